@@ -1,0 +1,67 @@
+"""Global configuration, mirroring ``jax.config``.
+
+``cranax.config.update(name, value)`` sets an option; options are read as attributes
+(``cranax.config.jax_enable_x64``). Environment variables of the same upper-case name set the initial value
+(``JAX_ENABLE_X64=1``); ``CRANAX_PLATFORMS`` / ``JAX_PLATFORMS`` choose platforms.
+
+Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 32-bit),
+``jax_explain_cache_misses`` (bool: log why a jitted call retraced), ``jax_platforms`` (str or None),
+``jax_platform_name`` (str or None), ``jax_default_device`` (device or None),
+``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction).
+
+Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
+"""
+import os
+import threading
+
+__all__ = ["config", "Config"]
+
+
+def _env_bool(name, default):
+    v = os.environ.get(name)
+    if v is None:
+        return default
+    return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+class Config:
+    """Holds the option values; ``update`` validates names. Mirrors ``jax.config``."""
+
+    _defaults = {
+        "jax_enable_x64": lambda: _env_bool("JAX_ENABLE_X64", False),
+        "jax_explain_cache_misses": lambda: _env_bool("JAX_EXPLAIN_CACHE_MISSES", False),
+        "jax_platforms": lambda: os.environ.get("CRANAX_PLATFORMS") or os.environ.get("JAX_PLATFORMS"),
+        "jax_platform_name": lambda: None,
+        "jax_default_device": lambda: None,
+        "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
+        "jax_debug_nans": lambda: False,
+    }
+
+    def __init__(self):
+        object.__setattr__(self, "_values", {k: f() for k, f in self._defaults.items()})
+        object.__setattr__(self, "_lock", threading.Lock())
+        object.__setattr__(self, "_listeners", [])
+
+    def update(self, name, value):
+        """Set option ``name`` to ``value``. Raises AttributeError for an unknown name."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        with self._lock:
+            self._values[name] = value
+        for fn in list(self._listeners):
+            fn(name, value)
+
+    def _add_listener(self, fn):
+        self._listeners.append(fn)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"Unrecognized config option: {name}") from None
+
+    def __setattr__(self, name, value):
+        self.update(name, value)
+
+
+config = Config()

@@ -1,0 +1,2 @@
+//! Backends: code generation for a `Plan`'s kernels.
+pub mod cpu;

@@ -1,0 +1,9 @@
+//! The program representation that crosses the Python boundary: a jaxpr with typed variables.
+pub mod dtype;
+pub mod program;
+pub mod parse;
+pub mod verify;
+pub mod print;
+
+pub use dtype::{DType, Scalar};
+pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

@@ -1,0 +1,101 @@
+//! The contract between the optimizer and the backends: a `Plan` of steps over value slots, where the
+//! heavy steps are fused loop `Kernel`s. Backends (Cranelift CPU, WGSL GPU) compile kernels; the runtime
+//! runs the plan.
+
+use crate::ir::{Aval, BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
+
+/// An executable program after optimization and fusion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    /// Slots `0..num_inputs` are the program's inputs, in order.
+    pub num_inputs: usize,
+    /// The aval of every slot (inputs, intermediates, outputs).
+    pub slots: Vec<Aval>,
+    /// Steps, run in order. Every slot is written by exactly one step (or is an input) before it is read.
+    pub steps: Vec<Step>,
+    /// The slot holding each program output (an input slot may appear: identity outputs share the buffer).
+    pub outputs: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Run a fused loop kernel, writing its output slots.
+    Kernel(Kernel),
+    /// `dst` is `src`'s bytes under `dst`'s shape (reshape, squeeze, expand_dims of a row-major buffer): no copy.
+    View { src: usize, dst: usize },
+}
+
+/// One fused loop nest. Iterates over every point of `domain` (row-major); axes in `reduce_axes` are reduced
+/// by outputs that reduce. Loop order: all non-reduced axes outside, reduced axes inside, so reductions
+/// accumulate in registers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub domain: Vec<usize>,
+    /// Sorted, unique axes of `domain` that reducing outputs reduce over. Empty for purely elementwise kernels.
+    pub reduce_axes: Vec<usize>,
+    pub inputs: Vec<KernelInput>,
+    /// Scalar SSA program evaluated at each domain point; operands index earlier instructions.
+    pub body: Vec<KInstr>,
+    pub outputs: Vec<KernelOutput>,
+}
+
+/// A read of a slot's buffer: element offset `offset + sum(index[d] * strides[d])` for domain index `index`.
+/// A stride of 0 broadcasts; permuted strides express transposes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelInput {
+    pub slot: usize,
+    pub dtype: DType,
+    /// One stride per domain axis, in elements.
+    pub strides: Vec<isize>,
+    pub offset: isize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KInstr {
+    pub op: KOp,
+    /// Result dtype of this instruction.
+    pub dtype: DType,
+}
+
+/// Scalar operations. Semantics follow XLA/JAX exactly (see the backend docs): integer division by zero
+/// gives -1 (all ones for unsigned) and remainder by zero gives the dividend, never a trap; `MIN / -1`
+/// wraps; float→int conversion saturates with NaN → 0; shifts by ≥ bit width give 0 (logical/left) or the
+/// sign fill (arithmetic); `max`/`min` on floats propagate NaN; `round` rounds half away from zero.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KOp {
+    /// The element of `inputs[input]` at the current domain point.
+    Load { input: usize },
+    Const { value: Scalar },
+    /// The current index along domain axis `axis`, as the instruction's dtype.
+    Iota { axis: usize },
+    Unary { op: UnaryOp, a: usize },
+    Binary { op: BinaryOp, a: usize, b: usize },
+    /// Result dtype is bool; operands share a dtype.
+    Compare { op: CompareOp, a: usize, b: usize },
+    /// `cases[pred]`; pred is bool (two cases) or int32 (clamped into range).
+    Select { pred: usize, cases: Vec<usize> },
+    Convert { a: usize },
+    Bitcast { a: usize },
+    IntegerPow { a: usize, y: i32 },
+    Clamp { lo: usize, x: usize, hi: usize },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelOutput {
+    pub slot: usize,
+    /// The body instruction whose value is written.
+    pub value: usize,
+    pub kind: OutputKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutputKind {
+    /// Written at every domain point; the slot's shape is `domain` (row-major).
+    Store,
+    /// Reduced over `reduce_axes`; the slot holds the remaining axes in order (row-major).
+    Reduce(ReduceOp),
+    /// Index (output dtype) of the first max/min along the single reduce axis; NaN counts as the extreme.
+    ArgReduce { is_max: bool },
+}

@@ -1,0 +1,2 @@
+//! Devices, buffers, executables, streams and the caches.
+pub mod buffer;
