@@ -1,0 +1,517 @@
+"""Dtypes and type promotion, mirroring ``jax.dtypes`` and JAX's promotion semantics.
+
+Supported dtypes: ``bool``, ``int32``, ``uint32``, ``float32``, and ``int64`` / ``float64``. The 64-bit
+ones exist only when ``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit
+counterparts (as in JAX, where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off). Every other dtype
+(complex, object, strings, 8/16-bit ints, uint64, float16, bfloat16, ...) raises
+``TypeError: cranax does not support dtype <name>``.
+
+Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
+weakly-typed nodes ``i*`` (Python int / weak int) and ``f*`` (Python float / weak float)::
+
+    bool -> i* -> {u32, i32};  u32 -> i64;  i32 -> i64;  i64 -> f* -> f32 -> f64
+
+The result of promoting several values is the join (least upper bound) of their nodes. It is weakly
+typed exactly when the join is ``i*`` or ``f*``; a weak result gets the default dtype of its kind
+(int64/float64, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
+Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i32 + 1.5 -> f32 (weak)``,
+``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``.
+"""
+import numpy as np
+
+from .config import config
+
+__all__ = [
+    "bool_", "int32", "uint32", "int64", "float32", "float64", "float_", "int_", "uint",
+    "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
+    "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
+    "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
+    "default_uint_dtype", "python_scalar_dtypes", "is_python_scalar", "supported_dtypes",
+]
+
+# ----------------------------------------------------------------------------------------------
+# Names
+# ----------------------------------------------------------------------------------------------
+
+bool_ = np.bool_
+int32 = np.int32
+uint32 = np.uint32
+int64 = np.int64
+float32 = np.float32
+float64 = np.float64
+# JAX's default (64-bit) scalar types; canonicalize them to get what arrays actually use.
+int_ = np.int64
+float_ = np.float64
+uint = np.uint32   # JAX's is uint64, which cranax does not support
+
+_BOOL = np.dtype(np.bool_)
+_I32 = np.dtype(np.int32)
+_U32 = np.dtype(np.uint32)
+_I64 = np.dtype(np.int64)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+supported_dtypes = (_BOOL, _I32, _U32, _I64, _F32, _F64)
+
+# Python scalar types -> their (uncanonicalized) default dtypes.
+python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64}
+
+_SHORT_NAMES = {_BOOL: "bool", _I32: "i32", _U32: "u32", _I64: "i64", _F32: "f32", _F64: "f64"}
+_FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
+
+# ----------------------------------------------------------------------------------------------
+# x64 flag (kept in a module global, refreshed by a config listener)
+# ----------------------------------------------------------------------------------------------
+
+_x64 = bool(config.jax_enable_x64)
+
+
+def _on_config_update(name, value):
+    global _x64
+    if name == "jax_enable_x64":
+        _x64 = bool(value)
+
+
+if hasattr(config, "_add_listener"):
+    config._add_listener(_on_config_update)
+    def _x64_enabled():
+        return _x64
+else:  # pragma: no cover - a config without listeners: read the flag each time
+    def _x64_enabled():
+        return bool(config.jax_enable_x64)
+
+
+def default_int_dtype():
+    """int64 with x64 enabled, else int32."""
+    return _I64 if _x64_enabled() else _I32
+
+
+def default_float_dtype():
+    """float64 with x64 enabled, else float32."""
+    return _F64 if _x64_enabled() else _F32
+
+
+def default_uint_dtype():
+    """uint32 (cranax has no uint64)."""
+    return _U32
+
+
+# ----------------------------------------------------------------------------------------------
+# Canonicalization
+# ----------------------------------------------------------------------------------------------
+
+_CANON = {
+    False: {_BOOL: _BOOL, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
+    True: {_BOOL: _BOOL, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
+}
+_canon_cache = {False: {}, True: {}}   # dtype-like (hashable) -> canonical np.dtype
+
+
+def _unsupported(name):
+    return TypeError(f"cranax does not support dtype {name}")
+
+
+def _name_of(spec):
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, np.dtype):
+        return spec.name
+    if isinstance(spec, type):
+        try:
+            return np.dtype(spec).name
+        except TypeError:
+            return spec.__name__
+    return repr(spec)
+
+
+def _to_np_dtype(spec):
+    """``np.dtype(spec)`` for a dtype-like, raising cranax's TypeError for unsupported ones."""
+    if isinstance(spec, np.dtype):
+        dt = spec
+    else:
+        if spec is complex:
+            raise _unsupported("complex128")
+        try:
+            dt = np.dtype(spec)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"cranax does not support dtype {_name_of(spec)} "
+                            f"(not a dtype NumPy understands: {e})") from None
+    if dt not in _CANON[True]:
+        raise _unsupported(dt.name)
+    return dt
+
+
+def canonicalize_dtype(dtype):
+    """The np.dtype cranax uses for ``dtype`` under the current ``jax_enable_x64`` setting.
+
+    Accepts np.dtype objects, scalar types (``np.float32``, ``float``, ``int``, ``bool``) and names
+    (``'float32'``). Raises TypeError for dtypes cranax does not support.
+    """
+    x64 = _x64_enabled()
+    cache = _canon_cache[x64]
+    try:
+        return cache[dtype]
+    except KeyError:
+        pass
+    except TypeError:   # unhashable spec
+        return _CANON[x64][_to_np_dtype(dtype)]
+    out = _CANON[x64][_to_np_dtype(dtype)]
+    cache[dtype] = out
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# dtype() / weak types
+# ----------------------------------------------------------------------------------------------
+
+def is_python_scalar(x):
+    """True for Python bool/int/float (not NumPy scalars)."""
+    return type(x) in python_scalar_dtypes
+
+
+def _is_dtype_spec(x):
+    return isinstance(x, (np.dtype, str, type))
+
+
+def dtype(x, canonicalize=False):
+    """The dtype of ``x``.
+
+    ``x`` may be a Python scalar (bool -> bool, int -> int32 / int64 with x64, float -> float32 /
+    float64 with x64; complex raises), a NumPy array or scalar, an object with ``.aval`` (uses
+    ``x.aval.dtype``) or ``.dtype``, or a dtype-like (np.dtype, scalar type, name). Unsupported dtypes
+    raise TypeError. With ``canonicalize=True`` the result is canonicalized for the x64 setting.
+    """
+    t = type(x)
+    if t is bool:
+        return _BOOL
+    if t is int:
+        return _I64 if _x64_enabled() else _I32
+    if t is float:
+        return _F64 if _x64_enabled() else _F32
+    if t is complex:
+        raise _unsupported("complex128")
+    if x is None:
+        raise ValueError("Invalid argument to dtype: None.")
+    aval = getattr(x, "aval", None)
+    if aval is not None and hasattr(aval, "dtype"):
+        dt = aval.dtype
+    elif _is_dtype_spec(x):
+        if x in python_scalar_dtypes:
+            dt = python_scalar_dtypes[x]
+        else:
+            dt = x
+    elif hasattr(x, "dtype"):
+        dt = x.dtype
+    else:
+        raise TypeError(f"Cannot determine dtype of {x!r} (type {t.__name__})")
+    dt = _to_np_dtype(dt)
+    return canonicalize_dtype(dt) if canonicalize else dt
+
+
+def is_weakly_typed(x):
+    """True for weakly-typed values: Python int and float (not bool), and arrays/tracers whose
+    ``aval.weak_type`` (or ``weak_type``) is set."""
+    t = type(x)
+    if t is int or t is float:
+        return True
+    if t is bool:
+        return False
+    aval = getattr(x, "aval", None)
+    if aval is not None and hasattr(aval, "weak_type"):
+        return bool(aval.weak_type)
+    return bool(getattr(x, "weak_type", False))
+
+
+def scalar_type_of(x):
+    """The Python scalar type (bool, int or float) matching the dtype of ``x``."""
+    dt = dtype(x)
+    kind = dt.kind
+    if kind == "b":
+        return bool
+    if kind in "iu":
+        return int
+    if kind == "f":
+        return float
+    raise _unsupported(dt.name)   # pragma: no cover - dtype() already rejected it
+
+
+# ----------------------------------------------------------------------------------------------
+# The promotion lattice
+# ----------------------------------------------------------------------------------------------
+
+# Nodes are small ints (so a pair indexes a flat table).
+_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64 = range(8)
+_NUM_NODES = 8
+_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64"]
+_WEAK_NODES = (_N_IW, _N_FW)
+
+# Direct successors (the lattice's edges).
+_EDGES = {
+    _N_BOOL: [_N_IW],
+    _N_IW: [_N_U32, _N_I32],
+    _N_U32: [_N_I64],
+    _N_I32: [_N_I64],
+    _N_I64: [_N_FW],
+    _N_FW: [_N_F32],
+    _N_F32: [_N_F64],
+    _N_F64: [],
+}
+
+
+def _upper_sets():
+    ups = {}
+
+    def up(n):
+        if n not in ups:
+            s = {n}
+            for m in _EDGES[n]:
+                s |= up(m)
+            ups[n] = frozenset(s)
+        return ups[n]
+
+    for n in _EDGES:
+        up(n)
+    return ups
+
+
+def _build_join_table():
+    ups = _upper_sets()
+    table = [None] * (_NUM_NODES * _NUM_NODES)
+    for a in range(_NUM_NODES):
+        for b in range(_NUM_NODES):
+            common = ups[a] & ups[b]
+            # The least upper bound: the common upper bound that is below all the others.
+            least = [c for c in common if common <= ups[c]]
+            assert len(least) == 1, (a, b, least)
+            table[a * _NUM_NODES + b] = least[0]
+    return table
+
+
+_JOIN = _build_join_table()
+
+_STRONG_NODE = {_BOOL: _N_BOOL, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F32: _N_F32, _F64: _N_F64}
+_WEAK_NODE = {_BOOL: _N_BOOL, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F32: _N_FW, _F64: _N_FW}
+
+# Result of a join, per x64 flag: node -> (dtype, weak).
+_NODE_RESULT = {
+    x64: [
+        (_BOOL, False),
+        (_I64 if x64 else _I32, True),
+        (_F64 if x64 else _F32, True),
+        (_U32, False),
+        (_I32, False),
+        (_I64 if x64 else _I32, False),
+        (_F32, False),
+        (_F64 if x64 else _F32, False),
+    ]
+    for x64 in (False, True)
+}
+
+_PY_SCALAR_NODE = {bool: _N_BOOL, int: _N_IW, float: _N_FW}
+
+
+def _node_of_dtype(dt, weak):
+    table = _WEAK_NODE if weak else _STRONG_NODE
+    try:
+        return table[dt]
+    except (KeyError, TypeError):
+        return table[_to_np_dtype(dt)]
+
+
+# How to read the dtype of values of a given type: 1 = ``x.dtype`` (NumPy arrays/scalars, never
+# weak), 2 = ``x.aval.dtype`` / ``x.aval.weak_type`` (tracers, cranax arrays). Filled lazily.
+_ARG_MODE = {np.ndarray: 1}
+_MODE_DTYPE = 1
+_MODE_AVAL = 2
+
+
+def _node(x):
+    """Lattice node of one argument of result_type."""
+    t = type(x)
+    n = _PY_SCALAR_NODE.get(t)
+    if n is not None:
+        return n
+    m = _ARG_MODE.get(t)
+    if m == _MODE_AVAL:
+        aval = x.aval
+        try:
+            return (_WEAK_NODE if aval.weak_type else _STRONG_NODE)[aval.dtype]
+        except (KeyError, AttributeError, TypeError):
+            pass
+    elif m == _MODE_DTYPE:
+        try:
+            return _STRONG_NODE[x.dtype]
+        except (KeyError, TypeError):
+            pass
+    return _node_slow(x, t)
+
+
+def _node_slow(x, t):
+    aval = getattr(x, "aval", None)
+    if aval is not None and hasattr(aval, "dtype"):
+        if len(_ARG_MODE) < 1024:
+            _ARG_MODE[t] = _MODE_AVAL
+        return _node_of_dtype(aval.dtype, getattr(aval, "weak_type", False))
+    if x is None:                     # JAX treats None as float_
+        return _N_F64
+    if isinstance(x, (np.dtype, str)):
+        return _node_of_dtype(x, False)
+    if isinstance(x, type):
+        if x in _PY_SCALAR_NODE:      # the types int/float are weak, as in JAX
+            return _PY_SCALAR_NODE[x]
+        if x is complex:
+            raise _unsupported("complex128")
+        return _node_of_dtype(x, False)
+    if isinstance(x, complex):
+        raise _unsupported("complex128")
+    if isinstance(x, (np.ndarray, np.generic)):
+        if len(_ARG_MODE) < 1024:
+            _ARG_MODE[t] = _MODE_DTYPE
+        return _node_of_dtype(x.dtype, False)
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        return _node_of_dtype(dt, bool(getattr(x, "weak_type", False)))
+    raise TypeError(f"Cannot determine dtype of {x!r} (type {t.__name__})")
+
+
+def _arg_dtype_and_weak(x):
+    """(uncanonicalized dtype, weak) of one argument (for the single-argument case)."""
+    t = type(x)
+    if t in _PY_SCALAR_NODE:
+        return python_scalar_dtypes[t], t is not bool
+    if isinstance(x, type) and x in python_scalar_dtypes:
+        return python_scalar_dtypes[x], x is not bool
+    if x is None:
+        return _F64, False
+    return dtype(x), is_weakly_typed(x) and not _is_dtype_spec(x)
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """The dtype that JAX's promotion gives for ``args`` (values or dtype-likes), canonicalized.
+
+    With ``return_weak_type_flag=True`` returns ``(dtype, weak_type)``.
+    """
+    x64 = _x64_enabled()
+    n = len(args)
+    if n == 2:
+        j = _JOIN[_node(args[0]) * _NUM_NODES + _node(args[1])]
+        out = _NODE_RESULT[x64][j]
+    elif n == 1:
+        dt, weak = _arg_dtype_and_weak(args[0])
+        if weak and dt.kind != "b":
+            out = _NODE_RESULT[x64][_N_IW if dt.kind == "i" else _N_FW] if dt.kind != "u" \
+                else (_U32, True)
+        else:
+            out = (_CANON[x64][dt], False)
+    elif n == 0:
+        raise ValueError("at least one array or dtype is required")
+    else:
+        j = _node(args[0])
+        for a in args[1:]:
+            j = _JOIN[j * _NUM_NODES + _node(a)]
+        out = _NODE_RESULT[x64][j]
+    return out if return_weak_type_flag else out[0]
+
+
+def promote_types(a, b):
+    """JAX's ``jnp.promote_types``: the join of two dtypes on the promotion lattice.
+
+    Like JAX, the Python types ``int`` and ``float`` act as the weak nodes (giving int64/float64 when
+    the join is weak) and the result is *not* canonicalized (``promote_types(int32, uint32)`` is
+    int64 even with x64 disabled).
+    """
+    na = _PY_SCALAR_NODE[a] if (a is int or a is float) else _node_of_dtype(_to_np_dtype(a), False)
+    nb = _PY_SCALAR_NODE[b] if (b is int or b is float) else _node_of_dtype(_to_np_dtype(b), False)
+    j = _JOIN[na * _NUM_NODES + nb]
+    return _NODE_RESULT[True][j][0]
+
+
+# ----------------------------------------------------------------------------------------------
+# Short names, predicates, info
+# ----------------------------------------------------------------------------------------------
+
+def short_name(dt):
+    """'f32', 'i32', 'u32', 'i64', 'f64' or 'bool' (the form jaxprs print)."""
+    try:
+        return _SHORT_NAMES[dt]
+    except (KeyError, TypeError):
+        return _SHORT_NAMES[_to_np_dtype(dt)]
+
+
+def from_short_name(s):
+    """Inverse of :func:`short_name`."""
+    try:
+        return _FROM_SHORT[s]
+    except KeyError:
+        raise ValueError(f"unknown short dtype name {s!r}; expected one of "
+                         f"{sorted(_FROM_SHORT)}") from None
+
+
+_PY_TYPE_CATEGORY = {bool: np.bool_, int: np.integer, float: np.floating, complex: np.complexfloating}
+
+
+def _as_dtype_or_category(x):
+    if isinstance(x, type):
+        if x in _PY_TYPE_CATEGORY:
+            return _PY_TYPE_CATEGORY[x]
+        if issubclass(x, np.generic):
+            return x
+    if isinstance(x, (np.dtype, str)):
+        return x
+    dt = getattr(getattr(x, "aval", None), "dtype", None)
+    if dt is None:
+        dt = getattr(x, "dtype", None)
+    return dt if dt is not None else x
+
+
+def issubdtype(a, b):
+    """``np.issubdtype`` that also accepts arrays/tracers, and maps the Python types ``int`` /
+    ``float`` / ``complex`` / ``bool`` to the categories np.integer / np.floating /
+    np.complexfloating / np.bool_ (so ``issubdtype(float32, float)`` is True)."""
+    if a is None or b is None:
+        return False
+    return bool(np.issubdtype(_as_dtype_or_category(a), _as_dtype_or_category(b)))
+
+
+def _dtype_of_info_arg(x):
+    if isinstance(x, type) and x in python_scalar_dtypes:
+        return python_scalar_dtypes[x]
+    if isinstance(x, (np.dtype, str, type)):
+        return np.dtype(x)
+    dt = getattr(getattr(x, "aval", None), "dtype", None)
+    if dt is None:
+        dt = getattr(x, "dtype", None)
+    return np.dtype(dt) if dt is not None else np.dtype(x)
+
+
+def finfo(x):
+    """``np.finfo`` for a floating dtype-like, array or tracer."""
+    return np.finfo(_dtype_of_info_arg(x))
+
+
+def iinfo(x):
+    """``np.iinfo`` for an integer dtype-like, array or tracer."""
+    return np.iinfo(_dtype_of_info_arg(x))
+
+
+def check_user_dtype_supported(dtype, fun_name=None):
+    """Validates a ``dtype=`` argument given by a user (None is fine).
+
+    Raises TypeError for dtypes cranax does not support; warns (UserWarning, like JAX) when a 64-bit
+    dtype is requested explicitly while x64 is disabled, since it will be truncated to 32 bits.
+    """
+    if dtype is None:
+        return
+    if isinstance(dtype, type) and dtype in python_scalar_dtypes:
+        return   # Python types request the default dtype: no warning
+    if dtype is complex:
+        raise _unsupported("complex128")
+    dt = _to_np_dtype(dtype)
+    canon = canonicalize_dtype(dt)
+    if canon != dt:
+        import warnings
+        where = f" in {fun_name}" if fun_name else ""
+        warnings.warn(
+            f"Explicitly requested dtype {dt.name}{where} is not available, and will be truncated "
+            f"to dtype {canon.name}. To enable more dtypes, set the jax_enable_x64 configuration "
+            f"option or the JAX_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=3)
