@@ -1,0 +1,20 @@
+"""cranax: JAX's core (``jit``, ``make_jaxpr``, ``cranax.numpy``, ``cranax.lax``...) with a Rust compiler
+(Cranelift) and runtime. ``import cranax as jax`` runs code written for JAX's core.
+"""
+from .config import config
+from . import _core
+from . import dtypes, tree_util, errors
+from . import tree
+from .core import ShapedArray
+from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
+from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct
+from . import lax
+from . import numpy
+from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
+
+__version__ = "0.1.0"
+
+__all__ = ["config", "jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
+           "device_put", "devices", "local_devices", "device_count", "default_backend", "block_until_ready",
+           "lax", "numpy", "tree_util", "tree", "dtypes", "errors", "ShapedArray", "tree_map", "tree_leaves",
+           "tree_flatten", "tree_unflatten", "tree_structure"]

@@ -1,0 +1,538 @@
+"""The user API: ``jit``, ``make_jaxpr``, ``eval_shape``, ``clear_caches``.
+
+A jitted call flattens its arguments, builds the signature (pytree structure; each leaf's shape, dtype,
+weak type; static argument values) and looks it up in the function's ``JitCache`` (in Rust, thread-safe,
+one trace+compile per signature even under racing threads). A miss traces the function to a jaxpr, lowers
+it and compiles it in the core, whose second-level cache (keyed by the optimized program's structure) means
+a re-created ``lambda`` retraces but does not recompile. Inside another transformation the call is staged
+as one ``jit`` equation whose rules (eval, jvp, transpose, batching) apply to the inner jaxpr.
+"""
+import functools
+import inspect
+import logging
+import threading
+import weakref
+
+import numpy as np
+
+from . import _core, core, dtypes
+from .array import Array, _to_buffer
+from .config import config
+from .core import EVAL, Primitive, ShapedArray, Tracer, get_aval
+from .interpreters import lowering
+from .interpreters.partial_eval import debug_info, trace_to_jaxpr
+from .jaxpr import ClosedJaxpr, Jaxpr
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct"]
+
+_log = logging.getLogger("cranax")
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (``jax.ShapeDtypeStruct``)."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, o):
+        return isinstance(o, ShapeDtypeStruct) and (self.shape, self.dtype) == (o.shape, o.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+# ----------------------------------------------------------------------------------------------- the jit primitive
+
+def _hoist_consts(closed):
+    """A ClosedJaxpr without consts: its constvars become leading invars. Returns (jaxpr, consts)."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(closed.consts)
+
+
+class JitPrimitive(Primitive):
+    """``jit``: a call of a staged function. Params: ``jaxpr`` (a ClosedJaxpr without consts), ``name``."""
+
+    call_names_inner = True
+
+    def __init__(self):
+        super().__init__("jit", multiple_results=True)
+        self.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
+        self.impl = self._impl
+        self._exe_cache = weakref.WeakKeyDictionary()
+
+    def _impl(self, *args, jaxpr, name):
+        exe = self._exe_cache.get(jaxpr)
+        if exe is None:
+            exe = _core.compile(lowering.lower_jaxpr(jaxpr, name))
+            self._exe_cache[jaxpr] = exe
+        bufs = [a._buf if type(a) is Array else _to_buffer(a, get_aval(a)) for a in args]
+        outs = exe.execute(bufs)
+        return [Array._from_buffer(b, av) for b, av in zip(outs, jaxpr.out_avals)]
+
+    @staticmethod
+    def pp_params(eqn):
+        return [("name", eqn.params["name"]), ("jaxpr", eqn.params["jaxpr"])]
+
+    @staticmethod
+    def inline_jaxpr(eqn):
+        return eqn.params["jaxpr"], eqn.invars
+
+
+jit_p = JitPrimitive()
+
+
+# ----------------------------------------------------------------------------------------------- jit
+
+def _resolve_static(fun, static_argnums, static_argnames):
+    if static_argnums is None:
+        static_argnums = ()
+    elif isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if static_argnames is None:
+        static_argnames = ()
+    elif isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    static_argnums = tuple(int(i) for i in static_argnums)
+    static_argnames = tuple(static_argnames)
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = None
+    param_names = []
+    if params is not None:
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        param_names = [p.name for p in positional]
+        for n in static_argnames:
+            if n in param_names and param_names.index(n) not in static_argnums:
+                static_argnums += (param_names.index(n),)
+        for i in static_argnums:
+            if 0 <= i < len(param_names) and param_names[i] not in static_argnames:
+                static_argnames += (param_names[i],)
+    return tuple(sorted(set(static_argnums))), static_argnames, param_names
+
+
+def _hash_static(v):
+    try:
+        hash(v)
+    except TypeError as e:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported. An error occurred while trying to hash an "
+            f"object of type {type(v)}, {v}. The error was:\n{type(e).__name__}: {e}\n") from None
+    return v
+
+
+class _Static:
+    """A static argument in a cache key: hash and equality of the value (plus its type, as JAX does)."""
+
+    __slots__ = ("v", "h")
+
+    def __init__(self, v):
+        self.v = v
+        self.h = hash((type(v), v))
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, o):
+        if type(o) is not _Static or type(o.v) is not type(self.v):
+            return False
+        try:
+            return bool(self.v == o.v)
+        except Exception:
+            return False
+
+    def __repr__(self):
+        return repr(self.v)
+
+
+def _leaf_sig(x):
+    t = type(x)
+    if t is Array:
+        return x.aval
+    if t is float or t is int or t is bool:
+        return t
+    return get_aval(x)
+
+
+def _sig_aval(sig):
+    if sig is float or sig is int or sig is bool:
+        return ShapedArray((), dtypes.dtype(sig(0), canonicalize=True), sig is not bool)
+    return sig
+
+
+_registry_lock = threading.Lock()
+_caches = weakref.WeakKeyDictionary()  # fun -> {options: (JitCache, trace cache)}
+_all_jit_caches = weakref.WeakSet()
+
+
+class _CacheHolder:
+    __slots__ = ("execs", "traces", "seen", "__weakref__")
+
+    def __init__(self):
+        self.execs = _core.JitCache()
+        self.traces = {}
+        self.seen = []
+
+
+def _holder_for(fun, options):
+    """The caches shared by every ``jit(fun, **options)``: jitting the same function again reuses them."""
+    with _registry_lock:
+        try:
+            per_fun = _caches.get(fun)
+        except TypeError:
+            per_fun = None
+        if per_fun is None:
+            per_fun = {}
+            try:
+                _caches[fun] = per_fun
+            except TypeError:
+                pass
+        h = per_fun.get(options)
+        if h is None:
+            h = per_fun[options] = _CacheHolder()
+            _all_jit_caches.add(h)
+        return h
+
+
+class _Entry:
+    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out")
+
+    def __init__(self, exe, out_tree, const_bufs, out_avals, closed):
+        self.exe = exe
+        self.out_tree = out_tree
+        self.const_bufs = const_bufs
+        self.out_avals = out_avals
+        self.closed = closed
+        self.n_out = len(out_avals)
+
+
+class JitWrapped:
+    """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
+        self._fun = fun
+        self._static_argnums, self._static_argnames, self._param_names = _resolve_static(
+            fun, static_argnums, static_argnames)
+        self._has_static = bool(self._static_argnums or self._static_argnames)
+        self._inline = inline
+        self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
+        self._cache = self._holder.execs
+        functools.update_wrapper(self, fun, updated=())
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+
+    # -- argument handling
+    def _split(self, args, kwargs):
+        """(dynamic args tuple, dynamic kwargs dict, static key tuple)."""
+        if not self._has_static:
+            return args, kwargs, ()
+        statics = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self._static_argnums:
+                statics.append((i, _Static(_hash_static(a))))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self._static_argnames:
+                statics.append((k, _Static(_hash_static(v))))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(dyn_args), dyn_kwargs, tuple(statics)
+
+    def _flat_fun(self, statics, in_tree):
+        """A function of flat dynamic leaves returning flat outputs; records the output tree."""
+        static_pos = {k: s.v for k, s in statics if isinstance(k, int)}
+        static_kw = {k: s.v for k, s in statics if isinstance(k, str)}
+        store = {}
+
+        def flat(*leaves):
+            dyn_args, dyn_kwargs = tree_unflatten(in_tree, list(leaves))
+            args = []
+            it = iter(dyn_args)
+            n = len(dyn_args) + len(static_pos)
+            for i in range(n):
+                args.append(static_pos[i] if i in static_pos else next(it))
+            out = self._fun(*args, **dyn_kwargs, **static_kw)
+            outs, out_tree = tree_flatten(out)
+            store["tree"] = out_tree
+            return outs
+        return flat, store
+
+    def _arg_names(self, in_tree, statics):
+        """A name per flattened dynamic leaf (``x``, ``params['w']``...), for error messages."""
+        try:
+            from .tree_util import tree_flatten_with_path, keystr
+        except ImportError:
+            tree_flatten_with_path = None
+        static_pos = {k for k, _ in statics if isinstance(k, int)}
+        names = []
+        dyn_names = [n for i, n in enumerate(self._param_names) if i not in static_pos]
+        dummy = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+        dargs, dkwargs = dummy
+        for i, a in enumerate(dargs):
+            base = dyn_names[i] if i < len(dyn_names) else f"args[{i}]"
+            n = len(tree_flatten(a)[0])
+            names.extend([base] * n)
+        for k, v in dkwargs.items():
+            names.extend([k] * len(tree_flatten(v)[0]))
+        return names
+
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit"):
+        flat, store = self._flat_fun(statics, in_tree)
+        dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
+        closed = trace_to_jaxpr(flat, in_avals, dbg)
+        return closed, store["tree"]
+
+    def _compile(self, key, in_tree, statics, sigs):
+        in_avals = [_sig_aval(s) for s in sigs]
+        if config.jax_explain_cache_misses:
+            self._explain_miss(key, in_tree, statics, in_avals)
+        closed, out_tree = self._trace(in_tree, statics, in_avals)
+        exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+        const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in closed.consts]
+        return _Entry(exe, out_tree, const_bufs, closed.out_avals, closed)
+
+    def _explain_miss(self, key, in_tree, statics, in_avals):
+        seen = self._holder.seen
+        where = f"{self._name}"
+        if not seen:
+            _log.warning("TRACING CACHE MISS at %s because:\n  never seen function %s", where, self._name)
+        else:
+            prev_tree, prev_statics, prev_avals = seen[-1]
+            reasons = []
+            if prev_tree != in_tree:
+                reasons.append(f"  different input pytree structure: {prev_tree} vs {in_tree}")
+            if prev_statics != statics:
+                reasons.append(f"  different value of static args: {prev_statics} vs {statics}")
+            if prev_tree == in_tree:
+                for i, (a, b) in enumerate(zip(prev_avals, in_avals)):
+                    if a != b:
+                        what = ("shape" if a.shape != b.shape else "dtype" if a.dtype != b.dtype
+                                else "weak_type")
+                        reasons.append(f"  for argument {i}: different {what}: was {a.str_short()}"
+                                       f"{' weak' if a.weak_type else ''}, now {b.str_short()}"
+                                       f"{' weak' if b.weak_type else ''}")
+            _log.warning("TRACING CACHE MISS at %s because:\n%s", where, "\n".join(reasons) or "  unknown")
+        seen.append((in_tree, statics, in_avals))
+        del seen[:-8]
+
+    # -- calling
+    def __call__(self, *args, **kwargs):
+        if core._state.trace is not None:
+            return self._call_traced(args, kwargs)
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        try:
+            sigs = tuple([_leaf_sig(x) for x in leaves])
+        except TypeError as e:
+            raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
+                            f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
+                            f"and was passed to the function. {e}") from None
+        for x in leaves:
+            if isinstance(x, Tracer):
+                raise core.UnexpectedTracerError(core._escaped_tracer_message(x))
+        key = (in_tree, sigs, statics)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+                                   for x, s in zip(leaves, sigs)]
+        outs = entry.exe.execute(bufs)
+        avals = entry.out_avals
+        res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
+        return tree_unflatten(entry.out_tree, res)
+
+    def _call_traced(self, args, kwargs):
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = [get_aval(x) for x in leaves]
+        key = (in_tree, tuple(in_avals), statics)
+        hit = self._holder.traces.get(key)
+        if hit is None:
+            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            jaxpr, consts = _hoist_consts(closed)
+            hit = (jaxpr, consts, out_tree)
+            if not any(isinstance(c, Tracer) for c in consts):
+                self._holder.traces[key] = hit
+        jaxpr, consts, out_tree = hit
+        if self._inline:
+            from .interpreters.eval import eval_jaxpr
+            outs = eval_jaxpr(jaxpr.jaxpr, [], *consts, *leaves)
+        else:
+            outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
+        return tree_unflatten(out_tree, outs)
+
+    # -- AOT
+    def trace(self, *args, **kwargs):
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = [get_aval(x) for x in leaves]
+        closed, out_tree = self._trace(in_tree, statics, in_avals)
+        return Traced(self, closed, out_tree, in_tree, statics)
+
+    def lower(self, *args, **kwargs):
+        """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        t = self.trace(*args, **kwargs)
+        return tree_unflatten(t.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                          for a in t.jaxpr.out_avals])
+
+    def _cache_size(self):
+        """Number of signatures traced and compiled for this function."""
+        return len(self._cache)
+
+    def clear_cache(self):
+        self._cache.clear()
+        self._holder.traces.clear()
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<CompiledFunction of {self._fun!r}>"
+
+
+def _ok_leaf(x):
+    try:
+        get_aval(x)
+        return True
+    except TypeError:
+        return False
+
+
+class Traced:
+    def __init__(self, wrapped, closed, out_tree, in_tree, statics):
+        self._wrapped = wrapped
+        self.jaxpr = closed
+        self.out_tree = out_tree
+        self._in_tree = in_tree
+        self._statics = statics
+
+    def lower(self):
+        return Lowered(self)
+
+
+class Lowered:
+    """A traced function ready to compile. ``as_text()`` gives its jaxpr (cranax's input IR)."""
+
+    def __init__(self, traced):
+        self._traced = traced
+
+    def as_text(self, dialect=None, **_):
+        return str(self._traced.jaxpr)
+
+    def compile(self, compiler_options=None):
+        t = self._traced
+        exe = _core.compile(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name))
+        return Compiled(t, exe)
+
+
+class Compiled:
+    """A compiled executable. ``as_text()`` shows the optimized program and its fused kernels; calling it
+    runs it on arguments of the signature it was lowered for."""
+
+    def __init__(self, traced, exe):
+        self._traced = traced
+        self._exe = exe
+        self._const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in traced.jaxpr.consts]
+
+    def as_text(self):
+        return self._exe.as_text()
+
+    def __call__(self, *args, **kwargs):
+        t = self._traced
+        dyn_args, dyn_kwargs, statics = t._wrapped._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        if in_tree != t._in_tree:
+            raise TypeError(f"function compiled for {t._in_tree}, called with {in_tree}")
+        avals = t.jaxpr.in_avals
+        for i, (x, av) in enumerate(zip(leaves, avals)):
+            got = get_aval(x)
+            if got.shape != av.shape or got.dtype != av.dtype:
+                raise TypeError(f"Argument {i} compiled with {av.str_short()} but called with {got.str_short()}")
+        bufs = self._const_bufs + [x._buf if type(x) is Array else _to_buffer(x, av) for x, av in zip(leaves, avals)]
+        outs = self._exe.execute(bufs)
+        res = [Array._from_buffer(b, av) for b, av in zip(outs, t.jaxpr.out_avals)]
+        return tree_unflatten(t.out_tree, res)
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
+        keep_unused=False, device=None, backend=None, inline=False, in_shardings=None, out_shardings=None):
+    """Compiles ``fun`` with the cranax core. Usable as ``jit(f)``, ``@jit``, ``@jit(static_argnames=...)``
+    and ``functools.partial(jit, static_argnums=...)``.
+
+    ``static_argnums``/``static_argnames`` mark arguments whose (hashable) values are part of the signature;
+    a non-hashable static value raises ``ValueError``. Each new signature (pytree structure, leaf shapes,
+    dtypes, weak types, static values) traces and compiles once; a Python ``if`` on a traced value raises
+    ``TracerBoolConversionError``. Mirrors ``jax.jit``.
+    """
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, keep_unused=keep_unused, inline=inline)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+    """Returns a function that gives ``fun``'s ``ClosedJaxpr`` for example arguments (arrays, scalars or
+    ``ShapeDtypeStruct``s); printing it gives JAX's text. Mirrors ``jax.make_jaxpr``."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        w = JitWrapped(fun, static_argnums, None, None, False, False)
+        dyn_args, dyn_kwargs, statics = w._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        in_avals = [get_aval(x) for x in leaves]
+        closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr")
+        if return_shape:
+            shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                               for a in closed.out_avals])
+            return closed, shapes
+        return closed
+    return make
+
+
+def eval_shape(fun, *args, **kwargs):
+    """Output shapes/dtypes of ``fun`` as ``ShapeDtypeStruct``s, without running it. Mirrors
+    ``jax.eval_shape``."""
+    return JitWrapped(fun, (), (), None, False, False).eval_shape(*args, **kwargs)
+
+
+def clear_caches():
+    """Clears every jit cache and the core's executable cache. Mirrors ``jax.clear_caches``."""
+    for h in list(_all_jit_caches):
+        h.execs.clear()
+        h.traces.clear()
+    from .interpreters import dispatch
+    dispatch.clear_cache()
+    jit_p._exe_cache.clear()
+    _core.clear_caches()

@@ -1,0 +1,312 @@
+"""The tracing core: abstract values, primitives, traces and tracers.
+
+Follows JAX's "current trace" (stackless) model: a thread-local names the trace that ``Primitive.bind``
+dispatches to. Each transformation has one ``Trace`` subclass (eval, staging to a jaxpr, jvp, batching)
+whose ``process_primitive`` applies that transformation's rule for the primitive. Values owned by another
+trace are constants to it.
+"""
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import dtypes
+from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+                     TracerIntegerConversionError, UnexpectedTracerError)
+
+__all__ = ["ShapedArray", "Primitive", "Trace", "Tracer", "EvalTrace", "get_aval", "set_current_trace",
+           "current_trace", "concrete_or_error"]
+
+
+# ----------------------------------------------------------------------------------------------- avals
+
+class ShapedArray:
+    """The abstract value of an array: ``shape`` (tuple of ints), ``dtype`` (numpy dtype) and ``weak_type``
+    (True for values that came from Python scalars and give way in type promotion). Mirrors
+    ``jax.core.ShapedArray``."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self):
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def str_short(self, short_dtypes=True):
+        """``f32[3,4]``: the form jaxprs print."""
+        return f"{dtypes.short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape and self.dtype == other.dtype
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        w = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{w})"
+
+
+def _scalar_aval(x):
+    return ShapedArray((), dtypes.dtype(x, canonicalize=True), weak_type=dtypes.is_weakly_typed(x))
+
+
+_PY_SCALARS = (bool, int, float)
+
+
+def get_aval(x):
+    """The abstract value of a tracer, Array, NumPy array/scalar or Python scalar. Raises ``TypeError`` for
+    anything else, naming its type."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if isinstance(x, _PY_SCALARS) or isinstance(x, np.generic):
+        return _scalar_aval(x)
+    if isinstance(x, np.ndarray):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+class TypedScalar:
+    """A concrete rank-0 constant with an explicit aval: how a Python scalar travels once type promotion has
+    given it a dtype (it keeps ``weak_type``). Jaxprs inline it as a literal."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"TypedScalar({self.val!r}, {self.aval})"
+
+
+def typed_scalar(val, dtype, weak_type):
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(val, TypedScalar):
+            val = val.val
+        v = np.asarray(val).astype(dtype)[()]
+    return TypedScalar(v, ShapedArray((), dtype, weak_type))
+
+
+def is_constant_scalar(x):
+    """True for a concrete rank-0 value that jaxprs inline as a literal."""
+    return isinstance(x, (bool, int, float, np.generic, TypedScalar)) or (
+        isinstance(x, np.ndarray) and x.shape == ())
+
+
+# ----------------------------------------------------------------------------------------------- traces
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.trace = None   # None means the eval trace
+        self.name_stack = []
+
+
+_state = _TraceState()
+
+
+def current_trace():
+    t = _state.trace
+    return EVAL if t is None else t
+
+
+@contextmanager
+def set_current_trace(trace):
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        yield
+    finally:
+        _state.trace = prev
+
+
+class Trace:
+    """One transformation's interpreter. ``process_primitive(prim, args, params)`` returns the results
+    of applying ``prim`` to ``args`` (a mix of this trace's tracers and outer values)."""
+
+    def __init__(self):
+        self.valid = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def invalidate(self):
+        self.valid = False
+
+    def __repr__(self):
+        return f"{type(self).__name__}"
+
+
+class EvalTrace(Trace):
+    """Runs primitives at once (eager mode): each primitive's ``impl``."""
+
+    def process_primitive(self, prim, args, params):
+        for a in args:
+            if isinstance(a, Tracer):
+                raise UnexpectedTracerError(_escaped_tracer_message(a))
+        return prim.impl(*args, **params)
+
+
+EVAL = EvalTrace()
+
+
+def _escaped_tracer_message(t):
+    return (f"Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing for "
+            f"a reference to an intermediate value with type {t.aval.str_short()} wrapped in a "
+            f"{type(t).__name__} to escape the scope of the transformation.\n"
+            f"JAX transformations require that functions explicitly return their outputs, and disallow "
+            f"saving intermediate values to global state.")
+
+
+class Primitive:
+    """A primitive operation. Rules for each transformation are registered in tables keyed by the
+    primitive (see ``cranax.interpreters``); ``impl`` runs it eagerly, ``abstract_eval`` gives output avals
+    from input avals and params. Mirrors ``jax.extend.core.Primitive``."""
+
+    multiple_results = False
+
+    def __init__(self, name, multiple_results=False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl = None
+        self.abstract_eval = None
+
+    def bind(self, *args, **params):
+        return current_trace().process_primitive(self, args, params)
+
+    def def_impl(self, fn):
+        self.impl = fn
+        return fn
+
+    def def_abstract_eval(self, fn):
+        self.abstract_eval = fn
+        return fn
+
+    def __repr__(self):
+        return self.name
+
+
+# ----------------------------------------------------------------------------------------------- tracers
+
+class Tracer:
+    """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
+    (installed by ``cranax.array._install_methods``)."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def _short_repr(self):
+        return f"traced array with shape {self.aval.str_short()}"
+
+    def _context(self):
+        ctx = getattr(self._trace, "error_context", None)
+        return ctx(self) if ctx is not None else ""
+
+    def _concrete(self):
+        """The concrete value if this tracer has one (only the jvp/batching of concrete values); else None."""
+        return None
+
+    def __bool__(self):
+        c = self._concrete()
+        if c is not None:
+            return bool(c)
+        raise TracerBoolConversionError(self, self._context())
+
+    def __index__(self):
+        c = self._concrete()
+        if c is not None:
+            return c.__index__()
+        raise TracerIntegerConversionError(self, self._context())
+
+    def __int__(self):
+        c = self._concrete()
+        if c is not None:
+            return int(c)
+        raise ConcretizationTypeError(self, "The problem arose with the `int` function. " + self._context())
+
+    def __float__(self):
+        c = self._concrete()
+        if c is not None:
+            return float(c)
+        raise ConcretizationTypeError(self, "The problem arose with the `float` function. " + self._context())
+
+    def __complex__(self):
+        raise ConcretizationTypeError(self, "The problem arose with the `complex` function. " + self._context())
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(self)
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>with<{self._trace!r}>"
+
+    def __str__(self):
+        return repr(self)
+
+    def __format__(self, spec):
+        return repr(self)
+
+
+def concrete_or_error(x, context=""):
+    """``x`` as a concrete Python/NumPy value, or ``ConcretizationTypeError`` when it is traced."""
+    if isinstance(x, Tracer):
+        c = x._concrete()
+        if c is None:
+            raise ConcretizationTypeError(x, context + " " + x._context())
+        return c
+    return x

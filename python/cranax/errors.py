@@ -1,0 +1,73 @@
+"""Exceptions raised by cranax's tracing machinery, mirroring ``jax.errors``.
+
+Each message says what happened and where (the traced function, its file and line, and the argument a value
+depends on), and ends with the link JAX gives for the same error.
+"""
+
+__all__ = [
+    "JAXTypeError", "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
+    "TracerArrayConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError",
+]
+
+_DOCS = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
+
+
+class JAXTypeError(TypeError):
+    """Base of the tracer errors below (a ``TypeError``, as in JAX)."""
+
+
+def _with_link(msg, name):
+    return f"{msg}\nSee {_DOCS}{name}"
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A traced (abstract) value was used where Python needs a concrete one: ``int(x)``, ``range(x)``,
+    a Python ``if`` on a traced value. Mirrors ``jax.errors.ConcretizationTypeError``."""
+
+    def __init__(self, tracer, context=""):
+        msg = (f"Abstract tracer value encountered where concrete value is expected: {tracer._short_repr()}\n"
+               f"{context}")
+        super().__init__(_with_link(msg.rstrip(), type(self).__name__))
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced array (a Python ``if``/``while`` on a traced value). Mirrors
+    ``jax.errors.TracerBoolConversionError``."""
+
+    def __init__(self, tracer, context=""):
+        msg = f"Attempted boolean conversion of traced array with shape {tracer.aval.str_short()}.\n{context}"
+        JAXTypeError.__init__(self, _with_link(msg.rstrip(), type(self).__name__))
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """``__index__``/``int()`` of a traced array. Mirrors ``jax.errors.TracerIntegerConversionError``."""
+
+    def __init__(self, tracer, context=""):
+        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short()}.\n"
+               f"{context}")
+        super().__init__(_with_link(msg.rstrip(), type(self).__name__))
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """``np.asarray`` of a traced array. Mirrors ``jax.errors.TracerArrayConversionError``."""
+
+    def __init__(self, tracer):
+        msg = (f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
+               f"{tracer.aval.str_short()}.")
+        super().__init__(_with_link(msg, type(self).__name__))
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the transformation that made it (stored in a global, returned through a side
+    channel) and was used later. Mirrors ``jax.errors.UnexpectedTracerError``."""
+
+    def __init__(self, msg):
+        super().__init__(_with_link(msg, type(self).__name__))
+
+
+class NonConcreteBooleanIndexError(JAXTypeError):
+    """Boolean-mask indexing with a traced mask (the result shape would depend on values)."""
+
+    def __init__(self, tracer):
+        msg = (f"Array boolean indices must be concrete; got {tracer._short_repr()}")
+        super().__init__(_with_link(msg, type(self).__name__))

@@ -1,0 +1,24 @@
+"""``eval_jaxpr``: the one loop every interpreter reuses — binds each equation's primitive on the current
+trace, so evaluating a jaxpr under a transformation transforms it."""
+from ..jaxpr import Literal
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluates ``jaxpr`` (a Jaxpr) with ``consts`` for its constvars and ``args`` for its invars."""
+    env = {}
+
+    def read(a):
+        return a.val if isinstance(a, Literal) else env[a]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = c
+    for v, a in zip(jaxpr.invars, args):
+        env[v] = a
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, o in zip(eqn.outvars, outs):
+                env[v] = o
+        else:
+            env[eqn.outvars[0]] = outs
+    return [read(a) for a in jaxpr.outvars]

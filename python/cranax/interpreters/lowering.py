@@ -1,0 +1,121 @@
+"""Lowering: a ``ClosedJaxpr`` → the core's JSON wire format (see ``rust/ir/parse.rs``).
+
+The program's inputs are the jaxpr's constvars followed by its invars. Call-like equations (``jit``,
+custom derivative calls) are inlined; the core optimizes the flat program as a whole.
+"""
+import json
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
+
+WIRE_VERSION = 1
+
+# Primitive name → function(eqn) -> params dict for the wire. Primitives not listed send {}.
+wire_params = {}
+
+
+def _wire_value(v):
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return dtypes.short_name(np.dtype(v))
+    if isinstance(v, (tuple, list)):
+        return [_wire_value(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+def default_wire_params(eqn, names):
+    return {k: _wire_value(eqn.params[k]) for k in names if k in eqn.params}
+
+
+def _literal_json(lit):
+    dt = lit.aval.dtype
+    v = lit.val
+    if isinstance(v, np.ndarray):
+        v = v.item()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    if dt == np.bool_:
+        v = bool(v)
+    elif dtypes.issubdtype(dt, np.floating):
+        v = float(np.asarray(v).astype(dt))
+        if math.isnan(v):
+            v = "nan"
+        elif math.isinf(v):
+            v = "inf" if v > 0 else "-inf"
+    else:
+        v = int(v)
+    return {"lit": v, "dtype": dtypes.short_name(dt)}
+
+
+def _aval_json(vid, aval):
+    return [vid, dtypes.short_name(aval.dtype), list(aval.shape)]
+
+
+class _Emitter:
+    def __init__(self):
+        self.ids = {}
+        self.eqns = []
+        self.next_id = 0
+
+    def new(self, var):
+        vid = self.next_id
+        self.next_id += 1
+        self.ids[var] = vid
+        return vid
+
+    def atom(self, a, env):
+        if isinstance(a, Literal):
+            return _literal_json(a)
+        return env[a]
+
+    def emit_jaxpr(self, jaxpr, env):
+        """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
+        for eqn in jaxpr.eqns:
+            inline = getattr(eqn.primitive, "inline_jaxpr", None)
+            if inline is not None:
+                inner, inner_args = inline(eqn)
+                if isinstance(inner, ClosedJaxpr):
+                    inner_consts = inner.consts
+                    inner = inner.jaxpr
+                    if inner_consts:
+                        raise NotImplementedError("closed inner jaxpr consts must be hoisted before lowering")
+                sub = {}
+                for v, a in zip(inner.invars, inner_args):
+                    sub[v] = self.atom(a, env)
+                outs = self.emit_jaxpr(inner, sub)
+                for v, o in zip(eqn.outvars, outs):
+                    env[v] = o
+                continue
+            ins = [self.atom(a, env) for a in eqn.invars]
+            outs = []
+            for v in eqn.outvars:
+                vid = self.next_id
+                self.next_id += 1
+                env[v] = vid
+                outs.append(_aval_json(vid, v.aval))
+            rule = wire_params.get(eqn.primitive.name)
+            params = rule(eqn) if rule is not None else {}
+            self.eqns.append({"prim": eqn.primitive.name, "params": params, "in": ins, "out": outs})
+        return [self.atom(a, env) for a in jaxpr.outvars]
+
+
+def lower_jaxpr(closed, name="main"):
+    """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    em = _Emitter()
+    env = {}
+    invars = []
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        vid = em.next_id
+        em.next_id += 1
+        env[v] = vid
+        invars.append(_aval_json(vid, v.aval))
+    outs = em.emit_jaxpr(jaxpr, env)
+    prog = {"version": WIRE_VERSION, "name": name, "invars": invars, "eqns": em.eqns, "outvars": outs}
+    return json.dumps(prog, separators=(",", ":"))

@@ -1,0 +1,183 @@
+"""Staging to a jaxpr: ``DynamicJaxprTrace`` records every primitive applied to its tracers.
+
+``trace_to_jaxpr(fun, in_avals, debug)`` runs ``fun`` once on tracers and returns the ``ClosedJaxpr``.
+Concrete arrays that the function closes over become constvars (their values are the jaxpr's consts);
+concrete scalars become literals. Tracers of outer traces are constants too, so nested staging works.
+"""
+import numpy as np
+
+from .. import core
+from ..core import ShapedArray, Tracer, get_aval, set_current_trace
+from ..errors import UnexpectedTracerError
+from ..jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+
+
+class DebugInfo:
+    """Where a trace came from, for error messages: the function's name and file:line, what traced it
+    (``jit``, ``make_jaxpr``...) and a name per flattened argument."""
+
+    __slots__ = ("fun_name", "location", "traced_for", "arg_names")
+
+    def __init__(self, fun_name, location, traced_for, arg_names):
+        self.fun_name = fun_name
+        self.location = location
+        self.traced_for = traced_for
+        self.arg_names = arg_names
+
+
+def debug_info(fun, traced_for, arg_names):
+    import functools
+    f = fun
+    while isinstance(f, functools.partial):
+        f = f.func
+    f = getattr(f, "__wrapped__", f)
+    name = getattr(f, "__name__", type(f).__name__)
+    code = getattr(f, "__code__", None)
+    loc = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+    return DebugInfo(name, loc, traced_for, arg_names)
+
+
+class DynamicJaxprTracer(Tracer):
+    __slots__ = ("_aval", "var")
+
+    def __init__(self, trace, aval, var):
+        self._trace = trace
+        self._aval = aval
+        self.var = var
+
+    @property
+    def aval(self):
+        return self._aval
+
+
+class DynamicJaxprTrace(core.Trace):
+    """Builds a jaxpr from the primitives applied to its tracers."""
+
+    def __init__(self, debug=None):
+        super().__init__()
+        self.debug = debug
+        self.eqns = []
+        self.invars = []
+        self.constvars = []
+        self.consts = []
+        self._const_ids = {}   # id(value) -> Var (keeps the value alive through self.consts)
+
+    def new_arg(self, aval):
+        v = Var(aval)
+        self.invars.append(v)
+        return DynamicJaxprTracer(self, aval, v)
+
+    def to_atom(self, x):
+        if isinstance(x, DynamicJaxprTracer) and x._trace is self:
+            return x.var
+        if isinstance(x, Tracer) and not x._trace.valid:
+            raise UnexpectedTracerError(core._escaped_tracer_message(x))
+        if isinstance(x, core.TypedScalar):
+            return Literal(x.val, x.aval)
+        if not isinstance(x, Tracer) and core.is_constant_scalar(x):
+            return Literal(x, get_aval(x))
+        aval = getattr(x, "aval", None)
+        if aval is not None and not isinstance(x, Tracer) and aval.shape == () and _literalable(x):
+            return Literal(x._value_scalar(), aval)
+        return self._const_var(x)
+
+    def _const_var(self, x):
+        v = self._const_ids.get(id(x))
+        if v is None:
+            v = Var(get_aval(x).update(weak_type=False) if isinstance(x, np.ndarray) else get_aval(x))
+            self._const_ids[id(x)] = v
+            self.constvars.append(v)
+            self.consts.append(x)
+        return v
+
+    def process_primitive(self, prim, args, params):
+        if not self.valid:
+            raise UnexpectedTracerError("A jaxpr trace was used after it finished.")
+        invars = [self.to_atom(a) for a in args]
+        avals = [a.aval for a in invars]
+        out = prim.abstract_eval(*avals, **params)
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+            return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+        v = Var(out)
+        self.eqns.append(JaxprEqn(invars, [v], prim, params))
+        return DynamicJaxprTracer(self, out, v)
+
+    def error_context(self, tracer):
+        d = self.debug
+        if d is None:
+            return ""
+        where = f"the function {d.fun_name}" + (f" at {d.location}" if d.location else "")
+        msg = f"The error occurred while tracing {where} for {d.traced_for}."
+        deps = self._arg_dependencies(tracer)
+        if deps:
+            if len(deps) == 1:
+                msg += (" This concrete value was not available in Python because it depends on the value of "
+                        f"the argument {deps[0]}.")
+            else:
+                names = ", ".join(deps[:-1]) + f" and {deps[-1]}"
+                msg += (" This concrete value was not available in Python because it depends on the values "
+                        f"of the arguments {names}.")
+        return msg
+
+    def _arg_dependencies(self, tracer):
+        """Names of the arguments ``tracer``'s value was computed from (walks the equations backwards)."""
+        if not isinstance(tracer, DynamicJaxprTracer) or tracer._trace is not self:
+            return []
+        live = {tracer.var}
+        for eqn in reversed(self.eqns):
+            if any(v in live for v in eqn.outvars):
+                live.update(a for a in eqn.invars if isinstance(a, Var))
+        names = []
+        arg_names = self.debug.arg_names if self.debug else None
+        for i, v in enumerate(self.invars):
+            if v in live:
+                name = arg_names[i] if arg_names and i < len(arg_names) else f"args[{i}]"
+                if name not in names:
+                    names.append(name)
+        return names
+
+    def to_jaxpr(self, out_tracers):
+        outvars = [self.to_atom(t) for t in out_tracers]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+
+def _literalable(x):
+    return hasattr(x, "_value_scalar")
+
+
+def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True):
+    """Runs ``fun(*tracers)`` (``fun`` takes and returns flat lists) and returns ``(closed_jaxpr, out)``
+    where ``out`` is whatever ``fun`` returned (a flat list)."""
+    trace = DynamicJaxprTrace(debug)
+    args = [trace.new_arg(a) for a in in_avals]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*args)
+        outs = [instantiate_const(trace, o) for o in outs]
+        closed = trace.to_jaxpr(outs)
+    finally:
+        trace.invalidate()
+    return closed
+
+
+def instantiate_const(trace, x):
+    """A value from the function's outputs as an atom-able object of ``trace``."""
+    if isinstance(x, DynamicJaxprTracer) and x._trace is trace:
+        return x
+    if isinstance(x, Tracer) and not x._trace.valid:
+        raise UnexpectedTracerError(core._escaped_tracer_message(x))
+    return x
+
+
+def drop_unused(jaxpr):
+    """Marks equation outputs nobody reads as ``DropVar`` (printed ``_``) for multi-output equations."""
+    used = set(v for v in jaxpr.outvars if isinstance(v, Var))
+    for e in jaxpr.eqns:
+        used.update(a for a in e.invars if isinstance(a, Var))
+    for e in jaxpr.eqns:
+        if e.primitive.multiple_results:
+            e.outvars = [v if v in used else DropVar(v.aval) for v in e.outvars]
+    return jaxpr

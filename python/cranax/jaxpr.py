@@ -1,0 +1,319 @@
+"""Jaxpr data structures, a type checker and JAX's pretty printer.
+
+A ``Jaxpr`` is constvars, invars, equations and outvars; a ``ClosedJaxpr`` pairs it with the constants'
+values. Printing follows JAX's layout: a jaxpr goes on one line when it fits in 80 columns and has no
+nested jaxpr, otherwise one equation per line; variables are named a, b, ..., z, ba, bb, ... in the order
+the printer meets them.
+"""
+import itertools
+
+import numpy as np
+
+from . import dtypes
+from .core import ShapedArray
+
+__all__ = ["Var", "Literal", "DropVar", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "pp_jaxpr", "check_jaxpr"]
+
+_counter = itertools.count()
+
+
+class Var:
+    """A jaxpr variable with an abstract value."""
+
+    __slots__ = ("aval", "count")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.count = next(_counter)
+
+    def __repr__(self):
+        return f"Var({self.count}:{self.aval.str_short()})"
+
+
+class DropVar(Var):
+    """An equation output nobody reads; printed ``_``."""
+
+    __slots__ = ()
+
+
+class Literal:
+    """A scalar constant inlined into an equation; printed ``1.0:f32[]``."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({_pp_literal(self)})"
+
+
+class JaxprEqn:
+    __slots__ = ("invars", "outvars", "primitive", "params")
+
+    def __init__(self, invars, outvars, primitive, params):
+        self.invars = invars
+        self.outvars = outvars
+        self.primitive = primitive
+        self.params = params
+
+    def replace(self, **kw):
+        d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params)
+        d.update(kw)
+        return JaxprEqn(**d)
+
+    def __repr__(self):
+        return f"JaxprEqn({self.primitive.name})"
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+    def pretty_print(self, **_):
+        return pp_jaxpr(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr with values for its constvars. Mirrors ``jax.core.ClosedJaxpr``; ``print`` gives JAX's text."""
+
+    __slots__ = ("jaxpr", "consts", "__weakref__")
+
+    def __init__(self, jaxpr, consts):
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self):
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self):
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self):
+        return self.jaxpr.eqns
+
+    def __str__(self):
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    def pretty_print(self, **_):
+        return pp_jaxpr(self.jaxpr)
+
+
+# ----------------------------------------------------------------------------------------------- printing
+
+_WIDTH = 80
+
+
+def _encode_name(n):
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(97 + i) + s
+    return s
+
+
+class _Names:
+    def __init__(self):
+        self.names = {}
+        self.n = 0
+
+    def fresh(self, v):
+        if isinstance(v, DropVar):
+            return "_"
+        name = self.names.get(v)
+        if name is None:
+            name = self.names[v] = _encode_name(self.n)
+            self.n += 1
+        return name
+
+    def bind(self, v, name):
+        if not isinstance(v, DropVar):
+            self.names[v] = name
+
+
+def _pp_literal(lit):
+    v = lit.val
+    dt = lit.aval.dtype
+    if isinstance(v, np.ndarray):
+        v = v.item() if v.shape == () else v
+    if dt == np.bool_:
+        s = str(bool(v))
+    elif dtypes.issubdtype(dt, np.floating):
+        s = repr(float(v))
+    elif dtypes.issubdtype(dt, np.integer):
+        s = str(int(v))
+    else:
+        s = str(v)
+    return f"{s}:{lit.aval.str_short()}"
+
+
+def _pp_atom(a, names):
+    if isinstance(a, Literal):
+        return _pp_literal(a)
+    return names.fresh(a)
+
+
+def _pp_binder(v, names):
+    return f"{names.fresh(v)}:{v.aval.str_short()}"
+
+
+def pp_param_value(v, names, indent):
+    """Text of one param value; nested jaxprs print at ``indent``."""
+    if isinstance(v, ClosedJaxpr):
+        v = v.jaxpr
+    if isinstance(v, Jaxpr):
+        return _pp_jaxpr(v, names, indent)
+    if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
+        inner = "\n".join(" " * (indent + 2) + pp_param_value(x, names, indent + 2) for x in v)
+        return "(\n" + inner + "\n" + " " * indent + ")"
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return np.dtype(v).name
+    if isinstance(v, tuple):
+        if len(v) == 1:
+            return f"({pp_param_value(v[0], names, indent)},)"
+        return "(" + ", ".join(pp_param_value(x, names, indent) for x in v) + ")"
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return str(v)
+
+
+def _has_subjaxpr(params):
+    for v in params.values():
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+            return True
+        if isinstance(v, tuple) and any(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
+            return True
+    return False
+
+
+def _pp_eqn(eqn, names, indent):
+    prim = eqn.primitive
+    lhs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+    params = eqn.params
+    pp_rule = getattr(prim, "pp_params", None)
+    items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
+    if getattr(prim, "call_names_inner", False):
+        # jit's inner jaxpr names its inputs/outputs after the call site, as JAX prints it.
+        inner = params["jaxpr"]
+        inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
+        for iv, ov in zip(inner.invars, eqn.invars):
+            if isinstance(ov, Var):
+                names.bind(iv, names.fresh(ov))
+        for iv, ov in zip(inner.outvars, eqn.outvars):
+            if isinstance(iv, Var) and iv not in inner.invars and not isinstance(ov, DropVar):
+                names.bind(iv, names.fresh(ov))
+    rhs_args = None
+    if items and _has_subjaxpr(dict(items)):
+        lines = [f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items]
+        rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
+        body = "\n".join(" " * (indent + 2) + ln for ln in lines)
+        s = f"{lhs} = {prim.name}[\n{body}\n{' ' * indent}]"
+        return s + (f" {rhs_args}" if rhs_args else "")
+    ptxt = ""
+    if items:
+        ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
+    args = " ".join(_pp_atom(a, names) for a in eqn.invars)
+    return f"{lhs} = {prim.name}{ptxt}" + (f" {args}" if args else "")
+
+
+def _pp_jaxpr(jaxpr, names, indent):
+    consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
+    ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
+    head = "{ lambda " + (consts + "; " if consts else "; ") + ins + ". let"
+    if not any(_has_subjaxpr(e.params) for e in jaxpr.eqns):
+        # Try the one-line form with a scratch copy of the names so a failed attempt names nothing.
+        trial = _Names()
+        trial.names = dict(names.names)
+        trial.n = names.n
+        eqns = "; ".join(_pp_eqn(e, trial, indent) for e in jaxpr.eqns)
+        outs = _pp_outs(jaxpr.outvars, trial)
+        one = f"{head} {eqns} in {outs} }}"
+        if indent + len(one) <= _WIDTH and "\n" not in one:
+            names.names, names.n = trial.names, trial.n
+            return one
+    lines = [head]
+    for e in jaxpr.eqns:
+        lines.append(" " * (indent + 4) + _pp_eqn(e, names, indent + 4))
+    lines.append(" " * (indent + 2) + f"in {_pp_outs(jaxpr.outvars, names)} }}")
+    return "\n".join(lines)
+
+
+def _pp_outs(outvars, names):
+    outs = [_pp_atom(v, names) for v in outvars]
+    if len(outs) == 1:
+        return f"({outs[0]},)"
+    return "(" + ", ".join(outs) + ")"
+
+
+def pp_jaxpr(jaxpr):
+    """JAX's text for ``jaxpr`` (a ``Jaxpr`` or ``ClosedJaxpr``)."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    return _pp_jaxpr(jaxpr, _Names(), 0)
+
+
+# ----------------------------------------------------------------------------------------------- checking
+
+def check_jaxpr(jaxpr):
+    """Type-checks ``jaxpr``: each variable defined once before use and each equation's output avals equal
+    its primitive's abstract eval. Raises ``TypeError`` naming the equation."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    defined = set()
+    for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
+        if v in defined:
+            raise TypeError(f"variable {v} defined twice")
+        defined.add(v)
+    for i, eqn in enumerate(jaxpr.eqns):
+        for a in eqn.invars:
+            if isinstance(a, Var) and a not in defined:
+                raise TypeError(f"equation {i} ({eqn.primitive.name}) reads undefined variable {a}")
+        if eqn.primitive.abstract_eval is not None:
+            out = eqn.primitive.abstract_eval(*[a.aval for a in eqn.invars], **eqn.params)
+            out = list(out) if eqn.primitive.multiple_results else [out]
+            got = [v.aval for v in eqn.outvars]
+            if [o.strip_weak_type() for o in out] != [g.strip_weak_type() for g in got]:
+                raise TypeError(f"equation {i} ({eqn.primitive.name}) has output types {got}, expected {out}")
+        for v in eqn.outvars:
+            defined.add(v)
+    for v in jaxpr.outvars:
+        if isinstance(v, Var) and v not in defined:
+            raise TypeError(f"output {v} is not defined")
+    return True
+
+
+def new_literal(val, aval=None):
+    if aval is None:
+        from .core import get_aval
+        aval = get_aval(val)
+    return Literal(val, aval)
+
+
+def shaped(shape, dtype, weak_type=False):
+    return ShapedArray(shape, dtype, weak_type)

@@ -1,0 +1,147 @@
+"""Shape primitives: broadcast_in_dim, reshape, squeeze, expand_dims, transpose, iota, copy."""
+import numpy as np
+
+from .. import dtypes
+from ..core import ShapedArray
+from ..interpreters import lowering
+from . import standard_primitive
+
+
+def _ints(name, xs, what):
+    try:
+        return tuple(int(x) for x in xs)
+    except TypeError:
+        raise TypeError(f"{name}: {what} must be a sequence of integers, got {xs!r}") from None
+
+
+def _broadcast_in_dim_abstract(x, shape, broadcast_dimensions, sharding=None):
+    shape = _ints("broadcast_in_dim", shape, "shape")
+    dims = _ints("broadcast_in_dim", broadcast_dimensions, "broadcast_dimensions")
+    if len(dims) != x.ndim:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
+                        f"broadcast_dimensions {dims} for operand ndim {x.ndim}.")
+    if any(d < 0 for d in shape):
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {shape}.")
+    for i, d in enumerate(dims):
+        if not 0 <= d < len(shape):
+            raise TypeError(f"broadcast_in_dim broadcast_dimensions must be in range for the target shape, "
+                            f"got {dims} for shape {shape}.")
+        if x.shape[i] != 1 and x.shape[i] != shape[d]:
+            raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
+                            f"corresponding dimensions in the target broadcast shape; got operand of shape "
+                            f"{x.shape}, target broadcast shape {shape}, broadcast_dimensions {dims} ")
+    if any(b <= a for a, b in zip(dims, dims[1:])):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be strictly increasing; got {dims}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+broadcast_in_dim_p = standard_primitive(
+    "broadcast_in_dim", _broadcast_in_dim_abstract,
+    wire=lambda eqn: {"shape": list(eqn.params["shape"]),
+                      "broadcast_dimensions": list(eqn.params["broadcast_dimensions"])})
+
+
+def _bid_pp(eqn):
+    # JAX prints a scalar broadcast without params (they follow from the output type).
+    if eqn.invars[0].aval.ndim == 0:
+        return []
+    return sorted(eqn.params.items())
+
+
+broadcast_in_dim_p.pp_params = _bid_pp
+
+
+def _reshape_abstract(x, new_sizes, dimensions=None, sharding=None):
+    new_sizes = _ints("reshape", new_sizes, "new_sizes")
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be nonnegative, got {new_sizes}")
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} for shape {x.shape}.")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+reshape_p = standard_primitive("reshape", _reshape_abstract,
+                               wire=lambda eqn: {"new_sizes": list(eqn.params["new_sizes"])})
+
+
+def _squeeze_abstract(x, dimensions):
+    dims = _ints("squeeze", dimensions, "dimensions")
+    for d in dims:
+        if not 0 <= d < x.ndim or x.shape[d] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, got "
+                             f"shape={x.shape} and dimensions={dims}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dims), x.dtype, x.weak_type)
+
+
+squeeze_p = standard_primitive("squeeze", _squeeze_abstract,
+                               wire=lambda eqn: {"dimensions": list(eqn.params["dimensions"])})
+
+
+def _transpose_abstract(x, permutation):
+    perm = _ints("transpose", permutation, "permutation")
+    if sorted(perm) != list(range(x.ndim)):
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got permutation "
+                        f"{perm} for operand shape {x.shape}.")
+    return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
+
+
+transpose_p = standard_primitive("transpose", _transpose_abstract,
+                                 wire=lambda eqn: {"permutation": list(eqn.params["permutation"])})
+
+
+def _iota_abstract(dtype, shape, dimension, sharding=None):
+    shape = _ints("iota", shape, "shape")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} for "
+                         f"shape {shape}")
+    return ShapedArray(shape, dtype, False)
+
+
+iota_p = standard_primitive(
+    "iota", _iota_abstract,
+    wire=lambda eqn: {"dtype": dtypes.short_name(eqn.params["dtype"]), "shape": list(eqn.params["shape"]),
+                      "dimension": int(eqn.params["dimension"])})
+
+copy_p = standard_primitive("copy", lambda x: x)
+
+del lowering
+
+
+def _slice_abstract(x, start_indices, limit_indices, strides=None):
+    start = _ints("slice", start_indices, "start_indices")
+    limit = _ints("slice", limit_indices, "limit_indices")
+    strides = (1,) * x.ndim if strides is None else _ints("slice", strides, "strides")
+    if not (len(start) == len(limit) == len(strides) == x.ndim):
+        raise TypeError(f"slice start_indices, limit_indices and strides must have length {x.ndim}, got "
+                        f"{start}, {limit}, {strides}")
+    shape = []
+    for d, (s, l, st) in enumerate(zip(start, limit, strides)):
+        if not (0 <= s <= l <= x.shape[d]) or st < 1:
+            raise TypeError(f"slice indices out of range: start {start}, limit {limit}, strides {strides} for "
+                            f"operand shape {x.shape}")
+        shape.append((l - s + st - 1) // st)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+slice_p = standard_primitive(
+    "slice", _slice_abstract,
+    wire=lambda eqn: {"start_indices": list(eqn.params["start_indices"]),
+                      "limit_indices": list(eqn.params["limit_indices"]),
+                      "strides": list(eqn.params["strides"] or (1,) * len(eqn.params["start_indices"]))})
+
+
+def _rev_abstract(x, dimensions):
+    dims = _ints("rev", dimensions, "dimensions")
+    if any(not 0 <= d < x.ndim for d in dims) or len(set(dims)) != len(dims):
+        raise TypeError(f"rev dimensions {dims} out of range for operand shape {x.shape}")
+    return x
+
+
+rev_p = standard_primitive("rev", _rev_abstract,
+                           wire=lambda eqn: {"dimensions": list(eqn.params["dimensions"])})
+
+
+def concatenate(arrays, axis):
+    """Joins arrays along ``axis`` (the ``concatenate`` primitive arrives with the shape-ops issue)."""
+    raise NotImplementedError("concatenate/stack of traced arrays needs the concatenate primitive "
+                              "(shape-ops issue)")
