@@ -1,26 +1,143 @@
 //! The Cranelift CPU backend: compiles a `Plan`'s kernels to machine code and runs plans on buffers.
-use std::sync::Arc;
+//!
+//! - `validate`: defensive checks of the plan (indices, dtypes, in-bounds loads).
+//! - `jit`: host ISA, one `JITModule` per executable, compiling all kernels.
+//! - `codegen`: one kernel → one Cranelift function (the loop nest).
+//! - `ops`: one `KOp` → Cranelift instructions with XLA semantics.
+//! - `math`: transcendental functions (`emit_math`).
+//! - `exec`: running the plan's steps on buffers.
+use std::fmt::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
 
-use crate::error::Result;
-use crate::opt::Plan;
+use cranelift_jit::JITModule;
+
+use crate::error::{Error, Result};
+use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
 use crate::runtime::buffer::Buffer;
+
+mod codegen;
+mod exec;
+mod jit;
+pub mod math;
+mod ops;
+mod validate;
+#[cfg(test)]
+mod tests;
+
+pub use codegen::kernel_signature;
+pub use jit::KernelFn;
 
 /// A compiled plan: one JIT module owning every kernel's machine code.
 pub struct CpuExecutable {
     pub plan: Plan,
+    /// One entry per plan step; `Some` for kernel steps.
+    kernels: Vec<Option<jit::CompiledKernel>>,
+    /// Owns the machine code; freed on drop.
+    module: Mutex<Option<JITModule>>,
 }
 
+/// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
+/// become `Error::Codegen`; plans the backend cannot lower are `Error::Unsupported`.
 pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
-    Ok(Arc::new(CpuExecutable { plan: plan.clone() }))
+    validate::validate_plan(plan)?;
+    let (module, kernels) = match catch_unwind(AssertUnwindSafe(|| jit::compile_plan(plan))) {
+        Ok(r) => r?,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            return Err(Error::Codegen(format!("code generator panicked: {msg}")));
+        }
+    };
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)) }))
 }
 
 impl CpuExecutable {
     /// Runs the plan on input buffers (one per program input), returns the output buffers.
-    pub fn run(&self, _inputs: &[Buffer]) -> Result<Vec<Buffer>> {
-        Err(crate::Error::Unsupported("cpu backend not written yet".into()))
+    pub fn run(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+        exec::run(self, inputs)
     }
-    /// Human-readable text of the compiled kernels.
+
+    /// The compiled entry point of plan step `step` and its full-run `end`, if that step is a kernel. For
+    /// callers that split `[0, end)` across threads.
+    pub fn kernel_entry(&self, step: usize) -> Option<(KernelFn, u64)> {
+        self.kernels.get(step)?.as_ref().map(|k| (k.entry, k.outer_len))
+    }
+
+    /// Human-readable text of the compiled kernels: the plan's steps, then each kernel's Cranelift IR.
     pub fn as_text(&self) -> String {
-        format!("{:?}", self.plan)
+        let p = &self.plan;
+        let mut s = String::new();
+        let slot = |i: usize| format!("s{i}:{}", validate::aval_str(&p.slots[i]));
+        let ins: Vec<String> = (0..p.num_inputs).map(slot).collect();
+        let _ = writeln!(s, "plan {}({}) -> ({})", p.name, ins.join(", "), p.outputs.iter().map(|&o| format!("s{o}")).collect::<Vec<_>>().join(", "));
+        for (si, step) in p.steps.iter().enumerate() {
+            match step {
+                Step::View { src, dst } => {
+                    let _ = writeln!(s, "  step {si}: {} = view s{src}", slot(*dst));
+                }
+                Step::Kernel(k) => {
+                    let _ = writeln!(s, "  step {si}: {}", kernel_text(k, p));
+                }
+            }
+        }
+        for (si, k) in self.kernels.iter().enumerate() {
+            if let Some(k) = k {
+                let _ = writeln!(s, "\n; step {si} cranelift ir\n{}", k.clif.trim_end());
+            }
+        }
+        s
+    }
+}
+
+fn kernel_text(k: &Kernel, p: &Plan) -> String {
+    let mut s = format!("kernel {} domain={:?} reduce={:?}\n", k.name, k.domain, k.reduce_axes);
+    for (j, inp) in k.inputs.iter().enumerate() {
+        let _ = writeln!(s, "    in{j} = s{} {} strides={:?} offset={}", inp.slot, inp.dtype.short_name(), inp.strides, inp.offset);
+    }
+    for (i, ins) in k.body.iter().enumerate() {
+        let op = match &ins.op {
+            KOp::Load { input } => format!("load in{input}"),
+            KOp::Const { value } => format!("const {value:?}"),
+            KOp::Iota { axis } => format!("iota {axis}"),
+            KOp::Unary { op, a } => format!("{op:?} %{a}"),
+            KOp::Binary { op, a, b } => format!("{op:?} %{a}, %{b}"),
+            KOp::Compare { op, a, b } => format!("{op:?} %{a}, %{b}"),
+            KOp::Select { pred, cases } => {
+                format!("select_n %{pred}, {}", cases.iter().map(|c| format!("%{c}")).collect::<Vec<_>>().join(", "))
+            }
+            KOp::Convert { a } => format!("convert %{a}"),
+            KOp::Bitcast { a } => format!("bitcast %{a}"),
+            KOp::IntegerPow { a, y } => format!("integer_pow %{a}, {y}"),
+            KOp::Clamp { lo, x, hi } => format!("clamp %{lo}, %{x}, %{hi}"),
+        };
+        let _ = writeln!(s, "    %{i}: {} = {op}", ins.dtype.short_name());
+    }
+    for o in &k.outputs {
+        let kind = match o.kind {
+            OutputKind::Store => "store".to_string(),
+            OutputKind::Reduce(op) => format!("reduce_{op:?}").to_lowercase(),
+            OutputKind::ArgReduce { is_max } => if is_max { "argmax" } else { "argmin" }.to_string(),
+        };
+        let _ = writeln!(s, "    s{}:{} <- {kind} %{}", o.slot, validate::aval_str(&p.slots[o.slot]), o.value);
+    }
+    s.trim_end().to_string()
+}
+
+impl Drop for CpuExecutable {
+    fn drop(&mut self) {
+        let m = match self.module.get_mut() {
+            Ok(m) => m.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(m) = m {
+            // SAFETY: `drop` has `&mut self`, so no `run` of this executable is in progress, and the
+            // function pointers live only inside `self.kernels` (callers of `kernel_entry` must hold the
+            // executable alive while calling them).
+            unsafe { m.free_memory() };
+        }
     }
 }

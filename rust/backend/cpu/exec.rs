@@ -1,0 +1,68 @@
+//! Running a compiled plan on buffers.
+use crate::error::{Error, Result};
+use crate::opt::Step;
+use crate::runtime::buffer::Buffer;
+
+use super::validate::aval_str;
+use super::CpuExecutable;
+
+pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+    let plan = &exe.plan;
+    if inputs.len() != plan.num_inputs {
+        return Err(Error::Arguments(format!("{} expects {} inputs, got {}", plan.name, plan.num_inputs, inputs.len())));
+    }
+    let mut slots: Vec<Option<Buffer>> = vec![None; plan.slots.len()];
+    for (i, b) in inputs.iter().enumerate() {
+        let want = &plan.slots[i];
+        if &b.aval != want {
+            return Err(Error::Arguments(format!(
+                "input {i} of {}: expected {}, got {}",
+                plan.name,
+                aval_str(want),
+                aval_str(&b.aval)
+            )));
+        }
+        // Guard against a buffer whose storage is smaller than its aval (a bad view): kernels trust sizes.
+        let bytes = want.numel().unwrap_or(usize::MAX).saturating_mul(want.dtype.size());
+        if b.storage.len() < bytes {
+            return Err(Error::Arguments(format!(
+                "input {i} of {}: {} needs {bytes} bytes, its storage has {}",
+                plan.name,
+                aval_str(want),
+                b.storage.len()
+            )));
+        }
+        slots[i] = Some(b.clone());
+    }
+    let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+    for (si, step) in plan.steps.iter().enumerate() {
+        match step {
+            Step::View { src, dst } => {
+                let v = slots[*src].as_ref().ok_or_else(|| missing(*src))?.view(&plan.slots[*dst]);
+                slots[*dst] = Some(v);
+            }
+            Step::Kernel(k) => {
+                let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
+                let mut ins: Vec<*const u8> = Vec::with_capacity(k.inputs.len());
+                for inp in &k.inputs {
+                    ins.push(slots[inp.slot].as_ref().ok_or_else(|| missing(inp.slot))?.as_ptr() as *const u8);
+                }
+                let mut outs = Vec::with_capacity(k.outputs.len());
+                for o in &k.outputs {
+                    outs.push(Buffer::alloc(&plan.slots[o.slot])?);
+                }
+                let out_ptrs: Vec<*mut u8> = outs.iter().map(|b| b.as_ptr()).collect();
+                if ck.outer_len > 0 {
+                    // SAFETY: the plan was validated (every address the kernel computes lies inside the
+                    // buffers of the slots' avals, which the inputs were checked against), outputs are
+                    // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
+                    unsafe { (ck.entry)(ins.as_ptr(), out_ptrs.as_ptr(), 0, ck.outer_len) };
+                }
+                for (o, buf) in k.outputs.iter().zip(outs) {
+                    slots[o.slot] = Some(buf);
+                }
+            }
+        }
+    }
+    plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+}

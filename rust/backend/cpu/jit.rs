@@ -1,0 +1,125 @@
+//! Cranelift setup: the host ISA (made once per process), one `JITModule` per executable with the math
+//! symbols registered, and compilation of every kernel of a plan into it.
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+
+use crate::error::{Error, Result};
+use crate::ir::DType;
+use crate::opt::{KOp, Kernel, Plan, Step};
+
+use super::codegen::{build_kernel, kernel_signature, outer_len};
+use super::math::{self, binary_math, MathFn};
+
+fn cg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
+    move |e| Error::Codegen(format!("{what}: {e}"))
+}
+
+/// The host ISA with opt_level=speed, the verifier on only in debug builds, and the host's features
+/// (SSE4.1, AVX, FMA, ...) detected by `cranelift_native`.
+fn host_isa() -> Result<OwnedTargetIsa> {
+    static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut fb = settings::builder();
+        let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
+        for (k, v) in [("opt_level", "speed"), ("enable_verifier", verifier), ("use_colocated_libcalls", "false"), ("is_pic", "false")] {
+            fb.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))?;
+        }
+        let isa = cranelift_native::builder().map_err(|e| format!("host machine not supported: {e}"))?;
+        isa.finish(settings::Flags::new(fb)).map_err(|e| format!("building the ISA: {e}"))
+    })
+    .clone()
+    .map_err(Error::Codegen)
+}
+
+fn new_module() -> Result<JITModule> {
+    let isa = host_isa()?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    for (name, ptr) in math::all_symbols() {
+        jb.symbol(name, ptr);
+    }
+    Ok(JITModule::new(jb))
+}
+
+/// The (function, dtype) pairs a kernel calls.
+fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
+    let mut v = Vec::new();
+    for ins in &k.body {
+        let f = match &ins.op {
+            KOp::Unary { op, .. } => MathFn::from_unary(*op),
+            KOp::Binary { op, .. } => binary_math(*op, ins.dtype),
+            _ => None,
+        };
+        if let Some(f) = f {
+            if !f.is_inline() && !v.contains(&(f, ins.dtype)) {
+                v.push((f, ins.dtype));
+            }
+        }
+    }
+    v
+}
+
+/// Signature of a compiled kernel.
+pub type KernelFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, u64, u64);
+
+pub struct CompiledKernel {
+    pub entry: KernelFn,
+    /// The `end` of a full run (points of the non-reduced axes).
+    pub outer_len: u64,
+    /// Cranelift IR before optimization.
+    pub clif: String,
+}
+
+/// Compiles every kernel step (others get `None`) into one new module.
+pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel>>)> {
+    let mut module = new_module()?;
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let call_conv = module.isa().default_call_conv();
+    let mut defined = Vec::new();
+    for (si, step) in plan.steps.iter().enumerate() {
+        let Step::Kernel(k) = step else {
+            defined.push(None);
+            continue;
+        };
+        let sig = kernel_signature(call_conv);
+        let id = module
+            .declare_function(&format!("cranax_kernel_{si}"), Linkage::Local, &sig)
+            .map_err(cg("declaring a kernel"))?;
+        module.clear_context(&mut ctx);
+        ctx.func.signature = sig;
+        let mut imports = HashMap::new();
+        for (f, dt) in math_uses(k) {
+            let fid = module
+                .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
+                .map_err(cg("declaring a math import"))?;
+            imports.insert((f, dt), module.declare_func_in_func(fid, &mut ctx.func));
+        }
+        let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| plan.slots[o.slot].dtype).collect();
+        build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config())?;
+        let clif = ctx.func.display().to_string();
+        module.define_function(id, &mut ctx).map_err(|e| {
+            Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
+        })?;
+        defined.push(Some((id, outer_len(k)?, clif)));
+    }
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(cg("finalizing"))?;
+    let kernels = defined
+        .into_iter()
+        .map(|d| {
+            d.map(|(id, outer_len, clif)| {
+                let p = module.get_finalized_function(id);
+                // SAFETY: the function was defined with `kernel_signature`, which is this ABI.
+                let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(p) };
+                CompiledKernel { entry, outer_len, clif }
+            })
+        })
+        .collect();
+    Ok((module, kernels))
+}

@@ -1,0 +1,471 @@
+//! One scalar instruction → Cranelift instructions, with XLA/JAX semantics (see `KOp`'s docs). Values are
+//! held as: bool → i8 (0/1), i32/u32 → i32, i64 → i64, f32 → f32, f64 → f64.
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+use crate::error::{Error, Result};
+use crate::ir::{BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
+use crate::opt::{KInstr, KOp};
+
+use super::math::{binary_math, emit_math, Imports, MathFn};
+
+/// The Cranelift type a dtype's values are computed in.
+pub fn cl_type(dt: DType) -> Type {
+    match dt {
+        DType::Bool => types::I8,
+        DType::I32 | DType::U32 => types::I32,
+        DType::I64 => types::I64,
+        DType::F32 => types::F32,
+        DType::F64 => types::F64,
+    }
+}
+
+fn unsupported(what: impl std::fmt::Display, dt: DType) -> Error {
+    Error::Unsupported(format!("{what} on {}", dt.short_name()))
+}
+
+/// An integer constant of Cranelift type `ty`, its bits masked to the width.
+pub fn iconst(b: &mut FunctionBuilder, ty: Type, v: i64) -> Value {
+    let bits = ty.bits();
+    let v = if bits < 64 { v & ((1i64 << bits) - 1) } else { v };
+    b.ins().iconst(ty, v)
+}
+
+/// Flags for an aligned access that cannot trap (every address is bounds-checked before the run).
+pub fn trusted() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// A float constant of float dtype `dt`.
+pub fn fconst(b: &mut FunctionBuilder, dt: DType, v: f64) -> Value {
+    if dt == DType::F32 {
+        b.ins().f32const(v as f32)
+    } else {
+        b.ins().f64const(v)
+    }
+}
+
+/// A scalar constant as `dt` (converted with `convert_element_type` semantics).
+pub fn constant(b: &mut FunctionBuilder, dt: DType, s: Scalar) -> Value {
+    match s.cast(dt) {
+        Scalar::Bool(v) => iconst(b, types::I8, v as i64),
+        Scalar::Int(v) => iconst(b, cl_type(dt), v),
+        Scalar::Float(v) => fconst(b, dt, v),
+    }
+}
+
+/// `max`/`min` with XLA semantics: floats propagate NaN and order -0 < +0; ints signed or unsigned by dtype;
+/// bool is or/and.
+pub fn max_min(b: &mut FunctionBuilder, dt: DType, x: Value, y: Value, is_max: bool) -> Value {
+    match (dt, is_max) {
+        (DType::F32 | DType::F64, true) => b.ins().fmax(x, y),
+        (DType::F32 | DType::F64, false) => b.ins().fmin(x, y),
+        (DType::Bool, true) => b.ins().bor(x, y),
+        (DType::Bool, false) => b.ins().band(x, y),
+        (DType::I32 | DType::I64, true) => b.ins().smax(x, y),
+        (DType::I32 | DType::I64, false) => b.ins().smin(x, y),
+        (DType::U32, true) => b.ins().umax(x, y),
+        (DType::U32, false) => b.ins().umin(x, y),
+    }
+}
+
+/// The identity of a reduction (what reducing an empty set gives).
+pub fn reduce_identity(b: &mut FunctionBuilder, dt: DType, op: ReduceOp) -> Result<Value> {
+    let ty = cl_type(dt);
+    Ok(match (op, dt) {
+        (ReduceOp::Sum, DType::F32 | DType::F64) => fconst(b, dt, 0.0),
+        (ReduceOp::Prod, DType::F32 | DType::F64) => fconst(b, dt, 1.0),
+        (ReduceOp::Max, DType::F32 | DType::F64) => fconst(b, dt, f64::NEG_INFINITY),
+        (ReduceOp::Min, DType::F32 | DType::F64) => fconst(b, dt, f64::INFINITY),
+        (ReduceOp::And | ReduceOp::Or, DType::F32 | DType::F64) => return Err(unsupported(format!("reduce {op:?}"), dt)),
+        (ReduceOp::Sum | ReduceOp::Or, _) => iconst(b, ty, 0),
+        (ReduceOp::Prod, _) => iconst(b, ty, 1),
+        (ReduceOp::And, DType::Bool) => iconst(b, ty, 1),
+        (ReduceOp::And, _) => iconst(b, ty, -1),
+        (ReduceOp::Max, DType::Bool | DType::U32) => iconst(b, ty, 0),
+        (ReduceOp::Max, DType::I32) => iconst(b, ty, i32::MIN as i64),
+        (ReduceOp::Max, _) => iconst(b, ty, i64::MIN),
+        (ReduceOp::Min, DType::Bool) => iconst(b, ty, 1),
+        (ReduceOp::Min, DType::U32) => iconst(b, ty, u32::MAX as i64),
+        (ReduceOp::Min, DType::I32) => iconst(b, ty, i32::MAX as i64),
+        (ReduceOp::Min, _) => iconst(b, ty, i64::MAX),
+    })
+}
+
+/// `acc ⊕ x` for a reduction.
+pub fn reduce_combine(b: &mut FunctionBuilder, dt: DType, op: ReduceOp, acc: Value, x: Value) -> Result<Value> {
+    Ok(match (op, dt) {
+        (ReduceOp::Sum, DType::F32 | DType::F64) => b.ins().fadd(acc, x),
+        (ReduceOp::Prod, DType::F32 | DType::F64) => b.ins().fmul(acc, x),
+        (ReduceOp::Sum | ReduceOp::Or, DType::Bool) => b.ins().bor(acc, x),
+        (ReduceOp::Prod | ReduceOp::And, DType::Bool) => b.ins().band(acc, x),
+        (ReduceOp::Sum, _) => b.ins().iadd(acc, x),
+        (ReduceOp::Prod, _) => b.ins().imul(acc, x),
+        (ReduceOp::Max, _) => max_min(b, dt, acc, x, true),
+        (ReduceOp::Min, _) => max_min(b, dt, acc, x, false),
+        (ReduceOp::And | ReduceOp::Or, DType::F32 | DType::F64) => return Err(unsupported(format!("reduce {op:?}"), dt)),
+        (ReduceOp::And, _) => b.ins().band(acc, x),
+        (ReduceOp::Or, _) => b.ins().bor(acc, x),
+    })
+}
+
+/// `convert_element_type`: floats → ints saturate with NaN → 0; x → bool is `x != 0` (NaN → true);
+/// bool → x is 0/1; ints wrap to the width.
+pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    use DType::*;
+    if from == to {
+        return x;
+    }
+    let tty = cl_type(to);
+    match (from, to) {
+        (F32, F64) => b.ins().fpromote(types::F64, x),
+        (F64, F32) => b.ins().fdemote(types::F32, x),
+        (F32 | F64, Bool) => {
+            let z = fconst(b, from, 0.0);
+            b.ins().fcmp(FloatCC::NotEqual, x, z)
+        }
+        (F32 | F64, I32 | I64) => b.ins().fcvt_to_sint_sat(tty, x),
+        (F32 | F64, U32) => b.ins().fcvt_to_uint_sat(tty, x),
+        (Bool, F32 | F64) => {
+            let w = b.ins().uextend(types::I32, x);
+            b.ins().fcvt_from_sint(tty, w)
+        }
+        (I32 | I64, F32 | F64) => b.ins().fcvt_from_sint(tty, x),
+        (U32, F32 | F64) => b.ins().fcvt_from_uint(tty, x),
+        (I32 | U32 | I64, Bool) => {
+            let z = iconst(b, cl_type(from), 0);
+            b.ins().icmp(IntCC::NotEqual, x, z)
+        }
+        (Bool, I32 | U32 | I64) => b.ins().uextend(tty, x),
+        (I32, I64) => b.ins().sextend(types::I64, x),
+        (U32, I64) => b.ins().uextend(types::I64, x),
+        (I64, I32 | U32) => b.ins().ireduce(types::I32, x),
+        // i32 <-> u32: same bits; the remaining pairs are equal dtypes, handled above.
+        _ => x,
+    }
+}
+
+/// Half away from zero: trunc(x) + copysign(1, x) when |x - trunc(x)| >= 0.5.
+fn round_half_away(b: &mut FunctionBuilder, dt: DType, x: Value) -> Value {
+    let t = b.ins().trunc(x);
+    let d = b.ins().fsub(x, t);
+    let d = b.ins().fabs(d);
+    let half = fconst(b, dt, 0.5);
+    let ge = b.ins().fcmp(FloatCC::GreaterThanOrEqual, d, half);
+    let one = fconst(b, dt, 1.0);
+    let s = b.ins().fcopysign(one, x);
+    let up = b.ins().fadd(t, s);
+    b.ins().select(ge, up, t)
+}
+
+/// Integer div/rem that never traps: x/0 → -1 (all ones), x%0 → x, MIN/-1 → MIN, MIN%-1 → 0.
+fn int_div_rem(b: &mut FunctionBuilder, dt: DType, x: Value, y: Value, rem: bool) -> Value {
+    let ty = cl_type(dt);
+    let zero = iconst(b, ty, 0);
+    let one = iconst(b, ty, 1);
+    let y0 = b.ins().icmp(IntCC::Equal, y, zero);
+    if dt.is_signed_int() {
+        let m1 = iconst(b, ty, -1);
+        let ym1 = b.ins().icmp(IntCC::Equal, y, m1);
+        let bad = b.ins().bor(y0, ym1);
+        let d = b.ins().select(bad, one, y);
+        if rem {
+            // y == -1 divides by 1 instead: remainder 0 either way.
+            let r = b.ins().srem(x, d);
+            b.ins().select(y0, x, r)
+        } else {
+            let q = b.ins().sdiv(x, d);
+            let nx = b.ins().ineg(x);
+            let q = b.ins().select(ym1, nx, q);
+            b.ins().select(y0, m1, q)
+        }
+    } else {
+        let d = b.ins().select(y0, one, y);
+        if rem {
+            let r = b.ins().urem(x, d);
+            b.ins().select(y0, x, r)
+        } else {
+            let q = b.ins().udiv(x, d);
+            let ones = iconst(b, ty, -1);
+            b.ins().select(y0, ones, q)
+        }
+    }
+}
+
+/// Shifts by an amount ≥ the bit width (negative read as unsigned) give 0, or the sign fill for arithmetic.
+fn shift(b: &mut FunctionBuilder, dt: DType, op: BinaryOp, x: Value, y: Value) -> Value {
+    let ty = cl_type(dt);
+    let bits = ty.bits() as i64;
+    let w = iconst(b, ty, bits);
+    let oob = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, y, w);
+    match op {
+        BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical => {
+            let s = if op == BinaryOp::ShiftLeft { b.ins().ishl(x, y) } else { b.ins().ushr(x, y) };
+            let zero = iconst(b, ty, 0);
+            b.ins().select(oob, zero, s)
+        }
+        _ => {
+            let last = iconst(b, ty, bits - 1);
+            let amt = b.ins().select(oob, last, y);
+            b.ins().sshr(x, amt)
+        }
+    }
+}
+
+fn int_cc(op: CompareOp, signed: bool) -> IntCC {
+    match (op, signed) {
+        (CompareOp::Eq, _) => IntCC::Equal,
+        (CompareOp::Ne, _) => IntCC::NotEqual,
+        (CompareOp::Lt, true) => IntCC::SignedLessThan,
+        (CompareOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (CompareOp::Gt, true) => IntCC::SignedGreaterThan,
+        (CompareOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (CompareOp::Lt, false) => IntCC::UnsignedLessThan,
+        (CompareOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (CompareOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (CompareOp::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+    }
+}
+
+/// Comparison; floats are ordered except `ne`, which is true when either side is NaN.
+pub fn compare(b: &mut FunctionBuilder, dt: DType, op: CompareOp, x: Value, y: Value) -> Value {
+    if dt.is_float() {
+        let cc = match op {
+            CompareOp::Eq => FloatCC::Equal,
+            CompareOp::Ne => FloatCC::NotEqual,
+            CompareOp::Lt => FloatCC::LessThan,
+            CompareOp::Le => FloatCC::LessThanOrEqual,
+            CompareOp::Gt => FloatCC::GreaterThan,
+            CompareOp::Ge => FloatCC::GreaterThanOrEqual,
+        };
+        b.ins().fcmp(cc, x, y)
+    } else {
+        b.ins().icmp(int_cc(op, dt.is_signed_int()), x, y)
+    }
+}
+
+fn unary(b: &mut FunctionBuilder, imports: &Imports, op: UnaryOp, dt: DType, x: Value) -> Result<Value> {
+    use UnaryOp as U;
+    let float = dt.is_float();
+    let ty = cl_type(dt);
+    if let Some(f) = MathFn::from_unary(op) {
+        if !float {
+            return Err(unsupported(format!("{op:?}"), dt));
+        }
+        return emit_math(b, imports, f, dt, &[x]);
+    }
+    Ok(match op {
+        U::Neg if float => b.ins().fneg(x),
+        U::Neg if dt != DType::Bool => b.ins().ineg(x),
+        U::Abs if float => b.ins().fabs(x),
+        U::Abs if dt.is_signed_int() => b.ins().iabs(x),
+        U::Abs => x,
+        U::Sign if float => {
+            let one = fconst(b, dt, 1.0);
+            let s = b.ins().fcopysign(one, x);
+            let zero = fconst(b, dt, 0.0);
+            // NaN and ±0 map to themselves.
+            let keep = b.ins().fcmp(FloatCC::UnorderedOrEqual, x, zero);
+            b.ins().select(keep, x, s)
+        }
+        U::Sign if dt.is_signed_int() => {
+            let m1 = iconst(b, ty, -1);
+            let p1 = iconst(b, ty, 1);
+            let t = b.ins().smax(x, m1);
+            b.ins().smin(t, p1)
+        }
+        U::Sign if dt == DType::U32 => {
+            let p1 = iconst(b, ty, 1);
+            b.ins().umin(x, p1)
+        }
+        U::Sign => x,
+        U::Floor if float => b.ins().floor(x),
+        U::Ceil if float => b.ins().ceil(x),
+        U::Round if float => round_half_away(b, dt, x),
+        U::RoundEven if float => b.ins().nearest(x),
+        U::Floor | U::Ceil | U::Round | U::RoundEven => x,
+        U::Sqrt if float => b.ins().sqrt(x),
+        U::Square if float => b.ins().fmul(x, x),
+        U::Square if dt == DType::Bool => x,
+        U::Square => b.ins().imul(x, x),
+        U::Not if dt == DType::Bool => b.ins().bxor_imm_s(x, 1),
+        U::Not if !float => b.ins().bnot(x),
+        U::IsFinite if float => {
+            let a = b.ins().fabs(x);
+            let inf = fconst(b, dt, f64::INFINITY);
+            b.ins().fcmp(FloatCC::LessThan, a, inf)
+        }
+        U::IsFinite => iconst(b, types::I8, 1),
+        U::PopulationCount if dt == DType::Bool => x,
+        U::PopulationCount if !float => b.ins().popcnt(x),
+        _ => return Err(unsupported(format!("{op:?}"), dt)),
+    })
+}
+
+fn binary(
+    b: &mut FunctionBuilder, imports: &Imports, op: BinaryOp, dt: DType, x: Value, y: Value, ydt: DType,
+) -> Result<Value> {
+    use BinaryOp as B;
+    let float = dt.is_float();
+    let boolean = dt == DType::Bool;
+    if let Some(f) = binary_math(op, dt) {
+        // pow may take an integer exponent with a float base.
+        let y = if ydt != dt { convert(b, ydt, dt, y) } else { y };
+        return emit_math(b, imports, f, dt, &[x, y]);
+    }
+    if ydt != dt {
+        return Err(Error::Codegen(format!(
+            "{op:?}: operand dtypes {} and {} differ",
+            dt.short_name(),
+            ydt.short_name()
+        )));
+    }
+    Ok(match op {
+        B::Add if float => b.ins().fadd(x, y),
+        B::Add if boolean => b.ins().bor(x, y),
+        B::Add => b.ins().iadd(x, y),
+        B::Sub if float => b.ins().fsub(x, y),
+        B::Sub if !boolean => b.ins().isub(x, y),
+        B::Mul if float => b.ins().fmul(x, y),
+        B::Mul if boolean => b.ins().band(x, y),
+        B::Mul => b.ins().imul(x, y),
+        B::Div if float => b.ins().fdiv(x, y),
+        B::Div if !boolean => int_div_rem(b, dt, x, y, false),
+        B::Rem if !boolean && !float => int_div_rem(b, dt, x, y, true),
+        B::Max => max_min(b, dt, x, y, true),
+        B::Min => max_min(b, dt, x, y, false),
+        B::And if !float => b.ins().band(x, y),
+        B::Or if !float => b.ins().bor(x, y),
+        B::Xor if !float => b.ins().bxor(x, y),
+        B::ShiftLeft | B::ShiftRightLogical | B::ShiftRightArithmetic if dt.is_int() => shift(b, dt, op, x, y),
+        _ => return Err(unsupported(format!("{op:?}"), dt)),
+    })
+}
+
+/// `x ** y` for a compile-time integer `y`, by repeated squaring in JAX's order; negative `y` on floats is
+/// 1 / x^|y|; on integers it is 0 unless |x| == 1.
+fn integer_pow(b: &mut FunctionBuilder, dt: DType, x: Value, y: i32) -> Value {
+    let ty = cl_type(dt);
+    let one = if dt.is_float() { fconst(b, dt, 1.0) } else { iconst(b, ty, 1) };
+    if y == 0 {
+        return one;
+    }
+    if dt == DType::Bool {
+        return x;
+    }
+    if y < 0 && !dt.is_float() {
+        // XLA: 1 → 1, -1 → ±1, anything else → 0.
+        let zero = iconst(b, ty, 0);
+        let is1 = b.ins().icmp(IntCC::Equal, x, one);
+        let r = b.ins().select(is1, one, zero);
+        if dt.is_signed_int() {
+            let m1 = iconst(b, ty, -1);
+            let ism1 = b.ins().icmp(IntCC::Equal, x, m1);
+            let v = if y & 1 == 1 { m1 } else { one };
+            return b.ins().select(ism1, v, r);
+        }
+        return r;
+    }
+    let mul = |b: &mut FunctionBuilder, p: Value, q: Value| if dt.is_float() { b.ins().fmul(p, q) } else { b.ins().imul(p, q) };
+    let mut n = y.unsigned_abs();
+    let mut base = x;
+    let mut acc: Option<Value> = None;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Some(match acc {
+                None => base,
+                Some(a) => mul(b, a, base),
+            });
+        }
+        n >>= 1;
+        if n > 0 {
+            base = mul(b, base, base);
+        }
+    }
+    let acc = acc.unwrap_or(one);
+    if y < 0 {
+        b.ins().fdiv(one, acc)
+    } else {
+        acc
+    }
+}
+
+/// Emits one body instruction other than `Load` and `Iota` (which need the loop state; see codegen).
+/// `vals[i]` holds the value of every earlier live instruction.
+pub fn emit(b: &mut FunctionBuilder, imports: &Imports, body: &[KInstr], i: usize, vals: &[Option<Value>]) -> Result<Value> {
+    let instr = &body[i];
+    let dt = instr.dtype;
+    let get = |j: usize| -> Result<(Value, DType)> {
+        match (vals.get(j).copied().flatten(), body.get(j)) {
+            (Some(v), Some(ins)) if j < i => Ok((v, ins.dtype)),
+            _ => Err(Error::Codegen(format!("instruction {i} uses %{j}, which is not an earlier live value"))),
+        }
+    };
+    Ok(match &instr.op {
+        KOp::Const { value } => constant(b, dt, *value),
+        KOp::Unary { op, a } => {
+            // The operand's dtype (is_finite's result is bool, the computation is on the operand).
+            let (x, adt) = get(*a)?;
+            unary(b, imports, *op, adt, x)?
+        }
+        KOp::Binary { op, a, b: bb } => {
+            let (x, _) = get(*a)?;
+            let (y, ydt) = get(*bb)?;
+            binary(b, imports, *op, dt, x, y, ydt)?
+        }
+        KOp::Compare { op, a, b: bb } => {
+            let (x, xdt) = get(*a)?;
+            let (y, _) = get(*bb)?;
+            compare(b, xdt, *op, x, y)
+        }
+        KOp::Select { pred, cases } => {
+            let (p, pdt) = get(*pred)?;
+            let (mut r, _) = get(*cases.first().ok_or_else(|| Error::Codegen("select_n with no cases".into()))?)?;
+            let pty = cl_type(pdt);
+            let cc = if pdt.is_signed_int() { IntCC::SignedGreaterThanOrEqual } else { IntCC::UnsignedGreaterThanOrEqual };
+            // cases[clamp(pred, 0, n-1)]: each case k ≥ 1 wins when pred ≥ k.
+            for (k, &c) in cases.iter().enumerate().skip(1) {
+                let (v, _) = get(c)?;
+                let kk = iconst(b, pty, k as i64);
+                let ge = b.ins().icmp(cc, p, kk);
+                r = b.ins().select(ge, v, r);
+            }
+            r
+        }
+        KOp::Convert { a } => {
+            let (x, xdt) = get(*a)?;
+            convert(b, xdt, dt, x)
+        }
+        KOp::Bitcast { a } => {
+            let (x, xdt) = get(*a)?;
+            if xdt.size() != dt.size() {
+                return Err(Error::Unsupported(format!(
+                    "bitcast from {} to {}: sizes differ",
+                    xdt.short_name(),
+                    dt.short_name()
+                )));
+            }
+            let (fty, tty) = (cl_type(xdt), cl_type(dt));
+            if fty == tty {
+                x
+            } else {
+                b.ins().bitcast(tty, MemFlagsData::new(), x)
+            }
+        }
+        KOp::IntegerPow { a, y } => {
+            let (x, _) = get(*a)?;
+            integer_pow(b, dt, x, *y)
+        }
+        KOp::Clamp { lo, x, hi } => {
+            let (l, _) = get(*lo)?;
+            let (v, _) = get(*x)?;
+            let (h, _) = get(*hi)?;
+            let t = max_min(b, dt, v, l, true);
+            max_min(b, dt, t, h, false)
+        }
+        KOp::Load { .. } | KOp::Iota { .. } => {
+            return Err(Error::Codegen(format!("instruction {i}: load/iota must be lowered by the loop codegen")))
+        }
+    })
+}

@@ -1,0 +1,923 @@
+//! Plans built by hand (no Python), run through the Cranelift backend, checked against Rust std / NumPy
+//! semantics.
+use std::fmt::Debug;
+
+use super::*;
+use crate::ir::{Aval, BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
+use crate::opt::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
+
+trait Elem: Copy + Debug + PartialEq {
+    const DT: DType;
+    fn put(self, out: &mut Vec<u8>);
+    fn get(b: &[u8]) -> Self;
+}
+macro_rules! elem {
+    ($t:ty, $dt:expr) => {
+        impl Elem for $t {
+            const DT: DType = $dt;
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes())
+            }
+            fn get(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().unwrap())
+            }
+        }
+    };
+}
+elem!(f32, DType::F32);
+elem!(f64, DType::F64);
+elem!(i32, DType::I32);
+elem!(u32, DType::U32);
+elem!(i64, DType::I64);
+impl Elem for bool {
+    const DT: DType = DType::Bool;
+    fn put(self, out: &mut Vec<u8>) {
+        out.push(self as u8)
+    }
+    fn get(b: &[u8]) -> Self {
+        assert!(b[0] <= 1, "bool byte {}", b[0]);
+        b[0] == 1
+    }
+}
+
+fn buf<T: Elem>(shape: &[usize], data: &[T]) -> Buffer {
+    let mut bytes = Vec::new();
+    data.iter().for_each(|x| x.put(&mut bytes));
+    Buffer::from_bytes(&Aval::new(T::DT, shape.to_vec()), &bytes).unwrap()
+}
+
+fn read<T: Elem>(b: &Buffer) -> Vec<T> {
+    assert_eq!(b.dtype(), T::DT);
+    b.as_bytes().chunks(T::DT.size()).map(T::get).collect()
+}
+
+fn ins(op: KOp, dtype: DType) -> KInstr {
+    KInstr { op, dtype }
+}
+fn load(input: usize, dt: DType) -> KInstr {
+    ins(KOp::Load { input }, dt)
+}
+fn un(op: UnaryOp, a: usize, dt: DType) -> KInstr {
+    ins(KOp::Unary { op, a }, dt)
+}
+fn bin(op: BinaryOp, a: usize, b: usize, dt: DType) -> KInstr {
+    ins(KOp::Binary { op, a, b }, dt)
+}
+fn row_major(shape: &[usize]) -> Vec<isize> {
+    let mut s = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for d in (0..shape.len()).rev() {
+        s[d] = acc;
+        acc *= shape[d] as isize;
+    }
+    s
+}
+fn kin(slot: usize, dt: DType, strides: Vec<isize>) -> KernelInput {
+    KernelInput { slot, dtype: dt, strides, offset: 0 }
+}
+
+/// A one-kernel plan: input slots are `in_avals`, output slots follow in the order of `outs`.
+fn plan1(
+    in_avals: Vec<Aval>, domain: Vec<usize>, reduce_axes: Vec<usize>, inputs: Vec<KernelInput>, body: Vec<KInstr>,
+    outs: Vec<(Aval, usize, OutputKind)>,
+) -> Plan {
+    let n = in_avals.len();
+    let mut slots = in_avals;
+    let mut outputs = Vec::new();
+    let mut kouts = Vec::new();
+    for (i, (a, v, kind)) in outs.into_iter().enumerate() {
+        slots.push(a);
+        outputs.push(n + i);
+        kouts.push(KernelOutput { slot: n + i, value: v, kind });
+    }
+    let k = Kernel { name: "k".into(), domain, reduce_axes, inputs, body, outputs: kouts };
+    Plan { name: "test".into(), num_inputs: n, slots, steps: vec![Step::Kernel(k)], outputs }
+}
+
+fn run_plan(plan: &Plan, inputs: &[Buffer]) -> Vec<Buffer> {
+    let exe = compile(plan).unwrap_or_else(|e| panic!("compile failed: {e}\n{plan:#?}"));
+    exe.run(inputs).unwrap()
+}
+
+/// Elementwise 1-D binary op.
+fn binop<T: Elem, R: Elem>(op: BinaryOp, x: &[T], y: &[T]) -> Vec<R> {
+    let n = x.len();
+    let a = Aval::new(T::DT, vec![n]);
+    let p = plan1(
+        vec![a.clone(), a],
+        vec![n],
+        vec![],
+        vec![kin(0, T::DT, vec![1]), kin(1, T::DT, vec![1])],
+        vec![load(0, T::DT), load(1, T::DT), bin(op, 0, 1, R::DT)],
+        vec![(Aval::new(R::DT, vec![n]), 2, OutputKind::Store)],
+    );
+    read(&run_plan(&p, &[buf(&[n], x), buf(&[n], y)])[0])
+}
+
+/// Elementwise 1-D op given by body instructions after `load(0)` (the last is the output).
+fn unop_body<T: Elem, R: Elem>(x: &[T], rest: Vec<KInstr>) -> Vec<R> {
+    let n = x.len();
+    let mut body = vec![load(0, T::DT)];
+    body.extend(rest);
+    let v = body.len() - 1;
+    let p = plan1(
+        vec![Aval::new(T::DT, vec![n])],
+        vec![n],
+        vec![],
+        vec![kin(0, T::DT, vec![1])],
+        body,
+        vec![(Aval::new(R::DT, vec![n]), v, OutputKind::Store)],
+    );
+    read(&run_plan(&p, &[buf(&[n], x)])[0])
+}
+
+fn unop<T: Elem>(op: UnaryOp, x: &[T]) -> Vec<T> {
+    unop_body(x, vec![un(op, 0, T::DT)])
+}
+
+fn convert<T: Elem, R: Elem>(x: &[T]) -> Vec<R> {
+    unop_body(x, vec![ins(KOp::Convert { a: 0 }, R::DT)])
+}
+
+fn same_f32(a: &[f32], b: &[f32]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{a:?} != {b:?}");
+    }
+}
+
+#[test]
+fn add_mul_broadcast_f32() {
+    // out[i, j] = x[i, j] * y[j] + x[i, j], y broadcast along axis 0 with stride 0.
+    let x: Vec<f32> = (0..6).map(|v| v as f32).collect();
+    let y = [10.0f32, 20.0, 30.0];
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![2, 3]), Aval::new(DType::F32, vec![3])],
+        vec![2, 3],
+        vec![],
+        vec![kin(0, DType::F32, vec![3, 1]), kin(1, DType::F32, vec![0, 1])],
+        vec![
+            load(0, DType::F32),
+            load(1, DType::F32),
+            bin(BinaryOp::Mul, 0, 1, DType::F32),
+            bin(BinaryOp::Add, 2, 0, DType::F32),
+        ],
+        vec![(Aval::new(DType::F32, vec![2, 3]), 3, OutputKind::Store)],
+    );
+    let out = run_plan(&p, &[buf(&[2, 3], &x), buf(&[3], &y)]);
+    let want: Vec<f32> = (0..6).map(|i| x[i] * y[i % 3] + x[i]).collect();
+    same_f32(&read::<f32>(&out[0]), &want);
+}
+
+#[test]
+fn transposed_load_with_offset() {
+    // out[i, j] = x[j, i] over domain [4, 3], x of shape [3, 4]; and a second input read at offset 5
+    // with a negative stride (reversal of the second row).
+    let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![3, 4])],
+        vec![4, 3],
+        vec![],
+        vec![kin(0, DType::F32, vec![1, 4])],
+        vec![load(0, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![4, 3]), 0, OutputKind::Store)],
+    );
+    let out = read::<f32>(&run_plan(&p, &[buf(&[3, 4], &x)])[0]);
+    let want: Vec<f32> = (0..12).map(|f| x[(f % 3) * 4 + f / 3]).collect();
+    same_f32(&out, &want);
+
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![3, 4])],
+        vec![4],
+        vec![],
+        vec![KernelInput { slot: 0, dtype: DType::F32, strides: vec![-1], offset: 7 }],
+        vec![load(0, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![4]), 0, OutputKind::Store)],
+    );
+    same_f32(&read::<f32>(&run_plan(&p, &[buf(&[3, 4], &x)])[0]), &[7.0, 6.0, 5.0, 4.0]);
+}
+
+fn reduce3(x: &[f32], axes: Vec<usize>, kind: OutputKind) -> Buffer {
+    let shape = vec![2usize, 3, 4];
+    let out_shape: Vec<usize> = (0..3).filter(|d| !axes.contains(d)).map(|d| shape[d]).collect();
+    let odt = if matches!(kind, OutputKind::ArgReduce { .. }) { DType::I32 } else { DType::F32 };
+    let p = plan1(
+        vec![Aval::new(DType::F32, shape.clone())],
+        shape.clone(),
+        axes,
+        vec![kin(0, DType::F32, row_major(&shape))],
+        vec![load(0, DType::F32)],
+        vec![(Aval::new(odt, out_shape), 0, kind)],
+    );
+    run_plan(&p, &[buf(&shape, x)]).remove(0)
+}
+
+#[test]
+fn reductions_inner_outer_all() {
+    let x: Vec<f32> = (0..24).map(|v| ((v * 7) % 11) as f32 - 5.0).collect();
+    let at = |i: usize, j: usize, k: usize| x[i * 12 + j * 4 + k];
+    type F = fn(f32, f32) -> f32;
+    let cases: [(ReduceOp, F, f32); 4] = [
+        (ReduceOp::Sum, |a, b| a + b, 0.0),
+        (ReduceOp::Max, f32::max, f32::NEG_INFINITY),
+        (ReduceOp::Min, f32::min, f32::INFINITY),
+        (ReduceOp::Prod, |a, b| a * b, 1.0),
+    ];
+    for (op, f, init) in cases {
+        // inner axis 2
+        let got = read::<f32>(&reduce3(&x, vec![2], OutputKind::Reduce(op)));
+        let want: Vec<f32> = (0..6).map(|r| (0..4).fold(init, |a, k| f(a, at(r / 3, r % 3, k)))).collect();
+        same_f32(&got, &want);
+        // outer axis 0
+        let got = read::<f32>(&reduce3(&x, vec![0], OutputKind::Reduce(op)));
+        let want: Vec<f32> = (0..12).map(|r| (0..2).fold(init, |a, i| f(a, at(i, r / 4, r % 4)))).collect();
+        same_f32(&got, &want);
+        // axes 0 and 2
+        let got = read::<f32>(&reduce3(&x, vec![0, 2], OutputKind::Reduce(op)));
+        let want: Vec<f32> =
+            (0..3).map(|j| (0..2).fold(init, |a, i| (0..4).fold(a, |a, k| f(a, at(i, j, k))))).collect();
+        same_f32(&got, &want);
+        // all
+        let got = read::<f32>(&reduce3(&x, vec![0, 1, 2], OutputKind::Reduce(op)));
+        same_f32(&got, &[x.iter().fold(init, |a, &v| f(a, v))]);
+    }
+}
+
+#[test]
+fn argmax_argmin_with_ties_and_nan() {
+    let mut x: Vec<f32> = vec![0.0; 24];
+    // row (0, 0): max 5 at k=1 and k=3 -> first (1); min -1 at k=2.
+    x[0..4].copy_from_slice(&[1.0, 5.0, -1.0, 5.0]);
+    // row (0, 1): NaN at k=2 wins both.
+    x[4..8].copy_from_slice(&[1.0, 9.0, f32::NAN, f32::NAN]);
+    // row (0, 2): all -inf -> 0 for argmax.
+    x[8..12].copy_from_slice(&[f32::NEG_INFINITY; 4]);
+    let amax = read::<i32>(&reduce3(&x, vec![2], OutputKind::ArgReduce { is_max: true }));
+    let amin = read::<i32>(&reduce3(&x, vec![2], OutputKind::ArgReduce { is_max: false }));
+    assert_eq!(&amax[..3], &[1, 2, 0]);
+    assert_eq!(&amin[..3], &[2, 2, 0]);
+    assert_eq!(&amax[3..], &[0, 0, 0]);
+    // argmax along the middle axis (i64 index).
+    let shape = vec![2usize, 3, 4];
+    let y: Vec<i32> = (0..24).map(|v| (v * 5) % 7).collect();
+    let p = plan1(
+        vec![Aval::new(DType::I32, shape.clone())],
+        shape.clone(),
+        vec![1],
+        vec![kin(0, DType::I32, row_major(&shape))],
+        vec![load(0, DType::I32)],
+        vec![(Aval::new(DType::I64, vec![2, 4]), 0, OutputKind::ArgReduce { is_max: true })],
+    );
+    let got = read::<i64>(&run_plan(&p, &[buf(&shape, &y)])[0]);
+    let want: Vec<i64> = (0..8)
+        .map(|r| {
+            let (i, k) = (r / 4, r % 4);
+            let col: Vec<i32> = (0..3).map(|j| y[i * 12 + j * 4 + k]).collect();
+            let m = *col.iter().max().unwrap();
+            col.iter().position(|&v| v == m).unwrap() as i64
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn int_div_rem_edge_cases() {
+    use BinaryOp::{Div, Rem};
+    let x = [7i32, -7, 7, -7, 5, i32::MIN, i32::MIN, 0, -3];
+    let y = [2i32, 2, -2, -2, 0, -1, 0, 0, 7];
+    assert_eq!(binop::<i32, i32>(Div, &x, &y), vec![3, -3, -3, 3, -1, i32::MIN, -1, -1, 0]);
+    assert_eq!(binop::<i32, i32>(Rem, &x, &y), vec![1, -1, 1, -1, 5, 0, i32::MIN, 0, -3]);
+
+    let x = [7i64, -7, i64::MIN, i64::MIN, 9, -9];
+    let y = [-2i64, 0, -1, 0, 4, 0];
+    assert_eq!(binop::<i64, i64>(Div, &x, &y), vec![-3, -1, i64::MIN, -1, 2, -1]);
+    assert_eq!(binop::<i64, i64>(Rem, &x, &y), vec![1, -7, 0, i64::MIN, 1, -9]);
+
+    let x = [7u32, u32::MAX, 5, 0, u32::MAX];
+    let y = [2u32, 0, 0, 0, 2];
+    assert_eq!(binop::<u32, u32>(Div, &x, &y), vec![3, u32::MAX, u32::MAX, u32::MAX, u32::MAX / 2]);
+    assert_eq!(binop::<u32, u32>(Rem, &x, &y), vec![1, u32::MAX, 5, 0, 1]);
+}
+
+#[test]
+fn float_div_rem() {
+    let x = [1.0f32, -1.0, 0.0, 5.5, -5.5, 5.5, f32::INFINITY];
+    let y = [0.0f32, 0.0, 0.0, 2.0, 2.0, -0.0, 2.0];
+    let q: Vec<f32> = binop(BinaryOp::Div, &x, &y);
+    same_f32(&q, &x.iter().zip(&y).map(|(a, b)| a / b).collect::<Vec<_>>());
+    let r: Vec<f32> = binop(BinaryOp::Rem, &x, &y);
+    same_f32(&r, &x.iter().zip(&y).map(|(a, b)| a % b).collect::<Vec<_>>());
+    let r: Vec<f64> = binop(BinaryOp::Rem, &[5.5f64, -7.25], &[2.0f64, 3.0]);
+    assert_eq!(r, vec![1.5, -1.25]);
+}
+
+#[test]
+fn shifts_past_width() {
+    use BinaryOp::*;
+    let x = [1i32, -8, -8, 1, -1, 12];
+    let y = [31i32, 1, 32, 33, -1, 2];
+    assert_eq!(binop::<i32, i32>(ShiftLeft, &x, &y), vec![i32::MIN, -16, 0, 0, 0, 48]);
+    assert_eq!(
+        binop::<i32, i32>(ShiftRightLogical, &x, &y),
+        vec![0, ((-8i32) as u32 >> 1) as i32, 0, 0, 0, 3]
+    );
+    assert_eq!(binop::<i32, i32>(ShiftRightArithmetic, &x, &y), vec![0, -4, -1, 0, -1, 3]);
+    let x = [1u32, 0x8000_0000, 0x8000_0000];
+    let y = [32u32, 31, 40];
+    assert_eq!(binop::<u32, u32>(ShiftLeft, &x, &y), vec![0, 0, 0]);
+    assert_eq!(binop::<u32, u32>(ShiftRightLogical, &x, &y), vec![0, 1, 0]);
+    assert_eq!(binop::<u32, u32>(ShiftRightArithmetic, &x, &y), vec![0, 0xffff_ffff, 0xffff_ffff]);
+    let x = [1i64, -1, 5];
+    let y = [64i64, 70, 63];
+    assert_eq!(binop::<i64, i64>(ShiftLeft, &x, &y), vec![0, 0, i64::MIN]);
+    assert_eq!(binop::<i64, i64>(ShiftRightArithmetic, &x, &y), vec![0, -1, 0]);
+}
+
+#[test]
+fn float_to_int_saturates() {
+    let x = [1.7f32, -1.7, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9, 0.0];
+    assert_eq!(convert::<f32, i32>(&x), vec![1, -1, 0, i32::MAX, i32::MIN, i32::MAX, i32::MIN, 0]);
+    assert_eq!(convert::<f32, u32>(&x), vec![1, 0, 0, u32::MAX, 0, 3_000_000_000, 0, 0]);
+    assert_eq!(convert::<f32, i64>(&x), vec![1, -1, 0, i64::MAX, i64::MIN, 3_000_000_000, -3_000_000_000, 0]);
+    let x = [1e300f64, -1e300, f64::NAN, 2.5];
+    assert_eq!(convert::<f64, i32>(&x), vec![i32::MAX, i32::MIN, 0, 2]);
+    assert_eq!(convert::<f32, bool>(&[0.0, -0.0, f32::NAN, 0.5]), vec![false, false, true, true]);
+    assert_eq!(convert::<i32, bool>(&[0, -3, 1]), vec![false, true, true]);
+    assert_eq!(convert::<bool, f32>(&[true, false]), vec![1.0, 0.0]);
+    assert_eq!(convert::<bool, i64>(&[true, false]), vec![1, 0]);
+    assert_eq!(convert::<u32, f64>(&[u32::MAX]), vec![u32::MAX as f64]);
+    assert_eq!(convert::<u32, i64>(&[u32::MAX]), vec![u32::MAX as i64]);
+    assert_eq!(convert::<i32, i64>(&[-5]), vec![-5]);
+    assert_eq!(convert::<i64, i32>(&[0x1_0000_0005, -1]), vec![5, -1]);
+    assert_eq!(convert::<i32, u32>(&[-1]), vec![u32::MAX]);
+    assert_eq!(convert::<i64, f32>(&[1 << 40]), vec![(1u64 << 40) as f32]);
+    assert_eq!(convert::<f64, f32>(&[0.1]), vec![0.1f32]);
+    assert_eq!(convert::<f32, f64>(&[0.1]), vec![0.1f32 as f64]);
+}
+
+#[test]
+fn max_min_nan_and_signed_zero() {
+    let x = [1.0f32, f32::NAN, 2.0, -0.0, 0.0, f32::NEG_INFINITY];
+    let y = [f32::NAN, 3.0, 1.0, 0.0, -0.0, 5.0];
+    let mx: Vec<f32> = binop(BinaryOp::Max, &x, &y);
+    let mn: Vec<f32> = binop(BinaryOp::Min, &x, &y);
+    assert!(mx[0].is_nan() && mx[1].is_nan() && mn[0].is_nan() && mn[1].is_nan());
+    assert_eq!(mx[2], 2.0);
+    assert_eq!(mn[2], 1.0);
+    assert!(mx[3] == 0.0 && mx[3].is_sign_positive() && mx[4].is_sign_positive());
+    assert!(mn[3] == 0.0 && mn[3].is_sign_negative() && mn[4].is_sign_negative());
+    assert_eq!((mx[5], mn[5]), (5.0, f32::NEG_INFINITY));
+    assert_eq!(binop::<i32, i32>(BinaryOp::Max, &[-1, 3], &[2, -7]), vec![2, 3]);
+    assert_eq!(binop::<u32, u32>(BinaryOp::Max, &[u32::MAX, 3], &[2, 7]), vec![u32::MAX, 7]);
+    assert_eq!(binop::<u32, u32>(BinaryOp::Min, &[u32::MAX, 3], &[2, 7]), vec![2, 3]);
+    // Max reduction propagates NaN.
+    let mut v = vec![0.0f32; 24];
+    v[5] = f32::NAN;
+    let got = read::<f32>(&reduce3(&v, vec![0, 1, 2], OutputKind::Reduce(ReduceOp::Max)));
+    assert!(got[0].is_nan());
+}
+
+#[test]
+fn compare_ops() {
+    use CompareOp::*;
+    let x = [1.0f32, f32::NAN, 2.0, f32::NAN];
+    let y = [1.0f32, 1.0, 3.0, f32::NAN];
+    let cmp = |op: CompareOp| -> Vec<bool> {
+        let p = plan1(
+            vec![Aval::new(DType::F32, vec![4]); 2],
+            vec![4],
+            vec![],
+            vec![kin(0, DType::F32, vec![1]), kin(1, DType::F32, vec![1])],
+            vec![load(0, DType::F32), load(1, DType::F32), ins(KOp::Compare { op, a: 0, b: 1 }, DType::Bool)],
+            vec![(Aval::new(DType::Bool, vec![4]), 2, OutputKind::Store)],
+        );
+        read(&run_plan(&p, &[buf(&[4], &x), buf(&[4], &y)])[0])
+    };
+    assert_eq!(cmp(Eq), vec![true, false, false, false]);
+    assert_eq!(cmp(Ne), vec![false, true, true, true]);
+    assert_eq!(cmp(Lt), vec![false, false, true, false]);
+    assert_eq!(cmp(Le), vec![true, false, true, false]);
+    assert_eq!(cmp(Gt), vec![false, false, false, false]);
+    assert_eq!(cmp(Ge), vec![true, false, false, false]);
+    // unsigned vs signed
+    let icmp = |dt: DType, x: i64, y: i64| -> bool {
+        let p = plan1(
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![
+                ins(KOp::Const { value: Scalar::Int(x) }, dt),
+                ins(KOp::Const { value: Scalar::Int(y) }, dt),
+                ins(KOp::Compare { op: Lt, a: 0, b: 1 }, DType::Bool),
+            ],
+            vec![(Aval::new(DType::Bool, vec![]), 2, OutputKind::Store)],
+        );
+        read::<bool>(&run_plan(&p, &[])[0])[0]
+    };
+    assert!(icmp(DType::I32, -1, 1));
+    assert!(!icmp(DType::U32, 0xffff_ffff, 1));
+    assert!(icmp(DType::I64, i64::MIN, 0));
+}
+
+#[test]
+fn select_n_i32_and_bool_pred() {
+    // select_n(pred, a, b, c) with pred clamped into [0, 2].
+    let pred = [-5i32, 0, 1, 2, 3, 100];
+    let n = pred.len();
+    let p = plan1(
+        vec![Aval::new(DType::I32, vec![n])],
+        vec![n],
+        vec![],
+        vec![kin(0, DType::I32, vec![1])],
+        vec![
+            load(0, DType::I32),
+            ins(KOp::Const { value: Scalar::Float(10.0) }, DType::F32),
+            ins(KOp::Const { value: Scalar::Float(20.0) }, DType::F32),
+            ins(KOp::Const { value: Scalar::Float(30.0) }, DType::F32),
+            ins(KOp::Select { pred: 0, cases: vec![1, 2, 3] }, DType::F32),
+        ],
+        vec![(Aval::new(DType::F32, vec![n]), 4, OutputKind::Store)],
+    );
+    assert_eq!(read::<f32>(&run_plan(&p, &[buf(&[n], &pred)])[0]), vec![10.0, 10.0, 20.0, 30.0, 30.0, 30.0]);
+    // bool pred: cases[0] when false.
+    let got: Vec<i64> = unop_body(
+        &[true, false],
+        vec![
+            ins(KOp::Const { value: Scalar::Int(1) }, DType::I64),
+            ins(KOp::Const { value: Scalar::Int(2) }, DType::I64),
+            ins(KOp::Select { pred: 0, cases: vec![1, 2] }, DType::I64),
+        ],
+    );
+    assert_eq!(got, vec![2, 1]);
+}
+
+#[test]
+fn bool_ops() {
+    use BinaryOp::*;
+    let x = [true, true, false, false];
+    let y = [true, false, true, false];
+    assert_eq!(binop::<bool, bool>(And, &x, &y), vec![true, false, false, false]);
+    assert_eq!(binop::<bool, bool>(Or, &x, &y), vec![true, true, true, false]);
+    assert_eq!(binop::<bool, bool>(Xor, &x, &y), vec![false, true, true, false]);
+    assert_eq!(binop::<bool, bool>(Add, &x, &y), vec![true, true, true, false]);
+    assert_eq!(binop::<bool, bool>(Max, &x, &y), vec![true, true, true, false]);
+    assert_eq!(binop::<bool, bool>(Min, &x, &y), vec![true, false, false, false]);
+    assert_eq!(unop(UnaryOp::Not, &x), vec![false, false, true, true]);
+    assert_eq!(unop(UnaryOp::Not, &[0i32, -1, 5]), vec![-1, 0, !5]);
+    assert_eq!(binop::<i32, i32>(Xor, &[0b1100], &[0b1010]), vec![0b0110]);
+    // A bool sum / and / or reduction.
+    let p = plan1(
+        vec![Aval::new(DType::Bool, vec![2, 3])],
+        vec![2, 3],
+        vec![1],
+        vec![kin(0, DType::Bool, vec![3, 1])],
+        vec![load(0, DType::Bool)],
+        vec![
+            (Aval::new(DType::Bool, vec![2]), 0, OutputKind::Reduce(ReduceOp::And)),
+            (Aval::new(DType::Bool, vec![2]), 0, OutputKind::Reduce(ReduceOp::Or)),
+        ],
+    );
+    let out = run_plan(&p, &[buf(&[2, 3], &[true, true, true, false, true, false])]);
+    assert_eq!(read::<bool>(&out[0]), vec![true, false]);
+    assert_eq!(read::<bool>(&out[1]), vec![true, true]);
+}
+
+#[test]
+fn unary_semantics() {
+    use UnaryOp::*;
+    let x = [2.5f32, -2.5, 0.5, -0.5, 1.5, 0.49999997, -0.0, f32::NAN, 3.7, -3.2];
+    same_f32(&unop(Round, &x), &[3.0, -3.0, 1.0, -1.0, 2.0, 0.0, -0.0, f32::NAN, 4.0, -3.0]);
+    same_f32(&unop(RoundEven, &x), &[2.0, -2.0, 0.0, -0.0, 2.0, 0.0, -0.0, f32::NAN, 4.0, -3.0]);
+    same_f32(&unop(Floor, &x), &x.map(f32::floor));
+    same_f32(&unop(Ceil, &x), &x.map(f32::ceil));
+    same_f32(&unop(Abs, &x), &x.map(f32::abs));
+    same_f32(&unop(Neg, &x), &x.map(|v| -v));
+    let s = unop(Sign, &[3.0f32, -2.0, 0.0, -0.0, f32::NAN, f32::NEG_INFINITY]);
+    same_f32(&s, &[1.0, -1.0, 0.0, -0.0, f32::NAN, -1.0]);
+    assert_eq!(unop(Sign, &[5i32, -5, 0, i32::MIN]), vec![1, -1, 0, -1]);
+    assert_eq!(unop(Sign, &[5u32, 0, u32::MAX]), vec![1, 0, 1]);
+    assert_eq!(unop(Abs, &[-5i64, i64::MIN]), vec![5, i64::MIN]);
+    assert_eq!(unop(Neg, &[i32::MIN, 3]), vec![i32::MIN, -3]);
+    assert_eq!(unop(PopulationCount, &[0xffi32, -1, 0]), vec![8, 32, 0]);
+    assert_eq!(unop(PopulationCount, &[u32::MAX]), vec![32]);
+    assert_eq!(unop(Square, &[-3i32]), vec![9]);
+    same_f32(&unop(Sqrt, &[4.0f32, -1.0]), &[2.0, f32::NAN]);
+    same_f32(&unop(Rsqrt, &[4.0f32, 0.0]), &[0.5, f32::INFINITY]);
+    let fin: Vec<bool> = unop_body(&[1.0f64, f64::NAN, f64::INFINITY, -f64::INFINITY], vec![un(IsFinite, 0, DType::Bool)]);
+    assert_eq!(fin, vec![true, false, false, false]);
+}
+
+#[test]
+fn integer_pow_clamp_bitcast_iota_nextafter() {
+    let ip = |y: i32| -> Vec<f32> { unop_body(&[2.0f32, -3.0, 0.0], vec![ins(KOp::IntegerPow { a: 0, y }, DType::F32)]) };
+    assert_eq!(ip(0), vec![1.0, 1.0, 1.0]);
+    assert_eq!(ip(3), vec![8.0, -27.0, 0.0]);
+    assert_eq!(ip(-2), vec![0.25, 1.0 / 9.0, f32::INFINITY]);
+    assert_eq!(ip(10), vec![1024.0, 59049.0, 0.0]);
+    let ii: Vec<i32> = unop_body(&[3i32, -2], vec![ins(KOp::IntegerPow { a: 0, y: 5 }, DType::I32)]);
+    assert_eq!(ii, vec![243, -32]);
+    let ip: Vec<i32> = binop(BinaryOp::Pow, &[3i32, 2, -1, 5], &[4i32, 31, -3, -1]);
+    assert_eq!(ip, vec![81, i32::MIN, -1, 0]);
+    // clamp(lo=0, x, hi=1) with NaN
+    let c: Vec<f32> = unop_body(
+        &[-1.0f32, 0.5, 2.0, f32::NAN],
+        vec![
+            ins(KOp::Const { value: Scalar::Float(0.0) }, DType::F32),
+            ins(KOp::Const { value: Scalar::Float(1.0) }, DType::F32),
+            ins(KOp::Clamp { lo: 1, x: 0, hi: 2 }, DType::F32),
+        ],
+    );
+    same_f32(&c, &[0.0, 0.5, 1.0, f32::NAN]);
+    let bc: Vec<u32> = unop_body(&[1.0f32, -0.0], vec![ins(KOp::Bitcast { a: 0 }, DType::U32)]);
+    assert_eq!(bc, vec![0x3f80_0000, 0x8000_0000]);
+    let bc: Vec<f64> = unop_body(&[0x4000_0000_0000_0000i64], vec![ins(KOp::Bitcast { a: 0 }, DType::F64)]);
+    assert_eq!(bc, vec![2.0]);
+    let na: Vec<f32> = binop(BinaryOp::NextAfter, &[1.0f32, 0.0, 1.0, f32::NAN], &[2.0f32, -1.0, 1.0, 0.0]);
+    same_f32(&na, &[f32::from_bits(0x3f80_0001), -f32::from_bits(1), 1.0, f32::NAN]);
+    // iota over axis 1 of a [2, 3] domain as f32, and axis 0 as i64
+    let p = plan1(
+        vec![],
+        vec![2, 3],
+        vec![],
+        vec![],
+        vec![ins(KOp::Iota { axis: 1 }, DType::F32), ins(KOp::Iota { axis: 0 }, DType::I64)],
+        vec![
+            (Aval::new(DType::F32, vec![2, 3]), 0, OutputKind::Store),
+            (Aval::new(DType::I64, vec![2, 3]), 1, OutputKind::Store),
+        ],
+    );
+    let out = run_plan(&p, &[]);
+    assert_eq!(read::<f32>(&out[0]), vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    assert_eq!(read::<i64>(&out[1]), vec![0, 0, 0, 1, 1, 1]);
+}
+
+#[test]
+fn empty_domains_and_empty_reductions() {
+    // Store over an empty domain.
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![0, 3])],
+        vec![0, 3],
+        vec![],
+        vec![kin(0, DType::F32, vec![3, 1])],
+        vec![load(0, DType::F32), un(UnaryOp::Sin, 0, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![0, 3]), 1, OutputKind::Store)],
+    );
+    let out = run_plan(&p, &[buf::<f32>(&[0, 3], &[])]);
+    assert_eq!(out[0].aval.shape, vec![0, 3]);
+    // Reductions over an empty axis write the identity.
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![3, 0])],
+        vec![3, 0],
+        vec![1],
+        vec![kin(0, DType::F32, vec![0, 1])],
+        vec![load(0, DType::F32)],
+        vec![
+            (Aval::new(DType::F32, vec![3]), 0, OutputKind::Reduce(ReduceOp::Sum)),
+            (Aval::new(DType::F32, vec![3]), 0, OutputKind::Reduce(ReduceOp::Prod)),
+            (Aval::new(DType::F32, vec![3]), 0, OutputKind::Reduce(ReduceOp::Max)),
+            (Aval::new(DType::F32, vec![3]), 0, OutputKind::Reduce(ReduceOp::Min)),
+            (Aval::new(DType::I32, vec![3]), 0, OutputKind::ArgReduce { is_max: true }),
+        ],
+    );
+    let out = run_plan(&p, &[buf::<f32>(&[3, 0], &[])]);
+    assert_eq!(read::<f32>(&out[0]), vec![0.0; 3]);
+    assert_eq!(read::<f32>(&out[1]), vec![1.0; 3]);
+    assert_eq!(read::<f32>(&out[2]), vec![f32::NEG_INFINITY; 3]);
+    assert_eq!(read::<f32>(&out[3]), vec![f32::INFINITY; 3]);
+    assert_eq!(read::<i32>(&out[4]), vec![0; 3]);
+    // Integer and bool identities.
+    let red = |dt: DType, op: ReduceOp| -> Buffer {
+        let p = plan1(
+            vec![Aval::new(dt, vec![0])],
+            vec![0],
+            vec![0],
+            vec![kin(0, dt, vec![1])],
+            vec![load(0, dt)],
+            vec![(Aval::new(dt, vec![]), 0, OutputKind::Reduce(op))],
+        );
+        run_plan(&p, &[Buffer::alloc(&Aval::new(dt, vec![0])).unwrap()]).remove(0)
+    };
+    assert_eq!(read::<i32>(&red(DType::I32, ReduceOp::Max)), vec![i32::MIN]);
+    assert_eq!(read::<i32>(&red(DType::I32, ReduceOp::Min)), vec![i32::MAX]);
+    assert_eq!(read::<u32>(&red(DType::U32, ReduceOp::Min)), vec![u32::MAX]);
+    assert_eq!(read::<u32>(&red(DType::U32, ReduceOp::Max)), vec![0]);
+    assert_eq!(read::<i64>(&red(DType::I64, ReduceOp::Max)), vec![i64::MIN]);
+    assert_eq!(read::<i64>(&red(DType::I64, ReduceOp::Prod)), vec![1]);
+    assert_eq!(read::<i32>(&red(DType::I32, ReduceOp::And)), vec![-1]);
+    assert_eq!(read::<bool>(&red(DType::Bool, ReduceOp::Max)), vec![false]);
+    assert_eq!(read::<bool>(&red(DType::Bool, ReduceOp::Min)), vec![true]);
+    assert_eq!(read::<bool>(&red(DType::Bool, ReduceOp::And)), vec![true]);
+    assert_eq!(read::<f64>(&red(DType::F64, ReduceOp::Max)), vec![f64::NEG_INFINITY]);
+}
+
+#[test]
+fn rank0_kernels() {
+    let p = plan1(
+        vec![Aval::scalar(DType::F64), Aval::scalar(DType::F64)],
+        vec![],
+        vec![],
+        vec![kin(0, DType::F64, vec![]), kin(1, DType::F64, vec![])],
+        vec![load(0, DType::F64), load(1, DType::F64), bin(BinaryOp::Sub, 0, 1, DType::F64)],
+        vec![
+            (Aval::scalar(DType::F64), 2, OutputKind::Store),
+            (Aval::scalar(DType::F64), 2, OutputKind::Reduce(ReduceOp::Sum)),
+        ],
+    );
+    let out = run_plan(&p, &[buf(&[], &[5.0f64]), buf(&[], &[1.5f64])]);
+    assert_eq!(read::<f64>(&out[0]), vec![3.5]);
+    assert_eq!(read::<f64>(&out[1]), vec![3.5]);
+}
+
+#[test]
+fn multi_output_store_and_reduce() {
+    // y = x * 2 stored over [4, 5]; s = sum over axis 1 of y; m = max over axis 1 of x.
+    let x: Vec<f32> = (0..20).map(|v| (v as f32 * 0.37).sin()).collect();
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![4, 5])],
+        vec![4, 5],
+        vec![1],
+        vec![kin(0, DType::F32, vec![5, 1])],
+        vec![
+            load(0, DType::F32),
+            ins(KOp::Const { value: Scalar::Float(2.0) }, DType::F32),
+            bin(BinaryOp::Mul, 0, 1, DType::F32),
+        ],
+        vec![
+            (Aval::new(DType::F32, vec![4, 5]), 2, OutputKind::Store),
+            (Aval::new(DType::F32, vec![4]), 2, OutputKind::Reduce(ReduceOp::Sum)),
+            (Aval::new(DType::F32, vec![4]), 0, OutputKind::Reduce(ReduceOp::Max)),
+        ],
+    );
+    let out = run_plan(&p, &[buf(&[4, 5], &x)]);
+    let y: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    same_f32(&read::<f32>(&out[0]), &y);
+    let s: Vec<f32> = (0..4).map(|i| y[i * 5..i * 5 + 5].iter().fold(0.0, |a, b| a + b)).collect();
+    same_f32(&read::<f32>(&out[1]), &s);
+    let m: Vec<f32> = (0..4).map(|i| x[i * 5..i * 5 + 5].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b))).collect();
+    same_f32(&read::<f32>(&out[2]), &m);
+}
+
+#[test]
+fn views_and_multi_step_plans() {
+    // s0: f32[2,3] -> k1: s1 = s0 + 1 -> view s2: f32[6] -> k2: s3 = sum(s2); outputs (s2, s3, s0).
+    let k1 = Kernel {
+        name: "add1".into(),
+        domain: vec![2, 3],
+        reduce_axes: vec![],
+        inputs: vec![kin(0, DType::F32, vec![3, 1])],
+        body: vec![
+            load(0, DType::F32),
+            ins(KOp::Const { value: Scalar::Float(1.0) }, DType::F32),
+            bin(BinaryOp::Add, 0, 1, DType::F32),
+        ],
+        outputs: vec![KernelOutput { slot: 1, value: 2, kind: OutputKind::Store }],
+    };
+    let k2 = Kernel {
+        name: "sum".into(),
+        domain: vec![6],
+        reduce_axes: vec![0],
+        inputs: vec![kin(2, DType::F32, vec![1])],
+        body: vec![load(0, DType::F32)],
+        outputs: vec![KernelOutput { slot: 3, value: 0, kind: OutputKind::Reduce(ReduceOp::Sum) }],
+    };
+    let plan = Plan {
+        name: "multi".into(),
+        num_inputs: 1,
+        slots: vec![
+            Aval::new(DType::F32, vec![2, 3]),
+            Aval::new(DType::F32, vec![2, 3]),
+            Aval::new(DType::F32, vec![6]),
+            Aval::scalar(DType::F32),
+        ],
+        steps: vec![Step::Kernel(k1), Step::View { src: 1, dst: 2 }, Step::Kernel(k2)],
+        outputs: vec![2, 3, 0],
+    };
+    let exe = compile(&plan).unwrap();
+    let out = exe.run(&[buf(&[2, 3], &[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0])]).unwrap();
+    assert_eq!(out[0].aval.shape, vec![6]);
+    assert_eq!(read::<f32>(&out[0]), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(read::<f32>(&out[1]), vec![21.0]);
+    assert_eq!(read::<f32>(&out[2]), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    let text = exe.as_text();
+    assert!(text.contains("kernel add1 domain=[2, 3]") && text.contains("cranelift ir"), "{text}");
+    // Running the same executable from several threads at once.
+    let exe2 = exe.clone();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let e = exe2.clone();
+            s.spawn(move || {
+                let o = e.run(&[buf(&[2, 3], &[1.0f32; 6])]).unwrap();
+                assert_eq!(read::<f32>(&o[1]), vec![12.0]);
+            });
+        }
+    });
+}
+
+#[test]
+fn split_ranges_match_full_run() {
+    // A [5, 7] domain reduced over axis 1, run in pieces [0,2), [2,5) through the raw entry point.
+    let x: Vec<f32> = (0..35).map(|v| v as f32).collect();
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![5, 7])],
+        vec![5, 7],
+        vec![1],
+        vec![kin(0, DType::F32, vec![7, 1])],
+        vec![load(0, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![5]), 0, OutputKind::Reduce(ReduceOp::Sum))],
+    );
+    let exe = compile(&p).unwrap();
+    let (f, n) = exe.kernel_entry(0).unwrap();
+    assert_eq!(n, 5);
+    let inp = buf(&[5, 7], &x);
+    let out = Buffer::alloc(&Aval::new(DType::F32, vec![5])).unwrap();
+    let ins = [inp.as_ptr() as *const u8];
+    let outs = [out.as_ptr()];
+    unsafe {
+        f(ins.as_ptr(), outs.as_ptr(), 0, 2);
+        f(ins.as_ptr(), outs.as_ptr(), 2, 5);
+        f(ins.as_ptr(), outs.as_ptr(), 3, 3); // empty range: no-op
+        f(ins.as_ptr(), outs.as_ptr(), 4, 1000); // end past the domain is clamped
+    }
+    let want: Vec<f32> = (0..5).map(|i| (0..7).map(|j| (i * 7 + j) as f32).sum()).collect();
+    assert_eq!(read::<f32>(&out), want);
+}
+
+#[test]
+fn chain_of_200_ops_compiles_fast() {
+    // y = sin(y) + y * 0.5, 200 times.
+    let mut body = vec![load(0, DType::F32), ins(KOp::Const { value: Scalar::Float(0.5) }, DType::F32)];
+    let mut y = 0;
+    for _ in 0..200 {
+        let s = body.len();
+        body.push(un(UnaryOp::Sin, y, DType::F32));
+        body.push(bin(BinaryOp::Mul, y, 1, DType::F32));
+        body.push(bin(BinaryOp::Add, s, s + 1, DType::F32));
+        y = s + 2;
+    }
+    let n = 1000;
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![n])],
+        vec![n],
+        vec![],
+        vec![kin(0, DType::F32, vec![1])],
+        body,
+        vec![(Aval::new(DType::F32, vec![n]), y, OutputKind::Store)],
+    );
+    let _ = compile(&p).unwrap(); // warm the ISA
+    let t = std::time::Instant::now();
+    let exe = compile(&p).unwrap();
+    let dt = t.elapsed();
+    println!("200-op chain ({} instructions): compile {:.2} ms", p.steps.len() * 602, dt.as_secs_f64() * 1e3);
+    let x: Vec<f32> = (0..n).map(|i| i as f32 / n as f32).collect();
+    let out = read::<f32>(&exe.run(&[buf(&[n], &x)]).unwrap()[0]);
+    for (i, &v) in x.iter().enumerate() {
+        let mut r = v;
+        for _ in 0..200 {
+            r = r.sin() + r * 0.5;
+        }
+        assert_eq!(out[i].to_bits(), r.to_bits(), "at {i}");
+    }
+}
+
+#[test]
+fn math_functions_match_std() {
+    use UnaryOp::*;
+    let pts32 = [0.3f32, -0.7, 1.5, 2.0, 0.01];
+    let pts64 = [0.3f64, -0.7, 1.5, 2.0, 0.01];
+    let std32: [(UnaryOp, fn(f32) -> f32); 17] = [
+        (Exp, f32::exp), (Exp2, f32::exp2), (Log1p, f32::ln_1p), (Expm1, f32::exp_m1), (Tanh, f32::tanh),
+        (Sin, f32::sin), (Cos, f32::cos), (Tan, f32::tan), (Cbrt, f32::cbrt), (Asin, f32::asin),
+        (Acos, f32::acos), (Atan, f32::atan), (Sinh, f32::sinh), (Cosh, f32::cosh), (Asinh, f32::asinh),
+        (Atanh, f32::atanh), (Sqrt, f32::sqrt),
+    ];
+    for (op, f) in std32 {
+        same_f32(&unop(op, &pts32), &pts32.map(f));
+    }
+    same_f32(&unop(Log, &[2.0f32, 0.5]), &[2.0f32.ln(), 0.5f32.ln()]);
+    same_f32(&unop(Acosh, &[2.0f32, 1.5]), &[2.0f32.acosh(), 1.5f32.acosh()]);
+    let std64: [(UnaryOp, fn(f64) -> f64); 6] =
+        [(Exp, f64::exp), (Sin, f64::sin), (Tanh, f64::tanh), (Atan, f64::atan), (Expm1, f64::exp_m1), (Cbrt, f64::cbrt)];
+    for (op, f) in std64 {
+        assert_eq!(unop(op, &pts64), pts64.map(f).to_vec(), "{op:?}");
+    }
+    let close = |got: f64, want: f64, tol: f64| assert!((got - want).abs() <= tol * want.abs().max(1e-300), "{got} vs {want}");
+    // logistic
+    let l = unop(Logistic, &[0.0f64, 2.0, -800.0, 800.0]);
+    assert_eq!(l[0], 0.5);
+    close(l[1], 1.0 / (1.0 + (-2.0f64).exp()), 1e-15);
+    assert!(l[2] >= 0.0 && l[2] < 1e-300 && l[3] == 1.0);
+    // erf against reference values (Abramowitz & Stegun / mpmath).
+    let e = unop(Erf, &[0.5f64, 1.0, -2.0, 3.0, 1e-10]);
+    let want = [0.5204998778130465, 0.8427007929497149, -0.9953222650189527, 0.9999779095030014, 1.1283791670955126e-10];
+    for (g, w) in e.iter().zip(want) {
+        close(*g, w, 2e-16);
+    }
+    let e32 = unop(Erf, &[0.5f32, 1.0]);
+    assert_eq!(e32, vec![0.5204998778130465f64 as f32, 0.8427007929497149f64 as f32]);
+    // erf_inv is erf's inverse
+    for y in [0.5f64, -0.3, 0.9, 0.999999, 1e-12, 0.999999999999] {
+        let x = unop(ErfInv, &[y])[0];
+        close(math::erf(x), y, 1e-15);
+    }
+    assert_eq!(unop(ErfInv, &[1.0f32, -1.0, 0.0]), vec![f32::INFINITY, f32::NEG_INFINITY, 0.0]);
+    assert!(unop(ErfInv, &[1.5f64])[0].is_nan());
+    // lgamma / digamma reference values
+    let lg = unop(Lgamma, &[0.5f64, 3.0, 10.0, -0.5, 100.0]);
+    let want = [0.5723649429247001, std::f64::consts::LN_2, 12.801827480081469, 1.2655121234846454, 359.1342053695754];
+    for (g, w) in lg.iter().zip(want) {
+        close(*g, w, 1e-13);
+    }
+    assert_eq!(unop(Lgamma, &[0.0f64, -2.0])[0], f64::INFINITY);
+    let dg = unop(Digamma, &[1.0f64, 0.5, 10.0, -0.5]);
+    let want = [-0.5772156649015329, -1.9635100260214235, 2.251752589066721, 0.03648997397857652];
+    for (g, w) in dg.iter().zip(want) {
+        close(*g, w, 1e-14);
+    }
+    assert!(unop(Digamma, &[0.0f64, -3.0]).iter().all(|v| v.is_nan()));
+    // binary math
+    let p: Vec<f32> = binop(BinaryOp::Pow, &[2.0f32, 9.0, -8.0], &[10.0f32, 0.5, 1.0 / 3.0]);
+    same_f32(&p, &[2.0f32.powf(10.0), 3.0, (-8.0f32).powf(1.0 / 3.0)]);
+    let a: Vec<f64> = binop(BinaryOp::Atan2, &[1.0f64, -1.0], &[-1.0f64, 0.0]);
+    assert_eq!(a, vec![1.0f64.atan2(-1.0), (-1.0f64).atan2(0.0)]);
+    // pow with an integer exponent
+    let p: Vec<f32> = {
+        let a = Aval::new(DType::F32, vec![2]);
+        let b = Aval::new(DType::I32, vec![2]);
+        let plan = plan1(
+            vec![a.clone(), b],
+            vec![2],
+            vec![],
+            vec![kin(0, DType::F32, vec![1]), kin(1, DType::I32, vec![1])],
+            vec![load(0, DType::F32), load(1, DType::I32), bin(BinaryOp::Pow, 0, 1, DType::F32)],
+            vec![(a, 2, OutputKind::Store)],
+        );
+        read(&run_plan(&plan, &[buf(&[2], &[2.0f32, 3.0]), buf(&[2], &[3i32, -1])])[0])
+    };
+    assert_eq!(p, vec![8.0, 1.0 / 3.0]);
+}
+
+#[test]
+fn bad_plans_and_arguments_are_errors() {
+    let good = || {
+        plan1(
+            vec![Aval::new(DType::F32, vec![4])],
+            vec![4],
+            vec![],
+            vec![kin(0, DType::F32, vec![1])],
+            vec![load(0, DType::F32)],
+            vec![(Aval::new(DType::F32, vec![4]), 0, OutputKind::Store)],
+        )
+    };
+    let exe = compile(&good()).unwrap();
+    match exe.run(&[buf(&[3], &[1.0f32, 2.0, 3.0])]) {
+        Err(Error::Arguments(m)) => assert!(m.contains("input 0") && m.contains("f32[4]") && m.contains("f32[3]"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert!(matches!(exe.run(&[]), Err(Error::Arguments(_))));
+    let codegen_err = |p: Plan| match compile(&p) {
+        Err(Error::Codegen(_)) | Err(Error::Unsupported(_)) => {}
+        other => panic!("expected an error, got {:?}", other.map(|_| ())),
+    };
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.inputs[0].strides = vec![2]; // reads past the end
+    }
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.inputs[0].offset = -1;
+    }
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.inputs[0].strides = vec![1, 1];
+    }
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.body.push(bin(BinaryOp::Add, 0, 5, DType::F32));
+        k.outputs[0].value = 1;
+    }
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.body.push(bin(BinaryOp::Add, 0, 0, DType::I32));
+        k.outputs[0].value = 1;
+    }
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.body.push(bin(BinaryOp::ShiftLeft, 0, 0, DType::F32));
+        k.outputs[0].value = 1;
+    }
+    codegen_err(p);
+    let mut p = good();
+    p.outputs = vec![9];
+    codegen_err(p);
+    let mut p = good();
+    if let Step::Kernel(k) = &mut p.steps[0] {
+        k.inputs[0].slot = 1; // reads its own output
+    }
+    codegen_err(p);
+}

@@ -1,0 +1,197 @@
+//! Defensive checks of a `Plan` before code generation: every index in range, every dtype consistent, every
+//! load address inside its buffer. A bad plan is an `Error`, never a panic or an out-of-bounds access.
+use crate::error::{Error, Result};
+use crate::ir::{Aval, DType, ReduceOp};
+use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
+
+fn bad(msg: String) -> Error {
+    Error::Codegen(format!("invalid plan: {msg}"))
+}
+
+/// `f32[3,4]`
+pub fn aval_str(a: &Aval) -> String {
+    let dims: Vec<String> = a.shape.iter().map(|d| d.to_string()).collect();
+    format!("{}[{}]", a.dtype.short_name(), dims.join(","))
+}
+
+/// The shape of a kernel's reducing outputs: the domain without the reduced axes.
+pub fn outer_shape(k: &Kernel) -> Vec<usize> {
+    k.domain.iter().enumerate().filter(|(d, _)| !k.reduce_axes.contains(d)).map(|(_, &n)| n).collect()
+}
+
+pub fn validate_plan(plan: &Plan) -> Result<()> {
+    let n = plan.slots.len();
+    if plan.num_inputs > n {
+        return Err(bad(format!("{} inputs but only {n} slots", plan.num_inputs)));
+    }
+    for (i, a) in plan.slots.iter().enumerate() {
+        if a.numel().and_then(|e| e.checked_mul(a.dtype.size())).filter(|&b| b <= isize::MAX as usize).is_none() {
+            return Err(Error::Memory { bytes: u128::MAX, what: format!("slot {i} of shape {}", aval_str(a)) });
+        }
+    }
+    let mut written = vec![false; n];
+    written[..plan.num_inputs].iter_mut().for_each(|w| *w = true);
+    for (si, step) in plan.steps.iter().enumerate() {
+        match step {
+            Step::View { src, dst } => {
+                let (src, dst) = (*src, *dst);
+                if src >= n || dst >= n {
+                    return Err(bad(format!("step {si}: view {src} -> {dst} out of range ({n} slots)")));
+                }
+                if !written[src] {
+                    return Err(bad(format!("step {si}: view reads slot {src} before it is written")));
+                }
+                if written[dst] {
+                    return Err(bad(format!("step {si}: view writes slot {dst}, which is already written")));
+                }
+                let (a, b) = (&plan.slots[src], &plan.slots[dst]);
+                if a.dtype != b.dtype || a.numel() != b.numel() {
+                    return Err(bad(format!("step {si}: view from {} to {}", aval_str(a), aval_str(b))));
+                }
+                written[dst] = true;
+            }
+            Step::Kernel(k) => {
+                validate_kernel(plan, k, &written).map_err(|e| match e {
+                    Error::Codegen(m) => Error::Codegen(format!("{m} (step {si}, kernel {})", k.name)),
+                    Error::Unsupported(m) => Error::Unsupported(format!("{m} (step {si}, kernel {})", k.name)),
+                    e => e,
+                })?;
+                for o in &k.outputs {
+                    written[o.slot] = true;
+                }
+            }
+        }
+    }
+    for (i, &o) in plan.outputs.iter().enumerate() {
+        if o >= n || !written[o] {
+            return Err(bad(format!("output {i} is slot {o}, which is never written")));
+        }
+    }
+    Ok(())
+}
+
+fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
+    let n = plan.slots.len();
+    let rank = k.domain.len();
+    let numel = k.domain.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let numel = numel.filter(|&e| e <= isize::MAX as usize).ok_or_else(|| bad(format!("domain {:?} too large", k.domain)))?;
+    for (i, &a) in k.reduce_axes.iter().enumerate() {
+        if a >= rank || (i > 0 && k.reduce_axes[i - 1] >= a) {
+            return Err(bad(format!("reduce axes {:?} not sorted, unique axes of rank {rank}", k.reduce_axes)));
+        }
+    }
+    for (j, inp) in k.inputs.iter().enumerate() {
+        if inp.slot >= n || !written[inp.slot] {
+            return Err(bad(format!("input {j} reads slot {}, which is not written yet", inp.slot)));
+        }
+        let aval = &plan.slots[inp.slot];
+        if inp.dtype != aval.dtype {
+            return Err(bad(format!("input {j} has dtype {} but slot {} is {}", inp.dtype.short_name(), inp.slot, aval_str(aval))));
+        }
+        if inp.strides.len() != rank {
+            return Err(bad(format!("input {j} has {} strides for a rank-{rank} domain", inp.strides.len())));
+        }
+        if numel > 0 {
+            let mut lo = inp.offset as i128;
+            let mut hi = inp.offset as i128;
+            for (&s, &d) in inp.strides.iter().zip(&k.domain) {
+                let span = s as i128 * (d as i128 - 1);
+                if span < 0 { lo += span } else { hi += span }
+            }
+            let len = aval.numel().unwrap_or(0) as i128;
+            if lo < 0 || hi >= len {
+                return Err(bad(format!(
+                    "input {j} reads elements {lo}..={hi} of slot {} ({}), out of bounds",
+                    inp.slot, aval_str(aval)
+                )));
+            }
+        }
+    }
+    for (i, ins) in k.body.iter().enumerate() {
+        let dt_of = |j: usize| -> Result<DType> {
+            if j < i { Ok(k.body[j].dtype) } else { Err(bad(format!("instruction {i} uses %{j}, not an earlier instruction"))) }
+        };
+        let want = |cond: bool, what: &str| -> Result<()> {
+            if cond { Ok(()) } else { Err(bad(format!("instruction {i} ({:?} : {}): {what}", ins.op, ins.dtype.short_name()))) }
+        };
+        let dt = ins.dtype;
+        match &ins.op {
+            KOp::Load { input } => {
+                let inp = k.inputs.get(*input).ok_or_else(|| bad(format!("instruction {i} loads input {input} of {}", k.inputs.len())))?;
+                want(inp.dtype == dt, "dtype differs from the input's")?;
+            }
+            KOp::Const { .. } => {}
+            KOp::Iota { axis } => want(*axis < rank, "axis out of range")?,
+            KOp::Unary { op, a } => {
+                let adt = dt_of(*a)?;
+                if *op == crate::ir::UnaryOp::IsFinite {
+                    want(dt == DType::Bool, "is_finite gives bool")?;
+                } else {
+                    want(adt == dt, "operand dtype differs")?;
+                }
+            }
+            KOp::Binary { op, a, b } => {
+                let (adt, bdt) = (dt_of(*a)?, dt_of(*b)?);
+                want(adt == dt, "operand dtype differs")?;
+                let pow_int = *op == crate::ir::BinaryOp::Pow && dt.is_float() && bdt.is_int();
+                want(bdt == dt || pow_int, "operand dtype differs")?;
+            }
+            KOp::Compare { a, b, .. } => {
+                let (adt, bdt) = (dt_of(*a)?, dt_of(*b)?);
+                want(adt == bdt && dt == DType::Bool, "compare takes equal dtypes and gives bool")?;
+            }
+            KOp::Select { pred, cases } => {
+                let pdt = dt_of(*pred)?;
+                want(pdt == DType::Bool || pdt.is_int(), "predicate must be bool or an integer")?;
+                want(!cases.is_empty(), "no cases")?;
+                for &c in cases {
+                    want(dt_of(c)? == dt, "case dtype differs")?;
+                }
+            }
+            KOp::Convert { a } => {
+                dt_of(*a)?;
+            }
+            KOp::Bitcast { a } => {
+                let adt = dt_of(*a)?;
+                want(adt.size() == dt.size(), "bitcast between different widths")?;
+            }
+            KOp::IntegerPow { a, .. } => want(dt_of(*a)? == dt, "operand dtype differs")?,
+            KOp::Clamp { lo, x, hi } => {
+                let ok = dt_of(*lo)? == dt && dt_of(*x)? == dt && dt_of(*hi)? == dt;
+                want(ok, "operand dtypes differ")?;
+            }
+        }
+    }
+    let outer = outer_shape(k);
+    let mut seen = Vec::new();
+    for (o, out) in k.outputs.iter().enumerate() {
+        if out.slot >= n || out.slot < plan.num_inputs || written[out.slot] || seen.contains(&out.slot) {
+            return Err(bad(format!("output {o} writes slot {}, which is an input, out of range or already written", out.slot)));
+        }
+        seen.push(out.slot);
+        let vdt = k.body.get(out.value).map(|i| i.dtype).ok_or_else(|| bad(format!("output {o} is %{}, past the body", out.value)))?;
+        let aval = &plan.slots[out.slot];
+        let (shape, dt_ok) = match out.kind {
+            OutputKind::Store => (&k.domain, aval.dtype == vdt),
+            OutputKind::Reduce(op) => {
+                if vdt.is_float() && matches!(op, ReduceOp::And | ReduceOp::Or) {
+                    return Err(Error::Unsupported(format!("reduce {op:?} on {}", vdt.short_name())));
+                }
+                (&outer, aval.dtype == vdt)
+            }
+            OutputKind::ArgReduce { .. } => {
+                if k.reduce_axes.len() != 1 {
+                    return Err(bad(format!("output {o}: argmax/argmin needs exactly one reduce axis, got {:?}", k.reduce_axes)));
+                }
+                (&outer, aval.dtype.is_int())
+            }
+        };
+        if &aval.shape != shape || !dt_ok {
+            return Err(bad(format!(
+                "output {o} ({:?} of a {} value) has slot {} of aval {}",
+                out.kind, vdt.short_name(), out.slot, aval_str(aval)
+            )));
+        }
+    }
+    Ok(())
+}
