@@ -4,6 +4,7 @@ pub mod program;
 pub mod parse;
 pub mod verify;
 pub mod print;
+pub mod shape;
 
 pub use dtype::{DType, Scalar};
 pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

@@ -7,3 +7,42 @@ pub mod simplify;
 pub mod fusion;
 
 pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
+
+use crate::error::{Error, Result};
+use crate::ir::Program;
+
+/// Runs the pass pipeline on a verified program: simplify → const_fold → CSE → DCE, repeated (at most
+/// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass
+/// that broke the program is reported as an error naming the pass pipeline.
+pub fn optimize(p: Program) -> Result<Program> {
+    let mut p = p;
+    for _ in 0..4 {
+        let before = p.eqns.len();
+        let outs_before = p.outvars.clone();
+        p = simplify::run(p);
+        p = const_fold::run(p);
+        p = cse::run(p);
+        p = dce::run(p);
+        if p.eqns.len() == before && p.outvars == outs_before {
+            break;
+        }
+    }
+    if cfg!(debug_assertions) {
+        crate::ir::verify::verify(&p).map_err(|e| match e {
+            Error::Verify { eqn, prim, msg } => {
+                Error::Verify { eqn, prim, msg: format!("after optimization (internal error): {msg}") }
+            }
+            other => other,
+        })?;
+    }
+    Ok(p)
+}
+
+/// The whole front half of the compiler: parse → verify → optimize → fuse into a plan.
+pub fn compile_pipeline(json: &str) -> Result<(Program, Plan)> {
+    let p = crate::ir::parse::parse_program(json)?;
+    crate::ir::verify::verify(&p)?;
+    let p = optimize(p)?;
+    let plan = fusion::lower_to_plan(&p)?;
+    Ok((p, plan))
+}
