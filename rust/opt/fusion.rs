@@ -230,6 +230,7 @@ impl<'c, 'a> Builder<'c, 'a> {
                 Prim::Binary(op) => self.push(KOp::Binary { op: *op, a: ops[0], b: ops[1] }, out),
                 Prim::Compare(op) => self.push(KOp::Compare { op: *op, a: ops[0], b: ops[1] }, out),
                 Prim::IntegerPow { y } => self.push(KOp::IntegerPow { a: ops[0], y: *y }, out),
+                Prim::SelectN if ops.len() == 2 => ops[1], // a single case is always chosen
                 Prim::SelectN => self.push(KOp::Select { pred: ops[0], cases: ops[1..].to_vec() }, out),
                 Prim::Clamp => self.push(KOp::Clamp { lo: ops[0], x: ops[1], hi: ops[2] }, out),
                 Prim::ConvertElementType { .. } => self.push(KOp::Convert { a: ops[0] }, out),
@@ -247,6 +248,44 @@ impl<'c, 'a> Builder<'c, 'a> {
             self.memo.insert((v, map), i);
         }
         self.memo.get(&(rv, rmap)).copied().ok_or_else(|| internal("root not emitted"))
+    }
+}
+
+/// Per-point cost at or above which a value is materialized rather than recomputed under a broadcast
+/// that multiplies its element count.
+const EXPENSIVE: u32 = 10;
+
+/// Rough per-point cost of a fusible primitive.
+fn op_cost(p: &Prim) -> u32 {
+    use crate::ir::{BinaryOp as Bo, UnaryOp as U};
+    match p {
+        Prim::Unary(u) => match u {
+            U::Neg | U::Abs | U::Sign | U::Floor | U::Ceil | U::Round | U::RoundEven | U::Not | U::IsFinite
+            | U::Square | U::PopulationCount => 1,
+            U::Sqrt | U::Rsqrt => 3,
+            _ => EXPENSIVE,
+        },
+        Prim::Binary(b) => match b {
+            Bo::Div | Bo::Rem => 3,
+            Bo::Pow | Bo::Atan2 => EXPENSIVE,
+            _ => 1,
+        },
+        Prim::IntegerPow { y } => 1 + (y.unsigned_abs().max(1)).ilog2(),
+        Prim::BroadcastInDim { .. } | Prim::Transpose { .. } | Prim::Copy | Prim::Reduce { .. } => 0,
+        Prim::ConvertElementType { .. } | Prim::BitcastConvertType { .. } | Prim::Iota { .. } => 0,
+        _ => 1,
+    }
+}
+
+/// Is `e` a broadcast_in_dim that makes its operand at least twice as big?
+fn expands(ctx: &Ctx, e: &crate::ir::Eqn) -> bool {
+    match &e.prim {
+        Prim::BroadcastInDim { .. } => {
+            let from = atom_aval(ctx, &e.inputs[0]).numel().unwrap_or(0);
+            let to = e.outputs[0].1.numel().unwrap_or(0);
+            to / 2 >= from.max(1)
+        }
+        _ => false,
     }
 }
 
@@ -351,6 +390,20 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         }
     }
 
+    // Per-point cost of each fusible value's expression (as if everything below it were inlined), to avoid
+    // recomputing expensive expressions at every point of a bigger domain.
+    let mut cost: HashMap<VarId, u32> = HashMap::new();
+    for e in eqns {
+        if class(&e.prim) == Class::Fusible {
+            let below: u32 = e
+                .inputs
+                .iter()
+                .map(|a| if let Atom::Var(u) = a { cost.get(u).copied().unwrap_or(0) } else { 0 })
+                .fold(0u32, |a, b| a.saturating_add(b));
+            cost.insert(e.outputs[0].0, op_cost(&e.prim).saturating_add(below).min(EXPENSIVE * 100));
+        }
+    }
+
     // Backward assignment of values to kernels.
     let mut groups: Vec<Group> = Vec::new();
     let mut materialized: HashSet<VarId> = HashSet::new();
@@ -399,10 +452,19 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
             Class::Fusible => {
                 let mut kernels: Vec<usize> = Vec::new();
                 let mut viewed = false;
+                let mut expensive_broadcast = false;
                 for &c in consumers.get(&v).map(|c| c.as_slice()).unwrap_or(&[]) {
                     let cv = eqns[c].outputs[0].0;
                     match class(&eqns[c].prim) {
                         Class::View => viewed = true,
+                        _ if expands(&ctx, &eqns[c]) && cost.get(&v).copied().unwrap_or(0) >= EXPENSIVE => {
+                            expensive_broadcast = true;
+                            if let Some(&k) = ctx.kern.get(&cv) {
+                                if !kernels.contains(&k) {
+                                    kernels.push(k);
+                                }
+                            }
+                        }
                         _ => match ctx.kern.get(&cv) {
                             Some(&k) if !kernels.contains(&k) => kernels.push(k),
                             Some(_) => {}
@@ -410,7 +472,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                         },
                     }
                 }
-                let forced = viewed || outputs.contains(&v);
+                let forced = viewed || expensive_broadcast || outputs.contains(&v);
                 if !forced && kernels.len() == 1 {
                     ctx.kern.insert(v, kernels[0]);
                     continue;
@@ -972,6 +1034,10 @@ mod tests {
         }).collect()
     }
 
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + a.abs())
+    }
+
     /// Lowers `p` (and its optimized form), checks the contract and compares with the reference.
     fn lower_checked(p: &Program) -> Plan {
         let plan = lower_to_plan(p).unwrap();
@@ -983,7 +1049,7 @@ mod tests {
         for (w, g) in want.iter().zip(&got) {
             assert_eq!(w.len(), g.len());
             for (a, b) in w.iter().zip(g) {
-                assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "reference {w:?} vs plan {g:?}\n{}", plan_text(&plan));
+                assert!(close(*a, *b, 1e-9), "reference {w:?} vs plan {g:?}\n{}\n{}", crate::ir::print::print(p), plan_text(&plan));
             }
         }
         let q = crate::opt::optimize(p.clone()).unwrap();
@@ -991,7 +1057,7 @@ mod tests {
         check_plan(&plan2);
         for (w, g) in want.iter().zip(&eval_plan(&plan2, &args)) {
             for (a, b) in w.iter().zip(g) {
-                assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "optimized: {w:?} vs {g:?}\n{}", plan_text(&plan2));
+                assert!(close(*a, *b, 1e-6), "optimized: {w:?} vs {g:?}\n{}", plan_text(&plan2));
             }
         }
         plan
@@ -1100,7 +1166,7 @@ mod tests {
         let mut b = B::new();
         let z = b.input(&[3]);
         let w = b.input(&[2, 3]);
-        let e = b.un(UnaryOp::Exp, &z);
+        let e = b.un(UnaryOp::Neg, &z);
         let io = b.eq(Prim::Iota { dtype: DType::F32, shape: vec![3], dimension: 0 }, vec![]);
         let ei = b.bin(BinaryOp::Add, &e, &io);
         let eb = b.bcast(&ei, &[2, 3], &[1]);
@@ -1110,6 +1176,27 @@ mod tests {
         assert_eq!(ks.len(), 1, "{}", plan_text(&plan));
         assert!(ks[0].body.iter().any(|i| i.op == KOp::Iota { axis: 1 }));
         assert!(ks[0].inputs.iter().any(|i| i.slot == 0 && i.strides == vec![0, 1]));
+    }
+
+    #[test]
+    fn expensive_values_are_not_recomputed_under_broadcast() {
+        let mut b = B::new();
+        let x = b.input(&[4]);
+        let e = b.un(UnaryOp::Exp, &x);
+        let r = b.bcast(&e, &[4, 4], &[0]);
+        let c = b.bcast(&e, &[4, 4], &[1]);
+        let o = b.bin(BinaryOp::Mul, &r, &c);
+        let plan = lower_checked(&b.done(vec![o]));
+        let ks = kernels(&plan);
+        assert_eq!(ks.len(), 2, "{}", plan_text(&plan));
+        assert_eq!(ks[1].body.iter().filter(|i| matches!(i.op, KOp::Unary { .. })).count(), 0);
+        // A cheap expression is still inlined.
+        let mut b = B::new();
+        let x = b.input(&[4]);
+        let e = b.un(UnaryOp::Neg, &x);
+        let r = b.bcast(&e, &[4, 4], &[0]);
+        let o = b.bin(BinaryOp::Mul, &r, &r);
+        assert_eq!(kernels(&lower_checked(&b.done(vec![o]))).len(), 1);
     }
 
     #[test]
@@ -1209,6 +1296,97 @@ mod tests {
         let plan = lower_to_plan(&p).unwrap();
         assert_eq!(kernels(&plan).len(), 1);
         assert_eq!(eval_plan(&plan, &[vec![0.0, 1.0]]), vec![vec![20000.0, 20001.0]]);
+    }
+
+    /// Random programs (elementwise ops, broadcasts, transposes, reductions, argmax, views, iota) lowered
+    /// and run by the reference plan interpreter must agree with the reference program interpreter.
+    #[test]
+    fn random_programs_match_reference() {
+        let mut seed: u64 = 0x9E3779B97F4A7C15;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let shapes: [&[usize]; 5] = [&[3], &[2, 3], &[3, 2], &[1, 3], &[2, 1, 3]];
+        let unary = [UnaryOp::Sin, UnaryOp::Neg, UnaryOp::Exp, UnaryOp::Square];
+        let binary = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Max];
+        let (mut kernels_total, mut multi, mut reducing, mut views) = (0, 0, 0, 0);
+        for _case in 0..300 {
+            let mut b = B::new();
+            let mut pool: Vec<(Atom, Vec<usize>)> = Vec::new();
+            for _ in 0..1 + next() % 3 {
+                let s = shapes[next() % shapes.len()];
+                pool.push((b.input(s), s.to_vec()));
+            }
+            for _ in 0..2 + next() % 10 {
+                let (a, s) = pool[pool.len() - 1 - next() % pool.len().min(4)].clone();
+                let r = s.len();
+                let new = match next() % 10 {
+                    0 | 1 => b.un(unary[next() % unary.len()], &a),
+                    2 | 3 => {
+                        let other = pool.iter().rev().find(|(_, t)| *t == s).map(|(o, _)| o.clone());
+                        let o = match (next() % 3, other) {
+                            (0, _) | (_, None) => lit(0.5),
+                            (_, Some(o)) => o,
+                        };
+                        b.bin(binary[next() % binary.len()], &a, &o)
+                    }
+                    4 => {
+                        // insert a new axis of size 2 and expand size-1 axes to 4
+                        let pos = next() % (r + 1);
+                        let mut shape: Vec<usize> = s.iter().map(|&d| if d == 1 { 4 } else { d }).collect();
+                        shape.insert(pos, 2);
+                        let bd: Vec<usize> = (0..r).map(|i| if i < pos { i } else { i + 1 }).collect();
+                        b.bcast(&a, &shape, &bd)
+                    }
+                    5 if r >= 2 => {
+                        let mut perm: Vec<usize> = (0..r).collect();
+                        perm.rotate_left(1 + next() % (r - 1));
+                        b.eq(Prim::Transpose { permutation: perm }, vec![a])
+                    }
+                    6 if r >= 1 => {
+                        let axes: Vec<usize> = (0..r).filter(|_| next() % 2 == 0).collect();
+                        let axes = if axes.is_empty() { vec![next() % r] } else { axes };
+                        let op = if next() % 2 == 0 { ReduceOp::Sum } else { ReduceOp::Max };
+                        b.eq(Prim::Reduce { op, axes }, vec![a])
+                    }
+                    7 if r >= 1 && s.iter().all(|&d| d > 0) => {
+                        let ax = next() % r;
+                        let am = b.eq(Prim::ArgReduce { is_max: true, axis: ax, index_dtype: DType::I32 }, vec![a]);
+                        b.eq(Prim::ConvertElementType { new_dtype: DType::F32 }, vec![am])
+                    }
+                    8 => {
+                        let n = s.iter().product();
+                        if next() % 2 == 0 {
+                            b.eq(Prim::Reshape { new_sizes: vec![n] }, vec![a])
+                        } else {
+                            b.eq(Prim::ExpandDims { dimensions: vec![next() % (r + 1)] }, vec![a])
+                        }
+                    }
+                    _ => {
+                        if r == 0 {
+                            continue;
+                        }
+                        let io = b.eq(Prim::Iota { dtype: DType::F32, shape: s.clone(), dimension: next() % r }, vec![]);
+                        b.bin(BinaryOp::Add, &a, &io)
+                    }
+                };
+                let shape = b.aval(&new).0.shape;
+                pool.push((new, shape));
+            }
+            let mut outs: Vec<Atom> = vec![pool.last().unwrap().0.clone()];
+            for _ in 0..next() % 3 {
+                outs.push(pool[next() % pool.len()].0.clone());
+            }
+            let p = b.done(outs);
+            let plan = lower_checked(&p);
+            kernels_total += kernels(&plan).len();
+            multi += kernels(&plan).iter().filter(|k| k.outputs.len() > 1).count();
+            reducing += kernels(&plan).iter().filter(|k| !k.reduce_axes.is_empty()).count();
+            views += plan.steps.iter().filter(|s| matches!(s, Step::View { .. })).count();
+        }
+        eprintln!("random programs: {kernels_total} kernels, {multi} multi-output, {reducing} reducing, {views} views");
+        assert!(kernels_total > 300 && multi > 10 && reducing > 50 && views > 20);
     }
 
     #[test]
