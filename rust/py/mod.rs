@@ -1,7 +1,58 @@
-//! The PyO3 bindings: the only code that touches Python. Errors map to exceptions here, once.
+//! The PyO3 bindings: the only code that touches Python. Errors map to exceptions in `errors`, once.
 use pyo3::prelude::*;
 
+pub mod array;
+pub mod device;
+pub mod errors;
+pub mod executable;
+pub mod jit_cache;
+
+use device::{device_objects, PyDevice};
+
+/// Every device of this process (the CPU first).
+#[pyfunction]
+fn devices(py: Python<'_>) -> PyResult<Vec<Py<PyDevice>>> {
+    Ok(device_objects(py)?.iter().map(|d| d.clone_ref(py)).collect())
+}
+
+/// Testing hook: queues a job that sleeps `ms` milliseconds on the CPU stream (makes the queue busy).
+#[pyfunction]
+fn _stream_sleep(ms: u64) {
+    crate::runtime::device::cpu().stream.enqueue(Box::new(move || std::thread::sleep(std::time::Duration::from_millis(ms))));
+}
+
+/// Testing hook: a computation queued on the CPU stream that fails with `message` (as an error, or by
+/// panicking when `panic`), after `delay_ms`. Returns its pending f32[] output.
+#[pyfunction]
+#[pyo3(signature = (message, panic=false, delay_ms=0))]
+fn _queued_failure(message: String, panic: bool, delay_ms: u64) -> array::DeviceArray {
+    use crate::ir::{Aval, DType};
+    let outs = crate::runtime::device::cpu().stream.submit(vec![], &[Aval::scalar(DType::F32)], false, move |_| {
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        if panic {
+            panic!("{message}");
+        }
+        Err(crate::Error::Execution(message))
+    });
+    array::DeviceArray::new(outs.into_iter().next().expect("one output"))
+}
+
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<array::DeviceArray>()?;
+    m.add_class::<executable::PyExecutable>()?;
+    m.add_class::<device::PyDevice>()?;
+    m.add_class::<jit_cache::JitCache>()?;
+    m.add_function(wrap_pyfunction!(executable::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::compile_count, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::executable_cache_size, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::clear_caches, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::set_cache_max_size, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::cache_max_size, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
+    m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
+    m.add("INLINE_MAX_WORK", crate::runtime::stream::INLINE_MAX_WORK)?;
     Ok(())
 }

@@ -1,0 +1,256 @@
+//! `DeviceArray`: a handle to a device buffer that may still be pending.
+use std::sync::Arc;
+
+use numpy::{Element, PyArray, PyArrayMethods, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::ndarray::IxDyn;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyModule, PyTuple};
+
+use crate::error::Result;
+use crate::ir::{Aval, DType, Scalar};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::device::{self, Device};
+use crate::runtime::pending::Value;
+
+use super::device::{device_object, PyDevice};
+
+#[pyclass(frozen, subclass, name = "DeviceArray", module = "cranax._core")]
+pub struct DeviceArray {
+    pub value: Value,
+    pub device: Arc<Device>,
+}
+
+static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    Ok(NUMPY.get_or_try_init(py, || py.import("numpy").map(|m| m.unbind()))?.bind(py))
+}
+
+/// The dtype from a short ("f32") or NumPy ("float32") name.
+pub fn parse_dtype(s: &str) -> PyResult<DType> {
+    DType::from_short_name(s)
+        .or(match s {
+            "bool_" => Some(DType::Bool),
+            "int32" => Some(DType::I32),
+            "uint32" => Some(DType::U32),
+            "int64" => Some(DType::I64),
+            "float32" => Some(DType::F32),
+            "float64" => Some(DType::F64),
+            _ => None,
+        })
+        .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {s:?} (expected bool, i32, u32, i64, f32 or f64)")))
+}
+
+fn numpy_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::I32 => "int32",
+        DType::U32 => "uint32",
+        DType::I64 => "int64",
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+    }
+}
+
+/// Waits for a value, releasing the GIL only when it is not ready yet.
+pub fn wait_value(py: Python<'_>, v: &Value) -> Result<Buffer> {
+    match v.try_buffer() {
+        Some(r) => r,
+        None => py.detach(|| v.wait()),
+    }
+}
+
+fn to_numpy_typed<'py, T: Element>(py: Python<'py>, b: &Buffer) -> Bound<'py, PyAny> {
+    // SAFETY: the array is fully written below before it is handed out; sizes agree (same dtype, shape).
+    let arr = unsafe { PyArray::<T, IxDyn>::new(py, IxDyn(&b.aval.shape), false) };
+    let n = b.storage.len();
+    if n > 0 {
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr() as *const u8, arr.data() as *mut u8, n) };
+    }
+    arr.into_any()
+}
+
+impl DeviceArray {
+    pub fn new(value: Value) -> DeviceArray {
+        DeviceArray { value, device: device::cpu().clone() }
+    }
+}
+
+#[pymethods]
+impl DeviceArray {
+    /// Copies a NumPy array (or anything `numpy.asarray` accepts) to the device.
+    #[staticmethod]
+    fn from_numpy(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<DeviceArray> {
+        let np = numpy(py)?;
+        let mut obj = arr.clone();
+        if obj.cast::<PyUntypedArray>().is_err() {
+            obj = np.call_method1("asarray", (obj,))?;
+        }
+        let a = obj.cast::<PyUntypedArray>()?.clone();
+        let descr = a.dtype();
+        let dt = match (descr.kind(), descr.itemsize()) {
+            (b'b', 1) => DType::Bool,
+            (b'i', 4) => DType::I32,
+            (b'i', 8) => DType::I64,
+            (b'u', 4) => DType::U32,
+            (b'f', 4) => DType::F32,
+            (b'f', 8) => DType::F64,
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "unsupported dtype {} (cranax arrays hold bool, int32, uint32, int64, float32 or float64)",
+                    descr.str()?
+                )))
+            }
+        };
+        let a = if a.is_c_contiguous() && descr.is_native_byteorder() != Some(false) {
+            a
+        } else {
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("dtype", numpy_name(dt))?;
+            np.call_method("ascontiguousarray", (a,), Some(&kw))?.cast_into::<PyUntypedArray>()?
+        };
+        let aval = Aval::new(dt, a.shape().to_vec());
+        let nbytes = aval.numel().and_then(|n| n.checked_mul(dt.size())).unwrap_or(usize::MAX);
+        let buf = if nbytes == 0 {
+            Buffer::alloc(&aval)?
+        } else {
+            // SAFETY: a C-contiguous array of this dtype and shape holds exactly `nbytes` bytes at `data`.
+            let data = unsafe { (*a.as_array_ptr()).data as *const u8 };
+            let bytes = unsafe { std::slice::from_raw_parts(data, nbytes) };
+            Buffer::from_bytes(&aval, bytes)?
+        };
+        Ok(DeviceArray::new(Value::Ready(buf)))
+    }
+
+    /// A 0-d array holding `value` as `dtype` ("bool", "i32", "u32", "i64", "f32", "f64").
+    #[staticmethod]
+    fn from_scalar(value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<DeviceArray> {
+        let dt = parse_dtype(dtype)?;
+        let s = match dt {
+            DType::Bool => Scalar::Bool(value.is_truthy()?),
+            DType::I32 => Scalar::Int(value.extract::<i32>()? as i64),
+            DType::U32 => Scalar::Int(value.extract::<u32>()? as i64),
+            DType::I64 => Scalar::Int(value.extract::<i64>()?),
+            DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
+        };
+        let bytes: Vec<u8> = match (dt, s.cast(dt)) {
+            (DType::Bool, Scalar::Bool(b)) => vec![b as u8],
+            (DType::I32, Scalar::Int(i)) => (i as i32).to_le_bytes().to_vec(),
+            (DType::U32, Scalar::Int(i)) => (i as u32).to_le_bytes().to_vec(),
+            (DType::I64, Scalar::Int(i)) => i.to_le_bytes().to_vec(),
+            (DType::F32, Scalar::Float(f)) => (f as f32).to_le_bytes().to_vec(),
+            (DType::F64, Scalar::Float(f)) => f.to_le_bytes().to_vec(),
+            _ => unreachable!("cast gives the dtype's scalar kind"),
+        };
+        Ok(DeviceArray::new(Value::Ready(Buffer::from_bytes(&Aval::scalar(dt), &bytes)?)))
+    }
+
+    /// A fresh, writable NumPy copy. Waits (GIL released); raises the computation's error.
+    fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let b = wait_value(py, &self.value)?;
+        Ok(match b.aval.dtype {
+            DType::Bool => to_numpy_typed::<bool>(py, &b),
+            DType::I32 => to_numpy_typed::<i32>(py, &b),
+            DType::U32 => to_numpy_typed::<u32>(py, &b),
+            DType::I64 => to_numpy_typed::<i64>(py, &b),
+            DType::F32 => to_numpy_typed::<f32>(py, &b),
+            DType::F64 => to_numpy_typed::<f64>(py, &b),
+        })
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let a = self.to_numpy(py)?;
+        match dtype {
+            Some(d) if !d.is_none() => a.call_method1("astype", (d,)),
+            _ => Ok(a),
+        }
+    }
+
+    /// Waits (GIL released) until computed; raises the computation's error.
+    fn block_until_ready(&self, py: Python<'_>) -> PyResult<()> {
+        wait_value(py, &self.value)?;
+        Ok(())
+    }
+
+    /// True once computed (or failed).
+    fn is_ready(&self) -> bool {
+        self.value.is_ready()
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.value.aval().shape)
+    }
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.value.aval().dtype.short_name()
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.value.aval().shape.len()
+    }
+    #[getter]
+    fn size(&self) -> usize {
+        self.value.aval().numel().unwrap_or(usize::MAX)
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        let a = self.value.aval();
+        a.numel().unwrap_or(usize::MAX).saturating_mul(a.dtype.size())
+    }
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDevice>> {
+        device_object(py, &self.device)
+    }
+
+    /// The same bytes under a new shape (same element count; one dimension may be -1).
+    fn reshape_view(&self, shape: Vec<i64>) -> PyResult<DeviceArray> {
+        let old = self.value.aval();
+        let n = old.numel().unwrap_or(usize::MAX);
+        let bad = || {
+            PyValueError::new_err(format!("cannot reshape array of shape {:?} (size {n}) into shape {shape:?}", old.shape))
+        };
+        let mut dims = Vec::with_capacity(shape.len());
+        let mut infer = None;
+        for (i, &d) in shape.iter().enumerate() {
+            if d == -1 && infer.is_none() {
+                infer = Some(i);
+                dims.push(1usize);
+            } else if d < 0 {
+                return Err(bad());
+            } else {
+                dims.push(d as usize);
+            }
+        }
+        let known = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(bad)?;
+        if let Some(i) = infer {
+            if known == 0 || n % known != 0 {
+                return Err(bad());
+            }
+            dims[i] = n / known;
+        } else if known != n {
+            return Err(bad());
+        }
+        let aval = Aval::new(old.dtype, dims);
+        Ok(DeviceArray { value: self.value.view(aval), device: self.device.clone() })
+    }
+
+    fn __repr__(&self) -> String {
+        let a = self.value.aval();
+        let state = match self.value.try_buffer() {
+            None => "pending",
+            Some(Ok(_)) => "ready",
+            Some(Err(_)) => "failed",
+        };
+        format!("DeviceArray({}{:?}, {state})", a.dtype.short_name(), a.shape)
+    }
+}

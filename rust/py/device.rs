@@ -1,0 +1,71 @@
+//! `Device`: the Python view of a runtime device. One Python object per device, so identity, equality
+//! and hashing are stable (devices are part of jit cache keys).
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+
+use crate::runtime::device::{devices, Device};
+
+#[pyclass(frozen, name = "Device", module = "cranax._core")]
+pub struct PyDevice {
+    pub dev: Arc<Device>,
+}
+
+static OBJECTS: PyOnceLock<Vec<Py<PyDevice>>> = PyOnceLock::new();
+
+/// The Python object of every device (created once).
+pub fn device_objects(py: Python<'_>) -> PyResult<&Vec<Py<PyDevice>>> {
+    OBJECTS.get_or_try_init(py, || devices().iter().map(|d| Py::new(py, PyDevice { dev: d.clone() })).collect())
+}
+
+/// The Python object for a runtime device.
+pub fn device_object<'py>(py: Python<'py>, d: &Arc<Device>) -> PyResult<Bound<'py, PyDevice>> {
+    let objs = device_objects(py)?;
+    match objs.iter().find(|o| Arc::ptr_eq(&o.get().dev, d)) {
+        Some(o) => Ok(o.bind(py).clone()),
+        None => Bound::new(py, PyDevice { dev: d.clone() }),
+    }
+}
+
+#[pymethods]
+impl PyDevice {
+    #[getter]
+    fn id(&self) -> u32 {
+        self.dev.id
+    }
+    #[getter]
+    fn platform(&self) -> &'static str {
+        self.dev.platform()
+    }
+    #[getter]
+    fn device_kind(&self) -> &'static str {
+        self.dev.device_kind()
+    }
+    /// Host description, e.g. "cpu:0 (x86_64, 2 threads)".
+    #[getter]
+    fn description(&self) -> String {
+        self.dev.description.clone()
+    }
+    #[getter]
+    fn process_index(&self) -> u32 {
+        0
+    }
+    /// Waits until every computation queued on this device has finished.
+    fn synchronize(&self, py: Python<'_>) {
+        let d = self.dev.clone();
+        py.detach(move || d.stream.synchronize());
+    }
+    fn __repr__(&self) -> String {
+        self.dev.repr()
+    }
+    fn __str__(&self) -> String {
+        self.dev.description.clone()
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyDevice>().map(|o| Arc::ptr_eq(&o.get().dev, &self.dev)).unwrap_or(false)
+    }
+    fn __hash__(&self) -> u64 {
+        (self.dev.id as u64) ^ 0x6372_616e_6178_0000
+    }
+}

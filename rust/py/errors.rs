@@ -1,0 +1,39 @@
+//! The one place core errors become Python exceptions, and panics become `RuntimeError`.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::{
+    PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
+use pyo3::PyErr;
+
+use crate::error::Error;
+use crate::runtime::stream::panic_message;
+
+/// Parse → ValueError, Verify → TypeError, Unsupported → NotImplementedError, Codegen → RuntimeError,
+/// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError. Messages carry the Rust text.
+pub fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::Parse(_) => PyValueError::new_err(msg),
+        Error::Verify { .. } => PyTypeError::new_err(msg),
+        Error::Unsupported(_) => PyNotImplementedError::new_err(msg),
+        Error::Codegen(_) => PyRuntimeError::new_err(msg),
+        Error::Arguments(_) => PyTypeError::new_err(msg),
+        Error::Memory { .. } => PyMemoryError::new_err(msg),
+        Error::Execution(_) => PyRuntimeError::new_err(msg),
+    }
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        to_py(e)
+    }
+}
+
+/// Runs Rust work that returns a core `Result`, turning a panic into `RuntimeError`.
+pub fn guarded<T>(what: &str, f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => Err(Error::Execution(format!("internal error (panic) in {what}: {}", panic_message(&*p)))),
+    }
+}

@@ -1,0 +1,132 @@
+//! `Executable` (a compiled program) and the module functions around compilation and the caches.
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::runtime::cache;
+use crate::runtime::executable::Executable;
+use crate::runtime::pending::Value;
+
+use super::array::DeviceArray;
+use super::errors::guarded;
+
+#[pyclass(frozen, name = "Executable", module = "cranax._core")]
+pub struct PyExecutable {
+    pub exe: Arc<Executable>,
+}
+
+fn arg_value(i: usize, a: &Bound<'_, PyAny>) -> PyResult<Value> {
+    match a.cast::<DeviceArray>() {
+        Ok(d) => Ok(d.get().value.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "argument {i} is a {}, expected a DeviceArray",
+            a.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+        ))),
+    }
+}
+
+#[pymethods]
+impl PyExecutable {
+    /// Runs on a list of DeviceArrays (ready or pending); returns the outputs at once (ready when run inline,
+    /// pending when queued). Wrong argument count/avals raise TypeError now; execution errors surface at
+    /// the wait.
+    fn execute<'py>(&self, py: Python<'py>, args: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let mut vals = Vec::with_capacity(self.exe.in_avals.len());
+        if let Ok(l) = args.cast::<PyList>() {
+            for (i, a) in l.iter().enumerate() {
+                vals.push(arg_value(i, &a)?);
+            }
+        } else if let Ok(t) = args.cast::<PyTuple>() {
+            for (i, a) in t.iter().enumerate() {
+                vals.push(arg_value(i, &a)?);
+            }
+        } else {
+            for (i, a) in args.try_iter()?.enumerate() {
+                vals.push(arg_value(i, &a?)?);
+            }
+        }
+        let outs = self.exe.execute(vals)?;
+        let dev = &self.exe.device;
+        PyList::new(
+            py,
+            outs.into_iter().map(|value| Bound::new(py, DeviceArray { value, device: dev.clone() })).collect::<PyResult<Vec<_>>>()?,
+        )
+    }
+
+    /// The optimized program (jaxpr text) followed by the plan's kernels.
+    fn as_text(&self) -> String {
+        self.exe.as_text()
+    }
+    /// The optimized program alone, in jaxpr text form.
+    fn jaxpr_text(&self) -> String {
+        self.exe.program_text.clone()
+    }
+    #[getter]
+    fn name(&self) -> String {
+        self.exe.name.clone()
+    }
+    #[getter]
+    fn num_outputs(&self) -> usize {
+        self.exe.num_outputs()
+    }
+    #[getter]
+    fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, &'static str)>> {
+        self.exe.out_avals.iter().map(|a| Ok((PyTuple::new(py, &a.shape)?, a.dtype.short_name()))).collect()
+    }
+    #[getter]
+    fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, &'static str)>> {
+        self.exe.in_avals.iter().map(|a| Ok((PyTuple::new(py, &a.shape)?, a.dtype.short_name()))).collect()
+    }
+    fn __repr__(&self) -> String {
+        format!("Executable({}, {} inputs, {} outputs)", self.exe.name, self.exe.in_avals.len(), self.exe.num_outputs())
+    }
+}
+
+/// Parses, verifies, optimizes and compiles a program (GIL released); a second-level cache hit returns the
+/// cached executable.
+#[pyfunction]
+pub fn compile(py: Python<'_>, program_json: &str) -> PyResult<PyExecutable> {
+    let exe = py.detach(|| guarded("compile", || cache::global().compile_json(program_json)))?;
+    Ok(PyExecutable { exe })
+}
+
+/// Parses and verifies a program; raises on a malformed one.
+#[pyfunction]
+pub fn verify(py: Python<'_>, program_json: &str) -> PyResult<()> {
+    py.detach(|| {
+        guarded("verify", || {
+            let p = crate::ir::parse::parse_program(program_json)?;
+            crate::ir::verify::verify(&p)
+        })
+    })?;
+    Ok(())
+}
+
+/// Real backend compilations so far in this process.
+#[pyfunction]
+pub fn compile_count() -> u64 {
+    cache::global().compile_count()
+}
+
+#[pyfunction]
+pub fn executable_cache_size() -> usize {
+    cache::global().len()
+}
+
+/// Empties the second-level executable cache.
+#[pyfunction]
+pub fn clear_caches(py: Python<'_>) {
+    py.detach(|| cache::global().clear());
+}
+
+#[pyfunction]
+pub fn set_cache_max_size(py: Python<'_>, n: usize) {
+    py.detach(|| cache::global().set_max_size(n));
+}
+
+#[pyfunction]
+pub fn cache_max_size() -> usize {
+    cache::global().max_size()
+}

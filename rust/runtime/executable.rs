@@ -1,0 +1,100 @@
+//! A compiled program ready to run on a device: the optimized program's text, its plan, the machine code,
+//! and the avals of its inputs and outputs.
+use std::sync::Arc;
+
+use crate::backend::cpu::CpuExecutable;
+use crate::error::{Error, Result};
+use crate::ir::Aval;
+use crate::opt::{Plan, Step};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::device::Device;
+use crate::runtime::pending::Value;
+use crate::runtime::stream::{run_catching, INLINE_MAX_WORK};
+
+pub struct Executable {
+    pub name: String,
+    /// The second-level cache key (canonical text of the optimized program).
+    pub key: String,
+    /// The optimized program in jaxpr text form.
+    pub program_text: String,
+    pub plan: Plan,
+    pub cpu: Arc<CpuExecutable>,
+    pub device: Arc<Device>,
+    pub in_avals: Vec<Aval>,
+    pub out_avals: Vec<Aval>,
+    /// Domain points touched by all kernels; decides inline vs queued dispatch.
+    pub work: usize,
+}
+
+impl Executable {
+    pub fn new(key: String, program_text: String, plan: Plan, cpu: Arc<CpuExecutable>, device: Arc<Device>) -> Result<Executable> {
+        let slot = |s: usize| {
+            plan.slots.get(s).cloned().ok_or_else(|| Error::Codegen(format!("plan refers to missing slot {s}")))
+        };
+        let in_avals = (0..plan.num_inputs).map(slot).collect::<Result<Vec<_>>>()?;
+        let out_avals = plan.outputs.iter().map(|&s| slot(s)).collect::<Result<Vec<_>>>()?;
+        let work = plan
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
+                Step::View { .. } => 0,
+            })
+            .fold(0usize, |a, w| a.saturating_add(w));
+        Ok(Executable { name: plan.name.clone(), key, program_text, plan, cpu, device, in_avals, out_avals, work })
+    }
+
+    pub fn num_outputs(&self) -> usize {
+        self.out_avals.len()
+    }
+
+    /// True when a call may run inline on the calling thread.
+    #[inline]
+    pub fn is_small(&self) -> bool {
+        self.work <= INLINE_MAX_WORK
+    }
+
+    /// Checks argument count and avals (a call-time `Arguments` error, raised at once).
+    pub fn check_args<'a>(&self, avals: impl ExactSizeIterator<Item = &'a Aval>) -> Result<()> {
+        if avals.len() != self.in_avals.len() {
+            return Err(Error::Arguments(format!(
+                "{} takes {} arguments, got {}",
+                self.name,
+                self.in_avals.len(),
+                avals.len()
+            )));
+        }
+        for (i, (got, want)) in avals.zip(&self.in_avals).enumerate() {
+            if got != want {
+                return Err(Error::Arguments(format!(
+                    "{} argument {i}: expected {}{:?}, got {}{:?}",
+                    self.name,
+                    want.dtype.short_name(),
+                    want.shape,
+                    got.dtype.short_name(),
+                    got.shape
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs synchronously on ready buffers on the calling thread (panics become errors).
+    pub fn run_sync(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+        self.check_args(inputs.iter().map(|b| &b.aval))?;
+        run_catching("execute", || self.cpu.run(inputs))
+    }
+
+    /// Dispatches a call on the device's stream (inline when cheap and idle). Argument errors are returned
+    /// now; execution errors fill the outputs and surface at the wait.
+    pub fn execute(&self, args: Vec<Value>) -> Result<Vec<Value>> {
+        self.check_args(args.iter().map(|v| v.aval()))?;
+        let cpu = self.cpu.clone();
+        Ok(self.device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| cpu.run(bufs)))
+    }
+
+    /// The optimized program followed by the compiled plan's kernels.
+    pub fn as_text(&self) -> String {
+        format!("{}\n\n{}", self.program_text.trim_end(), self.cpu.as_text())
+    }
+}
