@@ -257,6 +257,12 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
         "squeeze" => Prim::Squeeze { dimensions: list("dimensions")? },
         "expand_dims" => Prim::ExpandDims { dimensions: list("dimensions")? },
         "transpose" => Prim::Transpose { permutation: list("permutation")? },
+        "slice" => Prim::Slice {
+            start_indices: list("start_indices")?,
+            limit_indices: list("limit_indices")?,
+            strides: list("strides")?,
+        },
+        "rev" => Prim::Rev { dimensions: list("dimensions")? },
         "argmax" | "argmin" => {
             let axes = list("axes")?;
             if axes.len() != 1 {
@@ -345,6 +351,10 @@ pub fn to_json(p: &Program) -> String {
         Prim::Reshape { new_sizes } => json!({"new_sizes": new_sizes}),
         Prim::Squeeze { dimensions } | Prim::ExpandDims { dimensions } => json!({"dimensions": dimensions}),
         Prim::Transpose { permutation } => json!({"permutation": permutation}),
+        Prim::Slice { start_indices, limit_indices, strides } => {
+            json!({"start_indices": start_indices, "limit_indices": limit_indices, "strides": strides})
+        }
+        Prim::Rev { dimensions } => json!({"dimensions": dimensions}),
         Prim::Reduce { axes, .. } => json!({"axes": axes}),
         Prim::ArgReduce { axis, index_dtype, .. } => json!({"axes": [axis], "index_dtype": index_dtype.short_name()}),
         Prim::Iota { dtype, shape, dimension } => {

@@ -98,6 +98,12 @@ pub fn prim_text(p: &Prim) -> String {
             vec![format!("dimensions={}", tuple(dimensions))]
         }
         Prim::Transpose { permutation } => vec![format!("permutation={}", tuple(permutation))],
+        Prim::Slice { start_indices, limit_indices, strides } => vec![
+            format!("limit_indices={}", tuple(limit_indices)),
+            format!("start_indices={}", tuple(start_indices)),
+            format!("strides={}", tuple(strides)),
+        ],
+        Prim::Rev { dimensions } => vec![format!("dimensions={}", tuple(dimensions))],
         Prim::Reduce { axes, .. } => vec![format!("axes={}", tuple(axes))],
         Prim::ArgReduce { axis, index_dtype, .. } => {
             vec![format!("axes={}", tuple(&[*axis])), format!("index_dtype={}", numpy_name(*index_dtype))]

@@ -74,6 +74,10 @@ pub enum Prim {
     Squeeze { dimensions: Vec<usize> },
     ExpandDims { dimensions: Vec<usize> },
     Transpose { permutation: Vec<usize> },
+    /// `slice`: elements `start + i*stride` below `limit` along each axis.
+    Slice { start_indices: Vec<usize>, limit_indices: Vec<usize>, strides: Vec<usize> },
+    /// `rev`: reverses the listed axes.
+    Rev { dimensions: Vec<usize> },
     Reduce { op: ReduceOp, axes: Vec<usize> },
     /// `argmax`/`argmin` along one axis, index dtype given.
     ArgReduce { is_max: bool, axis: usize, index_dtype: DType },
@@ -138,6 +142,8 @@ impl Prim {
             Prim::Squeeze { .. } => "squeeze",
             Prim::ExpandDims { .. } => "expand_dims",
             Prim::Transpose { .. } => "transpose",
+            Prim::Slice { .. } => "slice",
+            Prim::Rev { .. } => "rev",
             Prim::Reduce { op, .. } => match op {
                 ReduceOp::Sum => "reduce_sum", ReduceOp::Max => "reduce_max", ReduceOp::Min => "reduce_min",
                 ReduceOp::Prod => "reduce_prod", ReduceOp::And => "reduce_and", ReduceOp::Or => "reduce_or",

@@ -323,6 +323,35 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
             unique_below(permutation, a.shape.len(), "permutation entry")?;
             one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
         }
+        Prim::Slice { start_indices, limit_indices, strides } => {
+            want_n(ops, 1)?;
+            let a = &ops[0].0;
+            let r = a.shape.len();
+            if start_indices.len() != r || limit_indices.len() != r || strides.len() != r {
+                return Err(format!(
+                    "slice start_indices {start_indices:?}, limit_indices {limit_indices:?} and strides {strides:?} \
+                     must each have one entry per operand axis ({r})"
+                ));
+            }
+            let mut shape = Vec::with_capacity(r);
+            for d in 0..r {
+                let (s, l, st) = (start_indices[d], limit_indices[d], strides[d]);
+                if s > l || l > a.shape[d] || st == 0 {
+                    return Err(format!(
+                        "slice axis {d}: start {s}, limit {l}, stride {st} out of range for size {}",
+                        a.shape[d]
+                    ));
+                }
+                shape.push((l - s).div_ceil(st));
+            }
+            one(a.dtype, shape)
+        }
+        Prim::Rev { dimensions } => {
+            want_n(ops, 1)?;
+            let a = &ops[0].0;
+            unique_below(dimensions, a.shape.len(), "rev dimension")?;
+            one(a.dtype, a.shape.clone())
+        }
         Prim::Reduce { op, axes } => {
             want_n(ops, 1)?;
             let a = &ops[0].0;
@@ -378,6 +407,8 @@ pub fn is_fusible(p: &Prim) -> bool {
             | Prim::BitcastConvertType { .. }
             | Prim::BroadcastInDim { .. }
             | Prim::Transpose { .. }
+            | Prim::Slice { .. }
+            | Prim::Rev { .. }
             | Prim::Iota { .. }
             | Prim::Copy
     )

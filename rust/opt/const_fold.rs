@@ -410,6 +410,8 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
         | Prim::Squeeze { .. }
         | Prim::ExpandDims { .. }
         | Prim::Transpose { .. }
+        | Prim::Slice { .. }
+        | Prim::Rev { .. }
         | Prim::Reduce { .. }
         | Prim::Copy => match prim {
             Prim::Reduce { axes, .. } if !axes.is_empty() => None,

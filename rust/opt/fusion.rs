@@ -61,8 +61,25 @@ struct Group {
     roots: Vec<Root>,
 }
 
-/// Index map of a value inside a kernel: for each axis of the value, the domain axis it follows.
-type Map = Vec<Option<usize>>;
+/// How one axis of a value is indexed inside a kernel: `offset + scale * i` where `i` is the index along
+/// domain axis `axis` (or just `offset` when the axis follows no domain axis: a broadcast size-1 axis).
+/// Affine entries let slices (offset, stride) and reversals (negative scale) fuse as plain loads.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct Ax {
+    axis: Option<usize>,
+    scale: isize,
+    offset: isize,
+}
+
+impl Ax {
+    fn follow(axis: usize) -> Ax {
+        Ax { axis: Some(axis), scale: 1, offset: 0 }
+    }
+    const ZERO: Ax = Ax { axis: None, scale: 0, offset: 0 };
+}
+
+/// Index map of a value inside a kernel: one `Ax` per axis of the value.
+type Map = Vec<Ax>;
 
 struct Ctx<'a> {
     avals: HashMap<VarId, &'a Aval>,
@@ -89,7 +106,7 @@ struct Builder<'c, 'a> {
     kid: usize,
     domain: Vec<usize>,
     inputs: Vec<KernelInput>,
-    input_ids: HashMap<(usize, Vec<isize>), usize>,
+    input_ids: HashMap<(usize, Vec<isize>, isize), usize>,
     body: Vec<KInstr>,
     memo: HashMap<(VarId, Map), usize>,
     consts: HashMap<(u64, DType), usize>,
@@ -119,19 +136,22 @@ impl<'c, 'a> Builder<'c, 'a> {
     fn load(&mut self, slot: usize, aval: &Aval, map: &Map) -> usize {
         let rm = row_major_strides(&aval.shape);
         let mut strides = vec![0isize; self.domain.len()];
+        let mut offset = 0isize;
         for (j, m) in map.iter().enumerate() {
-            if let Some(d) = m {
-                if aval.shape[j] != 1 {
-                    strides[*d] += rm[j] as isize;
-                }
+            if aval.shape[j] == 1 {
+                continue;
+            }
+            offset += rm[j] as isize * m.offset;
+            if let Some(d) = m.axis {
+                strides[d] += rm[j] as isize * m.scale;
             }
         }
-        let key = (slot, strides);
+        let key = (slot, strides, offset);
         let input = match self.input_ids.get(&key) {
             Some(&i) => i,
             None => {
                 let i = self.inputs.len();
-                self.inputs.push(KernelInput { slot, dtype: aval.dtype, strides: key.1.clone(), offset: 0 });
+                self.inputs.push(KernelInput { slot, dtype: aval.dtype, strides: key.1.clone(), offset });
                 self.input_ids.insert(key, i);
                 i
             }
@@ -156,15 +176,41 @@ impl<'c, 'a> Builder<'c, 'a> {
                 let m = broadcast_dimensions
                     .iter()
                     .enumerate()
-                    .map(|(i, &t)| if a.shape[i] == 1 { None } else { map[t] })
+                    .map(|(i, &t)| if a.shape[i] == 1 { Ax::ZERO } else { map[t] })
                     .collect();
                 vec![m]
             }
             Prim::Transpose { permutation } => {
-                let mut m = vec![None; permutation.len()];
+                let mut m = vec![Ax::ZERO; permutation.len()];
                 for (i, &p) in permutation.iter().enumerate() {
                     m[p] = map[i];
                 }
+                vec![m]
+            }
+            Prim::Slice { start_indices, strides, .. } => {
+                let m = map
+                    .iter()
+                    .enumerate()
+                    .map(|(j, ax)| {
+                        let st = strides[j] as isize;
+                        Ax { axis: ax.axis, scale: ax.scale * st, offset: start_indices[j] as isize + st * ax.offset }
+                    })
+                    .collect();
+                vec![m]
+            }
+            Prim::Rev { dimensions } => {
+                let a = atom_aval(self.ctx, &e.inputs[0]);
+                let m = map
+                    .iter()
+                    .enumerate()
+                    .map(|(j, ax)| {
+                        if dimensions.contains(&j) {
+                            Ax { axis: ax.axis, scale: -ax.scale, offset: a.shape[j] as isize - 1 - ax.offset }
+                        } else {
+                            *ax
+                        }
+                    })
+                    .collect();
                 vec![m]
             }
             _ => e
@@ -175,7 +221,7 @@ impl<'c, 'a> Builder<'c, 'a> {
                     if r == map.len() {
                         map.clone()
                     } else {
-                        vec![None; r] // a scalar operand (select_n predicate, clamp bounds)
+                        vec![Ax::ZERO; r] // a scalar operand (select_n predicate, clamp bounds)
                     }
                 })
                 .collect(),
@@ -235,11 +281,33 @@ impl<'c, 'a> Builder<'c, 'a> {
                 Prim::Clamp => self.push(KOp::Clamp { lo: ops[0], x: ops[1], hi: ops[2] }, out),
                 Prim::ConvertElementType { .. } => self.push(KOp::Convert { a: ops[0] }, out),
                 Prim::BitcastConvertType { .. } => self.push(KOp::Bitcast { a: ops[0] }, out),
-                Prim::Iota { dimension, .. } => match map.get(*dimension).copied().flatten() {
-                    Some(axis) => self.push(KOp::Iota { axis }, out),
-                    None => self.constant(crate::opt::const_fold::convert(Scalar::Int(0), out), out),
-                },
-                Prim::BroadcastInDim { .. } | Prim::Transpose { .. } | Prim::Copy | Prim::Reduce { .. } => ops[0],
+                Prim::Iota { dimension, .. } => {
+                    let ax = map.get(*dimension).copied().unwrap_or(Ax::ZERO);
+                    let int = |b: &mut Self, v: isize| {
+                        b.constant(crate::opt::const_fold::convert(Scalar::Int(v as i64), out), out)
+                    };
+                    match ax.axis {
+                        Some(axis) if ax.scale != 0 => {
+                            let mut i = self.push(KOp::Iota { axis }, out);
+                            if ax.scale != 1 {
+                                let c = int(self, ax.scale);
+                                i = self.push(KOp::Binary { op: crate::ir::BinaryOp::Mul, a: i, b: c }, out);
+                            }
+                            if ax.offset != 0 {
+                                let c = int(self, ax.offset);
+                                i = self.push(KOp::Binary { op: crate::ir::BinaryOp::Add, a: i, b: c }, out);
+                            }
+                            i
+                        }
+                        _ => int(self, ax.offset),
+                    }
+                }
+                Prim::BroadcastInDim { .. }
+                | Prim::Transpose { .. }
+                | Prim::Slice { .. }
+                | Prim::Rev { .. }
+                | Prim::Copy
+                | Prim::Reduce { .. } => ops[0],
                 other => return Err(internal(format!("{} is not fusible", other.name()))),
             };
             if !matches!(e.prim, Prim::Copy | Prim::Reduce { .. }) {
@@ -271,7 +339,12 @@ fn op_cost(p: &Prim) -> u32 {
             _ => 1,
         },
         Prim::IntegerPow { y } => 1 + (y.unsigned_abs().max(1)).ilog2(),
-        Prim::BroadcastInDim { .. } | Prim::Transpose { .. } | Prim::Copy | Prim::Reduce { .. } => 0,
+        Prim::BroadcastInDim { .. }
+        | Prim::Transpose { .. }
+        | Prim::Slice { .. }
+        | Prim::Rev { .. }
+        | Prim::Copy
+        | Prim::Reduce { .. } => 0,
         Prim::ConvertElementType { .. } | Prim::BitcastConvertType { .. } | Prim::Iota { .. } => 0,
         _ => 1,
     }
@@ -518,7 +591,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
             consts: HashMap::new(),
             names: vec![],
         };
-        let identity: Map = (0..g.domain.len()).map(Some).collect();
+        let identity: Map = (0..g.domain.len()).map(Ax::follow).collect();
         let mut kouts = Vec::new();
         let mut order = usize::MAX;
         let mut reduce_names = Vec::new();
