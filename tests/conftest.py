@@ -1,0 +1,44 @@
+"""Shared fixtures for the cranax test suite.
+
+* Every test runs with ``jax_enable_x64`` and ``jax_explain_cache_misses`` restored afterwards (autouse), so a
+  test that flips them cannot leak into the next one.
+* ``x64`` turns 64-bit mode on for one test; ``x32`` makes sure it is off.
+"""
+import importlib.util
+import os
+import sys
+
+import pytest
+
+if importlib.util.find_spec("cranax") is None:  # run from a checkout without installing
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+
+from cranax.config import config  # noqa: E402
+
+_RESTORED = ("jax_enable_x64", "jax_explain_cache_misses")
+
+
+@pytest.fixture(autouse=True)
+def _restore_config():
+    saved = {name: getattr(config, name) for name in _RESTORED}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if getattr(config, name) != value:
+                config.update(name, value)
+
+
+@pytest.fixture
+def x64():
+    """64-bit mode on for the duration of the test."""
+    config.update("jax_enable_x64", True)
+    yield
+    # restored by _restore_config
+
+
+@pytest.fixture
+def x32():
+    """64-bit mode off for the duration of the test."""
+    config.update("jax_enable_x64", False)
+    yield
