@@ -1,0 +1,108 @@
+"""Type stub for ``cranax._core``, the native (Rust) core: compiler entry points, device arrays, the
+executable cache, devices and the thread-safe signature cache used by ``jit``."""
+from typing import Any, Callable, Hashable, Sequence, final
+
+import numpy as np
+
+INLINE_MAX_WORK: int
+"""Programs touching at most this many domain points run inline on the calling thread when the stream is idle."""
+
+@final
+class Device:
+    @property
+    def id(self) -> int: ...
+    @property
+    def platform(self) -> str: ...  # "cpu"
+    @property
+    def device_kind(self) -> str: ...  # "cpu"
+    @property
+    def description(self) -> str: ...  # e.g. "cpu:0 (x86_64, 2 threads)"
+    @property
+    def process_index(self) -> int: ...
+    def synchronize(self) -> None:
+        """Waits (GIL released) until every computation queued on this device has finished."""
+    def __repr__(self) -> str: ...  # "CpuDevice(id=0)"
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class DeviceArray:
+    """A device buffer that may still be pending. Dtype short names: bool, i32, u32, i64, f32, f64."""
+    @staticmethod
+    def from_numpy(arr: Any) -> DeviceArray:
+        """Copies ``arr`` (made C-contiguous/native-endian as needed). Other dtypes raise TypeError."""
+    @staticmethod
+    def from_scalar(value: bool | int | float, dtype: str) -> DeviceArray:
+        """A 0-d array; ``dtype`` is a short name ("f32") or NumPy name ("float32")."""
+    def to_numpy(self) -> np.ndarray:
+        """Fresh writable copy; waits with the GIL released and raises the computation's error."""
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray: ...
+    def block_until_ready(self) -> None:
+        """Waits with the GIL released; raises the computation's error."""
+    def is_ready(self) -> bool: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def device(self) -> Device: ...
+    def reshape_view(self, shape: Sequence[int]) -> DeviceArray:
+        """Same bytes, new shape (one dimension may be -1); ValueError if the element count differs."""
+
+@final
+class Executable:
+    def execute(self, args: Sequence[DeviceArray]) -> list[DeviceArray]:
+        """Dispatches a call: inline when cheap and the stream is idle, else queued (outputs pending).
+        Wrong argument count/shape/dtype raise TypeError now; execution errors surface at the wait."""
+    def as_text(self) -> str:
+        """Optimized program (jaxpr text) followed by the plan and its compiled kernels."""
+    def jaxpr_text(self) -> str:
+        """The optimized program in jaxpr text form."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def num_outputs(self) -> int: ...
+    @property
+    def out_avals(self) -> list[tuple[tuple[int, ...], str]]: ...
+    @property
+    def in_avals(self) -> list[tuple[tuple[int, ...], str]]: ...
+
+@final
+class JitCache:
+    """Thread-safe map from hashable keys to values; builds each key once even under races."""
+    def __init__(self) -> None: ...
+    def get(self, key: Hashable) -> Any | None: ...
+    def get_or_insert_with(self, key: Hashable, fn_: Callable[[], Any]) -> Any:
+        """On a miss calls ``fn_()`` once per key; concurrent callers wait (GIL released) for it. If it raises,
+        the exception reaches that caller, the key stays absent and waiters retry."""
+    def insert(self, key: Hashable, value: Any) -> None: ...
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: Hashable) -> bool: ...
+
+def compile(program_json: str) -> Executable:
+    """Parse → verify → optimize → fuse → Cranelift (GIL released). A hit in the second-level cache (keyed
+    by the canonical optimized program) returns the cached executable without compiling.
+    Raises ValueError (unreadable), TypeError (ill-typed), NotImplementedError (unsupported), RuntimeError."""
+
+def verify(program_json: str) -> None:
+    """Parse and verify only; raises ValueError/TypeError on a malformed program."""
+
+def compile_count() -> int:
+    """Real backend compilations so far in this process."""
+
+def executable_cache_size() -> int: ...
+def clear_caches() -> None: ...
+def set_cache_max_size(n: int) -> None:
+    """Bound of the executable cache; least-recently-used executables beyond it are dropped."""
+def cache_max_size() -> int: ...
+def devices() -> list[Device]: ...
+
+# Testing hooks.
+def _stream_sleep(ms: int) -> None: ...
+def _queued_failure(message: str, panic: bool = False, delay_ms: int = 0) -> DeviceArray: ...
