@@ -8,6 +8,7 @@ from . import tree
 from .core import ShapedArray
 from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
 from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct
+from .api_vmap import vmap
 from . import lax
 from . import numpy
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure

@@ -231,3 +231,36 @@ bitcast_convert_type_p = standard_primitive(
     wire=lambda eqn: {"new_dtype": dtypes.short_name(eqn.params["new_dtype"])}, elementwise=True)
 
 del lowering
+
+# ---- batching rules ----
+# (vmap; see cranax.interpreters.batching). Unary primitives pass the batch axis through; n-ary ones bring
+# batched and unbatched operands to one batched shape (concrete scalars stay literals).
+from ..interpreters import batching as _batching  # noqa: E402
+
+for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
+           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
+           cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, not_p, square_p, is_finite_p,
+           population_count_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
+    _batching.defvectorized(_p)
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
+           shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    _batching.defbroadcasting(_p)
+del _p
+
+
+def _select_n_batch(vals, dims):
+    # The predicate may stay a scalar when unbatched; the cases set the shape.
+    shape = _batching._per_example_shape(vals[1:], dims[1:])
+    ops, bd = _batching.batch_elementwise(vals, dims, shape, scalar_ok=(0,))
+    return select_n_p.bind(*ops), bd
+
+
+def _clamp_batch(vals, dims):
+    # Unbatched bounds may stay scalars; the operand sets the shape.
+    shape = _batching._per_example_shape(vals[1:2], dims[1:2])
+    ops, bd = _batching.batch_elementwise(vals, dims, shape, scalar_ok=(0, 2))
+    return clamp_p.bind(*ops), bd
+
+
+_batching.batching_rules[select_n_p] = _select_n_batch
+_batching.batching_rules[clamp_p] = _clamp_batch

@@ -60,3 +60,26 @@ def _arg_wire(eqn):
 
 argmax_p = standard_primitive("argmax", _arg_rule("argmax"), wire=_arg_wire)
 argmin_p = standard_primitive("argmin", _arg_rule("argmin"), wire=_arg_wire)
+
+# ---- batching rules ----
+# (vmap; see cranax.interpreters.batching). The batch axis stays where it is; reduced axes shift past it.
+from ..interpreters import batching as _batching  # noqa: E402
+
+
+def _shift_axes(axes, bd):
+    axes = tuple(int(a) + (int(a) >= bd) for a in axes)
+    return axes, bd - sum(a < bd for a in axes)
+
+
+def _reduce_batch_rule(prim):
+    def rule(vals, dims, axes, **params):
+        (x,), (bd,) = vals, dims
+        new_axes, out_bd = _shift_axes(axes, bd)
+        return prim.bind(x, axes=new_axes, **params), out_bd
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, argmax_p,
+           argmin_p):
+    _batching.batching_rules[_p] = _reduce_batch_rule(_p)
+del _p

@@ -145,3 +145,65 @@ def concatenate(arrays, axis):
     """Joins arrays along ``axis`` (the ``concatenate`` primitive arrives with the shape-ops issue)."""
     raise NotImplementedError("concatenate/stack of traced arrays needs the concatenate primitive "
                               "(shape-ops issue)")
+
+# ---- batching rules ----
+# (vmap; see cranax.interpreters.batching). ``bd`` is the operand's batch axis; per-example axis ``a`` is
+# axis ``a + (a >= bd)`` of the batched operand.
+from ..interpreters import batching as _batching  # noqa: E402
+
+
+def _bid_batch(vals, dims, shape, broadcast_dimensions, sharding=None):
+    (x,), (bd,) = vals, dims
+    size = _batching.axis_size_of(vals, dims)
+    x = _batching.moveaxis(x, bd, 0)
+    return broadcast_in_dim_p.bind(x, shape=(size,) + tuple(shape),
+                                   broadcast_dimensions=(0,) + tuple(int(d) + 1 for d in broadcast_dimensions),
+                                   sharding=sharding), 0
+
+
+def _reshape_batch(vals, dims, new_sizes, dimensions=None, sharding=None):
+    (x,), (bd,) = vals, dims
+    size = _batching.axis_size_of(vals, dims)
+    x = _batching.moveaxis(x, bd, 0)
+    return reshape_p.bind(x, new_sizes=(size,) + tuple(new_sizes), dimensions=None, sharding=sharding), 0
+
+
+def _squeeze_batch(vals, dims, dimensions):
+    (x,), (bd,) = vals, dims
+    new = tuple(sorted(int(d) + (int(d) >= bd) for d in dimensions))
+    return squeeze_p.bind(x, dimensions=new), bd - sum(d < bd for d in new)
+
+
+def _transpose_batch(vals, dims, permutation):
+    (x,), (bd,) = vals, dims
+    perm = (bd,) + tuple(int(p) + (int(p) >= bd) for p in permutation)
+    return transpose_p.bind(x, permutation=perm), 0
+
+
+def _slice_batch(vals, dims, start_indices, limit_indices, strides=None):
+    (x,), (bd,) = vals, dims
+    size = _batching.axis_size_of(vals, dims)
+    start = list(start_indices)
+    limit = list(limit_indices)
+    start.insert(bd, 0)
+    limit.insert(bd, size)
+    if strides is not None:
+        strides = list(strides)
+        strides.insert(bd, 1)
+        strides = tuple(strides)
+    return slice_p.bind(x, start_indices=tuple(start), limit_indices=tuple(limit), strides=strides), bd
+
+
+def _rev_batch(vals, dims, dimensions):
+    (x,), (bd,) = vals, dims
+    return rev_p.bind(x, dimensions=tuple(int(d) + (int(d) >= bd) for d in dimensions)), bd
+
+
+_batching.batching_rules[broadcast_in_dim_p] = _bid_batch
+_batching.batching_rules[reshape_p] = _reshape_batch
+_batching.batching_rules[squeeze_p] = _squeeze_batch
+_batching.batching_rules[transpose_p] = _transpose_batch
+_batching.batching_rules[slice_p] = _slice_batch
+_batching.batching_rules[rev_p] = _rev_batch
+_batching.defvectorized(copy_p)
+# iota has no operands, so it never sees a batched value (it binds on the parent trace unchanged).

@@ -1,0 +1,279 @@
+"""Batching (``vmap``): ``BatchTrace`` runs a function on ``BatchTracer``s, each a value of the enclosing
+(parent) trace with one extra axis, ``batch_dim``, that holds the batch.
+
+A primitive applied to batch tracers runs its batching rule, ``batching_rules[prim]``, on the parent trace:
+``rule(batched_args, batch_dims, **params) -> (out, out_dims)`` where each batch dim is an int or
+``not_mapped`` (None) and ``out``/``out_dims`` are lists for primitives with multiple results. A rule is only
+called when at least one operand is batched; a primitive whose operands are all unbatched simply binds on the
+parent trace, and results without a batch axis are returned as plain parent values. Mirrors
+``jax.interpreters.batching``.
+
+Helpers for rules: ``moveaxis``, ``bdim_at_front``, ``broadcast_batched`` and ``batch_elementwise`` (mixed
+batched/unbatched operands of an elementwise primitive); ``batch_jaxpr`` batches a closed jaxpr (used by
+call primitives such as ``jit`` so that ``vmap(jit(f))`` stays one compiled call).
+"""
+import weakref
+
+from .. import core
+from ..core import Tracer, get_aval, set_current_trace
+from ..errors import UnexpectedTracerError
+
+__all__ = ["not_mapped", "BatchTrace", "BatchTracer", "batching_rules", "primitive_batchers", "moveaxis",
+           "bdim_at_front", "broadcast_batched", "batch_elementwise", "batch_jaxpr", "defvectorized",
+           "defbroadcasting", "axis_size_of"]
+
+not_mapped = None
+
+# Primitive → rule(batched_args, batch_dims, **params) -> (out, out_dim(s)).
+batching_rules = {}
+primitive_batchers = batching_rules   # JAX's name
+
+
+class BatchTracer(Tracer):
+    """A value with a batch axis: ``val`` (a value of the parent trace) and ``batch_dim`` (int)."""
+
+    __slots__ = ("val", "batch_dim", "_aval")
+
+    def __init__(self, trace, val, batch_dim):
+        self._trace = trace
+        self.val = val
+        self.batch_dim = batch_dim
+        self._aval = None
+
+    @property
+    def aval(self):
+        a = self._aval
+        if a is None:
+            a = get_aval(self.val)
+            d = self.batch_dim
+            if d is not not_mapped:
+                a = a.update(shape=a.shape[:d] + a.shape[d + 1:])
+            self._aval = a
+        return a
+
+    def __repr__(self):
+        return f"BatchTracer<{self.aval.str_short()}>(val={self.val!r}, batch_dim={self.batch_dim})"
+
+
+class BatchTrace(core.Trace):
+    """The trace of one ``vmap``: batch axis size ``axis_size``; rules run on ``parent_trace``."""
+
+    def __init__(self, parent_trace, axis_size):
+        super().__init__()
+        self.parent_trace = parent_trace
+        self.axis_size = axis_size
+
+    def to_batch_info(self, x):
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.val, x.batch_dim
+        if isinstance(x, Tracer) and not x._trace.valid:
+            raise UnexpectedTracerError(core._escaped_tracer_message(x))
+        return x, not_mapped
+
+    def process_primitive(self, prim, args, params):
+        if not self.valid:
+            raise UnexpectedTracerError("A vmap trace was used after its function returned.")
+        vals, dims = [], []
+        for a in args:
+            v, d = self.to_batch_info(a)
+            vals.append(v)
+            dims.append(d)
+        with set_current_trace(self.parent_trace):
+            if all(d is not_mapped for d in dims):
+                return prim.bind(*vals, **params)
+            rule = batching_rules.get(prim)
+            if rule is None and getattr(prim, "elementwise", False):
+                rule = batching_rules[prim] = _broadcasting_rule(prim)
+            if rule is None:
+                raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
+            out, out_dims = rule(vals, dims, **params)
+        if prim.multiple_results:
+            return [o if d is not_mapped else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
+        return out if out_dims is not_mapped else BatchTracer(self, out, out_dims)
+
+    def __repr__(self):
+        return f"BatchTrace(axis_size={self.axis_size})"
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+# These bind primitives on the current trace: call them from inside rules (which run on the parent trace).
+
+def _st():
+    from ..primitives import structural
+    return structural
+
+
+def axis_size_of(vals, dims):
+    """The batch size, read off the first batched operand."""
+    for v, d in zip(vals, dims):
+        if d is not not_mapped:
+            return get_aval(v).shape[d]
+    raise ValueError("no batched operand")
+
+
+def moveaxis(x, src, dst):
+    """``x`` with axis ``src`` moved to position ``dst`` (one transpose, or nothing)."""
+    nd = get_aval(x).ndim
+    src = src % nd if nd else src
+    dst = dst % nd if nd else dst
+    if src == dst:
+        return x
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return _st().transpose_p.bind(x, permutation=tuple(perm))
+
+
+def bdim_at_front(x, bdim, size):
+    """``x`` with its batch axis first; an unbatched ``x`` is broadcast along a new leading axis."""
+    if bdim is not_mapped:
+        return broadcast_batched(x, size, 0)
+    return moveaxis(x, bdim, 0)
+
+
+def broadcast_batched(x, size, axis, shape=None):
+    """An unbatched ``x`` broadcast to batched form with the batch axis (of ``size``) at ``axis``; ``shape``
+    is the per-example target shape (``x``'s own shape by default; a rank-0 ``x`` may broadcast to any)."""
+    av = get_aval(x)
+    shape = av.shape if shape is None else tuple(shape)
+    out_shape = shape[:axis] + (size,) + shape[axis:]
+    nd = len(shape)
+    if av.ndim == 0:
+        dims = ()
+    else:
+        dims = tuple(i if i < axis else i + 1 for i in range(nd - av.ndim, nd))
+    return _st().broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=dims, sharding=None)
+
+
+def _is_literal_like(x):
+    """A concrete rank-0 value that may stay rank-0 next to shaped operands (jaxprs inline it as a literal;
+    eager execution broadcasts it)."""
+    return not isinstance(x, Tracer) and get_aval(x).ndim == 0
+
+
+def batch_elementwise(vals, dims, shape, scalar_ok=()):
+    """Operands of an elementwise primitive (per-example result shape ``shape``) made consistent: every
+    batched operand gets its batch axis at one common position ``bd`` and the full batched shape; unbatched
+    operands are broadcast to it, except concrete scalars and those at positions in ``scalar_ok`` when they
+    are rank-0 (those may stay scalars). Returns ``(operands, bd)``."""
+    size = axis_size_of(vals, dims)
+    nd = len(shape)
+    bd = None
+    for v, d in zip(vals, dims):
+        if d is not not_mapped and get_aval(v).ndim == nd + 1:
+            bd = d
+            break
+    if bd is None:
+        bd = 0
+    keep = [d is not_mapped and get_aval(v).ndim == 0 and (i in scalar_ok or _is_literal_like(v))
+            for i, (v, d) in enumerate(zip(vals, dims))]
+    shaped = [i for i in range(len(vals)) if i not in scalar_ok]
+    if shaped and all(keep[i] for i in shaped):
+        keep[shaped[0]] = False   # something must carry the batched shape (e.g. clamp's operand)
+    out = []
+    for i, (v, d) in enumerate(zip(vals, dims)):
+        av = get_aval(v)
+        if d is not_mapped:
+            if keep[i]:
+                out.append(v)
+            else:
+                out.append(broadcast_batched(v, size, bd, shape))
+        elif av.ndim == nd + 1:
+            out.append(moveaxis(v, d, bd))
+        else:  # batched per-example scalar next to shaped operands
+            full = shape[:bd] + (size,) + shape[bd:]
+            out.append(_st().broadcast_in_dim_p.bind(v, shape=full, broadcast_dimensions=(bd,), sharding=None))
+    return out, bd
+
+
+def _per_example_shape(vals, dims, which=None):
+    shape = ()
+    for i, (v, d) in enumerate(zip(vals, dims)):
+        if which is not None and i not in which:
+            continue
+        s = get_aval(v).shape
+        if d is not not_mapped:
+            s = s[:d] + s[d + 1:]
+        if s:
+            shape = s
+            break
+    return shape
+
+
+def _broadcasting_rule(prim):
+    def rule(vals, dims, **params):
+        shape = _per_example_shape(vals, dims)
+        ops, bd = batch_elementwise(vals, dims, shape)
+        return prim.bind(*ops, **params), bd
+    return rule
+
+
+def _vectorized_rule(prim):
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, **params), d
+    return rule
+
+
+def defvectorized(prim):
+    """Registers the rule of a unary elementwise primitive: the batch axis passes through."""
+    batching_rules[prim] = _vectorized_rule(prim)
+
+
+def defbroadcasting(prim):
+    """Registers the rule of an n-ary elementwise primitive with mixed batched/unbatched operands."""
+    batching_rules[prim] = _broadcasting_rule(prim)
+
+
+# ----------------------------------------------------------------------------------------------- jaxprs
+
+_jaxpr_cache = weakref.WeakKeyDictionary()   # ClosedJaxpr -> {(size, in_dims): (ClosedJaxpr, consts, out_dims)}
+
+
+def batch_jaxpr(closed, axis_size, in_dims):
+    """Batches ``closed`` (a ClosedJaxpr) for inputs with batch dims ``in_dims``. Batched inputs of the new
+    jaxpr have their batch axis first; returns ``(new_closed, consts, out_dims)`` where the new jaxpr takes
+    ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``.
+    Cached per (jaxpr, size, in_dims)."""
+    from ..api import _hoist_consts
+    from .eval import eval_jaxpr
+    from .partial_eval import trace_to_jaxpr
+
+    key = (axis_size, tuple(in_dims))
+    try:
+        per = _jaxpr_cache.get(closed)
+    except TypeError:
+        per = None
+    if per is not None and key in per:
+        return per[key]
+    in_avals = []
+    for a, d in zip(closed.in_avals, in_dims):
+        in_avals.append(a if d is not_mapped else a.update(shape=(axis_size,) + a.shape))
+    out_dims_box = []
+
+    def fun(*args):
+        trace = BatchTrace(core.current_trace(), axis_size)
+        targs = [a if d is not_mapped else BatchTracer(trace, a, 0) for a, d in zip(args, in_dims)]
+        try:
+            with set_current_trace(trace):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
+            res = []
+            for o in outs:
+                v, d = trace.to_batch_info(o)
+                if d is not not_mapped:
+                    v = moveaxis(v, d, 0)
+                    d = 0
+                res.append(v)
+                out_dims_box.append(d)
+        finally:
+            trace.invalidate()
+        return res
+
+    new = trace_to_jaxpr(fun, in_avals)
+    new, consts = _hoist_consts(new)
+    hit = (new, consts, list(out_dims_box))
+    if not any(isinstance(c, Tracer) for c in consts):
+        try:
+            _jaxpr_cache.setdefault(closed, {})[key] = hit
+        except TypeError:
+            pass
+    return hit
