@@ -232,6 +232,7 @@ bitcast_convert_type_p = standard_primitive(
 
 del lowering
 
+
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). Unary primitives pass the batch axis through; n-ary ones bring
 # batched and unbatched operands to one batched shape (concrete scalars stay literals).
@@ -264,3 +265,290 @@ def _clamp_batch(vals, dims):
 
 _batching.batching_rules[select_n_p] = _select_n_batch
 _batching.batching_rules[clamp_p] = _clamp_batch
+
+
+# ---- autodiff rules (jvp, transpose) ----
+# Written in terms of ``cranax.lax`` (imported lazily: lax imports this module); rules run on the parent trace
+# and follow JAX's formulas (so ``make_jaxpr(grad(f))`` prints JAX's equations).
+from ..interpreters import ad as _ad  # noqa: E402
+
+
+def _L():
+    from .. import lax
+    return lax
+
+
+def _c(x, v):
+    """The Python constant ``v`` as a weakly typed literal of ``x``'s dtype."""
+    from ..core import get_aval, typed_scalar
+    return typed_scalar(v, get_aval(x).dtype, True)
+
+
+def _zeros(x):
+    return _L().full_like(x, 0)
+
+
+def _ones(x):
+    return _L().full_like(x, 1)
+
+
+_ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else _L().neg(ct)])
+_ad.defjvp2(abs_p, lambda g, ans, x: _L().select(_L().ge(x, _c(x, 0)), g, _L().neg(g)))
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, nextafter_p,
+           and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
+           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
+    _ad.defjvp_zero(_p)
+del _p
+
+_ad.defjvp2(exp_p, lambda g, ans, x: _L().mul(g, ans))
+_ad.defjvp2(exp2_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, np.log(2.0)), ans)))
+_ad.defjvp(log_p, lambda g, x: _L().div(g, x))
+_ad.defjvp(log1p_p, lambda g, x: _L().div(g, _L().add(x, _c(x, 1))))
+_ad.defjvp2(expm1_p, lambda g, ans, x: _L().mul(g, _L().add(ans, _c(x, 1))))
+_ad.defjvp2(sqrt_p, lambda g, ans, x: _L().mul(g, _L().div(_c(x, 0.5), ans)))
+_ad.defjvp2(rsqrt_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, -0.5), _L().div(ans, x))))
+_ad.defjvp2(cbrt_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, 1 / 3), _L().integer_pow(ans, -2))))
+_ad.defjvp(sin_p, lambda g, x: _L().mul(g, _L().cos(x)))
+_ad.defjvp(cos_p, lambda g, x: _L().neg(_L().mul(g, _L().sin(x))))
+_ad.defjvp2(tan_p, lambda g, ans, x: _L().mul(g, _L().add(_c(x, 1), _L().integer_pow(ans, 2))))
+_ad.defjvp2(tanh_p, lambda g, ans, x: _L().mul(_L().add(g, _L().mul(g, ans)), _L().sub(_c(x, 1), ans)))
+_ad.defjvp2(logistic_p, lambda g, ans, x: _L().mul(g, _L().mul(ans, _L().sub(_c(x, 1), ans))))
+_ad.defjvp(erf_p, lambda g, x: _L().mul(_c(x, 2 / np.sqrt(np.pi)),
+                                        _L().mul(g, _L().exp(_L().neg(_L().integer_pow(x, 2))))))
+_ad.defjvp2(erf_inv_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, np.sqrt(np.pi) / 2),
+                                                               _L().exp(_L().integer_pow(ans, 2)))))
+_ad.defjvp(asin_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().sub(_c(x, 1), _L().integer_pow(x, 2)))))
+_ad.defjvp(acos_p, lambda g, x: _L().mul(g, _L().neg(_L().rsqrt(_L().sub(_c(x, 1), _L().integer_pow(x, 2))))))
+_ad.defjvp(atan_p, lambda g, x: _L().div(g, _L().add(_c(x, 1), _L().integer_pow(x, 2))))
+_ad.defjvp(sinh_p, lambda g, x: _L().mul(g, _L().cosh(x)))
+_ad.defjvp(cosh_p, lambda g, x: _L().mul(g, _L().sinh(x)))
+_ad.defjvp(asinh_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().add(_L().integer_pow(x, 2), _c(x, 1)))))
+_ad.defjvp(acosh_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().mul(_L().sub(x, _c(x, 1)),
+                                                                 _L().add(x, _c(x, 1))))))
+_ad.defjvp(atanh_p, lambda g, x: _L().mul(_L().div(_c(x, 1), _L().add(_c(x, 1), x)),
+                                          _L().div(g, _L().sub(_c(x, 1), x))))
+_ad.defjvp(lgamma_p, lambda g, x: _L().mul(g, _L().digamma(x)))
+
+
+def _trigamma(x):
+    """psi'(x) for x > 0: recurrence up to x >= 6, then the asymptotic series (|error| < 1e-9)."""
+    L = _L()
+    acc = _zeros(x)
+    for k in range(6):
+        acc = L.add(acc, L.integer_pow(L.add(x, _c(x, k)), -2))
+    z = L.add(x, _c(x, 6))
+    iz = L.div(_c(x, 1), z)
+    iz2 = L.mul(iz, iz)
+    series = L.mul(iz, L.add(_c(x, 1), L.mul(iz, L.add(_c(x, 0.5), L.mul(iz, L.add(_c(x, 1 / 6), L.mul(
+        iz2, L.add(_c(x, -1 / 30), L.mul(iz2, L.add(_c(x, 1 / 42), L.mul(iz2, _c(x, -1 / 30))))))))))))
+    return L.add(acc, series)
+
+
+_ad.defjvp(digamma_p, lambda g, x: _L().mul(g, _trigamma(x)))
+_ad.defjvp(square_p, lambda g, x: _L().mul(g, _L().mul(_c(x, 2), x)))
+
+
+def _integer_pow_jvp(g, x, *, y):
+    if y == 0:
+        return _ad.Zero(_ad.get_aval(x))
+    return _L().mul(g, _L().mul(_c(x, y), _L().integer_pow(x, y - 1)))
+
+
+_ad.defjvp(integer_pow_p, _integer_pow_jvp)
+
+
+# add / sub: linear; a literal rank-0 operand never carries a tangent, but the cotangent of a rank-0 linear
+# operand that was broadcast is summed back.
+def _add_jvp(primals, tangents):
+    ans = add_p.bind(*primals)
+    tx, ty = tangents
+    if _ad.is_zero(tx) and _ad.is_zero(ty):
+        return ans, _ad.Zero(_ad.get_aval(ans))
+    return ans, _ad._fit(_ad.add_tangents(tx, ty) if not (_ad.is_zero(tx) or _ad.is_zero(ty))
+                         else (ty if _ad.is_zero(tx) else tx), ans)
+
+
+def _add_transpose(ct, x, y):
+    if _ad.is_zero(ct):
+        return [None, None]
+    return [_ad.unbroadcast(x.aval, ct) if _ad.is_undefined(x) else None,
+            _ad.unbroadcast(y.aval, ct) if _ad.is_undefined(y) else None]
+
+
+def _sub_jvp(primals, tangents):
+    ans = sub_p.bind(*primals)
+    tx, ty = tangents
+    if _ad.is_zero(ty):
+        return ans, (_ad.Zero(_ad.get_aval(ans)) if _ad.is_zero(tx) else _ad._fit(tx, ans))
+    if _ad.is_zero(tx):
+        return ans, _ad._fit(_L().neg(ty), ans)
+    return ans, _ad._fit(_L().sub(tx, ty), ans)
+
+
+def _sub_transpose(ct, x, y):
+    if _ad.is_zero(ct):
+        return [None, None]
+    return [_ad.unbroadcast(x.aval, ct) if _ad.is_undefined(x) else None,
+            _ad.unbroadcast(y.aval, _L().neg(ct)) if _ad.is_undefined(y) else None]
+
+
+_ad.jvp_rules[add_p] = _add_jvp
+_ad.transpose_rules[add_p] = _add_transpose
+_ad.jvp_rules[sub_p] = _sub_jvp
+_ad.transpose_rules[sub_p] = _sub_transpose
+
+_ad.defjvp(mul_p, lambda g, x, y: _L().mul(g, y), lambda g, x, y: _L().mul(x, g))
+
+
+def _mul_transpose(ct, x, y):
+    if _ad.is_undefined(x) and _ad.is_undefined(y):
+        raise TypeError("mul is not linear in both operands at once (a non-linear program was transposed)")
+    if _ad.is_zero(ct):
+        return [None, None]
+    if _ad.is_undefined(x):
+        return [_ad.unbroadcast(x.aval, _L().mul(ct, y)), None]
+    return [None, _ad.unbroadcast(y.aval, _L().mul(x, ct))]
+
+
+_ad.transpose_rules[mul_p] = _mul_transpose
+
+_ad.defjvp(div_p, lambda g, x, y: _L().div(g, y),
+           lambda g, x, y: _L().mul(_L().mul(_L().neg(g), x), _L().integer_pow(y, -2)))
+
+
+def _div_transpose(ct, x, y):
+    if _ad.is_undefined(y):
+        raise TypeError("div is linear only in its numerator (a non-linear program was transposed)")
+    if _ad.is_zero(ct):
+        return [None, None]
+    return [_ad.unbroadcast(x.aval, _L().div(ct, y)), None]
+
+
+_ad.transpose_rules[div_p] = _div_transpose
+
+_ad.defjvp(rem_p, lambda g, x, y: g,
+           lambda g, x, y: _L().mul(_L().neg(g), _L().mul(_L().sign(_L().div(x, y)),
+                                                          _L().floor(_L().abs(_L().div(x, y))))))
+
+
+def _balanced_eq(x, z, y):
+    """1 where x == z (0.5 where y == z too), else 0: the share of a tied max/min."""
+    L = _L()
+    return L.select(L.eq(x, z), L.select(L.eq(y, z), L.full_like(z, 0.5), L.full_like(z, 1)), L.full_like(z, 0))
+
+
+_ad.defjvp2(max_p, lambda g, ans, x, y: _L().mul(g, _balanced_eq(x, ans, y)),
+            lambda g, ans, x, y: _L().mul(g, _balanced_eq(y, ans, x)))
+_ad.defjvp2(min_p, lambda g, ans, x, y: _L().mul(g, _balanced_eq(x, ans, y)),
+            lambda g, ans, x, y: _L().mul(g, _balanced_eq(y, ans, x)))
+
+
+def _pow_jvp_lhs(g, ans, x, y):
+    L = _L()
+    jac = L.select(L.eq(y, _c(y, 0)), _zeros(ans), L.mul(y, L.pow(x, L.sub(y, _c(y, 1)))))
+    return L.mul(g, jac)
+
+
+def _pow_jvp_rhs(g, ans, x, y):
+    L = _L()
+    safe_x = L.select(L.eq(x, _c(x, 0)), _ones(x), x)
+    return L.mul(g, L.mul(L.log(safe_x), ans))
+
+
+_ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+
+
+def _atan2_den(x, y):
+    L = _L()
+    return L.add(L.integer_pow(x, 2), L.integer_pow(y, 2))
+
+
+_ad.defjvp(atan2_p, lambda g, x, y: _L().mul(g, _L().div(y, _atan2_den(x, y))),
+           lambda g, x, y: _L().mul(g, _L().div(_L().neg(x), _atan2_den(x, y))))
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n_p.bind(which, *cases)
+    cts = tangents[1:]
+    if all(_ad.is_zero(t) for t in cts):
+        return ans, _ad.Zero(_ad.get_aval(ans))
+    return ans, select_n_p.bind(which, *[_ad.instantiate_zeros(t) for t in cts])
+
+
+def _select_n_transpose(ct, which, *cases):
+    if _ad.is_undefined(which):
+        raise TypeError("select_n is not linear in its predicate")
+    out = [None]
+    for i, c in enumerate(cases):
+        if not _ad.is_undefined(c):
+            out.append(None)
+        elif _ad.is_zero(ct):
+            out.append(_ad.Zero(c.aval))
+        else:
+            z = _zeros(ct)
+            out.append(select_n_p.bind(which, *[ct if j == i else z for j in range(len(cases))]))
+    return out
+
+
+_ad.jvp_rules[select_n_p] = _select_n_jvp
+_ad.transpose_rules[select_n_p] = _select_n_transpose
+
+
+def _clamp_jvp_lo(g, lo, x, hi):
+    L = _L()
+    return L.select(L.bitwise_and(L.gt(lo, x), L.lt(lo, hi)), _ad._fit(g, x), _zeros(x))
+
+
+def _clamp_jvp_x(g, lo, x, hi):
+    L = _L()
+    return L.select(L.bitwise_and(L.gt(x, lo), L.lt(x, hi)), g, _zeros(x))
+
+
+def _clamp_jvp_hi(g, lo, x, hi):
+    L = _L()
+    return L.select(L.lt(hi, x), _ad._fit(g, x), _zeros(x))
+
+
+_ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
+
+
+def _convert_jvp(primals, tangents, new_dtype, weak_type=False, sharding=None):
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    if _ad.is_zero(t) or not _ad.is_float(new_dtype) or not _ad.is_float(_ad.get_aval(x).dtype):
+        return ans, _ad.Zero(_ad.get_aval(ans))
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+
+
+def _convert_transpose(ct, x, new_dtype, weak_type=False, sharding=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
+
+
+_ad.jvp_rules[convert_element_type_p] = _convert_jvp
+_ad.transpose_rules[convert_element_type_p] = _convert_transpose
+
+
+# stop_gradient: the value unchanged, no tangent. Eagerly the identity; lowered by inlining the identity.
+def _stop_gradient_inline(eqn):
+    from ..jaxpr import Jaxpr, Var
+    v = Var(eqn.invars[0].aval)
+    return Jaxpr([], [v], [v], []), eqn.invars
+
+
+stop_gradient_p = standard_primitive("stop_gradient", lambda x: x, elementwise=True)
+stop_gradient_p.impl = lambda x: x
+stop_gradient_p.inline_jaxpr = _stop_gradient_inline
+_ad.defjvp_zero(stop_gradient_p)
+
+
+def _stop_gradient(x):
+    """``lax.stop_gradient`` of one leaf (float arrays only; others pass through, as in JAX)."""
+    from ..core import Tracer, get_aval
+    if not isinstance(x, Tracer):
+        return x
+    if not _ad.is_float(get_aval(x).dtype):
+        return x
+    return stop_gradient_p.bind(x)

@@ -61,6 +61,7 @@ def _arg_wire(eqn):
 argmax_p = standard_primitive("argmax", _arg_rule("argmax"), wire=_arg_wire)
 argmin_p = standard_primitive("argmin", _arg_rule("argmin"), wire=_arg_wire)
 
+
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). The batch axis stays where it is; reduced axes shift past it.
 from ..interpreters import batching as _batching  # noqa: E402
@@ -82,4 +83,62 @@ def _reduce_batch_rule(prim):
 for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, argmax_p,
            argmin_p):
     _batching.batching_rules[_p] = _reduce_batch_rule(_p)
+del _p
+
+
+# ---- autodiff rules (jvp, transpose) ----
+from ..interpreters import ad as _ad  # noqa: E402
+
+
+def _L():
+    from .. import lax
+    return lax
+
+
+def _kept(ndim, axes):
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [_L().broadcast_in_dim(ct, x.aval.shape, _kept(x.aval.ndim, axes))]
+
+
+_ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _chooser_jvp(g, ans, x, axes, out_sharding=None):
+    """reduce_max/min: the tangent averaged over the locations that attain the extremum (as JAX)."""
+    L = _L()
+    xa = _ad.get_aval(x)
+    ans_b = L.broadcast_in_dim(ans, xa.shape, _kept(xa.ndim, axes))
+    loc = L.convert_element_type(L.eq(x, ans_b), xa.dtype)
+    counts = L.reduce_sum(loc, axes)
+    return L.div(L.reduce_sum(L.mul(g, loc), axes), counts)
+
+
+_ad.defjvp2(reduce_max_p, _chooser_jvp)
+_ad.defjvp2(reduce_min_p, _chooser_jvp)
+
+
+def _reduce_prod_jvp(g, ans, x, axes, out_sharding=None):
+    """Exact with zeros: no zero → ans * sum(g / x); one zero → the product of the others times g there."""
+    L = _L()
+    xa = _ad.get_aval(x)
+    kept = _kept(xa.ndim, axes)
+    is0 = L.eq(x, L.full_like(x, 0))
+    x_nz = L.select(is0, L.full_like(x, 1), x)
+    p_nz = L.reduce_prod(x_nz, axes)
+    n0 = L.reduce_sum(L.convert_element_type(is0, np.int32), axes)
+    t_none = L.mul(p_nz, L.reduce_sum(L.div(g, x_nz), axes))
+    t_one = L.mul(p_nz, L.reduce_sum(L.select(is0, g, L.full_like(g, 0)), axes))
+    zero = L.full_like(t_none, 0)
+    return L.select(L.eq(n0, L.full_like(n0, 0)), t_none,
+                    L.select(L.eq(n0, L.full_like(n0, 1)), t_one, zero))
+
+
+_ad.defjvp2(reduce_prod_p, _reduce_prod_jvp)
+for _p in (reduce_and_p, reduce_or_p, argmax_p, argmin_p):
+    _ad.defjvp_zero(_p)
 del _p

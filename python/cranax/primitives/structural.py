@@ -146,6 +146,7 @@ def concatenate(arrays, axis):
     raise NotImplementedError("concatenate/stack of traced arrays needs the concatenate primitive "
                               "(shape-ops issue)")
 
+
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). ``bd`` is the operand's batch axis; per-example axis ``a`` is
 # axis ``a + (a >= bd)`` of the batched operand.
@@ -207,3 +208,149 @@ _batching.batching_rules[slice_p] = _slice_batch
 _batching.batching_rules[rev_p] = _rev_batch
 _batching.defvectorized(copy_p)
 # iota has no operands, so it never sees a batched value (it binds on the parent trace unchanged).
+
+
+# ---- autodiff rules (jvp, transpose) ----
+# Shape primitives are linear: the tangent is the primitive applied to the tangent, the cotangent is the
+# inverse reshuffle (broadcast → reduce_sum, slice → pad, ...).
+from ..interpreters import ad as _ad  # noqa: E402
+
+
+def _L():
+    from .. import lax
+    return lax
+
+
+def _bid_transpose(ct, x, shape, broadcast_dimensions, sharding=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    L = _L()
+    unit_dims = [i for i, s in enumerate(x.aval.shape) if s == 1 and shape[broadcast_dimensions[i]] != 1]
+    bdims = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
+    axes = tuple(i for i in range(len(shape)) if i not in bdims)
+    out = L.reduce_sum(ct, axes) if axes else ct
+    if unit_dims:
+        out = L.reshape(out, x.aval.shape)
+    return [out]
+
+
+def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [_L().reshape(ct, x.aval.shape)]
+
+
+def _squeeze_transpose(ct, x, dimensions):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [_L().reshape(ct, x.aval.shape)]
+
+
+def _transpose_transpose(ct, x, permutation):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    inv = tuple(int(i) for i in np.argsort(permutation))
+    return [_L().transpose(ct, inv)]
+
+
+def _copy_transpose(ct, x):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [copy_p.bind(ct)]
+
+
+def _rev_transpose(ct, x, dimensions):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [rev_p.bind(ct, dimensions=dimensions)]
+
+
+# pad: JAX's ``pad`` (operand, padding_value; padding_config = ((lo, hi, interior), ...)), needed as the
+# transpose of ``slice``. Abstract eval and printing here; the core's lowering comes with the shape-ops work.
+def _pad_abstract(x, padding_value, padding_config):
+    if padding_value.shape != ():
+        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}")
+    if padding_value.dtype != x.dtype:
+        raise TypeError(f"pad operand and padding_value must have the same dtype, got {x.dtype.name} and "
+                        f"{padding_value.dtype.name}")
+    if len(padding_config) != x.ndim:
+        raise ValueError(f"pad padding_config must have length {x.ndim}, got {padding_config}")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise ValueError(f"pad interior padding must be nonnegative, got {padding_config}")
+        n = lo + hi + d + max(d - 1, 0) * interior
+        if n < 0:
+            raise ValueError(f"pad: negative output dimension for padding_config {padding_config}")
+        shape.append(n)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+pad_p = standard_primitive(
+    "pad", _pad_abstract,
+    wire=lambda eqn: {"padding_config": [[int(a) for a in c] for c in eqn.params["padding_config"]]})
+
+
+def pad(x, padding_value, padding_config):
+    """``x`` padded with ``padding_value``: ``padding_config[i] = (lo, hi, interior)``. Mirrors
+    ``jax.lax.pad``."""
+    cfg = tuple(tuple(int(a) for a in c) for c in padding_config)
+    return pad_p.bind(x, padding_value, padding_config=cfg)
+
+
+def _pad_jvp(primals, tangents, padding_config):
+    x, pv = primals
+    tx, tpv = tangents
+    ans = pad_p.bind(x, pv, padding_config=padding_config)
+    if _ad.is_zero(tx) and _ad.is_zero(tpv):
+        return ans, _ad.Zero(ans.aval if hasattr(ans, "aval") else _ad.get_aval(ans))
+    return ans, pad_p.bind(_ad.instantiate_zeros(tx), _ad.instantiate_zeros(tpv), padding_config=padding_config)
+
+
+def _pad_transpose(ct, x, pv, padding_config):
+    L = _L()
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval) if _ad.is_undefined(x) else None,
+                _ad.Zero(pv.aval) if _ad.is_undefined(pv) else None]
+    out_x = out_pv = None
+    if _ad.is_undefined(x):
+        # Undo negative lo/hi by padding the cotangent, then take the strided slice.
+        lo_neg = [(-min(lo, 0), -min(hi, 0), 0) for lo, hi, _ in padding_config]
+        t = ct
+        if any(a or b for a, b, _ in lo_neg):
+            t = pad(t, L.full((), 0, _ad.get_aval(ct).dtype), lo_neg)
+        shape = _ad.get_aval(t).shape
+        start = [max(lo, 0) for lo, _, _ in padding_config]
+        limit = [n - max(hi, 0) for n, (_, hi, _) in zip(shape, padding_config)]
+        strides = [interior + 1 for _, _, interior in padding_config]
+        out_x = slice_p.bind(t, start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides))
+    if _ad.is_undefined(pv):
+        total = L.reduce_sum(ct, tuple(range(_ad.get_aval(ct).ndim)))
+        inner = L.reduce_sum(out_x, tuple(range(x.aval.ndim))) if out_x is not None else None
+        out_pv = total if inner is None else L.sub(total, inner)
+    return [out_x, out_pv]
+
+
+_ad.jvp_rules[pad_p] = _pad_jvp
+_ad.transpose_rules[pad_p] = _pad_transpose
+
+
+def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    shape = x.aval.shape
+    strides = (1,) * len(shape) if strides is None else tuple(strides)
+    out_shape = _ad.get_aval(ct).shape
+    # The last element taken along each axis, so the high padding is exact for strided slices.
+    real_limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(start_indices, out_shape, strides)]
+    cfg = tuple((int(s), int(d - rl), int(st - 1)) for s, d, rl, st in zip(start_indices, shape, real_limits, strides))
+    zero = _L().full((), 0, x.aval.dtype)
+    return [pad(ct, zero, cfg)]
+
+
+for _p, _t in ((broadcast_in_dim_p, _bid_transpose), (reshape_p, _reshape_transpose),
+               (squeeze_p, _squeeze_transpose), (transpose_p, _transpose_transpose), (copy_p, _copy_transpose),
+               (rev_p, _rev_transpose), (slice_p, _slice_transpose)):
+    _ad.deflinear(_p, _t)
+del _p, _t
+_ad.defjvp_zero(iota_p)

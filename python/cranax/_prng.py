@@ -1,0 +1,291 @@
+"""Threefry-2x32 and the numeric building blocks of ``cranax.random``, composed from primitives.
+
+Everything here is built from ``shift_left``, ``shift_right_logical``, ``or``, ``xor`` and ``add`` on uint32,
+``iota``, ``select_n``, ``bitcast_convert_type`` and float arithmetic, so the same program compiles on every
+backend and fuses into one loop. The layout of the counters and the float recipes follow JAX 0.10.2 with
+``jax_threefry_partitionable=True`` (its default), which makes the outputs bit-identical to JAX's:
+
+* ``threefry2x32(k1, k2, x1, x2)``: Salmon et al.'s Threefry with 20 rounds (5 groups of 4), rotations
+  (13, 15, 26, 6) / (17, 29, 16, 24), key schedule ``(k1, k2, k1 ^ k2 ^ 0x1BD11BDA)``, injection after
+  every group of ``x0 += ks[i+1]``, ``x1 += ks[i+2] + i + 1``.
+* Counters: element ``i`` (row-major flat index) of a result of shape ``S`` hashes the 64-bit counter ``i``
+  split into (hi, lo) 32-bit halves; 32 random bits are ``out0 ^ out1``; a split key is ``(out0, out1)``.
+* ``fold_in(key, d)`` hashes the counter ``(0, d)``.
+
+XLA contracts ``a * b + c`` into a fused multiply-add on the CPU; cranax has no FMA primitive, so :func:`fma`
+computes it in float64 (exact product of two float32, one rounding of the sum, then a rounding to float32:
+identical to a true FMA except for double-rounding ties, about one case in 2**29).
+"""
+import numpy as np
+
+from . import dtypes, lax
+from .core import Tracer, TypedScalar, get_aval, typed_scalar
+from .primitives import elementwise as _ew
+
+U32 = np.dtype(np.uint32)
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+I32 = np.dtype(np.int32)
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA
+
+# Set to False (by the test suite or a user) to compute the float32 fused multiply-adds in float32 (two
+# roundings) instead of float64; only the last bit of a few percent of the normal samples changes.
+FMA_VIA_F64 = True
+
+
+def u32(v):
+    """A uint32 constant (a strongly typed literal)."""
+    return typed_scalar(np.uint32(int(v) & 0xFFFFFFFF), U32, False)
+
+
+def const(v, dtype):
+    return typed_scalar(np.asarray(v).astype(dtype)[()], np.dtype(dtype), False)
+
+
+def _rotl(x, d):
+    return lax.bitwise_or(lax.shift_left(x, u32(d)), lax.shift_right_logical(x, u32(32 - d)))
+
+
+def threefry2x32(k1, k2, x1, x2):
+    """Threefry-2x32 of the counters ``(x1, x2)`` under the key ``(k1, k2)``. ``k1``/``k2`` are uint32
+    scalars (arrays of shape ()), ``x1``/``x2`` uint32 arrays of one shape. Returns two uint32 arrays."""
+    shape = get_aval(x1).shape
+    ks = [k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), u32(_PARITY))]
+
+    def full(k):
+        # keys are rank-0 values: broadcast once so every op below has one shape
+        if shape and get_aval(k).shape != shape:
+            return lax.broadcast_in_dim(k, shape, ())
+        return k
+
+    a = lax.add(x1, full(ks[0]))
+    b = lax.add(x2, full(ks[1]))
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            a = lax.add(a, b)
+            b = lax.bitwise_xor(a, _rotl(b, r))
+        a = lax.add(a, full(ks[(i + 1) % 3]))
+        # uint32 addition is associative (mod 2**32): add the round constant to the scalar key first
+        b = lax.add(b, full(lax.add(ks[(i + 2) % 3], u32(i + 1))))
+    return a, b
+
+
+def flat_iota(shape):
+    """uint32 array of ``shape`` holding each element's row-major flat index (the low half of JAX's
+    ``iota_2x32_shape``; the high half is zero below 2**32 elements)."""
+    shape = tuple(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    if size >= 2 ** 32:
+        raise NotImplementedError("random bits arrays of 2**32 elements or more")
+    if not shape:
+        return None
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+    out = None
+    for d, s in enumerate(strides):
+        if shape[d] == 1:
+            continue
+        t = lax.broadcasted_iota(U32, shape, d)
+        if s != 1:
+            t = lax.mul(t, u32(s))
+        out = t if out is None else lax.add(out, t)
+    if out is None:
+        out = lax.full(shape, np.uint32(0), U32)
+    return out
+
+
+def key_halves(key):
+    """(k1, k2) rank-0 uint32 values of a uint32[2] key."""
+    return key[0], key[1]
+
+
+def hash_counts(key, shape):
+    """Threefry of the flat counters of ``shape``: (out0, out1) uint32 arrays of ``shape``."""
+    k1, k2 = key_halves(key)
+    lo = flat_iota(shape)
+    if lo is None:
+        zero = lax.full((), np.uint32(0), U32)
+        return threefry2x32(k1, k2, zero, zero)
+    hi = lax.full(shape, np.uint32(0), U32)
+    return threefry2x32(k1, k2, hi, lo)
+
+
+def stack_last(a, b):
+    """``stack([a, b], axis=-1)`` from broadcast and select (no concatenate primitive needed)."""
+    shape = get_aval(a).shape
+    out = shape + (2,)
+    dims = tuple(range(len(shape)))
+    A = lax.broadcast_in_dim(a, out, dims)
+    B = lax.broadcast_in_dim(b, out, dims)
+    which = lax.eq(lax.broadcasted_iota(I32, out, len(shape)), 1)
+    return lax.select(which, B, A)
+
+
+def split(key, shape):
+    """Keys of ``shape`` (uint32 ``(*shape, 2)``) from one uint32[2] key."""
+    a, b = hash_counts(key, shape)
+    return stack_last(a, b)
+
+
+def fold_in(key, data):
+    """uint32[2] key from a key and a uint32 scalar."""
+    k1, k2 = key_halves(key)
+    zero = lax.full((), np.uint32(0), U32)
+    a, b = threefry2x32(k1, k2, zero, data)
+    return stack_last(a, b)
+
+
+def random_bits32(key, shape):
+    a, b = hash_counts(key, shape)
+    return lax.bitwise_xor(a, b)
+
+
+def random_bits64_as_int64(key, shape):
+    """64 random bits per element (JAX: ``out0 << 32 | out1``) in an int64 array (cranax has no uint64)."""
+    a, b = hash_counts(key, shape)
+    i64 = np.dtype(np.int64)
+    hi = lax.convert_element_type(a, i64)
+    lo = lax.convert_element_type(b, i64)
+    return lax.bitwise_or(lax.shift_left(hi, const(32, i64)), lo)
+
+
+# ------------------------------------------------------------------------------------------ float helpers
+
+def to_dtype(x, dtype, bypass_canonical=False):
+    """``x`` as ``dtype`` (binds convert_element_type directly so float64 works with x64 off)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, (bool, int, float, np.generic, np.ndarray, TypedScalar)) and np.ndim(
+            x.val if isinstance(x, TypedScalar) else x) == 0:
+        v = x.val if isinstance(x, TypedScalar) else x
+        return typed_scalar(v, dtype, False)
+    av = get_aval(x)
+    if av.dtype == dtype and not av.weak_type:
+        return x
+    if not bypass_canonical:
+        return lax.convert_element_type(x, dtype)
+    return _ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False, sharding=None)
+
+
+def _bshape(*xs):
+    shape = ()
+    for x in xs:
+        s = get_aval(x).shape if not isinstance(x, (int, float)) else ()
+        if len(s) > len(shape):
+            shape = s
+    return shape
+
+
+def _bcast(x, shape):
+    if isinstance(x, TypedScalar) or isinstance(x, (int, float)):
+        return x
+    av = get_aval(x)
+    if av.shape == shape:
+        return x
+    if av.ndim == 0:
+        return lax.broadcast_in_dim(x, shape, ())
+    # numpy-style broadcasting of a lower-rank / size-1 operand
+    nd = len(shape)
+    xs = (1,) * (nd - av.ndim) + av.shape
+    x = lax.reshape(x, xs) if xs != av.shape else x
+    keep = tuple(i for i in range(nd) if xs[i] == shape[i])
+    squeezed = tuple(i for i in range(nd) if xs[i] != shape[i])
+    if squeezed:
+        x = lax.reshape(x, tuple(xs[i] for i in keep))
+    return lax.broadcast_in_dim(x, shape, keep)
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU), for float32 operands."""
+    dt = None
+    for v in (a, b, c):
+        if not isinstance(v, (int, float, TypedScalar)):
+            dt = get_aval(v).dtype
+            break
+        if isinstance(v, TypedScalar):
+            dt = v.aval.dtype
+    if dt is None or dt != F32 or not FMA_VIA_F64:
+        return lax.add(lax.mul(a, b), c)
+    shape = _bshape(a, b, c)
+    a64, b64, c64 = (to_dtype(_bcast(v, shape), F64, bypass_canonical=True) for v in (a, b, c))
+    return to_dtype(_ew.add_p.bind(*_same_shape(_ew.mul_p.bind(*_same_shape(a64, b64, shape)), c64, shape)),
+                    F32, bypass_canonical=True)
+
+
+def _same_shape(x, y, shape):
+    out = []
+    for v in (x, y):
+        if isinstance(v, TypedScalar) or get_aval(v).shape == shape:
+            out.append(v)
+        else:
+            out.append(lax.broadcast_in_dim(v, shape, ()))
+    return out
+
+
+def horner(coeffs, x):
+    """``((c0 * x + c1) * x + c2) ...`` with each step a fused multiply-add (XLA's EvaluatePolynomial).
+    ``coeffs`` is a list of float32 constants or arrays shaped like ``x``."""
+    p = coeffs[0]
+    if isinstance(p, (float, int)):
+        p = lax.full(get_aval(x).shape, np.float32(p), F32)
+    for c in coeffs[1:]:
+        if isinstance(c, (float, int)):
+            c = const(c, F32)
+        p = fma(p, x, c)
+    return p
+
+
+_LOG1P_NUM = (4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
+              2.9911919328553073277375E1, 6.0949667980987787057556E1, 5.7112963590585538103336E1,
+              2.0039553499201281259648E1)
+_LOG1P_DEN = (1., 1.5062909083469192043167E1, 8.3047565967967209469434E1, 2.2176239823732856465394E2,
+              3.0909872225312059774938E2, 2.1642788614495947685003E2, 6.0118660497603843919306E1)
+
+
+def log1p(x):
+    """``log1p`` as XLA's CPU backend computes it for float32 (a Cephes rational function below
+    sqrt(2) - 1, ``log(1 + x)`` above); other dtypes use the primitive."""
+    if get_aval(x).dtype != F32:
+        return lax.log1p(x)
+    large = lax.log(lax.add(x, const(1.0, F32)))
+    x2 = lax.mul(x, x)
+    small = lax.div(horner(list(_LOG1P_NUM), x), horner(list(_LOG1P_DEN), x))
+    small = lax.mul(lax.mul(x, x2), small)
+    small = fma(const(-0.5, F32), x2, small)
+    small = lax.add(x, small)
+    is_small = lax.lt(lax.abs(x), const(0.41421356237309504880, F32))
+    return lax.select(is_small, small, large)
+
+
+_ERFINV_LT5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+               -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_GE5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def erf_inv(x):
+    """The inverse error function as XLA computes it for float32 (Giles' single-precision polynomial in
+    ``w = -log1p(-x*x)``, evaluated with fused multiply-adds); other dtypes use the primitive."""
+    if get_aval(x).dtype != F32:
+        return lax.erf_inv(x)
+    shape = get_aval(x).shape
+    w = lax.neg(log1p(lax.mul(x, lax.neg(x))))
+    lt = lax.lt(w, const(5.0, F32))
+    w = lax.select(lt, lax.sub(w, const(2.5, F32)), lax.sub(lax.sqrt(w), const(3.0, F32)))
+
+    def coef(i):
+        return lax.select(lt, lax.full(shape, np.float32(_ERFINV_LT5[i]), F32),
+                          lax.full(shape, np.float32(_ERFINV_GE5[i]), F32))
+
+    p = horner([coef(i) for i in range(9)], w)
+    res = lax.mul(p, x)
+    return lax.select(lax.eq(lax.abs(x), const(1.0, F32)), lax.mul(x, const(np.inf, F32)), res)
+
+
+def is_tracer(x):
+    return isinstance(x, Tracer)
+
+
+__all__ = ["threefry2x32", "split", "fold_in", "random_bits32", "flat_iota", "stack_last", "fma", "log1p",
+           "erf_inv", "horner", "u32", "const", "to_dtype"]
+del dtypes

@@ -1,0 +1,421 @@
+"""Differentiation API: ``jvp``, ``linearize``, ``vjp``, ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``,
+``hessian``. Mirrors ``jax``'s functions of the same names.
+
+Reverse mode is JAX's: ``linearize`` (jvp + partial evaluation: the primal computation runs — or is staged —
+on the current trace, the tangent computation becomes a linear jaxpr) and then the transpose of that jaxpr
+(``ad.backward_pass``). Every function works on the current trace, so they compose with ``jit`` and each
+other in any order.
+"""
+import functools
+
+import numpy as np
+
+from . import core, dtypes
+from .core import Tracer, TypedScalar, get_aval
+from .interpreters import ad
+from .interpreters.ad import Zero
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian"]
+
+ad._register_jit()
+
+
+def _flat_fun(fun, in_tree, store, has_aux=False):
+    def flat(*leaves):
+        args = tree_unflatten(in_tree, list(leaves))
+        out = fun(*args)
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("has_aux=True requires the function to return a pair (output, aux), got "
+                                f"{type(out).__name__}")
+            out, aux = out
+            store["aux"] = aux
+        outs, out_tree = tree_flatten(out)
+        for o in outs:
+            _check_value(o, "output")
+        store["tree"] = out_tree
+        return outs
+    return flat
+
+
+def _check_value(x, what):
+    try:
+        get_aval(x)
+    except TypeError:
+        raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type (in the function's {what})")\
+            from None
+
+
+def _as_array(x):
+    """A leaf given to jvp/vjp/grad: Python scalars and NumPy values stay as they are (weak types kept)."""
+    _check_value(x, "input")
+    return x
+
+
+def _to_user(x):
+    """A value for the user: Zeros and host scalars become Arrays; tracers and Arrays pass through."""
+    return ad.instantiate_array(x)
+
+
+def _aux_out(aux):
+    return tree_map(_to_user, aux)
+
+
+# ----------------------------------------------------------------------------------------------- jvp
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """``(fun(*primals), J·tangents)``. ``primals`` and ``tangents`` are tuples/lists of the same structure
+    and dtypes. Mirrors ``jax.jvp``."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; primals "
+                        f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    tans = []
+    for p, t in zip(p_leaves, t_leaves):
+        pa, ta = get_aval(p), get_aval(t)
+        if pa.shape != ta.shape:
+            raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
+                             f"{pa.shape} and tangent shape as {ta.shape}")
+        if ad.is_float(pa.dtype) and pa.dtype != ta.dtype:
+            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+                            f"case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
+                            f"{pa.dtype.name} and so expected tangent dtype {pa.dtype.name}, but got tangent "
+                            f"dtype {ta.dtype.name} instead.")
+        tans.append(t if ad.is_float(pa.dtype) else Zero(pa))
+    store = {}
+    flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
+    p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans)
+    out_tree = store["tree"]
+    po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
+    to = tree_unflatten(out_tree, [_to_user(t) for t in t_out])
+    if has_aux:
+        return po, to, _aux_out(store["aux"])
+    return po, to
+
+
+# ----------------------------------------------------------------------------------------------- linearize / vjp
+
+def _linearize(fun, primals, has_aux):
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    store = {}
+    flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
+    p_out, linear, nz = ad.linearize_flat(flat, [_as_array(p) for p in p_leaves])
+    return p_leaves, p_tree, p_out, store, linear, nz
+
+
+def linearize(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function (a jaxpr; the
+    primal work is not redone). Mirrors ``jax.linearize``."""
+    p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
+    out_tree = store["tree"]
+    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    out_avals = [get_aval(p) for p in p_out]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent with the original "
+                            f"primal values: expected {p_tree}, got {t_tree}")
+        from .interpreters.eval import eval_jaxpr
+        args = [t for t, f in zip(t_leaves, float_in) if f]
+        outs = iter(eval_jaxpr(linear.jaxpr, linear.consts, *args))
+        res = [next(outs) if n else Zero(a) for n, a in zip(nz, out_avals)]
+        return tree_unflatten(out_tree, [_to_user(r) for r in res])
+
+    po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
+    if has_aux:
+        return po, f_jvp, _aux_out(store["aux"])
+    return po, f_jvp
+
+
+def _vjp(fun, primals, has_aux):
+    """(p_out flat, out_tree, vjp_flat(cts flat) -> in cts flat, p_tree, store)."""
+    p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
+    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    in_avals = [get_aval(p) for p in p_leaves]
+
+    def vjp_flat(cts):
+        args = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
+        cts_nz = [c for c, n in zip(cts, nz) if n]
+        res = iter(ad.backward_pass(linear.jaxpr, linear.consts, args, cts_nz))
+        return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
+    return p_out, store, vjp_flat, p_tree
+
+
+def vjp(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` gives the cotangents of ``primals`` (a tuple) for an
+    output cotangent ``ct`` of the output's structure. Mirrors ``jax.vjp``."""
+    p_out, store, vjp_flat, p_tree = _vjp(fun, primals, has_aux)
+    out_tree = store["tree"]
+    out_avals = [get_aval(p) for p in p_out]
+
+    def f_vjp(ct):
+        c_leaves, c_tree = tree_flatten(ct)
+        if c_tree != out_tree:
+            raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal "
+                            f"output {out_tree}.")
+        for c, a in zip(c_leaves, out_avals):
+            ca = get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
+                                 f"as the shape of corresponding primal input {a.shape}.")
+        cts = vjp_flat(c_leaves)
+        return tree_unflatten(p_tree, [_to_user(c) for c in cts])
+
+    po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
+    if has_aux:
+        return po, f_vjp, _aux_out(store["aux"])
+    return po, f_vjp
+
+
+# ----------------------------------------------------------------------------------------------- grad
+
+def _argnums_tuple(argnums):
+    if isinstance(argnums, int):
+        return (argnums,), True
+    argnums = tuple(argnums)
+    for a in argnums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    return argnums, False
+
+
+def _check_input_dtype(x, allow_int, what):
+    dt = get_aval(x).dtype
+    if ad.is_float(dt):
+        return
+    if not allow_int:
+        raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued inputs, "
+                        f"use vjp or set allow_int to True.")
+
+
+def _one_like(x):
+    a = get_aval(x)
+    return core.typed_scalar(1, a.dtype, a.weak_type) if a.ndim == 0 else ad._lax().full(a.shape, 1, a.dtype)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """A function returning ``(fun(*args), gradient)``: the gradient of the scalar ``fun`` with respect to
+    the arguments ``argnums`` (pytrees allowed). Mirrors ``jax.value_and_grad``."""
+    nums, single = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def vag(*args, **kwargs):
+        for a in nums:
+            if not -len(args) <= a < len(args):
+                raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                                f"{max(nums) + 1} positional arguments to be passed by the caller, but got only "
+                                f"{len(args)} positional arguments.")
+        norm = [a % len(args) for a in nums]
+        dyn = [args[i] for i in norm]
+        for d in dyn:
+            for leaf in tree_flatten(d)[0]:
+                _check_input_dtype(leaf, allow_int, "grad")
+
+        def f_part(*dyn_args):
+            full = list(args)
+            for i, v in zip(norm, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        p_out, store, vjp_flat, p_tree = _vjp(f_part, dyn, has_aux)
+        out_tree = store["tree"]
+        if len(p_out) != 1 or out_tree != tree_structure(0):
+            if len(p_out) == 1:
+                ans = p_out[0]
+            else:
+                raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
+                                f"{tree_unflatten(out_tree, [get_aval(p).str_short() for p in p_out])}.")
+        ans = p_out[0]
+        aval = get_aval(ans)
+        if aval.shape != ():
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+        if not dtypes.issubdtype(aval.dtype, np.floating):
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+                            f"holomorphic=True. For differentiation of non-holomorphic functions involving "
+                            f"complex outputs, use jax.vjp directly.")
+        cts = vjp_flat([_one_like(ans)])
+        g = tree_unflatten(p_tree, [_to_user(c) for c in cts])
+        g = g[0] if single else tuple(g)
+        value = _to_user(ans)
+        if has_aux:
+            return (value, _aux_out(store["aux"])), g
+        return value, g
+    return vag
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """The gradient of the scalar-valued ``fun`` with respect to argument(s) ``argnums`` (an int or a tuple;
+    pytrees of float arrays). With ``has_aux`` ``fun`` returns ``(value, aux)`` and the result is
+    ``(gradient, aux)``. Mirrors ``jax.grad``."""
+    vag = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vag(*args, **kwargs)
+            return g, aux
+        _, g = vag(*args, **kwargs)
+        return g
+    return grad_f
+
+
+# ----------------------------------------------------------------------------------------------- jacobians
+
+def _std_basis(aval):
+    """The ``aval.size`` one-hot arrays of ``aval``'s shape and dtype (as one stacked array)."""
+    from . import numpy as jnp
+    n = aval.size
+    return jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
+
+
+def _stack(xs):
+    """Stacks same-shape values along a new leading axis with selects (works for tracers of any trace)."""
+    from . import lax
+    xs = [ad.instantiate_zeros(x) if type(x) is Zero else x for x in xs]
+    a = get_aval(xs[0])
+    n = len(xs)
+    shape = (n,) + a.shape
+    dims = tuple(range(1, len(shape)))
+    out = None
+    idx = lax.broadcasted_iota(np.int32, shape, 0)
+    for i, x in enumerate(xs):
+        xb = lax.broadcast_in_dim(x, shape, dims)
+        if out is None:
+            out = xb
+        else:
+            out = lax.select(lax.eq(idx, lax.full(shape, i, np.int32)), xb, out)
+    return out
+
+
+def _vmap():
+    import cranax
+    return getattr(cranax, "vmap", None)
+
+
+def _dyn_args(args, nums):
+    norm = [a % len(args) for a in nums]
+    return norm, [args[i] for i in norm]
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of ``fun`` by forward mode (one jvp per input element, batched with ``vmap``). Output
+    leaves have shape ``out.shape + in.shape``. Mirrors ``jax.jacfwd``."""
+    nums, single = _argnums_tuple(argnums)
+
+    def jac(*args, **kwargs):
+        norm, dyn = _dyn_args(args, nums)
+        in_leaves, in_tree = tree_flatten(tuple(dyn))
+        for leaf in in_leaves:
+            _check_input_dtype(leaf, False, "jacfwd")
+
+        def f_flat(*leaves):
+            full = list(args)
+            for i, v in zip(norm, tree_unflatten(in_tree, list(leaves))):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        avals = [get_aval(x) for x in in_leaves]
+        # One pushforward per element of the flattened inputs.
+        cols = []   # per input leaf: list of (out pytree of tangents)
+        vmap = _vmap()
+        out_store = {}
+        for k, a in enumerate(avals):
+            basis = _std_basis(a)
+
+            def push(t, k=k):
+                tans = [t if j == k else Zero(b) for j, b in enumerate(avals)]
+                res = jvp(f_flat, tuple(in_leaves), tuple(tans), has_aux=has_aux)
+                out_store["primal"] = res[0]
+                if has_aux:
+                    out_store["aux"] = res[2]
+                return res[1]
+            if vmap is not None and a.size > 0:
+                stacked = vmap(push)(basis)   # leaves: (n,) + out.shape
+                out_leaves, out_tree = tree_flatten(stacked)
+            else:
+                per = [push(basis[i]) for i in range(a.size)]
+                out_tree = tree_structure(per[0]) if per else None
+                out_leaves = [_stack([tree_flatten(p)[0][j] for p in per])
+                              for j in range(len(tree_flatten(per[0])[0]))] if per else []
+            cols.append((out_leaves, out_tree))
+        out_tree = next(t for _, t in cols if t is not None)
+        n_out = out_tree.num_leaves
+        from . import lax
+        jac_leaves = []
+        for j in range(n_out):
+            per_in = []
+            for (ls, _), a in zip(cols, avals):
+                x = ls[j]                               # (n,) + out_shape
+                xa = get_aval(x)
+                out_shape = xa.shape[1:]
+                perm = tuple(range(1, xa.ndim)) + (0,)
+                x = lax.transpose(x, perm)              # out_shape + (n,)
+                per_in.append(lax.reshape(x, out_shape + a.shape))
+            jac_leaves.append(tree_unflatten(in_tree, per_in))   # a tuple over argnums
+        res = tree_unflatten(out_tree, [jl[0] if single else jl for jl in jac_leaves])
+        if has_aux:
+            return res, out_store["aux"]
+        return res
+    return jac
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of ``fun`` by reverse mode (one vjp per output element, batched with ``vmap``). Output
+    leaves have shape ``out.shape + in.shape``. Mirrors ``jax.jacrev``."""
+    nums, single = _argnums_tuple(argnums)
+
+    def jac(*args, **kwargs):
+        norm, dyn = _dyn_args(args, nums)
+        in_leaves, in_tree = tree_flatten(tuple(dyn))
+        for leaf in in_leaves:
+            _check_input_dtype(leaf, allow_int, "jacrev")
+
+        def f_part(*leaves):
+            full = list(args)
+            for i, v in zip(norm, tree_unflatten(in_tree, list(leaves))):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        p_out, store, vjp_flat, _ = _vjp(f_part, in_leaves, has_aux)
+        out_tree = store["tree"]
+        out_avals = [get_aval(p) for p in p_out]
+        in_avals = [get_aval(x) for x in in_leaves]
+        vmap = _vmap()
+        from . import lax
+        jac_leaves = []   # per output leaf: list per input leaf
+        for j, oa in enumerate(out_avals):
+            basis = _std_basis(oa)
+
+            def pull(c, j=j):
+                cts = [c if i == j else Zero(b) for i, b in enumerate(out_avals)]
+                return [ad.instantiate_zeros(x) for x in vjp_flat(cts)]
+            if vmap is not None and oa.size > 0:
+                rows = vmap(pull)(basis)                   # per input leaf: (n_out,) + in_shape
+            else:
+                per = [pull(basis[i]) for i in range(oa.size)]
+                rows = [_stack([p[i] for p in per]) for i in range(len(in_avals))]
+            jac_leaves.append([lax.reshape(r, oa.shape + ia.shape) for r, ia in zip(rows, in_avals)])
+        if single:
+            res = tree_unflatten(out_tree, [tree_unflatten(in_tree, jl)[0] for jl in jac_leaves])
+        else:
+            res = tree_unflatten(out_tree, [tuple(tree_unflatten(in_tree, jl)) for jl in jac_leaves])
+        if has_aux:
+            return res, _aux_out(store["aux"])
+        return res
+    return jac
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """``jacfwd(jacrev(fun))``. Mirrors ``jax.hessian``."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)

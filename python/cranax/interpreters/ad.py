@@ -1,0 +1,612 @@
+"""Automatic differentiation: forward mode (``JVPTrace``), linearization (jvp + partial evaluation into a
+known primal part and a linear tangent jaxpr) and transposition (the backward pass). Mirrors
+``jax.interpreters.ad`` / ``partial_eval`` in the stackless "current trace" model.
+
+* ``jvp_rules[prim](primals, tangents, **params) -> (primal_out, tangent_out)`` runs on the parent trace.
+  Tangents may be symbolic ``Zero``s (integer/bool values always have a ``Zero`` tangent: no float0).
+* ``transpose_rules[prim](ct, *invals, **params) -> [ct_in or None per input]``; an input that the linear
+  program computes is an ``UndefinedPrimal`` (the rule must give its cotangent), the others are values.
+* ``pe_rules[prim](trace, args, params)``: partial evaluation of call-like primitives (``jit``) so that the
+  known part stays one call and the unknown (linear) part becomes another.
+
+Reverse mode is ``linearize`` then ``backward_pass`` on the linear jaxpr, as JAX does.
+"""
+import weakref
+
+import numpy as np
+
+from .. import core, dtypes
+from ..core import ShapedArray, Tracer, TypedScalar, get_aval, set_current_trace
+from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer
+
+__all__ = ["Zero", "UndefinedPrimal", "JVPTrace", "JVPTracer", "PartialEvalTrace", "jvp_rules",
+           "transpose_rules", "pe_rules", "jvp_flat", "linearize_flat", "backward_pass", "defjvp", "defjvp2",
+           "deflinear", "defjvp_zero", "add_any_p", "add_tangents", "instantiate_zeros", "is_zero"]
+
+jvp_rules = {}
+primitive_jvps = jvp_rules
+transpose_rules = {}
+primitive_transposes = transpose_rules
+pe_rules = {}
+
+
+def _lax():
+    from .. import lax
+    return lax
+
+
+# ----------------------------------------------------------------------------------------------- zeros
+
+class Zero:
+    """A symbolic zero tangent/cotangent of abstract value ``aval``."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(x):
+    return type(x) is Zero
+
+
+def is_float(dt):
+    return dtypes.issubdtype(dt, np.inexact)
+
+
+def zeros_like_aval(aval):
+    return _lax().full(aval.shape, 0, aval.dtype)
+
+
+def instantiate_zeros(t):
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def instantiate_array(t):
+    """``t`` with a Zero made into an Array (API boundaries: users get arrays, never TypedScalars)."""
+    if type(t) is Zero:
+        from .. import numpy as jnp
+        return jnp.zeros(t.aval.shape, t.aval.dtype)
+    if isinstance(t, TypedScalar) or isinstance(t, (bool, int, float, np.generic, np.ndarray)):
+        from .. import numpy as jnp
+        return jnp.asarray(t.val if isinstance(t, TypedScalar) else t, dtype=get_aval(t).dtype)
+    return t
+
+
+class UndefinedPrimal:
+    """A linear input of an equation being transposed: only its abstract value is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x):
+    return type(x) is UndefinedPrimal
+
+
+# ----------------------------------------------------------------------------------------------- add_any
+
+def _add_any_abstract(x, y):
+    from ..primitives.elementwise import _binary_rule
+    return _binary_rule("add_any", "num")(x, y)
+
+
+def _add_any_inline(eqn):
+    """``add_any`` lowers as ``add`` (no core support needed)."""
+    from ..primitives.elementwise import add_p
+    from ..jaxpr import JaxprEqn
+    a, b = (Var(v.aval) for v in eqn.invars)
+    out = Var(eqn.outvars[0].aval)
+    return Jaxpr([], [a, b], [out], [JaxprEqn([a, b], [out], add_p, {})]), eqn.invars
+
+
+def _make_add_any():
+    from ..primitives import standard_primitive
+    p = standard_primitive("add_any", _add_any_abstract, elementwise=True)
+    p.inline_jaxpr = staticmethod(_add_any_inline)
+    return p
+
+
+add_any_p = _make_add_any()
+
+
+def add_tangents(x, y):
+    """Sum of two tangents/cotangents (``add_any``), Zero-aware."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    ax, ay = get_aval(x), get_aval(y)
+    if ax.shape != ay.shape:
+        lax = _lax()
+        if ax.ndim == 0:
+            x = lax.broadcast_in_dim(x, ay.shape, ())
+        elif ay.ndim == 0:
+            y = lax.broadcast_in_dim(y, ax.shape, ())
+    return add_any_p.bind(x, y)
+
+
+# ----------------------------------------------------------------------------------------------- JVP
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def _concrete(self):
+        p = self.primal
+        if isinstance(p, Tracer):
+            return p._concrete()
+        if isinstance(p, TypedScalar):
+            return p.val
+        if hasattr(p, "_value"):
+            return p._value()
+        return np.asarray(p)
+
+    def __repr__(self):
+        return f"JVPTracer<{self.aval.str_short()}>(primal={self.primal!r}, tangent={self.tangent!r})"
+
+
+class JVPTrace(core.Trace):
+    """Forward mode: each value carries a tangent; rules run on ``parent`` (a trace or None for eval)."""
+
+    def __init__(self, parent):
+        super().__init__()
+        self.parent = parent
+
+    def unpack(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer) and not x._trace.valid:
+            raise core.UnexpectedTracerError(core._escaped_tracer_message(x))
+        return x, Zero(_tangent_aval(get_aval(x)))
+
+    def wrap(self, p, t):
+        if type(t) is Zero:
+            return p
+        return JVPTracer(self, p, t)
+
+    def process_primitive(self, prim, args, params):
+        if not self.valid:
+            raise core.UnexpectedTracerError("A jvp trace was used after it finished.")
+        primals, tangents = [], []
+        for a in args:
+            p, t = self.unpack(a)
+            primals.append(p)
+            tangents.append(t)
+        with set_current_trace(self.parent):
+            if all(type(t) is Zero for t in tangents):
+                return prim.bind(*primals, **params)
+            rule = jvp_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
+            p_out, t_out = rule(primals, tangents, **params)
+        if prim.multiple_results:
+            return [self.wrap(p, t) for p, t in zip(p_out, t_out)]
+        return self.wrap(p_out, t_out)
+
+    def __repr__(self):
+        return "JVPTrace"
+
+
+def _tangent_aval(aval):
+    return aval
+
+
+def jvp_flat(fun, primals, tangents):
+    """Runs ``fun`` (flat lists in and out) in forward mode on the current trace. Tangents may be Zero;
+    returns (primals_out, tangents_out) with Zero for outputs that do not depend on the inputs."""
+    parent = core._state.trace
+    trace = JVPTrace(parent)
+    ins = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*ins)
+        p_out, t_out = [], []
+        for o in outs:
+            p, t = trace.unpack(o)
+            p_out.append(p)
+            t_out.append(t)
+    finally:
+        trace.invalidate()
+    return p_out, t_out
+
+
+# ----------------------------------------------------------------------------------------------- partial eval
+
+class PartialEvalTrace(DynamicJaxprTrace):
+    """Partial evaluation: values that are not this trace's tracers are *known* and primitives on known values
+    run on ``parent``; a primitive with an unknown input is staged into this trace's (linear) jaxpr, with
+    the known inputs it reads becoming the jaxpr's constvars (the residuals)."""
+
+    def __init__(self, parent):
+        super().__init__(None)
+        self.parent = parent
+
+    def is_unknown(self, x):
+        return isinstance(x, DynamicJaxprTracer) and x._trace is self
+
+    def process_primitive(self, prim, args, params):
+        if not any(self.is_unknown(a) for a in args):
+            with set_current_trace(self.parent):
+                return prim.bind(*args, **params)
+        rule = pe_rules.get(prim)
+        if rule is not None:
+            return rule(self, args, params)
+        return self.stage(prim, args, params)
+
+    def stage(self, prim, args, params):
+        return DynamicJaxprTrace.process_primitive(self, prim, args, params)
+
+    def error_context(self, tracer):
+        return ""
+
+    def __repr__(self):
+        return "PartialEvalTrace"
+
+
+def linearize_flat(fun, primals):
+    """Linearizes ``fun`` (flat lists) at ``primals`` on the current trace. Returns
+    ``(primals_out, linear, out_nonzero)``: ``linear`` is a ClosedJaxpr from the tangents of the float
+    inputs (in order) to the non-zero output tangents, with the residuals as its consts."""
+    parent = core._state.trace
+    pe = PartialEvalTrace(parent)
+    tangents = []
+    for p in primals:
+        aval = get_aval(p)
+        tangents.append(pe.new_arg(_tangent_aval(aval)) if is_float(aval.dtype) else Zero(aval))
+    try:
+        jt = JVPTrace(pe)
+        ins = [jt.wrap(p, t) for p, t in zip(primals, tangents)]
+        try:
+            with set_current_trace(jt):
+                outs = fun(*ins)
+            p_out, t_out = [], []
+            for o in outs:
+                p, t = jt.unpack(o)
+                p_out.append(p)
+                t_out.append(t)
+        finally:
+            jt.invalidate()
+        for p in p_out:
+            if pe.is_unknown(p):
+                raise AssertionError("linearize: a primal output depends on the tangents")
+        nz = [type(t) is not Zero for t in t_out]
+        linear = pe.to_jaxpr([t for t in t_out if type(t) is not Zero])
+    finally:
+        pe.invalidate()
+    return p_out, linear, nz
+
+
+# ----------------------------------------------------------------------------------------------- transpose
+
+def backward_pass(jaxpr, consts, args, cts_out):
+    """Transposes ``jaxpr`` (a Jaxpr, linear in the invars given as ``UndefinedPrimal`` in ``args``).
+    ``cts_out``: one cotangent (or Zero/None) per outvar. Returns a cotangent (possibly Zero) per invar that
+    is undefined and None for the others. Non-linear equations (all inputs known) run forward first."""
+    primal_env = {}
+
+    def known(a):
+        return isinstance(a, Literal) or a in primal_env
+
+    def read(a):
+        return a.val if isinstance(a, Literal) else primal_env[a]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        primal_env[v] = c
+    for v, a in zip(jaxpr.invars, args):
+        if not is_undefined(a):
+            primal_env[v] = a
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if all(known(a) for a in eqn.invars):
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            for v, o in zip(eqn.outvars, outs):
+                primal_env[v] = o
+        else:
+            linear_eqns.append(eqn)
+
+    ct_env = {}
+
+    def accum(v, ct):
+        if ct is None or type(ct) is Zero:
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        if isinstance(v, Var) and not known(v):
+            accum(v, ct)
+    for eqn in reversed(linear_eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in cts):
+            continue
+        cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        invals = [read(a) if known(a) else UndefinedPrimal(a.aval) for a in eqn.invars]
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                      f"'{eqn.primitive.name}' not implemented")
+        cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
+        for a, c in zip(eqn.invars, cts_in):
+            if not known(a):
+                accum(a, c)
+    res = []
+    for v, a in zip(jaxpr.invars, args):
+        if is_undefined(a):
+            c = ct_env.get(v)
+            res.append(Zero(a.aval) if c is None else c)
+        else:
+            res.append(None)
+    return res
+
+
+# ----------------------------------------------------------------------------------------------- rule helpers
+
+def defjvp(prim, *jvp_fns):
+    """``jvp_fns[i](g_i, *primals, **params)`` is input i's (linear) contribution; None: not differentiable.
+    The primal output is ``prim.bind(*primals)``."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        out = None
+        for fn, t in zip(jvp_fns, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            out = _acc(out, fn(t, *primals, **params))
+        return ans, (Zero(_tangent_aval(get_aval(ans))) if out is None else _fit(out, ans))
+    jvp_rules[prim] = rule
+    return rule
+
+
+def defjvp2(prim, *jvp_fns):
+    """Like ``defjvp`` with the primal output: ``jvp_fns[i](g_i, ans, *primals, **params)``."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        out = None
+        for fn, t in zip(jvp_fns, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            out = _acc(out, fn(t, ans, *primals, **params))
+        return ans, (Zero(_tangent_aval(get_aval(ans))) if out is None else _fit(out, ans))
+    jvp_rules[prim] = rule
+    return rule
+
+
+def _acc(a, b):
+    if a is None:
+        return b
+    return add_tangents(a, b)
+
+
+def _fit(t, ans):
+    """Broadcasts a rank-0 tangent to the output's shape (a literal operand's rank-0 tangent)."""
+    at, aa = get_aval(t), get_aval(ans)
+    if at.shape != aa.shape and at.ndim == 0:
+        return _lax().broadcast_in_dim(t, aa.shape, ())
+    return t
+
+
+def defjvp_zero(prim):
+    """The output does not depend differentiably on the inputs (integer/bool results, rounding...)."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return ans, [Zero(get_aval(a)) for a in ans]
+        return ans, Zero(get_aval(ans))
+    jvp_rules[prim] = rule
+    return rule
+
+
+def deflinear(prim, transpose_rule):
+    """A primitive linear in all its inputs: the tangent is the primitive applied to the tangents (Zeros
+    instantiated unless every tangent is Zero). ``transpose_rule(ct, *invals, **params)``."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return ans, Zero(get_aval(ans))
+        return ans, prim.bind(*[instantiate_zeros(t) for t in tangents], **params)
+    jvp_rules[prim] = rule
+    transpose_rules[prim] = transpose_rule
+    return rule
+
+
+def unbroadcast(aval, x):
+    """``x`` summed down to a rank-0 ``aval`` when an operand was a scalar broadcast by the primitive."""
+    ax = get_aval(x)
+    if aval.shape == ax.shape or type(x) is Zero:
+        return x
+    if aval.ndim == 0:
+        return _lax().reduce_sum(x, tuple(range(ax.ndim)))
+    return x
+
+
+# add_any's own rules
+def _add_any_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
+            unbroadcast(y.aval, ct) if is_undefined(y) else None]
+
+
+def _add_any_jvp(primals, tangents):
+    ans = add_any_p.bind(*primals)
+    return ans, _fit(add_tangents(*tangents), ans) if not all(is_zero(t) for t in tangents) else Zero(get_aval(ans))
+
+
+jvp_rules[add_any_p] = _add_any_jvp
+transpose_rules[add_any_p] = _add_any_transpose
+
+
+# ----------------------------------------------------------------------------------------------- call primitives
+# jvp / partial eval / transpose of a closed jaxpr, cached per jaxpr object so repeated calls of a jitted
+# function reuse the same derived jaxprs (and so the same compiled executables).
+
+_jvp_cache = weakref.WeakKeyDictionary()
+_pe_cache = weakref.WeakKeyDictionary()
+_transpose_cache = weakref.WeakKeyDictionary()
+
+
+def _cached(cache, closed, key, make):
+    per = cache.get(closed)
+    if per is None:
+        per = cache[closed] = {}
+    hit = per.get(key)
+    if hit is None:
+        hit = per[key] = make()
+    return hit
+
+
+def _no_consts(closed):
+    """``closed`` as (ClosedJaxpr without consts, consts): constvars become leading invars."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(closed.consts)
+
+
+def _trace(fun, in_avals):
+    from .partial_eval import trace_to_jaxpr
+    return trace_to_jaxpr(fun, in_avals)
+
+
+def jvp_jaxpr(closed, nonzeros):
+    """The jvp of ``closed`` (no consts) as a jaxpr from primals + the non-zero tangents to primals_out +
+    the non-zero tangents out. Returns ``(jaxpr, consts, out_nonzeros)``."""
+    def make():
+        from .eval import eval_jaxpr
+        n = len(closed.in_avals)
+        store = {}
+
+        def f(*args):
+            primals = list(args[:n])
+            it = iter(args[n:])
+            tangents = [next(it) if nz else Zero(a) for nz, a in zip(nonzeros, closed.in_avals)]
+            p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
+            store["nz"] = [type(t) is not Zero for t in t_out]
+            return p_out + [t for t in t_out if type(t) is not Zero]
+        avals = list(closed.in_avals) + [a for nz, a in zip(nonzeros, closed.in_avals) if nz]
+        out = _trace(f, avals)
+        jaxpr, consts = _no_consts(out)
+        return jaxpr, consts, store["nz"]
+    return _cached(_jvp_cache, closed, tuple(nonzeros), make)
+
+
+def partial_eval_jaxpr(closed, unknowns):
+    """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts, unknown,
+    unknown_consts, out_unknowns, num_res)``: ``known`` maps the known inputs to the known outputs followed by
+    ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown outputs."""
+    def make():
+        from .eval import eval_jaxpr
+        store = {}
+
+        def known_fun(*known_args):
+            pe = PartialEvalTrace(core._state.trace)
+            it = iter(known_args)
+            args = [pe.new_arg(a) if u else next(it) for u, a in zip(unknowns, closed.in_avals)]
+            try:
+                with set_current_trace(pe):
+                    outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+                out_unknowns = [pe.is_unknown(o) for o in outs]
+                unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+            finally:
+                pe.invalidate()
+            # The unknown jaxpr's consts are the residuals: values of the known computation.
+            res = unknown.consts
+            ujaxpr = ClosedJaxpr(Jaxpr([], list(unknown.jaxpr.constvars) + list(unknown.jaxpr.invars),
+                                       unknown.jaxpr.outvars, unknown.jaxpr.eqns), [])
+            store["unknown"] = ujaxpr
+            store["out_unknowns"] = out_unknowns
+            store["num_res"] = len(res)
+            return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
+        known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
+        known = _trace(known_fun, known_avals)
+        kjaxpr, kconsts = _no_consts(known)
+        return kjaxpr, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
+    return _cached(_pe_cache, closed, tuple(unknowns), make)
+
+
+def transpose_jaxpr(closed, linear, ct_nonzeros):
+    """The transpose of ``closed`` (no consts) in its ``linear`` inputs: a jaxpr from the non-linear inputs
+    + the non-zero output cotangents to the cotangents of the linear inputs."""
+    def make():
+        in_avals = closed.in_avals
+        n_res = sum(1 for l in linear if not l)
+
+        def f(*args):
+            res = iter(args[:n_res])
+            cts = iter(args[n_res:])
+            pargs = [UndefinedPrimal(a) if l else next(res) for l, a in zip(linear, in_avals)]
+            cts_out = [next(cts) if nz else Zero(a) for nz, a in zip(ct_nonzeros, closed.out_avals)]
+            cts_in = backward_pass(closed.jaxpr, closed.consts, pargs, cts_out)
+            return [instantiate_zeros(c) for c, l in zip(cts_in, linear) if l]
+        avals = [a for l, a in zip(linear, in_avals) if not l] + \
+                [a for nz, a in zip(ct_nonzeros, closed.out_avals) if nz]
+        out = _trace(f, avals)
+        return _no_consts(out)
+    return _cached(_transpose_cache, closed, (tuple(linear), tuple(ct_nonzeros)), make)
+
+
+def _jit_p():
+    from ..api import jit_p
+    return jit_p
+
+
+def _jit_jvp(primals, tangents, jaxpr, name):
+    jit_p = _jit_p()
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jj, consts, out_nz = jvp_jaxpr(jaxpr, nonzeros)
+    outs = jit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jj, name=name)
+    n = len(jaxpr.out_avals)
+    p_out = outs[:n]
+    it = iter(outs[n:])
+    t_out = [next(it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+    return p_out, t_out
+
+
+def _jit_partial_eval(trace, args, params):
+    jit_p = _jit_p()
+    jaxpr, name = params["jaxpr"], params["name"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
+    known_args = [a for a, u in zip(args, unknowns) if not u]
+    with set_current_trace(trace.parent):
+        kouts = jit_p.bind(*kconsts, *known_args, jaxpr=kjaxpr, name=name)
+    n_known = len(kouts) - num_res
+    known_outs, res = kouts[:n_known], kouts[n_known:]
+    unknown_args = [a for a, u in zip(args, unknowns) if u]
+    uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
+    ki, ui = iter(known_outs), iter(uouts)
+    return [next(ui) if u else next(ki) for u in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    jit_p = _jit_p()
+    linear = [is_undefined(a) for a in args]
+    ct_nz = [type(c) is not Zero for c in cts]
+    tj, consts = transpose_jaxpr(jaxpr, linear, ct_nz)
+    res = [a for a in args if not is_undefined(a)]
+    outs = jit_p.bind(*consts, *res, *[c for c in cts if type(c) is not Zero], jaxpr=tj, name=name)
+    it = iter(outs)
+    return [next(it) if l else None for l in linear]
+
+
+def _register_jit():
+    jit_p = _jit_p()
+    jvp_rules[jit_p] = _jit_jvp
+    pe_rules[jit_p] = _jit_partial_eval
+    transpose_rules[jit_p] = _jit_transpose
