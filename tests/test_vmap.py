@@ -524,11 +524,21 @@ def test_rule_table_is_extensible():
 
 # ----------------------------------------------------------------------------------------------- grad
 
+def _ad(name="grad"):
+    f = getattr(jax, name, None)
+    if f is None:
+        try:
+            from cranax import api_ad
+        except ImportError:
+            pytest.skip("autodiff not available yet")
+        f = getattr(api_ad, name, None)
+    if f is None:
+        pytest.skip(f"{name} not available yet")
+    return f
+
+
 def _grad():
-    g = getattr(jax, "grad", None)
-    if g is None:
-        pytest.skip("grad not available yet")
-    return g
+    return _ad("grad")
 
 
 def test_per_example_gradients():
@@ -559,6 +569,67 @@ def test_vmap_of_grad_elementwise():
     x = jnp.linspace(-1.0, 1.0, 5)
     out = jax.vmap(grad(jnp.tanh))(x)
     np.testing.assert_allclose(np.asarray(out), 1 - np.tanh(np.asarray(x)) ** 2, rtol=1e-5)
+
+
+def _mlp_loss(params, x, y):
+    # A small MLP without dot_general: dense layers as broadcast-multiply-reduce.
+    h = x
+    for w, b in params[:-1]:
+        h = jnp.tanh(jnp.sum(h[:, None] * w, axis=0) + b)
+    w, b = params[-1]
+    logits = jnp.sum(h[:, None] * w, axis=0) + b
+    lse = jnp.log(jnp.sum(jnp.exp(logits - jnp.max(logits)))) + jnp.max(logits)
+    return lse - jnp.sum(jnp.where(jnp.arange(logits.shape[0]) == y, logits, 0.0))
+
+
+def _mlp_params():
+    sizes = [5, 8, 8, 3]
+    return [(rand(a, b, lo=-0.5, hi=0.5), rand(b, lo=-0.1, hi=0.1)) for a, b in zip(sizes[:-1], sizes[1:])]
+
+
+def test_per_example_gradients_mlp():
+    grad = _grad()
+    params = _mlp_params()
+    xs = rand(16, 5)
+    ys = RNG.integers(0, 3, size=16).astype(np.int32)
+    per_ex = jax.jit(jax.vmap(grad(_mlp_loss), in_axes=(None, 0, 0)))(params, xs, ys)
+    eager = jax.vmap(grad(_mlp_loss), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(16):
+        g = grad(_mlp_loss)(params, jnp.asarray(xs[i]), jnp.asarray(ys[i]))
+        for gl, pl, el in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(per_ex),
+                              jax.tree_util.tree_leaves(eager)):
+            np.testing.assert_allclose(np.asarray(pl)[i], np.asarray(gl), rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(np.asarray(el)[i], np.asarray(gl), rtol=1e-4, atol=1e-6)
+
+
+def test_vmap_grad_in_axes_variants():
+    grad = _grad()
+    f = lambda a, b: jnp.sum(jnp.sin(a) * b)
+    a, b = rand(4, 3), rand(3)
+    got = jax.vmap(grad(f, argnums=1), in_axes=(1, None), out_axes=1)(a.T.copy(), b)
+    want = np.stack([np.sin(a[i]) for i in range(4)], axis=1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
+def test_vmap_of_jit_of_grad_and_grad_of_jit_of_vmap():
+    grad = _grad()
+    f = lambda x: jnp.sum(x ** 3)
+    xs = rand(4, 3)
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.jit(grad(f)))(xs)), 3 * xs ** 2, rtol=1e-5)
+    g = grad(lambda x: jnp.sum(jax.jit(jax.vmap(lambda v: jnp.sum(v ** 3)))(x)))
+    np.testing.assert_allclose(np.asarray(g(xs)), 3 * xs ** 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_jacobians(name):
+    jac = _ad(name)
+    f = lambda x: jnp.sin(x) * jnp.sum(x)
+    x = rand(4)
+    J = np.asarray(jac(f)(x))
+    want = np.diag(np.cos(x) * x.sum()) + np.sin(x)[:, None]
+    np.testing.assert_allclose(J, want, rtol=1e-5, atol=1e-6)
+    Jb = np.asarray(jax.vmap(jac(f))(rand(3, 4) * 0 + x))
+    np.testing.assert_allclose(Jb, np.broadcast_to(want, (3, 4, 4)), rtol=1e-5, atol=1e-6)
 
 
 # ----------------------------------------------------------------------------------------------- errors
@@ -649,3 +720,25 @@ def test_escaped_tracer():
 def test_axis_size_mismatch():
     with pytest.raises(ValueError, match="axis_size=4"):
         jax.vmap(lambda x: x, axis_size=4)(jnp.ones(3))
+
+
+# ----------------------------------------------------------------------------------------------- tour
+
+def test_tour_vmap_section():
+    import io
+    from cranax._tour_vmap import tour_vmap
+    buf = io.StringIO()
+    res = tour_vmap(out=buf, quick=True)
+    assert res["agree"], buf.getvalue()
+    assert set(res["times"]) == {"naive loop", "by hand (jit)", "vmap (jit)"}
+    assert "vmap" in buf.getvalue()
+
+
+def test_apply_matrix_seed_when_dot_exists():
+    from cranax._tour_vmap import _dot_works
+    if not _dot_works():
+        pytest.skip("jnp.dot arrives with the linalg issue")
+    matrix = rand(150, 100)
+    check(lambda v: jnp.dot(matrix, v), [rand(10, 100)], rtol=1e-4, atol=1e-4)
+    check(lambda v, m: jnp.dot(m, v), [rand(10, 100), rand(150, 100)], (0, None), rtol=1e-4, atol=1e-4)
+    check(lambda v, m: jnp.dot(m, v), [rand(100), rand(10, 150, 100)], (None, 0), rtol=1e-4, atol=1e-4)
