@@ -217,7 +217,7 @@ def _holder_for(fun, options):
 
 
 class _Entry:
-    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out")
+    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out", "single")
 
     def __init__(self, exe, out_tree, const_bufs, out_avals, closed):
         self.exe = exe
@@ -226,6 +226,7 @@ class _Entry:
         self.out_avals = out_avals
         self.closed = closed
         self.n_out = len(out_avals)
+        self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
 
 
 class JitWrapped:
@@ -241,6 +242,7 @@ class JitWrapped:
         self._cache = self._holder.execs
         functools.update_wrapper(self, fun, updated=())
         self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._arity_trees = {}
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -343,6 +345,25 @@ class JitWrapped:
     def __call__(self, *args, **kwargs):
         if core._state.trace is not None:
             return self._call_traced(args, kwargs)
+        if not kwargs and not self._has_static:
+            # Fast path: positional plain Arrays. Same key as the general path (the tree of ``(args, {})``
+            # depends only on the arity), so both find the same cache entry.
+            try:
+                avals = tuple([a.aval for a in args if type(a) is Array])
+            except AttributeError:
+                avals = ()
+            n = len(args)
+            if len(avals) == n:
+                tree = self._arity_trees.get(n)
+                if tree is None:
+                    tree = self._arity_trees[n] = tree_flatten((args, {}))[1]
+                entry = self._cache.get((tree, avals, ()))
+                if entry is not None:
+                    outs = entry.exe.execute(entry.const_bufs + [a._buf for a in args])
+                    res = [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)]
+                    if entry.single:
+                        return res[0]
+                    return tree_unflatten(entry.out_tree, res)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         try:

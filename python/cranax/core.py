@@ -28,10 +28,10 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self.shape = shape if type(shape) is tuple else tuple(shape)
+        self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
+        self.weak_type = weak_type is True or bool(weak_type)
+        self._hash = None
 
     @property
     def ndim(self):
@@ -53,11 +53,14 @@ class ShapedArray:
         return f"{dtypes.short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
 
     def __eq__(self, other):
-        return (type(other) is ShapedArray and self.shape == other.shape and self.dtype == other.dtype
-                and self.weak_type == other.weak_type)
+        return self is other or (type(other) is ShapedArray and self.shape == other.shape
+                                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
 
     def __repr__(self):
         w = ", weak_type=True" if self.weak_type else ""
@@ -98,8 +101,18 @@ class TypedScalar:
         return f"TypedScalar({self.val!r}, {self.aval})"
 
 
+_SCALAR_TYPES = {}
+
+
 def typed_scalar(val, dtype, weak_type):
     dtype = np.dtype(dtype)
+    t = type(val)
+    if (t is float and dtype.kind == "f") or (t is int and dtype.kind in "iu" and -2**31 <= val < 2**31
+                                              and (dtype.kind == "i" or val >= 0)):
+        av = _SCALAR_TYPES.get((dtype, weak_type))
+        if av is None:
+            av = _SCALAR_TYPES[(dtype, weak_type)] = ShapedArray((), dtype, weak_type)
+        return TypedScalar(dtype.type(val), av)
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(val, TypedScalar):
             val = val.val

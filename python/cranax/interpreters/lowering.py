@@ -33,9 +33,26 @@ def default_wire_params(eqn, names):
     return {k: _wire_value(eqn.params[k]) for k in names if k in eqn.params}
 
 
+_lit_cache = {}
+
+
 def _literal_json(lit):
     dt = lit.aval.dtype
     v = lit.val
+    try:
+        key = (dt, type(v), v)
+        hit = _lit_cache.get(key)
+    except TypeError:
+        key = hit = None
+    if hit is not None:
+        return hit
+    out = _literal_json_slow(dt, v)
+    if key is not None and len(_lit_cache) < 4096:
+        _lit_cache[key] = out
+    return out
+
+
+def _literal_json_slow(dt, v):
     if isinstance(v, np.ndarray):
         v = v.item()
     elif isinstance(v, np.generic):
@@ -70,7 +87,7 @@ class _Emitter:
         return vid
 
     def atom(self, a, env):
-        if isinstance(a, Literal):
+        if type(a) is Literal:
             return _literal_json(a)
         return env[a]
 

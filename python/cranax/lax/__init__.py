@@ -52,8 +52,34 @@ def _broadcast_rank0(args, shape):
     return out
 
 
+_FAST_TYPES = (Tracer, TypedScalar)
+
+
 def _nary(prim):
+    bind = prim.bind
+
     def op(*args):
+        # Fast path: operands that already carry avals of one dtype, shapes equal or rank 0.
+        try:
+            avals = [a.aval for a in args]
+        except AttributeError:
+            avals = None
+        if avals is not None:
+            dt = avals[0].dtype
+            shape = None
+            ok = True
+            for a in avals:
+                if a.dtype is not dt and a.dtype != dt:
+                    ok = False
+                    break
+                if a.shape:
+                    if shape is None:
+                        shape = a.shape
+                    elif a.shape != shape:
+                        ok = False
+                        break
+            if ok and (shape is None or all(a.shape or type(x) is TypedScalar for a, x in zip(avals, args))):
+                return bind(*args)
         dt = None
         for a in args:
             if not isinstance(a, _PY):

@@ -321,6 +321,14 @@ def _convert(x, dt, weak):
 def _promote(name, *args, to_float=False, numeric=False):
     """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Python scalars
     stay rank-0 literals; other rank-0 values broadcast explicitly."""
+    if len(args) == 2 and not to_float and not numeric:
+        fast = _promote2_fast(args[0], args[1])
+        if fast is not None:
+            return fast
+    elif len(args) == 1:
+        av = getattr(args[0], "aval", None)
+        if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind == "f"):
+            return [args[0]]
     args = [_operand(a) for a in args]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
     if to_float and not _dtypes.issubdtype(dt, _np.floating):
@@ -337,6 +345,37 @@ def _promote(name, *args, to_float=False, numeric=False):
             a = _broadcast_to(a, shape)
         out.append(a)
     return out
+
+
+_FLOAT_KINDS = frozenset("f")
+
+
+def _promote2_fast(x, y):
+    """The common cases of ``_promote`` for two operands: arrays of one aval, or an array and a Python
+    scalar of no higher kind (float array with int/float scalar; int array with int scalar)."""
+    ax = getattr(x, "aval", None)
+    ay = getattr(y, "aval", None)
+    if ax is not None and ay is not None:
+        if (type(x) is not TypedScalar and type(y) is not TypedScalar and ax.dtype == ay.dtype
+                and ax.weak_type == ay.weak_type and (ax.shape == ay.shape)):
+            return [x, y]
+        return None
+    if ax is not None:
+        arr, av, s, first = x, ax, y, True
+    elif ay is not None:
+        arr, av, s, first = y, ay, x, False
+    else:
+        return None
+    ts = type(s)
+    if type(arr) is TypedScalar or ts is bool:
+        return None
+    k = av.dtype.kind
+    if ts is float and k == "f" or ts is int and k in "fiu":
+        if av.weak_type and ts is float and k != "f":
+            return None
+        c = typed_scalar(s, av.dtype, True)
+        return [arr, c] if first else [c, arr]
+    return None
 
 
 def _unary(name, fn, to_float=True, allow_int=True):

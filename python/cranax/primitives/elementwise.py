@@ -26,7 +26,17 @@ _KIND_TEXT = {
 }
 
 
+_KIND_OF = {}  # (kind, dtype) -> bool, memoized
+
+
 def _accepts(kind, dt):
+    r = _KIND_OF.get((kind, dt))
+    if r is None:
+        r = _KIND_OF[(kind, dt)] = _accepts_slow(kind, dt)
+    return r
+
+
+def _accepts_slow(kind, dt):
     if kind == _ANY:
         return True
     if kind == _FLOAT:
@@ -46,7 +56,8 @@ def _check_dtype(name, kind, dt):
 
 def _unary_rule(name, kind, out_dtype=None):
     def abstract_eval(x):
-        _check_dtype(name, kind, x.dtype)
+        if not _accepts(kind, x.dtype):
+            _check_dtype(name, kind, x.dtype)
         if out_dtype is not None:
             return ShapedArray(x.shape, out_dtype, False)
         return x
@@ -78,9 +89,13 @@ def _same_dtypes(name, avals):
 
 def _binary_rule(name, kind, out_dtype=None):
     def abstract_eval(x, y):
-        dt = _same_dtypes(name, (x, y))
-        _check_dtype(name, kind, dt)
-        shape = broadcast_shapes_of(name, (x, y))
+        dt = x.dtype
+        if dt != y.dtype:
+            _same_dtypes(name, (x, y))
+        if not _accepts(kind, dt):
+            _check_dtype(name, kind, dt)
+        xs, ys = x.shape, y.shape
+        shape = xs if (xs == ys or not ys) else ys if not xs else broadcast_shapes_of(name, (x, y))
         if out_dtype is not None:
             return ShapedArray(shape, out_dtype, False)
         return ShapedArray(shape, dt, x.weak_type and y.weak_type)
