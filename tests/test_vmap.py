@@ -742,3 +742,55 @@ def test_apply_matrix_seed_when_dot_exists():
     check(lambda v: jnp.dot(matrix, v), [rand(10, 100)], rtol=1e-4, atol=1e-4)
     check(lambda v, m: jnp.dot(m, v), [rand(10, 100), rand(150, 100)], (0, None), rtol=1e-4, atol=1e-4)
     check(lambda v, m: jnp.dot(m, v), [rand(100), rand(10, 150, 100)], (None, 0), rtol=1e-4, atol=1e-4)
+
+
+# ----------------------------------------------------------------------------------------------- more rules
+
+def test_select_n_literal_cases():
+    from cranax.core import typed_scalar
+    one, two = typed_scalar(1.0, np.float32, False), typed_scalar(2.0, np.float32, False)
+    out = jax.vmap(lambda p: lax.select_n(p, one, two))(jnp.array([True, False, True]))
+    np.testing.assert_allclose(np.asarray(out), [2.0, 1.0, 2.0])
+    out = jax.jit(jax.vmap(lambda p, x: lax.select_n(p, one, x)))(jnp.array([True, False]), jnp.array([5.0, 6.0]))
+    np.testing.assert_allclose(np.asarray(out), [5.0, 1.0])
+
+
+def _np_pad(x, pv, cfg):
+    out = x
+    for ax, (lo, hi, interior) in enumerate(cfg):
+        n = out.shape[ax]
+        shape = list(out.shape)
+        shape[ax] = n + max(n - 1, 0) * interior
+        tmp = np.full(shape, pv, out.dtype)
+        idx = [slice(None)] * out.ndim
+        idx[ax] = slice(None, None, interior + 1)
+        tmp[tuple(idx)] = out
+        pads = [(0, 0)] * out.ndim
+        pads[ax] = (max(lo, 0), max(hi, 0))
+        tmp = np.pad(tmp, pads, constant_values=pv)
+        idx = [slice(None)] * out.ndim
+        idx[ax] = slice(-min(lo, 0), tmp.shape[ax] + min(hi, 0))
+        out = tmp[tuple(idx)]
+    return out
+
+
+@pytest.mark.parametrize("axes", [(0, None), (1, None), (0, 0), (None, 0), (1, 0)], ids=str)
+def test_pad(axes):
+    from cranax.primitives.structural import pad
+    cfg = [(1, 2, 1), (0, -1, 0)]
+    x = _arg((3, 4), axes[0])
+    pv = _arg((), axes[1])
+    f = lambda v, p: pad(v, p, cfg)
+    size = 3 if axes[0] is None else x.shape[axes[0]]
+    want = np.stack([_np_pad(x if axes[0] is None else np.take(x, i, axes[0]),
+                             pv if axes[1] is None else pv[i], cfg) for i in range(size)])
+    out = jax.eval_shape(jax.vmap(f, in_axes=axes), x, pv)
+    assert out.shape == want.shape
+    if _core_runs(lambda v: pad(v, np.float32(0), cfg), jnp.ones((3, 4))):
+        got = jax.vmap(f, in_axes=axes)(x, pv)
+        np.testing.assert_allclose(np.asarray(got), want)
+
+
+def test_stop_gradient_under_vmap():
+    x = rand(3, 4)
+    check(lambda v: lax.stop_gradient(v) * 2.0, [x])

@@ -150,11 +150,12 @@ def _is_literal_like(x):
     return not isinstance(x, Tracer) and get_aval(x).ndim == 0
 
 
-def batch_elementwise(vals, dims, shape, scalar_ok=()):
+def batch_elementwise(vals, dims, shape, scalar_ok=(), literals=True):
     """Operands of an elementwise primitive (per-example result shape ``shape``) made consistent: every
     batched operand gets its batch axis at one common position ``bd`` and the full batched shape; unbatched
     operands are broadcast to it, except concrete scalars and those at positions in ``scalar_ok`` when they
-    are rank-0 (those may stay scalars). Returns ``(operands, bd)``."""
+    are rank-0 (those may stay scalars; ``literals=False`` broadcasts concrete scalars too, for primitives
+    whose operands must share one shape). Returns ``(operands, bd)``."""
     size = axis_size_of(vals, dims)
     nd = len(shape)
     bd = None
@@ -164,7 +165,7 @@ def batch_elementwise(vals, dims, shape, scalar_ok=()):
             break
     if bd is None:
         bd = 0
-    keep = [d is not_mapped and get_aval(v).ndim == 0 and (i in scalar_ok or _is_literal_like(v))
+    keep = [d is not_mapped and get_aval(v).ndim == 0 and (i in scalar_ok or literals and _is_literal_like(v))
             for i, (v, d) in enumerate(zip(vals, dims))]
     shaped = [i for i in range(len(vals)) if i not in scalar_ok]
     if shaped and all(keep[i] for i in shaped):

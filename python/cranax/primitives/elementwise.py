@@ -265,9 +265,9 @@ del _p
 
 
 def _select_n_batch(vals, dims):
-    # The predicate may stay a scalar when unbatched; the cases set the shape.
+    # The predicate may stay a scalar when unbatched; the cases set the shape and must all have it.
     shape = _batching._per_example_shape(vals[1:], dims[1:])
-    ops, bd = _batching.batch_elementwise(vals, dims, shape, scalar_ok=(0,))
+    ops, bd = _batching.batch_elementwise(vals, dims, shape, scalar_ok=(0,), literals=False)
     return select_n_p.bind(*ops), bd
 
 

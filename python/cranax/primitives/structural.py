@@ -354,3 +354,31 @@ for _p, _t in ((broadcast_in_dim_p, _bid_transpose), (reshape_p, _reshape_transp
     _ad.deflinear(_p, _t)
 del _p, _t
 _ad.defjvp_zero(iota_p)
+
+
+# ---- batching rules ----
+# (vmap) for primitives defined by the blocks above.
+
+def _pad_batch(vals, dims, padding_config):
+    (x, pv), (bd, pbd) = vals, dims
+    size = _batching.axis_size_of(vals, dims)
+    cfg = tuple(tuple(c) for c in padding_config)
+    if pbd is _batching.not_mapped:
+        cfg = cfg[:bd] + ((0, 0, 0),) + cfg[bd:]
+        return pad_p.bind(x, pv, padding_config=cfg), bd
+    # A batched padding value: pad with zeros, then select the padding positions from a per-example mask.
+    from .. import lax as _lax
+    x = _batching.bdim_at_front(x, bd, size)
+    pv = _batching.moveaxis(pv, pbd, 0)
+    dt = x.dtype if hasattr(x, "dtype") else _batching.get_aval(x).dtype
+    padded = pad_p.bind(x, _lax.full((), 0, dt), padding_config=((0, 0, 0),) + cfg)
+    ex_shape = _batching.get_aval(x).shape[1:]
+    mask = pad_p.bind(_lax.full(ex_shape, 1, dt), _lax.full((), 0, dt), padding_config=cfg)
+    out_shape = _batching.get_aval(padded).shape
+    mask = _lax.broadcast_in_dim(_lax.ne(mask, _lax.full(mask.shape, 0, dt)), out_shape,
+                                 tuple(range(1, len(out_shape))))
+    pv = _lax.broadcast_in_dim(pv, out_shape, (0,))
+    return _lax.select(mask, padded, pv), 0
+
+
+_batching.batching_rules[pad_p] = _pad_batch
