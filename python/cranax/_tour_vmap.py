@@ -6,7 +6,9 @@ timed with ``block_until_ready`` (the seed saw about 7.68 ms, 68.8 µs and 105 �
 the linalg issue; until it works this section runs the same comparison on a per-example function made of
 elementwise ops and reductions (a normalisation), whose hand-batched form uses ``axis=-1, keepdims=True``.
 
-``tour_vmap(out=None, quick=False)`` prints the section and returns its figures as a dict.
+``tour_vmap(out=None, quick=False)`` prints the section and returns its figures as a dict. ``out`` may be a
+file or the ``cranax.tour.Tour`` object (then ``("vmap", tour_vmap)`` is a section of ``python -m cranax.tour``:
+it prints through the tour and adds one summary row per variant).
 """
 import statistics
 import sys
@@ -142,10 +144,15 @@ def tour_vmap(out=None, quick=False):
     each timed (median, warm, waiting with ``block_until_ready``). Returns a dict of the figures."""
     import cranax as jax
 
-    out = sys.stdout if out is None else out
+    tour = out if hasattr(out, "say") else None
+    if tour is not None:
+        quick = quick or bool(getattr(tour, "quick", False))
+        say = tour.say
+    else:
+        out = sys.stdout if out is None else out
 
-    def say(*a):
-        print(*a, file=out, flush=True)
+        def say(*a):
+            print(*a, file=out, flush=True)
 
     rng = np.random.default_rng(0)
     matrix_np = rng.standard_normal((150, 100)).astype(np.float32)
@@ -172,7 +179,15 @@ def tour_vmap(out=None, quick=False):
     times = {}
     for name, fn in (("naive loop", naive), ("by hand (jit)", manual), ("vmap (jit)", vmapped)):
         times[name] = _median(lambda fn=fn: _block(fn(batched_x)), budget)
-    say("   " + "  ".join(f"{k}: {_fmt(v)}" for k, v in times.items()))
+    t_np = _median(lambda: ref(batched_np), budget)
+    say("   " + "  ".join(f"{k}: {_fmt(v)}" for k, v in times.items()) + f"  (NumPy float64: {_fmt(t_np)})")
+    if tour is not None and hasattr(tour, "add"):
+        try:
+            from .tour import Row
+            for (k, v), d in zip(times.items(), diffs.values()):
+                tour.add(Row(f"vmap section: {k}", steady=v, numpy=t_np, diff=d))
+        except Exception:   # the summary rows are a convenience; the section's own lines were printed
+            pass
     say(f"   vmap / by hand = {times['vmap (jit)'] / times['by hand (jit)']:.2f}x; "
         f"loop / vmap = {times['naive loop'] / times['vmap (jit)']:.1f}x "
         f"(seed, JAX on its machine with jnp.dot: 7.68 ms, 68.8 µs, 105 µs)")
