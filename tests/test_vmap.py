@@ -794,3 +794,29 @@ def test_pad(axes):
 def test_stop_gradient_under_vmap():
     x = rand(3, 4)
     check(lambda v: lax.stop_gradient(v) * 2.0, [x])
+
+
+# ----------------------------------------------------------------------------------------------- property
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_OPS = [lambda a, b: a * b + a, lambda a, b: jnp.where(a > b, a, b - 1.0),
+        lambda a, b: jnp.sum(a, axis=0) + jnp.max(b), lambda a, b: jnp.transpose(a) * 2.0 - jnp.transpose(b),
+        lambda a, b: (a - b).reshape(-1)[::2], lambda a, b: jnp.clip(a, -0.5, b)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.integers(0, len(_OPS) - 1), ax_a=st.sampled_from([None, 0, 1, 2, -1]),
+       ax_b=st.sampled_from([None, 0, 1, 2, -1]), out_ax=st.sampled_from([0, 1, -1]),
+       jit=st.booleans())
+def test_random_programs(op, ax_a, ax_b, out_ax, jit):
+    if ax_a is None and ax_b is None:
+        ax_a = 0
+    fn = _OPS[op]
+    if op == 4 and not _core_runs(lambda v: v[::2], jnp.ones(4)):
+        return
+    shape = (2, 3)
+    a = _arg(shape, None if ax_a is None else ax_a % 3, size=4)
+    b = _arg(shape, None if ax_b is None else ax_b % 3, size=4)
+    out_nd = len(np.shape(fn(jnp.ones(shape), jnp.ones(shape)))) + 1
+    check(fn, [a, b], (ax_a, ax_b), out_ax if out_ax < out_nd else 0, jit=jit)
