@@ -71,7 +71,7 @@ pub struct CompiledKernel {
     pub entry: KernelFn,
     /// The `end` of a full run (points of the non-reduced axes).
     pub outer_len: u64,
-    /// Cranelift IR before optimization.
+    /// Cranelift IR before optimization (plus the machine code when `CRANAX_CPU_DISASM=1`).
     pub clif: String,
 }
 
@@ -102,10 +102,16 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
         }
         let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| plan.slots[o.slot].dtype).collect();
         build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config())?;
-        let clif = ctx.func.display().to_string();
+        let mut clif = ctx.func.display().to_string();
+        let disasm = std::env::var_os("CRANAX_CPU_DISASM").is_some_and(|v| v == "1");
+        ctx.set_disasm(disasm);
         module.define_function(id, &mut ctx).map_err(|e| {
             Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
         })?;
+        if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            clif.push_str("\n; machine code\n");
+            clif.push_str(vcode);
+        }
         defined.push(Some((id, outer_len(k)?, clif)));
     }
     module.clear_context(&mut ctx);

@@ -3,6 +3,8 @@
 //! ones with vectorizable polynomials in the IR without touching the rest of the backend.
 //!
 //! f32 functions that are not plain std calls are evaluated in f64 and rounded once (≤ 1 ulp in f32).
+// The fdlibm coefficients are kept digit for digit as published.
+#![allow(clippy::excessive_precision)]
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, Signature, Value};
