@@ -348,7 +348,11 @@ def full(shape, fill_value, dtype=None):
         v = _convert(fill_value, dt, weak)
     else:
         v = typed_scalar(np.asarray(fill_value), dt, weak)
-    return broadcast_in_dim(v, shape, ())
+    out = broadcast_in_dim(v, shape, ())
+    if isinstance(out, TypedScalar):  # shape (): still an Array, as in JAX
+        from ..array import _from_host
+        out = _from_host(out)
+    return out
 
 
 def full_like(x, fill_value, dtype=None, shape=None):

@@ -104,7 +104,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     else:
         if isinstance(object, (bool, int, float)):
             dt = dtype if dtype is not None else _dtypes.dtype(object, canonicalize=True)
-            return _from_host(_np.asarray(object, dt), dt, weak_type=False)
+            return _from_host(_np.asarray(object, dt), dt, weak_type=dtype is None and not isinstance(object, bool))  # JAX: jnp.array(3.0) is weak
         if isinstance(object, (list, tuple)) and object and dtype is None:
             # Python scalars in a list give the default (not NumPy's 64-bit) dtypes.
             arrays_in = _contains_traced(object)
@@ -340,7 +340,7 @@ def _promote(name, *args, to_float=False, numeric=False):
     shape = _broadcast_shapes(name, [a.shape for a in avals])
     out = []
     for a, av in zip(args, avals):
-        a = _convert(a, dt, av.weak_type and weak) if av.dtype != dt else a
+        a = _convert(a, dt, weak) if av.dtype != dt else a  # JAX: every operand takes the result's weak flag
         if av.shape != shape and not (av.ndim == 0 and lax._is_literal_scalar(a)):
             a = _broadcast_to(a, shape)
         out.append(a)
@@ -538,6 +538,8 @@ def power(x1, x2, /):
     a, b = _promote("power", x1, x2)
     dt = get_aval(a).dtype
     if _dtypes.issubdtype(dt, _np.integer):
+        shape = _broadcast_shapes("power", [get_aval(a).shape, get_aval(b).shape])
+        a, b = _broadcast_to(a, shape), _broadcast_to(b, shape)  # a scalar base or exponent broadcasts
         acc = lax.full_like(a, 1)
         base = a
         e = b
@@ -993,7 +995,6 @@ def broadcast_to(array, shape):
     (a,) = _promote("broadcast_to", array)
     shape = _shape_tuple(shape)
     av = get_aval(a)
-    _broadcast_shapes("broadcast_to", [av.shape, shape])
     if av.ndim > len(shape):
         raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={av.shape} shape={shape}")
     return _broadcast_to(a, shape)
