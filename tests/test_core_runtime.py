@@ -433,3 +433,24 @@ def test_warm_dispatch_is_cheap():
         best = min(best, (time.perf_counter() - t0) / n)
     # generous bound (shared 2-core CI machine); the measured figure is ~1-2 us
     assert best < 50e-6, f"warm execute+block took {best * 1e6:.1f} us"
+
+
+def test_buffer_pool_recycles_large_buffers():
+    n = 1 << 20
+    exe = _core.compile(binop("add", (n,)))
+    x = arr(np.arange(n, dtype=np.float32))
+    for _ in range(3):
+        (o,) = exe.execute([x, x])
+        np.testing.assert_array_equal(o.to_numpy(), 2 * np.arange(n, dtype=np.float32))
+        del o
+    assert _core.buffer_pool_bytes() > 0
+    _core.clear_caches()
+    assert _core.buffer_pool_bytes() == 0
+    _core.set_buffer_pool_max_bytes(0)
+    try:
+        (o,) = exe.execute([x, x])
+        del o
+        assert _core.buffer_pool_bytes() == 0
+    finally:
+        _core.set_buffer_pool_max_bytes(256 << 20)
+    np.testing.assert_array_equal(exe.execute([x, x])[0].to_numpy(), 2 * np.arange(n, dtype=np.float32))

@@ -118,7 +118,22 @@ pub fn executable_cache_size() -> usize {
 /// Empties the second-level executable cache.
 #[pyfunction]
 pub fn clear_caches(py: Python<'_>) {
-    py.detach(|| cache::global().clear());
+    py.detach(|| {
+        cache::global().clear();
+        crate::runtime::buffer::trim_pool();
+    });
+}
+
+/// Bounds the bytes of freed buffers kept for reuse (0 disables the pool).
+#[pyfunction]
+pub fn set_buffer_pool_max_bytes(py: Python<'_>, n: usize) {
+    py.detach(|| crate::runtime::buffer::set_pool_max_bytes(n));
+}
+
+/// Bytes of freed buffers currently kept for reuse.
+#[pyfunction]
+pub fn buffer_pool_bytes() -> usize {
+    crate::runtime::buffer::pool_bytes()
 }
 
 #[pyfunction]

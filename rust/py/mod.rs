@@ -50,6 +50,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(executable::clear_caches, m)?)?;
     m.add_function(wrap_pyfunction!(executable::set_cache_max_size, m)?)?;
     m.add_function(wrap_pyfunction!(executable::cache_max_size, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::set_buffer_pool_max_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(executable::buffer_pool_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;

@@ -1,12 +1,84 @@
 //! Device buffers for the CPU: 64-byte aligned, shared storage so views (reshape) cost nothing.
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+//!
+//! Large storages are recycled: when one is dropped its memory goes to a small pool keyed by exact size
+//! (bounded in total bytes), and the next storage of that size reuses it. The steady state of a jitted
+//! loop (same shapes every call) then touches already-mapped pages instead of paying a page fault per 4 KiB.
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+use std::collections::HashMap;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
 
 pub const ALIGN: usize = 64;
+
+/// Storages at least this large are recycled through the pool.
+pub const POOL_MIN_BYTES: usize = 64 * 1024;
+/// Freed entries kept per size.
+const POOL_PER_SIZE: usize = 4;
+static POOL_MAX_BYTES: AtomicUsize = AtomicUsize::new(256 * 1024 * 1024);
+
+struct Pool {
+    free: HashMap<usize, Vec<usize>>,
+    bytes: usize,
+}
+
+static POOL: LazyLock<Mutex<Pool>> = LazyLock::new(|| Mutex::new(Pool { free: HashMap::new(), bytes: 0 }));
+
+fn pool_take(bytes: usize) -> Option<NonNull<u8>> {
+    let mut p = POOL.lock();
+    let addr = p.free.get_mut(&bytes)?.pop()?;
+    p.bytes -= bytes;
+    NonNull::new(addr as *mut u8)
+}
+
+/// Keeps `ptr` for reuse; false when the pool is full (the caller frees it).
+fn pool_put(ptr: NonNull<u8>, bytes: usize) -> bool {
+    let max = POOL_MAX_BYTES.load(Ordering::Relaxed);
+    let mut p = POOL.lock();
+    if p.bytes + bytes > max {
+        return false;
+    }
+    let list = p.free.entry(bytes).or_default();
+    if list.len() >= POOL_PER_SIZE {
+        return false;
+    }
+    list.push(ptr.as_ptr() as usize);
+    p.bytes += bytes;
+    true
+}
+
+/// Frees every pooled storage (e.g. from `clear_caches`).
+pub fn trim_pool() {
+    let free = {
+        let mut p = POOL.lock();
+        p.bytes = 0;
+        std::mem::take(&mut p.free)
+    };
+    for (bytes, ptrs) in free {
+        for a in ptrs {
+            // SAFETY: pooled pointers were allocated by `Storage` with this size and alignment.
+            unsafe { dealloc(a as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
+        }
+    }
+}
+
+/// Bounds the bytes the pool may keep (0 disables it).
+pub fn set_pool_max_bytes(n: usize) {
+    POOL_MAX_BYTES.store(n, Ordering::Relaxed);
+    if n == 0 {
+        trim_pool();
+    }
+}
+
+/// Bytes currently kept by the pool.
+pub fn pool_bytes() -> usize {
+    POOL.lock().bytes
+}
 
 /// Raw, aligned, owned bytes.
 pub struct Storage {
@@ -25,10 +97,35 @@ impl Storage {
         if bytes == 0 {
             return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0 });
         }
+        if bytes >= POOL_MIN_BYTES {
+            if let Some(ptr) = pool_take(bytes) {
+                // SAFETY: a pooled block of exactly `bytes` bytes, owned by nobody else.
+                unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) };
+                return Ok(Storage { ptr, bytes });
+            }
+        }
         let layout = Layout::from_size_align(bytes, ALIGN)
             .map_err(|_| Error::Memory { bytes: bytes as u128, what: "buffer".into() })?;
         // SAFETY: layout has nonzero size.
         let p = unsafe { alloc_zeroed(layout) };
+        NonNull::new(p)
+            .map(|ptr| Storage { ptr, bytes })
+            .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })
+    }
+    /// Storage of `bytes` bytes with unspecified contents, for callers that overwrite all of it.
+    pub fn uninit(bytes: usize) -> Result<Storage> {
+        if bytes == 0 {
+            return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0 });
+        }
+        if bytes >= POOL_MIN_BYTES {
+            if let Some(ptr) = pool_take(bytes) {
+                return Ok(Storage { ptr, bytes });
+            }
+        }
+        let layout = Layout::from_size_align(bytes, ALIGN)
+            .map_err(|_| Error::Memory { bytes: bytes as u128, what: "buffer".into() })?;
+        // SAFETY: layout has nonzero size.
+        let p = unsafe { alloc(layout) };
         NonNull::new(p)
             .map(|ptr| Storage { ptr, bytes })
             .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })
@@ -46,6 +143,9 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
+        if self.bytes >= POOL_MIN_BYTES && pool_put(self.ptr, self.bytes) {
+            return;
+        }
         if self.bytes != 0 {
             // SAFETY: allocated in `zeroed` with this exact layout.
             unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.bytes, ALIGN)) }
@@ -63,25 +163,30 @@ pub struct Buffer {
 impl Buffer {
     /// A zeroed buffer for `aval`; `Memory` error naming the bytes when too large.
     pub fn alloc(aval: &Aval) -> Result<Buffer> {
-        let bytes = aval
+        let bytes = Buffer::byte_len(aval)?;
+        Ok(Buffer { storage: Arc::new(Storage::zeroed(bytes)?), aval: aval.clone() })
+    }
+    /// Bytes of a buffer for `aval`; `Memory` error naming the bytes when too large.
+    pub fn byte_len(aval: &Aval) -> Result<usize> {
+        aval
             .numel()
             .and_then(|n| n.checked_mul(aval.dtype.size()))
             .filter(|&b| b <= isize::MAX as usize)
             .ok_or_else(|| Error::Memory {
                 bytes: aval.shape.iter().fold(aval.dtype.size() as u128, |a, &d| a.saturating_mul(d as u128)),
                 what: format!("array of shape {:?} {}", aval.shape, aval.dtype.short_name()),
-            })?;
-        Ok(Buffer { storage: Arc::new(Storage::zeroed(bytes)?), aval: aval.clone() })
+            })
     }
     /// A buffer holding a copy of `bytes` (little-endian elements of `aval.dtype`, row-major).
     pub fn from_bytes(aval: &Aval, bytes: &[u8]) -> Result<Buffer> {
-        let b = Buffer::alloc(aval)?;
-        if bytes.len() != b.storage.len() {
+        let want = Buffer::byte_len(aval)?;
+        if bytes.len() != want {
             return Err(Error::Arguments(format!(
                 "expected {} bytes for shape {:?} {}, got {}",
-                b.storage.len(), aval.shape, aval.dtype.short_name(), bytes.len()
+                want, aval.shape, aval.dtype.short_name(), bytes.len()
             )));
         }
+        let b = Buffer { storage: Arc::new(Storage::uninit(want)?), aval: aval.clone() };
         // SAFETY: sizes checked; the new storage is not shared yet.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.storage.as_ptr(), bytes.len()) };
         Ok(b)
@@ -99,5 +204,27 @@ impl Buffer {
     }
     pub fn as_ptr(&self) -> *mut u8 {
         self.storage.as_ptr()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::DType;
+
+    #[test]
+    fn pooled_storage_is_reused_and_zeroed() {
+        let aval = Aval::new(DType::F32, vec![3 * POOL_MIN_BYTES / 4 + 1]);
+        let b = Buffer::from_bytes(&aval, &vec![7u8; Buffer::byte_len(&aval).unwrap()]).unwrap();
+        let addr = b.as_ptr() as usize;
+        drop(b);
+        let c = Buffer::alloc(&aval).unwrap();
+        // Tests run in parallel, so another test may have taken it; when reused it must be zeroed.
+        if c.as_ptr() as usize == addr {
+            assert!(c.as_bytes().iter().all(|&x| x == 0));
+        }
+        assert!(c.as_bytes().iter().all(|&x| x == 0));
+        let small = Buffer::from_bytes(&Aval::new(DType::I32, vec![2]), &[1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
+        assert_eq!(small.as_bytes(), &[1, 0, 0, 0, 2, 0, 0, 0]);
     }
 }

@@ -82,14 +82,14 @@ impl Stream {
     pub fn new(name: &str) -> Result<Stream> {
         let (tx, rx) = channel::<Job>();
         let shared = Arc::new(Shared { queued: AtomicUsize::new(0) });
-        let sh = shared.clone();
         std::thread::Builder::new()
             .name(format!("cranax-stream-{name}"))
             .spawn(move || {
+                // Each job decrements `queued` itself, before it publishes its outputs, so a caller woken by
+                // an output sees the stream idle (and may then run small calls inline).
                 for job in rx {
                     // Jobs catch their own panics; this is a last guard so the thread never dies.
                     let _ = catch_unwind(AssertUnwindSafe(job));
-                    sh.queued.fetch_sub(1, Ordering::AcqRel);
                 }
             })
             .map_err(|e| Error::Execution(format!("cannot start stream thread: {e}")))?;
@@ -107,6 +107,15 @@ impl Stream {
 
     /// Queues a job; it runs after every job queued before it.
     pub fn enqueue(&self, job: Job) {
+        let sh = self.shared.clone();
+        self.push(Box::new(move || {
+            let _ = catch_unwind(AssertUnwindSafe(job));
+            sh.queued.fetch_sub(1, Ordering::AcqRel);
+        }));
+    }
+
+    /// Queues a job that decrements `queued` exactly once itself (before publishing its results).
+    fn push(&self, job: Job) {
         self.shared.queued.fetch_add(1, Ordering::AcqRel);
         let g = self.tx.lock();
         let sent = match g.as_ref() {
@@ -117,7 +126,6 @@ impl Stream {
         if let Err(job) = sent {
             // Stream gone: run it here so its outputs are filled.
             let _ = catch_unwind(AssertUnwindSafe(job));
-            self.shared.queued.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -125,7 +133,9 @@ impl Stream {
     pub fn synchronize(&self) {
         let p = Pending::new();
         let q = p.clone();
-        self.enqueue(Box::new(move || {
+        let sh = self.shared.clone();
+        self.push(Box::new(move || {
+            sh.queued.fetch_sub(1, Ordering::AcqRel);
             q.fill(Err(Error::Execution(String::new())));
         }));
         let _ = p.wait();
@@ -161,7 +171,8 @@ impl Stream {
             .collect();
         let out_avals = out_avals.to_vec();
         let guard = FillOnDrop(pendings);
-        self.enqueue(Box::new(move || {
+        let sh = self.shared.clone();
+        self.push(Box::new(move || {
             let guard = guard;
             let result = run_catching("execute", || {
                 let mut bufs = Vec::with_capacity(inputs.len());
@@ -171,6 +182,7 @@ impl Stream {
                 drop(inputs);
                 check_outputs(f(&bufs), &out_avals)
             });
+            sh.queued.fetch_sub(1, Ordering::AcqRel);
             match result {
                 Ok(outs) => {
                     for (p, b) in guard.0.iter().zip(outs) {
