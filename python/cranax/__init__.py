@@ -9,6 +9,7 @@ from .core import ShapedArray
 from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
 from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct
 from .api_vmap import vmap
+from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian; from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E702
 from . import lax
 from . import numpy
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure

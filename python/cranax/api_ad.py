@@ -89,7 +89,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         tans.append(t if ad.is_float(pa.dtype) else Zero(pa))
     store = {}
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
-    p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans)
+    p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans, store)
     out_tree = store["tree"]
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
     to = tree_unflatten(out_tree, [_to_user(t) for t in t_out])
@@ -104,7 +104,7 @@ def _linearize(fun, primals, has_aux):
     p_leaves, p_tree = tree_flatten(tuple(primals))
     store = {}
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
-    p_out, linear, nz = ad.linearize_flat(flat, [_as_array(p) for p in p_leaves])
+    p_out, linear, nz = ad.linearize_flat(flat, [_as_array(p) for p in p_leaves], store)
     return p_leaves, p_tree, p_out, store, linear, nz
 
 

@@ -181,6 +181,20 @@ def _pp_binder(v, names):
     return f"{names.fresh(v)}:{v.aval.str_short()}"
 
 
+def _unused_outvars(jaxpr):
+    """Equation outputs nothing reads: JAX prints them as ``_``."""
+    used = set(v for v in jaxpr.outvars if isinstance(v, Var))
+    for e in jaxpr.eqns:
+        used.update(a for a in e.invars if isinstance(a, Var))
+    return {v for e in jaxpr.eqns for v in e.outvars if v not in used}
+
+
+def _pp_outbinder(v, names, unused):
+    if v in unused:
+        return f"_:{v.aval.str_short()}"
+    return _pp_binder(v, names)
+
+
 def pp_param_value(v, names, indent):
     """Text of one param value; nested jaxprs print at ``indent``."""
     if isinstance(v, ClosedJaxpr):
@@ -212,9 +226,9 @@ def _has_subjaxpr(params):
     return False
 
 
-def _pp_eqn(eqn, names, indent):
+def _pp_eqn(eqn, names, indent, unused=frozenset()):
     prim = eqn.primitive
-    lhs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+    lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
     params = eqn.params
     pp_rule = getattr(prim, "pp_params", None)
     items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
@@ -246,12 +260,13 @@ def _pp_jaxpr(jaxpr, names, indent):
     consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
     head = "{ lambda " + (consts + "; " if consts else "; ") + ins + ". let"
+    unused = _unused_outvars(jaxpr)
     if not any(_has_subjaxpr(e.params) for e in jaxpr.eqns):
         # Try the one-line form with a scratch copy of the names so a failed attempt names nothing.
         trial = _Names()
         trial.names = dict(names.names)
         trial.n = names.n
-        eqns = "; ".join(_pp_eqn(e, trial, indent) for e in jaxpr.eqns)
+        eqns = "; ".join(_pp_eqn(e, trial, indent, unused) for e in jaxpr.eqns)
         outs = _pp_outs(jaxpr.outvars, trial)
         one = f"{head} {eqns} in {outs} }}"
         if indent + len(one) <= _WIDTH and "\n" not in one:
@@ -259,7 +274,7 @@ def _pp_jaxpr(jaxpr, names, indent):
             return one
     lines = [head]
     for e in jaxpr.eqns:
-        lines.append(" " * (indent + 4) + _pp_eqn(e, names, indent + 4))
+        lines.append(" " * (indent + 4) + _pp_eqn(e, names, indent + 4, unused))
     lines.append(" " * (indent + 2) + f"in {_pp_outs(jaxpr.outvars, names)} }}")
     return "\n".join(lines)
 

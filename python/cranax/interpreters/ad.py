@@ -209,9 +209,17 @@ def _tangent_aval(aval):
     return aval
 
 
-def jvp_flat(fun, primals, tangents):
+def _lower_aux(trace, store):
+    """The auxiliary output (``has_aux``) without this trace's tangents: JAX returns its primal value."""
+    if store is not None and "aux" in store:
+        from ..tree_util import tree_map
+        store["aux"] = tree_map(lambda v: trace.unpack(v)[0] if isinstance(v, Tracer) else v, store["aux"])
+
+
+def jvp_flat(fun, primals, tangents, aux_store=None):
     """Runs ``fun`` (flat lists in and out) in forward mode on the current trace. Tangents may be Zero;
-    returns (primals_out, tangents_out) with Zero for outputs that do not depend on the inputs."""
+    returns (primals_out, tangents_out) with Zero for outputs that do not depend on the inputs. An
+    ``aux_store`` dict's "aux" entry (set by ``fun``) is replaced by its primal value."""
     parent = core._state.trace
     trace = JVPTrace(parent)
     ins = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
@@ -223,6 +231,7 @@ def jvp_flat(fun, primals, tangents):
             p, t = trace.unpack(o)
             p_out.append(p)
             t_out.append(t)
+        _lower_aux(trace, aux_store)
     finally:
         trace.invalidate()
     return p_out, t_out
@@ -261,7 +270,7 @@ class PartialEvalTrace(DynamicJaxprTrace):
         return "PartialEvalTrace"
 
 
-def linearize_flat(fun, primals):
+def linearize_flat(fun, primals, aux_store=None):
     """Linearizes ``fun`` (flat lists) at ``primals`` on the current trace. Returns
     ``(primals_out, linear, out_nonzero)``: ``linear`` is a ClosedJaxpr from the tangents of the float
     inputs (in order) to the non-zero output tangents, with the residuals as its consts."""
@@ -282,6 +291,7 @@ def linearize_flat(fun, primals):
                 p, t = jt.unpack(o)
                 p_out.append(p)
                 t_out.append(t)
+            _lower_aux(jt, aux_store)
         finally:
             jt.invalidate()
         for p in p_out:

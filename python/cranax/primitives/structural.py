@@ -291,6 +291,83 @@ pad_p = standard_primitive(
     wire=lambda eqn: {"padding_config": [[int(a) for a in c] for c in eqn.params["padding_config"]]})
 
 
+def _pad_by_blocks(x, pv, padding_config):
+    """``pad`` from primitives the core lowers (broadcast_in_dim, iota, eq, select_n, reshape, slice), in
+    time linear in the output size: per axis, interior padding interleaves a block of padding values after
+    each element (broadcast to (m, s) + reshape), then edge padding stacks padding blocks before and after
+    (broadcast to (k, m) + reshape) and slices the wanted window; negative edges are slices."""
+    L = _L()
+    from ..core import get_aval
+    dt = get_aval(x).dtype
+    for d, (lo, hi, interior) in enumerate(padding_config):
+        shape = get_aval(x).shape
+        m = shape[d]
+        if interior > 0 and m > 1:
+            s = interior + 1
+            bshape = shape[:d + 1] + (s,) + shape[d + 1:]
+            xb = L.broadcast_in_dim(x, bshape, tuple(range(d + 1)) + tuple(range(d + 2, len(bshape))))
+            sel = L.eq(L.broadcasted_iota(np.int32, bshape, d + 1), L.full(bshape, 0, np.int32))
+            y = L.select(sel, xb, L.broadcast_in_dim(pv, bshape, ()))
+            y = L.reshape(y, shape[:d] + (m * s,) + shape[d + 1:])
+            x = _slice_axis(y, d, 0, m * s - interior)
+            shape = get_aval(x).shape
+            m = shape[d]
+        if lo < 0:
+            x = _slice_axis(x, d, -lo, m)
+            m += lo
+            lo = 0
+        if hi < 0:
+            x = _slice_axis(x, d, 0, m + hi)
+            m += hi
+            hi = 0
+        shape = get_aval(x).shape
+        if (lo or hi) and m == 0:
+            x = L.broadcast_in_dim(pv, shape[:d] + (lo + hi,) + shape[d + 1:], ())
+            continue
+        if lo or hi:
+            r_lo, r_hi = -(-lo // m), -(-hi // m)
+            k = r_lo + 1 + r_hi
+            bshape = shape[:d] + (k,) + shape[d:]
+            xb = L.broadcast_in_dim(x, bshape, tuple(range(d)) + tuple(range(d + 1, len(bshape))))
+            sel = L.eq(L.broadcasted_iota(np.int32, bshape, d), L.full(bshape, r_lo, np.int32))
+            y = L.select(sel, xb, L.broadcast_in_dim(pv, bshape, ()))
+            y = L.reshape(y, shape[:d] + (k * m,) + shape[d + 1:])
+            x = _slice_axis(y, d, r_lo * m - lo, r_lo * m + m + hi)
+    del dt
+    return x
+
+
+def _slice_axis(x, d, start, limit):
+    from ..core import get_aval
+    shape = get_aval(x).shape
+    if start == 0 and limit == shape[d]:
+        return x
+    st = [0] * len(shape)
+    li = list(shape)
+    st[d], li[d] = start, limit
+    return slice_p.bind(x, start_indices=tuple(st), limit_indices=tuple(li), strides=None)
+
+
+_pad_inline_cache = {}
+
+
+def _pad_inline(eqn):
+    """Lowers ``pad`` by inlining ``_pad_by_blocks`` (until the core has its own pad)."""
+    x, pv = eqn.invars
+    cfg = tuple(tuple(c) for c in eqn.params["padding_config"])
+    key = (x.aval, pv.aval, cfg)
+    jaxpr = _pad_inline_cache.get(key)
+    if jaxpr is None:
+        from ..interpreters.partial_eval import trace_to_jaxpr
+        closed = trace_to_jaxpr(lambda a, b: [_pad_by_blocks(a, b, cfg)], [x.aval, pv.aval])
+        assert not closed.consts
+        jaxpr = _pad_inline_cache[key] = closed.jaxpr
+    return jaxpr, eqn.invars
+
+
+pad_p.inline_jaxpr = staticmethod(_pad_inline)
+
+
 def pad(x, padding_value, padding_config):
     """``x`` padded with ``padding_value``: ``padding_config[i] = (lo, hi, interior)``. Mirrors
     ``jax.lax.pad``."""
