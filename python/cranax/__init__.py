@@ -12,6 +12,7 @@ from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian; from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E702
 from . import lax
 from . import numpy
+from . import random
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 __version__ = "0.1.0"

@@ -13,7 +13,8 @@ and a row of figures:
     numpy      NumPy running the same computation on the same (host) inputs, median
     max|Δ|     largest absolute difference between cranax's result and NumPy's
 
-Sections are plain functions in ``SECTIONS``; later work appends its own (grad, vmap, cond, dot, random,
+Sections are plain functions of a ``Tour`` listed in ``SECTIONS``, or named in ``OPTIONAL_SECTIONS`` when they
+live in their own module; later work appends its own (grad, vmap, cond, dot, random,
 GPU). ``python -m cranax.tour --list`` names them, ``python -m cranax.tour selu jaxpr`` runs a subset,
 ``--quick`` shortens the timing loops.
 """
@@ -181,11 +182,10 @@ class Tour:
 
 
 def _inputs_note(tour):
+    src = "NumPy's np.random.default_rng(0), transferred with cranax.device_put"
     if tour.has_random:
-        return ("inputs: NumPy's default_rng(0) samples put on the device with cranax.device_put "
-                "(cranax.random exists; the NumPy source keeps host and device inputs identical)")
-    return ("inputs: NumPy's np.random.default_rng(0), transferred with cranax.device_put "
-            "(cranax.random is not available yet)")
+        return (f"inputs:   {src} (the same host arrays feed NumPy, so both compute on identical values)")
+    return f"inputs:   {src} (cranax.random is not available yet)"
 
 
 def describe_device(tour):
@@ -198,9 +198,9 @@ def describe_device(tour):
     cpu, ncpu = bu.cpu_model()
     tour.say(f"cranax {getattr(cranax, '__version__', '?')} — the seed examples, timed")
     tour.say(f"devices:  {devs}")
-    tour.say(f"platform: {plat} ({kind}{', ' + desc if desc else ''}); backend: {backend}")
+    tour.say(f"platform: {plat}; device kind: {kind}{'; ' + desc if desc else ''}; backend: {backend}")
     tour.say(f"host:     {bu.machine_line()}")
-    tour.say(f"{_inputs_note(tour)}")
+    tour.say(_inputs_note(tour))
     tour.say("timing:   warm-up, then medians of repeated calls, each waited for with block_until_ready(); "
              "trace / compile / first call / transfer measured separately")
 
@@ -230,9 +230,9 @@ def section_selu(tour):
     d_e = bu.max_abs_diff(out_e, selu_np(xh))
     row_e = tour.add(Row("selu 1M eager (op-by-op)", first=t_first, steady=t_eager, transfer=t_put,
                          numpy=row_jit.numpy, diff=d_e, note="first call compiles each primitive once"))
-    tour.say(f"jit is {bu.fmt_ratio(row_e.steady, row_jit.steady)} faster than eager and "
-             f"{bu.fmt_ratio(row_jit.numpy, row_jit.steady)} faster than NumPy "
-             f"(JAX 0.10.2 on the reference 2-core Zen 4: jit 345.5 µs, eager 2598.5 µs, NumPy 4822.7 µs)")
+    tour.say(f"speed-up of jit (steady state) over eager: {bu.fmt_ratio(row_e.steady, row_jit.steady)}, "
+             f"over NumPy: {bu.fmt_ratio(row_jit.numpy, row_jit.steady)} (above 1x: jit is faster). "
+             f"JAX 0.10.2 on the reference 2-core Zen 4: jit 345.5 µs, eager 2598.5 µs, NumPy 4822.7 µs")
 
 
 def f200(x):
@@ -548,6 +548,27 @@ SECTIONS = [
     ("jit_in_loop", section_jit_in_loop),
 ]
 
+# Sections that live in their own modules (added by later work: grad, vmap, cond, dot, random, GPU).
+# Each entry is (name, module, function); the function takes the Tour. A module that is missing is skipped.
+OPTIONAL_SECTIONS = [
+    ("vmap", "cranax._tour_vmap", "tour_vmap"),
+]
+
+
+def _all_sections():
+    import importlib
+    out = list(SECTIONS)
+    have = {n for n, _ in out}
+    for name, mod, fn in OPTIONAL_SECTIONS:
+        if name in have:
+            continue
+        try:
+            f = getattr(importlib.import_module(mod), fn)
+        except (ImportError, AttributeError):
+            continue
+        out.append((name, f))
+    return out
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cranax.tour", description=__doc__.splitlines()[0])
@@ -555,13 +576,14 @@ def main(argv=None):
     p.add_argument("--list", action="store_true", help="list the sections and exit")
     p.add_argument("--quick", action="store_true", help="shorter timing loops")
     ns = p.parse_args(argv)
+    sections = _all_sections()
     if ns.list:
-        for name, fn in SECTIONS:
+        for name, fn in sections:
             print(f"{name:14s} {(fn.__doc__ or '').strip().splitlines()[0]}")
         return 0
-    chosen = SECTIONS
+    chosen = sections
     if ns.sections:
-        known = dict(SECTIONS)
+        known = dict(sections)
         bad = [s for s in ns.sections if s not in known]
         if bad:
             p.error(f"unknown section(s) {bad}; --list names them")
