@@ -983,19 +983,6 @@ def test_stop_gradient_value(mode):
     assert_exact(tree["b"][0], i)
 
 
-def _core_knows(prim):
-    """Whether the Rust core parses a one-equation program using ``prim``."""
-    import json
-    prog = {"version": 1, "name": "probe", "invars": [[0, "f32", [2]]],
-            "eqns": [{"prim": prim, "params": {"padding_config": [[1, 1, 0]]}, "in": [0, {"lit": 0.0, "dtype": "f32"}],
-                      "out": [[1, "f32", [4]]]}], "outvars": [1]}
-    try:
-        cranax._core.verify(json.dumps(prog))
-    except Exception as e:  # noqa: BLE001
-        return "unknown primitive" not in str(e)
-    return True
-
-
 def _np_pad(x, value, config):
     out = x
     for axis, (lo, hi, interior) in enumerate(config):
@@ -1017,8 +1004,6 @@ def _np_pad(x, value, config):
     return out
 
 
-@pytest.mark.xfail(not _core_knows("pad"), strict=True,
-                   reason="the Rust core has no lowering for pad yet (it comes with the shape-ops issue)")
 @pytest.mark.parametrize("mode", MODES)
 def test_pad(mode):
     from cranax.primitives import structural
