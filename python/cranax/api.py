@@ -167,18 +167,25 @@ class _Static:
         return repr(self.v)
 
 
+_py_scalar_avals = {}
+
+
 def _leaf_sig(x):
+    """A leaf's signature: its aval. A Python scalar gives the same (weakly typed) aval as the Array it
+    becomes, so ``f(1)`` and ``f(f(0))`` share a cache entry, as in JAX."""
     t = type(x)
     if t is Array:
         return x.aval
     if t is float or t is int or t is bool:
-        return t
+        key = (t, config.jax_enable_x64)
+        av = _py_scalar_avals.get(key)
+        if av is None:
+            av = _py_scalar_avals[key] = get_aval(x)
+        return av
     return get_aval(x)
 
 
 def _sig_aval(sig):
-    if sig is float or sig is int or sig is bool:
-        return ShapedArray((), dtypes.dtype(sig(0), canonicalize=True), sig is not bool)
     return sig
 
 

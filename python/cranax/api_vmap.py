@@ -224,7 +224,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 sizes = {_axis_size(_shape(x), d) for x, d in zip(leaves, in_axes_flat) if d is not None}
                 if sizes != {size}:
                     _raise_inconsistent_with(fun, in_tree, leaves, in_axes_flat, size)
-        parent = core.current_trace()
+        parent = core._state.trace   # None: eager (keeps the eval fast paths)
         trace = BatchTrace(parent, size)
         targs = []
         for x, d in zip(leaves, in_axes_flat):

@@ -155,9 +155,9 @@ class Array:
     def __repr__(self):
         v = self._value()
         suffix = f", dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
-        if v.size == 0 and v.shape != (0,):
+        if v.size == 0:
             return f"Array([], shape={v.shape}{suffix})"
-        s = np.array2string(v, separator=", ", prefix="Array(", suffix=suffix + ")")
+        s = np.array2string(v, separator=", ", prefix="Array(", suffix=",")
         return f"Array({s}{suffix})"
 
     def __str__(self):

@@ -50,7 +50,8 @@ class ShapedArray:
 
     def str_short(self, short_dtypes=True):
         """``f32[3,4]``: the form jaxprs print."""
-        return f"{dtypes.short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
+        name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
     def __eq__(self, other):
         return self is other or (type(other) is ShapedArray and self.shape == other.shape
@@ -257,7 +258,7 @@ class Tracer:
         return self.aval.shape[0]
 
     def _short_repr(self):
-        return f"traced array with shape {self.aval.str_short()}"
+        return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"
 
     def _context(self):
         ctx = getattr(self._trace, "error_context", None)

@@ -35,7 +35,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
     ``jax.errors.TracerBoolConversionError``."""
 
     def __init__(self, tracer, context=""):
-        msg = f"Attempted boolean conversion of traced array with shape {tracer.aval.str_short()}.\n{context}"
+        msg = f"Attempted boolean conversion of traced array with shape {tracer.aval.str_short(short_dtypes=False)}.\n{context}"
         JAXTypeError.__init__(self, _with_link(msg.rstrip(), type(self).__name__))
 
 
@@ -43,7 +43,7 @@ class TracerIntegerConversionError(JAXTypeError):
     """``__index__``/``int()`` of a traced array. Mirrors ``jax.errors.TracerIntegerConversionError``."""
 
     def __init__(self, tracer, context=""):
-        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short()}.\n"
+        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short(short_dtypes=False)}.\n"
                f"{context}")
         super().__init__(_with_link(msg.rstrip(), type(self).__name__))
 
@@ -53,7 +53,7 @@ class TracerArrayConversionError(JAXTypeError):
 
     def __init__(self, tracer):
         msg = (f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
-               f"{tracer.aval.str_short()}.")
+               f"{tracer.aval.str_short(short_dtypes=False)}.")
         super().__init__(_with_link(msg, type(self).__name__))
 
 

@@ -551,6 +551,7 @@ SECTIONS = [
 # Sections that live in their own modules (added by later work: grad, vmap, cond, dot, random, GPU).
 # Each entry is (name, module, function); the function takes the Tour. A module that is missing is skipped.
 OPTIONAL_SECTIONS = [
+    ("grad", "cranax._tour_grad", "tour_grad"),
     ("vmap", "cranax._tour_vmap", "tour_vmap"),
 ]
 

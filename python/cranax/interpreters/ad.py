@@ -67,13 +67,20 @@ def instantiate_zeros(t):
 
 
 def instantiate_array(t):
-    """``t`` with a Zero made into an Array (API boundaries: users get arrays, never TypedScalars)."""
+    """``t`` with a Zero or host scalar made into an Array (API boundaries: users get arrays, never
+    TypedScalars); weak types are kept."""
+    from ..array import _from_host
     if type(t) is Zero:
+        a = t.aval
+        if a.ndim == 0:
+            return _from_host(core.typed_scalar(0, a.dtype, a.weak_type))
         from .. import numpy as jnp
-        return jnp.zeros(t.aval.shape, t.aval.dtype)
-    if isinstance(t, TypedScalar) or isinstance(t, (bool, int, float, np.generic, np.ndarray)):
-        from .. import numpy as jnp
-        return jnp.asarray(t.val if isinstance(t, TypedScalar) else t, dtype=get_aval(t).dtype)
+        return jnp.zeros(a.shape, a.dtype)
+    if isinstance(t, TypedScalar):
+        return _from_host(t)
+    if isinstance(t, (bool, int, float, np.generic, np.ndarray)):
+        return _from_host(core.typed_scalar(t, get_aval(t).dtype, get_aval(t).weak_type)) \
+            if np.ndim(t) == 0 else _from_host(np.asarray(t))
     return t
 
 
@@ -316,7 +323,8 @@ def backward_pass(jaxpr, consts, args, cts_out):
         return isinstance(a, Literal) or a in primal_env
 
     def read(a):
-        return a.val if isinstance(a, Literal) else primal_env[a]
+        # Literals keep their aval (a weakly typed 2.0 stays weak, as the cotangents then do).
+        return TypedScalar(a.val, a.aval) if isinstance(a, Literal) else primal_env[a]
 
     for v, c in zip(jaxpr.constvars, consts):
         primal_env[v] = c

@@ -56,7 +56,7 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(core.Trace):
-    """The trace of one ``vmap``: batch axis size ``axis_size``; rules run on ``parent_trace``."""
+    """The trace of one ``vmap``: batch axis size ``axis_size``; rules run on ``parent_trace`` (None: eager)."""
 
     def __init__(self, parent_trace, axis_size):
         super().__init__()

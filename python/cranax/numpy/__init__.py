@@ -17,12 +17,39 @@ from ..primitives import structural as _st
 from ._indexing import getitem as _getitem
 
 # dtypes and constants (the canonical ones; 64-bit names exist and canonicalize)
-bool_ = _np.bool_
-int32 = _np.int32
-uint32 = _np.uint32
-int64 = _np.int64
-float32 = _np.float32
-float64 = _np.float64
+class _ScalarMeta(type):
+    """``jnp.float32`` & co.: usable as a dtype (``np.dtype(jnp.float32)``) and, called, make a strongly
+    typed array (``jnp.float32(2.0)`` is ``Array(2., dtype=float32)``), as in JAX."""
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other):
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __call__(cls, x):
+        return array(x, dtype=cls.dtype)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'cranax.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(t):
+    return _ScalarMeta(t.__name__, (object,), {"dtype": _np.dtype(t)})
+
+
+bool_ = _scalar_type(_np.bool_)
+int32 = _scalar_type(_np.int32)
+uint32 = _scalar_type(_np.uint32)
+int64 = _scalar_type(_np.int64)
+float32 = _scalar_type(_np.float32)
+float64 = _scalar_type(_np.float64)
 int8, int16, uint8, uint16, uint64, float16 = _np.int8, _np.int16, _np.uint8, _np.uint16, _np.uint64, _np.float16
 complex64, complex128 = _np.complex64, _np.complex128
 dtype = _np.dtype
