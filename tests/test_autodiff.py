@@ -633,3 +633,60 @@ def test_tour_grad_runs(capsys):
     _tour_grad.tour_grad()
     out = capsys.readouterr().out
     assert "[0.25       0.19661197 0.10499357]" in out
+
+
+def test_every_primitive_has_a_jvp_rule():
+    from cranax.interpreters import ad
+    from cranax.primitives import elementwise, reductions, structural
+    prims = {v for m in (elementwise, reductions, structural) for k, v in vars(m).items()
+             if k.endswith("_p") and hasattr(v, "bind")}
+    assert not sorted(p.name for p in prims if p not in ad.jvp_rules)
+    linear = {"add", "sub", "neg", "mul", "div", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
+              "transpose", "reduce_sum", "select_n", "slice", "pad", "rev", "copy", "jit", "add_any"}
+    assert linear <= {p.name for p in ad.transpose_rules}
+
+
+def test_indexing_under_vmap_and_jacrev():
+    g = jax.vmap(jax.grad(lambda x: x[0] * x[1]))(jnp.arange(6.).reshape(3, 2))
+    np.testing.assert_allclose(np.asarray(g), [[1., 0.], [3., 2.], [5., 4.]])
+    J = jax.jacrev(lambda x: x[1:] * x[:-1])(jnp.arange(1., 4.))
+    np.testing.assert_allclose(np.asarray(J), [[2., 1., 0.], [0., 3., 2.]])
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(lambda x: x[1:] * x[:-1])(jnp.arange(1., 4.))), np.asarray(J))
+
+
+def test_pad_primitive_and_its_rules(x64):
+    from cranax.primitives.structural import pad
+    rng = np.random.RandomState(11)
+    x = _rand(rng, (3, 4))
+    for cfg in [((1, 2, 0), (0, 0, 0)), ((0, 0, 1), (2, 1, 2)), ((-1, 1, 0), (1, -2, 1))]:
+        out = np.asarray(pad(x, np.float64(-7.0), cfg))
+        ref = x
+        for d, (lo, hi, it) in enumerate(cfg):
+            m = ref.shape[d]
+            full = np.full(ref.shape[:d] + (max(lo, 0) + max(hi, 0) + m + max(m - 1, 0) * it,) + ref.shape[d + 1:],
+                           -7.0)
+            idx = [slice(None)] * ref.ndim
+            idx[d] = slice(max(lo, 0), max(lo, 0) + (m - 1) * (it + 1) + 1, it + 1)
+            full[tuple(idx)] = ref
+            idx2 = [slice(None)] * ref.ndim
+            idx2[d] = slice(-min(lo, 0), full.shape[d] + min(hi, 0))
+            ref = full[tuple(idx2)]
+        np.testing.assert_array_equal(out, ref)
+        check_both(lambda v, p: pad(v, p, cfg), [x, np.float64(0.5)], rng)
+    b = jax.vmap(lambda v, p: pad(v, p, ((1, 1, 1),)))(jnp.ones((2, 2)), jnp.array([5., 7.]))
+    np.testing.assert_array_equal(np.asarray(b), [[5, 1, 5, 1, 5], [7, 1, 7, 1, 7]])
+
+
+def test_jit_of_grad_of_jit_with_closure_and_pytrees():
+    w = jnp.array([1.0, 2.0])
+
+    @jax.jit
+    def loss(p, x):
+        return jnp.sum((p["a"] * x + p["b"] * w) ** 2)
+    p = {"a": jnp.array([0.5, -1.0]), "b": jnp.array([1.0, 1.0])}
+    x = jnp.array([2.0, 3.0])
+    g1 = jax.grad(loss)(p, x)
+    g2 = jax.jit(jax.grad(loss))(p, x)
+    r = np.asarray(p["a"]) * np.asarray(x) + np.asarray(p["b"]) * np.asarray(w)
+    np.testing.assert_allclose(np.asarray(g1["a"]), 2 * r * np.asarray(x))
+    np.testing.assert_allclose(np.asarray(g2["b"]), 2 * r * np.asarray(w))
