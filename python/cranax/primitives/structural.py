@@ -460,31 +460,3 @@ def _pad_batch(vals, dims, padding_config):
 
 _batching.batching_rules[pad_p] = _pad_batch
 
-
-def _pad_batch(vals, dims, padding_config):
-    """vmap of pad (the transpose of slice): the batch axis gets no padding; a batched padding value is
-    added through a padded mask."""
-    from ..interpreters import batching
-    x, pv = vals
-    dx, dpv = dims
-    size = batching.axis_size_of(vals, dims)
-    x = batching.bdim_at_front(x, dx, size)
-    cfg = ((0, 0, 0),) + tuple(padding_config)
-    if dpv is None:
-        return pad_p.bind(x, pv, padding_config=cfg), 0
-    L = _L()
-    dt = x.aval.dtype if hasattr(x, "aval") else np.asarray(x).dtype
-    zero, one = L.full((), 0, dt), L.full((), 1, dt)
-    body = pad_p.bind(x, zero, padding_config=cfg)
-    mask = pad_p.bind(L.full_like(x, 0), one, padding_config=cfg)
-    shape = body.aval.shape if hasattr(body, "aval") else np.shape(body)
-    pvb = L.broadcast_in_dim(batching.bdim_at_front(pv, dpv, size), shape, (0,))
-    return L.add(body, L.mul(mask, pvb)), 0
-
-
-def _register_pad_batching():
-    from ..interpreters import batching
-    batching.batching_rules[pad_p] = _pad_batch
-
-
-_register_pad_batching()
