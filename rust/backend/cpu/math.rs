@@ -154,9 +154,9 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Atan => un!(f32::atan, f64::atan),
         MathFn::Sinh => un!(f32::sinh, f64::sinh),
         MathFn::Cosh => un!(f32::cosh, f64::cosh),
-        MathFn::Asinh => un!(f32::asinh, f64::asinh),
-        MathFn::Acosh => un!(f32::acosh, f64::acosh),
-        MathFn::Atanh => un!(f32::atanh, f64::atanh),
+        MathFn::Asinh => un!(|x: f32| asinh(x as f64) as f32, asinh),
+        MathFn::Acosh => un!(|x: f32| acosh(x as f64) as f32, acosh),
+        MathFn::Atanh => un!(|x: f32| atanh(x as f64) as f32, atanh),
         MathFn::Logistic => un!(|x: f32| logistic(x as f64) as f32, logistic),
         MathFn::Erf => un!(|x: f32| erf(x as f64) as f32, erf),
         MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, erf_inv),
@@ -521,4 +521,29 @@ pub fn digamma(x: f64) -> f64 {
             - f * (1.0 / 120.0
                 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f * (1.0 / 132.0 - f * (691.0 / 32760.0 - f / 12.0))))));
     r + x.ln() - 0.5 / x - series
+}
+
+// std's asinh/acosh square their argument (overflow for |x| > 1e154) and its f32 atanh loses a few ulp near
+// ±1; these keep full precision over the whole range (f32 versions evaluate them in f64 and round once).
+fn asinh(x: f64) -> f64 {
+    let a = x.abs();
+    let r = if a > 1e8 {
+        a.ln() + std::f64::consts::LN_2
+    } else {
+        (a + a * a / (1.0 + (1.0 + a * a).sqrt())).ln_1p()
+    };
+    r.copysign(x)
+}
+
+fn acosh(x: f64) -> f64 {
+    if x > 1e8 {
+        x.ln() + std::f64::consts::LN_2
+    } else {
+        let t = x - 1.0;
+        (t + (2.0 * t + t * t).sqrt()).ln_1p()
+    }
+}
+
+fn atanh(x: f64) -> f64 {
+    0.5 * (2.0 * x / (1.0 - x)).ln_1p()
 }
