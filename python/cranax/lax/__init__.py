@@ -162,6 +162,12 @@ def clamp(min, x, max):
     return _clamp(min, x, max)
 
 
+class RoundingMethod:
+    """``lax.round``'s rounding modes (``jax.lax.RoundingMethod``)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
 def round(x, rounding_method=0):
     """Rounds to the nearest integer: half away from zero (``rounding_method=0``) or half to even (1).
     Mirrors ``jax.lax.round``."""

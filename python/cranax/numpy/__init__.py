@@ -315,14 +315,15 @@ def _broadcast_shapes(name, shapes):
     return tuple(out)
 
 
-def _operand(x):
+def _operand(x, name="jnp function", pos=0):
     if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float)):
         return x
     if isinstance(x, (_np.ndarray, _np.generic)):
         dt = _dtypes.canonicalize_dtype(x.dtype)
         return x.astype(dt) if x.dtype != dt else x
     if isinstance(x, (list, tuple)):
-        return array(x)
+        # JAX's check_arraylike: jnp functions take arrays and scalars, not lists.
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}.")
     if isinstance(x, complex):
         raise TypeError("cranax does not support dtype complex128 (got a Python complex)")
     raise TypeError(f"{type(x).__name__} is not a valid JAX array type; got {x!r}")
@@ -356,7 +357,7 @@ def _promote(name, *args, to_float=False, numeric=False):
         av = getattr(args[0], "aval", None)
         if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind == "f"):
             return [args[0]]
-    args = [_operand(a) for a in args]
+    args = [_operand(a, name, i) for i, a in enumerate(args)]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
     if to_float and not _dtypes.issubdtype(dt, _np.floating):
         dt = _dtypes.canonicalize_dtype(float_)
@@ -560,7 +561,7 @@ def power(x1, x2, /):
     if isinstance(x2, (int, _np.integer)) and not isinstance(x2, bool):
         (a,) = _promote("power", x1)
         if int(x2) < 0 and _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
-            raise ValueError("Integers to negative integer powers are not allowed.")
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {int(x2)})")
         return lax.integer_pow(a, int(x2))
     a, b = _promote("power", x1, x2)
     dt = get_aval(a).dtype
@@ -801,9 +802,15 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
     def op(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-        if where is not None:
-            raise NotImplementedError(f"The 'where' argument to jnp.{name} is not supported yet.")
         (a,) = _promote(name, a)
+        if where is not None:
+            # Masked-out elements become the reduction's identity (or `initial`, which JAX requires for
+            # max/min).
+            fill = identity if identity is not None else initial
+            if fill is None:
+                raise ValueError(f"reduction operation {name} does not have an identity, so to use a where "
+                                 f"mask one has to specify 'initial'")
+            a = _where(where, a, fill)
         av = get_aval(a)
         axes = _canon_axes(axis, av.ndim, name)
         if dtype is not None:
@@ -867,6 +874,14 @@ any = _reduction("any", _any_prim, identity=False)
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis`` (ints and bools average in float32). Mirrors ``jax.numpy.mean``."""
+    if where is not None:
+        (a,) = _promote("mean", a)
+        if dtype is None:
+            dtype = get_aval(a).dtype if _is_float(a) else _dtypes.canonicalize_dtype(float_)
+        w = broadcast_to(asarray(where), get_aval(a).shape)
+        num = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=w)
+        den = sum(astype(w, dtype), axis=axis, keepdims=keepdims)
+        return true_divide(num, den)
     (a,) = _promote("mean", a)
     av = get_aval(a)
     axes = _canon_axes(axis, av.ndim, "mean")
@@ -926,15 +941,15 @@ argmin = _argreduce("argmin", lax.argmin)
 # ------------------------------------------------------------------------------------ shapes
 
 def shape(a):
-    return get_aval(_operand(a)).shape
+    return _np.shape(a) if isinstance(a, (list, tuple)) else get_aval(_operand(a)).shape
 
 
 def ndim(a):
-    return get_aval(_operand(a)).ndim
+    return _np.ndim(a) if isinstance(a, (list, tuple)) else get_aval(_operand(a)).ndim
 
 
 def size(a, axis=None):
-    s = get_aval(_operand(a)).shape
+    s = _np.shape(a) if isinstance(a, (list, tuple)) else get_aval(_operand(a)).shape
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
