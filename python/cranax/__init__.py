@@ -9,7 +9,8 @@ from .core import ShapedArray
 from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
 from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct
 from .api_vmap import vmap
-from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian; from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E702
+from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
+from .custom_derivatives import custom_jvp, custom_vjp
 from . import lax
 from . import numpy
 from . import random
@@ -20,4 +21,5 @@ __version__ = "0.1.0"
 __all__ = ["config", "jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
            "device_put", "devices", "local_devices", "device_count", "default_backend", "block_until_ready",
            "lax", "numpy", "tree_util", "tree", "dtypes", "errors", "ShapedArray", "tree_map", "tree_leaves",
-           "tree_flatten", "tree_unflatten", "tree_structure"]
+           "tree_flatten", "tree_unflatten", "tree_structure", "vmap", "jvp", "linearize", "vjp", "grad",
+           "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random"]
