@@ -5,6 +5,8 @@ pub mod parse;
 pub mod verify;
 pub mod print;
 pub mod shape;
+pub mod library;
 
 pub use dtype::{DType, Scalar};
+pub use library::{IndexMode, LibOp, ScatterOp};
 pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

@@ -237,6 +237,11 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
     if let Some(r) = reduce(name) {
         return Ok(Prim::Reduce { op: r, axes: list("axes")? });
     }
+    match crate::ir::library::LibOp::parse(name, params) {
+        Ok(Some(op)) => return Ok(Prim::Lib(op)),
+        Ok(None) => {}
+        Err((field, msg)) => return Err(ctx.err(&field, msg)),
+    }
     Ok(match name {
         "integer_pow" => {
             let v = p("y")?;
@@ -360,6 +365,7 @@ pub fn to_json(p: &Program) -> String {
         Prim::Iota { dtype, shape, dimension } => {
             json!({"dtype": dtype.short_name(), "shape": shape, "dimension": dimension})
         }
+        Prim::Lib(op) => op.to_json(),
         _ => json!({}),
     };
     let name = |pr: &Prim| match pr {

@@ -113,6 +113,7 @@ pub fn prim_text(p: &Prim) -> String {
             format!("dtype={}", numpy_name(*dtype)),
             format!("shape={}", tuple(shape)),
         ],
+        Prim::Lib(op) => op.print_params(),
         _ => vec![],
     };
     let name = match p {

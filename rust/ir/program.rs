@@ -84,6 +84,8 @@ pub enum Prim {
     Iota { dtype: DType, shape: Vec<usize>, dimension: usize },
     /// A copy (JAX's `copy_p`); also what Python sends for identity outputs.
     Copy,
+    /// A library primitive (dot_general, concatenate, gather, sort, ...): not fused, run as a call.
+    Lib(super::library::LibOp),
 }
 
 /// One equation: `outputs = prim inputs`.
@@ -152,6 +154,7 @@ impl Prim {
             Prim::ArgReduce { is_max: false, .. } => "argmin",
             Prim::Iota { .. } => "iota",
             Prim::Copy => "copy",
+            Prim::Lib(op) => op.name(),
         }
     }
 }

@@ -35,6 +35,8 @@ enum Class {
     Fusible,
     Reduce,
     View,
+    /// A library call (`Prim::Lib`): operands materialized, outputs are buffers.
+    Library,
 }
 
 fn class(p: &Prim) -> Class {
@@ -43,6 +45,7 @@ fn class(p: &Prim) -> Class {
         Prim::Reduce { .. } => Class::Fusible, // over no axes: the identity
         Prim::ArgReduce { .. } => Class::Reduce,
         Prim::Reshape { .. } | Prim::Squeeze { .. } | Prim::ExpandDims { .. } => Class::View,
+        Prim::Lib(_) => Class::Library,
         _ => Class::Fusible,
     }
 }
@@ -491,6 +494,11 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
             Class::View => {
                 materialized.insert(v);
             }
+            Class::Library => {
+                for (u, _) in &e.outputs {
+                    materialized.insert(*u);
+                }
+            }
             Class::Reduce => {
                 materialized.insert(v);
                 let (mut axes, kind) = match &e.prim {
@@ -529,7 +537,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                 for &c in consumers.get(&v).map(|c| c.as_slice()).unwrap_or(&[]) {
                     let cv = eqns[c].outputs[0].0;
                     match class(&eqns[c].prim) {
-                        Class::View => viewed = true,
+                        Class::View | Class::Library => viewed = true,
                         _ if expands(&ctx, &eqns[c]) && cost.get(&v).copied().unwrap_or(0) >= EXPENSIVE => {
                             expensive_broadcast = true;
                             if let Some(&k) = ctx.kern.get(&cv) {
@@ -570,10 +578,11 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         ctx.slot.insert(*v, k);
     }
     for e in eqns {
-        let v = e.outputs[0].0;
-        if materialized.contains(&v) {
-            ctx.slot.insert(v, slots.len());
-            slots.push(e.outputs[0].1.clone());
+        for (v, a) in &e.outputs {
+            if materialized.contains(v) {
+                ctx.slot.insert(*v, slots.len());
+                slots.push(a.clone());
+            }
         }
     }
 
@@ -648,6 +657,30 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         };
         steps.push((i, Step::View { src, dst: ctx.slot[&e.outputs[0].0] }));
     }
+    // Library calls; literal operands are first stored by one-point kernels.
+    for (i, e) in eqns.iter().enumerate() {
+        let Prim::Lib(op) = &e.prim else { continue };
+        if !live[i] {
+            continue;
+        }
+        let mut inputs = Vec::with_capacity(e.inputs.len());
+        for a in &e.inputs {
+            inputs.push(match a {
+                Atom::Var(u) => *ctx.slot.get(u).ok_or_else(|| internal(format!("library operand {u} has no slot")))?,
+                Atom::Lit(s, d) => {
+                    let (slot, step) = const_kernel(&mut slots, *s, *d);
+                    steps.push((i, step));
+                    slot
+                }
+            });
+        }
+        let outputs = e
+            .outputs
+            .iter()
+            .map(|(v, _)| ctx.slot.get(v).copied().ok_or_else(|| internal(format!("library output {v} has no slot"))))
+            .collect::<Result<Vec<_>>>()?;
+        steps.push((i, Step::Library(super::kernel::LibStep { op: op.clone(), inputs, outputs })));
+    }
     // Outputs.
     let mut plan_outputs = Vec::with_capacity(p.outvars.len());
     for a in &p.outvars {
@@ -669,6 +702,7 @@ fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
     match s {
         Step::Kernel(k) => (k.inputs.iter().map(|i| i.slot).collect(), k.outputs.iter().map(|o| o.slot).collect()),
         Step::View { src, dst } => (vec![*src], vec![*dst]),
+        Step::Library(l) => (l.inputs.clone(), l.outputs.clone()),
     }
 }
 
@@ -745,6 +779,17 @@ pub fn plan_text(plan: &Plan) -> String {
         match s {
             Step::View { src, dst } => {
                 let _ = writeln!(o, "  view %{dst} <- %{src}");
+            }
+            Step::Library(l) => {
+                let ins: Vec<String> = l.inputs.iter().map(|s| format!("%{s}")).collect();
+                let outs: Vec<String> = l.outputs.iter().map(|s| format!("%{s}")).collect();
+                let _ = writeln!(
+                    o,
+                    "  library ({}) <- {} ({})",
+                    outs.join(", "),
+                    crate::ir::print::prim_text(&Prim::Lib(l.op.clone())),
+                    ins.join(", ")
+                );
             }
             Step::Kernel(k) => {
                 let _ = writeln!(o, "  kernel {} domain={:?} reduce_axes={:?}", k.name, k.domain, k.reduce_axes);
@@ -881,6 +926,13 @@ mod tests {
                     assert!(!written[*dst]);
                     assert_eq!(plan.slots[*src].numel(), plan.slots[*dst].numel());
                     written[*dst] = true;
+                }
+                Step::Library(l) => {
+                    assert!(l.inputs.iter().all(|&s| written[s]), "library call reads an unwritten slot");
+                    for &o in &l.outputs {
+                        assert!(!written[o]);
+                        written[o] = true;
+                    }
                 }
                 Step::Kernel(k) => {
                     assert!(k.name.len() <= MAX_NAME);
@@ -1044,6 +1096,7 @@ mod tests {
         for s in &plan.steps {
             match s {
                 Step::View { src, dst } => slots[*dst] = slots[*src].clone(),
+                Step::Library(_) => panic!("the reference evaluator has no library calls"),
                 Step::Kernel(k) => {
                     let mut acc: Vec<Vec<f64>> = k.outputs.iter().map(|o| {
                         let n = plan.slots[o.slot].numel().unwrap();

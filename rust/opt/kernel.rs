@@ -24,6 +24,17 @@ pub enum Step {
     Kernel(Kernel),
     /// `dst` is `src`'s bytes under `dst`'s shape (reshape, squeeze, expand_dims of a row-major buffer): no copy.
     View { src: usize, dst: usize },
+    /// A call into a library routine (gemm, concatenate, gather, sort, ...; `backend::cpu::library`).
+    Library(LibStep),
+}
+
+/// A library call: reads the buffers of `inputs`, writes fresh buffers for `outputs` (row-major, of the
+/// slots' avals). Inputs and outputs follow the primitive's operand and result order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibStep {
+    pub op: crate::ir::LibOp,
+    pub inputs: Vec<usize>,
+    pub outputs: Vec<usize>,
 }
 
 /// One fused loop nest. Iterates over every point of `domain` (row-major); axes in `reduce_axes` are reduced

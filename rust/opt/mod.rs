@@ -5,8 +5,9 @@ pub mod cse;
 pub mod const_fold;
 pub mod simplify;
 pub mod fusion;
+pub mod dot_fold;
 
-pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
+pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 
 use crate::error::{Error, Result};
 use crate::ir::Program;
@@ -15,7 +16,7 @@ use crate::ir::Program;
 /// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
-    let mut p = p;
+    let mut p = dot_fold::run(p);
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();

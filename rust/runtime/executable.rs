@@ -39,6 +39,12 @@ impl Executable {
             .map(|s| match s {
                 Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
                 Step::View { .. } => 0,
+                Step::Library(l) => {
+                    let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
+                    let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
+                    l.op.work(&ins, &outs)
+                }
+                Step::Control(c) => crate::backend::cpu::control::work(c, &crate::backend::cpu::control::plan_work),
             })
             .fold(0usize, |a, w| a.saturating_add(w));
         Ok(Executable { name: plan.name.clone(), key, program_text, plan, cpu, device, in_avals, out_avals, work })

@@ -41,6 +41,21 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 let v = slots[*src].as_ref().ok_or_else(|| missing(*src))?.view(&plan.slots[*dst]);
                 slots[*dst] = Some(v);
             }
+            Step::Control(c) => {
+                let cc = exe.controls[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
+                super::control::run_step(plan, c, cc, &mut slots)?;
+            }
+            Step::Library(l) => {
+                let mut ins = Vec::with_capacity(l.inputs.len());
+                for &s in &l.inputs {
+                    ins.push(slots[s].as_ref().ok_or_else(|| missing(s))?);
+                }
+                let avals: Vec<_> = l.outputs.iter().map(|&s| plan.slots[s].clone()).collect();
+                let outs = super::library::run(&l.op, &ins, &avals)?;
+                for (&s, b) in l.outputs.iter().zip(outs) {
+                    slots[s] = Some(b);
+                }
+            }
             Step::Kernel(k) => {
                 let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
                 let mut ins: Vec<*const u8> = Vec::with_capacity(k.inputs.len());

@@ -17,8 +17,11 @@ use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
 use crate::runtime::buffer::Buffer;
 
 mod codegen;
+pub mod control;
+mod scalar_loop;
 mod exec;
 mod jit;
+pub mod library;
 pub mod math;
 mod ops;
 mod validate;
@@ -35,6 +38,8 @@ pub struct CpuExecutable {
     kernels: Vec<Option<jit::CompiledKernel>>,
     /// Owns the machine code; freed on drop.
     module: Mutex<Option<JITModule>>,
+    /// One entry per plan step; `Some` for control-flow steps (their compiled sub-plans).
+    controls: Vec<Option<control::CompiledControl>>,
 }
 
 /// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
@@ -52,7 +57,8 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
             return Err(Error::Codegen(format!("code generator panicked: {msg}")));
         }
     };
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)) }))
+    let controls = control::compile_controls(plan)?;
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls }))
 }
 
 impl CpuExecutable {
@@ -81,6 +87,15 @@ impl CpuExecutable {
                 }
                 Step::Kernel(k) => {
                     let _ = writeln!(s, "  step {si}: {}", kernel_text(k, p));
+                }
+                Step::Control(c) => {
+                    let _ = writeln!(s, "  step {si}: {}", crate::opt::control_flow::step_text(c));
+                }
+                Step::Library(l) => {
+                    let outs: Vec<String> = l.outputs.iter().map(|&o| slot(o)).collect();
+                    let ins: Vec<String> = l.inputs.iter().map(|i| format!("s{i}")).collect();
+                    let op = crate::ir::print::prim_text(&crate::ir::Prim::Lib(l.op.clone()));
+                    let _ = writeln!(s, "  step {si}: {} = {op} {}", outs.join(", "), ins.join(" "));
                 }
             }
         }

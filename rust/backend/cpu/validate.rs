@@ -50,6 +50,30 @@ pub fn validate_plan(plan: &Plan) -> Result<()> {
                 }
                 written[dst] = true;
             }
+            Step::Control(c) => super::control::validate_step(plan, si, c, &mut written)?,
+            Step::Library(l) => {
+                let name = l.op.name();
+                let mut ops = Vec::with_capacity(l.inputs.len());
+                for &s in &l.inputs {
+                    if s >= n || !written[s] {
+                        return Err(bad(format!("step {si} ({name}): reads slot {s}, which is not written yet")));
+                    }
+                    ops.push((plan.slots[s].clone(), false));
+                }
+                let want = l.op.infer(&ops).map_err(|m| bad(format!("step {si} ({name}): {m}")))?;
+                if want.len() != l.outputs.len() {
+                    return Err(bad(format!("step {si} ({name}): {} outputs, expected {}", l.outputs.len(), want.len())));
+                }
+                for (&s, w) in l.outputs.iter().zip(&want) {
+                    if s >= n || s < plan.num_inputs || written[s] || &plan.slots[s] != w {
+                        return Err(bad(format!(
+                            "step {si} ({name}): output slot {s} is out of range, already written or not of aval {}",
+                            aval_str(w)
+                        )));
+                    }
+                    written[s] = true;
+                }
+            }
             Step::Kernel(k) => {
                 validate_kernel(plan, k, &written).map_err(|e| match e {
                     Error::Codegen(m) => Error::Codegen(format!("{m} (step {si}, kernel {})", k.name)),

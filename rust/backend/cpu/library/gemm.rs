@@ -1,0 +1,196 @@
+//! `dot_general` on the CPU. Each operand is seen as a batch of matrices — lhs `[B, M, K]`, rhs
+//! `[B, K, N]` — described by strides into its buffer when its free and contracting dims each collapse to
+//! one stride (any transposed 2-D layout does), or copied once into that layout otherwise. The output is
+//! row-major `[B, M, N]`. f32/f64 call `gemm::gemm` per batch (multi-threaded through rayon for big
+//! products; many small batches run in parallel instead); integer and bool dtypes use a plain loop.
+use rayon::prelude::*;
+
+use super::{convert_buffer, elems, elems_mut, numel, strides, uninit, with_elem, Elem};
+use crate::error::Result;
+use crate::ir::{Aval, DType};
+use crate::runtime::buffer::Buffer;
+
+pub struct DotDims<'a> {
+    pub lc: &'a [usize],
+    pub rc: &'a [usize],
+    pub lb: &'a [usize],
+    pub rb: &'a [usize],
+}
+
+/// Products at or above this many multiply-adds use gemm's own threading.
+const PAR_FLOPS: usize = 48 * 48 * 48;
+
+/// One operand as a batch of strided matrices: element `(b, i, j)` is at `batch_off[b] + i*rs + j*cs`.
+struct Mat {
+    buf: Buffer,
+    batch_off: Vec<usize>,
+    rows: usize,
+    cols: usize,
+    rs: isize,
+    cs: isize,
+}
+
+/// `(size, stride)` of `dims` collapsed into one axis, if their strides allow it (size-1 dims ignored).
+fn collapse(dims: &[usize], shape: &[usize], st: &[usize]) -> Option<(usize, isize)> {
+    let live: Vec<usize> = dims.iter().copied().filter(|&d| shape[d] != 1).collect();
+    let size: usize = dims.iter().map(|&d| shape[d]).product();
+    let Some(&last) = live.last() else { return Some((size, 1)) };
+    for w in live.windows(2) {
+        if st[w[0]] != st[w[1]] * shape[w[1]] {
+            return None;
+        }
+    }
+    Some((size, st[last] as isize))
+}
+
+/// Offsets of every batch index (row-major over `batch` dims in order).
+fn batch_offsets(batch: &[usize], shape: &[usize], st: &[usize]) -> Vec<usize> {
+    let mut offs = vec![0usize];
+    for &d in batch {
+        let mut next = Vec::with_capacity(offs.len() * shape[d]);
+        for &o in &offs {
+            for i in 0..shape[d] {
+                next.push(o + i * st[d]);
+            }
+        }
+        offs = next;
+    }
+    offs
+}
+
+/// `b` (dtype `T`) transposed into a fresh row-major buffer of dims `perm` order.
+fn permuted<T: Elem>(b: &Buffer, perm: &[usize]) -> Result<Buffer> {
+    let shape = &b.aval.shape;
+    let st = strides(shape);
+    let new_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let out = uninit(&Aval::new(b.aval.dtype, new_shape.clone()))?;
+    // SAFETY: T is the buffers' element type; `out` is fresh.
+    let (src, dst) = unsafe { (elems::<T>(b), elems_mut::<T>(&out)) };
+    if dst.is_empty() {
+        return Ok(out);
+    }
+    let pst: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
+    let r = new_shape.len();
+    let inner = if r == 0 { 1 } else { new_shape[r - 1] };
+    let inner_st = if r == 0 { 0 } else { pst[r - 1] };
+    let mut idx = vec![0usize; r.saturating_sub(1)];
+    let mut o = 0;
+    loop {
+        let base: usize = idx.iter().zip(&pst).map(|(i, s)| i * s).sum();
+        for j in 0..inner {
+            dst[o] = src[base + j * inner_st];
+            o += 1;
+        }
+        // advance the outer index
+        let mut d = idx.len();
+        loop {
+            if d == 0 {
+                return Ok(out);
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < new_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// The operand as `[B, rows, cols]` with `row_dims`/`col_dims` collapsed, copying when needed.
+fn as_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Result<Mat> {
+    let shape = &b.aval.shape;
+    let st = strides(shape);
+    if let (Some((rows, rs)), Some((cols, cs))) = (collapse(row_dims, shape, &st), collapse(col_dims, shape, &st)) {
+        return Ok(Mat { buf: b.clone(), batch_off: batch_offsets(batch, shape, &st), rows, cols, rs, cs });
+    }
+    let perm: Vec<usize> = batch.iter().chain(row_dims).chain(col_dims).copied().collect();
+    let buf = permuted::<T>(b, &perm)?;
+    let rows: usize = row_dims.iter().map(|&d| shape[d]).product();
+    let cols: usize = col_dims.iter().map(|&d| shape[d]).product();
+    let nb: usize = batch.iter().map(|&d| shape[d]).product();
+    let batch_off = (0..nb).map(|i| i * rows * cols).collect();
+    Ok(Mat { buf, batch_off, rows, cols, rs: cols as isize, cs: 1 })
+}
+
+pub fn dot_general(d: &DotDims, lhs: &Buffer, rhs: &Buffer, out: &Aval) -> Result<Buffer> {
+    let dt = out.dtype;
+    let lhs = convert_buffer(lhs, dt)?;
+    let rhs = convert_buffer(rhs, dt)?;
+    let lfree: Vec<usize> = (0..lhs.aval.shape.len()).filter(|x| !d.lc.contains(x) && !d.lb.contains(x)).collect();
+    let rfree: Vec<usize> = (0..rhs.aval.shape.len()).filter(|x| !d.rc.contains(x) && !d.rb.contains(x)).collect();
+    let res = uninit(out)?;
+    if numel(&out.shape) == 0 {
+        return Ok(res);
+    }
+    with_elem!(dt, T => {
+        let a = as_mat::<T>(&lhs, d.lb, &lfree, d.lc)?;
+        let b = as_mat::<T>(&rhs, d.rb, d.rc, &rfree)?;
+        run::<T>(&a, &b, &res, dt);
+    });
+    Ok(res)
+}
+
+fn run<T: Elem>(a: &Mat, b: &Mat, res: &Buffer, dt: DType) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let nb = a.batch_off.len();
+    // SAFETY: `res` is fresh and holds nb*m*n elements of T.
+    let out = unsafe { elems_mut::<T>(res) };
+    if k == 0 {
+        out.iter_mut().for_each(|x| *x = T::zero());
+        return;
+    }
+    let (pa, pb, po) = (a.buf.as_ptr() as usize, b.buf.as_ptr() as usize, out.as_mut_ptr() as usize);
+    let flops = m.saturating_mul(n).saturating_mul(k);
+    let one = |bi: usize, par: gemm::Parallelism| {
+        let size = std::mem::size_of::<T>();
+        let lhs = pa + a.batch_off[bi] * size;
+        let rhs = pb + b.batch_off[bi] * size;
+        let dst = po + bi * m * n * size;
+        // SAFETY: every (i, j, l) address lies inside the buffers: the strides and offsets come from the
+        // buffers' own shapes (validated avals); the output block of batch `bi` is written by this call only.
+        unsafe {
+            match dt {
+                DType::F32 => gemm::gemm::<f32>(
+                    m, n, k, dst as *mut f32, 1, n as isize, false, lhs as *const f32, a.cs, a.rs,
+                    rhs as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
+                ),
+                DType::F64 => gemm::gemm::<f64>(
+                    m, n, k, dst as *mut f64, 1, n as isize, false, lhs as *const f64, a.cs, a.rs,
+                    rhs as *const f64, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
+                ),
+                _ => naive::<T>(m, n, k, dst as *mut T, lhs as *const T, a.rs, a.cs, rhs as *const T, b.rs, b.cs),
+            }
+        }
+    };
+    if flops >= PAR_FLOPS || nb == 1 {
+        let par = if flops >= PAR_FLOPS { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+        for bi in 0..nb {
+            one(bi, par);
+        }
+    } else {
+        (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
+    }
+}
+
+/// `dst[i, j] = sum_l lhs[i, l] * rhs[l, j]` for integer and bool dtypes (wrapping; or/and for bool).
+///
+/// SAFETY: the pointers and strides address valid elements for all `i < m, j < n, l < k`; `dst` holds m*n.
+#[allow(clippy::too_many_arguments)]
+unsafe fn naive<T: Elem>(
+    m: usize, n: usize, k: usize, dst: *mut T, lhs: *const T, lrs: isize, lcs: isize, rhs: *const T, rrs: isize,
+    rcs: isize,
+) {
+    let out = std::slice::from_raw_parts_mut(dst, m * n);
+    out.iter_mut().for_each(|x| *x = T::zero());
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        for l in 0..k {
+            let x = *lhs.offset(i as isize * lrs + l as isize * lcs);
+            let rrow = rhs.offset(l as isize * rrs);
+            for (j, o) in row.iter_mut().enumerate() {
+                *o = o.eadd(x.emul(*rrow.offset(j as isize * rcs)));
+            }
+        }
+    }
+}

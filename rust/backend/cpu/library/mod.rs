@@ -1,0 +1,224 @@
+//! Library steps of a plan: plain-Rust routines for the primitives that are not fused loops.
+//!
+//! - `gemm`: `dot_general` through the `gemm` crate (f32/f64, multi-threaded with rayon), integer and bool
+//!   contractions by a loop.
+//! - `shape_ops`: `concatenate`, `pad`, `dynamic_slice`, `dynamic_update_slice` (data movement).
+//! - `gather`: XLA `gather` and `scatter` (set/add/mul/min/max) with JAX's out-of-bounds modes.
+//! - `sort`: multi-operand stable `sort` and the cumulative scans.
+//!
+//! Every routine trusts the plan validator: operand and output avals satisfy the primitive's shape rule.
+//! Index values read from buffers are data and are clamped or bounds-checked here.
+use crate::error::{Error, Result};
+use crate::ir::{Aval, DType, LibOp};
+use crate::runtime::buffer::{Buffer, Storage};
+use std::sync::Arc;
+
+mod gather;
+mod gemm;
+mod shape_ops;
+mod sort;
+#[cfg(test)]
+mod tests;
+
+/// Runs one library op on its input buffers, giving one buffer per output aval.
+pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
+    let out0 = || outs.first().ok_or_else(|| Error::Execution(format!("{} has no output", op.name())));
+    match op {
+        LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } => {
+            let dims = gemm::DotDims { lc: lhs_contracting, rc: rhs_contracting, lb: lhs_batch, rb: rhs_batch };
+            Ok(vec![gemm::dot_general(&dims, inputs[0], inputs[1], out0()?)?])
+        }
+        LibOp::Concatenate { dimension } => Ok(vec![shape_ops::concatenate(inputs, *dimension, out0()?)?]),
+        LibOp::Pad { config } => Ok(vec![shape_ops::pad(inputs[0], inputs[1], config, out0()?)?]),
+        LibOp::DynamicSlice { .. } => Ok(vec![shape_ops::dynamic_slice(inputs[0], &inputs[1..], out0()?)?]),
+        LibOp::DynamicUpdateSlice => {
+            Ok(vec![shape_ops::dynamic_update_slice(inputs[0], inputs[1], &inputs[2..], out0()?)?])
+        }
+        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, mode, fill_value } => {
+            let g = gather::GatherSpec { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes };
+            Ok(vec![gather::gather(&g, *mode, *fill_value, inputs[0], inputs[1], out0()?)?])
+        }
+        LibOp::Scatter { op, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode } => {
+            let s = gather::ScatterSpec { update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims };
+            Ok(vec![gather::scatter(&s, *op, *mode, inputs[0], inputs[1], inputs[2])?])
+        }
+        LibOp::Sort { dimension, num_keys, .. } => sort::sort(inputs, *dimension, *num_keys),
+        LibOp::Cumulative { op, axis, reverse } => Ok(vec![sort::cumulative(inputs[0], *op, *axis, *reverse)?]),
+    }
+}
+
+/// A fresh buffer for `aval` whose contents the caller overwrites entirely.
+pub(crate) fn uninit(aval: &Aval) -> Result<Buffer> {
+    let bytes = Buffer::byte_len(aval)?;
+    Ok(Buffer { storage: Arc::new(Storage::uninit(bytes)?), aval: aval.clone() })
+}
+
+pub(crate) fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
+    crate::ir::shape::row_major_strides(shape)
+}
+
+/// The elements of `b` as a slice of `T` (`T` must match the buffer's dtype width).
+///
+/// SAFETY: `T` is the buffer's element type; the buffer holds `numel` elements (checked by the plan
+/// validator and `exec::run`).
+pub(crate) unsafe fn elems<T>(b: &Buffer) -> &[T] {
+    let n = numel(&b.aval.shape);
+    debug_assert!(b.storage.len() >= n * std::mem::size_of::<T>());
+    std::slice::from_raw_parts(b.as_ptr() as *const T, n)
+}
+
+/// SAFETY: as `elems`, and `b` is a fresh buffer nobody else reads or writes.
+#[allow(clippy::mut_from_ref)]
+pub(crate) unsafe fn elems_mut<T>(b: &Buffer) -> &mut [T] {
+    let n = numel(&b.aval.shape);
+    debug_assert!(b.storage.len() >= n * std::mem::size_of::<T>());
+    std::slice::from_raw_parts_mut(b.as_ptr() as *mut T, n)
+}
+
+/// Reads element `i` of an integer (or bool) buffer as i64.
+pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
+    // SAFETY: dtype matched to the element type; `i` < numel by the callers' loops.
+    unsafe {
+        match b.aval.dtype {
+            DType::I32 => elems::<i32>(b)[i] as i64,
+            DType::U32 => elems::<u32>(b)[i] as i64,
+            DType::I64 => elems::<i64>(b)[i],
+            DType::Bool => elems::<u8>(b)[i] as i64,
+            DType::F32 => elems::<f32>(b)[i] as i64,
+            DType::F64 => elems::<f64>(b)[i] as i64,
+        }
+    }
+}
+
+/// Scalar element type of a buffer, with the arithmetic the library routines need (XLA semantics:
+/// integers wrap, float max/min propagate NaN, bool add/mul are or/and).
+pub(crate) trait Elem: Copy + Send + Sync + PartialEq + 'static {
+    const IS_FLOAT: bool;
+    fn zero() -> Self;
+    fn eadd(self, o: Self) -> Self;
+    fn emul(self, o: Self) -> Self;
+    fn emax(self, o: Self) -> Self;
+    fn emin(self, o: Self) -> Self;
+    fn to_f64(self) -> f64;
+    fn to_i64(self) -> i64;
+    fn from_f64(v: f64) -> Self;
+    fn from_i64(v: i64) -> Self;
+    /// A key whose unsigned order is the sort order (floats: -0.0 == 0.0, NaN last).
+    fn sort_key(self) -> u64;
+    /// JAX's default fill for out-of-bounds gathers: NaN, the minimum signed value, the maximum unsigned
+    /// value, True.
+    fn default_fill() -> Self;
+}
+
+macro_rules! int_elem {
+    ($t:ty, $key:expr, $fill:expr) => {
+        impl Elem for $t {
+            const IS_FLOAT: bool = false;
+            fn zero() -> Self { 0 }
+            fn eadd(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn emul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            fn emax(self, o: Self) -> Self { Ord::max(self, o) }
+            fn emin(self, o: Self) -> Self { Ord::min(self, o) }
+            fn to_f64(self) -> f64 { self as f64 }
+            fn to_i64(self) -> i64 { self as i64 }
+            fn from_f64(v: f64) -> Self { v as $t }
+            fn from_i64(v: i64) -> Self { v as $t }
+            fn sort_key(self) -> u64 { ($key)(self) }
+            fn default_fill() -> Self { $fill }
+        }
+    };
+}
+int_elem!(i32, |x: i32| ((x as u32) ^ 0x8000_0000) as u64, i32::MIN);
+int_elem!(u32, |x: u32| x as u64, u32::MAX);
+int_elem!(i64, |x: i64| (x as u64) ^ (1u64 << 63), i64::MIN);
+
+/// bool, stored as one byte (0 or 1).
+impl Elem for u8 {
+    const IS_FLOAT: bool = false;
+    fn zero() -> Self { 0 }
+    fn eadd(self, o: Self) -> Self { self | o }
+    fn emul(self, o: Self) -> Self { self & o }
+    fn emax(self, o: Self) -> Self { self | o }
+    fn emin(self, o: Self) -> Self { self & o }
+    fn to_f64(self) -> f64 { self as f64 }
+    fn to_i64(self) -> i64 { self as i64 }
+    fn from_f64(v: f64) -> Self { (v != 0.0) as u8 }
+    fn from_i64(v: i64) -> Self { (v != 0) as u8 }
+    fn sort_key(self) -> u64 { self as u64 }
+    fn default_fill() -> Self { 1 }
+}
+
+macro_rules! float_elem {
+    ($t:ty, $bits:ty, $sign:expr) => {
+        impl Elem for $t {
+            const IS_FLOAT: bool = true;
+            fn zero() -> Self { 0.0 }
+            fn eadd(self, o: Self) -> Self { self + o }
+            fn emul(self, o: Self) -> Self { self * o }
+            fn emax(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else { <$t>::max(self, o) } }
+            fn emin(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else { <$t>::min(self, o) } }
+            fn to_f64(self) -> f64 { self as f64 }
+            fn to_i64(self) -> i64 { self as i64 }
+            fn from_f64(v: f64) -> Self { v as $t }
+            fn from_i64(v: i64) -> Self { v as $t }
+            fn sort_key(self) -> u64 {
+                let x = if self == 0.0 { 0.0 } else if self.is_nan() { <$t>::NAN } else { self };
+                let b = x.to_bits();
+                let k: $bits = if b & $sign != 0 { !b } else { b | $sign };
+                k as u64
+            }
+            fn default_fill() -> Self { <$t>::NAN }
+        }
+    };
+}
+float_elem!(f32, u32, 0x8000_0000u32);
+float_elem!(f64, u64, 1u64 << 63);
+
+/// Runs `$body` with `$T` the element type of `$dt`.
+macro_rules! with_elem {
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            crate::ir::DType::Bool => { type $T = u8; $body }
+            crate::ir::DType::I32 => { type $T = i32; $body }
+            crate::ir::DType::U32 => { type $T = u32; $body }
+            crate::ir::DType::I64 => { type $T = i64; $body }
+            crate::ir::DType::F32 => { type $T = f32; $body }
+            crate::ir::DType::F64 => { type $T = f64; $body }
+        }
+    };
+}
+pub(crate) use with_elem;
+
+/// `x` converted to `T` with XLA's convert semantics (float → int saturates, NaN → 0; → bool is `!= 0`).
+pub(crate) fn convert<S: Elem, T: Elem>(x: S) -> T {
+    if S::IS_FLOAT {
+        T::from_f64(x.to_f64())
+    } else {
+        T::from_i64(x.to_i64())
+    }
+}
+
+/// `b` converted to dtype `to` (a new buffer; `b` itself when it already has that dtype).
+pub(crate) fn convert_buffer(b: &Buffer, to: DType) -> Result<Buffer> {
+    if b.aval.dtype == to {
+        return Ok(b.clone());
+    }
+    let out = uninit(&Aval::new(to, b.aval.shape.clone()))?;
+    with_elem!(b.aval.dtype, S => with_elem!(to, T => {
+        // SAFETY: element types match the dtypes; `out` is fresh.
+        let (src, dst) = unsafe { (elems::<S>(b), elems_mut::<T>(&out)) };
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = convert::<S, T>(s);
+        }
+    }));
+    Ok(out)
+}
+
+/// The scalar `v` (given as f64) in dtype `T`, for fill values.
+pub(crate) fn scalar_from_f64<T: Elem>(v: f64) -> T {
+    T::from_f64(v)
+}

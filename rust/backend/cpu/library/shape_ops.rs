@@ -1,0 +1,174 @@
+//! Data-movement ops: `concatenate`, `pad`, `dynamic_slice`, `dynamic_update_slice`. They copy bytes
+//! (any dtype), in contiguous runs along the innermost axis.
+use super::{numel, read_index, strides, uninit, with_elem, elems_mut};
+use crate::error::Result;
+use crate::ir::Aval;
+use crate::runtime::buffer::Buffer;
+
+/// Copies the box `size` (elements per axis) from `src` (shape `sshape`, at `sstart`) to `dst` (shape
+/// `dshape`, at `dstart`), `es` bytes per element.
+///
+/// SAFETY: the box lies inside both arrays (callers clamp), the pointers hold those arrays.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn copy_box(
+    src: *const u8, sshape: &[usize], sstart: &[usize], dst: *mut u8, dshape: &[usize], dstart: &[usize],
+    size: &[usize], es: usize,
+) {
+    if size.iter().any(|&s| s == 0) {
+        return;
+    }
+    let r = size.len();
+    if r == 0 {
+        std::ptr::copy_nonoverlapping(src, dst, es);
+        return;
+    }
+    let (ss, ds) = (strides(sshape), strides(dshape));
+    let run = size[r - 1] * es;
+    let mut idx = vec![0usize; r - 1];
+    loop {
+        let mut so = sstart[r - 1];
+        let mut dof = dstart[r - 1];
+        for d in 0..r - 1 {
+            so += (sstart[d] + idx[d]) * ss[d];
+            dof += (dstart[d] + idx[d]) * ds[d];
+        }
+        std::ptr::copy_nonoverlapping(src.add(so * es), dst.add(dof * es), run);
+        let mut d = r - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < size[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+pub fn concatenate(inputs: &[&Buffer], dim: usize, out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    let es = out.dtype.size();
+    let outer: usize = numel(&out.shape[..dim]);
+    let inner: usize = numel(&out.shape[dim + 1..]);
+    let out_row = out.shape[dim] * inner * es;
+    let dst = res.as_ptr();
+    let mut col = 0usize;
+    for b in inputs {
+        let chunk = b.aval.shape[dim] * inner * es;
+        if chunk > 0 {
+            let src = b.as_ptr();
+            for o in 0..outer {
+                // SAFETY: row `o` of the operand and its place in the output lie inside both buffers.
+                unsafe { std::ptr::copy_nonoverlapping(src.add(o * chunk), dst.add(o * out_row + col), chunk) };
+            }
+        }
+        col += chunk;
+    }
+    Ok(res)
+}
+
+pub fn pad(x: &Buffer, pv: &Buffer, config: &[(i64, i64, i64)], out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    let n_out = numel(&out.shape);
+    if n_out == 0 {
+        return Ok(res);
+    }
+    let es = out.dtype.size();
+    with_elem!(out.dtype, T => {
+        // SAFETY: element type matches; `res` is fresh; the padding value is a scalar buffer.
+        let v = unsafe { *(pv.as_ptr() as *const T) };
+        unsafe { elems_mut::<T>(&res) }.iter_mut().for_each(|e| *e = v);
+    });
+    let shape = &x.aval.shape;
+    let n_in = numel(shape);
+    if n_in == 0 {
+        return Ok(res);
+    }
+    let r = shape.len();
+    if r == 0 {
+        // SAFETY: one element each.
+        unsafe { std::ptr::copy_nonoverlapping(x.as_ptr(), res.as_ptr(), es) };
+        return Ok(res);
+    }
+    let ost = strides(&out.shape);
+    let (src, dst) = (x.as_ptr(), res.as_ptr());
+    // Per axis, the output position of input index i is lo + i*(interior+1).
+    let pos = |d: usize, i: usize| config[d].0 + i as i64 * (config[d].2 + 1);
+    let in_range = |d: usize, p: i64| p >= 0 && (p as u64) < out.shape[d] as u64;
+    let mut idx = vec![0usize; r];
+    let mut e = 0usize; // row-major input element number
+    'outer: loop {
+        // the outer axes' output offset (or skip the row when cropped)
+        let mut base = 0i64;
+        let mut ok = true;
+        for d in 0..r - 1 {
+            let p = pos(d, idx[d]);
+            if !in_range(d, p) {
+                ok = false;
+                break;
+            }
+            base += p * ost[d] as i64;
+        }
+        let last = shape[r - 1];
+        if ok {
+            for i in 0..last {
+                let p = pos(r - 1, i);
+                if in_range(r - 1, p) {
+                    // SAFETY: input element e < n_in; the output offset is inside the output (checked range).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(src.add((e + i) * es), dst.add((base + p) as usize * es), es)
+                    };
+                }
+            }
+        }
+        e += last;
+        let mut d = r - 1;
+        loop {
+            if d == 0 {
+                break 'outer;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(res)
+}
+
+/// Start indices clamped so that a window of `size` fits in `shape` (XLA's dynamic_slice rule).
+fn clamped_starts(idx: &[&Buffer], shape: &[usize], size: &[usize]) -> Vec<usize> {
+    idx.iter()
+        .enumerate()
+        .map(|(d, b)| read_index(b, 0).clamp(0, (shape[d] - size[d]) as i64) as usize)
+        .collect()
+}
+
+pub fn dynamic_slice(x: &Buffer, idx: &[&Buffer], out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    let start = clamped_starts(idx, &x.aval.shape, &out.shape);
+    let zeros = vec![0usize; out.shape.len()];
+    // SAFETY: the window at the clamped start lies inside the operand; the output is the window's shape.
+    unsafe {
+        copy_box(x.as_ptr(), &x.aval.shape, &start, res.as_ptr(), &out.shape, &zeros, &out.shape, out.dtype.size())
+    };
+    Ok(res)
+}
+
+pub fn dynamic_update_slice(x: &Buffer, upd: &Buffer, idx: &[&Buffer], out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    let es = out.dtype.size();
+    let n = numel(&out.shape) * es;
+    // SAFETY: same size, fresh destination.
+    unsafe { std::ptr::copy_nonoverlapping(x.as_ptr(), res.as_ptr(), n) };
+    let start = clamped_starts(idx, &x.aval.shape, &upd.aval.shape);
+    let zeros = vec![0usize; out.shape.len()];
+    // SAFETY: the update's window at the clamped start lies inside the output.
+    unsafe { copy_box(upd.as_ptr(), &upd.aval.shape, &zeros, res.as_ptr(), &out.shape, &start, &upd.aval.shape, es) };
+    Ok(res)
+}

@@ -1,0 +1,99 @@
+//! `sort` (multi-operand, lexicographic over the first `num_keys` operands, stable) and the cumulative
+//! scans `cumsum`/`cumprod`/`cummax`/`cummin`.
+use super::{elems, elems_mut, numel, uninit, with_elem, Elem};
+use crate::error::Result;
+use crate::ir::ReduceOp;
+use crate::runtime::buffer::Buffer;
+
+/// `(outer, n, inner)`: lines along `axis` are `outer * inner` runs of `n` elements `inner` apart.
+fn lines(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    (numel(&shape[..axis]), shape[axis], numel(&shape[axis + 1..]))
+}
+
+pub fn sort(inputs: &[&Buffer], axis: usize, num_keys: usize) -> Result<Vec<Buffer>> {
+    let shape = &inputs[0].aval.shape;
+    let (outer, n, inner) = lines(shape, axis);
+    let outs: Vec<Buffer> = inputs.iter().map(|b| uninit(&b.aval)).collect::<Result<_>>()?;
+    if numel(shape) == 0 {
+        return Ok(outs);
+    }
+    // Sort keys of every element of the key operands.
+    let keys: Vec<Vec<u64>> = inputs[..num_keys]
+        .iter()
+        .map(|b| {
+            with_elem!(b.aval.dtype, T => {
+                // SAFETY: element type matches the dtype.
+                unsafe { elems::<T>(b) }.iter().map(|x| x.sort_key()).collect()
+            })
+        })
+        .collect();
+    let mut perm: Vec<usize> = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * n * inner + i;
+            perm.clear();
+            perm.extend(0..n);
+            let at = |j: usize| base + j * inner;
+            if num_keys == 1 {
+                let k = &keys[0];
+                perm.sort_by_key(|&j| k[at(j)]);
+            } else {
+                perm.sort_by(|&a, &b| {
+                    for k in &keys {
+                        match k[at(a)].cmp(&k[at(b)]) {
+                            std::cmp::Ordering::Equal => continue,
+                            other => return other,
+                        }
+                    }
+                    std::cmp::Ordering::Equal
+                });
+            }
+            for (src, dst) in inputs.iter().zip(&outs) {
+                with_elem!(src.aval.dtype, T => {
+                    // SAFETY: element types match; the outputs are fresh.
+                    let (s, d) = unsafe { (elems::<T>(src), elems_mut::<T>(dst)) };
+                    for (j, &p) in perm.iter().enumerate() {
+                        d[at(j)] = s[at(p)];
+                    }
+                });
+            }
+        }
+    }
+    Ok(outs)
+}
+
+pub fn cumulative(x: &Buffer, op: ReduceOp, axis: usize, reverse: bool) -> Result<Buffer> {
+    let res = uninit(&x.aval)?;
+    let (outer, n, inner) = lines(&x.aval.shape, axis);
+    with_elem!(x.aval.dtype, T => {
+        // SAFETY: element type matches; `res` is fresh.
+        let (s, d) = unsafe { (elems::<T>(x), elems_mut::<T>(&res)) };
+        let f = |a: T, b: T| -> T {
+            match op {
+                ReduceOp::Sum => a.eadd(b),
+                ReduceOp::Prod => a.emul(b),
+                ReduceOp::Max => a.emax(b),
+                ReduceOp::Min => a.emin(b),
+                ReduceOp::And => a.emul(b),
+                ReduceOp::Or => a.eadd(b),
+            }
+        };
+        for o in 0..outer {
+            for i in 0..inner {
+                let base = o * n * inner + i;
+                let mut acc: Option<T> = None;
+                for step in 0..n {
+                    let j = if reverse { n - 1 - step } else { step };
+                    let p = base + j * inner;
+                    let v = match acc {
+                        None => s[p],
+                        Some(a) => f(a, s[p]),
+                    };
+                    d[p] = v;
+                    acc = Some(v);
+                }
+            }
+        }
+    });
+    Ok(res)
+}

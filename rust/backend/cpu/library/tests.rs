@@ -1,0 +1,221 @@
+//! Library steps run end to end: JSON program → optimize → fuse → compile → run, against naive Rust.
+use crate::ir::{Aval, DType};
+use crate::runtime::buffer::Buffer;
+
+fn f32buf(shape: &[usize], data: &[f32]) -> Buffer {
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    Buffer::from_bytes(&Aval::new(DType::F32, shape.to_vec()), &bytes).unwrap()
+}
+fn i32buf(shape: &[usize], data: &[i32]) -> Buffer {
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    Buffer::from_bytes(&Aval::new(DType::I32, shape.to_vec()), &bytes).unwrap()
+}
+fn f32s(b: &Buffer) -> Vec<f32> {
+    b.as_bytes().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+fn i32s(b: &Buffer) -> Vec<i32> {
+    b.as_bytes().chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn run(json: &str, inputs: &[Buffer]) -> Vec<Buffer> {
+    let (_, plan) = crate::opt::compile_pipeline(json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+    let exe = crate::backend::cpu::compile(&plan).unwrap();
+    exe.run(inputs).unwrap()
+}
+
+fn seq(n: usize, scale: f32) -> Vec<f32> {
+    (0..n).map(|i| ((i * 7 + 3) % 11) as f32 * scale - 1.0).collect()
+}
+
+fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    idx
+}
+fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    idx.iter().zip(shape).fold(0, |a, (i, s)| a * s + i)
+}
+
+/// Naive dot_general on row-major f32 data.
+#[allow(clippy::too_many_arguments)]
+fn naive_dot(
+    l: &[f32], ls: &[usize], r: &[f32], rs: &[usize], lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize],
+) -> (Vec<f32>, Vec<usize>) {
+    let lf: Vec<usize> = (0..ls.len()).filter(|d| !lc.contains(d) && !lb.contains(d)).collect();
+    let rf: Vec<usize> = (0..rs.len()).filter(|d| !rc.contains(d) && !rb.contains(d)).collect();
+    let mut oshape: Vec<usize> = lb.iter().map(|&d| ls[d]).collect();
+    oshape.extend(lf.iter().map(|&d| ls[d]));
+    oshape.extend(rf.iter().map(|&d| rs[d]));
+    let kshape: Vec<usize> = lc.iter().map(|&d| ls[d]).collect();
+    let n: usize = oshape.iter().product();
+    let nk: usize = kshape.iter().product();
+    let mut out = vec![0f32; n];
+    for (o, v) in out.iter_mut().enumerate() {
+        let oi = unravel(o, &oshape);
+        let mut li = vec![0; ls.len()];
+        let mut ri = vec![0; rs.len()];
+        for (j, (&a, &b)) in lb.iter().zip(rb).enumerate() {
+            li[a] = oi[j];
+            ri[b] = oi[j];
+        }
+        for (j, &a) in lf.iter().enumerate() {
+            li[a] = oi[lb.len() + j];
+        }
+        for (j, &b) in rf.iter().enumerate() {
+            ri[b] = oi[lb.len() + lf.len() + j];
+        }
+        let mut acc = 0f32;
+        for k in 0..nk {
+            let ki = unravel(k, &kshape);
+            for (j, (&a, &b)) in lc.iter().zip(rc).enumerate() {
+                li[a] = ki[j];
+                ri[b] = ki[j];
+            }
+            acc += l[ravel(&li, ls)] * r[ravel(&ri, rs)];
+        }
+        *v = acc;
+    }
+    (out, oshape)
+}
+
+fn close(a: &[f32], b: &[f32]) {
+    assert_eq!(a.len(), b.len());
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= 1e-3 * (1.0 + y.abs()), "element {i}: {x} vs {y}");
+    }
+}
+
+fn l(v: &[usize]) -> String {
+    format!("{v:?}")
+}
+
+#[test]
+fn dot_general_layouts() {
+    // (lhs shape, rhs shape, lc, rc, lb, rb)
+    let cases: &[(&[usize], &[usize], &[usize], &[usize], &[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5], &[1], &[0], &[], &[]),
+        (&[4, 3], &[4, 5], &[0], &[0], &[], &[]),
+        (&[3, 4], &[5, 4], &[1], &[1], &[], &[]),
+        (&[4, 3], &[5, 4], &[0], &[1], &[], &[]),
+        (&[4], &[4], &[0], &[0], &[], &[]),
+        (&[3, 4], &[4], &[1], &[0], &[], &[]),
+        (&[4], &[4, 2], &[0], &[0], &[], &[]),
+        (&[3], &[5], &[], &[], &[], &[]),
+        (&[2, 3, 4], &[2, 4, 5], &[2], &[1], &[0], &[0]),
+        (&[3, 2, 4], &[4, 5, 2], &[2], &[0], &[1], &[2]),
+        (&[2, 3, 4, 6], &[4, 6, 5], &[2, 3], &[0, 1], &[], &[]),
+        (&[2, 3, 4, 6], &[6, 5, 4], &[3, 2], &[0, 2], &[], &[]),
+        (&[2, 3, 4], &[3, 4, 2], &[1], &[0], &[0, 2], &[2, 1]),
+        (&[0, 4], &[4, 5], &[1], &[0], &[], &[]),
+        (&[3, 0], &[0, 5], &[1], &[0], &[], &[]),
+        (&[1, 4], &[4, 1], &[1], &[0], &[], &[]),
+        (&[70, 60], &[60, 50], &[1], &[0], &[], &[]),
+        (&[64, 70, 60], &[64, 50, 60], &[2], &[2], &[0], &[0]),
+    ];
+    for (ls, rs, lc, rc, lb, rb) in cases {
+        let (nl, nr) = (ls.iter().product::<usize>(), rs.iter().product::<usize>());
+        let (a, b) = (seq(nl, 0.25), seq(nr, 0.5));
+        let (want, oshape) = naive_dot(&a, ls, &b, rs, lc, rc, lb, rb);
+        let json = format!(
+            r#"{{"invars":[[0,"f32",{}],[1,"f32",{}]],"eqns":[{{"prim":"dot_general","params":{{"lhs_contracting":{},"rhs_contracting":{},"lhs_batch":{},"rhs_batch":{},"preferred_element_type":null}},"in":[0,1],"out":[[2,"f32",{}]]}}],"outvars":[2]}}"#,
+            l(ls), l(rs), l(lc), l(rc), l(lb), l(rb), l(&oshape)
+        );
+        let out = run(&json, &[f32buf(ls, &a), f32buf(rs, &b)]);
+        close(&f32s(&out[0]), &want);
+    }
+}
+
+#[test]
+fn dot_of_transposes_and_fused_epilogue() {
+    // relu(x @ transpose(y) + bias): transpose folds into the dot, the epilogue is one kernel.
+    let (m, k, n) = (5, 7, 6);
+    let (x, y, bias) = (seq(m * k, 0.3), seq(n * k, 0.2), seq(n, 1.0));
+    let json = format!(
+        r#"{{"invars":[[0,"f32",[{m},{k}]],[1,"f32",[{n},{k}]],[2,"f32",[{n}]]],"eqns":[
+        {{"prim":"transpose","params":{{"permutation":[1,0]}},"in":[1],"out":[[3,"f32",[{k},{n}]]]}},
+        {{"prim":"dot_general","params":{{"lhs_contracting":[1],"rhs_contracting":[0],"lhs_batch":[],"rhs_batch":[]}},"in":[0,3],"out":[[4,"f32",[{m},{n}]]]}},
+        {{"prim":"broadcast_in_dim","params":{{"shape":[{m},{n}],"broadcast_dimensions":[1]}},"in":[2],"out":[[5,"f32",[{m},{n}]]]}},
+        {{"prim":"add","in":[4,5],"out":[[6,"f32",[{m},{n}]]]}},
+        {{"prim":"max","in":[6,{{"lit":0.0,"dtype":"f32"}}],"out":[[7,"f32",[{m},{n}]]]}}],"outvars":[7]}}"#
+    );
+    let (_, plan) = crate::opt::compile_pipeline(&json).unwrap();
+    let kernels = plan.steps.iter().filter(|s| matches!(s, crate::opt::Step::Kernel(_))).count();
+    assert_eq!(kernels, 1, "{}", crate::opt::fusion::plan_text(&plan));
+    let out = run(&json, &[f32buf(&[m, k], &x), f32buf(&[n, k], &y), f32buf(&[n], &bias)]);
+    let (d, _) = naive_dot(&x, &[m, k], &y, &[n, k], &[1], &[1], &[], &[]);
+    let want: Vec<f32> = d.iter().enumerate().map(|(i, v)| (v + bias[i % n]).max(0.0)).collect();
+    close(&f32s(&out[0]), &want);
+}
+
+#[test]
+fn integer_dot_and_preferred_type() {
+    let json = r#"{"invars":[[0,"i32",[2,3]],[1,"i32",[3,2]]],"eqns":[
+      {"prim":"dot_general","params":{"lhs_contracting":[1],"rhs_contracting":[0],"lhs_batch":[],"rhs_batch":[]},"in":[0,1],"out":[[2,"i32",[2,2]]]},
+      {"prim":"dot_general","params":{"lhs_contracting":[1],"rhs_contracting":[0],"lhs_batch":[],"rhs_batch":[],"preferred_element_type":"f32"},"in":[0,1],"out":[[3,"f32",[2,2]]]}],
+      "outvars":[2,3]}"#;
+    let out = run(json, &[i32buf(&[2, 3], &[1, 2, 3, 4, 5, 6]), i32buf(&[3, 2], &[7, 8, 9, 10, 11, 12])]);
+    assert_eq!(i32s(&out[0]), vec![58, 64, 139, 154]);
+    assert_eq!(f32s(&out[1]), vec![58.0, 64.0, 139.0, 154.0]);
+}
+
+#[test]
+fn concatenate_pad_dynamic_slices() {
+    let json = r#"{"invars":[[0,"f32",[2,2]],[1,"f32",[2,3]],[2,"i32",[]]],"eqns":[
+      {"prim":"concatenate","params":{"dimension":1},"in":[0,1],"out":[[3,"f32",[2,5]]]},
+      {"prim":"pad","params":{"padding_config":[[1,-1,0],[-1,2,1]]},"in":[0,{"lit":9.0,"dtype":"f32"}],"out":[[4,"f32",[2,4]]]},
+      {"prim":"dynamic_slice","params":{"slice_sizes":[1,2]},"in":[1,{"lit":0,"dtype":"i32"},2],"out":[[5,"f32",[1,2]]]},
+      {"prim":"dynamic_update_slice","in":[1,0,{"lit":-4,"dtype":"i32"},2],"out":[[6,"f32",[2,3]]]}],
+      "outvars":[3,4,5,6]}"#;
+    let a = f32buf(&[2, 2], &[1., 2., 3., 4.]);
+    let b = f32buf(&[2, 3], &[5., 6., 7., 8., 9., 10.]);
+    let out = run(json, &[a, b, i32buf(&[], &[7])]);
+    assert_eq!(f32s(&out[0]), vec![1., 2., 5., 6., 7., 3., 4., 8., 9., 10.]);
+    // rows: [9-row, row0]; cols of [1,_,2] with interior 1 → [1,9,2], crop 1 left, +2 right → [9,2,9,9]
+    assert_eq!(f32s(&out[1]), vec![9., 9., 9., 9., 9., 2., 9., 9.]);
+    assert_eq!(f32s(&out[2]), vec![6., 7.]); // start 7 clamps to 1
+    assert_eq!(f32s(&out[3]), vec![5., 1., 2., 8., 3., 4.]);
+}
+
+#[test]
+fn gather_scatter_sort_cumsum() {
+    // x[idx] rows with clamping; fill mode; scatter-add with a dropped out-of-bounds index.
+    let json = r#"{"invars":[[0,"f32",[3,2]],[1,"i32",[4,1]],[2,"f32",[4,2]]],"eqns":[
+      {"prim":"gather","params":{"offset_dims":[1],"collapsed_slice_dims":[0],"start_index_map":[0],"slice_sizes":[1,2],"mode":"clip"},"in":[0,1],"out":[[3,"f32",[4,2]]]},
+      {"prim":"gather","params":{"offset_dims":[1],"collapsed_slice_dims":[0],"start_index_map":[0],"slice_sizes":[1,2],"mode":"fill","fill_value":null},"in":[0,1],"out":[[4,"f32",[4,2]]]},
+      {"prim":"scatter-add","params":{"update_window_dims":[1],"inserted_window_dims":[0],"scatter_dims_to_operand_dims":[0],"mode":"drop"},"in":[0,1,2],"out":[[5,"f32",[3,2]]]},
+      {"prim":"sort","params":{"dimension":0,"is_stable":true,"num_keys":1},"in":[2,0],"out":[[6,"f32",[4,2]],[7,"f32",[3,2]]]},
+      {"prim":"cumsum","params":{"axis":0,"reverse":true},"in":[0],"out":[[8,"f32",[3,2]]]}],
+      "outvars":[3,4,5,8]}"#;
+    // sort with mismatched shapes must be rejected by the verifier
+    assert!(crate::opt::compile_pipeline(json).is_err());
+    let json = json.replace(r#":[2,0],"out":[[6,"f32",[4,2]],[7,"f32",[3,2]]]"#, r#":[2],"out":[[6,"f32",[4,2]]]"#)
+        .replace(r#""outvars":[3,4,5,8]"#, r#""outvars":[3,4,5,6,8]"#);
+    let x = f32buf(&[3, 2], &[1., 2., 3., 4., 5., 6.]);
+    let idx = i32buf(&[4, 1], &[2, -1, 5, 0]);
+    let upd = f32buf(&[4, 2], &[10., 20., 30., f32::NAN, 50., 60., -1., 0.]);
+    let out = run(&json, &[x, idx, upd]);
+    assert_eq!(f32s(&out[0]), vec![5., 6., 1., 2., 5., 6., 1., 2.]);
+    let fill = f32s(&out[1]);
+    assert_eq!(&fill[..2], &[5., 6.]);
+    assert!(fill[2].is_nan() && fill[3].is_nan() && fill[4].is_nan() && fill[5].is_nan());
+    assert_eq!(&fill[6..], &[1., 2.]);
+    assert_eq!(f32s(&out[2]), vec![0., 2., 3., 4., 15., 26.]);
+    let sorted = f32s(&out[3]);
+    assert_eq!(&sorted[..6], &[-1., 0., 10., 20., 30., 60.]);
+    assert_eq!(sorted[6], 50.);
+    assert!(sorted[7].is_nan());
+    assert_eq!(f32s(&out[4]), vec![9., 12., 8., 10., 5., 6.]);
+}
+
+#[test]
+fn multi_key_sort_argsort() {
+    let json = r#"{"invars":[[0,"i32",[6]]],"eqns":[
+      {"prim":"iota","params":{"dtype":"i32","shape":[6],"dimension":0},"in":[],"out":[[1,"i32",[6]]]},
+      {"prim":"sort","params":{"dimension":0,"is_stable":true,"num_keys":1},"in":[0,1],"out":[[2,"i32",[6]],[3,"i32",[6]]]}],
+      "outvars":[3]}"#;
+    let out = run(json, &[i32buf(&[6], &[3, -1, 3, 0, -5, 2])]);
+    assert_eq!(i32s(&out[0]), vec![4, 1, 3, 5, 0, 2]);
+}
