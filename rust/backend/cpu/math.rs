@@ -1,8 +1,9 @@
-//! Math functions. Today every transcendental is a call to an imported `extern "C"` Rust function (one per
-//! function and float dtype); `emit_math` is the one place that lowers them, so a later change can replace hot
-//! ones with vectorizable polynomials in the IR without touching the rest of the backend.
+//! Math functions. `emit_math` is the one place that lowers them: float32 exp, exp2, expm1, log, log1p,
+//! sin, cos, tan, tanh, logistic, erf, pow, atan2 and rsqrt are emitted inline as IR by `vmath` (the same
+//! code serves vector lanes; see its ulp table); everything else is a call to an imported `extern "C"` Rust
+//! function (one per function and float dtype), per lane in vector code.
 //!
-//! f32 functions that are not plain std calls are evaluated in f64 and rounded once (≤ 1 ulp in f32).
+//! Imported f32 functions that are not plain std calls are evaluated in f64 and rounded once (≤ 1 ulp).
 // The fdlibm coefficients are kept digit for digit as published.
 #![allow(clippy::excessive_precision)]
 use std::collections::HashMap;
@@ -22,6 +23,8 @@ pub enum MathFn {
     Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt,
     Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt,
     Pow, Atan2, NextAfter, Fmod,
+    /// Internal: exact reduction of a huge f32 by π/2 (`vmath::rem_pio2_f32`), f32 → f64.
+    RemPio2,
     /// Integer power `x ** y` (both operands of the integer dtype).
     IPow,
 }
@@ -74,7 +77,8 @@ pub fn signature(f: MathFn, dt: DType, call_conv: CallConv) -> Signature {
     for _ in 0..f.arity() {
         sig.params.push(AbiParam::new(ty));
     }
-    sig.returns.push(AbiParam::new(ty));
+    let ret = if f == MathFn::RemPio2 { cl_type(DType::F64) } else { ty };
+    sig.returns.push(AbiParam::new(ret));
     sig
 }
 
@@ -85,6 +89,9 @@ pub type Imports = HashMap<(MathFn, DType), FuncRef>;
 pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: DType, args: &[Value]) -> Result<Value> {
     if args.len() != op.arity() {
         return Err(Error::Codegen(format!("{op:?} takes {} operands, got {}", op.arity(), args.len())));
+    }
+    if super::vmath::supports(op, dtype) {
+        return super::vmath::emit(b, imports, op, cl_type(dtype), args);
     }
     match op {
         MathFn::Rsqrt => {
@@ -163,6 +170,10 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Lgamma => un!(|x: f32| lgamma(x as f64) as f32, lgamma),
         MathFn::Digamma => un!(|x: f32| digamma(x as f64) as f32, digamma),
         MathFn::Rsqrt => None,
+        MathFn::RemPio2 => match dt {
+            F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
+            _ => None,
+        },
         MathFn::Pow => bin!(f32::powf, f64::powf),
         MathFn::Atan2 => bin!(f32::atan2, f64::atan2),
         MathFn::Fmod => bin!(|x: f32, y: f32| x % y, |x: f64, y: f64| x % y),
@@ -190,9 +201,9 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
 /// Every (function, dtype) with an imported implementation: the JIT's symbol table.
 pub fn all_symbols() -> Vec<(String, *const u8)> {
     use MathFn::*;
-    const ALL: [MathFn; 29] = [
+    const ALL: [MathFn; 30] = [
         Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt, Asin, Acos, Atan, Sinh, Cosh,
-        Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow,
+        Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
     ];
     let mut out = Vec::new();
     for f in ALL {
@@ -536,7 +547,9 @@ fn asinh(x: f64) -> f64 {
 }
 
 fn acosh(x: f64) -> f64 {
-    if x > 1e8 {
+    if x < 1.0 {
+        f64::NAN // also for -inf; NaN stays NaN below
+    } else if x > 1e8 {
         x.ln() + std::f64::consts::LN_2
     } else {
         let t = x - 1.0;
