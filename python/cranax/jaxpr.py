@@ -195,12 +195,13 @@ def _pp_outbinder(v, names, unused):
     return _pp_binder(v, names)
 
 
-def pp_param_value(v, names, indent):
-    """Text of one param value; nested jaxprs print at ``indent``."""
+def pp_param_value(v, names, indent, col=None):
+    """Text of one param value; nested jaxprs print at ``indent``, starting at column ``col`` (after
+    ``key=``; JAX's layout keeps a nested jaxpr on one line only when it fits from there)."""
     if isinstance(v, ClosedJaxpr):
         v = v.jaxpr
     if isinstance(v, Jaxpr):
-        return _pp_jaxpr(v, names, indent)
+        return _pp_jaxpr(v, names, indent, col)
     if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
         inner = "\n".join(" " * (indent + 2) + pp_param_value(x, names, indent + 2) for x in v)
         return "(\n" + inner + "\n" + " " * indent + ")"
@@ -244,7 +245,7 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
                 names.bind(iv, names.fresh(ov))
     rhs_args = None
     if items and _has_subjaxpr(dict(items)):
-        lines = [f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items]
+        lines = [f"{k}={pp_param_value(v, names, indent + 2, indent + 2 + len(str(k)) + 1)}" for k, v in items]
         rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
         s = f"{lhs} = {prim.name}[\n{body}\n{' ' * indent}]"
@@ -256,7 +257,7 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     return f"{lhs} = {prim.name}{ptxt}" + (f" {args}" if args else "")
 
 
-def _pp_jaxpr(jaxpr, names, indent):
+def _pp_jaxpr(jaxpr, names, indent, col=None):
     consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
     head = "{ lambda " + (consts + "; " if consts else "; ") + ins + ". let"
@@ -269,7 +270,7 @@ def _pp_jaxpr(jaxpr, names, indent):
         eqns = "; ".join(_pp_eqn(e, trial, indent, unused) for e in jaxpr.eqns)
         outs = _pp_outs(jaxpr.outvars, trial)
         one = f"{head} {eqns} in {outs} }}"
-        if indent + len(one) <= _WIDTH and "\n" not in one:
+        if (indent if col is None else col) + len(one) <= _WIDTH and "\n" not in one:
             names.names, names.n = trial.names, trial.n
             return one
     lines = [head]

@@ -6,6 +6,7 @@ pub mod verify;
 pub mod print;
 pub mod shape;
 pub mod library;
+pub mod control;
 
 pub use dtype::{DType, Scalar};
 pub use library::{IndexMode, LibOp, ScatterOp};

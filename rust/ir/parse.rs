@@ -237,6 +237,11 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
     if let Some(r) = reduce(name) {
         return Ok(Prim::Reduce { op: r, axes: list("axes")? });
     }
+    match crate::ir::control::ControlOp::parse(name, params) {
+        Ok(Some(op)) => return Ok(Prim::Control(op)),
+        Ok(None) => {}
+        Err((field, msg)) => return Err(ctx.err(&field, msg)),
+    }
     match crate::ir::library::LibOp::parse(name, params) {
         Ok(Some(op)) => return Ok(Prim::Lib(op)),
         Ok(None) => {}
@@ -306,6 +311,11 @@ fn eqn(i: usize, v: &Value) -> Result<Eqn> {
 /// Parses the JSON wire form into a `Program` (not yet verified). Never panics.
 pub fn parse_program(json: &str) -> Result<Program> {
     let v: Value = serde_json::from_str(json).map_err(|e| perr(format!("invalid JSON: {e}")))?;
+    program_from_value(&v)
+}
+
+/// A program from an already-parsed JSON value (sub-programs of control flow are nested values).
+pub fn program_from_value(v: &Value) -> Result<Program> {
     let o = v.as_object().ok_or_else(|| perr(format!("expected a JSON object, got {}", kind(&v))))?;
     let ctx = Ctx::Top;
     match o.get("version") {
@@ -328,6 +338,11 @@ pub fn parse_program(json: &str) -> Result<Program> {
 
 /// Writes `p` in the wire format (the inverse of `parse_program`; used by tests and tools).
 pub fn to_json(p: &Program) -> String {
+    to_value(p).to_string()
+}
+
+/// `p` as a JSON value (the inverse of `program_from_value`).
+pub fn to_value(p: &Program) -> Value {
     use serde_json::json;
     let tv = |(id, a): &(VarId, Aval)| json!([id, a.dtype.short_name(), a.shape]);
     let at = |a: &Atom| match a {
@@ -366,6 +381,7 @@ pub fn to_json(p: &Program) -> String {
             json!({"dtype": dtype.short_name(), "shape": shape, "dimension": dimension})
         }
         Prim::Lib(op) => op.to_json(),
+        Prim::Control(op) => op.to_json(),
         _ => json!({}),
     };
     let name = |pr: &Prim| match pr {
@@ -385,7 +401,6 @@ pub fn to_json(p: &Program) -> String {
            "invars": p.invars.iter().map(tv).collect::<Vec<_>>(),
            "eqns": eqns,
            "outvars": p.outvars.iter().map(at).collect::<Vec<_>>()})
-    .to_string()
 }
 
 #[cfg(test)]

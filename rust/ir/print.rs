@@ -114,6 +114,7 @@ pub fn prim_text(p: &Prim) -> String {
             format!("shape={}", tuple(shape)),
         ],
         Prim::Lib(op) => op.print_params(),
+        Prim::Control(op) => op.print_params(),
         _ => vec![],
     };
     let name = match p {

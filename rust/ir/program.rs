@@ -86,6 +86,8 @@ pub enum Prim {
     Copy,
     /// A library primitive (dot_general, concatenate, gather, sort, ...): not fused, run as a call.
     Lib(super::library::LibOp),
+    /// Control flow (`cond`, `while`, `scan`) with closed sub-programs (`ir::control`).
+    Control(super::control::ControlOp),
 }
 
 /// One equation: `outputs = prim inputs`.
@@ -155,6 +157,7 @@ impl Prim {
             Prim::Iota { .. } => "iota",
             Prim::Copy => "copy",
             Prim::Lib(op) => op.name(),
+            Prim::Control(op) => op.name(),
         }
     }
 }

@@ -390,6 +390,7 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
             one(ops[0].0.dtype, ops[0].0.shape.clone())
         }
         Prim::Lib(op) => op.infer(ops),
+        Prim::Control(op) => op.infer(ops),
     }
 }
 

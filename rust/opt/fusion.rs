@@ -46,6 +46,8 @@ fn class(p: &Prim) -> Class {
         Prim::ArgReduce { .. } => Class::Reduce,
         Prim::Reshape { .. } | Prim::Squeeze { .. } | Prim::ExpandDims { .. } => Class::View,
         Prim::Lib(_) => Class::Library,
+        Prim::Control(_) => Class::Library, // operands materialized, results are buffers
+
         _ => Class::Fusible,
     }
 }
@@ -681,6 +683,30 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
             .collect::<Result<Vec<_>>>()?;
         steps.push((i, Step::Library(super::kernel::LibStep { op: op.clone(), inputs, outputs })));
     }
+    // Control flow (cond/while/scan): sub-programs become sub-plans (`control_flow`).
+    for (i, e) in eqns.iter().enumerate() {
+        let Prim::Control(op) = &e.prim else { continue };
+        if !live[i] {
+            continue;
+        }
+        let mut inputs = Vec::with_capacity(e.inputs.len());
+        for a in &e.inputs {
+            inputs.push(match a {
+                Atom::Var(u) => *ctx.slot.get(u).ok_or_else(|| internal(format!("control operand {u} has no slot")))?,
+                Atom::Lit(s, d) => {
+                    let (slot, step) = const_kernel(&mut slots, *s, *d);
+                    steps.push((i, step));
+                    slot
+                }
+            });
+        }
+        let outputs = e
+            .outputs
+            .iter()
+            .map(|(v, _)| ctx.slot.get(v).copied().ok_or_else(|| internal(format!("control output {v} has no slot"))))
+            .collect::<Result<Vec<_>>>()?;
+        steps.push((i, Step::Control(Box::new(super::control_flow::lower_eqn(op, inputs, outputs)?))));
+    }
     // Outputs.
     let mut plan_outputs = Vec::with_capacity(p.outvars.len());
     for a in &p.outvars {
@@ -703,6 +729,7 @@ fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
         Step::Kernel(k) => (k.inputs.iter().map(|i| i.slot).collect(), k.outputs.iter().map(|o| o.slot).collect()),
         Step::View { src, dst } => (vec![*src], vec![*dst]),
         Step::Library(l) => (l.inputs.clone(), l.outputs.clone()),
+        Step::Control(c) => (c.inputs(), c.outputs().to_vec()),
     }
 }
 
@@ -790,6 +817,9 @@ pub fn plan_text(plan: &Plan) -> String {
                     crate::ir::print::prim_text(&Prim::Lib(l.op.clone())),
                     ins.join(", ")
                 );
+            }
+            Step::Control(c) => {
+                let _ = writeln!(o, "  {}", super::control_flow::step_text(c));
             }
             Step::Kernel(k) => {
                 let _ = writeln!(o, "  kernel {} domain={:?} reduce_axes={:?}", k.name, k.domain, k.reduce_axes);
@@ -926,6 +956,13 @@ mod tests {
                     assert!(!written[*dst]);
                     assert_eq!(plan.slots[*src].numel(), plan.slots[*dst].numel());
                     written[*dst] = true;
+                }
+                Step::Control(c) => {
+                    assert!(c.inputs().iter().all(|&s| written[s]), "control step reads an unwritten slot");
+                    for &o in c.outputs() {
+                        assert!(!written[o]);
+                        written[o] = true;
+                    }
                 }
                 Step::Library(l) => {
                     assert!(l.inputs.iter().all(|&s| written[s]), "library call reads an unwritten slot");
@@ -1097,6 +1134,7 @@ mod tests {
             match s {
                 Step::View { src, dst } => slots[*dst] = slots[*src].clone(),
                 Step::Library(_) => panic!("the reference evaluator has no library calls"),
+                Step::Control(_) => panic!("the reference evaluator has no control flow"),
                 Step::Kernel(k) => {
                     let mut acc: Vec<Vec<f64>> = k.outputs.iter().map(|o| {
                         let n = plan.slots[o.slot].numel().unwrap();

@@ -26,6 +26,8 @@ pub enum Step {
     View { src: usize, dst: usize },
     /// A call into a library routine (gemm, concatenate, gather, sort, ...; `backend::cpu::library`).
     Library(LibStep),
+    /// Control flow (cond/while/scan) running sub-plans (`opt::control_flow`).
+    Control(Box<super::control_flow::ControlStep>),
 }
 
 /// A library call: reads the buffers of `inputs`, writes fresh buffers for `outputs` (row-major, of the

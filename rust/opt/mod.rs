@@ -5,6 +5,7 @@ pub mod cse;
 pub mod const_fold;
 pub mod simplify;
 pub mod fusion;
+pub mod control_flow;
 pub mod dot_fold;
 
 pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};

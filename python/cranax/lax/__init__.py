@@ -383,5 +383,15 @@ def div_floor_int(x, y):
     return div(x, y)
 
 
+# ---- linalg / shape / indexing primitives (primitives/linalg.py) ----
+from ..primitives.linalg import (  # noqa: E402
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, concatenate, cummax, cummin, cumprod,
+    cumsum, dot, dot_general, dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_update_slice,
+    dynamic_update_slice_in_dim, gather, scatter, scatter_add, scatter_max, scatter_min, scatter_mul, sort,
+    sort_key_val)
+from ..primitives.linalg import lax_pad as pad, lax_rev as rev, lax_slice as slice  # noqa: E402
+from ..primitives.linalg import slice_in_dim, index_in_dim, top_k  # noqa: E402,F401
+from .control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: E402,F401
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("np", "builtins", "dtypes", "Tracer",
                                                                    "TypedScalar", "get_aval", "typed_scalar")]

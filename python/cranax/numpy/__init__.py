@@ -1108,7 +1108,8 @@ def concatenate(arrays, axis=0, dtype=None):
                              f" got shapes {[a.shape for a in avals]}.")
     if len(arrays) == 1:
         return arrays[0]
-    return _st.concatenate(arrays, axis)
+    from ..primitives.linalg import concatenate_p
+    return concatenate_p.bind(*arrays, dimension=axis)
 
 
 # ------------------------------------------------------------------------------------ misc
@@ -1224,16 +1225,27 @@ def _install_methods(cls):
     cls.swapaxes = lambda self, a1, a2: swapaxes(self, a1, a2)
     cls.dot = lambda self, b: dot(self, b)
     cls.conj = lambda self: self
+    from ._indexing import _IndexUpdateHelper
+    cls.at = property(lambda self: _IndexUpdateHelper(self))
+    cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
+    cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
+    cls.sort = lambda self, axis=-1, **kw: sort(self, axis, **kw)
+    cls.argsort = lambda self, axis=-1, **kw: argsort(self, axis, **kw)
+    cls.diagonal = lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)
+    cls.trace = lambda self, offset=0, axis1=0, axis2=1, dtype=None: trace(self, offset, axis1, axis2, dtype)
+    cls.take = lambda self, indices, axis=None, **kw: take(self, indices, axis, **kw)
+    cls.repeat = lambda self, repeats, axis=None, **kw: repeat(self, repeats, axis, **kw)
+    cls.nonzero = lambda self, *, size=None, fill_value=None: nonzero(self, size=size, fill_value=fill_value)
+    cls.searchsorted = lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter)
     cls.real = property(lambda self: self)
     cls.copy = lambda self: self
 
 
-def matmul(a, b):
-    raise NotImplementedError("matmul/dot need dot_general (the linalg issue)")
-
-
-def dot(a, b):
-    return matmul(a, b)
+# Products (dot_general), shape ops, sorting, scans and array indexing (issue 7).
+from ._linalg import *  # noqa: E402,F401,F403
+from ._linalg import matmul, dot  # noqa: E402,F401
+from ._shape_ops import *  # noqa: E402,F401,F403
+from ._shape_ops import concatenate  # noqa: E402,F401,F811
 
 
 _install_methods(Array)

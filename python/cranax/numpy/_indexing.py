@@ -1,14 +1,60 @@
-"""Static indexing: ints, slices (any step), None, Ellipsis. Lowers to ``slice``, ``rev``, ``squeeze`` and
-``reshape``. Array indices (gather) arrive with the indexing issue."""
+"""Indexing: ``x[idx]`` and ``x.at[idx].set/add/mul/min/max/get``, as JAX does them.
+
+Static ints, slices (any step), None and Ellipsis lower to ``slice``, ``rev`` and ``reshape``. Integer
+arrays (and traced scalars) are *advanced* indices: they broadcast together and lower to ``gather``, with
+NumPy's placement of the broadcast dims (where the advanced indices stand when they are adjacent, in front
+otherwise); negative indices count from the end and out-of-range reads clamp, as JAX documents. Boolean
+masks must be concrete (their ``nonzero`` gives the index arrays); under ``jit`` use ``jnp.where(mask,
+size=...)``. ``.at[idx]`` updates scatter every indexed element; out-of-range updates are dropped.
+"""
 import numpy as np
 
+from .. import dtypes
 from ..core import Tracer, get_aval
+from ..primitives import linalg as _la
 from ..primitives import structural as _st
+
+
+def _is_array_index(i):
+    if isinstance(i, (Tracer,)) or hasattr(i, "_buf"):
+        return True
+    if isinstance(i, np.ndarray):
+        return True
+    if isinstance(i, (list,)):
+        return True
+    return False
+
+
+def _expand_bool(idx):
+    """Replaces concrete boolean masks by their nonzero index arrays."""
+    out = []
+    for i in idx:
+        if _is_array_index(i):
+            if isinstance(i, list):
+                i = np.asarray(i)
+            av = get_aval(i) if not isinstance(i, np.ndarray) else None
+            dt = i.dtype if isinstance(i, np.ndarray) else av.dtype
+            if dt == np.bool_:
+                if isinstance(i, Tracer):
+                    raise IndexError(
+                        "Array boolean indices must be concrete; got a traced boolean mask of shape "
+                        f"{get_aval(i).shape}. Under jit use jnp.where(mask, size=...) or "
+                        "jnp.nonzero(mask, size=...) to get indices of a static size.")
+                nz = np.nonzero(np.asarray(i))
+                out.extend(np.asarray(z, np.int32) for z in nz)
+                continue
+            if not (dtypes.issubdtype(dt, np.integer)):
+                raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt.name}")
+        elif isinstance(i, (bool, np.bool_)):
+            raise NotImplementedError("indexing with a Python bool scalar is not supported")
+        out.append(i)
+    return tuple(out)
 
 
 def _normalize(idx, shape):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = _expand_bool(idx)
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -27,13 +73,10 @@ def _normalize(idx, shape):
     return out
 
 
-def getitem(x, idx):
-    """``x[idx]`` for static ints, slices, None and Ellipsis. Mirrors JAX's indexing."""
-    from . import asarray, reshape
-    from .. import lax
-    x = asarray(x)
+def _static(x, items):
+    """``x`` indexed by static ints, slices and None (one item per axis plus the Nones)."""
+    from . import reshape
     shape = get_aval(x).shape
-    items = _normalize(idx, shape)
     start, limit, strides, rev_dims, out_shape = [], [], [], [], []
     dim = 0
     for it in items:
@@ -41,8 +84,6 @@ def getitem(x, idx):
             out_shape.append(1)
             continue
         size = shape[dim]
-        if isinstance(it, (Tracer,)) or hasattr(it, "_buf") and get_aval(it).ndim > 0:
-            raise NotImplementedError("indexing with arrays (gather) arrives with the indexing issue")
         if isinstance(it, slice):
             s, e, st = it.indices(size)
             if st > 0:
@@ -78,5 +119,257 @@ def getitem(x, idx):
     if rev_dims:
         y = _st.rev_p.bind(y, dimensions=tuple(rev_dims))
     if tuple(out_shape) != get_aval(y).shape:
-        y = reshape(y, tuple(out_shape)) if get_aval(y).size or True else y
+        y = reshape(y, tuple(out_shape))
     return y
+
+
+class _Plan:
+    """How ``x[idx]`` splits into a static part and advanced (array) indices.
+
+    ``static_items``: the items applied statically (advanced axes kept whole). In the static result ``y``,
+    ``adv_axes`` are the axes the advanced ``arrays`` (int32, broadcast to ``bshape``, negatives wrapped,
+    not clamped) index; ``orig_axes`` are those axes in ``x``. The result has ``bshape`` at ``pos``."""
+
+    def __init__(self, shape, idx):
+        from . import asarray, broadcast_shapes
+        items = _normalize(idx, shape)
+        has_array = any(_is_array_index(i) for i in items)
+        static_items, adv = [], []   # adv: (position in y, original axis, index value)
+        ydim, xdim = 0, 0
+        for it in items:
+            if it is None:
+                static_items.append(None)
+                ydim += 1
+                continue
+            is_int = not isinstance(it, slice) and not _is_array_index(it)
+            if _is_array_index(it) or (has_array and is_int):
+                static_items.append(slice(None))
+                adv.append((ydim, xdim, it))
+                ydim += 1
+            else:
+                static_items.append(it)
+                if isinstance(it, slice):
+                    ydim += 1
+            xdim += 1
+        self.static_items = static_items
+        self.adv_axes = [a for a, _, _ in adv]
+        self.orig_axes = [d for _, d, _ in adv]
+        arrays = []
+        for _, d, v in adv:
+            v = asarray(v) if not isinstance(v, (int, np.integer)) else v
+            if isinstance(v, (int, np.integer)):
+                n = shape[d]
+                if not -n <= int(v) < n:
+                    raise IndexError(f"index {int(v)} is out of bounds for axis {d} with size {n}")
+                arrays.append(np.int32(int(v) % n))
+                continue
+            arrays.append(v)
+        self.bshape = broadcast_shapes(*[np.shape(a) if not hasattr(a, "aval") else get_aval(a).shape
+                                         for a in arrays]) if arrays else ()
+        self.raw = arrays
+        adj = all(b == a + 1 for a, b in zip(self.adv_axes, self.adv_axes[1:]))
+        self.pos = self.adv_axes[0] if (adj and self.adv_axes) else 0
+
+    def arrays(self, shape):
+        """The advanced indices as int32 arrays of ``bshape``, negatives wrapped (not clamped)."""
+        from . import asarray, broadcast_to, where, add, less
+        from .. import lax
+        out = []
+        for a, d in zip(self.raw, self.orig_axes):
+            a = asarray(a)
+            if get_aval(a).dtype != np.int32:
+                a = a.astype(np.int32)
+            n = shape[d]
+            a = where(less(a, 0), add(a, n), a)
+            out.append(broadcast_to(a, self.bshape))
+        del lax
+        return out
+
+
+def _stack_last(arrs):
+    from .. import lax
+    shp = get_aval(arrs[0]).shape
+    cols = [lax.reshape(a, shp + (1,)) for a in arrs]
+    return cols[0] if len(cols) == 1 else _la.concatenate_p.bind(*cols, dimension=len(shp))
+
+
+def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
+    ys = get_aval(y).shape
+    adv = plan.adv_axes
+    idx = _stack_last(plan.arrays(xshape))
+    nb = len(plan.bshape)
+    rest = [d for d in range(len(ys)) if d not in adv]
+    p = plan.pos
+    offset_dims = tuple(list(range(p)) + list(range(p + nb, p + nb + len(rest) - p))) if p else \
+        tuple(range(nb, nb + len(rest)))
+    order = sorted(range(len(adv)), key=lambda j: adv[j])
+    # start_index_map follows the index vector's components; collapsed dims must be sorted
+    dn = _la.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(sorted(adv)),
+                                    start_index_map=tuple(adv))
+    del order
+    sizes = tuple(1 if d in adv else ys[d] for d in range(len(ys)))
+    return _la.gather_p.bind(y, idx, dimension_numbers=dn, slice_sizes=sizes, indices_are_sorted=False,
+                             unique_indices=False, mode=mode, fill_value=fill_value)
+
+
+def getitem(x, idx, mode=None, fill_value=None):
+    """``x[idx]``. Mirrors JAX's indexing (out-of-range array indices clamp)."""
+    from . import asarray
+    x = asarray(x)
+    shape = get_aval(x).shape
+    plan = _Plan(shape, idx)
+    y = _static(x, plan.static_items)
+    if not plan.adv_axes:
+        return y
+    m = "clip" if mode is None or mode == "promise_in_bounds" else _la.GatherScatterMode.from_any(mode)
+    return _gather_plan(y, plan, shape, mode=m, fill_value=fill_value)
+
+
+def _index_arrays(shape, idx):
+    """For ``x[idx]`` with ``x`` of ``shape``: one int32 array per axis of ``x``, of the result's shape,
+    giving the element of ``x`` each result element reads (advanced indices unclamped), and the result
+    shape."""
+    from .. import lax
+    from . import broadcast_to
+    plan = _Plan(shape, idx)
+    nd = len(shape)
+    outs = []
+    if not plan.adv_axes:
+        for d in range(nd):
+            io = lax.broadcasted_iota(np.int32, shape, d)
+            outs.append(_static(io, plan.static_items))
+        return outs, get_aval(outs[0]).shape if outs else ()
+    advs = plan.arrays(shape)
+    nb = len(plan.bshape)
+    p = plan.pos
+    # result shape
+    y_shape = _static_shape(shape, plan.static_items)
+    rest = [d for d in range(len(y_shape)) if d not in plan.adv_axes]
+    rest_shape = tuple(y_shape[d] for d in rest)
+    res_shape = rest_shape[:p] + plan.bshape + rest_shape[p:] if p else plan.bshape + rest_shape
+    rest_pos = list(range(p)) + list(range(p + nb, len(res_shape))) if p else list(range(nb, len(res_shape)))
+    b_pos = list(range(p, p + nb)) if p else list(range(nb))
+    for d in range(nd):
+        if d in plan.orig_axes:
+            a = advs[plan.orig_axes.index(d)]
+            outs.append(lax.broadcast_in_dim(a, res_shape, tuple(b_pos)))
+        else:
+            io = lax.broadcasted_iota(np.int32, shape, d)
+            yd = _static(io, plan.static_items)
+            # independent of the advanced axes: take index 0 there
+            items = tuple(0 if k in plan.adv_axes else slice(None) for k in range(len(y_shape)))
+            if any(s == 0 for s in y_shape):
+                outs.append(broadcast_to(np.int32(0), res_shape))
+                continue
+            yr = _static(yd, list(items))
+            outs.append(lax.broadcast_in_dim(yr, res_shape, tuple(rest_pos)))
+    return outs, res_shape
+
+
+def _static_shape(shape, items):
+    out, dim = [], 0
+    for it in items:
+        if it is None:
+            out.append(1)
+            continue
+        if isinstance(it, slice):
+            out.append(len(range(*it.indices(shape[dim]))))
+        dim += 1
+    return tuple(out)
+
+
+_SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "multiply": _la.scatter_mul_p,
+            "min": _la.scatter_min_p, "max": _la.scatter_max_p}
+
+
+def scatter_update(x, idx, values, kind, mode=None):
+    """``x.at[idx].<kind>(values)``: every indexed element combined with the broadcast ``values``."""
+    from . import asarray, broadcast_to
+    from .. import lax
+    x = asarray(x)
+    av = get_aval(x)
+    arrs, res_shape = _index_arrays(av.shape, idx)
+    values = asarray(values)
+    vav = get_aval(values)
+    if vav.dtype != av.dtype:
+        values = lax._convert(values, av.dtype, av.weak_type)
+    try:
+        values = broadcast_to(values, res_shape)
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shape {vav.shape} of the update values "
+                         f"and the indexed shape {res_shape}") from None
+    nd = av.ndim
+    if nd == 0:
+        # scalar operand: x.at[()].set(v)
+        idx_arr = lax.reshape(lax.full(res_shape, 0, np.int32), res_shape + (0,))
+        dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(),
+                                         scatter_dims_to_operand_dims=())
+        return _SCATTER[kind].bind(x, idx_arr, values, dimension_numbers=dn, indices_are_sorted=True,
+                                   unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+    ind = _stack_last(arrs)
+    dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=tuple(range(nd)),
+                                     scatter_dims_to_operand_dims=tuple(range(nd)))
+    m = _la.GatherScatterMode.from_any(mode)
+    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=False,
+                               unique_indices=False, mode=m)
+
+
+class _IndexUpdateRef:
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+        """``x[idx]``; ``mode='fill'`` returns ``fill_value`` for out-of-range indices."""
+        return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return scatter_update(self.array, self.index, values, "set", mode)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return scatter_update(self.array, self.index, values, "add", mode)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        from . import negative
+        return scatter_update(self.array, self.index, negative(values), "add", mode)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return scatter_update(self.array, self.index, values, "multiply", mode)
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        from . import true_divide, ones_like
+        return scatter_update(self.array, self.index, true_divide(ones_like(values), values), "multiply", mode)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        from . import power
+        return self.set(power(self.get(), values), mode=mode)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return scatter_update(self.array, self.index, values, "min", mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return scatter_update(self.array, self.index, values, "max", mode)
+
+    def apply(self, ufunc, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self.set(ufunc(self.get()), mode=mode)
+
+
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[idx].set(v)`` and friends return updated copies. Mirrors JAX's ``.at``."""
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"

@@ -1,0 +1,328 @@
+"""Products: ``dot``, ``matmul`` (``@``), ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
+``trace`` and ``linalg``-style helpers, all built on ``dot_general`` (the core runs it through the ``gemm``
+crate). Mirrors ``jax.numpy``'s functions of the same names."""
+import builtins
+import string
+
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import get_aval
+from ..primitives import linalg as _la
+
+__all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
+           "matvec", "vecmat"]
+
+
+def _np_mod():
+    from .. import numpy as jnp
+    return jnp
+
+
+def _prep(name, *args):
+    """Arrays of a common dtype (JAX's promotion), shapes untouched."""
+    jnp = _np_mod()
+    args = [jnp.asarray(a) if not hasattr(a, "aval") else a for a in args]
+    dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
+    out = []
+    for a in args:
+        av = get_aval(a)
+        if av.dtype != dt or av.weak_type != weak:
+            a = lax._convert(a, dt, weak)
+        out.append(a)
+    return out, dt
+
+
+def _pet(dt):
+    return dt
+
+
+def _dg(a, b, lc, rc, lb=(), rb=(), dt=None):
+    return _la.dot_general_p.bind(a, b, dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
+                                  precision=None, preferred_element_type=dt, out_sharding=None)
+
+
+def _check_contract(name, a_shape, b_shape, ad, bd):
+    if a_shape[ad] != b_shape[bd]:
+        raise TypeError(f"{name}: contracting dimensions must match, got shapes {a_shape} and {b_shape} "
+                        f"(sizes {a_shape[ad]} and {b_shape[bd]}); dot_general requires contracting dimensions "
+                        f"to have the same shape, got ({a_shape[ad]},) and ({b_shape[bd]},).")
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
+    (last for 1-D ``b``). Mirrors ``jax.numpy.dot``."""
+    jnp = _np_mod()
+    (a, b), dt = _prep("dot", a, b)
+    if preferred_element_type is not None:
+        dt = _dtypes.canonicalize_dtype(preferred_element_type)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) == 0 or len(sb) == 0:
+        return jnp.multiply(a, b)
+    bd = len(sb) - 2 if len(sb) >= 2 else 0
+    _check_contract("dot", sa, sb, len(sa) - 1, bd)
+    return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt)
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """Matrix product with NumPy's rules: 1-D operands gain then lose a unit axis, leading (batch) axes
+    broadcast. Mirrors ``jax.numpy.matmul`` / ``@``."""
+    jnp = _np_mod()
+    (a, b), dt = _prep("matmul", a, b)
+    if preferred_element_type is not None:
+        dt = _dtypes.canonicalize_dtype(preferred_element_type)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) == 0 or len(sb) == 0:
+        raise ValueError(f"matmul: Input operand {0 if len(sa) == 0 else 1} does not have enough dimensions "
+                         f"(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    a_vec, b_vec = len(sa) == 1, len(sb) == 1
+    if a_vec:
+        a = lax.reshape(a, (1,) + sa)
+        sa = (1,) + sa
+    if b_vec:
+        b = lax.reshape(b, sb + (1,))
+        sb = sb + (1,)
+    if sa[-1] != sb[-2]:
+        raise TypeError(f"matmul: contracting dimensions must match, got shapes {get_aval(a).shape if not a_vec else sa[1:]} "
+                        f"and {sb if not b_vec else sb[:-1]}; dot_general requires contracting dimensions to have the "
+                        f"same shape, got ({sa[-1]},) and ({sb[-2]},).")
+    ba, bb = sa[:-2], sb[:-2]
+    if not ba and not bb:
+        out = _dg(a, b, (1,), (0,), dt=dt)
+    elif not bb:
+        # a [..., M, K] @ b [K, N]: a's batch axes are free dims, output [..., M, N] directly.
+        out = _dg(a, b, (len(sa) - 1,), (0,), dt=dt)
+    elif not ba:
+        # a [M, K] @ b [..., K, N] -> [M, ..., N] -> [..., M, N]
+        out = _dg(a, b, (1,), (len(sb) - 2,), dt=dt)
+        nbb = len(bb)
+        out = lax.transpose(out, tuple(range(1, nbb + 1)) + (0, nbb + 1))
+    else:
+        batch = jnp.broadcast_shapes(ba, bb)
+        a = jnp.broadcast_to(a, batch + sa[-2:])
+        b = jnp.broadcast_to(b, batch + sb[-2:])
+        nb = len(batch)
+        out = _dg(a, b, (nb + 1,), (nb,), tuple(range(nb)), tuple(range(nb)), dt=dt)
+    shape = get_aval(out).shape
+    if a_vec and b_vec:
+        return lax.reshape(out, shape[:-2])
+    if a_vec:
+        return lax.reshape(out, shape[:-2] + shape[-1:])
+    if b_vec:
+        return lax.reshape(out, shape[:-1])
+    return out
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays. Mirrors ``jax.numpy.vdot``."""
+    jnp = _np_mod()
+    return dot(jnp.ravel(a), jnp.ravel(b), preferred_element_type=preferred_element_type)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    jnp = _np_mod()
+    x1, x2 = jnp.broadcast_arrays(x1, x2)
+    x1, x2 = jnp.moveaxis(x1, axis, -1), jnp.moveaxis(x2, axis, -1)
+    return jnp.sum(jnp.multiply(x1, x2), axis=-1)
+
+
+def matvec(x1, x2, /):
+    jnp = _np_mod()
+    return matmul(x1, jnp.expand_dims(x2, -1))[..., 0]
+
+
+def vecmat(x1, x2, /):
+    jnp = _np_mod()
+    return matmul(jnp.expand_dims(x1, -2), x2)[..., 0, :]
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """Contracts the last axes of ``a`` and ``b``. Mirrors ``jax.numpy.inner``."""
+    jnp = _np_mod()
+    (a, b), dt = _prep("inner", a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) == 0 or len(sb) == 0:
+        return jnp.multiply(a, b)
+    _check_contract("inner", sa, sb, len(sa) - 1, len(sb) - 1)
+    return _dg(a, b, (len(sa) - 1,), (len(sb) - 1,), dt=dt)
+
+
+def outer(a, b, out=None):
+    """``a.ravel()[:, None] * b.ravel()[None, :]``. Mirrors ``jax.numpy.outer``."""
+    jnp = _np_mod()
+    a, b = jnp.ravel(a), jnp.ravel(b)
+    return jnp.multiply(a[:, None], b[None, :])
+
+
+def kron(a, b):
+    jnp = _np_mod()
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    nd = builtins.max(a.ndim, b.ndim)
+    a = jnp.reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = jnp.reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    ea = jnp.reshape(a, tuple(x for d in a.shape for x in (d, 1)))
+    eb = jnp.reshape(b, tuple(x for d in b.shape for x in (1, d)))
+    return jnp.reshape(jnp.multiply(ea, eb), tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+    """Contracts ``axes`` (an int: the last ``axes`` of ``a`` with the first of ``b``; or a pair of
+    sequences). Mirrors ``jax.numpy.tensordot``."""
+    (a, b), dt = _prep("tensordot", a, b)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if isinstance(axes, (int, _np.integer)):
+        n = int(axes)
+        if n < 0 or n > builtins.min(len(sa), len(sb)):
+            raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks ({sa} and {sb})")
+        ca, cb = tuple(range(len(sa) - n, len(sa))), tuple(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise TypeError(f"tensordot axes argument must be an int or a pair of sequences, got {axes!r}") \
+                from None
+        ax_a = (ax_a,) if isinstance(ax_a, (int, _np.integer)) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, (int, _np.integer)) else tuple(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise TypeError(f"tensordot requires axes lists to have equal length, got {ax_a} and {ax_b}.")
+        ca = tuple(int(x) % len(sa) for x in ax_a)
+        cb = tuple(int(x) % len(sb) for x in ax_b)
+    for x, y in zip(ca, cb):
+        _check_contract("tensordot", sa, sb, x, y)
+    return _dg(a, b, ca, cb, dt=dt)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum of the diagonal ``offset`` of the 2-D planes (``axis1``, ``axis2``). Mirrors
+    ``jax.numpy.trace``."""
+    jnp = _np_mod()
+    d = jnp.diagonal(a, offset, axis1, axis2)
+    return jnp.sum(d, axis=-1, dtype=dtype)
+
+
+# ------------------------------------------------------------------------------------------------ einsum
+
+def _parse_einsum(subscripts, shapes):
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        ins, out = s.split("->")
+        explicit = True
+    else:
+        ins, out, explicit = s, None, False
+    terms = ins.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(shapes)} operands")
+    used = set(c for c in s if c.isalpha())
+    free = [c for c in string.ascii_letters if c not in used]
+    ell_n = 0
+    for t, sh in zip(terms, shapes):
+        if "..." in t:
+            ell_n = builtins.max(ell_n, len(sh) - (len(t) - 3))
+    ell = "".join(free[:ell_n])
+    labels = []
+    for t, sh in zip(terms, shapes):
+        if "..." in t:
+            n = len(sh) - (len(t) - 3)
+            t = t.replace("...", ell[ell_n - n:] if n else "")
+        if len(t) != len(sh):
+            raise ValueError(f"einsum: subscripts {t!r} do not match operand of rank {len(sh)}")
+        labels.append(t)
+    if out is None:
+        counts = {}
+        for t in labels:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    del explicit
+    return labels, out
+
+
+def _diag_labels(x, lab):
+    """Removes repeated labels of one operand by taking diagonals."""
+    jnp = _np_mod()
+    while True:
+        dup = next((c for c in lab if lab.count(c) > 1), None)
+        if dup is None:
+            return x, lab
+        i = lab.index(dup)
+        j = lab.index(dup, i + 1)
+        x = jnp.diagonal(x, 0, i, j)  # moves the diagonal axis last
+        lab = "".join(c for k, c in enumerate(lab) if k not in (i, j)) + dup
+
+
+def _sum_labels(x, lab, keep):
+    jnp = _np_mod()
+    axes = tuple(i for i, c in enumerate(lab) if c not in keep)
+    if axes:
+        x = jnp.sum(x, axis=axes)
+        lab = "".join(c for c in lab if c in keep)
+    return x, lab
+
+
+def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, preferred_element_type=None,
+           _use_xeinsum=False):
+    """Einstein summation, evaluated left to right as pairwise ``dot_general`` contractions (diagonals for
+    repeated labels, sums for labels used once). Mirrors ``jax.numpy.einsum`` (string subscripts)."""
+    jnp = _np_mod()
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum supports string subscripts only")
+    ops, dt = _prep("einsum", *operands)
+    if preferred_element_type is not None:
+        dt = _dtypes.canonicalize_dtype(preferred_element_type)
+    labels, out_lab = _parse_einsum(subscripts, [get_aval(o).shape for o in ops])
+    sizes = {}
+    for o, lab in zip(ops, labels):
+        for c, n in zip(lab, get_aval(o).shape):
+            if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
+                raise ValueError(f"einsum: size of label {c!r} differs between operands ({sizes[c]} vs {n}), "
+                                 f"shapes {[get_aval(o).shape for o in ops]}")
+            sizes[c] = builtins.max(sizes.get(c, 1), n)
+    # size-1 broadcast labels: broadcast to the common size
+    xs = []
+    for o, lab in zip(ops, labels):
+        sh = get_aval(o).shape
+        want = tuple(sizes[c] for c in lab)
+        if sh != want:
+            o = jnp.broadcast_to(o, want)
+        o, lab = _diag_labels(o, lab)
+        xs.append((o, lab))
+    # each operand: sum out labels used nowhere else
+    def needed_elsewhere(k):
+        s = set(out_lab)
+        for j, (_, lab) in enumerate(xs):
+            if j != k:
+                s |= set(lab)
+        return s
+    xs = [_sum_labels(o, lab, needed_elsewhere(k)) for k, (o, lab) in enumerate(xs)]
+    acc, acc_lab = xs[0]
+    for k in range(1, len(xs)):
+        b, b_lab = xs[k]
+        later = set(out_lab)
+        for _, lab in xs[k + 1:]:
+            later |= set(lab)
+        shared = [c for c in acc_lab if c in b_lab]
+        batch = [c for c in shared if c in later]
+        contract = [c for c in shared if c not in later]
+        # labels of one side not needed later and not shared: sum them out first
+        acc, acc_lab = _sum_labels(acc, acc_lab, later | set(b_lab))
+        b, b_lab = _sum_labels(b, b_lab, later | set(acc_lab))
+        lb = tuple(acc_lab.index(c) for c in batch)
+        rb = tuple(b_lab.index(c) for c in batch)
+        lc = tuple(acc_lab.index(c) for c in contract)
+        rc = tuple(b_lab.index(c) for c in contract)
+        acc = _dg(acc, b, lc, rc, lb, rb, dt=dt)
+        acc_lab = ("".join(batch) + "".join(c for c in acc_lab if c not in shared)
+                   + "".join(c for c in b_lab if c not in shared))
+    acc, acc_lab = _sum_labels(acc, acc_lab, set(out_lab))
+    for c in out_lab:
+        if c not in acc_lab:
+            raise ValueError(f"einsum: output label {c!r} does not appear in the inputs")
+    perm = tuple(acc_lab.index(c) for c in out_lab)
+    if perm != tuple(range(len(perm))):
+        acc = lax.transpose(acc, perm)
+    if get_aval(acc).dtype != dt:
+        acc = lax.convert_element_type(acc, dt)
+    return acc

@@ -1,0 +1,795 @@
+"""Control-flow primitives: ``cond``, ``while`` and ``scan``, with all their rules.
+
+Each carries closed sub-jaxprs (``ClosedJaxpr`` without consts: values the functions close over are passed
+as leading operands, as JAX does):
+
+* ``cond index *operands [branches]`` runs ``branches[index]`` (index int32; the API clamps it).
+* ``while *cond_consts *body_consts *init [cond_jaxpr body_jaxpr cond_nconsts body_nconsts]``.
+* ``scan *consts *init *xs [jaxpr length reverse num_consts num_carry linear unroll _split_transpose]``:
+  outputs are the final carry and the stacked per-iteration outputs.
+
+They are compiled by the core as real control flow (``rust/opt/control_flow.rs``): only the taken branch
+runs, loops run their body's kernels per iteration. Rules registered here: abstract eval, printing params,
+wire params, eager impl (one-equation program through the compiler), jvp, partial eval (for linearize /
+reverse mode), transpose (cond, scan; while raises JAX's error) and batching.
+"""
+import collections
+import threading
+
+import numpy as np
+
+from .. import core
+from ..core import Primitive, ShapedArray, Tracer, get_aval, set_current_trace
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
+from ..interpreters import lowering
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+
+__all__ = ["cond_p", "while_p", "scan_p", "typematch", "aval_text", "trace_closed", "join_consts"]
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+def typematch(a, b):
+    """Same shape and dtype (weak types ignored), as ``jax.core.typematch``."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def aval_text(a):
+    """``ShapedArray(float32[3])`` as JAX prints avals in error messages."""
+    w = ", weak_type=True" if a.weak_type else ""
+    return f"ShapedArray({a.str_short(short_dtypes=False)}{w})"
+
+
+def _hoist(closed):
+    """``closed`` as (ClosedJaxpr without consts, consts): constvars become leading invars."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    return (ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []),
+            list(closed.consts))
+
+
+def trace_closed(fun, in_avals):
+    """Traces ``fun`` (flat lists in and out) to ``(ClosedJaxpr without consts, consts)``."""
+    from ..interpreters.partial_eval import trace_to_jaxpr
+    return _hoist(trace_to_jaxpr(fun, list(in_avals)))
+
+
+def join_consts(pairs):
+    """``pairs``: ``(closed, consts)`` per sub-jaxpr, each ``closed`` taking its consts first. Returns
+    ``(closeds, consts)`` where every jaxpr takes the same ``consts`` (the union, deduplicated by identity)
+    as leading inputs, ignoring the others'."""
+    all_consts, index = [], {}
+    for _, cs in pairs:
+        for c in cs:
+            if id(c) not in index:
+                index[id(c)] = len(all_consts)
+                all_consts.append(c)
+    if not all_consts:
+        return [c for c, _ in pairs], []
+    out = []
+    for closed, cs in pairs:
+        j = closed.jaxpr
+        own = {index[id(c)]: v for c, v in zip(cs, j.invars[:len(cs)])}
+        lead = [own.get(k) or Var(get_aval(c)) for k, c in enumerate(all_consts)]
+        out.append(ClosedJaxpr(Jaxpr([], lead + list(j.invars[len(cs):]), j.outvars, j.eqns), []))
+    return out, all_consts
+
+
+def _permute(closed, in_order=None, out_order=None):
+    """``closed`` with its invars/outvars reordered (``order[k]`` = old position of new position k)."""
+    j = closed.jaxpr
+    ins = j.invars if in_order is None else [j.invars[k] for k in in_order]
+    outs = j.outvars if out_order is None else [j.outvars[k] for k in out_order]
+    return ClosedJaxpr(Jaxpr([], ins, outs, j.eqns), [])
+
+
+def _with_extra_invars(closed, avals, at_end=True):
+    """``closed`` taking extra, unused inputs of ``avals`` (after or before its own)."""
+    j = closed.jaxpr
+    extra = [Var(a) for a in avals]
+    ins = list(j.invars) + extra if at_end else extra + list(j.invars)
+    return ClosedJaxpr(Jaxpr([], ins, j.outvars, j.eqns), [])
+
+
+def _eval(closed, *args):
+    from ..interpreters.eval import eval_jaxpr
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _zeros(aval):
+    from .. import lax
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def _is_float(aval):
+    return _ad.is_float(aval.dtype)
+
+
+# ----------------------------------------------------------------------------------------------- lowering / impl
+
+def sub_program(closed):
+    """The wire form of a sub-jaxpr (a dict, nested inside its equation's params)."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    if isinstance(closed, ClosedJaxpr) and closed.consts:
+        raise ValueError("control-flow sub-jaxprs must not have consts (pass them as operands)")
+    em = lowering._Emitter()
+    env = {}
+    invars = []
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        vid = em.next_id
+        em.next_id += 1
+        env[v] = vid
+        invars.append(lowering._aval_json(vid, v.aval))
+    outs = em.emit_jaxpr(jaxpr, env)
+    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+
+
+class _ExeCache:
+    """Eager executables keyed by the lowered program text (so re-traced but equal sub-jaxprs share one)."""
+
+    def __init__(self, size=256):
+        self.d = collections.OrderedDict()
+        self.size = size
+        self.lock = threading.Lock()
+
+    def get(self, text):
+        with self.lock:
+            exe = self.d.get(text)
+            if exe is not None:
+                self.d.move_to_end(text)
+            return exe
+
+    def put(self, text, exe):
+        with self.lock:
+            self.d[text] = exe
+            while len(self.d) > self.size:
+                self.d.popitem(last=False)
+
+    def clear(self):
+        with self.lock:
+            self.d.clear()
+
+
+_exe_cache = _ExeCache()
+
+
+def _compiled_impl(prim):
+    def impl(*args, **params):
+        from .. import _core
+        from ..array import Array, _to_buffer
+        avals = [get_aval(a) for a in args]
+        invars = [Var(a) for a in avals]
+        outs = prim.abstract_eval(*avals, **params)
+        outvars = [Var(a) for a in outs]
+        closed = ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]), [])
+        text = lowering.lower_jaxpr(closed, prim.name)
+        exe = _exe_cache.get(text)
+        if exe is None:
+            exe = _core.compile(text)
+            _exe_cache.put(text, exe)
+        bufs = [a._buf if type(a) is Array else _to_buffer(a, av) for a, av in zip(args, avals)]
+        res = exe.execute(bufs)
+        return [Array._from_buffer(b, av) for b, av in zip(res, outs)]
+    return impl
+
+
+def _control_primitive(name, abstract_eval, wire, pp_params=None):
+    p = Primitive(name, multiple_results=True)
+    p.abstract_eval = abstract_eval
+    p.impl = _compiled_impl(p)
+    if pp_params is not None:
+        p.pp_params = pp_params
+    lowering.wire_params[name] = wire
+    return p
+
+
+# ----------------------------------------------------------------------------------------------- cond
+
+def _cond_abstract_eval(index, *ops, branches):
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
+    for i, b in enumerate(branches):
+        ins = b.in_avals
+        if len(ins) != len(ops) or not all(typematch(a, o) for a, o in zip(ins, ops)):
+            raise TypeError(f"cond branch {i} takes {[a.str_short() for a in ins]} but is given "
+                            f"{[o.str_short() for o in ops]}")
+        outs = b.out_avals
+        ref = branches[0].out_avals
+        if len(outs) != len(ref) or not all(typematch(a, r) for a, r in zip(outs, ref)):
+            raise TypeError("cond branches must have identical output types, got "
+                            f"{[a.str_short() for a in ref]} and {[a.str_short() for a in outs]}")
+    return list(branches[0].out_avals)
+
+
+cond_p = _control_primitive(
+    "cond", _cond_abstract_eval,
+    lambda eqn: {"branches": [sub_program(b) for b in eqn.params["branches"]]},
+    staticmethod(lambda eqn: [("branches", eqn.params["branches"])]))
+
+
+def _cond_jvp(primals, tangents, branches):
+    index, *ops = primals
+    ops_dot = tangents[1:]
+    nz = [not _ad.is_zero(t) for t in ops_dot]
+    nout = len(branches[0].out_avals)
+    out_nz = [False] * nout
+    for b in branches:
+        _, _, onz = jvp_closed(b, nz, [False] * nout)
+        out_nz = [a or c for a, c in zip(out_nz, onz)]
+    pairs = []
+    for b in branches:
+        j, cs, _ = jvp_closed(b, nz, out_nz)
+        pairs.append((j, cs))
+    new, consts = join_consts(pairs)
+    outs = cond_p.bind(index, *consts, *ops, *[t for t, z in zip(ops_dot, nz) if z], branches=tuple(new))
+    p_out, it = outs[:nout], iter(outs[nout:])
+    t_out = [next(it) if z else _ad.Zero(a) for z, a in zip(out_nz, branches[0].out_avals)]
+    return p_out, t_out
+
+
+def _cond_partial_eval(trace, args, params):
+    branches = params["branches"]
+    index, ops = args[0], list(args[1:])
+    if trace.is_unknown(index):
+        return trace.stage(cond_p, args, params)
+    unknowns = [trace.is_unknown(a) for a in ops]
+    nout = len(branches[0].out_avals)
+    out_uk = [False] * nout
+    for b in branches:
+        out_uk = [a or c for a, c in zip(out_uk, partial_eval_closed(b, unknowns, [False] * nout)[3])]
+    splits = [partial_eval_closed(b, unknowns, out_uk) for b in branches]
+    res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
+    n_known_out = sum(1 for u in out_uk if not u)
+
+    def known_branch(i):
+        known, kconsts = splits[i][0], splits[i][1]
+
+        def f(*kargs):
+            outs = _eval(known, *kconsts, *kargs)
+            res = []
+            for j, avs in enumerate(res_avals):
+                res += list(outs[n_known_out:]) if j == i else [_zeros(a) for a in avs]
+            return list(outs[:n_known_out]) + res
+        return trace_closed(f, [a for a, u in zip(branches[i].in_avals, unknowns) if not u])
+
+    def unknown_branch(i):
+        unknown = splits[i][2]
+        lo = sum(len(r) for r in res_avals[:i])
+        nres = sum(len(r) for r in res_avals)
+
+        def f(*uargs):
+            res, rest = uargs[:nres], uargs[nres:]
+            return _eval(unknown, *res[lo:lo + len(res_avals[i])], *rest)
+        all_res = [a for r in res_avals for a in r]
+        return trace_closed(f, all_res + [a for a, u in zip(branches[i].in_avals, unknowns) if u])
+
+    kbranches, kconsts = join_consts([known_branch(i) for i in range(len(branches))])
+    with set_current_trace(trace.parent):
+        kouts = cond_p.bind(index, *kconsts, *[a for a, u in zip(ops, unknowns) if not u],
+                            branches=tuple(kbranches))
+    known_outs, res = kouts[:n_known_out], kouts[n_known_out:]
+    ubranches, uconsts = join_consts([unknown_branch(i) for i in range(len(branches))])
+    uouts = trace.stage(cond_p, [index, *uconsts, *res, *[a for a, u in zip(ops, unknowns) if u]],
+                        dict(branches=tuple(ubranches)))
+    ki, ui = iter(known_outs), iter(uouts)
+    return [next(ui) if u else next(ki) for u in out_uk]
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    if _ad.is_undefined(index):
+        raise ValueError("cond: cannot transpose with respect to the branch index")
+    linear = [_ad.is_undefined(o) for o in ops]
+    ct_nz = [not _ad.is_zero(c) for c in cts]
+    pairs = [_ad.transpose_jaxpr(b, linear, ct_nz) for b in branches]
+    new, consts = join_consts(pairs)
+    res = [o for o, l in zip(ops, linear) if not l]
+    outs = cond_p.bind(index, *consts, *res, *[c for c, z in zip(cts, ct_nz) if z], branches=tuple(new))
+    it = iter(outs)
+    return [None] + [next(it) if l else None for l in linear]
+
+
+def _cond_batch(vals, dims, branches):
+    from .. import lax
+    index, ops = vals[0], list(vals[1:])
+    idim, odims = dims[0], list(dims[1:])
+    size = _batching.axis_size_of(vals, dims)
+    nout = len(branches[0].out_avals)
+    if idim is not None:
+        # A batched predicate: every branch runs on the whole batch and the results are selected.
+        index = _batching.moveaxis(index, idim, 0)
+        ops = [_batching.bdim_at_front(o, d, size) for o, d in zip(ops, odims)]
+        branch_outs = []
+        for b in branches:
+            bj, bconsts, _ = batch_closed(b, size, [True] * len(ops), [True] * nout)
+            branch_outs.append(_eval(bj, *bconsts, *ops))
+        index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+        outs = []
+        for k in range(nout):
+            cases = [bo[k] for bo in branch_outs]
+            shape = get_aval(cases[0]).shape
+            which = lax.broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
+            outs.append(lax.select_n(which, *cases))
+        return outs, [0] * nout
+    ops = [o if d is None else _batching.moveaxis(o, d, 0) for o, d in zip(ops, odims)]
+    in_b = [d is not None for d in odims]
+    out_b = [False] * nout
+    for b in branches:
+        out_b = [a or c for a, c in zip(out_b, batch_closed(b, size, in_b, [False] * nout)[2])]
+    pairs = []
+    for b in branches:
+        bj, cs, _ = batch_closed(b, size, in_b, out_b)
+        pairs.append((bj, cs))
+    new, consts = join_consts(pairs)
+    outs = cond_p.bind(index, *consts, *ops, branches=tuple(new))
+    return outs, [0 if b else None for b in out_b]
+
+
+_ad.jvp_rules[cond_p] = _cond_jvp
+_ad.pe_rules[cond_p] = _cond_partial_eval
+_ad.transpose_rules[cond_p] = _cond_transpose
+_batching.batching_rules[cond_p] = _cond_batch
+
+
+# ----------------------------------------------------------------------------------------------- while
+
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    carry = avals[cond_nconsts + body_nconsts:]
+    pred = cond_jaxpr.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != np.bool_:
+        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
+                        f"[{', '.join(aval_text(a) for a in pred)}].")
+    outs = body_jaxpr.out_avals
+    if len(outs) != len(carry) or not all(typematch(a, c) for a, c in zip(outs, carry)):
+        raise TypeError("body_fun output and input must have identical types, got "
+                        f"{[a.str_short() for a in outs]} and {[c.str_short() for c in carry]}")
+    return list(outs)
+
+
+def _while_wire(eqn):
+    p = eqn.params
+    return {"cond_jaxpr": sub_program(p["cond_jaxpr"]), "body_jaxpr": sub_program(p["body_jaxpr"]),
+            "cond_nconsts": p["cond_nconsts"], "body_nconsts": p["body_nconsts"]}
+
+
+while_p = _control_primitive("while", _while_abstract_eval, _while_wire)
+
+
+def _while_jvp(primals, tangents, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, init = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    bdot, idot = tangents[nc:nc + nb], tangents[nc + nb:]
+    b_nz = [not _ad.is_zero(t) for t in bdot]
+    c_nz = [not _ad.is_zero(t) for t in idot]
+    nk = len(init)
+    while True:
+        _, _, onz = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+        new = [a or (c and _is_float(av)) for a, c, av in zip(c_nz, onz, body_jaxpr.out_avals)]
+        if new == c_nz:
+            break
+        c_nz = new
+    bj, bjconsts, _ = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+    # jvp order: hoisted, bconsts, carry, bconst tangents, carry tangents; while wants carry last.
+    nh, nbt, nkt = len(bjconsts), sum(b_nz), sum(c_nz)
+    order = (list(range(nh + nb)) + list(range(nh + nb + nk, nh + nb + nk + nbt))
+             + list(range(nh + nb, nh + nb + nk)) + list(range(nh + nb + nk + nbt, nh + nb + nk + nbt + nkt)))
+    bj = _permute(bj, order)
+    tan_avals = [a for a, z in zip(body_jaxpr.out_avals, c_nz) if z]
+    cj = _with_extra_invars(cond_jaxpr, tan_avals)
+    init_t = [_ad.instantiate_zeros(t) if z else None for t, z in zip(idot, c_nz)]
+    outs = while_p.bind(*cconsts, *bjconsts, *bconsts, *[t for t, z in zip(bdot, b_nz) if z], *init,
+                        *[t for t in init_t if t is not None],
+                        cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=nc, body_nconsts=nh + nb + nbt)
+    p_out, it = outs[:nk], iter(outs[nk:])
+    return p_out, [next(it) if z else _ad.Zero(a) for z, a in zip(c_nz, body_jaxpr.out_avals)]
+
+
+def _while_partial_eval(trace, args, params):
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    uk = [trace.is_unknown(a) for a in args]
+    c_uk, b_uk, k_uk = uk[:nc], uk[nc:nc + nb], uk[nc + nb:]
+    nk = len(k_uk)
+    while True:
+        out_uk = partial_eval_closed(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
+        new = [a or c for a, c in zip(k_uk, out_uk)]
+        if new == k_uk:
+            break
+        k_uk = new
+    cond_split = partial_eval_closed(cond_jaxpr, c_uk + k_uk, [False])
+    if cond_split[3][0] or all(k_uk):
+        return trace.stage(while_p, args, params)
+    body_split = partial_eval_closed(body_jaxpr, b_uk + k_uk, k_uk)
+    n_known = sum(1 for u in k_uk if not u)
+    kb = body_split[0].jaxpr
+    kbody = ClosedJaxpr(Jaxpr([], kb.invars, kb.outvars[:n_known], kb.eqns), [])
+    kc = cond_split[0].jaxpr
+    kcond = ClosedJaxpr(Jaxpr([], kc.invars, kc.outvars[:1], kc.eqns), [])
+    known = lambda xs, flags: [x for x, u in zip(xs, flags) if not u]  # noqa: E731
+    with set_current_trace(trace.parent):
+        kouts = while_p.bind(*cond_split[1], *known(args[:nc], c_uk), *body_split[1],
+                             *known(args[nc:nc + nb], b_uk), *known(args[nc + nb:], k_uk),
+                             cond_jaxpr=kcond, body_jaxpr=kbody,
+                             cond_nconsts=len(cond_split[1]) + sum(1 for u in c_uk if not u),
+                             body_nconsts=len(body_split[1]) + sum(1 for u in b_uk if not u))
+    # The unknown outputs come from the whole loop, staged (it recomputes the known part).
+    staged = trace.stage(while_p, args, params)
+    ki = iter(kouts)
+    return [s if u else next(ki) for s, u in zip(staged, k_uk)]
+
+
+def _while_transpose(cts, *args, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+                     "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+                     "start/stop.")
+
+
+def _while_batch(vals, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    from .. import lax
+    nc, nb = cond_nconsts, body_nconsts
+    size = _batching.axis_size_of(vals, dims)
+    vals = [v if d is None else _batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    isb = [d is not None for d in dims]
+    c_b, b_b, k_b = isb[:nc], isb[nc:nc + nb], isb[nc + nb:]
+    nk = len(k_b)
+    while True:
+        ob = batch_closed(body_jaxpr, size, b_b + k_b, k_b)[2]
+        new = [a or c for a, c in zip(k_b, ob)]
+        if new == k_b:
+            break
+        k_b = new
+    pred_b = batch_closed(cond_jaxpr, size, c_b + k_b, [False])[2][0]
+    cconsts, bconsts, init = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
+    if pred_b:
+        k_b = [True] * nk
+    init = [v if (b or not f) else _batching.broadcast_batched(v, size, 0)
+            for v, b, f in zip(init, isb[nc + nb:], k_b)]
+    carry_avals = [get_aval(v) for v in init]
+    bj, bjc, _ = batch_closed(body_jaxpr, size, b_b + k_b, k_b)
+    cj, cjc, _ = batch_closed(cond_jaxpr, size, c_b + k_b, [pred_b])
+    if not pred_b:
+        outs = while_p.bind(*cjc, *cconsts, *bjc, *bconsts, *init, cond_jaxpr=cj, body_jaxpr=bj,
+                            cond_nconsts=len(cjc) + nc, body_nconsts=len(bjc) + nb)
+        return outs, [0 if b else None for b in k_b]
+    # A batched predicate: loop while any element is still running; finished elements keep their carry.
+    ncc, nbc = len(cjc) + nc, len(bjc) + nb
+    cc_avals = [get_aval(v) for v in (*cjc, *cconsts)]
+    bc_avals = [get_aval(v) for v in (*bjc, *bconsts)]
+
+    def new_cond(*a):
+        p = _eval(cj, *a)[0]
+        return [lax.reduce_or(p, (0,))]
+
+    def new_body(*a):
+        ccs, bcs, carry = a[:ncc], a[ncc:ncc + nbc], a[ncc + nbc:]
+        p = _eval(cj, *ccs, *carry)[0]
+        new = _eval(bj, *bcs, *carry)
+        out = []
+        for n, o in zip(new, carry):
+            shape = get_aval(n).shape
+            which = lax.broadcast_in_dim(p, shape, (0,)) if len(shape) > 1 else p
+            out.append(lax.select(which, n, o))
+        return out
+    ncj, ncjc = trace_closed(new_cond, cc_avals + carry_avals)
+    nbj, nbjc = trace_closed(new_body, cc_avals + bc_avals + carry_avals)
+    outs = while_p.bind(*ncjc, *cjc, *cconsts, *nbjc, *cjc, *cconsts, *bjc, *bconsts, *init,
+                        cond_jaxpr=ncj, body_jaxpr=nbj, cond_nconsts=len(ncjc) + ncc,
+                        body_nconsts=len(nbjc) + ncc + nbc)
+    return outs, [0] * nk
+
+
+_ad.jvp_rules[while_p] = _while_jvp
+_ad.pe_rules[while_p] = _while_partial_eval
+_ad.transpose_rules[while_p] = _while_transpose
+_batching.batching_rules[while_p] = _while_batch
+
+
+# ----------------------------------------------------------------------------------------------- scan
+
+def _scan_abstract_eval(*avals, jaxpr, length, reverse, num_consts, num_carry, linear=None, unroll=1,
+                        _split_transpose=False):
+    carry = avals[num_consts:num_consts + num_carry]
+    xs = avals[num_consts + num_carry:]
+    for x in xs:
+        if not x.shape or x.shape[0] != length:
+            raise TypeError(f"scan xs must have leading axis of length {length}, got {x.str_short()}")
+    outs = jaxpr.out_avals
+    if len(outs) < num_carry or not all(typematch(a, c) for a, c in zip(outs[:num_carry], carry)):
+        raise TypeError("scan body function carry input and carry output must have equal types, got "
+                        f"{[c.str_short() for c in carry]} and {[a.str_short() for a in outs[:num_carry]]}")
+    ys = [a.update(shape=(length,) + a.shape) for a in outs[num_carry:]]
+    return list(outs[:num_carry]) + ys
+
+
+def _scan_wire(eqn):
+    p = eqn.params
+    return {"jaxpr": sub_program(p["jaxpr"]), "num_consts": p["num_consts"], "num_carry": p["num_carry"],
+            "length": p["length"], "reverse": bool(p["reverse"])}
+
+
+scan_p = _control_primitive("scan", _scan_abstract_eval, _scan_wire)
+
+
+def scan_bind(consts, init, xs, jaxpr, length, reverse, unroll=1):
+    n = len(consts) + len(init) + len(xs)
+    return scan_p.bind(*consts, *init, *xs, _split_transpose=False, jaxpr=jaxpr, length=length,
+                       linear=(False,) * n, num_carry=len(init), num_consts=len(consts), reverse=reverse,
+                       unroll=unroll)
+
+
+def _scan_jvp(primals, tangents, jaxpr, length, reverse, num_consts, num_carry, linear=None, unroll=1,
+              _split_transpose=False):
+    nc, nk = num_consts, num_carry
+    consts, init, xs = primals[:nc], primals[nc:nc + nk], primals[nc + nk:]
+    cdot, idot, xdot = tangents[:nc], tangents[nc:nc + nk], tangents[nc + nk:]
+    c_nz = [not _ad.is_zero(t) for t in cdot]
+    k_nz = [not _ad.is_zero(t) for t in idot]
+    x_nz = [not _ad.is_zero(t) for t in xdot]
+    nx, ny = len(xs), len(jaxpr.out_avals) - nk
+    while True:
+        onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)[2]
+        new = [a or c for a, c in zip(k_nz, onz[:nk])]
+        if new == k_nz:
+            break
+        k_nz = new
+    j, jc, onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)
+    nh, nct, nkt, nxt = len(jc), sum(c_nz), sum(k_nz), sum(x_nz)
+    y_nz = onz[nk:]
+    nyt = sum(y_nz)
+    # jvp order: hoisted, consts, carry, xs, const tangents, carry tangents, xs tangents.
+    P = nh + nc + nk + nx
+    order = (list(range(nh + nc)) + list(range(P, P + nct)) + list(range(nh + nc, nh + nc + nk))
+             + list(range(P + nct, P + nct + nkt)) + list(range(nh + nc + nk, P))
+             + list(range(P + nct + nkt, P + nct + nkt + nxt)))
+    # outputs: carry, ys, carry tangents, ys tangents -> carry, carry tangents, ys, ys tangents
+    Q = nk + ny
+    out_order = (list(range(nk)) + list(range(Q, Q + nkt)) + list(range(nk, Q)) + list(range(Q + nkt, Q + nkt + nyt)))
+    j = _permute(j, order, out_order)
+    init_t = [_ad.instantiate_zeros(t) for t, z in zip(idot, k_nz) if z]
+    outs = scan_bind([*jc, *consts, *[t for t, z in zip(cdot, c_nz) if z]], [*init, *init_t],
+                     [*xs, *[t for t, z in zip(xdot, x_nz) if z]], j, length, reverse, unroll)
+    carry_p, carry_t = outs[:nk], iter(outs[nk:nk + nkt])
+    ys_p, ys_t = outs[nk + nkt:nk + nkt + ny], iter(outs[nk + nkt + ny:])
+    out_avals = _scan_abstract_eval(*[get_aval(p) for p in primals], jaxpr=jaxpr, length=length,
+                                    reverse=reverse, num_consts=nc, num_carry=nk)
+    t_out = [next(carry_t) if z else _ad.Zero(a) for z, a in zip(k_nz, out_avals[:nk])]
+    t_out += [next(ys_t) if z else _ad.Zero(a) for z, a in zip(y_nz, out_avals[nk:])]
+    return list(carry_p) + list(ys_p), t_out
+
+
+def _scan_partial_eval(trace, args, params):
+    jaxpr, length, reverse = params["jaxpr"], params["length"], params["reverse"]
+    nc, nk = params["num_consts"], params["num_carry"]
+    unroll = params.get("unroll", 1)
+    uk = [trace.is_unknown(a) for a in args]
+    c_uk, k_uk, x_uk = uk[:nc], uk[nc:nc + nk], uk[nc + nk:]
+    ny = len(jaxpr.out_avals) - nk
+    while True:
+        out_uk = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
+        new = [a or c for a, c in zip(k_uk, out_uk[:nk])]
+        if new == k_uk:
+            break
+        k_uk = new
+    known, kconsts, unknown, out_uk, nres = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
+    y_uk = out_uk[nk:]
+    kn = lambda xs, flags: [x for x, u in zip(xs, flags) if not u]  # noqa: E731
+    un = lambda xs, flags: [x for x, u in zip(xs, flags) if u]  # noqa: E731
+    consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
+    # Known scan: consts = hoisted + known consts, carry = known carry, xs = known xs; outputs known carry,
+    # known ys, then the residuals (stacked as ys).
+    n_kc = sum(1 for u in k_uk if not u)
+    init = [x if not u or trace.is_unknown(x) else _instantiate_unknown(trace, x)
+            for x, u in zip(init, k_uk)]
+    with set_current_trace(trace.parent):
+        kouts = scan_bind([*kconsts, *kn(consts, c_uk)], kn(init, k_uk), kn(xs, x_uk), known, length, reverse,
+                          unroll)
+    n_ky = sum(1 for u in y_uk if not u)
+    k_carry, k_ys, res = kouts[:n_kc], kouts[n_kc:n_kc + n_ky], kouts[n_kc + n_ky:]
+    # Unknown scan: residuals arrive first in the unknown jaxpr; scan wants consts, carry, xs.
+    n_uc, n_uk_, n_ux = sum(c_uk), sum(k_uk), sum(x_uk)
+    order = (list(range(nres, nres + n_uc)) + list(range(nres + n_uc, nres + n_uc + n_uk_))
+             + list(range(nres + n_uc + n_uk_, nres + n_uc + n_uk_ + n_ux)) + list(range(nres)))
+    uj = _permute(unknown, order)
+    uouts = trace.stage(scan_p, [*un(consts, c_uk), *un(init, k_uk), *un(xs, x_uk), *res],
+                        dict(_split_transpose=False, jaxpr=uj, length=length,
+                             linear=(False,) * (n_uc + n_uk_ + n_ux + nres), num_carry=n_uk_, num_consts=n_uc,
+                             reverse=reverse, unroll=unroll))
+    kc, ky, uc, uy = iter(k_carry), iter(k_ys), iter(uouts[:n_uk_]), iter(uouts[n_uk_:])
+    return [next(uc) if u else next(kc) for u in k_uk] + [next(uy) if u else next(ky) for u in y_uk]
+
+
+def _instantiate_unknown(trace, x):
+    """A known value made an unknown of ``trace`` (a carry forced unknown by the fixpoint)."""
+    return trace.stage(_identity_p, [x], {})[0]
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, linear=None, unroll=1,
+                    _split_transpose=False):
+    nc, nk = num_consts, num_carry
+    consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
+    c_lin = [_ad.is_undefined(c) for c in consts]
+    k_lin = [_ad.is_undefined(c) for c in init]
+    x_lin = [_ad.is_undefined(x) for x in xs]
+    if not all(k_lin):
+        raise NotImplementedError("scan transpose with a non-linear carry")
+    ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
+    y_nz = [not _ad.is_zero(c) for c in ct_ys]
+    res_c = [c for c, l in zip(consts, c_lin) if not l]
+    res_x = [x for x, l in zip(xs, x_lin) if not l]
+    lin_c_avals = [c.aval for c, l in zip(consts, c_lin) if l]
+    carry_avals = [c.aval for c in init]
+    x_avals = [get_aval(x) if not l else x.aval for x, l in zip(xs, x_lin)]
+    x_slice = [a.update(shape=a.shape[1:]) for a in x_avals]
+    y_avals = jaxpr.out_avals[nk:]
+    n_rc, n_lc, n_yz = len(res_c), len(lin_c_avals), sum(y_nz)
+
+    def body(*a):
+        rc = list(a[:n_rc])
+        acc = list(a[n_rc:n_rc + n_lc])
+        ctk = list(a[n_rc + n_lc:n_rc + n_lc + nk])
+        rest = list(a[n_rc + n_lc + nk:])
+        cty_it = iter(rest[:n_yz])
+        rx = iter(rest[n_yz:])
+        rci = iter(rc)
+        pargs = [_ad.UndefinedPrimal(av) if l else next(rci) for l, av in
+                 zip(c_lin, [c.aval if _ad.is_undefined(c) else get_aval(c) for c in consts])]
+        pargs += [_ad.UndefinedPrimal(av) for av in carry_avals]
+        pargs += [_ad.UndefinedPrimal(av) if l else next(rx) for l, av in zip(x_lin, x_slice)]
+        cty = [next(cty_it) if z else _ad.Zero(av) for z, av in zip(y_nz, y_avals)]
+        cts_in = _ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, pargs, ctk + cty)
+        ct_c = [c for c, l in zip(cts_in[:nc], c_lin) if l]
+        ct_k = cts_in[nc:nc + nk]
+        ct_x = [c for c, l in zip(cts_in[nc + nk:], x_lin) if l]
+        new_acc = [_ad.instantiate_zeros(_ad.add_tangents(s, c)) for s, c in zip(acc, ct_c)]
+        return (new_acc + [_ad.instantiate_zeros(c) for c in ct_k] + [_ad.instantiate_zeros(c) for c in ct_x])
+
+    in_avals = ([get_aval(c) for c in res_c] + lin_c_avals + carry_avals
+                + [a.update(shape=a.shape[1:]) for a, z in zip([get_aval(c) for c in ct_ys], y_nz) if z]
+                + [a for a, l in zip(x_slice, x_lin) if not l])
+    bj, bjc = trace_closed(body, in_avals)
+    acc0 = [_zeros(a) for a in lin_c_avals]
+    ct0 = [_ad.instantiate_zeros(c) for c in ct_carry]
+    outs = scan_bind([*bjc, *res_c], [*acc0, *ct0], [*[c for c, z in zip(ct_ys, y_nz) if z], *res_x], bj, length,
+                     not reverse, unroll)
+    acc, ct_init, ct_xs = outs[:n_lc], outs[n_lc:n_lc + nk], outs[n_lc + nk:]
+    ai, xi = iter(acc), iter(ct_xs)
+    return ([next(ai) if l else None for l in c_lin] + list(ct_init) + [next(xi) if l else None for l in x_lin])
+
+
+def _scan_batch(vals, dims, jaxpr, length, reverse, num_consts, num_carry, linear=None, unroll=1,
+                _split_transpose=False):
+    nc, nk = num_consts, num_carry
+    size = _batching.axis_size_of(vals, dims)
+    consts = [v if d is None else _batching.moveaxis(v, d, 0) for v, d in zip(vals[:nc], dims[:nc])]
+    init = [v if d is None else _batching.moveaxis(v, d, 0) for v, d in zip(vals[nc:nc + nk], dims[nc:nc + nk])]
+    xs = [v if d is None else _batching.moveaxis(v, d, 1) for v, d in zip(vals[nc + nk:], dims[nc + nk:])]
+    c_b = [d is not None for d in dims[:nc]]
+    k_b = [d is not None for d in dims[nc:nc + nk]]
+    x_b = [d is not None for d in dims[nc + nk:]]
+    ny = len(jaxpr.out_avals) - nk
+    while True:
+        ob = batch_closed(jaxpr, size, c_b + k_b + x_b, k_b + [False] * ny)[2]
+        new = [a or c for a, c in zip(k_b, ob[:nk])]
+        if new == k_b:
+            break
+        k_b = new
+    bj, bjc, ob = batch_closed(jaxpr, size, c_b + k_b + x_b, k_b + [False] * ny)
+    init = [v if (d is not None or not b) else _batching.broadcast_batched(v, size, 0)
+            for v, d, b in zip(init, dims[nc:nc + nk], k_b)]
+    outs = scan_bind([*bjc, *consts], init, xs, bj, length, reverse, unroll)
+    return outs, [0 if b else None for b in k_b] + [1 if b else None for b in ob[nk:]]
+
+
+_ad.jvp_rules[scan_p] = _scan_jvp
+_ad.pe_rules[scan_p] = _scan_partial_eval
+_ad.transpose_rules[scan_p] = _scan_transpose
+_batching.batching_rules[scan_p] = _scan_batch
+
+
+# ----------------------------------------------------------------------------------------------- identity
+# A staged copy: makes a known value an unknown of a partial-eval trace (linear: its transpose is the
+# identity). Lowered inline (no core primitive).
+
+def _identity_inline(eqn):
+    v = Var(eqn.invars[0].aval)
+    return Jaxpr([], [v], [v], []), eqn.invars
+
+
+_identity_p = Primitive("pe_identity", multiple_results=True)
+_identity_p.abstract_eval = lambda x: [x]
+_identity_p.impl = lambda x: [x]
+_identity_p.inline_jaxpr = staticmethod(_identity_inline)
+_ad.jvp_rules[_identity_p] = lambda primals, tangents: (list(primals), list(tangents))
+_ad.transpose_rules[_identity_p] = lambda cts, x: [cts[0]]
+_batching.batching_rules[_identity_p] = lambda vals, dims: (list(vals), list(dims))
+
+
+# ----------------------------------------------------------------------------------------------- jaxpr transforms
+
+def jvp_closed(closed, nonzeros, instantiate):
+    """The jvp of ``closed`` (no consts): a jaxpr from (primals, non-zero tangents) to (primals out,
+    tangents out where ``out_nz``). ``instantiate[i]`` forces output i's tangent (zeros) when it is a float.
+    Returns ``(jaxpr, consts, out_nz)``; the jaxpr takes ``consts`` first."""
+    from ..interpreters.eval import eval_jaxpr
+    n = len(closed.in_avals)
+    in_avals = closed.in_avals
+    nonzeros = [bool(z) and _is_float(a) for z, a in zip(nonzeros, in_avals)]
+    inst = [bool(i) and _is_float(a) for i, a in zip(instantiate, closed.out_avals)]
+    store = {}
+
+    def f(*args):
+        primals = list(args[:n])
+        it = iter(args[n:])
+        tangents = [next(it) if z else _ad.Zero(a) for z, a in zip(nonzeros, in_avals)]
+        p_out, t_out = _ad.jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
+        out_nz = [(not _ad.is_zero(t)) or i for t, i in zip(t_out, inst)]
+        store["nz"] = out_nz
+        return list(p_out) + [_ad.instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
+    avals = list(in_avals) + [a for z, a in zip(nonzeros, in_avals) if z]
+    j, consts = trace_closed(f, avals)
+    return j, consts, store["nz"]
+
+
+def partial_eval_closed(closed, unknowns, instantiate):
+    """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts,
+    unknown, out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the
+    known outputs then ``num_res`` residuals; ``unknown`` takes the residuals then the unknown inputs.
+    ``instantiate[i]`` makes output i unknown even when it is computable."""
+    from ..interpreters.eval import eval_jaxpr
+    store = {}
+
+    def known_fun(*known_args):
+        pe = _ad.PartialEvalTrace(core._state.trace)
+        it = iter(known_args)
+        args = [pe.new_arg(a) if u else next(it) for u, a in zip(unknowns, closed.in_avals)]
+        try:
+            with set_current_trace(pe):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+            out_unknowns = [pe.is_unknown(o) or bool(i) for o, i in zip(outs, instantiate)]
+            unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+        finally:
+            pe.invalidate()
+        res = unknown.consts
+        uj = unknown.jaxpr
+        store["unknown"] = ClosedJaxpr(Jaxpr([], list(uj.constvars) + list(uj.invars), uj.outvars, uj.eqns), [])
+        store["out_unknowns"] = out_unknowns
+        store["num_res"] = len(res)
+        return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
+    known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
+    kj, kconsts = trace_closed(known_fun, known_avals)
+    return kj, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
+
+
+def batch_closed(closed, size, in_batched, force_out):
+    """``closed`` (no consts) batched: inputs with ``in_batched`` have a leading batch axis of ``size``;
+    outputs are batched (axis 0) where the computation makes them so or ``force_out`` asks. Returns
+    ``(jaxpr, consts, out_batched)``; the jaxpr takes ``consts`` first."""
+    from ..interpreters.eval import eval_jaxpr
+    store = {}
+
+    def fun(*args):
+        trace = _batching.BatchTrace(core.current_trace(), size)
+        targs = [_batching.BatchTracer(trace, a, 0) if b else a for a, b in zip(args, in_batched)]
+        try:
+            with set_current_trace(trace):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
+            infos = [trace.to_batch_info(o) for o in outs]
+        finally:
+            trace.invalidate()
+        res, ob = [], []
+        for (v, d), f, av in zip(infos, force_out, closed.out_avals):
+            if d is None:
+                if f:
+                    v = _batching.broadcast_batched(v, size, 0, av.shape)
+                    d = 0
+            else:
+                v = _batching.moveaxis(v, d, 0)
+                d = 0
+            res.append(v)
+            ob.append(d is not None)
+        store["ob"] = ob
+        return res
+    avals = [a.update(shape=(size,) + a.shape) if b else a for a, b in zip(closed.in_avals, in_batched)]
+    j, consts = trace_closed(fun, avals)
+    return j, consts, store["ob"]

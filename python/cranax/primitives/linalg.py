@@ -1,0 +1,1156 @@
+"""Library primitives (run by the core as calls into Rust routines, not fused loops): ``dot_general``,
+``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter`` (set/add/mul/min/max),
+``sort`` and the cumulative reductions ``cumsum``/``cumprod``/``cummax``/``cummin``; ``pad`` (defined in
+``structural``) is lowered to the core's pad here. Each primitive has its abstract eval, wire params,
+jvp/transpose rules and batching rule in this file. Mirrors ``jax.lax``'s primitives of the same names.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes
+from ..core import ShapedArray, get_aval
+from . import standard_primitive
+from . import structural as _st
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def _L():
+    from .. import lax
+    return lax
+
+
+def _ints(xs):
+    return tuple(int(x) for x in xs)
+
+
+def _dt_name(dt):
+    return None if dt is None else dtypes.short_name(np.dtype(dt))
+
+
+def _weak(*avals):
+    return all(a.weak_type for a in avals)
+
+
+# ----------------------------------------------------------------------------------------------- dot_general
+
+def _canon_dnums(dimension_numbers):
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError(f"dot_general dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+                        f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}") from None
+    return (_ints(lc), _ints(rc)), (_ints(lb), _ints(rb))
+
+
+def _dot_general_abstract(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                          out_sharding=None):
+    (lc, rc), (lb, rb) = _canon_dnums(dimension_numbers)
+    for name, dims, av in (("lhs", lc + lb, lhs), ("rhs", rc + rb, rhs)):
+        if len(set(dims)) != len(dims) or any(not 0 <= d < av.ndim for d in dims):
+            raise TypeError(f"dot_general requires {name} contracting and batch dimensions to be distinct and "
+                            f"in range for shape {av.shape}, got {dimension_numbers}")
+    if len(lb) != len(rb):
+        raise TypeError(f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got "
+                        f"lhs_batch {lb} and rhs_batch {rb}.")
+    if len(lc) != len(rc):
+        raise TypeError(f"dot_general requires equal numbers of contracting dimensions, got lhs_contracting "
+                        f"{lc} and rhs_contracting {rc} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+    lbs, rbs = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
+    if lbs != rbs:
+        raise TypeError(f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
+                        f"shape, got {lbs} and {rbs} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+    lcs, rcs = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
+    if lcs != rcs:
+        raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got {lcs} and "
+                        f"{rcs} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+    if preferred_element_type is None:
+        if lhs.dtype != rhs.dtype:
+            raise TypeError(f"dot_general requires operands of the same dtype, got {lhs.dtype.name} and "
+                            f"{rhs.dtype.name}; promote them first or pass preferred_element_type.")
+        out_dt = lhs.dtype
+    else:
+        out_dt = np.dtype(preferred_element_type)
+    lfree = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
+    shape = lbs + tuple(lhs.shape[d] for d in lfree) + tuple(rhs.shape[d] for d in rfree)
+    return ShapedArray(shape, out_dt, _weak(lhs, rhs))
+
+
+def _dot_general_wire(eqn):
+    (lc, rc), (lb, rb) = _canon_dnums(eqn.params["dimension_numbers"])
+    return {"lhs_contracting": list(lc), "rhs_contracting": list(rc), "lhs_batch": list(lb),
+            "rhs_batch": list(rb), "preferred_element_type": _dt_name(eqn.params.get("preferred_element_type"))}
+
+
+dot_general_p = standard_primitive("dot_general", _dot_general_abstract, wire=_dot_general_wire)
+
+
+def _dot_general_pp(eqn):
+    (lc, rc), (lb, rb) = _canon_dnums(eqn.params["dimension_numbers"])
+    dn = f"(({list(lc)}, {list(rc)}), ({list(lb)}, {list(rb)}))"
+    pet = eqn.params.get("preferred_element_type")
+
+    class _Raw:
+        def __init__(self, s):
+            self.s = s
+
+        def __repr__(self):
+            return self.s
+    return [("dimension_numbers", _Raw(dn)), ("out_sharding", None), ("precision", None),
+            ("preferred_element_type", _Raw(np.dtype(pet).name) if pet is not None else None)]
+
+
+dot_general_p.pp_params = _dot_general_pp
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
+    """General contraction: ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))``; the output has the batch dims, then lhs's free dims, then rhs's free dims. Mirrors
+    ``jax.lax.dot_general``."""
+    L = _L()
+    lhs, rhs = L._as_operand(lhs), L._as_operand(rhs)
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers), precision=None,
+                              preferred_element_type=pet, out_sharding=None)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products of rank ≤ 2 operands. Mirrors ``jax.lax.dot``."""
+    la, ra = get_aval(lhs), get_aval(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(f"dot only supports rank 1 or 2 operands, got shapes {la.shape} and {ra.shape}")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _remaining(n, *removed):
+    rm = set(d for r in removed for d in r)
+    return tuple(d for d in range(n) if d not in rm)
+
+
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swap_ans=False):
+    L = _L()
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_aval = get_aval(y)
+    x_kept = _remaining(x_aval.ndim, x_contract, x_batch)
+    y_kept = _remaining(y_aval.ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, y_kept), (ans_batch, y_batch))
+    x_contract_sorted_by_y = tuple(np.take(np.asarray(x_contract, int), np.argsort(np.asarray(y_contract, int)))) \
+        if x_contract else ()
+    out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + list(x_kept) + list(x_contract_sorted_by_y)))
+    ct_dt = get_aval(ct).dtype
+    if get_aval(y).dtype != ct_dt:
+        y = L.convert_element_type(y, ct_dt)
+    r = dot_general(ct, y, dims)
+    if out_axes != tuple(range(len(out_axes))):
+        r = L.transpose(r, out_axes)
+    if get_aval(r).dtype != x_aval.dtype:
+        r = L.convert_element_type(r, x_aval.dtype)
+    return r
+
+
+def _dot_general_transpose(ct, x, y, dimension_numbers, precision=None, preferred_element_type=None,
+                           out_sharding=None):
+    from ..interpreters import ad
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = [None, None]
+    if ad.is_undefined(x):
+        out[0] = ad.Zero(x.aval) if ad.is_zero(ct) else _dot_transpose_lhs(
+            ct, x.aval, y, dimension_numbers, preferred_element_type)
+    if ad.is_undefined(y):
+        swapped = ((rc, lc), (rb, lb))
+        out[1] = ad.Zero(y.aval) if ad.is_zero(ct) else _dot_transpose_lhs(
+            ct, y.aval, x, swapped, preferred_element_type, swap_ans=True)
+    return out
+
+
+def _dot_general_jvp(primals, tangents, **params):
+    from ..interpreters import ad
+    x, y = primals
+    tx, ty = tangents
+    ans = dot_general_p.bind(x, y, **params)
+    out = None
+    if not ad.is_zero(tx):
+        out = dot_general_p.bind(tx, y, **params)
+    if not ad.is_zero(ty):
+        t = dot_general_p.bind(x, ty, **params)
+        out = t if out is None else ad.add_tangents(out, t)
+    if out is None:
+        return ans, ad.Zero(get_aval(ans))
+    return ans, out
+
+
+def _dot_general_batch(vals, dims, dimension_numbers, **params):
+    from ..interpreters import batching as B
+    (x, y), (bx, by) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if bx is not None and by is not None:
+        x, y = B.moveaxis(x, bx, 0), B.moveaxis(y, by, 0)
+        dn = ((sh(lc), sh(rc)), ((0,) + sh(lb), (0,) + sh(rb)))
+        return dot_general_p.bind(x, y, dimension_numbers=dn, **params), 0
+    if bx is not None:
+        x = B.moveaxis(x, bx, 0)
+        dn = ((sh(lc), rc), (sh(lb), rb))
+        return dot_general_p.bind(x, y, dimension_numbers=dn, **params), len(lb)
+    y = B.moveaxis(y, by, 0)
+    dn = ((lc, sh(rc)), (lb, sh(rb)))
+    n_lfree = get_aval(x).ndim - len(lc) - len(lb)
+    return dot_general_p.bind(x, y, dimension_numbers=dn, **params), len(lb) + n_lfree
+
+
+# ----------------------------------------------------------------------------------------------- concatenate
+
+def _concatenate_abstract(*operands, dimension):
+    if not operands:
+        raise TypeError("concatenate requires a non-empty sequence of operands")
+    a0 = operands[0]
+    if a0.ndim == 0:
+        raise TypeError("Cannot concatenate scalars (zero-dimensional arrays)")
+    if not 0 <= dimension < a0.ndim:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                        f"{', '.join(str(o.shape) for o in operands)}")
+    for o in operands[1:]:
+        if o.dtype != a0.dtype:
+            raise TypeError(f"concatenate requires arguments of the same dtype, got "
+                            f"{', '.join(o.dtype.name for o in operands)}")
+        if o.ndim != a0.ndim or any(o.shape[i] != a0.shape[i] for i in range(a0.ndim) if i != dimension):
+            raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+                            f"being concatenated: concatenating along dimension {dimension} for shapes "
+                            f"{', '.join(str(o.shape) for o in operands)}.")
+    shape = list(a0.shape)
+    shape[dimension] = sum(o.shape[dimension] for o in operands)
+    return ShapedArray(tuple(shape), a0.dtype, _weak(*operands))
+
+
+concatenate_p = standard_primitive("concatenate", _concatenate_abstract,
+                                   wire=lambda eqn: {"dimension": int(eqn.params["dimension"])})
+
+
+def concatenate(operands, dimension):
+    """Joins arrays of one dtype along ``dimension``. Mirrors ``jax.lax.concatenate``."""
+    L = _L()
+    operands = [L._as_operand(o) for o in operands]
+    if len(operands) == 1:
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    from ..interpreters import ad
+    L = _L()
+    out = []
+    start = 0
+    for o in operands:
+        av = o.aval if ad.is_undefined(o) else get_aval(o)
+        n = av.shape[dimension]
+        if ad.is_undefined(o):
+            if ad.is_zero(ct):
+                out.append(ad.Zero(av))
+            else:
+                lo = [0] * av.ndim
+                hi = list(av.shape)
+                lo[dimension], hi[dimension] = start, start + n
+                out.append(L.slice(ct, lo, hi) if hasattr(L, "slice") else
+                           _st.slice_p.bind(ct, start_indices=tuple(lo), limit_indices=tuple(hi), strides=None))
+        else:
+            out.append(None)
+        start += n
+    return out
+
+
+def _concatenate_batch(vals, dims, dimension):
+    from ..interpreters import batching as B
+    size = B.axis_size_of(vals, dims)
+    ops = [B.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    return concatenate_p.bind(*ops, dimension=dimension + 1), 0
+
+
+# ----------------------------------------------------------------------------------------------- pad (core lowering)
+
+# ``pad`` is defined in ``structural`` (with its rules); the core runs it natively, so drop the inlined
+# expansion into broadcasts and slices.
+_st.pad_p.inline_jaxpr = None
+
+
+# ----------------------------------------------------------------------------------------------- dynamic slices
+
+def _dynamic_slice_abstract(operand, *start_indices, slice_sizes):
+    if len(start_indices) != operand.ndim:
+        raise TypeError(f"dynamic_slice: len(start_indices) must equal the operand's rank, got "
+                        f"{len(start_indices)} indices for shape {operand.shape}")
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(f"dynamic_slice: slice_sizes must have one entry per dimension, got {slice_sizes} for "
+                        f"shape {operand.shape}")
+    for i in start_indices:
+        if i.ndim != 0 or not dtypes.issubdtype(i.dtype, np.integer):
+            raise TypeError(f"dynamic_slice start indices must be integer scalars, got {i.str_short()}")
+    for s, d in zip(slice_sizes, operand.shape):
+        if not 0 <= s <= d:
+            raise TypeError(f"dynamic_slice: slice_sizes must be between 0 and the operand's shape, got "
+                            f"slice_sizes {slice_sizes} for shape {operand.shape}")
+    return ShapedArray(tuple(slice_sizes), operand.dtype, operand.weak_type)
+
+
+dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_abstract,
+                                     wire=lambda eqn: {"slice_sizes": list(eqn.params["slice_sizes"])})
+
+
+def _dus_abstract(operand, update, *start_indices):
+    if len(start_indices) != operand.ndim:
+        raise TypeError(f"dynamic_update_slice: len(start_indices) must equal the operand's rank, got "
+                        f"{len(start_indices)} indices for shape {operand.shape}")
+    if update.dtype != operand.dtype:
+        raise TypeError(f"dynamic_update_slice update and operand dtypes must match, got {update.dtype.name} "
+                        f"and {operand.dtype.name}")
+    if update.ndim != operand.ndim or any(u > o for u, o in zip(update.shape, operand.shape)):
+        raise TypeError(f"dynamic_update_slice update shape {update.shape} must have the operand's rank and fit "
+                        f"in its shape {operand.shape}")
+    for i in start_indices:
+        if i.ndim != 0 or not dtypes.issubdtype(i.dtype, np.integer):
+            raise TypeError(f"dynamic_update_slice start indices must be integer scalars, got {i.str_short()}")
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+
+
+dynamic_update_slice_p = standard_primitive("dynamic_update_slice", _dus_abstract)
+
+
+def _index_scalars(start_indices, n):
+    from .. import numpy as jnp
+    L = _L()
+    if isinstance(start_indices, (list, tuple)):
+        idx = list(start_indices)
+    else:
+        av = get_aval(start_indices)
+        idx = [L.reshape(_st.slice_p.bind(start_indices, start_indices=(i,), limit_indices=(i + 1,),
+                                          strides=None), ()) for i in range(av.shape[0])]
+    if len(idx) != n:
+        raise TypeError(f"expected {n} start indices, got {len(idx)}")
+    out = []
+    for i in idx:
+        i = L._as_operand(i)
+        av = get_aval(i)
+        if not dtypes.issubdtype(av.dtype, np.integer):
+            raise TypeError(f"index arguments must be integers, got {av.dtype.name}")
+        if av.ndim != 0:
+            i = jnp.reshape(i, ())
+        out.append(i)
+    # JAX converts the indices to a common type; mixed weak ints stay i32.
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """The window of ``slice_sizes`` starting at ``start_indices`` (traced ints allowed); starts are
+    clamped so the window fits, as in XLA. Mirrors ``jax.lax.dynamic_slice``."""
+    L = _L()
+    operand = L._as_operand(operand)
+    av = get_aval(operand)
+    idx = _index_scalars(start_indices, av.ndim)
+    return dynamic_slice_p.bind(operand, *idx, slice_sizes=_ints(slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """``operand`` with ``update`` written at ``start_indices`` (clamped to fit). Mirrors
+    ``jax.lax.dynamic_update_slice``."""
+    L = _L()
+    operand, update = L._as_operand(operand), L._as_operand(update)
+    av = get_aval(operand)
+    idx = _index_scalars(start_indices, av.ndim)
+    return dynamic_update_slice_p.bind(operand, update, *idx)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    av = get_aval(operand)
+    starts = [0] * av.ndim
+    sizes = list(av.shape)
+    starts[axis] = start_index
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    av = get_aval(operand)
+    starts = [0] * av.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    r = dynamic_slice_in_dim(operand, index, 1, axis)
+    if keepdims:
+        return r
+    return _L().squeeze(r, (axis,))
+
+
+# ----------------------------------------------------------------------------------------------- gather / scatter
+
+GatherDimensionNumbers = namedtuple(
+    "GatherDimensionNumbers",
+    ["offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
+     "start_indices_batching_dims"], defaults=((), ()))
+ScatterDimensionNumbers = namedtuple(
+    "ScatterDimensionNumbers",
+    ["update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "operand_batching_dims",
+     "scatter_indices_batching_dims"], defaults=((), ()))
+
+
+class GatherScatterMode:
+    """JAX's out-of-bounds modes, as strings: ``clip``, ``fill`` (gather; scatter drops) and
+    ``promise_in_bounds`` (treated as ``clip``)."""
+    CLIP = "clip"
+    FILL_OR_DROP = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+
+    @staticmethod
+    def from_any(s):
+        if s is None or s in ("fill", "drop", "fill_or_drop"):
+            return "fill"
+        if s in ("clip", "promise_in_bounds"):
+            return s
+        name = getattr(s, "name", None)
+        if name in ("CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS"):
+            return {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}[name]
+        raise ValueError(f"Unknown gather/scatter mode {s!r}")
+
+
+def _wire_mode(mode, scatter=False):
+    m = GatherScatterMode.from_any(mode)
+    if m == "fill":
+        return "drop" if scatter else "fill"
+    return "clip"
+
+
+def _gdn(dn):
+    if isinstance(dn, dict):
+        dn = GatherDimensionNumbers(**dn)
+    dn = GatherDimensionNumbers(*[_ints(x) for x in dn])
+    if dn.operand_batching_dims or dn.start_indices_batching_dims:
+        raise NotImplementedError("gather with operand_batching_dims is not supported")
+    return dn
+
+
+def _sdn(dn):
+    if isinstance(dn, dict):
+        dn = ScatterDimensionNumbers(**dn)
+    dn = ScatterDimensionNumbers(*[_ints(x) for x in dn])
+    if dn.operand_batching_dims or dn.scatter_indices_batching_dims:
+        raise NotImplementedError("scatter with operand_batching_dims is not supported")
+    return dn
+
+
+def _gather_shape(operand, indices, dn, slice_sizes):
+    nb = indices.ndim - 1
+    window = [slice_sizes[d] for d in range(operand.ndim) if d not in dn.collapsed_slice_dims]
+    out_rank = nb + len(window)
+    if len(dn.offset_dims) != len(window):
+        raise TypeError(f"gather offset_dims {dn.offset_dims} must have one entry per non-collapsed operand "
+                        f"dimension ({len(window)})")
+    shape, wi, bi = [], 0, 0
+    for d in range(out_rank):
+        if d in dn.offset_dims:
+            shape.append(window[wi])
+            wi += 1
+        else:
+            shape.append(indices.shape[bi])
+            bi += 1
+    return tuple(shape)
+
+
+def _gather_abstract(operand, indices, dimension_numbers, slice_sizes, indices_are_sorted=False,
+                     unique_indices=False, mode=None, fill_value=None):
+    dn = dimension_numbers
+    if not dtypes.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"gather indices must be of integer type, got {indices.dtype.name}")
+    if indices.ndim < 1 or indices.shape[-1] != len(dn.start_index_map):
+        raise TypeError(f"gather index vectors (last axis of indices, shape {indices.shape}) must have length "
+                        f"len(start_index_map) = {len(dn.start_index_map)}")
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(f"gather slice_sizes must have one entry per operand dimension, got {slice_sizes} for "
+                        f"shape {operand.shape}")
+    for s, d in zip(slice_sizes, operand.shape):
+        if not 0 <= s <= d:
+            raise TypeError(f"gather slice_sizes {slice_sizes} must fit in the operand's shape {operand.shape}")
+    return ShapedArray(_gather_shape(operand, indices, dn, slice_sizes), operand.dtype, operand.weak_type)
+
+
+def _gather_wire(eqn):
+    p = eqn.params
+    dn = p["dimension_numbers"]
+    fv = p.get("fill_value")
+    if fv is not None:
+        fv = float(fv)
+        fv = "nan" if np.isnan(fv) else ("inf" if fv == np.inf else ("-inf" if fv == -np.inf else fv))
+    return {"offset_dims": list(dn.offset_dims), "collapsed_slice_dims": list(dn.collapsed_slice_dims),
+            "start_index_map": list(dn.start_index_map), "slice_sizes": list(p["slice_sizes"]),
+            "mode": _wire_mode(p.get("mode")), "fill_value": fv}
+
+
+gather_p = standard_primitive("gather", _gather_abstract, wire=_gather_wire)
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
+           unique_indices=False, mode=None, fill_value=None):
+    """XLA's gather (index vectors along the last axis of ``start_indices``). ``mode``: ``"clip"``
+    (``promise_in_bounds``) clamps windows into range; ``"fill"`` (the default, as in JAX) returns
+    ``fill_value`` (NaN / the dtype's minimum / True) for windows out of range. Mirrors ``jax.lax.gather``."""
+    L = _L()
+    operand, start_indices = L._as_operand(operand), L._as_operand(start_indices)
+    return gather_p.bind(operand, start_indices, dimension_numbers=_gdn(dimension_numbers),
+                         slice_sizes=_ints(slice_sizes), indices_are_sorted=bool(indices_are_sorted),
+                         unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
+                         fill_value=fill_value)
+
+
+def _scatter_abstract(operand, indices, updates, dimension_numbers, indices_are_sorted=False,
+                      unique_indices=False, mode=None, update_jaxpr=None, update_consts=()):
+    dn = dimension_numbers
+    if not dtypes.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"scatter indices must be of integer type, got {indices.dtype.name}")
+    if updates.dtype != operand.dtype:
+        raise TypeError(f"scatter updates dtype {updates.dtype.name} must match the operand's "
+                        f"{operand.dtype.name}")
+    if indices.ndim < 1 or indices.shape[-1] != len(dn.scatter_dims_to_operand_dims):
+        raise TypeError(f"scatter index vectors (last axis of indices, shape {indices.shape}) must have length "
+                        f"{len(dn.scatter_dims_to_operand_dims)}")
+    win = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims]
+    if len(dn.update_window_dims) != len(win) or updates.ndim != indices.ndim - 1 + len(win):
+        raise TypeError(f"scatter updates shape {updates.shape} does not match the dimension numbers {dn} for "
+                        f"operand shape {operand.shape} and indices shape {indices.shape}")
+    bshape = tuple(updates.shape[d] for d in range(updates.ndim) if d not in dn.update_window_dims)
+    if bshape != indices.shape[:-1]:
+        raise TypeError(f"scatter updates shape {updates.shape} does not match indices shape {indices.shape}")
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+
+
+def _scatter_wire(eqn):
+    dn = eqn.params["dimension_numbers"]
+    return {"update_window_dims": list(dn.update_window_dims), "inserted_window_dims": list(dn.inserted_window_dims),
+            "scatter_dims_to_operand_dims": list(dn.scatter_dims_to_operand_dims),
+            "mode": _wire_mode(eqn.params.get("mode"), scatter=True)}
+
+
+scatter_p = standard_primitive("scatter", _scatter_abstract, wire=_scatter_wire)
+scatter_add_p = standard_primitive("scatter-add", _scatter_abstract, wire=_scatter_wire)
+scatter_mul_p = standard_primitive("scatter-mul", _scatter_abstract, wire=_scatter_wire)
+scatter_min_p = standard_primitive("scatter-min", _scatter_abstract, wire=_scatter_wire)
+scatter_max_p = standard_primitive("scatter-max", _scatter_abstract, wire=_scatter_wire)
+_SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)
+
+
+def _scatter_pp(eqn):
+    return sorted((k, v) for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts"))
+
+
+for _p in _SCATTERS:
+    _p.pp_params = _scatter_pp
+del _p
+
+
+def _make_scatter(prim):
+    def op(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+           unique_indices=False, mode=None):
+        L = _L()
+        operand, scatter_indices, updates = (L._as_operand(operand), L._as_operand(scatter_indices),
+                                             L._as_operand(updates))
+        return prim.bind(operand, scatter_indices, updates, dimension_numbers=_sdn(dimension_numbers),
+                         indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+                         mode=GatherScatterMode.from_any(mode))
+    op.__name__ = prim.name.replace("-", "_")
+    op.__doc__ = (f"XLA's ``{prim.name}``: combines ``updates`` into ``operand`` at the windows the index "
+                  f"vectors (last axis of ``scatter_indices``) select; out-of-range windows are dropped "
+                  f"(``mode='clip'`` clamps them). Mirrors ``jax.lax.{op.__name__}``.")
+    return op
+
+
+scatter = _make_scatter(scatter_p)
+scatter_add = _make_scatter(scatter_add_p)
+scatter_mul = _make_scatter(scatter_mul_p)
+scatter_min = _make_scatter(scatter_min_p)
+scatter_max = _make_scatter(scatter_max_p)
+
+
+def _gather_dn_for_scatter(dn):
+    return GatherDimensionNumbers(offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+                                  start_index_map=dn.scatter_dims_to_operand_dims)
+
+
+def _scatter_dn_for_gather(dn):
+    return ScatterDimensionNumbers(update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+                                   scatter_dims_to_operand_dims=dn.start_index_map)
+
+
+def _scatter_slice_sizes(operand_aval, updates_aval, dn):
+    sizes, pos = [], 0
+    for d in range(operand_aval.ndim):
+        if d in dn.inserted_window_dims:
+            sizes.append(1)
+        else:
+            sizes.append(updates_aval.shape[dn.update_window_dims[pos]])
+            pos += 1
+    return tuple(sizes)
+
+
+def _gather_updates(x, indices, updates_aval, dn, mode, fill_value=0):
+    """The elements of ``x`` that a scatter with ``dn`` would combine each update with."""
+    sizes = _scatter_slice_sizes(get_aval(x), updates_aval, dn)
+    return gather_p.bind(x, indices, dimension_numbers=_gather_dn_for_scatter(dn), slice_sizes=sizes,
+                         indices_are_sorted=False, unique_indices=False,
+                         mode="fill" if GatherScatterMode.from_any(mode) == "fill" else "clip",
+                         fill_value=fill_value)
+
+
+# ----------------------------------------------------------------------------------------------- sort / cumulative
+
+def _sort_abstract(*operands, dimension, is_stable=True, num_keys=1):
+    if not operands:
+        raise TypeError("sort requires at least one operand")
+    shape = operands[0].shape
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"sort dimension {dimension} out of range for shape {shape}")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort num_keys must be between 1 and the number of operands, got {num_keys}")
+    for o in operands:
+        if o.shape != shape:
+            raise TypeError(f"sort operands must all have the same shape, got "
+                            f"{', '.join(str(o.shape) for o in operands)}")
+    return [ShapedArray(o.shape, o.dtype, o.weak_type) for o in operands]
+
+
+sort_p = standard_primitive(
+    "sort", _sort_abstract, multiple_results=True,
+    wire=lambda eqn: {"dimension": int(eqn.params["dimension"]), "is_stable": bool(eqn.params["is_stable"]),
+                      "num_keys": int(eqn.params["num_keys"])})
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sorts along ``dimension``; a sequence of operands is sorted together by the first ``num_keys``
+    (lexicographically). NaNs sort last, -0.0 equals 0.0. Mirrors ``jax.lax.sort``."""
+    L = _L()
+    single = not isinstance(operand, (list, tuple))
+    ops = [L._as_operand(o) for o in ([operand] if single else operand)]
+    nd = get_aval(ops[0]).ndim
+    if nd == 0:
+        raise ValueError("sort requires an operand of rank >= 1")
+    dimension = int(dimension) % nd
+    outs = sort_p.bind(*ops, dimension=dimension, is_stable=bool(is_stable), num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    k, v = sort([keys, values], dimension, is_stable, 1)
+    return k, v
+
+
+def _cumulative_abstract(x, axis, reverse=False):
+    if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
+        raise ValueError(f"cumulative axis {axis} out of range for shape {x.shape}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _cum_prim(name):
+    def abstract(x, axis, reverse=False):
+        if name in ("cumsum", "cumprod") and x.dtype == np.bool_:
+            raise TypeError(f"{name} does not accept dtype bool")
+        return _cumulative_abstract(x, axis, reverse)
+    return standard_primitive(name, abstract, wire=lambda eqn: {"axis": int(eqn.params["axis"]),
+                                                                "reverse": bool(eqn.params["reverse"])})
+
+
+cumsum_p = _cum_prim("cumsum")
+cumprod_p = _cum_prim("cumprod")
+cummax_p = _cum_prim("cummax")
+cummin_p = _cum_prim("cummin")
+
+
+def _make_cum(prim):
+    def op(operand, axis=0, reverse=False):
+        L = _L()
+        operand = L._as_operand(operand)
+        nd = get_aval(operand).ndim
+        return prim.bind(operand, axis=int(axis) % max(nd, 1), reverse=bool(reverse))
+    op.__name__ = prim.name
+    op.__doc__ = f"Inclusive ``{prim.name}`` along ``axis`` (from the end when ``reverse``). Mirrors " \
+                 f"``jax.lax.{prim.name}``."
+    return op
+
+
+cumsum = _make_cum(cumsum_p)
+cumprod = _make_cum(cumprod_p)
+cummax = _make_cum(cummax_p)
+cummin = _make_cum(cummin_p)
+
+
+# ---- batching rules ----
+from ..interpreters import batching as _batching  # noqa: E402
+
+_batching.batching_rules[dot_general_p] = _dot_general_batch
+_batching.batching_rules[concatenate_p] = _concatenate_batch
+
+
+def _dynamic_slice_batch(vals, dims, slice_sizes):
+    B = _batching
+    x, idx = vals[0], vals[1:]
+    bx, bidx = dims[0], dims[1:]
+    size = B.axis_size_of(vals, dims)
+    if all(d is None for d in bidx):
+        x = B.moveaxis(x, bx, 0)
+        return dynamic_slice_p.bind(x, _zero_index(idx), *idx, slice_sizes=(size,) + tuple(slice_sizes)), 0
+    # Batched indices: the same as a gather whose index vector is the stacked indices.
+    L = _L()
+    idx = [B.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
+    idx = [L.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
+    stacked = concatenate_p.bind(*[L.reshape(i, (size, 1)) for i in idx], dimension=1)
+    nd = len(slice_sizes)
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(nd)), collapsed_slice_dims=(), start_index_map=tuple(range(nd)))
+    return _gather_batch([x, stacked], [bx, 0], dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
+                         indices_are_sorted=False, unique_indices=False, mode="clip", fill_value=None)
+
+
+def _zero_index(idx):
+    """An int32 zero scalar index (a literal in the jaxpr)."""
+    from ..core import typed_scalar
+    dt = get_aval(idx[0]).dtype if idx else np.int32
+    return typed_scalar(0, dt, False)
+
+
+def _dus_batch(vals, dims):
+    B = _batching
+    x, u, idx = vals[0], vals[1], vals[2:]
+    bx, bu, bidx = dims[0], dims[1], dims[2:]
+    size = B.axis_size_of(vals, dims)
+    if all(d is None for d in bidx):
+        x, u = B.bdim_at_front(x, bx, size), B.bdim_at_front(u, bu, size)
+        return dynamic_update_slice_p.bind(x, u, _zero_index(idx), *idx), 0
+    # Batched indices: a scatter of the whole update window (clamped like dynamic_update_slice).
+    L = _L()
+    x, u = B.bdim_at_front(x, bx, size), B.bdim_at_front(u, bu, size)
+    idx = [B.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
+    idx = [L.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
+    nd = len(idx)
+    # clamp each start so the window fits (scatter's clip mode does the same, per axis)
+    stacked = concatenate_p.bind(*[L.reshape(i, (size, 1)) for i in idx], dimension=1)
+    counts = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=(size, 1), dimension=0, sharding=None)
+    stacked = concatenate_p.bind(counts, stacked, dimension=1)
+    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(1, nd + 1)), inserted_window_dims=(0,),
+                                 scatter_dims_to_operand_dims=tuple(range(nd + 1)))
+    return scatter_p.bind(x, stacked, u, dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
+                          mode="clip"), 0
+
+
+def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
+    B = _batching
+    (x, idx), (bx, bi) = vals, dims
+    dn = dimension_numbers
+    size = B.axis_size_of(vals, dims)
+    sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if bi is None:
+        x = B.moveaxis(x, bx, 0)
+        ndn = GatherDimensionNumbers(offset_dims=(0,) + sh(dn.offset_dims), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
+                                     start_index_map=sh(dn.start_index_map))
+        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(size,) + tuple(slice_sizes), **params), 0
+    if bx is None:
+        idx = B.moveaxis(idx, bi, 0)
+        ndn = GatherDimensionNumbers(offset_dims=sh(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
+                                     start_index_map=dn.start_index_map)
+        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=slice_sizes, **params), 0
+    x, idx = B.moveaxis(x, bx, 0), B.moveaxis(idx, bi, 0)
+    iav = get_aval(idx)
+    counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
+    idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
+    ndn = GatherDimensionNumbers(offset_dims=sh(dn.offset_dims), collapsed_slice_dims=(0,) + sh(dn.collapsed_slice_dims),
+                                 start_index_map=(0,) + sh(dn.start_index_map))
+    return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(1,) + tuple(slice_sizes), **params), 0
+
+
+def _scatter_batch_rule(prim):
+    def rule(vals, dims, dimension_numbers, **params):
+        B = _batching
+        (x, idx, u), (bx, bi, bu) = vals, dims
+        dn = dimension_numbers
+        size = B.axis_size_of(vals, dims)
+        sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+        x = B.bdim_at_front(x, bx, size)
+        if bi is None:
+            u = B.bdim_at_front(u, bu, size)
+            ndn = ScatterDimensionNumbers(update_window_dims=(0,) + sh(dn.update_window_dims),
+                                          inserted_window_dims=sh(dn.inserted_window_dims),
+                                          scatter_dims_to_operand_dims=sh(dn.scatter_dims_to_operand_dims))
+            return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
+        u = B.bdim_at_front(u, bu, size)
+        idx = B.moveaxis(idx, bi, 0)
+        iav = get_aval(idx)
+        counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
+        idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
+        ndn = ScatterDimensionNumbers(update_window_dims=sh(dn.update_window_dims),
+                                      inserted_window_dims=(0,) + sh(dn.inserted_window_dims),
+                                      scatter_dims_to_operand_dims=(0,) + sh(dn.scatter_dims_to_operand_dims))
+        return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
+    return rule
+
+
+def _sort_batch(vals, dims, dimension, **params):
+    B = _batching
+    size = B.axis_size_of(vals, dims)
+    ops = [B.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    return sort_p.bind(*ops, dimension=dimension + 1, **params), [0] * len(ops)
+
+
+def _cum_batch_rule(prim):
+    def rule(vals, dims, axis, reverse=False):
+        (x,), (bd,) = vals, dims
+        return prim.bind(x, axis=axis + (axis >= bd), reverse=reverse), bd
+    return rule
+
+
+_batching.batching_rules[dynamic_slice_p] = _dynamic_slice_batch
+_batching.batching_rules[dynamic_update_slice_p] = _dus_batch
+_batching.batching_rules[gather_p] = _gather_batch
+for _p in _SCATTERS:
+    _batching.batching_rules[_p] = _scatter_batch_rule(_p)
+_batching.batching_rules[sort_p] = _sort_batch
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    _batching.batching_rules[_p] = _cum_batch_rule(_p)
+del _p
+
+
+# ---- autodiff rules (jvp, transpose) ----
+from ..interpreters import ad as _ad  # noqa: E402
+
+_ad.jvp_rules[dot_general_p] = _dot_general_jvp
+_ad.transpose_rules[dot_general_p] = _dot_general_transpose
+_ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _zeros(aval):
+    return _ad.zeros_like_aval(aval)
+
+
+def _dynamic_slice_jvp(primals, tangents, slice_sizes):
+    x, idx = primals[0], primals[1:]
+    ans = dynamic_slice_p.bind(x, *idx, slice_sizes=slice_sizes)
+    if _ad.is_zero(tangents[0]):
+        return ans, _ad.Zero(get_aval(ans))
+    return ans, dynamic_slice_p.bind(tangents[0], *idx, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
+    av = x.aval
+    if _ad.is_zero(ct):
+        return [_ad.Zero(av)] + [None] * len(idx)
+    return [dynamic_update_slice_p.bind(_zeros(av), ct, *idx)] + [None] * len(idx)
+
+
+def _dus_jvp(primals, tangents):
+    x, u, idx = primals[0], primals[1], primals[2:]
+    tx, tu = tangents[0], tangents[1]
+    ans = dynamic_update_slice_p.bind(x, u, *idx)
+    if _ad.is_zero(tx) and _ad.is_zero(tu):
+        return ans, _ad.Zero(get_aval(ans))
+    return ans, dynamic_update_slice_p.bind(_ad.instantiate_zeros(tx), _ad.instantiate_zeros(tu), *idx)
+
+
+def _dus_transpose(ct, x, u, *idx):
+    uav = u.aval if _ad.is_undefined(u) else get_aval(u)
+    xav = x.aval if _ad.is_undefined(x) else get_aval(x)
+    if _ad.is_zero(ct):
+        return [_ad.Zero(xav) if _ad.is_undefined(x) else None,
+                _ad.Zero(uav) if _ad.is_undefined(u) else None] + [None] * len(idx)
+    out = [None, None]
+    if _ad.is_undefined(x):
+        out[0] = dynamic_update_slice_p.bind(ct, _zeros(uav), *idx)
+    if _ad.is_undefined(u):
+        out[1] = dynamic_slice_p.bind(ct, *idx, slice_sizes=uav.shape)
+    return out + [None] * len(idx)
+
+
+_ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+_ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+_ad.jvp_rules[dynamic_update_slice_p] = _dus_jvp
+_ad.transpose_rules[dynamic_update_slice_p] = _dus_transpose
+
+
+def _gather_jvp(primals, tangents, **params):
+    x, idx = primals
+    ans = gather_p.bind(x, idx, **params)
+    if _ad.is_zero(tangents[0]):
+        return ans, _ad.Zero(get_aval(ans))
+    p = dict(params)
+    if GatherScatterMode.from_any(p.get("mode")) == "fill":
+        p["fill_value"] = 0
+    return ans, gather_p.bind(tangents[0], idx, **p)
+
+
+def _gather_transpose(ct, x, idx, dimension_numbers, slice_sizes, indices_are_sorted=False,
+                      unique_indices=False, mode=None, fill_value=None):
+    av = x.aval
+    if _ad.is_zero(ct):
+        return [_ad.Zero(av), None]
+    m = GatherScatterMode.from_any(mode)
+    return [scatter_add_p.bind(_zeros(av), idx, ct, dimension_numbers=_scatter_dn_for_gather(dimension_numbers),
+                               indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                               mode="fill" if m == "fill" else "clip"), None]
+
+
+_ad.jvp_rules[gather_p] = _gather_jvp
+_ad.transpose_rules[gather_p] = _gather_transpose
+
+
+def _scatter_add_jvp(primals, tangents, **params):
+    x, idx, u = primals
+    tx, _, tu = tangents
+    ans = scatter_add_p.bind(x, idx, u, **params)
+    if _ad.is_zero(tx) and _ad.is_zero(tu):
+        return ans, _ad.Zero(get_aval(ans))
+    return ans, scatter_add_p.bind(_ad.instantiate_zeros(tx), idx, _ad.instantiate_zeros(tu), **params)
+
+
+def _scatter_add_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
+                           mode=None, **_):
+    out = [None, None, None]
+    uav = u.aval if _ad.is_undefined(u) else get_aval(u)
+    if _ad.is_undefined(x):
+        out[0] = _ad.Zero(x.aval) if _ad.is_zero(ct) else ct
+    if _ad.is_undefined(u):
+        out[2] = _ad.Zero(uav) if _ad.is_zero(ct) else _gather_updates(ct, idx, uav, dimension_numbers, mode)
+    return out
+
+
+_ad.jvp_rules[scatter_add_p] = _scatter_add_jvp
+_ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
+
+
+def _scatter_jvp(primals, tangents, **params):
+    # Our scatter is deterministic (the last update to a position wins), so the same scatter of the
+    # tangents is its exact derivative; it is linear in (operand, updates) and transposes below.
+    x, idx, u = primals
+    tx, _, tu = tangents
+    ans = scatter_p.bind(x, idx, u, **params)
+    if _ad.is_zero(tx) and _ad.is_zero(tu):
+        return ans, _ad.Zero(get_aval(ans))
+    return ans, scatter_p.bind(_ad.instantiate_zeros(tx), idx, _ad.instantiate_zeros(tu), **params)
+
+
+def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
+                       mode=None, **_):
+    L = _L()
+    out = [None, None, None]
+    uav = u.aval if _ad.is_undefined(u) else get_aval(u)
+    xav = x.aval if _ad.is_undefined(x) else get_aval(x)
+    p = dict(dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+             unique_indices=unique_indices, mode=mode)
+    if _ad.is_zero(ct):
+        if _ad.is_undefined(x):
+            out[0] = _ad.Zero(xav)
+        if _ad.is_undefined(u):
+            out[2] = _ad.Zero(uav)
+        return out
+    if _ad.is_undefined(x):
+        out[0] = scatter_p.bind(ct, idx, _zeros(uav), **p)
+    if _ad.is_undefined(u):
+        # Only the update that wins a position receives its cotangent: scatter unique ids, read them back.
+        n = int(np.prod(uav.shape)) if uav.shape else 1
+        ids = L.reshape(_st.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0, sharding=None),
+                        uav.shape)
+        owner = scatter_p.bind(L.full(xav.shape, -1, np.int32), idx, ids, **p)
+        won = L.eq(_gather_updates(owner, idx, uav, dimension_numbers, mode, fill_value=-2), ids)
+        g = _gather_updates(ct, idx, uav, dimension_numbers, mode)
+        out[2] = L.select(won, g, L.full(uav.shape, 0, uav.dtype))
+    return out
+
+
+_ad.jvp_rules[scatter_p] = _scatter_jvp
+_ad.transpose_rules[scatter_p] = _scatter_transpose
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    # out = x * P with P = scatter_mul(1, idx, u); dP = P * scatter_add(0, idx, du / u) (u without zeros,
+    # exact for unique indices as JAX requires for this gradient).
+    L = _L()
+    x, idx, u = primals
+    tx, _, tu = tangents
+    ans = scatter_mul_p.bind(x, idx, u, **params)
+    if _ad.is_zero(tx) and _ad.is_zero(tu):
+        return ans, _ad.Zero(get_aval(ans))
+    xav = get_aval(x)
+    out = None
+    if not _ad.is_zero(tx):
+        out = scatter_mul_p.bind(tx, idx, u, **params)
+    if not _ad.is_zero(tu):
+        P = scatter_mul_p.bind(L.full(xav.shape, 1, xav.dtype), idx, u, **params)
+        dP = L.mul(P, scatter_add_p.bind(L.full(xav.shape, 0, xav.dtype), idx, L.div(tu, u), **params))
+        t = L.mul(x, dP)
+        out = t if out is None else _ad.add_tangents(out, t)
+    return ans, out
+
+
+def _scatter_extremum_jvp(prim):
+    def rule(primals, tangents, **params):
+        # Tangent of the chosen element, averaged over ties (as JAX's reduce_max/min).
+        L = _L()
+        x, idx, u = primals
+        tx, _, tu = tangents
+        ans = prim.bind(x, idx, u, **params)
+        if _ad.is_zero(tx) and _ad.is_zero(tu):
+            return ans, _ad.Zero(get_aval(ans))
+        xav, uav = get_aval(x), get_aval(u)
+        tx, tu = _ad.instantiate_zeros(tx), _ad.instantiate_zeros(tu)
+        dt = xav.dtype
+        zx, zu = L.full(xav.shape, 0, dt), L.full(uav.shape, 0, dt)
+        mode = params.get("mode")
+        dn = params["dimension_numbers"]
+        mx = L.eq(x, ans)
+        mu = L.eq(u, _gather_updates(ans, idx, uav, dn, mode, fill_value=np.nan))
+        pa = dict(params)
+        num = L.add(L.select(mx, tx, zx), scatter_add_p.bind(zx, idx, L.select(mu, tu, zu), **pa))
+        cnt = L.add(L.convert_element_type(mx, dt),
+                    scatter_add_p.bind(zx, idx, L.convert_element_type(mu, dt), **pa))
+        return ans, L.div(num, L.max(cnt, L.full(xav.shape, 1, dt)))
+    return rule
+
+
+_ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+_ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
+_ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+
+
+def _take_along(t, perm, dimension):
+    """``t`` permuted along ``dimension`` by the integer array ``perm`` of the same shape."""
+    L = _L()
+    av = get_aval(t)
+    nd = av.ndim
+    idx = []
+    for d in range(nd):
+        if d == dimension:
+            idx.append(L.reshape(perm, av.shape + (1,)))
+        else:
+            idx.append(_st.iota_p.bind(dtype=get_aval(perm).dtype, shape=av.shape + (1,), dimension=d,
+                                       sharding=None))
+    ind = concatenate_p.bind(*idx, dimension=nd) if nd > 1 else idx[0]
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
+                                start_index_map=tuple(range(nd)))
+    return gather_p.bind(t, ind, dimension_numbers=dn, slice_sizes=(1,) * nd, indices_are_sorted=False,
+                         unique_indices=False, mode="clip", fill_value=None)
+
+
+def _sort_jvp(primals, tangents, dimension, is_stable=True, num_keys=1):
+    shape = get_aval(primals[0]).shape
+    iota = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=dimension, sharding=None)
+    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    perm = outs[-1]
+    outs = outs[:-1]
+    touts = [(_ad.Zero(get_aval(o)) if _ad.is_zero(t) else _take_along(t, perm, dimension))
+             for o, t in zip(outs, tangents)]
+    return list(outs), touts
+
+
+_ad.jvp_rules[sort_p] = _sort_jvp
+
+
+def _cumsum_transpose(ct, x, axis, reverse=False):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+_ad.deflinear(cumsum_p, _cumsum_transpose)
+
+
+def _cumprod_jvp(g, ans, x, axis, reverse=False):
+    # d cumprod = cumprod * cumsum(g / x) (x without zeros).
+    L = _L()
+    return L.mul(ans, cumsum_p.bind(L.div(g, x), axis=axis, reverse=reverse))
+
+
+def _cumext_jvp(g, ans, x, axis, reverse=False):
+    # The tangent at the position that set the running extremum: the latest j <= i with x[j] == ans[j].
+    L = _L()
+    av = get_aval(x)
+    pos = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=axis, sharding=None)
+    if reverse:
+        n = av.shape[axis]
+        cand = L.select(L.eq(x, ans), L.sub(L.full(av.shape, n - 1, np.int32), pos), L.full(av.shape, -1, np.int32))
+        src = L.sub(L.full(av.shape, n - 1, np.int32), cummax_p.bind(cand, axis=axis, reverse=True))
+    else:
+        cand = L.select(L.eq(x, ans), pos, L.full(av.shape, -1, np.int32))
+        src = cummax_p.bind(cand, axis=axis, reverse=False)
+    return _take_along(g, src, axis)
+
+
+_ad.defjvp2(cumprod_p, _cumprod_jvp)
+_ad.defjvp2(cummax_p, _cumext_jvp)
+_ad.defjvp2(cummin_p, _cumext_jvp)
+
+
+# ----------------------------------------------------------------------------------------------- lax wrappers
+# (of structural primitives that lax did not export yet)
+
+def lax_slice(operand, start_indices, limit_indices, strides=None):
+    """``operand[start:limit:stride]`` per axis (static). Mirrors ``jax.lax.slice``."""
+    operand = _L()._as_operand(operand)
+    return _st.slice_p.bind(operand, start_indices=_ints(start_indices), limit_indices=_ints(limit_indices),
+                            strides=None if strides is None else _ints(strides))
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    av = get_aval(operand)
+    start = [0] * av.ndim
+    limit = list(av.shape)
+    strides = [1] * av.ndim
+    n = av.shape[axis]
+    s, e, st = slice(start_index, limit_index, stride).indices(n)
+    start[axis], limit[axis], strides[axis] = s, max(e, s), st
+    return lax_slice(operand, start, limit, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    av = get_aval(operand)
+    index = int(index) % av.shape[axis]
+    r = slice_in_dim(operand, index, index + 1, 1, axis)
+    return r if keepdims else _L().squeeze(r, (axis,))
+
+
+def lax_rev(operand, dimensions):
+    """``operand`` reversed along ``dimensions``. Mirrors ``jax.lax.rev``."""
+    return _st.rev_p.bind(_L()._as_operand(operand), dimensions=_ints(dimensions))
+
+
+def lax_pad(operand, padding_value, padding_config):
+    """``operand`` padded with ``padding_value``; ``padding_config[i] = (lo, hi, interior)``, negative lo/hi
+    crop. Mirrors ``jax.lax.pad``."""
+    L = _L()
+    operand = L._as_operand(operand)
+    padding_value = L._coerce(padding_value, get_aval(operand).dtype)
+    return _st.pad(operand, padding_value, padding_config)
+
+
+def top_k(operand, k):
+    """The ``k`` largest entries along the last axis and their indices. Mirrors ``jax.lax.top_k``."""
+    L = _L()
+    operand = L._as_operand(operand)
+    av = get_aval(operand)
+    k = int(k)
+    if not 0 <= k <= av.shape[-1]:
+        raise ValueError(f"top_k k={k} out of range for operand shape {av.shape}")
+    iota = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=av.ndim - 1, sharding=None)
+    if dtypes.issubdtype(av.dtype, np.floating):
+        key = L.neg(operand)
+    elif dtypes.issubdtype(av.dtype, np.unsignedinteger) or av.dtype == np.bool_:
+        key = L.bitwise_not(operand) if hasattr(L, "bitwise_not") else L.neg(operand)
+    else:
+        key = L.sub(L.full(av.shape, -1, av.dtype), operand)  # ~x: order-reversing without overflow
+    outs = sort_p.bind(key, operand, iota, dimension=av.ndim - 1, is_stable=True, num_keys=1)
+    _, vals, idx = outs
+    n = av.ndim
+    return (lax_slice(vals, (0,) * n, av.shape[:-1] + (k,)), lax_slice(idx, (0,) * n, av.shape[:-1] + (k,)))

@@ -1,0 +1,296 @@
+//! Running control-flow steps (`opt::control_flow::ControlStep`).
+//!
+//! Each sub-plan is compiled once, with the enclosing executable, into its own `CpuExecutable`. A `cond`
+//! reads its index from its slot and runs only the taken branch's kernels; a `while`/`scan` runs the body's
+//! kernels once per iteration, dropping the previous iteration's buffers (so memory stays constant, and the
+//! buffer pool recycles the big ones). Loops whose values are all scalars are additionally compiled into one
+//! Cranelift function with a real loop (`scalar_loop`), so a million-iteration scalar loop runs at native
+//! speed with no per-iteration dispatch.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::ir::{Aval, DType};
+use crate::opt::control_flow::ControlStep;
+use crate::opt::Plan;
+use crate::runtime::buffer::Buffer;
+
+use super::validate::aval_str;
+use super::CpuExecutable;
+
+/// Counters of control-flow work since the process started (read by tests through `_core`): sub-plan
+/// runs (branches taken, loop iterations run step by step) and fused scalar-loop calls.
+pub static SUBPLAN_RUNS: AtomicU64 = AtomicU64::new(0);
+pub static FUSED_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Per-branch run counts: `BRANCH_RUNS[min(i, 7)]` counts runs of branch `i` of any cond.
+pub static BRANCH_RUNS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+
+/// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
+/// all-scalar loops, the fused loop function.
+pub struct CompiledControl {
+    pub subs: Vec<Arc<CpuExecutable>>,
+    pub fused: Option<super::scalar_loop::FusedLoop>,
+}
+
+fn bad(msg: String) -> Error {
+    Error::Codegen(format!("invalid plan: {msg}"))
+}
+
+/// Compiles the sub-plans of every control step of `plan` (`None` for other steps).
+pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
+    plan.steps
+        .iter()
+        .map(|s| match s {
+            crate::opt::Step::Control(c) => {
+                let subs = c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?;
+                let fused = super::scalar_loop::compile(c)?;
+                Ok(Some(CompiledControl { subs, fused }))
+            }
+            _ => Ok(None),
+        })
+        .collect()
+}
+
+fn slot_avals(plan: &Plan, slots: &[usize]) -> Vec<Aval> {
+    slots.iter().map(|&s| plan.slots[s].clone()).collect()
+}
+
+fn sub_inputs(p: &Plan) -> Vec<Aval> {
+    p.slots[..p.num_inputs.min(p.slots.len())].to_vec()
+}
+
+fn sub_outputs(p: &Plan) -> Vec<Aval> {
+    p.outputs.iter().filter_map(|&s| p.slots.get(s).cloned()).collect()
+}
+
+fn texts(a: &[Aval]) -> String {
+    a.iter().map(aval_str).collect::<Vec<_>>().join(", ")
+}
+
+/// Checks a control step against the enclosing plan: slots in range, inputs written, outputs fresh, and
+/// the sub-plans' signatures equal to the slots' avals. Marks the outputs written.
+pub fn validate_step(plan: &Plan, si: usize, c: &ControlStep, written: &mut [bool]) -> Result<()> {
+    let n = plan.slots.len();
+    let name = c.name();
+    for s in c.inputs() {
+        if s >= n || !written[s] {
+            return Err(bad(format!("step {si} ({name}): reads slot {s}, which is not written yet")));
+        }
+    }
+    for &s in c.outputs() {
+        if s >= n || s < plan.num_inputs || written[s] {
+            return Err(bad(format!("step {si} ({name}): output slot {s} is out of range or already written")));
+        }
+    }
+    let sig = |what: &str, p: &Plan, ins: Vec<Aval>, outs: Vec<Aval>| -> Result<()> {
+        if sub_inputs(p) != ins || p.num_inputs > p.slots.len() {
+            return Err(bad(format!(
+                "step {si} ({name}): {what} takes ({}) but is given ({})",
+                texts(&sub_inputs(p)),
+                texts(&ins)
+            )));
+        }
+        if sub_outputs(p) != outs || p.outputs.len() != outs.len() {
+            return Err(bad(format!(
+                "step {si} ({name}): {what} returns ({}), expected ({})",
+                texts(&sub_outputs(p)),
+                texts(&outs)
+            )));
+        }
+        Ok(())
+    };
+    match c {
+        ControlStep::Cond { index, operands, branches, outputs } => {
+            let ia = &plan.slots[*index];
+            if !ia.shape.is_empty() || !matches!(ia.dtype, DType::I32 | DType::Bool) {
+                return Err(bad(format!("step {si} (cond): index slot is {}", aval_str(ia))));
+            }
+            if branches.is_empty() {
+                return Err(bad(format!("step {si} (cond): no branches")));
+            }
+            for (i, b) in branches.iter().enumerate() {
+                sig(&format!("branch {i}"), b, slot_avals(plan, operands), slot_avals(plan, outputs))?;
+            }
+        }
+        ControlStep::While { cond, body, cond_consts, body_consts, init, outputs } => {
+            let carry = slot_avals(plan, init);
+            if slot_avals(plan, outputs) != carry {
+                return Err(bad(format!("step {si} (while): outputs differ from the carry")));
+            }
+            let mut ci = slot_avals(plan, cond_consts);
+            ci.extend(carry.iter().cloned());
+            sig("cond", cond, ci, vec![Aval::scalar(DType::Bool)])?;
+            let mut bi = slot_avals(plan, body_consts);
+            bi.extend(carry.iter().cloned());
+            sig("body", body, bi, carry)?;
+        }
+        ControlStep::Scan { body, consts, init, xs, length, outputs, .. } => {
+            let carry = slot_avals(plan, init);
+            let mut bi = slot_avals(plan, consts);
+            bi.extend(carry.iter().cloned());
+            for &x in xs {
+                let a = &plan.slots[x];
+                if a.shape.first() != Some(length) {
+                    return Err(bad(format!("step {si} (scan): xs slot {x} is {}, length {length}", aval_str(a))));
+                }
+                bi.push(Aval::new(a.dtype, a.shape[1..].to_vec()));
+            }
+            let outs = slot_avals(plan, outputs);
+            if outs.len() < carry.len() || outs[..carry.len()] != carry[..] {
+                return Err(bad(format!("step {si} (scan): outputs differ from the carry")));
+            }
+            let mut bo = carry.clone();
+            for y in &outs[carry.len()..] {
+                if y.shape.first() != Some(length) {
+                    return Err(bad(format!("step {si} (scan): ys slot is {}, length {length}", aval_str(y))));
+                }
+                bo.push(Aval::new(y.dtype, y.shape[1..].to_vec()));
+            }
+            sig("body", body, bi, bo)?;
+        }
+    }
+    for &s in c.outputs() {
+        written[s] = true;
+    }
+    Ok(())
+}
+
+fn read_scalar_i64(b: &Buffer) -> Result<i64> {
+    let bytes = b.as_bytes();
+    let need = b.aval.dtype.size();
+    if bytes.len() < need {
+        return Err(Error::Execution("control value buffer is too small".into()));
+    }
+    Ok(match b.aval.dtype {
+        DType::Bool => (bytes[0] != 0) as i64,
+        DType::I32 => i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as i64,
+        DType::U32 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as i64,
+        DType::I64 => i64::from_le_bytes(bytes[..8].try_into().map_err(|_| Error::Execution("short buffer".into()))?),
+        d => return Err(Error::Execution(format!("control value of dtype {}", d.short_name()))),
+    })
+}
+
+fn run_sub(exe: &CpuExecutable, ins: &[Buffer]) -> Result<Vec<Buffer>> {
+    SUBPLAN_RUNS.fetch_add(1, Ordering::Relaxed);
+    exe.run(ins)
+}
+
+/// Runs control step `c` (compiled as `cc`) over the enclosing plan's `slots`.
+pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut [Option<Buffer>]) -> Result<()> {
+    let get = |slots: &[Option<Buffer>], s: usize| -> Result<Buffer> {
+        slots.get(s).and_then(|b| b.clone()).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written")))
+    };
+    let gets = |slots: &[Option<Buffer>], v: &[usize]| -> Result<Vec<Buffer>> { v.iter().map(|&s| get(slots, s)).collect() };
+    if let Some(f) = &cc.fused {
+        let ins = gets(slots, &c.inputs())?;
+        let outs = f.run(&ins, &slot_avals(plan, c.outputs()))?;
+        for (&s, b) in c.outputs().iter().zip(outs) {
+            slots[s] = Some(b);
+        }
+        return Ok(());
+    }
+    let outs: Vec<Buffer> = match c {
+        ControlStep::Cond { index, operands, branches, .. } => {
+            let i = read_scalar_i64(&get(slots, *index)?)?;
+            let k = i.clamp(0, branches.len() as i64 - 1) as usize;
+            BRANCH_RUNS[k.min(7)].fetch_add(1, Ordering::Relaxed);
+            run_sub(&cc.subs[k], &gets(slots, operands)?)?
+        }
+        ControlStep::While { cond_consts, body_consts, init, .. } => {
+            let (cexe, bexe) = (&cc.subs[0], &cc.subs[1]);
+            let mut cin = gets(slots, cond_consts)?;
+            let nc = cin.len();
+            let mut bin = gets(slots, body_consts)?;
+            let nb = bin.len();
+            let mut carry = gets(slots, init)?;
+            loop {
+                cin.truncate(nc);
+                cin.extend(carry.iter().cloned());
+                let p = run_sub(cexe, &cin)?;
+                let go = read_scalar_i64(p.first().ok_or_else(|| Error::Execution("cond gave no value".into()))?)?;
+                if go == 0 {
+                    break;
+                }
+                bin.truncate(nb);
+                bin.extend(carry.drain(..));
+                carry = run_sub(bexe, &bin)?;
+            }
+            carry
+        }
+        ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } => {
+            let bexe = &cc.subs[0];
+            let nk = init.len();
+            let mut carry = gets(slots, init)?;
+            let xbufs = gets(slots, xs)?;
+            let xavals: Vec<Aval> = xbufs.iter().map(|b| Aval::new(b.aval.dtype, b.aval.shape[1..].to_vec())).collect();
+            let xsizes = xavals.iter().map(Buffer::byte_len).collect::<Result<Vec<_>>>()?;
+            let yavals = slot_avals(plan, &outputs[nk..]);
+            let ys = yavals.iter().map(Buffer::alloc).collect::<Result<Vec<_>>>()?;
+            let ysizes = yavals
+                .iter()
+                .map(|a| Buffer::byte_len(&Aval::new(a.dtype, a.shape[1..].to_vec())))
+                .collect::<Result<Vec<_>>>()?;
+            let consts = gets(slots, consts)?;
+            let mut ins: Vec<Buffer> = Vec::with_capacity(consts.len() + nk + xs.len());
+            for step in 0..*length {
+                let i = if *reverse { length - 1 - step } else { step };
+                ins.clear();
+                ins.extend(consts.iter().cloned());
+                ins.extend(carry.drain(..));
+                for ((xb, xa), &sz) in xbufs.iter().zip(&xavals).zip(&xsizes) {
+                    let bytes = xb.as_bytes();
+                    let part = bytes
+                        .get(i * sz..(i + 1) * sz)
+                        .ok_or_else(|| Error::Execution("scan xs buffer is too small".into()))?;
+                    ins.push(Buffer::from_bytes(xa, part)?);
+                }
+                let mut outs = run_sub(bexe, &ins)?;
+                let yout = outs.split_off(nk);
+                carry = outs;
+                for ((y, dst), &sz) in yout.iter().zip(&ys).zip(&ysizes) {
+                    let src = y.as_bytes();
+                    if src.len() < sz || dst.as_bytes().len() < (i + 1) * sz {
+                        return Err(Error::Execution("scan ys buffer is too small".into()));
+                    }
+                    // SAFETY: `dst` was allocated above for all `length` rows and is not shared yet (it is
+                    // stored into the slots only after the loop); the ranges were checked just above.
+                    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr().add(i * sz), sz) };
+                }
+            }
+            carry.into_iter().chain(ys).collect()
+        }
+    };
+    for (&s, b) in c.outputs().iter().zip(outs) {
+        slots[s] = Some(b);
+    }
+    Ok(())
+}
+
+/// Work of a whole plan (domain points of kernels, library work, control steps as in `work`).
+pub fn plan_work(plan: &Plan) -> usize {
+    use crate::opt::Step;
+    plan.steps
+        .iter()
+        .map(|s| match s {
+            Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
+            Step::View { .. } => 0,
+            Step::Library(l) => {
+                let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
+                let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
+                l.op.work(&ins, &outs)
+            }
+            Step::Control(c) => work(c, &plan_work),
+        })
+        .fold(0usize, |a, w| a.saturating_add(w))
+}
+
+/// Work estimate of a control step for the runtime's inline-vs-queued decision: a cond costs its most
+/// expensive branch, a scan `length` bodies, a while (unknown trip count) is treated as large.
+pub fn work(c: &ControlStep, plan_work: &dyn Fn(&Plan) -> usize) -> usize {
+    match c {
+        ControlStep::Cond { branches, .. } => branches.iter().map(plan_work).max().unwrap_or(0),
+        ControlStep::While { .. } => usize::MAX / 4,
+        ControlStep::Scan { body, length, .. } => plan_work(body).saturating_mul(*length).saturating_add(*length),
+    }
+}
