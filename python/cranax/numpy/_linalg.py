@@ -279,7 +279,7 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, 
             if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
                 raise ValueError(f"einsum: size of label {c!r} differs between operands ({sizes[c]} vs {n}), "
                                  f"shapes {[get_aval(o).shape for o in ops]}")
-            sizes[c] = builtins.max(sizes.get(c, 1), n)
+            sizes[c] = n if (n != 1 or c not in sizes) else sizes[c]
     # size-1 broadcast labels: broadcast to the common size
     xs = []
     for o, lab in zip(ops, labels):
