@@ -1,23 +1,39 @@
 //! A `Kernel` → one Cranelift function
 //! `extern "C" fn(inputs: *const *const u8, outputs: *const *mut u8, begin: u64, end: u64)`.
 //!
-//! `[begin, end)` ranges over the flattened (row-major) non-reduced axes of the domain. Loop nest: one loop
-//! over that flat range whose per-axis indices and per-stream addresses advance incrementally (carry
-//! chain), and inside it one real loop per reduced axis of size > 1, with accumulators as SSA variables.
-//! A "stream" is a strided byte address walked through the domain: every kernel input, and every `Store`
-//! output (row-major over the whole domain). `Reduce`/`ArgReduce` outputs are written once per outer point,
-//! at the flat outer index.
-use cranelift_codegen::ir::condcodes::IntCC;
+//! `[begin, end)` ranges over the flattened (row-major) non-reduced ("outer") axes of the domain.
+//!
+//! Streams: every kernel input and every output is a strided byte address walked through the domain
+//! (`Store` outputs row-major over the domain; `Reduce`/`ArgReduce` outputs row-major over the outer axes,
+//! stride 0 along reduced axes). Axes of size 1 are dropped, and adjacent axes that every stream walks
+//! contiguously are merged (coalesced), so `x[1000, 1000] + 1` is one loop of 10^6 points.
+//!
+//! Loop nest: the outer range is walked row by row along the innermost outer axis (the other outer indices
+//! advance by a carry chain), and inside each point one real loop per reduced axis, with accumulators in
+//! registers. Vectorization (`Mode`), when every live value has one element width (4 bytes → 4 lanes,
+//! 8 bytes → 2 lanes) and no output is an arg-reduction:
+//! - `InnerRed`: the innermost reduced axis is contiguous or broadcast (stride 0 or one element) for every
+//!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
+//!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
+//!   added at the end. The order depends only on the axis length: deterministic.
+//! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
+//!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
+//!   keep their sequential order per lane), then scalar points for the rest of the row. Elementwise kernels
+//!   are this case. Vector and scalar points compute bit-identical values, so where a row is cut between
+//!   vector and tail (thread split points) never changes results.
+//! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, Value};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use crate::error::{Error, Result};
-use crate::ir::DType;
+use crate::ir::{DType, ReduceOp};
 use crate::opt::{KOp, Kernel, OutputKind};
 
 use super::math::Imports;
 use super::ops::{self, cl_type, iconst};
+use super::simd;
 
 /// The kernel ABI: `(inputs, outputs, begin, end)`, all pointer-sized / 64-bit.
 pub fn kernel_signature(call_conv: CallConv) -> Signature {
@@ -43,39 +59,40 @@ fn to_i64(v: i128, what: &str) -> Result<i64> {
     i64::try_from(v).map_err(|_| Error::Codegen(format!("{what} {v} does not fit in 64 bits")))
 }
 
-/// Where a stream's base pointer comes from.
-#[derive(Clone, Copy)]
-enum Base {
-    Input(usize),
-    Output(usize),
+/// How the kernel's loops are vectorized (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Scalar,
+    OuterVec,
+    InnerRed,
 }
 
-struct Stream {
-    base: Base,
-    /// Byte offset of the domain's origin from the base pointer.
-    offset: i64,
-    /// Byte stride per domain axis.
+/// One loop axis after dropping size-1 axes and coalescing.
+#[derive(Debug, Clone)]
+struct Axis {
+    n: u64,
+    /// Byte stride per stream.
     strides: Vec<i64>,
+    /// The domain axis, when an `Iota` reads it (such axes are never merged).
+    iota: Option<usize>,
 }
 
-/// Loop state shared by the emission helpers.
-struct Gen<'k> {
-    k: &'k Kernel,
-    imports: &'k Imports,
-    streams: Vec<Stream>,
-    /// Stream index of each kernel output that stores (Store kind).
-    out_stream: Vec<Option<usize>>,
-    /// Per domain axis: the index variable (outer axes of size > 1, and reduced axes of size > 1).
-    idx: Vec<Option<Variable>>,
-    /// Outer-point address of each stream.
-    addr: Vec<Variable>,
-    /// Current (innermost) address of each stream.
-    cur: Vec<Variable>,
-    /// Reduced axes of size > 1, outermost first.
-    inner_loops: Vec<usize>,
-    /// Accumulator per output (value; for ArgReduce also the index).
-    acc: Vec<Option<(Variable, Option<Variable>)>>,
-    live: Vec<bool>,
+fn coalesce(axes: Vec<Axis>) -> Vec<Axis> {
+    let mut out: Vec<Axis> = Vec::new();
+    for a in axes {
+        if let Some(p) = out.last_mut() {
+            if p.iota.is_none()
+                && a.iota.is_none()
+                && p.strides.iter().zip(&a.strides).all(|(&ps, &s)| Some(ps) == s.checked_mul(a.n as i64))
+            {
+                p.n *= a.n;
+                p.strides = a.strides;
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    out
 }
 
 fn liveness(k: &Kernel) -> Vec<bool> {
@@ -89,34 +106,172 @@ fn liveness(k: &Kernel) -> Vec<bool> {
         if !live[i] {
             continue;
         }
-        let mut mark = |j: usize| {
+        for j in simd::operands(&k.body[i].op) {
             if j < i {
                 live[j] = true;
-            }
-        };
-        match &k.body[i].op {
-            KOp::Load { .. } | KOp::Const { .. } | KOp::Iota { .. } => {}
-            KOp::Unary { a, .. } | KOp::Convert { a } | KOp::Bitcast { a } | KOp::IntegerPow { a, .. } => mark(*a),
-            KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => {
-                mark(*a);
-                mark(*b);
-            }
-            KOp::Select { pred, cases } => {
-                mark(*pred);
-                cases.iter().for_each(|&c| mark(c));
-            }
-            KOp::Clamp { lo, x, hi } => {
-                mark(*lo);
-                mark(*x);
-                mark(*hi);
             }
         }
     }
     live
 }
 
-/// Fills `func` (whose signature must be `kernel_signature`) with the kernel's code. `slot_dtype(slot)` is the
-/// dtype of a plan slot (for ArgReduce outputs' index dtype).
+/// Per-output accumulators of the point being emitted.
+#[derive(Clone)]
+struct Acc {
+    /// Scalar accumulator (value, and the index for arg-reductions).
+    s: Option<(Variable, Option<Variable>)>,
+    /// Vector accumulators, one per unrolled vector.
+    v: Vec<Variable>,
+}
+
+struct Gen<'k> {
+    k: &'k Kernel,
+    imports: &'k Imports,
+    live: Vec<bool>,
+    out_dtypes: &'k [DType],
+    /// Element size in bytes per stream (inputs, then outputs).
+    esize: Vec<i64>,
+    /// Byte offset of the domain origin per stream.
+    offset: Vec<i64>,
+    outer: Vec<Axis>,
+    red: Vec<Axis>,
+    mode: Mode,
+    lanes: u32,
+    unroll: u32,
+    /// Index per outer axis (the last one is the row position `j`).
+    oidx: Vec<Variable>,
+    /// Index per reduced axis.
+    ridx: Vec<Variable>,
+    /// Per stream: the address at row position 0 of the current row.
+    rowaddr: Vec<Variable>,
+    /// Per stream: the address of the current outer point.
+    cur: Vec<Variable>,
+    /// Per stream: the address inside the reduced loops.
+    icur: Vec<Variable>,
+    acc: Vec<Acc>,
+    scratch: Vec<Option<Value>>,
+}
+
+/// The vectorization `build_kernel` would choose, with (lanes, unroll).
+pub fn plan_mode(k: &Kernel, out_dtypes: &[DType]) -> Result<(Mode, u32, u32)> {
+    let (g_outer, g_red, esize, live) = axes(k, out_dtypes)?;
+    Ok(choose_mode(k, out_dtypes, &g_outer, &g_red, &esize, &live))
+}
+
+#[allow(clippy::type_complexity)]
+fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<Axis>, Vec<i64>, Vec<bool>)> {
+    let rank = k.domain.len();
+    let live = liveness(k);
+    let mut iota_axis = vec![false; rank];
+    for (i, ins) in k.body.iter().enumerate() {
+        if let KOp::Iota { axis } = ins.op {
+            if live[i] && axis < rank {
+                iota_axis[axis] = true;
+            }
+        }
+    }
+    // Arg-reductions read the index of their (single) reduced axis like an iota.
+    if k.outputs.iter().any(|o| matches!(o.kind, OutputKind::ArgReduce { .. })) {
+        if let Some(&a) = k.reduce_axes.first() {
+            if a < rank {
+                iota_axis[a] = true;
+            }
+        }
+    }
+    let is_red: Vec<bool> = (0..rank).map(|d| k.reduce_axes.contains(&d)).collect();
+    // Per stream, per domain axis, the byte stride.
+    let mut strides: Vec<Vec<i64>> = Vec::new();
+    let mut esize = Vec::new();
+    for inp in &k.inputs {
+        let es = inp.dtype.size() as i128;
+        strides.push(inp.strides.iter().map(|&s| to_i64(s as i128 * es, "stride")).collect::<Result<Vec<_>>>()?);
+        esize.push(es as i64);
+    }
+    for (o, out) in k.outputs.iter().enumerate() {
+        let es = out_dtypes[o].size() as i128;
+        let mut st = vec![0i64; rank];
+        let mut s = es;
+        for d in (0..rank).rev() {
+            if out.kind == OutputKind::Store || !is_red[d] {
+                st[d] = to_i64(s, "stride")?;
+                s *= k.domain[d] as i128;
+            }
+        }
+        strides.push(st);
+        esize.push(es as i64);
+    }
+    let mk = |d: usize| Axis {
+        n: k.domain[d] as u64,
+        strides: strides.iter().map(|s| s.get(d).copied().unwrap_or(0)).collect(),
+        iota: iota_axis[d].then_some(d),
+    };
+    let outer = coalesce((0..rank).filter(|&d| !is_red[d] && k.domain[d] > 1).map(mk).collect());
+    let red = coalesce(k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).map(mk).collect());
+    Ok((outer, red, esize, live))
+}
+
+fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], esize: &[i64], live: &[bool]) -> (Mode, u32, u32) {
+    let scalar = (Mode::Scalar, 1, 1);
+    if std::env::var_os("CRANAX_CPU_NO_SIMD").is_some_and(|v| v == "1") {
+        return scalar;
+    }
+    let mut size = None;
+    let mut n_live = 0;
+    for (i, ins) in k.body.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        n_live += 1;
+        let mut dts = vec![ins.dtype];
+        if let KOp::Unary { a, .. } = ins.op {
+            if let Some(x) = k.body.get(a) {
+                dts.push(x.dtype);
+            }
+        }
+        for dt in dts {
+            if dt == DType::Bool {
+                continue;
+            }
+            match size {
+                None => size = Some(dt.size()),
+                Some(s) if s == dt.size() => {}
+                Some(_) => return scalar,
+            }
+        }
+    }
+    let Some(lanes) = size.and_then(simd::lanes_for) else { return scalar };
+    for (o, out) in k.outputs.iter().enumerate() {
+        match out.kind {
+            OutputKind::ArgReduce { .. } => return scalar,
+            OutputKind::Reduce(op) => {
+                let dt = k.body.get(out.value).map(|i| i.dtype).unwrap_or(DType::Bool);
+                if dt == DType::I64 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                    return scalar;
+                }
+            }
+            OutputKind::Store => {}
+        }
+        if !simd::fits(out_dtypes[o], lanes) {
+            return scalar;
+        }
+    }
+    let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
+    let unroll = if n_live <= 12 { 4 } else { 2 };
+    let lu = (lanes * unroll) as u64;
+    let outer_ok = outer.last().is_some_and(|a| ok(a) && a.n >= lanes as u64);
+    if let Some(r) = red.last() {
+        if ok(r) && (r.n >= lu || !outer_ok) && r.n >= lanes as u64 {
+            return (Mode::InnerRed, lanes, unroll);
+        }
+    }
+    if outer_ok {
+        return (Mode::OuterVec, lanes, unroll);
+    }
+    scalar
+}
+
+/// Fills `func` (whose signature must be `kernel_signature`) with the kernel's code. `out_dtypes[o]` is the
+/// dtype of output `o`'s slot.
 pub fn build_kernel(
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
@@ -125,32 +280,15 @@ pub fn build_kernel(
     imports: &Imports,
     frontend: TargetFrontendConfig,
 ) -> Result<()> {
-    let rank = k.domain.len();
-    let is_red: Vec<bool> = (0..rank).map(|d| k.reduce_axes.contains(&d)).collect();
     let outer_len = outer_len(k)?;
-    let inner_empty = k.reduce_axes.iter().any(|&a| k.domain[a] == 0);
-
-    // Streams: inputs, then Store outputs (row-major over the domain).
-    let mut streams = Vec::new();
-    for (j, inp) in k.inputs.iter().enumerate() {
-        let es = inp.dtype.size() as i128;
-        let strides = inp.strides.iter().map(|&s| to_i64(s as i128 * es, "stride")).collect::<Result<Vec<_>>>()?;
-        streams.push(Stream { base: Base::Input(j), offset: to_i64(inp.offset as i128 * es, "offset")?, strides });
+    let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
+    let (outer, red, esize, live) = axes(k, out_dtypes)?;
+    let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    let mut offset = Vec::new();
+    for inp in &k.inputs {
+        offset.push(to_i64(inp.offset as i128 * inp.dtype.size() as i128, "offset")?);
     }
-    let mut out_stream = vec![None; k.outputs.len()];
-    for (o, out) in k.outputs.iter().enumerate() {
-        if out.kind == OutputKind::Store {
-            let es = k.body[out.value].dtype.size() as i128;
-            let mut strides = vec![0i64; rank];
-            let mut s = es;
-            for d in (0..rank).rev() {
-                strides[d] = to_i64(s, "stride")?;
-                s *= k.domain[d] as i128;
-            }
-            out_stream[o] = Some(streams.len());
-            streams.push(Stream { base: Base::Output(o), offset: 0, strides });
-        }
-    }
+    offset.resize(esize.len(), 0);
 
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
@@ -163,102 +301,63 @@ pub fn build_kernel(
     if outer_len == 0 {
         b.ins().jump(exit, &[]);
     } else {
+        let ns = esize.len();
         let mut g = Gen {
             k,
             imports,
-            streams,
-            out_stream,
-            idx: vec![None; rank],
-            addr: Vec::new(),
+            live,
+            out_dtypes,
+            esize,
+            offset,
+            oidx: Vec::new(),
+            ridx: Vec::new(),
+            rowaddr: Vec::new(),
             cur: Vec::new(),
-            inner_loops: k.reduce_axes.iter().copied().filter(|&a| k.domain[a] > 1).collect(),
-            acc: vec![None; k.outputs.len()],
-            live: liveness(k),
+            icur: Vec::new(),
+            acc: vec![Acc { s: None, v: Vec::new() }; k.outputs.len()],
+            scratch: Vec::new(),
+            outer,
+            red,
+            mode,
+            lanes,
+            unroll,
         };
+        for _ in 0..g.outer.len() {
+            g.oidx.push(b.declare_var(types::I64));
+        }
+        for _ in 0..g.red.len() {
+            g.ridx.push(b.declare_var(types::I64));
+        }
+        for _ in 0..ns {
+            g.rowaddr.push(b.declare_var(types::I64));
+            g.cur.push(b.declare_var(types::I64));
+            g.icur.push(b.declare_var(types::I64));
+        }
         let flags = ops::trusted();
-        let in_bases: Vec<Value> =
-            (0..k.inputs.len()).map(|j| b.ins().load(types::I64, flags, inp_arr, (8 * j) as i32)).collect();
-        let out_bases: Vec<Value> =
-            (0..k.outputs.len()).map(|o| b.ins().load(types::I64, flags, out_arr, (8 * o) as i32)).collect();
+        let mut bases = Vec::new();
+        for j in 0..k.inputs.len() {
+            bases.push(b.ins().load(types::I64, flags, inp_arr, (8 * j) as i32));
+        }
+        for o in 0..k.outputs.len() {
+            bases.push(b.ins().load(types::I64, flags, out_arr, (8 * o) as i32));
+        }
         let total = iconst(&mut b, types::I64, outer_len as i64);
         let end_c = b.ins().umin(end, total);
         let setup = b.create_block();
         let go = b.ins().icmp(IntCC::UnsignedLessThan, begin, end_c);
         b.ins().brif(go, setup, &[], exit, &[]);
-
-        // setup: decompose `begin` into outer indices, compute each stream's address.
         b.switch_to_block(setup);
-        let outer_loops: Vec<usize> = (0..rank).filter(|&d| !is_red[d] && k.domain[d] > 1).collect();
-        for &d in outer_loops.iter().chain(&g.inner_loops) {
-            g.idx[d] = Some(b.declare_var(types::I64));
-        }
-        let mut rem = begin;
-        let mut outer_idx = vec![None; rank];
-        for &d in outer_loops.iter().rev() {
-            let n = iconst(&mut b, types::I64, k.domain[d] as i64);
-            let i = b.ins().urem(rem, n);
-            rem = b.ins().udiv(rem, n);
-            b.def_var(g.idx[d].unwrap(), i);
-            outer_idx[d] = Some(i);
-        }
-        for s in 0..g.streams.len() {
-            let base = match g.streams[s].base {
-                Base::Input(j) => in_bases[j],
-                Base::Output(o) => out_bases[o],
-            };
-            let mut a = b.ins().iadd_imm_s(base, g.streams[s].offset);
-            for &d in &outer_loops {
-                let st = g.streams[s].strides[d];
-                if st != 0 {
-                    let t = b.ins().imul_imm_s(outer_idx[d].unwrap(), st);
-                    a = b.ins().iadd(a, t);
-                }
-            }
-            let v = b.declare_var(types::I64);
-            b.def_var(v, a);
-            g.addr.push(v);
-            g.cur.push(b.declare_var(types::I64));
-        }
-        let flat = b.declare_var(types::I64);
-        b.def_var(flat, begin);
-        let head = b.create_block();
-        b.ins().jump(head, &[]);
 
-        // head: one outer point.
-        b.switch_to_block(head);
-        g.emit_point(&mut b, inner_empty, out_dtypes, &out_bases, flat)?;
-        let f0 = b.use_var(flat);
-        let f1 = b.ins().iadd_imm_s(f0, 1);
-        b.def_var(flat, f1);
-        let done = b.ins().icmp(IntCC::Equal, f1, end_c);
-        if outer_loops.is_empty() {
-            b.ins().brif(done, exit, &[], head, &[]);
-        } else {
-            // Carry chain, innermost outer axis first.
-            let incs: Vec<_> = outer_loops.iter().map(|_| b.create_block()).collect();
-            b.ins().brif(done, exit, &[], *incs.last().unwrap(), &[]);
-            for p in (0..outer_loops.len()).rev() {
-                let d = outer_loops[p];
-                b.switch_to_block(incs[p]);
-                let v = g.idx[d].unwrap();
-                let i0 = b.use_var(v);
-                let i1 = b.ins().iadd_imm_s(i0, 1);
-                b.def_var(v, i1);
-                g.bump(&mut b, d, 1, true);
-                if p == 0 {
-                    b.ins().jump(head, &[]);
-                } else {
-                    let reset = b.create_block();
-                    let n = iconst(&mut b, types::I64, k.domain[d] as i64);
-                    let wrap = b.ins().icmp(IntCC::Equal, i1, n);
-                    b.ins().brif(wrap, reset, &[], head, &[]);
-                    b.switch_to_block(reset);
-                    let z = iconst(&mut b, types::I64, 0);
-                    b.def_var(v, z);
-                    g.bump(&mut b, d, -(k.domain[d] as i64), true);
-                    b.ins().jump(incs[p - 1], &[]);
-                }
+        if g.outer.is_empty() {
+            // A single outer point (begin == 0).
+            for s in 0..ns {
+                let a = b.ins().iadd_imm_s(bases[s], g.offset[s]);
+                b.def_var(g.cur[s], a);
             }
+            g.emit_point(&mut b, false, inner_empty)?;
+            b.ins().jump(exit, &[]);
+        } else {
+            g.emit_rows(&mut b, &bases, begin, end_c, exit, inner_empty)?;
         }
     }
     b.switch_to_block(exit);
@@ -269,169 +368,462 @@ pub fn build_kernel(
 }
 
 impl Gen<'_> {
-    /// Adds `times * stride[axis]` to every stream's outer (`outer`) or current address.
-    fn bump(&self, b: &mut FunctionBuilder, axis: usize, times: i64, outer: bool) {
-        for (s, st) in self.streams.iter().enumerate() {
-            let delta = st.strides[axis].wrapping_mul(times);
+    fn ns(&self) -> usize {
+        self.esize.len()
+    }
+
+    /// Adds `times * strides[s]` to each stream variable in `vars`.
+    fn bump(&self, b: &mut FunctionBuilder, vars: &[Variable], strides: &[i64], times: i64) {
+        for (s, &st) in strides.iter().enumerate() {
+            let delta = st.wrapping_mul(times);
             if delta != 0 {
-                let v = if outer { self.addr[s] } else { self.cur[s] };
-                let a = b.use_var(v);
+                let a = b.use_var(vars[s]);
                 let a = b.ins().iadd_imm_s(a, delta);
-                b.def_var(v, a);
+                b.def_var(vars[s], a);
             }
         }
     }
 
-    fn index(&self, b: &mut FunctionBuilder, axis: usize) -> Value {
-        match self.idx[axis] {
-            Some(v) => b.use_var(v),
-            None => iconst(b, types::I64, 0),
+    fn emit_rows(
+        &mut self, b: &mut FunctionBuilder, bases: &[Value], begin: Value, end_c: Value, exit: cranelift_codegen::ir::Block,
+        inner_empty: bool,
+    ) -> Result<()> {
+        let ns = self.ns();
+        let last = self.outer.len() - 1;
+        // Decompose `begin` into outer indices.
+        let mut rem = begin;
+        let mut idx = vec![None; self.outer.len()];
+        for p in (0..self.outer.len()).rev() {
+            if p == 0 {
+                idx[p] = Some(rem);
+            } else {
+                let n = iconst(b, types::I64, self.outer[p].n as i64);
+                let i = b.ins().urem(rem, n);
+                rem = b.ins().udiv(rem, n);
+                idx[p] = Some(i);
+            }
         }
+        for p in 0..self.outer.len() {
+            b.def_var(self.oidx[p], idx[p].unwrap());
+        }
+        for s in 0..ns {
+            let mut a = b.ins().iadd_imm_s(bases[s], self.offset[s]);
+            for p in 0..last {
+                let st = self.outer[p].strides[s];
+                if st != 0 {
+                    let t = b.ins().imul_imm_s(idx[p].unwrap(), st);
+                    a = b.ins().iadd(a, t);
+                }
+            }
+            b.def_var(self.rowaddr[s], a);
+        }
+        let flat = b.declare_var(types::I64);
+        b.def_var(flat, begin);
+        let row = b.create_block();
+        b.ins().jump(row, &[]);
+
+        // row: the run [j, min(n, j + end - flat)) of the innermost outer axis.
+        b.switch_to_block(row);
+        let jv = b.use_var(self.oidx[last]);
+        let vstr = self.outer[last].strides.clone();
+        for s in 0..ns {
+            let ra = b.use_var(self.rowaddr[s]);
+            let a = if vstr[s] != 0 {
+                let t = b.ins().imul_imm_s(jv, vstr[s]);
+                b.ins().iadd(ra, t)
+            } else {
+                ra
+            };
+            b.def_var(self.cur[s], a);
+        }
+        let n_last = iconst(b, types::I64, self.outer[last].n as i64);
+        let left_row = b.ins().isub(n_last, jv);
+        let f0 = b.use_var(flat);
+        let left_all = b.ins().isub(end_c, f0);
+        let run = b.ins().umin(left_row, left_all);
+        let rend = b.ins().iadd(f0, run);
+        let shead = b.create_block();
+        if self.mode == Mode::OuterVec {
+            let lu = (self.lanes * self.unroll) as i64;
+            let vhead = b.create_block();
+            let vbody = b.create_block();
+            b.ins().jump(vhead, &[]);
+            b.switch_to_block(vhead);
+            let f = b.use_var(flat);
+            let fl = b.ins().iadd_imm_s(f, lu);
+            let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl, rend);
+            b.ins().brif(fits, vbody, &[], shead, &[]);
+            b.switch_to_block(vbody);
+            self.emit_point(b, true, inner_empty)?;
+            self.bump(b, &self.cur.clone(), &vstr, lu);
+            for v in [flat, self.oidx[last]] {
+                let x = b.use_var(v);
+                let x = b.ins().iadd_imm_s(x, lu);
+                b.def_var(v, x);
+            }
+            b.ins().jump(vhead, &[]);
+        } else {
+            b.ins().jump(shead, &[]);
+        }
+        let sbody = b.create_block();
+        let after = b.create_block();
+        b.switch_to_block(shead);
+        let f = b.use_var(flat);
+        let more = b.ins().icmp(IntCC::UnsignedLessThan, f, rend);
+        b.ins().brif(more, sbody, &[], after, &[]);
+        b.switch_to_block(sbody);
+        self.emit_point(b, false, inner_empty)?;
+        self.bump(b, &self.cur.clone(), &vstr, 1);
+        for v in [flat, self.oidx[last]] {
+            let x = b.use_var(v);
+            let x = b.ins().iadd_imm_s(x, 1);
+            b.def_var(v, x);
+        }
+        b.ins().jump(shead, &[]);
+
+        b.switch_to_block(after);
+        if last == 0 {
+            b.ins().jump(exit, &[]);
+            return Ok(());
+        }
+        let f = b.use_var(flat);
+        let done = b.ins().icmp(IntCC::Equal, f, end_c);
+        let carry0 = b.create_block();
+        b.ins().brif(done, exit, &[], carry0, &[]);
+        // Carry chain over the other outer axes, innermost first.
+        b.switch_to_block(carry0);
+        let z = iconst(b, types::I64, 0);
+        b.def_var(self.oidx[last], z);
+        let incs: Vec<_> = (0..last).map(|_| b.create_block()).collect();
+        b.ins().jump(incs[last - 1], &[]);
+        for p in (0..last).rev() {
+            b.switch_to_block(incs[p]);
+            let v = self.oidx[p];
+            let i0 = b.use_var(v);
+            let i1 = b.ins().iadd_imm_s(i0, 1);
+            b.def_var(v, i1);
+            let st = self.outer[p].strides.clone();
+            self.bump(b, &self.rowaddr.clone(), &st, 1);
+            if p == 0 {
+                b.ins().jump(row, &[]);
+            } else {
+                let reset = b.create_block();
+                let n = iconst(b, types::I64, self.outer[p].n as i64);
+                let wrap = b.ins().icmp(IntCC::Equal, i1, n);
+                b.ins().brif(wrap, reset, &[], row, &[]);
+                b.switch_to_block(reset);
+                let z = iconst(b, types::I64, 0);
+                b.def_var(v, z);
+                self.bump(b, &self.rowaddr.clone(), &st, -(self.outer[p].n as i64));
+                b.ins().jump(incs[p - 1], &[]);
+            }
+        }
+        Ok(())
     }
 
-    fn emit_point(
-        &mut self,
-        b: &mut FunctionBuilder,
-        inner_empty: bool,
-        out_dtypes: &[DType],
-        out_bases: &[Value],
-        flat: Variable,
-    ) -> Result<()> {
+    /// One outer point (`vector`: `lanes * unroll` consecutive points of the innermost outer axis).
+    fn emit_point(&mut self, b: &mut FunctionBuilder, vector: bool, inner_empty: bool) -> Result<()> {
         let k = self.k;
+        let (lanes, unroll) = (self.lanes, self.unroll);
         for (o, out) in k.outputs.iter().enumerate() {
             let vdt = k.body[out.value].dtype;
-            match out.kind {
-                OutputKind::Store => {}
-                OutputKind::Reduce(op) => {
-                    let v = b.declare_var(cl_type(vdt));
-                    let init = ops::reduce_identity(b, vdt, op)?;
-                    b.def_var(v, init);
-                    self.acc[o] = Some((v, None));
+            let op = match out.kind {
+                OutputKind::Store => continue,
+                OutputKind::Reduce(op) => op,
+                OutputKind::ArgReduce { is_max } => if is_max { ReduceOp::Max } else { ReduceOp::Min },
+            };
+            let init = ops::reduce_identity(b, vdt, op)?;
+            let mut acc = Acc { s: None, v: Vec::new() };
+            let want_vec = vector || self.mode == Mode::InnerRed;
+            if want_vec {
+                let vi = simd::splat(b, vdt, lanes, init);
+                for _ in 0..unroll {
+                    let v = b.declare_var(simd::vtype(vdt, lanes));
+                    b.def_var(v, vi);
+                    acc.v.push(v);
                 }
-                OutputKind::ArgReduce { is_max } => {
-                    let v = b.declare_var(cl_type(vdt));
-                    let init = ops::reduce_identity(b, vdt, if is_max { crate::ir::ReduceOp::Max } else { crate::ir::ReduceOp::Min })?;
-                    b.def_var(v, init);
+            }
+            if !vector {
+                let v = b.declare_var(cl_type(vdt));
+                b.def_var(v, init);
+                let iv = if matches!(out.kind, OutputKind::ArgReduce { .. }) {
                     let iv = b.declare_var(types::I64);
                     let z = iconst(b, types::I64, 0);
                     b.def_var(iv, z);
-                    self.acc[o] = Some((v, Some(iv)));
-                }
+                    Some(iv)
+                } else {
+                    None
+                };
+                acc.s = Some((v, iv));
             }
+            self.acc[o] = acc;
+        }
+        for s in 0..self.ns() {
+            let a = b.use_var(self.cur[s]);
+            b.def_var(self.icur[s], a);
         }
         if !inner_empty {
-            for s in 0..self.streams.len() {
-                let a = b.use_var(self.addr[s]);
-                b.def_var(self.cur[s], a);
-            }
-            self.emit_nest(b, 0)?;
+            self.emit_nest(b, 0, vector)?;
         }
-        // Reduced outputs: row-major over the outer axes = the flat outer index.
+        // Reduced outputs at the point's own address.
         for (o, out) in k.outputs.iter().enumerate() {
-            let Some((v, iv)) = self.acc[o] else { continue };
-            let (val, dt) = match iv {
-                None => (b.use_var(v), k.body[out.value].dtype),
+            let vdt = k.body[out.value].dtype;
+            let s = k.inputs.len() + o;
+            let op = match out.kind {
+                OutputKind::Store => continue,
+                OutputKind::Reduce(op) => op,
+                OutputKind::ArgReduce { .. } => ReduceOp::Max,
+            };
+            let addr = b.use_var(self.cur[s]);
+            if vector {
+                for u in 0..unroll {
+                    let v = b.use_var(self.acc[o].v[u as usize]);
+                    let off = (u * lanes) as i64 * self.esize[s];
+                    self.store_vec(b, vdt, v, addr, off);
+                }
+                continue;
+            }
+            let (sv, iv) = self.acc[o].s.unwrap();
+            let val = match iv {
                 Some(iv) => {
                     let i = b.use_var(iv);
-                    let dt = out_dtypes[o];
-                    (ops::convert(b, DType::I64, dt, i), dt)
+                    ops::convert(b, DType::I64, self.out_dtypes[o], i)
                 }
+                None if self.mode == Mode::InnerRed => {
+                    // Vector accumulators in order, then lanes in order, then the scalar tail.
+                    let mut v = b.use_var(self.acc[o].v[0]);
+                    for u in 1..unroll {
+                        let w = b.use_var(self.acc[o].v[u as usize]);
+                        v = ops::reduce_combine(b, vdt, op, v, w)?;
+                    }
+                    let mut r = simd::lane_scalar(b, vdt, v, 0);
+                    for l in 1..lanes {
+                        let x = simd::lane_scalar(b, vdt, v, l);
+                        r = ops::reduce_combine(b, vdt, op, r, x)?;
+                    }
+                    let t = b.use_var(sv);
+                    ops::reduce_combine(b, vdt, op, r, t)?
+                }
+                None => b.use_var(sv),
             };
-            let f = b.use_var(flat);
-            let off = b.ins().imul_imm_s(f, dt.size() as i64);
-            let addr = b.ins().iadd(out_bases[o], off);
             b.ins().store(ops::trusted(), val, addr, 0);
         }
         Ok(())
     }
 
-    fn emit_nest(&mut self, b: &mut FunctionBuilder, level: usize) -> Result<()> {
-        if level == self.inner_loops.len() {
-            return self.emit_body(b);
+    fn emit_nest(&mut self, b: &mut FunctionBuilder, level: usize, vector: bool) -> Result<()> {
+        if level == self.red.len() {
+            let (lanes, unroll, vstr) = if vector {
+                (self.lanes, self.unroll, self.outer.last().map(|a| a.strides.clone()).unwrap_or_default())
+            } else {
+                (1, 1, Vec::new())
+            };
+            return self.emit_body(b, lanes, unroll, &vstr, vector.then_some(false));
         }
-        let axis = self.inner_loops[level];
-        let n = self.k.domain[axis] as i64;
-        let iv = self.idx[axis].unwrap();
+        let axis = self.red[level].clone();
+        let n = axis.n as i64;
+        let iv = self.ridx[level];
+        let innermost = level + 1 == self.red.len();
+        let icur = self.icur.clone();
+        if innermost && self.mode == Mode::InnerRed && !vector {
+            let lu = (self.lanes * self.unroll) as i64;
+            let nv = n / lu * lu;
+            let z = iconst(b, types::I64, 0);
+            b.def_var(iv, z);
+            if nv > 0 {
+                let hdr = b.create_block();
+                let after = b.create_block();
+                b.ins().jump(hdr, &[]);
+                b.switch_to_block(hdr);
+                self.emit_body(b, self.lanes, self.unroll, &axis.strides, Some(true))?;
+                let i0 = b.use_var(iv);
+                let i1 = b.ins().iadd_imm_s(i0, lu);
+                b.def_var(iv, i1);
+                self.bump(b, &icur, &axis.strides, lu);
+                let nn = iconst(b, types::I64, nv);
+                let more = b.ins().icmp(IntCC::UnsignedLessThan, i1, nn);
+                b.ins().brif(more, hdr, &[], after, &[]);
+                b.switch_to_block(after);
+            }
+            if n > nv {
+                let hdr = b.create_block();
+                let after = b.create_block();
+                b.ins().jump(hdr, &[]);
+                b.switch_to_block(hdr);
+                self.emit_body(b, 1, 1, &[], None)?;
+                let i0 = b.use_var(iv);
+                let i1 = b.ins().iadd_imm_s(i0, 1);
+                b.def_var(iv, i1);
+                self.bump(b, &icur, &axis.strides, 1);
+                let nn = iconst(b, types::I64, n);
+                let more = b.ins().icmp(IntCC::UnsignedLessThan, i1, nn);
+                b.ins().brif(more, hdr, &[], after, &[]);
+                b.switch_to_block(after);
+            }
+            self.bump(b, &icur, &axis.strides, -n);
+            return Ok(());
+        }
         let z = iconst(b, types::I64, 0);
         b.def_var(iv, z);
         let hdr = b.create_block();
         let after = b.create_block();
         b.ins().jump(hdr, &[]);
         b.switch_to_block(hdr);
-        self.emit_nest(b, level + 1)?;
+        self.emit_nest(b, level + 1, vector)?;
         let i0 = b.use_var(iv);
         let i1 = b.ins().iadd_imm_s(i0, 1);
         b.def_var(iv, i1);
-        self.bump(b, axis, 1, false);
+        self.bump(b, &icur, &axis.strides, 1);
         let nn = iconst(b, types::I64, n);
         let more = b.ins().icmp(IntCC::UnsignedLessThan, i1, nn);
         b.ins().brif(more, hdr, &[], after, &[]);
         b.switch_to_block(after);
-        self.bump(b, axis, -n, false);
+        self.bump(b, &icur, &axis.strides, -n);
         Ok(())
     }
 
-    fn emit_body(&mut self, b: &mut FunctionBuilder) -> Result<()> {
-        let k = self.k;
-        let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
-        for (i, ins) in k.body.iter().enumerate() {
-            if !self.live[i] {
-                continue;
+    /// The index along domain axis `axis` (for `Iota`), plus `extra`.
+    fn index(&self, b: &mut FunctionBuilder, axis: usize, extra: i64) -> Value {
+        let var = self
+            .outer
+            .iter()
+            .position(|a| a.iota == Some(axis))
+            .map(|p| self.oidx[p])
+            .or_else(|| self.red.iter().position(|a| a.iota == Some(axis)).map(|p| self.ridx[p]));
+        match var {
+            Some(v) => {
+                let i = b.use_var(v);
+                if extra != 0 {
+                    b.ins().iadd_imm_s(i, extra)
+                } else {
+                    i
+                }
             }
-            let v = match &ins.op {
-                KOp::Load { input } => {
-                    let a = b.use_var(self.cur[*input]);
-                    let x = b.ins().load(cl_type(ins.dtype), ops::trusted(), a, 0);
-                    if ins.dtype == DType::Bool {
-                        let z = iconst(b, types::I8, 0);
-                        b.ins().icmp(IntCC::NotEqual, x, z)
-                    } else {
-                        x
-                    }
-                }
-                KOp::Iota { axis } => {
-                    let i = self.index(b, *axis);
-                    ops::convert(b, DType::I64, ins.dtype, i)
-                }
-                _ => ops::emit(b, self.imports, &k.body, i, &vals)?,
-            };
-            vals[i] = Some(v);
+            None => iconst(b, types::I64, extra),
         }
-        for (o, out) in k.outputs.iter().enumerate() {
-            let x = vals[out.value].ok_or_else(|| Error::Codegen(format!("output {o} value not computed")))?;
-            let vdt = k.body[out.value].dtype;
-            match out.kind {
-                OutputKind::Store => {
-                    let s = self.out_stream[o].unwrap();
-                    let a = b.use_var(self.cur[s]);
-                    b.ins().store(ops::trusted(), x, a, 0);
+    }
+
+    /// Whether domain `axis` is the vectorized axis: `Some(true)` the innermost reduced one, `Some(false)` the
+    /// innermost outer one.
+    fn is_vec_axis(&self, axis: usize, which: Option<bool>) -> bool {
+        match which {
+            Some(true) => self.red.last().is_some_and(|a| a.iota == Some(axis)),
+            Some(false) => self.outer.last().is_some_and(|a| a.iota == Some(axis)),
+            None => false,
+        }
+    }
+
+    fn store_vec(&self, b: &mut FunctionBuilder, dt: DType, v: Value, addr: Value, off: i64) {
+        let flags = cranelift_codegen::ir::MemFlagsData::new().with_notrap();
+        if dt == DType::Bool {
+            for l in 0..self.lanes {
+                let x = simd::lane_scalar(b, dt, v, l);
+                b.ins().store(flags, x, addr, (off + l as i64) as i32);
+            }
+        } else {
+            b.ins().store(flags, v, addr, off as i32);
+        }
+    }
+
+    /// The body at the current addresses: `unroll` copies of `lanes` lanes (1 = scalar). `vstr` is each
+    /// stream's byte stride along the vector axis (`which`: see `is_vec_axis`).
+    fn emit_body(&mut self, b: &mut FunctionBuilder, lanes: u32, unroll: u32, vstr: &[i64], which: Option<bool>) -> Result<()> {
+        let k = self.k;
+        let vflags = cranelift_codegen::ir::MemFlagsData::new().with_notrap();
+        for u in 0..unroll {
+            let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
+            for (i, ins) in k.body.iter().enumerate() {
+                if !self.live[i] {
+                    continue;
                 }
-                OutputKind::Reduce(op) => {
-                    let (v, _) = self.acc[o].unwrap();
-                    let acc = b.use_var(v);
-                    let r = ops::reduce_combine(b, vdt, op, acc, x)?;
-                    b.def_var(v, r);
-                }
-                OutputKind::ArgReduce { is_max } => {
-                    let (v, iv) = self.acc[o].unwrap();
-                    let iv = iv.unwrap();
-                    let best = b.use_var(v);
-                    let op = if is_max { crate::ir::CompareOp::Gt } else { crate::ir::CompareOp::Lt };
-                    let mut take = ops::compare(b, vdt, op, x, best);
-                    if vdt.is_float() {
-                        // NaN is the extreme: the first NaN wins and stays.
-                        let xn = b.ins().fcmp(cranelift_codegen::ir::condcodes::FloatCC::Unordered, x, x);
-                        let bn = b.ins().fcmp(cranelift_codegen::ir::condcodes::FloatCC::Ordered, best, best);
-                        let t = b.ins().band(xn, bn);
-                        take = b.ins().bor(take, t);
+                let v = match &ins.op {
+                    KOp::Load { input } => {
+                        let s = *input;
+                        let a = b.use_var(self.icur[s]);
+                        let st = if lanes > 1 { vstr[s] } else { 0 };
+                        let off = (u * lanes) as i64 * st;
+                        let scalar_load = |b: &mut FunctionBuilder, off: i64| {
+                            let x = b.ins().load(cl_type(ins.dtype), ops::trusted(), a, off as i32);
+                            if ins.dtype == DType::Bool {
+                                let z = iconst(b, types::I8, 0);
+                                b.ins().icmp(IntCC::NotEqual, x, z)
+                            } else {
+                                x
+                            }
+                        };
+                        if lanes == 1 {
+                            scalar_load(b, 0)
+                        } else if st == 0 {
+                            let x = scalar_load(b, 0);
+                            simd::splat(b, ins.dtype, lanes, x)
+                        } else if ins.dtype == DType::Bool {
+                            let xs: Vec<Value> = (0..lanes).map(|l| scalar_load(b, off + l as i64)).collect();
+                            simd::from_lanes(b, ins.dtype, lanes, &xs)
+                        } else {
+                            b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off as i32)
+                        }
                     }
-                    let nb = b.ins().select(take, x, best);
-                    b.def_var(v, nb);
-                    let axis = k.reduce_axes[0];
-                    let i = self.index(b, axis);
-                    let bi = b.use_var(iv);
-                    let ni = b.ins().select(take, i, bi);
-                    b.def_var(iv, ni);
+                    KOp::Iota { axis } => {
+                        if lanes == 1 {
+                            let i = self.index(b, *axis, 0);
+                            ops::convert(b, DType::I64, ins.dtype, i)
+                        } else {
+                            let on_axis = self.is_vec_axis(*axis, which);
+                            let xs: Vec<Value> = (0..lanes)
+                                .map(|l| {
+                                    let extra = if on_axis { (u * lanes + l) as i64 } else { 0 };
+                                    let i = self.index(b, *axis, extra);
+                                    ops::convert(b, DType::I64, ins.dtype, i)
+                                })
+                                .collect();
+                            simd::from_lanes(b, ins.dtype, lanes, &xs)
+                        }
+                    }
+                    _ if lanes == 1 => ops::emit(b, self.imports, &k.body, i, &vals)?,
+                    _ => simd::emit(b, self.imports, &k.body, i, &vals, lanes, &mut self.scratch)?,
+                };
+                vals[i] = Some(v);
+            }
+            for (o, out) in k.outputs.iter().enumerate() {
+                let x = vals[out.value].ok_or_else(|| Error::Codegen(format!("output {o} value not computed")))?;
+                let vdt = k.body[out.value].dtype;
+                let s = k.inputs.len() + o;
+                match out.kind {
+                    OutputKind::Store => {
+                        let a = b.use_var(self.icur[s]);
+                        if lanes == 1 {
+                            b.ins().store(ops::trusted(), x, a, 0);
+                        } else {
+                            let off = (u * lanes) as i64 * vstr[s];
+                            self.store_vec(b, vdt, x, a, off);
+                        }
+                    }
+                    OutputKind::Reduce(op) => {
+                        let v = if lanes == 1 { self.acc[o].s.unwrap().0 } else { self.acc[o].v[u as usize] };
+                        let acc = b.use_var(v);
+                        let r = ops::reduce_combine(b, vdt, op, acc, x)?;
+                        b.def_var(v, r);
+                    }
+                    OutputKind::ArgReduce { is_max } => {
+                        let (v, iv) = self.acc[o].s.unwrap();
+                        let iv = iv.unwrap();
+                        let best = b.use_var(v);
+                        let op = if is_max { crate::ir::CompareOp::Gt } else { crate::ir::CompareOp::Lt };
+                        let mut take = ops::compare(b, vdt, op, x, best);
+                        if vdt.is_float() {
+                            // NaN is the extreme: the first NaN wins and stays.
+                            let xn = b.ins().fcmp(FloatCC::Unordered, x, x);
+                            let bn = b.ins().fcmp(FloatCC::Ordered, best, best);
+                            let t = b.ins().band(xn, bn);
+                            take = b.ins().bor(take, t);
+                        }
+                        let nb = b.ins().select(take, x, best);
+                        b.def_var(v, nb);
+                        let i = self.index(b, k.reduce_axes[0], 0);
+                        let bi = b.use_var(iv);
+                        let ni = b.ins().select(take, i, bi);
+                        b.def_var(iv, ni);
+                    }
                 }
             }
         }

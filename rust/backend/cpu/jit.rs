@@ -55,10 +55,16 @@ fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
             KOp::Binary { op, .. } => binary_math(*op, ins.dtype),
             _ => None,
         };
-        if let Some(f) = f {
-            if !f.is_inline() && !v.contains(&(f, ins.dtype)) {
-                v.push((f, ins.dtype));
+        let Some(f) = f else { continue };
+        // Unary math is computed on the operand's dtype, which is the result's for every function here.
+        if super::vmath::supports(f, ins.dtype) {
+            for &h in super::vmath::helpers(f, ins.dtype) {
+                if !v.contains(&h) {
+                    v.push(h);
+                }
             }
+        } else if !f.is_inline() && !v.contains(&(f, ins.dtype)) {
+            v.push((f, ins.dtype));
         }
     }
     v

@@ -24,7 +24,9 @@ mod jit;
 pub mod library;
 pub mod math;
 mod ops;
+mod simd;
 mod validate;
+mod vmath;
 #[cfg(test)]
 mod tests;
 

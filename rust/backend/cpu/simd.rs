@@ -1,0 +1,475 @@
+//! Kernel body instructions on vector lanes: a kernel whose live values all have the same width computes
+//! f32/i32/u32 as 4 lanes (f32x4, i32x4) or f64/i64 as 2 lanes (f64x2, i64x2); bools are lane masks of that
+//! width (all ones / zero). Every op either has a native vector lowering here or falls back to the scalar
+//! lowering of `ops` once per lane (integer division, shifts, 64-bit integer min/max, imported math, ...),
+//! so any kernel that `ops` compiles also compiles here, with the same per-lane results.
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+use crate::error::{Error, Result};
+use crate::ir::{BinaryOp, CompareOp, DType, UnaryOp};
+use crate::opt::{KInstr, KOp};
+
+use super::math::{binary_math, Imports, MathFn};
+use super::ops;
+use super::vmath;
+
+/// Lane count of a kernel whose widest (and only) non-bool element size is `size` bytes.
+pub fn lanes_for(size: usize) -> Option<u32> {
+    match size {
+        4 => Some(4),
+        8 => Some(2),
+        _ => None,
+    }
+}
+
+/// The vector type holding `lanes` lanes of `dt`.
+pub fn vtype(dt: DType, lanes: u32) -> Type {
+    match dt {
+        DType::F32 => types::F32X4,
+        DType::F64 => types::F64X2,
+        DType::I32 | DType::U32 => types::I32X4,
+        DType::I64 => types::I64X2,
+        DType::Bool => {
+            if lanes == 4 {
+                types::I32X4
+            } else {
+                types::I64X2
+            }
+        }
+    }
+}
+
+pub fn vflags() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+/// The operand indices of an instruction.
+pub fn operands(op: &KOp) -> Vec<usize> {
+    match op {
+        KOp::Load { .. } | KOp::Const { .. } | KOp::Iota { .. } => vec![],
+        KOp::Unary { a, .. } | KOp::Convert { a } | KOp::Bitcast { a } | KOp::IntegerPow { a, .. } => vec![*a],
+        KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => vec![*a, *b],
+        KOp::Select { pred, cases } => std::iter::once(*pred).chain(cases.iter().copied()).collect(),
+        KOp::Clamp { lo, x, hi } => vec![*lo, *x, *hi],
+    }
+}
+
+/// Scalar lane `l` of vector value `v` of dtype `dt` (bool masks become 0/1 `i8`).
+pub fn lane_scalar(b: &mut FunctionBuilder, dt: DType, v: Value, l: u32) -> Value {
+    let s = b.ins().extractlane(v, l as u8);
+    if dt == DType::Bool {
+        let ty = b.func.dfg.value_type(s);
+        let z = b.ins().iconst(ty, 0);
+        b.ins().icmp(IntCC::NotEqual, s, z)
+    } else {
+        s
+    }
+}
+
+/// A vector of `lanes` lanes of dtype `dt` from scalar values (bools as 0/1 `i8`).
+pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) -> Value {
+    let vt = vtype(dt, lanes);
+    let conv = |b: &mut FunctionBuilder, x: Value| {
+        if dt == DType::Bool {
+            b.ins().bmask(vt.lane_type(), x)
+        } else {
+            x
+        }
+    };
+    let x0 = conv(b, xs[0]);
+    let mut v = b.ins().splat(vt, x0);
+    for (l, &x) in xs.iter().enumerate().skip(1) {
+        let x = conv(b, x);
+        v = b.ins().insertlane(v, x, l as u8);
+    }
+    v
+}
+
+/// A vector constant: `x` (a scalar of `dt`'s Cranelift type; bools 0/1 `i8`) in every lane.
+pub fn splat(b: &mut FunctionBuilder, dt: DType, lanes: u32, x: Value) -> Value {
+    let vt = vtype(dt, lanes);
+    let x = if dt == DType::Bool { b.ins().bmask(vt.lane_type(), x) } else { x };
+    b.ins().splat(vt, x)
+}
+
+/// Emits instruction `i` once per lane through the scalar lowering.
+fn per_lane(
+    b: &mut FunctionBuilder, imports: &Imports, body: &[KInstr], i: usize, vals: &[Option<Value>], lanes: u32,
+    scratch: &mut Vec<Option<Value>>,
+) -> Result<Value> {
+    let ops_ = operands(&body[i].op);
+    if scratch.len() < body.len() {
+        scratch.resize(body.len(), None);
+    }
+    let mut outs = Vec::with_capacity(lanes as usize);
+    for l in 0..lanes {
+        for &j in &ops_ {
+            let v = vals.get(j).copied().flatten().filter(|_| j < i).ok_or_else(|| {
+                Error::Codegen(format!("instruction {i} uses %{j}, which is not an earlier live value"))
+            })?;
+            scratch[j] = Some(lane_scalar(b, body[j].dtype, v, l));
+        }
+        let r = ops::emit(b, imports, body, i, scratch);
+        for &j in &ops_ {
+            scratch[j] = None;
+        }
+        outs.push(r?);
+    }
+    Ok(from_lanes(b, body[i].dtype, lanes, &outs))
+}
+
+fn fsplat(b: &mut FunctionBuilder, vt: Type, v: f64) -> Value {
+    let s = if vt.lane_type() == types::F64 { b.ins().f64const(v) } else { b.ins().f32const(v as f32) };
+    b.ins().splat(vt, s)
+}
+
+fn isplat(b: &mut FunctionBuilder, vt: Type, v: i64) -> Value {
+    let lt = vt.lane_type();
+    let v = if lt.bits() < 64 { v & ((1i64 << lt.bits()) - 1) } else { v };
+    let s = b.ins().iconst(lt, v);
+    b.ins().splat(vt, s)
+}
+
+/// `m ? a : c` with a lane mask `m`.
+fn vsel(b: &mut FunctionBuilder, m: Value, a: Value, c: Value) -> Value {
+    let vt = b.func.dfg.value_type(a);
+    let mt = b.func.dfg.value_type(m);
+    let m = if vt != mt { b.ins().bitcast(vt, vflags(), m) } else { m };
+    b.ins().bitselect(m, a, c)
+}
+
+/// copysign(1, x) for float vectors.
+fn one_with_sign(b: &mut FunctionBuilder, vt: Type, x: Value) -> Value {
+    let it = vt.as_int();
+    let sign = if vt.lane_type() == types::F64 { i64::MIN } else { 0x8000_0000 };
+    let xb = b.ins().bitcast(it, vflags(), x);
+    let sm = isplat(b, it, sign);
+    let s = b.ins().band(xb, sm);
+    let one = fsplat(b, vt, 1.0);
+    let ob = b.ins().bitcast(it, vflags(), one);
+    let r = b.ins().bor(s, ob);
+    b.ins().bitcast(vt, vflags(), r)
+}
+
+fn float_cc(op: CompareOp) -> FloatCC {
+    match op {
+        CompareOp::Eq => FloatCC::Equal,
+        CompareOp::Ne => FloatCC::NotEqual,
+        CompareOp::Lt => FloatCC::LessThan,
+        CompareOp::Le => FloatCC::LessThanOrEqual,
+        CompareOp::Gt => FloatCC::GreaterThan,
+        CompareOp::Ge => FloatCC::GreaterThanOrEqual,
+    }
+}
+
+fn int_cc(op: CompareOp, signed: bool) -> IntCC {
+    match (op, signed) {
+        (CompareOp::Eq, _) => IntCC::Equal,
+        (CompareOp::Ne, _) => IntCC::NotEqual,
+        (CompareOp::Lt, true) => IntCC::SignedLessThan,
+        (CompareOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (CompareOp::Gt, true) => IntCC::SignedGreaterThan,
+        (CompareOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (CompareOp::Lt, false) => IntCC::UnsignedLessThan,
+        (CompareOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (CompareOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (CompareOp::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+    }
+}
+
+/// Emits body instruction `i` (not `Load`/`Iota`) on `lanes` lanes; `vals` holds earlier live vector values.
+/// `scratch` is a reusable buffer for per-lane fallbacks.
+pub fn emit(
+    b: &mut FunctionBuilder, imports: &Imports, body: &[KInstr], i: usize, vals: &[Option<Value>], lanes: u32,
+    scratch: &mut Vec<Option<Value>>,
+) -> Result<Value> {
+    let instr = &body[i];
+    let dt = instr.dtype;
+    let vt = vtype(dt, lanes);
+    let get = |j: usize| -> Result<(Value, DType)> {
+        match (vals.get(j).copied().flatten(), body.get(j)) {
+            (Some(v), Some(ins)) if j < i => Ok((v, ins.dtype)),
+            _ => Err(Error::Codegen(format!("instruction {i} uses %{j}, which is not an earlier live value"))),
+        }
+    };
+    let wide_int = |d: DType| d == DType::I64;
+    macro_rules! fallback {
+        () => {
+            return per_lane(b, imports, body, i, vals, lanes, scratch)
+        };
+    }
+    Ok(match &instr.op {
+        KOp::Const { value } => {
+            let s = ops::constant(b, dt, *value);
+            splat(b, dt, lanes, s)
+        }
+        KOp::Unary { op, a } => {
+            let (x, adt) = get(*a)?;
+            let avt = vtype(adt, lanes);
+            use UnaryOp as U;
+            if adt.is_float() {
+                if let Some(f) = MathFn::from_unary(*op) {
+                    if vmath::supports(f, adt) {
+                        return vmath::emit(b, imports, f, avt, &[x]);
+                    }
+                    if f == MathFn::Rsqrt {
+                        let one = fsplat(b, avt, 1.0);
+                        let s = b.ins().sqrt(x);
+                        return Ok(b.ins().fdiv(one, s));
+                    }
+                    fallback!();
+                }
+                match op {
+                    U::Neg => b.ins().fneg(x),
+                    U::Abs => b.ins().fabs(x),
+                    U::Floor => b.ins().floor(x),
+                    U::Ceil => b.ins().ceil(x),
+                    U::RoundEven => b.ins().nearest(x),
+                    U::Sqrt => b.ins().sqrt(x),
+                    U::Square => b.ins().fmul(x, x),
+                    U::IsFinite => {
+                        let a = b.ins().fabs(x);
+                        let inf = fsplat(b, avt, f64::INFINITY);
+                        b.ins().fcmp(FloatCC::LessThan, a, inf)
+                    }
+                    U::Sign => {
+                        let s = one_with_sign(b, avt, x);
+                        let zero = fsplat(b, avt, 0.0);
+                        let eq = b.ins().fcmp(FloatCC::Equal, x, zero);
+                        let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+                        let keep = b.ins().bor(eq, nan);
+                        vsel(b, keep, x, s)
+                    }
+                    U::Round => {
+                        let t = b.ins().trunc(x);
+                        let d = b.ins().fsub(x, t);
+                        let d = b.ins().fabs(d);
+                        let half = fsplat(b, avt, 0.5);
+                        let ge = b.ins().fcmp(FloatCC::GreaterThanOrEqual, d, half);
+                        let s = one_with_sign(b, avt, x);
+                        let up = b.ins().fadd(t, s);
+                        vsel(b, ge, up, t)
+                    }
+                    _ => fallback!(),
+                }
+            } else if adt == DType::Bool {
+                match op {
+                    U::Not => b.ins().bnot(x),
+                    U::Abs | U::Sign | U::Floor | U::Ceil | U::Round | U::RoundEven | U::Square | U::PopulationCount => x,
+                    U::IsFinite => isplat(b, vt, -1),
+                    _ => fallback!(),
+                }
+            } else {
+                match op {
+                    U::Neg => b.ins().ineg(x),
+                    U::Not => b.ins().bnot(x),
+                    U::Abs if adt == DType::U32 => x,
+                    U::Abs if !wide_int(adt) => b.ins().iabs(x),
+                    U::Floor | U::Ceil | U::Round | U::RoundEven => x,
+                    U::Square => b.ins().imul(x, x),
+                    U::IsFinite => isplat(b, vt, -1),
+                    U::Sign if adt == DType::I32 => {
+                        let m1 = isplat(b, avt, -1);
+                        let p1 = isplat(b, avt, 1);
+                        let t = b.ins().smax(x, m1);
+                        b.ins().smin(t, p1)
+                    }
+                    U::Sign if adt == DType::U32 => {
+                        let p1 = isplat(b, avt, 1);
+                        b.ins().umin(x, p1)
+                    }
+                    _ => fallback!(),
+                }
+            }
+        }
+        KOp::Binary { op, a, b: bb } => {
+            let (x, _) = get(*a)?;
+            let (y, ydt) = get(*bb)?;
+            use BinaryOp as B;
+            if let Some(f) = binary_math(*op, dt) {
+                if vmath::supports(f, dt) {
+                    let y = if ydt == dt {
+                        y
+                    } else if ydt == DType::I32 && dt == DType::F32 {
+                        b.ins().fcvt_from_sint(vt, y)
+                    } else {
+                        fallback!()
+                    };
+                    return vmath::emit(b, imports, f, vt, &[x, y]);
+                }
+                fallback!();
+            }
+            if ydt != dt {
+                fallback!();
+            }
+            if dt.is_float() {
+                match op {
+                    B::Add => b.ins().fadd(x, y),
+                    B::Sub => b.ins().fsub(x, y),
+                    B::Mul => b.ins().fmul(x, y),
+                    B::Div => b.ins().fdiv(x, y),
+                    B::Max => b.ins().fmax(x, y),
+                    B::Min => b.ins().fmin(x, y),
+                    _ => fallback!(),
+                }
+            } else if dt == DType::Bool {
+                match op {
+                    B::Add | B::Or | B::Max => b.ins().bor(x, y),
+                    B::Mul | B::And | B::Min => b.ins().band(x, y),
+                    B::Xor => b.ins().bxor(x, y),
+                    _ => fallback!(),
+                }
+            } else {
+                match op {
+                    B::Add => b.ins().iadd(x, y),
+                    B::Sub => b.ins().isub(x, y),
+                    B::Mul => b.ins().imul(x, y),
+                    B::And => b.ins().band(x, y),
+                    B::Or => b.ins().bor(x, y),
+                    B::Xor => b.ins().bxor(x, y),
+                    B::Max | B::Min if !wide_int(dt) => ops::max_min(b, dt, x, y, *op == B::Max),
+                    _ => fallback!(),
+                }
+            }
+        }
+        KOp::Compare { op, a, b: bb } => {
+            let (x, xdt) = get(*a)?;
+            let (y, _) = get(*bb)?;
+            if xdt.is_float() {
+                b.ins().fcmp(float_cc(*op), x, y)
+            } else if xdt == DType::Bool {
+                match op {
+                    CompareOp::Eq | CompareOp::Ne => b.ins().icmp(int_cc(*op, true), x, y),
+                    _ => fallback!(),
+                }
+            } else {
+                b.ins().icmp(int_cc(*op, xdt.is_signed_int()), x, y)
+            }
+        }
+        KOp::Select { pred, cases } => {
+            let (p, pdt) = get(*pred)?;
+            let (mut r, _) = get(*cases.first().ok_or_else(|| Error::Codegen("select_n with no cases".into()))?)?;
+            if pdt == DType::Bool {
+                if cases.len() > 1 {
+                    let (v, _) = get(cases[1])?;
+                    r = vsel(b, p, v, r);
+                }
+                r
+            } else {
+                let pvt = vtype(pdt, lanes);
+                let cc = if pdt.is_signed_int() { IntCC::SignedGreaterThanOrEqual } else { IntCC::UnsignedGreaterThanOrEqual };
+                for (k, &c) in cases.iter().enumerate().skip(1) {
+                    let (v, _) = get(c)?;
+                    let kk = isplat(b, pvt, k as i64);
+                    let ge = b.ins().icmp(cc, p, kk);
+                    r = vsel(b, ge, v, r);
+                }
+                r
+            }
+        }
+        KOp::Convert { a } => {
+            let (x, xdt) = get(*a)?;
+            use DType::*;
+            match (xdt, dt) {
+                _ if xdt == dt => x,
+                (I32, U32) | (U32, I32) => x,
+                (F32, I32) => b.ins().fcvt_to_sint_sat(vt, x),
+                (F32, U32) => b.ins().fcvt_to_uint_sat(vt, x),
+                (I32, F32) => b.ins().fcvt_from_sint(vt, x),
+                (U32, F32) => b.ins().fcvt_from_uint(vt, x),
+                (F32 | F64, Bool) => {
+                    let z = fsplat(b, vtype(xdt, lanes), 0.0);
+                    b.ins().fcmp(FloatCC::NotEqual, x, z)
+                }
+                (I32 | U32 | I64, Bool) => {
+                    let z = isplat(b, vtype(xdt, lanes), 0);
+                    b.ins().icmp(IntCC::NotEqual, x, z)
+                }
+                (Bool, F32 | F64) => {
+                    let one = fsplat(b, vt, 1.0);
+                    let ob = b.ins().bitcast(vt.as_int(), vflags(), one);
+                    let r = b.ins().band(x, ob);
+                    b.ins().bitcast(vt, vflags(), r)
+                }
+                (Bool, I32 | U32 | I64) => {
+                    let one = isplat(b, vt, 1);
+                    b.ins().band(x, one)
+                }
+                _ => fallback!(),
+            }
+        }
+        KOp::Bitcast { a } => {
+            let (x, xdt) = get(*a)?;
+            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool {
+                fallback!();
+            }
+            let ft = vtype(xdt, lanes);
+            if ft == vt {
+                x
+            } else {
+                b.ins().bitcast(vt, vflags(), x)
+            }
+        }
+        KOp::IntegerPow { a, y } => {
+            let (x, _) = get(*a)?;
+            let y = *y;
+            if dt == DType::Bool {
+                if y == 0 {
+                    isplat(b, vt, -1)
+                } else {
+                    x
+                }
+            } else if (y < 0 && !dt.is_float()) || wide_int(dt) {
+                fallback!()
+            } else {
+                // Same multiplication order as `ops::integer_pow`.
+                let one = if dt.is_float() { fsplat(b, vt, 1.0) } else { isplat(b, vt, 1) };
+                if y == 0 {
+                    return Ok(one);
+                }
+                let mul = |b: &mut FunctionBuilder, p: Value, q: Value| if dt.is_float() { b.ins().fmul(p, q) } else { b.ins().imul(p, q) };
+                let mut n = y.unsigned_abs();
+                let mut base = x;
+                let mut acc: Option<Value> = None;
+                while n > 0 {
+                    if n & 1 == 1 {
+                        acc = Some(match acc {
+                            None => base,
+                            Some(a) => mul(b, a, base),
+                        });
+                    }
+                    n >>= 1;
+                    if n > 0 {
+                        base = mul(b, base, base);
+                    }
+                }
+                let acc = acc.unwrap_or(one);
+                if y < 0 {
+                    b.ins().fdiv(one, acc)
+                } else {
+                    acc
+                }
+            }
+        }
+        KOp::Clamp { lo, x, hi } => {
+            if wide_int(dt) {
+                fallback!();
+            }
+            let (l, _) = get(*lo)?;
+            let (v, _) = get(*x)?;
+            let (h, _) = get(*hi)?;
+            let t = ops::max_min(b, dt, v, l, true);
+            ops::max_min(b, dt, t, h, false)
+        }
+        KOp::Load { .. } | KOp::Iota { .. } => {
+            return Err(Error::Codegen(format!("instruction {i}: load/iota must be lowered by the loop codegen")))
+        }
+    })
+}
+
+/// Whether `cl_type(dt)` lanes fit the kernel's lane count (bools always do).
+pub fn fits(dt: DType, lanes: u32) -> bool {
+    dt == DType::Bool || lanes_for(dt.size()) == Some(lanes)
+}
