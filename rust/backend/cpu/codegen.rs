@@ -210,9 +210,22 @@ fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<Axis>, Vec<i
     Ok((outer, red, esize, live))
 }
 
+thread_local! {
+    static NO_SIMD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with vectorization off on this thread (kernels compiled inside are all-scalar): tests compare
+/// the two code paths. `CRANAX_CPU_NO_SIMD=1` turns it off process-wide.
+pub fn without_simd<R>(f: impl FnOnce() -> R) -> R {
+    let old = NO_SIMD.with(|c| c.replace(true));
+    let r = f();
+    NO_SIMD.with(|c| c.set(old));
+    r
+}
+
 fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], esize: &[i64], live: &[bool]) -> (Mode, u32, u32) {
     let scalar = (Mode::Scalar, 1, 1);
-    if std::env::var_os("CRANAX_CPU_NO_SIMD").is_some_and(|v| v == "1") {
+    if NO_SIMD.with(|c| c.get()) || std::env::var_os("CRANAX_CPU_NO_SIMD").is_some_and(|v| v == "1") {
         return scalar;
     }
     let mut size = None;

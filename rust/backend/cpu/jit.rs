@@ -108,7 +108,8 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
         }
         let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| plan.slots[o.slot].dtype).collect();
         build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config())?;
-        let mut clif = ctx.func.display().to_string();
+        let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
+        let mut clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}", ctx.func.display());
         let disasm = std::env::var_os("CRANAX_CPU_DISASM").is_some_and(|v| v == "1");
         ctx.set_disasm(disasm);
         module.define_function(id, &mut ctx).map_err(|e| {

@@ -30,7 +30,7 @@ mod vmath;
 #[cfg(test)]
 mod tests;
 
-pub use codegen::kernel_signature;
+pub use codegen::{kernel_signature, without_simd, Mode as SimdMode};
 pub use jit::KernelFn;
 
 /// A compiled plan: one JIT module owning every kernel's machine code.

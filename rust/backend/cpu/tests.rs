@@ -1157,3 +1157,262 @@ fn vmath_ulp_sweep() {
     }
     println!("{report}");
 }
+
+/// Compiles `p` twice (vectorized and all-scalar), runs both on `inputs`, and requires bit-identical
+/// outputs (NaNs equal). Returns the vectorized outputs and the SIMD mode line of the kernel text.
+fn simd_vs_scalar(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
+    let exe = compile(p).unwrap_or_else(|e| panic!("compile failed: {e}\n{p:#?}"));
+    let scal = without_simd(|| compile(p).unwrap());
+    let a = exe.run(inputs).unwrap();
+    let b = scal.run(inputs).unwrap();
+    for (o, (x, y)) in a.iter().zip(&b).enumerate() {
+        let es = x.dtype().size();
+        let same = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).all(|(u, v)| {
+            u == v
+                || match x.dtype() {
+                    DType::F32 => f32::get(u).is_nan() && f32::get(v).is_nan(),
+                    DType::F64 => f64::get(u).is_nan() && f64::get(v).is_nan(),
+                    _ => false,
+                }
+        });
+        assert!(same, "output {o} differs between SIMD and scalar code\n{}", exe.as_text());
+    }
+    let text = exe.as_text();
+    let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
+    (a, mode)
+}
+
+fn f32_data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n).map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2001) as f32 / 100.0 - 10.0).collect()
+}
+
+#[test]
+fn simd_elementwise_layouts_and_odd_sizes() {
+    let f = DType::F32;
+    for &(m, n) in &[(1usize, 0usize), (1, 1), (1, 3), (1, 5), (3, 7), (7, 37), (2, 1000), (1, 1_000_003)] {
+        let x = f32_data(m * n, 1);
+        let row = f32_data(n, 2);
+        let col = f32_data(m, 3);
+        // x * row + sin(x) - col, with row broadcast along axis 0 and col along axis 1.
+        let p = plan1(
+            vec![Aval::new(f, vec![m, n]), Aval::new(f, vec![n]), Aval::new(f, vec![m])],
+            vec![m, n],
+            vec![],
+            vec![kin(0, f, vec![n as isize, 1]), kin(1, f, vec![0, 1]), kin(2, f, vec![1, 0])],
+            vec![
+                load(0, f),
+                load(1, f),
+                load(2, f),
+                bin(BinaryOp::Mul, 0, 1, f),
+                un(UnaryOp::Sin, 0, f),
+                bin(BinaryOp::Add, 3, 4, f),
+                bin(BinaryOp::Sub, 5, 2, f),
+            ],
+            vec![(Aval::new(f, vec![m, n]), 6, OutputKind::Store)],
+        );
+        let ins = [buf(&[m, n], &x), buf(&[n], &row), buf(&[m], &col)];
+        let (out, mode) = simd_vs_scalar(&p, &ins);
+        if n >= 16 {
+            assert!(mode.contains("OuterVec"), "{mode}");
+        }
+        let got = read::<f32>(&out[0]);
+        for i in 0..m * n {
+            let want = x[i] * row[i % n] + (x[i] as f64).sin() as f32 - col[i / n];
+            assert!((got[i] - want).abs() <= 1e-5 * want.abs().max(1.0), "{i}: {} vs {want}", got[i]);
+        }
+        // Transposed read: stays scalar, still right.
+        if m > 1 && n > 1 {
+            let p = plan1(
+                vec![Aval::new(f, vec![n, m])],
+                vec![m, n],
+                vec![],
+                vec![kin(0, f, vec![1, m as isize])],
+                vec![load(0, f), un(UnaryOp::Exp, 0, f)],
+                vec![(Aval::new(f, vec![m, n]), 1, OutputKind::Store)],
+            );
+            let (_, mode) = simd_vs_scalar(&p, &[buf(&[n, m], &x)]);
+            assert!(mode.contains("Scalar") || n < 4, "{mode}");
+        }
+    }
+}
+
+#[test]
+fn simd_mixed_ops_bool_int_iota_f64() {
+    let (f, i32_, b) = (DType::F32, DType::I32, DType::Bool);
+    for n in [3usize, 16, 21, 1001] {
+        let x = f32_data(n, 5);
+        let mask: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+        let k: Vec<i32> = (0..n as i32).map(|i| i * 7 - 50).collect();
+        // where(mask | x > 0, x * iota, -x), int ops (div, shift, max), convert, bool output.
+        let p = plan1(
+            vec![Aval::new(f, vec![n]), Aval::new(b, vec![n]), Aval::new(i32_, vec![n])],
+            vec![n],
+            vec![],
+            vec![kin(0, f, vec![1]), kin(1, b, vec![1]), kin(2, i32_, vec![1])],
+            vec![
+                load(0, f),                                                     // 0
+                load(1, b),                                                     // 1
+                load(2, i32_),                                                  // 2
+                ins(KOp::Const { value: Scalar::Float(0.0) }, f),               // 3
+                ins(KOp::Compare { op: CompareOp::Gt, a: 0, b: 3 }, b),         // 4
+                bin(BinaryOp::Or, 1, 4, b),                                     // 5
+                ins(KOp::Iota { axis: 0 }, f),                                  // 6
+                bin(BinaryOp::Mul, 0, 6, f),                                    // 7
+                un(UnaryOp::Neg, 0, f),                                         // 8
+                ins(KOp::Select { pred: 5, cases: vec![8, 7] }, f),             // 9
+                ins(KOp::Const { value: Scalar::Int(3) }, i32_),                // 10
+                bin(BinaryOp::Div, 2, 10, i32_),                                // 11
+                bin(BinaryOp::ShiftLeft, 2, 10, i32_),                          // 12
+                bin(BinaryOp::Max, 11, 12, i32_),                               // 13
+                ins(KOp::Convert { a: 0 }, i32_),                               // 14
+                bin(BinaryOp::Add, 13, 14, i32_),                               // 15
+                un(UnaryOp::Not, 5, b),                                         // 16
+                ins(KOp::IntegerPow { a: 0, y: 3 }, f),                         // 17
+                ins(KOp::Bitcast { a: 2 }, f),                                  // 18
+                bin(BinaryOp::Add, 17, 18, f),                                  // 19
+            ],
+            vec![
+                (Aval::new(f, vec![n]), 9, OutputKind::Store),
+                (Aval::new(i32_, vec![n]), 15, OutputKind::Store),
+                (Aval::new(b, vec![n]), 16, OutputKind::Store),
+                (Aval::new(f, vec![n]), 19, OutputKind::Store),
+            ],
+        );
+        let (out, mode) = simd_vs_scalar(&p, &[buf(&[n], &x), buf(&[n], &mask), buf(&[n], &k)]);
+        if n >= 16 {
+            assert!(mode.contains("OuterVec") && mode.contains("4 lanes"), "{mode}");
+        }
+        let o0 = read::<f32>(&out[0]);
+        let o2 = read::<bool>(&out[2]);
+        for i in 0..n {
+            let m = mask[i] || x[i] > 0.0;
+            assert_eq!(o0[i], if m { x[i] * i as f32 } else { -x[i] });
+            assert_eq!(o2[i], !m);
+        }
+        // f64 / i64: 2 lanes, imported exp per lane.
+        let xd: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        let p = plan1(
+            vec![Aval::new(DType::F64, vec![n])],
+            vec![n],
+            vec![],
+            vec![kin(0, DType::F64, vec![1])],
+            vec![
+                load(0, DType::F64),
+                un(UnaryOp::Exp, 0, DType::F64),
+                ins(KOp::Convert { a: 0 }, DType::I64),
+                bin(BinaryOp::Mul, 2, 2, DType::I64),
+                ins(KOp::Convert { a: 3 }, DType::F64),
+                bin(BinaryOp::Add, 1, 4, DType::F64),
+            ],
+            vec![(Aval::new(DType::F64, vec![n]), 5, OutputKind::Store)],
+        );
+        let (out, mode) = simd_vs_scalar(&p, &[buf(&[n], &xd)]);
+        if n >= 16 {
+            assert!(mode.contains("2 lanes"), "{mode}");
+        }
+        let got = read::<f64>(&out[0]);
+        for i in 0..n {
+            let t = xd[i] as i64;
+            assert_eq!(got[i], xd[i].exp() + (t * t) as f64);
+        }
+    }
+}
+
+#[test]
+fn simd_reductions_rows_columns_all() {
+    let f = DType::F32;
+    for &(m, n) in &[(1usize, 1usize), (3, 5), (5, 3), (2, 16), (17, 33), (64, 100), (3, 1000), (1000, 3), (1, 100_003)] {
+        // Integer-valued data: float sums are exact in any order, so SIMD and scalar must agree exactly.
+        let x: Vec<f32> = (0..m * n).map(|i| ((i * 7919) % 201) as f32 - 100.0).collect();
+        for (axes, out_shape) in [(vec![1], vec![m]), (vec![0], vec![n]), (vec![0, 1], vec![])] {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+                let p = plan1(
+                    vec![Aval::new(f, vec![m, n])],
+                    vec![m, n],
+                    axes.clone(),
+                    vec![kin(0, f, vec![n as isize, 1])],
+                    vec![load(0, f)],
+                    vec![(Aval::new(f, out_shape.clone()), 0, OutputKind::Reduce(op))],
+                );
+                let (out, mode) = simd_vs_scalar(&p, &[buf(&[m, n], &x)]);
+                let got = read::<f32>(&out[0]);
+                let red = |it: &mut dyn Iterator<Item = f32>| -> f32 {
+                    match op {
+                        ReduceOp::Sum => it.sum(),
+                        ReduceOp::Max => it.fold(f32::NEG_INFINITY, f32::max),
+                        _ => it.fold(f32::INFINITY, f32::min),
+                    }
+                };
+                let want: Vec<f32> = match axes.as_slice() {
+                    [1] => (0..m).map(|i| red(&mut (0..n).map(|j| x[i * n + j]))).collect(),
+                    [0] => (0..n).map(|j| red(&mut (0..m).map(|i| x[i * n + j]))).collect(),
+                    _ => vec![red(&mut x.iter().copied())],
+                };
+                assert_eq!(got, want, "{op:?} over {axes:?} of [{m}, {n}] ({mode})");
+                if axes == [1] && n >= 16 {
+                    assert!(mode.contains("InnerRed"), "{mode}");
+                }
+                if axes == [0] && n >= 16 && m > 1 {
+                    assert!(mode.contains("OuterVec"), "{mode}");
+                }
+            }
+        }
+    }
+    // Reductions over interleaved axes, NaN in max, integer and bool reductions, a store output alongside.
+    let (a, b_, c) = (4usize, 6usize, 9usize);
+    let mut x: Vec<f32> = (0..a * b_ * c).map(|i| ((i * 31) % 17) as f32).collect();
+    x[40] = f32::NAN;
+    let p = plan1(
+        vec![Aval::new(f, vec![a, b_, c])],
+        vec![a, b_, c],
+        vec![0, 2],
+        vec![kin(0, f, vec![(b_ * c) as isize, c as isize, 1])],
+        vec![
+            load(0, f),
+            ins(KOp::Convert { a: 0 }, DType::I32),
+            ins(KOp::Const { value: Scalar::Float(8.0) }, f),
+            ins(KOp::Compare { op: CompareOp::Gt, a: 0, b: 2 }, DType::Bool),
+        ],
+        vec![
+            (Aval::new(f, vec![b_]), 0, OutputKind::Reduce(ReduceOp::Max)),
+            (Aval::new(DType::I32, vec![b_]), 1, OutputKind::Reduce(ReduceOp::Sum)),
+            (Aval::new(DType::Bool, vec![b_]), 3, OutputKind::Reduce(ReduceOp::Or)),
+            (Aval::new(DType::Bool, vec![b_]), 3, OutputKind::Reduce(ReduceOp::And)),
+        ],
+    );
+    let (out, _) = simd_vs_scalar(&p, &[buf(&[a, b_, c], &x)]);
+    let mx = read::<f32>(&out[0]);
+    assert!(mx[40 / c % b_].is_nan());
+    let sums = read::<i32>(&out[1]);
+    for j in 0..b_ {
+        let want: i32 = (0..a).flat_map(|i| (0..c).map(move |k| (i, k))).map(|(i, k)| x[i * b_ * c + j * c + k] as i32).sum();
+        assert_eq!(sums[j], want);
+    }
+}
+
+#[test]
+fn simd_split_ranges_are_bit_identical() {
+    // The same elementwise/reduction kernels run as one call and as ragged chunks (thread splits).
+    let f = DType::F32;
+    let (m, n) = (37usize, 53usize);
+    let x = f32_data(m * n, 9);
+    let p = plan1(
+        vec![Aval::new(f, vec![m, n])],
+        vec![m, n],
+        vec![1],
+        vec![kin(0, f, vec![n as isize, 1])],
+        vec![load(0, f), un(UnaryOp::Tanh, 0, f), un(UnaryOp::Exp, 1, f)],
+        vec![(Aval::new(f, vec![m]), 2, OutputKind::Reduce(ReduceOp::Sum))],
+    );
+    let exe = compile(&p).unwrap();
+    let inp = buf(&[m, n], &x);
+    let whole = read::<f32>(&exe.run(std::slice::from_ref(&inp)).unwrap()[0]);
+    let (fun, len) = exe.kernel_entry(0).unwrap();
+    let out = Buffer::alloc(&Aval::new(f, vec![m])).unwrap();
+    let ins = [inp.as_ptr() as *const u8];
+    let outs = [out.as_ptr()];
+    for (s, e) in [(0u64, 5u64), (5, 6), (6, 30), (30, len)] {
+        unsafe { fun(ins.as_ptr(), outs.as_ptr(), s, e) };
+    }
+    assert_eq!(read::<f32>(&out), whole);
+}
