@@ -207,7 +207,7 @@ def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
     dn = _la.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(sorted(adv)),
                                     start_index_map=tuple(adv))
     del order
-    sizes = tuple(1 if d in adv else ys[d] for d in range(len(ys)))
+    sizes = tuple(min(1, ys[d]) if d in adv else ys[d] for d in range(len(ys)))
     return _la.gather_p.bind(y, idx, dimension_numbers=dn, slice_sizes=sizes, indices_are_sorted=False,
                              unique_indices=False, mode=mode, fill_value=fill_value)
 

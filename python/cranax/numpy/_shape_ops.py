@@ -13,7 +13,7 @@ from ..errors import ConcretizationTypeError
 from ..primitives import linalg as _la
 from ..primitives import structural as _st
 
-__all__ = ["concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
+__all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "pad", "flip",
            "fliplr", "flipud", "roll", "rot90", "meshgrid", "tril", "triu", "diag", "diagonal", "diagflat",
            "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "sort", "argsort", "take",
@@ -73,6 +73,20 @@ def _promote_dtypes(arrays):
         av = get_aval(a)
         out.append(a if (av.dtype == dt and av.weak_type == weak) else lax._convert(a, dt, weak))
     return out
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Joins arrays of one shape along a new ``axis``. Mirrors ``jax.numpy.stack``."""
+    jnp = _jnp()
+    arrays = [jnp.asarray(a) for a in _seq(arrays)]
+    if not arrays:
+        raise ValueError("Need at least one array to stack.")
+    shapes = {get_aval(a).shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"All input arrays must have the same shape, got {[get_aval(a).shape for a in arrays]}.")
+    nd = get_aval(arrays[0]).ndim + 1
+    axis = _axis(axis, nd)
+    return concatenate([jnp.expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
 
 
 def atleast_1d(*arys):
@@ -233,8 +247,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         return out
     if isinstance(repeats, Tracer) and total_repeat_length is None:
         raise ConcretizationTypeError(
-            "jnp.repeat with traced array repeats needs a static total_repeat_length (the output shape must "
-            "be known at trace time).")
+            repeats, "jnp.repeat with traced array repeats needs a static total_repeat_length (the output shape "
+            "must be known at trace time).")
     if total_repeat_length is None:
         reps = _np.asarray(repeats if not hasattr(repeats, "_buf") else _np.asarray(repeats)).astype(_np.int64)
         reps = _np.broadcast_to(reps, (n,))
@@ -696,7 +710,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
-    sizes = a.shape[:axis] + (1,) + a.shape[axis + 1:]
+    sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]
     return _la.gather_p.bind(a, jnp.reshape(idx, ishape + (1,)), dimension_numbers=dn, slice_sizes=sizes,
                              indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
                              mode=gm, fill_value=fill_value)
@@ -737,7 +751,8 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     dn = _la.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
                                     start_index_map=tuple(range(nd)))
     gm = "clip" if mode in ("clip", "promise_in_bounds") else "fill"
-    return _la.gather_p.bind(arr, ind, dimension_numbers=dn, slice_sizes=(1,) * nd, indices_are_sorted=False,
+    return _la.gather_p.bind(arr, ind, dimension_numbers=dn, slice_sizes=tuple(builtins.min(1, d) for d in bshape),
+                             indices_are_sorted=False,
                              unique_indices=False, mode=gm, fill_value=fill_value)
 
 
@@ -774,7 +789,7 @@ def nonzero(a, *, size=None, fill_value=None):
     if size is None:
         if isinstance(a, Tracer):
             raise ConcretizationTypeError(
-                "The size argument of jnp.nonzero must be statically specified to use jnp.nonzero within "
+                a, "The size argument of jnp.nonzero must be statically specified to use jnp.nonzero within "
                 "JAX transformations (the number of nonzero elements is not known at trace time).")
         size = int(_np.count_nonzero(_np.asarray(a)))
     size = int(size)

@@ -595,7 +595,7 @@ def _scatter_slice_sizes(operand_aval, updates_aval, dn):
     sizes, pos = [], 0
     for d in range(operand_aval.ndim):
         if d in dn.inserted_window_dims:
-            sizes.append(1)
+            sizes.append(min(1, operand_aval.shape[d]))
         else:
             sizes.append(updates_aval.shape[dn.update_window_dims[pos]])
             pos += 1
