@@ -130,10 +130,12 @@ class _Plan:
     ``adv_axes`` are the axes the advanced ``arrays`` (int32, broadcast to ``bshape``, negatives wrapped,
     not clamped) index; ``orig_axes`` are those axes in ``x``. The result has ``bshape`` at ``pos``."""
 
-    def __init__(self, shape, idx):
+    def __init__(self, shape, idx, strict=True):
         from . import asarray, broadcast_shapes
         items = _normalize(idx, shape)
-        has_array = any(_is_array_index(i) for i in items)
+        # For updates (strict=False) static ints are advanced indices too, so out-of-range ones are
+        # dropped by the scatter instead of raising.
+        has_array = not strict or any(_is_array_index(i) for i in items)
         static_items, adv = [], []   # adv: (position in y, original axis, index value)
         ydim, xdim = 0, 0
         for it in items:
@@ -160,7 +162,11 @@ class _Plan:
             if isinstance(v, (int, np.integer)):
                 n = shape[d]
                 if not -n <= int(v) < n:
-                    raise IndexError(f"index {int(v)} is out of bounds for axis {d} with size {n}")
+                    if strict:
+                        raise IndexError(f"index {int(v)} is out of bounds for axis {d} with size {n}")
+                    v = int(np.clip(int(v), -2**31, 2**31 - 1))
+                    arrays.append(np.int32(v if v >= 0 else v))
+                    continue
                 arrays.append(np.int32(int(v) % n))
                 continue
             arrays.append(v)
@@ -231,7 +237,7 @@ def _index_arrays(shape, idx):
     shape."""
     from .. import lax
     from . import broadcast_to
-    plan = _Plan(shape, idx)
+    plan = _Plan(shape, idx, strict=False)
     nd = len(shape)
     outs = []
     if not plan.adv_axes:

@@ -1020,7 +1020,17 @@ def _scatter_extremum_jvp(prim):
     return rule
 
 
+def _scatter_mul_transpose(ct, x, idx, u, **params):
+    # Linear in the operand only (out = x * scatter_mul(1, idx, u)).
+    if _ad.is_undefined(u):
+        raise NotImplementedError("scatter-mul is not linear in its updates")
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval), None, None]
+    return [scatter_mul_p.bind(ct, idx, u, **params), None, None]
+
+
 _ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+_ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 _ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 _ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 
