@@ -59,7 +59,8 @@ def _to_user(x):
 
 
 def _aux_out(aux):
-    return tree_map(_to_user, aux)
+    # JAX hands aux back as the function built it: Python values (e.g. a static count) stay Python values.
+    return tree_map(lambda x: x if isinstance(x, (bool, int, float, str)) else _to_user(x), aux)
 
 
 # ----------------------------------------------------------------------------------------------- jvp

@@ -114,6 +114,10 @@ def typed_scalar(val, dtype, weak_type):
         if av is None:
             av = _SCALAR_TYPES[(dtype, weak_type)] = ShapedArray((), dtype, weak_type)
         return TypedScalar(dtype.type(val), av)
+    if t is int and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= val <= info.max:
+            raise OverflowError(f"Python int {val} too large to convert to {dtype.name}")
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(val, TypedScalar):
             val = val.val

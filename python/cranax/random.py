@@ -550,6 +550,9 @@ def _int_bound(v, dtype):
         return v, False
     info = np.iinfo(dtype)
     iv = int(a)
+    if type(v) is int and not info.min <= iv <= info.max:
+        # JAX converts a Python int bound to the dtype first, which overflows (jax-ml/jax#2006).
+        raise OverflowError(f"Python int {iv} too large to convert to {np.dtype(dtype).name}")
     return int(min(max(iv, info.min), info.max)), iv > info.max
 
 

@@ -1092,26 +1092,6 @@ def stack(arrays, axis=0, out=None, dtype=None):
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
 
 
-def concatenate(arrays, axis=0, dtype=None):
-    """Joins arrays along ``axis``. Mirrors ``jax.numpy.concatenate``."""
-    arrays = _promote("concatenate", *[asarray(a) for a in arrays]) if len(arrays) > 1 else [asarray(arrays[0])]
-    if dtype is not None:
-        arrays = [astype(a, dtype) for a in arrays]
-    avals = [get_aval(a) for a in arrays]
-    nd = avals[0].ndim
-    if nd == 0:
-        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    axis = _canon_axes(axis, nd, "concatenate")[0]
-    for av in avals[1:]:
-        if av.ndim != nd or builtins.any(av.shape[i] != avals[0].shape[i] for i in range(nd) if i != axis):
-            raise ValueError(f"All input array dimensions except for the concatenation axis must match exactly,"
-                             f" got shapes {[a.shape for a in avals]}.")
-    if len(arrays) == 1:
-        return arrays[0]
-    from ..primitives.linalg import concatenate_p
-    return concatenate_p.bind(*arrays, dimension=axis)
-
-
 # ------------------------------------------------------------------------------------ misc
 
 def copy(a, order=None):

@@ -55,9 +55,14 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     axis = _axis(axis, nd)
     for av in avals[1:]:
-        if av.ndim != nd or builtins.any(av.shape[i] != avals[0].shape[i] for i in range(nd) if i != axis):
-            raise ValueError(f"All input array dimensions except for the concatenation axis must match exactly,"
-                             f" got shapes {[a.shape for a in avals]}.")
+        if av.ndim != nd:
+            raise ValueError(f"All the input arrays must have same number of dimensions, got shapes "
+                             f"{[a.shape for a in avals]}.")
+        if builtins.any(av.shape[i] != avals[0].shape[i] for i in range(nd) if i != axis):
+            # JAX raises this one from lax.concatenate's shape rule, as a TypeError.
+            raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+                            f"being concatenated: concatenating along dimension {axis} for shapes "
+                            f"{', '.join(str(a.shape) for a in avals)}.")
     if len(arrays) == 1:
         return arrays[0]
     return _la.concatenate_p.bind(*arrays, dimension=axis)
