@@ -70,7 +70,24 @@ def _literal_json_slow(dt, v):
     return {"lit": v, "dtype": dtypes.short_name(dt)}
 
 
-def _aval_json(vid, aval):
+_MAX_BYTES = 2 ** 63 - 1  # isize::MAX: no buffer can be larger
+
+
+def _check_size(aval, what):
+    """A MemoryError naming the bytes for an array no machine can hold (rather than the core's verifier
+    error, or an allocation that aborts)."""
+    n = 1
+    for d in aval.shape:
+        n *= int(d)
+    nbytes = n * np.dtype(aval.dtype).itemsize
+    if nbytes > _MAX_BYTES:
+        raise MemoryError(f"{what}: an array of shape {tuple(aval.shape)} and dtype {np.dtype(aval.dtype).name} "
+                          f"needs {nbytes} bytes, more than the addressable memory ({_MAX_BYTES} bytes)")
+
+
+def _aval_json(vid, aval, what="program input"):
+    if aval.shape:
+        _check_size(aval, what)
     return [vid, dtypes.short_name(aval.dtype), list(aval.shape)]
 
 
@@ -115,7 +132,7 @@ class _Emitter:
                 vid = self.next_id
                 self.next_id += 1
                 env[v] = vid
-                outs.append(_aval_json(vid, v.aval))
+                outs.append(_aval_json(vid, v.aval, eqn.primitive.name))
             rule = wire_params.get(eqn.primitive.name)
             params = rule(eqn) if rule is not None else {}
             self.eqns.append({"prim": eqn.primitive.name, "params": params, "in": ins, "out": outs})

@@ -91,6 +91,8 @@ transpose_p = standard_primitive("transpose", _transpose_abstract,
 
 def _iota_abstract(dtype, shape, dimension, sharding=None):
     shape = _ints("iota", shape, "shape")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"iota shape must have every element be nonnegative, got {shape}")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} for "
                          f"shape {shape}")
