@@ -10,6 +10,7 @@ as one ``jit`` equation whose rules (eval, jvp, transpose, batching) apply to th
 import functools
 import inspect
 import logging
+import operator
 import threading
 import weakref
 
@@ -114,8 +115,14 @@ def _resolve_static(fun, static_argnums, static_argnames):
         static_argnames = ()
     elif isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    static_argnums = tuple(int(i) for i in static_argnums)
+    try:
+        static_argnums = tuple(operator.index(i) for i in static_argnums)
+    except TypeError:
+        raise TypeError(f"static_argnums must be an int or a sequence of ints, got {static_argnums!r}") from None
     static_argnames = tuple(static_argnames)
+    for n in static_argnames:
+        if not isinstance(n, str):
+            raise TypeError(f"static_argnames must be a str or a sequence of str, got {static_argnames!r}")
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -124,6 +131,19 @@ def _resolve_static(fun, static_argnums, static_argnames):
     if params is not None:
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         param_names = [p.name for p in positional]
+        # As JAX: argnums past a fixed signature, or names it does not take, are errors.
+        if not any(p.kind is p.VAR_POSITIONAL for p in params):
+            for i in static_argnums:
+                if not -len(positional) <= i < len(positional):
+                    raise ValueError(f"jitted function has static_argnums={static_argnums}, but only accepts "
+                                     f"{len(positional)} positional arguments.")
+            static_argnums = tuple(i + len(positional) if i < 0 else i for i in static_argnums)
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            named = {p.name for p in params if p.kind is not p.POSITIONAL_ONLY}
+            bad = [n for n in static_argnames if n not in named]
+            if bad:
+                raise ValueError(f"jitted function has invalid argnames {set(bad)} in static_argnames. "
+                                 f"Function does not take these args.")
         for n in static_argnames:
             if n in param_names and param_names.index(n) not in static_argnums:
                 static_argnums += (param_names.index(n),)
@@ -150,7 +170,7 @@ class _Static:
 
     def __init__(self, v):
         self.v = v
-        self.h = hash((type(v), v))
+        self.h = hash((type(v), _nan_canonical(v)))
 
     def __hash__(self):
         return self.h
@@ -158,13 +178,41 @@ class _Static:
     def __eq__(self, o):
         if type(o) is not _Static or type(o.v) is not type(self.v):
             return False
+        a, b = self.v, o.v
+        if a is b:
+            return True
         try:
-            return bool(self.v == o.v)
+            if bool(a == b):
+                return True
         except Exception:
             return False
+        # NaN is not equal to itself; two NaN static values are the same signature (else every call with
+        # a NaN would retrace and grow the cache).
+        return _nan_equal(a, b)
 
     def __repr__(self):
         return repr(self.v)
+
+
+def _nan_canonical(v):
+    """``v`` with NaNs replaced by one marker, for hashing: since Python 3.10 each NaN object hashes by
+    identity, so ``float('nan')`` passed anew on every call would otherwise never hit the cache."""
+    if isinstance(v, float) and v != v:
+        return ("<nan>",)
+    if type(v) is tuple:
+        return tuple(_nan_canonical(x) for x in v)
+    return v
+
+
+def _nan_equal(a, b):
+    if isinstance(a, (float, np.floating)):
+        return bool(np.isnan(a) and np.isnan(b))
+    if isinstance(a, complex):
+        return (a.real == b.real or (a.real != a.real and b.real != b.real)) and \
+            (a.imag == b.imag or (a.imag != a.imag and b.imag != b.imag))
+    if isinstance(a, tuple) and len(a) == len(b):
+        return all(x is y or x == y or (type(x) is type(y) and _nan_equal(x, y)) for x, y in zip(a, b))
+    return False
 
 
 _py_scalar_avals = {}
@@ -553,6 +601,14 @@ def eval_shape(fun, *args, **kwargs):
     """Output shapes/dtypes of ``fun`` as ``ShapeDtypeStruct``s, without running it. Mirrors
     ``jax.eval_shape``."""
     return JitWrapped(fun, (), (), None, False, False).eval_shape(*args, **kwargs)
+
+
+def _on_config_update(name, value):
+    if name == "jax_compilation_cache_max_size":
+        _core.set_cache_max_size(int(value))
+
+
+config._add_listener(_on_config_update)
 
 
 def clear_caches():

@@ -43,9 +43,13 @@ class Config:
         object.__setattr__(self, "_listeners", [])
 
     def update(self, name, value):
-        """Set option ``name`` to ``value``. Raises AttributeError for an unknown name."""
+        """Set option ``name`` to ``value``. Raises AttributeError for an unknown name, TypeError/ValueError
+        for a value the option cannot take."""
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
+        check = _validators.get(name)
+        if check is not None:
+            value = check(name, value)
         with self._lock:
             self._values[name] = value
         for fn in list(self._listeners):
@@ -63,5 +67,20 @@ class Config:
     def __setattr__(self, name, value):
         self.update(name, value)
 
+
+def _nonnegative_int(name, value):
+    import operator
+    if isinstance(value, bool):
+        raise TypeError(f"config option {name} must be an int, got {value!r}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"config option {name} must be an int, got {type(value).__name__} {value!r}") from None
+    if n < 0:
+        raise ValueError(f"config option {name} must be >= 0, got {n}")
+    return n
+
+
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int}
 
 config = Config()
