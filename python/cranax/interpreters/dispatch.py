@@ -1,6 +1,7 @@
 """Eager execution: a primitive applied to concrete arrays runs as a one-equation program through the same
 compiler as ``jit``, cached by (primitive, params, input avals). There is no NumPy execution path."""
 import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -9,7 +10,10 @@ from ..core import get_aval
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from . import lowering
 
-_cache = {}
+# (prim, params, avals) → (executable, out avals), least recently used first. Bounded by
+# ``jax_compilation_cache_max_size`` like the core's executable cache, so eager ops on ever new shapes do not pin
+# one executable (and its machine code) per shape forever.
+_cache = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -50,13 +54,21 @@ def compiled_for(prim, params, avals):
     key = (prim, _freeze(params), tuple(avals))
     hit = _cache.get(key)
     if hit is not None:
+        try:
+            _cache.move_to_end(key)
+        except KeyError:  # evicted or cleared by another thread meanwhile
+            pass
         return hit
     from .. import _core
+    from ..config import config
     closed, outs = _eager_program(prim, params, avals)
     exe = _core.compile(lowering.lower_jaxpr(closed, prim.name))
     hit = (exe, outs)
+    bound = max(int(config.jax_compilation_cache_max_size), 1)
     with _lock:
         _cache[key] = hit
+        while len(_cache) > bound:
+            _cache.popitem(last=False)
     return hit
 
 
