@@ -579,8 +579,6 @@ def _scan_partial_eval(trace, args, params):
     # Known scan: consts = hoisted + known consts, carry = known carry, xs = known xs; outputs known carry,
     # known ys, then the residuals (stacked as ys).
     n_kc = sum(1 for u in k_uk if not u)
-    init = [x if not u or trace.is_unknown(x) else _instantiate_unknown(trace, x)
-            for x, u in zip(init, k_uk)]
     with set_current_trace(trace.parent):
         kouts = scan_bind([*kconsts, *kn(consts, c_uk)], kn(init, k_uk), kn(xs, x_uk), known, length, reverse,
                           unroll)
@@ -609,10 +607,11 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
     nc, nk = num_consts, num_carry
     consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
     c_lin = [_ad.is_undefined(c) for c in consts]
-    k_lin = [_ad.is_undefined(c) for c in init]
+    # A carry that is known here (a zero tangent the loop made non-zero) is still transposed as linear;
+    # its cotangent is dropped.
+    k_known = [not _ad.is_undefined(c) for c in init]
+    init = [_ad.UndefinedPrimal(get_aval(c)) if k else c for c, k in zip(init, k_known)]
     x_lin = [_ad.is_undefined(x) for x in xs]
-    if not all(k_lin):
-        raise NotImplementedError("scan transpose with a non-linear carry")
     ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
     y_nz = [not _ad.is_zero(c) for c in ct_ys]
     res_c = [c for c, l in zip(consts, c_lin) if not l]
@@ -654,7 +653,8 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
                      not reverse, unroll)
     acc, ct_init, ct_xs = outs[:n_lc], outs[n_lc:n_lc + nk], outs[n_lc + nk:]
     ai, xi = iter(acc), iter(ct_xs)
-    return ([next(ai) if l else None for l in c_lin] + list(ct_init) + [next(xi) if l else None for l in x_lin])
+    return ([next(ai) if l else None for l in c_lin] + [None if k else c for c, k in zip(ct_init, k_known)]
+            + [next(xi) if l else None for l in x_lin])
 
 
 def _scan_batch(vals, dims, jaxpr, length, reverse, num_consts, num_carry, linear=None, unroll=1,

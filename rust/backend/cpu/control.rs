@@ -43,8 +43,12 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
         .iter()
         .map(|s| match s {
             crate::opt::Step::Control(c) => {
-                let subs = c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?;
-                let fused = super::scalar_loop::compile(c)?;
+                let fused = super::scalar_loop::compile(c, &plan.slots)?;
+                let subs = if fused.is_some() {
+                    vec![]
+                } else {
+                    c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
+                };
                 Ok(Some(CompiledControl { subs, fused }))
             }
             _ => Ok(None),

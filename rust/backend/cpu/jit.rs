@@ -37,7 +37,7 @@ fn host_isa() -> Result<OwnedTargetIsa> {
     .map_err(Error::Codegen)
 }
 
-fn new_module() -> Result<JITModule> {
+pub(super) fn new_module() -> Result<JITModule> {
     let isa = host_isa()?;
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     for (name, ptr) in math::all_symbols() {
@@ -47,7 +47,7 @@ fn new_module() -> Result<JITModule> {
 }
 
 /// The (function, dtype) pairs a kernel calls.
-fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
+pub(super) fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
     let mut v = Vec::new();
     for ins in &k.body {
         let f = match &ins.op {
