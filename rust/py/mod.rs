@@ -2,6 +2,7 @@
 use pyo3::prelude::*;
 
 pub mod array;
+pub mod control;
 pub mod device;
 pub mod errors;
 pub mod executable;
@@ -53,6 +54,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(executable::set_buffer_pool_max_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(executable::buffer_pool_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    control::register(m)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
     m.add("INLINE_MAX_WORK", crate::runtime::stream::INLINE_MAX_WORK)?;
