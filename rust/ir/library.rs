@@ -86,6 +86,9 @@ pub enum LibOp {
     Sort { dimension: usize, is_stable: bool, num_keys: usize },
     /// Inclusive scan along `axis` (`Sum`, `Prod`, `Max`, `Min`), from the end when `reverse`.
     Cumulative { op: ReduceOp, axis: usize, reverse: bool },
+    /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
+    /// kernel that only moves elements; never sent by Python).
+    TransposeCopy { permutation: Vec<usize> },
 }
 
 impl LibOp {
@@ -112,6 +115,7 @@ impl LibOp {
                 ReduceOp::Min => "cummin",
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
+            LibOp::TransposeCopy { .. } => "transpose_copy",
         }
     }
 
@@ -287,6 +291,7 @@ impl LibOp {
                 json!({ "dimension": dimension, "is_stable": is_stable, "num_keys": num_keys })
             }
             LibOp::Cumulative { axis, reverse, .. } => json!({ "axis": axis, "reverse": reverse }),
+            LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
         }
     }
 
@@ -351,6 +356,7 @@ impl LibOp {
             LibOp::Cumulative { axis, reverse, .. } => {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
             }
+            LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
         }
     }
 
@@ -626,6 +632,15 @@ impl LibOp {
                     return Err(format!("{} does not accept dtype {}", self.name(), a.dtype.short_name()));
                 }
                 one(a.dtype, a.shape.clone())
+            }
+            LibOp::TransposeCopy { permutation } => {
+                want(1)?;
+                let a = &ops[0].0;
+                if permutation.len() != a.shape.len() {
+                    return Err(format!("permutation {permutation:?} does not match rank {}", a.shape.len()));
+                }
+                unique(permutation, a.shape.len(), "permutation")?;
+                one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
             }
         }
     }

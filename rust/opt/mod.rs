@@ -7,6 +7,7 @@ pub mod simplify;
 pub mod fusion;
 pub mod control_flow;
 pub mod dot_fold;
+pub mod transpose_copy;
 
 pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 
@@ -45,6 +46,6 @@ pub fn compile_pipeline(json: &str) -> Result<(Program, Plan)> {
     let p = crate::ir::parse::parse_program(json)?;
     crate::ir::verify::verify(&p)?;
     let p = optimize(p)?;
-    let plan = fusion::lower_to_plan(&p)?;
+    let plan = transpose_copy::run(fusion::lower_to_plan(&p)?);
     Ok((p, plan))
 }

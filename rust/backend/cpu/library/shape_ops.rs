@@ -172,3 +172,98 @@ pub fn dynamic_update_slice(x: &Buffer, upd: &Buffer, idx: &[&Buffer], out: &Ava
     unsafe { copy_box(upd.as_ptr(), &upd.aval.shape, &zeros, res.as_ptr(), &out.shape, &start, &upd.aval.shape, es) };
     Ok(res)
 }
+
+/// Tile edge of the blocked transpose (elements).
+const TILE: usize = 32;
+
+/// `out[i] = x[perm-mapped i]`: output axis `d` is input axis `perm[d]`. When the innermost axes differ,
+/// copies 32×32 tiles of (input's innermost axis × output's innermost axis) so that both sides are read and
+/// written in cache-line runs; otherwise copies contiguous runs.
+pub fn transpose_copy(x: &Buffer, perm: &[usize], out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    let n = numel(&out.shape);
+    if n == 0 {
+        return Ok(res);
+    }
+    let r = perm.len();
+    let es = out.dtype.size();
+    let xst = strides(&x.aval.shape);
+    let ost = strides(&out.shape);
+    // input stride of each output axis
+    let ist: Vec<usize> = perm.iter().map(|&p| xst[p]).collect();
+    let (src, dst) = (x.as_ptr() as *const u8, res.as_ptr());
+    let oa = r - 1; // output's innermost axis
+    let ia = perm.iter().position(|&p| p == r - 1).unwrap_or(oa); // output axis that is the input's innermost
+    let shape = &out.shape;
+    // Outer loop over all output axes except `oa` and `ia`.
+    let outer_axes: Vec<usize> = (0..r).filter(|&d| d != oa && d != ia).collect();
+    let outer_shape: Vec<usize> = outer_axes.iter().map(|&d| shape[d]).collect();
+    let mut idx = vec![0usize; outer_axes.len()];
+    loop {
+        let ib: usize = outer_axes.iter().zip(&idx).map(|(&d, &i)| i * ist[d]).sum();
+        let ob: usize = outer_axes.iter().zip(&idx).map(|(&d, &i)| i * ost[d]).sum();
+        // SAFETY: every offset is a valid element index of its buffer (multi-indices within the shapes).
+        unsafe {
+            if ia == oa {
+                for j in 0..shape[oa] {
+                    std::ptr::copy_nonoverlapping(src.add((ib + j * ist[oa]) * es), dst.add((ob + j) * es), es);
+                }
+            } else {
+                let (ni, no) = (shape[ia], shape[oa]);
+                let mut t0 = 0;
+                while t0 < ni {
+                    let t1 = (t0 + TILE).min(ni);
+                    let mut u0 = 0;
+                    while u0 < no {
+                        let u1 = (u0 + TILE).min(no);
+                        match es {
+                            4 => tile::<u32>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
+                            8 => tile::<u64>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
+                            _ => tile::<u8>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
+                        }
+                        u0 = u1;
+                    }
+                    t0 = t1;
+                }
+            }
+        }
+        if outer_axes.is_empty() {
+            break;
+        }
+        let mut d = idx.len();
+        let mut more = false;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < outer_shape[d] {
+                more = true;
+                break;
+            }
+            idx[d] = 0;
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(res)
+}
+
+/// One tile: output rows `t0..t1` along axis `ia` (input-contiguous), columns `u0..u1` along the output's
+/// innermost axis.
+///
+/// SAFETY: the caller passes offsets and strides of valid elements of `T`-sized elements.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn tile<T: Copy>(
+    src: *const u8, dst: *mut u8, ib: usize, ob: usize, is_a: usize, is_o: usize, os_a: usize, t0: usize,
+    t1: usize, u0: usize, u1: usize,
+) {
+    let (s, d) = (src as *const T, dst as *mut T);
+    for t in t0..t1 {
+        let so = ib + t * is_a;
+        let dof = ob + t * os_a;
+        for u in u0..u1 {
+            *d.add(dof + u) = *s.add(so + u * is_o);
+        }
+    }
+}
