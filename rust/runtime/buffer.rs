@@ -65,6 +65,23 @@ pub fn trim_pool() {
             unsafe { dealloc(a as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
         }
     }
+    release_free_heap();
+}
+
+/// Hands memory the allocator keeps after frees back to the OS (glibc keeps freed chunks of the heap —
+/// e.g. the machine code and plans of executables a cache clear just dropped — until `malloc_trim`).
+/// A no-op elsewhere.
+pub fn release_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: glibc's malloc_trim only releases free memory; it is thread-safe.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// Bounds the bytes the pool may keep (0 disables it).
@@ -165,6 +182,12 @@ impl Buffer {
     pub fn alloc(aval: &Aval) -> Result<Buffer> {
         let bytes = Buffer::byte_len(aval)?;
         Ok(Buffer { storage: Arc::new(Storage::zeroed(bytes)?), aval: aval.clone() })
+    }
+    /// A buffer for `aval` with unspecified contents (pooled memory is reused as is), for producers that
+    /// write every element (kernel outputs).
+    pub fn uninit(aval: &Aval) -> Result<Buffer> {
+        let bytes = Buffer::byte_len(aval)?;
+        Ok(Buffer { storage: Arc::new(Storage::uninit(bytes)?), aval: aval.clone() })
     }
     /// Bytes of a buffer for `aval`; `Memory` error naming the bytes when too large.
     pub fn byte_len(aval: &Aval) -> Result<usize> {

@@ -150,6 +150,8 @@ struct Gen<'k> {
     icur: Vec<Variable>,
     acc: Vec<Acc>,
     scratch: Vec<Option<Value>>,
+    /// Runtime bounds of the outermost reduced loop (the chunked-reduction variant).
+    rbounds: Option<(Value, Value)>,
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).
@@ -208,6 +210,25 @@ fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<Axis>, Vec<i
     let outer = coalesce((0..rank).filter(|&d| !is_red[d] && k.domain[d] > 1).map(mk).collect());
     let red = coalesce(k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).map(mk).collect());
     Ok((outer, red, esize, live))
+}
+
+/// Whether the kernel can run as chunks of its outermost reduced axis with partial results combined by
+/// the runtime (`build_kernel(.., partial = true)`): only reductions (no stores, no arg-reductions), and a
+/// reduced loop to split.
+pub fn partial_eligible(k: &Kernel, out_dtypes: &[DType]) -> Result<bool> {
+    if k.outputs.is_empty() || !k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) {
+        return Ok(false);
+    }
+    let (_, red, _, _) = axes(k, out_dtypes)?;
+    Ok(!red.is_empty())
+}
+
+/// The length of the axis the partial variant splits, and the product of the other reduced loops.
+pub fn partial_axis(k: &Kernel, out_dtypes: &[DType]) -> Result<(u64, u64)> {
+    let (_, red, _, _) = axes(k, out_dtypes)?;
+    let first = red.first().map(|a| a.n).unwrap_or(1);
+    let rest = red.iter().skip(1).fold(1u64, |a, x| a.saturating_mul(x.n));
+    Ok((first, rest))
 }
 
 thread_local! {
@@ -285,6 +306,10 @@ fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], e
 
 /// Fills `func` (whose signature must be `kernel_signature`) with the kernel's code. `out_dtypes[o]` is the
 /// dtype of output `o`'s slot.
+///
+/// `partial`: build the chunked-reduction variant instead (see `partial_eligible`): `[begin, end)` then
+/// ranges over the outermost (coalesced) reduced axis, every outer point is computed, and each output
+/// receives the partial reduction of that chunk.
 pub fn build_kernel(
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
@@ -292,6 +317,7 @@ pub fn build_kernel(
     out_dtypes: &[DType],
     imports: &Imports,
     frontend: TargetFrontendConfig,
+    partial: bool,
 ) -> Result<()> {
     let outer_len = outer_len(k)?;
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
@@ -329,6 +355,7 @@ pub fn build_kernel(
             icur: Vec::new(),
             acc: vec![Acc { s: None, v: Vec::new() }; k.outputs.len()],
             scratch: Vec::new(),
+            rbounds: None,
             outer,
             red,
             mode,
@@ -355,7 +382,18 @@ pub fn build_kernel(
             bases.push(b.ins().load(types::I64, flags, out_arr, (8 * o) as i32));
         }
         let total = iconst(&mut b, types::I64, outer_len as i64);
-        let end_c = b.ins().umin(end, total);
+        let (begin, end_c) = if partial {
+            let Some(r0) = g.red.first() else {
+                return Err(Error::Codegen(format!("kernel {}: no reduced loop to split", k.name)));
+            };
+            let rn = iconst(&mut b, types::I64, r0.n as i64);
+            let rend = b.ins().umin(end, rn);
+            let rbegin = b.ins().umin(begin, rend);
+            g.rbounds = Some((rbegin, rend));
+            (iconst(&mut b, types::I64, 0), total)
+        } else {
+            (begin, b.ins().umin(end, total))
+        };
         let setup = b.create_block();
         let go = b.ins().icmp(IntCC::UnsignedLessThan, begin, end_c);
         b.ins().brif(go, setup, &[], exit, &[]);
@@ -638,6 +676,11 @@ impl Gen<'_> {
         let iv = self.ridx[level];
         let innermost = level + 1 == self.red.len();
         let icur = self.icur.clone();
+        if level == 0 {
+            if let Some((lo, hi)) = self.rbounds {
+                return self.emit_bounded_loop(b, &axis, iv, lo, hi, innermost && self.mode == Mode::InnerRed && !vector, vector);
+            }
+        }
         if innermost && self.mode == Mode::InnerRed && !vector {
             let lu = (self.lanes * self.unroll) as i64;
             let nv = n / lu * lu;
@@ -692,6 +735,64 @@ impl Gen<'_> {
         b.ins().brif(more, hdr, &[], after, &[]);
         b.switch_to_block(after);
         self.bump(b, &icur, &axis.strides, -n);
+        Ok(())
+    }
+
+    /// The outermost reduced loop over runtime bounds `[lo, hi)` (`vec_inner`: it is also the innermost loop
+    /// and runs vectors, then a scalar tail).
+    #[allow(clippy::too_many_arguments)]
+    fn emit_bounded_loop(
+        &mut self, b: &mut FunctionBuilder, axis: &Axis, iv: Variable, lo: Value, hi: Value, vec_inner: bool, vector: bool,
+    ) -> Result<()> {
+        let icur = self.icur.clone();
+        let saved: Vec<Value> = icur.iter().map(|&v| b.use_var(v)).collect();
+        b.def_var(iv, lo);
+        for (s, &st) in axis.strides.iter().enumerate() {
+            if st != 0 {
+                let t = b.ins().imul_imm_s(lo, st);
+                let a = b.ins().iadd(saved[s], t);
+                b.def_var(icur[s], a);
+            }
+        }
+        let done = b.create_block();
+        // (step, lanes, unroll) of each loop: vectors first when vectorized, then one at a time.
+        let mut loops = Vec::new();
+        if vec_inner {
+            loops.push(((self.lanes * self.unroll) as i64, self.lanes, self.unroll));
+        }
+        loops.push((1, 1, 1));
+        for (step, lanes, unroll) in loops {
+            let hdr = b.create_block();
+            let body = b.create_block();
+            let after = b.create_block();
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(hdr);
+            let i = b.use_var(iv);
+            let ni = b.ins().iadd_imm_s(i, step);
+            let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ni, hi);
+            b.ins().brif(ok, body, &[], after, &[]);
+            b.switch_to_block(body);
+            if vec_inner {
+                if lanes > 1 {
+                    self.emit_body(b, lanes, unroll, &axis.strides, Some(true))?;
+                } else {
+                    self.emit_body(b, 1, 1, &[], None)?;
+                }
+            } else {
+                self.emit_nest(b, 1, vector)?;
+            }
+            let i = b.use_var(iv);
+            let ni = b.ins().iadd_imm_s(i, step);
+            b.def_var(iv, ni);
+            self.bump(b, &icur, &axis.strides, step);
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(after);
+        }
+        b.ins().jump(done, &[]);
+        b.switch_to_block(done);
+        for (s, &v) in icur.iter().enumerate() {
+            b.def_var(v, saved[s]);
+        }
         Ok(())
     }
 

@@ -64,15 +64,15 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 }
                 let mut outs = Vec::with_capacity(k.outputs.len());
                 for o in &k.outputs {
-                    outs.push(Buffer::alloc(&plan.slots[o.slot])?);
+                    // Kernels write every element of their outputs: no zeroing.
+                    outs.push(Buffer::uninit(&plan.slots[o.slot])?);
                 }
                 let out_ptrs: Vec<*mut u8> = outs.iter().map(|b| b.as_ptr()).collect();
-                if ck.outer_len > 0 {
-                    // SAFETY: the plan was validated (every address the kernel computes lies inside the
-                    // buffers of the slots' avals, which the inputs were checked against), outputs are
-                    // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
-                    unsafe { (ck.entry)(ins.as_ptr(), out_ptrs.as_ptr(), 0, ck.outer_len) };
-                }
+                let out_bytes: Vec<usize> = outs.iter().map(|b| b.storage.len()).collect();
+                // SAFETY: the plan was validated (every address the kernel computes lies inside the
+                // buffers of the slots' avals, which the inputs were checked against), outputs are
+                // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
+                unsafe { super::threads::run_kernel(ck, &ins, &out_ptrs, &out_bytes) };
                 for (o, buf) in k.outputs.iter().zip(outs) {
                     slots[o.slot] = Some(buf);
                 }

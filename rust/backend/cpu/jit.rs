@@ -11,7 +11,8 @@ use cranelift_module::{Linkage, Module};
 
 use crate::error::{Error, Result};
 use crate::ir::DType;
-use crate::opt::{KOp, Kernel, Plan, Step};
+use crate::ir::ReduceOp;
+use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
 
 use super::codegen::{build_kernel, kernel_signature, outer_len};
 use super::math::{self, binary_math, MathFn};
@@ -77,8 +78,41 @@ pub struct CompiledKernel {
     pub entry: KernelFn,
     /// The `end` of a full run (points of the non-reduced axes).
     pub outer_len: u64,
+    /// Estimated work per outer point (reduced points × instruction weight), for the thread split.
+    pub point_cost: u64,
+    /// The chunked-reduction variant, for large reductions with few outer points.
+    pub partial: Option<PartialKernel>,
     /// Cranelift IR before optimization (plus the machine code when `CRANAX_CPU_DISASM=1`).
     pub clif: String,
+}
+
+/// A kernel whose `[begin, end)` ranges over its outermost reduced axis (`axis_len` points; `rest` points of
+/// the other reduced axes per step); each output gets that chunk's partial result, combined with `ops`.
+pub struct PartialKernel {
+    pub entry: KernelFn,
+    pub axis_len: u64,
+    pub rest: u64,
+    pub ops: Vec<(ReduceOp, DType)>,
+}
+
+/// Reductions with fewer outer points than this, and at least `PARTIAL_MIN_WORK` work, are split along
+/// their reduced axis (a decision made from the shapes alone, so results do not depend on thread count).
+pub const PARTIAL_MAX_OUTER: u64 = 16;
+pub const PARTIAL_MIN_WORK: u64 = 1 << 17;
+
+fn point_cost(k: &Kernel) -> u64 {
+    let inner = k.reduce_axes.iter().fold(1u64, |a, &d| a.saturating_mul(k.domain.get(d).copied().unwrap_or(1) as u64));
+    let weight: u64 = k
+        .body
+        .iter()
+        .map(|i| match &i.op {
+            KOp::Unary { op, .. } if MathFn::from_unary(*op).is_some() => 12,
+            KOp::Binary { op, .. } if binary_math(*op, i.dtype).is_some() => 16,
+            KOp::Const { .. } => 0,
+            _ => 1,
+        })
+        .sum();
+    inner.saturating_mul(weight.max(1))
 }
 
 /// Compiles every kernel step (others get `None`) into one new module.
@@ -88,49 +122,92 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
     let mut fctx = FunctionBuilderContext::new();
     let call_conv = module.isa().default_call_conv();
     let mut defined = Vec::new();
+    let disasm = std::env::var_os("CRANAX_CPU_DISASM").is_some_and(|v| v == "1");
     for (si, step) in plan.steps.iter().enumerate() {
         let Step::Kernel(k) = step else {
             defined.push(None);
             continue;
         };
-        let sig = kernel_signature(call_conv);
-        let id = module
-            .declare_function(&format!("cranax_kernel_{si}"), Linkage::Local, &sig)
-            .map_err(cg("declaring a kernel"))?;
-        module.clear_context(&mut ctx);
-        ctx.func.signature = sig;
-        let mut imports = HashMap::new();
-        for (f, dt) in math_uses(k) {
-            let fid = module
-                .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
-                .map_err(cg("declaring a math import"))?;
-            imports.insert((f, dt), module.declare_func_in_func(fid, &mut ctx.func));
-        }
         let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| plan.slots[o.slot].dtype).collect();
-        build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config())?;
-        let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
-        let mut clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}", ctx.func.display());
-        let disasm = std::env::var_os("CRANAX_CPU_DISASM").is_some_and(|v| v == "1");
-        ctx.set_disasm(disasm);
-        module.define_function(id, &mut ctx).map_err(|e| {
-            Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
-        })?;
-        if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
-            clif.push_str("\n; machine code\n");
-            clif.push_str(vcode);
+        let olen = outer_len(k)?;
+        let cost = point_cost(k);
+        let want_partial = olen > 0
+            && olen < PARTIAL_MAX_OUTER
+            && olen.saturating_mul(cost) >= PARTIAL_MIN_WORK
+            && super::codegen::partial_eligible(k, &out_dtypes)?;
+        let mut ids = Vec::new();
+        let mut clif = String::new();
+        for partial in [false, true] {
+            if partial && !want_partial {
+                continue;
+            }
+            let sig = kernel_signature(call_conv);
+            let name = if partial { format!("cranax_kernel_{si}_partial") } else { format!("cranax_kernel_{si}") };
+            let id = module.declare_function(&name, Linkage::Local, &sig).map_err(cg("declaring a kernel"))?;
+            module.clear_context(&mut ctx);
+            ctx.func.signature = sig;
+            let mut imports = HashMap::new();
+            for (f, dt) in math_uses(k) {
+                let fid = module
+                    .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
+                    .map_err(cg("declaring a math import"))?;
+                imports.insert((f, dt), module.declare_func_in_func(fid, &mut ctx.func));
+            }
+            build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config(), partial)?;
+            if !partial {
+                let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
+                clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}", ctx.func.display());
+                ctx.set_disasm(disasm);
+            } else {
+                clif.push_str("\n; chunked-reduction variant (same loops; [begin, end) splits the outermost reduced axis)\n");
+                ctx.set_disasm(false);
+            }
+            module.define_function(id, &mut ctx).map_err(|e| {
+                Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
+            })?;
+            if !partial {
+                if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                    clif.push_str("\n; machine code\n");
+                    clif.push_str(vcode);
+                }
+            }
+            ids.push(id);
         }
-        defined.push(Some((id, outer_len(k)?, clif)));
+        let partial_info = if want_partial {
+            let (axis_len, rest) = super::codegen::partial_axis(k, &out_dtypes)?;
+            let ops = k
+                .outputs
+                .iter()
+                .map(|o| match o.kind {
+                    OutputKind::Reduce(op) => (op, k.body[o.value].dtype),
+                    _ => (ReduceOp::Sum, DType::Bool),
+                })
+                .collect();
+            Some((axis_len, rest, ops))
+        } else {
+            None
+        };
+        defined.push(Some((ids, olen, cost, partial_info, clif)));
     }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(cg("finalizing"))?;
+    let entry_of = |module: &JITModule, id| {
+        let p = module.get_finalized_function(id);
+        // SAFETY: the function was defined with `kernel_signature`, which is this ABI.
+        unsafe { std::mem::transmute::<*const u8, KernelFn>(p) }
+    };
     let kernels = defined
         .into_iter()
         .map(|d| {
-            d.map(|(id, outer_len, clif)| {
-                let p = module.get_finalized_function(id);
-                // SAFETY: the function was defined with `kernel_signature`, which is this ABI.
-                let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(p) };
-                CompiledKernel { entry, outer_len, clif }
+            d.map(|(ids, outer_len, point_cost, partial_info, clif)| {
+                let entry = entry_of(&module, ids[0]);
+                let partial = partial_info.map(|(axis_len, rest, ops)| PartialKernel {
+                    entry: entry_of(&module, ids[1]),
+                    axis_len,
+                    rest,
+                    ops,
+                });
+                CompiledKernel { entry, outer_len, point_cost, partial, clif }
             })
         })
         .collect();

@@ -25,6 +25,7 @@ pub mod library;
 pub mod math;
 mod ops;
 mod simd;
+pub mod threads;
 mod validate;
 mod vmath;
 #[cfg(test)]

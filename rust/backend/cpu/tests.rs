@@ -1416,3 +1416,87 @@ fn simd_split_ranges_are_bit_identical() {
     }
     assert_eq!(read::<f32>(&out), whole);
 }
+
+#[test]
+fn threaded_runs_match_serial_runs_bit_for_bit() {
+    let f = DType::F32;
+    // Elementwise (outer split), row sums (outer split), full and few-row sums (chunked reduction).
+    let n = 1_000_003usize;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 2654435761usize) % 1000) as f32 * 1e-3 + 0.1).collect();
+    let xb = buf(&[n], &x);
+    let cases: Vec<(Plan, Vec<usize>)> = vec![
+        (
+            plan1(
+                vec![Aval::new(f, vec![n])],
+                vec![n],
+                vec![],
+                vec![kin(0, f, vec![1])],
+                vec![load(0, f), un(UnaryOp::Tanh, 0, f)],
+                vec![(Aval::new(f, vec![n]), 1, OutputKind::Store)],
+            ),
+            vec![n],
+        ),
+        (
+            plan1(
+                vec![Aval::new(f, vec![n])],
+                vec![n],
+                vec![0],
+                vec![kin(0, f, vec![1])],
+                vec![load(0, f), un(UnaryOp::Exp, 0, f)],
+                vec![
+                    (Aval::new(f, vec![]), 1, OutputKind::Reduce(ReduceOp::Sum)),
+                    (Aval::new(f, vec![]), 0, OutputKind::Reduce(ReduceOp::Max)),
+                ],
+            ),
+            vec![n],
+        ),
+        (
+            plan1(
+                vec![Aval::new(f, vec![3, 333_334])],
+                vec![3, 333_334],
+                vec![1],
+                vec![kin(0, f, vec![333_334, 1])],
+                vec![load(0, f)],
+                vec![(Aval::new(f, vec![3]), 0, OutputKind::Reduce(ReduceOp::Sum))],
+            ),
+            vec![3, 333_334],
+        ),
+        (
+            plan1(
+                vec![Aval::new(f, vec![1000, 999])],
+                vec![1000, 999],
+                vec![0],
+                vec![kin(0, f, vec![999, 1])],
+                vec![load(0, f)],
+                vec![(Aval::new(f, vec![999]), 0, OutputKind::Reduce(ReduceOp::Sum))],
+            ),
+            vec![1000, 999],
+        ),
+    ];
+    for (p, shape) in cases {
+        let exe = compile(&p).unwrap();
+        let inp = if shape.len() == 1 { xb.clone() } else { buf(&shape, &x[..shape.iter().product()]) };
+        let a = exe.run(std::slice::from_ref(&inp)).unwrap();
+        let b = threads::serial(|| exe.run(std::slice::from_ref(&inp)).unwrap());
+        let c = exe.run(std::slice::from_ref(&inp)).unwrap();
+        for o in 0..a.len() {
+            assert_eq!(a[o].as_bytes(), b[o].as_bytes(), "threaded vs serial, output {o}");
+            assert_eq!(a[o].as_bytes(), c[o].as_bytes(), "run to run, output {o}");
+        }
+    }
+    // The chunked full sum is right: integer-valued data sums exactly.
+    let xi: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let p = plan1(
+        vec![Aval::new(f, vec![n])],
+        vec![n],
+        vec![0],
+        vec![kin(0, f, vec![1])],
+        vec![load(0, f)],
+        vec![(Aval::new(f, vec![]), 0, OutputKind::Reduce(ReduceOp::Sum))],
+    );
+    let exe = compile(&p).unwrap();
+    assert!(exe.kernels[0].as_ref().unwrap().partial.is_some());
+    let got = read::<f32>(&exe.run(&[buf(&[n], &xi)]).unwrap()[0]);
+    let want: f64 = xi.iter().map(|&v| v as f64).sum();
+    assert_eq!(got[0] as f64, want);
+}

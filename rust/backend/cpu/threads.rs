@@ -1,0 +1,226 @@
+//! Running compiled kernels on a thread pool.
+//!
+//! - Elementwise kernels and reductions with many outer points split their outer range `[0, outer_len)`
+//!   into chunks run on a rayon pool. Every outer point is computed by the same code whatever the split
+//!   (vector and scalar points agree bit for bit), so results do not depend on the thread count.
+//! - Large reductions with few outer points (a full `sum`, a sum over the long axis of a `[2, 10^7]`) run the
+//!   kernel's chunked-reduction variant: the outermost reduced axis is cut into a number of chunks that
+//!   depends only on the shapes, each chunk writes partial results, and the partials are combined here in
+//!   chunk order. Same input, same result, for any `CRANAX_NUM_THREADS`.
+//!
+//! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::ir::{DType, ReduceOp};
+
+use super::jit::{CompiledKernel, KernelFn, PartialKernel};
+
+/// Threads kernels may use (`CRANAX_NUM_THREADS`, else the machine's cores).
+pub fn num_threads() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("CRANAX_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    })
+}
+
+thread_local! {
+    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with kernels called from this thread kept on it (as with `CRANAX_NUM_THREADS=1`).
+pub fn serial<R>(f: impl FnOnce() -> R) -> R {
+    let old = SERIAL.with(|c| c.replace(true));
+    let r = f();
+    SERIAL.with(|c| c.set(old));
+    r
+}
+
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    if SERIAL.with(|c| c.get()) {
+        return None;
+    }
+    static P: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    P.get_or_init(|| {
+        let n = num_threads();
+        if n <= 1 {
+            return None;
+        }
+        rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("cranax-cpu-{i}")).build().ok()
+    })
+    .as_ref()
+}
+
+/// Work (≈ element operations) below which a kernel runs on the calling thread.
+pub const SPLIT_WORK: u64 = 1 << 18;
+/// Target work per chunk.
+pub const CHUNK_WORK: u64 = 1 << 16;
+/// At most this many partial chunks for a split reduction.
+pub const MAX_PARTIALS: u64 = 64;
+
+/// Pointers made sendable: the kernel ABI takes raw pointers, the buffers outlive the call.
+#[derive(Clone, Copy)]
+struct Addrs {
+    ins: usize,
+    outs: usize,
+}
+
+/// # Safety
+/// `ins`/`outs` must be the buffer pointers the kernel expects (validated plan, buffers of the slots' avals).
+unsafe fn call(entry: KernelFn, a: Addrs, begin: u64, end: u64) {
+    entry(a.ins as *const *const u8, a.outs as *const *mut u8, begin, end)
+}
+
+/// Runs `ck` over its whole range. `out_bytes[o]` is output `o`'s buffer size.
+///
+/// # Safety
+/// As for calling `ck.entry(ins, outs, 0, ck.outer_len)` directly.
+pub unsafe fn run_kernel(ck: &CompiledKernel, ins: &[*const u8], outs: &[*mut u8], out_bytes: &[usize]) {
+    if ck.outer_len == 0 {
+        return;
+    }
+    let work = ck.outer_len.saturating_mul(ck.point_cost);
+    if let Some(p) = &ck.partial {
+        let chunks = partial_chunks(p, ck.outer_len, ck.point_cost);
+        if chunks > 1 {
+            run_partial(p, ins, outs, out_bytes, chunks);
+            return;
+        }
+    }
+    let a = Addrs { ins: ins.as_ptr() as usize, outs: outs.as_ptr() as usize };
+    let pool = match pool() {
+        Some(p) if work >= SPLIT_WORK && ck.outer_len >= 2 => p,
+        _ => {
+            call(ck.entry, a, 0, ck.outer_len);
+            return;
+        }
+    };
+    let n = ck.outer_len;
+    let chunks = (num_threads() as u64 * 4).min(work / CHUNK_WORK).min(n).max(2);
+    let entry = ck.entry;
+    pool.install(|| {
+        (0..chunks).into_par_iter().for_each(|c| {
+            let (b, e) = (n * c / chunks, n * (c + 1) / chunks);
+            // SAFETY: disjoint outer ranges write disjoint output elements.
+            unsafe { call(entry, a, b, e) }
+        })
+    });
+}
+
+/// How many chunks a split reduction uses: a function of the shapes only.
+fn partial_chunks(p: &PartialKernel, outer_len: u64, point_cost: u64) -> u64 {
+    let work = outer_len.saturating_mul(point_cost);
+    (work / CHUNK_WORK).min(MAX_PARTIALS).min(p.axis_len / 16)
+}
+
+/// # Safety
+/// As `run_kernel`.
+unsafe fn run_partial(p: &PartialKernel, ins: &[*const u8], outs: &[*mut u8], out_bytes: &[usize], chunks: u64) {
+    let n = p.axis_len;
+    let bound = |c: u64| if c == chunks { n } else { (n * c / chunks) & !15 };
+    // One partial buffer per chunk and output (u64 storage: aligned for every dtype).
+    let mut bufs: Vec<Vec<Vec<u64>>> =
+        (0..chunks).map(|_| out_bytes.iter().map(|&b| vec![0u64; b.div_ceil(8)]).collect()).collect();
+    let ptrs: Vec<Vec<usize>> = bufs.iter_mut().map(|bs| bs.iter_mut().map(|v| v.as_mut_ptr() as usize).collect()).collect();
+    let ins_addr = ins.as_ptr() as usize;
+    let entry = p.entry;
+    let run = |c: u64| {
+        let a = Addrs { ins: ins_addr, outs: ptrs[c as usize].as_ptr() as usize };
+        // SAFETY: each chunk writes only its own partial buffers.
+        unsafe { call(entry, a, bound(c), bound(c + 1)) }
+    };
+    match pool() {
+        Some(pool) => pool.install(|| (0..chunks).into_par_iter().for_each(run)),
+        None => (0..chunks).for_each(run),
+    }
+    for (o, (&(op, dt), &bytes)) in p.ops.iter().zip(out_bytes).enumerate() {
+        let parts: Vec<*const u8> = bufs.iter().map(|bs| bs[o].as_ptr() as *const u8).collect();
+        combine(op, dt, &parts, outs[o], bytes);
+    }
+}
+
+fn fmax64(a: f64, b: f64, is_max: bool) -> f64 {
+    if a.is_nan() {
+        return a;
+    }
+    if b.is_nan() {
+        return b;
+    }
+    if a == b {
+        // -0 < +0
+        return if a.is_sign_negative() == is_max { b } else { a };
+    }
+    if (a > b) == is_max {
+        a
+    } else {
+        b
+    }
+}
+
+/// `out = parts[0] ⊕ parts[1] ⊕ ...` elementwise, in order.
+///
+/// # Safety
+/// Every pointer is valid for `bytes` bytes.
+unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, bytes: usize) {
+    macro_rules! go {
+        ($t:ty, $f:expr) => {{
+            let n = bytes / std::mem::size_of::<$t>();
+            let f = $f;
+            for i in 0..n {
+                let mut acc = (parts[0] as *const $t).add(i).read_unaligned();
+                for p in &parts[1..] {
+                    acc = f(acc, (*p as *const $t).add(i).read_unaligned());
+                }
+                (out as *mut $t).add(i).write_unaligned(acc);
+            }
+        }};
+    }
+    use ReduceOp::*;
+    match dt {
+        DType::F32 => match op {
+            Sum => go!(f32, |a: f32, b: f32| a + b),
+            Prod => go!(f32, |a: f32, b: f32| a * b),
+            Max | Min => go!(f32, |a: f32, b: f32| fmax64(a as f64, b as f64, op == Max) as f32),
+            And | Or => {}
+        },
+        DType::F64 => match op {
+            Sum => go!(f64, |a: f64, b: f64| a + b),
+            Prod => go!(f64, |a: f64, b: f64| a * b),
+            Max | Min => go!(f64, |a: f64, b: f64| fmax64(a, b, op == Max)),
+            And | Or => {}
+        },
+        DType::I32 => match op {
+            Sum => go!(i32, |a: i32, b: i32| a.wrapping_add(b)),
+            Prod => go!(i32, |a: i32, b: i32| a.wrapping_mul(b)),
+            Max => go!(i32, |a: i32, b: i32| a.max(b)),
+            Min => go!(i32, |a: i32, b: i32| a.min(b)),
+            And => go!(i32, |a: i32, b: i32| a & b),
+            Or => go!(i32, |a: i32, b: i32| a | b),
+        },
+        DType::U32 => match op {
+            Sum => go!(u32, |a: u32, b: u32| a.wrapping_add(b)),
+            Prod => go!(u32, |a: u32, b: u32| a.wrapping_mul(b)),
+            Max => go!(u32, |a: u32, b: u32| a.max(b)),
+            Min => go!(u32, |a: u32, b: u32| a.min(b)),
+            And => go!(u32, |a: u32, b: u32| a & b),
+            Or => go!(u32, |a: u32, b: u32| a | b),
+        },
+        DType::I64 => match op {
+            Sum => go!(i64, |a: i64, b: i64| a.wrapping_add(b)),
+            Prod => go!(i64, |a: i64, b: i64| a.wrapping_mul(b)),
+            Max => go!(i64, |a: i64, b: i64| a.max(b)),
+            Min => go!(i64, |a: i64, b: i64| a.min(b)),
+            And => go!(i64, |a: i64, b: i64| a & b),
+            Or => go!(i64, |a: i64, b: i64| a | b),
+        },
+        DType::Bool => match op {
+            Sum | Or | Max => go!(u8, |a: u8, b: u8| a | b),
+            Prod | And | Min => go!(u8, |a: u8, b: u8| a & b),
+        },
+    }
+}
