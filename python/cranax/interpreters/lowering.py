@@ -41,8 +41,10 @@ def _literal_json(lit):
     v = lit.val
     try:
         key = (dt, type(v), v)
+        if v == 0 and isinstance(v, (float, np.floating)):
+            key = (dt, type(v), v, math.copysign(1.0, v))  # -0.0 == 0.0, but they are different literals
         hit = _lit_cache.get(key)
-    except TypeError:
+    except (TypeError, ValueError):
         key = hit = None
     if hit is not None:
         return hit
