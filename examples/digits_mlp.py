@@ -3,6 +3,7 @@
     python examples/digits_mlp.py                    # cranax
     python examples/digits_mlp.py --backend jax      # the same code under JAX (import swapped, nothing else)
     python examples/digits_mlp.py --backend numpy    # a hand-written NumPy version (manual backprop), for timing
+    python examples/digits_mlp.py --compare          # all three in one process: a markdown table of the figures
 
 Written exactly as one would for JAX: parameters in a pytree (a list of {"w", "b"} dicts), initialised with
 ``random``, a ``jit(value_and_grad(loss))`` training step with Adam over fixed-size minibatches (the last partial
@@ -307,7 +308,11 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke test)")
+    ap.add_argument("--compare", action="store_true",
+                    help="train with cranax, JAX (if importable) and NumPy in turn and print a table")
     a = ap.parse_args(argv)
+    if a.compare:
+        return compare(a)
     if a.backend != "numpy":
         use_backend(a.backend)
     x_tr, y_tr, x_te, y_te = data = load_data()
@@ -321,6 +326,56 @@ def main(argv=None):
           f"time to 97% {_fmt(h['time_to_target_s']) if h['time_to_target_s'] else 'not reached'}  "
           f"total {_fmt(h['total_s'])}")
     return h
+
+
+def compare(a):
+    """Trains with each backend in turn (same data, same hyper-parameters, same process) and prints a
+    markdown table: steady-state step time, compile time, time to 97% (compile included), accuracy."""
+    backends = ["cranax"]
+    try:
+        import os
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax as _jax  # noqa: F401
+        backends.append("jax")
+    except Exception:
+        print("JAX is not importable here: comparing cranax with NumPy only")
+    backends.append("numpy")
+    data = load_data()
+    rows = {}
+    for b in backends:
+        print(f"--- {b}")
+        if b != "numpy":
+            use_backend(b)
+        rows[b] = (describe(b), train(b, epochs=a.epochs, batch_size=a.batch_size, hidden=tuple(a.hidden),
+                                      lr=a.lr, seed=a.seed, data=data, log=lambda *x: None))
+        h = rows[b][1]
+        print(f"    step {_fmt(h['step_s'])}, compile {_fmt(h['compile_s']) if h['compile_s'] else '-'}, "
+              f"time to 97% {_fmt(h['time_to_target_s']) if h['time_to_target_s'] else 'not reached'}, "
+              f"final accuracy {h['final_accuracy'] * 100:.2f}%")
+    print()
+    try:
+        from cranax._bench_util import machine_line
+        print(f"machine: {machine_line()}")
+    except ImportError:
+        import platform
+        print(f"machine: {platform.processor() or platform.machine()}")
+    print(f"digits MLP {[64, *a.hidden, 10]}, batch {a.batch_size}, Adam lr {a.lr}, {a.epochs} epochs, "
+          f"seed {a.seed}; step = median over all steps after the first, each waited for")
+    print()
+    print("| system | steady step (batch %d) | compile (first calls) | time to 97%% (compile incl.) | "
+          "final test acc | total |" % a.batch_size)
+    print("|---|---:|---:|---:|---:|---:|")
+    for b, (desc, h) in rows.items():
+        print(f"| {desc} | {_fmt(h['step_s'])} | {_fmt(h['compile_s']) if h['compile_s'] else '-'} | "
+              f"{_fmt(h['time_to_target_s']) if h['time_to_target_s'] else 'not reached'} | "
+              f"{h['final_accuracy'] * 100:.2f}% | {_fmt(h['total_s'])} |")
+    if "jax" in rows:
+        c, j = rows["cranax"][1], rows["jax"][1]
+        print()
+        print(f"cranax / JAX: step {c['step_s'] / j['step_s']:.2f}x"
+              + (f", time to 97% {c['time_to_target_s'] / j['time_to_target_s']:.2f}x"
+                 if c["time_to_target_s"] and j["time_to_target_s"] else ""))
+    return rows
 
 
 if __name__ == "__main__":

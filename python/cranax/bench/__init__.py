@@ -237,10 +237,16 @@ def _detect(fn):
 
 
 def machine_info():
-    """The host: CPU model and count, OS, Python and NumPy versions (a dict, and ``line`` as one string)."""
+    """The host: CPU model and count, OS, Python and NumPy versions, the 1/5/15-minute load average when the
+    OS reports it (a busy machine makes every figure noisier), as a dict, with ``line`` as one string."""
     cpu, ncpu = bu.cpu_model()
+    try:
+        load = [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
     return {"cpu": cpu, "cpus": ncpu, "os": f"{platform.system()} {platform.release()} {platform.machine()}",
-            "python": sys.version.split()[0], "numpy": np.__version__, "line": bu.machine_line()}
+            "python": sys.version.split()[0], "numpy": np.__version__, "load_average": load,
+            "line": bu.machine_line()}
 
 
 # ----------------------------------------------------------------------------------------------------------

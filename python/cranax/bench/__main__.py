@@ -68,6 +68,9 @@ def main(argv=None):
     m = machine_info()
     print("cranax.bench — the standard suite, measured honestly")
     print(f"machine:  {m['line']}")
+    if m.get("load_average"):
+        print(f"load:     {m['load_average'][0]} (1-min load average; above {m['cpus']} the CPUs are shared and "
+              f"figures drift)")
     for s, d in info.items():
         print(f"{s:8s}  {d.get('version', '?'):10s} device {d.get('device')} · platform {d.get('platform')} · "
               f"backend {d.get('backend')}")
@@ -100,7 +103,8 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "command": "python -m cranax.bench" + (" --quick" if a.quick else ""),
-           "quick": a.quick, "machine": m, "systems": info, "elapsed_s": elapsed,
+           "quick": a.quick, "machine": m, "load_average_end": machine_info().get("load_average"),
+           "systems": info, "elapsed_s": elapsed,
            "crossovers": {k: {**v, "ratios": {str(s): r for s, r in v["ratios"].items()}} for k, v in cross.items()},
            "reports": [r.to_dict() for r in reports]}
     jpath = os.path.join(a.out, "bench.json")
@@ -115,7 +119,9 @@ def main(argv=None):
             print(f"wrote {ppath}")
         except ImportError as e:
             print(f"no plot ({e}); pip install matplotlib")
-    print(f"suite took {bu.fmt_time(elapsed)}")
+    m_end = machine_info()
+    print(f"suite took {bu.fmt_time(elapsed)}; 1-min load average at start {m.get('load_average')}, "
+          f"at end {m_end.get('load_average')}")
     return 1 if (wrong or failed) else 0
 
 
