@@ -39,12 +39,44 @@ fn host_isa() -> Result<OwnedTargetIsa> {
 }
 
 pub(super) fn new_module() -> Result<JITModule> {
+    new_module_with(Vec::new())
+}
+
+/// A module with the math symbols and `extra` ones (out-of-line math routines) registered.
+fn new_module_with(extra: Vec<(String, *const u8)>) -> Result<JITModule> {
     let isa = host_isa()?;
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for (name, ptr) in math::all_symbols() {
+    for (name, ptr) in math::all_symbols().into_iter().chain(extra) {
         jb.symbol(name, ptr);
     }
     Ok(JITModule::new(jb))
+}
+
+/// The inline-math functions a kernel should call out of line (`mathlib`): all of them when the kernel has
+/// more than `OUTLINE_MIN_OPS` such operations, else none.
+fn outline_uses(k: &Kernel) -> Vec<MathFn> {
+    let mut fs = Vec::new();
+    let mut count = 0;
+    for ins in &k.body {
+        let f = match &ins.op {
+            KOp::Unary { op, .. } => MathFn::from_unary(*op),
+            KOp::Binary { op, .. } => binary_math(*op, ins.dtype),
+            _ => None,
+        };
+        if let Some(f) = f {
+            if super::vmath::supports(f, ins.dtype) && f != MathFn::Rsqrt {
+                count += 1;
+                if !fs.contains(&f) {
+                    fs.push(f);
+                }
+            }
+        }
+    }
+    if count > super::mathlib::OUTLINE_MIN_OPS {
+        fs
+    } else {
+        Vec::new()
+    }
 }
 
 /// The (function, dtype) pairs a kernel calls.
@@ -117,7 +149,18 @@ fn point_cost(k: &Kernel) -> u64 {
 
 /// Compiles every kernel step (others get `None`) into one new module.
 pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel>>)> {
-    let mut module = new_module()?;
+    let outlined: Vec<Vec<MathFn>> =
+        plan.steps.iter().map(|s| if let Step::Kernel(k) = s { outline_uses(k) } else { Vec::new() }).collect();
+    let mut extra = Vec::new();
+    for f in outlined.iter().flatten() {
+        for vector in [false, true] {
+            let name = super::mathlib::symbol(*f, vector);
+            if !extra.iter().any(|(n, _)| n == &name) {
+                extra.push((name, super::mathlib::routine(*f, vector)?));
+            }
+        }
+    }
+    let mut module = new_module_with(extra)?;
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let call_conv = module.isa().default_call_conv();
@@ -152,6 +195,16 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                     .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
                     .map_err(cg("declaring a math import"))?;
                 imports.insert((f, dt), module.declare_func_in_func(fid, &mut ctx.func));
+            }
+            for &f in &outlined[si] {
+                for vector in [false, true] {
+                    let sig = super::mathlib::signature(f, vector, call_conv);
+                    let fid = module
+                        .declare_function(&super::mathlib::symbol(f, vector), Linkage::Import, &sig)
+                        .map_err(cg("declaring a math routine"))?;
+                    let key = if vector { super::mathlib::vec_key(f) } else { (f, DType::F32) };
+                    imports.insert(key, module.declare_func_in_func(fid, &mut ctx.func));
+                }
             }
             build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config(), partial)?;
             if !partial {

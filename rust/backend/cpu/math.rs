@@ -91,6 +91,11 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
         return Err(Error::Codegen(format!("{op:?} takes {} operands, got {}", op.arity(), args.len())));
     }
     if super::vmath::supports(op, dtype) {
+        // Out of line (mathlib) when the kernel imported the routine, else inline.
+        if let Some(r) = imports.get(&(op, dtype)) {
+            let inst = b.ins().call(*r, args);
+            return Ok(b.inst_results(inst)[0]);
+        }
         return super::vmath::emit(b, imports, op, cl_type(dtype), args);
     }
     match op {

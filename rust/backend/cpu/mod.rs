@@ -23,6 +23,7 @@ mod exec;
 mod jit;
 pub mod library;
 pub mod math;
+mod mathlib;
 mod ops;
 mod simd;
 pub mod threads;

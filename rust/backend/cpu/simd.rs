@@ -179,6 +179,15 @@ fn int_cc(op: CompareOp, signed: bool) -> IntCC {
     }
 }
 
+/// A vectorized math function: a call of its out-of-line routine when the kernel imported one, else inline.
+fn vmath_call(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, vt: Type, args: &[Value]) -> Result<Value> {
+    if let Some(r) = imports.get(&super::mathlib::vec_key(f)) {
+        let inst = b.ins().call(*r, args);
+        return Ok(b.inst_results(inst)[0]);
+    }
+    vmath::emit(b, imports, f, vt, args)
+}
+
 /// Emits body instruction `i` (not `Load`/`Iota`) on `lanes` lanes; `vals` holds earlier live vector values.
 /// `scratch` is a reusable buffer for per-lane fallbacks.
 pub fn emit(
@@ -212,7 +221,7 @@ pub fn emit(
             if adt.is_float() {
                 if let Some(f) = MathFn::from_unary(*op) {
                     if vmath::supports(f, adt) {
-                        return vmath::emit(b, imports, f, avt, &[x]);
+                        return vmath_call(b, imports, f, avt, &[x]);
                     }
                     if f == MathFn::Rsqrt {
                         let one = fsplat(b, avt, 1.0);
@@ -297,7 +306,7 @@ pub fn emit(
                     } else {
                         fallback!()
                     };
-                    return vmath::emit(b, imports, f, vt, &[x, y]);
+                    return vmath_call(b, imports, f, vt, &[x, y]);
                 }
                 fallback!();
             }

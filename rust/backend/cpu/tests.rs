@@ -1500,3 +1500,32 @@ fn threaded_runs_match_serial_runs_bit_for_bit() {
     let want: f64 = xi.iter().map(|&v| v as f64).sum();
     assert_eq!(got[0] as f64, want);
 }
+
+#[test]
+fn outlined_math_routines_match_inline_math() {
+    // A kernel with more than mathlib::OUTLINE_MIN_OPS math operations calls the out-of-line routines;
+    // they must give the same bits as the inline code of a one-op kernel.
+    let f = DType::F32;
+    let xs = sweep_points();
+    let xs: Vec<f32> = xs.iter().step_by(37).copied().collect();
+    let n = xs.len();
+    let xb = buf(&[n], &xs);
+    let ops = [UnaryOp::Sin, UnaryOp::Exp, UnaryOp::Log, UnaryOp::Tanh, UnaryOp::Erf, UnaryOp::Cos];
+    let mut body = vec![load(0, f)];
+    let mut outs = Vec::new();
+    for op in ops {
+        body.push(un(op, 0, f));
+        outs.push((Aval::new(f, vec![n]), body.len() - 1, OutputKind::Store));
+    }
+    let p = plan1(vec![Aval::new(f, vec![n])], vec![n], vec![], vec![kin(0, f, vec![1])], body, outs);
+    let exe = compile(&p).unwrap();
+    assert!(exe.as_text().matches("call fn").count() >= 12, "expected calls of the out-of-line routines");
+    let all = exe.run(std::slice::from_ref(&xb)).unwrap();
+    for (j, op) in ops.iter().enumerate() {
+        let one = run_both_ways(&math_plan(n, un(*op, 0, f), false), std::slice::from_ref(&xb), n);
+        let got = read::<f32>(&all[j]);
+        for i in 0..n {
+            assert!(got[i].to_bits() == one[i].to_bits() || (got[i].is_nan() && one[i].is_nan()), "{op:?}({})", xs[i]);
+        }
+    }
+}
