@@ -14,6 +14,7 @@ from .custom_derivatives import custom_jvp, custom_vjp
 from . import lax
 from . import numpy
 from . import random
+from . import nn
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 __version__ = "0.1.0"
