@@ -313,9 +313,21 @@ def main(argv=None):
     text = report(b, fws, args)
     print(text)
     if args.write:
+        # Sections written by other benchmarks (from the KEEP marker on) survive a rewrite.
+        kept = ""
+        try:
+            with open(args.write) as fh:
+                old = fh.read()
+            if KEEP_MARKER in old:
+                kept = "\n" + old[old.index(KEEP_MARKER):]
+        except OSError:
+            pass
         with open(args.write, "w") as fh:
-            fh.write(text + "\n")
+            fh.write(text + "\n" + kept)
     return 0
+
+
+KEEP_MARKER = "<!-- sections below are written by other benchmarks and kept by bench_seeds.py --write -->"
 
 
 if __name__ == "__main__":
