@@ -54,11 +54,21 @@ fn numpy_name(d: DType) -> &'static str {
     }
 }
 
-/// Waits for a value, releasing the GIL only when it is not ready yet.
-pub fn wait_value(py: Python<'_>, v: &Value) -> Result<Buffer> {
-    match v.try_buffer() {
-        Some(r) => r,
-        None => py.detach(|| v.wait()),
+/// How long a wait sleeps (GIL released) between checks for Python signals (Ctrl-C).
+pub const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits for a value, releasing the GIL only when it is not ready yet. Waits in slices of `SIGNAL_POLL`,
+/// re-taking the GIL between them to run Python's signal handlers, so Ctrl-C raises `KeyboardInterrupt`
+/// promptly (the computation itself goes on; the array stays usable).
+pub fn wait_value(py: Python<'_>, v: &Value) -> PyResult<Buffer> {
+    if let Some(r) = v.try_buffer() {
+        return Ok(r?);
+    }
+    loop {
+        if let Some(r) = py.detach(|| v.wait_timeout(SIGNAL_POLL)) {
+            return Ok(r?);
+        }
+        py.check_signals()?;
     }
 }
 

@@ -51,10 +51,16 @@ impl PyDevice {
     fn process_index(&self) -> u32 {
         0
     }
-    /// Waits until every computation queued on this device has finished.
-    fn synchronize(&self, py: Python<'_>) {
-        let d = self.dev.clone();
-        py.detach(move || d.stream.synchronize());
+    /// Waits until every computation queued on this device has finished (GIL released; Ctrl-C raises
+    /// `KeyboardInterrupt`).
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        let marker = self.dev.stream.sync_marker();
+        loop {
+            if py.detach(|| marker.wait_timeout(super::array::SIGNAL_POLL)).is_some() {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
     }
     fn __repr__(&self) -> String {
         self.dev.repr()

@@ -55,6 +55,22 @@ impl Pending {
     pub fn is_ready(&self) -> bool {
         self.0.cell.get().is_some()
     }
+    /// Blocks at most `timeout`; `None` if still not filled then. Callers that must stay interruptible
+    /// (Ctrl-C in Python) wait in slices with this.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Option<Result<Buffer>> {
+        if let Some(r) = self.0.cell.get() {
+            return Some(r.clone());
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        let mut g = self.0.lock.lock();
+        while self.0.cell.get().is_none() {
+            if self.0.cv.wait_until(&mut g, deadline).timed_out() {
+                break;
+            }
+        }
+        drop(g);
+        self.0.cell.get().cloned()
+    }
     /// Blocks until filled; returns the buffer (shared storage) or the error.
     pub fn wait(&self) -> Result<Buffer> {
         if let Some(r) = self.0.cell.get() {
@@ -123,6 +139,13 @@ impl Value {
             Value::Pending { pending, aval } => pending.wait().map(|b| reaval(b, aval)),
         }
     }
+    /// Like `wait`, but gives up after `timeout` (`None`: still pending).
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Option<Result<Buffer>> {
+        match self {
+            Value::Ready(b) => Some(Ok(b.clone())),
+            Value::Pending { pending, aval } => pending.wait_timeout(timeout).map(|r| r.map(|b| reaval(b, aval))),
+        }
+    }
     /// The same bytes under another aval (same dtype, same element count; the caller checks).
     pub fn view(&self, aval: Aval) -> Value {
         match self {
@@ -157,6 +180,28 @@ mod tests {
         assert!(p.fill(Ok(b)));
         assert!(!p.fill(Err(Error::Execution("late".into()))));
         assert_eq!(h.join().unwrap().unwrap(), vec![2, 3]);
+    }
+
+    #[test]
+    fn wait_timeout_gives_up_then_sees_the_fill() {
+        let p = Pending::new();
+        let t = std::time::Instant::now();
+        assert!(p.wait_timeout(std::time::Duration::from_millis(20)).is_none());
+        assert!(t.elapsed() >= std::time::Duration::from_millis(20));
+        let q = p.clone();
+        let h = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            q.fill(Err(Error::Execution("x".into())));
+        });
+        let mut got = None;
+        for _ in 0..100 {
+            got = p.wait_timeout(std::time::Duration::from_millis(50));
+            if got.is_some() {
+                break;
+            }
+        }
+        h.join().unwrap();
+        assert!(matches!(got, Some(Err(Error::Execution(m))) if m == "x"));
     }
 
     #[test]

@@ -131,6 +131,11 @@ impl Stream {
 
     /// Blocks until every job queued so far has finished.
     pub fn synchronize(&self) {
+        let _ = self.sync_marker().wait();
+    }
+
+    /// A future filled once every job queued so far has finished (for waits that poll, e.g. for Ctrl-C).
+    pub fn sync_marker(&self) -> Pending {
         let p = Pending::new();
         let q = p.clone();
         let sh = self.shared.clone();
@@ -138,7 +143,7 @@ impl Stream {
             sh.queued.fetch_sub(1, Ordering::AcqRel);
             q.fill(Err(Error::Execution(String::new())));
         }));
-        let _ = p.wait();
+        p
     }
 
     /// Dispatches `f` over `inputs` producing buffers of `out_avals`: inline when `small`, every input is
