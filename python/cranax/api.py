@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from . import _core, core, dtypes
-from .array import Array, _to_buffer
+from .array import Array, _scalar_buffer, _to_buffer
 from .config import config
 from .core import EVAL, Primitive, ShapedArray, Tracer, get_aval
 from .interpreters import lowering
@@ -225,7 +225,7 @@ def _leaf_sig(x):
     if t is Array:
         return x.aval
     if t is float or t is int or t is bool:
-        key = (t, config.jax_enable_x64)
+        key = (t, dtypes._x64_enabled())
         av = _py_scalar_avals.get(key)
         if av is None:
             av = _py_scalar_avals[key] = get_aval(x)
@@ -401,20 +401,31 @@ class JitWrapped:
         if core._state.trace is not None:
             return self._call_traced(args, kwargs)
         if not kwargs and not self._has_static:
-            # Fast path: positional plain Arrays. Same key as the general path (the tree of ``(args, {})``
-            # depends only on the arity), so both find the same cache entry.
-            try:
-                avals = tuple([a.aval for a in args if type(a) is Array])
-            except AttributeError:
-                avals = ()
+            # Fast path: positional plain Arrays and Python scalars. Same key as the general path (the tree
+            # of ``(args, {})`` depends only on the arity), so both find the same cache entry.
+            avals = []
+            bufs = None
+            for a in args:
+                t = type(a)
+                if t is Array:
+                    avals.append(a.aval)
+                elif t is int or t is float or t is bool:
+                    avals.append(_leaf_sig(a))
+                    bufs = True
+                else:
+                    break
             n = len(args)
             if len(avals) == n:
                 tree = self._arity_trees.get(n)
                 if tree is None:
                     tree = self._arity_trees[n] = tree_flatten((args, {}))[1]
-                entry = self._cache.get((tree, avals, ()))
+                entry = self._cache.get((tree, tuple(avals), ()))
                 if entry is not None:
-                    outs = entry.exe.execute(entry.const_bufs + [a._buf for a in args])
+                    if bufs is None:
+                        bufs = [a._buf for a in args]
+                    else:
+                        bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                    outs = entry.exe.execute(entry.const_bufs + bufs)
                     res = [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)]
                     if entry.single:
                         return res[0]

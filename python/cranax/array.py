@@ -67,15 +67,20 @@ class Array:
         return {self._buf.device}
 
     @property
+    def sharding(self):
+        return _SingleDeviceSharding(self._buf.device)
+
+    @property
     def committed(self):
-        return False
+        """True when the array was placed with ``device_put(x, device)`` or computed from committed arrays."""
+        return _core.is_committed(self._buf)
 
     def is_ready(self):
         return self._buf.is_ready()
 
     def block_until_ready(self):
         """Waits until the value is computed (raising any error from its computation); returns ``self``."""
-        self._buf.block_until_ready()
+        _core.block(self._buf)
         return self
 
     def copy_to_host_async(self):
@@ -178,6 +183,18 @@ class Array:
         return self
 
 
+def _scalar_buffer(x, aval):
+    """A core buffer for a Python scalar of ``aval``'s dtype (the jit fast path)."""
+    dev = _default_device()
+    if dev.platform != "cpu":
+        return _to_buffer(x, aval)
+    return _core.DeviceArray.from_scalar(x, _SHORT[aval.dtype])
+
+
+_SHORT = {np.dtype(t): n for t, n in ((np.bool_, "bool"), (np.int32, "i32"), (np.uint32, "u32"),
+                                      (np.int64, "i64"), (np.float32, "f32"), (np.float64, "f64"))}
+
+
 def _to_buffer(x, aval=None):
     """A core ``DeviceArray`` holding ``x`` (a NumPy value, Python scalar or TypedScalar) as ``aval``'s dtype."""
     if aval is None:
@@ -188,7 +205,11 @@ def _to_buffer(x, aval=None):
     if arr.dtype != aval.dtype:
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(aval.dtype)
-    return _core.DeviceArray.from_numpy(arr)
+    buf = _core.DeviceArray.from_numpy(arr)
+    dev = _default_device()
+    if dev.platform != "cpu":
+        buf = _core.put(buf, dev, False)
+    return buf
 
 
 def _from_host(x, dtype=None, weak_type=None):
@@ -207,27 +228,140 @@ def _from_host(x, dtype=None, weak_type=None):
     return Array._from_buffer(_to_buffer(arr, aval), aval)
 
 
+def _resolve_device(device):
+    """A core Device from a Device, a platform name ("cpu", "gpu") or None (the default device)."""
+    if device is None:
+        return _default_device()
+    if isinstance(device, _core.Device):
+        return device
+    if isinstance(device, str):
+        return devices(device)[0]
+    d = getattr(device, "_device_set", None)  # a sharding-like object holding one device
+    if d:
+        return next(iter(d))
+    raise TypeError(f"device_put: expected a Device, a platform name or None for device, got {type(device).__name__}")
+
+
 def device_put(x, device=None, *, may_alias=None, donate=None):
-    """Puts ``x`` (a pytree of NumPy arrays, Python scalars, lists or Arrays) on ``device`` (default: the
-    default device) and returns Arrays. Unsupported dtypes raise ``TypeError``. Mirrors ``jax.device_put``."""
+    """Puts ``x`` (a pytree of NumPy arrays, Python scalars, lists or Arrays) on ``device`` and returns Arrays.
+    With ``device`` given the results are *committed* to it (computations on them run there); with
+    ``device=None`` host data goes to the default device uncommitted and Arrays are returned as they are.
+    Unsupported dtypes raise ``TypeError`` (float64/int64 on a GPU too). Mirrors ``jax.device_put``."""
     from .tree_util import tree_map
     from .core import Tracer
 
+    dev = None if device is None else _resolve_device(device)
+
     def put(v):
-        if isinstance(v, (Array, Tracer)):
+        if isinstance(v, Tracer):
             return v
-        return _from_host(v)
+        if isinstance(v, Array):
+            if dev is None:
+                return v
+            return Array._from_buffer(_core.put(v._buf, dev, True), v.aval)
+        a = _from_host(v)
+        if dev is None:
+            return a
+        return Array._from_buffer(_core.put(a._buf, dev, True), a.aval)
     return tree_map(put, x)
 
 
+_KNOWN_PLATFORMS = ("cpu", "gpu")
+_PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu", "metal": "gpu", "vulkan": "gpu", "wgpu": "gpu", "host": "cpu"}
+
+
+def _platforms():
+    """The platforms in use, in priority order, from ``jax_platforms`` (default: cpu, then gpu)."""
+    from .config import config
+    spec = config.jax_platforms
+    if not spec:
+        return ["cpu", "gpu"]
+    out = []
+    for p in str(spec).split(","):
+        p = p.strip().lower()
+        if not p:
+            continue
+        p = _PLATFORM_ALIASES.get(p, p)
+        if p not in _KNOWN_PLATFORMS:
+            raise RuntimeError(f"Unknown platform {p!r} in jax_platforms={spec!r}; known platforms: cpu, gpu")
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def _platform_devices(p):
+    return list(_core.devices()) if p == "cpu" else list(_core.gpu_devices())
+
+
+def _default_device():
+    """The device uncommitted computations and new arrays go to (``jax_default_device``, else the first
+    device of the first platform in ``jax_platforms``, else the CPU)."""
+    global _default_cache
+    d = _default_cache
+    if d is None:
+        d = _compute_default_device()
+        _default_cache = d
+        _core.set_default_device(d)
+    return d
+
+
+_default_cache = None
+
+
+def _compute_default_device():
+    from .config import config
+    d = config.jax_default_device
+    if d is not None:
+        if isinstance(d, str):
+            return devices(d)[0]
+        if not isinstance(d, _core.Device):
+            raise TypeError(f"jax_default_device must be a Device or a platform name, got {type(d).__name__}")
+        return d
+    for p in _platforms():
+        devs = _platform_devices(p)
+        if devs:
+            return devs[0]
+    plats = _platforms()
+    raise RuntimeError(f"no device available for jax_platforms={','.join(plats)}"
+                       + (f" ({_core.gpu_unavailable_reason()})" if "gpu" in plats else ""))
+
+
+def _on_config(name, value):
+    global _default_cache
+    if name in ("jax_default_device", "jax_platforms", "jax_platform_name"):
+        _default_cache = None
+        _core.set_default_device(None)
+        if name == "jax_platforms" or value is not None:
+            _default_device()
+
+
+def _install_config_listener():
+    from .config import config
+    config._add_listener(_on_config)
+    if config.jax_default_device is not None or config.jax_platforms:
+        try:
+            _default_device()
+        except RuntimeError:
+            pass  # raised again where a device is needed
+
+
 def devices(backend=None):
-    """The devices of ``backend`` (default: all), e.g. ``[CpuDevice(id=0)]``. Mirrors ``jax.devices``."""
-    devs = _core.devices()
+    """Every device of the platforms in use (``jax_platforms``; default cpu then gpu), or those of ``backend``
+    ("cpu", "gpu"), e.g. ``[CpuDevice(id=0), GpuDevice(id=0)]``. Each has ``platform``, ``device_kind`` (the
+    adapter name for a GPU) and ``description``. Mirrors ``jax.devices``."""
+    plats = _platforms()
     if backend is not None:
-        devs = [d for d in devs if d.platform == backend]
+        b = _PLATFORM_ALIASES.get(str(backend).lower(), str(backend).lower())
+        devs = _platform_devices(b) if b in _KNOWN_PLATFORMS and b in plats else []
         if not devs:
-            raise RuntimeError(f"Unknown backend {backend!r}; available: cpu")
-    return devs
+            why = ""
+            if b == "gpu":
+                why = (" (excluded by jax_platforms)" if "gpu" not in plats
+                       else f" ({_core.gpu_unavailable_reason()})")
+            avail = sorted({d.platform for p in plats for d in _platform_devices(p)})
+            raise RuntimeError(f"Unknown backend {backend!r}{why}; available: {', '.join(avail) or 'none'}")
+        return devs
+    return [d for p in plats for d in _platform_devices(p)]
 
 
 def local_devices(backend=None):
@@ -239,7 +373,7 @@ def device_count(backend=None):
 
 
 def default_backend():
-    return devices()[0].platform
+    return _default_device().platform
 
 
 def block_until_ready(x):
@@ -247,5 +381,24 @@ def block_until_ready(x):
     from .tree_util import tree_leaves
     for leaf in tree_leaves(x):
         if isinstance(leaf, Array):
-            leaf._buf.block_until_ready()
+            _core.block(leaf._buf)
     return x
+
+
+class _SingleDeviceSharding:
+    """The placement of an Array: one device (``jax.sharding.SingleDeviceSharding``'s basics)."""
+
+    __slots__ = ("_device_set",)
+
+    def __init__(self, device):
+        self._device_set = {device}
+
+    @property
+    def device_set(self):
+        return set(self._device_set)
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={next(iter(self._device_set))!r})"
+
+
+_install_config_listener()
