@@ -8,7 +8,6 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyModule, PyTuple};
 
-use crate::error::Result;
 use crate::ir::{Aval, DType, Scalar};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::device::{self, Device};
