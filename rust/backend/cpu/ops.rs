@@ -265,8 +265,11 @@ fn unary(b: &mut FunctionBuilder, imports: &Imports, op: UnaryOp, dt: DType, x: 
             let one = fconst(b, dt, 1.0);
             let s = b.ins().fcopysign(one, x);
             let zero = fconst(b, dt, 0.0);
-            // NaN and ±0 map to themselves.
-            let keep = b.ins().fcmp(FloatCC::UnorderedOrEqual, x, zero);
+            // NaN and ±0 map to themselves. (`eq | uno` rather than `UnorderedOrEqual`, which x86-64 has no
+            // vector lowering for: the SIMD path emits this on f32x4/f64x2 too.)
+            let eq = b.ins().fcmp(FloatCC::Equal, x, zero);
+            let uno = b.ins().fcmp(FloatCC::Unordered, x, x);
+            let keep = b.ins().bor(eq, uno);
             b.ins().select(keep, x, s)
         }
         U::Sign if dt.is_signed_int() => {
