@@ -42,3 +42,8 @@ def x32():
     """64-bit mode off for the duration of the test."""
     config.update("jax_enable_x64", False)
     yield
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-long", action="store", type=float, default=0, metavar="SECONDS",
+                     help="run the random-program fuzzer (tests/test_fuzz_programs.py) for this many seconds")

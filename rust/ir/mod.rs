@@ -7,6 +7,8 @@ pub mod print;
 pub mod shape;
 pub mod library;
 pub mod control;
+#[cfg(test)]
+mod fuzz_tests;
 
 pub use dtype::{DType, Scalar};
 pub use library::{IndexMode, LibOp, ScatterOp};
