@@ -187,3 +187,14 @@ def test_cli_quick_subset(tmp_path, capsys, monkeypatch):
     doc = json.loads((tmp_path / "bench.json").read_text())
     assert doc["machine"]["line"] and len(doc["reports"]) == 4 and "cranax" in doc["systems"]
     assert "selu:cranax<numpy" in doc["crossovers"]
+
+
+def test_noisy_figures_are_marked():
+    r = bench.BenchReport(name="x", system="numpy", size=10, steady_median_s=3e-3, steady_min_s=1e-3,
+                          steady_max_s=4e-3, correct=True)
+    assert r.noisy and r.to_dict()["noisy"] is True
+    t = bench.format_table([r])
+    assert "ok*" in t and "noisy" in t
+    r = bench.BenchReport(name="x", system="numpy", size=10, steady_median_s=1.1e-3, steady_min_s=1e-3,
+                          correct=True)
+    assert not r.noisy and "ok*" not in bench.format_table([r])

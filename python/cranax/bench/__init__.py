@@ -374,6 +374,9 @@ def _nbytes(tree):
 # ----------------------------------------------------------------------------------------------------------
 # the report
 
+NOISY_SPREAD = 2.0  # median / min above this marks a figure as noisy
+
+
 class BenchReport:
     """The figures of one :func:`measure` call. Times in seconds (None where a figure does not apply to the
     system, e.g. compile time for NumPy). ``correct`` is None without a reference. ``str(report)`` or
@@ -394,12 +397,20 @@ class BenchReport:
         return self.error is None and self.correct is not False
 
     @property
+    def noisy(self):
+        """True when the steady-state median is more than ``NOISY_SPREAD`` times the fastest call."""
+        if not self.steady_median_s or not self.steady_min_s:
+            return False
+        return self.steady_median_s / self.steady_min_s > NOISY_SPREAD
+
+    @property
     def steady_s(self):
         return self.steady_median_s
 
     def to_dict(self):
         d = {k: getattr(self, k) for k in FIELDS}
         d["ranked"] = self.ranked
+        d["noisy"] = self.noisy
         d["machine"] = self.machine
         d["device_info"] = self.device_info
         d.update(self.extra)
@@ -594,6 +605,10 @@ def _measure_into(rep, system, jf, host_args, reference, repeat, warmup, inner, 
                steady_mean_s=statistics.fmean(ts), repeat=repeat, inner=inner)
     if rep.get("flops"):
         rep["gflops"] = rep["flops"] / rep["steady_median_s"] / 1e9
+    spread = rep["steady_median_s"] / max(rep["steady_min_s"], 1e-12)
+    if spread > NOISY_SPREAD:
+        rep["notes"].append(f"noisy: the median is {spread:.1f}x the fastest call (a busy machine, or a "
+                            f"library stalling); compare minimums too")
 
     # 7. memory
     peak = _peak_rss()
@@ -631,6 +646,9 @@ def format_table(reports, title=None):
     lines += [head, "-" * len(head)]
     for r in reports:
         lines.append(_table_row(r))
+    if any(r.noisy and r.correct is not False and r.error is None for r in reports):
+        lines.append(f"* noisy: steady-state median more than {NOISY_SPREAD:g}x the fastest call (machine load or a "
+                     "stalling library); read the min column as well")
     return "\n".join(lines)
 
 
@@ -652,7 +670,8 @@ def _table_row(r):
     cells.append(_fmt_bytes(r.peak_rss_delta_bytes).rjust(c[10][1]))
     cells.append((f"{r.max_abs_diff:.1e}" if r.max_abs_diff else ("0" if r.max_abs_diff == 0 else "-"))
                  .rjust(c[11][1]))
-    cells.append({True: "ok", False: "WRONG", None: "-"}[r.correct].rjust(c[12][1]))
+    mark = {True: "ok", False: "WRONG", None: "-"}[r.correct] + ("*" if r.noisy and not wrong else "")
+    cells.append(mark.rjust(c[12][1]))
     return "  ".join(cells)
 
 

@@ -32,6 +32,10 @@ def plot(reports, cross, path, title_machine="", systems_info=None):
             bad = [r for r in rs if not r.ranked]
             if ok:
                 ax.plot([r.size for r in ok], [r.steady_median_s for r in ok], label=s, **_STYLE.get(s, {}))
+                # the spread of the timed calls (fastest to slowest): wide bands are noisy figures
+                ax.fill_between([r.size for r in ok], [r.steady_min_s or r.steady_median_s for r in ok],
+                                [r.steady_max_s or r.steady_median_s for r in ok],
+                                color=_STYLE.get(s, {}).get("color"), alpha=0.10, linewidth=0)
             for r in bad:
                 y = r.steady_median_s or (ok[-1].steady_median_s if ok else 1e-3)
                 ax.plot([r.size], [y], "x", color="black", markersize=10)
@@ -53,7 +57,7 @@ def plot(reports, cross, path, title_machine="", systems_info=None):
         else:
             ax.text(0.5, 0.5, "not measured", transform=ax.transAxes, ha="center")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("steady-state time per call (s, median)")
+        ax.set_ylabel("steady-state time per call (s): median, band min–max")
         ax.set_title(f"{group}: time vs input size")
         ax.grid(True, which="both", alpha=0.25)
         if ax.get_legend_handles_labels()[0]:
