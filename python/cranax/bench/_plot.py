@@ -49,7 +49,7 @@ def plot(reports, cross, path, title_machine="", systems_info=None):
                 ax.text(c["from_size"], 0.9, txt, transform=ax.get_xaxis_transform(),
                         fontsize=8, ha="left", va="center", color="dimgray")
             else:
-                ax.text(0.02, 0.95, "cranax never ahead of NumPy\nat the largest size", transform=ax.transAxes,
+                ax.text(0.02, 0.95, "cranax not ahead of NumPy\nat the largest size measured", transform=ax.transAxes,
                         fontsize=8, va="top", color="dimgray")
         if ax.has_data():
             ax.set_xscale("log")
