@@ -51,15 +51,20 @@ def _eager_program(prim, params, avals):
 
 
 def compiled_for(prim, params, avals):
-    key = (prim, _freeze(params), tuple(avals))
-    hit = _cache.get(key)
+    try:
+        # Params of one call site keep their keyword order, so the items tuple is a cheap exact key.
+        key = (prim, tuple(params.items()), tuple(avals))
+        hit = _cache.get(key)
+    except TypeError:  # an unhashable param value (lists, arrays)
+        key = (prim, _freeze(params), tuple(avals))
+        hit = _cache.get(key)
     if hit is not None:
         try:
             _cache.move_to_end(key)
         except KeyError:  # evicted or cleared by another thread meanwhile
             pass
         return hit
-    from .. import _core
+    from .. import _core  # noqa: F811 -- only on a miss
     from ..config import config
     closed, outs = _eager_program(prim, params, avals)
     exe = _core.compile(lowering.lower_jaxpr(closed, prim.name))
@@ -74,18 +79,56 @@ def compiled_for(prim, params, avals):
 
 def apply_primitive(prim, *args, **params):
     """Runs ``prim`` on concrete ``args`` (Arrays, NumPy values, Python scalars) and returns Arrays."""
-    from ..array import Array, _to_buffer
+    Array = _array_cls()
     avals = [get_aval(a) for a in args]
     exe, outs = compiled_for(prim, params, avals)
-    bufs = [a._buf if type(a) is Array else _to_buffer(a, av) for a, av in zip(args, avals)]
+    bufs = [a._buf if type(a) is Array else _const_buffer(a, av) for a, av in zip(args, avals)]
     res = exe.execute(bufs)
     arrs = [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     return arrs if prim.multiple_results else arrs[0]
 
 
+_Array = None
+
+
+def _array_cls():
+    # Imported once, lazily (array.py imports this module's package); a function-level import per eager op
+    # costs microseconds.
+    global _Array
+    if _Array is None:
+        from ..array import Array
+        _Array = Array
+    return _Array
+
+
+_scalar_bufs = {}
+
+
+def _const_buffer(x, aval):
+    """A device buffer for a host constant. Scalars (the literals of eager code, e.g. ``1.67 * x``) are cached
+    by dtype and bit pattern: device buffers are immutable, so one can serve every call."""
+    if aval.shape == ():
+        v = x.val if isinstance(x, core.TypedScalar) else x
+        try:
+            key = (aval.dtype, np.asarray(v, aval.dtype).tobytes())
+        except (TypeError, ValueError, OverflowError):
+            from ..array import _to_buffer
+            return _to_buffer(x, aval)
+        b = _scalar_bufs.get(key)
+        if b is None:
+            from ..array import _to_buffer
+            b = _to_buffer(x, aval)
+            if len(_scalar_bufs) < 1024:
+                _scalar_bufs[key] = b
+        return b
+    from ..array import _to_buffer
+    return _to_buffer(x, aval)
+
+
 def clear_cache():
     with _lock:
         _cache.clear()
+        _scalar_bufs.clear()
 
 
 def _default_impl(prim):
