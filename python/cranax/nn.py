@@ -18,10 +18,28 @@ def _float(x):
     return x
 
 
-def relu(x):
-    """``max(x, 0)``. Mirrors ``jax.nn.relu`` (gradient 0 at 0)."""
+def _relu(x):
     x = jnp.asarray(x)
     return jnp.maximum(x, jnp.zeros((), get_aval(x).dtype))
+
+
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    x = jnp.asarray(x)
+    return _relu(x), lax.select(x > 0, t, lax.full_like(t, 0))
+
+
+_relu_cj = None
+
+
+def relu(x):
+    """``max(x, 0)``; its derivative is 0 at 0, as JAX's custom rule. Mirrors ``jax.nn.relu``."""
+    global _relu_cj
+    if _relu_cj is None:
+        from .custom_derivatives import custom_jvp
+        _relu_cj = custom_jvp(_relu)
+        _relu_cj.defjvp(_relu_jvp)
+    return _relu_cj(x)
 
 
 def relu6(x):
