@@ -281,8 +281,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         def scanned(carry, _):
             i, x = carry
             return (lax.add(i, lax._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
-        (_, result), _ = scan(scanned, (lower, init_val), None, length=length,
-                              unroll=1 if unroll is None else unroll)
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False,
+                               1 if unroll is None else unroll, "body_fun")
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
@@ -311,6 +311,10 @@ def _concrete_int(x):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """``carry, ys = scan(f, init, xs)``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``, with
     the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
+    return _scan(f, init, xs, length, reverse, unroll, "scan body")
+
+
+def _scan(f, init, xs, length, reverse, unroll, what):
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_flatten(xs)
@@ -363,7 +367,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
             break
-    msg = _carry_diff_text("scan body", init_tree, carry_avals, store["c_tree"], c_out)
+    msg = _carry_diff_text(what, init_tree, carry_avals, store["c_tree"], c_out)
     if msg is not None:
         raise TypeError(msg.replace("scan body output and input must have identical types",
                                     "scan body function carry input and carry output must have identical types"))

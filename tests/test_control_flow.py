@@ -1,0 +1,608 @@
+"""Structured control flow: lax.cond / switch / while_loop / fori_loop / scan / map.
+
+Oracles: the Python loops they replace (with NumPy), finite differences for gradients, per-example loops
+for vmap, JAX's printed jaxprs (../shared/reference) and JAX's error classes and messages.
+"""
+import math
+import os
+import resource
+import time
+
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.numpy as jnp
+from cranax import _core, lax
+
+
+def stats():
+    runs, fused, branches = _core._control_stats()
+    return runs, fused, list(branches)
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=tol,
+                               atol=tol)
+
+
+def fd_grad(f, x, eps=1e-3):
+    x = np.asarray(x, np.float64)
+    g = np.zeros_like(x)
+    flat = x.reshape(-1)
+    for i in range(flat.size):
+        e = np.zeros_like(flat)
+        e[i] = eps
+        hi = float(f(jnp.asarray((flat + e).reshape(x.shape), dtype=jnp.float32)))
+        lo = float(f(jnp.asarray((flat - e).reshape(x.shape), dtype=jnp.float32)))
+        g.reshape(-1)[i] = (hi - lo) / (2 * eps)
+    return g
+
+
+# ----------------------------------------------------------------------------------------------- jaxpr texts
+
+COND_TEXT = """{ lambda ; a:f32[]. let
+    b:bool[] = gt a 0.0:f32[]
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    d:f32[] = cond[
+      branches=(
+        { lambda ; e:f32[]. let f:f32[] = mul 0.0:f32[] e in (f,) }
+        { lambda ; g:f32[]. let  in (g,) }
+      )
+    ] c a
+  in (d,) }"""
+
+FORI_TEXT = """{ lambda ; a:f32[] b:i32[]. let
+    _:i32[] _:i32[] c:f32[] = while[
+      body_jaxpr={ lambda ; d:i32[] e:i32[] f:f32[]. let
+          g:i32[] = add d 1:i32[]
+          h:f32[] = mul f 2.0:f32[]
+        in (g, e, h) }
+      body_nconsts=0
+      cond_jaxpr={ lambda ; i:i32[] j:i32[] k:f32[]. let
+          l:bool[] = lt i j
+        in (l,) }
+      cond_nconsts=0
+    ] 0:i32[] b a
+  in (c,) }"""
+
+
+def test_cond_jaxpr_matches_jax():
+    f = lambda x: lax.cond(x > 0, lambda v: v, lambda v: 0.0 * v, x)  # noqa: E731
+    assert str(jax.make_jaxpr(f)(jnp.array(3.0))) == COND_TEXT
+
+
+def test_fori_loop_traced_bounds_jaxpr_matches_jax():
+    f = lambda x, n: lax.fori_loop(0, n, lambda i, c: c * 2., x)  # noqa: E731
+    assert str(jax.make_jaxpr(f)(1., 3)) == FORI_TEXT
+
+
+def test_fori_loop_static_bounds_is_a_scan():
+    text = str(jax.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2., x))(1.))
+    assert "scan[" in text and "length=3" in text and "num_carry=2" in text and "while[" not in text
+    assert "_split_transpose=False" in text and "linear=(False, False)" in text and "unroll=1" in text
+
+
+def test_scan_jaxpr_params_and_layout():
+    text = str(jax.make_jaxpr(lambda xs: lax.scan(lambda c, x: (c + x, c * x), 0., xs))(jnp.arange(3.)))
+    assert text.splitlines()[1].strip() == "b:f32[] c:f32[3] = scan["
+    for p in ("_split_transpose=False", "length=3", "num_carry=1", "num_consts=0", "reverse=False", "unroll=1"):
+        assert p in text
+    assert text.index("jaxpr=") < text.index("length=") < text.index("num_carry=") < text.index("reverse=")
+
+
+def test_closed_over_values_become_leading_operands():
+    def f(x, y):
+        return lax.cond(x > 0, lambda v: v + y, lambda v: v - 1.0, x)
+    jaxpr = jax.make_jaxpr(f)(1.0, 2.0)
+    eqn = jaxpr.eqns[-1]
+    assert eqn.primitive.name == "cond"
+    assert len(eqn.invars) == 3   # index, y (const), x
+    for b in eqn.params["branches"]:
+        assert len(b.in_avals) == 2 and not b.consts
+
+
+# ----------------------------------------------------------------------------------------------- cond / switch
+
+def relu_cond(x):
+    return lax.cond(x > 0, lambda v: v, lambda v: 0.0 * v, x)
+
+
+def test_seed_relu_where_and_cond():
+    where = jax.jit(lambda x: jnp.where(x > 0, x, 0.0 * x))
+    cond = jax.jit(relu_cond)
+    for f in (where, cond, relu_cond):
+        assert float(f(jnp.array(3.0))) == 3.0
+        r = float(f(jnp.array(-2.0)))
+        assert r == 0.0 and math.copysign(1.0, r) == -1.0
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_cond_against_python(jit):
+    def f(p, x, y):
+        return lax.cond(p, lambda a, b: (a * b, {"s": a + b}), lambda a, b: (a - b, {"s": a / b}), x, y)
+
+    def ref(p, x, y):
+        return (x * y, {"s": x + y}) if p else (x - y, {"s": x / y})
+    g = jax.jit(f) if jit else f
+    x, y = np.float32(3.0), np.float32(4.0)
+    for p in (True, False):
+        out, want = g(p, x, y), ref(p, x, y)
+        close(out[0], want[0])
+        close(out[1]["s"], want[1]["s"])
+
+
+def test_cond_operand_forms_and_predicates():
+    assert float(lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 1.0)) == 2.0
+    assert float(lax.cond(False, lambda: 1.0, lambda: 2.0)) == 2.0
+    assert int(lax.cond(3, lambda: 1, lambda: 2)) == 1
+    assert int(lax.cond(0, lambda: 1, lambda: 2)) == 2
+    a, b = lax.cond(True, lambda x: (x[0], 0), lambda x: x, (1, 1))
+    assert int(a) == 1 and int(b) == 0 and isinstance(b, jax.Array)
+    f = jax.jit(lambda p, x: lax.cond(p, lambda a, b: a + b, lambda a, b: a - b, x, 2.0))
+    assert float(f(True, 5.0)) == 7.0 and float(f(False, 5.0)) == 3.0
+    # an array operand closed over by one branch only
+    w = jnp.arange(3.0)
+    close(lax.cond(True, lambda x: x + w, lambda x: x, jnp.ones(3)), [1, 2, 3])
+    close(jax.jit(lambda p: lax.cond(p, lambda: w * 2, lambda: w))(False), [0, 1, 2])
+
+
+def test_nested_cond_and_cond_in_loop():
+    def f(x):
+        return lax.cond(x > 0, lambda v: lax.cond(v > 10, lambda u: u * 100, lambda u: u * 10, v),
+                        lambda v: -v, x)
+    for x in (-3.0, 5.0, 20.0):
+        want = (x * 100 if x > 10 else x * 10) if x > 0 else -x
+        assert float(f(x)) == want and float(jax.jit(f)(x)) == want
+
+    def collatz_steps(n):
+        def body(c):
+            k, s = c
+            k = lax.cond(k % 2 == 0, lambda k: k // 2, lambda k: 3 * k + 1, k)
+            return k, s + 1
+        return lax.while_loop(lambda c: c[0] != 1, body, (n, 0))[1]
+
+    def ref(n):
+        s = 0
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            s += 1
+        return s
+    for n in (1, 6, 27):
+        assert int(jax.jit(collatz_steps)(n)) == ref(n)
+
+
+def test_only_the_taken_branch_runs():
+    f = jax.jit(lambda p, x: lax.cond(p, lambda v: v + 1.0, lambda v: v * 2.0, x))
+    f(True, 1.0)
+    _, _, b0 = stats()
+    for _ in range(3):
+        assert float(f(True, 1.0)) == 2.0
+    _, _, b1 = stats()
+    assert b1[1] - b0[1] == 3 and b1[0] == b0[0]
+    assert float(f(False, 1.0)) == 2.0
+    _, _, b2 = stats()
+    assert b2[0] - b1[0] == 1 and b2[1] == b1[1]
+
+
+def test_untaken_branch_that_never_terminates_is_skipped():
+    def forever(v):
+        return lax.while_loop(lambda c: c > -1.0, lambda c: c + 1.0, v)
+    g = jax.jit(lambda x: lax.cond(x > 0, lambda v: v, forever, x))
+    assert float(g(5.0)) == 5.0
+
+
+def test_expensive_branch_is_skipped():
+    big = jnp.ones((2000, 2000))
+
+    def expensive(x):
+        def body(i, m):
+            return jnp.sin(m) + x
+        return lax.fori_loop(0, 50, body, big).sum()
+    f = jax.jit(lambda x: lax.cond(x > 0, lambda v: v, expensive, x))
+    f(1.0).block_until_ready()
+    t = time.perf_counter()
+    for _ in range(5):
+        f(1.0).block_until_ready()
+    cheap = (time.perf_counter() - t) / 5
+    t = time.perf_counter()
+    f(-1.0).block_until_ready()
+    costly = time.perf_counter() - t
+    assert costly > 20 * cheap
+
+
+def test_switch_clamps_and_runs_one_branch():
+    branches = [lambda x: x + 1.0, lambda x: x * 10.0, lambda x: -x]
+    assert [float(lax.switch(i, branches, 2.0)) for i in (-5, 0, 1, 2, 10)] == [3.0, 3.0, 20.0, -2.0, -2.0]
+    f = jax.jit(lambda i: lax.switch(i, branches, 2.0))
+    assert float(f(7)) == -2.0
+    f(1)
+    _, _, b0 = stats()
+    f(1)
+    _, _, b1 = stats()
+    assert [y - x for x, y in zip(b0, b1)][:3] == [0, 1, 0]
+    close(jax.vmap(lambda i: lax.switch(i, branches, 2.0))(jnp.array([0, 1, 2, 3, -1])), [3, 20, -2, -2, 3])
+    assert float(lax.switch(0, [lambda: 4.0])) == 4.0
+
+
+# ----------------------------------------------------------------------------------------------- while / fori
+
+def test_seed_while_loop_under_jit():
+    @jax.jit
+    def g(x, n):
+        i = lax.while_loop(lambda i: i < n, lambda i: i + 1, 0)
+        return x + i
+    assert int(g(10, 20)) == 30
+    assert int(g(10, 0)) == 10      # zero trips
+    assert int(g(10, -5)) == 10
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_while_loop_against_python(jit):
+    def f(x):
+        return lax.while_loop(lambda s: s["n"] < 7, lambda s: {"n": s["n"] + 1, "v": s["v"] * 1.5 + s["n"]},
+                              {"n": 0, "v": x})
+    g = jax.jit(f) if jit else f
+    out = g(jnp.arange(3.0))
+    n, v = 0, np.arange(3.0, dtype=np.float32)
+    while n < 7:
+        n, v = n + 1, v * np.float32(1.5) + n
+    assert int(out["n"]) == 7
+    close(out["v"], v)
+    assert int(lax.while_loop(lambda c: c < 10, lambda c: c + 3, 0)) == 12
+    a, b = lax.while_loop(lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 2.0), (0, 1.0))
+    assert int(a) == 5 and float(b) == 32.0
+
+
+def test_nested_loops():
+    def f(n):
+        def outer(i, acc):
+            return lax.fori_loop(0, i, lambda j, a: a + i * j, acc)
+        return lax.fori_loop(0, n, outer, 0)
+
+    def ref(n):
+        return sum(i * j for i in range(n) for j in range(i))
+    assert int(f(6)) == ref(6)
+    assert int(jax.jit(f)(9)) == ref(9)
+    # traced inner bound inside a scan-based outer loop
+    h = jax.jit(lambda n: lax.fori_loop(0, 4, lambda i, a: a + lax.fori_loop(0, n, lambda j, b: b + 1, 0), 0))
+    assert int(h(5)) == 20
+
+
+def test_fori_loop_forms():
+    assert float(lax.fori_loop(0, 5, lambda i, c: c + i, 0.0)) == 10.0
+    assert int(jax.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c + i * i, 0))(4)) == 14
+    r = lax.fori_loop(0, 5, lambda i, c: c + 0.5, 0)    # weak int init promoted to float32
+    assert float(r) == 2.5 and r.dtype == np.float32
+    close(lax.fori_loop(0, 3, lambda i, a: a.at[i].set(i * 10), jnp.zeros(4, dtype=jnp.int32)), [0, 10, 20, 0])
+    assert float(lax.fori_loop(5, 2, lambda i, c: c + 1.0, 0.0)) == 0.0      # zero trips, static
+    assert float(jax.jit(lambda lo: lax.fori_loop(lo, 2, lambda i, c: c + 1.0, 0.0))(5)) == 0.0
+    assert float(lax.fori_loop(2, 5, lambda i, c: c * i, 1.0)) == 24.0
+
+
+def test_million_iteration_scalar_loop_is_fused_and_fast():
+    f = jax.jit(lambda n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + 0.5), (0, 0.0)))
+    f(10)
+    _, fused0, _ = stats()
+    t = time.perf_counter()
+    i, v = f(1_000_000)
+    v.block_until_ready()
+    dt = time.perf_counter() - t
+    assert int(i) == 1_000_000 and float(v) == 500000.0
+    assert stats()[1] == fused0 + 1
+    assert dt < 0.5, dt
+
+
+def test_array_carry_loop_runs_in_constant_memory():
+    f = jax.jit(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * 0.5 + 1.0, x))
+    x = jnp.zeros(4096)
+    f(x, 10).block_until_ready()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = f(x, 50_000)
+    close(r[:3], [2.0, 2.0, 2.0])
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb < 100_000   # 50k iterations x 16 KB would be 800 MB if buffers leaked
+
+
+def test_fused_and_stepwise_loops_agree():
+    def prog(c):
+        return lax.fori_loop(0, 37, lambda i, x: jnp.sin(x) * 1.25 + i.astype(jnp.float32) / (x * x + 1.0), c)
+    a = jax.jit(prog)(jnp.float32(0.3717))
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+    try:
+        _, f0, _ = stats()
+        b = jax.jit(lambda c: prog(c) + 0.0)(jnp.float32(0.3717))   # a different program: compiled anew
+        assert stats()[1] == f0
+    finally:
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
+    x = np.float32(0.3717)
+    for i in range(37):
+        x = np.float32(np.sin(x) * np.float32(1.25) + np.float32(i) / (x * x + np.float32(1)))
+    close(a, x, 1e-5)
+    close(b, x, 1e-5)
+
+
+def test_trip_count_does_not_change_the_program():
+    f = lambda n: lambda x: lax.fori_loop(0, n, lambda i, c: c * 1.01 + 1.0, x)  # noqa: E731
+    j10, j10k = jax.make_jaxpr(f(10))(1.0), jax.make_jaxpr(f(10_000))(1.0)
+    assert len(j10.eqns) == len(j10k.eqns) == 1
+    assert str(j10).replace("length=10", "length=10000") == str(j10k)
+
+
+# ----------------------------------------------------------------------------------------------- scan / map
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_against_python(reverse):
+    def step(c, x):
+        c = c * 0.5 + x["a"] * x["b"]
+        return c, (c, x["a"] - c)
+    xs = {"a": np.arange(5.0, dtype=np.float32), "b": np.linspace(1, 2, 5, dtype=np.float32)}
+    carry, (y1, y2) = lax.scan(step, 1.0, xs, reverse=reverse)
+    c, ys1, ys2 = np.float32(1.0), [None] * 5, [None] * 5
+    order = range(4, -1, -1) if reverse else range(5)
+    for i in order:
+        c = c * np.float32(0.5) + xs["a"][i] * xs["b"][i]
+        ys1[i], ys2[i] = c, xs["a"][i] - c
+    close(carry, c)
+    close(y1, ys1)
+    close(y2, ys2)
+    jc, (jy1, _) = jax.jit(lambda xs: lax.scan(step, 1.0, xs, reverse=reverse))(xs)
+    close(jc, c)
+    close(jy1, ys1)
+
+
+def test_scan_forms():
+    def step(c, x):
+        c = c + x
+        return c, c
+    xs = jnp.arange(1.0, 6.0)
+    c, ys = lax.scan(step, 0.0, xs)
+    assert float(c) == 15.0
+    close(ys, np.cumsum(np.arange(1.0, 6.0)))
+    c, ys = lax.scan(step, 0.0, xs, reverse=True)
+    close(ys, [15, 14, 12, 9, 5])
+    n, (a, b) = lax.scan(lambda n, x: (n + 1, (n, x)), 0, jnp.arange(5), reverse=True)
+    assert int(n) == 5
+    close(a, [4, 3, 2, 1, 0])
+    close(b, [0, 1, 2, 3, 4])
+    c, ys = lax.scan(lambda c, _: (c * 2, c), 1, None, length=4)
+    assert int(c) == 16
+    close(ys, [1, 2, 4, 8])
+    c, ys = lax.scan(lambda c, x: (c, None), 3.0, None, length=0)   # zero trips
+    assert float(c) == 3.0 and ys is None
+    c, ys = lax.scan(lambda c, x: (c + x, x * 2), 1.0, jnp.zeros((0,)))
+    assert float(c) == 1.0 and ys.shape == (0,)
+    # matrices as carries and xs, and a scan inside a scan
+    def outer(c, row):
+        s, _ = lax.scan(lambda a, v: (a + v, None), 0.0, row)
+        return c + s, s
+    m = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    c, sums = jax.jit(lambda m: lax.scan(outer, 0.0, m))(m)
+    assert float(c) == m.sum()
+    close(sums, m.sum(1))
+
+
+def test_map():
+    close(lax.map(lambda x: x * x + 1.0, jnp.arange(4.0)), [1, 2, 5, 10])
+    out = lax.map(lambda d: d["a"] @ d["b"], {"a": jnp.ones((3, 2, 2)), "b": jnp.ones((3, 2))})
+    close(out, np.full((3, 2), 2.0))
+    close(lax.map(lambda x: x.sum(), jnp.arange(6.0).reshape(3, 2), batch_size=3), [1, 5, 9])
+
+
+def test_rnn_scan_matches_numpy():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((8, 8)).astype(np.float32) * 0.3
+    u = rng.standard_normal((8, 8)).astype(np.float32) * 0.3
+    xs = rng.standard_normal((20, 8)).astype(np.float32)
+
+    def cell(h, x):
+        h = jnp.tanh(h @ w + x @ u)
+        return h, h
+    h, hs = jax.jit(lambda xs: lax.scan(cell, jnp.zeros(8), xs))(xs)
+    hr = np.zeros(8, np.float32)
+    for x in xs:
+        hr = np.tanh(hr @ w + x @ u)
+    close(h, hr, 1e-4)
+    close(hs[-1], hr, 1e-4)
+
+
+# ----------------------------------------------------------------------------------------------- errors
+
+def test_branch_type_errors():
+    with pytest.raises(TypeError, match="true_fun and false_fun output must have identical types"):
+        lax.cond(True, lambda x: x, lambda x: x.astype(jnp.int32), 1.0)
+    with pytest.raises(TypeError, match="true_fun and false_fun output must have identical types"):
+        lax.cond(True, lambda x: x, lambda x: jnp.stack([x, x]), 1.0)
+    with pytest.raises(TypeError, match="same type structure"):
+        lax.cond(True, lambda x: (x, x), lambda x: x, 1.0)
+    with pytest.raises(TypeError, match="branch 0 and 1 outputs must have identical types"):
+        lax.switch(0, [lambda x: x, lambda x: x > 0], 1.0)
+
+
+def test_predicate_errors():
+    with pytest.raises(TypeError, match="Pred must be a scalar"):
+        lax.cond(jnp.array([True, False]), lambda: 1.0, lambda: 2.0)
+    with pytest.raises(TypeError, match="Pred type must be either boolean or number, got float32"):
+        lax.cond(1.5, lambda: 1.0, lambda: 2.0)
+    with pytest.raises(TypeError, match="Pred type must be either boolean or number"):
+        jax.jit(lambda x: lax.cond(x, lambda: 1.0, lambda: 2.0))(1.0)
+    with pytest.raises(TypeError, match="Branch index must be scalar"):
+        lax.switch(jnp.array([0, 1]), [lambda: 1.0, lambda: 2.0])
+    with pytest.raises(TypeError, match="Index type must be an integer"):
+        lax.switch(1.0, [lambda: 1.0, lambda: 2.0])
+    with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
+        lax.while_loop(lambda c: c, lambda c: c + 1.0, 1.0)
+    with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
+        lax.while_loop(lambda c: c < jnp.ones(2), lambda c: c + 1.0, 1.0)
+
+
+def test_carry_errors():
+    with pytest.raises(TypeError, match="body_fun output and input must have identical types") as e:
+        lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.stack([c[1], c[1]])), (0, jnp.float32(1)))
+    assert "shapes do not match" in str(e.value)
+    with pytest.raises(TypeError, match="body_fun output and input must have identical types") as e:
+        lax.while_loop(lambda c: c < 3, lambda c: (c + 1).astype(jnp.float32), jnp.int32(0))
+    assert "dtypes do not match" in str(e.value)
+    with pytest.raises(TypeError, match="body_fun output and input must have identical types"):
+        lax.fori_loop(0, 3, lambda i, c: (c, c), 1.0)
+    with pytest.raises(TypeError, match="scan body function carry input and carry output"):
+        lax.scan(lambda c, x: (c.astype(jnp.int32), x), jnp.float32(0), jnp.ones(3))
+    with pytest.raises(TypeError, match="scan body output must be a pair"):
+        lax.scan(lambda c, x: c, 0.0, jnp.ones(3))
+    with pytest.raises(ValueError, match="disagrees with leading axis sizes"):
+        lax.scan(lambda c, x: (c, x), 0.0, jnp.ones(3), length=4)
+    with pytest.raises(ValueError, match="different leading axis sizes"):
+        lax.scan(lambda c, x: (c, x), 0.0, (jnp.ones(3), jnp.ones(4)))
+    with pytest.raises(ValueError, match="no values to scan over"):
+        lax.scan(lambda c, x: (c, x), 0.0, None)
+
+
+def test_reverse_mode_of_while_loop_raises_jax_error():
+    msg = "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic start/stop"
+    with pytest.raises(ValueError, match=msg):
+        jax.grad(lambda x: lax.while_loop(lambda c: c < 10., lambda c: c * 2., x))(1.)
+    with pytest.raises(ValueError, match=msg):
+        jax.grad(lambda x: jax.jit(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, x))(x, 3))(1.5)
+    # concrete bounds are a scan: reverse mode works
+    assert float(jax.grad(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, x))(1.5, 3)) == 4 * 1.5 ** 3
+
+
+# ----------------------------------------------------------------------------------------------- autodiff
+
+def test_grad_through_control_flow_conformance():
+    assert float(jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, x))(2.0)) == 32.0
+    g = jax.grad(lambda x: lax.cond(x > 1.0, lambda v: v ** 2, lambda v: -v, x))
+    assert float(g(2.0)) == 4.0 and float(g(0.5)) == -1.0
+    g = jax.grad(lambda x: lax.scan(lambda c, w: (c * w + x, None), 1.0, jnp.array([1.0, 2.0, 3.0]))[0])(0.5)
+    assert float(g) == 10.0
+    p, t = jax.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))[1],
+                   (2.0,), (1.0,))
+    assert float(p) == 16.0 and float(t) == 32.0
+
+
+def test_grads_match_finite_differences():
+    xs = np.array([0.3, -1.2, 0.7, 2.0], np.float32)
+
+    def f_cond(w):
+        return lax.cond(w.sum() > 0, lambda v: jnp.sin(v).sum() * v[0], lambda v: (v * v).sum(), w)
+
+    def f_switch(w):
+        return lax.switch(2, [lambda v: v.sum(), lambda v: jnp.exp(v).sum(), lambda v: (jnp.cos(v) * v).sum()], w)
+
+    def f_scan(w):
+        c, ys = lax.scan(lambda c, x: (jnp.tanh(c * w[0] + x * w[1]), c * x), w[2], jnp.asarray(xs) * w[3])
+        return c + ys.sum()
+
+    def f_scan_rev_tree(w):
+        c, ys = lax.scan(lambda c, x: ({"a": c["a"] * x + c["b"], "b": c["b"] * 0.9}, c["a"] * w[0]),
+                         {"a": w[1], "b": w[2]}, jnp.asarray(xs) + w[3], reverse=True)
+        return c["a"] + ys.sum()
+
+    def f_fori(w):
+        return lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * w[0] + c * w[1], w[2:]).sum()
+
+    w0 = np.array([0.5, -0.3, 0.8, 1.1], np.float32)
+    for f in (f_cond, f_switch, f_scan, f_scan_rev_tree, f_fori):
+        g = jax.grad(f)(jnp.asarray(w0))
+        close(g, fd_grad(f, w0), 2e-2)
+        close(jax.jit(jax.grad(f))(jnp.asarray(w0)), g, 1e-5)
+
+
+def test_jvp_of_while_matches_finite_differences():
+    def f(x):
+        return lax.while_loop(lambda c: c[1] < 50.0, lambda c: (c[0] * 1.1 + jnp.sin(c[1]), c[1] + c[0] + 1.0),
+                              (x, 0.0))[0]
+    x = 0.7
+    _, t = jax.jvp(f, (x,), (1.0,))
+    close(t, (float(f(x + 1e-3)) - float(f(x - 1e-3))) / 2e-3, 2e-2)
+
+
+def test_jvp_of_cond_and_scan():
+    p, t = jax.jvp(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x), (1.0,), (2.0,))
+    close(p, math.sin(1.0))
+    close(t, 2 * math.cos(1.0))
+    p, t = jax.jvp(lambda x: lax.scan(lambda c, y: (c * y, c), x, jnp.arange(1.0, 4.0))[0], (2.0,), (1.0,))
+    assert float(p) == 12.0 and float(t) == 6.0
+
+
+# ----------------------------------------------------------------------------------------------- vmap
+
+def test_vmap_cond():
+    ps = jnp.array([True, False, True])
+    xs = jnp.arange(3.0)
+    close(jax.vmap(lambda p, x: lax.cond(p, lambda v: v + 1.0, lambda v: v - 1.0, x))(ps, xs), [1, 0, 3])
+    # unbatched predicate, batched operand
+    close(jax.vmap(lambda x: lax.cond(True, lambda v: v * 2, lambda v: v, x))(xs), [0, 2, 4])
+    # batched predicate computed from the operand, pytree outputs
+    out = jax.vmap(lambda x: lax.cond(x > 0.5, lambda v: (v, v * 2), lambda v: (-v, v), x))(xs)
+    close(out[0], [0, 1, 2])
+    close(out[1], [0, 2, 4])
+    # a branch whose output does not depend on the batched operand
+    close(jax.vmap(lambda x: lax.cond(True, lambda v: 7.0, lambda v: v, x))(xs), [7, 7, 7])
+    close(jax.jit(jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x)))(ps, xs),
+          [0, math.cos(1), math.sin(2)])
+
+
+def test_vmap_while_runs_until_every_element_is_done():
+    def f(n, x):
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2.0 + 1.0), (0, x))
+    ns = jnp.array([0, 3, 1, 5])
+    xs = jnp.array([1.0, 2.0, 3.0, 4.0])
+    i, v = jax.vmap(f)(ns, xs)
+    want_i, want_v = [], []
+    for n, x in zip([0, 3, 1, 5], [1.0, 2.0, 3.0, 4.0]):
+        k = 0
+        while k < n:
+            k, x = k + 1, x * 2.0 + 1.0
+        want_i.append(k)
+        want_v.append(x)
+    close(i, want_i)
+    close(v, want_v)
+    close(jax.jit(jax.vmap(f))(ns, xs)[1], want_v)
+    # unbatched predicate, batched carry
+    close(jax.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x), (0, x))[1])(xs),
+          np.asarray(xs) ** 4)
+
+
+def test_vmap_scan_and_fori():
+    xs = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    c, ys = jax.vmap(lambda row: lax.scan(lambda c, x: (c + x, c * x), 0.0, row))(xs)
+    close(c, xs.sum(1))
+    want = np.stack([np.concatenate([[0.0], np.cumsum(r)[:-1]]) * r for r in xs])
+    close(ys, want)
+    # batched init only, xs unbatched
+    c, ys = jax.vmap(lambda c0: lax.scan(lambda c, x: (c * x, c), c0, jnp.arange(1.0, 4.0)))(jnp.arange(3.0))
+    close(c, np.arange(3.0) * 6)
+    close(ys, np.outer(np.arange(3.0), [1, 1, 2]))
+    # in_axes=1 xs
+    c, _ = jax.vmap(lambda col: lax.scan(lambda c, x: (c + x, None), 0.0, col), in_axes=1)(xs)
+    close(c, xs.sum(0))
+    close(jax.vmap(lambda x: lax.fori_loop(0, 4, lambda i, c: c * x + i, 1.0))(jnp.arange(3.0)),
+          [lax.fori_loop(0, 4, lambda i, c: c * x + i, 1.0) for x in (0.0, 1.0, 2.0)])
+
+
+def test_vmap_cond_inside_fori_loop_with_random_predicate():
+    from cranax import random
+
+    def body_fn(i, state):
+        key, x = state
+        key, sub = random.split(key)
+        pred = random.bernoulli(sub)
+        y = jnp.abs(x) - 1.0
+        return key, lax.cond(pred, lambda v: v, lambda v: v * 0.5, y)
+
+    def g(key, x):
+        return lax.fori_loop(0, 4, body_fn, (key, x))[1]
+    keys = random.split(random.PRNGKey(0), 3)
+    out = jax.vmap(g)(keys, jnp.ones((3, 4)))
+    close(out, np.repeat([[-1.0], [-0.5], [-0.75]], 4, axis=1))
+
+
+def test_grad_of_vmap_and_vmap_of_grad():
+    f = lambda w, x: lax.scan(lambda c, y: (jnp.sin(c * w + y), None), 0.0, x)[0]  # noqa: E731
+    xs = jnp.arange(6.0).reshape(2, 3) / 4
+    per = jax.vmap(jax.grad(f), in_axes=(None, 0))(0.7, xs)
+    for k in range(2):
+        close(per[k], jax.grad(f)(0.7, xs[k]), 1e-5)
+    total = jax.grad(lambda w: jax.vmap(f, in_axes=(None, 0))(w, xs).sum())(0.7)
+    close(total, per.sum(), 1e-5)
