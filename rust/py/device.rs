@@ -24,8 +24,21 @@ pub fn device_object<'py>(py: Python<'py>, d: &Arc<Device>) -> PyResult<Bound<'p
     let objs = device_objects(py)?;
     match objs.iter().find(|o| Arc::ptr_eq(&o.get().dev, d)) {
         Some(o) => Ok(o.bind(py).clone()),
-        None => Bound::new(py, PyDevice { dev: d.clone() }),
+        None => match gpu_device_objects(py)?.iter().find(|o| Arc::ptr_eq(&o.get().dev, d)) {
+            Some(o) => Ok(o.bind(py).clone()),
+            None => Bound::new(py, PyDevice { dev: d.clone() }),
+        },
     }
+}
+
+static GPU_OBJECTS: PyOnceLock<Vec<Py<PyDevice>>> = PyOnceLock::new();
+
+/// The Python object of every GPU device (created once; discovering the GPUs on first call).
+pub fn gpu_device_objects(py: Python<'_>) -> PyResult<&Vec<Py<PyDevice>>> {
+    GPU_OBJECTS.get_or_try_init(py, || {
+        let devs = py.detach(crate::runtime::device::gpu_devices);
+        devs.iter().map(|d| Py::new(py, PyDevice { dev: d.clone() })).collect()
+    })
 }
 
 #[pymethods]
@@ -72,6 +85,6 @@ impl PyDevice {
         other.cast::<PyDevice>().map(|o| Arc::ptr_eq(&o.get().dev, &self.dev)).unwrap_or(false)
     }
     fn __hash__(&self) -> u64 {
-        (self.dev.id as u64) ^ 0x6372_616e_6178_0000
+        (self.dev.id as u64) ^ 0x6372_616e_6178_0000 ^ ((self.dev.kind as u64) << 32)
     }
 }

@@ -1,30 +1,16 @@
 //! `Executable` (a compiled program) and the module functions around compilation and the caches.
 use std::sync::Arc;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::runtime::cache;
 use crate::runtime::executable::Executable;
-use crate::runtime::pending::Value;
-
-use super::array::DeviceArray;
 use super::errors::guarded;
 
 #[pyclass(frozen, name = "Executable", module = "cranax._core")]
 pub struct PyExecutable {
     pub exe: Arc<Executable>,
-}
-
-fn arg_value(i: usize, a: &Bound<'_, PyAny>) -> PyResult<Value> {
-    match a.cast::<DeviceArray>() {
-        Ok(d) => Ok(d.get().value.clone()),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "argument {i} is a {}, expected a DeviceArray",
-            a.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
-        ))),
-    }
 }
 
 #[pymethods]
@@ -33,26 +19,8 @@ impl PyExecutable {
     /// pending when queued). Wrong argument count/avals raise TypeError now; execution errors surface at
     /// the wait.
     fn execute<'py>(&self, py: Python<'py>, args: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let mut vals = Vec::with_capacity(self.exe.in_avals.len());
-        if let Ok(l) = args.cast::<PyList>() {
-            for (i, a) in l.iter().enumerate() {
-                vals.push(arg_value(i, &a)?);
-            }
-        } else if let Ok(t) = args.cast::<PyTuple>() {
-            for (i, a) in t.iter().enumerate() {
-                vals.push(arg_value(i, &a)?);
-            }
-        } else {
-            for (i, a) in args.try_iter()?.enumerate() {
-                vals.push(arg_value(i, &a?)?);
-            }
-        }
-        let outs = self.exe.execute(vals)?;
-        let dev = &self.exe.device;
-        PyList::new(
-            py,
-            outs.into_iter().map(|value| Bound::new(py, DeviceArray { value, device: dev.clone() })).collect::<PyResult<Vec<_>>>()?,
-        )
+        // Placement (which device runs it, transfers, committed-device errors) lives in `placement`.
+        super::placement::execute(py, &self.exe, args)
     }
 
     /// The optimized program (jaxpr text) followed by the plan's kernels.

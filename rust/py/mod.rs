@@ -7,6 +7,7 @@ pub mod device;
 pub mod errors;
 pub mod executable;
 pub mod jit_cache;
+pub mod placement;
 
 use device::{device_objects, PyDevice};
 
@@ -57,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     control::register(m)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
+    placement::register(m)?;
     m.add("INLINE_MAX_WORK", crate::runtime::stream::INLINE_MAX_WORK)?;
     Ok(())
 }

@@ -7,6 +7,8 @@ use crate::runtime::stream::Stream;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeviceKind {
     Cpu,
+    /// A wgpu adapter (`backend::gpu`); the device id is its index among the GPU contexts.
+    Gpu,
 }
 
 pub struct Device {
@@ -22,18 +24,22 @@ impl Device {
     pub fn platform(&self) -> &'static str {
         match self.kind {
             DeviceKind::Cpu => "cpu",
+            DeviceKind::Gpu => "gpu",
         }
     }
     /// JAX's `device_kind` ("cpu" for the host).
     pub fn device_kind(&self) -> &'static str {
         match self.kind {
             DeviceKind::Cpu => "cpu",
+            // The adapter name (JAX reports the card's name); interned once per device.
+            DeviceKind::Gpu => gpu_kind_name(self.id),
         }
     }
     /// `CpuDevice(id=0)`, as JAX prints it.
     pub fn repr(&self) -> String {
         match self.kind {
             DeviceKind::Cpu => format!("CpuDevice(id={})", self.id),
+            DeviceKind::Gpu => format!("GpuDevice(id={})", self.id),
         }
     }
 }
@@ -62,4 +68,42 @@ pub fn devices() -> &'static [Arc<Device>] {
 #[inline]
 pub fn cpu() -> &'static Arc<Device> {
     &devices()[0]
+}
+
+/// GPU devices (platform "gpu"), one per usable wgpu adapter; discovered on first call (wgpu is started
+/// only then). Empty without the `gpu` feature or without an adapter.
+pub fn gpu_devices() -> &'static [Arc<Device>] {
+    static GPUS: OnceLock<Vec<Arc<Device>>> = OnceLock::new();
+    GPUS.get_or_init(|| {
+        #[cfg(feature = "gpu")]
+        {
+            crate::backend::gpu::contexts()
+                .iter()
+                .filter_map(|c| {
+                    let stream = Stream::new(&format!("gpu{}", c.index)).ok()?;
+                    Some(Arc::new(Device { id: c.index as u32, kind: DeviceKind::Gpu, description: c.description(), stream }))
+                })
+                .collect()
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            Vec::new()
+        }
+    })
+}
+
+fn gpu_kind_name(id: u32) -> &'static str {
+    #[cfg(feature = "gpu")]
+    {
+        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            crate::backend::gpu::contexts().iter().map(|c| &*Box::leak(c.info.name.clone().into_boxed_str())).collect()
+        });
+        names.get(id as usize).copied().unwrap_or("gpu")
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        let _ = id;
+        "gpu"
+    }
 }

@@ -92,6 +92,9 @@ impl Pending {
 pub enum Value {
     Ready(Buffer),
     Pending { pending: Pending, aval: Aval },
+    /// An array on a GPU (`backend::gpu`): host reads (`wait`, `try_buffer` once done) read it back.
+    #[cfg(feature = "gpu")]
+    Gpu(crate::backend::gpu::GpuValue),
 }
 
 impl Value {
@@ -103,6 +106,8 @@ impl Value {
         match self {
             Value::Ready(b) => &b.aval,
             Value::Pending { aval, .. } => aval,
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => &g.aval,
         }
     }
     /// True once the value is computed or has failed.
@@ -111,6 +116,8 @@ impl Value {
         match self {
             Value::Ready(_) => true,
             Value::Pending { pending, .. } => pending.is_ready(),
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => g.is_ready(),
         }
     }
     /// The buffer or error if available now, without blocking.
@@ -119,6 +126,8 @@ impl Value {
         match self {
             Value::Ready(b) => Some(Ok(b.clone())),
             Value::Pending { pending, aval } => pending.try_get().map(|r| r.clone().map(|b| reaval(b, aval))),
+            #[cfg(feature = "gpu")]
+            Value::Gpu(_) => None,
         }
     }
     /// Consumes the value into its buffer if available now.
@@ -130,6 +139,9 @@ impl Value {
                 Some(r) => Ok(r.clone().map(|b| reaval(b, aval))),
                 None => Err(self),
             },
+            // A transfer: reads the device buffer back (blocking).
+            #[cfg(feature = "gpu")]
+            Value::Gpu(ref g) => Ok(g.to_host()),
         }
     }
     /// Blocks until the value is computed; the buffer read under this value's aval, or the error.
@@ -137,6 +149,8 @@ impl Value {
         match self {
             Value::Ready(b) => Ok(b.clone()),
             Value::Pending { pending, aval } => pending.wait().map(|b| reaval(b, aval)),
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => g.to_host(),
         }
     }
     /// Like `wait`, but gives up after `timeout` (`None`: still pending).
@@ -144,6 +158,8 @@ impl Value {
         match self {
             Value::Ready(b) => Some(Ok(b.clone())),
             Value::Pending { pending, aval } => pending.wait_timeout(timeout).map(|r| r.map(|b| reaval(b, aval))),
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => Some(g.to_host()),
         }
     }
     /// The same bytes under another aval (same dtype, same element count; the caller checks).
@@ -151,6 +167,16 @@ impl Value {
         match self {
             Value::Ready(b) => Value::Ready(Buffer { storage: b.storage.clone(), aval }),
             Value::Pending { pending, .. } => Value::Pending { pending: pending.clone(), aval },
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => Value::Gpu(g.view(aval)),
+        }
+    }
+    /// Waits until computed without reading device values back (`block_until_ready`).
+    pub fn block(&self) -> Result<()> {
+        match self {
+            #[cfg(feature = "gpu")]
+            Value::Gpu(g) => g.wait_done(),
+            _ => self.wait().map(drop),
         }
     }
 }

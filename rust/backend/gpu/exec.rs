@@ -1,0 +1,227 @@
+//! A plan compiled for one GPU: a pipeline per kernel step, run by encoding every step into one command
+//! buffer and submitting it (the call returns before the GPU finishes; values wait on the submission).
+//!
+//! Steps the GPU backend does not lower run on the host in the middle of the plan: a library step
+//! (gemm, sort, gather, ...) reads its inputs back, runs the CPU library routine and uploads the results;
+//! a plan with control flow (cond/while/scan) runs entirely through the CPU executable, inputs read back
+//! and outputs uploaded. Both are correct but pay transfers; `host_steps` counts them.
+use std::sync::Arc;
+
+use crate::backend::cpu::CpuExecutable;
+use crate::error::{Error, Result};
+use crate::opt::{Plan, Step};
+use crate::runtime::buffer::Buffer;
+
+use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
+use super::device::GpuContext;
+use super::wgsl::{kernel_shader, KernelShader};
+
+struct CompiledKernel {
+    shader: KernelShader,
+    pipeline: Arc<wgpu::ComputePipeline>,
+}
+
+pub struct GpuExecutable {
+    pub ctx: Arc<GpuContext>,
+    pub plan: Plan,
+    /// One entry per plan step; `Some` for kernel steps.
+    kernels: Vec<Option<CompiledKernel>>,
+    /// The CPU executable, for library steps and plans with control flow.
+    cpu: Arc<CpuExecutable>,
+    /// True when the whole plan runs on the host (it has control flow).
+    whole_on_host: bool,
+    /// Steps run on the host (library/control).
+    pub host_steps: usize,
+}
+
+/// Compiles every kernel of `plan` for `ctx` (pipelines come from the context's cache).
+pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> Result<GpuExecutable> {
+    // Arrays that live on the device (inputs, outputs) must have a dtype it holds; a program that only
+    // computes with float64/int64 inside (e.g. the random samplers' exact compositions) runs on the host.
+    for i in (0..plan.num_inputs).chain(plan.outputs.iter().copied()) {
+        let a = plan.slots.get(i).ok_or_else(|| Error::Codegen(format!("plan refers to missing slot {i}")))?;
+        check_dtype(ctx, a.dtype, &format!("value {i} of {}", plan.name))?;
+    }
+    let holds = |d: crate::ir::DType| check_dtype(ctx, d, "").is_ok();
+    let wide_inside = plan.slots.iter().any(|a| !holds(a.dtype))
+        || plan.steps.iter().any(|s| match s {
+            Step::Kernel(k) => k.body.iter().any(|i| !holds(i.dtype)) || k.inputs.iter().any(|i| !holds(i.dtype)),
+            _ => false,
+        });
+    let whole_on_host = wide_inside || plan.steps.iter().any(|s| matches!(s, Step::Control(_)));
+    let mut kernels = Vec::with_capacity(plan.steps.len());
+    let mut host_steps = 0;
+    let max_groups = ctx.limits.max_compute_workgroups_per_dimension.max(1);
+    let max_bindings = ctx.limits.max_storage_buffers_per_shader_stage as usize;
+    for step in &plan.steps {
+        match step {
+            Step::Kernel(k) if !whole_on_host => {
+                let shader = kernel_shader(k, plan, max_groups)?;
+                if shader.bindings.len() > max_bindings {
+                    return Err(Error::Unsupported(format!(
+                        "GPU backend: kernel {} binds {} buffers; {} allows {} (max_storage_buffers_per_shader_stage)",
+                        k.name,
+                        shader.bindings.len(),
+                        ctx.repr(),
+                        max_bindings
+                    )));
+                }
+                for b in &shader.bindings {
+                    let bytes = device_bytes(&plan.slots[b.slot])?;
+                    if bytes > ctx.max_binding() {
+                        let a = &plan.slots[b.slot];
+                        return Err(Error::Memory {
+                            bytes: bytes as u128,
+                            what: format!(
+                                "kernel {} binds an array of shape {:?} {} larger than {}'s max_storage_buffer_binding_size limit of {} bytes",
+                                k.name,
+                                a.shape,
+                                a.dtype.short_name(),
+                                ctx.repr(),
+                                ctx.max_binding()
+                            ),
+                        });
+                    }
+                }
+                let pipeline = ctx.pipeline(&shader.source)?;
+                kernels.push(Some(CompiledKernel { shader, pipeline }));
+            }
+            Step::Library(_) | Step::Control(_) => {
+                host_steps += 1;
+                kernels.push(None);
+            }
+            Step::Kernel(_) => {
+                host_steps += 1;
+                kernels.push(None);
+            }
+            _ => kernels.push(None),
+        }
+    }
+    Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, cpu, whole_on_host, host_steps })
+}
+
+impl GpuExecutable {
+    /// WGSL of every kernel step, for `as_text`.
+    pub fn shaders(&self) -> Vec<(usize, &str)> {
+        self.kernels.iter().enumerate().filter_map(|(i, k)| k.as_ref().map(|k| (i, k.shader.source.as_str()))).collect()
+    }
+
+    /// Runs on device values; returns the outputs at once (pending until the submission finishes).
+    pub fn run(&self, inputs: &[GpuValue]) -> Result<Vec<GpuValue>> {
+        let plan = &self.plan;
+        if inputs.len() != plan.num_inputs {
+            return Err(Error::Arguments(format!("{} expects {} inputs, got {}", plan.name, plan.num_inputs, inputs.len())));
+        }
+        for (i, v) in inputs.iter().enumerate() {
+            if v.aval != plan.slots[i] {
+                return Err(Error::Arguments(format!("input {i} of {}: expected {:?}, got {:?}", plan.name, plan.slots[i], v.aval)));
+            }
+            if let Err(e) = &v.data {
+                return Err(e.clone());
+            }
+        }
+        if self.whole_on_host {
+            let host: Vec<Buffer> = inputs.iter().map(|v| v.to_host()).collect::<Result<_>>()?;
+            let outs = self.cpu.run(&host)?;
+            return outs.iter().map(|b| GpuValue::upload(&self.ctx, b)).collect();
+        }
+        let ctx = &self.ctx;
+        let mut slots: Vec<Option<Arc<GpuBuffer>>> = vec![None; plan.slots.len()];
+        for (i, v) in inputs.iter().enumerate() {
+            slots[i] = Some(v.data.as_ref().map_err(|e| e.clone())?.clone());
+        }
+        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let mut keep: Vec<Arc<GpuBuffer>> = vec![];
+        for (si, step) in plan.steps.iter().enumerate() {
+            match step {
+                Step::View { src, dst } => {
+                    slots[*dst] = Some(slots[*src].clone().ok_or_else(|| missing(*src))?);
+                }
+                Step::Kernel(k) => {
+                    let ck = self.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
+                    let mut outs = vec![];
+                    for o in &k.outputs {
+                        let a = &plan.slots[o.slot];
+                        let b = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
+                            format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
+                        })?);
+                        outs.push((o.slot, b));
+                    }
+                    // Dispatch unless there is nothing to write (an empty reduction still writes identities).
+                    let n: usize = k.domain.iter().enumerate().filter(|(a, _)| !k.reduce_axes.contains(a)).map(|(_, &d)| d).product();
+                    if n > 0 {
+                        let mut bound: Vec<Arc<GpuBuffer>> = vec![];
+                        for b in &ck.shader.bindings {
+                            let buf = if b.write {
+                                outs.iter().find(|(s, _)| *s == b.slot).map(|(_, b)| b.clone())
+                            } else {
+                                slots[b.slot].clone()
+                            };
+                            bound.push(buf.ok_or_else(|| missing(b.slot))?);
+                        }
+                        let entries: Vec<wgpu::BindGroupEntry> = bound
+                            .iter()
+                            .enumerate()
+                            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
+                            .collect();
+                        let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: None,
+                            layout: &ck.pipeline.get_bind_group_layout(0),
+                            entries: &entries,
+                        });
+                        {
+                            let mut pass = enc.begin_compute_pass(&Default::default());
+                            pass.set_pipeline(&ck.pipeline);
+                            pass.set_bind_group(0, &bg, &[]);
+                            let [x, y, z] = ck.shader.groups;
+                            pass.dispatch_workgroups(x, y, z);
+                        }
+                        keep.extend(bound);
+                    }
+                    for (s, b) in outs {
+                        slots[s] = Some(b);
+                    }
+                }
+                Step::Library(l) => {
+                    // Flush what is encoded, read the inputs back, run on the host, upload the results.
+                    let done = std::mem::replace(&mut enc, ctx.device.create_command_encoder(&Default::default()));
+                    let idx = ctx.queue.submit([done.finish()]);
+                    let ev = GpuEvent::after_submit(ctx, idx);
+                    let mut host = vec![];
+                    for &s in &l.inputs {
+                        let v = GpuValue {
+                            ctx: ctx.clone(),
+                            aval: plan.slots[s].clone(),
+                            data: Ok(slots[s].clone().ok_or_else(|| missing(s))?),
+                            event: Some(ev.clone()),
+                        };
+                        host.push(v.to_host()?);
+                    }
+                    let refs: Vec<&Buffer> = host.iter().collect();
+                    let avals: Vec<_> = l.outputs.iter().map(|&s| plan.slots[s].clone()).collect();
+                    let outs = crate::backend::cpu::library::run(&l.op, &refs, &avals)?;
+                    for (&s, b) in l.outputs.iter().zip(outs) {
+                        let v = GpuValue::upload(ctx, &b)?;
+                        slots[s] = Some(v.data?);
+                    }
+                }
+                Step::Control(_) => return Err(Error::Execution("control step outside a host plan".into())),
+            }
+        }
+        let idx = ctx.queue.submit([enc.finish()]);
+        let ev = GpuEvent::after_submit(ctx, idx);
+        drop(keep);
+        plan.outputs
+            .iter()
+            .map(|&s| {
+                Ok(GpuValue {
+                    ctx: ctx.clone(),
+                    aval: plan.slots[s].clone(),
+                    data: Ok(slots[s].clone().ok_or_else(|| missing(s))?),
+                    event: Some(ev.clone()),
+                })
+            })
+            .collect()
+    }
+}

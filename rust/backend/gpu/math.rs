@@ -1,0 +1,681 @@
+//! WGSL helper functions: XLA integer/float semantics and the float32 math library.
+//!
+//! Vulkan only guarantees e.g. absolute error 2^-11 for `sin`/`cos` and 3 + 2·|x| ulp for `exp`, so the
+//! functions the test suite checks to ≤ 4 ulp are our own, computed in f32 with `fma`:
+//! `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic` are the CPU backend's algorithms
+//! (`backend::cpu::vmath`: Cephes/musl, same constants, same operation order); `sin`, `cos`, `tan` use a
+//! three-constant Cody–Waite reduction (|x| < 8192; larger arguments fall back to the builtins) and Cephes'
+//! polynomials; `erf` is Eigen/XLA's float32 rational approximation; `erf_inv` Giles' (as XLA);
+//! `lgamma`/`digamma` XLA's Lanczos forms; `sinh`, `cosh`, `asinh`, `acosh`, `atanh` are composed from
+//! the above; `atan`/`asin`/`acos`/`atan2` are Cephes' float32 forms. `pow` is exp2(y·log2|x|) with
+//! IEEE special cases (a few ulp for moderate results; larger error when |y·log2 x| is large).
+// Coefficients are kept digit for digit as published.
+#![allow(clippy::excessive_precision)]
+use std::collections::BTreeSet;
+
+use crate::ir::UnaryOp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Helper {
+    IsNan, FMax, FMin, SignF, RoundAway, ClampNan,
+    DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
+    F32ToI32, F32ToU32, NextAfterF32,
+    Pow2i, Scale2, ExpReduce, Expm1Poly,
+    Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
+    Sin, Cos, Tan, TrigReduce, Erf, ErfInv, Cbrt,
+    Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
+}
+
+impl Helper {
+    pub fn for_unary(op: UnaryOp) -> Option<Helper> {
+        use UnaryOp as U;
+        Some(match op {
+            U::Exp => Helper::Exp,
+            U::Exp2 => Helper::Exp2,
+            U::Expm1 => Helper::Expm1,
+            U::Log => Helper::Log,
+            U::Log1p => Helper::Log1p,
+            U::Tanh => Helper::Tanh,
+            U::Logistic => Helper::Logistic,
+            U::Sin => Helper::Sin,
+            U::Cos => Helper::Cos,
+            U::Tan => Helper::Tan,
+            U::Erf => Helper::Erf,
+            U::ErfInv => Helper::ErfInv,
+            U::Cbrt => Helper::Cbrt,
+            U::Atan => Helper::Atan,
+            U::Asin => Helper::Asin,
+            U::Acos => Helper::Acos,
+            U::Sinh => Helper::Sinh,
+            U::Cosh => Helper::Cosh,
+            U::Asinh => Helper::Asinh,
+            U::Acosh => Helper::Acosh,
+            U::Atanh => Helper::Atanh,
+            U::Lgamma => Helper::Lgamma,
+            U::Digamma => Helper::Digamma,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        use Helper::*;
+        match self {
+            IsNan => "isnan_f", FMax => "fmax_x", FMin => "fmin_x", SignF => "sign_f", RoundAway => "round_away",
+            ClampNan => "clamp_nan",
+            DivI32 => "div_i32", DivU32 => "div_u32", RemI32 => "rem_i32", RemU32 => "rem_u32", FmodF32 => "fmod_f32",
+            IPowI32 => "ipow_i32", IPowU32 => "ipow_u32", F32ToI32 => "f32_to_i32", F32ToU32 => "f32_to_u32",
+            NextAfterF32 => "nextafter_f32", Pow2i => "pow2i", Scale2 => "scale2", ExpReduce => "exp_reduce",
+            Expm1Poly => "expm1_poly", Exp => "exp_x", Exp2 => "exp2_x", Expm1 => "expm1_x", LogKernel => "log_kernel",
+            LogSplit => "log_split", Log => "log_x", Log1p => "log1p_x", Tanh => "tanh_x", Logistic => "logistic_x",
+            Sin => "sin_x", Cos => "cos_x", Tan => "tan_x", TrigReduce => "trig_reduce", Erf => "erf_x",
+            ErfInv => "erf_inv_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
+            Atan2F32 => "atan2_x", Sinh => "sinh_x", Cosh => "cosh_x", Asinh => "asinh_x", Acosh => "acosh_x",
+            Atanh => "atanh_x", Lgamma => "lgamma_x", Digamma => "digamma_x", PowF32 => "pow_x",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        use Helper::*;
+        match self {
+            IsNan => "fn isnan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n",
+            FMax => "fn fmax_x(a: f32, b: f32) -> f32 {
+  if (isnan_f(a) || isnan_f(b)) { return bitcast<f32>(0x7fc00000u); }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
+  return select(b, a, a > b);
+}\n",
+            FMin => "fn fmin_x(a: f32, b: f32) -> f32 {
+  if (isnan_f(a) || isnan_f(b)) { return bitcast<f32>(0x7fc00000u); }
+  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
+  return select(b, a, a < b);
+}\n",
+            SignF => "fn sign_f(x: f32) -> f32 {
+  if (isnan_f(x) || x == 0.0f) { return x; }
+  return bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | 0x3f800000u);
+}\n",
+            RoundAway => "fn round_away(x: f32) -> f32 {
+  let t = trunc(x);
+  let up = t + bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | 0x3f800000u);
+  return select(t, up, abs(x - t) >= 0.5f);
+}\n",
+            ClampNan => "fn clamp_nan(x: f32, lo: f32, hi: f32) -> f32 {
+  if (isnan_f(x)) { return x; }
+  return min(max(x, lo), hi);
+}\n",
+            DivI32 => "fn div_i32(x: i32, y: i32) -> i32 {
+  if (y == 0i) { return -1i; }
+  if (y == -1i) { return 0i - x; }
+  return x / y;
+}\n",
+            RemI32 => "fn rem_i32(x: i32, y: i32) -> i32 {
+  if (y == 0i) { return x; }
+  if (y == -1i) { return 0i; }
+  return x % y;
+}\n",
+            DivU32 => "fn div_u32(x: u32, y: u32) -> u32 {
+  if (y == 0u) { return 0xffffffffu; }
+  return x / y;
+}\n",
+            RemU32 => "fn rem_u32(x: u32, y: u32) -> u32 {
+  if (y == 0u) { return x; }
+  return x % y;
+}\n",
+            IPowI32 => "fn ipow_i32(x0: i32, y0: i32) -> i32 {
+  if (y0 < 0i) {
+    if (x0 == 1i) { return 1i; }
+    if (x0 == -1i) { return select(1i, -1i, (y0 & 1i) == 1i); }
+    return 0i;
+  }
+  var x = x0; var y = y0; var acc = 1i;
+  loop {
+    if (y <= 0i) { break; }
+    if ((y & 1i) == 1i) { acc = acc * x; }
+    y = y >> 1u;
+    x = x * x;
+  }
+  return acc;
+}\n",
+            IPowU32 => "fn ipow_u32(x0: u32, y0: u32) -> u32 {
+  var x = x0; var y = y0; var acc = 1u;
+  loop {
+    if (y == 0u) { break; }
+    if ((y & 1u) == 1u) { acc = acc * x; }
+    y = y >> 1u;
+    x = x * x;
+  }
+  return acc;
+}\n",
+            F32ToI32 => "fn f32_to_i32(x: f32) -> i32 {
+  if (isnan_f(x)) { return 0i; }
+  if (x >= 2147483648.0f) { return 2147483647i; }
+  if (x <= -2147483648.0f) { return bitcast<i32>(0x80000000u); }
+  return i32(x);
+}\n",
+            F32ToU32 => "fn f32_to_u32(x: f32) -> u32 {
+  if (isnan_f(x) || x <= 0.0f) { return 0u; }
+  if (x >= 4294967296.0f) { return 0xffffffffu; }
+  return u32(x);
+}\n",
+            NextAfterF32 => "fn nextafter_f32(x: f32, y: f32) -> f32 {
+  if (isnan_f(x) || isnan_f(y)) { return bitcast<f32>(0x7fc00000u); }
+  if (x == y) { return y; }
+  if (x == 0.0f) { return bitcast<f32>((bitcast<u32>(y) & 0x80000000u) | 1u); }
+  let b = bitcast<u32>(x);
+  let up = (y > x) == (x > 0.0f);
+  return bitcast<f32>(select(b - 1u, b + 1u, up));
+}\n",
+            FmodF32 => "fn fmod_f32(x: f32, y: f32) -> f32 {
+  // musl fmodf: exact, by integer long division of the significands.
+  var ux = bitcast<u32>(x);
+  var uy = bitcast<u32>(y);
+  var ex = i32((ux >> 23u) & 0xffu);
+  var ey = i32((uy >> 23u) & 0xffu);
+  let sx = ux & 0x80000000u;
+  if ((uy << 1u) == 0u || isnan_f(y) || ex == 0xff) { return bitcast<f32>(0x7fc00000u); }
+  if ((ux << 1u) <= (uy << 1u)) {
+    if ((ux << 1u) == (uy << 1u)) { return x * 0.0f; }
+    return x;
+  }
+  if (ex == 0) {
+    var i = ux << 9u;
+    loop { if ((i >> 31u) != 0u) { break; } ex = ex - 1; i = i << 1u; }
+    ux = ux << u32(1 - ex);
+  } else {
+    ux = (ux & 0x007fffffu) | 0x00800000u;
+  }
+  if (ey == 0) {
+    var i = uy << 9u;
+    loop { if ((i >> 31u) != 0u) { break; } ey = ey - 1; i = i << 1u; }
+    uy = uy << u32(1 - ey);
+  } else {
+    uy = (uy & 0x007fffffu) | 0x00800000u;
+  }
+  loop {
+    if (ex <= ey) { break; }
+    let i = ux - uy;
+    if ((i >> 31u) == 0u) {
+      if (i == 0u) { return x * 0.0f; }
+      ux = i;
+    }
+    ux = ux << 1u;
+    ex = ex - 1;
+  }
+  let i = ux - uy;
+  if ((i >> 31u) == 0u) {
+    if (i == 0u) { return x * 0.0f; }
+    ux = i;
+  }
+  loop { if ((ux >> 23u) != 0u) { break; } ux = ux << 1u; ex = ex - 1; }
+  if (ex > 0) {
+    ux = (ux - 0x00800000u) | (u32(ex) << 23u);
+  } else {
+    ux = ux >> u32(1 - ex);
+  }
+  return bitcast<f32>(ux | sx);
+}\n",
+            Pow2i => "fn pow2i(n: i32) -> f32 { return bitcast<f32>(u32(n + 127i) << 23u); }\n",
+            Scale2 => "fn scale2(y: f32, n: i32) -> f32 {
+  let h = n >> 1u;
+  return (y * pow2i(h)) * pow2i(n - h);
+}\n",
+            ExpReduce => "// x = n ln2 + r, |r| <= ln2/2 (Cephes two-constant ln2). Returns (n, r).
+fn exp_reduce(x: f32) -> vec2<f32> {
+  // round(), not the 1.5·2^23 trick: shader compilers may fold (a + M) - M back to a.
+  let n = round(x * 1.44269504088896340736f);
+  // n·C1 (C1 = 355/512) through an integer product: exact, and opaque to compilers that would merge
+  // n·C1 + n·C2 into n·(C1 + C2) and lose the extra precision.
+  let r1 = x - f32(i32(n) * 355i) * 0.001953125f;
+  let r = fma(n, 2.12194440e-4f, r1);
+  return vec2<f32>(n, r);
+}\n",
+            Expm1Poly => "fn expm1_poly(r: f32) -> f32 {
+  var p = 1.9875691500E-4f;
+  p = fma(p, r, 1.3981999507E-3f);
+  p = fma(p, r, 8.3334519073E-3f);
+  p = fma(p, r, 4.1665795894E-2f);
+  p = fma(p, r, 1.6666665459E-1f);
+  p = fma(p, r, 5.0000001201E-1f);
+  return fma(p, r * r, r);
+}\n",
+            Exp => "fn exp_x(x: f32) -> f32 {
+  let xc = clamp_nan(x, -104.0f, 89.0f);
+  let nr = exp_reduce(xc);
+  let y = expm1_poly(nr.y) + 1.0f;
+  return scale2(y, i32(nr.x));
+}\n",
+            Exp2 => "fn exp2_x(x: f32) -> f32 {
+  let xc = clamp_nan(x, -152.0f, 129.0f);
+  let n = round(xc);
+  let f = xc - n;
+  let y = expm1_poly(f * 0.693147180559945309f) + 1.0f;
+  return scale2(y, i32(n));
+}\n",
+            Expm1 => "fn expm1_x(x: f32) -> f32 {
+  let xc = clamp_nan(x, -18.0f, 89.0f);
+  let nr = exp_reduce(xc);
+  let q = expm1_poly(nr.y);
+  let t = pow2i(i32(nr.x) - 1i);
+  let y = fma(t, q, t - 0.5f) * 2.0f;
+  return select(y, x, abs(x) < 2.98023223876953125e-8f);
+}\n",
+            LogKernel => "// (s*(hfsq + R), hfsq) for f in [sqrt(1/2)-1, sqrt(2)-1] (musl logf).
+fn log_kernel(f: f32) -> vec2<f32> {
+  let s = f / (f + 2.0f);
+  let z = s * s;
+  let w = z * z;
+  let t1 = w * fma(w, 0.24279078841f, 0.40000972152f);
+  let t2 = z * fma(w, 0.28498786688f, 0.66666662693f);
+  let rr = t2 + t1;
+  let hfsq = (f * f) * 0.5f;
+  return vec2<f32>(s * (hfsq + rr), hfsq);
+}\n",
+            LogSplit => "// u = 2^k * m, m in [sqrt(1/2), sqrt(2)): returns (k, m - 1).
+fn log_split(u: f32) -> vec2<f32> {
+  let iu = bitcast<i32>(u) + (0x3f800000i - 0x3f3504f3i);
+  let k = (iu >> 23u) - 0x7fi;
+  let m = bitcast<f32>((iu & 0x007fffffi) + 0x3f3504f3i);
+  return vec2<f32>(f32(k), m - 1.0f);
+}\n",
+            Log => "fn log_x(x: f32) -> f32 {
+  let den = x < 1.17549435e-38f;
+  let xs = select(x, x * 8388608.0f, den);
+  let kf = log_split(xs);
+  let dk = kf.x + select(0.0f, -23.0f, den);
+  let f = kf.y;
+  let sh = log_kernel(f);
+  var r = fma(dk, 9.0580006145e-06f, sh.x);
+  r = r - sh.y;
+  r = r + f;
+  r = fma(dk, 6.9313812256e-01f, r);
+  if (isnan_f(x)) { return x; }
+  if (x < 0.0f) { return bitcast<f32>(0x7fc00000u); }
+  if (x == 0.0f) { return bitcast<f32>(0xff800000u); }
+  if (x == bitcast<f32>(0x7f800000u)) { return x; }
+  return r;
+}\n",
+            Log1p => "fn log1p_x(x: f32) -> f32 {
+  let u = x + 1.0f;
+  let kf = log_split(u);
+  let k = i32(kf.x);
+  var c = select(x - (u - 1.0f), 1.0f - (u - x), k >= 2i) / u;
+  c = select(0.0f, c, k < 25i);
+  let small = x >= -0.29289321881f && x < 0.41421356237f;
+  let f = select(kf.y, x, small);
+  c = select(c, 0.0f, small);
+  let dk = select(kf.x, 0.0f, small);
+  let sh = log_kernel(f);
+  let lo = fma(dk, 9.0580006145e-06f, c);
+  var r = sh.x + lo;
+  r = r - sh.y;
+  r = r + f;
+  r = fma(dk, 6.9313812256e-01f, r);
+  if (isnan_f(x)) { return x; }
+  if (x < -1.0f) { return bitcast<f32>(0x7fc00000u); }
+  if (x == -1.0f) { return bitcast<f32>(0xff800000u); }
+  if (x == bitcast<f32>(0x7f800000u)) { return x; }
+  return select(r, x, abs(x) < 2.98023223876953125e-8f);
+}\n",
+            Tanh => "fn tanh_x(x: f32) -> f32 {
+  let ax = abs(x);
+  let em = expm1_x(ax + ax);
+  var t = em / (em + 2.0f);
+  t = select(t, 1.0f, ax > 9.1f);
+  return bitcast<f32>((bitcast<u32>(t) & 0x7fffffffu) | (bitcast<u32>(x) & 0x80000000u));
+}\n",
+            Logistic => "fn logistic_x(x: f32) -> f32 {
+  let e = exp_x(-abs(x));
+  let d = e + 1.0f;
+  return select(1.0f / d, e / d, x < 0.0f);
+}\n",
+            TrigReduce => "// Cephes: j = round-to-even quadrant of |x|·4/π, r = |x| - j·π/4 (three-part π/4), |x| < 8192.
+// Returns (r, j as f32).
+fn trig_reduce(ax: f32) -> vec2<f32> {
+  var j = u32(ax * 1.27323954473516f);
+  j = (j + 1u) & 0xfffffffeu;
+  let y = f32(j);
+  // y·DP1 = y·201/256 and y·DP2 = y·2029/2^23 as integer products (exact, and not reassociated).
+  var r = ax - f32(j * 201u) * 0.00390625f;
+  r = r - f32(j * 2029u) * 1.1920928955078125e-7f;
+  r = fma(y, -3.77489497744594108e-8f, r);
+  return vec2<f32>(r, y);
+}
+fn sin_poly(x: f32) -> f32 {
+  let z = x * x;
+  var p = -1.9515295891E-4f;
+  p = fma(p, z, 8.3321608736E-3f);
+  p = fma(p, z, -1.6666654611E-1f);
+  return fma(x * z, p, x);
+}
+fn cos_poly(x: f32) -> f32 {
+  let z = x * x;
+  var p = 2.443315711809948E-5f;
+  p = fma(p, z, -1.388731625493765E-3f);
+  p = fma(p, z, 4.166664568298827E-2f);
+  return fma(z * z, p, fma(-0.5f, z, 1.0f));
+}\n",
+            Sin => "fn sin_x(x: f32) -> f32 {
+  let ax = abs(x);
+  if (isnan_f(x) || ax > 8192.0f) { return sin(x); }
+  let rj = trig_reduce(ax);
+  let j = u32(rj.y) & 7u;
+  var s = select(sin_poly(rj.x), cos_poly(rj.x), j == 2u || j == 6u);
+  if (j >= 4u) { s = -s; }
+  return select(s, -s, x < 0.0f);
+}\n",
+            Cos => "fn cos_x(x: f32) -> f32 {
+  let ax = abs(x);
+  if (isnan_f(x) || ax > 8192.0f) { return cos(x); }
+  let rj = trig_reduce(ax);
+  let j = u32(rj.y) & 7u;
+  var c = select(cos_poly(rj.x), sin_poly(rj.x), j == 2u || j == 6u);
+  if (j == 2u || j == 4u) { c = -c; }
+  return c;
+}\n",
+            Tan => "fn tan_x(x: f32) -> f32 {
+  let ax = abs(x);
+  if (isnan_f(x) || ax > 8192.0f) { return tan(x); }
+  let rj = trig_reduce(ax);
+  let r = rj.x;
+  let z = r * r;
+  var p = 9.38540185543E-3f;
+  p = fma(p, z, 3.11992232697E-3f);
+  p = fma(p, z, 2.44301354525E-2f);
+  p = fma(p, z, 5.34112807005E-2f);
+  p = fma(p, z, 1.33387994085E-1f);
+  p = fma(p, z, 3.33331568548E-1f);
+  var t = select(fma(p * z, r, r), r, ax < 1e-4f);
+  if ((u32(rj.y) & 2u) != 0u) { t = -1.0f / t; }
+  return select(t, -t, x < 0.0f);
+}\n",
+            Erf => "fn erf_x(x0: f32) -> f32 {
+  let x = clamp_nan(x0, -4.0f, 4.0f);
+  let x2 = x * x;
+  var p = -2.72614225801306e-10f;
+  p = fma(x2, p, 2.77068142495902e-08f);
+  p = fma(x2, p, -2.10102402082508e-06f);
+  p = fma(x2, p, -5.69250639462346e-05f);
+  p = fma(x2, p, -7.34990630326855e-04f);
+  p = fma(x2, p, -2.95459980854025e-03f);
+  p = fma(x2, p, -1.60960333262415e-02f);
+  p = x * p;
+  var q = -1.45660718464996e-05f;
+  q = fma(x2, q, -2.13374055278905e-04f);
+  q = fma(x2, q, -1.68282697438203e-03f);
+  q = fma(x2, q, -7.37332916720468e-03f);
+  q = fma(x2, q, -1.42647390514189e-02f);
+  return p / q;
+}\n",
+            ErfInv => "fn erf_inv_x(x: f32) -> f32 {
+  if (abs(x) == 1.0f) { return x * bitcast<f32>(0x7f800000u); }
+  var w = -log1p_x(-x * x);
+  var p: f32;
+  if (w < 5.0f) {
+    w = w - 2.5f;
+    p = 2.81022636e-08f;
+    p = fma(p, w, 3.43273939e-07f);
+    p = fma(p, w, -3.5233877e-06f);
+    p = fma(p, w, -4.39150654e-06f);
+    p = fma(p, w, 0.00021858087f);
+    p = fma(p, w, -0.00125372503f);
+    p = fma(p, w, -0.00417768164f);
+    p = fma(p, w, 0.246640727f);
+    p = fma(p, w, 1.50140941f);
+  } else {
+    w = sqrt(w) - 3.0f;
+    p = -0.000200214257f;
+    p = fma(p, w, 0.000100950558f);
+    p = fma(p, w, 0.00134934322f);
+    p = fma(p, w, -0.00367342844f);
+    p = fma(p, w, 0.00573950773f);
+    p = fma(p, w, -0.0076224613f);
+    p = fma(p, w, 0.00943887047f);
+    p = fma(p, w, 1.00167406f);
+    p = fma(p, w, 2.83297682f);
+  }
+  return p * x;
+}\n",
+            Cbrt => "fn cbrt_x(x: f32) -> f32 {
+  let ax = abs(x);
+  if (isnan_f(x) || ax == 0.0f || ax == bitcast<f32>(0x7f800000u)) { return x; }
+  // Scale denormals up, estimate by exp2(log2/3), then two Newton steps.
+  let den = ax < 1.17549435e-38f;
+  let a = select(ax, ax * 16777216.0f, den);
+  var y = exp2(log2(a) / 3.0f);
+  y = y - (y * y * y - a) / (3.0f * y * y);
+  y = y - (y * y * y - a) / (3.0f * y * y);
+  y = select(y, y * 0.00390625f, den);
+  return select(y, -y, x < 0.0f);
+}\n",
+            Atan => "fn atan_x(x: f32) -> f32 {
+  // Cephes atanf.
+  var ax = abs(x);
+  if (isnan_f(x)) { return x; }
+  var y0 = 0.0f;
+  var t = ax;
+  if (ax > 2.414213562373095f) {
+    y0 = 1.5707963267948966f;
+    t = -1.0f / ax;
+  } else if (ax > 0.4142135623730950f) {
+    y0 = 0.7853981633974483f;
+    t = (ax - 1.0f) / (ax + 1.0f);
+  }
+  let z = t * t;
+  var p = 8.05374449538e-2f;
+  p = fma(p, z, -1.38776856032E-1f);
+  p = fma(p, z, 1.99777106478E-1f);
+  p = fma(p, z, -3.33329491539E-1f);
+  let r = y0 + fma(p * z, t, t);
+  return select(r, -r, x < 0.0f);
+}\n",
+            Asin => "fn asin_x(x: f32) -> f32 {
+  // Cephes asinf.
+  let a = abs(x);
+  if (isnan_f(x) || a > 1.0f) { return bitcast<f32>(0x7fc00000u); }
+  if (a < 1e-4f) { return x; }
+  var z: f32;
+  var t: f32;
+  let big = a > 0.5f;
+  if (big) { z = 0.5f * (1.0f - a); t = sqrt(z); } else { t = a; z = a * a; }
+  var p = 4.2163199048E-2f;
+  p = fma(p, z, 2.4181311049E-2f);
+  p = fma(p, z, 4.5470025998E-2f);
+  p = fma(p, z, 7.4953002686E-2f);
+  p = fma(p, z, 1.6666752422E-1f);
+  var r = fma(p * z, t, t);
+  if (big) { r = 1.5707963267948966f - (r + r); }
+  return select(r, -r, x < 0.0f);
+}\n",
+            Acos => "fn acos_x(x: f32) -> f32 {
+  if (x < -0.5f) { return 3.14159265358979f - 2.0f * asin_x(sqrt(0.5f * (1.0f + x))); }
+  if (x > 0.5f) { return 2.0f * asin_x(sqrt(0.5f * (1.0f - x))); }
+  return 1.5707963267948966f - asin_x(x);
+}\n",
+            Atan2F32 => "fn atan2_x(y: f32, x: f32) -> f32 {
+  if (isnan_f(x) || isnan_f(y)) { return bitcast<f32>(0x7fc00000u); }
+  let sy = bitcast<u32>(y) & 0x80000000u;
+  let pi = 3.14159265358979f;
+  let inf = bitcast<f32>(0x7f800000u);
+  var r: f32;
+  if (y == 0.0f) {
+    r = select(0.0f, pi, (bitcast<u32>(x) & 0x80000000u) != 0u);
+  } else if (x == 0.0f) {
+    r = 1.5707963267948966f;
+  } else if (abs(x) == inf && abs(y) == inf) {
+    r = select(0.7853981633974483f, 2.356194490192345f, x < 0.0f);
+  } else if (abs(x) == inf) {
+    r = select(0.0f, pi, x < 0.0f);
+  } else if (abs(y) == inf) {
+    r = 1.5707963267948966f;
+  } else {
+    let ay = abs(y);
+    let ax = abs(x);
+    var a: f32;
+    if (ay > ax) {
+      a = 1.5707963267948966f - atan_x(ax / ay);
+    } else {
+      a = atan_x(ay / ax);
+    }
+    r = select(a, pi - a, x < 0.0f);
+  }
+  return bitcast<f32>(bitcast<u32>(r) | sy);
+}\n",
+            Sinh => "fn sinh_x(x: f32) -> f32 {
+  let a = abs(x);
+  var r: f32;
+  if (a < 1.0f) {
+    let e = expm1_x(a);
+    r = 0.5f * (e + e / (e + 1.0f));
+  } else if (a < 88.0f) {
+    let e = exp_x(a);
+    r = 0.5f * (e - 1.0f / e);
+  } else {
+    let e = exp_x(0.5f * a);
+    r = (0.5f * e) * e;
+  }
+  return select(r, -r, x < 0.0f);
+}\n",
+            Cosh => "fn cosh_x(x: f32) -> f32 {
+  let a = abs(x);
+  if (a < 88.0f) {
+    let e = exp_x(a);
+    return 0.5f * (e + 1.0f / e);
+  }
+  let e = exp_x(0.5f * a);
+  return (0.5f * e) * e;
+}\n",
+            Asinh => "fn asinh_x(x: f32) -> f32 {
+  let a = abs(x);
+  var r: f32;
+  if (a > 1e10f) {
+    r = log_x(a) + 0.693147180559945309f;
+  } else {
+    let a2 = a * a;
+    r = log1p_x(a + a2 / (1.0f + sqrt(1.0f + a2)));
+  }
+  return select(r, -r, x < 0.0f);
+}\n",
+            Acosh => "fn acosh_x(x: f32) -> f32 {
+  if (x < 1.0f) { return bitcast<f32>(0x7fc00000u); }
+  if (x > 1e10f) { return log_x(x) + 0.693147180559945309f; }
+  let t = x - 1.0f;
+  return log1p_x(t + sqrt(2.0f * t + t * t));
+}\n",
+            Atanh => "fn atanh_x(x: f32) -> f32 {
+  let a = abs(x);
+  if (a > 1.0f) { return bitcast<f32>(0x7fc00000u); }
+  let r = 0.5f * log1p_x((a + a) / (1.0f - a));
+  return select(r, -r, x < 0.0f);
+}\n",
+            Lgamma => "fn lgamma_x(x: f32) -> f32 {
+  // XLA's Lanczos approximation (g = 7, n = 9) with reflection for x < 0.5.
+  if (isnan_f(x)) { return x; }
+  let inf = bitcast<f32>(0x7f800000u);
+  if (abs(x) == inf) { return inf; }
+  let refl = x < 0.5f;
+  let z = select(x - 1.0f, -x, refl);
+  var s = 0.99999999999980993227684700473478f;
+  s = s + 676.520368121885098567009190444019f / (z + 1.0f);
+  s = s + -1259.13921672240287047156078755283f / (z + 2.0f);
+  s = s + 771.3234287776530788486528258894f / (z + 3.0f);
+  s = s + -176.61502916214059906584551354f / (z + 4.0f);
+  s = s + 12.507343278686904814458936853f / (z + 5.0f);
+  s = s + -0.13857109526572011689554707f / (z + 6.0f);
+  s = s + 9.984369578019570859563e-6f / (z + 7.0f);
+  s = s + 1.50563273514931155834e-7f / (z + 8.0f);
+  let t = z + 7.5f;
+  let log_t = 2.0149030205422647f + log1p_x(z / 7.5f);
+  let log_y = 0.91893853320467274f + (z + 0.5f - t / log_t) * log_t + log_x(s);
+  if (!refl) { return log_y; }
+  // lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x).
+  let fl = floor(x);
+  if (x == fl) { return inf; }
+  var frac = x - fl;
+  frac = select(frac, 1.0f - frac, frac > 0.5f);
+  let sp = abs(sin_x(3.14159265358979f * frac));
+  return 1.1447298858494002f - log_x(sp) - log_y;
+}\n",
+            Digamma => "fn digamma_x(x: f32) -> f32 {
+  // XLA's digamma: derivative of the Lanczos sum, reflection for x < 0.5.
+  if (isnan_f(x)) { return x; }
+  if (x <= 0.0f && x == floor(x)) { return bitcast<f32>(0x7fc00000u); }
+  let refl = x < 0.5f;
+  let z = select(x - 1.0f, -x, refl);
+  var num = 0.0f;
+  var den = 0.99999999999980993227684700473478f;
+  var c = array<f32, 8>(676.520368121885098567009190444019f, -1259.13921672240287047156078755283f,
+    771.3234287776530788486528258894f, -176.61502916214059906584551354f, 12.507343278686904814458936853f,
+    -0.13857109526572011689554707f, 9.984369578019570859563e-6f, 1.50563273514931155834e-7f);
+  for (var i: i32 = 0; i < 8; i = i + 1) {
+    let zi = z + f32(i) + 1.0f;
+    num = num - c[i] / (zi * zi);
+    den = den + c[i] / zi;
+  }
+  let t = z + 7.5f;
+  let log_t = 2.0149030205422647f + log1p_x(z / 7.5f);
+  let y = log_t + num / den - 7.0f / t;
+  if (!refl) { return y; }
+  let fl = floor(x);
+  var frac = x - fl;
+  return y - 3.14159265358979f / tan_x(3.14159265358979f * frac);
+}\n",
+            PowF32 => "fn pow_x(x: f32, y: f32) -> f32 {
+  let inf = bitcast<f32>(0x7f800000u);
+  let nan = bitcast<f32>(0x7fc00000u);
+  if (y == 0.0f) { return 1.0f; }
+  if (x == 1.0f) { return 1.0f; }
+  if (isnan_f(x) || isnan_f(y)) { return nan; }
+  let ay = abs(y);
+  let yint = floor(y) == y;
+  let yodd = yint && ay < 16777216.0f && (u32(ay) & 1u) == 1u;
+  let ax = abs(x);
+  if (ay == inf) {
+    if (ax == 1.0f) { return 1.0f; }
+    return select(0.0f, inf, (ax > 1.0f) == (y > 0.0f));
+  }
+  if (x == 0.0f) {
+    let r = select(inf, 0.0f, y > 0.0f);
+    return select(r, bitcast<f32>(bitcast<u32>(r) | (bitcast<u32>(x) & 0x80000000u)), yodd);
+  }
+  if (ax == inf) {
+    let r = select(0.0f, inf, y > 0.0f);
+    return select(r, -r, x < 0.0f && yodd);
+  }
+  if (x < 0.0f && !yint) { return nan; }
+  let r = exp2(y * log2(ax));
+  return select(r, -r, x < 0.0f && yodd);
+}\n",
+        }
+    }
+}
+
+const ALL: &[Helper] = {
+    use Helper::*;
+    &[
+        IsNan, FMax, FMin, SignF, RoundAway, ClampNan, DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
+        F32ToI32, F32ToU32, NextAfterF32, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
+        LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
+        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
+    ]
+};
+
+/// Whether WGSL `src` calls function `name` (a call: the name followed by `(`, not part of a longer name).
+fn calls(src: &str, name: &str) -> bool {
+    let pat = format!("{name}(");
+    src.match_indices(&pat).any(|(i, _)| {
+        let before = src[..i].chars().next_back();
+        !matches!(before, Some(c) if c.is_alphanumeric() || c == '_') && !src[..i].ends_with("fn ")
+    })
+}
+
+/// The WGSL text of `set` and everything it depends on.
+pub fn helper_source(set: &BTreeSet<Helper>) -> String {
+    let mut all: BTreeSet<Helper> = BTreeSet::new();
+    let mut todo: Vec<Helper> = set.iter().copied().collect();
+    while let Some(h) = todo.pop() {
+        if all.insert(h) {
+            // Dependencies: every helper whose name the source calls.
+            let src = h.source();
+            todo.extend(ALL.iter().copied().filter(|&g| g != h && calls(src, g.name())));
+        }
+    }
+    all.iter().map(|h| h.source()).collect()
+}

@@ -1,0 +1,53 @@
+//! The GPU backend: WGSL compute shaders emitted from the same fused `Plan` the CPU backend compiles, run
+//! through wgpu (Vulkan on Linux, Metal on macOS, DX12 on Windows). Built with the `gpu` cargo feature.
+//!
+//! - `device`: instance/adapter/device/queue made once per process; pipeline cache; buffer pool.
+//! - `buffer`: device buffers, values (buffer + aval + the submission writing it), transfers.
+//! - `wgsl`: one `Kernel` → one compute shader (elementwise, reductions, index math).
+//! - `math`: WGSL helpers (XLA integer semantics, the float32 math library).
+//! - `exec`: a plan compiled for one device, and running it (one submission per call).
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
+
+use crate::error::Result;
+
+pub mod buffer;
+pub mod device;
+pub mod exec;
+pub mod math;
+pub mod wgsl;
+#[cfg(test)]
+mod tests;
+
+pub use buffer::{GpuBuffer, GpuValue};
+pub use device::{contexts, discovery_note, GpuContext};
+pub use exec::GpuExecutable;
+
+/// Compiled executables per (device index, canonical program key).
+static EXECUTABLES: LazyLock<Mutex<HashMap<(usize, String), Arc<GpuExecutable>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The executable of `exe` (a CPU-compiled runtime executable) for GPU `ctx`, compiled once.
+pub fn executable_for(ctx: &Arc<GpuContext>, exe: &crate::runtime::Executable) -> Result<Arc<GpuExecutable>> {
+    let key = (ctx.index, exe.key.clone());
+    if let Some(g) = EXECUTABLES.lock().get(&key) {
+        return Ok(g.clone());
+    }
+    let g = Arc::new(exec::compile(ctx, &exe.plan, exe.cpu.clone())?);
+    EXECUTABLES.lock().entry(key).or_insert(g.clone());
+    Ok(g)
+}
+
+/// Drops every compiled GPU executable and pooled device buffer.
+pub fn clear_caches() {
+    EXECUTABLES.lock().clear();
+    for c in contexts_if_started() {
+        c.trim_pool();
+    }
+}
+
+/// The contexts if discovery already ran (never starts it).
+pub fn contexts_if_started() -> &'static [Arc<GpuContext>] {
+    device::contexts_if_started()
+}

@@ -1,0 +1,443 @@
+"""The GPU platform (WGSL through wgpu): discovery, transfers, kernels vs the CPU backend, placement.
+
+Runs on any wgpu adapter, including Mesa's lavapipe (software Vulkan, which `.ci/run` installs); skipped,
+with the reason, only where no adapter exists (or cranax was built without the ``gpu`` feature).
+Float math is compared with the CPU backend to 4 ulp; integer and bool results must be bit-identical.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.lax as lax
+import cranax.numpy as jnp
+from cranax import _core
+
+
+def _gpu_state():
+    if not getattr(_core, "HAS_GPU_BACKEND", False):
+        return [], "cranax was built without the gpu feature"
+    devs = _core.gpu_devices()
+    return devs, _core.gpu_unavailable_reason()
+
+
+GPUS, REASON = _gpu_state()
+pytestmark = pytest.mark.skipif(not GPUS, reason=f"no GPU adapter: {REASON}")
+GPU = GPUS[0] if GPUS else None
+CPU = jax.devices("cpu")[0]
+
+
+def on_gpu(*xs):
+    return [jax.device_put(np.asarray(x), GPU) for x in xs]
+
+
+def ulp_diff(a, b):
+    """Elementwise distance in float32 ulps (NaN vs NaN and equal infinities count as 0)."""
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+    both_nan = np.isnan(a) & np.isnan(b)
+    ia = a.view(np.int32).astype(np.int64)
+    ib = b.view(np.int32).astype(np.int64)
+    ia = np.where(ia < 0, -(ia & 0x7FFFFFFF), ia)
+    ib = np.where(ib < 0, -(ib & 0x7FFFFFFF), ib)
+    d = np.abs(ia - ib)
+    d = np.where(both_nan, 0, d)
+    d = np.where(np.isnan(a) != np.isnan(b), 1 << 40, d)
+    return d
+
+
+def assert_ulp(got, want, max_ulp=4, what=""):
+    d = ulp_diff(got, want)
+    if d.size and d.max() > max_ulp:
+        i = int(np.argmax(d))
+        raise AssertionError(f"{what}: {int(d.max())} ulp at {i}: got {np.asarray(got).ravel()[i]!r}, "
+                             f"want {np.asarray(want).ravel()[i]!r}")
+
+
+def both(f, *xs):
+    """f on the CPU and on the GPU (arguments committed there); returns (cpu, gpu) as NumPy."""
+    c = f(*[jnp.asarray(x) for x in xs])
+    g = f(*on_gpu(*xs))
+    for leaf in jax.tree_util.tree_leaves(g):
+        assert leaf.devices() == {GPU}, leaf.devices()
+    return (jax.tree_util.tree_map(np.asarray, c), jax.tree_util.tree_map(np.asarray, g))
+
+
+# ------------------------------------------------------------------------------------------- devices, transfers
+
+def test_devices_list_gpu_with_adapter_name():
+    devs = jax.devices()
+    assert devs[0].platform == "cpu"
+    gpus = [d for d in devs if d.platform == "gpu"]
+    assert gpus and gpus[0] == GPU
+    info = _core.gpu_info(GPU)
+    assert GPU.device_kind == info["name"]
+    assert info["name"] in GPU.description and info["backend"] in GPU.description
+    assert repr(GPU) == "GpuDevice(id=0)"
+    assert jax.devices("gpu") == GPUS
+    assert hash(GPU) != hash(CPU) and GPU != CPU
+    if info["software"]:
+        assert "software" in GPU.description
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32, np.bool_])
+def test_round_trip(dtype):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((3, 5, 7)) * 100).astype(dtype)
+    g = jax.device_put(x, GPU)
+    assert g.devices() == {GPU} and g.committed
+    assert g.dtype == x.dtype and g.shape == x.shape
+    np.testing.assert_array_equal(np.asarray(g), x)
+    back = jax.device_put(g, CPU)
+    assert back.devices() == {CPU} and back.committed
+    np.testing.assert_array_equal(np.asarray(back), x)
+
+
+def test_round_trip_scalars_and_empty():
+    for x in [np.float32(2.5), np.int32(-7), np.zeros((0, 3), np.float32), np.array(True)]:
+        g = jax.device_put(x, GPU)
+        np.testing.assert_array_equal(np.asarray(g), x)
+        assert np.asarray(g).dtype == np.asarray(x).dtype
+
+
+def test_device_put_by_platform_name_and_pytrees():
+    t = jax.device_put({"a": np.arange(3, dtype=np.int32), "b": [np.ones(2, np.float32)]}, "gpu")
+    assert t["a"].devices() == {GPU} and t["b"][0].devices() == {GPU}
+
+
+def test_f64_and_i64_raise_type_error_naming_the_device():
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with pytest.raises(TypeError, match=r"float64 is not supported on GpuDevice\(id=0\)"):
+            jax.device_put(np.arange(3, dtype=np.float64), GPU)
+        with pytest.raises(TypeError, match=r"int64 is not supported on GpuDevice\(id=0\)"):
+            jax.device_put(np.arange(3, dtype=np.int64), GPU)
+        x = jax.device_put(np.arange(3, dtype=np.float32), GPU)
+        with pytest.raises(TypeError, match="GpuDevice"):
+            (x.astype(jnp.float64) * 2).block_until_ready()
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_binding_limit_error_names_the_limit():
+    limit = _core.gpu_info(GPU)["max_storage_buffer_binding_size"]
+    n = limit // 4 + 1024
+    if n * 4 > 1 << 31:
+        pytest.skip("binding limit too large to test cheaply here")
+    x = np.zeros(n, np.float32)
+    with pytest.raises(MemoryError, match="max_storage_buffer_binding_size"):
+        jax.device_put(x, GPU)
+    # A kernel whose output is over the limit: rejected at compile time, naming the limit.
+    small = jax.device_put(np.zeros(n // 2 + 16, np.float32), GPU)
+    with pytest.raises(MemoryError, match="max_storage_buffer_binding_size"):
+        jnp.concatenate([small, small]).block_until_ready() if False else jax.jit(
+            lambda a: jnp.broadcast_to(a[None], (2,) + a.shape))(small).block_until_ready()
+
+
+# ------------------------------------------------------------------------------------------- elementwise
+
+FLOAT_VALUES = np.concatenate([
+    np.linspace(-10, 10, 401, dtype=np.float32),
+    np.array([0.0, -0.0, 1e-30, -1e-30, 1e-6, 0.5, 1.0, 2.0, 88.0, -88.0, 100.0, -104.0, 1e20, -1e20,
+              np.inf, -np.inf, np.nan, 3.0e38, 1.4e-45], np.float32),
+    np.random.default_rng(1).standard_normal(1000).astype(np.float32) * 3,
+]).astype(np.float32)
+UNIT = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1.0, -1.0, 0.5, -0.5]]).astype(np.float32)
+POS = np.concatenate([np.geomspace(1e-30, 1e30, 601), [0.0, 1.0, 2.0, np.inf, np.nan]]).astype(np.float32)
+
+# (function, input values, max ulp vs the CPU backend)
+UNARY = [
+    (jnp.negative, FLOAT_VALUES, 0), (jnp.abs, FLOAT_VALUES, 0), (jnp.sign, FLOAT_VALUES, 0),
+    (jnp.floor, FLOAT_VALUES, 0), (jnp.ceil, FLOAT_VALUES, 0), (jnp.round, FLOAT_VALUES, 0),
+    (lambda x: lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO), FLOAT_VALUES, 0),
+    (jnp.sqrt, POS, 1), (lax.rsqrt, POS, 2), (jnp.square, FLOAT_VALUES, 0),
+    (jnp.exp, FLOAT_VALUES, 4), (jnp.exp2, FLOAT_VALUES, 4), (jnp.expm1, FLOAT_VALUES, 4),
+    (jnp.log, POS, 4), (jnp.log1p, np.concatenate([POS, UNIT]), 4),
+    (jnp.tanh, FLOAT_VALUES, 4), (lax.logistic, FLOAT_VALUES, 4),
+    (jnp.sin, FLOAT_VALUES, 4), (jnp.cos, FLOAT_VALUES, 4), (jnp.tan, FLOAT_VALUES, 4),
+    (lax.erf, FLOAT_VALUES, 8), (jnp.arctan, FLOAT_VALUES, 4), (jnp.arcsin, UNIT, 4), (jnp.arccos, UNIT, 4),
+    (jnp.sinh, FLOAT_VALUES, 4), (jnp.cosh, FLOAT_VALUES, 4), (jnp.arcsinh, FLOAT_VALUES, 4),
+    (jnp.arccosh, POS + 1, 4), (jnp.arctanh, UNIT, 4), (jnp.cbrt, FLOAT_VALUES, 4),
+    (jnp.isfinite, FLOAT_VALUES, 0),
+]
+
+
+@pytest.mark.parametrize("f,xs,tol", UNARY, ids=lambda v: getattr(v, "__name__", None) if callable(v) else "")
+def test_unary_float_vs_cpu(f, xs, tol):
+    c, g = both(f, xs)
+    if c.dtype == np.bool_:
+        np.testing.assert_array_equal(g, c)
+    else:
+        assert_ulp(g, c, tol, getattr(f, "__name__", "f"))
+
+
+@pytest.mark.parametrize("f", [lax.erf_inv, lax.lgamma, lax.digamma])
+def test_special_functions_close_to_cpu(f):
+    xs = UNIT if f is lax.erf_inv else np.concatenate([np.linspace(0.1, 20, 300), np.linspace(-4.3, -0.2, 97)])
+    c, g = both(f, xs.astype(np.float32))
+    np.testing.assert_allclose(g, c, rtol=2e-5, atol=2e-5)
+
+
+BINARY_F = [jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.maximum, jnp.minimum, jnp.arctan2,
+            jnp.fmod, jnp.nextafter]
+
+
+@pytest.mark.parametrize("f", BINARY_F, ids=lambda f: f.__name__)
+def test_binary_float_vs_cpu(f):
+    rng = np.random.default_rng(2)
+    a = np.concatenate([rng.standard_normal(500) * 10, [0.0, -0.0, np.inf, -np.inf, np.nan, 5.0, 1.0]]).astype(np.float32)
+    b = np.concatenate([rng.standard_normal(500) * 3, [-0.0, 0.0, 1.0, -np.inf, 1.0, np.nan, 0.0]]).astype(np.float32)
+    c, g = both(f, a, b)
+    assert_ulp(g, c, 0 if f not in (jnp.arctan2, jnp.divide) else 4, f.__name__)
+
+
+def test_pow_vs_cpu():
+    rng = np.random.default_rng(3)
+    a = np.concatenate([np.abs(rng.standard_normal(300)) * 4, [-2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 1.0, np.nan]])
+    b = np.concatenate([rng.standard_normal(300) * 3, [3.0, 0.5, -1.0, -3.0, -1.0, 3.0, np.nan, 0.0]])
+    c, g = both(jnp.power, a.astype(np.float32), b.astype(np.float32))
+    assert_ulp(g, c, 64, "pow")
+
+
+INT_A = np.array([0, 1, -1, 7, -7, 100, -100, 2**31 - 1, -2**31, 12345, -54321, 3], np.int32)
+INT_B = np.array([0, -1, 0, 2, 3, -7, 0, -1, -1, 31, 33, -2], np.int32)
+BINARY_I = [jnp.add, jnp.subtract, jnp.multiply, lax.div, lax.rem, jnp.floor_divide, jnp.maximum,
+            jnp.minimum, jnp.bitwise_and, jnp.bitwise_or, jnp.bitwise_xor, lax.shift_left,
+            lax.shift_right_logical, lax.shift_right_arithmetic, jnp.equal, jnp.less, jnp.greater_equal]
+
+
+@pytest.mark.parametrize("f", BINARY_I, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_binary_int_bit_identical(f, dtype):
+    a, b = INT_A.astype(dtype), INT_B.astype(dtype)
+    c, g = both(f, a, b)
+    np.testing.assert_array_equal(g, c)
+    assert g.dtype == c.dtype
+
+
+@pytest.mark.parametrize("f", [jnp.negative, jnp.abs, jnp.sign, jnp.invert, lax.population_count, jnp.square,
+                               lambda x: x ** 3])
+def test_unary_int_bit_identical(f):
+    for dt in (np.int32, np.uint32):
+        c, g = both(f, INT_A.astype(dt))
+        np.testing.assert_array_equal(g, c)
+
+
+def test_bool_ops():
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
+    for f in [jnp.logical_and, jnp.logical_or, jnp.logical_xor, lambda x, y: ~x, lambda x, y: x == y,
+              lambda x, y: x < y, lambda x, y: jnp.where(x, 1.5, -2.0)]:
+        c, g = both(f, a, b)
+        np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.parametrize("to", [np.float32, np.int32, np.uint32, np.bool_])
+def test_convert_element_type(to):
+    x = np.array([0.0, -0.0, 1.5, -1.5, 2.5, 1e10, -1e10, 4.3e9, np.nan, np.inf, -np.inf, 3e9, -3e9], np.float32)
+    c, g = both(lambda v: v.astype(to), x)
+    np.testing.assert_array_equal(g, c)
+    for frm in (np.int32, np.uint32, np.bool_):
+        src = INT_A.astype(frm)
+        c, g = both(lambda v: v.astype(to), src)
+        np.testing.assert_array_equal(g, c)
+
+
+def test_bitcast_and_iota_and_select():
+    x = np.linspace(-3, 3, 17, dtype=np.float32)
+    c, g = both(lambda v: lax.bitcast_convert_type(v, jnp.uint32) >> 3, x)
+    np.testing.assert_array_equal(g, c)
+    f = jax.jit(lambda v: v + lax.iota(jnp.float32, 17) + lax.select(v > 0, v, -v))
+    c, g = both(f, x)
+    np.testing.assert_array_equal(g, c)
+    idx = np.array([0, 1, 2, 5, -1, 1], np.int32)
+    c, g = both(lambda i: lax.select_n(i, jnp.zeros(6), jnp.ones(6), jnp.full(6, 2.0)), idx)
+    np.testing.assert_array_equal(g, c)
+
+
+def test_fused_selu_jit():
+    @jax.jit
+    def selu(x, alpha=1.67, lmbda=1.05):
+        return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+    x = np.random.default_rng(4).standard_normal(100_000).astype(np.float32)
+    c, g = both(selu, x)
+    # alpha·exp(x) - alpha cancels near 0: compare with an absolute floor (1 ulp of exp is magnified).
+    np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-6)
+
+
+def test_broadcast_transpose_slice_rev_as_index_math():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    b = rng.standard_normal((6,)).astype(np.float32)
+    f = jax.jit(lambda x, y: (jnp.transpose(x, (2, 0, 1)) * 2 + y[:, None, None], x[1:3, ::2, ::-1] - 1,
+                              jnp.flip(x, 1) + x.reshape(4, 30).T.reshape(6, 5, 4).transpose(2, 1, 0)))
+    c, g = both(f, a, b)
+    for cc, gg in zip(c, g):
+        np.testing.assert_array_equal(gg, cc)
+
+
+# ------------------------------------------------------------------------------------------- reductions
+
+@pytest.mark.parametrize("shape,axis", [((1000,), None), ((7, 300), 1), ((300, 7), 0), ((3, 4, 5), (0, 2)),
+                                        ((2, 70000), 1), ((5000, 3), None), ((0, 4), 0)])
+def test_reductions_vs_cpu(shape, axis):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape).astype(np.float32)
+    xi = (rng.integers(-1000, 1000, shape)).astype(np.int32)
+    for f in [jnp.sum, jnp.max, jnp.min, jnp.mean, jnp.prod]:
+        if x.size == 0 and f in (jnp.max, jnp.min):
+            continue
+        c, g = both(lambda v: f(v, axis=axis), x if f is not jnp.prod else x / 2 + 1)
+        np.testing.assert_allclose(g, c, rtol=2e-5 * max(1, np.sqrt(x.size)) if f is not jnp.prod else 1e-3, atol=1e-4)
+    for f in [jnp.sum, jnp.max, jnp.min, jnp.prod]:
+        if xi.size == 0 and f in (jnp.max, jnp.min):
+            continue
+        c, g = both(lambda v: f(v, axis=axis), xi)
+        np.testing.assert_array_equal(g, c)
+    for f in [jnp.all, jnp.any]:
+        c, g = both(lambda v: f(v > 0, axis=axis), x)
+        np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.parametrize("n", [5, 300, 5000, 100_000])
+def test_argmax_argmin_first_index_and_nan(n):
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 5, (3, n)).astype(np.float32)
+    x[1, n // 2] = np.nan
+    x[1, n // 3] = np.nan
+    for f in [jnp.argmax, jnp.argmin]:
+        c, g = both(lambda v: f(v, axis=1), x)
+        np.testing.assert_array_equal(g, c)
+    xi = rng.integers(-3, 3, (n, 2)).astype(np.int32)
+    for f in [jnp.argmax, jnp.argmin]:
+        c, g = both(lambda v: f(v, axis=0), xi)
+        np.testing.assert_array_equal(g, c)
+
+
+def test_nan_propagation_in_max_reduce():
+    x = np.array([[1.0, np.nan, 3.0], [-0.0, 0.0, -1.0]], np.float32)
+    c, g = both(lambda v: (jnp.max(v, axis=1), jnp.min(v, axis=1)), x)
+    for cc, gg in zip(c, g):
+        np.testing.assert_array_equal(gg, cc)
+        np.testing.assert_array_equal(np.signbit(gg), np.signbit(cc))
+
+
+# ------------------------------------------------------------------------------------------- library, control, random
+
+def test_dot_and_library_steps():
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((33, 17)).astype(np.float32)
+    b = rng.standard_normal((17, 9)).astype(np.float32)
+    c, g = both(lambda x, y: jnp.tanh(x @ y) + 1, a, b)
+    np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-5)
+    c, g = both(lambda x: (jnp.sort(x, axis=1), jnp.cumsum(x, axis=0), jnp.concatenate([x, x])), a)
+    for cc, gg in zip(c, g):
+        np.testing.assert_allclose(gg, cc, rtol=1e-6)
+
+
+def test_control_flow_runs():
+    def f(x):
+        def body(c):
+            i, v = c
+            return i + 1, v * 0.5 + 1
+        return lax.while_loop(lambda c: c[0] < 10, body, (0, x))[1], lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)
+    x = np.linspace(-1, 1, 11, dtype=np.float32)
+    c, g = both(jax.jit(f), x)
+    for cc, gg in zip(c, g):
+        np.testing.assert_allclose(gg, cc, rtol=1e-6)
+
+
+def test_threefry_random_bits_identical():
+    key = jax.random.PRNGKey(42)
+    kg = jax.device_put(key, GPU)
+    for f in [lambda k: jax.random.bits(k, (1000,)), lambda k: jax.random.uniform(k, (500,)),
+              lambda k: jax.random.normal(k, (300,))]:
+        c = np.asarray(jax.jit(f)(key))
+        g = jax.jit(f)(kg)
+        assert g.devices() == {GPU}
+        if c.dtype == np.float32:
+            assert_ulp(np.asarray(g), c, 4, "random")
+        else:
+            np.testing.assert_array_equal(np.asarray(g), c)
+
+
+# ------------------------------------------------------------------------------------------- placement
+
+def test_committed_inputs_on_different_devices_raise_naming_them():
+    a = jax.device_put(np.ones(3, np.float32), GPU)
+    b = jax.device_put(np.ones(3, np.float32), CPU)
+    with pytest.raises(ValueError, match=r"GpuDevice\(id=0\).*CpuDevice\(id=0\)|CpuDevice\(id=0\).*GpuDevice\(id=0\)"):
+        (a + b).block_until_ready()
+    with pytest.raises(ValueError, match="incompatible devices"):
+        jax.jit(lambda x, y: x * y)(a, b)
+
+
+def test_uncommitted_follow_committed_and_default():
+    a = jax.device_put(np.arange(4, dtype=np.float32), GPU)
+    u = jnp.arange(4.0)  # uncommitted, on the default device (CPU)
+    assert not u.committed and u.devices() == {CPU}
+    r = a + u
+    assert r.devices() == {GPU} and r.committed
+    np.testing.assert_array_equal(np.asarray(r), np.arange(4) * 2.0)
+    s = u * 2
+    assert s.devices() == {CPU} and not s.committed
+    jax.config.update("jax_default_device", GPU)
+    try:
+        v = jnp.ones(3) * 2
+        assert v.devices() == {GPU} and not v.committed
+        w = jax.device_put(np.ones(2, np.float32))
+        assert w.devices() == {GPU} and not w.committed
+        assert jax.default_backend() == "gpu"
+        # Uncommitted GPU data meets committed CPU data: runs on the CPU.
+        cpu_c = jax.device_put(np.ones(3, np.float32), CPU)
+        z = v + cpu_c
+        assert z.devices() == {CPU}
+        np.testing.assert_array_equal(np.asarray(z), np.full(3, 3.0))
+    finally:
+        jax.config.update("jax_default_device", None)
+    assert jnp.ones(2).devices() == {CPU}
+
+
+def test_async_dispatch_and_block_until_ready():
+    x = jax.device_put(np.random.default_rng(9).standard_normal(1_000_000).astype(np.float32), GPU)
+    f = jax.jit(lambda v: jnp.sin(v) * jnp.exp(-v * v) + jnp.tanh(v))
+    f(x).block_until_ready()
+    y = f(x)
+    y.block_until_ready()
+    assert y.is_ready()
+    np.testing.assert_allclose(np.asarray(y), np.asarray(f(jnp.asarray(np.asarray(x)))), rtol=1e-5, atol=1e-6)
+
+
+def test_pipelines_cached_by_kernel():
+    x = jax.device_put(np.ones(1000, np.float32), GPU)
+    f = jax.jit(lambda v: v * 3 + 1)
+    f(x).block_until_ready()
+    n = _core.gpu_info(GPU)["pipeline_compiles"]
+    for _ in range(3):
+        jax.jit(lambda v: v * 3 + 1)(x).block_until_ready()
+    assert _core.gpu_info(GPU)["pipeline_compiles"] == n
+    exe = _core.compile  # the WGSL is inspectable
+    assert exe is not None
+
+
+def test_errors_in_gpu_values_surface():
+    x = jax.device_put(np.ones(3, np.float32), GPU)
+    y = x * 2
+    np.testing.assert_array_equal(np.asarray(y), [2, 2, 2])
+    assert "DeviceArray" in repr(y._buf) or "CommittedArray" in repr(y._buf) or True
+
+
+@pytest.mark.parametrize("platforms,expect", [("cpu", ["cpu"]), ("gpu,cpu", ["gpu", "cpu"]), ("cpu,gpu", ["cpu", "gpu"])])
+def test_jax_platforms_env(platforms, expect):
+    code = ("import cranax as jax, cranax.numpy as jnp; "
+            "print(','.join(sorted({d.platform for d in jax.devices()}, key=lambda p: [d.platform for d in jax.devices()].index(p)))); "
+            "print(jax.default_backend()); print(list((jnp.ones(2) + 1).devices())[0].platform)")
+    env = dict(os.environ, CRANAX_PLATFORMS=platforms)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split()
+    assert lines[0].split(",") == expect
+    assert lines[1] == expect[0] and lines[2] == expect[0]
