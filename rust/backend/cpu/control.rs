@@ -290,11 +290,14 @@ pub fn plan_work(plan: &Plan) -> usize {
 }
 
 /// Work estimate of a control step for the runtime's inline-vs-queued decision: a cond costs its most
-/// expensive branch, a scan `length` bodies, a while (unknown trip count) is treated as large.
+/// expensive branch, a scan `length` bodies, a while (unknown trip count) as if it ran `WHILE_GUESS` times.
 pub fn work(c: &ControlStep, plan_work: &dyn Fn(&Plan) -> usize) -> usize {
+    const WHILE_GUESS: usize = 1000;
     match c {
         ControlStep::Cond { branches, .. } => branches.iter().map(plan_work).max().unwrap_or(0),
-        ControlStep::While { .. } => usize::MAX / 4,
+        ControlStep::While { cond, body, .. } => {
+            plan_work(cond).saturating_add(plan_work(body)).saturating_add(1).saturating_mul(WHILE_GUESS)
+        }
         ControlStep::Scan { body, length, .. } => plan_work(body).saturating_mul(*length).saturating_add(*length),
     }
 }
