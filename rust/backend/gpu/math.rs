@@ -22,7 +22,7 @@ pub enum Helper {
     F32ToI32, F32ToU32, NextAfterF32,
     Pow2i, Scale2, ExpReduce, Expm1Poly,
     Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
-    Sin, Cos, Tan, TrigReduce, Erf, ErfInv, Cbrt,
+    Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt,
     Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
 }
 
@@ -67,7 +67,7 @@ impl Helper {
             NextAfterF32 => "nextafter_f32", Pow2i => "pow2i", Scale2 => "scale2", ExpReduce => "exp_reduce",
             Expm1Poly => "expm1_poly", Exp => "exp_x", Exp2 => "exp2_x", Expm1 => "expm1_x", LogKernel => "log_kernel",
             LogSplit => "log_split", Log => "log_x", Log1p => "log1p_x", Tanh => "tanh_x", Logistic => "logistic_x",
-            Sin => "sin_x", Cos => "cos_x", Tan => "tan_x", TrigReduce => "trig_reduce", Erf => "erf_x",
+            Sin => "sin_x", Cos => "cos_x", Tan => "tan_x", TrigReduce => "trig_reduce", RemPio2Big => "rem_pio2_big", Erf => "erf_x",
             ErfInv => "erf_inv_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
             Atan2F32 => "atan2_x", Sinh => "sinh_x", Cosh => "cosh_x", Asinh => "asinh_x", Acosh => "acosh_x",
             Atanh => "atanh_x", Lgamma => "lgamma_x", Digamma => "digamma_x", PowF32 => "pow_x",
@@ -352,9 +352,69 @@ fn cos_poly(x: f32) -> f32 {
   p = fma(p, z, 4.166664568298827E-2f);
   return fma(z * z, p, fma(-0.5f, z, 1.0f));
 }\n",
+            RemPio2Big => "var<private> TWO_OVER_PI: array<u32, 10> = array<u32, 10>(0xa2f9836eu, 0x4e441529u, 0xfc2757d1u,
+  0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u);
+// Bits [j, j + 32) of 2/pi's fraction (bit 0 weighs 2^-1); bits before the point are 0.
+fn tpi_word(j: i32) -> u32 {
+  if (j <= -32) { return 0u; }
+  if (j < 0) { return TWO_OVER_PI[0] >> u32(-j); }
+  let w = u32(j) / 32u;
+  let s = u32(j) % 32u;
+  if (s == 0u) { return TWO_OVER_PI[w]; }
+  return (TWO_OVER_PI[w] << s) | (TWO_OVER_PI[w + 1u] >> (32u - s));
+}
+// a * b as (lo, hi) 32-bit words.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+  let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0; let p11 = a1 * b1;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+// Payne-Hanek: finite |x| = ax >= 8192 reduced by pi/2 exactly in integer arithmetic (a 96-bit window
+// of 2/pi). Returns (r, q): ax = (4k + q) pi/2 + r, |r| <= pi/4.
+fn rem_pio2_big(ax: f32) -> vec2<f32> {
+  let bits = bitcast<u32>(ax);
+  let m = (bits & 0x7fffffu) | 0x800000u;
+  let e = i32(bits >> 23u) - 150;
+  let j = e - 2;
+  let w0 = tpi_word(j);
+  let w1 = tpi_word(j + 32);
+  let w2 = tpi_word(j + 64);
+  let p2 = mul_wide(m, w2);
+  let p1 = mul_wide(m, w1);
+  let r2 = p2.x;
+  let r1 = p1.x + p2.y;
+  let r0 = m * w0 + p1.y + select(0u, 1u, r1 < p1.x);
+  var q = r0 >> 30u;
+  var hi = (r0 << 2u) | (r1 >> 30u);
+  var lo = (r1 << 2u) | (r2 >> 30u);
+  var neg = false;
+  if ((hi & 0x80000000u) != 0u) {
+    q = q + 1u;
+    neg = true;
+    lo = ~lo + 1u;
+    hi = ~hi + select(0u, 1u, lo == 0u);
+  }
+  var shift = 0i;
+  if (hi == 0u) { hi = lo; lo = 0u; shift = 32i; }
+  let lz = countLeadingZeros(hi);
+  var top = hi;
+  if (lz > 0u && lz < 32u) { top = (hi << lz) | (lo >> (32u - lz)); }
+  let frac = ldexp(f32(top), -32i - i32(lz) - shift);
+  var r = frac * 1.5707963267948966f;
+  if (neg) { r = -r; }
+  return vec2<f32>(r, f32(q & 3u));
+}\n",
             Sin => "fn sin_x(x: f32) -> f32 {
   let ax = abs(x);
-  if (isnan_f(x) || ax > 8192.0f) { return sin(x); }
+  if (isnan_f(x) || ax == bitcast<f32>(0x7f800000u)) { return bitcast<f32>(0x7fc00000u); }
+  if (ax > 8192.0f) {
+    let rq = rem_pio2_big(ax);
+    let q = u32(rq.y);
+    var s = select(sin_poly(rq.x), cos_poly(rq.x), (q & 1u) == 1u);
+    if (q >= 2u) { s = -s; }
+    return select(s, -s, x < 0.0f);
+  }
   let rj = trig_reduce(ax);
   let j = u32(rj.y) & 7u;
   var s = select(sin_poly(rj.x), cos_poly(rj.x), j == 2u || j == 6u);
@@ -363,16 +423,39 @@ fn cos_poly(x: f32) -> f32 {
 }\n",
             Cos => "fn cos_x(x: f32) -> f32 {
   let ax = abs(x);
-  if (isnan_f(x) || ax > 8192.0f) { return cos(x); }
+  if (isnan_f(x) || ax == bitcast<f32>(0x7f800000u)) { return bitcast<f32>(0x7fc00000u); }
+  if (ax > 8192.0f) {
+    let rq = rem_pio2_big(ax);
+    let q = u32(rq.y);
+    var c = select(cos_poly(rq.x), sin_poly(rq.x), (q & 1u) == 1u);
+    if (q == 1u || q == 2u) { c = -c; }
+    return c;
+  }
   let rj = trig_reduce(ax);
   let j = u32(rj.y) & 7u;
   var c = select(cos_poly(rj.x), sin_poly(rj.x), j == 2u || j == 6u);
   if (j == 2u || j == 4u) { c = -c; }
   return c;
 }\n",
-            Tan => "fn tan_x(x: f32) -> f32 {
+            Tan => "fn tan_poly(r: f32) -> f32 {
+  let z = r * r;
+  var p = 9.38540185543E-3f;
+  p = fma(p, z, 3.11992232697E-3f);
+  p = fma(p, z, 2.44301354525E-2f);
+  p = fma(p, z, 5.34112807005E-2f);
+  p = fma(p, z, 1.33387994085E-1f);
+  p = fma(p, z, 3.33331568548E-1f);
+  return select(fma(p * z, r, r), r, abs(r) < 1e-4f);
+}
+fn tan_x(x: f32) -> f32 {
   let ax = abs(x);
-  if (isnan_f(x) || ax > 8192.0f) { return tan(x); }
+  if (isnan_f(x) || ax == bitcast<f32>(0x7f800000u)) { return bitcast<f32>(0x7fc00000u); }
+  if (ax > 8192.0f) {
+    let rq = rem_pio2_big(ax);
+    var t = tan_poly(rq.x);
+    if ((u32(rq.y) & 1u) == 1u) { t = -1.0f / t; }
+    return select(t, -t, x < 0.0f);
+  }
   let rj = trig_reduce(ax);
   let r = rj.x;
   let z = r * r;
@@ -652,7 +735,7 @@ const ALL: &[Helper] = {
     &[
         IsNan, FMax, FMin, SignF, RoundAway, ClampNan, DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
         F32ToI32, F32ToU32, NextAfterF32, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
-        LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
+        LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
         Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
     ]
 };
