@@ -14,7 +14,7 @@ use crate::runtime::buffer::Buffer;
 
 use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
-use super::wgsl::{kernel_shader, KernelShader};
+use super::wgsl::{dot_shader as wgsl_dot, kernel_shader, KernelShader};
 
 struct CompiledKernel {
     shader: KernelShader,
@@ -86,6 +86,16 @@ pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> R
                 let pipeline = ctx.pipeline(&shader.source)?;
                 kernels.push(Some(CompiledKernel { shader, pipeline }));
             }
+            Step::Library(l) if !whole_on_host => match gpu_library(ctx, plan, l, max_groups)? {
+                Some(shader) => {
+                    let pipeline = ctx.pipeline(&shader.source)?;
+                    kernels.push(Some(CompiledKernel { shader, pipeline }));
+                }
+                None => {
+                    host_steps += 1;
+                    kernels.push(None);
+                }
+            },
             Step::Library(_) | Step::Control(_) => {
                 host_steps += 1;
                 kernels.push(None);
@@ -98,6 +108,23 @@ pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> R
         }
     }
     Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, cpu, whole_on_host, host_steps })
+}
+
+/// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32).
+fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::opt::LibStep, max_groups: u32) -> Result<Option<KernelShader>> {
+    if let crate::ir::LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } = &l.op {
+        if l.inputs.len() != 2 || l.outputs.len() != 1 {
+            return Ok(None);
+        }
+        let (a, b, o) = (&plan.slots[l.inputs[0]], &plan.slots[l.inputs[1]], &plan.slots[l.outputs[0]]);
+        for x in [a, b, o] {
+            if device_bytes(x)? > ctx.max_binding() {
+                return Ok(None);
+            }
+        }
+        return wgsl_dot(a, b, o, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, [l.inputs[0], l.inputs[1], l.outputs[0]], max_groups);
+    }
+    Ok(None)
 }
 
 impl GpuExecutable {
@@ -182,6 +209,38 @@ impl GpuExecutable {
                     for (s, b) in outs {
                         slots[s] = Some(b);
                     }
+                }
+                Step::Library(l) if self.kernels[si].is_some() => {
+                    let ck = self.kernels[si].as_ref().expect("checked");
+                    let s = l.outputs[0];
+                    let a = &plan.slots[s];
+                    let out = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
+                        format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
+                    })?);
+                    let mut bound = vec![];
+                    for &i in &l.inputs {
+                        bound.push(slots[i].clone().ok_or_else(|| missing(i))?);
+                    }
+                    bound.push(out.clone());
+                    let entries: Vec<wgpu::BindGroupEntry> = bound
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
+                        .collect();
+                    let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: None,
+                        layout: &ck.pipeline.get_bind_group_layout(0),
+                        entries: &entries,
+                    });
+                    {
+                        let mut pass = enc.begin_compute_pass(&Default::default());
+                        pass.set_pipeline(&ck.pipeline);
+                        pass.set_bind_group(0, &bg, &[]);
+                        let [x, y, z] = ck.shader.groups;
+                        pass.dispatch_workgroups(x, y, z);
+                    }
+                    keep.extend(bound);
+                    slots[s] = Some(out);
                 }
                 Step::Library(l) => {
                     // Flush what is encoded, read the inputs back, run on the host, upload the results.

@@ -736,3 +736,114 @@ fn zero_acc(dt: DType) -> &'static str {
         d => zero(d),
     }
 }
+
+/// Row-major element strides of `shape`.
+fn row_major(shape: &[usize]) -> Vec<usize> {
+    let mut st = vec![1usize; shape.len()];
+    for a in (0..shape.len().saturating_sub(1)).rev() {
+        st[a] = st[a + 1] * shape[a + 1];
+    }
+    st
+}
+
+/// WGSL expression: the element offset contributed by linear index `lin` over `dims` of an operand of
+/// `shape` (row-major decomposition of `lin` over those dims, times the operand's strides).
+fn offset_expr(shape: &[usize], dims: &[usize], lin: &str) -> String {
+    let st = row_major(shape);
+    let mut coords = vec!["0u".to_string(); shape.len()];
+    decompose(shape, dims, lin, &mut coords);
+    let terms: Vec<String> = dims
+        .iter()
+        .filter(|&&d| shape[d] > 1)
+        .map(|&d| if st[d] == 1 { coords[d].clone() } else { format!("{} * {}u", coords[d], st[d]) })
+        .collect();
+    if terms.is_empty() {
+        "0u".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// Tile edge of the `dot_general` shader (16×16 invocations, 16×16 tiles of each operand in workgroup
+/// memory).
+pub const TILE: u32 = 16;
+
+/// `dot_general` as a tiled shader: one invocation per output element, K walked in tiles staged in
+/// workgroup memory. Any batch/contracting/free dims (index math, no transposed copies). `None` when the
+/// dtype or the grid is outside what this shader handles (the caller runs the step on the host).
+#[allow(clippy::too_many_arguments)]
+pub fn dot_shader(
+    lhs: &crate::ir::Aval,
+    rhs: &crate::ir::Aval,
+    out: &crate::ir::Aval,
+    lc: &[usize],
+    rc: &[usize],
+    lb: &[usize],
+    rb: &[usize],
+    slots: [usize; 3],
+    max_groups: u32,
+) -> Result<Option<KernelShader>> {
+    let dt = out.dtype;
+    if !matches!(dt, DType::F32 | DType::I32 | DType::U32) || lhs.dtype == DType::Bool || rhs.dtype == DType::Bool {
+        return Ok(None);
+    }
+    let (ls, rs) = (&lhs.shape, &rhs.shape);
+    let lfree: Vec<usize> = (0..ls.len()).filter(|x| !lc.contains(x) && !lb.contains(x)).collect();
+    let rfree: Vec<usize> = (0..rs.len()).filter(|x| !rc.contains(x) && !rb.contains(x)).collect();
+    let prod = |s: &[usize], d: &[usize]| d.iter().map(|&i| s[i] as u64).product::<u64>();
+    let (nb, m, k, n) = (prod(ls, lb), prod(ls, &lfree), prod(ls, lc), prod(rs, &rfree));
+    if nb == 0 || m == 0 || n == 0 {
+        return Ok(None);
+    }
+    let (gx, gy) = (n.div_ceil(TILE as u64), m.div_ceil(TILE as u64));
+    if gx > max_groups as u64 || gy > max_groups as u64 || nb > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
+        return Ok(None);
+    }
+    let ty = vty(dt)?;
+    let conv = |from: DType, v: &str| -> String {
+        if from == dt {
+            v.to_string()
+        } else {
+            format!("{ty}({v})")
+        }
+    };
+    let zero = zero(dt);
+    let mut src = String::new();
+    let _ = writeln!(src, "// cranax dot_general {:?}x{:?} -> {:?} (batch {nb}, {m}x{k} @ {k}x{n})", ls, rs, out.shape);
+    let _ = writeln!(src, "@group(0) @binding(0) var<storage, read> a: array<{}>;", sty(lhs.dtype)?);
+    let _ = writeln!(src, "@group(0) @binding(1) var<storage, read> b: array<{}>;", sty(rhs.dtype)?);
+    let _ = writeln!(src, "@group(0) @binding(2) var<storage, read_write> c: array<{}>;", sty(dt)?);
+    let _ = writeln!(src, "var<workgroup> ta: array<{ty}, {}>;", TILE * TILE);
+    let _ = writeln!(src, "var<workgroup> tb: array<{ty}, {}>;", TILE * TILE);
+    let _ = writeln!(src, "fn a_at(bi: u32, mi: u32, ki: u32) -> {ty} {{ return {}; }}", conv(lhs.dtype, &format!(
+        "a[{} + {} + {}]", offset_expr(ls, lb, "bi"), offset_expr(ls, &lfree, "mi"), offset_expr(ls, lc, "ki"))));
+    let _ = writeln!(src, "fn b_at(bi: u32, ki: u32, ni: u32) -> {ty} {{ return {}; }}", conv(rhs.dtype, &format!(
+        "b[{} + {} + {}]", offset_expr(rs, rb, "bi"), offset_expr(rs, rc, "ki"), offset_expr(rs, &rfree, "ni"))));
+    let _ = writeln!(src, "@compute @workgroup_size({TILE}, {TILE})");
+    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{");
+    let _ = writeln!(src, "  let bi = wid.z;");
+    let _ = writeln!(src, "  let row = wid.y * {TILE}u + lid.y;");
+    let _ = writeln!(src, "  let col = wid.x * {TILE}u + lid.x;");
+    let _ = writeln!(src, "  var acc: {ty} = {zero};");
+    let _ = writeln!(src, "  for (var t: u32 = 0u; t < {k}u; t = t + {TILE}u) {{");
+    let _ = writeln!(src, "    var va: {ty} = {zero};");
+    let _ = writeln!(src, "    if (row < {m}u && t + lid.x < {k}u) {{ va = a_at(bi, row, t + lid.x); }}");
+    let _ = writeln!(src, "    ta[lid.y * {TILE}u + lid.x] = va;");
+    let _ = writeln!(src, "    var vb: {ty} = {zero};");
+    let _ = writeln!(src, "    if (col < {n}u && t + lid.y < {k}u) {{ vb = b_at(bi, t + lid.y, col); }}");
+    let _ = writeln!(src, "    tb[lid.y * {TILE}u + lid.x] = vb;");
+    let _ = writeln!(src, "    workgroupBarrier();");
+    let _ = writeln!(src, "    for (var kk: u32 = 0u; kk < {TILE}u; kk = kk + 1u) {{");
+    let _ = writeln!(src, "      acc = acc + ta[lid.y * {TILE}u + kk] * tb[kk * {TILE}u + lid.x];");
+    let _ = writeln!(src, "    }}");
+    let _ = writeln!(src, "    workgroupBarrier();");
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "  if (row < {m}u && col < {n}u) {{ c[bi * {}u + row * {n}u + col] = acc; }}", m * n);
+    let _ = writeln!(src, "}}");
+    let bindings = vec![
+        Binding { slot: slots[0], write: false },
+        Binding { slot: slots[1], write: false },
+        Binding { slot: slots[2], write: true },
+    ];
+    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, nb as u32] }))
+}
