@@ -301,3 +301,111 @@ pub fn work(c: &ControlStep, plan_work: &dyn Fn(&Plan) -> usize) -> usize {
         ControlStep::Scan { body, length, .. } => plan_work(body).saturating_mul(*length).saturating_add(*length),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Aval, DType};
+    use crate::runtime::buffer::Buffer;
+
+    fn f32s(shape: &[usize], v: &[f32]) -> Buffer {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Buffer::from_bytes(&Aval::new(DType::F32, shape.to_vec()), &bytes).unwrap()
+    }
+    fn i32s(v: i32) -> Buffer {
+        Buffer::from_bytes(&Aval::scalar(DType::I32), &v.to_le_bytes()).unwrap()
+    }
+    fn read_f32(b: &Buffer) -> Vec<f32> {
+        b.as_bytes().chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+    fn read_i32(b: &Buffer) -> i32 {
+        let c = b.as_bytes();
+        i32::from_le_bytes([c[0], c[1], c[2], c[3]])
+    }
+    fn run(json: &str, ins: &[Buffer]) -> Vec<Buffer> {
+        let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
+        let exe = crate::backend::cpu::compile(&plan).unwrap();
+        exe.run(ins).unwrap()
+    }
+
+    /// `while i < n: (i, x) = (i + 1, x * 2 + 1)` over a vector carry (step by step) or a scalar one (fused).
+    fn while_json(shape: &str) -> String {
+        format!(
+            r#"{{"invars": [[0, "i32", []], [1, "f32", {shape}]], "eqns": [
+            {{"prim": "while", "params": {{"cond_nconsts": 1, "body_nconsts": 0,
+              "cond_jaxpr": {{"invars": [[0, "i32", []], [1, "i32", []], [2, "f32", {shape}]],
+                 "eqns": [{{"prim": "lt", "in": [1, 0], "out": [[3, "bool", []]]}}], "outvars": [3]}},
+              "body_jaxpr": {{"invars": [[0, "i32", []], [1, "f32", {shape}]],
+                 "eqns": [{{"prim": "add", "in": [0, {{"lit": 1, "dtype": "i32"}}], "out": [[2, "i32", []]]}},
+                          {{"prim": "mul", "in": [1, {{"lit": 2.0, "dtype": "f32"}}], "out": [[3, "f32", {shape}]]}},
+                          {{"prim": "add", "in": [3, {{"lit": 1.0, "dtype": "f32"}}], "out": [[4, "f32", {shape}]]}}],
+                 "outvars": [2, 4]}}}},
+             "in": [0, {{"lit": 0, "dtype": "i32"}}, 1], "out": [[2, "i32", []], [3, "f32", {shape}]]}}],
+          "outvars": [2, 3]}}"#
+        )
+    }
+
+    #[test]
+    fn while_loops_step_by_step_and_fused() {
+        let runs0 = super::SUBPLAN_RUNS.load(std::sync::atomic::Ordering::Relaxed);
+        let out = run(&while_json("[2]"), &[i32s(5), f32s(&[2], &[0.0, 1.0])]);
+        assert_eq!(read_i32(&out[0]), 5);
+        assert_eq!(read_f32(&out[1]), vec![31.0, 63.0]);
+        assert!(super::SUBPLAN_RUNS.load(std::sync::atomic::Ordering::Relaxed) >= runs0 + 11);
+        let out = run(&while_json("[]"), &[i32s(5), f32s(&[], &[1.0])]);
+        assert_eq!((read_i32(&out[0]), read_f32(&out[1])), (5, vec![63.0]));
+        let out = run(&while_json("[]"), &[i32s(0), f32s(&[], &[1.0])]);
+        assert_eq!((read_i32(&out[0]), read_f32(&out[1])), (0, vec![1.0]));
+        let out = run(&while_json("[]"), &[i32s(1_000_000), f32s(&[], &[0.0])]);
+        assert_eq!(read_i32(&out[0]), 1_000_000);
+    }
+
+    #[test]
+    fn cond_clamps_index_and_scan_stacks_in_reverse() {
+        let cond = r#"{"invars": [[0, "i32", []], [1, "f32", [3]]], "eqns": [
+            {"prim": "cond", "params": {"branches": [
+              {"invars": [[0, "f32", [3]]], "eqns": [{"prim": "neg", "in": [0], "out": [[1, "f32", [3]]]}], "outvars": [1]},
+              {"invars": [[0, "f32", [3]]], "eqns": [], "outvars": [0]},
+              {"invars": [[0, "f32", [3]]], "eqns": [{"prim": "mul", "in": [0, 0], "out": [[1, "f32", [3]]]}], "outvars": [1]}]},
+             "in": [0, 1], "out": [[2, "f32", [3]]]}], "outvars": [2]}"#;
+        let x = f32s(&[3], &[1.0, 2.0, 3.0]);
+        for (i, want) in [(-4, vec![-1.0, -2.0, -3.0]), (1, vec![1.0, 2.0, 3.0]), (9, vec![1.0, 4.0, 9.0])] {
+            assert_eq!(read_f32(&run(cond, &[i32s(i), x.clone()])[0]), want);
+        }
+        // carry c, xs x: c = c + x; y = c * 10; reverse
+        let scan = r#"{"invars": [[0, "f32", []], [1, "f32", [4]]], "eqns": [
+            {"prim": "scan", "params": {"num_consts": 0, "num_carry": 1, "length": 4, "reverse": true,
+              "jaxpr": {"invars": [[0, "f32", []], [1, "f32", []]], "eqns": [
+                 {"prim": "add", "in": [0, 1], "out": [[2, "f32", []]]},
+                 {"prim": "mul", "in": [2, {"lit": 10.0, "dtype": "f32"}], "out": [[3, "f32", []]]}],
+               "outvars": [2, 3]}},
+             "in": [0, 1], "out": [[2, "f32", []], [3, "f32", [4]]]}], "outvars": [2, 3]}"#;
+        let out = run(scan, &[f32s(&[], &[0.0]), f32s(&[4], &[1.0, 2.0, 3.0, 4.0])]);
+        assert_eq!(read_f32(&out[0]), vec![10.0]);
+        assert_eq!(read_f32(&out[1]), vec![100.0, 90.0, 70.0, 40.0]);
+    }
+
+    #[test]
+    fn malformed_control_programs_are_errors() {
+        let bad = [
+            // cond index of the wrong type
+            r#"{"invars": [[0, "f32", []]], "eqns": [{"prim": "cond", "params": {"branches": [
+               {"invars": [], "eqns": [], "outvars": []}]}, "in": [0], "out": []}], "outvars": []}"#,
+            // while body changing the carry type
+            r#"{"invars": [[0, "f32", []]], "eqns": [{"prim": "while", "params": {"cond_nconsts": 0, "body_nconsts": 0,
+               "cond_jaxpr": {"invars": [[0, "f32", []]], "eqns": [], "outvars": [{"lit": true, "dtype": "bool"}]},
+               "body_jaxpr": {"invars": [[0, "f32", []]], "eqns": [], "outvars": [{"lit": 1, "dtype": "i32"}]}},
+               "in": [0], "out": [[1, "f32", []]]}], "outvars": [1]}"#,
+            // scan xs without the leading axis
+            r#"{"invars": [[0, "f32", [3]]], "eqns": [{"prim": "scan", "params": {"num_consts": 0, "num_carry": 0,
+               "length": 4, "jaxpr": {"invars": [[0, "f32", []]], "eqns": [], "outvars": []}},
+               "in": [0], "out": []}], "outvars": []}"#,
+            // too many consts
+            r#"{"invars": [], "eqns": [{"prim": "while", "params": {"cond_nconsts": 3, "body_nconsts": 0,
+               "cond_jaxpr": {"invars": [], "eqns": [], "outvars": []},
+               "body_jaxpr": {"invars": [], "eqns": [], "outvars": []}}, "in": [], "out": []}], "outvars": []}"#,
+        ];
+        for j in bad {
+            assert!(crate::opt::compile_pipeline(j).is_err(), "{j}");
+        }
+    }
+}
