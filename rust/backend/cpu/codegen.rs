@@ -290,7 +290,16 @@ fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], e
         }
     }
     let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
-    let unroll = if n_live <= 12 { 4 } else { 2 };
+    // Light bodies (memory-bound) run 4 vectors per iteration, heavier ones 2 (fewer spills).
+    let has_math = k.body.iter().enumerate().any(|(i, ins)| {
+        live[i]
+            && match &ins.op {
+                KOp::Unary { op, .. } => crate::backend::cpu::math::MathFn::from_unary(*op).is_some(),
+                KOp::Binary { op, .. } => crate::backend::cpu::math::binary_math(*op, ins.dtype).is_some(),
+                _ => false,
+            }
+    });
+    let unroll = if n_live <= 12 && !has_math { 4 } else { 2 };
     let lu = (lanes * unroll) as u64;
     let outer_ok = outer.last().is_some_and(|a| ok(a) && a.n >= lanes as u64);
     if let Some(r) = red.last() {

@@ -1529,3 +1529,47 @@ fn outlined_math_routines_match_inline_math() {
         }
     }
 }
+
+/// `CRANAX_CPU_DISASM=1 cargo test --lib cpu::tests::math_throughput -- --ignored --nocapture`: one thread,
+/// kernel only, 1e6 f32 per function (JIT'd code runs at full speed even in a debug build of the crate).
+#[test]
+#[ignore]
+fn math_throughput() {
+    use UnaryOp::*;
+    let n = 1_000_000;
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 20001) as f32 / 1000.0 - 10.0).collect();
+    let pos: Vec<f32> = xs.iter().map(|v| v.abs() + 0.5).collect();
+    let out = Buffer::alloc(&Aval::new(DType::F32, vec![n])).unwrap();
+    let time = |p: &Plan, ins: &[Buffer]| -> (f64, String) {
+        let exe = compile(p).unwrap();
+        let (f, len) = exe.kernel_entry(0).unwrap();
+        let ptrs: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
+        let outs = [out.as_ptr()];
+        let mut best = f64::MAX;
+        for _ in 0..7 {
+            let t = std::time::Instant::now();
+            unsafe { f(ptrs.as_ptr(), outs.as_ptr(), 0, len) };
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let text = exe.as_text();
+        let stats = match text.find("; machine code") {
+            Some(i) => {
+                let mc = &text[i..];
+                format!("{} lines, {} spill moves", mc.lines().count(), mc.matches("movdqu").count())
+            }
+            None => String::new(),
+        };
+        (best * 1e9 / n as f64, stats)
+    };
+    let xb = buf(&[n], &xs);
+    let pb = buf(&[n], &pos);
+    for op in [Exp, Exp2, Expm1, Log, Log1p, Sin, Cos, Tan, Tanh, Logistic, Erf, Sqrt, Rsqrt] {
+        let inp = if matches!(op, Log | Log1p | Sqrt | Rsqrt) { &pb } else { &xb };
+        let (ns, stats) = time(&math_plan(n, un(op, 0, DType::F32), false), std::slice::from_ref(inp));
+        println!("{op:?}: {ns:.2} ns/element  {stats}");
+    }
+    for op in [BinaryOp::Pow, BinaryOp::Atan2] {
+        let (ns, stats) = time(&math_plan(n, bin(op, 0, 1, DType::F32), true), &[pb.clone(), xb.clone()]);
+        println!("{op:?}: {ns:.2} ns/element  {stats}");
+    }
+}

@@ -265,12 +265,15 @@ impl<'f> E<'_, 'f> {
         let n = self.b.ins().iconst(types::I32, n);
         self.b.ins().ushr(a, n)
     }
-    /// Clamp to [lo, hi]; NaN stays NaN.
+    /// Clamp to [lo, hi]; NaN stays NaN. (Compare + select: much shorter than `fmax`/`fmin`, whose
+    /// NaN and signed-zero rules cost a long sequence on x86.)
     fn clamp(&mut self, x: Value, lo: f64, hi: f64) -> Value {
         let l = self.c(lo);
         let h = self.c(hi);
-        let t = self.b.ins().fmax(x, l);
-        self.b.ins().fmin(t, h)
+        let below = self.cmp(FloatCC::LessThan, x, l);
+        let t = self.sel(below, l, x);
+        let above = self.cmp(FloatCC::GreaterThan, t, h);
+        self.sel(above, h, t)
     }
     /// |a| with the sign of `s`.
     fn copysign(&mut self, a: Value, s: Value) -> Value {
@@ -869,23 +872,23 @@ fn erf_f32(e: &mut E, x: Value) -> Value {
         let mut d = e.with(dty);
         for &p in &parts {
             let a = d.abs(p);
+            let m_mid = d.cmpc(FloatCC::GreaterThanOrEqual, a, 0.84375);
+            let m_big = d.cmpc(FloatCC::GreaterThanOrEqual, a, 1.25);
+            // The three fdlibm ranges each need one ratio of polynomials; pick each lane's numerator and
+            // denominator first and divide once.
             // |x| < 0.84375: x + x * P(x^2)/Q(x^2).
             let z = d.mul(p, p);
-            let r = d.poly(z, &PP);
-            let s = d.poly1(z, &QQ);
-            let y = d.div(r, s);
-            let small = d.fma(p, y, p);
+            let pp = d.poly(z, &PP);
+            let qq = d.poly1(z, &QQ);
             // 0.84375 <= |x| < 1.25: erx + P(s)/Q(s), s = |x| - 1.
             let s1 = d.addc(a, -1.0);
             let pa = d.poly(s1, &PA);
             let qa = d.poly1(s1, &QA);
-            let mid = d.div(pa, qa);
-            let mid = d.addc(mid, ERX);
-            // 1.25 <= |x| < 4: 1 - exp(-x^2 - 0.5625 + R/S)/|x| (x^2 is exact: x came from f32).
+            // 1.25 <= |x| < 4: 1 - exp(-x^2 - 0.5625 + R(t)/S(t))/|x|, t = 1/x^2 (x^2 exact: x came from f32).
             let a4 = d.clamp(a, 1.25, 4.0);
-            let aa = d.mul(a4, a4);
             let one = d.c(1.0);
-            let t = d.div(one, aa);
+            let inv = d.div(one, a4);
+            let t = d.mul(inv, inv);
             let ra = d.poly(t, &RA);
             let sa = d.poly1(t, &SA);
             let rb = d.poly(t, &RB);
@@ -893,15 +896,20 @@ fn erf_f32(e: &mut E, x: Value) -> Value {
             let lt = d.cmpc(FloatCC::LessThan, a4, 1.0 / 0.35);
             let rr = d.sel(lt, ra, rb);
             let ss = d.sel(lt, sa, sb);
-            let q = d.div(rr, ss);
+            let num = d.sel(m_mid, pa, pp);
+            let num = d.sel(m_big, rr, num);
+            let den = d.sel(m_mid, qa, qq);
+            let den = d.sel(m_big, ss, den);
+            let q = d.div(num, den);
+            let small = d.fma(p, q, p);
+            let mid = d.addc(q, ERX);
+            let aa = d.mul(a4, a4);
             let arg = d.sub(q, aa);
             let arg = d.addc(arg, -0.5625);
             let ex = exp_f64_internal(&mut d, arg);
-            let ex = d.div(ex, a4);
+            let ex = d.mul(ex, inv);
             let big = d.sub(one, ex);
             // Assemble by |x|, then restore the sign.
-            let m_mid = d.cmpc(FloatCC::GreaterThanOrEqual, a, 0.84375);
-            let m_big = d.cmpc(FloatCC::GreaterThanOrEqual, a, 1.25);
             let m_one = d.cmpc(FloatCC::GreaterThanOrEqual, a, 4.0);
             let v = d.sel(m_big, big, mid);
             let v = d.selc(m_one, 1.0, v);
@@ -1038,8 +1046,13 @@ fn atan2_f32(e: &mut E, y: Value, x: Value) -> Value {
         for (&yp, &xp) in ys.iter().zip(&xs) {
             let ay = d.abs(yp);
             let ax = d.abs(xp);
-            let mn = d.b.ins().fmin(ax, ay);
-            let mx = d.b.ins().fmax(ax, ay);
+            // min/max of two absolute values (NaN handled through t below: both orders give NaN lanes).
+            let lt = d.cmp(FloatCC::LessThan, ax, ay);
+            let mn = d.sel(lt, ax, ay);
+            let mx = d.sel(lt, ay, ax);
+            let anynan = d.cmp(FloatCC::Unordered, ax, ay);
+            let nan = d.c(f64::NAN);
+            let mx = d.sel(anynan, nan, mx);
             let t = d.div(mn, mx);
             // 0/0 (both zero) → 0; inf/inf → 1.
             let both0 = d.cmpc(FloatCC::Equal, mx, 0.0);
