@@ -26,7 +26,7 @@
 //! | logistic  | 2       | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1       | f64: Cody–Waite (|x| < 2^23) or Payne–Hanek; musl __sindf/__cosdf        |
 //! | tan       | 1       | f64: same reduction; musl __tandf                                         |
-//! | erf       | 1       | f64: fdlibm erf rational approximations, exp in f64                        |
+//! | erf       | 3       | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | pow       | 1       | f64: exp(y·log|x|), log and exp in f64 (≈2^-45), IEEE special cases        |
 //! | atan2     | 1       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0.5     | `sqrt` instruction                                                         |
@@ -864,60 +864,38 @@ const SB: [f64; 7] = [
     -2.24409524465858183362e+01,
 ];
 
+/// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
+const ERF_SMALL: [f64; 9] = [
+    0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
+    -0.0008522389107383788, 0.00011756037565646693, -1.2869926649727859e-05, 8.38302469219343e-07,
+];
+/// log(erfc(t)) = Q(t - 2.59) on 1.25 <= t < 3.93 (degree 10, absolute fit error 2e-9).
+const ERF_LARGE: [f64; 11] = [
+    -8.296210289001465, -5.522839069366455, -0.9467231631278992, -0.010111527517437935, 0.0019851133693009615,
+    -0.00038135770591907203, 6.935229612281546e-05, -1.1623111277003773e-05, 1.6747486597523675e-06,
+    -1.1415279743687279e-07, -2.022323464245801e-08,
+];
+
+/// erf in f32: a polynomial below 1.25, 1 - exp(Q(|x|)) up to 3.93 (Chebyshev fits made with NumPy/SciPy
+/// in float64, coefficients rounded to f32), ±1 beyond.
 fn erf_f32(e: &mut E, x: Value) -> Value {
-    let dty = f64_ty(e);
-    let parts = split(e, x);
-    let mut outs = Vec::new();
-    {
-        let mut d = e.with(dty);
-        for &p in &parts {
-            let a = d.abs(p);
-            let m_mid = d.cmpc(FloatCC::GreaterThanOrEqual, a, 0.84375);
-            let m_big = d.cmpc(FloatCC::GreaterThanOrEqual, a, 1.25);
-            // The three fdlibm ranges each need one ratio of polynomials; pick each lane's numerator and
-            // denominator first and divide once.
-            // |x| < 0.84375: x + x * P(x^2)/Q(x^2).
-            let z = d.mul(p, p);
-            let pp = d.poly(z, &PP);
-            let qq = d.poly1(z, &QQ);
-            // 0.84375 <= |x| < 1.25: erx + P(s)/Q(s), s = |x| - 1.
-            let s1 = d.addc(a, -1.0);
-            let pa = d.poly(s1, &PA);
-            let qa = d.poly1(s1, &QA);
-            // 1.25 <= |x| < 4: 1 - exp(-x^2 - 0.5625 + R(t)/S(t))/|x|, t = 1/x^2 (x^2 exact: x came from f32).
-            let a4 = d.clamp(a, 1.25, 4.0);
-            let one = d.c(1.0);
-            let inv = d.div(one, a4);
-            let t = d.mul(inv, inv);
-            let ra = d.poly(t, &RA);
-            let sa = d.poly1(t, &SA);
-            let rb = d.poly(t, &RB);
-            let sb = d.poly1(t, &SB);
-            let lt = d.cmpc(FloatCC::LessThan, a4, 1.0 / 0.35);
-            let rr = d.sel(lt, ra, rb);
-            let ss = d.sel(lt, sa, sb);
-            let num = d.sel(m_mid, pa, pp);
-            let num = d.sel(m_big, rr, num);
-            let den = d.sel(m_mid, qa, qq);
-            let den = d.sel(m_big, ss, den);
-            let q = d.div(num, den);
-            let small = d.fma(p, q, p);
-            let mid = d.addc(q, ERX);
-            let aa = d.mul(a4, a4);
-            let arg = d.sub(q, aa);
-            let arg = d.addc(arg, -0.5625);
-            let ex = exp_f64_internal(&mut d, arg);
-            let ex = d.mul(ex, inv);
-            let big = d.sub(one, ex);
-            // Assemble by |x|, then restore the sign.
-            let m_one = d.cmpc(FloatCC::GreaterThanOrEqual, a, 4.0);
-            let v = d.sel(m_big, big, mid);
-            let v = d.selc(m_one, 1.0, v);
-            let v = d.copysign(v, p);
-            outs.push(d.sel(m_mid, v, small));
-        }
-    }
-    join(e, &outs)
+    let a = e.abs(x);
+    let s = e.mul(a, a);
+    let p = e.poly(s, &ERF_SMALL);
+    let small = e.fma(a, p, a);
+    // Lanes outside [1.25, 3.93] are selected away below; clamping keeps their exp away from denormals
+    // (microcode assists) and NaN.
+    let ac = e.clamp(a, 1.25, 3.93);
+    let u = e.addc(ac, -2.59);
+    let q = e.poly(u, &ERF_LARGE);
+    let ex = exp_f32(e, q);
+    let one = e.c(1.0);
+    let big = e.sub(one, ex);
+    let m_small = e.cmpc(FloatCC::LessThan, a, 1.25);
+    let r = e.sel(m_small, small, big);
+    let m_one = e.cmpc(FloatCC::GreaterThanOrEqual, a, 3.93);
+    let r = e.selc(m_one, 1.0, r);
+    e.copysign(r, x)
 }
 
 /// Lanes where f64 `y` is an integer, and where it is an odd integer.
