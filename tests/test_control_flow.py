@@ -606,3 +606,26 @@ def test_grad_of_vmap_and_vmap_of_grad():
         close(per[k], jax.grad(f)(0.7, xs[k]), 1e-5)
     total = jax.grad(lambda w: jax.vmap(f, in_axes=(None, 0))(w, xs).sum())(0.7)
     close(total, per.sum(), 1e-5)
+
+
+def test_scalar_loops_with_branches_and_inner_loops_compile_to_one_function():
+    def collatz_steps(n):
+        def body(c):
+            k, s = c
+            k = lax.cond(k % 2 == 0, lambda k: k // 2, lambda k: 3 * k + 1, k)
+            return k, s + 1
+        return lax.while_loop(lambda c: c[0] != 1, body, (n, 0))[1]
+    f = jax.jit(collatz_steps)
+    f(6)
+    runs0, fused0, _ = stats()
+    assert int(f(27)) == 111
+    runs1, fused1, _ = stats()
+    assert (runs1 - runs0, fused1 - fused0) == (0, 1)
+    g = jax.jit(lambda n: lax.fori_loop(0, n, lambda i, a: a + lax.fori_loop(0, i, lambda j, b: b + j, 0), 0))
+    assert int(g(300)) == sum(j for i in range(300) for j in range(i))
+    h = jax.jit(lambda x: lax.fori_loop(0, 10, lambda i, c: lax.switch(
+        i % 3, [lambda v: v + 1.0, lambda v: v * 2.0, lambda v: v - 3.0], c), x))
+    c = 1.0
+    for i in range(10):
+        c = [c + 1, c * 2, c - 3][i % 3]
+    assert float(h(1.0)) == c

@@ -81,19 +81,33 @@ fn one(a: &Aval) -> bool {
     a.numel() == Some(1)
 }
 
-/// Whether `p` is made only of single-point kernels and views over one-element slots.
+/// Whether `p` is made only of single-point kernels, views and (recursively) such control steps over
+/// one-element slots. Nested `cond`s become basic blocks, nested loops become inner loops.
 fn scalar_plan(p: &Plan) -> bool {
     p.slots.iter().all(one)
         && p.outputs.iter().all(|&s| s < p.slots.len())
         && p.steps.iter().all(|s| match s {
-            Step::View { .. } => true,
+            Step::View { src, dst } => *src < p.slots.len() && *dst < p.slots.len(),
             Step::Kernel(k) => {
                 k.domain.iter().all(|&d| d == 1)
                     && k.inputs.iter().all(|i| i.slot < p.slots.len() && i.offset == 0)
                     && k.outputs.iter().all(|o| o.slot < p.slots.len() && o.value < k.body.len())
             }
+            Step::Control(c) => {
+                c.inputs().iter().chain(c.outputs()).all(|&s| s < p.slots.len()) && scalar_control(c)
+            }
             _ => false,
         })
+}
+
+fn scalar_control(c: &ControlStep) -> bool {
+    match c {
+        ControlStep::Cond { branches, .. } => branches.iter().all(scalar_plan),
+        ControlStep::While { cond, body, .. } => scalar_plan(cond) && scalar_plan(body),
+        ControlStep::Scan { body, xs, outputs, init, .. } => {
+            xs.is_empty() && outputs.len() == init.len() && scalar_plan(body)
+        }
+    }
 }
 
 /// Compiles the fused form of `c` when it qualifies (else `None`).
@@ -101,25 +115,20 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     if std::env::var_os("CRANAX_NO_FUSED_LOOPS").is_some_and(|v| v == "1") {
         return Ok(None);
     }
-    let in_avals: Vec<Aval> = c.inputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
-    let out_ok = c.outputs().iter().all(|&s| slots.get(s).is_some_and(one));
-    if in_avals.len() != c.inputs().len() || !in_avals.iter().all(one) || !out_ok {
+    // A lone cond is cheap to dispatch step by step; fuse loops (which may contain conds).
+    if matches!(c, ControlStep::Cond { .. }) {
         return Ok(None);
     }
-    let shape = match c {
-        ControlStep::While { cond, body, cond_consts, body_consts, init, .. }
-            if scalar_plan(cond) && scalar_plan(body) =>
-        {
-            Shape { cond: Some(cond), body, nc: cond_consts.len(), nb: body_consts.len(), nk: init.len(), length: 0 }
-        }
-        ControlStep::Scan { body, consts, init, xs, length, outputs, .. }
-            if xs.is_empty() && outputs.len() == init.len() && scalar_plan(body) =>
-        {
-            Shape { cond: None, body, nc: 0, nb: consts.len(), nk: init.len(), length: *length }
-        }
-        _ => return Ok(None),
-    };
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(&shape, &in_avals)));
+    let in_avals: Vec<Aval> = c.inputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
+    let out_avals: Vec<Aval> = c.outputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
+    if in_avals.len() != c.inputs().len()
+        || out_avals.len() != c.outputs().len()
+        || !in_avals.iter().chain(&out_avals).all(one)
+        || !scalar_control(c)
+    {
+        return Ok(None);
+    }
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(c, &in_avals, &out_avals)));
     match r {
         Ok(Ok((entry, module, clif))) => {
             Ok(Some(FusedLoop { entry, in_avals, module: Mutex::new(Some(module)), clif }))
@@ -130,20 +139,22 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     }
 }
 
-struct Shape<'a> {
-    cond: Option<&'a Plan>,
-    body: &'a Plan,
-    nc: usize,
-    nb: usize,
-    nk: usize,
-    length: usize,
-}
-
 fn cg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
     move |e| Error::Codegen(format!("{what}: {e}"))
 }
 
-fn build(s: &Shape, in_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> {
+fn plans_of<'a>(c: &'a ControlStep, out: &mut Vec<&'a Plan>) {
+    for p in c.plans() {
+        out.push(p);
+        for st in &p.steps {
+            if let Step::Control(inner) = st {
+                plans_of(inner, out);
+            }
+        }
+    }
+}
+
+fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> {
     let mut module = super::jit::new_module()?;
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
@@ -152,7 +163,8 @@ fn build(s: &Shape, in_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> 
     let id = module.declare_function("cranax_fused_loop", Linkage::Local, &sig).map_err(cg("declaring a loop"))?;
     ctx.func.signature = sig;
     let mut imports: Imports = HashMap::new();
-    let plans: Vec<&Plan> = s.cond.into_iter().chain(std::iter::once(s.body)).collect();
+    let mut plans = Vec::new();
+    plans_of(c, &mut plans);
     for p in &plans {
         for st in &p.steps {
             if let Step::Kernel(k) = st {
@@ -180,53 +192,12 @@ fn build(s: &Shape, in_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> 
             let ptr = b.ins().load(types::I64, flags, inp, (8 * k) as i32);
             vals.push(b.ins().load(cl_type(a.dtype), flags, ptr, 0));
         }
-        let (cconsts, rest) = vals.split_at(s.nc);
-        let (bconsts, init) = rest.split_at(s.nb);
-        let carry_ty: Vec<DType> = in_avals[s.nc + s.nb..].iter().map(|a| a.dtype).collect();
-        let vars: Vec<Variable> = carry_ty.iter().map(|d| b.declare_var(cl_type(*d))).collect();
-        for (v, x) in vars.iter().zip(init) {
-            b.def_var(*v, *x);
-        }
-        let counter = b.declare_var(types::I64);
-        let zero = b.ins().iconst(types::I64, 0);
-        b.def_var(counter, zero);
-        let header = b.create_block();
-        let body_blk = b.create_block();
-        let exit = b.create_block();
-        b.ins().jump(header, &[]);
-        b.switch_to_block(header);
-        let carry: Vec<Value> = vars.iter().map(|v| b.use_var(*v)).collect();
-        let go = match s.cond {
-            Some(cp) => {
-                let ins: Vec<Value> = cconsts.iter().chain(&carry).copied().collect();
-                let p = eval_plan(&mut b, &imports, cp, &ins)?;
-                let pv = *p.first().ok_or_else(|| Error::Codegen("cond plan without output".into()))?;
-                b.ins().icmp_imm_s(IntCC::NotEqual, pv, 0)
-            }
-            None => {
-                let i = b.use_var(counter);
-                b.ins().icmp_imm_s(IntCC::SignedLessThan, i, s.length as i64)
-            }
-        };
-        b.ins().brif(go, body_blk, &[], exit, &[]);
-        b.switch_to_block(body_blk);
-        let ins: Vec<Value> = bconsts.iter().chain(&carry).copied().collect();
-        let new = eval_plan(&mut b, &imports, s.body, &ins)?;
-        if new.len() < s.nk {
-            return Err(Error::Codegen("loop body gives too few carries".into()));
-        }
-        for (v, x) in vars.iter().zip(&new) {
-            b.def_var(*v, *x);
-        }
-        let i = b.use_var(counter);
-        let i1 = b.ins().iadd_imm_s(i, 1);
-        b.def_var(counter, i1);
-        b.ins().jump(header, &[]);
-        b.switch_to_block(exit);
-        for (k, v) in vars.iter().enumerate() {
-            let x = b.use_var(*v);
+        let in_types: Vec<DType> = in_avals.iter().map(|a| a.dtype).collect();
+        let out_types: Vec<DType> = out_avals.iter().map(|a| a.dtype).collect();
+        let outs = emit_control(&mut b, &imports, c, &vals, &in_types, &out_types)?;
+        for (k, x) in outs.iter().enumerate() {
             let ptr = b.ins().load(types::I64, flags, outp, (8 * k) as i32);
-            b.ins().store(flags, x, ptr, 0);
+            b.ins().store(flags, *x, ptr, 0);
         }
         b.ins().return_(&[]);
         b.seal_all_blocks();
@@ -242,6 +213,116 @@ fn build(s: &Shape, in_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> 
     Ok((entry, module, clif))
 }
 
+/// Emits control step `c` on SSA values `ins` (in `ControlStep::inputs()` order, of dtypes `in_types`);
+/// returns its outputs (of dtypes `out_types`). Loops are real loops (header, body, exit blocks); a cond is
+/// a chain of tests branching to one block per branch, joined in a merge block.
+fn emit_control(
+    b: &mut FunctionBuilder,
+    imports: &Imports,
+    c: &ControlStep,
+    ins: &[Value],
+    in_types: &[DType],
+    out_types: &[DType],
+) -> Result<Vec<Value>> {
+    let bad = |m: &str| Error::Codegen(format!("fused loop: {m}"));
+    if ins.len() != in_types.len() {
+        return Err(bad("input count"));
+    }
+    let outs: Vec<Variable> = out_types.iter().map(|d| b.declare_var(cl_type(*d))).collect();
+    match c {
+        ControlStep::Cond { branches, .. } => {
+            let (idx, ops_) = ins.split_first().ok_or_else(|| bad("cond without index"))?;
+            let merge = b.create_block();
+            let blocks: Vec<_> = branches.iter().map(|_| b.create_block()).collect();
+            let n = blocks.len();
+            if n == 0 {
+                return Err(bad("cond without branches"));
+            }
+            if in_types[0] == DType::Bool {
+                if n != 2 {
+                    return Err(bad("bool index needs two branches"));
+                }
+                b.ins().brif(*idx, blocks[1], &[], blocks[0], &[]);
+            } else {
+                // branch j runs when clamp(idx, 0, n-1) == j: test idx <= j in order.
+                for (j, blk) in blocks.iter().enumerate().take(n - 1) {
+                    let t = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, *idx, j as i64);
+                    let next = b.create_block();
+                    b.ins().brif(t, *blk, &[], next, &[]);
+                    b.switch_to_block(next);
+                }
+                b.ins().jump(blocks[n - 1], &[]);
+            }
+            for (p, blk) in branches.iter().zip(&blocks) {
+                b.switch_to_block(*blk);
+                let r = eval_plan(b, imports, p, ops_)?;
+                if r.len() != outs.len() {
+                    return Err(bad("branch output count"));
+                }
+                for (v, x) in outs.iter().zip(&r) {
+                    b.def_var(*v, *x);
+                }
+                b.ins().jump(merge, &[]);
+            }
+            b.switch_to_block(merge);
+        }
+        ControlStep::While { .. } | ControlStep::Scan { .. } => {
+            let (cond, body, nc, nb, length) = match c {
+                ControlStep::While { cond, body, cond_consts, body_consts, .. } => {
+                    (Some(cond), body, cond_consts.len(), body_consts.len(), 0)
+                }
+                ControlStep::Scan { body, consts, length, .. } => (None, body, 0, consts.len(), *length),
+                _ => unreachable!(),
+            };
+            if ins.len() < nc + nb || ins.len() - nc - nb != outs.len() {
+                return Err(bad("carry count"));
+            }
+            let (cconsts, rest) = ins.split_at(nc);
+            let (bconsts, init) = rest.split_at(nb);
+            for (v, x) in outs.iter().zip(init) {
+                b.def_var(*v, *x);
+            }
+            let counter = b.declare_var(types::I64);
+            let zero = b.ins().iconst(types::I64, 0);
+            b.def_var(counter, zero);
+            let header = b.create_block();
+            let body_blk = b.create_block();
+            let exit = b.create_block();
+            b.ins().jump(header, &[]);
+            b.switch_to_block(header);
+            let carry: Vec<Value> = outs.iter().map(|v| b.use_var(*v)).collect();
+            let go = match cond {
+                Some(cp) => {
+                    let cin: Vec<Value> = cconsts.iter().chain(&carry).copied().collect();
+                    let p = eval_plan(b, imports, cp, &cin)?;
+                    let pv = *p.first().ok_or_else(|| bad("cond plan without output"))?;
+                    b.ins().icmp_imm_s(IntCC::NotEqual, pv, 0)
+                }
+                None => {
+                    let i = b.use_var(counter);
+                    b.ins().icmp_imm_s(IntCC::SignedLessThan, i, length as i64)
+                }
+            };
+            b.ins().brif(go, body_blk, &[], exit, &[]);
+            b.switch_to_block(body_blk);
+            let bin: Vec<Value> = bconsts.iter().chain(&carry).copied().collect();
+            let new = eval_plan(b, imports, body, &bin)?;
+            if new.len() < outs.len() {
+                return Err(bad("loop body gives too few carries"));
+            }
+            for (v, x) in outs.iter().zip(&new) {
+                b.def_var(*v, *x);
+            }
+            let i = b.use_var(counter);
+            let i1 = b.ins().iadd_imm_s(i, 1);
+            b.def_var(counter, i1);
+            b.ins().jump(header, &[]);
+            b.switch_to_block(exit);
+        }
+    }
+    Ok(outs.iter().map(|v| b.use_var(*v)).collect())
+}
+
 /// Emits a single-point plan on SSA values: `inputs` for its input slots; returns its outputs' values.
 fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Value]) -> Result<Vec<Value>> {
     if inputs.len() != p.num_inputs {
@@ -255,6 +336,15 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Val
     for st in &p.steps {
         match st {
             Step::View { src, dst } => slot[*dst] = Some(slot[*src].ok_or_else(missing)?),
+            Step::Control(c) => {
+                let ins = c.inputs().iter().map(|&s| slot[s].ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
+                let it: Vec<DType> = c.inputs().iter().map(|&s| p.slots[s].dtype).collect();
+                let ot: Vec<DType> = c.outputs().iter().map(|&s| p.slots[s].dtype).collect();
+                let outs = emit_control(b, imports, c, &ins, &it, &ot)?;
+                for (&s, v) in c.outputs().iter().zip(outs) {
+                    slot[s] = Some(v);
+                }
+            }
             Step::Kernel(k) => {
                 let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
                 for i in 0..k.body.len() {
@@ -283,7 +373,7 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Val
                     slot[o.slot] = Some(v);
                 }
             }
-            _ => return Err(Error::Unsupported("fused loop over a non-kernel step".into())),
+            _ => return Err(Error::Unsupported("fused loop over a library step".into())),
         }
     }
     p.outputs.iter().map(|&o| slot.get(o).copied().flatten().ok_or_else(missing)).collect()
