@@ -861,7 +861,10 @@ fn math_functions_match_std() {
         close(*g, w, 2e-16);
     }
     let e32 = unop(Erf, &[0.5f32, 1.0]);
-    assert_eq!(e32, vec![0.5204998778130465f64 as f32, 0.8427007929497149f64 as f32]);
+    // float32 erf is the inline polynomial (≤ 4 ulp; see vmath's table).
+    for (g, w) in e32.iter().zip([0.5204998778130465f64, 0.8427007929497149]) {
+        assert!(ulp_err(*g, w) <= 4.0, "{g} vs {w}");
+    }
     // erf_inv is erf's inverse
     for y in [0.5f64, -0.3, 0.9, 0.999999, 1e-12, 0.999999999999] {
         let x = unop(ErfInv, &[y])[0];
