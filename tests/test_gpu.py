@@ -30,6 +30,13 @@ GPU = GPUS[0] if GPUS else None
 CPU = jax.devices("cpu")[0]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_gpu_memory():
+    yield
+    if GPUS:
+        _core.gpu_clear_caches()  # lavapipe's device memory is host memory: give the pool back
+
+
 def on_gpu(*xs):
     return [jax.device_put(np.asarray(x), GPU) for x in xs]
 

@@ -197,11 +197,15 @@ pub fn is_committed(x: &Bound<'_, PyAny>) -> bool {
 /// Waits for `x`'s computation without reading device values back; raises its error.
 #[pyfunction]
 pub fn block(py: Python<'_>, x: &Bound<'_, DeviceArray>) -> PyResult<()> {
-    let v = x.get().value.clone();
-    if v.is_ready() {
-        return Ok(v.block()?);
+    let v = &x.get().value;
+    #[cfg(feature = "gpu")]
+    if let Value::Gpu(g) = v {
+        let g = g.clone();
+        return Ok(py.detach(move || g.wait_done())?);
     }
-    Ok(py.detach(|| v.block())?)
+    // Host values: the interruptible wait (Ctrl-C raises KeyboardInterrupt).
+    super::array::wait_value(py, v)?;
+    Ok(())
 }
 
 /// Sets the device uncommitted computations run on (None: the CPU).
