@@ -327,9 +327,13 @@ def _binary(name, a, b, out_dt):
         # fmod jumps where x/y crosses an integer
         xf, yf = _f64(a), _f64(b)
         with np.errstate(all="ignore"):
-            q_lo = np.trunc((xf - a.err) / np.where(yf == 0, np.nan, yf))
-            q_hi = np.trunc((xf + a.err) / np.where(yf == 0, np.nan, yf))
-        err = _uncertain_if(((a.err > 0) | (b.err > 0)) & ~(q_lo == q_hi), err)
+            q = np.trunc(xf / yf)
+            jump = np.zeros(q.shape, bool)
+            for sx in (-1, 1):
+                for sy in (-1, 1):
+                    qc = np.trunc((xf + sx * a.err) / (yf + sy * b.err))
+                    jump |= ~((qc == q) | (np.isnan(qc) & np.isnan(q)))
+        err = _uncertain_if(((a.err > 0) | (b.err > 0)) & jump, err)
     if name in ("div", "atan2", "pow"):
         # a zero whose sign or exact value is in doubt
         err = _uncertain_if((np.abs(_f64(b)) <= b.err) & (b.err > 0), err)

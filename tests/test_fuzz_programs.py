@@ -140,8 +140,11 @@ def programs(draw, max_ops=8):
         ops.append(rec)
         pool.extend(outs)
     n = len(pool)
-    outputs = [n - 1] + draw(st.lists(st.integers(0, n - 1), max_size=2))
-    args = [draw(hnp.arrays(dt, s, elements=_elements(dt))) for s, dt in pool[:n_in]]
+    if draw(st.booleans()):  # every computed value is an output: each op's result is checked
+        outputs = list(range(n_in, n)) or [n - 1]
+    else:  # some values dead: exercises DCE and fusion around unused results
+        outputs = [n - 1] + draw(st.lists(st.integers(0, n - 1), max_size=2))
+    args = [draw(hnp.arrays(dt, s, elements=_elements(dt), fill=st.nothing())) for s, dt in pool[:n_in]]
     return Program(pool[:n_in], ops, outputs), args
 
 
