@@ -26,6 +26,9 @@ def _gpu_state():
 
 GPUS, REASON = _gpu_state()
 pytestmark = pytest.mark.skipif(not GPUS, reason=f"no GPU adapter: {REASON}")
+if not GPUS:
+    import warnings
+    warnings.warn(f"tests/test_gpu.py skipped: no GPU adapter ({REASON})", pytest.PytestWarning, stacklevel=1)
 GPU = GPUS[0] if GPUS else None
 CPU = jax.devices("cpu")[0]
 
@@ -480,3 +483,19 @@ def test_dot_runs_as_a_shader():
     shaders = _core.gpu_shaders(exe, GPU)
     assert any("dot_general" in s and "workgroupBarrier" in s for s in shaders), shaders
     assert _core.gpu_info(GPU)["pipeline_compiles"] >= before
+
+
+def test_int_power_clamp_and_remainder():
+    a = np.array([2, -3, 0, 1, -1, 7, 5], np.int32)
+    b = np.array([3, 3, 0, -2, -3, 2, 11], np.int32)
+    for f in [jnp.power, lambda x, y: lax.clamp(x.dtype.type(1), x, x.dtype.type(4)), jnp.remainder,
+              jnp.floor_divide]:
+        c, g = both(f, a, b)
+        np.testing.assert_array_equal(g, c)
+        c, g = both(f, a.astype(np.uint32), np.abs(b).astype(np.uint32))
+        np.testing.assert_array_equal(g, c)
+    x = np.array([5.5, -5.5, 0.0, 3.0, -7.25, np.inf], np.float32)
+    y = np.array([2.0, 2.0, 1.0, -0.0, 0.5, 1.0], np.float32)
+    for f in [jnp.remainder, jnp.floor_divide, lambda u, v: lax.clamp(np.float32(-1), u, np.float32(2))]:
+        c, g = both(f, x, y)
+        np.testing.assert_array_equal(g, c)
