@@ -1037,6 +1037,7 @@ fn atan2_f32(e: &mut E, y: Value, x: Value) -> Value {
             let t = d.selc(both0, 0.0, t);
             let both_inf = d.cmpc(FloatCC::Equal, mn, f64::INFINITY);
             let t = d.selc(both_inf, 1.0, t);
+            let t = d.selc(anynan, f64::NAN, t);
             let a = atan01(&mut d, t);
             let swap = d.cmp(FloatCC::GreaterThan, ay, ax);
             let pio2 = d.c(std::f64::consts::FRAC_PI_2);
