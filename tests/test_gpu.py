@@ -292,7 +292,8 @@ def test_broadcast_transpose_slice_rev_as_index_math():
 # ------------------------------------------------------------------------------------------- reductions
 
 @pytest.mark.parametrize("shape,axis", [((1000,), None), ((7, 300), 1), ((300, 7), 0), ((3, 4, 5), (0, 2)),
-                                        ((2, 70000), 1), ((5000, 3), None), ((0, 4), 0)])
+                                        ((2, 70000), 1), ((5000, 3), None), ((0, 4), 0), ((1_000_003,), None),
+                                        ((3, 400_000), 1), ((200_000, 3), 0)])
 def test_reductions_vs_cpu(shape, axis):
     rng = np.random.default_rng(6)
     x = rng.standard_normal(shape).astype(np.float32)

@@ -89,6 +89,8 @@ pub fn clear_caches(py: Python<'_>) {
     py.detach(|| {
         cache::global().clear();
         crate::runtime::buffer::trim_pool();
+        #[cfg(feature = "gpu")]
+        crate::backend::gpu::clear_caches();
     });
 }
 

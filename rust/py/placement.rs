@@ -48,7 +48,7 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
     }
     match to.kind {
         DeviceKind::Cpu => {
-            let b = py.detach(|| v.wait())?;
+            let b = py.detach(|| super::errors::guarded("transfer to the host", || v.wait()))?;
             Ok(Value::Ready(b))
         }
         DeviceKind::Gpu => {
@@ -58,9 +58,11 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
                     .get(to.id as usize)
                     .ok_or_else(|| PyValueError::new_err(format!("unknown device {}", to.repr())))?
                     .clone();
-                let g = py.detach(|| -> crate::Result<_> {
-                    let host = v.wait()?;
-                    crate::backend::gpu::GpuValue::upload(&ctx, &host)
+                let g = py.detach(|| {
+                    super::errors::guarded("transfer to the GPU", || {
+                        let host = v.wait()?;
+                        crate::backend::gpu::GpuValue::upload(&ctx, &host)
+                    })
                 })?;
                 Ok(Value::Gpu(g))
             }

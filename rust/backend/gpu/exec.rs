@@ -19,6 +19,31 @@ use super::wgsl::{dot_shader as wgsl_dot, kernel_shader, KernelShader};
 struct CompiledKernel {
     shader: KernelShader,
     pipeline: Arc<wgpu::ComputePipeline>,
+    /// The second pass of a split reduction.
+    second: Option<Arc<wgpu::ComputePipeline>>,
+}
+
+fn dispatch(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    bound: &[Arc<GpuBuffer>],
+    groups: [u32; 3],
+) {
+    let entries: Vec<wgpu::BindGroupEntry> = bound
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
+        .collect();
+    let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut pass = enc.begin_compute_pass(&Default::default());
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, &bg, &[]);
+    pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
 }
 
 pub struct GpuExecutable {
@@ -84,12 +109,16 @@ pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> R
                     }
                 }
                 let pipeline = ctx.pipeline(&shader.source)?;
-                kernels.push(Some(CompiledKernel { shader, pipeline }));
+                let second = match &shader.second {
+                    Some(p) => Some(ctx.pipeline(&p.source)?),
+                    None => None,
+                };
+                kernels.push(Some(CompiledKernel { shader, pipeline, second }));
             }
             Step::Library(l) if !whole_on_host => match gpu_library(ctx, plan, l, max_groups)? {
                 Some(shader) => {
                     let pipeline = ctx.pipeline(&shader.source)?;
-                    kernels.push(Some(CompiledKernel { shader, pipeline }));
+                    kernels.push(Some(CompiledKernel { shader, pipeline, second: None }));
                 }
                 None => {
                     host_steps += 1;
@@ -178,33 +207,41 @@ impl GpuExecutable {
                     // Dispatch unless there is nothing to write (an empty reduction still writes identities).
                     let n: usize = k.domain.iter().enumerate().filter(|(a, _)| !k.reduce_axes.contains(a)).map(|(_, &d)| d).product();
                     if n > 0 {
+                        // Split reductions write partials into scratch buffers, then combine them.
+                        let scratch: Vec<Arc<GpuBuffer>> = match &ck.shader.second {
+                            Some(p) => {
+                                let mut v = vec![];
+                                for (_, b) in &outs {
+                                    let bytes = b.size().max(4) * p.chunks as u64;
+                                    v.push(Arc::new(GpuBuffer::new(ctx, bytes, &|| "reduction partials".to_string())?));
+                                }
+                                v
+                            }
+                            None => vec![],
+                        };
                         let mut bound: Vec<Arc<GpuBuffer>> = vec![];
+                        let mut wi = 0;
                         for b in &ck.shader.bindings {
                             let buf = if b.write {
-                                outs.iter().find(|(s, _)| *s == b.slot).map(|(_, b)| b.clone())
+                                wi += 1;
+                                if scratch.is_empty() {
+                                    outs.iter().find(|(s, _)| *s == b.slot).map(|(_, b)| b.clone())
+                                } else {
+                                    scratch.get(wi - 1).cloned()
+                                }
                             } else {
                                 slots[b.slot].clone()
                             };
                             bound.push(buf.ok_or_else(|| missing(b.slot))?);
                         }
-                        let entries: Vec<wgpu::BindGroupEntry> = bound
-                            .iter()
-                            .enumerate()
-                            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
-                            .collect();
-                        let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                            label: None,
-                            layout: &ck.pipeline.get_bind_group_layout(0),
-                            entries: &entries,
-                        });
-                        {
-                            let mut pass = enc.begin_compute_pass(&Default::default());
-                            pass.set_pipeline(&ck.pipeline);
-                            pass.set_bind_group(0, &bg, &[]);
-                            let [x, y, z] = ck.shader.groups;
-                            pass.dispatch_workgroups(x, y, z);
-                        }
+                        dispatch(ctx, &mut enc, &ck.pipeline, &bound, ck.shader.groups);
                         keep.extend(bound);
+                        if let (Some(p), Some(pl)) = (&ck.shader.second, &ck.second) {
+                            let mut b2: Vec<Arc<GpuBuffer>> = scratch.clone();
+                            b2.extend(outs.iter().map(|(_, b)| b.clone()));
+                            dispatch(ctx, &mut enc, pl, &b2, p.groups);
+                            keep.extend(b2);
+                        }
                     }
                     for (s, b) in outs {
                         slots[s] = Some(b);

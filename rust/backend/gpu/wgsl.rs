@@ -41,6 +41,9 @@ pub struct KernelShader {
     pub source: String,
     pub bindings: Vec<Binding>,
     pub groups: [u32; 3],
+    /// A large reduction with few outputs runs in two passes: this shader writes `chunks` partial results
+    /// per output into scratch buffers (bound where the outputs would be), `second` combines them.
+    pub second: Option<SecondPass>,
 }
 
 fn unsupported(what: impl std::fmt::Display) -> Error {
@@ -541,6 +544,8 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
     };
     let groups;
     let mut shared = String::new();
+    let mut split: u32 = 1;
+    let mut n_out_all: u64 = 0;
     if k.reduce_axes.is_empty() {
         let n = n_dom as u64;
         groups = groups_for(n.div_ceil(WG as u64));
@@ -569,6 +574,11 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
         let n_out: u64 = outer.iter().map(|&a| k.domain[a] as u64).product();
         let n_red: u64 = red.iter().map(|&a| k.domain[a] as u64).product();
         let tree = n_red >= 512 && n_out <= 16384;
+        // Few outputs over a long reduction: split each into chunks of workgroups (two passes).
+        if tree && n_red >= 65536 && n_out <= 64 && k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) {
+            split = (n_red / 16384).clamp(2, WG as u64) as u32;
+        }
+        n_out_all = n_out;
         // Domain strides (row-major) for Store outputs inside a reduction kernel.
         let mut dstride = vec![1u64; ndim];
         for a in (0..ndim.saturating_sub(1)).rev() {
@@ -585,7 +595,16 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
                 t.join(" + ")
             }
         };
-        let (oidx, rstart, rstep) = if tree {
+        let chunk_len = n_red.div_ceil(split as u64);
+        let (oidx, rstart, rstep) = if split > 1 {
+            groups = groups_for(n_out * split as u64);
+            let _ = writeln!(main, "  let w = wid.y * {}u + wid.x;", groups[0]);
+            let _ = writeln!(main, "  let o = w / {split}u;");
+            let _ = writeln!(main, "  let chunk = w % {split}u;");
+            let _ = writeln!(main, "  if (o >= {n_out}u) {{ return; }}");
+            let _ = writeln!(main, "  let r_end = min(chunk * {chunk_len}u + {chunk_len}u, {n_red}u);");
+            ("o", "chunk * {chunk_len}u + lid", format!("{WG}u"))
+        } else if tree {
             groups = groups_for(n_out);
             let _ = writeln!(main, "  let o = wid.y * {}u + wid.x;", groups[0]);
             let _ = writeln!(main, "  if (o >= {n_out}u) {{ return; }}");
@@ -619,7 +638,9 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
                 }
             }
         }
-        let _ = writeln!(main, "  for (var r: u32 = {rstart}; r < {n_red}u; r = r + {rstep}) {{");
+        let rstart = rstart.replace("{chunk_len}", &chunk_len.to_string());
+        let rend = if split > 1 { "r_end".to_string() } else { format!("{n_red}u") };
+        let _ = writeln!(main, "  for (var r: u32 = {rstart}; r < {rend}; r = r + {rstep}) {{");
         let mut rc = vec!["0u".to_string(); ndim];
         decompose(&k.domain, red, "r", &mut rc);
         for &a in red {
@@ -661,7 +682,8 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
                         let _ = writeln!(shared, "var<workgroup> sh{j}: array<{at}, {WG}>;");
                         let _ = writeln!(main, "  sh{j}[lid] = acc{j};");
                     }
-                    let _ = writeln!(writes, "{wi}b{}[{oidx}] = {};", out_bind[j], if tree { format!("sh{j}[0]") } else { format!("acc{j}") });
+                    let at_idx = if split > 1 { format!("{oidx} * {split}u + chunk") } else { oidx.to_string() };
+                    let _ = writeln!(writes, "{wi}b{}[{at_idx}] = {};", out_bind[j], if tree { format!("sh{j}[0]") } else { format!("acc{j}") });
                     let _ = op;
                 }
                 OutputKind::ArgReduce { .. } => {
@@ -727,7 +749,8 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
     let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{");
     src.push_str(&main);
     src.push_str("}\n");
-    Ok(KernelShader { source: src, bindings, groups })
+    let second = if split > 1 { Some(partials_shader(k, plan, split, n_out_all, max_groups)?) } else { None };
+    Ok(KernelShader { source: src, bindings, groups, second })
 }
 
 fn zero_acc(dt: DType) -> &'static str {
@@ -845,5 +868,66 @@ pub fn dot_shader(
         Binding { slot: slots[1], write: false },
         Binding { slot: slots[2], write: true },
     ];
-    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, nb as u32] }))
+    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, nb as u32], second: None }))
+}
+
+/// The second pass of a split reduction: per output, one workgroup combines `chunks` partials
+/// (bindings: one scratch buffer per output, then the outputs).
+#[derive(Debug, Clone)]
+pub struct SecondPass {
+    pub source: String,
+    pub groups: [u32; 3],
+    pub chunks: u32,
+}
+
+fn partials_shader(k: &Kernel, plan: &Plan, chunks: u32, n_out: u64, max_groups: u32) -> Result<SecondPass> {
+    let mut e = Emit { k, helpers: BTreeSet::new(), in_bind: vec![], coords: vec![] };
+    let nouts = k.outputs.len();
+    let mut decl = String::new();
+    let mut shared = String::new();
+    let mut main = String::new();
+    let mut tree = String::new();
+    let mut writes = String::new();
+    for (j, o) in k.outputs.iter().enumerate() {
+        let dt = k.body.get(o.value).map(|i| i.dtype).ok_or_else(|| Error::Codegen("output value".into()))?;
+        let st = sty(plan.slots[o.slot].dtype)?;
+        let at = acc_ty(dt)?;
+        let op = match o.kind {
+            OutputKind::Reduce(op) => op,
+            _ => return Err(Error::Codegen("split reduction with a non-reduce output".into())),
+        };
+        let _ = writeln!(decl, "@group(0) @binding({j}) var<storage, read> p{j}: array<{st}>;");
+        let _ = writeln!(decl, "@group(0) @binding({}) var<storage, read_write> q{j}: array<{st}>;", nouts + j);
+        let _ = writeln!(shared, "var<workgroup> sh{j}: array<{at}, {WG}>;");
+        let _ = writeln!(main, "  var a{j}: {at} = {};", reduce_identity(op, dt)?);
+        let _ = writeln!(main, "  if (lid < {chunks}u) {{ a{j} = p{j}[o * {chunks}u + lid]; }}");
+        let _ = writeln!(main, "  sh{j}[lid] = a{j};");
+        let c = reduce_combine(&mut e, op, dt, &format!("sh{j}[lid]"), &format!("sh{j}[lid + s]"))?;
+        let _ = writeln!(tree, "      sh{j}[lid] = {c};");
+        let _ = writeln!(writes, "    q{j}[o] = sh{j}[0];");
+    }
+    let x = n_out.clamp(1, max_groups as u64);
+    let groups = [x as u32, n_out.div_ceil(x).max(1) as u32, 1];
+    let mut src = String::new();
+    let _ = writeln!(src, "// cranax kernel {} (second pass: {chunks} partials per output)", k.name);
+    src.push_str(&helper_source(&e.helpers));
+    src.push_str(&decl);
+    src.push_str(&shared);
+    let _ = writeln!(src, "@compute @workgroup_size({WG})");
+    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{");
+    let _ = writeln!(src, "  let o = wid.y * {}u + wid.x;", groups[0]);
+    let _ = writeln!(src, "  if (o >= {n_out}u) {{ return; }}");
+    src.push_str(&main);
+    let _ = writeln!(src, "  workgroupBarrier();");
+    let _ = writeln!(src, "  for (var s: u32 = {}u; s > 0u; s = s >> 1u) {{", WG / 2);
+    let _ = writeln!(src, "    if (lid < s) {{");
+    src.push_str(&tree);
+    let _ = writeln!(src, "    }}");
+    let _ = writeln!(src, "    workgroupBarrier();");
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "  if (lid == 0u) {{");
+    src.push_str(&writes);
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "}}");
+    Ok(SecondPass { source: src, groups, chunks })
 }
