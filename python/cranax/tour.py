@@ -559,6 +559,7 @@ OPTIONAL_SECTIONS = [
     ("grad", "cranax._tour_grad", "tour_grad"),
     ("vmap", "cranax._tour_vmap", "tour_vmap"),
     ("control_flow", "cranax._tour_cf", "tour_control_flow"),
+    ("gpu", "cranax._tour_gpu", "tour_gpu"),
 ]
 
 
