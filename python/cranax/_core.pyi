@@ -107,6 +107,30 @@ def set_buffer_pool_max_bytes(n: int) -> None:
 def buffer_pool_bytes() -> int: ...
 def devices() -> list[Device]: ...
 
+# Placement and the GPU backend (rust/py/placement.rs). GPU functions exist in every build; without the
+# `gpu` feature they report no devices.
+class CommittedArray(DeviceArray):
+    """A DeviceArray committed to its device (placed with device_put(x, device), or computed from such)."""
+
+HAS_GPU_BACKEND: bool
+def put(x: DeviceArray, device: Device, committed: bool = True) -> DeviceArray:
+    """x on device (a transfer when it is elsewhere), committed or not."""
+def is_committed(x: DeviceArray) -> bool: ...
+def block(x: DeviceArray) -> None:
+    """Waits for x's computation without reading GPU values back; raises its error."""
+def set_default_device(device: Device | None = None) -> None:
+    """Where uncommitted computations run (None: the CPU)."""
+def get_default_device() -> Device: ...
+def gpu_devices() -> list[Device]:
+    """GPU devices, one per usable wgpu adapter (discovered on the first call)."""
+def gpu_unavailable_reason() -> str: ...
+def gpu_info(device: Device) -> dict[str, Any]:
+    """name, backend, device_type, driver, driver_info, software, max_storage_buffer_binding_size,
+    max_buffer_size, max_storage_buffers_per_shader_stage, shader_f16, pipelines, pipeline_compiles, pool_bytes."""
+def gpu_shaders(exe: Executable, device: Device) -> list[str]:
+    """The WGSL of exe's kernels as compiled for GPU device."""
+def gpu_clear_caches() -> None: ...
+
 # Testing hooks.
 def _stream_sleep(ms: int) -> None: ...
 def _queued_failure(message: str, panic: bool = False, delay_ms: int = 0) -> DeviceArray: ...
