@@ -38,7 +38,7 @@ def report(name, **figures):
 N_CALLS = int(os.environ.get("CRANAX_MEMORY_CALLS", "100000"))
 
 
-def test_jitted_calls_keep_rss_flat():
+def _body_jitted_calls_keep_rss_flat():
     f = cranax.jit(lambda x, y: jnp.sin(x) * y + 1.0)
     x = jnp.arange(64, dtype=jnp.float32)
     y = jnp.ones(64, dtype=jnp.float32)
@@ -59,7 +59,7 @@ def test_jitted_calls_keep_rss_flat():
     assert after - before < 4 * MiB, f"RSS grew {(after - before) / MiB:.1f} MiB over {N_CALLS} jitted calls"
 
 
-def test_eager_ops_keep_rss_flat():
+def _body_eager_ops_keep_rss_flat():
     x = jnp.arange(32, dtype=jnp.float32)
     one = jnp.float32(1.0)
     for _ in range(2000):
@@ -76,7 +76,7 @@ def test_eager_ops_keep_rss_flat():
     assert after - before < 4 * MiB, f"RSS grew {(after - before) / MiB:.1f} MiB over {2 * n} eager ops"
 
 
-def test_large_buffers_are_recycled_not_leaked():
+def _body_large_buffers_are_recycled_not_leaked():
     f = cranax.jit(lambda x: x * 2.0 + 1.0)
     x = jnp.ones(1 << 18, dtype=jnp.float32)  # 1 MiB
     for _ in range(50):
@@ -107,21 +107,19 @@ def _compile_many(start, n):
     del exe
 
 
-@pytest.fixture
 def bounded_cache():
-    old = cranax.config.jax_compilation_cache_max_size
     cranax.config.update("jax_compilation_cache_max_size", 8)
-    yield
-    cranax.config.update("jax_compilation_cache_max_size", old)
 
 
-def test_config_bounds_the_core_cache(bounded_cache):
+def _body_config_bounds_the_core_cache():
+    bounded_cache()
     assert _core.cache_max_size() == 8
     _compile_many(10_000_000, 40)
     assert _core.executable_cache_size() <= 8
 
 
-def test_bounded_cache_evicts_and_frees_machine_code(bounded_cache):
+def _body_bounded_cache_evicts_and_frees_machine_code():
+    bounded_cache()
     n = int(os.environ.get("CRANAX_MEMORY_PROGRAMS", "800"))
     _compile_many(0, 100)  # warm-up: allocator arenas, Cranelift's own one-time state
     count0 = _core.compile_count()
@@ -137,7 +135,7 @@ def test_bounded_cache_evicts_and_frees_machine_code(bounded_cache):
     assert after - before < 6 * MiB, f"RSS grew {(after - before) / MiB:.1f} MiB over {n} evicted executables"
 
 
-def test_unbounded_cache_grows_then_clear_caches_frees():
+def _body_unbounded_cache_grows_then_clear_caches_frees():
     """The counterpart of the test above: kept executables cost memory, and clear_caches gives it back."""
     n = int(os.environ.get("CRANAX_MEMORY_PROGRAMS", "800"))
     old = cranax.config.jax_compilation_cache_max_size
@@ -161,7 +159,8 @@ def test_unbounded_cache_grows_then_clear_caches_frees():
     assert cleared - base < max((full - base) // 4, 4 * MiB), (base, full, cleared)
 
 
-def test_eager_op_cache_follows_the_bound(bounded_cache):
+def _body_eager_op_cache_follows_the_bound():
+    bounded_cache()
     """Eager ops on many distinct shapes do not pin one executable per shape forever."""
     from cranax.interpreters import dispatch
     for n in range(1, 200):
@@ -170,7 +169,8 @@ def test_eager_op_cache_follows_the_bound(bounded_cache):
     assert _core.executable_cache_size() <= 8
 
 
-def test_many_distinct_jitted_lambdas_are_freed(bounded_cache):
+def _body_many_distinct_jitted_lambdas_are_freed():
+    bounded_cache()
     """The seed's "jit a new lambda in a loop" pattern with distinct programs: the wrappers die with their
     functions, and their executables are evicted."""
     x = jnp.ones(8)
@@ -182,3 +182,53 @@ def test_many_distinct_jitted_lambdas_are_freed(bounded_cache):
     after = rss()
     report("800 jitted lambdas", before=before, after=after, growth=after - before)
     assert after - before < 8 * MiB
+
+
+# Each measurement runs in a fresh interpreter: RSS in a process that already ran hundreds of other tests
+# (fragmented heap, other tests' threads and pools) says little about this code's growth.
+
+def _run(body):
+    import subprocess
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__)] + sys.path)
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), body], capture_output=True, text=True,
+                       env=env, timeout=900)
+    if r.stderr and os.environ.get("CRANAX_MEMORY_REPORT"):
+        print(r.stderr, file=sys.stderr)
+    assert r.returncode == 0, f"{body} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def test_jitted_calls_keep_rss_flat():
+    _run("_body_jitted_calls_keep_rss_flat")
+
+
+def test_eager_ops_keep_rss_flat():
+    _run("_body_eager_ops_keep_rss_flat")
+
+
+def test_large_buffers_are_recycled_not_leaked():
+    _run("_body_large_buffers_are_recycled_not_leaked")
+
+
+def test_config_bounds_the_core_cache():
+    _run("_body_config_bounds_the_core_cache")
+
+
+def test_bounded_cache_evicts_and_frees_machine_code():
+    _run("_body_bounded_cache_evicts_and_frees_machine_code")
+
+
+def test_unbounded_cache_grows_then_clear_caches_frees():
+    _run("_body_unbounded_cache_grows_then_clear_caches_frees")
+
+
+def test_eager_op_cache_follows_the_bound():
+    _run("_body_eager_op_cache_follows_the_bound")
+
+
+def test_many_distinct_jitted_lambdas_are_freed():
+    _run("_body_many_distinct_jitted_lambdas_are_freed")
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]]()
