@@ -419,6 +419,9 @@ def test_async_dispatch_and_block_until_ready():
     y = f(x)
     y.block_until_ready()
     assert y.is_ready()
+    z = f(y)
+    GPU.synchronize()  # waits for the device queue
+    assert z.is_ready()
     np.testing.assert_allclose(np.asarray(y), np.asarray(f(jnp.asarray(np.asarray(x)))), rtol=1e-5, atol=1e-6)
 
 

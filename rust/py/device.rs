@@ -67,6 +67,14 @@ impl PyDevice {
     /// Waits until every computation queued on this device has finished (GIL released; Ctrl-C raises
     /// `KeyboardInterrupt`).
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        #[cfg(feature = "gpu")]
+        if self.dev.kind == crate::runtime::device::DeviceKind::Gpu {
+            // A GPU's work is on its queue (submitted by the caller), not on the stream.
+            if let Some(c) = crate::backend::gpu::contexts().get(self.dev.id as usize) {
+                let c = c.clone();
+                return Ok(py.detach(move || c.wait_idle())?);
+            }
+        }
         let marker = self.dev.stream.sync_marker();
         loop {
             if py.detach(|| marker.wait_timeout(super::array::SIGNAL_POLL)).is_some() {

@@ -1,1 +1,41 @@
+//! Device-free checks of the WGSL emitter (the device tests are tests/test_gpu.py, run on lavapipe in CI).
+use std::collections::BTreeSet;
 
+use super::math::{helper_source, Helper};
+use super::wgsl::literal;
+use crate::ir::{DType, Scalar};
+
+/// Every helper's source, with its dependencies, defines each function it calls.
+#[test]
+fn helper_closures_define_what_they_call() {
+    let all = [
+        Helper::Exp, Helper::Log1p, Helper::Tanh, Helper::Sin, Helper::Cos, Helper::Tan, Helper::Erf,
+        Helper::ErfInv, Helper::Lgamma, Helper::Digamma, Helper::Atan2F32, Helper::Asinh, Helper::Acosh,
+        Helper::Atanh, Helper::PowF32, Helper::FmodF32, Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
+    ];
+    for h in all {
+        let src = helper_source(&BTreeSet::from([h]));
+        assert!(src.contains(&format!("fn {}(", h.name())), "{h:?}");
+        // Each identifier followed by '(' that looks like one of ours (ends in _x / _f / is a helper) is defined.
+        for word in src.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '(')) {
+            if let Some(name) = word.strip_suffix('(') {
+                let ours = name.ends_with("_x") || name.ends_with("_f") || name.ends_with("_poly") || name.starts_with("rem_");
+                if ours {
+                    assert!(src.contains(&format!("fn {name}(")), "{h:?} calls {name} without defining it");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn literals_are_exact() {
+    assert_eq!(literal(Scalar::Int(i32::MIN as i64), DType::I32).unwrap(), "bitcast<i32>(0x80000000u)");
+    assert_eq!(literal(Scalar::Int(-5), DType::I32).unwrap(), "-5i");
+    assert_eq!(literal(Scalar::Int(u32::MAX as i64), DType::U32).unwrap(), "4294967295u");
+    assert_eq!(literal(Scalar::Float(f64::INFINITY), DType::F32).unwrap(), "bitcast<f32>(0x7f800000u)");
+    assert_eq!(literal(Scalar::Float(-0.0), DType::F32).unwrap(), "bitcast<f32>(0x80000000u)");
+    assert_eq!(literal(Scalar::Float(1e-45), DType::F32).unwrap(), "bitcast<f32>(0x00000001u)");
+    assert_eq!(literal(Scalar::Float(0.1), DType::F32).unwrap(), "0.1f");
+    assert_eq!(literal(Scalar::Bool(true), DType::Bool).unwrap(), "true");
+}
