@@ -78,10 +78,27 @@ def test_from_numpy_copies_and_handles_non_contiguous():
     assert arr([[1.0, 2.0]]).dtype == "f64"
 
 
-@pytest.mark.parametrize("bad", [np.float16, np.int8, np.uint8, np.int16, np.complex64, np.uint64])
+@pytest.mark.parametrize("bad", [np.float16, np.complex64, np.uint64])
 def test_unsupported_dtype_is_type_error(bad):
     with pytest.raises(TypeError, match=np.dtype(bad).name):
         _core.DeviceArray.from_numpy(np.zeros(3, dtype=bad))
+
+
+@pytest.mark.parametrize("dt,short", [(np.int8, "i8"), (np.uint8, "u8"), (np.int16, "i16"), (np.uint16, "u16")])
+def test_small_int_buffers(dt, short):
+    info = np.iinfo(dt)
+    x = np.array([info.min, 0, 1, info.max], dtype=dt)
+    d = _core.DeviceArray.from_numpy(x)
+    assert d.dtype == short
+    assert d.nbytes == x.nbytes
+    y = d.to_numpy()
+    assert y.dtype == x.dtype
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(_core.DeviceArray.from_numpy(x[::2]).to_numpy(), x[::2])
+    s = _core.DeviceArray.from_scalar(int(info.max), short)
+    assert s.dtype == short and s.to_numpy() == info.max
+    assert _core.DeviceArray.from_scalar(-1 if info.min < 0 else 3, np.dtype(dt).name).to_numpy() == \
+        (-1 if info.min < 0 else 3)
 
 
 def test_from_scalar():

@@ -1,8 +1,8 @@
 """Tests for cranax.dtypes: canonicalization, weak types and JAX's type-promotion table.
 
 The expected promotion results are hard-coded from the binary promotion table in JAX's
-docs/type_promotion.rst, restricted to the dtypes cranax supports (b1, u4, i4, i8, f4, f8) and the weak
-nodes i* (Python int) and f* (Python float).
+docs/type_promotion.rst, restricted to the dtypes cranax supports (b1, u1, u2, u4, i1, i2, i4, i8, f4, f8)
+and the weak nodes i* (Python int) and f* (Python float).
 """
 import importlib.util
 import os
@@ -40,28 +40,35 @@ def x32():
 
 
 # JAX's table (docs/type_promotion.rst), rows/columns in this order; "i*"/"f*" are weak results.
-NAMES = ["b1", "u4", "i4", "i8", "f4", "f8", "i*", "f*"]
+NAMES = ["b1", "u1", "u2", "u4", "i1", "i2", "i4", "i8", "f4", "f8", "i*", "f*"]
 JAX_TABLE = {
-    "b1": ["b1", "u4", "i4", "i8", "f4", "f8", "i*", "f*"],
-    "u4": ["u4", "u4", "i8", "i8", "f4", "f8", "u4", "f*"],
-    "i4": ["i4", "i8", "i4", "i8", "f4", "f8", "i4", "f*"],
-    "i8": ["i8", "i8", "i8", "i8", "f4", "f8", "i8", "f*"],
-    "f4": ["f4", "f4", "f4", "f4", "f4", "f8", "f4", "f4"],
-    "f8": ["f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8"],
-    "i*": ["i*", "u4", "i4", "i8", "f4", "f8", "i*", "f*"],
-    "f*": ["f*", "f*", "f*", "f*", "f4", "f8", "f*", "f*"],
+    "b1": ["b1", "u1", "u2", "u4", "i1", "i2", "i4", "i8", "f4", "f8", "i*", "f*"],
+    "u1": ["u1", "u1", "u2", "u4", "i2", "i2", "i4", "i8", "f4", "f8", "u1", "f*"],
+    "u2": ["u2", "u2", "u2", "u4", "i4", "i4", "i4", "i8", "f4", "f8", "u2", "f*"],
+    "u4": ["u4", "u4", "u4", "u4", "i8", "i8", "i8", "i8", "f4", "f8", "u4", "f*"],
+    "i1": ["i1", "i2", "i4", "i8", "i1", "i2", "i4", "i8", "f4", "f8", "i1", "f*"],
+    "i2": ["i2", "i2", "i4", "i8", "i2", "i2", "i4", "i8", "f4", "f8", "i2", "f*"],
+    "i4": ["i4", "i4", "i4", "i8", "i4", "i4", "i4", "i8", "f4", "f8", "i4", "f*"],
+    "i8": ["i8", "i8", "i8", "i8", "i8", "i8", "i8", "i8", "f4", "f8", "i8", "f*"],
+    "f4": ["f4", "f4", "f4", "f4", "f4", "f4", "f4", "f4", "f4", "f8", "f4", "f4"],
+    "f8": ["f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8", "f8"],
+    "i*": ["i*", "u1", "u2", "u4", "i1", "i2", "i4", "i8", "f4", "f8", "i*", "f*"],
+    "f*": ["f*", "f*", "f*", "f*", "f*", "f*", "f*", "f*", "f4", "f8", "f*", "f*"],
 }
 PAIRS = [(a, b, JAX_TABLE[a][j]) for a in NAMES for j, b in enumerate(NAMES)]
 
-STRONG = {"b1": np.bool_, "u4": np.uint32, "i4": np.int32, "i8": np.int64,
+STRONG = {"b1": np.bool_, "u1": np.uint8, "u2": np.uint16, "i1": np.int8, "i2": np.int16,
+          "u4": np.uint32, "i4": np.int32, "i8": np.int64,
           "f4": np.float32, "f8": np.float64}
 PY_SCALAR = {"i*": 3, "f*": 2.5}
 
 # Expected (dtype, weak) of a table entry, with x64 off / on.
-EXPECT_X32 = {"b1": (np.bool_, False), "u4": (np.uint32, False), "i4": (np.int32, False),
+EXPECT_X32 = {"b1": (np.bool_, False), "u1": (np.uint8, False), "u2": (np.uint16, False),
+              "i1": (np.int8, False), "i2": (np.int16, False), "u4": (np.uint32, False), "i4": (np.int32, False),
               "i8": (np.int32, False), "f4": (np.float32, False), "f8": (np.float32, False),
               "i*": (np.int32, True), "f*": (np.float32, True)}
-EXPECT_X64 = {"b1": (np.bool_, False), "u4": (np.uint32, False), "i4": (np.int32, False),
+EXPECT_X64 = {"b1": (np.bool_, False), "u1": (np.uint8, False), "u2": (np.uint16, False),
+              "i1": (np.int8, False), "i2": (np.int16, False), "u4": (np.uint32, False), "i4": (np.int32, False),
               "i8": (np.int64, False), "f4": (np.float32, False), "f8": (np.float64, False),
               "i*": (np.int64, True), "f*": (np.float64, True)}
 
@@ -182,8 +189,8 @@ def test_result_type_x64_single(x64):
 def test_result_type_rejects_unsupported():
     with pytest.raises(TypeError, match="complex"):
         dtypes.result_type(np.zeros(2, np.float32), 1j)
-    with pytest.raises(TypeError, match="int8"):
-        dtypes.result_type(np.zeros(2, np.int8), 1)
+    with pytest.raises(TypeError, match="uint64"):
+        dtypes.result_type(np.zeros(2, np.uint64), 1)
     with pytest.raises(TypeError, match="complex64"):
         dtypes.result_type(np.complex64, np.float32)
     with pytest.raises(TypeError, match="float16"):
@@ -230,7 +237,6 @@ def test_x64_toggle_is_seen_immediately():
 @pytest.mark.parametrize("bad,name", [
     (np.complex64, "complex64"), (np.complex128, "complex128"), ("complex64", "complex64"),
     (complex, "complex128"), (object, "object"), (np.object_, "object"), (str, "str"),
-    (np.int8, "int8"), (np.int16, "int16"), (np.uint8, "uint8"), (np.uint16, "uint16"),
     (np.uint64, "uint64"), (np.float16, "float16"), ("bfloat16", "bfloat16"),
 ])
 def test_unsupported_dtypes_raise_type_error(bad, name):
@@ -291,7 +297,8 @@ def test_is_weakly_typed():
 
 def test_short_names():
     pairs = [(np.float32, "f32"), (np.int32, "i32"), (np.uint32, "u32"), (np.int64, "i64"),
-             (np.float64, "f64"), (np.bool_, "bool")]
+             (np.float64, "f64"), (np.bool_, "bool"), (np.int8, "i8"), (np.uint8, "u8"),
+             (np.int16, "i16"), (np.uint16, "u16")]
     for dt, s in pairs:
         assert dtypes.short_name(np.dtype(dt)) == s
         assert dtypes.short_name(dt) == s
@@ -347,3 +354,19 @@ def test_check_user_dtype_supported_x64_no_warning(x64):
         warnings.simplefilter("error")
         dtypes.check_user_dtype_supported(np.float64, "zeros")
         dtypes.check_user_dtype_supported("int64", "zeros")
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.uint16])
+def test_small_ints_canonicalize_to_themselves(dt):
+    for flag in (False, True):
+        old = config.jax_enable_x64
+        config.update("jax_enable_x64", flag)
+        try:
+            assert dtypes.canonicalize_dtype(dt) == np.dtype(dt)
+            assert dtypes.dtype(np.zeros(2, dt)) == np.dtype(dt)
+            # a weak small int promotes like any weak int: the default int (uint32 for unsigned alone)
+            want = np.uint32 if np.dtype(dt).kind == "u" else (np.int64 if flag else np.int32)
+            assert dtypes.result_type(FakeTracer(dt, True), return_weak_type_flag=True) == (np.dtype(want), True)
+            assert dtypes.result_type(FakeTracer(dt, True), np.int8) == np.dtype(np.int8)
+        finally:
+            config.update("jax_enable_x64", old)

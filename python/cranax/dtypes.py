@@ -1,20 +1,22 @@
 """Dtypes and type promotion, mirroring ``jax.dtypes`` and JAX's promotion semantics.
 
-Supported dtypes: ``bool``, ``int32``, ``uint32``, ``float32``, and ``int64`` / ``float64``. The 64-bit
-ones exist only when ``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit
-counterparts (as in JAX, where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off). Every other dtype
-(complex, object, strings, 8/16-bit ints, uint64, float16, bfloat16, ...) raises
+Supported dtypes: ``bool``, ``int8``, ``uint8``, ``int16``, ``uint16``, ``int32``, ``uint32``,
+``float32``, and ``int64`` / ``float64``. The 64-bit ones exist only when ``config.jax_enable_x64`` is
+True; otherwise they canonicalize to their 32-bit counterparts (as in JAX, where
+``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are. Every
+other dtype (complex, object, strings, uint64, float16, bfloat16, ...) raises
 ``TypeError: cranax does not support dtype <name>``.
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
 weakly-typed nodes ``i*`` (Python int / weak int) and ``f*`` (Python float / weak float)::
 
-    bool -> i* -> {u32, i32};  u32 -> i64;  i32 -> i64;  i64 -> f* -> f32 -> f64
+    bool -> i* -> {u8, i8};  u8 -> {i16, u16};  u16 -> {i32, u32};  i8 -> i16 -> i32;
+    u32 -> i64;  i32 -> i64;  i64 -> f* -> f32 -> f64
 
 The result of promoting several values is the join (least upper bound) of their nodes. It is weakly
 typed exactly when the join is ``i*`` or ``f*``; a weak result gets the default dtype of its kind
 (int64/float64, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
-Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i32 + 1.5 -> f32 (weak)``,
+Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i8 + 1 -> i8``, ``u8 + i8 -> i16``, ``i32 + 1.5 -> f32 (weak)``,
 ``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``.
 """
 import numpy as np
@@ -22,7 +24,7 @@ import numpy as np
 from .config import config
 
 __all__ = [
-    "bool_", "int32", "uint32", "int64", "float32", "float64", "float_", "int_", "uint",
+    "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32", "float64", "float_", "int_", "uint",
     "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
@@ -34,6 +36,10 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 
 bool_ = np.bool_
+int8 = np.int8
+uint8 = np.uint8
+int16 = np.int16
+uint16 = np.uint16
 int32 = np.int32
 uint32 = np.uint32
 int64 = np.int64
@@ -45,18 +51,22 @@ float_ = np.float64
 uint = np.uint32   # JAX's is uint64, which cranax does not support
 
 _BOOL = np.dtype(np.bool_)
+_I8 = np.dtype(np.int8)
+_U8 = np.dtype(np.uint8)
+_I16 = np.dtype(np.int16)
+_U16 = np.dtype(np.uint16)
 _I32 = np.dtype(np.int32)
 _U32 = np.dtype(np.uint32)
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
-supported_dtypes = (_BOOL, _I32, _U32, _I64, _F32, _F64)
+supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F32, _F64)
 
 # Python scalar types -> their (uncanonicalized) default dtypes.
 python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64}
 
-_SHORT_NAMES = {_BOOL: "bool", _I32: "i32", _U32: "u32", _I64: "i64", _F32: "f32", _F64: "f64"}
+_SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F32: "f32", _F64: "f64"}
 _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 
 # ----------------------------------------------------------------------------------------------
@@ -100,9 +110,10 @@ def default_uint_dtype():
 # Canonicalization
 # ----------------------------------------------------------------------------------------------
 
+_SMALL_INTS = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16}
 _CANON = {
-    False: {_BOOL: _BOOL, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
-    True: {_BOOL: _BOOL, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
+    False: {_BOOL: _BOOL, **_SMALL_INTS, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
+    True: {_BOOL: _BOOL, **_SMALL_INTS, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
 }
 _canon_cache = {False: {}, True: {}}   # dtype-like (hashable) -> canonical np.dtype
 
@@ -240,15 +251,20 @@ def scalar_type_of(x):
 # ----------------------------------------------------------------------------------------------
 
 # Nodes are small ints (so a pair indexes a flat table).
-_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64 = range(8)
-_NUM_NODES = 8
-_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64"]
+(_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64,
+ _N_U8, _N_U16, _N_I8, _N_I16) = range(12)
+_NUM_NODES = 12
+_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16"]
 _WEAK_NODES = (_N_IW, _N_FW)
 
 # Direct successors (the lattice's edges).
 _EDGES = {
     _N_BOOL: [_N_IW],
-    _N_IW: [_N_U32, _N_I32],
+    _N_IW: [_N_U8, _N_I8],
+    _N_U8: [_N_I16, _N_U16],
+    _N_U16: [_N_I32, _N_U32],
+    _N_I8: [_N_I16],
+    _N_I16: [_N_I32],
     _N_U32: [_N_I64],
     _N_I32: [_N_I64],
     _N_I64: [_N_FW],
@@ -289,8 +305,8 @@ def _build_join_table():
 
 _JOIN = _build_join_table()
 
-_STRONG_NODE = {_BOOL: _N_BOOL, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F32: _N_F32, _F64: _N_F64}
-_WEAK_NODE = {_BOOL: _N_BOOL, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F32: _N_FW, _F64: _N_FW}
+_STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F32: _N_F32, _F64: _N_F64}
+_WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F32: _N_FW, _F64: _N_FW}
 
 # Result of a join, per x64 flag: node -> (dtype, weak).
 _NODE_RESULT = {
@@ -303,6 +319,10 @@ _NODE_RESULT = {
         (_I64 if x64 else _I32, False),
         (_F32, False),
         (_F64 if x64 else _F32, False),
+        (_U8, False),
+        (_U16, False),
+        (_I8, False),
+        (_I16, False),
     ]
     for x64 in (False, True)
 }
@@ -431,7 +451,7 @@ def promote_types(a, b):
 # ----------------------------------------------------------------------------------------------
 
 def short_name(dt):
-    """'f32', 'i32', 'u32', 'i64', 'f64' or 'bool' (the form jaxprs print)."""
+    """'f32', 'i32', 'u32', 'i64', 'f64', 'i8', 'u8', 'i16', 'u16' or 'bool' (the form jaxprs print)."""
     try:
         return _SHORT_NAMES[dt]
     except (KeyError, TypeError):

@@ -146,11 +146,7 @@ fn literal_value(v: &Value, dt: DType, ctx: Ctx, field: &str) -> Result<Scalar> 
         }
         other => return Err(bad(other.to_string())),
     };
-    let ok = match dt {
-        DType::I32 => i32::try_from(i).is_ok(),
-        DType::U32 => u32::try_from(i).is_ok(),
-        _ => true,
-    };
+    let ok = dt.int_range().is_none_or(|(lo, hi)| (lo..=hi).contains(&i));
     if !ok {
         return Err(ctx.err(field, format!("{i} is out of range for {}", dt.short_name())));
     }

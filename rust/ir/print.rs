@@ -22,6 +22,10 @@ pub fn var_name(mut n: usize) -> String {
 pub fn numpy_name(d: DType) -> &'static str {
     match d {
         DType::Bool => "bool",
+        DType::I8 => "int8",
+        DType::U8 => "uint8",
+        DType::I16 => "int16",
+        DType::U16 => "uint16",
         DType::I32 => "int32",
         DType::U32 => "uint32",
         DType::I64 => "int64",

@@ -15,9 +15,8 @@ fn err(eqn: usize, prim: &str, msg: impl Into<String>) -> Error {
 pub fn check_literal(value: &Scalar, dtype: DType) -> std::result::Result<(), String> {
     let ok = match (value, dtype) {
         (Scalar::Bool(_), DType::Bool) => true,
-        (Scalar::Int(i), DType::I32) => i32::try_from(*i).is_ok(),
-        (Scalar::Int(i), DType::U32) => u32::try_from(*i).is_ok(),
         (Scalar::Int(_), DType::I64) => true,
+        (Scalar::Int(i), d) if d.is_int() => d.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(i)),
         (Scalar::Float(_), DType::F32 | DType::F64) => true,
         _ => false,
     };

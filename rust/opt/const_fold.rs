@@ -204,12 +204,20 @@ macro_rules! int_ops {
 int_ops!(i32, u32, i32, unary_i32, binary_i32);
 int_ops!(u32, u32, i32, unary_u32, binary_u32);
 int_ops!(i64, u64, i64, unary_i64, binary_i64);
+int_ops!(i8, u8, i8, unary_i8, binary_i8);
+int_ops!(u8, u8, i8, unary_u8, binary_u8);
+int_ops!(i16, u16, i16, unary_i16, binary_i16);
+int_ops!(u16, u16, i16, unary_u16, binary_u16);
 
 fn int_unary(op: UnaryOp, x: i64, d: DType) -> Option<i64> {
     match d {
         DType::I32 => unary_i32(op, x as i32).map(|v| v as i64),
         DType::U32 => unary_u32(op, x as u32).map(|v| v as i64),
         DType::I64 => unary_i64(op, x),
+        DType::I8 => unary_i8(op, x as i8).map(|v| v as i64),
+        DType::U8 => unary_u8(op, x as u8).map(|v| v as i64),
+        DType::I16 => unary_i16(op, x as i16).map(|v| v as i64),
+        DType::U16 => unary_u16(op, x as u16).map(|v| v as i64),
         _ => None,
     }
 }
@@ -219,6 +227,10 @@ fn int_binary(op: BinaryOp, a: i64, b: i64, d: DType) -> Option<i64> {
         DType::I32 => binary_i32(op, a as i32, b as i32).map(|v| v as i64),
         DType::U32 => binary_u32(op, a as u32, b as u32).map(|v| v as i64),
         DType::I64 => binary_i64(op, a, b),
+        DType::I8 => binary_i8(op, a as i8, b as i8).map(|v| v as i64),
+        DType::U8 => binary_u8(op, a as u8, b as u8).map(|v| v as i64),
+        DType::I16 => binary_i16(op, a as i16, b as i16).map(|v| v as i64),
+        DType::U16 => binary_u16(op, a as u16, b as u16).map(|v| v as i64),
         _ => None,
     }
 }
@@ -310,6 +322,8 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
         DType::F32 => (as_f(s) as f32).to_bits() as u64,
         DType::F64 => as_f(s).to_bits(),
         DType::I32 | DType::U32 => as_i(s) as u32 as u64,
+        DType::I8 | DType::U8 => as_i(s) as u8 as u64,
+        DType::I16 | DType::U16 => as_i(s) as u16 as u64,
         DType::I64 => as_i(s) as u64,
         DType::Bool => return None,
     };
@@ -318,6 +332,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
         DType::F64 => Scalar::Float(f64::from_bits(bits)),
         DType::I32 => Scalar::Int(bits as u32 as i32 as i64),
         DType::U32 => Scalar::Int(bits as u32 as i64),
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 => Scalar::Int(to.wrap_int(bits as i64)),
         DType::I64 => Scalar::Int(bits as i64),
         DType::Bool => return None,
     })
@@ -495,6 +510,17 @@ mod tests {
         assert_eq!(ev(Prim::Unary(UnaryOp::Neg), &[i32s(i32::MIN as i64)], DType::I32), Some(Scalar::Int(i32::MIN as i64)));
         assert_eq!(ev(Prim::Unary(UnaryOp::Not), &[u32s(0)], DType::U32), Some(Scalar::Int(u32::MAX as i64)));
         assert_eq!(ev(Prim::Unary(UnaryOp::PopulationCount), &[i32s(-1)], DType::I32), Some(Scalar::Int(32)));
+        let i8s = |i: i64| (Scalar::Int(i), DType::I8);
+        let u8s = |i: i64| (Scalar::Int(i), DType::U8);
+        assert_eq!(ev(Prim::Binary(BinaryOp::Add), &[i8s(127), i8s(1)], DType::I8), Some(Scalar::Int(-128)));
+        assert_eq!(ev(Prim::Binary(BinaryOp::Add), &[u8s(250), u8s(10)], DType::U8), Some(Scalar::Int(4)));
+        assert_eq!(ev(Prim::Binary(BinaryOp::Div), &[i8s(-128), i8s(-1)], DType::I8), Some(Scalar::Int(-128)));
+        assert_eq!(ev(Prim::Binary(BinaryOp::Div), &[u8s(7), u8s(0)], DType::U8), Some(Scalar::Int(255)));
+        assert_eq!(ev(Prim::Binary(BinaryOp::ShiftLeft), &[u8s(1), u8s(8)], DType::U8), Some(Scalar::Int(0)));
+        assert_eq!(ev(Prim::Unary(UnaryOp::PopulationCount), &[i8s(-1)], DType::I8), Some(Scalar::Int(8)));
+        assert_eq!(ev(Prim::ConvertElementType { new_dtype: DType::U8 }, &[f32s(-3.5)], DType::U8), Some(Scalar::Int(0)));
+        assert_eq!(ev(Prim::ConvertElementType { new_dtype: DType::I16 }, &[i32s(40000)], DType::I16), Some(Scalar::Int(40000 - 65536)));
+        assert_eq!(ev(Prim::BitcastConvertType { new_dtype: DType::U8 }, &[i8s(-1)], DType::U8), Some(Scalar::Int(255)));
         assert_eq!(ev(Prim::IntegerPow { y: 3 }, &[i32s(-2)], DType::I32), Some(Scalar::Int(-8)));
     }
 

@@ -32,6 +32,10 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
     DType::from_short_name(s)
         .or(match s {
             "bool_" => Some(DType::Bool),
+            "int8" => Some(DType::I8),
+            "uint8" => Some(DType::U8),
+            "int16" => Some(DType::I16),
+            "uint16" => Some(DType::U16),
             "int32" => Some(DType::I32),
             "uint32" => Some(DType::U32),
             "int64" => Some(DType::I64),
@@ -39,18 +43,11 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
             "float64" => Some(DType::F64),
             _ => None,
         })
-        .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {s:?} (expected bool, i32, u32, i64, f32 or f64)")))
+        .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {s:?} (expected bool, i8, u8, i16, u16, i32, u32, i64, f32 or f64)")))
 }
 
 fn numpy_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::I32 => "int32",
-        DType::U32 => "uint32",
-        DType::I64 => "int64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-    }
+    d.numpy_name()
 }
 
 /// How long a wait sleeps (GIL released) between checks for Python signals (Ctrl-C).
@@ -101,6 +98,10 @@ impl DeviceArray {
         let descr = a.dtype();
         let dt = match (descr.kind(), descr.itemsize()) {
             (b'b', 1) => DType::Bool,
+            (b'i', 1) => DType::I8,
+            (b'u', 1) => DType::U8,
+            (b'i', 2) => DType::I16,
+            (b'u', 2) => DType::U16,
             (b'i', 4) => DType::I32,
             (b'i', 8) => DType::I64,
             (b'u', 4) => DType::U32,
@@ -108,7 +109,7 @@ impl DeviceArray {
             (b'f', 8) => DType::F64,
             _ => {
                 return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int32, uint32, int64, float32 or float64)",
+                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float32 or float64)",
                     descr.str()?
                 )))
             }
@@ -133,12 +134,17 @@ impl DeviceArray {
         Ok(DeviceArray::new(Value::Ready(buf)))
     }
 
-    /// A 0-d array holding `value` as `dtype` ("bool", "i32", "u32", "i64", "f32", "f64").
+    /// A 0-d array holding `value` as `dtype` ("bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "f32",
+    /// "f64", or the NumPy names).
     #[staticmethod]
     fn from_scalar(value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<DeviceArray> {
         let dt = parse_dtype(dtype)?;
         let s = match dt {
             DType::Bool => Scalar::Bool(value.is_truthy()?),
+            DType::I8 => Scalar::Int(value.extract::<i8>()? as i64),
+            DType::U8 => Scalar::Int(value.extract::<u8>()? as i64),
+            DType::I16 => Scalar::Int(value.extract::<i16>()? as i64),
+            DType::U16 => Scalar::Int(value.extract::<u16>()? as i64),
             DType::I32 => Scalar::Int(value.extract::<i32>()? as i64),
             DType::U32 => Scalar::Int(value.extract::<u32>()? as i64),
             DType::I64 => Scalar::Int(value.extract::<i64>()?),
@@ -146,6 +152,8 @@ impl DeviceArray {
         };
         let bytes: Vec<u8> = match (dt, s.cast(dt)) {
             (DType::Bool, Scalar::Bool(b)) => vec![b as u8],
+            (DType::I8 | DType::U8, Scalar::Int(i)) => vec![i as u8],
+            (DType::I16 | DType::U16, Scalar::Int(i)) => (i as u16).to_le_bytes().to_vec(),
             (DType::I32, Scalar::Int(i)) => (i as i32).to_le_bytes().to_vec(),
             (DType::U32, Scalar::Int(i)) => (i as u32).to_le_bytes().to_vec(),
             (DType::I64, Scalar::Int(i)) => i.to_le_bytes().to_vec(),
@@ -161,6 +169,10 @@ impl DeviceArray {
         let b = wait_value(py, &self.value)?;
         Ok(match b.aval.dtype {
             DType::Bool => to_numpy_typed::<bool>(py, &b),
+            DType::I8 => to_numpy_typed::<i8>(py, &b),
+            DType::U8 => to_numpy_typed::<u8>(py, &b),
+            DType::I16 => to_numpy_typed::<i16>(py, &b),
+            DType::U16 => to_numpy_typed::<u16>(py, &b),
             DType::I32 => to_numpy_typed::<i32>(py, &b),
             DType::U32 => to_numpy_typed::<u32>(py, &b),
             DType::I64 => to_numpy_typed::<i64>(py, &b),

@@ -50,7 +50,11 @@ uint32 = _scalar_type(_np.uint32)
 int64 = _scalar_type(_np.int64)
 float32 = _scalar_type(_np.float32)
 float64 = _scalar_type(_np.float64)
-int8, int16, uint8, uint16, uint64, float16 = _np.int8, _np.int16, _np.uint8, _np.uint16, _np.uint64, _np.float16
+int8 = _scalar_type(_np.int8)
+uint8 = _scalar_type(_np.uint8)
+int16 = _scalar_type(_np.int16)
+uint16 = _scalar_type(_np.uint16)
+uint64, float16 = _np.uint64, _np.float16
 complex64, complex128 = _np.complex64, _np.complex128
 dtype = _np.dtype
 pi = _np.pi
@@ -823,6 +827,22 @@ def _keep(x, axes, shape, keepdims):
     return reshape(x, new_shape)
 
 
+def _promote_integer_dtype(dt):
+    """The dtype sum/prod/cumsum/cumprod accumulate ``dt`` in, as in JAX: bool and integers narrower than
+    the default int (int32, or int64 with x64) become the default int; unsigned ones narrower than
+    uint32 become uint32 (cranax has no uint64); anything else stays."""
+    dt = _np.dtype(dt)
+    if dt == _np.bool_:
+        return _dtypes.default_int_dtype()
+    if dt.kind == "u":
+        u = _dtypes.default_uint_dtype()
+        return u if dt.itemsize < u.itemsize else dt
+    if dt.kind == "i":
+        i = _dtypes.default_int_dtype()
+        return i if dt.itemsize < i.itemsize else dt
+    return dt
+
+
 def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
     def op(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
         if out is not None:
@@ -840,9 +860,10 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
         axes = _canon_axes(axis, av.ndim, name)
         if dtype is not None:
             a = astype(a, dtype)
-        elif upcast_bool and (av.dtype == _np.bool_ or (_dtypes.issubdtype(av.dtype, _np.signedinteger)
-                                                       and av.dtype.itemsize < 4)):
-            a = astype(a, _dtypes.canonicalize_dtype(int_))
+        elif upcast_bool:
+            up = _promote_integer_dtype(av.dtype)
+            if up != av.dtype:
+                a = astype(a, up)
         if identity is None and builtins.any(av.shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         r = prim_fn(a, axes)

@@ -586,10 +586,8 @@ def _cum(name, prim, bool_to_int=True):
             a = jnp.reshape(a, (1,))
         if dtype is not None:
             a = jnp.astype(a, dtype)
-        elif a.dtype == _np.bool_ or (_dtypes.issubdtype(a.dtype, _np.signedinteger) and a.dtype.itemsize < 4):
-            a = jnp.astype(a, _dtypes.canonicalize_dtype(jnp.int_))
-        elif _dtypes.issubdtype(a.dtype, _np.unsignedinteger) and a.dtype.itemsize < 4:
-            a = jnp.astype(a, _np.uint32)
+        elif bool_to_int and jnp._promote_integer_dtype(a.dtype) != a.dtype:
+            a = jnp.astype(a, jnp._promote_integer_dtype(a.dtype))
         return prim.bind(a, axis=axis, reverse=False)
     op.__name__ = name
     op.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when None). Mirrors ``jax.numpy.{name}``."

@@ -168,6 +168,10 @@ fn read_scalar_i64(b: &Buffer) -> Result<i64> {
     }
     Ok(match b.aval.dtype {
         DType::Bool => (bytes[0] != 0) as i64,
+        DType::I8 => bytes[0] as i8 as i64,
+        DType::U8 => bytes[0] as i64,
+        DType::I16 => i16::from_le_bytes([bytes[0], bytes[1]]) as i64,
+        DType::U16 => u16::from_le_bytes([bytes[0], bytes[1]]) as i64,
         DType::I32 => i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as i64,
         DType::U32 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as i64,
         DType::I64 => i64::from_le_bytes(bytes[..8].try_into().map_err(|_| Error::Execution("short buffer".into()))?),

@@ -1,5 +1,7 @@
 //! One scalar instruction → Cranelift instructions, with XLA/JAX semantics (see `KOp`'s docs). Values are
-//! held as: bool → i8 (0/1), i32/u32 → i32, i64 → i64, f32 → f32, f64 → f64.
+//! held as: bool → i8 (0/1), i8/u8 → i8, i16/u16 → i16, i32/u32 → i32, i64 → i64, f32 → f32, f64 → f64.
+//! The 8/16-bit integers compute in their own Cranelift width (so arithmetic wraps by construction);
+//! conversions to and from floats go through i32 (x86-64 has no narrow float conversions).
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -13,7 +15,8 @@ use super::math::{binary_math, emit_math, Imports, MathFn};
 /// The Cranelift type a dtype's values are computed in.
 pub fn cl_type(dt: DType) -> Type {
     match dt {
-        DType::Bool => types::I8,
+        DType::Bool | DType::I8 | DType::U8 => types::I8,
+        DType::I16 | DType::U16 => types::I16,
         DType::I32 | DType::U32 => types::I32,
         DType::I64 => types::I64,
         DType::F32 => types::F32,
@@ -63,10 +66,10 @@ pub fn max_min(b: &mut FunctionBuilder, dt: DType, x: Value, y: Value, is_max: b
         (DType::F32 | DType::F64, false) => b.ins().fmin(x, y),
         (DType::Bool, true) => b.ins().bor(x, y),
         (DType::Bool, false) => b.ins().band(x, y),
-        (DType::I32 | DType::I64, true) => b.ins().smax(x, y),
-        (DType::I32 | DType::I64, false) => b.ins().smin(x, y),
-        (DType::U32, true) => b.ins().umax(x, y),
-        (DType::U32, false) => b.ins().umin(x, y),
+        (_, true) if dt.is_signed_int() => b.ins().smax(x, y),
+        (_, false) if dt.is_signed_int() => b.ins().smin(x, y),
+        (_, true) => b.ins().umax(x, y),
+        (_, false) => b.ins().umin(x, y),
     }
 }
 
@@ -83,13 +86,10 @@ pub fn reduce_identity(b: &mut FunctionBuilder, dt: DType, op: ReduceOp) -> Resu
         (ReduceOp::Prod, _) => iconst(b, ty, 1),
         (ReduceOp::And, DType::Bool) => iconst(b, ty, 1),
         (ReduceOp::And, _) => iconst(b, ty, -1),
-        (ReduceOp::Max, DType::Bool | DType::U32) => iconst(b, ty, 0),
-        (ReduceOp::Max, DType::I32) => iconst(b, ty, i32::MIN as i64),
-        (ReduceOp::Max, _) => iconst(b, ty, i64::MIN),
+        (ReduceOp::Max, DType::Bool) => iconst(b, ty, 0),
         (ReduceOp::Min, DType::Bool) => iconst(b, ty, 1),
-        (ReduceOp::Min, DType::U32) => iconst(b, ty, u32::MAX as i64),
-        (ReduceOp::Min, DType::I32) => iconst(b, ty, i32::MAX as i64),
-        (ReduceOp::Min, _) => iconst(b, ty, i64::MAX),
+        (ReduceOp::Max, _) => iconst(b, ty, dt.int_range().map_or(i64::MIN, |r| r.0)),
+        (ReduceOp::Min, _) => iconst(b, ty, dt.int_range().map_or(i64::MAX, |r| r.1)),
     })
 }
 
@@ -118,6 +118,9 @@ pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
         return x;
     }
     let tty = cl_type(to);
+    if from.is_narrow_int() || to.is_narrow_int() {
+        return convert_narrow(b, from, to, x);
+    }
     match (from, to) {
         (F32, F64) => b.ins().fpromote(types::F64, x),
         (F64, F32) => b.ins().fdemote(types::F32, x),
@@ -143,6 +146,46 @@ pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
         (I64, I32 | U32) => b.ins().ireduce(types::I32, x),
         // i32 <-> u32: same bits; the remaining pairs are equal dtypes, handled above.
         _ => x,
+    }
+}
+
+/// `convert` where either side is an 8/16-bit integer. Int → int sign- or zero-extends by the source's
+/// signedness, or truncates (wraps); float → narrow int truncates toward zero and saturates to the
+/// target's range (NaN → 0), computed in i32; narrow int → float extends to i32 first.
+fn convert_narrow(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    let (fty, tty) = (cl_type(from), cl_type(to));
+    if from == DType::Bool {
+        // 0/1 in an i8.
+        return if tty.bits() > 8 { b.ins().uextend(tty, x) } else { x };
+    }
+    if to == DType::Bool {
+        if from.is_float() {
+            let z = fconst(b, from, 0.0);
+            return b.ins().fcmp(FloatCC::NotEqual, x, z);
+        }
+        let z = iconst(b, fty, 0);
+        return b.ins().icmp(IntCC::NotEqual, x, z);
+    }
+    if from.is_float() {
+        // `to` is narrow: saturate in i32, then clamp to the target's range.
+        let (lo, hi) = to.int_range().expect("narrow int has a range");
+        let w = b.ins().fcvt_to_sint_sat(types::I32, x);
+        let l = iconst(b, types::I32, lo);
+        let h = iconst(b, types::I32, hi);
+        let w = b.ins().smax(w, l);
+        let w = b.ins().smin(w, h);
+        return b.ins().ireduce(tty, w);
+    }
+    if to.is_float() {
+        // `from` is narrow: exact in i32.
+        let w = if from.is_signed_int() { b.ins().sextend(types::I32, x) } else { b.ins().uextend(types::I32, x) };
+        return b.ins().fcvt_from_sint(tty, w);
+    }
+    match tty.bits().cmp(&fty.bits()) {
+        std::cmp::Ordering::Equal => x,
+        std::cmp::Ordering::Less => b.ins().ireduce(tty, x),
+        std::cmp::Ordering::Greater if from.is_signed_int() => b.ins().sextend(tty, x),
+        std::cmp::Ordering::Greater => b.ins().uextend(tty, x),
     }
 }
 
@@ -278,7 +321,7 @@ fn unary(b: &mut FunctionBuilder, imports: &Imports, op: UnaryOp, dt: DType, x: 
             let t = b.ins().smax(x, m1);
             b.ins().smin(t, p1)
         }
-        U::Sign if dt == DType::U32 => {
+        U::Sign if dt.is_unsigned_int() => {
             let p1 = iconst(b, ty, 1);
             b.ins().umin(x, p1)
         }

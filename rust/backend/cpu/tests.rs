@@ -29,6 +29,10 @@ elem!(f64, DType::F64);
 elem!(i32, DType::I32);
 elem!(u32, DType::U32);
 elem!(i64, DType::I64);
+elem!(i8, DType::I8);
+elem!(u8, DType::U8);
+elem!(i16, DType::I16);
+elem!(u16, DType::U16);
 impl Elem for bool {
     const DT: DType = DType::Bool;
     fn put(self, out: &mut Vec<u8>) {
@@ -1575,4 +1579,73 @@ fn math_throughput() {
         let (ns, stats) = time(&math_plan(n, bin(op, 0, 1, DType::F32), true), &[pb.clone(), xb.clone()]);
         println!("{op:?}: {ns:.2} ns/element  {stats}");
     }
+}
+
+/// 8/16-bit integers: wrapping arithmetic, XLA division, shifts by ≥ the width, popcount, conversions
+/// (float → narrow saturates, NaN → 0), min/max/compare by signedness, reductions with narrow identities.
+#[test]
+fn narrow_ints() {
+    let x: Vec<i8> = vec![-128, -1, 0, 1, 127, 100, -100, 7];
+    let y: Vec<i8> = vec![-1, 0, 3, -3, 1, 100, 27, 8];
+    assert_eq!(binop::<i8, i8>(BinaryOp::Add, &x, &y), x.iter().zip(&y).map(|(a, b)| a.wrapping_add(*b)).collect::<Vec<_>>());
+    assert_eq!(binop::<i8, i8>(BinaryOp::Mul, &x, &y), x.iter().zip(&y).map(|(a, b)| a.wrapping_mul(*b)).collect::<Vec<_>>());
+    let div: Vec<i8> = x.iter().zip(&y).map(|(&a, &b)| if b == 0 { -1 } else { a.wrapping_div(b) }).collect();
+    assert_eq!(binop::<i8, i8>(BinaryOp::Div, &x, &y), div);
+    let rem: Vec<i8> = x.iter().zip(&y).map(|(&a, &b)| if b == 0 { a } else { a.wrapping_rem(b) }).collect();
+    assert_eq!(binop::<i8, i8>(BinaryOp::Rem, &x, &y), rem);
+    assert_eq!(binop::<i8, i8>(BinaryOp::Max, &x, &y), x.iter().zip(&y).map(|(a, b)| *a.max(b)).collect::<Vec<_>>());
+    let u: Vec<u8> = vec![0, 1, 7, 8, 9, 200, 255, 128];
+    let s: Vec<u8> = vec![0, 1, 7, 8, 9, 255, 3, 1];
+    let shl: Vec<u8> = u.iter().zip(&s).map(|(&a, &b)| if b >= 8 { 0 } else { a << b }).collect();
+    assert_eq!(binop::<u8, u8>(BinaryOp::ShiftLeft, &u, &s), shl);
+    let shr: Vec<u8> = u.iter().zip(&s).map(|(&a, &b)| if b >= 8 { 0 } else { a >> b }).collect();
+    assert_eq!(binop::<u8, u8>(BinaryOp::ShiftRightLogical, &u, &s), shr);
+    let sar: Vec<u8> = u.iter().zip(&s).map(|(&a, &b)| ((a as i8) >> b.min(7)) as u8).collect();
+    assert_eq!(binop::<u8, u8>(BinaryOp::ShiftRightArithmetic, &u, &s), sar);
+    assert_eq!(binop::<u8, u8>(BinaryOp::Max, &u, &s), u.iter().zip(&s).map(|(a, b)| *a.max(b)).collect::<Vec<_>>());
+    let lt: Vec<bool> = binop_cmp::<u8>(CompareOp::Lt, &u, &s);
+    assert_eq!(lt, u.iter().zip(&s).map(|(a, b)| a < b).collect::<Vec<_>>());
+    let h: Vec<i16> = vec![i16::MIN, -1, 0, 1, i16::MAX, 12345];
+    assert_eq!(unop(UnaryOp::PopulationCount, &h), h.iter().map(|v| v.count_ones() as i16).collect::<Vec<_>>());
+    assert_eq!(unop(UnaryOp::Neg, &h), h.iter().map(|v| v.wrapping_neg()).collect::<Vec<_>>());
+    assert_eq!(unop(UnaryOp::Abs, &h), h.iter().map(|v| v.wrapping_abs()).collect::<Vec<_>>());
+    let f: Vec<f32> = vec![f32::NAN, 1e9, -1e9, 127.9, -128.9, 2.5, -2.5, 300.0];
+    assert_eq!(convert::<f32, i8>(&f), vec![0, 127, -128, 127, -128, 2, -2, 127]);
+    assert_eq!(convert::<f32, u8>(&f), vec![0, 255, 0, 127, 0, 2, 0, 255]);
+    assert_eq!(convert::<f32, u16>(&f), vec![0, 65535, 0, 127, 0, 2, 0, 300]);
+    assert_eq!(convert::<i8, u16>(&x), x.iter().map(|&v| v as u16).collect::<Vec<_>>());
+    assert_eq!(convert::<u8, i16>(&u), u.iter().map(|&v| v as i16).collect::<Vec<_>>());
+    assert_eq!(convert::<i16, i8>(&h), h.iter().map(|&v| v as i8).collect::<Vec<_>>());
+    assert_eq!(convert::<i8, f32>(&x), x.iter().map(|&v| v as f32).collect::<Vec<_>>());
+    assert_eq!(convert::<u16, f64>(&[65535u16, 0]), vec![65535.0, 0.0]);
+    assert_eq!(convert::<i64, u8>(&[-1i64, 256, 257]), vec![255u8, 0, 1]);
+    assert_eq!(convert::<u8, bool>(&[0u8, 2]), vec![false, true]);
+    assert_eq!(convert::<bool, i16>(&[true, false]), vec![1i16, 0]);
+    // reductions (scalar path; identities at the narrow range)
+    for (op, want) in [(ReduceOp::Max, 127i8), (ReduceOp::Min, -128), (ReduceOp::Sum, x.iter().fold(0i8, |a, b| a.wrapping_add(*b)))] {
+        let n = x.len();
+        let p = plan1(
+            vec![Aval::new(DType::I8, vec![n])],
+            vec![n],
+            vec![0],
+            vec![kin(0, DType::I8, vec![1])],
+            vec![load(0, DType::I8)],
+            vec![(Aval::new(DType::I8, vec![]), 0, OutputKind::Reduce(op))],
+        );
+        assert_eq!(read::<i8>(&run_plan(&p, &[buf(&[n], &x)])[0]), vec![want], "{op:?}");
+    }
+}
+
+fn binop_cmp<T: Elem>(op: CompareOp, x: &[T], y: &[T]) -> Vec<bool> {
+    let n = x.len();
+    let a = Aval::new(T::DT, vec![n]);
+    let p = plan1(
+        vec![a.clone(), a],
+        vec![n],
+        vec![],
+        vec![kin(0, T::DT, vec![1]), kin(1, T::DT, vec![1])],
+        vec![load(0, T::DT), load(1, T::DT), ins(KOp::Compare { op, a: 0, b: 1 }, DType::Bool)],
+        vec![(Aval::new(DType::Bool, vec![n]), 2, OutputKind::Store)],
+    );
+    read(&run_plan(&p, &[buf(&[n], x), buf(&[n], y)])[0])
 }

@@ -181,7 +181,23 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
         }};
     }
     use ReduceOp::*;
+    macro_rules! int {
+        ($t:ty) => {
+            match op {
+                Sum => go!($t, |a: $t, b: $t| a.wrapping_add(b)),
+                Prod => go!($t, |a: $t, b: $t| a.wrapping_mul(b)),
+                Max => go!($t, |a: $t, b: $t| a.max(b)),
+                Min => go!($t, |a: $t, b: $t| a.min(b)),
+                And => go!($t, |a: $t, b: $t| a & b),
+                Or => go!($t, |a: $t, b: $t| a | b),
+            }
+        };
+    }
     match dt {
+        DType::I8 => int!(i8),
+        DType::U8 => int!(u8),
+        DType::I16 => int!(i16),
+        DType::U16 => int!(u16),
         DType::F32 => match op {
             Sum => go!(f32, |a: f32, b: f32| a + b),
             Prod => go!(f32, |a: f32, b: f32| a * b),

@@ -88,10 +88,14 @@ pub fn check_dtype(ctx: &GpuContext, dt: DType, what: &str) -> Result<()> {
         DType::F64 | DType::I64 => Err(Error::Arguments(format!(
             "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
              ({what}); use the CPU device or disable jax_enable_x64",
-            match dt {
-                DType::F64 => "float64",
-                _ => "int64",
-            },
+            dt.numpy_name(),
+            ctx.repr(),
+            ctx.info.name
+        ))),
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 => Err(Error::Arguments(format!(
+            "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
+             ({what}); use the CPU device",
+            dt.numpy_name(),
             ctx.repr(),
             ctx.info.name
         ))),

@@ -89,6 +89,10 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
             DType::U32 => elems::<u32>(b)[i] as i64,
             DType::I64 => elems::<i64>(b)[i],
             DType::Bool => elems::<u8>(b)[i] as i64,
+            DType::I8 => elems::<i8>(b)[i] as i64,
+            DType::U8 => elems::<u8>(b)[i] as i64,
+            DType::I16 => elems::<i16>(b)[i] as i64,
+            DType::U16 => elems::<u16>(b)[i] as i64,
             DType::F32 => elems::<f32>(b)[i] as i64,
             DType::F64 => elems::<f64>(b)[i] as i64,
         }
@@ -136,6 +140,29 @@ macro_rules! int_elem {
 int_elem!(i32, |x: i32| ((x as u32) ^ 0x8000_0000) as u64, i32::MIN);
 int_elem!(u32, |x: u32| x as u64, u32::MAX);
 int_elem!(i64, |x: i64| (x as u64) ^ (1u64 << 63), i64::MIN);
+int_elem!(i8, |x: i8| ((x as u8) ^ 0x80) as u64, i8::MIN);
+int_elem!(i16, |x: i16| ((x as u16) ^ 0x8000) as u64, i16::MIN);
+int_elem!(u16, |x: u16| x as u64, u16::MAX);
+
+/// uint8 (a wrapper: plain `u8` is bool's element type).
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) struct U8(pub u8);
+
+impl Elem for U8 {
+    const IS_FLOAT: bool = false;
+    fn zero() -> Self { U8(0) }
+    fn eadd(self, o: Self) -> Self { U8(self.0.wrapping_add(o.0)) }
+    fn emul(self, o: Self) -> Self { U8(self.0.wrapping_mul(o.0)) }
+    fn emax(self, o: Self) -> Self { Ord::max(self, o) }
+    fn emin(self, o: Self) -> Self { Ord::min(self, o) }
+    fn to_f64(self) -> f64 { self.0 as f64 }
+    fn to_i64(self) -> i64 { self.0 as i64 }
+    fn from_f64(v: f64) -> Self { U8(v as u8) }
+    fn from_i64(v: i64) -> Self { U8(v as u8) }
+    fn sort_key(self) -> u64 { self.0 as u64 }
+    fn default_fill() -> Self { U8(u8::MAX) }
+}
 
 /// bool, stored as one byte (0 or 1).
 impl Elem for u8 {
@@ -184,6 +211,10 @@ macro_rules! with_elem {
     ($dt:expr, $T:ident => $body:expr) => {
         match $dt {
             crate::ir::DType::Bool => { type $T = u8; $body }
+            crate::ir::DType::I8 => { type $T = i8; $body }
+            crate::ir::DType::U8 => { type $T = $crate::backend::cpu::library::U8; $body }
+            crate::ir::DType::I16 => { type $T = i16; $body }
+            crate::ir::DType::U16 => { type $T = u16; $body }
             crate::ir::DType::I32 => { type $T = i32; $body }
             crate::ir::DType::U32 => { type $T = u32; $body }
             crate::ir::DType::I64 => { type $T = i64; $body }
