@@ -8,6 +8,7 @@ a re-created ``lambda`` retraces but does not recompile. Inside another transfor
 as one ``jit`` equation whose rules (eval, jvp, transpose, batching) apply to the inner jaxpr.
 """
 import functools
+import gc
 import inspect
 import logging
 import operator
@@ -367,8 +368,16 @@ class JitWrapped:
         in_avals = [_sig_aval(s) for s in sigs]
         if config.jax_explain_cache_misses:
             self._explain_miss(key, in_tree, statics, in_avals)
-        closed, out_tree = self._trace(in_tree, statics, in_avals)
-        exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+        # Tracing allocates many small, acyclic objects; a cyclic-GC pass in the middle of a first call
+        # costs milliseconds and frees nothing, so collection waits until the compile is done.
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+        finally:
+            if gc_was_on:
+                gc.enable()
         const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in closed.consts]
         return _Entry(exe, out_tree, const_bufs, closed.out_avals, closed)
 
