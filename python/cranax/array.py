@@ -6,12 +6,12 @@ NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirror
 import numpy as np
 
 from . import _core, dtypes
-from .core import ShapedArray, TypedScalar, get_aval
+from .core import AvalProperties, ShapedArray, TypedScalar, get_aval
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
 
-class Array:
+class Array(AvalProperties):
     """An array on a device. ``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``; ``block_until_ready()``
     waits for pending work and returns ``self``. Mirrors ``jax.Array``."""
 
@@ -29,27 +29,7 @@ class Array:
     def __init__(self, *args, **kwargs):
         raise TypeError("Array cannot be constructed directly; use cranax.numpy.array or cranax.device_put")
 
-    # --- properties
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
-    @property
-    def ndim(self):
-        return len(self.aval.shape)
-
-    @property
-    def size(self):
-        return self.aval.size
-
-    @property
-    def weak_type(self):
-        return self.aval.weak_type
-
+    # --- properties (shape, dtype, ndim, size, weak_type, len come from AvalProperties)
     @property
     def nbytes(self):
         return self.aval.size * self.aval.dtype.itemsize
@@ -143,11 +123,6 @@ class Array:
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index; got {self.dtype}")
         self._check_scalar("index")
         return int(self._value().reshape(()))
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
 
     def __iter__(self):
         if not self.shape:

@@ -225,16 +225,11 @@ class Primitive:
 
 # ----------------------------------------------------------------------------------------------- tracers
 
-class Tracer:
-    """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
-    (installed by ``cranax.array._install_methods``)."""
+class AvalProperties:
+    """``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``, ``len()`` read off ``self.aval``: what concrete
+    Arrays and tracers share."""
 
-    __slots__ = ("_trace",)
-    __array_priority__ = 1000
-
-    @property
-    def aval(self):
-        raise NotImplementedError
+    __slots__ = ()
 
     @property
     def shape(self):
@@ -260,6 +255,18 @@ class Tracer:
         if not self.aval.shape:
             raise TypeError("len() of unsized object")
         return self.aval.shape[0]
+
+
+class Tracer(AvalProperties):
+    """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
+    (installed by ``cranax.array._install_methods``)."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self):
+        raise NotImplementedError
 
     def _short_repr(self):
         return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"
