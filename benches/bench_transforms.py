@@ -419,7 +419,8 @@ def report(b, fws, args):
     lines = [HEADING, BEGIN, ""]
     w = lines.append
     w(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine: {bu.machine_line()}")
-    w(f"- cranax built from {git_rev()}")
+    w(f"- repository at run time: {git_rev()}; cranax imported from "
+      f"`{os.path.dirname(os.path.dirname(cranax.__file__))}` (a build of the work tree, possibly older than HEAD)")
     for f in fws:
         w(f"- {f.describe()}")
     w(f"- NumPy's BLAS threads: OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')} (the script's "
