@@ -46,6 +46,20 @@ impl Pending {
         }
         first
     }
+    /// Polls briefly before sleeping: small queued jobs finish within microseconds, and a condvar
+    /// wake-up costs more than that on a loaded VM.
+    fn spin_get(&self) -> Option<Result<Buffer>> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(r) = self.0.cell.get() {
+                return Some(r.clone());
+            }
+            if start.elapsed() >= std::time::Duration::from_micros(20) {
+                return None;
+            }
+            std::hint::spin_loop();
+        }
+    }
     /// The result if filled, without waiting.
     #[inline]
     pub fn try_get(&self) -> Option<&Result<Buffer>> {
@@ -58,8 +72,8 @@ impl Pending {
     /// Blocks at most `timeout`; `None` if still not filled then. Callers that must stay interruptible
     /// (Ctrl-C in Python) wait in slices with this.
     pub fn wait_timeout(&self, timeout: std::time::Duration) -> Option<Result<Buffer>> {
-        if let Some(r) = self.0.cell.get() {
-            return Some(r.clone());
+        if let Some(r) = self.spin_get() {
+            return Some(r);
         }
         let deadline = std::time::Instant::now() + timeout;
         let mut g = self.0.lock.lock();
@@ -73,8 +87,8 @@ impl Pending {
     }
     /// Blocks until filled; returns the buffer (shared storage) or the error.
     pub fn wait(&self) -> Result<Buffer> {
-        if let Some(r) = self.0.cell.get() {
-            return r.clone();
+        if let Some(r) = self.spin_get() {
+            return r;
         }
         let mut g = self.0.lock.lock();
         while self.0.cell.get().is_none() {

@@ -16,8 +16,14 @@ use crate::ir::Aval;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::pending::{Pending, Value};
 
-/// Programs whose kernels touch at most this many domain points run inline when possible.
-pub const INLINE_MAX_WORK: usize = 100_000;
+/// Programs whose kernels touch at most this many domain points run inline when possible. A hop to the
+/// stream thread and back costs tens of microseconds on a small VM (futex wake-ups), so only programs worth
+/// about a millisecond or more go asynchronous; JAX's CPU client makes the same trade.
+pub const INLINE_MAX_WORK: usize = 1_000_000;
+
+/// How long the stream thread keeps polling for the next job before it sleeps: back-to-back dispatches
+/// (a Python loop of queued calls) then skip the wake-up.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -77,6 +83,20 @@ fn check_outputs(outs: Result<Vec<Buffer>>, out_avals: &[Aval]) -> Result<Vec<Bu
     Ok(outs)
 }
 
+/// The next job: polled for `SPIN`, then waited for.
+fn poll_then_block(rx: &std::sync::mpsc::Receiver<Job>) -> Option<Job> {
+    use std::sync::mpsc::TryRecvError;
+    let start = std::time::Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if start.elapsed() < SPIN => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) => return rx.recv().ok(),
+        }
+    }
+}
+
 impl Stream {
     /// Starts the executor thread.
     pub fn new(name: &str) -> Result<Stream> {
@@ -87,7 +107,11 @@ impl Stream {
             .spawn(move || {
                 // Each job decrements `queued` itself, before it publishes its outputs, so a caller woken by
                 // an output sees the stream idle (and may then run small calls inline).
-                for job in rx {
+                loop {
+                    let job = match poll_then_block(&rx) {
+                        Some(job) => job,
+                        None => break, // every sender gone: the stream is shut down
+                    };
                     // Jobs catch their own panics; this is a last guard so the thread never dies.
                     let _ = catch_unwind(AssertUnwindSafe(job));
                 }
