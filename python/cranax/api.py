@@ -285,13 +285,36 @@ class _Entry:
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
 
 
+def _hashable_opt(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else v
+
+
+# fun → {(static_argnums, static_argnames): resolved statics}; weak on the function so it does not keep it alive.
+_resolved_statics = weakref.WeakKeyDictionary()
+
+
 class JitWrapped:
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         self._fun = fun
-        self._static_argnums, self._static_argnames, self._param_names = _resolve_static(
-            fun, static_argnums, static_argnames)
+        # inspect.signature costs tens of µs; `jit(f)` re-created in a loop (the seed's pattern) reuses it.
+        try:
+            per_fun = _resolved_statics.get(fun)
+            okey = (_hashable_opt(static_argnums), _hashable_opt(static_argnames))
+            resolved = per_fun.get(okey) if per_fun is not None else None
+        except TypeError:  # an unhashable or non-weakrefable function/option: resolve every time
+            per_fun = okey = resolved = None
+        if resolved is None:
+            resolved = _resolve_static(fun, static_argnums, static_argnames)
+            if okey is not None:
+                try:
+                    if per_fun is None:
+                        per_fun = _resolved_statics[fun] = {}
+                    per_fun[okey] = resolved
+                except TypeError:
+                    pass
+        self._static_argnums, self._static_argnames, self._param_names = resolved
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._inline = inline
         self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
