@@ -85,7 +85,9 @@ def _nary(prim):
             if not isinstance(a, _PY):
                 dt = get_aval(_as_operand(a)).dtype
                 break
-        args = [_coerce(a, dt) if dt is not None else a for a in args]
+        if dt is None:  # only Python scalars: they meet at their promoted (weak) type
+            dt = dtypes.result_type(*args)
+        args = [_coerce(a, dt) for a in args]
         args = [_as_operand(a) for a in args]
         avals = [get_aval(a) for a in args]
         shape = _ew.broadcast_shapes_of(prim.name, avals)

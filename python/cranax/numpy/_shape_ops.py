@@ -666,15 +666,24 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of ``v`` in the sorted 1-D ``a``. Mirrors ``jax.numpy.searchsorted``."""
     jnp = _jnp()
-    a, v = jnp._promote("searchsorted", a, v)
     a, v = jnp.asarray(a), jnp.asarray(v)
+    dt = _dtypes.result_type(a, v)  # a common dtype; the shapes stay apart (v is any shape, a is 1-D)
+    a, v = jnp.astype(a, dt), jnp.astype(v, dt)
     if sorter is not None:
         a = take(a, sorter)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
-    cmp = jnp.less if side == "left" else jnp.less_equal
     vb = jnp.expand_dims(v, -1)
-    return jnp.sum(cmp(a, vb).astype(_dtypes.canonicalize_dtype(jnp.int_)), axis=-1)
+    # Sorting order puts NaN after every number (as jnp.sort does), so a NaN query lands at the end.
+    if side == "left":
+        before = jnp.less(a, vb)
+        if _dtypes.issubdtype(dt, _np.floating):
+            before = jnp.logical_or(before, jnp.logical_and(jnp.isnan(vb), jnp.logical_not(jnp.isnan(a))))
+    else:
+        before = jnp.less_equal(a, vb)
+        if _dtypes.issubdtype(dt, _np.floating):
+            before = jnp.logical_or(before, jnp.isnan(vb))
+    return jnp.sum(before.astype(_dtypes.canonicalize_dtype(jnp.int_)), axis=-1)
 
 
 # ------------------------------------------------------------------------------------------------ take
