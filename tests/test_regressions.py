@@ -1,0 +1,23 @@
+"""Regressions found by trying cranax as a JAX user from a fresh clone (expected values from NumPy/JAX)."""
+import numpy as np
+
+import cranax
+import cranax.numpy as jnp
+
+
+def test_searchsorted_does_not_broadcast_a_against_v():
+    a = jnp.array([1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(jnp.searchsorted(a, jnp.array([2.5]))), [2])
+    np.testing.assert_array_equal(np.asarray(jnp.searchsorted(a, jnp.array([0.0, 2.0, 5.0]), side="right")),
+                                  np.searchsorted(np.asarray(a), [0.0, 2.0, 5.0], side="right"))
+    got = cranax.jit(lambda x, v: jnp.searchsorted(x, v))(a, jnp.array([[1.5, 3.5], [9.0, -1.0]]))
+    np.testing.assert_array_equal(np.asarray(got), [[1, 3], [4, 0]])
+
+
+def test_python_float_operands_only():
+    # Every operand a Python scalar: they meet at the weakly typed float32, as in JAX.
+    assert float(jnp.remainder(-3.0, 2.0)) == 1.0
+    assert float(jnp.trunc(2.5)) == 2.0 and float(jnp.fix(-2.5)) == -2.0
+    q, r = jnp.divmod(-3.0, 2.0)
+    assert (float(q), float(r)) == (-2.0, 1.0)
+    assert jnp.remainder(-3.0, 2.0).dtype == np.float32 and jnp.remainder(-3.0, 2.0).weak_type
