@@ -21,3 +21,22 @@ def test_python_float_operands_only():
     q, r = jnp.divmod(-3.0, 2.0)
     assert (float(q), float(r)) == (-2.0, 1.0)
     assert jnp.remainder(-3.0, 2.0).dtype == np.float32 and jnp.remainder(-3.0, 2.0).weak_type
+
+
+def test_host_view_cannot_be_made_writable():
+    x = jnp.ones(3)
+    v = np.asarray(x)
+    try:
+        v.setflags(write=True)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("np.asarray of an Array must stay read-only")
+    assert float(jnp.sum(x)) == 3.0 and np.asarray(x).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_identity_unary_returns_arrays_and_unsigned_wraps_small_negatives():
+    f = jnp.floor(3)
+    assert isinstance(f, cranax.Array) and int(f) == 3 and f.dtype == np.int32
+    assert int(jnp.uint32(1) + (-1)) == 0
+    np.testing.assert_array_equal(np.asarray(jnp.ones(2, jnp.uint32) - 1), [0, 0])

@@ -73,8 +73,11 @@ class Array(AvalProperties):
     def _value(self):
         v = self._npy
         if v is None:
-            v = self._buf.to_numpy()
-            v.flags.writeable = False
+            owner = self._buf.to_numpy()
+            owner.flags.writeable = False
+            # Hand out a view of a read-only owner: NumPy then refuses `setflags(write=True)`, so the host
+            # copy can never drift from the device value (JAX's host views behave the same).
+            v = owner.view()
             self._npy = v
         return v
 

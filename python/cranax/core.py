@@ -116,7 +116,10 @@ def typed_scalar(val, dtype, weak_type):
         return TypedScalar(dtype.type(val), av)
     if t is int and dtype.kind in "iu":
         info = np.iinfo(dtype)
-        if not info.min <= val <= info.max:
+        # Unsigned targets take small negative ints modulo 2**bits (JAX: uint32(1) + -1 == 0); anything else
+        # outside the range overflows as in JAX.
+        lo = -(info.max // 2 + 1) if dtype.kind == "u" else info.min
+        if not lo <= val <= info.max:
             raise OverflowError(f"Python int {val} too large to convert to {dtype.name}")
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(val, TypedScalar):

@@ -413,7 +413,9 @@ def _promote2_fast(x, y):
 def _unary(name, fn, to_float=True, allow_int=True):
     def op(x, /):
         (x,) = _promote(name, x, to_float=to_float)
-        return fn(x)
+        out = fn(x)
+        # Identity cases (floor of an int, positive) must still return an array, never a Python scalar.
+        return out if isinstance(out, (Array, Tracer)) else asarray(out)
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}``. Mirrors ``jax.numpy.{name}``."
     return op
