@@ -105,9 +105,13 @@ def _static(x, items):
             except (AttributeError, TypeError):
                 raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
                                 f"{type(it).__name__}") from None
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
-            i %= size
+            if size == 0:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size 0")
+            # JAX clamps out-of-range static indices like any gather (sharp bits: jnp.arange(10)[11] is 9):
+            # a negative index counts from the end once, then the result is clamped into the axis.
+            if i < 0:
+                i += size
+            i = min(max(i, 0), size - 1)
             start.append(i)
             limit.append(i + 1)
             strides.append(1)
