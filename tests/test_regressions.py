@@ -40,3 +40,12 @@ def test_identity_unary_returns_arrays_and_unsigned_wraps_small_negatives():
     assert isinstance(f, cranax.Array) and int(f) == 3 and f.dtype == np.int32
     assert int(jnp.uint32(1) + (-1)) == 0
     np.testing.assert_array_equal(np.asarray(jnp.ones(2, jnp.uint32) - 1), [0, 0])
+
+
+def test_softmax_and_logsumexp_of_empty():
+    assert cranax.nn.softmax(jnp.zeros(0)).shape == (0,)
+    assert float(cranax.nn.logsumexp(jnp.zeros(0))) == -np.inf
+
+
+def test_static_index_clamps():
+    assert int(jnp.arange(10)[11]) == 9 and int(jnp.arange(3)[-9]) == 0

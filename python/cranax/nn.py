@@ -113,7 +113,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     a = _float(a)
     nd = a.ndim
     axes = _axes(axis, nd)
-    amax = jnp.max(a, axis=axes, keepdims=True) if axes else a
+    amax = jnp.max(a, axis=axes, keepdims=True, initial=-jnp.inf) if axes else a
     amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, jnp.zeros((), a.dtype)))
     e = jnp.exp(a - amax)
     if b is not None:
@@ -133,7 +133,7 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     """``x - logsumexp(x)`` along ``axis``, computed stably. Mirrors ``jax.nn.log_softmax``."""
     x = _float(x)
     axes = _axes(axis, x.ndim)
-    shifted = x - lax.stop_gradient(jnp.max(x, axis=axes, keepdims=True))
+    shifted = x - lax.stop_gradient(jnp.max(x, axis=axes, keepdims=True, initial=-jnp.inf))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axes, keepdims=True))
 
 
@@ -141,7 +141,7 @@ def softmax(x, axis=-1, where=None, initial=None):
     """``exp(x) / sum(exp(x))`` along ``axis`` after subtracting the max. Mirrors ``jax.nn.softmax``."""
     x = _float(x)
     axes = _axes(axis, x.ndim)
-    unnormalized = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis=axes, keepdims=True)))
+    unnormalized = jnp.exp(x - lax.stop_gradient(jnp.max(x, axis=axes, keepdims=True, initial=-jnp.inf)))
     return unnormalized / jnp.sum(unnormalized, axis=axes, keepdims=True)
 
 
