@@ -49,3 +49,14 @@ def test_softmax_and_logsumexp_of_empty():
 
 def test_static_index_clamps():
     assert int(jnp.arange(10)[11]) == 9 and int(jnp.arange(3)[-9]) == 0
+
+
+def test_int32_to_float_stays_float32_under_x64():
+    # JAX's to_inexact_dtype: int32 -> float32 even with 64-bit mode on; int64 -> float64.
+    cranax.config.update("jax_enable_x64", True)
+    try:
+        assert jnp.sqrt(jnp.array([4], jnp.int32)).dtype == np.float32
+        assert jnp.mean(jnp.array([1, 2], jnp.int32)).dtype == np.float32
+        assert jnp.sqrt(jnp.array([4], jnp.int64)).dtype == np.float64
+    finally:
+        cranax.config.update("jax_enable_x64", False)

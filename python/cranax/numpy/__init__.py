@@ -350,6 +350,17 @@ def _convert(x, dt, weak):
     return lax._convert(x, dt, weak)
 
 
+def _to_inexact(dt, weak):
+    """JAX's ``to_inexact_dtype``: integers up to 32 bits become float32 even under x64, 64-bit ones
+    float64 (JAX gives float16 for 8-bit ints; cranax has no float16 and uses float32). A weakly typed int
+    becomes the default float."""
+    if weak:
+        return _dtypes.canonicalize_dtype(float_)
+    if dt.itemsize == 8:
+        return _dtypes.canonicalize_dtype(_np.float64)
+    return _np.dtype(_np.float32)
+
+
 def _promote(name, *args, to_float=False, numeric=False):
     """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Python scalars
     stay rank-0 literals; other rank-0 values broadcast explicitly."""
@@ -364,7 +375,7 @@ def _promote(name, *args, to_float=False, numeric=False):
     args = [_operand(a, name, i) for i, a in enumerate(args)]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
     if to_float and not _dtypes.issubdtype(dt, _np.floating):
-        dt = _dtypes.canonicalize_dtype(float_)
+        dt = _to_inexact(dt, weak)
         weak = weak and False
     if numeric and dt == _np.bool_:
         raise TypeError(f"{name} does not accept dtype bool.")
@@ -925,7 +936,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if where is not None:
         (a,) = _promote("mean", a)
         if dtype is None:
-            dtype = get_aval(a).dtype if _is_float(a) else _dtypes.canonicalize_dtype(float_)
+            dtype = get_aval(a).dtype if _is_float(a) else _to_inexact(get_aval(a).dtype, get_aval(a).weak_type)
         w = broadcast_to(asarray(where), get_aval(a).shape)
         num = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=w)
         den = sum(astype(w, dtype), axis=axis, keepdims=keepdims)
@@ -937,7 +948,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     for i in axes:
         n *= av.shape[i]
     if dtype is None:
-        dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.floating) else _dtypes.canonicalize_dtype(float_)
+        dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.floating) else _to_inexact(av.dtype, av.weak_type)
     s = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
     return lax.div(s, typed_scalar(n, dtype, False) if n else typed_scalar(_np.nan, dtype, False)) if n \
         else lax.mul(s, typed_scalar(_np.nan, dtype, False))
