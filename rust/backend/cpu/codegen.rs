@@ -463,15 +463,19 @@ impl Gen<'_> {
                 idx[p] = Some(i);
             }
         }
+        let idx: Vec<Value> = idx
+            .into_iter()
+            .map(|i| i.ok_or_else(|| Error::Codegen("outer index not decomposed".into())))
+            .collect::<Result<_>>()?;
         for p in 0..self.outer.len() {
-            b.def_var(self.oidx[p], idx[p].unwrap());
+            b.def_var(self.oidx[p], idx[p]);
         }
         for s in 0..ns {
             let mut a = b.ins().iadd_imm_s(bases[s], self.offset[s]);
             for p in 0..last {
                 let st = self.outer[p].strides[s];
                 if st != 0 {
-                    let t = b.ins().imul_imm_s(idx[p].unwrap(), st);
+                    let t = b.ins().imul_imm_s(idx[p], st);
                     a = b.ins().iadd(a, t);
                 }
             }
@@ -643,7 +647,7 @@ impl Gen<'_> {
                 }
                 continue;
             }
-            let (sv, iv) = self.acc[o].s.unwrap();
+            let (sv, iv) = self.acc[o].s.ok_or_else(|| no_acc(o))?;
             let val = match iv {
                 Some(iv) => {
                     let i = b.use_var(iv);
@@ -922,14 +926,14 @@ impl Gen<'_> {
                         }
                     }
                     OutputKind::Reduce(op) => {
-                        let v = if lanes == 1 { self.acc[o].s.unwrap().0 } else { self.acc[o].v[u as usize] };
+                        let v = if lanes == 1 { self.acc[o].s.ok_or_else(|| no_acc(o))?.0 } else { self.acc[o].v[u as usize] };
                         let acc = b.use_var(v);
                         let r = ops::reduce_combine(b, vdt, op, acc, x)?;
                         b.def_var(v, r);
                     }
                     OutputKind::ArgReduce { is_max } => {
-                        let (v, iv) = self.acc[o].s.unwrap();
-                        let iv = iv.unwrap();
+                        let (v, iv) = self.acc[o].s.ok_or_else(|| no_acc(o))?;
+                        let iv = iv.ok_or_else(|| no_acc(o))?;
                         let best = b.use_var(v);
                         let op = if is_max { crate::ir::CompareOp::Gt } else { crate::ir::CompareOp::Lt };
                         let mut take = ops::compare(b, vdt, op, x, best);
@@ -952,4 +956,9 @@ impl Gen<'_> {
         }
         Ok(())
     }
+}
+
+/// A reduction output whose accumulator was not set up: a plan the validator should have refused.
+fn no_acc(o: usize) -> Error {
+    Error::Codegen(format!("output {o}: reduction accumulator missing"))
 }

@@ -59,7 +59,9 @@ pub fn routine(f: MathFn, vector: bool) -> Result<*const u8> {
     if guard.is_none() {
         *guard = Some(Lib { module: super::jit::new_module()?, ptrs: HashMap::new() });
     }
-    let lib = guard.as_mut().unwrap();
+    let Some(lib) = guard.as_mut() else {
+        return Err(Error::Codegen("math routine library not initialised".into()));
+    };
     if let Some(&p) = lib.ptrs.get(&name) {
         return Ok(p as *const u8);
     }

@@ -698,7 +698,8 @@ fn trig_f32(e: &mut E, f: MathFn, x: Value, helper: cranelift_codegen::ir::FuncR
                     Some(acc) => d.b.ins().insertlane(acc, v, l as u8),
                 });
             }
-            let packed = packed.unwrap();
+            // `per` is at least 1, so a lane was always packed; `x` only satisfies the type.
+            let packed = packed.unwrap_or(x);
             let pb = d.bits(packed);
             let q = d.iand(pb, 3);
             let rb = d.iand(pb, !3);
