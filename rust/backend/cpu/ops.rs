@@ -413,7 +413,13 @@ fn integer_pow(b: &mut FunctionBuilder, dt: DType, x: Value, y: i32) -> Value {
         }
         return r;
     }
-    let mul = |b: &mut FunctionBuilder, p: Value, q: Value| if dt.is_float() { b.ins().fmul(p, q) } else { b.ins().imul(p, q) };
+    pow_by_squaring(b, dt.is_float(), x, one, y)
+}
+
+/// `x ** y` by repeated squaring (the multiplication order scalar and vector code share, so both give the same
+/// bits); `one` is 1 of `x`'s type (scalar or splat); negative `y` (floats only) is `1 / x^|y|`.
+pub fn pow_by_squaring(b: &mut FunctionBuilder, float: bool, x: Value, one: Value, y: i32) -> Value {
+    let mul = |b: &mut FunctionBuilder, p: Value, q: Value| if float { b.ins().fmul(p, q) } else { b.ins().imul(p, q) };
     let mut n = y.unsigned_abs();
     let mut base = x;
     let mut acc: Option<Value> = None;

@@ -436,33 +436,11 @@ pub fn emit(
             } else if (y < 0 && !dt.is_float()) || wide_int(dt) {
                 fallback!()
             } else {
-                // Same multiplication order as `ops::integer_pow`.
                 let one = if dt.is_float() { fsplat(b, vt, 1.0) } else { isplat(b, vt, 1) };
                 if y == 0 {
                     return Ok(one);
                 }
-                let mul = |b: &mut FunctionBuilder, p: Value, q: Value| if dt.is_float() { b.ins().fmul(p, q) } else { b.ins().imul(p, q) };
-                let mut n = y.unsigned_abs();
-                let mut base = x;
-                let mut acc: Option<Value> = None;
-                while n > 0 {
-                    if n & 1 == 1 {
-                        acc = Some(match acc {
-                            None => base,
-                            Some(a) => mul(b, a, base),
-                        });
-                    }
-                    n >>= 1;
-                    if n > 0 {
-                        base = mul(b, base, base);
-                    }
-                }
-                let acc = acc.unwrap_or(one);
-                if y < 0 {
-                    b.ins().fdiv(one, acc)
-                } else {
-                    acc
-                }
+                ops::pow_by_squaring(b, dt.is_float(), x, one, y)
             }
         }
         KOp::Clamp { lo, x, hi } => {
