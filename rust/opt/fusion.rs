@@ -632,6 +632,29 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         steps.push((order, Step::Kernel(kernel)));
     }
     // Views; a literal operand is first stored by a one-point kernel.
+    /// The operand and output slots of a non-fused equation (library call or control flow); literal operands
+    /// are first stored by one-point kernels.
+    fn boundary_slots(
+        ctx: &Ctx, slots: &mut Vec<Aval>, steps: &mut Vec<(usize, Step)>, i: usize, e: &crate::ir::Eqn, what: &str,
+    ) -> Result<(Vec<usize>, Vec<usize>)> {
+        let mut inputs = Vec::with_capacity(e.inputs.len());
+        for a in &e.inputs {
+            inputs.push(match a {
+                Atom::Var(u) => *ctx.slot.get(u).ok_or_else(|| internal(format!("{what} operand {u} has no slot")))?,
+                Atom::Lit(s, d) => {
+                    let (slot, step) = const_kernel(slots, *s, *d);
+                    steps.push((i, step));
+                    slot
+                }
+            });
+        }
+        let outputs = e
+            .outputs
+            .iter()
+            .map(|(v, _)| ctx.slot.get(v).copied().ok_or_else(|| internal(format!("{what} output {v} has no slot"))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((inputs, outputs))
+    }
     fn const_kernel(slots: &mut Vec<Aval>, s: Scalar, d: DType) -> (usize, Step) {
         let slot = slots.len();
         slots.push(Aval::scalar(d));
@@ -665,22 +688,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         if !live[i] {
             continue;
         }
-        let mut inputs = Vec::with_capacity(e.inputs.len());
-        for a in &e.inputs {
-            inputs.push(match a {
-                Atom::Var(u) => *ctx.slot.get(u).ok_or_else(|| internal(format!("library operand {u} has no slot")))?,
-                Atom::Lit(s, d) => {
-                    let (slot, step) = const_kernel(&mut slots, *s, *d);
-                    steps.push((i, step));
-                    slot
-                }
-            });
-        }
-        let outputs = e
-            .outputs
-            .iter()
-            .map(|(v, _)| ctx.slot.get(v).copied().ok_or_else(|| internal(format!("library output {v} has no slot"))))
-            .collect::<Result<Vec<_>>>()?;
+        let (inputs, outputs) = boundary_slots(&ctx, &mut slots, &mut steps, i, e, "library")?;
         steps.push((i, Step::Library(super::kernel::LibStep { op: op.clone(), inputs, outputs })));
     }
     // Control flow (cond/while/scan): sub-programs become sub-plans (`control_flow`).
@@ -689,22 +697,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         if !live[i] {
             continue;
         }
-        let mut inputs = Vec::with_capacity(e.inputs.len());
-        for a in &e.inputs {
-            inputs.push(match a {
-                Atom::Var(u) => *ctx.slot.get(u).ok_or_else(|| internal(format!("control operand {u} has no slot")))?,
-                Atom::Lit(s, d) => {
-                    let (slot, step) = const_kernel(&mut slots, *s, *d);
-                    steps.push((i, step));
-                    slot
-                }
-            });
-        }
-        let outputs = e
-            .outputs
-            .iter()
-            .map(|(v, _)| ctx.slot.get(v).copied().ok_or_else(|| internal(format!("control output {v} has no slot"))))
-            .collect::<Result<Vec<_>>>()?;
+        let (inputs, outputs) = boundary_slots(&ctx, &mut slots, &mut steps, i, e, "control")?;
         steps.push((i, Step::Control(Box::new(super::control_flow::lower_eqn(op, inputs, outputs)?))));
     }
     // Outputs.
