@@ -78,6 +78,27 @@ def zero_from_primal(x, symbolic_zeros=False):
 
 # ----------------------------------------------------------------------------------------------- custom_jvp
 
+def _trace_primal(fun, nondiff_argnums, args, kwargs):
+    """Binds keyword arguments to positions, splits off the non-differentiable ones and traces ``fun`` on the
+    rest (flattened). Returns ``(n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree)``."""
+    if kwargs:
+        import inspect
+        ba = inspect.signature(fun).bind(*args, **kwargs)
+        ba.apply_defaults()
+        args, kwargs = ba.args, ba.kwargs
+    n = len(args)
+    nd, static, diff = _resolve_nondiff(args, nondiff_argnums)
+    leaves, in_tree = tree_flatten(tuple(diff))
+    store = {}
+
+    def flat_fun(*xs):
+        out = fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))), **kwargs)
+        outs, store["tree"] = tree_flatten(out)
+        return outs
+    call_jaxpr, consts = _trace_call(flat_fun, [get_aval(x) for x in leaves])
+    return n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, store["tree"]
+
+
 def _resolve_nondiff(args, nondiff_argnums):
     nd = tuple(sorted(i % len(args) for i in nondiff_argnums)) if args else tuple(nondiff_argnums)
     diff = [a for i, a in enumerate(args) if i not in nd]
@@ -126,25 +147,10 @@ class custom_jvp:
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            import inspect
-            ba = inspect.signature(self.fun).bind(*args, **kwargs)
-            ba.apply_defaults()
-            args, kwargs = ba.args, ba.kwargs
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        n = len(args)
-        nd, static, diff = _resolve_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(tuple(diff))
-        store = {}
-
-        def flat_fun(*xs):
-            out = self.fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))), **kwargs)
-            outs, store["tree"] = tree_flatten(out)
-            return outs
-        avals = [get_aval(x) for x in leaves]
-        call_jaxpr, consts = _trace_call(flat_fun, avals)
-        out_tree = store["tree"]
+        n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree = _trace_primal(
+            self.fun, self.nondiff_argnums, args, kwargs)
         out_avals = call_jaxpr.out_avals
         user_jvp, symbolic = self.jvp, self.symbolic_zeros
         nconst = len(consts)
@@ -239,25 +245,11 @@ class custom_vjp:
         self.bwd = bwd
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            import inspect
-            ba = inspect.signature(self.fun).bind(*args, **kwargs)
-            ba.apply_defaults()
-            args, kwargs = ba.args, ba.kwargs
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        n = len(args)
-        nd, static, diff = _resolve_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(tuple(diff))
-        store = {}
-
-        def flat_fun(*xs):
-            out = self.fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))), **kwargs)
-            outs, store["tree"] = tree_flatten(out)
-            return outs
-        avals = [get_aval(x) for x in leaves]
-        call_jaxpr, consts = _trace_call(flat_fun, avals)
-        out_tree = store["tree"]
+        n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree = _trace_primal(
+            self.fun, self.nondiff_argnums, args, kwargs)
+        diff = tree_unflatten(in_tree, leaves)  # the differentiable arguments, as the user passed them
         nconst = len(consts)
         user_fwd, user_bwd = self.fwd, self.bwd
 
