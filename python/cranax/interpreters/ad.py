@@ -38,8 +38,8 @@ def _lax():
 
 # ----------------------------------------------------------------------------------------------- zeros
 
-class Zero:
-    """A symbolic zero tangent/cotangent of abstract value ``aval``."""
+class _AvalOnly:
+    """A placeholder that carries only an abstract value."""
 
     __slots__ = ("aval",)
 
@@ -47,7 +47,13 @@ class Zero:
         self.aval = aval
 
     def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+        return f"{type(self).__name__}({self.aval.str_short()})"
+
+
+class Zero(_AvalOnly):
+    """A symbolic zero tangent/cotangent of abstract value ``aval``."""
+
+    __slots__ = ()
 
 
 def is_zero(x):
@@ -84,16 +90,10 @@ def instantiate_array(t):
     return t
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_AvalOnly):
     """A linear input of an equation being transposed: only its abstract value is known."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+    __slots__ = ()
 
 
 def is_undefined(x):
