@@ -316,3 +316,52 @@ def test_vmap_dot_general_batch_dims():
     _close(got, np.einsum("nbij,nbjk->nbik", x, y))
     got = jax.vmap(jax.vmap(jnp.matmul), in_axes=(1, 1), out_axes=1)(x, y)
     _close(got, np.einsum("nbij,nbjk->nbik", x, y))
+
+
+# --- Gram products: x @ x.T is computed as a symmetric product (half the flops, like BLAS syrk) --------------
+
+@pytest.mark.parametrize("n,k", [(300, 40), (513, 17), (16, 3)])
+@pytest.mark.parametrize("path", ["jit", "eager", "numpy-in", "matmul"])
+def test_gram_product_paths(n, k, path):
+    x_np = np.random.default_rng(n).standard_normal((n, k)).astype(np.float32)
+    x = jnp.asarray(x_np)
+    if path == "jit":
+        r = jax.jit(lambda a: jnp.dot(a, a.T))(x)
+    elif path == "eager":
+        r = jnp.dot(x, x.T)
+    elif path == "numpy-in":
+        r = jnp.dot(x_np, x_np.T)
+    else:
+        r = x @ x.T
+    r = np.asarray(r)
+    want = x_np.astype(np.float64) @ x_np.T.astype(np.float64)
+    assert r.shape == (n, n) and r.dtype == np.float32
+    np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(r, r.T)  # mirrored exactly
+
+
+def test_gram_float64_and_transposed_left():
+    jax.config.update("jax_enable_x64", True)  # restored by conftest
+    x_np = np.random.default_rng(1).standard_normal((260, 300))
+    r = np.asarray(jax.jit(lambda a: a.T @ a)(jnp.asarray(x_np)))
+    assert r.dtype == np.float64
+    np.testing.assert_allclose(r, x_np.T @ x_np, rtol=1e-12, atol=1e-10)
+
+
+def test_eager_transpose_is_a_lazy_view():
+    x_np = np.arange(300 * 400, dtype=np.float32).reshape(300, 400) / 1e4
+    y_np = np.random.default_rng(2).standard_normal((500, 400)).astype(np.float32)
+    x, y = jnp.asarray(x_np), jnp.asarray(y_np)
+    t = x.T
+    assert isinstance(t, jax.Array) and t.shape == (400, 300) and t.dtype == np.float32
+    # products fold the transpose; every other use materializes it once, with the right values
+    np.testing.assert_allclose(np.asarray(x @ y.T), x_np @ y_np.T, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(jnp.dot(t, x)), x_np.T @ x_np, rtol=1e-4, atol=1e-2)
+    np.testing.assert_array_equal(np.asarray(t + 0), x_np.T)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * 1)(t)), x_np.T)
+    np.testing.assert_array_equal(np.asarray(t), x_np.T)
+    assert t.devices() == x.devices()
+    with pytest.raises(TypeError, match=r"\(400, 300\) and \(400, 500\)"):
+        jnp.dot(t, y.T)
+    # under a trace, .T is lax.transpose as in JAX
+    assert "transpose" in str(jax.make_jaxpr(lambda a: a.T)(x))

@@ -161,6 +161,41 @@ class Array(AvalProperties):
         return self
 
 
+class _LazyTranspose(Array):
+    """The eager ``x.T`` of a large 2-D ``Array``: a view whose data is computed on first use. Products
+    (``jnp.dot``, ``jnp.matmul``/``@``) read ``_src`` instead and fold the transpose into ``dot_general``'s
+    dimensions, so ``jnp.dot(x, x.T)`` is a Gram product of ``x`` with itself, as under ``jit``; anything
+    else that touches ``_buf`` materializes the transpose once."""
+
+    __slots__ = ("_src",)
+
+    @staticmethod
+    def _of(src):
+        t = _LazyTranspose.__new__(_LazyTranspose)
+        t._src = src
+        t.aval = src.aval.update(shape=src.aval.shape[::-1])
+        t._npy = None
+        return t
+
+    @property
+    def _buf(self):
+        try:
+            return _ARRAY_BUF.__get__(self, Array)
+        except AttributeError:
+            from .lax import transpose
+            buf = transpose(self._src, (1, 0))._buf
+            _ARRAY_BUF.__set__(self, buf)
+            self._src = None
+            return buf
+
+    def _source(self):
+        """The array this is the transpose of, while not materialized; None after."""
+        return self._src
+
+
+_ARRAY_BUF = Array.__dict__["_buf"]
+
+
 def _scalar_buffer(x, aval):
     """A core buffer for a Python scalar of ``aval``'s dtype (the jit fast path)."""
     dev = _default_device()
@@ -176,6 +211,8 @@ _SHORT = {np.dtype(t): n for t, n in ((np.bool_, "bool"), (np.int8, "i8"), (np.u
 
 def _to_buffer(x, aval=None):
     """A core ``DeviceArray`` holding ``x`` (a NumPy value, Python scalar or TypedScalar) as ``aval``'s dtype."""
+    if isinstance(x, Array) and (aval is None or (aval.shape == x.aval.shape and aval.dtype == x.aval.dtype)):
+        return x._buf
     if aval is None:
         aval = get_aval(x)
     if isinstance(x, TypedScalar):

@@ -1065,6 +1065,19 @@ def transpose(a, axes=None):
     return lax.transpose(a, axes)
 
 
+_LAZY_T_MIN = 1 << 16
+
+
+def _T(self):
+    """``x.T``. Eagerly, a large 2-D ``Array``'s transpose is a lazy view (see ``array._LazyTranspose``) so that
+    ``jnp.dot(x, x.T)`` and ``x @ y.T`` contract without copying; under a trace it is ``lax.transpose``."""
+    from ..array import Array, _LazyTranspose
+    from .. import core
+    if type(self) is Array and self.ndim == 2 and self.size >= _LAZY_T_MIN and core._state.trace is None:
+        return _LazyTranspose._of(self)
+    return transpose(self)
+
+
 def permute_dims(a, axes):
     return transpose(a, axes)
 
@@ -1254,7 +1267,7 @@ def _install_methods(cls):
         self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order)
     cls.transpose = lambda self, *axes: transpose(
         self, None if not axes else (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes))
-    cls.T = property(lambda self: transpose(self))
+    cls.T = property(_T)
     cls.mT = property(lambda self: matrix_transpose(self))
     cls.squeeze = lambda self, axis=None: squeeze(self, axis)
     cls.ravel = lambda self, order="C": ravel(self)

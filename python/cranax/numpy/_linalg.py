@@ -50,10 +50,57 @@ def _check_contract(name, a_shape, b_shape, ad, bd):
                         f"to have the same shape, got ({a_shape[ad]},) and ({b_shape[bd]},).")
 
 
+def _gram(a, b, preferred_element_type):
+    """``a @ a.T`` as one ``dot_general`` of ``a`` with itself when ``b`` is a NumPy transposed view of the
+    2-D NumPy array ``a`` (so ``a`` crosses to the device once and the core sees a Gram product, which it
+    computes as a symmetric product); None otherwise."""
+    if not (type(a) is _np.ndarray and type(b) is _np.ndarray and a.ndim == 2 and b.ndim == 2):
+        return None
+    if (b.dtype != a.dtype or b.shape != a.shape[::-1] or b.strides != a.strides[::-1]
+            or b.__array_interface__["data"][0] != a.__array_interface__["data"][0]):
+        return None
+    (a,), dt = _prep("dot", a)
+    if preferred_element_type is not None:
+        dt = _dtypes.canonicalize_dtype(preferred_element_type)
+    _check_contract("dot", get_aval(a).shape, get_aval(a).shape[::-1], 1, 0)
+    return _dg(a, a, (1,), (1,), dt=dt)
+
+
+def _unlazy(a, b):
+    """``(a, b, lhs contracting dim, rhs contracting dim)`` for a 2-D product, with an eager lazy transpose
+    (``x.T`` of a large array) replaced by its source and the transpose folded into the contraction."""
+    from ..array import _LazyTranspose
+    la = type(a) is _LazyTranspose and a._source() is not None
+    lb = type(b) is _LazyTranspose and b._source() is not None
+    if not (la or lb) or get_aval(a).ndim != 2 or get_aval(b).ndim != 2:
+        return None
+    return (a._source() if la else a, b._source() if lb else b, 0 if la else 1, 1 if lb else 0)
+
+
+def _folded(a, b, preferred_element_type):
+    """``a @ b`` for 2-D operands when one is a lazy transpose or a NumPy transposed view of the other; None
+    when neither applies."""
+    g = _gram(a, b, preferred_element_type)
+    if g is not None:
+        return g
+    u = _unlazy(a, b)
+    if u is None:
+        return None
+    _check_contract("dot", get_aval(a).shape, get_aval(b).shape, 1, 0)
+    a, b, ac, bc = u
+    (a, b), dt = _prep("dot", a, b)
+    if preferred_element_type is not None:
+        dt = _dtypes.canonicalize_dtype(preferred_element_type)
+    return _dg(a, b, (ac,), (bc,), dt=dt)
+
+
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
     (last for 1-D ``b``). Mirrors ``jax.numpy.dot``."""
     jnp = _np_mod()
+    g = _folded(a, b, preferred_element_type)
+    if g is not None:
+        return g
     (a, b), dt = _prep("dot", a, b)
     if preferred_element_type is not None:
         dt = _dtypes.canonicalize_dtype(preferred_element_type)
@@ -69,6 +116,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands gain then lose a unit axis, leading (batch) axes
     broadcast. Mirrors ``jax.numpy.matmul`` / ``@``."""
     jnp = _np_mod()
+    g = _folded(a, b, preferred_element_type)
+    if g is not None:
+        return g
     (a, b), dt = _prep("matmul", a, b)
     if preferred_element_type is not None:
         dt = _dtypes.canonicalize_dtype(preferred_element_type)

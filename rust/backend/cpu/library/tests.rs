@@ -151,6 +151,28 @@ fn dot_of_transposes_and_fused_epilogue() {
 }
 
 #[test]
+fn gram_products_are_symmetric_and_exact() {
+    // x · xᵀ (one operand used twice, contracting its last dim) takes the symmetric path at n >= 256; the
+    // uneven sizes exercise the recursive split. Also xᵀ · x (contracting dim 0) and a small one (plain path).
+    for &(n, k, lc) in &[(300usize, 37usize, 1usize), (513, 20, 1), (257, 9, 0), (40, 5, 1)] {
+        let shape = if lc == 1 { [n, k] } else { [k, n] };
+        let x = seq(n * k, 0.125);
+        let (want, oshape) = naive_dot(&x, &shape, &x, &shape, &[lc], &[lc], &[], &[]);
+        let json = format!(
+            r#"{{"invars":[[0,"f32",{}]],"eqns":[{{"prim":"dot_general","params":{{"lhs_contracting":[{lc}],"rhs_contracting":[{lc}],"lhs_batch":[],"rhs_batch":[]}},"in":[0,0],"out":[[1,"f32",{}]]}}],"outvars":[1]}}"#,
+            l(&shape), l(&oshape)
+        );
+        let got = f32s(&run(&json, &[f32buf(&shape, &x)])[0]);
+        close(&got, &want);
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(got[i * n + j].to_bits(), got[j * n + i].to_bits(), "n={n}: ({i},{j}) not mirrored");
+            }
+        }
+    }
+}
+
+#[test]
 fn integer_dot_and_preferred_type() {
     let json = r#"{"invars":[[0,"i32",[2,3]],[1,"i32",[3,2]]],"eqns":[
       {"prim":"dot_general","params":{"lhs_contracting":[1],"rhs_contracting":[0],"lhs_batch":[],"rhs_batch":[]},"in":[0,1],"out":[[2,"i32",[2,2]]]},
