@@ -173,6 +173,47 @@ fn gram_products_are_symmetric_and_exact() {
 }
 
 #[test]
+fn transpose_of_a_dot_is_the_swapped_dot() {
+    // transpose(dot(a, b)) with the free blocks swapped becomes dot(b, a): no transpose step remains, for a
+    // plain and a batched product; a permutation that is not a block swap keeps its transpose.
+    let cases: &[(&[usize], &[usize], &str, &str, &[usize], &[usize], bool)] = &[
+        (&[4, 3], &[4, 5], "[0]", "[]", &[1, 0], &[5, 3], true),
+        (&[2, 3, 4], &[2, 4, 5], "[2]", "[0]", &[0, 2, 1], &[2, 5, 3], true),
+        (&[2, 3, 4], &[2, 4, 5], "[2]", "[0]", &[1, 0, 2], &[3, 2, 5], false),
+    ];
+    for &(ls, rs, lc, lb, perm, tshape, folds) in cases {
+        let rc = if lb == "[]" { "[0]" } else { "[1]" };
+        let dshape: Vec<usize> = if lb == "[]" { vec![ls[1], rs[1]] } else { vec![ls[0], ls[1], rs[2]] };
+        let json = format!(
+            r#"{{"invars":[[0,"f32",{}],[1,"f32",{}]],"eqns":[
+            {{"prim":"dot_general","params":{{"lhs_contracting":{lc},"rhs_contracting":{rc},"lhs_batch":{lb},"rhs_batch":{lb}}},"in":[0,1],"out":[[2,"f32",{}]]}},
+            {{"prim":"transpose","params":{{"permutation":{}}},"in":[2],"out":[[3,"f32",{}]]}}],"outvars":[3]}}"#,
+            l(ls), l(rs), l(&dshape), l(perm), l(tshape)
+        );
+        let (_, plan) = crate::opt::compile_pipeline(&json).unwrap();
+        let text = crate::opt::fusion::plan_text(&plan);
+        assert_eq!(!text.contains("transpose"), folds, "{text}");
+        let (a, b) = (seq(ls.iter().product(), 0.25), seq(rs.iter().product(), 0.5));
+        let lcv: Vec<usize> = vec![if lb == "[]" { 0 } else { 2 }];
+        let rcv: Vec<usize> = vec![if lb == "[]" { 0 } else { 1 }];
+        let bv: Vec<usize> = if lb == "[]" { vec![] } else { vec![0] };
+        let (d, _) = naive_dot(&a, ls, &b, rs, &lcv, &rcv, &bv, &bv);
+        let want: Vec<f32> = (0..d.len())
+            .map(|o| {
+                let ti = unravel(o, tshape);
+                let mut di = vec![0; perm.len()];
+                for (t, &p) in perm.iter().enumerate() {
+                    di[p] = ti[t];
+                }
+                d[ravel(&di, &dshape)]
+            })
+            .collect();
+        let out = run(&json, &[f32buf(ls, &a), f32buf(rs, &b)]);
+        close(&f32s(&out[0]), &want);
+    }
+}
+
+#[test]
 fn integer_dot_and_preferred_type() {
     let json = r#"{"invars":[[0,"i32",[2,3]],[1,"i32",[3,2]]],"eqns":[
       {"prim":"dot_general","params":{"lhs_contracting":[1],"rhs_contracting":[0],"lhs_batch":[],"rhs_batch":[]},"in":[0,1],"out":[[2,"i32",[2,2]]]},
