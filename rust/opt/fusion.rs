@@ -92,6 +92,9 @@ struct Ctx<'a> {
     eqns: &'a [crate::ir::Eqn],
     slot: HashMap<VarId, usize>,
     kern: HashMap<VarId, usize>,
+    /// Values computed from literals alone at no cost (a broadcast constant, an iota): recomputed inside
+    /// every kernel that uses them instead of being stored.
+    everywhere: HashSet<VarId>,
 }
 
 fn internal(msg: impl Into<String>) -> Error {
@@ -168,7 +171,10 @@ impl<'c, 'a> Builder<'c, 'a> {
     fn is_leaf(&self, v: VarId) -> bool {
         match self.ctx.def.get(&v) {
             None => true, // program input
-            Some(&i) => class(&self.ctx.eqns[i].prim) != Class::Fusible || self.ctx.kern.get(&v) != Some(&self.kid),
+            Some(&i) => {
+                class(&self.ctx.eqns[i].prim) != Class::Fusible
+                    || (self.ctx.kern.get(&v) != Some(&self.kid) && !self.ctx.everywhere.contains(&v))
+            }
         }
     }
 
@@ -436,6 +442,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         eqns,
         slot: HashMap::new(),
         kern: HashMap::new(),
+        everywhere: HashSet::new(),
     };
     for (v, a) in &p.invars {
         ctx.avals.insert(*v, a);
@@ -560,10 +567,29 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                     ctx.kern.insert(v, kernels[0]);
                     continue;
                 }
+                if !forced && op_cost(&e.prim) == 0 && e.inputs.iter().all(|a| matches!(a, Atom::Lit(..))) {
+                    ctx.everywhere.insert(v);
+                    continue;
+                }
                 materialized.insert(v);
                 let shape = &e.outputs[0].1.shape;
-                let k = if !viewed && kernels.len() == 1 && groups[kernels[0]].domain == *shape {
-                    kernels[0]
+                // Stored by one of its consumer kernels when one has its shape as domain and does not itself
+                // depend on another consumer (which reads the stored value, so must run after it).
+                let host = if viewed {
+                    None
+                } else {
+                    kernels.iter().copied().find(|&k| {
+                        groups[k].domain == *shape
+                            && kernels.iter().all(|&k2| {
+                                k2 == k || {
+                                    let mine = root_vars(&groups[k]);
+                                    root_vars(&groups[k2]).iter().all(|&r| !depends_on(&ctx, &mine, r))
+                                }
+                            })
+                    })
+                };
+                let k = if let Some(k) = host {
+                    k
                 } else {
                     groups.push(Group { domain: shape.clone(), reduce_axes: vec![], roots: vec![] });
                     groups.len() - 1
@@ -1031,6 +1057,7 @@ mod tests {
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
             BinaryOp::Max => a.max(b),
+            BinaryOp::Min => a.min(b),
             o => panic!("{o:?}"),
         }
     }
@@ -1357,7 +1384,9 @@ mod tests {
     }
 
     #[test]
-    fn shared_value_across_domains_is_materialized() {
+    fn shared_value_across_domains_is_stored_by_a_consumer() {
+        // exp(x) feeds a [3] kernel and a broadcast into a [2, 3] kernel: the [3] kernel stores it as a second
+        // output (no kernel of its own), the other reads the buffer.
         let mut b = B::new();
         let x = b.input(&[3]);
         let w = b.input(&[2, 3]);
@@ -1366,7 +1395,29 @@ mod tests {
         let ab = b.bcast(&a, &[2, 3], &[1]);
         let o2 = b.bin(BinaryOp::Mul, &ab, &w);
         let plan = lower_checked(&b.done(vec![o1, o2]));
-        assert_eq!(kernels(&plan).len(), 3, "{}", plan_text(&plan));
+        let ks = kernels(&plan);
+        assert_eq!(ks.len(), 2, "{}", plan_text(&plan));
+        assert!(ks.iter().any(|k| k.domain == vec![3] && k.outputs.len() == 2), "{}", plan_text(&plan));
+    }
+
+    #[test]
+    fn shared_values_with_several_consumers() {
+        // relu's pre-activation feeds max (this kernel) and a later product: one kernel stores both; a
+        // broadcast zero used by three kernels is recomputed in each, never stored.
+        let mut b = B::new();
+        let x = b.input(&[4, 5]);
+        let y = b.input(&[4, 5]);
+        let zero = b.bcast(&lit(0.0), &[4, 5], &[]);
+        let k = b.bin(BinaryOp::Add, &x, &lit(1.0));
+        let m = b.bin(BinaryOp::Max, &k, &zero);
+        let s = b.sum(&m, &[1]);
+        let g = b.bin(BinaryOp::Min, &k, &zero);
+        let sel = b.bin(BinaryOp::Mul, &g, &y);
+        let sel2 = b.bin(BinaryOp::Max, &y, &zero);
+        let plan = lower_checked(&b.done(vec![m, s, sel, sel2]));
+        let ks = kernels(&plan);
+        assert_eq!(ks.len(), 3, "{}", plan_text(&plan));
+        assert!(!plan_text(&plan).contains("fused_broadcast_in_dim domain"), "{}", plan_text(&plan));
     }
 
     #[test]
