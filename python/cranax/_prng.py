@@ -252,7 +252,7 @@ _LOG_P = (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 
 def log(x):
     """Natural log as XLA's CPU backend computes float32 ``log`` (its vectorized runtime function: Cephes'
     polynomial on the mantissa reduced to [sqrt(1/2), sqrt(2)), with fused multiply-adds); other dtypes use
-    the primitive. Matches XLA on all but a few in 10**4 inputs (1 ulp)."""
+    the primitive. Bit-identical to XLA for every normal input (XLA treats subnormal inputs as zero)."""
     if get_aval(x).dtype != F32:
         return lax.log(x)
     shape = get_aval(x).shape
@@ -277,11 +277,11 @@ def log(x):
     y2 = fma(y2, xm, P[8])
     y = fma(y, x3, y1)
     y = fma(y, x3, y2)
-    y = lax.mul(y, x3)
-    y = lax.add(y, lax.mul(e, c(-2.12194440e-4)))
-    r = lax.sub(xm, lax.mul(x2, c(0.5)))
+    # XLA contracts y * x3 + e * c into one fused multiply-add (e * c rounded on its own)
+    y = fma(y, x3, lax.mul(e, c(-2.12194440e-4)))
+    r = lax.sub(xm, lax.mul(x2, c(0.5)))  # x2 * 0.5 is exact: the contracted form rounds the same
     r = lax.add(r, y)
-    r = lax.add(r, lax.mul(e, c(0.693359375)))
+    r = lax.add(r, lax.mul(e, c(0.693359375)))  # e * 0.693359375 is exact (9 + 8 bits)
     # special values: 0 -> -inf, +inf -> +inf, negative or nan -> nan, subnormals -> the primitive
     r = lax.select(lax.lt(x, c(1.1754943508222875e-38)), lax.log(x), r)
     r = lax.select(lax.eq(x, c(np.inf)), lax.full(shape, np.float32(np.inf), F32), r)

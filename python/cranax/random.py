@@ -10,9 +10,8 @@ from primitives (see :mod:`cranax._prng`), so it fuses and runs on every backend
 Transcendental functions are composed here the way XLA's CPU backend evaluates them for float32 (see
 :mod:`cranax._prng`: ``log`` as XLA's vectorized runtime routine, ``log1p``, ``erf`` and ``erf_inv`` as XLA's
 intrinsics, multiply-adds fused), so ``normal``, ``truncated_normal``, ``gumbel``, ``exponential``,
-``laplace``, ``logistic`` and ``categorical`` match JAX bit for bit too (``log`` differs from XLA's by one ulp
-on a few inputs in 10**4). Without sort/gather primitives, ``permutation``, ``choice`` and ``top_k``-style
-sampling rank by counting comparisons (exact, O(n^2) work, refused above ~10**8); ``lax.sort_key_val``,
+``laplace``, ``logistic`` and ``categorical`` match JAX bit for bit too. Without sort/gather primitives,
+``permutation``, ``choice`` and ``top_k``-style sampling rank by counting comparisons (exact, O(n^2) work, refused above ~10**8); ``lax.sort_key_val``,
 ``jnp.take``, ``jnp.cumsum`` and ``lax.top_k`` are used instead as soon as they exist.
 """
 import math
