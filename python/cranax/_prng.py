@@ -332,35 +332,10 @@ def erf(x):
     return lax.select(clamp, one, lax.div(p, q))
 
 
-_ERFINV_LT5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-               -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_GE5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-               -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def erf_inv(x):
-    """The inverse error function as XLA computes it for float32 (Giles' single-precision polynomial in
-    ``w = -log1p(-x*x)``, evaluated with fused multiply-adds); other dtypes use the primitive."""
-    if get_aval(x).dtype != F32:
-        return lax.erf_inv(x)
-    shape = get_aval(x).shape
-    w = lax.neg(log1p(lax.mul(x, lax.neg(x))))
-    lt = lax.lt(w, const(5.0, F32))
-    w = lax.select(lt, lax.sub(w, const(2.5, F32)), lax.sub(lax.sqrt(w), const(3.0, F32)))
-
-    def coef(i):
-        return lax.select(lt, lax.full(shape, np.float32(_ERFINV_LT5[i]), F32),
-                          lax.full(shape, np.float32(_ERFINV_GE5[i]), F32))
-
-    p = horner([coef(i) for i in range(9)], w)
-    res = lax.mul(p, x)
-    return lax.select(lax.eq(lax.abs(x), const(1.0, F32)), lax.mul(x, const(np.inf, F32)), res)
-
-
 def is_tracer(x):
     return isinstance(x, Tracer)
 
 
 __all__ = ["threefry2x32", "split", "fold_in", "random_bits32", "flat_iota", "stack_last", "fma", "log", "log1p",
-           "erf_inv", "horner", "u32", "const", "to_dtype"]
+           "erf", "horner", "u32", "const", "to_dtype"]
 del dtypes
