@@ -58,6 +58,9 @@ def main(argv=None):
     b_cx = median_time(lambda: random.bits(key, shape).block_until_ready(), runs)
     rows.append(("cranax random.bits", b_cx, ""))
 
+    u_first = np.asarray(random.uniform(key, shape))
+    b_first = np.asarray(random.bits(key, shape))
+
     rng = np.random.default_rng(0)
     t_np = median_time(lambda: rng.standard_normal(shape, dtype=np.float32), runs)
     rows.append(("numpy standard_normal (f32)", t_np, "different algorithm"))
@@ -68,7 +71,11 @@ def main(argv=None):
         same = np.array_equal(np.asarray(jax.random.normal(jkey, shape)), np.asarray(first))
         rows.append((f"jax {jax.__version__} random.normal", t_jx, f"bit-identical to cranax: {same}"))
         u_jx = median_time(lambda: jax.random.uniform(jkey, shape).block_until_ready(), runs)
-        rows.append(("jax random.uniform", u_jx, ""))
+        same = np.array_equal(np.asarray(jax.random.uniform(jkey, shape)), u_first)
+        rows.append(("jax random.uniform", u_jx, f"bit-identical to cranax: {same}"))
+        b_jx = median_time(lambda: jax.random.bits(jkey, shape).block_until_ready(), runs)
+        same = np.array_equal(np.asarray(jax.random.bits(jkey, shape)), b_first)
+        rows.append(("jax random.bits", b_jx, f"bit-identical to cranax: {same}"))
 
     print(f"# random.normal(key, {shape}) steady state (median of {runs}), {cranax.default_backend()} "
           f"backend, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")

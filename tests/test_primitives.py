@@ -560,6 +560,21 @@ def test_shifts(name, dtype, mode):
     assert_exact(run(mode, getattr(lax, name), x, s), _int_oracle(name, x, s, dt))
 
 
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name", ["shift_left", "shift_right_logical", "shift_right_arithmetic"])
+def test_shifts_by_constant_amounts(name, dtype):
+    # a literal amount compiles to one vector shift per lane group (threefry's rotations); out-of-range
+    # amounts follow the same rules as computed ones
+    dt = use_dtype(dtype)
+    bits = dt.itemsize * 8
+    info = np.iinfo(dt)
+    x = np.array(([0, 1, 5, info.max, info.min, 0x40000001 & info.max, 3, 77] * 5)[:37], dt)
+    for amount in [0, 1, 3, 13, bits - 1, bits, bits + 1, 100] + ([-1] if dt.kind == "i" else []):
+        a = dt.type(amount)
+        got = cranax.jit(lambda v, a=a: getattr(lax, name)(v, a))(x)
+        assert_exact(got, _int_oracle(name, x, np.full(x.shape, a, dt), dt))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_jnp_shifts(mode):
     x = np.array([1, -8, 255, INT32_MIN], np.int32)

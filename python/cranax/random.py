@@ -8,11 +8,12 @@ Keys are either legacy ``uint32[..., 2]`` arrays (``PRNGKey``) or typed keys (``
 from primitives (see :mod:`cranax._prng`), so it fuses and runs on every backend.
 
 Transcendental functions are composed here the way XLA's CPU backend evaluates them for float32 (see
-:mod:`cranax._prng`: ``log`` as XLA's vectorized runtime routine, ``log1p``, ``erf`` and ``erf_inv`` as XLA's
-intrinsics, multiply-adds fused), so ``normal``, ``truncated_normal``, ``gumbel``, ``exponential``,
-``laplace``, ``logistic`` and ``categorical`` match JAX bit for bit too (``log`` differs from XLA's by one ulp
-on a few inputs in 10**4). Without sort/gather primitives, ``permutation``, ``choice`` and ``top_k``-style
-sampling rank by counting comparisons (exact, O(n^2) work, refused above ~10**8); ``lax.sort_key_val``,
+:mod:`cranax._prng`: ``log`` as XLA's vectorized runtime routine, ``log1p`` and ``erf`` as XLA's intrinsics,
+multiply-adds fused); ``erf_inv`` is the primitive, which the CPU backend evaluates for float32 exactly as
+XLA:CPU does (``rust/backend/cpu/vmath.rs``). So ``normal``, ``truncated_normal``, ``gumbel``,
+``exponential``, ``laplace``, ``logistic`` and ``categorical`` match JAX bit for bit too (on the CPU; XLA
+flushes subnormal results to zero, cranax keeps them). Without sort/gather primitives,
+``permutation``, ``choice`` and ``top_k``-style sampling rank by counting comparisons (exact, O(n^2) work, refused above ~10**8); ``lax.sort_key_val``,
 ``jnp.take``, ``jnp.cumsum`` and ``lax.top_k`` are used instead as soon as they exist.
 """
 import math
@@ -415,11 +416,25 @@ def _uniform_raw(key, minval, maxval, shape, dtype):
             span = np.subtract(maxval, minval)
     else:
         span = jnp.subtract(maxval, minval)
-    out = _prng.fma(floats, span, minval)
+    if _pow2_scalar(span):
+        # floats * span is exact, so the fused multiply-add XLA contracts this to rounds like mul + add: the
+        # common spans (1 for uniform, 2 for normal) stay float32-only, which vectorizes
+        out = lax.add(lax.mul(floats, span), minval)
+    else:
+        out = _prng.fma(floats, span, minval)
     out = jnp.maximum(minval, out)
     if get_aval(out).shape != tuple(shape):
         raise TypeError(f"uniform: minval/maxval shapes do not broadcast to the sample shape {shape}")
     return out
+
+
+def _pow2_scalar(v):
+    """Whether ``v`` is a concrete float scalar +-2**k whose product with a uniform's ``floats`` (multiples of
+    2**-23 below 1) is exact: no rounding, no underflow."""
+    if not isinstance(v, (np.floating, float)):
+        return False
+    m, e = np.frexp(float(v))
+    return abs(m) == 0.5 and e > -100
 
 
 @jit(static_argnums=(3, 4), inline=True)
@@ -454,7 +469,32 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
             np.broadcast_shapes(shape, s)
         except ValueError:
             raise TypeError(f"mul got incompatible shapes for broadcasting: {shape}, {s}.") from None
+    bounds = _const_bounds(minval, maxval, dt)
+    if bounds is not None:
+        return _uniform_const_impl(data, shape, dt, bounds)
     return _uniform_impl(data, minval, maxval, shape, dt)
+
+
+def _const_bounds(minval, maxval, dt):
+    """``(minval, maxval)`` as ``dt`` bit patterns when both are concrete scalars whose span is a power of two
+    (the default [0, 1) above all), else None. Compiled in as constants, the scaling is a plain float32
+    multiply-add (see ``_pow2_scalar``) and the sampler vectorizes."""
+    if not all(isinstance(v, (int, float, np.generic)) or (isinstance(v, np.ndarray) and v.ndim == 0)
+               for v in (minval, maxval)):
+        return None
+    lo = _prng.to_dtype(minval, dt)
+    hi = _prng.to_dtype(maxval, dt)
+    with np.errstate(all="ignore"):
+        if not _pow2_scalar(np.subtract(hi, lo)):
+            return None
+    # bit patterns, not floats: -0.0 == 0.0 would share a cache entry
+    return lo.tobytes(), hi.tobytes()
+
+
+@jit(static_argnums=(1, 2, 3), inline=True)
+def _uniform_const_impl(key, shape, dtype, bounds):
+    lo, hi = (np.frombuffer(b, dtype)[0] for b in bounds)
+    return _uniform_raw(key, lo, hi, shape, dtype)
 
 
 # ---------------------------------------------------------------------------------------------- normal
@@ -462,7 +502,8 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
 def _normal_raw(key, shape, dtype):
     lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
     u = _uniform_raw(key, lo, np.array(1., dtype), shape, dtype)
-    return lax.mul(_prng.const(np.sqrt(2), dtype), _prng.erf_inv(u))
+    # the erf_inv primitive: the CPU backend evaluates float32 erf_inv exactly as XLA:CPU does
+    return lax.mul(_prng.const(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
 @jit(static_argnums=(1, 2), inline=True)
@@ -489,7 +530,7 @@ def _truncated_normal_impl(key, lower, upper, shape, dtype):
     a = _prng.erf(jnp.multiply(jnp.asarray(lower), inv_sqrt2))
     b = _prng.erf(jnp.multiply(jnp.asarray(upper), inv_sqrt2))
     u = _uniform_raw(key, a, b, shape, dtype)
-    out = lax.mul(sqrt2, _prng.erf_inv(u))
+    out = lax.mul(sqrt2, lax.erf_inv(u))
     lo = jnp.nextafter(lower, np.array(np.inf, dtype))
     hi = jnp.nextafter(upper, np.array(-np.inf, dtype))
     return jnp.clip(out, lo, hi)

@@ -8,7 +8,7 @@ use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Type, 
 use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
-use crate::ir::{BinaryOp, CompareOp, DType, UnaryOp};
+use crate::ir::{BinaryOp, CompareOp, DType, Scalar, UnaryOp};
 use crate::opt::{KInstr, KOp};
 
 use super::math::{binary_math, Imports, MathFn};
@@ -316,6 +316,15 @@ pub fn emit(
             if ydt != dt {
                 fallback!();
             }
+            if let (B::ShiftLeft | B::ShiftRightLogical | B::ShiftRightArithmetic, Some(KOp::Const { value })) =
+                (op, body.get(*bb).map(|ins| &ins.op))
+            {
+                // A constant amount (threefry's rotations) is one vector shift; amounts that vary by lane
+                // stay per lane (x86 SIMD shifts take one scalar amount).
+                if let (true, Scalar::Int(n)) = (dt.is_int(), value.cast(dt)) {
+                    return Ok(shift_by_const(b, *op, vt, x, n));
+                }
+            }
             if dt.is_float() {
                 match op {
                     B::Add => b.ins().fadd(x, y),
@@ -457,6 +466,30 @@ pub fn emit(
             return Err(Error::Codegen(format!("instruction {i}: load/iota must be lowered by the loop codegen")))
         }
     })
+}
+
+/// `x` (integer lanes of `vt`) shifted by the constant `n`, with `ops::shift`'s rules: an amount ≥ the lane
+/// width (negative read as unsigned) gives 0, or the sign fill for an arithmetic shift.
+fn shift_by_const(b: &mut FunctionBuilder, op: BinaryOp, vt: Type, x: Value, n: i64) -> Value {
+    let bits = vt.lane_type().bits();
+    let amt = if bits < 64 { (n as u64) & ((1u64 << bits) - 1) } else { n as u64 };
+    let in_range = amt < u64::from(bits);
+    match op {
+        BinaryOp::ShiftRightArithmetic => {
+            let a = if in_range { amt as i64 } else { i64::from(bits) - 1 };
+            let s = b.ins().iconst(types::I32, a);
+            b.ins().sshr(x, s)
+        }
+        _ if !in_range => isplat(b, vt, 0),
+        _ => {
+            let s = b.ins().iconst(types::I32, amt as i64);
+            if op == BinaryOp::ShiftLeft {
+                b.ins().ishl(x, s)
+            } else {
+                b.ins().ushr(x, s)
+            }
+        }
+    }
 }
 
 /// Whether `cl_type(dt)` lanes fit the kernel's lane count (bools always do).
