@@ -22,15 +22,18 @@ use super::CpuExecutable;
 /// runs (branches taken, loop iterations run step by step) and fused scalar-loop calls.
 pub static SUBPLAN_RUNS: AtomicU64 = AtomicU64::new(0);
 pub static FUSED_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
+/// Loop runs that ran their body in place (`loop_body`).
+pub static DIRECT_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// Per-branch run counts: `BRANCH_RUNS[min(i, 7)]` counts runs of branch `i` of any cond.
 pub static BRANCH_RUNS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
 
 /// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
-/// all-scalar loops, the fused loop function.
+/// all-scalar loops, the fused loop function, or for other loops over in-place bodies their prepared form.
 pub struct CompiledControl {
     pub subs: Vec<Arc<CpuExecutable>>,
     pub fused: Option<super::scalar_loop::FusedLoop>,
+    pub direct: Option<super::loop_body::DirectLoop>,
 }
 
 fn bad(msg: String) -> Error {
@@ -49,7 +52,8 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
                 } else {
                     c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
                 };
-                Ok(Some(CompiledControl { subs, fused }))
+                let direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
+                Ok(Some(CompiledControl { subs, fused, direct }))
             }
             _ => Ok(None),
         })
@@ -225,6 +229,12 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
                 carry = run_sub(bexe, &bin)?;
             }
             carry
+        }
+        ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } if cc.direct.is_some() => {
+            let Some(super::loop_body::DirectLoop::Scan(d)) = &cc.direct else {
+                return Err(Error::Execution("scan: prepared body of another kind".into()));
+            };
+            d.run(&gets(slots, consts)?, &gets(slots, init)?, &gets(slots, xs)?, *length, *reverse, &slot_avals(plan, outputs))?
         }
         ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } => {
             let bexe = &cc.subs[0];
