@@ -352,3 +352,109 @@ impl DirectScan {
         Ok(outs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use crate::ir::{Aval, DType};
+    use crate::runtime::buffer::Buffer;
+
+    fn f32s(shape: &[usize], v: &[f32]) -> Buffer {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Buffer::from_bytes(&Aval::new(DType::F32, shape.to_vec()), &bytes).unwrap()
+    }
+    fn read(b: &Buffer) -> Vec<f32> {
+        b.as_bytes().chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+    fn run(json: &str, ins: &[Buffer]) -> Vec<Buffer> {
+        let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
+        let exe = crate::backend::cpu::compile(&plan).unwrap();
+        let before = super::super::control::DIRECT_LOOP_CALLS.load(Relaxed);
+        let out = exe.run(ins).unwrap();
+        assert!(super::super::control::DIRECT_LOOP_CALLS.load(Relaxed) > before, "the scan did not run in place");
+        out
+    }
+
+    /// `h = tanh(h @ w + x @ u)` over 5 steps (both directions), against a plain loop.
+    #[test]
+    fn rnn_cell_scan_runs_in_place() {
+        let json = |rev: bool| {
+            format!(
+                r#"{{"invars": [[0, "f32", [3, 3]], [1, "f32", [2, 3]], [2, "f32", [3]], [3, "f32", [5, 2]]], "eqns": [
+                {{"prim": "scan", "params": {{"num_consts": 2, "num_carry": 1, "length": 5, "reverse": {rev},
+                  "jaxpr": {{"invars": [[0, "f32", [3, 3]], [1, "f32", [2, 3]], [2, "f32", [3]], [3, "f32", [2]]], "eqns": [
+                     {{"prim": "dot_general", "params": {{"lhs_contracting": [0], "rhs_contracting": [0], "lhs_batch": [], "rhs_batch": []}}, "in": [2, 0], "out": [[4, "f32", [3]]]}},
+                     {{"prim": "dot_general", "params": {{"lhs_contracting": [0], "rhs_contracting": [0], "lhs_batch": [], "rhs_batch": []}}, "in": [3, 1], "out": [[5, "f32", [3]]]}},
+                     {{"prim": "add", "in": [4, 5], "out": [[6, "f32", [3]]]}},
+                     {{"prim": "tanh", "in": [6], "out": [[7, "f32", [3]]]}}],
+                   "outvars": [7, 7]}}}},
+                 "in": [0, 1, 2, 3], "out": [[4, "f32", [3]], [5, "f32", [5, 3]]]}}], "outvars": [4, 5]}}"#
+            )
+        };
+        let w: Vec<f32> = (0..9).map(|i| (i as f32 - 4.0) * 0.2).collect();
+        let u: Vec<f32> = (0..6).map(|i| (i as f32 * 0.7).sin()).collect();
+        let xs: Vec<f32> = (0..10).map(|i| (i as f32 * 1.3).cos()).collect();
+        for rev in [false, true] {
+            let out = run(&json(rev), &[f32s(&[3, 3], &w), f32s(&[2, 3], &u), f32s(&[3], &[0.1, -0.2, 0.3]), f32s(&[5, 2], &xs)]);
+            let mut h = [0.1f64, -0.2, 0.3];
+            let mut hs = vec![0f64; 15];
+            for t in 0..5 {
+                let i = if rev { 4 - t } else { t };
+                let mut nh = [0f64; 3];
+                for (j, v) in nh.iter_mut().enumerate() {
+                    let a: f64 = (0..3).map(|l| h[l] * w[l * 3 + j] as f64).sum();
+                    let b: f64 = (0..2).map(|l| xs[i * 2 + l] as f64 * u[l * 3 + j] as f64).sum();
+                    *v = (a + b).tanh();
+                }
+                h = nh;
+                hs[i * 3..i * 3 + 3].copy_from_slice(&h);
+            }
+            for (got, want) in read(&out[0]).iter().zip(&h).chain(read(&out[1]).iter().zip(&hs)) {
+                assert!((*got as f64 - want).abs() < 1e-5, "{got} vs {want} (reverse={rev})");
+            }
+        }
+    }
+
+    /// Carries that rotate (`(a, b) -> (b, a + b)`), pass through unchanged, or become a view of a kernel
+    /// output; ys that are an input carry, a const, an xs row and the same value twice.
+    #[test]
+    fn rotating_and_passthrough_carries_and_copied_ys() {
+        // carries (a, b, k, d), const c, xs x: (a, b, k, d) -> (b, s, k, d + 1 + s) with s = a + b computed
+        // as [1, 2] and viewed back as [2]; ys (a, c, x, s, s).
+        let json = r#"{"invars": [[0, "f32", [2]], [1, "f32", [2]], [2, "f32", [2]], [3, "f32", [1, 2]], [4, "f32", [6, 2]]], "eqns": [
+            {"prim": "scan", "params": {"num_consts": 1, "num_carry": 4, "length": 6,
+              "jaxpr": {"invars": [[0, "f32", [2]], [1, "f32", [2]], [2, "f32", [2]], [3, "f32", [2]], [4, "f32", [1, 2]], [5, "f32", [2]]], "eqns": [
+                 {"prim": "reshape", "params": {"new_sizes": [1, 2], "dimensions": null}, "in": [1], "out": [[10, "f32", [1, 2]]]},
+                 {"prim": "reshape", "params": {"new_sizes": [1, 2], "dimensions": null}, "in": [2], "out": [[11, "f32", [1, 2]]]},
+                 {"prim": "add", "in": [10, 11], "out": [[8, "f32", [1, 2]]]},
+                 {"prim": "reshape", "params": {"new_sizes": [2], "dimensions": null}, "in": [8], "out": [[6, "f32", [2]]]},
+                 {"prim": "add", "in": [4, {"lit": 1.0, "dtype": "f32"}], "out": [[7, "f32", [1, 2]]]},
+                 {"prim": "add", "in": [7, 8], "out": [[9, "f32", [1, 2]]]}],
+               "outvars": [2, 6, 3, 9, 1, 0, 5, 6, 6]}},
+             "in": [0, 1, 2, 2, 3, 4],
+             "out": [[5, "f32", [2]], [6, "f32", [2]], [7, "f32", [2]], [8, "f32", [1, 2]],
+                     [9, "f32", [6, 2]], [10, "f32", [6, 2]], [11, "f32", [6, 2]], [12, "f32", [6, 2]], [13, "f32", [6, 2]]]}],
+          "outvars": [5, 6, 7, 8, 9, 10, 11, 12, 13]}"#;
+        let c = [5.0f32, 7.0];
+        let xs: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let out = run(json, &[f32s(&[2], &c), f32s(&[2], &[0.0, 1.0]), f32s(&[2], &[1.0, 1.0]), f32s(&[1, 2], &[0.5, 0.25]), f32s(&[6, 2], &xs)]);
+        let (mut a, mut b, k, mut d) = ([0.0f32, 1.0], [1.0f32, 1.0], [1.0f32, 1.0], [0.5f32, 0.25]);
+        let mut ys: Vec<Vec<f32>> = vec![vec![]; 5];
+        for i in 0..6 {
+            let s = [a[0] + b[0], a[1] + b[1]];
+            let nd = [d[0] + 1.0 + s[0], d[1] + 1.0 + s[1]];
+            for (y, v) in ys.iter_mut().zip([a, c, [xs[2 * i], xs[2 * i + 1]], s, s]) {
+                y.extend(v);
+            }
+            (a, b, d) = (b, s, nd);
+        }
+        assert_eq!(read(&out[0]), a);
+        assert_eq!(read(&out[1]), b);
+        assert_eq!(read(&out[2]), k);
+        assert_eq!(read(&out[3]), d);
+        for (j, y) in ys.iter().enumerate() {
+            assert_eq!(&read(&out[4 + j]), y, "y {j}");
+        }
+    }
+}
