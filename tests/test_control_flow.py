@@ -427,7 +427,7 @@ def _run_both_ways(f, *args):
 def _same_bits(a, b):
     for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
         assert x.dtype == y.dtype and x.shape == y.shape
-        np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+        np.testing.assert_array_equal(x.reshape(-1).view(np.uint8), y.reshape(-1).view(np.uint8))
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -477,6 +477,30 @@ def test_in_place_scan_bodies_match_stepwise_and_numpy(reverse):
     close(direct[1][0], np.stack(ys_a))
     close(direct[1][1], xs)
     close(direct[1][2], np.tile(w[0], (9, 1)))
+
+
+def test_in_place_while_loops_match_stepwise_and_python():
+    w = (np.arange(16, dtype=np.float32).reshape(4, 4) - 7.5) / 10.0
+
+    def f(x, n):
+        # an array carry updated by a product, a rotating pair and a counter
+        def body(s):
+            i, v, a, b = s
+            return i + 1, jnp.tanh(v @ w) + 0.5, b, a * 0.5 + b
+        return lax.while_loop(lambda s: (s[0] < n) & (s[1].sum() < 100.0), body, (0, x, x[:2], x[2:]))
+
+    x = np.linspace(-1, 1, 4).astype(np.float32)
+    for n in (0, 1, 7):
+        direct, stepwise, ran = _run_both_ways(f, x, n)
+        assert ran
+        _same_bits(direct, stepwise)
+        i, v, a, b = 0, x, x[:2], x[2:]
+        while i < n and v.sum() < 100.0:
+            i, v, a, b = i + 1, np.tanh(v @ w) + np.float32(0.5), b, a * np.float32(0.5) + b
+        assert int(direct[0]) == i
+        close(direct[1], v, 1e-5)
+        close(direct[2], a)
+        close(direct[3], b)
 
 
 def test_small_products_match_numpy():

@@ -5,7 +5,8 @@
 //! kernels once per iteration, dropping the previous iteration's buffers (so memory stays constant, and the
 //! buffer pool recycles the big ones). Loops whose values are all scalars are additionally compiled into one
 //! Cranelift function with a real loop (`scalar_loop`), so a million-iteration scalar loop runs at native
-//! speed with no per-iteration dispatch.
+//! speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
+//! products run them on buffers allocated once per loop run (`loop_body`).
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -208,6 +209,12 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
             let k = i.clamp(0, branches.len() as i64 - 1) as usize;
             BRANCH_RUNS[k.min(7)].fetch_add(1, Ordering::Relaxed);
             run_sub(&cc.subs[k], &gets(slots, operands)?)?
+        }
+        ControlStep::While { cond_consts, body_consts, init, outputs, .. } if cc.direct.is_some() => {
+            let Some(super::loop_body::DirectLoop::While(d)) = &cc.direct else {
+                return Err(Error::Execution("while: prepared body of another kind".into()));
+            };
+            d.run(&gets(slots, cond_consts)?, &gets(slots, body_consts)?, &gets(slots, init)?, &slot_avals(plan, outputs))?
         }
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (cexe, bexe) = (&cc.subs[0], &cc.subs[1]);

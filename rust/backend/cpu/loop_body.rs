@@ -208,6 +208,8 @@ impl Frame {
 pub enum DirectLoop {
     /// A scan body.
     Scan(DirectScan),
+    /// A while loop's cond and body.
+    While(DirectWhile),
 }
 
 /// A prepared scan body, with the carries that must be copied each iteration.
@@ -235,17 +237,76 @@ pub fn prepare(c: &ControlStep, subs: &[Arc<CpuExecutable>]) -> Result<Option<Di
             let carried: Vec<usize> = (0..nk).collect();
             let ys: Vec<usize> = (nk..outputs.len()).collect();
             let Some(body) = Prepared::new(exe, &carried, &ys)? else { return Ok(None) };
-            let p = body.plan();
-            let copy = (0..nk)
-                .map(|c| {
-                    let r = body.root[p.outputs[c]];
-                    r >= nc && r < nc + nk && r != nc + c
-                })
-                .collect();
+            let copy = rotated(&body, nc, nk);
             Ok(Some(DirectLoop::Scan(DirectScan { body, nconsts: nc, ncarry: nk, copy })))
         }
-        _ => Ok(None),
+        ControlStep::While { cond_consts, body_consts, init, .. } => {
+            let (Some(cexe), Some(bexe)) = (subs.first(), subs.get(1)) else { return Ok(None) };
+            let (nb, nk) = (body_consts.len(), init.len());
+            let Some(cond) = Prepared::new(cexe, &[], &[])? else { return Ok(None) };
+            let Some(body) = Prepared::new(bexe, &(0..nk).collect::<Vec<_>>(), &[])? else { return Ok(None) };
+            let copy = rotated(&body, nb, nk);
+            Ok(Some(DirectLoop::While(DirectWhile { cond, body, ncond: cond_consts.len(), nbody: nb, ncarry: nk, copy })))
+        }
+        ControlStep::Cond { .. } => Ok(None),
     }
+}
+
+/// Per carry of a body whose inputs are `nc` consts then `nk` carries: whether its new value is another
+/// carry's old value (and must be copied; see the module docs).
+fn rotated(body: &Prepared, nc: usize, nk: usize) -> Vec<bool> {
+    let p = body.plan();
+    (0..nk)
+        .map(|c| {
+            let r = body.root[p.outputs[c]];
+            r >= nc && r < nc + nk && r != nc + c
+        })
+        .collect()
+}
+
+/// Two buffers per rotated carry (`copy[c]`), as addresses, and the buffers that own them.
+fn carry_stores(p: &Plan, first: usize, copy: &[bool]) -> Result<(Vec<[usize; 2]>, Vec<Buffer>)> {
+    let mut at = vec![[0usize; 2]; copy.len()];
+    let mut bufs = Vec::new();
+    for c in (0..copy.len()).filter(|&c| copy[c]) {
+        for par in 0..2 {
+            let buf = Buffer::uninit(&p.slots[first + c])?;
+            at[c][par] = buf.as_ptr() as usize;
+            bufs.push(buf);
+        }
+    }
+    Ok((at, bufs))
+}
+
+/// The carries after an iteration of parity `par`: the body outputs' addresses, rotated ones copied.
+///
+/// # Safety
+/// The frame holds the iteration's addresses; `store_at` are buffers of the carries' sizes.
+unsafe fn next_carries(b: &Prepared, f: &Frame, first: usize, copy: &[bool], store_at: &[[usize; 2]], par: usize, carry: &mut [usize]) {
+    let p = b.plan();
+    for (c, v) in carry.iter_mut().enumerate() {
+        let src = f.ptr[p.outputs[c]];
+        *v = if copy[c] {
+            // `store_at[c][par]` is not `src`: that is another carry's buffer from the previous iteration
+            // (parity `1 - par`) or an input.
+            copy_bytes(src, store_at[c][par], b.bytes[first + c]);
+            store_at[c][par]
+        } else {
+            src
+        };
+    }
+}
+
+/// Fresh buffers of `avals` holding the bytes at the carries' addresses.
+///
+/// # Safety
+/// Each address holds its aval's bytes.
+unsafe fn carry_buffers(carry: &[usize], avals: &[Aval]) -> Result<Vec<Buffer>> {
+    carry
+        .iter()
+        .zip(avals)
+        .map(|(&a, aval)| Buffer::from_bytes(aval, std::slice::from_raw_parts(a as *const u8, Buffer::byte_len(aval)?)))
+        .collect()
 }
 
 fn check(b: &Buffer, bytes: usize, what: &str) -> Result<()> {
@@ -257,7 +318,7 @@ fn check(b: &Buffer, bytes: usize, what: &str) -> Result<()> {
 
 /// # Safety
 /// `src` and `dst` hold `n` bytes and do not overlap.
-unsafe fn copy(src: usize, dst: usize, n: usize) {
+unsafe fn copy_bytes(src: usize, dst: usize, n: usize) {
     std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n)
 }
 
@@ -292,16 +353,7 @@ impl DirectScan {
             check(y, sz.saturating_mul(length), "ys")?;
         }
         let mut f = Frame::new(b)?;
-        // The rotated carries' own buffers, two per carry.
-        let mut store: Vec<Buffer> = Vec::new();
-        let mut store_at = vec![[0usize; 2]; nk];
-        for c in (0..nk).filter(|&c| self.copy[c]) {
-            for par in 0..2 {
-                let buf = Buffer::uninit(&p.slots[nc + c])?;
-                store_at[c][par] = buf.as_ptr() as usize;
-                store.push(buf);
-            }
-        }
+        let (store_at, _store) = carry_stores(p, nc, &self.copy)?;
         for (j, c) in consts.iter().enumerate() {
             f.ptr[j] = c.as_ptr() as usize;
         }
@@ -323,33 +375,85 @@ impl DirectScan {
             for (j, &o) in p.outputs[nk..].iter().enumerate() {
                 if b.homes[o] != Some(Home::Y(j)) {
                     // SAFETY: the output holds `ysz[j]` bytes; row `i` of y `j` is a distinct buffer region.
-                    unsafe { copy(f.ptr[o], yrow[j], ysz[j]) };
+                    unsafe { copy_bytes(f.ptr[o], yrow[j], ysz[j]) };
                 }
             }
-            for c in 0..nk {
-                let src = f.ptr[p.outputs[c]];
-                carry[c] = if self.copy[c] {
-                    // SAFETY: `store_at[c][par]` holds the carry's bytes and is not `src` (another carry's
-                    // buffer from the previous iteration, or an input).
-                    unsafe { copy(src, store_at[c][par], b.bytes[nc + c]) };
-                    store_at[c][par]
-                } else {
-                    src
-                };
-            }
+            // SAFETY: the frame holds this iteration's addresses.
+            unsafe { next_carries(b, &f, nc, &self.copy, &store_at, par, &mut carry) };
         }
         super::control::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
         super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
-        let mut outs = Vec::with_capacity(out_avals.len());
-        for c in 0..nk {
-            let bytes = b.bytes[nc + c];
-            // SAFETY: the final carry's address holds `bytes` bytes of a buffer alive until return.
-            let src = unsafe { std::slice::from_raw_parts(carry[c] as *const u8, bytes) };
-            outs.push(Buffer::from_bytes(&out_avals[c], src)?);
-        }
+        // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
+        let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
         outs.extend(ys);
-        drop(store);
         Ok(outs)
+    }
+}
+
+/// A prepared while loop: cond and body, and the body's carries that must be copied each iteration.
+pub struct DirectWhile {
+    cond: Prepared,
+    body: Prepared,
+    ncond: usize,
+    nbody: usize,
+    ncarry: usize,
+    copy: Vec<bool>,
+}
+
+impl DirectWhile {
+    /// Runs the loop from `init`; returns the final carries as fresh buffers of `out_avals`.
+    pub fn run(&self, cond_consts: &[Buffer], body_consts: &[Buffer], init: &[Buffer], out_avals: &[Aval]) -> Result<Vec<Buffer>> {
+        let (cp, bp) = (self.cond.plan(), self.body.plan());
+        let (ncc, nb, nk) = (self.ncond, self.nbody, self.ncarry);
+        if cond_consts.len() != ncc || body_consts.len() != nb || init.len() != nk || out_avals.len() != nk
+            || cp.num_inputs != ncc + nk || bp.num_inputs != nb + nk || cp.outputs.len() != 1
+        {
+            return Err(Error::Execution("while: operands do not match the cond and body".into()));
+        }
+        for (j, c) in cond_consts.iter().enumerate() {
+            check(c, self.cond.bytes[j], "const")?;
+        }
+        for (j, c) in body_consts.iter().enumerate() {
+            check(c, self.body.bytes[j], "const")?;
+        }
+        for (j, c) in init.iter().enumerate() {
+            check(c, self.body.bytes[nb + j], "carry")?;
+        }
+        let mut cf = Frame::new(&self.cond)?;
+        let mut bf = Frame::new(&self.body)?;
+        let (store_at, _store) = carry_stores(bp, nb, &self.copy)?;
+        for (j, c) in cond_consts.iter().enumerate() {
+            cf.ptr[j] = c.as_ptr() as usize;
+        }
+        for (j, c) in body_consts.iter().enumerate() {
+            bf.ptr[j] = c.as_ptr() as usize;
+        }
+        let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        let mut t = 0usize;
+        loop {
+            cf.ptr[ncc..ncc + nk].copy_from_slice(&carry);
+            // SAFETY: the inputs hold their slots' bytes (checked above; carries are the body's outputs);
+            // the predicate is a bool scalar (validated), one byte.
+            let go = unsafe {
+                cf.step(&self.cond, 0, &[])?;
+                *(cf.ptr[cp.outputs[0]] as *const u8) != 0
+            };
+            if !go {
+                break;
+            }
+            bf.ptr[nb..nb + nk].copy_from_slice(&carry);
+            let par = t & 1;
+            // SAFETY: as above.
+            unsafe {
+                bf.step(&self.body, par, &[])?;
+                next_carries(&self.body, &bf, nb, &self.copy, &store_at, par, &mut carry);
+            }
+            t += 1;
+        }
+        super::control::SUBPLAN_RUNS.fetch_add(2 * t as u64 + 1, Ordering::Relaxed);
+        super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
+        unsafe { carry_buffers(&carry, out_avals) }
     }
 }
 
