@@ -505,8 +505,8 @@ def test_in_place_while_loops_match_stepwise_and_python():
 
 def test_small_products_match_numpy():
     rng = np.random.default_rng(4)
-    cases = [((1, 128), (128, 128)), ((128,), (128, 128)), ((3, 5), (5, 37)), ((8, 17), (17, 130)),
-             ((2, 1), (1, 9)), ((4, 0), (0, 6))]
+    cases = [((1, 128), (128, 128)), ((128,), (128, 128)), ((3, 5), (5, 48)), ((4, 17), (17, 240)),
+             ((2, 1), (1, 16)), ((3, 5), (5, 37)), ((8, 17), (17, 130)), ((4, 0), (0, 16))]
     for ls, rs in cases:
         a = rng.standard_normal(ls).astype(np.float32)
         b = rng.standard_normal(rs).astype(np.float32)
@@ -515,10 +515,10 @@ def test_small_products_match_numpy():
         close(jax.jit(lambda a, b: a.T.T @ b)(a, b), want, 1e-4)
     # lhs read transposed, and a batch of small products
     a = rng.standard_normal((7, 3)).astype(np.float32)
-    b = rng.standard_normal((7, 40)).astype(np.float32)
+    b = rng.standard_normal((7, 48)).astype(np.float32)
     close(jax.jit(lambda a, b: a.T @ b)(a, b), a.T.astype(np.float64) @ b, 1e-4)
     a = rng.standard_normal((5, 2, 16)).astype(np.float32)
-    b = rng.standard_normal((5, 16, 24)).astype(np.float32)
+    b = rng.standard_normal((5, 16, 32)).astype(np.float32)
     close(jax.jit(jax.vmap(lambda a, b: a @ b))(a, b), np.einsum("bij,bjk->bik", a, b), 1e-4)
 
 

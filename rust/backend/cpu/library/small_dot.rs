@@ -41,11 +41,17 @@ impl Float for f64 {
 /// Products up to this many multiply-adds (and at most `MAX_ROWS` rows) take this path.
 pub const MAX_FLOPS: usize = 48 * 48 * 48;
 /// Each output row re-reads the whole rhs, so only short lhs use this path.
-pub const MAX_ROWS: usize = 8;
+pub const MAX_ROWS: usize = 4;
+/// Column blocks narrower than this run one dependent FMA chain per vector and lose to gemm, so the
+/// output width must be a multiple of it.
+pub const COLUMN_MULTIPLE: usize = 16;
 
 /// Whether a product of this shape and rhs column stride (in elements) takes this path.
 pub fn eligible(m: usize, n: usize, k: usize, rhs_cs: isize) -> bool {
-    rhs_cs == 1 && m <= MAX_ROWS && m.saturating_mul(n).saturating_mul(k) <= MAX_FLOPS
+    rhs_cs == 1
+        && m <= MAX_ROWS
+        && n % COLUMN_MULTIPLE == 0
+        && m.saturating_mul(n).saturating_mul(k) <= MAX_FLOPS
 }
 
 /// `W` output columns starting at `b`/`out`: accumulate over `l`, then store.
@@ -68,7 +74,7 @@ unsafe fn block<T: Float, const W: usize, const FMA: bool>(
     }
 }
 
-/// The whole product with blocks of `W` columns, then 8, then 1 for the rest.
+/// The whole product with blocks of `W` columns, then halves of it down to 8, then 1 for the rest.
 ///
 /// SAFETY: as `matmul`.
 #[inline(always)]
@@ -83,6 +89,18 @@ unsafe fn body<T: Float, const W: usize, const FMA: bool>(
         while j + W <= n {
             block::<T, W, FMA>(k, a, lcs, rhs.add(j), rrs, out.add(j));
             j += W;
+        }
+        if W > 64 && j + 64 <= n {
+            block::<T, 64, FMA>(k, a, lcs, rhs.add(j), rrs, out.add(j));
+            j += 64;
+        }
+        if W > 32 && j + 32 <= n {
+            block::<T, 32, FMA>(k, a, lcs, rhs.add(j), rrs, out.add(j));
+            j += 32;
+        }
+        if W > 16 && j + 16 <= n {
+            block::<T, 16, FMA>(k, a, lcs, rhs.add(j), rrs, out.add(j));
+            j += 16;
         }
         while j + 8 <= n {
             block::<T, 8, FMA>(k, a, lcs, rhs.add(j), rrs, out.add(j));
@@ -234,7 +252,7 @@ mod tests {
             Isa::Avx2 => vec![Isa::Avx2, Isa::Portable],
             Isa::Portable => vec![Isa::Portable],
         };
-        for &(m, n, k) in &[(1, 128, 128), (1, 1, 1), (3, 37, 5), (2, 200, 9), (8, 130, 17), (1, 7, 0), (4, 8, 64)] {
+        for &(m, n, k) in &[(1, 128, 128), (1, 1, 1), (3, 37, 5), (2, 240, 9), (8, 130, 17), (1, 7, 0), (4, 8, 64), (1, 112, 20)] {
             // lhs read transposed (lrs = 1, lcs = m) to exercise strides; rhs rows padded (rrs = n + 3).
             let a = data(m * k, 1);
             let b = data(k * (n + 3), 2);
