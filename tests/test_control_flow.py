@@ -406,6 +406,122 @@ def test_rnn_scan_matches_numpy():
     close(hs[-1], hr, 1e-4)
 
 
+def _run_both_ways(f, *args):
+    """``f(*args)`` compiled with loop bodies run in place and again step by step (a fresh compile)."""
+    jax.clear_caches()
+    d0 = _core._direct_loop_calls()
+    direct = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+    ran_direct = _core._direct_loop_calls() > d0
+    os.environ["CRANAX_NO_DIRECT_LOOPS"] = "1"
+    try:
+        jax.clear_caches()
+        d0 = _core._direct_loop_calls()
+        stepwise = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+        assert _core._direct_loop_calls() == d0
+    finally:
+        del os.environ["CRANAX_NO_DIRECT_LOOPS"]
+        jax.clear_caches()
+    return direct, stepwise, ran_direct
+
+
+def _same_bits(a, b):
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x.reshape(-1).view(np.uint8), y.reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_in_place_scan_bodies_match_stepwise_and_numpy(reverse):
+    rng = np.random.default_rng(3)
+    h0 = rng.standard_normal(32).astype(np.float32)
+    w = rng.standard_normal((32, 32)).astype(np.float32) * 0.2
+    u = rng.standard_normal((6, 32)).astype(np.float32) * 0.2
+    xs = rng.standard_normal((9, 6)).astype(np.float32)
+
+    def rnn(h0, w, u, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ w + x @ u)
+            return h, (h, h.sum())
+        return lax.scan(cell, h0, xs, reverse=reverse)
+
+    def rotate(a, b, xs):
+        # carries rotate and pass through; ys are an input carry, the xs row and a const
+        def body(c, x):
+            a, b, k = c
+            return (b, a + b * 0.5, k), (a, x, w[0])
+        return lax.scan(body, (a, b, a[:6]), xs, reverse=reverse)
+
+    direct, stepwise, ran = _run_both_ways(rnn, h0, w, u, xs)
+    assert ran
+    _same_bits(direct, stepwise)
+    h, hs, ss = h0, [None] * 9, [None] * 9
+    for i in (range(8, -1, -1) if reverse else range(9)):
+        h = np.tanh(h @ w + xs[i] @ u)
+        hs[i], ss[i] = h, h.sum()
+    close(direct[0], h, 1e-4)
+    close(direct[1][0], np.stack(hs), 1e-4)
+    close(direct[1][1], ss, 1e-4)
+
+    a0, b0 = h0[:6], h0[6:12]
+    direct, stepwise, ran = _run_both_ways(rotate, a0, b0, xs)
+    assert ran
+    _same_bits(direct, stepwise)
+    a, b = a0, b0
+    ys_a = [None] * 9
+    for i in (range(8, -1, -1) if reverse else range(9)):
+        ys_a[i] = a
+        a, b = b, a + b * np.float32(0.5)
+    close(direct[0][0], a)
+    close(direct[0][1], b)
+    close(direct[0][2], a0)
+    close(direct[1][0], np.stack(ys_a))
+    close(direct[1][1], xs)
+    close(direct[1][2], np.tile(w[0], (9, 1)))
+
+
+def test_in_place_while_loops_match_stepwise_and_python():
+    w = (np.arange(16, dtype=np.float32).reshape(4, 4) - 7.5) / 10.0
+
+    def f(x, n):
+        # an array carry updated by a product, a rotating pair and a counter
+        def body(s):
+            i, v, a, b = s
+            return i + 1, jnp.tanh(v @ w) + 0.5, b, a * 0.5 + b
+        return lax.while_loop(lambda s: (s[0] < n) & (s[1].sum() < 100.0), body, (0, x, x[:2], x[2:]))
+
+    x = np.linspace(-1, 1, 4).astype(np.float32)
+    for n in (0, 1, 7):
+        direct, stepwise, ran = _run_both_ways(f, x, n)
+        assert ran
+        _same_bits(direct, stepwise)
+        i, v, a, b = 0, x, x[:2], x[2:]
+        while i < n and v.sum() < 100.0:
+            i, v, a, b = i + 1, np.tanh(v @ w) + np.float32(0.5), b, a * np.float32(0.5) + b
+        assert int(direct[0]) == i
+        close(direct[1], v, 1e-5)
+        close(direct[2], a)
+        close(direct[3], b)
+
+
+def test_small_products_match_numpy():
+    rng = np.random.default_rng(4)
+    cases = [((1, 128), (128, 128)), ((128,), (128, 128)), ((3, 5), (5, 48)), ((4, 17), (17, 240)),
+             ((2, 1), (1, 16)), ((3, 5), (5, 37)), ((8, 17), (17, 130)), ((4, 0), (0, 16))]
+    for ls, rs in cases:
+        a = rng.standard_normal(ls).astype(np.float32)
+        b = rng.standard_normal(rs).astype(np.float32)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        close(jax.jit(lambda a, b: a @ b)(a, b), want, 1e-4)
+        close(jax.jit(lambda a, b: a.T.T @ b)(a, b), want, 1e-4)
+    # lhs read transposed, and a batch of small products
+    a = rng.standard_normal((7, 3)).astype(np.float32)
+    b = rng.standard_normal((7, 48)).astype(np.float32)
+    close(jax.jit(lambda a, b: a.T @ b)(a, b), a.T.astype(np.float64) @ b, 1e-4)
+    a = rng.standard_normal((5, 2, 16)).astype(np.float32)
+    b = rng.standard_normal((5, 16, 32)).astype(np.float32)
+    close(jax.jit(jax.vmap(lambda a, b: a @ b))(a, b), np.einsum("bij,bjk->bik", a, b), 1e-4)
+
+
 # ----------------------------------------------------------------------------------------------- errors
 
 def test_branch_type_errors():

@@ -5,7 +5,8 @@
 //! kernels once per iteration, dropping the previous iteration's buffers (so memory stays constant, and the
 //! buffer pool recycles the big ones). Loops whose values are all scalars are additionally compiled into one
 //! Cranelift function with a real loop (`scalar_loop`), so a million-iteration scalar loop runs at native
-//! speed with no per-iteration dispatch.
+//! speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
+//! products run them on buffers allocated once per loop run (`loop_body`).
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -22,15 +23,18 @@ use super::CpuExecutable;
 /// runs (branches taken, loop iterations run step by step) and fused scalar-loop calls.
 pub static SUBPLAN_RUNS: AtomicU64 = AtomicU64::new(0);
 pub static FUSED_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
+/// Loop runs that ran their body in place (`loop_body`).
+pub static DIRECT_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// Per-branch run counts: `BRANCH_RUNS[min(i, 7)]` counts runs of branch `i` of any cond.
 pub static BRANCH_RUNS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
 
 /// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
-/// all-scalar loops, the fused loop function.
+/// all-scalar loops, the fused loop function, or for other loops over in-place bodies their prepared form.
 pub struct CompiledControl {
     pub subs: Vec<Arc<CpuExecutable>>,
     pub fused: Option<super::scalar_loop::FusedLoop>,
+    pub direct: Option<super::loop_body::DirectLoop>,
 }
 
 fn bad(msg: String) -> Error {
@@ -49,7 +53,8 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
                 } else {
                     c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
                 };
-                Ok(Some(CompiledControl { subs, fused }))
+                let direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
+                Ok(Some(CompiledControl { subs, fused, direct }))
             }
             _ => Ok(None),
         })
@@ -205,6 +210,12 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
             BRANCH_RUNS[k.min(7)].fetch_add(1, Ordering::Relaxed);
             run_sub(&cc.subs[k], &gets(slots, operands)?)?
         }
+        ControlStep::While { cond_consts, body_consts, init, outputs, .. } if cc.direct.is_some() => {
+            let Some(super::loop_body::DirectLoop::While(d)) = &cc.direct else {
+                return Err(Error::Execution("while: prepared body of another kind".into()));
+            };
+            d.run(&gets(slots, cond_consts)?, &gets(slots, body_consts)?, &gets(slots, init)?, &slot_avals(plan, outputs))?
+        }
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (cexe, bexe) = (&cc.subs[0], &cc.subs[1]);
             let mut cin = gets(slots, cond_consts)?;
@@ -225,6 +236,12 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
                 carry = run_sub(bexe, &bin)?;
             }
             carry
+        }
+        ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } if cc.direct.is_some() => {
+            let Some(super::loop_body::DirectLoop::Scan(d)) = &cc.direct else {
+                return Err(Error::Execution("scan: prepared body of another kind".into()));
+            };
+            d.run(&gets(slots, consts)?, &gets(slots, init)?, &gets(slots, xs)?, *length, *reverse, &slot_avals(plan, outputs))?
         }
         ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } => {
             let bexe = &cc.subs[0];

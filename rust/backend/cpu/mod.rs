@@ -20,6 +20,7 @@ mod codegen;
 pub mod control;
 mod scalar_loop;
 mod exec;
+mod loop_body;
 mod jit;
 pub mod library;
 pub mod math;

@@ -20,9 +20,10 @@ pub struct DotDims<'a> {
 /// Products at or above this many multiply-adds use gemm's own threading.
 const PAR_FLOPS: usize = 48 * 48 * 48;
 
-/// One operand as a batch of strided matrices: element `(b, i, j)` is at `batch_off[b] + i*rs + j*cs`.
-struct Mat {
-    buf: Buffer,
+/// One operand as a batch of strided matrices: element `(b, i, j)` is at `batch_off[b] + i*rs + j*cs`
+/// (in elements, from the start of its buffer).
+#[derive(Clone, Debug)]
+struct Layout {
     batch_off: Vec<usize>,
     rows: usize,
     cols: usize,
@@ -97,12 +98,20 @@ fn permuted<T: Elem>(b: &Buffer, perm: &[usize]) -> Result<Buffer> {
     }
 }
 
-/// The operand as `[B, rows, cols]` with `row_dims`/`col_dims` collapsed, copying when needed.
-fn as_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Result<Mat> {
-    let shape = &b.aval.shape;
+/// The layout of a row-major operand of `shape` as `[B, rows, cols]` in place, if `row_dims`/`col_dims`
+/// each collapse to one stride.
+fn strided_layout(shape: &[usize], batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Option<Layout> {
     let st = strides(shape);
-    if let (Some((rows, rs)), Some((cols, cs))) = (collapse(row_dims, shape, &st), collapse(col_dims, shape, &st)) {
-        return Ok(Mat { buf: b.clone(), batch_off: batch_offsets(batch, shape, &st), rows, cols, rs, cs });
+    let (rows, rs) = collapse(row_dims, shape, &st)?;
+    let (cols, cs) = collapse(col_dims, shape, &st)?;
+    Some(Layout { batch_off: batch_offsets(batch, shape, &st), rows, cols, rs, cs })
+}
+
+/// The operand as `[B, rows, cols]` with `row_dims`/`col_dims` collapsed, copying when needed.
+fn as_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Result<(Buffer, Layout)> {
+    let shape = &b.aval.shape;
+    if let Some(l) = strided_layout(shape, batch, row_dims, col_dims) {
+        return Ok((b.clone(), l));
     }
     let perm: Vec<usize> = batch.iter().chain(row_dims).chain(col_dims).copied().collect();
     let buf = permuted::<T>(b, &perm)?;
@@ -110,38 +119,87 @@ fn as_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[
     let cols: usize = col_dims.iter().map(|&d| shape[d]).product();
     let nb: usize = batch.iter().map(|&d| shape[d]).product();
     let batch_off = (0..nb).map(|i| i * rows * cols).collect();
-    Ok(Mat { buf, batch_off, rows, cols, rs: cols as isize, cs: 1 })
+    Ok((buf, Layout { batch_off, rows, cols, rs: cols as isize, cs: 1 }))
+}
+
+fn free_dims(rank: usize, contract: &[usize], batch: &[usize]) -> Vec<usize> {
+    (0..rank).filter(|x| !contract.contains(x) && !batch.contains(x)).collect()
+}
+
+/// A `dot_general` whose operands already have the output's dtype and can be read in place: prepared once
+/// (for loop bodies), then run on raw buffer addresses with no allocation.
+#[derive(Clone, Debug)]
+pub struct DirectDot {
+    dt: DType,
+    a: Layout,
+    b: Layout,
+    out_elems: usize,
+}
+
+impl DirectDot {
+    /// `None` when an operand needs a conversion or a copy (the general `dot_general` handles those).
+    pub fn new(d: &DotDims, lhs: &Aval, rhs: &Aval, out: &Aval) -> Option<DirectDot> {
+        if lhs.dtype != out.dtype || rhs.dtype != out.dtype {
+            return None;
+        }
+        let lfree = free_dims(lhs.shape.len(), d.lc, d.lb);
+        let rfree = free_dims(rhs.shape.len(), d.rc, d.rb);
+        let a = strided_layout(&lhs.shape, d.lb, &lfree, d.lc)?;
+        let b = strided_layout(&rhs.shape, d.rb, d.rc, &rfree)?;
+        let out_elems = out.numel()?;
+        if a.batch_off.len() != b.batch_off.len() || a.cols != b.rows || a.batch_off.len() * a.rows * b.cols != out_elems {
+            return None;
+        }
+        Some(DirectDot { dt: out.dtype, a, b, out_elems })
+    }
+
+    /// Writes the product of the operands at `lhs`/`rhs` into `out`.
+    ///
+    /// # Safety
+    /// `lhs`, `rhs` and `out` are buffers of the avals given to `new` (`out` not overlapping the operands).
+    pub unsafe fn run(&self, lhs: *const u8, rhs: *const u8, out: *mut u8) {
+        if self.out_elems == 0 {
+            return;
+        }
+        with_elem!(self.dt, T => run::<T>(&self.a, &self.b, lhs as usize, rhs as usize, out as usize, self.dt));
+    }
 }
 
 pub fn dot_general(d: &DotDims, lhs: &Buffer, rhs: &Buffer, out: &Aval) -> Result<Buffer> {
     let dt = out.dtype;
     let lhs = convert_buffer(lhs, dt)?;
     let rhs = convert_buffer(rhs, dt)?;
-    let lfree: Vec<usize> = (0..lhs.aval.shape.len()).filter(|x| !d.lc.contains(x) && !d.lb.contains(x)).collect();
-    let rfree: Vec<usize> = (0..rhs.aval.shape.len()).filter(|x| !d.rc.contains(x) && !d.rb.contains(x)).collect();
+    let lfree = free_dims(lhs.aval.shape.len(), d.lc, d.lb);
+    let rfree = free_dims(rhs.aval.shape.len(), d.rc, d.rb);
     let res = uninit(out)?;
     if numel(&out.shape) == 0 {
         return Ok(res);
     }
     with_elem!(dt, T => {
-        let a = as_mat::<T>(&lhs, d.lb, &lfree, d.lc)?;
-        let b = as_mat::<T>(&rhs, d.rb, d.rc, &rfree)?;
-        run::<T>(&a, &b, &res, dt);
+        let (abuf, a) = as_mat::<T>(&lhs, d.lb, &lfree, d.lc)?;
+        let (bbuf, b) = as_mat::<T>(&rhs, d.rb, d.rc, &rfree)?;
+        // SAFETY: the layouts describe `abuf`/`bbuf` (built from their shapes); `res` is fresh, of nb*m*n
+        // elements.
+        unsafe { run::<T>(&a, &b, abuf.as_ptr() as usize, bbuf.as_ptr() as usize, res.as_ptr() as usize, dt) };
     });
     Ok(res)
 }
 
-fn run<T: Elem>(a: &Mat, b: &Mat, res: &Buffer, dt: DType) {
+/// The product of the operands at addresses `pa`/`pb` (laid out as `a`/`b`) into the row-major `[B, M, N]`
+/// output at `po`.
+///
+/// SAFETY: the layouts address elements of T inside the operand buffers; `po` holds nb*m*n elements of T
+/// that nothing else reads or writes during the call.
+unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, dt: DType) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     let nb = a.batch_off.len();
-    // SAFETY: `res` is fresh and holds nb*m*n elements of T.
-    let out = unsafe { elems_mut::<T>(res) };
     if k == 0 {
-        out.iter_mut().for_each(|x| *x = T::zero());
+        std::slice::from_raw_parts_mut(po as *mut T, nb * m * n).iter_mut().for_each(|x| *x = T::zero());
         return;
     }
-    let (pa, pb, po) = (a.buf.as_ptr() as usize, b.buf.as_ptr() as usize, out.as_mut_ptr() as usize);
     let flops = m.saturating_mul(n).saturating_mul(k);
+    let small = super::small_dot::eligible(m, n, k, b.cs);
+    let isa = super::small_dot::host_isa();
     let one = |bi: usize, par: gemm::Parallelism| {
         let size = std::mem::size_of::<T>();
         let lhs = pa + a.batch_off[bi] * size;
@@ -151,6 +209,12 @@ fn run<T: Elem>(a: &Mat, b: &Mat, res: &Buffer, dt: DType) {
         // buffers' own shapes (validated avals); the output block of batch `bi` is written by this call only.
         unsafe {
             match dt {
+                DType::F32 if small => super::small_dot::matmul_f32(
+                    isa, m, n, k, dst as *mut f32, lhs as *const f32, a.rs, a.cs, rhs as *const f32, b.rs,
+                ),
+                DType::F64 if small => super::small_dot::matmul_f64(
+                    isa, m, n, k, dst as *mut f64, lhs as *const f64, a.rs, a.cs, rhs as *const f64, b.rs,
+                ),
                 DType::F32 => gemm::gemm::<f32>(
                     m, n, k, dst as *mut f32, 1, n as isize, false, lhs as *const f32, a.cs, a.rs,
                     rhs as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false, par,

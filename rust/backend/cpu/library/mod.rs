@@ -14,7 +14,8 @@ use crate::runtime::buffer::{Buffer, Storage};
 use std::sync::Arc;
 
 mod gather;
-mod gemm;
+pub mod gemm;
+mod small_dot;
 mod shape_ops;
 mod sort;
 #[cfg(test)]

@@ -1,0 +1,564 @@
+//! Loop bodies run in place: a `scan` or `while` whose body (and cond) plans hold only kernels, views and
+//! `dot_general`s readable in place runs its iterations on buffers allocated once per loop run, calling
+//! the compiled kernels and the product routine on raw addresses. The generic path (`control::run_step`)
+//! instead runs the sub-plan through the executor every iteration — slot tables, output buffers and
+//! argument vectors allocated per step, a microsecond or more per iteration, which dominates loops over
+//! small arrays (an RNN cell).
+//!
+//! Where each body slot lives during a run:
+//! - inputs: the consts' and xs rows' own buffers (stable for the run), the carries wherever the previous
+//!   iteration left them;
+//! - a slot written in the body whose value becomes a carry: two buffers used on alternate iterations, so
+//!   the next iteration reads the carry while writing the other one;
+//! - a slot that is the body's `j`-th y output (first occurrence): row `i` of the stacked ys directly
+//!   (written once, never overwritten, so a carry may also point there);
+//! - any other written slot: one buffer, reused every iteration;
+//! - views: their source's address.
+//! A carry that is another carry's input value (a rotation of carries) is copied into its own pair of
+//! buffers, since its source would be overwritten two iterations later. Other ys are copied into their
+//! rows after each iteration.
+//!
+//! The kernels and products are the ones the generic path runs, on the same values: results are
+//! bit-identical. `CRANAX_NO_DIRECT_LOOPS=1` turns this off.
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::ir::{Aval, LibOp};
+use crate::opt::control_flow::ControlStep;
+use crate::opt::{Plan, Step};
+use crate::runtime::buffer::Buffer;
+
+use super::library::gemm::{DirectDot, DotDims};
+use super::CpuExecutable;
+
+/// One step of a prepared plan.
+enum Op {
+    View { src: usize, dst: usize },
+    /// Plan step `step` (a kernel) reading `ins` and writing `outs` (`out_bytes` each).
+    Kernel { step: usize, ins: Vec<usize>, outs: Vec<usize>, out_bytes: Vec<usize> },
+    Dot { dot: DirectDot, lhs: usize, rhs: usize, out: usize },
+}
+
+/// Where a slot written by the plan lives during a run (see the module docs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Home {
+    Single,
+    Double,
+    /// Row `i` of y output `j`.
+    Y(usize),
+}
+
+/// A sub-plan prepared to run in place.
+struct Prepared {
+    exe: Arc<CpuExecutable>,
+    ops: Vec<Op>,
+    /// Per slot: `Some` for slots written by a kernel or product.
+    homes: Vec<Option<Home>>,
+    /// Per slot: the slot whose buffer it reads (itself unless a view).
+    root: Vec<usize>,
+    /// Per slot: its size in bytes.
+    bytes: Vec<usize>,
+}
+
+impl Prepared {
+    /// `None` when the plan has steps that cannot run in place (library calls other than in-place
+    /// products, nested control flow). `carried` are the outputs whose values outlive an iteration;
+    /// `ys[j]` is the output index stacked into y `j` (written there directly when possible).
+    fn new(exe: &Arc<CpuExecutable>, carried: &[usize], ys: &[usize]) -> Result<Option<Prepared>> {
+        let p = &exe.plan;
+        let n = p.slots.len();
+        let mut root: Vec<usize> = (0..n).collect();
+        let mut homes: Vec<Option<Home>> = vec![None; n];
+        let mut ops = Vec::with_capacity(p.steps.len());
+        for (si, step) in p.steps.iter().enumerate() {
+            match step {
+                Step::View { src, dst } => {
+                    root[*dst] = root[*src];
+                    ops.push(Op::View { src: *src, dst: *dst });
+                }
+                Step::Kernel(k) => {
+                    if exe.kernels.get(si).is_none_or(|k| k.is_none()) {
+                        return Ok(None);
+                    }
+                    let outs: Vec<usize> = k.outputs.iter().map(|o| o.slot).collect();
+                    let out_bytes = outs.iter().map(|&s| Buffer::byte_len(&p.slots[s])).collect::<Result<Vec<_>>>()?;
+                    for &o in &outs {
+                        homes[o] = Some(Home::Single);
+                    }
+                    ops.push(Op::Kernel { step: si, ins: k.inputs.iter().map(|i| i.slot).collect(), outs, out_bytes });
+                }
+                Step::Library(l) => {
+                    let LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } = &l.op else {
+                        return Ok(None);
+                    };
+                    let (&[lhs, rhs], &[out]) = (l.inputs.as_slice(), l.outputs.as_slice()) else { return Ok(None) };
+                    let dims = DotDims { lc: lhs_contracting, rc: rhs_contracting, lb: lhs_batch, rb: rhs_batch };
+                    let Some(dot) = DirectDot::new(&dims, &p.slots[lhs], &p.slots[rhs], &p.slots[out]) else {
+                        return Ok(None);
+                    };
+                    homes[out] = Some(Home::Single);
+                    ops.push(Op::Dot { dot, lhs, rhs, out });
+                }
+                Step::Control(_) => return Ok(None),
+            }
+        }
+        for (j, &o) in ys.iter().enumerate() {
+            let s = *p.outputs.get(o).ok_or_else(|| Error::Codegen("loop body output out of range".into()))?;
+            if homes[s] == Some(Home::Single) {
+                homes[s] = Some(Home::Y(j));
+            }
+        }
+        for &o in carried {
+            let r = root[*p.outputs.get(o).ok_or_else(|| Error::Codegen("loop body output out of range".into()))?];
+            if homes[r] == Some(Home::Single) {
+                homes[r] = Some(Home::Double);
+            }
+        }
+        let bytes = p.slots.iter().map(Buffer::byte_len).collect::<Result<Vec<_>>>()?;
+        Ok(Some(Prepared { exe: exe.clone(), ops, homes, root, bytes }))
+    }
+
+    fn plan(&self) -> &Plan {
+        &self.exe.plan
+    }
+}
+
+/// Per-run state of a prepared plan: the buffers of its written slots and the argument arrays.
+struct Frame {
+    /// Per slot: the current address.
+    ptr: Vec<usize>,
+    /// Per slot: the two buffers' addresses (equal for `Single`; unused for `Y` and unwritten slots).
+    home: Vec<[usize; 2]>,
+    /// Keeps the buffers alive.
+    _bufs: Vec<Buffer>,
+    ins: Vec<*const u8>,
+    outs: Vec<*mut u8>,
+}
+
+impl Frame {
+    fn new(p: &Prepared) -> Result<Frame> {
+        let plan = p.plan();
+        let n = plan.slots.len();
+        let mut home = vec![[0usize; 2]; n];
+        let mut bufs = Vec::new();
+        for s in 0..n {
+            let copies = match p.homes[s] {
+                Some(Home::Single) => 1,
+                Some(Home::Double) => 2,
+                _ => 0,
+            };
+            for c in 0..copies {
+                let b = Buffer::uninit(&plan.slots[s])?;
+                home[s][c] = b.as_ptr() as usize;
+                bufs.push(b);
+            }
+            if copies == 1 {
+                home[s][1] = home[s][0];
+            }
+        }
+        let width = p.ops.iter().map(|o| if let Op::Kernel { ins, outs, .. } = o { ins.len().max(outs.len()) } else { 0 }).max();
+        let width = width.unwrap_or(0);
+        Ok(Frame { ptr: vec![0; n], home, _bufs: bufs, ins: Vec::with_capacity(width), outs: Vec::with_capacity(width) })
+    }
+
+    /// Runs the plan's steps once. The input slots' addresses must be set; `parity` picks the buffer of
+    /// `Double` slots, `yrow[j]` is the address of y `j`'s row for this iteration.
+    ///
+    /// # Safety
+    /// Input addresses point at buffers of the plan's input avals that stay valid and unwritten during
+    /// the call; `yrow` addresses hold their slots' bytes.
+    unsafe fn step(&mut self, p: &Prepared, parity: usize, yrow: &[usize]) -> Result<()> {
+        let place = |s: usize, f: &Frame| -> usize {
+            match p.homes[s] {
+                Some(Home::Y(j)) => yrow[j],
+                _ => f.home[s][parity],
+            }
+        };
+        for op in &p.ops {
+            match op {
+                Op::View { src, dst } => self.ptr[*dst] = self.ptr[*src],
+                Op::Kernel { step, ins, outs, out_bytes } => {
+                    let ck = p.exe.kernels[*step].as_ref().ok_or_else(|| Error::Execution("kernel not compiled".into()))?;
+                    self.ins.clear();
+                    self.ins.extend(ins.iter().map(|&s| self.ptr[s] as *const u8));
+                    self.outs.clear();
+                    for &o in outs {
+                        let a = place(o, self);
+                        self.ptr[o] = a;
+                        self.outs.push(a as *mut u8);
+                    }
+                    // SAFETY: the addresses hold buffers of the slots' avals (inputs by the caller, written
+                    // slots by `Frame::new`/`yrow`); outputs never alias inputs (module docs).
+                    super::threads::run_kernel(ck, &self.ins, &self.outs, out_bytes);
+                }
+                Op::Dot { dot, lhs, rhs, out } => {
+                    let a = place(*out, self);
+                    self.ptr[*out] = a;
+                    // SAFETY: as for kernels; `DirectDot` was prepared for these slots' avals.
+                    dot.run(self.ptr[*lhs] as *const u8, self.ptr[*rhs] as *const u8, a as *mut u8);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The in-place form of a loop step.
+pub enum DirectLoop {
+    /// A scan body.
+    Scan(DirectScan),
+    /// A while loop's cond and body.
+    While(DirectWhile),
+}
+
+/// A prepared scan body, with the carries that must be copied each iteration.
+pub struct DirectScan {
+    body: Prepared,
+    nconsts: usize,
+    ncarry: usize,
+    /// Per carry: true when its value is another carry's input (copied into its own buffers).
+    copy: Vec<bool>,
+}
+
+fn disabled() -> bool {
+    std::env::var_os("CRANAX_NO_DIRECT_LOOPS").is_some_and(|v| v == "1")
+}
+
+/// The in-place form of control step `c` whose sub-plans compiled to `subs`, when it qualifies.
+pub fn prepare(c: &ControlStep, subs: &[Arc<CpuExecutable>]) -> Result<Option<DirectLoop>> {
+    if disabled() {
+        return Ok(None);
+    }
+    match c {
+        ControlStep::Scan { consts, init, outputs, .. } => {
+            let Some(exe) = subs.first() else { return Ok(None) };
+            let (nc, nk) = (consts.len(), init.len());
+            let carried: Vec<usize> = (0..nk).collect();
+            let ys: Vec<usize> = (nk..outputs.len()).collect();
+            let Some(body) = Prepared::new(exe, &carried, &ys)? else { return Ok(None) };
+            let copy = rotated(&body, nc, nk);
+            Ok(Some(DirectLoop::Scan(DirectScan { body, nconsts: nc, ncarry: nk, copy })))
+        }
+        ControlStep::While { cond_consts, body_consts, init, .. } => {
+            let (Some(cexe), Some(bexe)) = (subs.first(), subs.get(1)) else { return Ok(None) };
+            let (nb, nk) = (body_consts.len(), init.len());
+            let Some(cond) = Prepared::new(cexe, &[], &[])? else { return Ok(None) };
+            let Some(body) = Prepared::new(bexe, &(0..nk).collect::<Vec<_>>(), &[])? else { return Ok(None) };
+            let copy = rotated(&body, nb, nk);
+            Ok(Some(DirectLoop::While(DirectWhile { cond, body, ncond: cond_consts.len(), nbody: nb, ncarry: nk, copy })))
+        }
+        ControlStep::Cond { .. } => Ok(None),
+    }
+}
+
+/// Per carry of a body whose inputs are `nc` consts then `nk` carries: whether its new value is another
+/// carry's old value (and must be copied; see the module docs).
+fn rotated(body: &Prepared, nc: usize, nk: usize) -> Vec<bool> {
+    let p = body.plan();
+    (0..nk)
+        .map(|c| {
+            let r = body.root[p.outputs[c]];
+            r >= nc && r < nc + nk && r != nc + c
+        })
+        .collect()
+}
+
+/// Two buffers per rotated carry (`copy[c]`), as addresses, and the buffers that own them.
+fn carry_stores(p: &Plan, first: usize, copy: &[bool]) -> Result<(Vec<[usize; 2]>, Vec<Buffer>)> {
+    let mut at = vec![[0usize; 2]; copy.len()];
+    let mut bufs = Vec::new();
+    for c in (0..copy.len()).filter(|&c| copy[c]) {
+        for par in 0..2 {
+            let buf = Buffer::uninit(&p.slots[first + c])?;
+            at[c][par] = buf.as_ptr() as usize;
+            bufs.push(buf);
+        }
+    }
+    Ok((at, bufs))
+}
+
+/// The carries after an iteration of parity `par`: the body outputs' addresses, rotated ones copied.
+///
+/// # Safety
+/// The frame holds the iteration's addresses; `store_at` are buffers of the carries' sizes.
+unsafe fn next_carries(b: &Prepared, f: &Frame, first: usize, copy: &[bool], store_at: &[[usize; 2]], par: usize, carry: &mut [usize]) {
+    let p = b.plan();
+    for (c, v) in carry.iter_mut().enumerate() {
+        let src = f.ptr[p.outputs[c]];
+        *v = if copy[c] {
+            // `store_at[c][par]` is not `src`: that is another carry's buffer from the previous iteration
+            // (parity `1 - par`) or an input.
+            copy_bytes(src, store_at[c][par], b.bytes[first + c]);
+            store_at[c][par]
+        } else {
+            src
+        };
+    }
+}
+
+/// Fresh buffers of `avals` holding the bytes at the carries' addresses.
+///
+/// # Safety
+/// Each address holds its aval's bytes.
+unsafe fn carry_buffers(carry: &[usize], avals: &[Aval]) -> Result<Vec<Buffer>> {
+    carry
+        .iter()
+        .zip(avals)
+        .map(|(&a, aval)| Buffer::from_bytes(aval, std::slice::from_raw_parts(a as *const u8, Buffer::byte_len(aval)?)))
+        .collect()
+}
+
+fn check(b: &Buffer, bytes: usize, what: &str) -> Result<()> {
+    if b.storage.len() < bytes {
+        return Err(Error::Execution(format!("loop {what} buffer is too small")));
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `src` and `dst` hold `n` bytes and do not overlap.
+unsafe fn copy_bytes(src: usize, dst: usize, n: usize) {
+    std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, n)
+}
+
+impl DirectScan {
+    /// Runs the scan: `length` iterations over `consts`, `init` and the rows of `xs`; returns the final
+    /// carries then the stacked ys, as fresh buffers of `out_avals`.
+    pub fn run(
+        &self, consts: &[Buffer], init: &[Buffer], xs: &[Buffer], length: usize, reverse: bool, out_avals: &[Aval],
+    ) -> Result<Vec<Buffer>> {
+        let b = &self.body;
+        let p = b.plan();
+        let (nc, nk, nx) = (self.nconsts, self.ncarry, xs.len());
+        if consts.len() != nc || init.len() != nk || nc + nk + nx != p.num_inputs || out_avals.len() != p.outputs.len() {
+            return Err(Error::Execution("scan: operands do not match the body".into()));
+        }
+        let ys = out_avals[nk..].iter().map(Buffer::uninit).collect::<Result<Vec<_>>>()?;
+        if length == 0 {
+            return Ok(init.iter().cloned().chain(ys).collect());
+        }
+        let ysz: Vec<usize> = p.outputs[nk..].iter().map(|&s| b.bytes[s]).collect();
+        let xsz: Vec<usize> = (0..nx).map(|j| b.bytes[nc + nk + j]).collect();
+        for (j, c) in consts.iter().enumerate() {
+            check(c, b.bytes[j], "const")?;
+        }
+        for (j, c) in init.iter().enumerate() {
+            check(c, b.bytes[nc + j], "carry")?;
+        }
+        for (x, &sz) in xs.iter().zip(&xsz) {
+            check(x, sz.saturating_mul(length), "xs")?;
+        }
+        for (y, &sz) in ys.iter().zip(&ysz) {
+            check(y, sz.saturating_mul(length), "ys")?;
+        }
+        let mut f = Frame::new(b)?;
+        let (store_at, _store) = carry_stores(p, nc, &self.copy)?;
+        for (j, c) in consts.iter().enumerate() {
+            f.ptr[j] = c.as_ptr() as usize;
+        }
+        let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        let mut yrow = vec![0usize; ys.len()];
+        for t in 0..length {
+            let i = if reverse { length - 1 - t } else { t };
+            let par = t & 1;
+            f.ptr[nc..nc + nk].copy_from_slice(&carry);
+            for (j, x) in xs.iter().enumerate() {
+                f.ptr[nc + nk + j] = x.as_ptr() as usize + i * xsz[j];
+            }
+            for (r, (y, &sz)) in yrow.iter_mut().zip(ys.iter().zip(&ysz)) {
+                *r = y.as_ptr() as usize + i * sz;
+            }
+            // SAFETY: every input address holds its slot's bytes (checked above); the buffers live until the
+            // end of this function.
+            unsafe { f.step(b, par, &yrow)? };
+            for (j, &o) in p.outputs[nk..].iter().enumerate() {
+                if b.homes[o] != Some(Home::Y(j)) {
+                    // SAFETY: the output holds `ysz[j]` bytes; row `i` of y `j` is a distinct buffer region.
+                    unsafe { copy_bytes(f.ptr[o], yrow[j], ysz[j]) };
+                }
+            }
+            // SAFETY: the frame holds this iteration's addresses.
+            unsafe { next_carries(b, &f, nc, &self.copy, &store_at, par, &mut carry) };
+        }
+        super::control::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
+        super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
+        let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
+        outs.extend(ys);
+        Ok(outs)
+    }
+}
+
+/// A prepared while loop: cond and body, and the body's carries that must be copied each iteration.
+pub struct DirectWhile {
+    cond: Prepared,
+    body: Prepared,
+    ncond: usize,
+    nbody: usize,
+    ncarry: usize,
+    copy: Vec<bool>,
+}
+
+impl DirectWhile {
+    /// Runs the loop from `init`; returns the final carries as fresh buffers of `out_avals`.
+    pub fn run(&self, cond_consts: &[Buffer], body_consts: &[Buffer], init: &[Buffer], out_avals: &[Aval]) -> Result<Vec<Buffer>> {
+        let (cp, bp) = (self.cond.plan(), self.body.plan());
+        let (ncc, nb, nk) = (self.ncond, self.nbody, self.ncarry);
+        if cond_consts.len() != ncc || body_consts.len() != nb || init.len() != nk || out_avals.len() != nk
+            || cp.num_inputs != ncc + nk || bp.num_inputs != nb + nk || cp.outputs.len() != 1
+        {
+            return Err(Error::Execution("while: operands do not match the cond and body".into()));
+        }
+        for (j, c) in cond_consts.iter().enumerate() {
+            check(c, self.cond.bytes[j], "const")?;
+        }
+        for (j, c) in body_consts.iter().enumerate() {
+            check(c, self.body.bytes[j], "const")?;
+        }
+        for (j, c) in init.iter().enumerate() {
+            check(c, self.body.bytes[nb + j], "carry")?;
+        }
+        let mut cf = Frame::new(&self.cond)?;
+        let mut bf = Frame::new(&self.body)?;
+        let (store_at, _store) = carry_stores(bp, nb, &self.copy)?;
+        for (j, c) in cond_consts.iter().enumerate() {
+            cf.ptr[j] = c.as_ptr() as usize;
+        }
+        for (j, c) in body_consts.iter().enumerate() {
+            bf.ptr[j] = c.as_ptr() as usize;
+        }
+        let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        let mut t = 0usize;
+        loop {
+            cf.ptr[ncc..ncc + nk].copy_from_slice(&carry);
+            // SAFETY: the inputs hold their slots' bytes (checked above; carries are the body's outputs);
+            // the predicate is a bool scalar (validated), one byte.
+            let go = unsafe {
+                cf.step(&self.cond, 0, &[])?;
+                *(cf.ptr[cp.outputs[0]] as *const u8) != 0
+            };
+            if !go {
+                break;
+            }
+            bf.ptr[nb..nb + nk].copy_from_slice(&carry);
+            let par = t & 1;
+            // SAFETY: as above.
+            unsafe {
+                bf.step(&self.body, par, &[])?;
+                next_carries(&self.body, &bf, nb, &self.copy, &store_at, par, &mut carry);
+            }
+            t += 1;
+        }
+        super::control::SUBPLAN_RUNS.fetch_add(2 * t as u64 + 1, Ordering::Relaxed);
+        super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
+        unsafe { carry_buffers(&carry, out_avals) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use crate::ir::{Aval, DType};
+    use crate::runtime::buffer::Buffer;
+
+    fn f32s(shape: &[usize], v: &[f32]) -> Buffer {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Buffer::from_bytes(&Aval::new(DType::F32, shape.to_vec()), &bytes).unwrap()
+    }
+    fn read(b: &Buffer) -> Vec<f32> {
+        b.as_bytes().chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+    fn run(json: &str, ins: &[Buffer]) -> Vec<Buffer> {
+        let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
+        let exe = crate::backend::cpu::compile(&plan).unwrap();
+        let before = super::super::control::DIRECT_LOOP_CALLS.load(Relaxed);
+        let out = exe.run(ins).unwrap();
+        assert!(super::super::control::DIRECT_LOOP_CALLS.load(Relaxed) > before, "the scan did not run in place");
+        out
+    }
+
+    /// `h = tanh(h @ w + x @ u)` over 5 steps (both directions), against a plain loop.
+    #[test]
+    fn rnn_cell_scan_runs_in_place() {
+        let json = |rev: bool| {
+            format!(
+                r#"{{"invars": [[0, "f32", [3, 3]], [1, "f32", [2, 3]], [2, "f32", [3]], [3, "f32", [5, 2]]], "eqns": [
+                {{"prim": "scan", "params": {{"num_consts": 2, "num_carry": 1, "length": 5, "reverse": {rev},
+                  "jaxpr": {{"invars": [[0, "f32", [3, 3]], [1, "f32", [2, 3]], [2, "f32", [3]], [3, "f32", [2]]], "eqns": [
+                     {{"prim": "dot_general", "params": {{"lhs_contracting": [0], "rhs_contracting": [0], "lhs_batch": [], "rhs_batch": []}}, "in": [2, 0], "out": [[4, "f32", [3]]]}},
+                     {{"prim": "dot_general", "params": {{"lhs_contracting": [0], "rhs_contracting": [0], "lhs_batch": [], "rhs_batch": []}}, "in": [3, 1], "out": [[5, "f32", [3]]]}},
+                     {{"prim": "add", "in": [4, 5], "out": [[6, "f32", [3]]]}},
+                     {{"prim": "tanh", "in": [6], "out": [[7, "f32", [3]]]}}],
+                   "outvars": [7, 7]}}}},
+                 "in": [0, 1, 2, 3], "out": [[4, "f32", [3]], [5, "f32", [5, 3]]]}}], "outvars": [4, 5]}}"#
+            )
+        };
+        let w: Vec<f32> = (0..9).map(|i| (i as f32 - 4.0) * 0.2).collect();
+        let u: Vec<f32> = (0..6).map(|i| (i as f32 * 0.7).sin()).collect();
+        let xs: Vec<f32> = (0..10).map(|i| (i as f32 * 1.3).cos()).collect();
+        for rev in [false, true] {
+            let out = run(&json(rev), &[f32s(&[3, 3], &w), f32s(&[2, 3], &u), f32s(&[3], &[0.1, -0.2, 0.3]), f32s(&[5, 2], &xs)]);
+            let mut h = [0.1f64, -0.2, 0.3];
+            let mut hs = vec![0f64; 15];
+            for t in 0..5 {
+                let i = if rev { 4 - t } else { t };
+                let mut nh = [0f64; 3];
+                for (j, v) in nh.iter_mut().enumerate() {
+                    let a: f64 = (0..3).map(|l| h[l] * w[l * 3 + j] as f64).sum();
+                    let b: f64 = (0..2).map(|l| xs[i * 2 + l] as f64 * u[l * 3 + j] as f64).sum();
+                    *v = (a + b).tanh();
+                }
+                h = nh;
+                hs[i * 3..i * 3 + 3].copy_from_slice(&h);
+            }
+            for (got, want) in read(&out[0]).iter().zip(&h).chain(read(&out[1]).iter().zip(&hs)) {
+                assert!((*got as f64 - want).abs() < 1e-5, "{got} vs {want} (reverse={rev})");
+            }
+        }
+    }
+
+    /// Carries that rotate (`(a, b) -> (b, a + b)`), pass through unchanged, or become a view of a kernel
+    /// output; ys that are an input carry, a const, an xs row and the same value twice.
+    #[test]
+    fn rotating_and_passthrough_carries_and_copied_ys() {
+        // carries (a, b, k, d), const c, xs x: (a, b, k, d) -> (b, s, k, d + 1 + s) with s = a + b computed
+        // as [1, 2] and viewed back as [2]; ys (a, c, x, s, s).
+        let json = r#"{"invars": [[0, "f32", [2]], [1, "f32", [2]], [2, "f32", [2]], [3, "f32", [1, 2]], [4, "f32", [6, 2]]], "eqns": [
+            {"prim": "scan", "params": {"num_consts": 1, "num_carry": 4, "length": 6,
+              "jaxpr": {"invars": [[0, "f32", [2]], [1, "f32", [2]], [2, "f32", [2]], [3, "f32", [2]], [4, "f32", [1, 2]], [5, "f32", [2]]], "eqns": [
+                 {"prim": "reshape", "params": {"new_sizes": [1, 2], "dimensions": null}, "in": [1], "out": [[10, "f32", [1, 2]]]},
+                 {"prim": "reshape", "params": {"new_sizes": [1, 2], "dimensions": null}, "in": [2], "out": [[11, "f32", [1, 2]]]},
+                 {"prim": "add", "in": [10, 11], "out": [[8, "f32", [1, 2]]]},
+                 {"prim": "reshape", "params": {"new_sizes": [2], "dimensions": null}, "in": [8], "out": [[6, "f32", [2]]]},
+                 {"prim": "add", "in": [4, {"lit": 1.0, "dtype": "f32"}], "out": [[7, "f32", [1, 2]]]},
+                 {"prim": "add", "in": [7, 8], "out": [[9, "f32", [1, 2]]]}],
+               "outvars": [2, 6, 3, 9, 1, 0, 5, 6, 6]}},
+             "in": [0, 1, 2, 2, 3, 4],
+             "out": [[5, "f32", [2]], [6, "f32", [2]], [7, "f32", [2]], [8, "f32", [1, 2]],
+                     [9, "f32", [6, 2]], [10, "f32", [6, 2]], [11, "f32", [6, 2]], [12, "f32", [6, 2]], [13, "f32", [6, 2]]]}],
+          "outvars": [5, 6, 7, 8, 9, 10, 11, 12, 13]}"#;
+        let c = [5.0f32, 7.0];
+        let xs: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let out = run(json, &[f32s(&[2], &c), f32s(&[2], &[0.0, 1.0]), f32s(&[2], &[1.0, 1.0]), f32s(&[1, 2], &[0.5, 0.25]), f32s(&[6, 2], &xs)]);
+        let (mut a, mut b, k, mut d) = ([0.0f32, 1.0], [1.0f32, 1.0], [1.0f32, 1.0], [0.5f32, 0.25]);
+        let mut ys: Vec<Vec<f32>> = vec![vec![]; 5];
+        for i in 0..6 {
+            let s = [a[0] + b[0], a[1] + b[1]];
+            let nd = [d[0] + 1.0 + s[0], d[1] + 1.0 + s[1]];
+            for (y, v) in ys.iter_mut().zip([a, c, [xs[2 * i], xs[2 * i + 1]], s, s]) {
+                y.extend(v);
+            }
+            (a, b, d) = (b, s, nd);
+        }
+        assert_eq!(read(&out[0]), a);
+        assert_eq!(read(&out[1]), b);
+        assert_eq!(read(&out[2]), k);
+        assert_eq!(read(&out[3]), d);
+        for (j, y) in ys.iter().enumerate() {
+            assert_eq!(&read(&out[4 + j]), y, "y {j}");
+        }
+    }
+}
