@@ -227,7 +227,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             }
         }
     };
-    if nb == 1 && matches!(dt, DType::F32 | DType::F64) && is_gram(a, b) && m >= SYRK_MIN {
+    if nb == 1 && matches!(dt, DType::F32 | DType::F64) && is_gram(a, pa, b, pb) && m >= SYRK_MIN {
         // A·Aᵀ (NumPy's `x @ x.T`, a jitted `jnp.dot(a, a.T)`): the result is symmetric, so compute its lower
         // triangle and mirror it — about half the flops, as BLAS `syrk` does.
         let size = std::mem::size_of::<T>() as isize;
@@ -254,7 +254,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             }
         };
         lower_triangle(0, m, &block);
-        mirror_lower(out, n);
+        mirror_lower(std::slice::from_raw_parts_mut(po as *mut T, n * n), n);
         return;
     }
     if flops >= PAR_FLOPS || nb == 1 {
@@ -283,10 +283,10 @@ fn lower_triangle(r0: usize, size: usize, block: &dyn Fn(usize, usize, usize, us
     lower_triangle(r0 + h, size - h, block);
 }
 
-/// Whether `b` is `a` transposed: the same buffer and batch offsets with row and column strides swapped, so
-/// `a · b` is a Gram matrix A·Aᵀ (symmetric).
-fn is_gram(a: &Mat, b: &Mat) -> bool {
-    a.buf.as_ptr() == b.buf.as_ptr()
+/// Whether operand `b` (at `pb`) is operand `a` (at `pa`) transposed: the same buffer and batch offsets with
+/// row and column strides swapped, so `a · b` is a Gram matrix A·Aᵀ (symmetric).
+fn is_gram(a: &Layout, pa: usize, b: &Layout, pb: usize) -> bool {
+    pa == pb
         && a.batch_off == b.batch_off
         && a.rows == b.cols
         && a.cols == b.rows
