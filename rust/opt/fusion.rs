@@ -743,7 +743,8 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
     Ok(Plan { name: p.name.clone(), num_inputs: p.invars.len(), slots, steps, outputs: plan_outputs })
 }
 
-fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
+/// The slots a step reads and the slots it writes.
+pub(crate) fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
     match s {
         Step::Kernel(k) => (k.inputs.iter().map(|i| i.slot).collect(), k.outputs.iter().map(|o| o.slot).collect()),
         Step::View { src, dst } => (vec![*src], vec![*dst]),

@@ -19,7 +19,7 @@ pub const ALIGN: usize = 64;
 /// Storages at least this large are recycled through the pool.
 pub const POOL_MIN_BYTES: usize = 64 * 1024;
 /// Freed entries kept per size.
-const POOL_PER_SIZE: usize = 4;
+const POOL_PER_SIZE: usize = 32;
 static POOL_MAX_BYTES: AtomicUsize = AtomicUsize::new(256 * 1024 * 1024);
 
 struct Pool {

@@ -78,6 +78,9 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 }
             }
         }
+        for &s in exe.frees.get(si).map(|f| f.as_slice()).unwrap_or(&[]) {
+            slots[s] = None;
+        }
     }
     plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
 }

@@ -45,6 +45,30 @@ pub struct CpuExecutable {
     module: Mutex<Option<JITModule>>,
     /// One entry per plan step; `Some` for control-flow steps (their compiled sub-plans).
     controls: Vec<Option<control::CompiledControl>>,
+    /// Per step, the slots read for the last time there (not outputs): released right after it, so their
+    /// memory returns to the buffer pool and the next step of that size reuses warm pages.
+    frees: Vec<Vec<usize>>,
+}
+
+/// For each step, the slots whose last read it is (program outputs are never released).
+fn last_uses(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut last: Vec<Option<usize>> = vec![None; plan.slots.len()];
+    for (si, step) in plan.steps.iter().enumerate() {
+        for s in crate::opt::fusion::step_io(step).0 {
+            if let Some(l) = last.get_mut(s) {
+                *l = Some(si);
+            }
+        }
+    }
+    let mut frees = vec![Vec::new(); plan.steps.len()];
+    for (s, l) in last.iter().enumerate() {
+        if let Some(si) = l {
+            if !plan.outputs.contains(&s) {
+                frees[*si].push(s);
+            }
+        }
+    }
+    frees
 }
 
 /// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
@@ -63,7 +87,8 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
         }
     };
     let controls = control::compile_controls(plan)?;
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls }))
+    let frees = last_uses(plan);
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees }))
 }
 
 impl CpuExecutable {

@@ -56,8 +56,19 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
-/// Work (≈ element operations) below which a kernel runs on the calling thread.
-pub const SPLIT_WORK: u64 = 1 << 18;
+/// Runs `f` inside cranax's thread pool, so rayon work it starts (gemm's threads, `par_iter`) uses that one
+/// pool instead of rayon's global pool: two pools would spin against each other for the same cores. `f`
+/// gets whether it may split its work (false with one thread or under `serial`: then it runs here).
+pub fn parallel<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
+    match pool() {
+        Some(p) => p.install(|| f(true)),
+        None => f(false),
+    }
+}
+
+/// Work (≈ element operations) below which a kernel runs on the calling thread: waking the pool's threads
+/// costs tens of µs on a busy or virtual machine, as much as ~2M operations of vector code on one core.
+pub const SPLIT_WORK: u64 = 1 << 21;
 /// Target work per chunk.
 pub const CHUNK_WORK: u64 = 1 << 16;
 /// At most this many partial chunks for a split reduction.

@@ -5,7 +5,7 @@
 //! products; many small batches run in parallel instead); integer and bool dtypes use a plain loop.
 use rayon::prelude::*;
 
-use super::{convert_buffer, elems, elems_mut, numel, strides, uninit, with_elem, Elem};
+use super::{convert_buffer, numel, strides, uninit, with_elem, Elem};
 use crate::error::Result;
 use crate::ir::{Aval, DType};
 use crate::runtime::buffer::Buffer;
@@ -18,7 +18,7 @@ pub struct DotDims<'a> {
 }
 
 /// Products at or above this many multiply-adds use gemm's own threading.
-const PAR_FLOPS: usize = 48 * 48 * 48;
+const PAR_FLOPS: usize = 1 << 22;
 
 /// One operand as a batch of strided matrices: element `(b, i, j)` is at `batch_off[b] + i*rs + j*cs`
 /// (in elements, from the start of its buffer).
@@ -59,45 +59,6 @@ fn batch_offsets(batch: &[usize], shape: &[usize], st: &[usize]) -> Vec<usize> {
     offs
 }
 
-/// `b` (dtype `T`) transposed into a fresh row-major buffer of dims `perm` order.
-fn permuted<T: Elem>(b: &Buffer, perm: &[usize]) -> Result<Buffer> {
-    let shape = &b.aval.shape;
-    let st = strides(shape);
-    let new_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-    let out = uninit(&Aval::new(b.aval.dtype, new_shape.clone()))?;
-    // SAFETY: T is the buffers' element type; `out` is fresh.
-    let (src, dst) = unsafe { (elems::<T>(b), elems_mut::<T>(&out)) };
-    if dst.is_empty() {
-        return Ok(out);
-    }
-    let pst: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
-    let r = new_shape.len();
-    let inner = if r == 0 { 1 } else { new_shape[r - 1] };
-    let inner_st = if r == 0 { 0 } else { pst[r - 1] };
-    let mut idx = vec![0usize; r.saturating_sub(1)];
-    let mut o = 0;
-    loop {
-        let base: usize = idx.iter().zip(&pst).map(|(i, s)| i * s).sum();
-        for j in 0..inner {
-            dst[o] = src[base + j * inner_st];
-            o += 1;
-        }
-        // advance the outer index
-        let mut d = idx.len();
-        loop {
-            if d == 0 {
-                return Ok(out);
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < new_shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-}
-
 /// The layout of a row-major operand of `shape` as `[B, rows, cols]` in place, if `row_dims`/`col_dims`
 /// each collapse to one stride.
 fn strided_layout(shape: &[usize], batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Option<Layout> {
@@ -113,8 +74,15 @@ fn as_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[
     if let Some(l) = strided_layout(shape, batch, row_dims, col_dims) {
         return Ok((b.clone(), l));
     }
+    copied_mat::<T>(b, batch, row_dims, col_dims)
+}
+
+/// The operand copied into a fresh row-major `[B, rows, cols]` buffer.
+fn copied_mat<T: Elem>(b: &Buffer, batch: &[usize], row_dims: &[usize], col_dims: &[usize]) -> Result<(Buffer, Layout)> {
+    let shape = &b.aval.shape;
     let perm: Vec<usize> = batch.iter().chain(row_dims).chain(col_dims).copied().collect();
-    let buf = permuted::<T>(b, &perm)?;
+    let new_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let buf = super::shape_ops::transpose_copy(b, &perm, &Aval::new(b.aval.dtype, new_shape))?;
     let rows: usize = row_dims.iter().map(|&d| shape[d]).product();
     let cols: usize = col_dims.iter().map(|&d| shape[d]).product();
     let nb: usize = batch.iter().map(|&d| shape[d]).product();
@@ -234,7 +202,8 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         let row = |r: usize| (pa as isize + (a.batch_off[0] as isize + r as isize * a.rs) * size) as usize;
         let col = |c: usize| (pb as isize + (b.batch_off[0] as isize + c as isize * b.cs) * size) as usize;
         // C[r0.., c0..] (rows × cols) = A[r0..] · Aᵀ[.., c0..]
-        let block = |r0: usize, rows: usize, c0: usize, cols: usize| {
+        let block = |r0: usize, rows: usize, c0: usize, cols: usize, split: bool| {
+            let par = if split { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
             let dst = po + (r0 * n + c0) * size as usize;
             // SAFETY: rows r0..r0+rows of A, columns c0..c0+cols of Aᵀ and that output block lie inside their
             // buffers (r0 + rows <= m, c0 + cols <= n); distinct calls write disjoint blocks.
@@ -242,29 +211,35 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
                 match dt {
                     DType::F32 => gemm::gemm::<f32>(
                         rows, cols, k, dst as *mut f32, 1, n as isize, false, row(r0) as *const f32, a.cs, a.rs,
-                        col(c0) as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false,
-                        gemm::Parallelism::Rayon(0),
+                        col(c0) as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
                     ),
                     _ => gemm::gemm::<f64>(
                         rows, cols, k, dst as *mut f64, 1, n as isize, false, row(r0) as *const f64, a.cs, a.rs,
-                        col(c0) as *const f64, b.cs, b.rs, 0.0, 1.0, false, false, false,
-                        gemm::Parallelism::Rayon(0),
+                        col(c0) as *const f64, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
                     ),
                 }
             }
         };
-        lower_triangle(0, m, &block);
-        mirror_lower(std::slice::from_raw_parts_mut(po as *mut T, n * n), n);
+        crate::backend::cpu::threads::parallel(|split| {
+            lower_triangle(0, m, &|r0, rows, c0, cols| block(r0, rows, c0, cols, split));
+            // SAFETY: `po` holds the n×n output, written above and by nothing else now.
+            mirror_lower(unsafe { std::slice::from_raw_parts_mut(po as *mut T, n * n) }, n);
+        });
         return;
     }
-    if flops >= PAR_FLOPS || nb == 1 {
-        let par = if flops >= PAR_FLOPS { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
-        for bi in 0..nb {
-            one(bi, par);
-        }
-    } else {
-        (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
+    if nb == 1 && flops < PAR_FLOPS {
+        one(0, gemm::Parallelism::None);
+        return;
     }
+    crate::backend::cpu::threads::parallel(|split| {
+        if !split {
+            (0..nb).for_each(|bi| one(bi, gemm::Parallelism::None));
+        } else if flops >= PAR_FLOPS || nb == 1 {
+            (0..nb).for_each(|bi| one(bi, gemm::Parallelism::Rayon(0)));
+        } else {
+            (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
+        }
+    });
 }
 
 /// Square outputs at least this wide take the symmetric (`syrk`-like) path for A·Aᵀ.
