@@ -365,3 +365,24 @@ def test_eager_transpose_is_a_lazy_view():
         jnp.dot(t, y.T)
     # under a trace, .T is lax.transpose as in JAX
     assert "transpose" in str(jax.make_jaxpr(lambda a: a.T)(x))
+
+
+def test_independent_large_products_run_side_by_side():
+    # Two consecutive, independent products above 4M multiply-adds run at once (one thread each); a product
+    # reading the other's result does not. Values against NumPy either way.
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in [(128, 256), (256, 256), (256, 192)])
+    f = jax.jit(lambda a, b, c: (a @ b, a @ c, (a @ b) @ b))
+    r1, r2, r3 = (np.asarray(r) for r in f(a, b, c))
+    a64, b64, c64 = (v.astype(np.float64) for v in (a, b, c))
+    np.testing.assert_allclose(r1, a64 @ b64, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r2, a64 @ c64, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(r3, (a64 @ b64) @ b64, rtol=1e-4, atol=1e-2)
+    # reverse mode of a two-layer net: the weight and input gradients of a layer form such a pair
+    w1, w2 = rng.standard_normal((256, 256)).astype(np.float32) / 16, rng.standard_normal((256, 64)).astype(np.float32) / 16
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    g1, g2 = jax.jit(jax.grad(lambda w1, w2: jnp.sum(jnp.tanh(x @ w1) @ w2), argnums=(0, 1)))(w1, w2)
+    h = np.tanh(x.astype(np.float64) @ w1)
+    dh = np.ones((128, 64)) @ w2.T.astype(np.float64) * (1 - h ** 2)
+    np.testing.assert_allclose(np.asarray(g2), h.T @ np.ones((128, 64)), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(g1), x.T.astype(np.float64) @ dh, rtol=1e-4, atol=1e-3)

@@ -1,6 +1,7 @@
 //! Running a compiled plan on buffers.
 use crate::error::{Error, Result};
-use crate::opt::Step;
+use crate::ir::LibOp;
+use crate::opt::{LibStep, Plan, Step};
 use crate::runtime::buffer::Buffer;
 
 use super::validate::aval_str;
@@ -35,7 +36,22 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         slots[i] = Some(b.clone());
     }
     let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+    let mut paired = false;
     for (si, step) in plan.steps.iter().enumerate() {
+        if paired {
+            // ran together with the previous step
+            paired = false;
+            release(exe, si, &mut slots);
+            continue;
+        }
+        if let (Step::Library(a), Some(Step::Library(b))) = (step, plan.steps.get(si + 1)) {
+            if independent_products(plan, a, b) {
+                run_pair(plan, a, b, &mut slots)?;
+                paired = true;
+                release(exe, si, &mut slots);
+                continue;
+            }
+        }
         match step {
             Step::View { src, dst } => {
                 let v = slots[*src].as_ref().ok_or_else(|| missing(*src))?.view(&plan.slots[*dst]);
@@ -78,9 +94,63 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 }
             }
         }
-        for &s in exe.frees.get(si).map(|f| f.as_slice()).unwrap_or(&[]) {
-            slots[s] = None;
-        }
+        release(exe, si, &mut slots);
     }
     plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+}
+
+/// Drops the slots read for the last time at step `si`.
+fn release(exe: &CpuExecutable, si: usize, slots: &mut [Option<Buffer>]) {
+    for &s in exe.frees.get(si).map(|f| f.as_slice()).unwrap_or(&[]) {
+        slots[s] = None;
+    }
+}
+
+/// Products at least this big (multiply-adds) run side by side with an independent neighbour.
+const PAIR_FLOPS: usize = 1 << 22;
+
+/// Two consecutive `dot_general`s, the second not reading the first, both big: reverse mode's weight and
+/// input gradients of one layer. gemm's own threading scales poorly at these sizes, so they run at once,
+/// one thread each.
+fn independent_products(plan: &Plan, a: &LibStep, b: &LibStep) -> bool {
+    let flops = |l: &LibStep| -> usize {
+        let LibOp::DotGeneral { lhs_contracting, .. } = &l.op else { return 0 };
+        let (Some(&lhs), Some(&out)) = (l.inputs.first(), l.outputs.first()) else { return 0 };
+        let k: usize = lhs_contracting.iter().map(|&d| plan.slots[lhs].shape.get(d).copied().unwrap_or(0)).product();
+        plan.slots[out].numel().unwrap_or(0).saturating_mul(k)
+    };
+    super::threads::num_threads() >= 2
+        && flops(a) >= PAIR_FLOPS
+        && flops(b) >= PAIR_FLOPS
+        && !b.inputs.iter().any(|s| a.outputs.contains(s))
+}
+
+fn run_pair(plan: &Plan, a: &LibStep, b: &LibStep, slots: &mut [Option<Buffer>]) -> Result<()> {
+    let gather = |l: &LibStep, slots: &[Option<Buffer>]| -> Result<(Vec<Buffer>, Vec<crate::ir::Aval>)> {
+        let ins = l
+            .inputs
+            .iter()
+            .map(|&s| slots[s].clone().ok_or_else(|| Error::Execution(format!("slot {s} read before it is written"))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((ins, l.outputs.iter().map(|&s| plan.slots[s].clone()).collect()))
+    };
+    let (ia, oa) = gather(a, slots)?;
+    let (ib, ob) = gather(b, slots)?;
+    let one = |l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]| {
+        let refs: Vec<&Buffer> = ins.iter().collect();
+        super::threads::serial(|| super::library::run(&l.op, &refs, outs))
+    };
+    let (ra, rb) = super::threads::parallel(|split| {
+        if split {
+            rayon::join(|| one(a, &ia, &oa), || one(b, &ib, &ob))
+        } else {
+            (one(a, &ia, &oa), one(b, &ib, &ob))
+        }
+    });
+    for (l, r) in [(a, ra?), (b, rb?)] {
+        for (&s, buf) in l.outputs.iter().zip(r) {
+            slots[s] = Some(buf);
+        }
+    }
+    Ok(())
 }
