@@ -387,3 +387,25 @@ def test_empty_and_scalar_shapes():
     assert np.asarray(random.split(K(0), 0)).shape == (0, 2)
     assert np.asarray(random.choice(K(0), 5, (0,))).shape == (0,)
     assert np.asarray(random.normal(K(0))).shape == ()
+
+
+# 8- and 16-bit randint: JAX samples them as int32 in the clipped range, then casts (values recorded from
+# JAX 0.10.2).
+@pytest.mark.parametrize("dt,minval,maxval,key,shape,want", [
+    ("int8", -3, 100, 0, (6,), [67, 47, 68, 38, 24, 15]),
+    ("uint8", -3, 100, 0, (6,), [89, 0, 12, 73, 71, 47]),
+    ("int16", -3, 100, 0, (6,), [67, 47, 68, 38, 24, 15]),
+    ("uint16", -3, 100, 0, (6,), [89, 0, 12, 73, 71, 47]),
+    ("uint8", 0, 256, 42, (3, 4), [[196, 18, 183, 193], [141, 107, 129, 39], [6, 2, 40, 242]]),
+    ("int8", 0, 100, 42, (3, 4), [[44, 14, 71, 69], [9, 19, 77, 7], [94, 26, 52, 54]]),
+    ("int8", -128, 127, 1, (5,), [53, -111, -63, 90, 65]),
+    ("int16", -30000, 30000, 1, (5,), [-22004, -27073, 13040, -8647, -25232]),
+    ("uint16", 0, 65536, 1, (5,), [24316, 25519, 58080, 47977, 31136]),
+])
+def test_randint_small_dtypes_match_jax(dt, minval, maxval, key, shape, want):
+    for f in (random.randint, cranax.jit(random.randint, static_argnums=(1, 4))):
+        r = f(random.PRNGKey(key), shape, minval, maxval, np.dtype(dt))
+        assert r.dtype == np.dtype(dt) and r.shape == shape
+        np.testing.assert_array_equal(np.asarray(r), np.array(want, dt))
+    r = random.randint(random.PRNGKey(3), (4,), jnp.array([0, 1, 2, 3], jnp.int8), 50, dtype=jnp.int8)
+    np.testing.assert_array_equal(np.asarray(r), [45, 35, 15, 27])

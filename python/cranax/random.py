@@ -591,9 +591,10 @@ def _int_bound(v, dtype):
         return v, False
     info = np.iinfo(dtype)
     iv = int(a)
-    if type(v) is int and not info.min <= iv <= info.max:
-        # JAX converts a Python int bound to the dtype first, which overflows (jax-ml/jax#2006).
-        raise OverflowError(f"Python int {iv} too large to convert to {np.dtype(dtype).name}")
+    default = np.iinfo(dtypes.canonicalize_dtype(int))
+    if type(v) is int and not default.min <= iv <= default.max:
+        # JAX makes an array of the default integer type from a Python int bound first, which overflows.
+        raise OverflowError(f"Python int {iv} too large to convert to {np.dtype(default.dtype).name}")
     return int(min(max(iv, info.min), info.max)), iv > info.max
 
 
@@ -609,6 +610,13 @@ def randint(key, shape, minval, maxval, dtype=None):
         raise TypeError(f"randint only accepts integer dtypes, got {dt}")
     shape = _canon_shape(shape)
     _check_shape("randint", shape, _shape_of(minval), _shape_of(maxval))
+    info = np.iinfo(dt)
+    if info.bits < 32:
+        # As JAX: 8- and 16-bit values are sampled as int32 in the clipped range (less bias), then cast.
+        i32 = np.dtype(np.int32)
+        lo = jnp.clip(jnp.asarray(minval).astype(i32), int(info.min), int(info.max))
+        hi = jnp.clip(jnp.asarray(maxval).astype(i32), int(info.min), int(info.max) + 1)
+        return _randint_impl(data, lo, hi, shape, i32, False).astype(dt)
     minval, _ = _int_bound(minval, dt)
     maxval, above = _int_bound(maxval, dt)
     return _randint_impl(data, minval, maxval, shape, dt, above)
