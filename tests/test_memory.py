@@ -232,3 +232,21 @@ def test_many_distinct_jitted_lambdas_are_freed():
 
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
+
+
+def test_kernel_with_a_4gib_intermediate_runs_in_constant_memory():
+    # sum(tanh(x[:, None] * y[None, :]), axis=1) over 32768 x 32768: the broadcast product and its tanh
+    # (4 GiB of float32 if materialized) live only inside one fused reduction kernel.
+    n = 32768
+    x = jnp.asarray(np.linspace(-1, 1, n, dtype=np.float32))
+    y = jnp.asarray(np.linspace(0, 2, n, dtype=np.float32))
+    f = cranax.jit(lambda x, y: jnp.sum(jnp.tanh(x[:, None] * y[None, :]), axis=1))
+    before = rss()
+    r = np.asarray(f(x, y))
+    growth = rss() - before
+    report("4 GiB intermediate", before=before, growth=growth)
+    assert growth < 64 * MiB, f"RSS grew by {growth / MiB:.1f} MiB"
+    xn, yn = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    rows = list(range(0, n, 4093)) + [n - 1]
+    want = np.array([np.tanh(xn[i] * yn).sum() for i in rows])
+    np.testing.assert_allclose(r[rows], want, rtol=1e-4, atol=1e-2)
