@@ -221,7 +221,21 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             }
         };
         crate::backend::cpu::threads::parallel(|split| {
-            lower_triangle(0, m, &|r0, rows, c0, cols| block(r0, rows, c0, cols, split));
+            let one = |r0, rows, c0, cols| block(r0, rows, c0, cols, false);
+            if split && m >= 2 * SYRK_MIN {
+                // Two threads, one gemm thread each (gemm's own threading syncs too often at these block
+                // sizes): rows [0, r) and rows [r, m) hold equal halves of the triangle's flops.
+                let r = ((m as f64 / std::f64::consts::SQRT_2) as usize).clamp(1, m - 1);
+                rayon::join(
+                    || lower_triangle(0, r, &one),
+                    || {
+                        one(r, m - r, 0, r);
+                        lower_triangle(r, m - r, &one)
+                    },
+                );
+            } else {
+                lower_triangle(0, m, &|r0, rows, c0, cols| block(r0, rows, c0, cols, split));
+            }
             // SAFETY: `po` holds the n×n output, written above and by nothing else now.
             mirror_lower(unsafe { std::slice::from_raw_parts_mut(po as *mut T, n * n) }, n);
         });
@@ -244,11 +258,14 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
 
 /// Square outputs at least this wide take the symmetric (`syrk`-like) path for A·Aᵀ.
 const SYRK_MIN: usize = 256;
+/// Diagonal blocks narrower than this are computed whole (smaller products lose more to gemm's overheads
+/// than the extra upper-triangle flops cost).
+const GRAM_BASE: usize = 384;
 
 /// Fills the lower triangle (and diagonal) of the diagonal block `[r0, r0+size)²` of a Gram matrix: the
 /// off-diagonal half is one product, the two diagonal quarters recurse; small blocks are computed whole.
 fn lower_triangle(r0: usize, size: usize, block: &dyn Fn(usize, usize, usize, usize)) {
-    if size < SYRK_MIN {
+    if size < GRAM_BASE {
         block(r0, size, r0, size);
         return;
     }
