@@ -67,8 +67,8 @@ pub fn parallel<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
 }
 
 /// Work (≈ element operations) below which a kernel runs on the calling thread: waking the pool's threads
-/// costs tens of µs on a busy or virtual machine, as much as ~2M operations of vector code on one core.
-pub const SPLIT_WORK: u64 = 1 << 21;
+/// costs tens of µs on a busy or virtual machine, as much as ~1M operations of vector code on one core.
+pub const SPLIT_WORK: u64 = 1 << 20;
 /// Target work per chunk.
 pub const CHUNK_WORK: u64 = 1 << 16;
 /// At most this many partial chunks for a split reduction.
