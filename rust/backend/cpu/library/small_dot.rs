@@ -14,29 +14,22 @@ pub trait Float: Copy + 'static {
     fn madd<const FMA: bool>(self, b: Self, c: Self) -> Self;
 }
 
-impl Float for f32 {
-    const ZERO: f32 = 0.0;
-    #[inline(always)]
-    fn madd<const FMA: bool>(self, b: f32, c: f32) -> f32 {
-        if FMA {
-            self.mul_add(b, c)
-        } else {
-            self * b + c
+macro_rules! float_impl {
+    ($($t:ty),*) => {$(
+        impl Float for $t {
+            const ZERO: $t = 0.0;
+            #[inline(always)]
+            fn madd<const FMA: bool>(self, b: $t, c: $t) -> $t {
+                if FMA {
+                    self.mul_add(b, c)
+                } else {
+                    self * b + c
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl Float for f64 {
-    const ZERO: f64 = 0.0;
-    #[inline(always)]
-    fn madd<const FMA: bool>(self, b: f64, c: f64) -> f64 {
-        if FMA {
-            self.mul_add(b, c)
-        } else {
-            self * b + c
-        }
-    }
-}
+float_impl!(f32, f64);
 
 /// Products up to this many multiply-adds (and at most `MAX_ROWS` rows) take this path.
 pub const MAX_FLOPS: usize = 48 * 48 * 48;
