@@ -17,6 +17,15 @@ from cranax.core import ShapedArray
 pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
 
 
+@pytest.fixture(autouse=True)
+def _python_sigint_handler():
+    """Python's KeyboardInterrupt handler for SIGINT even when the suite was started with SIGINT ignored
+    (a non-interactive shell's background job, `nohup ... &`): what is tested is cranax's wait, not the shell."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _sigint_after(delay):
     """Sends SIGINT to this (main) thread after ``delay`` seconds, from a helper thread."""
     main = threading.main_thread().ident
@@ -140,6 +149,7 @@ def test_subprocess_sigint_exits_cleanly(tmp_path):
     import sys
     script = tmp_path / "s.py"
     script.write_text(
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import cranax, cranax.numpy as jnp\n"
         "from cranax import _core\n"
         "x = jnp.ones(1000)\n"
