@@ -745,3 +745,49 @@ def test_scalar_loops_with_branches_and_inner_loops_compile_to_one_function():
     for i in range(10):
         c = [c + 1, c * 2, c - 3][i % 3]
     assert float(h(1.0)) == c
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_input_products_are_hoisted_out_of_the_loop(reverse):
+    # An RNN cell's x @ U reads only the scanned input and a loop constant: the core computes it for every
+    # step at once before the loop (one product instead of `length`), values as the Python loop's.
+    rng = np.random.default_rng(3)
+    H, L = 16, 37
+    W = (rng.standard_normal((H, H)) * 0.2).astype(np.float32)
+    U = (rng.standard_normal((H, 2 * H)) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((L, H)).astype(np.float32)
+
+    def rnn(W, U, xs):
+        def cell(h, x):
+            z = x @ U
+            h = jnp.tanh(h @ W + z[:H] * z[H:])
+            return h, h.sum()
+        return lax.scan(cell, jnp.zeros(H, jnp.float32), xs, reverse=reverse)
+
+    f = jax.jit(rnn)
+    text = f.lower(W, U, xs).compile().as_text()
+    plan = text[text.index("plan "):]
+    assert plan.index("dot_general") < plan.index("scan length")  # the hoisted product precedes the loop
+    h, ys = f(W, U, xs)
+    hn, ysn = np.zeros(H), np.zeros(L)
+    for t in (range(L - 1, -1, -1) if reverse else range(L)):
+        z = xs[t].astype(np.float64) @ U
+        hn = np.tanh(hn @ W + z[:H] * z[H:])
+        ysn[t] = hn.sum()
+    np.testing.assert_allclose(np.asarray(h), hn, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(ys), ysn, rtol=1e-4, atol=1e-4)
+    # gradients through the hoisted product, against finite differences of the NumPy loop
+    g = jax.grad(lambda U: jax.jit(rnn)(W, U, xs)[1].sum())(U)
+    assert np.all(np.isfinite(np.asarray(g)))
+    eps, (i, j) = 1e-3, (2, 5)
+    def loss_np(Uv):
+        hh, tot = np.zeros(H), 0.0
+        for t in (range(L - 1, -1, -1) if reverse else range(L)):
+            z = xs[t].astype(np.float64) @ Uv
+            hh = np.tanh(hh @ W + z[:H] * z[H:])
+            tot += hh.sum()
+        return tot
+    Up, Um = U.astype(np.float64).copy(), U.astype(np.float64).copy()
+    Up[i, j] += eps
+    Um[i, j] -= eps
+    np.testing.assert_allclose(float(np.asarray(g)[i, j]), (loss_np(Up) - loss_np(Um)) / (2 * eps), rtol=2e-3, atol=2e-3)

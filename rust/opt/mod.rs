@@ -7,6 +7,7 @@ pub mod simplify;
 pub mod fusion;
 pub mod control_flow;
 pub mod dot_fold;
+pub mod scan_hoist;
 pub mod transpose_copy;
 
 pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
@@ -18,7 +19,7 @@ use crate::ir::Program;
 /// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
-    let mut p = dot_fold::run(p);
+    let mut p = dot_fold::run(scan_hoist::run(p));
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();
