@@ -212,7 +212,8 @@ def fma(a, b, c):
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
     if dt is None or dt != F32 or not FMA_VIA_F64:
-        return lax.add(lax.mul(a, b), c)
+        from . import numpy as jnp  # broadcasting, as XLA's multiply-add on operands of any shape
+        return jnp.add(jnp.multiply(a, b), c)
     shape = _bshape(a, b, c)
 
     def wide(v):

@@ -182,14 +182,15 @@ class _LazyTranspose(Array):
         try:
             return _ARRAY_BUF.__get__(self, Array)
         except AttributeError:
+            # Threads racing here each compute the same value; the source stays referenced (as a NumPy
+            # view keeps its base), so products can still fold it after materialization.
             from .lax import transpose
             buf = transpose(self._src, (1, 0))._buf
             _ARRAY_BUF.__set__(self, buf)
-            self._src = None
             return buf
 
     def _source(self):
-        """The array this is the transpose of, while not materialized; None after."""
+        """The array this is the transpose of."""
         return self._src
 
 

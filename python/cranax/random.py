@@ -563,8 +563,8 @@ def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
         minval = minval.astype(int)
     if not dtypes.issubdtype(maxval.dtype, np.integer):
         maxval = maxval.astype(int)
-    minval = jnp.broadcast_to(lax.convert_element_type(minval, dtype), shape)
-    maxval = jnp.broadcast_to(lax.convert_element_type(maxval, dtype), shape)
+    minval = jnp.broadcast_to(_convert_and_clip(minval, dtype), shape)
+    maxval = jnp.broadcast_to(_convert_and_clip(maxval, dtype), shape)
     keys = _prng.split(key, (2,))
     higher = _prng.random_bits32(keys[0], shape)
     lower = _prng.random_bits32(keys[1], shape)
@@ -580,6 +580,17 @@ def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     off = lax.rem(off, span)
     off = off if dtype == U32 else lax.bitcast_convert_type(off, dtype)
     return lax.add(minval, off)
+
+
+def _convert_and_clip(v, dtype):
+    """An integer array converted to ``dtype`` with values clipped to its range, not wrapped (JAX's
+    ``_convert_and_clip_integer`` for randint bounds)."""
+    src = get_aval(v).dtype
+    if src == dtype:
+        return v
+    lo = max(int(np.iinfo(dtype).min), int(np.iinfo(src).min))
+    hi = min(int(np.iinfo(dtype).max), int(np.iinfo(src).max))
+    return lax.convert_element_type(jnp.clip(v, np.array(lo, src), np.array(hi, src)), dtype)
 
 
 def _int_bound(v, dtype):

@@ -72,12 +72,14 @@ def _unlazy(a, b):
     from ..array import _LazyTranspose
     la = type(a) is _LazyTranspose and a._source() is not None
     lb = type(b) is _LazyTranspose and b._source() is not None
-    if not (la or lb) or get_aval(a).ndim != 2 or get_aval(b).ndim != 2:
+    if not (la or lb) or not (hasattr(a, "aval") and hasattr(b, "aval")):
+        return None
+    if get_aval(a).ndim != 2 or get_aval(b).ndim != 2:
         return None
     return (a._source() if la else a, b._source() if lb else b, 0 if la else 1, 1 if lb else 0)
 
 
-def _folded(a, b, preferred_element_type):
+def _folded(a, b, preferred_element_type, name="dot"):
     """``a @ b`` for 2-D operands when one is a lazy transpose or a NumPy transposed view of the other; None
     when neither applies."""
     g = _gram(a, b, preferred_element_type)
@@ -86,9 +88,9 @@ def _folded(a, b, preferred_element_type):
     u = _unlazy(a, b)
     if u is None:
         return None
-    _check_contract("dot", get_aval(a).shape, get_aval(b).shape, 1, 0)
+    _check_contract(name, get_aval(a).shape, get_aval(b).shape, 1, 0)
     a, b, ac, bc = u
-    (a, b), dt = _prep("dot", a, b)
+    (a, b), dt = _prep(name, a, b)
     if preferred_element_type is not None:
         dt = _dtypes.canonicalize_dtype(preferred_element_type)
     return _dg(a, b, (ac,), (bc,), dt=dt)
@@ -116,7 +118,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands gain then lose a unit axis, leading (batch) axes
     broadcast. Mirrors ``jax.numpy.matmul`` / ``@``."""
     jnp = _np_mod()
-    g = _folded(a, b, preferred_element_type)
+    g = _folded(a, b, preferred_element_type, "matmul")
     if g is not None:
         return g
     (a, b), dt = _prep("matmul", a, b)

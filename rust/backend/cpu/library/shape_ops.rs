@@ -217,8 +217,9 @@ pub fn transpose_copy(x: &Buffer, perm: &[usize], out: &Aval) -> Result<Buffer> 
                     while u0 < no {
                         let u1 = (u0 + TILE).min(no);
                         match es {
-                            4 => tile::<u32>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
                             8 => tile::<u64>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
+                            4 => tile::<u32>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
+                            2 => tile::<u16>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
                             _ => tile::<u8>(src, dst, ib, ob, ist[ia], ist[oa], ost[ia], t0, t1, u0, u1),
                         }
                         u0 = u1;
