@@ -17,8 +17,9 @@ pub struct DotDims<'a> {
     pub rb: &'a [usize],
 }
 
-/// Products at or above this many multiply-adds use gemm's own threading.
-const PAR_FLOPS: usize = 1 << 22;
+/// Products at or above this many multiply-adds use gemm's own threading (below, its two-thread speed-up is
+/// smaller than the cost of waking the pool on a small VM).
+const PAR_FLOPS: usize = 1 << 24;
 
 /// One operand as a batch of strided matrices: element `(b, i, j)` is at `batch_off[b] + i*rs + j*cs`
 /// (in elements, from the start of its buffer).
