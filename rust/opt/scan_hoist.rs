@@ -6,14 +6,15 @@
 //! Applies to a body `dot_general` without batch dims whose lhs is an xs slice (or a reshape of one) and whose
 //! rhs is a loop constant: the lhs's free dims lead the output, so the iteration axis leads the batched
 //! product's output as a scanned input needs. The body equation becomes a `copy` of the new input (simplify
-//! and DCE tidy up). Skipped when the batched result would be much bigger than the scanned input it reads.
+//! and DCE tidy up). Skipped when the batched result would be bigger than the scanned input it reads.
 use std::collections::HashMap;
 
 use crate::ir::control::ControlOp;
 use crate::ir::{Atom, Aval, Eqn, LibOp, Prim, Program, VarId};
 
-/// The hoisted product may be at most this many times the scanned input it reads (plus `SLACK` elements).
-const GROWTH: usize = 4;
+/// The hoisted product may be at most this many times the scanned input it reads (plus `SLACK` elements):
+/// it is extra memory the loop did not need before.
+const GROWTH: usize = 1;
 const SLACK: usize = 1 << 20;
 
 fn max_var(p: &Program) -> VarId {
