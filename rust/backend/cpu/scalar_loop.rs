@@ -272,7 +272,7 @@ fn emit_control(
                     (Some(cond), body, cond_consts.len(), body_consts.len(), 0)
                 }
                 ControlStep::Scan { body, consts, length, .. } => (None, body, 0, consts.len(), *length),
-                _ => unreachable!(),
+                ControlStep::Cond { .. } => return Err(bad("cond in a loop arm")),
             };
             if ins.len() < nc + nb || ins.len() - nc - nb != outs.len() {
                 return Err(bad("carry count"));

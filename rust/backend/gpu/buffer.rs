@@ -15,16 +15,16 @@ use super::device::GpuContext;
 /// A storage buffer, returned to its context's pool on drop.
 pub struct GpuBuffer {
     pub ctx: Arc<GpuContext>,
-    buf: Option<wgpu::Buffer>,
+    buf: wgpu::Buffer,
 }
 
 impl GpuBuffer {
     pub fn new(ctx: &Arc<GpuContext>, bytes: u64, what: &dyn Fn() -> String) -> Result<GpuBuffer> {
         let buf = ctx.alloc(bytes, what)?;
-        Ok(GpuBuffer { ctx: ctx.clone(), buf: Some(buf) })
+        Ok(GpuBuffer { ctx: ctx.clone(), buf })
     }
     pub fn raw(&self) -> &wgpu::Buffer {
-        self.buf.as_ref().expect("buffer present until drop")
+        &self.buf
     }
     pub fn size(&self) -> u64 {
         self.raw().size()
@@ -33,9 +33,8 @@ impl GpuBuffer {
 
 impl Drop for GpuBuffer {
     fn drop(&mut self) {
-        if let Some(b) = self.buf.take() {
-            self.ctx.release(b);
-        }
+        // wgpu buffers are reference-counted handles: the pool keeps this one's storage alive
+        self.ctx.release(self.buf.clone());
     }
 }
 
