@@ -307,7 +307,7 @@ impl LibOp {
                     t(lhs_batch),
                     t(rhs_batch)
                 ),
-                format!("preferred_element_type={}", preferred.map(|d| numpy_name(d)).unwrap_or("None")),
+                format!("preferred_element_type={}", preferred.map(DType::numpy_name).unwrap_or("None")),
             ],
             LibOp::Concatenate { dimension } => vec![format!("dimension={dimension}")],
             LibOp::Pad { config } => {
@@ -696,17 +696,3 @@ fn tuple(v: &[usize]) -> String {
     }
 }
 
-fn numpy_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::I8 => "int8",
-        DType::U8 => "uint8",
-        DType::I16 => "int16",
-        DType::U16 => "uint16",
-        DType::I32 => "int32",
-        DType::U32 => "uint32",
-        DType::I64 => "int64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-    }
-}

@@ -18,22 +18,6 @@ pub fn var_name(mut n: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-/// NumPy's dtype name, as JAX prints it in params.
-pub fn numpy_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::I8 => "int8",
-        DType::U8 => "uint8",
-        DType::I16 => "int16",
-        DType::U16 => "uint16",
-        DType::I32 => "int32",
-        DType::U32 => "uint32",
-        DType::I64 => "int64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-    }
-}
-
 /// Python's `repr` of a float (shortest round-trip digits; scientific below 1e-4 and from 1e16), taking
 /// the shortest digits of the value in `dtype`'s precision.
 pub fn py_float(f: f64, dtype: DType) -> String {
@@ -92,7 +76,7 @@ pub fn prim_text(p: &Prim) -> String {
         Prim::Unary(UnaryOp::RoundEven) => vec!["rounding_method=1".into()],
         Prim::IntegerPow { y } => vec![format!("y={y}")],
         Prim::ConvertElementType { new_dtype } | Prim::BitcastConvertType { new_dtype } => {
-            vec![format!("new_dtype={}", numpy_name(*new_dtype))]
+            vec![format!("new_dtype={}", new_dtype.numpy_name())]
         }
         Prim::BroadcastInDim { shape, broadcast_dimensions } => {
             vec![format!("broadcast_dimensions={}", tuple(broadcast_dimensions)), format!("shape={}", tuple(shape))]
@@ -110,11 +94,11 @@ pub fn prim_text(p: &Prim) -> String {
         Prim::Rev { dimensions } => vec![format!("dimensions={}", tuple(dimensions))],
         Prim::Reduce { axes, .. } => vec![format!("axes={}", tuple(axes))],
         Prim::ArgReduce { axis, index_dtype, .. } => {
-            vec![format!("axes={}", tuple(&[*axis])), format!("index_dtype={}", numpy_name(*index_dtype))]
+            vec![format!("axes={}", tuple(&[*axis])), format!("index_dtype={}", index_dtype.numpy_name())]
         }
         Prim::Iota { dtype, shape, dimension } => vec![
             format!("dimension={dimension}"),
-            format!("dtype={}", numpy_name(*dtype)),
+            format!("dtype={}", dtype.numpy_name()),
             format!("shape={}", tuple(shape)),
         ],
         Prim::Lib(op) => op.print_params(),

@@ -46,10 +46,6 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
         .ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype {s:?} (expected bool, i8, u8, i16, u16, i32, u32, i64, f32 or f64)")))
 }
 
-fn numpy_name(d: DType) -> &'static str {
-    d.numpy_name()
-}
-
 /// How long a wait sleeps (GIL released) between checks for Python signals (Ctrl-C).
 pub const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -118,7 +114,7 @@ impl DeviceArray {
             a
         } else {
             let kw = pyo3::types::PyDict::new(py);
-            kw.set_item("dtype", numpy_name(dt))?;
+            kw.set_item("dtype", dt.numpy_name())?;
             np.call_method("ascontiguousarray", (a,), Some(&kw))?.cast_into::<PyUntypedArray>()?
         };
         let aval = Aval::new(dt, a.shape().to_vec());

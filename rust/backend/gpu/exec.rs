@@ -187,6 +187,7 @@ impl GpuExecutable {
             slots[i] = Some(v.data.as_ref().map_err(|e| e.clone())?.clone());
         }
         let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+        let uncompiled = |si: usize| Error::Execution(format!("step {si} not compiled"));
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let mut keep: Vec<Arc<GpuBuffer>> = vec![];
         for (si, step) in plan.steps.iter().enumerate() {
@@ -195,7 +196,7 @@ impl GpuExecutable {
                     slots[*dst] = Some(slots[*src].clone().ok_or_else(|| missing(*src))?);
                 }
                 Step::Kernel(k) => {
-                    let ck = self.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
+                    let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
                     let mut outs = vec![];
                     for o in &k.outputs {
                         let a = &plan.slots[o.slot];
@@ -248,7 +249,7 @@ impl GpuExecutable {
                     }
                 }
                 Step::Library(l) if self.kernels[si].is_some() => {
-                    let ck = self.kernels[si].as_ref().expect("checked");
+                    let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
                     let s = l.outputs[0];
                     let a = &plan.slots[s];
                     let out = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
@@ -259,23 +260,7 @@ impl GpuExecutable {
                         bound.push(slots[i].clone().ok_or_else(|| missing(i))?);
                     }
                     bound.push(out.clone());
-                    let entries: Vec<wgpu::BindGroupEntry> = bound
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
-                        .collect();
-                    let bg = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: None,
-                        layout: &ck.pipeline.get_bind_group_layout(0),
-                        entries: &entries,
-                    });
-                    {
-                        let mut pass = enc.begin_compute_pass(&Default::default());
-                        pass.set_pipeline(&ck.pipeline);
-                        pass.set_bind_group(0, &bg, &[]);
-                        let [x, y, z] = ck.shader.groups;
-                        pass.dispatch_workgroups(x, y, z);
-                    }
+                    dispatch(ctx, &mut enc, &ck.pipeline, &bound, ck.shader.groups);
                     keep.extend(bound);
                     slots[s] = Some(out);
                 }
