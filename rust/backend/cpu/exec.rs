@@ -35,20 +35,14 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         }
         slots[i] = Some(b.clone());
     }
-    let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
-    let mut paired = false;
-    for (si, step) in plan.steps.iter().enumerate() {
-        if paired {
-            // ran together with the previous step
-            paired = false;
-            release(exe, si, &mut slots);
-            continue;
-        }
+    let mut steps = plan.steps.iter().enumerate();
+    while let Some((si, step)) = steps.next() {
         if let (Step::Library(a), Some(Step::Library(b))) = (step, plan.steps.get(si + 1)) {
             if independent_products(plan, a, b) {
                 run_pair(plan, a, b, &mut slots)?;
-                paired = true;
+                steps.next(); // `b` ran too
                 release(exe, si, &mut slots);
+                release(exe, si + 1, &mut slots);
                 continue;
             }
         }
@@ -62,15 +56,9 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 super::control::run_step(plan, c, cc, &mut slots)?;
             }
             Step::Library(l) => {
-                let mut ins = Vec::with_capacity(l.inputs.len());
-                for &s in &l.inputs {
-                    ins.push(slots[s].as_ref().ok_or_else(|| missing(s))?);
-                }
-                let avals: Vec<_> = l.outputs.iter().map(|&s| plan.slots[s].clone()).collect();
-                let outs = super::library::run(&l.op, &ins, &avals)?;
-                for (&s, b) in l.outputs.iter().zip(outs) {
-                    slots[s] = Some(b);
-                }
+                let (ins, avals) = library_io(plan, l, &slots)?;
+                let outs = run_library(l, &ins, &avals)?;
+                store(l, outs, &mut slots);
             }
             Step::Kernel(k) => {
                 let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
@@ -125,21 +113,32 @@ fn independent_products(plan: &Plan, a: &LibStep, b: &LibStep) -> bool {
         && !b.inputs.iter().any(|s| a.outputs.contains(s))
 }
 
+/// A slot read before any step wrote it (a malformed plan).
+fn missing(s: usize) -> Error {
+    Error::Execution(format!("slot {s} read before it is written"))
+}
+
+/// The operand buffers of a library step and the avals of its outputs.
+fn library_io(plan: &Plan, l: &LibStep, slots: &[Option<Buffer>]) -> Result<(Vec<Buffer>, Vec<crate::ir::Aval>)> {
+    let ins = l.inputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect::<Result<Vec<_>>>()?;
+    Ok((ins, l.outputs.iter().map(|&s| plan.slots[s].clone()).collect()))
+}
+
+fn run_library(l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]) -> Result<Vec<Buffer>> {
+    let refs: Vec<&Buffer> = ins.iter().collect();
+    super::library::run(&l.op, &refs, outs)
+}
+
+fn store(l: &LibStep, outs: Vec<Buffer>, slots: &mut [Option<Buffer>]) {
+    for (&s, b) in l.outputs.iter().zip(outs) {
+        slots[s] = Some(b);
+    }
+}
+
 fn run_pair(plan: &Plan, a: &LibStep, b: &LibStep, slots: &mut [Option<Buffer>]) -> Result<()> {
-    let gather = |l: &LibStep, slots: &[Option<Buffer>]| -> Result<(Vec<Buffer>, Vec<crate::ir::Aval>)> {
-        let ins = l
-            .inputs
-            .iter()
-            .map(|&s| slots[s].clone().ok_or_else(|| Error::Execution(format!("slot {s} read before it is written"))))
-            .collect::<Result<Vec<_>>>()?;
-        Ok((ins, l.outputs.iter().map(|&s| plan.slots[s].clone()).collect()))
-    };
-    let (ia, oa) = gather(a, slots)?;
-    let (ib, ob) = gather(b, slots)?;
-    let one = |l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]| {
-        let refs: Vec<&Buffer> = ins.iter().collect();
-        super::threads::serial(|| super::library::run(&l.op, &refs, outs))
-    };
+    let (ia, oa) = library_io(plan, a, slots)?;
+    let (ib, ob) = library_io(plan, b, slots)?;
+    let one = |l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]| super::threads::serial(|| run_library(l, ins, outs));
     let (ra, rb) = super::threads::parallel(|split| {
         if split {
             rayon::join(|| one(a, &ia, &oa), || one(b, &ib, &ob))
@@ -147,10 +146,7 @@ fn run_pair(plan: &Plan, a: &LibStep, b: &LibStep, slots: &mut [Option<Buffer>])
             (one(a, &ia, &oa), one(b, &ib, &ob))
         }
     });
-    for (l, r) in [(a, ra?), (b, rb?)] {
-        for (&s, buf) in l.outputs.iter().zip(r) {
-            slots[s] = Some(buf);
-        }
-    }
+    store(a, ra?, slots);
+    store(b, rb?, slots);
     Ok(())
 }
