@@ -189,10 +189,6 @@ class _LazyTranspose(Array):
             _ARRAY_BUF.__set__(self, buf)
             return buf
 
-    def _source(self):
-        """The array this is the transpose of."""
-        return self._src
-
 
 _ARRAY_BUF = Array.__dict__["_buf"]
 

@@ -579,13 +579,13 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                     None
                 } else {
                     kernels.iter().copied().find(|&k| {
-                        groups[k].domain == *shape
-                            && kernels.iter().all(|&k2| {
-                                k2 == k || {
-                                    let mine = root_vars(&groups[k]);
-                                    root_vars(&groups[k2]).iter().all(|&r| !depends_on(&ctx, &mine, r))
-                                }
-                            })
+                        if groups[k].domain != *shape {
+                            return false;
+                        }
+                        let mine = root_vars(&groups[k]);
+                        kernels.iter().all(|&k2| {
+                            k2 == k || root_vars(&groups[k2]).iter().all(|&r| !depends_on(&ctx, &mine, r))
+                        })
                     })
                 };
                 let k = if let Some(k) = host {

@@ -62,7 +62,6 @@ def _gram(a, b, preferred_element_type):
     (a,), dt = _prep("dot", a)
     if preferred_element_type is not None:
         dt = _dtypes.canonicalize_dtype(preferred_element_type)
-    _check_contract("dot", get_aval(a).shape, get_aval(a).shape[::-1], 1, 0)
     return _dg(a, a, (1,), (1,), dt=dt)
 
 
@@ -70,13 +69,12 @@ def _unlazy(a, b):
     """``(a, b, lhs contracting dim, rhs contracting dim)`` for a 2-D product, with an eager lazy transpose
     (``x.T`` of a large array) replaced by its source and the transpose folded into the contraction."""
     from ..array import _LazyTranspose
-    la = type(a) is _LazyTranspose and a._source() is not None
-    lb = type(b) is _LazyTranspose and b._source() is not None
+    la, lb = type(a) is _LazyTranspose, type(b) is _LazyTranspose
     if not (la or lb) or not (hasattr(a, "aval") and hasattr(b, "aval")):
         return None
     if get_aval(a).ndim != 2 or get_aval(b).ndim != 2:
         return None
-    return (a._source() if la else a, b._source() if lb else b, 0 if la else 1, 1 if lb else 0)
+    return (a._src if la else a, b._src if lb else b, 0 if la else 1, 1 if lb else 0)
 
 
 def _folded(a, b, preferred_element_type, name="dot"):
