@@ -35,7 +35,10 @@ pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub limits: wgpu::Limits,
+    /// Features the device was created with (only what the backend uses).
     pub features: wgpu::Features,
+    /// Everything the adapter offers (reported by `gpu_info`, e.g. whether f64/i64 shaders could run).
+    pub adapter_features: wgpu::Features,
     pipelines: Mutex<HashMap<u64, Vec<(String, Arc<wgpu::ComputePipeline>)>>>,
     pool: Mutex<Pool>,
     /// Errors wgpu reported with no error scope open (validation of a submit, device loss).
@@ -271,7 +274,8 @@ fn discover() -> (Vec<Arc<GpuContext>>, String) {
     for a in chosen {
         let info = a.get_info();
         let limits = a.limits();
-        let features = a.features() & wgpu::Features::SHADER_F16;
+        let adapter_features = a.features();
+        let features = adapter_features & wgpu::Features::SHADER_F16;
         let r = block_on(a.request_device(&wgpu::DeviceDescriptor {
             label: Some("cranax"),
             required_features: features,
@@ -302,6 +306,7 @@ fn discover() -> (Vec<Arc<GpuContext>>, String) {
             queue,
             limits,
             features,
+            adapter_features,
             pipelines: Mutex::new(HashMap::new()),
             pool: Mutex::new(Pool { free: HashMap::new(), bytes: 0 }),
             errors,

@@ -14,7 +14,8 @@ use crate::runtime::buffer::Buffer;
 
 use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
-use super::wgsl::{dot_shader as wgsl_dot, kernel_shader, KernelShader};
+use super::dot::dot_shader as wgsl_dot;
+use super::wgsl::{kernel_shader, KernelShader};
 
 struct CompiledKernel {
     shader: KernelShader,

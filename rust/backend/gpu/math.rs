@@ -89,7 +89,8 @@ impl Helper {
   return select(b, a, a < b);
 }\n",
             SignF => "fn sign_f(x: f32) -> f32 {
-  if (isnan_f(x) || x == 0.0f) { return x; }
+  // Zero tested on the bits: a GPU flushing subnormals would call a subnormal zero.
+  if (isnan_f(x) || (bitcast<u32>(x) & 0x7fffffffu) == 0u) { return x; }
   return bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | 0x3f800000u);
 }\n",
             RoundAway => "fn round_away(x: f32) -> f32 {
@@ -517,16 +518,19 @@ fn tan_x(x: f32) -> f32 {
   return p * x;
 }\n",
             Cbrt => "fn cbrt_x(x: f32) -> f32 {
-  let ax = abs(x);
-  if (isnan_f(x) || ax == 0.0f || ax == bitcast<f32>(0x7f800000u)) { return x; }
-  // Scale denormals up, estimate by exp2(log2/3), then two Newton steps.
-  let den = ax < 1.17549435e-38f;
-  let a = select(ax, ax * 16777216.0f, den);
+  // Zero, NaN, inf and subnormal inputs are recognized from the bits: GPUs that flush subnormals to zero
+  // would see a subnormal as 0 in any float comparison or product.
+  let bits = bitcast<u32>(x) & 0x7fffffffu;
+  if (bits == 0u || bits >= 0x7f800000u) { return x; }
+  // A subnormal x is its mantissa times 2^-149: take a = x * 2^150 exactly (from the integer), then
+  // cbrt(x) = cbrt(a) * 2^-50. Estimate by exp2(log2/3), then two Newton steps.
+  let den = bits < 0x00800000u;
+  let a = select(bitcast<f32>(bits), f32(bits) * 2.0f, den);
   var y = exp2(log2(a) / 3.0f);
   y = y - (y * y * y - a) / (3.0f * y * y);
   y = y - (y * y * y - a) / (3.0f * y * y);
-  y = select(y, y * 0.00390625f, den);
-  return select(y, -y, x < 0.0f);
+  y = select(y, y * 8.8817841970012523e-16f, den);
+  return bitcast<f32>(bitcast<u32>(y) | (bitcast<u32>(x) & 0x80000000u));
 }\n",
             Atan => "fn atan_x(x: f32) -> f32 {
   // Cephes atanf.

@@ -4,6 +4,7 @@
 //! - `device`: instance/adapter/device/queue made once per process; pipeline cache; buffer pool.
 //! - `buffer`: device buffers, values (buffer + aval + the submission writing it), transfers.
 //! - `wgsl`: one `Kernel` → one compute shader (elementwise, reductions, index math).
+//! - `dot`: `dot_general` shaders (tiled for small products, register-blocked 128×128 for large ones).
 //! - `math`: WGSL helpers (XLA integer semantics, the float32 math library).
 //! - `exec`: a plan compiled for one device, and running it (one submission per call).
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use crate::error::Result;
 
 pub mod buffer;
 pub mod device;
+pub mod dot;
 pub mod exec;
 pub mod math;
 pub mod wgsl;

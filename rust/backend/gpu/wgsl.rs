@@ -27,6 +27,11 @@ use super::math::{helper_source, Helper};
 
 /// Invocations per workgroup.
 pub const WG: u32 = 256;
+/// Elementwise kernels of at least LARGE_DOMAIN points give each invocation POINTS_PER_INVOCATION points.
+const LARGE_DOMAIN: u64 = 1 << 20;
+const POINTS_PER_INVOCATION: u64 = 4;
+/// Most chunks (workgroups) per output of a split reduction.
+const MAX_SPLIT: u64 = 4096;
 
 /// One storage binding of a kernel: a slot read (inputs, deduplicated by slot) or written (outputs).
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +67,7 @@ pub fn vty(dt: DType) -> Result<&'static str> {
 }
 
 /// WGSL element type of a buffer holding `dt`.
-fn sty(dt: DType) -> Result<&'static str> {
+pub(super) fn sty(dt: DType) -> Result<&'static str> {
     Ok(match dt {
         DType::Bool => "u32",
         d => vty(d)?,
@@ -228,11 +233,12 @@ impl Emit<'_> {
             }
         }
         Ok(match op {
-            U::Neg if float => format!("(-{x})"),
+            // Sign-bit operations on the bits: exact for subnormals on GPUs that flush them in arithmetic.
+            U::Neg if float => format!("bitcast<f32>(bitcast<u32>({x}) ^ 0x80000000u)"),
             U::Neg if dt == DType::I32 => format!("(0i - {x})"),
             U::Neg if dt == DType::U32 => format!("(0u - {x})"),
             U::Neg => x.to_string(),
-            U::Abs if float => format!("abs({x})"),
+            U::Abs if float => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
             U::Abs if dt == DType::I32 => format!("select({x}, 0i - {x}, {x} < 0i)"),
             U::Abs => x.to_string(),
             U::Sign if float => format!("{}({x})", self.need(Helper::SignF)),
@@ -389,7 +395,7 @@ impl Emit<'_> {
     }
 }
 
-fn zero(dt: DType) -> &'static str {
+pub(super) fn zero(dt: DType) -> &'static str {
     match dt {
         DType::I32 => "0i",
         DType::U32 => "0u",
@@ -548,22 +554,38 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
     let mut n_out_all: u64 = 0;
     if k.reduce_axes.is_empty() {
         let n = n_dom as u64;
-        groups = groups_for(n.div_ceil(WG as u64));
-        let _ = writeln!(main, "  let gid = (wid.y * {}u + wid.x) * {WG}u + lid;", groups[0]);
-        let _ = writeln!(main, "  if (gid >= {n}u) {{ return; }}");
+        // Large domains: each invocation takes POINTS_PER_INVOCATION points, one invocation-count apart
+        // (loads stay coalesced), so more bytes are in flight per thread and fewer workgroups launch.
+        let per = if n >= LARGE_DOMAIN { POINTS_PER_INVOCATION } else { 1 };
+        let threads = n.div_ceil(per);
+        groups = groups_for(threads.div_ceil(WG as u64));
+        let ind = if per > 1 { "    " } else { "  " };
+        if per > 1 {
+            let _ = writeln!(main, "  let g0 = (wid.y * {}u + wid.x) * {WG}u + lid;", groups[0]);
+            let _ = writeln!(main, "  if (g0 >= {threads}u) {{ return; }}");
+            let _ = writeln!(main, "  for (var q: u32 = 0u; q < {per}u; q = q + 1u) {{");
+            let _ = writeln!(main, "    let gid = g0 + q * {threads}u;");
+            let _ = writeln!(main, "    if (gid >= {n}u) {{ break; }}");
+        } else {
+            let _ = writeln!(main, "  let gid = (wid.y * {}u + wid.x) * {WG}u + lid;", groups[0]);
+            let _ = writeln!(main, "  if (gid >= {n}u) {{ return; }}");
+        }
         let axes: Vec<usize> = (0..ndim).collect();
         let mut coords = vec!["0u".to_string(); ndim];
         decompose(&k.domain, &axes, "gid", &mut coords);
         for (a, c) in coords.into_iter().enumerate() {
-            let _ = writeln!(main, "  let c{a} = {c};");
+            let _ = writeln!(main, "{ind}let c{a} = {c};");
             e.coords[a] = format!("c{a}");
         }
-        e.body(&mut main, "  ")?;
+        e.body(&mut main, ind)?;
         for (o, &b) in k.outputs.iter().zip(&out_bind) {
             if o.kind != OutputKind::Store {
                 return Err(Error::Codegen("reducing output in a kernel without reduce axes".into()));
             }
-            let _ = writeln!(main, "  b{b}[gid] = {};", store_expr(out_dt(o)?, &format!("v{}", o.value)));
+            let _ = writeln!(main, "{ind}b{b}[gid] = {};", store_expr(out_dt(o)?, &format!("v{}", o.value)));
+        }
+        if per > 1 {
+            let _ = writeln!(main, "  }}");
         }
     } else {
         let red = &k.reduce_axes;
@@ -576,7 +598,8 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
         let tree = n_red >= 512 && n_out <= 16384;
         // Few outputs over a long reduction: split each into chunks of workgroups (two passes).
         if tree && n_red >= 65536 && n_out <= 64 && k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) {
-            split = (n_red / 16384).clamp(2, WG as u64) as u32;
+            // Enough workgroups to fill a large GPU (thousands in flight), ~16K points each.
+            split = (n_red / 16384).clamp(2, MAX_SPLIT) as u32;
         }
         n_out_all = n_out;
         // Domain strides (row-major) for Store outputs inside a reduction kernel.
@@ -771,7 +794,7 @@ fn row_major(shape: &[usize]) -> Vec<usize> {
 
 /// WGSL expression: the element offset contributed by linear index `lin` over `dims` of an operand of
 /// `shape` (row-major decomposition of `lin` over those dims, times the operand's strides).
-fn offset_expr(shape: &[usize], dims: &[usize], lin: &str) -> String {
+pub(super) fn offset_expr(shape: &[usize], dims: &[usize], lin: &str) -> String {
     let st = row_major(shape);
     let mut coords = vec!["0u".to_string(); shape.len()];
     decompose(shape, dims, lin, &mut coords);
@@ -785,90 +808,6 @@ fn offset_expr(shape: &[usize], dims: &[usize], lin: &str) -> String {
     } else {
         terms.join(" + ")
     }
-}
-
-/// Tile edge of the `dot_general` shader (16×16 invocations, 16×16 tiles of each operand in workgroup
-/// memory).
-pub const TILE: u32 = 16;
-
-/// `dot_general` as a tiled shader: one invocation per output element, K walked in tiles staged in
-/// workgroup memory. Any batch/contracting/free dims (index math, no transposed copies). `None` when the
-/// dtype or the grid is outside what this shader handles (the caller runs the step on the host).
-#[allow(clippy::too_many_arguments)]
-pub fn dot_shader(
-    lhs: &crate::ir::Aval,
-    rhs: &crate::ir::Aval,
-    out: &crate::ir::Aval,
-    lc: &[usize],
-    rc: &[usize],
-    lb: &[usize],
-    rb: &[usize],
-    slots: [usize; 3],
-    max_groups: u32,
-) -> Result<Option<KernelShader>> {
-    let dt = out.dtype;
-    if !matches!(dt, DType::F32 | DType::I32 | DType::U32) || lhs.dtype == DType::Bool || rhs.dtype == DType::Bool {
-        return Ok(None);
-    }
-    let (ls, rs) = (&lhs.shape, &rhs.shape);
-    let lfree: Vec<usize> = (0..ls.len()).filter(|x| !lc.contains(x) && !lb.contains(x)).collect();
-    let rfree: Vec<usize> = (0..rs.len()).filter(|x| !rc.contains(x) && !rb.contains(x)).collect();
-    let prod = |s: &[usize], d: &[usize]| d.iter().map(|&i| s[i] as u64).product::<u64>();
-    let (nb, m, k, n) = (prod(ls, lb), prod(ls, &lfree), prod(ls, lc), prod(rs, &rfree));
-    if nb == 0 || m == 0 || n == 0 {
-        return Ok(None);
-    }
-    let (gx, gy) = (n.div_ceil(TILE as u64), m.div_ceil(TILE as u64));
-    if gx > max_groups as u64 || gy > max_groups as u64 || nb > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
-        return Ok(None);
-    }
-    let ty = vty(dt)?;
-    let conv = |from: DType, v: &str| -> String {
-        if from == dt {
-            v.to_string()
-        } else {
-            format!("{ty}({v})")
-        }
-    };
-    let zero = zero(dt);
-    let mut src = String::new();
-    let _ = writeln!(src, "// cranax dot_general {:?}x{:?} -> {:?} (batch {nb}, {m}x{k} @ {k}x{n})", ls, rs, out.shape);
-    let _ = writeln!(src, "@group(0) @binding(0) var<storage, read> a: array<{}>;", sty(lhs.dtype)?);
-    let _ = writeln!(src, "@group(0) @binding(1) var<storage, read> b: array<{}>;", sty(rhs.dtype)?);
-    let _ = writeln!(src, "@group(0) @binding(2) var<storage, read_write> c: array<{}>;", sty(dt)?);
-    let _ = writeln!(src, "var<workgroup> ta: array<{ty}, {}>;", TILE * TILE);
-    let _ = writeln!(src, "var<workgroup> tb: array<{ty}, {}>;", TILE * TILE);
-    let _ = writeln!(src, "fn a_at(bi: u32, mi: u32, ki: u32) -> {ty} {{ return {}; }}", conv(lhs.dtype, &format!(
-        "a[{} + {} + {}]", offset_expr(ls, lb, "bi"), offset_expr(ls, &lfree, "mi"), offset_expr(ls, lc, "ki"))));
-    let _ = writeln!(src, "fn b_at(bi: u32, ki: u32, ni: u32) -> {ty} {{ return {}; }}", conv(rhs.dtype, &format!(
-        "b[{} + {} + {}]", offset_expr(rs, rb, "bi"), offset_expr(rs, rc, "ki"), offset_expr(rs, &rfree, "ni"))));
-    let _ = writeln!(src, "@compute @workgroup_size({TILE}, {TILE})");
-    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{");
-    let _ = writeln!(src, "  let bi = wid.z;");
-    let _ = writeln!(src, "  let row = wid.y * {TILE}u + lid.y;");
-    let _ = writeln!(src, "  let col = wid.x * {TILE}u + lid.x;");
-    let _ = writeln!(src, "  var acc: {ty} = {zero};");
-    let _ = writeln!(src, "  for (var t: u32 = 0u; t < {k}u; t = t + {TILE}u) {{");
-    let _ = writeln!(src, "    var va: {ty} = {zero};");
-    let _ = writeln!(src, "    if (row < {m}u && t + lid.x < {k}u) {{ va = a_at(bi, row, t + lid.x); }}");
-    let _ = writeln!(src, "    ta[lid.y * {TILE}u + lid.x] = va;");
-    let _ = writeln!(src, "    var vb: {ty} = {zero};");
-    let _ = writeln!(src, "    if (col < {n}u && t + lid.y < {k}u) {{ vb = b_at(bi, t + lid.y, col); }}");
-    let _ = writeln!(src, "    tb[lid.y * {TILE}u + lid.x] = vb;");
-    let _ = writeln!(src, "    workgroupBarrier();");
-    let _ = writeln!(src, "    for (var kk: u32 = 0u; kk < {TILE}u; kk = kk + 1u) {{");
-    let _ = writeln!(src, "      acc = acc + ta[lid.y * {TILE}u + kk] * tb[kk * {TILE}u + lid.x];");
-    let _ = writeln!(src, "    }}");
-    let _ = writeln!(src, "    workgroupBarrier();");
-    let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  if (row < {m}u && col < {n}u) {{ c[bi * {}u + row * {n}u + col] = acc; }}", m * n);
-    let _ = writeln!(src, "}}");
-    let bindings = vec![
-        Binding { slot: slots[0], write: false },
-        Binding { slot: slots[1], write: false },
-        Binding { slot: slots[2], write: true },
-    ];
-    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, nb as u32], second: None }))
 }
 
 /// The second pass of a split reduction: per output, one workgroup combines `chunks` partials
@@ -900,7 +839,8 @@ fn partials_shader(k: &Kernel, plan: &Plan, chunks: u32, n_out: u64, max_groups:
         let _ = writeln!(decl, "@group(0) @binding({}) var<storage, read_write> q{j}: array<{st}>;", nouts + j);
         let _ = writeln!(shared, "var<workgroup> sh{j}: array<{at}, {WG}>;");
         let _ = writeln!(main, "  var a{j}: {at} = {};", reduce_identity(op, dt)?);
-        let _ = writeln!(main, "  if (lid < {chunks}u) {{ a{j} = p{j}[o * {chunks}u + lid]; }}");
+        let c = reduce_combine(&mut e, op, dt, &format!("a{j}"), &format!("p{j}[o * {chunks}u + i]"))?;
+        let _ = writeln!(main, "  for (var i: u32 = lid; i < {chunks}u; i = i + {WG}u) {{ a{j} = {c}; }}");
         let _ = writeln!(main, "  sh{j}[lid] = a{j};");
         let c = reduce_combine(&mut e, op, dt, &format!("sh{j}[lid]"), &format!("sh{j}[lid + s]"))?;
         let _ = writeln!(tree, "      sh{j}[lid] = {c};");
