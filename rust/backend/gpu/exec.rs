@@ -1,10 +1,11 @@
 //! A plan compiled for one GPU: a pipeline per kernel step, run by encoding every step into one command
 //! buffer and submitting it (the call returns before the GPU finishes; values wait on the submission).
 //!
-//! Steps the GPU backend does not lower run on the host in the middle of the plan: a library step
-//! (gemm, sort, gather, ...) reads its inputs back, runs the CPU library routine and uploads the results;
-//! a plan with control flow (cond/while/scan) runs entirely through the CPU executable, inputs read back
-//! and outputs uploaded. Both are correct but pay transfers; `host_steps` counts them.
+//! Control steps (cond/while/scan) run their sub-plans as GPU executables (`super::control`). Steps the
+//! GPU backend does not lower run on the host in the middle of the plan: a library step (sort, gather, ...)
+//! reads its inputs back, runs the CPU library routine and uploads the results. A plan whose inside the
+//! GPU cannot hold (float64/int64 intermediates) runs entirely through the CPU executable, inputs read back
+//! and outputs uploaded. These are correct but pay transfers; `host_steps` counts them.
 use std::sync::Arc;
 
 use crate::backend::cpu::CpuExecutable;
@@ -52,29 +53,70 @@ pub struct GpuExecutable {
     pub plan: Plan,
     /// One entry per plan step; `Some` for kernel steps.
     kernels: Vec<Option<CompiledKernel>>,
-    /// The CPU executable, for library steps and plans with control flow.
-    cpu: Arc<CpuExecutable>,
-    /// True when the whole plan runs on the host (it has control flow).
+    /// One entry per plan step; `Some` for control steps (their sub-plans compiled for this device).
+    controls: Vec<Option<super::control::CompiledControl>>,
+    /// The CPU executable of a top-level plan, for running the whole plan on the host.
+    cpu: Option<Arc<CpuExecutable>>,
+    /// True when the whole plan runs on the host (see `compile`).
     whole_on_host: bool,
     /// Steps run on the host (library/control).
     pub host_steps: usize,
 }
 
-/// Compiles every kernel of `plan` for `ctx` (pipelines come from the context's cache).
+/// Whether every value of `plan` (its slots, kernel bodies, and control sub-plans) has a dtype `ctx` holds.
+fn fits(ctx: &GpuContext, plan: &Plan) -> bool {
+    let holds = |d: crate::ir::DType| check_dtype(ctx, d, "").is_ok();
+    plan.slots.iter().all(|a| holds(a.dtype))
+        && plan.steps.iter().all(|s| match s {
+            Step::Kernel(k) => k.body.iter().all(|i| holds(i.dtype)) && k.inputs.iter().all(|i| holds(i.dtype)),
+            Step::Control(c) => c.plans().into_iter().all(|p| fits(ctx, p)),
+            _ => true,
+        })
+}
+
+/// Compiles every kernel of `plan` for `ctx` (pipelines come from the context's cache). A program whose
+/// inside the GPU cannot run (float64/int64 intermediates, e.g. the random samplers' exact compositions, or
+/// control flow whose sub-plans fail to compile) runs whole through the CPU executable `cpu`.
 pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> Result<GpuExecutable> {
-    // Arrays that live on the device (inputs, outputs) must have a dtype it holds; a program that only
-    // computes with float64/int64 inside (e.g. the random samplers' exact compositions) runs on the host.
+    // Arrays that live on the device (inputs, outputs) must have a dtype it holds.
     for i in (0..plan.num_inputs).chain(plan.outputs.iter().copied()) {
         let a = plan.slots.get(i).ok_or_else(|| Error::Codegen(format!("plan refers to missing slot {i}")))?;
         check_dtype(ctx, a.dtype, &format!("value {i} of {}", plan.name))?;
     }
-    let holds = |d: crate::ir::DType| check_dtype(ctx, d, "").is_ok();
-    let wide_inside = plan.slots.iter().any(|a| !holds(a.dtype))
-        || plan.steps.iter().any(|s| match s {
-            Step::Kernel(k) => k.body.iter().any(|i| !holds(i.dtype)) || k.inputs.iter().any(|i| !holds(i.dtype)),
-            _ => false,
-        });
-    let whole_on_host = wide_inside || plan.steps.iter().any(|s| matches!(s, Step::Control(_)));
+    let host = |cpu: Arc<CpuExecutable>| GpuExecutable {
+        ctx: ctx.clone(),
+        plan: plan.clone(),
+        kernels: vec![],
+        controls: vec![],
+        cpu: Some(cpu),
+        whole_on_host: true,
+        host_steps: plan.steps.len(),
+    };
+    if !fits(ctx, plan) {
+        return Ok(host(cpu));
+    }
+    let has_control = plan.steps.iter().any(|s| matches!(s, Step::Control(_)));
+    match compile_steps(ctx, plan) {
+        Ok(mut g) => {
+            g.cpu = Some(cpu);
+            Ok(g)
+        }
+        Err(_) if has_control => Ok(host(cpu)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Compiles a control step's sub-plan: everything on the GPU (no host fallback for the whole plan).
+pub fn compile_sub(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
+    if !fits(ctx, plan) {
+        return Err(Error::Unsupported(format!("GPU backend: sub-program {} has dtypes the device does not hold", plan.name)));
+    }
+    compile_steps(ctx, plan)
+}
+
+fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
+    let whole_on_host = false;
+    let mut controls = Vec::with_capacity(plan.steps.len());
     let mut kernels = Vec::with_capacity(plan.steps.len());
     let mut host_steps = 0;
     let max_groups = ctx.limits.max_compute_workgroups_per_dimension.max(1);
@@ -126,18 +168,20 @@ pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> R
                     kernels.push(None);
                 }
             },
-            Step::Library(_) | Step::Control(_) => {
-                host_steps += 1;
+            Step::Control(c) => {
+                controls.push(Some(super::control::compile(ctx, c)?));
                 kernels.push(None);
+                continue;
             }
-            Step::Kernel(_) => {
+            Step::Library(_) | Step::Kernel(_) => {
                 host_steps += 1;
                 kernels.push(None);
             }
             _ => kernels.push(None),
         }
+        controls.push(None);
     }
-    Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, cpu, whole_on_host, host_steps })
+    Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, controls, cpu: None, whole_on_host, host_steps })
 }
 
 /// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32).
@@ -158,9 +202,19 @@ fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::opt::LibStep, max_group
 }
 
 impl GpuExecutable {
-    /// WGSL of every kernel step, for `as_text`.
+    /// WGSL of every kernel step with its step index, control steps' sub-plans included (after their
+    /// step's index); empty when the plan runs on the host.
     pub fn shaders(&self) -> Vec<(usize, &str)> {
-        self.kernels.iter().enumerate().filter_map(|(i, k)| k.as_ref().map(|k| (i, k.shader.source.as_str()))).collect()
+        let mut out = vec![];
+        for (i, k) in self.kernels.iter().enumerate() {
+            if let Some(k) = k {
+                out.push((i, k.shader.source.as_str()));
+            }
+            if let Some(Some(c)) = self.controls.get(i) {
+                out.extend(c.plans().iter().flat_map(|p| p.shaders()).map(|(_, s)| (i, s)));
+            }
+        }
+        out
     }
 
     /// Runs on device values; returns the outputs at once (pending until the submission finishes).
@@ -178,8 +232,9 @@ impl GpuExecutable {
             }
         }
         if self.whole_on_host {
+            let cpu = self.cpu.as_ref().ok_or_else(|| Error::Execution(format!("{}: no host executable", plan.name)))?;
             let host: Vec<Buffer> = inputs.iter().map(|v| v.to_host()).collect::<Result<_>>()?;
-            let outs = self.cpu.run(&host)?;
+            let outs = cpu.run(&host)?;
             return outs.iter().map(|b| GpuValue::upload(&self.ctx, b)).collect();
         }
         let ctx = &self.ctx;
@@ -288,7 +343,19 @@ impl GpuExecutable {
                         slots[s] = Some(v.data?);
                     }
                 }
-                Step::Control(_) => return Err(Error::Execution("control step outside a host plan".into())),
+                Step::Control(c) => {
+                    // Submit what is encoded (the step's inputs), run the sub-plans, continue after them.
+                    let cc = self.controls[si].as_ref().ok_or_else(|| uncompiled(si))?;
+                    let done = std::mem::replace(&mut enc, ctx.device.create_command_encoder(&Default::default()));
+                    let ev = GpuEvent::after_submit(ctx, ctx.queue.submit([done.finish()]));
+                    let ins = c.inputs();
+                    let avals: Vec<_> = ins.iter().map(|&s| plan.slots[s].clone()).collect();
+                    let bufs = ins.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect::<Result<Vec<_>>>()?;
+                    let outs = super::control::run(ctx, cc, c, &avals, &bufs, &ev)?;
+                    for (&s, b) in c.outputs().iter().zip(outs) {
+                        slots[s] = Some(b);
+                    }
+                }
             }
         }
         let idx = ctx.queue.submit([enc.finish()]);

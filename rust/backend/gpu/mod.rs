@@ -6,6 +6,7 @@
 //! - `wgsl`: one `Kernel` → one compute shader (elementwise, reductions, index math).
 //! - `dot`: `dot_general` shaders (tiled for small products, register-blocked 128×128 for large ones).
 //! - `math`: WGSL helpers (XLA integer semantics, the float32 math library).
+//! - `control`: cond/while/scan steps running their sub-plans on the device.
 //! - `exec`: a plan compiled for one device, and running it (one submission per call).
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -15,6 +16,7 @@ use parking_lot::Mutex;
 use crate::error::Result;
 
 pub mod buffer;
+pub mod control;
 pub mod device;
 pub mod dot;
 pub mod exec;
