@@ -136,6 +136,29 @@ def main(argv=None):
     t, tmin = median_time(queued, 5)
     row("cranax 200 chained tiny calls, one wait", t, tmin, f"{t / 200 * 1e6:8.1f} µs/call", True)
 
+    # -- control flow on the device: a while loop (predicate read back per iteration) and a scan
+    from cranax import lax
+    f_while = cranax.jit(lambda v: lax.while_loop(lambda c: c[0] < 100, lambda c: (c[0] + 1, c[1] * 0.5 + 1.0),
+                                                  (0, v))[1])
+    r = np.asarray(f_while(xs))
+    want = np.arange(16, dtype=np.float32)
+    for _ in range(100):
+        want = want * np.float32(0.5) + np.float32(1.0)
+    ok = bool(np.allclose(r, want, rtol=1e-6))
+    t, tmin = median_time(lambda: f_while(xs).block_until_ready(), 5)
+    row("cranax while_loop, 100 iterations", t, tmin, f"{t / 100 * 1e6:8.1f} µs/iteration", ok)
+    hs = rng.standard_normal((100, 256), dtype=np.float32)
+    w = (rng.standard_normal((256, 256), dtype=np.float32) / 16)
+    hd, wd = cranax.device_put(hs, dev), cranax.device_put(w, dev)
+    f_scan = cranax.jit(lambda xs_, w_: lax.scan(lambda h, x: (jnp.tanh(h @ w_ + x), None), jnp.zeros(256), xs_)[0])
+    r = np.asarray(f_scan(hd, wd))
+    h = np.zeros(256, np.float64)
+    for x_ in hs:
+        h = np.tanh(h @ w.astype(np.float64) + x_)
+    ok = bool(np.allclose(r, h, atol=1e-4))
+    t, tmin = median_time(lambda: f_scan(hd, wd).block_until_ready(), 5)
+    row("cranax scan RNN 256, 100 steps", t, tmin, f"{t / 100 * 1e6:8.1f} µs/step", ok)
+
     if jx is not None:
         jax, jjnp, jdev = jx
         print(f"# JAX {jax.__version__} on {jdev} ({getattr(jdev, 'device_kind', '')}), same process")
@@ -155,6 +178,17 @@ def main(argv=None):
             t, tmin = median_time(lambda: jm(Aj, Bj).block_until_ready(), max(3, runs // 2))
             row(f"jax matmul {m}x{m} f32 precision={prec}", t, tmin, f"{2 * m ** 3 / t / 1e12:8.2f} TFLOP/s", True,
                 "(default = TF32 tensor cores)" if prec == "default" else "(full f32)")
+        jlax = jax.lax
+        jw = jax.jit(lambda v: jlax.while_loop(lambda c: c[0] < 100, lambda c: (c[0] + 1, c[1] * 0.5 + 1.0), (0, v))[1])
+        xsj0 = jax.device_put(np.arange(16, dtype=np.float32), jdev)
+        jw(xsj0).block_until_ready()
+        t, tmin = median_time(lambda: jw(xsj0).block_until_ready(), 5)
+        row("jax while_loop, 100 iterations", t, tmin, f"{t / 100 * 1e6:8.1f} µs/iteration", True)
+        js_ = jax.jit(lambda xs_, w_: jlax.scan(lambda h, x: (jjnp.tanh(h @ w_ + x), None), jjnp.zeros(256), xs_)[0])
+        hj, wj = jax.device_put(hs, jdev), jax.device_put(w, jdev)
+        js_(hj, wj).block_until_ready()
+        t, tmin = median_time(lambda: js_(hj, wj).block_until_ready(), 5)
+        row("jax scan RNN 256, 100 steps", t, tmin, f"{t / 100 * 1e6:8.1f} µs/step", True)
         xsj = jax.device_put(np.arange(16, dtype=np.float32), jdev)
         jt = jax.jit(lambda v: v * 2.0 + 1.0)
         t, tmin = median_time(lambda: jt(xsj).block_until_ready(), max(runs * 10, 50), warmup=10)

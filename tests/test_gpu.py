@@ -137,18 +137,85 @@ def test_device_put_by_platform_name_and_pytrees():
     assert t["a"].devices() == {GPU} and t["b"][0].devices() == {GPU}
 
 
-def test_f64_and_i64_raise_type_error_naming_the_device():
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with pytest.raises(TypeError, match=r"float64 is not supported on GpuDevice\(id=0\)"):
-            jax.device_put(np.arange(3, dtype=np.float64), GPU)
-        with pytest.raises(TypeError, match=r"int64 is not supported on GpuDevice\(id=0\)"):
-            jax.device_put(np.arange(3, dtype=np.int64), GPU)
-        x = jax.device_put(np.arange(3, dtype=np.float32), GPU)
-        with pytest.raises(TypeError, match="GpuDevice"):
-            (x.astype(jnp.float64) * 2).block_until_ready()
-    finally:
-        jax.config.update("jax_enable_x64", False)
+def test_f64_and_i64_raise_type_error_naming_the_device_without_64_bit_shaders():
+    # An adapter without shader-f64/shader-int64 (simulated: the features turned off) rejects 64-bit arrays.
+    code = """
+import numpy as np, pytest, cranax as jax, cranax.numpy as jnp
+from cranax import _core
+jax.config.update("jax_enable_x64", True)
+GPU = _core.gpu_devices()[0]
+assert not _core.gpu_info(GPU)["shader_f64"] and not _core.gpu_info(GPU)["shader_int64"]
+with pytest.raises(TypeError, match=r"float64 is not supported on GpuDevice\\(id=0\\)"):
+    jax.device_put(np.arange(3, dtype=np.float64), GPU)
+with pytest.raises(TypeError, match=r"int64 is not supported on GpuDevice\\(id=0\\)"):
+    jax.device_put(np.arange(3, dtype=np.int64), GPU)
+x = jax.device_put(np.arange(3, dtype=np.float32), GPU)
+with pytest.raises(TypeError, match="GpuDevice"):
+    (x.astype(jnp.float64) * 2).block_until_ready()
+print("ok")
+"""
+    env = dict(os.environ, CRANAX_GPU_DISABLE_FEATURES="int64")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+WIDE = pytest.mark.skipif(not GPUS or not _core.gpu_info(GPUS[0])["shader_f64"],
+                          reason="the adapter offers no shader-f64/shader-int64")
+
+
+@WIDE
+def test_f64_and_i64_arrays_and_kernels_on_an_adapter_with_64_bit_shaders(x64):
+    rng = np.random.default_rng(7)
+    xd = np.concatenate([rng.standard_normal(300) * 1e3, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, 2.5, -2.5,
+                                                           3.5, 1e300, -7e18, 9.3e18]])
+    xi = np.concatenate([rng.integers(-2**62, 2**62, 300), [0, -1, 1, 2**63 - 1, -2**63, 7, -7]]).astype(np.int64)
+    for x in (xd, xi):
+        g = jax.device_put(x, GPU)
+        assert g.dtype == x.dtype and g.devices() == {GPU}
+        np.testing.assert_array_equal(np.asarray(g), x)
+    yd = np.roll(xd, 3)
+    yi = np.roll(xi, 5)
+    # compiled as 64-bit shaders, not sent to the host
+    assert any("f64" in s for s in _gpu_shaders_of(lambda a, b: a * b - a / b, xd, yd))
+    assert any("i64" in s for s in _gpu_shaders_of(lambda a, b: a // b, xi, yi))
+    float_fns = [lambda a, b: a + b * 3.0, lambda a, b: a * b - a / b, jnp.maximum, jnp.minimum,
+                 lambda a, b: jnp.where(a > b, a, -b), lambda a, b: jnp.sqrt(jnp.abs(a)) + jnp.floor(b),
+                 lambda a, b: (jnp.round(a), jnp.sign(b), jnp.isfinite(a), a.astype(jnp.int64),
+                               a.astype(jnp.int32), a.astype(jnp.float32), b == a),
+                 lambda a, b: (jnp.sum(a[:300]), jnp.max(a), jnp.argmin(b), jnp.prod(b[:20] * 1e-3)),
+                 lambda a, b: a[:300].reshape(20, 15) @ b[:300].reshape(15, 20)]
+    for f in float_fns:
+        c, g = both(jax.jit(f), xd, yd)
+        for cc, gg in zip(jax.tree_util.tree_leaves(c), jax.tree_util.tree_leaves(g)):
+            assert cc.dtype == gg.dtype, (cc.dtype, gg.dtype)
+            if cc.dtype == np.float64 and cc.ndim == 2:  # product: summation order
+                np.testing.assert_allclose(gg, cc, rtol=1e-12)
+            elif cc.dtype == np.float64 and cc.ndim == 0 and cc != 0:
+                np.testing.assert_allclose(gg, cc, rtol=1e-12)
+            else:
+                np.testing.assert_array_equal(gg, cc)
+    int_fns = [lambda a, b: a + b * 3, lambda a, b: a // (b % 1000), lambda a, b: a % (b >> 40),
+               lambda a, b: (a << (b & 70), a >> (b & 70), lax.shift_right_logical(a, b & 70)),
+               lambda a, b: (jnp.abs(a), jnp.sign(b), a ^ b, ~a, jnp.maximum(a, b), a < b),
+               lambda a, b: (a.astype(jnp.float64), a.astype(jnp.int32), (b & 0xffff).astype(jnp.uint32),
+                             a.astype(jnp.float32)),
+               lambda a, b: (jnp.sum(a), jnp.min(b), jnp.argmax(a), a[:30] ** 3),
+               lambda a, b: (a[:300] % 100).reshape(20, 15) @ (b[:300] % 100).reshape(15, 20)]
+    for f in int_fns:
+        c, g = both(jax.jit(f), xi, yi)
+        for cc, gg in zip(jax.tree_util.tree_leaves(c), jax.tree_util.tree_leaves(g)):
+            assert cc.dtype == gg.dtype, (cc.dtype, gg.dtype)
+            np.testing.assert_array_equal(gg, cc)
+
+
+@WIDE
+def test_f64_transcendental_functions_run_on_the_host_and_stay_exact(x64):
+    # No 64-bit exp/log/sin instructions on GPUs: such a program runs through the CPU executable (results
+    # are the CPU's exactly), its arrays still committed to the GPU.
+    x = np.linspace(-3, 3, 101)
+    assert _gpu_shaders_of(lambda v: jnp.exp(v) + jnp.sin(v), x) == []
+    c, g = both(jax.jit(lambda v: jnp.exp(v) + jnp.sin(v)), x)
+    np.testing.assert_array_equal(g, c)
 
 
 def test_binding_limit_error_names_the_limit():

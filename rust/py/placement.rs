@@ -263,6 +263,8 @@ pub fn gpu_info<'py>(py: Python<'py>, device: &Bound<'py, PyDevice>) -> PyResult
                 d.set_item("shader_f16", c.features.contains(wgpu::Features::SHADER_F16))?;
                 d.set_item("adapter_shader_f64", c.adapter_features.contains(wgpu::Features::SHADER_F64))?;
                 d.set_item("adapter_shader_int64", c.adapter_features.contains(wgpu::Features::SHADER_INT64))?;
+                d.set_item("shader_f64", c.features.contains(wgpu::Features::SHADER_F64))?;
+                d.set_item("shader_int64", c.features.contains(wgpu::Features::SHADER_INT64))?;
                 d.set_item("pipelines", c.pipeline_cache_len())?;
                 d.set_item("pipeline_compiles", c.pipeline_compiles.load(std::sync::atomic::Ordering::Relaxed))?;
                 d.set_item("pool_bytes", c.pool_bytes())?;

@@ -80,16 +80,19 @@ pub fn device_bytes(aval: &Aval) -> Result<u64> {
     Ok((n as u64).saturating_mul(per as u64))
 }
 
-/// Whether `ctx` can hold `dt` (f64/i64 are not offered by this backend).
+/// Whether `ctx` can hold `dt`: f32, i32, u32, bool everywhere; f64/i64 where the adapter offers 64-bit
+/// shaders (shader-f64 with shader-int64, shader-int64).
 pub fn check_dtype(ctx: &GpuContext, dt: DType, what: &str) -> Result<()> {
     match dt {
         DType::Bool | DType::I32 | DType::U32 | DType::F32 => Ok(()),
+        DType::F64 | DType::I64 if ctx.holds_wide(dt) => Ok(()),
         DType::F64 | DType::I64 => Err(Error::Arguments(format!(
-            "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
-             ({what}); use the CPU device or disable jax_enable_x64",
+            "{} is not supported on {} ({}): this adapter offers no {} shaders ({what}); use the CPU device or \
+             disable jax_enable_x64",
             dt.numpy_name(),
             ctx.repr(),
-            ctx.info.name
+            ctx.info.name,
+            if dt == DType::F64 { "float64" } else { "int64" }
         ))),
         DType::I8 | DType::U8 | DType::I16 | DType::U16 => Err(Error::Arguments(format!(
             "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \

@@ -61,6 +61,15 @@ pub const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST);
 
 impl GpuContext {
+    /// Whether arrays of `dt` can live on this device (f64/i64 need the adapter's shader-f64/shader-int64).
+    pub fn holds_wide(&self, dt: crate::ir::DType) -> bool {
+        match dt {
+            crate::ir::DType::F64 => self.features.contains(wgpu::Features::SHADER_F64),
+            crate::ir::DType::I64 => self.features.contains(wgpu::Features::SHADER_INT64),
+            _ => false,
+        }
+    }
+
     /// True for a software rasterizer (lavapipe/llvmpipe, WARP, SwiftShader): timings are not GPU speed.
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
@@ -241,6 +250,21 @@ impl GpuContext {
     }
 }
 
+/// Optional shader features turned off by `CRANAX_GPU_DISABLE_FEATURES` (comma-separated: f16, f64, int64),
+/// e.g. to check a program on what a smaller adapter offers. Int64 off turns f64 off too.
+fn disabled_features() -> wgpu::Features {
+    let mut off = wgpu::Features::empty();
+    for name in std::env::var("CRANAX_GPU_DISABLE_FEATURES").unwrap_or_default().split(',') {
+        off |= match name.trim() {
+            "f16" => wgpu::Features::SHADER_F16,
+            "f64" => wgpu::Features::SHADER_F64,
+            "int64" => wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_F64,
+            _ => wgpu::Features::empty(),
+        };
+    }
+    off
+}
+
 static CONTEXTS: OnceLock<Vec<Arc<GpuContext>>> = OnceLock::new();
 static DISCOVERY_NOTE: OnceLock<String> = OnceLock::new();
 
@@ -275,7 +299,12 @@ fn discover() -> (Vec<Arc<GpuContext>>, String) {
         let info = a.get_info();
         let limits = a.limits();
         let adapter_features = a.features();
-        let features = adapter_features & wgpu::Features::SHADER_F16;
+        // f64 needs int64 too (NaN tests and sign operations work on the bits).
+        let mut features = adapter_features & (wgpu::Features::SHADER_F16 | wgpu::Features::SHADER_INT64);
+        if adapter_features.contains(wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64) {
+            features |= wgpu::Features::SHADER_F64;
+        }
+        features = features.difference(disabled_features());
         let r = block_on(a.request_device(&wgpu::DeviceDescriptor {
             label: Some("cranax"),
             required_features: features,

@@ -39,7 +39,10 @@ pub fn dot_shader(
     max_groups: u32,
 ) -> Result<Option<KernelShader>> {
     let dt = out.dtype;
-    if !matches!(dt, DType::F32 | DType::I32 | DType::U32) || lhs.dtype == DType::Bool || rhs.dtype == DType::Bool {
+    if !matches!(dt, DType::F32 | DType::I32 | DType::U32 | DType::F64 | DType::I64)
+        || lhs.dtype == DType::Bool
+        || rhs.dtype == DType::Bool
+    {
         return Ok(None);
     }
     let (ls, rs) = (&lhs.shape, &rhs.shape);

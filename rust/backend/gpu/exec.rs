@@ -101,6 +101,9 @@ pub fn compile(ctx: &Arc<GpuContext>, plan: &Plan, cpu: Arc<CpuExecutable>) -> R
             g.cpu = Some(cpu);
             Ok(g)
         }
+        // An operation the shaders do not lower (e.g. float64 transcendental functions, which have no
+        // 64-bit GPU instructions) or control flow they cannot hold: the whole program runs on the host.
+        Err(Error::Unsupported(_)) => Ok(host(cpu)),
         Err(_) if has_control => Ok(host(cpu)),
         Err(e) => Err(e),
     }

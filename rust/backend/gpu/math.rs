@@ -24,6 +24,8 @@ pub enum Helper {
     Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
     Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt,
     Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
+    // 64-bit (adapters with shader-f64 and shader-int64): semantics only, no transcendental functions.
+    IsNanD, FMaxD, FMinD, SignD, RoundAwayD, DivI64, RemI64, IPowI64, F64ToI32, F64ToU32, F64ToI64, F32ToI64,
 }
 
 impl Helper {
@@ -71,6 +73,9 @@ impl Helper {
             ErfInv => "erf_inv_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
             Atan2F32 => "atan2_x", Sinh => "sinh_x", Cosh => "cosh_x", Asinh => "asinh_x", Acosh => "acosh_x",
             Atanh => "atanh_x", Lgamma => "lgamma_x", Digamma => "digamma_x", PowF32 => "pow_x",
+            IsNanD => "isnan_d", FMaxD => "fmax_d", FMinD => "fmin_d", SignD => "sign_d", RoundAwayD => "round_away_d",
+            DivI64 => "div_i64", RemI64 => "rem_i64", IPowI64 => "ipow_i64", F64ToI32 => "f64_to_i32",
+            F64ToU32 => "f64_to_u32", F64ToI64 => "f64_to_i64", F32ToI64 => "f32_to_i64",
         }
     }
 
@@ -78,6 +83,74 @@ impl Helper {
         use Helper::*;
         match self {
             IsNan => "fn isnan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n",
+            IsNanD => "fn isnan_d(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu; }\n",
+            FMaxD => "fn fmax_d(a: f64, b: f64) -> f64 {
+  if (isnan_d(a) || isnan_d(b)) { return bitcast<f64>(0x7ff8000000000000lu); }
+  if (a == b) { return bitcast<f64>(bitcast<u64>(a) & bitcast<u64>(b)); }
+  return select(b, a, a > b);
+}\n",
+            FMinD => "fn fmin_d(a: f64, b: f64) -> f64 {
+  if (isnan_d(a) || isnan_d(b)) { return bitcast<f64>(0x7ff8000000000000lu); }
+  if (a == b) { return bitcast<f64>(bitcast<u64>(a) | bitcast<u64>(b)); }
+  return select(b, a, a < b);
+}\n",
+            SignD => "fn sign_d(x: f64) -> f64 {
+  if (isnan_d(x) || (bitcast<u64>(x) & 0x7ffffffffffffffflu) == 0lu) { return x; }
+  return bitcast<f64>((bitcast<u64>(x) & 0x8000000000000000lu) | 0x3ff0000000000000lu);
+}\n",
+            RoundAwayD => "fn round_away_d(x: f64) -> f64 {
+  let t = trunc(x);
+  let up = t + bitcast<f64>((bitcast<u64>(x) & 0x8000000000000000lu) | 0x3ff0000000000000lu);
+  return select(t, up, abs(x - t) >= 0.5lf);
+}\n",
+            DivI64 => "fn div_i64(x: i64, y: i64) -> i64 {
+  if (y == 0li) { return -1li; }
+  if (y == -1li) { return 0li - x; }
+  return x / y;
+}\n",
+            RemI64 => "fn rem_i64(x: i64, y: i64) -> i64 {
+  if (y == 0li) { return x; }
+  if (y == -1li) { return 0li; }
+  return x % y;
+}\n",
+            IPowI64 => "fn ipow_i64(x0: i64, y0: i64) -> i64 {
+  if (y0 < 0li) {
+    if (x0 == 1li) { return 1li; }
+    if (x0 == -1li) { return select(1li, -1li, (y0 & 1li) == 1li); }
+    return 0li;
+  }
+  var x = x0; var y = y0; var acc = 1li;
+  loop {
+    if (y <= 0li) { break; }
+    if ((y & 1li) == 1li) { acc = acc * x; }
+    y = y >> 1u;
+    x = x * x;
+  }
+  return acc;
+}\n",
+            F64ToI32 => "fn f64_to_i32(x: f64) -> i32 {
+  if (isnan_d(x)) { return 0i; }
+  if (x >= 2147483647.0lf) { return 2147483647i; }
+  if (x <= -2147483648.0lf) { return bitcast<i32>(0x80000000u); }
+  return i32(x);
+}\n",
+            F64ToU32 => "fn f64_to_u32(x: f64) -> u32 {
+  if (isnan_d(x) || x <= 0.0lf) { return 0u; }
+  if (x >= 4294967295.0lf) { return 0xffffffffu; }
+  return u32(x);
+}\n",
+            F64ToI64 => "fn f64_to_i64(x: f64) -> i64 {
+  if (isnan_d(x)) { return 0li; }
+  if (x >= 9223372036854775808.0lf) { return 9223372036854775807li; }
+  if (x <= -9223372036854775808.0lf) { return bitcast<i64>(0x8000000000000000lu); }
+  return i64(x);
+}\n",
+            F32ToI64 => "fn f32_to_i64(x: f32) -> i64 {
+  if (isnan_f(x)) { return 0li; }
+  if (x >= 9223372036854775808.0f) { return 9223372036854775807li; }
+  if (x <= -9223372036854775808.0f) { return bitcast<i64>(0x8000000000000000lu); }
+  return i64(x);
+}\n",
             FMax => "fn fmax_x(a: f32, b: f32) -> f32 {
   if (isnan_f(a) || isnan_f(b)) { return bitcast<f32>(0x7fc00000u); }
   if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
@@ -740,7 +813,8 @@ const ALL: &[Helper] = {
         IsNan, FMax, FMin, SignF, RoundAway, ClampNan, DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
         F32ToI32, F32ToU32, NextAfterF32, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
         LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
-        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
+        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, IsNanD, FMaxD, FMinD, SignD,
+        RoundAwayD, DivI64, RemI64, IPowI64, F64ToI32, F64ToU32, F64ToI64, F32ToI64,
     ]
 };
 

@@ -39,3 +39,12 @@ fn literals_are_exact() {
     assert_eq!(literal(Scalar::Float(0.1), DType::F32).unwrap(), "0.1f");
     assert_eq!(literal(Scalar::Bool(true), DType::Bool).unwrap(), "true");
 }
+
+#[test]
+fn wide_literals_are_exact() {
+    assert_eq!(literal(Scalar::Int(i64::MIN), DType::I64).unwrap(), "bitcast<i64>(0x8000000000000000lu)");
+    assert_eq!(literal(Scalar::Int(-5), DType::I64).unwrap(), "-5li");
+    assert_eq!(literal(Scalar::Float(0.1), DType::F64).unwrap(), "0.1lf");
+    assert_eq!(literal(Scalar::Float(f64::NEG_INFINITY), DType::F64).unwrap(), "bitcast<f64>(0xfff0000000000000lu)");
+    assert_eq!(literal(Scalar::Float(5e-324), DType::F64).unwrap(), "bitcast<f64>(0x0000000000000001lu)");
+}

@@ -62,6 +62,9 @@ pub fn vty(dt: DType) -> Result<&'static str> {
         DType::I32 => "i32",
         DType::U32 => "u32",
         DType::Bool => "bool",
+        // Only on adapters with shader-f64 / shader-int64 (`buffer::check_dtype` keeps them off others).
+        DType::F64 => "f64",
+        DType::I64 => "i64",
         _ => return Err(unsupported(format!("dtype {}", dt.short_name()))),
     })
 }
@@ -88,6 +91,13 @@ pub fn literal(s: Scalar, dt: DType) -> Result<String> {
                 }
             }
             DType::U32 => format!("{}u", i as u32),
+            DType::I64 => {
+                if i == i64::MIN {
+                    "bitcast<i64>(0x8000000000000000lu)".into()
+                } else {
+                    format!("{i}li")
+                }
+            }
             _ => return Err(unsupported(format!("constant of {}", dt.short_name()))),
         },
         Scalar::Float(f) => match dt {
@@ -97,6 +107,13 @@ pub fn literal(s: Scalar, dt: DType) -> Result<String> {
                     format!("{v:?}f")
                 } else {
                     format!("bitcast<f32>({:#010x}u)", v.to_bits())
+                }
+            }
+            DType::F64 => {
+                if f.is_finite() && (f == 0.0 && f.is_sign_positive() || f.is_normal()) {
+                    format!("{f:?}lf")
+                } else {
+                    format!("bitcast<f64>({:#018x}lu)", f.to_bits())
                 }
             }
             _ => return Err(unsupported(format!("constant of {}", dt.short_name()))),
@@ -184,6 +201,7 @@ impl Emit<'_> {
                             DType::Bool => format!("v{pred}"),
                             DType::I32 => format!("v{pred} >= {k}i"),
                             DType::U32 => format!("v{pred} >= {k}u"),
+                            DType::I64 => format!("v{pred} >= {k}li"),
                             d => return Err(unsupported(format!("select_n predicate of {}", d.short_name()))),
                         };
                         e = format!("select({e}, v{c}, {cond})");
@@ -217,6 +235,8 @@ impl Emit<'_> {
         Ok(match (dt, is_max) {
             (DType::F32, true) => format!("{}({a}, {b})", self.need(Helper::FMax)),
             (DType::F32, false) => format!("{}({a}, {b})", self.need(Helper::FMin)),
+            (DType::F64, true) => format!("{}({a}, {b})", self.need(Helper::FMaxD)),
+            (DType::F64, false) => format!("{}({a}, {b})", self.need(Helper::FMinD)),
             (DType::Bool, true) => format!("({a} || {b})"),
             (DType::Bool, false) => format!("({a} && {b})"),
             (_, true) => format!("max({a}, {b})"),
@@ -231,6 +251,9 @@ impl Emit<'_> {
             if let Some(h) = Helper::for_unary(op) {
                 return Ok(format!("{}({x})", self.need(h)));
             }
+        }
+        if dt == DType::F64 || dt == DType::I64 {
+            return self.unary64(op, dt, x);
         }
         Ok(match op {
             // Sign-bit operations on the bits: exact for subnormals on GPUs that flush them in arithmetic.
@@ -264,8 +287,37 @@ impl Emit<'_> {
         })
     }
 
+    /// Unary operations on f64/i64: exact ones only (sqrt and rounding are exact in Vulkan's 64-bit
+    /// arithmetic; transcendental functions have no 64-bit GLSL instructions, so such kernels run on the host).
+    fn unary64(&mut self, op: UnaryOp, dt: DType, x: &str) -> Result<String> {
+        use UnaryOp as U;
+        let float = dt == DType::F64;
+        Ok(match op {
+            U::Neg if float => format!("bitcast<f64>(bitcast<u64>({x}) ^ 0x8000000000000000lu)"),
+            U::Abs if float => format!("bitcast<f64>(bitcast<u64>({x}) & 0x7ffffffffffffffflu)"),
+            U::Sign if float => format!("{}({x})", self.need(Helper::SignD)),
+            U::Floor if float => format!("floor({x})"),
+            U::Ceil if float => format!("ceil({x})"),
+            U::Round if float => format!("{}({x})", self.need(Helper::RoundAwayD)),
+            U::RoundEven if float => format!("round({x})"),
+            U::Sqrt if float => format!("sqrt({x})"),
+            U::Square => format!("({x} * {x})"),
+            U::IsFinite if float => format!("((bitcast<u64>({x}) & 0x7ff0000000000000lu) != 0x7ff0000000000000lu)"),
+            U::Neg => format!("(0li - {x})"),
+            U::Abs => format!("select({x}, 0li - {x}, {x} < 0li)"),
+            U::Sign => format!("clamp({x}, -1li, 1li)"),
+            U::Floor | U::Ceil | U::Round | U::RoundEven => x.to_string(),
+            U::Not => format!("(~{x})"),
+            U::PopulationCount => format!("countOneBits({x})"),
+            _ => return Err(unsupported(format!("{op:?} on {}", dt.short_name()))),
+        })
+    }
+
     fn binary(&mut self, op: BinaryOp, dt: DType, a: &str, b: &str) -> Result<String> {
         use BinaryOp as B;
+        if dt == DType::F64 || dt == DType::I64 {
+            return self.binary64(op, dt, a, b);
+        }
         let float = dt == DType::F32;
         let int = matches!(dt, DType::I32 | DType::U32);
         Ok(match op {
@@ -308,6 +360,31 @@ impl Emit<'_> {
         })
     }
 
+    fn binary64(&mut self, op: BinaryOp, dt: DType, a: &str, b: &str) -> Result<String> {
+        use BinaryOp as B;
+        let float = dt == DType::F64;
+        Ok(match op {
+            B::Add => format!("({a} + {b})"),
+            B::Sub => format!("({a} - {b})"),
+            B::Mul => format!("({a} * {b})"),
+            B::Div if float => format!("({a} / {b})"),
+            B::Div => format!("{}({a}, {b})", self.need(Helper::DivI64)),
+            B::Rem if !float => format!("{}({a}, {b})", self.need(Helper::RemI64)),
+            B::Max => self.max_min(dt, a, b, true)?,
+            B::Min => self.max_min(dt, a, b, false)?,
+            B::Pow if !float => format!("{}({a}, {b})", self.need(Helper::IPowI64)),
+            B::And if !float => format!("({a} & {b})"),
+            B::Or if !float => format!("({a} | {b})"),
+            B::Xor if !float => format!("({a} ^ {b})"),
+            B::ShiftLeft if !float => format!("select({a} << (u32({b}) & 63u), 0li, bitcast<u64>({b}) >= 64lu)"),
+            B::ShiftRightLogical if !float => format!(
+                "select(bitcast<i64>(bitcast<u64>({a}) >> (u32({b}) & 63u)), 0li, bitcast<u64>({b}) >= 64lu)"
+            ),
+            B::ShiftRightArithmetic if !float => format!("({a} >> u32(min(bitcast<u64>({b}), 63lu)))"),
+            _ => return Err(unsupported(format!("{op:?} on {}", dt.short_name()))),
+        })
+    }
+
     fn compare(&mut self, op: CompareOp, dt: DType, a: &str, b: &str) -> Result<String> {
         let sym = match op {
             CompareOp::Eq => "==",
@@ -320,6 +397,13 @@ impl Emit<'_> {
         Ok(match dt {
             DType::F32 => {
                 let nan = self.need(Helper::IsNan);
+                match op {
+                    CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
+                    _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
+                }
+            }
+            DType::F64 => {
+                let nan = self.need(Helper::IsNanD);
                 match op {
                     CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
                     _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
@@ -347,6 +431,21 @@ impl Emit<'_> {
             (U32, Bool) => format!("({x} != 0u)"),
             (I32, U32) => format!("bitcast<u32>({x})"),
             (U32, I32) => format!("bitcast<i32>({x})"),
+            // 64-bit: float→int saturates with NaN → 0 (as XLA); int→int wraps; int→float rounds.
+            (F64, Bool) => format!("((bitcast<u64>({x}) & 0x7ffffffffffffffflu) != 0lu)"),
+            (F64, I32) => format!("{}({x})", self.need(Helper::F64ToI32)),
+            (F64, U32) => format!("{}({x})", self.need(Helper::F64ToU32)),
+            (F64, I64) => format!("{}({x})", self.need(Helper::F64ToI64)),
+            (F32, I64) => format!("{}({x})", self.need(Helper::F32ToI64)),
+            (F64, F32) | (I64, F32) => format!("f32({x})"),
+            (F32 | I32 | U32 | I64, F64) => format!("f64({x})"),
+            (Bool, F64) => format!("select(0.0lf, 1.0lf, {x})"),
+            (Bool, I64) => format!("select(0li, 1li, {x})"),
+            (I64, Bool) => format!("({x} != 0li)"),
+            (I64, I32) => format!("i32({x})"),
+            (I64, U32) => format!("u32({x})"),
+            (I32, I64) => format!("i64({x})"),
+            (U32, I64) => format!("bitcast<i64>(u64({x}))"),
             _ => return Err(unsupported(format!("convert {} to {}", from.short_name(), to.short_name()))),
         })
     }
@@ -357,6 +456,8 @@ impl Emit<'_> {
             DType::I32 => "1i",
             DType::U32 => "1u",
             DType::Bool => "true",
+            DType::F64 => "1.0lf",
+            DType::I64 => "1li",
             _ => return Err(unsupported(format!("integer_pow on {}", dt.short_name()))),
         };
         if y == 0 {
@@ -365,8 +466,13 @@ impl Emit<'_> {
         if dt == DType::Bool {
             return Ok(x.into());
         }
-        if y < 0 && dt != DType::F32 {
+        let float = matches!(dt, DType::F32 | DType::F64);
+        if y < 0 && !float {
             return Ok(match dt {
+                DType::I64 => format!(
+                    "select(select(0li, 1li, {x} == 1li), {}, {x} == -1li)",
+                    if y & 1 == 1 { "-1li" } else { "1li" }
+                ),
                 DType::I32 => format!(
                     "select(select(0i, 1i, {x} == 1i), {}, {x} == -1i)",
                     if y & 1 == 1 { "-1i" } else { "1i" }
@@ -391,7 +497,7 @@ impl Emit<'_> {
             }
         }
         let p = acc.unwrap_or_else(|| one.into());
-        Ok(if y < 0 { format!("(1.0f / {p})") } else { p })
+        Ok(if y < 0 { format!("({one} / {p})") } else { p })
     }
 }
 
@@ -400,6 +506,8 @@ pub(super) fn zero(dt: DType) -> &'static str {
         DType::I32 => "0i",
         DType::U32 => "0u",
         DType::F32 => "0.0f",
+        DType::I64 => "0li",
+        DType::F64 => "0.0lf",
         _ => "false",
     }
 }
@@ -429,6 +537,15 @@ fn reduce_identity(op: ReduceOp, dt: DType) -> Result<String> {
         (R::Min, DType::I32) => "2147483647i".into(),
         (R::Max, DType::U32) => "0u".into(),
         (R::Min, DType::U32) => "0xffffffffu".into(),
+        (R::Sum, DType::F64) => "0.0lf".into(),
+        (R::Prod, DType::F64) => "1.0lf".into(),
+        (R::Max, DType::F64) => "bitcast<f64>(0xfff0000000000000lu)".into(),
+        (R::Min, DType::F64) => "bitcast<f64>(0x7ff0000000000000lu)".into(),
+        (R::Sum | R::Or, DType::I64) => "0li".into(),
+        (R::Prod, DType::I64) => "1li".into(),
+        (R::And, DType::I64) => "-1li".into(),
+        (R::Max, DType::I64) => "bitcast<i64>(0x8000000000000000lu)".into(),
+        (R::Min, DType::I64) => "9223372036854775807li".into(),
         _ => return Err(unsupported(format!("reduce {op:?} on {}", dt.short_name()))),
     })
 }
@@ -443,8 +560,8 @@ fn reduce_combine(e: &mut Emit, op: ReduceOp, dt: DType, a: &str, b: &str) -> Re
         (R::Prod, _) => format!("({a} * {b})"),
         (R::Max, _) => e.max_min(dt, a, b, true)?,
         (R::Min, _) => e.max_min(dt, a, b, false)?,
-        (R::And, DType::I32 | DType::U32) => format!("({a} & {b})"),
-        (R::Or, DType::I32 | DType::U32) => format!("({a} | {b})"),
+        (R::And, DType::I32 | DType::U32 | DType::I64) => format!("({a} & {b})"),
+        (R::Or, DType::I32 | DType::U32 | DType::I64) => format!("({a} | {b})"),
         _ => return Err(unsupported(format!("reduce {op:?} on {}", dt.short_name()))),
     })
 }
@@ -465,6 +582,12 @@ fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &st
     match dt {
         DType::F32 => {
             let nan = e.need(Helper::IsNan);
+            format!(
+                "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
+            )
+        }
+        DType::F64 => {
+            let nan = e.need(Helper::IsNanD);
             format!(
                 "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
             )
@@ -721,6 +844,7 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
                     let cast = match slot_dt {
                         DType::I32 => format!("i32({idx})"),
                         DType::U32 => idx,
+                        DType::I64 => format!("i64({idx})"),
                         d => return Err(unsupported(format!("argmax index dtype {}", d.short_name()))),
                     };
                     let _ = writeln!(writes, "{wi}b{}[{oidx}] = {cast};", out_bind[j]);
