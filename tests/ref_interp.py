@@ -265,7 +265,14 @@ def _float_binop(name, a, b):
         if name == "min":
             return np.minimum(a, b)
         if name == "pow":
-            return np.power(a, b)
+            r = np.power(a, b)
+            if np.issubdtype(np.asarray(r).dtype, np.floating):
+                # C99/XLA: pow(-inf, y) for y not an integer is +inf (y > 0) or +0 (y < 0); NumPy's float32
+                # power gives NaN there.
+                a_, b_ = np.broadcast_arrays(a, b)
+                frac = (a_ == -np.inf) & np.isfinite(b_) & (np.floor(b_) != b_)
+                r = np.where(frac, np.where(b_ > 0, np.inf, 0.0).astype(r.dtype), r)
+            return r
         if name == "atan2":
             return np.arctan2(a, b)
         if name == "nextafter":
