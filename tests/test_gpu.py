@@ -188,10 +188,10 @@ def test_f64_and_i64_arrays_and_kernels_on_an_adapter_with_64_bit_shaders(x64):
         c, g = both(jax.jit(f), xd, yd)
         for cc, gg in zip(jax.tree_util.tree_leaves(c), jax.tree_util.tree_leaves(g)):
             assert cc.dtype == gg.dtype, (cc.dtype, gg.dtype)
-            if cc.dtype == np.float64 and cc.ndim == 2:  # product: summation order
-                np.testing.assert_allclose(gg, cc, rtol=1e-12)
-            elif cc.dtype == np.float64 and cc.ndim == 0 and cc != 0:
-                np.testing.assert_allclose(gg, cc, rtol=1e-12)
+            if cc.dtype == np.float64:
+                # Not bit-exact: products (summation order) and `a + b * 3` (GPU compilers contract it into
+                # one FMA, as NVIDIA's does) round differently in the last bits.
+                np.testing.assert_allclose(gg, cc, rtol=1e-12, atol=1e-9)
             else:
                 np.testing.assert_array_equal(gg, cc)
     int_fns = [lambda a, b: a + b * 3, lambda a, b: a // (b % 1000), lambda a, b: a % (b >> 40),
@@ -676,3 +676,15 @@ def test_large_elementwise_kernel_points_per_invocation():
     c, g = both(jax.jit(lambda a, b: jnp.exp(a.T) * jnp.abs(b)[None, :] + 1), x, y)  # no cancellation
     assert g.shape == (1031, 1025)
     assert_ulp(g, c, 4, "exp(x.T) * |y| + 1", ftz=FLUSHES)
+
+
+def test_long_scan_and_while_on_the_device():
+    # More scan steps than one command buffer holds (64), with ys; a while loop of 300 iterations.
+    xs = np.random.default_rng(6).standard_normal((150, 8)).astype(np.float32)
+    f = jax.jit(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, (c * x).sum()), c, xs))
+    c, g = both(f, np.zeros(8, np.float32), xs)
+    for cc, gg in zip(jax.tree_util.tree_leaves(c), jax.tree_util.tree_leaves(g)):
+        np.testing.assert_allclose(gg, cc, rtol=1e-5, atol=1e-5)
+    w = jax.jit(lambda v: lax.fori_loop(0, 300, lambda i, v: v * 0.99 + i.astype(jnp.float32) * 1e-3, v))
+    c, g = both(w, xs[0])
+    np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)

@@ -1,7 +1,9 @@
 //! Control flow on the GPU: `cond`, `while` and `scan` steps run their sub-plans as GPU executables, so
 //! the loop state never leaves the device. A `cond` index and a `while` predicate (a scalar) are read back
 //! to the host each time they are needed; a `scan` slices its `xs` rows and writes its `ys` rows with
-//! buffer-to-buffer copies on the queue.
+//! buffer-to-buffer copies on the queue. When the sub-plans are all shaders (`GpuExecutable::encodable`),
+//! a scan's steps are encoded into shared command buffers with no host round trip, and a while loop's
+//! iteration is a single submission plus a 4-byte read back.
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -89,10 +91,14 @@ pub fn run(
         }
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (nc, nb) = (cond_consts.len(), body_consts.len());
+            let (cond, body) = (plan(0)?, plan(1)?);
+            if cond.encodable() && body.encodable() {
+                let carry = inputs[nc + nb..nc + nb + init.len()].to_vec();
+                return while_encoded(ctx, cond, body, &inputs[..nc], &inputs[nc..nc + nb], carry);
+            }
             let cconsts = &vals[..nc];
             let bconsts = &vals[nc..nc + nb];
             let mut carry: Vec<GpuValue> = vals[nc + nb..nc + nb + init.len()].to_vec();
-            let (cond, body) = (plan(0)?, plan(1)?);
             loop {
                 let args: Vec<GpuValue> = cconsts.iter().chain(&carry).cloned().collect();
                 let p = cond.run(&args)?;
@@ -108,6 +114,9 @@ pub fn run(
         ControlStep::Scan { body, consts, init, xs, length, reverse, .. } => {
             let body_exe = plan(0)?;
             let (nk, nc, nx) = (consts.len(), init.len(), xs.len());
+            if body_exe.encodable() {
+                return scan_encoded(ctx, body_exe, body, inputs, [nk, nc, nx], *length, *reverse);
+            }
             let kvals = &vals[..nk];
             let mut carry: Vec<GpuValue> = vals[nk..nk + nc].to_vec();
             let xvals = &vals[nk + nc..nk + nc + nx];
@@ -153,4 +162,138 @@ pub fn run(
             Ok(outs)
         }
     }
+}
+
+/// Scan steps per command buffer when the body is encoded inline (bounds the buffers held until a submit).
+const SCAN_STEPS_PER_SUBMIT: usize = 64;
+
+/// A scan whose body is all shaders: every step's row copies and dispatches go into command buffers of
+/// many steps each, with no host round trip (the trip count is static).
+fn scan_encoded(
+    ctx: &Arc<GpuContext>,
+    body_exe: &GpuExecutable,
+    body: &crate::opt::Plan,
+    inputs: &[Arc<GpuBuffer>],
+    [nk, nc, nx]: [usize; 3],
+    length: usize,
+    reverse: bool,
+) -> Result<Vec<Arc<GpuBuffer>>> {
+    let consts = &inputs[..nk];
+    let mut carry: Vec<Arc<GpuBuffer>> = inputs[nk..nk + nc].to_vec();
+    let xs = &inputs[nk + nc..nk + nc + nx];
+    let x_rows: Vec<u64> = (0..nx).map(|j| device_bytes(&body.slots[nk + nc + j])).collect::<Result<_>>()?;
+    let y_avals: Vec<&Aval> = body.outputs[nc..].iter().map(|&s| &body.slots[s]).collect();
+    let mut ys = vec![];
+    for a in &y_avals {
+        let row = device_bytes(a)?;
+        ys.push(Arc::new(GpuBuffer::new(ctx, row * length as u64, &|| format!("scan output of rows {:?}", a.shape))?));
+    }
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    let mut keep: Vec<Arc<GpuBuffer>> = vec![];
+    for t in 0..length {
+        let i = if reverse { length - 1 - t } else { t } as u64;
+        let mut args: Vec<Arc<GpuBuffer>> = consts.iter().chain(&carry).cloned().collect();
+        for (x, &row) in xs.iter().zip(&x_rows) {
+            let dst = Arc::new(GpuBuffer::new(ctx, row, &|| "scan input row".to_string())?);
+            if row > 0 {
+                enc.copy_buffer_to_buffer(x.raw(), i * row, dst.raw(), 0, row);
+            }
+            args.push(dst);
+        }
+        let mut out = body_exe.encode(&mut enc, &args, &mut keep)?;
+        keep.extend(args);
+        let y = out.split_off(nc);
+        carry = out;
+        for ((yb, dst), a) in y.iter().zip(&ys).zip(&y_avals) {
+            let row = device_bytes(a)?;
+            if row > 0 {
+                enc.copy_buffer_to_buffer(yb.raw(), 0, dst.raw(), i * row, row);
+            }
+        }
+        keep.extend(y);
+        if (t + 1) % SCAN_STEPS_PER_SUBMIT == 0 {
+            let done = std::mem::replace(&mut enc, ctx.device.create_command_encoder(&Default::default()));
+            ctx.queue.submit([done.finish()]);
+            keep.clear(); // wgpu keeps submitted buffers alive; the pool may hand them to later work
+        }
+    }
+    ctx.queue.submit([enc.finish()]);
+    drop(keep);
+    let mut outs = carry;
+    outs.extend(ys);
+    Ok(outs)
+}
+
+/// A while loop whose cond and body are all shaders: each iteration is one submission (body, then cond,
+/// then a 4-byte copy of the predicate) and one 4-byte read back.
+fn while_encoded(
+    ctx: &Arc<GpuContext>,
+    cond: &GpuExecutable,
+    body: &GpuExecutable,
+    cconsts: &[Arc<GpuBuffer>],
+    bconsts: &[Arc<GpuBuffer>],
+    mut carry: Vec<Arc<GpuBuffer>>,
+) -> Result<Vec<Arc<GpuBuffer>>> {
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("cranax while predicate"),
+        size: 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut first = true;
+    let result = loop {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let mut keep = vec![];
+        if !first {
+            let args: Vec<Arc<GpuBuffer>> = bconsts.iter().chain(&carry).cloned().collect();
+            carry = body.encode(&mut enc, &args, &mut keep)?;
+        }
+        first = false;
+        let args: Vec<Arc<GpuBuffer>> = cconsts.iter().chain(&carry).cloned().collect();
+        let p = cond.encode(&mut enc, &args, &mut keep)?;
+        let pred = p.first().ok_or_else(|| Error::Execution("while cond has no output".into()))?;
+        enc.copy_buffer_to_buffer(pred.raw(), 0, &staging, 0, 4);
+        let idx = ctx.queue.submit([enc.finish()]);
+        match read_word(ctx, &staging, &idx) {
+            Ok(0) => break Ok(carry),
+            Ok(_) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    staging.destroy();
+    result
+}
+
+/// Waits for submission `idx` and reads the first 4 bytes of `staging` (a MAP_READ buffer it copied to).
+fn read_word(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionIndex) -> Result<u32> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_for(idx)?;
+    if let Some(e) = ctx.take_errors().into_iter().next() {
+        return Err(Error::Execution(format!("{}: {e}", ctx.repr())));
+    }
+    let mapped = loop {
+        match rx.try_recv() {
+            Ok(r) => break r,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                ctx.poll();
+                std::thread::yield_now();
+            }
+            Err(_) => return Err(Error::Execution(format!("{}: predicate readback was dropped", ctx.repr()))),
+        }
+    };
+    mapped.map_err(|e| Error::Execution(format!("{}: reading the predicate back failed: {e}", ctx.repr())))?;
+    let word = {
+        let view = staging
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| Error::Execution(format!("{}: mapping the predicate failed: {e:?}", ctx.repr())))?;
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&view[..4]);
+        u32::from_le_bytes(w)
+    };
+    staging.unmap();
+    Ok(word)
 }

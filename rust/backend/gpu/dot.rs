@@ -1,5 +1,6 @@
 //! `dot_general` as WGSL: any batch/contracting/free dims through index math (no transposed copies).
 //!
+//! - Matrix-vector shapes (a free extent < 8): one invocation per output element reading K from memory.
 //! - Small products: one invocation per output element, K walked in 16×16 tiles staged in workgroup memory.
 //! - Products with both free extents ≥ 64: register blocking. A workgroup of 16×16 invocations computes a
 //!   128×128 block of C, each invocation an 8×8 sub-block (rows `ty + 16i`, columns `tx + 16j`, so reads of
@@ -20,8 +21,9 @@ pub const TILE: u32 = 16;
 const BM: u32 = 128;
 const BK: u32 = 16;
 const TM: u32 = 8;
-/// Free extents from which the register-blocked shader is used.
+/// Free extents from which the register-blocked shader is used, and below which the thin one is.
 const BLOCKED_MIN: u64 = 64;
+const THIN: u64 = 8;
 
 /// The shader for `dot_general(lhs, rhs)` with contracting dims `lc`/`rc` and batch dims `lb`/`rb`; the output
 /// is batch × lhs free × rhs free, row-major. `slots` are the lhs, rhs and output slots. `None` when the
@@ -54,9 +56,17 @@ pub fn dot_shader(
         return Ok(None);
     }
     let blocked = m >= BLOCKED_MIN && n >= BLOCKED_MIN;
+    let thin = m < THIN || n < THIN;
     let edge = if blocked { BM } else { TILE } as u64;
-    let (gx, gy) = (n.div_ceil(edge), m.div_ceil(edge));
-    if gx > max_groups as u64 || gy > max_groups as u64 || nb > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
+    let (mut gx, mut gy) = (n.div_ceil(edge), m.div_ceil(edge));
+    let mut gz = nb;
+    if thin {
+        let g = (nb * m * n).div_ceil(TILE as u64 * TILE as u64);
+        gx = g.min(max_groups as u64);
+        gy = g.div_ceil(gx);
+        gz = 1;
+    }
+    if gx > max_groups as u64 || gy > max_groups as u64 || gz > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
         return Ok(None);
     }
     let ty = vty(dt)?;
@@ -77,7 +87,9 @@ pub fn dot_shader(
     let _ = writeln!(src, "fn b_at(bi: u32, ki: u32, ni: u32) -> {ty} {{ return {}; }}", conv(rhs.dtype, &format!(
         "b[{} + {} + {}]", offset_expr(rs, rb, "bi"), offset_expr(rs, rc, "ki"), offset_expr(rs, &rfree, "ni"))));
     let dims = Dims { m, k, n, ty, zero: zero(dt) };
-    if blocked {
+    if thin {
+        thin_main(&mut src, &dims, nb, gx);
+    } else if blocked {
         blocked_main(&mut src, &dims);
     } else {
         tiled_main(&mut src, &dims);
@@ -87,7 +99,7 @@ pub fn dot_shader(
         Binding { slot: slots[1], write: false },
         Binding { slot: slots[2], write: true },
     ];
-    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, nb as u32], second: None }))
+    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, gz as u32], second: None }))
 }
 
 struct Dims {
@@ -96,6 +108,26 @@ struct Dims {
     n: u64,
     ty: &'static str,
     zero: &'static str,
+}
+
+/// Matrix-vector shapes (a free extent below THIN, where a 16×16 tile would idle most invocations): one
+/// invocation per output element, K walked straight from memory (reads of the wide operand are consecutive
+/// across invocations, the thin one's are shared).
+fn thin_main(src: &mut String, d: &Dims, nb: u64, gx: u64) {
+    let Dims { m, k, n, ty, zero } = *d;
+    let _ = writeln!(src, "@compute @workgroup_size({})", TILE * TILE);
+    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{");
+    let _ = writeln!(src, "  let o = (wid.y * {gx}u + wid.x) * {}u + lid;", TILE * TILE);
+    let _ = writeln!(src, "  if (o >= {}u) {{ return; }}", nb * m * n);
+    let _ = writeln!(src, "  let bi = o / {}u;", m * n);
+    let _ = writeln!(src, "  let mi = (o / {n}u) % {m}u;");
+    let _ = writeln!(src, "  let ni = o % {n}u;");
+    let _ = writeln!(src, "  var acc: {ty} = {zero};");
+    let _ = writeln!(src, "  for (var kk: u32 = 0u; kk < {k}u; kk = kk + 1u) {{");
+    let _ = writeln!(src, "    acc = acc + a_at(bi, mi, kk) * b_at(bi, kk, ni);");
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "  c[o] = acc;");
+    let _ = writeln!(src, "}}");
 }
 
 /// One invocation per output element.

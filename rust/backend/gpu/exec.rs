@@ -220,6 +220,130 @@ impl GpuExecutable {
         out
     }
 
+    /// Encodes step `si` (a kernel, or a library step with a shader) into `enc`, reading and writing `slots`;
+    /// the buffers it binds go to `keep` (alive until the caller submits).
+    fn encode_step(
+        &self,
+        si: usize,
+        enc: &mut wgpu::CommandEncoder,
+        slots: &mut [Option<Arc<GpuBuffer>>],
+        keep: &mut Vec<Arc<GpuBuffer>>,
+    ) -> Result<()> {
+        let (ctx, plan) = (&self.ctx, &self.plan);
+        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+        let uncompiled = |si: usize| Error::Execution(format!("step {si} not compiled"));
+        match &plan.steps[si] {
+            Step::Kernel(k) => {
+                let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
+                let mut outs = vec![];
+                for o in &k.outputs {
+                    let a = &plan.slots[o.slot];
+                    let b = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
+                        format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
+                    })?);
+                    outs.push((o.slot, b));
+                }
+                // Dispatch unless there is nothing to write (an empty reduction still writes identities).
+                let n: usize = k.domain.iter().enumerate().filter(|(a, _)| !k.reduce_axes.contains(a)).map(|(_, &d)| d).product();
+                if n > 0 {
+                    // Split reductions write partials into scratch buffers, then combine them.
+                    let scratch: Vec<Arc<GpuBuffer>> = match &ck.shader.second {
+                        Some(p) => {
+                            let mut v = vec![];
+                            for (_, b) in &outs {
+                                let bytes = b.size().max(4) * p.chunks as u64;
+                                v.push(Arc::new(GpuBuffer::new(ctx, bytes, &|| "reduction partials".to_string())?));
+                            }
+                            v
+                        }
+                        None => vec![],
+                    };
+                    let mut bound: Vec<Arc<GpuBuffer>> = vec![];
+                    let mut wi = 0;
+                    for b in &ck.shader.bindings {
+                        let buf = if b.write {
+                            wi += 1;
+                            if scratch.is_empty() {
+                                outs.iter().find(|(s, _)| *s == b.slot).map(|(_, b)| b.clone())
+                            } else {
+                                scratch.get(wi - 1).cloned()
+                            }
+                        } else {
+                            slots[b.slot].clone()
+                        };
+                        bound.push(buf.ok_or_else(|| missing(b.slot))?);
+                    }
+                    dispatch(ctx, enc, &ck.pipeline, &bound, ck.shader.groups);
+                    keep.extend(bound);
+                    if let (Some(p), Some(pl)) = (&ck.shader.second, &ck.second) {
+                        let mut b2: Vec<Arc<GpuBuffer>> = scratch.clone();
+                        b2.extend(outs.iter().map(|(_, b)| b.clone()));
+                        dispatch(ctx, enc, pl, &b2, p.groups);
+                        keep.extend(b2);
+                    }
+                }
+                for (s, b) in outs {
+                    slots[s] = Some(b);
+                }
+            }
+            Step::Library(l) if self.kernels[si].is_some() => {
+                let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
+                let s = l.outputs[0];
+                let a = &plan.slots[s];
+                let out = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
+                    format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
+                })?);
+                let mut bound = vec![];
+                for &i in &l.inputs {
+                    bound.push(slots[i].clone().ok_or_else(|| missing(i))?);
+                }
+                bound.push(out.clone());
+                dispatch(ctx, enc, &ck.pipeline, &bound, ck.shader.groups);
+                keep.extend(bound);
+                slots[s] = Some(out);
+            }
+            _ => return Err(Error::Execution(format!("step {si} has no shader"))),
+        }
+        Ok(())
+    }
+
+    /// True when the plan runs wholly as shaders (no host steps, no control flow): `encode` can put it
+    /// into a caller's command buffer.
+    pub fn encodable(&self) -> bool {
+        !self.whole_on_host
+            && self.plan.steps.iter().enumerate().all(|(si, s)| match s {
+                Step::View { .. } => true,
+                Step::Kernel(_) | Step::Library(_) => self.kernels.get(si).is_some_and(|k| k.is_some()),
+                Step::Control(_) => false,
+            })
+    }
+
+    /// Encodes the whole plan into `enc` on input buffers `inputs` (avals as the plan's inputs; written by
+    /// work encoded or submitted before), returning its output buffers. Only for `encodable()` plans.
+    pub fn encode(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        inputs: &[Arc<GpuBuffer>],
+        keep: &mut Vec<Arc<GpuBuffer>>,
+    ) -> Result<Vec<Arc<GpuBuffer>>> {
+        let plan = &self.plan;
+        if inputs.len() != plan.num_inputs || !self.encodable() {
+            return Err(Error::Execution(format!("{} cannot be encoded into a caller's command buffer", plan.name)));
+        }
+        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
+        let mut slots: Vec<Option<Arc<GpuBuffer>>> = vec![None; plan.slots.len()];
+        for (i, b) in inputs.iter().enumerate() {
+            slots[i] = Some(b.clone());
+        }
+        for (si, step) in plan.steps.iter().enumerate() {
+            match step {
+                Step::View { src, dst } => slots[*dst] = Some(slots[*src].clone().ok_or_else(|| missing(*src))?),
+                _ => self.encode_step(si, enc, &mut slots, keep)?,
+            }
+        }
+        plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+    }
+
     /// Runs on device values; returns the outputs at once (pending until the submission finishes).
     pub fn run(&self, inputs: &[GpuValue]) -> Result<Vec<GpuValue>> {
         let plan = &self.plan;
@@ -254,75 +378,8 @@ impl GpuExecutable {
                 Step::View { src, dst } => {
                     slots[*dst] = Some(slots[*src].clone().ok_or_else(|| missing(*src))?);
                 }
-                Step::Kernel(k) => {
-                    let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
-                    let mut outs = vec![];
-                    for o in &k.outputs {
-                        let a = &plan.slots[o.slot];
-                        let b = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
-                            format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
-                        })?);
-                        outs.push((o.slot, b));
-                    }
-                    // Dispatch unless there is nothing to write (an empty reduction still writes identities).
-                    let n: usize = k.domain.iter().enumerate().filter(|(a, _)| !k.reduce_axes.contains(a)).map(|(_, &d)| d).product();
-                    if n > 0 {
-                        // Split reductions write partials into scratch buffers, then combine them.
-                        let scratch: Vec<Arc<GpuBuffer>> = match &ck.shader.second {
-                            Some(p) => {
-                                let mut v = vec![];
-                                for (_, b) in &outs {
-                                    let bytes = b.size().max(4) * p.chunks as u64;
-                                    v.push(Arc::new(GpuBuffer::new(ctx, bytes, &|| "reduction partials".to_string())?));
-                                }
-                                v
-                            }
-                            None => vec![],
-                        };
-                        let mut bound: Vec<Arc<GpuBuffer>> = vec![];
-                        let mut wi = 0;
-                        for b in &ck.shader.bindings {
-                            let buf = if b.write {
-                                wi += 1;
-                                if scratch.is_empty() {
-                                    outs.iter().find(|(s, _)| *s == b.slot).map(|(_, b)| b.clone())
-                                } else {
-                                    scratch.get(wi - 1).cloned()
-                                }
-                            } else {
-                                slots[b.slot].clone()
-                            };
-                            bound.push(buf.ok_or_else(|| missing(b.slot))?);
-                        }
-                        dispatch(ctx, &mut enc, &ck.pipeline, &bound, ck.shader.groups);
-                        keep.extend(bound);
-                        if let (Some(p), Some(pl)) = (&ck.shader.second, &ck.second) {
-                            let mut b2: Vec<Arc<GpuBuffer>> = scratch.clone();
-                            b2.extend(outs.iter().map(|(_, b)| b.clone()));
-                            dispatch(ctx, &mut enc, pl, &b2, p.groups);
-                            keep.extend(b2);
-                        }
-                    }
-                    for (s, b) in outs {
-                        slots[s] = Some(b);
-                    }
-                }
-                Step::Library(l) if self.kernels[si].is_some() => {
-                    let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
-                    let s = l.outputs[0];
-                    let a = &plan.slots[s];
-                    let out = Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| {
-                        format!("array of shape {:?} {}", a.shape, a.dtype.short_name())
-                    })?);
-                    let mut bound = vec![];
-                    for &i in &l.inputs {
-                        bound.push(slots[i].clone().ok_or_else(|| missing(i))?);
-                    }
-                    bound.push(out.clone());
-                    dispatch(ctx, &mut enc, &ck.pipeline, &bound, ck.shader.groups);
-                    keep.extend(bound);
-                    slots[s] = Some(out);
-                }
+                Step::Kernel(_) => self.encode_step(si, &mut enc, &mut slots, &mut keep)?,
+                Step::Library(_) if self.kernels[si].is_some() => self.encode_step(si, &mut enc, &mut slots, &mut keep)?,
                 Step::Library(l) => {
                     // Flush what is encoded, read the inputs back, run on the host, upload the results.
                     let done = std::mem::replace(&mut enc, ctx.device.create_command_encoder(&Default::default()));
