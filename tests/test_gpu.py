@@ -688,3 +688,43 @@ def test_long_scan_and_while_on_the_device():
     w = jax.jit(lambda v: lax.fori_loop(0, 300, lambda i, v: v * 0.99 + i.astype(jnp.float32) * 1e-3, v))
     c, g = both(w, xs[0])
     np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
+
+
+def _one_kernel_loop(shaders):
+    return any("while loop in one kernel" in s for s in shaders)
+
+
+def test_while_loop_in_one_kernel_when_it_fits():
+    # Elementwise body over the carry's points, scalar counter, loop constants read at any index
+    # (reversed), a bool carry: the whole loop is one shader with no read back.
+    w = np.linspace(0, 1, 40, dtype=np.float32)
+
+    def f(v, n):
+        def body(c):
+            i, x, flag = c
+            return i + 1, x * 0.75 + jnp.asarray(w)[::-1] * 0.1, jnp.logical_not(flag)
+        return lax.while_loop(lambda c: c[0] < n, body, (jnp.int32(0), v, False))
+    v = np.random.default_rng(8).standard_normal(40).astype(np.float32)
+    assert _one_kernel_loop(_gpu_shaders_of(f, v, np.int32(5)))
+    for n in [0, 1, 5, 37]:
+        (ci, cv, cf), (gi, gv, gf) = both(jax.jit(f), v, np.int32(n))
+        assert int(gi) == int(ci) == n and bool(gf) == bool(cf) == (n % 2 == 1)
+        np.testing.assert_allclose(gv, cv, rtol=1e-5, atol=1e-6)
+
+    def newton(a):  # scalars only: one invocation
+        return lax.while_loop(lambda c: jnp.abs(c * c - a) > 1e-5 * a, lambda c: 0.5 * (c + a / c), a)
+    assert _one_kernel_loop(_gpu_shaders_of(newton, np.float32(2.0)))
+    c, g = both(jax.jit(newton), np.float32(10.0))
+    np.testing.assert_allclose(g, np.sqrt(10.0), rtol=1e-5)
+    np.testing.assert_allclose(g, c, rtol=1e-6)
+
+
+def test_while_loop_that_does_not_fit_one_kernel_runs_step_by_step():
+    # A reduction and a shifted read of the carry: not one kernel; the sub-plans run per iteration.
+    def f(v):
+        return lax.while_loop(lambda c: c[0] < 6,
+                              lambda c: (c[0] + 1, jnp.roll(c[1], 1) * 0.5 + c[1].mean()), (0, v))[1]
+    v = np.arange(10, dtype=np.float32)
+    assert not _one_kernel_loop(_gpu_shaders_of(f, v))
+    c, g = both(jax.jit(f), v)
+    np.testing.assert_allclose(g, c, rtol=1e-6)

@@ -3,7 +3,8 @@
 //! to the host each time they are needed; a `scan` slices its `xs` rows and writes its `ys` rows with
 //! buffer-to-buffer copies on the queue. When the sub-plans are all shaders (`GpuExecutable::encodable`),
 //! a scan's steps are encoded into shared command buffers with no host round trip, and a while loop's
-//! iteration is a single submission plus a 4-byte read back.
+//! iteration is a single submission plus a 4-byte read back. A while loop whose cond and body fit in one
+//! kernel (`super::loop_kernel`) is one dispatch and reads nothing back.
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -12,16 +13,24 @@ use crate::opt::control_flow::ControlStep;
 
 use super::buffer::{device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
-use super::exec::{compile_sub, GpuExecutable};
+use super::exec::{compile_sub, dispatch, GpuExecutable};
+use super::loop_kernel::while_shader;
+use super::wgsl::KernelShader;
 
 /// The sub-plans of one control step, compiled for one GPU (same order as `ControlStep::plans`).
 pub struct CompiledControl {
     plans: Vec<GpuExecutable>,
+    /// A while loop that fits in one kernel (`loop_kernel`): its shader and pipeline.
+    fused: Option<(KernelShader, Arc<wgpu::ComputePipeline>)>,
 }
 
 impl CompiledControl {
     pub fn plans(&self) -> &[GpuExecutable] {
         &self.plans
+    }
+    /// The one-kernel while loop's shader, when the loop fits in one.
+    pub fn fused_source(&self) -> Option<&str> {
+        self.fused.as_ref().map(|(sh, _)| sh.source.as_str())
     }
 }
 
@@ -36,7 +45,17 @@ pub fn compile(ctx: &Arc<GpuContext>, step: &ControlStep) -> Result<CompiledCont
         }
     }
     let plans = step.plans().into_iter().map(|p| compile_sub(ctx, p)).collect::<Result<Vec<_>>>()?;
-    Ok(CompiledControl { plans })
+    let mut fused = None;
+    if let ControlStep::While { cond, body, cond_consts, body_consts, .. } = step {
+        let max_groups = ctx.limits.max_compute_workgroups_per_dimension.max(1);
+        if let Some(sh) = while_shader(cond, body, cond_consts.len(), body_consts.len(), max_groups)? {
+            if sh.bindings.len() <= ctx.limits.max_storage_buffers_per_shader_stage as usize {
+                let p = ctx.pipeline(&sh.source)?;
+                fused = Some((sh, p));
+            }
+        }
+    }
+    Ok(CompiledControl { plans, fused })
 }
 
 /// The value of scalar `v` as an index (bool → 0/1), read back to the host (waits for it).
@@ -91,6 +110,9 @@ pub fn run(
         }
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (nc, nb) = (cond_consts.len(), body_consts.len());
+            if let Some((sh, pipeline)) = &cc.fused {
+                return while_fused(ctx, sh, pipeline, plan(1)?, inputs, nc + nb + init.len());
+            }
             let (cond, body) = (plan(0)?, plan(1)?);
             if cond.encodable() && body.encodable() {
                 let carry = inputs[nc + nb..nc + nb + init.len()].to_vec();
@@ -296,4 +318,29 @@ fn read_word(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionInd
     };
     staging.unmap();
     Ok(word)
+}
+
+/// A while loop run as one shader (`loop_kernel`): one dispatch, no read back.
+fn while_fused(
+    ctx: &Arc<GpuContext>,
+    sh: &KernelShader,
+    pipeline: &wgpu::ComputePipeline,
+    body: &GpuExecutable,
+    inputs: &[Arc<GpuBuffer>],
+    n_in: usize,
+) -> Result<Vec<Arc<GpuBuffer>>> {
+    let mut outs = vec![];
+    for &s in &body.plan.outputs {
+        let a = &body.plan.slots[s];
+        outs.push(Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| format!("while carry {:?}", a.shape))?));
+    }
+    let mut bound = vec![];
+    for b in &sh.bindings {
+        let buf = if b.slot < n_in { inputs.get(b.slot) } else { outs.get(b.slot - n_in) };
+        bound.push(buf.cloned().ok_or_else(|| Error::Execution("while kernel binding out of range".into()))?);
+    }
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    dispatch(ctx, &mut enc, pipeline, &bound, sh.groups);
+    ctx.queue.submit([enc.finish()]);
+    Ok(outs)
 }

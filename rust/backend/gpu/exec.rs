@@ -25,7 +25,7 @@ struct CompiledKernel {
     second: Option<Arc<wgpu::ComputePipeline>>,
 }
 
-fn dispatch(
+pub(super) fn dispatch(
     ctx: &GpuContext,
     enc: &mut wgpu::CommandEncoder,
     pipeline: &wgpu::ComputePipeline,
@@ -214,6 +214,7 @@ impl GpuExecutable {
                 out.push((i, k.shader.source.as_str()));
             }
             if let Some(Some(c)) = self.controls.get(i) {
+                out.extend(c.fused_source().map(|s| (i, s)));
                 out.extend(c.plans().iter().flat_map(|p| p.shaders()).map(|(_, s)| (i, s)));
             }
         }

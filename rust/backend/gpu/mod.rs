@@ -7,6 +7,7 @@
 //! - `dot`: `dot_general` shaders (tiled for small products, register-blocked 128×128 for large ones).
 //! - `math`: WGSL helpers (XLA integer semantics, the float32 math library).
 //! - `control`: cond/while/scan steps running their sub-plans on the device.
+//! - `loop_kernel`: a while loop whose cond and body fit in one kernel, as one shader (no read backs).
 //! - `exec`: a plan compiled for one device, and running it (one submission per call).
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -20,6 +21,7 @@ pub mod control;
 pub mod device;
 pub mod dot;
 pub mod exec;
+pub mod loop_kernel;
 pub mod math;
 pub mod wgsl;
 #[cfg(test)]

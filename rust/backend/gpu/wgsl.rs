@@ -129,6 +129,8 @@ struct Emit<'a> {
     in_bind: Vec<usize>,
     /// WGSL expression of each domain coordinate (u32).
     coords: Vec<String>,
+    /// Per input: an expression to read instead of the binding (a private variable of a loop kernel).
+    local: Vec<Option<String>>,
 }
 
 impl Emit<'_> {
@@ -171,6 +173,9 @@ impl Emit<'_> {
                 body.get(x).map(|b| b.dtype).ok_or_else(|| Error::Codegen(format!("instruction {i} reads %{x}")))
             };
             let expr = match &ins.op {
+                KOp::Load { input } if self.local.get(*input).is_some_and(|l| l.is_some()) => {
+                    self.local[*input].clone().unwrap_or_default()
+                }
                 KOp::Load { input } => {
                     let inp = self.k.inputs.get(*input).ok_or_else(|| Error::Codegen(format!("load of input {input}")))?;
                     let b = self.in_bind[*input];
@@ -597,7 +602,7 @@ fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &st
 }
 
 /// Row-major coordinate expressions of `axes` (sizes from `domain`) decomposed from linear index `lin`.
-fn decompose(domain: &[usize], axes: &[usize], lin: &str, coords: &mut [String]) {
+pub(super) fn decompose(domain: &[usize], axes: &[usize], lin: &str, coords: &mut [String]) {
     let mut stride: usize = 1;
     for &a in axes.iter().rev() {
         let d = domain[a];
@@ -614,6 +619,24 @@ fn decompose(domain: &[usize], axes: &[usize], lin: &str, coords: &mut [String])
         };
         stride = stride.saturating_mul(d);
     }
+}
+
+/// The `let` statements of elementwise kernel `k`'s body at coordinates `coords` (one expression per domain
+/// axis), for a loop kernel: input `j` reads `local[j]` when set, else binding `in_bind[j]`. Helpers it
+/// needs are added to `helpers`. Values are named `v0, v1, ...`: emit each body in its own block.
+pub(super) fn kernel_body(
+    k: &Kernel,
+    in_bind: Vec<usize>,
+    local: Vec<Option<String>>,
+    coords: Vec<String>,
+    helpers: &mut BTreeSet<Helper>,
+    indent: &str,
+) -> Result<String> {
+    let mut e = Emit { k, helpers: std::mem::take(helpers), in_bind, coords, local };
+    let mut out = String::new();
+    let r = e.body(&mut out, indent);
+    *helpers = e.helpers;
+    r.map(|_| out)
 }
 
 /// The shader for kernel `k` of `plan`. `max_groups` is the adapter's workgroups-per-dimension limit.
@@ -641,7 +664,7 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
         out_bind.push(bindings.len() - 1);
     }
     let ndim = k.domain.len();
-    let mut e = Emit { k, helpers: BTreeSet::new(), in_bind, coords: vec!["0u".into(); ndim] };
+    let mut e = Emit { k, helpers: BTreeSet::new(), in_bind, coords: vec!["0u".into(); ndim], local: vec![] };
 
     let mut decl = String::new();
     for (bi, b) in bindings.iter().enumerate() {
@@ -944,7 +967,7 @@ pub struct SecondPass {
 }
 
 fn partials_shader(k: &Kernel, plan: &Plan, chunks: u32, n_out: u64, max_groups: u32) -> Result<SecondPass> {
-    let mut e = Emit { k, helpers: BTreeSet::new(), in_bind: vec![], coords: vec![] };
+    let mut e = Emit { k, helpers: BTreeSet::new(), in_bind: vec![], coords: vec![], local: vec![] };
     let nouts = k.outputs.len();
     let mut decl = String::new();
     let mut shared = String::new();
