@@ -599,7 +599,7 @@ def test_jax_platforms_env(platforms, expect):
 
 
 @pytest.mark.parametrize("case", ["mm", "mv", "batched", "transposed", "int", "big_k", "einsum", "blocked",
-                                  "blocked_transposed", "blocked_batched", "blocked_int"])
+                                  "blocked_transposed", "blocked_batched", "blocked_int", "thin_long_k"])
 def test_dot_general_tiled_shader(case):
     rng = np.random.default_rng(10)
     r = lambda *s: rng.standard_normal(s).astype(np.float32)
@@ -616,6 +616,7 @@ def test_dot_general_tiled_shader(case):
         "blocked": (lambda a, b: a @ b, r(200, 75), r(75, 131)),
         "blocked_transposed": (lambda a, b: a.T @ b.T, r(37, 130), r(64, 37)),
         "blocked_batched": (lambda a, b: jnp.matmul(a, b), r(2, 70, 33), r(2, 33, 129)),
+        "thin_long_k": (lambda a, b: a @ b, r(3, 3000), r(3000, 37)),  # 16 outputs per group, K split
         "blocked_int": (lambda a, b: a @ b, rng.integers(-50, 50, (65, 20)).astype(np.int32),
                         rng.integers(-50, 50, (20, 66)).astype(np.int32)),
     }

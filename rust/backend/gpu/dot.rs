@@ -1,6 +1,6 @@
 //! `dot_general` as WGSL: any batch/contracting/free dims through index math (no transposed copies).
 //!
-//! - Matrix-vector shapes (a free extent < 8): one invocation per output element reading K from memory.
+//! - Matrix-vector shapes (a free extent < 8): 16 outputs per workgroup, K split over 16 rows of invocations.
 //! - Small products: one invocation per output element, K walked in 16×16 tiles staged in workgroup memory.
 //! - Products with both free extents ≥ 64: register blocking. A workgroup of 16×16 invocations computes a
 //!   128×128 block of C, each invocation an 8×8 sub-block (rows `ty + 16i`, columns `tx + 16j`, so reads of
@@ -61,7 +61,7 @@ pub fn dot_shader(
     let (mut gx, mut gy) = (n.div_ceil(edge), m.div_ceil(edge));
     let mut gz = nb;
     if thin {
-        let g = (nb * m * n).div_ceil(TILE as u64 * TILE as u64);
+        let g = (nb * m * n).div_ceil(TILE as u64);
         gx = g.min(max_groups as u64);
         gy = g.div_ceil(gx);
         gz = 1;
@@ -110,23 +110,34 @@ struct Dims {
     zero: &'static str,
 }
 
-/// Matrix-vector shapes (a free extent below THIN, where a 16×16 tile would idle most invocations): one
-/// invocation per output element, K walked straight from memory (reads of the wide operand are consecutive
-/// across invocations, the thin one's are shared).
+/// Matrix-vector shapes (a free extent below THIN, where a 16×16 tile would idle most invocations): a
+/// workgroup computes 16 consecutive output elements, its 16 rows of invocations each summing every 16th
+/// point of K (reads of the wide operand stay consecutive across a row), then a tree over the rows.
 fn thin_main(src: &mut String, d: &Dims, nb: u64, gx: u64) {
     let Dims { m, k, n, ty, zero } = *d;
-    let _ = writeln!(src, "@compute @workgroup_size({})", TILE * TILE);
-    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{");
-    let _ = writeln!(src, "  let o = (wid.y * {gx}u + wid.x) * {}u + lid;", TILE * TILE);
-    let _ = writeln!(src, "  if (o >= {}u) {{ return; }}", nb * m * n);
-    let _ = writeln!(src, "  let bi = o / {}u;", m * n);
-    let _ = writeln!(src, "  let mi = (o / {n}u) % {m}u;");
-    let _ = writeln!(src, "  let ni = o % {n}u;");
+    let total = nb * m * n;
+    let _ = writeln!(src, "var<workgroup> part: array<{ty}, {}>;", TILE * TILE);
+    let _ = writeln!(src, "@compute @workgroup_size({TILE}, {TILE})");
+    let _ = writeln!(src, "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{");
+    let _ = writeln!(src, "  let o = (wid.y * {gx}u + wid.x) * {TILE}u + lid.x;");
+    let _ = writeln!(src, "  let live = o < {total}u;");
+    let _ = writeln!(src, "  let oo = min(o, {}u);", total.saturating_sub(1));
+    let _ = writeln!(src, "  let bi = oo / {}u;", m * n);
+    let _ = writeln!(src, "  let mi = (oo / {n}u) % {m}u;");
+    let _ = writeln!(src, "  let ni = oo % {n}u;");
     let _ = writeln!(src, "  var acc: {ty} = {zero};");
-    let _ = writeln!(src, "  for (var kk: u32 = 0u; kk < {k}u; kk = kk + 1u) {{");
-    let _ = writeln!(src, "    acc = acc + a_at(bi, mi, kk) * b_at(bi, kk, ni);");
+    let _ = writeln!(src, "  if (live) {{");
+    let _ = writeln!(src, "    for (var kk: u32 = lid.y; kk < {k}u; kk = kk + {TILE}u) {{");
+    let _ = writeln!(src, "      acc = acc + a_at(bi, mi, kk) * b_at(bi, kk, ni);");
+    let _ = writeln!(src, "    }}");
     let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  c[o] = acc;");
+    let _ = writeln!(src, "  part[lid.y * {TILE}u + lid.x] = acc;");
+    let _ = writeln!(src, "  workgroupBarrier();");
+    let _ = writeln!(src, "  for (var s: u32 = {}u; s > 0u; s = s >> 1u) {{", TILE / 2);
+    let _ = writeln!(src, "    if (lid.y < s) {{ part[lid.y * {TILE}u + lid.x] = part[lid.y * {TILE}u + lid.x] + part[(lid.y + s) * {TILE}u + lid.x]; }}");
+    let _ = writeln!(src, "    workgroupBarrier();");
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "  if (live && lid.y == 0u) {{ c[o] = part[lid.x]; }}");
     let _ = writeln!(src, "}}");
 }
 
