@@ -9,6 +9,8 @@ import time
 import numpy as np
 import pytest
 
+import cranax
+import cranax.numpy as jnp
 from cranax import _core
 
 DTYPES = [np.bool_, np.int32, np.uint32, np.int64, np.float32, np.float64]
@@ -263,22 +265,104 @@ def test_busy_stream_queues_small_program_in_order():
     np.testing.assert_array_equal(out.to_numpy(), np.full(3, 2, np.float32))
 
 
+def _matmul_tanh():
+    """A jitted ``tanh(a @ b) + 1`` (a library product followed by a fused kernel)."""
+    return cranax.jit(lambda a, b: jnp.tanh(a @ b) + 1.0)
+
+
+def _square(n, seed):
+    return sample(np.float32, (n, n), seed) / np.float32(np.sqrt(n))
+
+
 def test_large_program_goes_through_the_stream():
-    n = 2_000_000
-    assert n > _core.INLINE_MAX_WORK
-    exe = _core.compile(binop("mul", (n,)))
-    x = np.linspace(-1, 1, n, dtype=np.float32)
-    a = arr(x)
-    (out,) = exe.execute([a, a])
-    (out2,) = exe.execute([out, a])
-    # out2 was enqueued behind out (or out was still pending): it cannot be ready before a queued job ran
+    n = 512
+    assert n ** 3 > _core.INLINE_MAX_WORK  # multiply-adds of the product
+    f = _matmul_tanh()
+    x = _square(n, 1)
+    a = cranax.device_put(x)
+    f(a, a).block_until_ready()  # compiled
+    _core.devices()[0].synchronize()
+    out = f(a, a)
+    assert not out.is_ready()  # queued on the stream even though it was idle
+    out2 = f(out, a)
     _core._stream_sleep(50)
-    (out3,) = exe.execute([a, a])
+    out3 = f(a, a)
     assert not out3.is_ready()
     out2.block_until_ready()
     assert out.is_ready() and out2.is_ready()
-    np.testing.assert_allclose(out2.to_numpy(), x * x * x, rtol=1e-6)
-    np.testing.assert_array_equal(out3.to_numpy(), x * x)
+    ref = np.tanh(x.astype(np.float64) @ x) + 1.0
+    np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(out2), np.tanh(np.asarray(out).astype(np.float64) @ x) + 1.0,
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(out3), np.asarray(out))
+
+
+def test_medium_program_runs_inline_when_idle_like_the_stream_would():
+    # 256³ ≈ 16.8M multiply-adds: a program worth about a millisecond runs on the calling thread when the
+    # stream is idle, and gives the same bits as the same call queued behind other work.
+    n = 256
+    assert 1_000_000 < n ** 3 <= _core.INLINE_MAX_WORK
+    f = _matmul_tanh()
+    x, y = _square(n, 2), _square(n, 3)
+    a, b = cranax.device_put(x), cranax.device_put(y)
+    f(a, b).block_until_ready()
+    _core.devices()[0].synchronize()
+    inline = f(a, b)
+    assert inline.is_ready()
+    _core._stream_sleep(100)
+    queued = f(a, b)
+    assert not queued.is_ready()  # behind the sleeping job: queued, not run inline out of order
+    chained = f(queued, b)  # a pending input: queued after it
+    assert not chained.is_ready()
+    np.testing.assert_array_equal(np.asarray(queued), np.asarray(inline))
+    np.testing.assert_allclose(np.asarray(inline), np.tanh(x.astype(np.float64) @ y) + 1.0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(chained), np.tanh(np.asarray(inline).astype(np.float64) @ y) + 1.0,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_medium_program_inline_with_a_failed_input_raises_at_the_wait():
+    n = 256
+    x = _square(n, 4)
+    exe = cranax.jit(lambda s, a, b: s * (a @ b)).lower(np.float32(1.0), x, x).compile()._exe
+    d = _core._queued_failure("upstream exploded")
+    with pytest.raises(RuntimeError, match="upstream exploded"):
+        d.block_until_ready()
+    _core.devices()[0].synchronize()
+    a = arr(x)
+    (out,) = exe.execute([d, a, a])  # every input ready (one failed), stream idle: fails without running
+    with pytest.raises(RuntimeError, match="upstream exploded"):
+        out.block_until_ready()
+    (ok,) = exe.execute([arr(np.float32(2.0)), a, a])
+    assert ok.is_ready()
+    np.testing.assert_allclose(ok.to_numpy(), 2.0 * (x.astype(np.float64) @ x), rtol=1e-5, atol=1e-4)
+
+
+def test_medium_programs_inline_from_many_threads_at_once():
+    # Medium programs release the GIL while they run inline, so several Python threads may run them (and
+    # their paired products) concurrently.
+    f = cranax.jit(lambda h, dz, w: (h.T @ dz, dz @ w.T))
+    h, dz, w = (sample(np.float32, s, i) for i, s in enumerate([(128, 256), (128, 256), (256, 256)]))
+    ref = (h.T.astype(np.float64) @ dz, dz.astype(np.float64) @ w.T)
+    args = [cranax.device_put(v) for v in (h, dz, w)]
+    first = [np.asarray(o) for o in f(*args)]
+    for got, want in zip(first, ref):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                outs = f(*args)
+                for got, want in zip(outs, first):
+                    np.testing.assert_array_equal(np.asarray(got), want)
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
 
 
 def test_queued_error_raised_at_wait():

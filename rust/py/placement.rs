@@ -141,18 +141,31 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
     let outs: Vec<Value> = match dev.kind {
         DeviceKind::Cpu => {
             if vals.iter().all(|(_, d, _)| d.kind == DeviceKind::Cpu) {
-                exe.execute(vals.into_iter().map(|(v, _, _)| v).collect())?
+                execute_cpu(py, exe, vals.into_iter().map(|(v, _, _)| v).collect())?
             } else {
                 let mut vs = Vec::with_capacity(vals.len());
                 for (v, d, _) in &vals {
                     vs.push(transfer(py, v, d, &dev)?);
                 }
-                exe.execute(vs)?
+                execute_cpu(py, exe, vs)?
             }
         }
         DeviceKind::Gpu => run_gpu(py, exe, &dev, &vals)?,
     };
     PyList::new(py, outs.into_iter().map(|v| make_array(py, v, dev.clone(), committed)).collect::<PyResult<Vec<_>>>()?)
+}
+
+/// Programs above this much work release the GIL while dispatched: they may run inline on this thread for up
+/// to a few milliseconds (`INLINE_MAX_WORK`), and other Python threads should run meanwhile. Smaller ones
+/// keep it: releasing and re-taking it would cost more than they run.
+const GIL_RELEASE_WORK: usize = 1 << 20;
+
+fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, args: Vec<Value>) -> PyResult<Vec<Value>> {
+    if exe.work > GIL_RELEASE_WORK {
+        Ok(py.detach(|| exe.execute(args))?)
+    } else {
+        Ok(exe.execute(args)?)
+    }
 }
 
 #[cfg(feature = "gpu")]

@@ -16,10 +16,12 @@ use crate::ir::Aval;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::pending::{Pending, Value};
 
-/// Programs whose kernels touch at most this many domain points run inline when possible. A hop to the
-/// stream thread and back costs tens of microseconds on a small VM (futex wake-ups), so only programs worth
-/// about a millisecond or more go asynchronous; JAX's CPU client makes the same trade.
-pub const INLINE_MAX_WORK: usize = 1_000_000;
+/// Programs of at most this much work (kernel domain points + library work, e.g. a product's multiply-adds)
+/// run inline when possible: up to about 1–2 ms on one core, such as a small MLP's training step. A hop to
+/// the stream thread and back costs tens of microseconds on a small VM (futex wake-ups, a third thread
+/// competing for two cores), 5–15% of such a program; only bigger programs, where overlapping Python with
+/// the computation pays more, go asynchronous. JAX's CPU client makes the same trade.
+pub const INLINE_MAX_WORK: usize = 1 << 26;
 
 /// How long the stream thread keeps polling for the next job before it sleeps: back-to-back dispatches
 /// (a Python loop of queued calls) then skip the wake-up.

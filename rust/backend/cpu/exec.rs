@@ -138,14 +138,12 @@ fn store(l: &LibStep, outs: Vec<Buffer>, slots: &mut [Option<Buffer>]) {
 fn run_pair(plan: &Plan, a: &LibStep, b: &LibStep, slots: &mut [Option<Buffer>]) -> Result<()> {
     let (ia, oa) = library_io(plan, a, slots)?;
     let (ib, ob) = library_io(plan, b, slots)?;
-    let one = |l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]| super::threads::serial(|| run_library(l, ins, outs));
-    let (ra, rb) = super::threads::parallel(|split| {
-        if split {
-            rayon::join(|| one(a, &ia, &oa), || one(b, &ib, &ob))
-        } else {
-            (one(a, &ia, &oa), one(b, &ib, &ob))
-        }
-    });
+    // This thread runs `a`; `b` (owned: it may run on a pool thread) is offered to the pool.
+    let lb = b.clone();
+    let (ra, rb) = super::threads::join_offered(
+        || super::threads::serial(|| run_library(a, &ia, &oa)),
+        move || super::threads::serial(|| run_library(&lb, &ib, &ob)),
+    );
     store(a, ra?, slots);
     store(b, rb?, slots);
     Ok(())

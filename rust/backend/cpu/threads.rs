@@ -7,9 +7,14 @@
 //!   kernel's chunked-reduction variant: the outermost reduced axis is cut into a number of chunks that
 //!   depends only on the shapes, each chunk writes partial results, and the partials are combined here in
 //!   chunk order. Same input, same result, for any `CRANAX_NUM_THREADS`.
+//! - Two independent library calls (a layer's two gradient products) run side by side with `join_offered`:
+//!   the calling thread runs one and a pool thread the other if one is free in time.
 //!
 //! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
@@ -65,6 +70,67 @@ pub fn parallel<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
         None => f(false),
     }
 }
+
+/// Runs `a` on this thread while offering `b` to one pool thread; whichever thread reaches `b` first runs it.
+/// `rayon::join` inside `install` would hand both halves to the pool and sleep until they are done (three
+/// threads, two wake-ups): on a small VM that costs as much as the second core saves. Here this thread never
+/// waits for a pool thread to wake: if none has taken `b` by the time `a` is done (cores busy or
+/// descheduled), it runs `b` itself. A panic in `b` is re-raised on this thread.
+pub fn join_offered<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB + Send + 'static) -> (RA, RB)
+where
+    RB: Send + 'static,
+{
+    let Some(pool) = pool() else { return (a(), b()) };
+    let offer = Arc::new(Offer {
+        task: Mutex::new(Some(b)),
+        result: Mutex::new(None),
+        done: AtomicBool::new(false),
+        cv: Condvar::new(),
+    });
+    let helper = offer.clone();
+    pool.spawn(move || {
+        let taken = helper.task.lock().take();
+        if let Some(f) = taken {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            *helper.result.lock() = Some(r);
+            helper.done.store(true, Ordering::Release);
+            helper.cv.notify_one();
+        }
+    });
+    let ra = a();
+    let taken = offer.task.lock().take();
+    if let Some(f) = taken {
+        return (ra, f());
+    }
+    // A pool thread took `b` (about when `a` started, so it is nearly done): poll briefly, then sleep.
+    let start = std::time::Instant::now();
+    while !offer.done.load(Ordering::Acquire) && start.elapsed() < OFFER_SPIN {
+        std::hint::spin_loop();
+    }
+    let mut g = offer.result.lock();
+    let r = loop {
+        if let Some(r) = g.take() {
+            break r;
+        }
+        offer.cv.wait(&mut g);
+    };
+    drop(g);
+    match r {
+        Ok(rb) => (ra, rb),
+        Err(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// `join_offered`'s hand-over: the task until a thread takes it, then its result.
+struct Offer<F, R> {
+    task: Mutex<Option<F>>,
+    result: Mutex<Option<std::thread::Result<R>>>,
+    done: AtomicBool,
+    cv: Condvar,
+}
+
+/// How long `join_offered` polls for the helper's result before sleeping.
+const OFFER_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// Work (≈ element operations) below which a kernel runs on the calling thread: waking the pool's threads
 /// costs tens of µs on a busy or virtual machine, as much as ~1M operations of vector code on one core.
@@ -249,5 +315,45 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
             Sum | Or | Max => go!(u8, |a: u8, b: u8| a | b),
             Prod | And | Min => go!(u8, |a: u8, b: u8| a & b),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sums `0..n` slowly enough that the helper thread sometimes takes the offered half first.
+    fn busy_sum(n: u64) -> u64 {
+        (0..n).map(std::hint::black_box).sum()
+    }
+
+    #[test]
+    fn join_offered_returns_both_results_whoever_runs_b() {
+        for i in 0..200u64 {
+            let v: Vec<u64> = (0..i).collect();
+            let (a, b) = join_offered(|| busy_sum(i * 100), move || v.iter().sum::<u64>() + busy_sum(i * 50));
+            assert_eq!(a, (0..i * 100).sum::<u64>());
+            assert_eq!(b, (0..i).sum::<u64>() + (0..i * 50).sum::<u64>());
+        }
+    }
+
+    #[test]
+    fn join_offered_reraises_a_panic_of_b_here() {
+        for i in 0..50u64 {
+            let r = std::panic::catch_unwind(|| {
+                join_offered(|| busy_sum(i * 1000), move || -> u64 { panic!("offered half failed {i}") })
+            });
+            let p = r.expect_err("the panic of b reaches the caller");
+            assert_eq!(crate::runtime::stream::panic_message(&*p), format!("offered half failed {i}"));
+        }
+        // The pool still works afterwards.
+        assert_eq!(join_offered(|| 1, || 2), (1, 2));
+    }
+
+    #[test]
+    fn join_offered_under_serial_runs_both_here() {
+        let me = std::thread::current().id();
+        let (a, b) = serial(|| join_offered(|| std::thread::current().id(), || std::thread::current().id()));
+        assert_eq!((a, b), (me, me));
     }
 }
