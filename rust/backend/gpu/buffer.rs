@@ -187,25 +187,7 @@ impl GpuValue {
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf.raw(), 0, &staging, 0, size);
         let idx = ctx.queue.submit([enc.finish()]);
-        let (tx, rx) = std::sync::mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        ctx.wait_for(&idx)?;
-        if let Some(e) = ctx.take_errors().into_iter().next() {
-            return Err(Error::Execution(format!("{}: {e}", ctx.repr())));
-        }
-        let mapped = loop {
-            match rx.try_recv() {
-                Ok(r) => break r,
-                Err(std::sync::mpsc::TryRecvError::Empty) => {
-                    ctx.poll();
-                    std::thread::yield_now();
-                }
-                Err(_) => return Err(Error::Execution(format!("{}: readback was dropped", ctx.repr()))),
-            }
-        };
-        mapped.map_err(|e| Error::Execution(format!("{}: reading back failed: {e}", ctx.repr())))?;
+        map_for_read(ctx, &staging, &idx)?;
         if let Some(ev) = &self.event {
             ev.wait(ctx)?;
         }
@@ -226,4 +208,28 @@ impl GpuValue {
         staging.destroy();
         Ok(out)
     }
+}
+
+/// Maps MAP_READ buffer `staging` once submission `idx` (which copies into it) has finished; errors wgpu
+/// reported meanwhile are returned.
+pub fn map_for_read(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionIndex) -> Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_for(idx)?;
+    if let Some(e) = ctx.take_errors().into_iter().next() {
+        return Err(Error::Execution(format!("{}: {e}", ctx.repr())));
+    }
+    let mapped = loop {
+        match rx.try_recv() {
+            Ok(r) => break r,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                ctx.poll();
+                std::thread::yield_now();
+            }
+            Err(_) => return Err(Error::Execution(format!("{}: readback was dropped", ctx.repr()))),
+        }
+    };
+    mapped.map_err(|e| Error::Execution(format!("{}: reading back failed: {e}", ctx.repr())))
 }

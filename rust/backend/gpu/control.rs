@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
 use crate::opt::control_flow::ControlStep;
 
-use super::buffer::{device_bytes, GpuBuffer, GpuEvent, GpuValue};
+use super::buffer::{device_bytes, map_for_read, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
 use super::exec::{compile_sub, dispatch, GpuExecutable};
 use super::loop_kernel::while_shader;
@@ -288,36 +288,16 @@ fn while_encoded(
 
 /// Waits for submission `idx` and reads the first 4 bytes of `staging` (a MAP_READ buffer it copied to).
 fn read_word(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionIndex) -> Result<u32> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait_for(idx)?;
-    if let Some(e) = ctx.take_errors().into_iter().next() {
-        return Err(Error::Execution(format!("{}: {e}", ctx.repr())));
-    }
-    let mapped = loop {
-        match rx.try_recv() {
-            Ok(r) => break r,
-            Err(std::sync::mpsc::TryRecvError::Empty) => {
-                ctx.poll();
-                std::thread::yield_now();
-            }
-            Err(_) => return Err(Error::Execution(format!("{}: predicate readback was dropped", ctx.repr()))),
-        }
-    };
-    mapped.map_err(|e| Error::Execution(format!("{}: reading the predicate back failed: {e}", ctx.repr())))?;
+    map_for_read(ctx, staging, idx)?;
     let word = {
         let view = staging
             .slice(..)
             .get_mapped_range()
             .map_err(|e| Error::Execution(format!("{}: mapping the predicate failed: {e:?}", ctx.repr())))?;
-        let mut w = [0u8; 4];
-        w.copy_from_slice(&view[..4]);
-        u32::from_le_bytes(w)
+        view.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     staging.unmap();
-    Ok(word)
+    word.ok_or_else(|| Error::Execution(format!("{}: predicate read back short", ctx.repr())))
 }
 
 /// A while loop run as one shader (`loop_kernel`): one dispatch, no read back.
