@@ -536,7 +536,7 @@ def _gpu_state():
 GPUS, GPU_REASON = _gpu_state()
 
 
-_GPU_F16 = False   # the GPU backend's float16 support lands in the next commit
+_GPU_F16 = True
 
 
 def _has_f16(d):
@@ -557,7 +557,9 @@ def test_gpu_f16(gi):
     X, Y = jax.device_put(x, d), jax.device_put(y, d)
     assert np.array_equal(np.asarray(X).view(np.uint16), x.view(np.uint16))
     assert_same_f16(X + Y, _np_f16(np.add, x, y))
-    assert_same_f16(jax.jit(lambda a, b: a * b - a)(X, Y), _np_f16(np.subtract, _np_f16(np.multiply, x, y), x))
+    with np.errstate(all="ignore"):   # contracted multiply-subtract: one rounding
+        assert_same_f16(jax.jit(lambda a, b: a * b - a)(X, Y), (x.astype(F32) * y.astype(F32) - x.astype(F32)).astype(F16))
+    assert_same_f16(jax.jit(lambda a, b: (a * b) / a)(X, Y), _np_f16(np.divide, _np_f16(np.multiply, x, y), x))
     assert_same_f16(jax.jit(lambda a: a.astype(F16))(jax.device_put(f32_specials(), d)),
                     f32_specials().astype(F16))
     allb = jax.device_put(ALL_BITS, d)
@@ -575,3 +577,10 @@ def test_gpu_f16(gi):
     a = jax.device_put(np.arange(12, dtype=F16).reshape(3, 4) * F16(0.37), d)
     b = jax.device_put(np.arange(8, dtype=F16).reshape(4, 2) - F16(2.6), d)
     assert bits(a @ b) == [[17559, 18127], [18165, 19340], [18602, 19929]]
+    # the kernels run as float16 shaders on the device (not on the host)
+    import cranax.interpreters.lowering as lowering
+    f = lambda p, q: jnp.tanh(p) * q
+    closed = jax.make_jaxpr(f)(X, Y)
+    shaders = _core.gpu_shaders(_core.compile(lowering.lower_jaxpr(closed, "f16k")), d)
+    assert shaders and all(s.startswith("enable f16;") for s in shaders), shaders
+    assert ulps16(np.asarray(jax.jit(f)(X, Y)), np.asarray(f(jnp.asarray(x), jnp.asarray(y)))).max() <= 1

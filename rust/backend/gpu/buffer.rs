@@ -91,7 +91,14 @@ pub fn check_dtype(ctx: &GpuContext, dt: DType, what: &str) -> Result<()> {
             ctx.repr(),
             ctx.info.name
         ))),
-        DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::F16 => Err(Error::Arguments(format!(
+        DType::F16 if ctx.features.contains(wgpu::Features::SHADER_F16) => Ok(()),
+        DType::F16 => Err(Error::Arguments(format!(
+            "float16 is not supported on {} ({}): the adapter lacks the shader-f16 feature ({what}); use the \
+             CPU device",
+            ctx.repr(),
+            ctx.info.name
+        ))),
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 => Err(Error::Arguments(format!(
             "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
              ({what}); use the CPU device",
             dt.numpy_name(),
