@@ -238,3 +238,67 @@ fn widen_lit(s: Scalar) -> Scalar {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{ReduceOp, UnaryOp};
+
+    fn v(i: VarId) -> Atom {
+        Atom::Var(i)
+    }
+    fn h(shape: &[usize]) -> Aval {
+        Aval::new(F16, shape.to_vec())
+    }
+    fn eqn(prim: Prim, inputs: Vec<Atom>, out: VarId, a: Aval) -> Eqn {
+        Eqn { prim, inputs, outputs: vec![(out, a)] }
+    }
+
+    /// exp, a contracted multiply-add and a sum: every arithmetic equation computes in f32, float16 appears
+    /// only in conversions, the reshape stays float16, and the result verifies with the original signature.
+    #[test]
+    fn rewrites_arithmetic_to_f32() {
+        let p = Program {
+            name: "t".into(),
+            invars: vec![(0, h(&[4])), (1, h(&[4]))],
+            eqns: vec![
+                eqn(Prim::Unary(UnaryOp::Exp), vec![v(0)], 2, h(&[4])),
+                eqn(Prim::Binary(BinaryOp::Mul), vec![v(2), v(1)], 3, h(&[4])),
+                eqn(Prim::Binary(BinaryOp::Add), vec![v(3), Atom::Lit(Scalar::Float(0.5), F16)], 4, h(&[4])),
+                eqn(Prim::Reshape { new_sizes: vec![2, 2] }, vec![v(4)], 5, h(&[2, 2])),
+                eqn(Prim::Reduce { op: ReduceOp::Sum, axes: vec![0, 1] }, vec![v(5)], 6, h(&[])),
+            ],
+            outvars: vec![v(5), v(6)],
+        };
+        let q = run(p).unwrap();
+        crate::ir::verify::verify(&q).unwrap();
+        for e in &q.eqns {
+            match &e.prim {
+                Prim::ConvertElementType { .. } | Prim::Reshape { .. } => {}
+                other => assert!(
+                    e.outputs.iter().all(|(_, a)| a.dtype == F32) && !e.inputs.iter().any(|a| matches!(a, Atom::Lit(_, F16))),
+                    "{other:?} still computes in float16"
+                ),
+            }
+        }
+        // the product feeds only the add: it is not rounded to float16 (one conversion fewer)
+        let downs = q.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { new_dtype: F16 })).count();
+        assert_eq!(downs, 3, "{q:#?}"); // exp, add, sum
+        assert_eq!(crate::ir::control::out_avals(&q).unwrap(), vec![h(&[2, 2]), h(&[])]);
+        // idempotent, and free for programs without float16
+        let q2 = run(q.clone()).unwrap();
+        assert_eq!(q2.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { .. })).count(),
+                   q.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { .. })).count());
+    }
+
+    #[test]
+    fn nextafter_is_unsupported() {
+        let p = Program {
+            name: "t".into(),
+            invars: vec![(0, h(&[2]))],
+            eqns: vec![eqn(Prim::Binary(BinaryOp::NextAfter), vec![v(0), v(0)], 1, h(&[2]))],
+            outvars: vec![v(1)],
+        };
+        assert!(run(p).unwrap_err().to_string().contains("float16"));
+    }
+}
