@@ -203,7 +203,7 @@ def _scalar_buffer(x, aval):
 
 _SHORT = {np.dtype(t): n for t, n in ((np.bool_, "bool"), (np.int8, "i8"), (np.uint8, "u8"),
                                       (np.int16, "i16"), (np.uint16, "u16"), (np.int32, "i32"), (np.uint32, "u32"),
-                                      (np.int64, "i64"), (np.float32, "f32"), (np.float64, "f64"))}
+                                      (np.int64, "i64"), (np.float16, "f16"), (np.float32, "f32"), (np.float64, "f64"))}
 
 
 def _to_buffer(x, aval=None):

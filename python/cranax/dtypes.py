@@ -1,30 +1,35 @@
 """Dtypes and type promotion, mirroring ``jax.dtypes`` and JAX's promotion semantics.
 
 Supported dtypes: ``bool``, ``int8``, ``uint8``, ``int16``, ``uint16``, ``int32``, ``uint32``,
-``float32``, and ``int64`` / ``float64``. The 64-bit ones exist only when ``config.jax_enable_x64`` is
-True; otherwise they canonicalize to their 32-bit counterparts (as in JAX, where
-``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are. Every
-other dtype (complex, object, strings, uint64, float16, bfloat16, ...) raises
+``float16``, ``float32``, and ``int64`` / ``float64``. The 64-bit ones exist only when
+``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit counterparts (as in JAX,
+where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are.
+Every other dtype (complex, object, strings, uint64, bfloat16, ...) raises
 ``TypeError: cranax does not support dtype <name>``.
+
+float16 is stored in 2 bytes and computed as XLA's CPU backend does: each operation runs in float32 and
+rounds its result to float16 (round to nearest even, overflow to inf, subnormals kept); ``sum``/``prod``/
+``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32.
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
 weakly-typed nodes ``i*`` (Python int / weak int) and ``f*`` (Python float / weak float)::
 
     bool -> i* -> {u8, i8};  u8 -> {i16, u16};  u16 -> {i32, u32};  i8 -> i16 -> i32;
-    u32 -> i64;  i32 -> i64;  i64 -> f* -> f32 -> f64
+    u32 -> i64;  i32 -> i64;  i64 -> f* -> f16 -> f32 -> f64
 
 The result of promoting several values is the join (least upper bound) of their nodes. It is weakly
 typed exactly when the join is ``i*`` or ``f*``; a weak result gets the default dtype of its kind
 (int64/float64, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
 Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i8 + 1 -> i8``, ``u8 + i8 -> i16``, ``i32 + 1.5 -> f32 (weak)``,
-``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``.
+``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``, ``f16 + 1.5 -> f16``,
+``f16 + i32 -> f16``, ``f16 + f32 -> f32``.
 """
 import numpy as np
 
 from .config import config
 
 __all__ = [
-    "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32", "float64", "float_", "int_", "uint",
+    "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64", "float_", "int_", "uint",
     "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
@@ -43,6 +48,7 @@ uint16 = np.uint16
 int32 = np.int32
 uint32 = np.uint32
 int64 = np.int64
+float16 = np.float16
 float32 = np.float32
 float64 = np.float64
 # JAX's default (64-bit) scalar types; canonicalize them to get what arrays actually use.
@@ -58,15 +64,16 @@ _U16 = np.dtype(np.uint16)
 _I32 = np.dtype(np.int32)
 _U32 = np.dtype(np.uint32)
 _I64 = np.dtype(np.int64)
+_F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
-supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F32, _F64)
+supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64)
 
 # Python scalar types -> their (uncanonicalized) default dtypes.
 python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64}
 
-_SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F32: "f32", _F64: "f64"}
+_SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F16: "f16", _F32: "f32", _F64: "f64"}
 _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 
 # ----------------------------------------------------------------------------------------------
@@ -110,10 +117,10 @@ def default_uint_dtype():
 # Canonicalization
 # ----------------------------------------------------------------------------------------------
 
-_SMALL_INTS = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16}
+_NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16}
 _CANON = {
-    False: {_BOOL: _BOOL, **_SMALL_INTS, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
-    True: {_BOOL: _BOOL, **_SMALL_INTS, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
+    False: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
+    True: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
 }
 _canon_cache = {False: {}, True: {}}   # dtype-like (hashable) -> canonical np.dtype
 
@@ -252,9 +259,9 @@ def scalar_type_of(x):
 
 # Nodes are small ints (so a pair indexes a flat table).
 (_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64,
- _N_U8, _N_U16, _N_I8, _N_I16) = range(12)
-_NUM_NODES = 12
-_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16"]
+ _N_U8, _N_U16, _N_I8, _N_I16, _N_F16) = range(13)
+_NUM_NODES = 13
+_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16", "f16"]
 _WEAK_NODES = (_N_IW, _N_FW)
 
 # Direct successors (the lattice's edges).
@@ -268,7 +275,8 @@ _EDGES = {
     _N_U32: [_N_I64],
     _N_I32: [_N_I64],
     _N_I64: [_N_FW],
-    _N_FW: [_N_F32],
+    _N_FW: [_N_F16],
+    _N_F16: [_N_F32],
     _N_F32: [_N_F64],
     _N_F64: [],
 }
@@ -305,8 +313,8 @@ def _build_join_table():
 
 _JOIN = _build_join_table()
 
-_STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F32: _N_F32, _F64: _N_F64}
-_WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F32: _N_FW, _F64: _N_FW}
+_STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F16: _N_F16, _F32: _N_F32, _F64: _N_F64}
+_WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F16: _N_FW, _F32: _N_FW, _F64: _N_FW}
 
 # Result of a join, per x64 flag: node -> (dtype, weak).
 _NODE_RESULT = {
@@ -323,6 +331,7 @@ _NODE_RESULT = {
         (_U16, False),
         (_I8, False),
         (_I16, False),
+        (_F16, False),
     ]
     for x64 in (False, True)
 }
@@ -451,7 +460,7 @@ def promote_types(a, b):
 # ----------------------------------------------------------------------------------------------
 
 def short_name(dt):
-    """'f32', 'i32', 'u32', 'i64', 'f64', 'i8', 'u8', 'i16', 'u16' or 'bool' (the form jaxprs print)."""
+    """'f32', 'i32', 'u32', 'i64', 'f64', 'f16', 'i8', 'u8', 'i16', 'u16' or 'bool' (the form jaxprs print)."""
     try:
         return _SHORT_NAMES[dt]
     except (KeyError, TypeError):

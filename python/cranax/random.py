@@ -403,6 +403,12 @@ def _uniform_raw(key, minval, maxval, shape, dtype):
         b = _prng.random_bits32(key, shape)
         fb = lax.bitwise_or(lax.shift_right_logical(b, _prng.u32(32 - 23)), _prng.u32(0x3F800000))
         floats = lax.sub(lax.bitcast_convert_type(fb, dtype), _prng.const(1.0, dtype))
+    elif dtype == np.float16:
+        # JAX's 16-bit random bits (partitionable threefry) are the low half of the 32-bit ones
+        u16 = np.dtype(np.uint16)
+        b = lax.convert_element_type(_prng.random_bits32(key, shape), u16)
+        fb = lax.bitwise_or(lax.shift_right_logical(b, _prng.const(16 - 10, u16)), _prng.const(0x3C00, u16))
+        floats = lax.sub(lax.bitcast_convert_type(fb, dtype), _prng.const(1.0, dtype))
     elif dtype == np.float64:
         i64 = np.dtype(np.int64)
         b = _prng.random_bits64_as_int64(key, shape)
@@ -410,7 +416,7 @@ def _uniform_raw(key, minval, maxval, shape, dtype):
                             _prng.const(0x3FF0000000000000, i64))
         floats = lax.sub(lax.bitcast_convert_type(fb, dtype), _prng.const(1.0, dtype))
     else:
-        raise TypeError(f"uniform only accepts 32- or 64-bit float dtypes, got {dtype}.")
+        raise TypeError(f"uniform only accepts 16-, 32- or 64-bit float dtypes, got {dtype}.")
     if isinstance(maxval, np.generic) and isinstance(minval, np.generic):
         with np.errstate(all="ignore"):
             span = np.subtract(maxval, minval)

@@ -20,6 +20,8 @@ pub enum DType {
     U32,
     #[serde(rename = "i64")]
     I64,
+    #[serde(rename = "f16")]
+    F16,
     #[serde(rename = "f32")]
     F32,
     #[serde(rename = "f64")]
@@ -31,13 +33,13 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
-            DType::I16 | DType::U16 => 2,
+            DType::I16 | DType::U16 | DType::F16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
     }
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::F32 | DType::F64)
     }
     pub fn is_int(self) -> bool {
         matches!(self, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64)
@@ -89,6 +91,7 @@ impl DType {
             DType::I32 => "int32",
             DType::U32 => "uint32",
             DType::I64 => "int64",
+            DType::F16 => "float16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -104,6 +107,7 @@ impl DType {
             DType::I32 => "i32",
             DType::U32 => "u32",
             DType::I64 => "i64",
+            DType::F16 => "f16",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
@@ -118,6 +122,7 @@ impl DType {
             "i32" => DType::I32,
             "u32" => DType::U32,
             "i64" => DType::I64,
+            "f16" => DType::F16,
             "f32" => DType::F32,
             "f64" => DType::F64,
             _ => return None,
@@ -149,6 +154,7 @@ impl Scalar {
                 Scalar::Int(i) => i != 0,
                 Scalar::Float(f) => f != 0.0,
             }),
+            DType::F16 => Scalar::Float(round_to_f16(as_f)),
             DType::F32 => Scalar::Float(as_f as f32 as f64),
             DType::F64 => Scalar::Float(as_f),
             DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64 => {
@@ -169,5 +175,92 @@ impl Scalar {
                 Scalar::Int(dtype.wrap_int(i))
             }
         }
+    }
+}
+
+/// The IEEE binary16 bits nearest to `x` (round to nearest, ties to even; magnitudes from 65520 up become
+/// infinity; NaN becomes the quiet NaN 0x7e00 with `x`'s sign). A single rounding from f64.
+pub fn f64_to_f16_bits(x: f64) -> u16 {
+    let sign = ((x.to_bits() >> 48) & 0x8000) as u16;
+    let a = x.abs();
+    if a.is_nan() {
+        return sign | 0x7e00;
+    }
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < 6.103515625e-5 {
+        // Subnormal (or zero): multiples of 2^-24; 1024 * 2^-24 rounds up to the smallest normal.
+        let m = (a * 16777216.0).round_ties_even();
+        return sign | m as u16;
+    }
+    // Normal: a = 2^e * q / 1024 with q in [1024, 2048); scaling by a power of two is exact.
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let q = (a * 2f64.powi(10 - e)).round_ties_even() as u32;
+    // q == 2048 carries into the exponent, as it should.
+    sign | ((((e + 15) as u32) << 10) + (q - 1024)) as u16
+}
+
+/// `f64_to_f16_bits` for an f32 (exact widening first, so one rounding).
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    f64_to_f16_bits(x as f64)
+}
+
+/// The value of binary16 bits `h` as an f32 (exact: subnormals, infinities and NaN payloads kept).
+pub fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
+    let e = ((h >> 10) & 0x1f) as u32;
+    let m = (h & 0x3ff) as u32;
+    let mag = match e {
+        0 => (m as f32 * 5.960_464_5e-8).to_bits(), // m * 2^-24, exact
+        31 => 0x7f80_0000 | (m << 13),
+        _ => ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(sign | mag)
+}
+
+/// `x` rounded to the nearest float16 value (as an f64).
+pub fn round_to_f16(x: f64) -> f64 {
+    f16_bits_to_f32(f64_to_f16_bits(x)) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_round_trip_all_bits() {
+        for h in 0..=u16::MAX {
+            let f = f16_bits_to_f32(h);
+            if f.is_nan() {
+                assert_eq!(f32_to_f16_bits(f) & 0x7e00, 0x7e00, "{h:#x}");
+            } else {
+                assert_eq!(f32_to_f16_bits(f), h, "{h:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn f16_rounding() {
+        assert_eq!(f32_to_f16_bits(1.0), 0x3c00);
+        assert_eq!(f32_to_f16_bits(65504.0), 0x7bff);
+        assert_eq!(f32_to_f16_bits(65519.99), 0x7bff);
+        assert_eq!(f32_to_f16_bits(65520.0), 0x7c00);
+        assert_eq!(f32_to_f16_bits(-1e10), 0xfc00);
+        assert_eq!(f32_to_f16_bits(f32::INFINITY), 0x7c00);
+        assert_eq!(f32_to_f16_bits(5.960_464_5e-8), 0x0001);
+        assert_eq!(f32_to_f16_bits(2.980_232_2e-8), 0x0000); // tie at 2^-25 -> even (0)
+        assert_eq!(f32_to_f16_bits(2.980_233e-8), 0x0001);
+        assert_eq!(f32_to_f16_bits(-0.0), 0x8000);
+        // ties to even in the normal range: 1 + 2^-11 -> 1, 1 + 3*2^-11 -> 1 + 2^-9
+        assert_eq!(f32_to_f16_bits(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        // subnormal to normal carry
+        assert_eq!(f64_to_f16_bits(6.1035e-5), 0x0400);
+        assert_eq!(f32_to_f16_bits(f32::NAN) & 0x7fff, 0x7e00);
+        assert_eq!(Scalar::Float(0.1).cast(DType::F16), Scalar::Float(0.0999755859375));
+        // f64 rounds once (no double rounding through f32)
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f64_to_f16_bits(x), 0x3c01);
     }
 }

@@ -117,7 +117,11 @@ fn literal_value(v: &Value, dt: DType, ctx: Ctx, field: &str) -> Result<Scalar> 
             },
             other => return Err(bad(kind(other).to_string())),
         };
-        return Ok(Scalar::Float(if dt == DType::F32 { f as f32 as f64 } else { f }));
+        return Ok(Scalar::Float(match dt {
+            DType::F32 => f as f32 as f64,
+            DType::F16 => crate::ir::dtype::round_to_f16(f),
+            _ => f,
+        }));
     }
     if dt == DType::Bool {
         return match v {
@@ -470,7 +474,7 @@ mod tests {
             (r#"{"invars":[],"eqns":[],"outvars":[]"#, "invalid JSON"),
             (r#"{"eqns":[],"outvars":[]}"#, "\"invars\": missing"),
             (r#"{"invars":[[0,"f32",[-1]]],"eqns":[],"outvars":[]}"#, "non-negative"),
-            (r#"{"invars":[[0,"f16",[1]]],"eqns":[],"outvars":[]}"#, "unknown dtype"),
+            (r#"{"invars":[[0,"bf16",[1]]],"eqns":[],"outvars":[]}"#, "unknown dtype"),
             (r#"{"invars":[[0,"f32",[99999999999999999999999]]],"eqns":[],"outvars":[]}"#, "field \"invars\""),
             (r#"{"invars":[[0,"f32",[1]]],"eqns":[{"prim":"frob","in":[0],"out":[]}],"outvars":[]}"#, "equation 0"),
             (r#"{"invars":[],"eqns":[{"prim":"neg","in":[0]}],"outvars":[]}"#, "equation 0 (neg): field \"out\""),

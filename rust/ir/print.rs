@@ -18,6 +18,18 @@ pub fn var_name(mut n: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
+/// The shortest scientific form (`{:e}`) whose value rounds back to the same float16 as `f`.
+fn f16_shortest(f: f64) -> String {
+    let bits = crate::ir::dtype::f64_to_f16_bits(f);
+    for prec in 0..5 {
+        let s = format!("{:.*e}", prec, f);
+        if s.parse::<f64>().ok().map(crate::ir::dtype::f64_to_f16_bits) == Some(bits) {
+            return s;
+        }
+    }
+    format!("{:e}", f)
+}
+
 /// Python's `repr` of a float (shortest round-trip digits; scientific below 1e-4 and from 1e16), taking
 /// the shortest digits of the value in `dtype`'s precision.
 pub fn py_float(f: f64, dtype: DType) -> String {
@@ -27,7 +39,11 @@ pub fn py_float(f: f64, dtype: DType) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    let e = if dtype == DType::F32 { format!("{:e}", f as f32) } else { format!("{:e}", f) };
+    let e = match dtype {
+        DType::F32 => format!("{:e}", f as f32),
+        DType::F16 => f16_shortest(f),
+        _ => format!("{:e}", f),
+    };
     // e looks like "-1.2345e-7" or "1e0"
     let (mant, exp) = match e.split_once('e') {
         Some((m, x)) => (m.to_string(), x.parse::<i32>().unwrap_or(0)),

@@ -236,7 +236,11 @@ fn int_binary(op: BinaryOp, a: i64, b: i64, d: DType) -> Option<i64> {
 }
 
 fn float_result(x: f64, d: DType) -> Option<Scalar> {
-    let x = if d == DType::F32 { x as f32 as f64 } else { x };
+    let x = match d {
+        DType::F32 => x as f32 as f64,
+        DType::F16 => crate::ir::dtype::round_to_f16(x),
+        _ => x,
+    };
     let sub = if d == DType::F32 { (x as f32).is_subnormal() } else { x.is_subnormal() };
     if sub {
         None
@@ -319,6 +323,7 @@ fn compare(op: CompareOp, a: Scalar, b: Scalar, d: DType) -> bool {
 
 fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
     let bits: u64 = match from {
+        DType::F16 => crate::ir::dtype::f64_to_f16_bits(as_f(s)) as u64,
         DType::F32 => (as_f(s) as f32).to_bits() as u64,
         DType::F64 => as_f(s).to_bits(),
         DType::I32 | DType::U32 => as_i(s) as u32 as u64,
@@ -328,6 +333,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
         DType::Bool => return None,
     };
     Some(match to {
+        DType::F16 => Scalar::Float(crate::ir::dtype::f16_bits_to_f32(bits as u16) as f64),
         DType::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
         DType::F64 => Scalar::Float(f64::from_bits(bits)),
         DType::I32 => Scalar::Int(bits as u32 as i32 as i64),
@@ -350,6 +356,26 @@ fn subnormal_input(args: &[(Scalar, DType)]) -> bool {
 /// not be folded.
 pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar> {
     if subnormal_input(args) {
+        return None;
+    }
+    // float16 arithmetic is rewritten to float32 (`opt::f16`) before folding; only conversions and
+    // data movement of float16 values are folded here.
+    let f16 = out == DType::F16 || args.iter().any(|(_, d)| *d == DType::F16);
+    let moves = matches!(
+        prim,
+        Prim::ConvertElementType { .. }
+            | Prim::BitcastConvertType { .. }
+            | Prim::SelectN
+            | Prim::BroadcastInDim { .. }
+            | Prim::Reshape { .. }
+            | Prim::Squeeze { .. }
+            | Prim::ExpandDims { .. }
+            | Prim::Transpose { .. }
+            | Prim::Slice { .. }
+            | Prim::Rev { .. }
+            | Prim::Copy
+    );
+    if f16 && !moves {
         return None;
     }
     let arg = |i: usize| args.get(i).copied();
@@ -415,6 +441,8 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
         Prim::BitcastConvertType { new_dtype } => {
             let (x, d) = arg(0)?;
             match bitcast(x, d, *new_dtype)? {
+                // a NaN payload does not survive a literal (kept as f64): leave it to the backend
+                Scalar::Float(f) if *new_dtype == DType::F16 && f.is_nan() => None,
                 Scalar::Float(f) if f.is_subnormal() || (*new_dtype == DType::F32 && (f as f32).is_subnormal()) => None,
                 other => Some(other),
             }

@@ -9,16 +9,18 @@ pub mod control_flow;
 pub mod dot_fold;
 pub mod scan_hoist;
 pub mod transpose_copy;
+pub mod f16;
 
 pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 
 use crate::error::{Error, Result};
 use crate::ir::Program;
 
-/// Runs the pass pipeline on a verified program: simplify → const_fold → CSE → DCE, repeated (at most
+/// Runs the pass pipeline on a verified program: float16 legalization (`f16`) first, then simplify → const_fold → CSE → DCE, repeated (at most
 /// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
+    let p = f16::run(p)?;
     let mut p = dot_fold::run(scan_hoist::run(p));
     for _ in 0..4 {
         let before = p.eqns.len();

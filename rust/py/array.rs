@@ -39,6 +39,7 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
             "int32" => Some(DType::I32),
             "uint32" => Some(DType::U32),
             "int64" => Some(DType::I64),
+            "float16" => Some(DType::F16),
             "float32" => Some(DType::F32),
             "float64" => Some(DType::F64),
             _ => None,
@@ -101,11 +102,12 @@ impl DeviceArray {
             (b'i', 4) => DType::I32,
             (b'i', 8) => DType::I64,
             (b'u', 4) => DType::U32,
+            (b'f', 2) => DType::F16,
             (b'f', 4) => DType::F32,
             (b'f', 8) => DType::F64,
             _ => {
                 return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float32 or float64)",
+                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, float32 or float64)",
                     descr.str()?
                 )))
             }
@@ -144,7 +146,7 @@ impl DeviceArray {
             DType::I32 => Scalar::Int(value.extract::<i32>()? as i64),
             DType::U32 => Scalar::Int(value.extract::<u32>()? as i64),
             DType::I64 => Scalar::Int(value.extract::<i64>()?),
-            DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
+            DType::F16 | DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
         };
         let bytes: Vec<u8> = match (dt, s.cast(dt)) {
             (DType::Bool, Scalar::Bool(b)) => vec![b as u8],
@@ -153,9 +155,12 @@ impl DeviceArray {
             (DType::I32, Scalar::Int(i)) => (i as i32).to_le_bytes().to_vec(),
             (DType::U32, Scalar::Int(i)) => (i as u32).to_le_bytes().to_vec(),
             (DType::I64, Scalar::Int(i)) => i.to_le_bytes().to_vec(),
+            (DType::F16, Scalar::Float(f)) => crate::ir::dtype::f64_to_f16_bits(f).to_le_bytes().to_vec(),
             (DType::F32, Scalar::Float(f)) => (f as f32).to_le_bytes().to_vec(),
             (DType::F64, Scalar::Float(f)) => f.to_le_bytes().to_vec(),
-            _ => unreachable!("cast gives the dtype's scalar kind"),
+            (dt, s) => {
+                return Err(PyTypeError::new_err(format!("cannot make a {} scalar from {s:?}", dt.numpy_name())))
+            }
         };
         Ok(DeviceArray::new(Value::Ready(Buffer::from_bytes(&Aval::scalar(dt), &bytes)?)))
     }
@@ -172,6 +177,8 @@ impl DeviceArray {
             DType::I32 => to_numpy_typed::<i32>(py, &b),
             DType::U32 => to_numpy_typed::<u32>(py, &b),
             DType::I64 => to_numpy_typed::<i64>(py, &b),
+            // float16: the bits as uint16, viewed as NumPy's float16
+            DType::F16 => to_numpy_typed::<u16>(py, &b).call_method1("view", ("float16",))?,
             DType::F32 => to_numpy_typed::<f32>(py, &b),
             DType::F64 => to_numpy_typed::<f64>(py, &b),
         })

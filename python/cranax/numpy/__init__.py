@@ -54,7 +54,8 @@ int8 = _scalar_type(_np.int8)
 uint8 = _scalar_type(_np.uint8)
 int16 = _scalar_type(_np.int16)
 uint16 = _scalar_type(_np.uint16)
-uint64, float16 = _np.uint64, _np.float16
+float16 = _scalar_type(_np.float16)
+uint64 = _np.uint64
 complex64, complex128 = _np.complex64, _np.complex128
 dtype = _np.dtype
 pi = _np.pi
@@ -352,7 +353,7 @@ def _convert(x, dt, weak):
 
 def _to_inexact(dt, weak):
     """JAX's ``to_inexact_dtype``: integers up to 32 bits become float32 even under x64, 64-bit ones
-    float64 (JAX gives float16 for 8-bit ints; cranax has no float16 and uses float32). A weakly typed int
+    float64 (8-bit ints included, as in JAX). A weakly typed int
     becomes the default float."""
     if weak:
         return _dtypes.canonicalize_dtype(float_)
@@ -856,7 +857,11 @@ def _promote_integer_dtype(dt):
     return dt
 
 
-def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
+_F16 = _np.dtype(_np.float16)
+_F32 = _np.dtype(_np.float32)
+
+
+def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False, upcast_f16=False):
     def op(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
@@ -871,8 +876,13 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
             a = _where(where, a, fill)
         av = get_aval(a)
         axes = _canon_axes(axis, av.ndim, name)
+        result_dtype = None
         if dtype is not None:
             a = astype(a, dtype)
+        elif upcast_f16 and av.dtype == _F16:
+            # JAX's upcast_f16_for_computation: accumulate in float32, round once at the end
+            a = astype(a, _F32)
+            result_dtype = _F16
         elif upcast_bool:
             up = _promote_integer_dtype(av.dtype)
             if up != av.dtype:
@@ -882,7 +892,8 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False):
         r = prim_fn(a, axes)
         if initial is not None:
             r = _binary_combine(name, r, initial)
-        return _keep(r, axes, av.shape, keepdims)
+        r = _keep(r, axes, av.shape, keepdims)
+        return r if result_dtype is None else astype(r, result_dtype)
     op.__name__ = name
     op.__doc__ = (f"``{name}`` over ``axis`` (None: all; int or tuple), with ``keepdims``. Mirrors "
                   f"``jax.numpy.{name}``.")
@@ -911,8 +922,8 @@ def _prod_prim(a, axes):
     return lax.reduce_prod(a, axes)
 
 
-sum = _reduction("sum", _sum_prim, identity=0, upcast_bool=True)
-prod = _reduction("prod", _prod_prim, identity=1, upcast_bool=True)
+sum = _reduction("sum", _sum_prim, identity=0, upcast_bool=True, upcast_f16=True)
+prod = _reduction("prod", _prod_prim, identity=1, upcast_bool=True, upcast_f16=True)
 max = _reduction("max", lax.reduce_max)
 min = _reduction("min", lax.reduce_min)
 amax = max
@@ -947,6 +958,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     n = 1
     for i in axes:
         n *= av.shape[i]
+    if dtype is None and av.dtype == _F16:
+        # JAX computes the mean of float16 in float32 and rounds once
+        return astype(mean(astype(a, _F32), axes, keepdims=keepdims), _F16)
     if dtype is None:
         dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.floating) else _to_inexact(av.dtype, av.weak_type)
     s = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
@@ -960,6 +974,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         ddof = correction
     (a,) = _promote("var", a, to_float=True)
     av = get_aval(a)
+    if dtype is None and av.dtype == _F16:
+        # JAX's _var_promote_types: float16 is computed in float32 and rounded once
+        return astype(var(astype(a, _F32), axis, ddof=ddof, keepdims=keepdims), _F16)
     axes = _canon_axes(axis, av.ndim, "var")
     n = 1
     for i in axes:

@@ -2,6 +2,9 @@
 //! held as: bool → i8 (0/1), i8/u8 → i8, i16/u16 → i16, i32/u32 → i32, i64 → i64, f32 → f32, f64 → f64.
 //! The 8/16-bit integers compute in their own Cranelift width (so arithmetic wraps by construction);
 //! conversions to and from floats go through i32 (x86-64 has no narrow float conversions).
+//! float16 values are held as their bits in an i16: only loads, stores, selects, bitcasts and conversions
+//! see them (`opt::f16` rewrites float16 arithmetic to float32); conversions to and from f32 are exact
+//! integer bit manipulation (round to nearest even, overflow to infinity, subnormals, NaN).
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -16,7 +19,7 @@ use super::math::{binary_math, emit_math, Imports, MathFn};
 pub fn cl_type(dt: DType) -> Type {
     match dt {
         DType::Bool | DType::I8 | DType::U8 => types::I8,
-        DType::I16 | DType::U16 => types::I16,
+        DType::I16 | DType::U16 | DType::F16 => types::I16,
         DType::I32 | DType::U32 => types::I32,
         DType::I64 => types::I64,
         DType::F32 => types::F32,
@@ -42,7 +45,9 @@ pub fn trusted() -> MemFlagsData {
 
 /// A float constant of float dtype `dt`.
 pub fn fconst(b: &mut FunctionBuilder, dt: DType, v: f64) -> Value {
-    if dt == DType::F32 {
+    if dt == DType::F16 {
+        iconst(b, types::I16, crate::ir::dtype::f64_to_f16_bits(v) as i64)
+    } else if dt == DType::F32 {
         b.ins().f32const(v as f32)
     } else {
         b.ins().f64const(v)
@@ -118,6 +123,9 @@ pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
         return x;
     }
     let tty = cl_type(to);
+    if from == F16 || to == F16 {
+        return convert_f16(b, from, to, x);
+    }
     if from.is_narrow_int() || to.is_narrow_int() {
         return convert_narrow(b, from, to, x);
     }
@@ -188,6 +196,92 @@ fn convert_narrow(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> 
         std::cmp::Ordering::Greater if from.is_signed_int() => b.ins().sextend(tty, x),
         std::cmp::Ordering::Greater => b.ins().uextend(tty, x),
     }
+}
+
+/// `convert` where either side is float16: through f32 (float16 → f32 is exact; f64 → float16 rounds once,
+/// through a round-to-odd f32; integers reach f32 exactly wherever the float16 result is finite).
+fn convert_f16(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    if from == DType::F16 {
+        let f = f16_to_f32(b, x);
+        return convert(b, DType::F32, to, f);
+    }
+    let f = match from {
+        DType::F32 => x,
+        DType::F64 => f64_to_f32_odd(b, x),
+        _ => convert(b, from, DType::F32, x),
+    };
+    f32_to_f16(b, f)
+}
+
+/// float16 bits (i16) → f32, exactly: normals rebias the exponent, infinities and NaNs keep their payload,
+/// subnormals are `m * 2^-24` (exact in f32).
+pub fn f16_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
+    let h = b.ins().uextend(types::I32, h);
+    let em = b.ins().band_imm_u(h, 0x7fff);
+    let sign = b.ins().band_imm_u(h, 0x8000);
+    let sign = b.ins().ishl_imm_u(sign, 16);
+    let sh = b.ins().ishl_imm_u(em, 13);
+    let normal = b.ins().iadd_imm_s(sh, 0x3800_0000);
+    let infnan = b.ins().bor_imm_u(sh, 0x7f80_0000);
+    let mf = b.ins().fcvt_from_sint(types::F32, em);
+    let scale = b.ins().f32const(5.960_464_5e-8); // 2^-24
+    let sub = b.ins().fmul(mf, scale);
+    let sub = b.ins().bitcast(types::I32, MemFlagsData::new(), sub);
+    let is_sub = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, em, 0x400);
+    let is_big = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, em, 0x7c00);
+    let r = b.ins().select(is_sub, sub, normal);
+    let r = b.ins().select(is_big, infnan, r);
+    let r = b.ins().bor(r, sign);
+    b.ins().bitcast(types::F32, MemFlagsData::new(), r)
+}
+
+/// f32 → float16 bits (i16), round to nearest even; magnitudes from 65520 up become infinity, NaN the
+/// quiet NaN 0x7e00 (sign kept), results below 2^-14 subnormal.
+pub fn f32_to_f16(b: &mut FunctionBuilder, x: Value) -> Value {
+    let u = b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+    let sign = b.ins().band_imm_u(u, 0x8000_0000i64);
+    let a = b.ins().bxor(u, sign);
+    // NaN → 0x7e00, ±inf and overflow → 0x7c00
+    let is_nan = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let qnan = iconst(b, types::I32, 0x7e00);
+    let inf = iconst(b, types::I32, 0x7c00);
+    let infnan = b.ins().select(is_nan, qnan, inf);
+    // subnormal results: adding 0.5 aligns the 10 result bits at the bottom (the add rounds to even)
+    let af = b.ins().bitcast(types::F32, MemFlagsData::new(), a);
+    let magic = b.ins().f32const(0.5);
+    let s = b.ins().fadd(af, magic);
+    let s = b.ins().bitcast(types::I32, MemFlagsData::new(), s);
+    let sub = b.ins().iadd_imm_s(s, -(126i64 << 23));
+    // normal results: rebias, add 0xfff plus the kept mantissa's lowest bit (ties to even), shift
+    let odd = b.ins().ushr_imm_u(a, 13);
+    let odd = b.ins().band_imm_u(odd, 1);
+    let t = b.ins().iadd_imm_s(a, ((15i64 - 127) << 23) + 0xfff);
+    let t = b.ins().iadd(t, odd);
+    let normal = b.ins().ushr_imm_u(t, 13);
+    let is_sub = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 113 << 23);
+    let is_big = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, a, 143 << 23);
+    let r = b.ins().select(is_sub, sub, normal);
+    let r = b.ins().select(is_big, infnan, r);
+    let sign = b.ins().ushr_imm_u(sign, 16);
+    let r = b.ins().bor(r, sign);
+    b.ins().ireduce(types::I16, r)
+}
+
+/// f64 → f32 rounded to odd (truncate, then set the lowest bit when inexact), so that rounding the result
+/// to float16 equals rounding the f64 once.
+fn f64_to_f32_odd(b: &mut FunctionBuilder, x: Value) -> Value {
+    let r = b.ins().fdemote(types::F32, x);
+    let back = b.ins().fpromote(types::F64, r);
+    let inexact = b.ins().fcmp(FloatCC::OrderedNotEqual, back, x);
+    let ab = b.ins().fabs(back);
+    let ax = b.ins().fabs(x);
+    let up = b.ins().fcmp(FloatCC::GreaterThan, ab, ax);
+    let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), r);
+    let down = b.ins().iadd_imm_s(bits, -1);
+    let t = b.ins().select(up, down, bits);
+    let t = b.ins().bor_imm_u(t, 1);
+    let bits = b.ins().select(inexact, t, bits);
+    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
 }
 
 /// Half away from zero: trunc(x) + copysign(1, x) when |x - trunc(x)| >= 0.5.

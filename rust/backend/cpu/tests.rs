@@ -1679,3 +1679,96 @@ fn binop_cmp<T: Elem>(op: CompareOp, x: &[T], y: &[T]) -> Vec<bool> {
     );
     read(&run_plan(&p, &[buf(&[n], x), buf(&[n], y)])[0])
 }
+
+/// float16 bits in tests (the backend holds them in an i16).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct H(u16);
+impl Elem for H {
+    const DT: DType = DType::F16;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_le_bytes())
+    }
+    fn get(b: &[u8]) -> Self {
+        H(u16::from_le_bytes(b.try_into().unwrap()))
+    }
+}
+
+/// The generated float16 conversions agree with the reference ones (`ir::dtype`) bit for bit: every float16
+/// to f32/f64/i32/bool, and f32/f64/i32/u32/i64 to float16 over boundaries, ties, subnormals and random bits.
+#[test]
+fn f16_conversions() {
+    use crate::ir::dtype::{f16_bits_to_f32, f32_to_f16_bits, f64_to_f16_bits};
+    let all: Vec<H> = (0..=u16::MAX).map(H).collect();
+    let f = convert::<H, f32>(&all);
+    let want: Vec<f32> = (0..=u16::MAX).map(f16_bits_to_f32).collect();
+    same_f32(&f, &want);
+    let d = convert::<H, f64>(&all);
+    assert!(d.iter().zip(&want).all(|(a, b)| a.to_bits() == (*b as f64).to_bits() || (a.is_nan() && b.is_nan())));
+    let i = convert::<H, i32>(&all);
+    assert!(i.iter().zip(&want).all(|(a, b)| *a == *b as i32));
+    let bo = convert::<H, bool>(&all);
+    assert!(bo.iter().zip(&want).all(|(a, b)| *a == (*b != 0.0)));
+    let back = convert::<f32, H>(&want);
+    for (h, b) in back.iter().enumerate() {
+        if want[h].is_nan() {
+            assert_eq!(b.0 & 0x7e00, 0x7e00);
+        } else {
+            assert_eq!(b.0, h as u16, "{h:#x}");
+        }
+    }
+    let mut xs: Vec<f32> = vec![
+        65504.0, 65519.99, 65520.0, 1e10, f32::INFINITY, -f32::INFINITY, 2f32.powi(-25), 2f32.powi(-25) * 1.0000001,
+        3.0 * 2f32.powi(-25), 2f32.powi(-14) * (1.0 - 2f32.powi(-12)), 1.0 + 2f32.powi(-11), 1.0 + 3.0 * 2f32.powi(-11),
+        1e-40, -0.0, 0.1,
+    ];
+    let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..200_000 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        xs.push(f32::from_bits(s as u32));
+        xs.push(((s >> 32) as u32 as f32 / u32::MAX as f32 - 0.5) * 140_000.0 * 2f32.powi(-((s % 30) as i32)));
+    }
+    let got = convert::<f32, H>(&xs);
+    for (x, g) in xs.iter().zip(&got) {
+        if x.is_nan() {
+            assert_eq!(g.0 & 0x7fff, 0x7e00, "{x}");
+        } else {
+            assert_eq!(g.0, f32_to_f16_bits(*x), "{x:e}");
+        }
+    }
+    let ds: Vec<f64> = xs.iter().map(|&x| x as f64 * (1.0 + 2f64.powi(-30))).chain([1.0 + 2f64.powi(-11) + 2f64.powi(-40), 1e300, -1e-300]).collect();
+    let got = convert::<f64, H>(&ds);
+    for (x, g) in ds.iter().zip(&got) {
+        if x.is_nan() {
+            assert_eq!(g.0 & 0x7fff, 0x7e00);
+        } else {
+            assert_eq!(g.0, f64_to_f16_bits(*x), "{x:e}");
+        }
+    }
+    let ints: Vec<i32> = vec![0, 1, -1, 2049, 2051, 65504, 65519, 65520, 70000, -70000, i32::MIN, i32::MAX];
+    let got = convert::<i32, H>(&ints);
+    assert!(ints.iter().zip(&got).all(|(i, g)| g.0 == f64_to_f16_bits(*i as f64)));
+    let u: Vec<u32> = vec![0, 65519, 65520, u32::MAX];
+    assert!(u.iter().zip(&convert::<u32, H>(&u)).all(|(i, g)| g.0 == f64_to_f16_bits(*i as f64)));
+    let l: Vec<i64> = vec![i64::MIN, -65519, 3, i64::MAX];
+    assert!(l.iter().zip(&convert::<i64, H>(&l)).all(|(i, g)| g.0 == f64_to_f16_bits(*i as f64)));
+}
+
+/// A kernel doing float16 arithmetic (not legalized) is refused by the plan validator, not miscompiled.
+#[test]
+fn f16_arithmetic_is_refused() {
+    let p = plan1(
+        vec![Aval::new(DType::F16, vec![2])],
+        vec![2],
+        vec![],
+        vec![kin(0, DType::F16, vec![1])],
+        vec![load(0, DType::F16), ins(KOp::Binary { op: BinaryOp::Add, a: 0, b: 0 }, DType::F16)],
+        vec![(Aval::new(DType::F16, vec![2]), 1, OutputKind::Store)],
+    );
+    let e = match compile(&p) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("compiled float16 arithmetic"),
+    };
+    assert!(e.contains("float16"), "{e}");
+}

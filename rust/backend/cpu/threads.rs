@@ -281,6 +281,17 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
             Max | Min => go!(f32, |a: f32, b: f32| fmax64(a as f64, b as f64, op == Max) as f32),
             And | Or => {}
         },
+        DType::F16 => {
+            // Never reached by a legalized plan (float16 reductions run in f32); kept total.
+            use crate::backend::cpu::library::{Elem, F16};
+            match op {
+                Sum => go!(F16, |a: F16, b: F16| a.eadd(b)),
+                Prod => go!(F16, |a: F16, b: F16| a.emul(b)),
+                Max => go!(F16, |a: F16, b: F16| a.emax(b)),
+                Min => go!(F16, |a: F16, b: F16| a.emin(b)),
+                And | Or => {}
+            }
+        }
         DType::F64 => match op {
             Sum => go!(f64, |a: f64, b: f64| a + b),
             Prod => go!(f64, |a: f64, b: f64| a * b),

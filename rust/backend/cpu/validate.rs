@@ -131,6 +131,9 @@ fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
             }
         }
     }
+    if let Some(at) = k.f16_arithmetic() {
+        return Err(bad(format!("float16 arithmetic at {at} (it should have been rewritten to float32)")));
+    }
     for (i, ins) in k.body.iter().enumerate() {
         let dt_of = |j: usize| -> Result<DType> {
             if j < i { Ok(k.body[j].dtype) } else { Err(bad(format!("instruction {i} uses %{j}, not an earlier instruction"))) }

@@ -94,6 +94,13 @@ pub fn check_dtype(ctx: &GpuContext, dt: DType, what: &str) -> Result<()> {
             ctx.info.name,
             if dt == DType::F64 { "float64" } else { "int64" }
         ))),
+        DType::F16 if ctx.features.contains(wgpu::Features::SHADER_F16) => Ok(()),
+        DType::F16 => Err(Error::Arguments(format!(
+            "float16 is not supported on {} ({}): the adapter lacks the shader-f16 feature ({what}); use the \
+             CPU device",
+            ctx.repr(),
+            ctx.info.name
+        ))),
         DType::I8 | DType::U8 | DType::I16 | DType::U16 => Err(Error::Arguments(format!(
             "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
              ({what}); use the CPU device",

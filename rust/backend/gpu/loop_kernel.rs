@@ -151,6 +151,9 @@ pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_grou
         return Ok(None);
     }
     let mut src = String::new();
+    if [cond, body].iter().any(|p| p.slots.iter().any(|a| a.dtype == DType::F16)) {
+        let _ = writeln!(src, "enable f16;");
+    }
     let _ = writeln!(src, "// cranax while loop in one kernel ({n} points, {n_carry} carries)");
     src.push_str(&helper_source(&helpers));
     src.push_str(&decl);

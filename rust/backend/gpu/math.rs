@@ -19,7 +19,7 @@ use crate::ir::UnaryOp;
 pub enum Helper {
     IsNan, FMax, FMin, SignF, RoundAway, ClampNan,
     DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
-    F32ToI32, F32ToU32, NextAfterF32,
+    F32ToI32, F32ToU32, NextAfterF32, F16ToF32, F32ToF16,
     Pow2i, Scale2, ExpReduce, Expm1Poly,
     Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
     Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt,
@@ -66,6 +66,7 @@ impl Helper {
             ClampNan => "clamp_nan",
             DivI32 => "div_i32", DivU32 => "div_u32", RemI32 => "rem_i32", RemU32 => "rem_u32", FmodF32 => "fmod_f32",
             IPowI32 => "ipow_i32", IPowU32 => "ipow_u32", F32ToI32 => "f32_to_i32", F32ToU32 => "f32_to_u32",
+            F16ToF32 => "f16_to_f32", F32ToF16 => "f32_to_f16",
             NextAfterF32 => "nextafter_f32", Pow2i => "pow2i", Scale2 => "scale2", ExpReduce => "exp_reduce",
             Expm1Poly => "expm1_poly", Exp => "exp_x", Exp2 => "exp2_x", Expm1 => "expm1_x", LogKernel => "log_kernel",
             LogSplit => "log_split", Log => "log_x", Log1p => "log1p_x", Tanh => "tanh_x", Logistic => "logistic_x",
@@ -228,6 +229,37 @@ impl Helper {
   if (isnan_f(x) || x <= 0.0f) { return 0u; }
   if (x >= 4294967296.0f) { return 0xffffffffu; }
   return u32(x);
+}\n",
+            // float16 <-> f32. Widening is exact. Narrowing rounds by integer bit manipulation (round to
+            // nearest even, from 65520 up -> inf, NaN -> NaN, below 2^-14 subnormal) to a value float16
+            // represents exactly, so the final f16() conversion is exact whatever rounding the device uses.
+            // (float16 bits are not bitcast here: naga mistypes bitcasts of vec2<f16>.)
+            F16ToF32 => "fn f16_to_f32(x: f16) -> f32 { return f32(x); }\n",
+            F32ToF16 => "fn f32_to_f16(x: f32) -> f16 {
+  let u = bitcast<u32>(x);
+  let sign = u & 0x80000000u;
+  let a = u ^ sign;
+  var o: u32;
+  if (a >= 0x47800000u) {
+    o = select(0x7c00u, 0x7e00u, a > 0x7f800000u);
+  } else if (a < 0x33000000u) {
+    o = 0u;
+  } else if (a < 0x38800000u) {
+    // subnormal result: the significand (with its implicit bit) shifted right by 126 - exponent (14..24)
+    let s = 126u - (a >> 23u);
+    let m = (a & 0x7fffffu) | 0x800000u;
+    let q = m >> s;
+    let rem = m & ((1u << s) - 1u);
+    let half = 1u << (s - 1u);
+    o = q + select(0u, 1u, rem > half || (rem == half && (q & 1u) == 1u));
+  } else {
+    o = (a + 0xc8000fffu + ((a >> 13u) & 1u)) >> 13u;
+  }
+  // the float16 value of bits o, as an f32 (exact)
+  var r = (o << 13u) + 0x38000000u;
+  if (o >= 0x7c00u) { r = (o << 13u) | 0x7f800000u; }
+  if (o < 0x400u) { r = bitcast<u32>(f32(o) * 5.9604644775390625e-8f); }
+  return f16(bitcast<f32>(r | sign));
 }\n",
             NextAfterF32 => "fn nextafter_f32(x: f32, y: f32) -> f32 {
   if (isnan_f(x) || isnan_f(y)) { return bitcast<f32>(0x7fc00000u); }
@@ -811,7 +843,7 @@ const ALL: &[Helper] = {
     use Helper::*;
     &[
         IsNan, FMax, FMin, SignF, RoundAway, ClampNan, DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
-        F32ToI32, F32ToU32, NextAfterF32, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
+        F32ToI32, F32ToU32, NextAfterF32, F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
         LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
         Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, IsNanD, FMaxD, FMinD, SignD,
         RoundAwayD, DivI64, RemI64, IPowI64, F64ToI32, F64ToU32, F64ToI64, F32ToI64,

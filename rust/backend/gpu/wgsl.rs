@@ -59,6 +59,7 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
 pub fn vty(dt: DType) -> Result<&'static str> {
     Ok(match dt {
         DType::F32 => "f32",
+        DType::F16 => "f16",
         DType::I32 => "i32",
         DType::U32 => "u32",
         DType::Bool => "bool",
@@ -101,6 +102,8 @@ pub fn literal(s: Scalar, dt: DType) -> Result<String> {
             _ => return Err(unsupported(format!("constant of {}", dt.short_name()))),
         },
         Scalar::Float(f) => match dt {
+            // through the rounding helper (a runtime call: WGSL constant expressions reject inf and NaN)
+            DType::F16 => format!("f32_to_f16({})", literal(Scalar::Float(crate::ir::dtype::round_to_f16(f)), DType::F32)?),
             DType::F32 => {
                 let v = f as f32;
                 if v.is_finite() && (v == 0.0 && v.is_sign_positive() || v.is_normal()) {
@@ -185,7 +188,12 @@ impl Emit<'_> {
                         _ => e,
                     }
                 }
-                KOp::Const { value } => literal(*value, dt)?,
+                KOp::Const { value } => {
+                    if dt == DType::F16 {
+                        self.need(Helper::F32ToF16);
+                    }
+                    literal(*value, dt)?
+                }
                 KOp::Iota { axis } => {
                     let c = self.coords.get(*axis).cloned().unwrap_or_else(|| "0u".into());
                     match dt {
@@ -424,6 +432,16 @@ impl Emit<'_> {
         if from == to {
             return Ok(x.to_string());
         }
+        // float16 goes through f32 (exact one way, rounded once the other: the integer sources reach f32
+        // exactly wherever the float16 result is finite)
+        if from == F16 {
+            let f = format!("{}({x})", self.need(Helper::F16ToF32));
+            return self.convert(F32, to, &f);
+        }
+        if to == F16 {
+            let f = self.convert(from, F32, x)?;
+            return Ok(format!("{}({f})", self.need(Helper::F32ToF16)));
+        }
         Ok(match (from, to) {
             (F32, Bool) => format!("((bitcast<u32>({x}) & 0x7fffffffu) != 0u)"),
             (F32, I32) => format!("{}({x})", self.need(Helper::F32ToI32)),
@@ -639,8 +657,18 @@ pub(super) fn kernel_body(
     r.map(|_| out)
 }
 
+/// Whether kernel `k` touches float16 (its shader then needs `enable f16;`, hence the `shader-f16` feature).
+pub(super) fn uses_f16(k: &Kernel, plan: &Plan) -> bool {
+    k.body.iter().any(|i| i.dtype == DType::F16)
+        || k.inputs.iter().any(|i| i.dtype == DType::F16)
+        || k.outputs.iter().any(|o| plan.slots.get(o.slot).is_some_and(|a| a.dtype == DType::F16))
+}
+
 /// The shader for kernel `k` of `plan`. `max_groups` is the adapter's workgroups-per-dimension limit.
 pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelShader> {
+    if let Some(at) = k.f16_arithmetic() {
+        return Err(Error::Codegen(format!("kernel {}: float16 arithmetic at {at} (it should have been rewritten to float32)", k.name)));
+    }
     let n_dom: usize = k.domain.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(|| unsupported("domain too large"))?;
     if n_dom > u32::MAX as usize / 2 {
         return Err(unsupported(format!("kernel {} has {n_dom} points (more than 2^31)", k.name)));
@@ -911,6 +939,9 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
     }
 
     let mut src = String::new();
+    if uses_f16(k, plan) {
+        let _ = writeln!(src, "enable f16;");
+    }
     let _ = writeln!(src, "// cranax kernel {} domain={:?} reduce={:?}", k.name, k.domain, k.reduce_axes);
     src.push_str(&helper_source(&e.helpers));
     src.push_str(&decl);

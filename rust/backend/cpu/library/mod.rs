@@ -94,6 +94,7 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
             DType::U8 => elems::<u8>(b)[i] as i64,
             DType::I16 => elems::<i16>(b)[i] as i64,
             DType::U16 => elems::<u16>(b)[i] as i64,
+            DType::F16 => elems::<F16>(b)[i].to_i64(),
             DType::F32 => elems::<f32>(b)[i] as i64,
             DType::F64 => elems::<f64>(b)[i] as i64,
         }
@@ -205,6 +206,36 @@ macro_rules! float_elem {
     };
 }
 float_elem!(f32, u32, 0x8000_0000u32);
+
+/// float16, held as its bits. Arithmetic is done in f32 and rounded back (XLA's CPU semantics: each
+/// operation rounds to float16).
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) struct F16(pub u16);
+
+impl F16 {
+    pub(crate) fn to_f32(self) -> f32 {
+        crate::ir::dtype::f16_bits_to_f32(self.0)
+    }
+    pub(crate) fn from_f32(v: f32) -> Self {
+        F16(crate::ir::dtype::f32_to_f16_bits(v))
+    }
+}
+
+impl Elem for F16 {
+    const IS_FLOAT: bool = true;
+    fn zero() -> Self { F16(0) }
+    fn eadd(self, o: Self) -> Self { F16::from_f32(self.to_f32() + o.to_f32()) }
+    fn emul(self, o: Self) -> Self { F16::from_f32(self.to_f32() * o.to_f32()) }
+    fn emax(self, o: Self) -> Self { F16::from_f32(self.to_f32().emax(o.to_f32())) }
+    fn emin(self, o: Self) -> Self { F16::from_f32(self.to_f32().emin(o.to_f32())) }
+    fn to_f64(self) -> f64 { self.to_f32() as f64 }
+    fn to_i64(self) -> i64 { self.to_f32() as i64 }
+    fn from_f64(v: f64) -> Self { F16(crate::ir::dtype::f64_to_f16_bits(v)) }
+    fn from_i64(v: i64) -> Self { F16::from_f64(v as f64) }
+    fn sort_key(self) -> u64 { self.to_f32().sort_key() }
+    fn default_fill() -> Self { F16(0x7e00) }
+}
 float_elem!(f64, u64, 1u64 << 63);
 
 /// Runs `$body` with `$T` the element type of `$dt`.
@@ -219,6 +250,7 @@ macro_rules! with_elem {
             crate::ir::DType::I32 => { type $T = i32; $body }
             crate::ir::DType::U32 => { type $T = u32; $body }
             crate::ir::DType::I64 => { type $T = i64; $body }
+            crate::ir::DType::F16 => { type $T = $crate::backend::cpu::library::F16; $body }
             crate::ir::DType::F32 => { type $T = f32; $body }
             crate::ir::DType::F64 => { type $T = f64; $body }
         }

@@ -1,0 +1,304 @@
+//! float16 legalization: every equation that computes on float16 values is rewritten to compute in float32,
+//! with its float16 operands converted up (exact) and its float16 results converted back down (rounded to
+//! nearest even). This is XLA's CPU semantics: each operation rounds its result to float16, while
+//! reductions, cumulative sums and `dot_general` accumulate in float32 and round once at the end.
+//!
+//! What stays float16 is what only moves or converts values: `select_n`, the shape primitives, `copy`,
+//! `convert_element_type`, `bitcast_convert_type`, the data-movement library primitives (concatenate, pad,
+//! dynamic slices, gather, scatter, sort) and control flow (whose sub-programs are legalized in turn). So
+//! the backends see float16 only in loads, stores, selects and conversions, and the fusion pass merges the
+//! inserted conversions into the neighbouring loops: a float16 array is read as float16 and widened in
+//! registers, never materialized as float32.
+//!
+//! `nextafter` on float16 has no float32 formulation and is reported as unsupported.
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::ir::control::ControlOp;
+use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, LibOp, Prim, Program, Scalar, VarId};
+
+const F16: DType = DType::F16;
+const F32: DType = DType::F32;
+
+/// The largest variable id used anywhere in `p` (sub-programs included).
+fn max_var(p: &Program) -> VarId {
+    let mut m = p.invars.iter().map(|(v, _)| *v).max().unwrap_or(0);
+    for e in &p.eqns {
+        for (v, _) in &e.outputs {
+            m = m.max(*v);
+        }
+        if let Prim::Control(op) = &e.prim {
+            for sub in subprograms(op) {
+                m = m.max(max_var(sub));
+            }
+        }
+    }
+    m
+}
+
+fn subprograms(op: &ControlOp) -> Vec<&Program> {
+    match op {
+        ControlOp::Cond { branches } => branches.iter().collect(),
+        ControlOp::While { cond, body, .. } => vec![cond, body],
+        ControlOp::Scan { body, .. } => vec![body],
+    }
+}
+
+fn subprograms_mut(op: &mut ControlOp) -> Vec<&mut Program> {
+    match op {
+        ControlOp::Cond { branches } => branches.iter_mut().collect(),
+        ControlOp::While { cond, body, .. } => vec![cond, body],
+        ControlOp::Scan { body, .. } => vec![body],
+    }
+}
+
+/// Whether any float16 value appears anywhere in `p` (the common case is none: then `run` is free).
+fn mentions_f16(p: &Program) -> bool {
+    let lit16 = |a: &Atom| matches!(a, Atom::Lit(_, DType::F16));
+    p.invars.iter().any(|(_, a)| a.dtype == F16)
+        || p.outvars.iter().any(lit16)
+        || p.eqns.iter().any(|e| {
+            e.outputs.iter().any(|(_, a)| a.dtype == F16)
+                || e.inputs.iter().any(lit16)
+                || match &e.prim {
+                    Prim::Control(op) => subprograms(op).into_iter().any(mentions_f16),
+                    Prim::Iota { dtype, .. } => *dtype == F16,
+                    Prim::Lib(LibOp::DotGeneral { preferred, .. }) => *preferred == Some(F16),
+                    _ => false,
+                }
+        })
+}
+
+/// Whether `prim` keeps float16 operands and results as they are (it moves or converts values only).
+fn keeps_f16(prim: &Prim) -> bool {
+    match prim {
+        Prim::SelectN
+        | Prim::ConvertElementType { .. }
+        | Prim::BitcastConvertType { .. }
+        | Prim::BroadcastInDim { .. }
+        | Prim::Reshape { .. }
+        | Prim::Squeeze { .. }
+        | Prim::ExpandDims { .. }
+        | Prim::Transpose { .. }
+        | Prim::Slice { .. }
+        | Prim::Rev { .. }
+        | Prim::Copy
+        | Prim::Control(_) => true,
+        Prim::Lib(op) => !matches!(op, LibOp::DotGeneral { .. } | LibOp::Cumulative { .. }),
+        _ => false,
+    }
+}
+
+/// Rewrites float16 arithmetic in `p` (and its sub-programs) to float32. A program without float16 is
+/// returned unchanged.
+pub fn run(p: Program) -> Result<Program> {
+    if !mentions_f16(&p) {
+        return Ok(p);
+    }
+    // Common subexpressions first, so that a product computed twice in the jaxpr counts as one product
+    // with two uses (as XLA sees it) when deciding whether it contracts into a multiply-add.
+    let p = super::dce::run(super::cse::run(p));
+    let mut next = max_var(&p) + 1;
+    legalize(p, &mut next)
+}
+
+fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
+    let mut out: Vec<Eqn> = Vec::with_capacity(p.eqns.len());
+    // The shape of every float16 variable defined so far.
+    let mut f16_vars: HashMap<VarId, Vec<usize>> =
+        p.invars.iter().filter(|(_, a)| a.dtype == F16).map(|(v, a)| (*v, a.shape.clone())).collect();
+    // XLA's CPU backend contracts a float16 `mul` feeding only an `add`/`sub` into one multiply-add: the
+    // product is not rounded to float16. (A product of two float16 values is exact in float32, so keeping
+    // the float32 product and rounding after the add/sub is exactly that.) `contracted` maps such a product
+    // to the float32 variable holding it.
+    let fma_products = contractible_products(&p);
+    let mut contracted: HashMap<VarId, VarId> = HashMap::new();
+    let emit = |out: &mut Vec<Eqn>, f16_vars: &mut HashMap<VarId, Vec<usize>>, e: Eqn| {
+        for (v, a) in &e.outputs {
+            if a.dtype == F16 {
+                f16_vars.insert(*v, a.shape.clone());
+            }
+        }
+        out.push(e);
+    };
+    for mut e in std::mem::take(&mut p.eqns) {
+        if let Prim::Control(op) = &mut e.prim {
+            for sub in subprograms_mut(op) {
+                let q = legalize(std::mem::take(sub), next)?;
+                *sub = q;
+            }
+            emit(&mut out, &mut f16_vars, e);
+            continue;
+        }
+        let is16 = |a: &Atom| match a {
+            Atom::Lit(_, d) => *d == F16,
+            Atom::Var(v) => f16_vars.contains_key(v),
+        };
+        let touches = e.outputs.iter().any(|(_, a)| a.dtype == F16)
+            || e.inputs.iter().any(is16)
+            || matches!(&e.prim, Prim::Iota { dtype: F16, .. })
+            || matches!(&e.prim, Prim::Lib(LibOp::DotGeneral { preferred: Some(F16), .. }));
+        if !touches || keeps_f16(&e.prim) {
+            emit(&mut out, &mut f16_vars, e);
+            continue;
+        }
+        if matches!(e.prim, Prim::Binary(BinaryOp::NextAfter)) {
+            return Err(Error::Unsupported("nextafter on float16".into()));
+        }
+        // Operands: float16 variables widened by a conversion, float16 literals retyped (exact).
+        let mut inputs = Vec::with_capacity(e.inputs.len());
+        for a in std::mem::take(&mut e.inputs) {
+            inputs.push(match a {
+                Atom::Lit(s, F16) => Atom::Lit(widen_lit(s), F32),
+                Atom::Var(v) => match (contracted.get(&v), f16_vars.get(&v)) {
+                    (Some(w), _) => Atom::Var(*w),
+                    (None, Some(shape)) => {
+                        let w = *next;
+                        *next += 1;
+                        let wa = Aval::new(F32, shape.clone());
+                        out.push(Eqn { prim: Prim::ConvertElementType { new_dtype: F32 }, inputs: vec![Atom::Var(v)], outputs: vec![(w, wa)] });
+                        Atom::Var(w)
+                    }
+                    (None, None) => Atom::Var(v),
+                },
+                lit => lit,
+            });
+        }
+        e.inputs = inputs;
+        match &mut e.prim {
+            Prim::Iota { dtype, .. } if *dtype == F16 => *dtype = F32,
+            Prim::Lib(LibOp::DotGeneral { preferred, .. }) if *preferred == Some(F16) => *preferred = Some(F32),
+            _ => {}
+        }
+        // Results: computed as float32 into fresh variables, rounded back into the original ones.
+        let mut narrow = Vec::new();
+        for (v, a) in e.outputs.iter_mut() {
+            if a.dtype == F16 {
+                let w = *next;
+                *next += 1;
+                narrow.push((w, *v, a.shape.clone()));
+                *v = w;
+                a.dtype = F32;
+            }
+        }
+        out.push(e);
+        if let [(w, v, _)] = narrow.as_slice() {
+            if fma_products.contains(v) {
+                contracted.insert(*v, *w);
+                continue;
+            }
+        }
+        for (w, v, shape) in narrow {
+            let c = Eqn {
+                prim: Prim::ConvertElementType { new_dtype: F16 },
+                inputs: vec![Atom::Var(w)],
+                outputs: vec![(v, Aval::new(F16, shape))],
+            };
+            emit(&mut out, &mut f16_vars, c);
+        }
+    }
+    p.eqns = out;
+    Ok(p)
+}
+
+/// The float16 `mul` results of `p` used exactly once, by a float16 `add` or `sub` (not by a sub-program or
+/// an output).
+fn contractible_products(p: &Program) -> std::collections::HashSet<VarId> {
+    let mut uses: HashMap<VarId, (usize, bool)> = HashMap::new();
+    let mut bump = |a: &Atom, into_add: bool| {
+        if let Atom::Var(v) = a {
+            let u = uses.entry(*v).or_insert((0, true));
+            u.0 += 1;
+            u.1 &= into_add;
+        }
+    };
+    for e in &p.eqns {
+        let is_add = matches!(e.prim, Prim::Binary(BinaryOp::Add | BinaryOp::Sub))
+            && e.outputs.iter().all(|(_, a)| a.dtype == F16);
+        for a in &e.inputs {
+            bump(a, is_add);
+        }
+    }
+    for a in &p.outvars {
+        bump(a, false);
+    }
+    p.eqns
+        .iter()
+        .filter(|e| matches!(e.prim, Prim::Binary(BinaryOp::Mul)))
+        .filter_map(|e| match e.outputs.as_slice() {
+            [(v, a)] if a.dtype == F16 && uses.get(v) == Some(&(1, true)) => Some(*v),
+            _ => None,
+        })
+        .collect()
+}
+
+fn widen_lit(s: Scalar) -> Scalar {
+    match s {
+        Scalar::Float(f) => Scalar::Float(crate::ir::dtype::round_to_f16(f)),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{ReduceOp, UnaryOp};
+
+    fn v(i: VarId) -> Atom {
+        Atom::Var(i)
+    }
+    fn h(shape: &[usize]) -> Aval {
+        Aval::new(F16, shape.to_vec())
+    }
+    fn eqn(prim: Prim, inputs: Vec<Atom>, out: VarId, a: Aval) -> Eqn {
+        Eqn { prim, inputs, outputs: vec![(out, a)] }
+    }
+
+    /// exp, a contracted multiply-add and a sum: every arithmetic equation computes in f32, float16 appears
+    /// only in conversions, the reshape stays float16, and the result verifies with the original signature.
+    #[test]
+    fn rewrites_arithmetic_to_f32() {
+        let p = Program {
+            name: "t".into(),
+            invars: vec![(0, h(&[4])), (1, h(&[4]))],
+            eqns: vec![
+                eqn(Prim::Unary(UnaryOp::Exp), vec![v(0)], 2, h(&[4])),
+                eqn(Prim::Binary(BinaryOp::Mul), vec![v(2), v(1)], 3, h(&[4])),
+                eqn(Prim::Binary(BinaryOp::Add), vec![v(3), Atom::Lit(Scalar::Float(0.5), F16)], 4, h(&[4])),
+                eqn(Prim::Reshape { new_sizes: vec![2, 2] }, vec![v(4)], 5, h(&[2, 2])),
+                eqn(Prim::Reduce { op: ReduceOp::Sum, axes: vec![0, 1] }, vec![v(5)], 6, h(&[])),
+            ],
+            outvars: vec![v(5), v(6)],
+        };
+        let q = run(p).unwrap();
+        crate::ir::verify::verify(&q).unwrap();
+        for e in &q.eqns {
+            match &e.prim {
+                Prim::ConvertElementType { .. } | Prim::Reshape { .. } => {}
+                other => assert!(
+                    e.outputs.iter().all(|(_, a)| a.dtype == F32) && !e.inputs.iter().any(|a| matches!(a, Atom::Lit(_, F16))),
+                    "{other:?} still computes in float16"
+                ),
+            }
+        }
+        // the product feeds only the add: it is not rounded to float16 (one conversion fewer)
+        let downs = q.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { new_dtype: F16 })).count();
+        assert_eq!(downs, 3, "{q:#?}"); // exp, add, sum
+        assert_eq!(crate::ir::control::out_avals(&q).unwrap(), vec![h(&[2, 2]), h(&[])]);
+        // idempotent, and free for programs without float16
+        let q2 = run(q.clone()).unwrap();
+        assert_eq!(q2.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { .. })).count(),
+                   q.eqns.iter().filter(|e| matches!(e.prim, Prim::ConvertElementType { .. })).count());
+    }
+
+    #[test]
+    fn nextafter_is_unsupported() {
+        let p = Program {
+            name: "t".into(),
+            invars: vec![(0, h(&[2]))],
+            eqns: vec![eqn(Prim::Binary(BinaryOp::NextAfter), vec![v(0), v(0)], 1, h(&[2]))],
+            outvars: vec![v(1)],
+        };
+        assert!(run(p).unwrap_err().to_string().contains("float16"));
+    }
+}
