@@ -25,6 +25,10 @@ pub enum Error {
     /// A failure inside a queued computation, raised at the wait. Maps to RuntimeError.
     #[error("execution failed: {0}")]
     Execution(String),
+    /// Ctrl-C arrived while the core drove a long computation from the calling thread (a GPU loop). Maps to
+    /// KeyboardInterrupt.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

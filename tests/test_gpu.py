@@ -707,7 +707,8 @@ def test_while_loop_in_one_kernel_when_it_fits():
         return lax.while_loop(lambda c: c[0] < n, body, (jnp.int32(0), v, False))
     v = np.random.default_rng(8).standard_normal(40).astype(np.float32)
     assert _one_kernel_loop(_gpu_shaders_of(f, v, np.int32(5)))
-    for n in [0, 1, 5, 37]:
+    for n in [0, 1, 5, 37, 100_003]:  # 100,003: more than one dispatch (32,768 iterations each) and more
+        # than llvmpipe's 65,535-iteration cap on one shader loop
         (ci, cv, cf), (gi, gv, gf) = both(jax.jit(f), v, np.int32(n))
         assert int(gi) == int(ci) == n and bool(gf) == bool(cf) == (n % 2 == 1)
         np.testing.assert_allclose(gv, cv, rtol=1e-5, atol=1e-6)
@@ -751,3 +752,34 @@ def test_indexing_vs_cpu():
     for f in cases:
         c, g = both(jax.jit(f), x, idx)
         np.testing.assert_array_equal(g, c)
+
+
+@pytest.mark.parametrize("wait", ["block_until_ready", "np.asarray"])
+def test_ctrl_c_interrupts_a_long_gpu_wait(wait):
+    # A one-kernel while loop of ~2^31 iterations (minutes on lavapipe): Ctrl-C raises KeyboardInterrupt
+    # promptly. In a subprocess, which leaves with os._exit.
+    code = f"""
+import os, signal, threading, time, numpy as np, cranax as jax, cranax.numpy as jnp
+from cranax import lax
+signal.signal(signal.SIGINT, signal.default_int_handler)
+g = jax.devices("gpu")[0]
+f = jax.jit(lambda n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 0.999 + 1.0),
+                                     (0, jnp.float32(0)))[1])
+f(jax.device_put(np.int32(3), g)).block_until_ready()
+n = jax.device_put(np.int32(2**31 - 1), g)
+main = threading.main_thread().ident
+threading.Thread(target=lambda: (time.sleep(0.5), signal.pthread_kill(main, signal.SIGINT)), daemon=True).start()
+t = time.monotonic()
+try:
+    # the loop is driven from this thread (a dispatch per 32768 iterations): the call or the wait raises
+    y = f(n)
+    y.block_until_ready() if {wait!r} == "block_until_ready" else np.asarray(y)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print(f"interrupted after {{time.monotonic() - t:.2f}}", flush=True)
+os._exit(0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    lines = out.stdout.split()
+    assert lines[:2] == ["interrupted", "after"], (out.stdout, out.stderr[-2000:])
+    assert float(lines[2]) < 3.0, out.stdout

@@ -2,7 +2,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{
-    PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+    PyKeyboardInterrupt, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::PyErr;
 
@@ -10,7 +10,8 @@ use crate::error::Error;
 use crate::runtime::stream::panic_message;
 
 /// Parse → ValueError, Verify → TypeError, Unsupported → NotImplementedError, Codegen → RuntimeError,
-/// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError. Messages carry the Rust text.
+/// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError, Interrupted → KeyboardInterrupt.
+/// Messages carry the Rust text.
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -21,6 +22,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Arguments(_) => PyTypeError::new_err(msg),
         Error::Memory { .. } => PyMemoryError::new_err(msg),
         Error::Execution(_) => PyRuntimeError::new_err(msg),
+        Error::Interrupted(_) => PyKeyboardInterrupt::new_err(msg),
     }
 }
 

@@ -41,6 +41,10 @@ fn _queued_failure(message: String, panic: bool, delay_ms: u64) -> array::Device
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // GPU loops are driven from the calling thread: let them ask Python whether Ctrl-C was pressed (runs the
+    // signal handlers on the main thread; the KeyboardInterrupt is re-raised from `Error::Interrupted`).
+    #[cfg(feature = "gpu")]
+    crate::backend::gpu::control::set_interrupt_check(|| Python::attach(|py| py.check_signals().is_err()));
     m.add_class::<array::DeviceArray>()?;
     m.add_class::<executable::PyExecutable>()?;
     m.add_class::<device::PyDevice>()?;

@@ -215,8 +215,14 @@ pub fn block(py: Python<'_>, x: &Bound<'_, DeviceArray>) -> PyResult<()> {
     let v = &x.get().value;
     #[cfg(feature = "gpu")]
     if let Value::Gpu(g) = v {
-        let g = g.clone();
-        return Ok(py.detach(move || g.wait_done())?);
+        // In slices, checking for Ctrl-C between them (a long GPU loop stays interruptible).
+        loop {
+            let g = g.clone();
+            if py.detach(move || g.wait_done_timeout(super::array::SIGNAL_POLL))? {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
     }
     // Host values: the interruptible wait (Ctrl-C raises KeyboardInterrupt).
     super::array::wait_value(py, v)?;

@@ -173,7 +173,11 @@ impl Value {
             Value::Ready(b) => Some(Ok(b.clone())),
             Value::Pending { pending, aval } => pending.wait_timeout(timeout).map(|r| r.map(|b| reaval(b, aval))),
             #[cfg(feature = "gpu")]
-            Value::Gpu(g) => Some(g.to_host()),
+            Value::Gpu(g) => match g.wait_done_timeout(timeout) {
+                Ok(false) => None,
+                Ok(true) => Some(g.to_host()),
+                Err(e) => Some(Err(e)),
+            },
         }
     }
     /// The same bytes under another aval (same dtype, same element count; the caller checks).

@@ -59,6 +59,24 @@ impl GpuEvent {
         ctx.poll();
         self.done.load(Ordering::Acquire)
     }
+    /// Waits at most `timeout`; true once the submission has finished.
+    pub fn wait_timeout(&self, ctx: &GpuContext, timeout: std::time::Duration) -> Result<bool> {
+        if self.done.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let idx = self.index.lock().clone();
+        let done = match idx {
+            Some(i) => ctx.wait_for_timeout(&i, timeout)?,
+            None => {
+                ctx.wait_idle()?;
+                true
+            }
+        };
+        if done {
+            self.done.store(true, Ordering::Release);
+        }
+        Ok(done)
+    }
     pub fn wait(&self, ctx: &GpuContext) -> Result<()> {
         if self.done.load(Ordering::Acquire) {
             return Ok(());
@@ -145,6 +163,21 @@ impl GpuValue {
             return Err(Error::Execution(format!("{}: {e}", self.ctx.repr())));
         }
         Ok(())
+    }
+
+    /// Like `wait_done`, giving up after `timeout` (false: still running), so a caller can check for
+    /// Ctrl-C between slices of the wait.
+    pub fn wait_done_timeout(&self, timeout: std::time::Duration) -> Result<bool> {
+        self.data.as_ref().map_err(|e| e.clone())?;
+        if let Some(ev) = &self.event {
+            if !ev.wait_timeout(&self.ctx, timeout)? {
+                return Ok(false);
+            }
+        }
+        if let Some(e) = self.ctx.take_errors().into_iter().next() {
+            return Err(Error::Execution(format!("{}: {e}", self.ctx.repr())));
+        }
+        Ok(true)
     }
 
     /// The same buffer read under another aval (same dtype and element count: reshape views).

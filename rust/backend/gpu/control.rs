@@ -4,8 +4,9 @@
 //! buffer-to-buffer copies on the queue. When the sub-plans are all shaders (`GpuExecutable::encodable`),
 //! a scan's steps are encoded into shared command buffers with no host round trip, and a while loop's
 //! iteration is a single submission plus a 4-byte read back. A while loop whose cond and body fit in one
-//! kernel (`super::loop_kernel`) is one dispatch and reads nothing back.
-use std::sync::Arc;
+//! kernel (`super::loop_kernel`) is one dispatch per `MAX_ITERS` iterations, each read back once.
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
@@ -16,6 +17,28 @@ use super::device::GpuContext;
 use super::exec::{compile_sub, dispatch, GpuExecutable};
 use super::loop_kernel::while_shader;
 use super::wgsl::KernelShader;
+
+/// How the embedding (the Python module) says Ctrl-C was pressed; GPU loops run from the calling thread
+/// and ask between dispatches, at most every `INTERRUPT_POLL`.
+static INTERRUPT_CHECK: OnceLock<fn() -> bool> = OnceLock::new();
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
+/// Registers the interrupt check (once per process).
+pub fn set_interrupt_check(f: fn() -> bool) {
+    let _ = INTERRUPT_CHECK.set(f);
+}
+
+/// Asks the interrupt check when `INTERRUPT_POLL` has passed since `*last`.
+fn check_interrupt(last: &mut Instant) -> Result<()> {
+    if last.elapsed() < INTERRUPT_POLL {
+        return Ok(());
+    }
+    *last = Instant::now();
+    match INTERRUPT_CHECK.get() {
+        Some(f) if f() => Err(Error::Interrupted("a loop running on the GPU was stopped (Ctrl-C)".into())),
+        _ => Ok(()),
+    }
+}
 
 /// The sub-plans of one control step, compiled for one GPU (same order as `ControlStep::plans`).
 pub struct CompiledControl {
@@ -121,7 +144,9 @@ pub fn run(
             let cconsts = &vals[..nc];
             let bconsts = &vals[nc..nc + nb];
             let mut carry: Vec<GpuValue> = vals[nc + nb..nc + nb + init.len()].to_vec();
+            let mut last = Instant::now();
             loop {
+                check_interrupt(&mut last)?;
                 let args: Vec<GpuValue> = cconsts.iter().chain(&carry).cloned().collect();
                 let p = cond.run(&args)?;
                 let go = read_index(p.first().ok_or_else(|| Error::Execution("while cond has no output".into()))?)?;
@@ -150,7 +175,9 @@ pub fn run(
                 let row = device_bytes(a)?;
                 ys.push(Arc::new(GpuBuffer::new(ctx, row * *length as u64, &|| format!("scan output of rows {:?}", a.shape))?));
             }
+            let mut last = Instant::now();
             for t in 0..*length {
+                check_interrupt(&mut last)?;
                 let i = if *reverse { length - 1 - t } else { t };
                 let mut enc = ctx.device.create_command_encoder(&Default::default());
                 let mut args: Vec<GpuValue> = kvals.iter().chain(&carry).cloned().collect();
@@ -212,6 +239,7 @@ fn scan_encoded(
     }
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     let mut keep: Vec<Arc<GpuBuffer>> = vec![];
+    let mut last = Instant::now();
     for t in 0..length {
         let i = if reverse { length - 1 - t } else { t } as u64;
         let mut args: Vec<Arc<GpuBuffer>> = consts.iter().chain(&carry).cloned().collect();
@@ -237,6 +265,7 @@ fn scan_encoded(
             let done = std::mem::replace(&mut enc, ctx.device.create_command_encoder(&Default::default()));
             ctx.queue.submit([done.finish()]);
             keep.clear(); // wgpu keeps submitted buffers alive; the pool may hand them to later work
+            check_interrupt(&mut last)?;
         }
     }
     ctx.queue.submit([enc.finish()]);
@@ -263,7 +292,11 @@ fn while_encoded(
         mapped_at_creation: false,
     });
     let mut first = true;
+    let mut last = Instant::now();
     let result = loop {
+        if let Err(e) = check_interrupt(&mut last) {
+            break Err(e);
+        }
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let mut keep = vec![];
         if !first {
@@ -300,7 +333,8 @@ fn read_word(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionInd
     word.ok_or_else(|| Error::Execution(format!("{}: predicate read back short", ctx.repr())))
 }
 
-/// A while loop run as one shader (`loop_kernel`): one dispatch, no read back.
+/// A while loop run as one shader (`loop_kernel`): one dispatch per `MAX_ITERS` iterations, each followed
+/// by a 4-byte read back of the loop's `done` flag.
 fn while_fused(
     ctx: &Arc<GpuContext>,
     sh: &KernelShader,
@@ -309,18 +343,50 @@ fn while_fused(
     inputs: &[Arc<GpuBuffer>],
     n_in: usize,
 ) -> Result<Vec<Arc<GpuBuffer>>> {
-    let mut outs = vec![];
-    for &s in &body.plan.outputs {
-        let a = &body.plan.slots[s];
-        outs.push(Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| format!("while carry {:?}", a.shape))?));
-    }
-    let mut bound = vec![];
-    for b in &sh.bindings {
-        let buf = if b.slot < n_in { inputs.get(b.slot) } else { outs.get(b.slot - n_in) };
-        bound.push(buf.cloned().ok_or_else(|| Error::Execution("while kernel binding out of range".into()))?);
-    }
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    dispatch(ctx, &mut enc, pipeline, &bound, sh.groups);
-    ctx.queue.submit([enc.finish()]);
-    Ok(outs)
+    let n_carry = body.plan.outputs.len();
+    let n_consts = n_in - n_carry;
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("cranax while done flag"),
+        size: 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut carry: Vec<Arc<GpuBuffer>> = inputs[n_consts..].to_vec();
+    let mut last = Instant::now();
+    let result = loop {
+        if let Err(e) = check_interrupt(&mut last) {
+            break Err(e);
+        }
+        let mut outs = vec![];
+        for &s in &body.plan.outputs {
+            let a = &body.plan.slots[s];
+            outs.push(Arc::new(GpuBuffer::new(ctx, device_bytes(a)?, &|| format!("while carry {:?}", a.shape))?));
+        }
+        let flag = Arc::new(GpuBuffer::new(ctx, 4, &|| "while flag".to_string())?);
+        let mut bound = vec![];
+        for b in &sh.bindings {
+            let buf = if b.slot < n_consts {
+                inputs.get(b.slot)
+            } else if b.slot < n_in {
+                carry.get(b.slot - n_consts)
+            } else if b.slot < n_in + n_carry {
+                outs.get(b.slot - n_in)
+            } else {
+                Some(&flag)
+            };
+            bound.push(buf.cloned().ok_or_else(|| Error::Execution("while kernel binding out of range".into()))?);
+        }
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        dispatch(ctx, &mut enc, pipeline, &bound, sh.groups);
+        enc.copy_buffer_to_buffer(flag.raw(), 0, &staging, 0, 4);
+        let idx = ctx.queue.submit([enc.finish()]);
+        carry = outs;
+        match read_word(ctx, &staging, &idx) {
+            Ok(0) => {}
+            Ok(_) => break Ok(carry),
+            Err(e) => break Err(e),
+        }
+    };
+    staging.destroy();
+    result
 }

@@ -241,6 +241,15 @@ impl GpuContext {
         }
     }
 
+    /// Blocks until submission `index` has finished or `timeout` has passed; true when it finished.
+    pub fn wait_for_timeout(&self, index: &wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<bool> {
+        match self.device.poll(wgpu::PollType::Wait { submission_index: Some(index.clone()), timeout: Some(timeout) }) {
+            Ok(_) => Ok(true),
+            Err(wgpu::PollError::Timeout) => Ok(false),
+            Err(e) => Err(Error::Execution(format!("{}: waiting for the queue failed: {e}", self.repr()))),
+        }
+    }
+
     /// Blocks until submission `index` has finished.
     pub fn wait_for(&self, index: &wgpu::SubmissionIndex) -> Result<()> {
         self.device

@@ -15,6 +15,9 @@ use super::math::helper_source;
 use super::math::Helper;
 use super::wgsl::{decompose, kernel_body, sty, vty, Binding, KernelShader, WG};
 
+/// Iterations one dispatch of a loop shader runs at most (below llvmpipe's 65535 cap on shader loops).
+pub const MAX_ITERS: u32 = 32768;
+
 /// Where a sub-plan slot's value lives inside the loop shader.
 #[derive(Clone)]
 enum Val {
@@ -26,7 +29,8 @@ enum Val {
 
 /// The loop shader for `while cond(cc, carry): carry = body(bc, carry)`, or `None` when the loop does not
 /// fit (the caller then runs the sub-plans step by step). Bindings: the used constants (cond's, then
-/// body's; their slot numbers are positions in the step's inputs), the initial carries, then the outputs.
+/// body's; their slot numbers are positions in the step's inputs), the initial carries, the outputs, then
+/// a u32 flag set to 1 when the loop has ended (else the caller dispatches again on the outputs).
 pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_groups: u32) -> Result<Option<KernelShader>> {
     let n_carry = body.outputs.len();
     if cond.num_inputs != n_cc + n_carry || body.num_inputs != n_bc + n_carry || cond.outputs.len() != 1 {
@@ -68,7 +72,11 @@ pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_grou
     for j in 0..n_carry {
         cvals[n_cc + j] = Some(carry_var(j));
     }
-    let _ = writeln!(out, "  loop {{");
+    // At most MAX_ITERS iterations per dispatch (then the carries and a `done` flag are written and the
+    // host dispatches again): Mesa's llvmpipe silently stops any shader loop after 65535 iterations, and
+    // long dispatches trip GPU watchdogs elsewhere.
+    let _ = writeln!(out, "  var done = false;");
+    let _ = writeln!(out, "  for (var it: u32 = 0u; it < {MAX_ITERS}u; it = it + 1u) {{");
     if !b.emit_plan(0, cond, &mut cvals, &mut out, "    ")? {
         return Ok(None);
     }
@@ -80,7 +88,7 @@ pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_grou
         }
         _ => return Ok(None),
     };
-    let _ = writeln!(out, "    if (!{pred}) {{ break; }}");
+    let _ = writeln!(out, "    if (!{pred}) {{ done = true; break; }}");
     let mut bvals: Vec<Option<Val>> = vec![None; body.slots.len()];
     for j in 0..n_bc {
         bvals[j] = Some(Val::Const(j));
@@ -144,6 +152,11 @@ pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_grou
             let _ = writeln!(epi, "  if (gid == 0u) {{ b{b}[0] = {v}; }}");
         }
     }
+    // The flag: 1 when the loop ended in this dispatch (slot after the outputs).
+    let fb = bindings.len();
+    bindings.push(Binding { slot: n_cc + n_bc + 2 * n_carry, write: true });
+    let _ = writeln!(decl, "@group(0) @binding({fb}) var<storage, read_write> b{fb}: array<u32>;");
+    let _ = writeln!(epi, "  if (gid == 0u) {{ b{fb}[0] = select(0u, 1u, done); }}");
     let groups_total = (n as u64).div_ceil(WG as u64);
     let gx = groups_total.min(max_groups as u64).max(1);
     let gy = groups_total.div_ceil(gx).max(1);
