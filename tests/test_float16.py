@@ -526,7 +526,8 @@ def test_simd_broadcast_and_strided_inputs():
     x = rng.uniform(-3, 3, (37, 1001)).astype(F16)
     row = rng.uniform(-3, 3, 1001).astype(F16)
     col = rng.uniform(-3, 3, (37, 1)).astype(F16)
-    f = lambda a, r, c: (a * r + c, a[:, ::2] * 2, a.T + 1, jnp.maximum(a, F16(0.5)), jnp.exp(r + c))
+    f = lambda a, r, c: (a * r + c, a[:, ::2] * 2, a.T + 1, jnp.maximum(a, F16(0.5)), jnp.exp(r + c),
+                         jnp.where(a > c, a, F16(-2.5)))   # a negative float16 constant on every lane
     simd, scal = _with_and_without_simd(f, jnp.asarray(x), jnp.asarray(row), jnp.asarray(col))
     for a, b in zip(simd, scal):
         _same_bits(a, b)
@@ -535,6 +536,7 @@ def test_simd_broadcast_and_strided_inputs():
     assert_same_f16(simd[1], (xs[:, ::2] * 2).astype(F16))
     assert_same_f16(simd[2], (xs.T + 1).astype(F16))
     assert_same_f16(simd[3], np.maximum(x, F16(0.5)))
+    assert_same_f16(simd[5], np.where(x > col, x, F16(-2.5)))
 
 
 # ------------------------------------------------------------------------------------------ data movement

@@ -513,11 +513,12 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
     })
 }
 
-/// `m ? x : y` on same-typed lanes as and/andnot/or (cheaper than a variable blend on x86).
+/// `m ? x : y` on same-typed lanes as `y ^ ((x ^ y) & m)`: three single-µop ops (Cranelift would turn
+/// and/andnot/or into a variable blend, several µops on x86).
 fn mask_sel(b: &mut FunctionBuilder, m: Value, x: Value, y: Value) -> Value {
-    let xm = b.ins().band(x, m);
-    let ym = b.ins().band_not(y, m);
-    b.ins().bor(xm, ym)
+    let d = b.ins().bxor(x, y);
+    let d = b.ins().band(d, m);
+    b.ins().bxor(y, d)
 }
 
 /// `ops::f16_to_f32` on i32x4 lanes holding float16 bits sign-extended (see `lane_size`), bit for bit:
@@ -564,17 +565,16 @@ pub fn vf32_to_f16(b: &mut FunctionBuilder, x: Value) -> Value {
     let half = fsplat(b, types::F32X4, 0.5);
     let s = b.ins().fadd(af, half);
     let s = b.ins().bitcast(it, vflags(), s);
-    let rebias = isplat(b, it, -(126i64 << 23));
-    let sub = b.ins().iadd(s, rebias);
+    let half_bits = b.ins().bitcast(it, vflags(), half);
+    let sub = b.ins().isub(s, half_bits);
     // other results: rebias, add 0xfff plus the kept mantissa's lowest bit (ties to even), shift. From
     // 65520 up (and for infinities and NaNs) this is at least 0x7c00, so a min gives infinity; the sum
     // cannot overflow (a ≤ 0x7fff_ffff, the addend is negative).
-    let odd = shift_by_const(b, BinaryOp::ShiftRightLogical, it, a, 13);
-    let one = isplat(b, it, 1);
-    let odd = b.ins().band(odd, one);
+    let odd = shift_by_const(b, BinaryOp::ShiftLeft, it, a, 18);
+    let odd = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, odd, 31); // -1 when odd
     let k = isplat(b, it, ((15i64 - 127) << 23) + 0xfff);
     let t = b.ins().iadd(a, k);
-    let t = b.ins().iadd(t, odd);
+    let t = b.ins().isub(t, odd);
     let normal = shift_by_const(b, BinaryOp::ShiftRightLogical, it, t, 13);
     let lo = isplat(b, it, 113 << 23);
     let is_sub = b.ins().icmp(IntCC::SignedGreaterThan, lo, a);
@@ -583,8 +583,8 @@ pub fn vf32_to_f16(b: &mut FunctionBuilder, x: Value) -> Value {
     let inf = isplat(b, it, 0x7c00);
     let r = b.ins().smin(r, inf);
     // NaN: 0x7c00 | 0x200
-    let expo = isplat(b, it, 0x7f80_0000);
-    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, expo);
+    let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let is_nan = if b.func.dfg.value_type(is_nan) == it { is_nan } else { b.ins().bitcast(it, vflags(), is_nan) };
     let qbit = isplat(b, it, 0x200);
     let q = b.ins().band(is_nan, qbit);
     let r = b.ins().bor(r, q);

@@ -1913,18 +1913,25 @@ fn f16_simd_matches_scalar() {
                 cvt(f, 2),                                                    // 7
                 bin(BinaryOp::Mul, 3, 7, f),                                  // 8
                 cvt(h, 8),                                                    // 9
+                ins(KOp::Const { value: Scalar::Float(-2.5) }, h),            // 10
+                ins(KOp::Select { pred: 5, cases: vec![10, 2] }, h),          // 11
             ],
-            vec![(Aval::new(h, vec![m, nn]), 6, OutputKind::Store), (Aval::new(h, vec![m, nn]), 9, OutputKind::Store)],
+            vec![
+                (Aval::new(h, vec![m, nn]), 6, OutputKind::Store),
+                (Aval::new(h, vec![m, nn]), 9, OutputKind::Store),
+                (Aval::new(h, vec![m, nn]), 11, OutputKind::Store),
+            ],
         );
         let ins_ = [buf(&[m, nn], &x), buf(&[nn], &y), buf(&[], &z)];
         let (out, mode) = simd_vs_scalar_exact(&p, &ins_);
         if nn >= 4 {
             assert!(mode.contains("OuterVec"), "{mode}");
         }
-        let got = read::<H>(&out[0]);
+        let (got, got2) = (read::<H>(&out[0]), read::<H>(&out[2]));
         for i in 0..m * nn {
             let (a, bb) = (f16_bits_to_f32(x[i].0), f16_bits_to_f32(y[i % nn].0));
             assert_eq!(got[i].0, if a > bb { x[i].0 } else { y[i % nn].0 }, "{i}");
+            assert_eq!(got2[i].0, if a > bb { 0x3c01 } else { 0xc100 }, "{i}");
         }
         // every other element of a row (stride 2): scalar, still the same bits
         if nn > 1 {
