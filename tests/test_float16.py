@@ -454,6 +454,91 @@ def test_multiply_add_contraction_only_when_the_product_feeds_one_add():
     assert_same_f16(s, rounded)
 
 
+# ------------------------------------------------------------------------------------------ SIMD kernels
+
+def _with_and_without_simd(f, *args):
+    """`f(*args)` (jitted) compiled vectorized, then with the CPU backend's vectorization off."""
+    import os
+    outs = []
+    for off in (False, True):
+        jax.clear_caches()
+        if off:
+            os.environ["CRANAX_CPU_NO_SIMD"] = "1"
+        try:
+            outs.append([np.asarray(r) for r in jax.tree_util.tree_leaves(jax.jit(f)(*args))])
+        finally:
+            os.environ.pop("CRANAX_CPU_NO_SIMD", None)
+    jax.clear_caches()
+    return outs
+
+
+def _same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), np.nonzero(a.view(np.uint8) != b.view(np.uint8))
+
+
+def test_simd_every_bit_pattern_round_trip():
+    """float16 kernels run on vector lanes; every float16 goes to float32 (payloads kept) and back exactly
+    as the scalar code does."""
+    x = jnp.asarray(ALL_BITS)
+    assert "; simd: OuterVec" in jax.jit(lambda a: a.astype(F32)).lower(x).compile().as_text()
+    simd, scal = _with_and_without_simd(lambda a: a.astype(F32), x)
+    _same_bits(simd[0], scal[0])
+    simd2, scal2 = _with_and_without_simd(lambda b: b.astype(F16), jnp.asarray(simd[0]))
+    _same_bits(simd2[0], scal2[0])
+    simd.append(simd2[0])
+    want = ALL_BITS.astype(F32)
+    nan = np.isnan(want)
+    assert np.array_equal(simd[0][~nan].view(np.uint32), want[~nan].view(np.uint32))
+    assert np.array_equal(np.isnan(simd[0]), nan)
+    back = simd[1].view(np.uint16)
+    bits16 = ALL_BITS.view(np.uint16)
+    assert np.array_equal(back[~nan], bits16[~nan])
+    assert (back[nan] & 0x7FFF == 0x7E00).all() and np.array_equal(back[nan] >> 15, bits16[nan] >> 15)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 5, 7, 9, 1000003])
+def test_simd_arithmetic_odd_sizes(n):
+    """Sizes that leave every vector tail: vectorized float16 kernels match the scalar ones bit for bit
+    and NumPy's float32-then-round results."""
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-12, 12, n).astype(F16)
+    y = rng.integers(0, 1 << 16, n, dtype=np.uint32).astype(np.uint16).view(F16)   # every kind of value
+    f = lambda a, b: (a * 2 + 1, jnp.exp(a), jnp.where(a > b, a, b), b * 3 - 0.5, a.astype(jnp.int32),
+                      jnp.tanh(b))
+    simd, scal = _with_and_without_simd(f, jnp.asarray(x), jnp.asarray(y))
+    for a, b in zip(simd, scal):
+        _same_bits(a, b)
+    xs, ys = x.astype(F32), y.astype(F32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert_same_f16(simd[0], (xs * 2 + 1).astype(F16))
+        assert_same_f16(simd[3], (ys * 3 - F32(0.5)).astype(F16))
+    assert_same_f16(simd[2], np.where(xs > ys, x, y))
+    with np.errstate(over="ignore"):
+        assert (ulps16(simd[1], np.exp(xs).astype(F16)) <= 1).all()
+    if n >= 8:
+        text = jax.jit(lambda a: a * 2 + 1).lower(jnp.asarray(x)).compile().as_text()
+        assert "; simd: OuterVec" in text, text
+
+
+def test_simd_broadcast_and_strided_inputs():
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-3, 3, (37, 1001)).astype(F16)
+    row = rng.uniform(-3, 3, 1001).astype(F16)
+    col = rng.uniform(-3, 3, (37, 1)).astype(F16)
+    f = lambda a, r, c: (a * r + c, a[:, ::2] * 2, a.T + 1, jnp.maximum(a, F16(0.5)), jnp.exp(r + c),
+                         jnp.where(a > c, a, F16(-2.5)))   # a negative float16 constant on every lane
+    simd, scal = _with_and_without_simd(f, jnp.asarray(x), jnp.asarray(row), jnp.asarray(col))
+    for a, b in zip(simd, scal):
+        _same_bits(a, b)
+    xs, rs, cs = x.astype(F32), row.astype(F32), col.astype(F32)
+    assert_same_f16(simd[0], (xs * rs + cs).astype(F16))
+    assert_same_f16(simd[1], (xs[:, ::2] * 2).astype(F16))
+    assert_same_f16(simd[2], (xs.T + 1).astype(F16))
+    assert_same_f16(simd[3], np.maximum(x, F16(0.5)))
+    assert_same_f16(simd[5], np.where(x > col, x, F16(-2.5)))
+
+
 # ------------------------------------------------------------------------------------------ data movement
 
 def test_movement_primitives():

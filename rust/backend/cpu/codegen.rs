@@ -11,7 +11,8 @@
 //! Loop nest: the outer range is walked row by row along the innermost outer axis (the other outer indices
 //! advance by a carry chain), and inside each point one real loop per reduced axis, with accumulators in
 //! registers. Vectorization (`Mode`), when every live value has one element width (4 bytes → 4 lanes,
-//! 8 bytes → 2 lanes) and no output is an arg-reduction:
+//! 8 bytes → 2 lanes; float16 counts as 4: it is widened to i32 lanes on load and narrowed on store, and
+//! converted to and from f32x4 with vector integer code) and no output is an arg-reduction:
 //! - `InnerRed`: the innermost reduced axis is contiguous or broadcast (stride 0 or one element) for every
 //!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
 //!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
@@ -266,9 +267,10 @@ fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], e
             if dt == DType::Bool {
                 continue;
             }
+            let ds = simd::lane_size(dt);
             match size {
-                None => size = Some(dt.size()),
-                Some(s) if s == dt.size() => {}
+                None => size = Some(ds),
+                Some(s) if s == ds => {}
                 Some(_) => return scalar,
             }
         }
@@ -847,6 +849,12 @@ impl Gen<'_> {
                 let x = simd::lane_scalar(b, dt, v, l);
                 b.ins().store(flags, x, addr, (off + l as i64) as i32);
             }
+        } else if dt == DType::F16 && b.func.dfg.value_type(v) == types::I32X4 {
+            // Sign-extended float16 bits: the saturating narrow is exact; its low 8 bytes are the 4 values.
+            let n = b.ins().snarrow(v, v);
+            let q = b.ins().bitcast(types::I64X2, simd::vflags(), n);
+            let x = b.ins().extractlane(q, 0);
+            b.ins().store(flags, x, addr, off as i32);
         } else {
             b.ins().store(flags, v, addr, off as i32);
         }
@@ -886,6 +894,9 @@ impl Gen<'_> {
                         } else if ins.dtype == DType::Bool {
                             let xs: Vec<Value> = (0..lanes).map(|l| scalar_load(b, off + l as i64)).collect();
                             simd::from_lanes(b, ins.dtype, lanes, &xs)
+                        } else if ins.dtype == DType::F16 {
+                            // 4 float16s widened (sign-extended) into i32x4 lanes.
+                            b.ins().sload16x4(vflags, a, off as i32)
                         } else {
                             b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off as i32)
                         }

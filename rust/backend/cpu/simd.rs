@@ -15,6 +15,16 @@ use super::math::{binary_math, Imports, MathFn};
 use super::ops;
 use super::vmath;
 
+/// The element width a dtype computes in on vector lanes: float16 is held as its bits sign-extended in an
+/// i32 lane (loads widen, stores narrow), so it rides in 4-lane kernels next to f32; the rest their size.
+pub fn lane_size(dt: DType) -> usize {
+    if dt == DType::F16 {
+        4
+    } else {
+        dt.size()
+    }
+}
+
 /// Lane count of a kernel whose widest (and only) non-bool element size is `size` bytes.
 pub fn lanes_for(size: usize) -> Option<u32> {
     match size {
@@ -31,6 +41,8 @@ pub fn vtype(dt: DType, lanes: u32) -> Type {
         DType::F64 => types::F64X2,
         DType::I32 | DType::U32 => types::I32X4,
         DType::I64 => types::I64X2,
+        // float16 bits, sign-extended to 32 bits per lane (see `lane_size`).
+        DType::F16 if lanes == 4 => types::I32X4,
         // Never vectorized (`lanes_for` has no entry for 1- and 2-byte elements); full-width vectors.
         DType::I8 | DType::U8 => types::I8X16,
         DType::I16 | DType::U16 | DType::F16 => types::I16X8,
@@ -62,7 +74,9 @@ pub fn operands(op: &KOp) -> Vec<usize> {
 /// Scalar lane `l` of vector value `v` of dtype `dt` (bool masks become 0/1 `i8`).
 pub fn lane_scalar(b: &mut FunctionBuilder, dt: DType, v: Value, l: u32) -> Value {
     let s = b.ins().extractlane(v, l as u8);
-    if dt == DType::Bool {
+    if dt == DType::F16 && b.func.dfg.value_type(s) == types::I32 {
+        b.ins().ireduce(types::I16, s)
+    } else if dt == DType::Bool {
         let ty = b.func.dfg.value_type(s);
         let z = b.ins().iconst(ty, 0);
         b.ins().icmp(IntCC::NotEqual, s, z)
@@ -77,6 +91,8 @@ pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) 
     let conv = |b: &mut FunctionBuilder, x: Value| {
         if dt == DType::Bool {
             b.ins().bmask(vt.lane_type(), x)
+        } else if dt == DType::F16 && vt.lane_type() == types::I32 {
+            b.ins().sextend(types::I32, x)
         } else {
             x
         }
@@ -93,7 +109,13 @@ pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) 
 /// A vector constant: `x` (a scalar of `dt`'s Cranelift type; bools 0/1 `i8`) in every lane.
 pub fn splat(b: &mut FunctionBuilder, dt: DType, lanes: u32, x: Value) -> Value {
     let vt = vtype(dt, lanes);
-    let x = if dt == DType::Bool { b.ins().bmask(vt.lane_type(), x) } else { x };
+    let x = if dt == DType::Bool {
+        b.ins().bmask(vt.lane_type(), x)
+    } else if dt == DType::F16 && vt.lane_type() == types::I32 {
+        b.ins().sextend(types::I32, x)
+    } else {
+        x
+    };
     b.ins().splat(vt, x)
 }
 
@@ -392,38 +414,14 @@ pub fn emit(
         }
         KOp::Convert { a } => {
             let (x, xdt) = get(*a)?;
-            use DType::*;
-            match (xdt, dt) {
-                _ if xdt == dt => x,
-                (I32, U32) | (U32, I32) => x,
-                (F32, I32) => b.ins().fcvt_to_sint_sat(vt, x),
-                (F32, U32) => b.ins().fcvt_to_uint_sat(vt, x),
-                (I32, F32) => b.ins().fcvt_from_sint(vt, x),
-                (U32, F32) => b.ins().fcvt_from_uint(vt, x),
-                (F32 | F64, Bool) => {
-                    let z = fsplat(b, vtype(xdt, lanes), 0.0);
-                    b.ins().fcmp(FloatCC::NotEqual, x, z)
-                }
-                (I32 | U32 | I64, Bool) => {
-                    let z = isplat(b, vtype(xdt, lanes), 0);
-                    b.ins().icmp(IntCC::NotEqual, x, z)
-                }
-                (Bool, F32 | F64) => {
-                    let one = fsplat(b, vt, 1.0);
-                    let ob = b.ins().bitcast(vt.as_int(), vflags(), one);
-                    let r = b.ins().band(x, ob);
-                    b.ins().bitcast(vt, vflags(), r)
-                }
-                (Bool, I32 | U32 | I64) => {
-                    let one = isplat(b, vt, 1);
-                    b.ins().band(x, one)
-                }
-                _ => fallback!(),
+            match vconvert(b, xdt, dt, lanes, x) {
+                Some(v) => v,
+                None => fallback!(),
             }
         }
         KOp::Bitcast { a } => {
             let (x, xdt) = get(*a)?;
-            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool {
+            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool || (xdt == DType::F16) != (dt == DType::F16) {
                 fallback!();
             }
             let ft = vtype(xdt, lanes);
@@ -468,6 +466,133 @@ pub fn emit(
     })
 }
 
+/// `convert_element_type` on vector lanes, with the scalar lowering's results; `None` where there is no
+/// vector lowering (the caller converts per lane).
+fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value) -> Option<Value> {
+    let vt = vtype(dt, lanes);
+    use DType::*;
+    Some(match (xdt, dt) {
+        _ if xdt == dt => x,
+        // float16 (4 lanes): through f32, as `ops::convert_f16` does.
+        (F16, _) if lanes == 4 => {
+            let f = vf16_to_f32(b, x);
+            vconvert(b, F32, dt, lanes, f)?
+        }
+        (Bool, F16) if lanes == 4 => {
+            let one = isplat(b, vt, 0x3c00);
+            b.ins().band(x, one)
+        }
+        (F32 | I32 | U32, F16) if lanes == 4 => {
+            let f = vconvert(b, xdt, F32, lanes, x)?;
+            vf32_to_f16(b, f)
+        }
+        (I32, U32) | (U32, I32) => x,
+        (F32, I32) => b.ins().fcvt_to_sint_sat(vt, x),
+        (F32, U32) => b.ins().fcvt_to_uint_sat(vt, x),
+        (I32, F32) => b.ins().fcvt_from_sint(vt, x),
+        (U32, F32) => b.ins().fcvt_from_uint(vt, x),
+        (F32 | F64, Bool) => {
+            let z = fsplat(b, vtype(xdt, lanes), 0.0);
+            b.ins().fcmp(FloatCC::NotEqual, x, z)
+        }
+        (I32 | U32 | I64, Bool) => {
+            let z = isplat(b, vtype(xdt, lanes), 0);
+            b.ins().icmp(IntCC::NotEqual, x, z)
+        }
+        (Bool, F32 | F64) => {
+            let one = fsplat(b, vt, 1.0);
+            let ob = b.ins().bitcast(vt.as_int(), vflags(), one);
+            let r = b.ins().band(x, ob);
+            b.ins().bitcast(vt, vflags(), r)
+        }
+        (Bool, I32 | U32 | I64) => {
+            let one = isplat(b, vt, 1);
+            b.ins().band(x, one)
+        }
+        _ => return None,
+    })
+}
+
+/// `m ? x : y` on same-typed lanes as `y ^ ((x ^ y) & m)`: three single-µop ops (Cranelift would turn
+/// and/andnot/or into a variable blend, several µops on x86).
+fn mask_sel(b: &mut FunctionBuilder, m: Value, x: Value, y: Value) -> Value {
+    let d = b.ins().bxor(x, y);
+    let d = b.ins().band(d, m);
+    b.ins().bxor(y, d)
+}
+
+/// `ops::f16_to_f32` on i32x4 lanes holding float16 bits sign-extended (see `lane_size`), bit for bit:
+/// normals rebias, infinities and NaNs keep their payload (no float arithmetic touches them), subnormals
+/// are `m * 2^-24` (exact in f32).
+pub fn vf16_to_f32(b: &mut FunctionBuilder, h: Value) -> Value {
+    let it = types::I32X4;
+    let m7fff = isplat(b, it, 0x7fff);
+    let em = b.ins().band(h, m7fff);
+    // h ^ em is 0xffff_8000 for a negative value (sign-extended), else 0.
+    let sign = b.ins().bxor(h, em);
+    let sign = shift_by_const(b, BinaryOp::ShiftLeft, it, sign, 16);
+    let sh = shift_by_const(b, BinaryOp::ShiftLeft, it, em, 13);
+    // em is in [0, 0x7fff]: signed compares are exact.
+    let c7bff = isplat(b, it, 0x7bff);
+    let is_big = b.ins().icmp(IntCC::SignedGreaterThan, em, c7bff);
+    // normals: exponent + (127 - 15); infinities and NaNs: all ones (twice that).
+    let bias = isplat(b, it, 0x3800_0000);
+    let normal = b.ins().iadd(sh, bias);
+    let extra = b.ins().band(is_big, bias);
+    let normal = b.ins().iadd(normal, extra);
+    let mf = b.ins().fcvt_from_sint(types::F32X4, em);
+    let scale = fsplat(b, types::F32X4, 5.960_464_477_539_063e-8); // 2^-24
+    let sub = b.ins().fmul(mf, scale);
+    let sub = b.ins().bitcast(it, vflags(), sub);
+    let c400 = isplat(b, it, 0x400);
+    let is_sub = b.ins().icmp(IntCC::SignedGreaterThan, c400, em);
+    let r = mask_sel(b, is_sub, sub, normal);
+    let r = b.ins().bor(r, sign);
+    b.ins().bitcast(types::F32X4, vflags(), r)
+}
+
+/// `ops::f32_to_f16` on f32x4 lanes, bit for bit (round to nearest even, overflow to infinity, subnormals,
+/// NaN → 0x7e00 with the sign kept); the float16 bits come back sign-extended in i32x4 lanes.
+pub fn vf32_to_f16(b: &mut FunctionBuilder, x: Value) -> Value {
+    let it = types::I32X4;
+    let u = b.ins().bitcast(it, vflags(), x);
+    let msign = isplat(b, it, 0x8000_0000);
+    let sign = b.ins().band(u, msign);
+    let a = b.ins().bxor(u, sign);
+    // a = |x|'s bits, in [0, 0x7fff_ffff]: signed compares are exact.
+    // subnormal results (a < 2^-14): adding 0.5 aligns the 10 result bits at the bottom (rounding to even)
+    let af = b.ins().bitcast(types::F32X4, vflags(), a);
+    let half = fsplat(b, types::F32X4, 0.5);
+    let s = b.ins().fadd(af, half);
+    let s = b.ins().bitcast(it, vflags(), s);
+    let half_bits = b.ins().bitcast(it, vflags(), half);
+    let sub = b.ins().isub(s, half_bits);
+    // other results: rebias, add 0xfff plus the kept mantissa's lowest bit (ties to even), shift. From
+    // 65520 up (and for infinities and NaNs) this is at least 0x7c00, so a min gives infinity; the sum
+    // cannot overflow (a ≤ 0x7fff_ffff, the addend is negative).
+    let odd = shift_by_const(b, BinaryOp::ShiftLeft, it, a, 18);
+    let odd = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, odd, 31); // -1 when odd
+    let k = isplat(b, it, ((15i64 - 127) << 23) + 0xfff);
+    let t = b.ins().iadd(a, k);
+    let t = b.ins().isub(t, odd);
+    let normal = shift_by_const(b, BinaryOp::ShiftRightLogical, it, t, 13);
+    let lo = isplat(b, it, 113 << 23);
+    let is_sub = b.ins().icmp(IntCC::SignedGreaterThan, lo, a);
+    // sub is in [0, 0x400]
+    let r = mask_sel(b, is_sub, sub, normal);
+    let inf = isplat(b, it, 0x7c00);
+    let r = b.ins().smin(r, inf);
+    // NaN: 0x7c00 | 0x200
+    let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let is_nan = if b.func.dfg.value_type(is_nan) == it { is_nan } else { b.ins().bitcast(it, vflags(), is_nan) };
+    let qbit = isplat(b, it, 0x200);
+    let q = b.ins().band(is_nan, qbit);
+    let r = b.ins().bor(r, q);
+    // r is in [0, 0x7e00]; the sign shifted arithmetically fills the upper half too (sign-extended bits).
+    let sign = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, sign, 16);
+    b.ins().bor(r, sign)
+}
+
 /// `x` (integer lanes of `vt`) shifted by the constant `n`, with `ops::shift`'s rules: an amount ≥ the lane
 /// width (negative read as unsigned) gives 0, or the sign fill for an arithmetic shift.
 fn shift_by_const(b: &mut FunctionBuilder, op: BinaryOp, vt: Type, x: Value, n: i64) -> Value {
@@ -492,7 +617,7 @@ fn shift_by_const(b: &mut FunctionBuilder, op: BinaryOp, vt: Type, x: Value, n: 
     }
 }
 
-/// Whether `cl_type(dt)` lanes fit the kernel's lane count (bools always do).
+/// Whether `dt`'s lanes fit the kernel's lane count (bools always do; float16 rides in 4 lanes).
 pub fn fits(dt: DType, lanes: u32) -> bool {
-    dt == DType::Bool || lanes_for(dt.size()) == Some(lanes)
+    dt == DType::Bool || lanes_for(lane_size(dt)) == Some(lanes)
 }

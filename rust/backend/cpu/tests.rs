@@ -1772,3 +1772,179 @@ fn f16_arithmetic_is_refused() {
     };
     assert!(e.contains("float16"), "{e}");
 }
+
+/// Compiles `p` vectorized and all-scalar, runs both, and requires byte-identical outputs (NaN payloads
+/// included); returns the vectorized outputs and the kernel's SIMD mode line.
+fn simd_vs_scalar_exact(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
+    let exe = compile(p).unwrap_or_else(|e| panic!("compile failed: {e}\n{p:#?}"));
+    let scal = without_simd(|| compile(p).unwrap());
+    let a = exe.run(inputs).unwrap();
+    let b = scal.run(inputs).unwrap();
+    for (o, (x, y)) in a.iter().zip(&b).enumerate() {
+        let es = x.dtype().size();
+        let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
+        assert!(bad.is_none(), "output {o} differs between SIMD and scalar code at {bad:?}\n{}", exe.as_text());
+    }
+    let text = exe.as_text();
+    let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
+    (a, mode)
+}
+
+fn f16_plan1(n: usize, in_dt: DType, rest: Vec<KInstr>, out_dt: DType) -> Plan {
+    let mut body = vec![load(0, in_dt)];
+    body.extend(rest);
+    let v = body.len() - 1;
+    plan1(
+        vec![Aval::new(in_dt, vec![n])],
+        vec![n],
+        vec![],
+        vec![kin(0, in_dt, vec![1])],
+        body,
+        vec![(Aval::new(out_dt, vec![n]), v, OutputKind::Store)],
+    )
+}
+
+/// float16 kernels run on vector lanes (widened to i32 lanes, converted with vector integer code) and give
+/// the scalar code's bits exactly: every float16 to f32 (NaN payloads kept) and back, f32 bit patterns to
+/// float16, conversions to and from bool/i32/u32, arithmetic through f32 on sizes that leave SIMD tails,
+/// selects, and broadcast / non-contiguous inputs.
+#[test]
+fn f16_simd_matches_scalar() {
+    use crate::ir::dtype::f16_bits_to_f32;
+    let (h, f, b) = (DType::F16, DType::F32, DType::Bool);
+    let cvt = |dt: DType, a: usize| ins(KOp::Convert { a }, dt);
+    let all: Vec<H> = (0..=u16::MAX).map(H).collect();
+    let n = all.len();
+    let ab = buf(&[n], &all);
+    // every float16 → f32, exactly the reference bits (signalling NaNs stay signalling)
+    let (out, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, vec![cvt(f, 0)], f), std::slice::from_ref(&ab));
+    assert!(mode.contains("OuterVec"), "{mode}");
+    let got = read::<f32>(&out[0]);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(g.to_bits(), f16_bits_to_f32(i as u16).to_bits(), "{i:#x}");
+    }
+    // round trip in one kernel: identity except NaN → 0x7e00 with its sign
+    let (out, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, vec![cvt(f, 0), cvt(h, 1)], h), std::slice::from_ref(&ab));
+    assert!(mode.contains("OuterVec"), "{mode}");
+    for (i, g) in read::<H>(&out[0]).iter().enumerate() {
+        let want = if (i & 0x7fff) > 0x7c00 { (i as u16 & 0x8000) | 0x7e00 } else { i as u16 };
+        assert_eq!(g.0, want, "{i:#x}");
+    }
+    // to and from bool / i32 / u32, float16 → float16
+    for (rest, out_dt) in [
+        (vec![cvt(b, 0)], b),
+        (vec![cvt(DType::I32, 0)], DType::I32),
+        (vec![cvt(DType::U32, 0)], DType::U32),
+        (vec![cvt(b, 0), cvt(h, 1)], h),
+        (vec![cvt(DType::I32, 0), cvt(h, 1)], h),
+        (vec![cvt(DType::U32, 0), cvt(h, 1)], h),
+        (vec![cvt(h, 0)], h),
+    ] {
+        let (_, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, rest, out_dt), std::slice::from_ref(&ab));
+        assert!(mode.contains("OuterVec"), "{mode}");
+    }
+    let mut ints: Vec<i32> = (-70_000..70_000).step_by(7).collect();
+    ints.extend([i32::MIN, i32::MAX, 65504, 65519, 65520, 2049, 2051]);
+    let p = f16_plan1(ints.len(), DType::I32, vec![cvt(h, 0)], h);
+    simd_vs_scalar_exact(&p, &[buf(&[ints.len()], &ints)]);
+    let us: Vec<u32> = ints.iter().map(|&i| i as u32).collect();
+    let p = f16_plan1(us.len(), DType::U32, vec![cvt(h, 0)], h);
+    simd_vs_scalar_exact(&p, &[buf(&[us.len()], &us)]);
+    // f32 bit patterns → float16: specials, every boundary region, random bits (NaN payloads too)
+    let mut xs: Vec<f32> = vec![
+        0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 1e10, f32::INFINITY, -f32::INFINITY, f32::NAN,
+        f32::from_bits(0x7f80_0001), f32::from_bits(0xffff_ffff), 2f32.powi(-24), 2f32.powi(-25),
+        2f32.powi(-25) * 1.0000001, 3.0 * 2f32.powi(-25), 2f32.powi(-14), 2f32.powi(-14) * (1.0 - 2f32.powi(-12)),
+        1.0 + 2f32.powi(-11), 1.0 + 3.0 * 2f32.powi(-11), 1e-40, -1e-45, f32::MAX, f32::MIN_POSITIVE,
+    ];
+    for e in 100u32..150 {
+        for m in [0u32, 1, 0xfff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x3000, 0x7f_e000, 0x7f_efff, 0x7f_f000, 0x7f_ffff] {
+            xs.push(f32::from_bits((e << 23) | m));
+            xs.push(f32::from_bits(0x8000_0000 | (e << 23) | m));
+        }
+    }
+    let mut s: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..300_000 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        xs.push(f32::from_bits(s as u32));
+        xs.push(f32::from_bits(((s >> 32) as u32 & 0x87ff_ffff) | 0x3000_0000));
+    }
+    let p = f16_plan1(xs.len(), f, vec![cvt(h, 0)], h);
+    let (_, mode) = simd_vs_scalar_exact(&p, &[buf(&[xs.len()], &xs)]);
+    assert!(mode.contains("OuterVec"), "{mode}");
+    // x * 2 + 1 and exp(x) through f32, sizes with every SIMD tail
+    let c = |v: f64| ins(KOp::Const { value: Scalar::Float(v) }, f);
+    for &len in &[0usize, 1, 3, 5, 7, 9, 17, 1_000_003] {
+        let x: Vec<H> = (0..len).map(|i| H((i as u32).wrapping_mul(2_654_435_761) as u16)).collect();
+        let xb = buf(&[len], &x);
+        let arith = vec![cvt(f, 0), c(2.0), bin(BinaryOp::Mul, 1, 2, f), c(1.0), bin(BinaryOp::Add, 3, 4, f), cvt(h, 5)];
+        let (out, mode) = simd_vs_scalar_exact(&f16_plan1(len, h, arith, h), std::slice::from_ref(&xb));
+        assert!(mode.contains("OuterVec") || len < 4, "{mode}");
+        for (g, xi) in read::<H>(&out[0]).iter().zip(&x) {
+            let v = f16_bits_to_f32(xi.0);
+            let want = crate::ir::dtype::f32_to_f16_bits(v * 2.0 + 1.0);
+            assert!(g.0 == want || (v.is_nan() && g.0 & 0x7fff == 0x7e00), "{:#x}: {:#x} vs {want:#x}", xi.0, g.0);
+        }
+        let (_, mode) =
+            simd_vs_scalar_exact(&f16_plan1(len, h, vec![cvt(f, 0), un(UnaryOp::Exp, 1, f), cvt(h, 2)], h), &[xb]);
+        assert!(mode.contains("OuterVec") || len < 4, "{mode}");
+    }
+    // where(x > y, x, y) on float16 values, y broadcast along axis 0 (stride 0), a scalar broadcast, and a
+    // non-contiguous (strided) read
+    for &(m, nn) in &[(1usize, 1usize), (3, 5), (5, 9), (7, 37), (3, 1001)] {
+        let x: Vec<H> = (0..m * nn).map(|i| H((i as u32).wrapping_mul(40_503) as u16)).collect();
+        let y: Vec<H> = (0..nn).map(|i| H((i as u32).wrapping_mul(2_654_435_761) as u16 ^ 0x8000)).collect();
+        let z = [H(0x3c01)];
+        let p = plan1(
+            vec![Aval::new(h, vec![m, nn]), Aval::new(h, vec![nn]), Aval::new(h, vec![])],
+            vec![m, nn],
+            vec![],
+            vec![kin(0, h, vec![nn as isize, 1]), kin(1, h, vec![0, 1]), kin(2, h, vec![0, 0])],
+            vec![
+                load(0, h),                                                   // 0
+                load(1, h),                                                   // 1
+                load(2, h),                                                   // 2
+                cvt(f, 0),                                                    // 3
+                cvt(f, 1),                                                    // 4
+                ins(KOp::Compare { op: CompareOp::Gt, a: 3, b: 4 }, b),       // 5
+                ins(KOp::Select { pred: 5, cases: vec![1, 0] }, h),           // 6
+                cvt(f, 2),                                                    // 7
+                bin(BinaryOp::Mul, 3, 7, f),                                  // 8
+                cvt(h, 8),                                                    // 9
+                ins(KOp::Const { value: Scalar::Float(-2.5) }, h),            // 10
+                ins(KOp::Select { pred: 5, cases: vec![10, 2] }, h),          // 11
+            ],
+            vec![
+                (Aval::new(h, vec![m, nn]), 6, OutputKind::Store),
+                (Aval::new(h, vec![m, nn]), 9, OutputKind::Store),
+                (Aval::new(h, vec![m, nn]), 11, OutputKind::Store),
+            ],
+        );
+        let ins_ = [buf(&[m, nn], &x), buf(&[nn], &y), buf(&[], &z)];
+        let (out, mode) = simd_vs_scalar_exact(&p, &ins_);
+        if nn >= 4 {
+            assert!(mode.contains("OuterVec"), "{mode}");
+        }
+        let (got, got2) = (read::<H>(&out[0]), read::<H>(&out[2]));
+        for i in 0..m * nn {
+            let (a, bb) = (f16_bits_to_f32(x[i].0), f16_bits_to_f32(y[i % nn].0));
+            assert_eq!(got[i].0, if a > bb { x[i].0 } else { y[i % nn].0 }, "{i}");
+            assert_eq!(got2[i].0, if a > bb { 0x3c01 } else { 0xc100 }, "{i}");
+        }
+        // every other element of a row (stride 2): scalar, still the same bits
+        if nn > 1 {
+            let half = nn / 2;
+            let p = plan1(
+                vec![Aval::new(h, vec![m, nn])],
+                vec![m, half],
+                vec![],
+                vec![kin(0, h, vec![nn as isize, 2])],
+                vec![load(0, h), cvt(f, 0), un(UnaryOp::Sqrt, 1, f), cvt(h, 2)],
+                vec![(Aval::new(h, vec![m, half]), 3, OutputKind::Store)],
+            );
+            simd_vs_scalar_exact(&p, &[buf(&[m, nn], &x)]);
+        }
+    }
+}
