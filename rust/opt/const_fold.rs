@@ -361,21 +361,7 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
     // float16 arithmetic is rewritten to float32 (`opt::f16`) before folding; only conversions and
     // data movement of float16 values are folded here.
     let f16 = out == DType::F16 || args.iter().any(|(_, d)| *d == DType::F16);
-    let moves = matches!(
-        prim,
-        Prim::ConvertElementType { .. }
-            | Prim::BitcastConvertType { .. }
-            | Prim::SelectN
-            | Prim::BroadcastInDim { .. }
-            | Prim::Reshape { .. }
-            | Prim::Squeeze { .. }
-            | Prim::ExpandDims { .. }
-            | Prim::Transpose { .. }
-            | Prim::Slice { .. }
-            | Prim::Rev { .. }
-            | Prim::Copy
-    );
-    if f16 && !moves {
+    if f16 && !super::f16::moves_values(prim) {
         return None;
     }
     let arg = |i: usize| args.get(i).copied();

@@ -69,21 +69,30 @@ fn mentions_f16(p: &Program) -> bool {
         })
 }
 
+/// Whether `prim` only moves, selects or converts element values (no arithmetic): such equations keep
+/// float16 as it is, and constant folding may fold them on float16.
+pub fn moves_values(prim: &Prim) -> bool {
+    matches!(
+        prim,
+        Prim::SelectN
+            | Prim::ConvertElementType { .. }
+            | Prim::BitcastConvertType { .. }
+            | Prim::BroadcastInDim { .. }
+            | Prim::Reshape { .. }
+            | Prim::Squeeze { .. }
+            | Prim::ExpandDims { .. }
+            | Prim::Transpose { .. }
+            | Prim::Slice { .. }
+            | Prim::Rev { .. }
+            | Prim::Copy
+    )
+}
+
 /// Whether `prim` keeps float16 operands and results as they are (it moves or converts values only).
 fn keeps_f16(prim: &Prim) -> bool {
     match prim {
-        Prim::SelectN
-        | Prim::ConvertElementType { .. }
-        | Prim::BitcastConvertType { .. }
-        | Prim::BroadcastInDim { .. }
-        | Prim::Reshape { .. }
-        | Prim::Squeeze { .. }
-        | Prim::ExpandDims { .. }
-        | Prim::Transpose { .. }
-        | Prim::Slice { .. }
-        | Prim::Rev { .. }
-        | Prim::Copy
-        | Prim::Control(_) => true,
+        p if moves_values(p) => true,
+        Prim::Control(_) => true,
         Prim::Lib(op) => !matches!(op, LibOp::DotGeneral { .. } | LibOp::Cumulative { .. }),
         _ => false,
     }
