@@ -783,3 +783,27 @@ os._exit(0)
     lines = out.stdout.split()
     assert lines[:2] == ["interrupted", "after"], (out.stdout, out.stderr[-2000:])
     assert float(lines[2]) < 3.0, out.stdout
+
+
+@pytest.mark.parametrize("cap", ["0", "7"])
+def test_one_kernel_loop_dispatch_cap(cap):
+    # 0: the whole loop in one dispatch, nothing read back (what hardware GPUs do); 7: a dispatch per 7
+    # iterations (what lavapipe does per 32768), the carries passed from one dispatch to the next.
+    code = """
+import numpy as np, cranax as jax, cranax.numpy as jnp
+from cranax import lax
+g = jax.devices("gpu")[0]
+f = jax.jit(lambda v, n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 0.5 + 1.0), (0, v)))
+v = np.linspace(-1, 1, 300, dtype=np.float32)
+for n in [0, 1, 7, 8, 1000]:
+    i, r = f(jax.device_put(v, g), jax.device_put(np.int32(n), g))
+    want = v.copy()
+    for _ in range(n):
+        want = want * np.float32(0.5) + np.float32(1.0)
+    assert int(i) == n, (n, int(i))
+    np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6)
+print("ok")
+"""
+    env = dict(os.environ, CRANAX_GPU_LOOP_DISPATCH_CAP=cap)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

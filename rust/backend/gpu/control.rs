@@ -4,7 +4,8 @@
 //! buffer-to-buffer copies on the queue. When the sub-plans are all shaders (`GpuExecutable::encodable`),
 //! a scan's steps are encoded into shared command buffers with no host round trip, and a while loop's
 //! iteration is a single submission plus a 4-byte read back. A while loop whose cond and body fit in one
-//! kernel (`super::loop_kernel`) is one dispatch per `MAX_ITERS` iterations, each read back once.
+//! kernel (`super::loop_kernel`) is one dispatch on a hardware GPU (nothing read back); on a software
+//! adapter one dispatch per `SOFTWARE_MAX_ITERS` iterations, each reading back a done flag.
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use crate::opt::control_flow::ControlStep;
 use super::buffer::{device_bytes, map_for_read, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
 use super::exec::{compile_sub, dispatch, GpuExecutable};
-use super::loop_kernel::while_shader;
+use super::loop_kernel::{while_shader, SOFTWARE_MAX_ITERS};
 use super::wgsl::KernelShader;
 
 /// How the embedding (the Python module) says Ctrl-C was pressed; GPU loops run from the calling thread
@@ -40,11 +41,23 @@ fn check_interrupt(last: &mut Instant) -> Result<()> {
     }
 }
 
+/// Iterations per dispatch of a one-kernel while loop: `CRANAX_GPU_LOOP_DISPATCH_CAP` when set (0: no cap),
+/// else `SOFTWARE_MAX_ITERS` on software adapters (llvmpipe's loop cap) and no cap on hardware GPUs.
+fn loop_dispatch_cap(ctx: &GpuContext) -> Option<u32> {
+    match std::env::var("CRANAX_GPU_LOOP_DISPATCH_CAP").ok().and_then(|v| v.trim().parse::<u32>().ok()) {
+        Some(0) => None,
+        Some(k) => Some(k),
+        None => ctx.is_software().then_some(SOFTWARE_MAX_ITERS),
+    }
+}
+
 /// The sub-plans of one control step, compiled for one GPU (same order as `ControlStep::plans`).
 pub struct CompiledControl {
     plans: Vec<GpuExecutable>,
     /// A while loop that fits in one kernel (`loop_kernel`): its shader and pipeline.
     fused: Option<(KernelShader, Arc<wgpu::ComputePipeline>)>,
+    /// Whether the fused loop's shader stops after `SOFTWARE_MAX_ITERS` (its flag must be read back).
+    capped: bool,
 }
 
 impl CompiledControl {
@@ -69,16 +82,18 @@ pub fn compile(ctx: &Arc<GpuContext>, step: &ControlStep) -> Result<CompiledCont
     }
     let plans = step.plans().into_iter().map(|p| compile_sub(ctx, p)).collect::<Result<Vec<_>>>()?;
     let mut fused = None;
+    let capped = loop_dispatch_cap(ctx).is_some();
     if let ControlStep::While { cond, body, cond_consts, body_consts, .. } = step {
         let max_groups = ctx.limits.max_compute_workgroups_per_dimension.max(1);
-        if let Some(sh) = while_shader(cond, body, cond_consts.len(), body_consts.len(), max_groups)? {
+        let cap = loop_dispatch_cap(ctx);
+        if let Some(sh) = while_shader(cond, body, cond_consts.len(), body_consts.len(), max_groups, cap)? {
             if sh.bindings.len() <= ctx.limits.max_storage_buffers_per_shader_stage as usize {
                 let p = ctx.pipeline(&sh.source)?;
                 fused = Some((sh, p));
             }
         }
     }
-    Ok(CompiledControl { plans, fused })
+    Ok(CompiledControl { plans, fused, capped })
 }
 
 /// The value of scalar `v` as an index (bool → 0/1), read back to the host (waits for it).
@@ -134,7 +149,7 @@ pub fn run(
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (nc, nb) = (cond_consts.len(), body_consts.len());
             if let Some((sh, pipeline)) = &cc.fused {
-                return while_fused(ctx, sh, pipeline, plan(1)?, inputs, nc + nb + init.len());
+                return while_fused(ctx, sh, pipeline, plan(1)?, inputs, nc + nb + init.len(), cc.capped);
             }
             let (cond, body) = (plan(0)?, plan(1)?);
             if cond.encodable() && body.encodable() {
@@ -333,7 +348,8 @@ fn read_word(ctx: &GpuContext, staging: &wgpu::Buffer, idx: &wgpu::SubmissionInd
     word.ok_or_else(|| Error::Execution(format!("{}: predicate read back short", ctx.repr())))
 }
 
-/// A while loop run as one shader (`loop_kernel`): one dispatch per `MAX_ITERS` iterations, each followed
+/// A while loop run as one shader (`loop_kernel`). On hardware GPUs one dispatch, returned at once (nothing
+/// read back); `capped` (software adapters) one dispatch per `SOFTWARE_MAX_ITERS` iterations, each followed
 /// by a 4-byte read back of the loop's `done` flag.
 fn while_fused(
     ctx: &Arc<GpuContext>,
@@ -342,6 +358,7 @@ fn while_fused(
     body: &GpuExecutable,
     inputs: &[Arc<GpuBuffer>],
     n_in: usize,
+    capped: bool,
 ) -> Result<Vec<Arc<GpuBuffer>>> {
     let n_carry = body.plan.outputs.len();
     let n_consts = n_in - n_carry;
@@ -378,6 +395,10 @@ fn while_fused(
         }
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         dispatch(ctx, &mut enc, pipeline, &bound, sh.groups);
+        if !capped {
+            ctx.queue.submit([enc.finish()]);
+            break Ok(outs);
+        }
         enc.copy_buffer_to_buffer(flag.raw(), 0, &staging, 0, 4);
         let idx = ctx.queue.submit([enc.finish()]);
         carry = outs;

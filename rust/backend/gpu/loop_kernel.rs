@@ -15,8 +15,9 @@ use super::math::helper_source;
 use super::math::Helper;
 use super::wgsl::{decompose, kernel_body, sty, vty, Binding, KernelShader, WG};
 
-/// Iterations one dispatch of a loop shader runs at most (below llvmpipe's 65535 cap on shader loops).
-pub const MAX_ITERS: u32 = 32768;
+/// Iterations one dispatch of a loop shader runs at most on a software adapter (below llvmpipe's 65535 cap
+/// on shader loops, past which it silently leaves the loop).
+pub const SOFTWARE_MAX_ITERS: u32 = 32768;
 
 /// Where a sub-plan slot's value lives inside the loop shader.
 #[derive(Clone)]
@@ -31,7 +32,17 @@ enum Val {
 /// fit (the caller then runs the sub-plans step by step). Bindings: the used constants (cond's, then
 /// body's; their slot numbers are positions in the step's inputs), the initial carries, the outputs, then
 /// a u32 flag set to 1 when the loop has ended (else the caller dispatches again on the outputs).
-pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_groups: u32) -> Result<Option<KernelShader>> {
+///
+/// `max_iters`: `Some(k)` ends each dispatch after k iterations (the caller reads the flag and dispatches
+/// again); `None` runs the whole loop in one dispatch (hardware GPUs: nothing is read back).
+pub fn while_shader(
+    cond: &Plan,
+    body: &Plan,
+    n_cc: usize,
+    n_bc: usize,
+    max_groups: u32,
+    max_iters: Option<u32>,
+) -> Result<Option<KernelShader>> {
     let n_carry = body.outputs.len();
     if cond.num_inputs != n_cc + n_carry || body.num_inputs != n_bc + n_carry || cond.outputs.len() != 1 {
         return Ok(None);
@@ -72,11 +83,17 @@ pub fn while_shader(cond: &Plan, body: &Plan, n_cc: usize, n_bc: usize, max_grou
     for j in 0..n_carry {
         cvals[n_cc + j] = Some(carry_var(j));
     }
-    // At most MAX_ITERS iterations per dispatch (then the carries and a `done` flag are written and the
-    // host dispatches again): Mesa's llvmpipe silently stops any shader loop after 65535 iterations, and
-    // long dispatches trip GPU watchdogs elsewhere.
+    // With a cap, at most that many iterations per dispatch; the carries and a `done` flag are written and
+    // the host dispatches again.
     let _ = writeln!(out, "  var done = false;");
-    let _ = writeln!(out, "  for (var it: u32 = 0u; it < {MAX_ITERS}u; it = it + 1u) {{");
+    match max_iters {
+        Some(k) => {
+            let _ = writeln!(out, "  for (var it: u32 = 0u; it < {k}u; it = it + 1u) {{");
+        }
+        None => {
+            let _ = writeln!(out, "  loop {{");
+        }
+    }
     if !b.emit_plan(0, cond, &mut cvals, &mut out, "    ")? {
         return Ok(None);
     }
