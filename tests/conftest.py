@@ -11,7 +11,10 @@ import sys
 import pytest
 
 if importlib.util.find_spec("cranax") is None:  # run from a checkout without installing
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+    _SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python"))
+    sys.path.insert(0, _SRC)
+    # ... and for the tests' subprocesses (`sys.executable -c ...`), which do not read this file
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [_SRC, os.environ.get("PYTHONPATH", "")] if p)
 
 from cranax.config import config  # noqa: E402
 
