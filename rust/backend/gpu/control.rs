@@ -82,10 +82,9 @@ pub fn compile(ctx: &Arc<GpuContext>, step: &ControlStep) -> Result<CompiledCont
     }
     let plans = step.plans().into_iter().map(|p| compile_sub(ctx, p)).collect::<Result<Vec<_>>>()?;
     let mut fused = None;
-    let capped = loop_dispatch_cap(ctx).is_some();
+    let cap = loop_dispatch_cap(ctx);
     if let ControlStep::While { cond, body, cond_consts, body_consts, .. } = step {
         let max_groups = ctx.limits.max_compute_workgroups_per_dimension.max(1);
-        let cap = loop_dispatch_cap(ctx);
         if let Some(sh) = while_shader(cond, body, cond_consts.len(), body_consts.len(), max_groups, cap)? {
             if sh.bindings.len() <= ctx.limits.max_storage_buffers_per_shader_stage as usize {
                 let p = ctx.pipeline(&sh.source)?;
@@ -93,7 +92,7 @@ pub fn compile(ctx: &Arc<GpuContext>, step: &ControlStep) -> Result<CompiledCont
             }
         }
     }
-    Ok(CompiledControl { plans, fused, capped })
+    Ok(CompiledControl { plans, fused, capped: cap.is_some() })
 }
 
 /// The value of scalar `v` as an index (bool → 0/1), read back to the host (waits for it).
@@ -101,12 +100,13 @@ fn read_index(v: &GpuValue) -> Result<i64> {
     let h = v.to_host()?;
     let b = h.as_bytes();
     let word = |n: usize| -> Result<[u8; 4]> {
-        b.get(..n).and_then(|s| {
-            let mut w = [0u8; 4];
-            w[..n].copy_from_slice(s);
-            Some(w)
-        })
-        .ok_or_else(|| Error::Execution("control predicate has no element".into()))
+        b.get(..n)
+            .map(|s| {
+                let mut w = [0u8; 4];
+                w[..n].copy_from_slice(s);
+                w
+            })
+            .ok_or_else(|| Error::Execution("control predicate has no element".into()))
     };
     Ok(match v.aval.dtype {
         DType::Bool => (word(1)?[0] != 0) as i64,
@@ -300,18 +300,11 @@ fn while_encoded(
     bconsts: &[Arc<GpuBuffer>],
     mut carry: Vec<Arc<GpuBuffer>>,
 ) -> Result<Vec<Arc<GpuBuffer>>> {
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("cranax while predicate"),
-        size: 4,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = word_staging(ctx);
     let mut first = true;
     let mut last = Instant::now();
-    let result = loop {
-        if let Err(e) = check_interrupt(&mut last) {
-            break Err(e);
-        }
+    loop {
+        check_interrupt(&mut last)?;
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let mut keep = vec![];
         if !first {
@@ -324,14 +317,20 @@ fn while_encoded(
         let pred = p.first().ok_or_else(|| Error::Execution("while cond has no output".into()))?;
         enc.copy_buffer_to_buffer(pred.raw(), 0, &staging, 0, 4);
         let idx = ctx.queue.submit([enc.finish()]);
-        match read_word(ctx, &staging, &idx) {
-            Ok(0) => break Ok(carry),
-            Ok(_) => {}
-            Err(e) => break Err(e),
+        if read_word(ctx, &staging, &idx)? == 0 {
+            return Ok(carry);
         }
-    };
-    staging.destroy();
-    result
+    }
+}
+
+/// A 4-byte buffer the host maps to read a loop's predicate or done flag.
+fn word_staging(ctx: &GpuContext) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("cranax loop flag"),
+        size: 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
 }
 
 /// Waits for submission `idx` and reads the first 4 bytes of `staging` (a MAP_READ buffer it copied to).
@@ -362,18 +361,11 @@ fn while_fused(
 ) -> Result<Vec<Arc<GpuBuffer>>> {
     let n_carry = body.plan.outputs.len();
     let n_consts = n_in - n_carry;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("cranax while done flag"),
-        size: 4,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = capped.then(|| word_staging(ctx));
     let mut carry: Vec<Arc<GpuBuffer>> = inputs[n_consts..].to_vec();
     let mut last = Instant::now();
-    let result = loop {
-        if let Err(e) = check_interrupt(&mut last) {
-            break Err(e);
-        }
+    loop {
+        check_interrupt(&mut last)?;
         let mut outs = vec![];
         for &s in &body.plan.outputs {
             let a = &body.plan.slots[s];
@@ -395,19 +387,15 @@ fn while_fused(
         }
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         dispatch(ctx, &mut enc, pipeline, &bound, sh.groups);
-        if !capped {
+        let Some(staging) = &staging else {
             ctx.queue.submit([enc.finish()]);
-            break Ok(outs);
-        }
-        enc.copy_buffer_to_buffer(flag.raw(), 0, &staging, 0, 4);
+            return Ok(outs);
+        };
+        enc.copy_buffer_to_buffer(flag.raw(), 0, staging, 0, 4);
         let idx = ctx.queue.submit([enc.finish()]);
         carry = outs;
-        match read_word(ctx, &staging, &idx) {
-            Ok(0) => {}
-            Ok(_) => break Ok(carry),
-            Err(e) => break Err(e),
+        if read_word(ctx, staging, &idx)? != 0 {
+            return Ok(carry);
         }
-    };
-    staging.destroy();
-    result
+    }
 }

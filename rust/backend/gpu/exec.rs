@@ -118,7 +118,6 @@ pub fn compile_sub(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> 
 }
 
 fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
-    let whole_on_host = false;
     let mut controls = Vec::with_capacity(plan.steps.len());
     let mut kernels = Vec::with_capacity(plan.steps.len());
     let mut host_steps = 0;
@@ -126,7 +125,7 @@ fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
     let max_bindings = ctx.limits.max_storage_buffers_per_shader_stage as usize;
     for step in &plan.steps {
         match step {
-            Step::Kernel(k) if !whole_on_host => {
+            Step::Kernel(k) => {
                 let shader = kernel_shader(k, plan, max_groups)?;
                 if shader.bindings.len() > max_bindings {
                     return Err(Error::Unsupported(format!(
@@ -161,7 +160,7 @@ fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
                 };
                 kernels.push(Some(CompiledKernel { shader, pipeline, second }));
             }
-            Step::Library(l) if !whole_on_host => match gpu_library(ctx, plan, l, max_groups)? {
+            Step::Library(l) => match gpu_library(ctx, plan, l, max_groups)? {
                 Some(shader) => {
                     let pipeline = ctx.pipeline(&shader.source)?;
                     kernels.push(Some(CompiledKernel { shader, pipeline, second: None }));
@@ -171,20 +170,14 @@ fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
                     kernels.push(None);
                 }
             },
-            Step::Control(c) => {
-                controls.push(Some(super::control::compile(ctx, c)?));
-                kernels.push(None);
-                continue;
-            }
-            Step::Library(_) | Step::Kernel(_) => {
-                host_steps += 1;
-                kernels.push(None);
-            }
-            _ => kernels.push(None),
+            Step::Control(_) | Step::View { .. } => kernels.push(None),
         }
-        controls.push(None);
+        controls.push(match step {
+            Step::Control(c) => Some(super::control::compile(ctx, c)?),
+            _ => None,
+        });
     }
-    Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, controls, cpu: None, whole_on_host, host_steps })
+    Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, controls, cpu: None, whole_on_host: false, host_steps })
 }
 
 /// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32).
@@ -202,6 +195,14 @@ fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::opt::LibStep, max_group
         return wgsl_dot(a, b, o, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, [l.inputs[0], l.inputs[1], l.outputs[0]], max_groups);
     }
     Ok(None)
+}
+
+fn missing(slot: usize) -> Error {
+    Error::Execution(format!("slot {slot} read before it is written"))
+}
+
+fn uncompiled(step: usize) -> Error {
+    Error::Execution(format!("step {step} not compiled"))
 }
 
 impl GpuExecutable {
@@ -231,8 +232,6 @@ impl GpuExecutable {
         keep: &mut Vec<Arc<GpuBuffer>>,
     ) -> Result<()> {
         let (ctx, plan) = (&self.ctx, &self.plan);
-        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
-        let uncompiled = |si: usize| Error::Execution(format!("step {si} not compiled"));
         match &plan.steps[si] {
             Step::Kernel(k) => {
                 let ck = self.kernels[si].as_ref().ok_or_else(|| uncompiled(si))?;
@@ -331,7 +330,6 @@ impl GpuExecutable {
         if inputs.len() != plan.num_inputs || !self.encodable() {
             return Err(Error::Execution(format!("{} cannot be encoded into a caller's command buffer", plan.name)));
         }
-        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
         let mut slots: Vec<Option<Arc<GpuBuffer>>> = vec![None; plan.slots.len()];
         for (i, b) in inputs.iter().enumerate() {
             slots[i] = Some(b.clone());
@@ -370,8 +368,6 @@ impl GpuExecutable {
         for (i, v) in inputs.iter().enumerate() {
             slots[i] = Some(v.data.as_ref().map_err(|e| e.clone())?.clone());
         }
-        let missing = |s: usize| Error::Execution(format!("slot {s} read before it is written"));
-        let uncompiled = |si: usize| Error::Execution(format!("step {si} not compiled"));
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let mut keep: Vec<Arc<GpuBuffer>> = vec![];
         for (si, step) in plan.steps.iter().enumerate() {

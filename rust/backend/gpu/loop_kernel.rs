@@ -13,7 +13,7 @@ use crate::opt::{Kernel, OutputKind, Plan, Step};
 
 use super::math::helper_source;
 use super::math::Helper;
-use super::wgsl::{decompose, kernel_body, sty, vty, Binding, KernelShader, WG};
+use super::wgsl::{decompose, kernel_body, row_major, sty, vty, Binding, KernelShader, WG};
 
 /// Iterations one dispatch of a loop shader runs at most on a software adapter (below llvmpipe's 65535 cap
 /// on shader loops, past which it silently leaves the loop).
@@ -74,7 +74,9 @@ pub fn while_shader(
     }
     let mut b = Builder { n, n_cc, bindings: vec![], decl: String::new(), const_bind: HashMap::new(), helpers: BTreeSet::new() };
     let mut out = String::new();
-    let carry_var = |j: usize| Val::Var { name: format!("c{j}"), per_point: numel(carries[j]) == n && n > 1 };
+    // Each carry is per point (one element per invocation) or a scalar every invocation keeps a copy of.
+    let per_point: Vec<bool> = carries.iter().map(|a| numel(a) == n && n > 1).collect();
+    let carry_var = |j: usize| Val::Var { name: format!("c{j}"), per_point: per_point[j] };
     // Loop: the cond's value, then the body, then the new carries.
     let mut cvals: Vec<Option<Val>> = vec![None; cond.slots.len()];
     for j in 0..n_cc {
@@ -120,7 +122,7 @@ pub fn while_shader(
     let mut assigns = vec![];
     for j in 0..n_carry {
         let s = body.outputs[j];
-        let pp = numel(carries[j]) == n && n > 1;
+        let pp = per_point[j];
         let e = match bvals.get(s).cloned().flatten() {
             Some(Val::Var { name, .. }) => name,
             Some(Val::Const(c)) => {
@@ -148,7 +150,7 @@ pub fn while_shader(
     let mut pro = String::new();
     let mut epi = String::new();
     for (j, a) in carries.iter().enumerate() {
-        let pp = numel(a) == n && n > 1;
+        let pp = per_point[j];
         let at = if pp { "gid" } else { "0u" };
         let b = bindings.len();
         bindings.push(Binding { slot: n_cc + n_bc + j, write: false });
@@ -157,7 +159,7 @@ pub fn while_shader(
         let _ = writeln!(pro, "  var c{j}: {} = {init};", vty(a.dtype)?);
     }
     for (j, a) in carries.iter().enumerate() {
-        let pp = numel(a) == n && n > 1;
+        let pp = per_point[j];
         let b = bindings.len();
         // Output slots are numbered after the step's inputs: the caller maps them.
         bindings.push(Binding { slot: n_cc + n_bc + n_carry + j, write: true });
@@ -209,14 +211,6 @@ struct Builder {
     helpers: BTreeSet<Helper>,
 }
 
-fn row_major(shape: &[usize]) -> Vec<isize> {
-    let mut st = vec![1isize; shape.len()];
-    for a in (0..shape.len().saturating_sub(1)).rev() {
-        st[a] = st[a + 1] * shape[a + 1] as isize;
-    }
-    st
-}
-
 impl Builder {
     /// The binding of loop constant `j` of sub-plan `plan_i` (declared on first use).
     fn use_const(&mut self, plan_i: usize, j: usize, dt: DType) -> Result<usize> {
@@ -257,7 +251,9 @@ impl Builder {
                             }
                             Some(Val::Var { name, per_point }) => {
                                 let fits = if per_point {
-                                    pp && inp.offset == 0 && inp.strides == row_major(&k.domain)
+                                    pp && inp.offset == 0
+                                        && inp.strides.len() == k.domain.len()
+                                        && inp.strides.iter().zip(row_major(&k.domain)).all(|(&st, r)| st == r as isize)
                                 } else {
                                     inp.offset == 0 && inp.strides.iter().zip(&k.domain).all(|(&st, &d)| st == 0 || d == 1)
                                 };

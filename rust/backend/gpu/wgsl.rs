@@ -658,7 +658,7 @@ pub(super) fn kernel_body(
 }
 
 /// Whether kernel `k` touches float16 (its shader then needs `enable f16;`, hence the `shader-f16` feature).
-pub(super) fn uses_f16(k: &Kernel, plan: &Plan) -> bool {
+fn uses_f16(k: &Kernel, plan: &Plan) -> bool {
     k.body.iter().any(|i| i.dtype == DType::F16)
         || k.inputs.iter().any(|i| i.dtype == DType::F16)
         || k.outputs.iter().any(|o| plan.slots.get(o.slot).is_some_and(|a| a.dtype == DType::F16))
@@ -962,7 +962,7 @@ fn zero_acc(dt: DType) -> &'static str {
 }
 
 /// Row-major element strides of `shape`.
-fn row_major(shape: &[usize]) -> Vec<usize> {
+pub(super) fn row_major(shape: &[usize]) -> Vec<usize> {
     let mut st = vec![1usize; shape.len()];
     for a in (0..shape.len().saturating_sub(1)).rev() {
         st[a] = st[a + 1] * shape[a + 1];
