@@ -23,8 +23,16 @@
 //!   are this case. Vector and scalar points compute bit-identical values, so where a row is cut between
 //!   vector and tail (thread split points) never changes results.
 //! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
+//!
+//! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions
+//! with block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's
+//! 128-bit vectors) walks each row in strips of `STRIP` points first. Per strip, for each such function in
+//! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
+//! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
+//! the arrays. The rest of a row (under `STRIP` points) runs the plain vector loop and scalar tail, whose
+//! inline math is bit-identical to the block routines, so strips never change results.
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, Value};
+use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, StackSlotData, StackSlotKind, Value};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
@@ -32,7 +40,8 @@ use crate::error::{Error, Result};
 use crate::ir::{DType, ReduceOp};
 use crate::opt::{KOp, Kernel, OutputKind};
 
-use super::math::Imports;
+use super::blockmath;
+use super::math::{Imports, MathFn};
 use super::ops::{self, cl_type, iconst};
 use super::simd;
 
@@ -153,6 +162,67 @@ struct Gen<'k> {
     scratch: Vec<Option<Value>>,
     /// Runtime bounds of the outermost reduced loop (the chunked-reduction variant).
     rbounds: Option<(Value, Value)>,
+    /// Strip mode: the body's block-routine math operations (see the module docs); empty when off.
+    strip: Vec<(usize, MathFn)>,
+    /// While emitting one loop of a strip: what `emit_body` computes there.
+    phase: Option<Phase>,
+}
+
+/// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
+/// array (the variable holds the address of the current vector); store `sink`'s value to its array, or
+/// the kernel outputs when `None`.
+struct Phase {
+    live: Vec<bool>,
+    loads: Vec<(usize, Variable)>,
+    sink: Option<(usize, Variable)>,
+}
+
+/// Points per strip in strip mode (a multiple of every `lanes * unroll`).
+pub const STRIP: u64 = 512;
+/// Kernels with more block-routine operations than this stay inline (one stack array each).
+const STRIP_MAX_OPS: usize = 8;
+
+/// The block-routine math operations strip mode would run for this kernel, in body order (empty: strip
+/// mode off).
+pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<Vec<(usize, MathFn)>> {
+    let (outer, red, esize, live) = axes(k, out_dtypes)?;
+    let (mode, lanes, _) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    Ok(strip_ops(k, mode, lanes, &outer, &red, &live))
+}
+
+fn strip_ops(k: &Kernel, mode: Mode, lanes: u32, outer: &[Axis], red: &[Axis], live: &[bool]) -> Vec<(usize, MathFn)> {
+    if mode != Mode::OuterVec
+        || lanes != 4
+        || !red.is_empty()
+        || blockmath::isa().is_none()
+        || !k.outputs.iter().all(|o| o.kind == OutputKind::Store)
+        || outer.last().is_none_or(|a| a.n < STRIP)
+    {
+        return Vec::new();
+    }
+    let mut ops = Vec::new();
+    for (i, ins) in k.body.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        match &ins.op {
+            // Strip loops do not track the row index.
+            KOp::Iota { .. } => return Vec::new(),
+            KOp::Unary { op, a } => {
+                if let Some(f) = MathFn::from_unary(*op) {
+                    let f32_in = k.body.get(*a).is_some_and(|x| x.dtype == DType::F32);
+                    if blockmath::supports(f) && ins.dtype == DType::F32 && f32_in {
+                        ops.push((i, f));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if ops.len() > STRIP_MAX_OPS {
+        return Vec::new();
+    }
+    ops
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).
@@ -334,6 +404,7 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    let strip = if partial { Vec::new() } else { strip_ops(k, mode, lanes, &outer, &red, &live) };
     let mut offset = Vec::new();
     for inp in &k.inputs {
         offset.push(to_i64(inp.offset as i128 * inp.dtype.size() as i128, "offset")?);
@@ -367,6 +438,8 @@ pub fn build_kernel(
             acc: vec![Acc { s: None, v: Vec::new() }; k.outputs.len()],
             scratch: Vec::new(),
             rbounds: None,
+            strip,
+            phase: None,
             outer,
             red,
             mode,
@@ -513,7 +586,27 @@ impl Gen<'_> {
             let lu = (self.lanes * self.unroll) as i64;
             let vhead = b.create_block();
             let vbody = b.create_block();
-            b.ins().jump(vhead, &[]);
+            if self.strip.is_empty() {
+                b.ins().jump(vhead, &[]);
+            } else {
+                let thead = b.create_block();
+                let tbody = b.create_block();
+                b.ins().jump(thead, &[]);
+                b.switch_to_block(thead);
+                let f = b.use_var(flat);
+                let fs = b.ins().iadd_imm_s(f, STRIP as i64);
+                let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fs, rend);
+                b.ins().brif(fits, tbody, &[], vhead, &[]);
+                b.switch_to_block(tbody);
+                self.emit_strip(b, &vstr)?;
+                self.bump(b, &self.cur.clone(), &vstr, STRIP as i64);
+                for v in [flat, self.oidx[last]] {
+                    let x = b.use_var(v);
+                    let x = b.ins().iadd_imm_s(x, STRIP as i64);
+                    b.def_var(v, x);
+                }
+                b.ins().jump(thead, &[]);
+            }
             b.switch_to_block(vhead);
             let f = b.use_var(flat);
             let fl = b.ins().iadd_imm_s(f, lu);
@@ -584,6 +677,111 @@ impl Gen<'_> {
                 b.ins().jump(incs[p - 1], &[]);
             }
         }
+        Ok(())
+    }
+
+    /// One strip of `STRIP` points from the current addresses (`cur`, left unchanged).
+    fn emit_strip(&mut self, b: &mut FunctionBuilder, vstr: &[i64]) -> Result<()> {
+        let k = self.k;
+        let ops = self.strip.clone();
+        let start: Vec<Value> = self.cur.iter().map(|&v| b.use_var(v)).collect();
+        let n = iconst(b, types::I64, STRIP as i64);
+        let nin = k.inputs.len();
+        // The last operation's routine may write the only output directly when nothing reads after it.
+        let direct = k.outputs.len() == 1
+            && ops.last().is_some_and(|&(h, _)| h == k.outputs[0].value)
+            && self.out_dtypes.first() == Some(&DType::F32)
+            && vstr.get(nin) == Some(&4);
+        // Per body instruction: the address of its strip array, once computed.
+        let mut at: Vec<Option<Value>> = vec![None; k.body.len()];
+        for (j, &(h, f)) in ops.iter().enumerate() {
+            let KOp::Unary { a, .. } = k.body[h].op else {
+                return Err(Error::Codegen(format!("kernel {}: strip operation %{h} is not unary", k.name)));
+            };
+            let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (STRIP * 4) as u32, 6));
+            let arr = b.ins().stack_addr(types::I64, slot, 0);
+            let src = match (at[a], &k.body[a].op) {
+                (Some(p), _) => p,
+                (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
+                _ => {
+                    self.emit_phase(b, Some((a, arr)), &at, &start, vstr)?;
+                    arr
+                }
+            };
+            let dst = if direct && j + 1 == ops.len() { start[nin] } else { arr };
+            let fref = *self.imports.get(&blockmath::import_key(f)).ok_or_else(|| {
+                Error::Codegen(format!("kernel {}: block routine for {f:?} not imported", k.name))
+            })?;
+            b.ins().call(fref, &[src, dst, n]);
+            at[h] = Some(dst);
+        }
+        if !direct {
+            self.emit_phase(b, None, &at, &start, vstr)?;
+        }
+        Ok(())
+    }
+
+    /// A vector loop over the strip at `start`: the value of `target.0` into the array at `target.1`, or the
+    /// kernel outputs when `None`. Instructions with an array in `at` are read from it.
+    fn emit_phase(
+        &mut self, b: &mut FunctionBuilder, target: Option<(usize, Value)>, at: &[Option<Value>], start: &[Value],
+        vstr: &[i64],
+    ) -> Result<()> {
+        let k = self.k;
+        let mut live = vec![false; k.body.len()];
+        match target {
+            Some((t, _)) => live[t] = true,
+            None => k.outputs.iter().for_each(|o| live[o.value] = true),
+        }
+        for i in (0..k.body.len()).rev() {
+            if live[i] && at[i].is_none() {
+                for j in simd::operands(&k.body[i].op) {
+                    if j < i {
+                        live[j] = true;
+                    }
+                }
+            }
+        }
+        for (s, &a) in start.iter().enumerate() {
+            b.def_var(self.icur[s], a);
+        }
+        let mut loads = Vec::new();
+        for (i, a) in at.iter().enumerate() {
+            if let (Some(a), true) = (a, live[i]) {
+                let v = b.declare_var(types::I64);
+                b.def_var(v, *a);
+                loads.push((i, v));
+            }
+        }
+        let sink = target.map(|(t, a)| {
+            let v = b.declare_var(types::I64);
+            b.def_var(v, a);
+            (t, v)
+        });
+        let arrays: Vec<Variable> = loads.iter().chain(sink.iter()).map(|&(_, v)| v).collect();
+        let lu = (self.lanes * self.unroll) as i64;
+        let pos = b.declare_var(types::I64);
+        let z = iconst(b, types::I64, 0);
+        b.def_var(pos, z);
+        let body = b.create_block();
+        let after = b.create_block();
+        b.ins().jump(body, &[]);
+        b.switch_to_block(body);
+        self.phase = Some(Phase { live, loads, sink });
+        let r = self.emit_body(b, self.lanes, self.unroll, vstr, Some(false));
+        self.phase = None;
+        r?;
+        self.bump(b, &self.icur.clone(), vstr, lu);
+        for &v in arrays.iter().chain([&pos]) {
+            let x = b.use_var(v);
+            let step = if v == pos { lu } else { lu * 4 };
+            let x = b.ins().iadd_imm_s(x, step);
+            b.def_var(v, x);
+        }
+        let p = b.use_var(pos);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, p, STRIP as i64);
+        b.ins().brif(more, body, &[], after, &[]);
+        b.switch_to_block(after);
         Ok(())
     }
 
@@ -865,10 +1063,16 @@ impl Gen<'_> {
     fn emit_body(&mut self, b: &mut FunctionBuilder, lanes: u32, unroll: u32, vstr: &[i64], which: Option<bool>) -> Result<()> {
         let k = self.k;
         let vflags = cranelift_codegen::ir::MemFlagsData::new().with_notrap();
+        let phase = self.phase.take();
         for u in 0..unroll {
             let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
             for (i, ins) in k.body.iter().enumerate() {
-                if !self.live[i] {
+                if !phase.as_ref().map_or(self.live[i], |p| p.live[i]) {
+                    continue;
+                }
+                if let Some(&(_, var)) = phase.as_ref().and_then(|p| p.loads.iter().find(|(j, _)| *j == i)) {
+                    let a = b.use_var(var);
+                    vals[i] = Some(b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, (u * lanes * 4) as i32));
                     continue;
                 }
                 let v = match &ins.op {
@@ -921,6 +1125,12 @@ impl Gen<'_> {
                     _ => simd::emit(b, self.imports, &k.body, i, &vals, lanes, &mut self.scratch)?,
                 };
                 vals[i] = Some(v);
+            }
+            if let Some((t, var)) = phase.as_ref().and_then(|p| p.sink) {
+                let x = vals[t].ok_or_else(|| Error::Codegen(format!("strip value %{t} not computed")))?;
+                let a = b.use_var(var);
+                b.ins().store(vflags, x, a, (u * lanes * 4) as i32);
+                continue;
             }
             for (o, out) in k.outputs.iter().enumerate() {
                 let x = vals[out.value].ok_or_else(|| Error::Codegen(format!("output {o} value not computed")))?;

@@ -46,7 +46,7 @@ pub(super) fn new_module() -> Result<JITModule> {
 fn new_module_with(extra: Vec<(String, *const u8)>) -> Result<JITModule> {
     let isa = host_isa()?;
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for (name, ptr) in math::all_symbols().into_iter().chain(extra) {
+    for (name, ptr) in math::all_symbols().into_iter().chain(super::blockmath::symbols()).chain(extra) {
         jb.symbol(name, ptr);
     }
     Ok(JITModule::new(jb))
@@ -206,10 +206,34 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                     imports.insert(key, module.declare_func_in_func(fid, &mut ctx.func));
                 }
             }
+            if !partial {
+                for (_, f) in super::codegen::strip_plan(k, &out_dtypes)? {
+                    let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
+                    for _ in 0..3 {
+                        sig.params.push(cranelift_codegen::ir::AbiParam::new(cranelift_codegen::ir::types::I64));
+                    }
+                    let fid = module
+                        .declare_function(&super::blockmath::symbol(f), Linkage::Import, &sig)
+                        .map_err(cg("declaring a block routine"))?;
+                    imports.insert(super::blockmath::import_key(f), module.declare_func_in_func(fid, &mut ctx.func));
+                }
+            }
             build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config(), partial)?;
             if !partial {
                 let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
-                clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}", ctx.func.display());
+                let strip = super::codegen::strip_plan(k, &out_dtypes)?;
+                let strip = if strip.is_empty() {
+                    String::new()
+                } else {
+                    let fs: Vec<String> = strip.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
+                    format!(
+                        "; strips of {} points: {} by {:?} block routines\n",
+                        super::codegen::STRIP,
+                        fs.join(", "),
+                        super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}"))
+                    )
+                };
+                clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{strip}{}", ctx.func.display());
                 ctx.set_disasm(disasm);
             } else {
                 clif.push_str("\n; chunked-reduction variant (same loops; [begin, end) splits the outermost reduced axis)\n");

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
 use crate::runtime::buffer::Buffer;
 
+mod blockmath;
 mod codegen;
 pub mod control;
 mod scalar_loop;
@@ -24,6 +25,7 @@ mod loop_body;
 mod jit;
 pub mod library;
 pub mod math;
+mod math_f32;
 mod mathlib;
 mod ops;
 mod simd;

@@ -48,6 +48,7 @@ use crate::error::{Error, Result};
 use crate::ir::DType;
 
 use super::math::{Imports, MathFn};
+use super::math_f32::{self, Cmp, ICmp, Lanes, EXP_C1, EXP_C2, LOG2E};
 
 /// Whether the host has fused multiply-add (then `fma` is one instruction; else mul + add).
 pub fn host_fma() -> bool {
@@ -94,20 +95,20 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
     let mut e = E { b, ty, fma: host_fma() };
     let x = args[0];
     Ok(match f {
-        MathFn::Exp => exp_f32(&mut e, x),
-        MathFn::Exp2 => exp2_f32(&mut e, x),
-        MathFn::Expm1 => expm1_f32(&mut e, x),
-        MathFn::Log => log_f32(&mut e, x),
-        MathFn::Log1p => log1p_f32(&mut e, x),
-        MathFn::Tanh => tanh_f32(&mut e, x),
-        MathFn::Logistic => logistic_f32(&mut e, x),
+        MathFn::Exp => math_f32::exp(&mut e, x),
+        MathFn::Exp2 => math_f32::exp2(&mut e, x),
+        MathFn::Expm1 => math_f32::expm1(&mut e, x),
+        MathFn::Log => math_f32::log(&mut e, x),
+        MathFn::Log1p => math_f32::log1p(&mut e, x),
+        MathFn::Tanh => math_f32::tanh(&mut e, x),
+        MathFn::Logistic => math_f32::logistic(&mut e, x),
         MathFn::Sin | MathFn::Cos | MathFn::Tan => {
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
                 .ok_or_else(|| Error::Codegen("rem_pio2 helper not imported".into()))?;
             trig_f32(&mut e, f, x, fref)
         }
-        MathFn::Erf => erf_f32(&mut e, x),
+        MathFn::Erf => math_f32::erf(&mut e, x),
         MathFn::ErfInv => erf_inv_f32(&mut e, x),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
         MathFn::Atan2 => atan2_f32(&mut e, x, args[1]),
@@ -141,14 +142,6 @@ impl<'f> E<'_, 'f> {
     fn ity(&self) -> Type {
         self.ty.as_int()
     }
-    fn c(&mut self, v: f64) -> Value {
-        let s = if self.ty.lane_type() == types::F64 { self.b.ins().f64const(v) } else { self.b.ins().f32const(v as f32) };
-        if self.vec() {
-            self.b.ins().splat(self.ty, s)
-        } else {
-            s
-        }
-    }
     fn ci(&mut self, v: i64) -> Value {
         let it = self.ity();
         let lt = it.lane_type();
@@ -160,92 +153,11 @@ impl<'f> E<'_, 'f> {
             s
         }
     }
-    fn add(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fadd(a, b)
-    }
-    fn sub(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fsub(a, b)
-    }
-    fn mul(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fmul(a, b)
-    }
-    fn div(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fdiv(a, b)
-    }
-    fn addc(&mut self, a: Value, c: f64) -> Value {
-        let c = self.c(c);
-        self.add(a, c)
-    }
-    fn mulc(&mut self, a: Value, c: f64) -> Value {
-        let c = self.c(c);
-        self.mul(a, c)
-    }
-    /// a * b + c, fused when the host has fma.
-    fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
-        if self.fma {
-            self.b.ins().fma(a, b, c)
-        } else {
-            let p = self.b.ins().fmul(a, b);
-            self.b.ins().fadd(p, c)
-        }
-    }
-    fn fmac(&mut self, a: Value, b: f64, c: Value) -> Value {
-        let b = self.c(b);
-        self.fma(a, b, c)
-    }
-    /// cs[0] + x*(cs[1] + x*(...)).
-    fn poly(&mut self, x: Value, cs: &[f64]) -> Value {
-        let mut acc = self.c(cs[cs.len() - 1]);
-        for &k in cs[..cs.len() - 1].iter().rev() {
-            let kc = self.c(k);
-            acc = self.fma(acc, x, kc);
-        }
-        acc
-    }
-    fn abs(&mut self, x: Value) -> Value {
-        self.b.ins().fabs(x)
-    }
-    fn neg(&mut self, x: Value) -> Value {
-        self.b.ins().fneg(x)
-    }
-    fn cmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
-        self.b.ins().fcmp(cc, a, b)
-    }
-    fn cmpc(&mut self, cc: FloatCC, a: Value, c: f64) -> Value {
-        let c = self.c(c);
-        self.cmp(cc, a, c)
-    }
-    fn icmpc(&mut self, cc: IntCC, a: Value, c: i64) -> Value {
-        let c = self.ci(c);
-        self.b.ins().icmp(cc, a, c)
-    }
     fn and(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().band(a, b)
     }
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().bor(a, b)
-    }
-    /// `m ? a : b` lane by lane (`m` a mask from fcmp/icmp on this emitter's lanes).
-    fn sel(&mut self, m: Value, a: Value, b: Value) -> Value {
-        if self.vec() {
-            let vt = self.b.func.dfg.value_type(a);
-            let mt = self.b.func.dfg.value_type(m);
-            let m = if vt != mt { self.b.ins().bitcast(vt, vflags(), m) } else { m };
-            self.b.ins().bitselect(m, a, b)
-        } else {
-            self.b.ins().select(m, a, b)
-        }
-    }
-    fn selc(&mut self, m: Value, a: f64, b: Value) -> Value {
-        let a = self.c(a);
-        self.sel(m, a, b)
-    }
-    fn bits(&mut self, x: Value) -> Value {
-        let it = self.ity();
-        self.b.ins().bitcast(it, vflags(), x)
-    }
-    fn fbits(&mut self, i: Value) -> Value {
-        self.b.ins().bitcast(self.ty, vflags(), i)
     }
     fn iadd(&mut self, a: Value, c: i64) -> Value {
         let c = self.ci(c);
@@ -267,17 +179,119 @@ impl<'f> E<'_, 'f> {
         let n = self.b.ins().iconst(types::I32, n);
         self.b.ins().ushr(a, n)
     }
-    /// Clamp to [lo, hi]; NaN stays NaN. (Compare + select: much shorter than `fmax`/`fmin`, whose
-    /// NaN and signed-zero rules cost a long sequence on x86.)
-    fn clamp(&mut self, x: Value, lo: f64, hi: f64) -> Value {
-        let l = self.c(lo);
-        let h = self.c(hi);
-        let below = self.cmp(FloatCC::LessThan, x, l);
-        let t = self.sel(below, l, x);
-        let above = self.cmp(FloatCC::GreaterThan, t, h);
-        self.sel(above, h, t)
+    fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(cc, a, b)
     }
-    /// |a| with the sign of `s`.
+    fn fcmpc(&mut self, cc: FloatCC, a: Value, c: f64) -> Value {
+        let c = self.c(c);
+        self.fcmp(cc, a, c)
+    }
+    fn icmp_c(&mut self, cc: IntCC, a: Value, c: i64) -> Value {
+        let c = self.ci(c);
+        self.b.ins().icmp(cc, a, c)
+    }
+    /// A mask of lanes where integer `q & bit != 0`.
+    fn bit_set(&mut self, q: Value, bit: i64) -> Value {
+        let t = self.iand(q, bit);
+        self.icmp_c(IntCC::NotEqual, t, 0)
+    }
+}
+
+/// The emitter as a lane type of `math_f32` (any of its float types: the f64 code below uses it too).
+impl Lanes for E<'_, '_> {
+    type F = Value;
+    type I = Value;
+    type M = Value;
+    fn c(&mut self, v: f64) -> Value {
+        let s = if self.ty.lane_type() == types::F64 { self.b.ins().f64const(v) } else { self.b.ins().f32const(v as f32) };
+        if self.vec() {
+            self.b.ins().splat(self.ty, s)
+        } else {
+            s
+        }
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fadd(a, b)
+    }
+    fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fsub(a, b)
+    }
+    fn mul(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fmul(a, b)
+    }
+    fn div(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fdiv(a, b)
+    }
+    fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        if self.fma {
+            self.b.ins().fma(a, b, c)
+        } else {
+            let p = self.b.ins().fmul(a, b);
+            self.b.ins().fadd(p, c)
+        }
+    }
+    fn abs(&mut self, x: Value) -> Value {
+        self.b.ins().fabs(x)
+    }
+    fn neg(&mut self, x: Value) -> Value {
+        self.b.ins().fneg(x)
+    }
+    fn cmp(&mut self, cc: Cmp, a: Value, b: Value) -> Value {
+        let cc = match cc {
+            Cmp::Lt => FloatCC::LessThan,
+            Cmp::Gt => FloatCC::GreaterThan,
+            Cmp::Ge => FloatCC::GreaterThanOrEqual,
+            Cmp::Eq => FloatCC::Equal,
+            Cmp::Unord => FloatCC::Unordered,
+        };
+        self.fcmp(cc, a, b)
+    }
+    fn icmpc(&mut self, cc: ICmp, a: Value, c: i64) -> Value {
+        let cc = match cc {
+            ICmp::Ge => IntCC::SignedGreaterThanOrEqual,
+            ICmp::Lt => IntCC::SignedLessThan,
+        };
+        self.icmp_c(cc, a, c)
+    }
+    fn mand(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    /// `m ? a : b` lane by lane (`m` a mask from fcmp/icmp on this emitter's lanes).
+    fn sel(&mut self, m: Value, a: Value, b: Value) -> Value {
+        if self.vec() {
+            let vt = self.b.func.dfg.value_type(a);
+            let mt = self.b.func.dfg.value_type(m);
+            let m = if vt != mt { self.b.ins().bitcast(vt, vflags(), m) } else { m };
+            self.b.ins().bitselect(m, a, b)
+        } else {
+            self.b.ins().select(m, a, b)
+        }
+    }
+    fn bits(&mut self, x: Value) -> Value {
+        let it = self.ity();
+        self.b.ins().bitcast(it, vflags(), x)
+    }
+    fn fbits(&mut self, i: Value) -> Value {
+        self.b.ins().bitcast(self.ty, vflags(), i)
+    }
+    fn iaddc(&mut self, a: Value, c: i64) -> Value {
+        self.iadd(a, c)
+    }
+    fn isub(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().isub(a, b)
+    }
+    fn iandc(&mut self, a: Value, c: i64) -> Value {
+        self.iand(a, c)
+    }
+    fn shlc(&mut self, a: Value, n: u32) -> Value {
+        self.shl(a, n as i64)
+    }
+    fn sshrc(&mut self, a: Value, n: u32) -> Value {
+        self.sshr(a, n as i64)
+    }
+    fn to_float(&mut self, i: Value) -> Value {
+        self.b.ins().fcvt_from_sint(self.ty, i)
+    }
     fn copysign(&mut self, a: Value, s: Value) -> Value {
         let (mag, sign) = if self.ty.lane_type() == types::F64 {
             (0x7fff_ffff_ffff_ffffi64, i64::MIN)
@@ -291,238 +305,11 @@ impl<'f> E<'_, 'f> {
         let r = self.b.ins().bor(ab, sb);
         self.fbits(r)
     }
-    /// A mask of lanes where integer `q & bit != 0`.
-    fn bit_set(&mut self, q: Value, bit: i64) -> Value {
-        let t = self.iand(q, bit);
-        self.icmpc(IntCC::NotEqual, t, 0)
-    }
 }
 
-// ------------------------------------------------------------------------------------------------------
-// float32 kernels computed in f32.
-
-const LOG2E: f64 = std::f64::consts::LOG2_E;
-const MAGIC32: f64 = 12582912.0; // 1.5 * 2^23
-/// Cephes: ln2 = C1 + C2 with C1 exact in 9 bits.
-const EXP_C1: f64 = 0.693359375;
-const EXP_C2: f64 = -2.12194440e-4;
-/// Cephes expf: e^r = 1 + r + r^2 * P(r), |r| <= ln2/2.
-const EXP_P: [f64; 6] = [5.0000001201E-1, 1.6666665459E-1, 4.1665795894E-2, 8.3334519073E-3, 1.3981999507E-3, 1.9875691500E-4];
-
-/// For f32 `kk = n + 1.5*2^23` (n an integer, |n| < 2^22): the integer n (i32 lanes).
-fn magic_int32(e: &mut E, kk: Value) -> Value {
-    let bits = e.bits(kk);
-    e.iadd(bits, -0x4B40_0000)
-}
-
-/// 2^n for integer lanes n with n + 127 in [1, 254].
-fn pow2i_f32(e: &mut E, n: Value) -> Value {
-    let t = e.iadd(n, 127);
-    let t = e.shl(t, 23);
-    e.fbits(t)
-}
-
-/// (n, r) with x = n*ln2 + r, |r| <= ln2/2 (n as f32 and as i32 lanes); x must be clamped to |x| < 2^21.
-fn exp_reduce(e: &mut E, x: Value) -> (Value, Value, Value) {
-    let magic = e.c(MAGIC32);
-    let l2e = e.c(LOG2E);
-    let kk = e.fma(x, l2e, magic);
-    let n = e.sub(kk, magic);
-    let ni = magic_int32(e, kk);
-    let r = e.fmac(n, -EXP_C1, x);
-    let r = e.fmac(n, -EXP_C2, r);
-    (n, ni, r)
-}
-
-/// expm1(r) = r + r^2 P(r) for |r| <= ln2/2.
-fn expm1_poly(e: &mut E, r: Value) -> Value {
-    let p = e.poly(r, &EXP_P);
-    let z = e.mul(r, r);
-    e.fma(p, z, r)
-}
-
-/// y * 2^n for n in [-152, 128] (two exact power-of-two factors: one rounding, also into denormals).
-fn scale2(e: &mut E, y: Value, ni: Value) -> Value {
-    let half = e.sshr(ni, 1);
-    let rest = e.b.ins().isub(ni, half);
-    let s1 = pow2i_f32(e, half);
-    let s2 = pow2i_f32(e, rest);
-    let y = e.mul(y, s1);
-    e.mul(y, s2)
-}
-
-fn exp_f32(e: &mut E, x: Value) -> Value {
-    // Outside [-104, 89] the result is 0 or inf; clamping keeps the reduction exact and NaN passes through.
-    let xc = e.clamp(x, -104.0, 89.0);
-    let (_, ni, r) = exp_reduce(e, xc);
-    let q = expm1_poly(e, r);
-    let y = e.addc(q, 1.0);
-    scale2(e, y, ni)
-}
-
-fn exp2_f32(e: &mut E, x: Value) -> Value {
-    let xc = e.clamp(x, -152.0, 129.0);
-    let magic = e.c(MAGIC32);
-    let kk = e.add(xc, magic);
-    let n = e.sub(kk, magic);
-    let ni = magic_int32(e, kk);
-    let f = e.sub(xc, n); // exact, |f| <= 1/2
-    let r = e.mulc(f, std::f64::consts::LN_2);
-    let q = expm1_poly(e, r);
-    let y = e.addc(q, 1.0);
-    scale2(e, y, ni)
-}
-
-/// |x| < 2^-25: the function is x to within half an ulp (also keeps the sign of zero).
-fn tiny_passthrough(e: &mut E, x: Value, res: Value, limit: f64) -> Value {
-    let ax = e.abs(x);
-    let tiny = e.cmpc(FloatCC::LessThan, ax, limit);
-    e.sel(tiny, x, res)
-}
-
-fn expm1_f32(e: &mut E, x: Value) -> Value {
-    let xc = e.clamp(x, -18.0, 89.0);
-    let (_, ni, r) = exp_reduce(e, xc);
-    let q = expm1_poly(e, r);
-    // expm1(x) = 2^n (q + 1) - 1 = 2 * (t q + (t - 1/2)) with t = 2^(n-1) (no overflow at n = 128).
-    let nm1 = e.iadd(ni, -1);
-    let t = pow2i_f32(e, nm1);
-    let th = e.addc(t, -0.5);
-    let y = e.fma(t, q, th);
-    let y = e.mulc(y, 2.0);
-    tiny_passthrough(e, x, y, 2f64.powi(-25))
-}
-
-/// musl logf/log1pf polynomial: Lg(s) with |(log(1+s)-log(1-s))/s - Lg(s)| < 2^-34.24.
-const LG: [f64; 4] = [0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841];
-const LN2_HI32: f64 = 6.9313812256e-01;
-const LN2_LO32: f64 = 9.0580006145e-06;
-
-/// log(1 + f) - f + hfsq pieces: returns s*(hfsq + R) and hfsq for f in [√½-1, √2-1].
-fn log_kernel(e: &mut E, f: Value) -> (Value, Value) {
-    let two = e.addc(f, 2.0);
-    let s = e.div(f, two);
-    let z = e.mul(s, s);
-    let w = e.mul(z, z);
-    let lg4 = e.c(LG[3]);
-    let lg2 = e.c(LG[1]);
-    let t1 = e.fma(w, lg4, lg2);
-    let t1 = e.mul(w, t1);
-    let lg3 = e.c(LG[2]);
-    let lg1 = e.c(LG[0]);
-    let t2 = e.fma(w, lg3, lg1);
-    let t2 = e.mul(z, t2);
-    let rr = e.add(t2, t1);
-    let ff = e.mul(f, f);
-    let hfsq = e.mulc(ff, 0.5);
-    let hr = e.add(hfsq, rr);
-    (e.mul(s, hr), hfsq)
-}
-
-/// Splits positive normal `u` (f32 lanes) as 2^k * m, m in [√½, √2): (k as i32 lanes, f = m - 1).
-fn log_split(e: &mut E, u: Value) -> (Value, Value) {
-    let iu = e.bits(u);
-    let iu = e.iadd(iu, 0x3f80_0000 - 0x3f35_04f3);
-    let k = e.sshr(iu, 23);
-    let k = e.iadd(k, -0x7f);
-    let m = e.iand(iu, 0x007f_ffff);
-    let m = e.iadd(m, 0x3f35_04f3);
-    let m = e.fbits(m);
-    let f = e.addc(m, -1.0);
-    (k, f)
-}
 
 fn int_to_float(e: &mut E, k: Value) -> Value {
-    e.b.ins().fcvt_from_sint(e.ty, k)
-}
-
-/// log special values: x < 0 → NaN, ±0 → -inf, +inf → +inf, NaN → NaN.
-fn log_specials(e: &mut E, x: Value, res: Value, zero_at: f64) -> Value {
-    let neg = e.cmpc(FloatCC::LessThan, x, zero_at);
-    let r = e.selc(neg, f64::NAN, res);
-    let zero = e.cmpc(FloatCC::Equal, x, zero_at);
-    let r = e.selc(zero, f64::NEG_INFINITY, r);
-    let inf = e.cmpc(FloatCC::Equal, x, f64::INFINITY);
-    let r = e.selc(inf, f64::INFINITY, r);
-    let nan = e.cmp(FloatCC::Unordered, x, x);
-    e.sel(nan, x, r)
-}
-
-fn log_f32(e: &mut E, x: Value) -> Value {
-    // Denormals: scale by 2^23 first.
-    let den = e.cmpc(FloatCC::LessThan, x, f32::MIN_POSITIVE as f64);
-    let xs = e.mulc(x, 8388608.0);
-    let xs = e.sel(den, xs, x);
-    let (k, f) = log_split(e, xs);
-    let kf = int_to_float(e, k);
-    let adj = e.c(-23.0);
-    let zero = e.c(0.0);
-    let adj = e.sel(den, adj, zero);
-    let dk = e.add(kf, adj);
-    let (sr, hfsq) = log_kernel(e, f);
-    // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi
-    let r = e.fmac(dk, LN2_LO32, sr);
-    let r = e.sub(r, hfsq);
-    let r = e.add(r, f);
-    let r = e.fmac(dk, LN2_HI32, r);
-    log_specials(e, x, r, 0.0)
-}
-
-fn log1p_f32(e: &mut E, x: Value) -> Value {
-    let u = e.addc(x, 1.0);
-    let (k, fk) = log_split(e, u);
-    // c = (k >= 2 ? 1 - (u - x) : x - (u - 1)) / u for k < 25, else 0: the rounding error of 1 + x.
-    let ux = e.sub(u, x);
-    let one = e.c(1.0);
-    let c_hi = e.sub(one, ux);
-    let u1 = e.addc(u, -1.0);
-    let c_lo = e.sub(x, u1);
-    let kge2 = e.icmpc(IntCC::SignedGreaterThanOrEqual, k, 2);
-    let c = e.sel(kge2, c_hi, c_lo);
-    let c = e.div(c, u);
-    let klt25 = e.icmpc(IntCC::SignedLessThan, k, 25);
-    let zero = e.c(0.0);
-    let c = e.sel(klt25, c, zero);
-    // √½ - 1 <= x < √2 - 1: k = 0, c = 0, f = x (no rounding of 1 + x).
-    let ge = e.cmpc(FloatCC::GreaterThanOrEqual, x, -0.29289321881);
-    let lt = e.cmpc(FloatCC::LessThan, x, 0.41421356237);
-    let small = e.and(ge, lt);
-    let f = e.sel(small, x, fk);
-    let c = e.sel(small, zero, c);
-    let kf = int_to_float(e, k);
-    let dk = e.sel(small, zero, kf);
-    let (sr, hfsq) = log_kernel(e, f);
-    // s*(hfsq+R) + (dk*ln2_lo + c) - hfsq + f + dk*ln2_hi
-    let lo = e.fmac(dk, LN2_LO32, c);
-    let r = e.add(sr, lo);
-    let r = e.sub(r, hfsq);
-    let r = e.add(r, f);
-    let r = e.fmac(dk, LN2_HI32, r);
-    let r = log_specials(e, x, r, -1.0);
-    tiny_passthrough(e, x, r, 2f64.powi(-25))
-}
-
-fn tanh_f32(e: &mut E, x: Value) -> Value {
-    let ax = e.abs(x);
-    let two_ax = e.add(ax, ax);
-    let em = expm1_f32(e, two_ax);
-    let den = e.addc(em, 2.0);
-    let t = e.div(em, den);
-    let big = e.cmpc(FloatCC::GreaterThan, ax, 9.1);
-    let t = e.selc(big, 1.0, t);
-    e.copysign(t, x)
-}
-
-fn logistic_f32(e: &mut E, x: Value) -> Value {
-    let ax = e.abs(x);
-    let nax = e.neg(ax);
-    let ex = exp_f32(e, nax);
-    let d = e.addc(ex, 1.0);
-    let one = e.c(1.0);
-    let pos = e.div(one, d);
-    let neg = e.div(ex, d);
-    let m = e.cmpc(FloatCC::LessThan, x, 0.0);
-    e.sel(m, neg, pos)
+    e.to_float(k)
 }
 
 // ------------------------------------------------------------------------------------------------------
@@ -659,8 +446,8 @@ fn rem_pio2_fast(e: &mut E, x: Value) -> (Value, Value) {
 /// sin, cos or tan of f32 lanes.
 fn trig_f32(e: &mut E, f: MathFn, x: Value, helper: cranelift_codegen::ir::FuncRef) -> Value {
     let ax = e.abs(x);
-    let ge = e.cmpc(FloatCC::GreaterThanOrEqual, ax, 8388608.0);
-    let fin = e.cmpc(FloatCC::LessThan, ax, f64::INFINITY);
+    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, 8388608.0);
+    let fin = e.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
     let big = e.and(ge, fin);
     let dty = f64_ty(e);
     let parts = split(e, x);
@@ -712,8 +499,8 @@ fn trig_f32(e: &mut E, f: MathFn, x: Value, helper: cranelift_codegen::ir::FuncR
             let rb = d.iand(pb, !3);
             let r = d.fbits(rb);
             let ap = d.abs(p);
-            let ge = d.cmpc(FloatCC::GreaterThanOrEqual, ap, 8388608.0);
-            let fin = d.cmpc(FloatCC::LessThan, ap, f64::INFINITY);
+            let ge = d.fcmpc(FloatCC::GreaterThanOrEqual, ap, 8388608.0);
+            let fin = d.fcmpc(FloatCC::LessThan, ap, f64::INFINITY);
             let bigd = d.and(ge, fin);
             let r = d.sel(bigd, r, rq[2 * pi]);
             let q = d.sel(bigd, q, rq[2 * pi + 1]);
@@ -757,7 +544,7 @@ fn trig_f32(e: &mut E, f: MathFn, x: Value, helper: cranelift_codegen::ir::FuncR
     if f == MathFn::Cos {
         res
     } else {
-        tiny_passthrough(e, x, res, 2f64.powi(-12))
+        math_f32::tiny_passthrough(e, x, res, 2f64.powi(-12))
     }
 }
 
@@ -827,40 +614,6 @@ fn log_f64_internal(d: &mut E, x: Value) -> Value {
     d.sub(hi, a)
 }
 
-/// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
-const ERF_SMALL: [f64; 9] = [
-    0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
-    -0.0008522389107383788, 0.00011756037565646693, -1.2869926649727859e-05, 8.38302469219343e-07,
-];
-/// log(erfc(t)) = Q(t - 2.59) on 1.25 <= t < 3.93 (degree 10, absolute fit error 2e-9).
-const ERF_LARGE: [f64; 11] = [
-    -8.296210289001465, -5.522839069366455, -0.9467231631278992, -0.010111527517437935, 0.0019851133693009615,
-    -0.00038135770591907203, 6.935229612281546e-05, -1.1623111277003773e-05, 1.6747486597523675e-06,
-    -1.1415279743687279e-07, -2.022323464245801e-08,
-];
-
-/// erf in f32: a polynomial below 1.25, 1 - exp(Q(|x|)) up to 3.93 (Chebyshev fits made with NumPy/SciPy
-/// in float64, coefficients rounded to f32), ±1 beyond.
-fn erf_f32(e: &mut E, x: Value) -> Value {
-    let a = e.abs(x);
-    let s = e.mul(a, a);
-    let p = e.poly(s, &ERF_SMALL);
-    let small = e.fma(a, p, a);
-    // Lanes outside [1.25, 3.93] are selected away below; clamping keeps their exp away from denormals
-    // (microcode assists) and NaN.
-    let ac = e.clamp(a, 1.25, 3.93);
-    let u = e.addc(ac, -2.59);
-    let q = e.poly(u, &ERF_LARGE);
-    let ex = exp_f32(e, q);
-    let one = e.c(1.0);
-    let big = e.sub(one, ex);
-    let m_small = e.cmpc(FloatCC::LessThan, a, 1.25);
-    let r = e.sel(m_small, small, big);
-    let m_one = e.cmpc(FloatCC::GreaterThanOrEqual, a, 3.93);
-    let r = e.selc(m_one, 1.0, r);
-    e.copysign(r, x)
-}
-
 // ------------------------------------------------------------------------------------------------------
 // erf_inv: XLA:CPU's float32 computation, operation for operation, so that `random.normal` (u ↦ √2·erf_inv(u))
 // matches JAX bit for bit. XLA expands erf_inv into Giles' single-precision polynomial in
@@ -897,7 +650,7 @@ const GILES_GE5: [f64; 9] = [
 /// evaluated in three interleaved pieces. Subnormal inputs are clamped to the smallest normal.
 fn xla_log_f32(e: &mut E, x: Value) -> Value {
     let tiny = e.c(f32::MIN_POSITIVE as f64);
-    let above = e.cmp(FloatCC::GreaterThan, x, tiny);
+    let above = e.fcmp(FloatCC::GreaterThan, x, tiny);
     let xc = e.sel(above, x, tiny);
     let bits = e.bits(xc);
     let exp = e.ushr(bits, 23);
@@ -908,7 +661,7 @@ fn xla_log_f32(e: &mut E, x: Value) -> Value {
     let half = e.ci(0x3F00_0000);
     let mb = e.or(mb, half);
     let m = e.fbits(mb);
-    let small = e.cmpc(FloatCC::LessThan, m, std::f64::consts::FRAC_1_SQRT_2);
+    let small = e.fcmpc(FloatCC::LessThan, m, std::f64::consts::FRAC_1_SQRT_2);
     let zero = e.c(0.0);
     let madd = e.sel(small, m, zero);
     let m1 = e.addc(m, -1.0);
@@ -936,12 +689,12 @@ fn xla_log_f32(e: &mut E, x: Value) -> Value {
     let r = e.add(r, y);
     let r = e.fmac(ef, EXP_C1, r);
     // x <= 0 or NaN → NaN, then 0 → -inf, +inf → +inf.
-    let pos = e.cmpc(FloatCC::GreaterThan, x, 0.0);
+    let pos = e.fcmpc(FloatCC::GreaterThan, x, 0.0);
     let nan = e.c(f64::NAN);
     let r = e.sel(pos, r, nan);
-    let z = e.cmpc(FloatCC::Equal, x, 0.0);
+    let z = e.fcmpc(FloatCC::Equal, x, 0.0);
     let r = e.selc(z, f64::NEG_INFINITY, r);
-    let inf = e.cmpc(FloatCC::Equal, x, f64::INFINITY);
+    let inf = e.fcmpc(FloatCC::Equal, x, f64::INFINITY);
     e.selc(inf, f64::INFINITY, r)
 }
 
@@ -967,7 +720,7 @@ fn xla_log1p_f32(e: &mut E, t: Value) -> Value {
     let s = e.fma(t2, mhalf, s);
     let s = e.add(t, s);
     let at = e.abs(t);
-    let small = e.cmpc(FloatCC::LessThan, at, std::f64::consts::SQRT_2 - 1.0);
+    let small = e.fcmpc(FloatCC::LessThan, at, std::f64::consts::SQRT_2 - 1.0);
     e.sel(small, s, big)
 }
 
@@ -977,7 +730,7 @@ fn erf_inv_f32(e: &mut E, x: Value) -> Value {
     let t = e.mul(x, nx);
     let l = xla_log1p_f32(e, t);
     let w = e.neg(l);
-    let lt5 = e.cmpc(FloatCC::LessThan, w, 5.0);
+    let lt5 = e.fcmpc(FloatCC::LessThan, w, 5.0);
     let z_lt = e.addc(w, -2.5);
     let sw = e.b.ins().sqrt(w);
     let z_ge = e.addc(sw, -3.0);
@@ -993,7 +746,7 @@ fn erf_inv_f32(e: &mut E, x: Value) -> Value {
         p = e.fma(p, z, c);
     }
     let ax = e.abs(x);
-    let one = e.cmpc(FloatCC::Equal, ax, 1.0);
+    let one = e.fcmpc(FloatCC::Equal, ax, 1.0);
     let p = e.selc(one, f64::INFINITY, p);
     e.mul(x, p)
 }
@@ -1001,10 +754,10 @@ fn erf_inv_f32(e: &mut E, x: Value) -> Value {
 /// Lanes where f64 `y` is an integer, and where it is an odd integer.
 fn int_odd(d: &mut E, y: Value) -> (Value, Value) {
     let t = d.b.ins().trunc(y);
-    let is_int = d.cmp(FloatCC::Equal, t, y);
+    let is_int = d.fcmp(FloatCC::Equal, t, y);
     let h = d.mulc(y, 0.5);
     let th = d.b.ins().trunc(h);
-    let half_int = d.cmp(FloatCC::Equal, th, h);
+    let half_int = d.fcmp(FloatCC::Equal, th, h);
     let not_half = d.b.ins().bnot(half_int);
     (is_int, d.and(is_int, not_half))
 }
@@ -1020,45 +773,45 @@ fn pow_f32(e: &mut E, x: Value, y: Value) -> Value {
             let ax = d.abs(xp);
             let l = log_f64_internal(&mut d, ax);
             // log of 0 / inf / NaN.
-            let zero = d.cmpc(FloatCC::Equal, ax, 0.0);
+            let zero = d.fcmpc(FloatCC::Equal, ax, 0.0);
             let l = d.selc(zero, f64::NEG_INFINITY, l);
-            let inf = d.cmpc(FloatCC::Equal, ax, f64::INFINITY);
+            let inf = d.fcmpc(FloatCC::Equal, ax, f64::INFINITY);
             let l = d.selc(inf, f64::INFINITY, l);
-            let nan = d.cmp(FloatCC::Unordered, ax, ax);
+            let nan = d.fcmp(FloatCC::Unordered, ax, ax);
             let l = d.sel(nan, ax, l);
             let t = d.mul(yp, l);
             // Outside [-120, 100] the f32 result is 0 or inf; ±inf and NaN keep their meaning.
-            let big = d.cmpc(FloatCC::GreaterThan, t, 100.0);
-            let tiny = d.cmpc(FloatCC::LessThan, t, -120.0);
+            let big = d.fcmpc(FloatCC::GreaterThan, t, 100.0);
+            let tiny = d.fcmpc(FloatCC::LessThan, t, -120.0);
             let mag = exp_f64_internal(&mut d, t);
             let mag = d.selc(big, f64::INFINITY, mag);
             let mag = d.selc(tiny, 0.0, mag);
-            let tn = d.cmp(FloatCC::Unordered, t, t);
+            let tn = d.fcmp(FloatCC::Unordered, t, t);
             let mag = d.sel(tn, t, mag);
             // Negative base: odd integer y flips the sign, non-integer (finite) y is NaN.
             let (is_int, odd) = int_odd(&mut d, yp);
             let xb = d.bits(xp);
-            let xneg = d.icmpc(IntCC::SignedLessThan, xb, 0);
+            let xneg = d.icmp_c(IntCC::SignedLessThan, xb, 0);
             let flip = d.and(xneg, odd);
             let nm = d.neg(mag);
             let v = d.sel(flip, nm, mag);
-            let xlt0 = d.cmpc(FloatCC::LessThan, xp, 0.0);
-            let ax_fin = d.cmpc(FloatCC::LessThan, ax, f64::INFINITY);
+            let xlt0 = d.fcmpc(FloatCC::LessThan, xp, 0.0);
+            let ax_fin = d.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
             let yfin = d.abs(yp);
-            let yfin = d.cmpc(FloatCC::LessThan, yfin, f64::INFINITY);
+            let yfin = d.fcmpc(FloatCC::LessThan, yfin, f64::INFINITY);
             let not_int = d.b.ins().bnot(is_int);
             let bad = d.and(xlt0, not_int);
             let bad = d.and(bad, yfin);
             let bad = d.and(bad, ax_fin);
             let v = d.selc(bad, f64::NAN, v);
             // |x| == 1 with infinite y, x == 1, and y == 0 give 1 (even with NaN on the other side).
-            let ax1 = d.cmpc(FloatCC::Equal, ax, 1.0);
+            let ax1 = d.fcmpc(FloatCC::Equal, ax, 1.0);
             let yinf = d.b.ins().bnot(yfin);
-            let yinf_nn = d.cmp(FloatCC::Ordered, yp, yp);
+            let yinf_nn = d.fcmp(FloatCC::Ordered, yp, yp);
             let yinf = d.and(yinf, yinf_nn);
             let one_a = d.and(ax1, yinf);
-            let x1 = d.cmpc(FloatCC::Equal, xp, 1.0);
-            let y0 = d.cmpc(FloatCC::Equal, yp, 0.0);
+            let x1 = d.fcmpc(FloatCC::Equal, xp, 1.0);
+            let y0 = d.fcmpc(FloatCC::Equal, yp, 0.0);
             let ones = d.or(one_a, x1);
             let ones = d.or(ones, y0);
             outs.push(d.selc(ones, 1.0, v));
@@ -1077,8 +830,8 @@ const AT: [f64; 11] = [
 
 /// atan(t) for f64 lanes t in [0, 1] (NaN propagates).
 fn atan01(d: &mut E, t: Value) -> Value {
-    let id0 = d.cmpc(FloatCC::GreaterThanOrEqual, t, 0.4375);
-    let id1 = d.cmpc(FloatCC::GreaterThanOrEqual, t, 0.6875);
+    let id0 = d.fcmpc(FloatCC::GreaterThanOrEqual, t, 0.4375);
+    let id1 = d.fcmpc(FloatCC::GreaterThanOrEqual, t, 0.6875);
     // id0: (2t - 1)/(2 + t) about atan(1/2); id1: (t - 1)/(t + 1) about atan(1); else t.
     let two_t = d.add(t, t);
     let n0 = d.addc(two_t, -1.0);
@@ -1125,26 +878,26 @@ fn atan2_f32(e: &mut E, y: Value, x: Value) -> Value {
             let ay = d.abs(yp);
             let ax = d.abs(xp);
             // min/max of two absolute values (NaN handled through t below: both orders give NaN lanes).
-            let lt = d.cmp(FloatCC::LessThan, ax, ay);
+            let lt = d.fcmp(FloatCC::LessThan, ax, ay);
             let mn = d.sel(lt, ax, ay);
             let mx = d.sel(lt, ay, ax);
-            let anynan = d.cmp(FloatCC::Unordered, ax, ay);
+            let anynan = d.fcmp(FloatCC::Unordered, ax, ay);
             let nan = d.c(f64::NAN);
             let mx = d.sel(anynan, nan, mx);
             let t = d.div(mn, mx);
             // 0/0 (both zero) → 0; inf/inf → 1.
-            let both0 = d.cmpc(FloatCC::Equal, mx, 0.0);
+            let both0 = d.fcmpc(FloatCC::Equal, mx, 0.0);
             let t = d.selc(both0, 0.0, t);
-            let both_inf = d.cmpc(FloatCC::Equal, mn, f64::INFINITY);
+            let both_inf = d.fcmpc(FloatCC::Equal, mn, f64::INFINITY);
             let t = d.selc(both_inf, 1.0, t);
             let t = d.selc(anynan, f64::NAN, t);
             let a = atan01(&mut d, t);
-            let swap = d.cmp(FloatCC::GreaterThan, ay, ax);
+            let swap = d.fcmp(FloatCC::GreaterThan, ay, ax);
             let pio2 = d.c(std::f64::consts::FRAC_PI_2);
             let sa = d.sub(pio2, a);
             let a = d.sel(swap, sa, a);
             let xb = d.bits(xp);
-            let xneg = d.icmpc(IntCC::SignedLessThan, xb, 0);
+            let xneg = d.icmp_c(IntCC::SignedLessThan, xb, 0);
             let pi = d.c(std::f64::consts::PI);
             let pa = d.sub(pi, a);
             let a = d.sel(xneg, pa, a);

@@ -1,0 +1,471 @@
+//! Block math routines: `math_f32`'s algorithms compiled ahead of time for 512-bit (AVX-512) or 256-bit
+//! (AVX2) lanes, applied to whole arrays: `extern "C" fn(src: *const f32, dst: *mut f32, n: u64)`.
+//!
+//! Why: Cranelift emits 128-bit vectors only, and a transcendental function is 20-40 dependent
+//! operations per vector, so it dominates kernels such as `selu`. Kernels cut their rows into strips, call
+//! a block routine per strip for each such function (`codegen`'s strip mode), and do the rest inline. The
+//! routines run the same IEEE operations in the same order as the inline code (see `math_f32`), so
+//! results are bit-identical whichever path computes an element.
+//!
+//! Which lanes: AVX-512F when the host has it, else AVX2, both only with FMA (the inline code fuses
+//! exactly when the host has FMA). `CRANAX_CPU_BLOCK_MATH=avx512|avx2|off` overrides the choice (a
+//! choice the host lacks falls back to the next one); other architectures have none.
+use std::sync::OnceLock;
+
+use super::math::MathFn;
+
+/// Functions with block routines (all f32).
+pub const FUNCTIONS: [MathFn; 8] =
+    [MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf];
+
+/// The lane width block routines use on this host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    Avx512,
+    Avx2,
+}
+
+/// The block routines' lanes on this host, or `None` (then kernels compute everything inline).
+pub fn isa() -> Option<Isa> {
+    static ISA: OnceLock<Option<Isa>> = OnceLock::new();
+    *ISA.get_or_init(|| {
+        let want = std::env::var("CRANAX_CPU_BLOCK_MATH").unwrap_or_default().to_ascii_lowercase();
+        detect(&want)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect(want: &str) -> Option<Isa> {
+    // The inline code must fuse where the routines do.
+    if want == "off" || !super::vmath::host_fma() {
+        return None;
+    }
+    let avx512 = std::is_x86_feature_detected!("avx512f");
+    let avx2 = std::is_x86_feature_detected!("avx2");
+    match want {
+        "avx2" if avx2 => Some(Isa::Avx2),
+        _ if avx512 => Some(Isa::Avx512),
+        _ if avx2 => Some(Isa::Avx2),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect(_want: &str) -> Option<Isa> {
+    None
+}
+
+/// Whether `f` has a block routine on this host.
+pub fn supports(f: MathFn) -> bool {
+    isa().is_some() && FUNCTIONS.contains(&f)
+}
+
+/// The symbol kernels import `f`'s routine by.
+pub fn symbol(f: MathFn) -> String {
+    format!("cranax_block_{}_f32", format!("{f:?}").to_lowercase())
+}
+
+/// The `Imports` key of `f`'s block routine (`U16` is a tag: no math function takes u16).
+pub fn import_key(f: MathFn) -> (MathFn, crate::ir::DType) {
+    (f, crate::ir::DType::U16)
+}
+
+/// A block routine: `dst[i] = f(src[i])` for `i < n`; `src == dst` is allowed.
+pub type BlockFn = unsafe extern "C" fn(*const f32, *mut f32, u64);
+
+/// `f`'s routine for this host's lanes.
+pub fn routine(f: MathFn) -> Option<BlockFn> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let i = FUNCTIONS.iter().position(|&g| g == f)?;
+        match isa()? {
+            Isa::Avx512 => Some(x86::AVX512[i]),
+            Isa::Avx2 => Some(x86::AVX2[i]),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = f;
+        None
+    }
+}
+
+/// (symbol, address) of every routine, for the JIT's symbol table.
+pub fn symbols() -> Vec<(String, *const u8)> {
+    FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
+    use super::BlockFn;
+
+    /// `FUNCTIONS[i]` on lanes `L`.
+    #[inline(always)]
+    fn apply<L: Lanes, const F: usize>(l: &mut L, x: L::F) -> L::F {
+        match F {
+            0 => m::exp(l, x),
+            1 => m::exp2(l, x),
+            2 => m::expm1(l, x),
+            3 => m::log(l, x),
+            4 => m::log1p(l, x),
+            5 => m::tanh(l, x),
+            6 => m::logistic(l, x),
+            _ => m::erf(l, x),
+        }
+    }
+
+    /// 16 f32 lanes; masks are `__mmask16`.
+    struct Avx512;
+
+    // SAFETY (every `unsafe` block below): the intrinsics need AVX-512F, and these methods are only
+    // reached from `block512`, which has that target feature and is only called when the host has it.
+    impl Lanes for Avx512 {
+        type F = __m512;
+        type I = __m512i;
+        type M = __mmask16;
+        #[inline(always)]
+        fn c(&mut self, v: f64) -> __m512 {
+            unsafe { _mm512_set1_ps(v as f32) }
+        }
+        #[inline(always)]
+        fn add(&mut self, a: __m512, b: __m512) -> __m512 {
+            unsafe { _mm512_add_ps(a, b) }
+        }
+        #[inline(always)]
+        fn sub(&mut self, a: __m512, b: __m512) -> __m512 {
+            unsafe { _mm512_sub_ps(a, b) }
+        }
+        #[inline(always)]
+        fn mul(&mut self, a: __m512, b: __m512) -> __m512 {
+            unsafe { _mm512_mul_ps(a, b) }
+        }
+        #[inline(always)]
+        fn div(&mut self, a: __m512, b: __m512) -> __m512 {
+            unsafe { _mm512_div_ps(a, b) }
+        }
+        #[inline(always)]
+        fn fma(&mut self, a: __m512, b: __m512, c: __m512) -> __m512 {
+            unsafe { _mm512_fmadd_ps(a, b, c) }
+        }
+        #[inline(always)]
+        fn abs(&mut self, x: __m512) -> __m512 {
+            let i = self.bits(x);
+            let i = self.iandc(i, 0x7fff_ffff);
+            self.fbits(i)
+        }
+        #[inline(always)]
+        fn neg(&mut self, x: __m512) -> __m512 {
+            unsafe { _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN))) }
+        }
+        #[inline(always)]
+        fn cmp(&mut self, cc: Cmp, a: __m512, b: __m512) -> __mmask16 {
+            unsafe {
+                match cc {
+                    Cmp::Lt => _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b),
+                    Cmp::Gt => _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b),
+                    Cmp::Ge => _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b),
+                    Cmp::Eq => _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b),
+                    Cmp::Unord => _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b),
+                }
+            }
+        }
+        #[inline(always)]
+        fn icmpc(&mut self, cc: ICmp, a: __m512i, c: i64) -> __mmask16 {
+            unsafe {
+                let c = _mm512_set1_epi32(c as i32);
+                match cc {
+                    ICmp::Ge => _mm512_cmpge_epi32_mask(a, c),
+                    ICmp::Lt => _mm512_cmplt_epi32_mask(a, c),
+                }
+            }
+        }
+        #[inline(always)]
+        fn mand(&mut self, a: __mmask16, b: __mmask16) -> __mmask16 {
+            a & b
+        }
+        #[inline(always)]
+        fn sel(&mut self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
+            unsafe { _mm512_mask_blend_ps(m, b, a) }
+        }
+        #[inline(always)]
+        fn bits(&mut self, x: __m512) -> __m512i {
+            unsafe { _mm512_castps_si512(x) }
+        }
+        #[inline(always)]
+        fn fbits(&mut self, i: __m512i) -> __m512 {
+            unsafe { _mm512_castsi512_ps(i) }
+        }
+        #[inline(always)]
+        fn iaddc(&mut self, a: __m512i, c: i64) -> __m512i {
+            unsafe { _mm512_add_epi32(a, _mm512_set1_epi32(c as i32)) }
+        }
+        #[inline(always)]
+        fn isub(&mut self, a: __m512i, b: __m512i) -> __m512i {
+            unsafe { _mm512_sub_epi32(a, b) }
+        }
+        #[inline(always)]
+        fn iandc(&mut self, a: __m512i, c: i64) -> __m512i {
+            unsafe { _mm512_and_si512(a, _mm512_set1_epi32(c as i32)) }
+        }
+        #[inline(always)]
+        fn shlc(&mut self, a: __m512i, n: u32) -> __m512i {
+            unsafe { _mm512_sll_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn sshrc(&mut self, a: __m512i, n: u32) -> __m512i {
+            unsafe { _mm512_sra_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn to_float(&mut self, i: __m512i) -> __m512 {
+            unsafe { _mm512_cvtepi32_ps(i) }
+        }
+        #[inline(always)]
+        fn copysign(&mut self, a: __m512, s: __m512) -> __m512 {
+            let ab = self.bits(a);
+            let sb = self.bits(s);
+            let ab = self.iandc(ab, 0x7fff_ffff);
+            let sb = self.iandc(sb, 0x8000_0000);
+            unsafe { _mm512_castsi512_ps(_mm512_or_si512(ab, sb)) }
+        }
+    }
+
+    /// 8 f32 lanes; masks are all-ones / all-zeros float lanes.
+    struct Avx2;
+
+    // SAFETY (every `unsafe` block below): the intrinsics need AVX2 (and FMA for `fma`); these methods are
+    // only reached from `block256`, which has those target features and is only called when the host
+    // has them.
+    impl Lanes for Avx2 {
+        type F = __m256;
+        type I = __m256i;
+        type M = __m256;
+        #[inline(always)]
+        fn c(&mut self, v: f64) -> __m256 {
+            unsafe { _mm256_set1_ps(v as f32) }
+        }
+        #[inline(always)]
+        fn add(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_add_ps(a, b) }
+        }
+        #[inline(always)]
+        fn sub(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_sub_ps(a, b) }
+        }
+        #[inline(always)]
+        fn mul(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_mul_ps(a, b) }
+        }
+        #[inline(always)]
+        fn div(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_div_ps(a, b) }
+        }
+        #[inline(always)]
+        fn fma(&mut self, a: __m256, b: __m256, c: __m256) -> __m256 {
+            unsafe { _mm256_fmadd_ps(a, b, c) }
+        }
+        #[inline(always)]
+        fn abs(&mut self, x: __m256) -> __m256 {
+            let i = self.bits(x);
+            let i = self.iandc(i, 0x7fff_ffff);
+            self.fbits(i)
+        }
+        #[inline(always)]
+        fn neg(&mut self, x: __m256) -> __m256 {
+            unsafe { _mm256_xor_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(i32::MIN))) }
+        }
+        #[inline(always)]
+        fn cmp(&mut self, cc: Cmp, a: __m256, b: __m256) -> __m256 {
+            unsafe {
+                match cc {
+                    Cmp::Lt => _mm256_cmp_ps::<_CMP_LT_OQ>(a, b),
+                    Cmp::Gt => _mm256_cmp_ps::<_CMP_GT_OQ>(a, b),
+                    Cmp::Ge => _mm256_cmp_ps::<_CMP_GE_OQ>(a, b),
+                    Cmp::Eq => _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b),
+                    Cmp::Unord => _mm256_cmp_ps::<_CMP_UNORD_Q>(a, b),
+                }
+            }
+        }
+        #[inline(always)]
+        fn icmpc(&mut self, cc: ICmp, a: __m256i, c: i64) -> __m256 {
+            unsafe {
+                let c = _mm256_set1_epi32(c as i32);
+                let lt = _mm256_cmpgt_epi32(c, a);
+                let r = match cc {
+                    ICmp::Lt => lt,
+                    ICmp::Ge => _mm256_xor_si256(lt, _mm256_set1_epi32(-1)),
+                };
+                _mm256_castsi256_ps(r)
+            }
+        }
+        #[inline(always)]
+        fn mand(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_and_ps(a, b) }
+        }
+        #[inline(always)]
+        fn sel(&mut self, m: __m256, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_blendv_ps(b, a, m) }
+        }
+        #[inline(always)]
+        fn bits(&mut self, x: __m256) -> __m256i {
+            unsafe { _mm256_castps_si256(x) }
+        }
+        #[inline(always)]
+        fn fbits(&mut self, i: __m256i) -> __m256 {
+            unsafe { _mm256_castsi256_ps(i) }
+        }
+        #[inline(always)]
+        fn iaddc(&mut self, a: __m256i, c: i64) -> __m256i {
+            unsafe { _mm256_add_epi32(a, _mm256_set1_epi32(c as i32)) }
+        }
+        #[inline(always)]
+        fn isub(&mut self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sub_epi32(a, b) }
+        }
+        #[inline(always)]
+        fn iandc(&mut self, a: __m256i, c: i64) -> __m256i {
+            unsafe { _mm256_and_si256(a, _mm256_set1_epi32(c as i32)) }
+        }
+        #[inline(always)]
+        fn shlc(&mut self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_sll_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn sshrc(&mut self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_sra_epi32(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn to_float(&mut self, i: __m256i) -> __m256 {
+            unsafe { _mm256_cvtepi32_ps(i) }
+        }
+        #[inline(always)]
+        fn copysign(&mut self, a: __m256, s: __m256) -> __m256 {
+            let ab = self.bits(a);
+            let sb = self.bits(s);
+            let ab = self.iandc(ab, 0x7fff_ffff);
+            let sb = self.iandc(sb, 0x8000_0000);
+            unsafe { _mm256_castsi256_ps(_mm256_or_si256(ab, sb)) }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn block512<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx512;
+        let mut i = 0;
+        while i + 16 <= n {
+            let x = unsafe { _mm512_loadu_ps(src.add(i)) };
+            let y = apply::<Avx512, F>(&mut l, x);
+            unsafe { _mm512_storeu_ps(dst.add(i), y) };
+            i += 16;
+        }
+        if i < n {
+            // Masked lanes neither load nor store (no fault past the end).
+            let k: __mmask16 = ((1u32 << (n - i)) - 1) as u16;
+            let x = unsafe { _mm512_maskz_loadu_ps(k, src.add(i)) };
+            let y = apply::<Avx512, F>(&mut l, x);
+            unsafe { _mm512_mask_storeu_ps(dst.add(i), k, y) };
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block256<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx2;
+        let mut i = 0;
+        while i + 8 <= n {
+            let x = unsafe { _mm256_loadu_ps(src.add(i)) };
+            let y = apply::<Avx2, F>(&mut l, x);
+            unsafe { _mm256_storeu_ps(dst.add(i), y) };
+            i += 8;
+        }
+        if i < n {
+            let mut buf = [0f32; 8];
+            let rem = n - i;
+            // SAFETY: `rem < 8` elements in bounds of both arrays and of `buf`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
+                let y = apply::<Avx2, F>(&mut l, _mm256_loadu_ps(buf.as_ptr()));
+                _mm256_storeu_ps(buf.as_mut_ptr(), y);
+                std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
+            }
+        }
+    }
+
+    unsafe extern "C" fn entry512<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block512::<F>(src, dst, n) }
+    }
+
+    unsafe extern "C" fn entry256<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block256::<F>(src, dst, n) }
+    }
+
+    pub const AVX512: [BlockFn; 8] = [
+        entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
+        entry512::<7>,
+    ];
+    pub const AVX2: [BlockFn; 8] = [
+        entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
+        entry256::<7>,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every 4099th float32 bit pattern plus special values: ~1.05M inputs.
+    fn inputs() -> Vec<f32> {
+        let mut v: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
+        v.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, -1e-45, 88.7, 89.0,
+            -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 0.41421356, -0.29289323, 2.9802322e-8]);
+        v
+    }
+
+    /// Each host routine gives the inline (Cranelift) code's bits for every input, at every length
+    /// (0..=40 exercises the masked / buffered tails).
+    #[test]
+    fn block_routines_match_inline_code_bit_for_bit() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if !crate::backend::cpu::vmath::host_fma() {
+                return;
+            }
+            let mut tables: Vec<(&str, [BlockFn; 8])> = Vec::new();
+            if std::is_x86_feature_detected!("avx512f") {
+                tables.push(("avx512", x86::AVX512));
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                tables.push(("avx2", x86::AVX2));
+            }
+            let xs = inputs();
+            for (fi, &f) in FUNCTIONS.iter().enumerate() {
+                let p = crate::backend::cpu::mathlib::routine(f, false).expect("inline routine");
+                // SAFETY: `routine(f, false)` is an `f32 -> f32` function in the host's C calling convention.
+                let inline: extern "C" fn(f32) -> f32 = unsafe { std::mem::transmute(p) };
+                let want: Vec<u32> = xs.iter().map(|&x| inline(x).to_bits()).collect();
+                for (name, table) in &tables {
+                    let mut got = vec![0f32; xs.len()];
+                    // SAFETY: both arrays hold xs.len() elements.
+                    unsafe { table[fi](xs.as_ptr(), got.as_mut_ptr(), xs.len() as u64) };
+                    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                        assert_eq!(g.to_bits(), w, "{name} {f:?}({:e}) = {g:e}, inline gives {:e}", xs[i], f32::from_bits(w));
+                    }
+                    for n in 0..=40usize {
+                        let src: Vec<f32> = (0..n).map(|i| xs[i * 7919 % xs.len()]).collect();
+                        let mut dst = src.clone();
+                        // SAFETY: in place over n elements.
+                        unsafe { table[fi](dst.as_ptr(), dst.as_mut_ptr(), n as u64) };
+                        for (i, &g) in dst.iter().enumerate() {
+                            assert_eq!(g.to_bits(), inline(src[i]).to_bits(), "{name} {f:?} length {n} element {i}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

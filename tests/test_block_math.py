@@ -1,0 +1,129 @@
+"""Strip mode: math functions run by AVX-512 / AVX2 block routines on strips of a row (rust/backend/cpu/
+blockmath.rs, codegen.rs). The routines must give the inline code's bits, so every program below must give
+byte-identical results with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread
+and on two; values are also checked against NumPy float64.
+"""
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cranax
+import cranax.numpy as jnp
+from cranax import lax
+
+CHILD = r'''
+import sys
+import numpy as np
+import cranax
+import cranax.numpy as jnp
+from cranax import lax
+
+rng = np.random.default_rng(7)
+out = {}
+
+def selu(x):
+    return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
+
+for n in (0, 1, 3, 5, 511, 512, 513, 1025, 1_000_003):
+    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    out[f"selu_{n}"] = np.asarray(cranax.jit(selu)(x))
+wide = (rng.standard_normal(100_003) * 30).astype(np.float32)
+pos = np.abs(wide) + np.float32(1e-3)
+unary = {"exp": jnp.exp, "exp2": jnp.exp2, "expm1": jnp.expm1, "tanh": jnp.tanh, "logistic": lax.logistic,
+         "erf": lax.erf}
+for name, f in unary.items():
+    out[name] = np.asarray(cranax.jit(f)(wide))
+for name, f in {"log": jnp.log, "log1p": jnp.log1p}.items():
+    out[name] = np.asarray(cranax.jit(f)(pos))
+out["chain"] = np.asarray(cranax.jit(lambda v: jnp.tanh(jnp.exp(v * 0.1)) + jnp.log1p(jnp.abs(v)))(wide))
+m = rng.standard_normal((300, 700)).astype(np.float32)
+row = rng.standard_normal(700).astype(np.float32)
+out["bcast"] = np.asarray(cranax.jit(lambda a, r: jnp.exp(a + r) * 0.5)(m, row))
+out["f16"] = np.asarray(cranax.jit(jnp.exp)(wide[:5000].astype(np.float16) / np.float16(8))).view(np.uint16)
+e, d = cranax.jit(lambda v: (jnp.exp(v), v * 2.0))(wide)
+out["two_outputs_a"], out["two_outputs_b"] = np.asarray(e), np.asarray(d)
+many = lambda v: sum(jnp.exp(v * (0.01 * i)) for i in range(10))
+out["many"] = np.asarray(cranax.jit(many)(wide))
+out["donated"] = np.asarray(cranax.jit(jnp.tanh, donate_argnums=0)(cranax.device_put(wide.copy())))
+np.savez(sys.argv[1], **out)
+'''
+
+
+def _run(tmp_path, name, **env_extra):
+    env = dict(os.environ)
+    env.pop("CRANAX_CPU_BLOCK_MATH", None)
+    env.update(env_extra)
+    path = tmp_path / f"{name}.npz"
+    r = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _host_has(flag):
+    if platform.machine() not in ("x86_64", "AMD64") or not os.path.exists("/proc/cpuinfo"):
+        return False
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return flag in line.split()
+    return False
+
+
+def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
+    base = _run(tmp_path, "off", CRANAX_CPU_BLOCK_MATH="off", CRANAX_NUM_THREADS="2")
+    configs = {
+        "default_1thread": dict(CRANAX_NUM_THREADS="1"),
+        "default_2threads": dict(CRANAX_NUM_THREADS="2"),
+        "avx2_2threads": dict(CRANAX_CPU_BLOCK_MATH="avx2", CRANAX_NUM_THREADS="2"),
+    }
+    for name, env in configs.items():
+        got = _run(tmp_path, name, **env)
+        assert sorted(got) == sorted(base)
+        for k in base:
+            assert base[k].dtype == got[k].dtype and base[k].shape == got[k].shape, (name, k)
+            assert base[k].tobytes() == got[k].tobytes(), f"{name}: {k} differs from the inline code"
+    # The values themselves, against NumPy float64 (loose: the accuracy tables are tested elsewhere).
+    rng = np.random.default_rng(7)
+    xs = {}
+    for n in (0, 1, 3, 5, 511, 512, 513, 1025, 1_000_003):
+        xs[n] = (rng.standard_normal(n) * 4).astype(np.float32)
+    for n, x in xs.items():
+        x64 = x.astype(np.float64)
+        want = 1.05 * np.where(x64 > 0, x64, 1.67 * np.exp(x64) - 1.67)
+        np.testing.assert_allclose(base[f"selu_{n}"], want, rtol=2e-6, atol=1e-6)
+    wide = (rng.standard_normal(100_003) * 30).astype(np.float32)
+    w64 = wide.astype(np.float64)
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(base["exp"], np.exp(w64).astype(np.float32), rtol=3e-7)
+        np.testing.assert_allclose(base["tanh"], np.tanh(w64), rtol=3e-7, atol=1e-30)
+        np.testing.assert_allclose(base["log1p"], np.log1p(np.abs(w64) + 1e-3), rtol=3e-7)
+        np.testing.assert_allclose(base["two_outputs_b"], w64 * 2, rtol=0)
+        np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
+        want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))
+        np.testing.assert_allclose(base["many"], want_many, rtol=2e-6)
+
+
+@pytest.mark.skipif(not (_host_has("avx2") and _host_has("fma")), reason="strip mode needs AVX2+FMA (x86-64)")
+def test_strip_mode_is_used_where_the_host_has_the_lanes():
+    x = np.zeros(10_000, np.float32)
+    text = cranax.jit(lambda v: 1.05 * jnp.where(v > 0, v, 1.67 * jnp.exp(v) - 1.67)).lower(x).compile().as_text()
+    assert "; strips of 512 points" in text and "Exp" in text
+    # Short rows, reductions and iotas stay inline.
+    assert "; strips" not in cranax.jit(jnp.exp).lower(np.zeros(100, np.float32)).compile().as_text()
+    assert "; strips" not in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x).compile().as_text()
+
+
+def test_strip_mode_values_on_odd_rows_and_views():
+    # Rows of 513 points (one strip + a tail), a transposed input (not strip mode: strided) and a slice.
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((7, 1537)) * 3).astype(np.float32)
+    f = cranax.jit(lambda v: jnp.tanh(v) * jnp.exp(-jnp.abs(v)))
+    want = np.tanh(a.astype(np.float64)) * np.exp(-np.abs(a.astype(np.float64)))
+    np.testing.assert_allclose(np.asarray(f(a)), want, rtol=3e-6, atol=1e-37)
+    np.testing.assert_allclose(np.asarray(f(a[:, 5:518])), want[:, 5:518], rtol=3e-6, atol=1e-37)
+    np.testing.assert_allclose(np.asarray(cranax.jit(lambda v: jnp.exp(v.T))(a)), np.exp(a.T.astype(np.float64)), rtol=3e-7)
