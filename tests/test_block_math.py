@@ -1,7 +1,9 @@
-"""Strip mode: math functions run by AVX-512 / AVX2 block routines on strips of a row (rust/backend/cpu/
-blockmath.rs, codegen.rs). The routines must give the inline code's bits, so every program below must give
-byte-identical results with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread
-and on two; values are also checked against NumPy float64.
+"""Strip mode: math functions run by AVX-512 / AVX2 block routines on strips of a row, and large outputs
+written with non-temporal stores (rust/backend/cpu/blockmath.rs, codegen.rs).
+
+The routines must give the inline code's bits, so every program below must give byte-identical results
+with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread and on two; values are
+also checked against NumPy (float64, or float32 where the result is exact).
 """
 import os
 import platform
@@ -49,6 +51,13 @@ out["two_outputs_a"], out["two_outputs_b"] = np.asarray(e), np.asarray(d)
 many = lambda v: sum(jnp.exp(v * (0.01 * i)) for i in range(10))
 out["many"] = np.asarray(cranax.jit(many)(wide))
 out["donated"] = np.asarray(cranax.jit(jnp.tanh, donate_argnums=0)(cranax.device_put(wide.copy())))
+# Outputs of 16 MiB or more are streamed (non-temporal stores), with and without math, iota, int32.
+big = (rng.standard_normal(4_200_007) * 3).astype(np.float32)
+out["stream_axpb"] = np.asarray(cranax.jit(lambda v: v * 2.0 + 1.0)(big))
+ea, eb = cranax.jit(lambda v: (jnp.exp(v), v + jnp.arange(v.shape[0], dtype=jnp.float32)))(big)
+out["stream_exp"], out["stream_iota"] = np.asarray(ea), np.asarray(eb)
+out["stream_int"] = np.asarray(cranax.jit(lambda v: (v * 1000.0).astype(jnp.int32))(big))
+out["stream_2d"] = np.asarray(cranax.jit(lambda a, r: jnp.tanh(a) * r)(big[:4_194_304].reshape(2048, 2048), big[:2048]))
 np.savez(sys.argv[1], **out)
 '''
 
@@ -106,13 +115,23 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))
         np.testing.assert_allclose(base["many"], want_many, rtol=2e-6)
+    rng.standard_normal((300, 700)), rng.standard_normal(700)  # the child's draws before `big`
+    big = (rng.standard_normal(4_200_007) * 3).astype(np.float32)
+    np.testing.assert_array_equal(base["stream_axpb"], big * np.float32(2) + np.float32(1))
+    np.testing.assert_allclose(base["stream_exp"], np.exp(big.astype(np.float64)), rtol=3e-7)
+    np.testing.assert_array_equal(base["stream_iota"], big + np.arange(big.size, dtype=np.float32))
+    np.testing.assert_array_equal(base["stream_int"], (big * np.float32(1000)).astype(np.int32))
+    a2 = big[:4_194_304].reshape(2048, 2048).astype(np.float64)
+    np.testing.assert_allclose(base["stream_2d"], np.tanh(a2) * big[:2048], rtol=3e-6, atol=1e-37)
 
 
 @pytest.mark.skipif(not (_host_has("avx2") and _host_has("fma")), reason="strip mode needs AVX2+FMA (x86-64)")
 def test_strip_mode_is_used_where_the_host_has_the_lanes():
     x = np.zeros(10_000, np.float32)
     text = cranax.jit(lambda v: 1.05 * jnp.where(v > 0, v, 1.67 * jnp.exp(v) - 1.67)).lower(x).compile().as_text()
-    assert "; strips of 512 points" in text and "Exp" in text
+    assert "; strips of 512 points" in text and "Exp" in text and "streamed" not in text
+    big = np.zeros(5_000_000, np.float32)
+    assert "outputs streamed" in cranax.jit(lambda v: v * 2.0 + 1.0).lower(big).compile().as_text()
     # Short rows, reductions and iotas stay inline.
     assert "; strips" not in cranax.jit(jnp.exp).lower(np.zeros(100, np.float32)).compile().as_text()
     assert "; strips" not in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x).compile().as_text()

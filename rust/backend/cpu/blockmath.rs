@@ -7,6 +7,10 @@
 //! routines run the same IEEE operations in the same order as the inline code (see `math_f32`), so
 //! results are bit-identical whichever path computes an element.
 //!
+//! `stream` copies a strip of 32-bit values to memory with non-temporal stores: kernels whose outputs are
+//! too large to stay in cache write them that way (no read-for-ownership of the destination lines, which
+//! costs as much memory traffic as the writes themselves).
+//!
 //! Which lanes: AVX-512F when the host has it, else AVX2, both only with FMA (the inline code fuses
 //! exactly when the host has FMA). `CRANAX_CPU_BLOCK_MATH=avx512|avx2|off` overrides the choice (a
 //! choice the host lacks falls back to the next one); other architectures have none.
@@ -65,11 +69,6 @@ pub fn symbol(f: MathFn) -> String {
     format!("cranax_block_{}_f32", format!("{f:?}").to_lowercase())
 }
 
-/// The `Imports` key of `f`'s block routine (`U16` is a tag: no math function takes u16).
-pub fn import_key(f: MathFn) -> (MathFn, crate::ir::DType) {
-    (f, crate::ir::DType::U16)
-}
-
 /// A block routine: `dst[i] = f(src[i])` for `i < n`; `src == dst` is allowed.
 pub type BlockFn = unsafe extern "C" fn(*const f32, *mut f32, u64);
 
@@ -90,9 +89,40 @@ pub fn routine(f: MathFn) -> Option<BlockFn> {
     }
 }
 
+/// The symbol of the streaming copy.
+pub const STREAM_SYMBOL: &str = "cranax_block_stream32";
+
+/// The symbol of the store fence a kernel that streams calls before it returns.
+pub const FENCE_SYMBOL: &str = "cranax_block_sfence";
+
+/// The streaming copy for this host's lanes: `dst[i] = src[i]` (32-bit values, bits unchanged) for
+/// `i < n` with non-temporal stores. They are weakly ordered: the kernel calls `fence` once before it
+/// returns (a fence per strip would wait for each strip's writes to reach memory). `dst` must be 4-byte
+/// aligned.
+pub fn stream() -> Option<BlockFn> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match isa()? {
+            Isa::Avx512 => Some(x86::STREAM512),
+            Isa::Avx2 => Some(x86::STREAM256),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
 /// (symbol, address) of every routine, for the JIT's symbol table.
 pub fn symbols() -> Vec<(String, *const u8)> {
-    FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect()
+    let mut v: Vec<(String, *const u8)> =
+        FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect();
+    if let Some(s) = stream() {
+        v.push((STREAM_SYMBOL.to_string(), s as *const u8));
+        #[cfg(target_arch = "x86_64")]
+        v.push((FENCE_SYMBOL.to_string(), x86::FENCE as *const u8));
+    }
+    v
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -404,6 +434,70 @@ mod x86 {
         unsafe { block256::<F>(src, dst, n) }
     }
 
+    #[target_feature(enable = "avx512f")]
+    unsafe fn stream512_impl(src: *const f32, dst: *mut f32, n: usize) {
+        if (dst as usize) % 4 != 0 {
+            // SAFETY: n elements in bounds of both (the caller's contract); unaligned plain copy.
+            unsafe { std::ptr::copy(src, dst, n) };
+            return;
+        }
+        // Plain masked stores up to the first 64-byte boundary, streaming stores after.
+        let head = (((64 - (dst as usize) % 64) % 64) / 4).min(n);
+        unsafe {
+            if head > 0 {
+                let k = ((1u32 << head) - 1) as u16;
+                _mm512_mask_storeu_ps(dst, k, _mm512_maskz_loadu_ps(k, src));
+            }
+            let mut i = head;
+            while i + 16 <= n {
+                _mm512_stream_ps(dst.add(i), _mm512_loadu_ps(src.add(i)));
+                i += 16;
+            }
+            if i < n {
+                let k = ((1u32 << (n - i)) - 1) as u16;
+                _mm512_mask_storeu_ps(dst.add(i), k, _mm512_maskz_loadu_ps(k, src.add(i)));
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn stream256_impl(src: *const f32, dst: *mut f32, n: usize) {
+        if (dst as usize) % 4 != 0 {
+            // SAFETY: as above.
+            unsafe { std::ptr::copy(src, dst, n) };
+            return;
+        }
+        let head = (((32 - (dst as usize) % 32) % 32) / 4).min(n);
+        unsafe {
+            std::ptr::copy(src, dst, head);
+            let mut i = head;
+            while i + 8 <= n {
+                _mm256_stream_ps(dst.add(i), _mm256_loadu_ps(src.add(i)));
+                i += 8;
+            }
+            std::ptr::copy(src.add(i), dst.add(i), n - i);
+        }
+    }
+
+    unsafe extern "C" fn stream512(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX-512F; the caller passes arrays of n.
+        unsafe { stream512_impl(src, dst, n as usize) }
+    }
+
+    unsafe extern "C" fn stream256(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX2; the caller passes arrays of n.
+        unsafe { stream256_impl(src, dst, n as usize) }
+    }
+
+    extern "C" fn sfence() {
+        // SAFETY: SSE is part of x86-64.
+        unsafe { _mm_sfence() }
+    }
+
+    pub const FENCE: extern "C" fn() = sfence;
+    pub const STREAM512: BlockFn = stream512;
+    pub const STREAM256: BlockFn = stream256;
+
     pub const AVX512: [BlockFn; 8] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
         entry512::<7>,
@@ -424,6 +518,36 @@ mod tests {
         v.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, -1e-45, 88.7, 89.0,
             -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 0.41421356, -0.29289323, 2.9802322e-8]);
         v
+    }
+
+    /// The streaming copy keeps every bit (NaN payloads too) at every length and destination alignment.
+    #[test]
+    fn stream_copies_bits_at_any_alignment() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut tables: Vec<BlockFn> = Vec::new();
+            if std::is_x86_feature_detected!("avx512f") {
+                tables.push(x86::STREAM512);
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                tables.push(x86::STREAM256);
+            }
+            let src: Vec<f32> = (0..300u32).map(|i| f32::from_bits(0x7fc0_0001u32.wrapping_mul(i + 1))).collect();
+            for s in &tables {
+                for off in 0..20 {
+                    for n in [0usize, 1, 5, 15, 16, 17, 33, 100, 250] {
+                        let mut dst = vec![0f32; 300];
+                        // SAFETY: off + n <= 270 < 300 elements in both.
+                        unsafe { s(src.as_ptr(), dst.as_mut_ptr().add(off), n as u64) };
+                        (x86::FENCE)();
+                        for i in 0..300 {
+                            let want = if i >= off && i < off + n { src[i - off].to_bits() } else { 0 };
+                            assert_eq!(dst[i].to_bits(), want, "offset {off} length {n} element {i}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Each host routine gives the inline (Cranelift) code's bits for every input, at every length

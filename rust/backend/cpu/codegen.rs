@@ -30,9 +30,14 @@
 //! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
 //! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
 //! the arrays. The rest of a row (under `STRIP` points) runs the plain vector loop and scalar tail, whose
-//! inline math is bit-identical to the block routines, so strips never change results.
+//! inline math is bit-identical to the block routines, so strips never change results. Kernels whose
+//! outputs are large (`STREAM_MIN_BYTES`, 32-bit elements) also run in strips, with or without math: the
+//! last loop writes the outputs to stack arrays and `blockmath`'s streaming copy moves them to memory with
+//! non-temporal stores.
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, AbiParam, Function, InstBuilder, Signature, StackSlotData, StackSlotKind, Value};
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, InstBuilder, Signature, StackSlotData, StackSlotKind, Value};
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
@@ -162,67 +167,100 @@ struct Gen<'k> {
     scratch: Vec<Option<Value>>,
     /// Runtime bounds of the outermost reduced loop (the chunked-reduction variant).
     rbounds: Option<(Value, Value)>,
-    /// Strip mode: the body's block-routine math operations (see the module docs); empty when off.
-    strip: Vec<(usize, MathFn)>,
+    /// Strip mode (see the module docs); empty when off.
+    strip: StripPlan,
+    routines: &'k Routines,
     /// While emitting one loop of a strip: what `emit_body` computes there.
     phase: Option<Phase>,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
-/// array (the variable holds the address of the current vector); store `sink`'s value to its array, or
-/// the kernel outputs when `None`.
+/// array (the variable holds the address of the current vector); store each of `sinks`' values to its
+/// array, and the kernel outputs when `outputs`.
 struct Phase {
     live: Vec<bool>,
     loads: Vec<(usize, Variable)>,
-    sink: Option<(usize, Variable)>,
+    sinks: Vec<(usize, Variable)>,
+    outputs: bool,
 }
+
+/// Strip mode's plan for one kernel.
+#[derive(Debug, Clone, Default)]
+pub struct StripPlan {
+    /// The body's math operations that have block routines, in body order.
+    pub ops: Vec<(usize, MathFn)>,
+    /// Outputs go to memory through the streaming copy.
+    pub stream: bool,
+}
+
+impl StripPlan {
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty() && !self.stream
+    }
+}
+
+/// The block routines a kernel calls, imported into its function (see `strip_plan`).
+#[derive(Default)]
+pub struct Routines {
+    pub math: HashMap<MathFn, FuncRef>,
+    pub stream: Option<FuncRef>,
+    /// The store fence, called once at the exit of a kernel that streams.
+    pub fence: Option<FuncRef>,
+}
+
+/// Kernels whose outputs total at least this many bytes write them with non-temporal stores.
+pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
 /// Points per strip in strip mode (a multiple of every `lanes * unroll`).
 pub const STRIP: u64 = 512;
 /// Kernels with more block-routine operations than this stay inline (one stack array each).
 const STRIP_MAX_OPS: usize = 8;
 
-/// The block-routine math operations strip mode would run for this kernel, in body order (empty: strip
-/// mode off).
-pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<Vec<(usize, MathFn)>> {
+/// What strip mode does for this kernel (empty: strip mode off).
+pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<StripPlan> {
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, _) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    Ok(strip_ops(k, mode, lanes, &outer, &red, &live))
+    strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)
 }
 
-fn strip_ops(k: &Kernel, mode: Mode, lanes: u32, outer: &[Axis], red: &[Axis], live: &[bool]) -> Vec<(usize, MathFn)> {
+fn strip_ops(
+    k: &Kernel, out_dtypes: &[DType], mode: Mode, lanes: u32, outer: &[Axis], red: &[Axis], live: &[bool],
+) -> Result<StripPlan> {
+    let off = StripPlan::default();
+    let Some(row) = outer.last() else { return Ok(off) };
     if mode != Mode::OuterVec
         || lanes != 4
         || !red.is_empty()
         || blockmath::isa().is_none()
         || !k.outputs.iter().all(|o| o.kind == OutputKind::Store)
-        || outer.last().is_none_or(|a| a.n < STRIP)
+        || row.n < STRIP
     {
-        return Vec::new();
+        return Ok(off);
     }
     let mut ops = Vec::new();
     for (i, ins) in k.body.iter().enumerate() {
         if !live[i] {
             continue;
         }
-        match &ins.op {
-            // Strip loops do not track the row index.
-            KOp::Iota { .. } => return Vec::new(),
-            KOp::Unary { op, a } => {
-                if let Some(f) = MathFn::from_unary(*op) {
-                    let f32_in = k.body.get(*a).is_some_and(|x| x.dtype == DType::F32);
-                    if blockmath::supports(f) && ins.dtype == DType::F32 && f32_in {
-                        ops.push((i, f));
-                    }
+        if let KOp::Unary { op, a } = &ins.op {
+            if let Some(f) = MathFn::from_unary(*op) {
+                let f32_in = k.body.get(*a).is_some_and(|x| x.dtype == DType::F32);
+                if blockmath::supports(f) && ins.dtype == DType::F32 && f32_in {
+                    ops.push((i, f));
                 }
             }
-            _ => {}
         }
     }
     if ops.len() > STRIP_MAX_OPS {
-        return Vec::new();
+        ops.clear();
     }
-    ops
+    let nin = k.inputs.len();
+    let words = k.outputs.iter().enumerate().all(|(o, _)| {
+        out_dtypes.get(o).is_some_and(|d| d.size() == 4) && row.strides.get(nin + o) == Some(&4)
+    });
+    let bytes = outer_len(k)?.saturating_mul(4).saturating_mul(k.outputs.len() as u64);
+    let stream = words && !k.outputs.is_empty() && bytes >= STREAM_MIN_BYTES && blockmath::stream().is_some();
+    Ok(StripPlan { ops, stream })
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).
@@ -397,6 +435,7 @@ pub fn build_kernel(
     k: &Kernel,
     out_dtypes: &[DType],
     imports: &Imports,
+    routines: &Routines,
     frontend: TargetFrontendConfig,
     partial: bool,
 ) -> Result<()> {
@@ -404,7 +443,11 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    let strip = if partial { Vec::new() } else { strip_ops(k, mode, lanes, &outer, &red, &live) };
+    let strip = if partial { StripPlan::default() } else { strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)? };
+    let stream = strip.stream;
+    if stream && routines.fence.is_none() {
+        return Err(Error::Codegen(format!("kernel {}: store fence not imported", k.name)));
+    }
     let mut offset = Vec::new();
     for inp in &k.inputs {
         offset.push(to_i64(inp.offset as i128 * inp.dtype.size() as i128, "offset")?);
@@ -439,6 +482,7 @@ pub fn build_kernel(
             scratch: Vec::new(),
             rbounds: None,
             strip,
+            routines,
             phase: None,
             outer,
             red,
@@ -496,6 +540,9 @@ pub fn build_kernel(
         }
     }
     b.switch_to_block(exit);
+    if let Some(fence) = routines.fence.filter(|_| stream) {
+        b.ins().call(fence, &[]);
+    }
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(frontend);
@@ -683,12 +730,18 @@ impl Gen<'_> {
     /// One strip of `STRIP` points from the current addresses (`cur`, left unchanged).
     fn emit_strip(&mut self, b: &mut FunctionBuilder, vstr: &[i64]) -> Result<()> {
         let k = self.k;
-        let ops = self.strip.clone();
+        let ops = self.strip.ops.clone();
+        let stream = self.strip.stream;
         let start: Vec<Value> = self.cur.iter().map(|&v| b.use_var(v)).collect();
         let n = iconst(b, types::I64, STRIP as i64);
         let nin = k.inputs.len();
+        let array = |b: &mut FunctionBuilder| {
+            let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (STRIP * 4) as u32, 6));
+            b.ins().stack_addr(types::I64, slot, 0)
+        };
         // The last operation's routine may write the only output directly when nothing reads after it.
-        let direct = k.outputs.len() == 1
+        let direct = !stream
+            && k.outputs.len() == 1
             && ops.last().is_some_and(|&(h, _)| h == k.outputs[0].value)
             && self.out_dtypes.first() == Some(&DType::F32)
             && vstr.get(nin) == Some(&4);
@@ -698,40 +751,66 @@ impl Gen<'_> {
             let KOp::Unary { a, .. } = k.body[h].op else {
                 return Err(Error::Codegen(format!("kernel {}: strip operation %{h} is not unary", k.name)));
             };
-            let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (STRIP * 4) as u32, 6));
-            let arr = b.ins().stack_addr(types::I64, slot, 0);
+            let arr = array(b);
             let src = match (at[a], &k.body[a].op) {
                 (Some(p), _) => p,
                 (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
                 _ => {
-                    self.emit_phase(b, Some((a, arr)), &at, &start, vstr)?;
+                    self.emit_phase(b, &[(a, arr)], false, &at, &start, vstr)?;
                     arr
                 }
             };
             let dst = if direct && j + 1 == ops.len() { start[nin] } else { arr };
-            let fref = *self.imports.get(&blockmath::import_key(f)).ok_or_else(|| {
+            let fref = *self.routines.math.get(&f).ok_or_else(|| {
                 Error::Codegen(format!("kernel {}: block routine for {f:?} not imported", k.name))
             })?;
             b.ins().call(fref, &[src, dst, n]);
             at[h] = Some(dst);
         }
-        if !direct {
-            self.emit_phase(b, None, &at, &start, vstr)?;
+        if direct {
+            return Ok(());
+        }
+        if !stream {
+            return self.emit_phase(b, &[], true, &at, &start, vstr);
+        }
+        // Outputs into arrays (those already in one are streamed from it), then streamed to memory.
+        let mut from = Vec::new();
+        let mut sinks = Vec::new();
+        for out in &k.outputs {
+            let arr = match at[out.value] {
+                Some(p) => p,
+                None => {
+                    let p = array(b);
+                    sinks.push((out.value, p));
+                    p
+                }
+            };
+            from.push(arr);
+        }
+        if !sinks.is_empty() {
+            self.emit_phase(b, &sinks, false, &at, &start, vstr)?;
+        }
+        let fref = self.routines.stream.ok_or_else(|| Error::Codegen(format!("kernel {}: streaming copy not imported", k.name)))?;
+        for (o, &src) in from.iter().enumerate() {
+            b.ins().call(fref, &[src, start[nin + o], n]);
         }
         Ok(())
     }
 
-    /// A vector loop over the strip at `start`: the value of `target.0` into the array at `target.1`, or the
-    /// kernel outputs when `None`. Instructions with an array in `at` are read from it.
+    /// A vector loop over the strip at `start`: each `sinks` value into its array, and the kernel outputs
+    /// when `outputs`. Instructions with an array in `at` are read from it.
+    #[allow(clippy::too_many_arguments)]
     fn emit_phase(
-        &mut self, b: &mut FunctionBuilder, target: Option<(usize, Value)>, at: &[Option<Value>], start: &[Value],
-        vstr: &[i64],
+        &mut self, b: &mut FunctionBuilder, sinks: &[(usize, Value)], outputs: bool, at: &[Option<Value>],
+        start: &[Value], vstr: &[i64],
     ) -> Result<()> {
         let k = self.k;
         let mut live = vec![false; k.body.len()];
-        match target {
-            Some((t, _)) => live[t] = true,
-            None => k.outputs.iter().for_each(|o| live[o.value] = true),
+        for &(t, _) in sinks {
+            live[t] = true;
+        }
+        if outputs {
+            k.outputs.iter().for_each(|o| live[o.value] = true);
         }
         for i in (0..k.body.len()).rev() {
             if live[i] && at[i].is_none() {
@@ -753,12 +832,18 @@ impl Gen<'_> {
                 loads.push((i, v));
             }
         }
-        let sink = target.map(|(t, a)| {
-            let v = b.declare_var(types::I64);
-            b.def_var(v, a);
-            (t, v)
-        });
-        let arrays: Vec<Variable> = loads.iter().chain(sink.iter()).map(|&(_, v)| v).collect();
+        let sinks: Vec<(usize, Variable)> = sinks
+            .iter()
+            .map(|&(t, a)| {
+                let v = b.declare_var(types::I64);
+                b.def_var(v, a);
+                (t, v)
+            })
+            .collect();
+        let arrays: Vec<Variable> = loads.iter().chain(sinks.iter()).map(|&(_, v)| v).collect();
+        // The row index (for `Iota`) walks the strip and is restored after it.
+        let last = self.outer.len() - 1;
+        let row0 = b.use_var(self.oidx[last]);
         let lu = (self.lanes * self.unroll) as i64;
         let pos = b.declare_var(types::I64);
         let z = iconst(b, types::I64, 0);
@@ -767,14 +852,14 @@ impl Gen<'_> {
         let after = b.create_block();
         b.ins().jump(body, &[]);
         b.switch_to_block(body);
-        self.phase = Some(Phase { live, loads, sink });
+        self.phase = Some(Phase { live, loads, sinks, outputs });
         let r = self.emit_body(b, self.lanes, self.unroll, vstr, Some(false));
         self.phase = None;
         r?;
         self.bump(b, &self.icur.clone(), vstr, lu);
-        for &v in arrays.iter().chain([&pos]) {
+        for &v in arrays.iter().chain([&pos, &self.oidx[last]]) {
             let x = b.use_var(v);
-            let step = if v == pos { lu } else { lu * 4 };
+            let step = if arrays.contains(&v) { lu * 4 } else { lu };
             let x = b.ins().iadd_imm_s(x, step);
             b.def_var(v, x);
         }
@@ -782,6 +867,7 @@ impl Gen<'_> {
         let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, p, STRIP as i64);
         b.ins().brif(more, body, &[], after, &[]);
         b.switch_to_block(after);
+        b.def_var(self.oidx[last], row0);
         Ok(())
     }
 
@@ -1126,11 +1212,15 @@ impl Gen<'_> {
                 };
                 vals[i] = Some(v);
             }
-            if let Some((t, var)) = phase.as_ref().and_then(|p| p.sink) {
-                let x = vals[t].ok_or_else(|| Error::Codegen(format!("strip value %{t} not computed")))?;
-                let a = b.use_var(var);
-                b.ins().store(vflags, x, a, (u * lanes * 4) as i32);
-                continue;
+            if let Some(p) = &phase {
+                for &(t, var) in &p.sinks {
+                    let x = vals[t].ok_or_else(|| Error::Codegen(format!("strip value %{t} not computed")))?;
+                    let a = b.use_var(var);
+                    b.ins().store(vflags, x, a, (u * lanes * 4) as i32);
+                }
+                if !p.outputs {
+                    continue;
+                }
             }
             for (o, out) in k.outputs.iter().enumerate() {
                 let x = vals[out.value].ok_or_else(|| Error::Codegen(format!("output {o} value not computed")))?;

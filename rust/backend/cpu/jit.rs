@@ -206,31 +206,42 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                     imports.insert(key, module.declare_func_in_func(fid, &mut ctx.func));
                 }
             }
+            let mut routines = super::codegen::Routines::default();
             if !partial {
-                for (_, f) in super::codegen::strip_plan(k, &out_dtypes)? {
-                    let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
-                    for _ in 0..3 {
-                        sig.params.push(cranelift_codegen::ir::AbiParam::new(cranelift_codegen::ir::types::I64));
-                    }
+                let plan = super::codegen::strip_plan(k, &out_dtypes)?;
+                let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
+                for _ in 0..3 {
+                    sig.params.push(cranelift_codegen::ir::AbiParam::new(cranelift_codegen::ir::types::I64));
+                }
+                let mut import = |name: &str| -> Result<cranelift_codegen::ir::FuncRef> {
+                    let fid = module.declare_function(name, Linkage::Import, &sig).map_err(cg("declaring a block routine"))?;
+                    Ok(module.declare_func_in_func(fid, &mut ctx.func))
+                };
+                for &(_, f) in &plan.ops {
+                    routines.math.insert(f, import(&super::blockmath::symbol(f))?);
+                }
+                if plan.stream {
+                    routines.stream = Some(import(super::blockmath::STREAM_SYMBOL)?);
                     let fid = module
-                        .declare_function(&super::blockmath::symbol(f), Linkage::Import, &sig)
-                        .map_err(cg("declaring a block routine"))?;
-                    imports.insert(super::blockmath::import_key(f), module.declare_func_in_func(fid, &mut ctx.func));
+                        .declare_function(super::blockmath::FENCE_SYMBOL, Linkage::Import, &cranelift_codegen::ir::Signature::new(call_conv))
+                        .map_err(cg("declaring the store fence"))?;
+                    routines.fence = Some(module.declare_func_in_func(fid, &mut ctx.func));
                 }
             }
-            build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, module.target_config(), partial)?;
+            build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
             if !partial {
                 let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
-                let strip = super::codegen::strip_plan(k, &out_dtypes)?;
-                let strip = if strip.is_empty() {
+                let plan = super::codegen::strip_plan(k, &out_dtypes)?;
+                let strip = if plan.is_empty() {
                     String::new()
                 } else {
-                    let fs: Vec<String> = strip.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
+                    let fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
                     format!(
-                        "; strips of {} points: {} by {:?} block routines\n",
+                        "; strips of {} points ({:?} routines): math [{}]{}\n",
                         super::codegen::STRIP,
+                        super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}")),
                         fs.join(", "),
-                        super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}"))
+                        if plan.stream { ", outputs streamed (non-temporal stores)" } else { "" }
                     )
                 };
                 clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{strip}{}", ctx.func.display());
