@@ -213,7 +213,8 @@ pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
 /// Points per strip in strip mode (a multiple of every `lanes * unroll`).
 pub const STRIP: u64 = 512;
-/// Kernels with more block-routine operations than this stay inline (one stack array each).
+/// Kernels with more block-routine operations than this stay inline, and kernels with more outputs do not
+/// stream (one stack array of `STRIP` f32 each).
 const STRIP_MAX_OPS: usize = 8;
 
 /// What strip mode does for this kernel (empty: strip mode off).
@@ -259,7 +260,11 @@ fn strip_ops(
         out_dtypes.get(o).is_some_and(|d| d.size() == 4) && row.strides.get(nin + o) == Some(&4)
     });
     let bytes = outer_len(k)?.saturating_mul(4).saturating_mul(k.outputs.len() as u64);
-    let stream = words && !k.outputs.is_empty() && bytes >= STREAM_MIN_BYTES && blockmath::stream().is_some();
+    // (One stack array per output: at most `STRIP_MAX_OPS` of them.)
+    let stream = words
+        && (1..=STRIP_MAX_OPS).contains(&k.outputs.len())
+        && bytes >= STREAM_MIN_BYTES
+        && blockmath::stream().is_some();
     Ok(StripPlan { ops, stream })
 }
 

@@ -4,7 +4,9 @@
 //! - `jit`: host ISA, one `JITModule` per executable, compiling all kernels.
 //! - `codegen`: one kernel → one Cranelift function (the loop nest).
 //! - `ops`: one `KOp` → Cranelift instructions with XLA semantics.
-//! - `math`: transcendental functions (`emit_math`).
+//! - `math`: transcendental functions (`emit_math`); `vmath` (inline vector math in Cranelift IR),
+//!   `math_f32` (the f32 algorithms, written once for every lane type), `mathlib` (out-of-line copies),
+//!   `blockmath` (those algorithms precompiled for AVX-512/AVX2, called per strip; the streaming copy).
 //! - `exec`: running the plan's steps on buffers.
 use std::fmt::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};

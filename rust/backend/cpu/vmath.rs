@@ -3,9 +3,12 @@
 //! count, so a kernel's vector loop and its scalar tail give bit-identical results (and so do kernels split
 //! across threads at any point).
 //!
-//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic` compute in f32 (Cephes /
-//! musl algorithms, branch-free with selects). `sin`, `cos`, `tan`, `erf`, `pow`, `atan2` promote to f64
-//! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32. `sin`/`cos`/`tan`
+//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf` compute in f32
+//! (Cephes / musl algorithms, branch-free with selects); they live in `math_f32`, written once over its
+//! `Lanes` trait, which this module's emitter implements and so do `blockmath`'s AVX-512/AVX2 lanes: the
+//! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`,
+//! `cos`, `tan`, `pow`, `atan2` promote to f64 lanes (two f64x2 halves of an f32x4), reduce and evaluate
+//! there, and round once to f32. `sin`/`cos`/`tan`
 //! reduce |x| < 2^23 by a two-constant f64 Cody–Waite (exact with fma); larger finite arguments (rare) take
 //! an out-of-line path, taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact
 //! Payne–Hanek reduction with a 320-bit 2/π, in integer arithmetic. `sqrt` is the hardware instruction
