@@ -51,6 +51,12 @@ out["two_outputs_a"], out["two_outputs_b"] = np.asarray(e), np.asarray(d)
 many = lambda v: sum(jnp.exp(v * (0.01 * i)) for i in range(10))
 out["many"] = np.asarray(cranax.jit(many)(wide))
 out["donated"] = np.asarray(cranax.jit(jnp.tanh, donate_argnums=0)(cranax.device_put(wide.copy())))
+# Row reductions run strips too (the reduced axis): per row, whole-array (split across threads), softmax.
+rows = (rng.standard_normal((40, 1537)) * 3).astype(np.float32)
+out["red_rows"] = np.asarray(cranax.jit(lambda a: jnp.sum(jnp.exp(a - jnp.max(a, axis=1, keepdims=True)), axis=1))(rows))
+out["red_all"] = np.asarray(cranax.jit(lambda v: jnp.sum(jnp.tanh(v)))(wide))
+out["red_max"] = np.asarray(cranax.jit(lambda v: jnp.max(jnp.log1p(jnp.abs(v))))(wide))
+out["softmax"] = np.asarray(cranax.jit(cranax.nn.softmax)(rows))
 # Outputs of 16 MiB or more are streamed (non-temporal stores), with and without math, iota, int32.
 big = (rng.standard_normal(4_200_007) * 3).astype(np.float32)
 out["stream_axpb"] = np.asarray(cranax.jit(lambda v: v * 2.0 + 1.0)(big))
@@ -115,7 +121,13 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))
         np.testing.assert_allclose(base["many"], want_many, rtol=2e-6)
-    rng.standard_normal((300, 700)), rng.standard_normal(700)  # the child's draws before `big`
+    rng.standard_normal((300, 700)), rng.standard_normal(700)  # the child's draws before `rows`
+    rows = (rng.standard_normal((40, 1537)) * 3).astype(np.float64)
+    e = np.exp(rows - rows.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(base["red_rows"], e.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(base["softmax"], e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(base["red_all"], np.tanh(w64).sum(), rtol=1e-5)
+    np.testing.assert_allclose(base["red_max"], np.log1p(np.abs(w64)).max(), rtol=3e-7)
     big = (rng.standard_normal(4_200_007) * 3).astype(np.float32)
     np.testing.assert_array_equal(base["stream_axpb"], big * np.float32(2) + np.float32(1))
     np.testing.assert_allclose(base["stream_exp"], np.exp(big.astype(np.float64)), rtol=3e-7)
@@ -132,9 +144,11 @@ def test_strip_mode_is_used_where_the_host_has_the_lanes():
     assert "; strips of 512 points" in text and "Exp" in text and "streamed" not in text
     big = np.zeros(5_000_000, np.float32)
     assert "outputs streamed" in cranax.jit(lambda v: v * 2.0 + 1.0).lower(big).compile().as_text()
-    # Short rows, reductions and iotas stay inline.
+    # Short rows and arg-reductions stay inline; reductions of long rows run strips.
     assert "; strips" not in cranax.jit(jnp.exp).lower(np.zeros(100, np.float32)).compile().as_text()
-    assert "; strips" not in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x).compile().as_text()
+    assert "; strips" in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x).compile().as_text()
+    assert "; strips" not in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x[:500]).compile().as_text()
+    assert "; strips" not in cranax.jit(lambda v: jnp.argmax(jnp.exp(v))).lower(x).compile().as_text()
 
 
 def test_strip_mode_values_on_odd_rows_and_views():

@@ -26,7 +26,9 @@
 //!
 //! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions
 //! with block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's
-//! 128-bit vectors) walks each row in strips of `STRIP` points first. Per strip, for each such function in
+//! 128-bit vectors) walks each row in strips of `STRIP` points first; an `InnerRed` kernel (a row
+//! reduction such as `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the
+//! vector accumulators in the order the plain loop would. Per strip, for each such function in
 //! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
 //! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
 //! the arrays. The rest of a row (under `STRIP` points) runs the plain vector loop and scalar tail, whose
@@ -184,6 +186,15 @@ struct Phase {
     outputs: bool,
 }
 
+/// Where a strip runs: each stream's byte stride along the vectorized axis and its address at the strip's
+/// start, the index variable of that axis, and which axis it is (see `is_vec_axis`).
+struct Walk {
+    vstr: Vec<i64>,
+    start: Vec<Value>,
+    idx: Variable,
+    which: Option<bool>,
+}
+
 /// Strip mode's plan for one kernel.
 #[derive(Debug, Clone, Default)]
 pub struct StripPlan {
@@ -228,14 +239,16 @@ fn strip_ops(
     k: &Kernel, out_dtypes: &[DType], mode: Mode, lanes: u32, outer: &[Axis], red: &[Axis], live: &[bool],
 ) -> Result<StripPlan> {
     let off = StripPlan::default();
-    let Some(row) = outer.last() else { return Ok(off) };
-    if mode != Mode::OuterVec
-        || lanes != 4
-        || !red.is_empty()
-        || blockmath::isa().is_none()
-        || !k.outputs.iter().all(|o| o.kind == OutputKind::Store)
-        || row.n < STRIP
-    {
+    if lanes != 4 || blockmath::isa().is_none() {
+        return Ok(off);
+    }
+    // The vectorized axis: rows of elementwise kernels, or the reduced axis of row reductions.
+    let axis = match mode {
+        Mode::OuterVec if red.is_empty() && k.outputs.iter().all(|o| o.kind == OutputKind::Store) => outer.last(),
+        Mode::InnerRed if k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) => red.last(),
+        _ => None,
+    };
+    if axis.is_none_or(|a| a.n < STRIP) {
         return Ok(off);
     }
     let mut ops = Vec::new();
@@ -256,9 +269,10 @@ fn strip_ops(
         ops.clear();
     }
     let nin = k.inputs.len();
-    let words = k.outputs.iter().enumerate().all(|(o, _)| {
-        out_dtypes.get(o).is_some_and(|d| d.size() == 4) && row.strides.get(nin + o) == Some(&4)
-    });
+    let words = mode == Mode::OuterVec
+        && k.outputs.iter().enumerate().all(|(o, _)| {
+            out_dtypes.get(o).is_some_and(|d| d.size() == 4) && axis.is_some_and(|a| a.strides.get(nin + o) == Some(&4))
+        });
     let bytes = outer_len(k)?.saturating_mul(4).saturating_mul(k.outputs.len() as u64);
     // (One stack array per output: at most `STRIP_MAX_OPS` of them.)
     let stream = words
@@ -448,7 +462,7 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    let strip = if partial { StripPlan::default() } else { strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)? };
+    let strip = strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)?;
     let stream = strip.stream;
     if stream && routines.fence.is_none() {
         return Err(Error::Codegen(format!("kernel {}: store fence not imported", k.name)));
@@ -650,7 +664,9 @@ impl Gen<'_> {
                 let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fs, rend);
                 b.ins().brif(fits, tbody, &[], vhead, &[]);
                 b.switch_to_block(tbody);
-                self.emit_strip(b, &vstr)?;
+                let start = self.cur.iter().map(|&v| b.use_var(v)).collect();
+                let walk = Walk { vstr: vstr.clone(), start, idx: self.oidx[last], which: Some(false) };
+                self.emit_strip(b, &walk)?;
                 self.bump(b, &self.cur.clone(), &vstr, STRIP as i64);
                 for v in [flat, self.oidx[last]] {
                     let x = b.use_var(v);
@@ -732,12 +748,13 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// One strip of `STRIP` points from the current addresses (`cur`, left unchanged).
-    fn emit_strip(&mut self, b: &mut FunctionBuilder, vstr: &[i64]) -> Result<()> {
+    /// One strip of `STRIP` points at `walk.start`. Leaves `icur` at the strip's end and `walk.idx` as it
+    /// was (the caller advances both loops' own variables).
+    fn emit_strip(&mut self, b: &mut FunctionBuilder, walk: &Walk) -> Result<()> {
         let k = self.k;
         let ops = self.strip.ops.clone();
         let stream = self.strip.stream;
-        let start: Vec<Value> = self.cur.iter().map(|&v| b.use_var(v)).collect();
+        let (vstr, start) = (&walk.vstr[..], &walk.start[..]);
         let n = iconst(b, types::I64, STRIP as i64);
         let nin = k.inputs.len();
         let array = |b: &mut FunctionBuilder| {
@@ -747,6 +764,7 @@ impl Gen<'_> {
         // The last operation's routine may write the only output directly when nothing reads after it.
         let direct = !stream
             && k.outputs.len() == 1
+            && k.outputs[0].kind == OutputKind::Store
             && ops.last().is_some_and(|&(h, _)| h == k.outputs[0].value)
             && self.out_dtypes.first() == Some(&DType::F32)
             && vstr.get(nin) == Some(&4);
@@ -761,7 +779,7 @@ impl Gen<'_> {
                 (Some(p), _) => p,
                 (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
                 _ => {
-                    self.emit_phase(b, &[(a, arr)], false, &at, &start, vstr)?;
+                    self.emit_phase(b, &[(a, arr)], false, &at, walk)?;
                     arr
                 }
             };
@@ -776,7 +794,7 @@ impl Gen<'_> {
             return Ok(());
         }
         if !stream {
-            return self.emit_phase(b, &[], true, &at, &start, vstr);
+            return self.emit_phase(b, &[], true, &at, walk);
         }
         // Outputs into arrays (those already in one are streamed from it), then streamed to memory.
         let mut from = Vec::new();
@@ -793,7 +811,7 @@ impl Gen<'_> {
             from.push(arr);
         }
         if !sinks.is_empty() {
-            self.emit_phase(b, &sinks, false, &at, &start, vstr)?;
+            self.emit_phase(b, &sinks, false, &at, walk)?;
         }
         let fref = self.routines.stream.ok_or_else(|| Error::Codegen(format!("kernel {}: streaming copy not imported", k.name)))?;
         for (o, &src) in from.iter().enumerate() {
@@ -802,14 +820,14 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// A vector loop over the strip at `start`: each `sinks` value into its array, and the kernel outputs
-    /// when `outputs`. Instructions with an array in `at` are read from it.
-    #[allow(clippy::too_many_arguments)]
+    /// A vector loop over the strip at `walk.start`: each `sinks` value into its array, and the kernel
+    /// outputs (stores, or vector accumulators) when `outputs`. Instructions with an array in `at` are read
+    /// from it.
     fn emit_phase(
-        &mut self, b: &mut FunctionBuilder, sinks: &[(usize, Value)], outputs: bool, at: &[Option<Value>],
-        start: &[Value], vstr: &[i64],
+        &mut self, b: &mut FunctionBuilder, sinks: &[(usize, Value)], outputs: bool, at: &[Option<Value>], walk: &Walk,
     ) -> Result<()> {
         let k = self.k;
+        let (vstr, start) = (&walk.vstr[..], &walk.start[..]);
         let mut live = vec![false; k.body.len()];
         for &(t, _) in sinks {
             live[t] = true;
@@ -846,9 +864,8 @@ impl Gen<'_> {
             })
             .collect();
         let arrays: Vec<Variable> = loads.iter().chain(sinks.iter()).map(|&(_, v)| v).collect();
-        // The row index (for `Iota`) walks the strip and is restored after it.
-        let last = self.outer.len() - 1;
-        let row0 = b.use_var(self.oidx[last]);
+        // The index along the axis (for `Iota`) walks the strip and is restored after it.
+        let idx0 = b.use_var(walk.idx);
         let lu = (self.lanes * self.unroll) as i64;
         let pos = b.declare_var(types::I64);
         let z = iconst(b, types::I64, 0);
@@ -858,11 +875,11 @@ impl Gen<'_> {
         b.ins().jump(body, &[]);
         b.switch_to_block(body);
         self.phase = Some(Phase { live, loads, sinks, outputs });
-        let r = self.emit_body(b, self.lanes, self.unroll, vstr, Some(false));
+        let r = self.emit_body(b, self.lanes, self.unroll, vstr, walk.which);
         self.phase = None;
         r?;
         self.bump(b, &self.icur.clone(), vstr, lu);
-        for &v in arrays.iter().chain([&pos, &self.oidx[last]]) {
+        for &v in arrays.iter().chain([&pos, &walk.idx]) {
             let x = b.use_var(v);
             let step = if arrays.contains(&v) { lu * 4 } else { lu };
             let x = b.ins().iadd_imm_s(x, step);
@@ -872,7 +889,7 @@ impl Gen<'_> {
         let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, p, STRIP as i64);
         b.ins().brif(more, body, &[], after, &[]);
         b.switch_to_block(after);
-        b.def_var(self.oidx[last], row0);
+        b.def_var(walk.idx, idx0);
         Ok(())
     }
 
@@ -990,7 +1007,24 @@ impl Gen<'_> {
             let nv = n / lu * lu;
             let z = iconst(b, types::I64, 0);
             b.def_var(iv, z);
-            if nv > 0 {
+            // Strips first (their vectors reach the accumulators in the same order as the loop below).
+            let ns = if self.strip.ops.is_empty() { 0 } else { n / STRIP as i64 * STRIP as i64 };
+            if ns > 0 {
+                let hdr = b.create_block();
+                let after = b.create_block();
+                b.ins().jump(hdr, &[]);
+                b.switch_to_block(hdr);
+                let start = icur.iter().map(|&v| b.use_var(v)).collect();
+                let walk = Walk { vstr: axis.strides.clone(), start, idx: iv, which: Some(true) };
+                self.emit_strip(b, &walk)?;
+                let i0 = b.use_var(iv);
+                let i1 = b.ins().iadd_imm_s(i0, STRIP as i64);
+                b.def_var(iv, i1);
+                let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i1, ns);
+                b.ins().brif(more, hdr, &[], after, &[]);
+                b.switch_to_block(after);
+            }
+            if nv > ns {
                 let hdr = b.create_block();
                 let after = b.create_block();
                 b.ins().jump(hdr, &[]);
@@ -1059,6 +1093,26 @@ impl Gen<'_> {
             }
         }
         let done = b.create_block();
+        if vec_inner && !self.strip.ops.is_empty() {
+            let hdr = b.create_block();
+            let body = b.create_block();
+            let after = b.create_block();
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(hdr);
+            let i = b.use_var(iv);
+            let ni = b.ins().iadd_imm_s(i, STRIP as i64);
+            let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ni, hi);
+            b.ins().brif(ok, body, &[], after, &[]);
+            b.switch_to_block(body);
+            let start = icur.iter().map(|&v| b.use_var(v)).collect();
+            let walk = Walk { vstr: axis.strides.clone(), start, idx: iv, which: Some(true) };
+            self.emit_strip(b, &walk)?;
+            let i = b.use_var(iv);
+            let ni = b.ins().iadd_imm_s(i, STRIP as i64);
+            b.def_var(iv, ni);
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(after);
+        }
         // (step, lanes, unroll) of each loop: vectors first when vectorized, then one at a time.
         let mut loops = Vec::new();
         if vec_inner {

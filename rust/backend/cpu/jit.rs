@@ -207,7 +207,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                 }
             }
             let mut routines = super::codegen::Routines::default();
-            if !partial {
+            {
                 let plan = super::codegen::strip_plan(k, &out_dtypes)?;
                 let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
                 for _ in 0..3 {
