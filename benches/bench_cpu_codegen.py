@@ -86,6 +86,13 @@ def steady(args):
     put("sum_all", "numpy", med(lambda: x10m.sum(), q))
     put("sum_rows", "numpy", med(lambda: m2d.sum(axis=1), q))
     put("sum_cols", "numpy", med(lambda: m2d.sum(axis=0), q))
+    sm_in = x1m.reshape(1000, 1000)
+
+    def np_softmax(a):
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    put("sumexp", "numpy", med(lambda: np.exp(x1m).sum(), q))
+    put("softmax", "numpy", med(lambda: np_softmax(sm_in), q))
 
     for name, mod, jnp, lax in fws():
         if name == "jax" and args.child:
@@ -105,6 +112,11 @@ def steady(args):
             put(key, name, med(lambda: g(a).block_until_ready(), q))
         if args.child:
             break
+        gse = mod.jit(lambda x: jnp.sum(jnp.exp(x)))
+        put("sumexp", name, med(lambda: gse(d1m).block_until_ready(), q))
+        dsm = dev(x1m.reshape(1000, 1000))
+        gsm = mod.jit(lambda x: mod.nn.softmax(x, axis=-1))
+        put("softmax", name, med(lambda: gsm(dsm).block_until_ready(), q))
         # Math throughput on 1e6 f32.
         y1m = dev(np.abs(x1m) + np.float32(0.5))
         unary = {"exp": jnp.exp, "exp2": jnp.exp2, "expm1": jnp.expm1, "log": jnp.log, "log1p": jnp.log1p,
@@ -179,6 +191,8 @@ ROWS = [
     ("sum_rows_1t", "sum over axis 1, cranax on 1 thread", 1e7 * 4),
     ("sum_cols", "sum over axis 0 of f32[1000, 10000]", 1e7 * 4),
     ("sum_cols_1t", "sum over axis 0, cranax on 1 thread", 1e7 * 4),
+    ("sumexp", "sum(exp(x)), 1e6 f32 (a reduction with math)", 1e6 * 4),
+    ("softmax", "softmax over rows of f32[1000, 1000]", 1e6 * 8),
 ]
 MATH = ["exp", "exp2", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "logistic", "erf", "pow", "atan2",
         "sqrt", "rsqrt"]

@@ -664,9 +664,7 @@ impl Gen<'_> {
                 let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fs, rend);
                 b.ins().brif(fits, tbody, &[], vhead, &[]);
                 b.switch_to_block(tbody);
-                let start = self.cur.iter().map(|&v| b.use_var(v)).collect();
-                let walk = Walk { vstr: vstr.clone(), start, idx: self.oidx[last], which: Some(false) };
-                self.emit_strip(b, &walk)?;
+                self.strip_here(b, &self.cur.clone(), &vstr, self.oidx[last], Some(false))?;
                 self.bump(b, &self.cur.clone(), &vstr, STRIP as i64);
                 for v in [flat, self.oidx[last]] {
                     let x = b.use_var(v);
@@ -746,6 +744,14 @@ impl Gen<'_> {
             }
         }
         Ok(())
+    }
+
+    /// One strip at the addresses in `cursors`, along the axis with byte strides `vstr` and index `idx`.
+    fn strip_here(
+        &mut self, b: &mut FunctionBuilder, cursors: &[Variable], vstr: &[i64], idx: Variable, which: Option<bool>,
+    ) -> Result<()> {
+        let start = cursors.iter().map(|&v| b.use_var(v)).collect();
+        self.emit_strip(b, &Walk { vstr: vstr.to_vec(), start, idx, which })
     }
 
     /// One strip of `STRIP` points at `walk.start`. Leaves `icur` at the strip's end and `walk.idx` as it
@@ -1014,9 +1020,7 @@ impl Gen<'_> {
                 let after = b.create_block();
                 b.ins().jump(hdr, &[]);
                 b.switch_to_block(hdr);
-                let start = icur.iter().map(|&v| b.use_var(v)).collect();
-                let walk = Walk { vstr: axis.strides.clone(), start, idx: iv, which: Some(true) };
-                self.emit_strip(b, &walk)?;
+                self.strip_here(b, &icur, &axis.strides, iv, Some(true))?;
                 let i0 = b.use_var(iv);
                 let i1 = b.ins().iadd_imm_s(i0, STRIP as i64);
                 b.def_var(iv, i1);
@@ -1104,9 +1108,7 @@ impl Gen<'_> {
             let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ni, hi);
             b.ins().brif(ok, body, &[], after, &[]);
             b.switch_to_block(body);
-            let start = icur.iter().map(|&v| b.use_var(v)).collect();
-            let walk = Walk { vstr: axis.strides.clone(), start, idx: iv, which: Some(true) };
-            self.emit_strip(b, &walk)?;
+            self.strip_here(b, &icur, &axis.strides, iv, Some(true))?;
             let i = b.use_var(iv);
             let ni = b.ins().iadd_imm_s(i, STRIP as i64);
             b.def_var(iv, ni);
