@@ -26,12 +26,13 @@
 //!
 //! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions
 //! with block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's
-//! 128-bit vectors) walks each row in strips of `STRIP` points first; an `InnerRed` kernel (a row
+//! 128-bit vectors) walks each row in strips of about `STRIP` points first (a length that divides the row
+//! into equal strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row
 //! reduction such as `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the
 //! vector accumulators in the order the plain loop would. Per strip, for each such function in
 //! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
 //! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
-//! the arrays. The rest of a row (under `STRIP` points) runs the plain vector loop and scalar tail, whose
+//! the arrays. The rest of a row (a few points) runs the plain vector loop and scalar tail, whose
 //! inline math is bit-identical to the block routines, so strips never change results. Kernels whose
 //! outputs are large (`STREAM_MIN_BYTES`, 32-bit elements) also run in strips, with or without math: the
 //! last loop writes the outputs to stack arrays and `blockmath`'s streaming copy moves them to memory with
@@ -202,6 +203,9 @@ pub struct StripPlan {
     pub ops: Vec<(usize, MathFn)>,
     /// Outputs go to memory through the streaming copy.
     pub stream: bool,
+    /// Points per strip: the vectorized axis of n points cut into ceil(n / STRIP) strips of equal length,
+    /// rounded down to a multiple of the vector loop's step.
+    pub len: u64,
 }
 
 impl StripPlan {
@@ -222,7 +226,7 @@ pub struct Routines {
 /// Kernels whose outputs total at least this many bytes write them with non-temporal stores.
 pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
-/// Points per strip in strip mode (a multiple of every `lanes * unroll`).
+/// The most points per strip (each strip array holds this many f32).
 pub const STRIP: u64 = 512;
 /// Kernels with more block-routine operations than this stay inline, and kernels with more outputs do not
 /// stream (one stack array of `STRIP` f32 each).
@@ -231,26 +235,28 @@ const STRIP_MAX_OPS: usize = 8;
 /// What strip mode does for this kernel (empty: strip mode off).
 pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<StripPlan> {
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
-    let (mode, lanes, _) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)
+    let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    strip_ops(k, out_dtypes, mode, (lanes, unroll), &outer, &red, &live)
 }
 
 fn strip_ops(
-    k: &Kernel, out_dtypes: &[DType], mode: Mode, lanes: u32, outer: &[Axis], red: &[Axis], live: &[bool],
+    k: &Kernel, out_dtypes: &[DType], mode: Mode, (lanes, unroll): (u32, u32), outer: &[Axis], red: &[Axis],
+    live: &[bool],
 ) -> Result<StripPlan> {
     let off = StripPlan::default();
+    let step = (lanes * unroll) as u64;
     if lanes != 4 || blockmath::isa().is_none() {
         return Ok(off);
     }
     // The vectorized axis: rows of elementwise kernels, or the reduced axis of row reductions.
     let axis = match mode {
         Mode::OuterVec if red.is_empty() && k.outputs.iter().all(|o| o.kind == OutputKind::Store) => outer.last(),
-        Mode::InnerRed if k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) => red.last(),
+        // (Stores beside the reductions, as in softmax's `exp(x - m)` and its sum, walk the same axis.)
+        Mode::InnerRed if !k.outputs.iter().any(|o| matches!(o.kind, OutputKind::ArgReduce { .. })) => red.last(),
         _ => None,
     };
-    if axis.is_none_or(|a| a.n < STRIP) {
-        return Ok(off);
-    }
+    let Some(n) = axis.map(|a| a.n).filter(|&n| n >= STRIP) else { return Ok(off) };
+    let len = n / n.div_ceil(STRIP) / step * step;
     let mut ops = Vec::new();
     for (i, ins) in k.body.iter().enumerate() {
         if !live[i] {
@@ -279,7 +285,7 @@ fn strip_ops(
         && (1..=STRIP_MAX_OPS).contains(&k.outputs.len())
         && bytes >= STREAM_MIN_BYTES
         && blockmath::stream().is_some();
-    Ok(StripPlan { ops, stream })
+    Ok(StripPlan { ops, stream, len })
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).
@@ -462,7 +468,7 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    let strip = strip_ops(k, out_dtypes, mode, lanes, &outer, &red, &live)?;
+    let strip = strip_ops(k, out_dtypes, mode, (lanes, unroll), &outer, &red, &live)?;
     let stream = strip.stream;
     if stream && routines.fence.is_none() {
         return Err(Error::Codegen(format!("kernel {}: store fence not imported", k.name)));
@@ -660,15 +666,15 @@ impl Gen<'_> {
                 b.ins().jump(thead, &[]);
                 b.switch_to_block(thead);
                 let f = b.use_var(flat);
-                let fs = b.ins().iadd_imm_s(f, STRIP as i64);
+                let fs = b.ins().iadd_imm_s(f, self.strip.len as i64);
                 let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fs, rend);
                 b.ins().brif(fits, tbody, &[], vhead, &[]);
                 b.switch_to_block(tbody);
                 self.strip_here(b, &self.cur.clone(), &vstr, self.oidx[last], Some(false))?;
-                self.bump(b, &self.cur.clone(), &vstr, STRIP as i64);
+                self.bump(b, &self.cur.clone(), &vstr, self.strip.len as i64);
                 for v in [flat, self.oidx[last]] {
                     let x = b.use_var(v);
-                    let x = b.ins().iadd_imm_s(x, STRIP as i64);
+                    let x = b.ins().iadd_imm_s(x, self.strip.len as i64);
                     b.def_var(v, x);
                 }
                 b.ins().jump(thead, &[]);
@@ -754,17 +760,18 @@ impl Gen<'_> {
         self.emit_strip(b, &Walk { vstr: vstr.to_vec(), start, idx, which })
     }
 
-    /// One strip of `STRIP` points at `walk.start`. Leaves `icur` at the strip's end and `walk.idx` as it
+    /// One strip of `self.strip.len` points at `walk.start`. Leaves `icur` at the strip's end and `walk.idx` as it
     /// was (the caller advances both loops' own variables).
     fn emit_strip(&mut self, b: &mut FunctionBuilder, walk: &Walk) -> Result<()> {
         let k = self.k;
         let ops = self.strip.ops.clone();
         let stream = self.strip.stream;
         let (vstr, start) = (&walk.vstr[..], &walk.start[..]);
-        let n = iconst(b, types::I64, STRIP as i64);
+        let n = iconst(b, types::I64, self.strip.len as i64);
         let nin = k.inputs.len();
+        let bytes = (self.strip.len * 4) as u32;
         let array = |b: &mut FunctionBuilder| {
-            let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (STRIP * 4) as u32, 6));
+            let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 6));
             b.ins().stack_addr(types::I64, slot, 0)
         };
         // The last operation's routine may write the only output directly when nothing reads after it.
@@ -892,7 +899,7 @@ impl Gen<'_> {
             b.def_var(v, x);
         }
         let p = b.use_var(pos);
-        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, p, STRIP as i64);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, p, self.strip.len as i64);
         b.ins().brif(more, body, &[], after, &[]);
         b.switch_to_block(after);
         b.def_var(walk.idx, idx0);
@@ -1014,7 +1021,8 @@ impl Gen<'_> {
             let z = iconst(b, types::I64, 0);
             b.def_var(iv, z);
             // Strips first (their vectors reach the accumulators in the same order as the loop below).
-            let ns = if self.strip.ops.is_empty() { 0 } else { n / STRIP as i64 * STRIP as i64 };
+            let sl = self.strip.len as i64;
+            let ns = if self.strip.ops.is_empty() { 0 } else { n / sl * sl };
             if ns > 0 {
                 let hdr = b.create_block();
                 let after = b.create_block();
@@ -1022,7 +1030,7 @@ impl Gen<'_> {
                 b.switch_to_block(hdr);
                 self.strip_here(b, &icur, &axis.strides, iv, Some(true))?;
                 let i0 = b.use_var(iv);
-                let i1 = b.ins().iadd_imm_s(i0, STRIP as i64);
+                let i1 = b.ins().iadd_imm_s(i0, sl);
                 b.def_var(iv, i1);
                 let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i1, ns);
                 b.ins().brif(more, hdr, &[], after, &[]);
@@ -1104,13 +1112,13 @@ impl Gen<'_> {
             b.ins().jump(hdr, &[]);
             b.switch_to_block(hdr);
             let i = b.use_var(iv);
-            let ni = b.ins().iadd_imm_s(i, STRIP as i64);
+            let ni = b.ins().iadd_imm_s(i, self.strip.len as i64);
             let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, ni, hi);
             b.ins().brif(ok, body, &[], after, &[]);
             b.switch_to_block(body);
             self.strip_here(b, &icur, &axis.strides, iv, Some(true))?;
             let i = b.use_var(iv);
-            let ni = b.ins().iadd_imm_s(i, STRIP as i64);
+            let ni = b.ins().iadd_imm_s(i, self.strip.len as i64);
             b.def_var(iv, ni);
             b.ins().jump(hdr, &[]);
             b.switch_to_block(after);

@@ -238,7 +238,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                     let fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
                     format!(
                         "; strips of {} points ({:?} routines): math [{}]{}\n",
-                        super::codegen::STRIP,
+                        plan.len,
                         super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}")),
                         fs.join(", "),
                         if plan.stream { ", outputs streamed (non-temporal stores)" } else { "" }
