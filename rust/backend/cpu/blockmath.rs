@@ -448,7 +448,7 @@ mod x86 {
 
     #[target_feature(enable = "avx512f")]
     unsafe fn stream512_impl(src: *const f32, dst: *mut f32, n: usize) {
-        if (dst as usize) % 4 != 0 {
+        if !(dst as usize).is_multiple_of(4) {
             // SAFETY: n elements in bounds of both (the caller's contract); unaligned plain copy.
             unsafe { std::ptr::copy(src, dst, n) };
             return;
@@ -474,7 +474,7 @@ mod x86 {
 
     #[target_feature(enable = "avx2")]
     unsafe fn stream256_impl(src: *const f32, dst: *mut f32, n: usize) {
-        if (dst as usize) % 4 != 0 {
+        if !(dst as usize).is_multiple_of(4) {
             // SAFETY: as above.
             unsafe { std::ptr::copy(src, dst, n) };
             return;

@@ -454,6 +454,7 @@ fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], e
 /// `partial`: build the chunked-reduction variant instead (see `partial_eligible`): `[begin, end)` then
 /// ranges over the outermost (coalesced) reduced axis, every outer point is computed, and each output
 /// receives the partial reduction of that chunk.
+#[allow(clippy::too_many_arguments)]
 pub fn build_kernel(
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
