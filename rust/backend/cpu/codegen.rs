@@ -22,6 +22,10 @@
 //!   keep their sequential order per lane), then scalar points for the rest of the row. Elementwise kernels
 //!   are this case. Vector and scalar points compute bit-identical values, so where a row is cut between
 //!   vector and tail (thread split points) never changes results.
+//!   (NaN bits excepted: when both operands of an add or multiply are NaN, x86 returns the first
+//!   operand's NaN, and instruction selection may swap a commutative operation's operands, e.g. to fold
+//!   a load; so the sign and payload of such a NaN can depend on the path. Every other value, -0.0 and
+//!   subnormals included, is the same.)
 //! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
 //!
 //! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions
@@ -33,7 +37,7 @@
 //! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
 //! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
 //! the arrays. The rest of a row (a few points) runs the plain vector loop and scalar tail, whose
-//! inline math is bit-identical to the block routines, so strips never change results. Kernels whose
+//! inline math is bit-identical to the block routines, so strips never change results (NaN bits as above). Kernels whose
 //! outputs are large (`STREAM_MIN_BYTES`, 32-bit elements) also run in strips, with or without math: the
 //! last loop writes the outputs to stack arrays and `blockmath`'s streaming copy moves them to memory with
 //! non-temporal stores.
