@@ -28,19 +28,18 @@
 //!   subnormals included, is the same.)
 //! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
 //!
-//! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions
-//! with block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's
-//! 128-bit vectors) walks each row in strips of about `STRIP` points first (a length that divides the row
-//! into equal strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row
-//! reduction such as `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the
-//! vector accumulators in the order the plain loop would. Per strip, for each such function in
-//! body order: its operand is computed into a stack array (a small vector loop; a contiguous input is used
-//! in place), the block routine maps the array, and a last loop computes the outputs from the inputs and
-//! the arrays. The rest of a row (a few points) runs the plain vector loop and scalar tail, whose
-//! inline math is bit-identical to the block routines, so strips never change results (NaN bits as above). Kernels whose
-//! outputs are large (`STREAM_MIN_BYTES`, 32-bit elements) also run in strips, with or without math: the
-//! last loop writes the outputs to stack arrays and `blockmath`'s streaming copy moves them to memory with
-//! non-temporal stores.
+//! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions with
+//! block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's 128-bit
+//! vectors) walks each row in strips of about `STRIP` points first (a length that divides the row into equal
+//! strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row reduction such as
+//! `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the vector accumulators in
+//! the order the plain loop would. Per strip, for each such function in body order: its operand is computed
+//! into a stack array (a small vector loop; a contiguous input is used in place), the block routine maps the
+//! array, and a last loop computes the outputs from the inputs and the arrays. The rest of a row (a few points)
+//! runs the plain vector loop and scalar tail, whose inline math is bit-identical to the block routines, so
+//! strips never change results (NaN bits as above). Kernels whose outputs are large (`STREAM_MIN_BYTES`, 32-bit
+//! elements) also run in strips, with or without math: the last loop writes the outputs to stack arrays and
+//! `blockmath`'s streaming copy moves them to memory with non-temporal stores.
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use std::collections::HashMap;
 
