@@ -15,23 +15,17 @@ import json
 import platform
 import statistics
 import sys
-import time
 
 import numpy as np
 
 import cranax
 import cranax.numpy as jnp
 from cranax import _core
+from cranax._bench_util import call_times
 
 
 def median_time(fn, runs, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
+    ts = call_times(fn, runs, warmup)
     return statistics.median(ts), min(ts)
 
 

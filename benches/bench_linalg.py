@@ -21,17 +21,11 @@ import numpy as np
 
 import cranax
 import cranax.numpy as jnp
-from cranax._bench_util import machine_line
+from cranax._bench_util import call_times, machine_line
 
 
 def median_time(fn, runs, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
+    ts = call_times(fn, runs, warmup)
     return statistics.median(ts)
 
 

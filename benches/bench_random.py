@@ -17,6 +17,7 @@ import numpy as np
 
 import cranax
 from cranax import random
+from cranax._bench_util import call_times
 
 try:  # optional
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -26,13 +27,7 @@ except Exception:  # pragma: no cover
 
 
 def median_time(fn, runs, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
+    ts = call_times(fn, runs, warmup)
     return statistics.median(ts)
 
 

@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-__all__ = ["block", "timeit_once", "median_time", "fmt_time", "fmt_ratio", "max_abs_diff", "cpu_model",
+__all__ = ["block", "timeit_once", "call_times", "median_time", "fmt_time", "fmt_ratio", "max_abs_diff", "cpu_model",
            "machine_line", "fresh_function", "Timer"]
 
 
@@ -40,6 +40,19 @@ def timeit_once(fn):
     t0 = time.perf_counter()
     r = block(fn())
     return time.perf_counter() - t0, r
+
+
+def call_times(fn, runs, warmup=2):
+    """Seconds of each of ``runs`` calls of ``fn`` (which must itself wait for its result), after ``warmup``
+    untimed calls: for benchmarks that report the median and the minimum of a fixed number of calls."""
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return ts
 
 
 def median_time(fn, n=None, inner=None, warmup=2, budget=0.5, min_n=5, max_n=51):
