@@ -117,14 +117,20 @@ fn coalesce(axes: Vec<Axis>) -> Vec<Axis> {
 }
 
 fn liveness(k: &Kernel) -> Vec<bool> {
+    live_from(k, k.outputs.iter().map(|o| o.value), |_| false)
+}
+
+/// The instructions `roots` need, not looking past those where `computed` holds (their values are had
+/// already).
+fn live_from(k: &Kernel, roots: impl IntoIterator<Item = usize>, computed: impl Fn(usize) -> bool) -> Vec<bool> {
     let mut live = vec![false; k.body.len()];
-    for o in &k.outputs {
-        if let Some(l) = live.get_mut(o.value) {
+    for r in roots {
+        if let Some(l) = live.get_mut(r) {
             *l = true;
         }
     }
     for i in (0..k.body.len()).rev() {
-        if !live[i] {
+        if !live[i] || computed(i) {
             continue;
         }
         for j in simd::operands(&k.body[i].op) {
@@ -217,9 +223,10 @@ impl StripPlan {
     }
 }
 
-/// The block routines a kernel calls, imported into its function (see `strip_plan`).
+/// The kernel's strip plan (`strip_plan`) and the block routines it calls, imported into its function.
 #[derive(Default)]
 pub struct Routines {
+    pub plan: StripPlan,
     pub math: HashMap<MathFn, FuncRef>,
     pub stream: Option<FuncRef>,
     /// The store fence, called once at the exit of a kernel that streams.
@@ -472,7 +479,7 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
-    let strip = strip_ops(k, out_dtypes, mode, (lanes, unroll), &outer, &red, &live)?;
+    let strip = routines.plan.clone();
     let stream = strip.stream;
     if stream && routines.fence.is_none() {
         return Err(Error::Codegen(format!("kernel {}: store fence not imported", k.name)));
@@ -845,22 +852,8 @@ impl Gen<'_> {
     ) -> Result<()> {
         let k = self.k;
         let (vstr, start) = (&walk.vstr[..], &walk.start[..]);
-        let mut live = vec![false; k.body.len()];
-        for &(t, _) in sinks {
-            live[t] = true;
-        }
-        if outputs {
-            k.outputs.iter().for_each(|o| live[o.value] = true);
-        }
-        for i in (0..k.body.len()).rev() {
-            if live[i] && at[i].is_none() {
-                for j in simd::operands(&k.body[i].op) {
-                    if j < i {
-                        live[j] = true;
-                    }
-                }
-            }
-        }
+        let roots = sinks.iter().map(|&(t, _)| t).chain(k.outputs.iter().filter(|_| outputs).map(|o| o.value));
+        let live = live_from(k, roots, |i| at[i].is_some());
         for (s, &a) in start.iter().enumerate() {
             b.def_var(self.icur[s], a);
         }
@@ -880,10 +873,11 @@ impl Gen<'_> {
                 (t, v)
             })
             .collect();
-        let arrays: Vec<Variable> = loads.iter().chain(sinks.iter()).map(|&(_, v)| v).collect();
+        let lu = (self.lanes * self.unroll) as i64;
+        // Array addresses advance by a vector step of f32, the position and index by its points.
+        let steps: Vec<(Variable, i64)> = loads.iter().chain(sinks.iter()).map(|&(_, v)| (v, lu * 4)).collect();
         // The index along the axis (for `Iota`) walks the strip and is restored after it.
         let idx0 = b.use_var(walk.idx);
-        let lu = (self.lanes * self.unroll) as i64;
         let pos = b.declare_var(types::I64);
         let z = iconst(b, types::I64, 0);
         b.def_var(pos, z);
@@ -896,9 +890,8 @@ impl Gen<'_> {
         self.phase = None;
         r?;
         self.bump(b, &self.icur.clone(), vstr, lu);
-        for &v in arrays.iter().chain([&pos, &walk.idx]) {
+        for (v, step) in steps.into_iter().chain([(pos, lu), (walk.idx, lu)]) {
             let x = b.use_var(v);
-            let step = if arrays.contains(&v) { lu * 4 } else { lu };
             let x = b.ins().iadd_imm_s(x, step);
             b.def_var(v, x);
         }

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, Signature};
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
@@ -14,7 +15,7 @@ use crate::ir::DType;
 use crate::ir::ReduceOp;
 use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
 
-use super::codegen::{build_kernel, kernel_signature, outer_len};
+use super::codegen::{build_kernel, kernel_signature, outer_len, Routines, StripPlan};
 use super::math::{self, binary_math, MathFn};
 
 fn cg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
@@ -147,6 +148,40 @@ fn point_cost(k: &Kernel) -> u64 {
     inner.saturating_mul(weight.max(1))
 }
 
+/// Declares in `func` the block routines strip plan `plan` calls.
+fn import_routines(module: &mut JITModule, func: &mut Function, plan: &StripPlan, call_conv: CallConv) -> Result<Routines> {
+    let mut import = |name: &str, params: usize| -> Result<FuncRef> {
+        let mut sig = Signature::new(call_conv);
+        sig.params.extend((0..params).map(|_| AbiParam::new(types::I64)));
+        let fid = module.declare_function(name, Linkage::Import, &sig).map_err(cg("declaring a block routine"))?;
+        Ok(module.declare_func_in_func(fid, func))
+    };
+    let mut r = Routines { plan: plan.clone(), ..Routines::default() };
+    for &(_, f) in &plan.ops {
+        r.math.insert(f, import(&super::blockmath::symbol(f), 3)?);
+    }
+    if plan.stream {
+        r.stream = Some(import(super::blockmath::STREAM_SYMBOL, 3)?);
+        r.fence = Some(import(super::blockmath::FENCE_SYMBOL, 0)?);
+    }
+    Ok(r)
+}
+
+/// The `as_text` line saying how a kernel runs in strips (empty when it does not).
+fn strip_note(plan: &StripPlan) -> String {
+    if plan.is_empty() {
+        return String::new();
+    }
+    let fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
+    format!(
+        "; strips of {} points ({:?} routines): math [{}]{}\n",
+        plan.len,
+        super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}")),
+        fs.join(", "),
+        if plan.stream { ", outputs streamed (non-temporal stores)" } else { "" }
+    )
+}
+
 /// Compiles every kernel step (others get `None`) into one new module.
 pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel>>)> {
     let outlined: Vec<Vec<MathFn>> =
@@ -180,6 +215,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
             && super::codegen::partial_eligible(k, &out_dtypes)?;
         let mut ids = Vec::new();
         let mut clif = String::new();
+        let plan = super::codegen::strip_plan(k, &out_dtypes)?;
         for partial in [false, true] {
             if partial && !want_partial {
                 continue;
@@ -206,45 +242,11 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                     imports.insert(key, module.declare_func_in_func(fid, &mut ctx.func));
                 }
             }
-            let mut routines = super::codegen::Routines::default();
-            {
-                let plan = super::codegen::strip_plan(k, &out_dtypes)?;
-                let mut sig = cranelift_codegen::ir::Signature::new(call_conv);
-                for _ in 0..3 {
-                    sig.params.push(cranelift_codegen::ir::AbiParam::new(cranelift_codegen::ir::types::I64));
-                }
-                let mut import = |name: &str| -> Result<cranelift_codegen::ir::FuncRef> {
-                    let fid = module.declare_function(name, Linkage::Import, &sig).map_err(cg("declaring a block routine"))?;
-                    Ok(module.declare_func_in_func(fid, &mut ctx.func))
-                };
-                for &(_, f) in &plan.ops {
-                    routines.math.insert(f, import(&super::blockmath::symbol(f))?);
-                }
-                if plan.stream {
-                    routines.stream = Some(import(super::blockmath::STREAM_SYMBOL)?);
-                    let fid = module
-                        .declare_function(super::blockmath::FENCE_SYMBOL, Linkage::Import, &cranelift_codegen::ir::Signature::new(call_conv))
-                        .map_err(cg("declaring the store fence"))?;
-                    routines.fence = Some(module.declare_func_in_func(fid, &mut ctx.func));
-                }
-            }
+            let routines = import_routines(&mut module, &mut ctx.func, &plan, call_conv)?;
             build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
             if !partial {
                 let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
-                let plan = super::codegen::strip_plan(k, &out_dtypes)?;
-                let strip = if plan.is_empty() {
-                    String::new()
-                } else {
-                    let fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
-                    format!(
-                        "; strips of {} points ({:?} routines): math [{}]{}\n",
-                        plan.len,
-                        super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}")),
-                        fs.join(", "),
-                        if plan.stream { ", outputs streamed (non-temporal stores)" } else { "" }
-                    )
-                };
-                clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{strip}{}", ctx.func.display());
+                clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}{}", strip_note(&plan), ctx.func.display());
                 ctx.set_disasm(disasm);
             } else {
                 clif.push_str("\n; chunked-reduction variant (same loops; [begin, end) splits the outermost reduced axis)\n");
