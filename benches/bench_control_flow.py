@@ -11,16 +11,11 @@ import time
 
 import numpy as np
 
+from cranax._bench_util import call_times
+
 
 def median_time(fn, n=15, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return statistics.median(call_times(fn, n, warmup))
 
 
 def fmt(s):
