@@ -1,25 +1,708 @@
-"""Public pytree API, mirroring ``jax.tree_util`` (implementation in :mod:`cranax.tree`)."""
-from .tree import (  # noqa: F401
-    PyTreeDef,
-    Partial,
-    all_leaves,
-    register_pytree_node,
-    register_pytree_node_class,
-    tree_all,
-    tree_flatten,
-    tree_leaves,
-    tree_map,
-    tree_reduce,
-    tree_structure,
-    tree_transpose,
-    tree_unflatten,
-    treedef_children,
-    treedef_is_leaf,
-    treedef_tuple,
-)
+"""Pytrees: flattening nested containers into leaves and a structure. Mirrors ``jax.tree_util``; the
+short names (``cranax.tree.map``, ``cranax.tree.leaves``, ...) are the face :mod:`cranax.tree`.
+
+Containers (JAX's rules): ``tuple``, ``list``, ``dict`` (children in sorted key order; unflatten
+rebuilds the dict with sorted keys), ``None`` (a node with no children, not a leaf), namedtuples (any
+tuple subclass with ``_fields``), ``collections.OrderedDict`` (insertion order), ``collections.defaultdict``
+(sorted key order) and any type given to :func:`register_pytree_node`. Lookup is by exact type: a subclass
+of ``dict`` or ``list`` is a leaf unless registered. Everything else is a leaf.
+
+A :class:`PyTreeDef` stores its structure as a nested, hashable "spec":
+
+* ``None`` stands for a leaf;
+* ``(kind, data, children)`` for a node, ``children`` a tuple of specs and ``data`` the node's static
+  data: ``None`` for tuple/list/None nodes, the sorted key tuple for dicts, the class for namedtuples,
+  and ``(registration, aux_data)`` for custom nodes.
+
+Equality and hashing of treedefs are those of the spec tuples (computed in C), so they include dict keys,
+namedtuple classes, the registration of custom nodes and their aux data (compared with ``==``).
+"""
+import builtins as _builtins
+import collections as _collections
+import functools as _functools
+import operator as _operator
 
 __all__ = [
-    "PyTreeDef", "Partial", "all_leaves", "register_pytree_node", "register_pytree_node_class",
-    "tree_all", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure",
-    "tree_transpose", "tree_unflatten", "treedef_children", "treedef_is_leaf", "treedef_tuple",
+    "PyTreeDef", "Partial",
+    "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+    "tree_all", "tree_reduce", "tree_transpose", "treedef_is_leaf", "treedef_children",
+    "treedef_tuple", "all_leaves", "register_pytree_node", "register_pytree_node_class",
 ]
+
+_b_all = _builtins.all
+_b_map = _builtins.map
+_b_zip = _builtins.zip
+_b_len = _builtins.len
+
+# Node kinds. 0 means "leaf" in the per-type classification cache.
+_LEAF_KIND = 0
+_NONE = 1
+_TUPLE = 2
+_LIST = 3
+_DICT = 4
+_NAMEDTUPLE = 5
+_CUSTOM = 6
+
+_NONE_SPEC = (_NONE, None, ())
+
+
+class _Registration:
+    """A registered custom node type (compared by identity inside treedef specs)."""
+
+    __slots__ = ("type", "flatten", "unflatten", "__weakref__")
+
+    def __init__(self, nodetype, flatten_func, unflatten_func):
+        self.type = nodetype
+        self.flatten = flatten_func
+        self.unflatten = unflatten_func
+
+    def __repr__(self):
+        return f"<pytree registration {self.type.__name__}>"
+
+
+# Exact type -> node kind; built-in kinds are fixed, other types are classified lazily.
+_BUILTIN_KINDS = {type(None): _NONE, tuple: _TUPLE, list: _LIST, dict: _DICT}
+_kinds = dict(_BUILTIN_KINDS)
+_registry = {}          # exact type -> _Registration
+_leaf_types = set()     # types known to be leaves (for the all-leaves fast path)
+_KIND_CACHE_LIMIT = 8192
+
+
+def _classify(t):
+    """Kind of values of exact type ``t``; caches the answer."""
+    if t in _registry:
+        kind = _CUSTOM
+    elif issubclass(t, tuple) and hasattr(t, "_fields"):
+        kind = _NAMEDTUPLE
+    else:
+        kind = _LEAF_KIND
+    if _b_len(_kinds) > _KIND_CACHE_LIMIT:   # dynamically created classes must not leak forever
+        _kinds.clear()
+        _kinds.update(_BUILTIN_KINDS)
+        _kinds.update({rt: _CUSTOM for rt in _registry})
+        _leaf_types.clear()
+    _kinds[t] = kind
+    if kind == _LEAF_KIND:
+        _leaf_types.add(t)
+    return kind
+
+
+def _sorted_keys(d):
+    try:
+        return sorted(d)
+    except TypeError:
+        # Keys of mixed, mutually unorderable types: order by type name first, then by repr.
+        return sorted(d, key=lambda k: (type(k).__qualname__, repr(k)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Flattening
+# ----------------------------------------------------------------------------------------------
+
+def _flatten(x, leaves):
+    """Appends the leaves of ``x`` to ``leaves``; returns the spec of ``x``."""
+    t = type(x)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _LEAF_KIND:
+        leaves.append(x)
+        return None
+    if kind == _TUPLE or kind == _LIST:
+        return (kind, None, tuple([_flatten(c, leaves) for c in x]))
+    if kind == _DICT:
+        keys = _sorted_keys(x)
+        return (_DICT, tuple(keys), tuple([_flatten(x[k], leaves) for k in keys]))
+    if kind == _NONE:
+        return _NONE_SPEC
+    if kind == _NAMEDTUPLE:
+        return (_NAMEDTUPLE, t, tuple([_flatten(c, leaves) for c in x]))
+    reg = _registry[t]
+    children, aux = _custom_flatten(reg, x)
+    return (_CUSTOM, (reg, aux), tuple([_flatten(c, leaves) for c in children]))
+
+
+def _flatten_pred(x, leaves, is_leaf):
+    """Like :func:`_flatten`, but ``is_leaf(node)`` true makes that node a leaf."""
+    if is_leaf(x):
+        leaves.append(x)
+        return None
+    t = type(x)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _LEAF_KIND:
+        leaves.append(x)
+        return None
+    if kind == _TUPLE or kind == _LIST:
+        return (kind, None, tuple([_flatten_pred(c, leaves, is_leaf) for c in x]))
+    if kind == _DICT:
+        keys = _sorted_keys(x)
+        return (_DICT, tuple(keys), tuple([_flatten_pred(x[k], leaves, is_leaf) for k in keys]))
+    if kind == _NONE:
+        return _NONE_SPEC
+    if kind == _NAMEDTUPLE:
+        return (_NAMEDTUPLE, t, tuple([_flatten_pred(c, leaves, is_leaf) for c in x]))
+    reg = _registry[t]
+    children, aux = _custom_flatten(reg, x)
+    return (_CUSTOM, (reg, aux), tuple([_flatten_pred(c, leaves, is_leaf) for c in children]))
+
+
+def _custom_flatten(reg, x):
+    out = reg.flatten(x)
+    try:
+        children, aux = out
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"The flatten function registered for {reg.type.__name__} must return a pair "
+            f"(children, aux_data); got {out!r}") from None
+    return children, aux
+
+
+# Treedefs of flat tuples/lists of leaves, by (kind, length): the common case of jitted arguments.
+_flat_seq_treedefs = {}
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Flattens ``tree`` into ``(leaves, treedef)``.
+
+    ``is_leaf``, if given, is called on every node (before looking at its type); a true result makes
+    the node a leaf. ``None`` is a node with no children, not a leaf (unless ``is_leaf`` says so).
+    """
+    if is_leaf is None:
+        t = type(tree)
+        if t is tuple or t is list:
+            # Fast path: a flat tuple/list of leaves (e.g. the arguments of a jitted call).
+            if set(_b_map(type, tree)) <= _leaf_types:
+                n = _b_len(tree)
+                kind = _TUPLE if t is tuple else _LIST
+                td = _flat_seq_treedefs.get((kind, n))
+                if td is None:
+                    td = _flat_seq_treedefs[(kind, n)] = _make_treedef(
+                        (kind, None, (None,) * n), n)
+                return list(tree), td
+        leaves = []
+        spec = _flatten(tree, leaves)
+    else:
+        leaves = []
+        spec = _flatten_pred(tree, leaves, is_leaf)
+    return leaves, _make_treedef(spec, _b_len(leaves))
+
+
+def tree_leaves(tree, is_leaf=None):
+    """The leaves of ``tree``, in flattening order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    """The :class:`PyTreeDef` of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def all_leaves(iterable, is_leaf=None):
+    """True if every element of ``iterable`` is a leaf."""
+    if is_leaf is None:
+        for x in iterable:
+            t = type(x)
+            kind = _kinds.get(t)
+            if kind is None:
+                kind = _classify(t)
+            if kind != _LEAF_KIND:
+                return False
+        return True
+    return _b_all(tree_structure(x, is_leaf)._spec is None for x in iterable)
+
+
+# ----------------------------------------------------------------------------------------------
+# Unflattening
+# ----------------------------------------------------------------------------------------------
+
+def _build(spec, it):
+    """Rebuilds the value of ``spec`` taking leaves from iterator ``it``."""
+    if spec is None:
+        return next(it)
+    kind, data, children = spec
+    if kind == _TUPLE:
+        return tuple([_build(c, it) for c in children])
+    if kind == _LIST:
+        return [_build(c, it) for c in children]
+    if kind == _DICT:
+        return dict(_b_zip(data, [_build(c, it) for c in children]))
+    if kind == _NONE:
+        return None
+    if kind == _NAMEDTUPLE:
+        return data(*[_build(c, it) for c in children])
+    reg, aux = data
+    return reg.unflatten(aux, tuple([_build(c, it) for c in children]))
+
+
+def tree_unflatten(treedef, leaves):
+    """Rebuilds a pytree of structure ``treedef`` from an iterable of leaves."""
+    return treedef.unflatten(leaves)
+
+
+# ----------------------------------------------------------------------------------------------
+# Spec utilities
+# ----------------------------------------------------------------------------------------------
+
+def _count(spec):
+    """(num_leaves, num_nodes) of a spec."""
+    if spec is None:
+        return 1, 1
+    n_leaves, n_nodes = 0, 1
+    for c in spec[2]:
+        if c is None:
+            n_leaves += 1
+            n_nodes += 1
+        else:
+            a, b = _count(c)
+            n_leaves += a
+            n_nodes += b
+    return n_leaves, n_nodes
+
+
+def _spec_str(spec):
+    if spec is None:
+        return "*"
+    kind, data, children = spec
+    parts = [_spec_str(c) for c in children]
+    if kind == _TUPLE:
+        return "(" + ", ".join(parts) + ("," if _b_len(parts) == 1 else "") + ")"
+    if kind == _LIST:
+        return "[" + ", ".join(parts) + "]"
+    if kind == _DICT:
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in _b_zip(data, parts)) + "}"
+    if kind == _NONE:
+        return "None"
+    if kind == _NAMEDTUPLE:
+        return f"CustomNode(namedtuple[{data.__name__}], [{', '.join(parts)}])"
+    reg, aux = data
+    return f"CustomNode({reg.type.__name__}[{aux}], [{', '.join(parts)}])"
+
+
+def _spec_hash(spec):
+    """Hash of a spec whose custom aux data may be unhashable (those aux data are skipped)."""
+    if spec is None:
+        return 0x5bd1e995
+    kind, data, children = spec
+    if kind == _CUSTOM:
+        reg, aux = data
+        try:
+            h = hash((reg, aux))
+        except TypeError:
+            h = hash(reg)
+    else:
+        h = hash((kind, data))
+    return hash((h, tuple([_spec_hash(c) for c in children])))
+
+
+def _spec_compose(spec, inner):
+    if spec is None:
+        return inner
+    kind, data, children = spec
+    return (kind, data, tuple([_spec_compose(c, inner) for c in children]))
+
+
+def _type_name(x):
+    return type(x).__name__
+
+
+def _flatten_up_to(spec, x, out):
+    """Appends to ``out`` the subtrees of ``x`` found at the leaf positions of ``spec``.
+
+    Raises ValueError (with a description of the first mismatch) when ``spec`` is not a prefix of
+    the structure of ``x``.
+    """
+    if spec is None:
+        out.append(x)
+        return
+    kind, data, children = spec
+    t = type(x)
+    if kind == _TUPLE:
+        if t is not tuple:
+            raise ValueError(f"Expected tuple, got {_short_repr(x)}.")
+        if _b_len(x) != _b_len(children):
+            raise ValueError(f"Tuple arity mismatch: {_b_len(x)} != {_b_len(children)}; "
+                             f"tuple: {_short_repr(x)}.")
+        for c, v in _b_zip(children, x):
+            _flatten_up_to(c, v, out)
+    elif kind == _LIST:
+        if t is not list:
+            raise ValueError(f"Expected list, got {_short_repr(x)}.")
+        if _b_len(x) != _b_len(children):
+            raise ValueError(f"List arity mismatch: {_b_len(x)} != {_b_len(children)}; "
+                             f"list: {_short_repr(x)}.")
+        for c, v in _b_zip(children, x):
+            _flatten_up_to(c, v, out)
+    elif kind == _DICT:
+        if t is not dict:
+            raise ValueError(f"Expected dict, got {_short_repr(x)}.")
+        keys = tuple(_sorted_keys(x))
+        if keys != data:
+            raise ValueError(f"Dict key mismatch; expected keys: {list(data)!r}; "
+                             f"dict: {_short_repr(x)}.")
+        for c, k in _b_zip(children, keys):
+            _flatten_up_to(c, x[k], out)
+    elif kind == _NONE:
+        if x is not None:
+            raise ValueError(f"Expected None, got {_short_repr(x)}.")
+    elif kind == _NAMEDTUPLE:
+        if not (isinstance(x, tuple) and hasattr(x, "_fields")):
+            raise ValueError(f"Expected named tuple, got {_short_repr(x)}.")
+        if _b_len(x) != _b_len(children):
+            raise ValueError(f"Named tuple arity mismatch: {_b_len(x)} != {_b_len(children)}; "
+                             f"tuple: {_short_repr(x)}.")
+        if t is not data:
+            raise ValueError(f"Named tuple type mismatch: expected type: {data!r}, "
+                             f"tuple: {_short_repr(x)}.")
+        for c, v in _b_zip(children, x):
+            _flatten_up_to(c, v, out)
+    else:
+        reg, aux = data
+        if _registry.get(t) is not reg:
+            raise ValueError(f"Custom node type mismatch; expected type: {reg.type!r}; "
+                             f"value: {_short_repr(x)}.")
+        sub, aux2 = _custom_flatten(reg, x)
+        sub = list(sub)
+        try:
+            same = aux2 == aux
+            same = bool(same)
+        except Exception:  # e.g. array-valued aux data
+            same = aux2 is aux
+        if not same:
+            raise ValueError(f"Mismatch custom node data: {aux2!r} != {aux!r}; "
+                             f"value: {_short_repr(x)}.")
+        if _b_len(sub) != _b_len(children):
+            raise ValueError(f"Custom type arity mismatch: {_b_len(sub)} != {_b_len(children)}; "
+                             f"value: {_short_repr(x)}.")
+        for c, v in _b_zip(children, sub):
+            _flatten_up_to(c, v, out)
+
+
+def _short_repr(x, limit=200):
+    try:
+        r = repr(x)
+    except Exception:
+        r = f"<{_type_name(x)} object>"
+    return r if _b_len(r) <= limit else r[:limit] + "..."
+
+
+# ----------------------------------------------------------------------------------------------
+# PyTreeDef
+# ----------------------------------------------------------------------------------------------
+
+_FAST_TUPLE = 1
+_FAST_LIST = 2
+
+
+class PyTreeDef:
+    """The structure of a pytree: hashable, comparable, with ``unflatten``, ``children`` and counts.
+
+    Construct treedefs with :func:`tree_structure` / :func:`tree_flatten`, not directly.
+    """
+
+    __slots__ = ("_spec", "_num_leaves", "_num_nodes", "_hash", "_fast")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("PyTreeDef objects are created by tree_flatten/tree_structure")
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def num_leaves(self):
+        return self._num_leaves
+
+    @property
+    def num_nodes(self):
+        n = self._num_nodes
+        if n is None:
+            n = self._num_nodes = _count(self._spec)[1]
+        return n
+
+    # -- (un)flattening -----------------------------------------------------------------------
+    def unflatten(self, leaves):
+        """Builds the pytree of this structure from ``leaves`` (any iterable)."""
+        fast = self._fast
+        if fast:
+            vals = tuple(leaves) if fast == _FAST_TUPLE else list(leaves)
+            if _b_len(vals) != self._num_leaves:
+                self._leaf_count_error(_b_len(vals))
+            return vals
+        if type(leaves) is not list and type(leaves) is not tuple:
+            leaves = list(leaves)
+        if _b_len(leaves) != self._num_leaves:
+            self._leaf_count_error(_b_len(leaves))
+        return _build(self._spec, iter(leaves))
+
+    def _leaf_count_error(self, got):
+        if got < self._num_leaves:
+            raise ValueError(f"Too few leaves for PyTreeDef; expected {self._num_leaves}, "
+                             f"got {got}. (treedef: {self})")
+        raise ValueError(f"Too many leaves for PyTreeDef; expected {self._num_leaves}, "
+                         f"got {got}. (treedef: {self})")
+
+    def flatten_up_to(self, tree):
+        """The subtrees of ``tree`` at this structure's leaf positions (this must be a prefix of
+        ``tree``'s structure; ValueError otherwise)."""
+        out = []
+        _flatten_up_to(self._spec, tree, out)
+        return out
+
+    def children(self):
+        """The treedefs of the root node's children (``[]`` for a leaf)."""
+        spec = self._spec
+        if spec is None:
+            return []
+        return [_make_treedef(c, _count(c)[0]) for c in spec[2]]
+
+    def compose(self, inner):
+        """The treedef obtained by replacing every leaf of this one with ``inner``."""
+        return _make_treedef(_spec_compose(self._spec, inner._spec),
+                             self._num_leaves * inner._num_leaves)
+
+    def node_data(self):
+        """``(type, static data)`` of the root node, or None for a leaf."""
+        spec = self._spec
+        if spec is None:
+            return None
+        kind, data, _ = spec
+        if kind == _NONE:
+            return (type(None), None)
+        if kind == _TUPLE:
+            return (tuple, None)
+        if kind == _LIST:
+            return (list, None)
+        if kind == _DICT:
+            return (dict, list(data))
+        if kind == _NAMEDTUPLE:
+            return (data, None)
+        reg, aux = data
+        return (reg.type, aux)
+
+    # -- comparisons --------------------------------------------------------------------------
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not PyTreeDef:
+            return NotImplemented
+        return self._num_leaves == other._num_leaves and self._spec == other._spec
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            try:
+                h = hash(self._spec)
+            except TypeError:   # unhashable custom aux data
+                h = _spec_hash(self._spec)
+            self._hash = h
+        return h
+
+    def __repr__(self):
+        return f"PyTreeDef({_spec_str(self._spec)})"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise TypeError("PyTreeDef objects cannot be pickled in cranax")
+
+
+def _make_treedef(spec, num_leaves):
+    td = object.__new__(PyTreeDef)
+    td._spec = spec
+    td._num_leaves = num_leaves
+    td._num_nodes = None
+    td._hash = None
+    fast = 0
+    if spec is not None and (spec[0] == _TUPLE or spec[0] == _LIST):
+        children = spec[2]
+        if children.count(None) == _b_len(children):   # a flat tuple/list of leaves
+            fast = _FAST_TUPLE if spec[0] == _TUPLE else _FAST_LIST
+    td._fast = fast
+    return td
+
+
+def treedef_is_leaf(treedef):
+    """True if ``treedef`` has a single node (a leaf, ``None`` or an empty container), as in JAX."""
+    return treedef.num_nodes == 1
+
+
+def treedef_children(treedef):
+    """The treedefs of the root's children."""
+    return treedef.children()
+
+
+def treedef_tuple(treedefs):
+    """The treedef of a tuple whose children have the given treedefs."""
+    treedefs = list(treedefs)
+    return _make_treedef((_TUPLE, None, tuple(td._spec for td in treedefs)),
+                         sum(td._num_leaves for td in treedefs))
+
+
+# ----------------------------------------------------------------------------------------------
+# Mapping, reducing, transposing
+# ----------------------------------------------------------------------------------------------
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Applies ``f`` leafwise: ``f(x, *ys)`` for each leaf ``x`` of ``tree`` and the corresponding
+    subtrees ``ys`` of the trees in ``rest`` (each must have ``tree``'s structure, or have it as a
+    prefix). Returns a pytree with ``tree``'s structure."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    all_leaves_ = [leaves]
+    for i, r in enumerate(rest):
+        try:
+            all_leaves_.append(treedef.flatten_up_to(r))
+        except ValueError as e:
+            raise ValueError(
+                f"tree_map: the tree at argument position {i + 2} does not match the structure of "
+                f"the first tree (or have it as a prefix): {treedef} vs {_safe_structure(r)}. "
+                f"{e}") from None
+    return treedef.unflatten([f(*xs) for xs in _b_zip(*all_leaves_)])
+
+
+def _safe_structure(x):
+    try:
+        return tree_structure(x)
+    except Exception:
+        return f"<structure of {_type_name(x)}>"
+
+
+_no_initializer = object()
+
+
+def tree_reduce(function, tree, initializer=_no_initializer, is_leaf=None):
+    """``functools.reduce(function, tree_leaves(tree), initializer)``."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _no_initializer:
+        return _functools.reduce(function, leaves)
+    return _functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree, *, is_leaf=None):
+    """True if every leaf of ``tree`` is truthy."""
+    return _b_all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turns a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``.
+
+    ``inner_treedef`` may be None: it is then inferred from the first outer-level subtree.
+    """
+    if inner_treedef is None:
+        firsts = outer_treedef.flatten_up_to(pytree_to_transpose)
+        if not firsts:
+            raise ValueError("tree_transpose: cannot infer inner_treedef from an empty outer tree")
+        inner_treedef = tree_structure(firsts[0])
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    inner_size = inner_treedef.num_leaves
+    outer_size = outer_treedef.num_leaves
+    expected = outer_treedef.compose(inner_treedef)
+    if treedef.num_leaves != inner_size * outer_size or treedef != expected:
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")
+    rows = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
+    subtrees = [outer_treedef.unflatten(col) for col in _b_zip(*rows)] if rows else \
+        [outer_treedef.unflatten([]) for _ in range(inner_size)]
+    return inner_treedef.unflatten(subtrees)
+
+
+# ----------------------------------------------------------------------------------------------
+# Registration
+# ----------------------------------------------------------------------------------------------
+
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+    """Registers ``nodetype`` as a pytree node.
+
+    ``flatten_func(x) -> (children, aux_data)``: ``children`` an iterable of subtrees, ``aux_data``
+    hashable static data (it is part of the treedef, so it is compared and hashed when treedefs are
+    used as cache keys). ``unflatten_func(aux_data, children) -> x``. ``flatten_with_keys_func`` is
+    accepted for compatibility and ignored.
+    """
+    if not isinstance(nodetype, type):
+        raise TypeError(f"register_pytree_node expects a type, got {nodetype!r}")
+    if nodetype in _registry or nodetype in _BUILTIN_KINDS:
+        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
+    _registry[nodetype] = _Registration(nodetype, flatten_func, unflatten_func)
+    _kinds[nodetype] = _CUSTOM
+    _leaf_types.discard(nodetype)
+    return nodetype
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: registers ``cls`` using its ``tree_flatten`` method and ``tree_unflatten``
+    classmethod."""
+    register_pytree_node(cls, _operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+# collections.OrderedDict: children in insertion order, keys as aux data.
+register_pytree_node(
+    _collections.OrderedDict,
+    lambda d: (tuple(d.values()), tuple(d.keys())),
+    lambda keys, values: _collections.OrderedDict(_b_zip(keys, values)),
+)
+
+
+def _flatten_defaultdict(d):
+    keys = tuple(_sorted_keys(d))
+    return tuple([d[k] for k in keys]), (d.default_factory, keys)
+
+
+register_pytree_node(
+    _collections.defaultdict,
+    _flatten_defaultdict,
+    lambda aux, values: _collections.defaultdict(aux[0], _b_zip(aux[1], values)),
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# Partial
+# ----------------------------------------------------------------------------------------------
+
+class _CallableBox:
+    """Wraps a ``functools.partial`` used as the function of a :class:`Partial`, so that
+    ``functools.partial`` does not merge its arguments into the outer Partial (the inner partial's
+    arguments stay static, the outer Partial's are the pytree children). Hash/eq delegate."""
+
+    __slots__ = ("wrapped", "func", "args", "keywords")
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.func = wrapped.func
+        self.args = wrapped.args
+        self.keywords = wrapped.keywords
+
+    def __call__(self, *args, **kwargs):
+        return self.wrapped(*args, **kwargs)
+
+    def __eq__(self, other):
+        if isinstance(other, _CallableBox):
+            return self.wrapped == other.wrapped
+        return self.wrapped == other
+
+    def __hash__(self):
+        return hash(self.wrapped)
+
+    def __repr__(self):
+        return repr(self.wrapped)
+
+
+class Partial(_functools.partial):
+    """A ``functools.partial`` that is a pytree: ``func`` is static (treedef aux data); the bound
+    positional arguments and keywords are the children. Useful for passing closures through jit."""
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, _functools.partial):
+            func = _CallableBox(func)
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+)
+
