@@ -161,38 +161,6 @@ class Array(AvalProperties):
         return self
 
 
-class _LazyTranspose(Array):
-    """The eager ``x.T`` of a large 2-D ``Array``: a view whose data is computed on first use. Products
-    (``jnp.dot``, ``jnp.matmul``/``@``) read ``_src`` instead and fold the transpose into ``dot_general``'s
-    dimensions, so ``jnp.dot(x, x.T)`` is a Gram product of ``x`` with itself, as under ``jit``; anything
-    else that touches ``_buf`` materializes the transpose once."""
-
-    __slots__ = ("_src",)
-
-    @staticmethod
-    def _of(src):
-        t = _LazyTranspose.__new__(_LazyTranspose)
-        t._src = src
-        t.aval = src.aval.update(shape=src.aval.shape[::-1])
-        t._npy = None
-        return t
-
-    @property
-    def _buf(self):
-        try:
-            return _ARRAY_BUF.__get__(self, Array)
-        except AttributeError:
-            # Threads racing here each compute the same value; the source stays referenced (as a NumPy
-            # view keeps its base), so products can still fold it after materialization.
-            from .lax import transpose
-            buf = transpose(self._src, (1, 0))._buf
-            _ARRAY_BUF.__set__(self, buf)
-            return buf
-
-
-_ARRAY_BUF = Array.__dict__["_buf"]
-
-
 def _scalar_buffer(x, aval):
     """A core buffer for a Python scalar of ``aval``'s dtype (the jit fast path)."""
     dev = _default_device()

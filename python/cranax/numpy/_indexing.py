@@ -10,9 +10,14 @@ size=...)``. ``.at[idx]`` updates scatter every indexed element; out-of-range up
 import numpy as np
 
 from .. import dtypes
+from .. import lax
 from ..core import Tracer, get_aval
 from ..primitives import linalg as _la
 from ..primitives import structural as _st
+from ._creation import ones_like
+from ._promotion import asarray
+from ._shapes import broadcast_shapes, broadcast_to, reshape
+from ._ufuncs import _where_jit, add, less, negative, power, true_divide
 
 
 def _is_array_index(i):
@@ -75,7 +80,6 @@ def _normalize(idx, shape):
 
 def _static(x, items):
     """``x`` indexed by static ints, slices and None (one item per axis plus the Nones)."""
-    from . import reshape
     shape = get_aval(x).shape
     start, limit, strides, rev_dims, out_shape = [], [], [], [], []
     dim = 0
@@ -135,7 +139,6 @@ class _Plan:
     not clamped) index; ``orig_axes`` are those axes in ``x``. The result has ``bshape`` at ``pos``."""
 
     def __init__(self, shape, idx, strict=True):
-        from . import asarray, broadcast_shapes
         items = _normalize(idx, shape)
         # For updates (strict=False) static ints are advanced indices too, so out-of-range ones are
         # dropped by the scatter instead of raising.
@@ -182,22 +185,18 @@ class _Plan:
 
     def arrays(self, shape):
         """The advanced indices as int32 arrays of ``bshape``, negatives wrapped (not clamped)."""
-        from . import asarray, broadcast_to, where, add, less
-        from .. import lax
         out = []
         for a, d in zip(self.raw, self.orig_axes):
             a = asarray(a)
             if get_aval(a).dtype != np.int32:
                 a = a.astype(np.int32)
             n = shape[d]
-            a = where(less(a, 0), add(a, n), a)
+            a = _where_jit(less(a, 0), add(a, n), a)
             out.append(broadcast_to(a, self.bshape))
-        del lax
         return out
 
 
 def _stack_last(arrs):
-    from .. import lax
     shp = get_aval(arrs[0]).shape
     cols = [lax.reshape(a, shp + (1,)) for a in arrs]
     return cols[0] if len(cols) == 1 else _la.concatenate_p.bind(*cols, dimension=len(shp))
@@ -224,7 +223,6 @@ def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
 
 def getitem(x, idx, mode=None, fill_value=None):
     """``x[idx]``. Mirrors JAX's indexing (out-of-range array indices clamp)."""
-    from . import asarray
     x = asarray(x)
     shape = get_aval(x).shape
     plan = _Plan(shape, idx)
@@ -239,8 +237,6 @@ def _index_arrays(shape, idx):
     """For ``x[idx]`` with ``x`` of ``shape``: one int32 array per axis of ``x``, of the result's shape,
     giving the element of ``x`` each result element reads (advanced indices unclamped), and the result
     shape."""
-    from .. import lax
-    from . import broadcast_to
     plan = _Plan(shape, idx, strict=False)
     nd = len(shape)
     outs = []
@@ -294,8 +290,6 @@ _SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "multiply": _la.scat
 
 def scatter_update(x, idx, values, kind, mode=None):
     """``x.at[idx].<kind>(values)``: every indexed element combined with the broadcast ``values``."""
-    from . import asarray, broadcast_to
-    from .. import lax
     x = asarray(x)
     av = get_aval(x)
     arrs, res_shape = _index_arrays(av.shape, idx)
@@ -345,7 +339,6 @@ class _IndexUpdateRef:
         return scatter_update(self.array, self.index, values, "add", mode)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from . import negative
         return scatter_update(self.array, self.index, negative(values), "add", mode)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
@@ -354,11 +347,9 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from . import true_divide, ones_like
         return scatter_update(self.array, self.index, true_divide(ones_like(values), values), "multiply", mode)
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        from . import power
         return self.set(power(self.get(), values), mode=mode)
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):

@@ -1,6 +1,6 @@
-"""Shape manipulation, sorting, scans and index-producing functions of ``cranax.numpy``: concatenate,
-hstack/vstack/dstack/column_stack, split/array_split, tile, repeat, pad, flip, roll, rot90, meshgrid,
-tril/triu, diag/diagonal, cumsum/cumprod, sort/argsort, take/take_along_axis, nonzero/argwhere,
+"""Shape manipulation, sorting, scans and index-producing functions of ``cranax.numpy`` (built on the
+basic shapes of ``_shapes``): hstack/vstack/dstack/column_stack, split/array_split, tile, repeat, pad, flip, roll, rot90, meshgrid,
+tril/triu, diag/diagonal, cumsum/cumprod, sort/argsort, take/take_along_axis, where/nonzero/argwhere,
 searchsorted, atleast_*d. Mirrors ``jax.numpy``."""
 import builtins
 
@@ -8,126 +8,53 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import Tracer, get_aval
+from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import linalg as _la
 from ..primitives import structural as _st
+from ._creation import arange, full, ones, zeros, zeros_like
+from ._promotion import _promote, asarray, astype, int_
+from ._reductions import _promote_integer_dtype, sum
+from ._shapes import (_axis, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
+                      moveaxis, ndim, ravel, reshape, stack, transpose)
+from ._ufuncs import (_where_jit, add, floor_divide, greater_equal, isnan, less, less_equal, logical_and,
+                      logical_not, logical_or, maximum, minimum, not_equal, remainder, subtract)
 
-__all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
+__all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "pad", "flip",
            "fliplr", "flipud", "roll", "rot90", "meshgrid", "tril", "triu", "diag", "diagonal", "diagflat",
            "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "sort", "argsort", "take",
-           "take_along_axis", "nonzero", "flatnonzero", "argwhere", "searchsorted", "append", "tril_indices",
+           "take_along_axis", "where", "nonzero", "flatnonzero", "argwhere", "searchsorted", "append", "tril_indices",
            "triu_indices", "diag_indices", "put_along_axis", "count_nonzero", "indices", "ix_"]
-
-
-def _jnp():
-    from .. import numpy as jnp
-    return jnp
-
-
-def _axis(axis, nd, name="axis"):
-    a = int(axis)
-    if not -nd <= a < nd:
-        raise ValueError(f"{name} {a} is out of bounds for array of dimension {nd}")
-    return a % nd
 
 
 # ------------------------------------------------------------------------------------------------ joining
 
-def concatenate(arrays, axis=0, dtype=None):
-    """Joins arrays along ``axis`` (``None``: flattened first). Mirrors ``jax.numpy.concatenate``."""
-    jnp = _jnp()
-    if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_buf"):
-        arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
-    arrays = [jnp.asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("Need at least one array to concatenate.")
-    if axis is None:
-        arrays = [jnp.ravel(a) for a in arrays]
-        axis = 0
-    arrays = _promote_dtypes(arrays)
-    if dtype is not None:
-        arrays = [jnp.astype(a, dtype) for a in arrays]
-    avals = [get_aval(a) for a in arrays]
-    nd = avals[0].ndim
-    if nd == 0:
-        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    axis = _axis(axis, nd)
-    for av in avals[1:]:
-        if av.ndim != nd:
-            raise ValueError(f"All the input arrays must have same number of dimensions, got shapes "
-                             f"{[a.shape for a in avals]}.")
-        if builtins.any(av.shape[i] != avals[0].shape[i] for i in range(nd) if i != axis):
-            # JAX raises this one from lax.concatenate's shape rule, as a TypeError.
-            raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
-                            f"being concatenated: concatenating along dimension {axis} for shapes "
-                            f"{', '.join(str(a.shape) for a in avals)}.")
-    if len(arrays) == 1:
-        return arrays[0]
-    return _la.concatenate_p.bind(*arrays, dimension=axis)
-
-
-def _promote_dtypes(arrays):
-    """Arrays converted to their common dtype (JAX's lattice); shapes untouched."""
-    if len(arrays) < 2:
-        return arrays
-    dt, weak = _dtypes.result_type(*arrays, return_weak_type_flag=True)
-    out = []
-    for a in arrays:
-        av = get_aval(a)
-        out.append(a if (av.dtype == dt and av.weak_type == weak) else lax._convert(a, dt, weak))
-    return out
-
-
-def stack(arrays, axis=0, out=None, dtype=None):
-    """Joins arrays of one shape along a new ``axis``. Mirrors ``jax.numpy.stack``."""
-    jnp = _jnp()
-    arrays = [jnp.asarray(a) for a in _seq(arrays)]
-    if not arrays:
-        raise ValueError("Need at least one array to stack.")
-    shapes = {get_aval(a).shape for a in arrays}
-    if len(shapes) != 1:
-        raise ValueError(f"All input arrays must have the same shape, got {[get_aval(a).shape for a in arrays]}.")
-    nd = get_aval(arrays[0]).ndim + 1
-    axis = _axis(axis, nd)
-    return concatenate([jnp.expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
-
-
 def atleast_1d(*arys):
-    jnp = _jnp()
-    out = [jnp.reshape(jnp.asarray(a), (1,)) if jnp.ndim(a) == 0 else jnp.asarray(a) for a in arys]
+    out = [reshape(asarray(a), (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
     return out[0] if len(out) == 1 else out
 
 
 def atleast_2d(*arys):
-    jnp = _jnp()
     out = []
     for a in arys:
-        a = jnp.asarray(a)
-        out.append(jnp.reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
+        a = asarray(a)
+        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
     return out[0] if len(out) == 1 else out
 
 
 def atleast_3d(*arys):
-    jnp = _jnp()
     out = []
     for a in arys:
-        a = jnp.asarray(a)
+        a = asarray(a)
         if a.ndim == 0:
-            a = jnp.reshape(a, (1, 1, 1))
+            a = reshape(a, (1, 1, 1))
         elif a.ndim == 1:
-            a = jnp.reshape(a, (1,) + a.shape + (1,))
+            a = reshape(a, (1,) + a.shape + (1,))
         elif a.ndim == 2:
-            a = jnp.reshape(a, a.shape + (1,))
+            a = reshape(a, a.shape + (1,))
         out.append(a)
     return out[0] if len(out) == 1 else out
-
-
-def _seq(tup):
-    if isinstance(tup, (Tracer,)) or hasattr(tup, "_buf"):
-        return [tup[i] for i in range(get_aval(tup).shape[0])]
-    return list(tup)
 
 
 def hstack(tup, dtype=None):
@@ -147,26 +74,23 @@ def dstack(tup, dtype=None):
 
 
 def column_stack(tup):
-    jnp = _jnp()
     arrs = []
     for a in _seq(tup):
-        a = jnp.asarray(a)
-        arrs.append(jnp.reshape(a, (-1, 1)) if a.ndim < 2 else a)
+        a = asarray(a)
+        arrs.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
     return concatenate(arrs, 1)
 
 
 def append(arr, values, axis=None):
-    jnp = _jnp()
     if axis is None:
-        return concatenate([jnp.ravel(arr), jnp.ravel(values)], 0)
+        return concatenate([ravel(arr), ravel(values)], 0)
     return concatenate([arr, values], axis)
 
 
 # ------------------------------------------------------------------------------------------------ splitting
 
 def _split(name, ary, indices_or_sections, axis, equal):
-    jnp = _jnp()
-    ary = jnp.asarray(ary)
+    ary = asarray(ary)
     shape = ary.shape
     axis = _axis(axis, ary.ndim)
     n = shape[axis]
@@ -201,7 +125,7 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
-    a = _jnp().asarray(ary)
+    a = asarray(ary)
     return split(a, indices_or_sections, axis=0 if a.ndim == 1 else 1)
 
 
@@ -217,25 +141,23 @@ def dsplit(ary, indices_or_sections):
 
 def tile(A, reps):
     """``A`` repeated ``reps`` times per axis (broadcast + reshape). Mirrors ``jax.numpy.tile``."""
-    jnp = _jnp()
-    A = jnp.asarray(A)
+    A = asarray(A)
     reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)
     nd = builtins.max(A.ndim, len(reps))
     shape = (1,) * (nd - A.ndim) + A.shape
     reps = (1,) * (nd - len(reps)) + reps
-    A = jnp.reshape(A, shape)
+    A = reshape(A, shape)
     big = tuple(x for r, s in zip(reps, shape) for x in (r, s))
     b = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * nd, 2)))
-    return jnp.reshape(b, tuple(r * s for r, s in zip(reps, shape)))
+    return reshape(b, tuple(r * s for r, s in zip(reps, shape)))
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Each element repeated ``repeats`` times along ``axis`` (flattened when None). Array ``repeats``
     must be concrete unless ``total_repeat_length`` is given. Mirrors ``jax.numpy.repeat``."""
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if axis is None:
-        a = jnp.ravel(a)
+        a = ravel(a)
         axis = 0
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
@@ -246,7 +168,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         shape = a.shape
         b = lax.broadcast_in_dim(a, shape[:axis + 1] + (r,) + shape[axis + 1:],
                                  tuple(range(axis + 1)) + tuple(range(axis + 2, a.ndim + 1)))
-        out = jnp.reshape(b, shape[:axis] + (n * r,) + shape[axis + 1:])
+        out = reshape(b, shape[:axis] + (n * r,) + shape[axis + 1:])
         if total_repeat_length is not None:
             out = _fit_length(out, axis, total_repeat_length)
         return out
@@ -260,21 +182,20 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         idx = _np.repeat(_np.arange(n, dtype=_np.int32), reps)
         return take(a, idx, axis=axis, mode="clip")
     # traced repeats: output position j reads element searchsorted(cumsum(repeats), j, 'right')
-    reps = jnp.broadcast_to(jnp.asarray(repeats).astype(_np.int32), (n,))
+    reps = broadcast_to(asarray(repeats).astype(_np.int32), (n,))
     ends = cumsum(reps)
-    j = jnp.arange(total_repeat_length, dtype=_np.int32)
-    src = jnp.sum(jnp.less_equal(ends[None, :], j[:, None]).astype(_np.int32), axis=1)
+    j = arange(total_repeat_length, dtype=_np.int32)
+    src = sum(less_equal(ends[None, :], j[:, None]).astype(_np.int32), axis=1)
     return take(a, src, axis=axis, mode="clip")
 
 
 def _fit_length(x, axis, length):
-    jnp = _jnp()
     n = x.shape[axis]
     if length <= n:
         return _la.slice_in_dim(x, 0, length, 1, axis)
     pads = [(0, 0)] * x.ndim
     pads[axis] = (0, length - n)
-    return pad(x, pads, mode="edge") if n else jnp.zeros(x.shape[:axis] + (length,) + x.shape[axis + 1:], x.dtype)
+    return pad(x, pads, mode="edge") if n else zeros(x.shape[:axis] + (length,) + x.shape[axis + 1:], x.dtype)
 
 
 # ------------------------------------------------------------------------------------------------ pad
@@ -295,28 +216,25 @@ def _pad_width(pad_width, nd):
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads ``array``: ``mode`` is ``constant`` (``constant_values``), ``edge``, ``wrap``, ``reflect`` or
     ``symmetric``. Mirrors ``jax.numpy.pad``."""
-    jnp = _jnp()
-    array = jnp.asarray(array)
+    array = asarray(array)
     nd = array.ndim
     pw = _pad_width(pad_width, nd)
     if mode == "constant":
         cv = kwargs.get("constant_values", 0)
         cvs = _np.asarray(cv) if not hasattr(cv, "aval") else None
         if cvs is not None and cvs.ndim == 0:
-            v = lax._convert(jnp.asarray(cv), array.dtype, False) if hasattr(cv, "aval") else \
+            v = lax._convert(asarray(cv), array.dtype, False) if hasattr(cv, "aval") else \
                 lax._coerce(cvs.item(), array.dtype)
-            from ..core import typed_scalar
             v = typed_scalar(cvs.item(), array.dtype, False) if not hasattr(v, "aval") else v
             return _st.pad(array, v, [(lo, hi, 0) for lo, hi in pw])
         if cvs is None:
-            v = jnp.reshape(jnp.asarray(cv).astype(array.dtype), ())
+            v = reshape(asarray(cv).astype(array.dtype), ())
             return _st.pad(array, v, [(lo, hi, 0) for lo, hi in pw])
         cvs = _np.broadcast_to(cvs, (nd, 2))
         x = array
         for d, (lo, hi) in enumerate(pw):
             cfg = [(0, 0, 0)] * nd
             cfg[d] = (lo, 0, 0)
-            from ..core import typed_scalar
             x = _st.pad(x, typed_scalar(cvs[d][0].item(), array.dtype, False), cfg)
             cfg[d] = (0, hi, 0)
             x = _st.pad(x, typed_scalar(cvs[d][1].item(), array.dtype, False), cfg)
@@ -331,10 +249,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
         parts = []
         if mode == "edge":
             if lo:
-                parts.append(jnp.repeat(_la.slice_in_dim(x, 0, 1, 1, d), lo, axis=d))
+                parts.append(repeat(_la.slice_in_dim(x, 0, 1, 1, d), lo, axis=d))
             parts.append(x)
             if hi:
-                parts.append(jnp.repeat(_la.slice_in_dim(x, n - 1, n, 1, d), hi, axis=d))
+                parts.append(repeat(_la.slice_in_dim(x, n - 1, n, 1, d), hi, axis=d))
         elif mode == "wrap":
             idx = _np.arange(-lo, n + hi) % n
             parts.append(take(x, idx.astype(_np.int32), axis=d, mode="clip"))
@@ -358,8 +276,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def flip(m, axis=None):
     """``m`` reversed along ``axis`` (all axes by default). Mirrors ``jax.numpy.flip``."""
-    jnp = _jnp()
-    m = jnp.asarray(m)
+    m = asarray(m)
     if axis is None:
         axes = tuple(range(m.ndim))
     else:
@@ -380,12 +297,11 @@ def flipud(m):
 def roll(a, shift, axis=None):
     """Elements shifted by ``shift`` along ``axis`` (flattened when None), wrapping around. Traced shifts
     are allowed. Mirrors ``jax.numpy.roll``."""
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if axis is None:
-        return jnp.reshape(roll(jnp.ravel(a), shift, 0), a.shape)
+        return reshape(roll(ravel(a), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, (int, _np.integer)) or jnp.ndim(shift) == 0 else tuple(shift)
+    shifts = (shift,) * len(axes) if isinstance(shift, (int, _np.integer)) or ndim(shift) == 0 else tuple(shift)
     if len(shifts) != len(axes):
         shifts = tuple(shifts) * len(axes) if len(shifts) == 1 else shifts
     for s, ax in zip(shifts, axes):
@@ -398,16 +314,15 @@ def roll(a, shift, axis=None):
             if s:
                 a = concatenate([_la.slice_in_dim(a, n - s, n, 1, ax), _la.slice_in_dim(a, 0, n - s, 1, ax)], ax)
         else:
-            s = jnp.asarray(s).astype(_np.int32)
-            start = jnp.remainder(jnp.subtract(n, jnp.remainder(s, n)), n)
+            s = asarray(s).astype(_np.int32)
+            start = remainder(subtract(n, remainder(s, n)), n)
             a2 = concatenate([a, a], ax)
             a = _la.dynamic_slice_in_dim(a2, start, n, ax)
     return a
 
 
 def rot90(m, k=1, axes=(0, 1)):
-    jnp = _jnp()
-    m = jnp.asarray(m)
+    m = asarray(m)
     a0, a1 = _axis(axes[0], m.ndim), _axis(axes[1], m.ndim)
     k = int(k) % 4
     if k == 0:
@@ -417,16 +332,15 @@ def rot90(m, k=1, axes=(0, 1)):
     perm = list(range(m.ndim))
     perm[a0], perm[a1] = perm[a1], perm[a0]
     if k == 1:
-        return jnp.transpose(flip(m, a1), perm)
-    return flip(jnp.transpose(m, perm), a1)
+        return transpose(flip(m, a1), perm)
+    return flip(transpose(m, perm), a1)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate matrices from coordinate vectors. Mirrors ``jax.numpy.meshgrid``."""
-    jnp = _jnp()
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
-    xs = [jnp.ravel(x) for x in xi]
+    xs = [ravel(x) for x in xi]
     n = len(xs)
     if n == 0:
         return []
@@ -441,36 +355,34 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         if sparse:
             s = [1] * n
             s[d] = x.shape[0]
-            out.append(jnp.reshape(x, tuple(s)))
+            out.append(reshape(x, tuple(s)))
         else:
             out.append(lax.broadcast_in_dim(x, tuple(shape), (d,)))
     return out
 
 
 def indices(dimensions, dtype=None, sparse=False):
-    jnp = _jnp()
-    dt = _dtypes.canonicalize_dtype(dtype or jnp.int_)
+    dt = _dtypes.canonicalize_dtype(dtype or int_)
     dims = tuple(int(d) for d in dimensions)
     out = []
     for i, n in enumerate(dims):
         if sparse:
             s = [1] * len(dims)
             s[i] = n
-            out.append(jnp.reshape(jnp.arange(n, dtype=dt), tuple(s)))
+            out.append(reshape(arange(n, dtype=dt), tuple(s)))
         else:
             out.append(lax.broadcasted_iota(dt, dims, i))
-    return tuple(out) if sparse else jnp.stack(out) if out else jnp.zeros((0,) + dims, dt)
+    return tuple(out) if sparse else stack(out) if out else zeros((0,) + dims, dt)
 
 
 def ix_(*args):
-    jnp = _jnp()
     n = len(args)
     out = []
     for i, a in enumerate(args):
-        a = jnp.asarray(a)
+        a = asarray(a)
         s = [1] * n
         s[i] = a.shape[0]
-        out.append(jnp.reshape(a, tuple(s)))
+        out.append(reshape(a, tuple(s)))
     return tuple(out)
 
 
@@ -486,57 +398,51 @@ def _tri_mask(shape, k, upper):
 def tril(m, k=0):
     """Lower triangle of the last two axes (elements above diagonal ``k`` zeroed). Mirrors
     ``jax.numpy.tril``."""
-    jnp = _jnp()
-    m = jnp.asarray(m)
+    m = asarray(m)
     if m.ndim < 2:
         raise ValueError("Argument to jax.numpy.tril must be at least 2D")
-    return jnp.where(_tri_mask(m.shape, int(k), False), m, jnp.zeros_like(m))
+    return where(_tri_mask(m.shape, int(k), False), m, zeros_like(m))
 
 
 def triu(m, k=0):
-    jnp = _jnp()
-    m = jnp.asarray(m)
+    m = asarray(m)
     if m.ndim < 2:
         raise ValueError("Argument to jax.numpy.triu must be at least 2D")
-    return jnp.where(_tri_mask(m.shape, int(k), True), m, jnp.zeros_like(m))
+    return where(_tri_mask(m.shape, int(k), True), m, zeros_like(m))
 
 
 def tril_indices(n, k=0, m=None):
-    jnp = _jnp()
     r, c = _np.tril_indices(n, k, m)
-    return jnp.asarray(r.astype(_np.int32)), jnp.asarray(c.astype(_np.int32))
+    return asarray(r.astype(_np.int32)), asarray(c.astype(_np.int32))
 
 
 def triu_indices(n, k=0, m=None):
-    jnp = _jnp()
     r, c = _np.triu_indices(n, k, m)
-    return jnp.asarray(r.astype(_np.int32)), jnp.asarray(c.astype(_np.int32))
+    return asarray(r.astype(_np.int32)), asarray(c.astype(_np.int32))
 
 
 def diag_indices(n, ndim=2):
-    jnp = _jnp()
-    i = jnp.arange(n, dtype=_np.int32)
+    i = arange(n, dtype=_np.int32)
     return (i,) * ndim
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal ``offset`` of the planes (``axis1``, ``axis2``), as a last axis. Mirrors
     ``jax.numpy.diagonal``."""
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.ndim < 2:
         raise ValueError("diagonal requires an array of at least two dimensions.")
     a1, a2 = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
     if a1 == a2:
         raise ValueError("axis1 and axis2 must not be equal")
-    a = jnp.moveaxis(a, (a1, a2), (-2, -1))
+    a = moveaxis(a, (a1, a2), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
     k = int(offset)
     L = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
     lead = a.shape[:-2]
     if L == 0:
-        return jnp.zeros(lead + (0,), a.dtype)
-    flat = jnp.reshape(a, lead + (n * m,))
+        return zeros(lead + (0,), a.dtype)
+    flat = reshape(a, lead + (n * m,))
     start = k if k >= 0 else -k * m
     nd = len(lead) + 1
     return _st.slice_p.bind(flat, start_indices=(0,) * len(lead) + (start,),
@@ -547,8 +453,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def diag(v, k=0):
     """The diagonal of a 2-D array, or a 2-D array with ``v`` on diagonal ``k``. Mirrors
     ``jax.numpy.diag``."""
-    jnp = _jnp()
-    v = jnp.asarray(v)
+    v = asarray(v)
     k = int(k)
     if v.ndim == 2:
         return diagonal(v, k)
@@ -560,34 +465,33 @@ def diag(v, k=0):
     cols = lax.broadcasted_iota(_np.int32, shape, 1)
     on = lax.eq(lax.sub(cols, rows), _np.int32(k))
     # value at (i, j) on the diagonal is v[min(i, j)]
-    src = jnp.minimum(rows, cols)
-    vals = take(v, jnp.ravel(src), mode="clip").reshape(shape)
-    return jnp.where(on, vals, jnp.zeros((), v.dtype))
+    src = minimum(rows, cols)
+    vals = take(v, ravel(src), mode="clip").reshape(shape)
+    return where(on, vals, zeros((), v.dtype))
 
 
 def diagflat(v, k=0):
-    return diag(_jnp().ravel(v), k)
+    return diag(ravel(v), k)
 
 
 # ------------------------------------------------------------------------------------------------ scans
 
 def _cum(name, prim, bool_to_int=True):
     def op(a, axis=None, dtype=None, out=None):
-        jnp = _jnp()
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-        (a,) = jnp._promote(name, a)
-        a = jnp.asarray(a)
+        (a,) = _promote(name, a)
+        a = asarray(a)
         if axis is None:
-            a = jnp.ravel(a)
+            a = ravel(a)
             axis = 0
         axis = _axis(axis, builtins.max(a.ndim, 1)) if a.ndim else 0
         if a.ndim == 0:
-            a = jnp.reshape(a, (1,))
+            a = reshape(a, (1,))
         if dtype is not None:
-            a = jnp.astype(a, dtype)
-        elif bool_to_int and jnp._promote_integer_dtype(a.dtype) != a.dtype:
-            a = jnp.astype(a, jnp._promote_integer_dtype(a.dtype))
+            a = astype(a, dtype)
+        elif bool_to_int and _promote_integer_dtype(a.dtype) != a.dtype:
+            a = astype(a, _promote_integer_dtype(a.dtype))
         return prim.bind(a, axis=axis, reverse=False)
     op.__name__ = name
     op.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when None). Mirrors ``jax.numpy.{name}``."
@@ -599,8 +503,7 @@ cumprod = _cum("cumprod", _la.cumprod_p)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    jnp = _jnp()
-    x = jnp.asarray(x)
+    x = asarray(x)
     if axis is None:
         if x.ndim > 1:
             raise ValueError("axis must be specified for arrays of more than one dimension")
@@ -608,14 +511,13 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     out = cumsum(x, axis, dtype)
     if include_initial:
         ax = _axis(axis, x.ndim)
-        z = jnp.zeros(out.shape[:ax] + (1,) + out.shape[ax + 1:], out.dtype)
+        z = zeros(out.shape[:ax] + (1,) + out.shape[ax + 1:], out.dtype)
         out = concatenate([z, out], ax)
     return out
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    jnp = _jnp()
-    x = jnp.asarray(x)
+    x = asarray(x)
     if axis is None:
         if x.ndim > 1:
             raise ValueError("axis must be specified for arrays of more than one dimension")
@@ -623,7 +525,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     out = cumprod(x, axis, dtype)
     if include_initial:
         ax = _axis(axis, x.ndim)
-        o = jnp.ones(out.shape[:ax] + (1,) + out.shape[ax + 1:], out.dtype)
+        o = ones(out.shape[:ax] + (1,) + out.shape[ax + 1:], out.dtype)
         out = concatenate([o, out], ax)
     return out
 
@@ -632,11 +534,10 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Sorted copy along ``axis`` (flattened when None); NaNs last. Mirrors ``jax.numpy.sort``."""
-    jnp = _jnp()
-    (a,) = jnp._promote("sort", a)
-    a = jnp.asarray(a)
+    (a,) = _promote("sort", a)
+    a = asarray(a)
     if axis is None:
-        a = jnp.ravel(a)
+        a = ravel(a)
         axis = 0
     axis = _axis(axis, a.ndim)
     if descending:
@@ -646,14 +547,13 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort ``a`` along ``axis`` (stable). Mirrors ``jax.numpy.argsort``."""
-    jnp = _jnp()
-    (a,) = jnp._promote("argsort", a)
-    a = jnp.asarray(a)
+    (a,) = _promote("argsort", a)
+    a = asarray(a)
     if axis is None:
-        a = jnp.ravel(a)
+        a = ravel(a)
         axis = 0
     axis = _axis(axis, a.ndim)
-    dt = _dtypes.canonicalize_dtype(jnp.int_)
+    dt = _dtypes.canonicalize_dtype(int_)
     iota = lax.broadcasted_iota(dt, a.shape, axis)
     if descending:
         n = a.shape[axis]
@@ -665,39 +565,37 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Insertion points of ``v`` in the sorted 1-D ``a``. Mirrors ``jax.numpy.searchsorted``."""
-    jnp = _jnp()
-    a, v = jnp.asarray(a), jnp.asarray(v)
+    a, v = asarray(a), asarray(v)
     dt = _dtypes.result_type(a, v)  # a common dtype; the shapes stay apart (v is any shape, a is 1-D)
-    a, v = jnp.astype(a, dt), jnp.astype(v, dt)
+    a, v = astype(a, dt), astype(v, dt)
     if sorter is not None:
         a = take(a, sorter)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
-    vb = jnp.expand_dims(v, -1)
+    vb = expand_dims(v, -1)
     # Sorting order puts NaN after every number (as jnp.sort does), so a NaN query lands at the end.
     if side == "left":
-        before = jnp.less(a, vb)
+        before = less(a, vb)
         if _dtypes.issubdtype(dt, _np.floating):
-            before = jnp.logical_or(before, jnp.logical_and(jnp.isnan(vb), jnp.logical_not(jnp.isnan(a))))
+            before = logical_or(before, logical_and(isnan(vb), logical_not(isnan(a))))
     else:
-        before = jnp.less_equal(a, vb)
+        before = less_equal(a, vb)
         if _dtypes.issubdtype(dt, _np.floating):
-            before = jnp.logical_or(before, jnp.isnan(vb))
-    return jnp.sum(before.astype(_dtypes.canonicalize_dtype(jnp.int_)), axis=-1)
+            before = logical_or(before, isnan(vb))
+    return sum(before.astype(_dtypes.canonicalize_dtype(int_)), axis=-1)
 
 
 # ------------------------------------------------------------------------------------------------ take
 
 def _normalize_idx(idx, n, mode):
-    jnp = _jnp()
-    idx = jnp.asarray(idx)
+    idx = asarray(idx)
     if not _dtypes.issubdtype(idx.dtype, _np.integer):
         raise TypeError(f"indices must be integers, got {idx.dtype.name}")
     if idx.dtype != _np.int32:
         idx = idx.astype(_np.int32)
     if mode == "wrap":
-        return jnp.remainder(idx, _np.int32(builtins.max(n, 1)))
-    return jnp.where(jnp.less(idx, 0), jnp.add(idx, _np.int32(n)), idx)
+        return remainder(idx, _np.int32(builtins.max(n, 1)))
+    return where(less(idx, 0), add(idx, _np.int32(n)), idx)
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
@@ -705,12 +603,11 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None). ``mode``: ``fill`` (default;
     out-of-range reads give NaN / the dtype's minimum / ``fill_value``), ``clip`` or ``wrap``. Mirrors
     ``jax.numpy.take``."""
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     if axis is None:
-        a = jnp.ravel(a)
+        a = ravel(a)
         axis = 0
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
@@ -723,7 +620,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
     sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]
-    return _la.gather_p.bind(a, jnp.reshape(idx, ishape + (1,)), dimension_numbers=dn, slice_sizes=sizes,
+    return _la.gather_p.bind(a, reshape(idx, ishape + (1,)), dimension_numbers=dn, slice_sizes=sizes,
                              indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
                              mode=gm, fill_value=fill_value)
 
@@ -732,12 +629,11 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """``arr`` indexed along ``axis`` by ``indices`` (which broadcasts against ``arr`` elsewhere).
     Out-of-range indices fill (NaN / the dtype's minimum) unless ``mode='clip'``. Mirrors
     ``jax.numpy.take_along_axis``."""
-    jnp = _jnp()
-    arr = jnp.asarray(arr)
-    indices = jnp.asarray(indices)
+    arr = asarray(arr)
+    indices = asarray(indices)
     if axis is None:
-        arr = jnp.ravel(arr)
-        indices = jnp.ravel(indices)
+        arr = ravel(arr)
+        indices = ravel(indices)
         axis = 0
     nd = arr.ndim
     if indices.ndim != nd:
@@ -750,9 +646,9 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                   for d in range(nd))
     if -1 in shape:
         raise ValueError(f"indices shape {indices.shape} does not broadcast against arr shape {arr.shape}")
-    idx = jnp.broadcast_to(idx, shape)
+    idx = broadcast_to(idx, shape)
     bshape = tuple(arr.shape[d] if d == axis else shape[d] for d in range(nd))
-    arr = jnp.broadcast_to(arr, bshape)
+    arr = broadcast_to(arr, bshape)
     cols = []
     for d in range(nd):
         if d == axis:
@@ -769,32 +665,41 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):
-    jnp = _jnp()
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in place (inplace=False only)")
-    arr = jnp.asarray(arr)
+    arr = asarray(arr)
     nd = arr.ndim
     axis = _axis(axis, nd)
-    idx = jnp.asarray(indices)
-    shape = jnp.broadcast_shapes(idx.shape, tuple(1 if d == axis else arr.shape[d] for d in range(nd)))
-    idx = jnp.broadcast_to(idx, shape)
+    idx = asarray(indices)
+    shape = broadcast_shapes(idx.shape, tuple(1 if d == axis else arr.shape[d] for d in range(nd)))
+    idx = broadcast_to(idx, shape)
     full = tuple(idx if d == axis else lax.broadcasted_iota(_np.int32, shape, d) for d in range(nd))
     return arr.at[full].set(values, mode=mode)
 
 
 # ------------------------------------------------------------------------------------------------ nonzero
 
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """``x`` where ``condition`` else ``y``, elementwise with broadcasting (both sides are computed; use
+    ``lax.cond`` to run only one). One argument: ``nonzero(condition, size=, fill_value=)``. Mirrors
+    ``jax.numpy.where``."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where,"
+                         " got {} and {}.".format(x, y))
+    return _where_jit(condition, x, y)
+
+
 def count_nonzero(a, axis=None, keepdims=False):
-    jnp = _jnp()
-    return jnp.sum(jnp.not_equal(jnp.asarray(a), 0), axis=axis, keepdims=keepdims)
+    return sum(not_equal(asarray(a), 0), axis=axis, keepdims=keepdims)
 
 
 def nonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements, one array per axis. Under ``jit`` a static ``size`` is needed:
     the first ``size`` indices are returned, padded with ``fill_value`` (0). Mirrors
     ``jax.numpy.nonzero``."""
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() "
                          "instead.")
@@ -805,13 +710,13 @@ def nonzero(a, *, size=None, fill_value=None):
                 "JAX transformations (the number of nonzero elements is not known at trace time).")
         size = int(_np.count_nonzero(_np.asarray(a)))
     size = int(size)
-    dt = _dtypes.canonicalize_dtype(jnp.int_)
-    flat = jnp.ravel(jnp.not_equal(a, jnp.zeros((), a.dtype)))
+    dt = _dtypes.canonicalize_dtype(int_)
+    flat = ravel(not_equal(a, zeros((), a.dtype)))
     n = flat.shape[0]
     mask = flat.astype(_np.int32)
     pos = lax.sub(cumsum(mask), _np.int32(1))
     # each nonzero element writes its flat index at its rank; others (and ranks >= size) are dropped
-    target = jnp.where(flat, pos, _np.int32(size))
+    target = where(flat, pos, _np.int32(size))
     ids = lax.iota(_np.int32, n)
     if fill_value is None:
         fills = [0] * a.ndim
@@ -821,36 +726,34 @@ def nonzero(a, *, size=None, fill_value=None):
             raise ValueError(f"fill_value must be a scalar or a tuple of length {a.ndim}; got {fill_value}")
     else:
         fills = [fill_value] * a.ndim
-    base = jnp.full((size,), -1, _np.int32)
+    base = full((size,), -1, _np.int32)
     dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                      scatter_dims_to_operand_dims=(0,))
-    flat_idx = _la.scatter_p.bind(base, jnp.reshape(target, (n, 1)), ids, dimension_numbers=dn,
+    flat_idx = _la.scatter_p.bind(base, reshape(target, (n, 1)), ids, dimension_numbers=dn,
                                   indices_are_sorted=True, unique_indices=False, mode="fill")
-    valid = jnp.greater_equal(flat_idx, 0)
+    valid = greater_equal(flat_idx, 0)
     out = []
-    rem = jnp.maximum(flat_idx, 0)
+    rem = maximum(flat_idx, 0)
     strides = _np.cumprod((1,) + a.shape[::-1])[:-1][::-1]
     for d in range(a.ndim):
-        coord = jnp.floor_divide(rem, _np.int32(strides[d])) if strides[d] != 1 else rem
+        coord = floor_divide(rem, _np.int32(strides[d])) if strides[d] != 1 else rem
         if d > 0:
-            coord = jnp.remainder(coord, _np.int32(a.shape[d])) if a.shape[d] else coord
+            coord = remainder(coord, _np.int32(a.shape[d])) if a.shape[d] else coord
         elif a.shape[0]:
-            coord = jnp.remainder(coord, _np.int32(a.shape[0]))
-        out.append(jnp.where(valid, coord, jnp.asarray(fills[d]).astype(_np.int32)).astype(dt))
+            coord = remainder(coord, _np.int32(a.shape[0]))
+        out.append(where(valid, coord, asarray(fills[d]).astype(_np.int32)).astype(dt))
     return tuple(out)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    jnp = _jnp()
-    return nonzero(jnp.ravel(a), size=size, fill_value=fill_value)[0]
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    jnp = _jnp()
-    a = jnp.asarray(a)
+    a = asarray(a)
     if a.ndim == 0:
-        a = jnp.reshape(a, (1,))
+        a = reshape(a, (1,))
         r = nonzero(a, size=size, fill_value=fill_value)
-        return jnp.reshape(r[0], (-1, 0)) if False else jnp.zeros((r[0].shape[0], 0), r[0].dtype)
+        return reshape(r[0], (-1, 0)) if False else zeros((r[0].shape[0], 0), r[0].dtype)
     r = nonzero(a, size=size, fill_value=fill_value)
-    return jnp.stack(r, axis=1) if r else r
+    return stack(r, axis=1) if r else r

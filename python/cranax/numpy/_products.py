@@ -1,29 +1,32 @@
 """Products: ``dot``, ``matmul`` (``@``), ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
 ``trace`` and ``linalg``-style helpers, all built on ``dot_general`` (the core runs it through the ``gemm``
-crate). Mirrors ``jax.numpy``'s functions of the same names."""
+crate), and the lazy eager transpose ``x.T`` that they fold into ``dot_general``. Mirrors ``jax.numpy``'s
+functions of the same names."""
 import builtins
 import string
 
 import numpy as _np
 
+from .. import core
 from .. import dtypes as _dtypes
 from .. import lax
+from ..array import Array
 from ..core import get_aval
 from ..primitives import linalg as _la
+from ._promotion import asarray
+from ._reductions import sum
+from ._shape_ops import diagonal
+from ._shapes import (broadcast_arrays, broadcast_shapes, broadcast_to, expand_dims, moveaxis, ravel, reshape,
+                      transpose)
+from ._ufuncs import multiply
 
 __all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
            "matvec", "vecmat"]
 
 
-def _np_mod():
-    from .. import numpy as jnp
-    return jnp
-
-
 def _prep(name, *args):
     """Arrays of a common dtype (JAX's promotion), shapes untouched."""
-    jnp = _np_mod()
-    args = [jnp.asarray(a) if not hasattr(a, "aval") else a for a in args]
+    args = [asarray(a) if not hasattr(a, "aval") else a for a in args]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
     out = []
     for a in args:
@@ -68,7 +71,6 @@ def _gram(a, b, preferred_element_type):
 def _unlazy(a, b):
     """``(a, b, lhs contracting dim, rhs contracting dim)`` for a 2-D product, with an eager lazy transpose
     (``x.T`` of a large array) replaced by its source and the transpose folded into the contraction."""
-    from ..array import _LazyTranspose
     la, lb = type(a) is _LazyTranspose, type(b) is _LazyTranspose
     if not (la or lb) or not (hasattr(a, "aval") and hasattr(b, "aval")):
         return None
@@ -97,7 +99,6 @@ def _folded(a, b, preferred_element_type, name="dot"):
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
     (last for 1-D ``b``). Mirrors ``jax.numpy.dot``."""
-    jnp = _np_mod()
     g = _folded(a, b, preferred_element_type)
     if g is not None:
         return g
@@ -106,7 +107,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         dt = _dtypes.canonicalize_dtype(preferred_element_type)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) == 0 or len(sb) == 0:
-        return jnp.multiply(a, b)
+        return multiply(a, b)
     bd = len(sb) - 2 if len(sb) >= 2 else 0
     _check_contract("dot", sa, sb, len(sa) - 1, bd)
     return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt)
@@ -115,7 +116,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands gain then lose a unit axis, leading (batch) axes
     broadcast. Mirrors ``jax.numpy.matmul`` / ``@``."""
-    jnp = _np_mod()
     g = _folded(a, b, preferred_element_type, "matmul")
     if g is not None:
         return g
@@ -149,9 +149,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         nbb = len(bb)
         out = lax.transpose(out, tuple(range(1, nbb + 1)) + (0, nbb + 1))
     else:
-        batch = jnp.broadcast_shapes(ba, bb)
-        a = jnp.broadcast_to(a, batch + sa[-2:])
-        b = jnp.broadcast_to(b, batch + sb[-2:])
+        batch = broadcast_shapes(ba, bb)
+        a = broadcast_to(a, batch + sa[-2:])
+        b = broadcast_to(b, batch + sb[-2:])
         nb = len(batch)
         out = _dg(a, b, (nb + 1,), (nb,), tuple(range(nb)), tuple(range(nb)), dt=dt)
     shape = get_aval(out).shape
@@ -166,54 +166,47 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays. Mirrors ``jax.numpy.vdot``."""
-    jnp = _np_mod()
-    return dot(jnp.ravel(a), jnp.ravel(b), preferred_element_type=preferred_element_type)
+    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    jnp = _np_mod()
-    x1, x2 = jnp.broadcast_arrays(x1, x2)
-    x1, x2 = jnp.moveaxis(x1, axis, -1), jnp.moveaxis(x2, axis, -1)
-    return jnp.sum(jnp.multiply(x1, x2), axis=-1)
+    x1, x2 = broadcast_arrays(x1, x2)
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    return sum(multiply(x1, x2), axis=-1)
 
 
 def matvec(x1, x2, /):
-    jnp = _np_mod()
-    return matmul(x1, jnp.expand_dims(x2, -1))[..., 0]
+    return matmul(x1, expand_dims(x2, -1))[..., 0]
 
 
 def vecmat(x1, x2, /):
-    jnp = _np_mod()
-    return matmul(jnp.expand_dims(x1, -2), x2)[..., 0, :]
+    return matmul(expand_dims(x1, -2), x2)[..., 0, :]
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
     """Contracts the last axes of ``a`` and ``b``. Mirrors ``jax.numpy.inner``."""
-    jnp = _np_mod()
     (a, b), dt = _prep("inner", a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if len(sa) == 0 or len(sb) == 0:
-        return jnp.multiply(a, b)
+        return multiply(a, b)
     _check_contract("inner", sa, sb, len(sa) - 1, len(sb) - 1)
     return _dg(a, b, (len(sa) - 1,), (len(sb) - 1,), dt=dt)
 
 
 def outer(a, b, out=None):
     """``a.ravel()[:, None] * b.ravel()[None, :]``. Mirrors ``jax.numpy.outer``."""
-    jnp = _np_mod()
-    a, b = jnp.ravel(a), jnp.ravel(b)
-    return jnp.multiply(a[:, None], b[None, :])
+    a, b = ravel(a), ravel(b)
+    return multiply(a[:, None], b[None, :])
 
 
 def kron(a, b):
-    jnp = _np_mod()
-    a, b = jnp.asarray(a), jnp.asarray(b)
+    a, b = asarray(a), asarray(b)
     nd = builtins.max(a.ndim, b.ndim)
-    a = jnp.reshape(a, (1,) * (nd - a.ndim) + a.shape)
-    b = jnp.reshape(b, (1,) * (nd - b.ndim) + b.shape)
-    ea = jnp.reshape(a, tuple(x for d in a.shape for x in (d, 1)))
-    eb = jnp.reshape(b, tuple(x for d in b.shape for x in (1, d)))
-    return jnp.reshape(jnp.multiply(ea, eb), tuple(x * y for x, y in zip(a.shape, b.shape)))
+    a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    ea = reshape(a, tuple(x for d in a.shape for x in (d, 1)))
+    eb = reshape(b, tuple(x for d in b.shape for x in (1, d)))
+    return reshape(multiply(ea, eb), tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
@@ -246,9 +239,52 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum of the diagonal ``offset`` of the 2-D planes (``axis1``, ``axis2``). Mirrors
     ``jax.numpy.trace``."""
-    jnp = _np_mod()
-    d = jnp.diagonal(a, offset, axis1, axis2)
-    return jnp.sum(d, axis=-1, dtype=dtype)
+    d = diagonal(a, offset, axis1, axis2)
+    return sum(d, axis=-1, dtype=dtype)
+
+
+# ------------------------------------------------------------------------------------------ lazy transpose
+
+_LAZY_T_MIN = 1 << 16
+
+
+class _LazyTranspose(Array):
+    """The eager ``x.T`` of a large 2-D ``Array``: a view whose data is computed on first use. Products
+    (``jnp.dot``, ``jnp.matmul``/``@``) read ``_src`` instead and fold the transpose into ``dot_general``'s
+    dimensions, so ``jnp.dot(x, x.T)`` is a Gram product of ``x`` with itself, as under ``jit``; anything
+    else that touches ``_buf`` materializes the transpose once."""
+
+    __slots__ = ("_src",)
+
+    @staticmethod
+    def _of(src):
+        t = _LazyTranspose.__new__(_LazyTranspose)
+        t._src = src
+        t.aval = src.aval.update(shape=src.aval.shape[::-1])
+        t._npy = None
+        return t
+
+    @property
+    def _buf(self):
+        try:
+            return _ARRAY_BUF.__get__(self, Array)
+        except AttributeError:
+            # Threads racing here each compute the same value; the source stays referenced (as a NumPy
+            # view keeps its base), so products can still fold it after materialization.
+            buf = lax.transpose(self._src, (1, 0))._buf
+            _ARRAY_BUF.__set__(self, buf)
+            return buf
+
+
+_ARRAY_BUF = Array.__dict__["_buf"]  # Array's own slot, which the property above shadows
+
+
+def _T(self):
+    """``x.T``. Eagerly, a large 2-D ``Array``'s transpose is a lazy view (``_LazyTranspose``) so that
+    ``jnp.dot(x, x.T)`` and ``x @ y.T`` contract without copying; under a trace it is ``lax.transpose``."""
+    if type(self) is Array and self.ndim == 2 and self.size >= _LAZY_T_MIN and core._state.trace is None:
+        return _LazyTranspose._of(self)
+    return transpose(self)
 
 
 # ------------------------------------------------------------------------------------------------ einsum
@@ -292,22 +328,20 @@ def _parse_einsum(subscripts, shapes):
 
 def _diag_labels(x, lab):
     """Removes repeated labels of one operand by taking diagonals."""
-    jnp = _np_mod()
     while True:
         dup = next((c for c in lab if lab.count(c) > 1), None)
         if dup is None:
             return x, lab
         i = lab.index(dup)
         j = lab.index(dup, i + 1)
-        x = jnp.diagonal(x, 0, i, j)  # moves the diagonal axis last
+        x = diagonal(x, 0, i, j)  # moves the diagonal axis last
         lab = "".join(c for k, c in enumerate(lab) if k not in (i, j)) + dup
 
 
 def _sum_labels(x, lab, keep):
-    jnp = _np_mod()
     axes = tuple(i for i, c in enumerate(lab) if c not in keep)
     if axes:
-        x = jnp.sum(x, axis=axes)
+        x = sum(x, axis=axes)
         lab = "".join(c for c in lab if c in keep)
     return x, lab
 
@@ -316,7 +350,6 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, 
            _use_xeinsum=False):
     """Einstein summation, evaluated left to right as pairwise ``dot_general`` contractions (diagonals for
     repeated labels, sums for labels used once). Mirrors ``jax.numpy.einsum`` (string subscripts)."""
-    jnp = _np_mod()
     if not isinstance(subscripts, str):
         raise NotImplementedError("einsum supports string subscripts only")
     ops, dt = _prep("einsum", *operands)
@@ -336,7 +369,7 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, 
         sh = get_aval(o).shape
         want = tuple(sizes[c] for c in lab)
         if sh != want:
-            o = jnp.broadcast_to(o, want)
+            o = broadcast_to(o, want)
         o, lab = _diag_labels(o, lab)
         xs.append((o, lab))
     # each operand: sum out labels used nowhere else

@@ -1,0 +1,131 @@
+"""Array creation: ``full``, ``zeros``, ``ones``, the ``*_like`` forms, ``arange``, ``linspace``, ``eye``,
+``identity``, ``tri``. Mirrors ``jax.numpy``. (``array``/``asarray`` live with promotion.)"""
+import builtins
+
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..array import Array, _from_host
+from ..core import concrete_or_error, get_aval
+from ._promotion import _is_array, _shape_tuple, asarray, astype, float_, int_
+from ._shapes import broadcast_to
+from ._ufuncs import _where_jit
+
+
+def _check_shape(shape, fn):
+    shape = _shape_tuple(shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError(f"{fn}: negative dimensions are not allowed, got shape {shape}")
+    return shape
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``. Mirrors ``jax.numpy.full``."""
+    shape = _check_shape(shape, "full")
+    if dtype is None and not _is_array(fill_value):
+        dt = _dtypes.dtype(fill_value, canonicalize=True)
+        return lax.full(shape, fill_value, dt)
+    if _is_array(fill_value) and fill_value.ndim > 0:
+        return broadcast_to(asarray(fill_value, dtype), shape)
+    return lax.full(shape, fill_value, dtype)
+
+
+def zeros(shape, dtype=None):
+    """An array of zeros (float32 by default). Mirrors ``jax.numpy.zeros``."""
+    return lax.full(_check_shape(shape, "zeros"), 0, _dtypes.canonicalize_dtype(dtype or float_))
+
+
+def ones(shape, dtype=None):
+    """An array of ones (float32 by default). Mirrors ``jax.numpy.ones``."""
+    return lax.full(_check_shape(shape, "ones"), 1, _dtypes.canonicalize_dtype(dtype or float_))
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def _like(a, dtype, shape):
+    av = get_aval(asarray(a) if not _is_array(a) else a)
+    return (av.shape if shape is None else _shape_tuple(shape)), (av.dtype if dtype is None else dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    s, d = _like(a, dtype, shape)
+    return lax.full(s, 0, d)
+
+
+def ones_like(a, dtype=None, shape=None):
+    s, d = _like(a, dtype, shape)
+    return lax.full(s, 1, d)
+
+
+def empty_like(a, dtype=None, shape=None):
+    return zeros_like(a, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    s, d = _like(a, dtype, shape)
+    return lax.full(s, fill_value, d)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)``. Bounds must be concrete. Mirrors ``jax.numpy.arange``."""
+    start = concrete_or_error(start, "It arose in the jnp.arange argument 'start'.")
+    stop = concrete_or_error(stop, "It arose in the jnp.arange argument 'stop'.")
+    step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'.")
+    if dtype is None:
+        vals = [v for v in (start, stop, step) if v is not None]
+        dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) else v for v in vals])
+        if builtins.all(isinstance(v, (bool, int, _np.integer)) for v in vals):
+            dtype = _dtypes.canonicalize_dtype(int_)
+    dtype = _dtypes.canonicalize_dtype(dtype)
+    if stop is None and step is None and _dtypes.issubdtype(dtype, _np.integer):
+        n = int(_np.ceil(start)) if start > 0 else 0
+        return lax.iota(dtype, n)
+    host = _np.arange(start, stop, step) if step is not None else (
+        _np.arange(start, stop) if stop is not None else _np.arange(start))
+    return _from_host(host.astype(dtype), dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced samples over ``[start, stop]``. Mirrors ``jax.numpy.linspace``."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    dt = _dtypes.canonicalize_dtype(dtype if dtype is not None else float_)
+    if _is_array(start) or _is_array(stop):
+        start = asarray(start, _np.float32 if not _dtypes.issubdtype(dt, _np.floating) else dt)
+        stop = asarray(stop, start.dtype)
+        div = (num - 1) if endpoint else num
+        step = (stop - start) / builtins.max(div, 1)
+        it = lax.iota(start.dtype, num)
+        out = start + it * step
+        if endpoint and num > 1:
+            out = _where_jit(it == num - 1, stop, out)
+        out = astype(out, dt)
+        return (out, step) if retstep else out
+    host, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True)
+    out = _from_host(host.astype(dt), dt)
+    return (out, step) if retstep else out
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """The ``N×M`` identity (ones on diagonal ``k``). Mirrors ``jax.numpy.eye``."""
+    M = N if M is None else M
+    dt = _dtypes.canonicalize_dtype(dtype if dtype is not None else float_)
+    r = lax.broadcasted_iota(_np.int32, (N, M), 0)
+    c = lax.broadcasted_iota(_np.int32, (N, M), 1)
+    return lax.convert_element_type(lax.eq(lax.add(r, int(k)), c), dt)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    dt = _dtypes.canonicalize_dtype(dtype if dtype is not None else float_)
+    r = lax.broadcasted_iota(_np.int32, (N, M), 0)
+    c = lax.broadcasted_iota(_np.int32, (N, M), 1)
+    return lax.convert_element_type(lax.ge(lax.add(r, int(k)), c), dt)

@@ -1,0 +1,230 @@
+"""Promotion and ``asarray``: JAX's dtype lattice and NumPy's broadcasting for ``cranax.numpy``'s operands,
+and ``array``/``asarray``/``astype``, which every other part of the package is built on."""
+import builtins
+
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..array import Array, _from_host
+from ..core import Tracer, TypedScalar, get_aval, typed_scalar
+
+float_ = _np.float64  # canonicalizes to float32 unless x64 is on
+int_ = _np.int64
+
+
+def _is_array(x):
+    return isinstance(x, (Array, Tracer))
+
+
+def _contains_traced(x):
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_contains_traced(v) for v in x)
+    return _is_array(x)
+
+
+def _contains_tracer(x):
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_contains_tracer(v) for v in x)
+    return isinstance(x, Tracer)
+
+
+def _host_value(x):
+    if isinstance(x, (list, tuple)):
+        return [_host_value(v) for v in x]
+    if isinstance(x, Array):
+        return x._value()
+    return x
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0):
+    """A new array from ``object`` (array, NumPy array, scalar or nested lists of these). ``dtype`` defaults
+    to the promoted type (float32/int32 by default). Unsupported dtypes raise ``TypeError``. Mirrors
+    ``jax.numpy.array``."""
+    if dtype is not None:
+        dtype = _dtypes.canonicalize_dtype(dtype)
+    if _is_array(object):
+        out = object if dtype is None else astype(object, dtype)
+    elif isinstance(object, TypedScalar):
+        out = _from_host(object) if dtype is None else astype(_from_host(object), dtype)
+    elif isinstance(object, (list, tuple)) and _contains_tracer(object):
+        from . import _shapes  # why: _shapes is built on asarray; only a list holding tracers needs stack back
+        out = _shapes.stack([array(v) for v in object])
+        if dtype is not None:
+            out = astype(out, dtype)
+    else:
+        if isinstance(object, (bool, int, float)):
+            dt = dtype if dtype is not None else _dtypes.dtype(object, canonicalize=True)
+            return _from_host(_np.asarray(object, dt), dt, weak_type=dtype is None and not isinstance(object, bool))  # JAX: jnp.array(3.0) is weak
+        if isinstance(object, (list, tuple)) and object and dtype is None:
+            # Python scalars in a list give the default (not NumPy's 64-bit) dtypes.
+            arrays_in = _contains_traced(object)
+            host = _np.asarray(_host_value(object))
+            if arrays_in:
+                vals = [v for v in _flat(object) if isinstance(v, Array)]
+                return _from_host(host.astype(_dtypes.result_type(*vals, *[v for v in _flat(object) if not isinstance(v, Array)])))
+            if host.dtype == _np.float64:
+                host = host.astype(_dtypes.canonicalize_dtype(_np.float64))
+            elif host.dtype == _np.int64:
+                host = host.astype(_dtypes.canonicalize_dtype(_np.int64))
+            return _from_host(host)
+        return _from_host(object, dtype)
+    if ndmin and out.ndim < ndmin:
+        out = lax.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _flat(v)
+    else:
+        yield x
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    """``a`` as an array (no copy for arrays of the right dtype). Mirrors ``jax.numpy.asarray``."""
+    if _is_array(a) and (dtype is None or _np.dtype(dtype) == a.dtype):
+        return a
+    return array(a, dtype=dtype)
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (int, _np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.") from None
+
+
+def _broadcast_shapes(name, shapes):
+    nd = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        dims = set()
+        for s in shapes:
+            j = i - (nd - len(s))
+            if j >= 0 and s[j] != 1:
+                dims.add(s[j])
+        if len(dims) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(tuple(s)) for s in shapes)}.")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _operand(x, name="jnp function", pos=0):
+    if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float)):
+        return x
+    if isinstance(x, (_np.ndarray, _np.generic)):
+        dt = _dtypes.canonicalize_dtype(x.dtype)
+        return x.astype(dt) if x.dtype != dt else x
+    if isinstance(x, (list, tuple)):
+        # JAX's check_arraylike: jnp functions take arrays and scalars, not lists.
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}.")
+    if isinstance(x, complex):
+        raise TypeError("cranax does not support dtype complex128 (got a Python complex)")
+    raise TypeError(f"{type(x).__name__} is not a valid JAX array type; got {x!r}")
+
+
+def _broadcast_to(x, shape):
+    av = get_aval(x)
+    if av.shape == shape:
+        return x
+    nd = len(shape)
+    if av.ndim > nd or builtins.any(d != 1 and d != shape[i + nd - av.ndim] for i, d in enumerate(av.shape)):
+        raise ValueError(f"Incompatible shapes for broadcasting: {av.shape} and requested shape {shape}")
+    return lax.broadcast_in_dim(x, shape, tuple(range(nd - av.ndim, nd)))
+
+
+def _convert(x, dt, weak):
+    av = get_aval(x)
+    if av.dtype == dt and av.weak_type == weak:
+        return x
+    return lax._convert(x, dt, weak)
+
+
+def _to_inexact(dt, weak):
+    """JAX's ``to_inexact_dtype``: integers up to 32 bits become float32 even under x64, 64-bit ones
+    float64 (8-bit ints included, as in JAX). A weakly typed int
+    becomes the default float."""
+    if weak:
+        return _dtypes.canonicalize_dtype(float_)
+    if dt.itemsize == 8:
+        return _dtypes.canonicalize_dtype(_np.float64)
+    return _np.dtype(_np.float32)
+
+
+def _promote(name, *args, to_float=False, numeric=False):
+    """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Python scalars
+    stay rank-0 literals; other rank-0 values broadcast explicitly."""
+    if len(args) == 2 and not to_float and not numeric:
+        fast = _promote2_fast(args[0], args[1])
+        if fast is not None:
+            return fast
+    elif len(args) == 1:
+        av = getattr(args[0], "aval", None)
+        if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind == "f"):
+            return [args[0]]
+    args = [_operand(a, name, i) for i, a in enumerate(args)]
+    dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
+    if to_float and not _dtypes.issubdtype(dt, _np.floating):
+        dt = _to_inexact(dt, weak)
+        weak = weak and False
+    if numeric and dt == _np.bool_:
+        raise TypeError(f"{name} does not accept dtype bool.")
+    avals = [get_aval(a) for a in args]
+    shape = _broadcast_shapes(name, [a.shape for a in avals])
+    out = []
+    for a, av in zip(args, avals):
+        a = _convert(a, dt, weak) if av.dtype != dt else a  # JAX: every operand takes the result's weak flag
+        if av.shape != shape and not (av.ndim == 0 and lax._is_literal_scalar(a)):
+            a = _broadcast_to(a, shape)
+        out.append(a)
+    return out
+
+
+_FLOAT_KINDS = frozenset("f")
+
+
+def _promote2_fast(x, y):
+    """The common cases of ``_promote`` for two operands: arrays of one aval, or an array and a Python
+    scalar of no higher kind (float array with int/float scalar; int array with int scalar)."""
+    ax = getattr(x, "aval", None)
+    ay = getattr(y, "aval", None)
+    if ax is not None and ay is not None:
+        if (type(x) is not TypedScalar and type(y) is not TypedScalar and ax.dtype == ay.dtype
+                and ax.weak_type == ay.weak_type and (ax.shape == ay.shape)):
+            return [x, y]
+        return None
+    if ax is not None:
+        arr, av, s, first = x, ax, y, True
+    elif ay is not None:
+        arr, av, s, first = y, ay, x, False
+    else:
+        return None
+    ts = type(s)
+    if type(arr) is TypedScalar or ts is bool:
+        return None
+    k = av.dtype.kind
+    if ts is float and k == "f" or ts is int and k in "fiu":
+        if av.weak_type and ts is float and k != "f":
+            return None
+        c = typed_scalar(s, av.dtype, True)
+        return [arr, c] if first else [c, arr]
+    return None
+
+
+def _is_float(x):
+    return _dtypes.issubdtype(get_aval(x).dtype, _np.floating)
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+    """``x`` converted to ``dtype``. Mirrors ``jax.numpy.astype`` / ``Array.astype``."""
+    dt = _dtypes.canonicalize_dtype(dtype)
+    x = _operand(x)
+    av = get_aval(x)
+    if av.dtype == dt and not av.weak_type:
+        return x
+    return lax._convert(x, dt, False)

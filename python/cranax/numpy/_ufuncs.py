@@ -1,0 +1,409 @@
+"""Elementwise functions (NumPy's ufuncs): arithmetic, comparisons, bitwise and logical ops,
+transcendental functions, ``clip``, ``isclose``, with JAX's type promotion and NumPy's broadcasting.
+Mirrors ``jax.numpy``."""
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..api import jit
+from ..array import Array
+from ..core import Tracer, get_aval, typed_scalar
+from ..custom_derivatives import custom_jvp
+from ._promotion import (_broadcast_shapes, _broadcast_to, _convert, _is_float, _operand, _promote, asarray,
+                         astype)
+
+
+def _unary(name, fn, to_float=True, allow_int=True):
+    def op(x, /):
+        (x,) = _promote(name, x, to_float=to_float)
+        out = fn(x)
+        # Identity cases (floor of an int, positive) must still return an array, never a Python scalar.
+        return out if isinstance(out, (Array, Tracer)) else asarray(out)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}``. Mirrors ``jax.numpy.{name}``."
+    return op
+
+
+def _binary(name, fn, to_float=False):
+    def op(x1, x2, /):
+        return fn(*_promote(name, x1, x2, to_float=to_float))
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and JAX type promotion. Mirrors "
+                  f"``jax.numpy.{name}``. Raises ``TypeError`` for incompatible shapes.")
+    return op
+
+
+subtract = _binary("subtract", lax.sub)
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = _binary("arctan2", lax.atan2, to_float=True)
+atan2 = arctan2
+nextafter = _binary("nextafter", lax.nextafter, to_float=True)
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+less = _binary("less", lax.lt)
+less_equal = _binary("less_equal", lax.le)
+greater = _binary("greater", lax.gt)
+greater_equal = _binary("greater_equal", lax.ge)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+left_shift = _binary("left_shift", lax.shift_left)
+
+
+def add(x1, x2, /):
+    """Elementwise ``x1 + x2`` (logical or for bools). Mirrors ``jax.numpy.add``."""
+    a, b = _promote("add", x1, x2)
+    if get_aval(a).dtype == _np.bool_:
+        return lax.bitwise_or(a, b)
+    return lax.add(a, b)
+
+
+def multiply(x1, x2, /):
+    """Elementwise ``x1 * x2`` (logical and for bools). Mirrors ``jax.numpy.multiply``."""
+    a, b = _promote("multiply", x1, x2)
+    if get_aval(a).dtype == _np.bool_:
+        return lax.bitwise_and(a, b)
+    return lax.mul(a, b)
+
+
+def right_shift(x1, x2, /):
+    a, b = _promote("right_shift", x1, x2)
+    if _dtypes.issubdtype(get_aval(a).dtype, _np.unsignedinteger):
+        return lax.shift_right_logical(a, b)
+    return lax.shift_right_arithmetic(a, b)
+
+
+def logical_and(x1, x2, /):
+    return lax.bitwise_and(*_promote("logical_and", astype(x1, bool), astype(x2, bool)))
+
+
+def logical_or(x1, x2, /):
+    return lax.bitwise_or(*_promote("logical_or", astype(x1, bool), astype(x2, bool)))
+
+
+def logical_xor(x1, x2, /):
+    return lax.bitwise_xor(*_promote("logical_xor", astype(x1, bool), astype(x2, bool)))
+
+
+def logical_not(x, /):
+    return lax.bitwise_not(astype(x, bool))
+
+
+def invert(x, /):
+    (x,) = _promote("invert", x)
+    return lax.bitwise_not(x)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+def true_divide(x1, x2, /):
+    """``x1 / x2`` in floating point (ints promote to float). Mirrors ``jax.numpy.true_divide``."""
+    return lax.div(*_promote("true_divide", x1, x2, to_float=True))
+
+
+divide = true_divide
+
+
+def floor_divide(x1, x2, /):
+    """``x1 // x2`` rounding toward -inf. Integer division by zero gives JAX's values (``7 // 0 == -2``).
+    Mirrors ``jax.numpy.floor_divide``."""
+    a, b = _promote("floor_divide", x1, x2)
+    dt = get_aval(a).dtype
+    if dt == _np.bool_:
+        raise TypeError("floor_divide does not accept dtype bool.")
+    if _dtypes.issubdtype(dt, _np.unsignedinteger):
+        return lax.div(a, b)
+    if _dtypes.issubdtype(dt, _np.integer):
+        q = lax.div(a, b)
+        fix = lax.bitwise_and(lax.ne(lax.sign(a), lax.sign(b)), lax.ne(lax.rem(a, b), 0))
+        return lax.select(fix, lax.sub(q, 1), q)
+    return _float_divmod(a, b)[0]
+
+
+def _float_divmod(a, b):
+    mod = lax.rem(a, b)
+    div = lax.div(lax.sub(a, mod), b)
+    ind = lax.bitwise_and(lax.ne(mod, 0), lax.ne(lax.sign(b), lax.sign(mod)))
+    mod = lax.select(ind, lax.add(mod, b), mod)
+    div = lax.select(ind, lax.sub(div, 1), div)
+    return lax.round(div), mod
+
+
+def remainder(x1, x2, /):
+    """``x1 % x2`` with the sign of ``x2`` (integer ``x % 0 == 0``). Mirrors ``jax.numpy.remainder``."""
+    a, b = _promote("remainder", x1, x2)
+    dt = get_aval(a).dtype
+    if dt == _np.bool_:
+        raise TypeError("remainder does not accept dtype bool.")
+    if _dtypes.issubdtype(dt, _np.integer):
+        b = lax.select(lax.eq(b, 0), lax.full_like(b, 1), b)
+    t = lax.rem(a, b)
+    if _dtypes.issubdtype(dt, _np.unsignedinteger):
+        return t
+    plus = lax.bitwise_and(lax.ne(lax.lt(t, 0), lax.lt(b, 0)), lax.ne(t, 0))
+    return lax.select(plus, lax.add(t, b), t)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    a, b = _promote("fmod", x1, x2)
+    if _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
+        b = lax.select(lax.eq(b, 0), lax.full_like(b, 1), b)
+    return lax.rem(a, b)
+
+
+def divmod(x1, x2, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def power(x1, x2, /):
+    """``x1 ** x2``. A static integer exponent uses ``integer_pow``; integer arrays use exact repeated
+    squaring. Mirrors ``jax.numpy.power``."""
+    if isinstance(x2, (int, _np.integer)) and not isinstance(x2, bool):
+        (a,) = _promote("power", x1)
+        if int(x2) < 0 and _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {int(x2)})")
+        return lax.integer_pow(a, int(x2))
+    a, b = _promote("power", x1, x2)
+    dt = get_aval(a).dtype
+    if _dtypes.issubdtype(dt, _np.integer):
+        shape = _broadcast_shapes("power", [get_aval(a).shape, get_aval(b).shape])
+        a, b = _broadcast_to(a, shape), _broadcast_to(b, shape)  # a scalar base or exponent broadcasts
+        acc = lax.full_like(a, 1)
+        base = a
+        e = b
+        for _ in range(dt.itemsize * 8):
+            acc = lax.select(lax.ne(lax.bitwise_and(e, 1), 0), lax.mul(acc, base), acc)
+            base = lax.mul(base, base)
+            e = lax.shift_right_logical(e, 1)
+        return acc
+    if dt == _np.bool_:
+        raise TypeError("power does not accept dtype bool.")
+    return lax.pow(a, b)
+
+
+pow = power
+
+
+def float_power(x1, x2, /):
+    return lax.pow(*_promote("float_power", x1, x2, to_float=True))
+
+
+negative = _unary("negative", lax.neg, to_float=False)
+positive = _unary("positive", lambda x: x, to_float=False)
+sign = _unary("sign", lax.sign, to_float=False)
+floor = _unary("floor", lambda x: lax.floor(x) if _is_float(x) else x, to_float=False)
+ceil = _unary("ceil", lambda x: lax.ceil(x) if _is_float(x) else x, to_float=False)
+trunc = _unary("trunc", lambda x: lax.select(lax.lt(x, 0), lax.ceil(x), lax.floor(x)) if _is_float(x) else x,
+               to_float=False)
+fix = trunc
+rint = _unary("rint", lambda x: lax.round(x, 1) if _is_float(x) else x, to_float=False)
+exp = _unary("exp", lax.exp)
+exp2 = _unary("exp2", lax.exp2)
+expm1 = _unary("expm1", lax.expm1)
+log = _unary("log", lax.log)
+log1p = _unary("log1p", lax.log1p)
+log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 2))))
+log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 10))))
+sqrt = _unary("sqrt", lax.sqrt)
+cbrt = _unary("cbrt", lax.cbrt)
+sin = _unary("sin", lax.sin)
+cos = _unary("cos", lax.cos)
+tan = _unary("tan", lax.tan)
+arcsin = asin = _unary("arcsin", lax.asin)
+arccos = acos = _unary("arccos", lax.acos)
+arctan = atan = _unary("arctan", lax.atan)
+sinh = _unary("sinh", lax.sinh)
+cosh = _unary("cosh", lax.cosh)
+tanh = _unary("tanh", lax.tanh)
+arcsinh = asinh = _unary("arcsinh", lax.asinh)
+arccosh = acosh = _unary("arccosh", lax.acosh)
+arctanh = atanh = _unary("arctanh", lax.atanh)
+reciprocal = _unary("reciprocal", lambda x: lax.div(lax.full_like(x, 1), x))
+deg2rad = radians = _unary("deg2rad", lambda x: lax.mul(x, _np.pi / 180))
+rad2deg = degrees = _unary("rad2deg", lambda x: lax.mul(x, 180 / _np.pi))
+
+
+def abs(x, /):
+    """Elementwise absolute value. Mirrors ``jax.numpy.abs``."""
+    (x,) = _promote("abs", x)
+    dt = get_aval(x).dtype
+    if dt == _np.bool_ or _dtypes.issubdtype(dt, _np.unsignedinteger):
+        return x
+    return lax.abs(x)
+
+
+absolute = abs
+
+
+def square(x, /):
+    """``x * x``. Mirrors ``jax.numpy.square``."""
+    (x,) = _promote("square", x)
+    return lax.square(x)
+
+
+def round(a, decimals=0, out=None):
+    """Rounds half to even at ``decimals`` decimal places. Mirrors ``jax.numpy.round``."""
+    (a,) = _promote("round", a)
+    if not _is_float(a):
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)
+    f = 10.0 ** decimals
+    return lax.div(lax.round(lax.mul(a, f), 1), f)
+
+
+around = round
+
+
+def isfinite(x, /):
+    (x,) = _promote("isfinite", x)
+    if not _is_float(x):
+        return lax.full_like(x, True, _np.bool_)
+    return lax.is_finite(x)
+
+
+def isnan(x, /):
+    (x,) = _promote("isnan", x)
+    if not _is_float(x):
+        return lax.full_like(x, False, _np.bool_)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    (x,) = _promote("isinf", x)
+    if not _is_float(x):
+        return lax.full_like(x, False, _np.bool_)
+    return lax.eq(lax.abs(x), _np.inf)
+
+
+def isposinf(x, /):
+    (x,) = _promote("isposinf", x)
+    return lax.eq(x, _np.inf) if _is_float(x) else lax.full_like(x, False, _np.bool_)
+
+
+def isneginf(x, /):
+    (x,) = _promote("isneginf", x)
+    return lax.eq(x, -_np.inf) if _is_float(x) else lax.full_like(x, False, _np.bool_)
+
+
+def signbit(x, /):
+    (x,) = _promote("signbit", x)
+    if _is_float(x):
+        it = _np.int32 if get_aval(x).dtype == _np.float32 else _np.int64
+        return lax.lt(lax.bitcast_convert_type(x, it), 0)
+    return lax.lt(x, 0)
+
+
+def hypot(x1, x2, /):
+    a, b = _promote("hypot", x1, x2, to_float=True)
+    return lax.sqrt(lax.add(lax.mul(a, a), lax.mul(b, b)))
+
+
+def logaddexp(x1, x2, /):
+    """``log(exp(x1) + exp(x2))`` without overflow; its derivative splits evenly at ties, as JAX's custom
+    rule does. Mirrors ``jax.numpy.logaddexp``."""
+    a, b = _promote("logaddexp", x1, x2, to_float=True)
+    return _logaddexp(a, b)
+
+
+def _logaddexp_impl(a, b):
+    m = lax.max(a, b)
+    d = lax.sub(a, b)
+    return lax.select(lax.ne(d, d), lax.add(a, b), lax.add(m, lax.log1p(lax.exp(lax.neg(lax.abs(d))))))
+
+
+def _replace_inf(x):
+    return lax.select(lax.eq(lax.abs(x), _np.inf), lax.full_like(x, 0), x)
+
+
+def _logaddexp_jvp(primals, tangents):
+    a, b = primals
+    ta, tb = tangents
+    out = _logaddexp(a, b)
+    t = lax.add(lax.mul(ta, lax.exp(lax.sub(_replace_inf(a), _replace_inf(out)))),
+                lax.mul(tb, lax.exp(lax.sub(_replace_inf(b), _replace_inf(out)))))
+    return out, t
+
+
+_logaddexp = custom_jvp(_logaddexp_impl)
+_logaddexp.defjvp(_logaddexp_jvp)
+
+
+def logaddexp2(x1, x2, /):
+    """``log2(2**x1 + 2**x2)``. Mirrors ``jax.numpy.logaddexp2``."""
+    a, b = _promote("logaddexp2", x1, x2, to_float=True)
+    ln2 = _np.log(2)
+    return lax.div(_logaddexp(lax.mul(a, ln2), lax.mul(b, ln2)), ln2)
+
+
+def heaviside(x1, x2, /):
+    a, b = _promote("heaviside", x1, x2)
+    zero = lax.full_like(a, 0)
+    return lax.select(lax.lt(a, zero), zero, lax.select(lax.eq(a, zero), b, lax.full_like(a, 1)))
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    """``arr`` limited to ``[min, max]`` (either may be None). Mirrors ``jax.numpy.clip``."""
+    x = arr if arr is not None else a
+    lo = min if min is not None else a_min
+    hi = max if max is not None else a_max
+    (x,) = _promote("clip", x)
+    if lo is not None:
+        x = maximum(lo, x)
+    if hi is not None:
+        x = minimum(hi, x)
+    return x
+
+
+def _where(condition, x, y):
+    condition = _operand(condition)
+    if get_aval(condition).dtype != _np.bool_:
+        condition = lax.ne(condition, _convert(typed_scalar(0, get_aval(condition).dtype, False),
+                                               get_aval(condition).dtype, False))
+    x, y = _promote("where", x, y)
+    shape = _broadcast_shapes("where", [get_aval(condition).shape, get_aval(x).shape, get_aval(y).shape])
+    condition, x, y = [_broadcast_to(v, shape) if not (lax._is_literal_scalar(v) and not shape)
+                       else v for v in (condition, x, y)]
+    return lax.select_n(condition, y, x)
+
+
+# The three-argument ``where`` runs as one jitted call (its promotion and broadcasting are traced once per
+# signature); the public ``where`` (whose one-argument form is ``nonzero``) is in ``_shape_ops``.
+_where_jit = jit(_where)
+
+
+def copy(a, order=None):
+    return asarray(a)
+
+
+def iscomplexobj(x):
+    return False
+
+
+def isrealobj(x):
+    return True
+
+
+def real(x):
+    return asarray(x)
+
+
+def conj(x):
+    return asarray(x)
+
+
+conjugate = conj
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _promote("isclose", a, b, to_float=True)
+    out = less_equal(abs(subtract(a, b)), add(atol, multiply(rtol, abs(b))))
+    out = logical_or(out, equal(a, b))
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+    return out
