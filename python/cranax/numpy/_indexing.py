@@ -199,7 +199,7 @@ class _Plan:
 def _stack_last(arrs):
     shp = get_aval(arrs[0]).shape
     cols = [lax.reshape(a, shp + (1,)) for a in arrs]
-    return cols[0] if len(cols) == 1 else _la.concatenate_p.bind(*cols, dimension=len(shp))
+    return lax.concatenate(cols, len(shp))
 
 
 def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):

@@ -12,7 +12,6 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array
 from ..core import get_aval
-from ..primitives import linalg as _la
 from ._promotion import asarray
 from ._reductions import sum
 from ._shape_ops import diagonal
@@ -37,13 +36,8 @@ def _prep(name, *args):
     return out, dt
 
 
-def _pet(dt):
-    return dt
-
-
 def _dg(a, b, lc, rc, lb=(), rb=(), dt=None):
-    return _la.dot_general_p.bind(a, b, dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-                                  precision=None, preferred_element_type=dt, out_sharding=None)
+    return lax.dot_general(a, b, ((lc, rc), (lb, rb)), preferred_element_type=dt)
 
 
 def _check_contract(name, a_shape, b_shape, ad, bd):

@@ -7,7 +7,6 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, TypedScalar, get_aval
-from ..primitives import linalg as _la
 from ._promotion import (_broadcast_shapes, _broadcast_to, _operand, _promote, _shape_tuple, asarray,
                          astype)
 
@@ -200,9 +199,7 @@ def concatenate(arrays, axis=0, dtype=None):
             raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other than the one "
                             f"being concatenated: concatenating along dimension {axis} for shapes "
                             f"{', '.join(str(a.shape) for a in avals)}.")
-    if len(arrays) == 1:
-        return arrays[0]
-    return _la.concatenate_p.bind(*arrays, dimension=axis)
+    return lax.concatenate(arrays, axis)
 
 
 def _promote_dtypes(arrays):
