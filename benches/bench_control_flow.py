@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from cranax._bench_util import call_times
+from cranax.bench._timing import call_times
 
 
 def median_time(fn, n=15, warmup=2):

@@ -22,7 +22,7 @@ import numpy as np
 
 import cranax
 import cranax.numpy as cnp
-from cranax import _bench_util as bu
+from cranax.bench import _timing as bu
 from cranax import lax as clax
 
 try:

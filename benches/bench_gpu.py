@@ -21,7 +21,7 @@ import numpy as np
 import cranax
 import cranax.numpy as jnp
 from cranax import _core
-from cranax._bench_util import call_times
+from cranax.bench._timing import call_times
 
 
 def median_time(fn, runs, warmup=2):

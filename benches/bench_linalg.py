@@ -21,7 +21,7 @@ import numpy as np
 
 import cranax
 import cranax.numpy as jnp
-from cranax._bench_util import call_times, machine_line
+from cranax.bench._timing import call_times, machine_line
 
 
 def median_time(fn, runs, warmup=2):

@@ -17,7 +17,7 @@ import numpy as np
 
 import cranax
 from cranax import random
-from cranax._bench_util import call_times
+from cranax.bench._timing import call_times
 
 try:  # optional
     os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -24,7 +24,7 @@ import numpy as np
 
 import cranax
 import cranax.numpy as cnp
-from cranax import _bench_util as bu
+from cranax.bench import _timing as bu
 
 try:  # JAX is optional: measured in the same run when installed
     os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -45,7 +45,7 @@ if HERE not in sys.path:
 
 import cranax  # noqa: E402
 import cranax.numpy as cnp  # noqa: E402
-from cranax import _bench_util as bu  # noqa: E402
+from cranax.bench import _timing as bu  # noqa: E402
 from cranax import lax as clax  # noqa: E402
 
 try:  # JAX is optional: measured in the same process when installed

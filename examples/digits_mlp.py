@@ -354,7 +354,7 @@ def compare(a):
               f"final accuracy {h['final_accuracy'] * 100:.2f}%")
     print()
     try:
-        from cranax._bench_util import machine_line
+        from cranax.bench._timing import machine_line
         print(f"machine: {machine_line()}")
     except ImportError:
         import platform

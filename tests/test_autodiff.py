@@ -629,7 +629,7 @@ def test_stop_gradient():
 
 
 def test_tour_grad_runs(capsys):
-    from cranax import _tour_grad
+    from cranax.tour import grad as _tour_grad
     _tour_grad.tour_grad()
     out = capsys.readouterr().out
     assert "[0.25       0.19661197 0.10499357]" in out

@@ -728,7 +728,7 @@ def test_axis_size_mismatch():
 
 def test_tour_vmap_section():
     import io
-    from cranax._tour_vmap import tour_vmap
+    from cranax.tour.vmap import tour_vmap
     buf = io.StringIO()
     res = tour_vmap(out=buf, quick=True)
     assert res["agree"], buf.getvalue()
@@ -737,7 +737,7 @@ def test_tour_vmap_section():
 
 
 def test_apply_matrix_seed_when_dot_exists():
-    from cranax._tour_vmap import _dot_works
+    from cranax.tour.vmap import _dot_works
     if not _dot_works():
         pytest.skip("jnp.dot arrives with the linalg issue")
     matrix = rand(150, 100)

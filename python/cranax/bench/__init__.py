@@ -42,7 +42,7 @@ import time
 
 import numpy as np
 
-from .. import _bench_util as bu
+from . import _timing as bu
 
 __all__ = ["measure", "BenchReport", "ReportTable", "format_table", "System", "get_system", "machine_info",
            "FIELDS"]

@@ -17,7 +17,7 @@ import time
 
 from . import machine_info, format_table
 from . import _suite
-from .. import _bench_util as bu
+from . import _timing as bu
 
 
 def _describe_systems(systems):

@@ -7,6 +7,7 @@ import types
 
 import numpy as np
 
+from . import _timing as bu
 from . import measure, ReportTable, get_system
 
 __all__ = ["available_systems", "build_suite", "run_suite", "crossovers", "Case"]
@@ -254,7 +255,6 @@ def run_suite(cases, systems, quick=False, progress=print):
                 elif r.correct is False:
                     st = f"WRONG (max|Δ| {r.max_abs_diff:.2g})"
                 else:
-                    from .. import _bench_util as bu
                     st = f"steady {bu.fmt_time(r.steady_median_s)}"
                     if r.compile_s is not None:
                         st += f", compile {bu.fmt_time(r.compile_s)}"

@@ -12,26 +12,25 @@ import sys
 
 import numpy as np
 
+import cranax
+import cranax.numpy as jnp
+from cranax import _core
+from ..bench import _timing as bu
+
 __all__ = ["tour_grad"]
 
 
 def sum_logistic(x):
-    import cranax.numpy as jnp
     return jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
 
 
 def first_finite_differences(function, x):
-    import cranax.numpy as jnp
     eps = 1e-3
     return jnp.array([(function(x + eps * v) - function(x - eps * v)) / (2 * eps) for v in jnp.eye(len(x))])
 
 
 def tour_grad(out=None, quick=False):
     """grad: the seed's sum_logistic gradient, finite differences, jit(grad) vs grad(jit)."""
-    import cranax
-    import cranax.numpy as jnp
-    from cranax import _bench_util as bu
-    from cranax import _core
 
     tour = out if hasattr(out, "say") else None
     if tour is not None:

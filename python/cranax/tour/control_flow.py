@@ -15,22 +15,24 @@ import time
 
 import numpy as np
 
+import cranax
+import cranax.numpy as jnp
+from cranax import _core, lax
+from ..bench import _timing as bu
+
 __all__ = ["tour_control_flow", "relu_where", "relu_cond", "g_while"]
 
 
 def relu_where(x):
-    import cranax.numpy as jnp
     return jnp.where(x > 0, x, 0.0 * x)
 
 
 def relu_cond(x):
-    from cranax import lax
     return lax.cond(x > 0, lambda v: v, lambda v: 0.0 * v, x)
 
 
 def g_while(x, n):
     """The seed's ``g``: ``i = 0; while i < n: i += 1; return x + i``, as a compiled loop."""
-    from cranax import lax
     i = lax.while_loop(lambda i: i < n, lambda i: i + 1, 0)
     return x + i
 
@@ -44,10 +46,6 @@ def g_python(x, n):
 
 def tour_control_flow(out=None, quick=False):
     """Control flow: relu with jnp.where and lax.cond; the seed's while loop with lax.while_loop."""
-    import cranax
-    import cranax.numpy as jnp
-    from cranax import _bench_util as bu
-    from cranax import _core
 
     tour = out if hasattr(out, "say") else None
     if tour is not None:

@@ -1,4 +1,4 @@
-"""Timing helpers shared by ``python -m cranax.tour`` and ``benches/bench_seeds.py``.
+"""Timing helpers shared by ``python -m cranax.bench``, ``python -m cranax.tour`` and ``benches/``.
 
 The rules the seed documents ask for, in one place: warm up before timing, wait for asynchronous results
 (``block_until_ready``) before stopping the clock, report medians, keep trace / compile / transfer / steady

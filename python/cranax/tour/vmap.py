@@ -16,6 +16,10 @@ import time
 
 import numpy as np
 
+import cranax as jax
+import cranax.numpy as jnp
+from .harness import Row
+
 __all__ = ["tour_vmap"]
 
 
@@ -57,7 +61,6 @@ def _fmt(s):
 
 
 def _dot_works():
-    import cranax.numpy as jnp
     try:
         np.asarray(jnp.dot(jnp.ones((2, 3)), jnp.ones(3)))
         return True
@@ -68,18 +71,14 @@ def _dot_works():
 def _stack(xs):
     """``jnp.stack`` when the concatenate primitive exists; otherwise the rows are stacked on the host and
     put back on the device (the loop's time then includes those copies)."""
-    import cranax
-    import cranax.numpy as jnp
     try:
         return jnp.stack(xs)
     except NotImplementedError:
-        return cranax.device_put(np.stack([np.asarray(x) for x in xs]))
+        return jax.device_put(np.stack([np.asarray(x) for x in xs]))
 
 
 def _examples(matrix_np):
     """(title, code lines, apply_fn, naive, manual, vmapped, numpy reference fn)."""
-    import cranax as jax
-    import cranax.numpy as jnp
 
     matrix = jax.device_put(matrix_np)
     if _dot_works():
@@ -142,7 +141,6 @@ def _examples(matrix_np):
 def tour_vmap(out=None, quick=False):
     """Runs the vmap section: results of the loop, hand-batched and vmapped versions compared first, then
     each timed (median, warm, waiting with ``block_until_ready``). Returns a dict of the figures."""
-    import cranax as jax
 
     tour = out if hasattr(out, "say") else None
     if tour is not None:
@@ -183,7 +181,6 @@ def tour_vmap(out=None, quick=False):
     say("   " + "  ".join(f"{k}: {_fmt(v)}" for k, v in times.items()) + f"  (NumPy float64: {_fmt(t_np)})")
     if tour is not None and hasattr(tour, "add"):
         try:
-            from .tour import Row
             for (k, v), d in zip(times.items(), diffs.values()):
                 tour.add(Row(f"vmap section: {k}", steady=v, numpy=t_np, diff=d))
         except Exception:   # the summary rows are a convenience; the section's own lines were printed

@@ -7,15 +7,16 @@ import sys
 
 import numpy as np
 
+import cranax
+import cranax.numpy as jnp
+from cranax import _core
+from ..bench import _timing as bu
+
 __all__ = ["tour_gpu"]
 
 
 def tour_gpu(out=None, quick=False):
     """GPU column: selu, sum and matmul on each device (adapter and backend named; software labelled)."""
-    import cranax
-    import cranax.numpy as jnp
-    from cranax import _bench_util as bu
-    from cranax import _core
 
     tour = out if hasattr(out, "say") else None
     if tour is not None:
