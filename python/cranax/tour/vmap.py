@@ -10,54 +10,16 @@ elementwise ops and reductions (a normalisation), whose hand-batched form uses `
 file or the ``cranax.tour.Tour`` object (then ``("vmap", tour_vmap)`` is a section of ``python -m cranax.tour``:
 it prints through the tour and adds one summary row per variant).
 """
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import cranax as jax
 import cranax.numpy as jnp
+from ..bench import _timing as bu
 from .harness import Row
 
 __all__ = ["tour_vmap"]
-
-
-def _block(x):
-    if isinstance(x, (tuple, list)):
-        for v in x:
-            _block(v)
-        return x
-    b = getattr(x, "block_until_ready", None)
-    if b is not None:
-        b()
-    return x
-
-
-def _median(fn, budget):
-    """Median seconds per call of ``fn`` (which waits for its result), after two warm-up calls."""
-    fn()
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-9)
-    inner = max(1, min(1000, int(1e-3 / one)))
-    n = max(5, min(51, int(budget / (one * inner))))
-    ts = []
-    for _ in range(n):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        ts.append((time.perf_counter() - t) / inner)
-    return statistics.median(ts)
-
-
-def _fmt(s):
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} µs"
-    if s < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.2f} s"
 
 
 def _dot_works():
@@ -163,7 +125,7 @@ def tour_vmap(out=None, quick=False):
         say("   " + line)
     say(f"   inputs: batched_x {batched_np.shape} float32, matrix {matrix_np.shape} float32")
 
-    results = {name: np.asarray(_block(fn(batched_x)))
+    results = {name: np.asarray(bu.block(fn(batched_x)))
                for name, fn in (("naive", naive), ("manual", manual), ("vmap", vmapped))}
     want = ref(batched_np)
     diffs = {k: float(np.max(np.abs(v.astype(np.float64) - want))) for k, v in results.items()}
@@ -176,9 +138,10 @@ def tour_vmap(out=None, quick=False):
     budget = 0.1 if quick else 0.4
     times = {}
     for name, fn in (("naive loop", naive), ("by hand (jit)", manual), ("vmap (jit)", vmapped)):
-        times[name] = _median(lambda fn=fn: _block(fn(batched_x)), budget)
-    t_np = _median(lambda: ref(batched_np), budget)
-    say("   " + "  ".join(f"{k}: {_fmt(v)}" for k, v in times.items()) + f"  (NumPy float64: {_fmt(t_np)})")
+        times[name] = bu.median_time(lambda fn=fn: bu.block(fn(batched_x)), budget=budget)
+    t_np = bu.median_time(lambda: ref(batched_np), budget=budget)
+    say("   " + "  ".join(f"{k}: {bu.fmt_time(v)}" for k, v in times.items())
+        + f"  (NumPy float64: {bu.fmt_time(t_np)})")
     if tour is not None and hasattr(tour, "add"):
         try:
             for (k, v), d in zip(times.items(), diffs.values()):
