@@ -101,7 +101,3 @@ def tour_control_flow(out=None, quick=False):
     say(f"(an all-scalar loop compiles to one Cranelift function with a real loop; fused-loop calls so far: "
         f"{fused})")
     return figures
-
-
-if __name__ == "__main__":
-    tour_control_flow()

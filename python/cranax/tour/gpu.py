@@ -68,7 +68,3 @@ def tour_gpu(out=None, quick=False):
         say(f"{name:18s} " + " ".join(f"{bu.fmt_time(t):>12s}" for t in times) + f"   {diff:.3g}")
     for i, lab in enumerate(labels):
         say(f"  dev {i}: {lab}")
-
-
-if __name__ == "__main__":
-    tour_gpu(quick="--quick" in sys.argv)

@@ -82,7 +82,3 @@ def tour_grad(out=None, quick=False):
     say(f"(f32[{n}] input; grad(jit(f)) runs the inner jit as two compiled calls: forward and transposed)")
     return dict(grad=np.asarray(g), fd=np.asarray(fd), **{k: {kk: vv for kk, vv in v.items() if kk != "value"}
                                                           for k, v in results.items()})
-
-
-if __name__ == "__main__":
-    tour_grad()

@@ -152,7 +152,3 @@ def tour_vmap(out=None, quick=False):
         f"loop / vmap = {times['naive loop'] / times['vmap (jit)']:.1f}x "
         f"(seed, JAX on its machine with jnp.dot: 7.68 ms, 68.8 µs, 105 µs)")
     return {"example": title, "agree": agree, "max_abs_diff": diffs, "times": times}
-
-
-if __name__ == "__main__":
-    tour_vmap(quick="--quick" in sys.argv)
