@@ -15,13 +15,12 @@ import os
 import sys
 import time
 
-from . import machine_info, format_table
+from . import format_table, get_system, machine_info
 from . import _suite
 from . import _timing as bu
 
 
 def _describe_systems(systems):
-    from . import get_system
     return {s: get_system(s).device_info() for s in systems}
 
 
