@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..jaxpr import ClosedJaxpr, Literal
 
 WIRE_VERSION = 1
 
@@ -27,10 +27,6 @@ def _wire_value(v):
     if isinstance(v, (np.floating,)):
         return float(v)
     return v
-
-
-def default_wire_params(eqn, names):
-    return {k: _wire_value(eqn.params[k]) for k in names if k in eqn.params}
 
 
 _lit_cache = {}
@@ -98,12 +94,6 @@ class _Emitter:
         self.ids = {}
         self.eqns = []
         self.next_id = 0
-
-    def new(self, var):
-        vid = self.next_id
-        self.next_id += 1
-        self.ids[var] = vid
-        return vid
 
     def atom(self, a, env):
         if type(a) is Literal:

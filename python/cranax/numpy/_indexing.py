@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core import Tracer, get_aval
-from ..primitives import linalg as _la
+from ..primitives import library as _la
 from ..primitives import structural as _st
 
 

@@ -9,7 +9,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..core import get_aval
-from ..primitives import linalg as _la
+from ..primitives import library as _la
 
 __all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
            "matvec", "vecmat"]

@@ -10,7 +10,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, get_aval
 from ..errors import ConcretizationTypeError
-from ..primitives import linalg as _la
+from ..primitives import library as _la
 from ..primitives import structural as _st
 
 __all__ = ["concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
