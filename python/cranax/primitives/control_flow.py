@@ -790,10 +790,6 @@ def batch_closed(closed, size, in_batched, force_out):
 _PY = (bool, int, float)
 
 
-def _operand_aval(x):
-    return get_aval(x)
-
-
 def _trace_fun(fun, in_tree, in_avals, what):
     """Traces ``fun(*unflatten(in_tree, args))``. Returns ``(closed, consts, out_tree)``."""
     store = {}
@@ -872,7 +868,7 @@ def _prune_forwarded(jaxprs, ops):
 
 
 def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names):
-    ops_avals = [_operand_aval(o) for o in ops]
+    ops_avals = [get_aval(o) for o in ops]
     traced = [_trace_fun(b, ops_tree, ops_avals, n) for b, n in zip(branches, out_names)]
     out_tree0, avals0 = traced[0][2], traced[0][0].out_avals
     for k, (closed, _, tree) in enumerate(traced[1:], 1):
@@ -1013,16 +1009,12 @@ def while_loop(cond_fun, body_fun, init_val):
             break
     body_out_tree = body_tree
     in_carry_tree = tree_flatten(init_val)[1]
-    msg = _carry_diff_text("body_fun", in_carry_tree, init_avals, _unwrap_tree(body_out_tree), body_j.out_avals)
+    msg = _carry_diff_text("body_fun", in_carry_tree, init_avals, body_out_tree, body_j.out_avals)
     if msg is not None:
         raise TypeError(msg)
     outs = while_p.bind(*cond_consts, *body_consts, *init_vals, cond_jaxpr=cond_j, body_jaxpr=body_j,
                         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
     return tree_unflatten(in_carry_tree, outs)
-
-
-def _unwrap_tree(tree):
-    return tree
 
 
 def _fori_while_cond(carry):

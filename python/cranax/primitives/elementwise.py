@@ -295,8 +295,6 @@ def _broadcast_rank0(args, shape):
     return out
 
 
-_FAST_TYPES = (Tracer, TypedScalar)
-
 
 def _nary(prim):
     bind = prim.bind

@@ -155,7 +155,6 @@ _ad.defjvp2(reduce_min_p, _chooser_jvp)
 def _reduce_prod_jvp(g, ans, x, axes, out_sharding=None):
     """Exact with zeros: no zero → ans * sum(g / x); one zero → the product of the others times g there."""
     xa = _ad.get_aval(x)
-    kept = _kept(xa.ndim, axes)
     is0 = _ew.eq(x, _st.full_like(x, 0))
     x_nz = _ew.select(is0, _st.full_like(x, 1), x)
     p_nz = reduce_prod(x_nz, axes)

@@ -149,12 +149,6 @@ rev_p = standard_primitive("rev", _rev_abstract,
                            wire=lambda eqn: {"dimensions": list(eqn.params["dimensions"])})
 
 
-def concatenate(arrays, axis):
-    """Joins arrays along ``axis`` (the ``concatenate`` primitive arrives with the shape-ops issue)."""
-    raise NotImplementedError("concatenate/stack of traced arrays needs the concatenate primitive "
-                              "(shape-ops issue)")
-
-
 # ---- the lax wrappers ----
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
@@ -165,8 +159,6 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     dims = tuple(int(d) for d in broadcast_dimensions)
     if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
         return operand
-    if isinstance(operand, TypedScalar):
-        operand = operand  # a literal broadcast still needs the equation
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
 
 
