@@ -450,31 +450,42 @@ def _cached(cache, closed, key, make):
     return hit
 
 
-def jvp_jaxpr(closed, nonzeros):
+def jvp_jaxpr(closed, nonzeros, instantiate=None):
     """The jvp of ``closed`` (no consts) as a jaxpr from primals + the non-zero tangents to primals_out +
-    the non-zero tangents out. Returns ``(jaxpr, consts, out_nonzeros)``."""
+    the non-zero tangents out. ``instantiate[i]`` forces output i's tangent (zeros) when it is a float.
+    Returns ``(jaxpr, consts, out_nonzeros)``; the jaxpr takes ``consts`` first."""
+    nonzeros = tuple(bool(z) for z in nonzeros)
+    instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
+
     def make():
         n = len(closed.in_avals)
+        in_avals = closed.in_avals
+        nz = [z and is_float(a.dtype) for z, a in zip(nonzeros, in_avals)]
+        inst = [i and is_float(a.dtype) for i, a in zip(instantiate, closed.out_avals)]
         store = {}
 
         def f(*args):
             primals = list(args[:n])
             it = iter(args[n:])
-            tangents = [next(it) if nz else Zero(a) for nz, a in zip(nonzeros, closed.in_avals)]
+            tangents = [next(it) if z else Zero(a) for z, a in zip(nz, in_avals)]
             p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
-            store["nz"] = [type(t) is not Zero for t in t_out]
-            return p_out + [t for t in t_out if type(t) is not Zero]
-        avals = list(closed.in_avals) + [a for nz, a in zip(nonzeros, closed.in_avals) if nz]
-        out = trace_to_jaxpr(f, avals)
-        jaxpr, consts = out.hoist_consts()
+            out_nz = [type(t) is not Zero or i for t, i in zip(t_out, inst)]
+            store["nz"] = out_nz
+            return list(p_out) + [instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
+        avals = list(in_avals) + [a for z, a in zip(nz, in_avals) if z]
+        jaxpr, consts = trace_to_jaxpr(f, avals).hoist_consts()
         return jaxpr, consts, store["nz"]
-    return _cached(_jvp_cache, closed, tuple(nonzeros), make)
+    return _cached(_jvp_cache, closed, (nonzeros, instantiate), make)
 
 
-def partial_eval_jaxpr(closed, unknowns):
+def partial_eval_jaxpr(closed, unknowns, instantiate=None):
     """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts, unknown,
-    unknown_consts, out_unknowns, num_res)``: ``known`` maps the known inputs to the known outputs followed by
-    ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown outputs."""
+    out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the known
+    outputs followed by ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown
+    outputs. ``instantiate[i]`` makes output i unknown even when it is computable."""
+    unknowns = tuple(bool(u) for u in unknowns)
+    instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
+
     def make():
         store = {}
 
@@ -485,7 +496,7 @@ def partial_eval_jaxpr(closed, unknowns):
             try:
                 with set_current_trace(pe):
                     outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-                out_unknowns = [pe.is_unknown(o) for o in outs]
+                out_unknowns = [pe.is_unknown(o) or i for o, i in zip(outs, instantiate)]
                 unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
             finally:
                 pe.invalidate()
@@ -501,7 +512,7 @@ def partial_eval_jaxpr(closed, unknowns):
         known = trace_to_jaxpr(known_fun, known_avals)
         kjaxpr, kconsts = known.hoist_consts()
         return kjaxpr, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
-    return _cached(_pe_cache, closed, tuple(unknowns), make)
+    return _cached(_pe_cache, closed, (unknowns, instantiate), make)
 
 
 def transpose_jaxpr(closed, linear, ct_nonzeros):

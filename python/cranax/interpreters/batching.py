@@ -231,12 +231,13 @@ def defbroadcasting(prim):
 _jaxpr_cache = weakref.WeakKeyDictionary()   # ClosedJaxpr -> {(size, in_dims): (ClosedJaxpr, consts, out_dims)}
 
 
-def batch_jaxpr(closed, axis_size, in_dims):
+def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
     """Batches ``closed`` (a ClosedJaxpr) for inputs with batch dims ``in_dims``. Batched inputs of the new
     jaxpr have their batch axis first; returns ``(new_closed, consts, out_dims)`` where the new jaxpr takes
-    ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``.
-    Cached per (jaxpr, size, in_dims)."""
-    key = (axis_size, tuple(in_dims))
+    ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``
+    (0 wherever ``force_out`` asks). Cached per (jaxpr, size, in_dims, force_out)."""
+    force_out = (False,) * len(closed.out_avals) if force_out is None else tuple(bool(f) for f in force_out)
+    key = (axis_size, tuple(in_dims), force_out)
     try:
         per = _jaxpr_cache.get(closed)
     except TypeError:
@@ -255,10 +256,13 @@ def batch_jaxpr(closed, axis_size, in_dims):
             with set_current_trace(trace):
                 outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
             res = []
-            for o in outs:
+            for o, force, av in zip(outs, force_out, closed.out_avals):
                 v, d = trace.to_batch_info(o)
                 if d is not not_mapped:
                     v = moveaxis(v, d, 0)
+                    d = 0
+                elif force:
+                    v = broadcast_batched(v, axis_size, 0, av.shape)
                     d = 0
                 res.append(v)
                 out_dims_box.append(d)

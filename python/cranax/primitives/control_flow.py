@@ -1,4 +1,5 @@
-"""Control-flow primitives: ``cond``, ``while`` and ``scan``, with all their rules.
+"""Control-flow primitives: ``cond``, ``while`` and ``scan``, with all their rules, and the lax functions that
+bind them (``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``).
 
 Each carries closed sub-jaxprs (``ClosedJaxpr`` without consts: values the functions close over are passed
 as leading operands, as JAX does):
@@ -11,14 +12,15 @@ as leading operands, as JAX does):
 They are compiled by the core as real control flow (``rust/opt/control_flow.rs``): only the taken branch
 runs, loops run their body's kernels per iteration. Rules registered here: abstract eval, printing params,
 wire params, eager impl (one-equation program through the compiler), jvp, partial eval (for linearize /
-reverse mode), transpose (cond, scan; while raises JAX's error) and batching.
+reverse mode), transpose (cond, scan; while raises JAX's error) and batching; the sub-jaxprs are transformed
+with ``ad.jvp_jaxpr`` / ``ad.partial_eval_jaxpr`` / ``batching.batch_jaxpr``, as ``jit``'s are.
 """
 import collections
 import threading
 
 import numpy as np
 
-from .. import _core, core, dtypes
+from .. import _core, dtypes
 from ..array import Array, _from_host, _to_buffer
 from ..core import Primitive, Tracer, TypedScalar, get_aval, set_current_trace, typed_scalar
 from ..interpreters import ad as _ad
@@ -32,7 +34,8 @@ from . import elementwise as _ew
 from . import reductions as _red
 from . import structural as _st
 
-__all__ = ["cond_p", "while_p", "scan_p", "typematch", "aval_text", "trace_closed", "join_consts"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "while_p", "scan_p", "typematch",
+           "aval_text", "trace_closed", "join_consts"]
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -209,11 +212,11 @@ def _cond_jvp(primals, tangents, branches):
     nout = len(branches[0].out_avals)
     out_nz = [False] * nout
     for b in branches:
-        _, _, onz = jvp_closed(b, nz, [False] * nout)
+        _, _, onz = _ad.jvp_jaxpr(b, nz, [False] * nout)
         out_nz = [a or c for a, c in zip(out_nz, onz)]
     pairs = []
     for b in branches:
-        j, cs, _ = jvp_closed(b, nz, out_nz)
+        j, cs, _ = _ad.jvp_jaxpr(b, nz, out_nz)
         pairs.append((j, cs))
     new, consts = join_consts(pairs)
     outs = cond_p.bind(index, *consts, *ops, *[t for t, z in zip(ops_dot, nz) if z], branches=tuple(new))
@@ -231,8 +234,8 @@ def _cond_partial_eval(trace, args, params):
     nout = len(branches[0].out_avals)
     out_uk = [False] * nout
     for b in branches:
-        out_uk = [a or c for a, c in zip(out_uk, partial_eval_closed(b, unknowns, [False] * nout)[3])]
-    splits = [partial_eval_closed(b, unknowns, out_uk) for b in branches]
+        out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout)[3])]
+    splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk) for b in branches]
     res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
     n_known_out = sum(1 for u in out_uk if not u)
 
@@ -356,12 +359,12 @@ def _while_jvp(primals, tangents, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     c_nz = [not _ad.is_zero(t) for t in idot]
     nk = len(init)
     while True:
-        _, _, onz = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+        _, _, onz = _ad.jvp_jaxpr(body_jaxpr, b_nz + c_nz, c_nz)
         new = [a or (c and _is_float(av)) for a, c, av in zip(c_nz, onz, body_jaxpr.out_avals)]
         if new == c_nz:
             break
         c_nz = new
-    bj, bjconsts, _ = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+    bj, bjconsts, _ = _ad.jvp_jaxpr(body_jaxpr, b_nz + c_nz, c_nz)
     # jvp order: hoisted, bconsts, carry, bconst tangents, carry tangents; while wants carry last.
     nh, nbt, nkt = len(bjconsts), sum(b_nz), sum(c_nz)
     order = (list(range(nh + nb)) + list(range(nh + nb + nk, nh + nb + nk + nbt))
@@ -384,15 +387,15 @@ def _while_partial_eval(trace, args, params):
     c_uk, b_uk, k_uk = uk[:nc], uk[nc:nc + nb], uk[nc + nb:]
     nk = len(k_uk)
     while True:
-        out_uk = partial_eval_closed(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
+        out_uk = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
         new = [a or c for a, c in zip(k_uk, out_uk)]
         if new == k_uk:
             break
         k_uk = new
-    cond_split = partial_eval_closed(cond_jaxpr, c_uk + k_uk, [False])
+    cond_split = _ad.partial_eval_jaxpr(cond_jaxpr, c_uk + k_uk, [False])
     if cond_split[3][0] or all(k_uk):
         return trace.stage(while_p, args, params)
-    body_split = partial_eval_closed(body_jaxpr, b_uk + k_uk, k_uk)
+    body_split = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, k_uk)
     n_known = sum(1 for u in k_uk if not u)
     kb = body_split[0].jaxpr
     kbody = ClosedJaxpr(Jaxpr([], kb.invars, kb.outvars[:n_known], kb.eqns), [])
@@ -519,12 +522,12 @@ def _scan_jvp(primals, tangents, jaxpr, length, reverse, num_consts, num_carry, 
     x_nz = [not _ad.is_zero(t) for t in xdot]
     nx, ny = len(xs), len(jaxpr.out_avals) - nk
     while True:
-        onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)[2]
+        onz = _ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)[2]
         new = [a or c for a, c in zip(k_nz, onz[:nk])]
         if new == k_nz:
             break
         k_nz = new
-    j, jc, onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)
+    j, jc, onz = _ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)
     nh, nct, nkt, nxt = len(jc), sum(c_nz), sum(k_nz), sum(x_nz)
     y_nz = onz[nk:]
     nyt = sum(y_nz)
@@ -557,12 +560,12 @@ def _scan_partial_eval(trace, args, params):
     c_uk, k_uk, x_uk = uk[:nc], uk[nc:nc + nk], uk[nc + nk:]
     ny = len(jaxpr.out_avals) - nk
     while True:
-        out_uk = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
+        out_uk = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
         new = [a or c for a, c in zip(k_uk, out_uk[:nk])]
         if new == k_uk:
             break
         k_uk = new
-    known, kconsts, unknown, out_uk, nres = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
+    known, kconsts, unknown, out_uk, nres = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
     y_uk = out_uk[nk:]
     kn = lambda xs, flags: [x for x, u in zip(xs, flags) if not u]  # noqa: E731
     un = lambda xs, flags: [x for x, u in zip(xs, flags) if u]  # noqa: E731
@@ -698,89 +701,11 @@ _batching.batching_rules[_identity_p] = lambda vals, dims: (list(vals), list(dim
 
 # ----------------------------------------------------------------------------------------------- jaxpr transforms
 
-def jvp_closed(closed, nonzeros, instantiate):
-    """The jvp of ``closed`` (no consts): a jaxpr from (primals, non-zero tangents) to (primals out,
-    tangents out where ``out_nz``). ``instantiate[i]`` forces output i's tangent (zeros) when it is a float.
-    Returns ``(jaxpr, consts, out_nz)``; the jaxpr takes ``consts`` first."""
-    n = len(closed.in_avals)
-    in_avals = closed.in_avals
-    nonzeros = [bool(z) and _is_float(a) for z, a in zip(nonzeros, in_avals)]
-    inst = [bool(i) and _is_float(a) for i, a in zip(instantiate, closed.out_avals)]
-    store = {}
-
-    def f(*args):
-        primals = list(args[:n])
-        it = iter(args[n:])
-        tangents = [next(it) if z else _ad.Zero(a) for z, a in zip(nonzeros, in_avals)]
-        p_out, t_out = _ad.jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
-        out_nz = [(not _ad.is_zero(t)) or i for t, i in zip(t_out, inst)]
-        store["nz"] = out_nz
-        return list(p_out) + [_ad.instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
-    avals = list(in_avals) + [a for z, a in zip(nonzeros, in_avals) if z]
-    j, consts = trace_closed(f, avals)
-    return j, consts, store["nz"]
-
-
-def partial_eval_closed(closed, unknowns, instantiate):
-    """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts,
-    unknown, out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the
-    known outputs then ``num_res`` residuals; ``unknown`` takes the residuals then the unknown inputs.
-    ``instantiate[i]`` makes output i unknown even when it is computable."""
-    store = {}
-
-    def known_fun(*known_args):
-        pe = _ad.PartialEvalTrace(core._state.trace)
-        it = iter(known_args)
-        args = [pe.new_arg(a) if u else next(it) for u, a in zip(unknowns, closed.in_avals)]
-        try:
-            with set_current_trace(pe):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-            out_unknowns = [pe.is_unknown(o) or bool(i) for o, i in zip(outs, instantiate)]
-            unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
-        finally:
-            pe.invalidate()
-        res = unknown.consts
-        uj = unknown.jaxpr
-        store["unknown"] = ClosedJaxpr(Jaxpr([], list(uj.constvars) + list(uj.invars), uj.outvars, uj.eqns), [])
-        store["out_unknowns"] = out_unknowns
-        store["num_res"] = len(res)
-        return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
-    known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
-    kj, kconsts = trace_closed(known_fun, known_avals)
-    return kj, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
-
-
 def batch_closed(closed, size, in_batched, force_out):
-    """``closed`` (no consts) batched: inputs with ``in_batched`` have a leading batch axis of ``size``;
-    outputs are batched (axis 0) where the computation makes them so or ``force_out`` asks. Returns
-    ``(jaxpr, consts, out_batched)``; the jaxpr takes ``consts`` first."""
-    store = {}
-
-    def fun(*args):
-        trace = _batching.BatchTrace(core.current_trace(), size)
-        targs = [_batching.BatchTracer(trace, a, 0) if b else a for a, b in zip(args, in_batched)]
-        try:
-            with set_current_trace(trace):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
-            infos = [trace.to_batch_info(o) for o in outs]
-        finally:
-            trace.invalidate()
-        res, ob = [], []
-        for (v, d), f, av in zip(infos, force_out, closed.out_avals):
-            if d is None:
-                if f:
-                    v = _batching.broadcast_batched(v, size, 0, av.shape)
-                    d = 0
-            else:
-                v = _batching.moveaxis(v, d, 0)
-                d = 0
-            res.append(v)
-            ob.append(d is not None)
-        store["ob"] = ob
-        return res
-    avals = [a.update(shape=(size,) + a.shape) if b else a for a, b in zip(closed.in_avals, in_batched)]
-    j, consts = trace_closed(fun, avals)
-    return j, consts, store["ob"]
+    """``batching.batch_jaxpr`` with flags: inputs where ``in_batched`` have a leading batch axis; returns
+    ``(jaxpr, consts, out_batched)``."""
+    j, consts, dims = _batching.batch_jaxpr(closed, size, [0 if b else None for b in in_batched], force_out)
+    return j, consts, [d is not None for d in dims]
 
 
 # ----------------------------------------------------------------------------------------------- the lax API

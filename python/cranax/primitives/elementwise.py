@@ -1,4 +1,5 @@
-"""Elementwise primitives: unary math, binary arithmetic/logic, comparisons, select_n, clamp, conversions.
+"""Elementwise primitives: unary math, binary arithmetic/logic, comparisons, select_n, clamp, conversions —
+each with its ``lax`` wrapper and its rules.
 
 Operands of a binary primitive share a dtype and a shape; a rank-0 operand may stand for a scalar that
 broadcasts (jaxprs print such literals as ``1.0:f32[]``). The result is weakly typed only when every

@@ -1,4 +1,5 @@
-"""Reductions over any set of axes: reduce_sum/max/min/prod/and/or, argmax/argmin."""
+"""Reductions over any set of axes: reduce_sum/max/min/prod/and/or, argmax/argmin, with their ``lax``
+wrappers and rules."""
 import numpy as np
 
 from .. import dtypes

@@ -1,4 +1,5 @@
-"""Shape primitives: broadcast_in_dim, reshape, squeeze, expand_dims, transpose, iota, copy."""
+"""Shape primitives: broadcast_in_dim, reshape, squeeze, transpose, iota, copy, slice, rev, pad — with their
+``lax`` wrappers (``broadcast``, ``expand_dims``, ``full``... too) and their rules."""
 import numpy as np
 
 from .. import dtypes
