@@ -18,7 +18,7 @@ import numpy as np
 from .. import core, dtypes
 from ..array import _from_host
 from ..core import Tracer, TypedScalar, get_aval, set_current_trace
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from ..jaxpr import Literal, Var
 from ..tree_util import tree_map
 from .eval import eval_jaxpr
 from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
@@ -501,9 +501,7 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
             finally:
                 pe.invalidate()
             # The unknown jaxpr's consts are the residuals: values of the known computation.
-            res = unknown.consts
-            ujaxpr = ClosedJaxpr(Jaxpr([], list(unknown.jaxpr.constvars) + list(unknown.jaxpr.invars),
-                                       unknown.jaxpr.outvars, unknown.jaxpr.eqns), [])
+            ujaxpr, res = unknown.hoist_consts()
             store["unknown"] = ujaxpr
             store["out_unknowns"] = out_unknowns
             store["num_res"] = len(res)

@@ -131,9 +131,9 @@ class _Emitter:
         return [self.atom(a, env) for a in jaxpr.outvars]
 
 
-def lower_jaxpr(closed, name="main"):
-    """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
-    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+def lower_program(jaxpr):
+    """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
+    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params."""
     em = _Emitter()
     env = {}
     invars = []
@@ -143,5 +143,11 @@ def lower_jaxpr(closed, name="main"):
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
     outs = em.emit_jaxpr(jaxpr, env)
-    prog = {"version": WIRE_VERSION, "name": name, "invars": invars, "eqns": em.eqns, "outvars": outs}
+    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+
+
+def lower_jaxpr(closed, name="main"):
+    """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
     return json.dumps(prog, separators=(",", ":"))

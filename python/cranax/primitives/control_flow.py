@@ -112,16 +112,7 @@ def sub_program(closed):
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     if isinstance(closed, ClosedJaxpr) and closed.consts:
         raise ValueError("control-flow sub-jaxprs must not have consts (pass them as operands)")
-    em = lowering._Emitter()
-    env = {}
-    invars = []
-    for v in list(jaxpr.constvars) + list(jaxpr.invars):
-        vid = em.next_id
-        em.next_id += 1
-        env[v] = vid
-        invars.append(lowering._aval_json(vid, v.aval))
-    outs = em.emit_jaxpr(jaxpr, env)
-    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+    return lowering.lower_program(jaxpr)
 
 
 class _ExeCache:

@@ -1,8 +1,9 @@
-"""Library primitives (run by the core as calls into Rust routines, not fused loops): ``dot_general``,
-``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter`` (set/add/mul/min/max),
-``sort`` and the cumulative reductions ``cumsum``/``cumprod``/``cummax``/``cummin``; ``pad`` (defined in
-``structural``) is lowered to the core's pad here. Each primitive has its lax wrapper, abstract eval, wire params,
-jvp/transpose rules and batching rule in this file. Mirrors ``jax.lax``'s primitives of the same names.
+"""Library primitives (run by the core as calls into Rust routines, not fused loops; ``rust/ir/library.rs``):
+``dot_general``, ``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter``
+(set/add/mul/min/max), ``sort`` and the cumulative reductions ``cumsum``/``cumprod``/``cummax``/``cummin``;
+``pad`` (defined in ``structural``) is lowered to the core's pad here. Each primitive has its lax wrapper,
+abstract eval, wire params, jvp/transpose rules and batching rule in this file. Mirrors ``jax.lax``'s
+primitives of the same names.
 """
 from collections import namedtuple
 
