@@ -470,7 +470,7 @@ def _convert(x, new_dtype, weak_type):
     if av.dtype == new_dtype and av.weak_type == weak_type:
         return x
     return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=bool(weak_type),
-                                           sharding=None)
+                                       sharding=None)
 
 
 def bitcast_convert_type(operand, new_dtype):
@@ -562,9 +562,9 @@ _ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
 _ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans)))
 _ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
 _ad.defjvp(erf_p, lambda g, x: mul(_c(x, 2 / np.sqrt(np.pi)),
-                                        mul(g, exp(neg(integer_pow(x, 2))))))
+                                   mul(g, exp(neg(integer_pow(x, 2))))))
 _ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
-                                                               exp(integer_pow(ans, 2)))))
+                                                    exp(integer_pow(ans, 2)))))
 _ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), integer_pow(x, 2)))))
 _ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_c(x, 1), integer_pow(x, 2))))))
 _ad.defjvp(atan_p, lambda g, x: div(g, add(_c(x, 1), integer_pow(x, 2))))
@@ -572,9 +572,9 @@ _ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 _ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 _ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(integer_pow(x, 2), _c(x, 1)))))
 _ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)),
-                                                                 add(x, _c(x, 1))))))
+                                                  add(x, _c(x, 1))))))
 _ad.defjvp(atanh_p, lambda g, x: mul(div(_c(x, 1), add(_c(x, 1), x)),
-                                          div(g, sub(_c(x, 1), x))))
+                                     div(g, sub(_c(x, 1), x))))
 _ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 
 
@@ -676,7 +676,7 @@ _ad.transpose_rules[div_p] = _div_transpose
 
 _ad.defjvp(rem_p, lambda g, x, y: g,
            lambda g, x, y: mul(neg(g), mul(sign(div(x, y)),
-                                                          floor(abs(div(x, y))))))
+                                           floor(abs(div(x, y))))))
 
 
 def _balanced_eq(x, z, y):

@@ -323,7 +323,7 @@ def _index_scalars(start_indices, n):
     else:
         av = get_aval(start_indices)
         idx = [_st.reshape(_st.slice_p.bind(start_indices, start_indices=(i,), limit_indices=(i + 1,),
-                                          strides=None), ()) for i in range(av.shape[0])]
+                                            strides=None), ()) for i in range(av.shape[0])]
     if len(idx) != n:
         raise TypeError(f"expected {n} start indices, got {len(idx)}")
     out = []
@@ -933,7 +933,7 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
         # Only the update that wins a position receives its cotangent: scatter unique ids, read them back.
         n = int(np.prod(uav.shape)) if uav.shape else 1
         ids = _st.reshape(_st.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0, sharding=None),
-                        uav.shape)
+                          uav.shape)
         owner = scatter_p.bind(_st.full(xav.shape, -1, np.int32), idx, ids, **p)
         won = _ew.eq(_gather_updates(owner, idx, uav, dimension_numbers, mode, fill_value=-2), ids)
         g = _gather_updates(ct, idx, uav, dimension_numbers, mode)
@@ -984,7 +984,7 @@ def _scatter_extremum_jvp(prim):
         pa = dict(params)
         num = _ew.add(_ew.select(mx, tx, zx), scatter_add_p.bind(zx, idx, _ew.select(mu, tu, zu), **pa))
         cnt = _ew.add(_ew.convert_element_type(mx, dt),
-                    scatter_add_p.bind(zx, idx, _ew.convert_element_type(mu, dt), **pa))
+                      scatter_add_p.bind(zx, idx, _ew.convert_element_type(mu, dt), **pa))
         return ans, _ew.div(num, _ew.max(cnt, _st.full(xav.shape, 1, dt)))
     return rule
 
@@ -1056,7 +1056,8 @@ def _cumext_jvp(g, ans, x, axis, reverse=False):
     pos = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=axis, sharding=None)
     if reverse:
         n = av.shape[axis]
-        cand = _ew.select(_ew.eq(x, ans), _ew.sub(_st.full(av.shape, n - 1, np.int32), pos), _st.full(av.shape, -1, np.int32))
+        cand = _ew.select(_ew.eq(x, ans), _ew.sub(_st.full(av.shape, n - 1, np.int32), pos),
+                          _st.full(av.shape, -1, np.int32))
         src = _ew.sub(_st.full(av.shape, n - 1, np.int32), cummax_p.bind(cand, axis=axis, reverse=True))
     else:
         cand = _ew.select(_ew.eq(x, ans), pos, _st.full(av.shape, -1, np.int32))

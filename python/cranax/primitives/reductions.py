@@ -90,13 +90,13 @@ reduce_or = _reduce(reduce_or_p)
 def argmax(operand, axis, index_dtype):
     """Index of the first maximum along ``axis``. Mirrors ``jax.lax.argmax``."""
     return argmax_p.bind(_ew._as_operand(operand), axes=(int(axis),),
-                              index_dtype=dtypes.canonicalize_dtype(index_dtype))
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
 def argmin(operand, axis, index_dtype):
     """Index of the first minimum along ``axis``. Mirrors ``jax.lax.argmin``."""
     return argmin_p.bind(_ew._as_operand(operand), axes=(int(axis),),
-                              index_dtype=dtypes.canonicalize_dtype(index_dtype))
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
 # ---- batching rules ----
@@ -164,7 +164,7 @@ def _reduce_prod_jvp(g, ans, x, axes, out_sharding=None):
     t_one = _ew.mul(p_nz, reduce_sum(_ew.select(is0, g, _st.full_like(g, 0)), axes))
     zero = _st.full_like(t_none, 0)
     return _ew.select(_ew.eq(n0, _st.full_like(n0, 0)), t_none,
-                    _ew.select(_ew.eq(n0, _st.full_like(n0, 1)), t_one, zero))
+                      _ew.select(_ew.eq(n0, _st.full_like(n0, 1)), t_one, zero))
 
 
 _ad.defjvp2(reduce_prod_p, _reduce_prod_jvp)

@@ -223,7 +223,7 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
     """An array of ``shape`` whose value is the index along ``dimension``. Mirrors
     ``jax.lax.broadcasted_iota``."""
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(int(s) for s in shape),
-                           dimension=int(dimension), sharding=None)
+                       dimension=int(dimension), sharding=None)
 
 
 def full(shape, fill_value, dtype=None):
@@ -556,7 +556,7 @@ def _pad_batch(vals, dims, padding_config):
     mask = pad_p.bind(full(ex_shape, 1, dt), full((), 0, dt), padding_config=cfg)
     out_shape = get_aval(padded).shape
     mask = broadcast_in_dim(_ew.ne(mask, full(mask.shape, 0, dt)), out_shape,
-                                 tuple(range(1, len(out_shape))))
+                            tuple(range(1, len(out_shape))))
     pv = broadcast_in_dim(pv, out_shape, (0,))
     return _ew.select(mask, padded, pv), 0
 
