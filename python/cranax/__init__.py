@@ -1,6 +1,7 @@
 """cranax: JAX's core (``jit``, ``make_jaxpr``, ``cranax.numpy``, ``cranax.lax``...) with a Rust compiler
 (Cranelift) and runtime. ``import cranax as jax`` runs code written for JAX's core.
 """
+from ._version import __version__  # noqa: F401
 from .config import config
 from . import _core
 from . import dtypes, tree_util, errors
@@ -17,7 +18,6 @@ from . import random
 from . import nn
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
-__version__ = "0.1.0"
 
 __all__ = ["config", "jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
            "device_put", "devices", "local_devices", "device_count", "default_backend", "block_until_ready",

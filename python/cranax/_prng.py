@@ -19,7 +19,8 @@ identical to a true FMA except for double-rounding ties, about one case in 2**29
 import numpy as np
 
 from . import dtypes, lax
-from .core import Tracer, TypedScalar, get_aval, typed_scalar
+from . import numpy as jnp
+from .core import TypedScalar, get_aval, typed_scalar
 from .primitives import elementwise as _ew
 
 U32 = np.dtype(np.uint32)
@@ -212,7 +213,7 @@ def fma(a, b, c):
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
     if dt is None or dt != F32 or not FMA_VIA_F64:
-        from . import numpy as jnp  # broadcasting, as XLA's multiply-add on operands of any shape
+        # numpy's broadcasting, as XLA's multiply-add on operands of any shape
         return jnp.add(jnp.multiply(a, b), c)
     shape = _bshape(a, b, c)
 
@@ -331,10 +332,6 @@ def erf(x):
     # copysign(1, x): -0.0 and negative NaNs aside, the sign test above is the same
     clamp = lax.le(const(3.832506856900711, F32), lax.abs(x))
     return lax.select(clamp, one, lax.div(p, q))
-
-
-def is_tracer(x):
-    return isinstance(x, Tracer)
 
 
 __all__ = ["threefry2x32", "split", "fold_in", "random_bits32", "flat_iota", "stack_last", "fma", "log", "log1p",

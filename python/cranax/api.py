@@ -20,10 +20,11 @@ import numpy as np
 from . import _core, core, dtypes
 from .array import Array, _scalar_buffer, _to_buffer
 from .config import config
-from .core import EVAL, Primitive, ShapedArray, Tracer, get_aval
-from .interpreters import lowering
+from .core import ShapedArray, Tracer, get_aval
+from .interpreters import dispatch, lowering
+from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import debug_info, trace_to_jaxpr
-from .jaxpr import ClosedJaxpr, Jaxpr
+from .primitives.jit import jit_p
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct"]
@@ -64,46 +65,6 @@ class ShapeDtypeStruct:
 
 
 # ----------------------------------------------------------------------------------------------- the jit primitive
-
-def _hoist_consts(closed):
-    """A ClosedJaxpr without consts: its constvars become leading invars. Returns (jaxpr, consts)."""
-    j = closed.jaxpr
-    if not j.constvars:
-        return closed, []
-    return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(closed.consts)
-
-
-class JitPrimitive(Primitive):
-    """``jit``: a call of a staged function. Params: ``jaxpr`` (a ClosedJaxpr without consts), ``name``."""
-
-    call_names_inner = True
-
-    def __init__(self):
-        super().__init__("jit", multiple_results=True)
-        self.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
-        self.impl = self._impl
-        self._exe_cache = weakref.WeakKeyDictionary()
-
-    def _impl(self, *args, jaxpr, name):
-        exe = self._exe_cache.get(jaxpr)
-        if exe is None:
-            exe = _core.compile(lowering.lower_jaxpr(jaxpr, name))
-            self._exe_cache[jaxpr] = exe
-        bufs = [a._buf if type(a) is Array else _to_buffer(a, get_aval(a)) for a in args]
-        outs = exe.execute(bufs)
-        return [Array._from_buffer(b, av) for b, av in zip(outs, jaxpr.out_avals)]
-
-    @staticmethod
-    def pp_params(eqn):
-        return [("name", eqn.params["name"]), ("jaxpr", eqn.params["jaxpr"])]
-
-    @staticmethod
-    def inline_jaxpr(eqn):
-        return eqn.params["jaxpr"], eqn.invars
-
-
-jit_p = JitPrimitive()
-
 
 # ----------------------------------------------------------------------------------------------- jit
 
@@ -364,10 +325,6 @@ class JitWrapped:
 
     def _arg_names(self, in_tree, statics):
         """A name per flattened dynamic leaf (``x``, ``params['w']``...), for error messages."""
-        try:
-            from .tree_util import tree_flatten_with_path, keystr
-        except ImportError:
-            tree_flatten_with_path = None
         static_pos = {k for k, _ in statics if isinstance(k, int)}
         names = []
         dyn_names = [n for i, n in enumerate(self._param_names) if i not in static_pos]
@@ -492,13 +449,12 @@ class JitWrapped:
         hit = self._holder.traces.get(key)
         if hit is None:
             closed, out_tree = self._trace(in_tree, statics, in_avals)
-            jaxpr, consts = _hoist_consts(closed)
+            jaxpr, consts = closed.hoist_consts()
             hit = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 self._holder.traces[key] = hit
         jaxpr, consts, out_tree = hit
         if self._inline:
-            from .interpreters.eval import eval_jaxpr
             outs = eval_jaxpr(jaxpr.jaxpr, [], *consts, *leaves)
         else:
             outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
@@ -659,7 +615,6 @@ def clear_caches():
     for h in list(_all_jit_caches):
         h.execs.clear()
         h.traces.clear()
-    from .interpreters import dispatch
     dispatch.clear_cache()
     jit_p._exe_cache.clear()
     _core.clear_caches()

@@ -11,14 +11,16 @@ import functools
 import numpy as np
 
 from . import core, dtypes
-from .core import Tracer, TypedScalar, get_aval
+from .core import get_aval
+from . import lax
+from . import numpy as jnp
+from .api_vmap import vmap as _vmap_api
 from .interpreters import ad
+from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian"]
-
-ad._register_jit()
 
 
 def _flat_fun(fun, in_tree, store, has_aux=False):
@@ -122,7 +124,6 @@ def linearize(fun, *primals, has_aux=False):
         if t_tree != p_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the original "
                             f"primal values: expected {p_tree}, got {t_tree}")
-        from .interpreters.eval import eval_jaxpr
         args = [t for t, f in zip(t_leaves, float_in) if f]
         outs = iter(eval_jaxpr(linear.jaxpr, linear.consts, *args))
         res = [next(outs) if n else Zero(a) for n, a in zip(nz, out_avals)]
@@ -272,14 +273,12 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 def _std_basis(aval):
     """The ``aval.size`` one-hot arrays of ``aval``'s shape and dtype (as one stacked array)."""
-    from . import numpy as jnp
     n = aval.size
     return jnp.reshape(jnp.eye(n, dtype=aval.dtype), (n,) + aval.shape)
 
 
 def _stack(xs):
     """Stacks same-shape values along a new leading axis with selects (works for tracers of any trace)."""
-    from . import lax
     xs = [ad.instantiate_zeros(x) if type(x) is Zero else x for x in xs]
     a = get_aval(xs[0])
     n = len(xs)
@@ -294,11 +293,6 @@ def _stack(xs):
         else:
             out = lax.select(lax.eq(idx, lax.full(shape, i, np.int32)), xb, out)
     return out
-
-
-def _vmap():
-    import cranax
-    return getattr(cranax, "vmap", None)
 
 
 def _dyn_args(args, nums):
@@ -326,7 +320,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         avals = [get_aval(x) for x in in_leaves]
         # One pushforward per element of the flattened inputs.
         cols = []   # per input leaf: list of (out pytree of tangents)
-        vmap = _vmap()
+        vmap = _vmap_api
         out_store = {}
         for k, a in enumerate(avals):
             basis = _std_basis(a)
@@ -349,7 +343,6 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             cols.append((out_leaves, out_tree))
         out_tree = next(t for _, t in cols if t is not None)
         n_out = out_tree.num_leaves
-        from . import lax
         jac_leaves = []
         for j in range(n_out):
             per_in = []
@@ -389,8 +382,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         out_tree = store["tree"]
         out_avals = [get_aval(p) for p in p_out]
         in_avals = [get_aval(x) for x in in_leaves]
-        vmap = _vmap()
-        from . import lax
+        vmap = _vmap_api
         jac_leaves = []   # per output leaf: list per input leaf
         for j, oa in enumerate(out_avals):
             basis = _std_basis(oa)

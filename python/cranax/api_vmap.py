@@ -12,10 +12,11 @@ import inspect
 import numpy as np
 
 from . import core
-from .api import jit_p
-from .core import Tracer, get_aval, set_current_trace
+from .array import device_put
+from .core import get_aval, set_current_trace
 from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
+from .primitives.elementwise import _as_operand as as_operand
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["vmap"]
@@ -181,13 +182,12 @@ def _check_axes_spec(in_axes, out_axes):
 
 def _from_batched(x, d, size, dst):
     """An output of the batched function placed at output axis ``dst`` (on the current trace)."""
-    from . import lax
     if d is not_mapped:
         if dst is None:
             return x
         nd = get_aval(x).ndim
         dst = _canonicalize_axis(dst, nd + 1)
-        return batching.broadcast_batched(lax._as_operand(x), size, dst)
+        return batching.broadcast_batched(as_operand(x), size, dst)
     if dst is None:
         raise ValueError("vmap has mapped output but out_axes is None")
     nd = get_aval(x).ndim
@@ -254,7 +254,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
 
 def _as_array(x):
-    from .array import device_put
     return device_put(x)
 
 
@@ -263,18 +262,3 @@ def _raise_inconsistent_with(fun, tree, vals, dims, size):
     if len(set(sizes)) > 1:
         _raise_inconsistent(fun, tree, vals, dims, "vmap")
     raise ValueError(f"vmap got axis_size={size} but the mapped axes of the arguments have size {sizes[0]}")
-
-
-# ----------------------------------------------------------------------------------------------- jit
-
-def _jit_batch_rule(vals, dims, jaxpr, name):
-    """Batches the inner jaxpr into a new ``jit`` call: ``vmap(jit(f))`` stays one compiled call."""
-    size = batching.axis_size_of(vals, dims)
-    moved = [v if d is not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-    in_dims = [d if d is not_mapped else 0 for d in dims]
-    new, consts, out_dims = batching.batch_jaxpr(jaxpr, size, in_dims)
-    outs = jit_p.bind(*consts, *moved, jaxpr=new, name=name)
-    return outs, out_dims
-
-
-batching.batching_rules[jit_p] = _jit_batch_rule

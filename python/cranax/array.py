@@ -6,7 +6,9 @@ NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirror
 import numpy as np
 
 from . import _core, dtypes
-from .core import AvalProperties, ShapedArray, TypedScalar, get_aval
+from .config import config
+from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
+from .tree_util import tree_leaves, tree_map
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -228,9 +230,6 @@ def device_put(x, device=None, *, may_alias=None, donate=None):
     With ``device`` given the results are *committed* to it (computations on them run there); with
     ``device=None`` host data goes to the default device uncommitted and Arrays are returned as they are.
     Unsupported dtypes raise ``TypeError`` (float64/int64 on a GPU too). Mirrors ``jax.device_put``."""
-    from .tree_util import tree_map
-    from .core import Tracer
-
     dev = None if device is None else _resolve_device(device)
 
     def put(v):
@@ -253,7 +252,6 @@ _PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu", "metal": "gpu", "vulkan": "gp
 
 def _platforms():
     """The platforms in use, in priority order, from ``jax_platforms`` (default: cpu, then gpu)."""
-    from .config import config
     spec = config.jax_platforms
     if not spec:
         return ["cpu", "gpu"]
@@ -290,7 +288,6 @@ _default_cache = None
 
 
 def _compute_default_device():
-    from .config import config
     d = config.jax_default_device
     if d is not None:
         if isinstance(d, str):
@@ -317,7 +314,6 @@ def _on_config(name, value):
 
 
 def _install_config_listener():
-    from .config import config
     config._add_listener(_on_config)
     if config.jax_default_device is not None or config.jax_platforms:
         try:
@@ -359,7 +355,6 @@ def default_backend():
 
 def block_until_ready(x):
     """Waits for every Array in the pytree ``x``; returns ``x``. Mirrors ``jax.block_until_ready``."""
-    from .tree_util import tree_leaves
     for leaf in tree_leaves(x):
         if isinstance(leaf, Array):
             _core.block(leaf._buf)

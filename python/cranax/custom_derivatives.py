@@ -9,12 +9,12 @@ equation whose transpose runs ``bwd``.
 """
 import functools
 
-from . import core
-from .core import Primitive, Tracer, get_aval, set_current_trace
-from .interpreters import ad
+from .core import Primitive, get_aval
+from .interpreters import ad, batching
 from .interpreters.ad import Zero
-from .jaxpr import ClosedJaxpr, Jaxpr
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .interpreters.eval import eval_jaxpr
+from .interpreters.partial_eval import trace_to_jaxpr
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
            "SymbolicZero", "zero_from_primal"]
@@ -31,7 +31,6 @@ class _CallPrimitive(Primitive):
         self.impl = self._impl
 
     def _impl(self, *args, call_jaxpr, **_):
-        from .interpreters.eval import eval_jaxpr
         return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 
     @staticmethod
@@ -53,10 +52,7 @@ custom_vjp_call_p.pp_params = lambda eqn: [
 
 
 def _trace_call(flat_fun, avals):
-    from .interpreters.partial_eval import trace_to_jaxpr
-    closed = trace_to_jaxpr(flat_fun, avals)
-    jaxpr, consts = ad._no_consts(closed)
-    return jaxpr, consts
+    return trace_to_jaxpr(flat_fun, avals).hoist_consts()
 
 
 class SymbolicZero:
@@ -335,8 +331,6 @@ custom_lin_p.pp_params = _custom_lin_pp
 # Batching: vmap of a custom function batches its primal computation (the custom rule applies under
 # differentiation; ``vmap(grad(f))`` applies it first). The batched call is evaluated inline.
 def _call_batch_rule(vals, dims, call_jaxpr, **params):
-    from .interpreters import batching
-    from .interpreters.eval import eval_jaxpr
     size = batching.axis_size_of(vals, dims)
     moved = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
     in_dims = [d if d is None else 0 for d in dims]
@@ -344,10 +338,5 @@ def _call_batch_rule(vals, dims, call_jaxpr, **params):
     return eval_jaxpr(new.jaxpr, new.consts, *consts, *moved), out_dims
 
 
-def _register_batching():
-    from .interpreters import batching
-    for prim in (custom_jvp_call_p, custom_vjp_call_p):
-        batching.batching_rules[prim] = _call_batch_rule
-
-
-_register_batching()
+for _prim in (custom_jvp_call_p, custom_vjp_call_p):
+    batching.batching_rules[_prim] = _call_batch_rule

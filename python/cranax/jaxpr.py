@@ -10,7 +10,6 @@ import itertools
 import numpy as np
 
 from . import dtypes
-from .core import ShapedArray
 
 __all__ = ["Var", "Literal", "DropVar", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "pp_jaxpr", "check_jaxpr"]
 
@@ -113,6 +112,14 @@ class ClosedJaxpr:
     @property
     def eqns(self):
         return self.jaxpr.eqns
+
+    def hoist_consts(self):
+        """``(closed, consts)``: this jaxpr without consts, its constvars made leading invars (call and
+        control-flow primitives carry const-free jaxprs and pass the values as operands, as JAX does)."""
+        j = self.jaxpr
+        if not j.constvars:
+            return self, []
+        return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(self.consts)
 
     def __str__(self):
         return pp_jaxpr(self.jaxpr)
@@ -323,13 +330,3 @@ def check_jaxpr(jaxpr):
             raise TypeError(f"output {v} is not defined")
     return True
 
-
-def new_literal(val, aval=None):
-    if aval is None:
-        from .core import get_aval
-        aval = get_aval(val)
-    return Literal(val, aval)
-
-
-def shaped(shape, dtype, weak_type=False):
-    return ShapedArray(shape, dtype, weak_type)

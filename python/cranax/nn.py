@@ -6,6 +6,7 @@ from . import dtypes as _dtypes
 from . import lax
 from . import numpy as jnp
 from .core import get_aval
+from .custom_derivatives import custom_jvp
 
 __all__ = ["relu", "relu6", "gelu", "sigmoid", "silu", "swish", "softplus", "log_sigmoid", "elu", "leaky_relu",
            "tanh", "softmax", "log_softmax", "logsumexp", "one_hot", "standardize", "hard_tanh"]
@@ -29,16 +30,12 @@ def _relu_jvp(primals, tangents):
     return _relu(x), lax.select(x > 0, t, lax.full_like(t, 0))
 
 
-_relu_cj = None
+_relu_cj = custom_jvp(_relu)
+_relu_cj.defjvp(_relu_jvp)
 
 
 def relu(x):
     """``max(x, 0)``; its derivative is 0 at 0, as JAX's custom rule. Mirrors ``jax.nn.relu``."""
-    global _relu_cj
-    if _relu_cj is None:
-        from .custom_derivatives import custom_jvp
-        _relu_cj = custom_jvp(_relu)
-        _relu_cj.defjvp(_relu_jvp)
     return _relu_cj(x)
 
 

@@ -17,6 +17,7 @@ flushes subnormal results to zero, cranax keeps them). Without sort/gather primi
 ``jnp.take``, ``jnp.cumsum`` and ``lax.top_k`` are used instead as soon as they exist.
 """
 import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,6 +28,7 @@ from .api import jit
 from .array import Array
 from .config import config
 from .core import Tracer, get_aval
+from .errors import ConcretizationTypeError
 from .tree_util import register_pytree_node
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits",
@@ -306,9 +308,7 @@ def _canon_shape(shape, name="shape"):
 
 
 def operator_index(d):
-    import operator
     if isinstance(d, Tracer):
-        from .errors import ConcretizationTypeError
         raise ConcretizationTypeError(d, "The shape of a random sample must be static (concrete integers).")
     return operator.index(d)
 
@@ -943,7 +943,6 @@ def permutation(key, x, axis=0, independent=False):
         if not (dt is None or dtypes.issubdtype(dt, np.integer)):
             raise TypeError("x must be an integer or at least 1-dimensional")
         if isinstance(x, Tracer):
-            from .errors import ConcretizationTypeError
             raise ConcretizationTypeError(x, "argument x of jax.random.permutation()")
         r = int(x)
         return _shuffle_impl(data, jnp.arange(r), 0)

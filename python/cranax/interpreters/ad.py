@@ -16,13 +16,16 @@ import weakref
 import numpy as np
 
 from .. import core, dtypes
-from ..core import ShapedArray, Tracer, TypedScalar, get_aval, set_current_trace
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
-from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer
+from ..array import _from_host
+from ..core import Tracer, TypedScalar, get_aval, set_current_trace
+from ..jaxpr import Literal, Var
+from ..tree_util import tree_map
+from .eval import eval_jaxpr
+from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 
 __all__ = ["Zero", "UndefinedPrimal", "JVPTrace", "JVPTracer", "PartialEvalTrace", "jvp_rules",
            "transpose_rules", "pe_rules", "jvp_flat", "linearize_flat", "backward_pass", "defjvp", "defjvp2",
-           "deflinear", "defjvp_zero", "add_any_p", "add_tangents", "instantiate_zeros", "is_zero"]
+           "deflinear", "defjvp_zero", "add_tangents", "instantiate_zeros", "is_zero", "hooks"]
 
 jvp_rules = {}
 primitive_jvps = jvp_rules
@@ -30,10 +33,11 @@ transpose_rules = {}
 primitive_transposes = transpose_rules
 pe_rules = {}
 
-
-def _lax():
-    from .. import lax
-    return lax
+# The few arrays the rules here build come from the primitive families that own those operations, which
+# register them at import (as JAX's ``ad_util``), so this interpreter imports no primitives:
+# "zeros"(aval), "add"(x, y) (``add_any``), "broadcast"(x, shape) (a rank-0 value to ``shape``) and
+# "reduce_sum"(x, axes).
+hooks = {}
 
 
 # ----------------------------------------------------------------------------------------------- zeros
@@ -65,7 +69,7 @@ def is_float(dt):
 
 
 def zeros_like_aval(aval):
-    return _lax().full(aval.shape, 0, aval.dtype)
+    return hooks["zeros"](aval)
 
 
 def instantiate_zeros(t):
@@ -75,13 +79,11 @@ def instantiate_zeros(t):
 def instantiate_array(t):
     """``t`` with a Zero or host scalar made into an Array (API boundaries: users get arrays, never
     TypedScalars); weak types are kept."""
-    from ..array import _from_host
     if type(t) is Zero:
         a = t.aval
         if a.ndim == 0:
             return _from_host(core.typed_scalar(0, a.dtype, a.weak_type))
-        from .. import numpy as jnp
-        return jnp.zeros(a.shape, a.dtype)
+        return zeros_like_aval(a)
     if isinstance(t, TypedScalar):
         return _from_host(t)
     if isinstance(t, (bool, int, float, np.generic, np.ndarray)):
@@ -102,30 +104,6 @@ def is_undefined(x):
 
 # ----------------------------------------------------------------------------------------------- add_any
 
-def _add_any_abstract(x, y):
-    from ..primitives.elementwise import _binary_rule
-    return _binary_rule("add_any", "num")(x, y)
-
-
-def _add_any_inline(eqn):
-    """``add_any`` lowers as ``add`` (no core support needed)."""
-    from ..primitives.elementwise import add_p
-    from ..jaxpr import JaxprEqn
-    a, b = (Var(v.aval) for v in eqn.invars)
-    out = Var(eqn.outvars[0].aval)
-    return Jaxpr([], [a, b], [out], [JaxprEqn([a, b], [out], add_p, {})]), eqn.invars
-
-
-def _make_add_any():
-    from ..primitives import standard_primitive
-    p = standard_primitive("add_any", _add_any_abstract, elementwise=True)
-    p.inline_jaxpr = staticmethod(_add_any_inline)
-    return p
-
-
-add_any_p = _make_add_any()
-
-
 def add_tangents(x, y):
     """Sum of two tangents/cotangents (``add_any``), Zero-aware."""
     if type(x) is Zero:
@@ -134,12 +112,11 @@ def add_tangents(x, y):
         return x
     ax, ay = get_aval(x), get_aval(y)
     if ax.shape != ay.shape:
-        lax = _lax()
         if ax.ndim == 0:
-            x = lax.broadcast_in_dim(x, ay.shape, ())
+            x = hooks["broadcast"](x, ay.shape)
         elif ay.ndim == 0:
-            y = lax.broadcast_in_dim(y, ax.shape, ())
-    return add_any_p.bind(x, y)
+            y = hooks["broadcast"](y, ax.shape)
+    return hooks["add"](x, y)
 
 
 # ----------------------------------------------------------------------------------------------- JVP
@@ -219,7 +196,6 @@ def _tangent_aval(aval):
 def _lower_aux(trace, store):
     """The auxiliary output (``has_aux``) without this trace's tangents: JAX returns its primal value."""
     if store is not None and "aux" in store:
-        from ..tree_util import tree_map
         store["aux"] = tree_map(lambda v: trace.unpack(v)[0] if isinstance(v, Tracer) else v, store["aux"])
 
 
@@ -417,7 +393,7 @@ def _fit(t, ans):
     """Broadcasts a rank-0 tangent to the output's shape (a literal operand's rank-0 tangent)."""
     at, aa = get_aval(t), get_aval(ans)
     if at.shape != aa.shape and at.ndim == 0:
-        return _lax().broadcast_in_dim(t, aa.shape, ())
+        return hooks["broadcast"](t, aa.shape)
     return t
 
 
@@ -451,23 +427,8 @@ def unbroadcast(aval, x):
     if aval.shape == ax.shape or type(x) is Zero:
         return x
     if aval.ndim == 0:
-        return _lax().reduce_sum(x, tuple(range(ax.ndim)))
+        return hooks["reduce_sum"](x, tuple(range(ax.ndim)))
     return x
-
-
-# add_any's own rules
-def _add_any_transpose(ct, x, y):
-    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
-            unbroadcast(y.aval, ct) if is_undefined(y) else None]
-
-
-def _add_any_jvp(primals, tangents):
-    ans = add_any_p.bind(*primals)
-    return ans, _fit(add_tangents(*tangents), ans) if not all(is_zero(t) for t in tangents) else Zero(get_aval(ans))
-
-
-jvp_rules[add_any_p] = _add_any_jvp
-transpose_rules[add_any_p] = _add_any_transpose
 
 
 # ----------------------------------------------------------------------------------------------- call primitives
@@ -489,47 +450,43 @@ def _cached(cache, closed, key, make):
     return hit
 
 
-def _no_consts(closed):
-    """``closed`` as (ClosedJaxpr without consts, consts): constvars become leading invars."""
-    j = closed.jaxpr
-    if not j.constvars:
-        return closed, []
-    return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(closed.consts)
-
-
-def _trace(fun, in_avals):
-    from .partial_eval import trace_to_jaxpr
-    return trace_to_jaxpr(fun, in_avals)
-
-
-def jvp_jaxpr(closed, nonzeros):
+def jvp_jaxpr(closed, nonzeros, instantiate=None):
     """The jvp of ``closed`` (no consts) as a jaxpr from primals + the non-zero tangents to primals_out +
-    the non-zero tangents out. Returns ``(jaxpr, consts, out_nonzeros)``."""
+    the non-zero tangents out. ``instantiate[i]`` forces output i's tangent (zeros) when it is a float.
+    Returns ``(jaxpr, consts, out_nonzeros)``; the jaxpr takes ``consts`` first."""
+    nonzeros = tuple(bool(z) for z in nonzeros)
+    instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
+
     def make():
-        from .eval import eval_jaxpr
         n = len(closed.in_avals)
+        in_avals = closed.in_avals
+        nz = [z and is_float(a.dtype) for z, a in zip(nonzeros, in_avals)]
+        inst = [i and is_float(a.dtype) for i, a in zip(instantiate, closed.out_avals)]
         store = {}
 
         def f(*args):
             primals = list(args[:n])
             it = iter(args[n:])
-            tangents = [next(it) if nz else Zero(a) for nz, a in zip(nonzeros, closed.in_avals)]
+            tangents = [next(it) if z else Zero(a) for z, a in zip(nz, in_avals)]
             p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
-            store["nz"] = [type(t) is not Zero for t in t_out]
-            return p_out + [t for t in t_out if type(t) is not Zero]
-        avals = list(closed.in_avals) + [a for nz, a in zip(nonzeros, closed.in_avals) if nz]
-        out = _trace(f, avals)
-        jaxpr, consts = _no_consts(out)
+            out_nz = [type(t) is not Zero or i for t, i in zip(t_out, inst)]
+            store["nz"] = out_nz
+            return list(p_out) + [instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
+        avals = list(in_avals) + [a for z, a in zip(nz, in_avals) if z]
+        jaxpr, consts = trace_to_jaxpr(f, avals).hoist_consts()
         return jaxpr, consts, store["nz"]
-    return _cached(_jvp_cache, closed, tuple(nonzeros), make)
+    return _cached(_jvp_cache, closed, (nonzeros, instantiate), make)
 
 
-def partial_eval_jaxpr(closed, unknowns):
+def partial_eval_jaxpr(closed, unknowns, instantiate=None):
     """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts, unknown,
-    unknown_consts, out_unknowns, num_res)``: ``known`` maps the known inputs to the known outputs followed by
-    ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown outputs."""
+    out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the known
+    outputs followed by ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown
+    outputs. ``instantiate[i]`` makes output i unknown even when it is computable."""
+    unknowns = tuple(bool(u) for u in unknowns)
+    instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
+
     def make():
-        from .eval import eval_jaxpr
         store = {}
 
         def known_fun(*known_args):
@@ -539,23 +496,21 @@ def partial_eval_jaxpr(closed, unknowns):
             try:
                 with set_current_trace(pe):
                     outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-                out_unknowns = [pe.is_unknown(o) for o in outs]
+                out_unknowns = [pe.is_unknown(o) or i for o, i in zip(outs, instantiate)]
                 unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
             finally:
                 pe.invalidate()
             # The unknown jaxpr's consts are the residuals: values of the known computation.
-            res = unknown.consts
-            ujaxpr = ClosedJaxpr(Jaxpr([], list(unknown.jaxpr.constvars) + list(unknown.jaxpr.invars),
-                                       unknown.jaxpr.outvars, unknown.jaxpr.eqns), [])
+            ujaxpr, res = unknown.hoist_consts()
             store["unknown"] = ujaxpr
             store["out_unknowns"] = out_unknowns
             store["num_res"] = len(res)
             return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
         known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
-        known = _trace(known_fun, known_avals)
-        kjaxpr, kconsts = _no_consts(known)
+        known = trace_to_jaxpr(known_fun, known_avals)
+        kjaxpr, kconsts = known.hoist_consts()
         return kjaxpr, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
-    return _cached(_pe_cache, closed, tuple(unknowns), make)
+    return _cached(_pe_cache, closed, (unknowns, instantiate), make)
 
 
 def transpose_jaxpr(closed, linear, ct_nonzeros):
@@ -574,57 +529,6 @@ def transpose_jaxpr(closed, linear, ct_nonzeros):
             return [instantiate_zeros(c) for c, l in zip(cts_in, linear) if l]
         avals = [a for l, a in zip(linear, in_avals) if not l] + \
                 [a for nz, a in zip(ct_nonzeros, closed.out_avals) if nz]
-        out = _trace(f, avals)
-        return _no_consts(out)
+        out = trace_to_jaxpr(f, avals)
+        return out.hoist_consts()
     return _cached(_transpose_cache, closed, (tuple(linear), tuple(ct_nonzeros)), make)
-
-
-def _jit_p():
-    from ..api import jit_p
-    return jit_p
-
-
-def _jit_jvp(primals, tangents, jaxpr, name):
-    jit_p = _jit_p()
-    nonzeros = [type(t) is not Zero for t in tangents]
-    jj, consts, out_nz = jvp_jaxpr(jaxpr, nonzeros)
-    outs = jit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jj, name=name)
-    n = len(jaxpr.out_avals)
-    p_out = outs[:n]
-    it = iter(outs[n:])
-    t_out = [next(it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
-    return p_out, t_out
-
-
-def _jit_partial_eval(trace, args, params):
-    jit_p = _jit_p()
-    jaxpr, name = params["jaxpr"], params["name"]
-    unknowns = [trace.is_unknown(a) for a in args]
-    kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = partial_eval_jaxpr(jaxpr, unknowns)
-    known_args = [a for a, u in zip(args, unknowns) if not u]
-    with set_current_trace(trace.parent):
-        kouts = jit_p.bind(*kconsts, *known_args, jaxpr=kjaxpr, name=name)
-    n_known = len(kouts) - num_res
-    known_outs, res = kouts[:n_known], kouts[n_known:]
-    unknown_args = [a for a, u in zip(args, unknowns) if u]
-    uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
-    ki, ui = iter(known_outs), iter(uouts)
-    return [next(ui) if u else next(ki) for u in out_unknowns]
-
-
-def _jit_transpose(cts, *args, jaxpr, name):
-    jit_p = _jit_p()
-    linear = [is_undefined(a) for a in args]
-    ct_nz = [type(c) is not Zero for c in cts]
-    tj, consts = transpose_jaxpr(jaxpr, linear, ct_nz)
-    res = [a for a in args if not is_undefined(a)]
-    outs = jit_p.bind(*consts, *res, *[c for c in cts if type(c) is not Zero], jaxpr=tj, name=name)
-    it = iter(outs)
-    return [next(it) if l else None for l in linear]
-
-
-def _register_jit():
-    jit_p = _jit_p()
-    jvp_rules[jit_p] = _jit_jvp
-    pe_rules[jit_p] = _jit_partial_eval
-    transpose_rules[jit_p] = _jit_transpose

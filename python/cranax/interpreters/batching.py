@@ -17,10 +17,12 @@ import weakref
 from .. import core
 from ..core import Tracer, get_aval, set_current_trace
 from ..errors import UnexpectedTracerError
+from .eval import eval_jaxpr
+from .partial_eval import trace_to_jaxpr
 
 __all__ = ["not_mapped", "BatchTrace", "BatchTracer", "batching_rules", "primitive_batchers", "moveaxis",
            "bdim_at_front", "broadcast_batched", "batch_elementwise", "batch_jaxpr", "defvectorized",
-           "defbroadcasting", "axis_size_of"]
+           "defbroadcasting", "axis_size_of", "hooks"]
 
 not_mapped = None
 
@@ -97,10 +99,9 @@ class BatchTrace(core.Trace):
 
 # ----------------------------------------------------------------------------------------------- helpers
 # These bind primitives on the current trace: call them from inside rules (which run on the parent trace).
-
-def _st():
-    from ..primitives import structural
-    return structural
+# The two primitives they bind are registered here by ``primitives.structural`` at import, so this
+# interpreter imports no primitives: "transpose"(x, permutation) and "broadcast_in_dim"(x, shape, dims).
+hooks = {}
 
 
 def axis_size_of(vals, dims):
@@ -120,7 +121,7 @@ def moveaxis(x, src, dst):
         return x
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return _st().transpose_p.bind(x, permutation=tuple(perm))
+    return hooks["transpose"](x, tuple(perm))
 
 
 def bdim_at_front(x, bdim, size):
@@ -141,7 +142,7 @@ def broadcast_batched(x, size, axis, shape=None):
         dims = ()
     else:
         dims = tuple(i if i < axis else i + 1 for i in range(nd - av.ndim, nd))
-    return _st().broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=dims, sharding=None)
+    return hooks["broadcast_in_dim"](x, out_shape, dims)
 
 
 def _is_literal_like(x):
@@ -182,7 +183,7 @@ def batch_elementwise(vals, dims, shape, scalar_ok=(), literals=True):
             out.append(moveaxis(v, d, bd))
         else:  # batched per-example scalar next to shaped operands
             full = shape[:bd] + (size,) + shape[bd:]
-            out.append(_st().broadcast_in_dim_p.bind(v, shape=full, broadcast_dimensions=(bd,), sharding=None))
+            out.append(hooks["broadcast_in_dim"](v, full, (bd,)))
     return out, bd
 
 
@@ -230,16 +231,13 @@ def defbroadcasting(prim):
 _jaxpr_cache = weakref.WeakKeyDictionary()   # ClosedJaxpr -> {(size, in_dims): (ClosedJaxpr, consts, out_dims)}
 
 
-def batch_jaxpr(closed, axis_size, in_dims):
+def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
     """Batches ``closed`` (a ClosedJaxpr) for inputs with batch dims ``in_dims``. Batched inputs of the new
     jaxpr have their batch axis first; returns ``(new_closed, consts, out_dims)`` where the new jaxpr takes
-    ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``.
-    Cached per (jaxpr, size, in_dims)."""
-    from ..api import _hoist_consts
-    from .eval import eval_jaxpr
-    from .partial_eval import trace_to_jaxpr
-
-    key = (axis_size, tuple(in_dims))
+    ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``
+    (0 wherever ``force_out`` asks). Cached per (jaxpr, size, in_dims, force_out)."""
+    force_out = (False,) * len(closed.out_avals) if force_out is None else tuple(bool(f) for f in force_out)
+    key = (axis_size, tuple(in_dims), force_out)
     try:
         per = _jaxpr_cache.get(closed)
     except TypeError:
@@ -258,10 +256,13 @@ def batch_jaxpr(closed, axis_size, in_dims):
             with set_current_trace(trace):
                 outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
             res = []
-            for o in outs:
+            for o, force, av in zip(outs, force_out, closed.out_avals):
                 v, d = trace.to_batch_info(o)
                 if d is not not_mapped:
                     v = moveaxis(v, d, 0)
+                    d = 0
+                elif force:
+                    v = broadcast_batched(v, axis_size, 0, av.shape)
                     d = 0
                 res.append(v)
                 out_dims_box.append(d)
@@ -270,7 +271,7 @@ def batch_jaxpr(closed, axis_size, in_dims):
         return res
 
     new = trace_to_jaxpr(fun, in_avals)
-    new, consts = _hoist_consts(new)
+    new, consts = new.hoist_consts()
     hit = (new, consts, list(out_dims_box))
     if not any(isinstance(c, Tracer) for c in consts):
         try:

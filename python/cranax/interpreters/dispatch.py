@@ -5,7 +5,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import core
+from .. import _core, core
+from ..array import Array, _to_buffer
+from ..config import config
 from ..core import get_aval
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from . import lowering
@@ -15,6 +17,10 @@ from . import lowering
 # one executable (and its machine code) per shape forever.
 _cache = OrderedDict()
 _lock = threading.Lock()
+
+# ``broadcast_in_dim_p``, registered by ``primitives.structural`` at import (this interpreter imports no
+# primitives): eager programs broadcast rank-0 operands of elementwise primitives with it.
+hooks = {}
 
 
 def _freeze(v):
@@ -39,11 +45,10 @@ def _eager_program(prim, params, avals):
     if getattr(prim, "elementwise", False):
         shape = outs[0].shape
         if shape:
-            from ..primitives.structural import broadcast_in_dim_p
             for i, v in enumerate(invars):
                 if v.aval.shape != shape:
                     b = Var(v.aval.update(shape=shape))
-                    eqns.append(JaxprEqn([v], [b], broadcast_in_dim_p,
+                    eqns.append(JaxprEqn([v], [b], hooks["broadcast_in_dim_p"],
                                          dict(shape=shape, broadcast_dimensions=(), sharding=None)))
                     args[i] = b
     eqns.append(JaxprEqn(args, outvars, prim, params))
@@ -64,8 +69,6 @@ def compiled_for(prim, params, avals):
         except KeyError:  # evicted or cleared by another thread meanwhile
             pass
         return hit
-    from .. import _core  # noqa: F811 -- only on a miss
-    from ..config import config
     closed, outs = _eager_program(prim, params, avals)
     exe = _core.compile(lowering.lower_jaxpr(closed, prim.name))
     hit = (exe, outs)
@@ -79,26 +82,12 @@ def compiled_for(prim, params, avals):
 
 def apply_primitive(prim, *args, **params):
     """Runs ``prim`` on concrete ``args`` (Arrays, NumPy values, Python scalars) and returns Arrays."""
-    Array = _array_cls()
     avals = [get_aval(a) for a in args]
     exe, outs = compiled_for(prim, params, avals)
     bufs = [a._buf if type(a) is Array else _const_buffer(a, av) for a, av in zip(args, avals)]
     res = exe.execute(bufs)
     arrs = [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     return arrs if prim.multiple_results else arrs[0]
-
-
-_Array = None
-
-
-def _array_cls():
-    # Imported once, lazily (array.py imports this module's package); a function-level import per eager op
-    # costs microseconds.
-    global _Array
-    if _Array is None:
-        from ..array import Array
-        _Array = Array
-    return _Array
 
 
 _scalar_bufs = {}
@@ -112,16 +101,13 @@ def _const_buffer(x, aval):
         try:
             key = (aval.dtype, np.asarray(v, aval.dtype).tobytes())
         except (TypeError, ValueError, OverflowError):
-            from ..array import _to_buffer
             return _to_buffer(x, aval)
         b = _scalar_bufs.get(key)
         if b is None:
-            from ..array import _to_buffer
             b = _to_buffer(x, aval)
             if len(_scalar_bufs) < 1024:
                 _scalar_bufs[key] = b
         return b
-    from ..array import _to_buffer
     return _to_buffer(x, aval)
 
 

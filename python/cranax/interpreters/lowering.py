@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..jaxpr import ClosedJaxpr, Literal
 
 WIRE_VERSION = 1
 
@@ -27,10 +27,6 @@ def _wire_value(v):
     if isinstance(v, (np.floating,)):
         return float(v)
     return v
-
-
-def default_wire_params(eqn, names):
-    return {k: _wire_value(eqn.params[k]) for k in names if k in eqn.params}
 
 
 _lit_cache = {}
@@ -99,12 +95,6 @@ class _Emitter:
         self.eqns = []
         self.next_id = 0
 
-    def new(self, var):
-        vid = self.next_id
-        self.next_id += 1
-        self.ids[var] = vid
-        return vid
-
     def atom(self, a, env):
         if type(a) is Literal:
             return _literal_json(a)
@@ -141,9 +131,9 @@ class _Emitter:
         return [self.atom(a, env) for a in jaxpr.outvars]
 
 
-def lower_jaxpr(closed, name="main"):
-    """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
-    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+def lower_program(jaxpr):
+    """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
+    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params."""
     em = _Emitter()
     env = {}
     invars = []
@@ -153,5 +143,11 @@ def lower_jaxpr(closed, name="main"):
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
     outs = em.emit_jaxpr(jaxpr, env)
-    prog = {"version": WIRE_VERSION, "name": name, "invars": invars, "eqns": em.eqns, "outvars": outs}
+    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+
+
+def lower_jaxpr(closed, name="main"):
+    """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
     return json.dumps(prog, separators=(",", ":"))

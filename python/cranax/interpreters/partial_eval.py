@@ -7,9 +7,9 @@ concrete scalars become literals. Tracers of outer traces are constants too, so 
 import numpy as np
 
 from .. import core
-from ..core import ShapedArray, Tracer, get_aval, set_current_trace
+from ..core import Tracer, get_aval, set_current_trace
 from ..errors import UnexpectedTracerError
-from ..jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
 class DebugInfo:
@@ -171,13 +171,3 @@ def instantiate_const(trace, x):
         raise UnexpectedTracerError(core._escaped_tracer_message(x))
     return x
 
-
-def drop_unused(jaxpr):
-    """Marks equation outputs nobody reads as ``DropVar`` (printed ``_``) for multi-output equations."""
-    used = set(v for v in jaxpr.outvars if isinstance(v, Var))
-    for e in jaxpr.eqns:
-        used.update(a for a in e.invars if isinstance(a, Var))
-    for e in jaxpr.eqns:
-        if e.primitive.multiple_results:
-            e.outvars = [v if v in used else DropVar(v.aval) for v in e.outvars]
-    return jaxpr

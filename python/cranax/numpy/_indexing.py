@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from ..core import Tracer, get_aval
-from ..primitives import linalg as _la
+from ..primitives import library as _la
 from ..primitives import structural as _st
 from ._creation import ones_like
 from ._promotion import asarray

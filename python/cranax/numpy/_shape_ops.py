@@ -10,7 +10,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
-from ..primitives import linalg as _la
+from ..primitives import library as _la
 from ..primitives import structural as _st
 from ._creation import arange, full, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_

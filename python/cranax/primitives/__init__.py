@@ -1,16 +1,7 @@
-"""Primitives, each defined once with its abstract eval, eager impl and wire params. Transformation rules
-(jvp, transpose, batching) are registered next to each primitive by the modules that define them."""
-from ..core import Primitive
-from ..interpreters import dispatch, lowering
-
-
-def standard_primitive(name, abstract_eval, wire=None, multiple_results=False, elementwise=False):
-    """A primitive whose eager impl compiles it as a one-equation program. ``wire(eqn) -> dict`` gives the
-    params the core reads."""
-    p = Primitive(name, multiple_results)
-    p.abstract_eval = abstract_eval
-    p.impl = dispatch._default_impl(p)
-    p.elementwise = elementwise
-    if wire is not None:
-        lowering.wire_params[name] = wire
-    return p
+"""Primitives, one family per module, each primitive defined once with its public ``lax`` wrapper, abstract
+eval, eager impl, wire params and transformation rules (jvp, transpose, batching): ``elementwise``,
+``reductions``, ``structural`` (shapes), ``library`` (calls into Rust routines: products, concatenate,
+dynamic slices, gather/scatter, sort, cumulative ops), ``control_flow`` (cond, while, scan), ``jit`` and
+``ad_util`` (``add_any``). Importing the package registers every family's rules and interpreter hooks."""
+from . import ad_util, control_flow, elementwise, jit, library, reductions, structural  # noqa: F401
+from .standard import standard_primitive  # noqa: F401

@@ -1,4 +1,5 @@
-"""Control-flow primitives: ``cond``, ``while`` and ``scan``, with all their rules.
+"""Control-flow primitives: ``cond``, ``while`` and ``scan``, with all their rules, and the lax functions that
+bind them (``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``).
 
 Each carries closed sub-jaxprs (``ClosedJaxpr`` without consts: values the functions close over are passed
 as leading operands, as JAX does):
@@ -11,21 +12,30 @@ as leading operands, as JAX does):
 They are compiled by the core as real control flow (``rust/opt/control_flow.rs``): only the taken branch
 runs, loops run their body's kernels per iteration. Rules registered here: abstract eval, printing params,
 wire params, eager impl (one-equation program through the compiler), jvp, partial eval (for linearize /
-reverse mode), transpose (cond, scan; while raises JAX's error) and batching.
+reverse mode), transpose (cond, scan; while raises JAX's error) and batching; the sub-jaxprs are transformed
+with ``ad.jvp_jaxpr`` / ``ad.partial_eval_jaxpr`` / ``batching.batch_jaxpr``, as ``jit``'s are.
 """
 import collections
 import threading
 
 import numpy as np
 
-from .. import core
-from ..core import Primitive, ShapedArray, Tracer, get_aval, set_current_trace
+from .. import _core, dtypes
+from ..array import Array, _from_host, _to_buffer
+from ..core import Primitive, Tracer, TypedScalar, get_aval, set_current_trace, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
-from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from ..interpreters.eval import eval_jaxpr
+from ..interpreters.partial_eval import trace_to_jaxpr
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from ..tree_util import tree_flatten, tree_map, tree_unflatten, treedef_is_leaf
+from . import elementwise as _ew
+from . import reductions as _red
+from . import structural as _st
 
-__all__ = ["cond_p", "while_p", "scan_p", "typematch", "aval_text", "trace_closed", "join_consts"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "while_p", "scan_p", "typematch",
+           "aval_text", "trace_closed", "join_consts"]
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -41,19 +51,9 @@ def aval_text(a):
     return f"ShapedArray({a.str_short(short_dtypes=False)}{w})"
 
 
-def _hoist(closed):
-    """``closed`` as (ClosedJaxpr without consts, consts): constvars become leading invars."""
-    j = closed.jaxpr
-    if not j.constvars:
-        return closed, []
-    return (ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []),
-            list(closed.consts))
-
-
 def trace_closed(fun, in_avals):
     """Traces ``fun`` (flat lists in and out) to ``(ClosedJaxpr without consts, consts)``."""
-    from ..interpreters.partial_eval import trace_to_jaxpr
-    return _hoist(trace_to_jaxpr(fun, list(in_avals)))
+    return trace_to_jaxpr(fun, list(in_avals)).hoist_consts()
 
 
 def join_consts(pairs):
@@ -94,13 +94,11 @@ def _with_extra_invars(closed, avals, at_end=True):
 
 
 def _eval(closed, *args):
-    from ..interpreters.eval import eval_jaxpr
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
 def _zeros(aval):
-    from .. import lax
-    return lax.full(aval.shape, 0, aval.dtype)
+    return _st.full(aval.shape, 0, aval.dtype)
 
 
 def _is_float(aval):
@@ -114,16 +112,7 @@ def sub_program(closed):
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     if isinstance(closed, ClosedJaxpr) and closed.consts:
         raise ValueError("control-flow sub-jaxprs must not have consts (pass them as operands)")
-    em = lowering._Emitter()
-    env = {}
-    invars = []
-    for v in list(jaxpr.constvars) + list(jaxpr.invars):
-        vid = em.next_id
-        em.next_id += 1
-        env[v] = vid
-        invars.append(lowering._aval_json(vid, v.aval))
-    outs = em.emit_jaxpr(jaxpr, env)
-    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+    return lowering.lower_program(jaxpr)
 
 
 class _ExeCache:
@@ -157,8 +146,6 @@ _exe_cache = _ExeCache()
 
 def _compiled_impl(prim):
     def impl(*args, **params):
-        from .. import _core
-        from ..array import Array, _to_buffer
         avals = [get_aval(a) for a in args]
         invars = [Var(a) for a in avals]
         outs = prim.abstract_eval(*avals, **params)
@@ -216,11 +203,11 @@ def _cond_jvp(primals, tangents, branches):
     nout = len(branches[0].out_avals)
     out_nz = [False] * nout
     for b in branches:
-        _, _, onz = jvp_closed(b, nz, [False] * nout)
+        _, _, onz = _ad.jvp_jaxpr(b, nz, [False] * nout)
         out_nz = [a or c for a, c in zip(out_nz, onz)]
     pairs = []
     for b in branches:
-        j, cs, _ = jvp_closed(b, nz, out_nz)
+        j, cs, _ = _ad.jvp_jaxpr(b, nz, out_nz)
         pairs.append((j, cs))
     new, consts = join_consts(pairs)
     outs = cond_p.bind(index, *consts, *ops, *[t for t, z in zip(ops_dot, nz) if z], branches=tuple(new))
@@ -238,8 +225,8 @@ def _cond_partial_eval(trace, args, params):
     nout = len(branches[0].out_avals)
     out_uk = [False] * nout
     for b in branches:
-        out_uk = [a or c for a, c in zip(out_uk, partial_eval_closed(b, unknowns, [False] * nout)[3])]
-    splits = [partial_eval_closed(b, unknowns, out_uk) for b in branches]
+        out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout)[3])]
+    splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk) for b in branches]
     res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
     n_known_out = sum(1 for u in out_uk if not u)
 
@@ -291,7 +278,6 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 def _cond_batch(vals, dims, branches):
-    from .. import lax
     index, ops = vals[0], list(vals[1:])
     idim, odims = dims[0], list(dims[1:])
     size = _batching.axis_size_of(vals, dims)
@@ -304,13 +290,13 @@ def _cond_batch(vals, dims, branches):
         for b in branches:
             bj, bconsts, _ = batch_closed(b, size, [True] * len(ops), [True] * nout)
             branch_outs.append(_eval(bj, *bconsts, *ops))
-        index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+        index = _ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
         outs = []
         for k in range(nout):
             cases = [bo[k] for bo in branch_outs]
             shape = get_aval(cases[0]).shape
-            which = lax.broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
-            outs.append(lax.select_n(which, *cases))
+            which = _st.broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
+            outs.append(_ew.select_n(which, *cases))
         return outs, [0] * nout
     ops = [o if d is None else _batching.moveaxis(o, d, 0) for o, d in zip(ops, odims)]
     in_b = [d is not None for d in odims]
@@ -364,12 +350,12 @@ def _while_jvp(primals, tangents, cond_jaxpr, body_jaxpr, cond_nconsts, body_nco
     c_nz = [not _ad.is_zero(t) for t in idot]
     nk = len(init)
     while True:
-        _, _, onz = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+        _, _, onz = _ad.jvp_jaxpr(body_jaxpr, b_nz + c_nz, c_nz)
         new = [a or (c and _is_float(av)) for a, c, av in zip(c_nz, onz, body_jaxpr.out_avals)]
         if new == c_nz:
             break
         c_nz = new
-    bj, bjconsts, _ = jvp_closed(body_jaxpr, b_nz + c_nz, c_nz)
+    bj, bjconsts, _ = _ad.jvp_jaxpr(body_jaxpr, b_nz + c_nz, c_nz)
     # jvp order: hoisted, bconsts, carry, bconst tangents, carry tangents; while wants carry last.
     nh, nbt, nkt = len(bjconsts), sum(b_nz), sum(c_nz)
     order = (list(range(nh + nb)) + list(range(nh + nb + nk, nh + nb + nk + nbt))
@@ -392,15 +378,15 @@ def _while_partial_eval(trace, args, params):
     c_uk, b_uk, k_uk = uk[:nc], uk[nc:nc + nb], uk[nc + nb:]
     nk = len(k_uk)
     while True:
-        out_uk = partial_eval_closed(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
+        out_uk = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
         new = [a or c for a, c in zip(k_uk, out_uk)]
         if new == k_uk:
             break
         k_uk = new
-    cond_split = partial_eval_closed(cond_jaxpr, c_uk + k_uk, [False])
+    cond_split = _ad.partial_eval_jaxpr(cond_jaxpr, c_uk + k_uk, [False])
     if cond_split[3][0] or all(k_uk):
         return trace.stage(while_p, args, params)
-    body_split = partial_eval_closed(body_jaxpr, b_uk + k_uk, k_uk)
+    body_split = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, k_uk)
     n_known = sum(1 for u in k_uk if not u)
     kb = body_split[0].jaxpr
     kbody = ClosedJaxpr(Jaxpr([], kb.invars, kb.outvars[:n_known], kb.eqns), [])
@@ -426,7 +412,6 @@ def _while_transpose(cts, *args, **params):
 
 
 def _while_batch(vals, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    from .. import lax
     nc, nb = cond_nconsts, body_nconsts
     size = _batching.axis_size_of(vals, dims)
     vals = [v if d is None else _batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
@@ -459,7 +444,7 @@ def _while_batch(vals, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
 
     def new_cond(*a):
         p = _eval(cj, *a)[0]
-        return [lax.reduce_or(p, (0,))]
+        return [_red.reduce_or(p, (0,))]
 
     def new_body(*a):
         ccs, bcs, carry = a[:ncc], a[ncc:ncc + nbc], a[ncc + nbc:]
@@ -468,8 +453,8 @@ def _while_batch(vals, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
         out = []
         for n, o in zip(new, carry):
             shape = get_aval(n).shape
-            which = lax.broadcast_in_dim(p, shape, (0,)) if len(shape) > 1 else p
-            out.append(lax.select(which, n, o))
+            which = _st.broadcast_in_dim(p, shape, (0,)) if len(shape) > 1 else p
+            out.append(_ew.select(which, n, o))
         return out
     ncj, ncjc = trace_closed(new_cond, cc_avals + carry_avals)
     nbj, nbjc = trace_closed(new_body, cc_avals + bc_avals + carry_avals)
@@ -528,12 +513,12 @@ def _scan_jvp(primals, tangents, jaxpr, length, reverse, num_consts, num_carry, 
     x_nz = [not _ad.is_zero(t) for t in xdot]
     nx, ny = len(xs), len(jaxpr.out_avals) - nk
     while True:
-        onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)[2]
+        onz = _ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)[2]
         new = [a or c for a, c in zip(k_nz, onz[:nk])]
         if new == k_nz:
             break
         k_nz = new
-    j, jc, onz = jvp_closed(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)
+    j, jc, onz = _ad.jvp_jaxpr(jaxpr, c_nz + k_nz + x_nz, k_nz + [False] * ny)
     nh, nct, nkt, nxt = len(jc), sum(c_nz), sum(k_nz), sum(x_nz)
     y_nz = onz[nk:]
     nyt = sum(y_nz)
@@ -566,12 +551,12 @@ def _scan_partial_eval(trace, args, params):
     c_uk, k_uk, x_uk = uk[:nc], uk[nc:nc + nk], uk[nc + nk:]
     ny = len(jaxpr.out_avals) - nk
     while True:
-        out_uk = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
+        out_uk = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
         new = [a or c for a, c in zip(k_uk, out_uk[:nk])]
         if new == k_uk:
             break
         k_uk = new
-    known, kconsts, unknown, out_uk, nres = partial_eval_closed(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
+    known, kconsts, unknown, out_uk, nres = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
     y_uk = out_uk[nk:]
     kn = lambda xs, flags: [x for x, u in zip(xs, flags) if not u]  # noqa: E731
     un = lambda xs, flags: [x for x, u in zip(xs, flags) if u]  # noqa: E731
@@ -707,89 +692,378 @@ _batching.batching_rules[_identity_p] = lambda vals, dims: (list(vals), list(dim
 
 # ----------------------------------------------------------------------------------------------- jaxpr transforms
 
-def jvp_closed(closed, nonzeros, instantiate):
-    """The jvp of ``closed`` (no consts): a jaxpr from (primals, non-zero tangents) to (primals out,
-    tangents out where ``out_nz``). ``instantiate[i]`` forces output i's tangent (zeros) when it is a float.
-    Returns ``(jaxpr, consts, out_nz)``; the jaxpr takes ``consts`` first."""
-    from ..interpreters.eval import eval_jaxpr
-    n = len(closed.in_avals)
-    in_avals = closed.in_avals
-    nonzeros = [bool(z) and _is_float(a) for z, a in zip(nonzeros, in_avals)]
-    inst = [bool(i) and _is_float(a) for i, a in zip(instantiate, closed.out_avals)]
-    store = {}
-
-    def f(*args):
-        primals = list(args[:n])
-        it = iter(args[n:])
-        tangents = [next(it) if z else _ad.Zero(a) for z, a in zip(nonzeros, in_avals)]
-        p_out, t_out = _ad.jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
-        out_nz = [(not _ad.is_zero(t)) or i for t, i in zip(t_out, inst)]
-        store["nz"] = out_nz
-        return list(p_out) + [_ad.instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
-    avals = list(in_avals) + [a for z, a in zip(nonzeros, in_avals) if z]
-    j, consts = trace_closed(f, avals)
-    return j, consts, store["nz"]
-
-
-def partial_eval_closed(closed, unknowns, instantiate):
-    """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts,
-    unknown, out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the
-    known outputs then ``num_res`` residuals; ``unknown`` takes the residuals then the unknown inputs.
-    ``instantiate[i]`` makes output i unknown even when it is computable."""
-    from ..interpreters.eval import eval_jaxpr
-    store = {}
-
-    def known_fun(*known_args):
-        pe = _ad.PartialEvalTrace(core._state.trace)
-        it = iter(known_args)
-        args = [pe.new_arg(a) if u else next(it) for u, a in zip(unknowns, closed.in_avals)]
-        try:
-            with set_current_trace(pe):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-            out_unknowns = [pe.is_unknown(o) or bool(i) for o, i in zip(outs, instantiate)]
-            unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
-        finally:
-            pe.invalidate()
-        res = unknown.consts
-        uj = unknown.jaxpr
-        store["unknown"] = ClosedJaxpr(Jaxpr([], list(uj.constvars) + list(uj.invars), uj.outvars, uj.eqns), [])
-        store["out_unknowns"] = out_unknowns
-        store["num_res"] = len(res)
-        return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
-    known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
-    kj, kconsts = trace_closed(known_fun, known_avals)
-    return kj, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
-
-
 def batch_closed(closed, size, in_batched, force_out):
-    """``closed`` (no consts) batched: inputs with ``in_batched`` have a leading batch axis of ``size``;
-    outputs are batched (axis 0) where the computation makes them so or ``force_out`` asks. Returns
-    ``(jaxpr, consts, out_batched)``; the jaxpr takes ``consts`` first."""
-    from ..interpreters.eval import eval_jaxpr
+    """``batching.batch_jaxpr`` with flags: inputs where ``in_batched`` have a leading batch axis; returns
+    ``(jaxpr, consts, out_batched)``."""
+    j, consts, dims = _batching.batch_jaxpr(closed, size, [0 if b else None for b in in_batched], force_out)
+    return j, consts, [d is not None for d in dims]
+
+
+# ----------------------------------------------------------------------------------------------- the lax API
+# ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``: the functions are traced once to
+# jaxprs (values they close over become leading operands); the core compiles them as real branches and loops.
+
+_PY = (bool, int, float)
+
+
+def _trace_fun(fun, in_tree, in_avals, what):
+    """Traces ``fun(*unflatten(in_tree, args))``. Returns ``(closed, consts, out_tree)``."""
     store = {}
 
-    def fun(*args):
-        trace = _batching.BatchTrace(core.current_trace(), size)
-        targs = [_batching.BatchTracer(trace, a, 0) if b else a for a, b in zip(args, in_batched)]
+    def flat(*args):
+        out = fun(*tree_unflatten(in_tree, list(args)))
+        leaves, tree = tree_flatten(out)
+        for v in leaves:
+            _check_leaf(v, what)
+        store["tree"] = tree
+        return leaves
+    closed, consts = trace_closed(flat, in_avals)
+    return closed, consts, store["tree"]
+
+
+def _check_leaf(v, what):
+    try:
+        get_aval(v)
+    except TypeError:
+        raise TypeError(f"{what} output must be a pytree of arrays, got a value of type {type(v).__name__}") \
+            from None
+
+
+def _tree_avals_text(tree, avals, other=None):
+    """``(ShapedArray(float32[]), 'DIFFERENT ShapedArray(int32[]) vs. ShapedArray(float32[])')`` as JAX's
+    ``_check_tree_and_avals`` prints a difference."""
+    if other is None:
+        items = [aval_text(a) for a in avals]
+    else:
+        items = [aval_text(a) if typematch(a, b) else f"DIFFERENT {aval_text(a)} vs. {aval_text(b)}"
+                 for a, b in zip(avals, other)]
+    t = tree_unflatten(tree, items)
+    return str(t)
+
+
+def _check_tree_and_avals(what, tree1, avals1, tree2, avals2):
+    if tree1 != tree2:
+        raise TypeError(f"{what} must have same type structure, got {tree1} and {tree2}.")
+    if len(avals1) != len(avals2) or not all(typematch(a, b) for a, b in zip(avals1, avals2)):
+        raise TypeError(f"{what} must have identical types, got\n{_tree_avals_text(tree1, avals1, avals2)}.")
+
+
+def _as_value(x):
+    """A leaf operand as something with an aval (Python scalars become weakly typed scalars)."""
+    if isinstance(x, _PY):
+        return typed_scalar(x, dtypes.dtype(x, canonicalize=True), True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        return np.asarray(x, dt)
+    return x
+
+
+# ----------------------------------------------------------------------------------------------- cond / switch
+
+def _prune_forwarded(jaxprs, ops):
+    """Outputs every branch forwards unchanged from the same operand are taken from the operand (JAX prunes
+    them from the cond). Returns ``(jaxprs, forwards)`` with ``forwards[k]`` the operand index or None."""
+    nout = len(jaxprs[0].out_avals)
+    fwd = []
+    for k in range(nout):
+        src = None
+        for j in jaxprs:
+            v = j.jaxpr.outvars[k]
+            idx = next((i for i, iv in enumerate(j.jaxpr.invars) if iv is v), None)
+            if idx is None or (src is not None and idx != src):
+                src = None
+                break
+            src = idx
+        fwd.append(src)
+    if all(f is None for f in fwd):
+        return jaxprs, fwd
+    keep = [k for k in range(nout) if fwd[k] is None]
+    new = [ClosedJaxpr(Jaxpr([], j.jaxpr.invars, [j.jaxpr.outvars[k] for k in keep], j.jaxpr.eqns), [])
+           for j in jaxprs]
+    return new, fwd
+
+
+def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names):
+    ops_avals = [get_aval(o) for o in ops]
+    traced = [_trace_fun(b, ops_tree, ops_avals, n) for b, n in zip(branches, out_names)]
+    out_tree0, avals0 = traced[0][2], traced[0][0].out_avals
+    for k, (closed, _, tree) in enumerate(traced[1:], 1):
+        _check_tree_and_avals(what_outputs(k), out_tree0, avals0, tree, closed.out_avals)
+    jaxprs, consts = join_consts([(c, cs) for c, cs, _ in traced])
+    jaxprs, fwd = _prune_forwarded(jaxprs, consts + list(ops))
+    allops = consts + list(ops)
+    outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
+    it = iter(outs)
+    res = [_as_array(allops[f]) if f is not None else next(it) for f in fwd]
+    return tree_unflatten(out_tree0, res)
+
+
+def _as_array(x):
+    """A forwarded operand as the API returns values: tracers and Arrays as they are, host values as Arrays."""
+    if isinstance(x, Tracer) or hasattr(x, "_buf"):
+        return x
+    return _from_host(x)
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; only the taken branch runs.
+    ``pred`` is a boolean (or integer) scalar. Mirrors ``jax.lax.cond``."""
+    if operand is not None:
+        operands = operands + (operand,)
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    if isinstance(pred, (list, tuple, dict)):
+        raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
+    pred = _as_value(pred)
+    pav = get_aval(pred)
+    if pav.shape != ():
+        raise TypeError(f"Pred must be a scalar, got {_short(pred)} of shape {pav.shape}.")
+    if pav.dtype != np.bool_:
+        if pav.dtype.kind in "iu":
+            pred = _ew.ne(pred, _ew._coerce(0, pav.dtype))
+        else:
+            raise TypeError(f"Pred type must be either boolean or number, got {pav.dtype.name}.")
+    index = _ew.convert_element_type(pred, np.int32)
+    ops, ops_tree = tree_flatten(operands)
+    ops = [_as_value(o) for o in ops]
+    return _bind_cond(index, (false_fun, true_fun), ops, ops_tree,
+                      lambda k: "true_fun and false_fun output", ("false_fun", "true_fun"))
+
+
+def _short(x):
+    try:
+        return repr(x)
+    except Exception:
+        return type(x).__name__
+
+
+def switch(index, branches, *operands, operand=None):
+    """``branches[index](*operands)`` with ``index`` clamped into range; only that branch runs. Mirrors
+    ``jax.lax.switch``."""
+    if operand is not None:
+        operands = operands + (operand,)
+    branches = tuple(branches)
+    if len(branches) == 0:
+        raise ValueError("Empty branch sequence")
+    for b in branches:
+        if not callable(b):
+            raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    index = _as_value(index)
+    iav = get_aval(index)
+    if iav.shape != ():
+        raise TypeError(f"Branch index must be scalar, got {_short(index)} of shape {iav.shape}.")
+    if iav.dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {_short(index)}.")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = _ew.convert_element_type(index, np.int32)
+    index = _ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    ops, ops_tree = tree_flatten(operands)
+    ops = [_as_value(o) for o in ops]
+    return _bind_cond(index, branches, ops, ops_tree, lambda k: f"branch 0 and {k} outputs",
+                      [f"branch {i}" for i in range(len(branches))])
+
+
+# ----------------------------------------------------------------------------------------------- loops
+
+def _carry_diff_text(name, in_tree, in_avals, out_tree, out_avals):
+    if in_tree != out_tree:
+        return (f"{name} output and input must have identical types: the function carry input and carry "
+                f"output must have the same pytree structure, but they differ:\n\n"
+                f"  * the input carry has structure {in_tree}\n"
+                f"  * the output carry has structure {out_tree}\n\n"
+                f"Revise the function so that the carry output has the same pytree structure as the carry "
+                f"input.")
+    diffs = []
+    for k, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if typematch(a, b):
+            continue
+        why = ("the shapes do not match" if a.shape != b.shape else "the dtypes do not match")
+        diffs.append(f"  * the input carry component {k} has type {a.str_short(short_dtypes=False)} but the "
+                     f"corresponding output carry component has type {b.str_short(short_dtypes=False)}, so "
+                     f"{why}")
+    if not diffs:
+        return None
+    return (f"{name} output and input must have identical types: the function carry input and carry output "
+            f"must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n"
+            + "\n".join(diffs) + "\n\nRevise the function so that all output types match the corresponding "
+            "input types.")
+
+
+def _promote_weak(vals, in_avals, out_avals):
+    """Weakly typed initial values whose type the body changes are converted to the body's output type
+    (JAX's ``_promote_weak_typed_inputs``). Returns ``(vals, changed)``."""
+    if len(vals) != len(in_avals) or len(in_avals) != len(out_avals):
+        return vals, False
+    changed = False
+    out = list(vals)
+    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if a.weak_type and not typematch(a, b):
+            out[i] = _ew.convert_element_type(vals[i], dtypes.result_type(a, b))
+            changed = True
+    return out, changed
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """``val = init_val; while cond_fun(val): val = body_fun(val)``, compiled as a real loop. Mirrors
+    ``jax.lax.while_loop`` (not reverse-differentiable)."""
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    init_vals, in_tree = tree_flatten((init_val,))
+    init_vals = [_as_value(v) for v in init_vals]
+    for _ in range(3):
+        init_avals = [get_aval(v) for v in init_vals]
+        cond_j, cond_consts, cond_tree = _trace_fun(cond_fun, in_tree, init_avals, "cond_fun")
+        body_j, body_consts, body_tree = _trace_fun(body_fun, in_tree, init_avals, "body_fun")
+        if not treedef_is_leaf(cond_tree) or len(cond_j.out_avals) != 1:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
+        pa = cond_j.out_avals[0]
+        if pa.shape != () or pa.dtype != np.bool_:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{aval_text(pa)}].")
+        init_vals, changed = _promote_weak(init_vals, init_avals, body_j.out_avals)
+        if not changed:
+            break
+    body_out_tree = body_tree
+    in_carry_tree = tree_flatten(init_val)[1]
+    msg = _carry_diff_text("body_fun", in_carry_tree, init_avals, body_out_tree, body_j.out_avals)
+    if msg is not None:
+        raise TypeError(msg)
+    outs = while_p.bind(*cond_consts, *body_consts, *init_vals, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
+    return tree_unflatten(in_carry_tree, outs)
+
+
+def _fori_while_cond(carry):
+    i, upper, _ = carry
+    return _ew.lt(i, upper)
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """``val = init_val; for i in range(lower, upper): val = body_fun(i, val)``. With concrete bounds it is a
+    ``scan`` (reverse-differentiable), otherwise a ``while_loop``. Mirrors ``jax.lax.fori_loop``."""
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    lower, upper = _as_value(lower), _as_value(upper)
+    ld, ud = get_aval(lower).dtype, get_aval(upper).dtype
+    if ld != ud:
+        dt = dtypes.promote_types(ld, ud)
+        lower = _ew.convert_element_type(lower, dt)
+        upper = _ew.convert_element_type(upper, dt)
+    lo_c, up_c = _concrete_int(lower), _concrete_int(upper)
+    if lo_c is not None and up_c is not None:
+        length = max(up_c - lo_c, 0)
+
+        def scanned(carry, _):
+            i, x = carry
+            return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False,
+                               1 if unroll is None else unroll, "body_fun")
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
+
+    def body(carry):
+        i, up, x = carry
+        return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
+    _, _, result = while_loop(_fori_while_cond, body, (lower, upper, init_val))
+    return result
+
+
+def _concrete_int(x):
+    if isinstance(x, Tracer):
+        c = x._concrete()
+        if c is None:
+            return None
+        x = c
+    if isinstance(x, TypedScalar):
+        x = x.val
+    try:
+        return int(np.asarray(x))
+    except (TypeError, ValueError):
+        return None
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """``carry, ys = scan(f, init, xs)``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``, with
+    the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
+    return _scan(f, init, xs, length, reverse, unroll, "scan body")
+
+
+def _scan(f, init, xs, length, reverse, unroll, what):
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
+    xs_flat, xs_tree = tree_flatten(xs)
+    xs_flat = [_as_value(x) for x in xs_flat]
+    lengths = []
+    for x in xs_flat:
+        av = get_aval(x)
+        if av.ndim == 0:
+            raise ValueError(f"scan got value with no leading axis to scan over: {aval_text(av)}.")
+        lengths.append(av.shape[0])
+    if length is not None:
         try:
-            with set_current_trace(trace):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
-            infos = [trace.to_batch_info(o) for o in outs]
-        finally:
-            trace.invalidate()
-        res, ob = [], []
-        for (v, d), f, av in zip(infos, force_out, closed.out_avals):
-            if d is None:
-                if f:
-                    v = _batching.broadcast_batched(v, size, 0, av.shape)
-                    d = 0
-            else:
-                v = _batching.moveaxis(v, d, 0)
-                d = 0
-            res.append(v)
-            ob.append(d is not None)
-        store["ob"] = ob
-        return res
-    avals = [a.update(shape=(size,) + a.shape) if b else a for a, b in zip(closed.in_avals, in_batched)]
-    j, consts = trace_closed(fun, avals)
-    return j, consts, store["ob"]
+            length = int(length)
+        except (TypeError, ValueError):
+            raise TypeError(f"scan got `length` argument of {length!r} which is not a concrete integer") \
+                from None
+        if any(n != length for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
+                             f"{lengths}.")
+    else:
+        if not lengths:
+            raise ValueError("scan got no values to scan over and `length` not provided.")
+        if len(set(lengths)) != 1:
+            raise ValueError(f"scan got values with different leading axis sizes: "
+                             f"{', '.join(str(n) for n in lengths)}.")
+        length = lengths[0]
+    x_avals = [get_aval(x).update(shape=get_aval(x).shape[1:]) for x in xs_flat]
+    init_flat, init_tree = tree_flatten(init)
+    init_flat = [_as_value(v) for v in init_flat]
+    nk = len(init_flat)
+    for _ in range(3):
+        carry_avals = [get_aval(v) for v in init_flat]
+        store = {}
+
+        def flat(*args):
+            carry = tree_unflatten(init_tree, list(args[:nk]))
+            x = tree_unflatten(xs_tree, list(args[nk:]))
+            out = f(carry, x)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError(f"scan body output must be a pair, got {type(out).__name__}.")
+            c, y = out
+            c_leaves, c_tree = tree_flatten(c)
+            y_leaves, y_tree = tree_flatten(y)
+            for v in c_leaves + y_leaves:
+                _check_leaf(v, "scan body")
+            store.update(c_tree=c_tree, y_tree=y_tree, nc=len(c_leaves))
+            return c_leaves + y_leaves
+        closed, consts = trace_closed(flat, carry_avals + x_avals)
+        c_out = closed.out_avals[:store["nc"]]
+        init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
+        if not changed:
+            break
+    msg = _carry_diff_text(what, init_tree, carry_avals, store["c_tree"], c_out)
+    if msg is not None:
+        raise TypeError(msg.replace("scan body output and input must have identical types",
+                                    "scan body function carry input and carry output must have identical types"))
+    outs = scan_bind(consts, init_flat, xs_flat, closed, length, bool(reverse), unroll)
+    carry = tree_unflatten(init_tree, outs[:nk])
+    ys = tree_unflatten(store["y_tree"], outs[nk:])
+    return carry, ys
+
+
+def map(f, xs, *, batch_size=None):
+    """``f`` applied to each slice of ``xs`` along its leading axis, results stacked (a ``scan``). Mirrors
+    ``jax.lax.map``."""
+    if batch_size is not None:
+        from .. import api_vmap  # why: vmap is the API above the primitives; only batch_size= needs it
+        leaves, tree = tree_flatten(xs)
+        n = get_aval(leaves[0]).shape[0]
+        if n % batch_size == 0:
+            resh = [x.reshape((n // batch_size, batch_size) + tuple(get_aval(x).shape[1:])) for x in leaves]
+            _, ys = scan(lambda c, x: (c, api_vmap.vmap(f)(x)), (), tree_unflatten(tree, resh))
+            return tree_map(lambda y: y.reshape((n,) + tuple(get_aval(y).shape[2:])), ys)
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys
+
+

@@ -1,4 +1,5 @@
-"""Elementwise primitives: unary math, binary arithmetic/logic, comparisons, select_n, clamp, conversions.
+"""Elementwise primitives: unary math, binary arithmetic/logic, comparisons, select_n, clamp, conversions —
+each with its ``lax`` wrapper and its rules.
 
 Operands of a binary primitive share a dtype and a shape; a rank-0 operand may stand for a scalar that
 broadcasts (jaxprs print such literals as ``1.0:f32[]``). The result is weakly typed only when every
@@ -7,9 +8,14 @@ operand is.
 import numpy as np
 
 from .. import dtypes
-from ..core import ShapedArray
+from ..core import ShapedArray, Tracer, TypedScalar, get_aval, typed_scalar
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
 from ..interpreters import lowering
-from . import standard_primitive
+from ..jaxpr import Jaxpr, Var
+from ..tree_util import tree_map
+from . import structural as _st   # broadcast_in_dim and full (structural uses the arithmetic wrappers here)
+from .standard import standard_primitive
 
 _FLOAT = "float"
 _NUM = "num"
@@ -248,10 +254,243 @@ bitcast_convert_type_p = standard_primitive(
 del lowering
 
 
+# ---- the lax wrappers ----
+# Unlike ``cranax.numpy`` these do not promote dtypes: operands of a binary op share a dtype, except Python
+# scalars, which take the other operand's dtype (weakly typed). Shapes must match, except rank-0 values.
+
+_PY = (bool, int, float)
+
+
+def _is_literal_scalar(x):
+    return isinstance(x, _PY + (np.generic, TypedScalar)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def _coerce(x, like_dtype):
+    """A Python scalar as a weakly typed scalar of ``like_dtype``."""
+    if isinstance(x, _PY):
+        return typed_scalar(x, like_dtype, True)
+    return x
+
+
+def _as_operand(x):
+    if isinstance(x, _PY):
+        return typed_scalar(x, dtypes.dtype(x, canonicalize=True), True)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"lax operations require array operands, got {type(x).__name__}")
+    if isinstance(x, np.ndarray) and x.ndim > 0 or isinstance(x, np.generic):
+        dt = dtypes.canonicalize_dtype(x.dtype)
+        return np.asarray(x, dt) if x.dtype != dt else x
+    return x
+
+
+def _broadcast_rank0(args, shape):
+    """Broadcasts rank-0 non-literal operands to ``shape`` (jaxprs let only literals mix ranks)."""
+    if not shape:
+        return args
+    out = []
+    for a in args:
+        av = get_aval(a)
+        if av.shape != shape and av.ndim == 0 and not _is_literal_scalar(a):
+            a = _st.broadcast_in_dim(a, shape, ())
+        out.append(a)
+    return out
+
+
+
+def _nary(prim):
+    bind = prim.bind
+
+    def op(*args):
+        # Fast path: operands that already carry avals of one dtype, shapes equal or rank 0.
+        try:
+            avals = [a.aval for a in args]
+        except AttributeError:
+            avals = None
+        if avals is not None:
+            dt = avals[0].dtype
+            shape = None
+            ok = True
+            for a in avals:
+                if a.dtype is not dt and a.dtype != dt:
+                    ok = False
+                    break
+                if a.shape:
+                    if shape is None:
+                        shape = a.shape
+                    elif a.shape != shape:
+                        ok = False
+                        break
+            if ok and (shape is None or all(a.shape or type(x) is TypedScalar for a, x in zip(avals, args))):
+                return bind(*args)
+        dt = None
+        for a in args:
+            if not isinstance(a, _PY):
+                dt = get_aval(_as_operand(a)).dtype
+                break
+        if dt is None:  # only Python scalars: they meet at their promoted (weak) type
+            dt = dtypes.result_type(*args)
+        args = [_coerce(a, dt) for a in args]
+        args = [_as_operand(a) for a in args]
+        avals = [get_aval(a) for a in args]
+        shape = broadcast_shapes_of(prim.name, avals)
+        return prim.bind(*_broadcast_rank0(args, shape))
+    op.__name__ = prim.name
+    op.__doc__ = (f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive). Mirrors ``jax.lax."
+                  f"{prim.name}``. Raises ``TypeError`` for mismatched dtypes or shapes.")
+    return op
+
+
+neg = _nary(neg_p)
+abs = _nary(abs_p)
+sign = _nary(sign_p)
+floor = _nary(floor_p)
+ceil = _nary(ceil_p)
+exp = _nary(exp_p)
+exp2 = _nary(exp2_p)
+log = _nary(log_p)
+log1p = _nary(log1p_p)
+expm1 = _nary(expm1_p)
+sqrt = _nary(sqrt_p)
+rsqrt = _nary(rsqrt_p)
+cbrt = _nary(cbrt_p)
+sin = _nary(sin_p)
+cos = _nary(cos_p)
+tan = _nary(tan_p)
+tanh = _nary(tanh_p)
+logistic = _nary(logistic_p)
+erf = _nary(erf_p)
+erf_inv = _nary(erf_inv_p)
+asin = _nary(asin_p)
+acos = _nary(acos_p)
+atan = _nary(atan_p)
+sinh = _nary(sinh_p)
+cosh = _nary(cosh_p)
+asinh = _nary(asinh_p)
+acosh = _nary(acosh_p)
+atanh = _nary(atanh_p)
+lgamma = _nary(lgamma_p)
+digamma = _nary(digamma_p)
+bitwise_not = _nary(not_p)
+square = _nary(square_p)
+is_finite = _nary(is_finite_p)
+population_count = _nary(population_count_p)
+
+add = _nary(add_p)
+sub = _nary(sub_p)
+mul = _nary(mul_p)
+div = _nary(div_p)
+rem = _nary(rem_p)
+max = _nary(max_p)
+min = _nary(min_p)
+pow = _nary(pow_p)
+atan2 = _nary(atan2_p)
+nextafter = _nary(nextafter_p)
+bitwise_and = _nary(and_p)
+bitwise_or = _nary(or_p)
+bitwise_xor = _nary(xor_p)
+shift_left = _nary(shift_left_p)
+shift_right_logical = _nary(shift_right_logical_p)
+shift_right_arithmetic = _nary(shift_right_arithmetic_p)
+eq = _nary(eq_p)
+ne = _nary(ne_p)
+lt = _nary(lt_p)
+le = _nary(le_p)
+gt = _nary(gt_p)
+ge = _nary(ge_p)
+_clamp = _nary(clamp_p)
+
+
+def clamp(min, x, max):
+    """``min(max(x, min), max)`` elementwise; ``min``/``max`` scalar or shaped like ``x``. Mirrors
+    ``jax.lax.clamp``."""
+    return _clamp(min, x, max)
+
+
+class RoundingMethod:
+    """``lax.round``'s rounding modes (``jax.lax.RoundingMethod``)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=0):
+    """Rounds to the nearest integer: half away from zero (``rounding_method=0``) or half to even (1).
+    Mirrors ``jax.lax.round``."""
+    x = _as_operand(x)
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y):
+    """``x ** y`` for a static Python int ``y``. Mirrors ``jax.lax.integer_pow``."""
+    return integer_pow_p.bind(_as_operand(x), y=int(y))
+
+
+def select_n(which, *cases):
+    """``cases[which]`` elementwise; ``which`` is bool (two cases) or int32. Mirrors ``jax.lax.select_n``."""
+    dt = None
+    for c in cases:
+        if not isinstance(c, _PY):
+            dt = get_aval(_as_operand(c)).dtype
+            break
+    cases = [_as_operand(_coerce(c, dt) if dt is not None else c) for c in cases]
+    which = _as_operand(which)
+    shape = broadcast_shapes_of("select_n", [get_aval(c) for c in cases])
+    cases = _broadcast_to_shape(cases, shape)
+    return select_n_p.bind(which, *cases)
+
+
+def _broadcast_to_shape(args, shape):
+    out = []
+    for a in args:
+        av = get_aval(a)
+        if av.shape != shape:
+            a = _st.broadcast_in_dim(a, shape, ())
+        out.append(a)
+    return out
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false``. Mirrors ``jax.lax.select``."""
+    return select_n(pred, on_false, on_true)
+
+
+def convert_element_type(operand, new_dtype):
+    """``operand`` converted to ``new_dtype`` (floats → ints truncate toward zero and saturate, NaN → 0).
+    Mirrors ``jax.lax.convert_element_type``."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    return _convert(operand, new_dtype, False)
+
+
+def _convert(x, new_dtype, weak_type):
+    if isinstance(x, (_PY, np.generic, TypedScalar)) or isinstance(x, np.ndarray) and x.ndim == 0:
+        return typed_scalar(x, new_dtype, weak_type)
+    if isinstance(x, np.ndarray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return x.astype(new_dtype)
+    av = get_aval(x)
+    if av.dtype == new_dtype and av.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=bool(weak_type),
+                                       sharding=None)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterprets the bits of ``operand`` as ``new_dtype`` (same width). Mirrors
+    ``jax.lax.bitcast_convert_type``."""
+    return bitcast_convert_type_p.bind(_as_operand(operand), new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+def stop_gradient(x):
+    """``x`` with no gradient flowing through. Mirrors ``jax.lax.stop_gradient``."""
+    return tree_map(_stop_gradient, x)
+
+
+def div_floor_int(x, y):
+    return div(x, y)
+
+
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). Unary primitives pass the batch axis through; n-ary ones bring
 # batched and unbatched operands to one batched shape (concrete scalars stay literals).
-from ..interpreters import batching as _batching  # noqa: E402
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
            cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
@@ -283,90 +522,83 @@ _batching.batching_rules[clamp_p] = _clamp_batch
 
 
 # ---- autodiff rules (jvp, transpose) ----
-# Written in terms of ``cranax.lax`` (imported lazily: lax imports this module); rules run on the parent trace
+# Written with the lax wrappers (this module's and the sibling families'); rules run on the parent trace
 # and follow JAX's formulas (so ``make_jaxpr(grad(f))`` prints JAX's equations).
-from ..interpreters import ad as _ad  # noqa: E402
 
-
-def _L():
-    from .. import lax
-    return lax
 
 
 def _c(x, v):
     """The Python constant ``v`` as a weakly typed literal of ``x``'s dtype."""
-    from ..core import get_aval, typed_scalar
     return typed_scalar(v, get_aval(x).dtype, True)
 
 
 def _zeros(x):
-    return _L().full_like(x, 0)
+    return _st.full_like(x, 0)
 
 
 def _ones(x):
-    return _L().full_like(x, 1)
+    return _st.full_like(x, 1)
 
 
-_ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else _L().neg(ct)])
-_ad.defjvp2(abs_p, lambda g, ans, x: _L().select(_L().ge(x, _c(x, 0)), g, _L().neg(g)))
+_ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else neg(ct)])
+_ad.defjvp2(abs_p, lambda g, ans, x: select(ge(x, _c(x, 0)), g, neg(g)))
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, nextafter_p,
            and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
     _ad.defjvp_zero(_p)
 del _p
 
-_ad.defjvp2(exp_p, lambda g, ans, x: _L().mul(g, ans))
-_ad.defjvp2(exp2_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, np.log(2.0)), ans)))
-_ad.defjvp(log_p, lambda g, x: _L().div(g, x))
-_ad.defjvp(log1p_p, lambda g, x: _L().div(g, _L().add(x, _c(x, 1))))
-_ad.defjvp2(expm1_p, lambda g, ans, x: _L().mul(g, _L().add(ans, _c(x, 1))))
-_ad.defjvp2(sqrt_p, lambda g, ans, x: _L().mul(g, _L().div(_c(x, 0.5), ans)))
-_ad.defjvp2(rsqrt_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, -0.5), _L().div(ans, x))))
-_ad.defjvp2(cbrt_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, 1 / 3), _L().integer_pow(ans, -2))))
-_ad.defjvp(sin_p, lambda g, x: _L().mul(g, _L().cos(x)))
-_ad.defjvp(cos_p, lambda g, x: _L().neg(_L().mul(g, _L().sin(x))))
-_ad.defjvp2(tan_p, lambda g, ans, x: _L().mul(g, _L().add(_c(x, 1), _L().integer_pow(ans, 2))))
-_ad.defjvp2(tanh_p, lambda g, ans, x: _L().mul(_L().add(g, _L().mul(g, ans)), _L().sub(_c(x, 1), ans)))
-_ad.defjvp2(logistic_p, lambda g, ans, x: _L().mul(g, _L().mul(ans, _L().sub(_c(x, 1), ans))))
-_ad.defjvp(erf_p, lambda g, x: _L().mul(_c(x, 2 / np.sqrt(np.pi)),
-                                        _L().mul(g, _L().exp(_L().neg(_L().integer_pow(x, 2))))))
-_ad.defjvp2(erf_inv_p, lambda g, ans, x: _L().mul(g, _L().mul(_c(x, np.sqrt(np.pi) / 2),
-                                                               _L().exp(_L().integer_pow(ans, 2)))))
-_ad.defjvp(asin_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().sub(_c(x, 1), _L().integer_pow(x, 2)))))
-_ad.defjvp(acos_p, lambda g, x: _L().mul(g, _L().neg(_L().rsqrt(_L().sub(_c(x, 1), _L().integer_pow(x, 2))))))
-_ad.defjvp(atan_p, lambda g, x: _L().div(g, _L().add(_c(x, 1), _L().integer_pow(x, 2))))
-_ad.defjvp(sinh_p, lambda g, x: _L().mul(g, _L().cosh(x)))
-_ad.defjvp(cosh_p, lambda g, x: _L().mul(g, _L().sinh(x)))
-_ad.defjvp(asinh_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().add(_L().integer_pow(x, 2), _c(x, 1)))))
-_ad.defjvp(acosh_p, lambda g, x: _L().mul(g, _L().rsqrt(_L().mul(_L().sub(x, _c(x, 1)),
-                                                                 _L().add(x, _c(x, 1))))))
-_ad.defjvp(atanh_p, lambda g, x: _L().mul(_L().div(_c(x, 1), _L().add(_c(x, 1), x)),
-                                          _L().div(g, _L().sub(_c(x, 1), x))))
-_ad.defjvp(lgamma_p, lambda g, x: _L().mul(g, _L().digamma(x)))
+_ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+_ad.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(_c(x, np.log(2.0)), ans)))
+_ad.defjvp(log_p, lambda g, x: div(g, x))
+_ad.defjvp(log1p_p, lambda g, x: div(g, add(x, _c(x, 1))))
+_ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _c(x, 1))))
+_ad.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_c(x, 0.5), ans)))
+_ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
+_ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_c(x, 1 / 3), integer_pow(ans, -2))))
+_ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+_ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+_ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
+_ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans)))
+_ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
+_ad.defjvp(erf_p, lambda g, x: mul(_c(x, 2 / np.sqrt(np.pi)),
+                                   mul(g, exp(neg(integer_pow(x, 2))))))
+_ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
+                                                    exp(integer_pow(ans, 2)))))
+_ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), integer_pow(x, 2)))))
+_ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_c(x, 1), integer_pow(x, 2))))))
+_ad.defjvp(atan_p, lambda g, x: div(g, add(_c(x, 1), integer_pow(x, 2))))
+_ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+_ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+_ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(integer_pow(x, 2), _c(x, 1)))))
+_ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)),
+                                                  add(x, _c(x, 1))))))
+_ad.defjvp(atanh_p, lambda g, x: mul(div(_c(x, 1), add(_c(x, 1), x)),
+                                     div(g, sub(_c(x, 1), x))))
+_ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 
 
 def _trigamma(x):
     """psi'(x) for x > 0: recurrence up to x >= 6, then the asymptotic series (|error| < 1e-9)."""
-    L = _L()
     acc = _zeros(x)
     for k in range(6):
-        acc = L.add(acc, L.integer_pow(L.add(x, _c(x, k)), -2))
-    z = L.add(x, _c(x, 6))
-    iz = L.div(_c(x, 1), z)
-    iz2 = L.mul(iz, iz)
-    series = L.mul(iz, L.add(_c(x, 1), L.mul(iz, L.add(_c(x, 0.5), L.mul(iz, L.add(_c(x, 1 / 6), L.mul(
-        iz2, L.add(_c(x, -1 / 30), L.mul(iz2, L.add(_c(x, 1 / 42), L.mul(iz2, _c(x, -1 / 30))))))))))))
-    return L.add(acc, series)
+        acc = add(acc, integer_pow(add(x, _c(x, k)), -2))
+    z = add(x, _c(x, 6))
+    iz = div(_c(x, 1), z)
+    iz2 = mul(iz, iz)
+    series = mul(iz, add(_c(x, 1), mul(iz, add(_c(x, 0.5), mul(iz, add(_c(x, 1 / 6), mul(
+        iz2, add(_c(x, -1 / 30), mul(iz2, add(_c(x, 1 / 42), mul(iz2, _c(x, -1 / 30))))))))))))
+    return add(acc, series)
 
 
-_ad.defjvp(digamma_p, lambda g, x: _L().mul(g, _trigamma(x)))
-_ad.defjvp(square_p, lambda g, x: _L().mul(g, _L().mul(_c(x, 2), x)))
+_ad.defjvp(digamma_p, lambda g, x: mul(g, _trigamma(x)))
+_ad.defjvp(square_p, lambda g, x: mul(g, mul(_c(x, 2), x)))
 
 
 def _integer_pow_jvp(g, x, *, y):
     if y == 0:
-        return _ad.Zero(_ad.get_aval(x))
-    return _L().mul(g, _L().mul(_c(x, y), _L().integer_pow(x, y - 1)))
+        return _ad.Zero(get_aval(x))
+    return mul(g, mul(_c(x, y), integer_pow(x, y - 1)))
 
 
 _ad.defjvp(integer_pow_p, _integer_pow_jvp)
@@ -378,7 +610,7 @@ def _add_jvp(primals, tangents):
     ans = add_p.bind(*primals)
     tx, ty = tangents
     if _ad.is_zero(tx) and _ad.is_zero(ty):
-        return ans, _ad.Zero(_ad.get_aval(ans))
+        return ans, _ad.Zero(get_aval(ans))
     return ans, _ad._fit(_ad.add_tangents(tx, ty) if not (_ad.is_zero(tx) or _ad.is_zero(ty))
                          else (ty if _ad.is_zero(tx) else tx), ans)
 
@@ -394,25 +626,26 @@ def _sub_jvp(primals, tangents):
     ans = sub_p.bind(*primals)
     tx, ty = tangents
     if _ad.is_zero(ty):
-        return ans, (_ad.Zero(_ad.get_aval(ans)) if _ad.is_zero(tx) else _ad._fit(tx, ans))
+        return ans, (_ad.Zero(get_aval(ans)) if _ad.is_zero(tx) else _ad._fit(tx, ans))
     if _ad.is_zero(tx):
-        return ans, _ad._fit(_L().neg(ty), ans)
-    return ans, _ad._fit(_L().sub(tx, ty), ans)
+        return ans, _ad._fit(neg(ty), ans)
+    return ans, _ad._fit(sub(tx, ty), ans)
 
 
 def _sub_transpose(ct, x, y):
     if _ad.is_zero(ct):
         return [None, None]
     return [_ad.unbroadcast(x.aval, ct) if _ad.is_undefined(x) else None,
-            _ad.unbroadcast(y.aval, _L().neg(ct)) if _ad.is_undefined(y) else None]
+            _ad.unbroadcast(y.aval, neg(ct)) if _ad.is_undefined(y) else None]
 
 
 _ad.jvp_rules[add_p] = _add_jvp
 _ad.transpose_rules[add_p] = _add_transpose
+
 _ad.jvp_rules[sub_p] = _sub_jvp
 _ad.transpose_rules[sub_p] = _sub_transpose
 
-_ad.defjvp(mul_p, lambda g, x, y: _L().mul(g, y), lambda g, x, y: _L().mul(x, g))
+_ad.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 
 
 def _mul_transpose(ct, x, y):
@@ -421,14 +654,14 @@ def _mul_transpose(ct, x, y):
     if _ad.is_zero(ct):
         return [None, None]
     if _ad.is_undefined(x):
-        return [_ad.unbroadcast(x.aval, _L().mul(ct, y)), None]
-    return [None, _ad.unbroadcast(y.aval, _L().mul(x, ct))]
+        return [_ad.unbroadcast(x.aval, mul(ct, y)), None]
+    return [None, _ad.unbroadcast(y.aval, mul(x, ct))]
 
 
 _ad.transpose_rules[mul_p] = _mul_transpose
 
-_ad.defjvp(div_p, lambda g, x, y: _L().div(g, y),
-           lambda g, x, y: _L().mul(_L().mul(_L().neg(g), x), _L().integer_pow(y, -2)))
+_ad.defjvp(div_p, lambda g, x, y: div(g, y),
+           lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 
 
 def _div_transpose(ct, x, y):
@@ -436,50 +669,46 @@ def _div_transpose(ct, x, y):
         raise TypeError("div is linear only in its numerator (a non-linear program was transposed)")
     if _ad.is_zero(ct):
         return [None, None]
-    return [_ad.unbroadcast(x.aval, _L().div(ct, y)), None]
+    return [_ad.unbroadcast(x.aval, div(ct, y)), None]
 
 
 _ad.transpose_rules[div_p] = _div_transpose
 
 _ad.defjvp(rem_p, lambda g, x, y: g,
-           lambda g, x, y: _L().mul(_L().neg(g), _L().mul(_L().sign(_L().div(x, y)),
-                                                          _L().floor(_L().abs(_L().div(x, y))))))
+           lambda g, x, y: mul(neg(g), mul(sign(div(x, y)),
+                                           floor(abs(div(x, y))))))
 
 
 def _balanced_eq(x, z, y):
     """1 where x == z (0.5 where y == z too), else 0: the share of a tied max/min."""
-    L = _L()
-    return L.select(L.eq(x, z), L.select(L.eq(y, z), L.full_like(z, 0.5), L.full_like(z, 1)), L.full_like(z, 0))
+    return select(eq(x, z), select(eq(y, z), _st.full_like(z, 0.5), _st.full_like(z, 1)), _st.full_like(z, 0))
 
 
-_ad.defjvp2(max_p, lambda g, ans, x, y: _L().mul(g, _balanced_eq(x, ans, y)),
-            lambda g, ans, x, y: _L().mul(g, _balanced_eq(y, ans, x)))
-_ad.defjvp2(min_p, lambda g, ans, x, y: _L().mul(g, _balanced_eq(x, ans, y)),
-            lambda g, ans, x, y: _L().mul(g, _balanced_eq(y, ans, x)))
+_ad.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+            lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+_ad.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+            lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    L = _L()
-    jac = L.select(L.eq(y, _c(y, 0)), _zeros(ans), L.mul(y, L.pow(x, L.sub(y, _c(y, 1)))))
-    return L.mul(g, jac)
+    jac = select(eq(y, _c(y, 0)), _zeros(ans), mul(y, pow(x, sub(y, _c(y, 1)))))
+    return mul(g, jac)
 
 
 def _pow_jvp_rhs(g, ans, x, y):
-    L = _L()
-    safe_x = L.select(L.eq(x, _c(x, 0)), _ones(x), x)
-    return L.mul(g, L.mul(L.log(safe_x), ans))
+    safe_x = select(eq(x, _c(x, 0)), _ones(x), x)
+    return mul(g, mul(log(safe_x), ans))
 
 
 _ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
 
 
 def _atan2_den(x, y):
-    L = _L()
-    return L.add(L.integer_pow(x, 2), L.integer_pow(y, 2))
+    return add(integer_pow(x, 2), integer_pow(y, 2))
 
 
-_ad.defjvp(atan2_p, lambda g, x, y: _L().mul(g, _L().div(y, _atan2_den(x, y))),
-           lambda g, x, y: _L().mul(g, _L().div(_L().neg(x), _atan2_den(x, y))))
+_ad.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, _atan2_den(x, y))),
+           lambda g, x, y: mul(g, div(neg(x), _atan2_den(x, y))))
 
 
 def _select_n_jvp(primals, tangents):
@@ -487,7 +716,7 @@ def _select_n_jvp(primals, tangents):
     ans = select_n_p.bind(which, *cases)
     cts = tangents[1:]
     if all(_ad.is_zero(t) for t in cts):
-        return ans, _ad.Zero(_ad.get_aval(ans))
+        return ans, _ad.Zero(get_aval(ans))
     return ans, select_n_p.bind(which, *[_ad.instantiate_zeros(t) for t in cts])
 
 
@@ -511,18 +740,15 @@ _ad.transpose_rules[select_n_p] = _select_n_transpose
 
 
 def _clamp_jvp_lo(g, lo, x, hi):
-    L = _L()
-    return L.select(L.bitwise_and(L.gt(lo, x), L.lt(lo, hi)), _ad._fit(g, x), _zeros(x))
+    return select(bitwise_and(gt(lo, x), lt(lo, hi)), _ad._fit(g, x), _zeros(x))
 
 
 def _clamp_jvp_x(g, lo, x, hi):
-    L = _L()
-    return L.select(L.bitwise_and(L.gt(x, lo), L.lt(x, hi)), g, _zeros(x))
+    return select(bitwise_and(gt(x, lo), lt(x, hi)), g, _zeros(x))
 
 
 def _clamp_jvp_hi(g, lo, x, hi):
-    L = _L()
-    return L.select(L.lt(hi, x), _ad._fit(g, x), _zeros(x))
+    return select(lt(hi, x), _ad._fit(g, x), _zeros(x))
 
 
 _ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
@@ -531,8 +757,8 @@ _ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False, sharding=None):
     (x,), (t,) = primals, tangents
     ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
-    if _ad.is_zero(t) or not _ad.is_float(new_dtype) or not _ad.is_float(_ad.get_aval(x).dtype):
-        return ans, _ad.Zero(_ad.get_aval(ans))
+    if _ad.is_zero(t) or not _ad.is_float(new_dtype) or not _ad.is_float(get_aval(x).dtype):
+        return ans, _ad.Zero(get_aval(ans))
     return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
 
 
@@ -548,7 +774,6 @@ _ad.transpose_rules[convert_element_type_p] = _convert_transpose
 
 # stop_gradient: the value unchanged, no tangent. Eagerly the identity; lowered by inlining the identity.
 def _stop_gradient_inline(eqn):
-    from ..jaxpr import Jaxpr, Var
     v = Var(eqn.invars[0].aval)
     return Jaxpr([], [v], [v], []), eqn.invars
 
@@ -561,7 +786,6 @@ _ad.defjvp_zero(stop_gradient_p)
 
 def _stop_gradient(x):
     """``lax.stop_gradient`` of one leaf (float arrays only; others pass through, as in JAX)."""
-    from ..core import Tracer, get_aval
     if not isinstance(x, Tracer):
         return x
     if not _ad.is_float(get_aval(x).dtype):

@@ -1,9 +1,14 @@
-"""Reductions over any set of axes: reduce_sum/max/min/prod/and/or, argmax/argmin."""
+"""Reductions over any set of axes: reduce_sum/max/min/prod/and/or, argmax/argmin, with their ``lax``
+wrappers and rules."""
 import numpy as np
 
 from .. import dtypes
 from ..core import ShapedArray
-from . import standard_primitive
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
+from . import elementwise as _ew
+from . import structural as _st
+from .standard import standard_primitive
 
 
 def _check_axes(name, x, axes):
@@ -62,9 +67,40 @@ argmax_p = standard_primitive("argmax", _arg_rule("argmax"), wire=_arg_wire)
 argmin_p = standard_primitive("argmin", _arg_rule("argmin"), wire=_arg_wire)
 
 
+# ---- the lax wrappers ----
+
+def _reduce(prim):
+    def op(operand, axes):
+        operand = _ew._as_operand(operand)
+        axes = tuple(int(a) for a in axes)
+        return prim.bind(operand, axes=axes, out_sharding=None)
+    op.__name__ = prim.name
+    op.__doc__ = f"``{prim.name}`` over ``axes``. Mirrors ``jax.lax.{prim.name}``."
+    return op
+
+
+reduce_sum = _reduce(reduce_sum_p)
+reduce_prod = _reduce(reduce_prod_p)
+reduce_max = _reduce(reduce_max_p)
+reduce_min = _reduce(reduce_min_p)
+reduce_and = _reduce(reduce_and_p)
+reduce_or = _reduce(reduce_or_p)
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the first maximum along ``axis``. Mirrors ``jax.lax.argmax``."""
+    return argmax_p.bind(_ew._as_operand(operand), axes=(int(axis),),
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """Index of the first minimum along ``axis``. Mirrors ``jax.lax.argmin``."""
+    return argmin_p.bind(_ew._as_operand(operand), axes=(int(axis),),
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). The batch axis stays where it is; reduced axes shift past it.
-from ..interpreters import batching as _batching  # noqa: E402
 
 
 def _shift_axes(axes, bd):
@@ -87,12 +123,7 @@ del _p
 
 
 # ---- autodiff rules (jvp, transpose) ----
-from ..interpreters import ad as _ad  # noqa: E402
 
-
-def _L():
-    from .. import lax
-    return lax
 
 
 def _kept(ndim, axes):
@@ -102,20 +133,20 @@ def _kept(ndim, axes):
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [_L().broadcast_in_dim(ct, x.aval.shape, _kept(x.aval.ndim, axes))]
+    return [_st.broadcast_in_dim(ct, x.aval.shape, _kept(x.aval.ndim, axes))]
 
 
 _ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+_ad.hooks["reduce_sum"] = reduce_sum
 
 
 def _chooser_jvp(g, ans, x, axes, out_sharding=None):
     """reduce_max/min: the tangent averaged over the locations that attain the extremum (as JAX)."""
-    L = _L()
     xa = _ad.get_aval(x)
-    ans_b = L.broadcast_in_dim(ans, xa.shape, _kept(xa.ndim, axes))
-    loc = L.convert_element_type(L.eq(x, ans_b), xa.dtype)
-    counts = L.reduce_sum(loc, axes)
-    return L.div(L.reduce_sum(L.mul(g, loc), axes), counts)
+    ans_b = _st.broadcast_in_dim(ans, xa.shape, _kept(xa.ndim, axes))
+    loc = _ew.convert_element_type(_ew.eq(x, ans_b), xa.dtype)
+    counts = reduce_sum(loc, axes)
+    return _ew.div(reduce_sum(_ew.mul(g, loc), axes), counts)
 
 
 _ad.defjvp2(reduce_max_p, _chooser_jvp)
@@ -124,18 +155,16 @@ _ad.defjvp2(reduce_min_p, _chooser_jvp)
 
 def _reduce_prod_jvp(g, ans, x, axes, out_sharding=None):
     """Exact with zeros: no zero → ans * sum(g / x); one zero → the product of the others times g there."""
-    L = _L()
     xa = _ad.get_aval(x)
-    kept = _kept(xa.ndim, axes)
-    is0 = L.eq(x, L.full_like(x, 0))
-    x_nz = L.select(is0, L.full_like(x, 1), x)
-    p_nz = L.reduce_prod(x_nz, axes)
-    n0 = L.reduce_sum(L.convert_element_type(is0, np.int32), axes)
-    t_none = L.mul(p_nz, L.reduce_sum(L.div(g, x_nz), axes))
-    t_one = L.mul(p_nz, L.reduce_sum(L.select(is0, g, L.full_like(g, 0)), axes))
-    zero = L.full_like(t_none, 0)
-    return L.select(L.eq(n0, L.full_like(n0, 0)), t_none,
-                    L.select(L.eq(n0, L.full_like(n0, 1)), t_one, zero))
+    is0 = _ew.eq(x, _st.full_like(x, 0))
+    x_nz = _ew.select(is0, _st.full_like(x, 1), x)
+    p_nz = reduce_prod(x_nz, axes)
+    n0 = reduce_sum(_ew.convert_element_type(is0, np.int32), axes)
+    t_none = _ew.mul(p_nz, reduce_sum(_ew.div(g, x_nz), axes))
+    t_one = _ew.mul(p_nz, reduce_sum(_ew.select(is0, g, _st.full_like(g, 0)), axes))
+    zero = _st.full_like(t_none, 0)
+    return _ew.select(_ew.eq(n0, _st.full_like(n0, 0)), t_none,
+                      _ew.select(_ew.eq(n0, _st.full_like(n0, 1)), t_one, zero))
 
 
 _ad.defjvp2(reduce_prod_p, _reduce_prod_jvp)

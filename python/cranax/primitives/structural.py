@@ -1,10 +1,17 @@
-"""Shape primitives: broadcast_in_dim, reshape, squeeze, expand_dims, transpose, iota, copy."""
+"""Shape primitives: broadcast_in_dim, reshape, squeeze, transpose, iota, copy, slice, rev, pad — with their
+``lax`` wrappers (``broadcast``, ``expand_dims``, ``full``... too) and their rules."""
 import numpy as np
 
 from .. import dtypes
-from ..core import ShapedArray
-from ..interpreters import lowering
-from . import standard_primitive
+from ..array import _from_host
+from ..core import ShapedArray, Tracer, TypedScalar, get_aval, typed_scalar
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
+from ..interpreters import dispatch, lowering
+from ..interpreters.partial_eval import trace_to_jaxpr
+from . import elementwise as _ew
+from . import reductions as _red
+from .standard import standard_primitive
 
 
 def _ints(name, xs, what):
@@ -143,16 +150,114 @@ rev_p = standard_primitive("rev", _rev_abstract,
                            wire=lambda eqn: {"dimensions": list(eqn.params["dimensions"])})
 
 
-def concatenate(arrays, axis):
-    """Joins arrays along ``axis`` (the ``concatenate`` primitive arrives with the shape-ops issue)."""
-    raise NotImplementedError("concatenate/stack of traced arrays needs the concatenate primitive "
-                              "(shape-ops issue)")
+# ---- the lax wrappers ----
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
+    """``operand`` broadcast to ``shape``; operand dim ``i`` maps to ``broadcast_dimensions[i]``. Mirrors
+    ``jax.lax.broadcast_in_dim``."""
+    operand = _ew._as_operand(operand)
+    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
+
+
+def broadcast(operand, sizes):
+    """``operand`` with leading dimensions ``sizes`` added. Mirrors ``jax.lax.broadcast``."""
+    av = get_aval(_ew._as_operand(operand))
+    sizes = tuple(sizes)
+    return broadcast_in_dim(operand, sizes + av.shape, tuple(range(len(sizes), len(sizes) + av.ndim)))
+
+
+def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
+    """``operand`` reshaped (row-major) to ``new_sizes``; ``dimensions`` transposes first. Mirrors
+    ``jax.lax.reshape``."""
+    operand = _ew._as_operand(operand)
+    if dimensions is not None and tuple(dimensions) != tuple(range(get_aval(operand).ndim)):
+        operand = transpose(operand, dimensions)
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if get_aval(operand).shape == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None, sharding=None)
+
+
+def squeeze(array, dimensions):
+    """``array`` without the size-1 ``dimensions``. Mirrors ``jax.lax.squeeze``."""
+    array = _ew._as_operand(array)
+    nd = get_aval(array).ndim
+    dims = tuple(sorted(int(d) % nd if nd else int(d) for d in dimensions))
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    """``array`` with size-1 axes inserted at ``dimensions``. Mirrors ``jax.lax.expand_dims``."""
+    array = _ew._as_operand(array)
+    av = get_aval(array)
+    nd = av.ndim + len(dimensions)
+    dims = sorted(int(d) % nd for d in dimensions)
+    shape = list(av.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = tuple(i for i in range(nd) if i not in dims)
+    return broadcast_in_dim(array, tuple(shape), kept)
+
+
+def transpose(operand, permutation):
+    """``operand`` with axes permuted. Mirrors ``jax.lax.transpose``."""
+    operand = _ew._as_operand(operand)
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+def iota(dtype, size):
+    """``[0, 1, ..., size-1]`` of ``dtype``. Mirrors ``jax.lax.iota``."""
+    return broadcasted_iota(dtype, (int(size),), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
+    """An array of ``shape`` whose value is the index along ``dimension``. Mirrors
+    ``jax.lax.broadcasted_iota``."""
+    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(int(s) for s in shape),
+                       dimension=int(dimension), sharding=None)
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``. Mirrors ``jax.lax.full``."""
+    shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
+    if dtype is None:
+        weak = dtypes.is_weakly_typed(fill_value)
+        dt = get_aval(_ew._as_operand(fill_value)).dtype
+    else:
+        weak = False
+        dt = dtypes.canonicalize_dtype(dtype)
+    if isinstance(fill_value, Tracer) or hasattr(fill_value, "_buf"):
+        v = _ew._convert(fill_value, dt, weak)
+    else:
+        v = typed_scalar(np.asarray(fill_value), dt, weak)
+    out = broadcast_in_dim(v, shape, ())
+    if isinstance(out, TypedScalar):  # shape (): still an Array, as in JAX
+        out = _from_host(out)
+    return out
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """Like ``full`` with ``x``'s shape and dtype by default. Mirrors ``jax.lax.full_like``."""
+    av = get_aval(_ew._as_operand(x))
+    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
+
+
+def zeros_like_array(x):
+    return full_like(x, 0)
 
 
 # ---- batching rules ----
 # (vmap; see cranax.interpreters.batching). ``bd`` is the operand's batch axis; per-example axis ``a`` is
 # axis ``a + (a >= bd)`` of the batched operand.
-from ..interpreters import batching as _batching  # noqa: E402
 
 
 def _bid_batch(vals, dims, shape, broadcast_dimensions, sharding=None):
@@ -203,6 +308,14 @@ def _rev_batch(vals, dims, dimensions):
 
 
 _batching.batching_rules[broadcast_in_dim_p] = _bid_batch
+
+# The interpreters' hooks (they import no primitives).
+_batching.hooks["transpose"] = lambda x, perm: transpose_p.bind(x, permutation=perm)
+_batching.hooks["broadcast_in_dim"] = lambda x, shape, dims: broadcast_in_dim_p.bind(
+    x, shape=shape, broadcast_dimensions=dims, sharding=None)
+dispatch.hooks["broadcast_in_dim_p"] = broadcast_in_dim_p
+_ad.hooks["zeros"] = lambda aval: full(aval.shape, 0, aval.dtype)
+_ad.hooks["broadcast"] = lambda x, shape: broadcast_in_dim(x, shape, ())
 _batching.batching_rules[reshape_p] = _reshape_batch
 _batching.batching_rules[squeeze_p] = _squeeze_batch
 _batching.batching_rules[transpose_p] = _transpose_batch
@@ -215,44 +328,38 @@ _batching.defvectorized(copy_p)
 # ---- autodiff rules (jvp, transpose) ----
 # Shape primitives are linear: the tangent is the primitive applied to the tangent, the cotangent is the
 # inverse reshuffle (broadcast → reduce_sum, slice → pad, ...).
-from ..interpreters import ad as _ad  # noqa: E402
 
-
-def _L():
-    from .. import lax
-    return lax
 
 
 def _bid_transpose(ct, x, shape, broadcast_dimensions, sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    L = _L()
     unit_dims = [i for i, s in enumerate(x.aval.shape) if s == 1 and shape[broadcast_dimensions[i]] != 1]
     bdims = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
     axes = tuple(i for i in range(len(shape)) if i not in bdims)
-    out = L.reduce_sum(ct, axes) if axes else ct
+    out = _red.reduce_sum(ct, axes) if axes else ct
     if unit_dims:
-        out = L.reshape(out, x.aval.shape)
+        out = reshape(out, x.aval.shape)
     return [out]
 
 
 def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [_L().reshape(ct, x.aval.shape)]
+    return [reshape(ct, x.aval.shape)]
 
 
 def _squeeze_transpose(ct, x, dimensions):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [_L().reshape(ct, x.aval.shape)]
+    return [reshape(ct, x.aval.shape)]
 
 
 def _transpose_transpose(ct, x, permutation):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
     inv = tuple(int(i) for i in np.argsort(permutation))
-    return [_L().transpose(ct, inv)]
+    return [transpose(ct, inv)]
 
 
 def _copy_transpose(ct, x):
@@ -298,8 +405,6 @@ def _pad_by_blocks(x, pv, padding_config):
     time linear in the output size: per axis, interior padding interleaves a block of padding values after
     each element (broadcast to (m, s) + reshape), then edge padding stacks padding blocks before and after
     (broadcast to (k, m) + reshape) and slices the wanted window; negative edges are slices."""
-    L = _L()
-    from ..core import get_aval
     dt = get_aval(x).dtype
     for d, (lo, hi, interior) in enumerate(padding_config):
         shape = get_aval(x).shape
@@ -307,10 +412,10 @@ def _pad_by_blocks(x, pv, padding_config):
         if interior > 0 and m > 1:
             s = interior + 1
             bshape = shape[:d + 1] + (s,) + shape[d + 1:]
-            xb = L.broadcast_in_dim(x, bshape, tuple(range(d + 1)) + tuple(range(d + 2, len(bshape))))
-            sel = L.eq(L.broadcasted_iota(np.int32, bshape, d + 1), L.full(bshape, 0, np.int32))
-            y = L.select(sel, xb, L.broadcast_in_dim(pv, bshape, ()))
-            y = L.reshape(y, shape[:d] + (m * s,) + shape[d + 1:])
+            xb = broadcast_in_dim(x, bshape, tuple(range(d + 1)) + tuple(range(d + 2, len(bshape))))
+            sel = _ew.eq(broadcasted_iota(np.int32, bshape, d + 1), full(bshape, 0, np.int32))
+            y = _ew.select(sel, xb, broadcast_in_dim(pv, bshape, ()))
+            y = reshape(y, shape[:d] + (m * s,) + shape[d + 1:])
             x = _slice_axis(y, d, 0, m * s - interior)
             shape = get_aval(x).shape
             m = shape[d]
@@ -324,23 +429,22 @@ def _pad_by_blocks(x, pv, padding_config):
             hi = 0
         shape = get_aval(x).shape
         if (lo or hi) and m == 0:
-            x = L.broadcast_in_dim(pv, shape[:d] + (lo + hi,) + shape[d + 1:], ())
+            x = broadcast_in_dim(pv, shape[:d] + (lo + hi,) + shape[d + 1:], ())
             continue
         if lo or hi:
             r_lo, r_hi = -(-lo // m), -(-hi // m)
             k = r_lo + 1 + r_hi
             bshape = shape[:d] + (k,) + shape[d:]
-            xb = L.broadcast_in_dim(x, bshape, tuple(range(d)) + tuple(range(d + 1, len(bshape))))
-            sel = L.eq(L.broadcasted_iota(np.int32, bshape, d), L.full(bshape, r_lo, np.int32))
-            y = L.select(sel, xb, L.broadcast_in_dim(pv, bshape, ()))
-            y = L.reshape(y, shape[:d] + (k * m,) + shape[d + 1:])
+            xb = broadcast_in_dim(x, bshape, tuple(range(d)) + tuple(range(d + 1, len(bshape))))
+            sel = _ew.eq(broadcasted_iota(np.int32, bshape, d), full(bshape, r_lo, np.int32))
+            y = _ew.select(sel, xb, broadcast_in_dim(pv, bshape, ()))
+            y = reshape(y, shape[:d] + (k * m,) + shape[d + 1:])
             x = _slice_axis(y, d, r_lo * m - lo, r_lo * m + m + hi)
     del dt
     return x
 
 
 def _slice_axis(x, d, start, limit):
-    from ..core import get_aval
     shape = get_aval(x).shape
     if start == 0 and limit == shape[d]:
         return x
@@ -360,7 +464,6 @@ def _pad_inline(eqn):
     key = (x.aval, pv.aval, cfg)
     jaxpr = _pad_inline_cache.get(key)
     if jaxpr is None:
-        from ..interpreters.partial_eval import trace_to_jaxpr
         closed = trace_to_jaxpr(lambda a, b: [_pad_by_blocks(a, b, cfg)], [x.aval, pv.aval])
         assert not closed.consts
         jaxpr = _pad_inline_cache[key] = closed.jaxpr
@@ -387,7 +490,6 @@ def _pad_jvp(primals, tangents, padding_config):
 
 
 def _pad_transpose(ct, x, pv, padding_config):
-    L = _L()
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval) if _ad.is_undefined(x) else None,
                 _ad.Zero(pv.aval) if _ad.is_undefined(pv) else None]
@@ -397,16 +499,16 @@ def _pad_transpose(ct, x, pv, padding_config):
         lo_neg = [(-min(lo, 0), -min(hi, 0), 0) for lo, hi, _ in padding_config]
         t = ct
         if any(a or b for a, b, _ in lo_neg):
-            t = pad(t, L.full((), 0, _ad.get_aval(ct).dtype), lo_neg)
+            t = pad(t, full((), 0, _ad.get_aval(ct).dtype), lo_neg)
         shape = _ad.get_aval(t).shape
         start = [max(lo, 0) for lo, _, _ in padding_config]
         limit = [n - max(hi, 0) for n, (_, hi, _) in zip(shape, padding_config)]
         strides = [interior + 1 for _, _, interior in padding_config]
         out_x = slice_p.bind(t, start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides))
     if _ad.is_undefined(pv):
-        total = L.reduce_sum(ct, tuple(range(_ad.get_aval(ct).ndim)))
-        inner = L.reduce_sum(out_x, tuple(range(x.aval.ndim))) if out_x is not None else None
-        out_pv = total if inner is None else L.sub(total, inner)
+        total = _red.reduce_sum(ct, tuple(range(_ad.get_aval(ct).ndim)))
+        inner = _red.reduce_sum(out_x, tuple(range(x.aval.ndim))) if out_x is not None else None
+        out_pv = total if inner is None else _ew.sub(total, inner)
     return [out_x, out_pv]
 
 
@@ -423,7 +525,7 @@ def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
     # The last element taken along each axis, so the high padding is exact for strided slices.
     real_limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(start_indices, out_shape, strides)]
     cfg = tuple((int(s), int(d - rl), int(st - 1)) for s, d, rl, st in zip(start_indices, shape, real_limits, strides))
-    zero = _L().full((), 0, x.aval.dtype)
+    zero = full((), 0, x.aval.dtype)
     return [pad(ct, zero, cfg)]
 
 
@@ -446,18 +548,17 @@ def _pad_batch(vals, dims, padding_config):
         cfg = cfg[:bd] + ((0, 0, 0),) + cfg[bd:]
         return pad_p.bind(x, pv, padding_config=cfg), bd
     # A batched padding value: pad with zeros, then select the padding positions from a per-example mask.
-    from .. import lax as _lax
     x = _batching.bdim_at_front(x, bd, size)
     pv = _batching.moveaxis(pv, pbd, 0)
-    dt = x.dtype if hasattr(x, "dtype") else _batching.get_aval(x).dtype
-    padded = pad_p.bind(x, _lax.full((), 0, dt), padding_config=((0, 0, 0),) + cfg)
-    ex_shape = _batching.get_aval(x).shape[1:]
-    mask = pad_p.bind(_lax.full(ex_shape, 1, dt), _lax.full((), 0, dt), padding_config=cfg)
-    out_shape = _batching.get_aval(padded).shape
-    mask = _lax.broadcast_in_dim(_lax.ne(mask, _lax.full(mask.shape, 0, dt)), out_shape,
-                                 tuple(range(1, len(out_shape))))
-    pv = _lax.broadcast_in_dim(pv, out_shape, (0,))
-    return _lax.select(mask, padded, pv), 0
+    dt = x.dtype if hasattr(x, "dtype") else get_aval(x).dtype
+    padded = pad_p.bind(x, full((), 0, dt), padding_config=((0, 0, 0),) + cfg)
+    ex_shape = get_aval(x).shape[1:]
+    mask = pad_p.bind(full(ex_shape, 1, dt), full((), 0, dt), padding_config=cfg)
+    out_shape = get_aval(padded).shape
+    mask = broadcast_in_dim(_ew.ne(mask, full(mask.shape, 0, dt)), out_shape,
+                            tuple(range(1, len(out_shape))))
+    pv = broadcast_in_dim(pv, out_shape, (0,))
+    return _ew.select(mask, padded, pv), 0
 
 
 _batching.batching_rules[pad_p] = _pad_batch

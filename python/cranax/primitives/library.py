@@ -1,24 +1,24 @@
-"""Library primitives (run by the core as calls into Rust routines, not fused loops): ``dot_general``,
-``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter`` (set/add/mul/min/max),
-``sort`` and the cumulative reductions ``cumsum``/``cumprod``/``cummax``/``cummin``; ``pad`` (defined in
-``structural``) is lowered to the core's pad here. Each primitive has its abstract eval, wire params,
-jvp/transpose rules and batching rule in this file. Mirrors ``jax.lax``'s primitives of the same names.
+"""Library primitives (run by the core as calls into Rust routines, not fused loops; ``rust/ir/library.rs``):
+``dot_general``, ``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter``
+(set/add/mul/min/max), ``sort`` and the cumulative reductions ``cumsum``/``cumprod``/``cummax``/``cummin``;
+``pad`` (defined in ``structural``) is lowered to the core's pad here. Each primitive has its lax wrapper,
+abstract eval, wire params, jvp/transpose rules and batching rule in this file. Mirrors ``jax.lax``'s
+primitives of the same names.
 """
 from collections import namedtuple
 
 import numpy as np
 
 from .. import dtypes
-from ..core import ShapedArray, get_aval
-from . import standard_primitive
+from ..core import ShapedArray, get_aval, typed_scalar
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
+from . import elementwise as _ew
 from . import structural as _st
+from .standard import standard_primitive
 
 # ----------------------------------------------------------------------------------------------- helpers
 
-
-def _L():
-    from .. import lax
-    return lax
 
 
 def _ints(xs):
@@ -109,8 +109,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     """General contraction: ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
     rhs_batch))``; the output has the batch dims, then lhs's free dims, then rhs's free dims. Mirrors
     ``jax.lax.dot_general``."""
-    L = _L()
-    lhs, rhs = L._as_operand(lhs), L._as_operand(rhs)
+    lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers), precision=None,
                               preferred_element_type=pet, out_sharding=None)
@@ -137,7 +136,6 @@ def _remaining(n, *removed):
 
 
 def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swap_ans=False):
-    L = _L()
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_aval = get_aval(y)
     x_kept = _remaining(x_aval.ndim, x_contract, x_batch)
@@ -152,60 +150,57 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type,
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + list(x_kept) + list(x_contract_sorted_by_y)))
     ct_dt = get_aval(ct).dtype
     if get_aval(y).dtype != ct_dt:
-        y = L.convert_element_type(y, ct_dt)
+        y = _ew.convert_element_type(y, ct_dt)
     r = dot_general(ct, y, dims)
     if out_axes != tuple(range(len(out_axes))):
-        r = L.transpose(r, out_axes)
+        r = _st.transpose(r, out_axes)
     if get_aval(r).dtype != x_aval.dtype:
-        r = L.convert_element_type(r, x_aval.dtype)
+        r = _ew.convert_element_type(r, x_aval.dtype)
     return r
 
 
 def _dot_general_transpose(ct, x, y, dimension_numbers, precision=None, preferred_element_type=None,
                            out_sharding=None):
-    from ..interpreters import ad
     (lc, rc), (lb, rb) = dimension_numbers
     out = [None, None]
-    if ad.is_undefined(x):
-        out[0] = ad.Zero(x.aval) if ad.is_zero(ct) else _dot_transpose_lhs(
+    if _ad.is_undefined(x):
+        out[0] = _ad.Zero(x.aval) if _ad.is_zero(ct) else _dot_transpose_lhs(
             ct, x.aval, y, dimension_numbers, preferred_element_type)
-    if ad.is_undefined(y):
+    if _ad.is_undefined(y):
         swapped = ((rc, lc), (rb, lb))
-        out[1] = ad.Zero(y.aval) if ad.is_zero(ct) else _dot_transpose_lhs(
+        out[1] = _ad.Zero(y.aval) if _ad.is_zero(ct) else _dot_transpose_lhs(
             ct, y.aval, x, swapped, preferred_element_type, swap_ans=True)
     return out
 
 
 def _dot_general_jvp(primals, tangents, **params):
-    from ..interpreters import ad
     x, y = primals
     tx, ty = tangents
     ans = dot_general_p.bind(x, y, **params)
     out = None
-    if not ad.is_zero(tx):
+    if not _ad.is_zero(tx):
         out = dot_general_p.bind(tx, y, **params)
-    if not ad.is_zero(ty):
+    if not _ad.is_zero(ty):
         t = dot_general_p.bind(x, ty, **params)
-        out = t if out is None else ad.add_tangents(out, t)
+        out = t if out is None else _ad.add_tangents(out, t)
     if out is None:
-        return ans, ad.Zero(get_aval(ans))
+        return ans, _ad.Zero(get_aval(ans))
     return ans, out
 
 
 def _dot_general_batch(vals, dims, dimension_numbers, **params):
-    from ..interpreters import batching as B
     (x, y), (bx, by) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
     sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
     if bx is not None and by is not None:
-        x, y = B.moveaxis(x, bx, 0), B.moveaxis(y, by, 0)
+        x, y = _batching.moveaxis(x, bx, 0), _batching.moveaxis(y, by, 0)
         dn = ((sh(lc), sh(rc)), ((0,) + sh(lb), (0,) + sh(rb)))
         return dot_general_p.bind(x, y, dimension_numbers=dn, **params), 0
     if bx is not None:
-        x = B.moveaxis(x, bx, 0)
+        x = _batching.moveaxis(x, bx, 0)
         dn = ((sh(lc), rc), (sh(lb), rb))
         return dot_general_p.bind(x, y, dimension_numbers=dn, **params), len(lb)
-    y = B.moveaxis(y, by, 0)
+    y = _batching.moveaxis(y, by, 0)
     dn = ((lc, sh(rc)), (lb, sh(rb)))
     n_lfree = get_aval(x).ndim - len(lc) - len(lb)
     return dot_general_p.bind(x, y, dimension_numbers=dn, **params), len(lb) + n_lfree
@@ -241,30 +236,26 @@ concatenate_p = standard_primitive("concatenate", _concatenate_abstract,
 
 def concatenate(operands, dimension):
     """Joins arrays of one dtype along ``dimension``. Mirrors ``jax.lax.concatenate``."""
-    L = _L()
-    operands = [L._as_operand(o) for o in operands]
+    operands = [_ew._as_operand(o) for o in operands]
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands, dimension=int(dimension))
 
 
 def _concatenate_transpose(ct, *operands, dimension):
-    from ..interpreters import ad
-    L = _L()
     out = []
     start = 0
     for o in operands:
-        av = o.aval if ad.is_undefined(o) else get_aval(o)
+        av = o.aval if _ad.is_undefined(o) else get_aval(o)
         n = av.shape[dimension]
-        if ad.is_undefined(o):
-            if ad.is_zero(ct):
-                out.append(ad.Zero(av))
+        if _ad.is_undefined(o):
+            if _ad.is_zero(ct):
+                out.append(_ad.Zero(av))
             else:
                 lo = [0] * av.ndim
                 hi = list(av.shape)
                 lo[dimension], hi[dimension] = start, start + n
-                out.append(L.slice(ct, lo, hi) if hasattr(L, "slice") else
-                           _st.slice_p.bind(ct, start_indices=tuple(lo), limit_indices=tuple(hi), strides=None))
+                out.append(lax_slice(ct, lo, hi))
         else:
             out.append(None)
         start += n
@@ -272,9 +263,8 @@ def _concatenate_transpose(ct, *operands, dimension):
 
 
 def _concatenate_batch(vals, dims, dimension):
-    from ..interpreters import batching as B
-    size = B.axis_size_of(vals, dims)
-    ops = [B.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    size = _batching.axis_size_of(vals, dims)
+    ops = [_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
     return concatenate_p.bind(*ops, dimension=dimension + 1), 0
 
 
@@ -328,24 +318,22 @@ dynamic_update_slice_p = standard_primitive("dynamic_update_slice", _dus_abstrac
 
 
 def _index_scalars(start_indices, n):
-    from .. import numpy as jnp
-    L = _L()
     if isinstance(start_indices, (list, tuple)):
         idx = list(start_indices)
     else:
         av = get_aval(start_indices)
-        idx = [L.reshape(_st.slice_p.bind(start_indices, start_indices=(i,), limit_indices=(i + 1,),
-                                          strides=None), ()) for i in range(av.shape[0])]
+        idx = [_st.reshape(_st.slice_p.bind(start_indices, start_indices=(i,), limit_indices=(i + 1,),
+                                            strides=None), ()) for i in range(av.shape[0])]
     if len(idx) != n:
         raise TypeError(f"expected {n} start indices, got {len(idx)}")
     out = []
     for i in idx:
-        i = L._as_operand(i)
+        i = _ew._as_operand(i)
         av = get_aval(i)
         if not dtypes.issubdtype(av.dtype, np.integer):
             raise TypeError(f"index arguments must be integers, got {av.dtype.name}")
         if av.ndim != 0:
-            i = jnp.reshape(i, ())
+            i = _st.reshape(i, ())
         out.append(i)
     # JAX converts the indices to a common type; mixed weak ints stay i32.
     return out
@@ -354,8 +342,7 @@ def _index_scalars(start_indices, n):
 def dynamic_slice(operand, start_indices, slice_sizes):
     """The window of ``slice_sizes`` starting at ``start_indices`` (traced ints allowed); starts are
     clamped so the window fits, as in XLA. Mirrors ``jax.lax.dynamic_slice``."""
-    L = _L()
-    operand = L._as_operand(operand)
+    operand = _ew._as_operand(operand)
     av = get_aval(operand)
     idx = _index_scalars(start_indices, av.ndim)
     return dynamic_slice_p.bind(operand, *idx, slice_sizes=_ints(slice_sizes))
@@ -364,8 +351,7 @@ def dynamic_slice(operand, start_indices, slice_sizes):
 def dynamic_update_slice(operand, update, start_indices):
     """``operand`` with ``update`` written at ``start_indices`` (clamped to fit). Mirrors
     ``jax.lax.dynamic_update_slice``."""
-    L = _L()
-    operand, update = L._as_operand(operand), L._as_operand(update)
+    operand, update = _ew._as_operand(operand), _ew._as_operand(update)
     av = get_aval(operand)
     idx = _index_scalars(start_indices, av.ndim)
     return dynamic_update_slice_p.bind(operand, update, *idx)
@@ -391,7 +377,7 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
     r = dynamic_slice_in_dim(operand, index, 1, axis)
     if keepdims:
         return r
-    return _L().squeeze(r, (axis,))
+    return _st.squeeze(r, (axis,))
 
 
 # ----------------------------------------------------------------------------------------------- gather / scatter
@@ -505,8 +491,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_ar
     """XLA's gather (index vectors along the last axis of ``start_indices``). ``mode``: ``"clip"``
     (``promise_in_bounds``) clamps windows into range; ``"fill"`` (the default, as in JAX) returns
     ``fill_value`` (NaN / the dtype's minimum / True) for windows out of range. Mirrors ``jax.lax.gather``."""
-    L = _L()
-    operand, start_indices = L._as_operand(operand), L._as_operand(start_indices)
+    operand, start_indices = _ew._as_operand(operand), _ew._as_operand(start_indices)
     return gather_p.bind(operand, start_indices, dimension_numbers=_gdn(dimension_numbers),
                          slice_sizes=_ints(slice_sizes), indices_are_sorted=bool(indices_are_sorted),
                          unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
@@ -561,9 +546,8 @@ del _p
 def _make_scatter(prim):
     def op(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
            unique_indices=False, mode=None):
-        L = _L()
-        operand, scatter_indices, updates = (L._as_operand(operand), L._as_operand(scatter_indices),
-                                             L._as_operand(updates))
+        operand, scatter_indices, updates = (_ew._as_operand(operand), _ew._as_operand(scatter_indices),
+                                             _ew._as_operand(updates))
         return prim.bind(operand, scatter_indices, updates, dimension_numbers=_sdn(dimension_numbers),
                          indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
                          mode=GatherScatterMode.from_any(mode))
@@ -637,9 +621,8 @@ sort_p = standard_primitive(
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sorts along ``dimension``; a sequence of operands is sorted together by the first ``num_keys``
     (lexicographically). NaNs sort last, -0.0 equals 0.0. Mirrors ``jax.lax.sort``."""
-    L = _L()
     single = not isinstance(operand, (list, tuple))
-    ops = [L._as_operand(o) for o in ([operand] if single else operand)]
+    ops = [_ew._as_operand(o) for o in ([operand] if single else operand)]
     nd = get_aval(ops[0]).ndim
     if nd == 0:
         raise ValueError("sort requires an operand of rank >= 1")
@@ -676,8 +659,7 @@ cummin_p = _cum_prim("cummin")
 
 def _make_cum(prim):
     def op(operand, axis=0, reverse=False):
-        L = _L()
-        operand = L._as_operand(operand)
+        operand = _ew._as_operand(operand)
         nd = get_aval(operand).ndim
         return prim.bind(operand, axis=int(axis) % max(nd, 1), reverse=bool(reverse))
     op.__name__ = prim.name
@@ -693,25 +675,22 @@ cummin = _make_cum(cummin_p)
 
 
 # ---- batching rules ----
-from ..interpreters import batching as _batching  # noqa: E402
 
 _batching.batching_rules[dot_general_p] = _dot_general_batch
 _batching.batching_rules[concatenate_p] = _concatenate_batch
 
 
 def _dynamic_slice_batch(vals, dims, slice_sizes):
-    B = _batching
     x, idx = vals[0], vals[1:]
     bx, bidx = dims[0], dims[1:]
-    size = B.axis_size_of(vals, dims)
+    size = _batching.axis_size_of(vals, dims)
     if all(d is None for d in bidx):
-        x = B.moveaxis(x, bx, 0)
+        x = _batching.moveaxis(x, bx, 0)
         return dynamic_slice_p.bind(x, _zero_index(idx), *idx, slice_sizes=(size,) + tuple(slice_sizes)), 0
     # Batched indices: the same as a gather whose index vector is the stacked indices.
-    L = _L()
-    idx = [B.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
-    idx = [L.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
-    stacked = concatenate_p.bind(*[L.reshape(i, (size, 1)) for i in idx], dimension=1)
+    idx = [_batching.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
+    idx = [_ew.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
+    stacked = concatenate_p.bind(*[_st.reshape(i, (size, 1)) for i in idx], dimension=1)
     nd = len(slice_sizes)
     dn = GatherDimensionNumbers(offset_dims=tuple(range(nd)), collapsed_slice_dims=(), start_index_map=tuple(range(nd)))
     return _gather_batch([x, stacked], [bx, 0], dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
@@ -720,27 +699,24 @@ def _dynamic_slice_batch(vals, dims, slice_sizes):
 
 def _zero_index(idx):
     """An int32 zero scalar index (a literal in the jaxpr)."""
-    from ..core import typed_scalar
     dt = get_aval(idx[0]).dtype if idx else np.int32
     return typed_scalar(0, dt, False)
 
 
 def _dus_batch(vals, dims):
-    B = _batching
     x, u, idx = vals[0], vals[1], vals[2:]
     bx, bu, bidx = dims[0], dims[1], dims[2:]
-    size = B.axis_size_of(vals, dims)
+    size = _batching.axis_size_of(vals, dims)
     if all(d is None for d in bidx):
-        x, u = B.bdim_at_front(x, bx, size), B.bdim_at_front(u, bu, size)
+        x, u = _batching.bdim_at_front(x, bx, size), _batching.bdim_at_front(u, bu, size)
         return dynamic_update_slice_p.bind(x, u, _zero_index(idx), *idx), 0
     # Batched indices: a scatter of the whole update window (clamped like dynamic_update_slice).
-    L = _L()
-    x, u = B.bdim_at_front(x, bx, size), B.bdim_at_front(u, bu, size)
-    idx = [B.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
-    idx = [L.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
+    x, u = _batching.bdim_at_front(x, bx, size), _batching.bdim_at_front(u, bu, size)
+    idx = [_batching.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
+    idx = [_ew.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
     nd = len(idx)
     # clamp each start so the window fits (scatter's clip mode does the same, per axis)
-    stacked = concatenate_p.bind(*[L.reshape(i, (size, 1)) for i in idx], dimension=1)
+    stacked = concatenate_p.bind(*[_st.reshape(i, (size, 1)) for i in idx], dimension=1)
     counts = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=(size, 1), dimension=0, sharding=None)
     stacked = concatenate_p.bind(counts, stacked, dimension=1)
     dn = ScatterDimensionNumbers(update_window_dims=tuple(range(1, nd + 1)), inserted_window_dims=(0,),
@@ -750,22 +726,21 @@ def _dus_batch(vals, dims):
 
 
 def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
-    B = _batching
     (x, idx), (bx, bi) = vals, dims
     dn = dimension_numbers
-    size = B.axis_size_of(vals, dims)
+    size = _batching.axis_size_of(vals, dims)
     sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
     if bi is None:
-        x = B.moveaxis(x, bx, 0)
+        x = _batching.moveaxis(x, bx, 0)
         ndn = GatherDimensionNumbers(offset_dims=(0,) + sh(dn.offset_dims), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
                                      start_index_map=sh(dn.start_index_map))
         return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(size,) + tuple(slice_sizes), **params), 0
     if bx is None:
-        idx = B.moveaxis(idx, bi, 0)
+        idx = _batching.moveaxis(idx, bi, 0)
         ndn = GatherDimensionNumbers(offset_dims=sh(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
                                      start_index_map=dn.start_index_map)
         return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=slice_sizes, **params), 0
-    x, idx = B.moveaxis(x, bx, 0), B.moveaxis(idx, bi, 0)
+    x, idx = _batching.moveaxis(x, bx, 0), _batching.moveaxis(idx, bi, 0)
     iav = get_aval(idx)
     counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
     idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
@@ -776,20 +751,19 @@ def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
 
 def _scatter_batch_rule(prim):
     def rule(vals, dims, dimension_numbers, **params):
-        B = _batching
         (x, idx, u), (bx, bi, bu) = vals, dims
         dn = dimension_numbers
-        size = B.axis_size_of(vals, dims)
+        size = _batching.axis_size_of(vals, dims)
         sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
-        x = B.bdim_at_front(x, bx, size)
+        x = _batching.bdim_at_front(x, bx, size)
         if bi is None:
-            u = B.bdim_at_front(u, bu, size)
+            u = _batching.bdim_at_front(u, bu, size)
             ndn = ScatterDimensionNumbers(update_window_dims=(0,) + sh(dn.update_window_dims),
                                           inserted_window_dims=sh(dn.inserted_window_dims),
                                           scatter_dims_to_operand_dims=sh(dn.scatter_dims_to_operand_dims))
             return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
-        u = B.bdim_at_front(u, bu, size)
-        idx = B.moveaxis(idx, bi, 0)
+        u = _batching.bdim_at_front(u, bu, size)
+        idx = _batching.moveaxis(idx, bi, 0)
         iav = get_aval(idx)
         counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
         idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
@@ -801,9 +775,8 @@ def _scatter_batch_rule(prim):
 
 
 def _sort_batch(vals, dims, dimension, **params):
-    B = _batching
-    size = B.axis_size_of(vals, dims)
-    ops = [B.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    size = _batching.axis_size_of(vals, dims)
+    ops = [_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
     return sort_p.bind(*ops, dimension=dimension + 1, **params), [0] * len(ops)
 
 
@@ -826,7 +799,6 @@ del _p
 
 
 # ---- autodiff rules (jvp, transpose) ----
-from ..interpreters import ad as _ad  # noqa: E402
 
 _ad.jvp_rules[dot_general_p] = _dot_general_jvp
 _ad.transpose_rules[dot_general_p] = _dot_general_transpose
@@ -944,7 +916,6 @@ def _scatter_jvp(primals, tangents, **params):
 
 def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
                        mode=None, **_):
-    L = _L()
     out = [None, None, None]
     uav = u.aval if _ad.is_undefined(u) else get_aval(u)
     xav = x.aval if _ad.is_undefined(x) else get_aval(x)
@@ -961,12 +932,12 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
     if _ad.is_undefined(u):
         # Only the update that wins a position receives its cotangent: scatter unique ids, read them back.
         n = int(np.prod(uav.shape)) if uav.shape else 1
-        ids = L.reshape(_st.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0, sharding=None),
-                        uav.shape)
-        owner = scatter_p.bind(L.full(xav.shape, -1, np.int32), idx, ids, **p)
-        won = L.eq(_gather_updates(owner, idx, uav, dimension_numbers, mode, fill_value=-2), ids)
+        ids = _st.reshape(_st.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0, sharding=None),
+                          uav.shape)
+        owner = scatter_p.bind(_st.full(xav.shape, -1, np.int32), idx, ids, **p)
+        won = _ew.eq(_gather_updates(owner, idx, uav, dimension_numbers, mode, fill_value=-2), ids)
         g = _gather_updates(ct, idx, uav, dimension_numbers, mode)
-        out[2] = L.select(won, g, L.full(uav.shape, 0, uav.dtype))
+        out[2] = _ew.select(won, g, _st.full(uav.shape, 0, uav.dtype))
     return out
 
 
@@ -977,7 +948,6 @@ _ad.transpose_rules[scatter_p] = _scatter_transpose
 def _scatter_mul_jvp(primals, tangents, **params):
     # out = x * P with P = scatter_mul(1, idx, u); dP = P * scatter_add(0, idx, du / u) (u without zeros,
     # exact for unique indices as JAX requires for this gradient).
-    L = _L()
     x, idx, u = primals
     tx, _, tu = tangents
     ans = scatter_mul_p.bind(x, idx, u, **params)
@@ -988,9 +958,9 @@ def _scatter_mul_jvp(primals, tangents, **params):
     if not _ad.is_zero(tx):
         out = scatter_mul_p.bind(tx, idx, u, **params)
     if not _ad.is_zero(tu):
-        P = scatter_mul_p.bind(L.full(xav.shape, 1, xav.dtype), idx, u, **params)
-        dP = L.mul(P, scatter_add_p.bind(L.full(xav.shape, 0, xav.dtype), idx, L.div(tu, u), **params))
-        t = L.mul(x, dP)
+        P = scatter_mul_p.bind(_st.full(xav.shape, 1, xav.dtype), idx, u, **params)
+        dP = _ew.mul(P, scatter_add_p.bind(_st.full(xav.shape, 0, xav.dtype), idx, _ew.div(tu, u), **params))
+        t = _ew.mul(x, dP)
         out = t if out is None else _ad.add_tangents(out, t)
     return ans, out
 
@@ -998,7 +968,6 @@ def _scatter_mul_jvp(primals, tangents, **params):
 def _scatter_extremum_jvp(prim):
     def rule(primals, tangents, **params):
         # Tangent of the chosen element, averaged over ties (as JAX's reduce_max/min).
-        L = _L()
         x, idx, u = primals
         tx, _, tu = tangents
         ans = prim.bind(x, idx, u, **params)
@@ -1007,16 +976,16 @@ def _scatter_extremum_jvp(prim):
         xav, uav = get_aval(x), get_aval(u)
         tx, tu = _ad.instantiate_zeros(tx), _ad.instantiate_zeros(tu)
         dt = xav.dtype
-        zx, zu = L.full(xav.shape, 0, dt), L.full(uav.shape, 0, dt)
+        zx, zu = _st.full(xav.shape, 0, dt), _st.full(uav.shape, 0, dt)
         mode = params.get("mode")
         dn = params["dimension_numbers"]
-        mx = L.eq(x, ans)
-        mu = L.eq(u, _gather_updates(ans, idx, uav, dn, mode, fill_value=np.nan))
+        mx = _ew.eq(x, ans)
+        mu = _ew.eq(u, _gather_updates(ans, idx, uav, dn, mode, fill_value=np.nan))
         pa = dict(params)
-        num = L.add(L.select(mx, tx, zx), scatter_add_p.bind(zx, idx, L.select(mu, tu, zu), **pa))
-        cnt = L.add(L.convert_element_type(mx, dt),
-                    scatter_add_p.bind(zx, idx, L.convert_element_type(mu, dt), **pa))
-        return ans, L.div(num, L.max(cnt, L.full(xav.shape, 1, dt)))
+        num = _ew.add(_ew.select(mx, tx, zx), scatter_add_p.bind(zx, idx, _ew.select(mu, tu, zu), **pa))
+        cnt = _ew.add(_ew.convert_element_type(mx, dt),
+                      scatter_add_p.bind(zx, idx, _ew.convert_element_type(mu, dt), **pa))
+        return ans, _ew.div(num, _ew.max(cnt, _st.full(xav.shape, 1, dt)))
     return rule
 
 
@@ -1037,13 +1006,12 @@ _ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 
 def _take_along(t, perm, dimension):
     """``t`` permuted along ``dimension`` by the integer array ``perm`` of the same shape."""
-    L = _L()
     av = get_aval(t)
     nd = av.ndim
     idx = []
     for d in range(nd):
         if d == dimension:
-            idx.append(L.reshape(perm, av.shape + (1,)))
+            idx.append(_st.reshape(perm, av.shape + (1,)))
         else:
             idx.append(_st.iota_p.bind(dtype=get_aval(perm).dtype, shape=av.shape + (1,), dimension=d,
                                        sharding=None))
@@ -1079,21 +1047,20 @@ _ad.deflinear(cumsum_p, _cumsum_transpose)
 
 def _cumprod_jvp(g, ans, x, axis, reverse=False):
     # d cumprod = cumprod * cumsum(g / x) (x without zeros).
-    L = _L()
-    return L.mul(ans, cumsum_p.bind(L.div(g, x), axis=axis, reverse=reverse))
+    return _ew.mul(ans, cumsum_p.bind(_ew.div(g, x), axis=axis, reverse=reverse))
 
 
 def _cumext_jvp(g, ans, x, axis, reverse=False):
     # The tangent at the position that set the running extremum: the latest j <= i with x[j] == ans[j].
-    L = _L()
     av = get_aval(x)
     pos = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=axis, sharding=None)
     if reverse:
         n = av.shape[axis]
-        cand = L.select(L.eq(x, ans), L.sub(L.full(av.shape, n - 1, np.int32), pos), L.full(av.shape, -1, np.int32))
-        src = L.sub(L.full(av.shape, n - 1, np.int32), cummax_p.bind(cand, axis=axis, reverse=True))
+        cand = _ew.select(_ew.eq(x, ans), _ew.sub(_st.full(av.shape, n - 1, np.int32), pos),
+                          _st.full(av.shape, -1, np.int32))
+        src = _ew.sub(_st.full(av.shape, n - 1, np.int32), cummax_p.bind(cand, axis=axis, reverse=True))
     else:
-        cand = L.select(L.eq(x, ans), pos, L.full(av.shape, -1, np.int32))
+        cand = _ew.select(_ew.eq(x, ans), pos, _st.full(av.shape, -1, np.int32))
         src = cummax_p.bind(cand, axis=axis, reverse=False)
     return _take_along(g, src, axis)
 
@@ -1108,7 +1075,7 @@ _ad.defjvp2(cummin_p, _cumext_jvp)
 
 def lax_slice(operand, start_indices, limit_indices, strides=None):
     """``operand[start:limit:stride]`` per axis (static). Mirrors ``jax.lax.slice``."""
-    operand = _L()._as_operand(operand)
+    operand = _ew._as_operand(operand)
     return _st.slice_p.bind(operand, start_indices=_ints(start_indices), limit_indices=_ints(limit_indices),
                             strides=None if strides is None else _ints(strides))
 
@@ -1128,38 +1095,36 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     av = get_aval(operand)
     index = int(index) % av.shape[axis]
     r = slice_in_dim(operand, index, index + 1, 1, axis)
-    return r if keepdims else _L().squeeze(r, (axis,))
+    return r if keepdims else _st.squeeze(r, (axis,))
 
 
 def lax_rev(operand, dimensions):
     """``operand`` reversed along ``dimensions``. Mirrors ``jax.lax.rev``."""
-    return _st.rev_p.bind(_L()._as_operand(operand), dimensions=_ints(dimensions))
+    return _st.rev_p.bind(_ew._as_operand(operand), dimensions=_ints(dimensions))
 
 
 def lax_pad(operand, padding_value, padding_config):
     """``operand`` padded with ``padding_value``; ``padding_config[i] = (lo, hi, interior)``, negative lo/hi
     crop. Mirrors ``jax.lax.pad``."""
-    L = _L()
-    operand = L._as_operand(operand)
-    padding_value = L._coerce(padding_value, get_aval(operand).dtype)
+    operand = _ew._as_operand(operand)
+    padding_value = _ew._coerce(padding_value, get_aval(operand).dtype)
     return _st.pad(operand, padding_value, padding_config)
 
 
 def top_k(operand, k):
     """The ``k`` largest entries along the last axis and their indices. Mirrors ``jax.lax.top_k``."""
-    L = _L()
-    operand = L._as_operand(operand)
+    operand = _ew._as_operand(operand)
     av = get_aval(operand)
     k = int(k)
     if not 0 <= k <= av.shape[-1]:
         raise ValueError(f"top_k k={k} out of range for operand shape {av.shape}")
     iota = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=av.ndim - 1, sharding=None)
     if dtypes.issubdtype(av.dtype, np.floating):
-        key = L.neg(operand)
+        key = _ew.neg(operand)
     elif dtypes.issubdtype(av.dtype, np.unsignedinteger) or av.dtype == np.bool_:
-        key = L.bitwise_not(operand) if hasattr(L, "bitwise_not") else L.neg(operand)
+        key = _ew.bitwise_not(operand)
     else:
-        key = L.sub(L.full(av.shape, -1, av.dtype), operand)  # ~x: order-reversing without overflow
+        key = _ew.sub(_st.full(av.shape, -1, av.dtype), operand)  # ~x: order-reversing without overflow
     outs = sort_p.bind(key, operand, iota, dimension=av.ndim - 1, is_stable=True, num_keys=1)
     _, vals, idx = outs
     n = av.ndim

@@ -1,0 +1,100 @@
+"""``jit_p``: the call of a staged function, with all of its rules.
+
+Params: ``jaxpr`` (a ClosedJaxpr without consts: the values a function closes over are leading operands) and
+``name``. Evaluating it compiles the inner jaxpr once (cached per jaxpr object); lowering inlines it; jvp,
+partial evaluation and transposition make a new ``jit`` call of the derived jaxpr, so the known part of
+``linearize``/``grad`` stays one call; batching batches the inner jaxpr, so ``vmap(jit(f))`` stays one call.
+"""
+import weakref
+
+from .. import _core
+from ..array import Array, _to_buffer
+from ..core import Primitive, get_aval, set_current_trace
+from ..interpreters import ad, batching, lowering
+from ..interpreters.ad import Zero, is_undefined
+
+__all__ = ["jit_p", "JitPrimitive"]
+
+
+class JitPrimitive(Primitive):
+    """``jit``: a call of a staged function. Params: ``jaxpr`` (a ClosedJaxpr without consts), ``name``."""
+
+    call_names_inner = True
+
+    def __init__(self):
+        super().__init__("jit", multiple_results=True)
+        self.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
+        self.impl = self._impl
+        self._exe_cache = weakref.WeakKeyDictionary()
+
+    def _impl(self, *args, jaxpr, name):
+        exe = self._exe_cache.get(jaxpr)
+        if exe is None:
+            exe = _core.compile(lowering.lower_jaxpr(jaxpr, name))
+            self._exe_cache[jaxpr] = exe
+        bufs = [a._buf if type(a) is Array else _to_buffer(a, get_aval(a)) for a in args]
+        outs = exe.execute(bufs)
+        return [Array._from_buffer(b, av) for b, av in zip(outs, jaxpr.out_avals)]
+
+    @staticmethod
+    def pp_params(eqn):
+        return [("name", eqn.params["name"]), ("jaxpr", eqn.params["jaxpr"])]
+
+    @staticmethod
+    def inline_jaxpr(eqn):
+        return eqn.params["jaxpr"], eqn.invars
+
+
+jit_p = JitPrimitive()
+
+
+def _jit_jvp(primals, tangents, jaxpr, name):
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jj, consts, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
+    outs = jit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jj, name=name)
+    n = len(jaxpr.out_avals)
+    p_out = outs[:n]
+    it = iter(outs[n:])
+    t_out = [next(it) if nz else Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+    return p_out, t_out
+
+
+def _jit_partial_eval(trace, args, params):
+    jaxpr, name = params["jaxpr"], params["name"]
+    unknowns = [trace.is_unknown(a) for a in args]
+    kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
+    known_args = [a for a, u in zip(args, unknowns) if not u]
+    with set_current_trace(trace.parent):
+        kouts = jit_p.bind(*kconsts, *known_args, jaxpr=kjaxpr, name=name)
+    n_known = len(kouts) - num_res
+    known_outs, res = kouts[:n_known], kouts[n_known:]
+    unknown_args = [a for a, u in zip(args, unknowns) if u]
+    uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
+    ki, ui = iter(known_outs), iter(uouts)
+    return [next(ui) if u else next(ki) for u in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = [is_undefined(a) for a in args]
+    ct_nz = [type(c) is not Zero for c in cts]
+    tj, consts = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+    res = [a for a in args if not is_undefined(a)]
+    outs = jit_p.bind(*consts, *res, *[c for c in cts if type(c) is not Zero], jaxpr=tj, name=name)
+    it = iter(outs)
+    return [next(it) if l else None for l in linear]
+
+
+def _jit_batch(vals, dims, jaxpr, name):
+    """Batches the inner jaxpr into a new ``jit`` call: ``vmap(jit(f))`` stays one compiled call."""
+    size = batching.axis_size_of(vals, dims)
+    moved = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    in_dims = [d if d is batching.not_mapped else 0 for d in dims]
+    new, consts, out_dims = batching.batch_jaxpr(jaxpr, size, in_dims)
+    outs = jit_p.bind(*consts, *moved, jaxpr=new, name=name)
+    return outs, out_dims
+
+
+ad.jvp_rules[jit_p] = _jit_jvp
+ad.pe_rules[jit_p] = _jit_partial_eval
+ad.transpose_rules[jit_p] = _jit_transpose
+batching.batching_rules[jit_p] = _jit_batch
