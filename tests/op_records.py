@@ -22,6 +22,7 @@ import scipy.special
 
 import cranax.lax as lax
 import cranax.numpy as jnp
+import cranax.primitives
 from cranax.core import Primitive
 
 F32_NAMES = ("float32",)
@@ -437,7 +438,6 @@ def names(records):
 def registered_primitives():
     """Every ``Primitive`` defined in a module of the ``cranax.primitives`` package or reachable from
     ``cranax.lax`` (and its submodules), found by walking the packages: {primitive: module name}."""
-    import cranax.primitives
     found = {}
     for pkg in (cranax.primitives, lax):
         mods = [pkg] + [importlib.import_module(m.name)
