@@ -78,7 +78,8 @@ class F16:
 class OpRecord:
     name: str                       # the primitive's name (the wire contract)
     kind: str                       # unary | binary | compare | shift | bitwise | select | clamp | convert |
-    #                                 integer_pow | structural | reduction | library | control | internal
+    #                                 integer_pow | structural | reduction | library | control | call |
+    #                                 internal (staged by the transformations) | composite (jnp, not a primitive)
     lax: Optional[Callable] = None  # the lax face
     jnp: Optional[Callable] = None  # the cranax.numpy face with NumPy's semantics, if any
     example: Optional[Callable] = None  # a call with fixed params, for ops that take params (x ** 3, astype)
@@ -399,6 +400,18 @@ _CONTROL = [
        tested_in=("test_control_flow.py::test_closed_over_values_become_leading_operands",)),
 ]
 
+# call primitives and the ones the transformations stage for themselves
+_CALLS = [
+    _r("jit", "call", linear=True,
+       tested_in=("test_autodiff.py::test_grad_of_jit_keeps_inner_calls", "test_vmap.py::test_vmap_of_jit_is_one_call")),
+    _r("custom_jvp_call", "call", tested_in=("test_autodiff.py::test_custom_jvp",)),
+    _r("custom_vjp_call", "call", tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
+    _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # the sum of two tangents / cotangents of one value
+    _r("add_any", "internal", linear=True, tested_in=("test_autodiff.py::test_select_n_and_where",)),
+]
+
 # NumPy functions built from several primitives that the sweeps cover beside the primitives
 # (kind 'composite'; ``name`` is the cranax.numpy name).
 _COMPOSITES = [
@@ -409,7 +422,8 @@ _COMPOSITES = [
        int_semantics="xla", tested_in=("test_primitives.py::test_jnp_integer_floor_divide_remainder",)),
 ]
 
-RECORDS = _UNARY + _BINARY + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
+RECORDS = (_UNARY + _BINARY + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
+           + _CALLS)
 COMPOSITES = _COMPOSITES
 OPS = {r.name: r for r in RECORDS + COMPOSITES}
 assert len(OPS) == len(RECORDS) + len(COMPOSITES), "two records with one name"
@@ -435,15 +449,22 @@ def names(records):
 
 # ----------------------------------------------------------------------------------------------- discovery
 
+# Package parts that define no primitives and must not be imported for discovery (entry points run on import).
+_NOT_WALKED = ("cranax.tour", "cranax._tour", "cranax.bench", "cranax._bench")
+
+
 def registered_primitives():
-    """Every ``Primitive`` defined in a module of the ``cranax.primitives`` package or reachable from
-    ``cranax.lax`` (and its submodules), found by walking the packages: {primitive: module name}."""
+    """Every ``Primitive`` defined in a module of the ``cranax.primitives`` package, reachable from
+    ``cranax.lax`` (and its submodules), or defined anywhere else in the package (call primitives, the
+    interpreters' own), found by walking the packages: {primitive: module name}."""
     found = {}
-    for pkg in (cranax.primitives, lax):
-        mods = [pkg] + [importlib.import_module(m.name)
-                        for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
-        for mod in mods:
-            for v in vars(mod).values():
-                if isinstance(v, Primitive):
-                    found.setdefault(v, mod.__name__)
+    mods = [cranax.primitives, lax]
+    for pkg in (cranax.primitives, lax, cranax):
+        for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            if not m.name.endswith("__main__") and not m.name.startswith(_NOT_WALKED):
+                mods.append(importlib.import_module(m.name))
+    for mod in mods:
+        for v in vars(mod).values():
+            if isinstance(v, Primitive):
+                found.setdefault(v, mod.__name__)
     return found
