@@ -6,9 +6,6 @@ corner cases (division by zero, INT_MIN / -1, shifts by at least the bit width, 
 and values recorded from JAX 0.10.2 where NumPy has no equivalent. The op lists, domains, oracles and
 bounds of the sweeps come from the op records (tests/op_records.py).
 """
-import math
-import operator
-
 import numpy as np
 import pytest
 
