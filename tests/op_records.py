@@ -53,12 +53,45 @@ def round_away64(x):
     return np.where(np.isfinite(x), np.copysign(np.floor(np.abs(x) + 0.5), x), x)
 
 
+# ----------------------------------------------------------------------------------------------- GPU inputs
+# The named float32 input sets of the GPU-vs-CPU sweeps (``Gpu.values``): unary ops take GPU_VALUES[name],
+# binary ones the operand pair GPU_PAIRS[name].
+
+def _gpu_values():
+    all_ = np.concatenate([
+        np.linspace(-10, 10, 401, dtype=np.float32),
+        np.array([0.0, -0.0, 1e-30, -1e-30, 1e-6, 0.5, 1.0, 2.0, 88.0, -88.0, 100.0, -104.0, 1e20, -1e20,
+                  np.inf, -np.inf, np.nan, 3.0e38, 1.4e-45], np.float32),
+        np.random.default_rng(1).standard_normal(1000).astype(np.float32) * 3,
+    ]).astype(np.float32)
+    unit = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1.0, -1.0, 0.5, -0.5]]).astype(np.float32)
+    pos = np.concatenate([np.geomspace(1e-30, 1e30, 601), [0.0, 1.0, 2.0, np.inf, np.nan]]).astype(np.float32)
+    gamma = np.concatenate([np.linspace(0.1, 20, 300), np.linspace(-4.3, -0.2, 97)]).astype(np.float32)
+    return {"all": all_, "pos": pos, "unit": unit, "pos+unit": np.concatenate([pos, unit]), "pos+1": pos + 1,
+            "gamma": gamma}
+
+
+def _gpu_pairs():
+    rng = np.random.default_rng(2)
+    a = np.concatenate([rng.standard_normal(500) * 10, [0.0, -0.0, np.inf, -np.inf, np.nan, 5.0, 1.0]])
+    b = np.concatenate([rng.standard_normal(500) * 3, [-0.0, 0.0, 1.0, -np.inf, 1.0, np.nan, 0.0]])
+    rng = np.random.default_rng(3)   # pow: mostly positive bases, and the sign/zero/inf corner cases
+    pa = np.concatenate([np.abs(rng.standard_normal(300)) * 4, [-2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 1.0, np.nan]])
+    pb = np.concatenate([rng.standard_normal(300) * 3, [3.0, 0.5, -1.0, -3.0, -1.0, 3.0, np.nan, 0.0]])
+    return {"all": (a.astype(np.float32), b.astype(np.float32)),
+            "pow": (pa.astype(np.float32), pb.astype(np.float32))}
+
+
+GPU_VALUES = _gpu_values()
+GPU_PAIRS = _gpu_pairs()
+
+
 # ----------------------------------------------------------------------------------------------- records
 
 @dataclasses.dataclass(frozen=True)
 class Gpu:
-    """GPU backend against the CPU backend: ``values`` names a value set of tests/test_gpu.py ('all', 'pos',
-    'unit', 'pos+unit', 'pos+1', 'gamma'); the bound is ``ulp`` (max units in the last place) or ``rtol`` (and
+    """GPU backend against the CPU backend: ``values`` names an input set (GPU_VALUES for unary ops,
+    GPU_PAIRS for binary ones); the bound is ``ulp`` (max units in the last place) or ``rtol`` (and
     the same atol). ``faces``: which public functions are run ('jnp', 'lax')."""
     values: str = "all"
     ulp: Optional[int] = None

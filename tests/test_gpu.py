@@ -16,7 +16,7 @@ import cranax.lax as lax
 import cranax.numpy as jnp
 from cranax import _core
 
-from op_records import OPS, select
+from op_records import GPU_PAIRS, GPU_VALUES, OPS, select
 
 
 def _gpu_state():
@@ -237,22 +237,9 @@ def test_binding_limit_error_names_the_limit():
 
 # ------------------------------------------------------------------------------------------- elementwise
 
-FLOAT_VALUES = np.concatenate([
-    np.linspace(-10, 10, 401, dtype=np.float32),
-    np.array([0.0, -0.0, 1e-30, -1e-30, 1e-6, 0.5, 1.0, 2.0, 88.0, -88.0, 100.0, -104.0, 1e20, -1e20,
-              np.inf, -np.inf, np.nan, 3.0e38, 1.4e-45], np.float32),
-    np.random.default_rng(1).standard_normal(1000).astype(np.float32) * 3,
-]).astype(np.float32)
-UNIT = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1.0, -1.0, 0.5, -0.5]]).astype(np.float32)
-POS = np.concatenate([np.geomspace(1e-30, 1e30, 601), [0.0, 1.0, 2.0, np.inf, np.nan]]).astype(np.float32)
-
-GAMMA = np.concatenate([np.linspace(0.1, 20, 300), np.linspace(-4.3, -0.2, 97)]).astype(np.float32)
-VALUES = {"all": FLOAT_VALUES, "pos": POS, "unit": UNIT, "pos+unit": np.concatenate([POS, UNIT]), "pos+1": POS + 1,
-          "gamma": GAMMA}
-
 # The GPU sweeps come from the op records' ``gpu`` (value set, bound, faces) and ``gpu_int`` fields.
 # (function, input values, max ulp vs the CPU backend)
-UNARY = [pytest.param(getattr(r, face), VALUES[r.gpu.values], r.gpu.ulp, id=f"{r.name}-{face}")
+UNARY = [pytest.param(getattr(r, face), GPU_VALUES[r.gpu.values], r.gpu.ulp, id=f"{r.name}-{face}")
          for r in select("unary", where=lambda r: r.gpu is not None and r.gpu.ulp is not None)
          for face in r.gpu.faces]
 
@@ -270,7 +257,7 @@ def test_unary_float_vs_cpu(f, xs, tol):
                                                          and r.gpu.rtol is not None)])
 def test_special_functions_close_to_cpu(name):
     r = OPS[name]
-    c, g = both(r.lax, VALUES[r.gpu.values])
+    c, g = both(r.lax, GPU_VALUES[r.gpu.values])
     np.testing.assert_allclose(g, c, rtol=r.gpu.rtol, atol=r.gpu.rtol)
 
 
@@ -280,19 +267,13 @@ BINARY_F = [pytest.param(r.jnp, r.gpu.ulp, id=r.name)
 
 @pytest.mark.parametrize("f,tol", BINARY_F)
 def test_binary_float_vs_cpu(f, tol):
-    rng = np.random.default_rng(2)
-    a = np.concatenate([rng.standard_normal(500) * 10, [0.0, -0.0, np.inf, -np.inf, np.nan, 5.0, 1.0]]).astype(np.float32)
-    b = np.concatenate([rng.standard_normal(500) * 3, [-0.0, 0.0, 1.0, -np.inf, 1.0, np.nan, 0.0]]).astype(np.float32)
-    c, g = both(f, a, b)
+    c, g = both(f, *GPU_PAIRS["all"])
     assert_ulp(g, c, tol, f.__name__)
 
 
 def test_pow_vs_cpu():
-    rng = np.random.default_rng(3)
-    a = np.concatenate([np.abs(rng.standard_normal(300)) * 4, [-2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 1.0, np.nan]])
-    b = np.concatenate([rng.standard_normal(300) * 3, [3.0, 0.5, -1.0, -3.0, -1.0, 3.0, np.nan, 0.0]])
     r = OPS["pow"]
-    c, g = both(r.jnp, a.astype(np.float32), b.astype(np.float32))
+    c, g = both(r.jnp, *GPU_PAIRS[r.gpu.values])
     assert_ulp(g, c, r.gpu.ulp, "pow")
 
 

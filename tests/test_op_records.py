@@ -11,7 +11,8 @@ import pytest
 import cranax
 from cranax.interpreters import ad, batching
 
-from op_records import COMPOSITES, ELEMENTWISE_KINDS, OPS, RECORDS, registered_primitives
+from op_records import (COMPOSITES, ELEMENTWISE_KINDS, GPU_PAIRS, GPU_VALUES, OPS, RECORDS,
+                        registered_primitives)
 
 PRIMS = registered_primitives()
 BY_NAME = {p.name: p for p in PRIMS}
@@ -123,6 +124,7 @@ def test_record_fields_fit_their_sweeps():
             assert r.dtypes and r.face is not None, r.name
         if r.gpu is not None:
             assert (r.gpu.ulp is None) != (r.gpu.rtol is None), r.name
+            assert r.gpu.values in (GPU_PAIRS if r.kind == "binary" else GPU_VALUES), r.name
             for face in r.gpu.faces:
                 assert getattr(r, face) is not None, (r.name, face)
 
