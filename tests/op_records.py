@@ -153,7 +153,6 @@ def _r(name, kind, **kw):
 
 
 G = Gpu
-U4, U0 = {"float32": 4}, {"float32": 0}
 
 
 def _u(f32, f64=None):
