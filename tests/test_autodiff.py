@@ -9,6 +9,8 @@ import cranax.numpy as jnp
 from cranax import lax
 from cranax.config import config
 
+from op_records import select
+
 
 def _unsupported(e):
     """Primitives the core cannot lower yet (pad: the slice transpose) skip instead of failing."""
@@ -58,18 +60,9 @@ def check_both(f, args, rng, rtol=1e-6, atol=1e-6, jit=True):
 
 # ----------------------------------------------------------------------------------------------- unary rules
 
-UNARY = [
-    ("neg", lax.neg, (-2, 2)), ("abs", lax.abs, (0.2, 2)), ("exp", lax.exp, (-2, 2)),
-    ("exp2", lax.exp2, (-2, 2)), ("log", lax.log, (0.2, 3)), ("log1p", lax.log1p, (-0.5, 2)),
-    ("expm1", lax.expm1, (-2, 2)), ("sqrt", lax.sqrt, (0.2, 3)), ("rsqrt", lax.rsqrt, (0.2, 3)),
-    ("cbrt", lax.cbrt, (0.2, 3)), ("sin", lax.sin, (-3, 3)), ("cos", lax.cos, (-3, 3)),
-    ("tan", lax.tan, (-1.2, 1.2)), ("tanh", lax.tanh, (-2, 2)), ("logistic", lax.logistic, (-3, 3)),
-    ("erf", lax.erf, (-2, 2)), ("erf_inv", lax.erf_inv, (-0.9, 0.9)), ("asin", lax.asin, (-0.9, 0.9)),
-    ("acos", lax.acos, (-0.9, 0.9)), ("atan", lax.atan, (-2, 2)), ("sinh", lax.sinh, (-2, 2)),
-    ("cosh", lax.cosh, (-2, 2)), ("asinh", lax.asinh, (-2, 2)), ("acosh", lax.acosh, (1.2, 3)),
-    ("atanh", lax.atanh, (-0.9, 0.9)), ("lgamma", lax.lgamma, (0.5, 4)), ("digamma", lax.digamma, (0.5, 4)),
-    ("square", lax.square, (-2, 2)), ("copy", jnp.copy, (-2, 2)),
-]
+# every op whose record gives the domain where it is differentiable (tests/op_records.py)
+UNARY = [(r.name, r.lax or r.jnp, r.grad_domain)
+         for r in select("unary", "structural", where=lambda r: r.grad_domain is not None)]
 
 
 @pytest.mark.parametrize("name,fn,dom", UNARY, ids=[u[0] for u in UNARY])
@@ -80,12 +73,7 @@ def test_unary_jvp_vjp_fd(x64, name, fn, dom):
         check_both(fn, [x], rng, rtol=2e-6, atol=2e-6, jit=(shape == (5,)))
 
 
-UNARY_DERIV = [
-    (lax.sin, np.cos), (lax.cos, lambda x: -np.sin(x)), (lax.exp, np.exp), (lax.log, lambda x: 1 / x),
-    (lax.tanh, lambda x: 1 - np.tanh(x) ** 2), (lax.logistic, lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2),
-    (lax.sqrt, lambda x: 0.5 / np.sqrt(x)), (lax.erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x)),
-    (lax.atan, lambda x: 1 / (1 + x * x)), (lax.rsqrt, lambda x: -0.5 * x ** -1.5),
-]
+UNARY_DERIV = [pytest.param(r.lax, r.deriv, id=r.name) for r in select("unary", where=lambda r: r.deriv is not None)]
 
 
 @pytest.mark.parametrize("fn,d", UNARY_DERIV)
@@ -97,11 +85,8 @@ def test_unary_hand_derived(x64, fn, d):
 
 # ----------------------------------------------------------------------------------------------- binary rules
 
-BINARY = [
-    ("add", lax.add, (-2, 2), (-2, 2)), ("sub", lax.sub, (-2, 2), (-2, 2)), ("mul", lax.mul, (-2, 2), (-2, 2)),
-    ("div", lax.div, (-2, 2), (0.5, 2)), ("rem", lax.rem, (0.1, 3), (0.7, 1.3)),
-    ("max", lax.max, (-2, 2), (-2, 2)), ("min", lax.min, (-2, 2), (-2, 2)), ("pow", lax.pow, (0.5, 2), (-2, 2)),
-    ("atan2", lax.atan2, (-2, 2), (-2, 2)),
+BINARY = [(r.name, r.lax) + tuple(r.grad_domain) for r in select("binary", where=lambda r: r.grad_domain is not None)]
+BINARY += [  # Python scalars mixed in
     ("add_scalar", lambda x, y: lax.add(x, 2.5) * y, (-2, 2), (-2, 2)),
     ("mul_scalar_lit", lambda x, y: lax.mul(3.0, x) - lax.div(y, 2.0), (-2, 2), (-2, 2)),
 ]
@@ -635,15 +620,7 @@ def test_tour_grad_runs(capsys):
     assert "[0.25       0.19661197 0.10499357]" in out
 
 
-def test_every_primitive_has_a_jvp_rule():
-    from cranax.interpreters import ad
-    from cranax.primitives import elementwise, reductions, structural
-    prims = {v for m in (elementwise, reductions, structural) for k, v in vars(m).items()
-             if k.endswith("_p") and hasattr(v, "bind")}
-    assert not sorted(p.name for p in prims if p not in ad.jvp_rules)
-    linear = {"add", "sub", "neg", "mul", "div", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
-              "transpose", "reduce_sum", "select_n", "slice", "pad", "rev", "copy", "jit", "add_any"}
-    assert linear <= {p.name for p in ad.transpose_rules}
+# That every primitive has a jvp rule and the linear ones a transpose rule: tests/test_op_records.py.
 
 
 def test_indexing_under_vmap_and_jacrev():
@@ -655,7 +632,7 @@ def test_indexing_under_vmap_and_jacrev():
 
 
 def test_pad_primitive_and_its_rules(x64):
-    from cranax.primitives.structural import pad
+    pad = lax.pad
     rng = np.random.RandomState(11)
     x = _rand(rng, (3, 4))
     for cfg in [((1, 2, 0), (0, 0, 0)), ((0, 0, 1), (2, 1, 2)), ((-1, 1, 0), (1, -2, 1))]:

@@ -15,6 +15,8 @@ import cranax.numpy as jnp
 from cranax import _core
 from cranax import dtypes
 
+from op_records import JAX_F16_X, OPS, select
+
 F16 = np.float16
 F32 = np.float32
 
@@ -229,8 +231,8 @@ def _finite_f16(n, seed, lo=-100, hi=100):
         return np.random.default_rng(seed).uniform(lo, hi, n).astype(F16)
 
 
-EXACT_BINARY = [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
-                ("divide", np.divide), ("maximum", np.maximum), ("minimum", np.minimum)]
+# the binary ops whose record says they round like NumPy's float16 (0 ulp), with NumPy's function
+EXACT_BINARY = [(r.name, r.numpy_fn) for r in select("binary", where=lambda r: r.f16 is not None and r.f16.ulp == 0)]
 
 
 @pytest.mark.parametrize("name,npf", EXACT_BINARY)
@@ -240,45 +242,39 @@ def test_binary_ops_round_like_numpy(name, npf, jit):
                         np.array([np.inf, -np.inf, np.nan, 0, -0.0, 6e-8, 65504], F16)])
     b = np.concatenate([_finite_f16(3000, 3, -70000, 70000), _finite_f16(3000, 4, -2, 2),
                         np.array([1, np.inf, 2, -0.5, 1, 6e-8, 65504], F16)])   # (NumPy's max(-0, 0) is -0)
-    f = getattr(jnp, name)
+    f = OPS[name].jnp
     f = jax.jit(f) if jit else f
     assert_same_f16(f(jnp.asarray(a), jnp.asarray(b)), _np_f16(npf, a, b))
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "sqrt", "rsqrt",
-                                  "arctan", "floor", "ceil", "round", "abs", "negative", "sign", "square"])
+@pytest.mark.parametrize("name", [r.name for r in select("unary", where=lambda r: r.f16 is not None)])
 def test_unary_math_within_one_ulp(name):
+    r = OPS[name]
     x = np.concatenate([_finite_f16(4000, 5, -10, 10), _finite_f16(1000, 6, 0, 3),
                         np.array([0, -0.0, np.inf, -np.inf, np.nan, 6e-8, 1e-5, 65504], F16)])
-    if name in ("log", "sqrt", "rsqrt", "log1p"):
+    if r.f16.nonneg:
         x = np.abs(x)
-    npf = {"rsqrt": lambda v: 1 / np.sqrt(v), "round": np.round}.get(name, getattr(np, name, None))
-    want = _np_f16(npf, x)
-    for f in (getattr(jnp, name) if name != "rsqrt" else lax.rsqrt,):
+    want = _np_f16(r.numpy_fn, x)
+    for f in (r.face,):
         for g in (f, jax.jit(f)):
             got = np.asarray(g(jnp.asarray(x)))
             assert got.dtype == F16
             assert (np.isnan(got) == np.isnan(want)).all()
             d = ulps16(got, want)[~np.isnan(want)]
-            assert d.max() <= 1, (name, x[~np.isnan(want)][d.argmax()], d.max())
+            assert d.max() <= r.f16.ulp, (name, x[~np.isnan(want)][d.argmax()], d.max())
 
 
-# Recorded from JAX 0.10.2 (CPU), as float16 bits: x = [0.1, 1.5, -2.25, 3.3, 10.0, -0.007]
-JAX_X = [11878, 15872, 49280, 17050, 18688, 40747]
-JAX_UNARY = {
-    "exp": [15468, 17531, 11967, 20169, 30049, 15346],
-    "log1p": [11801, 15189, None, 15830, 16588, 40753],
-    "sin": [11875, 15355, 47673, 45331, 47194, 40747],
-    "tanh": [11873, 15166, 48083, 15354, 15360, 40747],
-    "sqrt": [13583, 15590, None, 16196, 16979, None],
-}
+# Recorded from JAX 0.10.2 (CPU), as float16 bits, on x = [0.1, 1.5, -2.25, 3.3, 10.0, -0.007]: kept with
+# the op records (f16_jax; None: NaN)
+JAX_X = list(JAX_F16_X)
+JAX_UNARY = {r.name: list(r.f16_jax) for r in select(where=lambda r: r.f16_jax is not None)}
 
 
 @pytest.mark.parametrize("name", sorted(JAX_UNARY))
 def test_unary_matches_recorded_jax(name):
     x = jnp.asarray(np.array(JAX_X, np.uint16).view(F16))
     want = JAX_UNARY[name]
-    for f in (getattr(jnp, name), jax.jit(getattr(jnp, name))):
+    for f in (OPS[name].jnp, jax.jit(OPS[name].jnp)):
         got = np.asarray(f(x))
         for g, w in zip(got, want):
             if w is None:

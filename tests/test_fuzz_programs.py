@@ -24,6 +24,7 @@ import cranax
 from cranax import lax
 
 import ref_interp
+from op_records import OPS, select
 
 F32, I32, U32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.bool_)
 DTYPES = [F32, I32, U32, BOOL]
@@ -34,23 +35,12 @@ FLOAT_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, np.inf, -np.inf, np.nan, 
 INT_SPECIAL = [0, 1, -1, 2, -2, 7, 31, 32, 33, -2 ** 31, 2 ** 31 - 1]
 UINT_SPECIAL = [0, 1, 2, 7, 31, 32, 2 ** 31, 2 ** 32 - 1]
 
-UNARY = {
-    F32: ["neg", "abs", "sign", "floor", "ceil", "round", "is_finite", "square", "exp", "exp2", "log", "log1p",
-          "expm1", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "tanh", "logistic", "erf", "asin", "acos", "atan",
-          "sinh", "cosh", "asinh", "acosh", "atanh", "integer_pow"],
-    I32: ["neg", "abs", "sign", "not", "population_count", "square", "integer_pow"],
-    U32: ["not", "population_count", "integer_pow"],
-    BOOL: ["not"],
-}
-BINARY = {
-    F32: ["add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "nextafter"],
-    I32: ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor", "shift_left",
-          "shift_right_logical", "shift_right_arithmetic"],
-    U32: ["add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "xor", "shift_left",
-          "shift_right_logical", "shift_right_arithmetic"],
-    BOOL: ["and", "or", "xor", "max", "min"],
-}
-COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
+# the ops the fuzzer draws per operand dtype: the op records' ``fuzz`` dtypes (tests/op_records.py)
+_UNARY_KINDS = ("unary", "integer_pow")
+_BINARY_KINDS = ("binary", "bitwise", "shift")
+UNARY = {dt: [r.name for r in select(*_UNARY_KINDS, where=lambda r: dt.name in r.fuzz)] for dt in DTYPES}
+BINARY = {dt: [r.name for r in select(*_BINARY_KINDS, where=lambda r: dt.name in r.fuzz)] for dt in DTYPES}
+COMPARE = [r.name for r in select("compare")]
 
 KINDS = ["unary", "unary", "binary", "binary", "binary", "compare", "select", "clamp", "convert", "reduce",
          "argreduce", "broadcast", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "pad",
@@ -58,8 +48,7 @@ KINDS = ["unary", "unary", "binary", "binary", "binary", "compare", "select", "c
 
 
 def _lax_fn(name):
-    return {"and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor, "not": lax.bitwise_not}.get(
-        name) or getattr(lax, name)
+    return OPS[name].lax
 
 
 def _has(name):

@@ -16,6 +16,8 @@ import cranax.lax as lax
 import cranax.numpy as jnp
 from cranax import _core
 
+from op_records import GPU_PAIRS, GPU_VALUES, OPS, select
+
 
 def _gpu_state():
     if not getattr(_core, "HAS_GPU_BACKEND", False):
@@ -235,33 +237,14 @@ def test_binding_limit_error_names_the_limit():
 
 # ------------------------------------------------------------------------------------------- elementwise
 
-FLOAT_VALUES = np.concatenate([
-    np.linspace(-10, 10, 401, dtype=np.float32),
-    np.array([0.0, -0.0, 1e-30, -1e-30, 1e-6, 0.5, 1.0, 2.0, 88.0, -88.0, 100.0, -104.0, 1e20, -1e20,
-              np.inf, -np.inf, np.nan, 3.0e38, 1.4e-45], np.float32),
-    np.random.default_rng(1).standard_normal(1000).astype(np.float32) * 3,
-]).astype(np.float32)
-UNIT = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1.0, -1.0, 0.5, -0.5]]).astype(np.float32)
-POS = np.concatenate([np.geomspace(1e-30, 1e30, 601), [0.0, 1.0, 2.0, np.inf, np.nan]]).astype(np.float32)
-
+# The GPU sweeps come from the op records' ``gpu`` (value set, bound, faces) and ``gpu_int`` fields.
 # (function, input values, max ulp vs the CPU backend)
-UNARY = [
-    (jnp.negative, FLOAT_VALUES, 0), (jnp.abs, FLOAT_VALUES, 0), (jnp.sign, FLOAT_VALUES, 0),
-    (jnp.floor, FLOAT_VALUES, 0), (jnp.ceil, FLOAT_VALUES, 0), (jnp.round, FLOAT_VALUES, 0),
-    (lambda x: lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO), FLOAT_VALUES, 0),
-    (jnp.sqrt, POS, 1), (lax.rsqrt, POS, 2), (jnp.square, FLOAT_VALUES, 0),
-    (jnp.exp, FLOAT_VALUES, 4), (jnp.exp2, FLOAT_VALUES, 4), (jnp.expm1, FLOAT_VALUES, 4),
-    (jnp.log, POS, 4), (jnp.log1p, np.concatenate([POS, UNIT]), 4),
-    (jnp.tanh, FLOAT_VALUES, 4), (lax.logistic, FLOAT_VALUES, 4),
-    (jnp.sin, FLOAT_VALUES, 4), (jnp.cos, FLOAT_VALUES, 4), (jnp.tan, FLOAT_VALUES, 4),
-    (lax.erf, FLOAT_VALUES, 8), (jnp.arctan, FLOAT_VALUES, 4), (jnp.arcsin, UNIT, 4), (jnp.arccos, UNIT, 4),
-    (jnp.sinh, FLOAT_VALUES, 4), (jnp.cosh, FLOAT_VALUES, 4), (jnp.arcsinh, FLOAT_VALUES, 4),
-    (jnp.arccosh, POS + 1, 4), (jnp.arctanh, UNIT, 4), (jnp.cbrt, FLOAT_VALUES, 4),
-    (jnp.isfinite, FLOAT_VALUES, 0),
-]
+UNARY = [pytest.param(getattr(r, face), GPU_VALUES[r.gpu.values], r.gpu.ulp, id=f"{r.name}-{face}")
+         for r in select("unary", where=lambda r: r.gpu is not None and r.gpu.ulp is not None)
+         for face in r.gpu.faces]
 
 
-@pytest.mark.parametrize("f,xs,tol", UNARY, ids=lambda v: getattr(v, "__name__", None) if callable(v) else "")
+@pytest.mark.parametrize("f,xs,tol", UNARY)
 def test_unary_float_vs_cpu(f, xs, tol):
     c, g = both(f, xs)
     if c.dtype == np.bool_:
@@ -270,42 +253,39 @@ def test_unary_float_vs_cpu(f, xs, tol):
         assert_ulp(g, c, tol, getattr(f, "__name__", "f"), ftz=FLUSHES)
 
 
-@pytest.mark.parametrize("f", [lax.erf_inv, lax.lgamma, lax.digamma])
-def test_special_functions_close_to_cpu(f):
-    xs = UNIT if f is lax.erf_inv else np.concatenate([np.linspace(0.1, 20, 300), np.linspace(-4.3, -0.2, 97)])
-    c, g = both(f, xs.astype(np.float32))
-    np.testing.assert_allclose(g, c, rtol=2e-5, atol=2e-5)
+@pytest.mark.parametrize("name", [r.name for r in select("unary", where=lambda r: r.gpu is not None
+                                                         and r.gpu.rtol is not None)])
+def test_special_functions_close_to_cpu(name):
+    r = OPS[name]
+    c, g = both(r.lax, GPU_VALUES[r.gpu.values])
+    np.testing.assert_allclose(g, c, rtol=r.gpu.rtol, atol=r.gpu.rtol)
 
 
-BINARY_F = [jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.maximum, jnp.minimum, jnp.arctan2,
-            jnp.fmod, jnp.nextafter]
+BINARY_F = [pytest.param(r.jnp, r.gpu.ulp, id=r.name)
+            for r in select("binary", where=lambda r: r.gpu is not None and r.gpu.values == "all")]
 
 
-@pytest.mark.parametrize("f", BINARY_F, ids=lambda f: f.__name__)
-def test_binary_float_vs_cpu(f):
-    rng = np.random.default_rng(2)
-    a = np.concatenate([rng.standard_normal(500) * 10, [0.0, -0.0, np.inf, -np.inf, np.nan, 5.0, 1.0]]).astype(np.float32)
-    b = np.concatenate([rng.standard_normal(500) * 3, [-0.0, 0.0, 1.0, -np.inf, 1.0, np.nan, 0.0]]).astype(np.float32)
-    c, g = both(f, a, b)
-    assert_ulp(g, c, 0 if f not in (jnp.arctan2, jnp.divide) else 4, f.__name__)
+@pytest.mark.parametrize("f,tol", BINARY_F)
+def test_binary_float_vs_cpu(f, tol):
+    c, g = both(f, *GPU_PAIRS["all"])
+    assert_ulp(g, c, tol, f.__name__)
 
 
 def test_pow_vs_cpu():
-    rng = np.random.default_rng(3)
-    a = np.concatenate([np.abs(rng.standard_normal(300)) * 4, [-2.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 1.0, np.nan]])
-    b = np.concatenate([rng.standard_normal(300) * 3, [3.0, 0.5, -1.0, -3.0, -1.0, 3.0, np.nan, 0.0]])
-    c, g = both(jnp.power, a.astype(np.float32), b.astype(np.float32))
-    assert_ulp(g, c, 64, "pow")
+    r = OPS["pow"]
+    c, g = both(r.jnp, *GPU_PAIRS[r.gpu.values])
+    assert_ulp(g, c, r.gpu.ulp, "pow")
 
 
 INT_A = np.array([0, 1, -1, 7, -7, 100, -100, 2**31 - 1, -2**31, 12345, -54321, 3], np.int32)
 INT_B = np.array([0, -1, 0, 2, 3, -7, 0, -1, -1, 31, 33, -2], np.int32)
-BINARY_I = [jnp.add, jnp.subtract, jnp.multiply, lax.div, lax.rem, jnp.floor_divide, jnp.maximum,
-            jnp.minimum, jnp.bitwise_and, jnp.bitwise_or, jnp.bitwise_xor, lax.shift_left,
-            lax.shift_right_logical, lax.shift_right_arithmetic, jnp.equal, jnp.less, jnp.greater_equal]
+# integer ops: the lax face of each primitive (jnp's divide would promote to float), the jnp face of composites
+BINARY_I = [pytest.param(r.lax or r.jnp, id=r.name)
+            for r in select("binary", "bitwise", "shift", "compare", "composite", composites=True,
+                            where=lambda r: r.gpu_int)]
 
 
-@pytest.mark.parametrize("f", BINARY_I, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", BINARY_I)
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32])
 def test_binary_int_bit_identical(f, dtype):
     a, b = INT_A.astype(dtype), INT_B.astype(dtype)
@@ -314,8 +294,8 @@ def test_binary_int_bit_identical(f, dtype):
     assert g.dtype == c.dtype
 
 
-@pytest.mark.parametrize("f", [jnp.negative, jnp.abs, jnp.sign, jnp.invert, lax.population_count, jnp.square,
-                               lambda x: x ** 3])
+@pytest.mark.parametrize("f", [pytest.param(r.example or r.lax, id=r.name)
+                               for r in select("unary", "integer_pow", where=lambda r: r.gpu_int)])
 def test_unary_int_bit_identical(f):
     for dt in (np.int32, np.uint32):
         c, g = both(f, INT_A.astype(dt))

@@ -11,6 +11,8 @@ import cranax.numpy as jnp
 from cranax import lax
 from cranax.interpreters import batching
 
+from op_records import select
+
 RNG = np.random.default_rng(0)
 
 
@@ -61,17 +63,9 @@ def check(f, args, in_axes=0, out_axes=0, jit=True, rtol=1e-5, atol=1e-6):
 
 # ----------------------------------------------------------------------------------------------- elementwise
 
-UNARY = [
-    ("sin", jnp.sin, {}), ("cos", jnp.cos, {}), ("tan", jnp.tan, dict(lo=-1, hi=1)), ("tanh", jnp.tanh, {}),
-    ("exp", jnp.exp, {}), ("exp2", jnp.exp2, {}), ("log", jnp.log, dict(lo=0.1, hi=3)),
-    ("log1p", jnp.log1p, dict(lo=0, hi=3)), ("expm1", jnp.expm1, {}), ("sqrt", jnp.sqrt, dict(lo=0, hi=4)),
-    ("rsqrt", lax.rsqrt, dict(lo=0.5, hi=4)), ("neg", jnp.negative, {}), ("abs", jnp.abs, {}),
-    ("sign", jnp.sign, {}), ("floor", jnp.floor, {}), ("ceil", jnp.ceil, {}), ("round", jnp.round, {}),
-    ("logistic", lax.logistic, {}), ("erf", lax.erf, {}), ("square", jnp.square, {}),
-    ("integer_pow", lambda x: x ** 3, {}), ("is_finite", jnp.isfinite, {}),
-    ("convert_element_type", lambda x: x.astype(jnp.int32), {}),
-    ("bitcast", lambda x: lax.bitcast_convert_type(x, jnp.int32), {}),
-]
+# the elementwise ops whose record gives a vmap sampling range (tests/op_records.py)
+_ELEMENTWISE_UNARY = ("unary", "integer_pow", "convert")
+UNARY = [(r.name, r.face, r.vmap) for r in select(*_ELEMENTWISE_UNARY, where=lambda r: r.vmap is not None)]
 
 
 @pytest.mark.parametrize("name,fn,kw", UNARY, ids=[u[0] for u in UNARY])
@@ -80,12 +74,7 @@ def test_unary(name, fn, kw, in_axis, out_axis):
     check(fn, [rand(3, 4, **kw)], in_axis, out_axis)
 
 
-BINARY = [
-    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
-    ("div", lambda a, b: a / b), ("max", jnp.maximum), ("min", jnp.minimum), ("pow", lambda a, b: jnp.abs(a) ** b),
-    ("atan2", jnp.arctan2), ("rem", lambda a, b: lax.rem(a, b)), ("lt", lambda a, b: a < b),
-    ("eq", lambda a, b: a == b), ("ge", lambda a, b: a >= b),
-]
+BINARY = [(r.name, r.face) for r in select("binary", "compare", where=lambda r: r.vmap is not None)]
 AXES2 = [(0, 0), (0, None), (None, 0), (1, 0), (0, 1), (1, None), (None, 1)]
 
 
@@ -306,9 +295,7 @@ def test_lax_slice_and_rev_jaxpr(in_axis):
     s = [6, 5]
     s.insert(in_axis, 3)
     x = rand(*s)
-    from cranax.primitives.structural import rev_p, slice_p
-    f = lambda v: rev_p.bind(slice_p.bind(v, start_indices=(1, 0), limit_indices=(5, 5), strides=(2, 1)),
-                             dimensions=(0, 1))
+    f = lambda v: lax.rev(lax.slice(v, (1, 0), (5, 5), (2, 1)), (0, 1))
     jaxpr = jax.make_jaxpr(jax.vmap(f, in_axes=in_axis))(x)
     sl, rv = jaxpr.eqns[0], jaxpr.eqns[1]
     assert sl.primitive.name == "slice" and rv.primitive.name == "rev"
@@ -778,7 +765,7 @@ def _np_pad(x, pv, cfg):
 
 @pytest.mark.parametrize("axes", [(0, None), (1, None), (0, 0), (None, 0), (1, 0)], ids=str)
 def test_pad(axes):
-    from cranax.primitives.structural import pad
+    pad = lax.pad
     cfg = [(1, 2, 1), (0, -1, 0)]
     x = _arg((3, 4), axes[0])
     pv = _arg((), axes[1])
