@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use cranax::backend::cpu::{self, CpuExecutable};
 use cranax::ir::{Aval, DType};
 use cranax::opt::compile_pipeline;
-use cranax::runtime::buffer::Buffer;
+use cranax::buffer::Buffer;
 
 /// A JSON program over one `f32[shape]` input: `eqns` are (prim, inputs, output id); literals as JSON atoms.
 fn program(shape: &[usize], eqns: &[(String, Vec<String>, usize, Vec<usize>, String)], out: usize) -> String {

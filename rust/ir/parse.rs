@@ -169,48 +169,6 @@ fn atom(v: &Value, ctx: Ctx, field: &str) -> Result<Atom> {
     }
 }
 
-fn unary(name: &str) -> Option<UnaryOp> {
-    use UnaryOp::*;
-    Some(match name {
-        "neg" => Neg, "abs" => Abs, "sign" => Sign, "floor" => Floor, "ceil" => Ceil, "round" => Round,
-        "round_even" => RoundEven, "exp" => Exp, "exp2" => Exp2, "log" => Log, "log1p" => Log1p,
-        "expm1" => Expm1, "sqrt" => Sqrt, "rsqrt" => Rsqrt, "cbrt" => Cbrt, "sin" => Sin, "cos" => Cos,
-        "tan" => Tan, "tanh" => Tanh, "logistic" => Logistic, "erf" => Erf, "asin" => Asin, "acos" => Acos,
-        "atan" => Atan, "sinh" => Sinh, "cosh" => Cosh, "asinh" => Asinh, "acosh" => Acosh, "atanh" => Atanh,
-        "erf_inv" => ErfInv, "lgamma" => Lgamma, "digamma" => Digamma, "not" => Not, "is_finite" => IsFinite,
-        "square" => Square, "population_count" => PopulationCount,
-        _ => return None,
-    })
-}
-
-fn binary(name: &str) -> Option<BinaryOp> {
-    use BinaryOp::*;
-    Some(match name {
-        "add" => Add, "sub" => Sub, "mul" => Mul, "div" => Div, "rem" => Rem, "max" => Max, "min" => Min,
-        "pow" => Pow, "atan2" => Atan2, "nextafter" => NextAfter, "and" => And, "or" => Or, "xor" => Xor,
-        "shift_left" => ShiftLeft, "shift_right_logical" => ShiftRightLogical,
-        "shift_right_arithmetic" => ShiftRightArithmetic,
-        _ => return None,
-    })
-}
-
-fn compare(name: &str) -> Option<CompareOp> {
-    use CompareOp::*;
-    Some(match name {
-        "eq" => Eq, "ne" => Ne, "lt" => Lt, "le" => Le, "gt" => Gt, "ge" => Ge,
-        _ => return None,
-    })
-}
-
-fn reduce(name: &str) -> Option<ReduceOp> {
-    use ReduceOp::*;
-    Some(match name {
-        "reduce_sum" => Sum, "reduce_max" => Max, "reduce_min" => Min, "reduce_prod" => Prod,
-        "reduce_and" => And, "reduce_or" => Or,
-        _ => return None,
-    })
-}
-
 fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
     let p = |key: &str| get(params, key, ctx).map_err(|_| ctx.err("params", format!("missing parameter \"{key}\"")));
     let list = |key: &str| -> Result<Vec<usize>> { usize_list(p(key)?, ctx, &format!("params.{key}")) };
@@ -225,16 +183,16 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
             },
         };
     }
-    if let Some(u) = unary(name) {
+    if let Some(u) = UnaryOp::from_name(name) {
         return Ok(Prim::Unary(u));
     }
-    if let Some(b) = binary(name) {
+    if let Some(b) = BinaryOp::from_name(name) {
         return Ok(Prim::Binary(b));
     }
-    if let Some(c) = compare(name) {
+    if let Some(c) = CompareOp::from_name(name) {
         return Ok(Prim::Compare(c));
     }
-    if let Some(r) = reduce(name) {
+    if let Some(r) = ReduceOp::from_name(name) {
         return Ok(Prim::Reduce { op: r, axes: list("axes")? });
     }
     match crate::ir::control::ControlOp::parse(name, params) {

@@ -5,11 +5,10 @@ use std::sync::Arc;
 use crate::backend::cpu::CpuExecutable;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
-use crate::opt::{Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{Plan, Step};
 use crate::runtime::device::Device;
 use crate::runtime::pending::Value;
-use crate::runtime::stream::{run_catching, INLINE_MAX_WORK};
+use crate::runtime::stream::INLINE_MAX_WORK;
 
 pub struct Executable {
     pub name: String,
@@ -83,12 +82,6 @@ impl Executable {
             }
         }
         Ok(())
-    }
-
-    /// Runs synchronously on ready buffers on the calling thread (panics become errors).
-    pub fn run_sync(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
-        self.check_args(inputs.iter().map(|b| &b.aval))?;
-        run_catching("execute", || self.cpu.run(inputs))
     }
 
     /// Dispatches a call on the device's stream (inline when cheap and idle). Argument errors are returned

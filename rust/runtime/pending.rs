@@ -8,7 +8,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
 use crate::ir::Aval;
-use crate::runtime::buffer::Buffer;
+use crate::buffer::Buffer;
 
 struct Inner {
     cell: OnceLock<Result<Buffer>>,

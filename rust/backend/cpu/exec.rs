@@ -1,8 +1,8 @@
 //! Running a compiled plan on buffers.
 use crate::error::{Error, Result};
 use crate::ir::LibOp;
-use crate::opt::{LibStep, Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{LibStep, Plan, Step};
+use crate::buffer::Buffer;
 
 use super::validate::aval_str;
 use super::CpuExecutable;

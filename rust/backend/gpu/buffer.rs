@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-use crate::runtime::buffer::Buffer;
+use crate::buffer::Buffer;
 
 use super::device::GpuContext;
 

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::error::Result;
 use crate::ir::{Aval, DType};
-use crate::opt::{Kernel, OutputKind, Plan, Step};
+use crate::plan::{Kernel, OutputKind, Plan, Step};
 
 use super::math::helper_source;
 use super::math::Helper;
