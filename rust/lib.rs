@@ -13,6 +13,8 @@
 //! - `backend`: `ir`, `plan`, `buffer` (never `opt` or `runtime`; `gpu` may use `cpu`);
 //! - `runtime`: everything above;
 //! - `py`: everything.
+//!
+//! `layering_tests` checks these rules.
 pub mod error;
 pub mod buffer;
 pub mod ir;
@@ -22,5 +24,7 @@ pub mod backend;
 pub mod runtime;
 #[cfg(feature = "python")]
 pub mod py;
+#[cfg(test)]
+mod layering_tests;
 
 pub use error::{Error, Result};
