@@ -2,10 +2,10 @@
 //! sub-programs are optimized and fused into their own sub-`Plan`s. The backend runs the taken branch's
 //! plan only, and a loop body's plan once per iteration; nothing is unrolled, so the plan's size (and the
 //! compile time) does not depend on the trip count.
-use crate::plan::{ControlStep, Plan};
 use crate::error::Result;
 use crate::ir::control::ControlOp;
 use crate::ir::Program;
+use crate::plan::{ControlStep, Plan};
 
 fn sub_plan(p: &Program, name: String) -> Result<Plan> {
     let mut q = super::optimize(p.clone())?;

@@ -19,10 +19,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use crate::plan::{step_io, KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 use crate::error::{Error, Result};
 use crate::ir::shape::row_major_strides;
 use crate::ir::{Atom, Aval, DType, Prim, Program, Scalar, VarId};
+use crate::plan::{step_io, KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 
 /// Longest kernel name.
 const MAX_NAME: usize = 40;

@@ -2,9 +2,9 @@
 //! outputs, and the plans' schedules. A child module of `fusion` in its own file.
 use super::*;
 use crate::ir::ReduceOp;
-use crate::plan::plan_text;
 use crate::ir::shape::infer;
 use crate::ir::{BinaryOp, Eqn, UnaryOp};
+use crate::plan::plan_text;
 
 /// Builds programs with inferred output avals.
 struct B {

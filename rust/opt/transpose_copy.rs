@@ -1,9 +1,9 @@
 //! Replaces fused kernels that only move elements under a transposition (one input read with permuted
 //! row-major strides, stored unchanged) by a cache-blocked `LibOp::TransposeCopy` library step: a strided
 //! scalar loop over a large transposed matrix misses the cache on every read.
-use crate::plan::{KOp, LibStep, OutputKind, Plan, Step};
-use crate::ir::shape::row_major_strides;
 use crate::ir::LibOp;
+use crate::ir::shape::row_major_strides;
+use crate::plan::{KOp, LibStep, OutputKind, Plan, Step};
 
 /// Kernels below this many elements stay kernels.
 const MIN_ELEMS: usize = 1 << 14;

@@ -59,6 +59,19 @@ impl ControlStep {
         }
     }
 
+    /// Work estimate (see `Plan::work`): a cond costs its most expensive branch, a scan `length` bodies, a
+    /// while (unknown trip count) as if it ran `WHILE_GUESS` times.
+    pub fn work(&self) -> usize {
+        const WHILE_GUESS: usize = 1000;
+        match self {
+            ControlStep::Cond { branches, .. } => branches.iter().map(Plan::work).max().unwrap_or(0),
+            ControlStep::While { cond, body, .. } => {
+                cond.work().saturating_add(body.work()).saturating_add(1).saturating_mul(WHILE_GUESS)
+            }
+            ControlStep::Scan { body, length, .. } => body.work().saturating_mul(*length).saturating_add(*length),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             ControlStep::Cond { .. } => "cond",

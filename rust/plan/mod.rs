@@ -121,6 +121,26 @@ pub enum OutputKind {
     ArgReduce { is_max: bool },
 }
 
+impl Plan {
+    /// Work estimate for the runtime's inline-vs-queued decision: domain points of kernels, library work
+    /// (e.g. a product's multiply-adds), control steps as in `ControlStep::work`.
+    pub fn work(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| match s {
+                Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
+                Step::View { .. } => 0,
+                Step::Library(l) => {
+                    let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| self.slots.get(i)).collect();
+                    let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| self.slots.get(i)).collect();
+                    l.op.work(&ins, &outs)
+                }
+                Step::Control(c) => c.work(),
+            })
+            .fold(0usize, |a, w| a.saturating_add(w))
+    }
+}
+
 impl Kernel {
     /// The first place where this kernel computes on float16 values (anything but loading, storing,
     /// selecting, converting or bitcasting them): `opt::f16` rewrites such arithmetic to float32, so a

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use crate::error::run_catching;
 use crate::runtime::cache;
 use crate::runtime::executable::Executable;
-use crate::error::run_catching;
 
 #[pyclass(frozen, name = "Executable", module = "cranax._core")]
 pub struct PyExecutable {

@@ -9,11 +9,11 @@ use std::sync::{Arc, LazyLock};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::Result;
+use crate::error::run_catching;
 use crate::ir::Program;
 use crate::plan::Plan;
 use crate::runtime::device;
 use crate::runtime::executable::Executable;
-use crate::error::run_catching;
 
 pub const DEFAULT_MAX_SIZE: usize = 4096;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::backend::cpu::CpuExecutable;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 use crate::runtime::device::Device;
 use crate::runtime::pending::Value;
 use crate::runtime::stream::INLINE_MAX_WORK;
@@ -21,7 +21,7 @@ pub struct Executable {
     pub device: Arc<Device>,
     pub in_avals: Vec<Aval>,
     pub out_avals: Vec<Aval>,
-    /// Domain points touched by all kernels; decides inline vs queued dispatch.
+    /// The plan's work estimate (`Plan::work`); decides inline vs queued dispatch.
     pub work: usize,
 }
 
@@ -32,20 +32,7 @@ impl Executable {
         };
         let in_avals = (0..plan.num_inputs).map(slot).collect::<Result<Vec<_>>>()?;
         let out_avals = plan.outputs.iter().map(|&s| slot(s)).collect::<Result<Vec<_>>>()?;
-        let work = plan
-            .steps
-            .iter()
-            .map(|s| match s {
-                Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
-                Step::View { .. } => 0,
-                Step::Library(l) => {
-                    let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                    let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                    l.op.work(&ins, &outs)
-                }
-                Step::Control(c) => crate::backend::cpu::control::work(c, &crate::backend::cpu::control::plan_work),
-            })
-            .fold(0usize, |a, w| a.saturating_add(w));
+        let work = plan.work();
         Ok(Executable { name: plan.name.clone(), key, program_text, plan, cpu, device, in_avals, out_avals, work })
     }
 

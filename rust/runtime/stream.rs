@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::buffer::Buffer;
 use crate::error::{run_catching, Error, Result};
 use crate::ir::Aval;
-use crate::buffer::Buffer;
 use crate::runtime::pending::{Pending, Value};
 
 /// Programs of at most this much work (kernel domain points + library work, e.g. a product's multiply-adds)

@@ -10,15 +10,15 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
 use crate::plan::ControlStep;
 use crate::plan::Plan;
-use crate::buffer::Buffer;
 
 use super::counters::{BRANCH_RUNS, SUBPLAN_RUNS};
-use super::validate::slot_avals;
 use super::CpuExecutable;
+use super::validate::slot_avals;
 
 /// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
 /// all-scalar loops, the fused loop function, or for other loops over in-place bodies their prepared form.
@@ -174,37 +174,6 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
         slots[s] = Some(b);
     }
     Ok(())
-}
-
-/// Work of a whole plan (domain points of kernels, library work, control steps as in `work`).
-pub fn plan_work(plan: &Plan) -> usize {
-    use crate::plan::Step;
-    plan.steps
-        .iter()
-        .map(|s| match s {
-            Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
-            Step::View { .. } => 0,
-            Step::Library(l) => {
-                let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                l.op.work(&ins, &outs)
-            }
-            Step::Control(c) => work(c, &plan_work),
-        })
-        .fold(0usize, |a, w| a.saturating_add(w))
-}
-
-/// Work estimate of a control step for the runtime's inline-vs-queued decision: a cond costs its most
-/// expensive branch, a scan `length` bodies, a while (unknown trip count) as if it ran `WHILE_GUESS` times.
-pub fn work(c: &ControlStep, plan_work: &dyn Fn(&Plan) -> usize) -> usize {
-    const WHILE_GUESS: usize = 1000;
-    match c {
-        ControlStep::Cond { branches, .. } => branches.iter().map(plan_work).max().unwrap_or(0),
-        ControlStep::While { cond, body, .. } => {
-            plan_work(cond).saturating_add(plan_work(body)).saturating_add(1).saturating_mul(WHILE_GUESS)
-        }
-        ControlStep::Scan { body, length, .. } => plan_work(body).saturating_mul(*length).saturating_add(*length),
-    }
 }
 
 #[cfg(test)]

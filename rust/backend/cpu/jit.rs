@@ -13,10 +13,10 @@ use crate::ir::DType;
 use crate::ir::ReduceOp;
 use crate::plan::{KOp, Kernel, OutputKind, Plan, Step};
 
-use super::module::{kernel_signature, math_uses, new_module_with, KernelFn};
 use super::codegen::{build_kernel, Routines};
 use super::loop_plan::{outer_len, StripPlan};
 use super::math_fn::{binary_math, MathFn};
+use super::module::{kernel_signature, math_uses, new_module_with, KernelFn};
 
 fn cg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
     move |e| Error::Codegen(format!("{what}: {e}"))

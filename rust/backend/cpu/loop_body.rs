@@ -23,14 +23,14 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
 use crate::plan::ControlStep;
 use crate::plan::{Plan, Step};
-use crate::buffer::Buffer;
 
-use super::library::gemm::{DirectDot, DotDims};
 use super::CpuExecutable;
+use super::library::gemm::{DirectDot, DotDims};
 
 /// One step of a prepared plan.
 enum Op {

@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex};
 
 use cranelift_jit::JITModule;
 
+use crate::buffer::Buffer;
 use crate::error::{panic_message, Error, Result};
 use crate::plan::{KOp, Kernel, OutputKind, Plan, Step};
-use crate::buffer::Buffer;
 
 mod blockmath;
 mod clif;

@@ -20,16 +20,16 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, Scalar};
 use crate::plan::ControlStep;
 use crate::plan::{KOp, OutputKind, Plan, Step};
-use crate::buffer::Buffer;
 
+use super::clif::{cl_type, iconst};
+use super::math_fn::Imports;
 use super::module::kernel_signature;
 use super::module::KernelFn;
-use super::math_fn::Imports;
-use super::clif::{cl_type, iconst};
 use super::ops;
 
 /// A compiled all-scalar loop.

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use crate::backend::cpu::CpuExecutable;
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, Step};
-use crate::buffer::Buffer;
 
 use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;

@@ -11,9 +11,9 @@
 //! not in `inserted_window_dims`) in the operand; each element is combined with the operand's. Windows
 //! that do not fit are clamped (`Clip`) or dropped (`FillOrDrop`), as JAX documents.
 use super::elem::{elems, elems_mut, numel, read_index, strides, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Aval, IndexMode, ScatterOp};
-use crate::buffer::Buffer;
 
 pub struct GatherSpec<'a> {
     pub offset_dims: &'a [usize],

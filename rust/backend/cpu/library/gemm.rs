@@ -6,9 +6,9 @@
 use rayon::prelude::*;
 
 use super::elem::{convert_buffer, numel, strides, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Aval, DType};
-use crate::buffer::Buffer;
 
 pub struct DotDims<'a> {
     pub lc: &'a [usize],

@@ -11,9 +11,9 @@
 //!
 //! Every routine trusts the plan validator: operand and output avals satisfy the primitive's shape rule.
 //! Index values read from buffers are data and are clamped or bounds-checked here.
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
-use crate::buffer::Buffer;
 
 pub(crate) mod elem;
 mod gather;

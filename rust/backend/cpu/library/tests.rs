@@ -1,6 +1,6 @@
 //! Library steps run end to end: JSON program → optimize → fuse → compile → run, against naive Rust.
-use crate::ir::{Aval, DType};
 use crate::buffer::Buffer;
+use crate::ir::{Aval, DType};
 
 fn f32buf(shape: &[usize], data: &[f32]) -> Buffer {
     let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
