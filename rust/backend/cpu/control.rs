@@ -13,8 +13,7 @@ use std::sync::Arc;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-use crate::plan::ControlStep;
-use crate::plan::Plan;
+use crate::plan::{ControlStep, Plan};
 
 use super::counters::{BRANCH_RUNS, SUBPLAN_RUNS};
 use super::CpuExecutable;

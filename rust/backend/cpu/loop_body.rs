@@ -26,8 +26,7 @@ use std::sync::Arc;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
-use crate::plan::ControlStep;
-use crate::plan::{Plan, Step};
+use crate::plan::{ControlStep, Plan, Step};
 
 use super::CpuExecutable;
 use super::library::gemm::{DirectDot, DotDims};

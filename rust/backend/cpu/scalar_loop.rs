@@ -23,8 +23,7 @@ use cranelift_module::{Linkage, Module};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, Scalar};
-use crate::plan::ControlStep;
-use crate::plan::{KOp, OutputKind, Plan, Step};
+use crate::plan::{ControlStep, KOp, OutputKind, Plan, Step};
 
 use super::clif::{cl_type, iconst};
 use super::math_fn::Imports;
