@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, BinaryOp, CompareOp, DType, Eqn, Prim, Program, ReduceOp, Scalar, UnaryOp, VarId};
+use crate::ir::program::names;
 
 fn perr(msg: impl Into<String>) -> Error {
     Error::Parse(msg.into())
@@ -173,7 +174,7 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
     let p = |key: &str| get(params, key, ctx).map_err(|_| ctx.err("params", format!("missing parameter \"{key}\"")));
     let list = |key: &str| -> Result<Vec<usize>> { usize_list(p(key)?, ctx, &format!("params.{key}")) };
     let dt = |key: &str| -> Result<DType> { dtype(p(key)?, ctx, &format!("params.{key}")) };
-    if name == "round" {
+    if name == UnaryOp::Round.name() {
         return match params.get("rounding_method") {
             None | Some(Value::Null) => Ok(Prim::Unary(UnaryOp::Round)),
             Some(v) => match v.as_u64() {
@@ -206,7 +207,7 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
         Err((field, msg)) => return Err(ctx.err(&field, msg)),
     }
     Ok(match name {
-        "integer_pow" => {
+        names::INTEGER_POW => {
             let v = p("y")?;
             let y = v
                 .as_i64()
@@ -214,35 +215,35 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
                 .ok_or_else(|| ctx.err("params.y", format!("expected a 32-bit integer, got {v}")))?;
             Prim::IntegerPow { y }
         }
-        "select_n" => Prim::SelectN,
-        "clamp" => Prim::Clamp,
-        "convert_element_type" => Prim::ConvertElementType { new_dtype: dt("new_dtype")? },
-        "bitcast_convert_type" => Prim::BitcastConvertType { new_dtype: dt("new_dtype")? },
-        "broadcast_in_dim" => {
+        names::SELECT_N => Prim::SelectN,
+        names::CLAMP => Prim::Clamp,
+        names::CONVERT_ELEMENT_TYPE => Prim::ConvertElementType { new_dtype: dt("new_dtype")? },
+        names::BITCAST_CONVERT_TYPE => Prim::BitcastConvertType { new_dtype: dt("new_dtype")? },
+        names::BROADCAST_IN_DIM => {
             Prim::BroadcastInDim { shape: list("shape")?, broadcast_dimensions: list("broadcast_dimensions")? }
         }
-        "reshape" => Prim::Reshape { new_sizes: list("new_sizes")? },
-        "squeeze" => Prim::Squeeze { dimensions: list("dimensions")? },
-        "expand_dims" => Prim::ExpandDims { dimensions: list("dimensions")? },
-        "transpose" => Prim::Transpose { permutation: list("permutation")? },
-        "slice" => Prim::Slice {
+        names::RESHAPE => Prim::Reshape { new_sizes: list("new_sizes")? },
+        names::SQUEEZE => Prim::Squeeze { dimensions: list("dimensions")? },
+        names::EXPAND_DIMS => Prim::ExpandDims { dimensions: list("dimensions")? },
+        names::TRANSPOSE => Prim::Transpose { permutation: list("permutation")? },
+        names::SLICE => Prim::Slice {
             start_indices: list("start_indices")?,
             limit_indices: list("limit_indices")?,
             strides: list("strides")?,
         },
-        "rev" => Prim::Rev { dimensions: list("dimensions")? },
-        "argmax" | "argmin" => {
+        names::REV => Prim::Rev { dimensions: list("dimensions")? },
+        names::ARGMAX | names::ARGMIN => {
             let axes = list("axes")?;
             if axes.len() != 1 {
                 return Err(ctx.err("params.axes", format!("{name} takes exactly one axis, got {axes:?}")));
             }
-            Prim::ArgReduce { is_max: name == "argmax", axis: axes[0], index_dtype: dt("index_dtype")? }
+            Prim::ArgReduce { is_max: name == names::ARGMAX, axis: axes[0], index_dtype: dt("index_dtype")? }
         }
-        "iota" => {
+        names::IOTA => {
             let dimension = as_usize(p("dimension")?, ctx, "params.dimension")?;
             Prim::Iota { dtype: dt("dtype")?, shape: list("shape")?, dimension }
         }
-        "copy" | "copy_p" => Prim::Copy,
+        names::COPY | "copy_p" => Prim::Copy,
         _ => return Err(ctx.err("prim", format!("unknown primitive {name:?}"))),
     })
 }

@@ -152,6 +152,27 @@ named_ops! {
     }
 }
 
+/// JAX's names of the primitives whose params are their own (the op enums above carry theirs): the one
+/// list `Prim::name` (the printer) and the parser both read.
+pub mod names {
+    pub const INTEGER_POW: &str = "integer_pow";
+    pub const SELECT_N: &str = "select_n";
+    pub const CLAMP: &str = "clamp";
+    pub const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
+    pub const BITCAST_CONVERT_TYPE: &str = "bitcast_convert_type";
+    pub const BROADCAST_IN_DIM: &str = "broadcast_in_dim";
+    pub const RESHAPE: &str = "reshape";
+    pub const SQUEEZE: &str = "squeeze";
+    pub const EXPAND_DIMS: &str = "expand_dims";
+    pub const TRANSPOSE: &str = "transpose";
+    pub const SLICE: &str = "slice";
+    pub const REV: &str = "rev";
+    pub const ARGMAX: &str = "argmax";
+    pub const ARGMIN: &str = "argmin";
+    pub const IOTA: &str = "iota";
+    pub const COPY: &str = "copy";
+}
+
 /// A primitive with its params. Names in text/JSON are JAX's (`add`, `reduce_sum`, `broadcast_in_dim`...).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Prim {
@@ -212,23 +233,23 @@ impl Prim {
             Prim::Unary(op) => op.name(),
             Prim::Binary(op) => op.name(),
             Prim::Compare(op) => op.name(),
-            Prim::IntegerPow { .. } => "integer_pow",
-            Prim::SelectN => "select_n",
-            Prim::Clamp => "clamp",
-            Prim::ConvertElementType { .. } => "convert_element_type",
-            Prim::BitcastConvertType { .. } => "bitcast_convert_type",
-            Prim::BroadcastInDim { .. } => "broadcast_in_dim",
-            Prim::Reshape { .. } => "reshape",
-            Prim::Squeeze { .. } => "squeeze",
-            Prim::ExpandDims { .. } => "expand_dims",
-            Prim::Transpose { .. } => "transpose",
-            Prim::Slice { .. } => "slice",
-            Prim::Rev { .. } => "rev",
+            Prim::IntegerPow { .. } => names::INTEGER_POW,
+            Prim::SelectN => names::SELECT_N,
+            Prim::Clamp => names::CLAMP,
+            Prim::ConvertElementType { .. } => names::CONVERT_ELEMENT_TYPE,
+            Prim::BitcastConvertType { .. } => names::BITCAST_CONVERT_TYPE,
+            Prim::BroadcastInDim { .. } => names::BROADCAST_IN_DIM,
+            Prim::Reshape { .. } => names::RESHAPE,
+            Prim::Squeeze { .. } => names::SQUEEZE,
+            Prim::ExpandDims { .. } => names::EXPAND_DIMS,
+            Prim::Transpose { .. } => names::TRANSPOSE,
+            Prim::Slice { .. } => names::SLICE,
+            Prim::Rev { .. } => names::REV,
             Prim::Reduce { op, .. } => op.name(),
-            Prim::ArgReduce { is_max: true, .. } => "argmax",
-            Prim::ArgReduce { is_max: false, .. } => "argmin",
-            Prim::Iota { .. } => "iota",
-            Prim::Copy => "copy",
+            Prim::ArgReduce { is_max: true, .. } => names::ARGMAX,
+            Prim::ArgReduce { is_max: false, .. } => names::ARGMIN,
+            Prim::Iota { .. } => names::IOTA,
+            Prim::Copy => names::COPY,
             Prim::Lib(op) => op.name(),
             Prim::Control(op) => op.name(),
         }
