@@ -9,9 +9,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 use cranax::backend::cpu::{self, CpuExecutable};
+use cranax::buffer::Buffer;
 use cranax::ir::{Aval, DType};
 use cranax::opt::compile_pipeline;
-use cranax::runtime::buffer::Buffer;
 
 /// A JSON program over one `f32[shape]` input: `eqns` are (prim, inputs, output id); literals as JSON atoms.
 fn program(shape: &[usize], eqns: &[(String, Vec<String>, usize, Vec<usize>, String)], out: usize) -> String {

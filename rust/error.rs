@@ -1,4 +1,7 @@
-//! Every error the core can raise, declared once. `py` maps each variant to one Python exception class.
+//! Every error the core can raise, declared once, and the one way a panic becomes one. `py` maps each
+//! variant to one Python exception class. A leaf: every layer (backends included) may use it.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -32,3 +35,23 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Turns a panic payload into an error message.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into `Error::Execution`.
+#[inline]
+pub fn run_catching<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => Err(Error::Execution(format!("internal error (panic) in {what}: {}", panic_message(&*p)))),
+    }
+}

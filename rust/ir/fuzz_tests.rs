@@ -74,7 +74,7 @@ fn check(text: &str, stats: &mut [usize; 5]) {
     match r {
         Ok(stage) => stats[stage] += 1,
         Err(p) => {
-            let msg = crate::runtime::stream::panic_message(&*p);
+            let msg = crate::error::panic_message(&*p);
             let shown: String = text.chars().take(4000).collect();
             panic!("the compiler front half panicked ({msg}) on input:\n{shown}");
         }

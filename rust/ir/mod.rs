@@ -1,4 +1,5 @@
-//! The program representation that crosses the Python boundary: a jaxpr with typed variables.
+//! The program representation that crosses the Python boundary: a jaxpr with typed variables. The bottom
+//! layer: imports only `error` (its tests run whole pipelines).
 pub mod dtype;
 pub mod program;
 pub mod parse;

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, BinaryOp, CompareOp, DType, Eqn, Prim, Program, ReduceOp, Scalar, UnaryOp, VarId};
+use crate::ir::program::names;
 
 fn perr(msg: impl Into<String>) -> Error {
     Error::Parse(msg.into())
@@ -169,53 +170,11 @@ fn atom(v: &Value, ctx: Ctx, field: &str) -> Result<Atom> {
     }
 }
 
-fn unary(name: &str) -> Option<UnaryOp> {
-    use UnaryOp::*;
-    Some(match name {
-        "neg" => Neg, "abs" => Abs, "sign" => Sign, "floor" => Floor, "ceil" => Ceil, "round" => Round,
-        "round_even" => RoundEven, "exp" => Exp, "exp2" => Exp2, "log" => Log, "log1p" => Log1p,
-        "expm1" => Expm1, "sqrt" => Sqrt, "rsqrt" => Rsqrt, "cbrt" => Cbrt, "sin" => Sin, "cos" => Cos,
-        "tan" => Tan, "tanh" => Tanh, "logistic" => Logistic, "erf" => Erf, "asin" => Asin, "acos" => Acos,
-        "atan" => Atan, "sinh" => Sinh, "cosh" => Cosh, "asinh" => Asinh, "acosh" => Acosh, "atanh" => Atanh,
-        "erf_inv" => ErfInv, "lgamma" => Lgamma, "digamma" => Digamma, "not" => Not, "is_finite" => IsFinite,
-        "square" => Square, "population_count" => PopulationCount,
-        _ => return None,
-    })
-}
-
-fn binary(name: &str) -> Option<BinaryOp> {
-    use BinaryOp::*;
-    Some(match name {
-        "add" => Add, "sub" => Sub, "mul" => Mul, "div" => Div, "rem" => Rem, "max" => Max, "min" => Min,
-        "pow" => Pow, "atan2" => Atan2, "nextafter" => NextAfter, "and" => And, "or" => Or, "xor" => Xor,
-        "shift_left" => ShiftLeft, "shift_right_logical" => ShiftRightLogical,
-        "shift_right_arithmetic" => ShiftRightArithmetic,
-        _ => return None,
-    })
-}
-
-fn compare(name: &str) -> Option<CompareOp> {
-    use CompareOp::*;
-    Some(match name {
-        "eq" => Eq, "ne" => Ne, "lt" => Lt, "le" => Le, "gt" => Gt, "ge" => Ge,
-        _ => return None,
-    })
-}
-
-fn reduce(name: &str) -> Option<ReduceOp> {
-    use ReduceOp::*;
-    Some(match name {
-        "reduce_sum" => Sum, "reduce_max" => Max, "reduce_min" => Min, "reduce_prod" => Prod,
-        "reduce_and" => And, "reduce_or" => Or,
-        _ => return None,
-    })
-}
-
 fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
     let p = |key: &str| get(params, key, ctx).map_err(|_| ctx.err("params", format!("missing parameter \"{key}\"")));
     let list = |key: &str| -> Result<Vec<usize>> { usize_list(p(key)?, ctx, &format!("params.{key}")) };
     let dt = |key: &str| -> Result<DType> { dtype(p(key)?, ctx, &format!("params.{key}")) };
-    if name == "round" {
+    if name == UnaryOp::Round.name() {
         return match params.get("rounding_method") {
             None | Some(Value::Null) => Ok(Prim::Unary(UnaryOp::Round)),
             Some(v) => match v.as_u64() {
@@ -225,16 +184,16 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
             },
         };
     }
-    if let Some(u) = unary(name) {
+    if let Some(u) = UnaryOp::from_name(name) {
         return Ok(Prim::Unary(u));
     }
-    if let Some(b) = binary(name) {
+    if let Some(b) = BinaryOp::from_name(name) {
         return Ok(Prim::Binary(b));
     }
-    if let Some(c) = compare(name) {
+    if let Some(c) = CompareOp::from_name(name) {
         return Ok(Prim::Compare(c));
     }
-    if let Some(r) = reduce(name) {
+    if let Some(r) = ReduceOp::from_name(name) {
         return Ok(Prim::Reduce { op: r, axes: list("axes")? });
     }
     match crate::ir::control::ControlOp::parse(name, params) {
@@ -248,7 +207,7 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
         Err((field, msg)) => return Err(ctx.err(&field, msg)),
     }
     Ok(match name {
-        "integer_pow" => {
+        names::INTEGER_POW => {
             let v = p("y")?;
             let y = v
                 .as_i64()
@@ -256,35 +215,35 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
                 .ok_or_else(|| ctx.err("params.y", format!("expected a 32-bit integer, got {v}")))?;
             Prim::IntegerPow { y }
         }
-        "select_n" => Prim::SelectN,
-        "clamp" => Prim::Clamp,
-        "convert_element_type" => Prim::ConvertElementType { new_dtype: dt("new_dtype")? },
-        "bitcast_convert_type" => Prim::BitcastConvertType { new_dtype: dt("new_dtype")? },
-        "broadcast_in_dim" => {
+        names::SELECT_N => Prim::SelectN,
+        names::CLAMP => Prim::Clamp,
+        names::CONVERT_ELEMENT_TYPE => Prim::ConvertElementType { new_dtype: dt("new_dtype")? },
+        names::BITCAST_CONVERT_TYPE => Prim::BitcastConvertType { new_dtype: dt("new_dtype")? },
+        names::BROADCAST_IN_DIM => {
             Prim::BroadcastInDim { shape: list("shape")?, broadcast_dimensions: list("broadcast_dimensions")? }
         }
-        "reshape" => Prim::Reshape { new_sizes: list("new_sizes")? },
-        "squeeze" => Prim::Squeeze { dimensions: list("dimensions")? },
-        "expand_dims" => Prim::ExpandDims { dimensions: list("dimensions")? },
-        "transpose" => Prim::Transpose { permutation: list("permutation")? },
-        "slice" => Prim::Slice {
+        names::RESHAPE => Prim::Reshape { new_sizes: list("new_sizes")? },
+        names::SQUEEZE => Prim::Squeeze { dimensions: list("dimensions")? },
+        names::EXPAND_DIMS => Prim::ExpandDims { dimensions: list("dimensions")? },
+        names::TRANSPOSE => Prim::Transpose { permutation: list("permutation")? },
+        names::SLICE => Prim::Slice {
             start_indices: list("start_indices")?,
             limit_indices: list("limit_indices")?,
             strides: list("strides")?,
         },
-        "rev" => Prim::Rev { dimensions: list("dimensions")? },
-        "argmax" | "argmin" => {
+        names::REV => Prim::Rev { dimensions: list("dimensions")? },
+        names::ARGMAX | names::ARGMIN => {
             let axes = list("axes")?;
             if axes.len() != 1 {
                 return Err(ctx.err("params.axes", format!("{name} takes exactly one axis, got {axes:?}")));
             }
-            Prim::ArgReduce { is_max: name == "argmax", axis: axes[0], index_dtype: dt("index_dtype")? }
+            Prim::ArgReduce { is_max: name == names::ARGMAX, axis: axes[0], index_dtype: dt("index_dtype")? }
         }
-        "iota" => {
+        names::IOTA => {
             let dimension = as_usize(p("dimension")?, ctx, "params.dimension")?;
             Prim::Iota { dtype: dt("dtype")?, shape: list("shape")?, dimension }
         }
-        "copy" | "copy_p" => Prim::Copy,
+        names::COPY | "copy_p" => Prim::Copy,
         _ => return Err(ctx.err("prim", format!("unknown primitive {name:?}"))),
     })
 }

@@ -122,7 +122,7 @@ pub fn prim_text(p: &Prim) -> String {
         _ => vec![],
     };
     let name = match p {
-        Prim::Unary(UnaryOp::RoundEven) => "round",
+        Prim::Unary(UnaryOp::RoundEven) => UnaryOp::Round.name(),
         other => other.name(),
     };
     if params.is_empty() {

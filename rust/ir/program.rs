@@ -33,27 +33,145 @@ pub enum Atom {
     Lit(Scalar, DType),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg, Abs, Sign, Floor, Ceil, Round, // round: half away from zero (JAX rounding_method=0) unless `RoundEven`
-    RoundEven,
-    Exp, Exp2, Log, Log1p, Expm1, Sqrt, Rsqrt, Cbrt,
-    Sin, Cos, Tan, Tanh, Logistic, Erf,
-    Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma,
-    Not, IsFinite, Square, PopulationCount,
+/// Declares an op enum together with JAX's name for each op: the one table that both the parser
+/// (`from_name`) and the printer (`name`, through `Prim::name`) read.
+macro_rules! named_ops {
+    ($(#[$m:meta])* pub enum $E:ident { $($(#[$vm:meta])* $V:ident = $n:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $E {
+            $($(#[$vm])* $V,)*
+        }
+        impl $E {
+            /// Every op, in declaration order.
+            pub const ALL: &'static [$E] = &[$($E::$V,)*];
+            /// JAX's name of the op, as in printed jaxprs and on the wire.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($E::$V => $n,)*
+                }
+            }
+            /// The op JAX calls `name`.
+            pub fn from_name(name: &str) -> Option<$E> {
+                match name {
+                    $($n => Some($E::$V),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add, Sub, Mul, Div, Rem, Max, Min, Pow, Atan2, NextAfter,
-    And, Or, Xor, ShiftLeft, ShiftRightLogical, ShiftRightArithmetic,
+named_ops! {
+    /// Elementwise unary primitives.
+    pub enum UnaryOp {
+        Neg = "neg",
+        Abs = "abs",
+        Sign = "sign",
+        Floor = "floor",
+        Ceil = "ceil",
+        /// Half away from zero (JAX `rounding_method=0`); `RoundEven` is `rounding_method=1` (printed `round`).
+        Round = "round",
+        /// Half to even; parsed from `round[rounding_method=1]`.
+        RoundEven = "round_even",
+        Exp = "exp",
+        Exp2 = "exp2",
+        Log = "log",
+        Log1p = "log1p",
+        Expm1 = "expm1",
+        Sqrt = "sqrt",
+        Rsqrt = "rsqrt",
+        Cbrt = "cbrt",
+        Sin = "sin",
+        Cos = "cos",
+        Tan = "tan",
+        Tanh = "tanh",
+        Logistic = "logistic",
+        Erf = "erf",
+        Asin = "asin",
+        Acos = "acos",
+        Atan = "atan",
+        Sinh = "sinh",
+        Cosh = "cosh",
+        Asinh = "asinh",
+        Acosh = "acosh",
+        Atanh = "atanh",
+        ErfInv = "erf_inv",
+        Lgamma = "lgamma",
+        Digamma = "digamma",
+        Not = "not",
+        IsFinite = "is_finite",
+        Square = "square",
+        PopulationCount = "population_count",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompareOp { Eq, Ne, Lt, Le, Gt, Ge }
+named_ops! {
+    /// Elementwise binary primitives.
+    pub enum BinaryOp {
+        Add = "add",
+        Sub = "sub",
+        Mul = "mul",
+        Div = "div",
+        Rem = "rem",
+        Max = "max",
+        Min = "min",
+        Pow = "pow",
+        Atan2 = "atan2",
+        NextAfter = "nextafter",
+        And = "and",
+        Or = "or",
+        Xor = "xor",
+        ShiftLeft = "shift_left",
+        ShiftRightLogical = "shift_right_logical",
+        ShiftRightArithmetic = "shift_right_arithmetic",
+    }
+}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReduceOp { Sum, Max, Min, Prod, And, Or }
+named_ops! {
+    /// Comparisons (bool results).
+    pub enum CompareOp {
+        Eq = "eq",
+        Ne = "ne",
+        Lt = "lt",
+        Le = "le",
+        Gt = "gt",
+        Ge = "ge",
+    }
+}
+
+named_ops! {
+    /// Reductions over axes (`Prim::Reduce`).
+    pub enum ReduceOp {
+        Sum = "reduce_sum",
+        Max = "reduce_max",
+        Min = "reduce_min",
+        Prod = "reduce_prod",
+        And = "reduce_and",
+        Or = "reduce_or",
+    }
+}
+
+/// JAX's names of the primitives whose params are their own (the op enums above carry theirs): the one
+/// list `Prim::name` (the printer) and the parser both read.
+pub mod names {
+    pub const INTEGER_POW: &str = "integer_pow";
+    pub const SELECT_N: &str = "select_n";
+    pub const CLAMP: &str = "clamp";
+    pub const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
+    pub const BITCAST_CONVERT_TYPE: &str = "bitcast_convert_type";
+    pub const BROADCAST_IN_DIM: &str = "broadcast_in_dim";
+    pub const RESHAPE: &str = "reshape";
+    pub const SQUEEZE: &str = "squeeze";
+    pub const EXPAND_DIMS: &str = "expand_dims";
+    pub const TRANSPOSE: &str = "transpose";
+    pub const SLICE: &str = "slice";
+    pub const REV: &str = "rev";
+    pub const ARGMAX: &str = "argmax";
+    pub const ARGMIN: &str = "argmin";
+    pub const IOTA: &str = "iota";
+    pub const COPY: &str = "copy";
+}
 
 /// A primitive with its params. Names in text/JSON are JAX's (`add`, `reduce_sum`, `broadcast_in_dim`...).
 #[derive(Debug, Clone, PartialEq)]
@@ -111,53 +229,51 @@ pub struct Program {
 impl Prim {
     /// JAX's name for the primitive, as in printed jaxprs.
     pub fn name(&self) -> &'static str {
-        use BinaryOp as B;
-        use UnaryOp as U;
         match self {
-            Prim::Unary(u) => match u {
-                U::Neg => "neg", U::Abs => "abs", U::Sign => "sign", U::Floor => "floor", U::Ceil => "ceil",
-                U::Round => "round", U::RoundEven => "round_even", U::Exp => "exp", U::Exp2 => "exp2",
-                U::Log => "log", U::Log1p => "log1p", U::Expm1 => "expm1", U::Sqrt => "sqrt",
-                U::Rsqrt => "rsqrt", U::Cbrt => "cbrt", U::Sin => "sin", U::Cos => "cos", U::Tan => "tan",
-                U::Tanh => "tanh", U::Logistic => "logistic", U::Erf => "erf", U::Asin => "asin",
-                U::Acos => "acos", U::Atan => "atan", U::Sinh => "sinh", U::Cosh => "cosh",
-                U::Asinh => "asinh", U::Acosh => "acosh", U::Atanh => "atanh", U::ErfInv => "erf_inv",
-                U::Lgamma => "lgamma", U::Digamma => "digamma", U::Not => "not", U::IsFinite => "is_finite",
-                U::Square => "square", U::PopulationCount => "population_count",
-            },
-            Prim::Binary(b) => match b {
-                B::Add => "add", B::Sub => "sub", B::Mul => "mul", B::Div => "div", B::Rem => "rem",
-                B::Max => "max", B::Min => "min", B::Pow => "pow", B::Atan2 => "atan2",
-                B::NextAfter => "nextafter", B::And => "and", B::Or => "or", B::Xor => "xor",
-                B::ShiftLeft => "shift_left", B::ShiftRightLogical => "shift_right_logical",
-                B::ShiftRightArithmetic => "shift_right_arithmetic",
-            },
-            Prim::Compare(c) => match c {
-                CompareOp::Eq => "eq", CompareOp::Ne => "ne", CompareOp::Lt => "lt",
-                CompareOp::Le => "le", CompareOp::Gt => "gt", CompareOp::Ge => "ge",
-            },
-            Prim::IntegerPow { .. } => "integer_pow",
-            Prim::SelectN => "select_n",
-            Prim::Clamp => "clamp",
-            Prim::ConvertElementType { .. } => "convert_element_type",
-            Prim::BitcastConvertType { .. } => "bitcast_convert_type",
-            Prim::BroadcastInDim { .. } => "broadcast_in_dim",
-            Prim::Reshape { .. } => "reshape",
-            Prim::Squeeze { .. } => "squeeze",
-            Prim::ExpandDims { .. } => "expand_dims",
-            Prim::Transpose { .. } => "transpose",
-            Prim::Slice { .. } => "slice",
-            Prim::Rev { .. } => "rev",
-            Prim::Reduce { op, .. } => match op {
-                ReduceOp::Sum => "reduce_sum", ReduceOp::Max => "reduce_max", ReduceOp::Min => "reduce_min",
-                ReduceOp::Prod => "reduce_prod", ReduceOp::And => "reduce_and", ReduceOp::Or => "reduce_or",
-            },
-            Prim::ArgReduce { is_max: true, .. } => "argmax",
-            Prim::ArgReduce { is_max: false, .. } => "argmin",
-            Prim::Iota { .. } => "iota",
-            Prim::Copy => "copy",
+            Prim::Unary(op) => op.name(),
+            Prim::Binary(op) => op.name(),
+            Prim::Compare(op) => op.name(),
+            Prim::IntegerPow { .. } => names::INTEGER_POW,
+            Prim::SelectN => names::SELECT_N,
+            Prim::Clamp => names::CLAMP,
+            Prim::ConvertElementType { .. } => names::CONVERT_ELEMENT_TYPE,
+            Prim::BitcastConvertType { .. } => names::BITCAST_CONVERT_TYPE,
+            Prim::BroadcastInDim { .. } => names::BROADCAST_IN_DIM,
+            Prim::Reshape { .. } => names::RESHAPE,
+            Prim::Squeeze { .. } => names::SQUEEZE,
+            Prim::ExpandDims { .. } => names::EXPAND_DIMS,
+            Prim::Transpose { .. } => names::TRANSPOSE,
+            Prim::Slice { .. } => names::SLICE,
+            Prim::Rev { .. } => names::REV,
+            Prim::Reduce { op, .. } => op.name(),
+            Prim::ArgReduce { is_max: true, .. } => names::ARGMAX,
+            Prim::ArgReduce { is_max: false, .. } => names::ARGMIN,
+            Prim::Iota { .. } => names::IOTA,
+            Prim::Copy => names::COPY,
             Prim::Lib(op) => op.name(),
             Prim::Control(op) => op.name(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_names_round_trip() {
+        for &op in UnaryOp::ALL {
+            assert_eq!(UnaryOp::from_name(op.name()), Some(op));
+        }
+        for &op in BinaryOp::ALL {
+            assert_eq!(BinaryOp::from_name(op.name()), Some(op));
+        }
+        for &op in CompareOp::ALL {
+            assert_eq!(CompareOp::from_name(op.name()), Some(op));
+        }
+        for &op in ReduceOp::ALL {
+            assert_eq!(ReduceOp::from_name(op.name()), Some(op));
+        }
+        assert_eq!(UnaryOp::from_name("add"), None);
     }
 }

@@ -394,28 +394,6 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
     }
 }
 
-/// True for primitives computed point by point (including the index maps broadcast_in_dim/transpose and
-/// iota): the ones fusion puts in a kernel body.
-pub fn is_fusible(p: &Prim) -> bool {
-    matches!(
-        p,
-        Prim::Unary(_)
-            | Prim::Binary(_)
-            | Prim::Compare(_)
-            | Prim::IntegerPow { .. }
-            | Prim::SelectN
-            | Prim::Clamp
-            | Prim::ConvertElementType { .. }
-            | Prim::BitcastConvertType { .. }
-            | Prim::BroadcastInDim { .. }
-            | Prim::Transpose { .. }
-            | Prim::Slice { .. }
-            | Prim::Rev { .. }
-            | Prim::Iota { .. }
-            | Prim::Copy
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,78 +2,10 @@
 //! sub-programs are optimized and fused into their own sub-`Plan`s. The backend runs the taken branch's
 //! plan only, and a loop body's plan once per iteration; nothing is unrolled, so the plan's size (and the
 //! compile time) does not depend on the trip count.
-use std::fmt::Write;
-
-use super::kernel::Plan;
 use crate::error::Result;
 use crate::ir::control::ControlOp;
 use crate::ir::Program;
-
-/// One control-flow step over the enclosing plan's slots.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ControlStep {
-    /// Runs `branches[clamp(index, 0, n-1)]` on `operands`; a bool index picks 0 (false) or 1 (true).
-    Cond { index: usize, operands: Vec<usize>, branches: Vec<Plan>, outputs: Vec<usize> },
-    /// `carry = init; while cond(cond_consts, carry): carry = body(body_consts, carry)`.
-    While {
-        cond: Plan,
-        body: Plan,
-        cond_consts: Vec<usize>,
-        body_consts: Vec<usize>,
-        init: Vec<usize>,
-        outputs: Vec<usize>,
-    },
-    /// `length` iterations of `body(consts, carry, xs[i]) -> (carry, ys[i])` (i descending if `reverse`);
-    /// `outputs` are the final carries then the stacked ys.
-    Scan {
-        body: Plan,
-        consts: Vec<usize>,
-        init: Vec<usize>,
-        xs: Vec<usize>,
-        length: usize,
-        reverse: bool,
-        outputs: Vec<usize>,
-    },
-}
-
-impl ControlStep {
-    /// Every slot the step reads.
-    pub fn inputs(&self) -> Vec<usize> {
-        match self {
-            ControlStep::Cond { index, operands, .. } => std::iter::once(*index).chain(operands.iter().copied()).collect(),
-            ControlStep::While { cond_consts, body_consts, init, .. } => {
-                cond_consts.iter().chain(body_consts).chain(init).copied().collect()
-            }
-            ControlStep::Scan { consts, init, xs, .. } => consts.iter().chain(init).chain(xs).copied().collect(),
-        }
-    }
-
-    /// Every slot the step writes.
-    pub fn outputs(&self) -> &[usize] {
-        match self {
-            ControlStep::Cond { outputs, .. } | ControlStep::While { outputs, .. } | ControlStep::Scan { outputs, .. } => {
-                outputs
-            }
-        }
-    }
-
-    /// The sub-plans, in a fixed order (branches; cond then body; body).
-    pub fn plans(&self) -> Vec<&Plan> {
-        match self {
-            ControlStep::Cond { branches, .. } => branches.iter().collect(),
-            ControlStep::While { cond, body, .. } => vec![cond, body],
-            ControlStep::Scan { body, .. } => vec![body],
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            ControlStep::Cond { .. } => "cond",
-            ControlStep::While { .. } => "while",
-            ControlStep::Scan { .. } => "scan",
-        }
-    }
-}
+use crate::plan::{ControlStep, Plan};
 
 fn sub_plan(p: &Program, name: String) -> Result<Plan> {
     let mut q = super::optimize(p.clone())?;
@@ -124,42 +56,11 @@ pub fn lower_eqn(op: &ControlOp, inputs: Vec<usize>, outputs: Vec<usize>) -> Res
     })
 }
 
-/// Text of a control step for `plan_text`: its slots, then each sub-plan indented.
-pub fn step_text(c: &ControlStep) -> String {
-    let slots = |v: &[usize]| v.iter().map(|s| format!("%{s}")).collect::<Vec<_>>().join(", ");
-    let mut o = match c {
-        ControlStep::Cond { index, operands, outputs, .. } => {
-            format!("cond ({}) <- index %{index} ({})", slots(outputs), slots(operands))
-        }
-        ControlStep::While { cond_consts, body_consts, init, outputs, .. } => format!(
-            "while ({}) <- cond_consts ({}) body_consts ({}) init ({})",
-            slots(outputs),
-            slots(cond_consts),
-            slots(body_consts),
-            slots(init)
-        ),
-        ControlStep::Scan { consts, init, xs, length, reverse, outputs, .. } => format!(
-            "scan length={length} reverse={reverse} ({}) <- consts ({}) init ({}) xs ({})",
-            slots(outputs),
-            slots(consts),
-            slots(init),
-            slots(xs)
-        ),
-    };
-    for p in c.plans() {
-        let t = super::fusion::plan_text(p);
-        for line in t.lines() {
-            let _ = write!(o, "\n    | {line}");
-        }
-    }
-    o
-}
-
 #[cfg(test)]
 mod tests {
     use crate::ir::parse::parse_program;
     use crate::opt::compile_pipeline;
-    use crate::opt::Step;
+    use crate::plan::Step;
 
     /// `x -> cond(x > 0, x * 2, -x)` via an i32 index, and a while loop counting to n.
     pub const COND: &str = r#"{"invars": [[0, "f32", []]], "eqns": [
@@ -181,7 +82,7 @@ mod tests {
         assert_eq!(p, q);
         let (_, plan) = compile_pipeline(COND).unwrap();
         let n = plan.steps.iter().filter(|s| matches!(s, Step::Control(_))).count();
-        assert_eq!(n, 1, "{}", crate::opt::fusion::plan_text(&plan));
+        assert_eq!(n, 1, "{}", crate::plan::plan_text(&plan));
     }
 
     #[test]

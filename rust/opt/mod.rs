@@ -1,5 +1,12 @@
-//! Optimization passes, one file each, run as an ordered pipeline, then fusion into a `Plan`.
-pub mod kernel;
+//! Optimization passes, one file each, run as an ordered pipeline, then fusion into a `plan::Plan` (the
+//! backends' input). Depends on `ir`, `plan` and `error` only.
+//!
+//! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
+//!   `dot_fold` (transposes folded into `dot_general`), then `simplify` → `const_fold` → `cse` → `dce`
+//!   until nothing changes.
+//! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
+//!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
+//!   (pure transposing kernels into cache-blocked library steps).
 pub mod dce;
 pub mod cse;
 pub mod const_fold;
@@ -11,10 +18,10 @@ pub mod scan_hoist;
 pub mod transpose_copy;
 pub mod f16;
 
-pub use kernel::{KInstr, KOp, Kernel, KernelInput, KernelOutput, LibStep, OutputKind, Plan, Step};
 
 use crate::error::{Error, Result};
 use crate::ir::Program;
+use crate::plan::Plan;
 
 /// Runs the pass pipeline on a verified program: float16 legalization (`f16`) first, then simplify → const_fold → CSE → DCE, repeated (at most
 /// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass

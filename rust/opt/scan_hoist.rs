@@ -124,7 +124,7 @@ fn hoist(
 mod tests {
     use super::*;
 
-    fn run_json(json: &str, inputs: &[crate::runtime::buffer::Buffer]) -> Vec<Vec<f32>> {
+    fn run_json(json: &str, inputs: &[crate::buffer::Buffer]) -> Vec<Vec<f32>> {
         let (p, plan) = crate::opt::compile_pipeline(json).unwrap();
         // the hoisted product is a top-level dot_general now
         assert!(p.eqns.iter().any(|e| matches!(e.prim, Prim::Lib(LibOp::DotGeneral { .. }))), "{p:?}");
@@ -136,9 +136,9 @@ mod tests {
             .collect()
     }
 
-    fn buf(shape: &[usize], data: &[f32]) -> crate::runtime::buffer::Buffer {
+    fn buf(shape: &[usize], data: &[f32]) -> crate::buffer::Buffer {
         let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
-        crate::runtime::buffer::Buffer::from_bytes(&Aval::new(crate::ir::DType::F32, shape.to_vec()), &bytes).unwrap()
+        crate::buffer::Buffer::from_bytes(&Aval::new(crate::ir::DType::F32, shape.to_vec()), &bytes).unwrap()
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Replaces fused kernels that only move elements under a transposition (one input read with permuted
 //! row-major strides, stored unchanged) by a cache-blocked `LibOp::TransposeCopy` library step: a strided
 //! scalar loop over a large transposed matrix misses the cache on every read.
-use super::kernel::{KOp, LibStep, OutputKind, Plan, Step};
-use crate::ir::shape::row_major_strides;
 use crate::ir::LibOp;
+use crate::ir::shape::row_major_strides;
+use crate::plan::{KOp, LibStep, OutputKind, Plan, Step};
 
 /// Kernels below this many elements stay kernels.
 const MIN_ELEMS: usize = 1 << 14;
@@ -49,10 +49,10 @@ mod tests {
             r#"{{"invars":[[0,"f32",[{m},{n}]]],"eqns":[{{"prim":"transpose","params":{{"permutation":[1,0]}},"in":[0],"out":[[1,"f32",[{n},{m}]]]}}],"outvars":[1]}}"#
         );
         let (_, plan) = crate::opt::compile_pipeline(&json).unwrap();
-        assert!(matches!(plan.steps[0], crate::opt::Step::Library(_)), "{}", crate::opt::fusion::plan_text(&plan));
+        assert!(matches!(plan.steps[0], crate::plan::Step::Library(_)), "{}", crate::plan::plan_text(&plan));
         let data: Vec<f32> = (0..m * n).map(|i| i as f32).collect();
         let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let b = crate::runtime::buffer::Buffer::from_bytes(&crate::ir::Aval::new(crate::ir::DType::F32, vec![m, n]), &bytes).unwrap();
+        let b = crate::buffer::Buffer::from_bytes(&crate::ir::Aval::new(crate::ir::DType::F32, vec![m, n]), &bytes).unwrap();
         let exe = crate::backend::cpu::compile(&plan).unwrap();
         let out = exe.run(&[b]).unwrap();
         let got: Vec<f32> = out[0].as_bytes().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
@@ -64,10 +64,10 @@ mod tests {
         // 3-D permutation
         let json = r#"{"invars":[[0,"i64",[20,30,40]]],"eqns":[{"prim":"transpose","params":{"permutation":[2,0,1]},"in":[0],"out":[[1,"i64",[40,20,30]]]}],"outvars":[1]}"#;
         let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
-        assert!(matches!(plan.steps[0], crate::opt::Step::Library(_)));
+        assert!(matches!(plan.steps[0], crate::plan::Step::Library(_)));
         let data: Vec<i64> = (0..24000).collect();
         let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let b = crate::runtime::buffer::Buffer::from_bytes(&crate::ir::Aval::new(crate::ir::DType::I64, vec![20, 30, 40]), &bytes).unwrap();
+        let b = crate::buffer::Buffer::from_bytes(&crate::ir::Aval::new(crate::ir::DType::I64, vec![20, 30, 40]), &bytes).unwrap();
         let out = crate::backend::cpu::compile(&plan).unwrap().run(&[b]).unwrap();
         let got: Vec<i64> = out[0].as_bytes().chunks(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
         for a in 0..40 {

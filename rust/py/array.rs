@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyModule, PyTuple};
 
+use crate::buffer::Buffer;
 use crate::ir::{Aval, DType, Scalar};
-use crate::runtime::buffer::Buffer;
 use crate::runtime::device::{self, Device};
 use crate::runtime::pending::Value;
 

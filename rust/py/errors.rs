@@ -1,13 +1,11 @@
-//! The one place core errors become Python exceptions, and panics become `RuntimeError`.
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
+//! The one place core errors become Python exceptions (panics become `Error::Execution` first, through
+//! `crate::error::run_catching`, and so `RuntimeError`).
 use pyo3::exceptions::{
     PyKeyboardInterrupt, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::PyErr;
 
 use crate::error::Error;
-use crate::runtime::stream::panic_message;
 
 /// Parse → ValueError, Verify → TypeError, Unsupported → NotImplementedError, Codegen → RuntimeError,
 /// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError, Interrupted → KeyboardInterrupt.
@@ -29,13 +27,5 @@ pub fn to_py(e: Error) -> PyErr {
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         to_py(e)
-    }
-}
-
-/// Runs Rust work that returns a core `Result`, turning a panic into `RuntimeError`.
-pub fn guarded<T>(what: &str, f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => Err(Error::Execution(format!("internal error (panic) in {what}: {}", panic_message(&*p)))),
     }
 }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use crate::error::run_catching;
 use crate::runtime::cache;
 use crate::runtime::executable::Executable;
-use super::errors::guarded;
 
 #[pyclass(frozen, name = "Executable", module = "cranax._core")]
 pub struct PyExecutable {
@@ -56,7 +56,7 @@ impl PyExecutable {
 /// cached executable.
 #[pyfunction]
 pub fn compile(py: Python<'_>, program_json: &str) -> PyResult<PyExecutable> {
-    let exe = py.detach(|| guarded("compile", || cache::global().compile_json(program_json)))?;
+    let exe = py.detach(|| run_catching("compile", || cache::global().compile_json(program_json)))?;
     Ok(PyExecutable { exe })
 }
 
@@ -64,7 +64,7 @@ pub fn compile(py: Python<'_>, program_json: &str) -> PyResult<PyExecutable> {
 #[pyfunction]
 pub fn verify(py: Python<'_>, program_json: &str) -> PyResult<()> {
     py.detach(|| {
-        guarded("verify", || {
+        run_catching("verify", || {
             let p = crate::ir::parse::parse_program(program_json)?;
             crate::ir::verify::verify(&p)
         })
@@ -88,7 +88,7 @@ pub fn executable_cache_size() -> usize {
 pub fn clear_caches(py: Python<'_>) {
     py.detach(|| {
         cache::global().clear();
-        crate::runtime::buffer::trim_pool();
+        crate::buffer::trim_pool();
         #[cfg(feature = "gpu")]
         crate::backend::gpu::clear_caches();
     });
@@ -97,13 +97,13 @@ pub fn clear_caches(py: Python<'_>) {
 /// Bounds the bytes of freed buffers kept for reuse (0 disables the pool).
 #[pyfunction]
 pub fn set_buffer_pool_max_bytes(py: Python<'_>, n: usize) {
-    py.detach(|| crate::runtime::buffer::set_pool_max_bytes(n));
+    py.detach(|| crate::buffer::set_pool_max_bytes(n));
 }
 
 /// Bytes of freed buffers currently kept for reuse.
 #[pyfunction]
 pub fn buffer_pool_bytes() -> usize {
-    crate::runtime::buffer::pool_bytes()
+    crate::buffer::pool_bytes()
 }
 
 #[pyfunction]

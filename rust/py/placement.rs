@@ -48,7 +48,7 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
     }
     match to.kind {
         DeviceKind::Cpu => {
-            let b = py.detach(|| super::errors::guarded("transfer to the host", || v.wait()))?;
+            let b = py.detach(|| crate::error::run_catching("transfer to the host", || v.wait()))?;
             Ok(Value::Ready(b))
         }
         DeviceKind::Gpu => {
@@ -59,7 +59,7 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
                     .ok_or_else(|| PyValueError::new_err(format!("unknown device {}", to.repr())))?
                     .clone();
                 let g = py.detach(|| {
-                    super::errors::guarded("transfer to the GPU", || {
+                    crate::error::run_catching("transfer to the GPU", || {
                         let host = v.wait()?;
                         crate::backend::gpu::GpuValue::upload(&ctx, &host)
                     })
@@ -176,7 +176,7 @@ fn run_gpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, vals: &[(Va
         .get(dev.id as usize)
         .ok_or_else(|| PyValueError::new_err(format!("unknown device {}", dev.repr())))?
         .clone();
-    let gexe = py.detach(|| super::errors::guarded("GPU compile", || gpu::executable_for(&ctx, exe)))?;
+    let gexe = py.detach(|| crate::error::run_catching("GPU compile", || gpu::executable_for(&ctx, &exe.key, &exe.plan, &exe.cpu)))?;
     let mut ins = Vec::with_capacity(vals.len());
     for (v, d, _) in vals {
         match transfer(py, v, d, dev)? {
@@ -184,7 +184,7 @@ fn run_gpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, vals: &[(Va
             _ => return Err(PyValueError::new_err("internal error: transfer to a GPU gave a host value")),
         }
     }
-    let outs = py.detach(|| super::errors::guarded("GPU execute", || gexe.run(&ins)))?;
+    let outs = py.detach(|| crate::error::run_catching("GPU execute", || gexe.run(&ins)))?;
     Ok(outs.into_iter().map(Value::Gpu).collect())
 }
 
@@ -307,7 +307,7 @@ pub fn gpu_shaders(py: Python<'_>, exe: &Bound<'_, super::executable::PyExecutab
             .ok_or_else(|| PyValueError::new_err(format!("{} is not a GPU device", dev.repr())))?
             .clone();
         let e = exe.get().exe.clone();
-        let g = py.detach(|| crate::backend::gpu::executable_for(&ctx, &e))?;
+        let g = py.detach(|| crate::backend::gpu::executable_for(&ctx, &e.key, &e.plan, &e.cpu))?;
         Ok(g.shaders().into_iter().map(|(_, s)| s.to_string()).collect())
     }
     #[cfg(not(feature = "gpu"))]

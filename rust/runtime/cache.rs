@@ -9,11 +9,11 @@ use std::sync::{Arc, LazyLock};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::Result;
+use crate::error::run_catching;
 use crate::ir::Program;
-use crate::opt::Plan;
+use crate::plan::Plan;
 use crate::runtime::device;
 use crate::runtime::executable::Executable;
-use crate::runtime::stream::run_catching;
 
 pub const DEFAULT_MAX_SIZE: usize = 4096;
 
@@ -165,7 +165,7 @@ fn evict(st: &mut State) -> Vec<Arc<Executable>> {
 mod tests {
     use super::*;
     use crate::ir::{Aval, DType};
-    use crate::opt::Plan;
+    use crate::plan::Plan;
 
     fn dummy(name: &str) -> Result<Executable> {
         let plan = Plan {

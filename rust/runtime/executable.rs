@@ -5,11 +5,10 @@ use std::sync::Arc;
 use crate::backend::cpu::CpuExecutable;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
-use crate::opt::{Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::Plan;
 use crate::runtime::device::Device;
 use crate::runtime::pending::Value;
-use crate::runtime::stream::{run_catching, INLINE_MAX_WORK};
+use crate::runtime::stream::INLINE_MAX_WORK;
 
 pub struct Executable {
     pub name: String,
@@ -22,7 +21,7 @@ pub struct Executable {
     pub device: Arc<Device>,
     pub in_avals: Vec<Aval>,
     pub out_avals: Vec<Aval>,
-    /// Domain points touched by all kernels; decides inline vs queued dispatch.
+    /// The plan's work estimate (`Plan::work`); decides inline vs queued dispatch.
     pub work: usize,
 }
 
@@ -33,20 +32,7 @@ impl Executable {
         };
         let in_avals = (0..plan.num_inputs).map(slot).collect::<Result<Vec<_>>>()?;
         let out_avals = plan.outputs.iter().map(|&s| slot(s)).collect::<Result<Vec<_>>>()?;
-        let work = plan
-            .steps
-            .iter()
-            .map(|s| match s {
-                Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
-                Step::View { .. } => 0,
-                Step::Library(l) => {
-                    let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                    let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                    l.op.work(&ins, &outs)
-                }
-                Step::Control(c) => crate::backend::cpu::control::work(c, &crate::backend::cpu::control::plan_work),
-            })
-            .fold(0usize, |a, w| a.saturating_add(w));
+        let work = plan.work();
         Ok(Executable { name: plan.name.clone(), key, program_text, plan, cpu, device, in_avals, out_avals, work })
     }
 
@@ -83,12 +69,6 @@ impl Executable {
             }
         }
         Ok(())
-    }
-
-    /// Runs synchronously on ready buffers on the calling thread (panics become errors).
-    pub fn run_sync(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
-        self.check_args(inputs.iter().map(|b| &b.aval))?;
-        run_catching("execute", || self.cpu.run(inputs))
     }
 
     /// Dispatches a call on the device's stream (inline when cheap and idle). Argument errors are returned

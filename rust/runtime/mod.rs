@@ -1,12 +1,11 @@
-//! Devices, buffers, executables, streams and the caches.
-pub mod buffer;
+//! Devices, executables, streams and the caches (the buffers they move live below the backends, in
+//! `crate::buffer`).
 pub mod pending;
 pub mod stream;
 pub mod device;
 pub mod executable;
 pub mod cache;
 
-pub use buffer::Buffer;
 pub use cache::{global as executable_cache, ExecutableCache};
 pub use device::{devices, Device, DeviceKind};
 pub use executable::Executable;

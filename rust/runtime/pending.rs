@@ -6,9 +6,9 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
-use crate::runtime::buffer::Buffer;
 
 struct Inner {
     cell: OnceLock<Result<Buffer>>,

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::error::{Error, Result};
+use crate::buffer::Buffer;
+use crate::error::{run_catching, Error, Result};
 use crate::ir::Aval;
-use crate::runtime::buffer::Buffer;
 use crate::runtime::pending::{Pending, Value};
 
 /// Programs of at most this much work (kernel domain points + library work, e.g. a product's multiply-adds)
@@ -38,26 +38,6 @@ pub struct Stream {
     name: String,
     tx: Mutex<Option<Sender<Job>>>,
     shared: Arc<Shared>,
-}
-
-/// Turns a panic payload into an error message.
-pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
-
-/// Runs `f`, turning a panic into `Error::Execution`.
-#[inline]
-pub fn run_catching<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => Err(Error::Execution(format!("internal error (panic) in {what}: {}", panic_message(&*p)))),
-    }
 }
 
 /// Fills outputs that a job never filled (it was dropped: stream shut down) so no waiter hangs.

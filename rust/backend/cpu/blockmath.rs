@@ -3,9 +3,9 @@
 //!
 //! Why: Cranelift emits 128-bit vectors only, and a transcendental function is 20-40 dependent
 //! operations per vector, so it dominates kernels such as `selu`. Kernels cut their rows into strips, call
-//! a block routine per strip for each such function (`codegen`'s strip mode), and do the rest inline. The
-//! routines run the same IEEE operations in the same order as the inline code (see `math_f32`), so
-//! results are bit-identical whichever path computes an element.
+//! a block routine per strip for each such function (strip mode: `loop_plan` plans it, `codegen` emits
+//! it), and do the rest inline. The routines run the same IEEE operations in the same order as the inline
+//! code (see `math_f32`), so results are bit-identical whichever path computes an element.
 //!
 //! `stream` copies a strip of 32-bit values to memory with non-temporal stores: kernels whose outputs are
 //! too large to stay in cache write them that way (no read-for-ownership of the destination lines, which
@@ -16,7 +16,7 @@
 //! choice the host lacks falls back to the next one); other architectures have none.
 use std::sync::OnceLock;
 
-use super::math::MathFn;
+use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32).
 pub const FUNCTIONS: [MathFn; 8] =

@@ -1,4 +1,4 @@
-//! Running control-flow steps (`opt::control_flow::ControlStep`).
+//! Running control-flow steps (`plan::ControlStep`).
 //!
 //! Each sub-plan is compiled once, with the enclosing executable, into its own `CpuExecutable`. A `cond`
 //! reads its index from its slot and runs only the taken branch's kernels; a `while`/`scan` runs the body's
@@ -7,27 +7,17 @@
 //! Cranelift function with a real loop (`scalar_loop`), so a million-iteration scalar loop runs at native
 //! speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
 //! products run them on buffers allocated once per loop run (`loop_body`).
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-use crate::opt::control_flow::ControlStep;
-use crate::opt::Plan;
-use crate::runtime::buffer::Buffer;
+use crate::plan::{ControlStep, Plan};
 
-use super::validate::aval_str;
+use super::counters::{BRANCH_RUNS, SUBPLAN_RUNS};
 use super::CpuExecutable;
-
-/// Counters of control-flow work since the process started (read by tests through `_core`): sub-plan
-/// runs (branches taken, loop iterations run step by step) and fused scalar-loop calls.
-pub static SUBPLAN_RUNS: AtomicU64 = AtomicU64::new(0);
-pub static FUSED_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
-/// Loop runs that ran their body in place (`loop_body`).
-pub static DIRECT_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
-
-/// Per-branch run counts: `BRANCH_RUNS[min(i, 7)]` counts runs of branch `i` of any cond.
-pub static BRANCH_RUNS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+use super::validate::slot_avals;
 
 /// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
 /// all-scalar loops, the fused loop function, or for other loops over in-place bodies their prepared form.
@@ -37,16 +27,12 @@ pub struct CompiledControl {
     pub direct: Option<super::loop_body::DirectLoop>,
 }
 
-fn bad(msg: String) -> Error {
-    Error::Codegen(format!("invalid plan: {msg}"))
-}
-
 /// Compiles the sub-plans of every control step of `plan` (`None` for other steps).
 pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
     plan.steps
         .iter()
         .map(|s| match s {
-            crate::opt::Step::Control(c) => {
+            crate::plan::Step::Control(c) => {
                 let fused = super::scalar_loop::compile(c, &plan.slots)?;
                 let subs = if fused.is_some() {
                     vec![]
@@ -61,109 +47,6 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
         .collect()
 }
 
-fn slot_avals(plan: &Plan, slots: &[usize]) -> Vec<Aval> {
-    slots.iter().map(|&s| plan.slots[s].clone()).collect()
-}
-
-fn sub_inputs(p: &Plan) -> Vec<Aval> {
-    p.slots[..p.num_inputs.min(p.slots.len())].to_vec()
-}
-
-fn sub_outputs(p: &Plan) -> Vec<Aval> {
-    p.outputs.iter().filter_map(|&s| p.slots.get(s).cloned()).collect()
-}
-
-fn texts(a: &[Aval]) -> String {
-    a.iter().map(aval_str).collect::<Vec<_>>().join(", ")
-}
-
-/// Checks a control step against the enclosing plan: slots in range, inputs written, outputs fresh, and
-/// the sub-plans' signatures equal to the slots' avals. Marks the outputs written.
-pub fn validate_step(plan: &Plan, si: usize, c: &ControlStep, written: &mut [bool]) -> Result<()> {
-    let n = plan.slots.len();
-    let name = c.name();
-    for s in c.inputs() {
-        if s >= n || !written[s] {
-            return Err(bad(format!("step {si} ({name}): reads slot {s}, which is not written yet")));
-        }
-    }
-    for &s in c.outputs() {
-        if s >= n || s < plan.num_inputs || written[s] {
-            return Err(bad(format!("step {si} ({name}): output slot {s} is out of range or already written")));
-        }
-    }
-    let sig = |what: &str, p: &Plan, ins: Vec<Aval>, outs: Vec<Aval>| -> Result<()> {
-        if sub_inputs(p) != ins || p.num_inputs > p.slots.len() {
-            return Err(bad(format!(
-                "step {si} ({name}): {what} takes ({}) but is given ({})",
-                texts(&sub_inputs(p)),
-                texts(&ins)
-            )));
-        }
-        if sub_outputs(p) != outs || p.outputs.len() != outs.len() {
-            return Err(bad(format!(
-                "step {si} ({name}): {what} returns ({}), expected ({})",
-                texts(&sub_outputs(p)),
-                texts(&outs)
-            )));
-        }
-        Ok(())
-    };
-    match c {
-        ControlStep::Cond { index, operands, branches, outputs } => {
-            let ia = &plan.slots[*index];
-            if !ia.shape.is_empty() || !matches!(ia.dtype, DType::I32 | DType::Bool) {
-                return Err(bad(format!("step {si} (cond): index slot is {}", aval_str(ia))));
-            }
-            if branches.is_empty() {
-                return Err(bad(format!("step {si} (cond): no branches")));
-            }
-            for (i, b) in branches.iter().enumerate() {
-                sig(&format!("branch {i}"), b, slot_avals(plan, operands), slot_avals(plan, outputs))?;
-            }
-        }
-        ControlStep::While { cond, body, cond_consts, body_consts, init, outputs } => {
-            let carry = slot_avals(plan, init);
-            if slot_avals(plan, outputs) != carry {
-                return Err(bad(format!("step {si} (while): outputs differ from the carry")));
-            }
-            let mut ci = slot_avals(plan, cond_consts);
-            ci.extend(carry.iter().cloned());
-            sig("cond", cond, ci, vec![Aval::scalar(DType::Bool)])?;
-            let mut bi = slot_avals(plan, body_consts);
-            bi.extend(carry.iter().cloned());
-            sig("body", body, bi, carry)?;
-        }
-        ControlStep::Scan { body, consts, init, xs, length, outputs, .. } => {
-            let carry = slot_avals(plan, init);
-            let mut bi = slot_avals(plan, consts);
-            bi.extend(carry.iter().cloned());
-            for &x in xs {
-                let a = &plan.slots[x];
-                if a.shape.first() != Some(length) {
-                    return Err(bad(format!("step {si} (scan): xs slot {x} is {}, length {length}", aval_str(a))));
-                }
-                bi.push(Aval::new(a.dtype, a.shape[1..].to_vec()));
-            }
-            let outs = slot_avals(plan, outputs);
-            if outs.len() < carry.len() || outs[..carry.len()] != carry[..] {
-                return Err(bad(format!("step {si} (scan): outputs differ from the carry")));
-            }
-            let mut bo = carry.clone();
-            for y in &outs[carry.len()..] {
-                if y.shape.first() != Some(length) {
-                    return Err(bad(format!("step {si} (scan): ys slot is {}, length {length}", aval_str(y))));
-                }
-                bo.push(Aval::new(y.dtype, y.shape[1..].to_vec()));
-            }
-            sig("body", body, bi, bo)?;
-        }
-    }
-    for &s in c.outputs() {
-        written[s] = true;
-    }
-    Ok(())
-}
 
 fn read_scalar_i64(b: &Buffer) -> Result<i64> {
     let bytes = b.as_bytes();
@@ -292,41 +175,10 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
     Ok(())
 }
 
-/// Work of a whole plan (domain points of kernels, library work, control steps as in `work`).
-pub fn plan_work(plan: &Plan) -> usize {
-    use crate::opt::Step;
-    plan.steps
-        .iter()
-        .map(|s| match s {
-            Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
-            Step::View { .. } => 0,
-            Step::Library(l) => {
-                let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| plan.slots.get(i)).collect();
-                l.op.work(&ins, &outs)
-            }
-            Step::Control(c) => work(c, &plan_work),
-        })
-        .fold(0usize, |a, w| a.saturating_add(w))
-}
-
-/// Work estimate of a control step for the runtime's inline-vs-queued decision: a cond costs its most
-/// expensive branch, a scan `length` bodies, a while (unknown trip count) as if it ran `WHILE_GUESS` times.
-pub fn work(c: &ControlStep, plan_work: &dyn Fn(&Plan) -> usize) -> usize {
-    const WHILE_GUESS: usize = 1000;
-    match c {
-        ControlStep::Cond { branches, .. } => branches.iter().map(plan_work).max().unwrap_or(0),
-        ControlStep::While { cond, body, .. } => {
-            plan_work(cond).saturating_add(plan_work(body)).saturating_add(1).saturating_mul(WHILE_GUESS)
-        }
-        ControlStep::Scan { body, length, .. } => plan_work(body).saturating_mul(*length).saturating_add(*length),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::ir::{Aval, DType};
-    use crate::runtime::buffer::Buffer;
+    use crate::buffer::Buffer;
 
     fn f32s(shape: &[usize], v: &[f32]) -> Buffer {
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();

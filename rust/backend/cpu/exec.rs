@@ -1,11 +1,11 @@
 //! Running a compiled plan on buffers.
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::LibOp;
-use crate::opt::{LibStep, Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{LibStep, Plan, Step};
 
-use super::validate::aval_str;
 use super::CpuExecutable;
+use super::validate::aval_str;
 
 pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
     let plan = &exe.plan;

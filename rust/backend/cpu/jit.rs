@@ -1,56 +1,25 @@
-//! Cranelift setup: the host ISA (made once per process), one `JITModule` per executable with the math
-//! symbols registered, and compilation of every kernel of a plan into it.
+//! Compilation of every kernel of a plan into one `JITModule` per executable (made by `module`), with
+//! the block and out-of-line math routines each kernel calls.
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use cranelift_codegen::ir::{types, AbiParam, FuncRef, Function, Signature};
-use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
-use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 
 use crate::error::{Error, Result};
 use crate::ir::DType;
 use crate::ir::ReduceOp;
-use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
+use crate::plan::{KOp, Kernel, OutputKind, Plan, Step};
 
-use super::codegen::{build_kernel, kernel_signature, outer_len, Routines, StripPlan};
-use super::math::{self, binary_math, MathFn};
+use super::codegen::{build_kernel, Routines};
+use super::loop_plan::{outer_len, StripPlan};
+use super::math_fn::{binary_math, MathFn};
+use super::module::{kernel_signature, math_uses, new_module_with, KernelFn};
 
 fn cg<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
     move |e| Error::Codegen(format!("{what}: {e}"))
-}
-
-/// The host ISA with opt_level=speed, the verifier on only in debug builds, and the host's features
-/// (SSE4.1, AVX, FMA, ...) detected by `cranelift_native`.
-fn host_isa() -> Result<OwnedTargetIsa> {
-    static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut fb = settings::builder();
-        let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
-        for (k, v) in [("opt_level", "speed"), ("enable_verifier", verifier), ("use_colocated_libcalls", "false"), ("is_pic", "false")] {
-            fb.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))?;
-        }
-        let isa = cranelift_native::builder().map_err(|e| format!("host machine not supported: {e}"))?;
-        isa.finish(settings::Flags::new(fb)).map_err(|e| format!("building the ISA: {e}"))
-    })
-    .clone()
-    .map_err(Error::Codegen)
-}
-
-pub(super) fn new_module() -> Result<JITModule> {
-    new_module_with(Vec::new())
-}
-
-/// A module with the math symbols and `extra` ones (out-of-line math routines) registered.
-fn new_module_with(extra: Vec<(String, *const u8)>) -> Result<JITModule> {
-    let isa = host_isa()?;
-    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for (name, ptr) in math::all_symbols().into_iter().chain(super::blockmath::symbols()).chain(extra) {
-        jb.symbol(name, ptr);
-    }
-    Ok(JITModule::new(jb))
 }
 
 /// The inline-math functions a kernel should call out of line (`mathlib`): all of them when the kernel has
@@ -79,33 +48,6 @@ fn outline_uses(k: &Kernel) -> Vec<MathFn> {
         Vec::new()
     }
 }
-
-/// The (function, dtype) pairs a kernel calls.
-pub(super) fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
-    let mut v = Vec::new();
-    for ins in &k.body {
-        let f = match &ins.op {
-            KOp::Unary { op, .. } => MathFn::from_unary(*op),
-            KOp::Binary { op, .. } => binary_math(*op, ins.dtype),
-            _ => None,
-        };
-        let Some(f) = f else { continue };
-        // Unary math is computed on the operand's dtype, which is the result's for every function here.
-        if super::vmath::supports(f, ins.dtype) {
-            for &h in super::vmath::helpers(f, ins.dtype) {
-                if !v.contains(&h) {
-                    v.push(h);
-                }
-            }
-        } else if !f.is_inline() && !v.contains(&(f, ins.dtype)) {
-            v.push((f, ins.dtype));
-        }
-    }
-    v
-}
-
-/// Signature of a compiled kernel.
-pub type KernelFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, u64, u64);
 
 pub struct CompiledKernel {
     pub entry: KernelFn,
@@ -212,10 +154,10 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
         let want_partial = olen > 0
             && olen < PARTIAL_MAX_OUTER
             && olen.saturating_mul(cost) >= PARTIAL_MIN_WORK
-            && super::codegen::partial_eligible(k, &out_dtypes)?;
+            && super::loop_plan::partial_eligible(k, &out_dtypes)?;
         let mut ids = Vec::new();
         let mut clif = String::new();
-        let plan = super::codegen::strip_plan(k, &out_dtypes)?;
+        let plan = super::loop_plan::strip_plan(k, &out_dtypes)?;
         for partial in [false, true] {
             if partial && !want_partial {
                 continue;
@@ -228,7 +170,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
             let mut imports = HashMap::new();
             for (f, dt) in math_uses(k) {
                 let fid = module
-                    .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
+                    .declare_function(&f.symbol_name(dt), Linkage::Import, &super::math_fn::signature(f, dt, call_conv))
                     .map_err(cg("declaring a math import"))?;
                 imports.insert((f, dt), module.declare_func_in_func(fid, &mut ctx.func));
             }
@@ -245,7 +187,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
             let routines = import_routines(&mut module, &mut ctx.func, &plan, call_conv)?;
             build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
             if !partial {
-                let (mode, lanes, unroll) = super::codegen::plan_mode(k, &out_dtypes)?;
+                let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;
                 clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}{}", strip_note(&plan), ctx.func.display());
                 ctx.set_disasm(disasm);
             } else {
@@ -264,7 +206,7 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
             ids.push(id);
         }
         let partial_info = if want_partial {
-            let (axis_len, rest) = super::codegen::partial_axis(k, &out_dtypes)?;
+            let (axis_len, rest) = super::loop_plan::partial_axis(k, &out_dtypes)?;
             let ops = k
                 .outputs
                 .iter()

@@ -23,14 +23,13 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
-use crate::opt::control_flow::ControlStep;
-use crate::opt::{Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{ControlStep, Plan, Step};
 
-use super::library::gemm::{DirectDot, DotDims};
 use super::CpuExecutable;
+use super::library::gemm::{DirectDot, DotDims};
 
 /// One step of a prepared plan.
 enum Op {
@@ -381,8 +380,8 @@ impl DirectScan {
             // SAFETY: the frame holds this iteration's addresses.
             unsafe { next_carries(b, &f, nc, &self.copy, &store_at, par, &mut carry) };
         }
-        super::control::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
-        super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        super::counters::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
+        super::counters::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
         let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
         outs.extend(ys);
@@ -450,8 +449,8 @@ impl DirectWhile {
             }
             t += 1;
         }
-        super::control::SUBPLAN_RUNS.fetch_add(2 * t as u64 + 1, Ordering::Relaxed);
-        super::control::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        super::counters::SUBPLAN_RUNS.fetch_add(2 * t as u64 + 1, Ordering::Relaxed);
+        super::counters::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
         unsafe { carry_buffers(&carry, out_avals) }
     }
@@ -462,7 +461,7 @@ mod tests {
     use std::sync::atomic::Ordering::Relaxed;
 
     use crate::ir::{Aval, DType};
-    use crate::runtime::buffer::Buffer;
+    use crate::buffer::Buffer;
 
     fn f32s(shape: &[usize], v: &[f32]) -> Buffer {
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -474,9 +473,9 @@ mod tests {
     fn run(json: &str, ins: &[Buffer]) -> Vec<Buffer> {
         let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
         let exe = crate::backend::cpu::compile(&plan).unwrap();
-        let before = super::super::control::DIRECT_LOOP_CALLS.load(Relaxed);
+        let before = super::super::counters::DIRECT_LOOP_CALLS.load(Relaxed);
         let out = exe.run(ins).unwrap();
-        assert!(super::super::control::DIRECT_LOOP_CALLS.load(Relaxed) > before, "the scan did not run in place");
+        assert!(super::super::counters::DIRECT_LOOP_CALLS.load(Relaxed) > before, "the scan did not run in place");
         out
     }
 

@@ -6,84 +6,14 @@
 //! Imported f32 functions that are not plain std calls are evaluated in f64 and rounded once (≤ 1 ulp).
 // The fdlibm coefficients are kept digit for digit as published.
 #![allow(clippy::excessive_precision)]
-use std::collections::HashMap;
-
-use cranelift_codegen::ir::{AbiParam, FuncRef, InstBuilder, Signature, Value};
-use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
-use crate::ir::{BinaryOp, DType, UnaryOp};
+use crate::ir::DType;
 
-use super::ops::{cl_type, fconst};
-
-/// A math function that the backend lowers through `emit_math`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt,
-    Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt,
-    Pow, Atan2, NextAfter, Fmod,
-    /// Internal: exact reduction of a huge f32 by π/2 (`vmath::rem_pio2_f32`), f32 → f64.
-    RemPio2,
-    /// Integer power `x ** y` (both operands of the integer dtype).
-    IPow,
-}
-
-impl MathFn {
-    pub fn from_unary(op: UnaryOp) -> Option<MathFn> {
-        use UnaryOp as U;
-        Some(match op {
-            U::Exp => MathFn::Exp, U::Exp2 => MathFn::Exp2, U::Log => MathFn::Log, U::Log1p => MathFn::Log1p,
-            U::Expm1 => MathFn::Expm1, U::Tanh => MathFn::Tanh, U::Sin => MathFn::Sin, U::Cos => MathFn::Cos,
-            U::Tan => MathFn::Tan, U::Logistic => MathFn::Logistic, U::Erf => MathFn::Erf, U::Cbrt => MathFn::Cbrt,
-            U::Asin => MathFn::Asin, U::Acos => MathFn::Acos, U::Atan => MathFn::Atan, U::Sinh => MathFn::Sinh,
-            U::Cosh => MathFn::Cosh, U::Asinh => MathFn::Asinh, U::Acosh => MathFn::Acosh,
-            U::Atanh => MathFn::Atanh, U::ErfInv => MathFn::ErfInv, U::Lgamma => MathFn::Lgamma,
-            U::Digamma => MathFn::Digamma, U::Rsqrt => MathFn::Rsqrt,
-            _ => return None,
-        })
-    }
-    pub fn arity(self) -> usize {
-        match self {
-            MathFn::Pow | MathFn::Atan2 | MathFn::NextAfter | MathFn::Fmod | MathFn::IPow => 2,
-            _ => 1,
-        }
-    }
-    /// Whether this function is lowered inline (no imported symbol).
-    pub fn is_inline(self) -> bool {
-        matches!(self, MathFn::Rsqrt)
-    }
-    pub fn symbol_name(self, dt: DType) -> String {
-        format!("cranax_{}_{}", format!("{self:?}").to_lowercase(), dt.short_name())
-    }
-}
-
-/// The math function (and its dtype) a binary op needs, if any.
-pub fn binary_math(op: BinaryOp, dt: DType) -> Option<MathFn> {
-    match (op, dt.is_float(), dt.is_int()) {
-        (BinaryOp::Pow, true, _) => Some(MathFn::Pow),
-        (BinaryOp::Pow, _, true) => Some(MathFn::IPow),
-        (BinaryOp::Atan2, true, _) => Some(MathFn::Atan2),
-        (BinaryOp::NextAfter, true, _) => Some(MathFn::NextAfter),
-        (BinaryOp::Rem, true, _) => Some(MathFn::Fmod),
-        _ => None,
-    }
-}
-
-/// The Cranelift signature of an imported math symbol.
-pub fn signature(f: MathFn, dt: DType, call_conv: CallConv) -> Signature {
-    let ty = cl_type(dt);
-    let mut sig = Signature::new(call_conv);
-    for _ in 0..f.arity() {
-        sig.params.push(AbiParam::new(ty));
-    }
-    let ret = if f == MathFn::RemPio2 { cl_type(DType::F64) } else { ty };
-    sig.returns.push(AbiParam::new(ret));
-    sig
-}
-
-/// Imported math functions of one kernel, declared in its Cranelift function.
-pub type Imports = HashMap<(MathFn, DType), FuncRef>;
+use super::clif::{cl_type, fconst};
+use super::math_fn::{Imports, MathFn};
 
 /// Emits `op(args)` for float dtype `dtype` (integer dtype for `IPow`).
 pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: DType, args: &[Value]) -> Result<Value> {

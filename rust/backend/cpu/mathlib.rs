@@ -15,7 +15,7 @@ use cranelift_module::{Linkage, Module};
 use crate::error::{Error, Result};
 use crate::ir::DType;
 
-use super::math::{self, Imports, MathFn};
+use super::math_fn::{Imports, MathFn};
 use super::vmath;
 
 /// Kernels with more inline-math operations than this call the out-of-line routines instead.
@@ -57,7 +57,7 @@ pub fn routine(f: MathFn, vector: bool) -> Result<*const u8> {
     let name = symbol(f, vector);
     let mut guard = LIB.lock().unwrap_or_else(|p| p.into_inner());
     if guard.is_none() {
-        *guard = Some(Lib { module: super::jit::new_module()?, ptrs: HashMap::new() });
+        *guard = Some(Lib { module: super::module::new_module()?, ptrs: HashMap::new() });
     }
     let Some(lib) = guard.as_mut() else {
         return Err(Error::Codegen("math routine library not initialised".into()));
@@ -74,7 +74,7 @@ pub fn routine(f: MathFn, vector: bool) -> Result<*const u8> {
     let mut imports: Imports = HashMap::new();
     for &(hf, hdt) in vmath::helpers(f, DType::F32) {
         let fid = m
-            .declare_function(&hf.symbol_name(hdt), Linkage::Import, &math::signature(hf, hdt, call_conv))
+            .declare_function(&hf.symbol_name(hdt), Linkage::Import, &super::math_fn::signature(hf, hdt, call_conv))
             .map_err(|e| Error::Codegen(format!("{name}: {e}")))?;
         imports.insert((hf, hdt), m.declare_func_in_func(fid, &mut ctx.func));
     }

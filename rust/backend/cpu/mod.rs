@@ -1,34 +1,51 @@
 //! The Cranelift CPU backend: compiles a `Plan`'s kernels to machine code and runs plans on buffers.
+//! Depends on `plan`, `ir`, `buffer` and `error` only (never on `opt` or `runtime`).
 //!
-//! - `validate`: defensive checks of the plan (indices, dtypes, in-bounds loads).
-//! - `jit`: host ISA, one `JITModule` per executable, compiling all kernels.
-//! - `codegen`: one kernel → one Cranelift function (the loop nest).
-//! - `ops`: one `KOp` → Cranelift instructions with XLA semantics.
+//! Files, from the top down (each imports only files below it, except the one recursion of nested plans:
+//! a control step holds compiled sub-plans, so `control`, `loop_body` and `exec` use `CpuExecutable`):
+//! - this file: `CpuExecutable` and `compile` (validate, JIT every kernel, compile control steps).
+//! - `exec`: running the plan's steps on buffers; `threads`: kernels split across a thread pool.
+//! - `control`: control-flow steps running compiled sub-plans; `scalar_loop` (all-scalar loops as one
+//!   Cranelift function with a real loop) and `loop_body` (loop bodies run in place on raw buffers).
+//! - `library`: plain-Rust routines for library steps (gemm, concatenate, gather, sort, ...).
+//! - `validate`: defensive checks of the plan (indices, dtypes, in-bounds loads, control steps).
+//! - `jit`: compiling all kernels of a plan into one `JITModule`.
+//! - `codegen`: one kernel → one Cranelift function (emitting the loop nest); `loop_plan`: the loop nest's
+//!   layout decided first (axes, strides, vector mode, strip plan).
+//! - `simd`: kernel instructions on vector lanes; `ops`: one `KOp` → Cranelift instructions with XLA
+//!   semantics.
 //! - `math`: transcendental functions (`emit_math`); `vmath` (inline vector math in Cranelift IR),
 //!   `math_f32` (the f32 algorithms, written once for every lane type), `mathlib` (out-of-line copies),
 //!   `blockmath` (those algorithms precompiled for AVX-512/AVX2, called per strip; the streaming copy).
-//! - `exec`: running the plan's steps on buffers.
+//! - Leaves shared by the above: `module` (host ISA, `JITModule` setup, the kernel ABI `KernelFn`),
+//!   `math_fn` (the `MathFn` vocabulary and import signatures), `clif` (Cranelift type and constant
+//!   helpers), `counters` (control-flow work counters read by tests).
 use std::fmt::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use cranelift_jit::JITModule;
 
-use crate::error::{Error, Result};
-use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::buffer::Buffer;
+use crate::error::{panic_message, Error, Result};
+use crate::plan::{KOp, Kernel, OutputKind, Plan, Step};
 
 mod blockmath;
+mod clif;
 mod codegen;
 pub mod control;
+pub mod counters;
 mod scalar_loop;
 mod exec;
 mod loop_body;
 mod jit;
+mod loop_plan;
 pub mod library;
 pub mod math;
 mod math_f32;
+mod math_fn;
 mod mathlib;
+mod module;
 mod ops;
 mod simd;
 pub mod threads;
@@ -37,8 +54,9 @@ mod vmath;
 #[cfg(test)]
 mod tests;
 
-pub use codegen::{kernel_signature, without_simd, Mode as SimdMode};
-pub use jit::KernelFn;
+pub use loop_plan::{without_simd, Mode as SimdMode};
+pub use module::kernel_signature;
+pub use module::KernelFn;
 
 /// A compiled plan: one JIT module owning every kernel's machine code.
 pub struct CpuExecutable {
@@ -58,7 +76,7 @@ pub struct CpuExecutable {
 fn last_uses(plan: &Plan) -> Vec<Vec<usize>> {
     let mut last: Vec<Option<usize>> = vec![None; plan.slots.len()];
     for (si, step) in plan.steps.iter().enumerate() {
-        for s in crate::opt::fusion::step_io(step).0 {
+        for s in crate::plan::step_io(step).0 {
             if let Some(l) = last.get_mut(s) {
                 *l = Some(si);
             }
@@ -81,14 +99,7 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
     validate::validate_plan(plan)?;
     let (module, kernels) = match catch_unwind(AssertUnwindSafe(|| jit::compile_plan(plan))) {
         Ok(r) => r?,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            return Err(Error::Codegen(format!("code generator panicked: {msg}")));
-        }
+        Err(p) => return Err(Error::Codegen(format!("code generator panicked: {}", panic_message(&*p)))),
     };
     let controls = control::compile_controls(plan)?;
     let frees = last_uses(plan);
@@ -123,7 +134,7 @@ impl CpuExecutable {
                     let _ = writeln!(s, "  step {si}: {}", kernel_text(k, p));
                 }
                 Step::Control(c) => {
-                    let _ = writeln!(s, "  step {si}: {}", crate::opt::control_flow::step_text(c));
+                    let _ = writeln!(s, "  step {si}: {}", crate::plan::step_text(c));
                 }
                 Step::Library(l) => {
                     let outs: Vec<String> = l.outputs.iter().map(|&o| slot(o)).collect();

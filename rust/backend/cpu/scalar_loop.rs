@@ -20,16 +20,16 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, Scalar};
-use crate::opt::control_flow::ControlStep;
-use crate::opt::{KOp, OutputKind, Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{ControlStep, KOp, OutputKind, Plan, Step};
 
-use super::codegen::kernel_signature;
-use super::jit::KernelFn;
-use super::math::{self, Imports};
-use super::ops::{self, cl_type, iconst};
+use super::clif::{cl_type, iconst};
+use super::math_fn::Imports;
+use super::module::kernel_signature;
+use super::module::KernelFn;
+use super::ops;
 
 /// A compiled all-scalar loop.
 pub struct FusedLoop {
@@ -68,7 +68,7 @@ impl FusedLoop {
         let bufs = outs.iter().map(Buffer::alloc).collect::<Result<Vec<_>>>()?;
         let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
         let op: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
-        super::control::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        super::counters::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the function reads one element of each input (checked above) and writes one element of
         // each output (fresh buffers of one-element avals, checked at compile time); the pointer arrays
         // outlive the call.
@@ -155,7 +155,7 @@ fn plans_of<'a>(c: &'a ControlStep, out: &mut Vec<&'a Plan>) {
 }
 
 fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(KernelFn, JITModule, String)> {
-    let mut module = super::jit::new_module()?;
+    let mut module = super::module::new_module()?;
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let call_conv = module.isa().default_call_conv();
@@ -168,10 +168,10 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
     for p in &plans {
         for st in &p.steps {
             if let Step::Kernel(k) = st {
-                for (f, dt) in super::jit::math_uses(k) {
+                for (f, dt) in super::module::math_uses(k) {
                     if let std::collections::hash_map::Entry::Vacant(e) = imports.entry((f, dt)) {
                         let fid = module
-                            .declare_function(&f.symbol_name(dt), Linkage::Import, &math::signature(f, dt, call_conv))
+                            .declare_function(&f.symbol_name(dt), Linkage::Import, &super::math_fn::signature(f, dt, call_conv))
                             .map_err(cg("declaring a math import"))?;
                         e.insert(module.declare_func_in_func(fid, &mut ctx.func));
                     }
@@ -186,7 +186,7 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (inp, outp) = (params[0], params[1]);
-        let flags = ops::trusted();
+        let flags = super::clif::trusted();
         let mut vals: Vec<Value> = Vec::with_capacity(in_avals.len());
         for (k, a) in in_avals.iter().enumerate() {
             let ptr = b.ins().load(types::I64, flags, inp, (8 * k) as i32);

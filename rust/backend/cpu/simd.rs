@@ -9,9 +9,9 @@ use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
 use crate::ir::{BinaryOp, CompareOp, DType, Scalar, UnaryOp};
-use crate::opt::{KInstr, KOp};
+use crate::plan::{KInstr, KOp};
 
-use super::math::{binary_math, Imports, MathFn};
+use super::math_fn::{binary_math, Imports, MathFn};
 use super::ops;
 use super::vmath;
 

@@ -4,7 +4,7 @@ use std::fmt::Debug;
 
 use super::*;
 use crate::ir::{Aval, BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
-use crate::opt::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
+use crate::plan::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
 
 trait Elem: Copy + Debug + PartialEq {
     const DT: DType;

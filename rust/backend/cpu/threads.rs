@@ -20,7 +20,8 @@ use rayon::prelude::*;
 
 use crate::ir::{DType, ReduceOp};
 
-use super::jit::{CompiledKernel, KernelFn, PartialKernel};
+use super::jit::{CompiledKernel, PartialKernel};
+use super::module::KernelFn;
 
 /// Threads kernels may use (`CRANAX_NUM_THREADS`, else the machine's cores).
 pub fn num_threads() -> usize {
@@ -283,7 +284,7 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
         },
         DType::F16 => {
             // Never reached by a legalized plan (float16 reductions run in f32); kept total.
-            use crate::backend::cpu::library::{Elem, F16};
+            use crate::backend::cpu::library::elem::{Elem, F16};
             match op {
                 Sum => go!(F16, |a: F16, b: F16| a.eadd(b)),
                 Prod => go!(F16, |a: F16, b: F16| a.emul(b)),
@@ -355,7 +356,7 @@ mod tests {
                 join_offered(|| busy_sum(i * 1000), move || -> u64 { panic!("offered half failed {i}") })
             });
             let p = r.expect_err("the panic of b reaches the caller");
-            assert_eq!(crate::runtime::stream::panic_message(&*p), format!("offered half failed {i}"));
+            assert_eq!(crate::error::panic_message(&*p), format!("offered half failed {i}"));
         }
         // The pool still works afterwards.
         assert_eq!(join_offered(|| 1, || 2), (1, 2));

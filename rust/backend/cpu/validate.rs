@@ -2,7 +2,7 @@
 //! load address inside its buffer. A bad plan is an `Error`, never a panic or an out-of-bounds access.
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, ReduceOp};
-use crate::opt::{KOp, Kernel, OutputKind, Plan, Step};
+use crate::plan::{ControlStep, KOp, Kernel, OutputKind, Plan, Step};
 
 fn bad(msg: String) -> Error {
     Error::Codegen(format!("invalid plan: {msg}"))
@@ -50,7 +50,7 @@ pub fn validate_plan(plan: &Plan) -> Result<()> {
                 }
                 written[dst] = true;
             }
-            Step::Control(c) => super::control::validate_step(plan, si, c, &mut written)?,
+            Step::Control(c) => validate_step(plan, si, c, &mut written)?,
             Step::Library(l) => {
                 let name = l.op.name();
                 let mut ops = Vec::with_capacity(l.inputs.len());
@@ -221,4 +221,109 @@ fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn sub_inputs(p: &Plan) -> Vec<Aval> {
+    p.slots[..p.num_inputs.min(p.slots.len())].to_vec()
+}
+
+fn sub_outputs(p: &Plan) -> Vec<Aval> {
+    p.outputs.iter().filter_map(|&s| p.slots.get(s).cloned()).collect()
+}
+
+fn texts(a: &[Aval]) -> String {
+    a.iter().map(aval_str).collect::<Vec<_>>().join(", ")
+}
+
+/// Checks a control step against the enclosing plan: slots in range, inputs written, outputs fresh, and
+/// the sub-plans' signatures equal to the slots' avals. Marks the outputs written.
+pub fn validate_step(plan: &Plan, si: usize, c: &ControlStep, written: &mut [bool]) -> Result<()> {
+    let n = plan.slots.len();
+    let name = c.name();
+    for s in c.inputs() {
+        if s >= n || !written[s] {
+            return Err(bad(format!("step {si} ({name}): reads slot {s}, which is not written yet")));
+        }
+    }
+    for &s in c.outputs() {
+        if s >= n || s < plan.num_inputs || written[s] {
+            return Err(bad(format!("step {si} ({name}): output slot {s} is out of range or already written")));
+        }
+    }
+    let sig = |what: &str, p: &Plan, ins: Vec<Aval>, outs: Vec<Aval>| -> Result<()> {
+        if sub_inputs(p) != ins || p.num_inputs > p.slots.len() {
+            return Err(bad(format!(
+                "step {si} ({name}): {what} takes ({}) but is given ({})",
+                texts(&sub_inputs(p)),
+                texts(&ins)
+            )));
+        }
+        if sub_outputs(p) != outs || p.outputs.len() != outs.len() {
+            return Err(bad(format!(
+                "step {si} ({name}): {what} returns ({}), expected ({})",
+                texts(&sub_outputs(p)),
+                texts(&outs)
+            )));
+        }
+        Ok(())
+    };
+    match c {
+        ControlStep::Cond { index, operands, branches, outputs } => {
+            let ia = &plan.slots[*index];
+            if !ia.shape.is_empty() || !matches!(ia.dtype, DType::I32 | DType::Bool) {
+                return Err(bad(format!("step {si} (cond): index slot is {}", aval_str(ia))));
+            }
+            if branches.is_empty() {
+                return Err(bad(format!("step {si} (cond): no branches")));
+            }
+            for (i, b) in branches.iter().enumerate() {
+                sig(&format!("branch {i}"), b, slot_avals(plan, operands), slot_avals(plan, outputs))?;
+            }
+        }
+        ControlStep::While { cond, body, cond_consts, body_consts, init, outputs } => {
+            let carry = slot_avals(plan, init);
+            if slot_avals(plan, outputs) != carry {
+                return Err(bad(format!("step {si} (while): outputs differ from the carry")));
+            }
+            let mut ci = slot_avals(plan, cond_consts);
+            ci.extend(carry.iter().cloned());
+            sig("cond", cond, ci, vec![Aval::scalar(DType::Bool)])?;
+            let mut bi = slot_avals(plan, body_consts);
+            bi.extend(carry.iter().cloned());
+            sig("body", body, bi, carry)?;
+        }
+        ControlStep::Scan { body, consts, init, xs, length, outputs, .. } => {
+            let carry = slot_avals(plan, init);
+            let mut bi = slot_avals(plan, consts);
+            bi.extend(carry.iter().cloned());
+            for &x in xs {
+                let a = &plan.slots[x];
+                if a.shape.first() != Some(length) {
+                    return Err(bad(format!("step {si} (scan): xs slot {x} is {}, length {length}", aval_str(a))));
+                }
+                bi.push(Aval::new(a.dtype, a.shape[1..].to_vec()));
+            }
+            let outs = slot_avals(plan, outputs);
+            if outs.len() < carry.len() || outs[..carry.len()] != carry[..] {
+                return Err(bad(format!("step {si} (scan): outputs differ from the carry")));
+            }
+            let mut bo = carry.clone();
+            for y in &outs[carry.len()..] {
+                if y.shape.first() != Some(length) {
+                    return Err(bad(format!("step {si} (scan): ys slot is {}, length {length}", aval_str(y))));
+                }
+                bo.push(Aval::new(y.dtype, y.shape[1..].to_vec()));
+            }
+            sig("body", body, bi, bo)?;
+        }
+    }
+    for &s in c.outputs() {
+        written[s] = true;
+    }
+    Ok(())
+}
+
+/// The avals of `slots` of `plan`.
+pub fn slot_avals(plan: &Plan, slots: &[usize]) -> Vec<Aval> {
+    slots.iter().map(|&s| plan.slots[s].clone()).collect()
 }

@@ -50,8 +50,8 @@ use cranelift_frontend::FunctionBuilder;
 use crate::error::{Error, Result};
 use crate::ir::DType;
 
-use super::math::{Imports, MathFn};
 use super::math_f32::{self, Cmp, ICmp, Lanes, EXP_C1, EXP_C2, LOG2E};
+use super::math_fn::{Imports, MathFn};
 
 /// Whether the host has fused multiply-add (then `fma` is one instruction; else mul + add).
 pub fn host_fma() -> bool {

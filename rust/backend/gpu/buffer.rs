@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-use crate::runtime::buffer::Buffer;
 
 use super::device::GpuContext;
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-use crate::opt::control_flow::ControlStep;
+use crate::plan::ControlStep;
 
 use super::buffer::{device_bytes, map_for_read, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
@@ -236,7 +236,7 @@ const SCAN_STEPS_PER_SUBMIT: usize = 64;
 fn scan_encoded(
     ctx: &Arc<GpuContext>,
     body_exe: &GpuExecutable,
-    body: &crate::opt::Plan,
+    body: &crate::plan::Plan,
     inputs: &[Arc<GpuBuffer>],
     [nk, nc, nx]: [usize; 3],
     length: usize,

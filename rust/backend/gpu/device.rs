@@ -363,7 +363,7 @@ pub fn contexts() -> &'static [Arc<GpuContext>] {
             v
         }
         Err(p) => {
-            let _ = DISCOVERY_NOTE.set(format!("adapter discovery panicked: {}", crate::runtime::stream::panic_message(&*p)));
+            let _ = DISCOVERY_NOTE.set(format!("adapter discovery panicked: {}", crate::error::panic_message(&*p)));
             vec![]
         }
     })

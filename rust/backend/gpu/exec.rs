@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use crate::backend::cpu::CpuExecutable;
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::opt::{Plan, Step};
-use crate::runtime::buffer::Buffer;
+use crate::plan::{Plan, Step};
 
 use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
@@ -181,7 +181,7 @@ fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
 }
 
 /// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32).
-fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::opt::LibStep, max_groups: u32) -> Result<Option<KernelShader>> {
+fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::plan::LibStep, max_groups: u32) -> Result<Option<KernelShader>> {
     if let crate::ir::LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } = &l.op {
         if l.inputs.len() != 2 || l.outputs.len() != 1 {
             return Ok(None);

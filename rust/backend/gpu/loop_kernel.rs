@@ -9,10 +9,10 @@ use std::fmt::Write;
 
 use crate::error::Result;
 use crate::ir::{Aval, DType};
-use crate::opt::{Kernel, OutputKind, Plan, Step};
+use crate::plan::{Kernel, OutputKind, Plan, Step};
 
-use super::math::helper_source;
 use super::math::Helper;
+use super::math::helper_source;
 use super::wgsl::{decompose, kernel_body, row_major, sty, vty, Binding, KernelShader, WG};
 
 /// Iterations one dispatch of a loop shader runs at most on a software adapter (below llvmpipe's 65535 cap

@@ -14,7 +14,9 @@ use std::sync::{Arc, LazyLock};
 
 use parking_lot::Mutex;
 
+use crate::backend::cpu::CpuExecutable;
 use crate::error::Result;
+use crate::plan::Plan;
 
 pub mod buffer;
 pub mod control;
@@ -34,13 +36,14 @@ pub use exec::GpuExecutable;
 /// Compiled executables per (device index, canonical program key).
 static EXECUTABLES: LazyLock<Mutex<HashMap<(usize, String), Arc<GpuExecutable>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The executable of `exe` (a CPU-compiled runtime executable) for GPU `ctx`, compiled once.
-pub fn executable_for(ctx: &Arc<GpuContext>, exe: &crate::runtime::Executable) -> Result<Arc<GpuExecutable>> {
-    let key = (ctx.index, exe.key.clone());
+/// The executable for GPU `ctx` of `plan` (whose CPU compilation is `cpu`; `key` is its canonical program
+/// key, the runtime executable's `key`), compiled once per (device, key).
+pub fn executable_for(ctx: &Arc<GpuContext>, key: &str, plan: &Plan, cpu: &Arc<CpuExecutable>) -> Result<Arc<GpuExecutable>> {
+    let key = (ctx.index, key.to_string());
     if let Some(g) = EXECUTABLES.lock().get(&key) {
         return Ok(g.clone());
     }
-    let g = Arc::new(exec::compile(ctx, &exe.plan, exe.cpu.clone())?);
+    let g = Arc::new(exec::compile(ctx, plan, cpu.clone())?);
     EXECUTABLES.lock().entry(key).or_insert(g.clone());
     Ok(g)
 }

@@ -21,7 +21,7 @@ use std::fmt::Write;
 
 use crate::error::{Error, Result};
 use crate::ir::{BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
-use crate::opt::{KOp, Kernel, OutputKind, Plan};
+use crate::plan::{KOp, Kernel, OutputKind, Plan};
 
 use super::math::{helper_source, Helper};
 
@@ -704,7 +704,7 @@ pub fn kernel_shader(k: &Kernel, plan: &Plan, max_groups: u32) -> Result<KernelS
             sty(dt)?
         );
     }
-    let out_dt = |o: &crate::opt::KernelOutput| -> Result<DType> {
+    let out_dt = |o: &crate::plan::KernelOutput| -> Result<DType> {
         k.body.get(o.value).map(|i| i.dtype).ok_or_else(|| Error::Codegen(format!("output reads %{}", o.value)))
     };
     let store_expr = |dt: DType, v: &str| -> String {

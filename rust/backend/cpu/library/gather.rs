@@ -10,10 +10,10 @@
 //! vector places the update window (axes `update_window_dims` of the updates, mapped onto the operand axes
 //! not in `inserted_window_dims`) in the operand; each element is combined with the operand's. Windows
 //! that do not fit are clamped (`Clip`) or dropped (`FillOrDrop`), as JAX documents.
-use super::{elems, elems_mut, numel, read_index, strides, uninit, with_elem, Elem};
+use super::elem::{elems, elems_mut, numel, read_index, strides, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Aval, IndexMode, ScatterOp};
-use crate::runtime::buffer::Buffer;
 
 pub struct GatherSpec<'a> {
     pub offset_dims: &'a [usize],
@@ -84,7 +84,7 @@ pub fn gather(
     with_elem!(out.dtype, T => {
         // SAFETY: element type matches; `res` is fresh.
         let (src, dst) = unsafe { (elems::<T>(x), elems_mut::<T>(&res)) };
-        let fv: T = match fill { Some(f) => super::scalar_from_f64::<T>(f), None => T::default_fill() };
+        let fv: T = match fill { Some(f) => super::elem::scalar_from_f64::<T>(f), None => T::default_fill() };
         if s.slice_sizes.iter().any(|&z| z == 0) {
             // empty windows on collapsed axes: nothing to read
             dst.iter_mut().for_each(|e| *e = fv);

@@ -5,10 +5,10 @@
 //! products; many small batches run in parallel instead); integer and bool dtypes use a plain loop.
 use rayon::prelude::*;
 
-use super::{convert_buffer, numel, strides, uninit, with_elem, Elem};
+use super::elem::{convert_buffer, numel, strides, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Aval, DType};
-use crate::runtime::buffer::Buffer;
 
 pub struct DotDims<'a> {
     pub lc: &'a [usize],

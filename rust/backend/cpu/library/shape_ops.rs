@@ -1,9 +1,9 @@
 //! Data-movement ops: `concatenate`, `pad`, `dynamic_slice`, `dynamic_update_slice`. They copy bytes
 //! (any dtype), in contiguous runs along the innermost axis.
-use super::{numel, read_index, strides, uninit, with_elem, elems_mut};
+use super::elem::{numel, read_index, strides, uninit, with_elem, elems_mut};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::Aval;
-use crate::runtime::buffer::Buffer;
 
 /// Copies the box `size` (elements per axis) from `src` (shape `sshape`, at `sstart`) to `dst` (shape
 /// `dshape`, at `dstart`), `es` bytes per element.

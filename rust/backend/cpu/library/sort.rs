@@ -1,9 +1,9 @@
 //! `sort` (multi-operand, lexicographic over the first `num_keys` operands, stable) and the cumulative
 //! scans `cumsum`/`cumprod`/`cummax`/`cummin`.
-use super::{elems, elems_mut, numel, uninit, with_elem, Elem};
+use super::elem::{elems, elems_mut, numel, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::ReduceOp;
-use crate::runtime::buffer::Buffer;
 
 /// `(outer, n, inner)`: lines along `axis` are `outer * inner` runs of `n` elements `inner` apart.
 fn lines(shape: &[usize], axis: usize) -> (usize, usize, usize) {

@@ -1,6 +1,6 @@
 //! Library steps run end to end: JSON program → optimize → fuse → compile → run, against naive Rust.
+use crate::buffer::Buffer;
 use crate::ir::{Aval, DType};
-use crate::runtime::buffer::Buffer;
 
 fn f32buf(shape: &[usize], data: &[f32]) -> Buffer {
     let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -142,8 +142,8 @@ fn dot_of_transposes_and_fused_epilogue() {
         {{"prim":"max","in":[6,{{"lit":0.0,"dtype":"f32"}}],"out":[[7,"f32",[{m},{n}]]]}}],"outvars":[7]}}"#
     );
     let (_, plan) = crate::opt::compile_pipeline(&json).unwrap();
-    let kernels = plan.steps.iter().filter(|s| matches!(s, crate::opt::Step::Kernel(_))).count();
-    assert_eq!(kernels, 1, "{}", crate::opt::fusion::plan_text(&plan));
+    let kernels = plan.steps.iter().filter(|s| matches!(s, crate::plan::Step::Kernel(_))).count();
+    assert_eq!(kernels, 1, "{}", crate::plan::plan_text(&plan));
     let out = run(&json, &[f32buf(&[m, k], &x), f32buf(&[n, k], &y), f32buf(&[n], &bias)]);
     let (d, _) = naive_dot(&x, &[m, k], &y, &[n, k], &[1], &[1], &[], &[]);
     let want: Vec<f32> = d.iter().enumerate().map(|(i, v)| (v + bias[i % n]).max(0.0)).collect();
@@ -191,7 +191,7 @@ fn transpose_of_a_dot_is_the_swapped_dot() {
             l(ls), l(rs), l(&dshape), l(perm), l(tshape)
         );
         let (_, plan) = crate::opt::compile_pipeline(&json).unwrap();
-        let text = crate::opt::fusion::plan_text(&plan);
+        let text = crate::plan::plan_text(&plan);
         assert_eq!(!text.contains("transpose"), folds, "{text}");
         let (a, b) = (seq(ls.iter().product(), 0.25), seq(rs.iter().product(), 0.5));
         let lcv: Vec<usize> = vec![if lb == "[]" { 0 } else { 2 }];

@@ -1,6 +1,14 @@
 //! The contract between the optimizer and the backends: a `Plan` of steps over value slots, where the
-//! heavy steps are fused loop `Kernel`s. Backends (Cranelift CPU, WGSL GPU) compile kernels; the runtime
-//! runs the plan.
+//! heavy steps are fused loop `Kernel`s. `opt` produces plans (`opt::fusion::lower_to_plan`); backends
+//! (Cranelift CPU, WGSL GPU) compile and run them. Depends on `ir` only.
+//!
+//! - `control`: control-flow steps (`ControlStep`) running sub-plans.
+//! - `text`: readable listings (`plan_text`, `step_text`).
+mod control;
+mod text;
+
+pub use control::ControlStep;
+pub use text::{plan_text, step_text};
 
 use crate::ir::{Aval, BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
 
@@ -26,8 +34,8 @@ pub enum Step {
     View { src: usize, dst: usize },
     /// A call into a library routine (gemm, concatenate, gather, sort, ...; `backend::cpu::library`).
     Library(LibStep),
-    /// Control flow (cond/while/scan) running sub-plans (`opt::control_flow`).
-    Control(Box<super::control_flow::ControlStep>),
+    /// Control flow (cond/while/scan) running sub-plans (`control`).
+    Control(Box<ControlStep>),
 }
 
 /// A library call: reads the buffers of `inputs`, writes fresh buffers for `outputs` (row-major, of the
@@ -113,6 +121,26 @@ pub enum OutputKind {
     ArgReduce { is_max: bool },
 }
 
+impl Plan {
+    /// Work estimate for the runtime's inline-vs-queued decision: domain points of kernels, library work
+    /// (e.g. a product's multiply-adds), control steps as in `ControlStep::work`.
+    pub fn work(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| match s {
+                Step::Kernel(k) => k.domain.iter().fold(1usize, |a, &d| a.saturating_mul(d)),
+                Step::View { .. } => 0,
+                Step::Library(l) => {
+                    let ins: Vec<&Aval> = l.inputs.iter().filter_map(|&i| self.slots.get(i)).collect();
+                    let outs: Vec<&Aval> = l.outputs.iter().filter_map(|&i| self.slots.get(i)).collect();
+                    l.op.work(&ins, &outs)
+                }
+                Step::Control(c) => c.work(),
+            })
+            .fold(0usize, |a, w| a.saturating_add(w))
+    }
+}
+
 impl Kernel {
     /// The first place where this kernel computes on float16 values (anything but loading, storing,
     /// selecting, converting or bitcasting them): `opt::f16` rewrites such arithmetic to float32, so a
@@ -138,5 +166,15 @@ impl Kernel {
             }
         }
         None
+    }
+}
+
+/// The slots a step reads and the slots it writes.
+pub fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
+    match s {
+        Step::Kernel(k) => (k.inputs.iter().map(|i| i.slot).collect(), k.outputs.iter().map(|o| o.slot).collect()),
+        Step::View { src, dst } => (vec![*src], vec![*dst]),
+        Step::Library(l) => (l.inputs.clone(), l.outputs.clone()),
+        Step::Control(c) => (c.inputs(), c.outputs().to_vec()),
     }
 }

@@ -1,0 +1,369 @@
+//! How a `Kernel`'s loop nest is laid out before any code is emitted (`codegen` emits it): the streams and
+//! their strides, the loop axes, the vectorization mode and the strip plan.
+//!
+//! `[begin, end)` ranges over the flattened (row-major) non-reduced ("outer") axes of the domain.
+//!
+//! Streams: every kernel input and every output is a strided byte address walked through the domain
+//! (`Store` outputs row-major over the domain; `Reduce`/`ArgReduce` outputs row-major over the outer axes,
+//! stride 0 along reduced axes). Axes of size 1 are dropped, and adjacent axes that every stream walks
+//! contiguously are merged (coalesced), so `x[1000, 1000] + 1` is one loop of 10^6 points.
+//!
+//! Loop nest: the outer range is walked row by row along the innermost outer axis (the other outer indices
+//! advance by a carry chain), and inside each point one real loop per reduced axis, with accumulators in
+//! registers. Vectorization (`Mode`), when every live value has one element width (4 bytes → 4 lanes,
+//! 8 bytes → 2 lanes; float16 counts as 4: it is widened to i32 lanes on load and narrowed on store, and
+//! converted to and from f32x4 with vector integer code) and no output is an arg-reduction:
+//! - `InnerRed`: the innermost reduced axis is contiguous or broadcast (stride 0 or one element) for every
+//!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
+//!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
+//!   added at the end. The order depends only on the axis length: deterministic.
+//! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
+//!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
+//!   keep their sequential order per lane), then scalar points for the rest of the row. Elementwise kernels
+//!   are this case. Vector and scalar points compute bit-identical values, so where a row is cut between
+//!   vector and tail (thread split points) never changes results.
+//!   (NaN bits excepted: when both operands of an add or multiply are NaN, x86 returns the first
+//!   operand's NaN, and instruction selection may swap a commutative operation's operands, e.g. to fold
+//!   a load; so the sign and payload of such a NaN can depend on the path. Every other value, -0.0 and
+//!   subnormals included, is the same.)
+//! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
+//!
+//! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions with
+//! block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's 128-bit
+//! vectors) walks each row in strips of about `STRIP` points first (a length that divides the row into equal
+//! strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row reduction such as
+//! `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the vector accumulators in
+//! the order the plain loop would. Per strip, for each such function in body order: its operand is computed
+//! into a stack array (a small vector loop; a contiguous input is used in place), the block routine maps the
+//! array, and a last loop computes the outputs from the inputs and the arrays. The rest of a row (a few points)
+//! runs the plain vector loop and scalar tail, whose inline math is bit-identical to the block routines, so
+//! strips never change results (NaN bits as above). Kernels whose outputs are large (`STREAM_MIN_BYTES`, 32-bit
+//! elements) also run in strips, with or without math: the last loop writes the outputs to stack arrays and
+//! `blockmath`'s streaming copy moves them to memory with non-temporal stores.
+use crate::error::{Error, Result};
+use crate::ir::{DType, ReduceOp};
+use crate::plan::{KOp, Kernel, OutputKind};
+
+use super::blockmath;
+use super::math_fn::MathFn;
+use super::simd;
+
+/// The number of points of the non-reduced axes: the `end` a full run passes.
+pub fn outer_len(k: &Kernel) -> Result<u64> {
+    k.domain
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !k.reduce_axes.contains(d))
+        .try_fold(1u64, |a, (_, &n)| a.checked_mul(n as u64))
+        .filter(|&n| n <= i64::MAX as u64)
+        .ok_or_else(|| Error::Codegen(format!("kernel {}: domain {:?} too large", k.name, k.domain)))
+}
+
+pub(super) fn to_i64(v: i128, what: &str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::Codegen(format!("{what} {v} does not fit in 64 bits")))
+}
+
+/// How the kernel's loops are vectorized (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Scalar,
+    OuterVec,
+    InnerRed,
+}
+
+/// One loop axis after dropping size-1 axes and coalescing.
+#[derive(Debug, Clone)]
+pub(super) struct Axis {
+    pub n: u64,
+    /// Byte stride per stream.
+    pub strides: Vec<i64>,
+    /// The domain axis, when an `Iota` reads it (such axes are never merged).
+    pub iota: Option<usize>,
+}
+
+fn coalesce(axes: Vec<Axis>) -> Vec<Axis> {
+    let mut out: Vec<Axis> = Vec::new();
+    for a in axes {
+        if let Some(p) = out.last_mut() {
+            if p.iota.is_none()
+                && a.iota.is_none()
+                && p.strides.iter().zip(&a.strides).all(|(&ps, &s)| Some(ps) == s.checked_mul(a.n as i64))
+            {
+                p.n *= a.n;
+                p.strides = a.strides;
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
+fn liveness(k: &Kernel) -> Vec<bool> {
+    live_from(k, k.outputs.iter().map(|o| o.value), |_| false)
+}
+
+/// The instructions `roots` need, not looking past those where `computed` holds (their values are had
+/// already).
+pub(super) fn live_from(k: &Kernel, roots: impl IntoIterator<Item = usize>, computed: impl Fn(usize) -> bool) -> Vec<bool> {
+    let mut live = vec![false; k.body.len()];
+    for r in roots {
+        if let Some(l) = live.get_mut(r) {
+            *l = true;
+        }
+    }
+    for i in (0..k.body.len()).rev() {
+        if !live[i] || computed(i) {
+            continue;
+        }
+        for j in simd::operands(&k.body[i].op) {
+            if j < i {
+                live[j] = true;
+            }
+        }
+    }
+    live
+}
+
+/// Strip mode's plan for one kernel.
+#[derive(Debug, Clone, Default)]
+pub struct StripPlan {
+    /// The body's math operations that have block routines, in body order.
+    pub ops: Vec<(usize, MathFn)>,
+    /// Outputs go to memory through the streaming copy.
+    pub stream: bool,
+    /// Points per strip: the vectorized axis of n points cut into ceil(n / STRIP) strips of equal length,
+    /// rounded down to a multiple of the vector loop's step.
+    pub len: u64,
+}
+
+impl StripPlan {
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty() && !self.stream
+    }
+}
+
+/// Kernels whose outputs total at least this many bytes write them with non-temporal stores.
+pub const STREAM_MIN_BYTES: u64 = 16 << 20;
+
+/// The most points per strip (each strip array holds this many f32).
+pub const STRIP: u64 = 512;
+/// Kernels with more block-routine operations than this stay inline, and kernels with more outputs do not
+/// stream (one stack array of `STRIP` f32 each).
+const STRIP_MAX_OPS: usize = 8;
+
+/// What strip mode does for this kernel (empty: strip mode off).
+pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<StripPlan> {
+    let (outer, red, esize, live) = axes(k, out_dtypes)?;
+    let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    strip_ops(k, out_dtypes, mode, (lanes, unroll), &outer, &red, &live)
+}
+
+fn strip_ops(
+    k: &Kernel, out_dtypes: &[DType], mode: Mode, (lanes, unroll): (u32, u32), outer: &[Axis], red: &[Axis],
+    live: &[bool],
+) -> Result<StripPlan> {
+    let off = StripPlan::default();
+    let step = (lanes * unroll) as u64;
+    if lanes != 4 || blockmath::isa().is_none() {
+        return Ok(off);
+    }
+    // The vectorized axis: rows of elementwise kernels, or the reduced axis of row reductions.
+    let axis = match mode {
+        Mode::OuterVec if red.is_empty() && k.outputs.iter().all(|o| o.kind == OutputKind::Store) => outer.last(),
+        // (Stores beside the reductions, as in softmax's `exp(x - m)` and its sum, walk the same axis.)
+        Mode::InnerRed if !k.outputs.iter().any(|o| matches!(o.kind, OutputKind::ArgReduce { .. })) => red.last(),
+        _ => None,
+    };
+    let Some(n) = axis.map(|a| a.n).filter(|&n| n >= STRIP) else { return Ok(off) };
+    let len = n / n.div_ceil(STRIP) / step * step;
+    let mut ops = Vec::new();
+    for (i, ins) in k.body.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        if let KOp::Unary { op, a } = &ins.op {
+            if let Some(f) = MathFn::from_unary(*op) {
+                let f32_in = k.body.get(*a).is_some_and(|x| x.dtype == DType::F32);
+                if blockmath::supports(f) && ins.dtype == DType::F32 && f32_in {
+                    ops.push((i, f));
+                }
+            }
+        }
+    }
+    if ops.len() > STRIP_MAX_OPS {
+        ops.clear();
+    }
+    let nin = k.inputs.len();
+    let words = mode == Mode::OuterVec
+        && k.outputs.iter().enumerate().all(|(o, _)| {
+            out_dtypes.get(o).is_some_and(|d| d.size() == 4) && axis.is_some_and(|a| a.strides.get(nin + o) == Some(&4))
+        });
+    let bytes = outer_len(k)?.saturating_mul(4).saturating_mul(k.outputs.len() as u64);
+    // (One stack array per output: at most `STRIP_MAX_OPS` of them.)
+    let stream = words
+        && (1..=STRIP_MAX_OPS).contains(&k.outputs.len())
+        && bytes >= STREAM_MIN_BYTES
+        && blockmath::stream().is_some();
+    Ok(StripPlan { ops, stream, len })
+}
+
+/// The vectorization `build_kernel` would choose, with (lanes, unroll).
+pub fn plan_mode(k: &Kernel, out_dtypes: &[DType]) -> Result<(Mode, u32, u32)> {
+    let (g_outer, g_red, esize, live) = axes(k, out_dtypes)?;
+    Ok(choose_mode(k, out_dtypes, &g_outer, &g_red, &esize, &live))
+}
+
+#[allow(clippy::type_complexity)]
+pub(super) fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<Axis>, Vec<i64>, Vec<bool>)> {
+    let rank = k.domain.len();
+    let live = liveness(k);
+    let mut iota_axis = vec![false; rank];
+    for (i, ins) in k.body.iter().enumerate() {
+        if let KOp::Iota { axis } = ins.op {
+            if live[i] && axis < rank {
+                iota_axis[axis] = true;
+            }
+        }
+    }
+    // Arg-reductions read the index of their (single) reduced axis like an iota.
+    if k.outputs.iter().any(|o| matches!(o.kind, OutputKind::ArgReduce { .. })) {
+        if let Some(&a) = k.reduce_axes.first() {
+            if a < rank {
+                iota_axis[a] = true;
+            }
+        }
+    }
+    let is_red: Vec<bool> = (0..rank).map(|d| k.reduce_axes.contains(&d)).collect();
+    // Per stream, per domain axis, the byte stride.
+    let mut strides: Vec<Vec<i64>> = Vec::new();
+    let mut esize = Vec::new();
+    for inp in &k.inputs {
+        let es = inp.dtype.size() as i128;
+        strides.push(inp.strides.iter().map(|&s| to_i64(s as i128 * es, "stride")).collect::<Result<Vec<_>>>()?);
+        esize.push(es as i64);
+    }
+    for (o, out) in k.outputs.iter().enumerate() {
+        let es = out_dtypes[o].size() as i128;
+        let mut st = vec![0i64; rank];
+        let mut s = es;
+        for d in (0..rank).rev() {
+            if out.kind == OutputKind::Store || !is_red[d] {
+                st[d] = to_i64(s, "stride")?;
+                s *= k.domain[d] as i128;
+            }
+        }
+        strides.push(st);
+        esize.push(es as i64);
+    }
+    let mk = |d: usize| Axis {
+        n: k.domain[d] as u64,
+        strides: strides.iter().map(|s| s.get(d).copied().unwrap_or(0)).collect(),
+        iota: iota_axis[d].then_some(d),
+    };
+    let outer = coalesce((0..rank).filter(|&d| !is_red[d] && k.domain[d] > 1).map(mk).collect());
+    let red = coalesce(k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).map(mk).collect());
+    Ok((outer, red, esize, live))
+}
+
+/// Whether the kernel can run as chunks of its outermost reduced axis with partial results combined by
+/// the runtime (`build_kernel(.., partial = true)`): only reductions (no stores, no arg-reductions), and a
+/// reduced loop to split.
+pub fn partial_eligible(k: &Kernel, out_dtypes: &[DType]) -> Result<bool> {
+    if k.outputs.is_empty() || !k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) {
+        return Ok(false);
+    }
+    let (_, red, _, _) = axes(k, out_dtypes)?;
+    Ok(!red.is_empty())
+}
+
+/// The length of the axis the partial variant splits, and the product of the other reduced loops.
+pub fn partial_axis(k: &Kernel, out_dtypes: &[DType]) -> Result<(u64, u64)> {
+    let (_, red, _, _) = axes(k, out_dtypes)?;
+    let first = red.first().map(|a| a.n).unwrap_or(1);
+    let rest = red.iter().skip(1).fold(1u64, |a, x| a.saturating_mul(x.n));
+    Ok((first, rest))
+}
+
+thread_local! {
+    static NO_SIMD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with vectorization off on this thread (kernels compiled inside are all-scalar): tests compare
+/// the two code paths. `CRANAX_CPU_NO_SIMD=1` turns it off process-wide.
+pub fn without_simd<R>(f: impl FnOnce() -> R) -> R {
+    let old = NO_SIMD.with(|c| c.replace(true));
+    let r = f();
+    NO_SIMD.with(|c| c.set(old));
+    r
+}
+
+pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red: &[Axis], esize: &[i64], live: &[bool]) -> (Mode, u32, u32) {
+    let scalar = (Mode::Scalar, 1, 1);
+    if NO_SIMD.with(|c| c.get()) || std::env::var_os("CRANAX_CPU_NO_SIMD").is_some_and(|v| v == "1") {
+        return scalar;
+    }
+    let mut size = None;
+    let mut n_live = 0;
+    for (i, ins) in k.body.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        n_live += 1;
+        let mut dts = vec![ins.dtype];
+        if let KOp::Unary { a, .. } = ins.op {
+            if let Some(x) = k.body.get(a) {
+                dts.push(x.dtype);
+            }
+        }
+        for dt in dts {
+            if dt == DType::Bool {
+                continue;
+            }
+            let ds = simd::lane_size(dt);
+            match size {
+                None => size = Some(ds),
+                Some(s) if s == ds => {}
+                Some(_) => return scalar,
+            }
+        }
+    }
+    let Some(lanes) = size.and_then(simd::lanes_for) else { return scalar };
+    for (o, out) in k.outputs.iter().enumerate() {
+        match out.kind {
+            OutputKind::ArgReduce { .. } => return scalar,
+            OutputKind::Reduce(op) => {
+                let dt = k.body.get(out.value).map(|i| i.dtype).unwrap_or(DType::Bool);
+                if dt == DType::I64 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                    return scalar;
+                }
+            }
+            OutputKind::Store => {}
+        }
+        if !simd::fits(out_dtypes[o], lanes) {
+            return scalar;
+        }
+    }
+    let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
+    // Light bodies (memory-bound) run 4 vectors per iteration, heavier ones 2 (fewer spills).
+    let has_math = k.body.iter().enumerate().any(|(i, ins)| {
+        live[i]
+            && match &ins.op {
+                KOp::Unary { op, .. } => super::math_fn::MathFn::from_unary(*op).is_some(),
+                KOp::Binary { op, .. } => super::math_fn::binary_math(*op, ins.dtype).is_some(),
+                _ => false,
+            }
+    });
+    let unroll = if n_live <= 12 && !has_math { 4 } else { 2 };
+    let lu = (lanes * unroll) as u64;
+    let outer_ok = outer.last().is_some_and(|a| ok(a) && a.n >= lanes as u64);
+    if let Some(r) = red.last() {
+        if ok(r) && (r.n >= lu || !outer_ok) && r.n >= lanes as u64 {
+            return (Mode::InnerRed, lanes, unroll);
+        }
+    }
+    if outer_ok {
+        return (Mode::OuterVec, lanes, unroll);
+    }
+    scalar
+}
