@@ -1,7 +1,7 @@
 //! Device-free checks of the WGSL emitter (the device tests are tests/test_gpu.py, run on lavapipe in CI).
 use std::collections::BTreeSet;
 
-use super::math::{helper_source, Helper};
+use super::math::{helper_source, Helper, Width};
 use super::wgsl::literal;
 use crate::ir::{DType, Scalar};
 
@@ -11,7 +11,7 @@ fn helper_closures_define_what_they_call() {
     let all = [
         Helper::Exp, Helper::Log1p, Helper::Tanh, Helper::Sin, Helper::Cos, Helper::Tan, Helper::Erf,
         Helper::ErfInv, Helper::Lgamma, Helper::Digamma, Helper::Atan2F32, Helper::Asinh, Helper::Acosh,
-        Helper::Atanh, Helper::PowF32, Helper::FmodF32, Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
+        Helper::Atanh, Helper::PowF32, Helper::Fmod(Width::F32), Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
     ];
     for h in all {
         let src = helper_source(&BTreeSet::from([h]));

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::ir::{BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
 use crate::opt::{KOp, Kernel, OutputKind, Plan};
 
-use super::math::{helper_source, Helper};
+use super::math::{helper_source, Helper, Rounding, Width};
 
 /// Invocations per workgroup.
 pub const WG: u32 = 256;
@@ -246,10 +246,10 @@ impl Emit<'_> {
 
     fn max_min(&mut self, dt: DType, a: &str, b: &str, is_max: bool) -> Result<String> {
         Ok(match (dt, is_max) {
-            (DType::F32, true) => format!("{}({a}, {b})", self.need(Helper::FMax)),
-            (DType::F32, false) => format!("{}({a}, {b})", self.need(Helper::FMin)),
-            (DType::F64, true) => format!("{}({a}, {b})", self.need(Helper::FMaxD)),
-            (DType::F64, false) => format!("{}({a}, {b})", self.need(Helper::FMinD)),
+            (DType::F32, true) => format!("{}({a}, {b})", self.need(Helper::FMax(Width::F32))),
+            (DType::F32, false) => format!("{}({a}, {b})", self.need(Helper::FMin(Width::F32))),
+            (DType::F64, true) => format!("{}({a}, {b})", self.need(Helper::FMax(Width::F64))),
+            (DType::F64, false) => format!("{}({a}, {b})", self.need(Helper::FMin(Width::F64))),
             (DType::Bool, true) => format!("({a} || {b})"),
             (DType::Bool, false) => format!("({a} && {b})"),
             (_, true) => format!("max({a}, {b})"),
@@ -277,15 +277,12 @@ impl Emit<'_> {
             U::Abs if float => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
             U::Abs if dt == DType::I32 => format!("select({x}, 0i - {x}, {x} < 0i)"),
             U::Abs => x.to_string(),
-            U::Sign if float => format!("{}({x})", self.need(Helper::SignF)),
+            U::Sign if float => format!("{}({x})", self.need(Helper::Sign(Width::F32))),
             U::Sign if dt == DType::I32 => format!("clamp({x}, -1i, 1i)"),
             U::Sign if dt == DType::U32 => format!("min({x}, 1u)"),
             U::Sign => x.to_string(),
-            U::Floor if float => format!("floor({x})"),
-            U::Ceil if float => format!("ceil({x})"),
-            U::Round if float => format!("{}({x})", self.need(Helper::RoundAway)),
-            U::RoundEven if float => format!("round({x})"),
-            U::Floor | U::Ceil | U::Round | U::RoundEven if !float => x.to_string(),
+            U::Floor | U::Ceil | U::Round | U::RoundEven if float => self.rounding(op, Width::F32, x),
+            U::Floor | U::Ceil | U::Round | U::RoundEven => x.to_string(),
             U::Sqrt if float => format!("sqrt({x})"),
             U::Rsqrt if float => format!("(1.0f / sqrt({x}))"),
             U::Square if float => format!("({x} * {x})"),
@@ -300,19 +297,27 @@ impl Emit<'_> {
         })
     }
 
-    /// Unary operations on f64/i64: exact ones only (sqrt and rounding are exact in Vulkan's 64-bit
-    /// arithmetic; transcendental functions have no 64-bit GLSL instructions, so such kernels run on the host).
+    /// `floor`/`ceil`/`round` (half away from zero)/`round_even` of float `x`, exact on the bits (`math::ROUND`).
+    fn rounding(&mut self, op: UnaryOp, w: Width, x: &str) -> String {
+        let mode = match op {
+            UnaryOp::Floor => Rounding::Floor,
+            UnaryOp::Ceil => Rounding::Ceil,
+            UnaryOp::Round => Rounding::HalfAway,
+            _ => Rounding::HalfEven,
+        };
+        format!("{}({x}, {}u)", self.need(Helper::Round(w)), mode as u32)
+    }
+
+    /// Unary operations on f64/i64: exact ones only (transcendental functions have no 64-bit GLSL
+    /// instructions, so such kernels run on the host; `sqrt` is the driver's, compared within 1 ulp).
     fn unary64(&mut self, op: UnaryOp, dt: DType, x: &str) -> Result<String> {
         use UnaryOp as U;
         let float = dt == DType::F64;
         Ok(match op {
             U::Neg if float => format!("bitcast<f64>(bitcast<u64>({x}) ^ 0x8000000000000000lu)"),
             U::Abs if float => format!("bitcast<f64>(bitcast<u64>({x}) & 0x7ffffffffffffffflu)"),
-            U::Sign if float => format!("{}({x})", self.need(Helper::SignD)),
-            U::Floor if float => format!("floor({x})"),
-            U::Ceil if float => format!("ceil({x})"),
-            U::Round if float => format!("{}({x})", self.need(Helper::RoundAwayD)),
-            U::RoundEven if float => format!("round({x})"),
+            U::Sign if float => format!("{}({x})", self.need(Helper::Sign(Width::F64))),
+            U::Floor | U::Ceil | U::Round | U::RoundEven if float => self.rounding(op, Width::F64, x),
             U::Sqrt if float => format!("sqrt({x})"),
             U::Square => format!("({x} * {x})"),
             U::IsFinite if float => format!("((bitcast<u64>({x}) & 0x7ff0000000000000lu) != 0x7ff0000000000000lu)"),
@@ -342,7 +347,7 @@ impl Emit<'_> {
             B::Div if float => format!("({a} / {b})"),
             B::Div if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::DivI32)),
             B::Div if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::DivU32)),
-            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::FmodF32)),
+            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::Fmod(Width::F32))),
             B::Rem if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::RemI32)),
             B::Rem if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::RemU32)),
             B::Max => self.max_min(dt, a, b, true)?,
@@ -351,7 +356,7 @@ impl Emit<'_> {
             B::Pow if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::IPowI32)),
             B::Pow if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::IPowU32)),
             B::Atan2 if float => format!("{}({a}, {b})", self.need(Helper::Atan2F32)),
-            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfterF32)),
+            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfter(Width::F32))),
             B::And if dt == DType::Bool => format!("({a} && {b})"),
             B::Or if dt == DType::Bool => format!("({a} || {b})"),
             B::Xor if dt == DType::Bool => format!("({a} != {b})"),
@@ -382,7 +387,9 @@ impl Emit<'_> {
             B::Mul => format!("({a} * {b})"),
             B::Div if float => format!("({a} / {b})"),
             B::Div => format!("{}({a}, {b})", self.need(Helper::DivI64)),
-            B::Rem if !float => format!("{}({a}, {b})", self.need(Helper::RemI64)),
+            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::Fmod(Width::F64))),
+            B::Rem => format!("{}({a}, {b})", self.need(Helper::RemI64)),
+            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfter(Width::F64))),
             B::Max => self.max_min(dt, a, b, true)?,
             B::Min => self.max_min(dt, a, b, false)?,
             B::Pow if !float => format!("{}({a}, {b})", self.need(Helper::IPowI64)),
@@ -409,14 +416,14 @@ impl Emit<'_> {
         };
         Ok(match dt {
             DType::F32 => {
-                let nan = self.need(Helper::IsNan);
+                let nan = self.need(Helper::IsNan(Width::F32));
                 match op {
                     CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
                     _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
                 }
             }
             DType::F64 => {
-                let nan = self.need(Helper::IsNanD);
+                let nan = self.need(Helper::IsNan(Width::F64));
                 match op {
                     CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
                     _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
@@ -442,26 +449,37 @@ impl Emit<'_> {
             let f = self.convert(from, F32, x)?;
             return Ok(format!("{}({f})", self.need(Helper::F32ToF16)));
         }
+        // Every float <-> int and f32 <-> f64 conversion goes through the bits (`math`): WGSL leaves the
+        // rounding of an inexact int -> float conversion open, NaN -> int indeterminate, and defines no f64.
+        // (magnitude, is negative) of a signed integer, the arguments of the int -> float helpers
+        let mag32 = format!("bitcast<u32>(select({x}, 0i - {x}, {x} < 0i))");
+        let neg32 = format!("{x} < 0i");
+        let mag64 = format!("bitcast<u64>(select({x}, 0li - {x}, {x} < 0li)), {x} < 0li");
         Ok(match (from, to) {
             (F32, Bool) => format!("((bitcast<u32>({x}) & 0x7fffffffu) != 0u)"),
-            (F32, I32) => format!("{}({x})", self.need(Helper::F32ToI32)),
-            (F32, U32) => format!("{}({x})", self.need(Helper::F32ToU32)),
+            (F32, I32) => format!("{}({x})", self.need(Helper::FToI32(Width::F32))),
+            (F32, U32) => format!("{}({x})", self.need(Helper::FToU32(Width::F32))),
             (Bool, F32) => format!("select(0.0f, 1.0f, {x})"),
             (Bool, I32) => format!("select(0i, 1i, {x})"),
             (Bool, U32) => format!("select(0u, 1u, {x})"),
-            (I32 | U32, F32) => format!("f32({x})"),
+            (I32, F32) => format!("{}({mag32}, {neg32})", self.need(Helper::U32ToF32)),
+            (U32, F32) => format!("{}({x}, false)", self.need(Helper::U32ToF32)),
             (I32, Bool) => format!("({x} != 0i)"),
             (U32, Bool) => format!("({x} != 0u)"),
             (I32, U32) => format!("bitcast<u32>({x})"),
             (U32, I32) => format!("bitcast<i32>({x})"),
-            // 64-bit: float→int saturates with NaN → 0 (as XLA); int→int wraps; int→float rounds.
+            // 64-bit: float→int saturates with NaN → 0 (as XLA); int→int wraps; int→float rounds to even.
             (F64, Bool) => format!("((bitcast<u64>({x}) & 0x7ffffffffffffffflu) != 0lu)"),
-            (F64, I32) => format!("{}({x})", self.need(Helper::F64ToI32)),
-            (F64, U32) => format!("{}({x})", self.need(Helper::F64ToU32)),
+            (F64, I32) => format!("{}({x})", self.need(Helper::FToI32(Width::F64))),
+            (F64, U32) => format!("{}({x})", self.need(Helper::FToU32(Width::F64))),
             (F64, I64) => format!("{}({x})", self.need(Helper::F64ToI64)),
             (F32, I64) => format!("{}({x})", self.need(Helper::F32ToI64)),
-            (F64, F32) | (I64, F32) => format!("f32({x})"),
-            (F32 | I32 | U32 | I64, F64) => format!("f64({x})"),
+            (F64, F32) => format!("{}({x})", self.need(Helper::F64ToF32)),
+            (I64, F32) => format!("{}({mag64})", self.need(Helper::U64ToF32)),
+            (F32, F64) => format!("{}({x})", self.need(Helper::F32ToF64)),
+            (I32, F64) => format!("{}(u64({mag32}), {neg32})", self.need(Helper::U64ToF64)),
+            (U32, F64) => format!("{}(u64({x}), false)", self.need(Helper::U64ToF64)),
+            (I64, F64) => format!("{}({mag64})", self.need(Helper::U64ToF64)),
             (Bool, F64) => format!("select(0.0lf, 1.0lf, {x})"),
             (Bool, I64) => format!("select(0li, 1li, {x})"),
             (I64, Bool) => format!("({x} != 0li)"),
@@ -604,13 +622,13 @@ fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &st
     let cmp = if is_max { ">" } else { "<" };
     match dt {
         DType::F32 => {
-            let nan = e.need(Helper::IsNan);
+            let nan = e.need(Helper::IsNan(Width::F32));
             format!(
                 "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
             )
         }
         DType::F64 => {
-            let nan = e.need(Helper::IsNanD);
+            let nan = e.need(Helper::IsNan(Width::F64));
             format!(
                 "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
             )
