@@ -731,6 +731,8 @@ fn tan_x(x: f32) -> f32 {
   return select(t, -t, x < 0.0f);
 }\n",
             Erf => "fn erf_x(x0: f32) -> f32 {
+  // below 2^-38 erf(x) = 2x/sqrt(pi) to f32 precision (the rational form's x * p would lose bits to underflow)
+  if ((bitcast<u32>(x0) & 0x7fffffffu) < 0x2c800000u) { return x0 * 1.1283791670955126f; }
   let x = clamp_nan(x0, -4.0f, 4.0f);
   let x2 = x * x;
   var p = -2.72614225801306e-10f;
@@ -783,13 +785,17 @@ fn tan_x(x: f32) -> f32 {
   let bits = bitcast<u32>(x) & 0x7fffffffu;
   if (bits == 0u || bits >= 0x7f800000u) { return x; }
   // A subnormal x is its mantissa times 2^-149: take a = x * 2^150 exactly (from the integer), then
-  // cbrt(x) = cbrt(a) * 2^-50. Estimate by exp2(log2/3), then two Newton steps.
+  // cbrt(x) = cbrt(a) * 2^-50; above 2^120 take a = x * 2^-96 (y^3 would overflow), cbrt(x) = cbrt(a) * 2^32.
+  // Estimate by exp2(log2/3), then two Newton steps.
   let den = bits < 0x00800000u;
-  let a = select(bitcast<f32>(bits), f32(bits) * 2.0f, den);
+  let big = bits >= 0x7b800000u;
+  var a = select(bitcast<f32>(bits), f32(bits) * 2.0f, den);
+  a = select(a, a * 1.2621774483536189e-29f, big);
   var y = exp2(log2(a) / 3.0f);
   y = y - (y * y * y - a) / (3.0f * y * y);
   y = y - (y * y * y - a) / (3.0f * y * y);
   y = select(y, y * 8.8817841970012523e-16f, den);
+  y = select(y, y * 4294967296.0f, big);
   return bitcast<f32>(bitcast<u32>(y) | (bitcast<u32>(x) & 0x80000000u));
 }\n",
             Atan => "fn atan_x(x: f32) -> f32 {
@@ -917,6 +923,9 @@ fn tan_x(x: f32) -> f32 {
   if (isnan_f(x)) { return x; }
   let inf = bitcast<f32>(0x7f800000u);
   if (abs(x) == inf) { return inf; }
+  // exact zeros (as the CPU backend); near 0, -log|x| (pi x would round sin(pi x) to 0 in the reflection)
+  if (x == 1.0f || x == 2.0f) { return 0.0f; }
+  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x30000000u) { return -log_x(abs(x)); }
   let refl = x < 0.5f;
   let z = select(x - 1.0f, -x, refl);
   var s = 0.99999999999980993227684700473478f;
@@ -944,6 +953,8 @@ fn tan_x(x: f32) -> f32 {
   // XLA's digamma: derivative of the Lanczos sum, reflection for x < 0.5.
   if (isnan_f(x)) { return x; }
   if (x <= 0.0f && x == floor(x)) { return bitcast<f32>(0x7fc00000u); }
+  // near 0, -1/x - Euler's gamma (the reflection's tan(pi x) would lose x)
+  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x30000000u) { return -1.0f / x - 0.57721566490153286f; }
   let refl = x < 0.5f;
   let z = select(x - 1.0f, -x, refl);
   var num = 0.0f;
@@ -987,7 +998,12 @@ fn tan_x(x: f32) -> f32 {
     return select(r, -r, x < 0.0f && yodd);
   }
   if (x < 0.0f && !yint) { return nan; }
-  let r = exp2(y * log2(ax));
+  // a subnormal |x| is its integer significand times 2^-149 (log2 may flush a subnormal input to zero)
+  let bits = bitcast<u32>(ax);
+  let lx = select(log2(ax), log2(f32(bits)) - 149.0f, bits < 0x00800000u);
+  // a subnormal result is scaled up through exp2 and down by a product (exp2 may flush its output)
+  let t = y * lx;
+  let r = select(exp2(t), exp2(t + 64.0f) * 5.421010862427522e-20f, t < -126.0f);
   return select(r, -r, x < 0.0f && yodd);
 }\n",
         };

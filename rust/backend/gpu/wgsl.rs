@@ -9,11 +9,13 @@
 //!   loops over the reduced points in order (the CPU's order); otherwise one workgroup per output, each
 //!   invocation accumulates a strided share and a tree reduction in workgroup memory combines them.
 //!   Argmax/argmin carry (value, index) pairs and break ties by the lower index.
-//! - Values: f32, i32, u32, bool (bool stored as u32 0/1 in buffers). f64/i64 are rejected before this.
+//! - Values: f32, i32, u32, bool (bool stored as u32 0/1 in buffers); f16 (its arithmetic rewritten to f32),
+//!   f64/i64 on adapters with 64-bit shaders (`buffer::check_dtype` keeps them off others).
 //! - Semantics follow the CPU backend (XLA's): integer division by zero gives -1 (all ones), remainder by
 //!   zero the dividend, shifts ≥ the width give 0 or the sign fill, float→int conversion saturates with
 //!   NaN → 0, max/min propagate NaN and order -0 < +0, `round` is half away from zero. NaN tests use the
-//!   bit pattern (WGSL compilers may assume comparisons never see NaN).
+//!   bit pattern (WGSL compilers may assume comparisons never see NaN); the exact operations are integer
+//!   arithmetic on the bits (see `super`'s trusted built-ins).
 //! - Math: see `super::math` (our own f32 polynomials where the WGSL builtins' guaranteed accuracy is
 //!   looser than 4 ulp).
 use std::collections::BTreeSet;
