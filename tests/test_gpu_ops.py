@@ -100,7 +100,9 @@ def values(dt):
              float(fi.tiny), -float(fi.tiny), float(fi.smallest_subnormal), -float(fi.smallest_subnormal),
              float(fi.tiny) / 2 * 3, float(fi.max), -float(fi.max), np.inf, -np.inf, np.nan,
              16777217.0, 2.0 ** 31, -(2.0 ** 31), 2147483520.0, 4294967040.0, 2.0 ** 32, 3e9, -3e9,
-             2.0 ** 53 + 2, 2.0 ** 63, -(2.0 ** 63), 1e19, 1e30, -1e30]
+             2.0 ** 53 + 2, 2.0 ** 63, -(2.0 ** 63), 1e19, 1e30, -1e30,
+             # float64 -> float16 rounds once (through float32 it would round twice): above a tie, below MAX + ulp/2
+             1 + 2.0 ** -11 + 2.0 ** -40, -(1 + 2.0 ** -11 + 2.0 ** -40), 65520 - 2.0 ** -20]
         with np.errstate(over="ignore"):
             return np.array(v, np.float64).astype(dt)
     info = np.iinfo(dt)

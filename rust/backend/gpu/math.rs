@@ -341,7 +341,8 @@ impl Helper {
   return select(v, 0li - v, b != a);
 }\n",
             // f64 <-> f32 on the bits (WGSL defines no f64 conversions): NaN stays NaN, subnormals are kept,
-            // narrowing rounds to nearest even (from MAX + half an ulp up -> inf).
+            // narrowing rounds to nearest even (from MAX + half an ulp up -> inf), or to odd when `odd` (the
+            // dropped bits only set the last one: rounding that f32 to float16 is then f64 -> f16 rounded once).
             F32ToF64 => "fn f32_to_f64(x: f32) -> f64 {
   let b = bitcast<u32>(x);
   let s = u64(b & 0x80000000u) << 32u;
@@ -354,7 +355,7 @@ impl Helper {
   }
   return bitcast<f64>(s | ((u64(a) << 29u) + (896lu << 52u)));
 }\n",
-            F64ToF32 => "fn f64_to_f32(x: f64) -> f32 {
+            F64ToF32 => "fn f64_to_f32(x: f64, odd: bool) -> f32 {
   let u = bitcast<u64>(x);
   let s = u32(u >> 32u) & 0x80000000u;
   let a = u & 0x7ffffffffffffffflu;
@@ -369,7 +370,11 @@ impl Helper {
   var q = m >> sh;
   let rest = m & ((1lu << sh) - 1lu);
   let half = 1lu << (sh - 1u);
-  if (rest > half || (rest == half && (q & 1lu) == 1lu)) { q = q + 1lu; }
+  if (odd) {
+    q = q | select(0lu, 1lu, rest != 0lu);
+  } else if (rest > half || (rest == half && (q & 1lu) == 1lu)) {
+    q = q + 1lu;
+  }
   if (e < -126) { return bitcast<f32>(s | u32(q)); }
   // q's leading bit (2^23, or 2^24 after a carry) adds to the exponent field
   return bitcast<f32>(s | ((u32(e + 126) << 23u) + u32(q)));
@@ -971,9 +976,10 @@ fn tan_x(x: f32) -> f32 {
   let log_t = 2.0149030205422647f + log1p_x(z / 7.5f);
   let y = log_t + num / den - 7.0f / t;
   if (!refl) { return y; }
-  let fl = floor(x);
-  var frac = x - fl;
-  return y - 3.14159265358979f / tan_x(3.14159265358979f * frac);
+  // tan(pi x) from x less its nearest integer (exact): pi times a small remainder keeps its precision near
+  // the poles, where pi * (x - floor(x)) would not
+  let r = x - round_f(x, 4u);
+  return y - 3.14159265358979f / tan_x(3.14159265358979f * r);
 }\n",
             PowF32 => "fn pow_x(x: f32, y: f32) -> f32 {
   let inf = bitcast<f32>(0x7f800000u);

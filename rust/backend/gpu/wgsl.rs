@@ -441,14 +441,18 @@ impl Emit<'_> {
         if from == to {
             return Ok(x.to_string());
         }
-        // float16 goes through f32 (exact one way, rounded once the other: the integer sources reach f32
-        // exactly wherever the float16 result is finite)
+        // float16 goes through f32 (exactly, one way; rounded once, the other)
         if from == F16 {
             let f = format!("{}({x})", self.need(Helper::F16ToF32));
             return self.convert(F32, to, &f);
         }
         if to == F16 {
-            let f = self.convert(from, F32, x)?;
+            // from f64 through an f32 rounded to odd: one rounding in all (an integer source is exact in f32
+            // wherever the float16 result is finite)
+            let f = match from {
+                F64 => format!("{}({x}, true)", self.need(Helper::F64ToF32)),
+                _ => self.convert(from, F32, x)?,
+            };
             return Ok(format!("{}({f})", self.need(Helper::F32ToF16)));
         }
         // Every float <-> int and f32 <-> f64 conversion goes through the bits (`math`): WGSL leaves the
@@ -476,7 +480,7 @@ impl Emit<'_> {
             (F64, U32) => format!("{}({x})", self.need(Helper::FToU32(Width::F64))),
             (F64, I64) => format!("{}({x})", self.need(Helper::F64ToI64)),
             (F32, I64) => format!("{}({x})", self.need(Helper::F32ToI64)),
-            (F64, F32) => format!("{}({x})", self.need(Helper::F64ToF32)),
+            (F64, F32) => format!("{}({x}, false)", self.need(Helper::F64ToF32)),
             (I64, F32) => format!("{}({mag64})", self.need(Helper::U64ToF32)),
             (F32, F64) => format!("{}({x})", self.need(Helper::F32ToF64)),
             (I32, F64) => format!("{}(u64({mag32}), {neg32})", self.need(Helper::U64ToF64)),
