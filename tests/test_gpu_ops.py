@@ -228,7 +228,8 @@ def _flushes_subnormals():
 FLUSHES = _flushes_subnormals()
 # Primitives computed on the bits (exact with subnormals wherever the device flushes them).
 ON_THE_BITS = {"neg", "abs", "sign", "floor", "ceil", "round", "nextafter", "rem", "max", "min", "clamp",
-               "is_finite", "convert_element_type", "bitcast_convert_type", "select_n", "stop_gradient"}
+               "is_finite", "convert_element_type", "bitcast_convert_type", "select_n", "stop_gradient",
+               "eq", "ne", "lt", "le", "gt", "ge"}
 
 
 def _accepts(fn, args):

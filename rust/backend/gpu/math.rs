@@ -10,7 +10,7 @@
 //! the above; `atan`/`asin`/`acos`/`atan2` are Cephes' float32 forms. `pow` is exp2(y·log2|x|) with
 //! IEEE special cases (a few ulp for moderate results; larger error when |y·log2 x| is large).
 //!
-//! The exact operations (rounding to integers, `sign`, `nextafter`, `rem`, `max`/`min`, float↔int and
+//! The exact operations (rounding to integers, `sign`, `nextafter`, `rem`, `max`/`min`, comparisons, float↔int and
 //! f32↔f64 conversions) are integer arithmetic on the bits, written once for f32 and f64 (`Width`; the
 //! source text is expanded per width): see `super` for why no float built-in is trusted with them.
 // Coefficients are kept digit for digit as published.
@@ -39,7 +39,7 @@ pub enum Rounding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Helper {
     // Exact operations on the bits, per float width.
-    IsNan(Width), Order(Width), FMax(Width), FMin(Width), Sign(Width), Round(Width), NextAfter(Width),
+    IsNan(Width), Order(Width), CmpKey(Width), FMax(Width), FMin(Width), Sign(Width), Round(Width), NextAfter(Width),
     Fmod(Width), TruncMag(Width), FToI32(Width), FToU32(Width),
     // float from an integer magnitude and a sign, rounded to nearest even on the bits
     U32ToF32, U64ToF32, U64ToF64, BitLen64,
@@ -86,6 +86,11 @@ const ORDER: &str = "// An integer ordering floats as numbers, -0 below +0 (nega
 fn order_$N(x: $F) -> $I {
   let i = bitcast<$I>(x);
   return i ^ bitcast<$I>(bitcast<$U>(i >> $TOPu) >> 1u);
+}\n";
+const CMP_KEY: &str = "// An integer comparing as the float does, NaN aside (-0 == +0): `order` with -0 moved onto +0.
+fn cmp_key_$N(x: $F) -> $I {
+  let k = order_$N(x);
+  return select(k, k + 1$i, k < 0$i);
 }\n";
 const FMAX: &str = "fn fmax_$N(a: $F, b: $F) -> $F {
   if (isnan_$N(a) || isnan_$N(b)) { return bitcast<$F>($QNAN$u); }
@@ -276,6 +281,7 @@ impl Helper {
         use Width::{F32 as S, F64 as D};
         match self {
             IsNan(S) => "isnan_f", IsNan(D) => "isnan_d", Order(S) => "order_f", Order(D) => "order_d",
+            CmpKey(S) => "cmp_key_f", CmpKey(D) => "cmp_key_d",
             FMax(S) => "fmax_f", FMax(D) => "fmax_d", FMin(S) => "fmin_f", FMin(D) => "fmin_d",
             Sign(S) => "sign_f", Sign(D) => "sign_d", Round(S) => "round_f", Round(D) => "round_d",
             NextAfter(S) => "nextafter_f", NextAfter(D) => "nextafter_d", Fmod(S) => "fmod_f", Fmod(D) => "fmod_d",
@@ -302,6 +308,7 @@ impl Helper {
         let text: &str = match self {
             IsNan(w) => return expand(ISNAN, w),
             Order(w) => return expand(ORDER, w),
+            CmpKey(w) => return expand(CMP_KEY, w),
             FMax(w) => return expand(FMAX, w),
             FMin(w) => return expand(FMIN, w),
             Sign(w) => return expand(SIGN, w),
@@ -1017,11 +1024,11 @@ fn tan_x(x: f32) -> f32 {
     }
 }
 
-const ALL: &[Helper] = {
+pub(super) const ALL: &[Helper] = {
     use Helper::*;
     use Width::{F32 as S, F64 as D};
     &[
-        IsNan(S), IsNan(D), Order(S), Order(D), FMax(S), FMax(D), FMin(S), FMin(D), Sign(S), Sign(D), Round(S),
+        IsNan(S), IsNan(D), Order(S), Order(D), CmpKey(S), CmpKey(D), FMax(S), FMax(D), FMin(S), FMin(D), Sign(S), Sign(D), Round(S),
         Round(D), NextAfter(S), NextAfter(D), Fmod(S), Fmod(D), TruncMag(S), TruncMag(D), FToI32(S), FToI32(D),
         FToU32(S), FToU32(D), U32ToF32, U64ToF32, U64ToF64, BitLen64, F64ToI64, F32ToI64, F64ToF32, F32ToF64,
         ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32, F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce,

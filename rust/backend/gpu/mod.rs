@@ -18,13 +18,14 @@
 //! Math Assumption), "correctly rounded" allows either neighbour, an inexact int → float conversion may
 //! round either way, and float64 is not in WGSL at all (a naga extension with no accuracy promised). So:
 //! - trusted: integer arithmetic and bit operations (`countLeadingZeros`, `countOneBits`), `select`,
-//!   `bitcast`, float comparisons of non-NaN values (NaN is tested on the bits first), float `+ - *`
-//!   (correctly rounded; bit-exact wherever the hardware rounds to nearest even, as GPUs do), and conversions
-//!   whose value is representable in the target (f16 → f32, an integer of at most 24/53 bits).
+//!   `bitcast`, float `+ - *` (correctly rounded; bit-exact wherever the hardware rounds to nearest even, as
+//!   GPUs do, and does not flush subnormals), and conversions whose value is representable in the target
+//!   (f16 → f32, an integer of at most 24/53 bits).
 //! - exact on the bits, for every input (`math`, written once for f32 and f64): `floor`, `ceil`, `round`
 //!   (both methods), `sign`, `neg`, `abs`, `is_finite`, `nextafter`, `rem`, `max`/`min`/`clamp` (NaN
-//!   propagates, -0 < +0), float → int (saturating, NaN → 0), int → float (nearest even), f32 ↔ f64,
-//!   f32 → f16. float16 arithmetic is float32's, rounded once to float16.
+//!   propagates, -0 < +0), comparisons (NaN unordered, -0 == +0), float → int (saturating, NaN → 0),
+//!   int → float (nearest even), f32 ↔ f64, f32 → f16. float16 arithmetic is float32's, rounded once to
+//!   float16. (Reductions' argmax/argmin still compare floats directly.)
 //! - approximate, held to ulp bounds vs the CPU backend by tests/test_gpu_ops.py: `/` and `sqrt` (the
 //!   driver's), the float32 math library in `math`, `pow` (the driver's exp2/log2).
 use std::collections::HashMap;

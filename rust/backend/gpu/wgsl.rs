@@ -416,21 +416,22 @@ impl Emit<'_> {
             CompareOp::Gt => ">",
             CompareOp::Ge => ">=",
         };
+        // floats compared as integers (`math::CMP_KEY`): exact for subnormals and infinities, which WGSL lets
+        // a float comparison flush or assume away; NaN compares unordered, tested on the bits
+        let float = match dt {
+            DType::F32 => Some(Width::F32),
+            DType::F64 => Some(Width::F64),
+            _ => None,
+        };
+        if let Some(w) = float {
+            let nan = self.need(Helper::IsNan(w));
+            let key = self.need(Helper::CmpKey(w));
+            return Ok(match op {
+                CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {key}({a}) != {key}({b}))"),
+                _ => format!("(!{nan}({a}) && !{nan}({b}) && {key}({a}) {sym} {key}({b}))"),
+            });
+        }
         Ok(match dt {
-            DType::F32 => {
-                let nan = self.need(Helper::IsNan(Width::F32));
-                match op {
-                    CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
-                    _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
-                }
-            }
-            DType::F64 => {
-                let nan = self.need(Helper::IsNan(Width::F64));
-                match op {
-                    CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
-                    _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
-                }
-            }
             DType::Bool => format!("(select(0u, 1u, {a}) {sym} select(0u, 1u, {b}))"),
             _ => format!("({a} {sym} {b})"),
         })
