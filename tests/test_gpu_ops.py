@@ -10,8 +10,8 @@ NaN, the sign of zero counts) except for the operations no formula makes exact, 
 
 llvmpipe compiles shaders for the host CPU (a driver built-in can be right on one host and wrong on another),
 so `test_under_llvmpipe_code_paths` runs the comparison again in subprocesses with LP_NATIVE_VECTOR_WIDTH
-128 and 256 and with the CPU features cut to SSE4.1 (GALLIUM_OVERRIDE_CPU_CAPS): every CI machine covers
-more than its own default. Mesa's shader cache is off (tests/conftest.py), so no run reuses another's code.
+128 and 256 and with the CPU features cut to SSE4.1 and to AVX (GALLIUM_OVERRIDE_CPU_CAPS): every CI machine
+covers more than its own default. Mesa's shader cache is off (tests/conftest.py), so no run reuses another's code.
 """
 import importlib
 import inspect
@@ -297,7 +297,8 @@ def test_exact_float_ops_run_as_device_shaders(dt, x64):
 # (name, environment changes) of the llvmpipe code paths run in subprocesses
 VARIANTS = [("vector-width-128", {"LP_NATIVE_VECTOR_WIDTH": "128"}),
             ("vector-width-256", {"LP_NATIVE_VECTOR_WIDTH": "256"}),
-            ("sse4.1", {"GALLIUM_OVERRIDE_CPU_CAPS": "sse4.1"})]
+            ("sse4.1", {"GALLIUM_OVERRIDE_CPU_CAPS": "sse4.1"}),
+            ("avx", {"GALLIUM_OVERRIDE_CPU_CAPS": "avx"})]
 if os.environ.get("LP_NATIVE_VECTOR_WIDTH"):
     VARIANTS.insert(0, ("vector-width-unset", {"LP_NATIVE_VECTOR_WIDTH": None}))
 

@@ -25,7 +25,7 @@
 //!   (both methods), `sign`, `neg`, `abs`, `is_finite`, `nextafter`, `rem`, `max`/`min`/`clamp` (NaN
 //!   propagates, -0 < +0), comparisons (NaN unordered, -0 == +0), float → int (saturating, NaN → 0),
 //!   int → float (nearest even), f32 ↔ f64, f32 → f16. float16 arithmetic is float32's, rounded once to
-//!   float16. (Reductions' argmax/argmin still compare floats directly.)
+//!   float16; argmax/argmin compare as `compare` does.
 //! - approximate, held to ulp bounds vs the CPU backend by tests/test_gpu_ops.py: `/` and `sqrt` (the
 //!   driver's), the float32 math library in `math`, `pow` (the driver's exp2/log2).
 use std::collections::HashMap;

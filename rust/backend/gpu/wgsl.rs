@@ -627,21 +627,17 @@ fn to_acc(dt: DType, v: &str) -> String {
 /// NaN pairs go to the lower index.
 fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &str, bi: &str) -> String {
     let cmp = if is_max { ">" } else { "<" };
-    match dt {
-        DType::F32 => {
-            let nan = e.need(Helper::IsNan(Width::F32));
-            format!(
-                "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
-            )
-        }
-        DType::F64 => {
-            let nan = e.need(Helper::IsNan(Width::F64));
-            format!(
-                "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
-            )
-        }
-        _ => format!("({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))"),
-    }
+    let w = match dt {
+        DType::F32 => Width::F32,
+        DType::F64 => Width::F64,
+        _ => return format!("({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))"),
+    };
+    // floats ordered by their integer keys, as `compare` does
+    let nan = e.need(Helper::IsNan(w));
+    let key = e.need(Helper::CmpKey(w));
+    format!(
+        "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({key}({bv}) {cmp} {key}({av}) || ({key}({bv}) == {key}({av}) && {bi} < {ai}))))"
+    )
 }
 
 /// Row-major coordinate expressions of `axes` (sizes from `domain`) decomposed from linear index `lin`.
