@@ -141,7 +141,8 @@ def cases(name, prim, dt):
         x, y = pairs(v)
         which = (np.arange(len(x)) % 3 == 1)
         which3 = (np.arange(len(x)) % 3).astype(np.int32)
-        return [("select_n[bool]", lax.select_n, [which, x, y]), ("select_n[int32]", lax.select_n, [which3, x, y, x[::-1].copy()])]
+        return [("select_n[bool]", lax.select_n, [which, x, y]),
+                ("select_n[int32]", lax.select_n, [which3, x, y, x[::-1].copy()])]
     if name == "clamp":
         bounds = v[np.linspace(0, len(v) - 1, 7).astype(int)]
         lo, hi = pairs(bounds)

@@ -354,7 +354,9 @@ impl Helper {
   let b = bitcast<u32>(x);
   let s = u64(b & 0x80000000u) << 32u;
   let a = b & 0x7fffffffu;
-  if (a >= 0x7f800000u) { return bitcast<f64>(s | select(0x7ff0000000000000lu, 0x7ff8000000000000lu, a > 0x7f800000u)); }
+  if (a >= 0x7f800000u) {
+    return bitcast<f64>(s | select(0x7ff0000000000000lu, 0x7ff8000000000000lu, a > 0x7f800000u));
+  }
   if (a == 0u) { return bitcast<f64>(s); }
   if (a < 0x800000u) {
     // a * 2^-149: the integer a as an f64, its exponent lowered by 149
@@ -1028,13 +1030,13 @@ pub(super) const ALL: &[Helper] = {
     use Helper::*;
     use Width::{F32 as S, F64 as D};
     &[
-        IsNan(S), IsNan(D), Order(S), Order(D), CmpKey(S), CmpKey(D), FMax(S), FMax(D), FMin(S), FMin(D), Sign(S), Sign(D), Round(S),
-        Round(D), NextAfter(S), NextAfter(D), Fmod(S), Fmod(D), TruncMag(S), TruncMag(D), FToI32(S), FToI32(D),
-        FToU32(S), FToU32(D), U32ToF32, U64ToF32, U64ToF64, BitLen64, F64ToI64, F32ToI64, F64ToF32, F32ToF64,
-        ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32, F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce,
-        Expm1Poly, Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce,
-        RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma,
-        PowF32, DivI64, RemI64, IPowI64,
+        IsNan(S), IsNan(D), Order(S), Order(D), CmpKey(S), CmpKey(D), FMax(S), FMax(D), FMin(S), FMin(D),
+        Sign(S), Sign(D), Round(S), Round(D), NextAfter(S), NextAfter(D), Fmod(S), Fmod(D), TruncMag(S),
+        TruncMag(D), FToI32(S), FToI32(D), FToU32(S), FToU32(D), U32ToF32, U64ToF32, U64ToF64, BitLen64,
+        F64ToI64, F32ToI64, F64ToF32, F32ToF64, ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32,
+        F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel, LogSplit, Log,
+        Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
+        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, DivI64, RemI64, IPowI64,
     ]
 };
 

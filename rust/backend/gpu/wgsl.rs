@@ -635,8 +635,9 @@ fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &st
     // floats ordered by their integer keys, as `compare` does
     let nan = e.need(Helper::IsNan(w));
     let key = e.need(Helper::CmpKey(w));
+    let (kb, ka) = (format!("{key}({bv})"), format!("{key}({av})"));
     format!(
-        "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({key}({bv}) {cmp} {key}({av}) || ({key}({bv}) == {key}({av}) && {bi} < {ai}))))"
+        "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({kb} {cmp} {ka} || ({kb} == {ka} && {bi} < {ai}))))"
     )
 }
 
