@@ -3,12 +3,18 @@
 * Every test runs with ``jax_enable_x64`` and ``jax_explain_cache_misses`` restored afterwards (autouse), so a
   test that flips them cannot leak into the next one.
 * ``x64`` turns 64-bit mode on for one test; ``x32`` makes sure it is off.
+* Mesa's shader cache is off for the whole run (and its subprocesses).
 """
 import importlib.util
 import os
 import sys
 
 import pytest
+
+# GPU results must not depend on an earlier run: Mesa's on-disk shader cache would serve shaders that
+# llvmpipe compiled under other settings (LP_NATIVE_VECTOR_WIDTH, CPU features). Set before Vulkan loads;
+# subprocesses inherit it.
+os.environ["MESA_SHADER_CACHE_DISABLE"] = "true"
 
 if importlib.util.find_spec("cranax") is None:  # run from a checkout without installing
     _SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python"))

@@ -9,23 +9,240 @@
 //! `lgamma`/`digamma` XLA's Lanczos forms; `sinh`, `cosh`, `asinh`, `acosh`, `atanh` are composed from
 //! the above; `atan`/`asin`/`acos`/`atan2` are Cephes' float32 forms. `pow` is exp2(y·log2|x|) with
 //! IEEE special cases (a few ulp for moderate results; larger error when |y·log2 x| is large).
+//!
+//! The exact operations (rounding to integers, `sign`, `nextafter`, `rem`, `max`/`min`, comparisons, float↔int and
+//! f32↔f64 conversions) are integer arithmetic on the bits, written once for f32 and f64 (`Width`; the
+//! source text is expanded per width): see `super` for why no float built-in is trusted with them.
 // Coefficients are kept digit for digit as published.
 #![allow(clippy::excessive_precision)]
 use std::collections::BTreeSet;
 
 use crate::ir::UnaryOp;
 
+/// The float width of a helper written once for both (its text is expanded by `expand`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Width {
+    F32,
+    F64,
+}
+
+/// How `Helper::Round` rounds to an integer (its `mode` argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounding {
+    Trunc = 0,
+    Floor = 1,
+    Ceil = 2,
+    HalfAway = 3,
+    HalfEven = 4,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Helper {
-    IsNan, FMax, FMin, SignF, RoundAway, ClampNan,
-    DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
-    F32ToI32, F32ToU32, NextAfterF32, F16ToF32, F32ToF16,
+    // Exact operations on the bits, per float width.
+    IsNan(Width), Order(Width), CmpKey(Width), FMax(Width), FMin(Width), Sign(Width), Round(Width), NextAfter(Width),
+    Fmod(Width), TruncMag(Width), FToI32(Width), FToU32(Width),
+    // float from an integer magnitude and a sign, rounded to nearest even on the bits
+    U32ToF32, U64ToF32, U64ToF64, BitLen64,
+    F64ToI64, F32ToI64, F64ToF32, F32ToF64,
+    ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32, F16ToF32, F32ToF16,
     Pow2i, Scale2, ExpReduce, Expm1Poly,
     Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
     Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt,
     Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
-    // 64-bit (adapters with shader-f64 and shader-int64): semantics only, no transcendental functions.
-    IsNanD, FMaxD, FMinD, SignD, RoundAwayD, DivI64, RemI64, IPowI64, F64ToI32, F64ToU32, F64ToI64, F32ToI64,
+    // 64-bit integers (adapters with shader-int64).
+    DivI64, RemI64, IPowI64,
+}
+
+/// The `$`-tokens of a width-generic helper, longest first (no token is a prefix of a later one).
+fn tokens(w: Width) -> [(&'static str, &'static str); 22] {
+    match w {
+        Width::F32 => [
+            ("$SIGN", "0x80000000"), ("$BIAS", "127"), ("$MANT", "0x7fffff"), ("$QNAN", "0x7fc00000"),
+            ("$HALF", "0x3f000000"), ("$P31", "0x4f000000"), ("$P32", "0x4f800000"), ("$ABS", "0x7fffffff"),
+            ("$INF", "0x7f800000"), ("$ONE", "0x3f800000"), ("$TOP", "31"), ("$MB", "23"), ("$EM", "0xff"),
+            ("$XB", "9"), ("$P", "24"), ("$W", "32"), ("$F", "f32"), ("$U", "u32"), ("$I", "i32"), ("$N", "f"),
+            ("$u", "u"), ("$i", "i"),
+        ],
+        Width::F64 => [
+            ("$SIGN", "0x8000000000000000"), ("$BIAS", "1023"), ("$MANT", "0xfffffffffffff"),
+            ("$QNAN", "0x7ff8000000000000"), ("$HALF", "0x3fe0000000000000"), ("$P31", "0x41e0000000000000"),
+            ("$P32", "0x41f0000000000000"), ("$ABS", "0x7fffffffffffffff"), ("$INF", "0x7ff0000000000000"),
+            ("$ONE", "0x3ff0000000000000"), ("$TOP", "63"), ("$MB", "52"), ("$EM", "0x7ff"), ("$XB", "12"),
+            ("$P", "53"), ("$W", "64"), ("$F", "f64"), ("$U", "u64"), ("$I", "i64"), ("$N", "d"), ("$u", "lu"),
+            ("$i", "li"),
+        ],
+    }
+}
+
+/// Template `t` for width `w`.
+fn expand(t: &str, w: Width) -> String {
+    tokens(w).iter().fold(t.to_string(), |s, (k, v)| s.replace(k, v))
+}
+
+/// Width-generic sources (see `tokens`). Every value is handled on its bits: NaN, infinities, signed zeros
+/// and subnormals included, whatever the device's float built-ins and flush-to-zero mode do.
+const ISNAN: &str = "fn isnan_$N(x: $F) -> bool { return (bitcast<$U>(x) & $ABS$u) > $INF$u; }\n";
+const ORDER: &str = "// An integer ordering floats as numbers, -0 below +0 (negatives' magnitude bits flipped).
+fn order_$N(x: $F) -> $I {
+  let i = bitcast<$I>(x);
+  return i ^ bitcast<$I>(bitcast<$U>(i >> $TOPu) >> 1u);
+}\n";
+const CMP_KEY: &str = "// An integer comparing as the float does, NaN aside (-0 == +0): `order` with -0 moved onto +0.
+fn cmp_key_$N(x: $F) -> $I {
+  let k = order_$N(x);
+  return select(k, k + 1$i, k < 0$i);
+}\n";
+const FMAX: &str = "fn fmax_$N(a: $F, b: $F) -> $F {
+  if (isnan_$N(a) || isnan_$N(b)) { return bitcast<$F>($QNAN$u); }
+  return select(b, a, order_$N(a) > order_$N(b));
+}\n";
+const FMIN: &str = "fn fmin_$N(a: $F, b: $F) -> $F {
+  if (isnan_$N(a) || isnan_$N(b)) { return bitcast<$F>($QNAN$u); }
+  return select(b, a, order_$N(a) < order_$N(b));
+}\n";
+const SIGN: &str = "fn sign_$N(x: $F) -> $F {
+  // Zero tested on the bits: a GPU flushing subnormals would call a subnormal zero.
+  let a = bitcast<$U>(x) & $ABS$u;
+  if (a == 0$u || a > $INF$u) { return x; }
+  return bitcast<$F>((bitcast<$U>(x) & $SIGN$u) | $ONE$u);
+}\n";
+const ROUND: &str = "// x rounded to an integer: mode 0 trunc, 1 floor, 2 ceil, 3 half away from zero, 4 half to even.
+// The fraction bits are cleared and the magnitude moved up one unit where the mode says (a carry out of the
+// significand moves into the exponent, which is the next power of two).
+fn round_$N(x: $F, mode: u32) -> $F {
+  let b = bitcast<$U>(x);
+  let s = b & $SIGN$u;
+  let a = b ^ s;
+  let e = i32(u32(a >> $MBu)) - $BIAS;
+  if (e >= $MB) { return x; }
+  var up = false;
+  if (e < 0) {
+    if (mode == 1u) { up = s != 0$u && a != 0$u; }
+    if (mode == 2u) { up = s == 0$u && a != 0$u; }
+    if (mode == 3u) { up = a >= $HALF$u; }
+    if (mode == 4u) { up = a > $HALF$u; }
+    return bitcast<$F>(s | select(0$u, $ONE$u, up));
+  }
+  let fmask = $MANT$u >> u32(e);
+  let frac = a & fmask;
+  let t = a & ~fmask;
+  let unit = fmask + 1$u;
+  let half = unit >> 1u;
+  if (mode == 1u) { up = s != 0$u && frac != 0$u; }
+  if (mode == 2u) { up = s == 0$u && frac != 0$u; }
+  if (mode == 3u) { up = frac >= half; }
+  if (mode == 4u) { up = frac > half || (frac == half && (t & unit) != 0$u); }
+  return bitcast<$F>(s | (t + select(0$u, unit, up)));
+}\n";
+const NEXTAFTER: &str = "fn nextafter_$N(x: $F, y: $F) -> $F {
+  let bx = bitcast<$U>(x);
+  let by = bitcast<$U>(y);
+  let ax = bx & $ABS$u;
+  let ay = by & $ABS$u;
+  if (ax > $INF$u || ay > $INF$u) { return bitcast<$F>($QNAN$u); }
+  if (bx == by || (ax | ay) == 0$u) { return y; }
+  if (ax == 0$u) { return bitcast<$F>((by & $SIGN$u) | 1$u); }
+  // the magnitude grows when y lies beyond x on x's side of zero
+  let away = (bx != ax) == (by != ay) && ay > ax;
+  return bitcast<$F>(select(bx - 1$u, bx + 1$u, away));
+}\n";
+const FMOD: &str = "fn fmod_$N(x: $F, y: $F) -> $F {
+  // musl's fmod: exact, by integer long division of the significands.
+  var ux = bitcast<$U>(x);
+  var uy = bitcast<$U>(y);
+  var ex = i32(u32(ux >> $MBu) & $EMu);
+  var ey = i32(u32(uy >> $MBu) & $EMu);
+  let sx = ux & $SIGN$u;
+  if ((uy << 1u) == 0$u || isnan_$N(y) || ex == $EM) { return bitcast<$F>($QNAN$u); }
+  if ((ux << 1u) <= (uy << 1u)) {
+    if ((ux << 1u) == (uy << 1u)) { return bitcast<$F>(sx); }
+    return x;
+  }
+  if (ex == 0) {
+    var i = ux << $XBu;
+    loop { if ((i >> $TOPu) != 0$u) { break; } ex = ex - 1; i = i << 1u; }
+    ux = ux << u32(1 - ex);
+  } else {
+    ux = (ux & $MANT$u) | ($MANT$u + 1$u);
+  }
+  if (ey == 0) {
+    var i = uy << $XBu;
+    loop { if ((i >> $TOPu) != 0$u) { break; } ey = ey - 1; i = i << 1u; }
+    uy = uy << u32(1 - ey);
+  } else {
+    uy = (uy & $MANT$u) | ($MANT$u + 1$u);
+  }
+  loop {
+    if (ex <= ey) { break; }
+    let i = ux - uy;
+    if ((i >> $TOPu) == 0$u) {
+      if (i == 0$u) { return bitcast<$F>(sx); }
+      ux = i;
+    }
+    ux = ux << 1u;
+    ex = ex - 1;
+  }
+  let i = ux - uy;
+  if ((i >> $TOPu) == 0$u) {
+    if (i == 0$u) { return bitcast<$F>(sx); }
+    ux = i;
+  }
+  loop { if ((ux >> $MBu) != 0$u) { break; } ux = ux << 1u; ex = ex - 1; }
+  if (ex > 0) {
+    ux = (ux - ($MANT$u + 1$u)) | ($U(u32(ex)) << $MBu);
+  } else {
+    ux = ux >> u32(1 - ex);
+  }
+  return bitcast<$F>(ux | sx);
+}\n";
+const TRUNC_MAG: &str = "// trunc(|x|) as an integer, from |x|'s bits a (finite, below 2^$W).
+fn trunc_mag_$N(a: $U) -> $U {
+  let e = i32(u32(a >> $MBu)) - $BIAS;
+  if (e < 0) { return 0$u; }
+  let m = (a & $MANT$u) | ($MANT$u + 1$u);
+  if (e >= $MB) { return m << u32(e - $MB); }
+  return m >> u32($MB - e);
+}\n";
+// float -> int saturates, NaN -> 0 (as XLA).
+const TO_I32: &str = "fn $F_to_i32(x: $F) -> i32 {
+  let b = bitcast<$U>(x);
+  let a = b & $ABS$u;
+  if (a > $INF$u) { return 0i; }
+  if (a >= $P31$u) { return select(2147483647i, bitcast<i32>(0x80000000u), b != a); }
+  let m = bitcast<i32>(u32(trunc_mag_$N(a)));
+  return select(m, 0i - m, b != a);
+}\n";
+const TO_U32: &str = "fn $F_to_u32(x: $F) -> u32 {
+  let b = bitcast<$U>(x);
+  let a = b & $ABS$u;
+  if (a > $INF$u || b != a) { return 0u; }
+  if (a >= $P32$u) { return 0xffffffffu; }
+  return u32(trunc_mag_$N(a));
+}\n";
+// The float nearest to the integer m (ties to even), negative when `neg`: m's top $P bits are rounded in
+// integer arithmetic and the exponent is put on the bits (WGSL leaves the direction of an inexact
+// int -> float conversion open). $V/$v/$LEN: the integer's type, literal suffix and bit length.
+const INT_TO_FLOAT: &str = "fn $V_to_$F(m: $V, neg: bool) -> $F {
+  if (m == 0$v) { return bitcast<$F>(0$u); }
+  let n = $LEN;
+  var q = m;
+  if (n <= $Pu) {
+    q = m << ($Pu - n);
+  } else {
+    let sh = n - $Pu;
+    q = m >> sh;
+    let rest = m & ((1$v << sh) - 1$v);
+    let half = 1$v << (sh - 1u);
+    if (rest > half || (rest == half && (q & 1$v) == 1$v)) { q = q + 1$v; }
+  }
+  // q is in [2^($P-1), 2^$P]: its leading bit carries into the exponent field, hence the bias less 2
+  let bits = ($U(n + $BIASu - 2u) << $MBu) + $U(q);
+  return bitcast<$F>(bits | select(0$u, $SIGN$u, neg));
+}\n";
+
+fn int_to_float(int64: bool, w: Width) -> String {
+    let (v, s, len) = if int64 { ("u64", "lu", "bitlen_u64(m)") } else { ("u32", "u", "(32u - countLeadingZeros(m))") };
+    expand(&INT_TO_FLOAT.replace("$V", v).replace("$v", s).replace("$LEN", len), w)
 }
 
 impl Helper {
@@ -61,48 +278,115 @@ impl Helper {
 
     pub fn name(self) -> &'static str {
         use Helper::*;
+        use Width::{F32 as S, F64 as D};
         match self {
-            IsNan => "isnan_f", FMax => "fmax_x", FMin => "fmin_x", SignF => "sign_f", RoundAway => "round_away",
+            IsNan(S) => "isnan_f", IsNan(D) => "isnan_d", Order(S) => "order_f", Order(D) => "order_d",
+            CmpKey(S) => "cmp_key_f", CmpKey(D) => "cmp_key_d",
+            FMax(S) => "fmax_f", FMax(D) => "fmax_d", FMin(S) => "fmin_f", FMin(D) => "fmin_d",
+            Sign(S) => "sign_f", Sign(D) => "sign_d", Round(S) => "round_f", Round(D) => "round_d",
+            NextAfter(S) => "nextafter_f", NextAfter(D) => "nextafter_d", Fmod(S) => "fmod_f", Fmod(D) => "fmod_d",
+            TruncMag(S) => "trunc_mag_f", TruncMag(D) => "trunc_mag_d", FToI32(S) => "f32_to_i32",
+            FToI32(D) => "f64_to_i32", FToU32(S) => "f32_to_u32", FToU32(D) => "f64_to_u32",
+            U32ToF32 => "u32_to_f32", U64ToF32 => "u64_to_f32", U64ToF64 => "u64_to_f64", BitLen64 => "bitlen_u64",
+            F64ToI64 => "f64_to_i64", F32ToI64 => "f32_to_i64", F64ToF32 => "f64_to_f32", F32ToF64 => "f32_to_f64",
             ClampNan => "clamp_nan",
-            DivI32 => "div_i32", DivU32 => "div_u32", RemI32 => "rem_i32", RemU32 => "rem_u32", FmodF32 => "fmod_f32",
-            IPowI32 => "ipow_i32", IPowU32 => "ipow_u32", F32ToI32 => "f32_to_i32", F32ToU32 => "f32_to_u32",
-            F16ToF32 => "f16_to_f32", F32ToF16 => "f32_to_f16",
-            NextAfterF32 => "nextafter_f32", Pow2i => "pow2i", Scale2 => "scale2", ExpReduce => "exp_reduce",
+            DivI32 => "div_i32", DivU32 => "div_u32", RemI32 => "rem_i32", RemU32 => "rem_u32",
+            IPowI32 => "ipow_i32", IPowU32 => "ipow_u32", F16ToF32 => "f16_to_f32", F32ToF16 => "f32_to_f16",
+            Pow2i => "pow2i", Scale2 => "scale2", ExpReduce => "exp_reduce",
             Expm1Poly => "expm1_poly", Exp => "exp_x", Exp2 => "exp2_x", Expm1 => "expm1_x", LogKernel => "log_kernel",
             LogSplit => "log_split", Log => "log_x", Log1p => "log1p_x", Tanh => "tanh_x", Logistic => "logistic_x",
             Sin => "sin_x", Cos => "cos_x", Tan => "tan_x", TrigReduce => "trig_reduce", RemPio2Big => "rem_pio2_big", Erf => "erf_x",
             ErfInv => "erf_inv_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
             Atan2F32 => "atan2_x", Sinh => "sinh_x", Cosh => "cosh_x", Asinh => "asinh_x", Acosh => "acosh_x",
             Atanh => "atanh_x", Lgamma => "lgamma_x", Digamma => "digamma_x", PowF32 => "pow_x",
-            IsNanD => "isnan_d", FMaxD => "fmax_d", FMinD => "fmin_d", SignD => "sign_d", RoundAwayD => "round_away_d",
-            DivI64 => "div_i64", RemI64 => "rem_i64", IPowI64 => "ipow_i64", F64ToI32 => "f64_to_i32",
-            F64ToU32 => "f64_to_u32", F64ToI64 => "f64_to_i64", F32ToI64 => "f32_to_i64",
+            DivI64 => "div_i64", RemI64 => "rem_i64", IPowI64 => "ipow_i64",
         }
     }
 
-    fn source(self) -> &'static str {
+    fn source(self) -> String {
         use Helper::*;
-        match self {
-            IsNan => "fn isnan_f(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n",
-            IsNanD => "fn isnan_d(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu; }\n",
-            FMaxD => "fn fmax_d(a: f64, b: f64) -> f64 {
-  if (isnan_d(a) || isnan_d(b)) { return bitcast<f64>(0x7ff8000000000000lu); }
-  if (a == b) { return bitcast<f64>(bitcast<u64>(a) & bitcast<u64>(b)); }
-  return select(b, a, a > b);
+        let text: &str = match self {
+            IsNan(w) => return expand(ISNAN, w),
+            Order(w) => return expand(ORDER, w),
+            CmpKey(w) => return expand(CMP_KEY, w),
+            FMax(w) => return expand(FMAX, w),
+            FMin(w) => return expand(FMIN, w),
+            Sign(w) => return expand(SIGN, w),
+            Round(w) => return expand(ROUND, w),
+            NextAfter(w) => return expand(NEXTAFTER, w),
+            Fmod(w) => return expand(FMOD, w),
+            TruncMag(w) => return expand(TRUNC_MAG, w),
+            FToI32(w) => return expand(TO_I32, w),
+            FToU32(w) => return expand(TO_U32, w),
+            U32ToF32 => return int_to_float(false, Width::F32),
+            U64ToF32 => return int_to_float(true, Width::F32),
+            U64ToF64 => return int_to_float(true, Width::F64),
+            BitLen64 => "fn bitlen_u64(m: u64) -> u32 {
+  let hi = u32(m >> 32u);
+  if (hi != 0u) { return 64u - countLeadingZeros(hi); }
+  return 32u - countLeadingZeros(u32(m));
 }\n",
-            FMinD => "fn fmin_d(a: f64, b: f64) -> f64 {
-  if (isnan_d(a) || isnan_d(b)) { return bitcast<f64>(0x7ff8000000000000lu); }
-  if (a == b) { return bitcast<f64>(bitcast<u64>(a) | bitcast<u64>(b)); }
-  return select(b, a, a < b);
+            F64ToI64 => "fn f64_to_i64(x: f64) -> i64 {
+  let b = bitcast<u64>(x);
+  let a = b & 0x7ffffffffffffffflu;
+  if (a > 0x7ff0000000000000lu) { return 0li; }
+  if (a >= 0x43e0000000000000lu) { return select(9223372036854775807li, bitcast<i64>(0x8000000000000000lu), b != a); }
+  let m = bitcast<i64>(trunc_mag_d(a));
+  return select(m, 0li - m, b != a);
 }\n",
-            SignD => "fn sign_d(x: f64) -> f64 {
-  if (isnan_d(x) || (bitcast<u64>(x) & 0x7ffffffffffffffflu) == 0lu) { return x; }
-  return bitcast<f64>((bitcast<u64>(x) & 0x8000000000000000lu) | 0x3ff0000000000000lu);
+            F32ToI64 => "fn f32_to_i64(x: f32) -> i64 {
+  let b = bitcast<u32>(x);
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return 0li; }
+  if (a >= 0x5f000000u) { return select(9223372036854775807li, bitcast<i64>(0x8000000000000000lu), b != a); }
+  let e = i32(a >> 23u) - 127;
+  if (e < 0) { return 0li; }
+  let m = u64((a & 0x7fffffu) | 0x800000u);
+  var r: u64;
+  if (e >= 23) { r = m << u32(e - 23); } else { r = m >> u32(23 - e); }
+  let v = bitcast<i64>(r);
+  return select(v, 0li - v, b != a);
 }\n",
-            RoundAwayD => "fn round_away_d(x: f64) -> f64 {
-  let t = trunc(x);
-  let up = t + bitcast<f64>((bitcast<u64>(x) & 0x8000000000000000lu) | 0x3ff0000000000000lu);
-  return select(t, up, abs(x - t) >= 0.5lf);
+            // f64 <-> f32 on the bits (WGSL defines no f64 conversions): NaN stays NaN, subnormals are kept,
+            // narrowing rounds to nearest even (from MAX + half an ulp up -> inf), or to odd when `odd` (the
+            // dropped bits only set the last one: rounding that f32 to float16 is then f64 -> f16 rounded once).
+            F32ToF64 => "fn f32_to_f64(x: f32) -> f64 {
+  let b = bitcast<u32>(x);
+  let s = u64(b & 0x80000000u) << 32u;
+  let a = b & 0x7fffffffu;
+  if (a >= 0x7f800000u) {
+    return bitcast<f64>(s | select(0x7ff0000000000000lu, 0x7ff8000000000000lu, a > 0x7f800000u));
+  }
+  if (a == 0u) { return bitcast<f64>(s); }
+  if (a < 0x800000u) {
+    // a * 2^-149: the integer a as an f64, its exponent lowered by 149
+    return bitcast<f64>(s | (bitcast<u64>(u64_to_f64(u64(a), false)) - (149lu << 52u)));
+  }
+  return bitcast<f64>(s | ((u64(a) << 29u) + (896lu << 52u)));
+}\n",
+            F64ToF32 => "fn f64_to_f32(x: f64, odd: bool) -> f32 {
+  let u = bitcast<u64>(x);
+  let s = u32(u >> 32u) & 0x80000000u;
+  let a = u & 0x7ffffffffffffffflu;
+  if (a > 0x7ff0000000000000lu) { return bitcast<f32>(s | 0x7fc00000u); }
+  if (a >= 0x47effffff0000000lu) { return bitcast<f32>(s | 0x7f800000u); }
+  let e = i32(u32(a >> 52u)) - 1023;
+  if (e < -150) { return bitcast<f32>(s); }
+  let m = (a & 0xffffffffffffflu) | 0x10000000000000lu;
+  // keep 24 significant bits (fewer for a subnormal result), rounding the rest to nearest even
+  var sh = 29u;
+  if (e < -126) { sh = u32(29 + (-126 - e)); }
+  var q = m >> sh;
+  let rest = m & ((1lu << sh) - 1lu);
+  let half = 1lu << (sh - 1u);
+  if (odd) {
+    q = q | select(0lu, 1lu, rest != 0lu);
+  } else if (rest > half || (rest == half && (q & 1lu) == 1lu)) {
+    q = q + 1lu;
+  }
+  if (e < -126) { return bitcast<f32>(s | u32(q)); }
+  // q's leading bit (2^23, or 2^24 after a carry) adds to the exponent field
+  return bitcast<f32>(s | ((u32(e + 126) << 23u) + u32(q)));
 }\n",
             DivI64 => "fn div_i64(x: i64, y: i64) -> i64 {
   if (y == 0li) { return -1li; }
@@ -128,49 +412,6 @@ impl Helper {
     x = x * x;
   }
   return acc;
-}\n",
-            F64ToI32 => "fn f64_to_i32(x: f64) -> i32 {
-  if (isnan_d(x)) { return 0i; }
-  if (x >= 2147483647.0lf) { return 2147483647i; }
-  if (x <= -2147483648.0lf) { return bitcast<i32>(0x80000000u); }
-  return i32(x);
-}\n",
-            F64ToU32 => "fn f64_to_u32(x: f64) -> u32 {
-  if (isnan_d(x) || x <= 0.0lf) { return 0u; }
-  if (x >= 4294967295.0lf) { return 0xffffffffu; }
-  return u32(x);
-}\n",
-            F64ToI64 => "fn f64_to_i64(x: f64) -> i64 {
-  if (isnan_d(x)) { return 0li; }
-  if (x >= 9223372036854775808.0lf) { return 9223372036854775807li; }
-  if (x <= -9223372036854775808.0lf) { return bitcast<i64>(0x8000000000000000lu); }
-  return i64(x);
-}\n",
-            F32ToI64 => "fn f32_to_i64(x: f32) -> i64 {
-  if (isnan_f(x)) { return 0li; }
-  if (x >= 9223372036854775808.0f) { return 9223372036854775807li; }
-  if (x <= -9223372036854775808.0f) { return bitcast<i64>(0x8000000000000000lu); }
-  return i64(x);
-}\n",
-            FMax => "fn fmax_x(a: f32, b: f32) -> f32 {
-  if (isnan_f(a) || isnan_f(b)) { return bitcast<f32>(0x7fc00000u); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
-  return select(b, a, a > b);
-}\n",
-            FMin => "fn fmin_x(a: f32, b: f32) -> f32 {
-  if (isnan_f(a) || isnan_f(b)) { return bitcast<f32>(0x7fc00000u); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
-  return select(b, a, a < b);
-}\n",
-            SignF => "fn sign_f(x: f32) -> f32 {
-  // Zero tested on the bits: a GPU flushing subnormals would call a subnormal zero.
-  if (isnan_f(x) || (bitcast<u32>(x) & 0x7fffffffu) == 0u) { return x; }
-  return bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | 0x3f800000u);
-}\n",
-            RoundAway => "fn round_away(x: f32) -> f32 {
-  let t = trunc(x);
-  let up = t + bitcast<f32>((bitcast<u32>(x) & 0x80000000u) | 0x3f800000u);
-  return select(t, up, abs(x - t) >= 0.5f);
 }\n",
             ClampNan => "fn clamp_nan(x: f32, lo: f32, hi: f32) -> f32 {
   if (isnan_f(x)) { return x; }
@@ -219,21 +460,6 @@ impl Helper {
   }
   return acc;
 }\n",
-            F32ToI32 => "fn f32_to_i32(x: f32) -> i32 {
-  if (isnan_f(x)) { return 0i; }
-  if (x >= 2147483648.0f) { return 2147483647i; }
-  if (x <= -2147483648.0f) { return bitcast<i32>(0x80000000u); }
-  return i32(x);
-}\n",
-            F32ToU32 => "fn f32_to_u32(x: f32) -> u32 {
-  if (isnan_f(x) || x <= 0.0f) { return 0u; }
-  if (x >= 4294967296.0f) { return 0xffffffffu; }
-  return u32(x);
-}\n",
-            // float16 <-> f32. Widening is exact. Narrowing rounds by integer bit manipulation (round to
-            // nearest even, from 65520 up -> inf, NaN -> NaN, below 2^-14 subnormal) to a value float16
-            // represents exactly, so the final f16() conversion is exact whatever rounding the device uses.
-            // (float16 bits are not bitcast here: naga mistypes bitcasts of vec2<f16>.)
             F16ToF32 => "fn f16_to_f32(x: f16) -> f32 { return f32(x); }\n",
             F32ToF16 => "fn f32_to_f16(x: f32) -> f16 {
   let u = bitcast<u32>(x);
@@ -260,63 +486,6 @@ impl Helper {
   if (o >= 0x7c00u) { r = (o << 13u) | 0x7f800000u; }
   if (o < 0x400u) { r = bitcast<u32>(f32(o) * 5.9604644775390625e-8f); }
   return f16(bitcast<f32>(r | sign));
-}\n",
-            NextAfterF32 => "fn nextafter_f32(x: f32, y: f32) -> f32 {
-  if (isnan_f(x) || isnan_f(y)) { return bitcast<f32>(0x7fc00000u); }
-  if (x == y) { return y; }
-  if (x == 0.0f) { return bitcast<f32>((bitcast<u32>(y) & 0x80000000u) | 1u); }
-  let b = bitcast<u32>(x);
-  let up = (y > x) == (x > 0.0f);
-  return bitcast<f32>(select(b - 1u, b + 1u, up));
-}\n",
-            FmodF32 => "fn fmod_f32(x: f32, y: f32) -> f32 {
-  // musl fmodf: exact, by integer long division of the significands.
-  var ux = bitcast<u32>(x);
-  var uy = bitcast<u32>(y);
-  var ex = i32((ux >> 23u) & 0xffu);
-  var ey = i32((uy >> 23u) & 0xffu);
-  let sx = ux & 0x80000000u;
-  if ((uy << 1u) == 0u || isnan_f(y) || ex == 0xff) { return bitcast<f32>(0x7fc00000u); }
-  if ((ux << 1u) <= (uy << 1u)) {
-    if ((ux << 1u) == (uy << 1u)) { return x * 0.0f; }
-    return x;
-  }
-  if (ex == 0) {
-    var i = ux << 9u;
-    loop { if ((i >> 31u) != 0u) { break; } ex = ex - 1; i = i << 1u; }
-    ux = ux << u32(1 - ex);
-  } else {
-    ux = (ux & 0x007fffffu) | 0x00800000u;
-  }
-  if (ey == 0) {
-    var i = uy << 9u;
-    loop { if ((i >> 31u) != 0u) { break; } ey = ey - 1; i = i << 1u; }
-    uy = uy << u32(1 - ey);
-  } else {
-    uy = (uy & 0x007fffffu) | 0x00800000u;
-  }
-  loop {
-    if (ex <= ey) { break; }
-    let i = ux - uy;
-    if ((i >> 31u) == 0u) {
-      if (i == 0u) { return x * 0.0f; }
-      ux = i;
-    }
-    ux = ux << 1u;
-    ex = ex - 1;
-  }
-  let i = ux - uy;
-  if ((i >> 31u) == 0u) {
-    if (i == 0u) { return x * 0.0f; }
-    ux = i;
-  }
-  loop { if ((ux >> 23u) != 0u) { break; } ux = ux << 1u; ex = ex - 1; }
-  if (ex > 0) {
-    ux = (ux - 0x00800000u) | (u32(ex) << 23u);
-  } else {
-    ux = ux >> u32(1 - ex);
-  }
-  return bitcast<f32>(ux | sx);
 }\n",
             Pow2i => "fn pow2i(n: i32) -> f32 { return bitcast<f32>(u32(n + 127i) << 23u); }\n",
             Scale2 => "fn scale2(y: f32, n: i32) -> f32 {
@@ -576,6 +745,8 @@ fn tan_x(x: f32) -> f32 {
   return select(t, -t, x < 0.0f);
 }\n",
             Erf => "fn erf_x(x0: f32) -> f32 {
+  // below 2^-38 erf(x) = 2x/sqrt(pi) to f32 precision (the rational form's x * p would lose bits to underflow)
+  if ((bitcast<u32>(x0) & 0x7fffffffu) < 0x2c800000u) { return x0 * 1.1283791670955126f; }
   let x = clamp_nan(x0, -4.0f, 4.0f);
   let x2 = x * x;
   var p = -2.72614225801306e-10f;
@@ -628,13 +799,17 @@ fn tan_x(x: f32) -> f32 {
   let bits = bitcast<u32>(x) & 0x7fffffffu;
   if (bits == 0u || bits >= 0x7f800000u) { return x; }
   // A subnormal x is its mantissa times 2^-149: take a = x * 2^150 exactly (from the integer), then
-  // cbrt(x) = cbrt(a) * 2^-50. Estimate by exp2(log2/3), then two Newton steps.
+  // cbrt(x) = cbrt(a) * 2^-50; above 2^120 take a = x * 2^-96 (y^3 would overflow), cbrt(x) = cbrt(a) * 2^32.
+  // Estimate by exp2(log2/3), then two Newton steps.
   let den = bits < 0x00800000u;
-  let a = select(bitcast<f32>(bits), f32(bits) * 2.0f, den);
+  let big = bits >= 0x7b800000u;
+  var a = select(bitcast<f32>(bits), f32(bits) * 2.0f, den);
+  a = select(a, a * 1.2621774483536189e-29f, big);
   var y = exp2(log2(a) / 3.0f);
   y = y - (y * y * y - a) / (3.0f * y * y);
   y = y - (y * y * y - a) / (3.0f * y * y);
   y = select(y, y * 8.8817841970012523e-16f, den);
+  y = select(y, y * 4294967296.0f, big);
   return bitcast<f32>(bitcast<u32>(y) | (bitcast<u32>(x) & 0x80000000u));
 }\n",
             Atan => "fn atan_x(x: f32) -> f32 {
@@ -762,6 +937,9 @@ fn tan_x(x: f32) -> f32 {
   if (isnan_f(x)) { return x; }
   let inf = bitcast<f32>(0x7f800000u);
   if (abs(x) == inf) { return inf; }
+  // exact zeros (as the CPU backend); near 0, -log|x| (pi x would round sin(pi x) to 0 in the reflection)
+  if (x == 1.0f || x == 2.0f) { return 0.0f; }
+  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x30000000u) { return -log_x(abs(x)); }
   let refl = x < 0.5f;
   let z = select(x - 1.0f, -x, refl);
   var s = 0.99999999999980993227684700473478f;
@@ -789,6 +967,8 @@ fn tan_x(x: f32) -> f32 {
   // XLA's digamma: derivative of the Lanczos sum, reflection for x < 0.5.
   if (isnan_f(x)) { return x; }
   if (x <= 0.0f && x == floor(x)) { return bitcast<f32>(0x7fc00000u); }
+  // near 0, -1/x - Euler's gamma (the reflection's tan(pi x) would lose x)
+  if ((bitcast<u32>(x) & 0x7fffffffu) < 0x30000000u) { return -1.0f / x - 0.57721566490153286f; }
   let refl = x < 0.5f;
   let z = select(x - 1.0f, -x, refl);
   var num = 0.0f;
@@ -805,9 +985,10 @@ fn tan_x(x: f32) -> f32 {
   let log_t = 2.0149030205422647f + log1p_x(z / 7.5f);
   let y = log_t + num / den - 7.0f / t;
   if (!refl) { return y; }
-  let fl = floor(x);
-  var frac = x - fl;
-  return y - 3.14159265358979f / tan_x(3.14159265358979f * frac);
+  // tan(pi x) from x less its nearest integer (exact): pi times a small remainder keeps its precision near
+  // the poles, where pi * (x - floor(x)) would not
+  let r = x - round_f(x, 4u);
+  return y - 3.14159265358979f / tan_x(3.14159265358979f * r);
 }\n",
             PowF32 => "fn pow_x(x: f32, y: f32) -> f32 {
   let inf = bitcast<f32>(0x7f800000u);
@@ -832,21 +1013,30 @@ fn tan_x(x: f32) -> f32 {
     return select(r, -r, x < 0.0f && yodd);
   }
   if (x < 0.0f && !yint) { return nan; }
-  let r = exp2(y * log2(ax));
+  // a subnormal |x| is its integer significand times 2^-149 (log2 may flush a subnormal input to zero)
+  let bits = bitcast<u32>(ax);
+  let lx = select(log2(ax), log2(f32(bits)) - 149.0f, bits < 0x00800000u);
+  // a subnormal result is scaled up through exp2 and down by a product (exp2 may flush its output)
+  let t = y * lx;
+  let r = select(exp2(t), exp2(t + 64.0f) * 5.421010862427522e-20f, t < -126.0f);
   return select(r, -r, x < 0.0f && yodd);
 }\n",
-        }
+        };
+        text.into()
     }
 }
 
-const ALL: &[Helper] = {
+pub(super) const ALL: &[Helper] = {
     use Helper::*;
+    use Width::{F32 as S, F64 as D};
     &[
-        IsNan, FMax, FMin, SignF, RoundAway, ClampNan, DivI32, DivU32, RemI32, RemU32, FmodF32, IPowI32, IPowU32,
-        F32ToI32, F32ToU32, NextAfterF32, F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel,
-        LogSplit, Log, Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
-        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, IsNanD, FMaxD, FMinD, SignD,
-        RoundAwayD, DivI64, RemI64, IPowI64, F64ToI32, F64ToU32, F64ToI64, F32ToI64,
+        IsNan(S), IsNan(D), Order(S), Order(D), CmpKey(S), CmpKey(D), FMax(S), FMax(D), FMin(S), FMin(D),
+        Sign(S), Sign(D), Round(S), Round(D), NextAfter(S), NextAfter(D), Fmod(S), Fmod(D), TruncMag(S),
+        TruncMag(D), FToI32(S), FToI32(D), FToU32(S), FToU32(D), U32ToF32, U64ToF32, U64ToF64, BitLen64,
+        F64ToI64, F32ToI64, F64ToF32, F32ToF64, ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32,
+        F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel, LogSplit, Log,
+        Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
+        Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, DivI64, RemI64, IPowI64,
     ]
 };
 
@@ -867,7 +1057,7 @@ pub fn helper_source(set: &BTreeSet<Helper>) -> String {
         if all.insert(h) {
             // Dependencies: every helper whose name the source calls.
             let src = h.source();
-            todo.extend(ALL.iter().copied().filter(|&g| g != h && calls(src, g.name())));
+            todo.extend(ALL.iter().copied().filter(|&g| g != h && calls(&src, g.name())));
         }
     }
     all.iter().map(|h| h.source()).collect()

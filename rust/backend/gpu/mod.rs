@@ -9,6 +9,25 @@
 //! - `control`: cond/while/scan steps running their sub-plans on the device.
 //! - `loop_kernel`: a while loop whose cond and body fit in one kernel, as one shader (no read backs).
 //! - `exec`: a plan compiled for one device, and running it (one submission per call).
+//!
+//! ## Trusted built-ins
+//! Results must not depend on the driver or the host CPU (llvmpipe compiles shaders for the host: its float64
+//! `round` truncates on x86 without AVX-512). The WGSL spec ("Floating Point Evaluation", "Floating Point
+//! Accuracy") makes float built-ins exact only for finite normal f32/f16 values: any built-in may flush
+//! subnormal inputs and outputs to zero, runtime NaN and infinities give indeterminate values (the Finite
+//! Math Assumption), "correctly rounded" allows either neighbour, an inexact int → float conversion may
+//! round either way, and float64 is not in WGSL at all (a naga extension with no accuracy promised). So:
+//! - trusted: integer arithmetic and bit operations (`countLeadingZeros`, `countOneBits`), `select`,
+//!   `bitcast`, float `+ - *` (correctly rounded; bit-exact wherever the hardware rounds to nearest even, as
+//!   GPUs do, and does not flush subnormals), and conversions whose value is representable in the target
+//!   (f16 → f32, an integer of at most 24/53 bits).
+//! - exact on the bits, for every input (`math`, written once for f32 and f64): `floor`, `ceil`, `round`
+//!   (both methods), `sign`, `neg`, `abs`, `is_finite`, `nextafter`, `rem`, `max`/`min`/`clamp` (NaN
+//!   propagates, -0 < +0), comparisons (NaN unordered, -0 == +0), float → int (saturating, NaN → 0),
+//!   int → float (nearest even), f32 ↔ f64, f32 → f16. float16 arithmetic is float32's, rounded once to
+//!   float16; argmax/argmin compare as `compare` does.
+//! - approximate, held to ulp bounds vs the CPU backend by tests/test_gpu_ops.py: `/` and `sqrt` (the
+//!   driver's), the float32 math library in `math`, `pow` (the driver's exp2/log2).
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 

@@ -1,7 +1,7 @@
 //! Device-free checks of the WGSL emitter (the device tests are tests/test_gpu.py, run on lavapipe in CI).
 use std::collections::BTreeSet;
 
-use super::math::{helper_source, Helper};
+use super::math::{helper_source, Helper, Width, ALL};
 use super::wgsl::literal;
 use crate::ir::{DType, Scalar};
 
@@ -11,7 +11,7 @@ fn helper_closures_define_what_they_call() {
     let all = [
         Helper::Exp, Helper::Log1p, Helper::Tanh, Helper::Sin, Helper::Cos, Helper::Tan, Helper::Erf,
         Helper::ErfInv, Helper::Lgamma, Helper::Digamma, Helper::Atan2F32, Helper::Asinh, Helper::Acosh,
-        Helper::Atanh, Helper::PowF32, Helper::FmodF32, Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
+        Helper::Atanh, Helper::PowF32, Helper::Fmod(Width::F32), Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
     ];
     for h in all {
         let src = helper_source(&BTreeSet::from([h]));
@@ -47,4 +47,16 @@ fn wide_literals_are_exact() {
     assert_eq!(literal(Scalar::Float(0.1), DType::F64).unwrap(), "0.1lf");
     assert_eq!(literal(Scalar::Float(f64::NEG_INFINITY), DType::F64).unwrap(), "bitcast<f64>(0xfff0000000000000lu)");
     assert_eq!(literal(Scalar::Float(5e-324), DType::F64).unwrap(), "bitcast<f64>(0x0000000000000001lu)");
+}
+
+/// The width-generic helpers expand completely (no `$` token left) and define the name they are called by.
+#[test]
+fn every_helper_expands_and_defines_its_name() {
+    for &h in ALL {
+        let src = helper_source(&BTreeSet::from([h]));
+        assert!(!src.contains('$'), "{h:?}: unexpanded token in\n{src}");
+        assert!(src.contains(&format!("fn {}(", h.name())), "{h:?}");
+    }
+    let f64_round = helper_source(&BTreeSet::from([Helper::Round(Width::F64)]));
+    assert!(f64_round.contains("fn round_d(x: f64, mode: u32) -> f64") && f64_round.contains("0xfffffffffffffl"));
 }

@@ -9,11 +9,13 @@
 //!   loops over the reduced points in order (the CPU's order); otherwise one workgroup per output, each
 //!   invocation accumulates a strided share and a tree reduction in workgroup memory combines them.
 //!   Argmax/argmin carry (value, index) pairs and break ties by the lower index.
-//! - Values: f32, i32, u32, bool (bool stored as u32 0/1 in buffers). f64/i64 are rejected before this.
+//! - Values: f32, i32, u32, bool (bool stored as u32 0/1 in buffers); f16 (its arithmetic rewritten to f32),
+//!   f64/i64 on adapters with 64-bit shaders (`buffer::check_dtype` keeps them off others).
 //! - Semantics follow the CPU backend (XLA's): integer division by zero gives -1 (all ones), remainder by
 //!   zero the dividend, shifts ≥ the width give 0 or the sign fill, float→int conversion saturates with
 //!   NaN → 0, max/min propagate NaN and order -0 < +0, `round` is half away from zero. NaN tests use the
-//!   bit pattern (WGSL compilers may assume comparisons never see NaN).
+//!   bit pattern (WGSL compilers may assume comparisons never see NaN); the exact operations are integer
+//!   arithmetic on the bits (see `super`'s trusted built-ins).
 //! - Math: see `super::math` (our own f32 polynomials where the WGSL builtins' guaranteed accuracy is
 //!   looser than 4 ulp).
 use std::collections::BTreeSet;
@@ -23,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::ir::{BinaryOp, CompareOp, DType, ReduceOp, Scalar, UnaryOp};
 use crate::plan::{KOp, Kernel, OutputKind, Plan};
 
-use super::math::{helper_source, Helper};
+use super::math::{helper_source, Helper, Rounding, Width};
 
 /// Invocations per workgroup.
 pub const WG: u32 = 256;
@@ -246,10 +248,10 @@ impl Emit<'_> {
 
     fn max_min(&mut self, dt: DType, a: &str, b: &str, is_max: bool) -> Result<String> {
         Ok(match (dt, is_max) {
-            (DType::F32, true) => format!("{}({a}, {b})", self.need(Helper::FMax)),
-            (DType::F32, false) => format!("{}({a}, {b})", self.need(Helper::FMin)),
-            (DType::F64, true) => format!("{}({a}, {b})", self.need(Helper::FMaxD)),
-            (DType::F64, false) => format!("{}({a}, {b})", self.need(Helper::FMinD)),
+            (DType::F32, true) => format!("{}({a}, {b})", self.need(Helper::FMax(Width::F32))),
+            (DType::F32, false) => format!("{}({a}, {b})", self.need(Helper::FMin(Width::F32))),
+            (DType::F64, true) => format!("{}({a}, {b})", self.need(Helper::FMax(Width::F64))),
+            (DType::F64, false) => format!("{}({a}, {b})", self.need(Helper::FMin(Width::F64))),
             (DType::Bool, true) => format!("({a} || {b})"),
             (DType::Bool, false) => format!("({a} && {b})"),
             (_, true) => format!("max({a}, {b})"),
@@ -277,15 +279,12 @@ impl Emit<'_> {
             U::Abs if float => format!("bitcast<f32>(bitcast<u32>({x}) & 0x7fffffffu)"),
             U::Abs if dt == DType::I32 => format!("select({x}, 0i - {x}, {x} < 0i)"),
             U::Abs => x.to_string(),
-            U::Sign if float => format!("{}({x})", self.need(Helper::SignF)),
+            U::Sign if float => format!("{}({x})", self.need(Helper::Sign(Width::F32))),
             U::Sign if dt == DType::I32 => format!("clamp({x}, -1i, 1i)"),
             U::Sign if dt == DType::U32 => format!("min({x}, 1u)"),
             U::Sign => x.to_string(),
-            U::Floor if float => format!("floor({x})"),
-            U::Ceil if float => format!("ceil({x})"),
-            U::Round if float => format!("{}({x})", self.need(Helper::RoundAway)),
-            U::RoundEven if float => format!("round({x})"),
-            U::Floor | U::Ceil | U::Round | U::RoundEven if !float => x.to_string(),
+            U::Floor | U::Ceil | U::Round | U::RoundEven if float => self.rounding(op, Width::F32, x),
+            U::Floor | U::Ceil | U::Round | U::RoundEven => x.to_string(),
             U::Sqrt if float => format!("sqrt({x})"),
             U::Rsqrt if float => format!("(1.0f / sqrt({x}))"),
             U::Square if float => format!("({x} * {x})"),
@@ -300,19 +299,27 @@ impl Emit<'_> {
         })
     }
 
-    /// Unary operations on f64/i64: exact ones only (sqrt and rounding are exact in Vulkan's 64-bit
-    /// arithmetic; transcendental functions have no 64-bit GLSL instructions, so such kernels run on the host).
+    /// `floor`/`ceil`/`round` (half away from zero)/`round_even` of float `x`, exact on the bits (`math::ROUND`).
+    fn rounding(&mut self, op: UnaryOp, w: Width, x: &str) -> String {
+        let mode = match op {
+            UnaryOp::Floor => Rounding::Floor,
+            UnaryOp::Ceil => Rounding::Ceil,
+            UnaryOp::Round => Rounding::HalfAway,
+            _ => Rounding::HalfEven,
+        };
+        format!("{}({x}, {}u)", self.need(Helper::Round(w)), mode as u32)
+    }
+
+    /// Unary operations on f64/i64: exact ones only (transcendental functions have no 64-bit GLSL
+    /// instructions, so such kernels run on the host; `sqrt` is the driver's, compared within 1 ulp).
     fn unary64(&mut self, op: UnaryOp, dt: DType, x: &str) -> Result<String> {
         use UnaryOp as U;
         let float = dt == DType::F64;
         Ok(match op {
             U::Neg if float => format!("bitcast<f64>(bitcast<u64>({x}) ^ 0x8000000000000000lu)"),
             U::Abs if float => format!("bitcast<f64>(bitcast<u64>({x}) & 0x7ffffffffffffffflu)"),
-            U::Sign if float => format!("{}({x})", self.need(Helper::SignD)),
-            U::Floor if float => format!("floor({x})"),
-            U::Ceil if float => format!("ceil({x})"),
-            U::Round if float => format!("{}({x})", self.need(Helper::RoundAwayD)),
-            U::RoundEven if float => format!("round({x})"),
+            U::Sign if float => format!("{}({x})", self.need(Helper::Sign(Width::F64))),
+            U::Floor | U::Ceil | U::Round | U::RoundEven if float => self.rounding(op, Width::F64, x),
             U::Sqrt if float => format!("sqrt({x})"),
             U::Square => format!("({x} * {x})"),
             U::IsFinite if float => format!("((bitcast<u64>({x}) & 0x7ff0000000000000lu) != 0x7ff0000000000000lu)"),
@@ -342,7 +349,7 @@ impl Emit<'_> {
             B::Div if float => format!("({a} / {b})"),
             B::Div if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::DivI32)),
             B::Div if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::DivU32)),
-            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::FmodF32)),
+            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::Fmod(Width::F32))),
             B::Rem if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::RemI32)),
             B::Rem if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::RemU32)),
             B::Max => self.max_min(dt, a, b, true)?,
@@ -351,7 +358,7 @@ impl Emit<'_> {
             B::Pow if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::IPowI32)),
             B::Pow if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::IPowU32)),
             B::Atan2 if float => format!("{}({a}, {b})", self.need(Helper::Atan2F32)),
-            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfterF32)),
+            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfter(Width::F32))),
             B::And if dt == DType::Bool => format!("({a} && {b})"),
             B::Or if dt == DType::Bool => format!("({a} || {b})"),
             B::Xor if dt == DType::Bool => format!("({a} != {b})"),
@@ -382,7 +389,9 @@ impl Emit<'_> {
             B::Mul => format!("({a} * {b})"),
             B::Div if float => format!("({a} / {b})"),
             B::Div => format!("{}({a}, {b})", self.need(Helper::DivI64)),
-            B::Rem if !float => format!("{}({a}, {b})", self.need(Helper::RemI64)),
+            B::Rem if float => format!("{}({a}, {b})", self.need(Helper::Fmod(Width::F64))),
+            B::Rem => format!("{}({a}, {b})", self.need(Helper::RemI64)),
+            B::NextAfter if float => format!("{}({a}, {b})", self.need(Helper::NextAfter(Width::F64))),
             B::Max => self.max_min(dt, a, b, true)?,
             B::Min => self.max_min(dt, a, b, false)?,
             B::Pow if !float => format!("{}({a}, {b})", self.need(Helper::IPowI64)),
@@ -407,21 +416,22 @@ impl Emit<'_> {
             CompareOp::Gt => ">",
             CompareOp::Ge => ">=",
         };
+        // floats compared as integers (`math::CMP_KEY`): exact for subnormals and infinities, which WGSL lets
+        // a float comparison flush or assume away; NaN compares unordered, tested on the bits
+        let float = match dt {
+            DType::F32 => Some(Width::F32),
+            DType::F64 => Some(Width::F64),
+            _ => None,
+        };
+        if let Some(w) = float {
+            let nan = self.need(Helper::IsNan(w));
+            let key = self.need(Helper::CmpKey(w));
+            return Ok(match op {
+                CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {key}({a}) != {key}({b}))"),
+                _ => format!("(!{nan}({a}) && !{nan}({b}) && {key}({a}) {sym} {key}({b}))"),
+            });
+        }
         Ok(match dt {
-            DType::F32 => {
-                let nan = self.need(Helper::IsNan);
-                match op {
-                    CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
-                    _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
-                }
-            }
-            DType::F64 => {
-                let nan = self.need(Helper::IsNanD);
-                match op {
-                    CompareOp::Ne => format!("({nan}({a}) || {nan}({b}) || {a} != {b})"),
-                    _ => format!("(!{nan}({a}) && !{nan}({b}) && {a} {sym} {b})"),
-                }
-            }
             DType::Bool => format!("(select(0u, 1u, {a}) {sym} select(0u, 1u, {b}))"),
             _ => format!("({a} {sym} {b})"),
         })
@@ -432,36 +442,51 @@ impl Emit<'_> {
         if from == to {
             return Ok(x.to_string());
         }
-        // float16 goes through f32 (exact one way, rounded once the other: the integer sources reach f32
-        // exactly wherever the float16 result is finite)
+        // float16 goes through f32 (exactly, one way; rounded once, the other)
         if from == F16 {
             let f = format!("{}({x})", self.need(Helper::F16ToF32));
             return self.convert(F32, to, &f);
         }
         if to == F16 {
-            let f = self.convert(from, F32, x)?;
+            // from f64 through an f32 rounded to odd: one rounding in all (an integer source is exact in f32
+            // wherever the float16 result is finite)
+            let f = match from {
+                F64 => format!("{}({x}, true)", self.need(Helper::F64ToF32)),
+                _ => self.convert(from, F32, x)?,
+            };
             return Ok(format!("{}({f})", self.need(Helper::F32ToF16)));
         }
+        // Every float <-> int and f32 <-> f64 conversion goes through the bits (`math`): WGSL leaves the
+        // rounding of an inexact int -> float conversion open, NaN -> int indeterminate, and defines no f64.
+        // (magnitude, is negative) of a signed integer, the arguments of the int -> float helpers
+        let mag32 = format!("bitcast<u32>(select({x}, 0i - {x}, {x} < 0i))");
+        let neg32 = format!("{x} < 0i");
+        let mag64 = format!("bitcast<u64>(select({x}, 0li - {x}, {x} < 0li)), {x} < 0li");
         Ok(match (from, to) {
             (F32, Bool) => format!("((bitcast<u32>({x}) & 0x7fffffffu) != 0u)"),
-            (F32, I32) => format!("{}({x})", self.need(Helper::F32ToI32)),
-            (F32, U32) => format!("{}({x})", self.need(Helper::F32ToU32)),
+            (F32, I32) => format!("{}({x})", self.need(Helper::FToI32(Width::F32))),
+            (F32, U32) => format!("{}({x})", self.need(Helper::FToU32(Width::F32))),
             (Bool, F32) => format!("select(0.0f, 1.0f, {x})"),
             (Bool, I32) => format!("select(0i, 1i, {x})"),
             (Bool, U32) => format!("select(0u, 1u, {x})"),
-            (I32 | U32, F32) => format!("f32({x})"),
+            (I32, F32) => format!("{}({mag32}, {neg32})", self.need(Helper::U32ToF32)),
+            (U32, F32) => format!("{}({x}, false)", self.need(Helper::U32ToF32)),
             (I32, Bool) => format!("({x} != 0i)"),
             (U32, Bool) => format!("({x} != 0u)"),
             (I32, U32) => format!("bitcast<u32>({x})"),
             (U32, I32) => format!("bitcast<i32>({x})"),
-            // 64-bit: float→int saturates with NaN → 0 (as XLA); int→int wraps; int→float rounds.
+            // 64-bit: float→int saturates with NaN → 0 (as XLA); int→int wraps; int→float rounds to even.
             (F64, Bool) => format!("((bitcast<u64>({x}) & 0x7ffffffffffffffflu) != 0lu)"),
-            (F64, I32) => format!("{}({x})", self.need(Helper::F64ToI32)),
-            (F64, U32) => format!("{}({x})", self.need(Helper::F64ToU32)),
+            (F64, I32) => format!("{}({x})", self.need(Helper::FToI32(Width::F64))),
+            (F64, U32) => format!("{}({x})", self.need(Helper::FToU32(Width::F64))),
             (F64, I64) => format!("{}({x})", self.need(Helper::F64ToI64)),
             (F32, I64) => format!("{}({x})", self.need(Helper::F32ToI64)),
-            (F64, F32) | (I64, F32) => format!("f32({x})"),
-            (F32 | I32 | U32 | I64, F64) => format!("f64({x})"),
+            (F64, F32) => format!("{}({x}, false)", self.need(Helper::F64ToF32)),
+            (I64, F32) => format!("{}({mag64})", self.need(Helper::U64ToF32)),
+            (F32, F64) => format!("{}({x})", self.need(Helper::F32ToF64)),
+            (I32, F64) => format!("{}(u64({mag32}), {neg32})", self.need(Helper::U64ToF64)),
+            (U32, F64) => format!("{}(u64({x}), false)", self.need(Helper::U64ToF64)),
+            (I64, F64) => format!("{}({mag64})", self.need(Helper::U64ToF64)),
             (Bool, F64) => format!("select(0.0lf, 1.0lf, {x})"),
             (Bool, I64) => format!("select(0li, 1li, {x})"),
             (I64, Bool) => format!("({x} != 0li)"),
@@ -602,21 +627,18 @@ fn to_acc(dt: DType, v: &str) -> String {
 /// NaN pairs go to the lower index.
 fn arg_better(e: &mut Emit, dt: DType, is_max: bool, av: &str, ai: &str, bv: &str, bi: &str) -> String {
     let cmp = if is_max { ">" } else { "<" };
-    match dt {
-        DType::F32 => {
-            let nan = e.need(Helper::IsNan);
-            format!(
-                "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
-            )
-        }
-        DType::F64 => {
-            let nan = e.need(Helper::IsNanD);
-            format!(
-                "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))))"
-            )
-        }
-        _ => format!("({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))"),
-    }
+    let w = match dt {
+        DType::F32 => Width::F32,
+        DType::F64 => Width::F64,
+        _ => return format!("({bv} {cmp} {av} || ({bv} == {av} && {bi} < {ai}))"),
+    };
+    // floats ordered by their integer keys, as `compare` does
+    let nan = e.need(Helper::IsNan(w));
+    let key = e.need(Helper::CmpKey(w));
+    let (kb, ka) = (format!("{key}({bv})"), format!("{key}({av})"));
+    format!(
+        "(({nan}({bv}) && (!{nan}({av}) || {bi} < {ai})) || (!{nan}({av}) && !{nan}({bv}) && ({kb} {cmp} {ka} || ({kb} == {ka} && {bi} < {ai}))))"
+    )
 }
 
 /// Row-major coordinate expressions of `axes` (sizes from `domain`) decomposed from linear index `lin`.
