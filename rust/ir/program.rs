@@ -152,6 +152,82 @@ named_ops! {
     }
 }
 
+/// The operand dtypes an op accepts (checked by `ir::shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kinds {
+    Float,
+    Int,
+    /// int or float
+    Num,
+    /// int or bool
+    IntBool,
+    /// signed int or float (plus unsigned, harmless)
+    Signed,
+    Any,
+}
+
+impl Kinds {
+    pub fn accepts(self, d: DType) -> bool {
+        match self {
+            Kinds::Float => d.is_float(),
+            Kinds::Int => d.is_int(),
+            Kinds::Num | Kinds::Signed => d.is_int() || d.is_float(),
+            Kinds::IntBool => d.is_int() || d == DType::Bool,
+            Kinds::Any => true,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kinds::Float => "floating-point",
+            Kinds::Int => "integer",
+            Kinds::Num | Kinds::Signed => "numeric (integer or floating-point)",
+            Kinds::IntBool => "integer or bool",
+            Kinds::Any => "any",
+        }
+    }
+}
+
+// The op entries: each op's operand dtypes, next to its name. The matches are exhaustive so that a new op
+// must say what it accepts (everything else about an op has a safe default: not folded, lowered by the
+// backend's inline code or a call to its scalar implementation, run on the host by the GPU backend).
+impl UnaryOp {
+    pub fn kinds(self) -> Kinds {
+        use UnaryOp::*;
+        match self {
+            Neg | Sign | Square => Kinds::Num,
+            Abs => Kinds::Signed,
+            Not => Kinds::IntBool,
+            PopulationCount => Kinds::Int,
+            Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
+            | Cos | Tan | Tanh | Logistic | Erf | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
+            | Atanh | ErfInv | Lgamma | Digamma | IsFinite => Kinds::Float,
+        }
+    }
+}
+
+impl BinaryOp {
+    pub fn kinds(self) -> Kinds {
+        use BinaryOp::*;
+        match self {
+            Add | Sub | Mul | Div | Rem => Kinds::Num,
+            Max | Min => Kinds::Any,
+            Pow | Atan2 | NextAfter => Kinds::Float,
+            And | Or | Xor => Kinds::IntBool,
+            ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => Kinds::Int,
+        }
+    }
+}
+
+impl ReduceOp {
+    pub fn kinds(self) -> Kinds {
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod => Kinds::Num,
+            ReduceOp::Max | ReduceOp::Min => Kinds::Any,
+            ReduceOp::And | ReduceOp::Or => Kinds::IntBool,
+        }
+    }
+}
+
 /// JAX's names of the primitives whose params are their own (the op enums above carry theirs): the one
 /// list `Prim::name` (the printer) and the parser both read.
 pub mod names {

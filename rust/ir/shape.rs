@@ -5,7 +5,7 @@
 //! elementwise primitives next to arrays of any shape (jaxprs broadcast explicitly otherwise).
 
 use super::dtype::DType;
-use super::program::{Aval, BinaryOp, Prim, ReduceOp, UnaryOp};
+use super::program::{Aval, BinaryOp, Kinds, Prim, ReduceOp, UnaryOp};
 
 /// Largest rank accepted anywhere.
 pub const MAX_RANK: usize = 64;
@@ -55,67 +55,6 @@ fn unique_below(axes: &[usize], rank: usize, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Which dtypes a primitive accepts.
-#[derive(Clone, Copy)]
-enum Kinds {
-    Float,
-    Int,
-    Num,     // int or float
-    IntBool, // int or bool
-    Signed,  // signed int or float (plus unsigned, harmless)
-    Any,
-}
-
-fn kinds_ok(k: Kinds, d: DType) -> bool {
-    match k {
-        Kinds::Float => d.is_float(),
-        Kinds::Int => d.is_int(),
-        Kinds::Num | Kinds::Signed => d.is_int() || d.is_float(),
-        Kinds::IntBool => d.is_int() || d == DType::Bool,
-        Kinds::Any => true,
-    }
-}
-
-fn kinds_name(k: Kinds) -> &'static str {
-    match k {
-        Kinds::Float => "floating-point",
-        Kinds::Int => "integer",
-        Kinds::Num | Kinds::Signed => "numeric (integer or floating-point)",
-        Kinds::IntBool => "integer or bool",
-        Kinds::Any => "any",
-    }
-}
-
-fn unary_kinds(u: UnaryOp) -> Kinds {
-    use UnaryOp::*;
-    match u {
-        Neg | Sign | Square => Kinds::Num,
-        Abs => Kinds::Signed,
-        Not => Kinds::IntBool,
-        PopulationCount => Kinds::Int,
-        _ => Kinds::Float,
-    }
-}
-
-fn binary_kinds(b: BinaryOp) -> Kinds {
-    use BinaryOp::*;
-    match b {
-        Add | Sub | Mul | Div | Rem => Kinds::Num,
-        Max | Min => Kinds::Any,
-        Pow | Atan2 | NextAfter => Kinds::Float,
-        And | Or | Xor => Kinds::IntBool,
-        ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => Kinds::Int,
-    }
-}
-
-fn reduce_kinds(r: ReduceOp) -> Kinds {
-    match r {
-        ReduceOp::Sum | ReduceOp::Prod => Kinds::Num,
-        ReduceOp::Max | ReduceOp::Min => Kinds::Any,
-        ReduceOp::And | ReduceOp::Or => Kinds::IntBool,
-    }
-}
-
 /// Result shape of elementwise operands: all non-literal operands share one shape; literals are scalars.
 fn ew_shape(ops: &[(Aval, bool)]) -> Result<Vec<usize>, String> {
     let mut shape: Option<&Vec<usize>> = None;
@@ -162,8 +101,8 @@ fn want_n(ops: &[(Aval, bool)], n: usize) -> Result<(), String> {
 }
 
 fn check_kind(k: Kinds, d: DType) -> Result<(), String> {
-    if !kinds_ok(k, d) {
-        return Err(format!("operand dtype {} is not {}", d.short_name(), kinds_name(k)));
+    if !k.accepts(d) {
+        return Err(format!("operand dtype {} is not {}", d.short_name(), k.name()));
     }
     Ok(())
 }
@@ -175,14 +114,14 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
         Prim::Unary(u) => {
             want_n(ops, 1)?;
             let d = ops[0].0.dtype;
-            check_kind(unary_kinds(*u), d)?;
+            check_kind(UnaryOp::kinds(*u), d)?;
             let out = if *u == UnaryOp::IsFinite { DType::Bool } else { d };
             one(out, ops[0].0.shape.clone())
         }
         Prim::Binary(b) => {
             want_n(ops, 2)?;
             let d = same_dtype(ops)?;
-            check_kind(binary_kinds(*b), d)?;
+            check_kind(BinaryOp::kinds(*b), d)?;
             one(d, ew_shape(ops)?)
         }
         Prim::Compare(_) => {
@@ -355,7 +294,7 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
         Prim::Reduce { op, axes } => {
             want_n(ops, 1)?;
             let a = &ops[0].0;
-            check_kind(reduce_kinds(*op), a.dtype)?;
+            check_kind(ReduceOp::kinds(*op), a.dtype)?;
             unique_below(axes, a.shape.len(), "reduction axis")?;
             let shape = (0..a.shape.len()).filter(|i| !axes.contains(i)).map(|i| a.shape[i]).collect();
             one(a.dtype, shape)

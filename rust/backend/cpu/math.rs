@@ -10,7 +10,7 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
-use crate::ir::DType;
+use crate::ir::{DType, UnaryOp};
 
 use super::clif::{cl_type, fconst};
 use super::math_fn::{Imports, MathFn};
@@ -40,7 +40,7 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
         _ => {
             let fref = imports
                 .get(&(op, dtype))
-                .ok_or_else(|| Error::Codegen(format!("math function {op:?} for {} not imported", dtype.short_name())))?;
+                .ok_or_else(|| Error::Unsupported(format!("CPU backend: {op:?} on {} is not lowered", dtype.short_name())))?;
             let inst = b.ins().call(*fref, args);
             Ok(b.inst_results(inst)[0])
         }
@@ -104,6 +104,11 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, erf_inv),
         MathFn::Lgamma => un!(|x: f32| lgamma(x as f64) as f32, lgamma),
         MathFn::Digamma => un!(|x: f32| digamma(x as f64) as f32, digamma),
+        // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
+        // reported as not lowered when a kernel needs it.
+        MathFn::Call(op) => match op {
+            _ => None,
+        },
         MathFn::Rsqrt => None,
         MathFn::RemPio2 => match dt {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
@@ -141,7 +146,7 @@ pub fn all_symbols() -> Vec<(String, *const u8)> {
         Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
     ];
     let mut out = Vec::new();
-    for f in ALL {
+    for f in ALL.into_iter().chain(UnaryOp::ALL.iter().map(|&op| Call(op))) {
         for dt in [DType::F32, DType::F64, DType::I32, DType::U32, DType::I64] {
             if let Some(p) = symbol_ptr(f, dt) {
                 out.push((f.symbol_name(dt), p));

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::{AbiParam, FuncRef, Signature};
 use cranelift_codegen::isa::CallConv;
 
+use crate::ir::program::Kinds;
 use crate::ir::{BinaryOp, DType, UnaryOp};
 
 use super::clif::cl_type;
@@ -19,6 +20,9 @@ pub enum MathFn {
     RemPio2,
     /// Integer power `x ** y` (both operands of the integer dtype).
     IPow,
+    /// A float unary op that neither `ops::unary` nor the functions above lower: a call to its scalar
+    /// implementation (`math::symbol_ptr`); an op without one is a "not lowered" codegen error.
+    Call(UnaryOp),
 }
 
 impl MathFn {
@@ -32,6 +36,10 @@ impl MathFn {
             U::Cosh => MathFn::Cosh, U::Asinh => MathFn::Asinh, U::Acosh => MathFn::Acosh,
             U::Atanh => MathFn::Atanh, U::ErfInv => MathFn::ErfInv, U::Lgamma => MathFn::Lgamma,
             U::Digamma => MathFn::Digamma, U::Rsqrt => MathFn::Rsqrt,
+            // Lowered inline by `ops::unary` (and the SIMD path), or integer ops.
+            U::Neg | U::Abs | U::Sign | U::Floor | U::Ceil | U::Round | U::RoundEven | U::Sqrt | U::Square
+            | U::Not | U::IsFinite | U::PopulationCount => return None,
+            op if op.kinds() == Kinds::Float => MathFn::Call(op),
             _ => return None,
         })
     }
@@ -46,6 +54,9 @@ impl MathFn {
         matches!(self, MathFn::Rsqrt)
     }
     pub fn symbol_name(self, dt: DType) -> String {
+        if let MathFn::Call(op) = self {
+            return format!("cranax_call_{}_{}", op.name(), dt.short_name());
+        }
         format!("cranax_{}_{}", format!("{self:?}").to_lowercase(), dt.short_name())
     }
 }
