@@ -88,6 +88,8 @@ named_ops! {
         Tanh = "tanh",
         Logistic = "logistic",
         Erf = "erf",
+        /// 1 - erf(x), accurate where erf(x) is near 1.
+        Erfc = "erfc",
         Asin = "asin",
         Acos = "acos",
         Atan = "atan",
@@ -199,7 +201,7 @@ impl UnaryOp {
             Not => Kinds::IntBool,
             PopulationCount => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
-            | Cos | Tan | Tanh | Logistic | Erf | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
+            | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
             | Atanh | ErfInv | Lgamma | Digamma | IsFinite => Kinds::Float,
         }
     }

@@ -7,7 +7,7 @@ rank-0 values, which broadcast.
 """
 from ..primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
     bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp,
-    convert_element_type, cos, cosh, digamma, div, div_floor_int, eq, erf, erf_inv, exp, exp2, expm1, floor, ge,
+    convert_element_type, cos, cosh, digamma, div, div_floor_int, eq, erf, erfc, erf_inv, exp, exp2, expm1, floor, ge,
     gt, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
     population_count, pow, rem, round, rsqrt, select, select_n, shift_left, shift_right_arithmetic,
     shift_right_logical, sign, sin, sinh, sqrt, square, stop_gradient, sub, tan, tanh)
@@ -37,7 +37,7 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "concatenate", "cond",
            "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div",
            "div_floor_int", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
-           "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "exp", "exp2",
+           "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erfc", "erf_inv", "exp", "exp2",
            "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "gather", "ge", "gt", "index_in_dim",
            "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "map", "max",
            "min", "mul", "ne", "neg", "nextafter", "pad", "population_count", "pow", "reduce_and", "reduce_max",

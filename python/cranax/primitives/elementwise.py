@@ -136,6 +136,7 @@ tan_p = unop("tan", _FLOAT)
 tanh_p = unop("tanh", _FLOAT)
 logistic_p = unop("logistic", _FLOAT)
 erf_p = unop("erf", _FLOAT)
+erfc_p = unop("erfc", _FLOAT)
 erf_inv_p = unop("erf_inv", _FLOAT)
 asin_p = unop("asin", _FLOAT)
 acos_p = unop("acos", _FLOAT)
@@ -359,6 +360,7 @@ tan = _nary(tan_p)
 tanh = _nary(tanh_p)
 logistic = _nary(logistic_p)
 erf = _nary(erf_p)
+erfc = _nary(erfc_p)
 erf_inv = _nary(erf_inv_p)
 asin = _nary(asin_p)
 acos = _nary(acos_p)
@@ -493,7 +495,7 @@ def div_floor_int(x, y):
 # batched and unbatched operands to one batched shape (concrete scalars stay literals).
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
-           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
+           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, not_p, square_p, is_finite_p,
            population_count_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
     _batching.defvectorized(_p)
@@ -563,6 +565,8 @@ _ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans
 _ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
 _ad.defjvp(erf_p, lambda g, x: mul(_c(x, 2 / np.sqrt(np.pi)),
                                    mul(g, exp(neg(integer_pow(x, 2))))))
+_ad.defjvp(erfc_p, lambda g, x: mul(_c(x, -2 / np.sqrt(np.pi)),
+                                    mul(g, exp(neg(integer_pow(x, 2))))))
 _ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
                                                     exp(integer_pow(ans, 2)))))
 _ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), integer_pow(x, 2)))))

@@ -107,6 +107,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
         // reported as not lowered when a kernel needs it.
         MathFn::Call(op) => match op {
+            UnaryOp::Erfc => un!(|x: f32| erfc(x as f64) as f32, erfc),
             _ => None,
         },
         MathFn::Rsqrt => None,
