@@ -1,8 +1,9 @@
 """Every elementwise primitive on the GPU vs the CPU backend, over special values, for every dtype the adapter
 offers (float32, int32, uint32, bool; float16 with shader-f16; float64/int64 with shader-f64/shader-int64).
 
-The primitives are enumerated from the registry (every `Primitive` with ``elementwise`` set, in any module of
-the ``cranax.primitives`` package), so a new one is covered, or this test fails asking for a way to call it.
+The primitives are those of the op records (tests/op_records.py) of the elementwise kinds, plus every
+registered `Primitive` with ``elementwise`` set that has no record at all (its test fails asking for one), so a
+new one is covered, or this test fails asking for a record or a way to call it.
 Values: halves (±0.5, ±1.5, ±2.5, 3.5, 4.5, ...), ±0, subnormals, ±inf, NaN, the largest finite values,
 integers beyond the significand, the int32/int64/uint32 limits. Results are compared bit for bit (NaN with
 NaN, the sign of zero counts) except for the operations no formula makes exact, held to the ulp bounds of
@@ -13,11 +14,9 @@ so `test_under_llvmpipe_code_paths` runs the comparison again in subprocesses wi
 128 and 256 and with the CPU features cut to SSE4.1 and to AVX (GALLIUM_OVERRIDE_CPU_CAPS): every CI machine
 covers more than its own default. Mesa's shader cache is off (tests/conftest.py), so no run reuses another's code.
 """
-import importlib
 import inspect
 import itertools
 import os
-import pkgutil
 import subprocess
 import sys
 
@@ -26,9 +25,9 @@ import pytest
 
 import cranax as jax
 import cranax.lax as lax
-import cranax.primitives
 from cranax import _core
-from cranax.core import Primitive
+
+from op_records import ELEMENTWISE_KINDS, OPS, registered_primitives, select
 
 GPUS = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
 REASON = _core.gpu_unavailable_reason() if getattr(_core, "HAS_GPU_BACKEND", False) else "built without gpu"
@@ -39,13 +38,13 @@ INFO = _core.gpu_info(GPU) if GPUS else {}
 
 
 def elementwise_primitives():
-    """name -> Primitive for every elementwise primitive in the cranax.primitives package."""
-    found = {}
-    pkg = cranax.primitives
-    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
-        for v in vars(importlib.import_module(m.name)).values():
-            if isinstance(v, Primitive) and getattr(v, "elementwise", False):
-                found[v.name] = v
+    """name -> Primitive: the op records of the elementwise kinds, and the registered elementwise primitives
+    that lack a record (``test_elementwise_op_matches_cpu`` fails for those)."""
+    by_name = {p.name: p for p in registered_primitives()}
+    found = {r.name: by_name[r.name] for r in select(*ELEMENTWISE_KINDS)}
+    for name, p in by_name.items():
+        if getattr(p, "elementwise", False) and name not in OPS:
+            found[name] = p
     return found
 
 
@@ -245,6 +244,7 @@ def _accepts(fn, args):
 def test_elementwise_op_matches_cpu(name, x64):
     ran = 0
     failures = []
+    assert name in OPS, f"elementwise primitive {name!r} has no record in tests/op_records.py"
     for dt in DTYPES:
         for label, fn, args in cases(name, PRIMS[name], dt):
             if not _accepts(fn, args):
