@@ -47,6 +47,11 @@ erfc64 = np.vectorize(math.erfc, otypes=[np.float64])
 lgamma64 = np.vectorize(math.lgamma, otypes=[np.float64])
 
 
+def popcount_np(x):
+    """Set bits of each integer's bit pattern (NumPy's bitwise_count counts |x| for signed dtypes)."""
+    return np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype)
+
+
 def rsqrt64(x):
     return 1.0 / np.sqrt(x)
 
@@ -126,7 +131,8 @@ class OpRecord:
     ulp: dict = dataclasses.field(default_factory=dict)  # dtype name -> max ulp vs the rounded oracle
     special: bool = False           # nan, +-inf, +-0, huge and tiny inputs checked against the oracle
     y_min_abs: Optional[float] = None   # binary: second operands closer to 0 than this are moved to it
-    int_semantics: Optional[str] = None  # integers: 'wrap' (two's complement, NumPy) or 'xla' (div/rem corner cases)
+    int_semantics: Optional[str] = None  # integers: 'wrap' (two's complement, NumPy), 'xla' (div/rem corner
+    #                                 cases) or 'exact' (unary: equal to ``oracle`` on the integer dtypes)
     grad_domain: Any = None         # where it is differentiable and checked against finite differences
     #                                 (unary: (lo, hi); binary: ((lo, hi), (lo, hi))); None: not swept
     deriv: Optional[Callable] = None    # hand-derived derivative (unary)
@@ -270,8 +276,9 @@ _UNARY = [
     _r("not", "unary", lax=lax.bitwise_not, jnp=jnp.invert, oracle=np.invert, dtypes=("bool",) + INT_NAMES,
        zero_tangent=True, gpu_int=True, fuzz=("int32", "uint32", "bool"),
        tested_in=("test_primitives.py::test_bitwise",)),
-    _r("population_count", "unary", lax=lax.population_count, dtypes=("int32", "uint32"), zero_tangent=True,
-       gpu_int=True, fuzz=("int32", "uint32"), tested_in=("test_primitives.py::test_population_count",)),
+    _r("population_count", "unary", lax=lax.population_count, oracle=popcount_np, dtypes=INT_NAMES,
+       int_semantics="exact", zero_tangent=True, gpu_int=True, fuzz=("int32", "uint32"),
+       tested_in=("test_primitives.py::test_population_count", "test_vmap.py::test_vmap_integer_unary")),
     _r("integer_pow", "integer_pow", lax=lax.integer_pow, example=lambda x: x ** 3, oracle=lambda x: x ** 3,
        dtypes=("float32", "int32", "uint32"), vmap={}, gpu_int=True, fuzz=("float32", "int32", "uint32"),
        tested_in=("test_primitives.py::test_integer_pow", "test_primitives.py::test_integer_pow_float",

@@ -644,6 +644,29 @@ def test_bitwise_rejects_float(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", names(select("unary", where=lambda r: r.int_semantics == "exact")))
+def test_unary_integer_exact(name, mode):
+    """Integer unary ops with an exact NumPy oracle (bit counting), on each recorded integer dtype: the
+    extremes, small values and random bit patterns."""
+    r = OPS[name]
+    for dtype in r.dtypes:
+        dt = use_dtype(dtype)
+        info = np.iinfo(dt)
+        x = np.concatenate([np.array([0, 1, 2, 3, 255, 256, info.max, info.min, info.max // 3], dt),
+                            np.random.default_rng(0).integers(info.min, info.max, 300, dtype=dt, endpoint=True)])
+        if dt.kind == "i":
+            x = np.concatenate([x, np.array([-1, -2, info.min + 1], dt)])
+        assert_exact(run(mode, r.lax, x), r.oracle(x))
+
+
+def test_integer_unary_ops_reject_floats_and_bool():
+    for r in select("unary", where=lambda r: r.int_semantics == "exact"):
+        for bad in (np.ones(2, np.float32), np.ones(2, bool)):
+            with pytest.raises(TypeError, match=f"{r.name} does not accept dtype"):
+                r.lax(bad)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", ["int32", "uint32"])
 def test_population_count(dtype, mode):
     dt = np.dtype(dtype)

@@ -785,6 +785,20 @@ def test_stop_gradient_under_vmap():
     check(lambda v: lax.stop_gradient(v) * 2.0, [x])
 
 
+@pytest.mark.parametrize("name", [r.name for r in select("unary", where=lambda r: r.int_semantics == "exact")])
+@pytest.mark.parametrize("in_axis", [0, 1])
+def test_vmap_integer_unary(name, in_axis):
+    """The integer unary ops (bit counting) under vmap and jit(vmap): the per-example results, exactly."""
+    r = next(r for r in select("unary") if r.name == name)
+    x = np.random.default_rng(4).integers(-2 ** 31, 2 ** 31 - 1, (3, 5), dtype=np.int32, endpoint=True)
+    want = r.oracle(x)
+    for f in (jax.vmap(r.lax, in_axes=in_axis, out_axes=in_axis), jax.jit(jax.vmap(r.lax, in_axes=in_axis,
+                                                                                      out_axes=in_axis))):
+        got = np.asarray(f(x))
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+
+
 # ----------------------------------------------------------------------------------------------- property
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
