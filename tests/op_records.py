@@ -47,6 +47,14 @@ erfc64 = np.vectorize(math.erfc, otypes=[np.float64])
 lgamma64 = np.vectorize(math.lgamma, otypes=[np.float64])
 
 
+def clz_np(x):
+    """Leading zero bits of each integer's bit pattern (exact: the bit length counted shift by shift)."""
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    bits = 8 * x.dtype.itemsize
+    length = sum(((u >> np.array(k, u.dtype)) != 0).astype(np.int64) for k in range(bits))
+    return (bits - length).astype(x.dtype)
+
+
 def popcount_np(x):
     """Set bits of each integer's bit pattern (NumPy's bitwise_count counts |x| for signed dtypes)."""
     return np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype)
@@ -279,6 +287,8 @@ _UNARY = [
     _r("population_count", "unary", lax=lax.population_count, oracle=popcount_np, dtypes=INT_NAMES,
        int_semantics="exact", zero_tangent=True, gpu_int=True, fuzz=("int32", "uint32"),
        tested_in=("test_primitives.py::test_population_count", "test_vmap.py::test_vmap_integer_unary")),
+    _r("clz", "unary", lax=lax.clz, oracle=clz_np, dtypes=INT_NAMES, int_semantics="exact", zero_tangent=True,
+       gpu_int=True, tested_in=("test_vmap.py::test_vmap_integer_unary",)),
     _r("integer_pow", "integer_pow", lax=lax.integer_pow, example=lambda x: x ** 3, oracle=lambda x: x ** 3,
        dtypes=("float32", "int32", "uint32"), vmap={}, gpu_int=True, fuzz=("float32", "int32", "uint32"),
        tested_in=("test_primitives.py::test_integer_pow", "test_primitives.py::test_integer_pow_float",

@@ -105,6 +105,8 @@ named_ops! {
         IsFinite = "is_finite",
         Square = "square",
         PopulationCount = "population_count",
+        /// Count of leading zero bits.
+        Clz = "clz",
     }
 }
 
@@ -199,7 +201,7 @@ impl UnaryOp {
             Neg | Sign | Square => Kinds::Num,
             Abs => Kinds::Signed,
             Not => Kinds::IntBool,
-            PopulationCount => Kinds::Int,
+            PopulationCount | Clz => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
             | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
             | Atanh | ErfInv | Lgamma | Digamma | IsFinite => Kinds::Float,

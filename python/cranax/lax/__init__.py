@@ -6,7 +6,7 @@ except Python scalars, which take the other operand's dtype (weakly typed). Shap
 rank-0 values, which broadcast.
 """
 from ..primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
-    bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp,
+    bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz,
     convert_element_type, cos, cosh, digamma, div, div_floor_int, eq, erf, erfc, erf_inv, exp, exp2, expm1, floor, ge,
     gt, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter,
     population_count, pow, rem, round, rsqrt, select, select_n, shift_left, shift_right_arithmetic,
@@ -34,7 +34,7 @@ from ..primitives import control_flow  # noqa: F401
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "ScatterDimensionNumbers", "abs",
            "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2", "atanh",
            "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast",
-           "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "concatenate", "cond",
+           "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "clz", "concatenate", "cond",
            "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div",
            "div_floor_int", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erfc", "erf_inv", "exp", "exp2",

@@ -152,6 +152,7 @@ not_p = unop("not", _BOOL_INT)
 square_p = unop("square", _NUM)
 is_finite_p = unop("is_finite", _FLOAT, out_dtype=np.dtype(bool))
 population_count_p = unop("population_count", _INT)
+clz_p = unop("clz", _INT)
 
 round_p = standard_primitive(
     "round", lambda x, rounding_method=0: _unary_rule("round", _FLOAT)(x),
@@ -376,6 +377,7 @@ bitwise_not = _nary(not_p)
 square = _nary(square_p)
 is_finite = _nary(is_finite_p)
 population_count = _nary(population_count_p)
+clz = _nary(clz_p)
 
 add = _nary(add_p)
 sub = _nary(sub_p)
@@ -497,7 +499,7 @@ def div_floor_int(x, y):
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
            cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, not_p, square_p, is_finite_p,
-           population_count_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
+           population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
     _batching.defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
            shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
@@ -544,7 +546,7 @@ def _ones(x):
 
 _ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else neg(ct)])
 _ad.defjvp2(abs_p, lambda g, ans, x: select(ge(x, _c(x, 0)), g, neg(g)))
-for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, nextafter_p,
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p, nextafter_p,
            and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
     _ad.defjvp_zero(_p)

@@ -407,6 +407,7 @@ fn unary(b: &mut FunctionBuilder, imports: &Imports, op: UnaryOp, dt: DType, x: 
         U::IsFinite => iconst(b, types::I8, 1),
         U::PopulationCount if dt == DType::Bool => x,
         U::PopulationCount if !float => b.ins().popcnt(x),
+        U::Clz if !float => b.ins().clz(x),
         _ => return Err(unsupported(format!("{op:?}"), dt)),
     })
 }
