@@ -516,11 +516,15 @@ def registered_primitives():
     ``cranax.lax`` (and its submodules), or defined anywhere else in the package (call primitives, the
     interpreters' own), found by walking the packages: {primitive: module name}."""
     found = {}
-    mods = [cranax.primitives, lax]
+    mods = [cranax.primitives]
     for pkg in (cranax.primitives, lax, cranax):
         for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
             if not m.name.endswith("__main__") and not m.name.startswith(_NOT_WALKED):
                 mods.append(importlib.import_module(m.name))
+    # the faces last: a primitive belongs to the module that defines it, not to one that re-exports it
+    # (cranax.lax exports them all under JAX's ``<name>_p``)
+    mods.sort(key=lambda m: m.__name__ in ("cranax.lax", "cranax"))
+    mods.append(lax)
     for mod in mods:
         for v in vars(mod).values():
             if isinstance(v, Primitive):

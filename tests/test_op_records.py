@@ -174,3 +174,17 @@ def test_zero_tangent_records_have_zero_tangents(name):
     _, t = cranax.jvp(r.face, args, tuple(np.ones_like(a) for a in args))
     t = np.asarray(t)
     assert not t.any(), (name, t)
+
+
+def test_lax_exports_the_primitives_under_jax_names():
+    """``cranax.lax.<name>_p`` is the primitive JAX calls ``jax.lax.<name>_p`` (scatter_add_p binds
+    'scatter-add'), and every elementwise primitive is exported so."""
+    exported = [n for n in cranax.lax.__all__ if n.endswith("_p")]
+    assert len(exported) >= 100
+    for n in exported:
+        p = getattr(cranax.lax, n)
+        assert isinstance(p, cranax.core.Primitive), n
+        assert p.name in (n[:-2], n[:-2].replace("_", "-")), (n, p.name)
+    prims = {getattr(cranax.lax, n) for n in exported}
+    unexported = sorted(r.name for r in RECORDS if r.kind in ELEMENTWISE_KINDS and BY_NAME[r.name] not in prims)
+    assert not unexported, f"elementwise primitives cranax.lax does not export as <name>_p: {unexported}"

@@ -21,6 +21,22 @@ from ..primitives.library import (GatherDimensionNumbers, GatherScatterMode, Sca
     scatter_min, scatter_mul, slice_in_dim, sort, sort_key_val, top_k)
 from ..primitives.control_flow import (cond, fori_loop, map, scan, switch, while_loop)
 from ..primitives.library import lax_pad as pad, lax_rev as rev, lax_slice as slice
+# the primitives, under JAX's names (jax.lax exports them too)
+from ..primitives.elementwise import (abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p,
+    atanh_p, bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, convert_element_type_p, cos_p, cosh_p,
+    digamma_p, div_p, eq_p, erf_inv_p, erf_p, erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, integer_pow_p,
+    is_finite_p, le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p, ne_p, neg_p, nextafter_p,
+    not_p, or_p, population_count_p, pow_p, rem_p, round_p, rsqrt_p, select_n_p, shift_left_p,
+    shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p, square_p, stop_gradient_p,
+    sub_p, tan_p, tanh_p, xor_p)
+from ..primitives.reductions import (argmax_p, argmin_p, reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p,
+    reduce_prod_p, reduce_sum_p)
+from ..primitives.structural import (broadcast_in_dim_p, copy_p, iota_p, pad_p, reshape_p, rev_p, slice_p,
+    squeeze_p, transpose_p)
+from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, cumsum_p, dot_general_p,
+    dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
+    scatter_p, sort_p)
+from ..primitives.control_flow import (cond_p, scan_p, while_p)
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -32,17 +48,30 @@ from ..core import Tracer, TypedScalar, get_aval, typed_scalar  # noqa: F401
 from ..primitives import control_flow  # noqa: F401
 
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "ScatterDimensionNumbers", "abs",
-           "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2", "atanh",
-           "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast",
-           "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "clz", "concatenate", "cond",
-           "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div",
-           "div_floor_int", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
-           "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erfc", "erf_inv", "exp", "exp2",
-           "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "gather", "ge", "gt", "index_in_dim",
-           "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "map", "max",
-           "min", "mul", "ne", "neg", "nextafter", "pad", "population_count", "pow", "reduce_and", "reduce_max",
-           "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt",
-           "scan", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select", "select_n",
-           "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
-           "slice_in_dim", "sort", "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub", "switch",
-           "tan", "tanh", "top_k", "transpose", "while_loop", "zeros_like_array"]
+           "abs_p", "acos", "acos_p", "acosh", "acosh_p", "add", "add_p", "and_p", "argmax", "argmax_p", "argmin",
+           "argmin_p", "asin", "asin_p", "asinh", "asinh_p", "atan", "atan2", "atan2_p", "atan_p", "atanh",
+           "atanh_p", "bitcast_convert_type", "bitcast_convert_type_p", "bitwise_and", "bitwise_not",
+           "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcasted_iota",
+           "cbrt", "cbrt_p", "ceil", "ceil_p", "clamp", "clamp_p", "clz", "clz_p", "concatenate", "concatenate_p",
+           "cond", "cond_p", "convert_element_type", "convert_element_type_p", "copy_p", "cos", "cos_p", "cosh",
+           "cosh_p", "cummax", "cummax_p", "cummin", "cummin_p", "cumprod", "cumprod_p", "cumsum", "cumsum_p",
+           "digamma", "digamma_p", "div", "div_floor_int", "div_p", "dot", "dot_general", "dot_general_p",
+           "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_slice_p",
+           "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_slice_p", "eq", "eq_p", "erf",
+           "erf_inv", "erf_inv_p", "erf_p", "erfc", "erfc_p", "exp", "exp2", "exp2_p", "exp_p", "expand_dims",
+           "expm1", "expm1_p", "floor", "floor_p", "fori_loop", "full", "full_like", "gather", "gather_p", "ge",
+           "ge_p", "gt", "gt_p", "index_in_dim", "integer_pow", "integer_pow_p", "iota", "iota_p", "is_finite",
+           "is_finite_p", "le", "le_p", "lgamma", "lgamma_p", "log", "log1p", "log1p_p", "log_p", "logistic",
+           "logistic_p", "lt", "lt_p", "map", "max", "max_p", "min", "min_p", "mul", "mul_p", "ne", "ne_p", "neg",
+           "neg_p", "nextafter", "nextafter_p", "not_p", "or_p", "pad", "pad_p", "population_count",
+           "population_count_p", "pow", "pow_p", "reduce_and", "reduce_and_p", "reduce_max", "reduce_max_p",
+           "reduce_min", "reduce_min_p", "reduce_or", "reduce_or_p", "reduce_prod", "reduce_prod_p", "reduce_sum",
+           "reduce_sum_p", "rem", "rem_p", "reshape", "reshape_p", "rev", "rev_p", "round", "round_p", "rsqrt",
+           "rsqrt_p", "scan", "scan_p", "scatter", "scatter_add", "scatter_add_p", "scatter_max", "scatter_max_p",
+           "scatter_min", "scatter_min_p", "scatter_mul", "scatter_mul_p", "scatter_p", "select", "select_n",
+           "select_n_p", "shift_left", "shift_left_p", "shift_right_arithmetic", "shift_right_arithmetic_p",
+           "shift_right_logical", "shift_right_logical_p", "sign", "sign_p", "sin", "sin_p", "sinh", "sinh_p",
+           "slice", "slice_in_dim", "slice_p", "sort", "sort_key_val", "sort_p", "sqrt", "sqrt_p", "square",
+           "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
+           "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
+           "xor_p", "zeros_like_array"]
