@@ -295,6 +295,7 @@ impl Emit<'_> {
             U::IsFinite if float => format!("((bitcast<u32>({x}) & 0x7f800000u) != 0x7f800000u)"),
             U::PopulationCount if dt == DType::Bool => x.to_string(),
             U::PopulationCount if !float => format!("countOneBits({x})"),
+            U::Clz if !float => format!("countLeadingZeros({x})"),
             _ => return Err(unsupported(format!("{op:?} on {}", dt.short_name()))),
         })
     }
