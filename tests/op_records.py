@@ -281,6 +281,15 @@ _UNARY = [
     _r("digamma", "unary", lax=lax.digamma, oracle=scipy.special.digamma, domain=(0.1, 30), dtypes=F32_NAMES,
        ulp=_u(4), grad_domain=(0.5, 4),
        gpu=G("gamma", rtol=2e-5, faces=("lax",)), tested_in=("test_primitives.py::test_digamma_recorded_values",)),
+    # bessel_i0e/i1e: power series in double-double below |x| = 25, the asymptotic expansion above: f64 <= 2
+    # ulp of the correctly rounded value (measured against a 100-digit series); SciPy, the oracle, is itself up
+    # to 4 (i0e) / 7 (i1e) ulp off, hence the float64 bounds; f32 is the f64 value rounded once. GPU: on the host.
+    _r("bessel_i0e", "unary", lax=lax.bessel_i0e, oracle=scipy.special.i0e, domain=(-60, 60), dtypes=FLOAT_NAMES,
+       ulp=_u(1, 6), special=True, grad_domain=(-3, 3), deriv=lambda x: scipy.special.i1e(x) - np.sign(x) *
+       scipy.special.i0e(x), vmap={}, gpu=G("all", 0, faces=("lax",)), f16=F16(1), accuracy=1),
+    _r("bessel_i1e", "unary", lax=lax.bessel_i1e, oracle=scipy.special.i1e, domain=(-60, 60), dtypes=FLOAT_NAMES,
+       ulp=_u(1, 9), special=True, grad_domain=(-3, 3), vmap={}, gpu=G("all", 0, faces=("lax",)), f16=F16(1),
+       accuracy=1),
     _r("not", "unary", lax=lax.bitwise_not, jnp=jnp.invert, oracle=np.invert, dtypes=("bool",) + INT_NAMES,
        zero_tangent=True, gpu_int=True, fuzz=("int32", "uint32", "bool"),
        tested_in=("test_primitives.py::test_bitwise",)),

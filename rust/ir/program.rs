@@ -101,6 +101,10 @@ named_ops! {
         ErfInv = "erf_inv",
         Lgamma = "lgamma",
         Digamma = "digamma",
+        /// e^-|x| I0(x), I0 the modified Bessel function of the first kind.
+        BesselI0e = "bessel_i0e",
+        /// e^-|x| I1(x).
+        BesselI1e = "bessel_i1e",
         Not = "not",
         IsFinite = "is_finite",
         Square = "square",
@@ -204,7 +208,7 @@ impl UnaryOp {
             PopulationCount | Clz => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
             | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
-            | Atanh | ErfInv | Lgamma | Digamma | IsFinite => Kinds::Float,
+            | Atanh | ErfInv | Lgamma | Digamma | BesselI0e | BesselI1e | IsFinite => Kinds::Float,
         }
     }
 }

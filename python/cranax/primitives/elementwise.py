@@ -148,6 +148,8 @@ acosh_p = unop("acosh", _FLOAT)
 atanh_p = unop("atanh", _FLOAT)
 lgamma_p = unop("lgamma", _FLOAT)
 digamma_p = unop("digamma", _FLOAT)
+bessel_i0e_p = unop("bessel_i0e", _FLOAT)
+bessel_i1e_p = unop("bessel_i1e", _FLOAT)
 not_p = unop("not", _BOOL_INT)
 square_p = unop("square", _NUM)
 is_finite_p = unop("is_finite", _FLOAT, out_dtype=np.dtype(bool))
@@ -373,6 +375,8 @@ acosh = _nary(acosh_p)
 atanh = _nary(atanh_p)
 lgamma = _nary(lgamma_p)
 digamma = _nary(digamma_p)
+bessel_i0e = _nary(bessel_i0e_p)
+bessel_i1e = _nary(bessel_i1e_p)
 bitwise_not = _nary(not_p)
 square = _nary(square_p)
 is_finite = _nary(is_finite_p)
@@ -498,7 +502,7 @@ def div_floor_int(x, y):
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
            cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
-           cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, not_p, square_p, is_finite_p,
+           cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, bessel_i0e_p, bessel_i1e_p, not_p, square_p, is_finite_p,
            population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
     _batching.defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
@@ -598,6 +602,19 @@ def _trigamma(x):
 
 
 _ad.defjvp(digamma_p, lambda g, x: mul(g, _trigamma(x)))
+_ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
+
+
+def _bessel_i1e_jvp(g, ans, x):
+    # i1e' = i0e - i1e (sign(x) + 1/x), whose limit at 0 is 1/2 (JAX's formula: x clamped away from 0)
+    eps = float(np.finfo(get_aval(x).dtype).eps)
+    not_tiny = gt(abs(x), _c(x, eps))
+    safe_x = select(not_tiny, x, _st.full_like(x, eps))
+    d = sub(bessel_i0e(safe_x), mul(ans, add(sign(safe_x), div(_c(x, 1), safe_x))))
+    return mul(g, select(not_tiny, d, _st.full_like(x, 0.5)))
+
+
+_ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 _ad.defjvp(square_p, lambda g, x: mul(g, mul(_c(x, 2), x)))
 
 

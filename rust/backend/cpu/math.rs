@@ -108,6 +108,8 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         // reported as not lowered when a kernel needs it.
         MathFn::Call(op) => match op {
             UnaryOp::Erfc => un!(|x: f32| erfc(x as f64) as f32, erfc),
+            UnaryOp::BesselI0e => un!(|x: f32| bessel_i0e(x as f64) as f32, bessel_i0e),
+            UnaryOp::BesselI1e => un!(|x: f32| bessel_i1e(x as f64) as f32, bessel_i1e),
             _ => None,
         },
         MathFn::Rsqrt => None,
@@ -500,4 +502,68 @@ fn acosh(x: f64) -> f64 {
 
 fn atanh(x: f64) -> f64 {
     0.5 * (2.0 * x / (1.0 - x)).ln_1p()
+}
+
+/// Exponentially scaled modified Bessel functions of the first kind, `e^-|x| I0(x)` (`nu1`: false) and
+/// `e^-|x| I1(x)` (true): the power series for |x| < 25, its terms and sum in double-double (the terms near
+/// k = |x|/2 dominate and carry k roundings each in plain f64), then one rounding and the scaling; the
+/// asymptotic expansion above (its smallest term, ~e^-2|x|, is below 1e-21 there).
+fn bessel_ie(x: f64, nu1: bool) -> f64 {
+    let a = x.abs();
+    if a.is_nan() {
+        return x;
+    }
+    let v = if a == f64::INFINITY {
+        0.0
+    } else if a < 25.0 {
+        // q = a^2 / 4 as a double-double (qh + ql)
+        let qh = 0.25 * a * a;
+        let ql = (0.25 * a).mul_add(a, -qh);
+        let (mut th, mut tl) = (1.0f64, 0.0f64);
+        let (mut sh, mut sl) = (1.0f64, 0.0f64);
+        for k in 1..200 {
+            let d = (k * if nu1 { k + 1 } else { k }) as f64;
+            // t *= q, then t /= d (d is an exact integer)
+            let p = th * qh;
+            let pl = th.mul_add(qh, -p) + (th * ql + tl * qh);
+            let (h, l) = (p + pl, pl - ((p + pl) - p));
+            let qt = h / d;
+            let r = (-qt).mul_add(d, h);
+            th = qt;
+            tl = (r + l) / d;
+            // s += t (two-sum)
+            let s = sh + th;
+            let bb = s - sh;
+            let e = (sh - (s - bb)) + (th - bb);
+            sl += e + tl;
+            sh = s;
+            if th < 1e-20 * sh {
+                break;
+            }
+        }
+        let s = (sh + sl) * (-a).exp();
+        if nu1 { 0.5 * a * s } else { s }
+    } else {
+        let mu = if nu1 { 4.0 } else { 0.0 };
+        // the terms after the leading 1 summed apart (each addition to ~1 would round at 1's ulp)
+        let (mut tail, mut t) = (0.0f64, 1.0f64);
+        for k in 1..60 {
+            let odd = (2 * k - 1) as f64;
+            t *= (odd * odd - mu) / (8.0 * k as f64 * a);
+            tail += t;
+            if t.abs() < 1e-18 {
+                break;
+            }
+        }
+        (1.0 + tail) / (2.0 * std::f64::consts::PI * a).sqrt()
+    };
+    if nu1 { v.copysign(x) } else { v }
+}
+
+pub fn bessel_i0e(x: f64) -> f64 {
+    bessel_ie(x, false)
+}
+
+pub fn bessel_i1e(x: f64) -> f64 {
+    bessel_ie(x, true)
 }
