@@ -7,7 +7,9 @@
 Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 32-bit),
 ``jax_explain_cache_misses`` (bool: log why a jitted call retraced), ``jax_platforms`` (str or None),
 ``jax_platform_name`` (str or None), ``jax_default_device`` (device or None),
-``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction).
+``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction),
+``jax_disable_jit`` (bool, default False: ``jit``-decorated functions run op by op; see
+:func:`cranax.disable_jit`).
 
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
@@ -35,6 +37,7 @@ class Config:
         "jax_default_device": lambda: None,
         "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
         "jax_debug_nans": lambda: False,
+        "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
     }
 
     def __init__(self):
@@ -81,6 +84,10 @@ def _nonnegative_int(name, value):
     return n
 
 
-_validators = {"jax_compilation_cache_max_size": _nonnegative_int}
+def _bool(name, value):
+    return bool(value)  # JAX's boolean flags take any value and keep its truth
+
+
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool}
 
 config = Config()
