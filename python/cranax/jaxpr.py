@@ -6,6 +6,7 @@ nested jaxpr, otherwise one equation per line; variables are named a, b, ..., z,
 the printer meets them.
 """
 import itertools
+import re
 
 import numpy as np
 
@@ -133,6 +134,7 @@ class ClosedJaxpr:
 # ----------------------------------------------------------------------------------------------- printing
 
 _WIDTH = 80
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
 
 
 def _encode_name(n):
@@ -222,7 +224,8 @@ def pp_param_value(v, names, indent, col=None):
         return "(" + ", ".join(pp_param_value(x, names, indent) for x in v) + ")"
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__
-    return str(v)
+    # As JAX: object addresses are masked (``<function f at 0xXXXXXXXXXXXX>``) so printed jaxprs are stable.
+    return _ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), str(v))
 
 
 def _has_subjaxpr(params):
