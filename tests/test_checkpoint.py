@@ -415,6 +415,24 @@ def test_pytrees_static_args_and_closures():
     assert float(r) == pytest.approx(0.6972664, rel=1e-6)
 
 
+def test_traces_are_reused():
+    traced = []
+
+    def fn(x, n):
+        traced.append(n)
+        return jnp.sin(x) * n
+    c = cranax.checkpoint(fn, static_argnums=1)
+    for _ in range(3):
+        assert float(cranax.grad(c)(0.5, 2)) == pytest.approx(2 * np.cos(0.5), rel=1e-6)
+    assert traced == [2]
+    c(0.5, 2.0)      # a static value of another type is another signature
+    c(jnp.ones(2), 2)
+    assert traced == [2, 2.0, 2]
+    c(0.5, np.ones(1))   # unhashable static values trace every time
+    c(0.5, np.ones(1))
+    assert len(traced) == 5
+
+
 def test_checkpoint_name():
     np.testing.assert_allclose(cranax.grad(lambda x: jnp.sum(jnp.sin(adc.checkpoint_name(x, "q"))))(jnp.ones(2)),
                                [0.5403023, 0.5403023], rtol=1e-6)

@@ -16,12 +16,13 @@ operand, ``differentiated`` True once partial evaluation has split it.
 
 ``prevent_cse`` is recorded (and printed) as JAX does; the core's optimizer sees the inlined body.
 """
+import collections
 import dataclasses
 import functools
 import types
 import weakref
 
-from ..core import Primitive, get_aval, set_current_trace
+from ..core import Primitive, Tracer, get_aval, set_current_trace
 from ..interpreters import ad, batching
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
@@ -410,17 +411,25 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
         static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
-        store = {}
+        in_avals = tuple(get_aval(x) for x in leaves)
+        key = _trace_key(in_tree, in_avals, len(args), static, static_kw)
+        hit = traces.get(key) if key is not None else None
+        if hit is None:
+            store = {}
 
-        def flat(*xs):
-            a, kw = tree_unflatten(in_tree, list(xs))
-            it = iter(a)
-            full = [static[i] if i in static else next(it) for i in range(len(args))]
-            out, store["tree"] = tree_flatten(fun(*full, **kw, **static_kw))
-            return out
-        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves],
-                                debug_info(fun, "checkpoint / remat", None))
-        jaxpr, consts = closed.hoist_consts()
+            def flat(*xs):
+                a, kw = tree_unflatten(in_tree, list(xs))
+                it = iter(a)
+                full = [static[i] if i in static else next(it) for i in range(len(args))]
+                out, store["tree"] = tree_flatten(fun(*full, **kw, **static_kw))
+                return out
+            closed = trace_to_jaxpr(flat, list(in_avals), debug_info(fun, "checkpoint / remat", None))
+            jaxpr, consts = closed.hoist_consts()
+            hit = (jaxpr, consts, store["tree"])
+            # Closed-over tracers belong to the transformation of this call: such traces are not reused.
+            if key is not None and not any(isinstance(c, Tracer) for c in consts):
+                traces[key] = hit
+        jaxpr, consts, out_tree = hit
         if isinstance(prevent_cse, tuple):
             cse_args = (tuple(dyn_args), dyn_kwargs) if dyn_kwargs else tuple(dyn_args)
             subtrees = tree_structure(prevent_cse).flatten_up_to(cse_args)
@@ -430,7 +439,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         else:
             cse = prevent_cse
         outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse, differentiated=False, policy=policy)
-        return tree_unflatten(store["tree"], outs)
+        return tree_unflatten(out_tree, outs)
+
+    # Traces by signature, as JAX caches them: calling the same checkpointed function again (eagerly, or
+    # under grad in a training loop) reuses its jaxpr, and so the derived jaxprs cached on it.
+    traces = _LRU(_TRACE_CACHE_SIZE)
     return fun_remat
 
 
@@ -438,6 +451,37 @@ def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO
     """Alias of :func:`checkpoint` (without ``static_argnames``), as ``jax.remat``."""
     return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
                       concrete=concrete)
+
+
+_TRACE_CACHE_SIZE = 64
+
+
+class _LRU(collections.OrderedDict):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def get(self, key):
+        hit = super().get(key)
+        if hit is not None:
+            self.move_to_end(key)
+        return hit
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
+def _trace_key(in_tree, in_avals, nargs, static, static_kw):
+    """The cache key of a trace, or None when a static argument is unhashable (then it is traced anew)."""
+    key = (in_tree, in_avals, nargs, tuple((i, type(v), v) for i, v in sorted(static.items())),
+           tuple((k, type(v), v) for k, v in sorted(static_kw.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _split_static(static_argnums, args):
