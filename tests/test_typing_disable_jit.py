@@ -101,3 +101,35 @@ def test_control_flow_under_disable_jit():
             lax.scan(lambda c, x: (c, x), 0, None, length=0)
         assert str(e.value) == ("zero-length scan is not supported in disable_jit() mode because the output type "
                                 "is unknown.")
+
+
+def test_disable_jit_is_per_thread():
+    import threading
+    ran = []
+    f = cranax.jit(lambda x: ran.append(type(x).__name__) or x + 1)
+    seen = {}
+
+    def other():
+        seen["flag"] = cranax.config.jax_disable_jit
+        seen["out"] = float(f(1.0))
+    with cranax.disable_jit():
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert seen == {"flag": False, "out": 2.0}
+        assert ran == ["DynamicJaxprTracer"]        # the other thread compiled it
+        assert cranax.config.jax_disable_jit is True
+        with cranax.disable_jit(False):
+            assert cranax.config.jax_disable_jit is False
+            assert float(f(2.0)) == 3.0 and len(ran) == 1   # compiled and cached: not run again
+        # the block's value wins over the global flag on this thread, as in JAX
+        cranax.config.update("jax_disable_jit", False)
+        assert cranax.config.jax_disable_jit is True
+    assert cranax.config.jax_disable_jit is False
+    cranax.config.update("jax_disable_jit", True)
+    try:
+        with cranax.disable_jit(False):
+            assert cranax.config.jax_disable_jit is False
+        assert cranax.config.jax_disable_jit is True
+    finally:
+        cranax.config.update("jax_disable_jit", False)

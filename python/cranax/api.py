@@ -388,7 +388,7 @@ class JitWrapped:
 
     # -- calling
     def __call__(self, *args, **kwargs):
-        if _jit_disabled:
+        if _jit_disabled and config.jax_disable_jit:
             return self._fun(*args, **kwargs)
         if core._state.trace is not None:
             return self._call_traced(args, kwargs)
@@ -605,7 +605,8 @@ def eval_shape(fun, *args, **kwargs):
     return JitWrapped(fun, (), (), None, False, False).eval_shape(*args, **kwargs)
 
 
-# Mirrors config.jax_disable_jit as a module global: the warm call path reads it on every call.
+# True when jit may be disabled in some thread (the flag is set, or a disable_jit() block is active
+# somewhere): the warm call path reads this module global on every call and only then asks the config.
 _jit_disabled = bool(config.jax_disable_jit)
 
 
@@ -614,20 +615,17 @@ def _on_config_update(name, value):
     if name == "jax_compilation_cache_max_size":
         _core.set_cache_max_size(int(value))
     elif name == "jax_disable_jit":
-        _jit_disabled = bool(value)
+        _jit_disabled = bool(config._values["jax_disable_jit"]) or config._override_count(name) > 0
 
 
 @contextlib.contextmanager
 def disable_jit(disable=True):
     """Within the ``with`` block, ``jit``-decorated functions are not compiled: they run as plain Python, op by
-    op (so ``print`` shows values, and a debugger can step through). Sets ``config.jax_disable_jit`` and
-    restores it on exit. Mirrors ``jax.disable_jit``."""
-    prev = config.jax_disable_jit
-    config.update("jax_disable_jit", disable)
-    try:
+    op (so ``print`` shows values, and a debugger can step through), and ``cond``/``while_loop``/``scan``
+    with concrete values run as Python control flow. Like JAX's, it applies to the calling thread only and
+    overrides ``config.jax_disable_jit`` there. Mirrors ``jax.disable_jit``."""
+    with config._override("jax_disable_jit", disable):
         yield
-    finally:
-        config.update("jax_disable_jit", prev)
 
 
 config._add_listener(_on_config_update)

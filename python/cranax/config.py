@@ -13,6 +13,7 @@ Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 
 
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
+import contextlib
 import os
 import threading
 
@@ -44,6 +45,10 @@ class Config:
         object.__setattr__(self, "_values", {k: f() for k, f in self._defaults.items()})
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_listeners", [])
+        # Context-manager overrides (``disable_jit()``) are per thread, as JAX's: name -> active count over
+        # all threads (reads only look at the thread's stack while some override is active).
+        object.__setattr__(self, "_active", {})
+        object.__setattr__(self, "_local", threading.local())
 
     def update(self, name, value):
         """Set option ``name`` to ``value``. Raises AttributeError for an unknown name, TypeError/ValueError
@@ -61,7 +66,41 @@ class Config:
     def _add_listener(self, fn):
         self._listeners.append(fn)
 
+    @contextlib.contextmanager
+    def _override(self, name, value):
+        """Within the block, this thread reads ``value`` for option ``name`` (other threads and the global
+        value are unchanged); listeners are told on entry and exit."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        check = _validators.get(name)
+        if check is not None:
+            value = check(name, value)
+        stacks = self._local.__dict__.setdefault("stacks", {})
+        stack = stacks.setdefault(name, [])
+        with self._lock:
+            stack.append(value)
+            self._active[name] = self._active.get(name, 0) + 1
+        try:
+            for fn in list(self._listeners):
+                fn(name, value)
+            yield
+        finally:
+            with self._lock:
+                stack.pop()
+                self._active[name] -= 1
+                if not self._active[name]:
+                    del self._active[name]
+            for fn in list(self._listeners):
+                fn(name, getattr(self, name))
+
+    def _override_count(self, name):
+        return self._active.get(name, 0)
+
     def __getattr__(self, name):
+        if self._active and name in self._active:
+            stack = self._local.__dict__.get("stacks", {}).get(name)
+            if stack:
+                return stack[-1]
         try:
             return self._values[name]
         except KeyError:
