@@ -464,3 +464,95 @@ def test_errors():
     # a traced value as a Python bool inside the checkpointed function is an error, as in JAX
     with pytest.raises(cranax.errors.TracerBoolConversionError):
         cranax.checkpoint(lambda x: x if x > 0 else -x)(1.0)
+
+
+# Recorded from JAX 0.10.2: prevent_cse tuples follow the operands through grad, vmap and jvp (residuals
+# True, the inputs keep their flags); a static argument that is traced is closed over (a leading operand);
+# keyword arguments are dynamic; non-array outputs are literals of the body.
+GRAD_CSE = """{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = sin a
+    _:f32[] = mul c b
+    d:f32[] e:f32[] = remat2[
+      differentiated=True
+      jaxpr={ lambda ; f:f32[] g:f32[] h:f32[]. let
+          i:f32[] = sin f
+          j:f32[] = cos f
+          k:f32[] = mul i h
+          l:f32[] = mul h g
+          m:f32[] = mul l j
+        in (m, k) }
+      policy=None
+      prevent_cse=(True, False, True)
+    ] a b 1.0:f32[]
+  in (d, e) }"""
+
+VMAP_CSE = """{ lambda ; a:f32[2] b:f32[2]. let
+    c:f32[2] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; d:f32[2] e:f32[2]. let
+          f:f32[2] = sin d
+          g:f32[2] = mul f e
+        in (g,) }
+      policy=None
+      prevent_cse=(True, False)
+    ] a b
+  in (c,) }"""
+
+JVP_CSE = """{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] d:f32[] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; e:f32[] f:f32[] g:f32[] h:f32[]. let
+          i:f32[] = sin e
+          j:f32[] = cos e
+          k:f32[] = mul g j
+          l:f32[] = mul i f
+          m:f32[] = mul k f
+          n:f32[] = mul i h
+          o:f32[] = add_any m n
+        in (l, o) }
+      policy=None
+      prevent_cse=(True, False, True, True)
+    ] a 2.0:f32[] b 0.0:f32[]
+  in (c, d) }"""
+
+STATIC_TRACED = """{ lambda ; a:f32[] b:i32[]. let
+    c:f32[] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; d:i32[] e:f32[]. let
+          f:f32[] = convert_element_type[new_dtype=float32 weak_type=True] d
+          g:f32[] = mul e f
+        in (g,) }
+      policy=None
+      prevent_cse=True
+    ] b a
+  in (c,) }"""
+
+KWARGS = """{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = mul d e in (f,) }
+      policy=None
+      prevent_cse=True
+    ] a b
+  in (c,) }"""
+
+NON_ARRAY_OUT = """{ lambda ; a:f32[]. let
+    b:i32[] c:f32[] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; d:f32[]. let  in (3:i32[], d) }
+      policy=None
+      prevent_cse=True
+    ] a
+  in (b, c) }"""
+
+
+def test_printed_operand_flags_and_arguments():
+    c = cranax.checkpoint(lambda x, y: jnp.sin(x) * y, prevent_cse=(True, False))
+    assert _text(cranax.grad(c, argnums=(0, 1)), 1.0, 2.0) == GRAD_CSE
+    assert _text(cranax.vmap(c), jnp.ones(2), jnp.ones(2)) == VMAP_CSE
+    assert _text(lambda x, t: cranax.jvp(c, (x, 2.0), (t, 0.0)), 1.0, 1.0) == JVP_CSE
+    assert _text(cranax.checkpoint(lambda x, n: x * n, static_argnums=1), 2.0, 3) == STATIC_TRACED
+    assert _text(lambda x, y: cranax.checkpoint(lambda a, b=1.0: a * b)(x, b=y), 2.0, 3.0) == KWARGS
+    assert _text(cranax.checkpoint(lambda x: (None, 3, x)), 1.0) == NON_ARRAY_OUT
+    none, three, one = cranax.checkpoint(lambda x: (None, 3, x))(1.0)
+    assert none is None and int(three) == 3 and float(one) == 1.0

@@ -278,10 +278,11 @@ _split_cache = weakref.WeakKeyDictionary()
 
 def _split(closed, unknowns, policy):
     """Splits ``closed``'s body for partial evaluation under ``policy``. Returns ``(known, staged,
-    out_unknowns, num_res)``: ``known`` maps the known inputs to the known outputs followed by ``num_res``
-    residuals; ``staged`` maps the residuals then the unknown inputs to the unknown outputs, recomputing
-    every known value it needs that is not a residual. Residuals: outputs of saveable equations (in
-    equation order), then the known inputs read (in input order), as JAX orders them."""
+    out_unknowns, num_res, in_used)``: ``known`` (a Jaxpr) maps the known inputs to the known outputs followed
+    by ``num_res`` residuals, the outputs of the equations the policy calls saveable that the tangent part
+    reads; ``staged`` maps those residuals then the inputs where ``in_used`` (the unknown inputs it reads and
+    the known inputs its recomputation needs, in input order) to the unknown outputs, recomputing every
+    other known value it needs. JAX orders the operands the same way."""
     try:
         per = _split_cache.setdefault(closed, {})
         key = (unknowns, policy)
@@ -299,9 +300,9 @@ def _split(closed, unknowns, policy):
         if u:
             unknown.update(e.outvars)
     out_unknowns = [isinstance(v, Var) and v in unknown for v in jaxpr.outvars]
-    # Known values the staged part reads, and which known equations it must recompute (found backwards).
-    needed = {a for e, u in zip(jaxpr.eqns, eqn_unknown) if u for a in e.invars
-              if isinstance(a, Var) and a not in unknown}
+    # What the staged part reads, and which known equations it must recompute (found backwards).
+    needed = {a for e, u in zip(jaxpr.eqns, eqn_unknown) if u for a in e.invars if isinstance(a, Var)}
+    needed.update(v for v, u in zip(jaxpr.outvars, out_unknowns) if u)
     recompute, saved = set(), set()
     for i in reversed(range(len(jaxpr.eqns))):
         e = jaxpr.eqns[i]
@@ -313,7 +314,7 @@ def _split(closed, unknowns, policy):
             recompute.add(i)
             needed.update(a for a in e.invars if isinstance(a, Var))
     res = [v for i, e in enumerate(jaxpr.eqns) if i in saved for v in e.outvars if v in needed]
-    res += [v for v, u in zip(jaxpr.invars, unknowns) if not u and v in needed]
+    in_used = tuple(v in needed for v in jaxpr.invars)
     known_outs = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
     # The known part keeps only what its outputs and the residuals need (JAX's DCE of the known jaxpr).
     live = {v for v in known_outs + res if isinstance(v, Var)}
@@ -325,9 +326,9 @@ def _split(closed, unknowns, policy):
     known_eqns.reverse()
     known = Jaxpr([], [v for v, u in zip(jaxpr.invars, unknowns) if not u], known_outs + res, known_eqns)
     staged_eqns = [e for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)) if u or i in recompute]
-    staged = Jaxpr([], res + [v for v, u in zip(jaxpr.invars, unknowns) if u],
+    staged = Jaxpr([], res + [v for v, used in zip(jaxpr.invars, in_used) if used],
                    [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], staged_eqns)
-    out = (known, ClosedJaxpr(staged, []), out_unknowns, len(res))
+    out = (known, ClosedJaxpr(staged, []), out_unknowns, len(res), in_used)
     if per is not None:
         per[key] = out
     return out
@@ -336,14 +337,15 @@ def _split(closed, unknowns, policy):
 def _remat_partial_eval(trace, args, params):
     jaxpr, policy, prevent_cse = params["jaxpr"], params["policy"], params["prevent_cse"]
     unknowns = tuple(trace.is_unknown(a) for a in args)
-    known, staged, out_unknowns, num_res = _split(jaxpr, unknowns, policy)
+    known, staged, out_unknowns, num_res, in_used = _split(jaxpr, unknowns, policy)
     with set_current_trace(trace.parent):
         kouts = eval_jaxpr(known, [], *[a for a, u in zip(args, unknowns) if not u])
     n_known = len(kouts) - num_res
     known_outs, res = kouts[:n_known], kouts[n_known:]
-    uouts = trace.stage(remat_p, list(res) + [a for a, u in zip(args, unknowns) if u],
-                        dict(params, jaxpr=staged, differentiated=True,
-                             prevent_cse=_cse(prevent_cse, num_res, unknowns)))
+    if isinstance(prevent_cse, tuple):   # the residuals' flags are True, the inputs keep theirs (as JAX)
+        prevent_cse = (True,) * num_res + tuple(p for p, used in zip(prevent_cse, in_used) if used)
+    uouts = trace.stage(remat_p, list(res) + [a for a, used in zip(args, in_used) if used],
+                        dict(params, jaxpr=staged, differentiated=True, prevent_cse=prevent_cse))
     ki, ui = iter(known_outs), iter(uouts)
     return [next(ui) if u else next(ki) for u in out_unknowns]
 
