@@ -195,3 +195,54 @@ def test_names_in_namespaces():
         assert n in dir(tu), n
     for n in ["flatten_with_path", "leaves_with_path", "map_with_path"]:
         assert n in dir(cranax.tree), n
+
+
+class _Meta:
+    def __init__(self, a, m):
+        self.a, self.m = a, m
+
+
+tu.register_pytree_node(_Meta, lambda f: ((f.a,), f.m), lambda m, c: _Meta(c[0], m))
+_P = collections.namedtuple("_P", "x y")
+_Q = collections.namedtuple("_Q", "x y")
+
+# JAX 0.10.2's messages (its text; cranax adds a line naming both structures after it).
+MISMATCH_MESSAGES = [
+    ([1, 2], [1, 2, 3], "pytree structure error: different lengths of list at key path\n    {w} tree\nAt that key "
+     "path, the prefix pytree {w} tree has a subtree of type list of length 2, but the full pytree has a subtree of "
+     "the same type but of length 3."),
+    ({"a": 1, "b": 2}, {"a": 1}, "pytree structure error: different numbers of pytree children at key path\n"
+     "    {w} tree\nAt that key path, the prefix pytree {w} tree has a subtree of type\n    <class 'dict'>\nwith 2 "
+     "child keys\n    a b\nbut at the same key path the full pytree has a subtree of the same type but with 1 child "
+     "keys\n    a\nso the symmetric difference on key sets is\n    b"),
+    (_P(1, 2), _Q(1, 2), "pytree structure error: different types at key path\n    {w} tree\nAt that key path, the "
+     "prefix pytree {w} tree has a subtree of type\n    " + str(_P) + "\nbut at the same key path the full pytree "
+     "has a subtree of different type\n    " + str(_Q) + "."),
+    (_Meta(1, "m"), _Meta(1, "n"), "pytree structure error: different pytree metadata at key path\n    {w} tree\nAt "
+     "that key path, the prefix pytree {w} tree has a subtree of type\n    " + str(_Meta) + "\nwith metadata\n    m\n"
+     "but at the same key path the full pytree has a subtree of the same type but with metadata\n    n\nso the diff "
+     "in the metadata at these pytree nodes is\n    - m\n    + n"),
+    ([1, {"k": (1, 2)}], [1, {"k": (1, 2, 3)}], "pytree structure error: different lengths of tuple at key path\n"
+     "    {w} tree[1]['k']\nAt that key path, the prefix pytree {w} tree has a subtree of type tuple of length 2, but "
+     "the full pytree has a subtree of the same type but of length 3."),
+    (None, 1, "pytree structure error: different types at key path\n    {w} tree\nAt that key path, the prefix "
+     "pytree {w} tree has a subtree of type\n    <class 'NoneType'>\nbut at the same key path the full pytree has a "
+     "subtree of different type\n    <class 'int'>."),
+    (collections.OrderedDict(a=1), collections.OrderedDict(b=1), "pytree structure error: different pytree metadata "
+     "at key path\n    {w} tree\nAt that key path, the prefix pytree {w} tree has a subtree of type\n    <class "
+     "'collections.OrderedDict'>\nwith metadata\n    ('a',)\nbut at the same key path the full pytree has a subtree "
+     "of the same type but with metadata\n    ('b',)\nso the diff in the metadata at these pytree nodes is\n"
+     "    - ('a',)\n    ?   ^\n\n    + ('b',)\n    ?   ^\n"),
+]
+
+
+@pytest.mark.parametrize("a,b,msg", MISMATCH_MESSAGES)
+def test_mismatch_messages_name_the_key_path(a, b, msg):
+    for what, call in [("tree_map", lambda: tu.tree_map(lambda x, y: x, a, b)),
+                       ("tree_map_with_path", lambda: tu.tree_map_with_path(lambda p, x, y: x, a, b))]:
+        with pytest.raises(ValueError) as e:
+            call()
+        text = str(e.value)
+        assert text.startswith(msg.format(w=what) + "\n(" + what + ": "), text
+        assert repr(tu.tree_structure(a)) in text and repr(tu.tree_structure(b)) in text
+    assert tu.tree_map(lambda x, y: y, 1, [1, 2]) == [1, 2]   # a leaf is a prefix of anything

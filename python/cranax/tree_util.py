@@ -20,6 +20,7 @@ namedtuple classes, the registration of custom nodes and their aux data (compare
 import builtins as _builtins
 import collections as _collections
 import dataclasses as _dataclasses
+import difflib as _difflib
 import functools as _functools
 import operator as _operator
 import typing as _typing
@@ -560,14 +561,107 @@ def tree_map(f, tree, *rest, is_leaf=None):
         return treedef.unflatten([f(x) for x in leaves])
     all_leaves_ = [leaves]
     for i, r in enumerate(rest):
-        try:
-            all_leaves_.append(treedef.flatten_up_to(r))
-        except ValueError as e:
-            raise ValueError(
-                f"tree_map: the tree at argument position {i + 2} does not match the structure of "
-                f"the first tree (or have it as a prefix): {treedef} vs {_safe_structure(r)}. "
-                f"{e}") from None
+        all_leaves_.append(_flatten_rest_up_to("tree_map", treedef, tree, r, i, is_leaf))
     return treedef.unflatten([f(*xs) for xs in _b_zip(*all_leaves_)])
+
+
+def _flatten_rest_up_to(what, treedef, tree, r, i, is_leaf):
+    """``treedef.flatten_up_to(r)``; on a mismatch, JAX's "pytree structure error" naming the key path
+    where ``r`` (argument ``i + 2`` of ``what``) first differs, then both structures."""
+    try:
+        return treedef.flatten_up_to(r)
+    except ValueError as e:
+        err = next(_prefix_errors((), tree, r, is_leaf), None)
+        both = (f"the tree at argument position {i + 2} does not match the structure of the first tree (or have "
+                f"it as a prefix): {treedef} vs {_safe_structure(r)}.")
+        if err is None:
+            raise ValueError(f"{what}: {both} {e}") from None
+        raise ValueError(f"{err(what + ' tree')}\n({what}: {both})") from None
+
+
+def _one_level(x):
+    """``(children, metadata, keys)`` of a node, as JAX's ``flatten_one_level(_with_keys)``."""
+    t = type(x)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _TUPLE or kind == _LIST:
+        return list(x), None, [SequenceKey(i) for i in range(_b_len(x))]
+    if kind == _DICT:
+        keys = _sorted_keys(x)
+        return [x[k] for k in keys], tuple(keys), [DictKey(k) for k in keys]
+    if kind == _NONE:
+        return [], None, []
+    if kind == _NAMEDTUPLE:
+        return list(x), t, [GetAttrKey(n) for n in t._fields]
+    reg = _registry[t]
+    if reg.flatten_with_keys is not None:
+        pairs, aux = reg.flatten_with_keys(x)
+        pairs = list(pairs)
+        return [c for _, c in pairs], aux, [k for k, _ in pairs]
+    children, aux = _custom_flatten(reg, x)
+    children = list(children)
+    return children, aux, [FlattenedIndexKey(i) for i in range(_b_len(children))]
+
+
+def _key_text(k):
+    return str(k._value()) if isinstance(k, _Key) else str(k)
+
+
+def _prefix_errors(path, prefix, full, is_leaf=None):
+    """Yields, for each place where ``prefix`` is not a prefix of ``full``, a function of the tree's name
+    giving JAX's ValueError for it (``is_leaf`` applies at the root, as in JAX)."""
+    pdef = tree_structure(prefix, is_leaf)
+    if pdef.num_nodes == 1 and pdef.num_leaves == 1:   # a leaf is a prefix of anything
+        return
+    at = keystr(path)
+    if type(prefix) is not type(full):
+        yield lambda name: ValueError(
+            f"pytree structure error: different types at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}.")
+        return
+    p_children, p_meta, p_keys = _one_level(prefix)
+    f_children, f_meta, f_keys = _one_level(full)
+    if isinstance(prefix, (list, tuple)):
+        if _b_len(prefix) != _b_len(full):
+            ty = type(prefix).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {ty} at key path\n    {name}{at}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
+                f"{_b_len(prefix)}, but the full pytree has a subtree of the same type but of length "
+                f"{_b_len(full)}.")
+            return
+    elif _b_len(p_children) != _b_len(f_children):
+        try:
+            diff = set(p_keys).symmetric_difference(set(f_keys))
+        except TypeError:
+            diff = None
+        yield lambda name: ValueError(
+            f"pytree structure error: different numbers of pytree children at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with {_b_len(p_children)} child keys\n    {' '.join(_b_map(_key_text, p_keys))}\n"
+            f"but at the same key path the full pytree has a subtree of the same type but with "
+            f"{_b_len(f_children)} child keys\n    {' '.join(_b_map(_key_text, f_keys))}\n"
+            + ("" if diff is None else
+               f"so the symmetric difference on key sets is\n    {' '.join(_b_map(_key_text, diff))}"))
+        return
+    try:
+        same = bool(p_meta == f_meta)
+    except Exception:  # e.g. array-valued aux data
+        same = p_meta is f_meta
+    if not same:
+        p_str, f_str = str(p_meta), str(f_meta)
+        diff = "\n".join("    " + ln for ln in _difflib.ndiff(p_str.splitlines(), f_str.splitlines()))
+        yield lambda name: ValueError(
+            f"pytree structure error: different pytree metadata at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with metadata\n    {p_str}\n"
+            f"but at the same key path the full pytree has a subtree of the same type but with metadata\n"
+            f"    {f_str}\nso the diff in the metadata at these pytree nodes is\n{diff}")
+        return
+    for k, a, b in _b_zip(p_keys, p_children, f_children):
+        yield from _prefix_errors(path + (k,), a, b)
 
 
 def _safe_structure(x):
@@ -775,14 +869,9 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     ``f(key_path, x, *ys)``."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     columns = [[p for p, _ in pairs], [x for _, x in pairs]]
+    root_is_leaf = None if is_leaf is None else (lambda x: is_leaf((), x)) if is_leaf_takes_path else is_leaf
     for i, r in enumerate(rest):
-        try:
-            columns.append(treedef.flatten_up_to(r))
-        except ValueError as e:
-            raise ValueError(
-                f"tree_map_with_path: the tree at argument position {i + 2} does not match the structure "
-                f"of the first tree (or have it as a prefix): {treedef} vs {_safe_structure(r)}. "
-                f"{e}") from None
+        columns.append(_flatten_rest_up_to("tree_map_with_path", treedef, tree, r, i, root_is_leaf))
     return treedef.unflatten([f(*xs) for xs in _b_zip(*columns)])
 
 
