@@ -29,6 +29,7 @@ import cranax.lax as lax
 import cranax.primitives
 from cranax import _core
 from cranax.core import Primitive
+from cranax.primitives.ad_util import add_any_p
 
 GPUS = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
 REASON = _core.gpu_unavailable_reason() if getattr(_core, "HAS_GPU_BACKEND", False) else "built without gpu"
@@ -82,7 +83,8 @@ def pow_ulps(args, want):
     return 8 + 2 * np.nan_to_num(t, nan=0, posinf=0)
 
 # Primitives whose `cranax.lax` function is named differently.
-CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor}
+CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
+         "add_any": add_any_p.bind}  # the transformations' own sum of tangents
 
 
 def values(dt):
