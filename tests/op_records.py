@@ -477,6 +477,11 @@ _CALLS = [
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
     # the sum of two tangents / cotangents of one value
     _r("add_any", "internal", linear=True, tested_in=("test_autodiff.py::test_select_n_and_where",)),
+    # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)
+    _r("remat2", "call", linear=True,
+       tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),
+    # (its jvp passes the tangent on unnamed, so it never reaches a linear jaxpr: no transpose rule)
+    _r("name", "internal", tested_in=("test_checkpoint.py::test_checkpoint_name",)),
 ]
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives

@@ -1,5 +1,5 @@
 """Strip mode: math functions run by AVX-512 / AVX2 block routines on strips of a row, and large outputs
-written with non-temporal stores (rust/backend/cpu/blockmath.rs, codegen.rs).
+written with non-temporal stores (rust/backend/cpu/blockmath.rs, loop_plan.rs (planned) and codegen.rs (emitted)).
 
 The routines must give the inline code's bits, so every program below must give byte-identical results
 with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread and on two; values are

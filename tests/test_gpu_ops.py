@@ -1,9 +1,9 @@
 """Every elementwise primitive on the GPU vs the CPU backend, over special values, for every dtype the adapter
 offers (float32, int32, uint32, bool; float16 with shader-f16; float64/int64 with shader-f64/shader-int64).
 
-The primitives are those of the op records (tests/op_records.py) of the elementwise kinds, plus every
-registered `Primitive` with ``elementwise`` set that has no record at all (its test fails asking for one), so a
-new one is covered, or this test fails asking for a record or a way to call it.
+The primitives are those of the op records (tests/op_records.py) of the elementwise kinds or of an elementwise
+primitive, plus every registered `Primitive` with ``elementwise`` set that has no record at all (its test fails
+asking for one), so a new one is covered, or this test fails asking for a record or a way to call it.
 Values: halves (±0.5, ±1.5, ±2.5, 3.5, 4.5, ...), ±0, subnormals, ±inf, NaN, the largest finite values,
 integers beyond the significand, the int32/int64/uint32 limits. Results are compared bit for bit (NaN with
 NaN, the sign of zero counts) except for the operations no formula makes exact, held to the ulp bounds of
@@ -26,8 +26,9 @@ import pytest
 import cranax as jax
 import cranax.lax as lax
 from cranax import _core
+from cranax.primitives.ad_util import add_any_p
 
-from op_records import ELEMENTWISE_KINDS, OPS, registered_primitives, select
+from op_records import ELEMENTWISE_KINDS, OPS, RECORDS, registered_primitives
 
 GPUS = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
 REASON = _core.gpu_unavailable_reason() if getattr(_core, "HAS_GPU_BACKEND", False) else "built without gpu"
@@ -38,10 +39,12 @@ INFO = _core.gpu_info(GPU) if GPUS else {}
 
 
 def elementwise_primitives():
-    """name -> Primitive: the op records of the elementwise kinds, and the registered elementwise primitives
-    that lack a record (``test_elementwise_op_matches_cpu`` fails for those)."""
+    """name -> Primitive: the op records of the elementwise kinds or of an elementwise primitive (the
+    transformations' add_any), and the registered elementwise primitives that lack a record
+    (``test_elementwise_op_matches_cpu`` fails for those)."""
     by_name = {p.name: p for p in registered_primitives()}
-    found = {r.name: by_name[r.name] for r in select(*ELEMENTWISE_KINDS)}
+    found = {r.name: by_name[r.name] for r in RECORDS
+             if r.kind in ELEMENTWISE_KINDS or getattr(by_name.get(r.name), "elementwise", False)}
     for name, p in by_name.items():
         if getattr(p, "elementwise", False) and name not in OPS:
             found[name] = p
@@ -81,7 +84,8 @@ def pow_ulps(args, want):
     return 8 + 2 * np.nan_to_num(t, nan=0, posinf=0)
 
 # Primitives whose `cranax.lax` function is named differently.
-CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor}
+CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
+         "add_any": add_any_p.bind}  # the transformations' own sum of tangents
 
 
 def values(dt):

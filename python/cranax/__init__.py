@@ -4,14 +4,16 @@
 from ._version import __version__  # noqa: F401
 from .config import config
 from . import _core
-from . import dtypes, tree_util, errors
+from . import dtypes, tree_util, errors, typing
 from . import tree
 from .core import ShapedArray
 from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
-from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct
+from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct, disable_jit
 from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
 from .custom_derivatives import custom_jvp, custom_vjp
+from .primitives.remat import checkpoint, remat, checkpoint_policies
+from . import ad_checkpoint
 from . import lax
 from . import numpy
 from . import random
@@ -19,7 +21,7 @@ from . import nn
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 
-__all__ = ["config", "jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
+__all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
            "device_put", "devices", "local_devices", "device_count", "default_backend", "block_until_ready",
            "lax", "numpy", "tree_util", "tree", "dtypes", "errors", "ShapedArray", "tree_map", "tree_leaves",
            "tree_flatten", "tree_unflatten", "tree_structure", "vmap", "jvp", "linearize", "vjp", "grad",

@@ -7,6 +7,7 @@ it and compiles it in the core, whose second-level cache (keyed by the optimized
 a re-created ``lambda`` retraces but does not recompile. Inside another transformation the call is staged
 as one ``jit`` equation whose rules (eval, jvp, transpose, batching) apply to the inner jaxpr.
 """
+import contextlib
 import functools
 import gc
 import inspect
@@ -27,7 +28,7 @@ from .interpreters.partial_eval import debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct"]
+__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit"]
 
 _log = logging.getLogger("cranax")
 
@@ -387,6 +388,8 @@ class JitWrapped:
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if _jit_disabled and config.jax_disable_jit:
+            return self._fun(*args, **kwargs)
         if core._state.trace is not None:
             return self._call_traced(args, kwargs)
         if not kwargs and not self._has_static:
@@ -602,9 +605,27 @@ def eval_shape(fun, *args, **kwargs):
     return JitWrapped(fun, (), (), None, False, False).eval_shape(*args, **kwargs)
 
 
+# True when jit may be disabled in some thread (the flag is set, or a disable_jit() block is active
+# somewhere): the warm call path reads this module global on every call and only then asks the config.
+_jit_disabled = bool(config.jax_disable_jit)
+
+
 def _on_config_update(name, value):
+    global _jit_disabled
     if name == "jax_compilation_cache_max_size":
         _core.set_cache_max_size(int(value))
+    elif name == "jax_disable_jit":
+        _jit_disabled = bool(config._values["jax_disable_jit"]) or config._override_count(name) > 0
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Within the ``with`` block, ``jit``-decorated functions are not compiled: they run as plain Python, op by
+    op (so ``print`` shows values, and a debugger can step through), and ``cond``/``while_loop``/``scan``
+    with concrete values run as Python control flow. Like JAX's, it applies to the calling thread only and
+    overrides ``config.jax_disable_jit`` there. Mirrors ``jax.disable_jit``."""
+    with config._override("jax_disable_jit", disable):
+        yield
 
 
 config._add_listener(_on_config_update)

@@ -7,10 +7,13 @@
 Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 32-bit),
 ``jax_explain_cache_misses`` (bool: log why a jitted call retraced), ``jax_platforms`` (str or None),
 ``jax_platform_name`` (str or None), ``jax_default_device`` (device or None),
-``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction).
+``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction),
+``jax_disable_jit`` (bool, default False: ``jit``-decorated functions run op by op; see
+:func:`cranax.disable_jit`).
 
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
+import contextlib
 import os
 import threading
 
@@ -35,12 +38,17 @@ class Config:
         "jax_default_device": lambda: None,
         "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
         "jax_debug_nans": lambda: False,
+        "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
     }
 
     def __init__(self):
         object.__setattr__(self, "_values", {k: f() for k, f in self._defaults.items()})
         object.__setattr__(self, "_lock", threading.Lock())
         object.__setattr__(self, "_listeners", [])
+        # Context-manager overrides (``disable_jit()``) are per thread, as JAX's: name -> active count over
+        # all threads (reads only look at the thread's stack while some override is active).
+        object.__setattr__(self, "_active", {})
+        object.__setattr__(self, "_local", threading.local())
 
     def update(self, name, value):
         """Set option ``name`` to ``value``. Raises AttributeError for an unknown name, TypeError/ValueError
@@ -58,7 +66,41 @@ class Config:
     def _add_listener(self, fn):
         self._listeners.append(fn)
 
+    @contextlib.contextmanager
+    def _override(self, name, value):
+        """Within the block, this thread reads ``value`` for option ``name`` (other threads and the global
+        value are unchanged); listeners are told on entry and exit."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        check = _validators.get(name)
+        if check is not None:
+            value = check(name, value)
+        stacks = self._local.__dict__.setdefault("stacks", {})
+        stack = stacks.setdefault(name, [])
+        with self._lock:
+            stack.append(value)
+            self._active[name] = self._active.get(name, 0) + 1
+        try:
+            for fn in list(self._listeners):
+                fn(name, value)
+            yield
+        finally:
+            with self._lock:
+                stack.pop()
+                self._active[name] -= 1
+                if not self._active[name]:
+                    del self._active[name]
+            for fn in list(self._listeners):
+                fn(name, getattr(self, name))
+
+    def _override_count(self, name):
+        return self._active.get(name, 0)
+
     def __getattr__(self, name):
+        if self._active and name in self._active:
+            stack = self._local.__dict__.get("stacks", {}).get(name)
+            if stack:
+                return stack[-1]
         try:
             return self._values[name]
         except KeyError:
@@ -81,6 +123,10 @@ def _nonnegative_int(name, value):
     return n
 
 
-_validators = {"jax_compilation_cache_max_size": _nonnegative_int}
+def _bool(name, value):
+    return bool(value)  # JAX's boolean flags take any value and keep its truth
+
+
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool}
 
 config = Config()

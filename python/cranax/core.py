@@ -262,7 +262,7 @@ class AvalProperties:
 
 class Tracer(AvalProperties):
     """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
-    (installed by ``cranax.array._install_methods``)."""
+    (installed by ``cranax.numpy._methods``)."""
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000

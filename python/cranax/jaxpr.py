@@ -5,7 +5,9 @@ values. Printing follows JAX's layout: a jaxpr goes on one line when it fits in 
 nested jaxpr, otherwise one equation per line; variables are named a, b, ..., z, ba, bb, ... in the order
 the printer meets them.
 """
+import collections
 import itertools
+import re
 
 import numpy as np
 
@@ -133,6 +135,7 @@ class ClosedJaxpr:
 # ----------------------------------------------------------------------------------------------- printing
 
 _WIDTH = 80
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
 
 
 def _encode_name(n):
@@ -147,15 +150,27 @@ class _Names:
     def __init__(self):
         self.names = {}
         self.n = 0
+        self.shared = {}        # sub-jaxpr printed once at the top (JAX 0.10.2's ``let name = ... in``) -> name
+        self.taken = set()      # those names: variables skip them, as in JAX
 
     def fresh(self, v):
         if isinstance(v, DropVar):
             return "_"
         name = self.names.get(v)
         if name is None:
-            name = self.names[v] = _encode_name(self.n)
+            name = _encode_name(self.n)
             self.n += 1
+            while name in self.taken:
+                name = _encode_name(self.n)
+                self.n += 1
+            self.names[v] = name
         return name
+
+    def copy(self):
+        """A scratch copy for a layout attempt that may be dropped (so a failed attempt names nothing)."""
+        c = _Names()
+        c.names, c.n, c.shared, c.taken = dict(self.names), self.n, self.shared, self.taken
+        return c
 
     def bind(self, v, name):
         if not isinstance(v, DropVar):
@@ -202,14 +217,18 @@ def _pp_outbinder(v, names, unused):
     return _pp_binder(v, names)
 
 
-def pp_param_value(v, names, indent, col=None):
+def pp_param_value(v, names, indent, col=None, flat=False):
     """Text of one param value; nested jaxprs print at ``indent``, starting at column ``col`` (after
-    ``key=``; JAX's layout keeps a nested jaxpr on one line only when it fits from there)."""
+    ``key=``; JAX's layout keeps a nested jaxpr on one line only when it fits from there). A shared
+    sub-jaxpr (printed at the top) prints as its name. ``flat``: everything on one line where it can be."""
     if isinstance(v, ClosedJaxpr):
         v = v.jaxpr
     if isinstance(v, Jaxpr):
-        return _pp_jaxpr(v, names, indent, col)
+        shared = names.shared.get(v)
+        return shared if shared is not None else _pp_jaxpr(v, names, indent, col)
     if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
+        if flat or all(_unclosed(x) in names.shared for x in v):
+            return "(" + " ".join(pp_param_value(x, names, indent, col, flat=True) for x in v) + ")"
         inner = "\n".join(" " * (indent + 2) + pp_param_value(x, names, indent + 2) for x in v)
         return "(\n" + inner + "\n" + " " * indent + ")"
     if isinstance(v, np.dtype):
@@ -222,16 +241,25 @@ def pp_param_value(v, names, indent, col=None):
         return "(" + ", ".join(pp_param_value(x, names, indent) for x in v) + ")"
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__
-    return str(v)
+    # As JAX: object addresses are masked (``<function f at 0xXXXXXXXXXXXX>``) so printed jaxprs are stable.
+    return _ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), str(v))
 
 
-def _has_subjaxpr(params):
+def _unclosed(j):
+    return j.jaxpr if isinstance(j, ClosedJaxpr) else j
+
+
+def _subjaxprs(params):
+    """The jaxprs in a params dict (directly or in tuples), in order."""
     for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            return True
-        if isinstance(v, tuple) and any(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
-            return True
-    return False
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(x, (Jaxpr, ClosedJaxpr)):
+                yield _unclosed(x)
+
+
+def _has_subjaxpr(params, shared=None):
+    """True if a param holds a sub-jaxpr printed in place (not a shared one printed at the top)."""
+    return any(shared is None or j not in shared for j in _subjaxprs(params))
 
 
 def _pp_eqn(eqn, names, indent, unused=frozenset()):
@@ -240,10 +268,9 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     params = eqn.params
     pp_rule = getattr(prim, "pp_params", None)
     items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
-    if getattr(prim, "call_names_inner", False):
+    inner = _unclosed(params["jaxpr"]) if getattr(prim, "call_names_inner", False) else None
+    if inner is not None and inner not in names.shared:
         # jit's inner jaxpr names its inputs/outputs after the call site, as JAX prints it.
-        inner = params["jaxpr"]
-        inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
         for iv, ov in zip(inner.invars, eqn.invars):
             if isinstance(ov, Var):
                 names.bind(iv, names.fresh(ov))
@@ -251,7 +278,15 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
             if isinstance(iv, Var) and iv not in inner.invars and not isinstance(ov, DropVar):
                 names.bind(iv, names.fresh(ov))
     rhs_args = None
-    if items and _has_subjaxpr(dict(items)):
+    if items and _has_subjaxpr(dict(items), names.shared):
+        # JAX's layout is by width: the whole equation on one line when it fits, nested jaxprs included.
+        trial = names.copy()
+        ptxt = " ".join(f"{k}={pp_param_value(v, trial, indent, -_WIDTH * 1000, flat=True)}" for k, v in items)
+        args = " ".join(_pp_atom(a, trial) for a in eqn.invars)
+        one = f"{lhs} = {prim.name}[{ptxt}]" + (f" {args}" if args else "")
+        if "\n" not in one and indent + len(one) <= _WIDTH:
+            names.names, names.n = trial.names, trial.n
+            return one
         lines = [f"{k}={pp_param_value(v, names, indent + 2, indent + 2 + len(str(k)) + 1)}" for k, v in items]
         rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
@@ -261,7 +296,12 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     if items:
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
-    return f"{lhs} = {prim.name}{ptxt}" + (f" {args}" if args else "")
+    one = f"{lhs} = {prim.name}{ptxt}" + (f" {args}" if args else "")
+    if items and indent + len(one) > _WIDTH:
+        # Too wide: one param per line, as JAX breaks the params group.
+        body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
+        return f"{lhs} = {prim.name}[\n{body}\n{' ' * indent}]" + (f" {args}" if args else "")
+    return one
 
 
 def _pp_jaxpr(jaxpr, names, indent, col=None):
@@ -269,11 +309,9 @@ def _pp_jaxpr(jaxpr, names, indent, col=None):
     ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
     head = "{ lambda " + (consts + "; " if consts else "; ") + ins + ". let"
     unused = _unused_outvars(jaxpr)
-    if not any(_has_subjaxpr(e.params) for e in jaxpr.eqns):
+    if not any(_has_subjaxpr(e.params, names.shared) for e in jaxpr.eqns):
         # Try the one-line form with a scratch copy of the names so a failed attempt names nothing.
-        trial = _Names()
-        trial.names = dict(names.names)
-        trial.n = names.n
+        trial = names.copy()
         eqns = "; ".join(_pp_eqn(e, trial, indent, unused) for e in jaxpr.eqns)
         outs = _pp_outs(jaxpr.outvars, trial)
         one = f"{head} {eqns} in {outs} }}"
@@ -294,11 +332,61 @@ def _pp_outs(outvars, names):
     return "(" + ", ".join(outs) + ")"
 
 
+_SHARED_MIN_EQNS = 11   # JAX 0.10.2 prints a sub-jaxpr of more than 10 equations at the top, as if shared
+
+
+def _shared_jaxprs(top):
+    """``[(name, jaxpr)]`` of the sub-jaxprs JAX 0.10.2 prints once, before the jaxpr, as ``let name = ... in``:
+    those met more than once (the same jaxpr object, e.g. a jitted function called twice) and those of more
+    than 10 equations. Named after the ``name`` param of the equation holding them (``jit``'s), else
+    ``jaxpr``; repeated names get a counter (``jaxpr1``...). Found breadth-first, as JAX does."""
+    counts, names, order = {}, {}, []
+    queue = collections.deque([top])
+    while queue:
+        j = queue.popleft()
+        if j not in counts:
+            counts[j] = 0
+            order.append(j)
+        counts[j] += 1
+        if j is not top and len(j.eqns) >= _SHARED_MIN_EQNS:
+            counts[j] += 1
+        for e in j.eqns:
+            subs = list(_subjaxprs(e.params))
+            queue.extend(subs)
+            name = e.params.get("name")
+            if isinstance(name, str):
+                for sub in subs:
+                    names.setdefault(sub, name.strip("<>"))
+    used, out = collections.Counter(), []
+    for j in order:
+        if counts[j] == 1:
+            continue
+        name = names.get(j, "jaxpr")
+        k = used[name]
+        used[name] += 1
+        if k:
+            name += str(k)
+            used[name] += 1
+        out.append((name, j))
+    return out
+
+
 def pp_jaxpr(jaxpr):
     """JAX's text for ``jaxpr`` (a ``Jaxpr`` or ``ClosedJaxpr``)."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
-    return _pp_jaxpr(jaxpr, _Names(), 0)
+    names = _Names()
+    shared = _shared_jaxprs(jaxpr)
+    names.shared = {j: n for n, j in shared}
+    names.taken = set(names.shared.values())
+    parts = []
+    for n, j in shared:
+        del names.shared[j]   # printed in full here; later references print its name
+        head = f"let {n} = "
+        parts.append(head + _pp_jaxpr(j, names, 0, len(head)) + " in")
+        names.shared[j] = n
+    parts.append(_pp_jaxpr(jaxpr, names, 0))
+    return "\n".join(parts)
 
 
 # ----------------------------------------------------------------------------------------------- checking

@@ -19,14 +19,20 @@ namedtuple classes, the registration of custom nodes and their aux data (compare
 """
 import builtins as _builtins
 import collections as _collections
+import dataclasses as _dataclasses
+import difflib as _difflib
 import functools as _functools
 import operator as _operator
+import typing as _typing
 
 __all__ = [
     "PyTreeDef", "Partial",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_all", "tree_reduce", "tree_transpose", "treedef_is_leaf", "treedef_children",
     "treedef_tuple", "all_leaves", "register_pytree_node", "register_pytree_node_class",
+    "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+    "GetAttrKey", "DictKey", "SequenceKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
+    "register_pytree_with_keys", "register_pytree_with_keys_class", "register_dataclass",
 ]
 
 _b_all = _builtins.all
@@ -49,12 +55,13 @@ _NONE_SPEC = (_NONE, None, ())
 class _Registration:
     """A registered custom node type (compared by identity inside treedef specs)."""
 
-    __slots__ = ("type", "flatten", "unflatten", "__weakref__")
+    __slots__ = ("type", "flatten", "unflatten", "flatten_with_keys", "__weakref__")
 
-    def __init__(self, nodetype, flatten_func, unflatten_func):
+    def __init__(self, nodetype, flatten_func, unflatten_func, flatten_with_keys=None):
         self.type = nodetype
         self.flatten = flatten_func
         self.unflatten = unflatten_func
+        self.flatten_with_keys = flatten_with_keys   # None: children's keys are FlattenedIndexKey(i)
 
     def __repr__(self):
         return f"<pytree registration {self.type.__name__}>"
@@ -554,14 +561,107 @@ def tree_map(f, tree, *rest, is_leaf=None):
         return treedef.unflatten([f(x) for x in leaves])
     all_leaves_ = [leaves]
     for i, r in enumerate(rest):
-        try:
-            all_leaves_.append(treedef.flatten_up_to(r))
-        except ValueError as e:
-            raise ValueError(
-                f"tree_map: the tree at argument position {i + 2} does not match the structure of "
-                f"the first tree (or have it as a prefix): {treedef} vs {_safe_structure(r)}. "
-                f"{e}") from None
+        all_leaves_.append(_flatten_rest_up_to("tree_map", treedef, tree, r, i, is_leaf))
     return treedef.unflatten([f(*xs) for xs in _b_zip(*all_leaves_)])
+
+
+def _flatten_rest_up_to(what, treedef, tree, r, i, is_leaf):
+    """``treedef.flatten_up_to(r)``; on a mismatch, JAX's "pytree structure error" naming the key path
+    where ``r`` (argument ``i + 2`` of ``what``) first differs, then both structures."""
+    try:
+        return treedef.flatten_up_to(r)
+    except ValueError as e:
+        err = next(_prefix_errors((), tree, r, is_leaf), None)
+        both = (f"the tree at argument position {i + 2} does not match the structure of the first tree (or have "
+                f"it as a prefix): {treedef} vs {_safe_structure(r)}.")
+        if err is None:
+            raise ValueError(f"{what}: {both} {e}") from None
+        raise ValueError(f"{err(what + ' tree')}\n({what}: {both})") from None
+
+
+def _one_level(x):
+    """``(children, metadata, keys)`` of a node, as JAX's ``flatten_one_level(_with_keys)``."""
+    t = type(x)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _TUPLE or kind == _LIST:
+        return list(x), None, [SequenceKey(i) for i in range(_b_len(x))]
+    if kind == _DICT:
+        keys = _sorted_keys(x)
+        return [x[k] for k in keys], tuple(keys), [DictKey(k) for k in keys]
+    if kind == _NONE:
+        return [], None, []
+    if kind == _NAMEDTUPLE:
+        return list(x), t, [GetAttrKey(n) for n in t._fields]
+    reg = _registry[t]
+    if reg.flatten_with_keys is not None:
+        pairs, aux = reg.flatten_with_keys(x)
+        pairs = list(pairs)
+        return [c for _, c in pairs], aux, [k for k, _ in pairs]
+    children, aux = _custom_flatten(reg, x)
+    children = list(children)
+    return children, aux, [FlattenedIndexKey(i) for i in range(_b_len(children))]
+
+
+def _key_text(k):
+    return str(k._value()) if isinstance(k, _Key) else str(k)
+
+
+def _prefix_errors(path, prefix, full, is_leaf=None):
+    """Yields, for each place where ``prefix`` is not a prefix of ``full``, a function of the tree's name
+    giving JAX's ValueError for it (``is_leaf`` applies at the root, as in JAX)."""
+    pdef = tree_structure(prefix, is_leaf)
+    if pdef.num_nodes == 1 and pdef.num_leaves == 1:   # a leaf is a prefix of anything
+        return
+    at = keystr(path)
+    if type(prefix) is not type(full):
+        yield lambda name: ValueError(
+            f"pytree structure error: different types at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"but at the same key path the full pytree has a subtree of different type\n    {type(full)}.")
+        return
+    p_children, p_meta, p_keys = _one_level(prefix)
+    f_children, f_meta, f_keys = _one_level(full)
+    if isinstance(prefix, (list, tuple)):
+        if _b_len(prefix) != _b_len(full):
+            ty = type(prefix).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {ty} at key path\n    {name}{at}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
+                f"{_b_len(prefix)}, but the full pytree has a subtree of the same type but of length "
+                f"{_b_len(full)}.")
+            return
+    elif _b_len(p_children) != _b_len(f_children):
+        try:
+            diff = set(p_keys).symmetric_difference(set(f_keys))
+        except TypeError:
+            diff = None
+        yield lambda name: ValueError(
+            f"pytree structure error: different numbers of pytree children at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with {_b_len(p_children)} child keys\n    {' '.join(_b_map(_key_text, p_keys))}\n"
+            f"but at the same key path the full pytree has a subtree of the same type but with "
+            f"{_b_len(f_children)} child keys\n    {' '.join(_b_map(_key_text, f_keys))}\n"
+            + ("" if diff is None else
+               f"so the symmetric difference on key sets is\n    {' '.join(_b_map(_key_text, diff))}"))
+        return
+    try:
+        same = bool(p_meta == f_meta)
+    except Exception:  # e.g. array-valued aux data
+        same = p_meta is f_meta
+    if not same:
+        p_str, f_str = str(p_meta), str(f_meta)
+        diff = "\n".join("    " + ln for ln in _difflib.ndiff(p_str.splitlines(), f_str.splitlines()))
+        yield lambda name: ValueError(
+            f"pytree structure error: different pytree metadata at key path\n    {name}{at}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+            f"with metadata\n    {p_str}\n"
+            f"but at the same key path the full pytree has a subtree of the same type but with metadata\n"
+            f"    {f_str}\nso the diff in the metadata at these pytree nodes is\n{diff}")
+        return
+    for k, a, b in _b_zip(p_keys, p_children, f_children):
+        yield from _prefix_errors(path + (k,), a, b)
 
 
 def _safe_structure(x):
@@ -610,25 +710,191 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
 
 
 # ----------------------------------------------------------------------------------------------
+# Key paths
+# ----------------------------------------------------------------------------------------------
+
+class _Key:
+    """A key path entry: immutable, compared and hashed by type and value, printed as JAX prints it."""
+
+    __slots__ = ()
+    __match_args__ = ()
+
+    def _value(self):
+        return getattr(self, self.__match_args__[0])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._value() == other._value()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._value()))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.__match_args__[0]}={self._value()!r})"
+
+    def __reduce__(self):
+        return (type(self), (self._value(),))
+
+
+class GetAttrKey(_Key):
+    """The key of a child reached by attribute ``name`` (namedtuple fields, dataclass fields): ``.name``."""
+
+    __slots__ = ("name",)
+    __match_args__ = ("name",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "name", name)
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class DictKey(_Key):
+    """The key of a dict entry: ``['a']``."""
+
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+
+    def __init__(self, key):
+        object.__setattr__(self, "key", key)
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class SequenceKey(_Key):
+    """The key of a tuple/list element: ``[0]``."""
+
+    __slots__ = ("idx",)
+    __match_args__ = ("idx",)
+
+    def __init__(self, idx):
+        object.__setattr__(self, "idx", idx)
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+class FlattenedIndexKey(_Key):
+    """The key of the ``key``-th child of a custom node registered without keys: ``[<flat index 0>]``."""
+
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+
+    def __init__(self, key):
+        object.__setattr__(self, "key", key)
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = _typing.TypeVar("KeyEntry", bound=_typing.Any)
+KeyPath = _typing.Tuple[KeyEntry, ...]
+
+
+def keystr(keys, *, simple=False, separator=""):
+    """The key path ``keys`` as text: ``"['a'][0].x"``, or with ``simple=True`` the bare keys joined by
+    ``separator`` (``keystr(p, simple=True, separator="/")`` gives ``"a/0/x"``)."""
+    str_fn = _simple_keystr if simple else str
+    return separator.join(_b_map(str_fn, keys))
+
+
+def _simple_keystr(key):
+    if isinstance(key, _Key):
+        return str(key._value())
+    return str(key)
+
+
+def _flatten_with_path(x, path, out, is_leaf):
+    """Appends ``(path, leaf)`` pairs of ``x`` to ``out``; returns the spec of ``x`` (as :func:`_flatten`)."""
+    if is_leaf is not None and is_leaf(path, x):
+        out.append((path, x))
+        return None
+    t = type(x)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _LEAF_KIND:
+        out.append((path, x))
+        return None
+    if kind == _TUPLE or kind == _LIST:
+        return (kind, None, tuple([_flatten_with_path(c, path + (SequenceKey(i),), out, is_leaf)
+                                   for i, c in enumerate(x)]))
+    if kind == _DICT:
+        keys = _sorted_keys(x)
+        return (_DICT, tuple(keys), tuple([_flatten_with_path(x[k], path + (DictKey(k),), out, is_leaf)
+                                           for k in keys]))
+    if kind == _NONE:
+        return _NONE_SPEC
+    if kind == _NAMEDTUPLE:
+        return (_NAMEDTUPLE, t, tuple([_flatten_with_path(c, path + (GetAttrKey(f),), out, is_leaf)
+                                       for f, c in _b_zip(t._fields, x)]))
+    reg = _registry[t]
+    if reg.flatten_with_keys is None:
+        children, aux = _custom_flatten(reg, x)
+        keyed = [(FlattenedIndexKey(i), c) for i, c in enumerate(children)]
+    else:
+        out_ = reg.flatten_with_keys(x)
+        try:
+            keyed, aux = out_
+            keyed = [(k, c) for k, c in keyed]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"The flatten_with_keys function registered for {reg.type.__name__} must return a pair "
+                f"(((key, child), ...), aux_data); got {out_!r}") from None
+    return (_CUSTOM, (reg, aux), tuple([_flatten_with_path(c, path + (k,), out, is_leaf)
+                                        for k, c in keyed]))
+
+
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """Flattens ``tree`` into ``([(key_path, leaf), ...], treedef)``. ``is_leaf(x)`` (or, with
+    ``is_leaf_takes_path=True``, ``is_leaf(key_path, x)``) true makes a node a leaf."""
+    if is_leaf is not None and not is_leaf_takes_path:
+        pred = is_leaf
+        is_leaf = lambda _, x: pred(x)  # noqa: E731
+    out = []
+    spec = _flatten_with_path(tree, (), out, is_leaf)
+    return out, _make_treedef(spec, _b_len(out))
+
+
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """``[(key_path, leaf), ...]`` of ``tree``, in flattening order."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
+    """Like :func:`tree_map`, with each leaf's key path as ``f``'s first argument:
+    ``f(key_path, x, *ys)``."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    columns = [[p for p, _ in pairs], [x for _, x in pairs]]
+    root_is_leaf = None if is_leaf is None else (lambda x: is_leaf((), x)) if is_leaf_takes_path else is_leaf
+    for i, r in enumerate(rest):
+        columns.append(_flatten_rest_up_to("tree_map_with_path", treedef, tree, r, i, root_is_leaf))
+    return treedef.unflatten([f(*xs) for xs in _b_zip(*columns)])
+
+
+# ----------------------------------------------------------------------------------------------
 # Registration
 # ----------------------------------------------------------------------------------------------
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
-    """Registers ``nodetype`` as a pytree node.
+    """Registers ``nodetype`` as a pytree node; returns None, as JAX's does.
 
     ``flatten_func(x) -> (children, aux_data)``: ``children`` an iterable of subtrees, ``aux_data``
     hashable static data (it is part of the treedef, so it is compared and hashed when treedefs are
-    used as cache keys). ``unflatten_func(aux_data, children) -> x``. ``flatten_with_keys_func`` is
-    accepted for compatibility and ignored.
+    used as cache keys). ``unflatten_func(aux_data, children) -> x``. ``flatten_with_keys_func(x) ->
+    (((key, child), ...), aux_data)`` gives the children's keys for key paths (without it they are
+    ``FlattenedIndexKey(i)``).
     """
     if not isinstance(nodetype, type):
         raise TypeError(f"register_pytree_node expects a type, got {nodetype!r}")
     if nodetype in _registry or nodetype in _BUILTIN_KINDS:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
-    _registry[nodetype] = _Registration(nodetype, flatten_func, unflatten_func)
+    _registry[nodetype] = _Registration(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
     _kinds[nodetype] = _CUSTOM
     _leaf_types.discard(nodetype)
-    return nodetype
 
 
 def register_pytree_node_class(cls):
@@ -638,11 +904,79 @@ def register_pytree_node_class(cls):
     return cls
 
 
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Registers ``nodetype`` with keyed children: ``flatten_with_keys(x) -> (((key, child), ...),
+    aux_data)``. ``flatten_func`` (the same without keys, faster) is derived when not given. Returns None."""
+    if flatten_func is None:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: registers ``cls`` with its ``tree_flatten_with_keys`` method, ``tree_unflatten``
+    classmethod and, when it has one, ``tree_flatten`` method."""
+    flatten_func = _operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, _operator.methodcaller("tree_flatten_with_keys"), cls.tree_unflatten,
+                              flatten_func)
+    return cls
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
+    """Registers a dataclass-like ``nodetype``: ``data_fields`` are children (keyed ``GetAttrKey``),
+    ``meta_fields`` static aux data (a tuple of their values). For a dataclass both may be omitted: fields
+    whose ``metadata`` has ``static=True`` are meta, the others data. Returns ``nodetype`` (a decorator)."""
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError("register_dataclass: data_fields and meta_fields must both be specified"
+                            f" when either is specified. Got {data_fields=} {meta_fields=}.")
+        if not _dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required when"
+                            f" nodetype is not a dataclass. Got {nodetype=}.")
+        fields = _dataclasses.fields(nodetype)
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    meta_fields = tuple(meta_fields)
+    data_fields = tuple(data_fields)
+    if _dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in _dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
+        if {*meta_fields, *data_fields} != init_fields:
+            msg = ("data_fields and meta_fields must include all dataclass fields with"
+                   " ``init=True`` and only them.")
+            missing = init_fields - {*meta_fields, *data_fields}
+            if missing:
+                msg += f" Missing fields: {missing}. Add them to drop_fields to suppress this error."
+            unexpected = {*meta_fields, *data_fields} - init_fields
+            if unexpected:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    overlap = set(data_fields) & set(meta_fields)
+    if overlap:
+        raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping fields: {overlap}.")
+    keys = tuple(GetAttrKey(name) for name in data_fields)
+
+    def flatten(x):
+        return tuple([getattr(x, n) for n in data_fields]), tuple([getattr(x, n) for n in meta_fields])
+
+    def flatten_with_keys(x):
+        return (tuple(_b_zip(keys, [getattr(x, n) for n in data_fields])),
+                tuple([getattr(x, n) for n in meta_fields]))
+
+    def unflatten(meta, data):
+        return nodetype(**dict(_b_zip(meta_fields, meta)), **dict(_b_zip(data_fields, data)))
+
+    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    return nodetype
+
+
 # collections.OrderedDict: children in insertion order, keys as aux data.
-register_pytree_node(
+register_pytree_with_keys(
     _collections.OrderedDict,
-    lambda d: (tuple(d.values()), tuple(d.keys())),
+    lambda d: (tuple([(DictKey(k), v) for k, v in d.items()]), tuple(d.keys())),
     lambda keys, values: _collections.OrderedDict(_b_zip(keys, values)),
+    lambda d: (tuple(d.values()), tuple(d.keys())),
 )
 
 
@@ -651,10 +985,16 @@ def _flatten_defaultdict(d):
     return tuple([d[k] for k in keys]), (d.default_factory, keys)
 
 
-register_pytree_node(
+def _flatten_defaultdict_with_keys(d):
+    keys = tuple(_sorted_keys(d))
+    return tuple([(DictKey(k), d[k]) for k in keys]), (d.default_factory, keys)
+
+
+register_pytree_with_keys(
     _collections.defaultdict,
-    _flatten_defaultdict,
+    _flatten_defaultdict_with_keys,
     lambda aux, values: _collections.defaultdict(aux[0], _b_zip(aux[1], values)),
+    _flatten_defaultdict,
 )
 
 

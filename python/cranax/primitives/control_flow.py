@@ -21,6 +21,8 @@ import threading
 import numpy as np
 
 from .. import _core, dtypes
+from ..config import config
+from ..errors import ConcretizationTypeError
 from ..array import Array, _from_host, _to_buffer
 from ..core import Primitive, Tracer, TypedScalar, get_aval, set_current_trace, typed_scalar
 from ..interpreters import ad as _ad
@@ -31,6 +33,7 @@ from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from ..tree_util import tree_flatten, tree_map, tree_unflatten, treedef_is_leaf
 from . import elementwise as _ew
+from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
 
@@ -814,6 +817,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     if isinstance(pred, (list, tuple, dict)):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
+    if config.jax_disable_jit and _is_concrete(pred):
+        return true_fun(*operands) if pred else false_fun(*operands)
     pred = _as_value(pred)
     pav = get_aval(pred)
     if pav.shape != ():
@@ -828,6 +833,11 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     ops = [_as_value(o) for o in ops]
     return _bind_cond(index, (false_fun, true_fun), ops, ops_tree,
                       lambda k: "true_fun and false_fun output", ("false_fun", "true_fun"))
+
+
+def _is_concrete(x):
+    """True for a value that is not traced (or a tracer holding a concrete value: jvp/vmap of one)."""
+    return not isinstance(x, Tracer) or x._concrete() is not None
 
 
 def _short(x):
@@ -858,6 +868,8 @@ def switch(index, branches, *operands, operand=None):
         return branches[0](*operands)
     index = _ew.convert_element_type(index, np.int32)
     index = _ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    if config.jax_disable_jit and _is_concrete(index):
+        return branches[int(index)](*operands)
     ops, ops_tree = tree_flatten(operands)
     ops = [_as_value(o) for o in ops]
     return _bind_cond(index, branches, ops, ops_tree, lambda k: f"branch 0 and {k} outputs",
@@ -909,6 +921,15 @@ def while_loop(cond_fun, body_fun, init_val):
     ``jax.lax.while_loop`` (not reverse-differentiable)."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    if config.jax_disable_jit:
+        # As JAX: a Python loop; when the predicate is traced (e.g. under vmap) the primitive runs instead.
+        try:
+            val = tree_map(_as_array_value, init_val)
+            while cond_fun(val):
+                val = tree_map(_as_array_value, body_fun(val))
+            return val
+        except ConcretizationTypeError:
+            pass
     init_vals, in_tree = tree_flatten((init_val,))
     init_vals = [_as_value(v) for v in init_vals]
     for _ in range(3):
@@ -933,6 +954,10 @@ def while_loop(cond_fun, body_fun, init_val):
     return tree_unflatten(in_carry_tree, outs)
 
 
+def _as_array_value(x):
+    return _as_array(_as_value(x))
+
+
 def _fori_while_cond(carry):
     i, upper, _ = carry
     return _ew.lt(i, upper)
@@ -943,6 +968,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     ``scan`` (reverse-differentiable), otherwise a ``while_loop``. Mirrors ``jax.lax.fori_loop``."""
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    given_lower = lower
     lower, upper = _as_value(lower), _as_value(upper)
     ld, ud = get_aval(lower).dtype, get_aval(upper).dtype
     if ld != ud:
@@ -952,6 +978,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     lo_c, up_c = _concrete_int(lower), _concrete_int(upper)
     if lo_c is not None and up_c is not None:
         length = max(up_c - lo_c, 0)
+        if config.jax_disable_jit:
+            # As JAX's Python-loop scan: ``i`` starts as the given ``lower`` (a Python int stays one).
+            i, val = given_lower if ld == ud else lower, init_val
+            for _ in range(length):
+                val = body_fun(i, val)
+                i = i + 1
+            return val
 
         def scanned(carry, _):
             i, x = carry
@@ -1016,6 +1049,8 @@ def _scan(f, init, xs, length, reverse, unroll, what):
             raise ValueError(f"scan got values with different leading axis sizes: "
                              f"{', '.join(str(n) for n in lengths)}.")
         length = lengths[0]
+    if config.jax_disable_jit:
+        return _scan_python(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [get_aval(x).update(shape=get_aval(x).shape[1:]) for x in xs_flat]
     init_flat, init_tree = tree_flatten(init)
     init_flat = [_as_value(v) for v in init_flat]
@@ -1050,6 +1085,23 @@ def _scan(f, init, xs, length, reverse, unroll, what):
     carry = tree_unflatten(init_tree, outs[:nk])
     ys = tree_unflatten(store["y_tree"], outs[nk:])
     return carry, ys
+
+
+def _scan_python(f, init, xs_flat, xs_tree, length, reverse):
+    """``scan`` under ``disable_jit``: a Python loop over the slices, the ys stacked at the end (as JAX)."""
+    if length == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because the output type is "
+                         "unknown.")
+    carry, ys = init, []
+    steps = reversed(range(length)) if reverse else range(length)
+    for i in steps:
+        x = tree_unflatten(xs_tree, [_st.squeeze(_st._slice_axis(v, 0, i, i + 1), (0,)) for v in xs_flat])
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = tree_map(lambda *vs: _lib.concatenate([_st.expand_dims(_as_value(v), (0,)) for v in vs], 0), *ys)
+    return carry, stacked
 
 
 def map(f, xs, *, batch_size=None):

@@ -879,13 +879,17 @@ _ad.jvp_rules[gather_p] = _gather_jvp
 _ad.transpose_rules[gather_p] = _gather_transpose
 
 
-def _scatter_add_jvp(primals, tangents, **params):
-    x, idx, u = primals
-    tx, _, tu = tangents
-    ans = scatter_add_p.bind(x, idx, u, **params)
-    if _ad.is_zero(tx) and _ad.is_zero(tu):
-        return ans, _ad.Zero(get_aval(ans))
-    return ans, scatter_add_p.bind(_ad.instantiate_zeros(tx), idx, _ad.instantiate_zeros(tu), **params)
+def _linear_scatter_jvp(prim):
+    """The jvp of a scatter that is linear in (operand, updates): the same scatter of the tangents. That holds
+    for scatter-add, and for scatter too, since ours is deterministic (the last update to a position wins)."""
+    def jvp(primals, tangents, **params):
+        x, idx, u = primals
+        tx, _, tu = tangents
+        ans = prim.bind(x, idx, u, **params)
+        if _ad.is_zero(tx) and _ad.is_zero(tu):
+            return ans, _ad.Zero(get_aval(ans))
+        return ans, prim.bind(_ad.instantiate_zeros(tx), idx, _ad.instantiate_zeros(tu), **params)
+    return jvp
 
 
 def _scatter_add_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
@@ -899,19 +903,8 @@ def _scatter_add_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=
     return out
 
 
-_ad.jvp_rules[scatter_add_p] = _scatter_add_jvp
+_ad.jvp_rules[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
 _ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
-
-
-def _scatter_jvp(primals, tangents, **params):
-    # Our scatter is deterministic (the last update to a position wins), so the same scatter of the
-    # tangents is its exact derivative; it is linear in (operand, updates) and transposes below.
-    x, idx, u = primals
-    tx, _, tu = tangents
-    ans = scatter_p.bind(x, idx, u, **params)
-    if _ad.is_zero(tx) and _ad.is_zero(tu):
-        return ans, _ad.Zero(get_aval(ans))
-    return ans, scatter_p.bind(_ad.instantiate_zeros(tx), idx, _ad.instantiate_zeros(tu), **params)
 
 
 def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
@@ -941,7 +934,7 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
     return out
 
 
-_ad.jvp_rules[scatter_p] = _scatter_jvp
+_ad.jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p)
 _ad.transpose_rules[scatter_p] = _scatter_transpose
 
 

@@ -1,0 +1,500 @@
+"""Rematerialization: ``checkpoint`` (``remat``), ``remat_p`` with all of its rules, ``checkpoint_name``
+(``name_p``) and the ``checkpoint_policies``. Mirrors ``jax.checkpoint`` / ``jax.ad_checkpoint``.
+
+``remat2 *args [jaxpr differentiated policy prevent_cse]`` (JAX's name and params): ``jaxpr`` a ClosedJaxpr
+without consts (closed-over values are leading operands), ``policy`` None or a function
+``policy(prim, *in_avals, **params) -> bool | Saveable | Recompute | Offloadable`` saying whether an
+equation's outputs may be kept as residuals for the backward pass, ``prevent_cse`` a bool or one bool per
+operand, ``differentiated`` True once partial evaluation has split it.
+
+* eval runs the body op by op (as JAX's ``remat_impl``); lowering inlines the body;
+* jvp is a ``remat2`` of the body's jvp; batching a ``remat2`` of the batched body;
+* partial evaluation (linearize, grad) is policy-driven: the known equations run outside, the residuals
+  kept are the known inputs plus the outputs of the equations the policy calls saveable, and every other
+  known value the tangent part needs is recomputed inside a ``differentiated=True`` ``remat2``;
+* transposition is a ``remat2`` of the transposed body, so the recomputation happens in the backward pass.
+
+``prevent_cse`` is recorded (and printed) as JAX does; the core's optimizer sees the inlined body.
+"""
+import collections
+import dataclasses
+import functools
+import types
+import weakref
+
+from ..core import Primitive, Tracer, get_aval, set_current_trace
+from ..interpreters import ad, batching
+from ..interpreters.eval import eval_jaxpr
+from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
+from ..jaxpr import ClosedJaxpr, Jaxpr, Var
+from ..tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .library import dot_general_p
+
+__all__ = ["checkpoint", "remat", "remat_p", "name_p", "checkpoint_name", "checkpoint_policies",
+           "Saveable", "Recompute", "Offloadable", "everything_saveable", "nothing_saveable"]
+
+
+# ----------------------------------------------------------------------------------------------- policies
+
+class SaveableType:
+    """A policy's answer: keep this value as a residual."""
+
+
+class RecomputeType:
+    """A policy's answer: recompute this value in the backward pass."""
+
+
+Saveable = SaveableType()
+Recompute = RecomputeType()
+
+
+@dataclasses.dataclass(frozen=True)
+class Offloadable:
+    """A policy's answer: keep this value, in memory space ``dst`` (cranax keeps it where it is)."""
+
+    src: str
+    dst: str
+
+
+def everything_saveable(*_, **__) -> bool:
+    """Keep every residual, as if ``checkpoint`` were not used."""
+    return True
+
+
+def nothing_saveable(*_, **__) -> bool:
+    """Keep only the checkpointed function's inputs; recompute everything else (``checkpoint``'s default)."""
+    return False
+
+
+@dataclasses.dataclass(frozen=True)
+class DotsSaveable:
+    """Keep the outputs of matrix products (only those without batch dimensions if
+    ``only_if_no_batch_dims``)."""
+
+    only_if_no_batch_dims: bool
+
+    def __call__(self, prim, *args, **params):
+        if self.only_if_no_batch_dims:
+            if prim is dot_general_p:
+                (_, _), (lhs_b, rhs_b) = params["dimension_numbers"]
+                return not lhs_b and not rhs_b
+            return False
+        return prim is dot_general_p or prim.name in ("conv_general_dilated", "scaled_matmul_wrapper")
+
+
+dots_saveable = DotsSaveable(False)
+dots_with_no_batch_dims_saveable = DotsSaveable(True)
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveOnlyTheseNames:
+    saveable_names: frozenset
+
+    def __call__(self, prim, *_, **params):
+        return prim is name_p and params["name"] in self.saveable_names
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    names: frozenset
+
+    def __call__(self, prim, *_, **params):
+        return prim is name_p and params["name"] not in self.names
+
+
+def save_only_these_names(*names_which_can_be_saved):
+    """Keep only the values named (``checkpoint_name``) with one of these names."""
+    return SaveOnlyTheseNames(frozenset(names_which_can_be_saved))
+
+
+def save_any_names_but_these(*names_not_to_save):
+    """Keep only named values, except those with these names."""
+    return SaveAnyNamesButThese(frozenset(names_not_to_save))
+
+
+def save_anything_except_these_names(*names_not_to_save):
+    """JAX 0.10.2's policy of this name keeps every value (it ignores the names); cranax does the same."""
+    return lambda *_, **__: True
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """A value is kept if either policy keeps it (both must answer with a bool)."""
+    def policy(prim, *args, **params):
+        out1 = policy_1(prim, *args, **params)
+        out2 = policy_2(prim, *args, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError(
+                "The return value of the policies should be a boolean. Got:"
+                f" {out1} and {out2}. Please write a custom policy function directly,"
+                " rather than using this helper function.")
+        return out1 or out2
+    return policy
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """Keep products without batch dimensions (JAX offloads them to ``offload_dst``; cranax keeps them)."""
+    def policy(prim, *_, **params):
+        if prim is dot_general_p:
+            (_, _), (lhs_b, rhs_b) = params["dimension_numbers"]
+            if not lhs_b and not rhs_b:
+                return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
+    return policy
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved, names_which_can_be_offloaded, offload_src,
+                                      offload_dst):
+    """Keep values with the first names; "offload" (cranax: keep) those with the second."""
+    names_which_can_be_saved = set(names_which_can_be_saved)
+    names_which_can_be_offloaded = set(names_which_can_be_offloaded)
+    both = names_which_can_be_saved & names_which_can_be_offloaded
+    if both:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in"
+            " `names_which_can_be_saved` and `names_which_can_be_offloaded`. Got"
+            f" names_which_can_be_saved={names_which_can_be_saved},"
+            f" names_which_can_be_offloaded={names_which_can_be_offloaded} and the"
+            f" intersection={both}")
+
+    def policy(prim, *_, **params):
+        if prim is name_p and params["name"] in names_which_can_be_saved:
+            return Saveable
+        if prim is name_p and params["name"] in names_which_can_be_offloaded:
+            return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
+    return policy
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable,
+    nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable,
+    checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_only_these_names=save_only_these_names,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names)
+
+
+def _saveable(policy, eqn):
+    if policy is None:
+        return False
+    out = policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params)
+    if out is Recompute:
+        return False
+    return out is Saveable or isinstance(out, Offloadable) or bool(out)
+
+
+# ----------------------------------------------------------------------------------------------- name_p
+
+name_p = Primitive("name")
+name_p.impl = lambda x, *, name: x
+name_p.abstract_eval = lambda x, *, name: x
+
+
+def _name_inline(eqn):
+    v = Var(eqn.invars[0].aval)
+    return Jaxpr([], [v], [v], []), eqn.invars
+
+
+name_p.inline_jaxpr = staticmethod(_name_inline)
+# The tangent passes through unnamed, as in JAX: only primal values carry names for the policies.
+ad.jvp_rules[name_p] = lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0])
+batching.batching_rules[name_p] = lambda vals, dims, *, name: (name_p.bind(vals[0], name=name), dims[0])
+
+
+def checkpoint_name(x, name):
+    """Names every leaf of ``x`` (identity on values) so that a ``checkpoint`` policy can refer to it
+    (``save_only_these_names(name)``...). Mirrors ``jax.ad_checkpoint.checkpoint_name``."""
+    return tree_map(lambda v: name_p.bind(v, name=name), x)
+
+
+# ----------------------------------------------------------------------------------------------- remat_p
+
+class _PolicyText:
+    """Prints a policy as JAX does: its repr (``None``, ``<function nothing_saveable at 0x...>``)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def __str__(self):
+        return repr(self.policy)   # the printer masks the address, as JAX's does
+
+
+class RematPrimitive(Primitive):
+    def __init__(self):
+        super().__init__("remat2", multiple_results=True)
+        self.abstract_eval = lambda *avals, jaxpr, prevent_cse, differentiated, policy: list(jaxpr.out_avals)
+        self.impl = self._impl
+
+    @staticmethod
+    def _impl(*args, jaxpr, prevent_cse, differentiated, policy):
+        return [ad.instantiate_array(o) for o in eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)]
+
+    @staticmethod
+    def pp_params(eqn):
+        p = eqn.params
+        return [("differentiated", p["differentiated"]), ("jaxpr", p["jaxpr"]), ("policy", _PolicyText(p["policy"])),
+                ("prevent_cse", p["prevent_cse"])]
+
+    @staticmethod
+    def inline_jaxpr(eqn):
+        return eqn.params["jaxpr"], eqn.invars
+
+
+remat_p = RematPrimitive()
+
+
+def _cse(prevent_cse, lead=0, keep=None, tail=0):
+    """``prevent_cse`` for a derived call: per-operand flags (when a tuple) with ``lead`` new leading operands
+    (closed-over values: False), the operands where ``keep`` is true, and ``tail`` new trailing operands
+    (tangents/cotangents: True)."""
+    if not isinstance(prevent_cse, tuple):
+        return prevent_cse
+    kept = prevent_cse if keep is None else tuple(p for p, k in zip(prevent_cse, keep) if k)
+    return (False,) * lead + kept + (True,) * tail
+
+
+def _remat_jvp(primals, tangents, jaxpr, prevent_cse, differentiated, policy):
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jj, consts, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
+    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+    outs = remat_p.bind(*consts, *primals, *nz_tangents, jaxpr=jj,
+                        prevent_cse=_cse(prevent_cse, len(consts), None, len(nz_tangents)),
+                        differentiated=differentiated, policy=policy)
+    n = len(jaxpr.out_avals)
+    it = iter(outs[n:])
+    return outs[:n], [next(it) if nz else ad.Zero(a) for nz, a in zip(out_nz, jaxpr.out_avals)]
+
+
+_split_cache = weakref.WeakKeyDictionary()
+
+
+def _split(closed, unknowns, policy):
+    """Splits ``closed``'s body for partial evaluation under ``policy``. Returns ``(known, staged,
+    out_unknowns, num_res, in_used)``: ``known`` (a Jaxpr) maps the known inputs to the known outputs followed
+    by ``num_res`` residuals, the outputs of the equations the policy calls saveable that the tangent part
+    reads; ``staged`` maps those residuals then the inputs where ``in_used`` (the unknown inputs it reads and
+    the known inputs its recomputation needs, in input order) to the unknown outputs, recomputing every
+    other known value it needs. JAX orders the operands the same way."""
+    try:
+        per = _split_cache.setdefault(closed, {})
+        key = (unknowns, policy)
+        hit = per.get(key)
+    except TypeError:  # an unhashable policy: split every time
+        per = key = hit = None
+    if hit is not None:
+        return hit
+    jaxpr = closed.jaxpr
+    unknown = {v for v, u in zip(jaxpr.invars, unknowns) if u}
+    eqn_unknown = []
+    for e in jaxpr.eqns:
+        u = any(isinstance(a, Var) and a in unknown for a in e.invars)
+        eqn_unknown.append(u)
+        if u:
+            unknown.update(e.outvars)
+    out_unknowns = [isinstance(v, Var) and v in unknown for v in jaxpr.outvars]
+    # What the staged part reads, and which known equations it must recompute (found backwards).
+    needed = {a for e, u in zip(jaxpr.eqns, eqn_unknown) if u for a in e.invars if isinstance(a, Var)}
+    needed.update(v for v, u in zip(jaxpr.outvars, out_unknowns) if u)
+    recompute, saved = set(), set()
+    for i in reversed(range(len(jaxpr.eqns))):
+        e = jaxpr.eqns[i]
+        if eqn_unknown[i] or not any(v in needed for v in e.outvars):
+            continue
+        if _saveable(policy, e):
+            saved.add(i)
+        else:
+            recompute.add(i)
+            needed.update(a for a in e.invars if isinstance(a, Var))
+    res = [v for i, e in enumerate(jaxpr.eqns) if i in saved for v in e.outvars if v in needed]
+    in_used = tuple(v in needed for v in jaxpr.invars)
+    known_outs = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
+    # The known part keeps only what its outputs and the residuals need (JAX's DCE of the known jaxpr).
+    live = {v for v in known_outs + res if isinstance(v, Var)}
+    known_eqns = []
+    for e, u in zip(reversed(jaxpr.eqns), reversed(eqn_unknown)):
+        if not u and any(v in live for v in e.outvars):
+            known_eqns.append(e)
+            live.update(a for a in e.invars if isinstance(a, Var))
+    known_eqns.reverse()
+    known = Jaxpr([], [v for v, u in zip(jaxpr.invars, unknowns) if not u], known_outs + res, known_eqns)
+    staged_eqns = [e for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)) if u or i in recompute]
+    staged = Jaxpr([], res + [v for v, used in zip(jaxpr.invars, in_used) if used],
+                   [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], staged_eqns)
+    out = (known, ClosedJaxpr(staged, []), out_unknowns, len(res), in_used)
+    if per is not None:
+        per[key] = out
+    return out
+
+
+def _remat_partial_eval(trace, args, params):
+    jaxpr, policy, prevent_cse = params["jaxpr"], params["policy"], params["prevent_cse"]
+    unknowns = tuple(trace.is_unknown(a) for a in args)
+    known, staged, out_unknowns, num_res, in_used = _split(jaxpr, unknowns, policy)
+    with set_current_trace(trace.parent):
+        kouts = eval_jaxpr(known, [], *[a for a, u in zip(args, unknowns) if not u])
+    n_known = len(kouts) - num_res
+    known_outs, res = kouts[:n_known], kouts[n_known:]
+    if isinstance(prevent_cse, tuple):   # the residuals' flags are True, the inputs keep theirs (as JAX)
+        prevent_cse = (True,) * num_res + tuple(p for p, used in zip(prevent_cse, in_used) if used)
+    uouts = trace.stage(remat_p, list(res) + [a for a, used in zip(args, in_used) if used],
+                        dict(params, jaxpr=staged, differentiated=True, prevent_cse=prevent_cse))
+    ki, ui = iter(known_outs), iter(uouts)
+    return [next(ui) if u else next(ki) for u in out_unknowns]
+
+
+def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
+    linear = [ad.is_undefined(a) for a in args]
+    ct_nz = [type(c) is not ad.Zero for c in cts]
+    tj, consts = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
+    res = [a for a in args if not ad.is_undefined(a)]
+    nz_cts = [c for c in cts if type(c) is not ad.Zero]
+    outs = remat_p.bind(*consts, *res, *nz_cts, jaxpr=tj, differentiated=differentiated, policy=policy,
+                        prevent_cse=_cse(prevent_cse, len(consts), [not l for l in linear], len(nz_cts)))
+    it = iter(outs)
+    return [next(it) if l else None for l in linear]
+
+
+def _remat_batch(vals, dims, jaxpr, prevent_cse, differentiated, policy):
+    size = batching.axis_size_of(vals, dims)
+    moved = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    in_dims = [d if d is batching.not_mapped else 0 for d in dims]
+    new, consts, out_dims = batching.batch_jaxpr(jaxpr, size, in_dims)
+    outs = remat_p.bind(*consts, *moved, jaxpr=new, prevent_cse=_cse(prevent_cse, len(consts)),
+                        differentiated=differentiated, policy=policy)
+    return outs, out_dims
+
+
+ad.jvp_rules[remat_p] = _remat_jvp
+ad.pe_rules[remat_p] = _remat_partial_eval
+ad.transpose_rules[remat_p] = _remat_transpose
+batching.batching_rules[remat_p] = _remat_batch
+
+
+# ----------------------------------------------------------------------------------------------- checkpoint
+
+_CONCRETE_REMOVED = (
+    "The `concrete` option to `jax.checkpoint` was deprecated in JAX"
+    " v0.8.2, and removed in JAX v0.10.0."
+    " In its place please use `static_argnums`; for details refer to"
+    " https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
+
+_NO_CONCRETE = object()
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_argnames=(),
+               concrete=_NO_CONCRETE):
+    """``fun`` with its intermediate values recomputed in the backward pass instead of kept: under
+    ``grad``/``vjp``/``linearize`` only the inputs (and the values ``policy`` calls saveable, see
+    ``checkpoint_policies``) are residuals. Values and derivatives are ``fun``'s. ``static_argnums`` /
+    ``static_argnames`` are passed as Python values (not traced). Mirrors ``jax.checkpoint``."""
+    if concrete is not _NO_CONCRETE:
+        raise NotImplementedError(_CONCRETE_REMOVED)
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    static_argnames = tuple(static_argnames)
+    if isinstance(prevent_cse, (list, tuple)):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError(f"prevent_cse must be a bool or tuple of bools, got {type(prevent_cse)=}")
+
+    @functools.wraps(fun)
+    def fun_remat(*args, **kwargs):
+        dyn_args, static = _split_static(static_argnums, args)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+        static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
+        leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        in_avals = tuple(get_aval(x) for x in leaves)
+        key = _trace_key(in_tree, in_avals, len(args), static, static_kw)
+        hit = traces.get(key) if key is not None else None
+        if hit is None:
+            store = {}
+
+            def flat(*xs):
+                a, kw = tree_unflatten(in_tree, list(xs))
+                it = iter(a)
+                full = [static[i] if i in static else next(it) for i in range(len(args))]
+                out, store["tree"] = tree_flatten(fun(*full, **kw, **static_kw))
+                return out
+            closed = trace_to_jaxpr(flat, list(in_avals), debug_info(fun, "checkpoint / remat", None))
+            jaxpr, consts = closed.hoist_consts()
+            hit = (jaxpr, consts, store["tree"])
+            # Closed-over tracers belong to the transformation of this call: such traces are not reused.
+            if key is not None and not any(isinstance(c, Tracer) for c in consts):
+                traces[key] = hit
+        jaxpr, consts, out_tree = hit
+        if isinstance(prevent_cse, tuple):
+            cse_args = (tuple(dyn_args), dyn_kwargs) if dyn_kwargs else tuple(dyn_args)
+            subtrees = tree_structure(prevent_cse).flatten_up_to(cse_args)
+            flags = [f for f, sub in zip(tree_flatten(prevent_cse)[0], subtrees)
+                     for _ in range(len(tree_flatten(sub)[0]))]
+            cse = (False,) * len(consts) + tuple(flags)
+        else:
+            cse = prevent_cse
+        outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse, differentiated=False, policy=policy)
+        return tree_unflatten(out_tree, outs)
+
+    # Traces by signature, as JAX caches them: calling the same checkpointed function again (eagerly, or
+    # under grad in a training loop) reuses its jaxpr, and so the derived jaxprs cached on it.
+    traces = _LRU(_TRACE_CACHE_SIZE)
+    return fun_remat
+
+
+def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):
+    """Alias of :func:`checkpoint` (without ``static_argnames``), as ``jax.remat``."""
+    return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+                      concrete=concrete)
+
+
+_TRACE_CACHE_SIZE = 64
+
+
+class _LRU(collections.OrderedDict):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def get(self, key):
+        hit = super().get(key)
+        if hit is not None:
+            self.move_to_end(key)
+        return hit
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
+def _trace_key(in_tree, in_avals, nargs, static, static_kw):
+    """The cache key of a trace, or None when a static argument is unhashable (then it is traced anew)."""
+    key = (in_tree, in_avals, nargs, tuple((i, type(v), v) for i, v in sorted(static.items())),
+           tuple((k, type(v), v) for k, v in sorted(static_kw.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _split_static(static_argnums, args):
+    """(dynamic args, {position: static value}), with JAX's checks on ``static_argnums``."""
+    if not (type(static_argnums) is tuple and all(type(d) is int for d in static_argnums)):
+        raise TypeError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` must be an int, tuple "
+                        f"of ints or, bool, but got value {static_argnums}")
+    if not all(-len(args) <= d < len(args) for d in static_argnums):
+        raise ValueError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` can only take integer "
+                         "values greater than or equal to `-len(args)` and less than `len(args)`, but got "
+                         f"{static_argnums}, while `len(args)` = {len(args)}")
+    positions = {d % len(args) for d in static_argnums} if args else set()
+    static = {i: a for i, a in enumerate(args) if i in positions}
+    return [a for i, a in enumerate(args) if i not in positions], static
