@@ -835,6 +835,20 @@ fn called_unary_ops_use_their_scalar_implementation() {
     assert_eq!(unop(UnaryOp::Erfc, &x64), x64.map(super::math::erfc).to_vec());
     let x32 = [-3.0f32, 0.3, 1.0, 9.0, 10.0];
     same_f32(&unop(UnaryOp::Erfc, &x32), &x32.map(|x| super::math::erfc(x as f64) as f32));
+    // bessel_i0e / bessel_i1e: SciPy's values (SciPy is itself a few ulp off), parity, the limits
+    let i0 = unop(UnaryOp::BesselI0e, &[0.0f64, 1.0, -1.0, 30.0, f64::INFINITY]);
+    let i1 = unop(UnaryOp::BesselI1e, &[-0.0f64, 1.0, -1.0, 30.0, f64::NEG_INFINITY]);
+    let near = |g: f64, w: f64| assert!((g - w).abs() <= 8.0 * f64::EPSILON * w.abs(), "{g} vs {w}");
+    assert_eq!(i0[0], 1.0);
+    near(i0[1], 0.46575960759364043);
+    assert_eq!(i0[1], i0[2]);
+    near(i0[3], 0.0731459464822373);
+    assert_eq!(i0[4], 0.0);
+    assert!(i1[0] == 0.0 && i1[0].is_sign_negative());
+    near(i1[1], 0.2079104153497085);
+    assert_eq!(i1[2], -i1[1]);
+    near(i1[3], 0.07191633059864755);
+    assert!(i1[4] == 0.0 && i1[4].is_sign_negative());
     // a float op with neither inline code nor a scalar implementation is declared nowhere (no unresolved
     // symbol for the JIT): the kernel's compile reports it not lowered
     assert!(super::math::symbol_ptr(super::math_fn::MathFn::Call(UnaryOp::Sin), DType::F32).is_none());
