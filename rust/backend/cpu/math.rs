@@ -226,130 +226,19 @@ pub fn next_after_f64(x: f64, y: f64) -> f64 {
     f64::from_bits(if away { b + 1 } else { b - 1 })
 }
 
-// erf / erfc: a port of FreeBSD msun's s_erf.c (via the `libm` crate, MIT/Apache), < 1 ulp in f64.
-// ====================================================
-// Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
-//
-// Developed at SunPro, a Sun Microsystems, Inc. business.
-// Permission to use, copy, modify, and distribute this
-// software is freely granted, provided that this notice
-// is preserved.
-// ====================================================
-const ERX: f64 = 8.45062911510467529297e-01;
-const EFX8: f64 = 1.02703333676410069053e+00;
-const PP: [f64; 5] = [
-    1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
-    -5.77027029648944159157e-03, -2.37630166566501626084e-05,
-];
-const QQ: [f64; 5] = [
-    3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
-    1.32494738004321644526e-04, -3.96022827877536812320e-06,
-];
-const PA: [f64; 7] = [
-    -2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
-    3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
-    -2.16637559486879084300e-03,
-];
-const QA: [f64; 6] = [
-    1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
-    1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02,
-];
-const RA: [f64; 8] = [
-    -9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
-    -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
-    -8.12874355063065934246e+01, -9.81432934416914548592e+00,
-];
-const SA: [f64; 8] = [
-    1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
-    6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
-    6.57024977031928170135e+00, -6.04244152148580987438e-02,
-];
-const RB: [f64; 7] = [
-    -9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
-    -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
-    -4.83519191608651397019e+02,
-];
-const SB: [f64; 7] = [
-    3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
-    3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
-    -2.24409524465858183362e+01,
-];
+/// The error function, from the `libm` crate (the well-kept port of FreeBSD msun's s_erf.c), < 1 ulp in f64.
+pub fn erf(x: f64) -> f64 {
+    libm::erf(x)
+}
 
-/// Horner: c[0] + x*(c[1] + x*(...)).
+/// The complementary error function 1 - erf(x), accurate in the tail (`libm`'s msun formulation).
+pub fn erfc(x: f64) -> f64 {
+    libm::erfc(x)
+}
+
+/// c[0] + x*(c[1] + x*(c[2] + ...)) (Horner).
 fn poly(x: f64, c: &[f64]) -> f64 {
     c.iter().rev().fold(0.0, |acc, &ci| acc * x + ci)
-}
-/// 1 + x*(c[0] + x*(c[1] + ...)).
-fn poly1(x: f64, c: &[f64]) -> f64 {
-    1.0 + x * poly(x, c)
-}
-
-fn high_word(x: f64) -> u32 {
-    (x.to_bits() >> 32) as u32
-}
-
-fn erfc1(x: f64) -> f64 {
-    let s = x.abs() - 1.0;
-    let p = poly(s, &PA);
-    let q = poly1(s, &QA);
-    1.0 - ERX - p / q
-}
-
-fn erfc2(ix: u32, x: f64) -> f64 {
-    if ix < 0x3ff40000 {
-        return erfc1(x);
-    }
-    let x = x.abs();
-    let s = 1.0 / (x * x);
-    let (r, big_s) = if ix < 0x4006db6d { (poly(s, &RA), poly1(s, &SA)) } else { (poly(s, &RB), poly1(s, &SB)) };
-    let z = f64::from_bits(x.to_bits() & 0xffff_ffff_0000_0000);
-    (-z * z - 0.5625).exp() * ((z - x) * (z + x) + r / big_s).exp() / x
-}
-
-/// The error function.
-pub fn erf(x: f64) -> f64 {
-    let hx = high_word(x);
-    let sign = hx >> 31 != 0;
-    let ix = hx & 0x7fffffff;
-    if ix >= 0x7ff00000 {
-        return 1.0 - 2.0 * (sign as u8 as f64) + 1.0 / x;
-    }
-    if ix < 0x3feb0000 {
-        if ix < 0x3e300000 {
-            return 0.125 * (8.0 * x + EFX8 * x);
-        }
-        let z = x * x;
-        let y = poly(z, &PP) / poly1(z, &QQ);
-        return x + x * y;
-    }
-    let y = if ix < 0x40180000 { 1.0 - erfc2(ix, x) } else { 1.0 - f64::from_bits(0x0010000000000000) };
-    if sign { -y } else { y }
-}
-
-/// The complementary error function 1 - erf(x), accurate in the tail.
-pub fn erfc(x: f64) -> f64 {
-    let hx = high_word(x);
-    let sign = hx >> 31 != 0;
-    let ix = hx & 0x7fffffff;
-    if ix >= 0x7ff00000 {
-        return 2.0 * (sign as u8 as f64) + 1.0 / x;
-    }
-    if ix < 0x3feb0000 {
-        if ix < 0x3c700000 {
-            return 1.0 - x;
-        }
-        let z = x * x;
-        let y = poly(z, &PP) / poly1(z, &QQ);
-        if sign || ix < 0x3fd00000 {
-            return 1.0 - (x + x * y);
-        }
-        return 0.5 - (x - 0.5 + x * y);
-    }
-    if ix < 0x403c0000 {
-        return if sign { 2.0 - erfc2(ix, x) } else { erfc2(ix, x) };
-    }
-    let tiny = f64::from_bits(0x0010000000000000);
-    if sign { 2.0 - tiny } else { tiny * tiny }
 }
 
 /// Inverse error function: Giles' single-precision approximation as a start, refined by Halley steps on
