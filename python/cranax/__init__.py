@@ -6,9 +6,12 @@ from .config import config
 from . import _core
 from . import dtypes, tree_util, errors, typing
 from . import tree
-from .core import ShapedArray
-from .array import Array, device_put, devices, local_devices, device_count, default_backend, block_until_ready
-from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct, disable_jit
+from .core import ShapedArray, typeof
+from ._core import Device
+from .array import (Array, device_put, device_get, devices, local_devices, device_count, local_device_count,
+                    default_backend, block_until_ready, process_count, process_index, process_indices, host_count,
+                    host_id, host_ids)
+from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct, disable_jit, named_call, named_scope
 from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
 from .custom_derivatives import custom_jvp, custom_vjp

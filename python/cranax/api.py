@@ -28,7 +28,8 @@ from .interpreters.partial_eval import debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit"]
+__all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
+           "named_scope"]
 
 _log = logging.getLogger("cranax")
 
@@ -639,3 +640,27 @@ def clear_caches():
     dispatch.clear_cache()
     jit_p._exe_cache.clear()
     _core.clear_caches()
+
+
+def named_call(fun, *, name=None):
+    """``fun`` under the name ``name`` (default: its ``__name__``) for profiles and compiled-code names; values
+    and printed jaxprs are unchanged, as in JAX 0.10.2 (cranax records no name stack). Mirrors
+    ``jax.named_call``."""
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        return fun(*args, **kwargs)
+    return named
+
+
+@contextlib.contextmanager
+def _named_scope(name):
+    yield
+
+
+def named_scope(name):
+    """A context manager naming the operations traced inside it (for profiles; values and printed jaxprs are
+    unchanged, as in JAX 0.10.2). Raises ``TypeError`` when ``name`` is not a string. Mirrors
+    ``jax.named_scope``."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    return _named_scope(name)

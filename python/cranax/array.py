@@ -3,6 +3,8 @@
 Operators and methods (``+``, ``x.sum()``, ``x[1:]``...) are installed by ``cranax.numpy``. Converting to
 NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirrors ``jax.Array``.
 """
+import warnings
+
 import numpy as np
 
 from . import _core, dtypes
@@ -347,6 +349,55 @@ def local_devices(backend=None):
 
 def device_count(backend=None):
     return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    """The number of devices this process drives (all of them: cranax is one process). Mirrors
+    ``jax.local_device_count``."""
+    return len(local_devices(backend))
+
+
+def process_count(backend=None):
+    """The number of processes in the computation: 1. Mirrors ``jax.process_count``."""
+    return 1
+
+
+def process_index(backend=None):
+    """This process's index: 0. Mirrors ``jax.process_index``."""
+    return 0
+
+
+def process_indices(backend=None):
+    """The indices of the processes: ``[0]``. Mirrors ``jax.process_indices``."""
+    return [0]
+
+
+def _renamed(name, old, new, fn):
+    """JAX 0.10.2's deprecated alias ``name`` of ``fn``, warning with JAX's own text (which says ``old``)."""
+    def alias(backend=None):
+        warnings.warn(f"jax.{old} has been renamed to jax.{new}. This alias will eventually be removed; please "
+                      f"update your code.", UserWarning, stacklevel=2)
+        return fn(backend)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"Deprecated alias of ``{fn.__name__}`` (warns as JAX does). Mirrors ``jax.{name}``."
+    return alias
+
+
+host_count = _renamed("host_count", "process_count", "process_count", process_count)
+host_id = _renamed("host_id", "process_index", "process_index", process_index)
+host_ids = _renamed("host_ids", "process_indexs", "process_indices", process_indices)
+
+
+def device_get(x):
+    """The pytree ``x`` with every array leaf copied to the host as a NumPy array (read-only for device
+    arrays, as JAX's); leaves without ``__array__`` (Python scalars, None, strings) and tracers are returned as
+    they are. Waits for pending computations. Mirrors ``jax.device_get``."""
+    def get(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        to_array = getattr(leaf, "__array__", None)
+        return leaf if to_array is None else to_array()
+    return tree_map(get, x)
 
 
 def default_backend():

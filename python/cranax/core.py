@@ -65,7 +65,11 @@ class ShapedArray:
 
     def __repr__(self):
         w = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{w})"
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{w})"
+
+    def __str__(self):
+        """``float32[2,3]``, ``~float32[]`` when weakly typed: as JAX prints an aval."""
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 def _scalar_aval(x):
@@ -86,6 +90,15 @@ def get_aval(x):
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+def typeof(x):
+    """The abstract value (``ShapedArray``: shape, dtype, weak_type) of an array, tracer, NumPy value or Python
+    scalar: ``typeof(jnp.ones((2, 3)))`` prints ``float32[2,3]``, ``typeof(1.0)`` ``~float32[]``. Raises
+    ``TypeError`` for other values. Mirrors ``jax.typeof``."""
+    if getattr(x, "aval", None) is None and not isinstance(x, _PY_SCALARS + (np.generic, np.ndarray)):
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
+    return get_aval(x)
 
 
 class TypedScalar:
