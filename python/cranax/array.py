@@ -372,20 +372,20 @@ def process_indices(backend=None):
     return [0]
 
 
-def _renamed(name, old, new, fn):
+def _renamed(name, old, fn):
     """JAX 0.10.2's deprecated alias ``name`` of ``fn``, warning with JAX's own text (which says ``old``)."""
     def alias(backend=None):
-        warnings.warn(f"jax.{old} has been renamed to jax.{new}. This alias will eventually be removed; please "
-                      f"update your code.", UserWarning, stacklevel=2)
+        warnings.warn(f"jax.{old} has been renamed to jax.{fn.__name__}. This alias will eventually be removed; "
+                      f"please update your code.", UserWarning, stacklevel=2)
         return fn(backend)
     alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = f"Deprecated alias of ``{fn.__name__}`` (warns as JAX does). Mirrors ``jax.{name}``."
     return alias
 
 
-host_count = _renamed("host_count", "process_count", "process_count", process_count)
-host_id = _renamed("host_id", "process_index", "process_index", process_index)
-host_ids = _renamed("host_ids", "process_indexs", "process_indices", process_indices)
+host_count = _renamed("host_count", "process_count", process_count)
+host_id = _renamed("host_id", "process_index", process_index)
+host_ids = _renamed("host_ids", "process_indexs", process_indices)
 
 
 def device_get(x):

@@ -96,9 +96,10 @@ def typeof(x):
     """The abstract value (``ShapedArray``: shape, dtype, weak_type) of an array, tracer, NumPy value or Python
     scalar: ``typeof(jnp.ones((2, 3)))`` prints ``float32[2,3]``, ``typeof(1.0)`` ``~float32[]``. Raises
     ``TypeError`` for other values. Mirrors ``jax.typeof``."""
-    if getattr(x, "aval", None) is None and not isinstance(x, _PY_SCALARS + (np.generic, np.ndarray)):
-        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
-    return get_aval(x)
+    try:
+        return get_aval(x)
+    except TypeError:
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
 class TypedScalar:
