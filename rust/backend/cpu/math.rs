@@ -4,7 +4,7 @@
 //! function (one per function and float dtype), per lane in vector code.
 //!
 //! Imported f32 functions that are not plain std calls are evaluated in f64 and rounded once (≤ 1 ulp).
-// The fdlibm coefficients are kept digit for digit as published.
+// Published coefficients (Lanczos, Giles) are kept digit for digit.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
