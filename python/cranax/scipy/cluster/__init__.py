@@ -1,0 +1,3 @@
+"""``cranax.scipy.cluster``: mirrors ``jax.scipy.cluster``."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``cranax.scipy.fft``: mirrors ``jax.scipy.fft``."""
+
+__all__ = []

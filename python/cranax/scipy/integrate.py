@@ -1,0 +1,3 @@
+"""``cranax.scipy.integrate``: mirrors ``jax.scipy.integrate``."""
+
+__all__ = []

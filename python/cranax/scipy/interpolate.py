@@ -1,0 +1,3 @@
+"""``cranax.scipy.interpolate``: mirrors ``jax.scipy.interpolate``."""
+
+__all__ = []

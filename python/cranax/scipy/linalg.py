@@ -1,0 +1,3 @@
+"""``cranax.scipy.linalg``: mirrors ``jax.scipy.linalg``."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``cranax.scipy.ndimage``: mirrors ``jax.scipy.ndimage``."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``cranax.scipy.optimize``: mirrors ``jax.scipy.optimize``."""
+
+__all__ = []

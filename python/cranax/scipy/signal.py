@@ -1,0 +1,3 @@
+"""``cranax.scipy.signal``: mirrors ``jax.scipy.signal``."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``cranax.scipy.spatial``: mirrors ``jax.scipy.spatial``."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``cranax.scipy.special``: mirrors ``jax.scipy.special``."""
+
+__all__ = []
