@@ -456,6 +456,15 @@ _LIBRARY = [
     _r("cummin", "library", lax=lax.cummin, tested_in=("test_fuzz_programs.py::test_random_programs_match_reference",)),
 ]
 
+# convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)
+_LIBRARY += [
+    _r("conv_general_dilated", "library", lax=lax.conv_general_dilated, linear=True,
+       tested_in=("test_conv.py::test_conv_against_direct_loops_float32",
+                  "test_conv.py::test_conv_against_direct_loops_float64",
+                  "test_conv.py::test_conv_gradients_against_finite_differences",
+                  "test_conv.py::test_conv_gradients_match_jax", "test_conv.py::test_conv_vmap_against_a_loop")),
+]
+
 _CONTROL = [
     _r("cond", "control", lax=lax.cond, linear=True,
        tested_in=("test_control_flow.py::test_cond_against_python", "test_control_flow.py::test_cond_jaxpr_matches_jax")),
