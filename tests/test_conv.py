@@ -385,3 +385,31 @@ def test_generalized_convolutions_guide():
     dn3 = lax.conv_dimension_numbers(x3.shape, k3.shape, ("NHWDC", "HWDIO", "NHWDC"))
     out = np.asarray(lax.conv_general_dilated(x3, k3, (1, 1, 1), "SAME", (1, 1, 1), (1, 1, 1), dn3))
     assert out.shape == (1, 10, 10, 10, 1) and out.sum() == 27.0 and out[0, 4:7, 4:7, 4:7, 0].min() == 1.0
+
+
+# ----------------------------------------------------------------------------------------------- lowering
+
+def test_float_convolutions_lower_to_the_core_library_op():
+    from cranax.interpreters import lowering
+    x, w = np.ones((2, 5, 5, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)
+    f = lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))  # noqa
+    wire = lowering.lower_jaxpr(cranax.make_jaxpr(f)(x, w))
+    assert '"prim":"conv_general_dilated"' in wire and '"prim":"dot_general"' not in wire
+    wire16 = lowering.lower_jaxpr(cranax.make_jaxpr(f)(x.astype(np.float16), w.astype(np.float16)))
+    assert '"prim":"conv_general_dilated"' not in wire16 and '"prim":"dot_general"' in wire16   # im2col
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_core_kernel_and_im2col_composition_agree(case, monkeypatch):
+    """The core's kernels (im2col blocks into gemm, in-place 1x1, depthwise loops) and the inlined im2col
+    composition give the same values."""
+    native, _ = _run(case, np.float32, seed=11)
+    from cranax.interpreters import dispatch
+    monkeypatch.setitem(_conv.native_lowering, "enabled", False)
+    dispatch.clear_cache()        # the eager executables were compiled with the core's op
+    try:
+        composed, want = _run(case, np.float32, seed=11)
+    finally:
+        dispatch.clear_cache()
+    np.testing.assert_allclose(native, composed, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(composed, want, rtol=2e-5, atol=2e-5)

@@ -179,13 +179,12 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
 def _conv_wire(eqn):
     p = eqn.params
     dn = p["dimension_numbers"]
-    pet = p.get("preferred_element_type")
+    # only equations whose result has the operands' dtype reach the core's op (``_conv_inline``)
     return {"window_strides": list(p["window_strides"]), "padding": [list(x) for x in p["padding"]],
             "lhs_dilation": list(p["lhs_dilation"]), "rhs_dilation": list(p["rhs_dilation"]),
             "lhs_spec": list(dn.lhs_spec), "rhs_spec": list(dn.rhs_spec), "out_spec": list(dn.out_spec),
             "feature_group_count": int(p["feature_group_count"]),
-            "batch_group_count": int(p["batch_group_count"]),
-            "preferred_element_type": None if pet is None else dtypes.short_name(np.dtype(pet))}
+            "batch_group_count": int(p["batch_group_count"]), "preferred_element_type": None}
 
 
 conv_general_dilated_p = standard_primitive("conv_general_dilated", _conv_abstract, wire=_conv_wire)
@@ -384,7 +383,7 @@ def _perm_shape(canon, spec):
 # The core's library op takes float32/float64 operands of one dtype, with a result of that dtype.
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 _inline_cache = {}
-native_lowering = {"enabled": False}
+native_lowering = {"enabled": True}
 
 
 def _conv_inline(eqn):
