@@ -81,6 +81,10 @@ CASES = [
     ((2, 4, 3, 5, 4), (3, 2, 2, 4, 3), (1, 1, 2), "VALID", (1, 1, 1), (1, 1, 1), ("NDHWC", "DHWIO", "NDHWC"), 1, 1),
     ((1, 2, 3, 3, 2), (4, 2, 2, 2, 2), (2, 1, 1), ((0, 1), (1, 1), (1, 0)), (1, 2, 1), (1, 1, 1), None, 1, 1),
     ((1, 2, 2), (3, 2, 3), (1,), "VALID", (1,), (1,), None, 1, 1),                                 # empty output
+    # few output positions, long reduction (the core's reduction-blocked kernel, as kernel gradients)
+    ((2, 3, 12, 12), (4, 3, 10, 10), (1, 1), "VALID", (1, 1), (1, 1), None, 1, 1),
+    ((4, 3, 9), (6, 3, 8), (1,), "VALID", (1,), (1,), ("NWC", "OIW", "NWC"), 1, 2),
+    ((2, 4, 10), (4, 2, 9), (1,), ((1, 0),), (1,), (1,), None, 2, 1),
 ]
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]
 

@@ -7,6 +7,10 @@
 //!   each block is one `gemm` product with the packed kernel `[kernel elements × in-features, out-features]`,
 //!   written straight into the output through its strides. A 1×1 stride-1 unpadded convolution reads the
 //!   input in place (no patch copy). Blocks run in parallel on cranax's pool.
+//! - **im2col along the reduction** when there are few output positions and a long reduction (the kernel
+//!   gradient of a convolution is one: its "kernel" is the forward output): the patch matrix is built in
+//!   blocks of reduction rows, `[rows, batch × positions]`, and each block's product with the matching rows
+//!   of the kernel accumulates into a small output, per thread, summed at the end.
 //! - **direct loops** for depthwise convolutions (one in-feature per group, few out-features per group),
 //!   where a `gemm` per group would be a matrix-vector product: each output position accumulates its
 //!   kernel window over all channels at once (contiguous channels vectorize).
@@ -37,6 +41,9 @@ impl Real for f64 {
 const BLOCK_BYTES: usize = 1 << 19;
 const MIN_ROWS: usize = 32;
 const MAX_ROWS: usize = 2048;
+/// Convolutions with at most this many output rows (batch × positions) per group, and a reduction
+/// (kernel elements × in-features) at least 4× longer, take `by_reduction` (a kernel gradient's shape).
+const REDUCTION_ROWS: usize = 8192;
 
 /// The convolution's geometry: sizes in canonical order and element strides of each operand.
 struct Geo {
@@ -171,6 +178,11 @@ unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, re
     }
     if geo.cg == 1 && geo.bg == 1 && geo.oq <= 8 && geo.groups > 1 {
         depthwise(geo, x, w, o);
+        return;
+    }
+    let rows = geo.nb * geo.osp.iter().product::<usize>();
+    if rows <= REDUCTION_ROWS && kk * geo.cg >= 4 * rows {
+        by_reduction(geo, x, w, o);
         return;
     }
     im2col(geo, c, x, w, o);
@@ -375,4 +387,113 @@ unsafe fn depthwise<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
             (0..tasks).for_each(|t| task(t, &mut s));
         }
     });
+}
+
+/// Few output rows, long reduction: `out[(q, n), o] = sum_r patch[r, (q, n)] * kernel[r, o]` over blocks of
+/// reduction rows `r = (in-feature, kernel offset)`, each thread accumulating its own `[rows, oq]` result.
+unsafe fn by_reduction<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
+    let (kk, cg, oq, nb) = (geo.kk(), geo.cg, geo.oq, geo.nb);
+    let p_total: usize = geo.osp.iter().product();
+    let m = nb * p_total;
+    let kdim = kk * cg;
+    let rblk = (BLOCK_BYTES / (m * std::mem::size_of::<T>()).max(1)).clamp(16, 4096).min(kdim);
+    let nblocks = kdim.div_ceil(rblk);
+    let nsp = geo.osp.len();
+    // spatial offset table of every (output position, kernel offset) pair
+    let mut qi = vec![0usize; nsp];
+    let mut ki = vec![0usize; nsp];
+    let mut tap = vec![None; p_total * kk];
+    for q in 0..p_total {
+        unravel(q, &geo.osp, &mut qi);
+        for k in 0..kk {
+            unravel(k, &geo.ksp, &mut ki);
+            let mut off = Some(0usize);
+            for j in 0..nsp {
+                off = match (off, geo.taps[j][qi[j] * geo.ksp[j] + ki[j]]) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+            }
+            tap[q * kk + k] = off;
+        }
+    }
+    let kofs: Vec<usize> = (0..kk)
+        .map(|k| {
+            unravel(k, &geo.ksp, &mut ki);
+            ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    let (xa, wa) = (x as usize, w as usize);
+    for g in 0..geo.groups {
+        let bases: Vec<usize> = (0..nb).map(|n| geo.x_base(n, g)).collect();
+        let block = |b: usize, acc: &mut Vec<T>, pt: &mut Vec<T>, wb: &mut Vec<T>| {
+            let (x, w) = (xa as *const T, wa as *const T);
+            let r0 = b * rblk;
+            let r1 = (r0 + rblk).min(kdim);
+            let rows = r1 - r0;
+            pt.clear();
+            pt.resize(rows * m, T::ZERO);
+            wb.clear();
+            wb.reserve(rows * oq);
+            for (ri, r) in (r0..r1).enumerate() {
+                let (ci, k) = (r / kk, r % kk);
+                let dst = &mut pt[ri * m..(ri + 1) * m];
+                for q in 0..p_total {
+                    if let Some(t) = tap[q * kk + k] {
+                        let row = &mut dst[q * nb..(q + 1) * nb];
+                        for (n, d) in row.iter_mut().enumerate() {
+                            *d = *x.add(bases[n] + ci * geo.x_c + t);
+                        }
+                    }
+                }
+                for j in 0..oq {
+                    wb.push(*w.add((g * oq + j) * geo.w_o + ci * geo.w_i + kofs[k]));
+                }
+            }
+            let first = acc.is_empty();
+            if first {
+                acc.resize(m * oq, T::ZERO);
+            }
+            gemm::gemm::<T>(
+                m, oq, rows, acc.as_mut_ptr(), 1, oq as isize, !first, pt.as_ptr(), m as isize, 1, wb.as_ptr(), 1,
+                oq as isize, T::ONE, T::ONE, false, false, false, gemm::Parallelism::None,
+            );
+        };
+        let sum = crate::backend::cpu::threads::parallel(|split| {
+            let fresh = || (Vec::new(), Vec::new(), Vec::new());
+            if split && nblocks > 1 {
+                (0..nblocks)
+                    .into_par_iter()
+                    .fold(fresh, |(mut acc, mut pt, mut wb), b| {
+                        block(b, &mut acc, &mut pt, &mut wb);
+                        (acc, pt, wb)
+                    })
+                    .map(|(acc, _, _)| acc)
+                    .reduce(Vec::new, |a, b| {
+                        if a.is_empty() {
+                            return b;
+                        }
+                        if b.is_empty() {
+                            return a;
+                        }
+                        a.iter().zip(&b).map(|(&u, &v)| u + v).collect()
+                    })
+            } else {
+                let (mut acc, mut pt, mut wb) = fresh();
+                (0..nblocks).for_each(|b| block(b, &mut acc, &mut pt, &mut wb));
+                acc
+            }
+        });
+        // rows of `sum` are (position q, image n); write them through the output's strides
+        for q in 0..p_total {
+            unravel(q, &geo.osp, &mut qi);
+            let qoff: usize = qi.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum();
+            for n in 0..nb {
+                for j in 0..oq {
+                    let v = if sum.is_empty() { T::ZERO } else { sum[(q * nb + n) * oq + j] };
+                    *o.add(n * geo.o_n + (g * oq + j) * geo.o_o + qoff) = v;
+                }
+            }
+        }
+    }
 }
