@@ -83,7 +83,7 @@ CASES = [
     ((1, 2, 2), (3, 2, 3), (1,), "VALID", (1,), (1,), None, 1, 1),                                 # empty output
     # few output positions, long reduction (the core's reduction-blocked kernel, as kernel gradients)
     ((2, 3, 12, 12), (4, 3, 10, 10), (1, 1), "VALID", (1, 1), (1, 1), None, 1, 1),
-    ((4, 3, 9), (6, 3, 8), (1,), "VALID", (1,), (1,), ("NWC", "OIW", "NWC"), 1, 2),
+    ((4, 3, 9), (6, 3, 8), (1,), "VALID", (1,), (1,), ("NCW", "OIW", "NWC"), 1, 2),
     ((2, 4, 10), (4, 2, 9), (1,), ((1, 0),), (1,), (1,), None, 2, 1),
 ]
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]
