@@ -301,3 +301,46 @@ def test_cumlogsumexp_against_numpy(axis, reverse, x64):
     want = np.logaddexp.accumulate(np.flip(x, 1) if reverse else x, axis=1)
     np.testing.assert_allclose(got, np.flip(want, 1) if reverse else want, rtol=1e-13)
     assert lax.cumlogsumexp(np.array([-np.inf, -np.inf, 0.0])).tolist() == [-np.inf, -np.inf, 0.0]
+
+
+# ----------------------------------------------------------------------------------------------- lowering
+
+def test_pools_lower_to_the_core_library_ops():
+    from cranax.interpreters import lowering
+    x = np.ones((2, 6, 6, 3), np.float32)
+    f = cranax.grad(lambda x: jnp.sum(lax.reduce_window(x, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")))
+    wire = lowering.lower_jaxpr(cranax.make_jaxpr(f)(x))
+    assert '"prim":"reduce_window_max"' in wire and '"prim":"select_and_scatter_add"' in wire
+    wire16 = lowering.lower_jaxpr(cranax.make_jaxpr(f)(x.astype(np.float16)))
+    assert '"prim":"reduce_window_max"' not in wire16 and '"prim":"slice"' in wire16    # the composition
+
+
+@pytest.mark.parametrize("win", WINDOWS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_core_window_ops_and_compositions_agree(win, dtype, monkeypatch):
+    """The core's loops and the inlined pad/slice compositions give the same pools and pool gradients."""
+    from cranax.interpreters import dispatch
+    from cranax.primitives import windowed
+    shape, wd, ws, padding, bd, wdil = win
+    x = _rand(shape, dtype, 12)
+
+    def run():
+        outs = [np.asarray(lax.reduce_window(x, init, comp, wd, ws, padding, bd, wdil))
+                for comp, init, _ in MONOIDS.values()]
+        if dtype == np.float32 and bd is None and wdil is None:
+            pads = _pads(shape, wd, ws, padding)
+            out_shape = lax.reduce_window_shape_tuple(shape, wd, ws, pads)
+            src = _rand(out_shape, dtype, 13)
+            for sp in ("ge", "le"):
+                outs.append(np.asarray(lax.select_and_scatter_add_p.bind(
+                    src, x, select_prim=sp, window_dimensions=wd, window_strides=ws, padding=tuple(pads))))
+        return outs
+    native = run()
+    monkeypatch.setitem(windowed.native_lowering, "enabled", False)
+    dispatch.clear_cache()
+    try:
+        composed = run()
+    finally:
+        dispatch.clear_cache()
+    for a, b in zip(native, composed):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

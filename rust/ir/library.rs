@@ -26,6 +26,11 @@
 //!          "rhs_dilation": [..], "lhs_spec": [..], "rhs_spec": [..], "out_spec": [..],
 //!          "feature_group_count": int, "batch_group_count": int, "preferred_element_type": dtype | null}
 //!          (float32/float64 operands of one dtype; Python inlines every other case as im2col)
+//!   reduce_window_sum / reduce_window_max / reduce_window_min
+//!          {"window_dimensions": [..], "window_strides": [..], "padding": [[lo, hi], ..],
+//!           "base_dilation": [..], "window_dilation": [..]}     (padding and holes hold the identity)
+//!   select_and_scatter_add {"select_prim": "ge" | "le", "window_dimensions": [..], "window_strides": [..],
+//!          "padding": [[lo, hi], ..]}          operands: source (window output shape), operand
 //! ```
 //! Gather and scatter take their index vectors along the last axis of `indices` (JAX's convention).
 use serde_json::{json, Map, Value};
@@ -50,6 +55,42 @@ pub enum ScatterOp {
     Mul,
     Min,
     Max,
+}
+
+/// A window over every axis of an operand (XLA's ReduceWindow / SelectAndScatter).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowParams {
+    pub window_dimensions: Vec<usize>,
+    pub window_strides: Vec<usize>,
+    pub padding: Vec<(i64, i64)>,
+    pub base_dilation: Vec<usize>,
+    pub window_dilation: Vec<usize>,
+}
+
+impl WindowParams {
+    /// The output shape for an operand of `shape` (None when the params do not fit its rank).
+    pub fn out_shape(&self, shape: &[usize]) -> Result<Vec<usize>, String> {
+        let n = shape.len();
+        let lens = [self.window_dimensions.len(), self.window_strides.len(), self.padding.len(),
+            self.base_dilation.len(), self.window_dilation.len()];
+        if lens.iter().any(|&l| l != n) {
+            return Err(format!("window params {self:?} must have one entry per axis of shape {shape:?}"));
+        }
+        if [&self.window_dimensions, &self.window_strides, &self.base_dilation, &self.window_dilation]
+            .iter()
+            .any(|v| v.iter().any(|&x| x == 0))
+        {
+            return Err(format!("window dimensions, strides and dilations must be positive, got {self:?}"));
+        }
+        let dil = |d: usize, b: usize| if d == 0 { 0 } else { (d - 1) as i128 * b as i128 + 1 };
+        Ok((0..n)
+            .map(|i| {
+                let a = dil(shape[i], self.base_dilation[i]) + self.padding[i].0 as i128 + self.padding[i].1 as i128;
+                let b = dil(self.window_dimensions[i], self.window_dilation[i]);
+                if a < b { 0 } else { ((a - b) / self.window_strides[i] as i128 + 1) as usize }
+            })
+            .collect())
+    }
 }
 
 /// The params of `conv_general_dilated` (boxed in `LibOp::Conv`: the op enum stays small).
@@ -122,6 +163,11 @@ pub enum LibOp {
     /// XLA's ConvGeneralDilated: specs are JAX's `ConvDimensionNumbers` (lhs/out: batch, feature,
     /// spatial...; rhs: out feature, in feature, spatial...); `padding` per spatial dim (may be negative).
     Conv(Box<ConvParams>),
+    /// `reduce_window_sum/max/min` (`Sum`, `Max`, `Min`): the identity fills padding and base-dilation holes.
+    ReduceWindow { op: ReduceOp, window: Box<WindowParams> },
+    /// `select_and_scatter_add` (no dilation, as JAX): each source value added at its window's first
+    /// maximum (`ge`) or minimum (`le`) of the operand.
+    SelectAndScatterAdd { ge: bool, window: Box<WindowParams> },
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
@@ -152,6 +198,12 @@ impl LibOp {
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
             LibOp::Conv(_) => "conv_general_dilated",
+            LibOp::ReduceWindow { op, .. } => match op {
+                ReduceOp::Sum => "reduce_window_sum",
+                ReduceOp::Max => "reduce_window_max",
+                _ => "reduce_window_min",
+            },
+            LibOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
             LibOp::TransposeCopy { .. } => "transpose_copy",
         }
     }
@@ -285,6 +337,55 @@ impl LibOp {
                 axis: int("axis")?,
                 reverse: flag("reverse", false)?,
             },
+            "reduce_window_sum" | "reduce_window_max" | "reduce_window_min" | "select_and_scatter_add" => {
+                let v = get("padding")?;
+                let rows = v.as_array().ok_or_else(|| perr("padding", format!("expected an array, got {v}")))?;
+                let mut padding = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let t = r
+                        .as_array()
+                        .filter(|t| t.len() == 2)
+                        .ok_or_else(|| perr("padding", format!("expected [lo, hi] pairs, got {r}")))?;
+                    let n = |x: &Value| {
+                        x.as_i64()
+                            .filter(|n| n.unsigned_abs() <= (1u64 << 48))
+                            .ok_or_else(|| perr("padding", format!("expected an integer, got {x}")))
+                    };
+                    padding.push((n(&t[0])?, n(&t[1])?));
+                }
+                let ones = vec![1; padding.len()];
+                let opt_list = |k: &str| -> Result<Vec<usize>, (String, String)> {
+                    match params.get(k) {
+                        None | Some(Value::Null) => Ok(ones.clone()),
+                        Some(_) => list(k),
+                    }
+                };
+                let window = Box::new(WindowParams {
+                    window_dimensions: list("window_dimensions")?,
+                    window_strides: list("window_strides")?,
+                    padding,
+                    base_dilation: opt_list("base_dilation")?,
+                    window_dilation: opt_list("window_dilation")?,
+                });
+                match name {
+                    "select_and_scatter_add" => {
+                        let ge = match params.get("select_prim").and_then(|v| v.as_str()) {
+                            Some("ge") => true,
+                            Some("le") => false,
+                            _ => return Err(perr("select_prim", "expected \"ge\" or \"le\"".into())),
+                        };
+                        LibOp::SelectAndScatterAdd { ge, window }
+                    }
+                    _ => LibOp::ReduceWindow {
+                        op: match name {
+                            "reduce_window_sum" => ReduceOp::Sum,
+                            "reduce_window_max" => ReduceOp::Max,
+                            _ => ReduceOp::Min,
+                        },
+                        window,
+                    },
+                }
+            }
             "conv_general_dilated" => {
                 match params.get("preferred_element_type") {
                     None | Some(Value::Null) => {}
@@ -370,6 +471,16 @@ impl LibOp {
                 "feature_group_count": c.feature_group_count, "batch_group_count": c.batch_group_count,
                 "preferred_element_type": Value::Null,
             }),
+            LibOp::ReduceWindow { window: w, .. } => json!({
+                "window_dimensions": w.window_dimensions, "window_strides": w.window_strides,
+                "padding": w.padding.iter().map(|&(a, b)| vec![a, b]).collect::<Vec<_>>(),
+                "base_dilation": w.base_dilation, "window_dilation": w.window_dilation,
+            }),
+            LibOp::SelectAndScatterAdd { ge, window: w } => json!({
+                "select_prim": if *ge { "ge" } else { "le" },
+                "window_dimensions": w.window_dimensions, "window_strides": w.window_strides,
+                "padding": w.padding.iter().map(|&(a, b)| vec![a, b]).collect::<Vec<_>>(),
+            }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
         }
     }
@@ -436,8 +547,7 @@ impl LibOp {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
             }
             LibOp::Conv(c) => {
-                let pads: Vec<String> = c.padding.iter().map(|(a, b)| format!("({a}, {b})")).collect();
-                let pads = if pads.len() == 1 { format!("({},)", pads[0]) } else { format!("({})", pads.join(", ")) };
+                let pads = pairs(&c.padding);
                 vec![
                     format!("batch_group_count={}", c.batch_group_count),
                     format!(
@@ -453,6 +563,19 @@ impl LibOp {
                     format!("window_strides={}", t(&c.window_strides)),
                 ]
             }
+            LibOp::ReduceWindow { window: w, .. } => vec![
+                format!("base_dilation={}", t(&w.base_dilation)),
+                format!("padding={}", pairs(&w.padding)),
+                format!("window_dilation={}", t(&w.window_dilation)),
+                format!("window_dimensions={}", t(&w.window_dimensions)),
+                format!("window_strides={}", t(&w.window_strides)),
+            ],
+            LibOp::SelectAndScatterAdd { ge, window: w } => vec![
+                format!("padding={}", pairs(&w.padding)),
+                format!("select_prim={}", if *ge { "ge" } else { "le" }),
+                format!("window_dimensions={}", t(&w.window_dimensions)),
+                format!("window_strides={}", t(&w.window_strides)),
+            ],
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
         }
     }
@@ -730,6 +853,33 @@ impl LibOp {
                 }
                 one(a.dtype, a.shape.clone())
             }
+            LibOp::ReduceWindow { op, window } => {
+                want(1)?;
+                let a = &ops[0].0;
+                if a.dtype == DType::Bool || (*op == ReduceOp::Sum && !(a.dtype.is_int() || a.dtype.is_float())) {
+                    return Err(format!("{} does not accept dtype {}", self.name(), a.dtype.short_name()));
+                }
+                one(a.dtype, window.out_shape(&a.shape)?)
+            }
+            LibOp::SelectAndScatterAdd { window, .. } => {
+                want(2)?;
+                let (src, a) = (&ops[0].0, &ops[1].0);
+                if src.dtype != a.dtype || a.dtype == DType::Bool {
+                    return Err(format!(
+                        "select_and_scatter_add takes a source and an operand of one numeric dtype, got {} and {}",
+                        src.dtype.short_name(),
+                        a.dtype.short_name()
+                    ));
+                }
+                if window.base_dilation.iter().chain(&window.window_dilation).any(|&d| d != 1) {
+                    return Err("select_and_scatter_add has no dilation".into());
+                }
+                let out = window.out_shape(&a.shape)?;
+                if out != src.shape {
+                    return Err(format!("select_and_scatter_add source shape {:?} must be the window output shape {out:?}", src.shape));
+                }
+                one(a.dtype, a.shape.clone())
+            }
             LibOp::Conv(c) => {
                 want(2)?;
                 let (l, r) = (&ops[0].0, &ops[1].0);
@@ -838,6 +988,11 @@ fn unique(v: &[usize], rank: usize, what: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn pairs(v: &[(i64, i64)]) -> String {
+    let p: Vec<String> = v.iter().map(|(a, b)| format!("({a}, {b})")).collect();
+    if p.len() == 1 { format!("({},)", p[0]) } else { format!("({})", p.join(", ")) }
 }
 
 fn tuple(v: &[usize]) -> String {

@@ -4,9 +4,10 @@ the general ``reduce_window`` with a jaxpr computation), the max/min-pool deriva
 their ``lax`` wrappers, abstract evals, jvp/transpose and batching rules. Mirrors ``jax.lax.reduce_window``
 and the primitives of the same names.
 
-Lowering: each is inlined from primitives the core has: the operand padded (and base-dilated) with the
-reduction's identity, one strided ``slice`` per window offset, combined elementwise (the optimizer fuses
-the slices and the combination into one loop).
+Lowering: ``reduce_window_sum/max/min`` and ``select_and_scatter_add`` on float32/float64/int32/int64/
+uint32 go to the core's library ops (``rust/backend/cpu/library/window.rs``, direct loops); the other
+dtypes and primitives are inlined from primitives the core has: the operand padded (and base-dilated)
+with the reduction's identity, one strided ``slice`` per window offset, combined elementwise.
 """
 import itertools
 
@@ -152,12 +153,39 @@ def _monoid_abstract(name, kind):
     return abstract
 
 
+# dtypes the core's window ops take (``LibOp::ReduceWindow`` / ``SelectAndScatterAdd``)
+_NATIVE = {np.dtype(d) for d in (np.float32, np.float64, np.int32, np.int64, np.uint32)}
+native_lowering = {"enabled": True}
+
+
+def _pairs(p):
+    return [[int(a), int(b)] for a, b in p]
+
+
+def _window_wire(eqn):
+    p = eqn.params
+    out = {"window_dimensions": list(p["window_dimensions"]), "window_strides": list(p["window_strides"]),
+           "padding": _pairs(p["padding"])}
+    for k in ("base_dilation", "window_dilation"):
+        if k in p:
+            out[k] = list(p[k])
+    if "select_prim" in p:
+        out["select_prim"] = p["select_prim"]
+    return out
+
+
+def _native(aval):
+    return native_lowering["enabled"] and aval.dtype in _NATIVE
+
+
 def _monoid_prim(kind):
     name = f"reduce_window_{kind}"
-    p = standard_primitive(name, _monoid_abstract(name, kind))
+    p = standard_primitive(name, _monoid_abstract(name, kind), wire=_window_wire)
 
     def inline(eqn):
         x, = eqn.invars
+        if _native(x.aval):
+            return None   # the core's library op
         key = (name, x.aval, _params_key(eqn.params))
         return _inline(key, lambda a: [_monoid_fold(kind, a, eqn.params)], [x.aval]), eqn.invars
     p.inline_jaxpr = staticmethod(inline)
@@ -427,7 +455,7 @@ def _select_abstract(name, with_dilation):
 select_and_gather_add_p = standard_primitive("select_and_gather_add",
                                              _select_abstract("select_and_gather_add", True))
 select_and_scatter_add_p = standard_primitive("select_and_scatter_add",
-                                              _select_abstract("select_and_scatter_add", False))
+                                              _select_abstract("select_and_scatter_add", False), wire=_window_wire)
 
 
 def _chosen(operand, select_prim, params):
@@ -503,6 +531,8 @@ def _gather_inline(eqn):
 
 def _scatter_inline(eqn):
     s, x = eqn.invars
+    if _native(x.aval):
+        return None   # the core's library op
     sp, p = _select_params(eqn.params, x.aval.ndim)
     key = ("select_and_scatter_add", s.aval, x.aval, sp, _params_key(p))
     return _inline(key, lambda a, b: [_scatter_fold(a, b, sp, p)], [s.aval, x.aval]), eqn.invars

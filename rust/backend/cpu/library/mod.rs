@@ -6,6 +6,7 @@
 //! - `gather`: XLA `gather` and `scatter` (set/add/mul/min/max) with JAX's out-of-bounds modes.
 //! - `sort`: multi-operand stable `sort` and the cumulative scans.
 //! - `conv`: `conv_general_dilated` (f32/f64): im2col blocks into `gemm`, direct loops for depthwise.
+//! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
@@ -23,6 +24,7 @@ pub mod gemm;
 mod small_dot;
 mod shape_ops;
 mod sort;
+mod window;
 #[cfg(test)]
 mod tests;
 
@@ -51,6 +53,10 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         LibOp::Sort { dimension, num_keys, .. } => sort::sort(inputs, *dimension, *num_keys),
         LibOp::Cumulative { op, axis, reverse } => Ok(vec![sort::cumulative(inputs[0], *op, *axis, *reverse)?]),
         LibOp::Conv(c) => Ok(vec![conv::conv(c, inputs[0], inputs[1], out0()?)?]),
+        LibOp::ReduceWindow { op, window } => Ok(vec![window::reduce_window(inputs[0], *op, window, out0()?)?]),
+        LibOp::SelectAndScatterAdd { ge, window } => {
+            Ok(vec![window::select_and_scatter_add(inputs[0], inputs[1], *ge, window)?])
+        }
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
     }
 }

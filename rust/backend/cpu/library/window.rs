@@ -1,0 +1,193 @@
+//! Windowed reductions on the CPU: `reduce_window_sum/max/min` and `select_and_scatter_add` (the max/min
+//! pool gradient), by direct loops over output positions and window offsets.
+//!
+//! The trailing axes that the window leaves alone (size 1, stride 1, no padding or dilation: the channels
+//! of an NHWC pool) form one contiguous lane of equal length in the operand and the output, so each window
+//! offset combines a whole lane at once (a vectorizable loop). Padding and base-dilation holes hold the
+//! reduction's identity, so they are skipped. Reductions run in parallel over output positions;
+//! `select_and_scatter_add` runs serially (overlapping windows add into the same elements).
+use rayon::prelude::*;
+
+use super::elem::{elems, elems_mut, numel, strides, uninit, with_elem, Elem};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::{Aval, DType, ReduceOp, WindowParams};
+
+/// The window's geometry: the outer (windowed) axes and the length of the untouched trailing lane.
+struct Geo {
+    outer_out: Vec<usize>,
+    lane: usize,
+    win: Vec<usize>,
+    /// per outer axis, per (output index, window index): the operand element offset, or None
+    taps: Vec<Vec<Option<usize>>>,
+}
+
+impl Geo {
+    fn new(w: &WindowParams, in_shape: &[usize], out_shape: &[usize]) -> Geo {
+        let n = in_shape.len();
+        let trivial = |i: usize| {
+            w.window_dimensions[i] == 1
+                && w.window_strides[i] == 1
+                && w.padding[i] == (0, 0)
+                && w.base_dilation[i] == 1
+                && w.window_dilation[i] == 1
+        };
+        let mut k = n;
+        while k > 0 && trivial(k - 1) {
+            k -= 1;
+        }
+        let st = strides(in_shape);
+        let lane: usize = in_shape[k..].iter().product();
+        let mut taps = Vec::with_capacity(k);
+        for i in 0..k {
+            let mut t = Vec::with_capacity(out_shape[i] * w.window_dimensions[i]);
+            for o in 0..out_shape[i] {
+                for j in 0..w.window_dimensions[i] {
+                    let u = (o * w.window_strides[i] + j * w.window_dilation[i]) as i64 - w.padding[i].0;
+                    let d = w.base_dilation[i] as i64;
+                    t.push(if u >= 0 && u % d == 0 && ((u / d) as usize) < in_shape[i] {
+                        Some((u / d) as usize * st[i])
+                    } else {
+                        None
+                    });
+                }
+            }
+            taps.push(t);
+        }
+        Geo {
+            outer_out: out_shape[..k].to_vec(),
+            lane,
+            win: w.window_dimensions[..k].to_vec(),
+            taps,
+        }
+    }
+
+    /// Operand offsets of every window element of outer output position `p` (None: padding or a hole), in
+    /// row-major window order, into `out`.
+    fn window_offsets(&self, p: usize, idx: &mut [usize], k: &mut [usize], out: &mut Vec<Option<usize>>) {
+        let nk = self.win.len();
+        let mut q = p;
+        for j in (0..nk).rev() {
+            idx[j] = q % self.outer_out[j];
+            q /= self.outer_out[j];
+        }
+        out.clear();
+        let total: usize = self.win.iter().product();
+        for w in 0..total {
+            let mut r = w;
+            for j in (0..nk).rev() {
+                k[j] = r % self.win[j];
+                r /= self.win[j];
+            }
+            let mut off = Some(0usize);
+            for j in 0..nk {
+                off = match (off, self.taps[j][idx[j] * self.win[j] + k[j]]) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+            }
+            out.push(off);
+        }
+    }
+}
+
+pub fn reduce_window(x: &Buffer, op: ReduceOp, w: &WindowParams, out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    if numel(&out.shape) == 0 {
+        return Ok(res);
+    }
+    if x.aval.dtype == DType::Bool {
+        return Err(Error::Execution("reduce_window on bool is not lowered".into()));
+    }
+    let geo = Geo::new(w, &x.aval.shape, &out.shape);
+    with_elem!(x.aval.dtype, T => {
+        // SAFETY: the element type matches the dtype; `res` is fresh and written only here.
+        let (s, d) = unsafe { (elems::<T>(x), elems_mut::<T>(&res)) };
+        let init: T = match op {
+            ReduceOp::Sum => T::zero(),
+            ReduceOp::Max => T::from_f64(f64::NEG_INFINITY),
+            _ => T::from_f64(f64::INFINITY),
+        };
+        let f = |a: T, b: T| -> T {
+            match op {
+                ReduceOp::Sum => a.eadd(b),
+                ReduceOp::Max => a.emax(b),
+                _ => a.emin(b),
+            }
+        };
+        let lane = geo.lane;
+        let outer: usize = geo.outer_out.iter().product();
+        let nk = geo.win.len();
+        let work = |p: usize, dst: &mut [T], offs: &mut Vec<Option<usize>>| {
+            let (mut idx, mut k) = (vec![0; nk], vec![0; nk]);
+            geo.window_offsets(p, &mut idx, &mut k, offs);
+            dst.iter_mut().for_each(|v| *v = init);
+            for &off in offs.iter().flatten() {
+                let src = &s[off..off + lane];
+                for (a, &b) in dst.iter_mut().zip(src) {
+                    *a = f(*a, b);
+                }
+            }
+        };
+        crate::backend::cpu::threads::parallel(|split| {
+            if split && outer * lane >= 1 << 14 {
+                d.par_chunks_mut(lane).enumerate().for_each_init(Vec::new, |offs, (p, dst)| work(p, dst, offs));
+            } else {
+                let mut offs = Vec::new();
+                d.chunks_mut(lane).enumerate().for_each(|(p, dst)| work(p, dst, &mut offs));
+            }
+        });
+    });
+    Ok(res)
+}
+
+pub fn select_and_scatter_add(src: &Buffer, x: &Buffer, ge: bool, w: &WindowParams) -> Result<Buffer> {
+    let res = uninit(&x.aval)?;
+    match x.aval.dtype {
+        DType::F32 => sas::<f32>(src, x, ge, w, &res),
+        DType::F64 => sas::<f64>(src, x, ge, w, &res),
+        DType::I32 => sas::<i32>(src, x, ge, w, &res),
+        DType::I64 => sas::<i64>(src, x, ge, w, &res),
+        DType::U32 => sas::<u32>(src, x, ge, w, &res),
+        d => return Err(Error::Execution(format!("select_and_scatter_add on {} is not lowered", d.short_name()))),
+    }
+    Ok(res)
+}
+
+fn sas<T: Elem + PartialOrd>(src: &Buffer, x: &Buffer, ge: bool, w: &WindowParams, res: &Buffer) {
+    // SAFETY: the element type matches the dtype (the caller's match); `res` is fresh.
+    let (s, xs, d) = unsafe { (elems::<T>(src), elems::<T>(x), elems_mut::<T>(res)) };
+    d.iter_mut().for_each(|v| *v = T::zero());
+    if s.is_empty() {
+        return;
+    }
+    let geo = Geo::new(w, &x.aval.shape, &src.aval.shape);
+    let lane = geo.lane;
+    let nk = geo.win.len();
+    let outer: usize = geo.outer_out.iter().product();
+    let (mut idx, mut k) = (vec![0; nk], vec![0; nk]);
+    let mut offs = Vec::new();
+    let mut best: Vec<T> = vec![T::zero(); lane];
+    let mut at: Vec<usize> = vec![usize::MAX; lane];
+    for p in 0..outer {
+        geo.window_offsets(p, &mut idx, &mut k, &mut offs);
+        at.iter_mut().for_each(|a| *a = usize::MAX);
+        for &off in offs.iter().flatten() {
+            for l in 0..lane {
+                let v = xs[off + l];
+                // XLA's select: the current choice stays while select(current, candidate) holds, so the
+                // first extremum wins; a NaN current choice is replaced
+                let keep = at[l] != usize::MAX && if ge { best[l] >= v } else { best[l] <= v };
+                if !keep {
+                    best[l] = v;
+                    at[l] = off + l;
+                }
+            }
+        }
+        for l in 0..lane {
+            if at[l] != usize::MAX {
+                d[at[l]] = d[at[l]].eadd(s[p * lane + l]);
+            }
+        }
+    }
+}
