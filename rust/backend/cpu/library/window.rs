@@ -108,37 +108,43 @@ pub fn reduce_window(x: &Buffer, op: ReduceOp, w: &WindowParams, out: &Aval) -> 
             ReduceOp::Max => T::from_f64(f64::NEG_INFINITY),
             _ => T::from_f64(f64::INFINITY),
         };
-        let f = |a: T, b: T| -> T {
-            match op {
-                ReduceOp::Sum => a.eadd(b),
-                ReduceOp::Max => a.emax(b),
-                _ => a.emin(b),
-            }
-        };
         let lane = geo.lane;
         let outer: usize = geo.outer_out.iter().product();
-        let nk = geo.win.len();
-        let work = |p: usize, dst: &mut [T], offs: &mut Vec<Option<usize>>| {
-            let (mut idx, mut k) = (vec![0; nk], vec![0; nk]);
-            geo.window_offsets(p, &mut idx, &mut k, offs);
-            dst.iter_mut().for_each(|v| *v = init);
-            for &off in offs.iter().flatten() {
-                let src = &s[off..off + lane];
-                for (a, &b) in dst.iter_mut().zip(src) {
-                    *a = f(*a, b);
-                }
-            }
+        // blocks of whole lanes (about 16 KiB of output each), the window bookkeeping allocated once per block
+        let per_block = ((1usize << 12) / lane.max(1)).max(1);
+        let work = |b: usize, dst: &mut [T]| match op {
+            // one loop per op, so the lane loop has no branch on the op and vectorizes
+            ReduceOp::Sum => pool_block(&geo, s, dst, b * per_block, init, |a: T, b: T| a.eadd(b)),
+            ReduceOp::Max => pool_block(&geo, s, dst, b * per_block, init, |a: T, b: T| a.emax(b)),
+            _ => pool_block(&geo, s, dst, b * per_block, init, |a: T, b: T| a.emin(b)),
         };
         crate::backend::cpu::threads::parallel(|split| {
             if split && outer * lane >= 1 << 14 {
-                d.par_chunks_mut(lane).enumerate().for_each_init(Vec::new, |offs, (p, dst)| work(p, dst, offs));
+                d.par_chunks_mut(lane * per_block).enumerate().for_each(|(b, dst)| work(b, dst));
             } else {
-                let mut offs = Vec::new();
-                d.chunks_mut(lane).enumerate().for_each(|(p, dst)| work(p, dst, &mut offs));
+                d.chunks_mut(lane * per_block).enumerate().for_each(|(b, dst)| work(b, dst));
             }
         });
     });
     Ok(res)
+}
+
+/// The output lanes `dst` (whole lanes, from outer position `p0`) reduced over their windows with `f`.
+#[inline(always)]
+fn pool_block<T: Elem>(geo: &Geo, s: &[T], dst: &mut [T], p0: usize, init: T, f: impl Fn(T, T) -> T) {
+    let nk = geo.win.len();
+    let lane = geo.lane;
+    let (mut idx, mut k, mut offs) = (vec![0; nk], vec![0; nk], Vec::new());
+    for (i, lane_dst) in dst.chunks_mut(lane).enumerate() {
+        geo.window_offsets(p0 + i, &mut idx, &mut k, &mut offs);
+        lane_dst.iter_mut().for_each(|v| *v = init);
+        for &off in offs.iter().flatten() {
+            let src = &s[off..off + lane];
+            for (a, &b) in lane_dst.iter_mut().zip(src) {
+                *a = f(*a, b);
+            }
+        }
+    }
 }
 
 pub fn select_and_scatter_add(src: &Buffer, x: &Buffer, ge: bool, w: &WindowParams) -> Result<Buffer> {
