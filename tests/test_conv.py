@@ -417,3 +417,32 @@ def test_core_kernel_and_im2col_composition_agree(case, monkeypatch):
         dispatch.clear_cache()
     np.testing.assert_allclose(native, composed, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(composed, want, rtol=2e-5, atol=2e-5)
+
+
+def test_shape_helpers_match_jax():
+    # JAX 0.10.2's values
+    assert lax.conv_general_permutations(("NHWC", "HWIO", "NHWC")) == ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    assert lax.conv_shape_tuple((4, 3, 10, 9), (5, 3, 3, 2), (2, 1), "SAME", 2) == (2, 5, 5, 9)
+    assert lax.conv_general_shape_tuple((4, 10, 9, 3), (3, 2, 3, 5), (2, 1), ((1, 0), (0, 2)),
+                                        ("NHWC", "HWIO", "NHWC")) == (4, 5, 10, 5)
+    assert lax.conv_transpose_shape_tuple((1, 3, 3, 2), (2, 2, 2, 3), (2, 2), "SAME",
+                                          ("NHWC", "HWIO", "NHWC")) == (1, 6, 6, 3)
+    assert lax.conv_transpose_shape_tuple((1, 3, 3, 2), (3, 2, 2, 3), (2, 1), "VALID",
+                                          ("NHWC", "HWIO", "NHWC")) == (1, 7, 4, 3)
+
+
+def test_conv_general_dilated_patches_matches_jax():
+    x = np.sin(np.arange(2 * 3 * 5 * 4, dtype=np.float32)).reshape(2, 3, 5, 4)
+    # JAX 0.10.2: shape and sum(p * arange(p.size)) / p.size
+    for args, kw, shape, checksum in [
+            ((x, (2, 3), (1, 2), "SAME"), {}, (2, 18, 5, 2), -3.1925289630889893),
+            ((x.transpose(0, 2, 3, 1), (2, 2), (1, 1), "VALID"), {"dimension_numbers": ("NHWC", "OIHW", "NHWC")},
+             (2, 4, 3, 12), -2.998623847961426)]:
+        p = np.asarray(lax.conv_general_dilated_patches(*args, **kw))
+        assert p.shape == shape
+        got = float(np.sum(p.astype(np.float64) * np.arange(p.size).reshape(p.shape)) / p.size)
+        assert abs(got - checksum) < 1e-5 * abs(checksum)
+    # each patch feature is one input element: feature c * 6 + (i * 3 + j) at output (h, w) reads x[c, h+i-0, ...]
+    p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"))
+    for c, i, j in [(0, 0, 0), (1, 1, 2), (2, 0, 1)]:
+        np.testing.assert_array_equal(p[:, c * 6 + i * 3 + j], x[:, c, i:i + 4, j:j + 2])

@@ -8,6 +8,7 @@ case is inlined as im2col from primitives the core has (``pad``, strided ``slice
 ``dot_general``).
 """
 import itertools
+import typing
 from collections import namedtuple
 
 import numpy as np
@@ -22,8 +23,10 @@ from . import library as _lib
 from . import structural as _st
 from .standard import standard_primitive
 
-__all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_general_dilated_p", "conv_transpose", "conv_with_general_padding", "padtype_to_pads"]
+__all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
+           "conv_general_dilated", "conv_general_dilated_p", "conv_general_dilated_patches",
+           "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",
+           "conv_transpose_shape_tuple", "conv_with_general_padding", "padtype_to_pads"]
 
 
 class ConvDimensionNumbers(namedtuple("ConvDimensionNumbers", ["lhs_spec", "rhs_spec", "out_spec"])):
@@ -31,6 +34,10 @@ class ConvDimensionNumbers(namedtuple("ConvDimensionNumbers", ["lhs_spec", "rhs_
     ``(batch dimension, feature dimension, spatial dimensions...)``; ``rhs_spec`` is ``(out feature
     dimension, in feature dimension, spatial dimensions...)``. Mirrors ``jax.lax.ConvDimensionNumbers``."""
     __slots__ = ()
+
+
+# What ``dimension_numbers`` accepts (JAX's type alias).
+ConvGeneralDilatedDimensionNumbers = typing.Union[None, ConvDimensionNumbers, typing.Tuple[str, str, str]]
 
 
 # ----------------------------------------------------------------------------------------------- params
@@ -84,6 +91,65 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
         return ConvDimensionNumbers(*(_ints(s) for s in dimension_numbers))
     raise TypeError(f"convolution dimension_numbers must be None, a ConvDimensionNumbers or a tuple of three "
                     f"strings, got {dimension_numbers!r}")
+
+
+def conv_general_permutations(dimension_numbers):
+    """The axis numbers ``(lhs_perm, rhs_perm, out_perm)`` of three layout strings such as
+    ``('NHWC', 'HWIO', 'NHWC')``. Raises TypeError for malformed layouts. Mirrors
+    ``jax.lax.conv_general_permutations``."""
+    return tuple(_spec_perms(dimension_numbers))
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """The output shape of an NCHW/OIHW convolution (``pads``: a padding string or ``(lo, hi)`` pairs).
+    Raises ValueError when the pads do not match the spatial rank. Mirrors ``jax.lax.conv_shape_tuple``."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise ValueError(f"Wrong number of explicit pads for conv: expected {len(lhs_shape) - 2}, got {len(pads)}")
+    out = _conv_out_spatial(lhs_shape[2:], rhs_shape[2:], strides, pads, (1,) * len(pads), (1,) * len(pads))
+    return (int(lhs_shape[0]) // int(batch_group_count), int(rhs_shape[0])) + tuple(int(o) for o in out)
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """The output shape of ``conv_general_dilated`` (no dilation) in ``dimension_numbers``' layout.
+    Mirrors ``jax.lax.conv_general_shape_tuple``."""
+    ls, rs, os_ = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    canon = conv_shape_tuple(tuple(lhs_shape[d] for d in ls), tuple(rhs_shape[d] for d in rs), window_strides,
+                             padding)
+    return _perm_shape(canon, os_)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """The output shape of ``conv_transpose`` in ``dimension_numbers``' layout (three layout strings).
+    Mirrors ``jax.lax.conv_transpose_shape_tuple``."""
+    ls, rs, os_ = conv_general_permutations(dimension_numbers)
+    lt = [lhs_shape[d] for d in ls]
+    rt = [rhs_shape[d] for d in rs]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rt[2:], window_strides)]
+    total = [int(lo) + int(hi) for lo, hi in padding]
+    space = [(i - 1) * s - k + 2 + p for i, k, s, p in zip(lt[2:], rt[2:], window_strides, total)]
+    return _perm_shape((lt[0], rt[0]) + tuple(space), os_)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                                 dimension_numbers=None, precision=None, preferred_element_type=None):
+    """The patches a convolution with a kernel of spatial shape ``filter_shape`` would see: the output has
+    ``C * prod(filter_shape)`` features (input feature major, then kernel offsets row-major), computed as a
+    grouped convolution with an identity kernel. Mirrors ``jax.lax.conv_general_dilated_patches``."""
+    lhs = _ew._as_operand(lhs)
+    la = get_aval(lhs)
+    filter_shape = _ints(filter_shape)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    size = int(np.prod(filter_shape)) if filter_shape else 1
+    c = la.shape[dn.lhs_spec[1]]
+    eye = np.eye(size, dtype=la.dtype).reshape((size, 1) + filter_shape)
+    kernel = np.tile(eye, (c,) + (1,) * (eye.ndim - 1))              # (C * size, 1, *filter_shape)
+    kernel = np.moveaxis(kernel, (0, 1), (dn.rhs_spec[0], dn.rhs_spec[1]))
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation, dn,
+                                feature_group_count=c, precision=precision,
+                                preferred_element_type=preferred_element_type)
 
 
 def _dilate(n, d):
