@@ -446,3 +446,18 @@ def test_conv_general_dilated_patches_matches_jax():
     p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"))
     for c, i, j in [(0, 0, 0), (1, 1, 2), (2, 0, 1)]:
         np.testing.assert_array_equal(p[:, c * 6 + i * 3 + j], x[:, c, i:i + 4, j:j + 2])
+
+
+def test_conv_general_dilated_local_matches_jax():
+    x = np.sin(np.arange(2 * 3 * 5 * 4, dtype=np.float32)).reshape(2, 3, 5, 4)
+    w = np.cos(np.arange(4 * 18 * 5 * 2, dtype=np.float32)).reshape(4, 18, 5, 2)
+    wn = np.cos(np.arange(4 * 3 * 12 * 4, dtype=np.float32)).reshape(4, 3, 12, 4)
+    # JAX 0.10.2: shape and sum(out * arange(out.size)) / out.size
+    for args, kw, shape, checksum in [
+            ((x, w, (1, 2), "SAME", (2, 3)), {}, (2, 4, 5, 2), -0.46146631240844727),
+            ((x.transpose(0, 2, 3, 1), wn, (1, 1), "VALID", (2, 2)),
+             {"dimension_numbers": ("NHWC", "HWIO", "NHWC")}, (2, 4, 3, 4), 0.14193861186504364)]:
+        o = np.asarray(lax.conv_general_dilated_local(*args, **kw))
+        assert o.shape == shape
+        got = float(np.sum(o.astype(np.float64) * np.arange(o.size).reshape(o.shape)) / o.size)
+        assert abs(got - checksum) < 2e-5 * max(1.0, abs(checksum))

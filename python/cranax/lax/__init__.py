@@ -39,7 +39,8 @@ from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, 
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
 # convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)
 from ..primitives.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers, conv,
-    conv_dimension_numbers, conv_general_dilated, conv_general_dilated_p, conv_general_dilated_patches,
+    conv_dimension_numbers, conv_general_dilated, conv_general_dilated_local, conv_general_dilated_p,
+    conv_general_dilated_patches,
     conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose,
     conv_transpose_shape_tuple, conv_with_general_padding, padtype_to_pads)
 from ..primitives.windowed import (cumlogsumexp, cumlogsumexp_p, reduce_window, reduce_window_max_p,
@@ -85,8 +86,8 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
            "xor_p", "zeros_like_array"]
 __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
-            "conv_general_dilated", "conv_general_dilated_p", "conv_general_dilated_patches",
-            "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",
+            "conv_general_dilated", "conv_general_dilated_local", "conv_general_dilated_p",
+            "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",
             "conv_transpose_shape_tuple", "conv_with_general_padding", "padtype_to_pads",
             "cumlogsumexp", "cumlogsumexp_p", "reduce_window", "reduce_window_max_p", "reduce_window_min_p",
             "reduce_window_p", "reduce_window_shape_tuple", "reduce_window_sum_p", "select_and_gather_add_p",

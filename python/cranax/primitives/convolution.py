@@ -24,8 +24,8 @@ from . import structural as _st
 from .standard import standard_primitive
 
 __all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
-           "conv_general_dilated", "conv_general_dilated_p", "conv_general_dilated_patches",
-           "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",
+           "conv_general_dilated", "conv_general_dilated_local", "conv_general_dilated_p",
+           "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",
            "conv_transpose_shape_tuple", "conv_with_general_padding", "padtype_to_pads"]
 
 
@@ -150,6 +150,28 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation, dn,
                                 feature_group_count=c, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape, lhs_dilation=None,
+                               rhs_dilation=None, dimension_numbers=None, precision=None):
+    """Unshared ("local") convolution: every output position has its own kernel. ``rhs`` has, in the rhs
+    layout of ``dimension_numbers``, the out features, the in features × ``prod(filter_shape)`` (input
+    feature major) and the output's spatial sizes. Computed as the patches contracted with ``rhs`` per
+    position (``dot_general``). Mirrors ``jax.lax.conv_general_dilated_local``."""
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+                                           dimension_numbers, precision)
+    rhs = _ew._as_operand(rhs)
+    la = get_aval(_ew._as_operand(lhs))
+    ls, rs, os_ = conv_dimension_numbers(la.shape, (1, 1) + _ints(filter_shape), dimension_numbers)
+    order = sorted(range(len(os_) - 2), key=lambda k: os_[2 + k])
+    lb = tuple(sorted(os_[2:]))
+    rb = tuple(rs[2 + k] for k in order)
+    out = _lib.dot_general(patches, rhs, (((os_[1],), (rs[1],)), (lb, rb)))
+    nd = len(os_)
+    perm, spatial = [], iter(range(nd - 2))
+    for j in range(nd):
+        perm.append(nd - 2 if j == os_[0] else nd - 1 if j == os_[1] else next(spatial))
+    return _st.transpose(out, tuple(perm))
 
 
 def _dilate(n, d):
