@@ -461,3 +461,29 @@ def test_conv_general_dilated_local_matches_jax():
         assert o.shape == shape
         got = float(np.sum(o.astype(np.float64) * np.arange(o.size).reshape(o.shape)) / o.size)
         assert abs(got - checksum) < 2e-5 * max(1.0, abs(checksum))
+
+
+def _gpu():
+    try:
+        return cranax.devices("gpu")[0]
+    except Exception:
+        return None
+
+
+@pytest.mark.skipif(_gpu() is None, reason="no GPU adapter (or cranax built without the gpu feature)")
+def test_conv_and_pools_on_the_gpu_run_on_the_host_and_match_the_cpu():
+    """The GPU backend has no convolution or window shader: those steps run on the host (the documented
+    fallback) inside a GPU program, with the same values as the CPU backend."""
+    g = _gpu()
+    x, w = _rand((2, 6, 6, 3), np.float32, 1), _rand((3, 3, 3, 4), np.float32, 2)
+
+    def f(x, w):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return lax.reduce_window(jnp.maximum(y, 0.0), -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    loss = lambda x, w: jnp.sum(f(x, w) ** 2)  # noqa: E731
+    xg, wg = cranax.device_put(x, g), cranax.device_put(w, g)
+    out = cranax.jit(f)(xg, wg)
+    assert out.devices() == {g}
+    np.testing.assert_allclose(np.asarray(out), np.asarray(cranax.jit(f)(x, w)), rtol=1e-6, atol=1e-6)
+    for a, b in zip(cranax.jit(cranax.grad(loss, (0, 1)))(xg, wg), cranax.grad(loss, (0, 1))(x, w)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)

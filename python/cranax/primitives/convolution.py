@@ -5,7 +5,8 @@ batching rules, and its lowering. Mirrors ``jax.lax.conv_general_dilated`` and f
 Lowering: float32/float64 convolutions go to the core's library op ``conv_general_dilated``
 (``rust/backend/cpu/library/conv.rs``: im2col blocks into ``gemm``, direct loops for depthwise); every other
 case is inlined as im2col from primitives the core has (``pad``, strided ``slice``, ``concatenate``,
-``dot_general``).
+``dot_general``). GPU: the backend has no convolution shader; a GPU program runs the library step on
+the host buffers (the documented fallback of ``rust/backend/gpu/exec.rs``), its other steps on the GPU.
 """
 import itertools
 import typing

@@ -7,7 +7,8 @@ and the primitives of the same names.
 Lowering: ``reduce_window_sum/max/min`` and ``select_and_scatter_add`` on float32/float64/int32/int64/
 uint32 go to the core's library ops (``rust/backend/cpu/library/window.rs``, direct loops); the other
 dtypes and primitives are inlined from primitives the core has: the operand padded (and base-dilated)
-with the reduction's identity, one strided ``slice`` per window offset, combined elementwise.
+with the reduction's identity, one strided ``slice`` per window offset, combined elementwise. GPU: the
+library steps run on the host (no window shader), the compositions on the GPU.
 """
 import itertools
 
