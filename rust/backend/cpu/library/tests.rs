@@ -282,3 +282,50 @@ fn multi_key_sort_argsort() {
     let out = run(json, &[i32buf(&[6], &[3, -1, 3, 0, -5, 2])]);
     assert_eq!(i32s(&out[0]), vec![4, 1, 3, 5, 0, 2]);
 }
+
+/// A 1-D NWC convolution (stride 2, padding (1, 0), rhs dilation 2) against hand-rolled loops, through the
+/// whole pipeline; the printed params round-trip through the wire.
+#[test]
+fn conv_general_dilated_1d_matches_loops() {
+    let (n, w, c, k, o) = (2usize, 7usize, 3usize, 2usize, 4usize);
+    let x = seq(n * w * c, 0.25);
+    let f = seq(k * c * o, 0.5);
+    let json = r#"{"version":1,"name":"t","invars":[[0,"f32",[2,7,3]],[1,"f32",[2,3,4]]],"eqns":[
+        {"prim":"conv_general_dilated","params":{"window_strides":[2],"padding":[[1,0]],"lhs_dilation":[1],
+         "rhs_dilation":[2],"lhs_spec":[0,2,1],"rhs_spec":[2,1,0],"out_spec":[0,2,1],"feature_group_count":1,
+         "batch_group_count":1,"preferred_element_type":null},"in":[0,1],"out":[[2,"f32",[2,3,4]]]}],"outvars":[2]}"#;
+    let out = f32s(&run(json, &[f32buf(&[n, w, c], &x), f32buf(&[k, c, o], &f)])[0]);
+    let ow = 3; // ((7 + 1) - 3) / 2 + 1
+    for b in 0..n {
+        for p in 0..ow {
+            for q in 0..o {
+                let mut want = 0f32;
+                for j in 0..k {
+                    let pos = (p * 2 + j * 2) as i64 - 1;
+                    if pos < 0 || pos >= w as i64 {
+                        continue;
+                    }
+                    for ci in 0..c {
+                        want += x[(b * w + pos as usize) * c + ci] * f[(j * c + ci) * o + q];
+                    }
+                }
+                let got = out[(b * ow + p) * o + q];
+                assert!((got - want).abs() < 1e-5, "({b}, {p}, {q}): {got} vs {want}");
+            }
+        }
+    }
+}
+
+/// A 2x2 stride-2 max pool and its gradient (first maximum of each window gets the source).
+#[test]
+fn reduce_window_max_and_select_and_scatter_add() {
+    let x = [1f32, 3.0, 3.0, 2.0, 3.0, 1.0, 2.0, 5.0];
+    let json = r#"{"version":1,"name":"t","invars":[[0,"f32",[2,4]],[1,"f32",[1,2]]],"eqns":[
+        {"prim":"reduce_window_max","params":{"window_dimensions":[2,2],"window_strides":[2,2],"padding":[[0,0],[0,0]],
+         "base_dilation":[1,1],"window_dilation":[1,1]},"in":[0],"out":[[2,"f32",[1,2]]]},
+        {"prim":"select_and_scatter_add","params":{"select_prim":"ge","window_dimensions":[2,2],"window_strides":[2,2],
+         "padding":[[0,0],[0,0]]},"in":[1,0],"out":[[3,"f32",[2,4]]]}],"outvars":[2,3]}"#;
+    let outs = run(json, &[f32buf(&[2, 4], &x), f32buf(&[1, 2], &[10.0, 20.0])]);
+    assert_eq!(f32s(&outs[0]), vec![3.0, 5.0]);
+    assert_eq!(f32s(&outs[1]), vec![0.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 20.0]);
+}
