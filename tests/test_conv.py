@@ -85,6 +85,9 @@ CASES = [
     ((2, 3, 12, 12), (4, 3, 10, 10), (1, 1), "VALID", (1, 1), (1, 1), None, 1, 1),
     ((4, 3, 9), (6, 3, 8), (1,), "VALID", (1,), (1,), ("NCW", "OIW", "NWC"), 1, 2),
     ((2, 4, 10), (4, 2, 9), (1,), ((1, 0),), (1,), (1,), None, 2, 1),
+    # one image and one out-feature per batch group (a depthwise kernel gradient: the core's group loops)
+    ((3, 2, 6), (3, 2, 3), (1,), ((1, 1),), (1,), (2,), None, 1, 3),
+    ((2, 5, 5, 4), (3, 3, 2, 4), (1, 1), "SAME", (1, 1), (1, 1), ("CHWN", "HWIO", "NHWC"), 1, 4),
 ]
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]
 

@@ -11,6 +11,9 @@
 //!   gradient of a convolution is one: its "kernel" is the forward output): the patch matrix is built in
 //!   blocks of reduction rows, `[rows, batch × positions]`, and each block's product with the matching rows
 //!   of the kernel accumulates into a small output, per thread, summed at the end.
+//! - **direct loops across groups** when each batch group is one image with one out-feature (a depthwise
+//!   convolution's kernel gradient): every output position accumulates all groups at once (contiguous
+//!   channels vectorize), in-features split between threads.
 //! - **direct loops** for depthwise convolutions (one in-feature per group, few out-features per group),
 //!   where a `gemm` per group would be a matrix-vector product: each output position accumulates its
 //!   kernel window over all channels at once (contiguous channels vectorize).
@@ -178,6 +181,10 @@ unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, re
     }
     if geo.cg == 1 && geo.bg == 1 && geo.oq <= 8 && geo.groups > 1 {
         depthwise(geo, x, w, o);
+        return;
+    }
+    if geo.bg > 1 && geo.nb == 1 && geo.oq == 1 {
+        batch_grouped(geo, x, w, o);
         return;
     }
     let rows = geo.nb * geo.osp.iter().product::<usize>();
@@ -494,6 +501,94 @@ unsafe fn by_reduction<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) 
                     *o.add(n * geo.o_n + (g * oq + j) * geo.o_o + qoff) = v;
                 }
             }
+        }
+    }
+}
+
+/// One image and one out-feature per batch group (the kernel gradient of a depthwise convolution):
+/// `out[g, q] = sum_{f, k} x[g, f, q·s + k·d] · w[g, f, k]`, vectorized across groups `g`.
+unsafe fn batch_grouped<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
+    let (kk, cg, groups) = (geo.kk(), geo.cg, geo.groups);
+    let p_total: usize = geo.osp.iter().product();
+    let nsp = geo.osp.len();
+    let (mut qi, mut ki) = (vec![0usize; nsp], vec![0usize; nsp]);
+    let mut tap = vec![None; p_total * kk];
+    for q in 0..p_total {
+        unravel(q, &geo.osp, &mut qi);
+        for k in 0..kk {
+            unravel(k, &geo.ksp, &mut ki);
+            let mut off = Some(0usize);
+            for j in 0..nsp {
+                off = match (off, geo.taps[j][qi[j] * geo.ksp[j] + ki[j]]) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+            }
+            tap[q * kk + k] = off;
+        }
+    }
+    let kofs: Vec<usize> = (0..kk)
+        .map(|k| {
+            unravel(k, &geo.ksp, &mut ki);
+            ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    // group g's image is lhs batch index g (nb == 1) and its kernel is rhs out-feature g (oq == 1)
+    let (gx, gw) = (geo.x_n, geo.w_o);
+    let (xa, wa) = (x as usize, w as usize);
+    let part = |f: usize, acc: &mut Vec<T>| {
+        let (x, w) = (xa as *const T, wa as *const T);
+        if acc.is_empty() {
+            acc.resize(p_total * groups, T::ZERO);
+        }
+        for k in 0..kk {
+            let wb = f * geo.w_i + kofs[k];
+            for q in 0..p_total {
+                let Some(t) = tap[q * kk + k] else { continue };
+                let xb = f * geo.x_c + t;
+                let a = &mut acc[q * groups..(q + 1) * groups];
+                if gx == 1 && gw == 1 {
+                    let xs = std::slice::from_raw_parts(x.add(xb), groups);
+                    let ws = std::slice::from_raw_parts(w.add(wb), groups);
+                    for ((a, &xv), &wv) in a.iter_mut().zip(xs).zip(ws) {
+                        *a = *a + xv * wv;
+                    }
+                } else {
+                    for (g, a) in a.iter_mut().enumerate() {
+                        *a = *a + *x.add(xb + g * gx) * *w.add(wb + g * gw);
+                    }
+                }
+            }
+        }
+    };
+    let sum = crate::backend::cpu::threads::parallel(|split| {
+        if split && cg > 1 {
+            (0..cg)
+                .into_par_iter()
+                .fold(Vec::new, |mut acc, f| {
+                    part(f, &mut acc);
+                    acc
+                })
+                .reduce(Vec::new, |a, b| {
+                    if a.is_empty() {
+                        return b;
+                    }
+                    if b.is_empty() {
+                        return a;
+                    }
+                    a.iter().zip(&b).map(|(&u, &v)| u + v).collect()
+                })
+        } else {
+            let mut acc = Vec::new();
+            (0..cg).for_each(|f| part(f, &mut acc));
+            acc
+        }
+    });
+    for q in 0..p_total {
+        unravel(q, &geo.osp, &mut qi);
+        let qoff: usize = qi.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum();
+        for g in 0..groups {
+            *o.add(g * geo.o_o + qoff) = if sum.is_empty() { T::ZERO } else { sum[q * groups + g] };
         }
     }
 }
