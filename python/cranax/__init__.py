@@ -21,6 +21,7 @@ from . import lax
 from . import numpy
 from . import random
 from . import nn
+from . import ops  # jax.ops: segment reductions (issue 22)
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 

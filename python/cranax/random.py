@@ -25,6 +25,8 @@ import numpy as np
 from . import _prng, dtypes, lax
 from . import numpy as jnp
 from .api import jit
+from .api_vmap import vmap
+from .custom_derivatives import custom_jvp
 from .array import Array
 from .config import config
 from .core import Tracer, get_aval
@@ -34,7 +36,9 @@ from .tree_util import register_pytree_node
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits",
            "uniform", "normal", "truncated_normal", "randint", "bernoulli", "categorical", "choice",
            "permutation", "gumbel", "exponential", "laplace", "logistic", "PRNGKeyArray", "KeyArray",
-           "key_dtype"]
+           "key_dtype", "gamma", "loggamma", "beta", "dirichlet", "poisson", "binomial", "multinomial", "t",
+           "chisquare", "f", "cauchy", "lognormal", "pareto", "weibull_min", "rayleigh", "wald", "maxwell",
+           "double_sided_maxwell", "generalized_normal", "geometric", "rademacher", "triangular", "ball"]
 
 U32 = np.dtype(np.uint32)
 _SHAPE_OPS_ISSUE = "the shape-ops/indexing issue (issue 7: sort, cumsum, take)"
@@ -1090,6 +1094,723 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     if not dtypes.issubdtype(get_aval(logits).dtype, np.floating):
         logits = logits.astype(dtypes.canonicalize_dtype(float))
     return _categorical_impl(data, logits, tuple(shape), batch_shape, axis, bool(replace), _gumbel_mode(mode))
+
+
+# ------------------------------------------------------------------------------ gamma and its family
+# JAX's samplers, step for step on the same random bits, so the values match bit for bit wherever the float
+# operations round as XLA:CPU's do (the log, log1p and fused multiply-adds of ``_prng``).
+
+def _f32(dtype):
+    return np.dtype(dtype) == np.float32
+
+
+def _fma_or_madd(a, b, c, dtype):
+    """``a * b + c`` rounded as XLA:CPU does: contracted into an FMA for float32, two roundings otherwise."""
+    if _f32(dtype):
+        return _prng.fma(a, b, c)
+    return lax.add(lax.mul(a, b), c)
+
+
+def _gamma_one(key, alpha, log_space):
+    """One Marsaglia-Tsang draw for the scalar ``alpha`` with its own uint32[2] ``key`` (vmapped over the
+    elements): alpha < 1 is boosted to alpha + 1 and corrected by u**(1/alpha) (in log space: + log(u)/alpha,
+    from an exponential draw)."""
+    dt = get_aval(alpha).dtype
+    c_ = lambda v: _prng.const(v, dt)  # noqa: E731
+    zero, one = c_(0), c_(1)
+    boost_mask = lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = lax.select(boost_mask, alpha, lax.add(alpha, one))
+    d = lax.sub(alpha, c_(1. / 3.))
+    # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d), with rsqrt correctly rounded
+    c = lax.mul(c_(1. / 3.), lax.rsqrt(d))
+
+    def cond(state):
+        _, X, V, U = state
+        squeeze = _fma_or_madd(lax.neg(lax.mul(X, X)), c_(0.0331), one, dt)
+        first = lax.ge(U, squeeze)
+        second = lax.ge(_prng.log(U), lax.add(lax.mul(X, c_(0.5)),
+                                              lax.mul(d, lax.add(lax.sub(one, V), _prng.log(V)))))
+        return lax.bitwise_and(first, second)
+
+    def next_xv(state):
+        k, _, _ = state
+        ks = _prng.split(k, (2,))
+        x = _normal_raw(ks[1], (), dt)
+        return ks[0], x, _fma_or_madd(x, c, one, dt)
+
+    def body(state):
+        ks = _prng.split(state[0], (3,))
+        _, x, v = lax.while_loop(lambda s: lax.le(s[2], zero), next_xv, (ks[1], zero, c_(-1)))
+        X = lax.mul(x, x)
+        V = lax.mul(lax.mul(v, v), v)
+        U = _uniform_raw(ks[2], 0., 1., (), dt)
+        return ks[0], X, V, U
+
+    ks = _prng.split(key, (2,))
+    _, _, V, _ = lax.while_loop(cond, body, (ks[0], zero, one, c_(2)))
+    if log_space:
+        # minus an exponential draw: log(1 - u)
+        log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
+        skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
+        log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
+        return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
+    samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
+    boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+    return lax.mul(lax.mul(d, V), boost)
+
+
+def _gamma_samples(key, a, log_space):
+    """Gamma draws for every element of ``a`` (any shape): one split key per element, as JAX's
+    ``random_gamma`` primitive."""
+    shape = tuple(get_aval(a).shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    keys = _prng.split(key, (n,))
+    flat = lax.reshape(a, (n,))
+    out = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, flat)
+    return lax.reshape(out, shape)
+
+
+def _random_gamma_grad(a, sample):
+    """d sample / d a at fixed quantile: ``lax.random_gamma_grad`` (the igamma family's implicit gradient),
+    once the special-functions work provides it."""
+    fn = getattr(lax, "random_gamma_grad", None)
+    if fn is None:
+        raise NotImplementedError("grad of random.gamma/loggamma/beta/dirichlet needs lax.random_gamma_grad "
+                                  "(the igamma family, issue 22's special functions), which cranax lacks yet")
+    return fn(a, sample)
+
+
+def _make_gamma(log_space):
+    @custom_jvp
+    def g(key, a):
+        return _gamma_samples(key, a, log_space)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        key, a = primals
+        ans = g(key, a)
+        if log_space:
+            # d log(x) = dx / x; exp(log x) may underflow to 0: use the smallest normal instead, as JAX
+            x = lax.exp(ans)
+            x = lax.select(lax.eq(x, _prng.const(0, get_aval(x).dtype)),
+                           lax.full_like(x, np.finfo(get_aval(x).dtype).tiny), x)
+            grad = lax.div(_random_gamma_grad(a, x), x)
+        else:
+            grad = _random_gamma_grad(a, ans)
+        return ans, lax.mul(tangents[1], grad)
+    return g
+
+
+_gamma_p = _make_gamma(False)
+_loggamma_p = _make_gamma(True)
+
+
+def _gamma_raw(key, a, shape, dtype, log_space):
+    a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
+    if tuple(get_aval(a).shape) != tuple(shape):
+        a = jnp.broadcast_to(a, shape)
+    return (_loggamma_p if log_space else _gamma_p)(key, a)
+
+
+@jit(static_argnums=(2, 3, 4), inline=True)
+def _gamma_impl(key, a, shape, dtype, log_space):
+    return _gamma_raw(key, a, shape, dtype, log_space)
+
+
+def _param_shape(shape, name, *params):
+    if shape is None:
+        return tuple(np.broadcast_shapes(*[_shape_of(p) for p in params]))
+    shape = _canon_shape(shape)
+    _check_shape(name, shape, *[_shape_of(p) for p in params])
+    return shape
+
+
+def _gamma_dtype(dtype):
+    dt = dtypes.canonicalize_dtype(float if dtype is None else dtype)
+    dtypes.check_user_dtype_supported(dt, "gamma")
+    if not dtypes.issubdtype(dt, np.floating):
+        raise ValueError(f"dtype argument to `gamma` must be a float dtype, got {dt}")
+    return dt
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Standard gamma samples (density ``x**(a-1) e**-x / Gamma(a)``) of ``shape`` (default ``a``'s shape)
+    and float ``dtype``, by Marsaglia and Tsang's rejection method. Differentiable in ``a`` (the implicit
+    gradient ``lax.random_gamma_grad``). Mirrors ``jax.random.gamma``."""
+    data, _ = _check_prng_key("gamma", key)
+    dt = _gamma_dtype(dtype)
+    return _gamma_impl(data, a, _param_shape(shape, "gamma", a), dt, False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """``log`` of gamma samples, computed in log space (accurate for small ``a``). Mirrors
+    ``jax.random.loggamma``."""
+    data, _ = _check_prng_key("loggamma", key)
+    dt = _gamma_dtype(dtype)
+    return _gamma_impl(data, a, _param_shape(shape, "gamma", a), dt, True)
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _beta_impl(key, a, b, shape, dtype):
+    ks = _prng.split(key, (2,))
+    la = _gamma_raw(ks[0], a, shape, dtype, True)
+    lb = _gamma_raw(ks[1], b, shape, dtype, True)
+    # a / (a + b) from the logs without overflow
+    m = lax.max(la, lb)
+    ga = lax.exp(lax.sub(la, m))
+    gb = lax.exp(lax.sub(lb, m))
+    return lax.div(ga, lax.add(ga, gb))
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) samples from two log-gamma draws. Mirrors ``jax.random.beta``."""
+    data, _ = _check_prng_key("beta", key)
+    dt = _float_dtype(dtype, "beta")
+    return _beta_impl(data, a, b, _param_shape(shape, "beta", a, b), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _dirichlet_impl(key, alpha, shape, dtype):
+    lg = _gamma_raw(key, alpha, shape + tuple(get_aval(alpha).shape[-1:]), dtype, True)
+    # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
+    # reciprocal
+    e = jnp.exp(jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True))))
+    return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet samples (softmax of log-gamma draws) of shape ``shape + alpha.shape[-1:]``. Mirrors
+    ``jax.random.dirichlet``."""
+    data, _ = _check_prng_key("dirichlet", key)
+    dt = _float_dtype(dtype, "dirichlet")
+    ashape = _shape_of(alpha)
+    if len(ashape) < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {len(ashape)}")
+    if shape is None:
+        shape = tuple(ashape[:-1])
+    else:
+        shape = _canon_shape(shape)
+        _check_shape("dirichlet", shape, tuple(ashape[:-1]))
+    alpha = _prng.to_dtype(jnp.asarray(alpha), dt)
+    return _dirichlet_impl(data, alpha, shape, dt)
+
+
+# ------------------------------------------------------------------------------ counts: poisson, binomial
+
+def _int_dtype(dtype, name):
+    dt = dtypes.canonicalize_dtype(int if dtype is None else dtype)
+    dtypes.check_user_dtype_supported(dt, name)
+    return dt
+
+
+def _isnan(x):
+    return lax.ne(x, x)
+
+
+def _full(shape, v, dtype):
+    return lax.full(tuple(shape), np.asarray(v).astype(dtype)[()], np.dtype(dtype))
+
+
+def _poisson_knuth(key, lam, shape, dtype, max_iters):
+    """Knuth's method on the whole array at once: multiply uniforms until the product drops below e**-lam
+    (in logs), one fresh split key per round."""
+    def body(c):
+        i, k, rng, log_prod = c
+        ks = _prng.split(rng, (2,))
+        k = lax.select(lax.gt(log_prod, lax.neg(lam)), lax.add(k, _prng.const(1, dtype)), k)
+        u = _uniform_raw(ks[1], 0., 1., shape, np.dtype(np.float32))
+        return lax.add(i, _prng.const(1, np.int32)), k, ks[0], lax.add(log_prod, _prng.log(u))
+
+    def cond(c):
+        i, _, _, log_prod = c
+        return lax.bitwise_and(jnp.any(lax.gt(log_prod, lax.neg(lam))), lax.lt(i, _prng.const(max_iters, np.int32)))
+
+    init = (_prng.const(0, np.int32), _full(shape, 0, dtype), key, _full(shape, 0, np.float32))
+    k = lax.while_loop(cond, body, init)[1]
+    return lax.sub(k, _prng.const(1, dtype))
+
+
+def _poisson_rejection(key, lam, shape, dtype, max_iters):
+    """Hormann's transformed rejection (PTRS) for lam >= 10, on the whole array."""
+    f = lambda v: _prng.const(v, np.float32)  # noqa: E731
+    log_lam = _prng.log(lam)
+    b = lax.add(f(0.931), lax.mul(f(2.53), lax.sqrt(lam)))
+    a = lax.add(f(-0.059), lax.mul(f(0.02483), b))
+    inv_alpha = lax.add(f(1.1239), lax.div(f(1.1328), lax.sub(b, f(3.4))))
+    v_r = lax.sub(f(0.9277), lax.div(f(3.6224), lax.sub(b, f(2))))
+
+    def body(c):
+        i, k_out, accepted, rng = c
+        ks = _prng.split(rng, (3,))
+        u = lax.sub(_uniform_raw(ks[1], 0., 1., shape, np.dtype(np.float32)), f(0.5))
+        v = _uniform_raw(ks[2], 0., 1., shape, np.dtype(np.float32))
+        us = lax.sub(f(0.5), lax.abs(u))
+        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(f(2), a), us), b), u), lam), f(0.43)))
+        s = _prng.log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        t = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, f(1))))
+        accept1 = lax.bitwise_and(lax.ge(us, f(0.07)), lax.le(v, v_r))
+        reject = lax.bitwise_or(lax.lt(k, f(0)), lax.bitwise_and(lax.lt(us, f(0.013)), lax.gt(v, us)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t)))
+        return (lax.add(i, _prng.const(1, np.int32)), lax.select(accept, k, k_out),
+                lax.bitwise_or(accepted, accept), ks[0])
+
+    def cond(c):
+        i, _, accepted, _ = c
+        return lax.bitwise_and(jnp.any(lax.bitwise_not(accepted)), lax.lt(i, _prng.const(max_iters, np.int32)))
+
+    init = (_prng.const(0, np.int32), _full(shape, -1, np.float32), _full(shape, False, np.bool_), key)
+    k = lax.while_loop(cond, body, init)[1]
+    return lax.convert_element_type(k, dtype)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _poisson_impl(key, lam, shape, dtype):
+    use_knuth = lax.bitwise_or(_isnan(lam), lax.lt(lam, _prng.const(10, np.float32)))
+    lam_knuth = lax.select(use_knuth, lam, _full(shape, 0., np.float32))
+    lam_rej = lax.select(use_knuth, _full(shape, 1e5, np.float32), lam)
+    max_iters = min(int(np.iinfo(dtype).max), 2 ** 31 - 1)
+    out = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
+                     _poisson_rejection(key, lam_rej, shape, dtype, max_iters))
+    return lax.select(lax.eq(lam, _prng.const(0, np.float32)), _full(shape, 0, dtype), out)
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson samples of rate ``lam`` (integer ``dtype``, default int32): Knuth's method below 10,
+    transformed rejection above. Mirrors ``jax.random.poisson``."""
+    data, _ = _check_prng_key("poisson", key)
+    dt = _int_dtype(dtype, "poisson")
+    shape = tuple(_shape_of(lam)) if shape is None else _canon_shape(shape)
+    lam = _prng.to_dtype(jnp.broadcast_to(jnp.asarray(lam), shape), np.float32)
+    return _poisson_impl(data, lam, shape, dt)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """log(k!) minus its Stirling approximation: tabulated for k <= 9, the series above."""
+    dt = get_aval(k).dtype
+    c = lambda v: _prng.const(v, dt)  # noqa: E731
+    table = jnp.asarray(np.asarray(_STIRLING_TAIL, dt))
+    small = lax.le(k, c(9))
+    kc = lax.clamp(c(0), k, c(9))
+    kp1 = lax.add(kc, c(1))
+    kp1sq = lax.mul(kp1, kp1)
+    approx = lax.div(lax.sub(c(1. / 12), lax.div(lax.sub(c(1. / 360), lax.div(c(1. / 1260), kp1sq)), kp1sq)), kp1)
+    idx = lax.convert_element_type(lax.floor(kc), np.int32)
+    return lax.select(small, jnp.take(table, idx), approx)
+
+
+def _binomial_inversion(key, count, prob, shape, dtype):
+    dt = get_aval(prob).dtype
+    log1mp = _prng.log1p(lax.neg(prob))
+
+    def body(c):
+        i, num_geom, geom_sum, rng = c
+        ks = _prng.split(rng, (2,))
+        num_geom = lax.select(lax.le(geom_sum, count), lax.add(num_geom, _prng.const(1, dt)), num_geom)
+        u = _uniform_raw(ks[0], 0., 1., shape, dt)
+        geom = lax.ceil(lax.div(_prng.log(u), log1mp))
+        return lax.add(i, _prng.const(1, np.int32)), num_geom, lax.add(geom_sum, geom), ks[1]
+
+    def cond(c):
+        return jnp.any(lax.le(c[2], count))
+
+    init = (_prng.const(0, np.int32), _full(shape, 0, dt), _full(shape, 0, dt), key)
+    k = lax.while_loop(cond, body, init)[1]
+    return lax.convert_element_type(lax.sub(k, _prng.const(1, dt)), dtype)
+
+
+def _btrs(key, count, prob, shape, dtype):
+    """Hormann's BTRS transformed rejection for count * prob > 10."""
+    dt = get_aval(prob).dtype
+    c_ = lambda v: _prng.const(v, dt)  # noqa: E731
+    log = _prng.log
+    stddev = lax.sqrt(lax.mul(lax.mul(count, prob), lax.sub(c_(1), prob)))
+    b = lax.add(c_(1.15), lax.mul(c_(2.53), stddev))
+    a = lax.add(lax.add(c_(-0.0873), lax.mul(c_(0.0248), b)), lax.mul(c_(0.01), prob))
+    c = lax.add(lax.mul(count, prob), c_(0.5))
+    v_r = lax.sub(c_(0.92), lax.div(c_(4.2), b))
+    r = lax.div(prob, lax.sub(c_(1), prob))
+    alpha = lax.mul(lax.add(c_(2.83), lax.div(c_(5.1), b)), stddev)
+    m = lax.floor(lax.mul(lax.add(count, c_(1)), prob))
+
+    def body(cr):
+        i, k_out, accepted, rng = cr
+        ks = _prng.split(rng, (3,))
+        u = _uniform_raw(ks[1], 0., 1., shape, dt)
+        v = _uniform_raw(ks[2], 0., 1., shape, dt)
+        u = lax.sub(u, c_(0.5))
+        us = lax.sub(c_(0.5), lax.abs(u))
+        accept1 = lax.bitwise_and(lax.ge(us, c_(0.07)), lax.le(v, v_r))
+        k = lax.floor(lax.add(lax.mul(lax.add(lax.div(lax.mul(c_(2), a), us), b), u), c))
+        reject = lax.bitwise_or(lax.lt(k, c_(0)), lax.gt(k, count))
+        v = log(lax.div(lax.mul(v, alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
+        nm1 = lax.add(lax.sub(count, m), c_(1))
+        nk1 = lax.add(lax.sub(count, k), c_(1))
+        ub = lax.mul(lax.add(m, c_(0.5)), log(lax.div(lax.add(m, c_(1)), lax.mul(r, nm1))))
+        ub = lax.add(ub, lax.mul(lax.add(count, c_(1)), log(lax.div(nm1, nk1))))
+        ub = lax.add(ub, lax.mul(lax.add(k, c_(0.5)), log(lax.div(lax.mul(r, nk1), lax.add(k, c_(1))))))
+        ub = lax.add(ub, _stirling_tail(m))
+        ub = lax.add(ub, _stirling_tail(lax.sub(count, m)))
+        ub = lax.sub(ub, _stirling_tail(k))
+        ub = lax.sub(ub, _stirling_tail(lax.sub(count, k)))
+        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(v, ub)))
+        return (lax.add(i, _prng.const(1, np.int32)), lax.select(accept, k, k_out),
+                lax.bitwise_or(accepted, accept), ks[0])
+
+    def cond(cr):
+        return jnp.any(lax.bitwise_not(cr[2]))
+
+    init = (_prng.const(0, np.int32), _full(shape, -1, dt), _full(shape, False, np.bool_), key)
+    return lax.convert_element_type(lax.while_loop(cond, body, init)[1], dtype)
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _binomial_impl(key, count, prob, shape, dtype):
+    dt = get_aval(prob).dtype
+    c_ = lambda v: _prng.const(v, dt)  # noqa: E731
+    count = jnp.broadcast_to(_prng.to_dtype(count, dt), shape)
+    prob = jnp.broadcast_to(prob, shape)
+    p_lt_half = lax.lt(prob, c_(0.5))
+    q = lax.select(p_lt_half, prob, lax.sub(c_(1), prob))
+    count_bad = lax.bitwise_or(_isnan(count), lax.lt(count, c_(0)))
+    count_inf = lax.eq(lax.abs(count), c_(np.inf))
+    q_nan = _isnan(q)
+    q_neg = lax.lt(q, c_(0))
+    q = lax.select(lax.bitwise_or(q_nan, q_neg), _full(shape, 0.01, dt), q)
+    use_inv = lax.bitwise_or(count_bad, lax.le(lax.mul(count, q), c_(10)))
+    count = lax.floor(count)
+    inv = _binomial_inversion(key, lax.select(use_inv, count, _full(shape, 0, dt)), q, shape, dtype)
+    bt = _btrs(key, lax.select(use_inv, _full(shape, 1e4, dt), count),
+               lax.select(use_inv, _full(shape, 0.5, dt), q), shape, dtype)
+    out = lax.select(use_inv, inv, bt)
+    invalid = lax.bitwise_or(lax.bitwise_or(q_neg, q_nan), count_bad)
+    out = lax.select(invalid, _full(shape, np.nan, dtype), out)
+    out = lax.select(lax.bitwise_and(count_inf, lax.bitwise_not(invalid)), _full(shape, np.inf, dtype), out)
+    keep = lax.bitwise_or(lax.bitwise_or(p_lt_half, count_bad), lax.bitwise_or(q_nan, count_inf))
+    return lax.select(keep, out, lax.sub(lax.convert_element_type(count, dtype), out))
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p) counts as floats of ``dtype``: geometric inversion for n*p <= 10, BTRS above; NaN for
+    an invalid n or p. Mirrors ``jax.random.binomial``."""
+    data, _ = _check_prng_key("binomial", key)
+    dt = _float_dtype(dtype, "binomial")
+    shape = _param_shape(shape, "binomial", n, p)
+    p = jnp.asarray(p)
+    if not dtypes.issubdtype(p.dtype, np.inexact):
+        p = p.astype(dtypes.canonicalize_dtype(float))
+    return _binomial_impl(data, jnp.asarray(n), p, shape, dt)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of ``n`` draws over the outcomes on ``p``'s last axis (shape ``shape`` or ``p.shape``), one
+    binomial per outcome on what remains. Mirrors ``jax.random.multinomial``."""
+    data, _ = _check_prng_key("multinomial", key)
+    dt = _float_dtype(dtype, "multinomial")
+    n, p = jnp.asarray(n), jnp.asarray(p)
+    ft = dtypes.result_type(n.dtype, p.dtype)
+    if not dtypes.issubdtype(ft, np.inexact):
+        ft = dtypes.canonicalize_dtype(float)
+    n, p = n.astype(ft), p.astype(ft)
+    shape = tuple(p.shape) if shape is None else _canon_shape(shape)
+    return _multinomial_impl(data, n, p, shape, dt)
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _multinomial_impl(key, n, p, shape, dtype):
+    n = jnp.broadcast_to(n, shape[:-1])
+    p = jnp.moveaxis(jnp.broadcast_to(p, shape), -1, 0)
+    remaining = lax.cumsum(p, 0, reverse=True)
+    ratios = jnp.divide(p, jnp.where(jnp.equal(remaining, 0), 1, remaining))
+    keys = _prng.split(key, (get_aval(ratios).shape[0],))
+    ft = get_aval(n).dtype
+
+    def step(rem, rk):
+        ratio, k = rk
+        cnt = _binomial_impl(k, rem, jnp.clip(ratio, 0, 1), tuple(get_aval(rem).shape), ft)
+        return lax.sub(rem, cnt), cnt
+
+    _, counts = lax.scan(step, n, (ratios, keys))
+    return jnp.moveaxis(counts, 0, -1).astype(dtype)
+
+
+# ------------------------------------------------------------------------------ transforms of the above
+
+def _real_param(x, dt):
+    return _prng.to_dtype(x if isinstance(x, (Array, Tracer)) else jnp.asarray(x), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _t_impl(key, df, shape, dtype):
+    ks = _prng.split(key, (2,))
+    n = _normal_raw(ks[0], shape, dtype)
+    half = lax.div(df, _prng.const(2, dtype))
+    g = _gamma_raw(ks[1], half, shape, dtype, False)
+    return jnp.multiply(n, jnp.sqrt(jnp.divide(half, g)))
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t samples with ``df`` degrees of freedom (normal * sqrt(df/2 / gamma(df/2))). Mirrors
+    ``jax.random.t``."""
+    data, _ = _check_prng_key("t", key)
+    dt = _float_dtype(dtype, "t")
+    return _t_impl(data, _real_param(df, dt), _param_shape(shape, "t", df), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _chisquare_impl(key, df, shape, dtype):
+    two = _prng.const(2, dtype)
+    return lax.mul(lax.exp(_gamma_raw(key, lax.div(df, two), shape, dtype, True)), two)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square samples (2 * gamma(df / 2), drawn in log space). Mirrors ``jax.random.chisquare``."""
+    data, _ = _check_prng_key("chisquare", key)
+    dt = _float_dtype(dtype, "chisquare")
+    return _chisquare_impl(data, _real_param(df, dt), _param_shape(shape, "chisquare", df), dt)
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _f_impl(key, dfnum, dfden, shape, dtype):
+    ks = _prng.split(key, (2,))
+    num = lax.div(_chisquare_impl(ks[1], dfnum, shape, dtype), jnp.broadcast_to(dfnum, shape))
+    den = lax.div(_chisquare_impl(ks[0], dfden, shape, dtype), jnp.broadcast_to(dfden, shape))
+    return lax.div(num, den)
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F-distribution samples, a ratio of two scaled chi-squares. Mirrors ``jax.random.f``."""
+    data, _ = _check_prng_key("f", key)
+    dt = _float_dtype(dtype, "f")
+    return _f_impl(data, _real_param(dfnum, dt), _real_param(dfden, dt),
+                   _param_shape(shape, "f", dfnum, dfden), dt)
+
+
+@jit(static_argnums=(1, 2), inline=True)
+def _cauchy_impl(key, shape, dtype):
+    u = _uniform_raw(key, np.array(np.finfo(dtype).eps, dtype), np.array(1., dtype), shape, dtype)
+    return lax.tan(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy samples ``tan(pi * (u - 1/2))``. Mirrors ``jax.random.cauchy``."""
+    data, _ = _check_prng_key("cauchy", key)
+    dt = _float_dtype(dtype, "cauchy")
+    return _cauchy_impl(data, _canon_shape(shape), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _lognormal_impl(key, sigma, shape, dtype):
+    return lax.exp(jnp.multiply(_normal_raw(key, shape, dtype), sigma))
+
+
+def lognormal(key, sigma=np.float32(1.), shape=None, dtype=None):
+    """``exp(sigma * normal)``. Mirrors ``jax.random.lognormal``."""
+    data, _ = _check_prng_key("lognormal", key)
+    dt = _float_dtype(dtype, "lognormal")
+    return _lognormal_impl(data, _real_param(sigma, dt), _param_shape(shape, "lognormal", sigma), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _pareto_impl(key, b, shape, dtype):
+    return lax.exp(jnp.divide(_exponential_impl(key, shape, dtype), b))
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto samples with shape parameter ``b``: ``exp(exponential / b)``. Mirrors ``jax.random.pareto``."""
+    data, _ = _check_prng_key("pareto", key)
+    dt = _float_dtype(dtype, "pareto")
+    return _pareto_impl(data, _real_param(b, dt), _param_shape(shape, "pareto", b), dt)
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _weibull_min_impl(key, scale, concentration, shape, dtype):
+    u = _uniform_raw(key, 0., 1., shape, dtype)
+    # the inverse CDF
+    return jnp.multiply(jnp.power(lax.neg(_prng.log1p(lax.neg(u))), jnp.divide(1.0, concentration)), scale)
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull samples ``scale * (-log(1 - u)) ** (1 / concentration)``. Mirrors
+    ``jax.random.weibull_min``."""
+    data, _ = _check_prng_key("weibull_min", key)
+    dt = _float_dtype(dtype, "weibull_min")
+    return _weibull_min_impl(data, _real_param(scale, dt), _real_param(concentration, dt),
+                             _canon_shape(shape), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _rayleigh_impl(key, scale, shape, dtype):
+    u = _uniform_raw(key, 0., 1., shape, dtype)
+    scale = jnp.broadcast_to(scale, shape)
+    return lax.mul(scale, lax.sqrt(lax.mul(_prng.log(u), _prng.const(-2, dtype))))
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh samples ``scale * sqrt(-2 log u)``. Mirrors ``jax.random.rayleigh``."""
+    data, _ = _check_prng_key("rayleigh", key)
+    dt = _float_dtype(dtype, "rayleigh")
+    return _rayleigh_impl(data, _real_param(scale, dt), _param_shape(shape, "rayleigh", scale), dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _wald_impl(key, mean, shape, dtype):
+    ks = _prng.split(key, (2,))
+    mean = jnp.broadcast_to(mean, shape)
+    v = _normal_raw(ks[0], shape, dtype)
+    z = _uniform_raw(ks[1], 0., 1., shape, dtype)
+    y = lax.integer_pow(v, 2)
+    y_sq = lax.integer_pow(y, 2)
+    mean_sq = lax.integer_pow(mean, 2)
+    # the multiply-adds contract to FMAs as XLA:CPU's do (the left product fused, the right one rounded)
+    root = lax.sqrt(_fma_or_madd(lax.mul(_prng.const(4, dtype), mean), y, lax.mul(mean_sq, y_sq), dtype))
+    half = _prng.const(0.5, dtype)
+    x = _fma_or_madd(lax.neg(lax.mul(mean, half)), root, lax.add(mean, lax.mul(lax.mul(mean_sq, y), half)),
+                     dtype)
+    return lax.select(lax.le(z, jnp.divide(mean, jnp.add(mean, x))), x, jnp.divide(mean_sq, x))
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) samples of mean ``mean``. Mirrors ``jax.random.wald``."""
+    data, _ = _check_prng_key("wald", key)
+    dt = _float_dtype(dtype, "wald")
+    return _wald_impl(data, _real_param(mean, dt), _param_shape(shape, "wald", mean), dt)
+
+
+@jit(static_argnums=(1, 2), inline=True)
+def _maxwell_impl(key, shape, dtype):
+    n = _normal_raw(key, tuple(shape) + (3,), dtype)
+    sq = lax.mul(n, n)
+    # the sum of three in the order XLA:CPU's reduction adds them
+    return lax.sqrt(lax.add(lax.add(sq[..., 0], sq[..., 2]), sq[..., 1]))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """Maxwell samples, the norm of three standard normals. Mirrors ``jax.random.maxwell``."""
+    data, _ = _check_prng_key("maxwell", key)
+    dt = _float_dtype(dtype, "maxwell")
+    return _maxwell_impl(data, _canon_shape(shape), dt)
+
+
+@jit(static_argnums=(1, 2), inline=True)
+def _rademacher_impl(key, shape, dtype):
+    b = jnp.less(_uniform_raw(key, 0., 1., shape, np.dtype(np.float32)), np.float32(0.5)).astype(dtype)
+    return jnp.subtract(jnp.multiply(2, b), 1).astype(dtype)
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or +1 with equal probability (integer ``dtype``, default int32). Mirrors
+    ``jax.random.rademacher``."""
+    data, _ = _check_prng_key("rademacher", key)
+    return _rademacher_impl(data, _canon_shape(shape), _int_dtype(dtype, "rademacher"))
+
+
+@jit(static_argnums=(3, 4), inline=True)
+def _double_sided_maxwell_impl(key, loc, scale, shape, dtype):
+    ks = _prng.split(key, (2,))
+    m = _maxwell_impl(ks[0], shape, dtype)
+    sign = _rademacher_impl(ks[1], shape, dtype)
+    return _fma_or_madd(lax.mul(sign, m), jnp.broadcast_to(scale, shape), jnp.broadcast_to(loc, shape), dtype)
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Maxwell samples with a random sign, scaled and shifted; the result shape is ``shape`` followed by
+    the broadcast shape of ``loc`` and ``scale``. Mirrors ``jax.random.double_sided_maxwell``."""
+    data, _ = _check_prng_key("double_sided_maxwell", key)
+    dt = _float_dtype(dtype, "double_sided_maxwell")
+    shape = _canon_shape(shape)
+    pshape = tuple(np.broadcast_shapes(_shape_of(loc), _shape_of(scale)))
+    if not shape:
+        shape = pshape
+    return _double_sided_maxwell_impl(data, _real_param(loc, dt), _real_param(scale, dt), shape + pshape, dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _generalized_normal_impl(key, p, shape, dtype):
+    ks = _prng.split(key, (2,))
+    inv_p = jnp.divide(1, p)
+    g = _gamma_raw(ks[0], inv_p, shape, dtype, False)
+    r = _rademacher_impl(ks[1], shape, dtype)
+    return jnp.multiply(r, jnp.power(g, inv_p))
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal samples (density ``exp(-|x|**p)``, up to normalization). Mirrors
+    ``jax.random.generalized_normal``."""
+    shape = _canon_shape(shape)
+    data, _ = _check_prng_key("generalized_normal", key)
+    dt = _float_dtype(dtype, "generalized_normal")
+    return _generalized_normal_impl(data, _real_param(p, dt), shape, dt)
+
+
+@jit(static_argnums=(2, 3, 4), inline=True)
+def _ball_impl(key, p, d, shape, dtype):
+    ks = _prng.split(key, (2,))
+    g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
+    e = _exponential_impl(ks[1], shape, dtype)
+    r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
+    return jnp.divide(g, r[..., None])
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Points uniform in the ``d``-dimensional unit ``p``-norm ball, shape ``shape + (d,)``. Mirrors
+    ``jax.random.ball``."""
+    shape = _canon_shape(shape)
+    data, _ = _check_prng_key("ball", key)
+    dt = _float_dtype(dtype, "ball")
+    d = operator.index(d)
+    return _ball_impl(data, _real_param(p, dt), d, shape, dt)
+
+
+@jit(static_argnums=(2, 3), inline=True)
+def _geometric_impl(key, p, shape, dtype):
+    fd = get_aval(p).dtype
+    u = _uniform_raw(key, 0., 1., shape, fd)
+    # u == 0 maps to 1, as JAX (log(0) would be -inf)
+    u = lax.select(lax.eq(u, _prng.const(0, fd)), _full(shape, 1, fd), u)
+    log_q = jnp.broadcast_to(_prng.log1p(lax.neg(p)), shape)
+    return lax.convert_element_type(lax.add(lax.floor(lax.div(_prng.log(u), log_q)), _prng.const(1, fd)),
+                                    dtype)
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Number of Bernoulli(p) trials to the first success (integer ``dtype``). Mirrors
+    ``jax.random.geometric``."""
+    data, _ = _check_prng_key("geometric", key)
+    dt = _int_dtype(dtype, "geometric")
+    if not dtypes.issubdtype(dt, np.integer):
+        raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dt}")
+    shape = _param_shape(shape, "geometric", p)
+    p = jnp.asarray(p)
+    if not dtypes.issubdtype(p.dtype, np.inexact):
+        p = p.astype(dtypes.canonicalize_dtype(float))
+    return _geometric_impl(data, p, shape, dt)
+
+
+@jit(static_argnums=(4, 5), inline=True)
+def _triangular_impl(key, left, mode, right, shape, dtype):
+    left, mode, right = (jnp.broadcast_to(v, shape) for v in (left, mode, right))
+    width = lax.sub(right, left)
+    fc = lax.div(lax.sub(mode, left), width)
+    u = _uniform_raw(key, 0., 1., shape, dtype)
+    out1 = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
+    out2 = lax.sub(right, lax.sqrt(lax.mul(lax.mul(lax.sub(_prng.const(1, dtype), u), width),
+                                           lax.sub(right, mode))))
+    return lax.select(lax.lt(u, fc), out1, out2)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular samples on ``[left, right]`` peaking at ``mode`` (inverse CDF). Mirrors
+    ``jax.random.triangular``."""
+    data, _ = _check_prng_key("triangular", key)
+    dt = _float_dtype(dtype, "triangular")
+    shape = _param_shape(shape, "triangular", left, mode, right)
+    return _triangular_impl(data, _real_param(left, dt), _real_param(mode, dt), _real_param(right, dt), shape, dt)
 
 
 del math

@@ -48,6 +48,14 @@ from ._shape_ops import (append, argsort, argwhere, array_split, atleast_1d, atl
                          tril_indices, triu, triu_indices, vsplit, vstack, where)
 from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace, vdot, vecdot,
                         vecmat)
+# statistics, set operations, differences/interpolation/polynomials (issue 22)
+from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, median,
+                          nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin,
+                          nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile)
+from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts,
+                      unique_inverse, unique_values)
+from ._numeric import (copysign, diff, ediff1d, gcd, interp, lcm, ldexp, polyadd, polyder, polyint, polymul,
+                       polysub, polyval, select, trapezoid, vander)
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 
 __all__ = [
@@ -77,4 +85,11 @@ __all__ = [
     "split", "take", "take_along_axis", "tile", "tril", "tril_indices", "triu", "triu_indices", "vsplit",
     "vstack", "where", "dot", "einsum", "inner", "kron", "matmul", "matvec", "outer", "tensordot", "trace",
     "vdot", "vecdot", "vecmat",
+    # issue 22
+    "average", "bincount", "corrcoef", "cov", "digitize", "histogram", "histogram_bin_edges", "median",
+    "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian", "nanmin",
+    "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "percentile", "ptp", "quantile",
+    "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "unique", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "copysign", "diff", "ediff1d", "gcd", "interp", "lcm", "ldexp", "polyadd",
+    "polyder", "polyint", "polymul", "polysub", "polyval", "select", "trapezoid", "vander",
 ]
