@@ -456,6 +456,39 @@ _LIBRARY = [
     _r("cummin", "library", lax=lax.cummin, tested_in=("test_fuzz_programs.py::test_random_programs_match_reference",)),
 ]
 
+# convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)
+_LIBRARY += [
+    _r("conv_general_dilated", "library", lax=lax.conv_general_dilated, linear=True,
+       tested_in=("test_conv.py::test_conv_against_direct_loops_float32",
+                  "test_conv.py::test_conv_against_direct_loops_float64",
+                  "test_conv.py::test_conv_gradients_against_finite_differences",
+                  "test_conv.py::test_conv_gradients_match_jax", "test_conv.py::test_conv_vmap_against_a_loop")),
+    _r("reduce_window_sum", "library", linear=True,
+       tested_in=("test_reduce_window.py::test_monoid_reduce_window_against_loops",
+                  "test_reduce_window.py::test_reduce_window_gradients_against_finite_differences",
+                  "test_reduce_window.py::test_reduce_window_vmap_against_a_loop")),
+    _r("reduce_window_max", "library",
+       tested_in=("test_reduce_window.py::test_monoid_reduce_window_against_loops",
+                  "test_reduce_window.py::test_pool_gradients_with_ties_match_jax",
+                  "test_reduce_window.py::test_reduce_window_vmap_against_a_loop")),
+    _r("reduce_window_min", "library",
+       tested_in=("test_reduce_window.py::test_monoid_reduce_window_against_loops",
+                  "test_reduce_window.py::test_pool_gradients_with_ties_match_jax")),
+    _r("reduce_window", "library", lax=lax.reduce_window,
+       tested_in=("test_reduce_window.py::test_general_reduce_window_against_loops",
+                  "test_reduce_window.py::test_general_reduce_window_on_a_pytree",
+                  "test_reduce_window.py::test_reduce_window_gradients_against_finite_differences")),
+    _r("select_and_gather_add", "library", linear=True,
+       tested_in=("test_reduce_window.py::test_select_and_scatter_add_and_gather_are_transposes",
+                  "test_reduce_window.py::test_reduce_window_gradients_against_finite_differences")),
+    _r("select_and_scatter_add", "library", linear=True,
+       tested_in=("test_reduce_window.py::test_select_and_scatter_add_and_gather_are_transposes",
+                  "test_reduce_window.py::test_pool_gradients_with_ties_match_jax")),
+    _r("cumlogsumexp", "library", lax=lax.cumlogsumexp,
+       tested_in=("test_reduce_window.py::test_cumlogsumexp_matches_jax",
+                  "test_reduce_window.py::test_cumlogsumexp_against_numpy")),
+]
+
 _CONTROL = [
     _r("cond", "control", lax=lax.cond, linear=True,
        tested_in=("test_control_flow.py::test_cond_against_python", "test_control_flow.py::test_cond_jaxpr_matches_jax")),

@@ -22,6 +22,10 @@
 //!           "mode": "clip" | "drop"}             operands: operand, indices, updates
 //!   sort {"dimension": int, "is_stable": bool, "num_keys": int}   n operands → n outputs
 //!   cumsum / cumprod / cummax / cummin {"axis": int, "reverse": bool}
+//!   conv_general_dilated {"window_strides": [..], "padding": [[lo, hi], ..], "lhs_dilation": [..],
+//!          "rhs_dilation": [..], "lhs_spec": [..], "rhs_spec": [..], "out_spec": [..],
+//!          "feature_group_count": int, "batch_group_count": int, "preferred_element_type": dtype | null}
+//!          (float32/float64 operands of one dtype; Python inlines every other case as im2col)
 //! ```
 //! Gather and scatter take their index vectors along the last axis of `indices` (JAX's convention).
 use serde_json::{json, Map, Value};
@@ -46,6 +50,35 @@ pub enum ScatterOp {
     Mul,
     Min,
     Max,
+}
+
+/// The params of `conv_general_dilated` (boxed in `LibOp::Conv`: the op enum stays small).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvParams {
+    pub window_strides: Vec<usize>,
+    pub padding: Vec<(i64, i64)>,
+    pub lhs_dilation: Vec<usize>,
+    pub rhs_dilation: Vec<usize>,
+    pub lhs_spec: Vec<usize>,
+    pub rhs_spec: Vec<usize>,
+    pub out_spec: Vec<usize>,
+    pub feature_group_count: usize,
+    pub batch_group_count: usize,
+}
+
+impl ConvParams {
+    /// Output spatial sizes for the lhs/rhs spatial sizes (in spec order).
+    pub fn out_spatial(&self, lhs_sp: &[usize], rhs_sp: &[usize]) -> Vec<usize> {
+        let dil = |n: usize, d: usize| if n == 0 { 0 } else { (n - 1) as i128 * d as i128 + 1 };
+        (0..lhs_sp.len())
+            .map(|i| {
+                let (lo, hi) = self.padding[i];
+                let a = dil(lhs_sp[i], self.lhs_dilation[i]) + lo as i128 + hi as i128;
+                let b = dil(rhs_sp[i], self.rhs_dilation[i]);
+                if a < b { 0 } else { ((a - b) / self.window_strides[i] as i128 + 1) as usize }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +119,9 @@ pub enum LibOp {
     Sort { dimension: usize, is_stable: bool, num_keys: usize },
     /// Inclusive scan along `axis` (`Sum`, `Prod`, `Max`, `Min`), from the end when `reverse`.
     Cumulative { op: ReduceOp, axis: usize, reverse: bool },
+    /// XLA's ConvGeneralDilated: specs are JAX's `ConvDimensionNumbers` (lhs/out: batch, feature,
+    /// spatial...; rhs: out feature, in feature, spatial...); `padding` per spatial dim (may be negative).
+    Conv(Box<ConvParams>),
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
@@ -115,6 +151,7 @@ impl LibOp {
                 ReduceOp::Min => "cummin",
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
+            LibOp::Conv(_) => "conv_general_dilated",
             LibOp::TransposeCopy { .. } => "transpose_copy",
         }
     }
@@ -248,6 +285,40 @@ impl LibOp {
                 axis: int("axis")?,
                 reverse: flag("reverse", false)?,
             },
+            "conv_general_dilated" => {
+                match params.get("preferred_element_type") {
+                    None | Some(Value::Null) => {}
+                    Some(v) => {
+                        return Err(perr("preferred_element_type", format!("the core's conv takes none, got {v}")))
+                    }
+                }
+                let v = get("padding")?;
+                let rows = v.as_array().ok_or_else(|| perr("padding", format!("expected an array, got {v}")))?;
+                let mut padding = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let t = r
+                        .as_array()
+                        .filter(|t| t.len() == 2)
+                        .ok_or_else(|| perr("padding", format!("expected [lo, hi] pairs, got {r}")))?;
+                    let n = |x: &Value| {
+                        x.as_i64()
+                            .filter(|n| n.unsigned_abs() <= (1u64 << 48))
+                            .ok_or_else(|| perr("padding", format!("expected an integer, got {x}")))
+                    };
+                    padding.push((n(&t[0])?, n(&t[1])?));
+                }
+                LibOp::Conv(Box::new(ConvParams {
+                    window_strides: list("window_strides")?,
+                    padding,
+                    lhs_dilation: list("lhs_dilation")?,
+                    rhs_dilation: list("rhs_dilation")?,
+                    lhs_spec: list("lhs_spec")?,
+                    rhs_spec: list("rhs_spec")?,
+                    out_spec: list("out_spec")?,
+                    feature_group_count: int("feature_group_count")?,
+                    batch_group_count: int("batch_group_count")?,
+                }))
+            }
             _ => return Ok(None),
         };
         Ok(Some(op))
@@ -291,6 +362,14 @@ impl LibOp {
                 json!({ "dimension": dimension, "is_stable": is_stable, "num_keys": num_keys })
             }
             LibOp::Cumulative { axis, reverse, .. } => json!({ "axis": axis, "reverse": reverse }),
+            LibOp::Conv(c) => json!({
+                "window_strides": c.window_strides,
+                "padding": c.padding.iter().map(|&(a, b)| vec![a, b]).collect::<Vec<_>>(),
+                "lhs_dilation": c.lhs_dilation, "rhs_dilation": c.rhs_dilation,
+                "lhs_spec": c.lhs_spec, "rhs_spec": c.rhs_spec, "out_spec": c.out_spec,
+                "feature_group_count": c.feature_group_count, "batch_group_count": c.batch_group_count,
+                "preferred_element_type": Value::Null,
+            }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
         }
     }
@@ -355,6 +434,24 @@ impl LibOp {
             ],
             LibOp::Cumulative { axis, reverse, .. } => {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
+            }
+            LibOp::Conv(c) => {
+                let pads: Vec<String> = c.padding.iter().map(|(a, b)| format!("({a}, {b})")).collect();
+                let pads = if pads.len() == 1 { format!("({},)", pads[0]) } else { format!("({})", pads.join(", ")) };
+                vec![
+                    format!("batch_group_count={}", c.batch_group_count),
+                    format!(
+                        "dimension_numbers=ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+                        t(&c.lhs_spec),
+                        t(&c.rhs_spec),
+                        t(&c.out_spec)
+                    ),
+                    format!("feature_group_count={}", c.feature_group_count),
+                    format!("lhs_dilation={}", t(&c.lhs_dilation)),
+                    format!("padding={pads}"),
+                    format!("rhs_dilation={}", t(&c.rhs_dilation)),
+                    format!("window_strides={}", t(&c.window_strides)),
+                ]
             }
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
         }
@@ -633,6 +730,55 @@ impl LibOp {
                 }
                 one(a.dtype, a.shape.clone())
             }
+            LibOp::Conv(c) => {
+                want(2)?;
+                let (l, r) = (&ops[0].0, &ops[1].0);
+                if l.dtype != r.dtype || !matches!(l.dtype, DType::F32 | DType::F64) {
+                    return Err(format!(
+                        "conv_general_dilated takes float32 or float64 operands of one dtype, got {} and {}",
+                        l.dtype.short_name(),
+                        r.dtype.short_name()
+                    ));
+                }
+                let nd = l.shape.len();
+                if nd < 2 || r.shape.len() != nd {
+                    return Err(format!("conv_general_dilated operands must have one rank >= 2, got {:?} and {:?}", l.shape, r.shape));
+                }
+                let nsp = nd - 2;
+                unique(&c.lhs_spec, nd, "lhs_spec")?;
+                unique(&c.rhs_spec, nd, "rhs_spec")?;
+                unique(&c.out_spec, nd, "out_spec")?;
+                if c.lhs_spec.len() != nd || c.rhs_spec.len() != nd || c.out_spec.len() != nd {
+                    return Err(format!("conv_general_dilated specs must have {nd} entries"));
+                }
+                for (what, v) in [("window_strides", &c.window_strides), ("lhs_dilation", &c.lhs_dilation), ("rhs_dilation", &c.rhs_dilation)] {
+                    if v.len() != nsp || v.iter().any(|&x| x == 0) {
+                        return Err(format!("conv_general_dilated {what} {v:?} must have {nsp} positive entries"));
+                    }
+                }
+                if c.padding.len() != nsp {
+                    return Err(format!("conv_general_dilated padding must have {nsp} pairs, got {:?}", c.padding));
+                }
+                let (g, b) = (c.feature_group_count, c.batch_group_count);
+                let (n, ch) = (l.shape[c.lhs_spec[0]], l.shape[c.lhs_spec[1]]);
+                let (o, i) = (r.shape[c.rhs_spec[0]], r.shape[c.rhs_spec[1]]);
+                if g == 0 || b == 0 || (g > 1 && b > 1) || ch % g != 0 || ch / g != i || o % (g * b) != 0 || n % b != 0 {
+                    return Err(format!(
+                        "conv_general_dilated group counts (feature {g}, batch {b}) do not fit lhs {:?} and rhs {:?}",
+                        l.shape, r.shape
+                    ));
+                }
+                let lsp: Vec<usize> = c.lhs_spec[2..].iter().map(|&d| l.shape[d]).collect();
+                let rsp: Vec<usize> = c.rhs_spec[2..].iter().map(|&d| r.shape[d]).collect();
+                let osp = c.out_spatial(&lsp, &rsp);
+                let mut shape = vec![0; nd];
+                shape[c.out_spec[0]] = n / b;
+                shape[c.out_spec[1]] = o;
+                for (k, &d) in c.out_spec[2..].iter().enumerate() {
+                    shape[d] = osp[k];
+                }
+                one(l.dtype, shape)
+            }
             LibOp::TransposeCopy { permutation } => {
                 want(1)?;
                 let a = &ops[0].0;
@@ -655,6 +801,12 @@ impl LibOp {
                 out.saturating_mul(k.max(1))
             }
             LibOp::Sort { .. } => out.saturating_mul(8),
+            LibOp::Conv(c) => {
+                // multiply-adds: each output element sums in-features/groups × kernel elements
+                let r = inputs[1];
+                let k: usize = c.rhs_spec[1..].iter().map(|&d| r.shape.get(d).copied().unwrap_or(1)).product();
+                out.saturating_mul(k.max(1))
+            }
             _ => out.saturating_add(inputs.iter().map(|a| n(a)).fold(0, usize::saturating_add)),
         }
     }

@@ -1,7 +1,8 @@
 """Lowering: a ``ClosedJaxpr`` → the core's JSON wire format (see ``rust/ir/parse.rs``).
 
 The program's inputs are the jaxpr's constvars followed by its invars. Call-like equations (``jit``,
-custom derivative calls) are inlined; the core optimizes the flat program as a whole.
+custom derivative calls) are inlined, as is any primitive whose ``inline_jaxpr(eqn)`` returns a
+``(jaxpr, args)`` expansion rather than None; the core optimizes the flat program as a whole.
 """
 import json
 import math
@@ -104,8 +105,10 @@ class _Emitter:
         """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
         for eqn in jaxpr.eqns:
             inline = getattr(eqn.primitive, "inline_jaxpr", None)
-            if inline is not None:
-                inner, inner_args = inline(eqn)
+            # an inline rule returns None where the core runs the equation itself (e.g. conv on floats)
+            expansion = inline(eqn) if inline is not None else None
+            if expansion is not None:
+                inner, inner_args = expansion
                 if isinstance(inner, ClosedJaxpr):
                     inner_consts = inner.consts
                     inner = inner.jaxpr

@@ -37,6 +37,12 @@ from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, 
     dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
     scatter_p, sort_p)
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
+# convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)
+from ..primitives.convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+    conv_general_dilated_p, conv_transpose, conv_with_general_padding, padtype_to_pads)
+from ..primitives.windowed import (cumlogsumexp, cumlogsumexp_p, reduce_window, reduce_window_max_p,
+    reduce_window_min_p, reduce_window_p, reduce_window_shape_tuple, reduce_window_sum_p, select_and_gather_add_p,
+    select_and_scatter_add_p)
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -76,3 +82,8 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
            "xor_p", "zeros_like_array"]
+__all__ += ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+            "conv_general_dilated_p", "conv_transpose", "conv_with_general_padding", "padtype_to_pads",
+            "cumlogsumexp", "cumlogsumexp_p", "reduce_window", "reduce_window_max_p", "reduce_window_min_p",
+            "reduce_window_p", "reduce_window_shape_tuple", "reduce_window_sum_p", "select_and_gather_add_p",
+            "select_and_scatter_add_p"]

@@ -5,6 +5,7 @@
 //! - `shape_ops`: `concatenate`, `pad`, `dynamic_slice`, `dynamic_update_slice` (data movement).
 //! - `gather`: XLA `gather` and `scatter` (set/add/mul/min/max) with JAX's out-of-bounds modes.
 //! - `sort`: multi-operand stable `sort` and the cumulative scans.
+//! - `conv`: `conv_general_dilated` (f32/f64): im2col blocks into `gemm`, direct loops for depthwise.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
@@ -15,6 +16,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
 
+mod conv;
 pub(crate) mod elem;
 mod gather;
 pub mod gemm;
@@ -48,6 +50,7 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         }
         LibOp::Sort { dimension, num_keys, .. } => sort::sort(inputs, *dimension, *num_keys),
         LibOp::Cumulative { op, axis, reverse } => Ok(vec![sort::cumulative(inputs[0], *op, *axis, *reverse)?]),
+        LibOp::Conv(c) => Ok(vec![conv::conv(c, inputs[0], inputs[1], out0()?)?]),
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
     }
 }

@@ -1,0 +1,138 @@
+"""Neural-network kernels, cranax vs JAX on this machine's CPU (float32, jitted, median wall time).
+
+Convolution part: ResNet-style conv2d (N=32, 56×56, 64→64 channels, NHWC/HWIO, 'SAME'): 3×3, 1×1 and
+depthwise 3×3, each forward and forward+backward (gradients with respect to input and kernel of
+``sum(conv(x, w) ** 2)``), and a 3×3 stride-2 max-pool (forward and forward+backward).
+
+    python benches/bench_nn.py                   # full shapes, median of 5 runs after 2 warm-ups
+    python benches/bench_nn.py --quick           # N=2, smoke test
+    JAX_PYTHON=/tmp/jaxvenv/bin/python python benches/bench_nn.py   # JAX measured in that interpreter
+
+GFLOP/s counts 2 flops per multiply-add of the convolution (forward); forward+backward counts three
+convolutions' worth (the input and kernel gradients are each a convolution of the same size). The pool
+counts one comparison per window element. JAX runs in a subprocess (same shapes, same inputs' shapes).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+
+
+def cases(n):
+    """(name, x shape, w shape or window, feature groups, multiply-adds of the forward conv / window work)."""
+    h = w = 56
+    c = 64
+    out = []
+    for name, k, g in (("conv3x3", 3, 1), ("conv1x1", 1, 1), ("depthwise3x3", 3, c)):
+        macs = n * h * w * c * (c // g) * k * k
+        out.append((name, (n, h, w, c), (k, k, c // g, c), g, macs))
+    out.append(("maxpool3x3s2", (n, 112, 112, c), (1, 3, 3, 1), 0, n * 56 * 56 * c * 9))
+    return out
+
+
+def _fns(mod_lax, mod_jnp, grad, name, g):
+    if name.startswith("maxpool"):
+        def fwd(x):
+            return mod_lax.reduce_window(x, -np.inf, mod_lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+
+        def loss(x):
+            return mod_jnp.sum(fwd(x) ** 2)
+        return fwd, grad(loss)
+
+    def fwd(x, w):
+        return mod_lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                            feature_group_count=g)
+
+    def loss(x, w):
+        return mod_jnp.sum(fwd(x, w) ** 2)
+    return fwd, grad(loss, (0, 1))
+
+
+_JAX_SNIPPET = r"""
+import json, os, statistics, sys, time
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import numpy as np, jax, jax.numpy as jnp
+from jax import lax
+sys.path.insert(0, sys.argv[3])
+import bench_nn as b
+n, runs = int(sys.argv[1]), int(sys.argv[2])
+def med(fn):
+    for _ in range(2): jax.block_until_ready(fn())
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter(); jax.block_until_ready(fn()); ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+res = {"version": jax.__version__}
+for name, xs, ws, g, macs in b.cases(n):
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal(xs, dtype=np.float32))
+    fwd, bwd = b._fns(lax, jnp, jax.grad, name, g)
+    args = (x,) if name.startswith("maxpool") else (x, jnp.asarray(rng.standard_normal(ws, dtype=np.float32) * 0.1))
+    f, gf = jax.jit(fwd), jax.jit(bwd)
+    res[name] = {"fwd": med(lambda: f(*args)), "fwdbwd": med(lambda: gf(*args))}
+print(json.dumps(res))
+"""
+
+
+def jax_times(n, runs):
+    py = os.environ.get("JAX_PYTHON")
+    if not py:
+        try:
+            import jax  # noqa: F401
+            py = sys.executable
+        except Exception:
+            return None
+    try:
+        out = subprocess.run([py, "-c", _JAX_SNIPPET, str(n), str(runs), os.path.dirname(os.path.abspath(__file__))],
+                             capture_output=True, text=True, timeout=1800, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    except Exception as e:  # pragma: no cover
+        print(f"(JAX not measured: {e})", file=sys.stderr)
+        return None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args(argv)
+    # cranax is imported here: the JAX subprocess imports this file for ``cases`` and ``_fns`` only
+    import cranax
+    import cranax.lax as lax
+    import cranax.numpy as jnp
+    from cranax.bench._timing import block, call_times, machine_line
+    n = 2 if a.quick else a.n
+    runs = 2 if a.quick else a.runs
+    print(machine_line())
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
+    mine = {}
+    for name, xs, ws, g, macs in cases(n):
+        rng = np.random.default_rng(0)
+        x = jnp.asarray(rng.standard_normal(xs, dtype=np.float32))
+        fwd, bwd = _fns(lax, jnp, cranax.grad, name, g)
+        args = (x,) if name.startswith("maxpool") else (x, jnp.asarray(rng.standard_normal(ws, dtype=np.float32) * 0.1))
+        f, gf = cranax.jit(fwd), cranax.jit(bwd)
+        mine[name] = {"fwd": statistics.median(call_times(lambda: block(f(*args)), runs, 2)),
+                      "fwdbwd": statistics.median(call_times(lambda: block(gf(*args)), runs, 2))}
+    theirs = jax_times(n, runs)
+    print(f"{'case':14s} {'pass':7s} {'cranax ms':>10s} {'GFLOP/s':>8s} {'JAX ms':>9s} {'GFLOP/s':>8s} {'ratio':>6s}")
+    for name, xs, ws, g, macs in cases(n):
+        for kind, mult in (("fwd", 1), ("fwdbwd", 3)):
+            flops = (1 if name.startswith("maxpool") else 2) * macs * mult
+            t = mine[name][kind]
+            line = f"{name:14s} {kind:7s} {t * 1e3:10.2f} {flops / t / 1e9:8.1f}"
+            if theirs:
+                tj = theirs[name][kind]
+                line += f" {tj * 1e3:9.2f} {flops / tj / 1e9:8.1f} {t / tj:6.2f}"
+            print(line)
+    if theirs:
+        print(f"(JAX {theirs['version']}; ratio = cranax time / JAX time)")
+
+
+if __name__ == "__main__":
+    main()

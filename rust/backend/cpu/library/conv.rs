@@ -1,0 +1,499 @@
+//! `conv_general_dilated` on the CPU, float32 and float64, any layout (JAX's dimension numbers read as
+//! element strides), any number of spatial dimensions, strides, padding, both dilations and group counts.
+//!
+//! Two kernels, chosen by shape:
+//! - **im2col blocks into `gemm`** (the general case): per image and group, the output positions are
+//!   taken in blocks of rows whose patch matrix `[rows, kernel elements × in-features]` fits in cache;
+//!   each block is one `gemm` product with the packed kernel `[kernel elements × in-features, out-features]`,
+//!   written straight into the output through its strides. A 1×1 stride-1 unpadded convolution reads the
+//!   input in place (no patch copy). Blocks run in parallel on cranax's pool.
+//! - **im2col along the reduction** when there are few output positions and a long reduction (the kernel
+//!   gradient of a convolution is one: its "kernel" is the forward output): the patch matrix is built in
+//!   blocks of reduction rows, `[rows, batch × positions]`, and each block's product with the matching rows
+//!   of the kernel accumulates into a small output, per thread, summed at the end.
+//! - **direct loops** for depthwise convolutions (one in-feature per group, few out-features per group),
+//!   where a `gemm` per group would be a matrix-vector product: each output position accumulates its
+//!   kernel window over all channels at once (contiguous channels vectorize).
+//!
+//! Positions that fall in padding or in the holes of the input dilation read zero.
+use rayon::prelude::*;
+
+use super::elem::{numel, strides, uninit};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::{Aval, ConvParams, DType};
+
+/// The float types the kernel runs (both are `gemm` element types).
+trait Real: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+}
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+}
+
+/// Patch blocks aim at this many bytes (about half of a 1 MiB L2), within the row limits below.
+const BLOCK_BYTES: usize = 1 << 19;
+const MIN_ROWS: usize = 32;
+const MAX_ROWS: usize = 2048;
+/// Convolutions with at most this many output rows (batch × positions) per group, and a reduction
+/// (kernel elements × in-features) at least 4× longer, take `by_reduction` (a kernel gradient's shape).
+const REDUCTION_ROWS: usize = 8192;
+
+/// The convolution's geometry: sizes in canonical order and element strides of each operand.
+struct Geo {
+    nb: usize,      // output batch (lhs batch / batch groups)
+    bg: usize,      // batch groups
+    groups: usize,  // feature groups × batch groups (one of them is 1)
+    fg: bool,       // the groups split the features (else the batch)
+    cg: usize,      // in-features per group
+    oq: usize,      // out-features per group
+    ksp: Vec<usize>,
+    osp: Vec<usize>,
+    lsp: Vec<usize>,
+    x_n: usize,
+    x_c: usize,
+    x_s: Vec<usize>,
+    w_o: usize,
+    w_i: usize,
+    w_s: Vec<usize>,
+    o_n: usize,
+    o_o: usize,
+    o_s: Vec<usize>,
+    /// per spatial dim, per (output index, kernel index): the input element offset, or None (padding/hole)
+    taps: Vec<Vec<Option<usize>>>,
+}
+
+impl Geo {
+    fn new(c: &ConvParams, l: &Aval, r: &Aval, out: &Aval) -> Geo {
+        let (ls, rs, os) = (&c.lhs_spec, &c.rhs_spec, &c.out_spec);
+        let (lst, rst, ost) = (strides(&l.shape), strides(&r.shape), strides(&out.shape));
+        let (g, b) = (c.feature_group_count, c.batch_group_count);
+        let lsp: Vec<usize> = ls[2..].iter().map(|&d| l.shape[d]).collect();
+        let ksp: Vec<usize> = rs[2..].iter().map(|&d| r.shape[d]).collect();
+        let osp: Vec<usize> = os[2..].iter().map(|&d| out.shape[d]).collect();
+        let x_s: Vec<usize> = ls[2..].iter().map(|&d| lst[d]).collect();
+        let mut taps = Vec::with_capacity(lsp.len());
+        for j in 0..lsp.len() {
+            let mut t = Vec::with_capacity(osp[j] * ksp[j]);
+            for o in 0..osp[j] {
+                for k in 0..ksp[j] {
+                    let u = (o * c.window_strides[j] + k * c.rhs_dilation[j]) as i64 - c.padding[j].0;
+                    let d = c.lhs_dilation[j] as i64;
+                    t.push(if u >= 0 && u % d == 0 && ((u / d) as usize) < lsp[j] {
+                        Some((u / d) as usize * x_s[j])
+                    } else {
+                        None
+                    });
+                }
+            }
+            taps.push(t);
+        }
+        Geo {
+            nb: l.shape[ls[0]] / b,
+            bg: b,
+            groups: g * b,
+            fg: g > 1 || b == 1,
+            cg: r.shape[rs[1]],
+            oq: r.shape[rs[0]] / (g * b),
+            ksp,
+            osp,
+            lsp,
+            x_n: lst[ls[0]],
+            x_c: lst[ls[1]],
+            x_s,
+            w_o: rst[rs[0]],
+            w_i: rst[rs[1]],
+            w_s: rs[2..].iter().map(|&d| rst[d]).collect(),
+            o_n: ost[os[0]],
+            o_o: ost[os[1]],
+            o_s: os[2..].iter().map(|&d| ost[d]).collect(),
+            taps,
+        }
+    }
+
+    fn kk(&self) -> usize {
+        self.ksp.iter().product()
+    }
+
+    /// Input offset of image `n` (of the output batch) in group `g`: (lhs batch, first in-feature).
+    fn x_base(&self, n: usize, g: usize) -> usize {
+        if self.fg {
+            n * self.x_n + g * self.cg * self.x_c
+        } else {
+            (g * self.nb + n) * self.x_n
+        }
+    }
+
+    /// Whether the output positions (row-major over the spatial dims) are equally spaced in `st`, and
+    /// that spacing.
+    fn linear(sizes: &[usize], st: &[usize]) -> Option<usize> {
+        let live: Vec<usize> = (0..sizes.len()).filter(|&j| sizes[j] != 1).collect();
+        for w in live.windows(2) {
+            if st[w[0]] != st[w[1]] * sizes[w[1]] {
+                return None;
+            }
+        }
+        Some(live.last().map(|&j| st[j]).unwrap_or(1))
+    }
+}
+
+fn unravel(mut p: usize, sizes: &[usize], idx: &mut [usize]) {
+    for j in (0..sizes.len()).rev() {
+        idx[j] = p % sizes[j];
+        p /= sizes[j];
+    }
+}
+
+pub fn conv(c: &ConvParams, lhs: &Buffer, rhs: &Buffer, out: &Aval) -> Result<Buffer> {
+    let res = uninit(out)?;
+    if numel(&out.shape) == 0 {
+        return Ok(res);
+    }
+    let geo = Geo::new(c, &lhs.aval, &rhs.aval, out);
+    match out.dtype {
+        // SAFETY: the plan validator checked the avals against the shape rule (`LibOp::infer`), so every
+        // offset `Geo` computes lies inside its buffer; `res` is fresh and written only here.
+        DType::F32 => unsafe { run::<f32>(&geo, c, lhs, rhs, &res) },
+        DType::F64 => unsafe { run::<f64>(&geo, c, lhs, rhs, &res) },
+        d => return Err(Error::Execution(format!("conv_general_dilated on {} is not lowered", d.short_name()))),
+    }
+    Ok(res)
+}
+
+/// SAFETY: `geo` describes `lhs`, `rhs` and `res` (of element type T); `res` is not shared.
+unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, res: &Buffer) {
+    let x = lhs.as_ptr() as *const T;
+    let w = rhs.as_ptr() as *const T;
+    let o = res.as_ptr() as *mut T;
+    let kk = geo.kk();
+    if kk == 0 || geo.cg == 0 {
+        std::slice::from_raw_parts_mut(o, numel(&res.aval.shape)).iter_mut().for_each(|v| *v = T::ZERO);
+        return;
+    }
+    if geo.cg == 1 && geo.bg == 1 && geo.oq <= 8 && geo.groups > 1 {
+        depthwise(geo, x, w, o);
+        return;
+    }
+    let rows = geo.nb * geo.osp.iter().product::<usize>();
+    if rows <= REDUCTION_ROWS && kk * geo.cg >= 4 * rows {
+        by_reduction(geo, x, w, o);
+        return;
+    }
+    im2col(geo, c, x, w, o);
+}
+
+/// The kernel of every group as `[groups][kk × cg, oq]` row-major (row = kernel offset × cg + in-feature).
+unsafe fn pack_kernel<T: Real>(geo: &Geo, w: *const T) -> Vec<T> {
+    let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
+    let mut out = Vec::with_capacity(geo.groups * kk * cg * oq);
+    let mut k = vec![0usize; geo.ksp.len()];
+    for g in 0..geo.groups {
+        for ki in 0..kk {
+            unravel(ki, &geo.ksp, &mut k);
+            let ks: usize = k.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum();
+            for ci in 0..cg {
+                for q in 0..oq {
+                    out.push(*w.add((g * oq + q) * geo.w_o + ci * geo.w_i + ks));
+                }
+            }
+        }
+    }
+    out
+}
+
+unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o: *mut T) {
+    let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
+    let kdim = kk * cg;
+    let wp = pack_kernel(geo, w);
+    let p_total: usize = geo.osp.iter().product();
+    let out_lin = Geo::linear(&geo.osp, &geo.o_s);
+    // a 1×1 stride-1 convolution without padding or dilation reads its input in place
+    let in_lin = Geo::linear(&geo.lsp, &geo.x_s);
+    let direct = kk == 1
+        && geo.osp == geo.lsp
+        && c.window_strides.iter().all(|&s| s == 1)
+        && c.lhs_dilation.iter().all(|&d| d == 1)
+        && c.padding.iter().all(|&p| p == (0, 0))
+        && out_lin.is_some()
+        && in_lin.is_some();
+    // blocks of output positions that stay inside one run of equally spaced outputs
+    let run_len = if out_lin.is_some() { p_total } else { *geo.osp.last().unwrap_or(&1) };
+    let o_step = out_lin.unwrap_or(*geo.o_s.last().unwrap_or(&1));
+    let rows = (BLOCK_BYTES / (kdim * std::mem::size_of::<T>()).max(1)).clamp(MIN_ROWS, MAX_ROWS);
+    let mut blocks: Vec<(usize, usize)> = vec![];
+    let mut r0 = 0;
+    while r0 < p_total {
+        let run_end = (r0 / run_len + 1) * run_len;
+        let r1 = (r0 + rows).min(run_end);
+        blocks.push((r0, r1));
+        r0 = r1;
+    }
+    let tasks = geo.nb * geo.groups * blocks.len();
+    let (xa, wa, oa) = (x as usize, wp.as_ptr() as usize, o as usize);
+    let task = |t: usize, scratch: &mut Vec<T>| {
+        let (x, wp, o) = (xa as *const T, wa as *const T, oa as *mut T);
+        let b = t % blocks.len();
+        let g = (t / blocks.len()) % geo.groups;
+        let n = t / (blocks.len() * geo.groups);
+        let (p0, p1) = blocks[b];
+        let m = p1 - p0;
+        let nsp = geo.osp.len();
+        let mut idx = vec![0usize; nsp];
+        unravel(p0, &geo.osp, &mut idx);
+        let o_off = n * geo.o_n + g * oq * geo.o_o + idx.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum::<usize>();
+        let xb = geo.x_base(n, g);
+        let (a_ptr, a_rs, a_cs) = if direct {
+            (x.add(xb + p0 * in_lin.unwrap_or(1)), in_lin.unwrap_or(1) as isize, geo.x_c as isize)
+        } else {
+            scratch.clear();
+            scratch.resize(m * kdim, T::ZERO);
+            let mut k = vec![0usize; nsp];
+            for r in 0..m {
+                let row = &mut scratch[r * kdim..(r + 1) * kdim];
+                for ki in 0..kk {
+                    unravel(ki, &geo.ksp, &mut k);
+                    let mut off = Some(xb);
+                    for j in 0..nsp {
+                        off = match (off, geo.taps[j][idx[j] * geo.ksp[j] + k[j]]) {
+                            (Some(a), Some(b)) => Some(a + b),
+                            _ => None,
+                        };
+                    }
+                    let dst = &mut row[ki * cg..(ki + 1) * cg];
+                    if let Some(off) = off {
+                        if geo.x_c == 1 {
+                            dst.copy_from_slice(std::slice::from_raw_parts(x.add(off), cg));
+                        } else {
+                            for (ci, d) in dst.iter_mut().enumerate() {
+                                *d = *x.add(off + ci * geo.x_c);
+                            }
+                        }
+                    }
+                }
+                // next output position (row-major)
+                for j in (0..nsp).rev() {
+                    idx[j] += 1;
+                    if idx[j] < geo.osp[j] {
+                        break;
+                    }
+                    idx[j] = 0;
+                }
+            }
+            (scratch.as_ptr(), kdim as isize, 1isize)
+        };
+        gemm::gemm::<T>(
+            m, oq, kdim, o.add(o_off), geo.o_o as isize, o_step as isize, false, a_ptr, a_cs, a_rs,
+            wp.add(g * kdim * oq), 1, oq as isize, T::ZERO, T::ONE, false, false, false, gemm::Parallelism::None,
+        );
+    };
+    crate::backend::cpu::threads::parallel(|split| {
+        if split && tasks > 1 {
+            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
+        } else {
+            let mut s = Vec::new();
+            (0..tasks).for_each(|t| task(t, &mut s));
+        }
+    });
+}
+
+/// Depthwise convolution (one in-feature per group): each output position sums its window over all
+/// channels at once, `oq` out-features per channel.
+unsafe fn depthwise<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
+    let (kk, oq, ch) = (geo.kk(), geo.oq, geo.groups);
+    let width = ch * oq;
+    // kernel as [kk, channel × oq]
+    let mut wp = Vec::with_capacity(kk * width);
+    let mut k = vec![0usize; geo.ksp.len()];
+    for ki in 0..kk {
+        unravel(ki, &geo.ksp, &mut k);
+        let ks: usize = k.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum();
+        for c in 0..ch {
+            for q in 0..oq {
+                wp.push(*w.add((c * oq + q) * geo.w_o + ks));
+            }
+        }
+    }
+    let p_total: usize = geo.osp.iter().product();
+    let chunk = 64usize;
+    let per_image = p_total.div_ceil(chunk);
+    let tasks = geo.nb * per_image;
+    let (xa, oa) = (x as usize, o as usize);
+    let wp = &wp;
+    let task = |t: usize, acc: &mut Vec<T>| {
+        let (x, o) = (xa as *const T, oa as *mut T);
+        let n = t / per_image;
+        let p0 = (t % per_image) * chunk;
+        let p1 = (p0 + chunk).min(p_total);
+        let nsp = geo.osp.len();
+        let mut idx = vec![0usize; nsp];
+        let mut k = vec![0usize; nsp];
+        unravel(p0, &geo.osp, &mut idx);
+        acc.resize(width, T::ZERO);
+        for _ in p0..p1 {
+            acc.iter_mut().for_each(|a| *a = T::ZERO);
+            for ki in 0..kk {
+                unravel(ki, &geo.ksp, &mut k);
+                let mut off = Some(n * geo.x_n);
+                for j in 0..nsp {
+                    off = match (off, geo.taps[j][idx[j] * geo.ksp[j] + k[j]]) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        _ => None,
+                    };
+                }
+                let Some(off) = off else { continue };
+                let wrow = &wp[ki * width..(ki + 1) * width];
+                if oq == 1 && geo.x_c == 1 {
+                    let xs = std::slice::from_raw_parts(x.add(off), ch);
+                    for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(wrow) {
+                        *a = *a + xv * wv;
+                    }
+                } else {
+                    for c in 0..ch {
+                        let xv = *x.add(off + c * geo.x_c);
+                        for q in 0..oq {
+                            acc[c * oq + q] = acc[c * oq + q] + xv * wrow[c * oq + q];
+                        }
+                    }
+                }
+            }
+            let base = n * geo.o_n + idx.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum::<usize>();
+            if geo.o_o == 1 {
+                std::slice::from_raw_parts_mut(o.add(base), width).copy_from_slice(acc);
+            } else {
+                for (f, &a) in acc.iter().enumerate() {
+                    *o.add(base + f * geo.o_o) = a;
+                }
+            }
+            for j in (0..nsp).rev() {
+                idx[j] += 1;
+                if idx[j] < geo.osp[j] {
+                    break;
+                }
+                idx[j] = 0;
+            }
+        }
+    };
+    crate::backend::cpu::threads::parallel(|split| {
+        if split && tasks > 1 {
+            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
+        } else {
+            let mut s = Vec::new();
+            (0..tasks).for_each(|t| task(t, &mut s));
+        }
+    });
+}
+
+/// Few output rows, long reduction: `out[(q, n), o] = sum_r patch[r, (q, n)] * kernel[r, o]` over blocks of
+/// reduction rows `r = (in-feature, kernel offset)`, each thread accumulating its own `[rows, oq]` result.
+unsafe fn by_reduction<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
+    let (kk, cg, oq, nb) = (geo.kk(), geo.cg, geo.oq, geo.nb);
+    let p_total: usize = geo.osp.iter().product();
+    let m = nb * p_total;
+    let kdim = kk * cg;
+    let rblk = (BLOCK_BYTES / (m * std::mem::size_of::<T>()).max(1)).clamp(16, 4096).min(kdim);
+    let nblocks = kdim.div_ceil(rblk);
+    let nsp = geo.osp.len();
+    // spatial offset table of every (output position, kernel offset) pair
+    let mut qi = vec![0usize; nsp];
+    let mut ki = vec![0usize; nsp];
+    let mut tap = vec![None; p_total * kk];
+    for q in 0..p_total {
+        unravel(q, &geo.osp, &mut qi);
+        for k in 0..kk {
+            unravel(k, &geo.ksp, &mut ki);
+            let mut off = Some(0usize);
+            for j in 0..nsp {
+                off = match (off, geo.taps[j][qi[j] * geo.ksp[j] + ki[j]]) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+            }
+            tap[q * kk + k] = off;
+        }
+    }
+    let kofs: Vec<usize> = (0..kk)
+        .map(|k| {
+            unravel(k, &geo.ksp, &mut ki);
+            ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    let (xa, wa) = (x as usize, w as usize);
+    for g in 0..geo.groups {
+        let bases: Vec<usize> = (0..nb).map(|n| geo.x_base(n, g)).collect();
+        let block = |b: usize, acc: &mut Vec<T>, pt: &mut Vec<T>, wb: &mut Vec<T>| {
+            let (x, w) = (xa as *const T, wa as *const T);
+            let r0 = b * rblk;
+            let r1 = (r0 + rblk).min(kdim);
+            let rows = r1 - r0;
+            pt.clear();
+            pt.resize(rows * m, T::ZERO);
+            wb.clear();
+            wb.reserve(rows * oq);
+            for (ri, r) in (r0..r1).enumerate() {
+                let (ci, k) = (r / kk, r % kk);
+                let dst = &mut pt[ri * m..(ri + 1) * m];
+                for q in 0..p_total {
+                    if let Some(t) = tap[q * kk + k] {
+                        let row = &mut dst[q * nb..(q + 1) * nb];
+                        for (n, d) in row.iter_mut().enumerate() {
+                            *d = *x.add(bases[n] + ci * geo.x_c + t);
+                        }
+                    }
+                }
+                for j in 0..oq {
+                    wb.push(*w.add((g * oq + j) * geo.w_o + ci * geo.w_i + kofs[k]));
+                }
+            }
+            let first = acc.is_empty();
+            if first {
+                acc.resize(m * oq, T::ZERO);
+            }
+            gemm::gemm::<T>(
+                m, oq, rows, acc.as_mut_ptr(), 1, oq as isize, !first, pt.as_ptr(), m as isize, 1, wb.as_ptr(), 1,
+                oq as isize, T::ONE, T::ONE, false, false, false, gemm::Parallelism::None,
+            );
+        };
+        let sum = crate::backend::cpu::threads::parallel(|split| {
+            let fresh = || (Vec::new(), Vec::new(), Vec::new());
+            if split && nblocks > 1 {
+                (0..nblocks)
+                    .into_par_iter()
+                    .fold(fresh, |(mut acc, mut pt, mut wb), b| {
+                        block(b, &mut acc, &mut pt, &mut wb);
+                        (acc, pt, wb)
+                    })
+                    .map(|(acc, _, _)| acc)
+                    .reduce(Vec::new, |a, b| {
+                        if a.is_empty() {
+                            return b;
+                        }
+                        if b.is_empty() {
+                            return a;
+                        }
+                        a.iter().zip(&b).map(|(&u, &v)| u + v).collect()
+                    })
+            } else {
+                let (mut acc, mut pt, mut wb) = fresh();
+                (0..nblocks).for_each(|b| block(b, &mut acc, &mut pt, &mut wb));
+                acc
+            }
+        });
+        // rows of `sum` are (position q, image n); write them through the output's strides
+        for q in 0..p_total {
+            unravel(q, &geo.osp, &mut qi);
+            let qoff: usize = qi.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum();
+            for n in 0..nb {
+                for j in 0..oq {
+                    let v = if sum.is_empty() { T::ZERO } else { sum[(q * nb + n) * oq + j] };
+                    *o.add(n * geo.o_n + (g * oq + j) * geo.o_o + qoff) = v;
+                }
+            }
+        }
+    }
+}
