@@ -21,6 +21,7 @@ from . import lax
 from . import numpy
 from . import random
 from . import nn
+from . import image  # jax.image, imported with the package as in JAX
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 
