@@ -117,3 +117,44 @@ def test_initializers_under_jit():
     f = cranax.jit(lambda k: I.glorot_normal()(k, SHAPE))
     np.testing.assert_array_equal(np.asarray(f(random.key(42))),
                                   np.asarray(I.glorot_normal()(random.key(42), SHAPE)))
+
+
+# jax 0.10.2 values. QR is computed by a different routine (LAPACK there), so these agree to rounding, not bits.
+ORTHO_6x4 = [[-0.017076612, 0.389236, -0.1037771, 0.019842977],
+             [-0.074830934, 0.2575358, -0.7372828, -0.25305027],
+             [0.31457457, 0.3591571, -0.32522076, 0.7313516],
+             [0.87226534, -0.14582765, 0.15605688, -0.030693838],
+             [0.3362556, -0.21259786, -0.42771795, -0.4831187],
+             [-0.14572905, -0.7659721, -0.36411425, 0.40786108]]
+
+
+def test_orthogonal_matches_jax():
+    q = np.asarray(I.orthogonal()(random.key(42), (6, 4), jnp.float32))
+    np.testing.assert_allclose(q, ORTHO_6x4, rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-6)
+    # more rows than columns along column_axis=0, scale 2: jax's [:, :, 0, 0] slice
+    c0 = np.asarray(I.orthogonal(2.0, column_axis=0)(random.key(42), SHAPE, jnp.float32))
+    np.testing.assert_allclose(c0[:, :, 0, 0], [[-0.008625984, -0.31648853, -0.10067271],
+                                                [0.14471008, -0.17336133, -0.036469262],
+                                                [0.099407986, 0.2033146, -0.05699123]], rtol=2e-5, atol=2e-6)
+    flat = np.moveaxis(c0, 0, -1).reshape(-1, 3)
+    np.testing.assert_allclose(flat.T @ flat, 4 * np.eye(3), atol=1e-5)
+    # fewer rows than columns: orthonormal rows
+    w = np.asarray(I.orthogonal(0.5)(random.key(3), (3, 5)))
+    np.testing.assert_allclose(w, [[-0.23985851, 0.32683656, -0.206535, -0.1884158, -0.086536214],
+                                   [0.32481197, 0.04775654, -0.248649, 0.06829432, -0.27518362],
+                                   [0.19504766, 0.007286131, -0.20372848, -0.18241496, 0.370301]],
+                               rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(w @ w.T, 0.25 * np.eye(3), atol=1e-6)
+    assert np.asarray(I.orthogonal()(random.key(0), (0, 3))).shape == (0, 3)
+
+
+def test_delta_orthogonal_matches_jax():
+    w = np.array(I.delta_orthogonal()(random.key(42), (3, 3, 2, 4)))
+    centre = [[-0.019171357, 0.20028646, -0.0840103, -0.9759407],
+              [0.7993234, 0.5303018, 0.27390707, 0.069550626]]
+    np.testing.assert_allclose(w[1, 1], centre, rtol=2e-5, atol=2e-6)
+    w[1, 1] = 0
+    assert not w.any()                                   # zero away from the spatial centre
+    w3 = np.asarray(I.delta_orthogonal(scale=3.0)(random.key(1), (4, 3, 3)))
+    np.testing.assert_allclose(w3[1] @ w3[1].T, 9 * np.eye(3), atol=1e-5)   # centre (k - 1) // 2 = 1

@@ -1,6 +1,7 @@
 """``cranax.nn.initializers``: functions ``init(key, shape, dtype=None, out_sharding=None) -> Array`` that
 draw parameter arrays, built on ``cranax.random`` so that for the same key they give JAX's values bit for
-bit. Mirrors ``jax.nn.initializers``."""
+bit (``orthogonal`` / ``delta_orthogonal`` to rounding: their QR is not LAPACK's). Mirrors
+``jax.nn.initializers``."""
 import math as _math
 import typing as _typing
 
@@ -186,22 +187,30 @@ kaiming_uniform = he_uniform
 kaiming_normal = he_normal
 
 
-def _qr(a):
-    # jnp.linalg.qr comes from the linear-algebra work; looked up at call time so this module does not
-    # depend on it being merged.
+def _orthonormal_columns(z):
+    """The Q of ``z``'s QR factorization with R's diagonal made positive (so unique for full-rank ``z``):
+    ``jnp.linalg.qr`` when cranax has it, else classical Gram-Schmidt applied twice per column, which is as
+    accurate as Householder QR to rounding (each column is orthogonalized against the ones before, then
+    again against what the first pass left)."""
     linalg = getattr(jnp, "linalg", None)
-    if linalg is None or not hasattr(linalg, "qr"):
-        raise NotImplementedError("nn.initializers.orthogonal needs cranax.numpy.linalg.qr, not available")
-    return linalg.qr(a)
+    if linalg is not None and hasattr(linalg, "qr"):
+        q, r = linalg.qr(z)
+        return q * jnp.expand_dims(jnp.sign(jnp.diagonal(r)), -2)
+    cols = []
+    for j in range(z.shape[1]):
+        v = z[:, j]
+        if cols:
+            q = jnp.stack(cols, axis=1)
+            for _ in range(2):
+                v = v - q @ (q.T @ v)
+        cols.append(v / jnp.sqrt(jnp.sum(v * v)))
+    return jnp.stack(cols, axis=1)
 
 
 def _random_orthogonal(key, n, m, dtype):
     """An (n, m) matrix with orthonormal rows or columns: the Q of the QR of a normal sample with its
     columns' signs fixed by diag(R) (Mezzadri's recipe, as ``jax.random.orthogonal``)."""
-    z = _random.normal(key, (max(n, m), min(n, m)), dtype)
-    q, r = _qr(z)
-    d = jnp.diagonal(r)
-    x = q * jnp.expand_dims(jnp.sign(d), -2)
+    x = _orthonormal_columns(_random.normal(key, (max(n, m), min(n, m)), dtype))
     return x.T if n < m else x
 
 
