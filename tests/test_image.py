@@ -52,7 +52,8 @@ def test_resize_matches_jax(method, antialias):
 def test_nearest_matches_jax_and_index_formula():
     np.testing.assert_array_equal(np.asarray(image.resize(ROW, (1, 9), "nearest"))[0],
                                   np.float32([0.3, -1.2, -1.2, 2.0, 0.7, 0.7, 1.5, -0.4, -0.4]))
-    np.testing.assert_array_equal(np.asarray(image.resize(ROW, (1, 4), "nearest"))[0], np.float32([0.3, 2.0, 0.7, -0.4]))
+    np.testing.assert_array_equal(np.asarray(image.resize(ROW, (1, 4), "nearest"))[0],
+                                  np.float32([0.3, 2.0, 0.7, -0.4]))
     x = np.arange(5 * 7, dtype=np.int32).reshape(5, 7)
     got = image.resize(x, (8, 3), image.ResizeMethod.NEAREST)
     assert got.dtype == np.int32                               # nearest keeps the dtype (JAX)

@@ -240,7 +240,8 @@ def test_mnist_vae_logic_trains():
     protos = (rs.rand(3, 16) > 0.5).astype(np.float32)
     images = protos[rs.randint(0, 3, 96)]
     encoder_init, encode = stax.serial(stax.Dense(32), stax.Relu,
-                                       stax.FanOut(2), stax.parallel(stax.Dense(2), stax.serial(stax.Dense(2), stax.Softplus)))
+                                       stax.FanOut(2),
+                                       stax.parallel(stax.Dense(2), stax.serial(stax.Dense(2), stax.Softplus)))
     decoder_init, decode = stax.serial(stax.Dense(32), stax.Relu, stax.Dense(16))
 
     def gaussian_kl(mu, sigmasq):

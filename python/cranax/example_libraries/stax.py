@@ -49,28 +49,16 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
     return init_fun, apply_fun
 
 
-def _kernel_shape(specs, out_chan, filter_shape, input_shape):
-    lhs_spec, rhs_spec, _ = specs
-    spatial = iter(filter_shape)
-    return [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(spatial)
-            for c in rhs_spec]
-
-
-def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
-                b_init=normal(1e-6)):
-    """A convolution layer (``lax.conv_general_dilated`` plus a bias) in the layout ``dimension_numbers``
-    (lhs, rhs, out spec strings such as ``('NHWC', 'HWIO', 'NHWC')``); ``padding`` is ``'VALID'``,
-    ``'SAME'`` or explicit pairs. Mirrors ``stax.GeneralConv``."""
+def _conv_layer(dimension_numbers, out_chan, filter_shape, W_init, b_init, conv):
+    """The layer of ``conv(x, W)`` plus a bias: the kernel's ``I`` dimension follows the input's ``C``, the
+    spatial ones ``filter_shape``, ``O`` is ``out_chan``; the bias broadcasts along the output's ``C``."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def conv(x, W):
-        return lax.conv_general_dilated(x, W, strides, padding, one, one, dimension_numbers=dimension_numbers)
-
     def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(dimension_numbers, out_chan, filter_shape, input_shape)
+        spatial = iter(filter_shape)
+        kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(spatial)
+                        for c in rhs_spec]
         out_shape = _abstract_shape(conv, input_shape, ShapeDtypeStruct(tuple(kernel_shape), jnp.float32))
         bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
         k1, k2 = random.split(rng)
@@ -80,6 +68,17 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
         W, b = params
         return conv(inputs, W) + b
     return init_fun, apply_fun
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+                b_init=normal(1e-6)):
+    """A convolution layer (``lax.conv_general_dilated`` plus a bias) in the layout ``dimension_numbers``
+    (lhs, rhs, out spec strings such as ``('NHWC', 'HWIO', 'NHWC')``); ``padding`` is ``'VALID'``,
+    ``'SAME'`` or explicit pairs. Mirrors ``stax.GeneralConv``."""
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    return _conv_layer(dimension_numbers, out_chan, filter_shape, W_init, b_init, lambda x, W: lax.conv_general_dilated(
+        x, W, strides, padding, one, one, dimension_numbers=dimension_numbers))
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -89,25 +88,9 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
                          b_init=normal(1e-6)):
     """A transposed-convolution layer (``lax.conv_transpose`` plus a bias). Mirrors
     ``stax.GeneralConvTranspose``."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def conv(x, W):
-        return lax.conv_transpose(x, W, strides, padding, dimension_numbers=dimension_numbers)
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(dimension_numbers, out_chan, filter_shape, input_shape)
-        out_shape = _abstract_shape(conv, input_shape, ShapeDtypeStruct(tuple(kernel_shape), jnp.float32))
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        return out_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        return conv(inputs, W) + b
-    return init_fun, apply_fun
+    strides = strides or (1,) * len(filter_shape)
+    return _conv_layer(dimension_numbers, out_chan, filter_shape, W_init, b_init, lambda x, W: lax.conv_transpose(
+        x, W, strides, padding, dimension_numbers=dimension_numbers))
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))

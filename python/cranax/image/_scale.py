@@ -111,7 +111,8 @@ def _weight_matrix(in_size, out_size, scale, translation, kernel, antialias, edg
         lo = jnp.arange(out_size, dtype=dt) * inv_scale - translation * inv_scale
         hi = lo + inv_scale
         lo_in = jnp.arange(in_size, dtype=dt)
-        w = jnp.maximum(0.0, jnp.minimum(hi[None, :], (lo_in + 1.0)[:, None]) - jnp.maximum(lo[None, :], lo_in[:, None]))
+        overlap = jnp.minimum(hi[None, :], (lo_in + 1.0)[:, None]) - jnp.maximum(lo[None, :], lo_in[:, None])
+        w = jnp.maximum(0.0, overlap)
     else:
         w = kernel(jnp.abs(sample[None, :] - taps[:, None]) / kernel_scale)
     if edge_padding:
