@@ -22,6 +22,7 @@ from . import numpy
 from . import random
 from . import nn
 from . import ops  # jax.ops: segment reductions (issue 22)
+from . import image  # jax.image, imported with the package as in JAX
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
 
 

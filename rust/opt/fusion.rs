@@ -432,8 +432,22 @@ fn root_vars(g: &Group) -> Vec<VarId> {
 
 /// Fuses a verified program into a plan. The program is verified again first, so malformed input is an
 /// error, never a panic.
+///
+/// Sharing a kernel between values that do not depend on one another (merged reductions, a value stored by
+/// one of its consumer kernels) is decided per value, and two such choices can together make kernels wait
+/// on each other (kernel A holds `max(x)` and `exp(t - max(t))`, kernel B holds `max(t)` and
+/// `sum(exp(x - max(x)))`). When the schedule finds such a circle the program is fused again without
+/// sharing: each kernel then has one root, so kernels depend on each other as their roots' values do.
 pub fn lower_to_plan(p: &Program) -> Result<Plan> {
     crate::ir::verify::verify(p)?;
+    match lower(p, true)? {
+        Some(plan) => Ok(plan),
+        None => lower(p, false)?.ok_or_else(|| internal("cyclic dependency between kernels")),
+    }
+}
+
+/// `lower_to_plan` with kernel sharing on or off; `None` when the kernels it made depend on each other.
+fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     let eqns = &p.eqns[..];
     let mut ctx = Ctx {
         avals: HashMap::new(),
@@ -519,7 +533,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                 let root = Root::Reduce { var: v, operand: e.inputs[0].clone(), kind };
                 let key = (domain.clone(), axes.clone());
                 let mut joined = None;
-                if let Some(cands) = reduce_groups.get(&key) {
+                if let Some(cands) = reduce_groups.get(&key).filter(|_| share) {
                     for &k in cands.iter().rev().take(MERGE_CANDIDATES) {
                         if !depends_on(&ctx, &root_vars(&groups[k]), v) {
                             joined = Some(k);
@@ -574,7 +588,7 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
                 let shape = &e.outputs[0].1.shape;
                 // Stored by one of its consumer kernels when one has its shape as domain and does not itself
                 // depend on another consumer (which reads the stored value, so must run after it).
-                let host = if viewed {
+                let host = if viewed || !share {
                     None
                 } else {
                     kernels.iter().copied().find(|&k| {
@@ -738,12 +752,13 @@ pub fn lower_to_plan(p: &Program) -> Result<Plan> {
         }
     }
 
-    let steps = schedule(steps, p.invars.len(), slots.len())?;
-    Ok(Plan { name: p.name.clone(), num_inputs: p.invars.len(), slots, steps, outputs: plan_outputs })
+    let Some(steps) = schedule(steps, p.invars.len(), slots.len())? else { return Ok(None) };
+    Ok(Some(Plan { name: p.name.clone(), num_inputs: p.invars.len(), slots, steps, outputs: plan_outputs }))
 }
 
-/// Orders steps so that every slot is written before it is read (Kahn's algorithm, program order first).
-fn schedule(steps: Vec<(usize, Step)>, num_inputs: usize, num_slots: usize) -> Result<Vec<Step>> {
+/// Orders steps so that every slot is written before it is read (Kahn's algorithm, program order first);
+/// `None` when the steps wait on each other in a circle.
+fn schedule(steps: Vec<(usize, Step)>, num_inputs: usize, num_slots: usize) -> Result<Option<Vec<Step>>> {
     let mut producer: Vec<Option<usize>> = vec![None; num_slots];
     for (i, (_, s)) in steps.iter().enumerate() {
         for w in step_io(s).1 {
@@ -781,10 +796,10 @@ fn schedule(steps: Vec<(usize, Step)>, num_inputs: usize, num_slots: usize) -> R
         }
     }
     if order.len() != n {
-        return Err(internal("cyclic dependency between kernels"));
+        return Ok(None);
     }
     let mut slots: Vec<Option<Step>> = steps.into_iter().map(|(_, s)| Some(s)).collect();
-    Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
+    Ok(Some(order.into_iter().filter_map(|i| slots[i].take()).collect()))
 }
 
 #[cfg(test)]

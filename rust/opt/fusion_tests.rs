@@ -427,6 +427,31 @@ fn variance_reductions_do_not_merge_when_dependent() {
 }
 
 #[test]
+fn sharing_that_would_make_kernels_wait_on_each_other_is_undone() {
+    // softmax(sin(x)) + sum(exp(x - max(x))): per-value sharing puts max(x) with sum(exp(t - max(t))) and
+    // max(t) with sum(exp(x - max(x))), two kernels that would each need the other first (issue 21).
+    let mut b = B::new();
+    let x = b.input(&[5, 8]);
+    let softmax_parts = |b: &mut B, v: &Atom| {
+        let m = b.eq(Prim::Reduce { op: ReduceOp::Max, axes: vec![1] }, vec![v.clone()]);
+        let mb = b.bcast(&m, &[5, 8], &[0]);
+        let d = b.bin(BinaryOp::Sub, v, &mb);
+        let e = b.un(UnaryOp::Exp, &d);
+        let s = b.sum(&e, &[1]);
+        (e, s)
+    };
+    let t = b.un(UnaryOp::Sin, &x);
+    let (e1, s1) = softmax_parts(&mut b, &t);
+    let s1b = b.bcast(&s1, &[5, 8], &[0]);
+    let sm = b.bin(BinaryOp::Div, &e1, &s1b);
+    let (_, s2) = softmax_parts(&mut b, &x);
+    let s2b = b.bcast(&s2, &[5, 8], &[0]);
+    let out = b.bin(BinaryOp::Add, &sm, &s2b);
+    let plan = lower_checked(&b.done(vec![out]));
+    assert!(kernels(&plan).len() >= 4, "{}", plan_text(&plan));
+}
+
+#[test]
 fn output_and_its_reduction_share_a_kernel() {
     let mut b = B::new();
     let x = b.input(&[6]);
