@@ -386,3 +386,242 @@ def test_independent_large_products_run_side_by_side():
     dh = np.ones((128, 64)) @ w2.T.astype(np.float64) * (1 - h ** 2)
     np.testing.assert_allclose(np.asarray(g2), h.T @ np.ones((128, 64)), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(np.asarray(g1), x.T.astype(np.float64) @ dh, rtol=1e-4, atol=1e-3)
+
+
+# ----------------------------------------------------------------------------------------------- lax.linalg
+# Factorizations against NumPy/SciPy (LAPACK) up to the sign freedom of each, over batched and empty shapes,
+# float32/float64, eager, jit and vmap; jvps against central finite differences in float64.
+import scipy.linalg as _sla  # noqa: E402
+
+from cranax.lax import linalg as lxl  # noqa: E402
+
+LA_SHAPES = [(3, 3), (1, 1), (0, 0), (2, 4, 4), (2, 3, 5, 5), (0, 3, 3)]
+RECT_SHAPES = [(4, 3), (3, 5), (2, 6, 4), (2, 3, 5), (0, 2), (1, 3, 0)]
+FLOATS = [np.float32, np.float64]
+
+
+def _tol(dtype):
+    return (2e-4, 2e-4) if np.dtype(dtype) == np.float32 else (1e-10, 1e-10)
+
+
+def _spd(shape, dtype, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    n = shape[-1]
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+def _lapply(f, x, *rest):
+    """NumPy/SciPy function over the leading batch axes."""
+    x = np.asarray(x)
+    if x.ndim == 2:
+        return f(x, *rest)
+    outs = [_lapply(f, x[i], *[r[i] for r in rest]) for i in range(x.shape[0])]
+    if isinstance(outs[0] if outs else None, tuple):
+        return tuple(np.stack(o) for o in zip(*outs))
+    return np.stack(outs) if outs else None
+
+
+def _set_x64(dtype):
+    jax.config.update("jax_enable_x64", np.dtype(dtype) == np.float64)  # restored by conftest
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES)
+def test_cholesky_against_numpy(shape, dtype, mode):
+    _set_x64(dtype)
+    a = _spd(shape, dtype)
+    got = np.asarray(_run(mode, lxl.cholesky, a))
+    assert got.dtype == dtype and got.shape == shape
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(got, np.linalg.cholesky(a.astype(np.float64)), rtol=rtol * 10, atol=atol * 10)
+
+
+def test_cholesky_not_positive_definite_gives_nans_like_jax():
+    # JAX 0.10.2: lax.linalg.cholesky([[1., 2.], [2., 1.]]) -> [[nan, 0.], [nan, nan]]
+    got = np.asarray(lxl.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)))
+    assert np.isnan(got[0, 0]) and got[0, 1] == 0 and np.isnan(got[1]).all()
+    # one bad matrix in a batch spoils only itself
+    b = np.stack([_spd((2, 2), np.float32), np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)])
+    got = np.asarray(lxl.cholesky(b))
+    assert np.isfinite(got[0]).all() and np.isnan(got[1, 1, 0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_lu_against_scipy(shape, dtype, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=3)
+    lu, piv, perm = _run(mode, lxl.lu, a)
+    lu, piv, perm = np.asarray(lu), np.asarray(piv), np.asarray(perm)
+    m, n = shape[-2:]
+    assert lu.dtype == dtype and piv.dtype == np.int32 and perm.dtype == np.int32
+    assert piv.shape == shape[:-2] + (min(m, n),) and perm.shape == shape[:-2] + (m,)
+    rtol, atol = _tol(dtype)
+    for idx in np.ndindex(shape[:-2]):
+        if m == 0 or n == 0:
+            np.testing.assert_array_equal(perm[idx], np.arange(m))
+            continue
+        p, l, u = _sla.lu(a[idx].astype(np.float64))
+        k = min(m, n)
+        want_lu = np.zeros((m, n))
+        want_lu[:, :k] += np.tril(l, -1)
+        want_lu[:k, :] += np.triu(u)
+        np.testing.assert_allclose(lu[idx], want_lu, rtol=rtol * 10, atol=atol * 10)
+        if m == n:
+            np.testing.assert_array_equal(piv[idx], _sla.lu_factor(a[idx].astype(np.float64))[1])
+        np.testing.assert_array_equal(perm[idx], np.argmax(p, axis=0))
+        np.testing.assert_array_equal(np.asarray(lxl.lu_pivots_to_permutation(piv[idx], m)), perm[idx])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_qr_against_numpy(shape, dtype, full, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=4)
+    q, r = _run(mode, lambda x: lxl.qr(x, full_matrices=full), a)
+    q, r = np.asarray(q), np.asarray(r)
+    wq, wr = np.linalg.qr(a.astype(np.float64), mode="complete" if full else "reduced")
+    rtol, atol = _tol(dtype)
+    # LAPACK's geqrf signs (faer's Householder reflections make the same choice)
+    np.testing.assert_allclose(q, wq, rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_allclose(r, wr, rtol=rtol * 10, atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES)
+def test_eigh_against_numpy(shape, dtype, lower, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=5)
+    # symmetrize_input=False reads one triangle only: the other holds garbage
+    v, w = _run(mode, lambda x: lxl.eigh(x, lower=lower, symmetrize_input=False), a)
+    v, w = np.asarray(v), np.asarray(w)
+    wa = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2) if lower else \
+        np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2)
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(wa.astype(np.float64)), rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_allclose(wa @ v, v * w[..., None, :], rtol=rtol * 20, atol=atol * 20)
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(shape[-1]), shape),
+                               atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_svd_against_numpy(shape, dtype, full, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=6)
+    u, s, vt = (np.asarray(t) for t in _run(mode, lambda x: lxl.svd(x, full_matrices=full), a))
+    wu, ws, wvt = np.linalg.svd(a.astype(np.float64), full_matrices=full)
+    assert u.shape == wu.shape and vt.shape == wvt.shape and s.dtype == dtype
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(s, ws, rtol=rtol * 10, atol=atol * 10)
+    k = s.shape[-1]
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a, rtol=rtol * 20, atol=atol * 20)
+    for m_ in (u, np.swapaxes(vt, -1, -2)):   # orthonormal columns
+        np.testing.assert_allclose(np.swapaxes(m_, -1, -2) @ m_, np.broadcast_to(np.eye(m_.shape[-1]),
+                                   m_.shape[:-2] + (m_.shape[-1],) * 2), atol=atol * 10)
+    np.testing.assert_allclose(np.asarray(lxl.svd(a, compute_uv=False)), ws, rtol=rtol * 10, atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("flags", list(itertools.product([True, False], repeat=4)))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_triangular_solve_against_scipy(flags, dtype, mode):
+    _set_x64(dtype)
+    left, lower, trans, unit = flags
+    a = _rand((2, 4, 4), dtype, seed=7) + 4 * np.eye(4, dtype=dtype)
+    b = _rand((2, 4, 3) if left else (2, 3, 4), dtype, seed=8)
+    got = np.asarray(_run(mode, lambda a, b: lxl.triangular_solve(a, b, left_side=left, lower=lower,
+                                                                  transpose_a=trans, unit_diagonal=unit), a, b))
+    want = []
+    for i in range(2):
+        t = np.tril(a[i]) if lower else np.triu(a[i])
+        if unit:
+            t = t - np.diag(np.diag(t)) + np.eye(4)
+        op = t.T if trans else t
+        want.append(np.linalg.solve(op, b[i]) if left else np.linalg.solve(op.T, b[i].T).T)
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(got, np.stack(want), rtol=rtol * 10, atol=atol * 10)
+
+
+def test_linalg_vmap_matches_batched():
+    a = _spd((3, 4, 4), np.float32)
+    np.testing.assert_allclose(np.asarray(jax.vmap(lxl.cholesky)(a)), np.asarray(lxl.cholesky(a)), rtol=1e-6)
+    v1, w1 = jax.vmap(lxl.eigh, in_axes=2, out_axes=0)(np.moveaxis(a, 0, 2))
+    np.testing.assert_allclose(np.asarray(w1), np.asarray(lxl.eigh(a)[1]), rtol=1e-5)
+    b = _rand((4, 2), np.float32)   # an unbatched right-hand side against a batch of matrices
+    got = jax.vmap(lambda m: lxl.triangular_solve(m, b, left_side=True, lower=True))(a)
+    np.testing.assert_allclose(np.asarray(got), np.linalg.solve(np.tril(a), b), rtol=1e-4, atol=1e-5)
+    for f in (lambda x: lxl.lu(x)[0], lambda x: lxl.qr(x)[1], lambda x: lxl.svd(x)[1]):
+        np.testing.assert_allclose(np.asarray(jax.vmap(f)(a)), np.asarray(f(a)), rtol=1e-5, atol=1e-6)
+
+
+def _fd_jvp(f, x, t, eps=1e-6):
+    """Central difference of f along t."""
+    return (np.asarray(f(x + eps * t)) - np.asarray(f(x - eps * t))) / (2 * eps)
+
+
+def _check_jvp(f, x, seed=0, rtol=1e-5, atol=1e-7):
+    t = np.random.default_rng(seed).standard_normal(x.shape)
+    _, got = jax.jvp(f, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(got), _fd_jvp(f, x, t), rtol=rtol, atol=atol)
+
+
+def _sign_fixed(v):
+    """Columns scaled to a positive first row entry (eigenvectors/singular vectors up to sign)."""
+    return v * np.sign(v[..., :1, :])
+
+
+def test_linalg_jvps_against_finite_differences(x64):
+    a = _spd((4, 4), np.float64)
+    g = _rand((4, 4), np.float64, seed=11)
+    _check_jvp(lxl.cholesky, a)
+    _check_jvp(lambda x: lxl.lu(x)[0], g)
+    _check_jvp(lambda x: lxl.qr(x)[0], g)
+    _check_jvp(lambda x: lxl.qr(x)[1], g)
+    _check_jvp(lambda x: lxl.qr(x, full_matrices=False)[0], _rand((5, 3), np.float64, seed=12))
+    _check_jvp(lambda x: lxl.eigh(x)[1], a)
+    _check_jvp(lambda x: lxl.eigh(x)[0] * jnp.sign(lxl.eigh(x)[0][..., :1, :]), a)
+    _check_jvp(lambda x: lxl.svd(x, compute_uv=False), g)
+    for shape in ((4, 4), (5, 3), (3, 5)):
+        x = _rand(shape, np.float64, seed=13)
+        _check_jvp(lambda x: lxl.svd(x, full_matrices=False)[1], x)
+        _check_jvp(lambda x: (lambda u, s, vt: u * jnp.sign(u[..., :1, :]))(*lxl.svd(x, full_matrices=False)), x)
+    tri = np.tril(a)
+    b = _rand((4, 3), np.float64, seed=14)
+    _check_jvp(lambda m: lxl.triangular_solve(m, b, left_side=True, lower=True), tri)
+    _check_jvp(lambda bb: lxl.triangular_solve(tri, bb, left_side=True, lower=True, transpose_a=True), b)
+    # the transpose rule: grad through b
+    f = lambda bb: jnp.sum(lxl.triangular_solve(tri, bb, left_side=True, lower=True) ** 2)
+    eps, e = 1e-6, np.zeros_like(b)
+    e[1, 2] = 1
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(b))[1, 2], (f(b + eps * e) - f(b - eps * e)) / (2 * eps),
+                               rtol=1e-6)
+
+
+def test_linalg_errors_name_the_problem():
+    with pytest.raises(ValueError, match="square"):
+        lxl.cholesky(np.zeros((2, 3), np.float32))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        lxl.cholesky(np.eye(2, dtype=np.int32))
+    with pytest.raises(TypeError, match="Incompatible shapes"):
+        lxl.triangular_solve(np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True)
+    with pytest.raises(NotImplementedError):
+        jax.jvp(lambda x: lxl.qr(x)[0], (np.ones((3, 2)),), (np.ones((3, 2)),))
+
+
+def test_linalg_jaxprs_print_like_jax():
+    # JAX 0.10.2's make_jaxpr of lax.linalg.svd / triangular_solve on f32[2,2] (params as JAX prints them)
+    text = str(jax.make_jaxpr(lambda x: lxl.svd(x))(np.eye(2, dtype=np.float32)))
+    assert "b:f32[2] c:f32[2,2] d:f32[2,2] = svd[" in text and "compute_uv=True" in text and "in (c, b, d)" in text
+    text = str(jax.make_jaxpr(lambda x: lxl.triangular_solve(x, x))(np.eye(2, dtype=np.float32)))
+    assert "triangular_solve[" in text and "conjugate_a=False" in text and "unit_diagonal=False" in text
+    text = str(jax.make_jaxpr(lxl.lu)(np.eye(2, dtype=np.float32)))
+    assert "b:f32[2,2] c:i32[2] d:i32[2] = lu a" in text

@@ -89,6 +89,9 @@ pub enum LibOp {
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
+    /// Dense linear algebra (`lax.linalg`: cholesky, lu, qr, eigh, svd, triangular_solve, ...): see
+    /// `ir::linalg`.
+    Linalg(super::linalg::LinalgOp),
 }
 
 impl LibOp {
@@ -116,6 +119,7 @@ impl LibOp {
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
             LibOp::TransposeCopy { .. } => "transpose_copy",
+            LibOp::Linalg(op) => op.name(),
         }
     }
 
@@ -248,7 +252,7 @@ impl LibOp {
                 axis: int("axis")?,
                 reverse: flag("reverse", false)?,
             },
-            _ => return Ok(None),
+            _ => return Ok(super::linalg::LinalgOp::parse(name, params)?.map(LibOp::Linalg)),
         };
         Ok(Some(op))
     }
@@ -292,6 +296,7 @@ impl LibOp {
             }
             LibOp::Cumulative { axis, reverse, .. } => json!({ "axis": axis, "reverse": reverse }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
+            LibOp::Linalg(op) => op.to_json(),
         }
     }
 
@@ -357,6 +362,7 @@ impl LibOp {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
             }
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
+            LibOp::Linalg(op) => op.print_params(),
         }
     }
 
@@ -642,6 +648,7 @@ impl LibOp {
                 unique(permutation, a.shape.len(), "permutation")?;
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
             }
+            LibOp::Linalg(op) => op.infer(ops),
         }
     }
 
@@ -655,6 +662,7 @@ impl LibOp {
                 out.saturating_mul(k.max(1))
             }
             LibOp::Sort { .. } => out.saturating_mul(8),
+            LibOp::Linalg(op) if !inputs.is_empty() => op.work(inputs),
             _ => out.saturating_add(inputs.iter().map(|a| n(a)).fold(0, usize::saturating_add)),
         }
     }
