@@ -49,6 +49,8 @@ from ._shape_ops import (append, argsort, argwhere, array_split, atleast_1d, atl
 from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace, vdot, vecdot,
                         vecmat)
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
+# the jnp.linalg submodule (jax.numpy.linalg)
+from . import linalg  # noqa: F401,E402
 
 __all__ = [
     "bool_", "complex128", "complex64", "dtype", "e", "euler_gamma", "finfo", "float16", "float32", "float64",

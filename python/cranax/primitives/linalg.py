@@ -278,6 +278,8 @@ def _permute_rows(x, perm):
     """``x[..., perm, :]`` with ``perm[...]`` sharing x's batch axes."""
     av = get_aval(x)
     nd = av.ndim
+    if 0 in av.shape:
+        return x
     batch = av.shape[:-2]
     idx = _st.expand_dims(perm, (nd - 1,))
     if batch:
