@@ -882,3 +882,27 @@ def test_expm_against_scipy(scale, dtype):
     tol = 2e-6 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * np.abs(want).max())
     assert got.dtype == dtype
+
+
+def test_scipy_linalg_special_matrices_and_polar():
+    np.testing.assert_allclose(np.asarray(jsl.hilbert(4)), _sla.hilbert(4), rtol=1e-6)
+    assert jsl.hilbert(3).dtype == np.float32      # JAX 0.10.2: float32
+    np.testing.assert_array_equal(np.asarray(jsl.hankel([1, 2, 3])), _sla.hankel([1, 2, 3]))
+    np.testing.assert_array_equal(np.asarray(jsl.hankel([1, 2, 3], [9, 4, 5, 6])), _sla.hankel([1, 2, 3], [9, 4, 5, 6]))
+    # JAX 0.10.2: circulant([1, 2, 3]) == [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    assert np.asarray(jsl.circulant(np.array([1, 2, 3]))).tolist() == [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    np.testing.assert_allclose(np.asarray(jsl.companion(np.array([1.0, 2, 3, 4]))), _sla.companion([1.0, 2, 3, 4]))
+    np.testing.assert_array_equal(np.asarray(jsl.hadamard(8)), _sla.hadamard(8))
+    with pytest.raises(ValueError):
+        jsl.hadamard(6)
+    np.testing.assert_array_equal(np.asarray(jsl.fiedler(np.array([1, 4, 12]))), _sla.fiedler([1, 4, 12]))
+    for full in (False, True):
+        np.testing.assert_allclose(np.asarray(jsl.helmert(5, full)), _sla.helmert(5, full), rtol=1e-6)
+    f, s = np.array([0.1, 2.0, 1.0]), np.array([0.2, 0.8])
+    np.testing.assert_allclose(np.asarray(jsl.leslie(f, s)), _sla.leslie(f, s), rtol=1e-6)
+    a = _rand((5, 3), np.float32, seed=20)
+    for side in ("right", "left"):
+        u, p = jsl.polar(a, side)
+        wu, wp = _sla.polar(a.astype(np.float64), side)
+        np.testing.assert_allclose(np.asarray(u), wu, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(p), wp, rtol=1e-4, atol=1e-5)

@@ -3,13 +3,15 @@
 """
 import numpy as np
 
+from .. import dtypes
 from .. import numpy as jnp
 from ..core import get_aval
 from ..numpy import linalg as _nl
 from ..primitives import linalg as _pl
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor",
-           "lu_solve", "qr", "solve", "solve_triangular", "svd", "toeplitz"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion", "det", "eigh", "expm",
+           "fiedler", "hadamard", "hankel", "helmert", "hilbert", "inv", "leslie", "lu", "lu_factor", "lu_solve",
+           "polar", "qr", "solve", "solve_triangular", "svd", "toeplitz"]
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -255,3 +257,103 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
         Ud, Vd = _pade_uv(A, deg)
         R = jnp.where((norm1 <= theta)[..., None, None], _nl.solve(Vd - Ud, Vd + Ud), R)
     return R
+
+
+# ----------------------------------------------------------------------------------------------- special matrices
+
+def hilbert(n):
+    """The ``n×n`` Hilbert matrix ``1 / (i + j + 1)`` (default float dtype). Mirrors
+    ``jax.scipy.linalg.hilbert``."""
+    i = jnp.arange(n)
+    return 1.0 / (i[:, None] + i[None, :] + 1.0)
+
+
+def hankel(c, r=None):
+    """The Hankel matrix with first column ``c`` and last row ``r`` (zeros when None; ``r[0]`` is ignored).
+    Mirrors ``jax.scipy.linalg.hankel`` for 1-d ``c``/``r``."""
+    c = jnp.ravel(jnp.asarray(c))
+    r = jnp.zeros_like(c) if r is None else jnp.ravel(jnp.asarray(r))
+    n, m = get_aval(c).shape[0], get_aval(r).shape[0]
+    dt = jnp.result_type(c, r)
+    vals = jnp.concatenate([c.astype(dt), r[1:].astype(dt)])     # a[i, j] = vals[i + j]
+    return vals[np.arange(n)[:, None] + np.arange(m)[None, :]]
+
+
+def circulant(c):
+    """The circulant matrix with first column ``c``: ``a[i, j] = c[(i - j) % n]``. Mirrors
+    ``jax.scipy.linalg.circulant`` for 1-d ``c``."""
+    c = jnp.ravel(jnp.asarray(c))
+    n = get_aval(c).shape[0]
+    return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)]
+
+
+def companion(a):
+    """The companion matrix of the polynomial with coefficients ``a`` (highest degree first). Raises
+    ValueError for fewer than two coefficients. Mirrors ``jax.scipy.linalg.companion`` for 1-d ``a``."""
+    (a,) = _nl._inexact("companion", a)
+    n = get_aval(a).shape[-1]
+    if n < 2:
+        raise ValueError("The length of `a` must be at least 2.")
+    first = -a[1:] / a[0]
+    sub = jnp.eye(n - 2, n - 1, dtype=get_aval(a).dtype) if n > 2 else jnp.zeros((0, n - 1), get_aval(a).dtype)
+    return jnp.concatenate([first[None, :], sub], 0)
+
+
+def hadamard(n, dtype=int):
+    """The Sylvester Hadamard matrix of order ``n`` (a power of two; ValueError otherwise). Mirrors
+    ``jax.scipy.linalg.hadamard``."""
+    n = int(n)
+    if n < 1 or n & (n - 1):
+        raise ValueError("n must be an positive a power of 2 integer")
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return jnp.asarray(h, dtype=dtype)
+
+
+def fiedler(a):
+    """The symmetric Fiedler matrix ``|a[i] - a[j]|``. Mirrors ``jax.scipy.linalg.fiedler`` for 1-d ``a``."""
+    a = jnp.ravel(jnp.asarray(a))
+    return jnp.abs(a[:, None] - a[None, :])
+
+
+def helmert(n, full=False):
+    """The Helmert matrix of order ``n`` (its first row dropped unless ``full``). Mirrors
+    ``jax.scipy.linalg.helmert``."""
+    n = int(n)
+    h = np.tril(np.ones((n, n)), -1) - np.diag(np.arange(n))
+    d = np.arange(n) * np.arange(1, n + 1)
+    h[0] = 1
+    d[0] = n
+    out = jnp.asarray(h / np.sqrt(d)[:, None], dtype=dtypes.canonicalize_dtype(np.float64))
+    return out if full else out[1:]
+
+
+def leslie(f, s):
+    """The Leslie matrix of fecundities ``f[n]`` and survival rates ``s[n - 1]``. Mirrors
+    ``jax.scipy.linalg.leslie``."""
+    f, s = _nl._inexact("leslie", f, s)
+    n = get_aval(f).shape[-1]
+    if get_aval(s).shape[-1] != n - 1:
+        raise ValueError(f"Incorrect shape for s. s.shape[-1] must be f.shape[-1] - 1, got {get_aval(s).shape}")
+    sub = jnp.concatenate([jnp.diag(s), jnp.zeros((n - 1, 1), get_aval(f).dtype)], 1) if n > 1 else \
+        jnp.zeros((0, n), get_aval(f).dtype)
+    return jnp.concatenate([f[None, :], sub], 0)
+
+
+def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
+    """The polar decomposition ``a = u @ p`` (``side='right'``) or ``p @ u`` (``'left'``) with ``u`` having
+    orthonormal columns and ``p`` symmetric positive semi-definite, from the SVD (``method='qdwh'``, JAX's
+    default, gives the same factors; it is computed by the SVD here). Mirrors ``jax.scipy.linalg.polar``."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} is not 'right' or 'left'")
+    if method not in ("svd", "qdwh"):
+        raise ValueError(f"Unknown polar decomposition method {method!r}.")
+    (a,) = _nl._inexact("polar", a)
+    u_svd, s, vh = _nl.svd(a, full_matrices=False)
+    u = jnp.matmul(u_svd, vh)
+    if side == "right":
+        p = jnp.matmul(jnp.matrix_transpose(vh) * s[..., None, :], vh)
+    else:
+        p = jnp.matmul(u_svd * s[..., None, :], jnp.matrix_transpose(u_svd))
+    return u, p
