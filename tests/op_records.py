@@ -454,6 +454,25 @@ _LIBRARY = [
     _r("cumprod", "library", lax=lax.cumprod, jnp=jnp.cumprod, tested_in=("test_shape_ops.py::test_cumsum_cumprod",)),
     _r("cummax", "library", lax=lax.cummax, tested_in=("test_fuzz_programs.py::test_random_programs_match_reference",)),
     _r("cummin", "library", lax=lax.cummin, tested_in=("test_fuzz_programs.py::test_random_programs_match_reference",)),
+    # lax.linalg (primitives/linalg.py, through faer)
+    _r("cholesky", "library", lax=lax.linalg.cholesky,
+       tested_in=("test_linalg.py::test_cholesky_against_numpy",
+                  "test_linalg.py::test_cholesky_not_positive_definite_gives_nans_like_jax",
+                  "test_linalg.py::test_linalg_jvps_against_finite_differences")),
+    _r("lu", "library", lax=lax.linalg.lu,
+       tested_in=("test_linalg.py::test_lu_against_scipy", "test_linalg.py::test_linalg_jvps_against_finite_differences")),
+    _r("lu_pivots_to_permutation", "library", lax=lax.linalg.lu_pivots_to_permutation, zero_tangent=True,
+       tested_in=("test_linalg.py::test_lu_against_scipy",)),
+    _r("qr", "library", lax=lax.linalg.qr,
+       tested_in=("test_linalg.py::test_qr_against_numpy", "test_linalg.py::test_linalg_jvps_against_finite_differences")),
+    _r("eigh", "library", lax=lax.linalg.eigh,
+       tested_in=("test_linalg.py::test_eigh_against_numpy", "test_linalg.py::test_linalg_jvps_against_finite_differences")),
+    _r("svd", "library", lax=lax.linalg.svd,
+       tested_in=("test_linalg.py::test_svd_against_numpy", "test_linalg.py::test_linalg_jvps_against_finite_differences")),
+    _r("triangular_solve", "library", lax=lax.linalg.triangular_solve, linear=True,
+       tested_in=("test_linalg.py::test_triangular_solve_against_scipy",
+                  "test_linalg.py::test_linalg_jvps_against_finite_differences",
+                  "test_linalg.py::test_linalg_vmap_matches_batched")),
 ]
 
 # convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)

@@ -386,3 +386,523 @@ def test_independent_large_products_run_side_by_side():
     dh = np.ones((128, 64)) @ w2.T.astype(np.float64) * (1 - h ** 2)
     np.testing.assert_allclose(np.asarray(g2), h.T @ np.ones((128, 64)), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(np.asarray(g1), x.T.astype(np.float64) @ dh, rtol=1e-4, atol=1e-3)
+
+
+# ----------------------------------------------------------------------------------------------- lax.linalg
+# Factorizations against NumPy/SciPy (LAPACK) up to the sign freedom of each, over batched and empty shapes,
+# float32/float64, eager, jit and vmap; jvps against central finite differences in float64.
+import scipy.linalg as _sla  # noqa: E402
+
+from cranax.lax import linalg as lxl  # noqa: E402
+
+LA_SHAPES = [(3, 3), (1, 1), (0, 0), (2, 4, 4), (2, 3, 5, 5), (0, 3, 3)]
+RECT_SHAPES = [(4, 3), (3, 5), (2, 6, 4), (2, 3, 5), (0, 2), (1, 3, 0)]
+FLOATS = [np.float32, np.float64]
+
+
+def _tol(dtype):
+    return (2e-4, 2e-4) if np.dtype(dtype) == np.float32 else (1e-10, 1e-10)
+
+
+def _spd(shape, dtype, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    n = shape[-1]
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+def _lapply(f, x, *rest):
+    """NumPy/SciPy function over the leading batch axes."""
+    x = np.asarray(x)
+    if x.ndim == 2:
+        return f(x, *rest)
+    outs = [_lapply(f, x[i], *[r[i] for r in rest]) for i in range(x.shape[0])]
+    if isinstance(outs[0] if outs else None, tuple):
+        return tuple(np.stack(o) for o in zip(*outs))
+    return np.stack(outs) if outs else None
+
+
+def _set_x64(dtype):
+    jax.config.update("jax_enable_x64", np.dtype(dtype) == np.float64)  # restored by conftest
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES)
+def test_cholesky_against_numpy(shape, dtype, mode):
+    _set_x64(dtype)
+    a = _spd(shape, dtype)
+    got = np.asarray(_run(mode, lxl.cholesky, a))
+    assert got.dtype == dtype and got.shape == shape
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(got, np.linalg.cholesky(a.astype(np.float64)), rtol=rtol * 10, atol=atol * 10)
+
+
+def test_cholesky_not_positive_definite_gives_nans_like_jax():
+    # JAX 0.10.2: lax.linalg.cholesky([[1., 2.], [2., 1.]]) -> [[nan, 0.], [nan, nan]]
+    got = np.asarray(lxl.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)))
+    assert np.isnan(got[0, 0]) and got[0, 1] == 0 and np.isnan(got[1]).all()
+    # one bad matrix in a batch spoils only itself
+    b = np.stack([_spd((2, 2), np.float32), np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)])
+    got = np.asarray(lxl.cholesky(b))
+    assert np.isfinite(got[0]).all() and np.isnan(got[1, 1, 0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_lu_against_scipy(shape, dtype, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=3)
+    lu, piv, perm = _run(mode, lxl.lu, a)
+    lu, piv, perm = np.asarray(lu), np.asarray(piv), np.asarray(perm)
+    m, n = shape[-2:]
+    assert lu.dtype == dtype and piv.dtype == np.int32 and perm.dtype == np.int32
+    assert piv.shape == shape[:-2] + (min(m, n),) and perm.shape == shape[:-2] + (m,)
+    rtol, atol = _tol(dtype)
+    for idx in np.ndindex(shape[:-2]):
+        if m == 0 or n == 0:
+            np.testing.assert_array_equal(perm[idx], np.arange(m))
+            continue
+        p, l, u = _sla.lu(a[idx].astype(np.float64))
+        k = min(m, n)
+        want_lu = np.zeros((m, n))
+        want_lu[:, :k] += np.tril(l, -1)
+        want_lu[:k, :] += np.triu(u)
+        np.testing.assert_allclose(lu[idx], want_lu, rtol=rtol * 10, atol=atol * 10)
+        if m == n:
+            np.testing.assert_array_equal(piv[idx], _sla.lu_factor(a[idx].astype(np.float64))[1])
+        np.testing.assert_array_equal(perm[idx], np.argmax(p, axis=0))
+        np.testing.assert_array_equal(np.asarray(lxl.lu_pivots_to_permutation(piv[idx], m)), perm[idx])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_qr_against_numpy(shape, dtype, full, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=4)
+    q, r = _run(mode, lambda x: lxl.qr(x, full_matrices=full), a)
+    q, r = np.asarray(q), np.asarray(r)
+    wq, wr = np.linalg.qr(a.astype(np.float64), mode="complete" if full else "reduced")
+    rtol, atol = _tol(dtype)
+    # LAPACK's geqrf signs (faer's Householder reflections make the same choice)
+    np.testing.assert_allclose(q, wq, rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_allclose(r, wr, rtol=rtol * 10, atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES)
+def test_eigh_against_numpy(shape, dtype, lower, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=5)
+    # symmetrize_input=False reads one triangle only: the other holds garbage
+    v, w = _run(mode, lambda x: lxl.eigh(x, lower=lower, symmetrize_input=False), a)
+    v, w = np.asarray(v), np.asarray(w)
+    wa = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2) if lower else \
+        np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2)
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(wa.astype(np.float64)), rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_allclose(wa @ v, v * w[..., None, :], rtol=rtol * 20, atol=atol * 20)
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(shape[-1]), shape),
+                               atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", LA_SHAPES + RECT_SHAPES)
+def test_svd_against_numpy(shape, dtype, full, mode):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=6)
+    u, s, vt = (np.asarray(t) for t in _run(mode, lambda x: lxl.svd(x, full_matrices=full), a))
+    wu, ws, wvt = np.linalg.svd(a.astype(np.float64), full_matrices=full)
+    assert u.shape == wu.shape and vt.shape == wvt.shape and s.dtype == dtype
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(s, ws, rtol=rtol * 10, atol=atol * 10)
+    k = s.shape[-1]
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a, rtol=rtol * 20, atol=atol * 20)
+    for m_ in (u, np.swapaxes(vt, -1, -2)):   # orthonormal columns
+        np.testing.assert_allclose(np.swapaxes(m_, -1, -2) @ m_, np.broadcast_to(np.eye(m_.shape[-1]),
+                                   m_.shape[:-2] + (m_.shape[-1],) * 2), atol=atol * 10)
+    np.testing.assert_allclose(np.asarray(lxl.svd(a, compute_uv=False)), ws, rtol=rtol * 10, atol=atol * 10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("flags", list(itertools.product([True, False], repeat=4)))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_triangular_solve_against_scipy(flags, dtype, mode):
+    _set_x64(dtype)
+    left, lower, trans, unit = flags
+    a = _rand((2, 4, 4), dtype, seed=7) + 4 * np.eye(4, dtype=dtype)
+    b = _rand((2, 4, 3) if left else (2, 3, 4), dtype, seed=8)
+    got = np.asarray(_run(mode, lambda a, b: lxl.triangular_solve(a, b, left_side=left, lower=lower,
+                                                                  transpose_a=trans, unit_diagonal=unit), a, b))
+    want = []
+    for i in range(2):
+        t = np.tril(a[i]) if lower else np.triu(a[i])
+        if unit:
+            t = t - np.diag(np.diag(t)) + np.eye(4)
+        op = t.T if trans else t
+        want.append(np.linalg.solve(op, b[i]) if left else np.linalg.solve(op.T, b[i].T).T)
+    rtol, atol = _tol(dtype)
+    np.testing.assert_allclose(got, np.stack(want), rtol=rtol * 10, atol=atol * 10)
+
+
+def test_linalg_vmap_matches_batched():
+    a = _spd((3, 4, 4), np.float32)
+    np.testing.assert_allclose(np.asarray(jax.vmap(lxl.cholesky)(a)), np.asarray(lxl.cholesky(a)), rtol=1e-6)
+    v1, w1 = jax.vmap(lxl.eigh, in_axes=2, out_axes=0)(np.moveaxis(a, 0, 2))
+    np.testing.assert_allclose(np.asarray(w1), np.asarray(lxl.eigh(a)[1]), rtol=1e-5)
+    b = _rand((4, 2), np.float32)   # an unbatched right-hand side against a batch of matrices
+    got = jax.vmap(lambda m: lxl.triangular_solve(m, b, left_side=True, lower=True))(a)
+    np.testing.assert_allclose(np.asarray(got), np.linalg.solve(np.tril(a), b), rtol=1e-4, atol=1e-5)
+    for f in (lambda x: lxl.lu(x)[0], lambda x: lxl.qr(x)[1], lambda x: lxl.svd(x)[1]):
+        np.testing.assert_allclose(np.asarray(jax.vmap(f)(a)), np.asarray(f(a)), rtol=1e-5, atol=1e-6)
+
+
+def _fd_jvp(f, x, t, eps=1e-6):
+    """Central difference of f along t."""
+    return (np.asarray(f(x + eps * t)) - np.asarray(f(x - eps * t))) / (2 * eps)
+
+
+def _check_jvp(f, x, seed=0, rtol=1e-5, atol=1e-7):
+    t = np.random.default_rng(seed).standard_normal(x.shape)
+    _, got = jax.jvp(f, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(got), _fd_jvp(f, x, t), rtol=rtol, atol=atol)
+
+
+def _sign_fixed(v):
+    """Columns scaled to a positive first row entry (eigenvectors/singular vectors up to sign)."""
+    return v * np.sign(v[..., :1, :])
+
+
+def test_linalg_jvps_against_finite_differences(x64):
+    a = _spd((4, 4), np.float64)
+    g = _rand((4, 4), np.float64, seed=11)
+    _check_jvp(lxl.cholesky, a)
+    _check_jvp(lambda x: lxl.lu(x)[0], g)
+    _check_jvp(lambda x: lxl.qr(x)[0], g)
+    _check_jvp(lambda x: lxl.qr(x)[1], g)
+    _check_jvp(lambda x: lxl.qr(x, full_matrices=False)[0], _rand((5, 3), np.float64, seed=12))
+    _check_jvp(lambda x: lxl.eigh(x)[1], a)
+    _check_jvp(lambda x: lxl.eigh(x)[0] * jnp.sign(lxl.eigh(x)[0][..., :1, :]), a)
+    _check_jvp(lambda x: lxl.svd(x, compute_uv=False), g)
+    for shape in ((4, 4), (5, 3), (3, 5)):
+        x = _rand(shape, np.float64, seed=13)
+        _check_jvp(lambda x: lxl.svd(x, full_matrices=False)[1], x)
+        _check_jvp(lambda x: (lambda u, s, vt: u * jnp.sign(u[..., :1, :]))(*lxl.svd(x, full_matrices=False)), x)
+    tri = np.tril(a)
+    b = _rand((4, 3), np.float64, seed=14)
+    _check_jvp(lambda m: lxl.triangular_solve(m, b, left_side=True, lower=True), tri)
+    _check_jvp(lambda bb: lxl.triangular_solve(tri, bb, left_side=True, lower=True, transpose_a=True), b)
+    # the transpose rule: grad through b
+    f = lambda bb: jnp.sum(lxl.triangular_solve(tri, bb, left_side=True, lower=True) ** 2)
+    eps, e = 1e-6, np.zeros_like(b)
+    e[1, 2] = 1
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(b))[1, 2], (f(b + eps * e) - f(b - eps * e)) / (2 * eps),
+                               rtol=1e-6)
+
+
+def test_linalg_errors_name_the_problem():
+    with pytest.raises(ValueError, match="square"):
+        lxl.cholesky(np.zeros((2, 3), np.float32))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        lxl.cholesky(np.eye(2, dtype=np.int32))
+    with pytest.raises(TypeError, match="Incompatible shapes"):
+        lxl.triangular_solve(np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True)
+    with pytest.raises(NotImplementedError):
+        jax.jvp(lambda x: lxl.qr(x)[0], (np.ones((3, 2)),), (np.ones((3, 2)),))
+
+
+def test_linalg_jaxprs_print_like_jax():
+    # JAX 0.10.2's make_jaxpr of lax.linalg.svd / triangular_solve on f32[2,2] (params as JAX prints them)
+    text = str(jax.make_jaxpr(lambda x: lxl.svd(x))(np.eye(2, dtype=np.float32)))
+    assert "b:f32[2] c:f32[2,2] d:f32[2,2] = svd[" in text and "compute_uv=True" in text and "in (c, b, d)" in text
+    text = str(jax.make_jaxpr(lambda x: lxl.triangular_solve(x, x))(np.eye(2, dtype=np.float32)))
+    assert "triangular_solve[" in text and "conjugate_a=False" in text and "unit_diagonal=False" in text
+    text = str(jax.make_jaxpr(lxl.lu)(np.eye(2, dtype=np.float32)))
+    assert "b:f32[2,2] c:i32[2] d:i32[2] = lu a" in text
+
+
+# ----------------------------------------------------------------------------------------------- jnp.linalg
+# and cranax.scipy.linalg against NumPy/SciPy; gradients against finite differences (float64).
+import cranax.scipy.linalg as jsl  # noqa: E402
+
+JLA = jnp.linalg
+
+
+def _gen(shape, dtype, seed=0):
+    """Well-conditioned general matrices."""
+    n = shape[-1]
+    return (_rand(shape, np.float64, seed) + 2 * n ** 0.5 * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1), (0, 0), (2, 0, 0)])
+def test_jnp_linalg_square_functions(shape, dtype, mode):
+    _set_x64(dtype)
+    a = _gen(shape, dtype)
+    a64 = a.astype(np.float64)
+    rtol, atol = _tol(dtype)
+    tol = dict(rtol=rtol * 50, atol=atol * 50)
+    b = _rand(shape[:-1] + (2,), dtype, seed=1)
+    np.testing.assert_allclose(np.asarray(_run(mode, JLA.solve, a, b)), np.linalg.solve(a64, b), **tol)
+    if len(shape) == 2:
+        np.testing.assert_allclose(np.asarray(_run(mode, JLA.solve, a, b[:, 0])), np.linalg.solve(a64, b[:, 0]),
+                                   **tol)
+    np.testing.assert_allclose(np.asarray(_run(mode, JLA.inv, a)), np.linalg.inv(a64), **tol)
+    np.testing.assert_allclose(np.asarray(_run(mode, JLA.det, a)), np.linalg.det(a64), **tol)
+    s, ld = _run(mode, JLA.slogdet, a)
+    ws, wld = np.linalg.slogdet(a64)
+    np.testing.assert_allclose(np.asarray(s), ws, **tol)
+    np.testing.assert_allclose(np.asarray(ld), wld, **tol)
+    spd = _spd(shape, dtype)
+    np.testing.assert_allclose(np.asarray(_run(mode, JLA.cholesky, spd)), np.linalg.cholesky(spd.astype(np.float64)),
+                               **tol)
+    np.testing.assert_allclose(np.asarray(_run(mode, JLA.eigvalsh, spd)), np.linalg.eigvalsh(spd.astype(np.float64)),
+                               **tol)
+    for p in (-3, -1, 0, 1, 2, 5):
+        np.testing.assert_allclose(np.asarray(JLA.matrix_power(a, p)), np.linalg.matrix_power(a64, p), **tol)
+    if shape[-1]:
+        for p in (None, 1, -1, 2, -2, np.inf, -np.inf, "fro"):
+            np.testing.assert_allclose(np.asarray(JLA.cond(a, p)), np.linalg.cond(a64, p), **tol)
+
+
+def test_jnp_linalg_det_sign_and_singular():
+    p = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    assert float(JLA.det(p)) == -1.0
+    s, ld = JLA.slogdet(np.zeros((2, 2), np.float32))
+    assert float(s) == 0 and float(ld) == -np.inf
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 4), (3, 3)])
+def test_jnp_linalg_rectangular_functions(shape, dtype):
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=2)
+    a64 = a.astype(np.float64)
+    rtol, atol = _tol(dtype)
+    tol = dict(rtol=rtol * 50, atol=atol * 50)
+    np.testing.assert_allclose(np.asarray(JLA.svdvals(a)), np.linalg.svd(a64, compute_uv=False), **tol)
+    u, s, vh = JLA.svd(a, full_matrices=False)
+    np.testing.assert_allclose(np.asarray(u * s[..., None, :]) @ np.asarray(vh), a64, **tol)
+    q, r = JLA.qr(a)
+    wq, wr = np.linalg.qr(a64)
+    np.testing.assert_allclose(np.asarray(q), wq, **tol)
+    np.testing.assert_allclose(np.asarray(JLA.qr(a, mode="r")), np.linalg.qr(a64, mode="r"), **tol)
+    np.testing.assert_allclose(np.asarray(JLA.qr(a, mode="complete").Q), np.linalg.qr(a64, mode="complete")[0],
+                               **tol)
+    np.testing.assert_allclose(np.asarray(JLA.pinv(a)), np.linalg.pinv(a64), **tol)
+    np.testing.assert_array_equal(np.asarray(JLA.matrix_rank(a)), np.linalg.matrix_rank(a64))
+    low = a64.copy()
+    low[..., -1] = low[..., 0]    # a repeated column: rank drops
+    np.testing.assert_array_equal(np.asarray(JLA.matrix_rank(low.astype(dtype))), np.linalg.matrix_rank(low))
+    if len(shape) == 2:
+        b = _rand((shape[0], 2), dtype, seed=3)
+        x, resid, rank, sv = JLA.lstsq(a, b)
+        wx, wres, wrank, wsv = np.linalg.lstsq(a64, b, rcond=None)
+        np.testing.assert_allclose(np.asarray(x), wx, **tol)
+        assert int(rank) == wrank
+        np.testing.assert_allclose(np.asarray(sv), wsv, **tol)
+        if shape[0] > shape[1]:
+            np.testing.assert_allclose(np.asarray(JLA.lstsq(a, b, numpy_resid=True)[1]), wres, **tol)
+
+
+@pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_jnp_linalg_matrix_norms(ord, keepdims):
+    x = _rand((2, 3, 4), np.float32, seed=4)
+    for axis in ((1, 2), (2, 0), (-1, -2)):
+        np.testing.assert_allclose(np.asarray(JLA.norm(x, ord, axis, keepdims)),
+                                   np.linalg.norm(x, ord, axis, keepdims), rtol=1e-5, atol=1e-6)
+    if ord is not None:
+        np.testing.assert_allclose(np.asarray(JLA.matrix_norm(x, ord=ord, keepdims=keepdims)),
+                                   np.linalg.matrix_norm(x, ord=ord, keepdims=keepdims), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ord", [None, 0, 1, -1, 2, -2, 3, 0.5, np.inf, -np.inf])
+def test_jnp_linalg_vector_norms(ord):
+    x = _rand((3, 5), np.float32, seed=5)
+    for axis in (0, 1, -1):
+        np.testing.assert_allclose(np.asarray(JLA.norm(x, ord, axis)), np.linalg.norm(x, ord, axis), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(JLA.norm(x[0], ord)), np.linalg.norm(x[0], ord), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(JLA.vector_norm(x, ord=2 if ord is None else ord)),
+                               np.linalg.vector_norm(x, ord=2 if ord is None else ord), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(JLA.norm(x)), np.linalg.norm(x), rtol=1e-6)
+    with pytest.raises(ValueError, match="Invalid order"):
+        JLA.norm(x, "bad", axis=(0, 1))
+
+
+def test_jnp_linalg_tensor_and_product_functions():
+    a = _gen((6, 6), np.float32).reshape(2, 3, 6)
+    b = _rand((2, 3), np.float32, seed=6)
+    np.testing.assert_allclose(np.asarray(JLA.tensorsolve(a, b)), np.linalg.tensorsolve(a, b), rtol=1e-4, atol=1e-5)
+    t = _gen((6, 6), np.float32).reshape(6, 2, 3)
+    np.testing.assert_allclose(np.asarray(JLA.tensorinv(t, ind=1)), np.linalg.tensorinv(t, ind=1), rtol=1e-4,
+                               atol=1e-5)
+    ms = [_rand((3, 4), np.float32, 7), _rand((4, 5), np.float32, 8), _rand((5,), np.float32, 9)]
+    np.testing.assert_allclose(np.asarray(JLA.multi_dot(ms)), np.linalg.multi_dot(ms), rtol=1e-5)
+    u, v = _rand((4, 3), np.float32, 10), _rand((4, 3), np.float32, 11)
+    np.testing.assert_allclose(np.asarray(JLA.cross(u, v)), np.linalg.cross(u, v), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(JLA.cross(u.T, v.T, axis=0)), np.cross(u.T, v.T, axis=0), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(ValueError, match="3-dimensional"):
+        JLA.cross(np.ones(2), np.ones(2))
+    np.testing.assert_allclose(np.asarray(JLA.outer(u[0], v[0])), np.linalg.outer(u[0], v[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(JLA.vecdot(u, v)), np.linalg.vecdot(u, v), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(JLA.trace(a[0, :, :3])), np.linalg.trace(a[0, :, :3]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(JLA.diagonal(a)), np.linalg.diagonal(a), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(JLA.matrix_transpose(a)), np.linalg.matrix_transpose(a))
+    np.testing.assert_allclose(np.asarray(JLA.tensordot(a, b, axes=((0, 1), (0, 1)))),
+                               np.tensordot(a, b, ((0, 1), (0, 1))), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="complex"):
+        JLA.eig(np.eye(2))
+    with pytest.raises(NotImplementedError, match="complex"):
+        JLA.eigvals(np.eye(2))
+
+
+def test_jnp_linalg_eigh_results():
+    a = _spd((2, 4, 4), np.float32)
+    w, v = JLA.eigh(a)
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigh(a)[0], rtol=1e-5)
+    np.testing.assert_allclose(a @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], rtol=1e-4,
+                               atol=1e-4)
+    assert JLA.eigh(a).eigenvalues is not None and JLA.eigh(a, UPLO="U").eigenvectors.shape == (2, 4, 4)
+    assert np.asarray(JLA.cholesky(a, upper=True)).tolist() == np.swapaxes(np.asarray(JLA.cholesky(a)), -1, -2).tolist()
+
+
+def test_jnp_linalg_vmap_and_integer_inputs():
+    a = _gen((5, 3, 3), np.float32)
+    b = _rand((5, 3), np.float32, seed=12)
+    np.testing.assert_allclose(np.asarray(jax.vmap(JLA.solve)(a, b)), np.linalg.solve(a, b[..., None])[..., 0],
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(jax.vmap(JLA.det)(a)), np.linalg.det(a), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(jax.vmap(JLA.inv)(a)), np.linalg.inv(a), rtol=1e-4, atol=1e-5)
+    got = JLA.inv(np.array([[2, 0], [0, 4]], np.int32))       # integers promote to the default float
+    assert got.dtype == np.float32 and np.asarray(got).tolist() == [[0.5, 0.0], [0.0, 0.25]]
+
+
+def _fd_grad_check(f, x, seed=0, rtol=1e-5, atol=1e-8):
+    """grad(f) against central differences along random directions."""
+    g = np.asarray(jax.grad(f)(x))
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        t = rng.standard_normal(x.shape)
+        fd = (float(f(x + 1e-6 * t)) - float(f(x - 1e-6 * t))) / 2e-6
+        np.testing.assert_allclose(np.sum(g * t), fd, rtol=rtol, atol=atol)
+
+
+def test_linalg_gradients_against_finite_differences(x64):
+    a = _gen((4, 4), np.float64)
+    spd = _spd((4, 4), np.float64)
+    b = _rand((4, 2), np.float64, seed=13)
+    w = _rand((4, 4), np.float64, seed=14)
+    _fd_grad_check(lambda x: JLA.slogdet(x)[1], a)
+    np.testing.assert_allclose(np.asarray(jax.grad(lambda x: JLA.slogdet(x)[1])(a)), np.linalg.inv(a).T, rtol=1e-10)
+    _fd_grad_check(lambda x: JLA.det(x), a)
+    _fd_grad_check(lambda x: jnp.sum(JLA.solve(x, b) * b), a)
+    _fd_grad_check(lambda bb: jnp.sum(JLA.solve(a, bb) ** 2), b)
+    _fd_grad_check(lambda x: jnp.sum(JLA.inv(x) * w), a)
+    _fd_grad_check(lambda x: jnp.sum(JLA.cholesky(x) * w), spd)
+    _fd_grad_check(lambda x: jnp.sum(JLA.eigh(x)[0] * w[0]), spd)
+    _fd_grad_check(lambda x: jnp.sum(jnp.abs(JLA.eigh(x)[1]) * w), spd)
+    _fd_grad_check(lambda x: jnp.sum(JLA.svd(x, compute_uv=False) * w[0]), a)
+    _fd_grad_check(lambda x: jnp.sum(jnp.abs(JLA.svd(x, full_matrices=False)[0]) * w), a)
+    _fd_grad_check(lambda x: JLA.norm(x, 2), a)
+    _fd_grad_check(lambda x: JLA.norm(x, "nuc"), a)
+    _fd_grad_check(lambda x: jnp.sum(JLA.pinv(x[:, :3]) * w[:3]), a)
+    _fd_grad_check(lambda x: jnp.sum(jsl.expm(x * 0.3) * w), a)
+    _fd_grad_check(lambda x: jnp.sum(jsl.expm(x * 0.001) * w), a)   # a low Padé degree
+    _fd_grad_check(lambda x: jnp.sum(jsl.cho_solve(jsl.cho_factor(x), b) * b), spd)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_scipy_linalg_against_scipy(dtype):
+    _set_x64(dtype)
+    rtol, atol = _tol(dtype)
+    tol = dict(rtol=rtol * 50, atol=atol * 50)
+    a = _gen((4, 4), dtype)
+    a64 = a.astype(np.float64)
+    spd = _spd((4, 4), dtype)
+    s64 = spd.astype(np.float64)
+    b = _rand((4, 2), dtype, seed=15)
+    for lower in (False, True):
+        np.testing.assert_allclose(np.asarray(jsl.cholesky(spd, lower=lower)), _sla.cholesky(s64, lower=lower), **tol)
+        np.testing.assert_allclose(np.asarray(jsl.cho_solve(jsl.cho_factor(spd, lower=lower), b)),
+                                   _sla.cho_solve(_sla.cho_factor(s64, lower=lower), b), **tol)
+        np.testing.assert_allclose(np.asarray(jsl.cho_solve(jsl.cho_factor(spd, lower=lower), b[:, 0])),
+                                   _sla.cho_solve(_sla.cho_factor(s64, lower=lower), b[:, 0]), **tol)
+    lu_, piv = jsl.lu_factor(a)
+    wlu, wpiv = _sla.lu_factor(a64)
+    np.testing.assert_allclose(np.asarray(lu_), wlu, **tol)
+    np.testing.assert_array_equal(np.asarray(piv), wpiv)
+    for trans in (0, 1, 2):
+        np.testing.assert_allclose(np.asarray(jsl.lu_solve((lu_, piv), b, trans=trans)),
+                                   _sla.lu_solve((wlu, wpiv), b, trans=trans), **tol)
+    for shape in ((4, 4), (5, 3), (3, 5)):
+        x = _rand(shape, dtype, seed=16)
+        for got, want in zip(jsl.lu(x), _sla.lu(x.astype(np.float64))):
+            np.testing.assert_allclose(np.asarray(got), want, **tol)
+        pl_, u_ = jsl.lu(x, permute_l=True)
+        np.testing.assert_allclose(np.asarray(pl_), _sla.lu(x.astype(np.float64), permute_l=True)[0], **tol)
+        for mode in ("full", "economic"):
+            for got, want in zip(jsl.qr(x, mode=mode), _sla.qr(x.astype(np.float64), mode=mode)):
+                np.testing.assert_allclose(np.asarray(got), want, **tol)
+        np.testing.assert_allclose(np.asarray(jsl.svd(x, compute_uv=False)), _sla.svd(x, compute_uv=False), **tol)
+    for trans in (0, 1, "T"):
+        for lower in (False, True):
+            t = np.tril(a) if lower else np.triu(a)
+            np.testing.assert_allclose(np.asarray(jsl.solve_triangular(t, b, trans=trans, lower=lower)),
+                                       _sla.solve_triangular(t.astype(np.float64), b, trans=trans, lower=lower), **tol)
+    np.testing.assert_allclose(np.asarray(jsl.solve(a, b)), _sla.solve(a64, b), **tol)
+    np.testing.assert_allclose(np.asarray(jsl.solve(spd, b, assume_a="pos")), _sla.solve(s64, b, assume_a="pos"),
+                               **tol)
+    np.testing.assert_allclose(np.asarray(jsl.inv(a)), _sla.inv(a64), **tol)
+    np.testing.assert_allclose(np.asarray(jsl.det(a)), _sla.det(a64), **tol)
+    w, v = jsl.eigh(spd)
+    np.testing.assert_allclose(np.asarray(w), _sla.eigh(s64)[0], **tol)
+    np.testing.assert_allclose(np.asarray(jsl.eigh(spd, eigvals_only=True)), _sla.eigh(s64, eigvals_only=True), **tol)
+    blocks = [np.ones((2, 2), dtype), np.arange(3, dtype=dtype), np.array(5, dtype)]
+    np.testing.assert_array_equal(np.asarray(jsl.block_diag(*blocks)), _sla.block_diag(*blocks))
+    np.testing.assert_array_equal(np.asarray(jsl.toeplitz([1, 2, 3])), _sla.toeplitz([1, 2, 3]))
+    np.testing.assert_array_equal(np.asarray(jsl.toeplitz([1, 2, 3], [1, 7, 8, 9])), _sla.toeplitz([1, 2, 3], [1, 7, 8, 9]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("scale", [0.0, 1e-3, 0.1, 1.0, 4.0, 30.0])
+def test_expm_against_scipy(scale, dtype):
+    _set_x64(dtype)
+    a = _rand((2, 5, 5), np.float64, seed=17) * scale
+    got = np.asarray(jax.jit(jsl.expm)(a.astype(dtype)))
+    want = np.stack([_sla.expm(m) for m in a])
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * np.abs(want).max())
+    assert got.dtype == dtype
+
+
+def test_scipy_linalg_special_matrices_and_polar():
+    np.testing.assert_allclose(np.asarray(jsl.hilbert(4)), _sla.hilbert(4), rtol=1e-6)
+    assert jsl.hilbert(3).dtype == np.float32      # JAX 0.10.2: float32
+    np.testing.assert_array_equal(np.asarray(jsl.hankel([1, 2, 3])), _sla.hankel([1, 2, 3]))
+    np.testing.assert_array_equal(np.asarray(jsl.hankel([1, 2, 3], [9, 4, 5, 6])), _sla.hankel([1, 2, 3], [9, 4, 5, 6]))
+    # JAX 0.10.2: circulant([1, 2, 3]) == [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    assert np.asarray(jsl.circulant(np.array([1, 2, 3]))).tolist() == [[1, 3, 2], [2, 1, 3], [3, 2, 1]]
+    np.testing.assert_allclose(np.asarray(jsl.companion(np.array([1.0, 2, 3, 4]))), _sla.companion([1.0, 2, 3, 4]))
+    np.testing.assert_array_equal(np.asarray(jsl.hadamard(8)), _sla.hadamard(8))
+    with pytest.raises(ValueError):
+        jsl.hadamard(6)
+    np.testing.assert_array_equal(np.asarray(jsl.fiedler(np.array([1, 4, 12]))), _sla.fiedler([1, 4, 12]))
+    for full in (False, True):
+        np.testing.assert_allclose(np.asarray(jsl.helmert(5, full)), _sla.helmert(5, full), rtol=1e-6)
+    f, s = np.array([0.1, 2.0, 1.0]), np.array([0.2, 0.8])
+    np.testing.assert_allclose(np.asarray(jsl.leslie(f, s)), _sla.leslie(f, s), rtol=1e-6)
+    a = _rand((5, 3), np.float32, seed=20)
+    for side in ("right", "left"):
+        u, p = jsl.polar(a, side)
+        wu, wp = _sla.polar(a.astype(np.float64), side)
+        np.testing.assert_allclose(np.asarray(u), wu, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(p), wp, rtol=1e-4, atol=1e-5)

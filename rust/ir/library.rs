@@ -171,6 +171,9 @@ pub enum LibOp {
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
+    /// Dense linear algebra (`lax.linalg`: cholesky, lu, qr, eigh, svd, triangular_solve, ...): see
+    /// `ir::linalg`.
+    Linalg(super::linalg::LinalgOp),
 }
 
 impl LibOp {
@@ -205,6 +208,7 @@ impl LibOp {
             },
             LibOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
             LibOp::TransposeCopy { .. } => "transpose_copy",
+            LibOp::Linalg(op) => op.name(),
         }
     }
 
@@ -420,7 +424,7 @@ impl LibOp {
                     batch_group_count: int("batch_group_count")?,
                 }))
             }
-            _ => return Ok(None),
+            _ => return Ok(super::linalg::LinalgOp::parse(name, params)?.map(LibOp::Linalg)),
         };
         Ok(Some(op))
     }
@@ -482,6 +486,7 @@ impl LibOp {
                 "padding": w.padding.iter().map(|&(a, b)| vec![a, b]).collect::<Vec<_>>(),
             }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
+            LibOp::Linalg(op) => op.to_json(),
         }
     }
 
@@ -577,6 +582,7 @@ impl LibOp {
                 format!("window_strides={}", t(&w.window_strides)),
             ],
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
+            LibOp::Linalg(op) => op.print_params(),
         }
     }
 
@@ -938,6 +944,7 @@ impl LibOp {
                 unique(permutation, a.shape.len(), "permutation")?;
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
             }
+            LibOp::Linalg(op) => op.infer(ops),
         }
     }
 
@@ -957,6 +964,7 @@ impl LibOp {
                 let k: usize = c.rhs_spec[1..].iter().map(|&d| r.shape.get(d).copied().unwrap_or(1)).product();
                 out.saturating_mul(k.max(1))
             }
+            LibOp::Linalg(op) if !inputs.is_empty() => op.work(inputs),
             _ => out.saturating_add(inputs.iter().map(|a| n(a)).fold(0, usize::saturating_add)),
         }
     }

@@ -7,10 +7,12 @@ pub mod verify;
 pub mod print;
 pub mod shape;
 pub mod library;
+pub mod linalg;
 pub mod control;
 #[cfg(test)]
 mod fuzz_tests;
 
 pub use dtype::{DType, Scalar};
 pub use library::{ConvParams, IndexMode, LibOp, ScatterOp, WindowParams};
+pub use linalg::LinalgOp;
 pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

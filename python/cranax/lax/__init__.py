@@ -55,6 +55,8 @@ import numpy as np  # noqa: F401
 from .. import dtypes  # noqa: F401
 from ..core import Tracer, TypedScalar, get_aval, typed_scalar  # noqa: F401
 from ..primitives import control_flow  # noqa: F401
+# the lax.linalg face (jax.lax.linalg)
+from . import linalg  # noqa: F401,E402
 
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "ScatterDimensionNumbers", "abs",
            "abs_p", "acos", "acos_p", "acosh", "acosh_p", "add", "add_p", "and_p", "argmax", "argmax_p", "argmin",

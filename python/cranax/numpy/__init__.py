@@ -57,6 +57,8 @@ from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique, u
 from ._numeric import (copysign, diff, ediff1d, gcd, interp, lcm, ldexp, polyadd, polyder, polyint, polymul,
                        polysub, polyval, select, trapezoid, vander)
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
+# the jnp.linalg submodule (jax.numpy.linalg)
+from . import linalg  # noqa: F401,E402
 
 __all__ = [
     "bool_", "complex128", "complex64", "dtype", "e", "euler_gamma", "finfo", "float16", "float32", "float64",

@@ -1,3 +1,359 @@
-"""``cranax.scipy.linalg``: mirrors ``jax.scipy.linalg``."""
+"""``cranax.scipy.linalg``: SciPy's dense linear algebra on the ``lax.linalg`` primitives. Mirrors
+``jax.scipy.linalg`` (operands promoted to an inexact dtype; leading axes are a batch where JAX allows it).
+"""
+import numpy as np
 
-__all__ = []
+from .. import dtypes
+from .. import numpy as jnp
+from ..core import get_aval
+from ..numpy import linalg as _nl
+from ..primitives import linalg as _pl
+
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion", "det", "eigh", "expm",
+           "fiedler", "hadamard", "hankel", "helmert", "hilbert", "inv", "leslie", "lu", "lu_factor", "lu_solve",
+           "polar", "qr", "solve", "solve_triangular", "svd", "toeplitz"]
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """The Cholesky factor of ``a``: upper ``U`` (``a = U.T @ U``) by default, lower when ``lower``. NaNs when
+    not positive definite. Mirrors ``jax.scipy.linalg.cholesky``."""
+    (a,) = _nl._inexact("cholesky", a)
+    L = _pl.cholesky(a)
+    return L if lower else jnp.matrix_transpose(L)
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """``(c, lower)`` for ``cho_solve``: the Cholesky factor in the ``lower`` (or upper) triangle. Mirrors
+    ``jax.scipy.linalg.cho_factor`` (the other triangle is zero here; SciPy leaves it unspecified)."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """Solves ``a @ x = b`` from ``cho_factor(a)``; ``b[..., n]`` or ``[..., n, k]``. Mirrors
+    ``jax.scipy.linalg.cho_solve``."""
+    c, lower = c_and_lower
+    c, b = _nl._inexact("cho_solve", c, b)
+    vec = get_aval(b).ndim == get_aval(c).ndim - 1
+    if vec:
+        b = b[..., None]
+    L = c if lower else jnp.matrix_transpose(c)
+    y = _pl.triangular_solve(L, b, left_side=True, lower=True)
+    x = _pl.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True)
+    return x[..., 0] if vec else x
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """``(lu, piv)``: LAPACK's packed LU factors and 0-based row interchanges (int32). Mirrors
+    ``jax.scipy.linalg.lu_factor``."""
+    (a,) = _nl._inexact("lu_factor", a)
+    lu_, piv, _ = _pl.lu(a)
+    return lu_, piv
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Solves ``a @ x = b`` (``trans=0``) or ``a.T @ x = b`` (1 or 2) from ``lu_factor(a)``. Mirrors
+    ``jax.scipy.linalg.lu_solve``."""
+    lu_, piv = lu_and_piv
+    lu_, b = _nl._inexact("lu_solve", lu_, b)
+    n = get_aval(lu_).shape[-1]
+    perm = _pl.lu_pivots_to_permutation(piv, n)
+    vec = get_aval(b).ndim == 1
+    if vec:
+        b = b[:, None]
+    if trans == 0:
+        x = _nl._lu_solve(lu_, perm, b)
+    elif trans in (1, 2):
+        # a = P^T L U: a^T x = b is U^T L^T (P x) = b
+        y = _pl.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+        y = _pl.triangular_solve(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True)
+        inv_perm = jnp.argsort(perm, axis=-1).astype(np.int32)
+        x = _pl._permute_rows(y, inv_perm)
+    else:
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+    return x[:, 0] if vec else x
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """``(p, l, u)`` with ``a = p @ l @ u`` (or ``(p @ l, u)`` when ``permute_l``). Mirrors
+    ``jax.scipy.linalg.lu``."""
+    (a,) = _nl._inexact("lu", a)
+    av = get_aval(a)
+    m, n = av.shape[-2:]
+    k = min(m, n)
+    lu_, _, perm = _pl.lu(a)
+    eye_m = jnp.eye(m, dtype=av.dtype)
+    l = _pl._tril(lu_, -1)[..., :, :k] + eye_m[:, :k]
+    u = _pl._triu(lu_)[..., :k, :]
+    p = jnp.matrix_transpose(eye_m[perm]) if av.ndim == 2 else jnp.swapaxes(jnp.take(eye_m, perm, axis=0), -1, -2)
+    if permute_l:
+        return jnp.matmul(p, l), u
+    return p, l, u
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
+                     check_finite=True):
+    """Solves ``op(a) @ x = b`` for triangular ``a``; ``trans`` 0/'N', 1/'T', 2/'C'. Mirrors
+    ``jax.scipy.linalg.solve_triangular``."""
+    a, b = _nl._inexact("solve_triangular", a, b)
+    t = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+    if trans not in t:
+        raise ValueError(f"Invalid 'trans' value {trans}")
+    vec = get_aval(b).ndim == get_aval(a).ndim - 1
+    if vec:
+        b = b[..., None]
+    x = _pl.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t[trans],
+                             unit_diagonal=unit_diagonal)
+    return x[..., 0] if vec else x
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False, check_finite=True,
+          assume_a="gen"):
+    """Solves ``a @ x = b``: LU for ``assume_a='gen'``, Cholesky for 'pos'; 'sym'/'her' use LU. Mirrors
+    ``jax.scipy.linalg.solve``."""
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError(f"Expected assume_a to be one of {{'gen', 'sym', 'her', 'pos'}}, got {assume_a}.")
+    if assume_a == "pos":
+        return cho_solve(cho_factor(a, lower=lower), b)
+    return _nl.solve(a, b)
+
+
+def inv(a, overwrite_a=False, check_finite=True):
+    """The inverse of square ``a``. Mirrors ``jax.scipy.linalg.inv``."""
+    return _nl.inv(a)
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    """The determinant of square ``a``. Mirrors ``jax.scipy.linalg.det``."""
+    return _nl.det(a)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """``(q, r)`` for ``mode`` 'full' or 'economic', ``r`` alone for 'r'. Mirrors ``jax.scipy.linalg.qr``."""
+    if pivoting:
+        raise NotImplementedError("qr with pivoting=True is not implemented in cranax")
+    if mode not in ("full", "economic", "r"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    (a,) = _nl._inexact("qr", a)
+    q, r = _pl.qr(a, full_matrices=mode == "full")
+    return (r,) if mode == "r" else (q, r)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+    """``(u, s, vh)``, or ``s`` when ``compute_uv=False``. Mirrors ``jax.scipy.linalg.svd``."""
+    out = _nl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(out) if compute_uv else out
+
+
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, turbo=True,
+         eigvals=None, type=1, check_finite=True):
+    """``(w, v)`` (or ``w`` when ``eigvals_only``) of symmetric ``a``; ``b`` (generalized) raises
+    NotImplementedError. Mirrors ``jax.scipy.linalg.eigh``."""
+    if b is not None:
+        raise NotImplementedError("Only the b=None case of eigh is implemented")
+    if eigvals is not None:
+        raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+    (a,) = _nl._inexact("eigh", a)
+    v, w = _pl.eigh(a, lower=lower)
+    return w if eigvals_only else (w, v)
+
+
+def block_diag(*arrs):
+    """The block diagonal matrix of the given (rank <= 2) arrays. Mirrors ``jax.scipy.linalg.block_diag``."""
+    if not arrs:
+        return jnp.zeros((1, 0))
+    arrs = [jnp.atleast_2d(jnp.asarray(x)) for x in arrs]
+    dt = jnp.result_type(*arrs)
+    rows = sum(get_aval(x).shape[0] for x in arrs)
+    cols = sum(get_aval(x).shape[1] for x in arrs)
+    out, r0, c0 = [], 0, 0
+    for x in arrs:
+        r, c = get_aval(x).shape
+        out.append(jnp.pad(x.astype(dt), ((r0, rows - r0 - r), (c0, cols - c0 - c))))
+        r0, c0 = r0 + r, c0 + c
+    res = out[0]
+    for x in out[1:]:
+        res = res + x
+    return res
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column ``c`` and first row ``r`` (``r = c`` when None; ``r[0]`` is
+    ignored). Mirrors ``jax.scipy.linalg.toeplitz`` for 1-d ``c``/``r``."""
+    c = jnp.ravel(jnp.asarray(c))
+    r = c if r is None else jnp.ravel(jnp.asarray(r))
+    n, m = get_aval(c).shape[0], get_aval(r).shape[0]
+    dt = jnp.result_type(c, r)
+    vals = jnp.concatenate([c[::-1].astype(dt), r[1:].astype(dt)])   # vals[n - 1 + j - i] = a[i, j]
+    idx = (n - 1) + np.arange(m)[None, :] - np.arange(n)[:, None]
+    return vals[idx]
+
+
+# Padé approximants of degree 3, 5, 7, 9, 13 and the 1-norm bounds below which each is accurate in
+# float64 (Higham 2005, "The scaling and squaring method for the matrix exponential revisited").
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0, 110880.0, 3960.0,
+        90.0, 1.0),
+    13: (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+         10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0,
+         1.0),
+}
+_THETA64 = ((3, 1.495585217958292e-002), (5, 2.539398330063230e-001), (7, 9.504178996162932e-001),
+            (9, 2.097847961257068e+000))
+_THETA13_64 = 5.371920351148152
+_THETA32 = ((3, 4.258730016922831e-001), (5, 1.880152677804762e+000))
+_THETA7_32 = 3.925724783138660
+
+
+def _pade_uv(A, deg):
+    b = _PADE[deg]
+    av = get_aval(A)
+    I = jnp.broadcast_to(jnp.eye(av.shape[-1], dtype=av.dtype), av.shape)
+    A2 = jnp.matmul(A, A)
+    if deg == 13:
+        A4 = jnp.matmul(A2, A2)
+        A6 = jnp.matmul(A4, A2)
+        U = jnp.matmul(A, jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4
+                       + b[3] * A2 + b[1] * I)
+        V = jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * I
+        return U, V
+    powers = [I, A2]
+    while len(powers) <= deg // 2:
+        powers.append(jnp.matmul(powers[-1], A2))
+    U = sum(b[2 * i + 1] * powers[i] for i in range(deg // 2 + 1))
+    V = sum(b[2 * i] * powers[i] for i in range(deg // 2 + 1))
+    return jnp.matmul(A, U), V
+
+
+def expm(A, *, upper_triangular=False, max_squarings=16):
+    """The matrix exponential by Padé approximation with scaling and squaring (Higham 2005): the degree is
+    the lowest whose 1-norm bound holds for every matrix of the batch, else degree 13 (float64) / 7
+    (float32) after scaling by ``2^-s``, then ``s`` squarings; NaNs when more than ``max_squarings`` would
+    be needed. Differentiable (through matmul and solve). Mirrors ``jax.scipy.linalg.expm``."""
+    (A,) = _nl._inexact("expm", A)
+    av = get_aval(A)
+    if av.ndim < 2 or av.shape[-1] != av.shape[-2]:
+        raise ValueError(f"expected A to be a square matrix (or a stack of them), got shape {av.shape}")
+    n = av.shape[-1]
+    if n == 0:
+        return A
+    f64 = av.dtype == np.float64
+    thetas, top_deg, top_theta = (_THETA64, 13, _THETA13_64) if f64 else (_THETA32, 7, _THETA7_32)
+    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)     # 1-norm of each matrix
+    # squarings needed with the top degree (0 when the norm is within its bound), per matrix
+    s = jnp.maximum(0, jnp.ceil(jnp.log2(jnp.maximum(norm1, 1e-300 if f64 else 1e-30) / top_theta)))
+    s = jnp.where(norm1 > top_theta, s, 0).astype(av.dtype)
+    scale = jnp.power(jnp.asarray(2.0, av.dtype), -s)[..., None, None]
+    U, V = _pade_uv(A * scale, top_deg)
+    R = _nl.solve(V - U, V + U)
+    # squarings, selected per matrix: R is squared while i < s
+    for i in range(max_squarings):
+        R = jnp.where((s > i)[..., None, None], jnp.matmul(R, R), R)
+    R = jnp.where((s > max_squarings)[..., None, None], np.nan, R)
+    # smaller degrees where the norm allows (cheaper; more accurate for small matrices)
+    for deg, theta in reversed(thetas):
+        Ud, Vd = _pade_uv(A, deg)
+        R = jnp.where((norm1 <= theta)[..., None, None], _nl.solve(Vd - Ud, Vd + Ud), R)
+    return R
+
+
+# ----------------------------------------------------------------------------------------------- special matrices
+
+def hilbert(n):
+    """The ``n×n`` Hilbert matrix ``1 / (i + j + 1)`` (default float dtype). Mirrors
+    ``jax.scipy.linalg.hilbert``."""
+    i = jnp.arange(n)
+    return 1.0 / (i[:, None] + i[None, :] + 1.0)
+
+
+def hankel(c, r=None):
+    """The Hankel matrix with first column ``c`` and last row ``r`` (zeros when None; ``r[0]`` is ignored).
+    Mirrors ``jax.scipy.linalg.hankel`` for 1-d ``c``/``r``."""
+    c = jnp.ravel(jnp.asarray(c))
+    r = jnp.zeros_like(c) if r is None else jnp.ravel(jnp.asarray(r))
+    n, m = get_aval(c).shape[0], get_aval(r).shape[0]
+    dt = jnp.result_type(c, r)
+    vals = jnp.concatenate([c.astype(dt), r[1:].astype(dt)])     # a[i, j] = vals[i + j]
+    return vals[np.arange(n)[:, None] + np.arange(m)[None, :]]
+
+
+def circulant(c):
+    """The circulant matrix with first column ``c``: ``a[i, j] = c[(i - j) % n]``. Mirrors
+    ``jax.scipy.linalg.circulant`` for 1-d ``c``."""
+    c = jnp.ravel(jnp.asarray(c))
+    n = get_aval(c).shape[0]
+    return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)]
+
+
+def companion(a):
+    """The companion matrix of the polynomial with coefficients ``a`` (highest degree first). Raises
+    ValueError for fewer than two coefficients. Mirrors ``jax.scipy.linalg.companion`` for 1-d ``a``."""
+    (a,) = _nl._inexact("companion", a)
+    n = get_aval(a).shape[-1]
+    if n < 2:
+        raise ValueError("The length of `a` must be at least 2.")
+    first = -a[1:] / a[0]
+    sub = jnp.eye(n - 2, n - 1, dtype=get_aval(a).dtype) if n > 2 else jnp.zeros((0, n - 1), get_aval(a).dtype)
+    return jnp.concatenate([first[None, :], sub], 0)
+
+
+def hadamard(n, dtype=int):
+    """The Sylvester Hadamard matrix of order ``n`` (a power of two; ValueError otherwise). Mirrors
+    ``jax.scipy.linalg.hadamard``."""
+    n = int(n)
+    if n < 1 or n & (n - 1):
+        raise ValueError("n must be an positive a power of 2 integer")
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return jnp.asarray(h, dtype=dtype)
+
+
+def fiedler(a):
+    """The symmetric Fiedler matrix ``|a[i] - a[j]|``. Mirrors ``jax.scipy.linalg.fiedler`` for 1-d ``a``."""
+    a = jnp.ravel(jnp.asarray(a))
+    return jnp.abs(a[:, None] - a[None, :])
+
+
+def helmert(n, full=False):
+    """The Helmert matrix of order ``n`` (its first row dropped unless ``full``). Mirrors
+    ``jax.scipy.linalg.helmert``."""
+    n = int(n)
+    h = np.tril(np.ones((n, n)), -1) - np.diag(np.arange(n))
+    d = np.arange(n) * np.arange(1, n + 1)
+    h[0] = 1
+    d[0] = n
+    out = jnp.asarray(h / np.sqrt(d)[:, None], dtype=dtypes.canonicalize_dtype(np.float64))
+    return out if full else out[1:]
+
+
+def leslie(f, s):
+    """The Leslie matrix of fecundities ``f[n]`` and survival rates ``s[n - 1]``. Mirrors
+    ``jax.scipy.linalg.leslie``."""
+    f, s = _nl._inexact("leslie", f, s)
+    n = get_aval(f).shape[-1]
+    if get_aval(s).shape[-1] != n - 1:
+        raise ValueError(f"Incorrect shape for s. s.shape[-1] must be f.shape[-1] - 1, got {get_aval(s).shape}")
+    sub = jnp.concatenate([jnp.diag(s), jnp.zeros((n - 1, 1), get_aval(f).dtype)], 1) if n > 1 else \
+        jnp.zeros((0, n), get_aval(f).dtype)
+    return jnp.concatenate([f[None, :], sub], 0)
+
+
+def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
+    """The polar decomposition ``a = u @ p`` (``side='right'``) or ``p @ u`` (``'left'``) with ``u`` having
+    orthonormal columns and ``p`` symmetric positive semi-definite, from the SVD (``method='qdwh'``, JAX's
+    default, gives the same factors; it is computed by the SVD here). Mirrors ``jax.scipy.linalg.polar``."""
+    if side not in ("right", "left"):
+        raise ValueError(f"side={side!r} is not 'right' or 'left'")
+    if method not in ("svd", "qdwh"):
+        raise ValueError(f"Unknown polar decomposition method {method!r}.")
+    (a,) = _nl._inexact("polar", a)
+    u_svd, s, vh = _nl.svd(a, full_matrices=False)
+    u = jnp.matmul(u_svd, vh)
+    if side == "right":
+        p = jnp.matmul(jnp.matrix_transpose(vh) * s[..., None, :], vh)
+    else:
+        p = jnp.matmul(u_svd * s[..., None, :], jnp.matrix_transpose(u_svd))
+    return u, p

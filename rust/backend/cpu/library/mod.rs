@@ -7,6 +7,7 @@
 //! - `sort`: multi-operand stable `sort` and the cumulative scans.
 //! - `conv`: `conv_general_dilated` (f32/f64): im2col blocks into `gemm`, direct loops for depthwise.
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
+//! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
@@ -20,6 +21,7 @@ use crate::ir::{Aval, LibOp};
 mod conv;
 pub(crate) mod elem;
 mod gather;
+mod linalg;
 pub mod gemm;
 mod small_dot;
 mod shape_ops;
@@ -58,5 +60,6 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
             Ok(vec![window::select_and_scatter_add(inputs[0], inputs[1], *ge, window)?])
         }
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
+        LibOp::Linalg(op) => linalg::run(op, inputs, outs),
     }
 }

@@ -1,0 +1,450 @@
+"""``cranax.numpy.linalg``: NumPy's linear algebra built on the ``lax.linalg`` primitives
+(``cranax.primitives.linalg``: faer's factorizations) and the ``dot_general`` products. Mirrors
+``jax.numpy.linalg``: arguments are promoted to an inexact dtype (float32, float64 under x64), the last two
+axes are the matrix and leading axes a batch. ``eig``/``eigvals`` need complex outputs and raise
+NotImplementedError until cranax has complex dtypes.
+"""
+from collections import namedtuple
+import builtins
+import operator
+
+import numpy as np
+
+from ..core import get_aval
+from ..primitives import linalg as _pl
+from ._creation import arange, eye, zeros
+from ._products import matmul, outer, tensordot, vecdot
+from ._products import trace as _trace
+from .. import dtypes
+from ._promotion import _promote, _to_inexact, asarray
+from ._reductions import max, min, prod, sum
+from ._shape_ops import count_nonzero, where
+from ._shape_ops import diagonal as _diagonal
+from ._shapes import broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack, swapaxes
+from ._ufuncs import abs, isfinite, isinf, isnan, log, power, sign, sqrt
+
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
+           "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve",
+           "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _inexact(name, *xs):
+    """The operands converted to their common inexact dtype (JAX's ``promote_dtypes_inexact``; shapes are
+    left alone)."""
+    xs = [asarray(x) for x in xs]
+    dt, weak = dtypes.result_type(*xs, return_weak_type_flag=True)
+    if not dtypes.issubdtype(dt, np.floating):
+        dt = _to_inexact(dt, weak)
+    return [x if get_aval(x).dtype == dt else x.astype(dt) for x in xs]
+
+
+def _square(name, a, min_rank=2):
+    sh = get_aval(a).shape
+    if len(sh) < min_rank or (min_rank >= 2 and sh[-1] != sh[-2]):
+        raise ValueError(f"{name}: argument must be a square matrix (or a stack of them), got shape {sh}")
+
+
+# ----------------------------------------------------------------------------------------------- factorizations
+
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """The Cholesky factor of symmetric positive definite ``a[..., n, n]``: lower ``L`` (``a = L @ L.T``), or
+    upper ``L.T`` when ``upper``; NaNs when ``a`` is not positive definite. Mirrors
+    ``jax.numpy.linalg.cholesky``."""
+    (a,) = _inexact("cholesky", a)
+    _square("cholesky", a)
+    L = _pl.cholesky(a, symmetrize_input=symmetrize_input)
+    return matrix_transpose(L) if upper else L
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition of ``a[..., m, n]``: ``QRResult(Q, R)`` (``mode`` 'reduced' or 'complete'), or ``R``
+    alone for mode 'r'. Raises ValueError for other modes. Mirrors ``jax.numpy.linalg.qr``."""
+    (a,) = _inexact("qr", a)
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+    if mode == "raw":
+        raise NotImplementedError("qr mode='raw' is not implemented in cranax")
+    q, r = _pl.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric ``a[..., n, n]``:
+    ``EighResult(eigenvalues, eigenvectors)``; ``UPLO`` 'L' (default) or 'U' names the triangle read. Mirrors
+    ``jax.numpy.linalg.eigh``."""
+    (a,) = _inexact("eigh", a)
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
+    v, w = _pl.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    """The eigenvalues (ascending) of symmetric ``a``. Mirrors ``jax.numpy.linalg.eigvalsh``."""
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
+
+
+def _no_complex(name):
+    raise NotImplementedError(f"jnp.linalg.{name} returns complex64/complex128 eigenvalues and eigenvectors, "
+                              f"and cranax does not have the complex dtypes yet")
+
+
+def eig(a):
+    """Mirrors ``jax.numpy.linalg.eig``; raises NotImplementedError: its results are complex."""
+    _no_complex("eig")
+
+
+def eigvals(a):
+    """Mirrors ``jax.numpy.linalg.eigvals``; raises NotImplementedError: its results are complex."""
+    _no_complex("eigvals")
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    """Singular value decomposition: ``SVDResult(U, S, Vh)`` with ``a == U * S @ Vh`` and ``S`` descending, or
+    ``S`` alone when ``compute_uv=False``. Mirrors ``jax.numpy.linalg.svd``."""
+    (a,) = _inexact("svd", a)
+    # hermitian: the general SVD gives the same factors up to sign (JAX goes through eigh)
+    if not compute_uv:
+        return _pl.svd(a, full_matrices=full_matrices, compute_uv=False, subset_by_index=subset_by_index)
+    return SVDResult(*_pl.svd(a, full_matrices=full_matrices, compute_uv=True, subset_by_index=subset_by_index))
+
+
+def svdvals(x, /):
+    """The singular values of ``x`` (descending). Mirrors ``jax.numpy.linalg.svdvals``."""
+    return svd(x, compute_uv=False)
+
+
+# ----------------------------------------------------------------------------------------------- solves
+
+def _lu_solve(lu_, perm, b):
+    """Solves ``a @ x = b`` for ``b[..., n, k]`` given ``lu(a)``."""
+    pb = _pl._permute_rows(b, perm)
+    x = _pl.triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+    return _pl.triangular_solve(lu_, x, left_side=True, lower=False)
+
+
+def solve(a, b):
+    """Solves ``a @ x = b`` for square ``a[..., n, n]``; ``b`` is a vector when it has rank 1, else
+    ``[..., n, k]`` (batch dims broadcast). LU with partial pivoting (faer); a singular ``a`` gives
+    inf/NaN, no exception. Mirrors ``jax.numpy.linalg.solve``."""
+    a, b = _inexact("solve", a, b)
+    _square("solve", a)
+    av, bv = get_aval(a), get_aval(b)
+    vec = bv.ndim == 1
+    if vec:
+        b = expand_dims(b, -1)
+        bv = get_aval(b)
+    if bv.shape[-2] != av.shape[-1]:
+        raise ValueError(f"solve: a has shape {av.shape} and b has shape {get_aval(b).shape}: incompatible")
+    batch = np.broadcast_shapes(av.shape[:-2], bv.shape[:-2])
+    a = broadcast_to(a, batch + av.shape[-2:])
+    b = broadcast_to(b, batch + bv.shape[-2:])
+    lu_, _, perm = _pl.lu(a)
+    x = _lu_solve(lu_, perm, b)
+    return x[..., 0] if vec else x
+
+
+def inv(a):
+    """The inverse of square ``a[..., n, n]`` (inf/NaN when singular). Mirrors ``jax.numpy.linalg.inv``."""
+    (a,) = _inexact("inv", a)
+    _square("inv", a)
+    av = get_aval(a)
+    return solve(a, broadcast_to(eye(av.shape[-1], dtype=av.dtype), av.shape))
+
+
+def _lu_det_parts(a):
+    lu_, piv, _ = _pl.lu(a)
+    d = _diagonal(lu_, axis1=-2, axis2=-1)
+    n = get_aval(piv).shape[-1]
+    swaps = count_nonzero(piv != arange(n, dtype=np.int32), axis=-1)
+    parity = where(swaps % 2 == 1, -1.0, 1.0).astype(get_aval(a).dtype)
+    # faer divides by an exactly zero pivot (LAPACK skips that column): a NaN from a finite matrix means
+    # it is singular, with determinant 0
+    singular = (isnan(d).any(axis=-1) & isfinite(a).all(axis=(-2, -1)))[..., None]
+    d = where(singular, 0, d).astype(get_aval(a).dtype)
+    return d, parity
+
+
+def det(a):
+    """The determinant of square ``a[..., n, n]`` (from LU). Mirrors ``jax.numpy.linalg.det``."""
+    (a,) = _inexact("det", a)
+    _square("det", a)
+    d, parity = _lu_det_parts(a)
+    return parity * prod(d, axis=-1)
+
+
+def slogdet(a, *, method=None):
+    """``SlogdetResult(sign, logabsdet)`` of square ``a[..., n, n]`` (from LU; sign 0 and logabsdet -inf when
+    singular). Mirrors ``jax.numpy.linalg.slogdet``."""
+    (a,) = _inexact("slogdet", a)
+    _square("slogdet", a)
+    if method not in (None, "lu"):
+        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (None)")
+    d, parity = _lu_det_parts(a)
+    s = parity * prod(sign(d), axis=-1)
+    return SlogdetResult(s, sum(log(abs(d)), axis=-1))
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """Least squares ``argmin ||a @ x - b||`` through the SVD: ``(x, resid, rank, s)``. ``resid`` is the sum
+    of squared residuals (empty unless ``numpy_resid`` and ``a`` has full column rank with m > n, as JAX).
+    Mirrors ``jax.numpy.linalg.lstsq``."""
+    a, b = _inexact("lstsq", a, b)
+    av, bv = get_aval(a), get_aval(b)
+    if av.ndim != 2 or bv.ndim not in (1, 2):
+        raise TypeError(f"lstsq: a must have rank 2 and b rank 1 or 2, got shapes {av.shape} and {bv.shape}")
+    vec = bv.ndim == 1
+    if vec:
+        b = b[:, None]
+    m, n = av.shape
+    dt = av.dtype
+    if rcond is None:
+        rcond = float(np.finfo(dt).eps) * builtins.max(m, n)
+    u, s, vt = svd(a, full_matrices=False)
+    mask = s >= (rcond * s[0] if s.shape[0] else 0.0)
+    rank = sum(mask.astype(np.int32))
+    safe_s = where(mask, s, 1).astype(dt)
+    s_inv = where(mask, 1 / safe_s, 0).astype(dt)
+    uTb = matmul(matrix_transpose(u), b)
+    x = matmul(matrix_transpose(vt), s_inv[:, None] * uTb)
+    if numpy_resid:
+        if m > n:
+            r = b - matmul(a, x)
+            resid = where(rank == n, sum(r * r, axis=0), zeros(get_aval(x).shape[1:], dt))
+        else:
+            resid = zeros((0,), dt)
+    else:
+        r = b - matmul(a, x)
+        resid = sum(r * r, axis=0)
+    if vec:
+        x = x[:, 0]
+        resid = resid[0] if get_aval(resid).shape else resid
+        if not numpy_resid:
+            resid = reshape(resid, (1,))
+    return x, resid, rank, s
+
+
+
+
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse through the SVD; singular values below ``rtol * s_max`` are dropped
+    (default ``10 * max(m, n) * eps``). Mirrors ``jax.numpy.linalg.pinv``."""
+    (a,) = _inexact("pinv", a)
+    av = get_aval(a)
+    m, n = av.shape[-2:]
+    if rtol is None:
+        rtol = rcond
+    if rtol is None:
+        rtol = 10.0 * builtins.max(m, n) * float(np.finfo(av.dtype).eps)
+    if m == 0 or n == 0:
+        return zeros(av.shape[:-2] + (n, m), av.dtype)
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    cutoff = asarray(rtol, dtype=av.dtype)[..., None] * max(s, axis=-1, keepdims=True)
+    s_inv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0).astype(av.dtype)
+    return matmul(matrix_transpose(vh) * expand_dims(s_inv, -2), matrix_transpose(u))
+
+
+def matrix_rank(M, rtol=None, *, tol=None):
+    """The number of singular values above ``rtol * s_max`` (default ``max(m, n) * eps``), or above ``tol``.
+    Mirrors ``jax.numpy.linalg.matrix_rank``."""
+    (M,) = _inexact("matrix_rank", M)
+    av = get_aval(M)
+    if av.ndim < 2:
+        return (M != 0).any().astype(np.int32) if av.ndim else (M != 0).astype(np.int32)
+    s = svd(M, compute_uv=False)
+    if tol is None:
+        if rtol is None:
+            rtol = builtins.max(av.shape[-2:]) * float(np.finfo(av.dtype).eps)
+        tol = asarray(rtol, dtype=av.dtype)[..., None] * max(s, axis=-1, keepdims=True)
+    else:
+        tol = asarray(tol, dtype=av.dtype)[..., None]
+    return sum((s > tol).astype(np.int32), axis=-1)
+
+
+def matrix_power(a, n):
+    """``a`` to the integer power ``n`` by repeated squaring (``inv(a)`` first for negative ``n``). Raises
+    TypeError for a non-integer ``n``. Mirrors ``jax.numpy.linalg.matrix_power``."""
+    (a,) = _promote("matrix_power", asarray(a))
+    _square("matrix_power", a)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError(f"exponent must be an integer, got {n}") from e
+    av = get_aval(a)
+    if n == 0:
+        return broadcast_to(eye(av.shape[-1], dtype=av.dtype), av.shape)
+    if n < 0:
+        a = inv(a)
+        n = -n
+    result, z = None, a
+    while n:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if n:
+            z = matmul(z, z)
+    return result
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` seen as a matrix of its first ``ind`` axes by the rest. Mirrors
+    ``jax.numpy.linalg.tensorinv``."""
+    (a,) = _inexact("tensorinv", a)
+    sh = get_aval(a).shape
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer, got {ind}")
+    out_sh, in_sh = sh[:ind], sh[ind:]
+    rows, cols = int(np.prod(out_sh)), int(np.prod(in_sh))
+    if rows != cols:
+        raise ValueError(f"tensorinv: product of the first {ind} axes ({rows}) must equal that of the rest ({cols})")
+    return reshape(inv(reshape(a, (rows, cols))), in_sh + out_sh)
+
+
+def tensorsolve(a, b, axes=None):
+    """Solves ``tensordot(a, x, x.ndim) = b`` for ``x``. Mirrors ``jax.numpy.linalg.tensorsolve``."""
+    a, b = _inexact("tensorsolve", a, b)
+    if axes is not None:
+        a = moveaxis(a, axes, tuple(range(get_aval(a).ndim - len(axes), get_aval(a).ndim)))
+    sh = get_aval(a).shape
+    bsh = get_aval(b).shape
+    out_sh = sh[len(bsh):]
+    n = int(np.prod(bsh))
+    if int(np.prod(out_sh)) != n:
+        raise ValueError(f"tensorsolve: a of shape {sh} is not square over b's shape {bsh}")
+    return reshape(solve(reshape(a, (n, n)), reshape(b, (n,))), out_sh)
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices (first/last may be vectors), multiplied left to right. Mirrors
+    ``jax.numpy.linalg.multi_dot``."""
+    arrays = [asarray(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays, got {len(arrays)}")
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = matmul(out, x)
+    return out
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis``. Raises ValueError when that axis is not of size 3.
+    Mirrors ``jax.numpy.linalg.cross``."""
+    x1, x2 = _promote("cross", asarray(x1), asarray(x2))
+    for x in (x1, x2):
+        if get_aval(x).shape[axis] != 3:
+            raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+                             f"shape[axis]={get_aval(x1).shape[axis]} and {get_aval(x2).shape[axis]}")
+    a = moveaxis(x1, axis, -1)
+    b = moveaxis(x2, axis, -1)
+    c = stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+               a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)
+    return moveaxis(c, -1, axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the last two axes. Mirrors ``jax.numpy.linalg.diagonal``."""
+    return _diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The traces of the last two axes. Mirrors ``jax.numpy.linalg.trace``."""
+    return _trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------- norms
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The vector ``ord``-norm over ``axis`` (all axes when None): 2 (default), 1, inf, -inf, 0 (count of
+    non-zeros) or any other float. Mirrors ``jax.numpy.linalg.vector_norm``."""
+    (x,) = _inexact("vector_norm", x)
+    if axis is None:
+        out = vector_norm(reshape(x, (-1,)), axis=0, ord=ord)
+        return reshape(out, (1,) * get_aval(x).ndim) if keepdims else out
+    ax = x_abs = abs(x)
+    if ord == 2:
+        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return max(ax, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return min(ax, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return sum((x != 0).astype(get_aval(x).dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return sum(x_abs, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    p = float(ord)
+    return power(sum(power(x_abs, p), axis=axis, keepdims=keepdims), 1.0 / p)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The matrix norm over the last two axes: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Mirrors
+    ``jax.numpy.linalg.matrix_norm``."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """NumPy's ``linalg.norm``: a vector norm for one axis (or a rank-1 input with ``axis=None``), a matrix
+    norm for two axes ('fro', 'nuc', +-1, +-2, +-inf), the Frobenius norm of everything for ``ord=None,
+    axis=None``. Raises ValueError for an unknown ``ord`` or an invalid ``axis``. Mirrors
+    ``jax.numpy.linalg.norm``."""
+    (x,) = _inexact("norm", x)
+    nd = get_aval(x).ndim
+    if axis is None:
+        if ord is None:
+            out = sqrt(sum(x * x))
+            return reshape(out, (1,) * nd) if keepdims else out
+        axis = tuple(range(nd))
+    elif isinstance(axis, int) or np.ndim(axis) == 0:
+        axis = (operator.index(axis),)
+    axis = tuple(operator.index(a) % nd if nd else operator.index(a) for a in axis)
+    if len(axis) == 1:
+        return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axis) != 2:
+        raise ValueError(f"Invalid axis values ({axis}) for jnp.linalg.norm.")
+    r, c = axis
+    if r == c:
+        raise ValueError(f"Duplicate axes given to jnp.linalg.norm: {axis}")
+    if ord in (None, "fro", "f"):
+        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+    ax = abs(x)
+    if ord in (1, -1):
+        red = max if ord == 1 else min
+        s = sum(ax, axis=r, keepdims=True)
+        out = red(s, axis=c, keepdims=True)
+    elif ord in (np.inf, -np.inf):
+        red = max if ord == np.inf else min
+        s = sum(ax, axis=c, keepdims=True)
+        out = red(s, axis=r, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        y = moveaxis(x, (r, c), (-2, -1))
+        s = svd(y, compute_uv=False)
+        out = max(s, axis=-1) if ord == 2 else min(s, axis=-1) if ord == -2 else sum(s, axis=-1)
+        if keepdims:
+            out = expand_dims(out, tuple(sorted(axis)))
+        return out
+    else:
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+    return out if keepdims else reshape(out, tuple(d for i, d in enumerate(get_aval(out).shape) if i not in axis))
+
+
+def cond(x, p=None):
+    """The condition number ``norm(x, p) * norm(inv(x), p)`` (``s_max / s_min`` for p None or 2). Mirrors
+    ``jax.numpy.linalg.cond``."""
+    (x,) = _inexact("cond", x)
+    if p is None or p == 2:
+        s = svd(x, compute_uv=False)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svd(x, compute_uv=False)
+        return s[..., -1] / s[..., 0]
+    _square("cond", x)
+    r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return where(isinf(r) | (r != r), np.inf, r).astype(get_aval(x).dtype)

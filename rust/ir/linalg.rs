@@ -1,0 +1,259 @@
+//! Dense linear algebra primitives (`jax.lax.linalg`): their params, wire params, printed params and
+//! shape rules. They act on the last two axes of their operands; leading axes are a batch (JAX's
+//! batching convention). The CPU backend runs them through `faer` (`backend::cpu::library::linalg`).
+//!
+//! Wire params (JAX's names):
+//! ```text
+//!   cholesky {}                                   a[..., n, n] -> l[..., n, n]   (lower; NaN when not PD)
+//!   lu {}                                         a[..., m, n] -> lu[..., m, n], pivots i32[..., k],
+//!                                                                 permutation i32[..., m]
+//!   lu_pivots_to_permutation {"permutation_size": int}   pivots i32[..., k] -> i32[..., size]
+//!   qr {"full_matrices": bool}                    a[..., m, n] -> q[..., m, m|k], r[..., m|k, n]
+//!   eigh {"lower": bool, "sort_eigenvalues": bool}  a[..., n, n] -> v[..., n, n], w[..., n]
+//!   svd {"full_matrices": bool, "compute_uv": bool} a[..., m, n] -> s[..., k] (, u[..., m, m|k],
+//!                                                                 vt[..., n|k, n])
+//!   triangular_solve {"left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal": bool}
+//!                                                 a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's
+//! ```
+//! `k = min(m, n)`. Float operands are float32 or float64 (complex is added beside them later: each
+//! rule checks dtypes in `float_operand`).
+use serde_json::{json, Map, Value};
+
+use super::dtype::DType;
+use super::program::Aval;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LinalgOp {
+    Cholesky,
+    Lu,
+    LuPivotsToPermutation { permutation_size: usize },
+    Qr { full_matrices: bool },
+    Eigh { lower: bool, sort_eigenvalues: bool },
+    Svd { full_matrices: bool, compute_uv: bool },
+    TriangularSolve { left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool },
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+impl LinalgOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            LinalgOp::Cholesky => "cholesky",
+            LinalgOp::Lu => "lu",
+            LinalgOp::LuPivotsToPermutation { .. } => "lu_pivots_to_permutation",
+            LinalgOp::Qr { .. } => "qr",
+            LinalgOp::Eigh { .. } => "eigh",
+            LinalgOp::Svd { .. } => "svd",
+            LinalgOp::TriangularSolve { .. } => "triangular_solve",
+        }
+    }
+
+    /// Parses a linalg primitive by name and wire params: `Ok(None)` when `name` is not one.
+    pub fn parse(name: &str, params: &Map<String, Value>) -> Result<Option<LinalgOp>, (String, String)> {
+        let flag = |k: &str, default: bool| -> Result<bool, (String, String)> {
+            match params.get(k) {
+                None | Some(Value::Null) => Ok(default),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(v) => Err((format!("params.{k}"), format!("expected a bool, got {v}"))),
+            }
+        };
+        Ok(Some(match name {
+            "cholesky" => LinalgOp::Cholesky,
+            "lu" => LinalgOp::Lu,
+            "lu_pivots_to_permutation" => {
+                let v = params
+                    .get("permutation_size")
+                    .ok_or_else(|| ("params".to_string(), "missing parameter \"permutation_size\"".to_string()))?;
+                let n = v.as_u64().filter(|&n| n <= (1 << 40)).ok_or_else(|| {
+                    ("params.permutation_size".to_string(), format!("expected a non-negative integer, got {v}"))
+                })?;
+                LinalgOp::LuPivotsToPermutation { permutation_size: n as usize }
+            }
+            "qr" => LinalgOp::Qr { full_matrices: flag("full_matrices", true)? },
+            "eigh" => LinalgOp::Eigh { lower: flag("lower", true)?, sort_eigenvalues: flag("sort_eigenvalues", true)? },
+            "svd" => LinalgOp::Svd { full_matrices: flag("full_matrices", true)?, compute_uv: flag("compute_uv", true)? },
+            "triangular_solve" => LinalgOp::TriangularSolve {
+                left_side: flag("left_side", false)?,
+                lower: flag("lower", false)?,
+                transpose_a: flag("transpose_a", false)?,
+                conjugate_a: flag("conjugate_a", false)?,
+                unit_diagonal: flag("unit_diagonal", false)?,
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The wire params (inverse of `parse`).
+    pub fn to_json(&self) -> Value {
+        match self {
+            LinalgOp::Cholesky | LinalgOp::Lu => json!({}),
+            LinalgOp::LuPivotsToPermutation { permutation_size } => json!({ "permutation_size": permutation_size }),
+            LinalgOp::Qr { full_matrices } => json!({ "full_matrices": full_matrices }),
+            LinalgOp::Eigh { lower, sort_eigenvalues } => json!({ "lower": lower, "sort_eigenvalues": sort_eigenvalues }),
+            LinalgOp::Svd { full_matrices, compute_uv } => {
+                json!({ "full_matrices": full_matrices, "compute_uv": compute_uv })
+            }
+            LinalgOp::TriangularSolve { left_side, lower, transpose_a, conjugate_a, unit_diagonal } => json!({
+                "left_side": left_side, "lower": lower, "transpose_a": transpose_a, "conjugate_a": conjugate_a,
+                "unit_diagonal": unit_diagonal,
+            }),
+        }
+    }
+
+    /// Params as a printed jaxpr shows them (sorted by name, as JAX prints them).
+    pub fn print_params(&self) -> Vec<String> {
+        match self {
+            LinalgOp::Cholesky | LinalgOp::Lu => vec![],
+            LinalgOp::LuPivotsToPermutation { permutation_size } => vec![format!("permutation_size={permutation_size}")],
+            LinalgOp::Qr { full_matrices } => {
+                vec![format!("full_matrices={}", py_bool(*full_matrices)), "pivoting=False".into(), "use_magma=None".into()]
+            }
+            LinalgOp::Eigh { lower, sort_eigenvalues } => vec![
+                "algorithm=None".into(),
+                format!("lower={}", py_bool(*lower)),
+                format!("sort_eigenvalues={}", py_bool(*sort_eigenvalues)),
+                "subset_by_index=None".into(),
+            ],
+            LinalgOp::Svd { full_matrices, compute_uv } => vec![
+                "algorithm=None".into(),
+                format!("compute_uv={}", py_bool(*compute_uv)),
+                format!("full_matrices={}", py_bool(*full_matrices)),
+                "subset_by_index=None".into(),
+            ],
+            LinalgOp::TriangularSolve { left_side, lower, transpose_a, conjugate_a, unit_diagonal } => vec![
+                format!("conjugate_a={}", py_bool(*conjugate_a)),
+                format!("left_side={}", py_bool(*left_side)),
+                format!("lower={}", py_bool(*lower)),
+                format!("transpose_a={}", py_bool(*transpose_a)),
+                format!("unit_diagonal={}", py_bool(*unit_diagonal)),
+            ],
+        }
+    }
+
+    /// Output avals for the operands, or why the operands are invalid.
+    pub fn infer(&self, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
+        let name = self.name();
+        let want = |n: usize| -> Result<(), String> {
+            if ops.len() != n {
+                return Err(format!("{name} expects {n} operand(s), got {}", ops.len()));
+            }
+            Ok(())
+        };
+        let av = |dtype: DType, shape: Vec<usize>| Aval { dtype, shape };
+        let with = |batch: &[usize], tail: &[usize]| -> Vec<usize> { batch.iter().chain(tail).copied().collect() };
+        match self {
+            LinalgOp::LuPivotsToPermutation { permutation_size } => {
+                want(1)?;
+                let p = &ops[0].0;
+                if p.dtype != DType::I32 || p.shape.is_empty() {
+                    return Err(format!(
+                        "lu_pivots_to_permutation expects int32 pivots of rank >= 1, got {}",
+                        super::shape::fmt_aval(p)
+                    ));
+                }
+                let (batch, k) = p.shape.split_at(p.shape.len() - 1);
+                if k[0] > *permutation_size {
+                    return Err(format!(
+                        "lu_pivots_to_permutation: {} pivots exceed permutation_size {permutation_size}",
+                        k[0]
+                    ));
+                }
+                Ok(vec![av(DType::I32, with(batch, &[*permutation_size]))])
+            }
+            LinalgOp::TriangularSolve { left_side, .. } => {
+                want(2)?;
+                let (a, b) = (&ops[0].0, &ops[1].0);
+                let (ab, m, m2) = float_operand(name, a)?;
+                let (bb, r, c) = float_operand(name, b)?;
+                if m != m2 {
+                    return Err(format!("triangular_solve expects a square matrix a, got {}", super::shape::fmt_aval(a)));
+                }
+                if a.dtype != b.dtype || ab != bb {
+                    return Err(format!(
+                        "triangular_solve expects a and b of one dtype and equal batch dimensions, got {} and {}",
+                        super::shape::fmt_aval(a),
+                        super::shape::fmt_aval(b)
+                    ));
+                }
+                let common = if *left_side { r } else { c };
+                if common != m {
+                    return Err(format!(
+                        "triangular_solve: a {} does not match b {} (left_side={})",
+                        super::shape::fmt_aval(a),
+                        super::shape::fmt_aval(b),
+                        py_bool(*left_side)
+                    ));
+                }
+                Ok(vec![b.clone()])
+            }
+            _ => {
+                want(1)?;
+                let a = &ops[0].0;
+                let (batch, m, n) = float_operand(name, a)?;
+                let k = m.min(n);
+                let square = || -> Result<(), String> {
+                    if m != n {
+                        return Err(format!("{name} expects square matrices, got {}", super::shape::fmt_aval(a)));
+                    }
+                    Ok(())
+                };
+                let dt = a.dtype;
+                Ok(match self {
+                    LinalgOp::Cholesky => {
+                        square()?;
+                        vec![a.clone()]
+                    }
+                    LinalgOp::Lu => vec![a.clone(), av(DType::I32, with(batch, &[k])), av(DType::I32, with(batch, &[m]))],
+                    LinalgOp::Qr { full_matrices } => {
+                        let q = if *full_matrices { m } else { k };
+                        vec![av(dt, with(batch, &[m, q])), av(dt, with(batch, &[q, n]))]
+                    }
+                    LinalgOp::Eigh { .. } => {
+                        square()?;
+                        vec![a.clone(), av(dt, with(batch, &[n]))]
+                    }
+                    LinalgOp::Svd { full_matrices, compute_uv } => {
+                        let mut v = vec![av(dt, with(batch, &[k]))];
+                        if *compute_uv {
+                            let (u, vt) = if *full_matrices { (m, n) } else { (k, k) };
+                            v.push(av(dt, with(batch, &[m, u])));
+                            v.push(av(dt, with(batch, &[vt, n])));
+                        }
+                        v
+                    }
+                    LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::TriangularSolve { .. } => unreachable!(),
+                })
+            }
+        }
+    }
+
+    /// Rough amount of work (for choosing inline vs queued dispatch): cubic in the matrix size.
+    pub fn work(&self, inputs: &[&Aval]) -> usize {
+        let a = inputs[0];
+        let r = a.shape.len();
+        if r < 2 {
+            return a.numel().unwrap_or(usize::MAX);
+        }
+        let batch: usize = a.shape[..r - 2].iter().product();
+        let (m, n) = (a.shape[r - 2], a.shape[r - 1]);
+        batch.saturating_mul(m.saturating_mul(n).saturating_mul(m.min(n).max(1)))
+    }
+}
+
+/// The batch dims and the matrix dims of a float32/float64 operand of rank >= 2.
+fn float_operand<'a>(name: &str, a: &'a Aval) -> Result<(&'a [usize], usize, usize), String> {
+    if !matches!(a.dtype, DType::F32 | DType::F64) {
+        return Err(format!("{name} expects float32 or float64 operands, got {}", super::shape::fmt_aval(a)));
+    }
+    let r = a.shape.len();
+    if r < 2 {
+        return Err(format!("{name} expects operands of rank >= 2, got {}", super::shape::fmt_aval(a)));
+    }
+    Ok((&a.shape[..r - 2], a.shape[r - 2], a.shape[r - 1]))
+}
