@@ -133,3 +133,32 @@ def test_selection_and_sorting_helpers():
     for axis, start in ((2, 0), (0, 3), (1, -1)):
         assert jnp.rollaxis(np.zeros((3, 4, 5)), axis, start).shape == np.rollaxis(np.zeros((3, 4, 5)), axis,
                                                                                    start).shape
+
+
+def test_insert_delete_resize_put_place():
+    a = np.arange(6).reshape(2, 3)
+    eq(jnp.insert(np.arange(5), 2, 9), np.insert(np.arange(5), 2, 9))
+    eq(jnp.insert(a, np.array([0, 2]), 7, axis=1), np.insert(a, [0, 2], 7, axis=1))
+    eq(jnp.insert(np.arange(4), np.array([1, 1, 4]), np.array([7, 8, 9])), np.insert(np.arange(4), [1, 1, 4], [7, 8, 9]))
+    eq(jnp.insert(np.arange(4), 1, np.array([7, 8])), np.insert(np.arange(4), 1, [7, 8]))
+    eq(jnp.insert(a, 1, 5), np.insert(a, 1, 5))
+    eq(jnp.delete(np.arange(5), np.array([0, 3])), np.delete(np.arange(5), [0, 3]))
+    eq(jnp.delete(a, 1, axis=1), np.delete(a, 1, axis=1))
+    eq(jnp.delete(np.arange(6), slice(1, 5, 2)), np.delete(np.arange(6), slice(1, 5, 2)))
+    eq(jnp.delete(np.arange(6), -1), np.delete(np.arange(6), -1))
+    eq(jnp.resize(np.arange(3), (2, 4)), np.resize(np.arange(3), (2, 4)))
+    eq(jnp.trim_zeros(np.array([0, 0, 1, 2, 0])), np.trim_zeros(np.array([0, 0, 1, 2, 0])))
+    eq(jnp.trim_zeros(np.array([0, 0, 1, 2, 0]), "f"), np.trim_zeros(np.array([0, 0, 1, 2, 0]), "f"))
+    # JAX 0.10.2: out-of-range put indices are dropped by default, clipped with mode="clip"
+    eq(jnp.put(np.arange(5), np.array([0, 2]), np.array([9, 8]), inplace=False), [9, 1, 8, 3, 4])
+    eq(jnp.put(np.arange(5), np.array([7]), np.array([1]), mode="clip", inplace=False), [0, 1, 2, 3, 1])
+    with pytest.raises(ValueError, match="inplace=False"):
+        jnp.put(np.arange(5), np.array([0]), np.array([1]))
+    want = np.arange(6)
+    np.place(want, want > 1, [7, 6])
+    eq(jnp.place(np.arange(6), np.arange(6) > 1, np.array([7, 6]), inplace=False), want)
+    f, w = jnp.modf(np.array([-2.5, 3.25, 0.]))
+    wf, ww = np.modf(np.array([-2.5, 3.25, 0.]))
+    eq(f, wf)
+    eq(w, ww)
+    assert jnp.get_printoptions() == np.get_printoptions()

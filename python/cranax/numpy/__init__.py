@@ -57,7 +57,9 @@ from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique, u
 from ._numeric import (angle, array_equiv, bitwise_count, can_cast, choose, compress, concat, copysign, cross,
                        diff, ediff1d, extract, fabs, fmax, fmin, gcd, geomspace, gradient, imag, interp, iscomplex,
                        isdtype, isreal, iterable, lcm, ldexp, lexsort, logspace, nan_to_num, polyadd, polyder,
-                       polyint, polymul, polysub, polyval, rollaxis, select, sinc, trapezoid, unstack, vander)
+                       polyint, polymul, polysub, polyval, rollaxis, select, sinc, trapezoid, unstack, vander,
+                       delete, insert, resize, trim_zeros, put, place, modf, printoptions, get_printoptions,
+                       set_printoptions)
 from ._index_tricks import (c_, diag_indices_from, fill_diagonal, index_exp, mgrid, ogrid, r_, ravel_multi_index,
                             s_, tril_indices_from, triu_indices_from, unravel_index)
 from ._functional import apply_along_axis, apply_over_axes, fromfunction, piecewise, vectorize
@@ -103,5 +105,6 @@ __all__ = [
     "nan_to_num", "rollaxis", "sinc", "unstack", "c_", "diag_indices_from", "fill_diagonal", "index_exp", "mgrid",
     "ogrid", "r_", "ravel_multi_index", "s_", "tril_indices_from", "triu_indices_from", "unravel_index",
     "apply_along_axis", "apply_over_axes", "fromfunction", "piecewise", "vectorize", "bartlett", "blackman",
-    "hamming", "hanning", "i0", "kaiser",
+    "hamming", "hanning", "i0", "kaiser", "delete", "insert", "resize", "trim_zeros", "put", "place", "modf",
+    "printoptions", "get_printoptions", "set_printoptions",
 ]

@@ -19,7 +19,13 @@ __all__ = ["diff", "ediff1d", "trapezoid", "interp", "select", "gcd", "lcm", "co
            "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "nan_to_num", "fmax", "fmin", "fabs",
            "sinc", "logspace", "geomspace", "bitwise_count", "isreal", "iscomplex", "imag", "angle", "cross",
            "compress", "extract", "choose", "lexsort", "isdtype", "can_cast", "array_equiv", "iterable",
-           "unstack", "concat", "rollaxis", "gradient"]
+           "unstack", "concat", "rollaxis", "gradient", "delete", "insert", "resize", "trim_zeros", "put", "place",
+           "modf", "printoptions", "get_printoptions", "set_printoptions"]
+
+# NumPy's print options govern how arrays print (cranax arrays print through NumPy)
+printoptions = _np.printoptions
+get_printoptions = _np.get_printoptions
+set_printoptions = _np.set_printoptions
 
 
 def _slice_axis(a, start, stop, axis):
@@ -623,3 +629,142 @@ def gradient(f, *varargs, axis=None, edge_order=None):
             last = true_divide(subtract(g[..., -1:], g[..., -2:-1]), dx[-1:])
         outs.append(moveaxis(concatenate([first, inner, last], axis=-1), -1, ax))
     return outs[0] if len(outs) == 1 else outs
+
+
+# ------------------------------------------------------------------------------ insert, delete and friends
+
+def _concrete_ints(obj, name):
+    try:
+        return _np.asarray(obj).astype(_np.int64)
+    except Exception:  # a tracer: the result shape would depend on its values
+        raise TypeError(f"jnp.{name} needs concrete (non-traced) indices: the result's shape depends on them") \
+            from None
+
+
+def delete(arr, obj, axis=None, *, assume_unique_indices=False):
+    """``arr`` without the entries ``obj`` (an index, indices or a slice) along ``axis`` (flattened when
+    None). The indices must be concrete. Mirrors ``jax.numpy.delete``."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = axis % a.ndim
+    n = a.shape[axis]
+    if isinstance(obj, slice):
+        drop = _np.arange(n)[obj]
+    else:
+        drop = _concrete_ints(obj, "delete").ravel()
+        if drop.size and (drop.min() < -n or drop.max() >= n):
+            raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+        drop = drop % n if n else drop
+    keep = _np.setdiff1d(_np.arange(n), drop)
+    return take(a, asarray(keep.astype(_np.int32)), axis=axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """``values`` inserted before the index or indices ``obj`` (concrete) along ``axis`` (flattened when
+    None), as ``numpy.insert``. Mirrors ``jax.numpy.insert``."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = axis % a.ndim
+    n = a.shape[axis]
+    scalar = not isinstance(obj, slice) and _np.ndim(obj) == 0
+    idx = _np.arange(n + 1)[obj] if isinstance(obj, slice) else _concrete_ints(obj, "insert").ravel()
+    idx = _np.where(idx < 0, idx + n, idx)
+    if idx.size and (idx.min() < 0 or idx.max() > n):
+        raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+    v = asarray(values, a.dtype)
+    k = idx.size
+    vshape = list(a.shape)
+    if scalar:
+        # NumPy: a scalar index inserts the values as a block (their own length along axis)
+        v = moveaxis(v, 0, axis) if v.ndim == a.ndim else v
+        if v.ndim < a.ndim:
+            v = expand_dims(v, axis) if v.ndim == a.ndim - 1 else v
+        k = v.shape[axis] if v.ndim == a.ndim else 1
+        idx = _np.full(k, idx[0])
+    vshape[axis] = k
+    v = lax.broadcast_in_dim(v, tuple(vshape), tuple(range(len(vshape) - v.ndim, len(vshape)))) \
+        if v.shape != tuple(vshape) else v
+    # position of every output slot: the original entries shift right by the inserts at or before them
+    order = _np.argsort(idx, kind="stable")
+    new_pos = idx[order] + _np.arange(k)
+    old_pos = _np.arange(n) + _np.searchsorted(idx[order], _np.arange(n), side="right")
+    src = _np.empty(n + k, _np.int64)
+    src[old_pos] = _np.arange(n)
+    src[new_pos] = n + order
+    both = concatenate([a, v], axis=axis)
+    return take(both, asarray(src.astype(_np.int32)), axis=axis)
+
+
+def resize(a, new_shape):
+    """``a`` flattened, repeated to fill ``new_shape``. Mirrors ``jax.numpy.resize``."""
+    a = ravel(asarray(a))
+    new_shape = (int(new_shape),) if _np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    size = int(_np.prod(new_shape))
+    if any(s < 0 for s in new_shape):
+        raise ValueError("All elements of `new_shape` must be non-negative")
+    if a.shape[0] == 0 or size == 0:
+        return zeros(new_shape, a.dtype)
+    reps = -(-size // a.shape[0])
+    return reshape(concatenate([a] * reps)[:size], new_shape)
+
+
+def trim_zeros(filt, trim="fb"):
+    """The 1-D ``filt`` without its leading (``"f"``) and/or trailing (``"b"``) zeros; ``filt`` must be
+    concrete. Mirrors ``jax.numpy.trim_zeros``."""
+    f = asarray(filt)
+    nz = _np.flatnonzero(_concrete_ints(lax.ne(f, asarray(0, f.dtype)), "trim_zeros"))
+    if nz.size == 0:
+        return f[:0]
+    lo = int(nz[0]) if "f" in trim.lower() else 0
+    hi = int(nz[-1]) + 1 if "b" in trim.lower() else f.shape[0]
+    return f[lo:hi]
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``v`` cycled; ``mode`` ``"clip"``/``"wrap"``, default
+    ``"fill"`` drops out-of-range indices). ``inplace=False`` is required (arrays are immutable). Mirrors
+    ``jax.numpy.put``."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+                         "Pass inplace=False to instead return an updated array.")
+    a = asarray(a)
+    ind = ravel(asarray(ind))
+    v = ravel(asarray(v, a.dtype))
+    if v.shape[0] != ind.shape[0] and v.shape[0]:
+        v = concatenate([v] * (-(-ind.shape[0] // v.shape[0])))[:ind.shape[0]]
+    flat = ravel(a)
+    size = flat.shape[0]
+    if mode == "clip":
+        ind = where(ind < 0, 0, where(ind >= size, size - 1, ind))
+    elif mode == "wrap":
+        ind = remainder(ind, size)
+    elif mode not in (None, "fill", "drop", "raise"):
+        raise ValueError(f"mode={mode!r} is not supported by jnp.put")
+    return reshape(flat.at[ind].set(v, mode="drop"), a.shape)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """A copy of ``arr`` whose entries where ``mask`` (concrete) take ``vals`` in order, cycled. Requires
+    ``inplace=False``. Mirrors ``jax.numpy.place``."""
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+                         "Pass inplace=False to instead return an updated array.")
+    a = asarray(arr)
+    pos = _np.flatnonzero(_concrete_ints(mask, "place"))
+    vals = ravel(asarray(vals, a.dtype))
+    if pos.size == 0:
+        return a
+    cyc = _np.arange(pos.size) % vals.shape[0]
+    return reshape(ravel(a).at[asarray(pos.astype(_np.int32))].set(take(vals, asarray(cyc.astype(_np.int32)))),
+                   a.shape)
+
+
+def modf(x, /, out=None):
+    """``(fractional part, integral part)``, both with ``x``'s sign. Mirrors ``jax.numpy.modf``."""
+    x = asarray(x)
+    if not _dtypes.issubdtype(x.dtype, _np.inexact):
+        x = astype(x, _dtypes.canonicalize_dtype(float))
+    whole = where(x < 0, lax.ceil(x), lax.floor(x))
+    return subtract(x, whole), whole
