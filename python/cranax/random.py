@@ -1202,15 +1202,15 @@ def _make_gamma(log_space):
     return g
 
 
-_gamma_p = _make_gamma(False)
-_loggamma_p = _make_gamma(True)
+_gamma_cjvp = _make_gamma(False)
+_loggamma_cjvp = _make_gamma(True)
 
 
 def _gamma_raw(key, a, shape, dtype, log_space):
     a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
     if tuple(get_aval(a).shape) != tuple(shape):
         a = jnp.broadcast_to(a, shape)
-    return (_loggamma_p if log_space else _gamma_p)(key, a)
+    return (_loggamma_cjvp if log_space else _gamma_cjvp)(key, a)
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)

@@ -21,6 +21,10 @@ from ..primitives.library import (GatherDimensionNumbers, GatherScatterMode, Sca
     scatter_min, scatter_mul, slice_in_dim, sort, sort_key_val, top_k)
 from ..primitives.control_flow import (cond, fori_loop, map, scan, switch, while_loop)
 from ..primitives.library import lax_pad as pad, lax_rev as rev, lax_slice as slice
+# compositions of the primitive families (issue 22)
+from ..primitives.lax_composites import (approx_max_k, approx_min_k, associative_scan, broadcast_shapes,
+    broadcast_to_rank, collapse, dynamic_update_index_in_dim, empty, index_take, optimization_barrier,
+    platform_dependent, reciprocal, reduce, reduce_precision, reduce_xor, scatter_sub, split, stack, tile, unstack)
 # the primitives, under JAX's names (jax.lax exports them too)
 from ..primitives.elementwise import (abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p,
     atanh_p, bessel_i0e_p, bessel_i1e_p, bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p,
@@ -86,7 +90,12 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "slice", "slice_in_dim", "slice_p", "sort", "sort_key_val", "sort_p", "sqrt", "sqrt_p", "square",
            "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
-           "xor_p", "zeros_like_array"]
+           "xor_p", "zeros_like_array",
+           # issue 22
+           "approx_max_k", "approx_min_k", "associative_scan", "broadcast_shapes", "broadcast_to_rank", "collapse",
+           "dynamic_update_index_in_dim", "empty", "index_take", "optimization_barrier", "platform_dependent",
+           "reciprocal", "reduce", "reduce_precision", "reduce_xor", "scatter_sub", "split", "stack", "tile",
+           "unstack"]
 __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv", "conv_dimension_numbers",
             "conv_general_dilated", "conv_general_dilated_local", "conv_general_dilated_p",
             "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose",

@@ -54,8 +54,16 @@ from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram,
                           nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile)
 from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts,
                       unique_inverse, unique_values)
-from ._numeric import (copysign, diff, ediff1d, gcd, interp, lcm, ldexp, polyadd, polyder, polyint, polymul,
-                       polysub, polyval, select, trapezoid, vander)
+from ._numeric import (angle, array_equiv, bitwise_count, can_cast, choose, compress, concat, copysign, cross,
+                       diff, ediff1d, extract, fabs, fmax, fmin, gcd, geomspace, gradient, imag, interp, iscomplex,
+                       isdtype, isreal, iterable, lcm, ldexp, lexsort, logspace, nan_to_num, polyadd, polyder,
+                       polyint, polymul, polysub, polyval, rollaxis, select, sinc, trapezoid, unstack, vander,
+                       delete, insert, resize, trim_zeros, put, place, modf, printoptions, get_printoptions,
+                       set_printoptions)
+from ._index_tricks import (c_, diag_indices_from, fill_diagonal, index_exp, mgrid, ogrid, r_, ravel_multi_index,
+                            s_, tril_indices_from, triu_indices_from, unravel_index)
+from ._functional import apply_along_axis, apply_over_axes, fromfunction, piecewise, vectorize
+from ._windows import bartlett, blackman, hamming, hanning, i0, kaiser
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 # the jnp.linalg submodule (jax.numpy.linalg)
 from . import linalg  # noqa: F401,E402
@@ -93,5 +101,12 @@ __all__ = [
     "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "percentile", "ptp", "quantile",
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "copysign", "diff", "ediff1d", "gcd", "interp", "lcm", "ldexp", "polyadd",
-    "polyder", "polyint", "polymul", "polysub", "polyval", "select", "trapezoid", "vander",
+    "polyder", "polyint", "polymul", "polysub", "polyval", "select", "trapezoid", "vander", "angle",
+    "array_equiv", "bitwise_count", "can_cast", "choose", "compress", "concat", "cross", "extract", "fabs", "fmax",
+    "fmin", "geomspace", "gradient", "imag", "iscomplex", "isdtype", "isreal", "iterable", "lexsort", "logspace",
+    "nan_to_num", "rollaxis", "sinc", "unstack", "c_", "diag_indices_from", "fill_diagonal", "index_exp", "mgrid",
+    "ogrid", "r_", "ravel_multi_index", "s_", "tril_indices_from", "triu_indices_from", "unravel_index",
+    "apply_along_axis", "apply_over_axes", "fromfunction", "piecewise", "vectorize", "bartlett", "blackman",
+    "hamming", "hanning", "i0", "kaiser", "delete", "insert", "resize", "trim_zeros", "put", "place", "modf",
+    "printoptions", "get_printoptions", "set_printoptions",
 ]
