@@ -37,6 +37,9 @@ from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, 
     dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
     scatter_p, sort_p)
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
+# the special functions (h-special)
+from ..primitives.elementwise import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p, igammac, igammac_p,
+    polygamma, polygamma_p, random_gamma_grad, random_gamma_grad_p, zeta, zeta_p)
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -76,3 +79,6 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
            "xor_p", "zeros_like_array"]
+# the special functions (h-special)
+__all__ += ["igamma", "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "polygamma",
+            "polygamma_p", "random_gamma_grad", "random_gamma_grad_p", "zeta", "zeta_p"]
