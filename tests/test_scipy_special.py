@@ -152,6 +152,10 @@ UNARY = [
     ("i1", S.i1, sc.i1, np.linspace(-50, 50, 101), 1e-13),
     ("i1e", S.i1e, sc.i1e, np.linspace(-500, 500, 101), 1e-13),
     ("spence", S.spence, sc.spence, np.concatenate([[0.0, 1.0, -1.0], np.logspace(-8, 8, 200)]), 1e-14),
+    ("exp1", S.exp1, sc.exp1, np.concatenate([[0.0, -1.0], np.logspace(-8, 2.8, 200)]), 2e-14),
+    ("expi", S.expi, sc.expi, np.concatenate([[0.0], -np.logspace(-8, 2.8, 100), np.logspace(-8, 2.8, 100)]), 2e-14),
+    ("erfcx", S.erfcx, sc.erfcx, np.concatenate([np.linspace(-26, 30, 300), [1e3, 1e6, 1e150]]), 1e-14),
+    ("dawsn", S.dawsn, sc.dawsn, np.concatenate([np.linspace(-30, 30, 300), [0.0, 1e-8, 1e4]]), 1e-14),
     ("factorial", S.factorial, sc.factorial, np.array([-1.0, 0.0, 1.0, 5.0, 20.0, 4.5, 170.0]), 1e-12),
     ("loggamma", S.loggamma, lambda x: np.where(x > 0, sc.loggamma(np.maximum(x, 1e-300)), np.nan), _ALL, 1e-12),
 ]
@@ -295,3 +299,18 @@ def test_dtypes_follow_jax():
     assert S.erf(np.float32(1)).dtype == np.float32
     assert S.ndtri(np.array([0.5], np.float32)).dtype == np.float32
     assert S.bernoulli(3).dtype == np.float32
+
+
+def test_expn_orders_and_edges(x64):
+    x = np.concatenate([[0.0], np.logspace(-8, 2.5, 120)])
+    for n in (0, 1, 2, 3, 5, 10, 30):
+        with np.errstate(all="ignore"):
+            want = sc.expn(n, x)
+        np.testing.assert_allclose(np.asarray(S.expn(n, x)), want, rtol=2e-14, err_msg=str(n))
+    e = np.asarray(S.expn(np.array([1.5, -1.0, 2.0]), np.array([1.0, 1.0, -1.0])))
+    assert np.isnan(e).all()
+    # float32 under jit
+    x32 = np.logspace(-3, 1.5, 50).astype(np.float32)
+    got = np.asarray(cranax.jit(S.exp1)(x32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, sc.exp1(x32.astype(np.float64)), rtol=1e-5)  # f32: ~30 ulp (loops in f32)
