@@ -78,3 +78,18 @@ def test_minimize_bfgs(x64):
     np.testing.assert_allclose(np.asarray(f(jnp.zeros(3), 2.0)), [2.0, 2.0, 2.0], atol=1e-8)
     with pytest.raises(ValueError, match="Method CG not recognized"):
         cs.optimize.minimize(_rosen, jnp.zeros(3), method="CG")
+
+
+def test_regular_grid_interpolator(x64):
+    import scipy.interpolate as si
+    r = np.random.RandomState(5)
+    pts = (np.sort(r.uniform(0, 3, 6)), np.sort(r.uniform(-1, 1, 5)), np.linspace(0, 1, 4))
+    vals = r.normal(size=(6, 5, 4))
+    xi = np.stack([r.uniform(-0.2, 3.2, 40), r.uniform(-1.1, 1.1, 40), r.uniform(0, 1, 40)], -1)
+    for method in ("linear", "nearest"):
+        for fill in (np.nan, None, 0.25):
+            got = np.asarray(cs.interpolate.RegularGridInterpolator(pts, vals, method, fill_value=fill)(xi))
+            want = si.RegularGridInterpolator(pts, vals, method, bounds_error=False, fill_value=fill)(xi)
+            np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{method} {fill}")
+    with pytest.raises(ValueError, match="dimension"):
+        cs.interpolate.RegularGridInterpolator(pts, vals)(xi[:, :2])
