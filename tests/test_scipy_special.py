@@ -327,3 +327,20 @@ def test_sici_and_hyp1f1(x64):
     np.testing.assert_allclose(np.asarray(S.hyp1f1(a, b, z)), sc.hyp1f1(a, b, z), rtol=1e-10)
     # JAX 0.10.2 gives 0.03332842 here; the Kummer transformation gives SciPy's value
     np.testing.assert_allclose(S.hyp1f1(1.0, 2.0, -30.0), sc.hyp1f1(1.0, 2.0, -30.0), rtol=1e-13)
+
+
+def test_fresnel(x64):
+    x = np.concatenate([[0.0], -np.logspace(-6, 2, 100), np.logspace(-6, 2, 300), np.linspace(1.3, 2.5, 50)])
+    s, c = S.fresnel(x)
+    ws, wc = sc.fresnel(x)
+    np.testing.assert_allclose(np.asarray(s), ws, rtol=1e-13, atol=2e-14)
+    np.testing.assert_allclose(np.asarray(c), wc, rtol=1e-13, atol=2e-14)
+    # beyond 100 the phase pi x^2 / 2 carries its own rounding (absolute error ~ 1e-12 at x = 1e4)
+    xb = np.logspace(2, 4, 50)
+    s, c = S.fresnel(xb)
+    ws, wc = sc.fresnel(xb)
+    np.testing.assert_allclose(np.asarray(s), ws, atol=2e-12)
+    np.testing.assert_allclose(np.asarray(c), wc, atol=2e-12)
+    s32, c32 = S.fresnel(np.float32(0.7))
+    assert s32.dtype == np.float32
+    np.testing.assert_allclose([s32, c32], sc.fresnel(0.7), rtol=2e-6)
