@@ -344,3 +344,14 @@ def test_fresnel(x64):
     s32, c32 = S.fresnel(np.float32(0.7))
     assert s32.dtype == np.float32
     np.testing.assert_allclose([s32, c32], sc.fresnel(0.7), rtol=2e-6)
+
+
+def test_bessel_jn(x64):
+    z = np.linspace(-25, 25, 201)
+    got = np.asarray(S.bessel_jn(z, v=5))
+    assert got.shape == (6, 201)
+    np.testing.assert_allclose(got, np.stack([sc.jv(n, z) for n in range(6)]), atol=1e-13)
+    np.testing.assert_allclose(np.asarray(S.bessel_jn(np.array([0.0, 1e-8]), v=2)),
+                               np.stack([sc.jv(n, [0.0, 1e-8]) for n in range(3)]), atol=1e-15)
+    g = cranax.grad(lambda t: S.bessel_jn(t, v=1)[0])(2.0)   # J0' = -J1
+    np.testing.assert_allclose(g, -sc.jv(1, 2.0), rtol=1e-12)
