@@ -355,3 +355,14 @@ def test_bessel_jn(x64):
                                np.stack([sc.jv(n, [0.0, 1e-8]) for n in range(3)]), atol=1e-15)
     g = cranax.grad(lambda t: S.bessel_jn(t, v=1)[0])(2.0)   # J0' = -J1
     np.testing.assert_allclose(g, -sc.jv(1, 2.0), rtol=1e-12)
+
+
+def test_hyp2f1_owens_t(x64):
+    r = np.random.RandomState(0)
+    a, b = r.uniform(-5, 5, 300), r.uniform(-5, 5, 300)
+    c, x = r.uniform(0.5, 8, 300), r.uniform(-10, 0.95, 300)
+    np.testing.assert_allclose(np.asarray(S.hyp2f1(a, b, c, x)), sc.hyp2f1(a, b, c, x), rtol=1e-10)
+    assert np.isnan(S.hyp2f1(1.0, 1.0, 2.0, 1.5))
+    h = r.uniform(-8, 8, 255)
+    aa = np.concatenate([r.uniform(-3, 3, 250), [0.0, 1.0, -1.0, 50.0, np.inf]])
+    np.testing.assert_allclose(np.asarray(S.owens_t(h, aa)), sc.owens_t(h, aa), atol=1e-15)
