@@ -538,6 +538,27 @@ _CALLS = [
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives
 # (kind 'composite'; ``name`` is the cranax.numpy name).
+# The special functions (h-special). Both operands share the sweep's domain. igamma/igammac: f32 is the f64
+# value rounded once; f64 within ~5e-14 relative on [0.1, 30] (the prefactor x^a e^-x / Gamma(a) carries
+# lgamma's absolute error, ~a * 4e-15 relative beyond). igamma_grad_a, random_gamma_grad and polygamma have
+# no SciPy oracle over a shared domain (polygamma needs an integer m): JAX-recorded values in the named tests.
+_SPECIAL = [
+    _r("igamma", "binary", lax=lax.igamma, oracle=scipy.special.gammainc, domain=(0.1, 30), dtypes=FLOAT_NAMES,
+       ulp=_u(1, 512), grad_domain=((0.5, 3), (0.5, 3)), vmap={},
+       tested_in=("test_scipy_special.py::test_igamma_edges_match_jax",)),
+    _r("igammac", "binary", lax=lax.igammac, oracle=scipy.special.gammaincc, domain=(0.1, 30), dtypes=FLOAT_NAMES,
+       ulp=_u(1, 512), grad_domain=((0.5, 3), (0.5, 3)), vmap={},
+       tested_in=("test_scipy_special.py::test_igamma_edges_match_jax",)),
+    _r("igamma_grad_a", "binary", lax=lax.igamma_grad_a, dtypes=FLOAT_NAMES, vmap={},
+       tested_in=("test_scipy_special.py::test_igamma_grad_a_matches_jax_and_fd",)),
+    _r("random_gamma_grad", "binary", lax=lax.random_gamma_grad, dtypes=FLOAT_NAMES, vmap={},
+       tested_in=("test_scipy_special.py::test_random_gamma_grad_matches_jax_and_fd",)),
+    _r("polygamma", "binary", lax=lax.polygamma, dtypes=FLOAT_NAMES, vmap={},
+       tested_in=("test_scipy_special.py::test_polygamma_values_and_grad",)),
+    _r("zeta", "binary", lax=lax.zeta, oracle=scipy.special.zeta, domain=(1.1, 30), dtypes=FLOAT_NAMES,
+       ulp=_u(1, 8), vmap={}, tested_in=("test_scipy_special.py::test_zeta_edges_match_jax",)),
+]
+
 _COMPOSITES = [
     _r("floor_divide", "composite", jnp=jnp.floor_divide, oracle=np.floor_divide, dtypes=INT_NAMES + F32_NAMES,
        int_semantics="xla", gpu_int=True,
@@ -546,7 +567,7 @@ _COMPOSITES = [
        int_semantics="xla", tested_in=("test_primitives.py::test_jnp_integer_floor_divide_remainder",)),
 ]
 
-RECORDS = (_UNARY + _BINARY + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
+RECORDS = (_UNARY + _BINARY + _SPECIAL + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
            + _CALLS)
 COMPOSITES = _COMPOSITES
 OPS = {r.name: r for r in RECORDS + COMPOSITES}

@@ -20,7 +20,9 @@ BY_NAME = {p.name: p for p in PRIMS}
 # Primitives without a jvp or batching rule, on purpose (as in JAX).
 _LINEAR_ONLY = ("only in linearized (tangent) jaxprs, which backward_pass transposes into the user's bwd; "
                 "forward mode over it raises, as in JAX")
-NO_JVP_RULE = {"custom_lin": _LINEAR_ONLY}
+_NO_JVP_IN_JAX = "JAX defines no differentiation rule for it either (NotImplementedError)"
+NO_JVP_RULE = {"custom_lin": _LINEAR_ONLY, "zeta": _NO_JVP_IN_JAX, "igamma_grad_a": _NO_JVP_IN_JAX,
+               "random_gamma_grad": _NO_JVP_IN_JAX}
 NO_BATCHING_RULE = {
     "iota": "no operands, so vmap never hands it a batched value: it binds on the parent trace unchanged",
     "custom_lin": _LINEAR_ONLY,

@@ -133,6 +133,18 @@ named_ops! {
         ShiftLeft = "shift_left",
         ShiftRightLogical = "shift_right_logical",
         ShiftRightArithmetic = "shift_right_arithmetic",
+        /// Regularized lower incomplete gamma P(a, x); operands (a, x).
+        Igamma = "igamma",
+        /// Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x).
+        Igammac = "igammac",
+        /// ∂P(a, x)/∂a.
+        IgammaGradA = "igamma_grad_a",
+        /// The derivative in `a` of a Gamma(a) sample `x`: -(∂P/∂a)/(∂P/∂x).
+        RandomGammaGrad = "random_gamma_grad",
+        /// ψ⁽ⁿ⁾(x); operands (n, x).
+        Polygamma = "polygamma",
+        /// Hurwitz ζ(x, q); operands (x, q).
+        Zeta = "zeta",
     }
 }
 
@@ -219,7 +231,9 @@ impl BinaryOp {
         match self {
             Add | Sub | Mul | Div | Rem => Kinds::Num,
             Max | Min => Kinds::Any,
-            Pow | Atan2 | NextAfter => Kinds::Float,
+            Pow | Atan2 | NextAfter | Igamma | Igammac | IgammaGradA | RandomGammaGrad | Polygamma | Zeta => {
+                Kinds::Float
+            }
             And | Or | Xor => Kinds::IntBool,
             ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => Kinds::Int,
         }

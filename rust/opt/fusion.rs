@@ -345,7 +345,8 @@ fn op_cost(p: &Prim) -> u32 {
         },
         Prim::Binary(b) => match b {
             Bo::Div | Bo::Rem => 3,
-            Bo::Pow | Bo::Atan2 => EXPENSIVE,
+            Bo::Pow | Bo::Atan2 | Bo::Igamma | Bo::Igammac | Bo::IgammaGradA | Bo::RandomGammaGrad | Bo::Polygamma
+            | Bo::Zeta => EXPENSIVE,
             _ => 1,
         },
         Prim::IntegerPow { y } => 1 + (y.unsigned_abs().max(1)).ilog2(),

@@ -50,6 +50,9 @@ from ..primitives.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDi
 from ..primitives.windowed import (cumlogsumexp, cumlogsumexp_p, reduce_window, reduce_window_max_p,
     reduce_window_min_p, reduce_window_p, reduce_window_shape_tuple, reduce_window_sum_p, select_and_gather_add_p,
     select_and_scatter_add_p)
+# the special functions (h-special)
+from ..primitives.elementwise import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p, igammac, igammac_p,
+    polygamma, polygamma_p, random_gamma_grad, random_gamma_grad_p, zeta, zeta_p)
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -103,3 +106,6 @@ __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv"
             "cumlogsumexp", "cumlogsumexp_p", "reduce_window", "reduce_window_max_p", "reduce_window_min_p",
             "reduce_window_p", "reduce_window_shape_tuple", "reduce_window_sum_p", "select_and_gather_add_p",
             "select_and_scatter_add_p"]
+# the special functions (h-special)
+__all__ += ["igamma", "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "polygamma",
+            "polygamma_p", "random_gamma_grad", "random_gamma_grad_p", "zeta", "zeta_p"]

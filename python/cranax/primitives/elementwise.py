@@ -177,6 +177,14 @@ xor_p = binop("xor", _BOOL_INT)
 shift_left_p = binop("shift_left", _INT)
 shift_right_logical_p = binop("shift_right_logical", _INT)
 shift_right_arithmetic_p = binop("shift_right_arithmetic", _INT)
+# Special functions (binary; the scalar math is rust/backend/cpu/special.rs). Operands: (a, x) for the
+# incomplete gamma family, (m, x) for polygamma, (x, q) for the Hurwitz zeta.
+igamma_p = binop("igamma", _FLOAT)
+igammac_p = binop("igammac", _FLOAT)
+igamma_grad_a_p = binop("igamma_grad_a", _FLOAT)
+random_gamma_grad_p = binop("random_gamma_grad", _FLOAT)
+polygamma_p = binop("polygamma", _FLOAT)
+zeta_p = binop("zeta", _FLOAT)
 
 # Comparisons
 _BOOL = np.dtype(bool)
@@ -398,6 +406,23 @@ bitwise_or = _nary(or_p)
 bitwise_xor = _nary(xor_p)
 shift_left = _nary(shift_left_p)
 shift_right_logical = _nary(shift_right_logical_p)
+igamma = _nary(igamma_p)
+igammac = _nary(igammac_p)
+igamma_grad_a = _nary(igamma_grad_a_p)
+random_gamma_grad = _nary(random_gamma_grad_p)
+polygamma = _nary(polygamma_p)
+zeta = _nary(zeta_p)
+igamma.__doc__ = ("The regularized lower incomplete gamma function P(a, x) (the ``igamma`` primitive). Mirrors "
+                  "``jax.lax.igamma``. Float operands of one dtype; NaN outside a >= 0, x >= 0.")
+igammac.__doc__ = ("The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``igammac``). "
+                   "Mirrors ``jax.lax.igammac``.")
+igamma_grad_a.__doc__ = "dP(a, x)/da (``igamma_grad_a``). Mirrors ``jax.lax.igamma_grad_a``; not differentiable."
+random_gamma_grad.__doc__ = ("The derivative in ``a`` of a standard Gamma(a) sample ``x`` at fixed quantile, "
+                             "-(dP/da)/(dP/dx) (``random_gamma_grad``). Mirrors ``jax.lax.random_gamma_grad``.")
+polygamma.__doc__ = ("The polygamma function psi^(m)(x) for integer-valued float ``m >= 0`` (NaN otherwise). "
+                     "Mirrors ``jax.lax.polygamma``; differentiable in ``x`` only (ValueError for ``m``).")
+zeta.__doc__ = ("The Hurwitz zeta function zeta(x, q) = sum_k (k + q)^-x (``zeta``). Mirrors ``jax.lax.zeta``; "
+                "not differentiable (as in JAX).")
 shift_right_arithmetic = _nary(shift_right_arithmetic_p)
 eq = _nary(eq_p)
 ne = _nary(ne_p)
@@ -506,7 +531,8 @@ for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p,
            population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
     _batching.defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
-           shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+           shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+           igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p, polygamma_p, zeta_p):
     _batching.defbroadcasting(_p)
 del _p
 
@@ -588,20 +614,22 @@ _ad.defjvp(atanh_p, lambda g, x: mul(div(_c(x, 1), add(_c(x, 1), x)),
 _ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 
 
-def _trigamma(x):
-    """psi'(x) for x > 0: recurrence up to x >= 6, then the asymptotic series (|error| < 1e-9)."""
-    acc = _zeros(x)
-    for k in range(6):
-        acc = add(acc, integer_pow(add(x, _c(x, k)), -2))
-    z = add(x, _c(x, 6))
-    iz = div(_c(x, 1), z)
-    iz2 = mul(iz, iz)
-    series = mul(iz, add(_c(x, 1), mul(iz, add(_c(x, 0.5), mul(iz, add(_c(x, 1 / 6), mul(
-        iz2, add(_c(x, -1 / 30), mul(iz2, add(_c(x, 1 / 42), mul(iz2, _c(x, -1 / 30))))))))))))
-    return add(acc, series)
+_ad.defjvp(digamma_p, lambda g, x: mul(g, polygamma(_c(x, 1), x)))
 
 
-_ad.defjvp(digamma_p, lambda g, x: mul(g, _trigamma(x)))
+# The special functions' jvps (JAX's rules; zeta, igamma_grad_a and random_gamma_grad have none in JAX).
+def _igamma_dx(a, x):
+    return exp(sub(sub(mul(sub(a, _c(a, 1)), log(x)), x), lgamma(a)))
+
+
+def _polygamma_dm(g, m, x):
+    raise ValueError("polygamma gradient with respect to m is not supported")
+
+
+_ad.defjvp(igamma_p, lambda g, a, x: mul(g, igamma_grad_a(a, x)), lambda g, a, x: mul(g, _igamma_dx(a, x)))
+_ad.defjvp(igammac_p, lambda g, a, x: neg(mul(g, igamma_grad_a(a, x))),
+           lambda g, a, x: neg(mul(g, _igamma_dx(a, x))))
+_ad.defjvp(polygamma_p, _polygamma_dm, lambda g, m, x: mul(g, polygamma(add(m, _c(m, 1)), x)))
 _ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
 
 

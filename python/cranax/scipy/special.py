@@ -1,3 +1,994 @@
-"""``cranax.scipy.special``: mirrors ``jax.scipy.special``."""
+"""``cranax.scipy.special``: mirrors ``jax.scipy.special``.
 
-__all__ = []
+Every function takes array-likes, promotes them as JAX does (integers and bools to the default float dtype,
+a common shape by broadcasting) and returns an array of that dtype; they trace, ``jit``, ``vmap`` and
+differentiate like any cranax function. Functions with a ``lax`` primitive (``gammaln`` = ``lgamma``,
+``gammainc`` = ``igamma``, ``zeta``, ``polygamma``, ``erf``...) bind it; the rest are compositions of
+primitives in the traced program (series and continued fractions run as ``fori_loop``/``scan`` loops).
+
+Accuracy, against SciPy in float64 (float32: the same program in float32): the primitives as their op
+records state; ``ndtri`` (Cephes' rational approximations) and ``log_ndtr`` (asymptotic series below -20)
+within 1e-14 relative; ``exp1``/``expn``/``expi``/``erfcx``/``dawsn`` within 2e-14 (float64; float32 within
+1e-5, the loops run in float32), ``sici`` 1e-14, ``fresnel`` 2e-14 absolute below 100 (the phase rounds beyond), ``hyp1f1`` 1e-10 for |x|, |a|, b <= 40; ``bessel_jn`` 1e-13 absolute for |z| <= 25; ``hyp2f1`` 1e-10 for x <= 0.95; ``owens_t`` 1e-15 absolute; ``betainc`` (Lentz's continued fraction, 200 steps f64 / 60 f32) within 1e-12 for
+a, b <= 100; ``betaln`` within 1e-13 absolute for a, b <= 1e3. The complex functions (``wofz``,
+``sph_harm_y``) wait for complex dtypes.
+"""
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as jnp
+from ..custom_derivatives import SymbolicZero, custom_jvp
+from ..numpy._promotion import _promote
+from ..nn import softmax as _nn_softmax, log_softmax as _nn_log_softmax
+
+__all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "digamma",
+           "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial",
+           "fresnel", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "hyp2f1", "i0",
+           "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp",
+           "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici", "softmax",
+           "spence", "xlog1py", "xlogy", "zeta"]
+
+
+def _flt(name, *args):
+    """JAX's ``promote_args_inexact``: a common float dtype and shape."""
+    out = _promote(name, *args, to_float=True)
+    return [jnp.asarray(a) for a in out]
+
+
+def _c(x, v):
+    return jnp.asarray(v, dtype=x.dtype)
+
+
+def _is_f64(x):
+    return x.dtype == np.float64
+
+
+# ----------------------------------------------------------------------------------------------- gamma family
+
+def gammaln(x):
+    """log|Gamma(x)| (the ``lgamma`` primitive), +inf at the poles. Shapes/dtypes: ``x``'s, promoted to
+    float. Mirrors ``jax.scipy.special.gammaln``."""
+    x, = _flt("gammaln", x)
+    return lax.lgamma(x)
+
+
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0 (and +0), -1/+1 alternating between the negative poles, NaN at
+    them; -0 gives -1. Mirrors ``jax.scipy.special.gammasgn``."""
+    x, = _flt("gammasgn", x)
+    fx = jnp.floor(x)
+    odd = jnp.fmod(jnp.abs(fx), 2.0) == 1.0
+    neg = jnp.where(odd, _c(x, -1.0), _c(x, 1.0))
+    out = jnp.where(x > 0, _c(x, 1.0), neg)
+    out = jnp.where(x == 0, jnp.where(jnp.signbit(x), _c(x, -1.0), _c(x, 1.0)), out)
+    return jnp.where((x < 0) & (x == fx), _c(x, np.nan), out)
+
+
+def gamma(x):
+    """Gamma(x) = gammasgn(x) * exp(gammaln(x)). Mirrors ``jax.scipy.special.gamma``."""
+    x, = _flt("gamma", x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def loggamma(x):
+    """log Gamma(x) for real x: ``gammaln`` where x >= 0 (x > 0), NaN elsewhere (the real branch of the
+    principal complex log-gamma). Mirrors ``jax.scipy.special.loggamma`` on real inputs."""
+    x, = _flt("loggamma", x)
+    return jnp.where(x > 0, lax.lgamma(x), _c(x, np.nan))
+
+
+def digamma(x):
+    """psi(x) = d/dx log Gamma(x) (the ``digamma`` primitive); NaN at the poles. Mirrors
+    ``jax.scipy.special.digamma``."""
+    x, = _flt("digamma", x)
+    return lax.digamma(x)
+
+
+def polygamma(n, x):
+    """psi^(n)(x), the n-th derivative of digamma. ``n`` must have an integer dtype (``ValueError``
+    otherwise, as JAX); differentiable in ``x``. Mirrors ``jax.scipy.special.polygamma``."""
+    n_dt = jnp.asarray(n).dtype
+    if not jnp.issubdtype(n_dt, jnp.integer):
+        raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dt}.")
+    n, x = _flt("polygamma", n, x)
+    return lax.polygamma(n, x)
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x) (the ``igamma`` primitive), differentiable in
+    both arguments. Mirrors ``jax.scipy.special.gammainc``."""
+    a, x = _flt("gammainc", a, x)
+    return lax.igamma(a, x)
+
+
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) (``igammac``). Mirrors
+    ``jax.scipy.special.gammaincc``."""
+    a, x = _flt("gammaincc", a, x)
+    return lax.igammac(a, x)
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (the ``zeta`` primitive). ``q=None`` (Riemann zeta) raises
+    ``NotImplementedError``, as in JAX. Mirrors ``jax.scipy.special.zeta``."""
+    if q is None:
+        raise NotImplementedError("Riemann zeta function not implemented; pass q != None to compute the "
+                                  "Hurwitz Zeta function.")
+    x, q = _flt("zeta", x, q)
+    return lax.zeta(x, q)
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension ``d`` (a static int):
+    d(d-1)/4 log(pi) + sum_j gammaln(a - j/2). Mirrors ``jax.scipy.special.multigammaln``."""
+    d = int(d)
+    a, = _flt("multigammaln", a)
+    total = jnp.zeros_like(a)
+    for j in range(d):
+        total = total + lax.lgamma(a - _c(a, j / 2))
+    return total + _c(a, d * (d - 1) / 4 * math.log(math.pi))
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) for n >= 0, 0 for n < 0. ``exact=True`` raises ``NotImplementedError`` (as JAX).
+    Mirrors ``jax.scipy.special.factorial``."""
+    if exact:
+        raise NotImplementedError(f"factorial with exact={exact}")
+    n, = _flt("factorial", n)
+    return jnp.where(n < 0, _c(n, 0.0), jnp.exp(lax.lgamma(n + _c(n, 1.0))))
+
+
+def comb(N, k, *, repetition=False):
+    """The binomial coefficient C(N, k) as a float (exp of log-gammas); 0 outside 0 <= k <= N, N >= 0.
+    ``repetition=True``: C(N + k - 1, k). Mirrors ``jax.scipy.special.comb``."""
+    N, k = _flt("comb", N, k)
+    if repetition:
+        return comb(N + k - _c(N, 1.0), k)
+    one = _c(N, 1.0)
+    val = jnp.exp(lax.lgamma(N + one) - lax.lgamma(k + one) - lax.lgamma(N - k + one))
+    ok = (k >= 0) & (k <= N) & (N >= 0)
+    return jnp.where(ok, val, _c(N, 0.0))
+
+
+def poch(z, m):
+    """The Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z), with signs from ``gammasgn``; 0 where z is
+    a pole and z + m is not. Mirrors ``jax.scipy.special.poch``."""
+    z, m = _flt("poch", z, m)
+    zm = z + m
+    val = gammasgn(zm) * gammasgn(z) * jnp.exp(lax.lgamma(zm) - lax.lgamma(z))
+    z_pole = (z <= 0) & (z == jnp.floor(z))
+    zm_pole = (zm <= 0) & (zm == jnp.floor(zm))
+    return jnp.where(z_pole & ~zm_pole, _c(z, 0.0), jnp.where(z_pole & zm_pole, _c(z, np.nan), val))
+
+
+def betaln(a, b):
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), with the large-argument part as the
+    Stirling differences (so B(1e5, 1e6) keeps its digits). Mirrors ``jax.scipy.special.betaln``."""
+    a, b = _flt("betaln", a, b)
+    lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
+    direct = lax.lgamma(lo) + lax.lgamma(hi) - lax.lgamma(lo + hi)
+    # both >= 8: log B = log(sqrt(2pi)) - .5 log(hi) + corr(lo) + corr(hi) - corr(lo + hi)
+    #                    + (lo - .5) log(lo / (lo + hi)) + hi log1p(-lo / (lo + hi))
+    big = lo >= 8
+    sl = jnp.where(big, lo, _c(a, 8.0))
+    sh = jnp.where(big, hi, _c(a, 8.0))
+    s = sl + sh
+    stirling = (_c(a, 0.5 * math.log(2 * math.pi)) - 0.5 * jnp.log(sh) + _stirling_corr(sl)
+                + _stirling_corr(sh) - _stirling_corr(s) + (sl - 0.5) * jnp.log(sl / s)
+                + sh * jnp.log1p(-sl / s))
+    return jnp.where(big, stirling, direct)
+
+
+def _stirling_corr(x):
+    """log Gamma(x) - [(x - .5) log x - x + .5 log(2pi)] for x >= 8 (the Bernoulli series, 6 terms)."""
+    z = 1.0 / (x * x)
+    c = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360)
+    acc = _c(x, c[-1])
+    for k in reversed(c[:-1]):
+        acc = acc * z + _c(x, k)
+    return acc / x
+
+
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), signed. Mirrors ``jax.scipy.special.beta``."""
+    a, b = _flt("beta", a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+# ----------------------------------------------------------------------------------------------- betainc
+
+def _betainc_cf(a, b, x, steps):
+    """Lentz's continued fraction for I_x(a, b) * a B(a,b) / (x^a (1-x)^b), valid for x < (a+1)/(a+b+2)."""
+    tiny = _c(x, np.finfo(x.dtype).tiny * 1e10)
+    one = _c(x, 1.0)
+
+    def d_coef(m):
+        m = _c(x, 0.0) + m
+        k = jnp.floor(m / 2)
+        even = (k * (b - k) * x) / ((a + 2 * k - 1) * (a + 2 * k))
+        odd = -((a + k) * (a + b + k) * x) / ((a + 2 * k) * (a + 2 * k + 1))
+        return jnp.where(jnp.fmod(m, 2.0) == 0, even, odd)
+
+    def body(i, carry):
+        f, c, d = carry
+        m = lax.convert_element_type(i + 1, x.dtype)
+        num = d_coef(m)
+        d = one + num * d
+        d = jnp.where(jnp.abs(d) < tiny, tiny, d)
+        d = one / d
+        c = one + num / c
+        c = jnp.where(jnp.abs(c) < tiny, tiny, c)
+        return f * c * d, c, d
+
+    # f0 = 1/(1 - (a+b) x/(a+1)) after the first coefficient d1 = -(a+b)x/(a+1)
+    d0 = one - (a + b) * x / (a + one)
+    d0 = jnp.where(jnp.abs(d0) < tiny, tiny, d0)
+    d0 = one / d0
+    f, _, _ = lax.fori_loop(1, steps, body, (d0, jnp.ones_like(d0), d0))
+    return f
+
+
+def _betainc_impl(a, b, x):
+    steps = 200 if _is_f64(x) else 60
+    swap = x > (a + 1) / (a + b + 2)
+    aa, bb = jnp.where(swap, b, a), jnp.where(swap, a, b)
+    xx = jnp.where(swap, 1 - x, x)
+    safe = jnp.clip(xx, 0.0, 1.0)
+    inner = jnp.where((safe > 0) & (safe < 1), safe, _c(x, 0.5))
+    log_front = aa * jnp.log(inner) + bb * jnp.log1p(-inner) - betaln(aa, bb) - jnp.log(aa)
+    val = jnp.exp(log_front) * _betainc_cf(aa, bb, inner, steps)
+    val = jnp.where(swap, 1 - val, val)
+    val = jnp.where(x == 0, _c(x, 0.0), jnp.where(x == 1, _c(x, 1.0), val))
+    bad = (a <= 0) | (b <= 0) | (x < 0) | (x > 1) | jnp.isnan(a) | jnp.isnan(b) | jnp.isnan(x)
+    return jnp.where(bad, _c(x, np.nan), val)
+
+
+@custom_jvp
+def _betainc(a, b, x):
+    return _betainc_impl(*(jnp.asarray(v) for v in (a, b, x)))
+
+
+def _betainc_jvp(primals, tangents):
+    a, b, x = (jnp.asarray(v) for v in primals)
+    ta, tb, tx = tangents
+    if not isinstance(ta, SymbolicZero) or not isinstance(tb, SymbolicZero):
+        raise ValueError("Betainc gradient with respect to a and b not supported.")
+    out = _betainc_impl(a, b, x)
+    if isinstance(tx, SymbolicZero):
+        return out, jnp.zeros_like(out)
+    dx = jnp.exp((a - 1) * jnp.log(x) + (b - 1) * jnp.log1p(-x) - betaln(a, b))
+    return out, dx * tx
+
+
+_betainc.defjvp(_betainc_jvp, symbolic_zeros=True)
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b); NaN outside a, b > 0, 0 <= x <= 1.
+    Differentiable in ``x`` (``ValueError`` for ``a``/``b``, as JAX). Mirrors
+    ``jax.scipy.special.betainc``."""
+    a, b, x = _flt("betainc", a, b, x)
+    return _betainc(a, b, x)
+
+
+# ----------------------------------------------------------------------------------------------- error function
+
+def erf(x):
+    """The error function (the ``erf`` primitive). Mirrors ``jax.scipy.special.erf``."""
+    x, = _flt("erf", x)
+    return lax.erf(x)
+
+
+def erfc(x):
+    """1 - erf(x), accurate in the upper tail (``erfc``). Mirrors ``jax.scipy.special.erfc``."""
+    x, = _flt("erfc", x)
+    return lax.erfc(x)
+
+
+def erfinv(x):
+    """The inverse error function on [-1, 1] (``erf_inv``). Mirrors ``jax.scipy.special.erfinv``."""
+    x, = _flt("erfinv", x)
+    return lax.erf_inv(x)
+
+
+def ndtr(x):
+    """The standard normal CDF, via erf near 0 and erfc in the tails (full relative accuracy in the lower
+    tail). Mirrors ``jax.scipy.special.ndtr``."""
+    x, = _flt("ndtr", x)
+    half_sqrt2 = _c(x, 0.5 * math.sqrt(2.0))
+    w = x * half_sqrt2
+    z = jnp.abs(w)
+    y = jnp.where(z < half_sqrt2, 1 + lax.erf(w), jnp.where(w > 0, 2 - lax.erfc(z), lax.erfc(z)))
+    return 0.5 * y
+
+
+# Cephes ndtri's rational approximations (published coefficients, highest power first)
+_NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
+             1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1,
+             -2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1,
+             1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1,
+             4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0,
+             -1.40256079171354495875e-1, -3.50424626827848203418e-2, -8.57456785154685413611e-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1,
+             1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1,
+             -3.80806407691578277194e-2, -9.33259480895457427372e-4)
+_NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0,
+             1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2,
+             3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0,
+             2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4,
+             2.89247864745380683936e-6, 6.79019408009981274425e-9)
+
+
+def _polyval(coeffs, x):
+    acc = _c(x, coeffs[0])
+    for c in coeffs[1:]:
+        acc = acc * x + _c(x, c)
+    return acc
+
+
+def ndtri(p):
+    """The inverse of ``ndtr`` on [0, 1] (-inf at 0, +inf at 1, NaN outside): Cephes' algorithm, a
+    rational function of p - 1/2 in the center and of 1/sqrt(-2 log p) in the tails. Mirrors
+    ``jax.scipy.special.ndtri``."""
+    p, = _flt("ndtri", p)
+    upper = p > _c(p, 1 - math.exp(-2))
+    y = jnp.where(upper, 1 - p, p)
+    y = jnp.where(y == 0, _c(p, 0.5), y)  # keeps the unused branches finite
+    # center: |p - 1/2| <= 1/2 - e^-2
+    w = y - 0.5
+    w2 = w * w
+    center = (w + w * (w2 * _polyval(_NDTRI_P0, w2) / _polyval(_NDTRI_Q0, w2))) * _c(p, math.sqrt(2 * math.pi))
+    # tails
+    z = jnp.sqrt(-2.0 * jnp.log(y))
+    iz = 1.0 / z
+    z0 = z - jnp.log(z) / z
+    t1 = iz * _polyval(_NDTRI_P1, iz) / _polyval(_NDTRI_Q1, iz)
+    t2 = iz * _polyval(_NDTRI_P2, iz) / _polyval(_NDTRI_Q2, iz)
+    tail = -(z0 - jnp.where(z < 8, t1, t2))   # the lower tail's (negative) quantile
+    lower_val = jnp.where(y > _c(p, math.exp(-2)), center, tail)
+    out = jnp.where(upper, -lower_val, lower_val)
+    out = jnp.where(p == 0, _c(p, -np.inf), jnp.where(p == 1, _c(p, np.inf), out))
+    return jnp.where((p < 0) | (p > 1), _c(p, np.nan), out)
+
+
+def log_ndtr(x, series_order=3):
+    """log of the standard normal CDF: log1p(-ndtr(-x)) above 0, log(ndtr(x)) in the middle, and the
+    asymptotic series of order ``series_order`` (0..30) below -20 (f64) / -10 (f32). Mirrors
+    ``jax.scipy.special.log_ndtr``."""
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    x, = _flt("log_ndtr", x)
+    lower = -20.0 if _is_f64(x) else -10.0
+    # above 0, log1p of the (accurate, erfc-based) upper tail keeps the digits log(ndtr) would lose
+    # each branch sees x only where it is chosen (a where, not a clamp: no split gradient at the seams)
+    is_hi, is_low = x > 0, x <= lower
+    hi = jnp.log1p(-ndtr(-jnp.where(is_hi, x, _c(x, 1.0))))
+    mid = jnp.log(ndtr(jnp.where(is_hi | is_low, _c(x, -1.0), x)))
+    low = _log_ndtr_lower(jnp.where(is_low, x, _c(x, lower)), series_order)
+    return jnp.where(is_hi, hi, jnp.where(is_low, low, mid))
+
+
+def _log_ndtr_lower(x, order):
+    # log Phi(x) ~ -x^2/2 - log(-x) - log(2pi)/2 + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))
+    x2 = x * x
+    s = _c(x, 0.0)
+    odd_fact = 1.0
+    xp = _c(x, 1.0)
+    for k in range(1, order + 1):
+        odd_fact *= 2 * k - 1
+        xp = xp * x2
+        s = s + _c(x, (-1) ** k * odd_fact) / xp
+    return -0.5 * x2 - jnp.log(-x) - _c(x, 0.5 * math.log(2 * math.pi)) + jnp.log1p(s)
+
+
+# ----------------------------------------------------------------------------------------------- logistic, entropy
+
+def expit(x):
+    """1 / (1 + exp(-x)) (the ``logistic`` primitive). Mirrors ``jax.scipy.special.expit``."""
+    x, = _flt("expit", x)
+    return lax.logistic(x)
+
+
+def logit(x):
+    """log(x / (1 - x)): -inf at 0, +inf at 1, NaN outside [0, 1]. Mirrors ``jax.scipy.special.logit``."""
+    x, = _flt("logit", x)
+    return jnp.log(x / (1 - x))
+
+
+@custom_jvp
+def _xlogy(x, y):
+    safe = jnp.where(x == 0, _c(y, 1.0), y)
+    return jnp.where(x == 0, _c(x, 0.0), x * jnp.log(safe))
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    x, y = (jnp.asarray(v) for v in primals)
+    tx, ty = tangents
+    return _xlogy(x, y), tx * jnp.log(y) + ty * (x / y)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (whatever y). Its jvp is log(y) dx + x/y dy (JAX's custom rule, so
+    the gradient at x = y = 0 is (-inf, nan) as in JAX). Mirrors ``jax.scipy.special.xlogy``."""
+    x, y = _flt("xlogy", x, y)
+    return _xlogy(x, y)
+
+
+@custom_jvp
+def _xlog1py(x, y):
+    safe = jnp.where(x == 0, _c(y, 0.0), y)
+    return jnp.where(x == 0, _c(x, 0.0), x * jnp.log1p(safe))
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    x, y = (jnp.asarray(v) for v in primals)
+    tx, ty = tangents
+    return _xlog1py(x, y), tx * jnp.log1p(y) + ty * (x / (1 + y))
+
+
+def xlog1py(x, y):
+    """x * log1p(y), 0 where x == 0. Mirrors ``jax.scipy.special.xlog1py``."""
+    x, y = _flt("xlog1py", x, y)
+    return _xlog1py(x, y)
+
+
+def entr(x):
+    """-x log x for x > 0, 0 at 0, -inf for x < 0. Mirrors ``jax.scipy.special.entr``."""
+    x, = _flt("entr", x)
+    return jnp.where(x < 0, _c(x, -np.inf), -_xlogy(x, x))
+
+
+def rel_entr(p, q):
+    """p log(p/q) for p, q > 0; 0 where p == 0 and q >= 0; +inf otherwise. Mirrors
+    ``jax.scipy.special.rel_entr``."""
+    p, q = _flt("rel_entr", p, q)
+    both = (p > 0) & (q > 0)
+    sp, sq = jnp.where(both, p, _c(p, 1.0)), jnp.where(both, q, _c(p, 1.0))
+    return jnp.where(both, sp * jnp.log(sp / sq), jnp.where((p == 0) & (q >= 0), _c(p, 0.0), _c(p, np.inf)))
+
+
+def kl_div(p, q):
+    """p log(p/q) - p + q for p, q > 0; q where p == 0 and q >= 0; +inf otherwise. Mirrors
+    ``jax.scipy.special.kl_div``."""
+    p, q = _flt("kl_div", p, q)
+    both = (p > 0) & (q > 0)
+    sp, sq = jnp.where(both, p, _c(p, 1.0)), jnp.where(both, q, _c(p, 1.0))
+    return jnp.where(both, sp * jnp.log(sp / sq) - sp + sq, jnp.where((p == 0) & (q >= 0), q, _c(p, np.inf)))
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform: log(x) for lmbda == 0, else (x^lmbda - 1) / lmbda. Mirrors
+    ``jax.scipy.special.boxcox``."""
+    x, lmbda = _flt("boxcox", x, lmbda)
+    lx = jnp.log(x)
+    safe = jnp.where(lmbda == 0, _c(x, 1.0), lmbda)
+    return jnp.where(lmbda == 0, lx, jnp.expm1(safe * lx) / safe)
+
+
+def boxcox1p(x, lmbda):
+    """``boxcox(1 + x, lmbda)`` computed with log1p. Mirrors ``jax.scipy.special.boxcox1p``."""
+    x, lmbda = _flt("boxcox1p", x, lmbda)
+    lx = jnp.log1p(x)
+    safe = jnp.where(lmbda == 0, _c(x, 1.0), lmbda)
+    return jnp.where(lmbda == 0, lx, jnp.expm1(safe * lx) / safe)
+
+
+# ----------------------------------------------------------------------------------------------- logsumexp
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) over ``axis`` (all axes for None), shifted by the maximum. ``b`` scales the
+    terms (broadcast against ``a``); ``where`` masks them out; ``return_sign`` also returns the sign of the
+    sum (else a negative sum gives NaN). Shapes: ``a``'s with ``axis`` reduced (kept as 1 with
+    ``keepdims``). Mirrors ``jax.scipy.special.logsumexp``."""
+    if b is not None:
+        a, b = _flt("logsumexp", a, b)
+    else:
+        a, = _flt("logsumexp", a)
+    nd = a.ndim
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        axes = tuple(int(ax) % nd if nd else int(ax) for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if where is not None:
+        where = jnp.broadcast_to(jnp.asarray(where, dtype=bool), a.shape)
+        masked = jnp.where(where, a, _c(a, -np.inf))
+    else:
+        masked = a
+    if b is not None:
+        # terms with b == 0 do not set the maximum
+        masked = jnp.where(b != 0, masked, _c(a, -np.inf))
+    amax = jnp.max(masked, axis=axes, keepdims=True) if axes else masked
+    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, _c(a, 0.0)))
+    e = jnp.exp(a - amax)
+    if b is not None:
+        e = e * b
+    if where is not None:
+        e = jnp.where(where, e, _c(a, 0.0))
+    s = jnp.sum(e, axis=axes, keepdims=True) if axes else e
+    sign = jnp.sign(s)
+    if return_sign:
+        out = jnp.log(jnp.abs(s)) + amax
+    else:
+        out = jnp.log(s) + amax
+    if not keepdims and axes:
+        out = jnp.squeeze(out, axis=axes)
+        sign = jnp.squeeze(sign, axis=axes)
+    if return_sign:
+        return out, sign
+    return out
+
+
+def softmax(x, /, *, axis=None):
+    """exp(x) / sum(exp(x)) over ``axis`` (all axes for None). Mirrors ``jax.scipy.special.softmax``."""
+    x = jnp.asarray(x)
+    return _nn_softmax(x, axis=tuple(range(x.ndim)) if axis is None else axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """x - logsumexp(x) over ``axis`` (all axes for None). Mirrors ``jax.scipy.special.log_softmax``."""
+    x = jnp.asarray(x)
+    return _nn_log_softmax(x, axis=tuple(range(x.ndim)) if axis is None else axis)
+
+
+# ----------------------------------------------------------------------------------------------- Bessel
+
+def i0e(x):
+    """exp(-|x|) I0(x) (the ``bessel_i0e`` primitive). Mirrors ``jax.scipy.special.i0e``."""
+    x, = _flt("i0e", x)
+    return lax.bessel_i0e(x)
+
+
+def i0(x):
+    """The modified Bessel function I0(x) = exp(|x|) i0e(x). Mirrors ``jax.scipy.special.i0``."""
+    x, = _flt("i0", x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
+
+
+def i1e(x):
+    """exp(-|x|) I1(x) (``bessel_i1e``). Mirrors ``jax.scipy.special.i1e``."""
+    x, = _flt("i1e", x)
+    return lax.bessel_i1e(x)
+
+
+def i1(x):
+    """The modified Bessel function I1(x) = exp(|x|) i1e(x). Mirrors ``jax.scipy.special.i1``."""
+    x, = _flt("i1", x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
+
+
+# ----------------------------------------------------------------------------------------------- misc
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 .. B_n (B_1 = -1/2) as a float array of length n + 1, for a static int
+    ``n`` (computed exactly, the Akiyama-Tanigawa recurrence over rationals, then rounded once). Mirrors
+    ``jax.scipy.special.bernoulli``."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    out = []
+    a = []
+    for m in range(n + 1):
+        a.append(Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        out.append(a[0])
+    if n >= 1:
+        out[1] = -out[1]   # the Akiyama-Tanigawa recurrence gives B_1 = +1/2
+    return jnp.asarray(np.array([float(v) for v in out]), dtype=jnp.float_)
+
+
+_SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1,
+             8.79691311754530315341e-1, 2.71149851196553469920e0, 4.25697156008121755724e0,
+             3.29771340985225106936e0, 1.00000000000000000126e0)
+_SPENCE_B = (6.90990488912553276999e-4, 2.54043763932544379113e-2, 2.82974860602568089943e-1,
+             1.41172597751831069617e0, 3.63800533345137075418e0, 5.03278880143316990390e0,
+             3.54771340985225096217e0, 9.99999999999999998740e-1)
+
+
+def spence(x):
+    """Spence's function (the dilogarithm) -int_1^x log(t)/(t - 1) dt for x >= 0 (NaN below): Cephes'
+    rational approximation on [0.5, 1.5] with the reflection and inversion identities elsewhere. Mirrors
+    ``jax.scipy.special.spence``."""
+    x, = _flt("spence", x)
+    pi2_6 = _c(x, math.pi ** 2 / 6)
+    safe = jnp.where(x > 0, x, _c(x, 1.0))
+    inv = safe > 2.0
+    w = jnp.where(inv, 1.0 / safe, safe)
+    hi = w > 1.5
+    lo = w < 0.5
+    t = jnp.where(hi, 1.0 / w - 1.0, jnp.where(lo, -w, w - 1.0))
+    y = -t * _polyval(_SPENCE_A, t) / _polyval(_SPENCE_B, t)
+    lw = jnp.log(w)
+    y = jnp.where(lo, pi2_6 - jnp.log(w) * jnp.log1p(-w) - y, y)
+    y = jnp.where(hi, -0.5 * lw * lw - y, y)
+    lx = jnp.log(safe)
+    y = jnp.where(inv, -0.5 * lx * lx - y, y)
+    y = jnp.where(x == 0, pi2_6, jnp.where(x == 1, _c(x, 0.0), y))
+    return jnp.where(x < 0, _c(x, np.nan), y)
+
+
+# ----------------------------------------------------------------------------------------------- exponential integrals
+# Series below x = 1, Lentz's continued fraction above (Numerical Recipes' expint scheme), as loops.
+
+_EULER = 0.57721566490153286061
+
+
+def _expn_impl(n, x):
+    one = _c(x, 1.0)
+    tiny = _c(x, 1e-300 if _is_f64(x) else 1e-30)
+    small = x <= 1
+    xs = jnp.where(small, x, one)          # series operand
+    xl = jnp.where(small, _c(x, 2.0), x)   # continued-fraction operand
+    nm1 = n - 1
+
+    # continued fraction (x > 1)
+    b0 = xl + n
+
+    def cf_body(i, carry):
+        b, c, d, h = carry
+        fi = lax.convert_element_type(i, x.dtype)
+        an = -fi * (nm1 + fi)
+        b = b + 2
+        d = one / (an * d + b)
+        c = b + an / c
+        return b, c, d, h * c * d
+
+    d0 = one / b0
+    _, _, _, h = lax.fori_loop(1, 80, cf_body, (b0, one / tiny + 0 * b0, d0, d0))
+    cf = h * jnp.exp(-xl)
+
+    # series (x <= 1); the i == n - 1 term carries psi(n)
+    lx = jnp.log(xs)
+    psi_n = lax.digamma(jnp.maximum(n, one))
+    ans0 = jnp.where(nm1 != 0, one / jnp.where(nm1 != 0, nm1, one), -lx - _EULER)
+
+    def s_body(i, carry):
+        ans, fact = carry
+        fi = lax.convert_element_type(i, x.dtype)
+        fact = fact * (-xs / fi)
+        hit = fi == nm1
+        delta = jnp.where(hit, fact * (-lx + psi_n), -fact / jnp.where(hit, one, fi - nm1))
+        return ans + delta, fact
+
+    ser, _ = lax.fori_loop(1, 40 if _is_f64(x) else 20, s_body, (ans0 + 0 * xs, jnp.ones_like(xs)))
+    out = jnp.where(small, ser, cf)
+    out = jnp.where(n == 0, jnp.exp(-x) / x, out)
+    at0 = jnp.where(n > 1, one / jnp.where(n > 1, nm1, one), _c(x, np.inf))
+    out = jnp.where(x == 0, at0, out)
+    bad = (x < 0) | (n < 0) | (n != jnp.floor(n)) | jnp.isnan(x) | jnp.isnan(n)
+    return jnp.where(bad, _c(x, np.nan), jnp.where(x == np.inf, _c(x, 0.0), out))
+
+
+def expn(n, x):
+    """The generalized exponential integral E_n(x) = int_1^inf exp(-x t) / t^n dt for integer n >= 0 and
+    x >= 0 (NaN otherwise): the power series for x <= 1, Lentz's continued fraction above (80 steps).
+    Mirrors ``jax.scipy.special.expn``."""
+    n, x = _flt("expn", n, x)
+    return _expn_impl(n, x)
+
+
+def exp1(x):
+    """E_1(x) = expn(1, x) for x >= 0 (NaN below). Mirrors ``jax.scipy.special.exp1``."""
+    x, = _flt("exp1", x)
+    return _expn_impl(jnp.ones_like(x), x)
+
+
+def expi(x):
+    """The exponential integral Ei(x) = -E_1(-x) for x < 0; for x > 0 the series gamma + log x +
+    sum x^k / (k k!) up to 40, the asymptotic series e^x/x sum k!/x^k beyond; -inf at 0. Mirrors
+    ``jax.scipy.special.expi``."""
+    x, = _flt("expi", x)
+    one = _c(x, 1.0)
+    neg = -_expn_impl(jnp.ones_like(x), jnp.where(x < 0, -x, one))
+    big = x > 40
+    xs = jnp.where((x > 0) & ~big, x, one)
+
+    def s_body(k, carry):
+        acc, term = carry
+        fk = lax.convert_element_type(k, x.dtype)
+        term = term * xs / fk
+        return acc + term / fk, term
+
+    ser, _ = lax.fori_loop(1, 160, s_body, (jnp.zeros_like(xs), jnp.ones_like(xs)))
+    pos = _EULER + jnp.log(xs) + ser
+    xb = jnp.where(big, x, _c(x, 41.0))
+    asy = jnp.zeros_like(xb) + 1
+    term = jnp.ones_like(xb)
+    for k in range(1, 20):
+        term = term * k / xb
+        asy = asy + term
+    asy = jnp.exp(xb) / xb * asy
+    out = jnp.where(x < 0, neg, jnp.where(big, asy, pos))
+    return jnp.where(x == 0, _c(x, -np.inf), out)
+
+
+# ----------------------------------------------------------------------------------------------- erfcx, dawsn
+
+def erfcx(x):
+    """The scaled complementary error function exp(x^2) erfc(x): the product below 3, the continued
+    fraction of erfc (60 steps) above, 2 exp(x^2) - erfcx(-x) for x < 0 (+inf once exp(x^2) overflows).
+    Mirrors ``jax.scipy.special.erfcx``."""
+    x, = _flt("erfcx", x)
+    one = _c(x, 1.0)
+    a = jnp.abs(x)
+    big = a > 3
+    ab = jnp.where(big, a, _c(x, 4.0))
+    # erfcx(a) = 1/sqrt(pi) * 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + ...)))), evaluated bottom-up
+    frac = ab
+    for k in range(60, 0, -1):
+        frac = ab + _c(x, k / 2) / frac
+    cf = one / (frac * _c(x, math.sqrt(math.pi)))
+    asmall = jnp.where(big, one, a)
+    direct = jnp.exp(asmall * asmall) * lax.erfc(asmall)
+    pos = jnp.where(big, cf, direct)
+    negv = 2 * jnp.exp(x * x) - pos
+    return jnp.where(x < 0, negv, pos)
+
+
+def dawsn(x):
+    """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt: the Maclaurin series below 0.2, Rybicki's sampling
+    formula (step 1/4, error below 1e-16) for |x| <= 10, the asymptotic series beyond. Mirrors ``jax.scipy.special.dawsn``."""
+    x, = _flt("dawsn", x)
+    h = 0.25
+    inner = jnp.abs(x) <= 10
+    xi = jnp.where(inner, x, _c(x, 0.0))
+
+    def body(i, acc):
+        n = lax.convert_element_type(2 * i - 135, x.dtype)   # odd n in [-135, 135]
+        d = xi - n * h
+        return acc + jnp.exp(-d * d) / n
+
+    ryb = lax.fori_loop(0, 136, body, jnp.zeros_like(xi)) / _c(x, math.sqrt(math.pi))
+    xo = jnp.where(inner, _c(x, 11.0), x)
+    inv2 = 1.0 / (2 * xo * xo)
+    s = jnp.ones_like(xo)
+    term = jnp.ones_like(xo)
+    for k in range(1, 12):
+        term = term * (2 * k - 1) * inv2
+        s = s + term
+    asy = s / (2 * xo)
+    # |x| < 0.2: the Maclaurin series sum (-1)^k 2^k x^(2k+1) / (2k+1)!! (Rybicki's sum loses relative
+    # accuracy near 0)
+    tiny_x = jnp.abs(x) < 0.2
+    xt = jnp.where(tiny_x, x, _c(x, 0.0))
+    x2 = xt * xt
+    ser = xt
+    term = xt
+    for k in range(1, 12):
+        term = term * (-2.0 * x2) / (2 * k + 1)
+        ser = ser + term
+    return jnp.where(tiny_x, ser, jnp.where(inner, ryb, asy))
+
+
+# ----------------------------------------------------------------------------------------------- sici, hyp1f1
+
+def sici(x):
+    """The sine and cosine integrals (Si(x), Ci(x)): power series for |x| <= 4, above it the continued
+    fraction of E_1(i|x|) (Lentz, 60 steps, complex arithmetic on real pairs); Si is odd, Ci(-x) = Ci(x)
+    (the real part), Ci(0) = -inf. Mirrors ``jax.scipy.special.sici``."""
+    x, = _flt("sici", x)
+    a = jnp.abs(x)
+    one = _c(x, 1.0)
+    small = a <= 4
+    xs = jnp.where(small, a, one)
+    # series
+    x2 = xs * xs
+    si_s = xs
+    ci_s = jnp.zeros_like(xs)
+    t = xs                        # (-1)^k x^(2k+1) / (2k+1)!
+    u = jnp.ones_like(xs)         # (-1)^k x^(2k) / (2k)!
+    for k in range(1, 30):
+        u = -u * x2 / ((2 * k - 1) * (2 * k))
+        ci_s = ci_s + u / (2 * k)
+        t = -t * x2 / ((2 * k) * (2 * k + 1))
+        si_s = si_s + t / (2 * k + 1)
+    ci_s = ci_s + _EULER + jnp.log(xs)
+    # continued fraction for E_1(i x): b = 1 + i x, h = 1/b, a_k = -k^2, b += 2
+    xl = jnp.where(small, _c(x, 5.0), a)
+
+    def cdiv(pr, pi_, qr, qi):
+        den = qr * qr + qi * qi
+        return (pr * qr + pi_ * qi) / den, (pi_ * qr - pr * qi) / den
+
+    br, bi = one + 0 * xl, xl
+    dr, di = cdiv(one, 0 * xl, br, bi)
+    hr, hi = dr, di
+    cr, ci = one / _c(x, 1e-300 if _is_f64(x) else 1e-30) + 0 * xl, 0 * xl
+    for k in range(1, 60):
+        ak = -float(k * k)
+        br = br + 2
+        # d = 1 / (a d + b); c = b + a / c
+        dr, di = cdiv(one, 0 * xl, ak * dr + br, ak * di + bi)
+        qr, qi = cdiv(_c(x, ak) + 0 * xl, 0 * xl, cr, ci)
+        cr, ci = br + qr, bi + qi
+        er, ei = cr * dr - ci * di, cr * di + ci * dr
+        hr, hi = hr * er - hi * ei, hr * ei + hi * er
+    cs, sn = jnp.cos(xl), jnp.sin(xl)
+    gr, gi = cs * hr + sn * hi, cs * hi - sn * hr    # (cos x - i sin x) h
+    ci_l = -gr
+    si_l = _c(x, math.pi / 2) + gi
+    si = jnp.where(small, si_s, si_l)
+    ci_ = jnp.where(small, ci_s, ci_l)
+    si = jnp.where(x < 0, -si, si)
+    ci_ = jnp.where(x == 0, _c(x, -np.inf), ci_)
+    return si, ci_
+
+
+def hyp1f1(a, b, x):
+    """Kummer's confluent hypergeometric function 1F1(a; b; x): its power series (500 terms in a loop) for
+    x >= 0, and Kummer's transformation e^x 1F1(b - a; b; -x) for x < 0 (so the series never alternates).
+    Accurate for moderate arguments (|x| <= 50, |a|, b <= 50). Mirrors ``jax.scipy.special.hyp1f1``."""
+    a, b, x = _flt("hyp1f1", a, b, x)
+    neg = x < 0
+    aa = jnp.where(neg, b - a, a)
+    xx = jnp.abs(x)
+
+    def body(k, carry):
+        s, t = carry
+        fk = lax.convert_element_type(k, x.dtype)
+        t = t * (aa + fk) / (b + fk) * xx / (fk + 1)
+        return s + t, t
+
+    s, _ = lax.fori_loop(0, 500, body, (jnp.ones_like(xx), jnp.ones_like(xx)))
+    return jnp.where(neg, jnp.exp(x) * s, s)
+
+
+def fresnel(x):
+    """The Fresnel integrals (S(x), C(x)) = (int_0^x sin(pi t^2/2) dt, int_0^x cos(pi t^2/2) dt): power
+    series for |x| < 1.5, the continued fraction of the complementary error function beyond (Lentz, 100
+    steps, complex arithmetic on real pairs); both odd. Mirrors ``jax.scipy.special.fresnel``."""
+    x, = _flt("fresnel", x)
+    a = jnp.abs(x)
+    one = _c(x, 1.0)
+    small = a < 1.5
+    xs = jnp.where(small, a, one)
+    # series: C = sum (-1)^k (pi/2)^2k x^(4k+1) / ((2k)! (4k+1)), S likewise with odd powers of pi/2
+    x4 = xs ** 4
+    hp = math.pi / 2
+    tc = xs            # (-1)^k (pi/2)^(2k) x^(4k+1) / (2k)!
+    ts = hp * xs ** 3  # (-1)^k (pi/2)^(2k+1) x^(4k+3) / (2k+1)!
+    c_s = tc
+    s_s = ts / 3
+    for k in range(1, 25):
+        tc = -tc * hp * hp * x4 / ((2 * k - 1) * (2 * k))
+        ts = -ts * hp * hp * x4 / ((2 * k) * (2 * k + 1))
+        c_s = c_s + tc / (4 * k + 1)
+        s_s = s_s + ts / (4 * k + 3)
+    # continued fraction
+    xl = jnp.where(small, _c(x, 2.0), a)
+    pix2 = _c(x, math.pi) * xl * xl
+
+    def cdiv(pr, pi_, qr, qi):
+        den = qr * qr + qi * qi
+        return (pr * qr + pi_ * qi) / den, (pi_ * qr - pr * qi) / den
+
+    zero = jnp.zeros_like(xl)
+    br, bi = one + zero, -pix2
+    dr, di = cdiv(one + zero, zero, br, bi)
+    hr, hi = dr, di
+    cr, ci = one / _c(x, 1e-300 if _is_f64(x) else 1e-30) + zero, zero
+    n = -1
+    for _ in range(100):
+        n += 2
+        ak = _c(x, -float(n * (n + 1)))
+        br = br + 4
+        dr, di = cdiv(one + zero, zero, ak * dr + br, ak * di + bi)
+        qr, qi = cdiv(ak + zero, zero, cr, ci)
+        cr, ci = br + qr, bi + qi
+        er, ei = cr * dr - ci * di, cr * di + ci * dr
+        hr, hi = hr * er - hi * ei, hr * ei + hi * er
+    # h *= (x - i x); cs = (1 + i)/2 * (1 - (cos(pix2/2) + i sin(pix2/2)) h)
+    hr, hi = xl * hr + xl * hi, xl * hi - xl * hr
+    co, si = jnp.cos(0.5 * pix2), jnp.sin(0.5 * pix2)
+    ur, ui = one - (co * hr - si * hi), -(co * hi + si * hr)
+    c_l = 0.5 * (ur - ui)
+    s_l = 0.5 * (ur + ui)
+    s = jnp.where(small, s_s, s_l)
+    c = jnp.where(small, c_s, c_l)
+    s = jnp.where(a == np.inf, _c(x, 0.5), s)
+    c = jnp.where(a == np.inf, _c(x, 0.5), c)
+    neg = x < 0
+    return jnp.where(neg, -s, s), jnp.where(neg, -c, c)
+
+
+def bessel_jn(z, *, v, n_iter=50):
+    """The Bessel functions of the first kind J_0(z) .. J_v(z), stacked on a new leading axis (shape
+    (v + 1,) + z.shape): Miller's backward recurrence from order v + n_iter, normalized by
+    J_0 + 2 sum J_2k = 1 (accurate for |z| well below v + n_iter; n_iter=50 covers |z| <= 25 to 1e-13).
+    Mirrors ``jax.scipy.special.bessel_jn``."""
+    v, n_iter = int(v), int(n_iter)
+    if v < 0:
+        raise ValueError(f"order v must be non-negative, got {v}")
+    z, = _flt("bessel_jn", z)
+    a = jnp.abs(z)
+    safe = jnp.where(a == 0, _c(z, 1.0), a)
+    start = v + n_iter
+    start += start % 2
+    big = _c(z, 1e250 if _is_f64(z) else 1e30)
+    jp1 = jnp.zeros_like(safe)
+    j = jnp.full_like(safe, 1e-30)
+    outs = [None] * (v + 1)
+    norm = jnp.zeros_like(safe)
+    for k in range(start, 0, -1):
+        jm1 = (2.0 * k / safe) * j - jp1
+        jp1, j = j, jm1
+        # order k - 1 now in j
+        if k - 1 <= v:
+            outs[k - 1] = j
+        if (k - 1) % 2 == 0:
+            norm = norm + (j if k - 1 == 0 else 2 * j)
+        # rescale everything on overflow risk
+        over = jnp.abs(j) > big
+        sc_ = jnp.where(over, 1.0 / big, _c(z, 1.0))
+        j, jp1, norm = j * sc_, jp1 * sc_, norm * sc_
+        outs = [o if o is None else o * sc_ for o in outs]
+    res = []
+    for n, o in enumerate(outs):
+        val = o / norm
+        val = jnp.where(z < 0, val * (-1) ** n, val)
+        val = jnp.where(a == 0, _c(z, 1.0 if n == 0 else 0.0), val)
+        res.append(val)
+    return jnp.stack(res)
+
+
+def hyp2f1(a, b, c, x):
+    """The Gauss hypergeometric function 2F1(a, b; c; x) for x < 1: Pfaff's transformation
+    (1 - x)^-a 2F1(a, c - b; c; x / (x - 1)) maps x < 0 into [0, 1), where the power series runs 1500
+    terms in a loop. Accurate to ~1e-13 for x <= 0.95 (the series converges like x^k, so slower above);
+    NaN for x > 1. Mirrors ``jax.scipy.special.hyp2f1``."""
+    a, b, c, x = _flt("hyp2f1", a, b, c, x)
+    neg = x < 0
+    bb = jnp.where(neg, c - b, b)
+    z = jnp.where(neg, x / (x - 1), x)
+    z = jnp.where(z < 1, z, _c(x, 0.0))
+
+    def body(k, carry):
+        s, t = carry
+        fk = lax.convert_element_type(k, x.dtype)
+        t = t * (a + fk) * (bb + fk) / ((c + fk) * (fk + 1)) * z
+        return s + t, t
+
+    s, _ = lax.fori_loop(0, 1500, body, (jnp.ones_like(z), jnp.ones_like(z)))
+    out = jnp.where(neg, jnp.exp(-a * jnp.log1p(-x)) * s, s)
+    return jnp.where(x > 1, _c(x, np.nan), jnp.where(x == 1, _c(x, np.nan), out))
+
+
+def owens_t(h, a):
+    """Owen's T function T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1 + t^2) / 2) / (1 + t^2) dt: 48-point
+    Gauss-Legendre quadrature for |a| <= 1, and for |a| > 1 the identity T(h, a) = (Phi(h) + Phi(ah)) / 2 -
+    Phi(h) Phi(ah) - T(ah, 1/a) (h >= 0; T is even in h, odd in a). Absolute error below 1e-15. Mirrors
+    ``jax.scipy.special.owens_t``."""
+    h, a = _flt("owens_t", h, a)
+    nodes, weights = np.polynomial.legendre.leggauss(48)   # static quadrature rule on [-1, 1]
+    ha, aa = jnp.abs(h), jnp.abs(a)
+    inv = aa > 1
+
+    def quad(hh, upper):
+        acc = jnp.zeros_like(hh)
+        for t, w in zip(nodes, weights):
+            u = upper * (0.5 * (t + 1))
+            q = 1 + u * u
+            acc = acc + w * jnp.exp(-0.5 * hh * hh * q) / q
+        return acc * upper * 0.5 / (2 * math.pi)
+
+    direct = quad(ha, jnp.where(inv, _c(a, 1.0), aa))
+    ah = ha * jnp.where(inv, aa, _c(a, 1.0))
+    ra = 1.0 / jnp.where(inv, aa, _c(a, 1.0))
+    ph, pah = ndtr(ha), ndtr(ah)
+    flipped = 0.5 * (ph + pah) - ph * pah - quad(ah, ra)
+    t = jnp.where(inv, flipped, direct)
+    t = jnp.where(aa == np.inf, 0.5 * ndtr(-ha), t)
+    return jnp.where(a < 0, -t, t)

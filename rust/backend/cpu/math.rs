@@ -10,7 +10,7 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
-use crate::ir::{DType, UnaryOp};
+use crate::ir::{BinaryOp, DType, UnaryOp};
 
 use super::clif::{cl_type, fconst};
 use super::math_fn::{Imports, MathFn};
@@ -112,6 +112,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             UnaryOp::BesselI1e => un!(|x: f32| bessel_i1e(x as f64) as f32, bessel_i1e),
             _ => None,
         },
+        MathFn::Call2(op) => call2_ptr(op, dt),
         MathFn::Rsqrt => None,
         MathFn::RemPio2 => match dt {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
@@ -149,7 +150,8 @@ pub fn all_symbols() -> Vec<(String, *const u8)> {
         Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
     ];
     let mut out = Vec::new();
-    for f in ALL.into_iter().chain(UnaryOp::ALL.iter().map(|&op| Call(op))) {
+    let calls2 = BinaryOp::ALL.iter().map(|&op| Call2(op));
+    for f in ALL.into_iter().chain(UnaryOp::ALL.iter().map(|&op| Call(op))).chain(calls2) {
         for dt in [DType::F32, DType::F64, DType::I32, DType::U32, DType::I64] {
             if let Some(p) = symbol_ptr(f, dt) {
                 out.push((f.symbol_name(dt), p));
@@ -157,6 +159,33 @@ pub fn all_symbols() -> Vec<(String, *const u8)> {
         }
     }
     out
+}
+
+/// The `extern "C"` entry point of a binary special function on `dt` (f32: evaluated in f64, rounded once).
+fn call2_ptr(op: BinaryOp, dt: DType) -> Option<*const u8> {
+    macro_rules! entry {
+        ($($op:ident => $path:path),*) => {
+            match op {
+                $(BinaryOp::$op => {
+                    extern "C" fn g32(x: f32, y: f32) -> f32 {
+                        $path(x as f64, y as f64) as f32
+                    }
+                    extern "C" fn g64(x: f64, y: f64) -> f64 {
+                        $path(x, y)
+                    }
+                    match dt {
+                        DType::F32 => Some(g32 as *const u8),
+                        DType::F64 => Some(g64 as *const u8),
+                        _ => None,
+                    }
+                })*
+                _ => None,
+            }
+        };
+    }
+    use super::special as sp;
+    entry!(Igamma => sp::igamma, Igammac => sp::igammac, IgammaGradA => sp::igamma_grad_a,
+           RandomGammaGrad => sp::random_gamma_grad, Polygamma => sp::polygamma, Zeta => sp::zeta)
 }
 
 // ---------------------------------------------------------------------------------------------------------

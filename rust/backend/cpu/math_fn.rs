@@ -23,6 +23,8 @@ pub enum MathFn {
     /// A float unary op that neither `ops::unary` nor the functions above lower: a call to its scalar
     /// implementation (`math::symbol_ptr`); an op without one is a "not lowered" codegen error.
     Call(UnaryOp),
+    /// The same for a float binary op (the special functions: `igamma`, `zeta`, ...).
+    Call2(BinaryOp),
 }
 
 impl MathFn {
@@ -45,7 +47,7 @@ impl MathFn {
     }
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Pow | MathFn::Atan2 | MathFn::NextAfter | MathFn::Fmod | MathFn::IPow => 2,
+            MathFn::Pow | MathFn::Atan2 | MathFn::NextAfter | MathFn::Fmod | MathFn::IPow | MathFn::Call2(_) => 2,
             _ => 1,
         }
     }
@@ -56,6 +58,9 @@ impl MathFn {
     pub fn symbol_name(self, dt: DType) -> String {
         if let MathFn::Call(op) = self {
             return format!("cranax_call_{}_{}", op.name(), dt.short_name());
+        }
+        if let MathFn::Call2(op) = self {
+            return format!("cranax_call2_{}_{}", op.name(), dt.short_name());
         }
         format!("cranax_{}_{}", format!("{self:?}").to_lowercase(), dt.short_name())
     }
@@ -69,6 +74,7 @@ pub fn binary_math(op: BinaryOp, dt: DType) -> Option<MathFn> {
         (BinaryOp::Atan2, true, _) => Some(MathFn::Atan2),
         (BinaryOp::NextAfter, true, _) => Some(MathFn::NextAfter),
         (BinaryOp::Rem, true, _) => Some(MathFn::Fmod),
+        (op, true, _) if op.kinds() == Kinds::Float => Some(MathFn::Call2(op)),
         _ => None,
     }
 }

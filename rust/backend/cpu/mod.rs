@@ -48,6 +48,7 @@ mod mathlib;
 mod module;
 mod ops;
 mod simd;
+mod special;
 pub mod threads;
 mod validate;
 mod vmath;

@@ -1,3 +1,4 @@
 """``cranax.scipy.cluster``: mirrors ``jax.scipy.cluster``."""
+from . import vq
 
-__all__ = []
+__all__ = ["vq"]
