@@ -22,7 +22,11 @@
 //!           "mode": "clip" | "drop"}             operands: operand, indices, updates
 //!   sort {"dimension": int, "is_stable": bool, "num_keys": int}   n operands → n outputs
 //!   cumsum / cumprod / cummax / cummin {"axis": int, "reverse": bool}
+//!   pure_callback / io_callback / debug_callback / debug_print
+//!          {"callback": int, "results": [[dtype, [dims..]], ...]}   any operands → the listed results
 //! ```
+//! A host callback calls back into the embedding program (Python) through the hook
+//! `backend::host_callback` holds; `callback` is the id the embedder registered the function under.
 //! Gather and scatter take their index vectors along the last axis of `indices` (JAX's convention).
 use serde_json::{json, Map, Value};
 
@@ -89,6 +93,20 @@ pub enum LibOp {
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
+    /// A call into the host program (`jax.pure_callback`, `io_callback`, `jax.debug.callback`): the
+    /// embedder's function `callback` gets the operand buffers and returns buffers of `results`.
+    HostCallback { kind: CallbackKind, callback: u64, results: Vec<Aval> },
+}
+
+/// What a host callback may do: a pure one may be removed when its results are unused or merged with an
+/// identical call; the others have effects and always run, in program order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallbackKind {
+    Pure,
+    Io,
+    Debug,
+    /// `jax.debug.print` (JAX's `debug_print` primitive): a debug callback that formats and prints.
+    Print,
 }
 
 impl LibOp {
@@ -116,7 +134,19 @@ impl LibOp {
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
             LibOp::TransposeCopy { .. } => "transpose_copy",
+            LibOp::HostCallback { kind, .. } => match kind {
+                CallbackKind::Pure => "pure_callback",
+                CallbackKind::Io => "io_callback",
+                CallbackKind::Debug => "debug_callback",
+                CallbackKind::Print => "debug_print",
+            },
         }
+    }
+
+    /// Whether the op has effects beyond its results (it must run even when they are unused, and never
+    /// be merged with another call).
+    pub fn is_effectful(&self) -> bool {
+        matches!(self, LibOp::HostCallback { kind, .. } if *kind != CallbackKind::Pure)
     }
 
     /// Parses a library primitive by name and wire params: `Ok(None)` when `name` is not one.
@@ -248,6 +278,29 @@ impl LibOp {
                 axis: int("axis")?,
                 reverse: flag("reverse", false)?,
             },
+            "pure_callback" | "io_callback" | "debug_callback" | "debug_print" => {
+                let kind = match name {
+                    "pure_callback" => CallbackKind::Pure,
+                    "io_callback" => CallbackKind::Io,
+                    "debug_callback" => CallbackKind::Debug,
+                    _ => CallbackKind::Print,
+                };
+                let callback = get("callback")?
+                    .as_u64()
+                    .ok_or_else(|| perr("callback", "expected a non-negative integer id".to_string()))?;
+                let v = get("results")?;
+                let rows = v.as_array().ok_or_else(|| perr("results", format!("expected an array, got {v}")))?;
+                let mut results = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let bad = || perr("results", format!("expected [dtype, [dims..]] pairs, got {r}"));
+                    let t = r.as_array().filter(|t| t.len() == 2).ok_or_else(bad)?;
+                    let dt = t[0].as_str().and_then(DType::from_short_name).ok_or_else(bad)?;
+                    let dims = t[1].as_array().ok_or_else(bad)?;
+                    let shape = dims.iter().map(|d| uint("results", d)).collect::<Result<Vec<_>, _>>()?;
+                    results.push(Aval { dtype: dt, shape });
+                }
+                LibOp::HostCallback { kind, callback, results }
+            }
             _ => return Ok(None),
         };
         Ok(Some(op))
@@ -292,6 +345,10 @@ impl LibOp {
             }
             LibOp::Cumulative { axis, reverse, .. } => json!({ "axis": axis, "reverse": reverse }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
+            LibOp::HostCallback { callback, results, .. } => json!({
+                "callback": callback,
+                "results": results.iter().map(|a| json!([a.dtype.short_name(), a.shape])).collect::<Vec<_>>(),
+            }),
         }
     }
 
@@ -357,6 +414,7 @@ impl LibOp {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
             }
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
+            LibOp::HostCallback { callback, .. } => vec![format!("callback={callback}")],
         }
     }
 
@@ -641,6 +699,12 @@ impl LibOp {
                 }
                 unique(permutation, a.shape.len(), "permutation")?;
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
+            }
+            LibOp::HostCallback { results, .. } => {
+                for a in results {
+                    a.numel().ok_or_else(|| format!("callback result {} is too large", super::shape::fmt_aval(a)))?;
+                }
+                Ok(results.clone())
             }
         }
     }
