@@ -26,6 +26,7 @@ from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree
 from .api_callback import pure_callback, effects_barrier
 from . import debug
 from . import experimental
+from . import stages
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
@@ -33,4 +34,4 @@ __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "che
            "lax", "numpy", "tree_util", "tree", "dtypes", "errors", "ShapedArray", "tree_map", "tree_leaves",
            "tree_flatten", "tree_unflatten", "tree_structure", "vmap", "jvp", "linearize", "vjp", "grad",
            "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random",
-           "pure_callback", "effects_barrier", "debug", "experimental"]
+           "pure_callback", "effects_barrier", "debug", "experimental", "stages"]

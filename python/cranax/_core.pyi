@@ -71,6 +71,9 @@ class Executable:
     def out_avals(self) -> list[tuple[tuple[int, ...], str]]: ...
     @property
     def in_avals(self) -> list[tuple[tuple[int, ...], str]]: ...
+    @property
+    def temp_bytes(self) -> int:
+        """Bytes of the plan's temporaries (written buffers that are neither views nor outputs)."""
 
 @final
 class JitCache:

@@ -26,6 +26,7 @@ from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
+from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
@@ -56,8 +57,14 @@ class ShapeDtypeStruct:
     def size(self):
         return int(np.prod(self.shape))
 
+    @property
+    def sharding(self):
+        """None: no sharding was given (cranax arrays live on one device)."""
+        return None
+
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        w = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{w})"
 
     def __eq__(self, o):
         return isinstance(o, ShapeDtypeStruct) and (self.shape, self.dtype) == (o.shape, o.dtype)
@@ -256,7 +263,7 @@ def _hashable_opt(v):
 _resolved_statics = weakref.WeakKeyDictionary()
 
 
-class JitWrapped:
+class JitWrapped(Wrapped):
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
@@ -470,7 +477,7 @@ class JitWrapped:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
         closed, out_tree = self._trace(in_tree, statics, in_avals)
-        return Traced(self, closed, out_tree, in_tree, statics)
+        return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
         """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable."""
@@ -504,62 +511,6 @@ def _ok_leaf(x):
         return True
     except TypeError:
         return False
-
-
-class Traced:
-    def __init__(self, wrapped, closed, out_tree, in_tree, statics):
-        self._wrapped = wrapped
-        self.jaxpr = closed
-        self.out_tree = out_tree
-        self._in_tree = in_tree
-        self._statics = statics
-
-    def lower(self):
-        return Lowered(self)
-
-
-class Lowered:
-    """A traced function ready to compile. ``as_text()`` gives its jaxpr (cranax's input IR)."""
-
-    def __init__(self, traced):
-        self._traced = traced
-
-    def as_text(self, dialect=None, **_):
-        return str(self._traced.jaxpr)
-
-    def compile(self, compiler_options=None):
-        t = self._traced
-        exe = _core.compile(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name))
-        return Compiled(t, exe)
-
-
-class Compiled:
-    """A compiled executable. ``as_text()`` shows the optimized program and its fused kernels; calling it
-    runs it on arguments of the signature it was lowered for."""
-
-    def __init__(self, traced, exe):
-        self._traced = traced
-        self._exe = exe
-        self._const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in traced.jaxpr.consts]
-
-    def as_text(self):
-        return self._exe.as_text()
-
-    def __call__(self, *args, **kwargs):
-        t = self._traced
-        dyn_args, dyn_kwargs, statics = t._wrapped._split(args, kwargs)
-        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        if in_tree != t._in_tree:
-            raise TypeError(f"function compiled for {t._in_tree}, called with {in_tree}")
-        avals = t.jaxpr.in_avals
-        for i, (x, av) in enumerate(zip(leaves, avals)):
-            got = get_aval(x)
-            if got.shape != av.shape or got.dtype != av.dtype:
-                raise TypeError(f"Argument {i} compiled with {av.str_short()} but called with {got.str_short()}")
-        bufs = self._const_bufs + [x._buf if type(x) is Array else _to_buffer(x, av) for x, av in zip(leaves, avals)]
-        outs = self._exe.execute(bufs)
-        res = [Array._from_buffer(b, av) for b, av in zip(outs, t.jaxpr.out_avals)]
-        return tree_unflatten(t.out_tree, res)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
