@@ -193,3 +193,84 @@ def test_inspect_array_sharding():
     jax.debug.inspect_array_sharding(x, callback=seen.append)
     jax.jit(lambda x: (jax.debug.inspect_array_sharding(x, callback=seen.append), x)[1])(x)
     assert [s.device_set for s in seen] == [{jax.devices()[0]}, {jax.devices()[0]}]
+
+
+# --- flags: jax_debug_nans / jax_debug_infs, jax_log_compiles, checking_leaks (texts recorded from JAX 0.10.2)
+
+_DEOPT = "Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version."
+
+
+def _log_then_double(x):
+    y = jnp.log(x)
+    return y * 2
+
+
+def test_debug_nans_names_the_primitive(capsys):
+    with jax.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log$"):
+            jax.jit(_log_then_double)(-1.0)
+        assert capsys.readouterr().err.splitlines() == [_DEOPT, _DEOPT]   # the jit, then the eager log
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log$"):
+            jnp.log(-1.0)
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in div$"):
+            jnp.divide(0.0, 0.0)
+        np.testing.assert_allclose(float(jax.jit(_log_then_double)(2.0)), 2 * np.log(2.0), rtol=1e-6)
+        # infinities are not NaNs
+        assert float(jax.jit(lambda x: 1 / x)(jnp.float32(0))) == np.inf
+    assert not jax.config.jax_debug_nans
+    assert float(jax.jit(_log_then_double)(-1.0)) != float(jax.jit(_log_then_double)(-1.0))  # NaN, no error
+
+
+def test_debug_infs():
+    with jax.debug_infs(True):
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(inf\) encountered in div$"):
+            jax.jit(lambda x: 1 / x)(jnp.float32(0))
+    jax.config.update("jax_debug_infs", True)
+    try:
+        inner = jax.jit(lambda x: jnp.exp(x))
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(inf\) encountered in exp$"):
+            jax.jit(lambda x: inner(x) + 1)(jnp.float32(100))   # a nested jit is inlined in the re-run
+    finally:
+        jax.config.update("jax_debug_infs", False)
+
+
+def test_log_compiles(caplog):
+    f = jax.jit(lambda x: x + 1)
+    with jax.log_compiles():
+        with caplog.at_level("WARNING", logger="cranax"):
+            f(1.0)
+            f(1.0)  # cached: nothing logged
+    msgs = [r.getMessage() for r in caplog.records if r.name == "cranax"]
+    assert len(msgs) == 4
+    assert msgs[0].startswith("Finished tracing <lambda> for jit in ") and msgs[0].endswith(" sec")
+    # JAX 0.10.2's text for the same call:
+    assert msgs[1] == ("Compiling jit(<lambda>) with global shapes and types (ShapedArray(float32[], "
+                       "weak_type=True),). Argument mapping: (UnspecifiedValue,).")
+    assert msgs[2].startswith("Finished jaxpr to wire format conversion jit(<lambda>) in ")
+    assert msgs[3].startswith("Finished cranax compilation of jit(<lambda>) in ")
+
+
+_leaked = []
+
+
+def test_checking_leaks():
+    @jax.jit
+    def g(x):
+        _leaked.append(x)
+        return x
+    with jax.checking_leaks():
+        assert jax.config.jax_check_tracer_leaks
+        with pytest.raises(Exception) as e:
+            g(1.0)
+    assert not jax.config.jax_check_tracer_leaks
+    lines = str(e.value).splitlines()
+    assert lines[:2] == ["Leaked trace DynamicJaxprTrace. Leaked tracer(s):", ""]
+    assert lines[3].startswith("The error occurred while tracing the function g at ")
+    assert lines[3].endswith("for jit. This concrete value was not available in Python because it depends on the "
+                             "value of the argument x.")
+    assert lines[4].startswith("<DynamicJaxprTracer ") and " is referred to by <list " in lines[4]
+    assert lines[5].endswith(" is referred to by test_debug._leaked") or lines[5].endswith(
+        " is referred to by tests.test_debug._leaked")
+    _leaked.clear()
+    with jax.checking_leaks():
+        assert float(jax.jit(lambda x: x * 2)(1.0)) == 2.0   # no leak, no error
