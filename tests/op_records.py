@@ -490,6 +490,9 @@ _CALLS = [
     _r("debug_callback", "library", tested_in=("test_debug.py::test_debug_callback",)),
     _r("debug_print", "library", tested_in=("test_debug.py::test_print_eager_and_jit",
                                             "test_debug.py::test_print_vmap_one_line_per_element")),
+    # checkify.check: functionalized away by checkify (experimental/checkify.py), never lowered
+    _r("check", "internal", tested_in=("test_checkify.py::test_user_and_float_checks",
+                                       "test_checkify.py::test_vmap_throw_and_kwargs")),
 ]
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives
