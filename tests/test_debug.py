@@ -274,3 +274,18 @@ def test_checking_leaks():
     _leaked.clear()
     with jax.checking_leaks():
         assert float(jax.jit(lambda x: x * 2)(1.0)) == 2.0   # no leak, no error
+
+
+def test_debug_log(caplog):
+    with caplog.at_level("INFO", logger="cranax.debug"):
+        jax.jit(lambda x: jax.debug.log("v={}", x))(jnp.float32(1.5))
+        jax.effects_barrier()
+    recs = [r for r in caplog.records if r.name == "cranax.debug"]
+    assert [r.getMessage() for r in recs] == ["v=1.5"]
+    assert recs[0].levelname == "INFO" and recs[0].pathname == __file__
+
+
+def test_check_tracer_leaks_context():
+    with jax.check_tracer_leaks(True):
+        assert jax.config.jax_check_tracer_leaks
+    assert not jax.config.jax_check_tracer_leaks

@@ -27,7 +27,7 @@ from .api_callback import pure_callback, effects_barrier
 from . import debug
 from . import experimental
 from . import stages
-from .api import checking_leaks, debug_nans, debug_infs, log_compiles
+from .api import checking_leaks, check_tracer_leaks, debug_nans, debug_infs, log_compiles
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
@@ -36,4 +36,4 @@ __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "che
            "tree_flatten", "tree_unflatten", "tree_structure", "vmap", "jvp", "linearize", "vjp", "grad",
            "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random",
            "pure_callback", "effects_barrier", "debug", "experimental", "stages",
-           "checking_leaks", "debug_nans", "debug_infs", "log_compiles"]
+           "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]

@@ -33,7 +33,7 @@ from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
-           "named_scope", "checking_leaks", "debug_nans", "debug_infs", "log_compiles"]
+           "named_scope", "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]
 
 _log = logging.getLogger("cranax")
 
@@ -684,6 +684,13 @@ def checking_leaks():
     tracer escape (stores it in a global, a list...) raises ``Exception`` naming the tracer, where it was
     traced and what holds it (``jax.checking_leaks``)."""
     with config._override("jax_check_tracer_leaks", True):
+        yield
+
+
+@contextlib.contextmanager
+def check_tracer_leaks(value=True):
+    """``jax_check_tracer_leaks`` for the block, this thread (``jax.check_tracer_leaks``)."""
+    with config._override("jax_check_tracer_leaks", value):
         yield
 
 

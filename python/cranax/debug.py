@@ -8,6 +8,7 @@ element; under ``grad``/``jvp`` it sees the primal values.
 """
 import cmd
 import inspect
+import logging
 import os
 import pprint
 import string
@@ -24,10 +25,11 @@ from .primitives.callback import debug_callback_p, debug_print_p
 from .primitives.elementwise import stop_gradient
 from .tree_util import register_pytree_node, tree_flatten, tree_leaves, tree_unflatten
 
-__all__ = ["print", "callback", "breakpoint", "inspect_array_sharding", "visualize_array_sharding",
+__all__ = ["print", "log", "callback", "breakpoint", "inspect_array_sharding", "visualize_array_sharding",
            "visualize_sharding"]
 
 _print = print  # the builtin, before this module's ``print`` shadows it
+_PKG = os.path.dirname(os.path.abspath(__file__))
 
 
 class _Effect:
@@ -112,7 +114,26 @@ class _FormatChecker(string.Formatter):
 _checker = _FormatChecker()
 
 
-def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, **kwargs):  # noqa: A001
+_logger = logging.getLogger("cranax.debug")
+
+
+def _log_record(level):
+    """A record naming the user's call site (the first frame outside cranax), as JAX's ``debug.log``."""
+    for info in inspect.stack()[2:]:
+        if not os.path.abspath(info.filename).startswith(_PKG + os.sep):
+            return _logger.makeRecord(_logger.name, level, info.filename, info.lineno, "", (), None)
+    return _logger.makeRecord(_logger.name, level, "(unknown file)", 0, "", (), None)
+
+
+def log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, **kwargs):
+    """``print``, but the text goes to the ``cranax.debug`` logger at INFO, with the caller's file and line
+    (``jax.debug.log``)."""
+    return print(fmt, *args, ordered=ordered, partitioned=partitioned, skip_format_check=skip_format_check,
+                 _use_logging=True, **kwargs)
+
+
+def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, _use_logging=False,  # noqa: A001
+          **kwargs):
     """Prints ``fmt.format(*args, **kwargs)`` with the values the program computes (``jax.debug.print``).
 
     Formatting happens when the value is computed, under the NumPy print options in effect at the call
@@ -131,7 +152,8 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
         in_tree, dyn, static = _split_args(c_args, c_kwargs)
         debug_print_p.bind(*dyn, fmt=fmt, ordered=ordered, partitioned=partitioned, in_tree=in_tree,
                            static_args=tuple(static.items()), np_printoptions=tuple(np.get_printoptions().items()),
-                           has_placeholders=has_placeholders, logging_record=None)
+                           has_placeholders=has_placeholders,
+                           logging_record=_log_record(logging.INFO) if _use_logging else None)
 
     if fmt is not None:
         _debug_print(fmt, *args, **kwargs)
@@ -285,7 +307,6 @@ class _CliDebugger(cmd.Cmd):
 
 
 _debug_lock = threading.Lock()
-_PKG = os.path.dirname(os.path.abspath(__file__))
 
 
 def breakpoint(*, backend=None, filter_frames=True, num_frames=None, ordered=False, token=None, **kwargs):  # noqa: A001

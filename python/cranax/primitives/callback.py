@@ -12,7 +12,9 @@ waited for (jit).
 
 Outside ``jit`` each primitive calls its callback directly on the concrete values (its impl).
 """
+import copy
 import itertools
+import logging
 import sys
 import threading
 
@@ -193,7 +195,13 @@ def _print_callback(params):
                 msg = fmt.format(*args, **kwargs)
         else:
             msg = " ".join((fmt, *(str(a) for a in args)))
-        sys.stdout.write(msg + "\n")
+        record = params["logging_record"]
+        if record is not None:  # jax.debug.log: the record made at the call, with the text filled in
+            record = copy.copy(record)
+            record.msg = msg
+            logging.getLogger(record.name).handle(record)
+        else:
+            sys.stdout.write(msg + "\n")
     return cb
 
 
