@@ -234,3 +234,23 @@ def test_gpu_runs_callbacks_on_the_host():
         return jax.lax.fori_loop(0, 2, lambda i, c: c + z, z)
     out = jax.jit(f)(x)
     np.testing.assert_allclose(np.asarray(out), 30 * np.sin(np.arange(4.0, dtype=np.float32)), rtol=1e-5)
+
+
+def test_callback_may_call_cranax_while_the_stream_is_busy(capsys):
+    # The program is queued (the stream is busy first), so its callback runs on the stream's thread; the
+    # cranax work the callback dispatches runs there at once instead of waiting behind the running program.
+    def cb(x):
+        print("sum", jnp.sum(x), jax.jit(lambda v: v * 2)(x))
+        jax.effects_barrier()   # inside a callback: nothing before it is left to wait for
+
+    def f(x):
+        def body(i, c):
+            jax.debug.callback(cb, c[:3])
+            return c + 1.0
+        return jax.lax.fori_loop(0, 2, body, x)
+
+    jax._core._stream_sleep(100)
+    out = jax.jit(f)(jnp.ones(100000))
+    jax.effects_barrier()
+    assert float(out[0]) == 3.0
+    assert capsys.readouterr().out.splitlines() == ["sum 3.0 [2. 2. 2.]", "sum 6.0 [4. 4. 4.]"]
