@@ -32,6 +32,10 @@ pub enum Error {
     /// KeyboardInterrupt.
     #[error("interrupted: {0}")]
     Interrupted(String),
+    /// A host callback raised: `token` names the exception the embedder kept, re-raised as itself (the
+    /// Python bindings keep the Python exception; `msg` is its text).
+    #[error("host callback failed: {msg}")]
+    Callback { token: u64, msg: String },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -534,6 +534,17 @@ _CALLS = [
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),
     # (its jvp passes the tangent on unnamed, so it never reaches a linear jaxpr: no transpose rule)
     _r("name", "internal", tested_in=("test_checkpoint.py::test_checkpoint_name",)),
+    # host callbacks (primitives/callback.py): a library step that calls back into Python
+    _r("pure_callback", "library", tested_in=("test_callbacks.py::test_pure_callback_eager_and_jit",
+                                              "test_callbacks.py::test_vmap_methods")),
+    _r("io_callback", "library", tested_in=("test_callbacks.py::test_io_callback_in_loop_in_order",
+                                            "test_callbacks.py::test_io_callback_vmap")),
+    _r("debug_callback", "library", tested_in=("test_debug.py::test_debug_callback",)),
+    _r("debug_print", "library", tested_in=("test_debug.py::test_print_eager_and_jit",
+                                            "test_debug.py::test_print_vmap_one_line_per_element")),
+    # checkify.check: functionalized away by checkify (experimental/checkify.py), never lowered
+    _r("check", "internal", tested_in=("test_checkify.py::test_user_and_float_checks",
+                                       "test_checkify.py::test_vmap_throw_and_kwargs")),
 ]
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives

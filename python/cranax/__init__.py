@@ -24,10 +24,18 @@ from . import nn
 from . import ops  # jax.ops: segment reductions (issue 22)
 from . import image  # jax.image, imported with the package as in JAX
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
+# host callbacks and jax.debug (h-debug)
+from .api_callback import pure_callback, effects_barrier
+from . import debug
+from . import experimental
+from . import stages
+from .api import checking_leaks, check_tracer_leaks, debug_nans, debug_infs, log_compiles
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",
            "device_put", "devices", "local_devices", "device_count", "default_backend", "block_until_ready",
            "lax", "numpy", "tree_util", "tree", "dtypes", "errors", "ShapedArray", "tree_map", "tree_leaves",
            "tree_flatten", "tree_unflatten", "tree_structure", "vmap", "jvp", "linearize", "vjp", "grad",
-           "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random"]
+           "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random",
+           "pure_callback", "effects_barrier", "debug", "experimental", "stages",
+           "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]

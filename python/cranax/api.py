@@ -13,7 +13,9 @@ import gc
 import inspect
 import logging
 import operator
+import sys
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -24,12 +26,14 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import debug_info, trace_to_jaxpr
+from .jaxpr import ClosedJaxpr, Literal
+from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
+from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
-           "named_scope"]
+           "named_scope", "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]
 
 _log = logging.getLogger("cranax")
 
@@ -56,8 +60,14 @@ class ShapeDtypeStruct:
     def size(self):
         return int(np.prod(self.shape))
 
+    @property
+    def sharding(self):
+        """None: no sharding was given (cranax arrays live on one device)."""
+        return None
+
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+        w = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{w})"
 
     def __eq__(self, o):
         return isinstance(o, ShapeDtypeStruct) and (self.shape, self.dtype) == (o.shape, o.dtype)
@@ -256,7 +266,26 @@ def _hashable_opt(v):
 _resolved_statics = weakref.WeakKeyDictionary()
 
 
-class JitWrapped:
+def _eval_op_by_op(jaxpr, consts, args):
+    """Evaluates ``jaxpr`` eagerly, one primitive at a time, with call-like equations (nested jits) inlined."""
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    read = lambda a: a.val if isinstance(a, Literal) else env[a]
+    for eqn in jaxpr.eqns:
+        inline = getattr(eqn.primitive, "inline_jaxpr", None)
+        if inline is not None:
+            inner, inner_args = inline(eqn)
+            inner_consts = inner.consts if isinstance(inner, ClosedJaxpr) else []
+            inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
+            outs = _eval_op_by_op(inner, inner_consts, [read(a) for a in inner_args])
+        else:
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(a) for a in jaxpr.outvars]
+
+
+class JitWrapped(Wrapped):
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
@@ -344,6 +373,8 @@ class JitWrapped:
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         closed = trace_to_jaxpr(flat, in_avals, dbg)
+        if config.jax_check_tracer_leaks:
+            _check_leaks(dbg)
         return closed, store["tree"]
 
     def _compile(self, key, in_tree, statics, sigs):
@@ -355,8 +386,25 @@ class JitWrapped:
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
+            log = config.jax_log_compiles
+            t0 = time.perf_counter()
             closed, out_tree = self._trace(in_tree, statics, in_avals)
-            exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+            if log:
+                # JAX's texts for the steps it shares with cranax; then cranax's own two steps.
+                t1 = time.perf_counter()
+                _log.warning("Finished tracing %s for jit in %s sec", self._name, f"{t1 - t0:.9f}")
+                shapes = "".join(f"{a!r}, " for a in in_avals).rstrip(" ")
+                _log.warning("Compiling jit(%s) with global shapes and types (%s). Argument mapping: (%s).",
+                             self._name, shapes, ", ".join(["UnspecifiedValue"] * len(in_avals)) + ",")
+            wire = lowering.lower_jaxpr(closed, self._name)
+            if log:
+                t2 = time.perf_counter()
+                _log.warning("Finished jaxpr to wire format conversion jit(%s) in %s sec", self._name,
+                             f"{t2 - t1:.9f}")
+            exe = _core.compile(wire)
+            if log:
+                _log.warning("Finished cranax compilation of jit(%s) in %s sec", self._name,
+                             f"{time.perf_counter() - t2:.9f}")
         finally:
             if gc_was_on:
                 gc.enable()
@@ -389,8 +437,11 @@ class JitWrapped:
 
     # -- calling
     def __call__(self, *args, **kwargs):
-        if _jit_disabled and config.jax_disable_jit:
-            return self._fun(*args, **kwargs)
+        if _jit_disabled or dispatch._float_checks:
+            if _jit_disabled and config.jax_disable_jit:
+                return self._fun(*args, **kwargs)
+            if dispatch._float_checks and core._state.trace is None:
+                return self._call_checked(args, kwargs)
         if core._state.trace is not None:
             return self._call_traced(args, kwargs)
         if not kwargs and not self._has_static:
@@ -445,6 +496,28 @@ class JitWrapped:
         res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
         return tree_unflatten(entry.out_tree, res)
 
+    def _call_checked(self, args, kwargs):
+        """A call under ``jax_debug_nans``/``jax_debug_infs``: when an output holds a NaN (infinity), the
+        program runs again op by op (nested jits inlined), each op checking its outputs, so the
+        FloatingPointError names the primitive that made it (JAX's de-optimized re-run)."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        sigs = tuple([_leaf_sig(x) for x in leaves])
+        key = (in_tree, sigs, statics)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+                                   for x, s in zip(leaves, sigs)]
+        res = [Array._from_buffer(b, av) for b, av in zip(entry.exe.execute(bufs), entry.out_avals)]
+        kind = dispatch.bad_float(res)
+        if kind is not None:
+            print(dispatch.DEOPT_MESSAGE, file=sys.stderr)
+            closed = entry.closed
+            _eval_op_by_op(closed.jaxpr, closed.consts, leaves)
+            raise FloatingPointError(f"invalid value ({kind}) encountered in jit({self._name})")
+        return tree_unflatten(entry.out_tree, res)
+
     def _call_traced(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
@@ -470,7 +543,7 @@ class JitWrapped:
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
         closed, out_tree = self._trace(in_tree, statics, in_avals)
-        return Traced(self, closed, out_tree, in_tree, statics)
+        return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
         """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable."""
@@ -504,62 +577,6 @@ def _ok_leaf(x):
         return True
     except TypeError:
         return False
-
-
-class Traced:
-    def __init__(self, wrapped, closed, out_tree, in_tree, statics):
-        self._wrapped = wrapped
-        self.jaxpr = closed
-        self.out_tree = out_tree
-        self._in_tree = in_tree
-        self._statics = statics
-
-    def lower(self):
-        return Lowered(self)
-
-
-class Lowered:
-    """A traced function ready to compile. ``as_text()`` gives its jaxpr (cranax's input IR)."""
-
-    def __init__(self, traced):
-        self._traced = traced
-
-    def as_text(self, dialect=None, **_):
-        return str(self._traced.jaxpr)
-
-    def compile(self, compiler_options=None):
-        t = self._traced
-        exe = _core.compile(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name))
-        return Compiled(t, exe)
-
-
-class Compiled:
-    """A compiled executable. ``as_text()`` shows the optimized program and its fused kernels; calling it
-    runs it on arguments of the signature it was lowered for."""
-
-    def __init__(self, traced, exe):
-        self._traced = traced
-        self._exe = exe
-        self._const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in traced.jaxpr.consts]
-
-    def as_text(self):
-        return self._exe.as_text()
-
-    def __call__(self, *args, **kwargs):
-        t = self._traced
-        dyn_args, dyn_kwargs, statics = t._wrapped._split(args, kwargs)
-        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        if in_tree != t._in_tree:
-            raise TypeError(f"function compiled for {t._in_tree}, called with {in_tree}")
-        avals = t.jaxpr.in_avals
-        for i, (x, av) in enumerate(zip(leaves, avals)):
-            got = get_aval(x)
-            if got.shape != av.shape or got.dtype != av.dtype:
-                raise TypeError(f"Argument {i} compiled with {av.str_short()} but called with {got.str_short()}")
-        bufs = self._const_bufs + [x._buf if type(x) is Array else _to_buffer(x, av) for x, av in zip(leaves, avals)]
-        outs = self._exe.execute(bufs)
-        res = [Array._from_buffer(b, av) for b, av in zip(outs, t.jaxpr.out_avals)]
-        return tree_unflatten(t.out_tree, res)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
@@ -617,6 +634,85 @@ def _on_config_update(name, value):
         _core.set_cache_max_size(int(value))
     elif name == "jax_disable_jit":
         _jit_disabled = bool(config._values["jax_disable_jit"]) or config._override_count(name) > 0
+
+
+def _describe(obj):
+    return f"<{type(obj).__name__} {id(obj)}>"
+
+
+def _referrer_lines(obj, ignore, depth=2):
+    """JAX-style lines saying what holds ``obj``: ``<list 1397...>[0]``, ``__main__.name``."""
+    lines = []
+    refs = gc.get_referrers(obj)
+    ignore = ignore | {id(refs)}
+    for r in refs:
+        if inspect.isframe(r) or id(r) in ignore:
+            continue
+        if isinstance(r, list):
+            where = f"{_describe(r)}[{next(i for i, x in enumerate(r) if x is obj)}]"
+        elif isinstance(r, dict):
+            key = next((k for k, v in r.items() if v is obj), None)
+            mod = next((m for m in list(sys.modules.values()) if getattr(m, "__dict__", None) is r), None)
+            if mod is not None:
+                lines.append(f"{_describe(obj)} is referred to by {mod.__name__}.{key}")
+                continue
+            where = f"{_describe(r)}[{key!r}]"
+        else:
+            continue
+        lines.append(f"{_describe(obj)} is referred to by {where}")
+        if depth > 1:
+            lines.extend(_referrer_lines(r, ignore, depth - 1))
+    return lines
+
+
+def _check_leaks(dbg):
+    """``jax_check_tracer_leaks``: a tracer of the trace just finished that something still holds."""
+    gc.collect()
+    objs = gc.get_objects()
+    leaked = [o for o in objs if type(o) is DynamicJaxprTracer and o._trace.debug is dbg]
+    ignore = {id(objs), id(leaked)}
+    del objs
+    if leaked:
+        t = leaked[0]
+        lines = [repr(t), t._trace.error_context(t)] + _referrer_lines(t, ignore)
+        raise Exception("Leaked trace DynamicJaxprTrace. Leaked tracer(s):\n\n" + "\n".join(lines))
+
+
+@contextlib.contextmanager
+def checking_leaks():
+    """Within the block, ``jax_check_tracer_leaks`` is on for this thread: tracing a function that lets a
+    tracer escape (stores it in a global, a list...) raises ``Exception`` naming the tracer, where it was
+    traced and what holds it (``jax.checking_leaks``)."""
+    with config._override("jax_check_tracer_leaks", True):
+        yield
+
+
+@contextlib.contextmanager
+def check_tracer_leaks(value=True):
+    """``jax_check_tracer_leaks`` for the block, this thread (``jax.check_tracer_leaks``)."""
+    with config._override("jax_check_tracer_leaks", value):
+        yield
+
+
+@contextlib.contextmanager
+def debug_nans(value=True):
+    """``jax_debug_nans`` for the block, this thread (``jax.debug_nans``)."""
+    with config._override("jax_debug_nans", value):
+        yield
+
+
+@contextlib.contextmanager
+def debug_infs(value=True):
+    """``jax_debug_infs`` for the block, this thread (``jax.debug_infs``)."""
+    with config._override("jax_debug_infs", value):
+        yield
+
+
+@contextlib.contextmanager
+def log_compiles(value=True):
+    """``jax_log_compiles`` for the block, this thread (``jax.log_compiles``)."""
+    with config._override("jax_log_compiles", value):
+        yield
 
 
 @contextlib.contextmanager

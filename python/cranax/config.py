@@ -9,7 +9,10 @@ Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 
 ``jax_platform_name`` (str or None), ``jax_default_device`` (device or None),
 ``jax_compilation_cache_max_size`` (int: executables kept before least-recently-used eviction),
 ``jax_disable_jit`` (bool, default False: ``jit``-decorated functions run op by op; see
-:func:`cranax.disable_jit`).
+:func:`cranax.disable_jit`), ``jax_debug_nans`` / ``jax_debug_infs`` (bool: a NaN / infinity in an output raises
+FloatingPointError naming the primitive), ``jax_log_compiles`` (bool: log each trace and compile),
+``jax_check_tracer_leaks`` (bool: a tracer still referenced after its trace ended raises; see
+:func:`cranax.checking_leaks`).
 
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
@@ -37,7 +40,10 @@ class Config:
         "jax_platform_name": lambda: None,
         "jax_default_device": lambda: None,
         "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
-        "jax_debug_nans": lambda: False,
+        "jax_debug_nans": lambda: _env_bool("JAX_DEBUG_NANS", False),
+        "jax_debug_infs": lambda: _env_bool("JAX_DEBUG_INFS", False),
+        "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
+        "jax_check_tracer_leaks": lambda: _env_bool("JAX_CHECK_TRACER_LEAKS", False),
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
     }
 
@@ -127,6 +133,7 @@ def _bool(name, value):
     return bool(value)  # JAX's boolean flags take any value and keep its truth
 
 
-_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool}
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool, "jax_debug_nans": _bool,
+               "jax_debug_infs": _bool, "jax_log_compiles": _bool, "jax_check_tracer_leaks": _bool}
 
 config = Config()

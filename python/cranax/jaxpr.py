@@ -265,6 +265,7 @@ def _has_subjaxpr(params, shared=None):
 def _pp_eqn(eqn, names, indent, unused=frozenset()):
     prim = eqn.primitive
     lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
+    lead = f"{lhs} = " if lhs else ""  # an equation without results (an effect) prints no binders, as JAX
     params = eqn.params
     pp_rule = getattr(prim, "pp_params", None)
     items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
@@ -283,24 +284,24 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         trial = names.copy()
         ptxt = " ".join(f"{k}={pp_param_value(v, trial, indent, -_WIDTH * 1000, flat=True)}" for k, v in items)
         args = " ".join(_pp_atom(a, trial) for a in eqn.invars)
-        one = f"{lhs} = {prim.name}[{ptxt}]" + (f" {args}" if args else "")
+        one = f"{lead}{prim.name}[{ptxt}]" + (f" {args}" if args else "")
         if "\n" not in one and indent + len(one) <= _WIDTH:
             names.names, names.n = trial.names, trial.n
             return one
         lines = [f"{k}={pp_param_value(v, names, indent + 2, indent + 2 + len(str(k)) + 1)}" for k, v in items]
         rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
-        s = f"{lhs} = {prim.name}[\n{body}\n{' ' * indent}]"
+        s = f"{lead}{prim.name}[\n{body}\n{' ' * indent}]"
         return s + (f" {rhs_args}" if rhs_args else "")
     ptxt = ""
     if items:
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
-    one = f"{lhs} = {prim.name}{ptxt}" + (f" {args}" if args else "")
+    one = f"{lead}{prim.name}{ptxt}" + (f" {args}" if args else "")
     if items and indent + len(one) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
-        return f"{lhs} = {prim.name}[\n{body}\n{' ' * indent}]" + (f" {args}" if args else "")
+        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}]" + (f" {args}" if args else "")
     return one
 
 

@@ -31,7 +31,11 @@
 //!           "base_dilation": [..], "window_dilation": [..]}     (padding and holes hold the identity)
 //!   select_and_scatter_add {"select_prim": "ge" | "le", "window_dimensions": [..], "window_strides": [..],
 //!          "padding": [[lo, hi], ..]}          operands: source (window output shape), operand
+//!   pure_callback / io_callback / debug_callback / debug_print
+//!          {"callback": int, "results": [[dtype, [dims..]], ...]}   any operands → the listed results
 //! ```
+//! A host callback calls back into the embedding program (Python) through the hook
+//! `backend::host_callback` holds; `callback` is the id the embedder registered the function under.
 //! Gather and scatter take their index vectors along the last axis of `indices` (JAX's convention).
 use serde_json::{json, Map, Value};
 
@@ -174,6 +178,20 @@ pub enum LibOp {
     /// Dense linear algebra (`lax.linalg`: cholesky, lu, qr, eigh, svd, triangular_solve, ...): see
     /// `ir::linalg`.
     Linalg(super::linalg::LinalgOp),
+    /// A call into the host program (`jax.pure_callback`, `io_callback`, `jax.debug.callback`): the
+    /// embedder's function `callback` gets the operand buffers and returns buffers of `results`.
+    HostCallback { kind: CallbackKind, callback: u64, results: Vec<Aval> },
+}
+
+/// What a host callback may do: a pure one may be removed when its results are unused or merged with an
+/// identical call; the others have effects and always run, in program order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallbackKind {
+    Pure,
+    Io,
+    Debug,
+    /// `jax.debug.print` (JAX's `debug_print` primitive): a debug callback that formats and prints.
+    Print,
 }
 
 impl LibOp {
@@ -209,7 +227,19 @@ impl LibOp {
             LibOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
             LibOp::TransposeCopy { .. } => "transpose_copy",
             LibOp::Linalg(op) => op.name(),
+            LibOp::HostCallback { kind, .. } => match kind {
+                CallbackKind::Pure => "pure_callback",
+                CallbackKind::Io => "io_callback",
+                CallbackKind::Debug => "debug_callback",
+                CallbackKind::Print => "debug_print",
+            },
         }
+    }
+
+    /// Whether the op has effects beyond its results (it must run even when they are unused, and never
+    /// be merged with another call).
+    pub fn is_effectful(&self) -> bool {
+        matches!(self, LibOp::HostCallback { kind, .. } if *kind != CallbackKind::Pure)
     }
 
     /// Parses a library primitive by name and wire params: `Ok(None)` when `name` is not one.
@@ -424,6 +454,29 @@ impl LibOp {
                     batch_group_count: int("batch_group_count")?,
                 }))
             }
+            "pure_callback" | "io_callback" | "debug_callback" | "debug_print" => {
+                let kind = match name {
+                    "pure_callback" => CallbackKind::Pure,
+                    "io_callback" => CallbackKind::Io,
+                    "debug_callback" => CallbackKind::Debug,
+                    _ => CallbackKind::Print,
+                };
+                let callback = get("callback")?
+                    .as_u64()
+                    .ok_or_else(|| perr("callback", "expected a non-negative integer id".to_string()))?;
+                let v = get("results")?;
+                let rows = v.as_array().ok_or_else(|| perr("results", format!("expected an array, got {v}")))?;
+                let mut results = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let bad = || perr("results", format!("expected [dtype, [dims..]] pairs, got {r}"));
+                    let t = r.as_array().filter(|t| t.len() == 2).ok_or_else(bad)?;
+                    let dt = t[0].as_str().and_then(DType::from_short_name).ok_or_else(bad)?;
+                    let dims = t[1].as_array().ok_or_else(bad)?;
+                    let shape = dims.iter().map(|d| uint("results", d)).collect::<Result<Vec<_>, _>>()?;
+                    results.push(Aval { dtype: dt, shape });
+                }
+                LibOp::HostCallback { kind, callback, results }
+            }
             _ => return Ok(super::linalg::LinalgOp::parse(name, params)?.map(LibOp::Linalg)),
         };
         Ok(Some(op))
@@ -487,6 +540,10 @@ impl LibOp {
             }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
             LibOp::Linalg(op) => op.to_json(),
+            LibOp::HostCallback { callback, results, .. } => json!({
+                "callback": callback,
+                "results": results.iter().map(|a| json!([a.dtype.short_name(), a.shape])).collect::<Vec<_>>(),
+            }),
         }
     }
 
@@ -583,6 +640,7 @@ impl LibOp {
             ],
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
             LibOp::Linalg(op) => op.print_params(),
+            LibOp::HostCallback { callback, .. } => vec![format!("callback={callback}")],
         }
     }
 
@@ -945,6 +1003,12 @@ impl LibOp {
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
             }
             LibOp::Linalg(op) => op.infer(ops),
+            LibOp::HostCallback { results, .. } => {
+                for a in results {
+                    a.numel().ok_or_else(|| format!("callback result {} is too large", super::shape::fmt_aval(a)))?;
+                }
+                Ok(results.clone())
+            }
         }
     }
 

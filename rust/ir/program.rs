@@ -352,6 +352,20 @@ impl Prim {
             Prim::Control(op) => op.name(),
         }
     }
+
+    /// Whether the equation has effects beyond its outputs (a host callback with effects, or control
+    /// flow around one): passes keep it even when its outputs are unused and never merge it.
+    pub fn is_effectful(&self) -> bool {
+        use super::control::ControlOp;
+        let any = |p: &Program| p.eqns.iter().any(|e| e.prim.is_effectful());
+        match self {
+            Prim::Lib(op) => op.is_effectful(),
+            Prim::Control(ControlOp::Cond { branches }) => branches.iter().any(any),
+            Prim::Control(ControlOp::While { cond, body, .. }) => any(cond) || any(body),
+            Prim::Control(ControlOp::Scan { body, .. }) => any(body),
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,10 @@ pub fn run(p: Program) -> Program {
                 }
             }
         }
+        if e.prim.is_effectful() {
+            eqns.push(e); // each effect happens once per occurrence
+            continue;
+        }
         let k = key(&e);
         if let Some(prev) = seen.get(&k) {
             for ((v, _), r) in e.outputs.iter().zip(prev) {

@@ -1,5 +1,5 @@
 //! Dead-code elimination: drops equations none of whose outputs reach the program's outputs.
-//! Every primitive is pure, so nothing else keeps an equation alive.
+//! Effectful equations (host callbacks with effects, control flow around them) stay alive as well.
 use std::collections::HashSet;
 
 use crate::ir::{Atom, Program, VarId};
@@ -15,7 +15,7 @@ pub fn run(mut p: Program) -> Program {
         .collect();
     let mut keep = vec![false; p.eqns.len()];
     for (i, e) in p.eqns.iter().enumerate().rev() {
-        if e.outputs.iter().any(|(v, _)| live.contains(v)) {
+        if e.prim.is_effectful() || e.outputs.iter().any(|(v, _)| live.contains(v)) {
             keep[i] = true;
             for a in &e.inputs {
                 if let Atom::Var(v) = a {
@@ -52,5 +52,25 @@ mod tests {
         let q = run(p);
         let names: Vec<&str> = q.eqns.iter().map(|e| e.prim.name()).collect();
         assert_eq!(names, vec!["sin", "add"]);
+    }
+
+    #[test]
+    fn keeps_effects() {
+        use crate::ir::{CallbackKind, LibOp};
+        let a = Aval::new(DType::F32, vec![2]);
+        let cb = |kind, id| Eqn {
+            prim: Prim::Lib(LibOp::HostCallback { kind, callback: id, results: vec![] }),
+            inputs: vec![Atom::Var(0)],
+            outputs: vec![],
+        };
+        let p = Program {
+            name: "e".into(),
+            invars: vec![(0, a.clone())],
+            eqns: vec![cb(CallbackKind::Pure, 1), cb(CallbackKind::Print, 2), cb(CallbackKind::Io, 3)],
+            outvars: vec![Atom::Var(0)],
+        };
+        let q = crate::opt::cse::run(run(p));
+        let names: Vec<&str> = q.eqns.iter().map(|e| e.prim.name()).collect();
+        assert_eq!(names, vec!["debug_print", "io_callback"]);
     }
 }

@@ -475,7 +475,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     let mut live = vec![false; eqns.len()];
     let mut consumers: HashMap<VarId, Vec<usize>> = HashMap::new();
     for (i, e) in eqns.iter().enumerate().rev() {
-        if e.outputs.iter().any(|(v, _)| live_vars.contains(v)) {
+        if e.prim.is_effectful() || e.outputs.iter().any(|(v, _)| live_vars.contains(v)) {
             live[i] = true;
             for a in &e.inputs {
                 if let Atom::Var(u) = a {
@@ -512,7 +512,9 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
             continue;
         }
         let e = &eqns[i];
-        let v = e.outputs[0].0;
+        let Some(&(v, _)) = e.outputs.first() else {
+            continue; // an effect without results (a host callback, control flow around one): nothing to assign
+        };
         match class(&e.prim) {
             Class::View => {
                 materialized.insert(v);
@@ -558,9 +560,12 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                 let mut viewed = false;
                 let mut expensive_broadcast = false;
                 for &c in consumers.get(&v).map(|c| c.as_slice()).unwrap_or(&[]) {
+                    if matches!(class(&eqns[c].prim), Class::View | Class::Library) {
+                        viewed = true;
+                        continue;
+                    }
                     let cv = eqns[c].outputs[0].0;
                     match class(&eqns[c].prim) {
-                        Class::View | Class::Library => viewed = true,
                         _ if expands(&ctx, &eqns[c]) && cost.get(&v).copied().unwrap_or(0) >= EXPENSIVE => {
                             expensive_broadcast = true;
                             if let Some(&k) = ctx.kern.get(&cv) {

@@ -85,7 +85,7 @@ impl DeviceArray {
 impl DeviceArray {
     /// Copies a NumPy array (or anything `numpy.asarray` accepts) to the device.
     #[staticmethod]
-    fn from_numpy(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<DeviceArray> {
+    pub fn from_numpy(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<DeviceArray> {
         let np = numpy(py)?;
         let mut obj = arr.clone();
         if obj.cast::<PyUntypedArray>().is_err() {

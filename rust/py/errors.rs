@@ -8,7 +8,8 @@ use pyo3::PyErr;
 use crate::error::Error;
 
 /// Parse → ValueError, Verify → TypeError, Unsupported → NotImplementedError, Codegen → RuntimeError,
-/// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError, Interrupted → KeyboardInterrupt.
+/// Arguments → TypeError, Memory → MemoryError, Execution → RuntimeError, Interrupted → KeyboardInterrupt,
+/// Callback → the exception the host callback raised (its own class).
 /// Messages carry the Rust text.
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
@@ -21,6 +22,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Memory { .. } => PyMemoryError::new_err(msg),
         Error::Execution(_) => PyRuntimeError::new_err(msg),
         Error::Interrupted(_) => PyKeyboardInterrupt::new_err(msg),
+        Error::Callback { token, .. } => super::callback::raised(token).unwrap_or_else(|| PyRuntimeError::new_err(msg)),
     }
 }
 

@@ -47,6 +47,26 @@ impl PyExecutable {
     fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, &'static str)>> {
         self.exe.in_avals.iter().map(|a| Ok((PyTuple::new(py, &a.shape)?, a.dtype.short_name()))).collect()
     }
+    /// Bytes of the buffers the plan's top-level steps write that are neither views nor program outputs
+    /// (its temporaries; what `Compiled.memory_analysis()` reports as `temp_size_in_bytes`).
+    #[getter]
+    fn temp_bytes(&self) -> usize {
+        use crate::plan::{step_io, Step};
+        let plan = &self.exe.plan;
+        let mut total = 0usize;
+        for st in &plan.steps {
+            if matches!(st, Step::View { .. }) {
+                continue;
+            }
+            for s in step_io(st).1 {
+                if !plan.outputs.contains(&s) {
+                    let a = &plan.slots[s];
+                    total = total.saturating_add(a.numel().unwrap_or(0).saturating_mul(a.dtype.size()));
+                }
+            }
+        }
+        total
+    }
     fn __repr__(&self) -> String {
         format!("Executable({}, {} inputs, {} outputs)", self.exe.name, self.exe.in_avals.len(), self.exe.num_outputs())
     }

@@ -2,6 +2,7 @@
 use pyo3::prelude::*;
 
 pub mod array;
+pub mod callback;
 pub mod control;
 pub mod device;
 pub mod errors;
@@ -60,6 +61,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(executable::buffer_pool_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     control::register(m)?;
+    callback::register(m)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
     placement::register(m)?;

@@ -79,14 +79,28 @@ fn poll_then_block(rx: &std::sync::mpsc::Receiver<Job>) -> Option<Job> {
     }
 }
 
+thread_local! {
+    /// On an executor thread, the address of its stream's `Shared`: a job that calls back into the host
+    /// (a host callback) and dispatches to the same stream runs that work at once on this thread, since
+    /// queueing it behind the running job would wait for itself.
+    static ON_STREAM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Stream {
+    /// Whether the calling thread is this stream's executor thread (inside one of its jobs).
+    fn on_own_thread(&self) -> bool {
+        ON_STREAM.with(|c| c.get()) == Arc::as_ptr(&self.shared) as usize
+    }
+
     /// Starts the executor thread.
     pub fn new(name: &str) -> Result<Stream> {
         let (tx, rx) = channel::<Job>();
         let shared = Arc::new(Shared { queued: AtomicUsize::new(0) });
+        let me = Arc::as_ptr(&shared) as usize;
         std::thread::Builder::new()
             .name(format!("cranax-stream-{name}"))
             .spawn(move || {
+                ON_STREAM.with(|c| c.set(me));
                 // Each job decrements `queued` itself, before it publishes its outputs, so a caller woken by
                 // an output sees the stream idle (and may then run small calls inline).
                 loop {
@@ -143,6 +157,12 @@ impl Stream {
     /// A future filled once every job queued so far has finished (for waits that poll, e.g. for Ctrl-C).
     pub fn sync_marker(&self) -> Pending {
         let p = Pending::new();
+        if self.on_own_thread() {
+            // From inside a job (a host callback): every job before it has finished; waiting would wait
+            // for the running job itself.
+            p.fill(Err(Error::Execution(String::new())));
+            return p;
+        }
         let q = p.clone();
         let sh = self.shared.clone();
         self.push(Box::new(move || {
@@ -160,13 +180,13 @@ impl Stream {
     where
         F: FnOnce(&[Buffer]) -> Result<Vec<Buffer>> + Send + 'static,
     {
-        if small && self.shared.queued.load(Ordering::Acquire) == 0 && inputs.iter().all(|v| v.is_ready()) {
+        let nested = self.on_own_thread();
+        if nested || (small && self.shared.queued.load(Ordering::Acquire) == 0 && inputs.iter().all(|v| v.is_ready())) {
             let mut bufs = Vec::with_capacity(inputs.len());
             for v in inputs {
-                match v.into_buffer_now() {
-                    Ok(Ok(b)) => bufs.push(b),
-                    Ok(Err(e)) => return out_avals.iter().map(|a| Value::failed(e.clone(), a.clone())).collect(),
-                    Err(_) => unreachable!("checked ready"),
+                match v.wait() {
+                    Ok(b) => bufs.push(b),
+                    Err(e) => return out_avals.iter().map(|a| Value::failed(e.clone(), a.clone())).collect(),
                 }
             }
             return match check_outputs(run_catching("execute", || f(&bufs)), out_avals) {

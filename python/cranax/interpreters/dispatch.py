@@ -1,5 +1,6 @@
 """Eager execution: a primitive applied to concrete arrays runs as a one-equation program through the same
 compiler as ``jit``, cached by (primitive, params, input avals). There is no NumPy execution path."""
+import sys
 import threading
 from collections import OrderedDict
 
@@ -87,7 +88,48 @@ def apply_primitive(prim, *args, **params):
     bufs = [a._buf if type(a) is Array else _const_buffer(a, av) for a, av in zip(args, avals)]
     res = exe.execute(bufs)
     arrs = [Array._from_buffer(b, av) for b, av in zip(res, outs)]
+    if _float_checks:
+        check_float_outputs(prim.name, arrs)
     return arrs if prim.multiple_results else arrs[0]
+
+
+# ``jax_debug_nans`` / ``jax_debug_infs``: read once per eager op through this global, kept by a listener.
+_float_checks = bool(config.jax_debug_nans or config.jax_debug_infs)
+
+DEOPT_MESSAGE = ("Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized "
+                 "version.")
+
+
+def bad_float(arrs):
+    """'nan' / 'inf' when an output holds one the flags look for, else None (waits for the values)."""
+    for a in arrs:
+        if not isinstance(a, Array) or not np.issubdtype(a.dtype, np.inexact):
+            continue
+        v = np.asarray(a)
+        if config.jax_debug_nans and np.isnan(v).any():
+            return "nan"
+        if config.jax_debug_infs and np.isinf(v).any():
+            return "inf"
+    return None
+
+
+def check_float_outputs(name, arrs):
+    """FloatingPointError ``invalid value (nan) encountered in <name>`` as JAX raises for a primitive whose
+    output holds a NaN (``jax_debug_nans``) or an infinity (``jax_debug_infs``). JAX runs each eager op as a
+    jitted program, so it first prints its de-optimization notice; so does cranax."""
+    kind = bad_float(arrs)
+    if kind is not None:
+        print(DEOPT_MESSAGE, file=sys.stderr)
+        raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")
+
+
+def _on_config(name, value):
+    global _float_checks
+    if name in ("jax_debug_nans", "jax_debug_infs"):
+        _float_checks = bool(config.jax_debug_nans or config.jax_debug_infs)
+
+
+config._add_listener(_on_config)
 
 
 _scalar_bufs = {}

@@ -9,6 +9,7 @@
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
+//! - `callback`: host callbacks, through the dispatcher the embedder installs.
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
 //!
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
 
 mod conv;
+pub mod callback;
 pub(crate) mod elem;
 mod gather;
 mod linalg;
@@ -61,5 +63,6 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         }
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
         LibOp::Linalg(op) => linalg::run(op, inputs, outs),
+        LibOp::HostCallback { callback: id, .. } => callback::call(*id, inputs, outs),
     }
 }
