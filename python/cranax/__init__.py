@@ -22,6 +22,10 @@ from . import numpy
 from . import random
 from . import nn
 from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree_structure
+# Running unmodified JAX programs (issue 19): ``import jax`` resolves to cranax; the API libraries use.
+from ._alias import install_as_jax
+from .api_pmap import pmap, shard_map
+from . import sharding, extend, experimental, flatten_util, test_util
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",

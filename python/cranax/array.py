@@ -11,6 +11,7 @@ from . import _core, dtypes
 from .config import config
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
+from .sharding import SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -52,7 +53,7 @@ class Array(AvalProperties):
 
     @property
     def sharding(self):
-        return _SingleDeviceSharding(self._buf.device)
+        return SingleDeviceSharding(self._buf.device)
 
     @property
     def committed(self):
@@ -410,22 +411,6 @@ def block_until_ready(x):
         if isinstance(leaf, Array):
             _core.block(leaf._buf)
     return x
-
-
-class _SingleDeviceSharding:
-    """The placement of an Array: one device (``jax.sharding.SingleDeviceSharding``'s basics)."""
-
-    __slots__ = ("_device_set",)
-
-    def __init__(self, device):
-        self._device_set = {device}
-
-    @property
-    def device_set(self):
-        return set(self._device_set)
-
-    def __repr__(self):
-        return f"SingleDeviceSharding(device={next(iter(self._device_set))!r})"
 
 
 _install_config_listener()

@@ -544,3 +544,8 @@ def check_user_dtype_supported(dtype, fun_name=None):
             f"Explicitly requested dtype {dt.name}{where} is not available, and will be truncated "
             f"to dtype {canon.name}. To enable more dtypes, set the jax_enable_x64 configuration "
             f"option or the JAX_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=3)
+
+
+class TypePromotionError(ValueError):
+    """Raised when two dtypes cannot be promoted under the strict promotion mode. Mirrors
+    ``jax.dtypes.TypePromotionError``."""
