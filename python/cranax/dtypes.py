@@ -549,3 +549,12 @@ def check_user_dtype_supported(dtype, fun_name=None):
 class TypePromotionError(ValueError):
     """Raised when two dtypes cannot be promoted under the strict promotion mode. Mirrors
     ``jax.dtypes.TypePromotionError``."""
+
+
+class extended(np.generic):
+    """The abstract dtype class of JAX's extended dtypes (``jnp.issubdtype(dt, dtypes.extended)``); cranax
+    has no extended dtypes yet, so no array's dtype is a subclass. Mirrors ``jax.dtypes.extended``."""
+
+
+class prng_key(extended):
+    """The abstract dtype class of typed PRNG keys. Mirrors ``jax.dtypes.prng_key``."""

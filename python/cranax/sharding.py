@@ -4,6 +4,8 @@ Every cranax array lives on one device, so each sharding here describes a single
 over a ``Mesh`` of one device with any ``PartitionSpec`` places the whole array on that device. A ``Mesh``
 with more than one device raises ``ValueError``.
 """
+import enum as _enum
+
 import numpy as _np
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
@@ -82,27 +84,23 @@ class PartitionSpec(tuple):
         return tuple.__new__(cls, partitions)
 
     def __repr__(self):
-        return f"PartitionSpec({', '.join(repr(p) for p in self)})"
+        return "P" + tuple.__repr__(self)
 
     def __eq__(self, other):
-        if isinstance(other, PartitionSpec) or type(other) is tuple:
-            a, b = list(self), list(other)
-            n = max(len(a), len(b))     # trailing Nones are implicit, as in JAX
-            return a + [None] * (n - len(a)) == b + [None] * (n - len(b))
-        return False
+        return isinstance(other, tuple) and tuple(self) == tuple(other)
 
     def __hash__(self):
-        t = list(self)
-        while t and t[-1] is None:
-            t.pop()
-        return hash(tuple(t))
+        return tuple.__hash__(self)
 
 
-class AxisType:
+class AxisType(_enum.Enum):
     """The kind of a mesh axis (``Auto``, ``Explicit``, ``Manual``), as ``jax.sharding.AxisType``."""
-    Auto = "Auto"
-    Explicit = "Explicit"
-    Manual = "Manual"
+    Auto = _enum.auto()
+    Explicit = _enum.auto()
+    Manual = _enum.auto()
+
+    def __repr__(self):
+        return self.name
 
 
 class Mesh:
@@ -155,7 +153,8 @@ class Mesh:
         return hash((self.axis_names, tuple(self.devices.flat)))
 
     def __repr__(self):
-        return f"Mesh({', '.join(f'{n!r}: {s}' for n, s in self.shape.items())})"
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"Mesh({sizes}, axis_types={self.axis_types!r})"
 
 
 class NamedSharding(Sharding):
@@ -183,7 +182,7 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
 
 
 class AbstractMesh:
@@ -215,7 +214,8 @@ class AbstractMesh:
         return hash((self.axis_sizes, self.axis_names))
 
     def __repr__(self):
-        return f"AbstractMesh({', '.join(f'{n!r}: {s}' for n, s in self.shape.items())})"
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"AbstractMesh({sizes}, axis_types={self.axis_types!r})"
 
 
 _mesh_stack = [None]

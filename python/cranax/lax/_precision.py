@@ -25,3 +25,6 @@ class Precision(enum.Enum):
 
     def __str__(self):
         return self.name
+
+    def __repr__(self):
+        return f"Precision.{self.name}"

@@ -7,7 +7,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array, _from_host
-from ..core import concrete_or_error, get_aval
+from ..core import Tracer, concrete_or_error, get_aval
 from ._promotion import _is_array, _shape_tuple, asarray, astype, float_, int_
 from ._shapes import broadcast_to
 from ._ufuncs import _where_jit
@@ -76,7 +76,7 @@ def arange(start, stop=None, step=None, dtype=None):
     step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'.")
     if dtype is None:
         vals = [v for v in (start, stop, step) if v is not None]
-        dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) else v for v in vals])
+        dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) and not isinstance(v, Tracer) else v for v in vals])
         if builtins.all(isinstance(v, (bool, int, _np.integer)) for v in vals):
             dtype = _dtypes.canonicalize_dtype(int_)
     dtype = _dtypes.canonicalize_dtype(dtype)

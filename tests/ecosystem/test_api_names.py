@@ -1,0 +1,64 @@
+"""Public JAX names libraries use, under the alias: ``lax.Precision``, the legacy five-argument ``lax.cond``,
+``jax.flatten_util.ravel_pytree``, ``jax.sharding`` on one device, ``jax.test_util.check_grads``, ``jax.pmap``
+on one device. Expected values and texts recorded from real JAX 0.10.2."""
+import numpy as np
+import pytest
+
+
+def test_precision():
+    from jax import lax
+    assert str(lax.Precision.HIGHEST) == "HIGHEST" and repr(lax.Precision("bfloat16")) == "Precision.DEFAULT"
+    assert lax.Precision("float32") is lax.Precision.HIGHEST and lax.Precision.HIGH.value == 1
+
+
+def test_legacy_five_argument_cond():
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    assert float(lax.cond(True, 2.0, lambda x: x * 3, jnp.ones(()), lambda y: y - 1)) == 6.0
+    assert float(lax.cond(False, 2.0, lambda x: x * 3, jnp.ones(()), lambda y: y - 1)) == 0.0
+    assert float(jax.jit(lambda p: lax.cond(p, 2.0, lambda x: x * 3, 5.0, lambda y: y - 1))(False)) == 4.0
+
+
+def test_ravel_pytree():
+    import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
+    tree = {"a": jnp.ones(2), "b": (jnp.arange(3), 2.0)}
+    flat, unravel = ravel_pytree(tree)
+    assert flat.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(flat), [1.0, 1.0, 0.0, 1.0, 2.0, 2.0])
+    back = unravel(flat)
+    assert back["b"][0].dtype == np.int32 and back["b"][1].dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(back["b"][0]), [0, 1, 2])
+    with pytest.raises(ValueError):
+        unravel(jnp.ones(5))
+
+
+def test_sharding_one_device():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+    m = Mesh(jax.devices()[:1], ("x",))
+    assert repr(m) == "Mesh('x': 1, axis_types=(Auto,))"
+    assert repr(NamedSharding(m, P("x"))) == \
+        "NamedSharding(mesh=Mesh('x': 1, axis_types=(Auto,)), spec=P('x',), memory_kind=device)"
+    assert repr(P("x", None)) == "P('x', None)" and P("x") != P("x", None) and P("x") == P("x")
+    assert repr(SingleDeviceSharding(jax.devices("cpu")[0])) == \
+        "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    assert isinstance(jnp.ones(2).sharding, jax.sharding.Sharding)
+    with pytest.raises(ValueError, match=r"Resource axis: y of P\('y',\) is not found in mesh: \('x',\)."):
+        NamedSharding(m, P("y"))
+    x = jax.device_put(np.arange(3.0, dtype=np.float32), NamedSharding(m, P("x")))
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
+
+
+def test_check_grads_and_pmap():
+    import jax
+    import jax.numpy as jnp
+    import jax.test_util as tu
+    tu.check_grads(lambda x: jnp.sin(x) * x, (jnp.array([0.3, 1.2]),), 2)
+    with pytest.raises(AssertionError):   # a wrong jvp is caught
+        tu.check_jvp(lambda x: x * 2.0, lambda a, t: (a[0] * 2.0, t[0] * 3.0), (jnp.ones(2),))
+    np.testing.assert_array_equal(np.asarray(jax.pmap(lambda x: x * 2)(jnp.ones((1, 3)))), [[2.0, 2.0, 2.0]])
+    with pytest.raises(ValueError, match="requires 5 logical devices"):
+        jax.pmap(lambda x: x)(jnp.ones((5, 2)))
