@@ -26,6 +26,8 @@ from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree
 from ._alias import install_as_jax
 from .api_pmap import pmap, shard_map
 from . import sharding, extend, experimental, flatten_util, test_util
+from .extend.core import ensure_compile_time_eval
+from .config import numpy_dtype_promotion
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",

@@ -33,6 +33,9 @@ class _JaxModule(types.ModuleType):
 
     def __getattr__(self, name):
         cranax = sys.modules["cranax"]
+        if not name.startswith("__") and _exists("cranax._compat." + name):
+            # ``jax.core`` without ``import jax.core``: the alias-mode module, not cranax's own ``core``.
+            return importlib.import_module("jax." + name)
         try:
             return getattr(cranax, name)
         except AttributeError:

@@ -37,12 +37,13 @@ _log = logging.getLogger("cranax")
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (``jax.ShapeDtypeStruct``)."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
         self.dtype = dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
+        self.sharding = sharding    # kept as given (None: unspecified), as JAX's; cranax places on one device
 
     @property
     def aval(self):

@@ -39,6 +39,8 @@ class Config:
         "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
         "jax_debug_nans": lambda: False,
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
+        # Only "standard" is implemented (libraries read the option, e.g. diffrax).
+        "jax_numpy_dtype_promotion": lambda: "standard",
     }
 
     def __init__(self):
@@ -127,6 +129,26 @@ def _bool(name, value):
     return bool(value)  # JAX's boolean flags take any value and keep its truth
 
 
-_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool}
+def _promotion_mode(name, value):
+    if value != "standard":
+        raise NotImplementedError(f"{name}: cranax implements only the 'standard' dtype promotion mode, got "
+                                  f"{value!r}")
+    return value
+
+
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool,
+               "jax_numpy_dtype_promotion": _promotion_mode}
 
 config = Config()
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode):
+    """Context manager choosing the type-promotion mode: ``"standard"`` (JAX's lattice, the only one cranax
+    implements) runs the block as it is; ``"strict"`` raises ``NotImplementedError``; anything else
+    ``ValueError``. Mirrors ``jax.numpy_dtype_promotion``."""
+    if mode not in ("standard", "strict"):
+        raise ValueError(f"jax_numpy_dtype_promotion: invalid value {mode!r}; expected 'standard' or 'strict'")
+    if mode == "strict":
+        raise NotImplementedError("cranax implements only the 'standard' dtype promotion mode")
+    yield

@@ -199,6 +199,54 @@ def flax_linen_program():
             "g_kernel1": np.asarray(g["params"]["Dense_1"]["kernel"]).ravel().tolist()}
 
 
+def blackjax_program():
+    import jax
+    import jax.numpy as jnp
+    import blackjax
+    cov = jnp.array([[1.0, 0.6], [0.6, 2.0]])
+    prec = jnp.array([[2.0, -0.6], [-0.6, 1.0]]) / 1.64   # the inverse of cov, written out
+
+    def logdensity(x):
+        return -0.5 * x @ prec @ x
+
+    out = {}
+    for name, kernel in [("hmc", blackjax.hmc(logdensity, step_size=0.3, inverse_mass_matrix=jnp.ones(2),
+                                              num_integration_steps=10)),
+                         ("nuts", blackjax.nuts(logdensity, step_size=0.3, inverse_mass_matrix=jnp.ones(2)))]:
+        state = kernel.init(jnp.array([1.0, -1.0]))
+        step = jax.jit(kernel.step)
+
+        def body(carry, key):
+            st = step(key, carry)[0]
+            return st, st.position
+        keys = jax.random.split(jax.random.PRNGKey(0), 200)
+        _, samples = jax.lax.scan(body, state, keys)
+        out[name + "_first"] = np.asarray(samples[:3]).tolist()
+        out[name + "_mean"] = np.asarray(samples.mean(0)).tolist()
+    return out
+
+
+def diffrax_program():
+    import jax
+    import jax.numpy as jnp
+    import diffrax
+
+    def solve(y0, solver, k):
+        term = diffrax.ODETerm(lambda t, y, args: -args * y + jnp.sin(t))
+        sol = diffrax.diffeqsolve(term, solver, t0=0.0, t1=2.0, dt0=0.1, y0=y0, args=k,
+                                  stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-8),
+                                  saveat=diffrax.SaveAt(t1=True))
+        return sol.ys[-1], sol.stats["num_steps"]
+    out = {}
+    for name, solver in [("tsit5", diffrax.Tsit5()), ("dopri5", diffrax.Dopri5())]:
+        y, n = jax.jit(lambda y0, k: solve(y0, solver, k))(jnp.array([1.0, 2.0]), 0.7)
+        out[name] = np.asarray(y).tolist()
+        out[name + "_steps"] = int(n)
+        g = jax.jit(jax.grad(lambda k: jnp.sum(solve(jnp.array([1.0, 2.0]), solver, k)[0])))(0.7)
+        out[name + "_grad"] = float(g)
+    return out
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         print(name, "=", json.dumps(globals()[name]()))

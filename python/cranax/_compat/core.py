@@ -2,7 +2,7 @@
 few more here; libraries still reach older names (equinox: ``jax.core.get_aval``, ``jax.core.mapped_aval``;
 chex/equinox: ``jax.core.Tracer``; flax: ``jax.core.Primitive``...), which come from ``cranax.extend.core``.
 """
-from contextlib import contextmanager
+import numpy as _np
 
 from ..core import ShapedArray, Trace, Tracer, get_aval, concrete_or_error, typeof, set_current_trace
 from ..extend.core import *  # noqa: F401,F403  (the extension API: Primitive, Jaxpr, eval_jaxpr...)
@@ -20,11 +20,11 @@ def raise_to_shaped(aval, weak_type=None):
     return aval if weak_type is None else aval.update(weak_type=weak_type)
 
 
-@contextmanager
-def ensure_compile_time_eval():
-    """Runs the block eagerly: cranax's eval trace (``with jax.ensure_compile_time_eval():``)."""
-    with set_current_trace(None):
-        yield
-
+from ..extend.core import ensure_compile_time_eval  # noqa: F401,E402
 
 eval_context = ensure_compile_time_eval
+
+
+# tensorflow-probability's JAX substrate (distrax) copies the ``np.ndarray`` entry for its ndarray subclass;
+# cranax's get_aval accepts every ndarray subclass, so the table is only read, never consulted.
+pytype_aval_mappings = {_np.ndarray: get_aval}

@@ -3,6 +3,8 @@ evaluation. A ``Primitive`` defined here works under ``jit``, ``grad`` and ``vma
 registered JAX's way (``def_impl``/``def_abstract_eval``, ``ad.primitive_jvps``, ``ad.primitive_transposes``,
 ``batching.primitive_batchers``, ``mlir.register_lowering(p, mlir.lower_fun(f))``).
 """
+import contextlib
+
 from .. import core as _core
 from ..core import ShapedArray, Trace, Tracer, concrete_or_error, set_current_trace, current_trace, get_aval
 from ..interpreters import dispatch as _dispatch
@@ -15,7 +17,7 @@ __all__ = ["Primitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Var", "Literal", "D
            "concrete_or_error", "find_top_trace", "get_opaque_trace_state", "set_current_trace",
            "take_current_trace", "mapped_aval", "unmapped_aval", "no_effects", "Effect", "Effects",
            "JaxprTypeError", "primal_dtype_to_tangent_dtype", "valid_jaxtype", "gensym", "subjaxprs",
-           "jaxprs_in_params", "array_types"]
+           "jaxprs_in_params", "array_types", "ensure_compile_time_eval"]
 
 
 class Effect:
@@ -180,3 +182,12 @@ def jaxprs_in_params(params):
 
 
 array_types = set()
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Runs the block on the eval trace, even inside ``jit``: operations on concrete values compute at once
+    (their results are concrete), and an operation on a tracer of the enclosing transformation raises
+    ``UnexpectedTracerError``. Mirrors ``jax.ensure_compile_time_eval``."""
+    with set_current_trace(None):
+        yield
