@@ -184,10 +184,28 @@ def jaxprs_in_params(params):
 array_types = set()
 
 
+class _CompileTimeEvalTrace(Trace):
+    """The trace of an ``ensure_compile_time_eval`` block: a primitive on concrete values runs at once; one
+    with a tracer operand goes to that tracer's trace (so traced values stay traced, as in JAX)."""
+
+    def __init__(self, outer):
+        super().__init__()
+        self.outer = outer
+
+    def process_primitive(self, prim, args, params):
+        traces = [a._trace for a in args if isinstance(a, Tracer)]
+        if not traces:
+            return _core.EVAL.process_primitive(prim, args, params)
+        trace = self.outer if any(t is self.outer for t in traces) else traces[-1]
+        with set_current_trace(trace):
+            return trace.process_primitive(prim, args, params)
+
+
 @contextlib.contextmanager
 def ensure_compile_time_eval():
-    """Runs the block on the eval trace, even inside ``jit``: operations on concrete values compute at once
-    (their results are concrete), and an operation on a tracer of the enclosing transformation raises
-    ``UnexpectedTracerError``. Mirrors ``jax.ensure_compile_time_eval``."""
-    with set_current_trace(None):
+    """Within the block, operations on concrete values compute at once, even inside ``jit`` (their results
+    are concrete, so Python control flow can use them); operations on traced values are traced as usual.
+    Mirrors ``jax.ensure_compile_time_eval``."""
+    outer = _core._state.trace
+    with set_current_trace(_CompileTimeEvalTrace(outer) if outer is not None else None):
         yield
