@@ -62,3 +62,32 @@ def test_check_grads_and_pmap():
     np.testing.assert_array_equal(np.asarray(jax.pmap(lambda x: x * 2)(jnp.ones((1, 3)))), [[2.0, 2.0, 2.0]])
     with pytest.raises(ValueError, match="requires 5 logical devices"):
         jax.pmap(lambda x: x)(jnp.ones((5, 2)))
+
+
+def test_ensure_compile_time_eval_inside_jit():
+    # JAX 0.10.2: concrete operations in the block compute at once; traced ones stay traced.
+    import jax
+    import jax.numpy as jnp
+    seen = []
+
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            y = jnp.sin(x) + 1
+            z = jnp.sin(2.0)
+            seen.append((isinstance(y, jax.core.Tracer), isinstance(z, jax.core.Tracer)))
+        return y, z
+    y, z = f(1.0)
+    assert seen == [(True, False)]
+    np.testing.assert_allclose([float(y), float(z)], [1.841471, 0.9092974], rtol=1e-6)
+    np.testing.assert_allclose(float(jax.grad(lambda x: f(x)[0])(1.0)), 0.5403023, rtol=1e-6)
+
+
+def test_numpy_dtype_promotion():
+    import jax
+    import jax.numpy as jnp
+    with jax.numpy_dtype_promotion("standard"):
+        assert (jnp.ones(2, jnp.int32) + 1.5).dtype == np.float32
+    with pytest.raises(ValueError):
+        with jax.numpy_dtype_promotion("loose"):
+            pass
