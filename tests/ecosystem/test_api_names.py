@@ -91,3 +91,13 @@ def test_numpy_dtype_promotion():
     with pytest.raises(ValueError):
         with jax.numpy_dtype_promotion("loose"):
             pass
+
+
+def test_python_round_of_array():
+    # unittest's assertAlmostEqual calls round(abs(a - b), 7) on arrays (optax's tests do).
+    import unittest
+    import jax.numpy as jnp
+    r = round(jnp.array(1.6))
+    assert r.dtype == np.int32 and int(r) == 2
+    assert abs(float(round(jnp.array(1.26), 1)) - 1.3) < 1e-6
+    unittest.TestCase().assertAlmostEqual(jnp.array(0.1), jnp.array(0.1 + 1e-9))

@@ -51,6 +51,9 @@ def _install_methods(cls):
     cls.__neg__ = lambda self: negative(self)
     cls.__pos__ = lambda self: self
     cls.__abs__ = lambda self: abs(self)
+    # round(x) gives an integer array, round(x, n) a rounded float one (as JAX; unittest's assertAlmostEqual)
+    cls.__round__ = lambda self, ndigits=None: round(self, 0).astype(int) if ndigits is None \
+        else round(self, ndigits)
     cls.__invert__ = lambda self: invert(self)
     cls.__getitem__ = lambda self, idx: _getitem(self, idx)
     cls.__matmul__ = lambda self, o: matmul(self, o)
