@@ -28,6 +28,7 @@ from .api_pmap import pmap, shard_map
 from . import sharding, extend, experimental, flatten_util, test_util
 from .extend.core import ensure_compile_time_eval
 from .config import numpy_dtype_promotion
+from .custom_derivatives import custom_gradient
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",

@@ -101,3 +101,22 @@ def test_python_round_of_array():
     assert r.dtype == np.int32 and int(r) == 2
     assert abs(float(round(jnp.array(1.26), 1)) - 1.3) < 1e-6
     unittest.TestCase().assertAlmostEqual(jnp.array(0.1), jnp.array(0.1 + 1e-9))
+
+
+def test_custom_gradient():
+    # JAX 0.10.2 values: 1.6829419 20.0 1.0 20.0 / 6.0 [0. 3. 6.]
+    import jax
+    import jax.numpy as jnp
+
+    @jax.custom_gradient
+    def f(x, y):
+        return jnp.sin(x) * y, lambda g: (g * 10.0 * y, g * x)
+    np.testing.assert_allclose(float(f(1.0, 2.0)), 1.6829419, rtol=1e-6)
+    assert float(jax.grad(f)(1.0, 2.0)) == 20.0 and float(jax.grad(f, argnums=1)(1.0, 2.0)) == 1.0
+    assert float(jax.jit(jax.grad(f))(1.0, 2.0)) == 20.0
+
+    @jax.custom_gradient
+    def g(x):
+        return x ** 2, lambda ct: 3.0 * ct * x
+    assert float(jax.grad(g)(2.0)) == 6.0
+    np.testing.assert_array_equal(np.asarray(jax.vmap(jax.grad(g))(jnp.arange(3.0))), [0.0, 3.0, 6.0])
