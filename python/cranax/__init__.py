@@ -25,7 +25,7 @@ from .tree_util import tree_map, tree_leaves, tree_flatten, tree_unflatten, tree
 # Running unmodified JAX programs (issue 19): ``import jax`` resolves to cranax; the API libraries use.
 from ._alias import install_as_jax
 from .api_pmap import pmap, shard_map
-from . import sharding, extend, experimental, flatten_util, test_util
+from . import sharding, extend, experimental, flatten_util, test_util, api_util
 from .extend.core import ensure_compile_time_eval
 from .config import numpy_dtype_promotion
 from .custom_derivatives import custom_gradient

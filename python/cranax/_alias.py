@@ -24,7 +24,7 @@ JAX_VERSION = "0.10.2"
 """The JAX release whose API cranax implements: what ``jax.__version__`` says under the alias."""
 
 # cranax's own implementation modules: not JAX names, so ``jax.<name>`` never reaches them.
-_PRIVATE = frozenset({"api", "api_ad", "api_vmap", "array", "jaxpr", "core", "primitives", "config", "tour",
+_PRIVATE = frozenset({"api", "api_ad", "api_vmap", "api_pmap", "array", "jaxpr", "core", "primitives", "config", "tour",
                       "bench", "run", "_core", "_prng", "_version", "_alias", "_compat"})
 
 

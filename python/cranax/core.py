@@ -218,6 +218,8 @@ class Primitive:
     from input avals and params. Mirrors ``jax.extend.core.Primitive``."""
 
     multiple_results = False
+    call_primitive = False   # JAX's flags, read by libraries walking jaxprs (distrax); cranax's jit is not one
+    map_primitive = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name

@@ -247,6 +247,26 @@ def diffrax_program():
     return out
 
 
+def distrax_program():
+    import jax
+    import jax.numpy as jnp
+    import distrax
+    n = distrax.Normal(loc=1.0, scale=2.0)
+    x = jnp.array([-1.0, 0.5, 3.0])
+    mvn = distrax.MultivariateNormalDiag(loc=jnp.array([0.0, 1.0]), scale_diag=jnp.array([1.0, 0.5]))
+    s = mvn.sample(seed=jax.random.PRNGKey(0), sample_shape=(3,))
+    bij = distrax.Chain([distrax.ScalarAffine(shift=1.0, scale=3.0), distrax.Tanh()])
+    y, ldj = bij.forward_and_log_det(jnp.array([0.1, -0.4]))
+    xi, ildj = bij.inverse_and_log_det(y)
+    td = distrax.Transformed(distrax.Normal(0.0, 1.0), distrax.Lambda(jnp.exp))
+    g = jax.grad(lambda m: jnp.sum(distrax.Normal(m, 1.0).log_prob(x)))(0.3)
+    return {"log_prob": np.asarray(n.log_prob(x)).tolist(), "cdf": np.asarray(n.cdf(x)).tolist(),
+            "entropy": float(n.entropy()), "mvn_log_prob": np.asarray(jax.jit(mvn.log_prob)(s)).tolist(),
+            "mvn_sample": np.asarray(s).tolist(), "bij_y": np.asarray(y).tolist(), "bij_ldj": np.asarray(ldj).tolist(),
+            "bij_x": np.asarray(xi).tolist(), "bij_ildj": np.asarray(ildj).tolist(),
+            "lognormal_log_prob": float(td.log_prob(2.0)), "grad_loc": float(g)}
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         print(name, "=", json.dumps(globals()[name]()))

@@ -120,3 +120,10 @@ def test_custom_gradient():
         return x ** 2, lambda ct: 3.0 * ct * x
     assert float(jax.grad(g)(2.0)) == 6.0
     np.testing.assert_array_equal(np.asarray(jax.vmap(jax.grad(g))(jnp.arange(3.0))), [0.0, 3.0, 6.0])
+
+
+def test_lax_broadcast_shapes():
+    from jax import lax
+    assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3) and lax.broadcast_shapes((1,), ()) == (1,)
+    with pytest.raises(ValueError, match=r"Incompatible shapes for broadcasting: shapes=\[\(2,\), \(3,\)\]"):
+        lax.broadcast_shapes((2,), (3,))

@@ -79,4 +79,5 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
 
 # Issue 19 (the JAX ecosystem): names libraries use.
 from ._precision import Precision
-__all__ += ["Precision"]
+from ._shapes import broadcast_shapes
+__all__ += ["Precision", "broadcast_shapes"]

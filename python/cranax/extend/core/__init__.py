@@ -5,12 +5,13 @@ registered JAX's way (``def_impl``/``def_abstract_eval``, ``ad.primitive_jvps``,
 """
 import contextlib
 
-from .. import core as _core
-from ..core import ShapedArray, Trace, Tracer, concrete_or_error, set_current_trace, current_trace, get_aval
-from ..interpreters import dispatch as _dispatch
-from ..interpreters.eval import eval_jaxpr as _eval_jaxpr
-from ..jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, check_jaxpr
-from ..interpreters.partial_eval import DebugInfo
+from ... import core as _core
+from ...core import ShapedArray, Trace, Tracer, concrete_or_error, set_current_trace, current_trace, get_aval
+from ...interpreters import dispatch as _dispatch
+from ...interpreters.eval import eval_jaxpr as _eval_jaxpr
+from ...jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, check_jaxpr
+from ...interpreters.partial_eval import DebugInfo
+from . import primitives  # noqa: F401  (jax.extend.core.primitives)
 
 __all__ = ["Primitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "DebugInfo",
            "ShapedArray", "Trace", "Tracer", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "check_jaxpr",
