@@ -169,11 +169,12 @@ class NamedSharding(Sharding):
                     raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: "
                                      f"{tuple(mesh.axis_names)}.")
         self.mesh = mesh
-        self.spec = spec
+        self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
 
     @property
     def device_set(self):
-        return set(self.mesh.devices.flat)
+        devs = getattr(self.mesh, "devices", None)   # an AbstractMesh has none
+        return set(devs.flat) if devs is not None else set()
 
     def __eq__(self, other):
         return isinstance(other, NamedSharding) and self.mesh == other.mesh and self.spec == other.spec
@@ -182,7 +183,8 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        kind = "" if isinstance(self.mesh, AbstractMesh) else ", memory_kind=device"   # as JAX prints them
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
 
 
 class AbstractMesh:
@@ -214,7 +216,7 @@ class AbstractMesh:
         return hash((self.axis_sizes, self.axis_names))
 
     def __repr__(self):
-        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items()) if self.axis_names else "()"
         return f"AbstractMesh({sizes}, axis_types={self.axis_types!r})"
 
 

@@ -127,3 +127,30 @@ def test_lax_broadcast_shapes():
     assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3) and lax.broadcast_shapes((1,), ()) == (1,)
     with pytest.raises(ValueError, match=r"Incompatible shapes for broadcasting: shapes=\[\(2,\), \(3,\)\]"):
         lax.broadcast_shapes((2,), (3,))
+
+
+def test_cond_operand_none_is_passed():
+    # optax's conditionally_transform calls lax.cond(..., operand=None): the branches get None.
+    from jax import lax
+    assert float(lax.cond(True, lambda x: 1.0 if x is None else 2.0, lambda x: 3.0, operand=None)) == 1.0
+    with pytest.raises(TypeError, match="if 'operand' keyword is passed then no positional operands can be passed"):
+        lax.cond(True, lambda x, y: x, lambda x, y: y, 1.0, operand=2.0)
+
+
+def test_like_functions_take_shape_dtype_structs():
+    # JAX 0.10.2: zeros_like/ones_like/full_like of a ShapeDtypeStruct (optax builds states from them)
+    import jax
+    import jax.numpy as jnp
+    s = jax.ShapeDtypeStruct((2, 3), jnp.float16)
+    z, o, f = jnp.zeros_like(s), jnp.ones_like(s, dtype=jnp.int32), jnp.full_like(s, 2.0)
+    assert (z.shape, z.dtype, o.dtype, f.dtype) == ((2, 3), np.float16, np.int32, np.float16)
+    np.testing.assert_array_equal(np.asarray(f), np.full((2, 3), 2.0))
+
+
+def test_aval_sharding_and_dot_method_precision():
+    import jax
+    import jax.numpy as jnp
+    assert repr(jax.typeof(jnp.ones((2, 3))).sharding) == \
+        "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))"
+    a = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(a.dot(a, precision=jax.lax.Precision.HIGHEST)), [[7, 10], [15, 22]])

@@ -46,6 +46,11 @@ def empty(shape, dtype=None):
 
 
 def _like(a, dtype, shape):
+    if not _is_array(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        # a ShapeDtypeStruct (or anything with both): JAX's *_like take its shape and dtype (optax does)
+        av = get_aval(a) if hasattr(a, "aval") else None
+        a_shape, a_dtype = (av.shape, av.dtype) if av is not None else (tuple(a.shape), a.dtype)
+        return (a_shape if shape is None else _shape_tuple(shape)), (a_dtype if dtype is None else dtype)
     av = get_aval(asarray(a) if not _is_array(a) else a)
     return (av.shape if shape is None else _shape_tuple(shape)), (av.dtype if dtype is None else dtype)
 

@@ -88,7 +88,8 @@ def _install_methods(cls):
     cls.clip = lambda self, min=None, max=None: clip(self, min, max)
     cls.round = lambda self, decimals=0: round(self, decimals)
     cls.swapaxes = lambda self, a1, a2: swapaxes(self, a1, a2)
-    cls.dot = lambda self, b: dot(self, b)
+    cls.dot = lambda self, b, *, precision=None, preferred_element_type=None: dot(
+        self, b, precision=precision, preferred_element_type=preferred_element_type)
     cls.conj = lambda self: conj(self)
     cls.conjugate = lambda self: conj(self)
     cls.at = property(lambda self: _IndexUpdateHelper(self))

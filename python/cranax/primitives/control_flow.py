@@ -808,12 +808,18 @@ def _as_array(x):
     return _from_host(x)
 
 
-def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
+_NO_OPERAND = object()   # ``operand=None`` passes None (optax does), so absence needs its own sentinel
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND, linear=None):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; only the taken branch runs.
     ``pred`` is a boolean (or integer) scalar. The legacy five-argument form ``cond(pred, true_operand,
     true_fun, false_operand, false_fun)`` is accepted too. Mirrors ``jax.lax.cond``."""
-    if operand is not None:
-        operands = operands + (operand,)
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError(f"if 'operand' keyword is passed then no positional operands can be passed, got "
+                            f"operand={operand!r} and positional operands {operands!r}")
+        operands = (operand,)
     if not (callable(true_fun) and callable(false_fun)):
         # JAX's legacy form cond(pred, true_operand, true_fun, false_operand, false_fun), still accepted.
         if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
