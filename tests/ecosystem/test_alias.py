@@ -10,12 +10,13 @@ import pytest
 
 import cranax
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Where the cranax under test lives (a checkout's python/ or site-packages): subprocesses import the same one.
+CRANAX_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(cranax.__file__)))
 
 
 def _env(extra_path=()):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([*extra_path, os.path.join(ROOT, "python"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([*extra_path, CRANAX_PARENT, env.get("PYTHONPATH", "")])
     return env
 
 
