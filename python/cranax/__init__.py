@@ -27,7 +27,7 @@ from ._alias import install_as_jax
 from .api_pmap import pmap, shard_map
 from . import sharding, extend, experimental, flatten_util, test_util, api_util
 from .extend.core import ensure_compile_time_eval
-from .config import numpy_dtype_promotion
+from .config import numpy_dtype_promotion, log_compiles
 from .custom_derivatives import custom_gradient
 
 

@@ -14,6 +14,7 @@ import inspect
 import logging
 import operator
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct"
            "named_scope"]
 
 _log = logging.getLogger("cranax")
+_compile_log = logging.getLogger("jax._src.dispatch")
 
 
 class ShapeDtypeStruct:
@@ -357,7 +359,12 @@ class JitWrapped:
         gc.disable()
         try:
             closed, out_tree = self._trace(in_tree, statics, in_avals)
+            t0 = time.perf_counter()
             exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+            if config.jax_log_compiles:
+                # JAX's record and logger name, which user code filters on (``jax.log_compiles()``)
+                _compile_log.warning("Finished XLA compilation of jit(%s) in %.9f sec", self._name,
+                                     time.perf_counter() - t0)
         finally:
             if gc_was_on:
                 gc.enable()

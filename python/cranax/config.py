@@ -17,7 +17,7 @@ import contextlib
 import os
 import threading
 
-__all__ = ["config", "Config"]
+__all__ = ["config", "Config", "log_compiles", "numpy_dtype_promotion"]
 
 
 def _env_bool(name, default):
@@ -39,6 +39,7 @@ class Config:
         "jax_compilation_cache_max_size": lambda: int(os.environ.get("CRANAX_CACHE_MAX_SIZE", "4096")),
         "jax_debug_nans": lambda: False,
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
+        "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
         # Only "standard" is implemented (libraries read the option, e.g. diffrax).
         "jax_numpy_dtype_promotion": lambda: "standard",
     }
@@ -136,7 +137,7 @@ def _promotion_mode(name, value):
     return value
 
 
-_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool,
+_validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool, "jax_log_compiles": _bool,
                "jax_numpy_dtype_promotion": _promotion_mode}
 
 config = Config()
@@ -152,3 +153,10 @@ def numpy_dtype_promotion(mode):
     if mode == "strict":
         raise NotImplementedError("cranax implements only the 'standard' dtype promotion mode")
     yield
+
+
+def log_compiles(enable=True):
+    """Context manager: while active (in this thread), each compile of a ``jit`` function logs a WARNING
+    ``Finished XLA compilation of jit(NAME) in T sec`` on the ``jax._src.dispatch`` logger, the record JAX
+    writes (tests count recompilations from it, e.g. optax's). Mirrors ``jax.log_compiles``."""
+    return config._override("jax_log_compiles", bool(enable))

@@ -154,3 +154,27 @@ def test_aval_sharding_and_dot_method_precision():
         "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))"
     a = jnp.array([[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(np.asarray(a.dot(a, precision=jax.lax.Precision.HIGHEST)), [[7, 10], [15, 22]])
+
+
+def test_log_compiles_records_each_compile():
+    # JAX 0.10.2 logs "Finished XLA compilation of jit(<lambda>) in ... sec" on jax._src.dispatch.
+    import logging
+    import jax
+    records = []
+
+    class H(logging.Handler):
+        def emit(self, r):
+            records.append(r.getMessage())
+    h = H()
+    logging.getLogger("jax").addHandler(h)
+    try:
+        f = jax.jit(lambda x: x + 1)
+        with jax.log_compiles():
+            f(1.0)
+            f(2.0)      # cached: no second compile
+            f(np.ones(2, np.float32))
+        f(np.ones(3, np.float32))   # outside the block: not logged
+    finally:
+        logging.getLogger("jax").removeHandler(h)
+    done = [m for m in records if m.startswith("Finished XLA compilation of jit(<lambda>) in ")]
+    assert len(done) == 2, records
