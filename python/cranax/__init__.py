@@ -30,6 +30,13 @@ from . import debug
 from . import experimental
 from . import stages
 from .api import checking_leaks, check_tracer_leaks, debug_nans, debug_infs, log_compiles
+# Running unmodified JAX programs (issue 19): ``import jax`` resolves to cranax; the API libraries use.
+from ._alias import install_as_jax
+from .api_pmap import pmap, shard_map
+from . import sharding, extend, flatten_util, test_util, api_util
+from .extend.core import ensure_compile_time_eval
+from .config import numpy_dtype_promotion
+from .custom_derivatives import custom_gradient
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",

@@ -226,6 +226,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                     _raise_inconsistent_with(fun, in_tree, leaves, in_axes_flat, size)
         parent = core._state.trace   # None: eager (keeps the eval fast paths)
         trace = BatchTrace(parent, size)
+        trace.axis_name = axis_name   # read by axis-aware batching rules (``batching.axis_primitive_batchers``)
         targs = []
         for x, d in zip(leaves, in_axes_flat):
             if d is None:

@@ -11,11 +11,20 @@ from . import _core, dtypes
 from .config import config
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
+from .sharding import SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
 
-class Array(AvalProperties):
+class _ArrayMeta(type):
+    """``isinstance(x, Array)`` is True for tracers too, as for ``jax.Array`` (libraries test traced values so);
+    code that needs a concrete array tests ``type(x)`` or excludes ``Tracer``."""
+
+    def __instancecheck__(cls, x):
+        return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, Tracer))
+
+
+class Array(AvalProperties, metaclass=_ArrayMeta):
     """An array on a device. ``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``; ``block_until_ready()``
     waits for pending work and returns ``self``. Mirrors ``jax.Array``."""
 
@@ -52,7 +61,7 @@ class Array(AvalProperties):
 
     @property
     def sharding(self):
-        return _SingleDeviceSharding(self._buf.device)
+        return SingleDeviceSharding(self._buf.device)
 
     @property
     def committed(self):
@@ -180,7 +189,7 @@ _SHORT = {np.dtype(t): n for t, n in ((np.bool_, "bool"), (np.int8, "i8"), (np.u
 
 def _to_buffer(x, aval=None):
     """A core ``DeviceArray`` holding ``x`` (a NumPy value, Python scalar or TypedScalar) as ``aval``'s dtype."""
-    if isinstance(x, Array) and (aval is None or (aval.shape == x.aval.shape and aval.dtype == x.aval.dtype)):
+    if isinstance(x, Array) and not isinstance(x, Tracer) and (aval is None or (aval.shape == x.aval.shape and aval.dtype == x.aval.dtype)):
         return x._buf
     if aval is None:
         aval = get_aval(x)
@@ -407,25 +416,9 @@ def default_backend():
 def block_until_ready(x):
     """Waits for every Array in the pytree ``x``; returns ``x``. Mirrors ``jax.block_until_ready``."""
     for leaf in tree_leaves(x):
-        if isinstance(leaf, Array):
+        if isinstance(leaf, Array) and not isinstance(leaf, Tracer):
             _core.block(leaf._buf)
     return x
-
-
-class _SingleDeviceSharding:
-    """The placement of an Array: one device (``jax.sharding.SingleDeviceSharding``'s basics)."""
-
-    __slots__ = ("_device_set",)
-
-    def __init__(self, device):
-        self._device_set = {device}
-
-    @property
-    def device_set(self):
-        return set(self._device_set)
-
-    def __repr__(self):
-        return f"SingleDeviceSharding(device={next(iter(self._device_set))!r})"
 
 
 _install_config_listener()

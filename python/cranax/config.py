@@ -20,7 +20,7 @@ import contextlib
 import os
 import threading
 
-__all__ = ["config", "Config"]
+__all__ = ["config", "Config", "log_compiles", "numpy_dtype_promotion"]
 
 
 def _env_bool(name, default):
@@ -45,6 +45,9 @@ class Config:
         "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
         "jax_check_tracer_leaks": lambda: _env_bool("JAX_CHECK_TRACER_LEAKS", False),
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
+        "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
+        # Only "standard" is implemented (libraries read the option, e.g. diffrax).
+        "jax_numpy_dtype_promotion": lambda: "standard",
     }
 
     def __init__(self):
@@ -133,7 +136,34 @@ def _bool(name, value):
     return bool(value)  # JAX's boolean flags take any value and keep its truth
 
 
+def _promotion_mode(name, value):
+    if value != "standard":
+        raise NotImplementedError(f"{name}: cranax implements only the 'standard' dtype promotion mode, got "
+                                  f"{value!r}")
+    return value
+
+
 _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool, "jax_debug_nans": _bool,
-               "jax_debug_infs": _bool, "jax_log_compiles": _bool, "jax_check_tracer_leaks": _bool}
+               "jax_debug_infs": _bool, "jax_log_compiles": _bool, "jax_check_tracer_leaks": _bool,
+               "jax_numpy_dtype_promotion": _promotion_mode}
 
 config = Config()
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode):
+    """Context manager choosing the type-promotion mode: ``"standard"`` (JAX's lattice, the only one cranax
+    implements) runs the block as it is; ``"strict"`` raises ``NotImplementedError``; anything else
+    ``ValueError``. Mirrors ``jax.numpy_dtype_promotion``."""
+    if mode not in ("standard", "strict"):
+        raise ValueError(f"jax_numpy_dtype_promotion: invalid value {mode!r}; expected 'standard' or 'strict'")
+    if mode == "strict":
+        raise NotImplementedError("cranax implements only the 'standard' dtype promotion mode")
+    yield
+
+
+def log_compiles(enable=True):
+    """Context manager: while active (in this thread), each compile of a ``jit`` function logs a WARNING
+    ``Finished XLA compilation of jit(NAME) in T sec`` on the ``jax._src.dispatch`` logger, the record JAX
+    writes (tests count recompilations from it, e.g. optax's). Mirrors ``jax.log_compiles``."""
+    return config._override("jax_log_compiles", bool(enable))

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import dtypes
+from .sharding import AbstractMesh, NamedSharding, PartitionSpec
 from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
                      TracerIntegerConversionError, UnexpectedTracerError)
 
@@ -40,6 +41,12 @@ class ShapedArray:
     @property
     def size(self):
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def sharding(self):
+        """The abstract sharding: replicated over the empty mesh (cranax has one device), as JAX prints it:
+        ``NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))``."""
+        return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * len(self.shape))))
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
@@ -218,6 +225,8 @@ class Primitive:
     from input avals and params. Mirrors ``jax.extend.core.Primitive``."""
 
     multiple_results = False
+    call_primitive = False   # JAX's flags, read by libraries walking jaxprs (distrax); cranax's jit is not one
+    map_primitive = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name

@@ -14,7 +14,7 @@ from .interpreters import ad, batching
 from .interpreters.ad import Zero
 from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import trace_to_jaxpr
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
            "SymbolicZero", "zero_from_primal"]
@@ -340,3 +340,51 @@ def _call_batch_rule(vals, dims, call_jaxpr, **params):
 
 for _prim in (custom_jvp_call_p, custom_vjp_call_p):
     batching.batching_rules[_prim] = _call_batch_rule
+
+
+# ----------------------------------------------------------------------------------------------- custom_gradient
+# (issue 19: tensorflow-probability's JAX substrate, used by distrax, builds its gradients with it)
+
+class _GradRule:
+    """The residual of ``custom_gradient``: the traced gradient rule (static) and its constants (leaves)."""
+
+    def __init__(self, jaxpr, consts, in_tree):
+        self.jaxpr, self.consts, self.in_tree = jaxpr, consts, in_tree
+
+
+def _grad_rule_flatten(r):
+    return list(r.consts), (r.jaxpr, r.in_tree)
+
+
+def _grad_rule_unflatten(aux, consts):
+    return _GradRule(aux[0], list(consts), aux[1])
+
+
+register_pytree_node(_GradRule, _grad_rule_flatten, _grad_rule_unflatten)
+
+
+def custom_gradient(fun):
+    """``fun(*args)`` returns ``(out, vjp)``, ``vjp(ct) -> ct for each of args``: the function giving ``out``
+    with ``vjp`` as its reverse-mode derivative. Mirrors ``jax.custom_gradient``."""
+    @custom_vjp
+    def wrapped(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        out, rule = fun(*args)
+        out_flat, out_tree = tree_flatten(out)
+        store = {}
+
+        def flat_rule(*cts):
+            res = rule(tree_unflatten(out_tree, list(cts)))
+            res_flat, store["in_tree"] = tree_flatten(res if isinstance(res, tuple) else (res,))
+            return res_flat
+        closed = trace_to_jaxpr(flat_rule, [get_aval(o) for o in out_flat])
+        return out, _GradRule(closed.jaxpr, closed.consts, store["in_tree"])
+
+    def bwd(res, ct):
+        cts = eval_jaxpr(res.jaxpr, res.consts, *tree_flatten(ct)[0])
+        return tuple(tree_unflatten(res.in_tree, cts))
+
+    wrapped.defvjp(fwd, bwd)
+    return wrapped

@@ -544,3 +544,17 @@ def check_user_dtype_supported(dtype, fun_name=None):
             f"Explicitly requested dtype {dt.name}{where} is not available, and will be truncated "
             f"to dtype {canon.name}. To enable more dtypes, set the jax_enable_x64 configuration "
             f"option or the JAX_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=3)
+
+
+class TypePromotionError(ValueError):
+    """Raised when two dtypes cannot be promoted under the strict promotion mode. Mirrors
+    ``jax.dtypes.TypePromotionError``."""
+
+
+class extended(np.generic):
+    """The abstract dtype class of JAX's extended dtypes (``jnp.issubdtype(dt, dtypes.extended)``); cranax
+    has no extended dtypes yet, so no array's dtype is a subclass. Mirrors ``jax.dtypes.extended``."""
+
+
+class prng_key(extended):
+    """The abstract dtype class of typed PRNG keys. Mirrors ``jax.dtypes.prng_key``."""

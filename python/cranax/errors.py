@@ -7,6 +7,7 @@ depends on), and ends with the link JAX gives for the same error.
 __all__ = [
     "JAXTypeError", "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
     "TracerArrayConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError",
+    "JaxRuntimeError",
 ]
 
 _DOCS = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
@@ -71,3 +72,8 @@ class NonConcreteBooleanIndexError(JAXTypeError):
     def __init__(self, tracer):
         msg = (f"Array boolean indices must be concrete; got {tracer._short_repr()}")
         super().__init__(_with_link(msg, type(self).__name__))
+
+
+class JaxRuntimeError(RuntimeError):
+    """An error raised while a computation runs (a failed ``checkify.check``). Mirrors
+    ``jax.errors.JaxRuntimeError``."""

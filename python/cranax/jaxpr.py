@@ -115,6 +115,11 @@ class ClosedJaxpr:
     def eqns(self):
         return self.jaxpr.eqns
 
+    @property
+    def literals(self):
+        """JAX's other name for ``consts`` (distrax reads it)."""
+        return self.consts
+
     def hoist_consts(self):
         """``(closed, consts)``: this jaxpr without consts, its constvars made leading invars (call and
         control-flow primitives carry const-free jaxprs and pass the values as operands, as JAX does)."""

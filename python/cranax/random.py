@@ -279,7 +279,7 @@ def _seed(seed, ctor):
         if not (dtypes.issubdtype(get_aval(seed).dtype, np.integer) or get_aval(seed).dtype == np.bool_):
             raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
         return _seed_traced(seed)
-    return jnp.asarray(_seed_host(np.asarray(seed) if isinstance(seed, Array) else seed, ctor))
+    return jnp.asarray(_seed_host(np.asarray(seed) if isinstance(seed, Array) and not isinstance(seed, Tracer) else seed, ctor))
 
 
 def PRNGKey(seed, *, impl=None):

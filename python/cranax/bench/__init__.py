@@ -140,6 +140,9 @@ class _Jax(System):
     name = "jax"
 
     def __init__(self):
+        from .. import _alias
+        if _alias.is_installed():   # ``import jax`` would be cranax itself (cranax.install_as_jax())
+            raise ImportError("jax is unavailable: cranax.install_as_jax() maps it to cranax in this process")
         import jax
         self.mod = jax
 

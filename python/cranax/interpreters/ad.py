@@ -25,7 +25,8 @@ from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 
 __all__ = ["Zero", "UndefinedPrimal", "JVPTrace", "JVPTracer", "PartialEvalTrace", "jvp_rules",
            "transpose_rules", "pe_rules", "jvp_flat", "linearize_flat", "backward_pass", "defjvp", "defjvp2",
-           "deflinear", "defjvp_zero", "add_tangents", "instantiate_zeros", "is_zero", "hooks"]
+           "deflinear", "defjvp_zero", "add_tangents", "instantiate_zeros", "is_zero", "hooks", "is_undefined_primal",
+           "primitive_jvps", "primitive_transposes", "zeros_like_aval"]
 
 jvp_rules = {}
 primitive_jvps = jvp_rules
@@ -58,6 +59,11 @@ class Zero(_AvalOnly):
     """A symbolic zero tangent/cotangent of abstract value ``aval``."""
 
     __slots__ = ()
+
+    @staticmethod
+    def from_primal_value(x):
+        """The zero tangent of primal ``x`` (JAX's constructor, used by user jvp rules)."""
+        return Zero(_tangent_aval(get_aval(x)))
 
 
 def is_zero(x):
@@ -100,6 +106,9 @@ class UndefinedPrimal(_AvalOnly):
 
 def is_undefined(x):
     return type(x) is UndefinedPrimal
+
+
+is_undefined_primal = is_undefined   # JAX's name (user transpose rules call it)
 
 
 # ----------------------------------------------------------------------------------------------- add_any

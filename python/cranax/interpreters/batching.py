@@ -22,7 +22,7 @@ from .partial_eval import trace_to_jaxpr
 
 __all__ = ["not_mapped", "BatchTrace", "BatchTracer", "batching_rules", "primitive_batchers", "moveaxis",
            "bdim_at_front", "broadcast_batched", "batch_elementwise", "batch_jaxpr", "defvectorized",
-           "defbroadcasting", "axis_size_of", "hooks"]
+           "defbroadcasting", "axis_size_of", "hooks", "axis_primitive_batchers", "fancy_primitive_batchers", "AxisData"]
 
 not_mapped = None
 
@@ -87,6 +87,8 @@ class BatchTrace(core.Trace):
             if rule is None and getattr(prim, "elementwise", False):
                 rule = batching_rules[prim] = _broadcasting_rule(prim)
             if rule is None:
+                rule = _axis_rule(prim, self)
+            if rule is None:
                 raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
             out, out_dims = rule(vals, dims, **params)
         if prim.multiple_results:
@@ -95,6 +97,37 @@ class BatchTrace(core.Trace):
 
     def __repr__(self):
         return f"BatchTrace(axis_size={self.axis_size})"
+
+
+# JAX's rules that are also told the vmapped axis (user primitives register them, e.g. equinox):
+# ``axis_primitive_batchers[prim](axis_size, axis_name, trace_type, args, dims, **params)`` and
+# ``fancy_primitive_batchers[prim](axis_data, args, dims, **params)``.
+axis_primitive_batchers = {}
+fancy_primitive_batchers = {}
+
+
+class AxisData:
+    """The vmapped axis as ``fancy_primitive_batchers`` rules see it: ``name``, ``size``, ``spmd_name``."""
+
+    __slots__ = ("name", "size", "spmd_name")
+
+    def __init__(self, name, size, spmd_name=None):
+        self.name, self.size, self.spmd_name = name, size, spmd_name
+
+    @property
+    def explicit_mesh_axis(self):
+        return None
+
+
+def _axis_rule(prim, trace):
+    name = getattr(trace, "axis_name", None)
+    rule = axis_primitive_batchers.get(prim)
+    if rule is not None:
+        return lambda vals, dims, **params: rule(trace.axis_size, name, None, vals, dims, **params)
+    rule = fancy_primitive_batchers.get(prim)
+    if rule is not None:
+        return lambda vals, dims, **params: rule(AxisData(name, trace.axis_size), vals, dims, **params)
+    return None
 
 
 # ----------------------------------------------------------------------------------------------- helpers

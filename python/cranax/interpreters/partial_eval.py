@@ -171,3 +171,28 @@ def instantiate_const(trace, x):
         raise UnexpectedTracerError(core._escaped_tracer_message(x))
     return x
 
+
+
+class PartialVal(tuple):
+    """A value known (``known(x)``: ``(None, x)``) or unknown with an aval (``unknown(aval)``: ``(aval, None)``),
+    as ``jax.interpreters.partial_eval.PartialVal``."""
+
+    def __new__(cls, xs):
+        return tuple.__new__(cls, xs)
+
+    @classmethod
+    def known(cls, const):
+        return cls((None, const))
+
+    @classmethod
+    def unknown(cls, aval):
+        return cls((aval, None))
+
+    def is_known(self):
+        return self[0] is None
+
+    def get_known(self):
+        return self[1] if self[0] is None else None
+
+    def get_aval(self):
+        return get_aval(self[1]) if self[0] is None else self[0]

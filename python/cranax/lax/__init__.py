@@ -109,3 +109,8 @@ __all__ += ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv"
 # the special functions (h-special)
 __all__ += ["igamma", "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "polygamma",
             "polygamma_p", "random_gamma_grad", "random_gamma_grad_p", "zeta", "zeta_p"]
+
+# Issue 19 (the JAX ecosystem): names libraries use.
+from ._precision import Precision
+from ._shapes import broadcast_shapes
+__all__ += ["Precision", "broadcast_shapes"]

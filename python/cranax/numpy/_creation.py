@@ -7,7 +7,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array, _from_host
-from ..core import concrete_or_error, get_aval
+from ..core import Tracer, concrete_or_error, get_aval
 from ._promotion import _is_array, _shape_tuple, asarray, astype, float_, int_
 from ._shapes import broadcast_to
 from ._ufuncs import _where_jit
@@ -46,6 +46,11 @@ def empty(shape, dtype=None):
 
 
 def _like(a, dtype, shape):
+    if not _is_array(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        # a ShapeDtypeStruct (or anything with both): JAX's *_like take its shape and dtype (optax does)
+        av = get_aval(a) if hasattr(a, "aval") else None
+        a_shape, a_dtype = (av.shape, av.dtype) if av is not None else (tuple(a.shape), a.dtype)
+        return (a_shape if shape is None else _shape_tuple(shape)), (a_dtype if dtype is None else dtype)
     av = get_aval(asarray(a) if not _is_array(a) else a)
     return (av.shape if shape is None else _shape_tuple(shape)), (av.dtype if dtype is None else dtype)
 
@@ -76,7 +81,7 @@ def arange(start, stop=None, step=None, dtype=None):
     step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'.")
     if dtype is None:
         vals = [v for v in (start, stop, step) if v is not None]
-        dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) else v for v in vals])
+        dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) and not isinstance(v, Tracer) else v for v in vals])
         if builtins.all(isinstance(v, (bool, int, _np.integer)) for v in vals):
             dtype = _dtypes.canonicalize_dtype(int_)
     dtype = _dtypes.canonicalize_dtype(dtype)

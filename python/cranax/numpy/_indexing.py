@@ -304,12 +304,9 @@ def scatter_update(x, idx, values, kind, mode=None):
                          f"and the indexed shape {res_shape}") from None
     nd = av.ndim
     if nd == 0:
-        # scalar operand: x.at[()].set(v)
-        idx_arr = lax.reshape(lax.full(res_shape, 0, np.int32), res_shape + (0,))
-        dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(),
-                                         scatter_dims_to_operand_dims=())
-        return _SCATTER[kind].bind(x, idx_arr, values, dimension_numbers=dn, indices_are_sorted=True,
-                                   unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+        # x.at[()] of a 0-d array names its one element: the update is the elementwise combination.
+        return {"set": lambda: values, "add": lambda: lax.add(x, values), "multiply": lambda: lax.mul(x, values),
+                "min": lambda: lax.min(x, values), "max": lambda: lax.max(x, values)}[kind]()
     ind = _stack_last(arrs)
     dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=tuple(range(nd)),
                                      scatter_dims_to_operand_dims=tuple(range(nd)))

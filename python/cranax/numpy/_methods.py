@@ -1,9 +1,12 @@
 """The operators and methods of ``Array`` and ``Tracer`` (``+``, ``x[i]``, ``x.at``, ``x.sum()``, ``x.T``...),
 installed when ``cranax.numpy`` is imported; each one is a ``cranax.numpy`` function."""
+import numpy as _np
+
 from ..array import Array
-from ..core import Tracer
+from ..core import Tracer, TypedScalar
 from ._indexing import _IndexUpdateHelper
 from ._indexing import getitem as _getitem
+from ._creation import zeros_like
 from ._products import _T, dot, matmul, trace
 from ._promotion import astype
 from ._reductions import all, any, argmax, argmin, max, mean, min, prod, std, sum, var
@@ -11,7 +14,10 @@ from ._shape_ops import argsort, cumprod, cumsum, diagonal, nonzero, repeat, sea
 from ._shapes import matrix_transpose, ravel, reshape, squeeze, swapaxes, transpose
 from ._ufuncs import (abs, add, bitwise_and, bitwise_or, bitwise_xor, clip, divmod, equal, floor_divide, greater,
                       greater_equal, invert, left_shift, less, less_equal, multiply, negative, not_equal, power,
-                      remainder, right_shift, round, subtract, true_divide)
+                      remainder, right_shift, round, subtract, true_divide, real, conj)
+
+
+_OPERAND_TYPES = (Array, Tracer, TypedScalar, bool, int, float, complex, _np.generic, _np.ndarray)
 
 
 def _install_methods(cls):
@@ -20,10 +26,12 @@ def _install_methods(cls):
         return lambda self, other: f(other, self)
 
     def _guard(f):
+        # As JAX: an operand of a type cranax does not take as an array gives NotImplemented, so Python tries
+        # the other operand's reflected method (``__radd__``...) before raising TypeError.
         def op(self, other):
-            if isinstance(other, (list, tuple, dict, set, str)) or other is None:
-                return NotImplemented
-            return f(self, other)
+            if isinstance(other, _OPERAND_TYPES) or hasattr(other, "__jax_array__"):
+                return f(self, other)
+            return NotImplemented
         return op
 
     ops = {
@@ -43,6 +51,9 @@ def _install_methods(cls):
     cls.__neg__ = lambda self: negative(self)
     cls.__pos__ = lambda self: self
     cls.__abs__ = lambda self: abs(self)
+    # round(x) gives an integer array, round(x, n) a rounded float one (as JAX; unittest's assertAlmostEqual)
+    cls.__round__ = lambda self, ndigits=None: round(self, 0).astype(int) if ndigits is None \
+        else round(self, ndigits)
     cls.__invert__ = lambda self: invert(self)
     cls.__getitem__ = lambda self, idx: _getitem(self, idx)
     cls.__matmul__ = lambda self, o: matmul(self, o)
@@ -77,8 +88,10 @@ def _install_methods(cls):
     cls.clip = lambda self, min=None, max=None: clip(self, min, max)
     cls.round = lambda self, decimals=0: round(self, decimals)
     cls.swapaxes = lambda self, a1, a2: swapaxes(self, a1, a2)
-    cls.dot = lambda self, b: dot(self, b)
-    cls.conj = lambda self: self
+    cls.dot = lambda self, b, *, precision=None, preferred_element_type=None: dot(
+        self, b, precision=precision, preferred_element_type=preferred_element_type)
+    cls.conj = lambda self: conj(self)
+    cls.conjugate = lambda self: conj(self)
     cls.at = property(lambda self: _IndexUpdateHelper(self))
     cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
     cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
@@ -90,7 +103,9 @@ def _install_methods(cls):
     cls.repeat = lambda self, repeats, axis=None, **kw: repeat(self, repeats, axis, **kw)
     cls.nonzero = lambda self, *, size=None, fill_value=None: nonzero(self, size=size, fill_value=fill_value)
     cls.searchsorted = lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter)
-    cls.real = property(lambda self: self)
+    cls.real = property(lambda self: real(self))
+    # Every cranax dtype is real: the imaginary part is zeros of the same dtype (as JAX for real arrays).
+    cls.imag = property(lambda self: zeros_like(self))
     cls.copy = lambda self: self
 
 

@@ -32,7 +32,7 @@ def _contains_tracer(x):
 def _host_value(x):
     if isinstance(x, (list, tuple)):
         return [_host_value(v) for v in x]
-    if isinstance(x, Array):
+    if isinstance(x, Array) and not isinstance(x, Tracer):
         return x._value()
     return x
 
@@ -61,8 +61,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
             arrays_in = _contains_traced(object)
             host = _np.asarray(_host_value(object))
             if arrays_in:
-                vals = [v for v in _flat(object) if isinstance(v, Array)]
-                return _from_host(host.astype(_dtypes.result_type(*vals, *[v for v in _flat(object) if not isinstance(v, Array)])))
+                vals = [v for v in _flat(object) if isinstance(v, Array) and not isinstance(v, Tracer)]
+                return _from_host(host.astype(_dtypes.result_type(*vals, *[v for v in _flat(object) if not (isinstance(v, Array) and not isinstance(v, Tracer))])))
             if host.dtype == _np.float64:
                 host = host.astype(_dtypes.canonicalize_dtype(_np.float64))
             elif host.dtype == _np.int64:

@@ -808,12 +808,23 @@ def _as_array(x):
     return _from_host(x)
 
 
-def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
+_NO_OPERAND = object()   # ``operand=None`` passes None (optax does), so absence needs its own sentinel
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND, linear=None):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; only the taken branch runs.
-    ``pred`` is a boolean (or integer) scalar. Mirrors ``jax.lax.cond``."""
-    if operand is not None:
-        operands = operands + (operand,)
+    ``pred`` is a boolean (or integer) scalar. The legacy five-argument form ``cond(pred, true_operand,
+    true_fun, false_operand, false_fun)`` is accepted too. Mirrors ``jax.lax.cond``."""
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError(f"if 'operand' keyword is passed then no positional operands can be passed, got "
+                            f"operand={operand!r} and positional operands {operands!r}")
+        operands = (operand,)
     if not (callable(true_fun) and callable(false_fun)):
+        # JAX's legacy form cond(pred, true_operand, true_fun, false_operand, false_fun), still accepted.
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, operands[0], operands[1]
+            return cond(pred, lambda x: f_true(x[0]), lambda x: f_false(x[1]), (x_true, x_false))
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     if isinstance(pred, (list, tuple, dict)):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")

@@ -1,0 +1,124 @@
+"""``install_as_jax()``: makes every ``import jax...`` in this process resolve to cranax.
+
+A meta-path finder, first in ``sys.meta_path``, answers for ``jax``, ``jax.*``, ``jaxlib`` and ``jaxlib.*``
+before any path finder can, so a real JAX installed beside cranax is never loaded:
+
+* ``jax`` is its own module object whose attributes are cranax's, except ``__version__`` and
+  ``__version_info__``, which give the JAX version whose API cranax implements (libraries pick their code paths
+  by it); ``cranax.__version__`` is cranax's own.
+* ``jax.X.Y`` is ``cranax._compat.X.Y`` where that exists (the private ``jax._src``/``jax.core`` names some
+  libraries import, kept apart so that only alias mode sees them), else ``cranax.X.Y`` for a public module of
+  cranax's, else ``ModuleNotFoundError`` naming ``jax.X.Y``.
+* ``jaxlib`` is never found: ``ModuleNotFoundError`` (libraries that probe for it take their fallback).
+"""
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+
+__all__ = ["install_as_jax", "JAX_VERSION", "is_installed"]
+
+JAX_VERSION = "0.10.2"
+"""The JAX release whose API cranax implements: what ``jax.__version__`` says under the alias."""
+
+# cranax's own implementation modules: not JAX names, so ``jax.<name>`` never reaches them.
+_PRIVATE = frozenset({"api", "api_ad", "api_vmap", "api_pmap", "array", "jaxpr", "core", "primitives", "config", "tour",
+                      "bench", "run", "_core", "_prng", "_version", "_alias", "_compat"})
+
+
+class _JaxModule(types.ModuleType):
+    """The ``jax`` module under the alias: cranax's namespace with JAX's version."""
+
+    def __getattr__(self, name):
+        cranax = sys.modules["cranax"]
+        if not name.startswith("__") and _exists("cranax._compat." + name):
+            # ``jax.core`` without ``import jax.core``: the alias-mode module, not cranax's own ``core``.
+            return importlib.import_module("jax." + name)
+        try:
+            return getattr(cranax, name)
+        except AttributeError:
+            raise AttributeError(f"module 'jax' has no attribute '{name}' (cranax does not provide "
+                                 f"jax.{name})") from None
+
+    def __dir__(self):
+        return sorted(set(dir(sys.modules["cranax"])) | set(self.__dict__))
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands back an existing module object (cranax's) under a ``jax`` name."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        if self.target is None:      # ``jax`` itself
+            cranax = importlib.import_module("cranax")
+            mod = _JaxModule("jax", cranax.__doc__)
+            mod.__version__ = JAX_VERSION
+            mod.__version_info__ = tuple(int(p) for p in JAX_VERSION.split("."))
+            mod.__path__ = []
+            mod.__file__ = getattr(cranax, "__file__", None)
+            return mod
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+def _exists(name):
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ModuleNotFoundError, ValueError):     # a parent package is missing / has no spec
+        return False
+
+
+class _JaxFinder(importlib.abc.MetaPathFinder):
+    """Resolves ``jax``/``jax.*`` to cranax and refuses ``jaxlib``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if top == "jaxlib":
+            raise ModuleNotFoundError(f"No module named '{fullname}' (cranax.install_as_jax() is active: "
+                                      f"cranax replaces jax and jaxlib)", name=fullname)
+        if top != "jax":
+            return None
+        if fullname == "jax":
+            return importlib.machinery.ModuleSpec("jax", _AliasLoader(None), is_package=True)
+        rest = fullname[len("jax."):]
+        target = None
+        if _exists("cranax._compat." + rest):
+            target = "cranax._compat." + rest
+        elif rest.split(".")[0] not in _PRIVATE and _exists("cranax." + rest):
+            target = "cranax." + rest
+        if target is None:
+            raise ModuleNotFoundError(f"No module named '{fullname}' (cranax does not provide {fullname})",
+                                      name=fullname)
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target),
+                                              is_package=hasattr(importlib.import_module(target), "__path__"))
+
+
+_finder = _JaxFinder()
+
+
+def is_installed():
+    """True once ``install_as_jax()`` has run in this process."""
+    return _finder in sys.meta_path
+
+
+def install_as_jax():
+    """Makes ``import jax`` (and every ``jax.*`` submodule) resolve to cranax in this process, so that
+    unmodified JAX programs and libraries (optax, flax, equinox...) run on cranax. Call it before they are
+    imported. ``jax.__version__`` then reports ``JAX_VERSION``; ``jaxlib`` imports raise
+    ``ModuleNotFoundError``. Idempotent. Raises ``RuntimeError`` if a real ``jax`` is already imported.
+    ``python -m cranax.run SCRIPT`` calls it before running the script."""
+    if is_installed():
+        return
+    loaded = sys.modules.get("jax")
+    if loaded is not None and not isinstance(loaded, _JaxModule):
+        raise RuntimeError("cranax.install_as_jax(): a real 'jax' is already imported in this process; call it "
+                           "before anything imports jax")
+    sys.meta_path.insert(0, _finder)

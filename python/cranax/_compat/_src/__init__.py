@@ -1,0 +1,1 @@
+"""``jax._src`` under the alias: only the private modules a supported library imports (each names it)."""

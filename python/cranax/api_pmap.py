@@ -1,0 +1,52 @@
+"""``pmap`` on cranax's single device: ``jit(vmap(fun))`` over a mapped axis no longer than the device count,
+as JAX's ``pmap`` on a one-device machine behaves."""
+import functools
+
+from .api import jit
+from .api_vmap import vmap
+from .array import device_count
+from .tree_util import tree_flatten
+
+__all__ = ["pmap", "shard_map"]
+
+
+def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(), devices=None,
+         backend=None, axis_size=None, donate_argnums=(), global_arg_shapes=None):
+    """Maps ``fun`` over axis ``in_axes`` of its arguments, one slice per device (collectives over
+    ``axis_name`` as under ``vmap``). cranax has one device, so the mapped axis must have length at most
+    ``jax.device_count()``: longer raises ``ValueError`` as JAX does. Mirrors ``jax.pmap``."""
+    if isinstance(static_broadcasted_argnums, int):
+        static_broadcasted_argnums = (static_broadcasted_argnums,)
+    mapped = jit(vmap(fun, in_axes, out_axes, axis_name=axis_name, axis_size=axis_size),
+                 static_argnums=tuple(static_broadcasted_argnums))
+
+    @functools.wraps(fun)
+    def pmap_f(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static_broadcasted_argnums]
+        axes = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes] * len(dyn)
+        sizes = set()
+        for a, ax in zip(dyn, axes):
+            if ax is None:
+                continue
+            for leaf in tree_flatten(a)[0]:
+                shape = getattr(leaf, "shape", ())
+                if isinstance(ax, int) and shape:
+                    sizes.add(shape[ax])
+        n = device_count()
+        for s in sizes:
+            if s > n:
+                raise ValueError(f"compiling computation that requires {s} logical devices, but only {n} XLA "
+                                 f"devices are available (num_replicas={s})")
+        return mapped(*args, **kwargs)
+    return pmap_f
+
+
+def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=frozenset(), check_vma=True):
+    """``f`` over the shards of its arguments on ``mesh``. cranax meshes hold one device, so the one shard is
+    the whole array and ``shard_map(f, ...)(*args)`` is ``jit(f)(*args)``. Mirrors ``jax.shard_map``."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, mesh=mesh, in_specs=in_specs, axis_names=axis_names,
+                                   check_vma=check_vma)
+    if mesh is not None and getattr(mesh, "size", 1) != 1:
+        raise ValueError(f"cranax runs on one device: shard_map over a mesh of {mesh.size} devices")
+    return jit(f)

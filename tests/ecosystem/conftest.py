@@ -1,0 +1,16 @@
+"""tests/ecosystem/: JAX libraries (optax, chex, equinox, flax, distrax, blackjax, diffrax) run unmodified on
+cranax through ``cranax.install_as_jax()``, compared with values recorded from real JAX 0.10.2.
+
+``use_library(name)`` skips the test only when the library is not installed (``.ci/run`` installs the pinned
+set in tests/ecosystem/requirements.txt). A library that is installed but fails to import on cranax because
+a JAX name it needs is still missing is an expected failure (xfail, not a skip) naming that name: those names
+belong to other parts of cranax still being filled in (see the report of issue 19).
+"""
+import os
+import sys
+
+import cranax
+
+# Before any test module imports a library: every ``import jax`` in them resolves to cranax.
+cranax.install_as_jax()
+sys.path.insert(0, os.path.dirname(__file__))
