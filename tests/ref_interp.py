@@ -723,6 +723,22 @@ def _stable_argsort(k, nan_rank, axis):
     return np.take_along_axis(o1, o2, axis)
 
 
+def _may_flush(v):
+    """``v`` with its bound widened to reach zero wherever the value may be subnormal: the CPU backend flushes
+    subnormal operands and results to zero (FTZ/DAZ, as XLA's), float16 excepted (computed in float32, where
+    its subnormals are normal)."""
+    dt = v.val.dtype
+    if not _is_float(dt) or dt == np.float16 or v.val.size == 0:
+        return v
+    tiny = float(np.finfo(dt).tiny)
+    with np.errstate(invalid="ignore"):
+        a = np.abs(v.val.astype(np.float64))
+        near = np.isfinite(a) & (a - v.err < tiny) & (a != 0)
+    if near.any():
+        v = V(v.val, np.where(near, a + v.err, v.err))
+    return v
+
+
 def eval_jaxpr(jaxpr, consts, args):
     """Evaluates a ``Jaxpr`` on reference values (``V``); returns the output ``V``s."""
     from cranax.jaxpr import Literal
@@ -731,13 +747,13 @@ def eval_jaxpr(jaxpr, consts, args):
 
     def read(a):
         if isinstance(a, Literal):
-            return V(np.asarray(a.val, dtype=a.aval.dtype))
+            return _may_flush(V(np.asarray(a.val, dtype=a.aval.dtype)))
         return env[a]
 
     for var, c in zip(jaxpr.constvars, consts):
-        env[var] = c
+        env[var] = _may_flush(c)
     for var, a in zip(jaxpr.invars, args):
-        env[var] = a
+        env[var] = _may_flush(a)
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.invars]
         outs = eval_eqn(eqn, ins)
@@ -746,7 +762,7 @@ def eval_jaxpr(jaxpr, consts, args):
             if tuple(o.val.shape) != tuple(want.shape) or o.val.dtype != want.dtype:
                 raise AssertionError(f"reference interpreter: {eqn.primitive.name} gave "
                                      f"{o.val.dtype}{o.val.shape}, jaxpr says {want.dtype}{want.shape}")
-            env[var] = o
+            env[var] = _may_flush(o)
     return [read(a) for a in jaxpr.outvars]
 
 

@@ -14,6 +14,7 @@ import cranax
 import cranax.numpy as jnp
 from cranax import lax
 
+from denormals import flushed_oracle
 from op_records import select
 
 STRIDE = 4099
@@ -66,7 +67,8 @@ def test_unary_ulp(name):
     assert got.dtype == np.float32
     with np.errstate(all="ignore"):
         want = oracle(X.astype(np.float64))
-    err = _ulp_error(got, want)
+    # Subnormal operands and results may be flushed to zero, as JAX's CPU backend does.
+    err = np.minimum(_ulp_error(got, want), _ulp_error(got, flushed_oracle(oracle, X.astype(np.float64))))
     worst = int(np.argmax(err))
     print(f"\n{name}: max {err[worst]:.3f} ulp at x={X[worst]!r} (got {got[worst]!r}, want {want[worst]!r}), "
           f"mean {np.mean(err):.4f}, {len(X)} points")
@@ -94,7 +96,8 @@ def test_binary_ulp(name):
     got = _run(f, x, y)
     with np.errstate(all="ignore"):
         want = oracle(x.astype(np.float64), y.astype(np.float64))
-    err = _ulp_error(got, want)
+    err = np.minimum(_ulp_error(got, want),
+                     _ulp_error(got, flushed_oracle(oracle, x.astype(np.float64), y.astype(np.float64))))
     worst = int(np.argmax(err))
     print(f"\n{name}: max {err[worst]:.3f} ulp at ({x[worst]!r}, {y[worst]!r}), mean {np.mean(err):.4f}")
     assert err[worst] <= limit, f"{name}({x[worst]!r}, {y[worst]!r}) = {got[worst]!r}, want {want[worst]!r}"
@@ -107,21 +110,37 @@ def _same(got, want):
     assert ok.all(), f"{got[~ok]} != {want[~ok]}"
 
 
+def _either(got, jax_value, alternative):
+    """``got`` equals JAX's value or, element by element, the other subnormal semantics' value."""
+    got = np.asarray(got, dtype=np.float32)
+    for i, g in enumerate(got):
+        try:
+            _same(g[None], [jax_value[i]])
+        except AssertionError:
+            _same(g[None], [alternative[i]])
+
+
 def test_special_values_exact():
     inf, nan = np.float32(np.inf), np.float32(np.nan)
     tiny = np.float32(1e-45)
     x = np.array([0.0, -0.0, inf, -inf, nan, tiny, -tiny], dtype=np.float32)
     _same(_run(jnp.exp, x), [1, 1, inf, 0, nan, 1, 1])
     _same(_run(jnp.exp, np.array([88.72284, -104.0, 1000.0, -1000.0], np.float32)), [inf, 0, inf, 0])
-    # exp into the denormal range is not flushed to zero.
-    _same(_run(jnp.exp, np.array([-100.0], np.float32)), np.exp(np.float64(-100.0)).astype(np.float32))
+    # Results and operands below float32's smallest normal are flushed to zero (FTZ/DAZ), as JAX's CPU
+    # backend does; the values are JAX 0.10.2's. Where an algorithm returns a tiny input unchanged without
+    # arithmetic, the subnormal survives: JAX and cranax differ on which functions do that (`_either`).
+    _same(_run(jnp.exp, np.array([-100.0], np.float32)), [0.0])
     _same(_run(jnp.expm1, x), [0.0, -0.0, inf, -1, nan, tiny, -tiny])
     _same(_run(jnp.log, np.array([0.0, -0.0, -1.0, inf, -inf, nan, 1.0, tiny], np.float32)),
-          [-inf, -inf, nan, inf, nan, nan, 0.0, np.log(np.float64(tiny))])
-    _same(_run(jnp.log1p, np.array([-1.0, -2.0, 0.0, -0.0, inf, tiny, -tiny], np.float32)),
-          [-inf, nan, 0.0, -0.0, inf, tiny, -tiny])
+          [-inf, -inf, nan, inf, nan, nan, 0.0, -inf])
+    _same(_run(jnp.log1p, np.array([-1.0, -2.0, 0.0, -0.0, inf], np.float32)), [-inf, nan, 0.0, -0.0, inf])
+    _either(_run(jnp.log1p, np.array([tiny, -tiny], np.float32)), [0.0, -0.0], [tiny, -tiny])  # JAX: ±0
     for f in (jnp.sin, jnp.tan, jnp.tanh, lax.erf):
-        _same(_run(f, np.array([0.0, -0.0, tiny, -tiny, nan], np.float32)), [0.0, -0.0, tiny, -tiny, nan])
+        _same(_run(f, np.array([0.0, -0.0, nan], np.float32)), [0.0, -0.0, nan])
+    for f in (jnp.sin, jnp.tan):
+        _same(_run(f, np.array([tiny, -tiny], np.float32)), [tiny, -tiny])
+    _either(_run(jnp.tanh, np.array([tiny, -tiny], np.float32)), [tiny, -tiny], [0.0, -0.0])  # JAX: ±tiny
+    _same(_run(lax.erf, np.array([tiny, -tiny], np.float32)), [0.0, -0.0])
     _same(_run(jnp.sin, np.array([inf, -inf], np.float32)), [nan, nan])
     _same(_run(jnp.cos, np.array([0.0, -0.0, inf, nan], np.float32)), [1, 1, nan, nan])
     _same(_run(jnp.tanh, np.array([inf, -inf, 20.0, -20.0], np.float32)), [1, -1, 1, -1])

@@ -14,6 +14,7 @@ import cranax.lax as lax
 import cranax.numpy as jnp
 from cranax.config import config
 
+from denormals import closer, flush
 from op_records import OPS, names, select
 
 MODES = ["eager", "jit"]
@@ -142,7 +143,8 @@ def test_unary_float_values(name, mode):
     fn, ref, rng_spec, ulp = UNARY_FLOAT[name]
     x = _sample(rng_spec, (4, 25))
     out = run(mode, fn, x)
-    expected = oracle64(ref, x)
+    # Subnormal operands/results may be flushed (JAX's CPU semantics): either answer is accepted here.
+    expected = closer(out, oracle64(ref, x), flush(oracle64(ref, flush(x))))
     if ulp == 0:
         assert_exact(out, expected)
     else:
@@ -155,7 +157,8 @@ def test_unary_float_special_values(name, mode):
     fn, ref, _, ulp = UNARY_FLOAT[name]
     x = F32_SPECIALS
     out = run(mode, fn, x)
-    expected = oracle64(ref, x)
+    # Subnormal operands/results may be flushed (JAX's CPU semantics): either answer is accepted here.
+    expected = closer(out, oracle64(ref, x), flush(oracle64(ref, flush(x))))
     if ulp == 0:
         assert_exact(out, expected)
     else:
@@ -241,8 +244,9 @@ def test_is_finite(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sign(mode):
-    x = np.array([-3.5, -0.0, 0.0, 2.0, np.inf, -np.inf, 1e-38], np.float32)
-    expected = np.array([-1.0, -0.0, 0.0, 1.0, 1.0, -1.0, 1.0], np.float32)  # XLA: sign(-0) = -0
+    x = np.array([-3.5, -0.0, 0.0, 2.0, np.inf, -np.inf, 1e-38, -1e-38], np.float32)
+    # XLA: sign(-0) = -0; subnormals read as zeros of their sign (JAX 0.10.2 gives 0.0, -0.0 for ±1e-38).
+    expected = np.array([-1.0, -0.0, 0.0, 1.0, 1.0, -1.0, 0.0, -0.0], np.float32)
     assert_exact(run(mode, lax.sign, x), expected)
     assert np.isnan(np.asarray(run(mode, lax.sign, np.array([np.nan], np.float32)))).all()
     i = np.array([-7, 0, 5, INT32_MIN, INT32_MAX], np.int32)
@@ -330,7 +334,7 @@ def test_binary_float32_special_values(name, mode):
     x = np.repeat(s, len(s))
     y = np.tile(s, len(s))
     out = run(mode, fn, x, y)
-    expected = oracle64(ref, x, y)
+    expected = closer(out, oracle64(ref, x, y), flush(oracle64(ref, flush(x), flush(y))))
     assert_ulp(out, expected, max(ulp, 1))
 
 
@@ -776,8 +780,10 @@ def test_convert_64bit(mode):
     assert_exact(run(mode, lambda v: lax.convert_element_type(v, np.float32), i), i.astype(np.float32))
     assert_exact(run(mode, lambda v: lax.convert_element_type(v, np.float64), i), i.astype(np.float64))
     f = np.array([1e-40, 3.4e39, 0.1], np.float64)
+    # A result that is subnormal in float32 is flushed to zero, as JAX 0.10.2 gives [0.0, inf, 0.1].
     with np.errstate(over="ignore"):
-        assert_exact(run(mode, lambda v: lax.convert_element_type(v, np.float32), f), f.astype(np.float32))
+        assert_exact(run(mode, lambda v: lax.convert_element_type(v, np.float32), f),
+                     flush(f.astype(np.float32)))
 
 
 @pytest.mark.parametrize("mode", MODES)

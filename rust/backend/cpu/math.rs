@@ -47,16 +47,28 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
     }
 }
 
+/// `x`, or the zero of its sign when `x` is subnormal.
+fn daz32(x: f32) -> f32 {
+    if x.is_subnormal() { 0.0f32.copysign(x) } else { x }
+}
+
+fn daz64(x: f64) -> f64 {
+    if x.is_subnormal() { 0.0f64.copysign(x) } else { x }
+}
+
 /// Address of the implementation of `f` for `dt`, if there is one.
 pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
     use DType::*;
+    // Calls into scalar libraries see subnormal operands as zeros of their sign, as the kernels' own
+    // arithmetic does (denormals-are-zero, `fpenv.rs`): their integer paths for subnormals (rescaling by 2^k)
+    // would otherwise compute garbage under DAZ.
     macro_rules! un {
         ($e32:expr, $e64:expr) => {{
             extern "C" fn g32(x: f32) -> f32 {
-                ($e32)(x)
+                ($e32)(daz32(x))
             }
             extern "C" fn g64(x: f64) -> f64 {
-                ($e64)(x)
+                ($e64)(daz64(x))
             }
             match dt {
                 F32 => Some(g32 as *const u8),
@@ -66,6 +78,22 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         }};
     }
     macro_rules! bin {
+        ($e32:expr, $e64:expr) => {{
+            extern "C" fn g32(x: f32, y: f32) -> f32 {
+                ($e32)(daz32(x), daz32(y))
+            }
+            extern "C" fn g64(x: f64, y: f64) -> f64 {
+                ($e64)(daz64(x), daz64(y))
+            }
+            match dt {
+                F32 => Some(g32 as *const u8),
+                F64 => Some(g64 as *const u8),
+                _ => None,
+            }
+        }};
+    }
+    // Exact operations on the bits (as XLA's): subnormal operands pass through unchanged.
+    macro_rules! bin_bits {
         ($e32:expr, $e64:expr) => {{
             extern "C" fn g32(x: f32, y: f32) -> f32 {
                 ($e32)(x, y)
@@ -120,8 +148,9 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         },
         MathFn::Pow => bin!(f32::powf, f64::powf),
         MathFn::Atan2 => bin!(f32::atan2, f64::atan2),
-        MathFn::Fmod => bin!(|x: f32, y: f32| x % y, |x: f64, y: f64| x % y),
-        MathFn::NextAfter => bin!(next_after_f32, next_after_f64),
+        // Exact on the bits (as XLA's): subnormals pass through unchanged.
+        MathFn::Fmod => bin_bits!(|x: f32, y: f32| x % y, |x: f64, y: f64| x % y),
+        MathFn::NextAfter => bin_bits!(next_after_f32, next_after_f64),
         MathFn::IPow => {
             extern "C" fn p32(x: i32, y: i32) -> i32 {
                 ipow_signed(x as i64, y as i64) as i32

@@ -37,6 +37,7 @@ pub mod control;
 pub mod counters;
 mod scalar_loop;
 mod exec;
+pub mod fpenv;
 mod loop_body;
 mod jit;
 mod loop_plan;
@@ -110,6 +111,7 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
 impl CpuExecutable {
     /// Runs the plan on input buffers (one per program input), returns the output buffers.
     pub fn run(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+        let _flush = fpenv::FlushDenormals::new();
         exec::run(self, inputs)
     }
 

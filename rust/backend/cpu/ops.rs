@@ -375,7 +375,10 @@ fn unary(b: &mut FunctionBuilder, imports: &Imports, op: UnaryOp, dt: DType, x: 
             let eq = b.ins().fcmp(FloatCC::Equal, x, zero);
             let uno = b.ins().fcmp(FloatCC::Unordered, x, x);
             let keep = b.ins().bor(eq, uno);
-            b.ins().select(keep, x, s)
+            // `x * 1` rather than `x`: a subnormal that compares equal to zero (denormals-are-zero, see
+            // fpenv.rs) comes out as the zero of its sign, as XLA's sign does.
+            let x1 = b.ins().fmul(x, one);
+            b.ins().select(keep, x1, s)
         }
         U::Sign if dt.is_signed_int() => {
             let m1 = iconst(b, ty, -1);

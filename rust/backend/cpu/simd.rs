@@ -274,7 +274,10 @@ pub fn emit(
                         let eq = b.ins().fcmp(FloatCC::Equal, x, zero);
                         let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
                         let keep = b.ins().bor(eq, nan);
-                        vsel(b, keep, x, s)
+                        // `x * 1`: subnormals read as zero come out as zeros of their sign (as ops.rs).
+                        let one = fsplat(b, avt, 1.0);
+                        let x1 = b.ins().fmul(x, one);
+                        vsel(b, keep, x1, s)
                     }
                     U::Round => {
                         let t = b.ins().trunc(x);

@@ -57,7 +57,13 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
         if n <= 1 {
             return None;
         }
-        rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("cranax-cpu-{i}")).build().ok()
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("cranax-cpu-{i}"))
+            // cranax's own threads: they flush denormals for good, as the calling thread does while a plan runs.
+            .start_handler(|_| super::fpenv::flush_denormals_on_this_thread())
+            .build()
+            .ok()
     })
     .as_ref()
 }
