@@ -494,8 +494,22 @@ _COMPOSITES = [
        int_semantics="xla", tested_in=("test_primitives.py::test_jnp_integer_floor_divide_remainder",)),
 ]
 
+# complex numbers (lowered as pairs of reals, primitives/complex_lowering.py) and FFTs
+_COMPLEX = [
+    _r("real", "unary", lax=lax.real, example=lambda x: lax.real(lax.complex(x, x)), dtypes=("float32",),
+       linear=True, tested_in=("test_complex.py::test_parts_and_their_transposes",
+                               "test_complex.py::test_vmap_of_complex_functions")),
+    _r("imag", "unary", lax=lax.imag, example=lambda x: lax.imag(lax.complex(x, x)), dtypes=("float32",),
+       linear=True, tested_in=("test_complex.py::test_parts_and_their_transposes",
+                               "test_complex.py::test_vmap_of_complex_functions")),
+    _r("conj", "unary", lax=lax.conj, dtypes=("float32",), linear=True,
+       tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_grad_conventions")),
+    _r("complex", "binary", lax=lax.complex, dtypes=("float32", "float64"), linear=True,
+       tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_lax_complex")),
+]
+
 RECORDS = (_UNARY + _BINARY + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
-           + _CALLS)
+           + _CALLS + _COMPLEX)
 COMPOSITES = _COMPOSITES
 OPS = {r.name: r for r in RECORDS + COMPOSITES}
 assert len(OPS) == len(RECORDS) + len(COMPOSITES), "two records with one name"

@@ -356,7 +356,7 @@ class JitWrapped:
         gc.disable()
         try:
             closed, out_tree = self._trace(in_tree, statics, in_avals)
-            exe = _core.compile(lowering.lower_jaxpr(closed, self._name))
+            exe = lowering.executable(lowering.lower_jaxpr(closed, self._name), closed)
         finally:
             if gc_was_on:
                 gc.enable()
@@ -529,7 +529,7 @@ class Lowered:
 
     def compile(self, compiler_options=None):
         t = self._traced
-        exe = _core.compile(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name))
+        exe = lowering.executable(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name), t.jaxpr)
         return Compiled(t, exe)
 
 

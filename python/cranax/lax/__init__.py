@@ -37,6 +37,8 @@ from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, 
     dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
     scatter_p, sort_p)
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
+# complex numbers (lowered as pairs of reals) and FFTs
+from ..primitives.elementwise import complex, complex_p, conj, conj_p, imag, imag_p, real, real_p
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -76,3 +78,4 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
            "xor_p", "zeros_like_array"]
+__all__ = __all__ + ["complex", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p"]

@@ -48,6 +48,9 @@ from ._shape_ops import (append, argsort, argwhere, array_split, atleast_1d, atl
                          tril_indices, triu, triu_indices, vsplit, vstack, where)
 from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace, vdot, vecdot,
                         vecmat)
+# complex numbers (issue 20)
+from ._scalar_types import cdouble, complex_, complexfloating, csingle
+from ._ufuncs import angle, imag, iscomplex, isreal
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 
 __all__ = [
@@ -78,3 +81,4 @@ __all__ = [
     "vstack", "where", "dot", "einsum", "inner", "kron", "matmul", "matvec", "outer", "tensordot", "trace",
     "vdot", "vecdot", "vecmat",
 ]
+__all__ = __all__ + ["cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]

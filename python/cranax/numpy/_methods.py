@@ -12,6 +12,7 @@ from ._shapes import matrix_transpose, ravel, reshape, squeeze, swapaxes, transp
 from ._ufuncs import (abs, add, bitwise_and, bitwise_or, bitwise_xor, clip, divmod, equal, floor_divide, greater,
                       greater_equal, invert, left_shift, less, less_equal, multiply, negative, not_equal, power,
                       remainder, right_shift, round, subtract, true_divide)
+from ._ufuncs import conjugate, imag, real
 
 
 def _install_methods(cls):
@@ -78,7 +79,7 @@ def _install_methods(cls):
     cls.round = lambda self, decimals=0: round(self, decimals)
     cls.swapaxes = lambda self, a1, a2: swapaxes(self, a1, a2)
     cls.dot = lambda self, b: dot(self, b)
-    cls.conj = lambda self: self
+    cls.conj = cls.conjugate = lambda self: conjugate(self)
     cls.at = property(lambda self: _IndexUpdateHelper(self))
     cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
     cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
@@ -90,7 +91,8 @@ def _install_methods(cls):
     cls.repeat = lambda self, repeats, axis=None, **kw: repeat(self, repeats, axis, **kw)
     cls.nonzero = lambda self, *, size=None, fill_value=None: nonzero(self, size=size, fill_value=fill_value)
     cls.searchsorted = lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter)
-    cls.real = property(lambda self: self)
+    cls.real = property(lambda self: real(self))
+    cls.imag = property(lambda self: imag(self))
     cls.copy = lambda self: self
 
 

@@ -17,7 +17,7 @@ from ._reductions import sum
 from ._shape_ops import diagonal
 from ._shapes import (broadcast_arrays, broadcast_shapes, broadcast_to, expand_dims, moveaxis, ravel, reshape,
                       transpose)
-from ._ufuncs import multiply
+from ._ufuncs import conjugate, multiply
 
 __all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
            "matvec", "vecmat"]
@@ -159,13 +159,18 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """Dot product of the flattened arrays. Mirrors ``jax.numpy.vdot``."""
+    """Dot product of the flattened arrays, the first conjugated when complex. Mirrors ``jax.numpy.vdot``."""
+    a = asarray(a)
+    if get_aval(a).dtype.kind == "c":
+        a = conjugate(a)
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = broadcast_arrays(x1, x2)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if get_aval(x1).dtype.kind == "c":  # the array API's vecdot conjugates its first argument
+        x1 = conjugate(x1)
     return sum(multiply(x1, x2), axis=-1)
 
 
