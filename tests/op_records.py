@@ -506,6 +506,9 @@ _COMPLEX = [
        tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_grad_conventions")),
     _r("complex", "binary", lax=lax.complex, dtypes=("float32", "float64"), linear=True,
        tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_lax_complex")),
+    _r("fft", "library", lax=lax.fft, jnp=jnp.fft.fft, linear=True,
+       tested_in=("test_fft.py::test_jnp_fft_vs_numpy", "test_fft.py::test_transpose_is_the_adjoint",
+                  "test_fft.py::test_vmap_and_jit", "test_fft.py::test_grad_vs_finite_differences")),
 ]
 
 RECORDS = (_UNARY + _BINARY + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL

@@ -89,6 +89,32 @@ pub enum LibOp {
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
+    /// `fft` along the last axis of length `n` (rustfft/realfft). Complex values travel as (real, imag)
+    /// pairs of f32/f64 operands: `Fft`/`Ifft` take and give a pair of shape `[..., n]`; `Rfft` takes a real
+    /// `[..., n]` and gives a pair `[..., n/2 + 1]`; `Irfft` takes a pair `[..., n/2 + 1]` (the imaginary
+    /// parts of the zero and Nyquist frequencies ignored, as NumPy) and gives a real `[..., n]`. The inverse
+    /// transforms are scaled by `1/n`.
+    Fft { kind: FftKind, n: usize },
+}
+
+/// The four transforms of `LibOp::Fft` (JAX's `FftType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftKind {
+    Fft,
+    Ifft,
+    Rfft,
+    Irfft,
+}
+
+impl FftKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FftKind::Fft => "FFT",
+            FftKind::Ifft => "IFFT",
+            FftKind::Rfft => "RFFT",
+            FftKind::Irfft => "IRFFT",
+        }
+    }
 }
 
 impl LibOp {
@@ -116,6 +142,7 @@ impl LibOp {
                 ReduceOp::And | ReduceOp::Or => "cumulative",
             },
             LibOp::TransposeCopy { .. } => "transpose_copy",
+            LibOp::Fft { .. } => "fft",
         }
     }
 
@@ -248,6 +275,16 @@ impl LibOp {
                 axis: int("axis")?,
                 reverse: flag("reverse", false)?,
             },
+            "fft" => LibOp::Fft {
+                kind: match get("fft_type")?.as_str() {
+                    Some("FFT") => FftKind::Fft,
+                    Some("IFFT") => FftKind::Ifft,
+                    Some("RFFT") => FftKind::Rfft,
+                    Some("IRFFT") => FftKind::Irfft,
+                    _ => return Err(perr("fft_type", "expected one of FFT, IFFT, RFFT, IRFFT".into())),
+                },
+                n: int("n")?,
+            },
             _ => return Ok(None),
         };
         Ok(Some(op))
@@ -292,6 +329,7 @@ impl LibOp {
             }
             LibOp::Cumulative { axis, reverse, .. } => json!({ "axis": axis, "reverse": reverse }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
+            LibOp::Fft { kind, n } => json!({ "fft_type": kind.name(), "n": n }),
         }
     }
 
@@ -357,6 +395,7 @@ impl LibOp {
                 vec![format!("axis={axis}"), format!("reverse={}", if *reverse { "True" } else { "False" })]
             }
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
+            LibOp::Fft { kind, n } => vec![format!("fft_type={}", kind.name()), format!("n={n}")],
         }
     }
 
@@ -642,6 +681,42 @@ impl LibOp {
                 unique(permutation, a.shape.len(), "permutation")?;
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
             }
+            LibOp::Fft { kind, n } => {
+                let (ins, len_in) = match kind {
+                    FftKind::Fft | FftKind::Ifft => (2, *n),
+                    FftKind::Rfft => (1, *n),
+                    FftKind::Irfft => (2, n / 2 + 1),
+                };
+                want(ins)?;
+                let a = &ops[0].0;
+                if !matches!(a.dtype, DType::F32 | DType::F64) {
+                    return Err(format!("fft does not accept dtype {} (f32 or f64 parts)", a.dtype.short_name()));
+                }
+                if a.shape.last() != Some(&len_in) {
+                    return Err(format!("fft {} of length {n} needs a last axis of {len_in}, got shape {:?}",
+                                       kind.name(), a.shape));
+                }
+                for (b, _) in &ops[1..] {
+                    if b.dtype != a.dtype || b.shape != a.shape {
+                        return Err("fft real and imaginary parts differ in dtype or shape".into());
+                    }
+                }
+                let mut shape = a.shape.clone();
+                let last = shape.len() - 1;
+                match kind {
+                    FftKind::Fft | FftKind::Ifft => {
+                        Ok(vec![Aval { dtype: a.dtype, shape: shape.clone() }, Aval { dtype: a.dtype, shape }])
+                    }
+                    FftKind::Rfft => {
+                        shape[last] = n / 2 + 1;
+                        Ok(vec![Aval { dtype: a.dtype, shape: shape.clone() }, Aval { dtype: a.dtype, shape }])
+                    }
+                    FftKind::Irfft => {
+                        shape[last] = *n;
+                        one(a.dtype, shape)
+                    }
+                }
+            }
         }
     }
 
@@ -655,6 +730,7 @@ impl LibOp {
                 out.saturating_mul(k.max(1))
             }
             LibOp::Sort { .. } => out.saturating_mul(8),
+            LibOp::Fft { n, .. } => out.saturating_mul(usize::BITS as usize - n.leading_zeros() as usize + 1),
             _ => out.saturating_add(inputs.iter().map(|a| n(a)).fold(0, usize::saturating_add)),
         }
     }

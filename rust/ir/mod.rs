@@ -12,5 +12,5 @@ pub mod control;
 mod fuzz_tests;
 
 pub use dtype::{DType, Scalar};
-pub use library::{IndexMode, LibOp, ScatterOp};
+pub use library::{FftKind, IndexMode, LibOp, ScatterOp};
 pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

@@ -39,6 +39,7 @@ from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, 
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
 # complex numbers (lowered as pairs of reals) and FFTs
 from ..primitives.elementwise import complex, complex_p, conj, conj_p, imag, imag_p, real, real_p
+from ..primitives.fft import FftType, fft, fft_p
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -78,4 +79,4 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "square_p", "squeeze", "squeeze_p", "stop_gradient", "stop_gradient_p", "sub", "sub_p", "switch",
            "tan", "tan_p", "tanh", "tanh_p", "top_k", "transpose", "transpose_p", "while_loop", "while_p",
            "xor_p", "zeros_like_array"]
-__all__ = __all__ + ["complex", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p"]
+__all__ = __all__ + ["FftType", "fft", "fft_p", "complex", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p"]

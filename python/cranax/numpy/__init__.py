@@ -51,6 +51,7 @@ from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensord
 # complex numbers (issue 20)
 from ._scalar_types import cdouble, complex_, complexfloating, csingle
 from ._ufuncs import angle, imag, iscomplex, isreal
+from . import fft  # noqa: F401  (the jnp.fft submodule)
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 
 __all__ = [

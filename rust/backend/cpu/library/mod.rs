@@ -5,6 +5,7 @@
 //! - `shape_ops`: `concatenate`, `pad`, `dynamic_slice`, `dynamic_update_slice` (data movement).
 //! - `gather`: XLA `gather` and `scatter` (set/add/mul/min/max) with JAX's out-of-bounds modes.
 //! - `sort`: multi-operand stable `sort` and the cumulative scans.
+//! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
 
 pub(crate) mod elem;
+mod fft;
 mod gather;
 pub mod gemm;
 mod small_dot;
@@ -49,5 +51,6 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         LibOp::Sort { dimension, num_keys, .. } => sort::sort(inputs, *dimension, *num_keys),
         LibOp::Cumulative { op, axis, reverse } => Ok(vec![sort::cumulative(inputs[0], *op, *axis, *reverse)?]),
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
+        LibOp::Fft { kind, n } => fft::fft(*kind, *n, inputs, outs),
     }
 }
