@@ -113,3 +113,20 @@ def test_complex128_under_x64(x64):
     assert out.dtype == np.complex128
     _close(out, np.fft.fft(z), 1e-14)
     _close(jnp.fft.irfft(jnp.fft.rfft(z.real)), z.real, 1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 33])
+@pytest.mark.parametrize("norm", [None, "ortho"])
+def test_scipy_dct_vs_scipy(n, norm, x64):
+    sf = pytest.importorskip("scipy.fft")
+    from cranax.scipy import fft as cf
+    x = RNG.normal(size=(3, n))
+    _close(cf.dct(x, norm=norm), sf.dct(x, norm=norm), 1e-13)
+    _close(cf.idct(x, norm=norm), sf.idct(x, norm=norm), 1e-13)
+    _close(cf.dct(x, n=n + 2, axis=0, norm=norm), sf.dct(x, n=n + 2, axis=0, norm=norm), 1e-13)
+    y = RNG.normal(size=(4, n, 3))
+    _close(cf.dctn(y, norm=norm), sf.dctn(y, norm=norm), 1e-13)
+    _close(cf.idctn(y, axes=(0, 1), norm=norm), sf.idctn(y, axes=(0, 1), norm=norm), 1e-13)
+    _close(jit(cf.idct)(cf.dct(x)), x, 1e-13)
+    with pytest.raises(ValueError, match="Only DCT type 2"):
+        cf.dct(x, type=3)
