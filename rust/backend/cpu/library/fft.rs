@@ -1,14 +1,49 @@
 //! `fft` along the last axis through `rustfft` (complex transforms) and `realfft` (real-input ones), on
 //! f32 or f64 parts: complex values arrive as separate real and imaginary buffers (cranax lowers complex
 //! values as pairs of reals), so rows are interleaved into a scratch buffer, transformed in place, and
-//! split again. Plans are made once per call (planning is cheap next to a transform worth a library step).
+//! split again. Plans are cached per thread and length (rustfft's planners keep them).
 use super::elem::{elems, elems_mut, numel, uninit};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, FftKind};
-use realfft::RealFftPlanner;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::num_complex::Complex;
-use rustfft::{FftNum, FftPlanner};
+use rustfft::{Fft, FftNum, FftPlanner};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+type Planners<T> = RefCell<(FftPlanner<T>, RealFftPlanner<T>)>;
+
+thread_local! {
+    static P32: Planners<f32> = RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
+    static P64: Planners<f64> = RefCell::new((FftPlanner::new(), RealFftPlanner::new()));
+}
+
+/// The element types with a per-thread planner cache.
+trait Planned: FftNum + Default {
+    fn with<R>(f: impl FnOnce(&mut (FftPlanner<Self>, RealFftPlanner<Self>)) -> R) -> R;
+    fn complex(n: usize, forward: bool) -> Arc<dyn Fft<Self>> {
+        Self::with(|p| if forward { p.0.plan_fft_forward(n) } else { p.0.plan_fft_inverse(n) })
+    }
+    fn r2c(n: usize) -> Arc<dyn RealToComplex<Self>> {
+        Self::with(|p| p.1.plan_fft_forward(n))
+    }
+    fn c2r(n: usize) -> Arc<dyn ComplexToReal<Self>> {
+        Self::with(|p| p.1.plan_fft_inverse(n))
+    }
+}
+
+impl Planned for f32 {
+    fn with<R>(f: impl FnOnce(&mut (FftPlanner<f32>, RealFftPlanner<f32>)) -> R) -> R {
+        P32.with(|p| f(&mut p.borrow_mut()))
+    }
+}
+
+impl Planned for f64 {
+    fn with<R>(f: impl FnOnce(&mut (FftPlanner<f64>, RealFftPlanner<f64>)) -> R) -> R {
+        P64.with(|p| f(&mut p.borrow_mut()))
+    }
+}
 
 pub fn fft(kind: FftKind, n: usize, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
     let res: Vec<Buffer> = outs.iter().map(uninit).collect::<Result<_>>()?;
@@ -23,14 +58,13 @@ pub fn fft(kind: FftKind, n: usize, inputs: &[&Buffer], outs: &[Aval]) -> Result
     Ok(res)
 }
 
-fn run<T: FftNum + Default>(kind: FftKind, n: usize, inputs: &[&Buffer], res: &[Buffer]) -> Result<()> {
+fn run<T: Planned>(kind: FftKind, n: usize, inputs: &[&Buffer], res: &[Buffer]) -> Result<()> {
     let scale = T::from_f64(1.0 / n as f64).unwrap_or_else(T::one);
     let err = |e: realfft::FftError| Error::Execution(format!("fft: {e}"));
     let m = n / 2 + 1;
     match kind {
         FftKind::Fft | FftKind::Ifft => {
-            let mut planner = FftPlanner::<T>::new();
-            let plan = if kind == FftKind::Fft { planner.plan_fft_forward(n) } else { planner.plan_fft_inverse(n) };
+            let plan = T::complex(n, kind == FftKind::Fft);
             // SAFETY: the shape rule gave both inputs and both outputs dtype T; the outputs are fresh.
             let (re, im) = unsafe { (elems::<T>(inputs[0]), elems::<T>(inputs[1])) };
             let (ore, oim) = unsafe { (elems_mut::<T>(&res[0]), elems_mut::<T>(&res[1])) };
@@ -42,7 +76,7 @@ fn run<T: FftNum + Default>(kind: FftKind, n: usize, inputs: &[&Buffer], res: &[
             }
         }
         FftKind::Rfft => {
-            let plan = RealFftPlanner::<T>::new().plan_fft_forward(n);
+            let plan = T::r2c(n);
             // SAFETY: as above.
             let x = unsafe { elems::<T>(inputs[0]) };
             let (ore, oim) = unsafe { (elems_mut::<T>(&res[0]), elems_mut::<T>(&res[1])) };
@@ -58,7 +92,7 @@ fn run<T: FftNum + Default>(kind: FftKind, n: usize, inputs: &[&Buffer], res: &[
             }
         }
         FftKind::Irfft => {
-            let plan = RealFftPlanner::<T>::new().plan_fft_inverse(n);
+            let plan = T::c2r(n);
             // SAFETY: as above.
             let (re, im) = unsafe { (elems::<T>(inputs[0]), elems::<T>(inputs[1])) };
             let out = unsafe { elems_mut::<T>(&res[0]) };
