@@ -130,3 +130,20 @@ def test_scipy_dct_vs_scipy(n, norm, x64):
     _close(jit(cf.idct)(cf.dct(x)), x, 1e-13)
     with pytest.raises(ValueError, match="Only DCT type 2"):
         cf.dct(x, type=3)
+
+
+@pytest.mark.parametrize("n,m", [(7, 3), (3, 7), (5, 5), (1, 4), (6, 1)])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_correlate_vs_numpy(n, m, mode):
+    a = RNG.normal(size=n).astype(np.float32)
+    v = (RNG.normal(size=m) + 1j * RNG.normal(size=m)).astype(np.complex64)
+    for f in ("convolve", "correlate"):
+        _close(getattr(jnp, f)(a, v, mode), getattr(np, f)(a.astype(np.float64), v.astype(np.complex128), mode))
+        _close(jit(getattr(jnp, f), static_argnums=2)(a, a[::-1].copy(), mode), getattr(np, f)(a, a[::-1], mode))
+    w = RNG.normal(size=m)
+    x0 = RNG.normal(size=n)
+    g = np.asarray(grad(lambda x: jnp.sum(jnp.convolve(x, w) ** 2))(x0.astype(np.float32)))
+    # d/dx Σ (x * w)^2 = 2 correlate(x * w, w, 'valid')
+    _close(g, 2 * np.correlate(np.convolve(x0, w), w, "valid"), 1e-5)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        jnp.convolve(a, a, "bad")

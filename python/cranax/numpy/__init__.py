@@ -52,6 +52,7 @@ from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensord
 from ._scalar_types import cdouble, complex_, complexfloating, csingle
 from ._ufuncs import angle, imag, iscomplex, isreal
 from . import fft  # noqa: F401  (the jnp.fft submodule)
+from ._products import convolve, correlate
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 
 __all__ = [
@@ -82,4 +83,4 @@ __all__ = [
     "vstack", "where", "dot", "einsum", "inner", "kron", "matmul", "matvec", "outer", "tensordot", "trace",
     "vdot", "vecdot", "vecmat",
 ]
-__all__ = __all__ + ["cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
+__all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
