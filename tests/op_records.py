@@ -578,8 +578,25 @@ _COMPOSITES = [
        int_semantics="xla", tested_in=("test_primitives.py::test_jnp_integer_floor_divide_remainder",)),
 ]
 
-RECORDS = (_UNARY + _BINARY + _SPECIAL + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY + _CONTROL
-           + _CALLS)
+# complex numbers (lowered as pairs of reals, primitives/complex_lowering.py) and FFTs
+_COMPLEX = [
+    _r("real", "unary", lax=lax.real, example=lambda x: lax.real(lax.complex(x, x)), dtypes=("float32",),
+       linear=True, tested_in=("test_complex.py::test_parts_and_their_transposes",
+                               "test_complex.py::test_vmap_of_complex_functions")),
+    _r("imag", "unary", lax=lax.imag, example=lambda x: lax.imag(lax.complex(x, x)), dtypes=("float32",),
+       linear=True, tested_in=("test_complex.py::test_parts_and_their_transposes",
+                               "test_complex.py::test_vmap_of_complex_functions")),
+    _r("conj", "unary", lax=lax.conj, dtypes=("float32",), linear=True,
+       tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_grad_conventions")),
+    _r("complex", "binary", lax=lax.complex, dtypes=("float32", "float64"), linear=True,
+       tested_in=("test_complex.py::test_parts_and_their_transposes", "test_complex.py::test_lax_complex")),
+    _r("fft", "library", lax=lax.fft, jnp=jnp.fft.fft, linear=True,
+       tested_in=("test_fft.py::test_jnp_fft_vs_numpy", "test_fft.py::test_transpose_is_the_adjoint",
+                  "test_fft.py::test_vmap_and_jit", "test_fft.py::test_grad_vs_finite_differences")),
+]
+
+RECORDS = (_UNARY + _BINARY + _SPECIAL + _COMPARE + _OTHER_ELEMENTWISE + _STRUCTURAL + _REDUCTIONS + _LIBRARY
+           + _CONTROL + _CALLS + _COMPLEX)
 COMPOSITES = _COMPOSITES
 OPS = {r.name: r for r in RECORDS + COMPOSITES}
 assert len(OPS) == len(RECORDS) + len(COMPOSITES), "two records with one name"

@@ -166,9 +166,6 @@ def test_incompatible_shapes_message():
 
 
 @pytest.mark.parametrize("value,name", [
-    (np.array([1 + 2j]), "complex128"),
-    (np.array([1 + 2j], np.complex64), "complex64"),
-    (1 + 2j, "complex"),
     (np.array(["a", "b"]), "<U1"),
     (np.array([object()], dtype=object), "object"),
     (np.array([1], np.uint64), "uint64"),

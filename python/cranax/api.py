@@ -403,7 +403,7 @@ class JitWrapped(Wrapped):
                 t2 = time.perf_counter()
                 _log.warning("Finished jaxpr to wire format conversion jit(%s) in %s sec", self._name,
                              f"{t2 - t1:.9f}")
-            exe = _core.compile(wire)
+            exe = lowering.executable(wire, closed)
             if log:
                 _log.warning("Finished cranax compilation of jit(%s) in %s sec", self._name,
                              f"{time.perf_counter() - t2:.9f}")

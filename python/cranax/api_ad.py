@@ -187,14 +187,52 @@ def _argnums_tuple(argnums):
     return argnums, False
 
 
-def _check_input_dtype(x, allow_int, what):
+def _check_input_dtype(x, allow_int, what, holomorphic=False):
     dt = get_aval(x).dtype
+    if holomorphic and dt.kind != "c":
+        raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
     if ad.is_float(dt):
         return
     if not allow_int:
         raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                         f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued inputs, "
                         f"use vjp or set allow_int to True.")
+
+
+def _check_output_dtype(x, holomorphic, what):
+    """JAX's checks of a reverse-mode output: complex only with ``holomorphic``, otherwise real floating."""
+    dt = get_aval(x).dtype
+    if holomorphic:
+        if dt.kind != "c":
+            raise TypeError(f"{what} with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{dt.name}.")
+    elif dt.kind == "c":
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        f"differentiation of non-holomorphic functions involving complex outputs, use jax.vjp "
+                        f"directly.")
+    elif not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {dt.name}. For differentiation of functions with integer outputs, use jax.vjp "
+                        f"directly.")
+
+
+def _check_jacfwd_input(x, holomorphic):
+    dt = get_aval(x).dtype
+    if holomorphic:
+        if dt.kind != "c":
+            raise TypeError(f"jacfwd with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
+    elif not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+                        f"got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        f"differentiation of non-holomorphic functions involving complex inputs or integer inputs, "
+                        f"use jax.jvp directly.")
+
+
+def _check_jacfwd_output(x, holomorphic):
+    dt = get_aval(x).dtype
+    if holomorphic and dt.kind != "c":
+        raise TypeError(f"jacfwd with holomorphic=True requires outputs with complex dtype, but got {dt.name}.")
 
 
 def _one_like(x):
@@ -218,7 +256,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         dyn = [args[i] for i in norm]
         for d in dyn:
             for leaf in tree_flatten(d)[0]:
-                _check_input_dtype(leaf, allow_int, "grad")
+                _check_input_dtype(leaf, allow_int, "grad", holomorphic)
 
         def f_part(*dyn_args):
             full = list(args)
@@ -238,11 +276,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         aval = get_aval(ans)
         if aval.shape != ():
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
-        if not dtypes.issubdtype(aval.dtype, np.floating):
-            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
-                            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
-                            f"holomorphic=True. For differentiation of non-holomorphic functions involving "
-                            f"complex outputs, use jax.vjp directly.")
+        _check_output_dtype(ans, holomorphic, "grad")
         cts = vjp_flat([_one_like(ans)])
         g = tree_unflatten(p_tree, [_to_user(c) for c in cts])
         g = g[0] if single else tuple(g)
@@ -309,7 +343,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         norm, dyn = _dyn_args(args, nums)
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
-            _check_input_dtype(leaf, False, "jacfwd")
+            _check_jacfwd_input(leaf, holomorphic)
 
         def f_flat(*leaves):
             full = list(args)
@@ -342,6 +376,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                               for j in range(len(tree_flatten(per[0])[0]))] if per else []
             cols.append((out_leaves, out_tree))
         out_tree = next(t for _, t in cols if t is not None)
+        for ls, _ in cols[:1]:
+            for leaf in ls:
+                _check_jacfwd_output(leaf, holomorphic)
         n_out = out_tree.num_leaves
         jac_leaves = []
         for j in range(n_out):
@@ -370,7 +407,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         norm, dyn = _dyn_args(args, nums)
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
-            _check_input_dtype(leaf, allow_int, "jacrev")
+            _check_input_dtype(leaf, allow_int, "jacrev", holomorphic)
 
         def f_part(*leaves):
             full = list(args)
@@ -381,6 +418,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         p_out, store, vjp_flat, _ = _vjp(f_part, in_leaves, has_aux)
         out_tree = store["tree"]
         out_avals = [get_aval(p) for p in p_out]
+        for p in p_out:
+            _check_output_dtype(p, holomorphic, "jacrev")
         in_avals = [get_aval(x) for x in in_leaves]
         vmap = _vmap_api
         jac_leaves = []   # per output leaf: list per input leaf
@@ -411,4 +450,5 @@ jacobian = jacrev
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """``jacfwd(jacrev(fun))``. Mirrors ``jax.hessian``."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)

@@ -66,14 +66,14 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     @property
     def committed(self):
         """True when the array was placed with ``device_put(x, device)`` or computed from committed arrays."""
-        return _core.is_committed(self._buf)
+        return _is_committed(self._buf)
 
     def is_ready(self):
         return self._buf.is_ready()
 
     def block_until_ready(self):
         """Waits until the value is computed (raising any error from its computation); returns ``self``."""
-        _core.block(self._buf)
+        _block(self._buf)
         return self
 
     def copy_to_host_async(self):
@@ -174,10 +174,54 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         return self
 
 
+class ComplexBuffer:
+    """A complex array on a device as two real core buffers of its real and imaginary parts (float32 for
+    complex64, float64 for complex128). The core knows only real dtypes: lowering splits each complex value
+    into such a pair (``interpreters.lowering``), so every backend runs complex programs as real ones."""
+
+    __slots__ = ("re", "im")
+
+    def __init__(self, re, im):
+        self.re = re
+        self.im = im
+
+    @property
+    def device(self):
+        return self.re.device
+
+    def is_ready(self):
+        return self.re.is_ready() and self.im.is_ready()
+
+    def to_numpy(self):
+        re, im = self.re.to_numpy(), self.im.to_numpy()
+        out = np.empty(re.shape, np.complex64 if re.dtype == np.float32 else np.complex128)
+        out.real = re
+        out.imag = im
+        return out
+
+
+def _block(buf):
+    if type(buf) is ComplexBuffer:
+        _core.block(buf.re)
+        _core.block(buf.im)
+    else:
+        _core.block(buf)
+
+
+def _put(buf, dev, commit):
+    if type(buf) is ComplexBuffer:
+        return ComplexBuffer(_core.put(buf.re, dev, commit), _core.put(buf.im, dev, commit))
+    return _core.put(buf, dev, commit)
+
+
+def _is_committed(buf):
+    return _core.is_committed(buf.re if type(buf) is ComplexBuffer else buf)
+
+
 def _scalar_buffer(x, aval):
     """A core buffer for a Python scalar of ``aval``'s dtype (the jit fast path)."""
     dev = _default_device()
-    if dev.platform != "cpu":
+    if dev.platform != "cpu" or aval.dtype.kind == "c":
         return _to_buffer(x, aval)
     return _core.DeviceArray.from_scalar(x, _SHORT[aval.dtype])
 
@@ -199,10 +243,14 @@ def _to_buffer(x, aval=None):
     if arr.dtype != aval.dtype:
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(aval.dtype)
-    buf = _core.DeviceArray.from_numpy(arr)
+    if arr.dtype.kind == "c":
+        buf = ComplexBuffer(_core.DeviceArray.from_numpy(arr.real.copy()),
+                            _core.DeviceArray.from_numpy(arr.imag.copy()))
+    else:
+        buf = _core.DeviceArray.from_numpy(arr)
     dev = _default_device()
     if dev.platform != "cpu":
-        buf = _core.put(buf, dev, False)
+        buf = _put(buf, dev, False)
     return buf
 
 
@@ -211,7 +259,7 @@ def _from_host(x, dtype=None, weak_type=None):
     if isinstance(x, TypedScalar):
         aval = x.aval
         return Array._from_buffer(_to_buffer(x, aval), aval)
-    if isinstance(x, (bool, int, float)) and dtype is None:
+    if isinstance(x, (bool, int, float, complex)) and dtype is None:
         aval = get_aval(x)
         return Array._from_buffer(_to_buffer(x, aval), aval)
     arr = np.asarray(x)
@@ -249,11 +297,11 @@ def device_put(x, device=None, *, may_alias=None, donate=None):
         if isinstance(v, Array):
             if dev is None:
                 return v
-            return Array._from_buffer(_core.put(v._buf, dev, True), v.aval)
+            return Array._from_buffer(_put(v._buf, dev, True), v.aval)
         a = _from_host(v)
         if dev is None:
             return a
-        return Array._from_buffer(_core.put(a._buf, dev, True), a.aval)
+        return Array._from_buffer(_put(a._buf, dev, True), a.aval)
     return tree_map(put, x)
 
 
@@ -417,7 +465,7 @@ def block_until_ready(x):
     """Waits for every Array in the pytree ``x``; returns ``x``. Mirrors ``jax.block_until_ready``."""
     for leaf in tree_leaves(x):
         if isinstance(leaf, Array) and not isinstance(leaf, Tracer):
-            _core.block(leaf._buf)
+            _block(leaf._buf)
     return x
 
 

@@ -83,7 +83,7 @@ def _scalar_aval(x):
     return ShapedArray((), dtypes.dtype(x, canonicalize=True), weak_type=dtypes.is_weakly_typed(x))
 
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 
 
 def get_aval(x):
@@ -151,7 +151,7 @@ def typed_scalar(val, dtype, weak_type):
 
 def is_constant_scalar(x):
     """True for a concrete rank-0 value that jaxprs inline as a literal."""
-    return isinstance(x, (bool, int, float, np.generic, TypedScalar)) or (
+    return isinstance(x, (bool, int, float, complex, np.generic, TypedScalar)) or (
         isinstance(x, np.ndarray) and x.shape == ())
 
 

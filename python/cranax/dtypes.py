@@ -1,10 +1,10 @@
 """Dtypes and type promotion, mirroring ``jax.dtypes`` and JAX's promotion semantics.
 
 Supported dtypes: ``bool``, ``int8``, ``uint8``, ``int16``, ``uint16``, ``int32``, ``uint32``,
-``float16``, ``float32``, and ``int64`` / ``float64``. The 64-bit ones exist only when
+``float16``, ``float32``, ``complex64``, and ``int64`` / ``float64`` / ``complex128``. The 64-bit ones exist only when
 ``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit counterparts (as in JAX,
 where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are.
-Every other dtype (complex, object, strings, uint64, bfloat16, ...) raises
+Every other dtype (object, strings, uint64, bfloat16, ...) raises
 ``TypeError: cranax does not support dtype <name>``.
 
 float16 is stored in 2 bytes and computed as XLA's CPU backend does: each operation runs in float32 and
@@ -12,17 +12,19 @@ rounds its result to float16 (round to nearest even, overflow to inf, subnormals
 ``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32.
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
-weakly-typed nodes ``i*`` (Python int / weak int) and ``f*`` (Python float / weak float)::
+weakly-typed nodes ``i*`` (Python int / weak int), ``f*`` (Python float / weak float) and ``c*`` (Python
+complex / weak complex)::
 
     bool -> i* -> {u8, i8};  u8 -> {i16, u16};  u16 -> {i32, u32};  i8 -> i16 -> i32;
-    u32 -> i64;  i32 -> i64;  i64 -> f* -> f16 -> f32 -> f64
+    u32 -> i64;  i32 -> i64;  i64 -> f* -> f16 -> f32 -> f64;  f* -> c* -> c64 -> c128;
+    f32 -> c64;  f64 -> c128
 
 The result of promoting several values is the join (least upper bound) of their nodes. It is weakly
-typed exactly when the join is ``i*`` or ``f*``; a weak result gets the default dtype of its kind
-(int64/float64, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
+typed exactly when the join is ``i*``, ``f*`` or ``c*``; a weak result gets the default dtype of its kind
+(int64/float64/complex128, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
 Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i8 + 1 -> i8``, ``u8 + i8 -> i16``, ``i32 + 1.5 -> f32 (weak)``,
 ``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``, ``f16 + 1.5 -> f16``,
-``f16 + i32 -> f16``, ``f16 + f32 -> f32``.
+``f16 + i32 -> f16``, ``f16 + f32 -> f32``, ``f32 + 1j -> c64``, ``f64 + c64 -> c128 -> c64``.
 """
 import numpy as np
 
@@ -30,6 +32,7 @@ from .config import config
 
 __all__ = [
     "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64", "float_", "int_", "uint",
+    "complex64", "complex128", "complex_",
     "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
@@ -51,9 +54,12 @@ int64 = np.int64
 float16 = np.float16
 float32 = np.float32
 float64 = np.float64
+complex64 = np.complex64
+complex128 = np.complex128
 # JAX's default (64-bit) scalar types; canonicalize them to get what arrays actually use.
 int_ = np.int64
 float_ = np.float64
+complex_ = np.complex128
 uint = np.uint32   # JAX's is uint64, which cranax does not support
 
 _BOOL = np.dtype(np.bool_)
@@ -67,13 +73,16 @@ _I64 = np.dtype(np.int64)
 _F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
+_C64 = np.dtype(np.complex64)
+_C128 = np.dtype(np.complex128)
 
-supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64)
+supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64, _C64, _C128)
 
 # Python scalar types -> their (uncanonicalized) default dtypes.
-python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64}
+python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64, complex: _C128}
 
-_SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F16: "f16", _F32: "f32", _F64: "f64"}
+_SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F16: "f16", _F32: "f32", _F64: "f64",
+                _C64: "c64", _C128: "c128"}
 _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 
 # ----------------------------------------------------------------------------------------------
@@ -119,8 +128,10 @@ def default_uint_dtype():
 
 _NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16}
 _CANON = {
-    False: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32},
-    True: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64},
+    False: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32,
+            _C64: _C64, _C128: _C64},
+    True: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I64, _F32: _F32, _F64: _F64,
+           _C64: _C64, _C128: _C128},
 }
 _canon_cache = {False: {}, True: {}}   # dtype-like (hashable) -> canonical np.dtype
 
@@ -148,7 +159,7 @@ def _to_np_dtype(spec):
         dt = spec
     else:
         if spec is complex:
-            raise _unsupported("complex128")
+            spec = _C128
         try:
             dt = np.dtype(spec)
         except (TypeError, ValueError) as e:
@@ -207,7 +218,7 @@ def dtype(x, canonicalize=False):
     if t is float:
         return _F64 if _x64_enabled() else _F32
     if t is complex:
-        raise _unsupported("complex128")
+        return _C128 if _x64_enabled() else _C64
     if x is None:
         raise ValueError("Invalid argument to dtype: None.")
     aval = getattr(x, "aval", None)
@@ -230,7 +241,7 @@ def is_weakly_typed(x):
     """True for weakly-typed values: Python int and float (not bool), and arrays/tracers whose
     ``aval.weak_type`` (or ``weak_type``) is set."""
     t = type(x)
-    if t is int or t is float:
+    if t is int or t is float or t is complex:
         return True
     if t is bool:
         return False
@@ -250,6 +261,8 @@ def scalar_type_of(x):
         return int
     if kind == "f":
         return float
+    if kind == "c":
+        return complex
     raise _unsupported(dt.name)   # pragma: no cover - dtype() already rejected it
 
 
@@ -259,10 +272,11 @@ def scalar_type_of(x):
 
 # Nodes are small ints (so a pair indexes a flat table).
 (_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64,
- _N_U8, _N_U16, _N_I8, _N_I16, _N_F16) = range(13)
-_NUM_NODES = 13
-_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16", "f16"]
-_WEAK_NODES = (_N_IW, _N_FW)
+ _N_U8, _N_U16, _N_I8, _N_I16, _N_F16, _N_CW, _N_C64, _N_C128) = range(16)
+_NUM_NODES = 16
+_NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16", "f16",
+               "c*", "c64", "c128"]
+_WEAK_NODES = (_N_IW, _N_FW, _N_CW)
 
 # Direct successors (the lattice's edges).
 _EDGES = {
@@ -275,10 +289,13 @@ _EDGES = {
     _N_U32: [_N_I64],
     _N_I32: [_N_I64],
     _N_I64: [_N_FW],
-    _N_FW: [_N_F16],
+    _N_FW: [_N_F16, _N_CW],
     _N_F16: [_N_F32],
-    _N_F32: [_N_F64],
-    _N_F64: [],
+    _N_F32: [_N_F64, _N_C64],
+    _N_F64: [_N_C128],
+    _N_CW: [_N_C64],
+    _N_C64: [_N_C128],
+    _N_C128: [],
 }
 
 
@@ -313,8 +330,10 @@ def _build_join_table():
 
 _JOIN = _build_join_table()
 
-_STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F16: _N_F16, _F32: _N_F32, _F64: _N_F64}
-_WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F16: _N_FW, _F32: _N_FW, _F64: _N_FW}
+_STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F16: _N_F16, _F32: _N_F32, _F64: _N_F64,
+                _C64: _N_C64, _C128: _N_C128}
+_WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F16: _N_FW, _F32: _N_FW, _F64: _N_FW,
+              _C64: _N_CW, _C128: _N_CW}
 
 # Result of a join, per x64 flag: node -> (dtype, weak).
 _NODE_RESULT = {
@@ -332,11 +351,14 @@ _NODE_RESULT = {
         (_I8, False),
         (_I16, False),
         (_F16, False),
+        (_C128 if x64 else _C64, True),
+        (_C64, False),
+        (_C128 if x64 else _C64, False),
     ]
     for x64 in (False, True)
 }
 
-_PY_SCALAR_NODE = {bool: _N_BOOL, int: _N_IW, float: _N_FW}
+_PY_SCALAR_NODE = {bool: _N_BOOL, int: _N_IW, float: _N_FW, complex: _N_CW}
 
 
 def _node_of_dtype(dt, weak):
@@ -388,11 +410,9 @@ def _node_slow(x, t):
     if isinstance(x, type):
         if x in _PY_SCALAR_NODE:      # the types int/float are weak, as in JAX
             return _PY_SCALAR_NODE[x]
-        if x is complex:
-            raise _unsupported("complex128")
         return _node_of_dtype(x, False)
     if isinstance(x, complex):
-        raise _unsupported("complex128")
+        return _N_CW
     if isinstance(x, (np.ndarray, np.generic)):
         if len(_ARG_MODE) < 1024:
             _ARG_MODE[t] = _MODE_DTYPE
@@ -428,7 +448,7 @@ def result_type(*args, return_weak_type_flag=False):
     elif n == 1:
         dt, weak = _arg_dtype_and_weak(args[0])
         if weak and dt.kind != "b":
-            out = _NODE_RESULT[x64][_N_IW if dt.kind == "i" else _N_FW] if dt.kind != "u" \
+            out = _NODE_RESULT[x64][{"i": _N_IW, "c": _N_CW}.get(dt.kind, _N_FW)] if dt.kind != "u" \
                 else (_U32, True)
         else:
             out = (_CANON[x64][dt], False)
@@ -449,8 +469,8 @@ def promote_types(a, b):
     the join is weak) and the result is *not* canonicalized (``promote_types(int32, uint32)`` is
     int64 even with x64 disabled).
     """
-    na = _PY_SCALAR_NODE[a] if (a is int or a is float) else _node_of_dtype(_to_np_dtype(a), False)
-    nb = _PY_SCALAR_NODE[b] if (b is int or b is float) else _node_of_dtype(_to_np_dtype(b), False)
+    na = _PY_SCALAR_NODE[a] if (a is int or a is float or a is complex) else _node_of_dtype(_to_np_dtype(a), False)
+    nb = _PY_SCALAR_NODE[b] if (b is int or b is float or b is complex) else _node_of_dtype(_to_np_dtype(b), False)
     j = _JOIN[na * _NUM_NODES + nb]
     return _NODE_RESULT[True][j][0]
 
@@ -460,7 +480,8 @@ def promote_types(a, b):
 # ----------------------------------------------------------------------------------------------
 
 def short_name(dt):
-    """'f32', 'i32', 'u32', 'i64', 'f64', 'f16', 'i8', 'u8', 'i16', 'u16' or 'bool' (the form jaxprs print)."""
+    """'f32', 'i32', 'u32', 'i64', 'f64', 'f16', 'i8', 'u8', 'i16', 'u16', 'c64', 'c128' or 'bool' (the form
+    jaxprs print)."""
     try:
         return _SHORT_NAMES[dt]
     except (KeyError, TypeError):
@@ -533,8 +554,6 @@ def check_user_dtype_supported(dtype, fun_name=None):
         return
     if isinstance(dtype, type) and dtype in python_scalar_dtypes:
         return   # Python types request the default dtype: no warning
-    if dtype is complex:
-        raise _unsupported("complex128")
     dt = _to_np_dtype(dtype)
     canon = canonicalize_dtype(dt)
     if canon != dt:

@@ -144,7 +144,7 @@ class Lowered:
 
     def compile(self, compiler_options=None):
         t = self._traced
-        exe = _core.compile(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name))
+        exe = lowering.executable(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name), t.jaxpr)
         return Compiled(t, exe, self)
 
 

@@ -181,6 +181,12 @@ pub enum LibOp {
     /// A call into the host program (`jax.pure_callback`, `io_callback`, `jax.debug.callback`): the
     /// embedder's function `callback` gets the operand buffers and returns buffers of `results`.
     HostCallback { kind: CallbackKind, callback: u64, results: Vec<Aval> },
+    /// `fft` along the last axis of length `n` (rustfft/realfft). Complex values travel as (real, imag)
+    /// pairs of f32/f64 operands: `Fft`/`Ifft` take and give a pair of shape `[..., n]`; `Rfft` takes a real
+    /// `[..., n]` and gives a pair `[..., n/2 + 1]`; `Irfft` takes a pair `[..., n/2 + 1]` (the imaginary
+    /// parts of the zero and Nyquist frequencies ignored, as NumPy) and gives a real `[..., n]`. The inverse
+    /// transforms are scaled by `1/n`.
+    Fft { kind: FftKind, n: usize },
 }
 
 /// What a host callback may do: a pure one may be removed when its results are unused or merged with an
@@ -192,6 +198,26 @@ pub enum CallbackKind {
     Debug,
     /// `jax.debug.print` (JAX's `debug_print` primitive): a debug callback that formats and prints.
     Print,
+}
+
+/// The four transforms of `LibOp::Fft` (JAX's `FftType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftKind {
+    Fft,
+    Ifft,
+    Rfft,
+    Irfft,
+}
+
+impl FftKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FftKind::Fft => "FFT",
+            FftKind::Ifft => "IFFT",
+            FftKind::Rfft => "RFFT",
+            FftKind::Irfft => "IRFFT",
+        }
+    }
 }
 
 impl LibOp {
@@ -233,6 +259,7 @@ impl LibOp {
                 CallbackKind::Debug => "debug_callback",
                 CallbackKind::Print => "debug_print",
             },
+            LibOp::Fft { .. } => "fft",
         }
     }
 
@@ -477,6 +504,16 @@ impl LibOp {
                 }
                 LibOp::HostCallback { kind, callback, results }
             }
+            "fft" => LibOp::Fft {
+                kind: match get("fft_type")?.as_str() {
+                    Some("FFT") => FftKind::Fft,
+                    Some("IFFT") => FftKind::Ifft,
+                    Some("RFFT") => FftKind::Rfft,
+                    Some("IRFFT") => FftKind::Irfft,
+                    _ => return Err(perr("fft_type", "expected one of FFT, IFFT, RFFT, IRFFT".into())),
+                },
+                n: int("n")?,
+            },
             _ => return Ok(super::linalg::LinalgOp::parse(name, params)?.map(LibOp::Linalg)),
         };
         Ok(Some(op))
@@ -544,6 +581,7 @@ impl LibOp {
                 "callback": callback,
                 "results": results.iter().map(|a| json!([a.dtype.short_name(), a.shape])).collect::<Vec<_>>(),
             }),
+            LibOp::Fft { kind, n } => json!({ "fft_type": kind.name(), "n": n }),
         }
     }
 
@@ -641,6 +679,7 @@ impl LibOp {
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
             LibOp::Linalg(op) => op.print_params(),
             LibOp::HostCallback { callback, .. } => vec![format!("callback={callback}")],
+            LibOp::Fft { kind, n } => vec![format!("fft_type={}", kind.name()), format!("n={n}")],
         }
     }
 
@@ -1009,6 +1048,42 @@ impl LibOp {
                 }
                 Ok(results.clone())
             }
+            LibOp::Fft { kind, n } => {
+                let (ins, len_in) = match kind {
+                    FftKind::Fft | FftKind::Ifft => (2, *n),
+                    FftKind::Rfft => (1, *n),
+                    FftKind::Irfft => (2, n / 2 + 1),
+                };
+                want(ins)?;
+                let a = &ops[0].0;
+                if !matches!(a.dtype, DType::F32 | DType::F64) {
+                    return Err(format!("fft does not accept dtype {} (f32 or f64 parts)", a.dtype.short_name()));
+                }
+                if a.shape.last() != Some(&len_in) {
+                    return Err(format!("fft {} of length {n} needs a last axis of {len_in}, got shape {:?}",
+                                       kind.name(), a.shape));
+                }
+                for (b, _) in &ops[1..] {
+                    if b.dtype != a.dtype || b.shape != a.shape {
+                        return Err("fft real and imaginary parts differ in dtype or shape".into());
+                    }
+                }
+                let mut shape = a.shape.clone();
+                let last = shape.len() - 1;
+                match kind {
+                    FftKind::Fft | FftKind::Ifft => {
+                        Ok(vec![Aval { dtype: a.dtype, shape: shape.clone() }, Aval { dtype: a.dtype, shape }])
+                    }
+                    FftKind::Rfft => {
+                        shape[last] = n / 2 + 1;
+                        Ok(vec![Aval { dtype: a.dtype, shape: shape.clone() }, Aval { dtype: a.dtype, shape }])
+                    }
+                    FftKind::Irfft => {
+                        shape[last] = *n;
+                        one(a.dtype, shape)
+                    }
+                }
+            }
         }
     }
 
@@ -1029,6 +1104,7 @@ impl LibOp {
                 out.saturating_mul(k.max(1))
             }
             LibOp::Linalg(op) if !inputs.is_empty() => op.work(inputs),
+            LibOp::Fft { n, .. } => out.saturating_mul(usize::BITS as usize - n.leading_zeros() as usize + 1),
             _ => out.saturating_add(inputs.iter().map(|a| n(a)).fold(0, usize::saturating_add)),
         }
     }

@@ -13,6 +13,6 @@ pub mod control;
 mod fuzz_tests;
 
 pub use dtype::{DType, Scalar};
-pub use library::{CallbackKind, ConvParams, IndexMode, LibOp, ScatterOp, WindowParams};
+pub use library::{CallbackKind, ConvParams, FftKind, IndexMode, LibOp, ScatterOp, WindowParams};
 pub use linalg::LinalgOp;
 pub use program::{Atom, Aval, Eqn, Prim, Program, VarId, ReduceOp, UnaryOp, BinaryOp, CompareOp};

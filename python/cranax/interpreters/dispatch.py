@@ -71,7 +71,7 @@ def compiled_for(prim, params, avals):
             pass
         return hit
     closed, outs = _eager_program(prim, params, avals)
-    exe = _core.compile(lowering.lower_jaxpr(closed, prim.name))
+    exe = lowering.executable(lowering.lower_jaxpr(closed, prim.name), closed)
     hit = (exe, outs)
     bound = max(int(config.jax_compilation_cache_max_size), 1)
     with _lock:

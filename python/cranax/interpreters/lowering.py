@@ -3,13 +3,20 @@
 The program's inputs are the jaxpr's constvars followed by its invars. Call-like equations (``jit``,
 custom derivative calls) are inlined, as is any primitive whose ``inline_jaxpr(eqn)`` returns a
 ``(jaxpr, args)`` expansion rather than None; the core optimizes the flat program as a whole.
+
+Complex values are lowered as pairs of real values: the core has no complex dtype. A complex variable maps
+to a ``(real, imag)`` pair of wire atoms (float32 for complex64, float64 for complex128); an equation that
+touches one is expanded by its rule in ``complex_rules`` (filled by ``primitives.complex``) into real
+equations, and a complex program input/output is two real ones, which :func:`executable` pairs up again
+(``array.ComplexBuffer``). Fusion, codegen and the GPU backend thus run complex programs unchanged.
 """
 import json
 import math
 
 import numpy as np
 
-from .. import dtypes
+from .. import _core, dtypes
+from ..array import ComplexBuffer
 from ..jaxpr import ClosedJaxpr, Literal
 
 WIRE_VERSION = 1
@@ -28,6 +35,23 @@ def _wire_value(v):
     if isinstance(v, (np.floating,)):
         return float(v)
     return v
+
+
+# Primitive name → rule(emitter, eqn, ins) -> outs for equations with complex operands or results: ``ins`` are
+# wire atoms, a ``(re, im)`` pair for each complex operand; the rule emits real equations (``_Emitter.op``)
+# and returns the results the same way.
+complex_rules = {}
+
+_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def is_complex(aval):
+    return aval.dtype.kind == "c"
+
+
+def real_dtype(dt):
+    """float32 for complex64, float64 for complex128; real dtypes unchanged."""
+    return _REAL_OF.get(np.dtype(dt), np.dtype(dt))
 
 
 _lit_cache = {}
@@ -56,6 +80,10 @@ def _literal_json_slow(dt, v):
         v = v.item()
     elif isinstance(v, np.generic):
         v = v.item()
+    if dt.kind == "c":
+        rd = real_dtype(dt)
+        c = complex(v)
+        return (_literal_json_slow(rd, c.real), _literal_json_slow(rd, c.imag))
     if dt == np.bool_:
         v = bool(v)
     elif dtypes.issubdtype(dt, np.floating):
@@ -90,6 +118,17 @@ def _aval_json(vid, aval, what="program input"):
     return [vid, dtypes.short_name(aval.dtype), list(aval.shape)]
 
 
+def _flat_atoms(atoms):
+    """Wire atoms with each complex ``(re, im)`` pair spread into its two parts."""
+    out = []
+    for a in atoms:
+        if type(a) is tuple:
+            out.extend(a)
+        else:
+            out.append(a)
+    return out
+
+
 class _Emitter:
     def __init__(self):
         self.ids = {}
@@ -100,6 +139,25 @@ class _Emitter:
         if type(a) is Literal:
             return _literal_json(a)
         return env[a]
+
+    def new_var(self, dtype, shape, what="program input"):
+        """A fresh wire variable: ``(id, its [id, dtype, shape] declaration)``."""
+        vid = self.next_id
+        self.next_id += 1
+        return vid, _aval_json(vid, _Aval(np.dtype(dtype), tuple(shape)), what)
+
+    def op(self, prim, ins, dtype, shape, params=None):
+        """Emits a one-result real equation ``prim`` (a wire name) on atoms ``ins``; returns its result's id."""
+        vid, decl = self.new_var(dtype, shape, prim)
+        self.eqns.append({"prim": prim, "params": params or {}, "in": list(ins), "out": [decl]})
+        return vid
+
+    def _complex_eqn(self, eqn, ins):
+        rule = complex_rules.get(eqn.primitive.name)
+        if rule is None:
+            raise NotImplementedError(f"{eqn.primitive.name} on complex operands is not lowered (cranax lowers "
+                                      f"complex values as pairs of reals; this primitive has no such rule)")
+        return rule(self, eqn, ins)
 
     def emit_jaxpr(self, jaxpr, env):
         """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
@@ -122,6 +180,10 @@ class _Emitter:
                     env[v] = o
                 continue
             ins = [self.atom(a, env) for a in eqn.invars]
+            if any(v.aval.dtype.kind == "c" for v in eqn.outvars) or any(type(a) is tuple for a in ins):
+                for v, o in zip(eqn.outvars, self._complex_eqn(eqn, ins)):
+                    env[v] = o
+                continue
             outs = []
             for v in eqn.outvars:
                 vid = self.next_id
@@ -141,12 +203,26 @@ def lower_program(jaxpr):
     env = {}
     invars = []
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        if is_complex(v.aval):
+            _check_size(v.aval, "program input")
+            parts = [em.new_var(real_dtype(v.aval.dtype), v.aval.shape) for _ in range(2)]
+            env[v] = (parts[0][0], parts[1][0])
+            invars.extend(d for _, d in parts)
+            continue
         vid = em.next_id
         em.next_id += 1
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
     outs = em.emit_jaxpr(jaxpr, env)
-    return {"invars": invars, "eqns": em.eqns, "outvars": outs}
+    return {"invars": invars, "eqns": em.eqns, "outvars": _flat_atoms(outs)}
+
+
+class _Aval:
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.dtype = dtype
+        self.shape = shape
 
 
 def lower_jaxpr(closed, name="main"):
@@ -154,3 +230,49 @@ def lower_jaxpr(closed, name="main"):
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
     return json.dumps(prog, separators=(",", ":"))
+
+
+class SplitExecutable:
+    """An executable whose program has complex inputs or outputs: each travels as its two real parts
+    (``array.ComplexBuffer``); ``execute`` spreads and pairs them around the core's executable."""
+
+    def __init__(self, exe, complex_in, complex_out):
+        self._exe = exe
+        self._cin = complex_in
+        self._cout = complex_out
+
+    def execute(self, bufs):
+        flat = []
+        for b, c in zip(bufs, self._cin):
+            if c:
+                if type(b) is not ComplexBuffer:
+                    raise TypeError("a complex program input needs a complex buffer")
+                flat.append(b.re)
+                flat.append(b.im)
+            else:
+                flat.append(b)
+        res = self._exe.execute(flat)
+        out, i = [], 0
+        for c in self._cout:
+            if c:
+                out.append(ComplexBuffer(res[i], res[i + 1]))
+                i += 2
+            else:
+                out.append(res[i])
+                i += 1
+        return out
+
+    def __getattr__(self, name):  # as_text, jaxpr_text, name: the core executable's
+        return getattr(self._exe, name)
+
+
+def executable(text, closed):
+    """The core's executable for the wire ``text`` of ``closed``, pairing complex inputs/outputs when it has
+    any (real programs get the core's executable itself)."""
+    exe = _core.compile(text)
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    cin = [is_complex(v.aval) for v in list(jaxpr.constvars) + list(jaxpr.invars)]
+    cout = [is_complex(a.aval) for a in jaxpr.outvars]
+    if any(cin) or any(cout):
+        return SplitExecutable(exe, cin, cout)
+    return exe

@@ -53,6 +53,9 @@ from ..primitives.windowed import (cumlogsumexp, cumlogsumexp_p, reduce_window, 
 # the special functions (h-special)
 from ..primitives.elementwise import (igamma, igamma_grad_a, igamma_grad_a_p, igamma_p, igammac, igammac_p,
     polygamma, polygamma_p, random_gamma_grad, random_gamma_grad_p, zeta, zeta_p)
+# complex numbers (lowered as pairs of reals) and FFTs
+from ..primitives.elementwise import complex, complex_p, conj, conj_p, imag, imag_p, real, real_p
+from ..primitives.fft import FftType, fft, fft_p
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
 # names the module has always exposed (its imports, and its control-flow submodule), kept so that
@@ -114,3 +117,4 @@ __all__ += ["igamma", "igamma_grad_a", "igamma_grad_a_p", "igamma_p", "igammac",
 from ._precision import Precision
 from ._shapes import broadcast_shapes
 __all__ += ["Precision", "broadcast_shapes"]
+__all__ = __all__ + ["FftType", "fft", "fft_p", "complex", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p"]

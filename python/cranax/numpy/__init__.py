@@ -54,9 +54,9 @@ from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram,
                           nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile)
 from ._setops import (intersect1d, isin, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts,
                       unique_inverse, unique_values)
-from ._numeric import (angle, array_equiv, bitwise_count, can_cast, choose, compress, concat, copysign, cross,
-                       diff, ediff1d, extract, fabs, fmax, fmin, gcd, geomspace, gradient, imag, interp, iscomplex,
-                       isdtype, isreal, iterable, lcm, ldexp, lexsort, logspace, nan_to_num, polyadd, polyder,
+from ._numeric import (array_equiv, bitwise_count, can_cast, choose, compress, concat, copysign, cross,
+                       diff, ediff1d, extract, fabs, fmax, fmin, gcd, geomspace, gradient, interp,
+                       isdtype, iterable, lcm, ldexp, lexsort, logspace, nan_to_num, polyadd, polyder,
                        polyint, polymul, polysub, polyval, rollaxis, select, sinc, trapezoid, unstack, vander,
                        delete, insert, resize, trim_zeros, put, place, modf, printoptions, get_printoptions,
                        set_printoptions)
@@ -64,6 +64,11 @@ from ._index_tricks import (c_, diag_indices_from, fill_diagonal, index_exp, mgr
                             s_, tril_indices_from, triu_indices_from, unravel_index)
 from ._functional import apply_along_axis, apply_over_axes, fromfunction, piecewise, vectorize
 from ._windows import bartlett, blackman, hamming, hanning, i0, kaiser
+# complex numbers (issue 20)
+from ._scalar_types import cdouble, complex_, complexfloating, csingle
+from ._ufuncs import angle, imag, iscomplex, isreal
+from . import fft  # noqa: F401  (the jnp.fft submodule)
+from ._products import convolve, correlate
 from . import _methods  # noqa: F401  (installs the Array/Tracer operators and methods)
 # the jnp.linalg submodule (jax.numpy.linalg)
 from . import linalg  # noqa: F401,E402
@@ -110,3 +115,4 @@ __all__ = [
     "hamming", "hanning", "i0", "kaiser", "delete", "insert", "resize", "trim_zeros", "put", "place", "modf",
     "printoptions", "get_printoptions", "set_printoptions",
 ]
+__all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]

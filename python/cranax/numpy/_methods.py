@@ -14,7 +14,9 @@ from ._shape_ops import argsort, cumprod, cumsum, diagonal, nonzero, repeat, sea
 from ._shapes import matrix_transpose, ravel, reshape, squeeze, swapaxes, transpose
 from ._ufuncs import (abs, add, bitwise_and, bitwise_or, bitwise_xor, clip, divmod, equal, floor_divide, greater,
                       greater_equal, invert, left_shift, less, less_equal, multiply, negative, not_equal, power,
-                      remainder, right_shift, round, subtract, true_divide, real, conj)
+                      remainder, right_shift, round, subtract, true_divide)
+
+from ._ufuncs import conjugate, imag, real
 
 
 _OPERAND_TYPES = (Array, Tracer, TypedScalar, bool, int, float, complex, _np.generic, _np.ndarray)
@@ -90,8 +92,7 @@ def _install_methods(cls):
     cls.swapaxes = lambda self, a1, a2: swapaxes(self, a1, a2)
     cls.dot = lambda self, b, *, precision=None, preferred_element_type=None: dot(
         self, b, precision=precision, preferred_element_type=preferred_element_type)
-    cls.conj = lambda self: conj(self)
-    cls.conjugate = lambda self: conj(self)
+    cls.conj = cls.conjugate = lambda self: conjugate(self)
     cls.at = property(lambda self: _IndexUpdateHelper(self))
     cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
     cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
@@ -104,8 +105,7 @@ def _install_methods(cls):
     cls.nonzero = lambda self, *, size=None, fill_value=None: nonzero(self, size=size, fill_value=fill_value)
     cls.searchsorted = lambda self, v, side="left", sorter=None: searchsorted(self, v, side, sorter)
     cls.real = property(lambda self: real(self))
-    # Every cranax dtype is real: the imaginary part is zeros of the same dtype (as JAX for real arrays).
-    cls.imag = property(lambda self: zeros_like(self))
+    cls.imag = property(lambda self: imag(self))
     cls.copy = lambda self: self
 
 

@@ -14,12 +14,12 @@ from ..array import Array
 from ..core import get_aval
 from ._promotion import asarray
 from ._reductions import sum
-from ._shape_ops import diagonal
+from ._shape_ops import diagonal, take
 from ._shapes import (broadcast_arrays, broadcast_shapes, broadcast_to, expand_dims, moveaxis, ravel, reshape,
                       transpose)
-from ._ufuncs import multiply
+from ._ufuncs import conjugate, multiply
 
-__all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
+__all__ = ["convolve", "correlate", "dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum", "trace", "kron",
            "matvec", "vecmat"]
 
 
@@ -159,13 +159,18 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """Dot product of the flattened arrays. Mirrors ``jax.numpy.vdot``."""
+    """Dot product of the flattened arrays, the first conjugated when complex. Mirrors ``jax.numpy.vdot``."""
+    a = asarray(a)
+    if get_aval(a).dtype.kind == "c":
+        a = conjugate(a)
     return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = broadcast_arrays(x1, x2)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if get_aval(x1).dtype.kind == "c":  # the array API's vecdot conjugates its first argument
+        x1 = conjugate(x1)
     return sum(multiply(x1, x2), axis=-1)
 
 
@@ -403,3 +408,42 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, 
     if get_aval(acc).dtype != dt:
         acc = lax.convert_element_type(acc, dt)
     return acc
+
+
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    """The discrete linear convolution of 1-D ``a`` and ``v`` (``mode`` 'full', 'same' or 'valid', as
+    NumPy), computed directly: the sliding windows of the zero-padded longer operand times the reversed
+    shorter one. Raises ``ValueError`` for empty or non-1-D inputs and unknown modes. Mirrors
+    ``jax.numpy.convolve``."""
+    (a, v), _ = _prep("convolve", a, v)
+    if get_aval(a).ndim != 1 or get_aval(v).ndim != 1:
+        raise ValueError("convolve() only support 1-dimensional inputs.")
+    n, m = get_aval(a).shape[0], get_aval(v).shape[0]
+    if n == 0 or m == 0:
+        raise ValueError("convolve: inputs cannot be empty, got shapes {} and {}.".format((n,), (m,)))
+    if m > n:  # convolution commutes: slide the shorter one
+        a, v, n, m = v, a, m, n
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
+    cfg = [(m - 1, m - 1, 0)]
+    padded = lax.pad(a, _np.zeros((), get_aval(a).dtype)[()], cfg)
+    idx = _np.arange(n + m - 1)[:, None] + _np.arange(m)[None, :]
+    windows = take(padded, idx.reshape(-1), axis=0).reshape(n + m - 1, m)
+    full = dot(windows, lax.rev(v, (0,)), preferred_element_type=preferred_element_type)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return lax.slice_in_dim(full, start, start + n)
+    return lax.slice_in_dim(full, m - 1, n)
+
+
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
+    """The cross-correlation ``c[k] = Σ_n a[n + k] conj(v[n])`` of 1-D ``a`` and ``v``, i.e.
+    ``convolve(a, conj(v[::-1]))``. Mirrors ``jax.numpy.correlate``."""
+    (a, v), _ = _prep("correlate", a, v)
+    if get_aval(v).ndim != 1:
+        raise ValueError("correlate() only support 1-dimensional inputs.")
+    if get_aval(v).dtype.kind == "c":
+        v = conjugate(v)
+    return convolve(a, lax.rev(v, (0,)), mode, preferred_element_type=preferred_element_type)

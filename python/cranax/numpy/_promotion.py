@@ -1,6 +1,7 @@
 """Promotion and ``asarray``: JAX's dtype lattice and NumPy's broadcasting for ``cranax.numpy``'s operands,
 and ``array``/``asarray``/``astype``, which every other part of the package is built on."""
 import builtins
+import warnings
 
 import numpy as _np
 
@@ -53,7 +54,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
         if dtype is not None:
             out = astype(out, dtype)
     else:
-        if isinstance(object, (bool, int, float)):
+        if isinstance(object, (bool, int, float, complex)):
             dt = dtype if dtype is not None else _dtypes.dtype(object, canonicalize=True)
             return _from_host(_np.asarray(object, dt), dt, weak_type=dtype is None and not isinstance(object, bool))  # JAX: jnp.array(3.0) is weak
         if isinstance(object, (list, tuple)) and object and dtype is None:
@@ -115,7 +116,7 @@ def _broadcast_shapes(name, shapes):
 
 
 def _operand(x, name="jnp function", pos=0):
-    if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float)):
+    if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float, complex)):
         return x
     if isinstance(x, (_np.ndarray, _np.generic)):
         dt = _dtypes.canonicalize_dtype(x.dtype)
@@ -123,8 +124,6 @@ def _operand(x, name="jnp function", pos=0):
     if isinstance(x, (list, tuple)):
         # JAX's check_arraylike: jnp functions take arrays and scalars, not lists.
         raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}.")
-    if isinstance(x, complex):
-        raise TypeError("cranax does not support dtype complex128 (got a Python complex)")
     raise TypeError(f"{type(x).__name__} is not a valid JAX array type; got {x!r}")
 
 
@@ -165,11 +164,11 @@ def _promote(name, *args, to_float=False, numeric=False):
             return fast
     elif len(args) == 1:
         av = getattr(args[0], "aval", None)
-        if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind == "f"):
+        if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind in "fc"):
             return [args[0]]
     args = [_operand(a, name, i) for i, a in enumerate(args)]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
-    if to_float and not _dtypes.issubdtype(dt, _np.floating):
+    if to_float and not _dtypes.issubdtype(dt, _np.inexact):
         dt = _to_inexact(dt, weak)
         weak = weak and False
     if numeric and dt == _np.bool_:
@@ -227,4 +226,11 @@ def astype(x, dtype, /, *, copy=False, device=None):
     av = get_aval(x)
     if av.dtype == dt and not av.weak_type:
         return x
+    if av.dtype.kind == "c" and dt == _np.bool_:  # nonzero, no warning (as JAX)
+        return lax.ne(x, typed_scalar(0j, av.dtype, False))
+    if av.dtype.kind == "c" and dt.kind != "c":
+        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. Please first use "
+                      "jnp.real or jnp.imag to take the real/imaginary component of your input.",
+                      DeprecationWarning, stacklevel=2)
+        return lax._convert(lax.real(x), dt, False)
     return lax._convert(x, dt, False)

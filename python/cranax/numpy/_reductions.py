@@ -126,7 +126,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if where is not None:
         (a,) = _promote("mean", a)
         if dtype is None:
-            dtype = get_aval(a).dtype if _is_float(a) else _to_inexact(get_aval(a).dtype, get_aval(a).weak_type)
+            dtype = get_aval(a).dtype if _dtypes.issubdtype(get_aval(a).dtype, _np.inexact) else _to_inexact(get_aval(a).dtype, get_aval(a).weak_type)
         w = broadcast_to(asarray(where), get_aval(a).shape)
         num = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=w)
         den = sum(astype(w, dtype), axis=axis, keepdims=keepdims)
@@ -141,7 +141,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         # JAX computes the mean of float16 in float32 and rounds once
         return astype(mean(astype(a, _F32), axes, keepdims=keepdims), _F16)
     if dtype is None:
-        dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.floating) else _to_inexact(av.dtype, av.weak_type)
+        dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.inexact) else _to_inexact(av.dtype, av.weak_type)
     s = sum(astype(a, dtype), axis=axes, keepdims=keepdims)
     return lax.div(s, typed_scalar(n, dtype, False) if n else typed_scalar(_np.nan, dtype, False)) if n \
         else lax.mul(s, typed_scalar(_np.nan, dtype, False))
@@ -161,7 +161,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     for i in axes:
         n *= av.shape[i]
     centered = subtract(a, mean(a, axes, keepdims=True))
-    sq = lax.mul(centered, centered)
+    if av.dtype.kind == "c":  # |x - mean|^2, real (as NumPy and JAX)
+        sq = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+    else:
+        sq = lax.mul(centered, centered)
     return true_divide(sum(sq, axis=axes, keepdims=keepdims), builtins.max(n - ddof, 0))
 
 

@@ -46,7 +46,9 @@ int16 = _scalar_type(_np.int16)
 uint16 = _scalar_type(_np.uint16)
 float16 = _scalar_type(_np.float16)
 uint64 = _np.uint64
-complex64, complex128 = _np.complex64, _np.complex128
+complex64 = csingle = _scalar_type(_np.complex64)
+complex128 = complex_ = cdouble = _scalar_type(_np.complex128)
+complexfloating = _np.complexfloating
 dtype = _np.dtype
 pi = _np.pi
 e = _np.e

@@ -262,6 +262,8 @@ around = round
 
 def isfinite(x, /):
     (x,) = _promote("isfinite", x)
+    if _is_complex(x):  # of either part
+        return lax.bitwise_and(isfinite(lax.real(x)), isfinite(lax.imag(x)))
     if not _is_float(x):
         return lax.full_like(x, True, _np.bool_)
     return lax.is_finite(x)
@@ -269,6 +271,8 @@ def isfinite(x, /):
 
 def isnan(x, /):
     (x,) = _promote("isnan", x)
+    if _is_complex(x):  # of either part
+        return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
     if not _is_float(x):
         return lax.full_like(x, False, _np.bool_)
     return lax.ne(x, x)
@@ -276,6 +280,8 @@ def isnan(x, /):
 
 def isinf(x, /):
     (x,) = _promote("isinf", x)
+    if _is_complex(x):  # of either part
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if not _is_float(x):
         return lax.full_like(x, False, _np.bool_)
     return lax.eq(lax.abs(x), _np.inf)
@@ -381,23 +387,70 @@ def copy(a, order=None):
     return asarray(a)
 
 
+def _is_complex(x):
+    return get_aval(x).dtype.kind == "c"
+
+
 def iscomplexobj(x):
-    return False
+    """True when ``x`` has a complex dtype (a Python complex included), whatever its values. Mirrors
+    ``jax.numpy.iscomplexobj``."""
+    if x is None:
+        return False
+    try:
+        return _dtypes.issubdtype(_dtypes.dtype(x), _np.complexfloating)
+    except (TypeError, ValueError):
+        return _dtypes.issubdtype(_np.result_type(x), _np.complexfloating)
 
 
 def isrealobj(x):
-    return True
+    """``not iscomplexobj(x)``. Mirrors ``jax.numpy.isrealobj``."""
+    return not iscomplexobj(x)
 
 
-def real(x):
-    return asarray(x)
+def real(val, /):
+    """The real part of ``val`` (a real ``val`` as it is). Mirrors ``jax.numpy.real``."""
+    (x,) = _promote("real", val)
+    return lax.real(x) if _is_complex(x) else asarray(x)
 
 
-def conj(x):
-    return asarray(x)
+def imag(val, /):
+    """The imaginary part of ``val`` (zeros for a real ``val``). Mirrors ``jax.numpy.imag``."""
+    (x,) = _promote("imag", val)
+    return lax.imag(x) if _is_complex(x) else lax.full_like(x, 0)
 
 
-conjugate = conj
+def conjugate(x, /):
+    """The complex conjugate (a real ``x`` as it is). Mirrors ``jax.numpy.conjugate``."""
+    (x,) = _promote("conjugate", x)
+    return lax.conj(x) if _is_complex(x) else asarray(x)
+
+
+conj = conjugate
+
+
+def angle(z, deg=False):
+    """The argument of ``z`` in radians (degrees with ``deg``), float: ``atan2(imag, real)``. Mirrors
+    ``jax.numpy.angle``."""
+    (z,) = _promote("angle", z)
+    if _is_complex(z):
+        re, im = lax.real(z), lax.imag(z)
+    else:
+        (re,) = _promote("angle", z, to_float=True)
+        im = lax.full_like(re, 0)
+    out = lax.atan2(im, re)
+    return lax.mul(out, 180 / _np.pi) if deg else out
+
+
+def iscomplex(x):
+    """True where the imaginary part of ``x`` is nonzero. Mirrors ``jax.numpy.iscomplex``."""
+    i = imag(x)
+    return lax.ne(i, lax.full_like(i, 0))
+
+
+def isreal(x):
+    """True where the imaginary part of ``x`` is zero. Mirrors ``jax.numpy.isreal``."""
+    i = imag(x)
+    return lax.eq(i, lax.full_like(i, 0))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -157,7 +157,7 @@ def _compiled_impl(prim):
         text = lowering.lower_jaxpr(closed, prim.name)
         exe = _exe_cache.get(text)
         if exe is None:
-            exe = _core.compile(text)
+            exe = lowering.executable(text, closed)
             _exe_cache.put(text, exe)
         bufs = [a._buf if type(a) is Array else _to_buffer(a, av) for a, av in zip(args, avals)]
         res = exe.execute(bufs)
@@ -706,7 +706,7 @@ def batch_closed(closed, size, in_batched, force_out):
 # ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``map``: the functions are traced once to
 # jaxprs (values they close over become leading operands); the core compiles them as real branches and loops.
 
-_PY = (bool, int, float)
+_PY = (bool, int, float, complex)
 
 
 def _trace_fun(fun, in_tree, in_avals, what):

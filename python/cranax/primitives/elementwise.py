@@ -5,6 +5,8 @@ Operands of a binary primitive share a dtype and a shape; a rank-0 operand may s
 broadcasts (jaxprs print such literals as ``1.0:f32[]``). The result is weakly typed only when every
 operand is.
 """
+import warnings
+
 import numpy as np
 
 from .. import dtypes
@@ -18,6 +20,7 @@ from . import structural as _st   # broadcast_in_dim and full (structural uses t
 from .standard import standard_primitive
 
 _FLOAT = "float"
+_INEXACT = "inexact"  # floating or complex (the complex ones are lowered by ``primitives.complex``)
 _NUM = "num"
 _INT = "int"
 _BOOL_INT = "bool_int"
@@ -25,6 +28,7 @@ _ANY = "any"
 
 _KIND_TEXT = {
     _FLOAT: "subtypes of floating",
+    _INEXACT: "subtypes of floating or complex",
     _NUM: "subtypes of integer or floating",
     _INT: "subtypes of integer",
     _BOOL_INT: "bool or subtypes of integer",
@@ -47,6 +51,8 @@ def _accepts_slow(kind, dt):
         return True
     if kind == _FLOAT:
         return dtypes.issubdtype(dt, np.floating)
+    if kind == _INEXACT:
+        return dtypes.issubdtype(dt, np.inexact)
     if kind == _INT:
         return dtypes.issubdtype(dt, np.integer)
     if kind == _BOOL_INT:
@@ -118,22 +124,31 @@ def binop(name, kind, out_dtype=None):
 
 # Unary
 neg_p = unop("neg", _NUM)
-abs_p = unop("abs", _NUM)
+
+
+def _abs_abstract(x):
+    _check_dtype("abs", _NUM, x.dtype)
+    if x.dtype.kind == "c":  # |z| of a complex z is real (JAX: abs of complex64 is float32)
+        return ShapedArray(x.shape, np.dtype(np.float32 if x.dtype == np.complex64 else np.float64), x.weak_type)
+    return x
+
+
+abs_p = standard_primitive("abs", _abs_abstract, elementwise=True)
 sign_p = unop("sign", _NUM)
 floor_p = unop("floor", _FLOAT)
 ceil_p = unop("ceil", _FLOAT)
-exp_p = unop("exp", _FLOAT)
+exp_p = unop("exp", _INEXACT)
 exp2_p = unop("exp2", _FLOAT)
-log_p = unop("log", _FLOAT)
-log1p_p = unop("log1p", _FLOAT)
-expm1_p = unop("expm1", _FLOAT)
-sqrt_p = unop("sqrt", _FLOAT)
-rsqrt_p = unop("rsqrt", _FLOAT)
+log_p = unop("log", _INEXACT)
+log1p_p = unop("log1p", _INEXACT)
+expm1_p = unop("expm1", _INEXACT)
+sqrt_p = unop("sqrt", _INEXACT)
+rsqrt_p = unop("rsqrt", _INEXACT)
 cbrt_p = unop("cbrt", _FLOAT)
-sin_p = unop("sin", _FLOAT)
-cos_p = unop("cos", _FLOAT)
-tan_p = unop("tan", _FLOAT)
-tanh_p = unop("tanh", _FLOAT)
+sin_p = unop("sin", _INEXACT)
+cos_p = unop("cos", _INEXACT)
+tan_p = unop("tan", _INEXACT)
+tanh_p = unop("tanh", _INEXACT)
 logistic_p = unop("logistic", _FLOAT)
 erf_p = unop("erf", _FLOAT)
 erfc_p = unop("erfc", _FLOAT)
@@ -141,8 +156,8 @@ erf_inv_p = unop("erf_inv", _FLOAT)
 asin_p = unop("asin", _FLOAT)
 acos_p = unop("acos", _FLOAT)
 atan_p = unop("atan", _FLOAT)
-sinh_p = unop("sinh", _FLOAT)
-cosh_p = unop("cosh", _FLOAT)
+sinh_p = unop("sinh", _INEXACT)
+cosh_p = unop("cosh", _INEXACT)
 asinh_p = unop("asinh", _FLOAT)
 acosh_p = unop("acosh", _FLOAT)
 atanh_p = unop("atanh", _FLOAT)
@@ -168,7 +183,7 @@ div_p = binop("div", _NUM)
 rem_p = binop("rem", _NUM)
 max_p = binop("max", _ANY)
 min_p = binop("min", _ANY)
-pow_p = binop("pow", _FLOAT)
+pow_p = binop("pow", _INEXACT)
 atan2_p = binop("atan2", _FLOAT)
 nextafter_p = binop("nextafter", _FLOAT)
 and_p = binop("and", _BOOL_INT)
@@ -198,7 +213,7 @@ ge_p = binop("ge", _ANY, _BOOL)
 
 def _integer_pow_abstract(x, y):
     _check_dtype("integer_pow", _NUM, x.dtype)
-    if y < 0 and not dtypes.issubdtype(x.dtype, np.floating):
+    if y < 0 and not dtypes.issubdtype(x.dtype, np.inexact):
         raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {y})")
     return x
 
@@ -263,6 +278,53 @@ bitcast_convert_type_p = standard_primitive(
     "bitcast_convert_type", _bitcast_abstract,
     wire=lambda eqn: {"new_dtype": dtypes.short_name(eqn.params["new_dtype"])}, elementwise=True)
 
+
+# ---- complex parts (their lowering as pairs of reals: ``primitives.complex_lowering``) ----
+
+def _real_of(dt):
+    return np.dtype(np.float32 if np.dtype(dt) == np.complex64 else np.float64)
+
+
+def _complex_of(dt):
+    return np.dtype(np.complex64 if np.dtype(dt) == np.float32 else np.complex128)
+
+
+def _part_abstract(name):
+    def abstract_eval(x):
+        if x.dtype.kind != "c":
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of "
+                            f"complexfloating.")
+        return ShapedArray(x.shape, _real_of(x.dtype), x.weak_type)
+    return abstract_eval
+
+
+real_p = standard_primitive("real", _part_abstract("real"), elementwise=True)
+imag_p = standard_primitive("imag", _part_abstract("imag"), elementwise=True)
+
+
+def _complex_abstract(x, y):
+    dt = _same_dtypes("complex", (x, y))
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"complex does not accept dtype {np.dtype(dt).name} at position 0. Accepted dtypes at "
+                        f"position 0 are subtypes of float32, float64.")
+    shape = broadcast_shapes_of("complex", (x, y))
+    return ShapedArray(shape, _complex_of(dt), x.weak_type and y.weak_type)
+
+
+complex_p = standard_primitive("complex", _complex_abstract, elementwise=True)
+
+
+def _conj_abstract(x, input_dtype=None):
+    if x.dtype.kind == "c":
+        return x
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"conj does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of floating "
+                        f"or complexfloating.")
+    return ShapedArray(x.shape, _complex_of(x.dtype), x.weak_type)
+
+
+conj_p = standard_primitive("conj", _conj_abstract, elementwise=True)
+
 del lowering
 
 
@@ -270,7 +332,7 @@ del lowering
 # Unlike ``cranax.numpy`` these do not promote dtypes: operands of a binary op share a dtype, except Python
 # scalars, which take the other operand's dtype (weakly typed). Shapes must match, except rank-0 values.
 
-_PY = (bool, int, float)
+_PY = (bool, int, float, complex)
 
 
 def _is_literal_scalar(x):
@@ -431,6 +493,31 @@ le = _nary(le_p)
 gt = _nary(gt_p)
 ge = _nary(ge_p)
 _clamp = _nary(clamp_p)
+_complex = _nary(complex_p)
+
+
+def real(x):
+    """The real part of complex ``x`` (float32 for complex64, float64 for complex128). Raises ``TypeError`` for
+    a real ``x``. Mirrors ``jax.lax.real``."""
+    return real_p.bind(_as_operand(x))
+
+
+def imag(x):
+    """The imaginary part of complex ``x`` (float32 for complex64, float64 for complex128). Raises
+    ``TypeError`` for a real ``x``. Mirrors ``jax.lax.imag``."""
+    return imag_p.bind(_as_operand(x))
+
+
+def complex(x, y):
+    """``x + 1j * y`` elementwise for float32 (→ complex64) or float64 (→ complex128) ``x``, ``y`` of one dtype;
+    shapes equal or rank 0. Mirrors ``jax.lax.complex``."""
+    return _complex(x, y)
+
+
+def conj(x):
+    """The complex conjugate of ``x`` (a real float ``x`` gives its complex dtype). Mirrors ``jax.lax.conj``."""
+    x = _as_operand(x)
+    return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
 def clamp(min, x, max):
@@ -490,6 +577,10 @@ def convert_element_type(operand, new_dtype):
     """``operand`` converted to ``new_dtype`` (floats → ints truncate toward zero and saturate, NaN → 0).
     Mirrors ``jax.lax.convert_element_type``."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    if new_dtype.kind != "c" and get_aval(_as_operand(operand)).dtype.kind == "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+        operand = real(operand)
     return _convert(operand, new_dtype, False)
 
 
@@ -528,11 +619,12 @@ def div_floor_int(x, y):
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
            cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, bessel_i0e_p, bessel_i1e_p, not_p, square_p, is_finite_p,
-           population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p):
+           population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p,
+           real_p, imag_p, conj_p):
     _batching.defvectorized(_p)
 for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, and_p, or_p, xor_p,
            shift_left_p, shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-           igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p, polygamma_p, zeta_p):
+           igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p, polygamma_p, zeta_p, complex_p):
     _batching.defbroadcasting(_p)
 del _p
 
@@ -575,7 +667,18 @@ def _ones(x):
 
 
 _ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else neg(ct)])
-_ad.defjvp2(abs_p, lambda g, ans, x: select(ge(x, _c(x, 0)), g, neg(g)))
+
+
+def _abs_jvp(g, ans, x):
+    if get_aval(x).dtype.kind != "c":
+        return select(ge(x, _c(x, 0)), g, neg(g))
+    # d|z| = Re(conj(z) dz) / |z|, taken as 0 at z = 0 (|z| replaced by 1 there, as JAX does)
+    a = convert_element_type(ans, get_aval(x).dtype)
+    safe = select(eq(a, _c(a, 0)), _ones(a), a)
+    return real(mul(g, div(conj(x), safe)))
+
+
+_ad.defjvp2(abs_p, _abs_jvp)
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p, nextafter_p,
            and_p, or_p, xor_p, shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
@@ -842,3 +945,39 @@ def _stop_gradient(x):
     if not _ad.is_float(get_aval(x).dtype):
         return x
     return stop_gradient_p.bind(x)
+
+
+# complex parts: all linear (JAX's transposes: real ↦ complex(t, 0), imag ↦ complex(0, -t), complex(x, y) ↦
+# (real t, -imag t)... as the transpose of the real-linear map, not its conjugate).
+def _real_transpose(ct, x):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [complex(ct, _zeros(ct))]
+
+
+def _imag_transpose(ct, x):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [complex(_zeros(ct), neg(ct))]
+
+
+def _complex_transpose(ct, x, y):
+    if _ad.is_zero(ct):
+        return [None, None]
+    return [_ad.unbroadcast(x.aval, real(ct)) if _ad.is_undefined(x) else None,
+            _ad.unbroadcast(y.aval, neg(imag(ct))) if _ad.is_undefined(y) else None]
+
+
+def _conj_transpose(ct, x, input_dtype=None):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    if x.aval.dtype.kind == "c":
+        return [conj(ct)]
+    return [real(ct)]
+
+
+_ad.deflinear(real_p, _real_transpose)
+_ad.deflinear(imag_p, _imag_transpose)
+_ad.deflinear(conj_p, _conj_transpose)
+_ad.defjvp(complex_p, lambda g, x, y: complex(g, _zeros(g)), lambda g, x, y: complex(_zeros(g), g))
+_ad.transpose_rules[complex_p] = _complex_transpose

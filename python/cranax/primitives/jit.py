@@ -7,7 +7,6 @@ partial evaluation and transposition make a new ``jit`` call of the derived jaxp
 """
 import weakref
 
-from .. import _core
 from ..array import Array, _to_buffer
 from ..core import Primitive, get_aval, set_current_trace
 from ..interpreters import ad, batching, lowering
@@ -30,7 +29,7 @@ class JitPrimitive(Primitive):
     def _impl(self, *args, jaxpr, name):
         exe = self._exe_cache.get(jaxpr)
         if exe is None:
-            exe = _core.compile(lowering.lower_jaxpr(jaxpr, name))
+            exe = lowering.executable(lowering.lower_jaxpr(jaxpr, name), jaxpr)
             self._exe_cache[jaxpr] = exe
         bufs = [a._buf if type(a) is Array else _to_buffer(a, get_aval(a)) for a in args]
         outs = exe.execute(bufs)

@@ -8,6 +8,7 @@
 //! - `conv`: `conv_general_dilated` (f32/f64): im2col blocks into `gemm`, direct loops for depthwise.
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
+//! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `callback`: host callbacks, through the dispatcher the embedder installs.
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
@@ -22,6 +23,7 @@ use crate::ir::{Aval, LibOp};
 mod conv;
 pub mod callback;
 pub(crate) mod elem;
+mod fft;
 mod gather;
 mod linalg;
 pub mod gemm;
@@ -64,5 +66,6 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
         LibOp::Linalg(op) => linalg::run(op, inputs, outs),
         LibOp::HostCallback { callback: id, .. } => callback::call(*id, inputs, outs),
+        LibOp::Fft { kind, n } => fft::fft(*kind, *n, inputs, outs),
     }
 }
