@@ -22,6 +22,7 @@
 //!           "mode": "clip" | "drop"}             operands: operand, indices, updates
 //!   sort {"dimension": int, "is_stable": bool, "num_keys": int}   n operands → n outputs
 //!   cumsum / cumprod / cummax / cummin {"axis": int, "reverse": bool}
+//!   cholesky / lu / lu_pivots_to_permutation / qr / eigh / svd / triangular_solve   (see `ir::linalg`)
 //! ```
 //! Gather and scatter take their index vectors along the last axis of `indices` (JAX's convention).
 use serde_json::{json, Map, Value};
