@@ -782,6 +782,9 @@ def test_jnp_linalg_vmap_and_integer_inputs():
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(np.asarray(jax.vmap(JLA.det)(a)), np.linalg.det(a), rtol=1e-4)
     np.testing.assert_allclose(np.asarray(jax.vmap(JLA.inv)(a)), np.linalg.inv(a), rtol=1e-4, atol=1e-5)
+    # JAX 0.10.2's error for a rank-(n-1) b
+    with pytest.raises(ValueError, match=r"Invalid shapes for solve: \(5, 3, 3\), \(5, 3\)\. Prior to JAX v0.5.0"):
+        JLA.solve(a, b)
     got = JLA.inv(np.array([[2, 0], [0, 4]], np.int32))       # integers promote to the default float
     assert got.dtype == np.float32 and np.asarray(got).tolist() == [[0.5, 0.0], [0.0, 0.25]]
 
@@ -906,3 +909,19 @@ def test_scipy_linalg_special_matrices_and_polar():
         wu, wp = _sla.polar(a.astype(np.float64), side)
         np.testing.assert_allclose(np.asarray(u), wu, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(np.asarray(p), wp, rtol=1e-4, atol=1e-5)
+
+
+def test_linalg_on_the_gpu_device_runs_on_the_host():
+    # the GPU backend has no shader for the factorizations: their library steps run on the host buffers
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if not gpus:
+        pytest.skip("no GPU adapter")
+    spd = _spd((2, 3, 3), np.float32)
+    x = jax.device_put(spd, gpus[0])
+    out = jax.jit(lambda m: jnp.linalg.solve(m, m[..., :1])[..., 0] + jnp.linalg.cholesky(m)[..., 0])(x)
+    assert out.devices() == {gpus[0]}
+    want = np.linalg.solve(spd, spd[..., 0:1])[..., 0] + np.linalg.cholesky(spd)[..., 0]
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-5)

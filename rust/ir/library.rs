@@ -33,6 +33,7 @@
 //!          "padding": [[lo, hi], ..]}          operands: source (window output shape), operand
 //!   pure_callback / io_callback / debug_callback / debug_print
 //!          {"callback": int, "results": [[dtype, [dims..]], ...]}   any operands → the listed results
+//!   cholesky / lu / lu_pivots_to_permutation / qr / eigh / svd / triangular_solve   (see `ir::linalg`)
 //! ```
 //! A host callback calls back into the embedding program (Python) through the hook
 //! `backend::host_callback` holds; `callback` is the id the embedder registered the function under.

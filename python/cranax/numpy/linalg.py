@@ -141,7 +141,11 @@ def solve(a, b):
         b = expand_dims(b, -1)
         bv = get_aval(b)
     if bv.shape[-2] != av.shape[-1]:
-        raise ValueError(f"solve: a has shape {av.shape} and b has shape {get_aval(b).shape}: incompatible")
+        if not vec and bv.ndim == av.ndim - 1 and bv.shape[-1] == av.shape[-1]:
+            raise ValueError(f"Invalid shapes for solve: {av.shape}, {bv.shape}. Prior to JAX v0.5.0, this would "
+                             f"have been treated as a batched 1-dimensional solve. To recover this behavior, use "
+                             f"solve(a, b[..., None]).squeeze(-1).")
+        raise ValueError(f"Invalid shapes for solve: {av.shape}, {get_aval(b).shape if not vec else (bv.shape[0],)}")
     batch = np.broadcast_shapes(av.shape[:-2], bv.shape[:-2])
     a = broadcast_to(a, batch + av.shape[-2:])
     b = broadcast_to(b, batch + bv.shape[-2:])
