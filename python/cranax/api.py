@@ -62,11 +62,6 @@ class ShapeDtypeStruct:
     def size(self):
         return int(np.prod(self.shape))
 
-    @property
-    def sharding(self):
-        """None: no sharding was given (cranax arrays live on one device)."""
-        return None
-
     def __repr__(self):
         w = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{w})"

@@ -19,7 +19,8 @@ import traceback
 import numpy as np
 
 from .api_callback import pure_callback
-from .array import _default_device, _SingleDeviceSharding
+from .array import _default_device
+from .sharding import SingleDeviceSharding as _SingleDeviceSharding
 from .core import Tracer, get_aval
 from .primitives.callback import debug_callback_p, debug_print_p
 from .primitives.elementwise import stop_gradient
