@@ -221,6 +221,11 @@ pub fn zeta(x: f64, q: f64) -> f64 {
             return f64::NAN;
         }
     }
+    if q < -1e6 {
+        // The series below steps `q` up to 9 one by one: a million steps is the bound (and past 2^53 the
+        // step would not change `q` at all). JAX's fixed-term evaluation gives no meaningful value there.
+        return f64::NAN;
+    }
     if q > 1e8 {
         // DLMF 25.11.43, leading terms
         return (1.0 / (x - 1.0) + 1.0 / (2.0 * q)) * q.powf(1.0 - x);
