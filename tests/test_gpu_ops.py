@@ -126,9 +126,19 @@ def pairs(a, b=None):
     return np.repeat(a, len(b)), np.tile(b, len(a))
 
 
+def prim_fn(name):
+    return {"real": lax.real, "imag": lax.imag, "conj": lax.conj}[name]
+
+
 def cases(name, prim, dt):
     """(label, function, arguments) to run for primitive `name` on dtype `dt` (the function may reject `dt`)."""
     v = values(dt)
+    if name in ("real", "imag", "conj"):  # complex operands built from the special values' pairs
+        if dt.kind != "f" or dt == np.float16:
+            return []
+        x, y = pairs(v)
+        z = (x.astype(np.complex128) + 1j * y.astype(np.complex128)).astype(np.result_type(dt, np.complex64))
+        return [(name, prim_fn(name), [z])]
     if name == "round":
         methods = {"away": lax.RoundingMethod.AWAY_FROM_ZERO, "even": lax.RoundingMethod.TO_NEAREST_EVEN}
         return [(f"round[{k}]", (lambda m: lambda x: lax.round(x, m))(m), [v]) for k, m in methods.items()]
@@ -178,6 +188,10 @@ def _ulps(got, want):
 
 def _off(label, got, want, args):
     """Per element: whether `got` is farther from `want` than the operation allows; and the allowance."""
+    if got.dtype.kind == "c":  # complex: each part as a float (NaN parts match NaN parts)
+        re, tol = _off(label, np.ascontiguousarray(got.real), np.ascontiguousarray(want.real), args)
+        im, _ = _off(label, np.ascontiguousarray(got.imag), np.ascontiguousarray(want.imag), args)
+        return re | im, tol
     if got.dtype.kind != "f":
         return got != want, np.zeros(got.shape)
     tol = ULP.get(got.dtype.name, {}).get(label, 0)

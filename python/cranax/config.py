@@ -20,7 +20,7 @@ import contextlib
 import os
 import threading
 
-__all__ = ["config", "Config", "log_compiles", "numpy_dtype_promotion"]
+__all__ = ["config", "Config", "numpy_dtype_promotion"]
 
 
 def _env_bool(name, default):
@@ -45,7 +45,6 @@ class Config:
         "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
         "jax_check_tracer_leaks": lambda: _env_bool("JAX_CHECK_TRACER_LEAKS", False),
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
-        "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
         # Only "standard" is implemented (libraries read the option, e.g. diffrax).
         "jax_numpy_dtype_promotion": lambda: "standard",
     }
@@ -161,9 +160,3 @@ def numpy_dtype_promotion(mode):
         raise NotImplementedError("cranax implements only the 'standard' dtype promotion mode")
     yield
 
-
-def log_compiles(enable=True):
-    """Context manager: while active (in this thread), each compile of a ``jit`` function logs a WARNING
-    ``Finished XLA compilation of jit(NAME) in T sec`` on the ``jax._src.dispatch`` logger, the record JAX
-    writes (tests count recompilations from it, e.g. optax's). Mirrors ``jax.log_compiles``."""
-    return config._override("jax_log_compiles", bool(enable))
