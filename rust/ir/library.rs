@@ -286,6 +286,25 @@ impl LibOp {
             a.iter().map(|x| uint(k, x)).collect()
         };
         let int = |k: &str| -> Result<usize, (String, String)> { uint(k, get(k)?) };
+        // `[[lo, hi], ..]`: one integer pair per axis (windows and convolutions; negative pads crop)
+        let pads = |k: &str| -> Result<Vec<(i64, i64)>, (String, String)> {
+            let v = get(k)?;
+            let rows = v.as_array().ok_or_else(|| perr(k, format!("expected an array, got {v}")))?;
+            let n = |x: &Value| {
+                x.as_i64()
+                    .filter(|n| n.unsigned_abs() <= (1u64 << 48))
+                    .ok_or_else(|| perr(k, format!("expected an integer, got {x}")))
+            };
+            rows.iter()
+                .map(|r| {
+                    let t = r
+                        .as_array()
+                        .filter(|t| t.len() == 2)
+                        .ok_or_else(|| perr(k, format!("expected [lo, hi] pairs, got {r}")))?;
+                    Ok((n(&t[0])?, n(&t[1])?))
+                })
+                .collect()
+        };
         let flag = |k: &str, default: bool| -> Result<bool, (String, String)> {
             match params.get(k) {
                 None | Some(Value::Null) => Ok(default),
@@ -400,21 +419,7 @@ impl LibOp {
                 reverse: flag("reverse", false)?,
             },
             "reduce_window_sum" | "reduce_window_max" | "reduce_window_min" | "select_and_scatter_add" => {
-                let v = get("padding")?;
-                let rows = v.as_array().ok_or_else(|| perr("padding", format!("expected an array, got {v}")))?;
-                let mut padding = Vec::with_capacity(rows.len());
-                for r in rows {
-                    let t = r
-                        .as_array()
-                        .filter(|t| t.len() == 2)
-                        .ok_or_else(|| perr("padding", format!("expected [lo, hi] pairs, got {r}")))?;
-                    let n = |x: &Value| {
-                        x.as_i64()
-                            .filter(|n| n.unsigned_abs() <= (1u64 << 48))
-                            .ok_or_else(|| perr("padding", format!("expected an integer, got {x}")))
-                    };
-                    padding.push((n(&t[0])?, n(&t[1])?));
-                }
+                let padding = pads("padding")?;
                 let ones = vec![1; padding.len()];
                 let opt_list = |k: &str| -> Result<Vec<usize>, (String, String)> {
                     match params.get(k) {
@@ -455,21 +460,7 @@ impl LibOp {
                         return Err(perr("preferred_element_type", format!("the core's conv takes none, got {v}")))
                     }
                 }
-                let v = get("padding")?;
-                let rows = v.as_array().ok_or_else(|| perr("padding", format!("expected an array, got {v}")))?;
-                let mut padding = Vec::with_capacity(rows.len());
-                for r in rows {
-                    let t = r
-                        .as_array()
-                        .filter(|t| t.len() == 2)
-                        .ok_or_else(|| perr("padding", format!("expected [lo, hi] pairs, got {r}")))?;
-                    let n = |x: &Value| {
-                        x.as_i64()
-                            .filter(|n| n.unsigned_abs() <= (1u64 << 48))
-                            .ok_or_else(|| perr("padding", format!("expected an integer, got {x}")))
-                    };
-                    padding.push((n(&t[0])?, n(&t[1])?));
-                }
+                let padding = pads("padding")?;
                 LibOp::Conv(Box::new(ConvParams {
                     window_strides: list("window_strides")?,
                     padding,
