@@ -124,6 +124,37 @@ impl Geo {
         self.ksp.iter().product()
     }
 
+    /// The spatial offset tables of the reduction kernels: `tap[q * kk + k]`, the input offset of output
+    /// position `q` under kernel offset `k` (None where it falls in padding or a dilation hole), and
+    /// `kofs[k]`, the kernel's own offset of `k`.
+    fn tap_table(&self) -> (Vec<Option<usize>>, Vec<usize>) {
+        let (kk, nsp) = (self.kk(), self.osp.len());
+        let p_total: usize = self.osp.iter().product();
+        let (mut qi, mut ki) = (vec![0usize; nsp], vec![0usize; nsp]);
+        let mut tap = vec![None; p_total * kk];
+        for q in 0..p_total {
+            unravel(q, &self.osp, &mut qi);
+            for k in 0..kk {
+                unravel(k, &self.ksp, &mut ki);
+                let mut off = Some(0usize);
+                for j in 0..nsp {
+                    off = match (off, self.taps[j][qi[j] * self.ksp[j] + ki[j]]) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        _ => None,
+                    };
+                }
+                tap[q * kk + k] = off;
+            }
+        }
+        let kofs = (0..kk)
+            .map(|k| {
+                unravel(k, &self.ksp, &mut ki);
+                ki.iter().zip(&self.w_s).map(|(a, b)| a * b).sum()
+            })
+            .collect();
+        (tap, kofs)
+    }
+
     /// Input offset of image `n` (of the output batch) in group `g`: (lhs batch, first in-feature).
     fn x_base(&self, n: usize, g: usize) -> usize {
         if self.fg {
@@ -405,31 +436,8 @@ unsafe fn by_reduction<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) 
     let kdim = kk * cg;
     let rblk = (BLOCK_BYTES / (m * std::mem::size_of::<T>()).max(1)).clamp(16, 4096).min(kdim);
     let nblocks = kdim.div_ceil(rblk);
-    let nsp = geo.osp.len();
-    // spatial offset table of every (output position, kernel offset) pair
-    let mut qi = vec![0usize; nsp];
-    let mut ki = vec![0usize; nsp];
-    let mut tap = vec![None; p_total * kk];
-    for q in 0..p_total {
-        unravel(q, &geo.osp, &mut qi);
-        for k in 0..kk {
-            unravel(k, &geo.ksp, &mut ki);
-            let mut off = Some(0usize);
-            for j in 0..nsp {
-                off = match (off, geo.taps[j][qi[j] * geo.ksp[j] + ki[j]]) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    _ => None,
-                };
-            }
-            tap[q * kk + k] = off;
-        }
-    }
-    let kofs: Vec<usize> = (0..kk)
-        .map(|k| {
-            unravel(k, &geo.ksp, &mut ki);
-            ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum()
-        })
-        .collect();
+    let (tap, kofs) = geo.tap_table();
+    let mut qi = vec![0usize; geo.osp.len()];
     let (xa, wa) = (x as usize, w as usize);
     for g in 0..geo.groups {
         let bases: Vec<usize> = (0..nb).map(|n| geo.x_base(n, g)).collect();
@@ -510,29 +518,8 @@ unsafe fn by_reduction<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) 
 unsafe fn batch_grouped<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
     let (kk, cg, groups) = (geo.kk(), geo.cg, geo.groups);
     let p_total: usize = geo.osp.iter().product();
-    let nsp = geo.osp.len();
-    let (mut qi, mut ki) = (vec![0usize; nsp], vec![0usize; nsp]);
-    let mut tap = vec![None; p_total * kk];
-    for q in 0..p_total {
-        unravel(q, &geo.osp, &mut qi);
-        for k in 0..kk {
-            unravel(k, &geo.ksp, &mut ki);
-            let mut off = Some(0usize);
-            for j in 0..nsp {
-                off = match (off, geo.taps[j][qi[j] * geo.ksp[j] + ki[j]]) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    _ => None,
-                };
-            }
-            tap[q * kk + k] = off;
-        }
-    }
-    let kofs: Vec<usize> = (0..kk)
-        .map(|k| {
-            unravel(k, &geo.ksp, &mut ki);
-            ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum()
-        })
-        .collect();
+    let (tap, kofs) = geo.tap_table();
+    let mut qi = vec![0usize; geo.osp.len()];
     // group g's image is lhs batch index g (nb == 1) and its kernel is rhs out-feature g (oq == 1)
     let (gx, gw) = (geo.x_n, geo.w_o);
     let (xa, wa) = (x as usize, w as usize);
