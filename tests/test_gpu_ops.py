@@ -28,6 +28,7 @@ import cranax.lax as lax
 from cranax import _core
 from cranax.primitives.ad_util import add_any_p
 
+from denormals import flush
 from op_records import ELEMENTWISE_KINDS, OPS, RECORDS, registered_primitives
 
 GPUS = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
@@ -227,14 +228,6 @@ def compare(label, dt, got, want, args, alternatives=()):
                              + "\n".join(rows))
 
 
-def _flush(a):
-    """`a` with float subnormals replaced by zeros of their sign."""
-    a = np.asarray(a)
-    if a.dtype.kind != "f":
-        return a
-    return np.where((np.abs(a) < np.finfo(a.dtype).tiny) & (a != 0), np.copysign(a.dtype.type(0), a), a)
-
-
 def _flushes_subnormals():
     """Whether the device flushes float32 subnormal results to zero (NVIDIA's Vulkan driver does, lavapipe
     does not; WGSL allows it for every float built-in and arithmetic operator)."""
@@ -277,11 +270,11 @@ def test_elementwise_op_matches_cpu(name, x64):
             assert out.devices() == {GPU}
             alternatives = []
             if any(a.dtype.kind == "f" for a in args):
-                flat = [_flush(a) for a in args]
-                cpu_flushed = _flush(f(*[jax.device_put(a, CPU) for a in flat]))
+                flat = [flush(a) for a in args]
+                cpu_flushed = flush(f(*[jax.device_put(a, CPU) for a in flat]))
                 # The CPU reads subnormal operands as zero and flushes results (FTZ/DAZ); a device that keeps
                 # them is compared on operands with subnormals zeroed and its results flushed.
-                alternatives.append((_flush(f(*[jax.device_put(a, GPU) for a in flat])), cpu_flushed))
+                alternatives.append((flush(f(*[jax.device_put(a, GPU) for a in flat])), cpu_flushed))
                 if FLUSHES and name not in ON_THE_BITS:
                     alternatives.append((np.asarray(out), cpu_flushed))
             try:
