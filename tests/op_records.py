@@ -545,6 +545,14 @@ _CALLS = [
     # checkify.check: functionalized away by checkify (experimental/checkify.py), never lowered
     _r("check", "internal", tested_in=("test_checkify.py::test_user_and_float_checks",
                                        "test_checkify.py::test_vmap_throw_and_kwargs")),
+    # collectives over named axes (primitives/collectives.py): rewritten by the vmap that owns the name
+    # into array operations over its batch axis, never lowered
+    *[_r(n, "internal", linear=lin, tested_in=("test_collectives.py::test_recorded",
+                                               "test_collectives.py::test_data_movement_against_numpy",
+                                               "test_collectives.py::test_transpose_is_the_adjoint"))
+      for n, lin in (("psum", True), ("pmax", False), ("pmin", False), ("all_gather", True),
+                     ("reduce_scatter", True), ("all_to_all", True), ("ppermute", True), ("pbroadcast", True),
+                     ("axis_index", False))],
 ]
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives

@@ -523,6 +523,8 @@ class JitWrapped(Wrapped):
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
         key = (in_tree, tuple(in_avals), statics)
+        if core._state.axis_env:   # collectives' shapes depend on the named axes' sizes
+            key += (tuple(core._state.axis_env),)
         hit = self._holder.traces.get(key)
         if hit is None:
             closed, out_tree = self._trace(in_tree, statics, in_avals)
@@ -608,7 +610,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         dyn_args, dyn_kwargs, statics = w._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
-        closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr")
+        with contextlib.ExitStack() as stack:
+            for name, size in (axis_env or ()):
+                stack.enter_context(core.extend_axis_env(name, size))
+            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr")
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                                for a in closed.out_avals])

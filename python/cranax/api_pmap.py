@@ -5,7 +5,8 @@ import functools
 from .api import jit
 from .api_vmap import vmap
 from .array import device_count
-from .tree_util import tree_flatten
+from .numpy import expand_dims
+from .tree_util import tree_flatten, tree_map
 
 __all__ = ["pmap", "shard_map"]
 
@@ -42,11 +43,26 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
 
 def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=frozenset(), check_vma=True):
-    """``f`` over the shards of its arguments on ``mesh``. cranax meshes hold one device, so the one shard is
-    the whole array and ``shard_map(f, ...)(*args)`` is ``jit(f)(*args)``. Mirrors ``jax.shard_map``."""
+    """``f`` over the shards of its arguments on ``mesh``, with the mesh's axis names bound for the collectives
+    inside (``lax.psum(x, 'x')``...). cranax meshes hold one device, so every mesh axis has size 1: the one
+    shard is the whole array, each name is a vmap axis of size 1, and the result equals JAX's on one device.
+    ``ValueError`` for a mesh of more than one device. Mirrors ``jax.shard_map``."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, mesh=mesh, in_specs=in_specs, axis_names=axis_names,
                                    check_vma=check_vma)
     if mesh is not None and getattr(mesh, "size", 1) != 1:
         raise ValueError(f"cranax runs on one device: shard_map over a mesh of {mesh.size} devices")
-    return jit(f)
+    names = tuple(getattr(mesh, "axis_names", ())) if mesh is not None else tuple(axis_names)
+    g = f
+    for name in reversed(names):
+        g = _unit_named_axis(g, name)
+    return jit(g)
+
+
+def _unit_named_axis(g, name):
+    """``g`` with ``name`` bound to an axis of size 1 (a vmap over a new leading axis, squeezed away)."""
+    @functools.wraps(g)
+    def h(*args):
+        mapped = vmap(g, axis_name=name)(*tree_map(lambda x: expand_dims(x, 0), args))
+        return tree_map(lambda y: y[0], mapped)
+    return h

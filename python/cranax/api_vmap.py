@@ -13,7 +13,7 @@ import numpy as np
 
 from . import core
 from .array import device_put
-from .core import get_aval, set_current_trace
+from .core import extend_axis_env, get_aval, set_current_trace
 from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
 from .primitives.elementwise import _as_operand as as_operand
@@ -199,13 +199,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     (itself a pytree prefix of ints/None) per positional argument, saying which axis of each leaf is mapped
     (None: not mapped; negative ints count from the end); keyword arguments are mapped over axis 0.
     ``out_axes``: a prefix of the output saying where the mapped axis goes (None: the output must not depend
-    on the mapped axis). ``axis_size`` gives the size when no argument is mapped. Mirrors ``jax.vmap``;
-    ``axis_name`` (collectives) is not supported.
+    on the mapped axis). ``axis_size`` gives the size when no argument is mapped. ``axis_name`` names the
+    mapped axis for the collectives inside ``fun`` (``lax.psum``, ``all_gather``, ``axis_index``...;
+    ``NameError`` for a name no enclosing map binds). ``spmd_axis_name`` (a mesh axis to shard the batch over)
+    changes nothing on cranax's one device. Mirrors ``jax.vmap``.
     """
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
-    if axis_name is not None or spmd_axis_name is not None:
-        raise NotImplementedError("vmap axis_name (named-axis collectives) is not supported by cranax")
     in_axes = _check_axes_spec(in_axes, out_axes)
 
     @functools.wraps(fun)
@@ -225,8 +225,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 if sizes != {size}:
                     _raise_inconsistent_with(fun, in_tree, leaves, in_axes_flat, size)
         parent = core._state.trace   # None: eager (keeps the eval fast paths)
-        trace = BatchTrace(parent, size)
-        trace.axis_name = axis_name   # read by axis-aware batching rules (``batching.axis_primitive_batchers``)
+        trace = BatchTrace(parent, size, axis_name)
         targs = []
         for x, d in zip(leaves, in_axes_flat):
             if d is None:
@@ -238,7 +237,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         try:
             a, k = tree_unflatten(in_tree, targs)
             with set_current_trace(trace):
-                out = fun(*a, **k)
+                if axis_name is None:
+                    out = fun(*a, **k)
+                else:
+                    with extend_axis_env(axis_name, size):
+                        out = fun(*a, **k)
             outs, out_tree = tree_flatten(out)
             out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)
             res = []

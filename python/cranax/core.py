@@ -161,9 +161,33 @@ class _TraceState(threading.local):
     def __init__(self):
         self.trace = None   # None means the eval trace
         self.name_stack = []
+        self.batch_rule_trace = None   # the BatchTrace whose batching rule is running (interpreters.batching)
+        self.axis_env = []   # (axis name, size) of the enclosing named axes (vmap/pmap axis_name), innermost last
 
 
 _state = _TraceState()
+
+
+@contextmanager
+def extend_axis_env(name, size):
+    """Names ``name`` (of ``size``) for collectives traced inside the block (vmap's ``axis_name``)."""
+    env = _state.axis_env
+    env.append((name, int(size)))
+    try:
+        yield
+    finally:
+        env.pop()
+
+
+def axis_frame(name, prim_name=None):
+    """The size of the named axis ``name``; ``NameError`` (JAX's text) when no enclosing map names it."""
+    for n, size in reversed(_state.axis_env):
+        if n == name:
+            return size
+    if prim_name is None:
+        raise NameError(f"unbound axis name: {name}")
+    raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {prim_name} under "
+                    "`jax.shard_map`.")
 
 
 def current_trace():

@@ -241,9 +241,11 @@ def pp_param_value(v, names, indent, col=None, flat=False):
     if isinstance(v, type) and issubclass(v, np.generic):
         return np.dtype(v).name
     if isinstance(v, tuple):
+        # as Python's tuple repr (JAX prints ``axes=('i',)``), except the dtypes and functions inside
+        parts = [repr(x) if isinstance(x, str) else pp_param_value(x, names, indent) for x in v]
         if len(v) == 1:
-            return f"({pp_param_value(v[0], names, indent)},)"
-        return "(" + ", ".join(pp_param_value(x, names, indent) for x in v) + ")"
+            return f"({parts[0]},)"
+        return "(" + ", ".join(parts) + ")"
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__
     # As JAX: object addresses are masked (``<function f at 0xXXXXXXXXXXXX>``) so printed jaxprs are stable.

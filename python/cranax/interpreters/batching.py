@@ -12,6 +12,7 @@ Helpers for rules: ``moveaxis``, ``bdim_at_front``, ``broadcast_batched`` and ``
 batched/unbatched operands of an elementwise primitive); ``batch_jaxpr`` batches a closed jaxpr (used by
 call primitives such as ``jit`` so that ``vmap(jit(f))`` stays one compiled call).
 """
+import functools
 import weakref
 
 from .. import core
@@ -22,13 +23,20 @@ from .partial_eval import trace_to_jaxpr
 
 __all__ = ["not_mapped", "BatchTrace", "BatchTracer", "batching_rules", "primitive_batchers", "moveaxis",
            "bdim_at_front", "broadcast_batched", "batch_elementwise", "batch_jaxpr", "defvectorized",
-           "defbroadcasting", "axis_size_of", "hooks", "axis_primitive_batchers", "fancy_primitive_batchers", "AxisData"]
+           "defbroadcasting", "axis_size_of", "hooks", "axis_primitive_batchers", "fancy_primitive_batchers", "AxisData",
+           "collective_rules"]
 
 not_mapped = None
 
 # Primitive → rule(batched_args, batch_dims, **params) -> (out, out_dim(s)).
 batching_rules = {}
 primitive_batchers = batching_rules   # JAX's name
+
+# Collective primitive → (names(params) -> tuple of axis names, rule). The rule runs when a vmap whose
+# ``axis_name`` is among the names meets the primitive, even with every operand unbatched (``axis_index`` has
+# none): ``rule(axis_name, axis_size, vals, dims, **params) -> (out, out_dims)``. A vmap with another name
+# passes the primitive through to its parent with the batch axis kept (``primitives.collectives``).
+collective_rules = {}
 
 
 class BatchTracer(Tracer):
@@ -60,10 +68,11 @@ class BatchTracer(Tracer):
 class BatchTrace(core.Trace):
     """The trace of one ``vmap``: batch axis size ``axis_size``; rules run on ``parent_trace`` (None: eager)."""
 
-    def __init__(self, parent_trace, axis_size):
+    def __init__(self, parent_trace, axis_size, axis_name=None):
         super().__init__()
         self.parent_trace = parent_trace
         self.axis_size = axis_size
+        self.axis_name = axis_name   # None: unnamed (collectives pass through to the parent)
 
     def to_batch_info(self, x):
         if isinstance(x, BatchTracer) and x._trace is self:
@@ -80,9 +89,13 @@ class BatchTrace(core.Trace):
             v, d = self.to_batch_info(a)
             vals.append(v)
             dims.append(d)
-        with set_current_trace(self.parent_trace):
-            if all(d is not_mapped for d in dims):
+        coll = collective_rules.get(prim)
+        if coll is not None and self.axis_name is not None and self.axis_name in coll[0](params):
+            rule = functools.partial(coll[1], self.axis_name, self.axis_size)
+        elif all(d is not_mapped for d in dims):
+            with set_current_trace(self.parent_trace):
                 return prim.bind(*vals, **params)
+        else:
             rule = batching_rules.get(prim)
             if rule is None and getattr(prim, "elementwise", False):
                 rule = batching_rules[prim] = _broadcasting_rule(prim)
@@ -90,13 +103,32 @@ class BatchTrace(core.Trace):
                 rule = _axis_rule(prim, self)
             if rule is None:
                 raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
-            out, out_dims = rule(vals, dims, **params)
+        # While this trace's rule runs, ``batch_jaxpr`` (called by the jit/scan/cond rules) batches over this
+        # trace's named axis: ``core._state.batch_rule_trace`` says which trace that is.
+        st = core._state
+        prev = st.batch_rule_trace
+        st.batch_rule_trace = self
+        try:
+            with set_current_trace(self.parent_trace):
+                out, out_dims = rule(vals, dims, **params)
+        finally:
+            st.batch_rule_trace = prev
+        return self._wrap(prim, out, out_dims)
+
+    def _wrap(self, prim, out, out_dims):
         if prim.multiple_results:
             return [o if d is not_mapped else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return out if out_dims is not_mapped else BatchTracer(self, out, out_dims)
 
     def __repr__(self):
         return f"BatchTrace(axis_size={self.axis_size})"
+
+
+def _current_axis_name(axis_size):
+    t = core._state.batch_rule_trace
+    if t is not None and t.axis_size == axis_size:
+        return t.axis_name
+    return None
 
 
 # JAX's rules that are also told the vmapped axis (user primitives register them, e.g. equinox):
@@ -270,7 +302,8 @@ def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
     ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``
     (0 wherever ``force_out`` asks). Cached per (jaxpr, size, in_dims, force_out)."""
     force_out = (False,) * len(closed.out_avals) if force_out is None else tuple(bool(f) for f in force_out)
-    key = (axis_size, tuple(in_dims), force_out)
+    axis_name = _current_axis_name(axis_size)
+    key = (axis_size, tuple(in_dims), force_out, axis_name)
     try:
         per = _jaxpr_cache.get(closed)
     except TypeError:
@@ -283,11 +316,15 @@ def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
     out_dims_box = []
 
     def fun(*args):
-        trace = BatchTrace(core.current_trace(), axis_size)
+        trace = BatchTrace(core.current_trace(), axis_size, axis_name)
         targs = [a if d is not_mapped else BatchTracer(trace, a, 0) for a, d in zip(args, in_dims)]
         try:
             with set_current_trace(trace):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
+                if axis_name is None:
+                    outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
+                else:
+                    with core.extend_axis_env(axis_name, axis_size):
+                        outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
             res = []
             for o, force, av in zip(outs, force_out, closed.out_avals):
                 v, d = trace.to_batch_info(o)
