@@ -553,6 +553,9 @@ _CALLS = [
       for n, lin in (("psum", True), ("pmax", False), ("pmin", False), ("all_gather", True),
                      ("reduce_scatter", True), ("all_to_all", True), ("ppermute", True), ("pbroadcast", True),
                      ("axis_index", False))],
+    # the cross-process steps of a pmap axis spanning processes (an ordered host callback into MPI)
+    *[_r(n, "internal", linear=True, tested_in=("test_distributed.py::test_processes",))
+      for n in ("process_allreduce", "process_allgather")],
 ]
 
 # NumPy functions built from several primitives that the sweeps cover beside the primitives

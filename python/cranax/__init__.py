@@ -46,3 +46,5 @@ __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "che
            "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian", "custom_jvp", "custom_vjp", "random",
            "pure_callback", "effects_barrier", "debug", "experimental", "stages",
            "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]
+# several processes over MPI (issue 24)
+from . import distributed

@@ -206,6 +206,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     """
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, got {fun!r}")
+    return _vmap(fun, in_axes, out_axes, axis_name, axis_size)
+
+
+def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
+    """``vmap``; ``processes`` > 1 (a multi-process ``pmap``): the named axis spans that many processes, this
+    one holding the mapped members here, so the collectives' size is ``processes`` times the local one."""
     in_axes = _check_axes_spec(in_axes, out_axes)
 
     @functools.wraps(fun)
@@ -240,7 +246,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 if axis_name is None:
                     out = fun(*a, **k)
                 else:
-                    with extend_axis_env(axis_name, size):
+                    with extend_axis_env(axis_name, size * processes, processes):
                         out = fun(*a, **k)
             outs, out_tree = tree_flatten(out)
             out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from . import _core, dtypes
+from . import _core, _transport, dtypes
 from .config import config
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
@@ -396,37 +396,79 @@ def devices(backend=None):
                        else f" ({_core.gpu_unavailable_reason()})")
             avail = sorted({d.platform for p in plats for d in _platform_devices(p)})
             raise RuntimeError(f"Unknown backend {backend!r}{why}; available: {', '.join(avail) or 'none'}")
+        return _global(devs)
+    return _global([d for p in plats for d in _platform_devices(p)])
+
+
+class RemoteDevice:
+    """A CPU device of another process of a multi-process run (``jax.devices()`` lists them after
+    ``cranax.distributed.initialize``); nothing runs on it from here."""
+
+    __slots__ = ("id", "process_index")
+    platform = "cpu"
+    device_kind = "cpu"
+
+    def __init__(self, id, process_index):
+        self.id, self.process_index = id, process_index
+
+    def __repr__(self):
+        return f"CpuDevice(id={self.id})"
+
+    def __eq__(self, other):
+        return type(other) is RemoteDevice and other.id == self.id
+
+    def __hash__(self):
+        return hash(("remote", self.id))
+
+
+def _global(devs):
+    """This process's CPU devices among every process's, in process order (one list per run)."""
+    st = _transport.state
+    if st.process_count == 1:
         return devs
-    return [d for p in plats for d in _platform_devices(p)]
+    local = [d for d in devs if d.platform == "cpu"]
+    out = []
+    for p in range(st.process_count):
+        if p == st.process_index:
+            out.extend(local)
+        else:
+            out.extend(RemoteDevice((p << 17) | i, p) for i in range(len(local)))
+    return out
 
 
-def local_devices(backend=None):
-    return devices(backend)
+def local_devices(process_index=None, backend=None, host_id=None):
+    """The devices this process drives (after ``cranax.distributed.initialize``, ``process_index`` may name
+    another process: its devices as ``jax.devices()`` lists them). Mirrors ``jax.local_devices``."""
+    if process_index is None or process_index == _transport.state.process_index:
+        devs = devices(backend)
+        return [d for d in devs if not isinstance(d, RemoteDevice)]
+    return [d for d in devices(backend) if d.process_index == process_index]
 
 
 def device_count(backend=None):
+    """The number of devices of every process. Mirrors ``jax.device_count``."""
     return len(devices(backend))
 
 
 def local_device_count(backend=None):
-    """The number of devices this process drives (all of them: cranax is one process). Mirrors
-    ``jax.local_device_count``."""
-    return len(local_devices(backend))
+    """The number of devices this process drives. Mirrors ``jax.local_device_count``."""
+    return len(local_devices(backend=backend))
 
 
 def process_count(backend=None):
-    """The number of processes in the computation: 1. Mirrors ``jax.process_count``."""
-    return 1
+    """The number of processes in the computation (1 unless ``cranax.distributed.initialize`` joined an MPI
+    run). Mirrors ``jax.process_count``."""
+    return _transport.state.process_count
 
 
 def process_index(backend=None):
-    """This process's index: 0. Mirrors ``jax.process_index``."""
-    return 0
+    """This process's index (its MPI rank; 0 in a single-process run). Mirrors ``jax.process_index``."""
+    return _transport.state.process_index
 
 
 def process_indices(backend=None):
-    """The indices of the processes: ``[0]``. Mirrors ``jax.process_indices``."""
-    return [0]
+    """The indices of the processes. Mirrors ``jax.process_indices``."""
+    return list(range(_transport.state.process_count))
 
 
 def _renamed(name, old, fn):

@@ -169,25 +169,40 @@ _state = _TraceState()
 
 
 @contextmanager
-def extend_axis_env(name, size):
-    """Names ``name`` (of ``size``) for collectives traced inside the block (vmap's ``axis_name``)."""
+def extend_axis_env(name, size, processes=1):
+    """Names ``name`` (of global ``size``) for collectives traced inside the block (vmap's ``axis_name``);
+    ``processes`` > 1: the axis spans that many processes (a multi-process ``pmap``), each holding
+    ``size // processes`` of its members."""
     env = _state.axis_env
-    env.append((name, int(size)))
+    env.append((name, int(size), int(processes)))
     try:
         yield
     finally:
         env.pop()
 
 
+def _find_axis(name):
+    for entry in reversed(_state.axis_env):
+        if entry[0] == name:
+            return entry
+    return None
+
+
 def axis_frame(name, prim_name=None):
     """The size of the named axis ``name``; ``NameError`` (JAX's text) when no enclosing map names it."""
-    for n, size in reversed(_state.axis_env):
-        if n == name:
-            return size
+    entry = _find_axis(name)
+    if entry is not None:
+        return entry[1]
     if prim_name is None:
         raise NameError(f"unbound axis name: {name}")
     raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {prim_name} under "
                     "`jax.shard_map`.")
+
+
+def axis_processes(name):
+    """How many processes the named axis spans (1 unless a multi-process ``pmap`` bound it)."""
+    entry = _find_axis(name)
+    return 1 if entry is None else entry[2]
 
 
 def current_trace():

@@ -45,7 +45,7 @@ pub fn gpu_device_objects(py: Python<'_>) -> PyResult<&Vec<Py<PyDevice>>> {
 impl PyDevice {
     #[getter]
     fn id(&self) -> u32 {
-        self.dev.id
+        self.dev.global_id()
     }
     #[getter]
     fn platform(&self) -> &'static str {
@@ -62,7 +62,10 @@ impl PyDevice {
     }
     #[getter]
     fn process_index(&self) -> u32 {
-        0
+        match self.dev.kind {
+            crate::runtime::device::DeviceKind::Cpu => crate::runtime::device::process_index(),
+            crate::runtime::device::DeviceKind::Gpu => 0,
+        }
     }
     /// Waits until every computation queued on this device has finished (GIL released; Ctrl-C raises
     /// `KeyboardInterrupt`).

@@ -18,6 +18,13 @@ fn devices(py: Python<'_>) -> PyResult<Vec<Py<PyDevice>>> {
     Ok(device_objects(py)?.iter().map(|d| d.clone_ref(py)).collect())
 }
 
+/// Sets this process's index in a multi-process run (`cranax.distributed.initialize`): CPU device ids
+/// become `index << 17 | local id`, as JAX numbers them.
+#[pyfunction]
+fn set_process_index(index: u32) {
+    crate::runtime::device::set_process_index(index);
+}
+
 /// Testing hook: queues a job that sleeps `ms` milliseconds on the CPU stream (makes the queue busy).
 #[pyfunction]
 fn _stream_sleep(ms: u64) {
@@ -60,6 +67,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(executable::set_buffer_pool_max_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(executable::buffer_pool_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(set_process_index, m)?)?;
     control::register(m)?;
     callback::register(m)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;

@@ -141,13 +141,13 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
     let outs: Vec<Value> = match dev.kind {
         DeviceKind::Cpu => {
             if vals.iter().all(|(_, d, _)| d.kind == DeviceKind::Cpu) {
-                execute_cpu(py, exe, vals.into_iter().map(|(v, _, _)| v).collect())?
+                execute_cpu(py, exe, &dev, vals.into_iter().map(|(v, _, _)| v).collect())?
             } else {
                 let mut vs = Vec::with_capacity(vals.len());
                 for (v, d, _) in &vals {
                     vs.push(transfer(py, v, d, &dev)?);
                 }
-                execute_cpu(py, exe, vs)?
+                execute_cpu(py, exe, &dev, vs)?
             }
         }
         DeviceKind::Gpu => run_gpu(py, exe, &dev, &vals)?,
@@ -160,11 +160,11 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
 /// keep it: releasing and re-taking it would cost more than they run.
 const GIL_RELEASE_WORK: usize = 1 << 20;
 
-fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, args: Vec<Value>) -> PyResult<Vec<Value>> {
+fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>) -> PyResult<Vec<Value>> {
     if exe.work > GIL_RELEASE_WORK {
-        Ok(py.detach(|| exe.execute(args))?)
+        Ok(py.detach(|| exe.execute_on(dev, args))?)
     } else {
-        Ok(exe.execute(args)?)
+        Ok(exe.execute_on(dev, args)?)
     }
 }
 

@@ -1,5 +1,7 @@
-//! Devices. Today there is one: the host CPU (`id 0`, platform "cpu"), with its stream. A GPU device would
-//! be another `DeviceKind` with its own stream and buffer placement.
+//! Devices: the host CPU devices (platform "cpu"; one unless `CRANAX_NUM_CPU_DEVICES=N` or JAX's
+//! `--xla_force_host_platform_device_count=N` in `XLA_FLAGS` asks for N, read once at first use), each with its
+//! own stream, sharing the host's memory and thread pool; and the GPU devices (one per wgpu adapter).
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::runtime::stream::Stream;
@@ -38,10 +40,40 @@ impl Device {
     /// `CpuDevice(id=0)`, as JAX prints it.
     pub fn repr(&self) -> String {
         match self.kind {
-            DeviceKind::Cpu => format!("CpuDevice(id={})", self.id),
+            DeviceKind::Cpu => format!("CpuDevice(id={})", self.global_id()),
             DeviceKind::Gpu => format!("GpuDevice(id={})", self.id),
         }
     }
+    /// The id JAX gives the device among every process's: a CPU device's is `process_index << 17 | local id`
+    /// (XLA's CPU client numbers them so), a GPU's its adapter index.
+    pub fn global_id(&self) -> u32 {
+        match self.kind {
+            DeviceKind::Cpu => (process_index() << 17) | self.id,
+            DeviceKind::Gpu => self.id,
+        }
+    }
+}
+
+static PROCESS_INDEX: AtomicU32 = AtomicU32::new(0);
+
+/// This process's index in a multi-process run (set by `cranax.distributed.initialize`; 0 otherwise).
+pub fn process_index() -> u32 {
+    PROCESS_INDEX.load(Ordering::Relaxed)
+}
+
+pub fn set_process_index(i: u32) {
+    PROCESS_INDEX.store(i, Ordering::Relaxed);
+}
+
+/// How many CPU devices this process exposes: `CRANAX_NUM_CPU_DEVICES`, else XLA's
+/// `--xla_force_host_platform_device_count` in `XLA_FLAGS` (as JAX honours it), else 1; at most 1024.
+pub fn cpu_device_count() -> u32 {
+    let from_env = std::env::var("CRANAX_NUM_CPU_DEVICES").ok().and_then(|v| v.trim().parse::<u32>().ok());
+    let from_xla = || {
+        let flags = std::env::var("XLA_FLAGS").ok()?;
+        flags.split_whitespace().find_map(|f| f.strip_prefix("--xla_force_host_platform_device_count=")?.parse::<u32>().ok())
+    };
+    from_env.or_else(from_xla).unwrap_or(1).clamp(1, 1024)
 }
 
 impl std::fmt::Debug for Device {
@@ -59,9 +91,9 @@ fn make_cpu(id: u32) -> Device {
 
 static DEVICES: OnceLock<Vec<Arc<Device>>> = OnceLock::new();
 
-/// Every device of this process (the CPU first). Started on first use.
+/// Every CPU device of this process (device 0 first). Started on first use.
 pub fn devices() -> &'static [Arc<Device>] {
-    DEVICES.get_or_init(|| vec![Arc::new(make_cpu(0))])
+    DEVICES.get_or_init(|| (0..cpu_device_count()).map(|i| Arc::new(make_cpu(i))).collect())
 }
 
 /// The host CPU device.

@@ -74,9 +74,14 @@ impl Executable {
     /// Dispatches a call on the device's stream (inline when cheap and idle). Argument errors are returned
     /// now; execution errors fill the outputs and surface at the wait.
     pub fn execute(&self, args: Vec<Value>) -> Result<Vec<Value>> {
+        self.execute_on(&self.device, args)
+    }
+
+    /// `execute` on `device`'s stream: a CPU program runs on any CPU device (they share the host's memory).
+    pub fn execute_on(&self, device: &Device, args: Vec<Value>) -> Result<Vec<Value>> {
         self.check_args(args.iter().map(|v| v.aval()))?;
         let cpu = self.cpu.clone();
-        Ok(self.device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| cpu.run(bufs)))
+        Ok(device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| cpu.run(bufs)))
     }
 
     /// The optimized program followed by the compiled plan's kernels.

@@ -1,6 +1,8 @@
-"""``jax.experimental``: the names cranax has of it (``io_callback``, ``checkify``, ``layout``)."""
+"""``jax.experimental``: the names cranax has of it (``io_callback``, ``checkify``, ``layout``,
+``multihost_utils``)."""
 from ..api_callback import io_callback
 from . import checkify
 from . import layout
+from . import multihost_utils
 
-__all__ = ["io_callback", "checkify", "layout"]
+__all__ = ["io_callback", "checkify", "layout", "multihost_utils"]

@@ -320,7 +320,7 @@ def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
         targs = [a if d is not_mapped else BatchTracer(trace, a, 0) for a, d in zip(args, in_dims)]
         try:
             with set_current_trace(trace):
-                if axis_name is None:
+                if axis_name is None or core._find_axis(axis_name) is not None:
                     outs = eval_jaxpr(closed.jaxpr, closed.consts, *targs)
                 else:
                     with core.extend_axis_env(axis_name, axis_size):

