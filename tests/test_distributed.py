@@ -89,3 +89,26 @@ def test_killed_peer_fails_the_run_without_hanging():
     assert took < 60
     # the surviving process never reports a psum computed without its peer
     assert all("psum" not in r for r in res)
+
+
+def _example(args, n=None):
+    ex = [os.path.join(os.path.dirname(HERE), "examples", "data_parallel.py"), "--steps", "6", "--batch", "64",
+          "--hidden", "32"] + args
+    if n is None:
+        p = subprocess.run([sys.executable] + ex, capture_output=True, text=True, timeout=300)
+    else:
+        cmd = [MPIRUN, "-n", str(n), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        p = subprocess.run(cmd + [sys.executable] + ex, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    (line,) = [ln for ln in p.stdout.splitlines() if "steady step" in ln]
+    return float(line.split("loss ")[1].split(",")[0]), line
+
+
+def test_data_parallel_example_same_loss_on_devices_and_processes():
+    """The same global batches give the same training whether split over 1 device, 2 devices or 2 processes."""
+    one, _ = _example([])
+    two_dev, line = _example(["--devices", "2"])
+    assert "2 member(s) (1 process(es) x 2 device(s))" in line and "parameters identical: True" in line
+    two_proc, line = _example(["--processes"], n=2)
+    assert "2 member(s) (2 process(es) x 1 device(s))" in line
+    assert abs(one - two_dev) < 1e-4 and abs(one - two_proc) < 1e-4
