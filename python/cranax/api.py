@@ -29,6 +29,7 @@ from .interpreters.eval import eval_jaxpr
 from .jaxpr import ClosedJaxpr, Literal
 from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
+from .api_sharding import apply_out_shardings
 from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -593,10 +594,26 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, keep_unused=keep_unused, inline=inline)
+                             donate_argnums=donate_argnums, keep_unused=keep_unused, inline=inline,
+                             in_shardings=in_shardings, out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
-    return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+    w = JitWrapped(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+    if out_shardings is not None and _several_devices(out_shardings):
+        return apply_out_shardings(w, out_shardings)
+    return w
+
+
+def _several_devices(shardings):
+    """True when some sharding in ``shardings`` (a sharding or a pytree of them) spans several devices."""
+    for s in (shardings if isinstance(shardings, (tuple, list)) else
+              shardings.values() if isinstance(shardings, dict) else (shardings,)):
+        if isinstance(s, (tuple, list, dict)):
+            if _several_devices(s):
+                return True
+        elif len(getattr(s, "device_set", ())) > 1:
+            return True
+    return False
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):

@@ -7,8 +7,9 @@ from . import _transport
 from .api import jit
 from .api_vmap import _vmap
 from .array import local_device_count
-from .numpy import expand_dims
-from .tree_util import tree_flatten, tree_map
+from .numpy import asarray, reshape, transpose
+from .sharding import PartitionSpec, get_mesh
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["pmap", "shard_map"]
 
@@ -50,26 +51,143 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
 
 def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=frozenset(), check_vma=True):
-    """``f`` over the shards of its arguments on ``mesh``, with the mesh's axis names bound for the collectives
-    inside (``lax.psum(x, 'x')``...). cranax meshes hold one device, so every mesh axis has size 1: the one
-    shard is the whole array, each name is a vmap axis of size 1, and the result equals JAX's on one device.
-    ``ValueError`` for a mesh of more than one device. Mirrors ``jax.shard_map``."""
+    """``f`` run once per position of ``mesh`` on that position's block of each argument, with the mesh's axis
+    names bound for the collectives inside (``lax.psum(x, 'x')``...). ``in_specs``/``out_specs`` are pytree
+    prefixes of the arguments/results of ``PartitionSpec``s: a dimension named ``'x'`` (or ``('x', 'y')``) is
+    split over those mesh axes, the others are whole in every block; an output whose spec omits an axis must
+    be the same on every member of it. The blocks run as one compiled program (nested ``vmap``s over the mesh
+    axes), so results equal JAX's. ``ValueError`` when a dimension does not divide. Mirrors
+    ``jax.shard_map``."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, mesh=mesh, in_specs=in_specs, axis_names=axis_names,
                                    check_vma=check_vma)
-    if mesh is not None and getattr(mesh, "size", 1) != 1:
-        raise ValueError(f"cranax runs on one device: shard_map over a mesh of {mesh.size} devices")
-    names = tuple(getattr(mesh, "axis_names", ())) if mesh is not None else tuple(axis_names)
-    g = f
-    for name in reversed(names):
-        g = _unit_named_axis(g, name)
-    return jit(g)
+    if mesh is None:
+        mesh = get_mesh()   # the mesh set_mesh installed
+    if mesh is None:
+        raise ValueError("shard_map requires a mesh: pass mesh= or install one with jax.set_mesh")
+    names = tuple(mesh.axis_names)
+    sizes = dict(mesh.shape)
+
+    @functools.wraps(f)
+    def blocked(*args):
+        specs = in_specs if in_specs is not None else tree_map(lambda _: PartitionSpec(), args)
+        leaves, tree = tree_flatten(args)
+        spec_leaves = _broadcast_prefix(specs, args, "in_specs")
+        split = [_split(x, sp, names, sizes) for x, sp in zip(leaves, spec_leaves)]
+        used = [u for _, u in split]
+        g = _body(f, tree, out_specs, names)
+        return _run_nested(g, [x for x, _ in split], used, names, sizes, out_specs)
+    return jit(blocked)
 
 
-def _unit_named_axis(g, name):
-    """``g`` with ``name`` bound to an axis of size 1 (a vmap over a new leading axis, squeezed away)."""
-    @functools.wraps(g)
-    def h(*args):
-        mapped = _vmap(g, 0, 0, name, None)(*tree_map(lambda x: expand_dims(x, 0), args))
-        return tree_map(lambda y: y[0], mapped)
+def _names_of(p):
+    return () if p is None else (tuple(p) if isinstance(p, tuple) else (p,))
+
+
+def _broadcast_prefix(prefix, tree, what):
+    """The leaf of ``prefix`` (a PartitionSpec or None) that covers each leaf of ``tree``."""
+    leaves_out = []
+
+    def go(pre, sub):
+        if pre is None or isinstance(pre, PartitionSpec):
+            leaves_out.extend([pre] * len(tree_flatten(sub)[0]))
+        elif isinstance(pre, (tuple, list)) and isinstance(sub, (tuple, list)) and len(pre) == len(sub):
+            for p, s_ in zip(pre, sub):
+                go(p, s_)
+        elif isinstance(pre, dict) and isinstance(sub, dict) and pre.keys() == sub.keys():
+            for k in sub:
+                go(pre[k], sub[k])
+        else:
+            raise ValueError(f"shard_map {what} must be a tree prefix of the arguments, got {prefix!r}")
+    go(prefix, tree)
+    return leaves_out
+
+
+def _split(x, spec, names, sizes):
+    """``x`` reshaped so each mesh axis its spec uses is a leading dimension (mesh order), then its block."""
+    x = asarray(x)
+    spec = tuple(spec) if spec is not None else ()
+    shape = list(x.shape)
+    new_shape, axis_pos = [], {}
+    for d, n in enumerate(shape):
+        used = _names_of(spec[d]) if d < len(spec) else ()
+        k = 1
+        for a in used:
+            k *= sizes[a]
+        if n % k:
+            raise ValueError(f"shard_map: dimension {d} of an argument (size {n}) is not divisible by the mesh "
+                             f"axes {used} (total size {k})")
+        for a in used:
+            axis_pos[a] = len(new_shape)
+            new_shape.append(sizes[a])
+        new_shape.append(n // k)
+    x = reshape(x, tuple(new_shape))
+    order = [axis_pos[a] for a in names if a in axis_pos]
+    rest = [i for i in range(len(new_shape)) if i not in order]
+    return transpose(x, order + rest), {a for a in axis_pos}
+
+
+def _body(f, tree, out_specs, names):
+    def g(*leaves):
+        return f(*tree_unflatten(tree, list(leaves)))
+    return g
+
+
+def _run_nested(g, leaves, used, names, sizes, out_specs):
+    """Nested vmaps over the mesh axes (the first outermost), then each output's blocks reassembled."""
+    out_tree_box = []
+
+    def flat_g(*xs):
+        out = g(*xs)
+        flat, tree = tree_flatten(out)
+        out_tree_box.append(tree)
+        return flat
+
+    fun = flat_g
+    for a in reversed(names):
+        in_axes = tuple(0 if a in u else None for u in used)
+        fun = _axis_vmap(fun, in_axes, a, sizes[a], out_specs, out_tree_box, names)
+    flat = fun(*leaves)
+    tree = out_tree_box[-1]
+    spec_leaves = _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
+    return tree_unflatten(tree, [_merge(o, sp, names, sizes) for o, sp in zip(flat, spec_leaves)])
+
+
+def _axis_vmap(fun, in_axes, name, size, out_specs, box, names):
+    def h(*xs):
+        def inner(*ys):
+            return fun(*ys)
+        # the outputs that name this axis in their spec keep it (axis 0); the others must not depend on it
+        def out_axes_for():
+            tree = box[-1]
+            specs = _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
+            return [0 if any(name in _names_of(p) for p in (sp or ())) else None for sp in specs]
+        # trace once to learn the output structure, then map with the right out_axes
+        probe = _vmap(inner, in_axes, 0, name, size)
+        res = probe(*xs)
+        axes = out_axes_for()
+        return [r if ax == 0 else _replicated(r, name) for r, ax in zip(res, axes)]
     return h
+
+
+def _replicated(r, name):
+    return r[0]
+
+
+def _merge(o, spec, names, sizes):
+    """Undoes ``_split`` on an output: the leading mesh dimensions it keeps go back into their dimensions."""
+    spec = tuple(spec) if spec is not None else ()
+    kept = [a for a in names if any(a in _names_of(p) for p in spec)]
+    lead = len(kept)
+    block = o.shape[lead:]
+    pos = {a: i for i, a in enumerate(kept)}
+    order, final = [], []
+    for d, n in enumerate(block):
+        used = _names_of(spec[d]) if d < len(spec) else ()
+        order.extend(pos[a] for a in used)
+        order.append(lead + d)
+        k = 1
+        for a in used:
+            k *= sizes[a]
+        final.append(n * k)
+    return reshape(transpose(o, order), tuple(final))

@@ -11,7 +11,7 @@ from . import _core, _transport, dtypes
 from .config import config
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
-from .sharding import SingleDeviceSharding
+from .sharding import Shard, SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -56,12 +56,43 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         return self._buf.device
 
     def devices(self):
-        """The set of devices holding this array (one)."""
-        return {self._buf.device}
+        """The set of devices holding this array (its sharding's)."""
+        s = _shardings.get(id(self))
+        return set(s.device_set) if s is not None else {self._buf.device}
 
     @property
     def sharding(self):
-        return SingleDeviceSharding(self._buf.device)
+        s = _shardings.get(id(self))
+        return s if s is not None else SingleDeviceSharding(self._buf.device)
+
+    @property
+    def is_fully_replicated(self):
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self):
+        return self.sharding.is_fully_addressable
+
+    @property
+    def addressable_shards(self):
+        """Each local device's part: ``Shard(device, index, replica_id, data)``, in the mesh's device order."""
+        return [s for s in self.global_shards if type(s.device).__name__ != "RemoteDevice"]
+
+    @property
+    def global_shards(self):
+        seen = {}
+        out = []
+        for dev, idx in self.sharding.devices_indices_map(self.shape).items():
+            key = tuple((sl.start, sl.stop) for sl in idx)
+            rid = seen.get(key, 0)
+            seen[key] = rid + 1
+            data = None
+            if type(dev).__name__ != "RemoteDevice":
+                data = Array._from_buffer(_put(self[idx]._buf if idx else self._buf, dev, True),
+                                          ShapedArray(self.sharding.shard_shape(self.shape), self.dtype,
+                                                      self.weak_type))
+            out.append(Shard(dev, idx, rid, data))
+        return out
 
     @property
     def committed(self):
@@ -284,11 +315,35 @@ def _resolve_device(device):
     raise TypeError(f"device_put: expected a Device, a platform name or None for device, got {type(device).__name__}")
 
 
+# Arrays placed with a sharding over several devices: id(array) -> its sharding (dropped with the array). The
+# data is one host buffer on the mesh's first device; shards are slices of it (CPU devices share memory).
+_shardings = {}
+
+
+def _with_sharding(a, sharding):
+    import weakref   # only for sharded arrays
+    if len(sharding.device_set) <= 1:
+        return a
+    sharding.shard_shape(a.shape)   # IndivisibleError as JAX
+    _shardings[id(a)] = sharding
+    weakref.finalize(a, _shardings.pop, id(a), None)
+    return a
+
+
+def _multi_device(device):
+    d = getattr(device, "device_set", None)
+    return d is not None and not isinstance(device, _core.Device) and len(d) > 1
+
+
 def device_put(x, device=None, *, may_alias=None, donate=None):
     """Puts ``x`` (a pytree of NumPy arrays, Python scalars, lists or Arrays) on ``device`` and returns Arrays.
     With ``device`` given the results are *committed* to it (computations on them run there); with
     ``device=None`` host data goes to the default device uncommitted and Arrays are returned as they are.
     Unsupported dtypes raise ``TypeError`` (float64/int64 on a GPU too). Mirrors ``jax.device_put``."""
+    if _multi_device(device):
+        first = next(iter(device.mesh.devices.flat)) if hasattr(device, "mesh") else sorted(
+            device.device_set, key=lambda d: d.id)[0]
+        return tree_map(lambda v: v if isinstance(v, Tracer) else _with_sharding(device_put(v, first), device), x)
     dev = None if device is None else _resolve_device(device)
 
     def put(v):

@@ -1,15 +1,22 @@
-"""``cranax.sharding``: JAX's sharding types for the one-device case cranax runs (``jax.sharding``).
+"""``cranax.sharding``: JAX's sharding types (``jax.sharding``).
 
-Every cranax array lives on one device, so each sharding here describes a single device: ``NamedSharding``
-over a ``Mesh`` of one device with any ``PartitionSpec`` places the whole array on that device. A ``Mesh``
-with more than one device raises ``ValueError``.
+A ``Mesh`` arranges devices (several CPU devices with ``CRANAX_NUM_CPU_DEVICES=N``) in a named grid and a
+``NamedSharding`` says how an array's dimensions split over its axes: ``shard_shape``, ``devices_indices_map``
+and an array's ``addressable_shards`` follow JAX exactly. The data of a sharded array is one host buffer
+(CPU devices share the host's memory) and each shard is a slice of it placed on its device; computations run
+unsharded, so results equal the unsharded program's. ``shard_map`` runs its body once per mesh position.
 """
 import enum as _enum
 
 import numpy as _np
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
-           "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh"]
+           "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh", "Shard",
+           "IndivisibleError", "make_mesh"]
+
+
+class IndivisibleError(ValueError):
+    """A sharding splits a dimension into parts that do not divide it (JAX's error)."""
 
 
 class Sharding:
@@ -117,8 +124,8 @@ class Mesh:
             raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
                              f"second argument (`axis_names`), but got devices.ndim == {devs.ndim} and "
                              f"len(axis_names) == {len(axis_names)}.")
-        if devs.size != 1:
-            raise ValueError(f"cranax runs on one device: a Mesh of {devs.size} devices is not supported")
+        if len({id(d) for d in devs.flat}) != devs.size:
+            raise ValueError(f"Mesh devices must be distinct, got {list(devs.flat)}")
         self.devices = devs
         self.axis_names = axis_names
         self.axis_types = tuple(axis_types) if axis_types else (AxisType.Auto,) * len(axis_names)
@@ -152,9 +159,41 @@ class Mesh:
     def __hash__(self):
         return hash((self.axis_names, tuple(self.devices.flat)))
 
-    def __repr__(self):
+    @property
+    def axis_sizes(self):
+        return tuple(self.devices.shape)
+
+    @property
+    def local_devices(self):
+        return [d for d in self.devices.flat if not type(d).__name__ == "RemoteDevice"]
+
+    def __str__(self):
         sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
         return f"Mesh({sizes}, axis_types={self.axis_types!r})"
+
+    def __repr__(self):
+        return (f"Mesh(axis_sizes={self.axis_sizes!r}, axis_names={self.axis_names!r}, "
+                f"axis_types={self.axis_types!r})")
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """A mesh of ``prod(axis_shapes)`` devices (the first ones of ``jax.devices()`` unless ``devices``), axes
+    ``Explicit`` by default as in JAX 0.10.2. ``ValueError`` when there are not that many devices. Mirrors
+    ``jax.make_mesh``."""
+    from .array import devices as _all_devices   # array imports this module
+    axis_shapes = tuple(int(a) for a in axis_shapes)
+    n = int(_np.prod(axis_shapes, dtype=_np.int64))
+    devs = list(devices) if devices is not None else [d for d in _all_devices() if d.platform == "cpu"]
+    if len(devs) < n:
+        raise ValueError(f"Number of devices {len(devs)} must be >= the product of mesh_shape {axis_shapes}")
+    arr = _np.empty(n, dtype=object)
+    arr[:] = devs[:n]
+    return Mesh(arr.reshape(axis_shapes), axis_names,
+                axis_types if axis_types is not None else (AxisType.Explicit,) * len(axis_shapes))
+
+
+def _names(p):
+    return () if p is None else (tuple(p) if isinstance(p, tuple) else (p,))
 
 
 class NamedSharding(Sharding):
@@ -184,7 +223,60 @@ class NamedSharding(Sharding):
 
     def __repr__(self):
         kind = "" if isinstance(self.mesh, AbstractMesh) else ", memory_kind=device"   # as JAX prints them
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
+        return f"NamedSharding(mesh={self.mesh!s}, spec={self.spec!r}{kind})"
+
+    def _factors(self, ndim):
+        shape = self.mesh.shape
+        f = [1] * ndim
+        for d, p in enumerate(tuple(self.spec)[:ndim]):
+            for a in _names(p):
+                f[d] *= shape[a]
+        return f
+
+    @property
+    def is_fully_replicated(self):
+        shape = self.mesh.shape
+        return all(shape[a] == 1 for p in self.spec for a in _names(p))
+
+    @property
+    def is_fully_addressable(self):
+        return all(type(d).__name__ != "RemoteDevice" for d in self.device_set)
+
+    @property
+    def addressable_devices(self):
+        return {d for d in self.device_set if type(d).__name__ != "RemoteDevice"}
+
+    def shard_shape(self, global_shape):
+        f = self._factors(len(global_shape))
+        for d, (n, k) in enumerate(zip(global_shape, f)):
+            if n % k:
+                raise IndivisibleError(
+                    f"Sharding {self!r} implies that array axis {d} is partitioned {k} times, but the dimension "
+                    f"size is {n} (full shape: {tuple(global_shape)}, per-dimension tiling factors: {f} should "
+                    f"evenly divide the shape)")
+        return tuple(n // k for n, k in zip(global_shape, f))
+
+    def devices_indices_map(self, global_shape):
+        """Device → the tuple of slices of the global array it holds (row-major over the mesh)."""
+        block = self.shard_shape(global_shape)
+        names = self.mesh.axis_names
+        sizes = self.mesh.shape
+        out = {}
+        for pos in _np.ndindex(self.mesh.devices.shape):
+            where = dict(zip(names, pos))
+            idx = []
+            for d in range(len(global_shape)):
+                p = tuple(self.spec)[d] if d < len(self.spec) else None
+                k = 0
+                for a in _names(p):
+                    k = k * sizes[a] + where[a]
+                idx.append(slice(k * block[d], (k + 1) * block[d]) if _names(p) else slice(None))
+            out[self.mesh.devices[pos]] = tuple(idx)
+        return out
+
+    def addressable_devices_indices_map(self, global_shape):
+        return {d: i for d, i in self.devices_indices_map(global_shape).items()
+                if type(d).__name__ != "RemoteDevice"}
 
 
 class AbstractMesh:
@@ -254,3 +346,17 @@ class set_mesh:
 def use_abstract_mesh(mesh):
     """A context manager making ``mesh`` current for the block (cranax: nothing else changes)."""
     return set_mesh(_mesh_stack[-1])
+
+
+class Shard:
+    """One device's part of an array: ``device``, ``index`` (slices of the global array), ``replica_id`` and
+    ``data`` (an Array on ``device``). Mirrors ``jax.Shard``."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
+                f"data={self.data})")

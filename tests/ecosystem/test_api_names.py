@@ -39,7 +39,8 @@ def test_sharding_one_device():
     import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
     m = Mesh(jax.devices()[:1], ("x",))
-    assert repr(m) == "Mesh('x': 1, axis_types=(Auto,))"
+    assert str(m) == "Mesh('x': 1, axis_types=(Auto,))"   # JAX 0.10.2's str and repr
+    assert repr(m) == "Mesh(axis_sizes=(1,), axis_names=('x',), axis_types=(Auto,))"
     assert repr(NamedSharding(m, P("x"))) == \
         "NamedSharding(mesh=Mesh('x': 1, axis_types=(Auto,)), spec=P('x',), memory_kind=device)"
     assert repr(P("x", None)) == "P('x', None)" and P("x") != P("x", None) and P("x") == P("x")

@@ -125,3 +125,6 @@ from ..primitives.collectives import (all_gather, all_gather_p, all_to_all, all_
 __all__ += ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index", "axis_index_p", "axis_size",
             "pbroadcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute", "ppermute_p", "pshuffle", "psum",
             "psum_p", "psum_scatter", "pswapaxes"]
+# placing values by sharding (issue 24; cranax computes unsharded, so this changes no value)
+from ..api_sharding import with_sharding_constraint
+__all__ += ["with_sharding_constraint"]

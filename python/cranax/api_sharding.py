@@ -1,0 +1,104 @@
+"""Placing arrays by sharding: ``jax.make_array_from_callback``, ``make_array_from_single_device_arrays``,
+``make_array_from_process_local_data``, ``lax.with_sharding_constraint``, ``jax.reshard``. The data of an array
+sharded over several CPU devices is one host buffer; its sharding says which slice each device holds
+(``cranax.sharding``)."""
+import numpy as np
+
+from .array import Array, _with_sharding, device_put
+from .core import Tracer
+from .tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
+           "with_sharding_constraint", "reshard", "apply_out_shardings"]
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """An Array of global ``shape`` laid out by ``sharding``, each device's block given by
+    ``data_callback(index)`` (``index``: a tuple of slices). Mirrors ``jax.make_array_from_callback``."""
+    shape = tuple(shape)
+    out = None
+    for dev, idx in sharding.addressable_devices_indices_map(shape).items():
+        block = np.asarray(data_callback(idx))
+        if out is None:
+            out = np.empty(shape, dtype or block.dtype)
+        out[idx] = block
+    if out is None:
+        out = np.zeros(shape, dtype or np.float32)
+    return device_put(out, sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """An Array of global ``shape`` from one Array per addressable device of ``sharding`` (in its
+    ``addressable_devices_indices_map`` order). ``ValueError`` when a block's shape is wrong. Mirrors
+    ``jax.make_array_from_single_device_arrays``."""
+    shape = tuple(shape)
+    items = list(sharding.addressable_devices_indices_map(shape).items())
+    if len(arrays) != len(items):
+        raise ValueError(f"make_array_from_single_device_arrays: got {len(arrays)} arrays for a sharding of "
+                         f"{len(items)} addressable devices")
+    out = None
+    for (dev, idx), a in zip(items, arrays):
+        block = np.asarray(a)
+        want = sharding.shard_shape(shape)
+        if block.shape != want:
+            raise ValueError(f"Expected shard shape {want} doesn't match the single device array shape "
+                             f"{block.shape}.")
+        if out is None:
+            out = np.empty(shape, dtype or block.dtype)
+        out[idx] = block
+    return device_put(out, sharding)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """The global Array whose addressable part is ``local_data`` (in one process, all of it). Mirrors
+    ``jax.make_array_from_process_local_data``."""
+    data = np.asarray(local_data)
+    if global_shape is not None and tuple(global_shape) != data.shape:
+        raise ValueError(f"make_array_from_process_local_data: global_shape {tuple(global_shape)} differs from "
+                         f"the local data's {data.shape} in a single-process run")
+    return device_put(data, sharding)
+
+
+def with_sharding_constraint(x, shardings):
+    """``x`` with the given sharding(s) (a pytree prefix of ``x``): concrete arrays are placed so; traced
+    values pass unchanged (cranax computes unsharded, so the constraint changes no value). Mirrors
+    ``jax.lax.with_sharding_constraint``."""
+    return _apply(x, shardings)
+
+
+def reshard(x, out_shardings):
+    """``x`` moved to ``out_shardings`` (a sharding, or a pytree prefix of them). Mirrors ``jax.reshard``."""
+    return _apply(x, out_shardings)
+
+
+def _apply(x, shardings):
+    leaves, tree = tree_flatten(x)
+    if _is_sharding(shardings):
+        per = [shardings] * len(leaves)
+    else:
+        per, _ = tree_flatten(shardings, is_leaf=lambda s: _is_sharding(s) or s is None)
+        if len(per) != len(leaves):
+            raise ValueError(f"shardings must be a sharding or match the structure of the value "
+                             f"({len(per)} shardings for {len(leaves)} arrays)")
+    out = [v if isinstance(v, Tracer) or s is None else device_put(v, s) for v, s in zip(leaves, per)]
+    return tree_unflatten(tree, out)
+
+
+def _is_sharding(s):
+    return hasattr(s, "device_set") and hasattr(s, "shard_shape")
+
+
+def apply_out_shardings(fun, out_shardings):
+    """``fun`` whose concrete results take ``out_shardings`` (jit's ``out_shardings``)."""
+    import functools
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        if any(isinstance(v, Tracer) for v in tree_flatten(out)[0]):
+            return out
+        return _apply(out, out_shardings)
+    for attr in ("lower", "trace", "eval_shape", "clear_cache", "_cache_size"):
+        if hasattr(fun, attr):
+            setattr(wrapped, attr, getattr(fun, attr))
+    return wrapped
