@@ -33,14 +33,8 @@ def _launch(n, args):
 
 
 def _median_us(fn, reps):
-    for _ in range(max(5, reps // 10)):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e6
+    from cranax.bench._timing import call_times   # after mpirun started this process
+    return statistics.median(call_times(fn, reps, warmup=max(5, reps // 10))) * 1e6
 
 
 def worker():
