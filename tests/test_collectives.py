@@ -184,3 +184,14 @@ def test_printed_jaxpr_and_errors():
         jax.vmap(lambda v: lax.all_to_all(v, "i", 1, 0), axis_name="i")(Y)
     with pytest.raises(ValueError, match="does not represent a permutation"):
         jax.vmap(lambda v: lax.pshuffle(v, "i", [0, 0, 1, 2]), axis_name="i")(X)
+
+
+def test_pmap_static_broadcast_grad_and_vmap():
+    x = X[:1]
+    f = jax.pmap(lambda v: lax.psum(v ** 2, "i"), axis_name="i")
+    np.testing.assert_allclose(np.asarray(jax.grad(lambda z: f(z).sum())(x)), 2 * x)
+    np.testing.assert_allclose(np.asarray(jax.vmap(f)(np.stack([x, x]))), np.stack([x, x]) ** 2)
+    g = jax.pmap(lambda v, s: v * s, axis_name="i", static_broadcasted_argnums=1)
+    np.testing.assert_array_equal(np.asarray(g(x, 3.0)), x * 3)
+    with pytest.raises(ValueError, match="requires 2 logical devices, but only 1 XLA devices are available"):
+        jax.pmap(lambda v: v, axis_name="i")(np.ones((2, 3), np.float32))

@@ -6,7 +6,7 @@ import functools
 from . import _transport
 from .api import jit
 from .api_vmap import _vmap
-from .array import local_device_count
+from .array import default_backend, local_device_count
 from .numpy import asarray, reshape, transpose
 from .sharding import PartitionSpec, get_mesh
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -27,10 +27,15 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     @functools.wraps(fun)
     def pmap_f(*args, **kwargs):
         procs = _transport.state.process_count
-        mapped = compiled.get(procs)
+        key = (procs, len(args))
+        mapped = compiled.get(key)
         if mapped is None:
-            mapped = compiled[procs] = jit(_vmap(fun, in_axes, out_axes, axis_name, axis_size, procs),
-                                           static_argnums=tuple(static_broadcasted_argnums))
+            axes = in_axes
+            if static_broadcasted_argnums:   # static arguments are broadcast, never mapped
+                axes = tuple(None if i in static_broadcasted_argnums else
+                             (in_axes[i] if isinstance(in_axes, (tuple, list)) else in_axes) for i in range(len(args)))
+            mapped = compiled[key] = jit(_vmap(fun, axes, out_axes, axis_name, axis_size, procs),
+                                         static_argnums=tuple(static_broadcasted_argnums))
         dyn = [a for i, a in enumerate(args) if i not in static_broadcasted_argnums]
         axes = in_axes if isinstance(in_axes, (tuple, list)) else [in_axes] * len(dyn)
         sizes = set()
@@ -41,7 +46,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 shape = getattr(leaf, "shape", ())
                 if isinstance(ax, int) and shape:
                     sizes.add(shape[ax])
-        n = local_device_count()
+        n = local_device_count(default_backend())   # the default platform's devices, as JAX
         for s in sizes:
             if s > n:
                 raise ValueError(f"compiling computation that requires {s * procs} logical devices, but only "
