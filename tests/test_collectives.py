@@ -195,3 +195,19 @@ def test_pmap_static_broadcast_grad_and_vmap():
     np.testing.assert_array_equal(np.asarray(g(x, 3.0)), x * 3)
     with pytest.raises(ValueError, match="requires 2 logical devices, but only 1 XLA devices are available"):
         jax.pmap(lambda v: v, axis_name="i")(np.ones((2, 3), np.float32))
+
+
+def test_pcast_and_sharding_types():
+    np.testing.assert_array_equal(np.asarray(jax.vmap(lambda v: lax.pcast(v, "i", to="varying"),
+                                                      axis_name="i")(X)), X)
+    with pytest.raises(NameError, match="Found an unbound axis name: i"):
+        lax.pcast(X, "i", to="varying")
+    from cranax.sharding import AbstractDevice, ManualAxisType
+    assert ManualAxisType(varying={"x"}).varying == frozenset({"x"})
+    with pytest.raises(ValueError, match="varying and unreduced cannot have common mesh axes"):
+        ManualAxisType(varying={"x"}, unreduced={"x"})
+    assert repr(AbstractDevice("cpu", None, "cpu")) == "AbstractDevice(device_kind='cpu', num_cores=None, platform='cpu')"
+    s = jax.sharding.SingleDeviceSharding(jax.devices("cpu")[0])
+    np.testing.assert_array_equal(np.asarray(jax.sharding.reshard(X, s)), X)
+    f = jax.sharding.auto_axes(lambda a: a * 2, out_sharding=s)
+    np.testing.assert_array_equal(np.asarray(f(X)), X * 2)

@@ -12,7 +12,8 @@ import numpy as _np
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
            "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh", "Shard",
-           "IndivisibleError", "make_mesh"]
+           "IndivisibleError", "make_mesh", "AbstractDevice", "ManualAxisType", "reshard", "auto_axes",
+           "explicit_axes"]
 
 
 class IndivisibleError(ValueError):
@@ -360,3 +361,80 @@ class Shard:
     def __repr__(self):
         return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
                 f"data={self.data})")
+
+
+class AbstractDevice:
+    """A device as a mesh describes it without the device itself: ``device_kind``, ``num_cores``,
+    ``platform``. Mirrors ``jax.sharding.AbstractDevice``."""
+
+    __slots__ = ("device_kind", "num_cores", "platform")
+
+    def __init__(self, device_kind, num_cores, platform):
+        self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractDevice) and (self.device_kind, self.num_cores, self.platform) == \
+            (other.device_kind, other.num_cores, other.platform)
+
+    def __hash__(self):
+        return hash((self.device_kind, self.num_cores, self.platform))
+
+    def __repr__(self):
+        return (f"AbstractDevice(device_kind={self.device_kind!r}, num_cores={self.num_cores!r}, "
+                f"platform={self.platform!r})")
+
+
+class ManualAxisType:
+    """The mesh axes over which a value inside ``shard_map`` varies, is unreduced or reduced (frozensets of
+    axis names). ``ValueError`` when ``varying`` meets ``unreduced`` or ``reduced``. Mirrors
+    ``jax.sharding.ManualAxisType``."""
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        varying, unreduced, reduced = frozenset(varying), frozenset(unreduced), frozenset(reduced)
+        if varying & unreduced:
+            raise ValueError("varying and unreduced cannot have common mesh axes. Got"
+                             f" varying={varying} and unreduced={unreduced}")
+        if varying & reduced:
+            raise ValueError("varying and reduced cannot have common mesh axes. Got"
+                             f" varying={varying} and reduced={reduced}")
+        self.varying, self.unreduced, self.reduced = varying, unreduced, reduced
+
+    def __eq__(self, other):
+        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == \
+            (other.varying, other.unreduced, other.reduced)
+
+    def __hash__(self):
+        return hash((self.varying, self.unreduced, self.reduced))
+
+
+def reshard(xs, out_shardings):
+    """``xs`` placed by ``out_shardings``. Mirrors ``jax.sharding.reshard`` (= ``jax.reshard``)."""
+    from .api_sharding import reshard as _reshard   # api_sharding imports array, which imports this module
+    return _reshard(xs, out_shardings)
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """``f`` with the mesh ``axes`` switched to ``Auto`` inside; its results take ``out_sharding``. cranax
+    computes unsharded, so only the results' placement changes. Mirrors ``jax.sharding.auto_axes``."""
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+
+    def wrapped(*args, **kwargs):
+        out = f(*args, **kwargs)
+        return out if out_sharding is None else reshard(out, out_sharding)
+    return wrapped
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """``f`` with the mesh ``axes`` switched to ``Explicit`` inside, its arguments placed by ``in_sharding``.
+    Mirrors ``jax.sharding.explicit_axes``."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+
+    def wrapped(*args, **kwargs):
+        if in_sharding is not None:
+            args = reshard(args, in_sharding if isinstance(in_sharding, tuple) else (in_sharding,) * len(args))
+        return f(*args, **kwargs)
+    return wrapped

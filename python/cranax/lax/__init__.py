@@ -120,10 +120,10 @@ __all__ += ["Precision", "broadcast_shapes"]
 __all__ = __all__ + ["FftType", "fft", "fft_p", "complex", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p"]
 # collectives over named axes (issue 24)
 from ..primitives.collectives import (all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p,
-    axis_size, pbroadcast, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum, psum_p,
+    axis_size, pbroadcast, pcast, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum, psum_p,
     psum_scatter, pswapaxes)
 __all__ += ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index", "axis_index_p", "axis_size",
-            "pbroadcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute", "ppermute_p", "pshuffle", "psum",
+            "pbroadcast", "pcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute", "ppermute_p", "pshuffle", "psum",
             "psum_p", "psum_scatter", "pswapaxes"]
 # placing values by sharding (issue 24; cranax computes unsharded, so this changes no value)
 from ..api_sharding import with_sharding_constraint

@@ -28,7 +28,7 @@ from . import reductions as _red
 from . import structural as _st
 from .standard import standard_primitive
 
-__all__ = ["psum", "pmax", "pmin", "pmean", "all_gather", "psum_scatter", "all_to_all", "ppermute", "pshuffle",
+__all__ = ["pcast", "psum", "pmax", "pmin", "pmean", "all_gather", "psum_scatter", "all_to_all", "ppermute", "pshuffle",
            "pswapaxes", "pbroadcast", "axis_index", "axis_size", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
            "reduce_scatter_p", "all_to_all_p", "ppermute_p", "axis_index_p", "pbroadcast_p", "process_allreduce_p",
            "process_allgather_p"]
@@ -273,6 +273,15 @@ def pbroadcast(x, axis_name, source):
     """Every member of the named axis gets member ``source``'s ``x``. Mirrors ``jax.lax.pbroadcast``."""
     names = _names(axis_name)
     return _map_leaves(lambda v: pbroadcast_p.bind(v, axis_name=names, source=int(source)), x)
+
+
+def pcast(x, axis_name, *, to):
+    """Casts ``x`` between varying and invariant over the named axis (``to``: ``'varying'``,
+    ``'invariant'``...): a type-level change in JAX's shard_map; values are unchanged. ``NameError`` when the
+    axis is unbound. Mirrors ``jax.lax.pcast``."""
+    for n in _names(axis_name):
+        core.axis_frame(n, "pcast")
+    return x
 
 
 def axis_index(axis_name):
