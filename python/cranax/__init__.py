@@ -49,6 +49,6 @@ __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "che
 # several processes over MPI (issue 24)
 from . import distributed
 # several devices: meshes, shardings, sharded arrays (issue 24)
-from .sharding import NamedSharding, PartitionSpec as P, Shard, make_mesh, set_mesh
+from .sharding import NamedSharding, PartitionSpec as P, Shard, make_mesh, reshard, set_mesh
 from .api_sharding import (make_array_from_callback, make_array_from_process_local_data,
-                           make_array_from_single_device_arrays, reshard)
+                           make_array_from_single_device_arrays)

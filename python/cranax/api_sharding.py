@@ -4,12 +4,13 @@ sharded over several CPU devices is one host buffer; its sharding says which sli
 (``cranax.sharding``)."""
 import numpy as np
 
-from .array import Array, _with_sharding, device_put
+from .array import device_put
 from .core import Tracer
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .sharding import reshard
+from .tree_util import tree_flatten
 
 __all__ = ["make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
-           "with_sharding_constraint", "reshard", "apply_out_shardings"]
+           "with_sharding_constraint", "apply_out_shardings"]
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
@@ -63,29 +64,7 @@ def with_sharding_constraint(x, shardings):
     """``x`` with the given sharding(s) (a pytree prefix of ``x``): concrete arrays are placed so; traced
     values pass unchanged (cranax computes unsharded, so the constraint changes no value). Mirrors
     ``jax.lax.with_sharding_constraint``."""
-    return _apply(x, shardings)
-
-
-def reshard(x, out_shardings):
-    """``x`` moved to ``out_shardings`` (a sharding, or a pytree prefix of them). Mirrors ``jax.reshard``."""
-    return _apply(x, out_shardings)
-
-
-def _apply(x, shardings):
-    leaves, tree = tree_flatten(x)
-    if _is_sharding(shardings):
-        per = [shardings] * len(leaves)
-    else:
-        per, _ = tree_flatten(shardings, is_leaf=lambda s: _is_sharding(s) or s is None)
-        if len(per) != len(leaves):
-            raise ValueError(f"shardings must be a sharding or match the structure of the value "
-                             f"({len(per)} shardings for {len(leaves)} arrays)")
-    out = [v if isinstance(v, Tracer) or s is None else device_put(v, s) for v, s in zip(leaves, per)]
-    return tree_unflatten(tree, out)
-
-
-def _is_sharding(s):
-    return hasattr(s, "device_set") and hasattr(s, "shard_shape")
+    return reshard(x, shardings)
 
 
 def apply_out_shardings(fun, out_shardings):
@@ -97,7 +76,7 @@ def apply_out_shardings(fun, out_shardings):
         out = fun(*args, **kwargs)
         if any(isinstance(v, Tracer) for v in tree_flatten(out)[0]):
             return out
-        return _apply(out, out_shardings)
+        return reshard(out, out_shardings)
     for attr in ("lower", "trace", "eval_shape", "clear_cache", "_cache_size"):
         if hasattr(fun, attr):
             setattr(wrapped, attr, getattr(fun, attr))

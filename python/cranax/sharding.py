@@ -10,6 +10,9 @@ import enum as _enum
 
 import numpy as _np
 
+from . import core as _tracing   # (core is mid-import when array imports this module: read Tracer late)
+from .tree_util import tree_flatten, tree_unflatten
+
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
            "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh", "Shard",
            "IndivisibleError", "make_mesh", "AbstractDevice", "ManualAxisType", "reshard", "auto_axes",
@@ -410,9 +413,24 @@ class ManualAxisType:
 
 
 def reshard(xs, out_shardings):
-    """``xs`` placed by ``out_shardings``. Mirrors ``jax.sharding.reshard`` (= ``jax.reshard``)."""
-    from .api_sharding import reshard as _reshard   # api_sharding imports array, which imports this module
-    return _reshard(xs, out_shardings)
+    """``xs`` (a pytree) placed by ``out_shardings`` (a sharding, or a pytree prefix of them; None leaves a
+    value as it is); traced values pass unchanged (cranax computes unsharded). Mirrors
+    ``jax.sharding.reshard`` (= ``jax.reshard``)."""
+    from .array import device_put   # array imports this module
+    leaves, tree = tree_flatten(xs)
+    if _is_sharding(out_shardings):
+        per = [out_shardings] * len(leaves)
+    else:
+        per, _ = tree_flatten(out_shardings, is_leaf=lambda s: _is_sharding(s) or s is None)
+        if len(per) != len(leaves):
+            raise ValueError(f"shardings must be a sharding or match the structure of the value "
+                             f"({len(per)} shardings for {len(leaves)} arrays)")
+    out = [v if isinstance(v, _tracing.Tracer) or s is None else device_put(v, s) for v, s in zip(leaves, per)]
+    return tree_unflatten(tree, out)
+
+
+def _is_sharding(s):
+    return hasattr(s, "device_set") and hasattr(s, "shard_shape")
 
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
