@@ -31,7 +31,7 @@ from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_
 from .primitives.jit import jit_p
 from .api_sharding import apply_out_shardings
 from .stages import Traced, Wrapped
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
            "named_scope", "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]
@@ -606,14 +606,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
 
 def _several_devices(shardings):
     """True when some sharding in ``shardings`` (a sharding or a pytree of them) spans several devices."""
-    for s in (shardings if isinstance(shardings, (tuple, list)) else
-              shardings.values() if isinstance(shardings, dict) else (shardings,)):
-        if isinstance(s, (tuple, list, dict)):
-            if _several_devices(s):
-                return True
-        elif len(getattr(s, "device_set", ())) > 1:
-            return True
-    return False
+    return any(len(getattr(s, "device_set", ())) > 1 for s in tree_leaves(shardings))
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):

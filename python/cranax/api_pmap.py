@@ -8,7 +8,7 @@ from .api import jit
 from .api_vmap import _vmap
 from .array import default_backend, local_device_count
 from .numpy import asarray, reshape, transpose
-from .sharding import PartitionSpec, get_mesh
+from .sharding import PartitionSpec, get_mesh, partition_axes
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["pmap", "shard_map"]
@@ -80,13 +80,9 @@ def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=froz
         spec_leaves = _broadcast_prefix(specs, args, "in_specs")
         split = [_split(x, sp, names, sizes) for x, sp in zip(leaves, spec_leaves)]
         used = [u for _, u in split]
-        g = _body(f, tree, out_specs, names)
-        return _run_nested(g, [x for x, _ in split], used, names, sizes, out_specs)
+        return _run_nested(lambda *xs: f(*tree_unflatten(tree, list(xs))), [x for x, _ in split], used, names,
+                           sizes, out_specs)
     return jit(blocked)
-
-
-def _names_of(p):
-    return () if p is None else (tuple(p) if isinstance(p, tuple) else (p,))
 
 
 def _broadcast_prefix(prefix, tree, what):
@@ -115,7 +111,7 @@ def _split(x, spec, names, sizes):
     shape = list(x.shape)
     new_shape, axis_pos = [], {}
     for d, n in enumerate(shape):
-        used = _names_of(spec[d]) if d < len(spec) else ()
+        used = partition_axes(spec[d]) if d < len(spec) else ()
         k = 1
         for a in used:
             k *= sizes[a]
@@ -132,63 +128,44 @@ def _split(x, spec, names, sizes):
     return transpose(x, order + rest), {a for a in axis_pos}
 
 
-def _body(f, tree, out_specs, names):
-    def g(*leaves):
-        return f(*tree_unflatten(tree, list(leaves)))
-    return g
-
-
 def _run_nested(g, leaves, used, names, sizes, out_specs):
-    """Nested vmaps over the mesh axes (the first outermost), then each output's blocks reassembled."""
-    out_tree_box = []
+    """Nested vmaps over the mesh axes (the first outermost), then each output's blocks reassembled. The
+    innermost call records the output tree and each output leaf's spec in ``box``."""
+    box = []
 
     def flat_g(*xs):
-        out = g(*xs)
-        flat, tree = tree_flatten(out)
-        out_tree_box.append(tree)
+        flat, tree = tree_flatten(g(*xs))
+        box.append((tree, _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")))
         return flat
 
     fun = flat_g
     for a in reversed(names):
-        in_axes = tuple(0 if a in u else None for u in used)
-        fun = _axis_vmap(fun, in_axes, a, sizes[a], out_specs, out_tree_box, names)
+        fun = _axis_vmap(fun, tuple(0 if a in u else None for u in used), a, sizes[a], box)
     flat = fun(*leaves)
-    tree = out_tree_box[-1]
-    spec_leaves = _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
-    return tree_unflatten(tree, [_merge(o, sp, names, sizes) for o, sp in zip(flat, spec_leaves)])
+    tree, specs = box[-1]
+    return tree_unflatten(tree, [_merge(o, sp, names, sizes) for o, sp in zip(flat, specs)])
 
 
-def _axis_vmap(fun, in_axes, name, size, out_specs, box, names):
+def _axis_vmap(fun, in_axes, name, size, box):
+    """``fun`` mapped over mesh axis ``name``: outputs whose spec names the axis keep it (leading), the others
+    must be the same on every member of it (member 0's is kept)."""
     def h(*xs):
-        def inner(*ys):
-            return fun(*ys)
-        # the outputs that name this axis in their spec keep it (axis 0); the others must not depend on it
-        def out_axes_for():
-            tree = box[-1]
-            specs = _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
-            return [0 if any(name in _names_of(p) for p in (sp or ())) else None for sp in specs]
-        # trace once to learn the output structure, then map with the right out_axes
-        probe = _vmap(inner, in_axes, 0, name, size)
-        res = probe(*xs)
-        axes = out_axes_for()
-        return [r if ax == 0 else _replicated(r, name) for r, ax in zip(res, axes)]
+        res = _vmap(fun, in_axes, 0, name, size)(*xs)
+        specs = box[-1][1]
+        return [r if any(name in partition_axes(p) for p in (sp or ())) else r[0] for r, sp in zip(res, specs)]
     return h
-
-
-def _replicated(r, name):
-    return r[0]
 
 
 def _merge(o, spec, names, sizes):
     """Undoes ``_split`` on an output: the leading mesh dimensions it keeps go back into their dimensions."""
     spec = tuple(spec) if spec is not None else ()
-    kept = [a for a in names if any(a in _names_of(p) for p in spec)]
+    kept = [a for a in names if any(a in partition_axes(p) for p in spec)]
     lead = len(kept)
     block = o.shape[lead:]
     pos = {a: i for i, a in enumerate(kept)}
     order, final = [], []
     for d, n in enumerate(block):
-        used = _names_of(spec[d]) if d < len(spec) else ()
+        used = partition_axes(spec[d]) if d < len(spec) else ()
         order.extend(pos[a] for a in used)
         order.append(lead + d)
         k = 1

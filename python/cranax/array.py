@@ -4,6 +4,7 @@ Operators and methods (``+``, ``x.sum()``, ``x[1:]``...) are installed by ``cran
 NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirrors ``jax.Array``.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from . import _core, _transport, dtypes
 from .config import config
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
-from .sharding import Shard, SingleDeviceSharding
+from .sharding import RemoteDevice, Shard, SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -76,21 +77,21 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     @property
     def addressable_shards(self):
         """Each local device's part: ``Shard(device, index, replica_id, data)``, in the mesh's device order."""
-        return [s for s in self.global_shards if type(s.device).__name__ != "RemoteDevice"]
+        return [s for s in self.global_shards if not isinstance(s.device, RemoteDevice)]
 
     @property
     def global_shards(self):
+        sharding = self.sharding
+        shard_aval = ShapedArray(sharding.shard_shape(self.shape), self.dtype, self.weak_type)
         seen = {}
         out = []
-        for dev, idx in self.sharding.devices_indices_map(self.shape).items():
+        for dev, idx in sharding.devices_indices_map(self.shape).items():
             key = tuple((sl.start, sl.stop) for sl in idx)
             rid = seen.get(key, 0)
             seen[key] = rid + 1
             data = None
-            if type(dev).__name__ != "RemoteDevice":
-                data = Array._from_buffer(_put(self[idx]._buf if idx else self._buf, dev, True),
-                                          ShapedArray(self.sharding.shard_shape(self.shape), self.dtype,
-                                                      self.weak_type))
+            if not isinstance(dev, RemoteDevice):
+                data = Array._from_buffer(_put(self[idx]._buf if idx else self._buf, dev, True), shard_aval)
             out.append(Shard(dev, idx, rid, data))
         return out
 
@@ -321,7 +322,6 @@ _shardings = {}
 
 
 def _with_sharding(a, sharding):
-    import weakref   # only for sharded arrays
     if len(sharding.device_set) <= 1:
         return a
     sharding.shard_shape(a.shape)   # IndivisibleError as JAX
@@ -453,27 +453,6 @@ def devices(backend=None):
             raise RuntimeError(f"Unknown backend {backend!r}{why}; available: {', '.join(avail) or 'none'}")
         return _global(devs)
     return _global([d for p in plats for d in _platform_devices(p)])
-
-
-class RemoteDevice:
-    """A CPU device of another process of a multi-process run (``jax.devices()`` lists them after
-    ``cranax.distributed.initialize``); nothing runs on it from here."""
-
-    __slots__ = ("id", "process_index")
-    platform = "cpu"
-    device_kind = "cpu"
-
-    def __init__(self, id, process_index):
-        self.id, self.process_index = id, process_index
-
-    def __repr__(self):
-        return f"CpuDevice(id={self.id})"
-
-    def __eq__(self, other):
-        return type(other) is RemoteDevice and other.id == self.id
-
-    def __hash__(self):
-        return hash(("remote", self.id))
 
 
 def _global(devs):

@@ -6,6 +6,7 @@ and an array's ``addressable_shards`` follow JAX exactly. The data of a sharded 
 (CPU devices share the host's memory) and each shard is a slice of it placed on its device; computations run
 unsharded, so results equal the unsharded program's. ``shard_map`` runs its body once per mesh position.
 """
+import dataclasses as _dc
 import enum as _enum
 
 import numpy as _np
@@ -15,8 +16,30 @@ from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
            "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh", "Shard",
+           "RemoteDevice", "partition_axes",
            "IndivisibleError", "make_mesh", "AbstractDevice", "ManualAxisType", "reshard", "auto_axes",
            "explicit_axes"]
+
+
+class RemoteDevice:
+    """A CPU device of another process of a multi-process run (``jax.devices()`` lists them after
+    ``cranax.distributed.initialize``); nothing runs on it from here."""
+
+    __slots__ = ("id", "process_index")
+    platform = "cpu"
+    device_kind = "cpu"
+
+    def __init__(self, id, process_index):
+        self.id, self.process_index = id, process_index
+
+    def __repr__(self):
+        return f"CpuDevice(id={self.id})"
+
+    def __eq__(self, other):
+        return type(other) is RemoteDevice and other.id == self.id
+
+    def __hash__(self):
+        return hash(("remote", self.id))
 
 
 class IndivisibleError(ValueError):
@@ -115,9 +138,9 @@ class AxisType(_enum.Enum):
 
 
 class Mesh:
-    """Devices arranged in a named grid: ``Mesh(devices, axis_names)``. cranax holds one device, so every axis
-    has size 1. Raises ``ValueError`` for more than one device or a names/dims mismatch. Mirrors
-    ``jax.sharding.Mesh``."""
+    """Devices arranged in a named grid: ``Mesh(devices, axis_names)``, ``devices`` an array of distinct
+    devices with one dimension per name. Raises ``ValueError`` for repeated devices or a names/dims mismatch.
+    Mirrors ``jax.sharding.Mesh``."""
 
     def __init__(self, devices, axis_names, axis_types=None):
         devs = _np.asarray(devices, dtype=object)
@@ -169,7 +192,7 @@ class Mesh:
 
     @property
     def local_devices(self):
-        return [d for d in self.devices.flat if not type(d).__name__ == "RemoteDevice"]
+        return [d for d in self.devices.flat if not isinstance(d, RemoteDevice)]
 
     def __str__(self):
         sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
@@ -196,14 +219,14 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
                 axis_types if axis_types is not None else (AxisType.Explicit,) * len(axis_shapes))
 
 
-def _names(p):
+def partition_axes(p):
+    """The mesh axis names one ``PartitionSpec`` entry splits a dimension over (None: none)."""
     return () if p is None else (tuple(p) if isinstance(p, tuple) else (p,))
 
 
 class NamedSharding(Sharding):
-    """An array split over ``mesh``'s axes as ``spec`` says; with cranax's one-device meshes, the whole array
-    on that device. Raises ``ValueError`` for a spec naming an axis the mesh lacks. Mirrors
-    ``jax.sharding.NamedSharding``."""
+    """An array split over ``mesh``'s axes as ``spec`` says (each device's block: ``devices_indices_map``).
+    Raises ``ValueError`` for a spec naming an axis the mesh lacks. Mirrors ``jax.sharding.NamedSharding``."""
 
     def __init__(self, mesh, spec, *, memory_kind=None):
         for p in spec:
@@ -233,22 +256,22 @@ class NamedSharding(Sharding):
         shape = self.mesh.shape
         f = [1] * ndim
         for d, p in enumerate(tuple(self.spec)[:ndim]):
-            for a in _names(p):
+            for a in partition_axes(p):
                 f[d] *= shape[a]
         return f
 
     @property
     def is_fully_replicated(self):
         shape = self.mesh.shape
-        return all(shape[a] == 1 for p in self.spec for a in _names(p))
+        return all(shape[a] == 1 for p in self.spec for a in partition_axes(p))
 
     @property
     def is_fully_addressable(self):
-        return all(type(d).__name__ != "RemoteDevice" for d in self.device_set)
+        return not any(isinstance(d, RemoteDevice) for d in self.device_set)
 
     @property
     def addressable_devices(self):
-        return {d for d in self.device_set if type(d).__name__ != "RemoteDevice"}
+        return {d for d in self.device_set if not isinstance(d, RemoteDevice)}
 
     def shard_shape(self, global_shape):
         f = self._factors(len(global_shape))
@@ -272,15 +295,15 @@ class NamedSharding(Sharding):
             for d in range(len(global_shape)):
                 p = tuple(self.spec)[d] if d < len(self.spec) else None
                 k = 0
-                for a in _names(p):
+                for a in partition_axes(p):
                     k = k * sizes[a] + where[a]
-                idx.append(slice(k * block[d], (k + 1) * block[d]) if _names(p) else slice(None))
+                idx.append(slice(k * block[d], (k + 1) * block[d]) if partition_axes(p) else slice(None))
             out[self.mesh.devices[pos]] = tuple(idx)
         return out
 
     def addressable_devices_indices_map(self, global_shape):
         return {d: i for d, i in self.devices_indices_map(global_shape).items()
-                if type(d).__name__ != "RemoteDevice"}
+                if not isinstance(d, RemoteDevice)}
 
 
 class AbstractMesh:
@@ -366,50 +389,33 @@ class Shard:
                 f"data={self.data})")
 
 
+@_dc.dataclass(frozen=True)
 class AbstractDevice:
     """A device as a mesh describes it without the device itself: ``device_kind``, ``num_cores``,
     ``platform``. Mirrors ``jax.sharding.AbstractDevice``."""
-
-    __slots__ = ("device_kind", "num_cores", "platform")
-
-    def __init__(self, device_kind, num_cores, platform):
-        self.device_kind, self.num_cores, self.platform = device_kind, num_cores, platform
-
-    def __eq__(self, other):
-        return isinstance(other, AbstractDevice) and (self.device_kind, self.num_cores, self.platform) == \
-            (other.device_kind, other.num_cores, other.platform)
-
-    def __hash__(self):
-        return hash((self.device_kind, self.num_cores, self.platform))
-
-    def __repr__(self):
-        return (f"AbstractDevice(device_kind={self.device_kind!r}, num_cores={self.num_cores!r}, "
-                f"platform={self.platform!r})")
+    device_kind: str
+    num_cores: object
+    platform: str
 
 
+@_dc.dataclass(frozen=True, kw_only=True, repr=False)
 class ManualAxisType:
     """The mesh axes over which a value inside ``shard_map`` varies, is unreduced or reduced (frozensets of
     axis names). ``ValueError`` when ``varying`` meets ``unreduced`` or ``reduced``. Mirrors
     ``jax.sharding.ManualAxisType``."""
+    varying: frozenset = frozenset()
+    unreduced: frozenset = frozenset()
+    reduced: frozenset = frozenset()
 
-    __slots__ = ("varying", "unreduced", "reduced")
-
-    def __init__(self, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-        varying, unreduced, reduced = frozenset(varying), frozenset(unreduced), frozenset(reduced)
-        if varying & unreduced:
+    def __post_init__(self):
+        for f in ("varying", "unreduced", "reduced"):
+            object.__setattr__(self, f, frozenset(getattr(self, f)))
+        if self.varying & self.unreduced:
             raise ValueError("varying and unreduced cannot have common mesh axes. Got"
-                             f" varying={varying} and unreduced={unreduced}")
-        if varying & reduced:
+                             f" varying={self.varying} and unreduced={self.unreduced}")
+        if self.varying & self.reduced:
             raise ValueError("varying and reduced cannot have common mesh axes. Got"
-                             f" varying={varying} and reduced={reduced}")
-        self.varying, self.unreduced, self.reduced = varying, unreduced, reduced
-
-    def __eq__(self, other):
-        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == \
-            (other.varying, other.unreduced, other.reduced)
-
-    def __hash__(self):
-        return hash((self.varying, self.unreduced, self.reduced))
+                             f" varying={self.varying} and reduced={self.reduced}")
 
 
 def reshard(xs, out_shardings):
