@@ -59,15 +59,16 @@ def _comm(what):
 
 
 def _wait(req, what):
-    """Waits for an MPI request until the deadline; spins briefly first (collectives of small buffers answer
-    in microseconds), then sleeps in growing steps."""
-    deadline = time.monotonic() + state.timeout
-    spins = 0
-    pause = 2e-5
+    """Waits for an MPI request until the deadline. Open MPI progresses a non-blocking collective only inside
+    MPI calls (no progress thread by default), so a sleeping waiter stalls its peers too: spin on ``Test()``
+    for the first 0.2 s (a collective of a few MiB finishes well within it), then sleep in short steps."""
+    start = time.monotonic()
+    deadline = start + state.timeout
+    pause = 1e-5
     while not req.Test():
-        spins += 1
-        if spins > 2000:
-            if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now - start > 0.2:
+            if now > deadline:
                 raise RuntimeError(f"cranax.distributed: {what} on process {state.process_index} got no answer "
                                    f"from its {state.process_count - 1} peer(s) within {state.timeout:g} s (a "
                                    f"peer process may have died)")
