@@ -46,6 +46,7 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
     if Arc::ptr_eq(from, to) {
         return Ok(v.clone());
     }
+    let _t = crate::runtime::profiler::host_span("transfer", || format!("transfer {} to {}", from.repr(), to.repr()));
     match to.kind {
         DeviceKind::Cpu => {
             let b = py.detach(|| crate::error::run_catching("transfer to the host", || v.wait()))?;

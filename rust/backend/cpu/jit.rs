@@ -194,9 +194,8 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                 clif.push_str("\n; chunked-reduction variant (same loops; [begin, end) splits the outermost reduced axis)\n");
                 ctx.set_disasm(false);
             }
-            module.define_function(id, &mut ctx).map_err(|e| {
-                Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
-            })?;
+            super::code_store::define(&mut module, id, &mut ctx)
+                .map_err(|e| Error::Codegen(format!("compiling kernel {} (step {si}): {e}", k.name)))?;
             if !partial {
                 if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
                     clif.push_str("\n; machine code\n");
