@@ -14,6 +14,7 @@ arguments as strings, as JAX's file has them.
 """
 import datetime
 import functools
+import gc
 import gzip
 import json
 import os
@@ -21,6 +22,7 @@ import socket
 import threading
 
 from . import _core
+from .array import Array
 
 __all__ = ["trace", "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAnnotation", "annotate_function",
            "device_memory_profile", "save_device_memory_profile", "ProfileOptions", "ProfileData",
@@ -240,8 +242,6 @@ def _field(num, value):
 
 def _live_buffers():
     """(device, dtype, shape, nbytes) of every live array the Python layer holds."""
-    import gc
-    from .array import Array
     out = []
     for obj in gc.get_objects():
         # Concrete arrays only (isinstance(x, Array) is also True for tracers).
