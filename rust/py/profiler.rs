@@ -53,7 +53,7 @@ fn profiler_record(cat: &str, name: String, start_ns: u64, dur_ns: u64, args: Ve
 fn set_persistent_cache(py: Python<'_>, dir: Option<String>, min_compile_time_secs: f64, min_entry_size_bytes: i64, build_id: String) -> PyResult<()> {
     let dir = dir.map(std::path::PathBuf::from);
     if let Some(d) = &dir {
-        py.detach(|| persistent::check_dir(d)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        py.detach(|| persistent::check_dir(d)).map_err(pyo3::exceptions::PyOSError::new_err)?;
     }
     persistent::configure(persistent::Settings { dir, min_compile_secs: min_compile_time_secs, min_entry_bytes: min_entry_size_bytes, build_id });
     Ok(())

@@ -20,7 +20,7 @@ use parking_lot::{Mutex, RwLock};
 use sha2::{Digest, Sha256};
 
 use crate::backend::cpu::{self, code_store, CpuExecutable};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plan::Plan;
 
 const MAGIC: &[u8; 8] = b"CRNXPC\x00\x01";
@@ -239,9 +239,9 @@ pub fn compile_cpu_global(canonical: &str, plan: &Plan, count_compile: impl FnOn
     compile_cpu(&s, &STATS, canonical, plan, count_compile)
 }
 
-/// Checks `dir` can hold entries (creates it); an `Error::Execution` saying why not.
-pub fn check_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Execution(format!("compilation cache directory {}: {e}", dir.display())))
+/// Checks `dir` can hold entries (creates it); why not otherwise.
+pub fn check_dir(dir: &Path) -> std::result::Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("compilation cache directory {}: {e}", dir.display()))
 }
 
 #[cfg(test)]
@@ -278,6 +278,8 @@ mod tests {
         let b = compile_cpu(&s, &stats, &canon, &plan, || compiles += 1).unwrap();
         assert_eq!((compiles, stats.counts()), (1, [1, 1, 0, 1, 0]));
         assert_eq!(run(&a, &x), run(&b, &x));
+        assert!(b.as_text().contains("loaded from the persistent compilation cache"));
+        assert!(!a.as_text().contains("loaded from the persistent compilation cache"));
         let path = entry_path(&dir, &key(&s, &canon).unwrap());
         // A flipped byte in the code: rejected by the checksum, then rewritten by the compile.
         let mut data = std::fs::read(&path).unwrap();

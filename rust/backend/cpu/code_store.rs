@@ -106,6 +106,11 @@ pub fn replay<T>(code: Vec<FuncCode>, f: impl FnOnce() -> Result<T>) -> Result<T
     Ok(t)
 }
 
+/// True while this thread defines functions from stored code (their bodies need not be built).
+pub fn replaying() -> bool {
+    MODE.with(|m| matches!(*m.borrow(), Mode::Replay(_)))
+}
+
 fn bad(m: impl std::fmt::Display) -> String {
     format!("stored code: {m}")
 }
