@@ -225,3 +225,24 @@ def test_unusable_dir_warns_and_compiles_without_cache(tmp_path, restore_cache_c
     n = _core.compile_count()
     assert float(jax.jit(lambda x: x * 2.0 + 1.0)(np.float32(3))) == 7.0
     assert _core.compile_count() == n + 1 and cc._stats()["writes"] == 0 and not (f / "sub").exists()
+
+
+def test_processes_writing_one_dir_at_once(tmp_path):
+    # Writers rename finished files into place: racing processes never leave a partial entry.
+    d = tmp_path / "cache"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    e = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    e.pop("JAX_COMPILATION_CACHE_DIR", None)
+    opts = json.dumps({"jax_persistent_cache_min_compile_time_secs": 0})
+    procs = [subprocess.Popen([sys.executable, str(script), str(d), "mlp", opts], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=e) for _ in range(3)]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    assert all(o["outs"] == outs[0]["outs"] for o in outs)
+    assert not [p for p in d.iterdir() if p.name.endswith(".tmp")]
+    last = child(tmp_path, d, "mlp")
+    assert last["compiles"] == 0 and last["stats"]["rejected"] == 0 and last["outs"] == outs[0]["outs"]
