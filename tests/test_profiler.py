@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -56,9 +57,12 @@ def test_trace_file_has_nested_spans_on_host_and_device_tracks(tmp_path):
     assert doc["displayTimeUnit"] == "ns"
     procs, ev = spans(doc)
     assert procs[1] == "/host:CPU" and "/device:CPU:0" in procs.values()
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+               if e["ph"] == "M" and e["name"] == "thread_name"}
     dev = next(p for p, n in procs.items() if n == "/device:CPU:0")
     by = lambda pred: [e for e in ev if pred(e)]
     outer, = by(lambda e: e["name"] == "outer")
+    assert threads[(outer["pid"], outer["tid"])] == "python"     # as JAX names the main thread's track
     assert outer["args"] == {"foo": "1"} and outer["cat"] == "annotation"
     step, = by(lambda e: e["name"] == "train")
     assert step["args"] == {"step_num": "3"} and step["cat"] == "step"
@@ -112,6 +116,13 @@ def test_start_stop_errors_and_annotations(tmp_path):
         assert helper(1) == 2 and other(3) == 6
         with profiler.TraceAnnotation("meta") as t:
             t.set_metadata(extra=2.5)
+
+        def work():
+            with profiler.TraceAnnotation("in worker"):
+                pass
+        th = threading.Thread(target=work, name="worker")
+        th.start()
+        th.join()
     finally:
         profiler.stop_trace()
     doc, path = load_trace(str(tmp_path))
@@ -121,6 +132,10 @@ def test_start_stop_errors_and_annotations(tmp_path):
     assert "test_start_stop_errors_and_annotations.<locals>.helper" in names
     named, = [e for e in ev if e["name"] == "named"]
     assert named["args"] == {"kind": "k"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    w, = [e for e in ev if e["name"] == "in worker"]
+    assert threads[(w["pid"], w["tid"])] == "python: worker"
     meta, = [e for e in ev if e["name"] == "meta"]
     assert meta["args"] == {"extra": "2.5"}
     data = profiler.ProfileData.from_file(path)

@@ -30,6 +30,16 @@ __all__ = ["trace", "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAn
 
 _lock = threading.Lock()
 _session = None   # (log_dir, create_perfetto_link, create_perfetto_trace) while a trace is on
+_named = threading.local()
+
+
+def _name_thread():
+    """Names the calling Python thread's track once per thread and trace ("python" for the main thread, as
+    JAX's traces call it; else the thread's name)."""
+    if getattr(_named, "session", None) is not _session:
+        t = threading.current_thread()
+        _core.profiler_name_thread("python" if t is threading.main_thread() else f"python: {t.name}")
+        _named.session = _session
 
 
 class ProfileOptions:
@@ -59,6 +69,7 @@ def start_trace(log_dir, create_perfetto_link=False, create_perfetto_trace=False
         if _session is not None or not _core.profiler_start():
             raise RuntimeError("Profile has already been started. Only one profile may be run at a time.")
         _session = (os.fspath(log_dir), bool(create_perfetto_link), bool(create_perfetto_trace))
+    _name_thread()
 
 
 def _track_name(track):
@@ -168,7 +179,11 @@ class TraceAnnotation:
         self._meta.update(kwargs)
 
     def __enter__(self):
-        self._start = _core.profiler_now_ns() if _core.profiler_enabled() else None
+        if _core.profiler_enabled():
+            _name_thread()
+            self._start = _core.profiler_now_ns()
+        else:
+            self._start = None
         return self
 
     def __exit__(self, *exc):
@@ -207,6 +222,7 @@ class _Span:
     __slots__ = ("_name", "_start")
 
     def __init__(self, name):
+        _name_thread()
         self._name = name
         self._start = _core.profiler_now_ns()
 

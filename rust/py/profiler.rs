@@ -20,6 +20,12 @@ fn profiler_stop(py: Python<'_>) -> Option<Vec<(String, &'static str, String, u6
     Some(ev.into_iter().map(|e| (e.name, e.cat, e.track, e.tid, e.thread, e.start_ns, e.dur_ns, e.args)).collect())
 }
 
+/// Names the calling thread's track in traces.
+#[pyfunction]
+fn profiler_name_thread(name: &str) {
+    profiler::name_thread(name);
+}
+
 #[pyfunction]
 fn profiler_enabled() -> bool {
     profiler::enabled()
@@ -80,6 +86,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiler_start, m)?)?;
     m.add_function(wrap_pyfunction!(profiler_stop, m)?)?;
     m.add_function(wrap_pyfunction!(profiler_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(profiler_name_thread, m)?)?;
     m.add_function(wrap_pyfunction!(profiler_now_ns, m)?)?;
     m.add_function(wrap_pyfunction!(profiler_record, m)?)?;
     m.add_function(wrap_pyfunction!(set_persistent_cache, m)?)?;

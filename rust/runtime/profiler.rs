@@ -31,6 +31,13 @@ static NEXT_TID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     static TID: Cell<u64> = const { Cell::new(0) };
+    /// The name the embedder gave this thread (its threads are not Rust's, so they have no Rust name).
+    static NAME: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Names this thread's track (kept for the thread's life; later events carry it).
+pub fn name_thread(name: &str) {
+    NAME.with(|n| *n.borrow_mut() = name.to_string());
 }
 
 #[inline]
@@ -77,7 +84,10 @@ pub fn record(cat: &'static str, name: String, track: String, start_ns: u64, dur
     if !enabled() {
         return;
     }
-    let thread = std::thread::current().name().unwrap_or("").to_string();
+    let mut thread = NAME.with(|n| n.borrow().clone());
+    if thread.is_empty() {
+        thread = std::thread::current().name().unwrap_or("").to_string();
+    }
     let e = Event { name, cat, track, tid: thread_id(), thread, start_ns, dur_ns, args };
     let mut ev = EVENTS.lock();
     if enabled() {
@@ -139,5 +149,10 @@ mod tests {
         let i = ev.iter().find(|e| e.name == "inner").unwrap();
         assert!(o.start_ns <= i.start_ns && i.start_ns + i.dur_ns <= o.start_ns + o.dur_ns);
         assert!(o.dur_ns >= 2_000_000);
+        assert!(start());
+        name_thread("python");
+        drop(host_span("x", || "named".into()));
+        let ev = stop().unwrap();
+        assert_eq!(ev.iter().find(|e| e.name == "named").unwrap().thread, "python");
     }
 }
