@@ -54,3 +54,5 @@ from .api_sharding import (make_array_from_callback, make_array_from_process_loc
                            make_array_from_single_device_arrays)
 # jax.export: a jitted program saved for one signature, serialized and loaded elsewhere
 from . import export
+# jax.profiler (trace files), imported with the package as in JAX (issue 18)
+from . import profiler

@@ -141,3 +141,21 @@ def _queued_failure(message: str, panic: bool = False, delay_ms: int = 0) -> Dev
 
 # Host callbacks (cranax.primitives.callback): the dispatcher a compiled callback step calls, GIL taken.
 def _set_host_callback(dispatch: Callable[[int, list[DeviceArray], list[tuple[list[int], str]]], Any]) -> None: ...
+
+# jax.profiler and the persistent compilation cache (rust/py/profiler.rs).
+def profiler_start() -> bool:
+    """Starts recording trace events; False when a trace is already on."""
+def profiler_stop() -> list[tuple[str, str, str, int, str, int, int, list[tuple[str, str]]]] | None:
+    """Stops recording; (name, cat, track, tid, thread, start_ns, dur_ns, args) per span, None if none was on."""
+def profiler_enabled() -> bool: ...
+def profiler_now_ns() -> int:
+    """Nanoseconds since the profiler's epoch (every event's clock)."""
+def profiler_name_thread(name: str) -> None: ...
+def profiler_record(cat: str, name: str, start_ns: int, dur_ns: int, args: list[tuple[str, str]] = ...) -> None:
+    """Records a span of the calling thread (cat: "annotation", "step" or "trace"; ValueError otherwise)."""
+def set_persistent_cache(dir: str | None, min_compile_time_secs: float, min_entry_size_bytes: int,
+                         build_id: str) -> None:
+    """Configures the persistent compilation cache (dir None: off); OSError when dir cannot be created."""
+def persistent_cache_stats() -> dict[str, int | str]:
+    """hits, misses, rejected, writes, errors and last_error since the last reset."""
+def reset_persistent_cache_stats() -> None: ...

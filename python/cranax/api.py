@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from . import _core, core, dtypes
+from . import profiler as _profiler
 from .array import Array, _scalar_buffer, _to_buffer
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
@@ -368,6 +369,13 @@ class JitWrapped(Wrapped):
         return names
 
     def _trace(self, in_tree, statics, in_avals, traced_for="jit"):
+        if _core.profiler_enabled():
+            # jax.profiler: tracing the function is a span of its own
+            with _profiler._Span(f"trace {self._name}"):
+                return self._trace_body(in_tree, statics, in_avals, traced_for)
+        return self._trace_body(in_tree, statics, in_avals, traced_for)
+
+    def _trace_body(self, in_tree, statics, in_avals, traced_for):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         closed = trace_to_jaxpr(flat, in_avals, dbg)

@@ -12,7 +12,10 @@ Options: ``jax_enable_x64`` (bool, default False: 64-bit dtypes canonicalize to 
 :func:`cranax.disable_jit`), ``jax_debug_nans`` / ``jax_debug_infs`` (bool: a NaN / infinity in an output raises
 FloatingPointError naming the primitive), ``jax_log_compiles`` (bool: log each trace and compile),
 ``jax_check_tracer_leaks`` (bool: a tracer still referenced after its trace ended raises; see
-:func:`cranax.checking_leaks`).
+:func:`cranax.checking_leaks`); the persistent compilation cache's ``jax_compilation_cache_dir`` (str or None),
+``jax_persistent_cache_min_compile_time_secs`` (float, default 1.0), ``jax_persistent_cache_min_entry_size_bytes``
+(int, default 0), ``jax_enable_compilation_cache`` (bool, default True), ``jax_raise_persistent_cache_errors``
+(see :mod:`cranax.experimental.compilation_cache`).
 
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
@@ -47,6 +50,16 @@ class Config:
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
         # Only "standard" is implemented (libraries read the option, e.g. diffrax).
         "jax_numpy_dtype_promotion": lambda: "standard",
+        # The persistent compilation cache (cranax.experimental.compilation_cache), JAX's names and defaults.
+        "jax_compilation_cache_dir": lambda: os.environ.get("JAX_COMPILATION_CACHE_DIR") or None,
+        "jax_persistent_cache_min_compile_time_secs":
+            lambda: float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1.0")),
+        "jax_persistent_cache_min_entry_size_bytes":
+            lambda: int(os.environ.get("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")),
+        "jax_enable_compilation_cache": lambda: _env_bool("JAX_ENABLE_COMPILATION_CACHE", True),
+        "jax_raise_persistent_cache_errors": lambda: _env_bool("JAX_RAISE_PERSISTENT_CACHE_ERRORS", False),
+        # XLA's own caches; cranax has none (the value is kept, as JAX's, and has no effect).
+        "jax_persistent_cache_enable_xla_caches": lambda: "xla_gpu_per_fusion_autotune_cache_dir",
     }
 
     def __init__(self):
@@ -142,9 +155,24 @@ def _promotion_mode(name, value):
     return value
 
 
+def _typed(kind, types):
+    """JAX's check for a typed option that may also be None (its message)."""
+    def check(name, value):
+        if value is not None and (not isinstance(value, types) or isinstance(value, bool) and bool not in types):
+            raise ValueError(f"new {kind} config value must be None or of type {types[0].__name__}, got {value} "
+                             f"of type {type(value)}" + ("." if kind == "string" else ""))
+        return value
+    return check
+
+
 _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool, "jax_debug_nans": _bool,
                "jax_debug_infs": _bool, "jax_log_compiles": _bool, "jax_check_tracer_leaks": _bool,
-               "jax_numpy_dtype_promotion": _promotion_mode}
+               "jax_numpy_dtype_promotion": _promotion_mode,
+               "jax_compilation_cache_dir": _typed("string", (str,)),
+               "jax_persistent_cache_min_compile_time_secs": _typed("float", (float, int)),
+               "jax_persistent_cache_min_entry_size_bytes": _typed("int", (int,)),
+               "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
+               "jax_persistent_cache_enable_xla_caches": _typed("string", (str,))}
 
 config = Config()
 

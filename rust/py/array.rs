@@ -57,12 +57,21 @@ pub fn wait_value(py: Python<'_>, v: &Value) -> PyResult<Buffer> {
     if let Some(r) = v.try_buffer() {
         return Ok(r?);
     }
+    let _wait = crate::runtime::profiler::host_span("wait", || "wait".into());
     loop {
         if let Some(r) = py.detach(|| v.wait_timeout(SIGNAL_POLL)) {
             return Ok(r?);
         }
         py.check_signals()?;
     }
+}
+
+/// A transfer span carrying its size.
+fn transfer_span(name: &'static str, bytes: usize) -> Option<crate::runtime::profiler::Span> {
+    crate::runtime::profiler::host_span("transfer", || name.into()).map(|mut s| {
+        s.args.push(("bytes".into(), bytes.to_string()));
+        s
+    })
 }
 
 fn to_numpy_typed<'py, T: Element>(py: Python<'py>, b: &Buffer) -> Bound<'py, PyAny> {
@@ -121,6 +130,7 @@ impl DeviceArray {
         };
         let aval = Aval::new(dt, a.shape().to_vec());
         let nbytes = aval.numel().and_then(|n| n.checked_mul(dt.size())).unwrap_or(usize::MAX);
+        let _t = transfer_span("transfer host_to_device", nbytes);
         let buf = if nbytes == 0 {
             Buffer::alloc(&aval)?
         } else {
@@ -168,6 +178,7 @@ impl DeviceArray {
     /// A fresh, writable NumPy copy. Waits (GIL released); raises the computation's error.
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let b = wait_value(py, &self.value)?;
+        let _t = transfer_span("transfer device_to_host", b.storage.len());
         Ok(match b.aval.dtype {
             DType::Bool => to_numpy_typed::<bool>(py, &b),
             DType::I8 => to_numpy_typed::<i8>(py, &b),

@@ -9,6 +9,7 @@ pub mod errors;
 pub mod executable;
 pub mod jit_cache;
 pub mod placement;
+pub mod profiler;
 
 use device::{device_objects, PyDevice};
 
@@ -73,6 +74,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
     placement::register(m)?;
+    profiler::register(m)?;
     m.add("INLINE_MAX_WORK", crate::runtime::stream::INLINE_MAX_WORK)?;
     Ok(())
 }

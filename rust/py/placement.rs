@@ -46,6 +46,7 @@ pub fn transfer(py: Python<'_>, v: &Value, from: &Arc<Device>, to: &Arc<Device>)
     if Arc::ptr_eq(from, to) {
         return Ok(v.clone());
     }
+    let _t = crate::runtime::profiler::host_span("transfer", || format!("transfer {} to {}", from.repr(), to.repr()));
     match to.kind {
         DeviceKind::Cpu => {
             let b = py.detach(|| crate::error::run_catching("transfer to the host", || v.wait()))?;
@@ -184,6 +185,9 @@ fn run_gpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, vals: &[(Va
             _ => return Err(PyValueError::new_err("internal error: transfer to a GPU gave a host value")),
         }
     }
+    let _launch = crate::runtime::profiler::host_span("launch", || format!("launch {}", exe.name));
+    // On the GPU's track the span covers recording and submitting the work (the GPU runs it after).
+    let _run = crate::runtime::profiler::span("kernel", || exe.name.clone(), || dev.repr());
     let outs = py.detach(|| crate::error::run_catching("GPU execute", || gexe.run(&ins)))?;
     Ok(outs.into_iter().map(Value::Gpu).collect())
 }

@@ -98,18 +98,39 @@ impl ExecutableCache {
     /// Parses, verifies, optimizes `json`; returns the cached executable for its canonical key or compiles
     /// it (once per key, even when threads race).
     pub fn compile_json(&self, json: &str) -> Result<Arc<Executable>> {
+        let mut span = super::profiler::host_span("compile", || "compile".into());
         let (program, plan) = run_catching("compile", || pipeline(json))?;
         let key = run_catching("compile", || Ok(canonical_key(&program)))?;
-        self.get_or_compile(key, || {
+        // Where the code came from, for the trace: this cache, the persistent cache, or the compiler.
+        let how = std::cell::Cell::new("memory");
+        // A persistent-cache hit loads the code without compiling: only real compiles are counted.
+        let r = self.get_or_build(key.clone(), || {
+            how.set("persistent");
             let text = program_text(&program);
-            let cpu = crate::backend::cpu::compile(&plan)?;
+            let cpu = super::persistent::compile_cpu_global(&key, &plan, || {
+                how.set("compiled");
+                self.compiles.fetch_add(1, Ordering::Relaxed);
+            })?;
             Executable::new(String::new(), text, plan.clone(), cpu, device::cpu().clone())
-        })
+        });
+        if let Some(s) = &mut span {
+            s.name = format!("compile {}", plan.name);
+            s.args.push(("source".into(), how.get().into()));
+        }
+        r
     }
 
     /// The executable for `key`, building it with `build` on a miss. `build`'s error is returned to this
     /// caller and the key stays absent; concurrent callers wait for the first builder, then retry.
     pub fn get_or_compile(&self, key: String, build: impl FnOnce() -> Result<Executable>) -> Result<Arc<Executable>> {
+        self.get_or_build(key, || {
+            self.compiles.fetch_add(1, Ordering::Relaxed);
+            build()
+        })
+    }
+
+    /// `get_or_compile` where `build` counts its own compiles (it may load the code instead).
+    fn get_or_build(&self, key: String, build: impl FnOnce() -> Result<Executable>) -> Result<Arc<Executable>> {
         let mut st = self.state.lock();
         loop {
             st.tick += 1;
@@ -126,7 +147,6 @@ impl ExecutableCache {
             break;
         }
         drop(st);
-        self.compiles.fetch_add(1, Ordering::Relaxed);
         let built = run_catching("compile", build).map(|mut e| {
             e.key = key.clone();
             Arc::new(e)

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::ir::Aval;
 use crate::plan::Plan;
 use crate::runtime::device::Device;
+use crate::runtime::profiler;
 use crate::runtime::pending::Value;
 use crate::runtime::stream::INLINE_MAX_WORK;
 
@@ -80,8 +81,14 @@ impl Executable {
     /// `execute` on `device`'s stream: a CPU program runs on any CPU device (they share the host's memory).
     pub fn execute_on(&self, device: &Device, args: Vec<Value>) -> Result<Vec<Value>> {
         self.check_args(args.iter().map(|v| v.aval()))?;
+        let _launch = profiler::host_span("launch", || format!("launch {}", self.name));
         let cpu = self.cpu.clone();
-        Ok(device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| cpu.run(bufs)))
+        // The run is a span on the device's track (made by whichever thread runs it).
+        let prof = profiler::enabled().then(|| (self.name.clone(), device.repr()));
+        Ok(device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| {
+            let _run = prof.map(|(n, d)| profiler::span("kernel", || n, || d));
+            cpu.run(bufs)
+        }))
     }
 
     /// The optimized program followed by the compiled plan's kernels.

@@ -1,8 +1,9 @@
 """``jax.experimental``: the names cranax has of it (``io_callback``, ``checkify``, ``layout``,
-``multihost_utils``)."""
+``multihost_utils``, ``compilation_cache``)."""
 from ..api_callback import io_callback
 from . import checkify
 from . import layout
 from . import multihost_utils
+from . import compilation_cache
 
-__all__ = ["io_callback", "checkify", "layout", "multihost_utils"]
+__all__ = ["io_callback", "checkify", "layout", "multihost_utils", "compilation_cache"]

@@ -185,8 +185,15 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                 }
             }
             let routines = import_routines(&mut module, &mut ctx.func, &plan, call_conv)?;
-            build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
-            if !partial {
+            // Code loaded from the persistent cache needs the declarations above (same ids, same names), not
+            // the function body: its CLIF is not built again.
+            let loading = super::code_store::replaying();
+            if !loading {
+                build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
+            }
+            if loading && !partial {
+                clif = "; machine code loaded from the persistent compilation cache (its CLIF is not rebuilt)\n".into();
+            } else if !partial {
                 let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;
                 clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}{}", strip_note(&plan), ctx.func.display());
                 ctx.set_disasm(disasm);
@@ -194,9 +201,8 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
                 clif.push_str("\n; chunked-reduction variant (same loops; [begin, end) splits the outermost reduced axis)\n");
                 ctx.set_disasm(false);
             }
-            module.define_function(id, &mut ctx).map_err(|e| {
-                Error::Codegen(format!("compiling kernel {} (step {si}): {e:?}", k.name))
-            })?;
+            super::code_store::define(&mut module, id, &mut ctx)
+                .map_err(|e| Error::Codegen(format!("compiling kernel {} (step {si}): {e}", k.name)))?;
             if !partial {
                 if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
                     clif.push_str("\n; machine code\n");

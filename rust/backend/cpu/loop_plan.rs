@@ -289,6 +289,11 @@ thread_local! {
     static NO_SIMD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// True when SIMD is off for this thread's compiles (`without_simd`) or the process's (`CRANAX_CPU_NO_SIMD=1`).
+pub fn simd_disabled() -> bool {
+    NO_SIMD.with(|c| c.get()) || std::env::var_os("CRANAX_CPU_NO_SIMD").is_some_and(|v| v == "1")
+}
+
 /// Runs `f` with vectorization off on this thread (kernels compiled inside are all-scalar): tests compare
 /// the two code paths. `CRANAX_CPU_NO_SIMD=1` turns it off process-wide.
 pub fn without_simd<R>(f: impl FnOnce() -> R) -> R {

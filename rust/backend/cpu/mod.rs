@@ -9,6 +9,7 @@
 //!   Cranelift function with a real loop) and `loop_body` (loop bodies run in place on raw buffers).
 //! - `library`: plain-Rust routines for library steps (gemm, concatenate, gather, sort, ...).
 //! - `validate`: defensive checks of the plan (indices, dtypes, in-bounds loads, control steps).
+//! - `code_store`: functions' machine code kept and defined again without compiling (the persistent cache).
 //! - `jit`: compiling all kernels of a plan into one `JITModule`.
 //! - `codegen`: one kernel → one Cranelift function (emitting the loop nest); `loop_plan`: the loop nest's
 //!   layout decided first (axes, strides, vector mode, strip plan).
@@ -32,6 +33,7 @@ use crate::plan::{KOp, Kernel, OutputKind, Plan, Step};
 
 mod blockmath;
 mod clif;
+pub mod code_store;
 mod codegen;
 pub mod control;
 pub mod counters;

@@ -20,7 +20,7 @@ pub type KernelFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, u64, 
 
 /// The host ISA with opt_level=speed, the verifier on only in debug builds, and the host's features
 /// (SSE4.1, AVX, FMA, ...) detected by `cranelift_native`.
-fn host_isa() -> Result<OwnedTargetIsa> {
+pub(super) fn host_isa() -> Result<OwnedTargetIsa> {
     static ISA: OnceLock<std::result::Result<OwnedTargetIsa, String>> = OnceLock::new();
     ISA.get_or_init(|| {
         let mut fb = settings::builder();

@@ -204,7 +204,7 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
         b.finalize(module.target_config());
     }
     let clif = ctx.func.display().to_string();
-    module.define_function(id, &mut ctx).map_err(|e| Error::Codegen(format!("compiling a fused loop: {e:?}")))?;
+    super::code_store::define(&mut module, id, &mut ctx).map_err(|e| Error::Codegen(format!("compiling a fused loop: {e}")))?;
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(cg("finalizing"))?;
     let p = module.get_finalized_function(id);
