@@ -1104,10 +1104,23 @@ def lax_pad(operand, padding_value, padding_config):
     return _st.pad(operand, padding_value, padding_config)
 
 
-def top_k(operand, k):
-    """The ``k`` largest entries along the last axis and their indices. Mirrors ``jax.lax.top_k``."""
+def top_k(operand, k, *, axis=-1):
+    """The ``k`` largest entries along ``axis`` (default the last) and their int32 indices, largest first
+    (ties: lower index first). Mirrors ``jax.lax.top_k``."""
     operand = _ew._as_operand(operand)
     av = get_aval(operand)
+    nd = av.ndim
+    if nd == 0:
+        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    ax = int(axis)
+    if not -nd <= ax < nd:
+        raise ValueError(f"top_k axis {axis} out of bounds for operand of rank {nd}")
+    ax %= nd
+    if ax != nd - 1:
+        perm = tuple(i for i in range(nd) if i != ax) + (ax,)
+        back = tuple(range(ax)) + (nd - 1,) + tuple(range(ax, nd - 1))
+        vals, idx = top_k(_st.transpose(operand, perm), k)
+        return _st.transpose(vals, back), _st.transpose(idx, back)
     k = int(k)
     if not 0 <= k <= av.shape[-1]:
         raise ValueError(f"top_k k={k} out of range for operand shape {av.shape}")
