@@ -601,7 +601,9 @@ def _normalize_idx(idx, n, mode):
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
          fill_value=None):
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None). ``mode``: ``fill`` (default;
-    out-of-range reads give NaN / the dtype's minimum / ``fill_value``), ``clip`` or ``wrap``. Mirrors
+    negative indices count from the end, out-of-range reads give NaN / the dtype's minimum / ``fill_value``),
+    ``clip`` (clamps the index as given: -1 reads element 0, as JAX) or ``wrap`` (modulo the length);
+    ``raise`` raises NotImplementedError and other modes ValueError. Mirrors
     ``jax.numpy.take``."""
     a = asarray(a)
     if out is not None:
@@ -612,11 +614,20 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
     mode = "fill" if mode is None else mode
-    idx = _normalize_idx(indices, n, mode)
-    ishape = idx.shape
-    gm = "clip" if mode in ("clip", "wrap", "promise_in_bounds") else "fill"
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode not in ("fill", "clip", "wrap"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    if not _dtypes.issubdtype(asarray(indices).dtype, _np.integer):
+        raise ValueError("indices must have an integer type")
+    # as JAX: 'clip' clamps the raw index (a negative one to 0); 'fill' counts negatives from the end
+    idx = asarray(indices).astype(_np.int32) if mode == "clip" else _normalize_idx(indices, n, mode)
+    ishape = idx.shape
+    if n == 0:
+        if idx.size:
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        return a
+    gm = "clip" if mode in ("clip", "wrap") else "fill"
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
     sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]

@@ -408,7 +408,7 @@ class GatherScatterMode:
         name = getattr(s, "name", None)
         if name in ("CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS"):
             return {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}[name]
-        raise ValueError(f"Unknown gather/scatter mode {s!r}")
+        raise ValueError(f'Unknown gather mode "{s}"')
 
 
 def _wire_mode(mode, scatter=False):
