@@ -151,8 +151,8 @@ def split(operand, sizes, axis=0):
     n = _shape(operand)[axis]
     sizes = [int(s) for s in sizes]
     if any(s < 0 for s in sizes) or sum(sizes) != n:
-        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {n} of the operand shape "
-                         f"{_shape(operand)}")
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
+                         f"{list(_shape(operand))}")
     out, start = [], 0
     for s in sizes:
         out.append(_slice_axis(operand, start, start + s, axis))
@@ -303,11 +303,11 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
     if exponent_bits < 1 or mantissa_bits < 0:
         raise ValueError("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0 are required")
-    if dt.itemsize == 8 or dt.name == "bfloat16":
-        wide = _ew._convert(operand, np.dtype(np.float32), False) if dt.name == "bfloat16" else None
-        if wide is None:
-            raise NotImplementedError("reduce_precision of float64 needs uint64 bit arithmetic, which cranax lacks")
+    if dt.name == "bfloat16":
+        wide = _ew._convert(operand, np.dtype(np.float32), False)
         return _ew._convert(reduce_precision(wide, exponent_bits, mantissa_bits), dt, False)
+    if dt.itemsize == 8:
+        return _reduce_precision_f64(operand, exponent_bits, mantissa_bits)
     udt, ebits, mbits = _FLOAT_BITS[dt.itemsize]
     udt = np.dtype(udt)
     u = lambda v: _ew._convert(_ew._as_operand(np.asarray(v, udt)[()]), udt, False)  # noqa: E731
@@ -336,6 +336,32 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     out = _ew.bitcast_convert_type(x, dt)
     # NaNs stay NaN
     return _ew.select(_ew.ne(operand, operand), operand, out)
+
+
+def _reduce_precision_f64(x, exponent_bits, mantissa_bits):
+    """float64 ``reduce_precision`` by arithmetic (cranax has no 64-bit bit operations everywhere):
+    Veltkamp's split rounds to ``mantissa_bits + 1`` significant bits (to nearest), then the new format's
+    range overflows to inf and flushes below its smallest normal to a signed zero."""
+    dt = np.dtype(np.float64)
+    shape = _shape(x)
+    c = lambda v: _st.full(shape, v, dt)  # noqa: E731
+    out = x
+    if mantissa_bits < 52:
+        # scale huge values down first so that x * (2**s + 1) cannot overflow
+        big = _ew.gt(_ew.abs(x), c(2.0 ** 960))
+        scale = _ew.select(big, c(2.0 ** -100), c(1.0))
+        xs = _ew.mul(x, scale)
+        split = c(2.0 ** (52 - mantissa_bits) + 1.0)
+        t = _ew.mul(xs, split)
+        hi = _ew.sub(t, _ew.sub(t, xs))
+        out = _ew.div(hi, scale)
+    if exponent_bits < 11:
+        bias = (1 << (exponent_bits - 1)) - 1
+        over = _ew.ge(_ew.abs(out), c(2.0 ** (bias + 1)))
+        under = _ew.lt(_ew.abs(out), c(2.0 ** (1 - bias)))
+        out = _ew.select(over, _ew.mul(_ew.sign(x), c(np.inf)), _ew.select(under, _ew.mul(x, c(0.0)), out))
+    # infinities and NaNs pass through (the split turns them into NaN)
+    return _ew.select(_ew.is_finite(x), out, x)
 
 
 def optimization_barrier(operand, /):
