@@ -23,18 +23,31 @@ def _segments(name, data, segment_ids, num_segments, mode):
     num_segments = int(num_segments)
     if mode not in (None, "drop", "fill", "clip", "promise_in_bounds"):
         raise ValueError(f"{name}: unknown mode {mode!r}")
-    # out-of-range ids (negative or >= num_segments) are dropped, as JAX's default mode
-    ids = jnp.where((ids < 0) | (ids >= num_segments), num_segments, ids)
+    if num_segments < 0:
+        raise ValueError("num_segments must be non-negative.")
+    if mode == "clip":   # clamped into [0, num_segments - 1]
+        ids = jnp.clip(ids, 0, max(num_segments - 1, 0))
+    else:   # out-of-range ids (negative or >= num_segments) are dropped, as JAX's default mode
+        ids = jnp.where((ids < 0) | (ids >= num_segments), num_segments, ids)
     return data, ids, num_segments
 
 
 def _reduce(name, method, identity, data, segment_ids, num_segments, indices_are_sorted, unique_indices,
             bucket_size, mode):
     data, ids, n = _segments(name, data, segment_ids, num_segments, mode)
-    init = jnp.full((n,) + tuple(data.shape[1:]), identity(data.dtype), data.dtype)
-    ref = init.at[ids]
-    return getattr(ref, method)(data, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                                mode="drop")
+    if bucket_size is None:
+        init = jnp.full((n,) + tuple(data.shape[1:]), identity(data.dtype), data.dtype)
+        return getattr(init.at[ids], method)(data, indices_are_sorted=indices_are_sorted,
+                                             unique_indices=unique_indices, mode="drop")
+    # buckets of bucket_size consecutive rows reduce separately, then the buckets combine (as JAX, for the
+    # rounding of long sums and products)
+    nb = -(-ids.shape[0] // int(bucket_size))
+    init = jnp.full((nb, n) + tuple(data.shape[1:]), identity(data.dtype), data.dtype)
+    rows = jnp.arange(ids.shape[0]) // int(bucket_size)
+    out = getattr(init.at[rows, ids], method)(data, indices_are_sorted=indices_are_sorted,
+                                              unique_indices=unique_indices, mode="drop")
+    combine = {"add": jnp.sum, "multiply": jnp.prod, "max": jnp.max, "min": jnp.min}[method]
+    return combine(out, axis=0).astype(data.dtype)
 
 
 def _max_identity(dt):

@@ -128,3 +128,22 @@ __all__ += ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_in
 # placing values by sharding (issue 24; cranax computes unsharded, so this changes no value)
 from ..api_sharding import with_sharding_constraint
 __all__ += ["with_sharding_constraint"]
+# the rest of jax.lax (issue 22 item 5)
+from ._precision import (AccuracyMode, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, PrecisionLike,
+    Tolerance)
+from ..primitives.lax_composites import (RaggedDotDimensionNumbers, RandomAlgorithm, after_all, after_all_p,
+    approx_top_k_p, batch_matmul, broadcast_like, composite, create_token, create_token_p, dce_sink, dce_sink_p,
+    device_put_p, dtype, eq_to_p, le_to_p, lt_to_p, mulhi, mulhi_p, optimization_barrier_p, ragged_dot,
+    ragged_dot_general, reduce_p, reduce_precision_p, reduce_xor_p, rng_bit_generator, rng_bit_generator_p,
+    rng_uniform, rng_uniform_p, scaled_dot, scatter_apply, scatter_sub_p, select_and_scatter_p, shape_as_value,
+    sharding_constraint_p, split_p, stack_p, stage, stage_p, tile_p, top_k_p, unstack_p, betainc,
+    regularized_incomplete_beta_p)
+__all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers", "PrecisionLike",
+            "Tolerance", "RaggedDotDimensionNumbers", "RandomAlgorithm", "after_all", "after_all_p",
+            "approx_top_k_p", "batch_matmul", "broadcast_like", "composite", "create_token", "create_token_p",
+            "dce_sink", "dce_sink_p", "device_put_p", "dtype", "eq_to_p", "le_to_p", "lt_to_p", "mulhi", "mulhi_p",
+            "optimization_barrier_p", "ragged_dot", "ragged_dot_general", "reduce_p", "reduce_precision_p",
+            "reduce_xor_p", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform", "rng_uniform_p",
+            "scaled_dot", "scatter_apply", "scatter_sub_p", "select_and_scatter_p", "shape_as_value",
+            "sharding_constraint_p", "split_p", "stack_p", "stage", "stage_p", "tile_p", "top_k_p", "unstack_p",
+            "betainc", "regularized_incomplete_beta_p"]

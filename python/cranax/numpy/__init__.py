@@ -116,3 +116,30 @@ __all__ = [
     "printoptions", "get_printoptions", "set_printoptions",
 ]
 __all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
+# the rest of jax.numpy (issue 22 item 4)
+from ._bits import bitwise_left_shift, bitwise_right_shift, frexp, packbits, spacing, unpackbits
+from ._polynomials import poly, polydiv, polyfit, roots
+from ._shape_ops import argpartition, block, partition, sort_complex
+from ._statistics import histogram2d, histogramdd
+from ._products import einsum_path
+from ._index_tricks import mask_indices
+from ._numeric import unwrap
+from ._io import (array_repr, array_str, from_dlpack, frombuffer, fromfile, fromiter, fromstring, load, save,
+                  savez)
+from ._functional import frompyfunc, ufunc
+import numpy as _np
+# scalar-type aliases, as JAX has them (NumPy's abstract classes and warning where JAX uses NumPy's)
+bool = bool_  # noqa: A001
+double = float64
+single = float32
+uint = uint64
+character = _np.character
+flexible = _np.flexible
+object_ = _np.object_
+ComplexWarning = _np.exceptions.ComplexWarning
+del _np
+__all__ = __all__ + ["bitwise_left_shift", "bitwise_right_shift", "frexp", "packbits", "spacing", "unpackbits", "poly",
+            "polydiv", "polyfit", "roots", "argpartition", "block", "partition", "sort_complex", "histogram2d",
+            "histogramdd", "einsum_path", "mask_indices", "unwrap", "array_repr", "array_str", "from_dlpack",
+            "frombuffer", "fromfile", "fromiter", "fromstring", "load", "save", "savez", "frompyfunc", "ufunc",
+            "bool", "double", "single", "uint", "character", "flexible", "object_", "ComplexWarning"]

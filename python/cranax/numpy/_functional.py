@@ -8,7 +8,7 @@ from .. import lax
 from ._creation import zeros
 from ._promotion import asarray, astype
 from ._shape_ops import indices
-from ._shapes import expand_dims, moveaxis
+from ._shapes import broadcast_to, expand_dims, moveaxis
 from ._reductions import sum
 
 __all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "fromfunction", "piecewise"]
@@ -136,3 +136,192 @@ def piecewise(x, condlist, funclist, *args, **kw):
         out = lax.select(lax.broadcast_in_dim(c, x.shape, tuple(range(x.ndim - c.ndim, x.ndim)))
                          if c.shape != x.shape else c, as_fn(f)(x), out)
     return out
+
+
+# ---- jnp.ufunc and frompyfunc (issue 22)
+
+class ufunc:
+    """A function of ``nin`` arrays to ``nout`` arrays with NumPy's ufunc methods: calling broadcasts
+    (``vectorize``), ``outer``, and for binary ones ``reduce`` (folded from ``initial``, else ``identity``,
+    else the first element), ``accumulate``, ``reduceat`` and ``at`` (``inplace=False`` only: arrays are
+    immutable). ``call``/``reduce``/... override the generic methods. Mirrors ``jax.numpy.ufunc``."""
+
+    def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None, call=None, reduce=None,
+                 accumulate=None, at=None, reduceat=None):
+        self._func = func
+        self.__name__ = name or getattr(func, "__name__", "<ufunc>")
+        self.nin, self.nout = int(nin), int(nout)
+        self.nargs = int(nargs) if nargs is not None else self.nin
+        self.identity = identity
+        self._call, self._reduce, self._accumulate, self._at, self._reduceat = call, reduce, accumulate, at, \
+            reduceat
+
+    def __repr__(self):
+        return f"<jnp.ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, out=None, where=None):
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self}")
+        if where is not None:
+            raise NotImplementedError(f"where argument of {self}")
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}() takes {self.nin} positional argument(s) but {len(args)} were given")
+        if self._call is not None:
+            return self._call(*args)
+        return vectorize(self._func)(*args)
+
+    def _binary(self, what):
+        if self.nin != 2 or self.nout != 1:
+            raise ValueError(f"{what} only supported for binary ufuncs")
+
+    def outer(self, A, B, /, **kwargs):
+        """``self(A[i...], B[j...])`` over every pair: shape ``A.shape + B.shape``."""
+        if self.nin != 2:
+            raise ValueError("outer only supported for binary ufuncs")
+        A, B = asarray(A), asarray(B)
+        fa = _vmap(_vmap(lambda x, y: self(x, y, **kwargs), in_axes=(None, 0)), in_axes=(0, None))
+        res = fa(A.reshape(-1), B.reshape(-1))
+        if self.nout == 1:
+            return res.reshape(A.shape + B.shape)
+        return tuple(r.reshape(A.shape + B.shape) for r in res)
+
+    def _fold(self, x, start, mask=None):
+        """Folds ``self`` over the leading axis of ``x`` from ``start`` (None: from x[0])."""
+        if start is None:
+            start, x = x[0], x[1:]
+            mask = None if mask is None else mask[1:]
+
+        def step(carry, item):
+            v, m = item
+            new = asarray(self(carry, v)).astype(carry.dtype)
+            return (new if m is None else lax.select(m, new, carry)), None
+        if mask is None:
+            out, _ = lax.scan(lambda c, v: step(c, (v, None)), start, x)
+        else:
+            out, _ = lax.scan(step, start, (x, mask))
+        return out
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        """``self`` folded over ``axis`` (an int, a tuple, or None for all). ValueError for an empty axis with
+        no ``initial`` or identity."""
+        self._binary("reduce")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+        if self._reduce is not None and where is None and initial is None:
+            return self._reduce(a, axis=axis, dtype=dtype, keepdims=keepdims)
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        axes = tuple(range(a.ndim)) if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+        axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
+        rest = tuple(i for i in range(a.ndim) if i not in axes)
+        n = int(_np.prod([a.shape[i] for i in axes], dtype=_np.int64))
+        x = a.transpose(axes + rest).reshape((n,) + tuple(a.shape[i] for i in rest))
+        m = None
+        if where is not None:
+            m = asarray(where)
+            m = lax.broadcast_in_dim(m, a.shape, tuple(range(a.ndim - m.ndim, a.ndim))) if m.shape != a.shape \
+                else m
+            m = m.transpose(axes + rest).reshape(x.shape)
+        start = initial if initial is not None else self.identity
+        if start is None and (n == 0 or m is not None):
+            if n == 0:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity")
+            raise ValueError(f"reduction operation {self.__name__} does not have an identity, so to use a "
+                             f"where mask one has to specify 'initial'.")
+        if start is not None:
+            start = lax.broadcast_in_dim(asarray(start).astype(a.dtype), x.shape[1:], ())
+        res = self._fold(x, start, m)
+        if keepdims:
+            res = res.reshape(tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)))
+        return res
+
+    def accumulate(self, a, axis=0, dtype=None, out=None):
+        """The running folds of ``self`` along ``axis`` (the first is ``a[0]``)."""
+        self._binary("accumulate")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        if self._accumulate is not None:
+            return self._accumulate(a, axis=axis, dtype=dtype)
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        x = moveaxis(a, axis, 0)
+        if x.shape[0] == 0:
+            return a
+
+        def step(carry, v):
+            new = asarray(self(carry, v)).astype(carry.dtype)
+            return new, new
+        _, ys = lax.scan(step, x[0], x[1:])
+        return moveaxis(lax.concatenate([x[:1], ys], 0), 0, axis)
+
+    def at(self, a, indices, b=None, /, *, inplace=True):
+        """``a`` with ``self`` applied at ``indices`` (with ``b``'s values for binary ufuncs), once per
+        occurrence of an index. ``inplace=True`` raises NotImplementedError: pass ``inplace=False``."""
+        if inplace:
+            raise NotImplementedError(
+                "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like\nnp.ufunc.at(). "
+                "Instead, you can pass inplace=False and capture the result; e.g.\n"
+                ">>> arr = jnp.add.at(arr, ind, val, inplace=False)\n")
+        if self._at is not None:
+            return self._at(a, indices, b)
+        a = asarray(a)
+        idx = indices if isinstance(indices, tuple) else (indices,)
+        idx = [asarray(i) for i in idx]
+        shape = _np.broadcast_shapes(*[i.shape for i in idx])
+        flat = [lax.broadcast_in_dim(i, shape, tuple(range(len(shape) - i.ndim, len(shape)))).reshape(-1)
+                for i in idx]
+        count = flat[0].shape[0]
+        sub = a[tuple(i[0] for i in flat)] if count else a
+        vals = None
+        if self.nin == 2:
+            if b is None:
+                raise ValueError(f"{self.__name__}.at() requires a second operand for a binary ufunc")
+            b = asarray(b)
+            vals = broadcast_to(b, shape + tuple(sub.shape)).reshape((count,) + tuple(sub.shape))
+
+        def body(k, arr):
+            where_ = tuple(i[k] for i in flat)
+            cur = arr[where_]
+            new = self(cur, vals[k]) if vals is not None else self(cur)
+            return arr.at[where_].set(asarray(new).astype(arr.dtype))
+        return lax.fori_loop(0, count, body, a)
+
+    def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """``self`` folded over the slices ``a[indices[i]:indices[i+1]]`` along ``axis`` (the last to the
+        end; just ``a[indices[i]]`` where ``indices[i] >= indices[i+1]``)."""
+        self._binary("reduceat")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        if self._reduceat is not None:
+            return self._reduceat(a, indices, axis=axis, dtype=dtype)
+        a = asarray(a)
+        if dtype is not None:
+            a = astype(a, dtype)
+        ind = asarray(indices).astype(_np.int32)
+        if ind.ndim != 1:
+            raise ValueError("reduceat: indices must be one-dimensional")
+        x = moveaxis(a, axis, 0)
+        n = x.shape[0]
+        ends = lax.concatenate([ind[1:], asarray(_np.array([n], _np.int32))], 0)
+        start = x[ind]
+        pos = asarray(_np.arange(n, dtype=_np.int32))
+        ex = (1,) * (x.ndim - 1)
+
+        def step(carry, item):
+            j, v = item
+            inside = ((j > ind) & (j < ends)).reshape(ind.shape + ex)
+            new = asarray(self(carry, v)).astype(carry.dtype)
+            return lax.select(broadcast_to(inside, carry.shape), new, carry), None
+        res, _ = lax.scan(step, start, (pos, x))
+        return moveaxis(res, 0, axis)
+
+
+def frompyfunc(func, /, nin, nout, *, identity=None):
+    """``func`` (of scalars, written with cranax operations) as a ``ufunc`` of ``nin`` inputs and ``nout``
+    outputs. Mirrors ``jax.numpy.frompyfunc``."""
+    return ufunc(func, nin, nout, identity=identity)
+
+
+__all__ += ["ufunc", "frompyfunc"]

@@ -4,8 +4,9 @@ Mirrors ``jax.numpy``."""
 import numpy as _np
 
 from .. import dtypes as _dtypes
-from ._creation import arange, linspace
+from ._creation import arange, linspace, ones
 from ._promotion import asarray, astype
+from ._shape_ops import nonzero
 from ._shape_ops import diag_indices, tril_indices, triu_indices, where, meshgrid
 from ._shapes import concatenate, expand_dims, stack, reshape
 from ._ufuncs import floor_divide, logical_or, remainder
@@ -224,3 +225,13 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     v = concatenate([v] * reps)[:len(pos)] if v.shape[0] else v
     flat = reshape(a, (-1,)).at[asarray(pos)].set(v)
     return reshape(flat, a.shape)
+
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """``(rows, cols)`` of the nonzero entries of ``mask_func(ones((n, n)), k)`` (e.g. ``triu``), in row
+    order; pass ``size`` under ``jit``. Mirrors ``jax.numpy.mask_indices``."""
+    i, j = nonzero(mask_func(ones((n, n)), k), size=size)
+    return i, j
+
+__all__ += ['mask_indices']

@@ -10,7 +10,7 @@ from ..primitives import control_flow as _cf
 from ._creation import arange, linspace, zeros
 from ._promotion import _promote, asarray, astype
 from ._reductions import sum
-from ._shape_ops import nonzero, searchsorted, take, where
+from ._shape_ops import cumsum, nonzero, searchsorted, take, where
 from ._shapes import broadcast_arrays, concatenate, expand_dims, moveaxis, ravel, reshape, stack
 from ._ufuncs import (abs, add, bitwise_and, equal, floor_divide, isnan, logical_and, multiply, negative,
                       power, remainder, signbit, subtract, true_divide)
@@ -768,3 +768,29 @@ def modf(x, /, out=None):
         x = astype(x, _dtypes.canonicalize_dtype(float))
     whole = where(x < 0, lax.ceil(x), lax.floor(x))
     return subtract(x, whole), whole
+
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * _np.pi):
+    """``p`` with jumps between neighbours along ``axis`` larger than ``discont`` (default ``period / 2``)
+    replaced by their equivalents modulo ``period``; ``p`` and ``period`` share the promoted dtype (integer
+    input with an integer period stays integer, with half-period ``period // 2``). ValueError for complex
+    input. Mirrors ``jax.numpy.unwrap``."""
+    p, period = _same_dtype(p, period)
+    if p.dtype.kind == "c":
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    if p.shape[axis] == 0:
+        return p
+    if discont is None:
+        discont = period / 2
+    interval = floor_divide(period, 2) if p.dtype.kind in "iu" else period / 2
+    dd = diff(p, axis=axis)
+    ddmod = remainder(dd + interval, period) - interval
+    ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
+    correct = where(abs(dd) < discont, 0, ddmod - dd)
+    axis = axis % p.ndim
+    rest = _slice_axis(p, 1, None, axis) + cumsum(correct, axis=axis)
+    return concatenate([_slice_axis(p, 0, 1, axis), rest], axis=axis)
+
+
+__all__ += ['unwrap']

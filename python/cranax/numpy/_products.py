@@ -447,3 +447,21 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
     if get_aval(v).dtype.kind == "c":
         v = conjugate(v)
     return convolve(a, lax.rev(v, (0,)), mode, preferred_element_type=preferred_element_type)
+
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+    """``(path, description)``: the order of pairwise contractions ``einsum`` would take for operands of
+    these shapes (NumPy's path search: 'optimal' for up to four operands under 'auto', else 'greedy'; a
+    given list is checked and returned). Mirrors ``jax.numpy.einsum_path``."""
+    shaped = [_np.broadcast_to(_np.zeros((), _np.float32), _np.shape(o)) for o in operands]
+    if optimize == "auto" or optimize is True:
+        optimize = "optimal" if len(operands) <= 4 else "greedy"
+    elif optimize is False:
+        optimize = False
+    elif isinstance(optimize, (list, tuple)):
+        optimize = ["einsum_path"] + [tuple(p) for p in optimize if p != "einsum_path"]
+    path, text = _np.einsum_path(subscripts, *shaped, optimize=optimize)
+    return [tuple(p) for p in path[1:]], text
+
+__all__ += ['einsum_path']

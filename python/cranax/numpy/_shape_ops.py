@@ -601,7 +601,9 @@ def _normalize_idx(idx, n, mode):
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
          fill_value=None):
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None). ``mode``: ``fill`` (default;
-    out-of-range reads give NaN / the dtype's minimum / ``fill_value``), ``clip`` or ``wrap``. Mirrors
+    negative indices count from the end, out-of-range reads give NaN / the dtype's minimum / ``fill_value``),
+    ``clip`` (clamps the index as given: -1 reads element 0, as JAX) or ``wrap`` (modulo the length);
+    ``raise`` raises NotImplementedError and other modes ValueError. Mirrors
     ``jax.numpy.take``."""
     a = asarray(a)
     if out is not None:
@@ -612,11 +614,20 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
     mode = "fill" if mode is None else mode
-    idx = _normalize_idx(indices, n, mode)
-    ishape = idx.shape
-    gm = "clip" if mode in ("clip", "wrap", "promise_in_bounds") else "fill"
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode not in ("fill", "clip", "wrap"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    if not _dtypes.issubdtype(asarray(indices).dtype, _np.integer):
+        raise ValueError("indices must have an integer type")
+    # as JAX: 'clip' clamps the raw index (a negative one to 0); 'fill' counts negatives from the end
+    idx = asarray(indices).astype(_np.int32) if mode == "clip" else _normalize_idx(indices, n, mode)
+    ishape = idx.shape
+    if n == 0:
+        if idx.size:
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        return a
+    gm = "clip" if mode in ("clip", "wrap") else "fill"
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
     sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]
@@ -757,3 +768,88 @@ def argwhere(a, *, size=None, fill_value=None):
         return reshape(r[0], (-1, 0)) if False else zeros((r[0].shape[0], 0), r[0].dtype)
     r = nonzero(a, size=size, fill_value=fill_value)
     return stack(r, axis=1) if r else r
+
+
+
+# ---- partitions, complex sorting and nested blocks (issue 22)
+
+def _partition_prep(a, kth, axis):
+    a = asarray(a)
+    if a.ndim == 0:
+        raise TypeError("partition requires an array with at least one dimension")
+    if isinstance(kth, (Tracer,)) or not _np.ndim(kth) == 0:
+        raise TypeError("kth must be a static integer")
+    axis = int(axis) % a.ndim
+    n = a.shape[axis]
+    kth = int(kth)
+    if not -n <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    return moveaxis(a, axis, -1), kth % n, axis
+
+
+def partition(a, kth, axis=-1):
+    """``a`` along ``axis`` with the ``kth + 1`` smallest values first (in ascending order, the kth in
+    place) and the rest after (in descending order), as JAX lays them out (NumPy leaves both sides
+    unordered). Mirrors ``jax.numpy.partition``."""
+    arr, kth, axis = _partition_prep(a, kth, axis)
+    n = arr.shape[-1]
+    bottom = lax.neg(lax.top_k(lax.neg(arr), kth + 1)[0])
+    top = lax.top_k(arr, n - kth - 1)[0]
+    return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def argpartition(a, kth, axis=-1):
+    """The indices that ``partition`` would place: those of the ``kth + 1`` smallest (ascending by value)
+    then the others in index order, as JAX returns them. Mirrors ``jax.numpy.argpartition``."""
+    arr, kth, axis = _partition_prep(a, kth, axis)
+    n = arr.shape[-1]
+    bottom = lax.top_k(lax.neg(arr), kth + 1)[1]
+    # the rest by a proxy (ones where not chosen) whose stable top_k keeps index order
+    chosen = sum(expand_dims(bottom, -1) == arange(n, dtype=_np.int32), axis=-2) > 0
+    proxy = where(chosen, 0, 1).astype(_np.int32)
+    top = lax.top_k(proxy, n - kth - 1)[1]
+    return moveaxis(concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def sort_complex(a):
+    """``a`` sorted along its last axis by real part, then imaginary part, as a complex array (complex64,
+    or complex128 from 64-bit input). Mirrors ``jax.numpy.sort_complex``."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("sort_complex requires an array with at least one dimension")
+    dt = a.dtype
+    cdt = _np.dtype(_np.complex128) if dt.itemsize == 8 and dt.kind != "c" or dt == _np.complex128 \
+        else _np.dtype(_np.complex64)
+    cdt = _dtypes.canonicalize_dtype(cdt)
+    if dt.kind == "c":
+        re_, im_ = lax.real(a), lax.imag(a)
+        iota = lax.broadcasted_iota(_np.int32, a.shape, a.ndim - 1)
+        _, _, idx = lax.sort((re_, im_, iota), dimension=a.ndim - 1, num_keys=2)
+        return take_along_axis(a, idx, axis=-1).astype(cdt)
+    return sort(a, axis=-1).astype(cdt)
+
+
+def _block(xs):
+    if isinstance(xs, tuple):
+        raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+    if isinstance(xs, list):
+        if len(xs) == 0:
+            raise ValueError("jax.numpy.block does not allow empty list arguments")
+        parts = [_block(x) for x in xs]
+        depths = [d for _, d in parts]
+        if any(d != depths[0] for d in depths[1:]):
+            raise ValueError("Mismatched list depths in jax.numpy.block")
+        rank = builtins.max(depths[0], builtins.max(p.ndim for p, _ in parts))
+        arrs = [reshape(p, (1,) * (rank - p.ndim) + p.shape) for p, _ in parts]
+        return concatenate(arrs, axis=-depths[0]), depths[0] + 1
+    return asarray(xs), 1
+
+
+def block(arrays):
+    """The array assembled from nested lists of blocks: the innermost lists join along the last axis, the
+    next along the one before, ... (blocks gain leading unit axes up to the depth). ValueError for tuples,
+    empty lists and mismatched depths. Mirrors ``jax.numpy.block``."""
+    out, _ = _block(arrays)
+    return out
+
+__all__ += ['partition', 'argpartition', 'sort_complex', 'block']

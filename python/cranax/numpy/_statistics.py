@@ -13,6 +13,7 @@ from ..errors import ConcretizationTypeError
 from ._creation import arange, full, linspace, zeros
 from ._promotion import _to_inexact, asarray, astype, float_
 from ._reductions import argmax, argmin, max, mean, min, prod, sum
+from ._index_tricks import ravel_multi_index
 from ._shape_ops import cumprod, cumsum, searchsorted, sort, take_along_axis, where
 from ._shapes import _canon_axes, broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape
 from ._ufuncs import (abs, add, clip, conj, divide, equal, floor, isinf, isnan, logical_not, multiply, sqrt,
@@ -446,3 +447,65 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 
 def _ones_float(a):
     return full(a.shape, 1, _dtypes.canonicalize_dtype(float_))
+
+
+
+# ---- multidimensional histograms (issue 22)
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """``(counts, edges)`` of the N points of ``sample`` (N, D) in a D-dimensional grid of bins (a count
+    per dimension, one count for all, or edge arrays); the last bin of each dimension includes its right
+    edge, points outside are not counted. Counts are int32 without ``weights``/``density``. Mirrors
+    ``jax.numpy.histogramdd``."""
+    sample = asarray(sample)
+    if sample.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be 2-D (N, D), got shape {sample.shape}")
+    n, d = sample.shape
+    if range is not None and (len(range) != d or any(r is not None and _np.shape(r)[0] != 2 for r in range)):
+        raise ValueError(f"For sample.shape={(n, d)}, range must be a sequence of {d} pairs or Nones; got "
+                         f"range={range}")
+    try:
+        if len(bins) != d:
+            raise ValueError(f"should be a bin for each dimension.")
+        per_dim = list(bins)
+    except TypeError:
+        per_dim = d * [bins]
+    idx_by_dim, edges_by_dim = [], []
+    for i in builtins.range(d):
+        col = sample[:, i]
+        edges = histogram_bin_edges(col, per_dim[i], None if range is None else range[i], weights)
+        idx = searchsorted(edges, col, side="right")
+        idx = where(col == edges[-1], idx - 1, idx)
+        idx_by_dim.append(idx)
+        edges_by_dim.append(edges)
+    nbins = tuple(e.shape[0] + 1 for e in edges_by_dim)
+    flat = ravel_multi_index(tuple(idx_by_dim), nbins, mode="clip")
+    hist = bincount(flat, weights, length=int(_np.prod(nbins)))
+    hist = reshape(hist, nbins)[(slice(1, -1),) * d]
+    if density:
+        hist = astype(hist, sample.dtype if sample.dtype.kind == "f" else _dtypes.canonicalize_dtype(float_))
+        hist = hist / sum(hist)
+        for k in builtins.range(d):
+            shape = [1] * d
+            shape[k] = nbins[k] - 2
+            hist = hist / reshape(edges_by_dim[k][1:] - edges_by_dim[k][:-1], tuple(shape))
+    return hist, edges_by_dim
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """``(counts, x_edges, y_edges)``: ``histogramdd`` of the points ``(x[i], y[i])``; ``bins`` is a count,
+    a pair of counts or edge arrays, or one edge array for both. Mirrors ``jax.numpy.histogram2d``."""
+    try:
+        nb = len(bins)
+    except TypeError:
+        nb = 1
+    if nb != 1 and nb != 2:
+        edges = asarray(bins)
+        bins = [edges, edges]
+    x, y = asarray(x), asarray(y)
+    dt = _dtypes.result_type(x, y)
+    sample = concatenate([reshape(astype(x, dt), (-1, 1)), reshape(astype(y, dt), (-1, 1))], axis=1)
+    hist, edges = histogramdd(sample, bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+__all__ += ['histogramdd', 'histogram2d']

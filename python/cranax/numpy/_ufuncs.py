@@ -300,7 +300,7 @@ def isneginf(x, /):
 def signbit(x, /):
     (x,) = _promote("signbit", x)
     if _is_float(x):
-        it = _np.int32 if get_aval(x).dtype == _np.float32 else _np.int64
+        it = {2: _np.int16, 4: _np.int32, 8: _np.int64}[get_aval(x).dtype.itemsize]   # the same width
         return lax.lt(lax.bitcast_convert_type(x, it), 0)
     return lax.lt(x, 0)
 

@@ -7,13 +7,14 @@ import numpy as np
 
 from .. import dtypes
 from ..array import default_backend
-from ..core import get_aval
+from ..core import TypedScalar, get_aval
 from ..tree_util import tree_flatten, tree_unflatten
 from . import control_flow as _cf
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
+from . import windowed as _win
 
 __all__ = ["associative_scan", "reduce", "reduce_xor", "split", "tile", "stack", "unstack", "collapse",
            "broadcast_to_rank", "broadcast_shapes", "reciprocal", "dynamic_update_index_in_dim", "index_take",
@@ -150,8 +151,8 @@ def split(operand, sizes, axis=0):
     n = _shape(operand)[axis]
     sizes = [int(s) for s in sizes]
     if any(s < 0 for s in sizes) or sum(sizes) != n:
-        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {n} of the operand shape "
-                         f"{_shape(operand)}")
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
+                         f"{list(_shape(operand))}")
     out, start = [], 0
     for s in sizes:
         out.append(_slice_axis(operand, start, start + s, axis))
@@ -302,11 +303,11 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
     if exponent_bits < 1 or mantissa_bits < 0:
         raise ValueError("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0 are required")
-    if dt.itemsize == 8 or dt.name == "bfloat16":
-        wide = _ew._convert(operand, np.dtype(np.float32), False) if dt.name == "bfloat16" else None
-        if wide is None:
-            raise NotImplementedError("reduce_precision of float64 needs uint64 bit arithmetic, which cranax lacks")
+    if dt.name == "bfloat16":
+        wide = _ew._convert(operand, np.dtype(np.float32), False)
         return _ew._convert(reduce_precision(wide, exponent_bits, mantissa_bits), dt, False)
+    if dt.itemsize == 8:
+        return _reduce_precision_f64(operand, exponent_bits, mantissa_bits)
     udt, ebits, mbits = _FLOAT_BITS[dt.itemsize]
     udt = np.dtype(udt)
     u = lambda v: _ew._convert(_ew._as_operand(np.asarray(v, udt)[()]), udt, False)  # noqa: E731
@@ -337,6 +338,32 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     return _ew.select(_ew.ne(operand, operand), operand, out)
 
 
+def _reduce_precision_f64(x, exponent_bits, mantissa_bits):
+    """float64 ``reduce_precision`` by arithmetic (cranax has no 64-bit bit operations everywhere):
+    Veltkamp's split rounds to ``mantissa_bits + 1`` significant bits (to nearest), then the new format's
+    range overflows to inf and flushes below its smallest normal to a signed zero."""
+    dt = np.dtype(np.float64)
+    shape = _shape(x)
+    c = lambda v: _st.full(shape, v, dt)  # noqa: E731
+    out = x
+    if mantissa_bits < 52:
+        # scale huge values down first so that x * (2**s + 1) cannot overflow
+        big = _ew.gt(_ew.abs(x), c(2.0 ** 960))
+        scale = _ew.select(big, c(2.0 ** -100), c(1.0))
+        xs = _ew.mul(x, scale)
+        split = c(2.0 ** (52 - mantissa_bits) + 1.0)
+        t = _ew.mul(xs, split)
+        hi = _ew.sub(t, _ew.sub(t, xs))
+        out = _ew.div(hi, scale)
+    if exponent_bits < 11:
+        bias = (1 << (exponent_bits - 1)) - 1
+        over = _ew.ge(_ew.abs(out), c(2.0 ** (bias + 1)))
+        under = _ew.lt(_ew.abs(out), c(2.0 ** (1 - bias)))
+        out = _ew.select(over, _ew.mul(_ew.sign(x), c(np.inf)), _ew.select(under, _ew.mul(x, c(0.0)), out))
+    # infinities and NaNs pass through (the split turns them into NaN)
+    return _ew.select(_ew.is_finite(x), out, x)
+
+
 def optimization_barrier(operand, /):
     """Returns ``operand`` (a pytree) unchanged. JAX uses it to stop XLA from moving computations across;
     cranax's optimizer has no such motion of side-effect-free code to prevent, so the values pass through.
@@ -361,3 +388,537 @@ def empty(shape, dtype, *, out_sharding=None):
     """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros in cranax). Mirrors
     ``jax.lax.empty``."""
     return _st.full(tuple(shape), np.zeros((), dtype)[()], np.dtype(dtype))
+
+
+# ----------------------------------------------------------------------------------------------- the rest of jax.lax
+# (issue 22 item 5): enums and records of the dot API, tokens, mulhi, ragged/scaled dots, scatter_apply, the
+# stateless bit generator, and the primitive objects JAX exports for operations cranax composes.
+
+import enum as _enum
+import functools as _functools
+
+from ..core import Primitive as _Primitive
+
+
+class RandomAlgorithm(_enum.IntEnum):
+    """The algorithms ``rng_bit_generator`` names. Mirrors ``jax.lax.RandomAlgorithm``."""
+    RNG_DEFAULT = 0
+    RNG_THREE_FRY = 1
+    RNG_PHILOX = 2
+
+    def __str__(self):
+        return self.name
+
+
+class RaggedDotDimensionNumbers:
+    """The dot, ragged and group dimensions of ``ragged_dot_general``. Mirrors
+    ``jax.lax.RaggedDotDimensionNumbers``."""
+
+    def __init__(self, dot_dimension_numbers, lhs_ragged_dimensions, rhs_group_dimensions):
+        self.dot_dimension_numbers = dot_dimension_numbers
+        self.lhs_ragged_dimensions = tuple(lhs_ragged_dimensions)
+        self.rhs_group_dimensions = tuple(rhs_group_dimensions)
+
+    def __eq__(self, other):
+        return isinstance(other, RaggedDotDimensionNumbers) and (
+            _norm_dn(self.dot_dimension_numbers), self.lhs_ragged_dimensions, self.rhs_group_dimensions) == (
+            _norm_dn(other.dot_dimension_numbers), other.lhs_ragged_dimensions, other.rhs_group_dimensions)
+
+    def __hash__(self):
+        return hash((_norm_dn(self.dot_dimension_numbers), self.lhs_ragged_dimensions, self.rhs_group_dimensions))
+
+
+def _norm_dn(dn):
+    (lc, rc), (lb, rb) = dn
+    return (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))
+
+
+class CompositePrimitive(_Primitive):
+    """A primitive object JAX exports for an operation cranax computes as a composition of its primitives:
+    ``bind(*args, **params)`` (JAX's params) runs the composition, so it traces, differentiates and batches
+    as its parts do, and jaxprs show the parts."""
+
+    def __init__(self, name, fn, multiple_results=False):
+        super().__init__(name, multiple_results)
+        self._fn = fn
+        self.impl = fn
+
+    def bind(self, *args, **params):
+        out = self._fn(*args, **params)
+        return list(out) if self.multiple_results else out
+
+
+def dtype(x):
+    """The canonical dtype of ``x`` (an array, a scalar, a dtype-like). Mirrors ``jax.lax.dtype``."""
+    return dtypes.dtype(x, canonicalize=True)
+
+
+def broadcast_like(arr, like_arr):
+    """``arr`` broadcast (NumPy's rules) to the shape of ``like_arr``. Mirrors ``jax.lax.broadcast_like``."""
+    arr = _ew._as_operand(arr)
+    shape = _shape(like_arr)
+    ashape = _shape(arr)
+    nd = len(shape)
+    if len(ashape) > nd or any(a not in (1, s) for a, s in zip(ashape[::-1], shape[::-1])):
+        raise ValueError(f"broadcast_like: shape {ashape} does not broadcast to {shape}")
+    keep = [i for i, (a, s) in enumerate(zip(ashape, shape[nd - len(ashape):])) if a == s]
+    squeezed = _st.reshape(arr, tuple(ashape[i] for i in keep))
+    return _st.broadcast_in_dim(squeezed, shape, tuple(nd - len(ashape) + i for i in keep))
+
+
+def stage(x, /):
+    """``x`` as an array of the running trace (a Python or NumPy value becomes a cranax array). Mirrors
+    ``jax.lax.stage``."""
+    x = _ew._as_operand(x)
+    if isinstance(x, (np.ndarray, np.generic, TypedScalar)):
+        return _st.copy_p.bind(x)
+    return x
+
+
+def dce_sink(val, *, prevent_mlir_dce=False):
+    """Marks ``val`` (a pytree) used, so dead-code elimination keeps what computes it; returns None. cranax
+    keeps a computation only for its outputs, so this changes nothing. Mirrors ``jax.lax.dce_sink``."""
+    return None
+
+
+def shape_as_value(shape):
+    """``shape`` (a tuple of ints) as an int32 array (int64 under x64). Mirrors ``jax.lax.shape_as_value``."""
+    dt = dtypes.canonicalize_dtype(np.int64)
+    return _st.full((len(shape),), 0, dt) if not shape else _lib.concatenate(
+        [_st.full((1,), int(d), dt) for d in shape], 0)
+
+
+class Token:
+    """A sequencing token (``create_token``/``after_all``). cranax runs effects in program order, so a token
+    carries nothing; it is a pytree leaf-free value."""
+
+    def __repr__(self):
+        return "Token()"
+
+
+def create_token(_=None):
+    """A new token. Mirrors ``jax.lax.create_token``."""
+    return Token()
+
+
+def after_all(*operands):
+    """A token that follows all ``operands`` (tokens). Mirrors ``jax.lax.after_all``."""
+    for o in operands:
+        if not isinstance(o, Token):
+            raise TypeError(f"after_all operands must be tokens, got {type(o).__name__}")
+    return Token()
+
+
+def _int_dtype_check(name, *xs):
+    dts = [get_aval(x).dtype for x in xs]
+    for i, d in enumerate(dts):
+        if not dtypes.issubdtype(d, np.integer):
+            raise TypeError(f"{name} does not accept dtype {d.name} at position {i}. Accepted dtypes at "
+                            f"position {i} are subtypes of integer.")
+    return dts[0]
+
+
+def mulhi(x, y, /):
+    """The upper N bits of the 2N-bit product of N-bit integers ``x`` and ``y`` (one dtype; signed as
+    two's complement). Computed in N-bit arithmetic on half-width limbs. Mirrors ``jax.lax.mulhi``."""
+    # a Python scalar takes the other operand's dtype (weakly typed), as in every lax binary op
+    if isinstance(x, (int, bool)) and not isinstance(y, (int, bool)):
+        x = _ew._coerce(x, get_aval(_ew._as_operand(y)).dtype)
+    if isinstance(y, (int, bool)) and not isinstance(x, (int, bool)):
+        y = _ew._coerce(y, get_aval(_ew._as_operand(x)).dtype)
+    x, y = _ew._as_operand(x), _ew._as_operand(y)
+    dt = _int_dtype_check("mulhi", x, y)
+    if get_aval(y).dtype != dt:
+        raise TypeError(f"lax.mulhi requires arguments to have the same dtypes, got {dt.name}, "
+                        f"{get_aval(y).dtype.name}.")
+    shape = np.broadcast_shapes(_shape(x), _shape(y))
+    x = _st.broadcast_in_dim(x, shape, tuple(range(len(shape) - len(_shape(x)), len(shape)))) \
+        if _shape(x) != shape else x
+    y = _st.broadcast_in_dim(y, shape, tuple(range(len(shape) - len(_shape(y)), len(shape)))) \
+        if _shape(y) != shape else y
+    bits = 8 * dt.itemsize
+    udt = np.dtype(f"uint{bits}")
+    signed = dtypes.issubdtype(dt, np.signedinteger)
+    ux = _ew.bitcast_convert_type(x, udt) if signed else x
+    uy = _ew.bitcast_convert_type(y, udt) if signed else y
+    c = lambda v: _st.full(shape, v, udt)  # noqa: E731
+    h = bits // 2
+    mask = c((1 << h) - 1)
+    x0, x1 = _ew.bitwise_and(ux, mask), _ew.shift_right_logical(ux, c(h))
+    y0, y1 = _ew.bitwise_and(uy, mask), _ew.shift_right_logical(uy, c(h))
+    p00, p01, p10, p11 = _ew.mul(x0, y0), _ew.mul(x0, y1), _ew.mul(x1, y0), _ew.mul(x1, y1)
+    mid = _ew.add(_ew.add(_ew.shift_right_logical(p00, c(h)), _ew.bitwise_and(p01, mask)),
+                  _ew.bitwise_and(p10, mask))
+    hi = _ew.add(_ew.add(_ew.add(p11, _ew.shift_right_logical(p01, c(h))), _ew.shift_right_logical(p10, c(h))),
+                 _ew.shift_right_logical(mid, c(h)))
+    if not signed:
+        return hi
+    # signed high half = unsigned high half - (x < 0 ? y : 0) - (y < 0 ? x : 0), modulo 2**N
+    zero = c(0)
+    hi = _ew.sub(hi, _ew.select(_ew.lt(x, _st.full(shape, 0, dt)), uy, zero))
+    hi = _ew.sub(hi, _ew.select(_ew.lt(y, _st.full(shape, 0, dt)), ux, zero))
+    return _ew.bitcast_convert_type(hi, dt)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Batched matrix product of rank ≥ 2 operands with equal leading (batch) dimensions. Mirrors
+    ``jax.lax.batch_matmul``."""
+    lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
+    ls, rs = _shape(lhs), _shape(rhs)
+    if len(ls) < 2 or len(ls) != len(rs):
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D and agree on their rank, got {len(ls)} "
+                         f"and {len(rs)}.")
+    if ls[:-2] != rs[:-2]:
+        raise TypeError(f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
+                        f"shape, got {ls[:-2]} and {rs[:-2]}.")
+    b = tuple(range(len(ls) - 2))
+    return _lib.dot_general(lhs, rhs, (((len(ls) - 1,), (len(rs) - 2,)), (b, b)), precision=precision)
+
+
+_RAGGED_DEFAULT = ((((1,), (1,)), ((), ())), (0,), (0,))
+
+
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None,
+               out_sharding=None):
+    """Row groups of ``lhs`` (m, k) times their matrices of ``rhs`` (g, k, n): rows ``[sum(group_sizes[:i]),
+    sum(group_sizes[:i+1]))`` use ``rhs[i]``; rows past ``sum(group_sizes)`` are zero. Returns (m, n).
+    Mirrors ``jax.lax.ragged_dot``."""
+    dn = RaggedDotDimensionNumbers(((((1,), (1,)), ((), ()))), (0,), (0,))
+    return ragged_dot_general(lhs, rhs, group_sizes, dn, precision=precision,
+                              preferred_element_type=preferred_element_type, group_offset=group_offset)
+
+
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
+                       preferred_element_type=None, group_offset=None, out_sharding=None):
+    """``ragged_dot`` with dimension numbers. cranax supports the ``ragged_dot`` layout (lhs (m, k) ragged on
+    dim 0, rhs (g, k, n) grouped on dim 0, contracting k); others raise NotImplementedError. Mirrors
+    ``jax.lax.ragged_dot_general``."""
+    lhs, rhs, group_sizes = (_ew._as_operand(v) for v in (lhs, rhs, group_sizes))
+    dn = ragged_dot_dimension_numbers
+    if (_norm_dn(dn.dot_dimension_numbers), dn.lhs_ragged_dimensions, dn.rhs_group_dimensions) != \
+            _RAGGED_DEFAULT:
+        raise NotImplementedError("ragged_dot_general: cranax supports only ragged_dot's dimension numbers "
+                                  "(((1,), (1,)), ((), ())) with lhs_ragged_dimensions=(0,), "
+                                  "rhs_group_dimensions=(0,)")
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot: group_offset is not supported (as on JAX's CPU backend)")
+    ls, rs, gs = _shape(lhs), _shape(rhs), _shape(group_sizes)
+    if len(ls) != 2 or len(rs) != 3 or len(gs) != 1 or ls[1] != rs[1] or gs[0] != rs[0]:
+        raise TypeError(f"ragged_dot requires lhs (m, k), rhs (g, k, n) and group_sizes (g,), got {ls}, {rs}, "
+                        f"{gs}")
+    if not dtypes.issubdtype(get_aval(group_sizes).dtype, np.integer):
+        raise TypeError("ragged_dot: group_sizes must be integers")
+    m, g = ls[0], rs[0]
+    # each row's group: the number of group ends at or before it
+    ends = _lib.cumsum(_ew._convert(group_sizes, np.dtype(np.int32), False), 0)
+    rows = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=(m, g), dimension=0, sharding=None)
+    gid = _red.reduce_sum(_ew._convert(_ew.ge(rows, _st.broadcast_in_dim(ends, (m, g), (1,))),
+                                       np.dtype(np.int32), False), (1,))
+    full = _lib.dot_general(lhs, rhs, (((1,), (1,)), ((), ())), precision=precision,
+                            preferred_element_type=preferred_element_type)   # (m, g, n)
+    out_dt = get_aval(full).dtype
+    onehot = _ew.eq(_st.broadcast_in_dim(gid, (m, g), (0,)),
+                    _st.iota_p.bind(dtype=np.dtype(np.int32), shape=(m, g), dimension=1, sharding=None))
+    w = _st.broadcast_in_dim(_ew._convert(onehot, out_dt, False), get_aval(full).shape, (0, 1))
+    return _red.reduce_sum(_ew.mul(full, w), (1,))
+
+
+def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=None, preferred_element_type=None):
+    """``dot_general(lhs * lhs_scale, rhs * rhs_scale)``, each scale repeated along the contracting
+    dimension to the operand's size (its subchannel blocks), computed in ``preferred_element_type`` (default
+    float32: JAX's default is bfloat16, which cranax computes in float32 until it has that dtype). Mirrors
+    ``jax.lax.scaled_dot``."""
+    lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
+    nd = len(_shape(lhs))
+    if dimension_numbers is None:
+        dimension_numbers = (((1,), (0,)), ((), ())) if nd == 2 else (((2,), (1,)), ((0,), (0,)))
+    (lc, rc), _ = dimension_numbers
+    out_dt = np.dtype(preferred_element_type) if preferred_element_type is not None else np.dtype(np.float32)
+
+    def scaled(x, s, cdims):
+        x = _ew._convert(x, out_dt, False)
+        if s is None:
+            return x
+        s = _ew._convert(_ew._as_operand(s), out_dt, False)
+        for d in cdims:
+            n, k = _shape(x)[d], _shape(s)[d]
+            if k == 0 or n % k:
+                raise ValueError(f"scaled_dot: contracting size {n} is not a multiple of the scale's {k}")
+            sh = _shape(s)
+            s = _st.broadcast_in_dim(s, sh[:d + 1] + (n // k,) + sh[d + 1:],
+                                     tuple(range(d + 1)) + tuple(range(d + 2, len(sh) + 1)))
+            s = _st.reshape(s, sh[:d] + (n,) + sh[d + 1:])
+        if _shape(s) != _shape(x):
+            raise ValueError(f"scaled_dot: scale shape {_shape(s)} does not match operand shape {_shape(x)}")
+        return _ew.mul(x, s)
+    return _lib.dot_general(scaled(lhs, lhs_scale, lc), scaled(rhs, rhs_scale, rc), dimension_numbers)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(), indices_are_sorted=False,
+                  unique_indices=False, mode=None):
+    """``operand`` with ``func`` applied at the windows the scatter indices select, once per time an index
+    selects it (duplicates apply it again). Mirrors ``jax.lax.scatter_apply``."""
+    operand = _ew._as_operand(operand)
+    ones = _st.full(tuple(update_shape), 1, np.dtype(np.int32))
+    count = _lib.scatter_add(_st.full(_shape(operand), 0, np.dtype(np.int32)), scatter_indices, ones,
+                             dimension_numbers, indices_are_sorted=indices_are_sorted,
+                             unique_indices=unique_indices, mode=mode)
+    most = _red.reduce_max(count, tuple(range(len(_shape(count))))) if _shape(count) else count
+
+    def body(i, x):
+        return _ew.select(_ew.gt(count, _st.full(_shape(count), i, np.dtype(np.int32))), func(x), x)
+    return _cf.fori_loop(0, most, body, operand)
+
+
+# ---- rng_bit_generator: Philox4x32-10 on 32-bit limbs. Its bits are cranax's own (not XLA's); the state
+# update (the counter, key words 2 and 3, advancing by the number of 128-bit blocks drawn) is XLA's.
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+
+
+def _philox(c, k):
+    u32 = np.dtype(np.uint32)
+    shape = _shape(c[0])
+    cst = lambda v: _st.full(shape, v, u32)  # noqa: E731
+    for _ in range(10):
+        hi0, lo0 = mulhi(cst(_PHILOX_M[0]), c[0]), _ew.mul(cst(_PHILOX_M[0]), c[0])
+        hi1, lo1 = mulhi(cst(_PHILOX_M[1]), c[2]), _ew.mul(cst(_PHILOX_M[1]), c[2])
+        c = [_ew.bitwise_xor(_ew.bitwise_xor(hi1, c[1]), k[0]), lo1,
+             _ew.bitwise_xor(_ew.bitwise_xor(hi0, c[3]), k[1]), lo0]
+        k = [_ew.add(k[0], cst(_PHILOX_W[0])), _ew.add(k[1], cst(_PHILOX_W[1]))]
+    return c
+
+
+def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *, out_sharding=None):
+    """``(new_key, bits)``: random bits of ``shape`` and unsigned ``dtype`` (uint8/16/32/64) from a uint32[4]
+    ``key`` (Philox4x32-10 whatever ``algorithm``; the bits differ from XLA's, the state update matches).
+    Mirrors ``jax.lax.rng_bit_generator``."""
+    key = _ew._as_operand(key)
+    dt = np.dtype(dtype)
+    if dt.kind != "u":
+        raise TypeError(f"rng_bit_generator: dtype must be unsigned, got {dt}")
+    if _shape(key) != (4,) or get_aval(key).dtype != np.uint32:
+        raise TypeError(f"rng_bit_generator: key must be uint32[4], got {get_aval(key).dtype}{list(_shape(key))}")
+    shape = tuple(int(s) for s in shape)
+    n = int(np.prod(shape, dtype=np.int64)) * (2 if dt.itemsize == 8 else 1)
+    blocks = max(1, -(-n // 4))
+    u32 = np.dtype(np.uint32)
+    kw = [_lib.index_in_dim(key, i, 0, keepdims=False) for i in range(4)]
+    ctr_lo = _ew.add(_st.broadcast_in_dim(kw[2], (blocks,), ()),
+                     _st.iota_p.bind(dtype=u32, shape=(blocks,), dimension=0, sharding=None))
+    carry = _ew._convert(_ew.lt(ctr_lo, _st.broadcast_in_dim(kw[2], (blocks,), ())), u32, False)
+    ctr_hi = _ew.add(_st.broadcast_in_dim(kw[3], (blocks,), ()), carry)
+    zero = _st.full((blocks,), 0, u32)
+    kk = [_st.broadcast_in_dim(kw[0], (blocks,), ()), _st.broadcast_in_dim(kw[1], (blocks,), ())]
+    out = _philox([ctr_lo, ctr_hi, zero, zero], kk)
+    words = _st.reshape(_st.transpose(stack(out, 0), (1, 0)), (4 * blocks,))
+    words = _slice_axis(words, 0, n, 0) if n else _slice_axis(words, 0, 0, 0)
+    if dt.itemsize == 8:
+        w = _st.reshape(words, (n // 2, 2))
+        lo = _ew._convert(_lib.index_in_dim(w, 0, 1, keepdims=False), dt, False)
+        hi = _ew._convert(_lib.index_in_dim(w, 1, 1, keepdims=False), dt, False)
+        bits = _ew.bitwise_or(lo, _ew.shift_left(hi, _st.full(_shape(hi), 32, dt)))
+    else:
+        bits = _ew._convert(words, dt, False) if dt != u32 else words
+    bits = _st.reshape(bits, shape)
+    adv = np.uint32(blocks)
+    new2 = _ew.add(kw[2], _ew._convert(_ew._as_operand(adv), u32, False))
+    wrap = _ew._convert(_ew.lt(new2, kw[2]), u32, False)
+    new3 = _ew.add(kw[3], wrap)
+    new_key = stack([kw[0], kw[1], new2, new3], 0)
+    return new_key, bits
+
+
+_rng_uniform_counter = [0]
+
+
+def rng_uniform(a, b, shape):
+    """Uniform values in ``[a, b)`` of ``shape`` (float ``a``, ``b`` of one dtype), from a generator that
+    advances with each call (stateful; the values are not JAX's). Mirrors ``jax.lax.rng_uniform``."""
+    a, b = _ew._as_operand(a), _ew._as_operand(b)
+    dt = get_aval(a).dtype
+    if not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(f"rng_uniform requires float operands, got {dt}")
+    _rng_uniform_counter[0] += 1
+    key = np.array([0x5EED, 0, _rng_uniform_counter[0] & 0xFFFFFFFF, 0], np.uint32)
+    _, bits = rng_bit_generator(key, shape, np.uint32)
+    # 23 (or 52 from two words is not needed for [0, 1) spacing) mantissa bits: x in [1, 2) then minus 1
+    f = _ew.bitcast_convert_type(_ew.bitwise_or(_ew.shift_right_logical(bits, _st.full(_shape(bits), 9,
+                                 np.dtype(np.uint32))), _st.full(_shape(bits), 0x3F800000, np.dtype(np.uint32))),
+                                 np.dtype(np.float32))
+    u = _ew._convert(_ew.sub(f, _st.full(_shape(f), 1.0, np.dtype(np.float32))), dt, False)
+    shape = _shape(u)
+    a_, b_ = _st.broadcast_in_dim(a, shape, ()), _st.broadcast_in_dim(b, shape, ())
+    return _ew.add(a_, _ew.mul(u, _ew.sub(b_, a_)))
+
+
+def composite(decomposition, name, version=0):
+    """``decomposition`` marked as a composite op named ``name``; cranax compiles the decomposition (the
+    fallback every compiler has). Keyword arguments of the returned function are static attributes. Mirrors
+    ``jax.lax.composite``."""
+    @_functools.wraps(decomposition)
+    def call(*args, **kwargs):
+        return decomposition(*args, **kwargs)
+    call.composite_name, call.composite_version = name, version
+    return call
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) elementwise, for float ``a``, ``b``, ``x`` of one
+    dtype (TypeError otherwise; Python floats take the others' dtype); NaN outside a, b > 0, 0 <= x <= 1.
+    A continued fraction (modified Lentz, 300 terms in float64, 100 in float32) on the side of
+    (a + 1) / (a + b + 2) where it converges, mirrored by I_x(a, b) = 1 - I_{1-x}(b, a) on the other.
+    Differentiable in ``x`` through the loop. Mirrors ``jax.lax.betainc``."""
+    for i, v in enumerate((a, b, x)):
+        if isinstance(v, (bool, int)):   # a weakly typed int32: not a float, as JAX says
+            raise TypeError(f"regularized_incomplete_beta does not accept dtype int32 at position {i}. Accepted "
+                            f"dtypes at position {i} are subtypes of floating.")
+    ops = [_ew._as_operand(v) for v in (a, b, x) if not isinstance(v, float)]
+    dts = sorted({get_aval(v).dtype.name for v in ops})
+    if len(dts) > 1:
+        raise TypeError(f"regularized_incomplete_beta requires arguments to have the same dtypes, got "
+                        f"{', '.join(dts)}.")
+    dt = np.dtype(dts[0]) if dts else dtypes.canonicalize_dtype(np.float64)
+    if dt.kind != "f":
+        raise TypeError(f"regularized_incomplete_beta does not accept dtype {dt.name} at position 0. Accepted "
+                        f"dtypes at position 0 are subtypes of floating.")
+    vals = [_ew._convert(_ew._as_operand(v), dt, False) if isinstance(v, float) else _ew._as_operand(v)
+            for v in (a, b, x)]
+    shape = tuple(np.broadcast_shapes(*[_shape(v) for v in vals]))
+    a, b, x = [v if _shape(v) == shape else _st.broadcast_in_dim(
+        v, shape, tuple(range(len(shape) - len(_shape(v)), len(shape)))) for v in vals]
+    c = lambda v: _st.full(shape, v, dt)  # noqa: E731
+    add, sub, mul, div = _ew.add, _ew.sub, _ew.mul, _ew.div
+    swap = _ew.gt(x, div(add(a, c(1.)), add(add(a, b), c(2.))))
+    aa, bb = _ew.select(swap, b, a), _ew.select(swap, a, b)
+    # keep the loop's x strictly inside (0, 1) so the unused side of a select stays finite
+    xx = _ew.select(swap, sub(c(1.), x), x)
+    xs = _ew.clamp(c(0.), xx, c(1.))
+    tiny = c(np.finfo(dt).tiny * 1e3 if dt.itemsize >= 4 else 1e-30)
+    steps = 300 if dt.itemsize == 8 else 100
+
+    def floor_tiny(v):
+        return _ew.select(_ew.lt(_ew.abs(v), tiny), tiny, v)
+
+    def body(i, state):
+        f, cc, d = state
+        i = _ew._convert(_ew._as_operand(i), np.dtype(np.int32), False)
+        i32 = lambda v: _ew._convert(_ew._as_operand(v), np.dtype(np.int32), False)  # noqa: E731
+        m = _st.broadcast_in_dim(_ew._convert(_ew.div(i, i32(2)), dt, False), shape, ())
+        odd = _st.broadcast_in_dim(_ew.eq(_ew.rem(i, i32(2)), i32(1)), shape, ())
+        first = _st.broadcast_in_dim(_ew.eq(i, i32(0)), shape, ())
+        two_m = add(m, m)
+        even_num = div(mul(mul(m, sub(bb, m)), xs), mul(add(aa, sub(two_m, c(1.))), add(aa, two_m)))
+        odd_num = _ew.neg(div(mul(mul(add(aa, m), add(add(aa, bb), m)), xs),
+                              mul(add(aa, two_m), add(add(aa, two_m), c(1.)))))
+        num = _ew.select(odd, odd_num, even_num)
+        num = _ew.select(first, c(1.), num)
+        d = div(c(1.), floor_tiny(add(c(1.), mul(num, d))))
+        cc = floor_tiny(add(c(1.), div(num, cc)))
+        return mul(f, mul(cc, d)), cc, d
+
+    f, _, _ = _cf.fori_loop(0, steps, body, (tiny, tiny, c(0.)))
+    inner = _ew.select(_ew.gt(xs, c(0.)), xs, c(0.5))
+    inner = _ew.select(_ew.lt(inner, c(1.)), inner, c(0.5))
+    lbeta = sub(add(_ew.lgamma(aa), _ew.lgamma(bb)), _ew.lgamma(add(aa, bb)))
+    front = div(_ew.exp(sub(add(mul(aa, _ew.log(inner)), mul(bb, _ew.log1p(_ew.neg(inner)))), lbeta)), aa)
+    val = mul(front, f)
+    val = _ew.select(_ew.le(xs, c(0.)), c(0.), _ew.select(_ew.ge(xs, c(1.)), c(1.), val))
+    out = _ew.select(swap, sub(c(1.), val), val)
+    bad = _ew.bitwise_or(_ew.bitwise_or(_ew.le(a, c(0.)), _ew.le(b, c(0.))),
+                         _ew.bitwise_or(_ew.lt(x, c(0.)), _ew.gt(x, c(1.))))
+    bad = _ew.bitwise_or(bad, _ew.ne(x, x))
+    return _ew.select(bad, c(np.nan), out)
+
+
+# ---- the primitive objects JAX exports for operations cranax composes (bind takes JAX's params)
+
+def _reduce_bind(*args, computation, dimensions, jaxpr=None, **_):
+    n = len(args) // 2
+    comp = lambda a, b: tuple(computation(*a, *b))  # noqa: E731  (JAX's computation takes the flat values)
+    return reduce(tuple(args[:n]), tuple(args[n:]), comp, dimensions)
+
+
+def _scatter_sub_bind(operand, indices, updates, *, dimension_numbers, indices_are_sorted=False,
+                      unique_indices=False, mode=None, **_):
+    return scatter_sub(operand, indices, updates, dimension_numbers, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, mode=mode)
+
+
+def _select_and_scatter_bind(operand, source, init_value, *, window_dimensions, window_strides, padding,
+                             select_prim=None, select_jaxpr=None, scatter_jaxpr=None, **_):
+    if select_prim is None and select_jaxpr is not None:
+        jx = getattr(select_jaxpr, "jaxpr", select_jaxpr)
+        select_prim = jx.eqns[-1].primitive.name if jx.eqns else None
+    select_prim = getattr(select_prim, "name", select_prim)
+    if select_prim not in ("ge", "le"):
+        raise NotImplementedError("select_and_scatter: cranax supports the ge/le selections with an add scatter")
+    if scatter_jaxpr is not None:
+        jx = getattr(scatter_jaxpr, "jaxpr", scatter_jaxpr)
+        if [e.primitive.name for e in jx.eqns] != ["add"]:
+            raise NotImplementedError("select_and_scatter: cranax supports only an add scatter computation")
+    out = _win.select_and_scatter_add_p.bind(source, operand, select_prim=select_prim,
+                                             window_dimensions=tuple(window_dimensions),
+                                             window_strides=tuple(window_strides),
+                                             padding=tuple(tuple(p) for p in padding))
+    return _ew.add(out, _st.broadcast_in_dim(_ew._as_operand(init_value), _shape(out), ()))
+
+
+def _identity_many(*args, **_):
+    return list(args)
+
+
+def _approx_top_k_bind(operand, *, k, reduction_dimension=-1, is_max_k=True, **_):
+    return _approx_k(operand, k, reduction_dimension, is_max_k)
+
+
+def _split_bind(operand, *, sizes, axis=0):
+    return split(operand, sizes, axis)
+
+
+def _unstack_bind(x, *, axis=0):
+    return unstack(x, axis)
+
+
+def _stack_bind(*operands, axis=0):
+    return stack(operands, axis)
+
+
+def _rng_bits_bind(key, *, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, **_):
+    return rng_bit_generator(key, shape, dtype, algorithm)
+
+
+def _dce_bind(*args, **_):
+    return []
+
+
+def _sharding_bind(x, **_):
+    return x
+
+
+top_k_p = CompositePrimitive("top_k", lambda x, *, k, axis=-1: _lib.top_k(x, k, axis=axis), True)
+approx_top_k_p = CompositePrimitive("approx_top_k", _approx_top_k_bind, True)
+reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
+reduce_precision_p = CompositePrimitive("reduce_precision", reduce_precision)
+reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
+scatter_sub_p = CompositePrimitive("scatter-sub", _scatter_sub_bind)
+select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)
+split_p = CompositePrimitive("split", _split_bind, True)
+stack_p = CompositePrimitive("stack", _stack_bind)
+unstack_p = CompositePrimitive("unstack", _unstack_bind, True)
+tile_p = CompositePrimitive("tile", lambda x, *, reps: tile(x, reps))
+mulhi_p = CompositePrimitive("mulhi", mulhi)
+optimization_barrier_p = CompositePrimitive("optimization_barrier", _identity_many, True)
+rng_bit_generator_p = CompositePrimitive("rng_bit_generator", _rng_bits_bind, True)
+rng_uniform_p = CompositePrimitive("rng_uniform", lambda a, b, *, shape: rng_uniform(a, b, shape))
+create_token_p = CompositePrimitive("create_token", lambda *a: create_token())
+after_all_p = CompositePrimitive("after_all", after_all)
+dce_sink_p = CompositePrimitive("dce_sink", _dce_bind, True)
+stage_p = CompositePrimitive("stage", stage)
+device_put_p = CompositePrimitive("device_put", _identity_many, True)
+sharding_constraint_p = CompositePrimitive("sharding_constraint", _sharding_bind)
+# shape-polymorphism's comparisons of dimension sizes (cranax shapes are static: plain comparisons)
+regularized_incomplete_beta_p = CompositePrimitive("regularized_incomplete_beta", betainc)
+eq_to_p = CompositePrimitive("eq_to", lambda x, y: x == y)
+le_to_p = CompositePrimitive("le_to", lambda x, y: x <= y)
+lt_to_p = CompositePrimitive("lt_to", lambda x, y: x < y)

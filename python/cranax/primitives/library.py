@@ -408,7 +408,7 @@ class GatherScatterMode:
         name = getattr(s, "name", None)
         if name in ("CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS"):
             return {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}[name]
-        raise ValueError(f"Unknown gather/scatter mode {s!r}")
+        raise ValueError(f'Unknown gather mode "{s}"')
 
 
 def _wire_mode(mode, scatter=False):
@@ -604,7 +604,7 @@ def _sort_abstract(*operands, dimension, is_stable=True, num_keys=1):
     if not 0 <= dimension < len(shape):
         raise ValueError(f"sort dimension {dimension} out of range for shape {shape}")
     if not 1 <= num_keys <= len(operands):
-        raise ValueError(f"sort num_keys must be between 1 and the number of operands, got {num_keys}")
+        raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(operands)}")
     for o in operands:
         if o.shape != shape:
             raise TypeError(f"sort operands must all have the same shape, got "
@@ -1104,17 +1104,39 @@ def lax_pad(operand, padding_value, padding_config):
     return _st.pad(operand, padding_value, padding_config)
 
 
-def top_k(operand, k):
-    """The ``k`` largest entries along the last axis and their indices. Mirrors ``jax.lax.top_k``."""
+def top_k(operand, k, *, axis=-1):
+    """The ``k`` largest entries along ``axis`` (default the last) and their int32 indices, largest first
+    (ties: lower index first). Mirrors ``jax.lax.top_k``."""
     operand = _ew._as_operand(operand)
     av = get_aval(operand)
+    nd = av.ndim
+    if nd == 0:
+        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    ax = int(axis)
+    if not -nd <= ax < nd:
+        raise ValueError(f"top_k axis {axis} out of bounds for operand of rank {nd}")
+    ax %= nd
+    if ax != nd - 1:
+        perm = tuple(i for i in range(nd) if i != ax) + (ax,)
+        back = tuple(range(ax)) + (nd - 1,) + tuple(range(ax, nd - 1))
+        vals, idx = top_k(_st.transpose(operand, perm), k)
+        return _st.transpose(vals, back), _st.transpose(idx, back)
     k = int(k)
-    if not 0 <= k <= av.shape[-1]:
-        raise ValueError(f"top_k k={k} out of range for operand shape {av.shape}")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if k > av.shape[-1]:
+        raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with "
+                         f"shape={list(av.shape)} and axis={av.ndim - 1}")
     iota = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=av.shape, dimension=av.ndim - 1, sharding=None)
     if dtypes.issubdtype(av.dtype, np.floating):
-        key = _ew.neg(operand)
-    elif dtypes.issubdtype(av.dtype, np.unsignedinteger) or av.dtype == np.bool_:
+        # NaN counts as the largest value (as XLA's TopK): a first key puts NaNs ahead
+        notnan = _ew._convert(_ew.eq(operand, operand), np.dtype(np.int32), False)
+        outs = sort_p.bind(notnan, _ew.neg(operand), operand, iota, dimension=av.ndim - 1, is_stable=True,
+                           num_keys=2)
+        _, _, vals, idx = outs
+        n = av.ndim
+        return (lax_slice(vals, (0,) * n, av.shape[:-1] + (k,)), lax_slice(idx, (0,) * n, av.shape[:-1] + (k,)))
+    if dtypes.issubdtype(av.dtype, np.unsignedinteger) or av.dtype == np.bool_:
         key = _ew.bitwise_not(operand)
     else:
         key = _ew.sub(_st.full(av.shape, -1, av.dtype), operand)  # ~x: order-reversing without overflow
