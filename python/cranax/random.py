@@ -29,7 +29,8 @@ from .api_vmap import vmap
 from .custom_derivatives import custom_jvp
 from .array import Array
 from .config import config
-from .core import Tracer, get_aval
+from .core import Primitive, ShapedArray, Tracer, get_aval
+from .interpreters import ad, batching, mlir
 from .errors import ConcretizationTypeError
 from .tree_util import register_pytree_node
 
@@ -1907,10 +1908,6 @@ def _random_gamma_apply(key, a, log_space):
 
 
 def _make_random_gamma_p():
-    from .extend.core import Primitive
-    from .interpreters import ad, batching, mlir
-    from .core import ShapedArray
-
     class RandomGammaPrimitive(Primitive):
         # JAX binds it with typed keys; the primitive itself works on their uint32 data
         def bind(self, key, a, **params):
