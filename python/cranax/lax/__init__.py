@@ -128,3 +128,6 @@ __all__ += ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_in
 # placing values by sharding (issue 24; cranax computes unsharded, so this changes no value)
 from ..api_sharding import with_sharding_constraint
 __all__ += ["with_sharding_constraint"]
+# solves differentiated implicitly (issue 22 item 5)
+from ..primitives.custom_solvers import custom_linear_solve, custom_root, linear_solve_p
+__all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]
