@@ -29,7 +29,8 @@ from .api_vmap import vmap
 from .custom_derivatives import custom_jvp
 from .array import Array
 from .config import config
-from .core import Tracer, get_aval
+from .core import Primitive, ShapedArray, Tracer, get_aval
+from .interpreters import ad, batching, mlir
 from .errors import ConcretizationTypeError
 from .tree_util import register_pytree_node
 
@@ -38,7 +39,8 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "
            "permutation", "gumbel", "exponential", "laplace", "logistic", "PRNGKeyArray", "KeyArray",
            "key_dtype", "gamma", "loggamma", "beta", "dirichlet", "poisson", "binomial", "multinomial", "t",
            "chisquare", "f", "cauchy", "lognormal", "pareto", "weibull_min", "rayleigh", "wald", "maxwell",
-           "double_sided_maxwell", "generalized_normal", "geometric", "rademacher", "triangular", "ball"]
+           "double_sided_maxwell", "generalized_normal", "geometric", "rademacher", "triangular", "ball", "multivariate_normal",
+           "orthogonal", "random_gamma_p"]
 
 U32 = np.dtype(np.uint32)
 _SHAPE_OPS_ISSUE = "the shape-ops/indexing issue (issue 7: sort, cumsum, take)"
@@ -1811,6 +1813,148 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     dt = _float_dtype(dtype, "triangular")
     shape = _param_shape(shape, "triangular", left, mode, right)
     return _triangular_impl(data, _real_param(left, dt), _real_param(mode, dt), _real_param(right, dt), shape, dt)
+
+# --------------------------------------------------------------------------- factor-based samplers
+
+@jit(static_argnums=(3, 4, 5), inline=True)
+def _multivariate_normal_impl(key, mean, cov, shape, dtype, method):
+    if method == "svd":
+        u, s, _ = jnp.linalg.svd(cov)
+        factor = jnp.multiply(u, jnp.sqrt(s[..., None, :]))
+    elif method == "eigh":
+        w, v = jnp.linalg.eigh(cov)
+        factor = jnp.multiply(v, jnp.sqrt(w[..., None, :]))
+    else:
+        factor = jnp.linalg.cholesky(cov)
+    z = _normal_raw(key, tuple(shape) + tuple(mean.shape[-1:]), dtype)
+    return jnp.add(mean, jnp.einsum("...ij,...j->...i", factor, z))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Samples of N(``mean``, ``cov``): ``mean + factor @ z`` with ``z`` standard normal of shape
+    ``shape + mean.shape[-1:]`` and ``factor`` the Cholesky factor of ``cov`` (``method="cholesky"``, the
+    default) or ``U sqrt(S)`` from ``svd``/``eigh`` (for singular ``cov``). ``mean``: ``(..., n)``; ``cov``:
+    ``(..., n, n)``; ``shape`` (default: the broadcast batch shapes of both) must be broadcast-compatible with
+    them. Result shape ``shape + (n,)``, float ``dtype`` (default ``mean``'s). Raises ``ValueError`` for a bad
+    ``method``, ``dtype`` or shapes. Mirrors ``jax.random.multivariate_normal``."""
+    data, _ = _check_prng_key("multivariate_normal", key)
+    mean, cov = jnp.asarray(mean), jnp.asarray(cov)
+    ft = jnp.result_type(mean, cov)
+    if not dtypes.issubdtype(ft, np.inexact):
+        ft = dtypes.canonicalize_dtype(float)
+    mean, cov = mean.astype(ft), cov.astype(ft)
+    if method not in {"svd", "eigh", "cholesky"}:
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    if dtype is None:
+        dt = np.dtype(mean.dtype)
+    else:
+        dt = dtypes.canonicalize_dtype(dtype)
+        dtypes.check_user_dtype_supported(dt, "multivariate_normal")
+    if not dtypes.issubdtype(dt, np.floating):
+        raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, got {dt}")
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {cov.ndim}")
+    n = mean.shape[-1]
+    if tuple(cov.shape[-2:]) != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
+                         f"cov.shape == {tuple(cov.shape)}.")
+    if shape is None:
+        shape = tuple(np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2])))
+    else:
+        shape = _canon_shape(shape)
+        _check_shape("normal", shape, tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    return _multivariate_normal_impl(data, mean, cov, shape, dt, method)
+
+
+@jit(static_argnums=(1, 2, 3, 4), inline=True)
+def _orthogonal_impl(key, n, m, shape, dtype):
+    z = _normal_any(key, tuple(shape) + (max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    d = jnp.diagonal(r, axis1=-2, axis2=-1)
+    x = jnp.multiply(q, jnp.expand_dims(jnp.sign(d), -2))
+    return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+def _normal_any(key, shape, dtype):
+    return normal(key, shape, dtype)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """A matrix uniform on the orthogonal group O(n) (unitary U(n) for a complex ``dtype``), shape
+    ``shape + (n, m)`` (``m`` defaults to ``n``; semi-orthogonal when they differ): the Q of a QR of standard
+    normal draws, its columns signed by R's diagonal. ``n`` and ``m`` must be concrete integers. Mirrors
+    ``jax.random.orthogonal``."""
+    mm = n if m is None else m
+    shape = _canon_shape(shape)
+    data, _ = _check_prng_key("orthogonal", key)
+    dt = dtypes.canonicalize_dtype(float if dtype is None else dtype)
+    dtypes.check_user_dtype_supported(dt, "orthogonal")
+    n, mm = operator_index(n), operator_index(mm)
+    return _orthogonal_impl(data, n, mm, shape, dt)
+
+
+# ----------------------------------------------------------------------------- random_gamma_p
+# JAX's primitive behind gamma/loggamma: random_gamma_p.bind(key_data, a, log_space=...) gives one draw per
+# element of ``a`` from uint32 key data of shape ``a.shape[:k] + (2,)`` (k leading batch dimensions shared by
+# key and a, as its batching rule makes them). Lowered by inlining the same sampler as ``gamma``.
+
+def _random_gamma_apply(key, a, log_space):
+    kshape = tuple(get_aval(key).shape)
+    if len(kshape) > 1:
+        return vmap(lambda k, al: _random_gamma_apply(k, al, log_space))(key, a)
+    return _gamma_samples(key, a, log_space)
+
+
+def _make_random_gamma_p():
+    class RandomGammaPrimitive(Primitive):
+        # JAX binds it with typed keys; the primitive itself works on their uint32 data
+        def bind(self, key, a, **params):
+            if isinstance(key, PRNGKeyArray):
+                key = key_data(key)
+            return super().bind(key, a, **params)
+
+    p = RandomGammaPrimitive("random_gamma")
+
+    def impl(key, a, *, log_space):
+        return jit(_random_gamma_apply, static_argnums=(2,))(key, a, log_space)
+
+    def abstract(key, a, *, log_space):
+        return ShapedArray(tuple(a.shape), a.dtype)
+
+    def jvp(primals, tangents, *, log_space):
+        key, a = primals
+        ans = p.bind(key, a, log_space=log_space)
+        ta = tangents[1]
+        if ad.is_zero(ta):
+            return ans, ad.zeros_like_aval(get_aval(ans))
+        if log_space:
+            x = lax.exp(ans)
+            x = lax.select(lax.eq(x, _prng.const(0, get_aval(x).dtype)),
+                           lax.full_like(x, np.finfo(get_aval(x).dtype).tiny), x)
+            g = lax.div(lax.random_gamma_grad(a, x), x)
+        else:
+            g = lax.random_gamma_grad(a, ans)
+        return ans, lax.mul(ad.instantiate_zeros(ta), g)
+
+    def batch(args, dims, *, log_space):
+        key, a = args
+        kd, ad_ = dims
+        size = next(x.shape[d] for x, d in zip(args, dims) if d is not None)
+        key = jnp.moveaxis(key, kd, 0) if kd is not None else jnp.broadcast_to(key, (size,) + key.shape)
+        a = jnp.moveaxis(a, ad_, 0) if ad_ is not None else jnp.broadcast_to(a, (size,) + a.shape)
+        return p.bind(key, a, log_space=log_space), 0
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract)
+    mlir.register_lowering(p, mlir.lower_fun(_random_gamma_apply, multiple_results=False))
+    ad.primitive_jvps[p] = jvp
+    batching.primitive_batchers[p] = batch
+    return p
+
+
+random_gamma_p = _make_random_gamma_p()
 
 
 del math

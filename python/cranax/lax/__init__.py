@@ -147,3 +147,6 @@ __all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionN
             "scaled_dot", "scatter_apply", "scatter_sub_p", "select_and_scatter_p", "shape_as_value",
             "sharding_constraint_p", "split_p", "stack_p", "stage", "stage_p", "tile_p", "top_k_p", "unstack_p",
             "betainc", "regularized_incomplete_beta_p"]
+# solves differentiated implicitly (issue 22 item 5)
+from ..primitives.custom_solvers import custom_linear_solve, custom_root, linear_solve_p
+__all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]

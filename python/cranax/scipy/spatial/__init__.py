@@ -1,3 +1,4 @@
 """``cranax.scipy.spatial``: mirrors ``jax.scipy.spatial``."""
+from . import transform
 
-__all__ = []
+__all__ = ["transform"]
