@@ -528,6 +528,8 @@ _CALLS = [
     _r("custom_vjp_call", "call", tested_in=("test_autodiff.py::test_custom_vjp",)),
     # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # jax.custom_derivatives.linear_call: a linear function with a user-given transpose
+    _r("linear_call", "call", linear=True, tested_in=("test_custom_derivatives.py::test_linear_call",)),
     # the sum of two tangents / cotangents of one value
     _r("add_any", "internal", linear=True, tested_in=("test_autodiff.py::test_select_n_and_where",)),
     # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)

@@ -74,3 +74,41 @@ def test_unfunctionalized_check_and_errors():
         checkify.index_checks
     with pytest.raises(NotImplementedError, match="index_checks"):
         checkify.checkify(lambda x, i: x[i], errors=checkify.index_checks)(jnp.arange(3), 5)
+
+
+def test_debug_check_check_error_and_the_category_sets():
+    assert checkify.automatic_checks == checkify.float_checks | checkify.index_checks
+    assert checkify.all_checks == checkify.automatic_checks | checkify.user_checks
+    assert checkify.init_error.get() is None
+    checkify.init_error.throw()   # no failure: nothing raised
+    assert isinstance(checkify.NaNError("x"), Exception) and issubclass(checkify.NaNError, Exception)
+
+    def f(x):
+        checkify.debug_check(x > 0, "need positive, got {}", x)
+        return x * 2.
+    m1 = jnp.float32(-1.)
+    assert float(f(m1)) == -2.0                  # outside checkify the check is dropped
+    assert float(jax.jit(f)(-1.)) == -2.0
+    with pytest.raises(TypeError, match="Formatting arguments to checkify.check need to be PyTrees of arrays"):
+        f(-1.)                                   # but its arguments are checked (JAX 0.10.2)
+    err, out = checkify.checkify(f)(m1)
+    assert err.get() == "need positive, got -1.0 (`check` failed)" and float(out) == -2.0
+    err, _ = checkify.checkify(f)(jnp.float32(1.))
+    assert err.get() is None
+
+    # check_error raises what throw() raises; under checkify it joins the outer error
+    bad, _ = checkify.checkify(f)(jnp.float32(-3.))
+    with pytest.raises(checkify.JaxRuntimeError, match=r"need positive, got -3.0 \(`check` failed\)"):
+        checkify.check_error(bad)
+    checkify.check_error(checkify.init_error)
+    inner = checkify.checkify(f)
+
+    def g(x):
+        e, y = inner(x)
+        checkify.check_error(e)
+        return y
+    err, out = checkify.checkify(g)(jnp.float32(-5.))
+    assert err.get() == "need positive, got -5.0 (`check` failed)" and float(out) == -10.0
+    assert checkify.checkify(g)(jnp.float32(5.))[0].get() is None
+    with pytest.raises(TypeError, match="check_error takes an Error"):
+        checkify.check_error(1.0)

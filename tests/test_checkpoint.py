@@ -460,7 +460,7 @@ def test_errors():
     with pytest.raises(AttributeError, match="use jax.remat instead"):
         adc.remat
     assert [n for n in dir(adc) if not n.startswith("_")] == \
-        ["Offloadable", "Recompute", "Saveable", "checkpoint_name", "checkpoint_policies"]
+        ["Offloadable", "Recompute", "Saveable", "checkpoint_name", "checkpoint_policies", "print_saved_residuals"]
     # a traced value as a Python bool inside the checkpointed function is an error, as in JAX
     with pytest.raises(cranax.errors.TracerBoolConversionError):
         cranax.checkpoint(lambda x: x if x > 0 else -x)(1.0)

@@ -14,6 +14,8 @@ from .array import (Array, device_put, device_get, devices, local_devices, devic
 from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct, disable_jit, named_call, named_scope
 from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
+from .api_ad import linear_transpose
+from .custom_derivatives import closure_convert
 from .custom_derivatives import custom_jvp, custom_vjp
 from .primitives.remat import checkpoint, remat, checkpoint_policies
 from . import ad_checkpoint

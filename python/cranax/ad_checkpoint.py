@@ -1,10 +1,11 @@
-"""``cranax.ad_checkpoint``: ``checkpoint_name``, ``checkpoint_policies`` and the policy answers
-(``Saveable``, ``Recompute``, ``Offloadable``), as ``jax.ad_checkpoint``. ``checkpoint`` itself is
-``cranax.checkpoint``: as in JAX 0.10.2, ``ad_checkpoint.checkpoint`` / ``ad_checkpoint.remat`` are gone
+"""``cranax.ad_checkpoint``: ``checkpoint_name``, ``checkpoint_policies``, the policy answers (``Saveable``,
+``Recompute``, ``Offloadable``) and ``print_saved_residuals``, as ``jax.ad_checkpoint``. ``checkpoint`` itself
+is ``cranax.checkpoint``: as in JAX 0.10.2, ``ad_checkpoint.checkpoint`` / ``ad_checkpoint.remat`` are gone
 (reading them raises JAX's AttributeError)."""
-from .primitives.remat import Offloadable, Recompute, Saveable, checkpoint_name, checkpoint_policies  # noqa: F401
+from .primitives.remat import (Offloadable, Recompute, Saveable, checkpoint_name, checkpoint_policies,  # noqa: F401
+                               print_saved_residuals)
 
-__all__ = ["Offloadable", "Recompute", "Saveable", "checkpoint_name", "checkpoint_policies"]
+__all__ = ["Offloadable", "Recompute", "Saveable", "checkpoint_name", "checkpoint_policies", "print_saved_residuals"]
 
 _REMOVED = {"checkpoint": "jax.checkpoint", "remat": "jax.remat"}
 

@@ -395,6 +395,8 @@ class JitWrapped(Wrapped):
             log = config.jax_log_compiles
             t0 = time.perf_counter()
             closed, out_tree = self._trace(in_tree, statics, in_avals)
+            if not core._state.axis_env:   # one trace per signature, as JAX: a later grad(jit(f)) reuses it
+                self._holder.traces.setdefault((in_tree, tuple(in_avals), statics), (*closed.hoist_consts(), out_tree))
             if log:
                 # JAX's texts for the steps it shares with cranax; then cranax's own two steps.
                 t1 = time.perf_counter()

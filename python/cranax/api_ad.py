@@ -18,9 +18,11 @@ from .api_vmap import vmap as _vmap_api
 from .interpreters import ad
 from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .interpreters.partial_eval import trace_to_jaxpr
+from .tree_util import Partial, tree_flatten, tree_map, tree_structure, tree_unflatten
 
-__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian"]
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
+           "linear_transpose"]
 
 
 def _flat_fun(fun, in_tree, store, has_aux=False):
@@ -452,3 +454,43 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """``jacfwd(jacrev(fun))``. Mirrors ``jax.hessian``."""
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
                   holomorphic=holomorphic)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of ``fun``, a function linear in its arguments, at arguments shaped like ``primals``
+    (arrays or ``ShapeDtypeStruct``s): ``f_t = linear_transpose(fun, *primals)``; ``f_t(ct)`` (``ct`` shaped as
+    ``fun``'s output) returns a tuple with one cotangent per primal. TypeError for mixed float/integer inputs
+    or outputs, or a cotangent of another structure or type. Mirrors ``jax.linear_transpose``."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
+    leaves, in_tree = tree_flatten(primals)
+    in_avals = [core.ShapedArray(tuple(x.shape), np.dtype(x.dtype), getattr(x, "weak_type", False))
+                if not isinstance(x, (int, float, complex, bool)) else get_aval(x) for x in leaves]
+    in_dtypes = [a.dtype for a in in_avals]
+    if not (all(dtypes.issubdtype(d, np.inexact) for d in in_dtypes)
+            or all(dtypes.issubdtype(d, np.integer) for d in in_dtypes)):
+        raise TypeError("linear_transpose only supports [float or complex] -> [float or complex], and integer -> "
+                        f"integer functions, but got {in_dtypes}.")
+    store = {}
+    closed = trace_to_jaxpr(_flat_fun(fun, in_tree, store), in_avals)
+    out_tree = store["tree"]
+    out_avals = closed.out_avals
+    out_dtypes = [a.dtype for a in out_avals]
+    if not (all(dtypes.issubdtype(d, np.inexact) for d in out_dtypes + in_dtypes)
+            or all(dtypes.issubdtype(d, np.integer) for d in out_dtypes + in_dtypes)):
+        raise TypeError("linear_transpose only supports [float or complex] -> [float or complex], and integer -> "
+                        f"integer functions, but got {in_dtypes} -> {out_dtypes}.")
+
+    def transposed_fun(consts, out_cotangent):
+        out_cts, out_tree2 = tree_flatten(out_cotangent)
+        if out_tree != out_tree2:
+            raise TypeError(f"cotangent tree does not match function output, expected {out_tree} but got "
+                            f"{out_tree2}")
+        cts_avals = [get_aval(c) for c in out_cts]
+        if any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(out_avals, cts_avals)):
+            raise TypeError(f"cotangent type does not match function output, expected {list(out_avals)} but got "
+                            f"{cts_avals}")
+        dummies = [ad.UndefinedPrimal(a) for a in in_avals]
+        in_cts = ad.backward_pass(closed.jaxpr, consts, dummies, out_cts)
+        return tree_unflatten(in_tree, [_to_user(c) for c in in_cts])
+    return Partial(transposed_fun, list(closed.consts))

@@ -1,23 +1,41 @@
-"""``custom_jvp`` and ``custom_vjp``: functions with user-defined derivative rules. Mirrors
-``jax.custom_jvp`` / ``jax.custom_vjp``.
+"""``custom_jvp``, ``custom_vjp``, ``custom_gradient``, ``closure_convert`` and ``linear_call``: functions with
+user-defined derivative rules. Mirrors ``jax.custom_derivatives``.
 
-A call binds ``custom_jvp_call`` (params: ``call_jaxpr``, the primal function traced for the arguments'
-avals, and ``jvp_jaxpr_fun``, a Python function of primals + tangents) or ``custom_vjp_call`` (``call_jaxpr``,
-``fwd``, ``bwd``). Evaluating, staging, batching and lowering use ``call_jaxpr`` (lowering inlines it); the
-jvp rule calls the user's rule. Under reverse mode a ``custom_vjp`` function's tangent is a ``custom_lin``
-equation whose transpose runs ``bwd``.
+A call runs as JAX runs it, decided by the trace it meets (``_bind_custom_jvp`` / ``_bind_custom_vjp``):
+
+* eager (no transformation): the function itself runs, on concrete values (it may branch on them);
+* forward mode (``jvp``, and ``grad``'s linearization): the rule runs with the primal values of the level
+  below (concrete outside ``jit``, so ``if x > 0`` works) and the function is not traced; a ``custom_vjp``'s
+  ``fwd`` runs and its tangent is a ``custom_lin`` equation whose transpose runs ``bwd``;
+* ``vmap``: the function and the rules are batched, and the call goes on one level down (so
+  ``grad(vmap(f))`` still uses the rule);
+* staging (``jit``, ``make_jaxpr``...): the function is traced into ``call_jaxpr`` and the call binds
+  ``custom_jvp_call`` (``jvp_jaxpr_fun``: the rule, as a flat function of primals + tangents) or
+  ``custom_vjp_call`` (``fwd``, ``bwd``); their jvp rules call those. Evaluating and lowering inline
+  ``call_jaxpr``.
+
+Internally the rules are flat: ``jvp(primals, tangents) -> (primals_out, tangents_out)``, ``fwd(primals,
+perturbed) -> (outs, residuals, residual_tree)``, ``bwd(residual_tree, residuals, cts) -> cts_in``; tangents and
+cotangents may be symbolic ``ad.Zero``s, which the user-facing wrappers turn into ``SymbolicZero``s or zeros.
 """
+import dataclasses
 import functools
+import inspect
 
-from .core import Primitive, get_aval
+from . import core
+from .core import Primitive, Tracer, get_aval, set_current_trace
+from .errors import UnexpectedTracerError
 from .interpreters import ad, batching
 from .interpreters.ad import Zero
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import trace_to_jaxpr
-from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from .interpreters.partial_eval import DynamicJaxprTracer, trace_to_jaxpr
+from .primitives.elementwise import stop_gradient
+from .tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_map,
+                        tree_unflatten)
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
-           "SymbolicZero", "zero_from_primal"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call", "custom_jvp_call_p",
+           "custom_vjp_call_p", "custom_lin_p", "linear_call_p", "SymbolicZero", "zero_from_primal",
+           "CustomVJPPrimal", "custom_vjp_primal_tree_values"]
 
 
 # ----------------------------------------------------------------------------------------------- primitives
@@ -51,12 +69,9 @@ custom_vjp_call_p.pp_params = lambda eqn: [
     ("symbolic_zeros", eqn.params["symbolic_zeros"])]
 
 
-def _trace_call(flat_fun, avals):
-    return trace_to_jaxpr(flat_fun, avals).hoist_consts()
-
-
 class SymbolicZero:
-    """A zero tangent passed to a ``custom_jvp`` rule defined with ``symbolic_zeros=True``."""
+    """A zero tangent (cotangent) given to a rule defined with ``symbolic_zeros=True``: ``aval``, ``shape``,
+    ``dtype``. Mirrors ``jax.custom_derivatives.SymbolicZero``."""
 
     def __init__(self, aval):
         self.aval = aval
@@ -66,40 +81,75 @@ class SymbolicZero:
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short()})"
 
+    @staticmethod
+    def from_primal_value(x):
+        return SymbolicZero(get_aval(x).strip_weak_type())
+
 
 def zero_from_primal(x, symbolic_zeros=False):
+    """A zero tangent for each leaf of ``x``: ``SymbolicZero``s, or zero arrays. Mirrors
+    ``jax.custom_derivatives.zero_from_primal``."""
     return tree_map(lambda v: SymbolicZero(get_aval(v)) if symbolic_zeros else ad.instantiate_zeros(
         Zero(get_aval(v))), x)
 
 
-# ----------------------------------------------------------------------------------------------- custom_jvp
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """A primal given to a ``custom_vjp`` ``fwd`` rule defined with ``symbolic_zeros=True``: ``value`` and
+    ``perturbed`` (False: this input is not differentiated). Mirrors ``jax.custom_derivatives.CustomVJPPrimal``."""
 
-def _trace_primal(fun, nondiff_argnums, args, kwargs):
-    """Binds keyword arguments to positions, splits off the non-differentiable ones and traces ``fun`` on the
-    rest (flattened). Returns ``(n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree)``."""
-    if kwargs:
-        import inspect
+    __slots__ = ("value", "perturbed")
+    value: object
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """``tree`` with each ``CustomVJPPrimal`` leaf replaced by its ``value`` (TypeError on other leaves).
+    Mirrors ``jax.custom_derivatives.custom_vjp_primal_tree_values``."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree)
+
+
+# ----------------------------------------------------------------------------------------------- argument handling
+
+def _resolve_kwargs(fun, args, kwargs, what):
+    if not kwargs:
+        return tuple(args)
+    try:
         ba = inspect.signature(fun).bind(*args, **kwargs)
-        ba.apply_defaults()
-        args, kwargs = ba.args, ba.kwargs
+    except TypeError as e:
+        raise TypeError(f"The input arguments to the {what}-decorated function {_name(fun)} could not be resolved "
+                        f"to positional-only arguments. Binding failed with the error:\n{e}") from e
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError(f"The input arguments to the {what}-decorated function {_name(fun)} could not be resolved "
+                        f"to positional-only arguments (keyword-only parameters {sorted(ba.kwargs)}).")
+    return tuple(ba.args)
+
+
+def _name(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames):
+    nums = set(int(i) for i in nondiff_argnums)
+    if nondiff_argnames:
+        params = list(inspect.signature(fun).parameters)
+        for name in nondiff_argnames:
+            if name not in params:
+                raise ValueError(f"nondiff_argnames {name!r} is not a parameter of {_name(fun)}")
+            nums.add(params.index(name))
+    return tuple(sorted(nums))
+
+
+def _split_args(args, nondiff_argnums):
+    """(positions of the non-differentiable args, their values, the differentiable args)."""
     n = len(args)
-    nd, static, diff = _resolve_nondiff(args, nondiff_argnums)
-    leaves, in_tree = tree_flatten(tuple(diff))
-    store = {}
-
-    def flat_fun(*xs):
-        out = fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))), **kwargs)
-        outs, store["tree"] = tree_flatten(out)
-        return outs
-    call_jaxpr, consts = _trace_call(flat_fun, [get_aval(x) for x in leaves])
-    return n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, store["tree"]
-
-
-def _resolve_nondiff(args, nondiff_argnums):
-    nd = tuple(sorted(i % len(args) for i in nondiff_argnums)) if args else tuple(nondiff_argnums)
-    diff = [a for i, a in enumerate(args) if i not in nd]
-    static = [args[i] for i in nd]
-    return nd, static, diff
+    nd = tuple(sorted({i % n for i in nondiff_argnums if -n <= i < n}))
+    return nd, [args[i] for i in nd], [a for i, a in enumerate(args) if i not in nd]
 
 
 def _rebuild(n, nd, static, diff):
@@ -109,97 +159,262 @@ def _rebuild(n, nd, static, diff):
     return full
 
 
-class custom_jvp:
-    """A function with a custom jvp rule: ``f = custom_jvp(f); f.defjvp(f_jvp)`` where
-    ``f_jvp(primals, tangents) -> (primal_out, tangent_out)``. ``nondiff_argnums`` arguments are passed
-    first to the rule and get no tangent. Mirrors ``jax.custom_jvp``."""
+def _user_tangent(t, symbolic):
+    if type(t) is Zero:
+        return SymbolicZero(t.aval) if symbolic else ad.instantiate_array(t)
+    return ad.instantiate_array(t)
 
-    def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.jvp = None
-        self.symbolic_zeros = False
 
-    def defjvp(self, jvp, symbolic_zeros=False):
-        self.jvp = jvp
-        self.symbolic_zeros = symbolic_zeros
-        return jvp
+def _out_type_text(tree, leaves):
+    return str(tree_unflatten(tree, [get_aval(x).str_short() for x in leaves])).replace("'", "")
 
-    def defjvps(self, *tangent_fns):
-        """One function per argument: ``fn(g, primal_out, *primals) -> tangent contribution``."""
-        if self.nondiff_argnums:
-            raise TypeError("Can't use custom_jvp.defjvps with nondiff_argnums.")
 
-        def jvp(primals, tangents):
-            ans = self(*primals)
-            t_out = None
-            for fn, t in zip(tangent_fns, tangents):
-                if fn is None:
-                    continue
-                c = fn(t, ans, *primals)
-                t_out = c if t_out is None else tree_map(lambda a, b: a + b, t_out, c)
-            return ans, (t_out if t_out is not None else tree_map(lambda a: a * 0, ans))
-        self.defjvp(jvp)
+# ----------------------------------------------------------------------------------------------- batching helper
 
-    def __call__(self, *args, **kwargs):
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree = _trace_primal(
-            self.fun, self.nondiff_argnums, args, kwargs)
-        out_avals = call_jaxpr.out_avals
-        user_jvp, symbolic = self.jvp, self.symbolic_zeros
-        nconst = len(consts)
+def _run_batched(fn, size, axis_name, dims, args):
+    """Runs ``fn(list) -> list`` on per-example views of ``args`` (batch axis first where ``dims[i]`` is 0,
+    unbatched where None; ``Zero``s pass as per-example ``Zero``s) under a fresh ``BatchTrace`` above the
+    current trace. Every output comes back batched with its batch axis first (``Zero`` → batched ``Zero``)."""
+    bt = batching.BatchTrace(core._state.trace, size, axis_name)
+    ins = []
+    for a, d in zip(args, dims):
+        if type(a) is Zero:
+            ins.append(a if d is None else Zero(a.aval.update(shape=a.aval.shape[1:])))
+        else:
+            ins.append(a if d is None else batching.BatchTracer(bt, a, 0))
+    try:
+        with set_current_trace(bt):
+            if axis_name is None or core._find_axis(axis_name) is not None:
+                outs = fn(ins)
+            else:
+                with core.extend_axis_env(axis_name, size):
+                    outs = fn(ins)
+        res = []
+        for o in outs:
+            if type(o) is Zero:
+                res.append(Zero(o.aval.update(shape=(size,) + o.aval.shape)))
+            else:
+                v, d = bt.to_batch_info(o)
+                res.append(batching.bdim_at_front(ad.instantiate_array(v) if d is None else v, d, size))
+    finally:
+        bt.invalidate()
+    return res
 
-        def jvp_fun(*primals_and_tangents):
-            k = len(primals_and_tangents) // 2
-            ps = list(primals_and_tangents[nconst:k])
-            ts = list(primals_and_tangents[k + nconst:])
-            ts = [(SymbolicZero(t.aval) if symbolic else ad.instantiate_array(t)) if type(t) is Zero
-                  else ad.instantiate_array(t) for t in ts]
-            p_args = tree_unflatten(in_tree, ps)
-            t_args = tree_unflatten(in_tree, ts)
-            res = user_jvp(*static, tuple(p_args), tuple(t_args)) if nd else user_jvp(tuple(p_args), tuple(t_args))
-            if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"Custom JVP rule {getattr(user_jvp, '__name__', user_jvp)} must return a pair "
-                                f"(primal_out, tangent_out), got {type(res).__name__}.")
-            po, to = res
-            po_l, po_tree = tree_flatten(po)
-            to_l, to_tree = tree_flatten(to)
-            if po_tree != out_tree:
-                raise TypeError(f"Custom JVP rule must produce primal outputs with the same container (pytree) "
-                                f"structure as the function: expected {out_tree}, got {po_tree}.")
-            if to_tree != po_tree:
-                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with equal container "
-                                f"(pytree) structures, but got {po_tree} and {to_tree} respectively.")
-            to_l = [Zero(a) if isinstance(t, SymbolicZero) else t for t, a in zip(to_l, out_avals)]
-            return po_l + to_l
-        jvp_fun.__name__ = getattr(user_jvp, "__name__", "jvp")
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_fun,
-                                      num_consts=nconst, symbolic_zeros=symbolic,
-                                      name=getattr(self.fun, "__name__", "custom_jvp"))
-        return tree_unflatten(out_tree, outs)
+
+def _batch_operands(trace, args):
+    """``trace``'s batch info for ``args``, batch axes moved first (on the parent trace)."""
+    vals, dims = [], []
+    for a in args:
+        v, d = trace.to_batch_info(a)
+        vals.append(v)
+        dims.append(d)
+    return vals, dims
+
+
+def _to_front(vals, dims):
+    return ([v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)],
+            [None if d is None else 0 for d in dims])
+
+
+def _unknown_somewhere(trace, args):
+    """False when ``trace`` is partial evaluation and every operand is known (the call then runs below)."""
+    return any(trace.is_unknown(a) for a in args)
+
+
+# ----------------------------------------------------------------------------------------------- custom_jvp
+
+def _bind_custom_jvp(fun, jvp, args, symbolic_zeros, name):
+    """Applies a custom_jvp function (flat ``fun``, flat ``jvp``) to ``args`` on the current trace."""
+    trace = core._state.trace
+    if trace is None:
+        return list(fun(*args))
+    if isinstance(trace, ad.JVPTrace):
+        ps, ts = [], []
+        for a in args:
+            p, t = trace.unpack(a)
+            ps.append(p)
+            ts.append(t)
+        with set_current_trace(trace.parent):
+            if all(type(t) is Zero for t in ts):
+                return _bind_custom_jvp(fun, jvp, ps, symbolic_zeros, name)
+            p_out, t_out = jvp(ps, ts)
+        return [trace.wrap(p, t) for p, t in zip(p_out, t_out)]
+    if isinstance(trace, batching.BatchTrace):
+        vals, dims = _batch_operands(trace, args)
+        with set_current_trace(trace.parent_trace):
+            if all(d is None for d in dims):
+                return _bind_custom_jvp(fun, jvp, vals, symbolic_zeros, name)
+            outs = _batch_custom_jvp(trace.axis_size, trace.axis_name, fun, jvp, vals, dims, symbolic_zeros, name)
+        return [batching.BatchTracer(trace, o, 0) for o in outs]
+    if isinstance(trace, ad.PartialEvalTrace) and not _unknown_somewhere(trace, args):
+        with set_current_trace(trace.parent):
+            return _bind_custom_jvp(fun, jvp, args, symbolic_zeros, name)
+    # Staging: the function becomes call_jaxpr; the rule is kept for when the jaxpr is differentiated.
+    call_jaxpr, consts = trace_to_jaxpr(lambda *xs: list(fun(*xs)), [get_aval(a) for a in args]).hoist_consts()
+    nconst = len(consts)
+
+    def jvp_jaxpr_fun(*primals_and_tangents):
+        k = len(primals_and_tangents) // 2
+        p_out, t_out = jvp(list(primals_and_tangents[nconst:k]), list(primals_and_tangents[k + nconst:]))
+        return list(p_out) + list(t_out)
+    jvp_jaxpr_fun.__name__ = getattr(jvp, "__name__", "jvp")
+    return custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_jaxpr_fun,
+                                  num_consts=nconst, symbolic_zeros=symbolic_zeros, name=name)
+
+
+def _batch_custom_jvp(size, axis_name, fun, jvp, vals, dims, symbolic_zeros, name):
+    """The batched call, one level down: returns its outputs with their batch axis first."""
+    vals, dims = _to_front(vals, dims)
+
+    def bfun(*xs):
+        return _run_batched(lambda ins: fun(*ins), size, axis_name, dims, xs)
+
+    def bjvp(ps, ts):
+        n = len(ps)
+        store = {}
+
+        def both(ins):
+            p_out, t_out = jvp(ins[:n], ins[n:])
+            store["n"] = len(p_out)
+            return list(p_out) + list(t_out)
+        outs = _run_batched(both, size, axis_name, dims + dims, list(ps) + list(ts))
+        return outs[:store["n"]], outs[store["n"]:]
+    bjvp.__name__ = getattr(jvp, "__name__", "jvp")
+    return _bind_custom_jvp(bfun, bjvp, vals, symbolic_zeros, name)
 
 
 def _custom_jvp_call_jvp(primals, tangents, call_jaxpr, jvp_jaxpr_fun, num_consts, symbolic_zeros, name):
     outs = jvp_jaxpr_fun(*primals, *tangents)
     n = len(call_jaxpr.out_avals)
-    p_out, t_out = list(outs[:n]), list(outs[n:])
-    fixed = []
-    for t, a in zip(t_out, call_jaxpr.out_avals):
-        if type(t) is not Zero and get_aval(t).shape != a.shape:
-            raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with corresponding shapes, "
-                            f"got tangent shape {get_aval(t).shape} for primal shape {a.shape}.")
-        fixed.append(t)
-    return p_out, fixed
+    return list(outs[:n]), list(outs[n:])
+
+
+def _custom_jvp_call_batch(vals, dims, call_jaxpr, jvp_jaxpr_fun, num_consts, symbolic_zeros, name):
+    trace = core._state.batch_rule_trace
+    n = len(call_jaxpr.out_avals)
+
+    def fun(*xs):
+        return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)
+
+    def jvp(ps, ts):
+        outs = jvp_jaxpr_fun(*ps, *ts)
+        return outs[:n], outs[n:]
+    jvp.__name__ = getattr(jvp_jaxpr_fun, "__name__", "jvp")
+    outs = _batch_custom_jvp(trace.axis_size, trace.axis_name, fun, jvp, vals, dims, symbolic_zeros, name)
+    return outs, [0] * len(outs)
 
 
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+batching.batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+
+
+def _stop_tracer_gradients(x):
+    return tree_map(lambda v: stop_gradient(v) if isinstance(v, Tracer) else v, x)
+
+
+class custom_jvp:
+    """A function with a custom jvp rule: ``f = custom_jvp(f); f.defjvp(f_jvp)`` where
+    ``f_jvp(primals, tangents) -> (primal_out, tangent_out)`` (tuples of the arguments' pytrees). Under
+    ``jvp``/``grad`` the rule runs instead of differentiating ``f`` (outside ``jit`` with concrete primals) and
+    ``f`` itself is not evaluated again; ``vmap`` batches both. ``nondiff_argnums``/``nondiff_argnames``
+    arguments get no tangent and are passed first to the rule. Errors: ``AttributeError`` when called with no
+    rule; ``TypeError`` when the rule's output is not a ``(primal, tangent)`` pair of equal structures and
+    matching shapes/dtypes. Mirrors ``jax.custom_jvp``."""
+
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Sets the rule (returns it, so this works as a decorator). ``symbolic_zeros=True``: the tangents of
+        inputs that are not differentiated arrive as ``SymbolicZero`` objects, and the rule may return them."""
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *tangent_fns):
+        """One function (or None: zero) per argument: ``fn(t, primal_out, *primals) -> tangent contribution``,
+        summed. Not usable with ``nondiff_argnums`` (TypeError)."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            zeros = tree_map(lambda a: ad.instantiate_array(Zero(get_aval(a))), ans)
+            parts = [fn(t, ans, *primals) if fn is not None else zeros for t, fn in zip(tangents, tangent_fns)]
+            out = parts[0] if parts else zeros
+            for p in parts[1:]:
+                out = tree_map(lambda a, b: a + b, out, p)
+            return ans, out
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp")
+        n = len(args)
+        nd, static, diff = _split_args(args, self.nondiff_argnums)
+        static = [_stop_tracer_gradients(s) for s in static]
+        leaves, in_tree = tree_flatten(tuple(diff))
+        user_fun, user_jvp, symbolic = self.fun, self.jvp, self.symbolic_zeros
+        primal_name, jvp_name = _name(user_fun), _name(user_jvp)
+        store = {}
+
+        def flat_fun(*xs):
+            out = user_fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))))
+            flat, store["tree"] = tree_flatten(out)
+            store["avals"] = [get_aval(o) for o in flat]
+            return flat
+        flat_fun.__name__ = primal_name
+
+        def flat_jvp(ps, ts):
+            p_args = tree_unflatten(in_tree, list(ps))
+            t_args = tree_unflatten(in_tree, [_user_tangent(t, symbolic) for t in ts])
+            res = user_jvp(*static, p_args, t_args)
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"Custom JVP rule {jvp_name} for function {primal_name} must produce a pair (list "
+                                f"or tuple of length two) representing primal and tangent outputs, but got {res}.")
+            po, to = res
+            po_l, po_tree = tree_flatten(po)
+            to_l, to_tree = tree_flatten(to, is_leaf=lambda v: isinstance(v, SymbolicZero))
+            if to_tree != po_tree:
+                raise TypeError(f"Custom JVP rule {jvp_name} for function {primal_name} must produce primal and "
+                                f"tangent outputs with equal container (pytree) structures, but got {po_tree} and "
+                                f"{to_tree} respectively.")
+            if "tree" in store and store["tree"] != po_tree:
+                raise TypeError(
+                    f"Custom JVP rule {jvp_name} for function {primal_name} must produce a pair (list or tuple of "
+                    "length two) where the first element represents the primal output (equal in value to the "
+                    f"output of the custom_jvp-decorated function {primal_name}, and in particular of the same "
+                    "container/pytree structure), but instead the JVP rule output's first element had "
+                    f"container/pytree structure:\n    {_out_type_text(po_tree, po_l)}\nwhile the "
+                    f"custom_jvp-decorated function {primal_name} had output container/pytree structure:\n"
+                    f"    {_out_type_text(store['tree'], store['avals'])}.")
+            store.setdefault("tree", po_tree)
+            t_out = []
+            for p, t in zip(po_l, to_l):
+                pa = get_aval(p).strip_weak_type()
+                if isinstance(t, SymbolicZero):
+                    t_out.append(Zero(pa))
+                    continue
+                ta = get_aval(t).strip_weak_type()
+                if ta.shape != pa.shape or (ad.is_float(pa.dtype) and ta.dtype != pa.dtype):
+                    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
+                                    f"shapes and dtypes. Expected {pa.str_short(False)} (tangent type of "
+                                    f"{pa.str_short(False)}) but got {ta.str_short(False)}.")
+                t_out.append(t)
+            return po_l, t_out
+        flat_jvp.__name__ = jvp_name
+        outs = _bind_custom_jvp(flat_fun, flat_jvp, leaves, symbolic, primal_name)
+        return tree_unflatten(store["tree"], outs)
 
 
 # ----------------------------------------------------------------------------------------------- custom_vjp
 
-def _custom_lin_abstract(*avals, num_res, bwd, out_avals, **_):
+def _custom_lin_abstract(*avals, out_avals, **_):
     return list(out_avals)
 
 
@@ -214,132 +429,271 @@ def _custom_lin_impl(*args, **params):
 custom_lin_p.impl = _custom_lin_impl
 
 
-def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals):
-    res = [ad.instantiate_array(r) for r in args[:num_res]]
-    cts = [ad.instantiate_array(c) for c in cts]
-    cts_in = bwd(*res, *cts)
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals, symbolic_zeros):
+    cts_in = bwd(list(args[:num_res]), list(cts))
     return [None] * num_res + list(cts_in)
 
 
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+custom_lin_p.pp_params = lambda eqn: [("num_res", eqn.params["num_res"]), ("bwd", eqn.params["bwd"])]
+
+
+class _LinBwd:
+    """``bwd`` for ``custom_lin``: residuals, cts → a cotangent per tangent input."""
+
+    def __init__(self, bwd, res_tree):
+        self.bwd = bwd
+        self.res_tree = res_tree
+        self.__name__ = getattr(bwd, "__name__", "bwd")
+
+    def __call__(self, res, cts):
+        return self.bwd(self.res_tree, res, cts)
+
+    def __repr__(self):
+        return self.__name__
+
+
+def _custom_vjp_jvp(fwd, bwd, primals, tangents, symbolic_zeros):
+    """Forward mode of a custom_vjp call on the current trace: ``fwd`` runs; the tangents go through a
+    ``custom_lin`` whose transpose runs ``bwd``."""
+    outs, res, res_tree = fwd(primals, [type(t) is not Zero for t in tangents])
+    tans = [ad.instantiate_zeros(t) for t in tangents]
+    t_out = custom_lin_p.bind(*res, *tans, num_res=len(res), bwd=_LinBwd(bwd, res_tree),
+                              out_avals=tuple(get_aval(o) for o in outs), in_avals=tuple(get_aval(t) for t in tans),
+                              symbolic_zeros=symbolic_zeros)
+    return list(outs), list(t_out)
+
+
+def _bind_custom_vjp(fun, fwd, bwd, args, symbolic_zeros, name):
+    """Applies a custom_vjp function (flat ``fun``, ``fwd``, ``bwd``) to ``args`` on the current trace."""
+    trace = core._state.trace
+    if trace is None:
+        return list(fun(*args))
+    if isinstance(trace, ad.JVPTrace):
+        ps, ts = [], []
+        for a in args:
+            p, t = trace.unpack(a)
+            ps.append(p)
+            ts.append(t)
+        with set_current_trace(trace.parent):
+            if all(type(t) is Zero for t in ts):
+                return _bind_custom_vjp(fun, fwd, bwd, ps, symbolic_zeros, name)
+            p_out, t_out = _custom_vjp_jvp(fwd, bwd, ps, ts, symbolic_zeros)
+        return [trace.wrap(p, t) for p, t in zip(p_out, t_out)]
+    if isinstance(trace, batching.BatchTrace):
+        vals, dims = _batch_operands(trace, args)
+        with set_current_trace(trace.parent_trace):
+            if all(d is None for d in dims):
+                return _bind_custom_vjp(fun, fwd, bwd, vals, symbolic_zeros, name)
+            outs = _batch_custom_vjp(trace.axis_size, trace.axis_name, fun, fwd, bwd, vals, dims, symbolic_zeros,
+                                     name)
+        return [batching.BatchTracer(trace, o, 0) for o in outs]
+    if isinstance(trace, ad.PartialEvalTrace) and not _unknown_somewhere(trace, args):
+        with set_current_trace(trace.parent):
+            return _bind_custom_vjp(fun, fwd, bwd, args, symbolic_zeros, name)
+    call_jaxpr, consts = trace_to_jaxpr(lambda *xs: list(fun(*xs)), [get_aval(a) for a in args]).hoist_consts()
+    nconst = len(consts)
+
+    def fwd_c(ps, perturbed):
+        return fwd(ps[nconst:], perturbed[nconst:])
+    fwd_c.__name__ = getattr(fwd, "__name__", "fwd")
+
+    def bwd_c(res_tree, res, cts):
+        return [Zero(get_aval(c)) for c in consts] + list(bwd(res_tree, res, cts))
+    bwd_c.__name__ = getattr(bwd, "__name__", "bwd")
+    return custom_vjp_call_p.bind(*consts, *args, call_jaxpr=call_jaxpr, fwd=fwd_c, bwd=bwd_c, num_consts=nconst,
+                                  symbolic_zeros=symbolic_zeros, name=name)
+
+
+def _batch_custom_vjp(size, axis_name, fun, fwd, bwd, vals, dims, symbolic_zeros, name):
+    """The batched call, one level down: outputs and residuals get their batch axis first; the batched
+    ``bwd`` sums the cotangents of unbatched inputs over the batch."""
+    vals, dims = _to_front(vals, dims)
+
+    def bfun(*xs):
+        return _run_batched(lambda ins: fun(*ins), size, axis_name, dims, xs)
+
+    def bfwd(ps, perturbed):
+        store = {}
+
+        def run(ins):
+            outs, res, store["res_tree"] = fwd(ins, perturbed)
+            store["n"] = len(outs)
+            return list(outs) + list(res)
+        both = _run_batched(run, size, axis_name, dims, list(ps))
+        return both[:store["n"]], both[store["n"]:], store["res_tree"]
+    bfwd.__name__ = getattr(fwd, "__name__", "fwd")
+
+    def bbwd(res_tree, res, cts):
+        outs = _run_batched(lambda ins: bwd(res_tree, ins[:len(res)], ins[len(res):]), size, axis_name,
+                            [0] * (len(res) + len(cts)), list(res) + list(cts))
+        fixed = []
+        for c, d in zip(outs, dims):
+            if d is None:   # an unbatched input: its cotangent is the sum over the batch
+                c = Zero(c.aval.update(shape=c.aval.shape[1:])) if type(c) is Zero else \
+                    ad.hooks["reduce_sum"](c, (0,))
+            fixed.append(c)
+        return fixed
+    bbwd.__name__ = getattr(bwd, "__name__", "bwd")
+    return _bind_custom_vjp(bfun, bfwd, bbwd, vals, symbolic_zeros, name)
+
+
+def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name):
+    return _custom_vjp_jvp(fwd, bwd, list(primals), list(tangents), symbolic_zeros)
+
+
+def _custom_vjp_call_batch(vals, dims, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name):
+    trace = core._state.batch_rule_trace
+
+    def fun(*xs):
+        return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs)
+    outs = _batch_custom_vjp(trace.axis_size, trace.axis_name, fun, fwd, bwd, vals, dims, symbolic_zeros, name)
+    return outs, [0] * len(outs)
+
+
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
+
+_NONDIFF_TRACER = (
+    "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated by "
+    "nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable arguments to "
+    "custom_vjp functions; instead, nondiff_argnums should only be used for arguments that can't be or contain "
+    "JAX tracers, e.g. function-valued arguments. In particular, array-valued arguments should typically not be "
+    "indicated as nondiff_argnums.")
 
 
 class custom_vjp:
     """A function with a custom vjp: ``f.defvjp(fwd, bwd)``; ``fwd(*args) -> (out, residuals)`` and
-    ``bwd(residuals, ct_out) -> tuple of cts, one per (differentiable) argument``; ``nondiff_argnums``
-    arguments are passed first to ``bwd``. Mirrors ``jax.custom_vjp``."""
+    ``bwd(residuals, ct_out) -> tuple of cts``, one per differentiable argument (``None``: zero).
+    ``nondiff_argnums``/``nondiff_argnames`` arguments (not tracers: ``UnexpectedTracerError``) are passed first
+    to ``bwd``. Under ``grad``/``vjp`` ``fwd`` runs (outside ``jit`` on concrete values) instead of the function;
+    ``jvp`` raises ``TypeError``. Mirrors ``jax.custom_vjp``."""
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = None
         self.bwd = None
+        self.symbolic_zeros = False
+        self.optimize_remat = False
 
-    def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """Sets the rules. ``symbolic_zeros=True``: ``fwd`` gets a ``CustomVJPPrimal(value, perturbed)`` per
+        leaf and ``bwd`` gets ``SymbolicZero`` for zero output cotangents. ``optimize_remat`` is accepted
+        (cranax's ``checkpoint`` already recomputes only what the policy asks)."""
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
+        self.optimize_remat = optimize_remat
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError("remat optimization for custom_vjp does not support symbolic zeros")
 
     def __call__(self, *args, **kwargs):
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        n, nd, static, kwargs, leaves, in_tree, call_jaxpr, consts, out_tree = _trace_primal(
-            self.fun, self.nondiff_argnums, args, kwargs)
-        diff = tree_unflatten(in_tree, leaves)  # the differentiable arguments, as the user passed them
-        nconst = len(consts)
-        user_fwd, user_bwd = self.fwd, self.bwd
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {_name(self.fun)} using defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_vjp")
+        n = len(args)
+        nd, static, diff = _split_args(args, self.nondiff_argnums)
+        for s in static:
+            if any(isinstance(v, Tracer) for v in tree_flatten(s)[0]):
+                raise UnexpectedTracerError(_NONDIFF_TRACER)
+        leaves, in_tree = tree_flatten(tuple(diff))
+        in_avals = [get_aval(x) for x in leaves]
+        user_fun, user_fwd, user_bwd, symbolic = self.fun, self.fwd, self.bwd, self.symbolic_zeros
+        primal_name, fwd_name = _name(user_fun), _name(user_fwd)
+        store = {}
 
-        def fwd(*xs):
-            """flat primals -> (flat outs, flat residuals, residual tree)."""
-            out, res = user_fwd(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs[nconst:]))))
+        def flat_fun(*xs):
+            out = user_fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))))
+            flat, store["tree"] = tree_flatten(out)
+            store["avals"] = [get_aval(o) for o in flat]
+            return flat
+        flat_fun.__name__ = primal_name
+
+        def flat_fwd(ps, perturbed):
+            xs = [CustomVJPPrimal(p, z) for p, z in zip(ps, perturbed)] if symbolic else list(ps)
+            pair = user_fwd(*_rebuild(n, nd, static, tree_unflatten(in_tree, xs)))
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {primal_name} must produce a pair (list or tuple "
+                    "of length two) where the first element represents the primal output (equal to those of the "
+                    f"custom_vjp-decorated function {primal_name}) and the second element represents residuals "
+                    "(i.e. values stored from the forward pass for use on the backward pass), but instead of a "
+                    f"pair the fwd rule {fwd_name} produced {pair}.")
+            out, res = pair
             outs, o_tree = tree_flatten(out)
-            if o_tree != out_tree:
-                raise TypeError(f"Custom VJP fwd rule {getattr(user_fwd, '__name__', '')} must produce a pair "
-                                f"whose first element has the same structure as the primal output: expected "
-                                f"{out_tree}, got {o_tree}.")
+            if "tree" in store and store["tree"] != o_tree:
+                raise TypeError(
+                    f"Custom VJP fwd rule {fwd_name} for function {primal_name} must produce a pair (list or tuple "
+                    "of length two) where the first element represents the primal output (equal to the output of "
+                    f"the custom_vjp-decorated function {primal_name}) and the second element represents residuals "
+                    "(i.e. values stored from the forward pass for use on the backward pass), but instead the fwd "
+                    f"rule output's first element had container/pytree structure:\n    "
+                    f"{_out_type_text(o_tree, outs)}\nwhile the custom_vjp-decorated function {primal_name} had "
+                    f"output container/pytree structure:\n    {_out_type_text(store['tree'], store['avals'])}.")
+            store.setdefault("tree", o_tree)
             res_l, res_tree = tree_flatten(res)
             return outs, res_l, res_tree
-        fwd.__name__ = getattr(user_fwd, "__name__", "fwd")
+        flat_fwd.__name__ = fwd_name
 
-        def bwd(res_tree, *res_and_cts):
-            """flat residuals + flat cts -> flat cts of the leaves."""
-            k = res_tree.num_leaves
-            res = tree_unflatten(res_tree, list(res_and_cts[:k]))
-            ct = tree_unflatten(out_tree, list(res_and_cts[k:]))
-            cts_in = user_bwd(*static, res, ct) if nd else user_bwd(res, ct)
-            if not isinstance(cts_in, (tuple, list)):
-                raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(cts_in).__name__}.")
-            cts_in = tuple(cts_in)
-            if len(cts_in) != len(diff):
-                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) "
-                                f"structure as the args tuple of the primal function: expected {len(diff)} "
-                                f"entries, got {len(cts_in)}.")
-            flat = []
-            for c, d in zip(cts_in, diff):
-                d_leaves = tree_flatten(d)[0]
-                if c is None:
-                    flat.extend(Zero(get_aval(x)) for x in d_leaves)
-                else:
-                    c_leaves = tree_flatten(c, is_leaf=lambda v: v is None)[0]
-                    if len(c_leaves) != len(d_leaves):
-                        raise TypeError("Custom VJP bwd rule produced a cotangent with a different structure "
-                                        "from its primal argument.")
-                    flat.extend(Zero(get_aval(x)) if cl is None else cl for cl, x in zip(c_leaves, d_leaves))
-            return [None] * nconst + flat
-        bwd.__name__ = getattr(user_bwd, "__name__", "bwd")
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
-                                      num_consts=nconst, symbolic_zeros=False,
-                                      name=getattr(self.fun, "__name__", "custom_vjp"))
-        return tree_unflatten(out_tree, outs)
+        def flat_bwd(res_tree, res, cts):
+            py_res = tree_unflatten(res_tree, [ad.instantiate_array(r) for r in res])
+            py_ct = tree_unflatten(store["tree"], [_user_tangent(c, symbolic) for c in cts])
+            cts_in = user_bwd(*static, py_res, py_ct)
+            return _flatten_bwd_out(cts_in, diff, in_tree, in_avals)
+        flat_bwd.__name__ = _name(user_bwd)
+        outs = _bind_custom_vjp(flat_fun, flat_fwd, flat_bwd, leaves, symbolic, primal_name)
+        return tree_unflatten(store["tree"], outs)
 
 
-def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name):
-    outs, res, res_tree = fwd(*primals)
-    tans = [ad.instantiate_zeros(t) for t in tangents]
-    out_avals = [get_aval(o) for o in outs]
-    n_res = len(res)
-
-    # The primal inputs' tangents (consts included, their cotangents are None) follow the residuals.
-    t_out = custom_lin_p.bind(*res, *tans, num_res=n_res, bwd=_LinBwd(bwd, res_tree, len(tans)),
-                              out_avals=tuple(out_avals), in_avals=tuple(get_aval(t) for t in tans))
-    return list(outs), list(t_out)
-
-
-class _LinBwd:
-    """``bwd`` for ``custom_lin``: residuals + cts → a cotangent per tangent input (consts first: None)."""
-
-    def __init__(self, bwd, res_tree, n_in):
-        self.bwd = bwd
-        self.res_tree = res_tree
-        self.n_in = n_in
-        self.__name__ = getattr(bwd, "__name__", "bwd")
-
-    def __call__(self, *res_and_cts):
-        return self.bwd(self.res_tree, *res_and_cts)
-
-
-ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
-
-
-def _custom_lin_pp(eqn):
-    return [("num_res", eqn.params["num_res"]), ("bwd", eqn.params["bwd"])]
-
-
-custom_lin_p.pp_params = _custom_lin_pp
-
-
-# Batching: vmap of a custom function batches its primal computation (the custom rule applies under
-# differentiation; ``vmap(grad(f))`` applies it first). The batched call is evaluated inline.
-def _call_batch_rule(vals, dims, call_jaxpr, **params):
-    size = batching.axis_size_of(vals, dims)
-    moved = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-    in_dims = [d if d is None else 0 for d in dims]
-    new, consts, out_dims = batching.batch_jaxpr(call_jaxpr, size, in_dims)
-    return eval_jaxpr(new.jaxpr, new.consts, *consts, *moved), out_dims
-
-
-for _prim in (custom_jvp_call_p, custom_vjp_call_p):
-    batching.batching_rules[_prim] = _call_batch_rule
+def _flatten_bwd_out(cts_in, diff, in_tree, in_avals):
+    """A bwd rule's output (a tuple with one entry per differentiable argument; None entries/leaves are zeros)
+    flattened to one cotangent (or Zero) per input leaf, with JAX's checks."""
+    if isinstance(cts_in, list) and len(cts_in) == len(diff):
+        cts_in = tuple(cts_in)
+    bad = not isinstance(cts_in, tuple) or len(cts_in) != len(diff)
+    flat = []
+    if not bad:
+        for c, d in zip(cts_in, diff):
+            n_leaves = len(tree_flatten(d)[0])
+            if c is None:
+                flat.extend([None] * n_leaves)
+                continue
+            c_leaves, c_tree = tree_flatten(c, is_leaf=lambda v: v is None or isinstance(v, SymbolicZero))
+            d_tree = tree_flatten(d)[1]
+            if len(c_leaves) != n_leaves or (c_tree != d_tree and not any(v is None for v in c_leaves)):
+                bad = True
+                break
+            flat.extend(c_leaves)
+    if bad:
+        raise TypeError("Custom VJP bwd rule must produce an output with the same container (pytree) structure as "
+                        "the args tuple of the primal function, and in particular must produce a tuple of length "
+                        "equal to the number of arguments to the primal function, but got bwd output structure "
+                        f"{tree_flatten(cts_in)[1]} for primal input structure {in_tree}.")
+    paths = [keystr(p) for p, _ in tree_flatten_with_path(tree_unflatten(in_tree, list(range(len(in_avals)))))[0]]
+    out = []
+    for path, a, c in zip(paths, in_avals, flat):
+        if c is None:
+            out.append(Zero(a))
+        elif isinstance(c, SymbolicZero):
+            if c.aval.shape != a.shape:
+                raise ValueError("Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not match "
+                                 "the corresponding input tangent shape/dtype: at output"
+                                 f"{path} the SymbolicZero had shape/dtype {c.aval.str_short(False)} while the "
+                                 f"corresponding input had shape/dtype {a.str_short(False)}. Consider just returning a "
+                                 "None here instead of a SymbolicZero object.")
+            out.append(Zero(a))
+        else:
+            ca = get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError("Custom VJP bwd rule must produce an output with the same type as the args tuple "
+                                 f"of the primal function, but at output{path} the bwd rule produced an output of "
+                                 f"type {ca.str_short(False)} corresponding to an input of type "
+                                 f"{a.str_short(False)}, so the shapes do not match")
+            out.append(c)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- custom_gradient
@@ -388,3 +742,143 @@ def custom_gradient(fun):
 
     wrapped.defvjp(fwd, bwd)
     return wrapped
+
+
+# ----------------------------------------------------------------------------------------------- closure_convert
+
+def _maybe_perturbed(x):
+    """False when ``x`` cannot carry a non-zero tangent (a concrete value, or a staged non-float value)."""
+    if not isinstance(x, Tracer):
+        return False
+    if isinstance(x, DynamicJaxprTracer):
+        return ad.is_float(x.aval.dtype)
+    if isinstance(x, batching.BatchTracer):
+        return _maybe_perturbed(x.val)
+    return True
+
+
+def closure_convert(fun, *example_args):
+    """``(converted, hoisted)``: ``converted(*args, *hoisted)`` computes ``fun(*args)`` with the values ``fun``
+    closes over that may be differentiated (tracers of an enclosing transformation) passed explicitly, so a
+    ``custom_vjp``/``custom_jvp`` taking ``converted`` as a non-differentiable argument can differentiate them.
+    ``fun`` is traced for ``example_args``' shapes/dtypes; ``converted`` raises TypeError for arguments of
+    another pytree structure. Mirrors ``jax.closure_convert``."""
+    flat, in_tree = tree_flatten(example_args)
+    store = {}
+
+    def flat_fun(*xs):
+        out, store["tree"] = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
+        return out
+    closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in flat])
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+    out_tree = store["tree"]
+    hoist = [_maybe_perturbed(c) for c in consts]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+
+    def converted_fun(*args_and_hoisted):
+        args = args_and_hoisted[:len(args_and_hoisted) - len(hoisted)]
+        hv = iter(args_and_hoisted[len(args):])
+        kv = iter(kept)
+        all_consts = [next(hv) if h else next(kv) for h in hoist]
+        leaves, tree2 = tree_flatten(tuple(args))
+        if tree2 != in_tree:
+            raise TypeError("The inputs to the closure produced by closure_convert must have the same Pytree "
+                            "structure as the example arguments passed when closure_convert was called. Expected "
+                            f"{in_tree}, but got {tree2}")
+        return tree_unflatten(out_tree, eval_jaxpr(jaxpr, all_consts, *leaves))
+    converted_fun.__name__ = _name(fun)
+    return converted_fun, hoisted
+
+
+# ----------------------------------------------------------------------------------------------- linear_call
+
+linear_call_p = Primitive("linear_call", multiple_results=True)
+linear_call_p.abstract_eval = lambda *avals, callee, **_: list(callee.out_avals)
+linear_call_p.impl = lambda *args, callee, **_: eval_jaxpr(callee.jaxpr, callee.consts, *args)
+linear_call_p.inline_jaxpr = staticmethod(lambda eqn: (eqn.params["callee"], eqn.invars))
+
+
+def _linear_call_jvp(primals, tangents, callee, transpose_thunk, num_callee_consts, num_res):
+    k = num_callee_consts + num_res
+    params = dict(callee=callee, transpose_thunk=transpose_thunk, num_callee_consts=num_callee_consts,
+                  num_res=num_res)
+    p_out = linear_call_p.bind(*primals, **params)
+    lin = [ad.instantiate_zeros(t) for t in tangents[k:]]
+    t_out = linear_call_p.bind(*primals[:k], *lin, **params)
+    return p_out, t_out
+
+
+def _linear_call_transpose(cts, *args, callee, transpose_thunk, num_callee_consts, num_res):
+    transpose, t_consts = transpose_thunk()
+    f_consts = args[:num_callee_consts]
+    res = args[num_callee_consts:num_callee_consts + num_res]
+    cts = [ad.instantiate_zeros(c) for c in cts]
+    cts_out = linear_call_p.bind(*t_consts, *res, *cts, callee=transpose,
+                                 transpose_thunk=lambda: (callee, list(f_consts)),
+                                 num_callee_consts=len(t_consts), num_res=num_res)
+    return [None] * (num_callee_consts + num_res) + list(cts_out)
+
+
+def _linear_call_batch(vals, dims, callee, transpose_thunk, num_callee_consts, num_res):
+    """Batches the callee and (lazily) its transpose; the linear operands are all given a batch axis so that
+    the transpose's outputs (all batched) match them."""
+    size = batching.axis_size_of(vals, dims)
+    k = num_callee_consts + num_res
+    vals = [v if d is None else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    dims = [None if d is None else 0 for d in dims]
+    lin = [batching.bdim_at_front(v, d, size) for v, d in zip(vals[k:], dims[k:])]
+    in_dims = dims[:k] + [0] * len(lin)
+    new, consts, _ = batching.batch_jaxpr(callee, size, in_dims, [True] * len(callee.out_avals))
+    res_dims = dims[num_callee_consts:k]
+
+    def batched_transpose():
+        transpose, t_consts = transpose_thunk()
+        t_in = [None] * len(t_consts) + res_dims + [0] * (len(transpose.in_avals) - len(t_consts) - num_res)
+        t_new, t_c, _ = batching.batch_jaxpr(transpose, size, t_in, [True] * len(transpose.out_avals))
+        return t_new, list(t_c) + list(t_consts)
+    outs = linear_call_p.bind(*consts, *vals[:k], *lin, callee=new, transpose_thunk=batched_transpose,
+                              num_callee_consts=len(consts) + num_callee_consts, num_res=num_res)
+    return outs, [0] * len(outs)
+
+
+ad.jvp_rules[linear_call_p] = _linear_call_jvp
+ad.transpose_rules[linear_call_p] = _linear_call_transpose
+batching.batching_rules[linear_call_p] = _linear_call_batch
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+    """``fun(residual_args, linear_args)``, a function linear in ``linear_args``, whose transpose (under
+    ``linear_transpose``/``grad``) is ``fun_transpose(residual_args, ct)`` (and whose transpose's transpose is
+    ``fun`` again). TypeError when ``fun_transpose``'s output structure differs from ``linear_args``'. Mirrors
+    ``jax.custom_derivatives.linear_call``."""
+    res_l, res_tree = tree_flatten(residual_args)
+    lin_l, lin_tree = tree_flatten(linear_args)
+    store = {}
+
+    def f_flat(*xs):
+        out = fun(tree_unflatten(res_tree, list(xs[:len(res_l)])), tree_unflatten(lin_tree, list(xs[len(res_l):])))
+        flat, store["out_tree"] = tree_flatten(out)
+        return flat
+    res_avals = [get_aval(x) for x in res_l]
+    f_jaxpr, f_consts = trace_to_jaxpr(f_flat, res_avals + [get_aval(x) for x in lin_l]).hoist_consts()
+    out_tree = store["out_tree"]
+    out_avals = list(f_jaxpr.out_avals)
+    cache = {}
+
+    def transpose_thunk():
+        if "t" not in cache:
+            def t_flat(*xs):
+                out = fun_transpose(tree_unflatten(res_tree, list(xs[:len(res_l)])),
+                                    tree_unflatten(out_tree, list(xs[len(res_l):])))
+                flat, t_tree = tree_flatten(out)
+                if t_tree != lin_tree:
+                    raise TypeError("transpose output pytree structure must match that of linear inputs, got "
+                                    f"output structure {t_tree} and input structure {lin_tree}.")
+                return flat
+            cache["t"] = trace_to_jaxpr(t_flat, res_avals + out_avals).hoist_consts()
+        t_jaxpr, t_consts = cache["t"]
+        return t_jaxpr, list(t_consts)
+    outs = linear_call_p.bind(*f_consts, *res_l, *lin_l, callee=f_jaxpr, transpose_thunk=transpose_thunk,
+                              num_callee_consts=len(f_consts), num_res=len(res_l))
+    return tree_unflatten(out_tree, outs)

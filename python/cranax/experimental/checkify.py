@@ -19,7 +19,8 @@ from ..primitives.checkify import JaxRuntimeError, check_p, format_check, functi
 from ..tree_util import register_pytree_node, tree_flatten, tree_unflatten
 
 __all__ = ["check", "checkify", "Error", "JaxRuntimeError", "FailedCheckError", "NaNError", "DivisionByZeroError",
-           "OOBError", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks", "all_checks"]
+           "OOBError", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks", "all_checks",
+           "automatic_checks", "ErrorCategory", "init_error", "debug_check", "check_error"]
 
 
 class JaxException(Exception):
@@ -47,7 +48,9 @@ nan_checks = frozenset({NaNError})
 div_checks = frozenset({DivisionByZeroError})
 index_checks = frozenset({OOBError})
 float_checks = nan_checks | div_checks
-all_checks = user_checks | nan_checks | div_checks | index_checks
+automatic_checks = float_checks | index_checks
+all_checks = automatic_checks | user_checks
+ErrorCategory = type   # JAX's alias: an error category is one of the exception classes above
 
 
 def check(pred, msg, *fmt_args, **fmt_kwargs):
@@ -201,3 +204,38 @@ def checkify(f, errors=user_checks):
         return Error(run.code, run.payloads, tuple(run.sites)), tree_unflatten(store["tree"], outs)
 
     return checked
+
+
+init_error = Error(np.int32(-1), [], ())   # the error value with no failure (JAX's initial error)
+
+
+def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
+    """``check`` when run under ``checkify``; otherwise nothing happens (the check is dropped). Mirrors
+    ``jax.experimental.checkify.debug_check``."""
+    for a in tree_flatten((fmt_args, fmt_kwargs))[0]:   # checked even when dropped, as JAX
+        if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            raise TypeError("Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
+                            f"{a!r} of type {type(a)}.")
+    if functionalizing.depth:
+        check(pred, msg, *fmt_args, **fmt_kwargs)
+
+
+def check_error(error):
+    """Raises ``JaxRuntimeError`` when ``error`` (an ``Error``) holds a failure, like ``error.throw()``; under
+    ``checkify`` the failure becomes part of the checkified function's error instead. Under ``jit`` without
+    ``checkify``: ValueError, as ``check``. Mirrors ``jax.experimental.checkify.check_error``."""
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes an Error as argument, got type {type(error)} instead.")
+    if not functionalizing.depth:
+        code = error._code
+        if hasattr(code, "_trace"):   # a traced error outside checkify cannot raise
+            raise ValueError("Cannot abstractly evaluate a checkify.check which was not functionalized. This "
+                             "probably means you tried to stage (jit/scan/pmap/...) a `check` without "
+                             "functionalizing it through `checkify.checkify`.")
+        error.throw()
+        return
+    for i, (kind, text, in_tree) in enumerate(error._sites):
+        if kind is not FailedCheckError:
+            raise NotImplementedError("check_error under checkify: cranax re-raises user checks only, got a "
+                                      f"{kind.__name__} site")
+        check_p.bind(jnp.asarray(error._code != i), *error._payloads[i], msg=text, in_tree=in_tree)

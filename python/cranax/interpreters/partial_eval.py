@@ -50,6 +50,11 @@ class DynamicJaxprTracer(Tracer):
         return self._aval
 
 
+# While set, called with each equation a trace records (``ad_checkpoint.print_saved_residuals`` notes which
+# line of user code made it; jaxprs carry no source information otherwise).
+eqn_hook = None
+
+
 class DynamicJaxprTrace(core.Trace):
     """Builds a jaxpr from the primitives applied to its tracers."""
 
@@ -99,9 +104,13 @@ class DynamicJaxprTrace(core.Trace):
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+            if eqn_hook is not None:
+                eqn_hook(self.eqns[-1])
             return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
         v = Var(out)
         self.eqns.append(JaxprEqn(invars, [v], prim, params))
+        if eqn_hook is not None:
+            eqn_hook(self.eqns[-1])
         return DynamicJaxprTracer(self, out, v)
 
     def error_context(self, tracer):

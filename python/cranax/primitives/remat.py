@@ -19,19 +19,24 @@ operand, ``differentiated`` True once partial evaluation has split it.
 import collections
 import dataclasses
 import functools
+import inspect
+import os
+import sys
+import threading
 import types
 import weakref
 
 from ..core import Primitive, Tracer, get_aval, set_current_trace
-from ..interpreters import ad, batching
+from ..interpreters import ad, batching, partial_eval
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
-from ..jaxpr import ClosedJaxpr, Jaxpr, Var
-from ..tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
 from .library import dot_general_p
 
 __all__ = ["checkpoint", "remat", "remat_p", "name_p", "checkpoint_name", "checkpoint_policies",
-           "Saveable", "Recompute", "Offloadable", "everything_saveable", "nothing_saveable"]
+           "Saveable", "Recompute", "Offloadable", "everything_saveable", "nothing_saveable", "saved_residuals",
+           "print_saved_residuals"]
 
 
 # ----------------------------------------------------------------------------------------------- policies
@@ -498,3 +503,126 @@ def _split_static(static_argnums, args):
     positions = {d % len(args) for d in static_argnums} if args else set()
     static = {i: a for i, a in enumerate(args) if i in positions}
     return [a for i, a in enumerate(args) if i not in positions], static
+
+
+# ----------------------------------------------------------------------------------------------- saved residuals
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # the cranax package
+_lock = threading.Lock()
+
+
+def _summarize(frame):
+    """``file:line:col (function)`` of the call ``frame`` is making, as JAX summarizes source information."""
+    line, col = frame.f_lineno, 0
+    try:
+        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        if pos[0] is not None:
+            line, col = pos[0], pos[2] or 0
+    except (AttributeError, IndexError):
+        pass
+    code = frame.f_code
+    return f"{code.co_filename}:{line}:{col} ({getattr(code, 'co_qualname', code.co_name)})"
+
+
+class _SourceRecorder:
+    """Notes, for each equation traced while active, where user code made it: the innermost frame outside
+    cranax, or — for an equation made while a jaxpr is evaluated (a checkpointed body, a jit's inner jaxpr
+    being differentiated) — the source of the equation being evaluated."""
+
+    def __init__(self):
+        self.sources = {}   # id(eqn) -> (eqn, text); the eqn is kept so that its id stays unique
+
+    def __call__(self, eqn):
+        text = ""
+        f = sys._getframe(1)
+        while f is not None:
+            code = f.f_code
+            if code is eval_jaxpr.__code__:
+                e = f.f_locals.get("eqn")
+                hit = self.sources.get(id(e))
+                text = hit[1] if hit is not None and hit[0] is e else ""
+                break
+            if not code.co_filename.startswith(_PKG):
+                text = _summarize(f)
+                break
+            f = f.f_back
+        self.sources[id(eqn)] = (eqn, text)
+
+    def source(self, eqn):
+        hit = self.sources.get(id(eqn))
+        return hit[1] if hit is not None and hit[0] is eqn else ""
+
+
+def _arg_names(f, args, kwargs):
+    """JAX's names of the flattened arguments: the parameter name plus the key path inside it."""
+    try:
+        ba = inspect.signature(f).bind(*args, **kwargs)
+        named = []
+        for name, val in ba.arguments.items():
+            kind = inspect.signature(f).parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                named.extend((f"{name}[{i}]", v) for i, v in enumerate(val))
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                named.extend((f"{name}['{k}']", v) for k, v in val.items())
+            else:
+                named.append((name, val))
+    except (TypeError, ValueError):
+        named = [(f"args[{i}]", a) for i, a in enumerate(args)] + [(k, v) for k, v in kwargs.items()]
+    names = []
+    for base, val in named:
+        names.extend(base + keystr(p) for p, _ in tree_flatten_with_path(val)[0])
+    return names
+
+
+def saved_residuals(f, *args, **kwargs):
+    """The residuals reverse-mode differentiation of ``f`` at ``args`` keeps: a list of ``(aval, description)``
+    (from an argument, a literal, a constant, or the output of which primitive at which line). Mirrors
+    ``jax._src.ad_checkpoint.saved_residuals`` (not a public name in JAX; kept out of ``__all__``)."""
+    leaves_paths, in_tree = tree_flatten_with_path((args, kwargs))
+    leaves = [x for _, x in leaves_paths]
+    names = _arg_names(f, args, kwargs)
+    if len(names) != len(leaves):
+        names = [f"flattened index {i}" for i in range(len(leaves))]
+
+    def run(*xs):
+        a, kw = tree_unflatten(in_tree, list(xs))
+
+        def flat(*ys):
+            a2, kw2 = tree_unflatten(in_tree, list(ys))
+            out = f(*a2, **kw2)
+            return [o for _, o in tree_flatten_with_path(out)[0]]
+        _, linear, _ = ad.linearize_flat(flat, list(xs))
+        return list(linear.consts)
+    rec = _SourceRecorder()
+    with _lock:   # one recorder at a time (the hook is global)
+        prev = partial_eval.eqn_hook
+        partial_eval.eqn_hook = rec
+        try:
+            closed = trace_to_jaxpr(run, [get_aval(x) for x in leaves])
+        finally:
+            partial_eval.eqn_hook = prev
+    jaxpr = closed.jaxpr
+    outs = list(jaxpr.outvars)
+    res_vars = {v for v in outs if not isinstance(v, Literal)}
+    results = [(v.aval, "from a literal") for v in outs if isinstance(v, Literal)]
+    results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
+    results += [(v.aval, f"from the argument {n}") for v, n in zip(jaxpr.invars, names) if v in res_vars]
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if v in res_vars:
+                src = rec.source(eqn)
+                if eqn.primitive is name_p:
+                    results.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
+                elif eqn.primitive.name == "jit":   # JAX keeps no source for a jit call in a vjp
+                    results.append((v.aval, f"output of jitted function '{eqn.params['name']}' from "))
+                else:
+                    results.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
+    return results
+
+
+def print_saved_residuals(f, *args, **kwargs):
+    """Prints, one line each, the residuals ``grad``/``vjp`` of ``f`` at ``args`` keeps (``f32[5] output of cos
+    from file.py:11:9 (g)``), to see what a ``checkpoint`` policy saves. Mirrors
+    ``jax.ad_checkpoint.print_saved_residuals``."""
+    for aval, src in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short(short_dtypes=True)} {src}")
