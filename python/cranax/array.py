@@ -22,7 +22,8 @@ class _ArrayMeta(type):
     code that needs a concrete array tests ``type(x)`` or excludes ``Tracer``."""
 
     def __instancecheck__(cls, x):
-        return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, Tracer))
+        return type.__instancecheck__(cls, x) or (cls is Array and (isinstance(x, Tracer)
+                                                                  or type(x) in Array._virtual_subclasses))
 
 
 class Array(AvalProperties, metaclass=_ArrayMeta):
@@ -31,6 +32,7 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
 
     __slots__ = ("_buf", "aval", "_npy", "__weakref__")
     __array_priority__ = 100
+    _virtual_subclasses = set()   # other types whose values isinstance(x, Array) accepts (typed key arrays)
 
     @staticmethod
     def _from_buffer(buf, aval):

@@ -1814,3 +1814,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 
 del math
+
+# jax.dtypes and jax.Array see typed keys as JAX does: key<fry> is a prng_key dtype, a key array an Array.
+KeyTy.type = dtypes.prng_key
+Array._virtual_subclasses.add(PRNGKeyArray)

@@ -10,6 +10,7 @@ program's inputs and outputs); ``memory_analysis()`` reports the argument, outpu
 of the compiled plan.
 """
 import dataclasses
+import typing
 
 import numpy as np
 
@@ -20,7 +21,10 @@ from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats"]
+__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats", "CompilerOptions"]
+
+# ``Lowered.compile(compiler_options=...)``: option name -> value, as JAX's type alias.
+CompilerOptions = dict[str, typing.Union[str, bool]]
 
 
 class Wrapped:

@@ -1,0 +1,181 @@
+"""The small program-level names of issue 18 (tree, dtypes, errors, stages, debug effects, strict promotion),
+each against what JAX 0.10.2 returns or raises for the same call (recorded from jax 0.10.2 and written here)."""
+import collections
+import dataclasses
+import operator
+
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.numpy as jnp
+from cranax import tree_util as tu
+
+
+# ---------------------------------------------------------------------------------------------- trees
+
+def test_flatten_one_level():
+    assert tu.flatten_one_level({"a": 1, "b": (2, 3)}) == ((1, (2, 3)), ("a", "b"))
+    assert tu.flatten_one_level((1, [2])) == ((1, [2]), None)
+    assert tu.flatten_one_level(None) == ((), None)
+    children, meta = tu.flatten_one_level(collections.OrderedDict(b=1, a=2))
+    assert list(children) == [1, 2] and meta == ("b", "a")
+    with pytest.raises(ValueError, match="can't tree-flatten type: <class 'int'>"):
+        tu.flatten_one_level(1)
+
+
+def test_flatten_one_level_with_keys():
+    assert tu.flatten_one_level_with_keys({"a": 1, "b": (2, 3)}) == (
+        ((tu.DictKey("a"), 1), (tu.DictKey("b"), (2, 3))), ("a", "b"))
+    assert tu.flatten_one_level_with_keys([5, 6]) == (((tu.SequenceKey(0), 5), (tu.SequenceKey(1), 6)), None)
+    with pytest.raises(ValueError):
+        tu.flatten_one_level_with_keys(1.0)
+
+
+def test_is_tree_node():
+    assert [tu.is_tree_node(t) for t in (int, tuple, type(None), dict, list)] == [False, True, True, True, True]
+    P = collections.namedtuple("P", "x y")
+    assert tu.is_tree_node(P)
+    assert tu.default_registry.is_node(tuple) and not tu.default_registry.is_node(float)
+    assert tu.default_registry.flatten_one_level((1, 2)) == ((1, 2), None)
+
+
+def test_tree_broadcast():
+    assert tu.tree_broadcast([1, 2], [(3, 4), {"a": 5}]) == [(1, 1), {"a": 2}]
+    assert tu.tree_broadcast(1, (3, 4)) == (1, 1)
+    assert jax.tree.broadcast((1, (2, 3)), ((4, 5), (6, [7, 8]))) == ((1, 1), (2, [3, 3]))
+    assert tu.tree_broadcast((1, None), ((4, 5), None)) == ((1, 1), None)
+    with pytest.raises(ValueError) as e:
+        tu.tree_broadcast((1, 2), (3, 4, 5))
+    assert str(e.value) == (
+        "pytree structure error: different lengths of tuple at key path\n    broadcast_prefix prefix_tree\n"
+        "At that key path, the prefix pytree broadcast_prefix prefix_tree has a subtree of type tuple of length 2, "
+        "but the full pytree has a subtree of the same type but of length 3.")
+
+
+def test_tree_reduce_associative():
+    assert tu.tree_reduce_associative(operator.add, [1, (2, 3), {"a": 4}]) == 10
+    assert jax.tree.reduce_associative(lambda a, b: f"({a}+{b})", ["a", "b", "c", "d", "e"]) == "((a+b)+(c+(d+e)))"
+    assert tu.tree_reduce_associative(operator.add, [], identity=0) == 0
+    assert tu.tree_reduce_associative(operator.add, [1, 2], identity=10) == 3
+    with pytest.raises(TypeError, match="Must specify identity for parallel reduction of empty sequence."):
+        tu.tree_reduce_associative(operator.add, [])
+
+
+def test_register_static_and_tree_static():
+    class S:
+        def __init__(self, v):
+            self.v = v
+
+        def __hash__(self):
+            return hash(self.v)
+
+        def __eq__(self, o):
+            return isinstance(o, S) and o.v == self.v
+
+    assert tu.register_static(S) is S
+    assert tu.tree_leaves([S(1), 2]) == [2]
+    assert tu.tree_structure([S(1), 2]) == tu.tree_structure([S(1), 3])
+    assert tu.tree_structure([S(1), 2]) != tu.tree_structure([S(2), 2])
+    assert not tu.is_tree_node(int)
+
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class MyOp:
+        x: object
+        y: object
+        op: str = jax.tree.static(default="add")
+
+    m = MyOp(x=jnp.ones(3), y=jnp.arange(3))
+    leaves, treedef = jax.tree.flatten(m)
+    assert len(leaves) == 2 and str(treedef) == "PyTreeDef(CustomNode(MyOp[('add',)], [*, *]))"
+    assert jax.tree.unflatten(treedef, leaves).op == "add"
+    with pytest.raises(TypeError):
+        jax.tree.static(1)
+
+
+def test_register_pytree_node_returns_none():
+    Z = type("Z", (), {})
+    assert tu.register_pytree_node(Z, lambda z: ((), None), lambda a, c: Z()) is None
+
+
+# ---------------------------------------------------------------------------------------------- dtypes, errors
+
+def test_float0_and_itemsize_bits():
+    assert jax.dtypes.float0 == np.dtype([("float0", np.void, 0)]) and jax.dtypes.float0.itemsize == 0
+    assert repr(jax.dtypes.float0) == "dtype([('float0', 'V')])"
+    assert [jax.dtypes.itemsize_bits(d) for d in (np.float32, np.bool_, np.int8, "int4", np.float16)] == \
+        [32, 8, 8, 4, 16]
+
+
+def test_typed_keys_are_arrays_of_prng_key_dtype():
+    k = jax.random.key(0)
+    assert isinstance(k, jax.Array)
+    assert jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)
+    assert jax.dtypes.issubdtype(k.dtype, jax.dtypes.extended)
+    assert not jax.dtypes.issubdtype(k.dtype, np.floating)
+    assert not jax.dtypes.issubdtype(np.float32, jax.dtypes.extended)
+    assert not isinstance(np.zeros(2), jax.Array)
+
+
+def test_errors_classes():
+    e = jax.errors.JAXIndexError("some msg")
+    assert isinstance(e, IndexError)
+    assert str(e) == "some msg\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors.JAXIndexError"
+    e = jax.errors.KeyReuseError("some msg")
+    assert isinstance(e, jax.errors.JAXTypeError) and isinstance(e, TypeError)
+    assert str(e) == "some msg\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors.KeyReuseError"
+    assert str(jax.errors.JaxprTypeError("some msg")) == "some msg"
+    assert issubclass(jax.errors.JaxprTypeError, TypeError)
+    assert jax.errors.InconclusiveDimensionOperation.__mro__[1] is Exception
+
+
+def test_stages_compiler_options_and_debug_effects():
+    assert repr(jax.stages.CompilerOptions) == "dict[str, typing.Union[str, bool]]"
+    assert repr(jax.debug.DebugEffect()) == "Debug"
+    assert repr(jax.debug.OrderedDebugEffect()) == "OrderedDebug"
+    assert jax.debug.DebugEffect() == jax.debug.DebugEffect() != jax.debug.OrderedDebugEffect()
+
+
+# ---------------------------------------------------------------------------------------------- strict promotion
+
+_STRICT_MSG = ("Input dtypes {} have no available implicit dtype promotion path when jax_numpy_dtype_promotion=strict. "
+               "Try explicitly casting inputs to the desired output type, or set jax_numpy_dtype_promotion=standard.")
+
+
+def test_strict_dtype_promotion():
+    with jax.numpy_dtype_promotion("strict"):
+        with pytest.raises(jax.dtypes.TypePromotionError) as e:
+            jnp.array(1, jnp.int32) + jnp.array(1.0, jnp.float32)
+        # JAX names the two dtypes in the order of a Python set (it varies between runs): either order.
+        assert str(e.value) in (_STRICT_MSG.format(("float32", "int32")), _STRICT_MSG.format(("int32", "float32")))
+        with pytest.raises(jax.dtypes.TypePromotionError) as e:
+            jnp.array(1.0, jnp.float32) + jnp.array(1.0, jnp.float16)
+        assert str(e.value) in (_STRICT_MSG.format(("float32", "float16")), _STRICT_MSG.format(("float16", "float32")))
+        # Weak Python scalars still meet a dtype of their kind.
+        r = jnp.array(1.0, jnp.float32) + 1.0
+        assert r.dtype == np.float32 and float(r) == 2.0
+        assert (jnp.array(1.0, jnp.float32) + 1).dtype == np.float32
+        assert (jnp.array([1, 2], jnp.int8) * 3).dtype == np.int8
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            jnp.array(1, jnp.int32) + 1.5
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            jax.dtypes.result_type(np.int8, np.int16)
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            jnp.promote_types(np.float32, np.float64)
+        assert jax.dtypes.result_type(np.float32, np.float32) == np.float32
+    # Standard again outside the block.
+    assert (jnp.array(1, jnp.int32) + jnp.array(1.0, jnp.float32)).dtype == np.float32
+    assert jax.config.jax_numpy_dtype_promotion == "standard"
+
+
+def test_strict_dtype_promotion_config_update():
+    jax.config.update("jax_numpy_dtype_promotion", "strict")
+    try:
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            jnp.ones(2, jnp.float32) * jnp.ones(2, jnp.int32)
+    finally:
+        jax.config.update("jax_numpy_dtype_promotion", "standard")
+    assert (jnp.ones(2, jnp.float32) * jnp.ones(2, jnp.int32)).dtype == np.float32
+    with pytest.raises(ValueError):
+        jax.config.update("jax_numpy_dtype_promotion", "bad")
