@@ -179,3 +179,182 @@ def test_strict_dtype_promotion_config_update():
     assert (jnp.ones(2, jnp.float32) * jnp.ones(2, jnp.int32)).dtype == np.float32
     with pytest.raises(ValueError):
         jax.config.update("jax_numpy_dtype_promotion", "bad")
+
+
+# ---------------------------------------------------------------------------------------------- config flags
+
+_RANK_WARN = ("Following NumPy automatic rank promotion for add on shapes (3,) (2, 3). Set the jax_numpy_rank_promotion "
+              "config option to 'allow' to disable this warning; for more information, see "
+              "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+_RANK_RAISE = ("Operands could not be broadcast together for add on shapes (3,) (2, 3) and with the config option "
+               "jax_numpy_rank_promotion='raise'. For more information, see "
+               "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
+def test_numpy_rank_promotion():
+    with jax.numpy_rank_promotion("raise"):
+        assert jax.numpy_rank_promotion.value == "raise"
+        with pytest.raises(ValueError) as e:
+            jnp.ones(3) + jnp.ones((2, 3))
+        assert str(e.value) == _RANK_RAISE
+        # Same ranks, and scalars, are no rank promotion.
+        assert (jnp.ones((2, 3)) + jnp.ones((1, 3))).shape == (2, 3)
+        assert (jnp.ones((2, 3)) + jnp.float32(2)).shape == (2, 3)
+    with jax.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning) as w:
+            out = jnp.ones(3) + jnp.ones((2, 3))
+        assert [str(x.message) for x in w] == [_RANK_WARN]
+        np.testing.assert_array_equal(np.asarray(out), np.full((2, 3), 2.0, np.float32))
+    assert jax.config.jax_numpy_rank_promotion == "allow"
+    with pytest.raises(ValueError, match=r"new enum value must be in \['allow', 'warn', 'raise'\], got bad"):
+        jax.numpy_rank_promotion("bad")
+    with pytest.raises(ValueError):
+        jax.config.update("jax_numpy_rank_promotion", "bad")
+
+
+_DOT_HIGHEST = """{ lambda ; a:f32[2,2]. let
+    b:f32[2,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGHEST, Precision.HIGHEST)
+      preferred_element_type=float32
+    ] a a
+  in (b,) }"""
+_DOT_PLAIN = """{ lambda ; a:f32[2,2]. let
+    b:f32[2,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a a
+  in (b,) }"""
+_LAX_DOT_HIGH = """{ lambda ; a:f32[2,2]. let
+    b:f32[2,2] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      precision=(Precision.HIGH, Precision.HIGH)
+    ] a a
+  in (b,) }"""
+
+
+def test_default_matmul_precision():
+    x = jnp.ones((2, 2))
+    assert str(jax.make_jaxpr(lambda a: a @ a)(x)) == _DOT_PLAIN
+    with jax.default_matmul_precision("float32"):
+        assert str(jax.make_jaxpr(lambda a: a @ a)(x)) == _DOT_HIGHEST
+    with jax.default_matmul_precision("bfloat16"):
+        p = jax.make_jaxpr(lambda a: a @ a)(x).eqns[0].params["precision"]
+        assert p == (jax.lax.Precision.DEFAULT, jax.lax.Precision.DEFAULT)
+    with jax.default_matmul_precision("tensorfloat32"):
+        p = jax.make_jaxpr(lambda a: a @ a)(x).eqns[0].params["precision"]
+        assert p == (jax.lax.Precision.HIGH, jax.lax.Precision.HIGH)
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a @ a)(x)), np.full((2, 2), 2.0, np.float32))
+    assert str(jax.make_jaxpr(lambda a: jax.lax.dot(a, a, precision=jax.lax.Precision.HIGH))(x)) == _LAX_DOT_HIGH
+    with pytest.raises(ValueError, match="new enum value must be None or in"):
+        jax.default_matmul_precision("fastest")
+    with pytest.raises(TypeError, match="Context manager for default_matmul_precision config option requires an "
+                                        "argument representing the new value for the config option."):
+        jax.default_matmul_precision()
+
+
+_H2D = ("INVALID_ARGUMENT: Disallowed host-to-device transfer: aval={}, dst_sharding=SingleDeviceSharding("
+        "device=CpuDevice(id=0), memory_kind=device)")
+
+
+def test_transfer_guard():
+    x = jnp.arange(3.0)
+    y = jnp.ones(3)
+    f = jax.jit(lambda a: a * 2)
+    f(x)
+    for mode in ("disallow", "disallow_explicit"):
+        with jax.transfer_guard(mode):
+            # Arrays already on the device, and reading CPU arrays (no transfer on JAX's CPU backend), pass.
+            np.testing.assert_array_equal(np.asarray(f(x)), [0.0, 2.0, 4.0])
+            assert (x + y).shape == (3,)
+            assert float(jnp.sum(x)) == 3.0 and x.tolist() == [0.0, 1.0, 2.0]
+            np.testing.assert_array_equal(jax.device_get(x), [0.0, 1.0, 2.0])
+            with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                f(np.ones(3, np.float32))
+            assert str(e.value) == _H2D.format("ShapedArray(float32[3])")
+            with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                f(2.0)
+            assert str(e.value) == _H2D.format("ShapedArray(float32[], weak_type=True)")
+            with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                x + np.ones(3, np.float32)
+            assert str(e.value) == _H2D.format("ShapedArray(float32[3])")
+            with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                jnp.array([1.0, 2.0])
+            assert str(e.value) == _H2D.format("ShapedArray(float32[2])")
+            if mode == "disallow":   # explicit transfers are allowed
+                np.testing.assert_array_equal(np.asarray(jax.device_put(np.ones(2))), [1.0, 1.0])
+            else:
+                with pytest.raises(jax.errors.JaxRuntimeError) as e:
+                    jax.device_put(np.ones(2))
+                assert str(e.value) == _H2D.format("ShapedArray(float32[2])")
+    # Outside the block everything transfers again; a thread's guard is its own.
+    np.testing.assert_array_equal(np.asarray(f(np.ones(3, np.float32))), [2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="new enum value must be None or in"):
+        with jax.transfer_guard("bad"):
+            pass
+
+
+def test_transfer_guard_log(caplog):
+    f = jax.jit(lambda a: a * 2)
+    with caplog.at_level("WARNING", logger="cranax"):
+        with jax.transfer_guard("log"):
+            f(np.ones(3, np.float32))
+            jax.device_put(np.ones(2))   # explicit: not logged under "log"
+    assert [r.getMessage() for r in caplog.records] == [
+        "host-to-device transfer: aval=ShapedArray(float32[3]), dst_sharding=SingleDeviceSharding("
+        "device=CpuDevice(id=0), memory_kind=device)"]
+
+
+def test_config_states():
+    assert jax.enable_x64.value is False and jax.enable_x64.name == "jax_enable_x64"
+    with jax.enable_x64(True):
+        assert jnp.ones(1).dtype == np.float64
+    assert jnp.ones(1).dtype == np.float32
+
+    @jax.enable_x64(True)
+    def f():
+        return jnp.ones(1).dtype
+    assert f() == np.float64
+    assert jax.threefry_partitionable.value is True and jax.default_prng_impl.value == "threefry2x32"
+    with pytest.raises(NotImplementedError):
+        jax.config.update("jax_debug_key_reuse", True)
+    with pytest.raises(NotImplementedError):
+        jax.threefry_partitionable(False)
+    with jax.softmax_custom_jvp(True):
+        assert jax.config.jax_softmax_custom_jvp is True
+    assert jax.config.jax_softmax_custom_jvp is False
+
+
+# ---------------------------------------------------------------------------------------------- reprs
+
+def test_tracer_reprs_as_jax_0_10_2(capsys):
+    def show(tag):
+        def f(x):
+            print(tag, repr(x), "|", str(x), "|", f"{x}")
+            return x
+        return f
+    jax.jit(show("jit f32"))(jnp.ones(3))
+    jax.jit(show("jit i32 weak"))(1)
+    jax.make_jaxpr(show("make_jaxpr"))(jnp.ones((2, 3)))
+    jax.vmap(show("vmap in_axes1"), in_axes=1)(jnp.ones((2, 3)))
+    jax.grad(lambda x: show("grad")(x).sum())(jnp.ones(3))
+    jax.jvp(show("jvp"), (jnp.ones(2),), (jnp.ones(2),))
+    jax.jit(jax.vmap(show("jit(vmap)")))(jnp.ones((2, 3)))
+    jax.jit(jax.grad(show("jit(grad)")))(2.0)
+    jax.lax.scan(lambda c, x: (show("scan carry")(c), show("scan x")(x)), 0.0, jnp.ones(3))
+    jax.vjp(show("vjp"), 2.0)
+    # Recorded from JAX 0.10.2.
+    expected = """\
+jit f32 JitTracer(float32[3]) | JitTracer(float32[3]) | JitTracer(float32[3])
+jit i32 weak JitTracer(~int32[]) | JitTracer(~int32[]) | JitTracer(~int32[])
+make_jaxpr JitTracer(float32[2,3]) | JitTracer(float32[2,3]) | JitTracer(float32[2,3])
+vmap in_axes1 VmapTracer(aval=float32[2], batched=float32[2,3]) | VmapTracer(aval=float32[2], batched=float32[2,3]) | VmapTracer(aval=float32[2], batched=float32[2,3])
+grad GradTracer(primal=[1. 1. 1.], typeof(tangent)=f32[3]) | GradTracer(primal=[1. 1. 1.], typeof(tangent)=f32[3]) | GradTracer(primal=[1. 1. 1.], typeof(tangent)=f32[3])
+jvp JVPTracer(primal=[1. 1.], tangent=[1. 1.]) | JVPTracer(primal=[1. 1.], tangent=[1. 1.]) | JVPTracer(primal=[1. 1.], tangent=[1. 1.])
+jit(vmap) VmapTracer(aval=float32[3], batched=float32[2,3]) | VmapTracer(aval=float32[3], batched=float32[2,3]) | VmapTracer(aval=float32[3], batched=float32[2,3])
+jit(grad) GradTracer(primal=JitTracer(~float32[]), typeof(tangent)=f32[]) | GradTracer(primal=JitTracer(~float32[]), typeof(tangent)=f32[]) | GradTracer(primal=JitTracer(~float32[]), typeof(tangent)=f32[])
+scan carry JitTracer(~float32[]) | JitTracer(~float32[]) | JitTracer(~float32[])
+scan x JitTracer(float32[]) | JitTracer(float32[]) | JitTracer(float32[])
+vjp GradTracer(primal=2.0, typeof(tangent)=f32[]) | GradTracer(primal=2.0, typeof(tangent)=f32[]) | GradTracer(primal=2.0, typeof(tangent)=f32[])
+"""
+    assert capsys.readouterr().out == expected

@@ -21,7 +21,7 @@ import weakref
 import numpy as np
 
 from . import _core, core, dtypes
-from .array import Array, _scalar_buffer, _to_buffer
+from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
@@ -490,7 +490,7 @@ class JitWrapped(Wrapped):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
-        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
         outs = entry.exe.execute(bufs)
         avals = entry.out_avals
@@ -508,7 +508,7 @@ class JitWrapped(Wrapped):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
-        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
         res = [Array._from_buffer(b, av) for b, av in zip(entry.exe.execute(bufs), entry.out_avals)]
         kind = dispatch.bad_float(res)

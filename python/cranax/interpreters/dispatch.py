@@ -7,6 +7,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core, core
+from .. import array as _array
 from ..array import Array, _to_buffer
 from ..config import config
 from ..core import get_aval
@@ -138,6 +139,8 @@ _scalar_bufs = {}
 def _const_buffer(x, aval):
     """A device buffer for a host constant. Scalars (the literals of eager code, e.g. ``1.67 * x``) are cached
     by dtype and bit pattern: device buffers are immutable, so one can serve every call."""
+    if _array._guards_on:
+        _array._guard_h2d(aval)
     if aval.shape == ():
         v = x.val if isinstance(x, core.TypedScalar) else x
         try:

@@ -49,6 +49,10 @@ class DynamicJaxprTracer(Tracer):
     def aval(self):
         return self._aval
 
+    def __repr__(self):
+        # JAX 0.10.2's form: ``JitTracer(~float32[])``, ``~`` marking a weak type.
+        return f"JitTracer({core.aval_text(self._aval)})"
+
 
 class DynamicJaxprTrace(core.Trace):
     """Builds a jaxpr from the primitives applied to its tracers."""
