@@ -60,3 +60,4 @@ from .config import (numpy_dtype_promotion, numpy_rank_promotion, default_matmul
                      allow_f16_reductions, auto_pcast, remove_size_one_mesh_axis_from_type,
                      jax2tf_associative_scan_reductions, no_tracing, no_execution)
 from .dtypes import float0
+from . import dlpack

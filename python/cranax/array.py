@@ -3,6 +3,7 @@
 Operators and methods (``+``, ``x.sum()``, ``x[1:]``...) are installed by ``cranax.numpy``. Converting to
 NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirrors ``jax.Array``.
 """
+import enum
 import logging
 import warnings
 import weakref
@@ -17,6 +18,13 @@ from .tree_util import tree_leaves, tree_map
 from .sharding import RemoteDevice, Shard, SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types (those cranax names). Mirrors ``jax._src.dlpack.DLDeviceType``."""
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLROCM = 10
 
 
 class _ArrayMeta(type):
@@ -140,6 +148,29 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         if copy:
             return v.copy()
         return v
+
+    # --- DLPack (export; ``cranax.dlpack.from_dlpack`` imports)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the array's host buffer: the read-only NumPy value that ``np.asarray`` also
+        returns, so consumers alias it without a copy and keep it alive. A consumer of a DLPack version
+        below 1.0 cannot be told the data is read-only: it gets a fresh writable copy (``copy=False`` then
+        raises BufferError), as does ``copy=True``. Raises BufferError for a ``dl_device`` other than the
+        CPU."""
+        if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
+            raise BufferError(f"cranax exports arrays to the CPU (DLPack device (1, 0)) only, got {dl_device}")
+        v = self._value()
+        legacy = max_version is None or max_version[0] < 1
+        if copy or legacy:
+            if copy is False:
+                raise BufferError("cranax arrays are read-only: a consumer of DLPack < 1.0 needs a copy, and "
+                                  "copy=False forbids it")
+            c = np.array(v)
+            return c.__dlpack__(stream=stream) if legacy else c.__dlpack__(stream=stream, max_version=max_version)
+        return v.__dlpack__(stream=stream, max_version=max_version, copy=False)
+
+    def __dlpack_device__(self):
+        """``(DLDeviceType.kDLCPU, 0)``: exports go through the host buffer (a GPU array's is its copy)."""
+        return (DLDeviceType.kDLCPU, 0)
 
     def tolist(self):
         return self._value().tolist()
