@@ -358,3 +358,27 @@ scan x JitTracer(float32[]) | JitTracer(float32[]) | JitTracer(float32[])
 vjp GradTracer(primal=2.0, typeof(tangent)=f32[]) | GradTracer(primal=2.0, typeof(tangent)=f32[]) | GradTracer(primal=2.0, typeof(tangent)=f32[])
 """
     assert capsys.readouterr().out == expected
+
+
+def test_jaxpr_attributes_as_jax():
+    cj = jax.make_jaxpr(lambda x: jnp.sin(x) * 2.0 + jnp.array([1.0, 2.0, 3.0]))(jnp.ones(3))
+    assert cj.effects == set() and cj.jaxpr.effects == set()
+    assert [repr(e) for e in cj.eqns] == ["a:f32[3] = sin b", "a:f32[3] = mul b 2.0:f32[]", "a:f32[3] = add b c"]
+    assert cj.eqns[0].effects == set() and type(cj.eqns[0].source_info).__name__ == "SourceInfo"
+    v = cj.jaxpr.invars[0]
+    assert repr(v) == f"Var(id={id(v)}):float32[3]"
+    np.testing.assert_array_equal(np.asarray(cj.literals[0]), [1.0, 2.0, 3.0])
+    assert cj.literals is cj.consts
+    # Recorded from JAX 0.10.2 (the file and line are this test's).
+    j = jax.make_jaxpr(lambda x, y: (x + 1, {"a": y}))(1.0, jnp.ones(2))
+    dbg = j.jaxpr.debug_info
+    assert dbg.traced_for in ("jit", "make_jaxpr") and dbg.func_name == "<lambda>"
+    assert tuple(dbg.arg_names) == ("x", "y")
+    assert dbg.result_paths == ("result[0]", "result[1]['a']")
+    assert repr(dbg).startswith("DebugInfo(traced_for='jit', func_src_info='<lambda> at ")
+    assert repr(dbg).endswith("arg_names=('x', 'y'), result_paths=('result[0]', \"result[1]['a']\"))")
+
+    def f(a, *, b):
+        return a
+    assert jax.make_jaxpr(f)(1.0, b=2.0).jaxpr.debug_info.result_paths == ("result",)
+    assert tuple(jax.jit(lambda x: x).trace(1.0).jaxpr.jaxpr.debug_info.arg_names) == ("x",)

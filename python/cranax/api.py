@@ -371,6 +371,7 @@ class JitWrapped(Wrapped):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         closed = trace_to_jaxpr(flat, in_avals, dbg)
+        dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
             _check_leaks(dbg)
         return closed, store["tree"]
