@@ -382,3 +382,76 @@ def test_jaxpr_attributes_as_jax():
         return a
     assert jax.make_jaxpr(f)(1.0, b=2.0).jaxpr.debug_info.result_paths == ("result",)
     assert tuple(jax.jit(lambda x: x).trace(1.0).jaxpr.jaxpr.debug_info.arg_names) == ("x",)
+
+
+# ---------------------------------------------------------------------------------------------- small top-level API
+
+def test_linear_transpose():
+    # Values recorded from JAX 0.10.2.
+    f_t = jax.linear_transpose(lambda x, y: (2 * x + y, x), 1.0, 2.0)
+    a, b = f_t((1.0, 3.0))
+    assert repr(a) == "Array(5., dtype=float32, weak_type=True)" and repr(b) == "Array(1., dtype=float32, weak_type=True)"
+    scalar = jax.ShapeDtypeStruct(shape=(), dtype=np.dtype(np.float32))
+    out = jax.linear_transpose(lambda x, y: 0.5 * x - 0.5 * y, scalar, scalar)(1.0)
+    assert repr(out) == "(Array(0.5, dtype=float32), Array(-0.5, dtype=float32))"
+    (g,) = jax.linear_transpose(lambda x: jnp.sum(x * 3), jnp.ones(3))(2.0)
+    np.testing.assert_array_equal(np.asarray(g), [6.0, 6.0, 6.0])
+    assert jax.tree.leaves(f_t) == []   # a pytree with static contents: it passes through jit
+    with pytest.raises(TypeError, match=r"cotangent tree does not match function output, expected PyTreeDef\(\*\) "
+                                        r"but got PyTreeDef\(\(\*,\)\)"):
+        jax.linear_transpose(lambda x: x, 1.0)((1.0,))
+    with pytest.raises(TypeError, match=r"linear_transpose only supports \[float or complex\] -> \[float or "
+                                        r"complex\], and integer -> integer functions, but got "
+                                        r"\[dtype\('float32'\)\] -> \[dtype\('bool'\)\]\."):
+        jax.linear_transpose(lambda x: x > 0, 1.0)
+
+
+def test_fwd_and_bwd():
+    fwd, bwd = jax.fwd_and_bwd(lambda x, y: x * y, argnums=(0, 1))
+    out, res = fwd(2.0, 3.0)
+    assert float(out) == 6.0
+    gx, gy = bwd(res, 1.0)
+    assert (float(gx), float(gy)) == (3.0, 2.0)
+    fwd, bwd = jax.fwd_and_bwd(lambda x, y: (x * y, x), argnums=0, has_aux=True, jitted=False)
+    r = fwd(2.0, 3.0)
+    assert len(r) == 3 and float(r[0]) == 6.0 and float(r[2]) == 2.0
+    assert float(bwd(r[1], 1.0)) == 3.0
+    W = jnp.arange(4.0).reshape(2, 2)
+    fwd, bwd = jax.fwd_and_bwd(lambda x, W: jnp.sum(jnp.sin(x @ W)), argnums=(0, 1))
+    _, res = fwd(jnp.ones((2, 2)), W)
+    cx, cW = bwd(res, 1.0)
+    ex, eW = jax.grad(lambda x, W: jnp.sum(jnp.sin(x @ W)), argnums=(0, 1))(jnp.ones((2, 2)), W)
+    np.testing.assert_allclose(np.asarray(cx), np.asarray(ex), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(cW), np.asarray(eW), rtol=1e-6)
+
+
+def test_live_arrays_copy_to_host_env_info_memory():
+    x = jnp.ones(3) + 1
+    assert any(a is x for a in jax.live_arrays()) and any(a is x for a in jax.live_arrays("cpu"))
+    tree = {"a": x, "b": 1}
+    assert jax.copy_to_host_async(tree) is tree
+    info = jax.print_environment_info(return_string=True)
+    lines = info.splitlines()
+    assert lines[0].startswith("cranax: ") and lines[1] == f"numpy:  {np.__version__}"
+    assert lines[3] == 'device info: cpu-1, 1 local devices"' and lines[4] == "process_count: 1"
+    assert [m.name for m in jax.memory.Space] == ["Device", "Host", "Any"]
+    assert repr(jax.memory.Space.Host) == "MemorySpace.Host"
+
+
+def test_make_user_context_retraces_on_change():
+    ctx = jax.make_user_context(default_value=None)
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(ctx.value)
+        return x * 2
+    f(1.0)
+    f(1.0)
+    with ctx(1):
+        assert ctx.value == 1
+        f(1.0)
+        f(1.0)
+    with ctx(2):
+        f(1.0)
+    assert traces == [None, 1, 2] and ctx.value is None

@@ -61,3 +61,5 @@ from .config import (numpy_dtype_promotion, numpy_rank_promotion, default_matmul
                      jax2tf_associative_scan_reductions, no_tracing, no_execution)
 from .dtypes import float0
 from . import dlpack
+from .api_misc import (linear_transpose, fwd_and_bwd, live_arrays, copy_to_host_async, print_environment_info,
+                       make_user_context, memory)
