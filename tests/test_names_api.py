@@ -455,3 +455,21 @@ def test_make_user_context_retraces_on_change():
     with ctx(2):
         f(1.0)
     assert traces == [None, 1, 2] and ctx.value is None
+
+
+def test_no_tracing_and_no_execution():
+    f = jax.jit(lambda x: x * 2)
+    f(1.0)
+    with jax.no_tracing(True):
+        assert float(f(1.0)) == 2.0      # a cache hit traces nothing
+        with pytest.raises(RuntimeError, match=r"re-tracing function <lambda> at .*test_names_api.py:\d+ for "
+                                               r"`jit`, but 'no_tracing' is set"):
+            f(jnp.ones(2))
+    with jax.no_execution(True):
+        with pytest.raises(RuntimeError, match=r"^JAX tried to execute function jit\(<lambda>\), but the "
+                                               r"no_execution config option is set$"):
+            f(1.0)
+        with pytest.raises(RuntimeError, match="the no_execution config option is set"):
+            jnp.ones(2) + jnp.ones(2)
+    assert float(f(2.0)) == 4.0
+    np.testing.assert_array_equal(np.asarray(f(jnp.ones(2))), [2.0, 2.0])

@@ -370,6 +370,8 @@ class JitWrapped(Wrapped):
     def _trace(self, in_tree, statics, in_avals, traced_for="jit"):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
+        if traced_for == "jit" and config.jax_no_tracing:
+            raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         closed = trace_to_jaxpr(flat, in_avals, dbg)
         dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
@@ -471,6 +473,8 @@ class JitWrapped(Wrapped):
                         bufs = [a._buf for a in args]
                     else:
                         bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                    if dispatch.no_execution:
+                        dispatch.refuse_execution(self._name)
                     outs = entry.exe.execute(entry.const_bufs + bufs)
                     res = [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)]
                     if entry.single:
@@ -493,6 +497,8 @@ class JitWrapped(Wrapped):
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
         bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
+        if dispatch.no_execution:
+            dispatch.refuse_execution(self._name)
         outs = entry.exe.execute(bufs)
         avals = entry.out_avals
         res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
@@ -511,6 +517,8 @@ class JitWrapped(Wrapped):
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
         bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
+        if dispatch.no_execution:
+            dispatch.refuse_execution(self._name)
         res = [Array._from_buffer(b, av) for b, av in zip(entry.exe.execute(bufs), entry.out_avals)]
         kind = dispatch.bad_float(res)
         if kind is not None:

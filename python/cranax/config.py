@@ -54,7 +54,9 @@ class Config:
         "jax_transfer_guard_device_to_host": lambda: None,
         "jax_transfer_guard_device_to_device": lambda: None,
         # Flags whose JAX default is the only behaviour cranax has (another value raises NotImplementedError,
-        # see _only), and flags with no visible effect on one device (sharding types, jax2tf, internal checks).
+        # see _only); flags with no visible effect in cranax (sharding types and thread guards on one device,
+        # jax2tf, internal checks, the softmax/f16-reduction implementation choices) are accepted and kept;
+        # jax_no_tracing / jax_no_execution raise as JAX's (api.py, interpreters/dispatch.py).
         "jax_debug_key_reuse": lambda: False,
         "jax_threefry_partitionable": lambda: True,
         "jax_enable_custom_prng": lambda: False,
