@@ -545,9 +545,22 @@ def conj(x):
     return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
+def _strict_dtypes(name, args):
+    """JAX's lax check for a call made by a user (see ``_nary``): Python scalars have their default dtype, and
+    all operands one dtype."""
+    if sys._getframe(2).f_globals.get("__name__", "").startswith(_PKG):
+        return
+    dts = [dtypes.dtype(a, canonicalize=True) if isinstance(a, _PY) else get_aval(_as_operand(a)).dtype
+           for a in args]
+    if any(d != dts[0] for d in dts[1:]):
+        raise _dtype_mismatch(name, dts)
+
+
 def clamp(min, x, max):
     """``min(max(x, min), max)`` elementwise; ``min``/``max`` scalar or shaped like ``x``. Mirrors
-    ``jax.lax.clamp``."""
+    ``jax.lax.clamp``. Raises TypeError, as JAX's, when the three dtypes differ (a Python scalar has its
+    default dtype)."""
+    _strict_dtypes("clamp", (min, x, max))
     return _clamp(min, x, max)
 
 
@@ -594,7 +607,9 @@ def _broadcast_to_shape(args, shape):
 
 
 def select(pred, on_true, on_false):
-    """``on_true`` where ``pred`` else ``on_false``. Mirrors ``jax.lax.select``."""
+    """``on_true`` where ``pred`` else ``on_false``. Mirrors ``jax.lax.select``; raises TypeError, as JAX's,
+    when the two cases' dtypes differ (a Python scalar has its default dtype)."""
+    _strict_dtypes("select", (on_false, on_true))
     return select_n(pred, on_false, on_true)
 
 
