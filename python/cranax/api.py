@@ -754,7 +754,9 @@ config._add_listener(_on_config_update)
 
 def clear_caches():
     """Clears every jit cache and the core's executable cache. Mirrors ``jax.clear_caches``."""
-    for h in list(_all_jit_caches):
+    with _registry_lock:   # another thread may be adding a holder (a WeakSet is not safe to copy meanwhile)
+        holders = list(_all_jit_caches)
+    for h in holders:
         h.execs.clear()
         h.traces.clear()
     dispatch.clear_cache()

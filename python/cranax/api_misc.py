@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes
 from ._version import __version__
 from . import lax
-from .api import ShapeDtypeStruct, _all_jit_caches, eval_shape, jit
+from .api import ShapeDtypeStruct, _all_jit_caches, _registry_lock, eval_shape, jit
 from .api_ad import vjp
 from .array import Array, devices, process_count
 from .core import ShapedArray, get_aval
@@ -177,7 +177,9 @@ class _UserContextManager:
 
 
 def _drop_traces():
-    for h in list(_all_jit_caches):
+    with _registry_lock:
+        holders = list(_all_jit_caches)
+    for h in holders:
         h.execs.clear()
         h.traces.clear()
 
