@@ -371,9 +371,14 @@ class Program:
         return tuple(vals[i] for i in self.outputs)
 
 
+def _typed(v, like):
+    """A literal as a NumPy scalar of ``like``'s dtype: JAX's lax takes a Python scalar as its default dtype."""
+    return np.array(v, dtype=like.dtype)[()]
+
+
 def _second(a, spec, vals):
     if spec[0] == "lit":
-        return spec[1]
+        return _typed(spec[1], a)
     _, i, bd = spec
     b = vals[i]
     if b.dtype != a.dtype:
@@ -399,7 +404,7 @@ def _apply(kind, name, xs, p, vals):
         b = _second(a, p["b"], vals)
         pr = p["pred"]
         if pr[0] == "cmp":
-            pred = getattr(lax, pr[1])(a, pr[2])
+            pred = getattr(lax, pr[1])(a, _typed(pr[2], a))
         else:
             pred = vals[pr[1]]
             if pred.shape != a.shape:
@@ -407,7 +412,7 @@ def _apply(kind, name, xs, p, vals):
         return lax.select_n(pred, a, b)
     if kind == "clamp":
         (a,) = xs
-        return lax.clamp(p["lo"], a, p["hi"])
+        return lax.clamp(_typed(p["lo"], a), a, _typed(p["hi"], a))
     if kind == "convert":
         return lax.convert_element_type(xs[0], p["dtype"])
     if kind == "reduce":

@@ -595,14 +595,25 @@ def test_binary_rejects_bool_and_mixed_dtypes():
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_lax_python_scalar_takes_operand_dtype(mode):
+def test_lax_python_scalar_is_its_default_dtype(mode):
+    # As JAX 0.10.2's lax: a Python scalar is a value of its default dtype (int32, float32); no promotion.
     x = np.arange(4, dtype=np.float32)
-    out = run(mode, lambda a: lax.add(a, 2), x)
-    assert_exact(out, x + 2)
+    assert_exact(run(mode, lambda a: lax.add(a, 2.0), x), x + 2)
     out = run(mode, lambda a: lax.mul(3, a), np.arange(4, dtype=np.int32))
     assert_exact(out, np.arange(4, dtype=np.int32) * 3)
-    out = run(mode, lambda a: lax.sub(a, 1), np.array([0, 5], np.uint32))
-    assert_exact(out, np.array([2 ** 32 - 1, 4], np.uint32))
+    tip = " (Tip: jnp.{} is a similar function that does automatic type promotion on inputs)."
+    with pytest.raises(TypeError) as e:
+        run(mode, lambda a: lax.add(a, 2), x)
+    assert str(e.value) == "lax.add requires arguments to have the same dtypes, got float32, int32." + tip.format("add")
+    with pytest.raises(TypeError) as e:
+        run(mode, lambda a: lax.sub(a, 1), np.array([0, 5], np.uint32))
+    assert str(e.value) == ("lax.sub requires arguments to have the same dtypes, got uint32, int32."
+                            + tip.format("subtract"))
+    with pytest.raises(TypeError) as e:
+        lax.add(1, 1.0)
+    assert str(e.value) == "lax.add requires arguments to have the same dtypes, got int32, float32." + tip.format("add")
+    with pytest.raises(TypeError, match=r"lax\.lt requires arguments to have the same dtypes, got int32, float32\.$"):
+        lax.lt(np.int32(1), 2.0)
 
 
 # ----------------------------------------------------------------------------------------------- comparisons, logic

@@ -37,7 +37,6 @@ from ._alias import install_as_jax
 from .api_pmap import pmap, shard_map
 from . import sharding, extend, flatten_util, test_util, api_util
 from .extend.core import ensure_compile_time_eval
-from .config import numpy_dtype_promotion
 from .custom_derivatives import custom_gradient
 
 
@@ -58,3 +57,15 @@ from .api_sharding import (make_array_from_callback, make_array_from_process_loc
 from . import export
 # jax.profiler (trace files), imported with the package as in JAX (issue 18)
 from . import profiler
+# config options as JAX's top-level names, and small API (h-names, issue 18)
+from .config import (numpy_dtype_promotion, numpy_rank_promotion, default_matmul_precision, enable_x64,
+                     default_device, explain_cache_misses, transfer_guard, transfer_guard_host_to_device,
+                     transfer_guard_device_to_host, transfer_guard_device_to_device, debug_key_reuse,
+                     threefry_partitionable, enable_custom_prng, default_prng_impl, legacy_prng_key,
+                     array_garbage_collection_guard, softmax_custom_jvp, enable_checks, thread_guard,
+                     allow_f16_reductions, auto_pcast, remove_size_one_mesh_axis_from_type,
+                     jax2tf_associative_scan_reductions, no_tracing, no_execution)
+from .dtypes import float0
+from . import dlpack
+from .api_misc import (linear_transpose, fwd_and_bwd, live_arrays, copy_to_host_async, print_environment_info,
+                       make_user_context, memory)

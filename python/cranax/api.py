@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _core, core, dtypes
 from . import profiler as _profiler
-from .array import Array, _scalar_buffer, _to_buffer
+from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
@@ -378,7 +378,10 @@ class JitWrapped(Wrapped):
     def _trace_body(self, in_tree, statics, in_avals, traced_for):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
+        if traced_for == "jit" and config.jax_no_tracing:
+            raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         closed = trace_to_jaxpr(flat, in_avals, dbg)
+        dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
             _check_leaks(dbg)
         return closed, store["tree"]
@@ -480,6 +483,8 @@ class JitWrapped(Wrapped):
                         bufs = [a._buf for a in args]
                     else:
                         bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                    if dispatch.no_execution:
+                        dispatch.refuse_execution(self._name)
                     outs = entry.exe.execute(entry.const_bufs + bufs)
                     res = [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)]
                     if entry.single:
@@ -500,8 +505,10 @@ class JitWrapped(Wrapped):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
-        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
+        if dispatch.no_execution:
+            dispatch.refuse_execution(self._name)
         outs = entry.exe.execute(bufs)
         avals = entry.out_avals
         res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
@@ -518,8 +525,10 @@ class JitWrapped(Wrapped):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
-        bufs = entry.const_bufs + [x._buf if type(x) is Array else _to_buffer(x, _sig_aval(s))
+        bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
                                    for x, s in zip(leaves, sigs)]
+        if dispatch.no_execution:
+            dispatch.refuse_execution(self._name)
         res = [Array._from_buffer(b, av) for b, av in zip(entry.exe.execute(bufs), entry.out_avals)]
         kind = dispatch.bad_float(res)
         if kind is not None:
@@ -755,7 +764,9 @@ config._add_listener(_on_config_update)
 
 def clear_caches():
     """Clears every jit cache and the core's executable cache. Mirrors ``jax.clear_caches``."""
-    for h in list(_all_jit_caches):
+    with _registry_lock:   # another thread may be adding a holder (a WeakSet is not safe to copy meanwhile)
+        holders = list(_all_jit_caches)
+    for h in holders:
         h.execs.clear()
         h.traces.clear()
     dispatch.clear_cache()

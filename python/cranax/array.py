@@ -3,13 +3,16 @@
 Operators and methods (``+``, ``x.sum()``, ``x[1:]``...) are installed by ``cranax.numpy``. Converting to
 NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirrors ``jax.Array``.
 """
+import enum
+import logging
 import warnings
 import weakref
 
 import numpy as np
 
 from . import _core, _transport, dtypes
-from .config import config
+from .config import config, _transfer_guard_level
+from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from .tree_util import tree_leaves, tree_map
 from .sharding import RemoteDevice, Shard, SingleDeviceSharding
@@ -17,12 +20,20 @@ from .sharding import RemoteDevice, Shard, SingleDeviceSharding
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
 
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types (those cranax names). Mirrors ``jax._src.dlpack.DLDeviceType``."""
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLROCM = 10
+
+
 class _ArrayMeta(type):
     """``isinstance(x, Array)`` is True for tracers too, as for ``jax.Array`` (libraries test traced values so);
     code that needs a concrete array tests ``type(x)`` or excludes ``Tracer``."""
 
     def __instancecheck__(cls, x):
-        return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, Tracer))
+        return type.__instancecheck__(cls, x) or (cls is Array and (isinstance(x, Tracer)
+                                                                  or type(x) in Array._virtual_subclasses))
 
 
 class Array(AvalProperties, metaclass=_ArrayMeta):
@@ -31,6 +42,7 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
 
     __slots__ = ("_buf", "aval", "_npy", "__weakref__")
     __array_priority__ = 100
+    _virtual_subclasses = set()   # other types whose values isinstance(x, Array) accepts (typed key arrays)
 
     @staticmethod
     def _from_buffer(buf, aval):
@@ -136,6 +148,29 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         if copy:
             return v.copy()
         return v
+
+    # --- DLPack (export; ``cranax.dlpack.from_dlpack`` imports)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the array's host buffer: the read-only NumPy value that ``np.asarray`` also
+        returns, so consumers alias it without a copy and keep it alive. A consumer of a DLPack version
+        below 1.0 cannot be told the data is read-only: it gets a fresh writable copy (``copy=False`` then
+        raises BufferError), as does ``copy=True``. Raises BufferError for a ``dl_device`` other than the
+        CPU."""
+        if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
+            raise BufferError(f"cranax exports arrays to the CPU (DLPack device (1, 0)) only, got {dl_device}")
+        v = self._value()
+        legacy = max_version is None or max_version[0] < 1
+        if copy or legacy:
+            if copy is False:
+                raise BufferError("cranax arrays are read-only: a consumer of DLPack < 1.0 needs a copy, and "
+                                  "copy=False forbids it")
+            c = np.array(v)
+            return c.__dlpack__(stream=stream) if legacy else c.__dlpack__(stream=stream, max_version=max_version)
+        return v.__dlpack__(stream=stream, max_version=max_version, copy=False)
+
+    def __dlpack_device__(self):
+        """``(DLDeviceType.kDLCPU, 0)``: exports go through the host buffer (a GPU array's is its copy)."""
+        return (DLDeviceType.kDLCPU, 0)
 
     def tolist(self):
         return self._value().tolist()
@@ -250,8 +285,38 @@ def _is_committed(buf):
     return _core.is_committed(buf.re if type(buf) is ComplexBuffer else buf)
 
 
+# Transfer guards (``jax.transfer_guard``): True while some guard option is set anywhere, so that the hot paths
+# test one module global. Only host-to-device transfers are guarded: as on JAX's CPU backend, reading a CPU
+# array is no transfer.
+_guards_on = False
+_GUARD_OPTIONS = ("jax_transfer_guard", "jax_transfer_guard_host_to_device")
+
+
+def _guard_h2d(aval, explicit=False):
+    """Applies the host-to-device guard to a transfer of ``aval`` (``explicit``: asked for by ``device_put``):
+    "log"/"log_explicit" log it, "disallow"/"disallow_explicit" raise JaxRuntimeError with JAX's text."""
+    level = _transfer_guard_level("host_to_device")
+    if level == "allow" or explicit and level in ("log", "disallow"):
+        return
+    msg = (f"host-to-device transfer: aval={aval!r}, dst_sharding=SingleDeviceSharding(device={_default_device()!r}, "
+           "memory_kind=device)")
+    if level.startswith("log"):
+        logging.getLogger("cranax").warning(msg)
+        return
+    raise JaxRuntimeError("INVALID_ARGUMENT: Disallowed " + msg)
+
+
+def _arg_buffer(x, aval):
+    """``_to_buffer`` for a host value passed as an argument of a compiled program (a guarded transfer)."""
+    if _guards_on:
+        _guard_h2d(aval)
+    return _to_buffer(x, aval)
+
+
 def _scalar_buffer(x, aval):
     """A core buffer for a Python scalar of ``aval``'s dtype (the jit fast path)."""
+    if _guards_on:
+        _guard_h2d(aval)
     dev = _default_device()
     if dev.platform != "cpu" or aval.dtype.kind == "c":
         return _to_buffer(x, aval)
@@ -286,20 +351,23 @@ def _to_buffer(x, aval=None):
     return buf
 
 
-def _from_host(x, dtype=None, weak_type=None):
-    """An Array from a NumPy array, Python scalar or nested lists (host data)."""
+def _from_host(x, dtype=None, weak_type=None, explicit=False):
+    """An Array from a NumPy array, Python scalar or nested lists (host data); a transfer the transfer guards
+    see (``explicit`` when ``device_put`` asked for it)."""
     if isinstance(x, TypedScalar):
         aval = x.aval
-        return Array._from_buffer(_to_buffer(x, aval), aval)
-    if isinstance(x, (bool, int, float, complex)) and dtype is None:
+    elif isinstance(x, (bool, int, float, complex)) and dtype is None:
         aval = get_aval(x)
-        return Array._from_buffer(_to_buffer(x, aval), aval)
-    arr = np.asarray(x)
-    if arr.dtype == object:
-        raise TypeError(f"cranax does not support dtype object (got a value of type {type(x).__name__})")
-    dt = dtypes.canonicalize_dtype(arr.dtype if dtype is None else dtype)
-    aval = ShapedArray(arr.shape, dt, bool(weak_type))
-    return Array._from_buffer(_to_buffer(arr, aval), aval)
+    else:
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise TypeError(f"cranax does not support dtype object (got a value of type {type(x).__name__})")
+        dt = dtypes.canonicalize_dtype(arr.dtype if dtype is None else dtype)
+        aval = ShapedArray(arr.shape, dt, bool(weak_type))
+        x = arr
+    if _guards_on:
+        _guard_h2d(aval, explicit)
+    return Array._from_buffer(_to_buffer(x, aval), aval)
 
 
 def _resolve_device(device):
@@ -353,7 +421,7 @@ def device_put(x, device=None, *, may_alias=None, donate=None):
             if dev is None:
                 return v
             return Array._from_buffer(_put(v._buf, dev, True), v.aval)
-        a = _from_host(v)
+        a = _from_host(v, explicit=True)
         if dev is None:
             return a
         return Array._from_buffer(_put(a._buf, dev, True), a.aval)
@@ -419,7 +487,9 @@ def _compute_default_device():
 
 
 def _on_config(name, value):
-    global _default_cache
+    global _default_cache, _guards_on
+    if name in _GUARD_OPTIONS:
+        _guards_on = any(config._values[n] is not None or config._override_count(n) for n in _GUARD_OPTIONS)
     if name in ("jax_default_device", "jax_platforms", "jax_platform_name"):
         _default_cache = None
         _core.set_default_device(None)

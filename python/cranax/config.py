@@ -23,7 +23,8 @@ import contextlib
 import os
 import threading
 
-__all__ = ["config", "Config", "numpy_dtype_promotion"]
+__all__ = ["config", "Config", "State", "numpy_dtype_promotion", "numpy_rank_promotion", "default_matmul_precision",
+           "transfer_guard"]
 
 
 def _env_bool(name, default):
@@ -48,8 +49,32 @@ class Config:
         "jax_log_compiles": lambda: _env_bool("JAX_LOG_COMPILES", False),
         "jax_check_tracer_leaks": lambda: _env_bool("JAX_CHECK_TRACER_LEAKS", False),
         "jax_disable_jit": lambda: _env_bool("JAX_DISABLE_JIT", False),
-        # Only "standard" is implemented (libraries read the option, e.g. diffrax).
-        "jax_numpy_dtype_promotion": lambda: "standard",
+        "jax_numpy_dtype_promotion": lambda: os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard"),
+        "jax_numpy_rank_promotion": lambda: os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow"),
+        "jax_default_matmul_precision": lambda: os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"),
+        "jax_transfer_guard": lambda: os.environ.get("JAX_TRANSFER_GUARD"),
+        "jax_transfer_guard_host_to_device": lambda: None,
+        "jax_transfer_guard_device_to_host": lambda: None,
+        "jax_transfer_guard_device_to_device": lambda: None,
+        # Flags whose JAX default is the only behaviour cranax has (another value raises NotImplementedError,
+        # see _only); flags with no visible effect in cranax (sharding types and thread guards on one device,
+        # jax2tf, internal checks, the softmax/f16-reduction implementation choices) are accepted and kept;
+        # jax_no_tracing / jax_no_execution raise as JAX's (api.py, interpreters/dispatch.py).
+        "jax_debug_key_reuse": lambda: False,
+        "jax_threefry_partitionable": lambda: True,
+        "jax_enable_custom_prng": lambda: False,
+        "jax_default_prng_impl": lambda: "threefry2x32",
+        "jax_legacy_prng_key": lambda: "allow",
+        "jax_array_garbage_collection_guard": lambda: None,
+        "jax_softmax_custom_jvp": lambda: False,
+        "jax_enable_checks": lambda: False,
+        "jax_thread_guard": lambda: False,
+        "jax_allow_f16_reductions": lambda: True,
+        "jax_auto_pcast": lambda: True,
+        "jax_remove_size_one_mesh_axis_from_type": lambda: False,
+        "jax2tf_associative_scan_reductions": lambda: False,
+        "jax_no_tracing": lambda: False,
+        "jax_no_execution": lambda: False,
         # The persistent compilation cache (cranax.experimental.compilation_cache), JAX's names and defaults.
         "jax_compilation_cache_dir": lambda: os.environ.get("JAX_COMPILATION_CACHE_DIR") or None,
         "jax_persistent_cache_min_compile_time_secs":
@@ -149,9 +174,9 @@ def _bool(name, value):
 
 
 def _promotion_mode(name, value):
-    if value != "standard":
-        raise NotImplementedError(f"{name}: cranax implements only the 'standard' dtype promotion mode, got "
-                                  f"{value!r}")
+    value = getattr(value, "value", value)   # JAX's NumpyDtypePromotion enum members too
+    if value not in ("standard", "strict"):
+        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
     return value
 
 
@@ -165,26 +190,158 @@ def _typed(kind, types):
     return check
 
 
+def _enum(values, optional=False):
+    """JAX's enum option check: ``values`` (and None when ``optional``)."""
+    def check(name, value):
+        if (value is None and optional) or value in values:
+            return value
+        raise ValueError(f"new enum value must be {'None or ' if optional else ''}in {list(values)}, got {value} of "
+                         f"type {type(value)}.")
+    return check
+
+
+def _only(default, check=_bool):
+    """An option cranax implements only at JAX's default value."""
+    def only(name, value):
+        value = check(name, value)
+        if value != default:
+            raise NotImplementedError(f"cranax implements only {name}={default!r}, got {value!r}")
+        return value
+    return only
+
+
+_PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "ANY_F8_ANY_F8_F32",
+               "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16",
+               "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+               "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+_GUARDS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_PRNG_IMPLS = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
+
 _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_jit": _bool, "jax_debug_nans": _bool,
                "jax_debug_infs": _bool, "jax_log_compiles": _bool, "jax_check_tracer_leaks": _bool,
                "jax_numpy_dtype_promotion": _promotion_mode,
+               "jax_numpy_rank_promotion": _enum(("allow", "warn", "raise")),
+               "jax_default_matmul_precision": _enum(_PRECISIONS, optional=True),
+               "jax_transfer_guard": _enum(_GUARDS, optional=True),
+               "jax_transfer_guard_host_to_device": _enum(_GUARDS, optional=True),
+               "jax_transfer_guard_device_to_host": _enum(_GUARDS, optional=True),
+               "jax_transfer_guard_device_to_device": _enum(_GUARDS, optional=True),
+               "jax_debug_key_reuse": _only(False), "jax_threefry_partitionable": _only(True),
+               "jax_enable_custom_prng": _only(False),
+               "jax_default_prng_impl": _only("threefry2x32", _enum(_PRNG_IMPLS)),
+               "jax_legacy_prng_key": _only("allow", _enum(("allow", "warn", "error"))),
+               "jax_array_garbage_collection_guard": _only(None, _enum(("allow", "log", "fatal"), optional=True)),
+               "jax_softmax_custom_jvp": _bool, "jax_enable_checks": _bool, "jax_thread_guard": _bool,
+               "jax_allow_f16_reductions": _bool, "jax_auto_pcast": _bool,
+               "jax_remove_size_one_mesh_axis_from_type": _bool, "jax2tf_associative_scan_reductions": _bool,
                "jax_compilation_cache_dir": _typed("string", (str,)),
                "jax_persistent_cache_min_compile_time_secs": _typed("float", (float, int)),
                "jax_persistent_cache_min_entry_size_bytes": _typed("int", (int,)),
                "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
-               "jax_persistent_cache_enable_xla_caches": _typed("string", (str,))}
+               "jax_persistent_cache_enable_xla_caches": _typed("string", (str,)),
+               "jax_no_tracing": _bool, "jax_no_execution": _bool}
 
 config = Config()
 
 
-@contextlib.contextmanager
-def numpy_dtype_promotion(mode):
-    """Context manager choosing the type-promotion mode: ``"standard"`` (JAX's lattice, the only one cranax
-    implements) runs the block as it is; ``"strict"`` raises ``NotImplementedError``; anything else
-    ``ValueError``. Mirrors ``jax.numpy_dtype_promotion``."""
-    if mode not in ("standard", "strict"):
-        raise ValueError(f"jax_numpy_dtype_promotion: invalid value {mode!r}; expected 'standard' or 'strict'")
-    if mode == "strict":
-        raise NotImplementedError("cranax implements only the 'standard' dtype promotion mode")
-    yield
+_no_default = object()
 
+
+class _StateContext(contextlib.ContextDecorator):
+    """``with state(value):`` (or ``@state(value)``): the option is ``value`` in this thread within."""
+
+    def __init__(self, name, value):
+        self._name, self._value, self._cm = name, value, None
+        check = _validators.get(name)
+        if check is not None:
+            check(name, value)   # a bad value raises at the call, as JAX's
+
+    def __enter__(self):
+        self._cm = config._override(self._name, self._value)
+        self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        cm, self._cm = self._cm, None
+        return cm.__exit__(*exc)
+
+
+class State:
+    """One option as JAX exposes it at the top level (``jax.enable_x64``, ``jax.numpy_rank_promotion``...):
+    ``value`` reads it (this thread's override first), ``state(new_value)`` is a context manager and
+    decorator setting it for this thread; a boolean option called without a value means True. Mirrors
+    ``jax._src.config.State``."""
+
+    def __init__(self, name):
+        if name not in config._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        self.name = name
+        self._is_bool = isinstance(config._values[name], bool)
+
+    @property
+    def value(self):
+        return getattr(config, self.name)
+
+    def get_global(self):
+        return config._values[self.name]
+
+    def set_global(self, value):
+        config.update(self.name, value)
+
+    def __call__(self, new_val=_no_default):
+        if new_val is _no_default:
+            if not self._is_bool:
+                short = self.name[4:] if self.name.startswith("jax_") else self.name
+                raise TypeError(f"Context manager for {short} config option requires an argument representing the "
+                                "new value for the config option.")
+            new_val = True
+        return _StateContext(self.name, new_val)
+
+    def __repr__(self):
+        return f"<cranax.config.State {self.name}={self.value!r}>"
+
+
+# The top-level names (``jax.<name>``) of options.
+numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
+numpy_rank_promotion = State("jax_numpy_rank_promotion")
+default_matmul_precision = State("jax_default_matmul_precision")
+enable_x64 = State("jax_enable_x64")
+default_device = State("jax_default_device")
+explain_cache_misses = State("jax_explain_cache_misses")
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
+debug_key_reuse = State("jax_debug_key_reuse")
+threefry_partitionable = State("jax_threefry_partitionable")
+enable_custom_prng = State("jax_enable_custom_prng")
+default_prng_impl = State("jax_default_prng_impl")
+legacy_prng_key = State("jax_legacy_prng_key")
+array_garbage_collection_guard = State("jax_array_garbage_collection_guard")
+softmax_custom_jvp = State("jax_softmax_custom_jvp")
+enable_checks = State("jax_enable_checks")
+thread_guard = State("jax_thread_guard")
+allow_f16_reductions = State("jax_allow_f16_reductions")
+auto_pcast = State("jax_auto_pcast")
+remove_size_one_mesh_axis_from_type = State("jax_remove_size_one_mesh_axis_from_type")
+jax2tf_associative_scan_reductions = State("jax2tf_associative_scan_reductions")
+no_tracing = State("jax_no_tracing")
+no_execution = State("jax_no_execution")
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val):
+    """All three transfer guards (host to device, device to host, device to device) set to ``new_val`` for
+    the block, this thread: ``"allow"``, ``"log"`` (implicit transfers logged), ``"disallow"`` (implicit
+    transfers raise), ``"log_explicit"`` / ``"disallow_explicit"`` (explicit ones too). Raises ValueError for
+    another value. Mirrors ``jax.transfer_guard``."""
+    with transfer_guard_host_to_device(new_val), transfer_guard_device_to_host(new_val), \
+            transfer_guard_device_to_device(new_val):
+        yield
+
+
+def _transfer_guard_level(direction):
+    """The guard of ``direction`` ("host_to_device", ...): its own option, else ``jax_transfer_guard``, else
+    "allow"."""
+    v = getattr(config, "jax_transfer_guard_" + direction)
+    if v is None:
+        v = config.jax_transfer_guard
+    return v or "allow"

@@ -322,6 +322,11 @@ class AvalProperties:
         return self.aval.shape[0]
 
 
+def aval_text(aval):
+    """``~float32[3]``: an aval as JAX 0.10.2's tracer reprs show it (long dtype name, ``~`` when weak)."""
+    return ("~" if aval.weak_type else "") + aval.str_short(short_dtypes=False)
+
+
 class Tracer(AvalProperties):
     """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
     (installed by ``cranax.numpy._methods``)."""

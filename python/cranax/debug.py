@@ -27,24 +27,43 @@ from .primitives.elementwise import stop_gradient
 from .tree_util import register_pytree_node, tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["print", "log", "callback", "breakpoint", "inspect_array_sharding", "visualize_array_sharding",
-           "visualize_sharding"]
+           "visualize_sharding", "DebugEffect", "OrderedDebugEffect"]
 
 _print = print  # the builtin, before this module's ``print`` shadows it
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
 
 class _Effect:
-    """The effect a debug callback records (shown in its params as JAX shows them)."""
+    """An effect a debug callback records (shown in its params as JAX shows them)."""
 
-    def __init__(self, name):
-        self.name = name
+    name = ""
 
     def __repr__(self):
         return self.name
 
+    def __eq__(self, other):
+        return type(other) is type(self)
 
-_DEBUG = _Effect("Debug")
-_ORDERED_DEBUG = _Effect("OrderedDebug")
+    def __hash__(self):
+        return hash(type(self))
+
+
+class DebugEffect(_Effect):
+    """The effect of an unordered debug callback (``jax.debug.DebugEffect``); its instance prints as
+    ``Debug``."""
+
+    name = "Debug"
+
+
+class OrderedDebugEffect(_Effect):
+    """The effect of an ``ordered=True`` debug callback (``jax.debug.OrderedDebugEffect``); its instance
+    prints as ``OrderedDebug``."""
+
+    name = "OrderedDebug"
+
+
+_DEBUG = DebugEffect()
+_ORDERED_DEBUG = OrderedDebugEffect()
 
 
 def _split_args(args, kwargs):

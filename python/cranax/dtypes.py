@@ -37,6 +37,7 @@ __all__ = [
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
     "default_uint_dtype", "python_scalar_dtypes", "is_python_scalar", "supported_dtypes",
+    "float0", "itemsize_bits", "extended", "prng_key", "TypePromotionError",
 ]
 
 # ----------------------------------------------------------------------------------------------
@@ -92,10 +93,15 @@ _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 _x64 = bool(config.jax_enable_x64)
 
 
+_strict = config.jax_numpy_dtype_promotion == "strict"
+
+
 def _on_config_update(name, value):
-    global _x64
+    global _x64, _strict
     if name == "jax_enable_x64":
         _x64 = bool(value)
+    elif name == "jax_numpy_dtype_promotion":
+        _strict = value == "strict"
 
 
 if hasattr(config, "_add_listener"):
@@ -442,6 +448,8 @@ def result_type(*args, return_weak_type_flag=False):
     """
     x64 = _x64_enabled()
     n = len(args)
+    if _strict and n > 1:
+        _check_strict([_node(a) for a in args])
     if n == 2:
         j = _JOIN[_node(args[0]) * _NUM_NODES + _node(args[1])]
         out = _NODE_RESULT[x64][j]
@@ -471,8 +479,35 @@ def promote_types(a, b):
     """
     na = _PY_SCALAR_NODE[a] if (a is int or a is float or a is complex) else _node_of_dtype(_to_np_dtype(a), False)
     nb = _PY_SCALAR_NODE[b] if (b is int or b is float or b is complex) else _node_of_dtype(_to_np_dtype(b), False)
+    if _strict:
+        _check_strict([na, nb])
     j = _JOIN[na * _NUM_NODES + nb]
     return _NODE_RESULT[True][j][0]
+
+
+# Strict promotion (``jax_numpy_dtype_promotion='strict'``): values of one dtype meet only weak scalars of a
+# kind that dtype can hold (a Python int meets any integer or inexact dtype, a float any inexact one, a
+# complex a complex one); two different strong dtypes never promote.
+_STRICT_WEAK_OK = {_N_IW: frozenset({_N_U8, _N_U16, _N_U32, _N_I8, _N_I16, _N_I32, _N_I64, _N_F16, _N_F32, _N_F64,
+                                     _N_C64, _N_C128}),
+                   _N_FW: frozenset({_N_F16, _N_F32, _N_F64, _N_C64, _N_C128}),
+                   _N_CW: frozenset({_N_C64, _N_C128})}
+_WEAK_PY_TYPE = {_N_IW: int, _N_FW: float, _N_CW: complex}
+
+
+def _check_strict(nodes):
+    strong = {n for n in nodes if n not in _WEAK_NODES}
+    ok = len(strong) <= 1
+    if ok and strong:
+        s, = strong
+        ok = all(s in _STRICT_WEAK_OK[n] for n in set(nodes) if n in _WEAK_NODES)
+    if not ok:
+        # The distinct inputs in argument order (JAX iterates a set: its order varies from run to run).
+        distinct = dict.fromkeys(_WEAK_PY_TYPE[n] if n in _WEAK_NODES else _NODE_RESULT[True][n][0] for n in nodes)
+        raise TypePromotionError(
+            f"Input dtypes {tuple(str(n) for n in distinct)} have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output type, or set "
+            "jax_numpy_dtype_promotion=standard.")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -520,7 +555,22 @@ def issubdtype(a, b):
     np.complexfloating / np.bool_ (so ``issubdtype(float32, float)`` is True)."""
     if a is None or b is None:
         return False
+    ta, tb = _extended_type(a), _extended_type(b)
+    if ta is not None or tb is not None:
+        # JAX's extended dtypes (typed keys): their scalar type sits under ``extended`` and nowhere else.
+        if ta is None or not isinstance(b, type) and tb is None:
+            return False
+        return issubclass(ta, tb if tb is not None else b)
     return bool(np.issubdtype(_as_dtype_or_category(a), _as_dtype_or_category(b)))
+
+
+def _extended_type(x):
+    """The scalar type of an extended dtype (``x`` the dtype or an array of it), or None."""
+    if isinstance(x, (np.dtype, str)) or isinstance(x, type):
+        return None
+    dt = getattr(x, "dtype", x)
+    t = getattr(dt, "type", None)
+    return t if isinstance(t, type) and issubclass(t, extended) else None
 
 
 def _dtype_of_info_arg(x):
@@ -542,6 +592,23 @@ def finfo(x):
 def iinfo(x):
     """``np.iinfo`` for an integer dtype-like, array or tracer."""
     return np.iinfo(_dtype_of_info_arg(x))
+
+
+# The dtype of tangents of integer and boolean values (zero-size structured void dtype, as JAX's).
+float0 = np.dtype([("float0", np.void, 0)])
+
+_SUBBYTE_BITS = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2, "float4_e2m1fn": 4}
+
+
+def itemsize_bits(dtype):
+    """The size of one element of ``dtype`` in bits (8 for bool; 4 for int4). Mirrors
+    ``jax.dtypes.itemsize_bits``. Raises TypeError for something that is not a dtype."""
+    if dtype is None:
+        raise ValueError("dtype cannot be None.")
+    name = getattr(dtype, "name", dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None))
+    if name in _SUBBYTE_BITS:
+        return _SUBBYTE_BITS[name]
+    return np.dtype(dtype).itemsize * 8
 
 
 def check_user_dtype_supported(dtype, fun_name=None):

@@ -7,7 +7,7 @@ depends on), and ends with the link JAX gives for the same error.
 __all__ = [
     "JAXTypeError", "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
     "TracerArrayConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError",
-    "JaxRuntimeError",
+    "JaxRuntimeError", "JAXIndexError", "KeyReuseError", "JaxprTypeError", "InconclusiveDimensionOperation",
 ]
 
 _DOCS = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
@@ -77,3 +77,27 @@ class NonConcreteBooleanIndexError(JAXTypeError):
 class JaxRuntimeError(RuntimeError):
     """An error raised while a computation runs (a failed ``checkify.check``). Mirrors
     ``jax.errors.JaxRuntimeError``."""
+
+
+class JAXIndexError(IndexError):
+    """JAX's ``IndexError`` (its message ends with the errors page's link). Mirrors ``jax.errors.JAXIndexError``."""
+
+    def __init__(self, message):
+        super().__init__(_with_link(message, type(self).__name__))
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key used twice while ``jax_debug_key_reuse`` is on. Mirrors ``jax.errors.KeyReuseError``."""
+
+    def __init__(self, message):
+        super().__init__(_with_link(message, type(self).__name__))
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr that does not type-check (an equation's operands disagree with its primitive's rule). Mirrors
+    ``jax.errors.JaxprTypeError``."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison or operation on symbolic dimensions whose answer depends on their values. Mirrors
+    ``jax.errors.InconclusiveDimensionOperation``."""

@@ -28,7 +28,7 @@ class Var:
         self.count = next(_counter)
 
     def __repr__(self):
-        return f"Var({self.count}:{self.aval.str_short()})"
+        return f"Var(id={id(self)}):{self.aval.str_short(short_dtypes=False)}"   # JAX 0.10.2's form
 
 
 class DropVar(Var):
@@ -65,17 +65,50 @@ class JaxprEqn:
         return JaxprEqn(**d)
 
     def __repr__(self):
-        return f"JaxprEqn({self.primitive.name})"
+        # JAX's: the equation printed alone, its variables named afresh (``a:f32[3] = sin b``).
+        return _pp_eqn(self, _Names(), 0)
+
+    @property
+    def effects(self):
+        """The equation's effects: a debug/io callback's recorded effect, else none."""
+        e = self.params.get("effect")
+        return {e} if e is not None else set()
+
+    @property
+    def source_info(self):
+        return SourceInfo(self.primitive.name)
+
+
+class SourceInfo:
+    """Where an equation was traced. cranax keeps no Python traceback per equation (``traceback`` is None)
+    and no name stack beyond the primitive; kept for code that reads ``eqn.source_info``."""
+
+    __slots__ = ("traceback", "name_stack")
+
+    def __init__(self, name):
+        self.traceback = None
+        self.name_stack = name
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    """Constvars, invars, equations and outvars; ``debug_info`` says where it was traced from (None for
+    jaxprs built by the transformations) and ``effects`` what its equations do besides computing."""
 
-    def __init__(self, constvars, invars, outvars, eqns):
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+    def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        self.debug_info = debug_info
+
+    @property
+    def effects(self):
+        out = set()
+        for e in self.eqns:
+            out |= e.effects
+        return out
 
     @property
     def in_avals(self):
@@ -114,6 +147,10 @@ class ClosedJaxpr:
     @property
     def eqns(self):
         return self.jaxpr.eqns
+
+    @property
+    def effects(self):
+        return self.jaxpr.effects
 
     @property
     def literals(self):

@@ -1958,3 +1958,7 @@ random_gamma_p = _make_random_gamma_p()
 
 
 del math
+
+# jax.dtypes and jax.Array see typed keys as JAX does: key<fry> is a prng_key dtype, a key array an Array.
+KeyTy.type = dtypes.prng_key
+Array._virtual_subclasses.add(PRNGKeyArray)

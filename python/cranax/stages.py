@@ -10,17 +10,21 @@ program's inputs and outputs); ``memory_analysis()`` reports the argument, outpu
 of the compiled plan.
 """
 import dataclasses
+import typing
 
 import numpy as np
 
 from . import _core
-from .array import Array, _to_buffer
+from .array import Array, _arg_buffer, _to_buffer
 from .core import ShapedArray, get_aval
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats"]
+__all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats", "CompilerOptions"]
+
+# ``Lowered.compile(compiler_options=...)``: option name -> value, as JAX's type alias.
+CompilerOptions = dict[str, typing.Union[str, bool]]
 
 
 class Wrapped:
@@ -215,7 +219,7 @@ class Compiled:
             raise TypeError("Argument types differ from the types for which this computation was compiled. Perhaps "
                             "you are calling the compiled executable with a different enable_x64 mode than when it "
                             "was AOT compiled? The mismatches are:\n" + "\n".join(bad))
-        bufs = self._const_bufs + [x._buf if type(x) is Array else _to_buffer(x, av) for x, av in zip(leaves, avals)]
+        bufs = self._const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, av) for x, av in zip(leaves, avals)]
         outs = self._exe.execute(bufs)
         res = [Array._from_buffer(b, av) for b, av in zip(outs, t.jaxpr.out_avals)]
         return tree_unflatten(t.out_tree, res)

@@ -30,7 +30,17 @@ from .tree_util import (  # noqa: F401
     treedef_children,
     treedef_is_leaf,
     treedef_tuple,
+    default_registry,
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    is_tree_node,
+    register_static,
+    tree_broadcast,
+    tree_reduce_associative,
 )
+from .tree_util import tree_broadcast as broadcast
+from .tree_util import tree_reduce_associative as reduce_associative
+from .tree_util import static_field as static
 from .tree_util import tree_all as all  # noqa: A004
 from .tree_util import tree_flatten as flatten
 from .tree_util import tree_flatten_with_path as flatten_with_path
@@ -52,5 +62,6 @@ __all__ = [
     "GetAttrKey", "DictKey", "SequenceKey", "FlattenedIndexKey",
     "register_pytree_with_keys", "register_pytree_with_keys_class", "register_dataclass",
     "flatten", "unflatten", "map", "leaves", "structure", "reduce", "all", "transpose",
-    "flatten_with_path", "leaves_with_path", "map_with_path",
+    "flatten_with_path", "leaves_with_path", "map_with_path", "broadcast", "reduce_associative", "static",
 ]
+

@@ -33,6 +33,8 @@ __all__ = [
     "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
     "GetAttrKey", "DictKey", "SequenceKey", "FlattenedIndexKey", "KeyEntry", "KeyPath",
     "register_pytree_with_keys", "register_pytree_with_keys_class", "register_dataclass",
+    "default_registry", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node", "register_static",
+    "tree_broadcast", "tree_reduce_associative",
 ]
 
 _b_all = _builtins.all
@@ -1046,3 +1048,151 @@ register_pytree_node(
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
 
+
+
+# ----------------------------------------------------------------------------------------------
+# One level of flattening, the registry object, broadcasting and associative reduction
+# ----------------------------------------------------------------------------------------------
+
+def _require_node(tree):
+    t = type(tree)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _classify(t)
+    if kind == _LEAF_KIND:
+        raise ValueError(f"can't tree-flatten type: {t}")
+    return kind
+
+
+def flatten_one_level(tree):
+    """``(children, metadata)`` of the node ``tree``, one level deep: a tuple/list gives its items and None,
+    a dict its values (sorted keys) and the key tuple, a custom node what its flatten function returns.
+    Raises ValueError for a leaf ("can't tree-flatten type"). Mirrors ``jax.tree_util.flatten_one_level``."""
+    kind = _require_node(tree)
+    if kind == _CUSTOM:
+        return _custom_flatten(_registry[type(tree)], tree)
+    children, meta, _ = _one_level(tree)
+    return tuple(children), meta
+
+
+def flatten_one_level_with_keys(tree):
+    """``(((key, child), ...), metadata)`` of the node ``tree``, one level deep (keys as in key paths).
+    Raises ValueError for a leaf. Mirrors ``jax.tree_util.flatten_one_level_with_keys``."""
+    _require_node(tree)
+    children, meta, keys = _one_level(tree)
+    return tuple(_b_zip(keys, children)), meta
+
+
+def is_tree_node(typ):
+    """True if values of type ``typ`` are pytree nodes (tuple, list, dict, None's type, namedtuples and
+    registered types), False for leaf types. Mirrors ``jax.tree_util.is_tree_node``."""
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node expects a type, got {typ!r}")
+    kind = _kinds.get(typ)
+    if kind is None:
+        kind = _classify(typ)
+    return kind != _LEAF_KIND
+
+
+def register_static(cls):
+    """Registers ``cls`` as a node with no children whose value is its own static data: instances vanish from
+    the leaves and become part of the treedef (so they must be hashable). Returns ``cls`` (a decorator).
+    Mirrors ``jax.tree_util.register_static``."""
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``prefix_tree`` with each of its leaves repeated over the subtree of ``full_tree`` at its place: the
+    result has ``full_tree``'s structure. Raises ValueError (JAX's pytree structure error, naming the key
+    path) when ``prefix_tree`` is not a prefix of ``full_tree``. Mirrors ``jax.tree_util.tree_broadcast``."""
+    full_def = tree_structure(full_tree, is_leaf)
+    pdef = tree_structure(prefix_tree, is_leaf)
+    try:
+        subtrees = pdef.flatten_up_to(full_tree)
+    except ValueError:
+        err = next(_prefix_errors((), prefix_tree, full_tree, is_leaf), None)
+        if err is None:
+            raise
+        raise err("broadcast_prefix prefix_tree") from None
+    leaves = []
+    for x, sub in _b_zip(tree_leaves(prefix_tree, is_leaf), subtrees):
+        leaves.extend([x] * tree_structure(sub, is_leaf).num_leaves)
+    return full_def.unflatten(leaves)
+
+
+class Unspecified:
+    """The default of ``identity`` in :func:`tree_reduce_associative` (no identity given)."""
+
+    def __repr__(self):
+        return "Unspecified"
+
+
+_unspecified = Unspecified()
+
+
+def _parallel_reduce(seq, operation):
+    if _b_len(seq) == 1:
+        return seq[0]
+    mid = _b_len(seq) // 2
+    return operation(_parallel_reduce(seq[:mid], operation), _parallel_reduce(seq[mid:], operation))
+
+
+def tree_reduce_associative(operation, tree, *, identity=_unspecified, is_leaf=None):
+    """Reduces the leaves of ``tree`` with the associative ``operation`` as a balanced tree (the first half's
+    result with the second half's: ``((a+b)+(c+(d+e)))``). ``identity`` is returned for a tree without
+    leaves; without it that raises TypeError. Mirrors ``jax.tree_util.tree_reduce_associative``."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _unspecified:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    return _parallel_reduce(leaves, operation)
+
+
+class PyTreeRegistry:
+    """The registry of pytree node types (``jax.tree_util.default_registry``): ``flatten``,
+    ``flatten_one_level(_with_keys)``, ``flatten_with_path``, ``is_node``, ``register_node`` and
+    ``register_dataclass_node`` over the one registry cranax has."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        leaves, treedef = tree_flatten(tree, leaf_predicate)
+        return leaves, treedef
+
+    def flatten_one_level(self, tree):
+        try:
+            return flatten_one_level(tree)
+        except ValueError:
+            return None
+
+    def flatten_one_level_with_keys(self, tree):
+        try:
+            return flatten_one_level_with_keys(tree)
+        except ValueError:
+            return None
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
+
+    def is_node(self, typ):
+        return is_tree_node(typ)
+
+    def register_node(self, nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+        register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+
+    def register_dataclass_node(self, nodetype, data_fields, meta_fields):
+        register_dataclass(nodetype, data_fields, meta_fields)
+
+
+default_registry = PyTreeRegistry()
+
+
+def static_field(**kwargs):
+    """A ``dataclasses.field`` marked static (``metadata={"static": True}``): under
+    :func:`register_dataclass` that field is treedef data, not a child. Takes ``dataclasses.field``'s
+    arguments. Mirrors ``jax.tree.static``."""
+    metadata = {"static": True, **(kwargs.pop("metadata", {}) or {})}
+    return _dataclasses.field(metadata=metadata, **kwargs)
+
+
+static_field.__name__ = static_field.__qualname__ = "static"

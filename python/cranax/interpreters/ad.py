@@ -153,7 +153,11 @@ class JVPTracer(Tracer):
         return np.asarray(p)
 
     def __repr__(self):
-        return f"JVPTracer<{self.aval.str_short()}>(primal={self.primal!r}, tangent={self.tangent!r})"
+        # JAX 0.10.2's forms: under grad/linearize/vjp the tangent is staged (GradTracer, shown by its type).
+        t = self.tangent
+        if isinstance(getattr(t, "_trace", None), PartialEvalTrace):
+            return f"GradTracer(primal={self.primal}, typeof(tangent)={get_aval(t).str_short()})"
+        return f"JVPTracer(primal={self.primal}, tangent={t})"
 
 
 class JVPTrace(core.Trace):

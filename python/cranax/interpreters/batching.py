@@ -62,7 +62,8 @@ class BatchTracer(Tracer):
         return a
 
     def __repr__(self):
-        return f"BatchTracer<{self.aval.str_short()}>(val={self.val!r}, batch_dim={self.batch_dim})"
+        # JAX 0.10.2's form: the per-element aval, then the aval of the batched value.
+        return f"VmapTracer(aval={core.aval_text(self.aval)}, batched={core.aval_text(get_aval(self.val))})"
 
 
 class BatchTrace(core.Trace):

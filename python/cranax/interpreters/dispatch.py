@@ -7,6 +7,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core, core
+from .. import array as _array
 from ..array import Array, _to_buffer
 from ..config import config
 from ..core import get_aval
@@ -86,6 +87,8 @@ def apply_primitive(prim, *args, **params):
     avals = [get_aval(a) for a in args]
     exe, outs = compiled_for(prim, params, avals)
     bufs = [a._buf if type(a) is Array else _const_buffer(a, av) for a, av in zip(args, avals)]
+    if no_execution:
+        refuse_execution(prim.name)
     res = exe.execute(bufs)
     arrs = [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     if _float_checks:
@@ -124,9 +127,21 @@ def check_float_outputs(name, arrs):
 
 
 def _on_config(name, value):
-    global _float_checks
+    global _float_checks, no_execution
     if name in ("jax_debug_nans", "jax_debug_infs"):
         _float_checks = bool(config.jax_debug_nans or config.jax_debug_infs)
+    elif name == "jax_no_execution":
+        no_execution = bool(config._values[name]) or config._override_count(name) > 0
+
+
+# ``jax_no_execution``: True while the option may be set in some thread (the hot paths test this global).
+no_execution = False
+
+
+def refuse_execution(name):
+    """Raises JAX's RuntimeError when ``jax_no_execution`` is set in this thread."""
+    if config.jax_no_execution:
+        raise RuntimeError(f"JAX tried to execute function jit({name}), but the no_execution config option is set")
 
 
 config._add_listener(_on_config)
@@ -138,6 +153,8 @@ _scalar_bufs = {}
 def _const_buffer(x, aval):
     """A device buffer for a host constant. Scalars (the literals of eager code, e.g. ``1.67 * x``) are cached
     by dtype and bit pattern: device buffers are immutable, so one can serve every call."""
+    if _array._guards_on:
+        _array._guard_h2d(aval)
     if aval.shape == ():
         v = x.val if isinstance(x, core.TypedScalar) else x
         try:

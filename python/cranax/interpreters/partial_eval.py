@@ -10,19 +10,53 @@ from .. import core
 from ..core import Tracer, get_aval, set_current_trace
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from ..tree_util import keystr, tree_flatten_with_path, tree_unflatten
 
 
 class DebugInfo:
     """Where a trace came from, for error messages: the function's name and file:line, what traced it
     (``jit``, ``make_jaxpr``...) and a name per flattened argument."""
 
-    __slots__ = ("fun_name", "location", "traced_for", "arg_names")
+    __slots__ = ("fun_name", "location", "traced_for", "arg_names", "out_tree")
 
     def __init__(self, fun_name, location, traced_for, arg_names):
         self.fun_name = fun_name
         self.location = location
         self.traced_for = traced_for
         self.arg_names = arg_names
+        self.out_tree = None   # set once the output tree is known
+
+    @property
+    def result_paths(self):
+        """``("result[0]", "result[1]['a']", ...)``: one per output leaf (None before the trace ends)."""
+        t = self.out_tree
+        if t is None:
+            return None
+        try:
+            leaves = tree_flatten_with_path(tree_unflatten(t, [0] * t.num_leaves))[0]
+        except Exception:  # a custom node whose unflatten rejects placeholders: flat indices
+            return tuple(f"result[{i}]" for i in range(t.num_leaves))
+        return tuple("result" + keystr(p) for p, _ in leaves)
+
+    @property
+    def func_name(self):
+        return self.fun_name
+
+    @property
+    def func_src_info(self):
+        """``"f at file.py:12"``, as JAX's ``DebugInfo.func_src_info``."""
+        return self.fun_name if self.location is None else f"{self.fun_name} at {self.location}"
+
+    def safe_arg_names(self, n):
+        names = tuple(self.arg_names or ())
+        return names if len(names) == n else ("",) * n
+
+    def __repr__(self):
+        # JAX 0.10.2 traces make_jaxpr through jit, so its debug info says 'jit'.
+        traced_for = "jit" if self.traced_for == "make_jaxpr" else self.traced_for
+        paths = None if self.result_paths is None else tuple(self.result_paths)
+        return (f"DebugInfo(traced_for={traced_for!r}, func_src_info={self.func_src_info!r}, "
+                f"arg_names={tuple(self.arg_names or ())!r}, result_paths={paths!r})")
 
 
 def debug_info(fun, traced_for, arg_names):
@@ -48,6 +82,10 @@ class DynamicJaxprTracer(Tracer):
     @property
     def aval(self):
         return self._aval
+
+    def __repr__(self):
+        # JAX 0.10.2's form: ``JitTracer(~float32[])``, ``~`` marking a weak type.
+        return f"JitTracer({core.aval_text(self._aval)})"
 
 
 # While set, called with each equation a trace records (``ad_checkpoint.print_saved_residuals`` notes which
@@ -167,6 +205,7 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True):
             outs = fun(*args)
         outs = [instantiate_const(trace, o) for o in outs]
         closed = trace.to_jaxpr(outs)
+        closed.jaxpr.debug_info = debug
     finally:
         trace.invalidate()
     return closed

@@ -5,32 +5,10 @@ kernels compute float32 products in float32 at every setting, so all three value
 import enum
 from typing import NamedTuple as _NamedTuple, Sequence as _Sequence, Union as _Union
 
+from ..primitives.precision import Precision   # its home: dot_general records it
+
 __all__ = ["Precision", "AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers",
            "PrecisionLike", "Tolerance"]
-
-
-class Precision(enum.Enum):
-    """``DEFAULT`` (0), ``HIGH`` (1), ``HIGHEST`` (2); also built from JAX's names ``'default'``/``'bfloat16'``,
-    ``'high'``/``'tensorfloat32'``, ``'highest'``/``'float32'``. ``str`` gives the member name. Mirrors
-    ``jax.lax.Precision``."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"default": cls.DEFAULT, "bfloat16": cls.DEFAULT, "fastest": cls.DEFAULT,
-                 "high": cls.HIGH, "tensorfloat32": cls.HIGH, "highest": cls.HIGHEST, "float32": cls.HIGHEST}
-        if isinstance(value, str) and value.lower() in names:
-            return names[value.lower()]
-        return None
-
-    def __str__(self):
-        return self.name
-
-    def __repr__(self):
-        return f"Precision.{self.name}"
 
 
 class AccuracyMode(enum.Enum):

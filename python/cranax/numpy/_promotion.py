@@ -8,6 +8,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array, _from_host
+from ..config import config
 from ..core import Tracer, TypedScalar, get_aval, typed_scalar
 
 float_ = _np.float64  # canonicalizes to float32 unless x64 is on
@@ -115,6 +116,22 @@ def _broadcast_shapes(name, shapes):
     return tuple(out)
 
 
+def _check_rank_promotion(name, shapes):
+    """``jax_numpy_rank_promotion``: operands of different non-zero ranks warn ("warn") or raise ("raise")."""
+    mode = config.jax_numpy_rank_promotion
+    if mode == "allow":
+        return
+    where = ' '.join(map(str, shapes))
+    if mode == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes {where}. Set the "
+                      "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more "
+                      "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.", stacklevel=4)
+    else:
+        raise ValueError(f"Operands could not be broadcast together for {name} on shapes {where} and with the config "
+                         "option jax_numpy_rank_promotion='raise'. For more information, see "
+                         "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def _operand(x, name="jnp function", pos=0):
     if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float, complex)):
         return x
@@ -174,6 +191,8 @@ def _promote(name, *args, to_float=False, numeric=False):
     if numeric and dt == _np.bool_:
         raise TypeError(f"{name} does not accept dtype bool.")
     avals = [get_aval(a) for a in args]
+    if len({a.ndim for a in avals if a.ndim}) > 1:
+        _check_rank_promotion(name, [a.shape for a in avals])
     shape = _broadcast_shapes(name, [a.shape for a in avals])
     out = []
     for a, av in zip(args, avals):

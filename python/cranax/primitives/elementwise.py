@@ -5,6 +5,7 @@ Operands of a binary primitive share a dtype and a shape; a rank-0 operand may s
 broadcasts (jaxprs print such literals as ``1.0:f32[]``). The result is weakly typed only when every
 operand is.
 """
+import sys
 import warnings
 
 import numpy as np
@@ -90,12 +91,26 @@ def broadcast_shapes_of(name, avals):
     return () if shape is None else shape
 
 
+# The jnp function that promotes where the lax one requires equal dtypes (named in JAX's error text).
+_JNP_EQUIVALENT = {"add": "add", "atan2": "arctan2", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+                   "bitwise_xor": "bitwise_xor", "div": "divide", "eq": "equal", "max": "maximum", "min": "minimum",
+                   "mul": "multiply", "ne": "not_equal", "nextafter": "nextafter", "pow": "float_power",
+                   "select": "where", "shift_left": "left_shift", "shift_right_logical": "right_shift",
+                   "shift_right_arithmetic": "right_shift", "sub": "subtract"}
+
+
+def _dtype_mismatch(name, dts):
+    msg = f"lax.{name} requires arguments to have the same dtypes, got {', '.join(np.dtype(d).name for d in dts)}."
+    if name in _JNP_EQUIVALENT:
+        msg += f" (Tip: jnp.{_JNP_EQUIVALENT[name]} is a similar function that does automatic type promotion on inputs)."
+    return TypeError(msg)
+
+
 def _same_dtypes(name, avals):
     dt = avals[0].dtype
     for a in avals[1:]:
         if a.dtype != dt:
-            raise TypeError(f"{name} requires arguments to have the same dtypes, got "
-                            f"{', '.join(np.dtype(b.dtype).name for b in avals)}.")
+            raise _dtype_mismatch(name, [b.dtype for b in avals])
     return dt
 
 
@@ -333,6 +348,7 @@ del lowering
 # scalars, which take the other operand's dtype (weakly typed). Shapes must match, except rank-0 values.
 
 _PY = (bool, int, float, complex)
+_PKG = __name__.split(".")[0] + "."   # "cranax.": modules whose lax calls may pass Python scalars of any kind
 
 
 def _is_literal_scalar(x):
@@ -373,6 +389,7 @@ def _broadcast_rank0(args, shape):
 
 def _nary(prim):
     bind = prim.bind
+    strict = prim.name != "pow"   # lax.pow takes an integer exponent with a float base, as JAX's
 
     def op(*args):
         # Fast path: operands that already carry avals of one dtype, shapes equal or rank 0.
@@ -403,6 +420,14 @@ def _nary(prim):
                 break
         if dt is None:  # only Python scalars: they meet at their promoted (weak) type
             dt = dtypes.result_type(*args)
+        if strict and not sys._getframe(1).f_globals.get("__name__", "").startswith(_PKG):
+            # Called by a user, lax is strict as JAX's: a Python scalar is a value of its default dtype
+            # (int32/float32/complex64, 64-bit under x64) that must equal the other operands' dtype. cranax's
+            # own code may pass scalars that take the operand's dtype (JAX's internals write lax._const).
+            dts = [dtypes.dtype(a, canonicalize=True) if isinstance(a, _PY) else get_aval(_as_operand(a)).dtype
+                   for a in args]
+            if any(d != dts[0] for d in dts[1:]):
+                raise _dtype_mismatch(prim.name, dts)
         args = [_coerce(a, dt) for a in args]
         args = [_as_operand(a) for a in args]
         avals = [get_aval(a) for a in args]
@@ -520,9 +545,22 @@ def conj(x):
     return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
+def _strict_dtypes(name, args):
+    """JAX's lax check for a call made by a user (see ``_nary``): Python scalars have their default dtype, and
+    all operands one dtype."""
+    if sys._getframe(2).f_globals.get("__name__", "").startswith(_PKG):
+        return
+    dts = [dtypes.dtype(a, canonicalize=True) if isinstance(a, _PY) else get_aval(_as_operand(a)).dtype
+           for a in args]
+    if any(d != dts[0] for d in dts[1:]):
+        raise _dtype_mismatch(name, dts)
+
+
 def clamp(min, x, max):
     """``min(max(x, min), max)`` elementwise; ``min``/``max`` scalar or shaped like ``x``. Mirrors
-    ``jax.lax.clamp``."""
+    ``jax.lax.clamp``. Raises TypeError, as JAX's, when the three dtypes differ (a Python scalar has its
+    default dtype)."""
+    _strict_dtypes("clamp", (min, x, max))
     return _clamp(min, x, max)
 
 
@@ -569,7 +607,9 @@ def _broadcast_to_shape(args, shape):
 
 
 def select(pred, on_true, on_false):
-    """``on_true`` where ``pred`` else ``on_false``. Mirrors ``jax.lax.select``."""
+    """``on_true`` where ``pred`` else ``on_false``. Mirrors ``jax.lax.select``; raises TypeError, as JAX's,
+    when the two cases' dtypes differ (a Python scalar has its default dtype)."""
+    _strict_dtypes("select", (on_false, on_true))
     return select_n(pred, on_false, on_true)
 
 

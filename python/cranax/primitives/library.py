@@ -15,6 +15,7 @@ from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from . import elementwise as _ew
 from . import structural as _st
+from .precision import canonicalize_precision
 from .standard import standard_primitive
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -98,8 +99,13 @@ def _dot_general_pp(eqn):
 
         def __repr__(self):
             return self.s
-    return [("dimension_numbers", _Raw(dn)), ("out_sharding", None), ("precision", None),
-            ("preferred_element_type", _Raw(np.dtype(pet).name) if pet is not None else None)]
+    # As JAX 0.10.2: None-valued params and out_sharding are not printed.
+    out = [("dimension_numbers", _Raw(dn))]
+    if eqn.params.get("precision") is not None:
+        out.append(("precision", _Raw("(" + ", ".join(map(repr, eqn.params["precision"])) + ")")))
+    if pet is not None:
+        out.append(("preferred_element_type", _Raw(np.dtype(pet).name)))
+    return out
 
 
 dot_general_p.pp_params = _dot_general_pp
@@ -111,8 +117,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     ``jax.lax.dot_general``."""
     lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers), precision=None,
-                              preferred_element_type=pet, out_sharding=None)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers),
+                              precision=canonicalize_precision(precision), preferred_element_type=pet,
+                              out_sharding=None)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
