@@ -116,3 +116,6 @@ __all__ = [
     "printoptions", "get_printoptions", "set_printoptions",
 ]
 __all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
+# bfloat16 (issue 21)
+from ._scalar_types import bfloat16  # noqa: E402
+__all__ = __all__ + ["bfloat16"]
