@@ -235,7 +235,7 @@ def test_x64_toggle_is_seen_immediately():
 
 @pytest.mark.parametrize("bad,name", [
     (object, "object"), (np.object_, "object"), (str, "str"),
-    (np.uint64, "uint64"), ("bfloat16", "bfloat16"),
+    (np.uint64, "uint64"), ("S3", "bytes24"),
 ])
 def test_unsupported_dtypes_raise_type_error(bad, name):
     with pytest.raises(TypeError, match=f"cranax does not support dtype {name}"):

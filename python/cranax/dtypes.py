@@ -4,11 +4,11 @@ Supported dtypes: ``bool``, ``int8``, ``uint8``, ``int16``, ``uint16``, ``int32`
 ``float16``, ``float32``, ``complex64``, and ``int64`` / ``float64`` / ``complex128``. The 64-bit ones exist only when
 ``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit counterparts (as in JAX,
 where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are.
-Every other dtype (object, strings, uint64, bfloat16, ...) raises
-``TypeError: cranax does not support dtype <name>``.
+``bfloat16`` is ml_dtypes' (the NumPy type JAX uses), kept as it is under both x64 settings. Every other
+dtype (object, strings, uint64, ...) raises ``TypeError: cranax does not support dtype <name>``.
 
-float16 is stored in 2 bytes and computed as XLA's CPU backend does: each operation runs in float32 and
-rounds its result to float16 (round to nearest even, overflow to inf, subnormals kept); ``sum``/``prod``/
+float16 and bfloat16 are stored in 2 bytes and computed as XLA's CPU backend does: each operation runs in float32 and
+rounds its result to float16 / bfloat16 (round to nearest even, overflow to inf, subnormals kept); ``sum``/``prod``/
 ``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32.
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
@@ -24,15 +24,17 @@ typed exactly when the join is ``i*``, ``f*`` or ``c*``; a weak result gets the 
 (int64/float64/complex128, canonicalized). Finally the result is canonicalized according to ``jax_enable_x64``.
 Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i8 + 1 -> i8``, ``u8 + i8 -> i16``, ``i32 + 1.5 -> f32 (weak)``,
 ``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``, ``f16 + 1.5 -> f16``,
-``f16 + i32 -> f16``, ``f16 + f32 -> f32``, ``f32 + 1j -> c64``, ``f64 + c64 -> c128 -> c64``.
+``f16 + i32 -> f16``, ``f16 + f32 -> f32``, ``f32 + 1j -> c64``, ``f64 + c64 -> c128 -> c64``,
+``bf16 + 1.5 -> bf16``, ``bf16 + f16 -> f32``.
 """
+import ml_dtypes
 import numpy as np
 
 from .config import config
 
 __all__ = [
     "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64", "float_", "int_", "uint",
-    "complex64", "complex128", "complex_",
+    "complex64", "complex128", "complex_", "bfloat16",
     "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
@@ -57,6 +59,7 @@ float32 = np.float32
 float64 = np.float64
 complex64 = np.complex64
 complex128 = np.complex128
+bfloat16 = ml_dtypes.bfloat16   # as JAX: ml_dtypes' type, a NumPy "void-kind" scalar type of 2 bytes
 # JAX's default (64-bit) scalar types; canonicalize them to get what arrays actually use.
 int_ = np.int64
 float_ = np.float64
@@ -72,18 +75,21 @@ _I32 = np.dtype(np.int32)
 _U32 = np.dtype(np.uint32)
 _I64 = np.dtype(np.int64)
 _F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _C64 = np.dtype(np.complex64)
 _C128 = np.dtype(np.complex128)
+# The floats NumPy does not know as floating (kind 'V'): ml_dtypes' (see ``issubdtype``, ``is_float``).
+_CUSTOM_FLOATS = frozenset([_BF16])
 
-supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64, _C64, _C128)
+supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64, _C64, _C128, _BF16)
 
 # Python scalar types -> their (uncanonicalized) default dtypes.
 python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64, complex: _C128}
 
 _SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F16: "f16", _F32: "f32", _F64: "f64",
-                _C64: "c64", _C128: "c128"}
+                _C64: "c64", _C128: "c128", _BF16: "bf16"}
 _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 
 # ----------------------------------------------------------------------------------------------
@@ -132,7 +138,7 @@ def default_uint_dtype():
 # Canonicalization
 # ----------------------------------------------------------------------------------------------
 
-_NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16}
+_NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16, _BF16: _BF16}
 _CANON = {
     False: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32,
             _C64: _C64, _C128: _C64},
@@ -265,7 +271,7 @@ def scalar_type_of(x):
         return bool
     if kind in "iu":
         return int
-    if kind == "f":
+    if kind == "f" or dt in _CUSTOM_FLOATS:
         return float
     if kind == "c":
         return complex
@@ -278,10 +284,10 @@ def scalar_type_of(x):
 
 # Nodes are small ints (so a pair indexes a flat table).
 (_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64,
- _N_U8, _N_U16, _N_I8, _N_I16, _N_F16, _N_CW, _N_C64, _N_C128) = range(16)
-_NUM_NODES = 16
+ _N_U8, _N_U16, _N_I8, _N_I16, _N_F16, _N_CW, _N_C64, _N_C128, _N_BF16) = range(17)
+_NUM_NODES = 17
 _NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16", "f16",
-               "c*", "c64", "c128"]
+               "c*", "c64", "c128", "bf16"]
 _WEAK_NODES = (_N_IW, _N_FW, _N_CW)
 
 # Direct successors (the lattice's edges).
@@ -295,8 +301,9 @@ _EDGES = {
     _N_U32: [_N_I64],
     _N_I32: [_N_I64],
     _N_I64: [_N_FW],
-    _N_FW: [_N_F16, _N_CW],
+    _N_FW: [_N_F16, _N_BF16, _N_CW],
     _N_F16: [_N_F32],
+    _N_BF16: [_N_F32],
     _N_F32: [_N_F64, _N_C64],
     _N_F64: [_N_C128],
     _N_CW: [_N_C64],
@@ -337,9 +344,9 @@ def _build_join_table():
 _JOIN = _build_join_table()
 
 _STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F16: _N_F16, _F32: _N_F32, _F64: _N_F64,
-                _C64: _N_C64, _C128: _N_C128}
+                _C64: _N_C64, _C128: _N_C128, _BF16: _N_BF16}
 _WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F16: _N_FW, _F32: _N_FW, _F64: _N_FW,
-              _C64: _N_CW, _C128: _N_CW}
+              _C64: _N_CW, _C128: _N_CW, _BF16: _N_FW}
 
 # Result of a join, per x64 flag: node -> (dtype, weak).
 _NODE_RESULT = {
@@ -360,6 +367,7 @@ _NODE_RESULT = {
         (_C128 if x64 else _C64, True),
         (_C64, False),
         (_C128 if x64 else _C64, False),
+        (_BF16, False),
     ]
     for x64 in (False, True)
 }
@@ -561,7 +569,16 @@ def issubdtype(a, b):
         if ta is None or not isinstance(b, type) and tb is None:
             return False
         return issubclass(ta, tb if tb is not None else b)
-    return bool(np.issubdtype(_as_dtype_or_category(a), _as_dtype_or_category(b)))
+    a, b = _as_dtype_or_category(a), _as_dtype_or_category(b)
+    # ml_dtypes' floats are not np.floating subclasses; JAX places them under floating by hand.
+    try:
+        a_dt = np.dtype(a)
+    except (TypeError, ValueError):   # an abstract category such as np.floating
+        a_dt = None
+    if a_dt is not None and a_dt in _CUSTOM_FLOATS:
+        b_t = b if isinstance(b, type) and issubclass(b, np.generic) else np.dtype(b).type
+        return b_t in (a_dt.type, np.floating, np.inexact, np.number, np.generic)
+    return bool(np.issubdtype(a, b))
 
 
 def _extended_type(x):
@@ -585,8 +602,11 @@ def _dtype_of_info_arg(x):
 
 
 def finfo(x):
-    """``np.finfo`` for a floating dtype-like, array or tracer."""
-    return np.finfo(_dtype_of_info_arg(x))
+    """``np.finfo`` for a floating dtype-like, array or tracer (``ml_dtypes.finfo`` for bfloat16, as JAX)."""
+    dt = _dtype_of_info_arg(x)
+    if dt in _CUSTOM_FLOATS:
+        return ml_dtypes.finfo(dt)
+    return np.finfo(dt)
 
 
 def iinfo(x):

@@ -415,6 +415,13 @@ def _uniform_raw(key, minval, maxval, shape, dtype):
         b = lax.convert_element_type(_prng.random_bits32(key, shape), u16)
         fb = lax.bitwise_or(lax.shift_right_logical(b, _prng.const(16 - 10, u16)), _prng.const(0x3C00, u16))
         floats = lax.sub(lax.bitcast_convert_type(fb, dtype), _prng.const(1.0, dtype))
+    elif dtype == dtypes.bfloat16:
+        # JAX draws 8 random bits for a type with under 8 mantissa bits (the low byte of the 32-bit ones,
+        # as float16 takes the low half), widened to 16: 7 of them under bfloat16's 1.0 (0x3F80)
+        u16 = np.dtype(np.uint16)
+        b = lax.convert_element_type(lax.convert_element_type(_prng.random_bits32(key, shape), np.dtype(np.uint8)), u16)
+        fb = lax.bitwise_or(lax.shift_right_logical(b, _prng.const(8 - 7, u16)), _prng.const(0x3F80, u16))
+        floats = lax.sub(lax.bitcast_convert_type(fb, dtype), _prng.const(1.0, dtype))
     elif dtype == np.float64:
         i64 = np.dtype(np.int64)
         b = _prng.random_bits64_as_int64(key, shape)
@@ -428,7 +435,7 @@ def _uniform_raw(key, minval, maxval, shape, dtype):
             span = np.subtract(maxval, minval)
     else:
         span = jnp.subtract(maxval, minval)
-    if _pow2_scalar(span):
+    if _pow2_scalar(span) or dtype == dtypes.bfloat16:   # JAX's CPU backend rounds a bfloat16 product
         # floats * span is exact, so the fused multiply-add XLA contracts this to rounds like mul + add: the
         # common spans (1 for uniform, 2 for normal) stay float32-only, which vectorizes
         out = lax.add(lax.mul(floats, span), minval)

@@ -22,6 +22,9 @@ pub enum DType {
     I64,
     #[serde(rename = "f16")]
     F16,
+    /// bfloat16 (8 exponent bits, 7 mantissa bits), computed like float16: in f32, rounded per operation.
+    #[serde(rename = "bf16")]
+    BF16,
     #[serde(rename = "f32")]
     F32,
     #[serde(rename = "f64")]
@@ -33,13 +36,13 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
-            DType::I16 | DType::U16 | DType::F16 => 2,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
     }
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
     pub fn is_int(self) -> bool {
         matches!(self, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64)
@@ -52,6 +55,10 @@ impl DType {
     }
     /// The 8- and 16-bit integer types (held in Cranelift as `i8`/`i16`; the CPU backend never vectorizes
     /// them).
+    /// The 16-bit floats (float16, bfloat16): stored in 2 bytes, computed in f32 (`opt::f16`).
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
+    }
     pub fn is_narrow_int(self) -> bool {
         matches!(self, DType::I8 | DType::U8 | DType::I16 | DType::U16)
     }
@@ -92,6 +99,7 @@ impl DType {
             DType::U32 => "uint32",
             DType::I64 => "int64",
             DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -108,6 +116,7 @@ impl DType {
             DType::U32 => "u32",
             DType::I64 => "i64",
             DType::F16 => "f16",
+            DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
@@ -123,6 +132,7 @@ impl DType {
             "u32" => DType::U32,
             "i64" => DType::I64,
             "f16" => DType::F16,
+            "bf16" => DType::BF16,
             "f32" => DType::F32,
             "f64" => DType::F64,
             _ => return None,
@@ -155,6 +165,7 @@ impl Scalar {
                 Scalar::Float(f) => f != 0.0,
             }),
             DType::F16 => Scalar::Float(round_to_f16(as_f)),
+            DType::BF16 => Scalar::Float(round_to_bf16(as_f)),
             DType::F32 => Scalar::Float(as_f as f32 as f64),
             DType::F64 => Scalar::Float(as_f),
             DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64 => {
@@ -224,9 +235,75 @@ pub fn round_to_f16(x: f64) -> f64 {
     f16_bits_to_f32(f64_to_f16_bits(x)) as f64
 }
 
+/// The bfloat16 bits nearest to `x` (round to nearest, ties to even, one rounding from f64; overflow to
+/// infinity; NaN becomes the quiet NaN 0x7fc0 with `x`'s sign), as ml_dtypes rounds.
+pub fn f64_to_bf16_bits(x: f64) -> u16 {
+    let sign = ((x.to_bits() >> 48) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7fc0;
+    }
+    f32_to_bf16_bits(f64_to_f32_odd(x))
+}
+
+/// `x` rounded to f32 with round-to-odd (an inexact result gets its last bit set), so that a later rounding
+/// to a narrower format is the single correct rounding of `x`.
+pub fn f64_to_f32_odd(x: f64) -> f32 {
+    let f = x as f32;
+    if f.is_infinite() || f.is_nan() || (f as f64) == x {
+        return f;
+    }
+    // `as` rounds to nearest; step toward zero when it rounded away, then make the last bit odd.
+    let mut b = f.to_bits();
+    if (f as f64).abs() > x.abs() {
+        b -= 1;
+    }
+    f32::from_bits(b | 1)
+}
+
+/// The bfloat16 bits nearest to f32 `x` (round to nearest, ties to even; NaN → quiet NaN with x's sign).
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) as u16 & 0x8000) | 0x7fc0;
+    }
+    let r = b.wrapping_add(0x7fff + ((b >> 16) & 1));
+    (r >> 16) as u16
+}
+
+/// The value of bfloat16 bits `h` as an f32 (exact).
+pub fn bf16_bits_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
+/// `x` rounded to the nearest bfloat16 value (as an f64).
+pub fn round_to_bf16(x: f64) -> f64 {
+    bf16_bits_to_f32(f64_to_bf16_bits(x)) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bf16_rounding() {
+        assert_eq!(f32_to_bf16_bits(1.0), 0x3f80);
+        // ties to even: 1 + 2^-8 -> 1, 1 + 3*2^-8 -> 1 + 2^-6
+        assert_eq!(f32_to_bf16_bits(1.0 + 2f32.powi(-8)), 0x3f80);
+        assert_eq!(f32_to_bf16_bits(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+        assert_eq!(f32_to_bf16_bits(f32::MAX), 0x7f80);
+        assert_eq!(f32_to_bf16_bits(-0.0), 0x8000);
+        assert_eq!(f32_to_bf16_bits(f32::NAN) & 0x7fff, 0x7fc0);
+        // one rounding from f64 (ml_dtypes: bfloat16(1 + 2^-8 + 2^-40) == 1 + 2^-7)
+        assert_eq!(f64_to_bf16_bits(1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 0x3f81);
+        assert_eq!(f64_to_bf16_bits(1e300), 0x7f80);
+        for h in 0..=u16::MAX {
+            let f = bf16_bits_to_f32(h);
+            if !f.is_nan() {
+                assert_eq!(f32_to_bf16_bits(f), h, "{h:#x}");
+                assert_eq!(f64_to_bf16_bits(f as f64), h, "{h:#x}");
+            }
+        }
+    }
 
     #[test]
     fn f16_round_trip_all_bits() {

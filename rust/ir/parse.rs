@@ -121,6 +121,7 @@ fn literal_value(v: &Value, dt: DType, ctx: Ctx, field: &str) -> Result<Scalar> 
         return Ok(Scalar::Float(match dt {
             DType::F32 => f as f32 as f64,
             DType::F16 => crate::ir::dtype::round_to_f16(f),
+            DType::BF16 => crate::ir::dtype::round_to_bf16(f),
             _ => f,
         }));
     }

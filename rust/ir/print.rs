@@ -18,12 +18,14 @@ pub fn var_name(mut n: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-/// The shortest scientific form (`{:e}`) whose value rounds back to the same float16 as `f`.
-fn f16_shortest(f: f64) -> String {
-    let bits = crate::ir::dtype::f64_to_f16_bits(f);
+/// The shortest scientific form (`{:e}`) whose value rounds back to the same float16 (or bfloat16, for
+/// `dtype` BF16) as `f`.
+fn f16_shortest(f: f64, dtype: DType) -> String {
+    let to_bits = if dtype == DType::BF16 { crate::ir::dtype::f64_to_bf16_bits } else { crate::ir::dtype::f64_to_f16_bits };
+    let bits = to_bits(f);
     for prec in 0..5 {
         let s = format!("{:.*e}", prec, f);
-        if s.parse::<f64>().ok().map(crate::ir::dtype::f64_to_f16_bits) == Some(bits) {
+        if s.parse::<f64>().ok().map(to_bits) == Some(bits) {
             return s;
         }
     }
@@ -41,7 +43,7 @@ pub fn py_float(f: f64, dtype: DType) -> String {
     }
     let e = match dtype {
         DType::F32 => format!("{:e}", f as f32),
-        DType::F16 => f16_shortest(f),
+        DType::F16 | DType::BF16 => f16_shortest(f, dtype),
         _ => format!("{:e}", f),
     };
     // e looks like "-1.2345e-7" or "1e0"

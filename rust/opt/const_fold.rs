@@ -241,9 +241,10 @@ fn float_result(x: f64, d: DType) -> Option<Scalar> {
     let x = match d {
         DType::F32 => x as f32 as f64,
         DType::F16 => crate::ir::dtype::round_to_f16(x),
+        DType::BF16 => crate::ir::dtype::round_to_bf16(x),
         _ => x,
     };
-    let sub = if d == DType::F32 { (x as f32).is_subnormal() } else { x.is_subnormal() };
+    let sub = if d == DType::F32 || d == DType::BF16 { (x as f32).is_subnormal() } else { x.is_subnormal() };
     if sub {
         None
     } else {
@@ -326,6 +327,7 @@ fn compare(op: CompareOp, a: Scalar, b: Scalar, d: DType) -> bool {
 fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
     let bits: u64 = match from {
         DType::F16 => crate::ir::dtype::f64_to_f16_bits(as_f(s)) as u64,
+        DType::BF16 => crate::ir::dtype::f64_to_bf16_bits(as_f(s)) as u64,
         DType::F32 => (as_f(s) as f32).to_bits() as u64,
         DType::F64 => as_f(s).to_bits(),
         DType::I32 | DType::U32 => as_i(s) as u32 as u64,
@@ -336,6 +338,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
     };
     Some(match to {
         DType::F16 => Scalar::Float(crate::ir::dtype::f16_bits_to_f32(bits as u16) as f64),
+        DType::BF16 => Scalar::Float(crate::ir::dtype::bf16_bits_to_f32(bits as u16) as f64),
         DType::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
         DType::F64 => Scalar::Float(f64::from_bits(bits)),
         DType::I32 => Scalar::Int(bits as u32 as i32 as i64),
@@ -348,7 +351,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
 
 fn subnormal_input(args: &[(Scalar, DType)]) -> bool {
     args.iter().any(|(s, d)| match (s, d) {
-        (Scalar::Float(f), DType::F32) => (*f as f32).is_subnormal(),
+        (Scalar::Float(f), DType::F32 | DType::BF16) => (*f as f32).is_subnormal(),
         (Scalar::Float(f), _) => f.is_subnormal(),
         _ => false,
     })
@@ -362,7 +365,7 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
     }
     // float16 arithmetic is rewritten to float32 (`opt::f16`) before folding; only conversions and
     // data movement of float16 values are folded here.
-    let f16 = out == DType::F16 || args.iter().any(|(_, d)| *d == DType::F16);
+    let f16 = out.is_half() || args.iter().any(|(_, d)| d.is_half());
     if f16 && !super::f16::moves_values(prim) {
         return None;
     }
@@ -430,8 +433,8 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
             let (x, d) = arg(0)?;
             match bitcast(x, d, *new_dtype)? {
                 // a NaN payload does not survive a literal (kept as f64): leave it to the backend
-                Scalar::Float(f) if *new_dtype == DType::F16 && f.is_nan() => None,
-                Scalar::Float(f) if f.is_subnormal() || (*new_dtype == DType::F32 && (f as f32).is_subnormal()) => None,
+                Scalar::Float(f) if new_dtype.is_half() && f.is_nan() => None,
+                Scalar::Float(f) if f.is_subnormal() || (matches!(*new_dtype, DType::F32 | DType::BF16) && (f as f32).is_subnormal()) => None,
                 other => Some(other),
             }
         }

@@ -1,4 +1,5 @@
-//! float16 legalization: every equation that computes on float16 values is rewritten to compute in float32,
+//! float16 and bfloat16 legalization (both "half" types below are treated alike; "float16" in this file
+//! means either): every equation that computes on float16 values is rewritten to compute in float32,
 //! with its float16 operands converted up (exact) and its float16 results converted back down (rounded to
 //! nearest even). This is XLA's CPU semantics: each operation rounds its result to float16, while
 //! reductions, cumulative sums and `dot_general` accumulate in float32 and round once at the end.
@@ -11,13 +12,14 @@
 //! registers, never materialized as float32.
 //!
 //! `nextafter` on float16 has no float32 formulation and is reported as unsupported.
+//!
+//! bfloat16 follows the same rules (XLA's CPU backend upcasts bfloat16 arithmetic to f32 the same way).
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::ir::control::ControlOp;
 use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, LibOp, Prim, Program, Scalar, VarId};
 
-const F16: DType = DType::F16;
 const F32: DType = DType::F32;
 
 /// The largest variable id used anywhere in `p` (sub-programs included).
@@ -54,16 +56,16 @@ fn subprograms_mut(op: &mut ControlOp) -> Vec<&mut Program> {
 
 /// Whether any float16 value appears anywhere in `p` (the common case is none: then `run` is free).
 fn mentions_f16(p: &Program) -> bool {
-    let lit16 = |a: &Atom| matches!(a, Atom::Lit(_, DType::F16));
-    p.invars.iter().any(|(_, a)| a.dtype == F16)
+    let lit16 = |a: &Atom| matches!(a, Atom::Lit(_, d) if d.is_half());
+    p.invars.iter().any(|(_, a)| a.dtype.is_half())
         || p.outvars.iter().any(lit16)
         || p.eqns.iter().any(|e| {
-            e.outputs.iter().any(|(_, a)| a.dtype == F16)
+            e.outputs.iter().any(|(_, a)| a.dtype.is_half())
                 || e.inputs.iter().any(lit16)
                 || match &e.prim {
                     Prim::Control(op) => subprograms(op).into_iter().any(mentions_f16),
-                    Prim::Iota { dtype, .. } => *dtype == F16,
-                    Prim::Lib(LibOp::DotGeneral { preferred, .. }) => *preferred == Some(F16),
+                    Prim::Iota { dtype, .. } => dtype.is_half(),
+                    Prim::Lib(LibOp::DotGeneral { preferred, .. }) => preferred.is_some_and(|d| d.is_half()),
                     _ => false,
                 }
         })
@@ -93,7 +95,8 @@ fn keeps_f16(prim: &Prim) -> bool {
     match prim {
         p if moves_values(p) => true,
         Prim::Control(_) => true,
-        Prim::Lib(op) => !matches!(op, LibOp::DotGeneral { .. } | LibOp::Cumulative { .. }),
+        // conv accumulates in f32 like dot (the CPU library has no 16-bit conv kernel)
+        Prim::Lib(op) => !matches!(op, LibOp::DotGeneral { .. } | LibOp::Cumulative { .. } | LibOp::Conv(_)),
         _ => false,
     }
 }
@@ -115,7 +118,7 @@ fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
     let mut out: Vec<Eqn> = Vec::with_capacity(p.eqns.len());
     // The shape of every float16 variable defined so far.
     let mut f16_vars: HashMap<VarId, Vec<usize>> =
-        p.invars.iter().filter(|(_, a)| a.dtype == F16).map(|(v, a)| (*v, a.shape.clone())).collect();
+        p.invars.iter().filter(|(_, a)| a.dtype.is_half()).map(|(v, a)| (*v, a.shape.clone())).collect();
     // XLA's CPU backend contracts a float16 `mul` feeding only an `add`/`sub` into one multiply-add: the
     // product is not rounded to float16. (A product of two float16 values is exact in float32, so keeping
     // the float32 product and rounding after the add/sub is exactly that.) `contracted` maps such a product
@@ -124,7 +127,7 @@ fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
     let mut contracted: HashMap<VarId, VarId> = HashMap::new();
     let emit = |out: &mut Vec<Eqn>, f16_vars: &mut HashMap<VarId, Vec<usize>>, e: Eqn| {
         for (v, a) in &e.outputs {
-            if a.dtype == F16 {
+            if a.dtype.is_half() {
                 f16_vars.insert(*v, a.shape.clone());
             }
         }
@@ -140,25 +143,26 @@ fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
             continue;
         }
         let is16 = |a: &Atom| match a {
-            Atom::Lit(_, d) => *d == F16,
+            Atom::Lit(_, d) => d.is_half(),
             Atom::Var(v) => f16_vars.contains_key(v),
         };
-        let touches = e.outputs.iter().any(|(_, a)| a.dtype == F16)
+        let touches = e.outputs.iter().any(|(_, a)| a.dtype.is_half())
             || e.inputs.iter().any(is16)
-            || matches!(&e.prim, Prim::Iota { dtype: F16, .. })
-            || matches!(&e.prim, Prim::Lib(LibOp::DotGeneral { preferred: Some(F16), .. }));
+            || matches!(&e.prim, Prim::Iota { dtype, .. } if dtype.is_half())
+            || matches!(&e.prim, Prim::Lib(LibOp::DotGeneral { preferred: Some(d), .. }) if d.is_half());
         if !touches || keeps_f16(&e.prim) {
             emit(&mut out, &mut f16_vars, e);
             continue;
         }
         if matches!(e.prim, Prim::Binary(BinaryOp::NextAfter)) {
-            return Err(Error::Unsupported("nextafter on float16".into()));
+            let d = e.outputs.first().map_or("float16", |(_, a)| a.dtype.numpy_name());
+            return Err(Error::Unsupported(format!("nextafter on {d}")));
         }
         // Operands: float16 variables widened by a conversion, float16 literals retyped (exact).
         let mut inputs = Vec::with_capacity(e.inputs.len());
         for a in std::mem::take(&mut e.inputs) {
             inputs.push(match a {
-                Atom::Lit(s, F16) => Atom::Lit(widen_lit(s), F32),
+                Atom::Lit(s, d) if d.is_half() => Atom::Lit(widen_lit(s, d), F32),
                 Atom::Var(v) => match (contracted.get(&v), f16_vars.get(&v)) {
                     (Some(w), _) => Atom::Var(*w),
                     (None, Some(shape)) => {
@@ -175,33 +179,33 @@ fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
         }
         e.inputs = inputs;
         match &mut e.prim {
-            Prim::Iota { dtype, .. } if *dtype == F16 => *dtype = F32,
-            Prim::Lib(LibOp::DotGeneral { preferred, .. }) if *preferred == Some(F16) => *preferred = Some(F32),
+            Prim::Iota { dtype, .. } if dtype.is_half() => *dtype = F32,
+            Prim::Lib(LibOp::DotGeneral { preferred, .. }) if preferred.is_some_and(|d| d.is_half()) => *preferred = Some(F32),
             _ => {}
         }
         // Results: computed as float32 into fresh variables, rounded back into the original ones.
         let mut narrow = Vec::new();
         for (v, a) in e.outputs.iter_mut() {
-            if a.dtype == F16 {
+            if a.dtype.is_half() {
                 let w = *next;
                 *next += 1;
-                narrow.push((w, *v, a.shape.clone()));
+                narrow.push((w, *v, a.shape.clone(), a.dtype));
                 *v = w;
                 a.dtype = F32;
             }
         }
         out.push(e);
-        if let [(w, v, _)] = narrow.as_slice() {
+        if let [(w, v, _, _)] = narrow.as_slice() {
             if fma_products.contains(v) {
                 contracted.insert(*v, *w);
                 continue;
             }
         }
-        for (w, v, shape) in narrow {
+        for (w, v, shape, dt) in narrow {
             let c = Eqn {
-                prim: Prim::ConvertElementType { new_dtype: F16 },
+                prim: Prim::ConvertElementType { new_dtype: dt },
                 inputs: vec![Atom::Var(w)],
-                outputs: vec![(v, Aval::new(F16, shape))],
+                outputs: vec![(v, Aval::new(dt, shape))],
             };
             emit(&mut out, &mut f16_vars, c);
         }
@@ -211,7 +215,8 @@ fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
 }
 
 /// The float16 `mul` results of `p` used exactly once, by a float16 `add` or `sub` (not by a sub-program or
-/// an output).
+/// an output). Never bfloat16: JAX 0.10.2's CPU backend rounds a bfloat16 product before the add (checked
+/// against it bit for bit).
 fn contractible_products(p: &Program) -> std::collections::HashSet<VarId> {
     let mut uses: HashMap<VarId, (usize, bool)> = HashMap::new();
     let mut bump = |a: &Atom, into_add: bool| {
@@ -223,7 +228,7 @@ fn contractible_products(p: &Program) -> std::collections::HashSet<VarId> {
     };
     for e in &p.eqns {
         let is_add = matches!(e.prim, Prim::Binary(BinaryOp::Add | BinaryOp::Sub))
-            && e.outputs.iter().all(|(_, a)| a.dtype == F16);
+            && e.outputs.iter().all(|(_, a)| a.dtype == DType::F16);
         for a in &e.inputs {
             bump(a, is_add);
         }
@@ -235,14 +240,15 @@ fn contractible_products(p: &Program) -> std::collections::HashSet<VarId> {
         .iter()
         .filter(|e| matches!(e.prim, Prim::Binary(BinaryOp::Mul)))
         .filter_map(|e| match e.outputs.as_slice() {
-            [(v, a)] if a.dtype == F16 && uses.get(v) == Some(&(1, true)) => Some(*v),
+            [(v, a)] if a.dtype == DType::F16 && uses.get(v) == Some(&(1, true)) => Some(*v),
             _ => None,
         })
         .collect()
 }
 
-fn widen_lit(s: Scalar) -> Scalar {
+fn widen_lit(s: Scalar, d: DType) -> Scalar {
     match s {
+        Scalar::Float(f) if d == DType::BF16 => Scalar::Float(crate::ir::dtype::round_to_bf16(f)),
         Scalar::Float(f) => Scalar::Float(crate::ir::dtype::round_to_f16(f)),
         other => other,
     }
@@ -252,6 +258,7 @@ fn widen_lit(s: Scalar) -> Scalar {
 mod tests {
     use super::*;
     use crate::ir::{ReduceOp, UnaryOp};
+    const F16: DType = DType::F16;
 
     fn v(i: VarId) -> Atom {
         Atom::Var(i)

@@ -146,15 +146,15 @@ impl Kernel {
     /// selecting, converting or bitcasting them): `opt::f16` rewrites such arithmetic to float32, so a
     /// backend seeing one has an unlegalized plan. `None` when there is none.
     pub fn f16_arithmetic(&self) -> Option<String> {
-        let is16 = |j: usize| self.body.get(j).is_some_and(|i| i.dtype == DType::F16);
+        let is16 = |j: usize| self.body.get(j).is_some_and(|i| i.dtype.is_half());
         for (i, ins) in self.body.iter().enumerate() {
             let bad = match &ins.op {
                 KOp::Load { .. } | KOp::Const { .. } | KOp::Convert { .. } | KOp::Bitcast { .. } => false,
                 KOp::Select { .. } => false,
-                KOp::Iota { .. } => ins.dtype == DType::F16,
-                KOp::Unary { a, .. } | KOp::IntegerPow { a, .. } => ins.dtype == DType::F16 || is16(*a),
-                KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => ins.dtype == DType::F16 || is16(*a) || is16(*b),
-                KOp::Clamp { lo, x, hi } => ins.dtype == DType::F16 || is16(*lo) || is16(*x) || is16(*hi),
+                KOp::Iota { .. } => ins.dtype.is_half(),
+                KOp::Unary { a, .. } | KOp::IntegerPow { a, .. } => ins.dtype.is_half() || is16(*a),
+                KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => ins.dtype.is_half() || is16(*a) || is16(*b),
+                KOp::Clamp { lo, x, hi } => ins.dtype.is_half() || is16(*lo) || is16(*x) || is16(*hi),
             };
             if bad {
                 return Some(format!("instruction {i} ({:?})", ins.op));

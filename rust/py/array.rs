@@ -40,6 +40,7 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
             "uint32" => Some(DType::U32),
             "int64" => Some(DType::I64),
             "float16" => Some(DType::F16),
+            "bfloat16" => Some(DType::BF16),
             "float32" => Some(DType::F32),
             "float64" => Some(DType::F64),
             _ => None,
@@ -114,9 +115,11 @@ impl DeviceArray {
             (b'f', 2) => DType::F16,
             (b'f', 4) => DType::F32,
             (b'f', 8) => DType::F64,
+            // ml_dtypes' bfloat16 is a NumPy "void-kind" type of 2 bytes, known by its name
+            (b'V', 2) if descr.getattr("name")?.extract::<String>()? == "bfloat16" => DType::BF16,
             _ => {
                 return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, float32 or float64)",
+                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, float32 or float64)",
                     descr.str()?
                 )))
             }
@@ -125,7 +128,11 @@ impl DeviceArray {
             a
         } else {
             let kw = pyo3::types::PyDict::new(py);
-            kw.set_item("dtype", dt.numpy_name())?;
+            if dt == DType::BF16 {
+                kw.set_item("dtype", descr.clone())?;
+            } else {
+                kw.set_item("dtype", dt.numpy_name())?;
+            }
             np.call_method("ascontiguousarray", (a,), Some(&kw))?.cast_into::<PyUntypedArray>()?
         };
         let aval = Aval::new(dt, a.shape().to_vec());
@@ -156,7 +163,7 @@ impl DeviceArray {
             DType::I32 => Scalar::Int(value.extract::<i32>()? as i64),
             DType::U32 => Scalar::Int(value.extract::<u32>()? as i64),
             DType::I64 => Scalar::Int(value.extract::<i64>()?),
-            DType::F16 | DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
         };
         let bytes: Vec<u8> = match (dt, s.cast(dt)) {
             (DType::Bool, Scalar::Bool(b)) => vec![b as u8],
@@ -166,6 +173,7 @@ impl DeviceArray {
             (DType::U32, Scalar::Int(i)) => (i as u32).to_le_bytes().to_vec(),
             (DType::I64, Scalar::Int(i)) => i.to_le_bytes().to_vec(),
             (DType::F16, Scalar::Float(f)) => crate::ir::dtype::f64_to_f16_bits(f).to_le_bytes().to_vec(),
+            (DType::BF16, Scalar::Float(f)) => crate::ir::dtype::f64_to_bf16_bits(f).to_le_bytes().to_vec(),
             (DType::F32, Scalar::Float(f)) => (f as f32).to_le_bytes().to_vec(),
             (DType::F64, Scalar::Float(f)) => f.to_le_bytes().to_vec(),
             (dt, s) => {
@@ -190,6 +198,11 @@ impl DeviceArray {
             DType::I64 => to_numpy_typed::<i64>(py, &b),
             // float16: the bits as uint16, viewed as NumPy's float16
             DType::F16 => to_numpy_typed::<u16>(py, &b).call_method1("view", ("float16",))?,
+            // bfloat16: the bits as uint16, viewed as ml_dtypes' bfloat16 (the NumPy type JAX uses)
+            DType::BF16 => {
+                let bf16 = py.import("ml_dtypes")?.getattr("bfloat16")?;
+                to_numpy_typed::<u16>(py, &b).call_method1("view", (bf16,))?
+            }
             DType::F32 => to_numpy_typed::<f32>(py, &b),
             DType::F64 => to_numpy_typed::<f64>(py, &b),
         })

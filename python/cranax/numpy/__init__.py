@@ -143,3 +143,6 @@ __all__ = __all__ + ["bitwise_left_shift", "bitwise_right_shift", "frexp", "pack
             "histogramdd", "einsum_path", "mask_indices", "unwrap", "array_repr", "array_str", "from_dlpack",
             "frombuffer", "fromfile", "fromiter", "fromstring", "load", "save", "savez", "frompyfunc", "ufunc",
             "bool", "double", "single", "uint", "character", "flexible", "object_", "ComplexWarning"]
+# bfloat16 (issue 21)
+from ._scalar_types import bfloat16  # noqa: E402
+__all__ = __all__ + ["bfloat16"]

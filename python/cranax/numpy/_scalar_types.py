@@ -45,6 +45,7 @@ uint8 = _scalar_type(_np.uint8)
 int16 = _scalar_type(_np.int16)
 uint16 = _scalar_type(_np.uint16)
 float16 = _scalar_type(_np.float16)
+bfloat16 = _scalar_type(_dtypes.bfloat16)   # ml_dtypes' type underneath, as in JAX
 uint64 = _np.uint64
 complex64 = csingle = _scalar_type(_np.complex64)
 complex128 = complex_ = cdouble = _scalar_type(_np.complex128)
@@ -64,7 +65,7 @@ unsignedinteger = _np.unsignedinteger
 inexact = _np.inexact
 number = _np.number
 generic = _np.generic
-finfo = _np.finfo
+finfo = _dtypes.finfo   # np.finfo, and ml_dtypes.finfo for bfloat16 (as JAX)
 iinfo = _np.iinfo
 
 

@@ -93,6 +93,9 @@ pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
     if from == F16 || to == F16 {
         return convert_f16(b, from, to, x);
     }
+    if from == BF16 || to == BF16 {
+        return convert_bf16(b, from, to, x);
+    }
     if from.is_narrow_int() || to.is_narrow_int() {
         return convert_narrow(b, from, to, x);
     }
@@ -178,6 +181,41 @@ fn convert_f16(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
         _ => convert(b, from, DType::F32, x),
     };
     f32_to_f16(b, f)
+}
+
+/// `convert` where either side is bfloat16 (and neither is float16): through f32, like float16 (bfloat16 →
+/// f32 is exact; f64 → bfloat16 rounds once, through a round-to-odd f32).
+fn convert_bf16(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    if from == DType::BF16 {
+        let w = b.ins().uextend(types::I32, x);
+        let w = b.ins().ishl_imm_u(w, 16);
+        let f = b.ins().bitcast(types::F32, MemFlagsData::new(), w);
+        return convert(b, DType::F32, to, f);
+    }
+    let f = match from {
+        DType::F32 => x,
+        DType::F64 => f64_to_f32_odd(b, x),
+        _ => convert(b, from, DType::F32, x),
+    };
+    f32_to_bf16(b, f)
+}
+
+/// f32 → bfloat16 bits (i16), round to nearest even (overflow carries into infinity); NaN becomes the quiet
+/// NaN 0x7fc0 with its sign, as ml_dtypes does.
+pub fn f32_to_bf16(b: &mut FunctionBuilder, x: Value) -> Value {
+    let u = b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+    let a = b.ins().band_imm_u(u, 0x7fff_ffff);
+    let is_nan = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    let odd = b.ins().ushr_imm_u(u, 16);
+    let odd = b.ins().band_imm_u(odd, 1);
+    let t = b.ins().iadd_imm_s(u, 0x7fff);
+    let t = b.ins().iadd(t, odd);
+    let r = b.ins().ushr_imm_u(t, 16);
+    let sign = b.ins().ushr_imm_u(u, 16);
+    let sign = b.ins().band_imm_u(sign, 0x8000);
+    let qnan = b.ins().bor_imm_u(sign, 0x7fc0);
+    let r = b.ins().select(is_nan, qnan, r);
+    b.ins().ireduce(types::I16, r)
 }
 
 /// float16 bits (i16) → f32, exactly: normals rebias the exponent, infinities and NaNs keep their payload,

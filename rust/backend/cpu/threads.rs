@@ -299,6 +299,17 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
                 And | Or => {}
             }
         }
+        DType::BF16 => {
+            // Never reached by a legalized plan (as float16); kept total.
+            use crate::backend::cpu::library::elem::{Elem, BF16};
+            match op {
+                Sum => go!(BF16, |a: BF16, b: BF16| a.eadd(b)),
+                Prod => go!(BF16, |a: BF16, b: BF16| a.emul(b)),
+                Max => go!(BF16, |a: BF16, b: BF16| a.emax(b)),
+                Min => go!(BF16, |a: BF16, b: BF16| a.emin(b)),
+                And | Or => {}
+            }
+        }
         DType::F64 => match op {
             Sum => go!(f64, |a: f64, b: f64| a + b),
             Prod => go!(f64, |a: f64, b: f64| a * b),

@@ -52,6 +52,7 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
             DType::I16 => elems::<i16>(b)[i] as i64,
             DType::U16 => elems::<u16>(b)[i] as i64,
             DType::F16 => elems::<F16>(b)[i].to_i64(),
+            DType::BF16 => elems::<BF16>(b)[i].to_i64(),
             DType::F32 => elems::<f32>(b)[i] as i64,
             DType::F64 => elems::<f64>(b)[i] as i64,
         }
@@ -195,6 +196,35 @@ impl Elem for F16 {
 }
 float_elem!(f64, u64, 1u64 << 63);
 
+/// bfloat16, held as its bits; arithmetic in f32, rounded back (as `F16`).
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) struct BF16(pub u16);
+
+impl BF16 {
+    pub(crate) fn to_f32(self) -> f32 {
+        crate::ir::dtype::bf16_bits_to_f32(self.0)
+    }
+    pub(crate) fn from_f32(v: f32) -> Self {
+        BF16(crate::ir::dtype::f32_to_bf16_bits(v))
+    }
+}
+
+impl Elem for BF16 {
+    const IS_FLOAT: bool = true;
+    fn zero() -> Self { BF16(0) }
+    fn eadd(self, o: Self) -> Self { BF16::from_f32(self.to_f32() + o.to_f32()) }
+    fn emul(self, o: Self) -> Self { BF16::from_f32(self.to_f32() * o.to_f32()) }
+    fn emax(self, o: Self) -> Self { BF16::from_f32(self.to_f32().emax(o.to_f32())) }
+    fn emin(self, o: Self) -> Self { BF16::from_f32(self.to_f32().emin(o.to_f32())) }
+    fn to_f64(self) -> f64 { self.to_f32() as f64 }
+    fn to_i64(self) -> i64 { self.to_f32() as i64 }
+    fn from_f64(v: f64) -> Self { BF16(crate::ir::dtype::f64_to_bf16_bits(v)) }
+    fn from_i64(v: i64) -> Self { BF16::from_f64(v as f64) }
+    fn sort_key(self) -> u64 { self.to_f32().sort_key() }
+    fn default_fill() -> Self { BF16(0x7fc0) }
+}
+
 /// Runs `$body` with `$T` the element type of `$dt`.
 macro_rules! with_elem {
     ($dt:expr, $T:ident => $body:expr) => {
@@ -208,6 +238,7 @@ macro_rules! with_elem {
             crate::ir::DType::U32 => { type $T = u32; $body }
             crate::ir::DType::I64 => { type $T = i64; $body }
             crate::ir::DType::F16 => { type $T = $crate::backend::cpu::library::elem::F16; $body }
+            crate::ir::DType::BF16 => { type $T = $crate::backend::cpu::library::elem::BF16; $body }
             crate::ir::DType::F32 => { type $T = f32; $body }
             crate::ir::DType::F64 => { type $T = f64; $body }
         }
