@@ -609,7 +609,7 @@ def test_linalg_jvps_against_finite_differences(x64):
 def test_linalg_errors_name_the_problem():
     with pytest.raises(ValueError, match="square"):
         lxl.cholesky(np.zeros((2, 3), np.float32))
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
         lxl.cholesky(np.eye(2, dtype=np.int32))
     with pytest.raises(TypeError, match="Incompatible shapes"):
         lxl.triangular_solve(np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True)

@@ -39,7 +39,7 @@ def _inexact(name, *xs):
     left alone)."""
     xs = [asarray(x) for x in xs]
     dt, weak = dtypes.result_type(*xs, return_weak_type_flag=True)
-    if not dtypes.issubdtype(dt, np.floating):
+    if not dtypes.issubdtype(dt, np.inexact):
         dt = _to_inexact(dt, weak)
     return [x if get_aval(x).dtype == dt else x.astype(dt) for x in xs]
 
