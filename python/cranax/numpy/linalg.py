@@ -28,6 +28,7 @@ __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigva
            "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve",
            "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
 
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -90,19 +91,21 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
-def _no_complex(name):
-    raise NotImplementedError(f"jnp.linalg.{name} returns complex64/complex128 eigenvalues and eigenvectors, "
-                              f"and cranax does not have the complex dtypes yet")
-
-
 def eig(a):
-    """Mirrors ``jax.numpy.linalg.eig``; raises NotImplementedError: its results are complex."""
-    _no_complex("eig")
+    """Eigenvalues and right eigenvectors (columns, unit 2-norm) of the general square ``a[..., n, n]``:
+    ``EigResult(eigenvalues, eigenvectors)``, complex64 for float32/complex64 input, complex128 otherwise, in
+    no particular order. Only the eigenvalues are differentiable. Mirrors ``jax.numpy.linalg.eig``."""
+    (a,) = _inexact("eig", a)
+    _square("eig", a)
+    w, v = _pl.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
 def eigvals(a):
-    """Mirrors ``jax.numpy.linalg.eigvals``; raises NotImplementedError: its results are complex."""
-    _no_complex("eigvals")
+    """The (complex) eigenvalues of the general square ``a``. Mirrors ``jax.numpy.linalg.eigvals``."""
+    (a,) = _inexact("eigvals", a)
+    _square("eigvals", a)
+    return _pl.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
