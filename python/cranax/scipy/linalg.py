@@ -19,7 +19,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     not positive definite. Mirrors ``jax.scipy.linalg.cholesky``."""
     (a,) = _nl._inexact("cholesky", a)
     L = _pl.cholesky(a)
-    return L if lower else jnp.matrix_transpose(L)
+    return L if lower else _nl._mH(L)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -36,9 +36,9 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     vec = get_aval(b).ndim == get_aval(c).ndim - 1
     if vec:
         b = b[..., None]
-    L = c if lower else jnp.matrix_transpose(c)
+    L = c if lower else _nl._mH(c)
     y = _pl.triangular_solve(L, b, left_side=True, lower=True)
-    x = _pl.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True)
+    x = _pl.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True)
     return x[..., 0] if vec else x
 
 
@@ -353,9 +353,9 @@ def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
     u_svd, s, vh = _nl.svd(a, full_matrices=False)
     u = jnp.matmul(u_svd, vh)
     if side == "right":
-        p = jnp.matmul(jnp.matrix_transpose(vh) * s[..., None, :], vh)
+        p = jnp.matmul(_nl._mH(vh) * s[..., None, :], vh)
     else:
-        p = jnp.matmul(u_svd * s[..., None, :], jnp.matrix_transpose(u_svd))
+        p = jnp.matmul(u_svd * s[..., None, :], _nl._mH(u_svd))
     return u, p
 
 
@@ -499,11 +499,10 @@ def funm(A, func, disp=True):
     def step(F, d):
         if F is None:
             return jnp.diag(fdiag)
-        # F[i, j] = (S + 2 T[i, j] (F[j, j] - F[i, i])) / (T[j, j] - T[i, i]) with S = (F T - T F)[i, j]
-        # while F's superdiagonal d is zero (the k = i, j terms of the commutator cancel that way)
-        S = jnp.diagonal(F @ T - T @ F, d)
-        tij = jnp.diagonal(T, d)
-        return (S + 2 * tij * (fdiag[d:] - fdiag[:-d])) / (tdiag[d:] - tdiag[:-d])
+        # F T = T F at (i, j): F[i, j] (T[j, j] - T[i, i]) = (T F - F T)[i, j] evaluated while F[i, j] is still
+        # zero (that sum then holds exactly the other terms: T[i, j] (F[j, j] - F[i, i]) and the inner ones)
+        S = jnp.diagonal(T @ F - F @ T, d)
+        return S / (tdiag[d:] - tdiag[:-d])
 
     F = Z @ _upper_recurrence(T, step) @ jnp.conj(Z.T)
     if disp:
@@ -663,14 +662,14 @@ def fiedler_companion(a):
     c = a[1:] / a[0]
     n = c.shape[0]
     # the product of Fiedler's elementary factors, laid out as a pentadiagonal matrix: -c[0] and a 1 start
-    # column 0; odd k put -c[k] above the diagonal with a 1 two rows below, even k put -c[k] below it with a
+    # column 0; odd k put -c[k] above the diagonal with a 1 three rows below, even k put -c[k] below it with a
     # 1 two rows above
     out = jnp.zeros((n, n), a.dtype).at[0, 0].set(-c[0]).at[1, 0].set(1)
     for k in range(1, n):
-        if k % 2 == 1:   # c[k] at (k - 1, k), a one at (k + 1, k) below it
+        if k % 2 == 1:   # c[k] at (k - 1, k), a one at (k + 2, k) below it
             out = out.at[k - 1, k].set(-c[k])
-            if k + 1 < n:
-                out = out.at[k + 1, k].set(1)
+            if k + 2 < n:
+                out = out.at[k + 2, k].set(1)
         else:            # c[k] at (k, k - 1), a one at (k - 2, k) above
             out = out.at[k, k - 1].set(-c[k]).at[k - 2, k].set(1)
     return out
