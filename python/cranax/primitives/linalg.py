@@ -568,8 +568,21 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, e
     (``enable_eigvec_derivs=True`` raises NotImplementedError). Mirrors ``jax.lax.linalg.eig``."""
     if enable_eigvec_derivs:
         raise NotImplementedError("eig with enable_eigvec_derivs=True is not implemented in cranax")
-    return list(eig_p.bind(_ew._as_operand(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
-                           compute_right_eigenvectors=bool(compute_right_eigenvectors), use_magma=use_magma))
+    x = _ew._as_operand(x)
+    want_v = bool(compute_left_eigenvectors) or bool(compute_right_eigenvectors)
+    outs = list(eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=want_v,
+                           use_magma=use_magma))
+    if not compute_left_eigenvectors:
+        return outs if compute_right_eigenvectors else outs[:1]
+    # the left eigenvectors: the rows of vr^-1 (conjugated), each scaled to unit norm (faer's own are
+    # unreliable)
+    w, vr = outs
+    vl = _H(_solve(vr, _eye_like(vr)))
+    av = get_aval(vl)
+    norm = _ew.sqrt(_ew.add(_red.reduce_sum(_ew.mul(_ew.real(vl), _ew.real(vl)), (av.ndim - 2,)),
+                            _red.reduce_sum(_ew.mul(_ew.imag(vl), _ew.imag(vl)), (av.ndim - 2,))))
+    vl = _ew.div(vl, _cast(_row(norm, av.shape), av.dtype))
+    return [w, vl, vr] if compute_right_eigenvectors else [w, vl]
 
 
 def _solve(a, b):

@@ -648,24 +648,31 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 }
                 let a = ops[0].mat::<T>(b);
                 let mut w = faer::diag::Diag::<T>::zeros(n);
-                let mut vl = compute_left.then(|| Mat::<T>::from_fn(n, n, |_, _| zero));
-                let mut vr = compute_right.then(|| Mat::<T>::from_fn(n, n, |_, _| zero));
+                // the left eigenvectors are the rows of vr^-1 (faer's own left ones are unreliable): the right
+                // ones are computed whenever either is asked for
+                let want_v = *compute_left || *compute_right;
+                let mut vr = want_v.then(|| Mat::<T>::from_fn(n, n, |_, _| zero));
                 let yes = |f: bool| if f { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No };
-                let mut mem = stack_for(evd::evd_scratch::<T>(n, yes(*compute_left), yes(*compute_right), par, Default::default()));
-                let ok = T::eig(
-                    a.as_ref(),
-                    w.as_mut(),
-                    vl.as_mut().map(|v| v.as_mut()),
-                    vr.as_mut().map(|v| v.as_mut()),
-                    par,
-                    MemStack::new(&mut mem),
-                );
+                let mut mem = stack_for(evd::evd_scratch::<T>(n, evd::ComputeEigenvectors::No, yes(want_v), par, Default::default()));
+                let ok = T::eig(a.as_ref(), w.as_mut(), None, vr.as_mut().map(|v| v.as_mut()), par, MemStack::new(&mut mem));
                 if !ok {
                     slots.iter().for_each(|s| s.fill_nan(b));
                     return;
                 }
                 let wv: Vec<T> = (0..n).map(|i| w[i]).collect();
                 slots[0].put_vec(b, &wv);
+                // faer now and then returns an inaccurate eigenvector; those are refined by inverse iteration
+                // (left ones as right eigenvectors of a^H, for conj(w))
+                let vr = vr.map(|v| refine_eigenvectors(a.as_ref(), &wv, false, v));
+                let vl = if *compute_left {
+                    vr.as_ref().map(|v| {
+                        use faer::linalg::solvers::Solve;
+                        adjoint(v.partial_piv_lu().solve(&eye(n, n)).as_ref())
+                    })
+                } else {
+                    None
+                };
+                let vr = if *compute_right { vr } else { None };
                 let mut s = 1;
                 for v in [vl, vr].into_iter().flatten() {
                     let v = normalize_columns(v);
@@ -737,6 +744,77 @@ fn pivots_of(fwd: &[usize], k: usize) -> (Vec<i32>, Vec<i32>) {
         at[rp] = i;
     }
     (pv, cur.iter().map(|&x| x as i32).collect())
+}
+
+/// Columns `v[:, j]` whose residual `|a v - w_j v|` is large, replaced by two steps of inverse iteration with
+/// `a - w_j I` (shifted slightly off the eigenvalue, so the LU is not exactly singular); `conj_w` uses
+/// `conj(w_j)`.
+fn refine_eigenvectors<T: Cplx>(a: MatRef<'_, T>, w: &[T], conj_w: bool, v: Mat<T>) -> Mat<T> {
+    let mut v = v;
+    let n = a.nrows();
+    let f = |z: T| {
+        let (x, y) = z.parts();
+        (x.to_f64(), y.to_f64())
+    };
+    let mut norm_a = 0.0f64;
+    for i in 0..n {
+        for j in 0..n {
+            let (x, y) = f(a[(i, j)]);
+            norm_a += x * x + y * y;
+        }
+    }
+    let norm_a = norm_a.sqrt().max(f64::MIN_POSITIVE);
+    let eps = <T::R as Elem>::to_f64(<T::R as faer::traits::RealField>::epsilon_impl());
+    let tol = 1e3 * eps * norm_a * n as f64;
+    for j in 0..n {
+        let (wr, wi) = f(w[j]);
+        let wi = if conj_w { -wi } else { wi };
+        let mut res = 0.0f64;
+        for i in 0..n {
+            let (mut sr, mut si) = (0.0, 0.0);
+            for k in 0..n {
+                let (ar, ai) = f(a[(i, k)]);
+                let (vr, vi) = f(v[(k, j)]);
+                sr += ar * vr - ai * vi;
+                si += ar * vi + ai * vr;
+            }
+            let (vr, vi) = f(v[(i, j)]);
+            let (er, ei) = (sr - (wr * vr - wi * vi), si - (wr * vi + wi * vr));
+            res += er * er + ei * ei;
+        }
+        if res.sqrt() <= tol {
+            continue;
+        }
+        let shift = (wr + 10.0 * eps * norm_a, wi);
+        let m = Mat::<T>::from_fn(n, n, |i, k| {
+            let (x, y) = f(a[(i, k)]);
+            let (x, y) = if i == k { (x - shift.0, y - shift.1) } else { (x, y) };
+            T::new(<T::R as Elem>::from_f64(x), <T::R as Elem>::from_f64(y))
+        });
+        let lu = m.partial_piv_lu();
+        let one = T::new(<T::R as Elem>::from_f64(1.0), <T::R as Elem>::zero());
+        let mut x = Mat::<T>::from_fn(n, 1, |_, _| one);
+        for _ in 0..2 {
+            use faer::linalg::solvers::Solve;
+            x = lu.solve(&x);
+            let nrm = (0..n).map(|i| {
+                let (p, q) = f(x[(i, 0)]);
+                p * p + q * q
+            });
+            let nrm = nrm.sum::<f64>().sqrt();
+            if !(nrm.is_finite() && nrm > 0.0) {
+                break;
+            }
+            x = Mat::from_fn(n, 1, |i, _| {
+                let (p, q) = f(x[(i, 0)]);
+                T::new(<T::R as Elem>::from_f64(p / nrm), <T::R as Elem>::from_f64(q / nrm))
+            });
+        }
+        for i in 0..n {
+            v[(i, j)] = x[(i, 0)];
+        }
+    }
+    v
 }
 
 /// Each column scaled to unit 2-norm with its largest component real and positive (LAPACK geev's
