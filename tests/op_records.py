@@ -474,6 +474,22 @@ _LIBRARY = [
        tested_in=("test_linalg.py::test_triangular_solve_against_scipy",
                   "test_linalg.py::test_linalg_jvps_against_finite_differences",
                   "test_linalg.py::test_linalg_vmap_matches_batched")),
+    _r("eig", "library", lax=lax.linalg.eig,
+       tested_in=("test_linalg_complex.py::test_eig", "test_linalg_complex.py::test_eigvals_grad_and_vmap")),
+    _r("hessenberg", "library", lax=lax.linalg.hessenberg,
+       tested_in=("test_linalg_complex.py::test_hessenberg_householder",)),
+    _r("tridiagonal", "library", lax=lax.linalg.tridiagonal, tested_in=("test_linalg_complex.py::test_tridiagonal",)),
+    _r("householder_product", "library", lax=lax.linalg.householder_product,
+       tested_in=("test_linalg_complex.py::test_householder_product_ormqr",)),
+    _r("ormqr", "library", lax=lax.linalg.ormqr, tested_in=("test_linalg_complex.py::test_householder_product_ormqr",)),
+    _r("tridiagonal_solve", "library", lax=lax.linalg.tridiagonal_solve, linear=True,
+       tested_in=("test_linalg_complex.py::test_tridiagonal_solve",)),
+    _r("cholesky_update", "library", lax=lax.linalg.cholesky_update,
+       tested_in=("test_linalg_complex.py::test_cholesky_update_symmetric_product",)),
+    _r("symmetric_product", "library", lax=lax.linalg.symmetric_product,
+       tested_in=("test_linalg_complex.py::test_cholesky_update_symmetric_product",)),
+    _r("schur", "library", lax=lax.linalg.schur,
+       tested_in=("test_linalg_complex.py::test_rsf2csf",)),
 ]
 
 # convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)

@@ -609,7 +609,7 @@ def test_linalg_jvps_against_finite_differences(x64):
 def test_linalg_errors_name_the_problem():
     with pytest.raises(ValueError, match="square"):
         lxl.cholesky(np.zeros((2, 3), np.float32))
-    with pytest.raises(TypeError, match="float32 or float64"):
+    with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
         lxl.cholesky(np.eye(2, dtype=np.int32))
     with pytest.raises(TypeError, match="Incompatible shapes"):
         lxl.triangular_solve(np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True)
@@ -759,10 +759,12 @@ def test_jnp_linalg_tensor_and_product_functions():
     np.testing.assert_allclose(np.asarray(JLA.matrix_transpose(a)), np.linalg.matrix_transpose(a))
     np.testing.assert_allclose(np.asarray(JLA.tensordot(a, b, axes=((0, 1), (0, 1)))),
                                np.tensordot(a, b, ((0, 1), (0, 1))), rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="complex"):
-        JLA.eig(np.eye(2))
-    with pytest.raises(NotImplementedError, match="complex"):
-        JLA.eigvals(np.eye(2))
+    # eig/eigvals of the identity: complex ones and unit vectors
+    w, v = JLA.eig(np.eye(2, dtype=np.float32))
+    assert w.dtype == np.complex64 and v.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(w), [1, 1])
+    np.testing.assert_allclose(np.abs(np.asarray(v)), np.eye(2), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(JLA.eigvals(np.diag([2.0, -3.0]).astype(np.float32))), [2, -3])
 
 
 def test_jnp_linalg_eigh_results():

@@ -14,9 +14,14 @@
 //!                                                                 vt[..., n|k, n])
 //!   triangular_solve {"left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal": bool}
 //!                                                 a[..., m, m], b[..., m, n] (left) or [..., n, m] -> b's
+//!   eig {"compute_left_eigenvectors", "compute_right_eigenvectors": bool}
+//!                                                 a[..., n, n] -> w[..., n], vl?[..., n, n], vr?[..., n, n]
+//!                                                 (all complex)
+//!   hessenberg {}                                 a[..., n, n] -> packed[..., n, n], taus[..., n-1]
+//!   tridiagonal {}                                a[..., n, n] -> packed, d[..., n], e[..., n-1], taus[..., n-1]
 //! ```
-//! `k = min(m, n)`. Float operands are float32 or float64 (complex is added beside them later: each
-//! rule checks dtypes in `float_operand`).
+//! `k = min(m, n)`. Operands are float32 or float64; with `"complex": true` each operand is two of them,
+//! the real and imaginary parts of a complex64/complex128 array, and so is each complex result.
 use serde_json::{json, Map, Value};
 
 use super::dtype::DType;
@@ -31,6 +36,19 @@ pub enum LinalgOp {
     Eigh { lower: bool, sort_eigenvalues: bool },
     Svd { full_matrices: bool, compute_uv: bool },
     TriangularSolve { left_side: bool, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool },
+    /// The general eigendecomposition: real or complex `a[..., n, n]` -> complex `w[..., n]`, then the left
+    /// and right eigenvectors `[..., n, n]` (columns) when asked for. Its results are always complex.
+    Eig { compute_left: bool, compute_right: bool },
+    /// `a = Q H Q^H` with `H` upper Hessenberg: `a[..., n, n] -> (packed[..., n, n], taus[..., n-1])` as
+    /// LAPACK's gehrd packs them (reflectors below the subdiagonal, `H_i = I - tau_i v_i v_i^H`).
+    Hessenberg,
+    /// `a = Q T Q^T` for symmetric real `a` (lower triangle read): `-> (packed, d[..., n], e[..., n-1],
+    /// taus[..., n-1])` as LAPACK's sytrd (uplo L) packs them.
+    Tridiagonal,
+    /// The op on complex operands, each travelling as its (real, imaginary) parts (wire param
+    /// `"complex": true`); complex results travel the same way, real ones (eigh's `w`, svd's `s`, pivots)
+    /// as themselves.
+    Complex(Box<LinalgOp>),
 }
 
 fn py_bool(b: bool) -> &'static str {
@@ -51,6 +69,10 @@ impl LinalgOp {
             LinalgOp::Eigh { .. } => "eigh",
             LinalgOp::Svd { .. } => "svd",
             LinalgOp::TriangularSolve { .. } => "triangular_solve",
+            LinalgOp::Eig { .. } => "eig",
+            LinalgOp::Hessenberg => "hessenberg",
+            LinalgOp::Tridiagonal => "tridiagonal",
+            LinalgOp::Complex(inner) => inner.name(),
         }
     }
 
@@ -63,7 +85,7 @@ impl LinalgOp {
                 Some(v) => Err((format!("params.{k}"), format!("expected a bool, got {v}"))),
             }
         };
-        Ok(Some(match name {
+        let op = match name {
             "cholesky" => LinalgOp::Cholesky,
             "lu" => LinalgOp::Lu,
             "lu_pivots_to_permutation" => {
@@ -85,8 +107,47 @@ impl LinalgOp {
                 conjugate_a: flag("conjugate_a", false)?,
                 unit_diagonal: flag("unit_diagonal", false)?,
             },
+            "eig" => LinalgOp::Eig {
+                compute_left: flag("compute_left_eigenvectors", true)?,
+                compute_right: flag("compute_right_eigenvectors", true)?,
+            },
+            "hessenberg" => LinalgOp::Hessenberg,
+            "tridiagonal" => LinalgOp::Tridiagonal,
             _ => return Ok(None),
-        }))
+        };
+        if !flag("complex", false)? {
+            return Ok(Some(op));
+        }
+        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal) {
+            return Err(("params.complex".to_string(), format!("{name} has no complex form")));
+        }
+        Ok(Some(LinalgOp::Complex(Box::new(op))))
+    }
+
+    /// How many results the op has, a complex one counted once.
+    pub fn n_results(&self) -> usize {
+        match self {
+            LinalgOp::Lu => 3,
+            LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Hessenberg => 2,
+            LinalgOp::Svd { compute_uv, .. } => 1 + 2 * *compute_uv as usize,
+            LinalgOp::Eig { compute_left, compute_right } => 1 + *compute_left as usize + *compute_right as usize,
+            LinalgOp::Tridiagonal => 4,
+            LinalgOp::Complex(inner) => inner.n_results(),
+            _ => 1,
+        }
+    }
+
+    /// Which of the op's results are complex (each then two wire results) when its operands are complex
+    /// (`complex`) or real.
+    pub fn complex_results(&self, complex: bool, n_results: usize) -> Vec<bool> {
+        match self {
+            LinalgOp::Eig { .. } => vec![true; n_results],
+            _ if !complex => vec![false; n_results],
+            LinalgOp::Lu => vec![true, false, false],
+            LinalgOp::Eigh { .. } => vec![true, false],
+            LinalgOp::Svd { .. } => (0..n_results).map(|i| i > 0).collect(),
+            _ => vec![true; n_results],
+        }
     }
 
     /// The wire params (inverse of `parse`).
@@ -103,6 +164,15 @@ impl LinalgOp {
                 "left_side": left_side, "lower": lower, "transpose_a": transpose_a, "conjugate_a": conjugate_a,
                 "unit_diagonal": unit_diagonal,
             }),
+            LinalgOp::Eig { compute_left, compute_right } => json!({
+                "compute_left_eigenvectors": compute_left, "compute_right_eigenvectors": compute_right,
+            }),
+            LinalgOp::Hessenberg | LinalgOp::Tridiagonal => json!({}),
+            LinalgOp::Complex(inner) => {
+                let mut v = inner.to_json();
+                v["complex"] = json!(true);
+                v
+            }
         }
     }
 
@@ -133,11 +203,50 @@ impl LinalgOp {
                 format!("transpose_a={}", py_bool(*transpose_a)),
                 format!("unit_diagonal={}", py_bool(*unit_diagonal)),
             ],
+            LinalgOp::Eig { compute_left, compute_right } => vec![
+                format!("compute_left_eigenvectors={}", py_bool(*compute_left)),
+                format!("compute_right_eigenvectors={}", py_bool(*compute_right)),
+                "use_magma=None".into(),
+            ],
+            LinalgOp::Hessenberg => vec![],
+            LinalgOp::Tridiagonal => vec!["lower=True".into()],
+            LinalgOp::Complex(inner) => {
+                let mut v = inner.print_params();
+                v.push("complex=True".into());
+                v
+            }
         }
     }
 
-    /// Output avals for the operands, or why the operands are invalid.
+    /// Output avals for the operands, or why the operands are invalid: the op's results, each complex one
+    /// as its two parts.
     pub fn infer(&self, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
+        let (op, complex, logical) = match self {
+            LinalgOp::Complex(inner) => {
+                if ops.len() % 2 != 0 {
+                    return Err(format!("complex {} expects (real, imaginary) operand pairs, got {} operands", self.name(), ops.len()));
+                }
+                let firsts: Vec<(Aval, bool)> = ops.chunks(2).map(|p| p[0].clone()).collect();
+                for p in ops.chunks(2) {
+                    if p[0].0 != p[1].0 {
+                        return Err(format!(
+                            "complex {}: the parts of an operand differ: {} and {}",
+                            self.name(),
+                            super::shape::fmt_aval(&p[0].0),
+                            super::shape::fmt_aval(&p[1].0)
+                        ));
+                    }
+                }
+                (&**inner, true, inner.infer_logical(&firsts)?)
+            }
+            op => (op, false, op.infer_logical(ops)?),
+        };
+        let mask = op.complex_results(complex, logical.len());
+        Ok(logical.into_iter().zip(mask).flat_map(|(a, c)| if c { vec![a.clone(), a] } else { vec![a] }).collect())
+    }
+
+    /// The results' avals, a complex result by the aval of its parts.
+    fn infer_logical(&self, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
         let name = self.name();
         let want = |n: usize| -> Result<(), String> {
             if ops.len() != n {
@@ -227,6 +336,22 @@ impl LinalgOp {
                         }
                         v
                     }
+                    LinalgOp::Eig { compute_left, compute_right } => {
+                        square()?;
+                        let mut v = vec![av(dt, with(batch, &[n]))];
+                        v.extend((0..*compute_left as usize + *compute_right as usize).map(|_| a.clone()));
+                        v
+                    }
+                    LinalgOp::Hessenberg => {
+                        square()?;
+                        vec![a.clone(), av(dt, with(batch, &[n.saturating_sub(1)]))]
+                    }
+                    LinalgOp::Tridiagonal => {
+                        square()?;
+                        let e = av(dt, with(batch, &[n.saturating_sub(1)]));
+                        vec![a.clone(), av(dt, with(batch, &[n])), e.clone(), e]
+                    }
+                    LinalgOp::Complex(_) => return Err(format!("{name}: a complex op nested in a complex op")),
                     LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::TriangularSolve { .. } => unreachable!(),
                 })
             }
@@ -242,7 +367,9 @@ impl LinalgOp {
         }
         let batch: usize = a.shape[..r - 2].iter().product();
         let (m, n) = (a.shape[r - 2], a.shape[r - 1]);
-        batch.saturating_mul(m.saturating_mul(n).saturating_mul(m.min(n).max(1)))
+        // complex arithmetic is about four real operations per one
+        let scale = if matches!(self, LinalgOp::Complex(_) | LinalgOp::Eig { .. }) { 4 } else { 1 };
+        batch.saturating_mul(m.saturating_mul(n).saturating_mul(m.min(n).max(1))).saturating_mul(scale)
     }
 }
 

@@ -28,6 +28,7 @@ __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigva
            "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve",
            "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
 
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -39,9 +40,15 @@ def _inexact(name, *xs):
     left alone)."""
     xs = [asarray(x) for x in xs]
     dt, weak = dtypes.result_type(*xs, return_weak_type_flag=True)
-    if not dtypes.issubdtype(dt, np.floating):
+    if not dtypes.issubdtype(dt, np.inexact):
         dt = _to_inexact(dt, weak)
     return [x if get_aval(x).dtype == dt else x.astype(dt) for x in xs]
+
+
+def _mH(x):
+    """The conjugate transpose of the last two axes."""
+    xt = matrix_transpose(x)
+    return xt.conj() if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating) else xt
 
 
 def _square(name, a, min_rank=2):
@@ -59,7 +66,7 @@ def cholesky(a, *, upper=False, symmetrize_input=True):
     (a,) = _inexact("cholesky", a)
     _square("cholesky", a)
     L = _pl.cholesky(a, symmetrize_input=symmetrize_input)
-    return matrix_transpose(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def qr(a, mode="reduced"):
@@ -90,19 +97,21 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
-def _no_complex(name):
-    raise NotImplementedError(f"jnp.linalg.{name} returns complex64/complex128 eigenvalues and eigenvectors, "
-                              f"and cranax does not have the complex dtypes yet")
-
-
 def eig(a):
-    """Mirrors ``jax.numpy.linalg.eig``; raises NotImplementedError: its results are complex."""
-    _no_complex("eig")
+    """Eigenvalues and right eigenvectors (columns, unit 2-norm) of the general square ``a[..., n, n]``:
+    ``EigResult(eigenvalues, eigenvectors)``, complex64 for float32/complex64 input, complex128 otherwise, in
+    no particular order. Only the eigenvalues are differentiable. Mirrors ``jax.numpy.linalg.eig``."""
+    (a,) = _inexact("eig", a)
+    _square("eig", a)
+    w, v = _pl.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
 def eigvals(a):
-    """Mirrors ``jax.numpy.linalg.eigvals``; raises NotImplementedError: its results are complex."""
-    _no_complex("eigvals")
+    """The (complex) eigenvalues of the general square ``a``. Mirrors ``jax.numpy.linalg.eigvals``."""
+    (a,) = _inexact("eigvals", a)
+    _square("eigvals", a)
+    return _pl.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
@@ -213,19 +222,19 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     u, s, vt = svd(a, full_matrices=False)
     mask = s >= (rcond * s[0] if s.shape[0] else 0.0)
     rank = sum(mask.astype(np.int32))
-    safe_s = where(mask, s, 1).astype(dt)
+    safe_s = where(mask, s, 1)
     s_inv = where(mask, 1 / safe_s, 0).astype(dt)
-    uTb = matmul(matrix_transpose(u), b)
-    x = matmul(matrix_transpose(vt), s_inv[:, None] * uTb)
+    uTb = matmul(_mH(u), b)
+    x = matmul(_mH(vt), s_inv[:, None] * uTb)
     if numpy_resid:
         if m > n:
             r = b - matmul(a, x)
-            resid = where(rank == n, sum(r * r, axis=0), zeros(get_aval(x).shape[1:], dt))
+            resid = where(rank == n, sum(abs(r) ** 2, axis=0), zeros(get_aval(x).shape[1:], get_aval(s).dtype))
         else:
-            resid = zeros((0,), dt)
+            resid = zeros((0,), get_aval(s).dtype)
     else:
         r = b - matmul(a, x)
-        resid = sum(r * r, axis=0)
+        resid = sum(abs(r) ** 2, axis=0)
     if vec:
         x = x[:, 0]
         resid = resid[0] if get_aval(resid).shape else resid
@@ -249,9 +258,9 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     if m == 0 or n == 0:
         return zeros(av.shape[:-2] + (n, m), av.dtype)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    cutoff = asarray(rtol, dtype=av.dtype)[..., None] * max(s, axis=-1, keepdims=True)
+    cutoff = asarray(rtol, dtype=get_aval(s).dtype)[..., None] * max(s, axis=-1, keepdims=True)
     s_inv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0).astype(av.dtype)
-    return matmul(matrix_transpose(vh) * expand_dims(s_inv, -2), matrix_transpose(u))
+    return matmul(_mH(vh) * expand_dims(s_inv, -2), _mH(u))
 
 
 def matrix_rank(M, rtol=None, *, tol=None):

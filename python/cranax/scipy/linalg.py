@@ -19,7 +19,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     not positive definite. Mirrors ``jax.scipy.linalg.cholesky``."""
     (a,) = _nl._inexact("cholesky", a)
     L = _pl.cholesky(a)
-    return L if lower else jnp.matrix_transpose(L)
+    return L if lower else _nl._mH(L)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -36,9 +36,9 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     vec = get_aval(b).ndim == get_aval(c).ndim - 1
     if vec:
         b = b[..., None]
-    L = c if lower else jnp.matrix_transpose(c)
+    L = c if lower else _nl._mH(c)
     y = _pl.triangular_solve(L, b, left_side=True, lower=True)
-    x = _pl.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True)
+    x = _pl.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True)
     return x[..., 0] if vec else x
 
 
@@ -353,7 +353,370 @@ def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
     u_svd, s, vh = _nl.svd(a, full_matrices=False)
     u = jnp.matmul(u_svd, vh)
     if side == "right":
-        p = jnp.matmul(jnp.matrix_transpose(vh) * s[..., None, :], vh)
+        p = jnp.matmul(_nl._mH(vh) * s[..., None, :], vh)
     else:
-        p = jnp.matmul(u_svd * s[..., None, :], jnp.matrix_transpose(u_svd))
+        p = jnp.matmul(u_svd * s[..., None, :], _nl._mH(u_svd))
     return u, p
+
+
+# ----------------------------------------------------------------------------------------------- decompositions
+# built on lax.linalg's schur / hessenberg / householder_product
+
+def schur(a, output="real"):
+    """``(T, Z)`` with ``a = Z T Z^H``: the real Schur form (quasi-triangular ``T``, 2x2 blocks for complex
+    conjugate pairs) of real ``a`` for ``output='real'``, the complex (triangular) one for ``'complex'``.
+    See ``lax.linalg.schur`` for how it is computed (accurate for diagonalizable ``a``). Mirrors
+    ``jax.scipy.linalg.schur``."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected output='real' or 'complex', got output={output!r}")
+    (a,) = _nl._inexact("schur", a)
+    if output == "complex" and not jnp.iscomplexobj(a):
+        a = a.astype(jnp.result_type(a.dtype, np.complex64))
+    return _pl.schur(a)
+
+
+def rsf2csf(T, Z, check_finite=True):
+    """The complex Schur form ``(T', Z')`` of a real Schur form ``(T, Z)``: each 2x2 block on ``T``'s
+    diagonal is split by a unitary rotation, so ``Z T Z^H == Z' T' Z'^H`` and ``T'`` is triangular. Mirrors
+    ``jax.scipy.linalg.rsf2csf``."""
+    T, Z = _nl._inexact("rsf2csf", T, Z)
+    if T.ndim != 2 or T.shape[0] != T.shape[1] or Z.shape != T.shape:
+        raise ValueError(f"Input must be square matrices of one shape, got {T.shape} and {Z.shape}")
+    cdt = jnp.result_type(T.dtype, np.complex64)
+    T, Z = T.astype(cdt), Z.astype(cdt)
+    n = T.shape[0]
+    eps = np.finfo(jnp.real(T).dtype).eps
+    idx = np.arange(n)
+    for m in range(n - 1, 0, -1):
+        sub = T[m, m - 1]
+        block = T[m - 1:m + 1, m - 1:m + 1]
+        split = jnp.abs(sub) > eps * (jnp.abs(T[m - 1, m - 1]) + jnp.abs(T[m, m]))
+        # the eigenvalue of the block nearer T[m, m]'s rotation: mu - T[m, m] and sub give the rotation
+        tr, dt = block[0, 0] + block[1, 1], block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0]
+        mu = tr / 2 + jnp.sqrt(tr * tr / 4 - dt)
+        x, y = mu - T[m, m], sub
+        r = jnp.sqrt(jnp.abs(x) ** 2 + jnp.abs(y) ** 2)
+        r = jnp.where(split & (r > 0), r, 1.0)
+        c, s = jnp.where(split, x / r, 1.0), jnp.where(split, y / r, 0.0)
+        # G acts on rows/cols m-1, m: [[conj(c), s], [-s, c]]
+        G = jnp.eye(n, dtype=cdt)
+        G = G.at[m - 1, m - 1].set(jnp.conj(c)).at[m - 1, m].set(s).at[m, m - 1].set(-s).at[m, m].set(c)
+        Gh = jnp.conj(G.T)
+        T = G @ T @ Gh
+        Z = Z @ Gh
+        T = T.at[m, m - 1].set(jnp.where(split, 0, T[m, m - 1]))
+    return jnp.where(idx[:, None] > idx[None, :], 0, T), Z
+
+
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """The upper Hessenberg form ``H`` of square ``a`` (``a = Q H Q^H``), and ``Q`` when ``calc_q``. Mirrors
+    ``jax.scipy.linalg.hessenberg``."""
+    (a,) = _nl._inexact("hessenberg", a)
+    n = a.shape[-1]
+    if a.ndim < 2 or a.shape[-2] != n:
+        raise ValueError(f"hessenberg expects a square matrix, got shape {a.shape}")
+    packed, taus = _pl.hessenberg(a)
+    H = jnp.triu(packed, -1)
+    if not calc_q:
+        return H
+    if n <= 1:
+        return H, jnp.broadcast_to(jnp.eye(n, dtype=a.dtype), a.shape)
+    q = _pl.householder_product(packed[..., 1:, :-1], taus)
+    Q = jnp.zeros(a.shape, a.dtype).at[..., 0, 0].set(1).at[..., 1:, 1:].set(q)
+    return H, Q
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False, overwrite_c=False):
+    """``(Q @ c, R)`` (``mode='left'``, ``c[..., K, P]``) or ``(c @ Q, R)`` (``'right'``, ``c[..., P, M]``)
+    with the economic QR ``a = Q R`` (``K = min(M, N)``); ``conjugate`` uses ``conj(Q)``; a 1-D ``c`` is a
+    column (left) or row (right) and the result is raveled. ``pivoting=True`` raises NotImplementedError.
+    Mirrors ``jax.scipy.linalg.qr_multiply``."""
+    if pivoting:
+        raise NotImplementedError("qr_multiply with pivoting=True is not implemented in cranax")
+    if mode not in ("left", "right"):
+        raise ValueError(f"mode must be 'left' or 'right', got {mode!r}")
+    a, c = _nl._inexact("qr_multiply", a, c)
+    q, r = _pl.qr(a, full_matrices=False)
+    if conjugate:
+        q = jnp.conj(q)
+    vec = c.ndim == 1
+    if mode == "left":
+        out = q @ (c[:, None] if vec else c)
+    else:
+        out = (c[None, :] if vec else c) @ q
+    return (out.ravel() if vec else out), r
+
+
+# ----------------------------------------------------------------------------------------------- matrix functions
+
+def _upper_recurrence(T, step):
+    """Fills an upper triangular ``F`` diagonal by diagonal: ``step(F, d)`` gives superdiagonal ``d``
+    from the diagonals below it (a Parlett-type recurrence on a triangular Schur factor)."""
+    n = T.shape[-1]
+    F = step(None, 0)
+    for d in range(1, n):
+        F = F + jnp.diag(step(F, d), d)
+    return F
+
+
+def sqrtm(A, blocksize=1):
+    """The principal matrix square root ``X`` (``X @ X == A``) of square ``A[N, N]``: the triangular square
+    root of its complex Schur factor (Björck and Hammarling). Complex result (complex64 for float32 input).
+    ``blocksize`` other than 1 raises NotImplementedError. Mirrors ``jax.scipy.linalg.sqrtm``."""
+    if blocksize != 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    (A,) = _nl._inexact("sqrtm", A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"sqrtm expects a square matrix, got shape {A.shape}")
+    T, Z = schur(A, output="complex")
+    root = jnp.sqrt(jnp.diagonal(T))
+
+    def step(R, d):
+        if R is None:
+            return jnp.diag(root)
+        # R[i, i+d] = (T[i, i+d] - sum_k R[i, k] R[k, i+d]) / (R[i, i] + R[i+d, i+d]); the sum is (R @ R)'s
+        # superdiagonal d while R's is still zero
+        s = jnp.diagonal(R @ R, d)
+        den = root[:-d] + root[d:]
+        return (jnp.diagonal(T, d) - s) / den
+
+    R = _upper_recurrence(T, step)
+    return Z @ R @ jnp.conj(Z.T)
+
+
+def funm(A, func, disp=True):
+    """``func`` applied to square ``A[N, N]`` as a matrix function: Parlett's recurrence on its complex
+    Schur factor (needs distinct eigenvalues; repeated ones give NaNs). Complex result; with ``disp=False``
+    also an error estimate (the relative commutator ``|F A - A F|_1 / |F|_1``). Mirrors
+    ``jax.scipy.linalg.funm``."""
+    (A,) = _nl._inexact("funm", A)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"funm expects a square matrix, got shape {A.shape}")
+    T, Z = schur(A, output="complex")
+    tdiag = jnp.diagonal(T)
+    fdiag = jnp.asarray(func(tdiag)).astype(T.dtype)
+
+    def step(F, d):
+        if F is None:
+            return jnp.diag(fdiag)
+        # F T = T F at (i, j): F[i, j] (T[j, j] - T[i, i]) = (T F - F T)[i, j] evaluated while F[i, j] is still
+        # zero (that sum then holds exactly the other terms: T[i, j] (F[j, j] - F[i, i]) and the inner ones)
+        S = jnp.diagonal(T @ F - F @ T, d)
+        return S / (tdiag[d:] - tdiag[:-d])
+
+    F = Z @ _upper_recurrence(T, step) @ jnp.conj(Z.T)
+    if disp:
+        return F
+    Ac = A.astype(F.dtype)
+    err = jnp.linalg.norm(F @ Ac - Ac @ F, 1) / jnp.maximum(jnp.linalg.norm(F, 1), np.finfo(jnp.real(F).dtype).tiny)
+    return F, err
+
+
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
+    """The solution ``X[..., m, n]`` of ``A X + X B = C`` (``A[..., m, m]``, ``B[..., n, n]``, batch dims
+    broadcast). ``method='schur'`` (Bartels-Stewart on the complex Schur factors, column by column) or
+    ``'eigen'`` (through the eigendecompositions); NaNs when an eigenvalue sum of ``A`` and ``B`` is within
+    ``tol`` of zero (no unique solution). Real inputs give real results. Mirrors
+    ``jax.scipy.linalg.solve_sylvester``."""
+    if method not in ("schur", "eigen"):
+        raise ValueError(f"Unknown method {method!r}; expected 'schur' or 'eigen'")
+    A, B, C = _nl._inexact("solve_sylvester", A, B, C)
+    real = not jnp.iscomplexobj(A)
+    cdt = jnp.result_type(A.dtype, np.complex64)
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    m, n = A.shape[-1], B.shape[-1]
+    A = jnp.broadcast_to(A, batch + (m, m)).astype(cdt)
+    B = jnp.broadcast_to(B, batch + (n, n)).astype(cdt)
+    C = jnp.broadcast_to(C, batch + (m, n)).astype(cdt)
+    H = lambda x: jnp.conj(jnp.swapaxes(x, -1, -2))
+    if method == "eigen":
+        wa, va = jnp.linalg.eig(A)
+        wb, vb = jnp.linalg.eig(B)
+        F = jnp.linalg.solve(va, C @ vb)
+        den = wa[..., :, None] + wb[..., None, :]
+        Y = F / den
+        X = va @ Y @ jnp.linalg.inv(vb)
+    else:
+        # A = Q R Q^H, B = U S U^H: R Y + Y S = F with F = Q^H C U, triangular R and S; column j of Y solves
+        # (R + S[j, j]) y_j = f_j - Y[:, :j] S[:j, j]
+        R, Q = _pl.schur(A)
+        S, U = _pl.schur(B)
+        F = H(Q) @ C @ U
+        eye = jnp.eye(m, dtype=cdt)
+        cols = []
+        for j in range(n):
+            rhs = F[..., :, j]
+            if j:
+                rhs = rhs - (jnp.stack(cols, -1) @ S[..., :j, j:j + 1])[..., 0]
+            M = R + S[..., j, j][..., None, None] * eye
+            cols.append(_pl.triangular_solve(M, rhs[..., None], left_side=True, lower=False)[..., 0])
+        Y = jnp.stack(cols, -1) if cols else jnp.zeros(batch + (m, 0), cdt)
+        X = Q @ Y @ H(U)
+        wa, wb = jnp.diagonal(R, axis1=-2, axis2=-1), jnp.diagonal(S, axis1=-2, axis2=-1)
+        den = wa[..., :, None] + wb[..., None, :]
+    bad = jnp.any(jnp.abs(den) < tol, axis=(-2, -1))[..., None, None]
+    X = jnp.where(bad, jnp.nan, X)
+    return jnp.real(X) if real else X
+
+
+def expm_frechet(A, E, *, method=None, compute_expm=True):
+    """The Fréchet derivative ``L(A, E)`` of the matrix exponential at ``A[..., n, n]`` in the direction
+    ``E``, and ``expm(A)`` first when ``compute_expm``: both read off ``expm([[A, E], [0, A]]) = [[e^A,
+    L], [0, e^A]]``. ``method`` other than None/'SPS'/'blockEnlarge' raises ValueError. Mirrors
+    ``jax.scipy.linalg.expm_frechet``."""
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"Unknown implementation {method!r}")
+    A, E = _nl._inexact("expm_frechet", A, E)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape != E.shape:
+        raise ValueError(f"expected A and E to be square matrices of one shape, got {A.shape} and {E.shape}")
+    n = A.shape[-1]
+    top = jnp.concatenate([A, E], -1)
+    bottom = jnp.concatenate([jnp.zeros_like(A), A], -1)
+    big = expm(jnp.concatenate([top, bottom], -2))
+    eA, L = big[..., :n, :n], big[..., :n, n:]
+    return (eA, L) if compute_expm else L
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None, key=None):
+    """The eigenvalues (ascending) of the symmetric real tridiagonal matrix with diagonal ``d[N]`` and
+    off-diagonal ``e[N-1]``; ``select='i'`` keeps indices ``select_range[0] ..= select_range[1]``.
+    ``eigvals_only=False`` and ``select='v'`` raise NotImplementedError, as in JAX. Mirrors
+    ``jax.scipy.linalg.eigh_tridiagonal``."""
+    if not eigvals_only:
+        raise NotImplementedError("Calculation of eigenvectors is not implemented")
+    if select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    if select not in ("a", "i"):
+        raise ValueError(f"Unsupported select={select!r}")
+    d, e = _nl._inexact("eigh_tridiagonal", d, e)
+    if d.ndim != 1 or e.shape != (max(d.shape[0] - 1, 0),):
+        raise ValueError(f"expected d[N] and e[N-1], got {d.shape} and {e.shape}")
+    T = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(e, -1)
+    w = _nl.eigvalsh(T)
+    if select == "i":
+        lo, hi = int(select_range[0]), int(select_range[1])
+        w = w[lo:hi + 1]
+    return w
+
+
+# ----------------------------------------------------------------------------------------------- more special matrices
+
+def convolution_matrix(a, n, mode="full"):
+    """The Toeplitz matrix ``A[..., k, n]`` with ``A @ v == jnp.convolve(a, v, mode)`` for ``a[..., m]``:
+    ``k = m + n - 1`` ('full'), ``max(m, n)`` ('same') or ``max(m, n) - min(m, n) + 1`` ('valid');
+    ``a``'s dtype. Raises ValueError for an empty ``a``, ``n < 1`` or an unknown mode. Mirrors
+    ``jax.scipy.linalg.convolution_matrix``."""
+    a = jnp.asarray(a)
+    n = int(n)
+    if a.ndim < 1 or a.shape[-1] == 0:
+        raise ValueError("len(a) must be at least 1.")
+    if n < 1:
+        raise ValueError("n must be a positive integer.")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError("'mode' argument must be one of ('full', 'valid', 'same')")
+    m = a.shape[-1]
+    if mode == "full":
+        start, k = 0, m + n - 1
+    elif mode == "same":
+        start, k = (min(m, n) - 1) // 2, max(m, n)
+    else:
+        start, k = min(m, n) - 1, max(m, n) - min(m, n) + 1
+    # A[i, j] = a[i + start - j] where that index is in range
+    idx = np.arange(k)[:, None] + start - np.arange(n)[None, :]
+    ok = (idx >= 0) & (idx < m)
+    vals = jnp.take(a, jnp.asarray(np.clip(idx, 0, m - 1).reshape(-1), np.int32), axis=-1)
+    vals = vals.reshape(a.shape[:-1] + (k, n))
+    return jnp.where(jnp.asarray(ok), vals, jnp.zeros((), a.dtype))
+
+
+def dft(n, scale=None, *, dtype=None):
+    """The ``n×n`` DFT matrix ``W[i, j] = exp(-2πi ij / n)``, unscaled, or scaled by ``1/sqrt(n)``
+    (``'sqrtn'``) or ``1/n`` (``'n'``); ``dtype`` a complex dtype (default: the default complex dtype).
+    Mirrors ``jax.scipy.linalg.dft``."""
+    if scale not in (None, "sqrtn", "n"):
+        raise ValueError(f"scale must be None, 'sqrtn', or 'n'; {scale!r} is not valid.")
+    dt = dtypes.canonicalize_dtype(np.complex128) if dtype is None else np.dtype(dtype)
+    if dt.kind != "c":
+        raise ValueError(f"dtype must be a complex dtype, got {dt}")
+    k = np.arange(n)
+    # the exponent reduced mod n first: exact angles for large n
+    w = np.exp(-2j * np.pi * (np.outer(k, k) % max(n, 1)) / max(n, 1))
+    if scale == "sqrtn":
+        w = w / np.sqrt(n)
+    elif scale == "n":
+        w = w / n
+    return jnp.asarray(w.astype(dt))
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix (pentadiagonal, with the monic polynomial's roots as its eigenvalues)
+    of the coefficients ``a[N+1]`` (descending, ``a[0] != 0``): ``[N, N]``; empty for ``N < 1``. Mirrors
+    ``jax.scipy.linalg.fiedler_companion``."""
+    (a,) = _nl._inexact("fiedler_companion", a)
+    if a.ndim != 1:
+        raise ValueError("Input 'a' must be a 1D array.")
+    if a.shape[0] <= 2:
+        if a.shape[0] == 2:
+            return (-a[1] / a[0])[None, None]
+        return jnp.zeros((0, 0), a.dtype)
+    c = a[1:] / a[0]
+    n = c.shape[0]
+    # the product of Fiedler's elementary factors, laid out as a pentadiagonal matrix: -c[0] and a 1 start
+    # column 0; odd k put -c[k] above the diagonal with a 1 three rows below, even k put -c[k] below it with a
+    # 1 two rows above
+    out = jnp.zeros((n, n), a.dtype).at[0, 0].set(-c[0]).at[1, 0].set(1)
+    for k in range(1, n):
+        if k % 2 == 1:   # c[k] at (k - 1, k), a one at (k + 2, k) below it
+            out = out.at[k - 1, k].set(-c[k])
+            if k + 2 < n:
+                out = out.at[k + 2, k].set(1)
+        else:            # c[k] at (k, k - 1), a one at (k - 2, k) above
+            out = out.at[k, k - 1].set(-c[k]).at[k - 2, k].set(1)
+    return out
+
+
+def invhilbert(n):
+    """The inverse of the ``n×n`` Hilbert matrix from its closed form ``(-1)^(i+j) (i+j+1) C(n+i, n-j-1)
+    C(n+j, n-i-1) C(i+j, i)^2`` (integers, exact in float64 up to n = 14; default float dtype). Mirrors
+    ``jax.scipy.linalg.invhilbert``."""
+    from math import comb
+    out = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = (-1) ** (i + j) * (i + j + 1) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1) * \
+                comb(i + j, i) ** 2
+    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+
+
+def _pascal_lower(n):
+    from math import comb
+    return np.array([[comb(i, j) for j in range(n)] for i in range(n)], dtype=np.float64).reshape(n, n)
+
+
+def pascal(n, kind=None):
+    """The ``n×n`` Pascal matrix of binomial coefficients: ``C(i+j, i)`` (``kind`` None/'symmetric'),
+    ``C(i, j)`` ('lower') or its transpose ('upper'); default float dtype. Mirrors
+    ``jax.scipy.linalg.pascal``."""
+    kind = "symmetric" if kind is None else kind
+    if kind not in ("symmetric", "lower", "upper"):
+        raise ValueError(f"Expected kind to be 'symmetric', 'lower', or 'upper'; got {kind!r}")
+    L = _pascal_lower(n)
+    out = {"lower": L, "upper": L.T, "symmetric": L @ L.T}[kind]
+    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+
+
+def invpascal(n, kind=None):
+    """The inverse of ``pascal(n, kind)``: ``(-1)^(i-j) C(i, j)`` ('lower'), its transpose ('upper'), and
+    ``upper^-1 @ lower^-1`` for the symmetric one. Mirrors ``jax.scipy.linalg.invpascal``."""
+    kind = "symmetric" if kind is None else kind
+    if kind not in ("symmetric", "lower", "upper"):
+        raise ValueError(f"Expected kind to be 'symmetric', 'lower', or 'upper'; got {kind!r}")
+    i, j = np.indices((n, n))
+    Linv = np.where((i - j) % 2, -1.0, 1.0) * _pascal_lower(n)   # -0.0 above the diagonal, as JAX prints
+    out = {"lower": Linv, "upper": Linv.T, "symmetric": Linv.T @ Linv}[kind]
+    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+
+
+__all__ += ["convolution_matrix", "dft", "eigh_tridiagonal", "expm_frechet", "fiedler_companion", "funm",
+            "hessenberg", "invhilbert", "invpascal", "pascal", "qr_multiply", "rsf2csf", "schur",
+            "solve_sylvester", "sqrtm"]

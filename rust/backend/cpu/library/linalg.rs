@@ -7,7 +7,7 @@
 //! gives a Cholesky factor of NaNs, a failed eigh/svd NaNs; nothing raises.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
-use faer::{Conj, Mat, MatMut, MatRef, Par};
+use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
 use crate::buffer::Buffer;
@@ -91,10 +91,16 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
     if let LinalgOp::LuPivotsToPermutation { permutation_size } = op {
         return Ok(vec![pivots_to_permutation(inputs[0], *permutation_size, &outs[0])?]);
     }
-    match dt {
-        DType::F32 => run_t::<f32>(op, inputs, outs),
-        DType::F64 => run_t::<f64>(op, inputs, outs),
-        d => Err(Error::Unsupported(format!("{} on {}", op.name(), d.short_name()))),
+    let (op, complex) = match op {
+        LinalgOp::Complex(inner) => (&**inner, true),
+        op => (op, false),
+    };
+    match (dt, complex || matches!(op, LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Tridiagonal)) {
+        (DType::F32, false) => run_t::<f32>(op, inputs, outs),
+        (DType::F64, false) => run_t::<f64>(op, inputs, outs),
+        (DType::F32, true) => run_c::<c32>(op, complex, inputs, outs),
+        (DType::F64, true) => run_c::<c64>(op, complex, inputs, outs),
+        (d, _) => Err(Error::Unsupported(format!("{} on {}", op.name(), d.short_name()))),
     }
 }
 
@@ -321,8 +327,529 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             });
         }
         LinalgOp::LuPivotsToPermutation { .. } => unreachable!("handled in run"),
+        LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Tridiagonal | LinalgOp::Complex(_) => {
+            unreachable!("run_c runs these")
+        }
     }
     Ok(res)
+}
+
+// ----------------------------------------------------------------------------------------------- complex
+
+/// Complex element types: built from and split into their real parts (complex buffers travel as pairs).
+trait Cplx: faer::traits::ComplexField<Real = Self::R> + Copy + Send + Sync {
+    type R: Real;
+    fn new(re: Self::R, im: Self::R) -> Self;
+    fn parts(self) -> (Self::R, Self::R);
+    /// faer's general eigendecomposition (`evd_cplx`, typed for `Complex<R>`); false when it failed.
+    fn eig(
+        a: MatRef<'_, Self>,
+        w: faer::diag::DiagMut<'_, Self>,
+        vl: Option<MatMut<'_, Self>>,
+        vr: Option<MatMut<'_, Self>>,
+        par: Par,
+        stack: &mut MemStack,
+    ) -> bool;
+}
+
+macro_rules! cplx_impl {
+    ($c:ty, $r:ty) => {
+        impl Cplx for $c {
+            type R = $r;
+            fn new(re: $r, im: $r) -> Self {
+                <$c>::new(re, im)
+            }
+            fn parts(self) -> ($r, $r) {
+                (self.re, self.im)
+            }
+            fn eig(
+                a: MatRef<'_, Self>,
+                w: faer::diag::DiagMut<'_, Self>,
+                vl: Option<MatMut<'_, Self>>,
+                vr: Option<MatMut<'_, Self>>,
+                par: Par,
+                stack: &mut MemStack,
+            ) -> bool {
+                evd::evd_cplx::<$r>(a, w, vl, vr, par, stack, Default::default()).is_ok()
+            }
+        }
+    };
+}
+cplx_impl!(c32, f32);
+cplx_impl!(c64, f64);
+/// One result of a complex-path op: complex (two real outputs), real or int32; `len` elements per matrix.
+enum Slot<R> {
+    C(Out<R>, Out<R>, usize),
+    R(Out<R>, usize),
+    I(Out<i32>, usize),
+}
+
+impl<R: Real> Slot<R> {
+    /// SAFETY (all writers): matrix `b` of a fresh output, written by one thread only.
+    unsafe fn put_mat<T: Cplx<R = R>>(&self, b: usize, m: MatRef<'_, T>) {
+        let c = m.ncols();
+        match self {
+            Slot::C(re, im, len) => {
+                let (dr, di) = (re.mat(b, *len), im.mat(b, *len));
+                for i in 0..m.nrows() {
+                    for j in 0..c {
+                        (dr[i * c + j], di[i * c + j]) = m[(i, j)].parts();
+                    }
+                }
+            }
+            Slot::R(o, len) => {
+                // a real result computed in complex arithmetic (hessenberg, tridiagonal): its real part
+                let d = o.mat(b, *len);
+                for i in 0..m.nrows() {
+                    for j in 0..c {
+                        d[i * c + j] = m[(i, j)].parts().0;
+                    }
+                }
+            }
+            Slot::I(..) => unreachable!("an int32 result written as floats"),
+        }
+    }
+    unsafe fn put_vec<T: Cplx<R = R>>(&self, b: usize, v: &[T]) {
+        match self {
+            Slot::C(re, im, len) => {
+                let (dr, di) = (re.mat(b, *len), im.mat(b, *len));
+                for (i, z) in v.iter().enumerate() {
+                    (dr[i], di[i]) = z.parts();
+                }
+            }
+            Slot::R(o, len) => {
+                let d = o.mat(b, *len);
+                for (i, z) in v.iter().enumerate() {
+                    d[i] = z.parts().0;
+                }
+            }
+            Slot::I(..) => unreachable!("an int32 result written as floats"),
+        }
+    }
+    unsafe fn put_ints(&self, b: usize, v: &[i32]) {
+        if let Slot::I(o, len) = self {
+            o.mat(b, *len).copy_from_slice(v);
+        }
+    }
+    unsafe fn fill_nan(&self, b: usize) {
+        let nan = R::from_f64(f64::NAN);
+        match self {
+            Slot::C(re, im, len) => {
+                re.mat(b, *len).fill(nan);
+                im.mat(b, *len).fill(nan);
+            }
+            Slot::R(o, len) => o.mat(b, *len).fill(nan),
+            Slot::I(..) => {}
+        }
+    }
+}
+
+/// Operand `i` (its parts when `complex`, else real) of a complex-path op.
+struct Operand<'a, R> {
+    re: &'a [R],
+    im: Option<&'a [R]>,
+    rows: usize,
+    cols: usize,
+}
+
+impl<R: Real> Operand<'_, R> {
+    fn mat<T: Cplx<R = R>>(&self, b: usize) -> Mat<T> {
+        let (r, c) = (self.rows, self.cols);
+        let off = b * r * c;
+        let zero = <R as Elem>::zero();
+        Mat::from_fn(r, c, |i, j| T::new(self.re[off + i * c + j], self.im.map_or(zero, |im| im[off + i * c + j])))
+    }
+}
+
+/// Runs `op` on complex matrices: complex operands (`complex`) or real ones made complex (eig,
+/// hessenberg and tridiagonal take this path for every dtype: their results are complex, or packed
+/// alike). Results a real op gives as reals are written as the real parts.
+fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
+    type R<T> = <T as Cplx>::R;
+    let res: Vec<Buffer> = outs.iter().map(uninit).collect::<Result<_>>()?;
+    let per = if complex { 2 } else { 1 };
+    let ops: Vec<Operand<'_, R<T>>> = inputs
+        .chunks(per)
+        .map(|p| {
+            let (_, r, c) = dims(&p[0].aval);
+            // SAFETY: the element type matches the dtype (the shape rule checked it).
+            unsafe { Operand { re: elems::<R<T>>(p[0]), im: p.get(1).map(|b| elems::<R<T>>(b)), rows: r, cols: c } }
+        })
+        .collect();
+    let (batch, m, n) = dims(&inputs[0].aval);
+    let k = m.min(n);
+    let n_logical = op.n_results();
+    let mask = op.complex_results(complex, n_logical);
+    let mut slots = Vec::with_capacity(n_logical);
+    let mut i = 0;
+    for &c in &mask {
+        let len = numel(&outs[i].shape) / batch.max(1);
+        if c {
+            slots.push(Slot::C(Out::of(&res[i]), Out::of(&res[i + 1]), len));
+            i += 2;
+        } else if outs[i].dtype == DType::I32 {
+            slots.push(Slot::I(Out::of(&res[i]), len));
+            i += 1;
+        } else {
+            slots.push(Slot::R(Out::of(&res[i]), len));
+            i += 1;
+        }
+    }
+    let work = 4 * m * n * k.max(1);
+    let par = par_for(work);
+    let zero = T::new(<R<T> as Elem>::zero(), <R<T> as Elem>::zero());
+    let one = T::new(<R<T>>::from_f64(1.0), <R<T> as Elem>::zero());
+    let eye = |r: usize, c: usize| Mat::<T>::from_fn(r, c, |i, j| if i == j { one } else { zero });
+    for_batch(batch, work, |b| unsafe {
+        // SAFETY (every put below): matrix b of fresh outputs, written by this call only.
+        match op {
+            LinalgOp::Cholesky => {
+                let mut f = ops[0].mat::<T>(b);
+                let mut mem = stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+                let ok = llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(&mut mem), Default::default())
+                    .is_ok();
+                if ok {
+                    let l = Mat::from_fn(n, n, |i, j| if j <= i { f[(i, j)] } else { zero });
+                    slots[0].put_mat(b, l.as_ref());
+                } else {
+                    slots[0].fill_nan(b);
+                }
+            }
+            LinalgOp::Lu => {
+                let mut f = ops[0].mat::<T>(b);
+                let (mut fwd, mut inv) = (vec![0usize; m], vec![0usize; m]);
+                if k > 0 {
+                    let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()));
+                    plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                } else {
+                    fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
+                }
+                slots[0].put_mat(b, f.as_ref());
+                let (pv, pm) = pivots_of(&fwd, k);
+                slots[1].put_ints(b, &pv);
+                slots[2].put_ints(b, &pm);
+            }
+            LinalgOp::Qr { full_matrices } => {
+                let q_cols = if *full_matrices { m } else { k };
+                if k == 0 {
+                    slots[0].put_mat(b, eye(m, q_cols).as_ref());
+                    slots[1].put_mat(b, Mat::<T>::from_fn(q_cols, n, |_, _| zero).as_ref());
+                    return;
+                }
+                let mut f = ops[0].mat::<T>(b);
+                let bs = qrf::recommended_block_size::<T>(m, n);
+                let mut coeff = Mat::<T>::from_fn(bs, k, |_, _| zero);
+                let mut mem = stack_for(qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()));
+                qrf::qr_in_place(f.as_mut(), coeff.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                let r = Mat::from_fn(q_cols, n, |i, j| if j >= i { f[(i, j)] } else { zero });
+                let mut q = eye(m, q_cols);
+                let mut mem =
+                    stack_for(householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols));
+                householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                    f.get(.., ..k),
+                    coeff.as_ref(),
+                    Conj::No,
+                    q.as_mut(),
+                    par,
+                    MemStack::new(&mut mem),
+                );
+                slots[0].put_mat(b, q.as_ref());
+                slots[1].put_mat(b, r.as_ref());
+            }
+            LinalgOp::Eigh { lower, .. } => {
+                if n == 0 {
+                    return;
+                }
+                let a = ops[0].mat::<T>(b);
+                // faer reads the lower triangle; the Hermitian matrix of a's upper one has a^H's lower one.
+                let a = if *lower { a } else { adjoint(a.as_ref()) };
+                let view = a.as_ref();
+                let mut u = Mat::<T>::from_fn(n, n, |_, _| zero);
+                let mut w = faer::diag::Diag::<T>::zeros(n);
+                let mut mem =
+                    stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()));
+                let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(&mut mem), Default::default())
+                    .is_ok();
+                if ok {
+                    slots[0].put_mat(b, u.as_ref());
+                    let wv: Vec<T> = (0..n).map(|i| w[i]).collect();
+                    slots[1].put_vec(b, &wv);
+                } else {
+                    slots[0].fill_nan(b);
+                    slots[1].fill_nan(b);
+                }
+            }
+            LinalgOp::Svd { full_matrices, compute_uv } => {
+                let (uc, vr) = if *full_matrices { (m, n) } else { (k, k) };
+                if k == 0 {
+                    if *compute_uv {
+                        slots[1].put_mat(b, eye(m, uc).as_ref());
+                        slots[2].put_mat(b, eye(vr, n).as_ref());
+                    }
+                    return;
+                }
+                let mode = match (*compute_uv, *full_matrices) {
+                    (false, _) => svd::ComputeSvdVectors::No,
+                    (true, true) => svd::ComputeSvdVectors::Full,
+                    (true, false) => svd::ComputeSvdVectors::Thin,
+                };
+                let a = ops[0].mat::<T>(b);
+                let mut w = faer::diag::Diag::<T>::zeros(k);
+                let (mut u, mut v) = if *compute_uv {
+                    (Some(Mat::<T>::from_fn(m, uc, |_, _| zero)), Some(Mat::<T>::from_fn(n, vr, |_, _| zero)))
+                } else {
+                    (None, None)
+                };
+                let mut mem = stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default()));
+                let ok = svd::svd(
+                    a.as_ref(),
+                    w.as_mut(),
+                    u.as_mut().map(|u| u.as_mut()),
+                    v.as_mut().map(|v| v.as_mut()),
+                    par,
+                    MemStack::new(&mut mem),
+                    Default::default(),
+                )
+                .is_ok();
+                if !ok {
+                    slots.iter().for_each(|s| s.fill_nan(b));
+                    return;
+                }
+                let wv: Vec<T> = (0..k).map(|i| w[i]).collect();
+                slots[0].put_vec(b, &wv);
+                if let (Some(u), Some(v)) = (u, v) {
+                    slots[1].put_mat(b, u.as_ref());
+                    slots[2].put_mat(b, adjoint(v.as_ref()).as_ref());
+                }
+            }
+            LinalgOp::TriangularSolve { left_side, lower, transpose_a, conjugate_a, unit_diagonal } => {
+                let a = ops[0].mat::<T>(b);
+                let mut x = ops[1].mat::<T>(b);
+                let (r, c) = (x.nrows(), x.ncols());
+                if r > 0 && c > 0 {
+                    // op(a) x = b; x op(a) = b is op(a)^T x^T = b^T.
+                    let flip = *transpose_a != !*left_side;
+                    let tri = if flip { a.as_ref().transpose() } else { a.as_ref() };
+                    let tri = if *conjugate_a { adjoint(tri.transpose()) } else { tri.to_owned() };
+                    let low = *lower != flip;
+                    let rhs = if *left_side { x.as_mut() } else { x.as_mut().transpose_mut() };
+                    match (low, *unit_diagonal) {
+                        (true, false) => ts::solve_lower_triangular_in_place(tri.as_ref(), rhs, par),
+                        (true, true) => ts::solve_unit_lower_triangular_in_place(tri.as_ref(), rhs, par),
+                        (false, false) => ts::solve_upper_triangular_in_place(tri.as_ref(), rhs, par),
+                        (false, true) => ts::solve_unit_upper_triangular_in_place(tri.as_ref(), rhs, par),
+                    }
+                }
+                slots[0].put_mat(b, x.as_ref());
+            }
+            LinalgOp::Eig { compute_left, compute_right } => {
+                if n == 0 {
+                    return;
+                }
+                let a = ops[0].mat::<T>(b);
+                let mut w = faer::diag::Diag::<T>::zeros(n);
+                // the left eigenvectors are the rows of vr^-1 (faer's own left ones are unreliable): the right
+                // ones are computed whenever either is asked for
+                let want_v = *compute_left || *compute_right;
+                let mut vr = want_v.then(|| Mat::<T>::from_fn(n, n, |_, _| zero));
+                let yes = |f: bool| if f { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No };
+                let mut mem = stack_for(evd::evd_scratch::<T>(n, evd::ComputeEigenvectors::No, yes(want_v), par, Default::default()));
+                let ok = T::eig(a.as_ref(), w.as_mut(), None, vr.as_mut().map(|v| v.as_mut()), par, MemStack::new(&mut mem));
+                if !ok {
+                    slots.iter().for_each(|s| s.fill_nan(b));
+                    return;
+                }
+                let wv: Vec<T> = (0..n).map(|i| w[i]).collect();
+                slots[0].put_vec(b, &wv);
+                // faer now and then returns an inaccurate eigenvector; those are refined by inverse iteration
+                // (left ones as right eigenvectors of a^H, for conj(w))
+                let vr = vr.map(|v| refine_eigenvectors(a.as_ref(), &wv, false, v));
+                let vl = if *compute_left {
+                    vr.as_ref().map(|v| {
+                        use faer::linalg::solvers::Solve;
+                        adjoint(v.partial_piv_lu().solve(&eye(n, n)).as_ref())
+                    })
+                } else {
+                    None
+                };
+                let vr = if *compute_right { vr } else { None };
+                let mut s = 1;
+                for v in [vl, vr].into_iter().flatten() {
+                    let v = normalize_columns(v);
+                    slots[s].put_mat(b, v.as_ref());
+                    s += 1;
+                }
+            }
+            LinalgOp::Hessenberg | LinalgOp::Tridiagonal => {
+                let mut f = ops[0].mat::<T>(b);
+                let nm1 = n.saturating_sub(1);
+                let mut hh = Mat::<T>::from_fn(1, nm1, |_, _| zero);
+                if n > 1 {
+                    if matches!(op, LinalgOp::Hessenberg) {
+                        let mut mem = stack_for(evd::hessenberg::hessenberg_in_place_scratch::<T>(n, 1, par, Default::default()));
+                        evd::hessenberg::hessenberg_in_place(f.as_mut(), hh.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                    } else {
+                        let mut mem = stack_for(evd::tridiag::tridiag_in_place_scratch::<T>(n, par, Default::default()));
+                        evd::tridiag::tridiag_in_place(f.as_mut(), hh.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                    }
+                }
+                // faer's reflectors are I - v v^H / t; LAPACK's I - tau v v^H: tau = 1 / t (0 for none).
+                let taus: Vec<T> = (0..nm1)
+                    .map(|j| {
+                        let tau = 1.0 / <R<T> as Elem>::to_f64(hh[(0, j)].parts().0);
+                        if tau.is_finite() {
+                            T::new(<R<T> as Elem>::from_f64(tau), <R<T> as Elem>::zero())
+                        } else {
+                            zero
+                        }
+                    })
+                    .collect();
+                slots[0].put_mat(b, f.as_ref());
+                if matches!(op, LinalgOp::Hessenberg) {
+                    slots[1].put_vec(b, &taus);
+                } else {
+                    let d: Vec<T> = (0..n).map(|i| f[(i, i)]).collect();
+                    let e: Vec<T> = (0..nm1).map(|i| f[(i + 1, i)]).collect();
+                    slots[1].put_vec(b, &d);
+                    slots[2].put_vec(b, &e);
+                    slots[3].put_vec(b, &taus);
+                }
+            }
+            LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
+        }
+    });
+    Ok(res)
+}
+
+/// `m^H` as an owned matrix.
+fn adjoint<T: Cplx>(m: MatRef<'_, T>) -> Mat<T> {
+    Mat::from_fn(m.ncols(), m.nrows(), |i, j| {
+        let (x, y) = m[(j, i)].parts();
+        T::new(x, -y)
+    })
+}
+
+/// LAPACK's row interchanges and the resulting order for faer's forward row permutation `fwd`.
+fn pivots_of(fwd: &[usize], k: usize) -> (Vec<i32>, Vec<i32>) {
+    let m = fwd.len();
+    let mut cur: Vec<usize> = (0..m).collect();
+    let mut at: Vec<usize> = (0..m).collect();
+    let mut pv = vec![0i32; k];
+    for i in 0..k {
+        let p = at[fwd[i]];
+        pv[i] = p as i32;
+        let (ri, rp) = (cur[i], cur[p]);
+        cur.swap(i, p);
+        at[ri] = p;
+        at[rp] = i;
+    }
+    (pv, cur.iter().map(|&x| x as i32).collect())
+}
+
+/// Columns `v[:, j]` whose residual `|a v - w_j v|` is large, replaced by two steps of inverse iteration with
+/// `a - w_j I` (shifted slightly off the eigenvalue, so the LU is not exactly singular); `conj_w` uses
+/// `conj(w_j)`.
+fn refine_eigenvectors<T: Cplx>(a: MatRef<'_, T>, w: &[T], conj_w: bool, v: Mat<T>) -> Mat<T> {
+    let mut v = v;
+    let n = a.nrows();
+    let f = |z: T| {
+        let (x, y) = z.parts();
+        (x.to_f64(), y.to_f64())
+    };
+    let mut norm_a = 0.0f64;
+    for i in 0..n {
+        for j in 0..n {
+            let (x, y) = f(a[(i, j)]);
+            norm_a += x * x + y * y;
+        }
+    }
+    let norm_a = norm_a.sqrt().max(f64::MIN_POSITIVE);
+    let eps = <T::R as Elem>::to_f64(<T::R as faer::traits::RealField>::epsilon_impl());
+    let tol = 1e3 * eps * norm_a * n as f64;
+    for j in 0..n {
+        let (wr, wi) = f(w[j]);
+        let wi = if conj_w { -wi } else { wi };
+        let mut res = 0.0f64;
+        for i in 0..n {
+            let (mut sr, mut si) = (0.0, 0.0);
+            for k in 0..n {
+                let (ar, ai) = f(a[(i, k)]);
+                let (vr, vi) = f(v[(k, j)]);
+                sr += ar * vr - ai * vi;
+                si += ar * vi + ai * vr;
+            }
+            let (vr, vi) = f(v[(i, j)]);
+            let (er, ei) = (sr - (wr * vr - wi * vi), si - (wr * vi + wi * vr));
+            res += er * er + ei * ei;
+        }
+        if res.sqrt() <= tol {
+            continue;
+        }
+        let shift = (wr + 10.0 * eps * norm_a, wi);
+        let m = Mat::<T>::from_fn(n, n, |i, k| {
+            let (x, y) = f(a[(i, k)]);
+            let (x, y) = if i == k { (x - shift.0, y - shift.1) } else { (x, y) };
+            T::new(<T::R as Elem>::from_f64(x), <T::R as Elem>::from_f64(y))
+        });
+        let lu = m.partial_piv_lu();
+        let one = T::new(<T::R as Elem>::from_f64(1.0), <T::R as Elem>::zero());
+        let mut x = Mat::<T>::from_fn(n, 1, |_, _| one);
+        for _ in 0..2 {
+            use faer::linalg::solvers::Solve;
+            x = lu.solve(&x);
+            let nrm = (0..n).map(|i| {
+                let (p, q) = f(x[(i, 0)]);
+                p * p + q * q
+            });
+            let nrm = nrm.sum::<f64>().sqrt();
+            if !(nrm.is_finite() && nrm > 0.0) {
+                break;
+            }
+            x = Mat::from_fn(n, 1, |i, _| {
+                let (p, q) = f(x[(i, 0)]);
+                T::new(<T::R as Elem>::from_f64(p / nrm), <T::R as Elem>::from_f64(q / nrm))
+            });
+        }
+        for i in 0..n {
+            v[(i, j)] = x[(i, 0)];
+        }
+    }
+    v
+}
+
+/// Each column scaled to unit 2-norm with its largest component real and positive (LAPACK geev's
+/// normalization).
+fn normalize_columns<T: Cplx>(mut v: Mat<T>) -> Mat<T> {
+    for j in 0..v.ncols() {
+        let (mut best, mut at, mut norm2) = (-1.0f64, 0usize, 0.0f64);
+        for i in 0..v.nrows() {
+            let (x, y) = v[(i, j)].parts();
+            let (x, y) = (x.to_f64(), y.to_f64());
+            let a = x * x + y * y;
+            norm2 += a;
+            if a > best {
+                best = a;
+                at = i;
+            }
+        }
+        if norm2 <= 0.0 || !norm2.is_finite() {
+            continue;
+        }
+        let (x, y) = v[(at, j)].parts();
+        let (x, y) = (x.to_f64(), y.to_f64());
+        let r = best.sqrt();
+        // multiply by conj(v_at) / |v_at| / norm
+        let s = norm2.sqrt();
+        let (cr, ci) = (x / r / s, -y / r / s);
+        for i in 0..v.nrows() {
+            let (a, bb) = v[(i, j)].parts();
+            let (a, bb) = (a.to_f64(), bb.to_f64());
+            v[(i, j)] = T::new(<T::R>::from_f64(a * cr - bb * ci), <T::R>::from_f64(a * ci + bb * cr));
+        }
+        let (x, _) = v[(at, j)].parts();
+        v[(at, j)] = T::new(x, <T::R as Elem>::zero());
+    }
+    v
 }
 
 /// The permutation that LAPACK's row interchanges `pivots` (0-based) apply to `0..size`: swap row i with
