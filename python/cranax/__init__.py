@@ -52,3 +52,5 @@ from . import distributed
 from .sharding import NamedSharding, PartitionSpec as P, Shard, make_mesh, reshard, set_mesh
 from .api_sharding import (make_array_from_callback, make_array_from_process_local_data,
                            make_array_from_single_device_arrays)
+# issue 19: jax.Ref / jax.new_ref names (no mutable references: flax.nnx's isinstance checks)
+from ._refs import Ref, new_ref

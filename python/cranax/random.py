@@ -1814,3 +1814,59 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 
 del math
+
+
+# issue 19 (flax.nnx's Rngs names every jax.random sampler): multivariate_normal and orthogonal, JAX's algorithms.
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Samples of N(``mean``, ``cov``): ``mean`` float[..., n], ``cov`` float[..., n, n]; the result has shape
+    ``shape + (n,)`` (``shape`` defaults to the broadcast batch shape of ``mean`` and ``cov``). ``method``:
+    ``"cholesky"`` (default), ``"eigh"`` or ``"svd"`` factor ``cov``; the sample is ``mean + factor @ z``,
+    ``z`` standard normal as ``normal(key, shape + (n,))``. Raises ValueError for a bad method or shapes.
+    Mirrors ``jax.random.multivariate_normal``."""
+    data, _ = _check_prng_key("multivariate_normal", key)
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    dt = _float_dtype(dtype, "multivariate_normal")
+    mean = jnp.asarray(mean, dt)
+    cov = jnp.asarray(cov, dt)
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {cov.ndim}")
+    n = mean.shape[-1]
+    if cov.shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
+                         f"cov.shape == {cov.shape}.")
+    if shape is None:
+        shape = lax.broadcast_shapes(mean.shape[:-1], cov.shape[:-2])
+    else:
+        shape = _canon_shape(shape)
+        _check_shape("multivariate_normal", shape, mean.shape[:-1], cov.shape[:-2])
+    if method == "svd":
+        u, s, _ = jnp.linalg.svd(cov)
+        factor = u * jnp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = jnp.linalg.eigh(cov)
+        factor = v * jnp.sqrt(w[..., None, :])
+    else:
+        factor = jnp.linalg.cholesky(cov)
+    z = _normal_impl(data, tuple(shape) + mean.shape[-1:], dt)
+    return mean + jnp.einsum("...ij,...j->...i", factor, z)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Samples from the Haar measure on matrices with orthonormal columns: float[*shape, n, m] (``m``
+    defaults to ``n``), from the QR factorization of a standard normal matrix with the signs of ``R``'s
+    diagonal moved into ``Q``. Mirrors ``jax.random.orthogonal``."""
+    data, _ = _check_prng_key("orthogonal", key)
+    dt = _float_dtype(dtype, "orthogonal", allow_complex=True)
+    shape = _canon_shape(shape)
+    n = operator_index(n)
+    m = n if m is None else operator_index(m)
+    z = _normal_impl(data, tuple(shape) + (n, m), dt)
+    q, r = jnp.linalg.qr(z)
+    d = jnp.diagonal(r, 0, -2, -1)
+    return q * jnp.expand_dims(lax.div(d, abs(d).astype(d.dtype)), -2)
+
+
+__all__ += ["multivariate_normal", "orthogonal"]

@@ -4,5 +4,6 @@ from ..api_callback import io_callback
 from . import checkify
 from . import layout
 from . import multihost_utils
+from . import hijax
 
-__all__ = ["io_callback", "checkify", "layout", "multihost_utils"]
+__all__ = ["io_callback", "checkify", "layout", "multihost_utils", "hijax"]

@@ -201,3 +201,10 @@ def checkify(f, errors=user_checks):
         return Error(run.code, run.payloads, tuple(run.sites)), tree_unflatten(store["tree"], outs)
 
     return checked
+
+
+# Names chex and distrax import (as JAX: an error category is a JaxException subclass; the automatic
+# checks are the float and index ones).
+ErrorCategory = type[JaxException]
+automatic_checks = float_checks | index_checks
+__all__ += ["ErrorCategory", "automatic_checks"]

@@ -116,3 +116,6 @@ __all__ = [
     "printoptions", "get_printoptions", "set_printoptions",
 ]
 __all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
+from ._ml_dtypes import *  # noqa: E402,F401,F403  (issue 19: bfloat16/float8 names, double, single)
+from ._ml_dtypes import __all__ as _ml_all  # noqa: E402
+__all__ = __all__ + _ml_all
