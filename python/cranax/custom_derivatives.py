@@ -16,7 +16,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import trace_to_jaxpr
 from .tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["custom_jvp", "custom_vjp", "CustomVJPPrimal", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
+__all__ = ["custom_jvp", "custom_vjp", "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p",
            "SymbolicZero", "zero_from_primal"]
 
 
@@ -65,18 +65,6 @@ class SymbolicZero:
 
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short()})"
-
-
-class CustomVJPPrimal:
-    """A primal input as a ``custom_vjp`` fwd rule defined with ``symbolic_zeros=True`` receives it: its
-    ``value`` and whether it is ``perturbed`` (has a nonzero tangent). Mirrors JAX's ``CustomVJPPrimal``."""
-
-    def __init__(self, value, perturbed):
-        self.value = value
-        self.perturbed = perturbed
-
-    def __repr__(self):
-        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed!r})"
 
 
 def zero_from_primal(x, symbolic_zeros=False):
@@ -236,27 +224,6 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_avals):
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 
 
-class _ResTree:
-    """The residuals' structure: their treedef and the Python scalar leaves kept out of the traced residuals
-    (equinox's filter_custom_vjp keeps Python bools there; as in JAX they reach ``bwd`` as they were, not
-    as arrays). ``num_leaves`` counts the array residuals only."""
-
-    def __init__(self, treedef, static):
-        self.treedef, self.static = treedef, static
-        self.num_leaves = treedef.num_leaves - len(static)
-
-    @classmethod
-    def split(cls, res):
-        leaves, treedef = tree_flatten(res)
-        static = {i: v for i, v in enumerate(leaves) if type(v) in (bool, int, float, complex)}
-        return [v for i, v in enumerate(leaves) if i not in static], cls(treedef, static)
-
-    def unflatten(self, dynamic):
-        it = iter(dynamic)
-        leaves = [self.static[i] if i in self.static else next(it) for i in range(self.treedef.num_leaves)]
-        return tree_unflatten(self.treedef, leaves)
-
-
 class custom_vjp:
     """A function with a custom vjp: ``f.defvjp(fwd, bwd)``; ``fwd(*args) -> (out, residuals)`` and
     ``bwd(residuals, ct_out) -> tuple of cts, one per (differentiable) argument``; ``nondiff_argnums``
@@ -268,14 +235,10 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = None
         self.bwd = None
-        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False):
-        # symbolic_zeros (equinox's filter_custom_vjp): fwd gets each differentiable leaf as a
-        # CustomVJPPrimal(value, perturbed); bwd may return SymbolicZero for a zero cotangent.
         self.fwd = fwd
         self.bwd = bwd
-        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
@@ -284,29 +247,24 @@ class custom_vjp:
             self.fun, self.nondiff_argnums, args, kwargs)
         diff = tree_unflatten(in_tree, leaves)  # the differentiable arguments, as the user passed them
         nconst = len(consts)
-        user_fwd, user_bwd, symbolic = self.fwd, self.bwd, self.symbolic_zeros
+        user_fwd, user_bwd = self.fwd, self.bwd
 
-        def fwd(*xs, perturbed=None):
-            """flat primals -> (flat outs, flat residuals, residual tree); ``perturbed``: per primal (consts
-            first), whether its tangent is nonzero (None: all are)."""
-            leaves_in = list(xs[nconst:])
-            if symbolic:
-                flags = [True] * len(leaves_in) if perturbed is None else list(perturbed[nconst:])
-                leaves_in = [CustomVJPPrimal(v, bool(f)) for v, f in zip(leaves_in, flags)]
-            out, res = user_fwd(*_rebuild(n, nd, static, tree_unflatten(in_tree, leaves_in)))
+        def fwd(*xs):
+            """flat primals -> (flat outs, flat residuals, residual tree)."""
+            out, res = user_fwd(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs[nconst:]))))
             outs, o_tree = tree_flatten(out)
             if o_tree != out_tree:
                 raise TypeError(f"Custom VJP fwd rule {getattr(user_fwd, '__name__', '')} must produce a pair "
                                 f"whose first element has the same structure as the primal output: expected "
                                 f"{out_tree}, got {o_tree}.")
-            res_l, res_tree = _ResTree.split(res)
+            res_l, res_tree = tree_flatten(res)
             return outs, res_l, res_tree
         fwd.__name__ = getattr(user_fwd, "__name__", "fwd")
 
         def bwd(res_tree, *res_and_cts):
             """flat residuals + flat cts -> flat cts of the leaves."""
             k = res_tree.num_leaves
-            res = res_tree.unflatten(res_and_cts[:k])
+            res = tree_unflatten(res_tree, list(res_and_cts[:k]))
             ct = tree_unflatten(out_tree, list(res_and_cts[k:]))
             cts_in = user_bwd(*static, res, ct) if nd else user_bwd(res, ct)
             if not isinstance(cts_in, (tuple, list)):
@@ -322,14 +280,11 @@ class custom_vjp:
                 if c is None:
                     flat.extend(Zero(get_aval(x)) for x in d_leaves)
                 else:
-                    # None marks a zero cotangent; where the primal has a None (no leaf) there is nothing.
                     c_leaves = tree_flatten(c, is_leaf=lambda v: v is None)[0]
-                    d_slots = tree_flatten(d, is_leaf=lambda v: v is None)[0]
-                    if len(c_leaves) != len(d_slots):
+                    if len(c_leaves) != len(d_leaves):
                         raise TypeError("Custom VJP bwd rule produced a cotangent with a different structure "
                                         "from its primal argument.")
-                    flat.extend(Zero(get_aval(x)) if cl is None or isinstance(cl, SymbolicZero) else cl
-                                for cl, x in zip(c_leaves, d_slots) if x is not None)
+                    flat.extend(Zero(get_aval(x)) if cl is None else cl for cl, x in zip(c_leaves, d_leaves))
             return [None] * nconst + flat
         bwd.__name__ = getattr(user_bwd, "__name__", "bwd")
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
@@ -339,7 +294,7 @@ class custom_vjp:
 
 
 def _custom_vjp_call_jvp(primals, tangents, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros, name):
-    outs, res, res_tree = fwd(*primals, perturbed=[type(t) is not Zero for t in tangents])
+    outs, res, res_tree = fwd(*primals)
     tans = [ad.instantiate_zeros(t) for t in tangents]
     out_avals = [get_aval(o) for o in outs]
     n_res = len(res)

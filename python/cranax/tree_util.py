@@ -1046,13 +1046,3 @@ register_pytree_node(
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
 
-
-
-def register_static(cls):
-    """Registers ``cls`` as a pytree with no children: the value itself is the treedef's static data (so
-    instances must be hashable and compare by value), as JAX's ``register_static``. Returns ``cls``."""
-    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x, lambda x: ((), x))
-    return cls
-
-
-__all__ += ["register_static"]
