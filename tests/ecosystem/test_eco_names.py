@@ -1,7 +1,5 @@
 """Names and behaviour that flax.nnx, chex, distrax and diffrax (through equinox) need, checked directly:
-jnp's narrow float names, tree_util.register_static, checkify.ErrorCategory, jax.Ref/new_ref,
-jax.experimental.hijax, and custom_vjp(symbolic_zeros=True) with CustomVJPPrimal (equinox's
-filter_custom_vjp, which every diffrax adjoint uses)."""
+jnp's narrow float names, checkify.ErrorCategory, jax.Ref/new_ref and jax.experimental.hijax."""
 import numpy as np
 import pytest
 
@@ -27,29 +25,6 @@ def test_double_single():
     assert jnp.dtype(jnp.double) == np.float64
 
 
-class _Cfg:
-    def __init__(self, n):
-        self.n = n
-
-    def __hash__(self):
-        return hash(self.n)
-
-    def __eq__(self, other):
-        return isinstance(other, _Cfg) and other.n == self.n
-
-
-def test_register_static():
-    assert jax.tree_util.register_static(_Cfg) is _Cfg
-    tree = {"a": jnp.ones(2), "c": _Cfg(3)}
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    assert len(leaves) == 1
-    assert jax.tree_util.tree_unflatten(treedef, leaves)["c"].n == 3
-    # static: a different value is a different treedef (so jit retraces on it)
-    assert jax.tree_util.tree_structure(_Cfg(4)) != jax.tree_util.tree_structure(_Cfg(3))
-    f = jax.jit(lambda t: t["a"] * t["c"].n)
-    np.testing.assert_allclose(np.asarray(f(tree)), [3.0, 3.0])
-
-
 def test_checkify_error_category():
     assert checkify.automatic_checks == checkify.float_checks | checkify.index_checks
     assert all(issubclass(e, checkify.JaxException) for e in checkify.all_checks)
@@ -70,41 +45,3 @@ def test_hijax_definitions_and_refusal():
         p.bind(jnp.ones(2))
     z = hijax.Zero(jax.typeof(jnp.ones((2, 3))))
     np.testing.assert_array_equal(np.asarray(hijax.instantiate_zeros(z)), np.zeros((2, 3)))
-
-
-def _sym_f():
-    @jax.custom_vjp
-    def f(x, y):
-        return x * y
-
-    seen = []
-
-    def fwd(x, y):
-        seen.append((type(x).__name__, x.perturbed, y.perturbed))
-        # a Python bool residual reaches bwd as a bool (not an array), as in JAX
-        return x.value * y.value, (x.value, y.value, y.perturbed)
-
-    def bwd(res, g):
-        x, y, y_perturbed = res
-        assert type(y_perturbed) is bool
-        # a SymbolicZero / None cotangent means zero
-        return (g * y * 3.0, jax.custom_derivatives.SymbolicZero(jax.typeof(y)) if not y_perturbed else None)
-
-    f.defvjp(fwd, bwd, symbolic_zeros=True)
-    return f, seen
-
-
-def test_custom_vjp_symbolic_zeros_perturbed_flags():
-    f, seen = _sym_f()
-    g = jax.grad(lambda x: f(x, 2.0))(1.5)
-    assert float(g) == 6.0       # the custom rule (3 * y), not the true derivative
-    assert seen == [("CustomVJPPrimal", True, False)]
-    gx, gy = jax.grad(lambda x, y: f(x, y), argnums=(0, 1))(1.5, 2.0)
-    assert float(gx) == 6.0 and float(gy) == 0.0
-    assert seen[-1] == ("CustomVJPPrimal", True, True)
-
-
-def test_custom_vjp_symbolic_zeros_under_jit_and_plain_call():
-    f, _ = _sym_f()
-    assert float(jax.jit(jax.grad(lambda x: f(x, 2.0)))(1.5)) == 6.0
-    assert float(f(1.5, 2.0)) == 3.0
