@@ -45,3 +45,16 @@ def test_hijax_definitions_and_refusal():
         p.bind(jnp.ones(2))
     z = hijax.Zero(jax.typeof(jnp.ones((2, 3))))
     np.testing.assert_array_equal(np.asarray(hijax.instantiate_zeros(z)), np.zeros((2, 3)))
+
+
+def test_typeof_key_arrays():
+    # JAX 0.10.2: repr ShapedArray(key<fry>[]), str key<fry>[]; batched keys keep their batch shape
+    k = jax.random.key(0)
+    t = jax.typeof(k)
+    assert repr(t) == "ShapedArray(key<fry>[])" and str(t) == "key<fry>[]"
+    assert t.shape == () and t.dtype == k.dtype and t.weak_type is False
+    assert repr(jax.typeof(jax.random.split(k, 3))) == "ShapedArray(key<fry>[3])"
+    assert t == jax.typeof(jax.random.key(1)) and t != jax.typeof(jax.random.split(k, 3))
+    seen = []
+    jax.jit(lambda k: seen.append(repr(jax.typeof(k))))(k)
+    assert seen == ["ShapedArray(key<fry>[])"]
