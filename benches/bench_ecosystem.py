@@ -108,6 +108,34 @@ def _programs():
         progs["blackjax HMC step"] = (make5, (jax.random.PRNGKey(0), kernel.init(jnp.ones(2))))
     except ImportError as e:
         print(f"blackjax: {e}", file=sys.stderr)
+    try:
+        import diffrax
+
+        def make6():
+            def solve(y0, k):
+                term = diffrax.ODETerm(lambda t, y, args: -args * y + jnp.sin(t))
+                return diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=0.0, t1=2.0, dt0=0.1, y0=y0, args=k,
+                                           stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-8),
+                                           saveat=diffrax.SaveAt(t1=True)).ys
+            return jax.jit(solve)
+        progs["diffrax Tsit5 + PID diffeqsolve"] = (make6, (jnp.array([1.0, 2.0]), 0.7))
+    except ImportError as e:
+        print(f"diffrax: {e}", file=sys.stderr)
+    try:
+        from flax import nnx
+        nmodel = nnx.Sequential(nnx.Linear(8, 32, rngs=nnx.Rngs(0)), nnx.tanh, nnx.Linear(32, 1, rngs=nnx.Rngs(1)))
+        ngraph, nstate = nnx.split(nmodel)
+
+        def make7():
+            def step(state):
+                def loss(st):
+                    return jnp.mean((nnx.merge(ngraph, st)(x) - y) ** 2)
+                g = jax.grad(loss)(state)
+                return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, state, g)
+            return jax.jit(step)
+        progs["flax.nnx Linear MLP step (split/merge)"] = (make7, (nstate,))
+    except ImportError as e:
+        print(f"flax.nnx: {e}", file=sys.stderr)
     return progs
 
 

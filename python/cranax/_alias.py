@@ -28,12 +28,18 @@ _PRIVATE = frozenset({"api", "api_ad", "api_vmap", "api_pmap", "array", "jaxpr",
                       "bench", "run", "_core", "_prng", "_version", "_alias", "_compat"})
 
 
+_compat_names = {}   # attribute name -> whether cranax._compat has a module of that name
+
+
 class _JaxModule(types.ModuleType):
     """The ``jax`` module under the alias: cranax's namespace with JAX's version."""
 
     def __getattr__(self, name):
         cranax = sys.modules["cranax"]
-        if not name.startswith("__") and _exists("cranax._compat." + name):
+        compat = _compat_names.get(name)
+        if compat is None:   # cached: libraries read e.g. jax.block_until_ready on every call (a find_spec each)
+            compat = _compat_names[name] = not name.startswith("__") and _exists("cranax._compat." + name)
+        if compat:
             # ``jax.core`` without ``import jax.core``: the alias-mode module, not cranax's own ``core``.
             return importlib.import_module("jax." + name)
         try:

@@ -103,6 +103,9 @@ def typeof(x):
     """The abstract value (``ShapedArray``: shape, dtype, weak_type) of an array, tracer, NumPy value or Python
     scalar: ``typeof(jnp.ones((2, 3)))`` prints ``float32[2,3]``, ``typeof(1.0)`` ``~float32[]``. Raises
     ``TypeError`` for other values. Mirrors ``jax.typeof``."""
+    hook = getattr(type(x), "_cranax_typeof", None)   # values whose aval is not a plain one (key arrays)
+    if hook is not None:
+        return hook(x)
     try:
         return get_aval(x)
     except TypeError:

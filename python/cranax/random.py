@@ -69,6 +69,36 @@ class KeyTy:
 
 _KEY_DTYPE = KeyTy()
 
+from .core import ShapedArray as _ShapedArray  # noqa: E402  (issue 19: jax.typeof of key arrays)
+
+
+class KeyShapedArray(_ShapedArray):
+    """The abstract value of a key array, as ``jax.typeof`` gives it: ``ShapedArray(key<fry>[3])`` (shape the
+    batch shape, dtype ``key<fry>``). flax.nnx asks for it on every ``Rngs`` draw. Tracing works on the keys'
+    uint32 data, so no jaxpr variable has this aval."""
+
+    __slots__ = ()
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.dtype = _KEY_DTYPE
+        self.weak_type = False
+        self._hash = None
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        if dtype is not None and dtype != _KEY_DTYPE:
+            raise TypeError(f"a key array's aval has dtype key<fry>, not {dtype}")
+        return KeyShapedArray(self.shape if shape is None else shape)
+
+    def str_short(self, short_dtypes=True):
+        return f"key<fry>[{','.join(str(d) for d in self.shape)}]"
+
+    def __eq__(self, other):
+        return type(other) is KeyShapedArray and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("key<fry>", self.shape))
+
 
 def key_dtype(impl=None):
     """The dtype of typed keys (only ``threefry2x32`` exists)."""
@@ -131,6 +161,10 @@ class PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return PRNGKeyArray(jnp.reshape(self._base, tuple(shape) + (2,)))
+
+    def _cranax_typeof(self):
+        """``jax.typeof(keys)`` (see core.typeof)."""
+        return KeyShapedArray(self.shape)
 
     def block_until_ready(self):
         if hasattr(self._base, "block_until_ready"):

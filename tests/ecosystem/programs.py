@@ -267,6 +267,40 @@ def distrax_program():
             "lognormal_log_prob": float(td.log_prob(2.0)), "grad_loc": float(g)}
 
 
+def flax_nnx_program():
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+    x, y = _data(n=32, d=4)
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(4, 8, rngs=rngs)
+            self.l2 = nnx.Linear(8, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(nnx.tanh(self.l1(x)))
+
+    model = MLP(nnx.Rngs(0))
+    init_k1 = np.asarray(model.l1.kernel[...]).ravel().tolist()
+
+    def loss_fn(m):
+        return jnp.mean((m(x) - y) ** 2)
+    g = nnx.grad(loss_fn)(model)
+    optimizer = nnx.Optimizer(model, optax.adam(0.05), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(m, opt):
+        l, grads = nnx.value_and_grad(loss_fn)(m)
+        opt.update(m, grads)
+        return l
+    losses = [float(step(model, optimizer)) for _ in range(20)]
+    return {"init_k1": init_k1, "g_k2": np.asarray(g.l2.kernel[...]).ravel().tolist(),
+            "loss0": losses[0], "loss19": losses[-1], "out": np.asarray(nnx.jit(lambda m: m(x[:3]))(model)).ravel().tolist(),
+            "k2_after": np.asarray(model.l2.kernel[...]).ravel().tolist()}
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         print(name, "=", json.dumps(globals()[name]()))

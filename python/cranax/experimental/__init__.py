@@ -6,5 +6,6 @@ from . import layout
 from . import multihost_utils
 from . import compilation_cache
 from . import ode
+from . import hijax
 
-__all__ = ["io_callback", "checkify", "layout", "multihost_utils", "compilation_cache", "ode"]
+__all__ = ["io_callback", "checkify", "layout", "multihost_utils", "compilation_cache", "ode", "hijax"]

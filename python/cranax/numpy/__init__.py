@@ -116,6 +116,9 @@ __all__ = [
     "printoptions", "get_printoptions", "set_printoptions",
 ]
 __all__ = __all__ + ["convolve", "correlate", "cdouble", "complex_", "complexfloating", "csingle", "angle", "imag", "iscomplex", "isreal"]
+from ._ml_dtypes import *  # noqa: E402,F401,F403  (issue 19: bfloat16/float8 names, double, single)
+from ._ml_dtypes import __all__ as _ml_all  # noqa: E402
+__all__ = __all__ + _ml_all
 # the rest of jax.numpy (issue 22 item 4)
 from ._bits import bitwise_left_shift, bitwise_right_shift, frexp, packbits, spacing, unpackbits
 from ._polynomials import poly, polydiv, polyfit, roots

@@ -1,0 +1,1 @@
+"""``jax._src.state`` — flax.nnx (``variablelib`` imports ``state.types.AbstractRef``)."""

@@ -1,0 +1,60 @@
+"""Names and behaviour that flax.nnx, chex, distrax and diffrax (through equinox) need, checked directly:
+jnp's narrow float names, checkify.ErrorCategory, jax.Ref/new_ref and jax.experimental.hijax."""
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.numpy as jnp
+from cranax.experimental import checkify, hijax
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz"])
+def test_narrow_float_names_exist_and_refuse_arrays(name):
+    t = getattr(jnp, name)
+    assert jnp.dtype(t).name == name
+    assert t == t and hash(t) == hash(jnp.dtype(t).type)
+    with pytest.raises(TypeError, match=f"does not support dtype {name}"):
+        jnp.zeros(3, t)
+    with pytest.raises(TypeError, match=f"does not support dtype {name}"):
+        t(1.0)
+
+
+def test_double_single():
+    x = jnp.single(1.5)
+    assert x.dtype == np.float32 and float(x) == 1.5
+    assert jnp.dtype(jnp.double) == np.float64
+
+
+def test_checkify_error_category():
+    assert checkify.automatic_checks == checkify.float_checks | checkify.index_checks
+    assert all(issubclass(e, checkify.JaxException) for e in checkify.all_checks)
+
+
+def test_ref_names():
+    assert not isinstance(jnp.ones(2), jax.Ref)
+    with pytest.raises(NotImplementedError, match="mutable array references"):
+        jax.new_ref(jnp.ones(2))
+
+
+def test_hijax_definitions_and_refusal():
+    class MyPrim(hijax.HiPrimitive):
+        pass
+    p = MyPrim("my_prim")
+    assert p.name == "my_prim"
+    with pytest.raises(NotImplementedError, match="my_prim"):
+        p.bind(jnp.ones(2))
+    z = hijax.Zero(jax.typeof(jnp.ones((2, 3))))
+    np.testing.assert_array_equal(np.asarray(hijax.instantiate_zeros(z)), np.zeros((2, 3)))
+
+
+def test_typeof_key_arrays():
+    # JAX 0.10.2: repr ShapedArray(key<fry>[]), str key<fry>[]; batched keys keep their batch shape
+    k = jax.random.key(0)
+    t = jax.typeof(k)
+    assert repr(t) == "ShapedArray(key<fry>[])" and str(t) == "key<fry>[]"
+    assert t.shape == () and t.dtype == k.dtype and t.weak_type is False
+    assert repr(jax.typeof(jax.random.split(k, 3))) == "ShapedArray(key<fry>[3])"
+    assert t == jax.typeof(jax.random.key(1)) and t != jax.typeof(jax.random.split(k, 3))
+    seen = []
+    jax.jit(lambda k: seen.append(repr(jax.typeof(k))))(k)
+    assert seen == ["ShapedArray(key<fry>[])"]
