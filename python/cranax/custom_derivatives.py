@@ -634,18 +634,39 @@ class custom_vjp:
                     f"{_out_type_text(o_tree, outs)}\nwhile the custom_vjp-decorated function {primal_name} had "
                     f"output container/pytree structure:\n    {_out_type_text(store['tree'], store['avals'])}.")
             store.setdefault("tree", o_tree)
-            res_l, res_tree = tree_flatten(res)
+            res_l, res_tree = _ResTree.split(res)
             return outs, res_l, res_tree
         flat_fwd.__name__ = fwd_name
 
         def flat_bwd(res_tree, res, cts):
-            py_res = tree_unflatten(res_tree, [ad.instantiate_array(r) for r in res])
+            py_res = res_tree.unflatten([ad.instantiate_array(r) for r in res])
             py_ct = tree_unflatten(store["tree"], [_user_tangent(c, symbolic) for c in cts])
             cts_in = user_bwd(*static, py_res, py_ct)
             return _flatten_bwd_out(cts_in, diff, in_tree, in_avals)
         flat_bwd.__name__ = _name(user_bwd)
         outs = _bind_custom_vjp(flat_fun, flat_fwd, flat_bwd, leaves, symbolic, primal_name)
         return tree_unflatten(store["tree"], outs)
+
+
+class _ResTree:
+    """A custom_vjp fwd rule's residual structure: its treedef and the Python scalar leaves kept out of the
+    traced residuals, which reach ``bwd`` as they were, not as arrays (as in JAX, whose fwd rule runs
+    eagerly under jvp: equinox's filter_custom_vjp keeps Python bools there and ``equinox.partition`` on them
+    needs bools)."""
+
+    def __init__(self, treedef, static):
+        self.treedef, self.static = treedef, static
+
+    @classmethod
+    def split(cls, res):
+        leaves, treedef = tree_flatten(res)
+        static = {i: v for i, v in enumerate(leaves) if type(v) in (bool, int, float, complex)}
+        return [v for i, v in enumerate(leaves) if i not in static], cls(treedef, static)
+
+    def unflatten(self, dynamic):
+        it = iter(dynamic)
+        leaves = [self.static[i] if i in self.static else next(it) for i in range(self.treedef.num_leaves)]
+        return tree_unflatten(self.treedef, leaves)
 
 
 def _flatten_bwd_out(cts_in, diff, in_tree, in_avals):
@@ -662,6 +683,12 @@ def _flatten_bwd_out(cts_in, diff, in_tree, in_avals):
                 flat.extend([None] * n_leaves)
                 continue
             c_leaves, c_tree = tree_flatten(c, is_leaf=lambda v: v is None or isinstance(v, SymbolicZero))
+            # None is a leaf on both sides: where the primal has a None (no leaf), the cotangent's None (or
+            # anything) stands for nothing (JAX maps the cts over the primal with None as a leaf).
+            d_slots, d_tree_none = tree_flatten(d, is_leaf=lambda v: v is None)
+            if c_tree == d_tree_none:
+                flat.extend(cl for cl, x in zip(c_leaves, d_slots) if x is not None)
+                continue
             d_tree = tree_flatten(d)[1]
             if len(c_leaves) != n_leaves or (c_tree != d_tree and not any(v is None for v in c_leaves)):
                 bad = True
