@@ -546,6 +546,10 @@ _CALLS = [
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
     # jax.custom_derivatives.linear_call: a linear function with a user-given transpose
     _r("linear_call", "call", linear=True, tested_in=("test_custom_derivatives.py::test_linear_call",)),
+    # lax.custom_linear_solve (JAX's linear_solve_p binds 'custom_linear_solve') and random.gamma's sampler
+    _r("custom_linear_solve", "call", linear=True, tested_in=("test_lax_custom_solvers.py::test_linear_solve_value_and_grads",
+                                                 "test_lax_custom_solvers.py::test_linear_solve_vmap_and_second_order")),
+    _r("random_gamma", "library", tested_in=("test_random_distributions.py::test_random_gamma_p_transforms",)),
     # the sum of two tangents / cotangents of one value
     _r("add_any", "internal", linear=True, tested_in=("test_autodiff.py::test_select_n_and_where",)),
     # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)

@@ -193,7 +193,9 @@ def test_lax_exports_the_primitives_under_jax_names():
     for n in exported:
         p = getattr(cranax.lax, n)
         assert isinstance(p, cranax.core.Primitive), n
-        assert p.name in (n[:-2], n[:-2].replace("_", "-")), (n, p.name)
+        # (JAX's own exception: linear_solve_p binds 'custom_linear_solve')
+        assert p.name in (n[:-2], n[:-2].replace("_", "-")) or (n, p.name) == ("linear_solve_p", "custom_linear_solve"), \
+            (n, p.name)
     prims = {getattr(cranax.lax, n) for n in exported}
     unexported = sorted(r.name for r in RECORDS if r.kind in ELEMENTWISE_KINDS and BY_NAME[r.name] not in prims)
     assert not unexported, f"elementwise primitives cranax.lax does not export as <name>_p: {unexported}"
