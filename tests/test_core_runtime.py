@@ -114,8 +114,10 @@ def test_from_scalar():
         assert y == npdt(v)
     with pytest.raises(OverflowError):
         _core.DeviceArray.from_scalar(2**40, "i32")
-    with pytest.raises(TypeError):
-        _core.DeviceArray.from_scalar(1.0, "bf16")
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        _core.DeviceArray.from_scalar(1.0, "q7")
+    b = _core.DeviceArray.from_scalar(1.5, "bf16").to_numpy()   # bfloat16 (issue 21)
+    assert str(b.dtype) == "bfloat16" and float(b) == 1.5
     h = _core.DeviceArray.from_scalar(0.1, "f16").to_numpy()
     assert h.dtype == np.float16 and h == np.float16(0.1)
 
