@@ -96,7 +96,7 @@ control_flow_allowed_effects = _EffectTypeSet()
 def instantiate_zeros(x):
     """A symbolic ``Zero`` becomes an array of zeros; anything else is returned as it is."""
     if isinstance(x, Zero):
-        from .. import numpy as jnp
+        from .. import numpy as jnp  # (at call time: the module imports below it)
         return jnp.zeros(x.aval.shape, x.aval.dtype)
     return x
 

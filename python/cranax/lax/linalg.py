@@ -51,11 +51,12 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
     with ``u`` having orthonormal columns, ``h`` Hermitian positive semidefinite, the iteration count (int32)
     and whether ``|u_k - u_{k-1}| < |u_k| (4 eps)^(1/3)`` held within ``max_iterations`` (default 10).
     ``dynamic_shape`` other than None raises NotImplementedError. Mirrors ``jax.lax.linalg.qdwh``."""
-    from .. import lax
-    from ..numpy import linalg as _nl
+    from .. import lax  # (at call time: the module imports below it)
     if dynamic_shape is not None:
         raise NotImplementedError("qdwh with dynamic_shape is not implemented in cranax")
-    (x,) = _nl._inexact("qdwh", x)
+    x = x if hasattr(x, "dtype") else np.asarray(x, np.float32)
+    if not np.issubdtype(x.dtype, np.inexact):   # integers compute in float32, as jnp.linalg's inputs
+        x = lax.convert_element_type(x, np.float32)
     if x.ndim != 2:
         raise ValueError(f"qdwh requires a matrix, got shape {x.shape}")
     m, n = x.shape
@@ -119,6 +120,6 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
 
 
 def _fro(a):
-    from .. import lax
+    from .. import lax  # (at call time: the module imports below it)
     r = lax.abs(a)
     return lax.sqrt((r * r).sum())

@@ -669,7 +669,7 @@ def _complex_lowering(em, eqn, ins):
     """A linalg equation with complex operands or results: one core equation with ``"complex": true`` taking
     each complex operand as its (re, im) parts (eig of a real operand takes it as it is) and giving each
     complex result as its parts."""
-    from .complex_lowering import _wire_of
+    from .complex_lowering import _wire_of  # (at call time: the module imports below it)
     cplx = any(v.aval.dtype.kind == "c" for v in eqn.invars)
     real_eqn, params = _wire_of(eqn)
     if cplx:
@@ -713,8 +713,8 @@ def _composite(name, fn, multiple_results=False, jvp=None, transpose=None):
     """A primitive computed by ``fn(*operands, **params)`` from lax operations that accept leading batch
     axes: its abstract eval traces ``fn``, lowering inlines that jaxpr, the jvp differentiates ``fn`` (or is
     ``jvp``), batching moves the batch axis to the front."""
-    from ..interpreters import dispatch
-    from ..interpreters.partial_eval import trace_to_jaxpr
+    from ..interpreters import dispatch  # (at call time: the module imports below it)
+    from ..interpreters.partial_eval import trace_to_jaxpr  # (at call time: the module imports below it)
     p = Primitive(name, multiple_results)
     cache = {}
 
@@ -887,7 +887,7 @@ def _shift(x, axis, k):
 
 
 def _tridiagonal_solve_fn(dl, d, du, b):
-    from .control_flow import scan
+    from .control_flow import scan  # (at call time: the module imports below it)
     bv = get_aval(b)
     m = bv.shape[-2]
     if m == 0 or bv.shape[-1] == 0:

@@ -177,7 +177,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     nb = int(_np.prod(bshape)) if bshape else 1
     a = a.reshape((nb,) + a.shape[len(mapped):])
     b = b.reshape((nb,) + b.shape[len(mapped):])
-    from ..api_vmap import vmap
+    from ..api_vmap import vmap  # (at call time: the module imports below it)
     out = vmap(lambda u, v: _fftconvolve_all(u, v, mode))(a, b)
     out = out.reshape(bshape + out.shape[1:])
     inv = [perm.index(i) for i in range(in1.ndim)]
