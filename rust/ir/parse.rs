@@ -439,7 +439,7 @@ mod tests {
             (r#"{"invars":[],"eqns":[],"outvars":[]"#, "invalid JSON"),
             (r#"{"eqns":[],"outvars":[]}"#, "\"invars\": missing"),
             (r#"{"invars":[[0,"f32",[-1]]],"eqns":[],"outvars":[]}"#, "non-negative"),
-            (r#"{"invars":[[0,"bf16",[1]]],"eqns":[],"outvars":[]}"#, "unknown dtype"),
+            (r#"{"invars":[[0,"q7",[1]]],"eqns":[],"outvars":[]}"#, "unknown dtype"),
             (r#"{"invars":[[0,"f32",[99999999999999999999999]]],"eqns":[],"outvars":[]}"#, "field \"invars\""),
             (r#"{"invars":[[0,"f32",[1]]],"eqns":[{"prim":"frob","in":[0],"out":[]}],"outvars":[]}"#, "equation 0"),
             (r#"{"invars":[],"eqns":[{"prim":"neg","in":[0]}],"outvars":[]}"#, "equation 0 (neg): field \"out\""),
