@@ -10,6 +10,7 @@ compile span (pipeline + code generation, or pipeline + load) and the rest (lowe
 running, waiting). Prints a markdown table; the machine, its ISA and load are named.
 """
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -70,7 +71,9 @@ print(json.dumps({"first": first, "trace": span("trace"), "compile": span("compi
 
 
 def run_child(cache_dir, which):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    # the child imports the cranax installed here (or the checkout's python/ when none is)
+    env = dict(os.environ, PYTHONPATH=(os.path.dirname(os.path.dirname(importlib.util.find_spec("cranax").origin))
+                 if importlib.util.find_spec("cranax") else os.path.join(ROOT, "python")))
     p = subprocess.run([sys.executable, "-c", CHILD, cache_dir, which, ROOT], capture_output=True, text=True,
                        env=env, timeout=1800)
     if p.returncode:

@@ -7,6 +7,7 @@ Chains: ``sin``: 24 blocks of 4 ``sin(x) * 1.01`` on float32[2**20] (4 MiB per v
 the call (reset just before it) − VmRSS before it, so it counts the values the call keeps alive (compilation
 included under ``jit``). ``python benches/bench_remat_memory.py`` prints a Markdown table.
 """
+import importlib.util
 import os
 import subprocess
 import sys
@@ -62,7 +63,9 @@ def run(python, imp, chain, policy, use_jit, env=None):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.path.join(here, "..", "python"))
+    # the children import the cranax installed here (or the checkout's python/ when none is)
+    env = dict(os.environ, PYTHONPATH=(os.path.dirname(os.path.dirname(importlib.util.find_spec("cranax").origin))
+                 if importlib.util.find_spec("cranax") else os.path.join(here, "..", "python")))
     jax_py = os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python")
     have_jax = os.path.exists(jax_py)
     print("| chain | mode | cranax: no remat | cranax: nothing_saveable | JAX: no remat | JAX: nothing_saveable |")

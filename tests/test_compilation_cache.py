@@ -15,7 +15,8 @@ import cranax.numpy as jnp
 from cranax import _core
 from cranax.experimental.compilation_cache import compilation_cache as cc
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The children import the cranax this process imported (an installed wheel or the checkout's python/).
+CRANAX_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__)))
 
 CHILD = r'''
 import json, sys
@@ -70,7 +71,7 @@ def child(tmp_path, cache_dir, which, env=None, **opts):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     opts.setdefault("jax_persistent_cache_min_compile_time_secs", 0)
-    e = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    e = dict(os.environ, PYTHONPATH=CRANAX_PARENT)
     e.pop("JAX_COMPILATION_CACHE_DIR", None)
     e.update(env or {})
     p = subprocess.run([sys.executable, str(script), str(cache_dir), which, json.dumps(opts)], capture_output=True,
@@ -232,7 +233,7 @@ def test_processes_writing_one_dir_at_once(tmp_path):
     d = tmp_path / "cache"
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    e = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    e = dict(os.environ, PYTHONPATH=CRANAX_PARENT)
     e.pop("JAX_COMPILATION_CACHE_DIR", None)
     opts = json.dumps({"jax_persistent_cache_min_compile_time_secs": 0})
     procs = [subprocess.Popen([sys.executable, str(script), str(d), "mlp", opts], stdout=subprocess.PIPE,

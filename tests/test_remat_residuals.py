@@ -129,7 +129,8 @@ print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc peak-RSS reset")
 def test_nothing_saveable_lowers_peak_memory():
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(HERE), "..", "python"))
+    # the child imports the cranax this process imported (installed wheel or checkout)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
     out = {}
     for policy in ("off", "nothing"):
         r = subprocess.run([sys.executable, "-c", CHAIN, policy], capture_output=True, text=True, env=env, timeout=300)

@@ -47,7 +47,9 @@ def run_file(python, path, cranax, timeout, workdir):
     cmd = pre + ["-q", "-p", "no:cacheprovider", f"--junitxml={xml}", path]
     env = dict(os.environ)
     if cranax:
-        env["PYTHONPATH"] = os.path.join(REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
+        spec = importlib.util.find_spec("cranax")   # an installed cranax, else the checkout's python/
+        cranax_parent = os.path.dirname(os.path.dirname(spec.origin)) if spec else os.path.join(REPO, "python")
+        env["PYTHONPATH"] = cranax_parent + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("JAX_PLATFORMS", "cpu")
     t0 = time.perf_counter()
     try:
