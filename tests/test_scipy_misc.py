@@ -1,11 +1,10 @@
-"""cranax.scipy.integrate.trapezoid, cluster.vq.vq, ndimage.map_coordinates and optimize.minimize against
+"""cranax.scipy.integrate.trapezoid, cluster.vq.vq and ndimage.map_coordinates against
 SciPy and values recorded from JAX 0.10.2."""
 import numpy as np
 import pytest
 import scipy.cluster.vq as svq
 import scipy.integrate as sint
 import scipy.ndimage as snd
-import scipy.optimize as sopt
 
 import cranax
 import cranax.numpy as jnp
@@ -60,24 +59,6 @@ def test_map_coordinates(x64, order, mode):
         np.testing.assert_allclose(got, snd.map_coordinates(img, np.array(c), order=order, mode=smode), atol=1e-12)
     with pytest.raises(NotImplementedError, match="order<=1"):
         cs.ndimage.map_coordinates(img, c, 3)
-
-
-def _rosen(x):
-    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
-
-
-def test_minimize_bfgs(x64):
-    for x0 in (np.zeros(10), np.full(5, 1.3), np.array([-1.2, 1.0])):
-        r = cs.optimize.minimize(_rosen, jnp.asarray(x0), method="BFGS")
-        ref = sopt.minimize(sopt.rosen, x0, method="BFGS", jac=sopt.rosen_der)
-        assert bool(r.success) and int(r.status) == 0
-        np.testing.assert_allclose(np.asarray(r.x), ref.x, atol=1e-5)
-        assert float(r.fun) < 1e-9 and int(r.nit) > 0
-    # under jit, with args
-    f = cranax.jit(lambda x0, a: cs.optimize.minimize(lambda x, s: jnp.sum((x - s) ** 2), x0, (a,), method="bfgs").x)
-    np.testing.assert_allclose(np.asarray(f(jnp.zeros(3), 2.0)), [2.0, 2.0, 2.0], atol=1e-8)
-    with pytest.raises(ValueError, match="Method CG not recognized"):
-        cs.optimize.minimize(_rosen, jnp.zeros(3), method="CG")
 
 
 def test_regular_grid_interpolator(x64):

@@ -1,5 +1,6 @@
 """``eval_jaxpr``: the one loop every interpreter reuses — binds each equation's primitive on the current
 trace, so evaluating a jaxpr under a transformation transforms it."""
+from ..core import TypedScalar
 from ..jaxpr import Literal
 
 
@@ -10,12 +11,19 @@ def eval_jaxpr(jaxpr, consts, *args):
     def read(a):
         return a.val if isinstance(a, Literal) else env[a]
 
+    def read_in(a):
+        # a weakly typed literal stays weak as an operand (as JAX's literals do), so re-tracing a jaxpr
+        # (vmap of a loop body) keeps weak results weak
+        if isinstance(a, Literal):
+            return TypedScalar(a.val, a.aval) if a.aval.weak_type else a.val
+        return env[a]
+
     for v, c in zip(jaxpr.constvars, consts):
         env[v] = c
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+        outs = eqn.primitive.bind(*[read_in(a) for a in eqn.invars], **eqn.params)
         if eqn.primitive.multiple_results:
             for v, o in zip(eqn.outvars, outs):
                 env[v] = o
