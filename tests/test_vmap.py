@@ -823,3 +823,15 @@ def test_random_programs(op, ax_a, ax_b, out_ax, jit):
     b = _arg(shape, None if ax_b is None else ax_b % 3, size=4)
     out_nd = len(np.shape(fn(jnp.ones(shape), jnp.ones(shape)))) + 1
     check(fn, [a, b], (ax_a, ax_b), out_ax if out_ax < out_nd else 0, jit=jit)
+
+
+def test_vmap_while_loop_keeps_weak_carry():
+    # JAX 0.10.2: a carry started from a Python scalar stays weakly typed through a vmapped loop, with a
+    # batched predicate or not (the loop body's literals stay weak when the body is re-traced)
+    b = jnp.arange(3.0)
+    batched_pred = jax.vmap(lambda b: lax.while_loop(lambda s: s < b, lambda s: s + 1, 0))(b)
+    assert batched_pred.dtype == np.int32 and batched_pred.weak_type
+    np.testing.assert_array_equal(np.asarray(batched_pred), [0, 1, 2])
+    out = jax.vmap(lambda b: lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 1, s[1] + b), (0, b)))(b)
+    assert out[0].weak_type and not out[1].weak_type
+    np.testing.assert_array_equal(np.asarray(out[1]), [0.0, 3.0, 6.0])
