@@ -38,7 +38,9 @@ class LBFGSResults(NamedTuple):
 
 def _minimize_lbfgs(fun, x0, maxiter=None, norm=np.inf, maxcor=10, ftol=2.220446049250313e-09, gtol=1e-05,
                     maxfun=None, maxgrad=None, maxls=20):
-    """Minimizes ``fun`` (1-D array -> real scalar) from ``x0`` (shape (n,), real or complex). Stops when
+    """Minimizes ``fun`` (1-D array -> real scalar) from ``x0`` (shape (n,); the complex steps are written as
+    JAX's, but a complex ``x0`` raises ``NotImplementedError`` for now: cranax does not lower a ``while_loop``
+    with complex carries yet). Stops when
     ``norm(grad, ord=norm) < gtol``, or (status > 0) when an iteration decreased f by less than ``ftol``, a
     line search (``maxls`` trials) failed, or the counts reached ``maxiter`` (default 200 n when no limit is
     given), ``maxfun`` or ``maxgrad``; as in JAX the limits are checked against the counts before each
