@@ -51,10 +51,10 @@ def _pick(mask, new, old):
 
 def _zoom(phi_fn, armijo_fails, curvature_holds, lo, hi, g0, skip):
     """Shrinks the bracket [lo, hi] (``_Point``s; lo has the lower phi) until a step satisfies both strong
-    Wolfe conditions. Returns (done, failed, star, g_star, nfev). It fails when the bracket is narrower
-    than 1e-5 (below 64-bit floats; 1e-10 in float64) or after 30 trials; as in JAX the width is the signed
-    ``hi.a - lo.a``, so a bracket given high end first fails after its first trial. ``skip`` (a bool)
-    returns at once with nothing evaluated."""
+    Wolfe conditions. Returns (failed, star, g_star, nfev); the caller counts a zoom as done either way, as
+    JAX does. It fails when the bracket is narrower than 1e-5 (below 64-bit floats; 1e-10 in float64) or
+    after 30 trials; as in JAX the width is the signed ``hi.a - lo.a``, so a bracket whose hi step is the
+    smaller fails after its first trial. ``skip`` (a bool) returns at once with nothing evaluated."""
     dt = lo.a.dtype
     threshold = 1e-10 if jnp.finfo(dt).bits >= 64 else 1e-5
     # rec: the previous hi (or lo), the third point of the cubic fit
@@ -94,8 +94,8 @@ def _zoom(phi_fn, armijo_fails, curvature_holds, lo, hi, g0, skip):
         return (done | found, failed | (j >= _ZOOM_MAXITER), j, new_lo, new_hi, new_rec, star, g_star,
                 nfev + 1)
 
-    done, failed, _, _, _, _, star, g_star, nfev = lax.while_loop(cond, body, init)
-    return done, failed, star, g_star, nfev
+    _, failed, _, _, _, _, star, g_star, nfev = lax.while_loop(cond, body, init)
+    return failed, star, g_star, nfev
 
 
 class LineSearchResults(NamedTuple):
@@ -168,8 +168,8 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
         here = curvature_holds(dphi_i) & ~zoom_up
         zoom_down = (dphi_i >= 0.0) & ~zoom_up & ~here
         lo, hi = _pick(zoom_up, prev, pi), _pick(zoom_up, pi, prev)
-        z_done, z_failed, z_star, z_g, z_nfev = _zoom(phi_fn, armijo_fails, curvature_holds, lo, hi, gfk,
-                                                      ~(zoom_up | zoom_down))
+        z_failed, z_star, z_g, z_nfev = _zoom(phi_fn, armijo_fails, curvature_holds, lo, hi, gfk,
+                                              ~(zoom_up | zoom_down))
         zoomed = zoom_up | zoom_down
         star = _pick(here, pi, _pick(zoomed, z_star, star))
         g_star = jnp.where(here, g_i, jnp.where(zoomed, z_g, g_star))
