@@ -30,6 +30,7 @@ from .interpreters.eval import eval_jaxpr
 from .jaxpr import ClosedJaxpr, Literal
 from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
+from .primitives import state as _state
 from .api_sharding import apply_out_shardings
 from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
@@ -216,12 +217,13 @@ _all_jit_caches = weakref.WeakSet()
 
 
 class _CacheHolder:
-    __slots__ = ("execs", "traces", "seen", "__weakref__")
+    __slots__ = ("execs", "traces", "seen", "refs", "__weakref__")
 
     def __init__(self):
         self.execs = _core.JitCache()
         self.traces = {}
         self.seen = []
+        self.refs = None   # array references the function reaches: {"plan": refs, "inner": JitWrapped}
 
 
 def _holder_for(fun, options):
@@ -380,7 +382,14 @@ class JitWrapped(Wrapped):
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
-        closed = trace_to_jaxpr(flat, in_avals, dbg)
+        # a ref made outside and reached inside is plumbed through a pure twin (_call_with_refs)
+        call = _state._Call("jit")
+        try:
+            closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
+        except _state._NeedRef as e:
+            if e.call is not call:
+                raise
+            raise _NeedsPlumbing(e.ref) from None
         dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
             _check_leaks(dbg)
@@ -451,6 +460,17 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if self._holder.refs is not None:
+            return self._call_with_refs(args, kwargs)
+        try:
+            return self._call(args, kwargs)
+        except _NeedsPlumbing as e:
+            self._holder.refs = {"plan": (e.ref,)}
+        except _HasRefArgs:
+            self._holder.refs = {"plan": ()}
+        return self._call_with_refs(args, kwargs)
+
+    def _call(self, args, kwargs):
         if _jit_disabled or dispatch._float_checks:
             if _jit_disabled and config.jax_disable_jit:
                 return self._fun(*args, **kwargs)
@@ -495,6 +515,8 @@ class JitWrapped(Wrapped):
         try:
             sigs = tuple([_leaf_sig(x) for x in leaves])
         except TypeError as e:
+            if any(isinstance(x, _state.Ref) for x in leaves):
+                raise _HasRefArgs() from None
             raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
                             f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
                             f"and was passed to the function. {e}") from None
@@ -541,7 +563,12 @@ class JitWrapped(Wrapped):
     def _call_traced(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        in_avals = [get_aval(x) for x in leaves]
+        try:
+            in_avals = [get_aval(x) for x in leaves]
+        except TypeError:
+            if any(isinstance(x, _state.Ref) for x in leaves):
+                raise _HasRefArgs() from None
+            raise
         key = (in_tree, tuple(in_avals), statics)
         if core._state.axis_env:   # collectives' shapes depend on the named axes' sizes
             key += (tuple(core._state.axis_env),)
@@ -558,6 +585,86 @@ class JitWrapped(Wrapped):
         else:
             outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(out_tree, outs)
+
+    def _call_with_refs(self, args, kwargs):
+        """A call reaching array references: ``fun`` runs as a pure twin taking the refs' values (closed-over
+        ones, then those passed as arguments) and returning their final values, written back afterwards."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        ref_pos = tuple(i for i, x in enumerate(leaves) if isinstance(x, _state.Ref))
+        arg_refs = [leaves[i] for i in ref_pos]
+        if arg_refs:
+            names = self._arg_names(in_tree, statics)
+            where = debug_info(self._fun, "jit", names).func_src_info
+            seen = {}
+            for i in ref_pos:
+                r = leaves[i]
+                if id(r) in seen:
+                    raise ValueError(
+                        "only one reference to a mutable array may be passed as an argument to a function, but "
+                        f"when tracing {where} for jit the mutable array reference of type {r._ref_aval()} "
+                        f"appeared at both {names[seen[id(r)]]} and {names[i]}.")
+                seen[id(r)] = i
+            closed_over = {id(r) for r in _state.closure_refs(self._fun)}
+            for i in ref_pos:
+                if id(leaves[i]) in closed_over:
+                    raise ValueError(f"when tracing {where} for jit, a mutable array reference of type "
+                                     f"{leaves[i]._ref_aval()} was both closed over and passed as the argument "
+                                     f"{names[i]}")
+        info = self._holder.refs
+        inner = info.get("inner")
+        if inner is None:
+            inner = info["inner"] = JitWrapped(self._pure_twin(), (2, 3, 4), (), None, False, self._inline)
+        plans = info.setdefault("plans", {"plan": info["plan"]})
+
+        def runner(call, refs, vals):
+            arg_vals = [_state.read_for_plumbing(r) for r in arg_refs]
+            flat = list(leaves)
+            for i, v in zip(ref_pos, arg_vals):
+                flat[i] = v
+            _pending.append((call, refs, arg_refs))
+            try:
+                out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
+            finally:
+                _pending.pop()
+            for r, v in zip(arg_refs, finals[len(refs):]):
+                r._val = v
+            return out, finals[:len(refs)]
+        return _state.plumbed_loop(plans, "plan", "jit", runner)
+
+    def _pure_twin(self):
+        fun, name, param_names = self._fun, self._name, self._param_names
+
+        def pure(closure_vals, flat, in_tree, statics, ref_pos):
+            call, refs, arg_refs = _pending[-1]
+            static_pos = {k: s.v for k, s in statics if isinstance(k, int)}
+            static_kw = {k: s.v for k, s in statics if isinstance(k, str)}
+
+            def body():
+                ls = list(flat)
+                for i, r in zip(ref_pos, arg_refs):
+                    ls[i] = r
+                dyn_args, dyn_kwargs = tree_unflatten(in_tree, ls)
+                it = iter(dyn_args)
+                a = [static_pos[i] if i in static_pos else next(it)
+                     for i in range(len(dyn_args) + len(static_pos))]
+                return fun(*a, **dyn_kwargs, **static_kw)
+            all_refs = list(refs) + list(arg_refs)
+            out, finals = _state.run_plumbed(call, all_refs, list(closure_vals) + [flat[i] for i in ref_pos],
+                                             body)
+            for v in tree_leaves(out):
+                if isinstance(v, _state.Ref):
+                    msg = (f"function {debug_info(fun, 'jit', None).func_src_info} traced for jit returned a "
+                           f"mutable array reference of type {v._ref_aval()}, but mutable array references "
+                           "cannot be returned.")
+                    if any(v is r for r in arg_refs):
+                        k = next(k for k, r in enumerate(arg_refs) if r is v)
+                        names = self._arg_names(in_tree, statics)
+                        msg += f"\n\nThe returned mutable array was passed in as the argument {names[ref_pos[k]]}."
+                    raise ValueError(msg)
+            return out, finals
+        pure.__name__ = name
+        return pure
 
     # -- AOT
     def trace(self, *args, **kwargs):
@@ -591,6 +698,21 @@ class JitWrapped(Wrapped):
 
     def __repr__(self):
         return f"<CompiledFunction of {self._fun!r}>"
+
+
+class _NeedsPlumbing(Exception):
+    """Internal: tracing reached an array reference made outside the function (``_call_with_refs``)."""
+
+    def __init__(self, ref):
+        super().__init__("internal: a jitted function reached an array reference")
+        self.ref = ref
+
+
+class _HasRefArgs(Exception):
+    """Internal: an argument is an array reference (``_call_with_refs``)."""
+
+
+_pending = []   # (call, plumbed refs, argument refs) of the pure twins being traced, innermost last
 
 
 def _ok_leaf(x):

@@ -36,6 +36,7 @@ from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
+from . import state as _state
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "while_p", "scan_p", "typematch",
            "aval_text", "trace_closed", "join_consts"]
@@ -930,6 +931,12 @@ def _promote_weak(vals, in_avals, out_avals):
 def while_loop(cond_fun, body_fun, init_val):
     """``val = init_val; while cond_fun(val): val = body_fun(val)``, compiled as a real loop. Mirrors
     ``jax.lax.while_loop`` (not reverse-differentiable)."""
+    if _state.any_refs():   # array references the functions reach become extra carries
+        return _state.plumb_while(_while_loop, cond_fun, body_fun, init_val)
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _while_loop(cond_fun, body_fun, init_val):
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if config.jax_disable_jit:
@@ -1030,6 +1037,9 @@ def _concrete_int(x):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """``carry, ys = scan(f, init, xs)``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``, with
     the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
+    if _state.any_refs():   # array references the body reaches become extra carries
+        return _state.plumb_scan(lambda body, init2: _scan(body, init2, xs, length, reverse, unroll, "scan body"),
+                                 f, init)
     return _scan(f, init, xs, length, reverse, unroll, "scan body")
 
 
