@@ -351,6 +351,8 @@ class JitWrapped(Wrapped):
                 args.append(static_pos[i] if i in static_pos else next(it))
             out = self._fun(*args, **dyn_kwargs, **static_kw)
             outs, out_tree = tree_flatten(out)
+            if _state.any_refs():
+                _state.check_no_refs(outs, f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit")
             store["tree"] = out_tree
             return outs
         return flat, store
@@ -383,7 +385,7 @@ class JitWrapped(Wrapped):
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         # a ref made outside and reached inside is plumbed through a pure twin (_call_with_refs)
-        call = _state._Call("jit")
+        call = _state._Call("jit", f"{dbg.func_src_info} traced for {traced_for}")
         try:
             closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
         except _state._NeedRef as e:
@@ -622,6 +624,7 @@ class JitWrapped(Wrapped):
             flat = list(leaves)
             for i, v in zip(ref_pos, arg_vals):
                 flat[i] = v
+            call.where = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
             _pending.append((call, refs, arg_refs))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
@@ -652,16 +655,13 @@ class JitWrapped(Wrapped):
             all_refs = list(refs) + list(arg_refs)
             out, finals = _state.run_plumbed(call, all_refs, list(closure_vals) + [flat[i] for i in ref_pos],
                                              body)
-            for v in tree_leaves(out):
-                if isinstance(v, _state.Ref):
-                    msg = (f"function {debug_info(fun, 'jit', None).func_src_info} traced for jit returned a "
-                           f"mutable array reference of type {v._ref_aval()}, but mutable array references "
-                           "cannot be returned.")
-                    if any(v is r for r in arg_refs):
-                        k = next(k for k, r in enumerate(arg_refs) if r is v)
-                        names = self._arg_names(in_tree, statics)
-                        msg += f"\n\nThe returned mutable array was passed in as the argument {names[ref_pos[k]]}."
-                    raise ValueError(msg)
+            if arg_refs:
+                names = self._arg_names(in_tree, statics)
+                arg_names = [(r, names[i]) for i, r in zip(ref_pos, arg_refs)]
+            else:
+                arg_names = None
+            _state.check_no_refs(tree_leaves(out), f"{debug_info(fun, 'jit', None).func_src_info} traced for jit",
+                                 arg_names)
             return out, finals
         pure.__name__ = name
         return pure

@@ -19,6 +19,8 @@ does is JAX's error (a differentiated value into a non-differentiated ref, a vma
 ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below).
 """
 
+import os
+import sys
 import threading
 
 import numpy as np
@@ -26,6 +28,7 @@ import numpy as np
 from ..array import Array, _from_host
 from ..core import Tracer, get_aval
 from ..tree_util import tree_leaves
+from ..interpreters.partial_eval import debug_info
 from .. import core
 from . import elementwise as _ew
 
@@ -80,10 +83,12 @@ _DEAD = object()   # a ref's frame once the call that made it has returned
 
 
 class _Call:
-    """One plumbing call (a jit, scan or while_loop being traced): the refs it plumbs and those made in it."""
+    """One plumbing call (a jit, scan or while_loop being traced): the refs made in it; ``where`` names the
+    traced function for the leak error (``f at file.py:3 traced for jit``)."""
 
-    def __init__(self, what):
+    def __init__(self, what, where=None):
         self.what = what
+        self.where = where
         self.created = []
 
 
@@ -97,7 +102,7 @@ class Ref:
     (NumPy indexing), ``jax.ref.swap``/``addupdate`` update in place, ``jax.freeze`` gives the final value.
     Not an Array: arithmetic on a ref is a TypeError. Mirrors ``jax.Ref``."""
 
-    __slots__ = ("_val", "_frame", "_trace", "__weakref__")
+    __slots__ = ("_val", "_frame", "_trace", "_line", "__weakref__")
 
     def __init__(self, aval, refs):
         raise TypeError("jax.Ref is made with jax.new_ref(init_val), not constructed directly")
@@ -109,8 +114,10 @@ class Ref:
         r._val = val
         r._frame = _top()
         r._trace = core._state.trace
+        r._line = None
         if r._frame is not None:
             r._frame.created.append(r)
+            r._line = _user_line()
         return r
 
     # -- what a ref is
@@ -137,11 +144,16 @@ class Ref:
 
     def _live(self):
         if self._frame is _DEAD:
-            raise core.UnexpectedTracerError(
-                "Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing for "
-                "a reference to an intermediate value with type Ref wrapped in a DynamicJaxprTracer to escape "
-                "the scope of the transformation.\nJAX transformations require that functions explicitly "
-                "return their outputs, and disallow saving intermediate values to global state.")
+            aval, where = self._val
+            msg = ("Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
+                   f"for a reference to an intermediate value with type {aval} wrapped in a DynamicJaxprTracer "
+                   "to escape the scope of the transformation.\nJAX transformations require that functions "
+                   "explicitly return their outputs, and disallow saving intermediate values to global state.")
+            if where is not None:
+                msg += f"\nThe function being traced when the value leaked was {where}."
+            if self._line is not None:
+                msg += f"\n------------------------------\nThe leaked intermediate value was created on line {self._line}. "
+            raise core.UnexpectedTracerError(msg)
         return self._val
 
     def _access(self):
@@ -338,15 +350,43 @@ def run_plumbed(call, refs, vals, fn):
             restore(r, s)
         _local.frames.pop()
         for r in call.created:
-            r._frame, r._val = _DEAD, None
+            r._frame, r._val = _DEAD, (AbstractRef(get_aval(r._val)), call.where)
         call.created = []
 
 
-def check_no_refs(leaves, what):
+def check_no_refs(leaves, what, arg_names=None):
+    """JAX's error for a traced function (``what``: ``f at file.py:3 traced for jit``) returning a ref;
+    ``arg_names``: ``[(ref, name)]`` of the refs passed in as arguments."""
     for v in leaves:
         if isinstance(v, Ref):
-            raise ValueError(f"{what} returned a mutable array reference of type {v._ref_aval()}, but mutable array "
-                             "references cannot be returned.")
+            msg = (f"function {what} returned a mutable array reference of type {v._ref_aval()}, but mutable "
+                   "array references cannot be returned.")
+            name = next((n for r, n in (arg_names or ()) if r is v), None)
+            if name is not None:
+                msg += f"\n\nThe returned mutable array was passed in as the argument {name}."
+            elif v._line is not None:
+                msg += f"\n\nThe returned mutable array was created on line {v._line}."
+            raise ValueError(msg)
+
+
+def _user_line():
+    """``file.py:7:9 (f)``: where user code (outside cranax) called ``new_ref``, for the errors naming it."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    if f is None:
+        return None
+    code = f.f_code
+    col = 0
+    try:
+        pos = list(code.co_positions())[f.f_lasti // 2]
+        col = pos[2] or 0
+    except (AttributeError, IndexError):
+        pass
+    return f"{code.co_filename}:{f.f_lineno}:{col} ({code.co_name})"
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def plumbed_loop(plan_holder, key, what, body_runner):
@@ -394,12 +434,12 @@ def plumb_scan(run, f, init):
     """``run(body, init)`` (the scan) with the refs ``f`` reaches plumbed through as extra carries."""
     def runner(call, refs, vals):
         if not refs:
-            return run(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), "scan body"))[0],
+            return run(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0],
                        init), []
 
         def body(carry, x):
             c, rv = carry
-            (c2, y), finals = run_plumbed(call, refs, rv, lambda: _no_refs(f(c, x), "scan body"))
+            (c2, y), finals = run_plumbed(call, refs, rv, lambda: _no_refs(f(c, x), f, "scan"))
             return (c2, finals), y
         (c, finals), ys = run(body, (init, list(vals)))
         return (c, ys), finals
@@ -411,20 +451,20 @@ def plumb_while(run, cond_fun, body_fun, init):
     def runner(call, refs, vals):
         if not refs:
             return run(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0],
-                       lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), "while body"))[0],
+                       lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), body_fun, "while_loop"))[0],
                        init), []
 
         def cond(carry):
             return run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0]
 
         def body(carry):
-            return run_plumbed(call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), "while body"))
+            return run_plumbed(call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop"))
         c, finals = run(cond, body, (init, list(vals)))
         return c, finals
     return plumbed_loop({}, 0, "while_loop", runner)
 
 
-def _no_refs(out, what):
+def _no_refs(out, fun, kind):
     if _made[0]:
-        check_no_refs(tree_leaves(out), what)
+        check_no_refs(tree_leaves(out), f"{debug_info(fun, kind, None).func_src_info} traced for {kind}")
     return out
