@@ -1007,8 +1007,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         def scanned(carry, _):
             i, x = carry
             return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
-        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False,
-                               1 if unroll is None else unroll, "body_fun")
+        unroll_n = 1 if unroll is None else unroll
+        if _state.any_refs():   # array references the body reaches become extra carries
+            (_, result), _ = _state.plumb_scan(
+                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "body_fun"),
+                scanned, (lower, init_val))
+            return result
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "body_fun")
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
