@@ -243,10 +243,6 @@ def _checked_update(ref, idx, value, fname):
     if va.dtype != ra.dtype:
         raise ValueError(f"Invalid dtype for `{name}`. Ref dtype: {ra.dtype}. Value dtype: {va.dtype}. ")
     _check_write(ref, value)
-    if va.weak_type != ra.weak_type and core._state.trace is ref._trace:
-        # in the ref's own scope its type is fixed (JAX: ``ref[...] = 4`` keeps an int32 ref strong)
-        value = _ew.convert_element_type_p.bind(value, new_dtype=ra.dtype, weak_type=ra.weak_type,
-                                                sharding=None)
     return old, whole, value, full, idx
 
 
@@ -255,7 +251,8 @@ def swap(ref, idx, value, _function_name="ref_swap"):
     shape and the ref's dtype (``ValueError`` otherwise, JAX's text). Mirrors ``jax.ref.swap``."""
     _check_ref(ref, "swap")
     old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
-    ref._val = value if full else whole.at[idx].set(value)
+    # a written ref is never weakly typed (JAX: ``new_ref(1.)`` is weak, after ``ref[...] = 2.`` it is not)
+    ref._val = strip_weak(value if full else whole.at[idx].set(value))
     return old
 
 
@@ -268,7 +265,7 @@ def addupdate(ref, idx, x):
     """``ref[idx] += x`` in place. Mirrors ``jax.ref.addupdate``."""
     _check_ref(ref, "addupdate")
     old, whole, x, full, idx = _checked_update(ref, idx, x, "ref_addupdate")
-    ref._val = _ew.add(whole, x) if full else whole.at[idx].add(x)
+    ref._val = strip_weak(_ew.add(whole, x) if full else whole.at[idx].add(x))
 
 
 def freeze(ref):
