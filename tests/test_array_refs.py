@@ -429,3 +429,25 @@ def test_jit_retraces_for_a_new_shape_and_keeps_plumbing():
     for n in (2, 3, 2, 5):
         np.testing.assert_array_equal(add_sum(jnp.ones(n)), 2 * np.ones(n))
     assert float(jax.freeze(tot)) == 12.
+
+
+def test_cond_and_switch_branches_write_refs():
+    r = jax.new_ref(jnp.zeros(2))
+
+    def bump(x):
+        r[0] += x
+        return x * 2
+
+    def other(x):
+        r[1] += 10.
+        return x
+
+    @jax.jit
+    def f(p, x):
+        return lax.cond(p, bump, other, x)
+    assert float(f(True, 3.)) == 6.
+    assert float(f(False, 3.)) == 3.
+    assert float(f(True, 1.)) == 2.
+    np.testing.assert_array_equal(jax.freeze(r), [4., 10.])
+    assert float(lax.switch(1, [other, bump], 5.)) == 10.
+    np.testing.assert_array_equal(jax.freeze(r), [9., 10.])

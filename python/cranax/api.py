@@ -625,11 +625,11 @@ class JitWrapped(Wrapped):
             for i, v in zip(ref_pos, arg_vals):
                 flat[i] = v
             call.where = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
-            _pending.append((call, refs, arg_refs))
+            _state._local.pending.append((call, refs, arg_refs))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:
-                _pending.pop()
+                _state._local.pending.pop()
             for r, v in zip(arg_refs, finals[len(refs):]):
                 r._val = v
             return out, finals[:len(refs)]
@@ -639,7 +639,7 @@ class JitWrapped(Wrapped):
         fun, name, param_names = self._fun, self._name, self._param_names
 
         def pure(closure_vals, flat, in_tree, statics, ref_pos):
-            call, refs, arg_refs = _pending[-1]
+            call, refs, arg_refs = _state._local.pending[-1]
             static_pos = {k: s.v for k, s in statics if isinstance(k, int)}
             static_kw = {k: s.v for k, s in statics if isinstance(k, str)}
 
@@ -710,9 +710,6 @@ class _NeedsPlumbing(Exception):
 
 class _HasRefArgs(Exception):
     """Internal: an argument is an array reference (``_call_with_refs``)."""
-
-
-_pending = []   # (call, plumbed refs, argument refs) of the pure twins being traced, innermost last
 
 
 def _ok_leaf(x):

@@ -788,6 +788,14 @@ def _prune_forwarded(jaxprs, ops):
 
 
 def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names):
+    if _state.any_refs():   # array references the branches reach become extra operands and outputs
+        return _state.plumb_cond(lambda bs, ops2, tree2: _bind_cond_flat(index, bs, ops2, tree2, what_outputs,
+                                                                          out_names),
+                                 branches, ops, ops_tree)
+    return _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names)
+
+
+def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names):
     ops_avals = [get_aval(o) for o in ops]
     traced = [_trace_fun(b, ops_tree, ops_avals, n) for b, n in zip(branches, out_names)]
     out_tree0, avals0 = traced[0][2], traced[0][0].out_avals

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..array import Array, _from_host
 from ..core import Tracer, get_aval
-from ..tree_util import tree_leaves
+from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
 from ..interpreters.partial_eval import debug_info
 from .. import core
 from . import elementwise as _ew
@@ -75,9 +75,10 @@ class _NeedRef(Exception):
 class _Local(threading.local):
     def __init__(self):
         self.frames = []   # the active plumbing calls (_Call), innermost last
+        self.pending = []
 
 
-_local = _Local()
+_local = _Local()   # frames; ``pending``: the jit twins being traced (api.JitWrapped._call_with_refs)
 _made = [False]   # whether a Ref was ever made (any_refs)
 _DEAD = object()   # a ref's frame once the call that made it has returned
 
@@ -465,3 +466,25 @@ def _no_refs(out, fun, kind):
     if _made[0]:
         check_no_refs(tree_leaves(out), f"{debug_info(fun, kind, None).func_src_info} traced for {kind}")
     return out
+
+
+def plumb_cond(run, branches, ops, ops_tree):
+    """``run(branches, ops, ops_tree)`` (the cond) with the refs the branches reach plumbed as extra operands
+    and outputs (every branch returns every plumbed ref's value, written or not)."""
+    def runner(call, refs, vals):
+        if not refs:
+            return run([_plumbed_branch(call, b) for b in branches], ops, ops_tree), []
+        operands = tree_unflatten(ops_tree, list(ops))
+        ops2, tree2 = tree_flatten((operands, list(vals)))
+
+        def wrap(b):
+            def branch(operands, rv):
+                return run_plumbed(call, refs, rv, lambda: _no_refs(b(*operands), b, "cond"))
+            return branch
+        out, finals = run([wrap(b) for b in branches], ops2, tree2)
+        return out, finals
+    return plumbed_loop({}, 0, "cond", runner)
+
+
+def _plumbed_branch(call, b):
+    return lambda *a: run_plumbed(call, (), (), lambda: _no_refs(b(*a), b, "cond"))[0]
