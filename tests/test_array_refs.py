@@ -451,3 +451,41 @@ def test_cond_and_switch_branches_write_refs():
     np.testing.assert_array_equal(jax.freeze(r), [4., 10.])
     assert float(lax.switch(1, [other, bump], 5.)) == 10.
     np.testing.assert_array_equal(jax.freeze(r), [9., 10.])
+
+
+def test_grad_of_a_jitted_function_writing_a_plumbing_ref():
+    log = jax.new_ref(jnp.zeros(()))
+
+    @jax.jit
+    def loss(w):
+        l = jnp.sum(w ** 2)
+        log[...] = lax.stop_gradient(l)
+        return l
+    np.testing.assert_array_equal(jax.grad(loss)(jnp.array([1., 2.])), [2., 4.])
+    assert str(log) == "Ref(5., dtype=float32)"
+
+    bad = jax.new_ref(jnp.zeros(()))
+
+    @jax.jit
+    def loss2(w):
+        l = jnp.sum(w ** 2)
+        bad[...] = l   # a differentiated value: the error, not a tracer left in the ref
+        return l
+    with pytest.raises(Exception, match="with a differentiated value on a non-differentiated array reference"):
+        jax.grad(loss2)(jnp.array([1., 2.]))
+    assert str(bad) == "Ref(0., dtype=float32)"
+
+
+def test_vmap_of_a_jitted_function_with_a_ref_argument():
+    def dist(x, y, out_ref):
+        out_ref[...] = jnp.sum((x - y) ** 2)
+    vecs = jnp.arange(12.).reshape(3, 4)
+    out_ref = jax.new_ref(jnp.zeros((3,)))
+    jax.vmap(jax.jit(dist), (0, None, 0))(vecs, vecs[0], out_ref)
+    assert str(out_ref) == "Ref([  0.,  64., 256.], dtype=float32)"
+
+
+def test_empty_ref_and_freeze_inside_jit():
+    e = jax.empty_ref(jax.ShapeDtypeStruct((2,), jnp.float32))
+    assert (e.shape, e.dtype) == ((2,), np.dtype("float32"))
+    assert float(jax.jit(lambda x: jax.freeze(jax.new_ref(x)))(3.)) == 3.

@@ -630,8 +630,7 @@ class JitWrapped(Wrapped):
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:
                 _state._local.pending.pop()
-            for r, v in zip(arg_refs, finals[len(refs):]):
-                r._val = v
+            _state.write_back(arg_refs, finals[len(refs):])
             return out, finals[:len(refs)]
         return _state.plumbed_loop(plans, "plan", "jit", runner)
 

@@ -402,9 +402,17 @@ def plumbed_loop(plan_holder, key, what, body_runner):
                 raise
             plan_holder[key] = tuple(refs) + (e.ref,)
             continue
-        for r, v in zip(refs, finals):
-            r._val = v
+        write_back(refs, finals)
         return out
+
+
+def write_back(refs, finals):
+    """Stores a plumbed call's final values into ``refs`` (with the write checks: a call under ``grad`` that
+    wrote a differentiated value into an outer ref is JAX's error, not a leaked tracer)."""
+    for r, v in zip(refs, finals):
+        _check_write(r, v)
+    for r, v in zip(refs, finals):
+        r._val = v
 
 
 def closure_refs(fun):
