@@ -588,6 +588,29 @@ class JitWrapped(Wrapped):
             outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(out_tree, outs)
 
+    def _check_ref_args(self, leaves, ref_pos, in_tree, statics):
+        """JAX's errors for a ref passed twice, or passed and closed over (aliasing)."""
+        ids = [id(leaves[i]) for i in ref_pos]
+        closed_over = {id(r) for r in _state.closure_refs(self._fun)}
+        if len(set(ids)) == len(ids) and not closed_over.intersection(ids):
+            return
+        names = self._arg_names(in_tree, statics)
+        where = debug_info(self._fun, "jit", names).func_src_info
+        seen = {}
+        for i in ref_pos:
+            r = leaves[i]
+            if id(r) in seen:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a function, but "
+                    f"when tracing {where} for jit the mutable array reference of type {r._ref_aval()} "
+                    f"appeared at both {names[seen[id(r)]]} and {names[i]}.")
+            seen[id(r)] = i
+        for i in ref_pos:
+            if id(leaves[i]) in closed_over:
+                raise ValueError(f"when tracing {where} for jit, a mutable array reference of type "
+                                 f"{leaves[i]._ref_aval()} was both closed over and passed as the argument "
+                                 f"{names[i]}")
+
     def _call_with_refs(self, args, kwargs):
         """A call reaching array references: ``fun`` runs as a pure twin taking the refs' values (closed-over
         ones, then those passed as arguments) and returning their final values, written back afterwards."""
@@ -596,35 +619,22 @@ class JitWrapped(Wrapped):
         ref_pos = tuple(i for i, x in enumerate(leaves) if isinstance(x, _state.Ref))
         arg_refs = [leaves[i] for i in ref_pos]
         if arg_refs:
-            names = self._arg_names(in_tree, statics)
-            where = debug_info(self._fun, "jit", names).func_src_info
-            seen = {}
-            for i in ref_pos:
-                r = leaves[i]
-                if id(r) in seen:
-                    raise ValueError(
-                        "only one reference to a mutable array may be passed as an argument to a function, but "
-                        f"when tracing {where} for jit the mutable array reference of type {r._ref_aval()} "
-                        f"appeared at both {names[seen[id(r)]]} and {names[i]}.")
-                seen[id(r)] = i
-            closed_over = {id(r) for r in _state.closure_refs(self._fun)}
-            for i in ref_pos:
-                if id(leaves[i]) in closed_over:
-                    raise ValueError(f"when tracing {where} for jit, a mutable array reference of type "
-                                     f"{leaves[i]._ref_aval()} was both closed over and passed as the argument "
-                                     f"{names[i]}")
+            self._check_ref_args(leaves, ref_pos, in_tree, statics)
         info = self._holder.refs
         inner = info.get("inner")
         if inner is None:
             inner = info["inner"] = JitWrapped(self._pure_twin(), (2, 3, 4), (), None, False, self._inline)
         plans = info.setdefault("plans", {"plan": info["plan"]})
+        where = info.get("where")
+        if where is None:
+            where = info["where"] = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
 
         def runner(call, refs, vals):
             arg_vals = [_state.read_for_plumbing(r) for r in arg_refs]
             flat = list(leaves)
             for i, v in zip(ref_pos, arg_vals):
                 flat[i] = v
-            call.where = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
+            call.where = where
             _state._local.pending.append((call, refs, arg_refs))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
