@@ -489,3 +489,18 @@ def test_empty_ref_and_freeze_inside_jit():
     e = jax.empty_ref(jax.ShapeDtypeStruct((2,), jnp.float32))
     assert (e.shape, e.dtype) == ((2,), np.dtype("float32"))
     assert float(jax.jit(lambda x: jax.freeze(jax.new_ref(x)))(3.)) == 3.
+
+
+def test_make_jaxpr_reads_an_outer_ref_as_a_constant_and_refuses_writes():
+    c = jax.new_ref(jnp.arange(3.))
+
+    def rd(x):
+        return c[...] * x
+    assert str(jax.make_jaxpr(rd)(2.)) == ("{ lambda a:f32[3]; b:f32[]. let\n    c:f32[3] = broadcast_in_dim b\n"
+                                           "    d:f32[3] = mul a c\n  in (d,) }")
+
+    def wr(x):
+        c[...] = x * jnp.ones(3)
+    with pytest.raises(Exception, match="make_jaxpr and AOT lowering cannot record a write"):
+        jax.make_jaxpr(wr)(2.)
+    assert str(c) == "Ref([0., 1., 2.], dtype=float32)"

@@ -372,26 +372,30 @@ class JitWrapped(Wrapped):
             names.extend([k] * len(tree_flatten(v)[0]))
         return names
 
-    def _trace(self, in_tree, statics, in_avals, traced_for="jit"):
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
         if _core.profiler_enabled():
             # jax.profiler: tracing the function is a span of its own
             with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for)
-        return self._trace_body(in_tree, statics, in_avals, traced_for)
+                return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
+        return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
 
-    def _trace_body(self, in_tree, statics, in_avals, traced_for):
+    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
-        # a ref made outside and reached inside is plumbed through a pure twin (_call_with_refs)
-        call = _state._Call("jit", f"{dbg.func_src_info} traced for {traced_for}")
-        try:
-            closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
-        except _state._NeedRef as e:
-            if e.call is not call:
-                raise
-            raise _NeedsPlumbing(e.ref) from None
+        # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
+        # make_jaxpr (detect=False) read such refs as constants (writing one is an error there)
+        if not detect:
+            closed = trace_to_jaxpr(flat, in_avals, dbg)
+        else:
+            call = _state._Call("jit", f"{dbg.func_src_info} traced for {traced_for}")
+            try:
+                closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
+            except _state._NeedRef as e:
+                if e.call is not call:
+                    raise
+                raise _NeedsPlumbing(e.ref) from None
         dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
             _check_leaks(dbg)
@@ -680,7 +684,7 @@ class JitWrapped(Wrapped):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
-        closed, out_tree = self._trace(in_tree, statics, in_avals)
+        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False)
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
@@ -770,7 +774,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         with contextlib.ExitStack() as stack:
             for name, size in (axis_env or ()):
                 stack.enter_context(core.extend_axis_env(name, size))
-            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr")
+            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                                for a in closed.out_avals])

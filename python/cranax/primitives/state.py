@@ -294,7 +294,8 @@ def _check_write(ref, value):
                         "the differentiated function?")
     raise Exception(f"writing a value traced by {kind} into an array reference of type {ref._ref_aval()} made "
                     "outside that transformation: pass the reference as an argument, or write a value that "
-                    "does not depend on it")
+                    "does not depend on it (cranax discharges refs while tracing: make_jaxpr and AOT lowering "
+                    "cannot record a write into a ref made outside the traced function)")
 
 
 # ----------------------------------------------------------------------------------------------- plumbing
