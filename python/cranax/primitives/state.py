@@ -153,7 +153,8 @@ class Ref:
             if where is not None:
                 msg += f"\nThe function being traced when the value leaked was {where}."
             if self._line is not None:
-                msg += f"\n------------------------------\nThe leaked intermediate value was created on line {self._line}. "
+                msg += ("\n------------------------------\nThe leaked intermediate value was created on line "
+                        f"{self._line}. ")
             raise core.UnexpectedTracerError(msg)
         return self._val
 
@@ -182,12 +183,6 @@ class Ref:
         return "Ref" + repr(v)[len("Array"):]
 
     __str__ = __repr__
-
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
 
 
 def _as_value(x, what):
