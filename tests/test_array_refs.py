@@ -302,6 +302,8 @@ def test_attributes_and_types():
     assert isinstance(s, jax.Ref)
     with pytest.raises(TypeError):
         iter(s)
+    with pytest.raises(NotImplementedError):   # as JAX 0.10.2's Ref.at
+        s.at[0]
 
 
 def test_write_checks_shape_and_dtype():

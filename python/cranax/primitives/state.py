@@ -176,6 +176,10 @@ class Ref:
     def addupdate(self, x, idx=()):
         addupdate(self, idx, x)
 
+    @property
+    def at(self):   # JAX 0.10.2's ``Ref.at`` raises too (eagerly and under jit)
+        raise NotImplementedError("Ref.at: indexed views of array references are not supported (as in JAX 0.10.2)")
+
     def __repr__(self):
         v = self._live()
         if isinstance(v, Tracer):
