@@ -3,7 +3,7 @@
 A ``Ref`` holds one value (an Array eagerly, a tracer while a transformation traces). Reads are indexing
 of that value; writes replace it with the functionally updated value (``value.at[idx].set/add``). So a
 ref's effects are discharged while tracing, not by a later pass over a stateful jaxpr: inside ``jit``,
-``scan`` and ``while_loop`` (and ``fori_loop``, built on them) every ref the body reaches that was made
+``scan``, ``while_loop``, ``fori_loop`` and ``cond``/``switch`` every ref the body reaches that was made
 outside it is *plumbed*: its value enters as an extra input (a carry for loops) and its final value leaves as
 an extra output, written back into the box when the call returns. JAX's ``state`` discharge does the same
 after tracing, on the ``get``/``swap``/``addupdate`` equations; cranax, whose jaxprs hold no effects, does it
@@ -13,10 +13,11 @@ Which refs a body reaches is found by tracing: the first access to an unplumbed 
 (internal), the caller adds the ref to the call's plan and traces again. The plan is kept per function, so
 later calls (cache hits, no tracing) plumb the same refs.
 
-Transformations that do not plumb (``grad``, ``vmap``, ``cond``) let a body read outer refs, and write
+Transformations that do not plumb (``grad``, ``vmap``, ``make_jaxpr``) let a body read outer refs, and write
 values that do not depend on the transformation (``stop_gradient`` results, constants); writing a value that
 does is JAX's error (a differentiated value into a non-differentiated ref, a vmapped value into an unbatched
-ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below).
+ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below); ``custom_vjp`` passes ref
+arguments through to its rules.
 """
 
 import os
