@@ -69,5 +69,6 @@ from .dtypes import float0
 from . import dlpack
 from .api_misc import (linear_transpose, fwd_and_bwd, live_arrays, copy_to_host_async, print_environment_info,
                        make_user_context, memory)
-# issue 19: jax.Ref / jax.new_ref names (no mutable references: flax.nnx's isinstance checks)
-from ._refs import Ref, new_ref
+# mutable array references (issue 18 item 8): jax.Ref, jax.new_ref, jax.freeze, the jax.ref module
+from . import ref
+from .ref import Ref, empty_ref, free_ref, freeze, new_ref

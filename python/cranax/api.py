@@ -30,6 +30,7 @@ from .interpreters.eval import eval_jaxpr
 from .jaxpr import ClosedJaxpr, Literal
 from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
+from .primitives import state as _state
 from .api_sharding import apply_out_shardings
 from .stages import Traced, Wrapped
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
@@ -216,12 +217,13 @@ _all_jit_caches = weakref.WeakSet()
 
 
 class _CacheHolder:
-    __slots__ = ("execs", "traces", "seen", "__weakref__")
+    __slots__ = ("execs", "traces", "seen", "refs", "__weakref__")
 
     def __init__(self):
         self.execs = _core.JitCache()
         self.traces = {}
         self.seen = []
+        self.refs = None   # array references the function reaches: {"plan": refs, "inner": JitWrapped}
 
 
 def _holder_for(fun, options):
@@ -349,6 +351,8 @@ class JitWrapped(Wrapped):
                 args.append(static_pos[i] if i in static_pos else next(it))
             out = self._fun(*args, **dyn_kwargs, **static_kw)
             outs, out_tree = tree_flatten(out)
+            if _state.any_refs():
+                _state.check_no_refs(outs, f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit")
             store["tree"] = out_tree
             return outs
         return flat, store
@@ -368,19 +372,30 @@ class JitWrapped(Wrapped):
             names.extend([k] * len(tree_flatten(v)[0]))
         return names
 
-    def _trace(self, in_tree, statics, in_avals, traced_for="jit"):
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
         if _core.profiler_enabled():
             # jax.profiler: tracing the function is a span of its own
             with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for)
-        return self._trace_body(in_tree, statics, in_avals, traced_for)
+                return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
+        return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
 
-    def _trace_body(self, in_tree, statics, in_avals, traced_for):
+    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
         flat, store = self._flat_fun(statics, in_tree)
         dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
-        closed = trace_to_jaxpr(flat, in_avals, dbg)
+        # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
+        # make_jaxpr (detect=False) read such refs as constants (writing one is an error there)
+        if not detect:
+            closed = trace_to_jaxpr(flat, in_avals, dbg)
+        else:
+            call = _state._Call("jit", f"{dbg.func_src_info} traced for {traced_for}")
+            try:
+                closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
+            except _state._NeedRef as e:
+                if e.call is not call:
+                    raise
+                raise _NeedsPlumbing(e.ref) from None
         dbg.out_tree = store["tree"]
         if config.jax_check_tracer_leaks:
             _check_leaks(dbg)
@@ -451,6 +466,17 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if self._holder.refs is not None:
+            return self._call_with_refs(args, kwargs)
+        try:
+            return self._call(args, kwargs)
+        except _NeedsPlumbing as e:
+            self._holder.refs = {"plan": (e.ref,)}
+        except _HasRefArgs:
+            self._holder.refs = {"plan": ()}
+        return self._call_with_refs(args, kwargs)
+
+    def _call(self, args, kwargs):
         if _jit_disabled or dispatch._float_checks:
             if _jit_disabled and config.jax_disable_jit:
                 return self._fun(*args, **kwargs)
@@ -495,6 +521,8 @@ class JitWrapped(Wrapped):
         try:
             sigs = tuple([_leaf_sig(x) for x in leaves])
         except TypeError as e:
+            if any(isinstance(x, _state.Ref) for x in leaves):
+                raise _HasRefArgs() from None
             raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
                             f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
                             f"and was passed to the function. {e}") from None
@@ -541,7 +569,12 @@ class JitWrapped(Wrapped):
     def _call_traced(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        in_avals = [get_aval(x) for x in leaves]
+        try:
+            in_avals = [get_aval(x) for x in leaves]
+        except TypeError:
+            if any(isinstance(x, _state.Ref) for x in leaves):
+                raise _HasRefArgs() from None
+            raise
         key = (in_tree, tuple(in_avals), statics)
         if core._state.axis_env:   # collectives' shapes depend on the named axes' sizes
             key += (tuple(core._state.axis_env),)
@@ -559,12 +592,99 @@ class JitWrapped(Wrapped):
             outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(out_tree, outs)
 
+    def _check_ref_args(self, leaves, ref_pos, in_tree, statics):
+        """JAX's errors for a ref passed twice, or passed and closed over (aliasing)."""
+        ids = [id(leaves[i]) for i in ref_pos]
+        closed_over = {id(r) for r in _state.closure_refs(self._fun)}
+        if len(set(ids)) == len(ids) and not closed_over.intersection(ids):
+            return
+        names = self._arg_names(in_tree, statics)
+        where = debug_info(self._fun, "jit", names).func_src_info
+        seen = {}
+        for i in ref_pos:
+            r = leaves[i]
+            if id(r) in seen:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a function, but "
+                    f"when tracing {where} for jit the mutable array reference of type {r._ref_aval()} "
+                    f"appeared at both {names[seen[id(r)]]} and {names[i]}.")
+            seen[id(r)] = i
+        for i in ref_pos:
+            if id(leaves[i]) in closed_over:
+                raise ValueError(f"when tracing {where} for jit, a mutable array reference of type "
+                                 f"{leaves[i]._ref_aval()} was both closed over and passed as the argument "
+                                 f"{names[i]}")
+
+    def _call_with_refs(self, args, kwargs):
+        """A call reaching array references: ``fun`` runs as a pure twin taking the refs' values (closed-over
+        ones, then those passed as arguments) and returning their final values, written back afterwards."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        ref_pos = tuple(i for i, x in enumerate(leaves) if isinstance(x, _state.Ref))
+        arg_refs = [leaves[i] for i in ref_pos]
+        if arg_refs:
+            self._check_ref_args(leaves, ref_pos, in_tree, statics)
+        info = self._holder.refs
+        inner = info.get("inner")
+        if inner is None:
+            inner = info["inner"] = JitWrapped(self._pure_twin(), (2, 3, 4), (), None, False, self._inline)
+        plans = info.setdefault("plans", {"plan": info["plan"]})
+        where = info.get("where")
+        if where is None:
+            where = info["where"] = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
+
+        def runner(call, refs, vals):
+            arg_vals = [_state.read_for_plumbing(r) for r in arg_refs]
+            flat = list(leaves)
+            for i, v in zip(ref_pos, arg_vals):
+                flat[i] = v
+            call.where = where
+            _state._local.pending.append((call, refs, arg_refs))
+            try:
+                out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
+            finally:
+                _state._local.pending.pop()
+            _state.write_back(arg_refs, finals[len(refs):])
+            return out, finals[:len(refs)]
+        return _state.plumbed_loop(plans, "plan", "jit", runner)
+
+    def _pure_twin(self):
+        fun, name, param_names = self._fun, self._name, self._param_names
+
+        def pure(closure_vals, flat, in_tree, statics, ref_pos):
+            call, refs, arg_refs = _state._local.pending[-1]
+            static_pos = {k: s.v for k, s in statics if isinstance(k, int)}
+            static_kw = {k: s.v for k, s in statics if isinstance(k, str)}
+
+            def body():
+                ls = list(flat)
+                for i, r in zip(ref_pos, arg_refs):
+                    ls[i] = r
+                dyn_args, dyn_kwargs = tree_unflatten(in_tree, ls)
+                it = iter(dyn_args)
+                a = [static_pos[i] if i in static_pos else next(it)
+                     for i in range(len(dyn_args) + len(static_pos))]
+                return fun(*a, **dyn_kwargs, **static_kw)
+            all_refs = list(refs) + list(arg_refs)
+            out, finals = _state.run_plumbed(call, all_refs, list(closure_vals) + [flat[i] for i in ref_pos],
+                                             body)
+            if arg_refs:
+                names = self._arg_names(in_tree, statics)
+                arg_names = [(r, names[i]) for i, r in zip(ref_pos, arg_refs)]
+            else:
+                arg_names = None
+            _state.check_no_refs(tree_leaves(out), f"{debug_info(fun, 'jit', None).func_src_info} traced for jit",
+                                 arg_names)
+            return out, finals
+        pure.__name__ = name
+        return pure
+
     # -- AOT
     def trace(self, *args, **kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
-        closed, out_tree = self._trace(in_tree, statics, in_avals)
+        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False)
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
@@ -591,6 +711,18 @@ class JitWrapped(Wrapped):
 
     def __repr__(self):
         return f"<CompiledFunction of {self._fun!r}>"
+
+
+class _NeedsPlumbing(Exception):
+    """Internal: tracing reached an array reference made outside the function (``_call_with_refs``)."""
+
+    def __init__(self, ref):
+        super().__init__("internal: a jitted function reached an array reference")
+        self.ref = ref
+
+
+class _HasRefArgs(Exception):
+    """Internal: an argument is an array reference (``_call_with_refs``)."""
 
 
 def _ok_leaf(x):
@@ -642,7 +774,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         with contextlib.ExitStack() as stack:
             for name, size in (axis_env or ()):
                 stack.enter_context(core.extend_axis_env(name, size))
-            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr")
+            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                                for a in closed.out_avals])

@@ -17,6 +17,7 @@ from .core import extend_axis_env, get_aval, set_current_trace
 from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
 from .primitives.elementwise import _as_operand as as_operand
+from .primitives import state as _state
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["vmap"]
@@ -233,8 +234,15 @@ def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
         parent = core._state.trace   # None: eager (keeps the eval fast paths)
         trace = BatchTrace(parent, size, axis_name)
         targs = []
+        mapped_refs = []   # (ref, its axis, its outer binding): a mapped ref is bound to its batched value
         for x, d in zip(leaves, in_axes_flat):
             if d is None:
+                targs.append(x)
+            elif isinstance(x, _state.Ref):
+                v = x._access()
+                d = _canonicalize_axis(d, get_aval(v).ndim)
+                with set_current_trace(trace):
+                    mapped_refs.append((x, d, _state.bind(x, BatchTracer(trace, v, d))))
                 targs.append(x)
             else:
                 if isinstance(x, (list, tuple)) or not (hasattr(x, "aval") or isinstance(x, np.ndarray)):
@@ -255,7 +263,17 @@ def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
                 for o, dst in zip(outs, out_axes_flat):
                     v, d = trace.to_batch_info(o)
                     res.append(_from_batched(v, d, size, dst))
+                finals = []
+                for r, d, _ in mapped_refs:
+                    v, vd = trace.to_batch_info(r._val)
+                    finals.append(_from_batched(v, vd, size, d))
+            for (r, _, saved), v in zip(mapped_refs, finals):
+                _state.restore(r, saved)
+                r._val = v
+            mapped_refs = []
         finally:
+            for r, _, saved in mapped_refs:
+                _state.restore(r, saved)
             trace.invalidate()
         return tree_unflatten(out_tree, res)
 

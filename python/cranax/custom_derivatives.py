@@ -30,6 +30,7 @@ from .interpreters.ad import Zero
 from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import DynamicJaxprTracer, trace_to_jaxpr
 from .primitives.elementwise import stop_gradient
+from .primitives import state as _state
 from .tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_map,
                         tree_unflatten)
 
@@ -600,13 +601,25 @@ class custom_vjp:
             if any(isinstance(v, Tracer) for v in tree_flatten(s)[0]):
                 raise UnexpectedTracerError(_NONDIFF_TRACER)
         leaves, in_tree = tree_flatten(tuple(diff))
+        # array references passed in (plumbing refs, JAX's stash_grads recipe) reach fun, fwd and bwd as they
+        # are: not differentiated, no cotangent
+        refs = {i: v for i, v in enumerate(leaves) if isinstance(v, _state.Ref)} if _state.any_refs() else {}
+        if refs:
+            ref_avals = {i: r._ref_aval().inner_aval for i, r in refs.items()}
+            leaves = [v for i, v in enumerate(leaves) if i not in refs]
+
+        def unflatten(xs):
+            if refs:
+                it = iter(xs)
+                xs = [refs[i] if i in refs else next(it) for i in range(in_tree.num_leaves)]
+            return tree_unflatten(in_tree, list(xs))
         in_avals = [get_aval(x) for x in leaves]
         user_fun, user_fwd, user_bwd, symbolic = self.fun, self.fwd, self.bwd, self.symbolic_zeros
         primal_name, fwd_name = _name(user_fun), _name(user_fwd)
         store = {}
 
         def flat_fun(*xs):
-            out = user_fun(*_rebuild(n, nd, static, tree_unflatten(in_tree, list(xs))))
+            out = user_fun(*_rebuild(n, nd, static, unflatten(xs)))
             flat, store["tree"] = tree_flatten(out)
             store["avals"] = [get_aval(o) for o in flat]
             return flat
@@ -614,7 +627,7 @@ class custom_vjp:
 
         def flat_fwd(ps, perturbed):
             xs = [CustomVJPPrimal(p, z) for p, z in zip(ps, perturbed)] if symbolic else list(ps)
-            pair = user_fwd(*_rebuild(n, nd, static, tree_unflatten(in_tree, xs)))
+            pair = user_fwd(*_rebuild(n, nd, static, unflatten(xs)))
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise TypeError(
                     f"Custom VJP fwd rule {fwd_name} for function {primal_name} must produce a pair (list or tuple "
@@ -642,7 +655,12 @@ class custom_vjp:
             py_res = res_tree.unflatten([ad.instantiate_array(r) for r in res])
             py_ct = tree_unflatten(store["tree"], [_user_tangent(c, symbolic) for c in cts])
             cts_in = user_bwd(*static, py_res, py_ct)
-            return _flatten_bwd_out(cts_in, diff, in_tree, in_avals)
+            if not refs:
+                return _flatten_bwd_out(cts_in, diff, in_tree, in_avals)
+            it = iter(in_avals)
+            full = [ref_avals[i] if i in refs else next(it) for i in range(in_tree.num_leaves)]
+            cts = _flatten_bwd_out(cts_in, diff, in_tree, full)
+            return [c for i, c in enumerate(cts) if i not in refs]
         flat_bwd.__name__ = _name(user_bwd)
         outs = _bind_custom_vjp(flat_fun, flat_fwd, flat_bwd, leaves, symbolic, primal_name)
         return tree_unflatten(store["tree"], outs)
@@ -660,7 +678,8 @@ class _ResTree:
     @classmethod
     def split(cls, res):
         leaves, treedef = tree_flatten(res)
-        static = {i: v for i, v in enumerate(leaves) if type(v) in (bool, int, float, complex)}
+        static = {i: v for i, v in enumerate(leaves)
+                  if type(v) in (bool, int, float, complex) or isinstance(v, _state.Ref)}
         return [v for i, v in enumerate(leaves) if i not in static], cls(treedef, static)
 
     def unflatten(self, dynamic):

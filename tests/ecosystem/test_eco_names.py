@@ -1,11 +1,12 @@
 """Names and behaviour that flax.nnx, chex, distrax and diffrax (through equinox) need, checked directly:
-jnp's narrow float names, checkify.ErrorCategory, jax.Ref/new_ref and jax.experimental.hijax."""
+jnp's narrow float names, checkify.ErrorCategory, jax.Ref/new_ref (test_array_refs.py has the refs themselves) and jax.experimental.hijax."""
 import numpy as np
 import pytest
 
 import cranax as jax
 import cranax.numpy as jnp
 from cranax.experimental import checkify, hijax
+from cranax._compat._src.state.types import AbstractRef
 
 
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz"])
@@ -31,9 +32,12 @@ def test_checkify_error_category():
 
 
 def test_ref_names():
+    # flax.nnx's checks: isinstance(x, jax.Ref) and isinstance(jax.typeof(x), jax._src.state.types.AbstractRef)
     assert not isinstance(jnp.ones(2), jax.Ref)
-    with pytest.raises(NotImplementedError, match="mutable array references"):
-        jax.new_ref(jnp.ones(2))
+    assert not isinstance(jax.typeof(jnp.ones(2)), AbstractRef)
+    r = jax.new_ref(jnp.ones(2))
+    assert isinstance(r, jax.Ref) and isinstance(jax.typeof(r), AbstractRef)
+    assert str(jax.typeof(r)) == "Ref{float32[2]}"
 
 
 def test_hijax_definitions_and_refusal():

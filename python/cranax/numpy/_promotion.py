@@ -10,6 +10,7 @@ from .. import lax
 from ..array import Array, _from_host
 from ..config import config
 from ..core import Tracer, TypedScalar, get_aval, typed_scalar
+from ..primitives import state as _state
 
 float_ = _np.float64  # canonicalizes to float32 unless x64 is on
 int_ = _np.int64
@@ -138,8 +139,8 @@ def _operand(x, name="jnp function", pos=0):
     if isinstance(x, (_np.ndarray, _np.generic)):
         dt = _dtypes.canonicalize_dtype(x.dtype)
         return x.astype(dt) if x.dtype != dt else x
-    if isinstance(x, (list, tuple)):
-        # JAX's check_arraylike: jnp functions take arrays and scalars, not lists.
+    if isinstance(x, (list, tuple, _state.Ref)):
+        # JAX's check_arraylike: jnp functions take arrays and scalars, not lists (nor refs: read ref[...])
         raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}.")
     raise TypeError(f"{type(x).__name__} is not a valid JAX array type; got {x!r}")
 

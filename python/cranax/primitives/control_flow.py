@@ -36,6 +36,7 @@ from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
+from . import state as _state
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "cond_p", "while_p", "scan_p", "typematch",
            "aval_text", "trace_closed", "join_consts"]
@@ -787,6 +788,14 @@ def _prune_forwarded(jaxprs, ops):
 
 
 def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names):
+    if _state.any_refs():   # array references the branches reach become extra operands and outputs
+        return _state.plumb_cond(lambda bs, ops2, tree2: _bind_cond_flat(index, bs, ops2, tree2, what_outputs,
+                                                                          out_names),
+                                 branches, ops, ops_tree)
+    return _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names)
+
+
+def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names):
     ops_avals = [get_aval(o) for o in ops]
     traced = [_trace_fun(b, ops_tree, ops_avals, n) for b, n in zip(branches, out_names)]
     out_tree0, avals0 = traced[0][2], traced[0][0].out_avals
@@ -930,6 +939,12 @@ def _promote_weak(vals, in_avals, out_avals):
 def while_loop(cond_fun, body_fun, init_val):
     """``val = init_val; while cond_fun(val): val = body_fun(val)``, compiled as a real loop. Mirrors
     ``jax.lax.while_loop`` (not reverse-differentiable)."""
+    if _state.any_refs():   # array references the functions reach become extra carries
+        return _state.plumb_while(_while_loop, cond_fun, body_fun, init_val)
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _while_loop(cond_fun, body_fun, init_val):
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if config.jax_disable_jit:
@@ -1000,8 +1015,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         def scanned(carry, _):
             i, x = carry
             return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
-        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False,
-                               1 if unroll is None else unroll, "body_fun")
+        unroll_n = 1 if unroll is None else unroll
+        if _state.any_refs():   # array references the body reaches become extra carries
+            (_, result), _ = _state.plumb_scan(
+                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "body_fun"),
+                scanned, (lower, init_val))
+            return result
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "body_fun")
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
@@ -1030,6 +1050,9 @@ def _concrete_int(x):
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """``carry, ys = scan(f, init, xs)``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``, with
     the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
+    if _state.any_refs():   # array references the body reaches become extra carries
+        return _state.plumb_scan(lambda body, init2: _scan(body, init2, xs, length, reverse, unroll, "scan body"),
+                                 f, init)
     return _scan(f, init, xs, length, reverse, unroll, "scan body")
 
 

@@ -1,0 +1,499 @@
+"""Mutable array references (``jax.Ref``): the box, its reads and writes, and their discharge.
+
+A ``Ref`` holds one value (an Array eagerly, a tracer while a transformation traces). Reads are indexing
+of that value; writes replace it with the functionally updated value (``value.at[idx].set/add``). So a
+ref's effects are discharged while tracing, not by a later pass over a stateful jaxpr: inside ``jit``,
+``scan``, ``while_loop``, ``fori_loop`` and ``cond``/``switch`` every ref the body reaches that was made
+outside it is *plumbed*: its value enters as an extra input (a carry for loops) and its final value leaves as
+an extra output, written back into the box when the call returns. JAX's ``state`` discharge does the same
+after tracing, on the ``get``/``swap``/``addupdate`` equations; cranax, whose jaxprs hold no effects, does it
+before a jaxpr exists, so every later transformation sees only pure code.
+
+Which refs a body reaches is found by tracing: the first access to an unplumbed ref raises ``_NeedRef``
+(internal), the caller adds the ref to the call's plan and traces again. The plan is kept per function, so
+later calls (cache hits, no tracing) plumb the same refs.
+
+Transformations that do not plumb (``grad``, ``vmap``, ``make_jaxpr``) let a body read outer refs, and write
+values that do not depend on the transformation (``stop_gradient`` results, constants); writing a value that
+does is JAX's error (a differentiated value into a non-differentiated ref, a vmapped value into an unbatched
+ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below); ``custom_vjp`` passes ref
+arguments through to its rules.
+"""
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ..array import Array, _from_host
+from ..core import Tracer, get_aval
+from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
+from ..interpreters.partial_eval import debug_info
+from .. import core
+from . import elementwise as _ew
+
+__all__ = ["Ref", "AbstractRef", "new_ref", "get", "swap", "addupdate", "freeze"]
+
+
+class AbstractRef:
+    """The abstract value of a ``Ref``: its ``inner_aval`` (a ``ShapedArray``), printed ``Ref{float32[3]}``.
+    Mirrors ``jax.ref.AbstractRef``."""
+
+    def __init__(self, inner_aval, memory_space=None, kind=None):
+        self.inner_aval = inner_aval
+        self.memory_space = memory_space
+        self.kind = kind
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    ndim = property(lambda self: len(self.inner_aval.shape))
+    size = property(lambda self: self.inner_aval.size)
+    weak_type = property(lambda self: self.inner_aval.weak_type)
+
+    def str_short(self, short_dtypes=False, **_):
+        return f"Ref{{{self.inner_aval.str_short(short_dtypes=short_dtypes)}}}"
+
+    def __repr__(self):
+        return self.str_short()
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
+
+    def __hash__(self):
+        return hash(("Ref", self.inner_aval))
+
+
+class _NeedRef(Exception):
+    """Internal: ``ref`` was reached inside the plumbing call ``call`` without being plumbed into it."""
+
+    def __init__(self, ref, call):
+        super().__init__("internal: an unplumbed array reference (cranax retraces with it plumbed)")
+        self.ref = ref
+        self.call = call
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.frames = []   # the active plumbing calls (_Call), innermost last
+        self.pending = []
+
+
+_local = _Local()   # frames; ``pending``: the jit twins being traced (api.JitWrapped._call_with_refs)
+_made = [False]   # whether a Ref was ever made (any_refs)
+_DEAD = object()   # a ref's frame once the call that made it has returned
+
+
+class _Call:
+    """One plumbing call (a jit, scan or while_loop being traced): the refs made in it; ``where`` names the
+    traced function for the leak error (``f at file.py:3 traced for jit``)."""
+
+    def __init__(self, what, where=None):
+        self.what = what
+        self.where = where
+        self.created = []
+
+
+def _top():
+    f = _local.frames
+    return f[-1] if f else None
+
+
+class Ref:
+    """A mutable array reference, made by ``jax.new_ref``: ``ref[idx]`` reads, ``ref[idx] = v`` writes
+    (NumPy indexing), ``jax.ref.swap``/``addupdate`` update in place, ``jax.freeze`` gives the final value.
+    Not an Array: arithmetic on a ref is a TypeError. Mirrors ``jax.Ref``."""
+
+    __slots__ = ("_val", "_frame", "_trace", "_line", "__weakref__")
+
+    def __init__(self, aval, refs):
+        raise TypeError("jax.Ref is made with jax.new_ref(init_val), not constructed directly")
+
+    @classmethod
+    def _make(cls, val):
+        _made[0] = True
+        r = object.__new__(cls)
+        r._val = val
+        r._frame = _top()
+        r._trace = core._state.trace
+        r._line = None
+        if r._frame is not None:
+            r._frame.created.append(r)
+            r._line = _user_line()
+        return r
+
+    # -- what a ref is
+    # No ``aval`` attribute (JAX has one): cranax's ``get_aval`` reads ``.aval``, and a ref must stay a
+    # TypeError wherever an array is expected (``jnp.sin(ref)``); ``jax.typeof(ref)`` gives the AbstractRef.
+    def _ref_aval(self):
+        return AbstractRef(get_aval(self._live()))
+
+    shape = property(lambda self: get_aval(self._live()).shape)
+    dtype = property(lambda self: get_aval(self._live()).dtype)
+    ndim = property(lambda self: len(get_aval(self._live()).shape))
+    size = property(lambda self: get_aval(self._live()).size)
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object")
+        return shape[0]
+
+    def __iter__(self):   # indexing clamps, so the old __getitem__ protocol would never stop
+        raise TypeError("'Ref' object is not iterable")
+
+    _cranax_typeof = _ref_aval   # core.typeof's hook
+
+    def _live(self):
+        if self._frame is _DEAD:
+            aval, where = self._val
+            msg = ("Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing "
+                   f"for a reference to an intermediate value with type {aval} wrapped in a DynamicJaxprTracer "
+                   "to escape the scope of the transformation.\nJAX transformations require that functions "
+                   "explicitly return their outputs, and disallow saving intermediate values to global state.")
+            if where is not None:
+                msg += f"\nThe function being traced when the value leaked was {where}."
+            if self._line is not None:
+                msg += ("\n------------------------------\nThe leaked intermediate value was created on line "
+                        f"{self._line}. ")
+            raise core.UnexpectedTracerError(msg)
+        return self._val
+
+    def _access(self):
+        """The ref's current value, after checking it belongs to the innermost plumbing call."""
+        v = self._live()
+        top = _top()
+        if self._frame is not top:
+            raise _NeedRef(self, top)
+        return v
+
+    # -- reads and writes
+    def __getitem__(self, idx):
+        return get(self, idx)
+
+    def __setitem__(self, idx, value):
+        swap(self, idx, value, _function_name="ref_set")
+
+    def addupdate(self, x, idx=()):
+        addupdate(self, idx, x)
+
+    @property
+    def at(self):   # JAX 0.10.2's ``Ref.at`` raises too (eagerly and under jit)
+        raise NotImplementedError("Ref.at: indexed views of array references are not supported (as in JAX 0.10.2)")
+
+    def __repr__(self):
+        v = self._live()
+        if isinstance(v, Tracer):
+            return f"Ref{{{get_aval(v).str_short()}}}"
+        return "Ref" + repr(v)[len("Array"):]
+
+    __str__ = __repr__
+
+
+def _as_value(x, what):
+    if isinstance(x, Ref):
+        raise TypeError(f"{what}: the value written to an array reference cannot be a reference (no "
+                        "refs-to-refs)")
+    if isinstance(x, Tracer) or isinstance(x, Array):
+        return x
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)) or isinstance(x, core.TypedScalar):
+        return _from_host(x)
+    raise TypeError(f"{what}: expected an array value, got {type(x).__name__}")
+
+
+def new_ref(init_val, *, memory_space=None, kind=None):
+    """A new ``Ref`` holding ``init_val`` (an array or scalar; its shape and dtype are the ref's for good).
+    Inside ``jit`` the ref lives until the traced function returns (it cannot be returned). Mirrors
+    ``jax.new_ref``."""
+    if kind not in (None, "no_grad_no_remat"):
+        raise ValueError(f"new_ref: kind must be None or 'no_grad_no_remat', got {kind!r}")
+    return Ref._make(_as_value(init_val, "new_ref"))
+
+
+def _norm_idx(idx):
+    return () if idx is None else idx
+
+
+def get(ref, idx=None):
+    """``ref[idx]`` (``None`` or ``...``: the whole value) as an Array. Mirrors ``jax.ref.get``."""
+    _check_ref(ref, "get")
+    v = ref._access()
+    idx = _norm_idx(idx)
+    if idx == () or idx is Ellipsis:
+        return v
+    return v[idx]
+
+
+def _check_ref(ref, what):
+    if not isinstance(ref, Ref):
+        raise TypeError(f"jax.ref.{what}: expected a jax.Ref, got {type(ref).__name__}")
+
+
+def _checked_update(ref, idx, value, fname):
+    """(old value at idx, the ref's whole value, the checked value, whether idx is the whole, idx)."""
+    whole = ref._access()
+    value = _as_value(value, fname)
+    idx = _norm_idx(idx)
+    full = idx == () or idx is Ellipsis
+    old = whole if full else whole[idx]
+    ra, va, oa = get_aval(whole), get_aval(value), get_aval(old)
+    name = "swap" if fname in ("ref_swap", "ref_set") else "addupdate"
+    if tuple(va.shape) != tuple(oa.shape):
+        raise ValueError(f"Invalid shape for `{name}`. Ref shape: {tuple(ra.shape)}. Expected shape: "
+                         f"{tuple(oa.shape)}. Value shape: {tuple(va.shape)}. " + ("Transforms: (). " if full else ""))
+    if va.dtype != ra.dtype:
+        raise ValueError(f"Invalid dtype for `{name}`. Ref dtype: {ra.dtype}. Value dtype: {va.dtype}. ")
+    _check_write(ref, value)
+    return old, whole, value, full, idx
+
+
+def swap(ref, idx, value, _function_name="ref_swap"):
+    """Writes ``value`` at ``ref[idx]`` and returns what was there. ``value`` must have exactly the indexed
+    shape and the ref's dtype (``ValueError`` otherwise, JAX's text). Mirrors ``jax.ref.swap``."""
+    _check_ref(ref, "swap")
+    old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
+    # a written ref is never weakly typed (JAX: ``new_ref(1.)`` is weak, after ``ref[...] = 2.`` it is not)
+    ref._val = strip_weak(value if full else whole.at[idx].set(value))
+    return old
+
+
+def set(ref, idx, value):  # noqa: A001  (JAX's name)
+    """``ref[idx] = value``. Mirrors ``jax.ref.set``."""
+    swap(ref, idx, value, _function_name="ref_set")
+
+
+def addupdate(ref, idx, x):
+    """``ref[idx] += x`` in place. Mirrors ``jax.ref.addupdate``."""
+    _check_ref(ref, "addupdate")
+    old, whole, x, full, idx = _checked_update(ref, idx, x, "ref_addupdate")
+    ref._val = strip_weak(_ew.add(whole, x) if full else whole.at[idx].add(x))
+
+
+def freeze(ref):
+    """The ref's final value as an Array. Mirrors ``jax.freeze``."""
+    _check_ref(ref, "freeze")
+    return ref._access()
+
+
+# ----------------------------------------------------------------------------------------------- write checks
+
+def _check_write(ref, value):
+    """JAX's errors for a write, inside a transformation that does not plumb refs (grad, vmap), of a value
+    depending on that transformation into a ref from outside it: the ref could not hold it afterwards."""
+    cur = core._state.trace
+    if cur is ref._trace or cur is None or not isinstance(value, Tracer) or value._trace is not cur:
+        return
+    kind = type(cur).__name__
+    if "Batch" in kind:
+        raise Exception(f"performing a set/swap operation with vmapped value on an unbatched array reference "
+                        f"of type {ref._ref_aval()}. Move the array reference to be an argument to the vmapped "
+                        "function?")
+    if "JVP" in kind or "Lin" in kind or "PartialEval" in kind:
+        raise Exception(f"performing a set/swap operation with a differentiated value on a non-differentiated "
+                        f"array reference of type {ref._ref_aval()}. Move the array reference to be an argument of "
+                        "the differentiated function?")
+    raise Exception(f"writing a value traced by {kind} into an array reference of type {ref._ref_aval()} made "
+                    "outside that transformation: pass the reference as an argument, or write a value that "
+                    "does not depend on it (cranax discharges refs while tracing: make_jaxpr and AOT lowering "
+                    "cannot record a write into a ref made outside the traced function)")
+
+
+# ----------------------------------------------------------------------------------------------- plumbing
+
+def any_refs():
+    """Whether a Ref was ever made (the plumbing paths cost nothing until one is)."""
+    return _made[0]
+
+
+
+
+def bind(ref, value):
+    """Binds ``ref`` to ``value`` in the current trace (a vmapped or plumbed view); returns the token
+    ``restore`` takes back."""
+    saved = (ref._val, ref._frame, ref._trace)
+    ref._val, ref._frame, ref._trace = value, _top(), core._state.trace
+    return saved
+
+
+def restore(ref, saved):
+    ref._val, ref._frame, ref._trace = saved
+
+
+def strip_weak(v):
+    """``v`` without a weak type (a plumbed value's type must not change across a loop iteration; JAX's
+    written-back refs are never weak)."""
+    a = get_aval(v)
+    if not a.weak_type:
+        return v
+    return _ew.convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=False, sharding=None)
+
+
+def read_for_plumbing(ref):
+    """The value to feed into a plumbed call (checked against the calling scope: may itself need plumbing)."""
+    return strip_weak(ref._access())
+
+
+def run_plumbed(call, refs, vals, fn):
+    """Runs ``fn()`` with each of ``refs`` bound to the matching (traced) value of ``vals`` inside ``call``;
+    returns ``(fn's result, the refs' final values)``. Refs made inside are dead afterwards."""
+    _local.frames.append(call)
+    saved = []
+    try:
+        for r, v in zip(refs, vals):
+            saved.append((r, bind(r, v)))
+        out = fn()
+        finals = [strip_weak(r._val) for r in refs]
+        return out, finals
+    finally:
+        for r, s in reversed(saved):
+            restore(r, s)
+        _local.frames.pop()
+        for r in call.created:
+            r._frame, r._val = _DEAD, (AbstractRef(get_aval(r._val)), call.where)
+        call.created = []
+
+
+def check_no_refs(leaves, what, arg_names=None):
+    """JAX's error for a traced function (``what``: ``f at file.py:3 traced for jit``) returning a ref;
+    ``arg_names``: ``[(ref, name)]`` of the refs passed in as arguments."""
+    for v in leaves:
+        if isinstance(v, Ref):
+            msg = (f"function {what} returned a mutable array reference of type {v._ref_aval()}, but mutable "
+                   "array references cannot be returned.")
+            name = next((n for r, n in (arg_names or ()) if r is v), None)
+            if name is not None:
+                msg += f"\n\nThe returned mutable array was passed in as the argument {name}."
+            elif v._line is not None:
+                msg += f"\n\nThe returned mutable array was created on line {v._line}."
+            raise ValueError(msg)
+
+
+def _user_line():
+    """``file.py:7:9 (f)``: where user code (outside cranax) called ``new_ref``, for the errors naming it."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    if f is None:
+        return None
+    code = f.f_code
+    col = 0
+    try:
+        pos = list(code.co_positions())[f.f_lasti // 2]
+        col = pos[2] or 0
+    except (AttributeError, IndexError):
+        pass
+    return f"{code.co_filename}:{f.f_lineno}:{col} ({code.co_name})"
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def plumbed_loop(plan_holder, key, what, body_runner):
+    """The retry loop of a plumbing call: ``body_runner(call, refs, vals)`` runs the call with ``refs``
+    (those found so far for ``plan_holder[key]``) plumbed; returns ``(result, refs, final values)``; each
+    unplumbed ref the tracing reaches is added and the call traced again."""
+    while True:
+        refs = plan_holder.get(key, ())
+        vals = [read_for_plumbing(r) for r in refs]
+        call = _Call(what)
+        try:
+            out, finals = body_runner(call, refs, vals)
+        except _NeedRef as e:
+            if e.call is not call:
+                raise
+            plan_holder[key] = tuple(refs) + (e.ref,)
+            continue
+        write_back(refs, finals)
+        return out
+
+
+def write_back(refs, finals):
+    """Stores a plumbed call's final values into ``refs`` (with the write checks: a call under ``grad`` that
+    wrote a differentiated value into an outer ref is JAX's error, not a leaked tracer)."""
+    for r, v in zip(refs, finals):
+        _check_write(r, v)
+    for r, v in zip(refs, finals):
+        r._val = v
+
+
+def closure_refs(fun):
+    """Refs ``fun`` names through its closure cells or globals (for the passed-and-closed-over error)."""
+    f = getattr(fun, "__wrapped__", fun)
+    found = []
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            c = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(c, Ref):
+            found.append(c)
+    code, glb = getattr(f, "__code__", None), getattr(f, "__globals__", None)
+    if code is not None and glb is not None:
+        for n in code.co_names:
+            c = glb.get(n)
+            if isinstance(c, Ref):
+                found.append(c)
+    return found
+
+
+
+def plumb_scan(run, f, init):
+    """``run(body, init)`` (the scan) with the refs ``f`` reaches plumbed through as extra carries."""
+    def runner(call, refs, vals):
+        if not refs:
+            return run(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0],
+                       init), []
+
+        def body(carry, x):
+            c, rv = carry
+            (c2, y), finals = run_plumbed(call, refs, rv, lambda: _no_refs(f(c, x), f, "scan"))
+            return (c2, finals), y
+        (c, finals), ys = run(body, (init, list(vals)))
+        return (c, ys), finals
+    return plumbed_loop({}, 0, "scan", runner)
+
+
+def plumb_while(run, cond_fun, body_fun, init):
+    """``run(cond, body, init)`` (the while loop) with the refs the functions reach plumbed as extra carries."""
+    def runner(call, refs, vals):
+        if not refs:
+            return run(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0],
+                       lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), body_fun, "while_loop"))[0],
+                       init), []
+
+        def cond(carry):
+            return run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0]
+
+        def body(carry):
+            return run_plumbed(call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop"))
+        c, finals = run(cond, body, (init, list(vals)))
+        return c, finals
+    return plumbed_loop({}, 0, "while_loop", runner)
+
+
+def _no_refs(out, fun, kind):
+    if _made[0]:
+        check_no_refs(tree_leaves(out), f"{debug_info(fun, kind, None).func_src_info} traced for {kind}")
+    return out
+
+
+def plumb_cond(run, branches, ops, ops_tree):
+    """``run(branches, ops, ops_tree)`` (the cond) with the refs the branches reach plumbed as extra operands
+    and outputs (every branch returns every plumbed ref's value, written or not)."""
+    def runner(call, refs, vals):
+        if not refs:
+            return run([_plumbed_branch(call, b) for b in branches], ops, ops_tree), []
+        operands = tree_unflatten(ops_tree, list(ops))
+        ops2, tree2 = tree_flatten((operands, list(vals)))
+
+        def wrap(b):
+            def branch(operands, rv):
+                return run_plumbed(call, refs, rv, lambda: _no_refs(b(*operands), b, "cond"))
+            return branch
+        out, finals = run([wrap(b) for b in branches], ops2, tree2)
+        return out, finals
+    return plumbed_loop({}, 0, "cond", runner)
+
+
+def _plumbed_branch(call, b):
+    return lambda *a: run_plumbed(call, (), (), lambda: _no_refs(b(*a), b, "cond"))[0]
