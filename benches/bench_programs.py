@@ -13,8 +13,9 @@ Each side runs in its own subprocess (this file with ``--worker``): cranax twice
 tests/ecosystem/requirements.txt and scikit-learn). Every figure: the first call of a fresh jitted function
 (trace + compile + run, caches cleared) and the steady state (2 warm-up calls, then repeats until a time budget:
 min and median), each call waited for with ``block_until_ready``; while-loop rows are per iteration. Prints a
-markdown table (ratios cranax / JAX of the medians and of the first calls) naming the CPU model, its ISA flags,
-the cores and the load. ``--quick`` takes smaller sizes (about 3 minutes); the full run takes 10-15 minutes.
+markdown table (ratios cranax / JAX of the medians, of the minima and of the first calls) naming the CPU model, its ISA flags,
+the cores and the load. ``--quick`` takes smaller sizes (no 3000² matmul, 2,000 Adam steps); the full run
+took 13 minutes on a 2-core machine under load 15-20.
 
 ``--smoke`` runs every program once in cranax at tiny sizes and prints its outputs as JSON
 (tests/test_bench_programs.py checks them against NumPy and values recorded from JAX).
@@ -116,8 +117,7 @@ def scan_rnn(jax, jnp, lax, W, U, xs):
 
 def programs(size):
     """name -> dict(make=fresh jitted function, args=its inputs, iters=iterations per call (per-iteration
-    rows) or None, numpy=the NumPy twin for a NumPy column or None), built with whatever ``import jax`` gives
-    (cranax under ``cranax.install_as_jax()``)."""
+    rows) or None), built with whatever ``import jax`` gives (cranax under ``cranax.install_as_jax()``)."""
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -129,7 +129,7 @@ def programs(size):
     eco = bench_ecosystem._programs(only={"optax", "equinox", "blackjax", "diffrax"})
     for row, name in ECOSYSTEM.items():
         if name in eco:
-            progs[row] = dict(make=eco[name][0], args=eco[name][1], iters=None, numpy=None)
+            progs[row] = dict(make=eco[name][0], args=eco[name][1], iters=None)
 
     # digits MLP: one jitted Adam step on a batch of 128 (NumPy-initialised so the test's oracle can follow)
     digits_mlp.use_backend("jax")   # under the alias this ``import jax`` is cranax: the same code on both sides
@@ -140,37 +140,34 @@ def programs(size):
     xb, yb = jnp.asarray(x_tr[:128]), jnp.asarray(digits_mlp.one_hot(y_tr[:128]))
     progs[f"digits MLP Adam step (64-{'-'.join(map(str, hidden))}-10, batch 128)"] = dict(
         make=lambda: digits_mlp.make_train_step(lr=3e-3), args=(params, digits_mlp.adam_init(params), xb, yb),
-        iters=None, numpy=None)
+        iters=None)
 
     W, U, xs = d["rnn"]
     progs[f"scan RNN, {z['rnn_T']} steps, hidden {z['rnn_H']}"] = dict(
-        make=lambda: scan_rnn(jax, jnp, lax, W, U, xs)[0], args=scan_rnn(jax, jnp, lax, W, U, xs)[1], iters=None,
-        numpy=None)
+        make=lambda: scan_rnn(jax, jnp, lax, W, U, xs)[0], args=scan_rnn(jax, jnp, lax, W, U, xs)[1], iters=None)
 
     def selu(x):
         return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
-    progs[f"selu, {z['selu_n']:,} f32"] = dict(make=lambda: jax.jit(selu), args=(jnp.asarray(d["selu"]),),
-                                               iters=None, numpy=lambda: selu_np(d["selu"]))
+    progs[f"selu, {z['selu_n']:,} f32"] = dict(make=lambda: jax.jit(selu), args=(jnp.asarray(d["selu"]),), iters=None)
 
     # while loops with a traced trip count (as the seed's g(x, n)): per-iteration overhead of the loop itself
     def while4(x, n):
         return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 0.999 + 0.001), (0, x))[1]
     x4, n4 = d["w4"]
     progs["while_loop, f32[4] carry (per iteration)"] = dict(
-        make=lambda: jax.jit(while4), args=(jnp.asarray(x4), n4), iters=n4, numpy=None)
+        make=lambda: jax.jit(while4), args=(jnp.asarray(x4), n4), iters=n4)
 
     def while_wide(x, n):
         return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, jnp.tanh(c[1]) + 0.5 * jnp.sin(c[1])),
                               (0, x))[1]
     xw, nw = d["wide"]
     progs[f"while_loop, f32[{z['wide']}] carry, tanh + sin (per iteration)"] = dict(
-        make=lambda: jax.jit(while_wide), args=(jnp.asarray(xw), nw), iters=nw, numpy=None)
+        make=lambda: jax.jit(while_wide), args=(jnp.asarray(xw), nw), iters=nw)
 
     for n in z["mm"]:
         a, b = d[f"mm{n}"]
         progs[f"matmul {n}x{n} @ {n}x{n} f32"] = dict(
-            make=lambda: jax.jit(lambda a, b: a @ b), args=(jnp.asarray(a), jnp.asarray(b)), iters=None,
-            numpy=(lambda a=a, b=b: a @ b))
+            make=lambda: jax.jit(lambda a, b: a @ b), args=(jnp.asarray(a), jnp.asarray(b)), iters=None)
     return progs
 
 
@@ -295,7 +292,7 @@ def table(results, numpy_times):
     sides = [s for s in ("cranax avx2", "cranax default") if s in results]
     jx = results.get("jax", {})
     hdr = ("| program | " + " | ".join(f"{s} steady (min / median)" for s in sides) + " | JAX steady (min / median) | "
-           + " | ".join(f"{s} / JAX steady" for s in sides) + " | "
+           + " | ".join(f"{s} / JAX steady: median (min)" for s in sides) + " | "
            + " | ".join(f"{s} first call" for s in sides) + " | JAX first call | "
            + " | ".join(f"{s} / JAX first" for s in sides) + " | NumPy (median) |")
     rows = [hdr, "|" + "---|" * (hdr.count("|") - 1)]
@@ -311,7 +308,8 @@ def table(results, numpy_times):
                 return _fmt(r.get("median"))
             return f"{_fmt(r['min'])} / {_fmt(r['median'])}"
         cells = [mm(c) for c in cs] + [mm(j) if j else "-"]
-        cells += [_ratio(c.get("median"), j.get("median")) for c in cs]
+        cells += [_ratio(c.get("median"), j.get("median")) + (
+            f" (min {_ratio(c['min'], j['min'])})" if c.get("min") and j.get("min") else "") for c in cs]
         cells += [_fmt(c.get("first")) for c in cs] + [_fmt(j.get("first"))]
         cells += [_ratio(c.get("first"), j.get("first")) for c in cs]
         cells.append(_fmt(numpy_times.get(n)))
