@@ -19,8 +19,14 @@ import time
 import numpy as np
 
 
-def _programs():
-    """name -> (make_step, args): ``make_step()`` returns a fresh jitted step; ``args`` its inputs."""
+class _Skip(Exception):
+    """A library left out by ``_programs(only=...)``."""
+
+
+def _programs(only=None):
+    """name -> (make_step, args): ``make_step()`` returns a fresh jitted step; ``args`` its inputs. ``only``: a
+    set of library names (``"optax"``, ``"equinox"``, ``"flax"``, ``"blackjax"``, ``"diffrax"``, ``"flax.nnx"``)
+    to build, default all (benches/bench_programs.py times some of these)."""
     import jax
     import jax.numpy as jnp
     progs = {}
@@ -41,6 +47,8 @@ def _programs():
         return h
 
     try:
+        if only is not None and 'optax' not in only:
+            raise _Skip
         import optax
         opt = optax.adam(1e-2)
         params = mlp_init(jax.random.PRNGKey(0))
@@ -65,9 +73,13 @@ def _programs():
                 return jax.lax.fori_loop(0, 200, body, (p, opt2.init(p)))
             return jax.jit(train)
         progs["optax chain(clip, adamw) 200 steps in fori_loop"] = (make2, (params,))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"optax: {e}", file=sys.stderr)
     try:
+        if only is not None and 'equinox' not in only:
+            raise _Skip
         import equinox as eqx
         model = eqx.nn.MLP(8, 1, 32, 2, key=jax.random.PRNGKey(1))
 
@@ -78,9 +90,13 @@ def _programs():
                 return eqx.apply_updates(m, jax.tree_util.tree_map(lambda t: -0.01 * t, g))
             return step
         progs["equinox MLP filter_jit step"] = (make3, (model,))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"equinox: {e}", file=sys.stderr)
     try:
+        if only is not None and 'flax' not in only:
+            raise _Skip
         import flax.linen as nn
 
         class MLP(nn.Module):
@@ -96,9 +112,13 @@ def _programs():
                 return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)
             return jax.jit(step)
         progs["flax.linen Dense MLP step"] = (make4, (fparams,))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"flax: {e}", file=sys.stderr)
     try:
+        if only is not None and 'blackjax' not in only:
+            raise _Skip
         import blackjax
         kernel = blackjax.hmc(lambda q: -0.5 * jnp.sum(q ** 2), step_size=0.3, inverse_mass_matrix=jnp.ones(2),
                               num_integration_steps=10)
@@ -106,9 +126,18 @@ def _programs():
         def make5():
             return jax.jit(kernel.step)
         progs["blackjax HMC step"] = (make5, (jax.random.PRNGKey(0), kernel.init(jnp.ones(2))))
+        nuts = blackjax.nuts(lambda q: -0.5 * jnp.sum(q ** 2), step_size=0.3, inverse_mass_matrix=jnp.ones(2))
+
+        def make5n():
+            return jax.jit(nuts.step)
+        progs["blackjax NUTS step"] = (make5n, (jax.random.PRNGKey(0), nuts.init(jnp.ones(2))))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"blackjax: {e}", file=sys.stderr)
     try:
+        if only is not None and 'diffrax' not in only:
+            raise _Skip
         import diffrax
 
         def make6():
@@ -119,9 +148,13 @@ def _programs():
                                            saveat=diffrax.SaveAt(t1=True)).ys
             return jax.jit(solve)
         progs["diffrax Tsit5 + PID diffeqsolve"] = (make6, (jnp.array([1.0, 2.0]), 0.7))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"diffrax: {e}", file=sys.stderr)
     try:
+        if only is not None and 'flax.nnx' not in only:
+            raise _Skip
         from flax import nnx
         nmodel = nnx.Sequential(nnx.Linear(8, 32, rngs=nnx.Rngs(0)), nnx.tanh, nnx.Linear(32, 1, rngs=nnx.Rngs(1)))
         ngraph, nstate = nnx.split(nmodel)
@@ -134,6 +167,8 @@ def _programs():
                 return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, state, g)
             return jax.jit(step)
         progs["flax.nnx Linear MLP step (split/merge)"] = (make7, (nstate,))
+    except _Skip:
+        pass
     except ImportError as e:
         print(f"flax.nnx: {e}", file=sys.stderr)
     return progs
