@@ -51,8 +51,10 @@ def inputs(shapes, dt, seed):
 
 def samples(fn, runs, budget):
     """Times of up to ``runs`` calls of ``fn`` (it waits for its result) within about ``budget`` seconds
-    (at least 2), after 2 warm-up calls."""
-    for _ in range(2):
+    (at least 2), after 2 warm-up calls (1 when a call takes over half a second)."""
+    t = time.perf_counter()
+    fn()
+    if time.perf_counter() - t < 0.5:
         fn()
     ts = []
     t_end = time.perf_counter() + budget
@@ -63,13 +65,16 @@ def samples(fn, runs, budget):
     return ts
 
 
-def worker(lib, sizes, dtypes, runs, budget, rounds):
-    """Times every case with ``lib`` ("jax") and prints one JSON line {case key: [seconds...]}."""
+def worker(lib, sizes, dtypes, runs, budget, rounds, only):
+    """Times every case (whose name contains ``only``) with ``lib`` ("jax") and prints one JSON line
+    {"version": ..., "times": {case key: [seconds...]}}."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
     import jax.numpy as jnp
     res = {"version": jax.__version__, "times": {}}
     for i, (name, dt, shapes, fn, _) in enumerate(cases(sizes, dtypes)):
+        if only and only not in name:
+            continue
         args = [jnp.asarray(a) for a in inputs(shapes, dt, i)]
         f = jax.jit(fn)
         ts = []
@@ -79,7 +84,7 @@ def worker(lib, sizes, dtypes, runs, budget, rounds):
     print(json.dumps(res))
 
 
-def jax_times(sizes, dtypes, runs, budget, rounds):
+def jax_times(sizes, dtypes, runs, budget, rounds, only):
     py = os.environ.get("JAX_PYTHON")
     if not py:
         if os.path.exists("/tmp/jaxvenv/bin/python"):
@@ -91,7 +96,7 @@ def jax_times(sizes, dtypes, runs, budget, rounds):
             except Exception:
                 return None
     cmd = [py, os.path.abspath(__file__), "--worker", "jax", "--sizes", ",".join(map(str, sizes)),
-           "--dtypes", ",".join(dtypes), "--reps", str(runs), "--budget", str(budget), "--rounds", str(rounds)]
+           "--dtypes", ",".join(dtypes), "--reps", str(runs), "--budget", str(budget), "--rounds", str(rounds), "--only", only]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=True).stdout
         return json.loads(out.strip().splitlines()[-1])
@@ -131,7 +136,7 @@ def main(argv=None):
     sizes = [128, 256] if a.quick else [int(s) for s in a.sizes.split(",")]
     dtypes = a.dtypes.split(",")
     if a.worker:
-        return worker(a.worker, sizes, dtypes, a.reps, a.budget, a.rounds)
+        return worker(a.worker, sizes, dtypes, a.reps, a.budget, a.rounds, a.only)
 
     import cranax
     from cranax.bench._timing import machine_line
@@ -160,7 +165,7 @@ def main(argv=None):
         print(f"  {name} {dt}: cranax {min(tc) * 1e3:.3f} ms, NumPy {min(tn) * 1e3:.3f} ms "
               f"({min(tc) / min(tn):.2f}×)", file=sys.stderr, flush=True)
     load1 = os.getloadavg()[0]
-    jx = None if a.no_jax else jax_times(sizes, dtypes, a.reps, a.budget, a.rounds)
+    jx = None if a.no_jax else jax_times(sizes, dtypes, a.reps, a.budget, a.rounds, a.only)
     load2 = os.getloadavg()[0]
 
     print(f"## matmul: cranax jit vs NumPy ({machine_line()}; {isa_line()}; load average {load0:.1f} at start, "
