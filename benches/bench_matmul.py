@@ -71,6 +71,7 @@ def worker(lib, sizes, dtypes, runs, budget, rounds, only):
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
     import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)  # float64 cases stay float64
     res = {"version": jax.__version__, "times": {}}
     for i, (name, dt, shapes, fn, _) in enumerate(cases(sizes, dtypes)):
         if only and only not in name:
@@ -140,6 +141,7 @@ def main(argv=None):
 
     import cranax
     from cranax.bench._timing import machine_line
+    cranax.config.update("jax_enable_x64", True)  # float64 cases stay float64 (as in JAX, off by default)
 
     load0 = os.getloadavg()[0]
     rows = []
@@ -151,6 +153,7 @@ def main(argv=None):
         cx = [cranax.device_put(x) for x in xs]
         f = cranax.jit(fn)
         got = np.asarray(f(*cx))
+        assert got.dtype == np.dtype(dt), (name, got.dtype, dt)
         want = fn(*xs)
         ref = fn(*[x.astype(np.float64) for x in xs])
         scale = max(1.0, float(np.max(np.abs(ref))))
