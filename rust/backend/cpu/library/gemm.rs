@@ -1,8 +1,9 @@
 //! `dot_general` on the CPU. Each operand is seen as a batch of matrices — lhs `[B, M, K]`, rhs
 //! `[B, K, N]` — described by strides into its buffer when its free and contracting dims each collapse to
 //! one stride (any transposed 2-D layout does), or copied once into that layout otherwise. The output is
-//! row-major `[B, M, N]`. f32/f64 call `gemm::gemm` per batch (multi-threaded through rayon for big
-//! products; many small batches run in parallel instead); integer and bool dtypes use a plain loop.
+//! row-major `[B, M, N]`. f32/f64 call `gemm::gemm` per batch: a big product uses gemm's own threading
+//! (rayon, in cranax's pool), many big batches run one per thread, many small ones in parallel; integer and
+//! bool dtypes use a plain loop.
 use rayon::prelude::*;
 
 use super::elem::{convert_buffer, numel, strides, uninit, with_elem, Elem};
@@ -184,14 +185,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
                 DType::F64 if small => super::small_dot::matmul_f64(
                     isa, m, n, k, dst as *mut f64, lhs as *const f64, a.rs, a.cs, rhs as *const f64, b.rs,
                 ),
-                DType::F32 => gemm::gemm::<f32>(
-                    m, n, k, dst as *mut f32, 1, n as isize, false, lhs as *const f32, a.cs, a.rs,
-                    rhs as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
-                ),
-                DType::F64 => gemm::gemm::<f64>(
-                    m, n, k, dst as *mut f64, 1, n as isize, false, lhs as *const f64, a.cs, a.rs,
-                    rhs as *const f64, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
-                ),
+                DType::F32 | DType::F64 => gemm_block(dt, m, n, k, dst, n as isize, lhs, a, rhs, b, par),
                 _ => naive::<T>(m, n, k, dst as *mut T, lhs as *const T, a.rs, a.cs, rhs as *const T, b.rs, b.cs),
             }
         }
@@ -208,18 +202,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             let dst = po + (r0 * n + c0) * size as usize;
             // SAFETY: rows r0..r0+rows of A, columns c0..c0+cols of Aᵀ and that output block lie inside their
             // buffers (r0 + rows <= m, c0 + cols <= n); distinct calls write disjoint blocks.
-            unsafe {
-                match dt {
-                    DType::F32 => gemm::gemm::<f32>(
-                        rows, cols, k, dst as *mut f32, 1, n as isize, false, row(r0) as *const f32, a.cs, a.rs,
-                        col(c0) as *const f32, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
-                    ),
-                    _ => gemm::gemm::<f64>(
-                        rows, cols, k, dst as *mut f64, 1, n as isize, false, row(r0) as *const f64, a.cs, a.rs,
-                        col(c0) as *const f64, b.cs, b.rs, 0.0, 1.0, false, false, false, par,
-                    ),
-                }
-            }
+            unsafe { gemm_block(dt, rows, cols, k, dst, n as isize, row(r0), a, col(c0), b, par) }
         };
         crate::backend::cpu::threads::parallel(|split| {
             let one = |r0, rows, c0, cols| block(r0, rows, c0, cols, false);
@@ -246,15 +229,52 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         one(0, gemm::Parallelism::None);
         return;
     }
+    let float = matches!(dt, DType::F32 | DType::F64) && !small;
     crate::backend::cpu::threads::parallel(|split| {
+        let threads = rayon::current_num_threads();
         if !split {
             (0..nb).for_each(|bi| one(bi, gemm::Parallelism::None));
+        } else if float && flops >= PAR_FLOPS && nb >= 2 * threads {
+            // Enough big products to keep every thread busy: one whole product each, single-threaded (no
+            // barrier inside a product, each operand packed once by one thread). Fewer big products use
+            // gemm's own threading, each in turn: splitting one product into independent row blocks
+            // repacks the other operand per block and measured up to 15% slower at 2048².
+            (0..nb).into_par_iter().with_max_len(1).for_each(|bi| one(bi, gemm::Parallelism::None));
         } else if flops >= PAR_FLOPS || nb == 1 {
             (0..nb).for_each(|bi| one(bi, gemm::Parallelism::Rayon(0)));
         } else {
             (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
         }
     });
+}
+
+/// `rows × cols` of a float product through the gemm crate: `dst[i*drs + j] = Σ_l lhs[i, l] · rhs[l, j]`
+/// with the operands at byte addresses `lhs`/`rhs` read through `a`'s and `b`'s strides (β = 0: the
+/// output is written, never read, so it needs no zero fill).
+///
+/// Why gemm rather than faer 0.24's `linalg::matmul` (private-gemm-x86 kernels, already a dependency):
+/// single-threaded on the 2-core AVX2 EPYC (thread CPU time, 256² to 2048²) the two are within ±10% for
+/// `x @ w` and `x @ w.T` in both dtypes, and faer is 1.3–2× slower for `x.T @ w` (a column-major lhs into a
+/// row-major output), so gemm serves every layout.
+///
+/// SAFETY: `dt` is F32 or F64; every addressed element lies in its buffer; nothing else touches the block.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_block(
+    dt: DType, rows: usize, cols: usize, k: usize, dst: usize, drs: isize, lhs: usize, a: &Layout, rhs: usize,
+    b: &Layout, par: gemm::Parallelism,
+) {
+    unsafe {
+        match dt {
+            DType::F32 => gemm::gemm::<f32>(
+                rows, cols, k, dst as *mut f32, 1, drs, false, lhs as *const f32, a.cs, a.rs, rhs as *const f32,
+                b.cs, b.rs, 0.0, 1.0, false, false, false, par,
+            ),
+            _ => gemm::gemm::<f64>(
+                rows, cols, k, dst as *mut f64, 1, drs, false, lhs as *const f64, a.cs, a.rs, rhs as *const f64,
+                b.cs, b.rs, 0.0, 1.0, false, false, false, par,
+            ),
+        }
+    }
 }
 
 /// Square outputs at least this wide take the symmetric (`syrk`-like) path for A·Aᵀ.
