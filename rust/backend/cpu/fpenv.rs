@@ -43,6 +43,42 @@ impl Drop for FlushDenormals {
     }
 }
 
+/// Clears flush-to-zero and denormals-are-zero while alive (IEEE subnormals), restoring the previous control
+/// word on drop. For library code whose scaling tricks need subnormal intermediates: faer's complex
+/// reciprocal scales `z` up by `sqrt(1 / MIN_POSITIVE)` and multiplies by `1 / |scaled z|^2`, a subnormal
+/// whenever `1 < |z|^2` with both parts at most 1, so under FTZ it returns 0 (and complex triangular solves,
+/// LU, Householder reflectors and the eigenvectors built on it go wrong). LAPACK, which XLA calls under FTZ,
+/// has no such step.
+pub struct KeepDenormals {
+    saved: Option<Word>,
+}
+
+impl KeepDenormals {
+    pub fn new() -> KeepDenormals {
+        let old = read();
+        let want = old & !FLUSH_BITS;
+        if want == old {
+            return KeepDenormals { saved: None };
+        }
+        write(want);
+        KeepDenormals { saved: Some(old) }
+    }
+}
+
+impl Default for KeepDenormals {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for KeepDenormals {
+    fn drop(&mut self) {
+        if let Some(old) = self.saved {
+            write(old);
+        }
+    }
+}
+
 /// Sets the bits for the rest of this thread's life (cranax's own pool threads).
 pub fn flush_denormals_on_this_thread() {
     write(read() | FLUSH_BITS);
@@ -126,5 +162,21 @@ mod tests {
         }
         assert_eq!(read(), before);
         assert_eq!(std::hint::black_box(tiny) * 1.5, 1.5e-39);
+    }
+
+    #[test]
+    fn keep_denormals_inside_a_flushing_run() {
+        let tiny = std::hint::black_box(1e-39f32);
+        let before = read();
+        {
+            let _g = FlushDenormals::new();
+            {
+                let _k = KeepDenormals::new();
+                assert!(!flushing());
+                assert_eq!(std::hint::black_box(tiny) * 1.5, 1.5e-39);
+            }
+            assert!(flushing() || FLUSH_BITS == 0);
+        }
+        assert_eq!(read(), before);
     }
 }

@@ -10,6 +10,7 @@ use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
+use crate::backend::cpu::fpenv::KeepDenormals;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, LinalgOp};
@@ -496,11 +497,15 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
         }
     }
     let work = 4 * m * n * k.max(1);
-    let par = par_for(work);
+    // Sequential within a matrix: faer's parallel tasks would run on pool threads that flush denormals,
+    // where its complex reciprocal returns 0 (`KeepDenormals`); a batch is still spread over threads.
+    let par = Par::Seq;
     let zero = T::new(<R<T> as Elem>::zero(), <R<T> as Elem>::zero());
     let one = T::new(<R<T>>::from_f64(1.0), <R<T> as Elem>::zero());
     let eye = |r: usize, c: usize| Mat::<T>::from_fn(r, c, |i, j| if i == j { one } else { zero });
     for_batch(batch, work, |b| unsafe {
+        // IEEE subnormals on whichever thread runs this matrix (faer's complex reciprocal needs them)
+        let _ieee = KeepDenormals::new();
         // SAFETY (every put below): matrix b of fresh outputs, written by this call only.
         match op {
             LinalgOp::Cholesky => {
