@@ -9,8 +9,9 @@
 //! iteration, so a million iterations take about a millisecond. Each kernel of the sub-plans is emitted
 //! point by point (unrolled over its small domain, in its loop nest's order) with the instructions
 //! `ops::emit` gives the loop kernels, whose vector and scalar points agree bit for bit: results are
-//! bit-identical to the step-by-step path. Kernels whose reductions the loop nest would vectorize along the
-//! reduced axis (another summation order), library steps, and loops over bigger values run as sub-plans
+//! bit-identical to the step-by-step path. Reductions accumulate in the nest's order too: sequentially along
+//! the reduced axes, or, where the nest vectorizes the reduced axis, into one accumulator per vector lane
+//! combined as the nest combines them. Loops with library steps or over bigger values run as sub-plans
 //! (`loop_body`, `control`).
 //!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
@@ -125,9 +126,24 @@ fn point_index(domain: &[usize], p: usize) -> Vec<usize> {
     idx
 }
 
-/// Whether kernel `k` of plan `p` can be emitted point by point with the same values as its loop nest:
-/// its reductions accumulate in the loop nest's order (sequentially along the reduced axes, which holds
-/// unless the nest vectorizes the reduced axis), arg-reductions only over one point.
+/// For a kernel whose loop nest vectorizes its reduced axis (`Mode::InnerRed`): the length of the innermost
+/// (coalesced) reduced loop, the points per vector iteration (lanes x unroll) and the lanes.
+fn inner_red(p: &Plan, k: &crate::plan::Kernel) -> Result<Option<(usize, usize, usize)>> {
+    if k.outputs.iter().all(|o| o.kind == OutputKind::Store) {
+        return Ok(None);
+    }
+    let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| p.slots[o.slot].dtype).collect();
+    let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;
+    if mode != super::loop_plan::Mode::InnerRed || lanes == 0 {
+        return Ok(None);
+    }
+    let (_, red, _, _) = super::loop_plan::axes(k, &out_dtypes)?;
+    let n = red.last().map(|a| a.n as usize).ok_or_else(|| Error::Codegen("fused loop: no reduced axis".into()))?;
+    Ok(Some((n, (lanes * unroll) as usize, lanes as usize)))
+}
+
+/// Whether kernel `k` of plan `p` can be emitted point by point with the same values as its loop nest
+/// (reductions accumulate as the nest does: `inner_red`), arg-reductions only over one point.
 fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
     let n = points(&k.domain);
     let red: usize = k.reduce_axes.iter().map(|&a| k.domain.get(a).copied().unwrap_or(0)).product();
@@ -149,8 +165,7 @@ fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
                     OutputKind::ArgReduce { .. } => red == 1 && m == n,
                 })
         })
-        && (!reduces
-            || super::loop_plan::plan_mode(k, &out_dtypes).is_ok_and(|(m, _, _)| m != super::loop_plan::Mode::InnerRed))
+        && (!reduces || inner_red(p, k).is_ok())
 }
 
 /// Whether `p` is made only of small kernels (`small_kernel`), views and (recursively) such control steps
@@ -456,11 +471,17 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                     .collect::<Result<Vec<_>>>()?;
                 let live = super::loop_plan::live_from(k, k.outputs.iter().map(|o| o.value), |_| false);
                 let is_red: Vec<bool> = (0..k.domain.len()).map(|d| k.reduce_axes.contains(&d)).collect();
-                // Per output: its elements (stores) or accumulators (reductions), filled in point order.
-                let mut res: Vec<Vec<Option<Value>>> = k
+                let inner = inner_red(p, k)?;
+                // Per output and element: its value (stores), or its accumulators (reductions: one, or for a
+                // vectorized reduced axis one per vector lane and the tail), filled in point order.
+                let cells = inner.map_or(1, |(_, lu, _)| lu + 1);
+                let mut res: Vec<Vec<Vec<Option<Value>>>> = k
                     .outputs
                     .iter()
-                    .map(|o| vec![None; p.slots[o.slot].numel().unwrap_or(0)])
+                    .map(|o| {
+                        let c = if o.kind == OutputKind::Store { 1 } else { cells };
+                        vec![vec![None; c]; p.slots[o.slot].numel().unwrap_or(0)]
+                    })
                     .collect();
                 for pt in 0..n {
                     let at = point_index(&k.domain, pt);
@@ -484,29 +505,37 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                         };
                         vals[i] = Some(v);
                     }
-                    // The output element: the point's row-major index over the kept axes.
-                    let kept = at
-                        .iter()
-                        .zip(&k.domain)
-                        .zip(&is_red)
-                        .filter(|&(_, &r)| !r)
-                        .fold(0usize, |a, ((&i, &len), _)| a * len + i);
+                    // The output element (the point's row-major index over the kept axes) and the position
+                    // along the reduced axes (row-major), which picks the accumulator.
+                    let (mut kept, mut red) = (0usize, 0usize);
+                    for ((&i, &len), &r) in at.iter().zip(&k.domain).zip(&is_red) {
+                        if r {
+                            red = red * len + i;
+                        } else {
+                            kept = kept * len + i;
+                        }
+                    }
+                    let acc = match inner {
+                        Some((m, lu, _)) if red % m < m / lu * lu => red % m % lu,
+                        Some((_, lu, _)) => lu,
+                        None => 0,
+                    };
                     for (o, out) in k.outputs.iter().enumerate() {
                         let x = vals[out.value].ok_or_else(missing)?;
                         let (dt, vdt) = (p.slots[out.slot].dtype, k.body[out.value].dtype);
                         let cell = match out.kind {
-                            OutputKind::Store => res[o].get_mut(pt),
-                            _ => res[o].get_mut(kept),
+                            OutputKind::Store => res[o].get_mut(pt).and_then(|c| c.get_mut(0)),
+                            _ => res[o].get_mut(kept).and_then(|c| c.get_mut(acc)),
                         }
                         .ok_or_else(missing)?;
                         *cell = Some(match out.kind {
                             OutputKind::Store => x,
                             OutputKind::Reduce(op) => {
-                                let acc = match *cell {
+                                let a = match *cell {
                                     Some(a) => a,
                                     None => ops::reduce_identity(b, vdt, op)?,
                                 };
-                                ops::reduce_combine(b, vdt, op, acc, x)?
+                                ops::reduce_combine(b, vdt, op, a, x)?
                             }
                             // (over one point: `small_kernel`)
                             OutputKind::ArgReduce { .. } => iconst(b, cl_type(dt), 0),
@@ -514,7 +543,37 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                     }
                 }
                 for (out, r) in k.outputs.iter().zip(res) {
-                    slot[out.slot] = Some(r.into_iter().map(|v| v.ok_or_else(missing)).collect::<Result<Vec<_>>>()?);
+                    let vdt = k.body[out.value].dtype;
+                    let mut v = Vec::with_capacity(r.len());
+                    for c in r {
+                        v.push(match (out.kind, inner) {
+                            (OutputKind::Reduce(op), Some((_, lu, lanes))) => {
+                                // As the vectorized nest finishes: the vector accumulators combined in order
+                                // (lane by lane), then the lanes in order, then the scalar tail; accumulators
+                                // no point reached hold the identity.
+                                let get = |b: &mut FunctionBuilder, j: usize| match c[j] {
+                                    Some(v) => Ok(v),
+                                    None => ops::reduce_identity(b, vdt, op),
+                                };
+                                let mut r: Option<Value> = None;
+                                for l in 0..lanes {
+                                    let mut x = get(b, l)?;
+                                    for u in 1..lu / lanes {
+                                        let y = get(b, u * lanes + l)?;
+                                        x = ops::reduce_combine(b, vdt, op, x, y)?;
+                                    }
+                                    r = Some(match r {
+                                        Some(r) => ops::reduce_combine(b, vdt, op, r, x)?,
+                                        None => x,
+                                    });
+                                }
+                                let (r, t) = (r.ok_or_else(missing)?, get(b, lu)?);
+                                ops::reduce_combine(b, vdt, op, r, t)?
+                            }
+                            _ => c.first().copied().flatten().ok_or_else(missing)?,
+                        });
+                    }
+                    slot[out.slot] = Some(v);
                 }
             }
             _ => return Err(Error::Unsupported("fused loop over a library step".into())),
