@@ -367,6 +367,30 @@ def test_small_array_loops_are_fused_and_match_stepwise_bits():
     close(jax.jit(fl)(m, r), c, 1e-5)
 
 
+@pytest.mark.parametrize("n", [5, 13, 16])
+def test_fused_small_loop_sums_match_stepwise_bits(n):
+    # sums the loop kernels vectorize along the reduced axis (lanes, unroll, scalar tail) in a fused loop
+    def f(x):
+        return lax.fori_loop(0, 50, lambda i, c: c * 0.9 + jnp.sin(c) * 0.1 - c.sum() * 0.01 + c[0] * 0.001, x)
+    x = (np.arange(n, dtype=np.float32) - 3.3) * np.float32(0.37)
+    jax.clear_caches()
+    fused0 = stats()[1]
+    a = np.asarray(jax.jit(f)(x))
+    assert stats()[1] == fused0 + 1
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+    try:
+        jax.clear_caches()
+        b = np.asarray(jax.jit(f)(x))
+    finally:
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
+        jax.clear_caches()
+    _same_bits(a, b)
+    c = x.astype(np.float64)
+    for _ in range(50):
+        c = c * 0.9 + np.sin(c) * 0.1 - c.sum() * 0.01 + c[0] * 0.001
+    close(a, c, 1e-5)
+
+
 def test_trip_count_does_not_change_the_program():
     f = lambda n: lambda x: lax.fori_loop(0, n, lambda i, c: c * 1.01 + 1.0, x)  # noqa: E731
     j10, j10k = jax.make_jaxpr(f(10))(1.0), jax.make_jaxpr(f(10_000))(1.0)
