@@ -322,6 +322,75 @@ def test_fused_and_stepwise_loops_agree():
     close(b, x, 1e-5)
 
 
+def test_small_array_loops_are_fused_and_match_stepwise_bits():
+    # f32[4] / f32[2, 3] carries (at most 16 elements): one compiled function, no sub-plan runs; the values
+    # are the step-by-step path's bit for bit (math, broadcasts, reductions, iota) and NumPy's within rounding.
+    def wl(x, n):
+        def body(c):
+            i, v = c
+            return i + 1, jnp.tanh(v) * 0.75 + jnp.sin(v * 1.5) * 0.5 + 0.125
+        return lax.while_loop(lambda c: (c[0] < n) & (c[1].sum() < 50.0), body, (0, x))
+
+    def fl(m, r):
+        def body(i, c):
+            rows = c.max(axis=1, keepdims=True)
+            return c * 0.5 - rows * 0.25 + r + jnp.arange(3.0) * i.astype(jnp.float32) * 0.01
+        return lax.fori_loop(0, 23, body, m)
+
+    x = np.linspace(-1, 1, 4).astype(np.float32)
+    m = np.arange(6, dtype=np.float32).reshape(2, 3) / 3.0 - 1.0
+    r = np.array([0.3, -0.2, 0.1], np.float32)
+    for f, args in ((wl, (x, 40)), (fl, (m, r))):
+        jax.clear_caches()
+        runs0, fused0, _ = stats()
+        fused = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+        runs1, fused1, _ = stats()
+        assert (runs1 - runs0, fused1 - fused0) == (0, 1)
+        os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+        try:
+            jax.clear_caches()
+            stepwise = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+            assert stats()[1] == fused1
+        finally:
+            del os.environ["CRANAX_NO_FUSED_LOOPS"]
+            jax.clear_caches()
+        _same_bits(fused, stepwise)
+    i, v = 0, x.astype(np.float64)
+    while i < 40 and v.sum() < 50.0:
+        i, v = i + 1, np.tanh(v) * 0.75 + np.sin(v * 1.5) * 0.5 + 0.125
+    got = jax.jit(wl)(x, 40)
+    assert int(got[0]) == i
+    close(got[1], v, 1e-5)
+    c = m.astype(np.float64)
+    for i in range(23):
+        c = c * 0.5 - c.max(axis=1, keepdims=True) * 0.25 + r + np.arange(3.0) * i * 0.01
+    close(jax.jit(fl)(m, r), c, 1e-5)
+
+
+@pytest.mark.parametrize("n", [5, 13, 16])
+def test_fused_small_loop_sums_match_stepwise_bits(n):
+    # sums the loop kernels vectorize along the reduced axis (lanes, unroll, scalar tail) in a fused loop
+    def f(x):
+        return lax.fori_loop(0, 50, lambda i, c: c * 0.9 + jnp.sin(c) * 0.1 - c.sum() * 0.01 + c[0] * 0.001, x)
+    x = (np.arange(n, dtype=np.float32) - 3.3) * np.float32(0.37)
+    jax.clear_caches()
+    fused0 = stats()[1]
+    a = np.asarray(jax.jit(f)(x))
+    assert stats()[1] == fused0 + 1
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+    try:
+        jax.clear_caches()
+        b = np.asarray(jax.jit(f)(x))
+    finally:
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
+        jax.clear_caches()
+    _same_bits(a, b)
+    c = x.astype(np.float64)
+    for _ in range(50):
+        c = c * 0.9 + np.sin(c) * 0.1 - c.sum() * 0.01 + c[0] * 0.001
+    close(a, c, 1e-5)
+
+
 def test_trip_count_does_not_change_the_program():
     f = lambda n: lambda x: lax.fori_loop(0, n, lambda i, c: c * 1.01 + 1.0, x)  # noqa: E731
     j10, j10k = jax.make_jaxpr(f(10))(1.0), jax.make_jaxpr(f(10_000))(1.0)

@@ -3,9 +3,9 @@
 //! Each sub-plan is compiled once, with the enclosing executable, into its own `CpuExecutable`. A `cond`
 //! reads its index from its slot and runs only the taken branch's kernels; a `while`/`scan` runs the body's
 //! kernels once per iteration, dropping the previous iteration's buffers (so memory stays constant, and the
-//! buffer pool recycles the big ones). Loops whose values are all scalars are additionally compiled into one
-//! Cranelift function with a real loop (`scalar_loop`), so a million-iteration scalar loop runs at native
-//! speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
+//! buffer pool recycles the big ones). Loops whose values are all small (scalars, short vectors) are
+//! instead compiled into one Cranelift function with a real loop (`scalar_loop`), so a million-iteration
+//! loop runs at native speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
 //! products run them on buffers allocated once per loop run (`loop_body`).
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use super::CpuExecutable;
 use super::validate::slot_avals;
 
 /// A compiled control step: one executable per sub-plan (in `ControlStep::plans()` order) and, for
-/// all-scalar loops, the fused loop function, or for other loops over in-place bodies their prepared form.
+/// loops over small values, the fused loop function, or for other loops over in-place bodies their prepared form.
 pub struct CompiledControl {
     pub subs: Vec<Arc<CpuExecutable>>,
     pub fused: Option<super::scalar_loop::FusedLoop>,
@@ -219,17 +219,71 @@ mod tests {
 
     #[test]
     fn while_loops_step_by_step_and_fused() {
-        let runs0 = super::SUBPLAN_RUNS.load(std::sync::atomic::Ordering::Relaxed);
+        use std::sync::atomic::Ordering::Relaxed;
+        // A carry bigger than `scalar_loop::MAX_ELEMS` runs as sub-plans (cond and body per iteration).
+        let runs0 = super::SUBPLAN_RUNS.load(Relaxed);
+        let x: Vec<f32> = (0..20).map(|i| i as f32).collect();
+        let out = run(&while_json("[20]"), &[i32s(5), f32s(&[20], &x)]);
+        assert_eq!(read_i32(&out[0]), 5);
+        assert_eq!(read_f32(&out[1]), x.iter().map(|v| v * 32.0 + 31.0).collect::<Vec<_>>());
+        assert!(super::SUBPLAN_RUNS.load(Relaxed) >= runs0 + 11);
+        // A small vector carry is fused like a scalar one: one call, no sub-plan runs of its own.
+        let fused0 = super::super::counters::FUSED_LOOP_CALLS.load(Relaxed);
         let out = run(&while_json("[2]"), &[i32s(5), f32s(&[2], &[0.0, 1.0])]);
         assert_eq!(read_i32(&out[0]), 5);
         assert_eq!(read_f32(&out[1]), vec![31.0, 63.0]);
-        assert!(super::SUBPLAN_RUNS.load(std::sync::atomic::Ordering::Relaxed) >= runs0 + 11);
+        assert!(super::super::counters::FUSED_LOOP_CALLS.load(Relaxed) > fused0);
         let out = run(&while_json("[]"), &[i32s(5), f32s(&[], &[1.0])]);
         assert_eq!((read_i32(&out[0]), read_f32(&out[1])), (5, vec![63.0]));
         let out = run(&while_json("[]"), &[i32s(0), f32s(&[], &[1.0])]);
         assert_eq!((read_i32(&out[0]), read_f32(&out[1])), (0, vec![1.0]));
         let out = run(&while_json("[]"), &[i32s(1_000_000), f32s(&[], &[0.0])]);
         assert_eq!(read_i32(&out[0]), 1_000_000);
+    }
+
+    /// A fused loop over small arrays: a [2, 3] carry updated through a broadcast row, a transpose read,
+    /// row sums (a reduction) and an iota, with the predicate a reduction of the carry; against a plain loop.
+    #[test]
+    fn small_array_loops_fuse_with_broadcasts_reductions_and_iota() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let json = r#"{"invars": [[0, "f32", [2, 3]], [1, "f32", [3]]], "eqns": [
+            {"prim": "while", "params": {"cond_nconsts": 0, "body_nconsts": 1,
+              "cond_jaxpr": {"invars": [[0, "f32", [2, 3]]], "eqns": [
+                 {"prim": "reduce_sum", "params": {"axes": [0, 1]}, "in": [0], "out": [[1, "f32", []]]},
+                 {"prim": "lt", "in": [1, {"lit": 500.0, "dtype": "f32"}], "out": [[2, "bool", []]]}], "outvars": [2]},
+              "body_jaxpr": {"invars": [[0, "f32", [3]], [1, "f32", [2, 3]]], "eqns": [
+                 {"prim": "broadcast_in_dim", "params": {"shape": [2, 3], "broadcast_dimensions": [1]}, "in": [0], "out": [[2, "f32", [2, 3]]]},
+                 {"prim": "reduce_sum", "params": {"axes": [1]}, "in": [1], "out": [[3, "f32", [2]]]},
+                 {"prim": "broadcast_in_dim", "params": {"shape": [2, 3], "broadcast_dimensions": [0]}, "in": [3], "out": [[4, "f32", [2, 3]]]},
+                 {"prim": "iota", "params": {"dtype": "f32", "shape": [2, 3], "dimension": 1}, "in": [], "out": [[5, "f32", [2, 3]]]},
+                 {"prim": "mul", "in": [1, {"lit": 1.5, "dtype": "f32"}], "out": [[6, "f32", [2, 3]]]},
+                 {"prim": "add", "in": [6, 2], "out": [[7, "f32", [2, 3]]]},
+                 {"prim": "mul", "in": [4, {"lit": 0.125, "dtype": "f32"}], "out": [[8, "f32", [2, 3]]]},
+                 {"prim": "sub", "in": [7, 8], "out": [[9, "f32", [2, 3]]]},
+                 {"prim": "add", "in": [9, 5], "out": [[10, "f32", [2, 3]]]}],
+               "outvars": [10]}},
+             "in": [1, 0], "out": [[2, "f32", [2, 3]]]}], "outvars": [2]}"#;
+        let x0 = [0.5f32, -1.0, 0.25, 2.0, 0.0, -0.75];
+        let r = [0.1f32, 0.2, -0.3];
+        let fused0 = super::super::counters::FUSED_LOOP_CALLS.load(Relaxed);
+        let out = run(json, &[f32s(&[2, 3], &x0), f32s(&[3], &r)]);
+        assert!(super::super::counters::FUSED_LOOP_CALLS.load(Relaxed) > fused0, "the loop was not fused");
+        let mut x = x0;
+        let mut iters = 0;
+        while x.iter().fold(0.0f32, |a, v| a + v) < 500.0 {
+            let sums = [x[0] + x[1] + x[2], x[3] + x[4] + x[5]];
+            let mut n = [0f32; 6];
+            for (e, v) in n.iter_mut().enumerate() {
+                *v = (x[e] * 1.5 + r[e % 3]) - sums[e / 3] * 0.125 + (e % 3) as f32;
+            }
+            x = n;
+            iters += 1;
+        }
+        assert!(iters > 3, "{iters}");
+        let got = read_f32(&out[0]);
+        for (g, w) in got.iter().zip(&x) {
+            assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{got:?} vs {x:?}");
+        }
     }
 
     #[test]

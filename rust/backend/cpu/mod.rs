@@ -5,8 +5,8 @@
 //! a control step holds compiled sub-plans, so `control`, `loop_body` and `exec` use `CpuExecutable`):
 //! - this file: `CpuExecutable` and `compile` (validate, JIT every kernel, compile control steps).
 //! - `exec`: running the plan's steps on buffers; `threads`: kernels split across a thread pool.
-//! - `control`: control-flow steps running compiled sub-plans; `scalar_loop` (all-scalar loops as one
-//!   Cranelift function with a real loop) and `loop_body` (loop bodies run in place on raw buffers).
+//! - `control`: control-flow steps running compiled sub-plans; `scalar_loop` (loops over small values as
+//!   one Cranelift function with a real loop) and `loop_body` (loop bodies run in place on raw buffers).
 //! - `library`: plain-Rust routines for library steps (gemm, concatenate, gather, sort, ...).
 //! - `validate`: defensive checks of the plan (indices, dtypes, in-bounds loads, control steps).
 //! - `code_store`: functions' machine code kept and defined again without compiling (the persistent cache).

@@ -1,13 +1,18 @@
-//! All-scalar loops compiled into one Cranelift function with a real loop.
+//! Loops over small values compiled into one Cranelift function with a real loop.
 //!
-//! A `while` whose cond and body plans hold only one-element values, or a `scan` with no xs and no ys
-//! (what `fori_loop` with static bounds becomes) over such a body, is compiled into
-//! `extern "C" fn(inputs, outputs, _, _)`: the consts and initial carries are loaded into SSA variables,
-//! the loop header evaluates the predicate (or compares the trip counter), the body block evaluates the
-//! body's kernels on the variables and jumps back, and the exit stores the carries. Values never touch
-//! memory inside the loop, so a million iterations take about a millisecond. Every kernel of the sub-plans
-//! is a single-point computation here: its instructions are emitted by `ops::emit`, exactly as the loop
-//! kernels emit them, so results are bit-identical to the step-by-step path.
+//! A `while` whose cond and body plans hold only small values (at most `MAX_ELEMS` elements: scalars, an
+//! f32[4] state), or a `scan` with no xs and no ys (what `fori_loop` with static bounds becomes) over such a
+//! body, is compiled into `extern "C" fn(inputs, outputs, _, _)`: every element of the consts and initial
+//! carries is loaded into its own SSA variable, the loop header evaluates the predicate (or compares the
+//! trip counter), the body block evaluates the body's kernels on the variables and jumps back, and the exit
+//! stores the carries. Values never touch memory inside the loop and nothing is dispatched or allocated per
+//! iteration, so a million iterations take about a millisecond. Each kernel of the sub-plans is emitted
+//! point by point (unrolled over its small domain, in its loop nest's order) with the instructions
+//! `ops::emit` gives the loop kernels, whose vector and scalar points agree bit for bit: results are
+//! bit-identical to the step-by-step path. Reductions accumulate in the nest's order too: sequentially along
+//! the reduced axes, or, where the nest vectorizes the reduced axis, into one accumulator per vector lane
+//! combined as the nest combines them. Loops with library steps or over bigger values run as sub-plans
+//! (`loop_body`, `control`).
 //!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
 use std::collections::HashMap;
@@ -22,7 +27,7 @@ use cranelift_module::{Linkage, Module};
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::ir::{Aval, DType, Scalar};
+use crate::ir::{Aval, DType};
 use crate::plan::{ControlStep, KOp, OutputKind, Plan, Step};
 
 use super::clif::{cl_type, iconst};
@@ -35,6 +40,7 @@ use super::ops;
 pub struct FusedLoop {
     entry: KernelFn,
     in_avals: Vec<Aval>,
+    out_avals: Vec<Aval>,
     module: Mutex<Option<JITModule>>,
     /// The Cranelift IR (for `as_text`).
     pub clif: String,
@@ -57,57 +63,153 @@ impl FusedLoop {
     /// Runs the loop on the step's input buffers (in `ControlStep::inputs()` order); returns fresh output
     /// buffers of `outs`.
     pub fn run(&self, ins: &[Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
-        if ins.len() != self.in_avals.len() {
+        if ins.len() != self.in_avals.len() || outs.len() != self.out_avals.len() {
             return Err(Error::Execution(format!("fused loop: {} inputs, expected {}", ins.len(), self.in_avals.len())));
         }
         for (b, a) in ins.iter().zip(&self.in_avals) {
-            if b.aval.dtype != a.dtype || b.aval.numel() != Some(1) || b.storage.len() < a.dtype.size() {
+            let n = a.numel().unwrap_or(usize::MAX);
+            if b.aval.dtype != a.dtype || b.aval.numel() != Some(n) || b.storage.len() < n.saturating_mul(a.dtype.size()) {
                 return Err(Error::Execution("fused loop: input buffer of the wrong type".into()));
             }
+        }
+        if outs.iter().zip(&self.out_avals).any(|(a, b)| a.dtype != b.dtype || a.numel() != b.numel()) {
+            return Err(Error::Execution("fused loop: output of the wrong type".into()));
         }
         let bufs = outs.iter().map(Buffer::alloc).collect::<Result<Vec<_>>>()?;
         let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
         let op: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
         super::counters::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the function reads one element of each input (checked above) and writes one element of
-        // each output (fresh buffers of one-element avals, checked at compile time); the pointer arrays
-        // outlive the call.
+        // SAFETY: the function reads every element of each input and writes every element of each output,
+        // all of the avals it was compiled for (checked above); the buffers and pointer arrays outlive the call.
         unsafe { (self.entry)(ip.as_ptr(), op.as_ptr(), 0, 0) };
         Ok(bufs)
     }
 }
 
-fn one(a: &Aval) -> bool {
-    a.numel() == Some(1)
+/// The most elements of any value of a fused loop: each element is its own SSA value.
+pub const MAX_ELEMS: usize = 16;
+/// The most scalar instructions the unrolled kernels of a fused loop may emit (domain points times body
+/// length, summed over its plans): bounds code size and compile time.
+const MAX_UNROLLED: usize = 4096;
+
+fn small(a: &Aval) -> bool {
+    a.numel().is_some_and(|n| n <= MAX_ELEMS)
 }
 
-/// Whether `p` is made only of single-point kernels, views and (recursively) such control steps over
-/// one-element slots. Nested `cond`s become basic blocks, nested loops become inner loops.
-fn scalar_plan(p: &Plan) -> bool {
-    p.slots.iter().all(one)
+fn points(domain: &[usize]) -> usize {
+    domain.iter().product()
+}
+
+/// The element of input `inp` at every domain point (row-major), or `None` when one falls outside the
+/// slot's `n` elements.
+fn load_index(inp: &crate::plan::KernelInput, domain: &[usize], n: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::with_capacity(points(domain));
+    for p in 0..points(domain) {
+        let (mut rest, mut e) = (p, inp.offset);
+        for (d, &len) in domain.iter().enumerate().rev() {
+            e += (rest % len) as isize * *inp.strides.get(d)?;
+            rest /= len;
+        }
+        out.push(usize::try_from(e).ok().filter(|&e| e < n)?);
+    }
+    Some(out)
+}
+
+/// Per domain point, the index of each domain axis.
+fn point_index(domain: &[usize], p: usize) -> Vec<usize> {
+    let mut idx = vec![0; domain.len()];
+    let mut rest = p;
+    for d in (0..domain.len()).rev() {
+        idx[d] = rest % domain[d];
+        rest /= domain[d];
+    }
+    idx
+}
+
+/// For a kernel whose loop nest vectorizes its reduced axis (`Mode::InnerRed`): the length of the innermost
+/// (coalesced) reduced loop, the points per vector iteration (lanes x unroll) and the lanes.
+fn inner_red(p: &Plan, k: &crate::plan::Kernel) -> Result<Option<(usize, usize, usize)>> {
+    if k.outputs.iter().all(|o| o.kind == OutputKind::Store) {
+        return Ok(None);
+    }
+    let out_dtypes: Vec<DType> = k.outputs.iter().map(|o| p.slots[o.slot].dtype).collect();
+    let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;
+    if mode != super::loop_plan::Mode::InnerRed || lanes == 0 {
+        return Ok(None);
+    }
+    let (_, red, _, _) = super::loop_plan::axes(k, &out_dtypes)?;
+    let n = red.last().map(|a| a.n as usize).ok_or_else(|| Error::Codegen("fused loop: no reduced axis".into()))?;
+    Ok(Some((n, (lanes * unroll) as usize, lanes as usize)))
+}
+
+/// Whether kernel `k` of plan `p` can be emitted point by point with the same values as its loop nest
+/// (reductions accumulate as the nest does: `inner_red`), arg-reductions only over one point.
+fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
+    let n = points(&k.domain);
+    let red: usize = k.reduce_axes.iter().map(|&a| k.domain.get(a).copied().unwrap_or(0)).product();
+    let out_dtypes: Vec<DType> = k.outputs.iter().filter_map(|o| p.slots.get(o.slot).map(|a| a.dtype)).collect();
+    let reduces = k.outputs.iter().any(|o| o.kind != OutputKind::Store);
+    n >= 1
+        && n <= MAX_ELEMS
+        && out_dtypes.len() == k.outputs.len()
+        && k.reduce_axes.iter().all(|&a| a < k.domain.len())
+        && k.inputs.iter().all(|i| {
+            i.strides.len() == k.domain.len()
+                && p.slots.get(i.slot).and_then(|a| a.numel()).is_some_and(|m| load_index(i, &k.domain, m).is_some())
+        })
+        && k.outputs.iter().all(|o| {
+            o.value < k.body.len()
+                && p.slots.get(o.slot).and_then(|a| a.numel()).is_some_and(|m| match o.kind {
+                    OutputKind::Store => m == n,
+                    OutputKind::Reduce(_) => red >= 1 && m * red == n && p.slots[o.slot].dtype == k.body[o.value].dtype,
+                    OutputKind::ArgReduce { .. } => red == 1 && m == n,
+                })
+        })
+        && (!reduces || inner_red(p, k).is_ok())
+}
+
+/// Whether `p` is made only of small kernels (`small_kernel`), views and (recursively) such control steps
+/// over small slots. Nested `cond`s become basic blocks, nested loops become inner loops.
+fn small_plan(p: &Plan) -> bool {
+    p.slots.iter().all(small)
         && p.outputs.iter().all(|&s| s < p.slots.len())
         && p.steps.iter().all(|s| match s {
-            Step::View { src, dst } => *src < p.slots.len() && *dst < p.slots.len(),
-            Step::Kernel(k) => {
-                k.domain.iter().all(|&d| d == 1)
-                    && k.inputs.iter().all(|i| i.slot < p.slots.len() && i.offset == 0)
-                    && k.outputs.iter().all(|o| o.slot < p.slots.len() && o.value < k.body.len())
+            Step::View { src, dst } => {
+                *src < p.slots.len() && *dst < p.slots.len() && p.slots[*src].numel() == p.slots[*dst].numel()
             }
+            Step::Kernel(k) => small_kernel(p, k),
             Step::Control(c) => {
-                c.inputs().iter().chain(c.outputs()).all(|&s| s < p.slots.len()) && scalar_control(c)
+                c.inputs().iter().chain(c.outputs()).all(|&s| s < p.slots.len()) && small_control(c)
             }
             _ => false,
         })
 }
 
-fn scalar_control(c: &ControlStep) -> bool {
+fn small_control(c: &ControlStep) -> bool {
     match c {
-        ControlStep::Cond { branches, .. } => branches.iter().all(scalar_plan),
-        ControlStep::While { cond, body, .. } => scalar_plan(cond) && scalar_plan(body),
+        ControlStep::Cond { branches, .. } => branches.iter().all(small_plan),
+        ControlStep::While { cond, body, .. } => small_plan(cond) && small_plan(body),
         ControlStep::Scan { body, xs, outputs, init, .. } => {
-            xs.is_empty() && outputs.len() == init.len() && scalar_plan(body)
+            xs.is_empty() && outputs.len() == init.len() && small_plan(body)
         }
     }
+}
+
+/// Scalar instructions emitted for the kernels of `c` (each loop body once).
+fn unrolled_size(c: &ControlStep) -> usize {
+    c.plans()
+        .iter()
+        .map(|p| {
+            p.steps
+                .iter()
+                .map(|s| match s {
+                    Step::Kernel(k) => points(&k.domain).saturating_mul(k.body.len()),
+                    Step::Control(inner) => unrolled_size(inner),
+                    _ => 0,
+                })
+                .fold(0usize, usize::saturating_add)
+        })
+        .fold(0usize, usize::saturating_add)
 }
 
 /// Compiles the fused form of `c` when it qualifies (else `None`).
@@ -123,15 +225,16 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     let out_avals: Vec<Aval> = c.outputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
     if in_avals.len() != c.inputs().len()
         || out_avals.len() != c.outputs().len()
-        || !in_avals.iter().chain(&out_avals).all(one)
-        || !scalar_control(c)
+        || !in_avals.iter().chain(&out_avals).all(small)
+        || !small_control(c)
+        || unrolled_size(c) > MAX_UNROLLED
     {
         return Ok(None);
     }
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(c, &in_avals, &out_avals)));
     match r {
         Ok(Ok((entry, module, clif))) => {
-            Ok(Some(FusedLoop { entry, in_avals, module: Mutex::new(Some(module)), clif }))
+            Ok(Some(FusedLoop { entry, in_avals, out_avals, module: Mutex::new(Some(module)), clif }))
         }
         Ok(Err(Error::Unsupported(_))) => Ok(None),
         Ok(Err(e)) => Err(e),
@@ -187,17 +290,20 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
         let params = b.block_params(entry).to_vec();
         let (inp, outp) = (params[0], params[1]);
         let flags = super::clif::trusted();
-        let mut vals: Vec<Value> = Vec::with_capacity(in_avals.len());
+        let mut vals: Vec<Vec<Value>> = Vec::with_capacity(in_avals.len());
         for (k, a) in in_avals.iter().enumerate() {
             let ptr = b.ins().load(types::I64, flags, inp, (8 * k) as i32);
-            vals.push(b.ins().load(cl_type(a.dtype), flags, ptr, 0));
+            let sz = a.dtype.size() as i32;
+            let n = a.numel().unwrap_or(0) as i32;
+            vals.push((0..n).map(|e| b.ins().load(cl_type(a.dtype), flags, ptr, e * sz)).collect());
         }
-        let in_types: Vec<DType> = in_avals.iter().map(|a| a.dtype).collect();
-        let out_types: Vec<DType> = out_avals.iter().map(|a| a.dtype).collect();
-        let outs = emit_control(&mut b, &imports, c, &vals, &in_types, &out_types)?;
-        for (k, x) in outs.iter().enumerate() {
+        let outs = emit_control(&mut b, &imports, c, &vals, in_avals, out_avals)?;
+        for (k, (x, a)) in outs.iter().zip(out_avals).enumerate() {
             let ptr = b.ins().load(types::I64, flags, outp, (8 * k) as i32);
-            b.ins().store(flags, *x, ptr, 0);
+            let sz = a.dtype.size() as i32;
+            for (e, v) in x.iter().enumerate() {
+                b.ins().store(flags, *v, ptr, e as i32 * sz);
+            }
         }
         b.ins().return_(&[]);
         b.seal_all_blocks();
@@ -213,40 +319,58 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
     Ok((entry, module, clif))
 }
 
-/// Emits control step `c` on SSA values `ins` (in `ControlStep::inputs()` order, of dtypes `in_types`);
-/// returns its outputs (of dtypes `out_types`). Loops are real loops (header, body, exit blocks); a cond is
-/// a chain of tests branching to one block per branch, joined in a merge block.
+/// Emits control step `c` on SSA values `ins` (per input in `ControlStep::inputs()` order, one value per
+/// element, of avals `in_avals`); returns its outputs (of avals `out_avals`). Loops are real loops (header,
+/// body, exit blocks); a cond is a chain of tests branching to one block per branch, joined in a merge block.
 fn emit_control(
     b: &mut FunctionBuilder,
     imports: &Imports,
     c: &ControlStep,
-    ins: &[Value],
-    in_types: &[DType],
-    out_types: &[DType],
-) -> Result<Vec<Value>> {
+    ins: &[Vec<Value>],
+    in_avals: &[Aval],
+    out_avals: &[Aval],
+) -> Result<Vec<Vec<Value>>> {
     let bad = |m: &str| Error::Codegen(format!("fused loop: {m}"));
-    if ins.len() != in_types.len() {
+    if ins.len() != in_avals.len() {
         return Err(bad("input count"));
     }
-    let outs: Vec<Variable> = out_types.iter().map(|d| b.declare_var(cl_type(*d))).collect();
+    let outs: Vec<Vec<Variable>> = out_avals
+        .iter()
+        .map(|a| (0..a.numel().unwrap_or(0)).map(|_| b.declare_var(cl_type(a.dtype))).collect())
+        .collect();
+    let define = |b: &mut FunctionBuilder, vars: &[Vec<Variable>], vals: &[Vec<Value>]| -> Result<()> {
+        if vals.len() < vars.len() {
+            return Err(bad("too few values"));
+        }
+        for (vs, xs) in vars.iter().zip(vals) {
+            if vs.len() != xs.len() {
+                return Err(bad("value of the wrong size"));
+            }
+            for (v, x) in vs.iter().zip(xs) {
+                b.def_var(*v, *x);
+            }
+        }
+        Ok(())
+    };
     match c {
         ControlStep::Cond { branches, .. } => {
             let (idx, ops_) = ins.split_first().ok_or_else(|| bad("cond without index"))?;
+            let idx = *idx.first().ok_or_else(|| bad("cond index without a value"))?;
             let merge = b.create_block();
             let blocks: Vec<_> = branches.iter().map(|_| b.create_block()).collect();
             let n = blocks.len();
             if n == 0 {
                 return Err(bad("cond without branches"));
             }
-            if in_types[0] == DType::Bool {
+            if in_avals[0].dtype == DType::Bool {
                 if n != 2 {
                     return Err(bad("bool index needs two branches"));
                 }
-                b.ins().brif(*idx, blocks[1], &[], blocks[0], &[]);
+                b.ins().brif(idx, blocks[1], &[], blocks[0], &[]);
             } else {
                 // branch j runs when clamp(idx, 0, n-1) == j: test idx <= j in order.
                 for (j, blk) in blocks.iter().enumerate().take(n - 1) {
-                    let t = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, *idx, j as i64);
+                    let t = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, idx, j as i64);
                     let next = b.create_block();
                     b.ins().brif(t, *blk, &[], next, &[]);
                     b.switch_to_block(next);
@@ -259,9 +383,7 @@ fn emit_control(
                 if r.len() != outs.len() {
                     return Err(bad("branch output count"));
                 }
-                for (v, x) in outs.iter().zip(&r) {
-                    b.def_var(*v, *x);
-                }
+                define(b, &outs, &r)?;
                 b.ins().jump(merge, &[]);
             }
             b.switch_to_block(merge);
@@ -279,9 +401,7 @@ fn emit_control(
             }
             let (cconsts, rest) = ins.split_at(nc);
             let (bconsts, init) = rest.split_at(nb);
-            for (v, x) in outs.iter().zip(init) {
-                b.def_var(*v, *x);
-            }
+            define(b, &outs, init)?;
             let counter = b.declare_var(types::I64);
             let zero = b.ins().iconst(types::I64, 0);
             b.def_var(counter, zero);
@@ -290,12 +410,12 @@ fn emit_control(
             let exit = b.create_block();
             b.ins().jump(header, &[]);
             b.switch_to_block(header);
-            let carry: Vec<Value> = outs.iter().map(|v| b.use_var(*v)).collect();
+            let carry: Vec<Vec<Value>> = outs.iter().map(|vs| vs.iter().map(|v| b.use_var(*v)).collect()).collect();
             let go = match cond {
                 Some(cp) => {
-                    let cin: Vec<Value> = cconsts.iter().chain(&carry).copied().collect();
+                    let cin: Vec<Vec<Value>> = cconsts.iter().chain(&carry).cloned().collect();
                     let p = eval_plan(b, imports, cp, &cin)?;
-                    let pv = *p.first().ok_or_else(|| bad("cond plan without output"))?;
+                    let pv = *p.first().and_then(|v| v.first()).ok_or_else(|| bad("cond plan without output"))?;
                     b.ins().icmp_imm_s(IntCC::NotEqual, pv, 0)
                 }
                 None => {
@@ -305,14 +425,9 @@ fn emit_control(
             };
             b.ins().brif(go, body_blk, &[], exit, &[]);
             b.switch_to_block(body_blk);
-            let bin: Vec<Value> = bconsts.iter().chain(&carry).copied().collect();
+            let bin: Vec<Vec<Value>> = bconsts.iter().chain(&carry).cloned().collect();
             let new = eval_plan(b, imports, body, &bin)?;
-            if new.len() < outs.len() {
-                return Err(bad("loop body gives too few carries"));
-            }
-            for (v, x) in outs.iter().zip(&new) {
-                b.def_var(*v, *x);
-            }
+            define(b, &outs, &new)?;
             let i = b.use_var(counter);
             let i1 = b.ins().iadd_imm_s(i, 1);
             b.def_var(counter, i1);
@@ -320,61 +435,149 @@ fn emit_control(
             b.switch_to_block(exit);
         }
     }
-    Ok(outs.iter().map(|v| b.use_var(*v)).collect())
+    Ok(outs.iter().map(|vs| vs.iter().map(|v| b.use_var(*v)).collect()).collect())
 }
 
-/// Emits a single-point plan on SSA values: `inputs` for its input slots; returns its outputs' values.
-fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Value]) -> Result<Vec<Value>> {
+/// Emits a plan of small values on SSA values (one per element): `inputs` for its input slots; returns
+/// its outputs' values. Each kernel is emitted point by point in its loop nest's order (row-major, reduced
+/// axes innermost), each point's instructions by `ops::emit` as the nest emits them.
+fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec<Value>]) -> Result<Vec<Vec<Value>>> {
     if inputs.len() != p.num_inputs {
         return Err(Error::Codegen("fused loop: plan input count".into()));
     }
-    let mut slot: Vec<Option<Value>> = vec![None; p.slots.len()];
+    let mut slot: Vec<Option<Vec<Value>>> = vec![None; p.slots.len()];
     for (k, v) in inputs.iter().enumerate() {
-        slot[k] = Some(*v);
+        slot[k] = Some(v.clone());
     }
     let missing = || Error::Codegen("fused loop: slot read before it is written".into());
     for st in &p.steps {
         match st {
-            Step::View { src, dst } => slot[*dst] = Some(slot[*src].ok_or_else(missing)?),
+            Step::View { src, dst } => slot[*dst] = Some(slot[*src].clone().ok_or_else(missing)?),
             Step::Control(c) => {
-                let ins = c.inputs().iter().map(|&s| slot[s].ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
-                let it: Vec<DType> = c.inputs().iter().map(|&s| p.slots[s].dtype).collect();
-                let ot: Vec<DType> = c.outputs().iter().map(|&s| p.slots[s].dtype).collect();
-                let outs = emit_control(b, imports, c, &ins, &it, &ot)?;
+                let ins = c.inputs().iter().map(|&s| slot[s].clone().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
+                let ia: Vec<Aval> = c.inputs().iter().map(|&s| p.slots[s].clone()).collect();
+                let oa: Vec<Aval> = c.outputs().iter().map(|&s| p.slots[s].clone()).collect();
+                let outs = emit_control(b, imports, c, &ins, &ia, &oa)?;
                 for (&s, v) in c.outputs().iter().zip(outs) {
                     slot[s] = Some(v);
                 }
             }
             Step::Kernel(k) => {
-                let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
-                for i in 0..k.body.len() {
-                    let ins = &k.body[i];
-                    let v = match &ins.op {
-                        KOp::Load { input } => {
-                            let inp = k.inputs.get(*input).ok_or_else(missing)?;
-                            slot.get(inp.slot).copied().flatten().ok_or_else(missing)?
+                let n = points(&k.domain);
+                let idx = k
+                    .inputs
+                    .iter()
+                    .map(|i| load_index(i, &k.domain, p.slots[i.slot].numel().unwrap_or(0)).ok_or_else(missing))
+                    .collect::<Result<Vec<_>>>()?;
+                let live = super::loop_plan::live_from(k, k.outputs.iter().map(|o| o.value), |_| false);
+                let is_red: Vec<bool> = (0..k.domain.len()).map(|d| k.reduce_axes.contains(&d)).collect();
+                let inner = inner_red(p, k)?;
+                // Per output and element: its value (stores), or its accumulators (reductions: one, or for a
+                // vectorized reduced axis one per vector lane and the tail), filled in point order.
+                let cells = inner.map_or(1, |(_, lu, _)| lu + 1);
+                let mut res: Vec<Vec<Vec<Option<Value>>>> = k
+                    .outputs
+                    .iter()
+                    .map(|o| {
+                        let c = if o.kind == OutputKind::Store { 1 } else { cells };
+                        vec![vec![None; c]; p.slots[o.slot].numel().unwrap_or(0)]
+                    })
+                    .collect();
+                for pt in 0..n {
+                    let at = point_index(&k.domain, pt);
+                    let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
+                    for i in 0..k.body.len() {
+                        if !live[i] {
+                            continue;
                         }
-                        KOp::Iota { .. } => ops::constant(b, ins.dtype, Scalar::Int(0)),
-                        _ => ops::emit(b, imports, &k.body, i, &vals)?,
+                        let ins = &k.body[i];
+                        let v = match &ins.op {
+                            KOp::Load { input } => {
+                                let inp = k.inputs.get(*input).ok_or_else(missing)?;
+                                let e = idx[*input][pt];
+                                *slot.get(inp.slot).and_then(|s| s.as_ref()).and_then(|s| s.get(e)).ok_or_else(missing)?
+                            }
+                            KOp::Iota { axis } => {
+                                let i = iconst(b, types::I64, *at.get(*axis).ok_or_else(missing)? as i64);
+                                ops::convert(b, DType::I64, ins.dtype, i)
+                            }
+                            _ => ops::emit(b, imports, &k.body, i, &vals)?,
+                        };
+                        vals[i] = Some(v);
+                    }
+                    // The output element (the point's row-major index over the kept axes) and the position
+                    // along the reduced axes (row-major), which picks the accumulator.
+                    let (mut kept, mut red) = (0usize, 0usize);
+                    for ((&i, &len), &r) in at.iter().zip(&k.domain).zip(&is_red) {
+                        if r {
+                            red = red * len + i;
+                        } else {
+                            kept = kept * len + i;
+                        }
+                    }
+                    let acc = match inner {
+                        Some((m, lu, _)) if red % m < m / lu * lu => red % m % lu,
+                        Some((_, lu, _)) => lu,
+                        None => 0,
                     };
-                    vals[i] = Some(v);
+                    for (o, out) in k.outputs.iter().enumerate() {
+                        let x = vals[out.value].ok_or_else(missing)?;
+                        let (dt, vdt) = (p.slots[out.slot].dtype, k.body[out.value].dtype);
+                        let cell = match out.kind {
+                            OutputKind::Store => res[o].get_mut(pt).and_then(|c| c.get_mut(0)),
+                            _ => res[o].get_mut(kept).and_then(|c| c.get_mut(acc)),
+                        }
+                        .ok_or_else(missing)?;
+                        *cell = Some(match out.kind {
+                            OutputKind::Store => x,
+                            OutputKind::Reduce(op) => {
+                                let a = match *cell {
+                                    Some(a) => a,
+                                    None => ops::reduce_identity(b, vdt, op)?,
+                                };
+                                ops::reduce_combine(b, vdt, op, a, x)?
+                            }
+                            // (over one point: `small_kernel`)
+                            OutputKind::ArgReduce { .. } => iconst(b, cl_type(dt), 0),
+                        });
+                    }
                 }
-                for o in &k.outputs {
-                    let x = vals[o.value].ok_or_else(missing)?;
-                    let dt = p.slots[o.slot].dtype;
-                    let v = match o.kind {
-                        OutputKind::Store => x,
-                        OutputKind::Reduce(op) => {
-                            let id = ops::reduce_identity(b, dt, op)?;
-                            ops::reduce_combine(b, dt, op, id, x)?
-                        }
-                        OutputKind::ArgReduce { .. } => iconst(b, cl_type(dt), 0),
-                    };
-                    slot[o.slot] = Some(v);
+                for (out, r) in k.outputs.iter().zip(res) {
+                    let vdt = k.body[out.value].dtype;
+                    let mut v = Vec::with_capacity(r.len());
+                    for c in r {
+                        v.push(match (out.kind, inner) {
+                            (OutputKind::Reduce(op), Some((_, lu, lanes))) => {
+                                // As the vectorized nest finishes: the vector accumulators combined in order
+                                // (lane by lane), then the lanes in order, then the scalar tail; accumulators
+                                // no point reached hold the identity.
+                                let get = |b: &mut FunctionBuilder, j: usize| match c[j] {
+                                    Some(v) => Ok(v),
+                                    None => ops::reduce_identity(b, vdt, op),
+                                };
+                                let mut r: Option<Value> = None;
+                                for l in 0..lanes {
+                                    let mut x = get(b, l)?;
+                                    for u in 1..lu / lanes {
+                                        let y = get(b, u * lanes + l)?;
+                                        x = ops::reduce_combine(b, vdt, op, x, y)?;
+                                    }
+                                    r = Some(match r {
+                                        Some(r) => ops::reduce_combine(b, vdt, op, r, x)?,
+                                        None => x,
+                                    });
+                                }
+                                let (r, t) = (r.ok_or_else(missing)?, get(b, lu)?);
+                                ops::reduce_combine(b, vdt, op, r, t)?
+                            }
+                            _ => c.first().copied().flatten().ok_or_else(missing)?,
+                        });
+                    }
+                    slot[out.slot] = Some(v);
                 }
             }
             _ => return Err(Error::Unsupported("fused loop over a library step".into())),
         }
     }
-    p.outputs.iter().map(|&o| slot.get(o).copied().flatten().ok_or_else(missing)).collect()
+    p.outputs.iter().map(|&o| slot.get(o).cloned().flatten().ok_or_else(missing)).collect()
 }

@@ -1,0 +1,134 @@
+"""Loop overhead per iteration (issue 23, item 1), cranax vs JAX in the same run.
+
+Cases: a `while_loop` over an f32[4] carry plus counter; the same over f32[1000] with `tanh` and `sin` in the
+body; a `fori_loop` (static bounds) whose body is a small product `tanh(a @ w)` on f32[32, 32]; a 1,000-step
+scan RNN cell, hidden 128. Per-iteration times of the loops come from two trip counts (the difference of the
+medians over the difference of the counts: the call's own overhead cancels); the RNN's is its median / 1000.
+JAX runs the same cases in a subprocess of ``JAX_PYTHON`` (default /tmp/jaxvenv/bin/python, skipped when
+absent). The table names the CPU, ``CRANAX_CPU_BLOCK_MATH`` and the load.
+
+    python benches/bench_loops.py [--quick]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import statistics
+import time
+
+import numpy as np
+
+
+def median_time(fn, budget=1.0, warmup=3):
+    """Median seconds per call of ``fn`` (which waits for its result), samples of at least ~1 ms.
+    (Here rather than ``cranax.bench._timing`` so the JAX child needs no cranax.)"""
+    for _ in range(warmup):
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-9)
+    inner = max(1, min(1000, int(1e-3 / one)))
+    ts = []
+    for _ in range(max(5, min(51, int(budget / (one * inner))))):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        ts.append((time.perf_counter() - t) / inner)
+    return statistics.median(ts)
+
+
+def cases(jax, jnp, lax, quick):
+    out = {}
+    scale = 10 if quick else 1
+
+    def per_iter(make, args_for, n1, n2):
+        t = []
+        for n in (n1, n2):
+            f, args = make(n), args_for(n)
+            run = lambda: jax.block_until_ready(f(*args))  # noqa: E731
+            t.append(median_time(run, budget=0.3 if quick else 1.0, warmup=3))
+        return max(t[1] - t[0], 0.0) / (n2 - n1)
+
+    def while_case(size, body):
+        def make(_):
+            return jax.jit(lambda x, n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, body(c[1])), (0, x)))
+        x = jnp.asarray(np.linspace(-1, 1, size).astype(np.float32))
+        return make, lambda n: (x, n)
+
+    m, a = while_case(4, lambda v: v * 0.999 + 0.5)
+    out["while_loop, f32[4] carry + counter"] = per_iter(m, a, 1_000, 1_000 + 200_000 // scale)
+    m, a = while_case(1000, lambda v: jnp.tanh(v) * 0.5 + jnp.sin(v) * 0.25)
+    out["while_loop, f32[1000] carry, tanh + sin"] = per_iter(m, a, 10, 10 + 4_000 // scale)
+
+    rng = np.random.default_rng(0)
+    w32 = jnp.asarray((rng.standard_normal((32, 32)) * 0.2).astype(np.float32))
+    a32 = jnp.asarray(rng.standard_normal((32, 32)).astype(np.float32))
+
+    def fori_make(n):
+        return jax.jit(lambda a, w: lax.fori_loop(0, n, lambda i, c: jnp.tanh(c @ w), a))
+    out["fori_loop, tanh(a @ w) on f32[32, 32]"] = per_iter(fori_make, lambda n: (a32, w32), 10, 10 + 4_000 // scale)
+
+    H = 128
+    W = jnp.asarray((rng.standard_normal((H, H)) * 0.1).astype(np.float32))
+    U = jnp.asarray((rng.standard_normal((H, H)) * 0.1).astype(np.float32))
+    xs = jnp.asarray(rng.standard_normal((1000, H)).astype(np.float32))
+
+    @jax.jit
+    def rnn(W, U, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ W + x @ U)
+            return h, h
+        return lax.scan(cell, jnp.zeros(H, jnp.float32), xs)
+    out["scan RNN cell, 1000 steps, hidden 128"] = median_time(
+        lambda: jax.block_until_ready(rnn(W, U, xs)), budget=0.3 if quick else 1.0) / 1000
+    return out
+
+
+def measure(lib, quick):
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+    else:
+        import cranax as jax
+        import cranax.numpy as jnp
+        from cranax import lax
+    return cases(jax, jnp, lax, quick)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--lib", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.lib:
+        print(json.dumps(measure(a.lib, a.quick)))
+        return 0
+    from cranax.bench._timing import machine_line
+    load0 = os.getloadavg()[0]
+    res = {"cranax": measure("cranax", a.quick)}
+    jax_py = os.environ.get("JAX_PYTHON", "/tmp/jaxvenv/bin/python")
+    if os.path.exists(jax_py):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        cmd = [jax_py, __file__, "--lib", "jax"] + (["--quick"] if a.quick else [])
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        if r.returncode == 0:
+            res["jax"] = json.loads(r.stdout.strip().splitlines()[-1])
+        else:
+            print(f"(JAX run failed: {r.stderr.strip().splitlines()[-1:]})")
+    load1 = os.getloadavg()[0]
+    print(f"{machine_line()}; CRANAX_CPU_BLOCK_MATH={os.environ.get('CRANAX_CPU_BLOCK_MATH', 'default')}; "
+          f"load {load0:.1f} -> {load1:.1f}")
+    print("| per iteration | cranax | JAX | cranax / JAX |\n|---|---:|---:|---:|")
+    for case, c in res["cranax"].items():
+        j = res.get("jax", {}).get(case)
+        ratio = f"{c / j:.2f}×" if j else "-"
+        js = f"{j * 1e9:,.0f} ns" if j else "-"
+        print(f"| {case} | {c * 1e9:,.0f} ns | {js} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
