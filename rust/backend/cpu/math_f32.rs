@@ -569,12 +569,14 @@ pub fn atan2<L: Lanes>(e: &mut L, y: L::F, x: L::F) -> L::F {
     let swap = e.cmp(Cmp::Gt, ay, ax);
     let mn = e.sel(swap, ax, ay);
     let mx = e.sel(swap, ay, ax);
-    // t = min/max in [0, 1]; 0/0 → 0 and inf/inf → 1 (NaN operands leave t NaN).
+    // t = min/max in [0, 1]; 0/0 → 0 and inf/inf → 1, then NaN wherever an operand is NaN.
     let t = e.div(mn, mx);
     let zero = e.cmpc(Cmp::Eq, mx, 0.0);
     let t = e.selc(zero, 0.0, t);
     let inf = e.cmpc(Cmp::Eq, mn, f64::INFINITY);
     let t = e.selc(inf, 1.0, t);
+    let nan = e.cmp(Cmp::Unord, ay, ax);
+    let t = e.selc(nan, f64::NAN, t);
     let a = atan01(e, t);
     let d = const_minus(e, PIO2_A, PIO2_B, a);
     let a = e.sel(swap, d, a);
