@@ -128,7 +128,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Erf => math_f32::erf(&mut e, x),
         MathFn::ErfInv => erf_inv_f32(&mut e, x),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
-        // (`math_f32::atan2`, in f32 lanes, is not wired yet: its NaN fix awaits a test run.)
+        // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
+        // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
         MathFn::Atan2 => atan2_f32(&mut e, x, args[1]),
         MathFn::Atan if e.fma => math_f32::atan(&mut e, x),
         MathFn::Rsqrt => {
