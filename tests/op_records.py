@@ -265,7 +265,7 @@ _UNARY = [
        ulp=_u(4), special=True, grad_domain=(-0.9, 0.9), gpu=G("unit", 4), fuzz=("float32",)),
     _r("atan", "unary", lax=lax.atan, jnp=jnp.arctan, oracle=np.arctan, domain=(-1000, 1000), dtypes=FLOAT_NAMES,
        ulp=_u(4, 4), special=True, grad_domain=(-2, 2), deriv=lambda x: 1 / (1 + x * x), gpu=G("all", 4),
-       f16=F16(1), fuzz=("float32",)),
+       f16=F16(1), accuracy=4, fuzz=("float32",)),
     _r("sinh", "unary", lax=lax.sinh, jnp=jnp.sinh, oracle=np.sinh, domain=(-80, 80), dtypes=F32_NAMES, ulp=_u(4),
        special=True, grad_domain=(-2, 2), gpu=G("all", 4), fuzz=("float32",)),
     _r("cosh", "unary", lax=lax.cosh, jnp=jnp.cosh, oracle=np.cosh, domain=(-80, 80), dtypes=F32_NAMES, ulp=_u(4),

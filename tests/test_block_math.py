@@ -37,9 +37,13 @@ for n in (0, 1, 3, 5, 511, 512, 513, 1025, 1_000_003):
 wide = (rng.standard_normal(100_003) * 30).astype(np.float32)
 pos = np.abs(wide) + np.float32(1e-3)
 unary = {"exp": jnp.exp, "exp2": jnp.exp2, "expm1": jnp.expm1, "tanh": jnp.tanh, "logistic": lax.logistic,
-         "erf": lax.erf}
+         "erf": lax.erf, "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan}
 for name, f in unary.items():
     out[name] = np.asarray(cranax.jit(f)(wide))
+# Huge arguments (the exact reduction) mixed with ordinary ones, lane by lane.
+huge = np.where(np.arange(wide.size) % 5 == 0, wide * np.float32(1e5), wide).astype(np.float32)
+for name in ("sin", "cos", "tan"):
+    out[name + "_huge"] = np.asarray(cranax.jit(getattr(jnp, name))(huge))
 for name, f in {"log": jnp.log, "log1p": jnp.log1p}.items():
     out[name] = np.asarray(cranax.jit(f)(pos))
 out["chain"] = np.asarray(cranax.jit(lambda v: jnp.tanh(jnp.exp(v * 0.1)) + jnp.log1p(jnp.abs(v)))(wide))
@@ -119,6 +123,14 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
         np.testing.assert_allclose(base["exp"], flush(np.exp(w64).astype(np.float32)), rtol=3e-7)
         np.testing.assert_allclose(base["tanh"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         np.testing.assert_allclose(base["log1p"], np.log1p(np.abs(w64) + 1e-3), rtol=3e-7)
+        huge = np.where(np.arange(wide.size) % 5 == 0, wide * np.float32(1e5), wide).astype(np.float32).astype(np.float64)
+        for name in ("sin", "cos", "tan"):
+            f = getattr(np, name)
+            # the accuracy table's 4-ulp bound (measured maxima: test_math_accuracy.py)
+            for key, v in ((name, w64), (name + "_huge", huge)):
+                want = f(v)
+                tol = 4 * np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+                assert np.all(np.abs(base[key] - want) <= tol), key
         np.testing.assert_allclose(base["two_outputs_b"], w64 * 2, rtol=0)
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))

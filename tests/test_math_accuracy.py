@@ -157,6 +157,22 @@ def test_sin_cos_huge_arguments():
         assert err.max() <= 1, (f, err)
 
 
+def test_trig_near_multiples_of_pio2():
+    # The f32 Cody-Waite reduction where r is small (x near k*pi/2, k < 2^18 * 2/pi) and across the 2^18
+    # boundary to the exact reduction: the accuracy table's 4-ulp bound.
+    k = np.arange(1, 170_000, dtype=np.float64)
+    c = (k * (np.pi / 2)).astype(np.float32).view(np.int32)
+    near = np.concatenate([(c + d).view(np.float32) for d in range(-2, 3)])
+    edge = np.float32(262144.0) + np.arange(-20_000, 20_000, dtype=np.float32) * np.float32(0.015625)
+    x = np.concatenate([near, -near, edge, -edge])
+    for name in ("sin", "cos", "tan"):
+        f, oracle = getattr(jnp, name), getattr(np, name)
+        err = _ulp_error(_run(f, x), oracle(x.astype(np.float64)))
+        worst = int(np.argmax(err))
+        print(f"\n{name} near k*pi/2: max {err[worst]:.3f} ulp at x={x[worst]!r}")
+        assert err[worst] <= 4, (name, x[worst], err[worst])
+
+
 def test_pow_special_cases_match_numpy():
     inf, nan = np.inf, np.nan
     vals = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, inf, -inf, nan], dtype=np.float32)

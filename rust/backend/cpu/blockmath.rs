@@ -19,8 +19,10 @@ use std::sync::OnceLock;
 use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32).
-pub const FUNCTIONS: [MathFn; 8] =
-    [MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf];
+pub const FUNCTIONS: [MathFn; 12] = [
+    MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan,
+];
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +131,7 @@ pub fn symbols() -> Vec<(String, *const u8)> {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
+    use super::super::math_f32::{self as m, Cmp, ICmp, Lanes, Trig};
     use super::BlockFn;
 
     /// `FUNCTIONS[i]` on lanes `L`.
@@ -143,7 +145,11 @@ mod x86 {
             4 => m::log1p(l, x),
             5 => m::tanh(l, x),
             6 => m::logistic(l, x),
-            _ => m::erf(l, x),
+            7 => m::erf(l, x),
+            8 => m::trig(l, Trig::Sin, x),
+            9 => m::trig(l, Trig::Cos, x),
+            10 => m::trig(l, Trig::Tan, x),
+            _ => m::atan(l, x),
         }
     }
 
@@ -259,6 +265,23 @@ mod x86 {
             let ab = self.iandc(ab, 0x7fff_ffff);
             let sb = self.iandc(sb, 0x8000_0000);
             unsafe { _mm512_castsi512_ps(_mm512_or_si512(ab, sb)) }
+        }
+        #[inline(always)]
+        fn rem_pio2_big(&mut self, m: __mmask16, x: __m512, r: __m512, rl: __m512, q: __m512i) -> (__m512, __m512, __m512i) {
+            if m == 0 {
+                return (r, rl, q);
+            }
+            let (mut xa, mut ra, mut la, mut qa) = ([0f32; 16], [0f32; 16], [0f32; 16], [0i32; 16]);
+            unsafe {
+                _mm512_storeu_ps(xa.as_mut_ptr(), x);
+                _mm512_storeu_ps(ra.as_mut_ptr(), r);
+                _mm512_storeu_ps(la.as_mut_ptr(), rl);
+                _mm512_storeu_si512(qa.as_mut_ptr().cast(), q);
+            }
+            patch_big_lanes(m as u32, &xa, &mut ra, &mut la, &mut qa);
+            unsafe {
+                (_mm512_loadu_ps(ra.as_ptr()), _mm512_loadu_ps(la.as_ptr()), _mm512_loadu_si512(qa.as_ptr().cast()))
+            }
         }
     }
 
@@ -377,6 +400,35 @@ mod x86 {
             let ab = self.iandc(ab, 0x7fff_ffff);
             let sb = self.iandc(sb, 0x8000_0000);
             unsafe { _mm256_castsi256_ps(_mm256_or_si256(ab, sb)) }
+        }
+        #[inline(always)]
+        fn rem_pio2_big(&mut self, m: __m256, x: __m256, r: __m256, rl: __m256, q: __m256i) -> (__m256, __m256, __m256i) {
+            let bits = unsafe { _mm256_movemask_ps(m) };
+            if bits == 0 {
+                return (r, rl, q);
+            }
+            let (mut xa, mut ra, mut la, mut qa) = ([0f32; 8], [0f32; 8], [0f32; 8], [0i32; 8]);
+            unsafe {
+                _mm256_storeu_ps(xa.as_mut_ptr(), x);
+                _mm256_storeu_ps(ra.as_mut_ptr(), r);
+                _mm256_storeu_ps(la.as_mut_ptr(), rl);
+                _mm256_storeu_si256(qa.as_mut_ptr().cast(), q);
+            }
+            patch_big_lanes(bits as u32, &xa, &mut ra, &mut la, &mut qa);
+            unsafe {
+                (_mm256_loadu_ps(ra.as_ptr()), _mm256_loadu_ps(la.as_ptr()), _mm256_loadu_si256(qa.as_ptr().cast()))
+            }
+        }
+    }
+
+    /// The rare path of `trig` on the lanes set in `mask` (the same per-lane ops as the inline code).
+    #[cold]
+    #[inline(never)]
+    fn patch_big_lanes<const N: usize>(mask: u32, x: &[f32; N], r: &mut [f32; N], rl: &mut [f32; N], q: &mut [i32; N]) {
+        for l in 0..N {
+            if mask >> l & 1 != 0 {
+                (r[l], rl[l], q[l]) = m::rem_pio2_big_lane(x[l]);
+            }
         }
     }
 
@@ -510,13 +562,13 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 8] = [
+    pub const AVX512: [BlockFn; 12] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
-        entry512::<7>,
+        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>,
     ];
-    pub const AVX2: [BlockFn; 8] = [
+    pub const AVX2: [BlockFn; 12] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
-        entry256::<7>,
+        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>,
     ];
 }
 
@@ -528,7 +580,12 @@ mod tests {
     fn inputs() -> Vec<f32> {
         let mut v: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
         v.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, -1e-45, 88.7, 89.0,
-            -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 0.41421356, -0.29289323, 2.9802322e-8]);
+            -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 0.41421356, -0.29289323, 2.9802322e-8,
+            262143.98, 262144.0, -262144.0, 3.0e38, -1e30, 1e7, 0.7853982, 2.3561945, 1.5707964, 2.4414062e-4]);
+        // Huge and ordinary lanes side by side (the rare path patches only its own lanes).
+        for i in 0..64 {
+            v.push(if i % 3 == 0 { 1e6 + i as f32 * 1234.5 } else { i as f32 * 0.37 - 11.0 });
+        }
         v
     }
 
@@ -571,7 +628,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 8])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 12])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

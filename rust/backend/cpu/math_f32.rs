@@ -1,5 +1,5 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `sin`, `cos`, `tan`, `atan`, `atan2`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.
@@ -63,6 +63,11 @@ pub trait Lanes {
     fn to_float(&mut self, i: Self::I) -> Self::F;
     /// |a| with the sign of `s`.
     fn copysign(&mut self, a: Self::F, s: Self::F) -> Self::F;
+    /// The rare path of `trig`: in the lanes of `m` (huge finite x), replaces the Cody–Waite (r, r_lo, n)
+    /// by `rem_pio2_big_lane(x)`; other lanes keep theirs. Code that branches does so only when some
+    /// lane of `m` is set.
+    fn rem_pio2_big(&mut self, m: Self::M, x: Self::F, r: Self::F, rl: Self::F, q: Self::I)
+        -> (Self::F, Self::F, Self::I);
 
     fn addc(&mut self, a: Self::F, c: f64) -> Self::F {
         let c = self.c(c);
@@ -374,4 +379,211 @@ pub fn erf<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let m_one = e.cmpc(Cmp::Ge, a, 3.93);
     let r = e.selc(m_one, 1.0, r);
     e.copysign(r, x)
+}
+
+// ------------------------------------------------------------------------------------------------------
+// sin, cos, tan in f32 lanes (hosts with FMA: the reduction relies on fused products being exact).
+
+/// π/2 = PIO2_A + PIO2_B + PIO2_C (each the f32 nearest the remainder; residual 1.1e-23).
+const PIO2_A: f64 = 1.5707963705062866;
+const PIO2_B: f64 = -4.371138828673793e-08;
+const PIO2_C: f64 = -1.7151245100058819e-15;
+/// Below this |x| the Cody–Waite reduction is used; above, `rem_pio2_lanes` (exact Payne–Hanek).
+/// (n = rint(2x/π) < 2^18: n·PIO2_A is exact and |x - n·PIO2_A| < 2, so the first fma is exact.)
+pub const TRIG_FAST_LIMIT: f64 = 262144.0;
+/// sin(r) = r + r³·S(r²) on |r| <= 0.8 (minimax in relative error, fitted in float64, rounded to f32;
+/// fit error 0.06 f32 ulp).
+const SIN_P: [f64; 4] = [-0.1666666716337204, 0.008333329111337662, -0.00019839162996504456, 2.716712060646387e-06];
+/// cos(r) = 1 - r²/2 + r⁴·C(r²) on |r| <= 0.8 (fitted as `SIN_P`; fit error 0.013 ulp).
+const COS_P: [f64; 3] = [0.04166664183139801, -0.0013887194218114018, 2.4419196051894687e-05];
+
+/// Lanes where bit `b` of the i32 lanes `q` is set.
+#[inline(always)]
+fn bit_set<L: Lanes>(e: &mut L, q: L::I, b: u32) -> L::M {
+    let t = e.shlc(q, 31 - b);
+    e.icmpc(ICmp::Lt, t, 0)
+}
+
+/// x = n·π/2 + r: returns (r, r_lo, n as i32 lanes) with r + r_lo = x - n·π/2 to ~2^-48 relative.
+/// r_lo carries what rounding r to f32 dropped, so that results keep their accuracy where r is near π/4
+/// (or where x is near a multiple of π/2, where r is small and would lose its low bits).
+#[inline(always)]
+fn trig_reduce<L: Lanes>(e: &mut L, x: L::F) -> (L::F, L::F, L::I) {
+    let magic = e.c(MAGIC32);
+    let kk = e.fmac(x, std::f64::consts::FRAC_2_PI, magic);
+    let n = e.sub(kk, magic);
+    let ni = magic_int32(e, kk);
+    // r1 = x - n·A, exact (see TRIG_FAST_LIMIT); n·B = ph + pl exactly (fma two-product).
+    let r1 = e.fmac(n, -PIO2_A, x);
+    let ph = e.mulc(n, PIO2_B);
+    let nph = e.neg(ph);
+    let pl = e.fmac(n, PIO2_B, nph);
+    // t + te = r1 - ph exactly (two-sum: neither side is known to be the larger).
+    let t = e.sub(r1, ph);
+    let bb = e.sub(t, r1);
+    let tb = e.sub(t, bb);
+    let ea = e.sub(r1, tb);
+    let eb = e.sub(nph, bb);
+    let te = e.add(ea, eb);
+    // The small rest: te - (pl + n·C), then (r, r_lo) = t + w renormalized (|w| << |t| or t = 0).
+    let u = e.fmac(n, PIO2_C, pl);
+    let w = e.sub(te, u);
+    let r = e.add(t, w);
+    let rt = e.sub(r, t);
+    let rl = e.sub(w, rt);
+    (r, rl, ni)
+}
+
+/// (sin, cos) of r + r_lo for |r| <= 0.8.
+#[inline(always)]
+fn sincos_kernel<L: Lanes>(e: &mut L, r: L::F, rl: L::F) -> (L::F, L::F) {
+    let z = e.mul(r, r);
+    let p = e.poly(z, &SIN_P);
+    let r3 = e.mul(z, r);
+    // sin(r + r_lo) ≈ r + (r³·S(z) + r_lo)
+    let sl = e.fma(r3, p, rl);
+    let s = e.add(r, sl);
+    // cos(r + r_lo) ≈ 1 + (z·(-1/2 + z·C(z)) - r·r_lo)
+    let t = e.poly(z, &[-0.5, COS_P[0], COS_P[1], COS_P[2]]);
+    let m = e.mul(r, rl);
+    let nm = e.neg(m);
+    let v = e.fma(z, t, nm);
+    let c = e.addc(v, 1.0);
+    (s, c)
+}
+
+/// Which trigonometric function `trig` computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trig {
+    Sin,
+    Cos,
+    Tan,
+}
+
+/// sin, cos or tan of f32 lanes: Cody–Waite by π/2 below `TRIG_FAST_LIMIT`, the exact reduction of
+/// `Lanes::rem_pio2_big` (only when some lane needs it) for larger finite lanes; NaN for ±inf and NaN.
+#[inline(always)]
+pub fn trig<L: Lanes>(e: &mut L, f: Trig, x: L::F) -> L::F {
+    let (r, rl, q) = trig_reduce(e, x);
+    let ax = e.abs(x);
+    let ge = e.cmpc(Cmp::Ge, ax, TRIG_FAST_LIMIT);
+    let fin = e.cmpc(Cmp::Lt, ax, f64::INFINITY);
+    let big = e.mand(ge, fin);
+    let (r, rl, q) = e.rem_pio2_big(big, x, r, rl, q);
+    let (s, c) = sincos_kernel(e, r, rl);
+    let odd = bit_set(e, q, 0);
+    let res = match f {
+        Trig::Sin | Trig::Cos => {
+            // sin: quadrant q gives (s, c, -s, -c); cos: (c, -s, -c, s).
+            let (a, flip) = if f == Trig::Sin {
+                (e.sel(odd, c, s), bit_set(e, q, 1))
+            } else {
+                let q1 = e.iaddc(q, 1);
+                (e.sel(odd, s, c), bit_set(e, q1, 1))
+            };
+            let na = e.neg(a);
+            e.sel(flip, na, a)
+        }
+        Trig::Tan => {
+            // tan = s/c in even quadrants, -c/s in odd ones.
+            let nc = e.neg(c);
+            let num = e.sel(odd, nc, s);
+            let den = e.sel(odd, s, c);
+            e.div(num, den)
+        }
+    };
+    if f == Trig::Cos {
+        res
+    } else {
+        // sin x and tan x are x to within half an ulp there (keeps -0 and the sign of tiny x).
+        tiny_passthrough(e, x, res, 2f64.powi(-12))
+    }
+}
+
+/// One lane of the rare path: x = n·π/2 + r exactly (`vmath::rem_pio2_f32`, Payne–Hanek), as
+/// (r rounded to f32, the f32 rest, n mod 4). Every lane type computes these same operations.
+#[inline(always)]
+pub fn rem_pio2_big_lane(x: f32) -> (f32, f32, i32) {
+    let v = super::vmath::rem_pio2_f32(x).to_bits();
+    let r = f64::from_bits(v & !3);
+    let hi = r as f32;
+    let lo = (r - hi as f64) as f32;
+    (hi, lo, (v & 3) as i32)
+}
+
+// ------------------------------------------------------------------------------------------------------
+// atan, atan2 in f32 lanes.
+
+/// atan(u) = u + u³·A(u²) on |u| <= tan(π/8) (fitted as `SIN_P`; fit error 0.05 ulp).
+const ATAN_P: [f64; 5] =
+    [-0.33333316445350647, 0.19998471438884735, -0.14243532717227936, 0.1059381291270256, -0.06078218296170235];
+/// π/4, π/2, π as f32 hi + lo.
+const PIO4_HI: f64 = 0.7853981852531433;
+const PIO4_LO: f64 = -2.1855694143368964e-08;
+const PI_HI: f64 = 3.1415927410125732;
+const PI_LO: f64 = -8.742277657347586e-08;
+
+/// atan(t) for t in [0, 1] (NaN propagates): π/4 + atan((t - 1)/(t + 1)) above tan(π/8), else directly.
+#[inline(always)]
+fn atan01<L: Lanes>(e: &mut L, t: L::F) -> L::F {
+    let big = e.cmpc(Cmp::Gt, t, 0.41421356);
+    let tm = e.addc(t, -1.0);
+    let tp = e.addc(t, 1.0);
+    let v = e.div(tm, tp);
+    let u = e.sel(big, v, t);
+    let z = e.mul(u, u);
+    let p = e.poly(z, &ATAN_P);
+    let u3 = e.mul(z, u);
+    let a = e.fma(u3, p, u);
+    let lo = e.addc(a, PIO4_LO);
+    let hi = e.addc(lo, PIO4_HI);
+    e.sel(big, hi, a)
+}
+
+/// (c_hi - a) + c_lo: a constant minus `a`, with the constant's low part added last.
+#[inline(always)]
+fn const_minus<L: Lanes>(e: &mut L, hi: f64, lo: f64, a: L::F) -> L::F {
+    let c = e.c(hi);
+    let d = e.sub(c, a);
+    e.addc(d, lo)
+}
+
+#[inline(always)]
+pub fn atan<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let ax = e.abs(x);
+    let swap = e.cmpc(Cmp::Gt, ax, 1.0);
+    let one = e.c(1.0);
+    let inv = e.div(one, ax);
+    let t = e.sel(swap, inv, ax);
+    let a = atan01(e, t);
+    let d = const_minus(e, PIO2_A, PIO2_B, a);
+    let a = e.sel(swap, d, a);
+    e.copysign(a, x)
+}
+
+/// atan2(y, x) with IEEE special cases (signed zeros, infinities, NaN).
+#[inline(always)]
+pub fn atan2<L: Lanes>(e: &mut L, y: L::F, x: L::F) -> L::F {
+    let ay = e.abs(y);
+    let ax = e.abs(x);
+    let swap = e.cmp(Cmp::Gt, ay, ax);
+    let mn = e.sel(swap, ax, ay);
+    let mx = e.sel(swap, ay, ax);
+    // t = min/max in [0, 1]; 0/0 → 0 and inf/inf → 1, then NaN wherever an operand is NaN.
+    let t = e.div(mn, mx);
+    let zero = e.cmpc(Cmp::Eq, mx, 0.0);
+    let t = e.selc(zero, 0.0, t);
+    let inf = e.cmpc(Cmp::Eq, mn, f64::INFINITY);
+    let t = e.selc(inf, 1.0, t);
+    let nan = e.cmp(Cmp::Unord, ay, ax);
+    let t = e.selc(nan, f64::NAN, t);
+    let a = atan01(e, t);
+    let d = const_minus(e, PIO2_A, PIO2_B, a);
+    let a = e.sel(swap, d, a);
+    // x < 0 or x = -0: π - a.
+    let xb = e.bits(x);
+    let xneg = e.icmpc(ICmp::Lt, xb, 0);
+    let p = const_minus(e, PI_HI, PI_LO, a);
+    let a = e.sel(xneg, p, a);
+    e.copysign(a, y)
 }

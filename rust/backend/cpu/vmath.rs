@@ -3,16 +3,17 @@
 //! count, so a kernel's vector loop and its scalar tail give bit-identical results (and so do kernels split
 //! across threads at any point).
 //!
-//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf` compute in f32
-//! (Cephes / musl algorithms, branch-free with selects); they live in `math_f32`, written once over its
+//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `sin`, `cos`, `atan`,
+//! `tan` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
 //! `Lanes` trait, which this module's emitter implements and so do `blockmath`'s AVX-512/AVX2 lanes: the
-//! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`,
-//! `cos`, `tan`, `pow`, `atan2` promote to f64 lanes (two f64x2 halves of an f32x4), reduce and evaluate
-//! there, and round once to f32. `sin`/`cos`/`tan`
-//! reduce |x| < 2^23 by a two-constant f64 Cody–Waite (exact with fma); larger finite arguments (rare) take
-//! an out-of-line path, taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact
-//! Payne–Hanek reduction with a 320-bit 2/π, in integer arithmetic. `sqrt` is the hardware instruction
-//! (correctly rounded); `rsqrt` is `1 / sqrt(x)`.
+//! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`/`cos`/
+//! `tan` (hosts with FMA) reduce |x| < 2^18 by a three-part f32 Cody–Waite whose products are exact (fma
+//! two-product, two-sum), keeping r as r + r_lo; larger finite arguments (rare) take an out-of-line path,
+//! taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact Payne–Hanek reduction
+//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` and `atan2`, promote to f64
+//! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32 (the f64 path
+//! reduces |x| < 2^23 by a two-constant f64 Cody–Waite). `sqrt` is the hardware instruction (correctly
+//! rounded); `rsqrt` is `1 / sqrt(x)`.
 //!
 //! Measured max error over the float32 range (tests/test_math_accuracy.py: every 4099th bit pattern of
 //! float32 plus 2^18 random bit patterns and special values, ~1.31e6 points per function, vs NumPy float64;
@@ -28,8 +29,9 @@
 //! | log1p     | 0.80    | musl log1pf: 1+x with its rounding correction, same polynomial            |
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
-//! | sin, cos  | 0.50    | f64: Cody–Waite (|x| < 2^23) or Payne–Hanek; musl __sindf/__cosdf        |
-//! | tan       | 0.80    | f64: same reduction; musl __tandf                                         |
+//! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
+//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
+//! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `erf_inv_f32`); ≤ 4.86 for |x| < 0.99 |
 //! | pow       | 0.50    | f64: exp(y·log|x|), log and exp in f64 (≈2^-45), IEEE special cases        |
@@ -37,14 +39,15 @@
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | 1 / sqrt(x)                                                                |
 //!
-//! (The table is what the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
+//! (Without FMA, sin/cos/tan take the f64 lanes: 0.50 / 0.80 ulp, and atan is the scalar call. The table is what
+//! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
 //! exception: it reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
 //! [-1, 1] against SciPy's float64 erfinv). f64 functions and the rest (lgamma, digamma, asin, ...) stay
 //! imported scalar functions (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, BlockArg, ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use crate::error::{Error, Result};
@@ -73,10 +76,10 @@ pub fn host_fma() -> bool {
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
-        && matches!(
+        && (matches!(
             f,
             Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Pow | Atan2 | Rsqrt
-        )
+        ) || (f == Atan && host_fma()))
 }
 
 /// Imported helpers an inline function calls on its rare paths.
@@ -95,7 +98,7 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
     if args.len() != f.arity() {
         return Err(Error::Codegen(format!("{f:?} takes {} operands, got {}", f.arity(), args.len())));
     }
-    let mut e = E { b, ty, fma: host_fma() };
+    let mut e = E { b, ty, fma: host_fma(), helper: None };
     let x = args[0];
     Ok(match f {
         MathFn::Exp => math_f32::exp(&mut e, x),
@@ -109,12 +112,26 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
                 .ok_or_else(|| Error::Codegen("rem_pio2 helper not imported".into()))?;
-            trig_f32(&mut e, f, x, fref)
+            if e.fma {
+                // f32 lanes (the reduction's exactness needs fused products).
+                e.helper = Some(fref);
+                let t = match f {
+                    MathFn::Sin => math_f32::Trig::Sin,
+                    MathFn::Cos => math_f32::Trig::Cos,
+                    _ => math_f32::Trig::Tan,
+                };
+                math_f32::trig(&mut e, t, x)
+            } else {
+                trig_f32(&mut e, f, x, fref)
+            }
         }
         MathFn::Erf => math_f32::erf(&mut e, x),
         MathFn::ErfInv => erf_inv_f32(&mut e, x),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
+        // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
+        // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
         MathFn::Atan2 => atan2_f32(&mut e, x, args[1]),
+        MathFn::Atan if e.fma => math_f32::atan(&mut e, x),
         MathFn::Rsqrt => {
             let one = e.c(1.0);
             let s = e.b.ins().sqrt(x);
@@ -133,11 +150,13 @@ struct E<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     ty: Type,
     fma: bool,
+    /// `rem_pio2_f32`, imported: the rare path of `math_f32::trig`.
+    helper: Option<FuncRef>,
 }
 
 impl<'f> E<'_, 'f> {
     fn with<'c>(&'c mut self, ty: Type) -> E<'c, 'f> {
-        E { b: &mut *self.b, ty, fma: self.fma }
+        E { b: &mut *self.b, ty, fma: self.fma, helper: self.helper }
     }
     fn vec(&self) -> bool {
         self.ty.is_vector()
@@ -307,6 +326,56 @@ impl Lanes for E<'_, '_> {
         let sb = self.iand(sb, sign);
         let r = self.b.ins().bor(ab, sb);
         self.fbits(r)
+    }
+    /// A cold block, entered only when some lane of `m` is set, calls the helper on every lane and keeps
+    /// its results in the lanes of `m` (the ops of `math_f32::rem_pio2_big_lane`).
+    fn rem_pio2_big(&mut self, m: Value, x: Value, r: Value, rl: Value, q: Value) -> (Value, Value, Value) {
+        // `emit` sets the helper before any trig code is emitted; without it the lanes stay as they are.
+        let Some(helper) = self.helper else { return (r, rl, q) };
+        let vec = self.vec();
+        let any = if vec { self.b.ins().vany_true(m) } else { m };
+        let slow = self.b.create_block();
+        let merge = self.b.create_block();
+        let params: Vec<Value> = [r, rl, q]
+            .iter()
+            .map(|&v| {
+                let t = self.b.func.dfg.value_type(v);
+                self.b.append_block_param(merge, t)
+            })
+            .collect();
+        self.b.ins().brif(any, slow, &[], merge, &[BlockArg::from(r), BlockArg::from(rl), BlockArg::from(q)]);
+        self.b.set_cold_block(slow);
+        self.b.switch_to_block(slow);
+        let (mut hv, mut lv, mut qv) = (r, rl, q);
+        for l in 0..self.ty.lane_count() as u8 {
+            let xl = if vec { self.b.ins().extractlane(x, l) } else { x };
+            let call = self.b.ins().call(helper, &[xl]);
+            let v = self.b.inst_results(call)[0];
+            let vb = self.b.ins().bitcast(types::I64, vflags(), v);
+            let qb = self.b.ins().band_imm_s(vb, 3i64);
+            let ql = self.b.ins().ireduce(types::I32, qb);
+            let rb = self.b.ins().band_imm_s(vb, !3i64);
+            let rd = self.b.ins().bitcast(types::F64, vflags(), rb);
+            let hi = self.b.ins().fdemote(types::F32, rd);
+            let hid = self.b.ins().fpromote(types::F64, hi);
+            let lod = self.b.ins().fsub(rd, hid);
+            let lo = self.b.ins().fdemote(types::F32, lod);
+            if vec {
+                hv = self.b.ins().insertlane(hv, hi, l);
+                lv = self.b.ins().insertlane(lv, lo, l);
+                qv = self.b.ins().insertlane(qv, ql, l);
+            } else {
+                (hv, lv, qv) = (hi, lo, ql);
+            }
+        }
+        if vec {
+            hv = self.sel(m, hv, r);
+            lv = self.sel(m, lv, rl);
+            qv = self.sel(m, qv, q);
+        }
+        self.b.ins().jump(merge, &[BlockArg::from(hv), BlockArg::from(lv), BlockArg::from(qv)]);
+        self.b.switch_to_block(merge);
+        (params[0], params[1], params[2])
     }
 }
 
@@ -996,6 +1065,54 @@ mod tests {
         }
         assert!(worst < 1e-12, "worst abs error {worst}");
         assert!(rem_pio2_f32(f32::INFINITY).is_nan() && rem_pio2_f32(f32::NAN).is_nan());
+    }
+
+    /// Error of f32 `got` in f32 ulps of the exact `want` (0 when `got` is `want` rounded).
+    fn ulps(got: f32, want: f64) -> f64 {
+        if got == want as f32 {
+            return 0.0;
+        }
+        let a = want.abs().max(f32::MIN_POSITIVE as f64);
+        let ulp = 2f64.powi(a.log2().floor() as i32 - 23);
+        (got as f64 - want).abs() / ulp
+    }
+
+    /// The f32-lane sin/cos/tan near every multiple of π/2 below 2^18 (where r is small and the reduction's
+    /// low bits matter), through both sides of the fast/exact boundary, and on huge arguments.
+    #[test]
+    fn f32_trig_within_bound_near_multiples_of_pio2() {
+        if !host_fma() {
+            return;
+        }
+        type Oracle = fn(f64) -> f64;
+        for (f, want, bound) in [(MathFn::Sin, f64::sin as Oracle, 4.0), (MathFn::Cos, f64::cos, 4.0), (MathFn::Tan, f64::tan, 4.0)] {
+            let p = crate::backend::cpu::mathlib::routine(f, false).expect("inline routine");
+            // SAFETY: `routine(f, false)` is an `f32 -> f32` function in the host's C calling convention.
+            let g: extern "C" fn(f32) -> f32 = unsafe { std::mem::transmute(p) };
+            let mut worst = (0.0f64, 0.0f32);
+            let mut check = |x: f32| {
+                let e = ulps(g(x), want(x as f64));
+                if !(e <= worst.0) {
+                    worst = (e, x);
+                }
+            };
+            for k in 1..170_000i64 {
+                let c = (k as f64 * std::f64::consts::FRAC_PI_2) as f32;
+                for d in -2i32..=2 {
+                    let x = f32::from_bits((c.to_bits() as i32 + d) as u32);
+                    check(x);
+                    check(-x);
+                }
+            }
+            for i in 0..200_000u32 {
+                check(262144.0 - i as f32 * 0.015625);
+            }
+            for i in 0..90_000u32 {
+                check(f32::from_bits(0x4880_0000 + i * 9973)); // 2^18 up to f32::MAX
+            }
+            assert!(worst.0 <= bound, "{f:?}({:e}): {} ulp", worst.1, worst.0);
+            eprintln!("{f:?}: max {:.3} ulp at {:e}", worst.0, worst.1);
+        }
     }
 }
 
