@@ -11,7 +11,9 @@ dtype (object, strings, uint64, ...) raises ``TypeError: cranax does not support
 
 float16 and bfloat16 are stored in 2 bytes (the float8 formats in 1, same rules) and computed as XLA's CPU backend does: each operation runs in float32 and
 rounds its result to float16 / bfloat16 (round to nearest even, overflow to inf, subnormals kept); ``sum``/``prod``/
-``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32.
+``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32. (For float8, JAX 0.10.2's CPU
+backend accumulates a ``sum`` of up to 32 elements in float8, rounding after each addition, and longer ones in
+float32 in an order of its own; cranax accumulates every float8 sum in float32 and rounds once.)
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
 weakly-typed nodes ``i*`` (Python int / weak int), ``f*`` (Python float / weak float) and ``c*`` (Python
