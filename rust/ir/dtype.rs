@@ -46,12 +46,26 @@ pub enum DType {
     F64,
 }
 
+/// The float8 dtypes as one pattern (`float8!()`), for matches that list every dtype.
+macro_rules! float8 {
+    () => {
+        $crate::ir::DType::F8E4M3FN
+            | $crate::ir::DType::F8E5M2
+            | $crate::ir::DType::F8E4M3FNUZ
+            | $crate::ir::DType::F8E5M2FNUZ
+            | $crate::ir::DType::F8E4M3B11FNUZ
+            | $crate::ir::DType::F8E3M4
+            | $crate::ir::DType::F8E4M3
+    };
+}
+pub(crate) use float8;
+
 impl DType {
     /// Bytes per element in a buffer (bool is stored as one byte, 0 or 1).
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
-            d if d.is_float8() => 1,
+            float8!() => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
@@ -135,7 +149,7 @@ impl DType {
             DType::I64 => "int64",
             DType::F16 => "float16",
             DType::BF16 => "bfloat16",
-            d if d.is_float8() => d.float8_format().map_or("", |f| f.numpy_name),
+            d @ float8!() => d.float8_format().map_or("", |f| f.numpy_name),
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -153,7 +167,7 @@ impl DType {
             DType::I64 => "i64",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
-            d if d.is_float8() => d.float8_format().map_or("", |f| f.short_name),
+            d @ float8!() => d.float8_format().map_or("", |f| f.short_name),
             DType::F32 => "f32",
             DType::F64 => "f64",
         }

@@ -213,7 +213,7 @@ impl DeviceArray {
                 to_numpy_typed::<u16>(py, &b).call_method1("view", (bf16,))?
             }
             // float8: the bits as uint8, viewed as ml_dtypes' type of that name
-            d if d.is_float8() => {
+            d @ crate::ir::dtype::float8!() => {
                 let t = py.import("ml_dtypes")?.getattr(d.numpy_name())?;
                 to_numpy_typed::<u8>(py, &b).call_method1("view", (t,))?
             }

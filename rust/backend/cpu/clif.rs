@@ -8,7 +8,7 @@ use crate::ir::DType;
 pub fn cl_type(dt: DType) -> Type {
     match dt {
         DType::Bool | DType::I8 | DType::U8 => types::I8,
-        d if d.is_float8() => types::I8,
+        crate::ir::dtype::float8!() => types::I8,
         DType::I16 | DType::U16 | DType::F16 | DType::BF16 => types::I16,
         DType::I32 | DType::U32 => types::I32,
         DType::I64 => types::I64,

@@ -53,7 +53,7 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
             DType::U16 => elems::<u16>(b)[i] as i64,
             DType::F16 => elems::<F16>(b)[i].to_i64(),
             DType::BF16 => elems::<BF16>(b)[i].to_i64(),
-            d if d.is_float8() => crate::ir::dtype::float8_to_f64(d, elems::<u8>(b)[i]) as i64,
+            d @ crate::ir::dtype::float8!() => crate::ir::dtype::float8_to_f64(d, elems::<u8>(b)[i]) as i64,
             DType::F32 => elems::<f32>(b)[i] as i64,
             DType::F64 => elems::<f64>(b)[i] as i64,
         }
