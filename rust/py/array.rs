@@ -126,7 +126,7 @@ impl DeviceArray {
             }
             _ => {
                 return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, float32 or float64)",
+                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, the float8 formats, float32 or float64)",
                     descr.str()?
                 )))
             }
