@@ -245,21 +245,21 @@ fn f32_to_f8(b: &mut FunctionBuilder, fmt: &crate::ir::dtype::Float8Format, x: V
     let sub = b.ins().fcvt_to_uint_sat(types::I32, sc);
     // Normal range: round the f32 bits at the format's last mantissa bit, then rebias the exponent.
     let shift = 23 - m;
-    let odd = b.ins().ushr_imm_u(a, shift as u64);
+    let odd = b.ins().ushr_imm_u(a, shift as i64);
     let odd = b.ins().band_imm_u(odd, 1);
     let t = b.ins().iadd_imm_s(a, (1i64 << (shift - 1)) - 1);
     let t = b.ins().iadd(t, odd);
-    let t = b.ins().ushr_imm_u(t, shift as u64);
+    let t = b.ins().ushr_imm_u(t, shift as i64);
     let norm = b.ins().iadd_imm_s(t, -(((127 - fmt.bias) as i64) << m));
-    let is_sub = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 2f32.powi(fmt.emin()).to_bits() as u64);
+    let is_sub = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 2f32.powi(fmt.emin()).to_bits() as i64);
     let mag = b.ins().select(is_sub, sub, norm);
-    let over = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, mag, fmt.max_bits() as u64);
+    let over = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, mag, fmt.max_bits() as i64);
     let nan = match fmt.kind {
         Float8Kind::Fnuz => b.ins().iconst(types::I32, 0x80),
-        _ => b.ins().bor_imm_u(sign, fmt.nan_bits(false) as u64),
+        _ => b.ins().bor_imm_u(sign, fmt.nan_bits(false) as i64),
     };
     let big = match fmt.kind {
-        Float8Kind::Ieee => b.ins().bor_imm_u(sign, fmt.inf_bits() as u64),
+        Float8Kind::Ieee => b.ins().bor_imm_u(sign, fmt.inf_bits() as i64),
         _ => nan,
     };
     let r = if fmt.kind == Float8Kind::Fnuz {
