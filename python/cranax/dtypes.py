@@ -4,12 +4,16 @@ Supported dtypes: ``bool``, ``int8``, ``uint8``, ``int16``, ``uint16``, ``int32`
 ``float16``, ``float32``, ``complex64``, and ``int64`` / ``float64`` / ``complex128``. The 64-bit ones exist only when
 ``config.jax_enable_x64`` is True; otherwise they canonicalize to their 32-bit counterparts (as in JAX,
 where ``jnp.array(1, dtype=jnp.int64)`` is int32 with x64 off); the 8/16-bit ones are kept as they are.
-``bfloat16`` is ml_dtypes' (the NumPy type JAX uses), kept as it is under both x64 settings. Every other
+``bfloat16`` and the float8 formats (``float8_e4m3fn``, ``float8_e5m2``, ``float8_e4m3fnuz``, ``float8_e5m2fnuz``,
+``float8_e4m3b11fnuz``, ``float8_e3m4``, ``float8_e4m3``) are ml_dtypes' (the NumPy types JAX uses), kept as they
+are under both x64 settings (``float8_e8m0fnu``, ``float4_e2m1fn`` and the other sub-byte types are not supported). Every other
 dtype (object, strings, uint64, ...) raises ``TypeError: cranax does not support dtype <name>``.
 
-float16 and bfloat16 are stored in 2 bytes and computed as XLA's CPU backend does: each operation runs in float32 and
+float16 and bfloat16 are stored in 2 bytes (the float8 formats in 1, same rules) and computed as XLA's CPU backend does: each operation runs in float32 and
 rounds its result to float16 / bfloat16 (round to nearest even, overflow to inf, subnormals kept); ``sum``/``prod``/
-``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32.
+``mean``/``var`` accumulate in float32 and round once, and ``dot`` multiplies in float32. (For float8, JAX 0.10.2's CPU
+backend accumulates a ``sum`` of up to 32 elements in float8, rounding after each addition, and longer ones in
+float32 in an order of its own; cranax accumulates every float8 sum in float32 and rounds once.)
 
 Type promotion (:func:`result_type`) is JAX's "standard" lattice restricted to these dtypes, plus the
 weakly-typed nodes ``i*`` (Python int / weak int), ``f*`` (Python float / weak float) and ``c*`` (Python
@@ -26,6 +30,10 @@ Examples (x64 off): ``i32 + 1 -> i32``, ``u32 + 1 -> u32``, ``i8 + 1 -> i8``, ``
 ``f32 + 1 -> f32``, ``bool + True -> bool``, ``i32 + u32 -> i64 -> i32``, ``f16 + 1.5 -> f16``,
 ``f16 + i32 -> f16``, ``f16 + f32 -> f32``, ``f32 + 1j -> c64``, ``f64 + c64 -> c128 -> c64``,
 ``bf16 + 1.5 -> bf16``, ``bf16 + f16 -> f32``.
+
+The float8 formats hang below ``f*`` with nothing above them, as in JAX: ``f8 + 1.5 -> f8``, ``f8 + i32 -> f8``, and
+a float8 meeting any other float (or complex) type raises :class:`TypePromotionError` ("8-bit floats do not support
+implicit promotion").
 """
 import ml_dtypes
 import numpy as np
@@ -34,7 +42,8 @@ from .config import config
 
 __all__ = [
     "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float16", "float32", "float64", "float_", "int_", "uint",
-    "complex64", "complex128", "complex_", "bfloat16",
+    "complex64", "complex128", "complex_", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+    "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3",
     "canonicalize_dtype", "dtype", "is_weakly_typed", "result_type", "promote_types",
     "short_name", "from_short_name", "issubdtype", "finfo", "iinfo", "scalar_type_of",
     "check_user_dtype_supported", "default_int_dtype", "default_float_dtype",
@@ -60,6 +69,16 @@ float64 = np.float64
 complex64 = np.complex64
 complex128 = np.complex128
 bfloat16 = ml_dtypes.bfloat16   # as JAX: ml_dtypes' type, a NumPy "void-kind" scalar type of 2 bytes
+# The float8 formats cranax computes (ml_dtypes' types of 1 byte; the jaxpr short names JAX prints).
+_FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz",
+                 "float8_e3m4", "float8_e4m3")
+float8_e4m3fn = ml_dtypes.float8_e4m3fn
+float8_e5m2 = ml_dtypes.float8_e5m2
+float8_e4m3fnuz = ml_dtypes.float8_e4m3fnuz
+float8_e5m2fnuz = ml_dtypes.float8_e5m2fnuz
+float8_e4m3b11fnuz = ml_dtypes.float8_e4m3b11fnuz
+float8_e3m4 = ml_dtypes.float8_e3m4
+float8_e4m3 = ml_dtypes.float8_e4m3
 # JAX's default (64-bit) scalar types; canonicalize them to get what arrays actually use.
 int_ = np.int64
 float_ = np.float64
@@ -81,15 +100,16 @@ _F64 = np.dtype(np.float64)
 _C64 = np.dtype(np.complex64)
 _C128 = np.dtype(np.complex128)
 # The floats NumPy does not know as floating (kind 'V'): ml_dtypes' (see ``issubdtype``, ``is_float``).
-_CUSTOM_FLOATS = frozenset([_BF16])
+_F8S = tuple(np.dtype(getattr(ml_dtypes, n)) for n in _FLOAT8_NAMES)
+_CUSTOM_FLOATS = frozenset([_BF16, *_F8S])
 
-supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64, _C64, _C128, _BF16)
+supported_dtypes = (_BOOL, _I8, _U8, _I16, _U16, _I32, _U32, _I64, _F16, _F32, _F64, _C64, _C128, _BF16, *_F8S)
 
 # Python scalar types -> their (uncanonicalized) default dtypes.
 python_scalar_dtypes = {bool: _BOOL, int: _I64, float: _F64, complex: _C128}
 
 _SHORT_NAMES = {_BOOL: "bool", _I8: "i8", _U8: "u8", _I16: "i16", _U16: "u16", _I32: "i32", _U32: "u32", _I64: "i64", _F16: "f16", _F32: "f32", _F64: "f64",
-                _C64: "c64", _C128: "c128", _BF16: "bf16"}
+                _C64: "c64", _C128: "c128", _BF16: "bf16", **{d: "f8_" + d.name[7:] for d in _F8S}}
 _FROM_SHORT = {v: k for k, v in _SHORT_NAMES.items()}
 
 # ----------------------------------------------------------------------------------------------
@@ -138,7 +158,7 @@ def default_uint_dtype():
 # Canonicalization
 # ----------------------------------------------------------------------------------------------
 
-_NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16, _BF16: _BF16}
+_NARROW = {_I8: _I8, _U8: _U8, _I16: _I16, _U16: _U16, _F16: _F16, _BF16: _BF16, **{d: d for d in _F8S}}
 _CANON = {
     False: {_BOOL: _BOOL, **_NARROW, _I32: _I32, _U32: _U32, _I64: _I32, _F32: _F32, _F64: _F32,
             _C64: _C64, _C128: _C64},
@@ -285,9 +305,11 @@ def scalar_type_of(x):
 # Nodes are small ints (so a pair indexes a flat table).
 (_N_BOOL, _N_IW, _N_FW, _N_U32, _N_I32, _N_I64, _N_F32, _N_F64,
  _N_U8, _N_U16, _N_I8, _N_I16, _N_F16, _N_CW, _N_C64, _N_C128, _N_BF16) = range(17)
-_NUM_NODES = 17
+# The float8 nodes follow, one per format (in _F8S order).
+_N_F8S = tuple(range(17, 17 + len(_F8S)))
+_NUM_NODES = 17 + len(_F8S)
 _NODE_NAMES = ["bool", "i*", "f*", "u32", "i32", "i64", "f32", "f64", "u8", "u16", "i8", "i16", "f16",
-               "c*", "c64", "c128", "bf16"]
+               "c*", "c64", "c128", "bf16", *(_SHORT_NAMES[d] for d in _F8S)]
 _WEAK_NODES = (_N_IW, _N_FW, _N_CW)
 
 # Direct successors (the lattice's edges).
@@ -301,7 +323,9 @@ _EDGES = {
     _N_U32: [_N_I64],
     _N_I32: [_N_I64],
     _N_I64: [_N_FW],
-    _N_FW: [_N_F16, _N_BF16, _N_CW],
+    # float8: below f*, nothing above (JAX: "8-bit floats do not support implicit promotion")
+    _N_FW: [_N_F16, _N_BF16, _N_CW, *_N_F8S],
+    **{n: [] for n in _N_F8S},
     _N_F16: [_N_F32],
     _N_BF16: [_N_F32],
     _N_F32: [_N_F64, _N_C64],
@@ -334,19 +358,20 @@ def _build_join_table():
     for a in range(_NUM_NODES):
         for b in range(_NUM_NODES):
             common = ups[a] & ups[b]
-            # The least upper bound: the common upper bound that is below all the others.
+            # The least upper bound: the common upper bound that is below all the others (None when there is
+            # no common upper bound: a float8 and another float).
             least = [c for c in common if common <= ups[c]]
-            assert len(least) == 1, (a, b, least)
-            table[a * _NUM_NODES + b] = least[0]
+            assert len(least) <= 1, (a, b, least)
+            table[a * _NUM_NODES + b] = least[0] if least else None
     return table
 
 
 _JOIN = _build_join_table()
 
 _STRONG_NODE = {_BOOL: _N_BOOL, _U8: _N_U8, _U16: _N_U16, _I8: _N_I8, _I16: _N_I16, _U32: _N_U32, _I32: _N_I32, _I64: _N_I64, _F16: _N_F16, _F32: _N_F32, _F64: _N_F64,
-                _C64: _N_C64, _C128: _N_C128, _BF16: _N_BF16}
+                _C64: _N_C64, _C128: _N_C128, _BF16: _N_BF16, **dict(zip(_F8S, _N_F8S))}
 _WEAK_NODE = {_BOOL: _N_BOOL, _U8: _N_IW, _U16: _N_IW, _I8: _N_IW, _I16: _N_IW, _U32: _N_IW, _I32: _N_IW, _I64: _N_IW, _F16: _N_FW, _F32: _N_FW, _F64: _N_FW,
-              _C64: _N_CW, _C128: _N_CW, _BF16: _N_FW}
+              _C64: _N_CW, _C128: _N_CW, _BF16: _N_FW, **{d: _N_FW for d in _F8S}}
 
 # Result of a join, per x64 flag: node -> (dtype, weak).
 _NODE_RESULT = {
@@ -368,6 +393,7 @@ _NODE_RESULT = {
         (_C64, False),
         (_C128 if x64 else _C64, False),
         (_BF16, False),
+        *((d, False) for d in _F8S),
     ]
     for x64 in (False, True)
 }
@@ -460,6 +486,8 @@ def result_type(*args, return_weak_type_flag=False):
         _check_strict([_node(a) for a in args])
     if n == 2:
         j = _JOIN[_node(args[0]) * _NUM_NODES + _node(args[1])]
+        if j is None:
+            _no_promotion_path([_node(a) for a in args])
         out = _NODE_RESULT[x64][j]
     elif n == 1:
         dt, weak = _arg_dtype_and_weak(args[0])
@@ -474,6 +502,8 @@ def result_type(*args, return_weak_type_flag=False):
         j = _node(args[0])
         for a in args[1:]:
             j = _JOIN[j * _NUM_NODES + _node(a)]
+            if j is None:
+                _no_promotion_path([_node(a) for a in args])
         out = _NODE_RESULT[x64][j]
     return out if return_weak_type_flag else out[0]
 
@@ -490,7 +520,19 @@ def promote_types(a, b):
     if _strict:
         _check_strict([na, nb])
     j = _JOIN[na * _NUM_NODES + nb]
+    if j is None:
+        _no_promotion_path([na, nb])
     return _NODE_RESULT[True][j][0]
+
+
+def _no_promotion_path(nodes):
+    """Raises JAX's error for inputs without a common upper bound (a float8 meeting another float type)."""
+    distinct = dict.fromkeys(_WEAK_PY_TYPE[n].__name__ if n in _WEAK_NODES else str(_NODE_RESULT[True][n][0])
+                             for n in nodes)
+    raise TypePromotionError(
+        f"Input dtypes {tuple(distinct)} have no available implicit dtype promotion path. To avoid unintended "
+        "promotion, 8-bit floats do not support implicit promotion. If you'd like your inputs to be promoted to "
+        "another type, you can do so explicitly using e.g. x.astype('float32')")
 
 
 # Strict promotion (``jax_numpy_dtype_promotion='strict'``): values of one dtype meet only weak scalars of a
@@ -602,7 +644,8 @@ def _dtype_of_info_arg(x):
 
 
 def finfo(x):
-    """``np.finfo`` for a floating dtype-like, array or tracer (``ml_dtypes.finfo`` for bfloat16, as JAX)."""
+    """``np.finfo`` for a floating dtype-like, array or tracer (``ml_dtypes.finfo`` for bfloat16 and the float8
+    formats, as JAX)."""
     dt = _dtype_of_info_arg(x)
     if dt in _CUSTOM_FLOATS:
         return ml_dtypes.finfo(dt)

@@ -122,6 +122,7 @@ fn literal_value(v: &Value, dt: DType, ctx: Ctx, field: &str) -> Result<Scalar> 
             DType::F32 => f as f32 as f64,
             DType::F16 => crate::ir::dtype::round_to_f16(f),
             DType::BF16 => crate::ir::dtype::round_to_bf16(f),
+            d if d.is_float8() => crate::ir::dtype::Scalar::Float(f).cast(d).as_f64(),
             _ => f,
         }));
     }

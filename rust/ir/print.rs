@@ -21,7 +21,13 @@ pub fn var_name(mut n: usize) -> String {
 /// The shortest scientific form (`{:e}`) whose value rounds back to the same float16 (or bfloat16, for
 /// `dtype` BF16) as `f`.
 fn f16_shortest(f: f64, dtype: DType) -> String {
-    let to_bits = if dtype == DType::BF16 { crate::ir::dtype::f64_to_bf16_bits } else { crate::ir::dtype::f64_to_f16_bits };
+    let to_bits = |x: f64| -> u16 {
+        match dtype.float8_format() {
+            Some(f8) => f8.from_f64(x) as u16,
+            None if dtype == DType::BF16 => crate::ir::dtype::f64_to_bf16_bits(x),
+            None => crate::ir::dtype::f64_to_f16_bits(x),
+        }
+    };
     let bits = to_bits(f);
     for prec in 0..5 {
         let s = format!("{:.*e}", prec, f);
@@ -43,7 +49,7 @@ pub fn py_float(f: f64, dtype: DType) -> String {
     }
     let e = match dtype {
         DType::F32 => format!("{:e}", f as f32),
-        DType::F16 | DType::BF16 => f16_shortest(f, dtype),
+        d if d.is_half() => f16_shortest(f, dtype),
         _ => format!("{:e}", f),
     };
     // e looks like "-1.2345e-7" or "1e0"

@@ -17,7 +17,7 @@ pub fn check_literal(value: &Scalar, dtype: DType) -> std::result::Result<(), St
         (Scalar::Bool(_), DType::Bool) => true,
         (Scalar::Int(_), DType::I64) => true,
         (Scalar::Int(i), d) if d.is_int() => d.int_range().is_some_and(|(lo, hi)| (lo..=hi).contains(i)),
-        (Scalar::Float(_), DType::F16 | DType::BF16 | DType::F32 | DType::F64) => true,
+        (Scalar::Float(_), d) if d.is_float() => true,
         _ => false,
     };
     if ok {

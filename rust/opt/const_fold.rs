@@ -242,6 +242,7 @@ fn float_result(x: f64, d: DType) -> Option<Scalar> {
         DType::F32 => x as f32 as f64,
         DType::F16 => crate::ir::dtype::round_to_f16(x),
         DType::BF16 => crate::ir::dtype::round_to_bf16(x),
+        d if d.is_float8() => Scalar::Float(x).cast(d).as_f64(),
         _ => x,
     };
     let sub = if d == DType::F32 || d == DType::BF16 { (x as f32).is_subnormal() } else { x.is_subnormal() };
@@ -328,6 +329,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
     let bits: u64 = match from {
         DType::F16 => crate::ir::dtype::f64_to_f16_bits(as_f(s)) as u64,
         DType::BF16 => crate::ir::dtype::f64_to_bf16_bits(as_f(s)) as u64,
+        d @ crate::ir::dtype::float8!() => d.float8_format().map_or(0, |f| f.from_f64(as_f(s))) as u64,
         DType::F32 => (as_f(s) as f32).to_bits() as u64,
         DType::F64 => as_f(s).to_bits(),
         DType::I32 | DType::U32 => as_i(s) as u32 as u64,
@@ -339,6 +341,7 @@ fn bitcast(s: Scalar, from: DType, to: DType) -> Option<Scalar> {
     Some(match to {
         DType::F16 => Scalar::Float(crate::ir::dtype::f16_bits_to_f32(bits as u16) as f64),
         DType::BF16 => Scalar::Float(crate::ir::dtype::bf16_bits_to_f32(bits as u16) as f64),
+        d @ crate::ir::dtype::float8!() => Scalar::Float(crate::ir::dtype::float8_to_f64(d, bits as u8)),
         DType::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
         DType::F64 => Scalar::Float(f64::from_bits(bits)),
         DType::I32 => Scalar::Int(bits as u32 as i32 as i64),

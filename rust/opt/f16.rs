@@ -13,7 +13,7 @@
 //!
 //! `nextafter` on float16 has no float32 formulation and is reported as unsupported.
 //!
-//! bfloat16 follows the same rules (XLA's CPU backend upcasts bfloat16 arithmetic to f32 the same way).
+//! bfloat16 and the float8 formats follow the same rules (XLA's CPU backend upcasts bfloat16 arithmetic to f32 the same way).
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
@@ -249,6 +249,7 @@ fn contractible_products(p: &Program) -> std::collections::HashSet<VarId> {
 fn widen_lit(s: Scalar, d: DType) -> Scalar {
     match s {
         Scalar::Float(f) if d == DType::BF16 => Scalar::Float(crate::ir::dtype::round_to_bf16(f)),
+        Scalar::Float(_) if d.is_float8() => s.cast(d),
         Scalar::Float(f) => Scalar::Float(crate::ir::dtype::round_to_f16(f)),
         other => other,
     }

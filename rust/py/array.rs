@@ -41,6 +41,9 @@ pub fn parse_dtype(s: &str) -> PyResult<DType> {
             "int64" => Some(DType::I64),
             "float16" => Some(DType::F16),
             "bfloat16" => Some(DType::BF16),
+            s if s.starts_with("float8_") => {
+                crate::ir::dtype::FLOAT8_FORMATS.iter().find(|f| f.numpy_name == s).map(|f| f.dtype)
+            }
             "float32" => Some(DType::F32),
             "float64" => Some(DType::F64),
             _ => None,
@@ -117,9 +120,13 @@ impl DeviceArray {
             (b'f', 8) => DType::F64,
             // ml_dtypes' bfloat16 is a NumPy "void-kind" type of 2 bytes, known by its name
             (b'V', 2) if descr.getattr("name")?.extract::<String>()? == "bfloat16" => DType::BF16,
+            // ml_dtypes' float8 types likewise, of 1 byte
+            (b'V', 1) if parse_dtype(&descr.getattr("name")?.extract::<String>()?).is_ok_and(|d| d.is_float8()) => {
+                parse_dtype(&descr.getattr("name")?.extract::<String>()?)?
+            }
             _ => {
                 return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, float32 or float64)",
+                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, the float8 formats, float32 or float64)",
                     descr.str()?
                 )))
             }
@@ -128,7 +135,7 @@ impl DeviceArray {
             a
         } else {
             let kw = pyo3::types::PyDict::new(py);
-            if dt == DType::BF16 {
+            if dt == DType::BF16 || dt.is_float8() {
                 kw.set_item("dtype", descr.clone())?;
             } else {
                 kw.set_item("dtype", dt.numpy_name())?;
@@ -163,7 +170,8 @@ impl DeviceArray {
             DType::I32 => Scalar::Int(value.extract::<i32>()? as i64),
             DType::U32 => Scalar::Int(value.extract::<u32>()? as i64),
             DType::I64 => Scalar::Int(value.extract::<i64>()?),
-            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(value.extract::<f64>()?),
+            d if d.is_float() => Scalar::Float(value.extract::<f64>()?),
+            _ => return Err(PyTypeError::new_err(format!("cannot make a {} scalar", dt.numpy_name()))),
         };
         let bytes: Vec<u8> = match (dt, s.cast(dt)) {
             (DType::Bool, Scalar::Bool(b)) => vec![b as u8],
@@ -174,6 +182,7 @@ impl DeviceArray {
             (DType::I64, Scalar::Int(i)) => i.to_le_bytes().to_vec(),
             (DType::F16, Scalar::Float(f)) => crate::ir::dtype::f64_to_f16_bits(f).to_le_bytes().to_vec(),
             (DType::BF16, Scalar::Float(f)) => crate::ir::dtype::f64_to_bf16_bits(f).to_le_bytes().to_vec(),
+            (d, Scalar::Float(f)) if d.is_float8() => vec![d.float8_format().map_or(0, |x| x.from_f64(f))],
             (DType::F32, Scalar::Float(f)) => (f as f32).to_le_bytes().to_vec(),
             (DType::F64, Scalar::Float(f)) => f.to_le_bytes().to_vec(),
             (dt, s) => {
@@ -202,6 +211,11 @@ impl DeviceArray {
             DType::BF16 => {
                 let bf16 = py.import("ml_dtypes")?.getattr("bfloat16")?;
                 to_numpy_typed::<u16>(py, &b).call_method1("view", (bf16,))?
+            }
+            // float8: the bits as uint8, viewed as ml_dtypes' type of that name
+            d @ crate::ir::dtype::float8!() => {
+                let t = py.import("ml_dtypes")?.getattr(d.numpy_name())?;
+                to_numpy_typed::<u8>(py, &b).call_method1("view", (t,))?
             }
             DType::F32 => to_numpy_typed::<f32>(py, &b),
             DType::F64 => to_numpy_typed::<f64>(py, &b),

@@ -1,9 +1,11 @@
 """``jnp.bfloat16``, ``jnp.float8_*`` & co. (the ml_dtypes types JAX exports) and ``jnp.double``/``jnp.single``.
 
-cranax does not compute in the narrow float formats: the names exist so that libraries which name them at
-import time (flax's fp8 ops, TFP's dtype table, optax's tests) import; an array of one of these dtypes raises
-``TypeError: cranax does not support dtype ...`` as any other unsupported dtype does. The types come from
-ml_dtypes (as in JAX); without ml_dtypes installed these names are absent (``AttributeError``).
+bfloat16 and the float8 formats float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e4m3b11fnuz,
+float8_e3m4 and float8_e4m3 are computed (stored narrow, computed in float32 and rounded per operation; see
+``cranax.dtypes``). The other names (float8_e8m0fnu, float4/float6, int2/int4, ...) exist so that libraries which
+name them at import time (flax's fp8 ops, TFP's dtype table, optax's tests) import; an array of one of these
+dtypes raises ``TypeError: cranax does not support dtype ...`` as any other unsupported dtype does. The types come
+from ml_dtypes (as in JAX); without ml_dtypes installed these names are absent (``AttributeError``).
 """
 import numpy as _np
 

@@ -521,9 +521,9 @@ def isdtype(dtype, kind):
     for k in kinds:
         if isinstance(k, str):
             ok = {"bool": dt == _np.bool_, "signed integer": dt.kind == "i", "unsigned integer": dt.kind == "u",
-                  "integral": dt.kind in "iu", "real floating": dt.kind == "f" or dt.name == "bfloat16",
+                  "integral": dt.kind in "iu", "real floating": dt.kind == "f" or dt in _dtypes._CUSTOM_FLOATS,
                   "complex floating": dt.kind == "c",
-                  "numeric": dt.kind in "iufc" or dt.name == "bfloat16"}.get(k)
+                  "numeric": dt.kind in "iufc" or dt in _dtypes._CUSTOM_FLOATS}.get(k)
             if ok is None:
                 raise ValueError(f"Unrecognized {k!r} in kind={kind!r}")
             if ok:

@@ -303,7 +303,7 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
     if exponent_bits < 1 or mantissa_bits < 0:
         raise ValueError("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0 are required")
-    if dt.name == "bfloat16":
+    if dt in dtypes._CUSTOM_FLOATS:   # bfloat16, float8: through float32 (exact)
         wide = _ew._convert(operand, np.dtype(np.float32), False)
         return _ew._convert(reduce_precision(wide, exponent_bits, mantissa_bits), dt, False)
     if dt.itemsize == 8:

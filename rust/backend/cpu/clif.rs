@@ -8,6 +8,7 @@ use crate::ir::DType;
 pub fn cl_type(dt: DType) -> Type {
     match dt {
         DType::Bool | DType::I8 | DType::U8 => types::I8,
+        crate::ir::dtype::float8!() => types::I8,
         DType::I16 | DType::U16 | DType::F16 | DType::BF16 => types::I16,
         DType::I32 | DType::U32 => types::I32,
         DType::I64 => types::I64,
@@ -34,6 +35,8 @@ pub fn fconst(b: &mut FunctionBuilder, dt: DType, v: f64) -> Value {
         iconst(b, types::I16, crate::ir::dtype::f64_to_f16_bits(v) as i64)
     } else if dt == DType::BF16 {
         iconst(b, types::I16, crate::ir::dtype::f64_to_bf16_bits(v) as i64)
+    } else if let Some(f) = dt.float8_format() {
+        iconst(b, types::I8, f.from_f64(v) as i64)
     } else if dt == DType::F32 {
         b.ins().f32const(v as f32)
     } else {

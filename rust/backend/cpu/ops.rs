@@ -90,6 +90,9 @@ pub fn convert(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Val
         return x;
     }
     let tty = cl_type(to);
+    if from.is_float8() || to.is_float8() {
+        return convert_f8(b, from, to, x);
+    }
     if from == F16 || to == F16 {
         return convert_f16(b, from, to, x);
     }
@@ -198,6 +201,79 @@ fn convert_bf16(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Va
         _ => convert(b, from, DType::F32, x),
     };
     f32_to_bf16(b, f)
+}
+
+/// `convert` where either side is a float8 format: through f32. float8 → f32 is exact, a load from the
+/// format's 256-entry table (`Float8Format::table`, static, so its address is fixed for the JIT code);
+/// f64 → float8 rounds once, through a round-to-odd f32.
+fn convert_f8(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    if let Some(fmt) = from.float8_format() {
+        let base = b.ins().iconst(types::I64, fmt.table().as_ptr() as i64);
+        let i = b.ins().uextend(types::I64, x);
+        let off = b.ins().ishl_imm_u(i, 2);
+        let addr = b.ins().iadd(base, off);
+        let f = b.ins().load(types::F32, super::clif::trusted(), addr, 0);
+        return convert(b, DType::F32, to, f);
+    }
+    let f = match from {
+        DType::F32 => x,
+        DType::F64 => f64_to_f32_odd(b, x),
+        _ => convert(b, from, DType::F32, x),
+    };
+    match to.float8_format() {
+        Some(fmt) => f32_to_f8(b, fmt, f),
+        None => f,
+    }
+}
+
+/// f32 → float8 bits (i8) of format `fmt`, round to nearest even, with ml_dtypes' overflow, NaN and -0
+/// rules (`Float8Format::from_f64` is the scalar twin).
+fn f32_to_f8(b: &mut FunctionBuilder, fmt: &crate::ir::dtype::Float8Format, x: Value) -> Value {
+    use crate::ir::dtype::Float8Kind;
+    let m = fmt.man_bits as i32;
+    let u = b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+    let a = b.ins().band_imm_u(u, 0x7fff_ffff);
+    let sign = b.ins().ushr_imm_u(u, 24);
+    let sign = b.ins().band_imm_u(sign, 0x80);
+    let is_nan = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7f80_0000);
+    // Subnormal range: the count of 2^(emin - m) steps, rounded to nearest even (2^m carries to the smallest
+    // normal, as its bits say).
+    let af = b.ins().bitcast(types::F32, MemFlagsData::new(), a);
+    let scale = b.ins().f32const(2f32.powi(m - fmt.emin()));
+    let sc = b.ins().fmul(af, scale);
+    let sc = b.ins().nearest(sc);
+    let sub = b.ins().fcvt_to_uint_sat(types::I32, sc);
+    // Normal range: round the f32 bits at the format's last mantissa bit, then rebias the exponent.
+    let shift = 23 - m;
+    let odd = b.ins().ushr_imm_u(a, shift as i64);
+    let odd = b.ins().band_imm_u(odd, 1);
+    let t = b.ins().iadd_imm_s(a, (1i64 << (shift - 1)) - 1);
+    let t = b.ins().iadd(t, odd);
+    let t = b.ins().ushr_imm_u(t, shift as i64);
+    let norm = b.ins().iadd_imm_s(t, -(((127 - fmt.bias) as i64) << m));
+    let is_sub = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 2f32.powi(fmt.emin()).to_bits() as i64);
+    let mag = b.ins().select(is_sub, sub, norm);
+    let over = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, mag, fmt.max_bits() as i64);
+    let nan = match fmt.kind {
+        Float8Kind::Fnuz => b.ins().iconst(types::I32, 0x80),
+        _ => b.ins().bor_imm_u(sign, fmt.nan_bits(false) as i64),
+    };
+    let big = match fmt.kind {
+        Float8Kind::Ieee => b.ins().bor_imm_u(sign, fmt.inf_bits() as i64),
+        _ => nan,
+    };
+    let r = if fmt.kind == Float8Kind::Fnuz {
+        // no -0: a zero magnitude keeps no sign
+        let z = b.ins().icmp_imm_u(IntCC::Equal, mag, 0);
+        let zero = b.ins().iconst(types::I32, 0);
+        let s = b.ins().select(z, zero, sign);
+        b.ins().bor(s, mag)
+    } else {
+        b.ins().bor(sign, mag)
+    };
+    let r = b.ins().select(over, big, r);
+    let r = b.ins().select(is_nan, nan, r);
+    b.ins().ireduce(types::I8, r)
 }
 
 /// f32 → bfloat16 bits (i16), round to nearest even (overflow carries into infinity); NaN becomes the quiet

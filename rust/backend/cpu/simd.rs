@@ -45,6 +45,7 @@ pub fn vtype(dt: DType, lanes: u32) -> Type {
         DType::F16 if lanes == 4 => types::I32X4,
         // Never vectorized (`lanes_for` has no entry for 1- and 2-byte elements); full-width vectors.
         DType::I8 | DType::U8 => types::I8X16,
+        crate::ir::dtype::float8!() => types::I8X16,
         DType::I16 | DType::U16 | DType::F16 | DType::BF16 => types::I16X8,
         DType::Bool => {
             if lanes == 4 {

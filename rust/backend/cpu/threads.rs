@@ -340,6 +340,17 @@ unsafe fn combine(op: ReduceOp, dt: DType, parts: &[*const u8], out: *mut u8, by
             And => go!(i64, |a: i64, b: i64| a & b),
             Or => go!(i64, |a: i64, b: i64| a | b),
         },
+        d @ crate::ir::dtype::float8!() => {
+            // Never reached by a legalized plan (float8 reductions run in f32, as float16); kept total.
+            use crate::backend::cpu::library::elem::{with_elem, Elem};
+            with_elem!(d, T => match op {
+                Sum => go!(T, |a: T, b: T| a.eadd(b)),
+                Prod => go!(T, |a: T, b: T| a.emul(b)),
+                Max => go!(T, |a: T, b: T| a.emax(b)),
+                Min => go!(T, |a: T, b: T| a.emin(b)),
+                And | Or => {}
+            })
+        }
         DType::Bool => match op {
             Sum | Or | Max => go!(u8, |a: u8, b: u8| a | b),
             Prod | And | Min => go!(u8, |a: u8, b: u8| a & b),

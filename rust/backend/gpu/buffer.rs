@@ -119,7 +119,7 @@ pub fn check_dtype(ctx: &GpuContext, dt: DType, what: &str) -> Result<()> {
             ctx.repr(),
             ctx.info.name
         ))),
-        DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::BF16 => Err(Error::Arguments(format!(
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::BF16 | crate::ir::dtype::float8!() => Err(Error::Arguments(format!(
             "{} is not supported on {} ({}): the GPU backend computes in float32, int32, uint32 and bool \
              ({what}); use the CPU device",
             dt.numpy_name(),

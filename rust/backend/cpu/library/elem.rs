@@ -53,6 +53,7 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
             DType::U16 => elems::<u16>(b)[i] as i64,
             DType::F16 => elems::<F16>(b)[i].to_i64(),
             DType::BF16 => elems::<BF16>(b)[i].to_i64(),
+            d @ crate::ir::dtype::float8!() => crate::ir::dtype::float8_to_f64(d, elems::<u8>(b)[i]) as i64,
             DType::F32 => elems::<f32>(b)[i] as i64,
             DType::F64 => elems::<f64>(b)[i] as i64,
         }
@@ -225,6 +226,35 @@ impl Elem for BF16 {
     fn default_fill() -> Self { BF16(0x7fc0) }
 }
 
+/// A float8 value of format `FLOAT8_FORMATS[K]`, held as its bits; arithmetic in f32, rounded back (as `F16`).
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) struct F8<const K: usize>(pub u8);
+
+impl<const K: usize> F8<K> {
+    pub(crate) fn to_f32(self) -> f32 {
+        crate::ir::dtype::FLOAT8_FORMATS[K].table()[self.0 as usize]
+    }
+    pub(crate) fn from_f32(v: f32) -> Self {
+        F8(crate::ir::dtype::FLOAT8_FORMATS[K].from_f64(v as f64))
+    }
+}
+
+impl<const K: usize> Elem for F8<K> {
+    const IS_FLOAT: bool = true;
+    fn zero() -> Self { F8(0) }
+    fn eadd(self, o: Self) -> Self { Self::from_f32(self.to_f32() + o.to_f32()) }
+    fn emul(self, o: Self) -> Self { Self::from_f32(self.to_f32() * o.to_f32()) }
+    fn emax(self, o: Self) -> Self { Self::from_f32(self.to_f32().emax(o.to_f32())) }
+    fn emin(self, o: Self) -> Self { Self::from_f32(self.to_f32().emin(o.to_f32())) }
+    fn to_f64(self) -> f64 { self.to_f32() as f64 }
+    fn to_i64(self) -> i64 { self.to_f32() as i64 }
+    fn from_f64(v: f64) -> Self { F8(crate::ir::dtype::FLOAT8_FORMATS[K].from_f64(v)) }
+    fn from_i64(v: i64) -> Self { Self::from_f64(v as f64) }
+    fn sort_key(self) -> u64 { self.to_f32().sort_key() }
+    fn default_fill() -> Self { F8(crate::ir::dtype::FLOAT8_FORMATS[K].nan_bits(false)) }
+}
+
 /// Runs `$body` with `$T` the element type of `$dt`.
 macro_rules! with_elem {
     ($dt:expr, $T:ident => $body:expr) => {
@@ -239,6 +269,13 @@ macro_rules! with_elem {
             crate::ir::DType::I64 => { type $T = i64; $body }
             crate::ir::DType::F16 => { type $T = $crate::backend::cpu::library::elem::F16; $body }
             crate::ir::DType::BF16 => { type $T = $crate::backend::cpu::library::elem::BF16; $body }
+            crate::ir::DType::F8E4M3FN => { type $T = $crate::backend::cpu::library::elem::F8<0>; $body }
+            crate::ir::DType::F8E5M2 => { type $T = $crate::backend::cpu::library::elem::F8<1>; $body }
+            crate::ir::DType::F8E4M3FNUZ => { type $T = $crate::backend::cpu::library::elem::F8<2>; $body }
+            crate::ir::DType::F8E5M2FNUZ => { type $T = $crate::backend::cpu::library::elem::F8<3>; $body }
+            crate::ir::DType::F8E4M3B11FNUZ => { type $T = $crate::backend::cpu::library::elem::F8<4>; $body }
+            crate::ir::DType::F8E3M4 => { type $T = $crate::backend::cpu::library::elem::F8<5>; $body }
+            crate::ir::DType::F8E4M3 => { type $T = $crate::backend::cpu::library::elem::F8<6>; $body }
             crate::ir::DType::F32 => { type $T = f32; $body }
             crate::ir::DType::F64 => { type $T = f64; $body }
         }
