@@ -34,7 +34,7 @@ def assert_same(got, want):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape
-    bad = np.nonzero(bits(got) != bits(want))[0]
+    bad = np.nonzero(np.atleast_1d(bits(got) != bits(want)))[0]
     assert bad.size == 0, f"{bad.size} differ, first at {bad[:5]}: got {bits(got)[bad[:5]]}, want {bits(want)[bad[:5]]}"
 
 

@@ -56,9 +56,6 @@ def _close(got, want, dtype):
 
 
 SHAPES = [(3, 3), (2, 4, 4), (0, 3, 3), (1, 1)]
-_NEEDS_IEEE = pytest.mark.xfail(strict=False, reason="needs the native module built with this branch's "
-                                 "KeepDenormals fix (rust/backend/cpu/fpenv.rs); the build had not finished when "
-                                 "this was committed")
 
 
 
@@ -127,7 +124,6 @@ def test_complex_jit_vmap_and_jvp(x64):
         np.testing.assert_allclose(np.asarray(out), fd, rtol=1e-5, atol=1e-6)
 
 
-@_NEEDS_IEEE
 @pytest.mark.parametrize("which", ["det", "qr", "svd"])
 def test_complex_det_qr_svd_jvp(x64, which):
     # seeds 2, 9 and 11 gave wrong det jvps before faer ran with IEEE subnormals (see test_complex_unit_pivots)
@@ -143,7 +139,6 @@ def test_complex_det_qr_svd_jvp(x64, which):
         np.testing.assert_allclose(np.asarray(out), fd, rtol=1e-5, atol=1e-6, err_msg=f"seed {seed}")
 
 
-@_NEEDS_IEEE
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_complex_unit_pivots(dtype):
     """Diagonal entries with |z| > 1 but both parts <= 1: faer's complex reciprocal takes a subnormal
@@ -193,7 +188,6 @@ def test_eig(dtype, shape):
     _close(jnp.linalg.eigvals(a), w, dtype)
 
 
-@_NEEDS_IEEE
 @pytest.mark.parametrize("dtype,n,seeds", [(np.float32, 4, (7,)), (np.float64, 4, (7,)), (np.float64, 8, (27,)),
                                             (np.complex64, 4, (10, 48)), (np.complex128, 4, (10, 48))])
 def test_eig_former_failures(dtype, n, seeds):
@@ -211,7 +205,6 @@ def test_eig_former_failures(dtype, n, seeds):
         _close(_H(vl) @ a, w[:, None] * _H(vl), dtype)
 
 
-@_NEEDS_IEEE
 def test_eigvals_grad_and_vmap(x64):
     a = RNG.normal(size=(4, 4))
     f = lambda m: jnp.sum(jnp.real(jnp.linalg.eigvals(m)) ** 2)

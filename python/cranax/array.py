@@ -217,11 +217,16 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
 
     def __repr__(self):
         v = self._value()
-        suffix = f", dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
+        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
         if v.size == 0:
-            return f"Array([], shape={v.shape}{suffix})"
-        s = np.array2string(v, separator=", ", prefix="Array(", suffix=",")
-        return f"Array({s}{suffix})"
+            return f"Array([], shape={v.shape}, {dtype_str})"
+        width = np.get_printoptions()["linewidth"]
+        s = np.array2string(v, separator=", ", prefix="Array(", suffix=",", max_line_width=width)
+        # JAX's rule: when the dtype would overflow the last line, the separator widens to the prefix's width
+        # (spaces, no line break: JAX 0.10.2 prints it so)
+        last_line = len(s) - s.rfind("\n") + 1
+        sep = " " * len("Array(") if last_line + len(dtype_str) + 2 > width else " "
+        return f"Array({s},{sep}{dtype_str})"
 
     def __str__(self):
         return str(self._value())

@@ -120,8 +120,8 @@ impl DeviceArray {
             (b'f', 8) => DType::F64,
             // ml_dtypes' bfloat16 is a NumPy "void-kind" type of 2 bytes, known by its name
             (b'V', 2) if descr.getattr("name")?.extract::<String>()? == "bfloat16" => DType::BF16,
-            // ml_dtypes' float8 types likewise, of 1 byte
-            (b'V', 1) if parse_dtype(&descr.getattr("name")?.extract::<String>()?).is_ok_and(|d| d.is_float8()) => {
+            // ml_dtypes' float8 types likewise, of 1 byte (float8_e5m2 registers as kind 'f')
+            (b'V' | b'f', 1) if parse_dtype(&descr.getattr("name")?.extract::<String>()?).is_ok_and(|d| d.is_float8()) => {
                 parse_dtype(&descr.getattr("name")?.extract::<String>()?)?
             }
             _ => {

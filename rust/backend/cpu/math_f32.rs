@@ -520,7 +520,9 @@ const ATAN_P: [f64; 5] =
 /// π/4, π/2, π as f32 hi + lo.
 const PIO4_HI: f64 = 0.7853981852531433;
 const PIO4_LO: f64 = -2.1855694143368964e-08;
+#[allow(dead_code)] // atan2's; see there
 const PI_HI: f64 = 3.1415927410125732;
+#[allow(dead_code)] // atan2's; see there
 const PI_LO: f64 = -8.742277657347586e-08;
 
 /// atan(t) for t in [0, 1] (NaN propagates): π/4 + atan((t - 1)/(t + 1)) above tan(π/8), else directly.
@@ -562,6 +564,8 @@ pub fn atan<L: Lanes>(e: &mut L, x: L::F) -> L::F {
 }
 
 /// atan2(y, x) with IEEE special cases (signed zeros, infinities, NaN).
+// Not lowered yet: it sweeps at 2.14 ulp but misses pow's 1-ulp simple pairs; atan2 stays on the f64 path.
+#[allow(dead_code)]
 #[inline(always)]
 pub fn atan2<L: Lanes>(e: &mut L, y: L::F, x: L::F) -> L::F {
     let ay = e.abs(y);
