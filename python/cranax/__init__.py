@@ -72,3 +72,4 @@ from .api_misc import (linear_transpose, fwd_and_bwd, live_arrays, copy_to_host_
 # mutable array references (issue 18 item 8): jax.Ref, jax.new_ref, jax.freeze, the jax.ref module
 from . import ref
 from .ref import Ref, empty_ref, free_ref, freeze, new_ref
+from .dslice import ds  # jax.ds: a slice by start and size whose start may be traced

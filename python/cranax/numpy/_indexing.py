@@ -10,6 +10,7 @@ size=...)``. ``.at[idx]`` updates scatter every indexed element; out-of-range up
 import numpy as np
 
 from .. import dtypes
+from ..dslice import Slice
 from .. import lax
 from ..core import Tracer, get_aval
 from ..primitives import library as _la
@@ -56,7 +57,7 @@ def _expand_bool(idx):
     return tuple(out)
 
 
-def _normalize(idx, shape):
+def _normalize(idx, shape, update=False):
     if not isinstance(idx, tuple):
         idx = (idx,)
     idx = _expand_bool(idx)
@@ -75,6 +76,57 @@ def _normalize(idx, shape):
             out.append(i)
     if n_ell == 0:
         out.extend([slice(None)] * (len(shape) - n_real))
+    if any(isinstance(i, Slice) for i in out):
+        out = _lower_slices(out, shape, update)
+    return out
+
+
+def _lower_slices(items, shape, update):
+    """``jax.ds`` slices, as JAX 0.10.2 indexes with them. Stride 1: a read counts a negative start from the
+    end and clamps it so the window fits (``lax.dynamic_slice``); an update whose window does not fit (a
+    negative start included) is dropped whole. A static start becomes a Python slice, a traced one an index array. Other strides are
+    supported for static in-range starts (``NotImplementedError`` otherwise: JAX's out-of-range rule for
+    them is not the clamp above)."""
+    out, axis = [], 0
+    for it in items:
+        if not isinstance(it, Slice):
+            out.append(it)
+            axis += it is not None
+            continue
+        n = shape[axis]
+        axis += 1
+        if it.is_dynamic_size:
+            raise TypeError("jax.ds with a traced size cannot index an array: the result's shape must be static")
+        size, stride = int(it.size), it.stride
+        if size > n:
+            raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
+                            f"({size},) for operand shape ({n},).")
+        if stride != 1 and size > 1:
+            if it.is_dynamic_start or not (0 <= int(it.start) and int(it.start) + (size - 1) * stride < n):
+                raise NotImplementedError("jax.ds with a stride other than 1 needs a static start whose elements "
+                                          "lie inside the axis")
+            start = int(it.start)
+            out.append(slice(start, start + (size - 1) * stride + 1, stride) if stride else
+                       np.full(size, start, np.int32))
+            continue
+        if not it.is_dynamic_start:
+            start = int(it.start)
+            if not update:   # a read counts a negative start from the end; an update does not (it drops)
+                start = start + n if start < 0 else start
+                start = min(max(start, 0), n - size)
+            elif not (0 <= start <= n - size):
+                out.append(np.full(size, n, np.int32))   # out of range: the scatter drops every element
+                continue
+            out.append(slice(start, start + size))
+            continue
+        start = lax.convert_element_type(asarray(it.start), np.int32)
+        steps = np.arange(size, dtype=np.int32)
+        if not update:
+            start = _where_jit(less(start, np.int32(0)), add(start, np.int32(n)), start)
+            out.append(add(lax.clamp(np.int32(0), start, np.int32(n - size)), steps))
+        else:
+            fits = lax.bitwise_and(lax.ge(start, np.int32(0)), lax.le(start, np.int32(n - size)))
+            out.append(_where_jit(fits, add(start, steps), np.int32(n)))
     return out
 
 
@@ -139,7 +191,7 @@ class _Plan:
     not clamped) index; ``orig_axes`` are those axes in ``x``. The result has ``bshape`` at ``pos``."""
 
     def __init__(self, shape, idx, strict=True):
-        items = _normalize(idx, shape)
+        items = _normalize(idx, shape, update=not strict)
         # For updates (strict=False) static ints are advanced indices too, so out-of-range ones are
         # dropped by the scatter instead of raising.
         has_array = not strict or any(_is_array_index(i) for i in items)
