@@ -269,6 +269,9 @@ class Primitive:
     multiple_results = False
     call_primitive = False   # JAX's flags, read by libraries walking jaxprs (distrax); cranax's jit is not one
     map_primitive = False
+    # operands reach user Python code (custom rules, callbacks): eval_jaxpr passes them literals as plain
+    # NumPy scalars, not TypedScalars, since that code expects arrays (equinox compares their types)
+    operands_reach_user_code = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name

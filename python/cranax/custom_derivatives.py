@@ -44,6 +44,8 @@ __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "li
 class _CallPrimitive(Primitive):
     """A call of ``call_jaxpr`` (a ClosedJaxpr without consts) with extra rule params."""
 
+    operands_reach_user_code = True
+
     def __init__(self, name):
         super().__init__(name, multiple_results=True)
         self.abstract_eval = lambda *avals, call_jaxpr, **_: list(call_jaxpr.out_avals)
@@ -420,6 +422,7 @@ def _custom_lin_abstract(*avals, out_avals, **_):
 
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.operands_reach_user_code = True
 custom_lin_p.abstract_eval = _custom_lin_abstract
 
 

@@ -11,11 +11,12 @@ def eval_jaxpr(jaxpr, consts, *args):
     def read(a):
         return a.val if isinstance(a, Literal) else env[a]
 
-    def read_in(a):
+    def read_in(a, prim):
         # a weakly typed literal stays weak as an operand (as JAX's literals do), so re-tracing a jaxpr
-        # (vmap of a loop body) keeps weak results weak
+        # (vmap of a loop body) keeps weak results weak; user code (custom rules, callbacks) gets the value
         if isinstance(a, Literal):
-            return TypedScalar(a.val, a.aval) if a.aval.weak_type else a.val
+            weak = a.aval.weak_type and not prim.operands_reach_user_code
+            return TypedScalar(a.val, a.aval) if weak else a.val
         return env[a]
 
     for v, c in zip(jaxpr.constvars, consts):
@@ -23,7 +24,7 @@ def eval_jaxpr(jaxpr, consts, *args):
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*[read_in(a) for a in eqn.invars], **eqn.params)
+        outs = eqn.primitive.bind(*[read_in(a, eqn.primitive) for a in eqn.invars], **eqn.params)
         if eqn.primitive.multiple_results:
             for v, o in zip(eqn.outvars, outs):
                 env[v] = o

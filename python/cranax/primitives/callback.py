@@ -156,6 +156,7 @@ def _impl(prim):
 
 def _callback_primitive(name):
     p = Primitive(name, multiple_results=True)
+    p.operands_reach_user_code = True
     p.impl = _impl(p)
     lowering.wire_params[name] = _wire(p)
     return p

@@ -82,6 +82,7 @@ def _trace(fun, tree, avals, name, expected, has_aux):
 # ----------------------------------------------------------------------------------------------- linear_solve_p
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
+linear_solve_p.operands_reach_user_code = True
 
 
 def _ls_abstract(*args, const_lengths, jaxprs):
