@@ -10,36 +10,46 @@
 //! never touches the float unit, so it keeps subnormals as JAX does. aarch64's FPCR.FZ flushes both inputs and
 //! results; other targets keep subnormals.
 
-/// Sets flush-to-zero and denormals-are-zero while alive; restores the previous control word on drop
-/// (also when a panic unwinds through it).
-pub struct FlushDenormals {
+/// Writes a control word and restores the previous one on drop (also when a panic unwinds through it); a
+/// guard that finds the word already as wanted (nested runs, pool threads) has nothing to restore.
+struct Restore {
     saved: Option<Word>,
+}
+
+impl Restore {
+    fn set(want: impl FnOnce(Word) -> Word) -> Restore {
+        let old = read();
+        let new = want(old);
+        if new == old {
+            return Restore { saved: None };
+        }
+        write(new);
+        Restore { saved: Some(old) }
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Some(old) = self.saved {
+            write(old);
+        }
+    }
+}
+
+/// Sets flush-to-zero and denormals-are-zero while alive; restores the previous control word on drop.
+pub struct FlushDenormals {
+    _restore: Restore,
 }
 
 impl FlushDenormals {
     pub fn new() -> FlushDenormals {
-        let old = read();
-        let want = old | FLUSH_BITS;
-        if want == old {
-            // Nested runs (control-flow bodies, pool threads) find the bits already set: nothing to restore.
-            return FlushDenormals { saved: None };
-        }
-        write(want);
-        FlushDenormals { saved: Some(old) }
+        FlushDenormals { _restore: Restore::set(|w| w | FLUSH_BITS) }
     }
 }
 
 impl Default for FlushDenormals {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl Drop for FlushDenormals {
-    fn drop(&mut self) {
-        if let Some(old) = self.saved {
-            write(old);
-        }
     }
 }
 
@@ -50,32 +60,18 @@ impl Drop for FlushDenormals {
 /// LU, Householder reflectors and the eigenvectors built on it go wrong). LAPACK, which XLA calls under FTZ,
 /// has no such step.
 pub struct KeepDenormals {
-    saved: Option<Word>,
+    _restore: Restore,
 }
 
 impl KeepDenormals {
     pub fn new() -> KeepDenormals {
-        let old = read();
-        let want = old & !FLUSH_BITS;
-        if want == old {
-            return KeepDenormals { saved: None };
-        }
-        write(want);
-        KeepDenormals { saved: Some(old) }
+        KeepDenormals { _restore: Restore::set(|w| w & !FLUSH_BITS) }
     }
 }
 
 impl Default for KeepDenormals {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl Drop for KeepDenormals {
-    fn drop(&mut self) {
-        if let Some(old) = self.saved {
-            write(old);
-        }
     }
 }
 
