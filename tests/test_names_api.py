@@ -474,3 +474,14 @@ def test_no_tracing_and_no_execution():
             jnp.ones(2) + jnp.ones(2)
     assert float(f(2.0)) == 4.0
     np.testing.assert_array_equal(np.asarray(f(jnp.ones(2))), [2.0, 2.0])
+
+
+def test_sub_byte_integer_names_exist_and_arrays_raise():
+    # JAX 0.10.2 exports jnp.int1/uint1 (ml_dtypes' types) beside int2/int4; cranax names them so libraries
+    # import, and an array of such a dtype raises TypeError (see numpy/_ml_dtypes.py).
+    import cranax.numpy as jnp
+    for name in ("int1", "uint1", "int2", "uint2", "int4", "uint4"):
+        t = getattr(jnp, name)
+        assert t.dtype.name == name
+    with pytest.raises(TypeError, match="does not support dtype int1"):
+        jnp.zeros(3, jnp.int1)

@@ -62,3 +62,49 @@ def test_multiple_results_primitive_and_jaxpr_helpers():
     np.testing.assert_allclose(np.asarray(jaxpr_as_fun(closed)(x)[0]), np.sin([0.0, 0.5, 1.0]) * 2, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(eval_jaxpr(closed.jaxpr, closed.consts, x)[0]),
                                np.sin([0.0, 0.5, 1.0]) * 2, rtol=1e-6)
+
+
+def test_trace_stack_queries_match_jax():
+    # Recorded from JAX 0.10.2: (under a jit, under a vmap, axis names, non-empty axis env) per context.
+    import jax
+    import jax.numpy as jnp
+    import jax.extend.core as c
+    seen = []
+
+    def f(x):
+        seen.append((c.unsafe_am_i_under_a_jit_DO_NOT_USE(), c.unsafe_am_i_under_a_vmap_DO_NOT_USE(),
+                     c.unsafe_get_axis_names_DO_NOT_USE(), c.nonempty_axis_env_DO_NOT_USE()))
+        return x * 2.0
+    x = jnp.ones(3)
+    f(x)
+    jax.jit(f)(x)
+    jax.vmap(f)(x)
+    jax.vmap(f, axis_name="i")(x)
+    jax.jit(jax.vmap(f, axis_name="i"))(x)
+    jax.grad(lambda x: f(x).sum())(x)
+    jax.jvp(f, (x,), (x,))
+    jax.vmap(jax.vmap(f, axis_name="a"), axis_name="b")(jnp.ones((2, 3)))
+    assert seen == [(False, False, [], False), (True, False, [], False), (False, True, [], False),
+                    (False, True, ["i"], True), (True, True, ["i"], True), (False, False, [], False),
+                    (False, False, [], False), (False, True, ["b", "a"], True)]
+
+
+def test_call_primitive_tokens_and_tags_match_jax():
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.extend import core as c, linear_util as lu
+    p = c.CallPrimitive("my_call")
+    fun = lu.wrap_init(lambda x, y: [x * y + 1.0])
+    with pytest.raises(NotImplementedError, match="Evaluation rule for 'my_call' not implemented"):
+        p.bind(jnp.float32(3.0), jnp.float32(2.0), subfuns=(fun,))
+    p.def_impl(c.call_impl)
+    out = p.bind(jnp.float32(3.0), jnp.float32(2.0), subfuns=(fun,))
+    assert isinstance(out, list) and len(out) == 1 and float(out[0]) == 7.0
+    assert p.multiple_results and p.call_primitive
+    assert c.TraceTag() == c.TraceTag() and hash(c.TraceTag()) == hash(c.TraceTag())
+    assert isinstance(lax.create_token(), c.Token)
+    assert repr(c.AbstractToken()) == "AbstractToken()" and c.AbstractToken().str_short() == "Tok"
+    import jax.errors
+    assert c.InconclusiveDimensionOperation is jax.errors.InconclusiveDimensionOperation
+    import collections.abc
+    assert lu.Callable is collections.abc.Callable

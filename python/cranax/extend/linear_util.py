@@ -1,7 +1,9 @@
 """``jax.extend.linear_util``: ``wrap_init`` and ``WrappedFun``, a function with transformations applied lazily
 (``fun.call_wrapped(*args)``), as JAX's extension API exposes them. Used by libraries that build functions for
 ``jax.core``-level tracing (``partial_eval.trace_to_jaxpr_dynamic``)."""
-__all__ = ["WrappedFun", "wrap_init", "Store", "StoreException", "transformation", "transformation_with_aux",
+from collections.abc import Callable
+
+__all__ = ["Callable", "WrappedFun", "wrap_init", "Store", "StoreException", "transformation", "transformation_with_aux",
            "cache", "merge_linear_aux"]
 
 

@@ -10,7 +10,10 @@ from ...core import ShapedArray, Trace, Tracer, concrete_or_error, set_current_t
 from ...interpreters import dispatch as _dispatch
 from ...interpreters.eval import eval_jaxpr as _eval_jaxpr
 from ...jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, check_jaxpr
-from ...interpreters.partial_eval import DebugInfo
+from ...interpreters.partial_eval import DebugInfo, DynamicJaxprTrace as _DynamicJaxprTrace
+from ...interpreters.batching import BatchTrace as _BatchTrace
+from ...errors import InconclusiveDimensionOperation
+from ...primitives.lax_composites import Token
 from . import primitives  # noqa: F401  (jax.extend.core.primitives)
 
 __all__ = ["Primitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "DebugInfo",
@@ -18,7 +21,10 @@ __all__ = ["Primitive", "ClosedJaxpr", "Jaxpr", "JaxprEqn", "Var", "Literal", "D
            "concrete_or_error", "find_top_trace", "get_opaque_trace_state", "set_current_trace",
            "take_current_trace", "mapped_aval", "unmapped_aval", "no_effects", "Effect", "Effects",
            "JaxprTypeError", "primal_dtype_to_tangent_dtype", "valid_jaxtype", "gensym", "subjaxprs",
-           "jaxprs_in_params", "array_types", "ensure_compile_time_eval"]
+           "jaxprs_in_params", "array_types", "ensure_compile_time_eval", "AbstractToken", "Token",
+           "CallPrimitive", "call_impl", "TraceTag", "InconclusiveDimensionOperation",
+           "nonempty_axis_env_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+           "unsafe_am_i_under_a_vmap_DO_NOT_USE", "unsafe_get_axis_names_DO_NOT_USE"]
 
 
 class Effect:
@@ -210,3 +216,100 @@ def ensure_compile_time_eval():
     outer = _core._state.trace
     with set_current_trace(_CompileTimeEvalTrace(outer) if outer is not None else None):
         yield
+
+
+class AbstractToken:
+    """The abstract value of a ``Token`` (``lax.create_token``); prints as ``Tok`` in jaxprs. Mirrors
+    ``jax.extend.core.AbstractToken``."""
+
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        return "Tok"
+
+    def to_tangent_aval(self):
+        return self
+
+    def to_ct_aval(self):
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractToken)
+
+    def __hash__(self):
+        return hash(AbstractToken)
+
+    def __repr__(self):
+        return "AbstractToken()"
+
+
+class TraceTag:
+    """A tag identifying a set of traces for a transformation; every tag equals every other one (as in JAX,
+    where the tag only matters for caching). Mirrors ``jax.extend.core.TraceTag``."""
+
+    def __hash__(self):
+        return hash(TraceTag)
+
+    def __eq__(self, other):
+        return isinstance(other, TraceTag)
+
+
+def call_impl(f, *args, **params):
+    """Calls the wrapped function ``f`` (a ``linear_util.WrappedFun``) on ``args``; ``params`` parameterize the
+    call primitive, not the function. Mirrors ``jax.extend.core.call_impl``."""
+    del params
+    return f.call_wrapped(*args)
+
+
+class CallPrimitive(Primitive):
+    """A primitive that calls a function: ``p.bind(*args, subfuns=(fun,), **params)`` with ``fun`` a
+    ``linear_util.WrappedFun`` returns the list of ``fun``'s results. Eagerly it runs the rule given with
+    ``def_impl`` (usually ``call_impl``; without one, ``NotImplementedError`` as in JAX); under a transformation
+    cranax inlines the call on the current trace, so every transformation sees the function's own equations
+    (JAX stages a call equation and needs a lowering rule for it under ``jit``). Mirrors
+    ``jax.extend.core.CallPrimitive``."""
+    call_primitive = True
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.multiple_results = True
+        self.impl = None
+
+    def bind(self, *args, subfuns=(), **params):
+        if len(subfuns) != 1:
+            raise TypeError(f"{self.name}.bind takes the called function as subfuns=(fun,), got {subfuns!r}")
+        fun, = subfuns
+        if _core._state.trace is None:
+            if self.impl is None:
+                raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
+            return self.impl(fun, *args, **params)
+        return list(fun.call_wrapped(*args))
+
+
+def _trace_stack():
+    """The current trace and the traces it runs on, innermost first."""
+    t = _core._state.trace
+    while t is not None:
+        yield t
+        t = getattr(t, "parent_trace", None) or getattr(t, "parent", None) or getattr(t, "outer", None)
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE():
+    """True while tracing into a jaxpr (``jit``, ``make_jaxpr``): a staging trace is on the trace stack (not the
+    partial evaluation of ``grad``). Mirrors ``jax.extend.core.unsafe_am_i_under_a_jit_DO_NOT_USE``."""
+    return any(type(t) is _DynamicJaxprTrace for t in _trace_stack())
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE():
+    """True while a ``vmap``'s trace is on the trace stack. Mirrors
+    ``jax.extend.core.unsafe_am_i_under_a_vmap_DO_NOT_USE``."""
+    return any(isinstance(t, _BatchTrace) for t in _trace_stack())
+
+
+def unsafe_get_axis_names_DO_NOT_USE():
+    """The names of the enclosing named axes (``vmap``/``pmap`` ``axis_name``), outermost first. Mirrors
+    ``jax.extend.core.unsafe_get_axis_names_DO_NOT_USE``."""
+    return [entry[0] for entry in _core._state.axis_env]
+
+
+def nonempty_axis_env_DO_NOT_USE():
+    """True when some enclosing map names an axis. Mirrors ``jax.extend.core.nonempty_axis_env_DO_NOT_USE``."""
+    return bool(_core._state.axis_env)
