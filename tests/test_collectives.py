@@ -211,3 +211,74 @@ def test_pcast_and_sharding_types():
     np.testing.assert_array_equal(np.asarray(jax.sharding.reshard(X, s)), X)
     f = jax.sharding.auto_axes(lambda a: a * 2, out_sharding=s)
     np.testing.assert_array_equal(np.asarray(f(X)), X * 2)
+
+
+# ----------------------------------------------------------------------------------------------- ragged, p2p
+
+def _ragged_reference(op, out, io, ss, oo):
+    """JAX's docstring pseudocode for ragged_all_to_all, member by member, in NumPy."""
+    n, k = io.shape
+    per = k // n
+    res = out.copy()
+    for p in range(n):            # sender
+        for i in range(k):        # its slice i goes to member i // per
+            j = i // per
+            for r in range(ss[p, i]):
+                if 0 <= oo[p, i] + r < res.shape[1]:
+                    res[j, oo[p, i] + r] = op[p, io[p, i] + r]
+    return res
+
+
+def test_ragged_all_to_all_docstring_example():
+    # The example of jax.lax.ragged_all_to_all's docstring (JAX 0.10.2): results [1, 3, 0, 0] and [2, 2, 4, 0].
+    op = jnp.array([[1, 2, 2], [3, 4, 0]], jnp.float32)
+    out = jnp.zeros((2, 4), jnp.float32)
+    io = jnp.array([[0, 1], [0, 1]], jnp.int32)
+    ss = jnp.array([[1, 2], [1, 1]], jnp.int32)
+    oo = jnp.array([[0, 0], [1, 2]], jnp.int32)
+    rs = jnp.array([[1, 1], [2, 1]], jnp.int32)
+    f = jax.vmap(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_name="i")
+    np.testing.assert_array_equal(np.asarray(f(op, out, io, ss, oo, rs)), [[1, 3, 0, 0], [2, 2, 4, 0]])
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(op, out, io, ss, oo, rs)), [[1, 3, 0, 0], [2, 2, 4, 0]])
+
+
+def test_ragged_all_to_all_several_slices_per_member_matches_reference():
+    rng = np.random.default_rng(0)
+    n, per, rows, m = 3, 2, 7, 9
+    k = n * per
+    op = rng.standard_normal((n, rows, 2)).astype(np.float32)
+    out = rng.standard_normal((n, m, 2)).astype(np.float32)
+    ss = rng.integers(0, 3, (n, k)).astype(np.int32)
+    io = np.array([[rng.integers(0, rows - s + 1) for s in row] for row in ss], np.int32)
+    oo = rng.integers(0, m - 2, (n, k)).astype(np.int32)
+    rs = ss.copy()
+    f = jax.jit(jax.vmap(lambda *a: lax.ragged_all_to_all(*a, axis_name="x"), axis_name="x"))
+    got = f(op, out, io, ss, oo, rs)
+    np.testing.assert_array_equal(np.asarray(got), _ragged_reference(op, out, io, ss, oo))
+    # the jvp moves the tangents' rows the same way
+    _, t = jax.jvp(lambda a, b: jax.vmap(lambda *z: lax.ragged_all_to_all(*z, axis_name="x"), axis_name="x")(
+        a, b, io, ss, oo, rs), (op, out), (op * 2, out * 2))
+    np.testing.assert_allclose(np.asarray(t), 2 * _ragged_reference(op, out, io, ss, oo), rtol=1e-6)
+
+
+def test_ragged_all_to_all_errors_and_jaxpr():
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        jax.make_jaxpr(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"))(
+            jnp.ones(3), jnp.ones(4), *[jnp.zeros(2, jnp.int32)] * 4)
+    with pytest.raises(ValueError, match="input and output dtypes must be equal"):
+        jax.make_jaxpr(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_env=[("i", 2)])(
+            jnp.ones(3), jnp.ones(4, jnp.int32), *[jnp.zeros(2, jnp.int32)] * 4)
+    with pytest.raises(ValueError, match="must be integer type"):
+        jax.make_jaxpr(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_env=[("i", 2)])(
+            jnp.ones(3), jnp.ones(4), jnp.zeros(2), *[jnp.zeros(2, jnp.int32)] * 3)
+    jaxpr = jax.make_jaxpr(lambda *a: lax.ragged_all_to_all(*a, axis_name="i"), axis_env=[("i", 2)])(
+        jnp.ones((4, 2)), jnp.ones((5, 2)), *[jnp.zeros(2, jnp.int32)] * 4)
+    assert "g:f32[5,2] = ragged_all_to_all[" in str(jaxpr) and "axis_name=('i',)" in str(jaxpr)
+
+
+def test_psend_precv_raise_as_on_jax_cpu():
+    # JAX 0.10.2 implements psend/precv on GPU only ("psend is currently only implemented on GPU").
+    with pytest.raises(NotImplementedError, match="psend is currently only implemented on GPU"):
+        jax.vmap(lambda x: lax.psend(x, "i", [(0, 1), (1, 0)]), axis_name="i")(jnp.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="precv is currently only implemented on GPU"):
+        lax.precv(lax.create_token(), jax.ShapeDtypeStruct((3,), jnp.float32), "i", [(0, 1)])

@@ -121,7 +121,8 @@ __all__ = __all__ + ["FftType", "fft", "fft_p", "complex", "complex_p", "conj", 
 # collectives over named axes (issue 24)
 from ..primitives.collectives import (all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p,
     axis_size, pbroadcast, pcast, pmax, pmax_p, pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum, psum_p,
-    psum_scatter, pswapaxes)
+    psum_scatter, pswapaxes, ragged_all_to_all, ragged_all_to_all_p, psend, precv)
+__all__ += ["ragged_all_to_all", "ragged_all_to_all_p", "psend", "precv"]
 __all__ += ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index", "axis_index_p", "axis_size",
             "pbroadcast", "pcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute", "ppermute_p", "pshuffle", "psum",
             "psum_p", "psum_scatter", "pswapaxes"]

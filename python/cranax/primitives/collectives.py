@@ -23,6 +23,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from ..interpreters.partial_eval import trace_to_jaxpr
 from . import callback as _cb
 from . import elementwise as _ew
+from . import lax_composites as _lc
 from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
@@ -31,7 +32,7 @@ from .standard import standard_primitive
 __all__ = ["pcast", "psum", "pmax", "pmin", "pmean", "all_gather", "psum_scatter", "all_to_all", "ppermute", "pshuffle",
            "pswapaxes", "pbroadcast", "axis_index", "axis_size", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
            "reduce_scatter_p", "all_to_all_p", "ppermute_p", "axis_index_p", "pbroadcast_p", "process_allreduce_p",
-           "process_allgather_p"]
+           "process_allgather_p", "ragged_all_to_all", "ragged_all_to_all_p", "psend", "precv"]
 
 
 def _names(axis_name):
@@ -308,6 +309,111 @@ def axis_size(axis_name):
     return size
 
 
+# ----------------------------------------------------------------------------------------------- ragged, p2p
+
+def _ragged_abstract(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes, axis_name,
+                     axis_index_groups=None):
+    n = _check_bound(_names(axis_name), "ragged_all_to_all")
+    if operand.dtype != output.dtype:
+        raise ValueError(f"ragged_all_to_all input and output dtypes must be equal, got {operand.dtype} and "
+                         f"{output.dtype}.")
+    if operand.ndim == 0 or operand.ndim != output.ndim or operand.shape[1:] != output.shape[1:]:
+        raise ValueError("ragged_all_to_all input and output shapes must be equal, except for the outermost "
+                         f"dimension, got {operand.shape} and {output.shape}.")
+    meta = (input_offsets, send_sizes, output_offsets, recv_sizes)
+    names = ("input_offsets", "send_sizes", "output_offsets", "recv_sizes")
+    for a, nm in zip(meta, names):
+        if not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"ragged_all_to_all {nm} must be integer type, got {a.dtype}.")
+        if a.ndim != 1:
+            raise ValueError(f"ragged_all_to_all {nm} must be rank 1 with positive dimension size, but got shape "
+                             f"{a.shape}")
+        if a.shape != input_offsets.shape:
+            raise ValueError("ragged_all_to_all offsets and sizes must have the same shape, got "
+                             f"{[x.shape for x in meta]}.")
+    if input_offsets.shape[0] % n:
+        raise ValueError(f"ragged_all_to_all: the {input_offsets.shape[0]} offsets are not divisible by the size "
+                         f"{n} of axis {axis_name}.")
+    return ShapedArray(output.shape, output.dtype, output.weak_type)
+
+
+ragged_all_to_all_p = standard_primitive("ragged_all_to_all", _ragged_abstract)
+_unbound_impl(ragged_all_to_all_p, "axis_name")
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes, *, axis_name,
+                      axis_index_groups=None):
+    """The ragged all-to-all over the named axis: slice ``i`` of this member's ``operand`` (rows
+    ``input_offsets[i] : input_offsets[i] + send_sizes[i]``) goes to member ``i // (K / n)`` (``K`` the offsets'
+    length, ``n`` the axis size), written there at row ``output_offsets[i]`` of its copy of ``output``; rows
+    nobody writes keep ``output``'s values. ``operand`` is (R, ...) and ``output`` (M, ...) with equal trailing
+    shapes and dtypes; the four offset/size arrays are 1-D integer arrays of length ``K``. Returns an array like
+    ``output``. Rows that fall outside ``output`` are dropped. ``ValueError`` for mismatched shapes or dtypes,
+    ``NameError`` for an unbound axis. Mirrors ``jax.lax.ragged_all_to_all`` (XLA:CPU does not implement it;
+    cranax computes it wherever the named axis is a ``vmap``/``shard_map`` axis)."""
+    args = [_ew._as_operand(a) for a in (operand, output, input_offsets, send_sizes, output_offsets, recv_sizes)]
+    return ragged_all_to_all_p.bind(*args, axis_name=_names(axis_name), axis_index_groups=axis_index_groups)
+
+
+def _ragged_rule(name, n, vals, dims, axis_name, axis_index_groups=None):
+    _no_groups(axis_index_groups, "ragged_all_to_all")
+    if len(axis_name) != 1 or _spans(name) > 1:
+        raise NotImplementedError("ragged_all_to_all over one named axis of one process only")
+    op, out, io, ss, oo, _rs = (_front(v, d, n) for v, d in zip(vals, dims))
+    rows, m = get_aval(op).shape[1], get_aval(out).shape[1]
+    per = get_aval(io).shape[1] // n          # slices each member sends to each receiver
+    trailing = get_aval(out).shape[2:]
+    s = _st.broadcast_in_dim(_st.iota(np.int32, m), (n, m), (1,))          # output row, per receiver
+    res = out
+    for p in range(n):                        # sender
+        src = _lib.index_in_dim(op, p, 0, keepdims=False)
+        for t in range(per):
+            # the slice sender p sends receiver j is slice j * per + t: one column per receiver
+            def col(a):
+                a = _ew.convert_element_type(_lib.index_in_dim(a, p, 0, keepdims=False), np.int32)
+                a = _lib.lax_slice(a, (t,), (n * per,), (per,))
+                return _st.broadcast_in_dim(a, (n, m), (0,))
+            start, size, dst = col(io), col(ss), col(oo)
+            k = _ew.sub(s, dst)
+            inside = _ew.bitwise_and(_ew.ge(k, np.int32(0)), _ew.lt(k, size))
+            row = _ew.clamp(np.int32(0), _ew.add(start, k), np.int32(max(rows - 1, 0)))
+            got = _lc.index_take(src, [row], (0,))                               # (n, m, *trailing)
+            mask = _st.broadcast_in_dim(inside, (n, m) + trailing, (0, 1))
+            res = _ew.select(mask, got, res)
+    return res, 0
+
+
+def _ragged_pass(vals, dims, **params):
+    if all(d is not_mapped for d in dims):
+        return ragged_all_to_all_p.bind(*vals, **params), not_mapped
+    raise NotImplementedError("ragged_all_to_all with operands batched by a vmap that does not name its axis")
+
+
+def _ragged_jvp(primals, tangents, axis_name, axis_index_groups=None):
+    # linear in (operand, output) for fixed offsets: the tangent moves the same rows
+    out = ragged_all_to_all_p.bind(*primals, axis_name=axis_name, axis_index_groups=axis_index_groups)
+    t_op, t_out = (_ad.instantiate_zeros(t) for t in tangents[:2])
+    t = ragged_all_to_all_p.bind(t_op, t_out, *primals[2:], axis_name=axis_name,
+                                 axis_index_groups=axis_index_groups)
+    return out, t
+
+
+def psend(x, axis_name, perm):
+    """Sends ``x`` to the members ``perm`` names (``(source, destination)`` pairs), returning a token for
+    ``precv``. JAX implements it on GPU only (NCCL send; its CPU backend raises at compile time); cranax has no
+    device-to-device send on any backend and raises ``NotImplementedError`` at once: use ``lax.ppermute``,
+    which moves the same data. Mirrors ``jax.lax.psend``."""
+    raise NotImplementedError("psend is currently only implemented on GPU (in JAX, through NCCL); cranax has "
+                              "no device-to-device send: use lax.ppermute(x, axis_name, perm)")
+
+
+def precv(token, out_shape, axis_name, perm):
+    """Receives what the matching ``psend`` sent. As ``psend``: ``NotImplementedError`` (use
+    ``lax.ppermute``). Mirrors ``jax.lax.precv``."""
+    raise NotImplementedError("precv is currently only implemented on GPU (in JAX, through NCCL); cranax has "
+                              "no device-to-device receive: use lax.ppermute(x, axis_name, perm)")
+
+
 # ----------------------------------------------------------------------------------------------- batching
 # Rules of the vmap that owns a name: ``rule(name, n, vals, dims, **params) -> (out, out_dim)``. Names left
 # after this axis's are re-bound on the parent, where the next enclosing map takes them.
@@ -466,6 +572,8 @@ _batching.collective_rules[all_to_all_p] = (lambda p: _names(p["axis_name"]), _a
 _batching.collective_rules[ppermute_p] = (lambda p: p["axis_name"], _ppermute_rule)
 _batching.collective_rules[pbroadcast_p] = (lambda p: p["axis_name"], _pbroadcast_rule)
 _batching.collective_rules[axis_index_p] = (lambda p: (p["axis_name"],), _axis_index_rule)
+_batching.collective_rules[ragged_all_to_all_p] = (lambda p: p["axis_name"], _ragged_rule)
+_batching.batching_rules[ragged_all_to_all_p] = _ragged_pass
 
 
 # A vmap with another name: the collective acts per batch element, so the batch axis goes first and every
@@ -554,6 +662,7 @@ _ad.deflinear(all_to_all_p, _all_to_all_transpose)
 _ad.deflinear(ppermute_p, _ppermute_transpose)
 _ad.deflinear(pbroadcast_p, _pbroadcast_transpose)
 _ad.defjvp_zero(axis_index_p)
+_ad.primitive_jvps[ragged_all_to_all_p] = _ragged_jvp
 
 
 # ----------------------------------------------------------------------------------------------- processes
