@@ -474,9 +474,9 @@ def _gpu():
 
 
 @pytest.mark.skipif(_gpu() is None, reason="no GPU adapter (or cranax built without the gpu feature)")
-def test_conv_and_pools_on_the_gpu_run_on_the_host_and_match_the_cpu():
-    """The GPU backend has no convolution or window shader: those steps run on the host (the documented
-    fallback) inside a GPU program, with the same values as the CPU backend."""
+def test_conv_and_pools_on_the_gpu_match_the_cpu():
+    """Inside a GPU program the convolutions run as shaders (tests/test_gpu_conv.py) and the window steps,
+    which have none, on the host (the documented fallback): the same values as the CPU backend."""
     g = _gpu()
     x, w = _rand((2, 6, 6, 3), np.float32, 1), _rand((3, 3, 3, 4), np.float32, 2)
 

@@ -1,4 +1,6 @@
-//! `dot_general` as WGSL: any batch/contracting/free dims through index math (no transposed copies).
+//! `dot_general` as WGSL: any batch/contracting/free dims through index math (no transposed copies). The
+//! product shaders below (`gemm_main`) read their operands through `a_at`/`b_at` and place results through
+//! `c_at`, functions each caller defines: `conv` reuses them for its implicit GEMM.
 //!
 //! - Matrix-vector shapes (a free extent < 8): 16 outputs per workgroup, K split over 16 rows of invocations.
 //! - Small products: one invocation per output element, K walked in 16×16 tiles staged in workgroup memory.
@@ -55,20 +57,6 @@ pub fn dot_shader(
     if nb == 0 || m == 0 || n == 0 {
         return Ok(None);
     }
-    let blocked = m >= BLOCKED_MIN && n >= BLOCKED_MIN;
-    let thin = m < THIN || n < THIN;
-    let edge = if blocked { BM } else { TILE } as u64;
-    let (mut gx, mut gy) = (n.div_ceil(edge), m.div_ceil(edge));
-    let mut gz = nb;
-    if thin {
-        let g = (nb * m * n).div_ceil(TILE as u64);
-        gx = g.min(max_groups as u64);
-        gy = g.div_ceil(gx);
-        gz = 1;
-    }
-    if gx > max_groups as u64 || gy > max_groups as u64 || gz > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
-        return Ok(None);
-    }
     let ty = vty(dt)?;
     let conv = |from: DType, v: &str| -> String {
         if from == dt {
@@ -86,20 +74,61 @@ pub fn dot_shader(
         "a[{} + {} + {}]", offset_expr(ls, lb, "bi"), offset_expr(ls, &lfree, "mi"), offset_expr(ls, lc, "ki"))));
     let _ = writeln!(src, "fn b_at(bi: u32, ki: u32, ni: u32) -> {ty} {{ return {}; }}", conv(rhs.dtype, &format!(
         "b[{} + {} + {}]", offset_expr(rs, rb, "bi"), offset_expr(rs, rc, "ki"), offset_expr(rs, &rfree, "ni"))));
-    let dims = Dims { m, k, n, ty, zero: zero(dt) };
-    if thin {
-        thin_main(&mut src, &dims, nb, gx);
-    } else if blocked {
-        blocked_main(&mut src, &dims);
-    } else {
-        tiled_main(&mut src, &dims);
-    }
+    let _ = writeln!(src, "fn c_at(bi: u32, mi: u32, ni: u32) -> u32 {{ return bi * {}u + mi * {n}u + ni; }}", m * n);
+    let Some(groups) = gemm_main(&mut src, Gemm { nb, m, k, n, dt }, max_groups)? else {
+        return Ok(None);
+    };
     let bindings = vec![
         Binding { slot: slots[0], write: false },
         Binding { slot: slots[1], write: false },
         Binding { slot: slots[2], write: true },
     ];
-    Ok(Some(KernelShader { source: src, bindings, groups: [gx as u32, gy as u32, gz as u32], second: None }))
+    Ok(Some(KernelShader { source: src, bindings, groups, second: None }))
+}
+
+/// The extents of a batched product `C[bi] = A[bi] @ B[bi]` (`nb` batches of `m`×`k` by `k`×`n`) of dtype `dt`.
+#[derive(Clone, Copy)]
+pub(super) struct Gemm {
+    pub nb: u64,
+    pub m: u64,
+    pub k: u64,
+    pub n: u64,
+    pub dt: DType,
+}
+
+/// Appends the entry point of a batched product to `src`, which must already declare `a_at(bi, mi, ki)` and
+/// `b_at(bi, ki, ni)` (the operand values as the accumulator type, called only in range), `c_at(bi, mi, ni)`
+/// (the output element's index) and the output binding `c`: the thin, tiled or register-blocked shader
+/// chosen by shape (see the module comment). Returns the workgroup grid, or `None` when it exceeds
+/// `max_groups` or u32 index math (the caller runs the step on the host).
+pub(super) fn gemm_main(src: &mut String, g: Gemm, max_groups: u32) -> Result<Option<[u32; 3]>> {
+    let Gemm { nb, m, k, n, dt } = g;
+    if nb == 0 || m == 0 || n == 0 {
+        return Ok(None);
+    }
+    let blocked = m >= BLOCKED_MIN && n >= BLOCKED_MIN;
+    let thin = m < THIN || n < THIN;
+    let edge = if blocked { BM } else { TILE } as u64;
+    let (mut gx, mut gy) = (n.div_ceil(edge), m.div_ceil(edge));
+    let mut gz = nb;
+    if thin {
+        let g = (nb * m * n).div_ceil(TILE as u64);
+        gx = g.min(max_groups as u64);
+        gy = g.div_ceil(gx);
+        gz = 1;
+    }
+    if gx > max_groups as u64 || gy > max_groups as u64 || gz > max_groups as u64 || nb * m * n > u32::MAX as u64 / 2 {
+        return Ok(None);
+    }
+    let dims = Dims { m, k, n, ty: vty(dt)?, zero: zero(dt) };
+    if thin {
+        thin_main(src, &dims, nb, gx);
+    } else if blocked {
+        blocked_main(src, &dims);
+    } else {
+        tiled_main(src, &dims);
+    }
+    Ok(Some([gx as u32, gy as u32, gz as u32]))
 }
 
 struct Dims {
@@ -137,7 +166,7 @@ fn thin_main(src: &mut String, d: &Dims, nb: u64, gx: u64) {
     let _ = writeln!(src, "    if (lid.y < s) {{ part[lid.y * {TILE}u + lid.x] = part[lid.y * {TILE}u + lid.x] + part[(lid.y + s) * {TILE}u + lid.x]; }}");
     let _ = writeln!(src, "    workgroupBarrier();");
     let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  if (live && lid.y == 0u) {{ c[o] = part[lid.x]; }}");
+    let _ = writeln!(src, "  if (live && lid.y == 0u) {{ c[c_at(bi, mi, ni)] = part[lid.x]; }}");
     let _ = writeln!(src, "}}");
 }
 
@@ -165,7 +194,7 @@ fn tiled_main(src: &mut String, d: &Dims) {
     let _ = writeln!(src, "    }}");
     let _ = writeln!(src, "    workgroupBarrier();");
     let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  if (row < {m}u && col < {n}u) {{ c[bi * {}u + row * {n}u + col] = acc; }}", m * n);
+    let _ = writeln!(src, "  if (row < {m}u && col < {n}u) {{ c[c_at(bi, row, col)] = acc; }}");
     let _ = writeln!(src, "}}");
 }
 
@@ -223,12 +252,11 @@ fn blocked_main(src: &mut String, d: &Dims) {
     let _ = writeln!(src, "    }}");
     let _ = writeln!(src, "    workgroupBarrier();");
     let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  let base = bi * {}u;", m * n);
     for i in 0..TM {
         let _ = writeln!(src, "  let row{i} = r0 + ty + {}u;", i * TILE);
         let _ = writeln!(src, "  if (row{i} < {m}u) {{");
         for j in 0..TM {
-            let _ = writeln!(src, "    if (c0 + tx + {jj}u < {n}u) {{ c[base + row{i} * {n}u + c0 + tx + {jj}u] = c{i}{j}; }}", jj = j * TILE);
+            let _ = writeln!(src, "    if (c0 + tx + {jj}u < {n}u) {{ c[c_at(bi, row{i}, c0 + tx + {jj}u)] = c{i}{j}; }}", jj = j * TILE);
         }
         let _ = writeln!(src, "  }}");
     }

@@ -15,6 +15,7 @@ use crate::plan::{Plan, Step};
 
 use super::buffer::{check_dtype, device_bytes, GpuBuffer, GpuEvent, GpuValue};
 use super::device::GpuContext;
+use super::conv::conv_shader as wgsl_conv;
 use super::dot::dot_shader as wgsl_dot;
 use super::wgsl::{kernel_shader, KernelShader};
 
@@ -180,21 +181,27 @@ fn compile_steps(ctx: &Arc<GpuContext>, plan: &Plan) -> Result<GpuExecutable> {
     Ok(GpuExecutable { ctx: ctx.clone(), plan: plan.clone(), kernels, controls, cpu: None, whole_on_host: false, host_steps })
 }
 
-/// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32).
+/// A shader for library step `l` when the GPU backend has one (`dot_general` on f32/i32/u32 and 64-bit
+/// types where the adapter has them, `conv_general_dilated` on f32/f64); `None` runs it on the host.
 fn gpu_library(ctx: &GpuContext, plan: &Plan, l: &crate::plan::LibStep, max_groups: u32) -> Result<Option<KernelShader>> {
-    if let crate::ir::LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } = &l.op {
-        if l.inputs.len() != 2 || l.outputs.len() != 1 {
+    use crate::ir::LibOp;
+    if !matches!(l.op, LibOp::DotGeneral { .. } | LibOp::Conv(_)) || l.inputs.len() != 2 || l.outputs.len() != 1 {
+        return Ok(None);
+    }
+    let (a, b, o) = (&plan.slots[l.inputs[0]], &plan.slots[l.inputs[1]], &plan.slots[l.outputs[0]]);
+    for x in [a, b, o] {
+        if device_bytes(x)? > ctx.max_binding() {
             return Ok(None);
         }
-        let (a, b, o) = (&plan.slots[l.inputs[0]], &plan.slots[l.inputs[1]], &plan.slots[l.outputs[0]]);
-        for x in [a, b, o] {
-            if device_bytes(x)? > ctx.max_binding() {
-                return Ok(None);
-            }
-        }
-        return wgsl_dot(a, b, o, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, [l.inputs[0], l.inputs[1], l.outputs[0]], max_groups);
     }
-    Ok(None)
+    let slots = [l.inputs[0], l.inputs[1], l.outputs[0]];
+    match &l.op {
+        LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } => {
+            wgsl_dot(a, b, o, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, slots, max_groups)
+        }
+        LibOp::Conv(c) => wgsl_conv(c, a, b, o, slots, max_groups),
+        _ => Ok(None),
+    }
 }
 
 fn missing(slot: usize) -> Error {

@@ -5,6 +5,7 @@
 //! - `buffer`: device buffers, values (buffer + aval + the submission writing it), transfers.
 //! - `wgsl`: one `Kernel` → one compute shader (elementwise, reductions, index math).
 //! - `dot`: `dot_general` shaders (tiled for small products, register-blocked 128×128 for large ones).
+//! - `conv`: `conv_general_dilated` as an implicit GEMM through `dot`'s product shaders.
 //! - `math`: WGSL helpers (XLA integer semantics, the float32 math library).
 //! - `control`: cond/while/scan steps running their sub-plans on the device.
 //! - `loop_kernel`: a while loop whose cond and body fit in one kernel, as one shader (no read backs).
@@ -39,6 +40,7 @@ use crate::plan::Plan;
 
 pub mod buffer;
 pub mod control;
+pub mod conv;
 pub mod device;
 pub mod dot;
 pub mod exec;
