@@ -16,10 +16,7 @@ from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
 from .api_ad import linear_transpose
 # jax.ad: the cotangent targets of ``jax.vjp(...)[1].with_refs`` (a namespace in JAX 0.10.2 too)
-import types as _types
-from . import api_ad as _api_ad
-ad = _types.SimpleNamespace(DontWant=_api_ad.DontWant, DidntWant=_api_ad.DidntWant, GradRef=_api_ad.GradRef,
-                            GradValue=_api_ad.GradValue)
+from .api_ad import ad_namespace as ad
 from .custom_derivatives import closure_convert
 from .custom_derivatives import custom_jvp, custom_vjp
 from .primitives.remat import checkpoint, remat, checkpoint_policies

@@ -8,6 +8,7 @@ other in any order.
 """
 import dataclasses
 import functools
+import types
 
 import numpy as np
 
@@ -206,6 +207,10 @@ class GradRef:
 class DidntWant:
     """Stands for a cotangent asked for with ``DontWant()``. A pytree with no leaves. Mirrors
     ``jax.ad.DidntWant``."""
+
+
+# ``jax.ad``: a namespace, as in JAX 0.10.2 (cranax.interpreters.ad is the AD interpreter, another thing).
+ad_namespace = types.SimpleNamespace(DontWant=DontWant, DidntWant=DidntWant, GradRef=GradRef, GradValue=GradValue)
 
 
 _VJP_TOO_MANY_ARGS = """
