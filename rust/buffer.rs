@@ -1,5 +1,11 @@
 //! Device buffers for the CPU: 64-byte aligned, shared storage so views (reshape) cost nothing.
 //!
+//! A storage is either cranax's own allocation or borrowed foreign memory (a DLPack import that aliases the
+//! producer's CPU buffer, as JAX's does): the borrowed kind holds an owner (the producer's Python object)
+//! that keeps the memory valid until the storage is dropped, and is never pooled or freed by cranax.
+//! Borrowed memory is only ever read: the runtime writes kernel outputs into fresh storages, never into
+//! an input's.
+//!
 //! Large storages are recycled: when one is dropped its memory goes to a small pool keyed by exact size
 //! (bounded in total bytes), and the next storage of that size reuses it. The steady state of a jitted
 //! loop (same shapes every call) then touches already-mapped pages instead of paying a page fault per 4 KiB.
@@ -97,10 +103,12 @@ pub fn pool_bytes() -> usize {
     POOL.lock().bytes
 }
 
-/// Raw, aligned, owned bytes.
+/// Raw, aligned bytes: owned, or borrowed and kept valid by `owner`.
 pub struct Storage {
     ptr: NonNull<u8>,
     bytes: usize,
+    /// What keeps borrowed memory alive (dropped with the storage); None for cranax's own allocations.
+    owner: Option<Box<dyn Send + Sync>>,
 }
 
 // The storage is plain memory; writes happen only from the one kernel that produces it, before any reader
@@ -112,13 +120,13 @@ impl Storage {
     /// Zeroed storage of `bytes` bytes; a `Memory` error (never an abort) if it cannot be had.
     pub fn zeroed(bytes: usize) -> Result<Storage> {
         if bytes == 0 {
-            return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0 });
+            return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0, owner: None });
         }
         if bytes >= POOL_MIN_BYTES {
             if let Some(ptr) = pool_take(bytes) {
                 // SAFETY: a pooled block of exactly `bytes` bytes, owned by nobody else.
                 unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) };
-                return Ok(Storage { ptr, bytes });
+                return Ok(Storage { ptr, bytes, owner: None });
             }
         }
         let layout = Layout::from_size_align(bytes, ALIGN)
@@ -126,17 +134,17 @@ impl Storage {
         // SAFETY: layout has nonzero size.
         let p = unsafe { alloc_zeroed(layout) };
         NonNull::new(p)
-            .map(|ptr| Storage { ptr, bytes })
+            .map(|ptr| Storage { ptr, bytes, owner: None })
             .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })
     }
     /// Storage of `bytes` bytes with unspecified contents, for callers that overwrite all of it.
     pub fn uninit(bytes: usize) -> Result<Storage> {
         if bytes == 0 {
-            return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0 });
+            return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0, owner: None });
         }
         if bytes >= POOL_MIN_BYTES {
             if let Some(ptr) = pool_take(bytes) {
-                return Ok(Storage { ptr, bytes });
+                return Ok(Storage { ptr, bytes, owner: None });
             }
         }
         let layout = Layout::from_size_align(bytes, ALIGN)
@@ -144,8 +152,27 @@ impl Storage {
         // SAFETY: layout has nonzero size.
         let p = unsafe { alloc(layout) };
         NonNull::new(p)
-            .map(|ptr| Storage { ptr, bytes })
+            .map(|ptr| Storage { ptr, bytes, owner: None })
             .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })
+    }
+    /// Borrows `bytes` bytes at `ptr` without copying; `owner` is held (and dropped with the storage) to keep
+    /// them valid. `Arguments` error unless `ptr` is `ALIGN`-aligned (kernels assume it) and `bytes` > 0.
+    ///
+    /// # Safety
+    /// `ptr..ptr + bytes` must stay valid for reads for as long as `owner` lives, and the caller accepts that
+    /// whoever else holds that memory may write to it (as with JAX's DLPack imports).
+    pub unsafe fn borrowed(ptr: *mut u8, bytes: usize, owner: Box<dyn Send + Sync>) -> Result<Storage> {
+        if bytes == 0 || (ptr as usize) % ALIGN != 0 {
+            return Err(Error::Arguments(format!(
+                "cannot borrow {bytes} bytes at {ptr:p}: need a nonempty buffer aligned to {ALIGN} bytes"
+            )));
+        }
+        let ptr = NonNull::new(ptr).ok_or_else(|| Error::Arguments("cannot borrow a null pointer".into()))?;
+        Ok(Storage { ptr, bytes, owner: Some(owner) })
+    }
+    /// True for borrowed foreign memory.
+    pub fn is_borrowed(&self) -> bool {
+        self.owner.is_some()
     }
     pub fn len(&self) -> usize {
         self.bytes
@@ -160,6 +187,9 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
+        if self.owner.take().is_some() {
+            return; // borrowed: dropping the owner releases it; the memory is not cranax's to free
+        }
         if self.bytes >= POOL_MIN_BYTES && pool_put(self.ptr, self.bytes) {
             return;
         }
@@ -249,5 +279,37 @@ mod tests {
         assert!(c.as_bytes().iter().all(|&x| x == 0));
         let small = Buffer::from_bytes(&Aval::new(DType::I32, vec![2]), &[1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
         assert_eq!(small.as_bytes(), &[1, 0, 0, 0, 2, 0, 0, 0]);
+    }
+
+    /// Borrowed memory is read in place, its owner is held until the last view drops, and it is neither
+    /// pooled nor freed by cranax; misaligned memory is refused.
+    #[test]
+    fn borrowed_storage_aliases_and_releases_its_owner() {
+        struct Owner(Arc<std::sync::atomic::AtomicBool>, Vec<u64>);
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // u64 storage with one 64-byte aligned window of 4 f32s inside
+        let mut mem = vec![0u64; 24];
+        let base = mem.as_mut_ptr() as usize;
+        let start = (base + ALIGN - 1) / ALIGN * ALIGN;
+        let ptr = start as *mut u8;
+        unsafe { std::ptr::copy_nonoverlapping([1f32, 2., 3., 4.].as_ptr() as *const u8, ptr, 16) };
+        let owner = Box::new(Owner(dropped.clone(), mem));
+        let s = unsafe { Storage::borrowed(ptr, 16, owner) }.unwrap();
+        assert!(s.is_borrowed() && s.as_ptr() == ptr);
+        let b = Buffer { storage: Arc::new(s), aval: Aval::new(DType::F32, vec![4]) };
+        let v = b.view(&Aval::new(DType::F32, vec![2, 2]));
+        assert_eq!(&v.as_bytes()[4..8], &2f32.to_le_bytes());
+        drop(b);
+        assert!(!dropped.load(Ordering::SeqCst), "a view still holds the owner");
+        drop(v);
+        assert!(dropped.load(Ordering::SeqCst));
+        let mut m2 = vec![0u64; 24];
+        let odd = unsafe { (m2.as_mut_ptr() as *mut u8).add(if (m2.as_ptr() as usize) % ALIGN == 4 { 8 } else { 4 }) };
+        assert!(unsafe { Storage::borrowed(odd, 16, Box::new(())) }.is_err());
     }
 }

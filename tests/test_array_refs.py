@@ -509,3 +509,94 @@ def test_make_jaxpr_reads_an_outer_ref_as_a_constant_and_refuses_writes():
     with pytest.raises(Exception, match="make_jaxpr and AOT lowering cannot record a write"):
         jax.make_jaxpr(wr)(2.)
     assert str(c) == "Ref([0., 1., 2.], dtype=float32)"
+
+
+# ----------------------------------------------------------------------------------------------- refs as carries
+# A ref in a loop's initial carry: JAX 0.10.2 traces the body, then raises (the texts below are JAX's, with
+# its function and file names replaced by this file's).
+
+_CANNOT_RETURN = ("function {} traced for {} returned a mutable array reference of type {}{}, but mutable array "
+                  "references cannot be returned.\n\nThe returned mutable array was passed in as the argument {}.")
+_CARRY_TYPES = ("{} body function carry input and carry output must have equal types, but they differ:\n\nThe "
+                "input carry {} has type {} but the corresponding output carry component has type {}.\n\nRevise the "
+                "function so that all output types match the corresponding input types.")
+
+
+def _raises_text(exc, text, fn, *args, **kwargs):
+    with pytest.raises(exc) as e:
+        fn(*args, **kwargs)
+    assert str(e.value) == text
+
+
+def test_a_ref_returned_as_a_loop_carry_is_jaxs_error():
+    r = jax.new_ref(jnp.zeros(3))
+    ident = lambda i, c: c   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(ident), "fori_loop", "Ref{float32[3]}",
+                                                   " at output tree path result[0][1]", "c"),
+                 lax.fori_loop, 0, 3, ident, r)
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(ident), "fori_loop", "Ref{float32[3]}",
+                                                   " at output tree path result[0][1][0]", "c[0]"),
+                 lax.fori_loop, 0, 3, ident, (r, 0.))
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(ident), "fori_loop", "Ref{float32[3]}",
+                                                   " at output tree path result[0][1]", "c"),
+                 lax.fori_loop, 0, 3, ident, r, unroll=True)
+
+    def body(i, c):   # writes through the ref first: still the error once it is returned
+        c[...] += 1.
+        return c
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(body), "fori_loop", "Ref{float32[3]}",
+                                                   " at output tree path result[0][1]", "c"),
+                 lax.fori_loop, 0, 3, body, r)
+    np.testing.assert_array_equal(np.asarray(r[...]), np.zeros(3))   # nothing was run
+    same = lambda c: c   # noqa: E731
+    never = lambda c: False   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(same), "while_body", "Ref{float32[3]}", "", "c"),
+                 lax.while_loop, never, same, r)
+
+    def wbody(c):
+        return c
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(wbody), "while_body", "Ref{float32[3]}",
+                                                   " at output tree path result['a']", "c['a']"),
+                 lax.while_loop, never, wbody, {"a": r})
+    sbody = lambda c, x: (c, x)   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(sbody), "scan", "Ref{float32[3]}",
+                                                   " at output tree path result[0]", "c"),
+                 lax.scan, sbody, r, jnp.arange(3.))
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(sbody), "scan", "Ref{float32[3]}",
+                                                   " at output tree path result[0][0]", "c[0]"),
+                 lax.scan, sbody, (r, 1.0), jnp.arange(3.))
+    dbody = lambda c, x: (c, None)   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(dbody), "scan", "Ref{float32[3]}",
+                                                   " at output tree path result[0]['a']", "c['a']"),
+                 lax.scan, dbody, {"a": r, "b": 1.}, None, length=2)
+
+
+def test_a_ref_carried_under_jit_is_jaxs_error():
+    jbody = lambda i, c: c   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(jbody), "fori_loop", "Ref{float32[3]}",
+                                                   " at output tree path result[0][1]", "c"),
+                 jax.jit(lambda: lax.fori_loop(0, 3, jbody, jax.new_ref(jnp.zeros(3)))))
+    # traced bounds: a while loop, whose carry is (i, upper, c)
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(jbody), "fori_loop", "Ref{float32[2]}",
+                                                   " at output tree path result[2]", "c"),
+                 jax.jit(lambda n: lax.fori_loop(0, n, jbody, jax.new_ref(jnp.zeros(2)))), 3)
+    sbody = lambda c, x: (c, x)   # noqa: E731
+    _raises_text(ValueError, _CANNOT_RETURN.format(_where(sbody), "scan", "Ref{float32[3]}",
+                                                   " at output tree path result[0]", "c"),
+                 jax.jit(lambda: lax.scan(sbody, jax.new_ref(jnp.zeros(3)), jnp.arange(3.))))
+
+
+def test_a_ref_replaced_by_a_value_in_the_carry_is_jaxs_type_error():
+    r = jax.new_ref(jnp.arange(3.))
+    _raises_text(TypeError, _CARRY_TYPES.format("scan", "c", "Ref{float32[3]}", "float32[3]"),
+                 lax.scan, lambda c, x: (c[...], x), r, jnp.arange(3.))
+    _raises_text(TypeError, _CARRY_TYPES.format("scan", "component c[0]", "Ref{float32[3]}", "float32[3]"),
+                 lax.scan, lambda c, x: ((c[0][...], c[1]), x), (r, 1.), jnp.arange(3.))
+    _raises_text(TypeError, _CARRY_TYPES.format("scan", "component loop_carry[1][0]", "Ref{float32[3]}",
+                                                "float32[3]"),
+                 lax.fori_loop, 0, 2, lambda i, c: (c[0][...], c[1]), (r, 1.))
+    _raises_text(TypeError, _CARRY_TYPES.format("while_loop", "component c[0]", "Ref{float32[3]}", "float32[3]"),
+                 lax.while_loop, lambda c: False, lambda c: (c[0][...], c[1]), (r, 1.))
+    _raises_text(TypeError, _CARRY_TYPES.format("while_loop", "component loop_carry[2]", "Ref{float32[2]}",
+                                                "float32[2]"),
+                 jax.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c[...], jax.new_ref(jnp.zeros(2)))), 3)

@@ -5,6 +5,7 @@ import pytest
 import cranax as jax
 import cranax.numpy as jnp
 from cranax.experimental import checkify
+from cranax import lax
 
 
 def _f(x, i):
@@ -72,8 +73,32 @@ def test_unfunctionalized_check_and_errors():
         checkify.check(jnp.float32(-1) > 0, "x {}", -1.0)
     assert checkify.all_checks == checkify.user_checks | checkify.nan_checks | checkify.div_checks | \
         checkify.index_checks
+    # scatters are not checked yet: a clear NotImplementedError rather than a silent pass
     with pytest.raises(NotImplementedError, match="index_checks"):
-        checkify.checkify(lambda x, i: x[i], errors=checkify.index_checks)(jnp.arange(3), 5)
+        checkify.checkify(lambda x, i: x.at[i].set(1), errors=checkify.index_checks)(jnp.arange(3), 5)
+
+
+def test_index_checks():
+    # Texts recorded from JAX 0.10.2 running the same code.
+    c = lambda f: checkify.checkify(f, errors=checkify.index_checks)   # noqa: E731
+    oob = "out-of-bounds indexing for array of shape {}: index {} is out of bounds for axis {} with size {}. "
+    assert c(lambda x, i: x[i])(jnp.ones(3), 5)[0].get() == oob.format("(3,)", 5, 0, 3)
+    err, out = c(lambda x, i: x[i])(jnp.ones(3), 2)
+    assert err.get() is None and float(out) == 1.0
+    assert c(lambda x, i: x[i])(jnp.ones(3), -7)[0].get() == oob.format("(3,)", -4, 0, 3)
+    assert c(lambda x, i: x[:, i])(jnp.ones((3, 4)), 4)[0].get() == oob.format("(3, 4)", 4, 1, 4)
+    assert c(lambda x, i: x[i])(jnp.ones(3), jnp.array([0, 1, 9, 2]))[0].get() == oob.format("(3,)", 9, 0, 3)
+    assert c(lambda x, i: lax.dynamic_slice(x, (i,), (2,)))(jnp.ones(3), 2)[0].get() == oob.format("(3,)", 2, 0, 3)
+    assert c(lambda x, i: lax.dynamic_slice(x, (i,), (2,)))(jnp.ones(3), 1)[0].get() is None
+    assert c(lambda x, i: lax.dynamic_update_slice(x, jnp.ones(2), (i,)))(jnp.ones(3), 2)[0].get() == \
+        oob.format("(3,)", 2, 0, 3)
+    assert jax.jit(c(lambda x, i: x[i]))(jnp.ones(3), 5)[0].get() == oob.format("(3,)", 5, 0, 3)
+    assert jax.vmap(c(lambda x, i: x[i]), in_axes=(None, 0))(jnp.ones(3), jnp.array([1, 5]))[0].get() == \
+        "at mapped index 1: " + oob.format("(3,)", 5, 0, 3)
+    err, _ = c(lambda x, i: x[i])(jnp.ones(3), 5)
+    with pytest.raises(checkify.JaxRuntimeError) as e:
+        err.throw()
+    assert str(e.value) == oob.format("(3,)", 5, 0, 3)
 
 
 def test_debug_check_check_error_and_the_category_sets():

@@ -472,3 +472,69 @@ def test_printed_jaxpr_names_the_call():
     g = jax.custom_vjp(lambda x: jnp.sin(x))
     g.defvjp(lambda x: (g(x), x), lambda r, ct: (ct,))
     assert "custom_vjp_call[" in str(jax.make_jaxpr(g)(1.))
+
+
+# ----------------------------------------------------------------------------------------------- optimize_remat
+# custom_vjp(...).defvjp(..., optimize_remat=True): the fwd rule is staged as one remat_opt equation.
+# Values, printed lines and texts recorded from JAX 0.10.2 running the same code.
+
+def _remat_opt_f(log):
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def f_fwd(x):
+        log.append("fwd ran")
+        return jnp.sin(x), jnp.cos(x)
+
+    def f_bwd(c, g):
+        return (c * g,)
+    f.defvjp(f_fwd, f_bwd, optimize_remat=True)
+    return f
+
+
+def test_optimize_remat_values_and_what_ran():
+    log = []
+    f = _remat_opt_f(log)
+    np.testing.assert_allclose(float(f(1.0)), 0.84147096, rtol=1e-6)
+    assert log == []                                  # eager primal call: fwd does not run
+    np.testing.assert_allclose(float(jax.grad(f)(1.0)), 0.5403023, rtol=1e-6)
+    assert log == ["fwd ran"]
+    np.testing.assert_allclose(float(jax.grad(jax.remat(lambda x: f(f(x))))(1.0)), 0.36003947, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(f))(jnp.arange(3.))), [1., 0.5403023, -0.41614684],
+                               rtol=1e-6)
+    np.testing.assert_allclose(float(jax.jit(jax.grad(f))(0.5)), np.cos(0.5), rtol=1e-6)
+    assert jax.custom_derivatives.remat_opt_p.name == "remat_opt"
+    assert jax.custom_derivatives.remat_opt_p.multiple_results
+
+
+def test_optimize_remat_jaxpr_and_errors():
+    f = _remat_opt_f([])
+    assert str(jax.make_jaxpr(jax.grad(f))(1.0)) == """{ lambda ; a:f32[]. let
+    b:f32[] _:f32[] = remat_opt[
+      fun_jaxpr_thunk=<function _memoize.<locals>.memoized at 0xXXXXXXXXXXXX>
+      fwd_jaxpr={ lambda ; c:f32[]. let
+          d:f32[] = sin c
+          e:f32[] = cos c
+        in (e, d) }
+      num_consts=0
+      num_res=1
+    ] a
+    f:f32[] = mul b 1.0:f32[]
+  in (f,) }"""
+    with pytest.raises(ValueError, match="Linearization failed to produce known values for all output primals"):
+        jax.grad(jax.grad(f))(1.0)
+
+    @jax.custom_vjp
+    def g(x):
+        return jnp.sin(x)
+
+    def g_fwd(x):   # staged, even outside jit: it cannot branch on the value
+        if x > 0:
+            return jnp.sin(x), jnp.cos(x)
+        return jnp.sin(x), jnp.cos(x)
+    g.defvjp(g_fwd, lambda c, t: (c * t,), optimize_remat=True)
+    with pytest.raises(jax.errors.TracerBoolConversionError, match="g_fwd at .* for custom_vjp fwd"):
+        jax.grad(g)(1.0)
+    with pytest.raises(NotImplementedError, match="remat optimization for custom_vjp does not support symbolic"):
+        g.defvjp(g_fwd, lambda c, t: (c * t,), symbolic_zeros=True, optimize_remat=True)

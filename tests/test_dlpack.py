@@ -51,6 +51,14 @@ def test_export_dtypes_and_copies():
         x.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
 
 
+def _aligned(n, dtype=np.float32, offset=0):
+    """A NumPy array of ``n`` elements whose data starts ``offset`` bytes past a 64-byte boundary."""
+    dtype = np.dtype(dtype)
+    raw = np.zeros(n * dtype.itemsize + 128 + offset, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start:start + n * dtype.itemsize].view(dtype)
+
+
 def test_from_dlpack():
     a = np.arange(4, dtype=np.float32)
     y = jax.dlpack.from_dlpack(a)
@@ -64,11 +72,91 @@ def test_from_dlpack():
     with pytest.raises(TypeError, match="The array passed to from_dlpack must have __dlpack__ and "
                                         "__dlpack_device__ methods."):
         jax.dlpack.from_dlpack([1, 2])
-    with pytest.raises(BufferError):
-        jax.dlpack.from_dlpack(a, copy=False)
-    # The imported array owns its data: changing the source later does not change it.
-    a[0] = 100
-    assert float(y[0]) == 0.0
+    # Recorded from JAX 0.10.2: transposed data (a copy is needed) with copy=False.
+    with pytest.raises(ValueError, match="Specified input which requires a copy since the source data buffer is "
+                                         "not aligned to 64 bytes.  However copy=False. Set copy=True or "
+                                         "copy=None to perform the requested operation."):
+        jax.dlpack.from_dlpack(np.arange(6, dtype=np.float32).reshape(2, 3).T, copy=False)
+    assert repr(jax.dlpack.from_dlpack(np.arange(6, dtype=np.float32).reshape(2, 3).T)) == (
+        "Array([[0., 3.],\n       [1., 4.],\n       [2., 5.]], dtype=float32)")
+    assert repr(jax.dlpack.from_dlpack(np.zeros((0, 3), np.float32))) == "Array([], shape=(0, 3), dtype=float32)"
+    # JAX asks for a legacy capsule, which cannot say "read-only": NumPy refuses a read-only array.
+    ro = np.arange(3, dtype=np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(BufferError, match="Cannot export readonly array"):
+        jax.dlpack.from_dlpack(ro)
+
+
+def test_from_dlpack_aliases_aligned_cpu_buffers():
+    # As JAX 0.10.2 on the CPU: a C-contiguous buffer aligned to 64 bytes becomes the array's storage.
+    for dt in (np.float32, np.int32, np.bool_, np.uint8, np.float16):
+        a = _aligned(16, dt)
+        a[:] = np.arange(16).astype(dt)
+        y = jax.dlpack.from_dlpack(a)
+        assert y.unsafe_buffer_pointer() == a.ctypes.data, dt
+        assert y.dtype == dt and y.committed       # committed to the CPU, as JAX's
+        np.testing.assert_array_equal(np.asarray(y), a)
+        np.testing.assert_array_equal(np.asarray(y + y), a + a)   # computations read it in place
+    a = _aligned(8)
+    a[:] = 1.0
+    y = jax.dlpack.from_dlpack(a, copy=False)
+    assert y.unsafe_buffer_pointer() == a.ctypes.data
+    a[0] = 100.0   # recorded from JAX 0.10.2: the producer's later writes show through (no copy was made)
+    assert float(y[0]) == 100.0
+    z = jax.dlpack.from_dlpack(a, device=jax.devices()[0])
+    assert z.unsafe_buffer_pointer() == a.ctypes.data and z.committed
+    # copy=True copies (JAX documents so).
+    c = jax.dlpack.from_dlpack(a, copy=True)
+    assert c.unsafe_buffer_pointer() != a.ctypes.data
+    a[1] = 7.0
+    assert float(c[1]) == 1.0 and float(y[1]) == 7.0
+
+
+def test_from_dlpack_copies_what_it_cannot_alias():
+    b = _aligned(16, offset=4)   # not 64-byte aligned: JAX copies
+    b[:] = 3.0
+    y = jax.dlpack.from_dlpack(b)
+    assert y.unsafe_buffer_pointer() != b.ctypes.data
+    b[0] = 0.0
+    assert float(y[0]) == 3.0
+    with pytest.raises(ValueError, match="not aligned to 64 bytes.  However copy=False"):
+        jax.dlpack.from_dlpack(b, copy=False)
+    u = _aligned(4, np.uint64)    # recorded from JAX 0.10.2: uint64 is uint32 with x64 off
+    u[:] = [1, 2, 3, 2**40]
+    assert repr(jax.dlpack.from_dlpack(u)) == "Array([1, 2, 3, 0], dtype=uint32)"
+    d = _aligned(4, np.float64)   # float64 with x64 off: canonicalized, so copied (no error with copy=False)
+    assert jax.dlpack.from_dlpack(d, copy=False).dtype == np.float32
+    # cranax holds a complex array as two real planes: it copies where JAX aliases.
+    z = _aligned(3, np.complex64)
+    z[:] = [1 + 2j, 3, 4j]
+    np.testing.assert_array_equal(np.asarray(jax.dlpack.from_dlpack(z)), z)
+    with pytest.raises(ValueError, match="needs a copy"):
+        jax.dlpack.from_dlpack(z, copy=False)
+
+
+def test_from_dlpack_keeps_the_producer_alive():
+    import sys
+    a = _aligned(1024)
+    a[:] = np.arange(1024)
+    before = sys.getrefcount(a)
+    y = jax.dlpack.from_dlpack(a)
+    assert sys.getrefcount(a) == before + 1   # as JAX's: the import holds the producer
+    addr = a.ctypes.data
+    del a
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(y), np.arange(1024, dtype=np.float32))
+    assert y.unsafe_buffer_pointer() == addr
+    v = y.reshape(32, 32)   # a view shares the borrowed storage and keeps it alive too
+    del y
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(v)[1], np.arange(32, 64, dtype=np.float32))
+    # Dropping the last cranax handle releases the producer.
+    p = _aligned(64)
+    base = sys.getrefcount(p)
+    w = jax.dlpack.from_dlpack(p)
+    del w
+    gc.collect()
+    assert sys.getrefcount(p) == base
 
 
 def test_is_supported_dtype():
@@ -89,3 +177,7 @@ def test_torch_round_trip():
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
     y = jax.dlpack.from_dlpack(torch.arange(3, dtype=torch.float32))
     np.testing.assert_array_equal(np.asarray(y), [0.0, 1.0, 2.0])
+    t = torch.arange(64, dtype=torch.float32)
+    y = jax.dlpack.from_dlpack(t)
+    if t.data_ptr() % 64 == 0:   # aligned: aliased, as JAX does
+        assert y.unsafe_buffer_pointer() == t.data_ptr()

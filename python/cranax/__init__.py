@@ -15,6 +15,8 @@ from .api import jit, make_jaxpr, eval_shape, clear_caches, ShapeDtypeStruct, di
 from .api_vmap import vmap
 from .api_ad import jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian
 from .api_ad import linear_transpose
+# jax.ad: the cotangent targets of ``jax.vjp(...)[1].with_refs`` (a namespace in JAX 0.10.2 too)
+from .api_ad import ad_namespace as ad
 from .custom_derivatives import closure_convert
 from .custom_derivatives import custom_jvp, custom_vjp
 from .primitives.remat import checkpoint, remat, checkpoint_policies
@@ -34,7 +36,7 @@ from . import stages
 from .api import checking_leaks, check_tracer_leaks, debug_nans, debug_infs, log_compiles
 # Running unmodified JAX programs (issue 19): ``import jax`` resolves to cranax; the API libraries use.
 from ._alias import install_as_jax
-from .api_pmap import pmap, shard_map
+from .api_pmap import pmap, shard_map, smap
 from . import sharding, extend, flatten_util, test_util, api_util
 from .extend.core import ensure_compile_time_eval
 from .custom_derivatives import custom_gradient

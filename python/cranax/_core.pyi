@@ -31,6 +31,12 @@ class DeviceArray:
     def from_numpy(arr: Any) -> DeviceArray:
         """Copies ``arr`` (made C-contiguous/native-endian as needed). Other dtypes raise TypeError."""
     @staticmethod
+    def from_numpy_alias(arr: Any) -> DeviceArray | None:
+        """Aliases ``arr``'s memory (no copy), holding ``arr``; None unless a C-contiguous, native-endian,
+        nonempty NumPy array with 64-byte aligned data. Unsupported dtypes raise TypeError."""
+    def buffer_pointer(self) -> int:
+        """Address of the CPU buffer (waits); ValueError for an array on another device."""
+    @staticmethod
     def from_scalar(value: bool | int | float, dtype: str) -> DeviceArray:
         """A 0-d array; ``dtype`` is a short name ("f32") or NumPy name ("float32")."""
     def to_numpy(self) -> np.ndarray:

@@ -6,7 +6,9 @@ on the current trace, the tangent computation becomes a linear jaxpr) and then t
 (``ad.backward_pass``). Every function works on the current trace, so they compose with ``jit`` and each
 other in any order.
 """
+import dataclasses
 import functools
+import types
 
 import numpy as np
 
@@ -19,7 +21,8 @@ from .interpreters import ad
 from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .interpreters.partial_eval import trace_to_jaxpr
-from .tree_util import Partial, tree_flatten, tree_map, tree_structure, tree_unflatten
+from .primitives import state as _state
+from .tree_util import Partial, register_dataclass, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
            "linear_transpose"]
@@ -153,12 +156,14 @@ def _vjp(fun, primals, has_aux):
 
 def vjp(fun, *primals, has_aux=False):
     """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` gives the cotangents of ``primals`` (a tuple) for an
-    output cotangent ``ct`` of the output's structure. Mirrors ``jax.vjp``."""
+    output cotangent ``ct`` of the output's structure, and ``f_vjp.with_refs(*targets)(ct)`` says per input
+    leaf what to do with its cotangent (``jax.ad.GradValue()``, ``DontWant()``, or a ``Ref`` to add it
+    into). Mirrors ``jax.vjp``."""
     p_out, store, vjp_flat, p_tree = _vjp(fun, primals, has_aux)
     out_tree = store["tree"]
     out_avals = [get_aval(p) for p in p_out]
 
-    def f_vjp(ct):
+    def cotangents(ct):
         c_leaves, c_tree = tree_flatten(ct)
         if c_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal "
@@ -168,13 +173,115 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
                                  f"as the shape of corresponding primal input {a.shape}.")
-        cts = vjp_flat(c_leaves)
-        return tree_unflatten(p_tree, [_to_user(c) for c in cts])
+        return [_to_user(c) for c in vjp_flat(c_leaves)]
 
+    f_vjp = VJP(cotangents, p_tree, getattr(fun, "__name__", type(fun).__name__))
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
     if has_aux:
         return po, f_vjp, _aux_out(store["aux"])
     return po, f_vjp
+
+
+# jax.ad: what ``VJP.with_refs`` is told to do with each input's cotangent, and what it answers.
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """Return this input's cotangent (the default). A leaf. Mirrors ``jax.ad.GradValue``."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+    """This input's cotangent is not wanted: ``DidntWant()`` stands in its place. A leaf. Mirrors
+    ``jax.ad.DontWant``."""
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+    """Stands for a cotangent that was added into the ``Ref`` given for it. A pytree with no leaves.
+    Mirrors ``jax.ad.GradRef``."""
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+    """Stands for a cotangent asked for with ``DontWant()``. A pytree with no leaves. Mirrors
+    ``jax.ad.DidntWant``."""
+
+
+# ``jax.ad``: a namespace, as in JAX 0.10.2 (cranax.interpreters.ad is the AD interpreter, another thing).
+ad_namespace = types.SimpleNamespace(DontWant=DontWant, DidntWant=DidntWant, GradRef=GradRef, GradValue=GradValue)
+
+
+_VJP_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {} was called with {} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+""".format
+
+
+class VJP:
+    """The pullback ``jax.vjp`` returns: ``f_vjp(ct)`` is a tuple of cotangents in the primals' structure;
+    ``f_vjp.with_refs(*targets)`` (targets in the primals' structure: ``GradValue()``, ``DontWant()`` or a
+    ``Ref`` of the input's cotangent type, into which the cotangent is added) gives a ``Partial`` taking
+    ``ct`` and returning, per input leaf, its cotangent, ``DidntWant()`` or ``GradRef()``. Mirrors
+    ``jax._src.api.VJP``."""
+
+    __slots__ = ("_cotangents", "in_tree", "_name", "__weakref__")
+
+    def __init__(self, cotangents, in_tree, name):
+        self._cotangents = cotangents
+        self.in_tree = in_tree
+        self._name = name
+
+    def __call__(self, out_ct, *extra_args):
+        if extra_args:
+            raise TypeError(_VJP_TOO_MANY_ARGS(self._name, len(extra_args) + 1))
+        return tree_unflatten(self.in_tree, self._cotangents(out_ct))
+
+    def with_refs(self, *maybe_ct_refs):
+        if not maybe_ct_refs:
+            targets = [GradValue()] * self.in_tree.num_leaves
+        else:
+            targets, tree = tree_flatten(maybe_ct_refs, is_leaf=lambda x: isinstance(x, _state.Ref))
+            if tree != self.in_tree:
+                raise TypeError(f"VJP.with_refs: the targets' structure {tree} is not the primals' {self.in_tree}")
+        for t in targets:
+            if not isinstance(t, (GradValue, DontWant, _state.Ref)):
+                raise TypeError("VJP.with_refs: each target must be jax.ad.GradValue(), jax.ad.DontWant() or a "
+                                f"jax.Ref, got {type(t).__name__}")
+        return Partial(_vjp_into, self, tuple(targets))
+
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+
+def _vjp_into(f_vjp, targets, out_ct):
+    out = []
+    for ct, t in zip(f_vjp._cotangents(out_ct), targets):
+        if isinstance(t, DontWant):
+            out.append(DidntWant())
+        elif isinstance(t, _state.Ref):
+            t.addupdate(ct)   # a ref of another shape or dtype: addupdate's error, as in JAX
+            out.append(GradRef())
+        else:
+            out.append(ct)
+    return tree_unflatten(f_vjp.in_tree, out)
 
 
 # ----------------------------------------------------------------------------------------------- grad

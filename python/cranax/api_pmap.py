@@ -11,7 +11,7 @@ from .numpy import asarray, reshape, transpose
 from .sharding import PartitionSpec, get_mesh, partition_axes
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["pmap", "shard_map"]
+__all__ = ["pmap", "shard_map", "smap"]
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(), devices=None,
@@ -83,6 +83,81 @@ def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=froz
         return _run_nested(lambda *xs: f(*tree_unflatten(tree, list(xs))), [x for x, _ in split], used, names,
                            sizes, out_specs)
     return jit(blocked)
+
+
+class InferFromArgs:
+    """``smap``'s default ``in_axes``: each argument's mapped axis is read from its sharding (the dimension its
+    ``NamedSharding`` spec splits over ``axis_name``; not mapped if none). Mirrors
+    ``jax._src.shard_map.InferFromArgs`` (printed ``jax.sharding.Infer``)."""
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = InferFromArgs()
+
+
+def _axes_to_pspec(axis_name, axis):
+    return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+
+def _inferred_spec(x):
+    s = getattr(x, "sharding", None)
+    spec = getattr(s, "spec", None)
+    return spec if isinstance(spec, PartitionSpec) else PartitionSpec()
+
+
+def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
+    """``shard_map`` over the one mesh axis ``axis_name`` of the context mesh (``jax.set_mesh``), described by
+    axes as ``vmap`` is: ``in_axes`` (an int, None, or a tuple with one entry per positional argument, whose
+    leaves are ints or None; default: inferred from the arguments' shardings) says which dimension of each
+    argument is split over ``axis_name``, ``out_axes`` where the results' blocks are stacked (None: the
+    result is the same on every member, e.g. after ``lax.psum``). Each instance of ``f`` sees its block and
+    ``lax.axis_index(axis_name)``. Raises TypeError for malformed axes (JAX's texts) and ValueError without a
+    context mesh. Mirrors ``jax.smap`` (which also requires the inputs' shardings to match ``in_axes``
+    under explicit mesh axes; cranax splits them as asked)."""
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got {axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of entries corresponding "
+                        f"to the positional arguments passed to the function, but got {in_axes}.")
+    if in_axes is not Infer and not all(isinstance(a, int) for a in tree_flatten(in_axes)[0]):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) container with those "
+                        f"types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_flatten(out_axes)[0]):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with those types as leaves, "
+                        f"but got {out_axes}.")
+    to_spec = functools.partial(_axes_to_pspec, axis_name)
+    out_specs = tree_map(to_spec, out_axes, is_leaf=lambda x: x is None)
+
+    programs = {}   # (mesh, in_specs) -> the shard_map (jitted once per pair, as JAX's cache does)
+
+    @functools.wraps(f)
+    def mapped(*args):
+        mesh = get_mesh()
+        if mesh is None or not mesh.axis_names:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter into a mesh "
+                             "context")
+        if in_axes is Infer:
+            in_specs = tuple(tree_map(_inferred_spec, a) for a in args)
+        elif isinstance(in_axes, tuple):
+            in_specs = tree_map(to_spec, in_axes, is_leaf=lambda x: x is None)
+        else:
+            in_specs = tuple(to_spec(in_axes) for _ in args)
+        spec_leaves, spec_tree = tree_flatten(in_specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
+        key = (mesh, tuple(spec_leaves), spec_tree)
+        try:
+            prog = programs.get(key)
+        except TypeError:   # an unhashable spec tree: no reuse
+            key = prog = None
+        if prog is None:
+            prog = shard_map(f, out_specs=out_specs, mesh=mesh, in_specs=in_specs, axis_names={axis_name})
+            if key is not None:
+                programs[key] = prog
+        return prog(*args)
+    return mapped
 
 
 def _broadcast_prefix(prefix, tree, what):

@@ -168,6 +168,14 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
             return c.__dlpack__(stream=stream) if legacy else c.__dlpack__(stream=stream, max_version=max_version)
         return v.__dlpack__(stream=stream, max_version=max_version, copy=False)
 
+    def unsafe_buffer_pointer(self):
+        """The address of the array's CPU buffer, as an int (waits for the value): to check aliasing, e.g. of
+        a DLPack import. ValueError for an array on a GPU; TypeError for a complex array (cranax holds it as
+        two real buffers). Mirrors ``jax.Array.unsafe_buffer_pointer``."""
+        if type(self._buf) is ComplexBuffer:
+            raise TypeError("unsafe_buffer_pointer: cranax holds a complex array as two real buffers")
+        return self._buf.buffer_pointer()
+
     def __dlpack_device__(self):
         """``(DLDeviceType.kDLCPU, 0)``: exports go through the host buffer (a GPU array's is its copy)."""
         return (DLDeviceType.kDLCPU, 0)

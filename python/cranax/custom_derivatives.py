@@ -28,14 +28,15 @@ from .errors import UnexpectedTracerError
 from .interpreters import ad, batching
 from .interpreters.ad import Zero
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import DynamicJaxprTracer, trace_to_jaxpr
+from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
+from .jaxpr import ClosedJaxpr, Jaxpr
 from .primitives.elementwise import stop_gradient
 from .primitives import state as _state
 from .tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_map,
                         tree_unflatten)
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call", "custom_jvp_call_p",
-           "custom_vjp_call_p", "custom_lin_p", "linear_call_p", "SymbolicZero", "zero_from_primal",
+           "custom_vjp_call_p", "custom_lin_p", "linear_call_p", "remat_opt_p", "SymbolicZero", "zero_from_primal",
            "CustomVJPPrimal", "custom_vjp_primal_tree_values"]
 
 
@@ -559,6 +560,137 @@ ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 batching.batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 
 
+# ----------------------------------------------------------------------------------------------- remat_opt_p
+
+def _memoize(thunk):
+    """``thunk`` run once, its result kept (JAX's ``pe._memoize``; the name shows in printed jaxprs)."""
+    box = []
+
+    def memoized():
+        if not box:
+            box.append(thunk())
+        return box[0]
+    return memoized
+
+
+def _with_constvars(closed, consts):
+    """``(jaxpr, consts)`` (the thunk's form, as JAX's) from a const-free ClosedJaxpr taking ``consts`` first."""
+    j = closed.jaxpr
+    n = len(consts)
+    return Jaxpr(list(j.invars[:n]), list(j.invars[n:]), j.outvars, j.eqns), list(consts)
+
+
+class _Repr:
+    """Prints a function param as JAX does, by its repr (the printer masks the address)."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f):
+        self.f = f
+
+    def __str__(self):
+        return repr(self.f)
+
+
+class _RematOptPrimitive(Primitive):
+    """``remat_opt *consts *args [fun_jaxpr_thunk fwd_jaxpr num_consts num_res]``: a ``custom_vjp`` fwd rule
+    defined with ``optimize_remat=True``, traced to ``fwd_jaxpr`` (a ClosedJaxpr without consts taking the
+    consts then the primal inputs, returning ``num_res`` residuals then the primal outputs); ``fun_jaxpr_thunk()``
+    gives ``(jaxpr, consts)`` of the primal function. Evaluation and lowering run ``fwd_jaxpr`` (the core's
+    dead-code elimination drops residuals a ``checkpoint`` does not keep); jvp and vmap derive a new
+    ``remat_opt``; transposing one (higher-order AD) is NotImplementedError, as in JAX. Mirrors
+    ``jax.custom_derivatives.remat_opt_p``."""
+
+    def __init__(self):
+        super().__init__("remat_opt", multiple_results=True)
+        self.abstract_eval = lambda *avals, fwd_jaxpr, **_: list(fwd_jaxpr.out_avals)
+        self.impl = self._impl
+
+    @staticmethod
+    def _impl(*args, fwd_jaxpr, **_):
+        return eval_jaxpr(fwd_jaxpr.jaxpr, fwd_jaxpr.consts, *args)
+
+    @staticmethod
+    def inline_jaxpr(eqn):
+        return eqn.params["fwd_jaxpr"], eqn.invars
+
+    @staticmethod
+    def pp_params(eqn):
+        p = eqn.params
+        return [("fun_jaxpr_thunk", _Repr(p["fun_jaxpr_thunk"])), ("fwd_jaxpr", p["fwd_jaxpr"]),
+                ("num_consts", p["num_consts"]), ("num_res", p["num_res"])]
+
+
+remat_opt_p = _RematOptPrimitive()
+
+
+def _remat_opt_jvp(primals, tangents, num_consts, num_res, fwd_jaxpr, fun_jaxpr_thunk):
+    n_out = len(fwd_jaxpr.out_avals)
+    nonzeros = [type(t) is not Zero for t in tangents[:num_consts]] + [True] * (len(tangents) - num_consts)
+    jj, consts, out_nz = ad.jvp_jaxpr(fwd_jaxpr, nonzeros, instantiate=[True] * n_out)
+    tans = [ad.instantiate_zeros(t) for t, z in zip(tangents, nonzeros) if z]
+
+    def fun_jvp_thunk():
+        jaxpr, fconsts = fun_jaxpr_thunk()
+        fj, fc, _ = ad.jvp_jaxpr(ClosedJaxpr(jaxpr, list(fconsts)), [True] * len(jaxpr.invars))
+        return _with_constvars(fj, fc)
+    # The jvp jaxpr returns primal outputs then tangents; its residual part is the primal residuals.
+    outs = remat_opt_p.bind(*consts, *primals, *tans, num_consts=len(consts) + num_consts, num_res=num_res,
+                            fwd_jaxpr=jj, fun_jaxpr_thunk=_memoize(fun_jvp_thunk))
+    t_out = iter(outs[n_out:])
+    return outs[:n_out], [next(t_out) if nz else Zero(a) for nz, a in zip(out_nz, fwd_jaxpr.out_avals)]
+
+
+def _remat_opt_transpose(cts, *args, **params):
+    raise NotImplementedError("remat optimization for custom_vjp does not support higher-order AD")
+
+
+def _remat_opt_batch(vals, dims, num_consts, num_res, fwd_jaxpr, fun_jaxpr_thunk):
+    size = batching.axis_size_of(vals, dims)
+    moved = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+    in_dims = [d if d is batching.not_mapped else 0 for d in dims]
+    new, consts, out_dims = batching.batch_jaxpr(fwd_jaxpr, size, in_dims)
+
+    def batched_fun_thunk():
+        jaxpr, fconsts = fun_jaxpr_thunk()
+        bj, bc, _ = batching.batch_jaxpr(ClosedJaxpr(jaxpr, list(fconsts)), size, in_dims[num_consts:])
+        return _with_constvars(bj, bc)
+    outs = remat_opt_p.bind(*consts, *moved, num_consts=len(consts) + num_consts, num_res=num_res, fwd_jaxpr=new,
+                            fun_jaxpr_thunk=_memoize(batched_fun_thunk))
+    return outs, out_dims
+
+
+ad.jvp_rules[remat_opt_p] = _remat_opt_jvp
+ad.transpose_rules[remat_opt_p] = _remat_opt_transpose
+batching.batching_rules[remat_opt_p] = _remat_opt_batch
+
+
+def _remat_opt_fwd(flat_fun, flat_fwd, user_fwd):
+    """``flat_fwd`` (a custom_vjp's flat fwd rule) staged as one ``remat_opt`` equation, as JAX's
+    ``optimize_remat_of_custom_vjp_fwd`` does: the rule is traced (not run on concrete values, even outside
+    ``jit``) and its residuals are outputs of that equation."""
+    def fwd(ps, perturbed):
+        avals = [get_aval(p) for p in ps]
+        store = {}
+
+        def traced(*xs):
+            outs, res, store["res_tree"] = flat_fwd(list(xs), perturbed)
+            store["n_out"] = len(outs)
+            return list(res) + list(outs)
+        closed = trace_to_jaxpr(traced, avals, debug_info(user_fwd, "custom_vjp fwd", None))
+        fwd_jaxpr, consts = closed.hoist_consts()
+        num_res = len(fwd_jaxpr.out_avals) - store["n_out"]
+
+        def fun_thunk():
+            fj = trace_to_jaxpr(lambda *xs: list(flat_fun(*xs)), avals)
+            return fj.jaxpr, list(fj.consts)
+        outs = remat_opt_p.bind(*consts, *ps, num_consts=len(consts), num_res=num_res, fwd_jaxpr=fwd_jaxpr,
+                                fun_jaxpr_thunk=_memoize(fun_thunk))
+        return list(outs[num_res:]), list(outs[:num_res]), store["res_tree"]
+    fwd.__name__ = getattr(flat_fwd, "__name__", "fwd")
+    return fwd
+
+
 _NONDIFF_TRACER = (
     "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position indicated by "
     "nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable arguments to "
@@ -585,8 +717,8 @@ class custom_vjp:
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Sets the rules. ``symbolic_zeros=True``: ``fwd`` gets a ``CustomVJPPrimal(value, perturbed)`` per
-        leaf and ``bwd`` gets ``SymbolicZero`` for zero output cotangents. ``optimize_remat`` is accepted
-        (cranax's ``checkpoint`` already recomputes only what the policy asks)."""
+        leaf and ``bwd`` gets ``SymbolicZero`` for zero output cotangents. ``optimize_remat=True``: ``fwd``
+        is traced into one ``remat_opt`` equation (``remat_opt_p``), as in JAX."""
         self.fwd = fwd
         self.bwd = bwd
         self.symbolic_zeros = symbolic_zeros
@@ -665,6 +797,8 @@ class custom_vjp:
             cts = _flatten_bwd_out(cts_in, diff, in_tree, full)
             return [c for i, c in enumerate(cts) if i not in refs]
         flat_bwd.__name__ = _name(user_bwd)
+        if self.optimize_remat:
+            flat_fwd = _remat_opt_fwd(flat_fun, flat_fwd, user_fwd)
         outs = _bind_custom_vjp(flat_fun, flat_fwd, flat_bwd, leaves, symbolic, primal_name)
         return tree_unflatten(store["tree"], outs)
 

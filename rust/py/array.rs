@@ -88,6 +88,35 @@ fn to_numpy_typed<'py, T: Element>(py: Python<'py>, b: &Buffer) -> Bound<'py, Py
     arr.into_any()
 }
 
+/// The cranax dtype of a NumPy dtype; TypeError for one cranax arrays cannot hold.
+fn numpy_dtype(descr: &Bound<'_, numpy::PyArrayDescr>) -> PyResult<DType> {
+    Ok(match (descr.kind(), descr.itemsize()) {
+        (b'b', 1) => DType::Bool,
+        (b'i', 1) => DType::I8,
+        (b'u', 1) => DType::U8,
+        (b'i', 2) => DType::I16,
+        (b'u', 2) => DType::U16,
+        (b'i', 4) => DType::I32,
+        (b'i', 8) => DType::I64,
+        (b'u', 4) => DType::U32,
+        (b'f', 2) => DType::F16,
+        (b'f', 4) => DType::F32,
+        (b'f', 8) => DType::F64,
+        // ml_dtypes' bfloat16 is a NumPy "void-kind" type of 2 bytes, known by its name
+        (b'V', 2) if descr.getattr("name")?.extract::<String>()? == "bfloat16" => DType::BF16,
+        // ml_dtypes' float8 types likewise, of 1 byte (float8_e5m2 registers as kind 'f')
+        (b'V' | b'f', 1) if parse_dtype(&descr.getattr("name")?.extract::<String>()?).is_ok_and(|d| d.is_float8()) => {
+            parse_dtype(&descr.getattr("name")?.extract::<String>()?)?
+        }
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, the float8 formats, float32 or float64)",
+                descr.str()?
+            )))
+        }
+    })
+}
+
 impl DeviceArray {
     pub fn new(value: Value) -> DeviceArray {
         DeviceArray { value, device: device::cpu().clone() }
@@ -106,31 +135,7 @@ impl DeviceArray {
         }
         let a = obj.cast::<PyUntypedArray>()?.clone();
         let descr = a.dtype();
-        let dt = match (descr.kind(), descr.itemsize()) {
-            (b'b', 1) => DType::Bool,
-            (b'i', 1) => DType::I8,
-            (b'u', 1) => DType::U8,
-            (b'i', 2) => DType::I16,
-            (b'u', 2) => DType::U16,
-            (b'i', 4) => DType::I32,
-            (b'i', 8) => DType::I64,
-            (b'u', 4) => DType::U32,
-            (b'f', 2) => DType::F16,
-            (b'f', 4) => DType::F32,
-            (b'f', 8) => DType::F64,
-            // ml_dtypes' bfloat16 is a NumPy "void-kind" type of 2 bytes, known by its name
-            (b'V', 2) if descr.getattr("name")?.extract::<String>()? == "bfloat16" => DType::BF16,
-            // ml_dtypes' float8 types likewise, of 1 byte (float8_e5m2 registers as kind 'f')
-            (b'V' | b'f', 1) if parse_dtype(&descr.getattr("name")?.extract::<String>()?).is_ok_and(|d| d.is_float8()) => {
-                parse_dtype(&descr.getattr("name")?.extract::<String>()?)?
-            }
-            _ => {
-                return Err(PyTypeError::new_err(format!(
-                    "unsupported dtype {} (cranax arrays hold bool, int8, uint8, int16, uint16, int32, uint32, int64, float16, bfloat16, the float8 formats, float32 or float64)",
-                    descr.str()?
-                )))
-            }
-        };
+        let dt = numpy_dtype(&descr)?;
         let a = if a.is_c_contiguous() && descr.is_native_byteorder() != Some(false) {
             a
         } else {
@@ -154,6 +159,44 @@ impl DeviceArray {
             Buffer::from_bytes(&aval, bytes)?
         };
         Ok(DeviceArray::new(Value::Ready(buf)))
+    }
+
+    /// A device array that aliases `arr`'s memory, no copy (DLPack import, as JAX aliases aligned CPU
+    /// buffers), holding a reference to `arr` so that it (and what it views) stays alive while the array
+    /// does. None when it cannot alias: `arr` is not a NumPy array, not C-contiguous, not native-endian,
+    /// empty, or its data is not 64-byte aligned (the caller then copies). TypeError for a dtype cranax
+    /// arrays cannot hold. cranax never writes into the memory; whoever else holds it may.
+    #[staticmethod]
+    fn from_numpy_alias(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Option<DeviceArray>> {
+        let Ok(a) = arr.cast::<PyUntypedArray>() else { return Ok(None) };
+        let descr = a.dtype();
+        let dt = numpy_dtype(&descr)?;
+        if !a.is_c_contiguous() || descr.is_native_byteorder() == Some(false) {
+            return Ok(None);
+        }
+        let aval = Aval::new(dt, a.shape().to_vec());
+        let Some(nbytes) = aval.numel().and_then(|n| n.checked_mul(dt.size())) else { return Ok(None) };
+        // SAFETY: reading the data pointer of a live NumPy array.
+        let data = unsafe { (*a.as_array_ptr()).data as *mut u8 };
+        if nbytes == 0 || (data as usize) % crate::buffer::ALIGN != 0 {
+            return Ok(None);
+        }
+        let owner: Box<dyn Send + Sync> = Box::new(arr.clone().unbind());
+        // SAFETY: a C-contiguous array of this dtype and shape holds `nbytes` bytes at `data`; the array object
+        // is held by `owner` for the storage's lifetime, and NumPy does not move or free the data of an array
+        // that is referenced (`resize` refuses).
+        let storage = unsafe { crate::buffer::Storage::borrowed(data, nbytes, owner) }?;
+        let _ = py;
+        Ok(Some(DeviceArray::new(Value::Ready(Buffer { storage: Arc::new(storage), aval }))))
+    }
+
+    /// The address of the array's CPU buffer (waits for it; GIL released). Mirrors the use of
+    /// ``jax.Array.unsafe_buffer_pointer``: to check aliasing. Raises for an array on another device.
+    fn buffer_pointer(&self, py: Python<'_>) -> PyResult<usize> {
+        if self.device.kind != device::DeviceKind::Cpu {
+            return Err(PyValueError::new_err("buffer_pointer: the array is not on the CPU"));
+        }
+        Ok(wait_value(py, &self.value)?.as_ptr() as usize)
     }
 
     /// A 0-d array holding `value` as `dtype` ("bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "f32",

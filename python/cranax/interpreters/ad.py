@@ -292,7 +292,10 @@ def linearize_flat(fun, primals, aux_store=None):
             jt.invalidate()
         for p in p_out:
             if pe.is_unknown(p):
-                raise AssertionError("linearize: a primal output depends on the tangents")
+                # JAX 0.10.2's error (e.g. grad of grad through a custom_vjp with optimize_remat=True)
+                raise ValueError("Linearization failed to produce known values for all output primals. This is "
+                                 "typically caused by attempting to differentiate a function uses an operation "
+                                 "that does not support reverse-mode autodiff.")
         nz = [type(t) is not Zero for t in t_out]
         linear = pe.to_jaxpr([t for t in t_out if type(t) is not Zero])
     finally:

@@ -1019,7 +1019,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if _state.any_refs():   # array references the body reaches become extra carries
             (_, result), _ = _state.plumb_scan(
                 lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "body_fun"),
-                scanned, (lower, init_val))
+                scanned, (lower, init_val),
+                _state.LoopNames(body_fun, "fori_loop", "scan", lambda out: out[0], "result[0]", argpos=1, skip=1,
+                                 carry_base="loop_carry"))
             return result
         (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "body_fun")
         return result
@@ -1029,6 +1031,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     def body(carry):
         i, up, x = carry
         return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
+    if _state.any_refs():   # as while_loop, with a ref carried in init_val named as JAX's fori_loop names it
+        _, _, result = _state.plumb_while(
+            _while_loop, _fori_while_cond, body, (lower, upper, init_val),
+            _state.LoopNames(body_fun, "fori_loop", "while_loop", lambda out: out, "result", argpos=1, skip=2,
+                             carry_base="loop_carry"))
+        return result
     _, _, result = while_loop(_fori_while_cond, body, (lower, upper, init_val))
     return result
 

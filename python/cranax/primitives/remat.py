@@ -615,6 +615,8 @@ def saved_residuals(f, *args, **kwargs):
                     results.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
                 elif eqn.primitive.name == "jit":   # JAX keeps no source for a jit call in a vjp
                     results.append((v.aval, f"output of jitted function '{eqn.params['name']}' from "))
+                elif eqn.primitive.name == "remat_opt":   # nor for a custom_vjp fwd staged with optimize_remat
+                    results.append((v.aval, "output of remat_opt from "))
                 else:
                     results.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
     return results

@@ -28,7 +28,10 @@ import numpy as np
 
 from ..array import Array, _from_host
 from ..core import Tracer, get_aval
-from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
+import inspect
+
+from ..tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
+                         tree_unflatten)
 from ..interpreters.partial_eval import debug_info
 from .. import core
 from . import elementwise as _ew
@@ -437,8 +440,106 @@ def closure_refs(fun):
 
 
 
-def plumb_scan(run, f, init):
-    """``run(body, init)`` (the scan) with the refs ``f`` reaches plumbed through as extra carries."""
+# ----------------------------------------------------------------------------------------------- refs as carries
+# A ref in a loop's initial carry is JAX's error: the body either returns it (a ref cannot be returned: the
+# ValueError names the output path and the argument it came in as) or returns something else in its place
+# (the carry types differ: the TypeError). The ref is taken out of the loop's carry and handed to the body
+# as it is (reached refs are plumbed as usual), so the body is traced once as JAX traces it, then the error.
+
+class _RefSlot:
+    """Where a carried ref was taken out of a loop's carry (a pytree node without leaves)."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+register_pytree_node(_RefSlot, lambda s: ((), s.i), lambda i, _: _RefSlot(i))
+
+
+class LoopNames:
+    """How JAX names a loop's carry in the errors: ``fun`` the user's body (its name and line), ``kind``
+    ("scan", "fori_loop", "while_body"), ``loop`` ("scan" or "while_loop": whose carry check speaks),
+    ``argpos`` the body parameter the carry comes in as, ``skip`` leading carry path entries that are the
+    loop's own (fori's counter), ``carry_base`` the carry's name when it is the loop's (``loop_carry``),
+    ``out_carry(out)`` the carry part of the body's output and ``out_base`` its output path."""
+
+    def __init__(self, fun, kind, loop, out_carry, out_base, argpos=0, skip=0, carry_base=None):
+        self.fun, self.kind, self.loop, self.out_carry, self.out_base = fun, kind, loop, out_carry, out_base
+        self.argpos, self.skip, self.carry_base = argpos, skip, carry_base
+
+    def arg(self, path):
+        try:
+            params = list(inspect.signature(self.fun).parameters)
+            name = params[self.argpos]
+        except (TypeError, ValueError, IndexError):
+            name = f"args[{self.argpos}]"
+        return name + keystr(tuple(path[self.skip:]))
+
+
+def carried_refs(init):
+    """``(init without its refs, refs, their paths)``; ``refs`` empty when ``init`` holds none."""
+    paths = [(p, v) for p, v in tree_flatten_with_path(init)[0] if isinstance(v, Ref)]
+    if not paths:
+        return init, [], []
+    refs = []
+
+    def strip(v):
+        if isinstance(v, Ref):
+            refs.append(v)
+            return _RefSlot(len(refs) - 1)
+        return v
+    return tree_map(strip, init), refs, [p for p, _ in paths]
+
+
+def _put_back(carry, refs):
+    return tree_map(lambda v: refs[v.i] if isinstance(v, _RefSlot) else v, carry,
+                    is_leaf=lambda v: isinstance(v, _RefSlot))
+
+
+def _carried_ref_error(out, refs, paths, names):
+    """Raises JAX's error for a body's output ``out`` given the refs its carry came in with."""
+    where = f"{debug_info(names.fun, names.kind, None).func_src_info} traced for {names.kind}"
+    out_leaves = tree_flatten_with_path(names.out_carry(out), is_leaf=lambda v: isinstance(v, Ref))[0]
+    for p, v in out_leaves:
+        if isinstance(v, Ref) and any(v is r for r in refs):
+            at = names.out_base + keystr(p)
+            msg = f"function {where} returned a mutable array reference of type {v._ref_aval()}"
+            if at != "result":
+                msg += f" at output tree path {at}"
+            msg += ", but mutable array references cannot be returned."
+            src = paths[next(i for i, r in enumerate(refs) if r is v)]
+            raise ValueError(msg + f"\n\nThe returned mutable array was passed in as the argument {names.arg(src)}.")
+    by_path = {tuple(p): v for p, v in out_leaves}
+    for r, p in zip(refs, paths):
+        name = (names.carry_base + keystr(p)) if names.carry_base else names.arg(p)
+        what = f"component {name}" if len(p) > names.skip or names.carry_base else name
+        got = by_path.get(tuple(p))
+        got_text = get_aval(got).str_short(short_dtypes=False) if got is not None else "a different pytree"
+        raise TypeError(f"{names.loop} body function carry input and carry output must have equal types, but they "
+                        f"differ:\n\nThe input carry {what} has type {r._ref_aval()} but the corresponding output "
+                        f"carry component has type {got_text}.\n\nRevise the function so that all output types "
+                        "match the corresponding input types.")
+
+
+def _carrying(f, refs, paths, names, carry_arg=0):
+    """``f`` taking the carry without its refs (argument ``carry_arg``), calling the user's code with them put
+    back, and raising JAX's error on what it returns."""
+    def g(*args):
+        args = list(args)
+        args[carry_arg] = _put_back(args[carry_arg], refs)
+        _carried_ref_error(f(*args), refs, paths, names)
+    return g
+
+
+def plumb_scan(run, f, init, names=None):
+    """``run(body, init)`` (the scan) with the refs ``f`` reaches plumbed through as extra carries. A ref in
+    ``init`` is JAX's error (named per ``names``, a :class:`LoopNames`; default: a ``scan``'s)."""
+    init, carried, paths = carried_refs(init)
+    if carried:
+        names = names or LoopNames(f, "scan", "scan", lambda out: out[0], "result[0]")
+        f = _carrying(f, carried, paths, names)
     def runner(call, refs, vals):
         if not refs:
             return run(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0],
@@ -453,8 +554,15 @@ def plumb_scan(run, f, init):
     return plumbed_loop({}, 0, "scan", runner)
 
 
-def plumb_while(run, cond_fun, body_fun, init):
-    """``run(cond, body, init)`` (the while loop) with the refs the functions reach plumbed as extra carries."""
+def plumb_while(run, cond_fun, body_fun, init, names=None):
+    """``run(cond, body, init)`` (the while loop) with the refs the functions reach plumbed as extra carries.
+    A ref in ``init`` is JAX's error (named per ``names``, a :class:`LoopNames`; default: a ``while_loop``'s)."""
+    init, carried, paths = carried_refs(init)
+    if carried:
+        names = names or LoopNames(body_fun, "while_body", "while_loop", lambda out: out, "result")
+        user_cond = cond_fun
+        cond_fun = lambda c: user_cond(_put_back(c, carried))   # noqa: E731
+        body_fun = _carrying(body_fun, carried, paths, names)
     def runner(call, refs, vals):
         if not refs:
             return run(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0],
