@@ -3,7 +3,7 @@
 in JAX: they read state). Mirrors ``jax.numpy``."""
 import numpy as _np
 
-from ..array import Array
+from .. import dlpack as _dlpack   # jax.dlpack sits on the array layer (array, core, dtypes only)
 from ._promotion import array, asarray
 
 __all__ = ["frombuffer", "fromstring", "fromfile", "fromiter", "load", "save", "savez", "from_dlpack",
@@ -54,10 +54,8 @@ def load(file, *args, **kwargs):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """The array an object exporting ``__dlpack__`` holds (a cranax array is returned as is, or copied with
-    ``copy=True``). Mirrors ``jax.numpy.from_dlpack``."""
-    if isinstance(x, Array):
-        return array(x, copy=True) if copy else x
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"from_dlpack: {type(x).__name__} does not export __dlpack__")
-    return asarray(_np.from_dlpack(x, copy=copy) if copy is not None else _np.from_dlpack(x))
+    """The array an object exporting ``__dlpack__`` holds: ``jax.dlpack.from_dlpack(x, device=device,
+    copy=copy)`` (aliasing aligned CPU buffers, see there). Mirrors ``jax.numpy.from_dlpack``."""
+    return _dlpack.from_dlpack(x, device=device, copy=copy)
+
+
