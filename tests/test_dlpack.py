@@ -110,6 +110,9 @@ def test_from_dlpack_aliases_aligned_cpu_buffers():
     assert c.unsafe_buffer_pointer() != a.ctypes.data
     a[1] = 7.0
     assert float(c[1]) == 1.0 and float(y[1]) == 7.0
+    # jnp.from_dlpack is the same import
+    w = jnp.from_dlpack(a)
+    assert w.unsafe_buffer_pointer() == a.ctypes.data
 
 
 def test_from_dlpack_copies_what_it_cannot_alias():
