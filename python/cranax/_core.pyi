@@ -59,6 +59,12 @@ class DeviceArray:
     def device(self) -> Device: ...
     def reshape_view(self, shape: Sequence[int]) -> DeviceArray:
         """Same bytes, new shape (one dimension may be -1); ValueError if the element count differs."""
+    def _host_view(self) -> np.ndarray:
+        """Read-only flat uint8 view of the computed bytes, no copy (waits; a GPU array's host copy)."""
+    @staticmethod
+    def _empty_host(dtype: str, shape: Sequence[int]) -> tuple[DeviceArray, np.ndarray]:
+        """A new CPU array with unspecified contents and a writable flat uint8 view of its bytes, which the
+        caller fills before handing the array out."""
 
 @final
 class Executable:

@@ -1,7 +1,7 @@
 //! `DeviceArray`: a handle to a device buffer that may still be pending.
 use std::sync::Arc;
 
-use numpy::{Element, PyArray, PyArrayMethods, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyArray, PyArray1, PyArrayMethods, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use numpy::ndarray::IxDyn;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -76,6 +76,31 @@ fn transfer_span(name: &'static str, bytes: usize) -> Option<crate::runtime::pro
         s.args.push(("bytes".into(), bytes.to_string()));
         s
     })
+}
+
+/// The owner of a zero-copy host view's bytes (`DeviceArray._host_view`, `DeviceArray._empty_host`): the NumPy
+/// array's base object, holding the buffer so its storage lives as long as any view of it.
+#[pyclass(frozen, name = "HostBytes", module = "cranax._core")]
+pub struct HostBytes {
+    #[allow(dead_code)] // held for its storage only: NumPy reads the bytes through the view's data pointer
+    buf: Buffer,
+}
+
+/// A flat uint8 NumPy array over `buf`'s bytes, without a copy; read-only unless `writable`.
+fn bytes_view(py: Python<'_>, buf: Buffer, writable: bool) -> PyResult<Bound<'_, PyAny>> {
+    let n = Buffer::byte_len(&buf.aval)?.min(buf.storage.len());
+    let ptr = buf.as_ptr() as *const u8;
+    let owner = Bound::new(py, HostBytes { buf })?;
+    // SAFETY: `ptr` is non-null and aligned (a dangling one for 0 bytes) and `n` bytes there stay valid and
+    // unmoved while `owner`, the array's base, holds the storage.
+    let arr = unsafe {
+        let view = numpy::ndarray::ArrayView1::from_shape_ptr(n, ptr);
+        PyArray1::<u8>::borrow_from_array(&view, owner.into_any())
+    };
+    if !writable {
+        arr.getattr("flags")?.setattr("writeable", false)?;
+    }
+    Ok(arr.into_any())
 }
 
 fn to_numpy_typed<'py, T: Element>(py: Python<'py>, b: &Buffer) -> Bound<'py, PyAny> {
@@ -263,6 +288,24 @@ impl DeviceArray {
             DType::F32 => to_numpy_typed::<f32>(py, &b),
             DType::F64 => to_numpy_typed::<f64>(py, &b),
         })
+    }
+
+    /// A read-only NumPy view of the computed bytes (flat uint8, no copy; `.view(dtype).reshape(shape)` reads
+    /// it as the array). Waits (GIL released); raises the computation's error. For the MPI transport, which
+    /// sends straight from the buffer; a GPU array's view is of its host copy.
+    fn _host_view<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let b = wait_value(py, &self.value)?;
+        bytes_view(py, b, false)
+    }
+
+    /// `(array, view)`: a new ready CPU array of `dtype` and `shape` with unspecified contents, and a writable
+    /// flat uint8 NumPy view of its bytes. The caller fills every byte through the view before it hands the
+    /// array to anyone (the MPI transport receives collective results there, saving a copy).
+    #[staticmethod]
+    fn _empty_host<'py>(py: Python<'py>, dtype: &str, shape: Vec<usize>) -> PyResult<(DeviceArray, Bound<'py, PyAny>)> {
+        let buf = Buffer::uninit(&Aval::new(parse_dtype(dtype)?, shape))?;
+        let view = bytes_view(py, buf.clone(), true)?;
+        Ok((DeviceArray::new(Value::Ready(buf)), view))
     }
 
     #[pyo3(signature = (dtype=None, copy=None))]

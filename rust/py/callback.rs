@@ -38,7 +38,8 @@ fn keep(py: Python<'_>, err: PyErr) -> Error {
     Error::Callback { token, msg }
 }
 
-/// Calls `dispatch(id, [DeviceArray...], [(shape, dtype)...])`, which returns one array-like per result.
+/// Calls `dispatch(id, [DeviceArray...], [(shape, dtype)...])`, which returns one array-like (or `DeviceArray`)
+/// per result.
 fn call(dispatch: &Py<PyAny>, id: u64, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
     Python::attach(|py| {
         let run = || -> PyResult<Vec<Buffer>> {
@@ -50,8 +51,14 @@ fn call(dispatch: &Py<PyAny>, id: u64, inputs: &[&Buffer], outs: &[Aval]) -> Res
             let res = dispatch.bind(py).call1((id, args, avals))?;
             let mut bufs = Vec::with_capacity(outs.len());
             for r in res.try_iter()? {
-                let arr = DeviceArray::from_numpy(py, &r?)?;
-                bufs.push(super::array::wait_value(py, &arr.value)?);
+                let r = r?;
+                // A core array is taken as it is (the MPI transport's results, received in place); anything
+                // else is copied in through NumPy.
+                let buf = match r.cast::<DeviceArray>() {
+                    Ok(d) => super::array::wait_value(py, &d.get().value)?,
+                    Err(_) => super::array::wait_value(py, &DeviceArray::from_numpy(py, &r)?.value)?,
+                };
+                bufs.push(buf);
             }
             Ok(bufs)
         };

@@ -13,7 +13,7 @@ nested named axes work in any order. Bound with no enclosing map naming the axis
 """
 import numpy as np
 
-from .. import _transport, core, dtypes
+from .. import _core, _transport, core, dtypes
 from ..array import _from_host
 from ..core import ShapedArray, get_aval
 from ..interpreters import ad as _ad
@@ -670,7 +670,9 @@ _ad.primitive_jvps[ragged_all_to_all_p] = _ragged_jvp
 # ``n_local`` members; the rules above first combine the local members, then these two primitives combine the
 # processes through the MPI transport. They run eagerly as NumPy calls, and inside compiled programs as an
 # ordered host callback (``io_callback_p``; inlined at lowering), so every process issues its collectives in
-# program order, as MPI requires.
+# program order, as MPI requires. In a program the callback copies nothing: MPI sends from a read-only view
+# of the operand's buffer and receives into a writable view of a fresh core buffer, which becomes the
+# step's result as it is (``callback.BufferCallback``).
 
 def _process_allreduce_abstract(x, op):
     dt = np.dtype(np.int32) if x.dtype == np.bool_ else x.dtype
@@ -693,6 +695,35 @@ def _host_allgather(a):
     return _transport.allgather(np.asarray(a))
 
 
+def _send_view(a):
+    """The operand (an Array the callback step made from its buffer) as a read-only NumPy view, no copy."""
+    return a._buf._host_view().view(a.aval.dtype).reshape(a.aval.shape)
+
+
+def _result(dtype, shape):
+    """A fresh core array and a writable NumPy view of it, for MPI to receive into."""
+    arr, view = _core.DeviceArray._empty_host(dtypes.short_name(dtype), list(shape))
+    return arr, view.view(dtype).reshape(shape)
+
+
+def _buffers_allreduce(op):
+    def run(args):
+        x = _send_view(args[0])
+        if x.dtype == np.bool_:   # summed as int32 (the abstract rule's dtype)
+            x = x.astype(np.int32)
+        arr, view = _result(x.dtype, x.shape)
+        _transport.allreduce(x, op, out=view)
+        return [arr]
+    return run
+
+
+def _buffers_allgather(args):
+    x = _send_view(args[0])
+    arr, view = _result(x.dtype, (_transport.state.process_count,) + x.shape)
+    _transport.allgather(x, out=view)
+    return [arr]
+
+
 _HOST = {}   # one callback object per (primitive, op): retracing gives equal params, one registered id
 
 
@@ -700,8 +731,11 @@ def _host_callback(prim, params):
     key = (prim, tuple(sorted(params.items())))
     cb = _HOST.get(key)
     if cb is None:
-        fn = _host_allreduce(params["op"]) if prim is process_allreduce_p else _host_allgather
-        cb = _HOST[key] = _cb.FlatCallback(fn, tree_flatten(((0,), {}))[1])
+        if prim is process_allreduce_p:
+            fn, buffers = _host_allreduce(params["op"]), _buffers_allreduce(params["op"])
+        else:
+            fn, buffers = _host_allgather, _buffers_allgather
+        cb = _HOST[key] = _cb.BufferCallback(fn, tree_flatten(((0,), {}))[1], buffers)
     return cb
 
 
