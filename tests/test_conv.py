@@ -88,6 +88,16 @@ CASES = [
     # one image and one out-feature per batch group (a depthwise kernel gradient: the core's group loops)
     ((3, 2, 6), (3, 2, 3), (1,), ((1, 1),), (1,), (2,), None, 1, 3),
     ((2, 5, 5, 4), (3, 3, 2, 4), (1, 1), "SAME", (1, 1), (1, 1), ("CHWN", "HWIO", "NHWC"), 1, 4),
+    # channels-last with >= 8 in-features and out-features in whole vectors (the core's implicit-GEMM tiles
+    # on AVX-512/AVX2 hosts): partial tiles, 64/32/16-wide feature panels, strides, padding, both dilations,
+    # feature and batch groups, 1-D and 3-D
+    ((2, 7, 6, 16), (3, 3, 16, 32), (1, 1), "SAME", (1, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 1, 1),
+    ((2, 9, 8, 8), (3, 3, 8, 80), (2, 1), ((2, 1), (0, 2)), (1, 1), (2, 1), ("NHWC", "HWIO", "NHWC"), 1, 1),
+    ((2, 6, 5, 32), (3, 3, 16, 32), (1, 1), ((1, 2), (0, 0)), (2, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 2, 1),
+    ((4, 5, 5, 8), (3, 3, 8, 32), (1, 2), "SAME", (1, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 1, 2),
+    ((1, 4, 5, 6, 8), (2, 3, 2, 8, 16), (1, 1, 1), "SAME", (1, 1, 1), (1, 1, 1), ("NDHWC", "DHWIO", "NDHWC"), 1, 1),
+    ((3, 20, 12), (5, 12, 48), (1,), "SAME", (1,), (3,), ("NWC", "WIO", "NWC"), 1, 1),
+    ((2, 6, 6, 64), (64, 64, 3, 3), (1, 1), "SAME", (1, 1), (1, 1), ("NHWC", "OIHW", "NHWC"), 1, 1),
 ]
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]
 
