@@ -122,6 +122,34 @@ def test_conv_against_direct_loops_float32(case):
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
 
 
+TILE_CASES = [c for c in CASES if c[6] is not None and c[6][0][-1] == "C" and c[0][-1] >= 8]
+
+
+def test_conv_tiles_on_avx2_lanes(tmp_path):
+    """The channels-last cases again in a process whose CPU kernels use 256-bit lanes
+    (``CRANAX_CPU_BLOCK_MATH=avx2``: the core's AVX2 tiles on an AVX-512 host, as on an AVX2-only one)."""
+    import os
+    import subprocess
+    import sys
+    assert len(TILE_CASES) >= 6
+    code = (
+        "import sys, numpy as np, cranax.lax as lax\n"
+        "cases = eval(sys.argv[1])\n"
+        "out = {}\n"
+        "for i, (ls, rs, st, pad, ld, rd, dn, G, B) in enumerate(cases):\n"
+        "    r = lambda s, k: np.random.default_rng(k).standard_normal(s).astype(np.float32)\n"
+        "    out[f'c{i}'] = np.asarray(lax.conv_general_dilated(r(ls, 0), r(rs, 1), st, pad, ld, rd, dn, G, B))\n"
+        "np.savez(sys.argv[2], **out)\n")
+    path = tmp_path / "avx2.npz"
+    env = dict(os.environ, CRANAX_CPU_BLOCK_MATH="avx2")
+    subprocess.run([sys.executable, "-c", code, repr(TILE_CASES), str(path)], env=env, check=True, timeout=300)
+    got = np.load(path)
+    for i, case in enumerate(TILE_CASES):
+        g, want = got[f"c{i}"], _run(case, np.float32)[1]
+        assert g.dtype == np.float32 and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=2e-5, atol=2e-5)
+
+
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_conv_against_direct_loops_float64(case, x64):
     got, want = _run(case, np.float64)
