@@ -88,6 +88,16 @@ CASES = [
     # one image and one out-feature per batch group (a depthwise kernel gradient: the core's group loops)
     ((3, 2, 6), (3, 2, 3), (1,), ((1, 1),), (1,), (2,), None, 1, 3),
     ((2, 5, 5, 4), (3, 3, 2, 4), (1, 1), "SAME", (1, 1), (1, 1), ("CHWN", "HWIO", "NHWC"), 1, 4),
+    # channels-last with >= 8 in-features and out-features in whole vectors (the core's implicit-GEMM tiles
+    # on AVX-512/AVX2 hosts): partial tiles, 64/32/16-wide feature panels, strides, padding, both dilations,
+    # feature and batch groups, 1-D and 3-D
+    ((2, 7, 6, 16), (3, 3, 16, 32), (1, 1), "SAME", (1, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 1, 1),
+    ((2, 9, 8, 8), (3, 3, 8, 80), (2, 1), ((2, 1), (0, 2)), (1, 1), (2, 1), ("NHWC", "HWIO", "NHWC"), 1, 1),
+    ((2, 6, 5, 32), (3, 3, 16, 32), (1, 1), ((1, 2), (0, 0)), (2, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 2, 1),
+    ((4, 5, 5, 8), (3, 3, 8, 32), (1, 2), "SAME", (1, 1), (1, 1), ("NHWC", "HWIO", "NHWC"), 1, 2),
+    ((1, 4, 5, 6, 8), (2, 3, 2, 8, 16), (1, 1, 1), "SAME", (1, 1, 1), (1, 1, 1), ("NDHWC", "DHWIO", "NDHWC"), 1, 1),
+    ((3, 20, 12), (5, 12, 48), (1,), "SAME", (1,), (3,), ("NWC", "WIO", "NWC"), 1, 1),
+    ((2, 6, 6, 64), (64, 64, 3, 3), (1, 1), "SAME", (1, 1), (1, 1), ("NHWC", "OIHW", "NHWC"), 1, 1),
 ]
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]
 
@@ -110,6 +120,34 @@ def test_conv_against_direct_loops_float32(case):
     got, want = _run(case, np.float32)
     assert got.dtype == np.float32 and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+TILE_CASES = [c for c in CASES if c[6] is not None and c[6][0][-1] == "C" and c[0][-1] >= 8]
+
+
+def test_conv_tiles_on_avx2_lanes(tmp_path):
+    """The channels-last cases again in a process whose CPU kernels use 256-bit lanes
+    (``CRANAX_CPU_BLOCK_MATH=avx2``: the core's AVX2 tiles on an AVX-512 host, as on an AVX2-only one)."""
+    import os
+    import subprocess
+    import sys
+    assert len(TILE_CASES) >= 6
+    code = (
+        "import sys, numpy as np, cranax.lax as lax\n"
+        "cases = eval(sys.argv[1])\n"
+        "out = {}\n"
+        "for i, (ls, rs, st, pad, ld, rd, dn, G, B) in enumerate(cases):\n"
+        "    r = lambda s, k: np.random.default_rng(k).standard_normal(s).astype(np.float32)\n"
+        "    out[f'c{i}'] = np.asarray(lax.conv_general_dilated(r(ls, 0), r(rs, 1), st, pad, ld, rd, dn, G, B))\n"
+        "np.savez(sys.argv[2], **out)\n")
+    path = tmp_path / "avx2.npz"
+    env = dict(os.environ, CRANAX_CPU_BLOCK_MATH="avx2")
+    subprocess.run([sys.executable, "-c", code, repr(TILE_CASES), str(path)], env=env, check=True, timeout=300)
+    got = np.load(path)
+    for i, case in enumerate(TILE_CASES):
+        g, want = got[f"c{i}"], _run(case, np.float32)[1]
+        assert g.dtype == np.float32 and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=2e-5, atol=2e-5)
 
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)

@@ -1,7 +1,11 @@
 //! `conv_general_dilated` on the CPU, float32 and float64, any layout (JAX's dimension numbers read as
 //! element strides), any number of spatial dimensions, strides, padding, both dilations and group counts.
 //!
-//! Two kernels, chosen by shape:
+//! Kernels, chosen by shape:
+//! - **implicit-GEMM register tiles** (`conv_direct`) for f32 with contiguous in-features (input) and
+//!   out-features (output) — NHWC-style layouts, forward and input-gradient convolutions — at least
+//!   `TILE_MIN_CG` in-features per group and whole vectors of out-features per group, on AVX-512/AVX2
+//!   hosts: the kernel is packed once per call and each tile reads the input in place (no patch matrix).
 //! - **im2col blocks into `gemm`** (the general case): per image and group, the output positions are
 //!   taken in blocks of rows whose patch matrix `[rows, kernel elements × in-features]` fits in cache;
 //!   each block is one `gemm` product with the packed kernel `[kernel elements × in-features, out-features]`,
@@ -21,6 +25,7 @@
 //! Positions that fall in padding or in the holes of the input dilation read zero.
 use rayon::prelude::*;
 
+use super::conv_direct;
 use super::elem::{numel, strides, uninit};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -223,7 +228,96 @@ unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, re
         by_reduction(geo, x, w, o);
         return;
     }
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
+        if let Some(isa) = conv_direct::isa().filter(|&isa| tiles_fit(geo, isa)) {
+            tiled(geo, isa, x as *const f32, w as *const f32, o as *mut f32);
+            return;
+        }
+    }
     im2col(geo, c, x, w, o);
+}
+
+/// In-features per group below which the tiles lose to im2col (each kernel offset's row pointers cost as
+/// much as its few multiply-adds).
+const TILE_MIN_CG: usize = 8;
+/// The tiles index a `[positions × kernel elements]` offset table; larger ones take im2col.
+const TILE_MAX_TAPS: usize = 1 << 22;
+/// Output positions per parallel task of the tiled kernel (a few tiles: enough work per task, and enough
+/// tasks for every thread when the batch is small).
+const TILE_CHUNK: usize = 4 * conv_direct::MAX_MR;
+
+/// Whether the implicit-GEMM tiles (`conv_direct`) take this f32 convolution: in-features contiguous in
+/// the input, out-features contiguous in the output, whole vectors of out-features per group.
+fn tiles_fit(geo: &Geo, isa: conv_direct::Isa) -> bool {
+    let p_total: usize = geo.osp.iter().product();
+    geo.x_c == 1
+        && geo.o_o == 1
+        && geo.oq % isa.lanes() == 0
+        && geo.cg >= TILE_MIN_CG
+        && p_total.saturating_mul(geo.kk()) <= TILE_MAX_TAPS
+}
+
+/// The implicit-GEMM path: the kernel packed once as `[groups][kk × cg, oq]`, then per (image, group,
+/// chunk of output positions) tiles of `MAX_MR` positions whose row pointers index the input in place.
+///
+/// SAFETY: as `run`, with `tiles_fit(geo, isa)`.
+unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32) {
+    let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
+    let mr = conv_direct::MAX_MR;
+    let wp = pack_kernel(geo, w);
+    let (tap, _) = geo.tap_table();
+    let p_total: usize = geo.osp.iter().product();
+    let mut qi = vec![0usize; geo.osp.len()];
+    let qoff: Vec<usize> = (0..p_total)
+        .map(|q| {
+            unravel(q, &geo.osp, &mut qi);
+            qi.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    // padding taps and unused tile rows read this
+    let zeros = vec![0f32; cg];
+    let per = p_total.div_ceil(TILE_CHUNK);
+    let tasks = geo.nb * geo.groups * per;
+    let (xa, wa, oa, za) = (x as usize, wp.as_ptr() as usize, o as usize, zeros.as_ptr() as usize);
+    let (tap, qoff) = (&tap, &qoff);
+    let task = |t: usize, a: &mut Vec<*const f32>| {
+        let (x, wp, o, zp) = (xa as *const f32, wa as *const f32, oa as *mut f32, za as *const f32);
+        let c = t % per;
+        let g = (t / per) % geo.groups;
+        let n = t / (per * geo.groups);
+        let xb = x.add(geo.x_base(n, g));
+        let ob = o.add(n * geo.o_n + g * oq * geo.o_o);
+        let wg = wp.add(g * kk * cg * oq);
+        a.clear();
+        a.resize(mr * kk, zp);
+        let mut out = [std::ptr::null_mut::<f32>(); conv_direct::MAX_MR];
+        let end = ((c + 1) * TILE_CHUNK).min(p_total);
+        let mut q0 = c * TILE_CHUNK;
+        while q0 < end {
+            let rows = mr.min(end - q0);
+            for r in 0..mr {
+                for k in 0..kk {
+                    a[r * kk + k] = match (r < rows).then(|| tap[(q0 + r) * kk + k]).flatten() {
+                        Some(t) => xb.add(t),
+                        None => zp,
+                    };
+                }
+            }
+            for (r, op) in out.iter_mut().enumerate().take(rows) {
+                *op = ob.add(qoff[q0 + r]);
+            }
+            conv_direct::block(isa, rows, a, kk, cg, wg, oq, &out);
+            q0 += rows;
+        }
+    };
+    crate::backend::cpu::threads::parallel(|split| {
+        if split && tasks > 1 {
+            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
+        } else {
+            let mut s = Vec::new();
+            (0..tasks).for_each(|t| task(t, &mut s));
+        }
+    });
 }
 
 /// The kernel of every group as `[groups][kk × cg, oq]` row-major (row = kernel offset × cg + in-feature).

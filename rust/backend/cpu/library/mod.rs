@@ -6,6 +6,7 @@
 //! - `gather`: XLA `gather` and `scatter` (set/add/mul/min/max) with JAX's out-of-bounds modes.
 //! - `sort`: multi-operand stable `sort` and the cumulative scans.
 //! - `conv`: `conv_general_dilated` (f32/f64): im2col blocks into `gemm`, direct loops for depthwise.
+//! - `conv_direct`: the implicit-GEMM register tiles `conv` uses for channels-last f32 (AVX-512/AVX2).
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
 //! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Aval, LibOp};
 
 mod conv;
+mod conv_direct;
 pub mod callback;
 pub(crate) mod elem;
 mod fft;

@@ -5,7 +5,9 @@
 //! of an NHWC pool) form one contiguous lane of equal length in the operand and the output, so each window
 //! offset combines a whole lane at once (a vectorizable loop). Padding and base-dilation holes hold the
 //! reduction's identity, so they are skipped. Reductions run in parallel over output positions;
-//! `select_and_scatter_add` runs serially (overlapping windows add into the same elements).
+//! `select_and_scatter_add` runs in parallel over the leading axis when the window leaves it alone (the
+//! batch of a pool: disjoint slabs of the result), otherwise serially (overlapping windows add into the
+//! same elements).
 use rayon::prelude::*;
 
 use super::elem::{elems, elems_mut, numel, strides, uninit, with_elem, Elem};
@@ -163,19 +165,50 @@ pub fn select_and_scatter_add(src: &Buffer, x: &Buffer, ge: bool, w: &WindowPara
 fn sas<T: Elem + PartialOrd>(src: &Buffer, x: &Buffer, ge: bool, w: &WindowParams, res: &Buffer) {
     // SAFETY: the element type matches the dtype (the caller's match); `res` is fresh.
     let (s, xs, d) = unsafe { (elems::<T>(src), elems::<T>(x), elems_mut::<T>(res)) };
-    d.iter_mut().for_each(|v| *v = T::zero());
     if s.is_empty() {
+        d.iter_mut().for_each(|v| *v = T::zero());
         return;
     }
     let geo = Geo::new(w, &x.aval.shape, &src.aval.shape);
+    let outer: usize = geo.outer_out.iter().product();
+    let n0 = x.aval.shape.first().copied().unwrap_or(1);
+    // When the window leaves the leading axis alone (the batch of a pool), the windows of different leading
+    // indices scatter into disjoint slabs of the result: the slabs run in parallel, each in the serial
+    // order, so the sums are the same as one serial pass.
+    let lead_free = !geo.win.is_empty()
+        && w.window_dimensions[0] == 1
+        && w.window_strides[0] == 1
+        && w.padding[0] == (0, 0)
+        && w.base_dilation[0] == 1
+        && w.window_dilation[0] == 1;
+    if lead_free && n0 > 1 && d.len() >= 1 << 14 {
+        let (slab, per) = (d.len() / n0, outer / n0);
+        crate::backend::cpu::threads::parallel(|split| {
+            let part = |(i, dd): (usize, &mut [T])| sas_part(&geo, s, xs, dd, i * slab, i * per..(i + 1) * per, ge);
+            if split {
+                d.par_chunks_mut(slab).enumerate().for_each(part);
+            } else {
+                d.chunks_mut(slab).enumerate().for_each(part);
+            }
+        });
+    } else {
+        sas_part(&geo, s, xs, d, 0, 0..outer, ge);
+    }
+}
+
+/// The scatter of outer output positions `ps` into `d`, the result's elements from offset `base` on (every
+/// element those windows select lies in it).
+fn sas_part<T: Elem + PartialOrd>(
+    geo: &Geo, s: &[T], xs: &[T], d: &mut [T], base: usize, ps: std::ops::Range<usize>, ge: bool,
+) {
+    d.iter_mut().for_each(|v| *v = T::zero());
     let lane = geo.lane;
     let nk = geo.win.len();
-    let outer: usize = geo.outer_out.iter().product();
     let (mut idx, mut k) = (vec![0; nk], vec![0; nk]);
     let mut offs = Vec::new();
     let mut best: Vec<T> = vec![T::zero(); lane];
     let mut at: Vec<usize> = vec![usize::MAX; lane];
-    for p in 0..outer {
+    for p in ps {
         geo.window_offsets(p, &mut idx, &mut k, &mut offs);
         at.iter_mut().for_each(|a| *a = usize::MAX);
         for &off in offs.iter().flatten() {
@@ -192,7 +225,8 @@ fn sas<T: Elem + PartialOrd>(src: &Buffer, x: &Buffer, ge: bool, w: &WindowParam
         }
         for l in 0..lane {
             if at[l] != usize::MAX {
-                d[at[l]] = d[at[l]].eadd(s[p * lane + l]);
+                let e = at[l] - base;
+                d[e] = d[e].eadd(s[p * lane + l]);
             }
         }
     }
