@@ -250,7 +250,9 @@ const TILE_CHUNK: usize = 4 * conv_direct::MAX_MR;
 /// the input, out-features contiguous in the output, whole vectors of out-features per group.
 fn tiles_fit(geo: &Geo, isa: conv_direct::Isa) -> bool {
     let p_total: usize = geo.osp.iter().product();
-    geo.x_c == 1
+    // 1×1 windows stay on the im2col path: it reads their input in place already and measured as fast
+    geo.kk() > 1
+        && geo.x_c == 1
         && geo.o_o == 1
         && geo.oq % isa.lanes() == 0
         && geo.cg >= TILE_MIN_CG
