@@ -6,6 +6,7 @@
     python tests/ecosystem/run_optax_suite.py -k alias_test -j 2   # a subset of files, 2 files at a time
     ... --save /tmp/suite.json                  # also write every test's outcome (JSON) for a later --jax-from
     ... --jax-from /tmp/suite.json              # take JAX's outcomes from an earlier --save instead of rerunning
+    ... --from-xml CRANAX_DIR JAX_DIR           # compare what two interrupted runs left (their scratch dirs)
 
 With JAX's outcomes at hand it also prints the per-test comparison: of the test IDs that pass under JAX, how
 many pass under cranax, and the causes of those that do not (the totals alone compare different collected
@@ -51,7 +52,7 @@ def optax_test_files(python):
 def run_file(python, root, path, cranax, timeout, workdir):
     """Runs one test file; returns (path, counts dict, {test id: (outcome, message)}, seconds)."""
     rel = os.path.relpath(path, root)
-    xml = os.path.join(workdir, os.path.basename(path) + (".cranax" if cranax else ".jax") + ".xml")
+    xml = os.path.join(workdir, rel.replace(os.sep, "+") + (".cranax" if cranax else ".jax") + ".xml")
     pre = [python, "-m", "cranax.run", "-m", "pytest"] if cranax else [python, "-m", "pytest"]
     cmd = pre + ["-q", "-p", "no:cacheprovider", f"--junitxml={xml}", path]
     env = dict(os.environ)
@@ -68,6 +69,13 @@ def run_file(python, root, path, cranax, timeout, workdir):
     dt = time.perf_counter() - t0
     if not os.path.exists(xml):
         return path, {"crashed": 1}, {rel: ("failed", "no JUnit XML (the process died)")}, dt
+    counts, outcomes = parse_xml(xml, rel)
+    return path, counts, outcomes, dt
+
+
+def parse_xml(xml, rel):
+    """(counts dict, {test id: (outcome, message)}) from one file's JUnit XML; ``rel`` is the test file's
+    path inside the optax package."""
     counts = collections.Counter()
     outcomes = {}
     for case in ET.parse(xml).getroot().iter("testcase"):
@@ -86,7 +94,21 @@ def run_file(python, root, path, cranax, timeout, workdir):
         else:
             counts["passed"] += 1
             outcomes[name] = ("passed", "")
-    return path, dict(counts), outcomes, dt
+    return dict(counts), outcomes
+
+
+def outcomes_from_dir(workdir, side):
+    """Every test outcome in the JUnit XML files an earlier (possibly interrupted) run left in ``workdir``
+    (``side``: "cranax" or "jax"); files still running or timed out are absent."""
+    out = {}
+    for n in sorted(os.listdir(workdir)):
+        if n.endswith(f".{side}.xml"):
+            rel = n[:-len(f".{side}.xml")].replace("+", os.sep)
+            try:
+                out.update(parse_xml(os.path.join(workdir, n), rel)[1])
+            except ET.ParseError:   # a file being written as the run was stopped
+                pass
+    return out
 
 
 _FOLD = [(re.compile(r"0x[0-9a-f]+"), "0x?"), (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
@@ -151,7 +173,17 @@ def main():
     ap.add_argument("--save", help="write both sides' per-test outcomes to this JSON file")
     ap.add_argument("--jax-from", help="JAX's outcomes from an earlier --save (instead of running JAX)")
     ap.add_argument("--no-cranax", action="store_true", help="run only JAX's side (with JAX_PYTHON)")
+    ap.add_argument("--from-xml", nargs=2, metavar=("CRANAX_DIR", "JAX_DIR"),
+                    help="compare the JUnit XML two earlier (possibly interrupted) runs left, running nothing")
     args = ap.parse_args()
+    if args.from_xml:
+        ours = outcomes_from_dir(args.from_xml[0], "cranax")
+        theirs = outcomes_from_dir(args.from_xml[1], "jax")
+        done = {t.split("::")[0] for t in ours} & {t.split("::")[0] for t in theirs}
+        print(f"test files finished on both sides: {len(done)}")
+        compare({t: v for t, v in ours.items() if t.split("::")[0] in done},
+                {t: v for t, v in theirs.items() if t.split("::")[0] in done}, args.causes)
+        return
     if importlib.util.find_spec("optax") is None:
         sys.exit("optax is not installed (pip install --no-deps -r tests/ecosystem/requirements.txt)")
     saved = {}
