@@ -25,7 +25,8 @@ class _Skip(Exception):
 
 def _programs(only=None):
     """name -> (make_step, args): ``make_step()`` returns a fresh jitted step; ``args`` its inputs. ``only``: a
-    set of library names (``"optax"``, ``"equinox"``, ``"flax"``, ``"blackjax"``, ``"diffrax"``, ``"flax.nnx"``)
+    set of library names (``"optax"``, ``"equinox"``, ``"flax"``, ``"blackjax"``, ``"diffrax"``, ``"flax.nnx"``,
+    ``"chex"``, ``"distrax"``)
     to build, default all (benches/bench_programs.py times some of these)."""
     import jax
     import jax.numpy as jnp
@@ -171,6 +172,47 @@ def _programs(only=None):
         pass
     except ImportError as e:
         print(f"flax.nnx: {e}", file=sys.stderr)
+    try:
+        if only is not None and 'chex' not in only:
+            raise _Skip
+        import chex
+
+        @chex.dataclass
+        class State:
+            w: chex.Array
+            n: chex.Array
+
+        def make8():
+            def step(s):
+                chex.assert_shape(s.w, (3,))
+                chex.assert_type(s.n, jnp.int32)
+                return s.replace(w=s.w * 2.0 + 1.0, n=s.n + 1)
+            return jax.jit(step)
+        progs["chex dataclass step with asserts"] = (make8, (State(w=jnp.arange(3.0), n=jnp.array(0)),))
+    except _Skip:
+        pass
+    except ImportError as e:
+        print(f"chex: {e}", file=sys.stderr)
+    try:
+        if only is not None and 'distrax' not in only:
+            raise _Skip
+        import distrax
+        pts = jnp.asarray(x[:, :2])
+
+        def make9():
+            def step(loc, key):
+                # a flow's log-likelihood and its gradient, plus a reparameterised sample
+                flow = distrax.Transformed(
+                    distrax.MultivariateNormalDiag(loc=loc, scale_diag=jnp.array([1.0, 0.5])),
+                    distrax.Block(distrax.Chain([distrax.ScalarAffine(shift=1.0, scale=3.0), distrax.Tanh()]), 1))
+                nll = lambda l: -jnp.mean(distrax.MultivariateNormalDiag(l, jnp.ones(2)).log_prob(pts))
+                return flow.sample(seed=key, sample_shape=(16,)), jax.value_and_grad(nll)(loc)
+            return jax.jit(step)
+        progs["distrax MVN log_prob grad + flow sample"] = (make9, (jnp.array([0.0, 1.0]), jax.random.PRNGKey(0)))
+    except _Skip:
+        pass
+    except ImportError as e:
+        print(f"distrax: {e}", file=sys.stderr)
     return progs
 
 

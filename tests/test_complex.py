@@ -328,3 +328,45 @@ def test_vmap_of_complex_functions():
 def test_unlowered_complex_primitive_says_so():
     with pytest.raises(NotImplementedError, match="cumprod on complex operands is not lowered"):
         jnp.cumprod(jnp.array([1j, 2]))
+
+
+# --- control flow and max/min on complex operands (each complex value is carried as its two real parts); the
+# expected values are JAX 0.10.2's for the same calls
+
+def test_cond_on_complex_operands_matches_jax():
+    x = jnp.array([1 + 2j])
+    for pred, want in ((True, [2 + 4j]), (False, [1 + 2j])):
+        out = jit(lambda p, x: lax.cond(p, lambda x: x * 2, lambda x: x, x))(pred, x)
+        assert out.dtype == C64
+        np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_while_loop_with_complex_carry_matches_jax():
+    n, z = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 1j), (0, jnp.array(1 + 0j)))
+    assert int(n) == 3 and z.dtype == C64
+    np.testing.assert_array_equal(np.asarray(z), -1j)
+    # a complex value captured by the body, a real condition on the complex carry
+    w = jnp.array(0.5 + 0.5j)
+    out = jit(lambda w: lax.while_loop(lambda c: jnp.abs(c) < 4.0, lambda c: c * 2 + w, jnp.array(1 + 0j)))(w)
+    np.testing.assert_allclose(np.asarray(out), 5.5 + 1.5j)
+
+
+def test_scan_with_complex_carry_and_xs_matches_jax():
+    c, ys = lax.scan(lambda c, x: (c + x, c * x), jnp.array(0j), jnp.array([1j, 2.0, 3.0]))
+    assert c.dtype == C64 and ys.dtype == C64
+    np.testing.assert_array_equal(np.asarray(c), 5 + 1j)
+    np.testing.assert_array_equal(np.asarray(ys), [0, 2j, 6 + 3j])
+    # reversed, with a real carry beside the complex one
+    f = lambda a: lax.scan(lambda c, x: ((c[0] + 1.0, c[1] * x), None), (0.0, a), jnp.array([1j, 2 + 0j]),  # noqa: E731
+                           reverse=True)[0][1]
+    np.testing.assert_allclose(np.asarray(jit(f)(jnp.array(1 + 1j))), -2 + 2j)
+
+
+def test_max_min_on_complex_are_lexicographic_as_jax():
+    x = jnp.array([[1 + 2j, 3 - 1j, 3 + 0.5j], [-1 + 5j, -1 + 6j, -2j]])
+    np.testing.assert_array_equal(np.asarray(jnp.max(x)), 3 + 0.5j)
+    np.testing.assert_array_equal(np.asarray(jnp.min(x)), -1 + 5j)
+    np.testing.assert_array_equal(np.asarray(jnp.max(x, axis=0)), [1 + 2j, 3 - 1j, 3 + 0.5j])
+    np.testing.assert_array_equal(np.asarray(jit(lambda a: jnp.max(a, axis=1))(x)), [3 + 0.5j, -2j])
+    np.testing.assert_array_equal(np.asarray(jnp.min(x, axis=0)), [-1 + 5j, -1 + 6j, -2j])
+    np.testing.assert_array_equal(np.asarray(jit(lambda a: jnp.min(a, axis=1))(x)), [1 + 2j, -1 + 5j])

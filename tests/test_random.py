@@ -409,3 +409,24 @@ def test_randint_small_dtypes_match_jax(dt, minval, maxval, key, shape, want):
         np.testing.assert_array_equal(np.asarray(r), np.array(want, dt))
     r = random.randint(random.PRNGKey(3), (4,), jnp.array([0, 1, 2, 3], jnp.int8), 50, dtype=jnp.int8)
     np.testing.assert_array_equal(np.asarray(r), [45, 35, 15, 27])
+
+
+def test_randint_int64_matches_jax(x64):
+    # int64 randint (x64 mode: the default int), JAX's uint64 algorithm run on int64 bit patterns; the values
+    # are JAX 0.10.2's for the same calls, bit for bit, including spans of 2**63 and more
+    assert random.randint(random.key(0), (), 0, 2).dtype == np.int64
+    assert int(random.randint(random.key(0), (), 0, 2)) == 1
+    assert random.randint(K(3), (6,), -5, 1000).tolist() == [611, 231, 238, 114, 50, 88]
+    assert random.randint(K(3), (4,), -2 ** 62, 2 ** 62).tolist() == [
+        2809191393847400187, 2901470851451548206, 382381592245060501, 611532552606942007]
+    assert random.randint(K(4), (4,), -2 ** 63, 2 ** 63 - 1).tolist() == [
+        -4193358008110601139, 6053068381095719677, 7960131373951323842, -8009751981864052448]
+    assert random.randint(K(5), (4,), 10, 3).tolist() == [10, 10, 10, 10]
+    assert cranax.jit(lambda k: random.randint(k, (3,), 0, 2 ** 40 + 7))(K(6)).tolist() == [
+        341349635267, 657982225572, 1062223789972]
+    assert random.randint(K(7), (2, 3), jnp.array([0, -9, 2 ** 40]), jnp.array([5, 9, 2 ** 41])).tolist() == [
+        [2, 6, 2193240199554], [4, 2, 1429399300650]]
+    assert cranax.vmap(lambda k: random.randint(k, (2,), 0, 100))(random.split(K(8), 3)).tolist() == [
+        [8, 23], [99, 68], [67, 85]]
+    with pytest.raises(OverflowError):
+        random.randint(K(5), (4,), -2 ** 63, 2 ** 63)

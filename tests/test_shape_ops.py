@@ -380,3 +380,17 @@ def test_vmap_shape_ops():
     _eq(jax.vmap(lambda a: jnp.cumsum(a, 0), in_axes=1)(x), np.moveaxis(np.cumsum(x, 0), 1, 0))
     _eq(jax.vmap(lambda a: jnp.pad(a, 1))(x), np.stack([np.pad(xi, 1) for xi in x]))
     _eq(jax.vmap(lambda a, s: jnp.roll(a, s, 1))(x, np.arange(5)), np.stack([np.roll(xi, s, 1) for s, xi in enumerate(x)]))
+
+
+def test_reshape_ravel_order_f_match_jax():
+    # column-major reshape/ravel; the expected values are JAX 0.10.2's (and NumPy's) for the same calls
+    x = jnp.arange(24).reshape(2, 3, 4)
+    xn = np.arange(24).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.reshape(jnp.arange(6), (2, 3), order="F")), [[0, 2, 4], [1, 3, 5]])
+    np.testing.assert_array_equal(np.asarray(x.reshape(4, -1, order="F")), xn.reshape(4, -1, order="F"))
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: jnp.ravel(a, order="F"))(x)), xn.ravel(order="F"))
+    np.testing.assert_array_equal(np.asarray(x.flatten(order="F")), xn.flatten(order="F"))
+    with pytest.raises(NotImplementedError, match="order=A"):
+        jnp.reshape(x, (24,), order="A")
+    with pytest.raises(ValueError, match="Unexpected value for 'order' argument: Q"):
+        jnp.reshape(x, (24,), order="Q")

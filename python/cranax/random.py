@@ -607,6 +607,8 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 @jit(static_argnums=(3, 4, 5), inline=True)
 def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     dtype = np.dtype(dtype)
+    if dtype.itemsize == 8 and dtype.kind == "i":
+        return _randint64_impl(key, minval, maxval, shape, dtype, maxval_out_of_range)
     if dtype.itemsize != 4:
         raise NotImplementedError(f"randint with dtype {dtype} needs 64-bit unsigned arithmetic (uint64), "
                                   f"which cranax does not support")
@@ -633,6 +635,52 @@ def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     off = lax.rem(off, span)
     off = off if dtype == U32 else lax.bitcast_convert_type(off, dtype)
     return lax.add(minval, off)
+
+
+def _ult64(x, y):
+    """Unsigned ``x < y`` of int64 bit patterns (flipping the sign bit maps unsigned order onto signed)."""
+    m = _prng.const(-2 ** 63, np.dtype(np.int64))
+    return lax.lt(lax.bitwise_xor(x, m), lax.bitwise_xor(y, m))
+
+
+def _urem64(a, b):
+    """Unsigned ``a % b`` of int64 bit patterns, as uint64 ``rem`` (``a % 0 == a``, as XLA's). A divisor of
+    2**63 or more leaves ``a`` or ``a - b``; a smaller one divides ``a >> 1`` (non-negative, so the signed
+    division is the unsigned one), doubles the quotient and corrects the remainder once."""
+    i64 = np.dtype(np.int64)
+    zero, one = _prng.const(0, i64), _prng.const(1, i64)
+    big = lax.select(_ult64(a, b), a, lax.sub(a, b))
+    safe = lax.select(lax.gt(b, zero), b, lax.full_like(b, 1))
+    q = lax.shift_left(lax.div(lax.shift_right_logical(a, one), safe), one)
+    r = lax.sub(a, lax.mul(q, safe))
+    small = lax.select(_ult64(r, safe), r, lax.sub(r, safe))
+    return lax.select(lax.lt(b, zero), big, lax.select(lax.eq(b, zero), a, small))
+
+
+def _randint64_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
+    """int64 ``randint`` (x64 mode) with JAX's algorithm and bits: JAX computes the offset in uint64, which
+    cranax lacks; the same wrapping arithmetic runs on int64 bit patterns (add, sub and mul wrap alike) with
+    the unsigned comparisons and remainders written out (``_urem64``)."""
+    i64 = np.dtype(np.int64)
+    minval = jnp.asarray(minval)
+    maxval = jnp.asarray(maxval)
+    if not dtypes.issubdtype(minval.dtype, np.integer):
+        minval = minval.astype(int)
+    if not dtypes.issubdtype(maxval.dtype, np.integer):
+        maxval = maxval.astype(int)
+    minval = jnp.broadcast_to(_convert_and_clip(minval, dtype), shape)
+    maxval = jnp.broadcast_to(_convert_and_clip(maxval, dtype), shape)
+    keys = _prng.split(key, (2,))
+    higher = _prng.random_bits64_as_int64(keys[0], shape)
+    lower = _prng.random_bits64_as_int64(keys[1], shape)
+    span = lax.sub(maxval, minval)
+    span = lax.select(lax.le(maxval, minval), lax.full(shape, 1, i64), span)
+    if maxval_out_of_range:
+        span = lax.select(lax.gt(maxval, minval), lax.add(span, _prng.const(1, i64)), span)
+    mult = _urem64(lax.full(shape, 2 ** 32, i64), span)
+    mult = _urem64(lax.mul(mult, mult), span)
+    off = lax.add(lax.mul(_urem64(higher, span), mult), _urem64(lower, span))
+    return lax.add(minval, _urem64(off, span))
 
 
 def _convert_and_clip(v, dtype):

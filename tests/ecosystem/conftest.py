@@ -2,9 +2,8 @@
 cranax through ``cranax.install_as_jax()``, compared with values recorded from real JAX 0.10.2.
 
 ``use_library(name)`` skips the test only when the library is not installed (``.ci/run`` installs the pinned
-set in tests/ecosystem/requirements.txt). A library that is installed but fails to import on cranax because
-a JAX name it needs is still missing is an expected failure (xfail, not a skip) naming that name: those names
-belong to other parts of cranax still being filled in (see the report of issue 19).
+set in tests/ecosystem/requirements.txt). A library that is installed but fails to import on cranax (a JAX
+name it needs is missing) fails its tests: no expected failures.
 """
 import os
 import sys

@@ -13,17 +13,11 @@ cranax.install_as_jax()
 
 
 def use_library(name):
-    """Imports library ``name`` under the alias: skip if not installed, xfail naming the missing JAX name if
-    its import stops at one."""
+    """Imports library ``name`` under the alias; skips only if it is not installed. An import that stops at
+    a missing JAX name fails the test (every pinned library imports on cranax)."""
     if importlib.util.find_spec(name.split(".")[0]) is None:
         pytest.skip(f"{name} is not installed (pip install --no-deps -r tests/ecosystem/requirements.txt)")
-    try:
-        return importlib.import_module(name)
-    except (ImportError, AttributeError) as e:
-        msg = str(e)
-        if "jax" in msg or "cranax" in msg:
-            pytest.xfail(f"{name} does not import on cranax yet: {type(e).__name__}: {msg}")
-        raise
+    return importlib.import_module(name)
 
 
 def assert_matches(got, expected, rtol=1e-4, atol=2e-5):

@@ -41,11 +41,20 @@ def size(a, axis=None):
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """``a`` with a new shape (one dimension may be -1). Mirrors ``jax.numpy.reshape``."""
+    """``a`` with a new shape (one dimension may be -1); ``order="F"`` reads and writes the elements in
+    column-major order. Mirrors ``jax.numpy.reshape`` (``order="A"``: NotImplementedError, another order:
+    ValueError, as JAX)."""
     if shape is None:
         shape = newshape
+    if order == "F":
+        # column-major: the reversed-axes view reshaped to the reversed shape, reversed back (as JAX does)
+        (a,) = _promote("reshape", a)
+        shape = _shape_tuple(shape)
+        return transpose(reshape(transpose(a), shape[::-1]))
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
     if order != "C":
-        raise NotImplementedError("jnp.reshape supports only order='C'")
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     (a,) = _promote("reshape", a)
     av = get_aval(a)
     shape = _shape_tuple(shape)
@@ -69,8 +78,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
-    """``a`` flattened (row-major). Mirrors ``jax.numpy.ravel``."""
-    return reshape(a, (-1,))
+    """``a`` flattened, row-major (``order="C"``) or column-major (``"F"``). Mirrors ``jax.numpy.ravel``
+    (``order="K"``: NotImplementedError, as JAX)."""
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
+    return reshape(a, (-1,), order)
 
 
 def transpose(a, axes=None):
