@@ -563,6 +563,34 @@ def test_linalg_vmap_matches_batched():
         np.testing.assert_allclose(np.asarray(jax.vmap(f)(a)), np.asarray(f(a)), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("n, batch", [(3, 1000), (5, 300), (120, 3)])
+def test_large_batches_split_over_threads_match_numpy(n, batch):
+    # batches big enough to be split into runs over the thread pool (each run reusing one workspace), and
+    # matrices big enough for faer's own parallelism (n=120): every matrix must still be its own
+    _set_x64(np.float64)
+    a = _rand((batch, n, n), np.float64, seed=5) + 2 * np.sqrt(n) * np.eye(n)
+    a[batch // 2] = 0  # a singular matrix mid-batch must not disturb its neighbours' workspace
+    b = _rand((batch, n, 2), np.float64, seed=6)
+    lu, piv, perm = (np.asarray(x) for x in jax.jit(lxl.lu)(a))
+    x = np.asarray(jax.jit(jnp.linalg.solve)(a, b))
+    spd = _spd((batch, n, n), np.float64, seed=7)
+    spd[1] = -spd[1]  # not positive definite: NaNs for that matrix only
+    chol = np.asarray(jax.jit(lxl.cholesky)(spd))
+    for i in range(batch):
+        if i == batch // 2:
+            assert np.array_equal(perm[i], np.arange(n))
+            continue
+        want_lu, want_piv = _sla.lu_factor(a[i])
+        np.testing.assert_allclose(lu[i], want_lu, rtol=1e-9, atol=1e-11)
+        np.testing.assert_array_equal(piv[i], want_piv)
+        np.testing.assert_array_equal(perm[i], np.asarray(lxl.lu_pivots_to_permutation(piv[i], n)))
+        np.testing.assert_allclose(x[i], np.linalg.solve(a[i], b[i]), rtol=1e-9, atol=1e-11)
+        if i == 1:
+            assert np.isnan(chol[i][np.tril_indices(n)]).all()
+        else:
+            np.testing.assert_allclose(chol[i], np.linalg.cholesky(spd[i]), rtol=1e-9, atol=1e-11)
+
+
 def _fd_jvp(f, x, t, eps=1e-6):
     """Central difference of f along t."""
     return (np.asarray(f(x + eps * t)) - np.asarray(f(x - eps * t))) / (2 * eps)

@@ -20,17 +20,18 @@ trait Real: faer::traits::RealField + Elem + Copy {}
 impl Real for f32 {}
 impl Real for f64 {}
 
-/// Matrices at least this large (m * n * min(m, n) flops, roughly) use faer's rayon parallelism; smaller
-/// ones run sequentially and a batch of them is spread over threads instead.
+/// Matrices at least this large (m * n * min(m, n) flops, roughly) use faer's rayon parallelism (in cranax's
+/// pool); smaller ones run sequentially and a batch of them is spread over the pool's threads instead.
 const PAR_WORK: usize = 96 * 96 * 96;
 
-fn par_for(work: usize) -> Par {
-    if work >= PAR_WORK {
-        Par::rayon(0)
-    } else {
-        Par::Seq
-    }
-}
+/// A batch whose total cost (below) is less than this runs on the calling thread: handing it to the pool (a
+/// wake-up and a wait, several µs) costs more than the second core saves.
+const BATCH_PAR_WORK: usize = 64 * 64 * 64;
+
+/// What one matrix costs beyond its flops, in flops: faer's entry, dispatch and small-matrix setup and the
+/// copies in and out (a few hundred ns). It is what a batch of 3×3 matrices spends its time on, so a
+/// thousand of them are worth two threads although their flops are not.
+const PER_MATRIX: usize = 2048;
 
 /// A row-major output whose matrices the batch loop writes from several threads, each its own range.
 struct Out<T>(*mut T, usize);
@@ -50,15 +51,44 @@ impl<T> Out<T> {
     }
 }
 
-/// Runs `f(b)` for every matrix `b` of a batch: over rayon's threads when the matrices are small and
-/// many, in order otherwise (each then uses faer's own parallelism).
-fn for_batch(batch: usize, work: usize, f: impl Fn(usize) + Send + Sync) {
+/// Runs `f(ws, b, par)` for every matrix `b` of a batch. `ws` is a workspace (the factored copy, faer's
+/// scratch, index vectors) that `init(par)` makes once per run of consecutive matrices, not once per
+/// matrix: for a batch of 3×3 solves the allocations cost more than faer's arithmetic. Many small
+/// matrices are split into a few such runs over cranax's pool (one workspace each); big ones run in
+/// order, each with faer's own parallelism (`par`) in that pool. Everything stays in cranax's pool
+/// (`threads::parallel`), never rayon's global one: two pools would fight over the same cores, and
+/// `CRANAX_NUM_THREADS`/`serial` would not hold.
+fn for_batch_ws<W>(batch: usize, work: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync) {
     use rayon::prelude::*;
-    if batch > 1 && work < PAR_WORK && batch.saturating_mul(work) >= 32 * 32 * 32 {
-        (0..batch).into_par_iter().for_each(f);
-    } else {
-        (0..batch).for_each(f);
+    if batch == 0 {
+        return;
     }
+    let total = batch.saturating_mul(work.saturating_add(PER_MATRIX));
+    if work < PAR_WORK && (batch == 1 || total < BATCH_PAR_WORK) {
+        let mut ws = init(Par::Seq);
+        (0..batch).for_each(|b| f(&mut ws, b, Par::Seq));
+        return;
+    }
+    crate::backend::cpu::threads::parallel(|split| {
+        if split && batch > 1 && work < PAR_WORK {
+            // a few runs per thread, so a descheduled thread's share is picked up by the others
+            let runs = (4 * rayon::current_num_threads()).min(batch);
+            let per = batch.div_ceil(runs);
+            (0..batch.div_ceil(per)).into_par_iter().for_each(|r| {
+                let mut ws = init(Par::Seq);
+                (r * per..((r + 1) * per).min(batch)).for_each(|b| f(&mut ws, b, Par::Seq));
+            });
+        } else {
+            let par = if split && work >= PAR_WORK { Par::rayon(0) } else { Par::Seq };
+            let mut ws = init(par);
+            (0..batch).for_each(|b| f(&mut ws, b, par));
+        }
+    });
+}
+
+/// `for_batch_ws` without a workspace.
+fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) {
+    for_batch_ws(batch, work, |_| (), |_, b, par| f(b, par));
 }
 
 fn dims(a: &Aval) -> (usize, usize, usize) {
@@ -105,6 +135,13 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
     }
 }
 
+/// The per-thread workspace of a batch of real LU factorizations.
+struct LuWork<T> {
+    f: Mat<T>,
+    idx: Vec<usize>,
+    mem: MemBuffer,
+}
+
 fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
     let res: Vec<Buffer> = outs.iter().map(uninit).collect::<Result<_>>()?;
     let a = inputs[0];
@@ -113,25 +150,22 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
     // SAFETY: the element type matches the dtype (the shape rule checked it).
     let src = unsafe { elems::<T>(a) };
     let work = m * n * k.max(1);
-    let par = par_for(work);
     let nan = T::from_f64(f64::NAN);
     match op {
         LinalgOp::Cholesky => {
             let o = Out::<T>::of(&res[0]);
-            for_batch(batch, work, |b| {
+            // workspace: the column-major copy faer factors in place, and its scratch
+            let init = |par| {
+                (Mat::<T>::zeros(n, n), stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default())))
+            };
+            for_batch_ws(batch, work, init, |(f, mem), b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
-                let mut f = MatRef::from_row_major_slice(s, n, n).to_owned();
-                let mut mem = stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()));
-                let ok = llt::factor::cholesky_in_place(
-                    f.as_mut(),
-                    Default::default(),
-                    par,
-                    MemStack::new(&mut mem),
-                    Default::default(),
-                )
-                .is_ok();
+                f.as_mut().copy_from(MatRef::from_row_major_slice(s, n, n));
+                let ok =
+                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
+                        .is_ok();
                 for i in 0..n {
                     for j in 0..n {
                         d[i * n + j] = if !ok { nan } else if j <= i { f[(i, j)] } else { <T as Elem>::zero() };
@@ -141,23 +175,33 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         }
         LinalgOp::Lu => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
-            for_batch(batch, work, |b| {
+            // workspace: the column-major copy, faer's forward/inverse row orders, the swap bookkeeping
+            // (`cur`, `at`) and faer's scratch
+            let init = |par| LuWork {
+                f: Mat::<T>::zeros(m, n),
+                idx: vec![0usize; 4 * m],
+                mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
+            };
+            for_batch_ws(batch, work, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
-                let mut f = MatRef::from_row_major_slice(s, m, n).to_owned();
-                let (mut fwd, mut inv) = (vec![0usize; m], vec![0usize; m]);
+                let (fwd, rest) = w.idx.split_at_mut(m);
+                let (inv, rest) = rest.split_at_mut(m);
+                let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
-                    let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()));
-                    plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                    w.f.as_mut().copy_from(MatRef::from_row_major_slice(s, m, n));
+                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                    store(w.f.as_ref(), d);
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
+                    d.copy_from_slice(s);
                 }
-                store(f.as_ref(), d);
                 // Row i of the factored matrix is row fwd[i] of `a`: LAPACK's interchanges are the
                 // sequence of swaps that builds that order row by row.
-                let mut cur: Vec<usize> = (0..m).collect();
-                let mut at: Vec<usize> = (0..m).collect(); // at[row] = its position in `cur`
+                for i in 0..m {
+                    (cur[i], at[i]) = (i, i); // at[row] = its position in `cur`
+                }
                 for i in 0..k {
                     let p = at[fwd[i]];
                     pv[i] = p as i32;
@@ -166,7 +210,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     at[ri] = p;
                     at[rp] = i;
                 }
-                for (x, &y) in pm.iter_mut().zip(&cur) {
+                for (x, &y) in pm.iter_mut().zip(cur.iter()) {
                     *x = y as i32;
                 }
             });
@@ -174,7 +218,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         LinalgOp::Qr { full_matrices } => {
             let q_cols = if *full_matrices { m } else { k };
             let (oq, or) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            for_batch(batch, work, |b| {
+            for_batch(batch, work, |b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -210,7 +254,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         }
         LinalgOp::Eigh { lower, .. } => {
             let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            for_batch(batch, work, |b| {
+            for_batch(batch, work, |b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
@@ -251,7 +295,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 (true, true) => svd::ComputeSvdVectors::Full,
                 (true, false) => svd::ComputeSvdVectors::Thin,
             };
-            for_batch(batch, work, |b| {
+            for_batch(batch, work, |b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let ds = unsafe { os.mat(b, k) };
@@ -303,8 +347,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let am = m;
             let ob = Out::<T>::of(&res[0]);
             let work = am * am * if *left_side { c } else { r };
-            let par = par_for(work);
-            for_batch(batch, work, |bi| {
+            for_batch(batch, work, |bi, par| {
                 let sa = &src[bi * am * am..(bi + 1) * am * am];
                 // SAFETY: matrix bi of a fresh output, written by this call only.
                 let x = unsafe { ob.mat(bi, r * c) };
@@ -503,7 +546,7 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
     let zero = T::new(<R<T> as Elem>::zero(), <R<T> as Elem>::zero());
     let one = T::new(<R<T>>::from_f64(1.0), <R<T> as Elem>::zero());
     let eye = |r: usize, c: usize| Mat::<T>::from_fn(r, c, |i, j| if i == j { one } else { zero });
-    for_batch(batch, work, |b| unsafe {
+    for_batch(batch, work, |b, _| unsafe {
         // IEEE subnormals on whichever thread runs this matrix (faer's complex reciprocal needs them)
         let _ieee = KeepDenormals::new();
         // SAFETY (every put below): matrix b of fresh outputs, written by this call only.
