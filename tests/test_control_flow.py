@@ -549,21 +549,22 @@ def test_in_place_scan_bodies_match_stepwise_and_numpy(reverse):
 
 
 def test_in_place_while_loops_match_stepwise_and_python():
-    w = (np.arange(16, dtype=np.float32).reshape(4, 4) - 7.5) / 10.0
+    # (a [20] @ [20, 20] product: above `gemm::TINY_FLOPS`, so the loop is not compiled whole)
+    w = (np.arange(400, dtype=np.float32).reshape(20, 20) - 199.5) / 400.0
 
     def f(x, n):
         # an array carry updated by a product, a rotating pair and a counter
         def body(s):
             i, v, a, b = s
             return i + 1, jnp.tanh(v @ w) + 0.5, b, a * 0.5 + b
-        return lax.while_loop(lambda s: (s[0] < n) & (s[1].sum() < 100.0), body, (0, x, x[:2], x[2:]))
+        return lax.while_loop(lambda s: (s[0] < n) & (s[1].sum() < 100.0), body, (0, x, x[:10], x[10:]))
 
-    x = np.linspace(-1, 1, 4).astype(np.float32)
+    x = np.linspace(-1, 1, 20).astype(np.float32)
     for n in (0, 1, 7):
         direct, stepwise, ran = _run_both_ways(f, x, n)
         assert ran
         _same_bits(direct, stepwise)
-        i, v, a, b = 0, x, x[:2], x[2:]
+        i, v, a, b = 0, x, x[:10], x[10:]
         while i < n and v.sum() < 100.0:
             i, v, a, b = i + 1, np.tanh(v @ w) + np.float32(0.5), b, a * np.float32(0.5) + b
         assert int(direct[0]) == i
@@ -860,3 +861,100 @@ def test_scan_input_products_are_hoisted_out_of_the_loop(reverse):
     Up[i, j] += eps
     Um[i, j] -= eps
     np.testing.assert_allclose(float(np.asarray(g)[i, j]), (loss_np(Up) - loss_np(Um)) / (2 * eps), rtol=2e-3, atol=2e-3)
+
+
+def _fused_and_stepwise(f, *args):
+    """``f(*args)`` compiled with loops compiled whole (asserting the outer loop was: one fused call, no
+    sub-plan runs) and again with ``CRANAX_NO_FUSED_LOOPS=1`` (a fresh compile)."""
+    jax.clear_caches()
+    runs0, fused0, _ = stats()
+    fused = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+    runs1, fused1, _ = stats()
+    assert (runs1 - runs0, fused1 - fused0) == (0, 1)
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+    try:
+        jax.clear_caches()
+        stepwise = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+        assert stats()[1] == fused1
+    finally:
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
+        jax.clear_caches()
+    return fused, stepwise
+
+
+def _rk_like(tab, y0, n):
+    # diffrax's stage loop in miniature: a tableau f32[7, 7] (over 16 elements) read a row at a time at a
+    # traced index (dynamic_slice, and jnp indexing, which is a gather), a tiny product of that row with the stage buffer f32[7, 2], the new stage written back
+    # with dynamic_update_slice, a scatter-add at a wrapped index and a dropped out-of-range set.
+    def body(c):
+        i, k, acc = c
+        j = i % 7
+        row = lax.dynamic_slice(tab, (j, 0), (1, 7))[0]
+        new = jnp.sin(acc + row @ k) * (1.0 + tab[j, (j + 2) % 7] * 0.1) + tab[(j + 1) % 7][:2] * 0.01
+        k = lax.dynamic_update_slice(k, new[None], (j, 0))
+        k = k.at[(j + 3) % 7].add(new * 0.5)
+        k = k.at[j + 5].set(new * 0.25, mode="drop")
+        return i + 1, k, acc + new * 0.125
+    return lax.while_loop(lambda c: c[0] < n, body, (0, jnp.zeros((7, 2), jnp.float32), y0))
+
+
+def _rk_like_numpy(tab, y0, n):
+    k, acc = np.zeros((7, 2)), y0.astype(np.float64)
+    for i in range(n):
+        j = i % 7
+        t = tab.astype(np.float64)
+        new = np.sin(acc + t[j] @ k) * (1.0 + t[j, (j + 2) % 7] * 0.1) + t[(j + 1) % 7][:2] * 0.01
+        k[j] = new
+        k[(j + 3) % 7] += new * 0.5
+        if j + 5 < 7:
+            k[j + 5] = new * 0.25
+        acc = acc + new * 0.125
+    return n, k, acc
+
+
+def test_loops_with_slices_updates_scatters_and_tiny_products_compile_whole():
+    rng = np.random.default_rng(3)
+    tab = (rng.standard_normal((7, 7)) * 0.3).astype(np.float32)
+    y0 = np.array([0.25, -0.5], np.float32)
+    fused, stepwise = _fused_and_stepwise(_rk_like, tab, y0, 40)
+    _same_bits(fused, stepwise)
+    n, k, acc = _rk_like_numpy(tab, y0, 40)
+    assert int(fused[0]) == n
+    close(fused[1], k, 1e-4)
+    close(fused[2], acc, 1e-4)
+
+
+def _clamping(x, n):
+    # start indices past the end (lax.dynamic_slice/update clamp them so the window fits), a scatter with
+    # mode="clip" (clamps) and one with mode="drop" (drops rows past the end).
+    def body(i, c):
+        a, s = c
+        part = lax.dynamic_slice(a, (i * 3 + 1, jnp.int32(1)), (3, 2))
+        a = lax.dynamic_update_slice(a, part[::-1] * 0.5 + 1.0, (jnp.int32(12) - i * 2, i))
+        a = a.at[i * 2, 1].set(s, mode="clip")
+        a = a.at[i + 1].add(part[0, 0], mode="drop")
+        return a, s + part.sum()
+    return lax.fori_loop(0, n, body, (x, jnp.float32(0.0)))
+
+
+def _clamping_numpy(x, n):
+    a, s = x.astype(np.float64).copy(), 0.0
+    for i in range(n):
+        lo = min(i * 3 + 1, 2)
+        part = a[lo:lo + 3, 1:3].copy()
+        r0, c0 = min(12 - i * 2, 2), min(i, 2)
+        a[r0:r0 + 3, c0:c0 + 2] = part[::-1] * 0.5 + 1.0
+        a[min(i * 2, 4), 1] = s
+        if i + 1 < 5:
+            a[i + 1] += part[0, 0]
+        s = s + part.sum()
+    return a, s
+
+
+def test_fused_loop_index_clamping_matches_the_library():
+    x = np.arange(20, dtype=np.float32).reshape(5, 4) / 7.0
+    fused, stepwise = _fused_and_stepwise(_clamping, x, 6)
+    _same_bits(fused, stepwise)
+    a, s = _clamping_numpy(x, 6)
+    close(fused[0], a, 1e-5)
+    close(fused[1], s, 1e-5)

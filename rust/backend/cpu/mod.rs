@@ -38,6 +38,7 @@ mod codegen;
 pub mod control;
 pub mod counters;
 mod scalar_loop;
+mod scalar_lib;
 mod exec;
 pub mod fpenv;
 mod loop_body;

@@ -1,18 +1,19 @@
 //! Loops over small values compiled into one Cranelift function with a real loop.
 //!
 //! A `while` whose cond and body plans hold only small values (at most `MAX_ELEMS` elements: scalars, an
-//! f32[4] state), or a `scan` with no xs and no ys (what `fori_loop` with static bounds becomes) over such a
-//! body, is compiled into `extern "C" fn(inputs, outputs, _, _)`: every element of the consts and initial
+//! f32[4] state; kernels over at most `MAX_POINTS` points) and the library steps `scalar_lib` emits
+//! inline (dynamic slices and updates, scatters, tiny products), or a `scan` with no xs and no ys (what
+//! `fori_loop` with static bounds becomes) over such a body, is compiled into `extern "C" fn(inputs, outputs, _, _)`: every element of the consts and initial
 //! carries is loaded into its own SSA variable, the loop header evaluates the predicate (or compares the
 //! trip counter), the body block evaluates the body's kernels on the variables and jumps back, and the exit
-//! stores the carries. Values never touch memory inside the loop and nothing is dispatched or allocated per
-//! iteration, so a million iterations take about a millisecond. Each kernel of the sub-plans is emitted
+//! stores the carries. Values stay in SSA inside the loop (a library step indexed at run time goes through
+//! a stack slot) and nothing is dispatched or allocated per iteration, so a million iterations take about a millisecond. Each kernel of the sub-plans is emitted
 //! point by point (unrolled over its small domain, in its loop nest's order) with the instructions
 //! `ops::emit` gives the loop kernels, whose vector and scalar points agree bit for bit: results are
 //! bit-identical to the step-by-step path. Reductions accumulate in the nest's order too: sequentially along
 //! the reduced axes, or, where the nest vectorizes the reduced axis, into one accumulator per vector lane
-//! combined as the nest combines them. Loops with library steps or over bigger values run as sub-plans
-//! (`loop_body`, `control`).
+//! combined as the nest combines them. Loops with other library steps or over bigger values run as
+//! sub-plans (`loop_body`, `control`).
 //!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
 use std::collections::HashMap;
@@ -86,8 +87,13 @@ impl FusedLoop {
     }
 }
 
-/// The most elements of any value of a fused loop: each element is its own SSA value.
-pub const MAX_ELEMS: usize = 16;
+/// The most elements of any value of a fused loop: each element is its own SSA value. Values this big
+/// are mostly moved rather than computed on (a Runge-Kutta tableau f32[7, 7] read a row at a time, a
+/// trajectory buffer f32[10, 2] updated at an index: `scalar_lib`); kernels are limited to `MAX_POINTS`.
+pub const MAX_ELEMS: usize = 64;
+/// The most domain points of a kernel in a fused loop (each point is unrolled into scalar code, which
+/// beats a vectorized kernel's dispatch only while it is short).
+pub const MAX_POINTS: usize = 32;
 /// The most scalar instructions the unrolled kernels of a fused loop may emit (domain points times body
 /// length, summed over its plans): bounds code size and compile time.
 const MAX_UNROLLED: usize = 4096;
@@ -150,7 +156,7 @@ fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
     let out_dtypes: Vec<DType> = k.outputs.iter().filter_map(|o| p.slots.get(o.slot).map(|a| a.dtype)).collect();
     let reduces = k.outputs.iter().any(|o| o.kind != OutputKind::Store);
     n >= 1
-        && n <= MAX_ELEMS
+        && n <= MAX_POINTS
         && out_dtypes.len() == k.outputs.len()
         && k.reduce_axes.iter().all(|&a| a < k.domain.len())
         && k.inputs.iter().all(|i| {
@@ -181,7 +187,7 @@ fn small_plan(p: &Plan) -> bool {
             Step::Control(c) => {
                 c.inputs().iter().chain(c.outputs()).all(|&s| s < p.slots.len()) && small_control(c)
             }
-            _ => false,
+            Step::Library(l) => super::scalar_lib::supported(l, &p.slots),
         })
 }
 
@@ -205,7 +211,8 @@ fn unrolled_size(c: &ControlStep) -> usize {
                 .map(|s| match s {
                     Step::Kernel(k) => points(&k.domain).saturating_mul(k.body.len()),
                     Step::Control(inner) => unrolled_size(inner),
-                    _ => 0,
+                    Step::Library(l) => super::scalar_lib::cost(l, &p.slots),
+                    Step::View { .. } => 0,
                 })
                 .fold(0usize, usize::saturating_add)
         })
@@ -576,7 +583,19 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                     slot[out.slot] = Some(v);
                 }
             }
-            _ => return Err(Error::Unsupported("fused loop over a library step".into())),
+            Step::Library(l) => {
+                let ins = l.inputs.iter().map(|&s| slot.get(s).cloned().flatten().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
+                let outs = super::scalar_lib::emit(b, l, &p.slots, &ins)?;
+                if outs.len() != l.outputs.len() {
+                    return Err(Error::Codegen("fused loop: library step output count".into()));
+                }
+                for (&s, v) in l.outputs.iter().zip(outs) {
+                    if Some(v.len()) != p.slots[s].numel() {
+                        return Err(Error::Codegen("fused loop: library step output of the wrong size".into()));
+                    }
+                    slot[s] = Some(v);
+                }
+            }
         }
     }
     p.outputs.iter().map(|&o| slot.get(o).cloned().flatten().ok_or_else(missing)).collect()

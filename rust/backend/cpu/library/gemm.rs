@@ -168,6 +168,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         return;
     }
     let flops = m.saturating_mul(n).saturating_mul(k);
+    let tiny = flops <= TINY_FLOPS;
     let small = super::small_dot::eligible(m, n, k, b.cs);
     let isa = super::small_dot::host_isa();
     let one = |bi: usize, par: gemm::Parallelism| {
@@ -179,6 +180,8 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         // buffers' own shapes (validated avals); the output block of batch `bi` is written by this call only.
         unsafe {
             match dt {
+                DType::F32 if tiny => tiny_dot::<f32>(m, n, k, dst, lhs, a, rhs, b),
+                DType::F64 if tiny => tiny_dot::<f64>(m, n, k, dst, lhs, a, rhs, b),
                 DType::F32 if small => super::small_dot::matmul_f32(
                     isa, m, n, k, dst as *mut f32, lhs as *const f32, a.rs, a.cs, rhs as *const f32, b.rs,
                 ),
@@ -229,7 +232,7 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         one(0, gemm::Parallelism::None);
         return;
     }
-    let float = matches!(dt, DType::F32 | DType::F64) && !small;
+    let float = matches!(dt, DType::F32 | DType::F64) && !small && !tiny;
     crate::backend::cpu::threads::parallel(|split| {
         let threads = rayon::current_num_threads();
         if !split {
@@ -246,6 +249,49 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
         }
     });
+}
+
+/// Float products of at most this many multiply-adds per batch take `tiny_dot`.
+pub const TINY_FLOPS: usize = 256;
+
+/// A tiny float product (`TINY_FLOPS`): each output element is one fused multiply-add chain over the
+/// contracting index in order, from zero (`acc = fma(a[i, l], b[l, j], acc)`). At these sizes gemm's
+/// dispatch costs more than the arithmetic, and the fixed order lets a loop compiled whole
+/// (`scalar_loop`, through `scalar_lib::dot`) compute bit-identical values inline.
+///
+/// SAFETY: as `gemm_block`: every `(i, l)` of `a` at `lhs`, `(l, j)` of `b` at `rhs` and the row-major
+/// `m × n` output at `dst` lie inside their buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiny_dot<T: super::small_dot::Float + TinyFma>(
+    m: usize, n: usize, k: usize, dst: usize, lhs: usize, a: &Layout, rhs: usize, b: &Layout,
+) {
+    let (pa, pb, po) = (lhs as *const T, rhs as *const T, dst as *mut T);
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = T::ZERO;
+            for l in 0..k {
+                let x = *pa.offset(i as isize * a.rs + l as isize * a.cs);
+                let y = *pb.offset(l as isize * b.rs + j as isize * b.cs);
+                acc = x.fma(y, acc);
+            }
+            *po.add(i * n + j) = acc;
+        }
+    }
+}
+
+/// `x * y + z` rounded once, on every host (a libm call where the CPU has no FMA).
+pub trait TinyFma {
+    fn fma(self, y: Self, z: Self) -> Self;
+}
+impl TinyFma for f32 {
+    fn fma(self, y: f32, z: f32) -> f32 {
+        self.mul_add(y, z)
+    }
+}
+impl TinyFma for f64 {
+    fn fma(self, y: f64, z: f64) -> f64 {
+        self.mul_add(y, z)
+    }
 }
 
 /// `rows × cols` of a float product through the gemm crate: `dst[i*drs + j] = Σ_l lhs[i, l] · rhs[l, j]`

@@ -1,0 +1,420 @@
+//! Library steps inside loops compiled whole (`scalar_loop`): the data-movement steps that equinox's and
+//! diffrax's loop machinery puts in every iteration (`dynamic_slice`, `dynamic_update_slice`, `scatter`
+//! into a small buffer, the `gather` a clamped dynamic index becomes, the `concatenate` building an index
+//! vector) and tiny products, emitted on the loop's SSA values instead of making the whole
+//! loop fall back to running sub-plans.
+//!
+//! A step whose element positions depend on a runtime index goes through a stack slot: the operand's
+//! values are stored there, the index is clamped (or checked) exactly as the library routine does
+//! (`library::shape_ops`, `library::gather`), and the window is loaded (or the update stored and the whole
+//! slot reloaded). A product is emitted only where the library takes its tiny path (`gemm::TINY_FLOPS`):
+//! one fused multiply-add chain per output element, in contracting order, from zero — the same operations
+//! as `gemm::tiny_dot`, so values are bit-identical to the step-by-step path.
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_frontend::FunctionBuilder;
+
+use crate::error::{Error, Result};
+use crate::ir::{Aval, DType, IndexMode, LibOp, ScatterOp};
+use crate::plan::LibStep;
+
+use super::clif::{cl_type, trusted};
+
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut st = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1];
+    }
+    st
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Multi-index of row-major position `p` in `shape`.
+fn unravel(shape: &[usize], mut p: usize) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = p % shape[d];
+        p /= shape[d];
+    }
+    idx
+}
+
+fn int_index(d: DType) -> bool {
+    matches!(d, DType::I8 | DType::U8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64)
+}
+
+/// Whether library step `l` over slots of avals `slots` can be emitted on SSA values.
+pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
+    let Some(av) = l.inputs.iter().chain(&l.outputs).map(|&s| slots.get(s)).collect::<Option<Vec<&Aval>>>() else {
+        return false;
+    };
+    let (ins, outs) = av.split_at(l.inputs.len());
+    let scalar_ints = |v: &[&Aval]| v.iter().all(|a| a.shape.is_empty() && int_index(a.dtype));
+    match &l.op {
+        LibOp::DynamicSlice { .. } => {
+            ins.len() == 1 + ins[0].shape.len() && outs.len() == 1 && scalar_ints(&ins[1..])
+                && outs[0].dtype == ins[0].dtype
+                && outs[0].shape.iter().zip(&ins[0].shape).all(|(o, i)| o <= i)
+                && outs[0].shape.len() == ins[0].shape.len()
+        }
+        LibOp::Concatenate { dimension } => {
+            let d = *dimension;
+            !ins.is_empty() && outs.len() == 1
+                && ins.iter().all(|a| a.dtype == outs[0].dtype && a.shape.len() == outs[0].shape.len() && d < a.shape.len())
+                && ins.iter().map(|a| a.shape[d]).sum::<usize>() == outs[0].shape[d]
+                && ins.iter().all(|a| (0..a.shape.len()).all(|e| e == d || a.shape[e] == outs[0].shape[e]))
+        }
+        LibOp::DynamicUpdateSlice => {
+            ins.len() == 2 + ins[0].shape.len() && outs.len() == 1 && scalar_ints(&ins[2..])
+                && ins[1].dtype == ins[0].dtype
+                && ins[1].shape.len() == ins[0].shape.len()
+                && ins[1].shape.iter().zip(&ins[0].shape).all(|(u, x)| u <= x)
+                && outs[0] == ins[0]
+        }
+        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, mode: IndexMode::Clip, .. } => {
+            ins.len() == 2 && outs.len() == 1
+                && outs[0].dtype == ins[0].dtype
+                && int_index(ins[1].dtype)
+                && !ins[1].shape.is_empty()
+                && ins[1].shape.last() == Some(&start_index_map.len())
+                && slice_sizes.len() == ins[0].shape.len()
+                && slice_sizes.iter().zip(&ins[0].shape).all(|(&z, &n)| z >= 1 && z <= n)
+                && start_index_map.iter().all(|&d| d < ins[0].shape.len())
+                && collapsed_slice_dims.iter().all(|&d| d < ins[0].shape.len() && slice_sizes[d] == 1)
+                && offset_dims.len() + collapsed_slice_dims.len() == ins[0].shape.len()
+                && offset_dims.iter().all(|&d| d < outs[0].shape.len())
+                && outs[0].shape.len() == offset_dims.len() + ins[1].shape.len() - 1
+                && outs[0].numel() == Some(
+                    numel(&ins[1].shape[..ins[1].shape.len() - 1])
+                        * (0..ins[0].shape.len()).filter(|d| !collapsed_slice_dims.contains(d)).map(|d| slice_sizes[d]).product::<usize>(),
+                )
+        }
+        LibOp::Scatter { op, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, .. } => {
+            let combinable = match op {
+                ScatterOp::Set => true,
+                ScatterOp::Add => matches!(ins[0].dtype, DType::F32 | DType::F64 | DType::Bool) || int_index(ins[0].dtype),
+                _ => false,
+            };
+            ins.len() == 3 && outs.len() == 1 && combinable
+                && outs[0] == ins[0]
+                && ins[2].dtype == ins[0].dtype
+                && int_index(ins[1].dtype)
+                && !ins[1].shape.is_empty()
+                && ins[1].shape.last() == Some(&scatter_dims_to_operand_dims.len())
+                && scatter_dims_to_operand_dims.iter().all(|&d| d < ins[0].shape.len())
+                && update_window_dims.iter().all(|&d| d < ins[2].shape.len())
+                && inserted_window_dims.len() + update_window_dims.len() == ins[0].shape.len()
+                && ins[2].shape.len() == update_window_dims.len() + ins[1].shape.len() - 1
+        }
+        LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } => {
+            let dt = outs.first().map(|a| a.dtype);
+            if ins.len() != 2 || outs.len() != 1 || !matches!(dt, Some(DType::F32 | DType::F64)) {
+                return false;
+            }
+            if ins.iter().any(|a| Some(a.dtype) != dt) || lhs_batch.len() != rhs_batch.len() || lhs_contracting.len() != rhs_contracting.len() {
+                return false;
+            }
+            let (ls, rs) = (&ins[0].shape, &ins[1].shape);
+            let ok = |d: &[usize], r: usize| d.iter().all(|&x| x < r);
+            if !ok(lhs_contracting, ls.len()) || !ok(lhs_batch, ls.len()) || !ok(rhs_contracting, rs.len()) || !ok(rhs_batch, rs.len()) {
+                return false;
+            }
+            let k: usize = lhs_contracting.iter().map(|&d| ls[d]).product();
+            let kr: usize = rhs_contracting.iter().map(|&d| rs[d]).product();
+            let nb: usize = lhs_batch.iter().map(|&d| ls[d]).product();
+            let m = free(ls.len(), lhs_contracting, lhs_batch).iter().map(|&d| ls[d]).product::<usize>();
+            let n = free(rs.len(), rhs_contracting, rhs_batch).iter().map(|&d| rs[d]).product::<usize>();
+            k == kr && k >= 1 && outs[0].numel() == Some(nb * m * n) && m * n * k <= super::library::gemm::TINY_FLOPS
+                && lhs_contracting.iter().zip(rhs_contracting).all(|(&a, &b)| ls[a] == rs[b])
+                && lhs_batch.iter().zip(rhs_batch).all(|(&a, &b)| ls[a] == rs[b])
+        }
+        _ => false,
+    }
+}
+
+/// Instructions `emit` gives step `l` (about): its elements in and out, a product's multiply-adds.
+pub fn cost(l: &LibStep, slots: &[Aval]) -> usize {
+    let n = |s: &usize| slots.get(*s).and_then(|a| a.numel()).unwrap_or(0);
+    let moved: usize = l.inputs.iter().chain(&l.outputs).map(n).sum();
+    match &l.op {
+        LibOp::DotGeneral { lhs_contracting, .. } => {
+            let k: usize = l.inputs.first().and_then(|s| slots.get(*s)).map_or(0, |a| {
+                lhs_contracting.iter().map(|&d| a.shape.get(d).copied().unwrap_or(0)).product()
+            });
+            moved + l.outputs.first().map(n).unwrap_or(0) * k
+        }
+        _ => moved,
+    }
+}
+
+fn free(rank: usize, contract: &[usize], batch: &[usize]) -> Vec<usize> {
+    (0..rank).filter(|d| !contract.contains(d) && !batch.contains(d)).collect()
+}
+
+/// A scalar index value as i64 (sign- or zero-extended by its dtype).
+fn widen(b: &mut FunctionBuilder, dt: DType, v: Value) -> Value {
+    match dt {
+        DType::I64 => v,
+        DType::I8 | DType::I16 | DType::I32 => b.ins().sextend(types::I64, v),
+        _ => b.ins().uextend(types::I64, v),
+    }
+}
+
+/// `clamp(x, lo, hi)` on i64 (`lo <= hi`).
+fn clamp(b: &mut FunctionBuilder, x: Value, lo: i64, hi: i64) -> Value {
+    let lo_v = b.ins().iconst(types::I64, lo);
+    let hi_v = b.ins().iconst(types::I64, hi);
+    let below = b.ins().icmp(IntCC::SignedLessThan, x, lo_v);
+    let x = b.ins().select(below, lo_v, x);
+    let above = b.ins().icmp(IntCC::SignedGreaterThan, x, hi_v);
+    b.ins().select(above, hi_v, x)
+}
+
+/// A stack slot holding `vals` (elements of `dt`), and its address.
+fn spill(b: &mut FunctionBuilder, dt: DType, vals: &[Value]) -> Value {
+    let es = dt.size() as u32;
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, es * vals.len().max(1) as u32, 4));
+    let base = b.ins().stack_addr(types::I64, slot, 0);
+    for (e, &v) in vals.iter().enumerate() {
+        b.ins().store(trusted(), v, base, (e as u32 * es) as i32);
+    }
+    base
+}
+
+fn reload(b: &mut FunctionBuilder, dt: DType, base: Value, n: usize) -> Vec<Value> {
+    let es = dt.size() as i32;
+    (0..n).map(|e| b.ins().load(cl_type(dt), trusted(), base, e as i32 * es)).collect()
+}
+
+/// `base + Σ start[d] * stride[d] * es` for i64 starts.
+fn window_base(b: &mut FunctionBuilder, base: Value, starts: &[Value], st: &[usize], es: usize) -> Value {
+    let mut at = base;
+    for (&s, &stride) in starts.iter().zip(st) {
+        let off = b.ins().imul_imm_s(s, (stride * es) as i64);
+        at = b.ins().iadd(at, off);
+    }
+    at
+}
+
+/// Emits library step `l` (accepted by `supported`) on `ins` (one value per element of each input, of the
+/// slots' avals); returns one value list per output.
+pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Value>]) -> Result<Vec<Vec<Value>>> {
+    let bad = |m: &str| Error::Codegen(format!("fused loop {}: {m}", l.op.name()));
+    let aval = |s: usize| slots.get(s).ok_or_else(|| bad("slot out of range"));
+    if ins.len() != l.inputs.len() {
+        return Err(bad("operand count"));
+    }
+    let scalar = |j: usize| ins.get(j).and_then(|v| v.first().copied()).ok_or_else(|| bad("missing index"));
+    match &l.op {
+        LibOp::DynamicSlice { .. } => {
+            let x = aval(l.inputs[0])?;
+            let out = aval(l.outputs[0])?;
+            let es = x.dtype.size();
+            let base = spill(b, x.dtype, &ins[0]);
+            let mut starts = Vec::with_capacity(x.shape.len());
+            for d in 0..x.shape.len() {
+                let w = widen(b, aval(l.inputs[1 + d])?.dtype, scalar(1 + d)?);
+                starts.push(clamp(b, w, 0, (x.shape[d] - out.shape[d]) as i64));
+            }
+            let xst = strides(&x.shape);
+            let at = window_base(b, base, &starts, &xst, es);
+            let vals = (0..numel(&out.shape))
+                .map(|p| {
+                    let o = unravel(&out.shape, p);
+                    let off: usize = o.iter().zip(&xst).map(|(i, s)| i * s).sum();
+                    b.ins().load(cl_type(x.dtype), trusted(), at, (off * es) as i32)
+                })
+                .collect();
+            Ok(vec![vals])
+        }
+        LibOp::Concatenate { dimension } => {
+            // Static data movement: output element at index o reads operand q at o with o[d] shifted.
+            let out = aval(l.outputs[0])?;
+            let d = *dimension;
+            let mut vals = Vec::with_capacity(numel(&out.shape));
+            for p in 0..numel(&out.shape) {
+                let mut o = unravel(&out.shape, p);
+                let mut q = 0;
+                while q < l.inputs.len() && o[d] >= aval(l.inputs[q])?.shape[d] {
+                    o[d] -= aval(l.inputs[q])?.shape[d];
+                    q += 1;
+                }
+                let a = aval(*l.inputs.get(q).ok_or_else(|| bad("index past the operands"))?)?;
+                let e: usize = o.iter().zip(strides(&a.shape)).map(|(i, s)| i * s).sum();
+                vals.push(*ins[q].get(e).ok_or_else(|| bad("element out of range"))?);
+            }
+            Ok(vec![vals])
+        }
+        LibOp::DynamicUpdateSlice => {
+            let x = aval(l.inputs[0])?;
+            let u = aval(l.inputs[1])?;
+            let es = x.dtype.size();
+            let base = spill(b, x.dtype, &ins[0]);
+            let mut starts = Vec::with_capacity(x.shape.len());
+            for d in 0..x.shape.len() {
+                let w = widen(b, aval(l.inputs[2 + d])?.dtype, scalar(2 + d)?);
+                starts.push(clamp(b, w, 0, (x.shape[d] - u.shape[d]) as i64));
+            }
+            let xst = strides(&x.shape);
+            let at = window_base(b, base, &starts, &xst, es);
+            for (p, &v) in ins[1].iter().enumerate().take(numel(&u.shape)) {
+                let o = unravel(&u.shape, p);
+                let off: usize = o.iter().zip(&xst).map(|(i, s)| i * s).sum();
+                b.ins().store(trusted(), v, at, (off * es) as i32);
+            }
+            Ok(vec![reload(b, x.dtype, base, numel(&x.shape))])
+        }
+        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, .. } => {
+            // `mode: Clip` (`supported`): each batch's window start clamped so the window fits.
+            let (x, ia, out) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.outputs[0])?);
+            let shape = &x.shape;
+            let es = x.dtype.size();
+            let base = spill(b, x.dtype, &ins[0]);
+            let (xst, ost) = (strides(shape), strides(&out.shape));
+            let nbd = ia.shape.len() - 1;
+            let bshape = &ia.shape[..nbd];
+            let nk = start_index_map.len();
+            let batch_axes: Vec<usize> = (0..out.shape.len()).filter(|d| !offset_dims.contains(d)).collect();
+            let win_axes: Vec<usize> = (0..shape.len()).filter(|d| !collapsed_slice_dims.contains(d)).collect();
+            let win_shape: Vec<usize> = win_axes.iter().map(|&d| slice_sizes[d]).collect();
+            let mut vals: Vec<Option<Value>> = vec![None; numel(&out.shape)];
+            for g in 0..numel(bshape) {
+                let gi = unravel(bshape, g);
+                let obase: usize = gi.iter().zip(&batch_axes).map(|(i, &d)| i * ost[d]).sum();
+                let mut starts = Vec::with_capacity(nk);
+                for (k, &d) in start_index_map.iter().enumerate() {
+                    let v = *ins[1].get(g * nk + k).ok_or_else(|| bad("index out of range"))?;
+                    let s = widen(b, ia.dtype, v);
+                    starts.push(clamp(b, s, 0, (shape[d] - slice_sizes[d]) as i64));
+                }
+                let st: Vec<usize> = start_index_map.iter().map(|&d| xst[d]).collect();
+                let at = window_base(b, base, &starts, &st, es);
+                for w in 0..numel(&win_shape) {
+                    let wi = unravel(&win_shape, w);
+                    let xo: usize = wi.iter().zip(&win_axes).map(|(i, &d)| i * xst[d]).sum();
+                    let oo = obase + wi.iter().zip(offset_dims).map(|(i, &d)| i * ost[d]).sum::<usize>();
+                    let v = b.ins().load(cl_type(x.dtype), trusted(), at, (xo * es) as i32);
+                    *vals.get_mut(oo).ok_or_else(|| bad("output out of range"))? = Some(v);
+                }
+            }
+            Ok(vec![vals.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| bad("output element not written"))?])
+        }
+        LibOp::Scatter { op, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode } => {
+            let (x, ia, u) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.inputs[2])?);
+            let (shape, ushape) = (&x.shape, &u.shape);
+            let es = x.dtype.size();
+            let base = spill(b, x.dtype, &ins[0]);
+            if numel(ushape) == 0 {
+                return Ok(vec![reload(b, x.dtype, base, numel(shape))]);
+            }
+            let r = shape.len();
+            let (xst, ust) = (strides(shape), strides(ushape));
+            let nbd = ia.shape.len() - 1;
+            let bshape = &ia.shape[..nbd];
+            let nk = scatter_dims_to_operand_dims.len();
+            let upd_batch_axes: Vec<usize> = (0..ushape.len()).filter(|d| !update_window_dims.contains(d)).collect();
+            let op_win_axes: Vec<usize> = (0..r).filter(|d| !inserted_window_dims.contains(d)).collect();
+            let win_shape: Vec<usize> = update_window_dims.iter().map(|&d| ushape[d]).collect();
+            let mut win_full = vec![1usize; r];
+            for (j, &d) in op_win_axes.iter().enumerate() {
+                win_full[d] = win_shape[j];
+            }
+            // A window wider than its axis never fits (the library drops it whatever the index).
+            if win_full.iter().zip(shape).any(|(w, n)| w > n) {
+                return Ok(vec![reload(b, x.dtype, base, numel(shape))]);
+            }
+            let ity = ia.dtype;
+            for g in 0..numel(bshape) {
+                let gi = unravel(bshape, g);
+                let ubase: usize = gi.iter().zip(&upd_batch_axes).map(|(i, &d)| i * ust[d]).sum();
+                // Per indexed axis (in `scatter_dims_to_operand_dims` order): its clamped start.
+                let mut starts = Vec::with_capacity(nk);
+                let mut ok: Option<Value> = None;
+                for (k, &d) in scatter_dims_to_operand_dims.iter().enumerate() {
+                    let v = *ins[1].get(g * nk + k).ok_or_else(|| bad("index out of range"))?;
+                    let s = widen(b, ity, v);
+                    let hi = (shape[d] - win_full[d]) as i64;
+                    if *mode == IndexMode::FillOrDrop {
+                        // In range iff 0 <= s <= hi; the store address uses the clamped start, and an
+                        // out-of-range window writes back the values it read (no change).
+                        let ge = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, s, 0);
+                        let le = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, s, hi);
+                        let both = b.ins().band(ge, le);
+                        ok = Some(match ok {
+                            Some(o) => b.ins().band(o, both),
+                            None => both,
+                        });
+                    }
+                    starts.push(clamp(b, s, 0, hi));
+                }
+                let st: Vec<usize> = scatter_dims_to_operand_dims.iter().map(|&d| xst[d]).collect();
+                let at = window_base(b, base, &starts, &st, es);
+                for w in 0..numel(&win_shape) {
+                    let wi = unravel(&win_shape, w);
+                    let xo: usize = wi.iter().zip(&op_win_axes).map(|(i, &d)| i * xst[d]).sum();
+                    let uo = ubase + wi.iter().zip(update_window_dims).map(|(i, &d)| i * ust[d]).sum::<usize>();
+                    let upd = *ins[2].get(uo).ok_or_else(|| bad("update out of range"))?;
+                    let off = (xo * es) as i32;
+                    let new = match op {
+                        ScatterOp::Set if ok.is_none() => upd,
+                        _ => {
+                            let old = b.ins().load(cl_type(x.dtype), trusted(), at, off);
+                            let new = match op {
+                                ScatterOp::Set => upd,
+                                _ => match x.dtype {
+                                    DType::F32 | DType::F64 => b.ins().fadd(old, upd),
+                                    DType::Bool => b.ins().bor(old, upd),
+                                    _ => b.ins().iadd(old, upd),
+                                },
+                            };
+                            match ok {
+                                Some(c) => b.ins().select(c, new, old),
+                                None => new,
+                            }
+                        }
+                    };
+                    b.ins().store(trusted(), new, at, off);
+                }
+            }
+            Ok(vec![reload(b, x.dtype, base, numel(shape))])
+        }
+        LibOp::DotGeneral { lhs_contracting: lc, rhs_contracting: rc, lhs_batch: lb, rhs_batch: rb, .. } => {
+            let (la, ra, oa) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.outputs[0])?);
+            let (ls, rs) = (&la.shape, &ra.shape);
+            let (lst, rst) = (strides(ls), strides(rs));
+            let (lf, rf) = (free(ls.len(), lc, lb), free(rs.len(), rc, rb));
+            let dims = |v: &[usize], s: &[usize]| v.iter().map(|&d| s[d]).collect::<Vec<usize>>();
+            let (bshape, mshape, nshape, kshape) = (dims(lb, ls), dims(&lf, ls), dims(&rf, rs), dims(lc, ls));
+            let (nb, m, n, k) = (numel(&bshape), numel(&mshape), numel(&nshape), numel(&kshape));
+            // Flat element of an operand from its (batch, free, contracting) multi-indices.
+            let flat = |st: &[usize], groups: &[(&[usize], &Vec<usize>)]| -> usize {
+                groups.iter().map(|(ds, ix)| ds.iter().zip(ix.iter()).map(|(&d, &i)| i * st[d]).sum::<usize>()).sum()
+            };
+            let mut out = Vec::with_capacity(oa.numel().unwrap_or(0));
+            for bi in 0..nb {
+                let bix = unravel(&bshape, bi);
+                for i in 0..m {
+                    let iix = unravel(&mshape, i);
+                    for j in 0..n {
+                        let jix = unravel(&nshape, j);
+                        let mut acc = super::clif::fconst(b, oa.dtype, 0.0);
+                        for li in 0..k {
+                            let lix = unravel(&kshape, li);
+                            let a = flat(&lst, &[(lb, &bix), (&lf, &iix), (lc, &lix)]);
+                            let c = flat(&rst, &[(rb, &bix), (rc, &lix), (&rf, &jix)]);
+                            let x = *ins[0].get(a).ok_or_else(|| bad("lhs out of range"))?;
+                            let y = *ins[1].get(c).ok_or_else(|| bad("rhs out of range"))?;
+                            acc = b.ins().fma(x, y, acc);
+                        }
+                        out.push(acc);
+                    }
+                }
+            }
+            Ok(vec![out])
+        }
+        _ => Err(Error::Unsupported(format!("fused loop over library step {}", l.op.name()))),
+    }
+}
