@@ -290,3 +290,21 @@ def test_vmap_indexing():
         np.stack([x[k][min(i, 3):min(i, 3) + 2] for k, i in enumerate([0, 1, 3, 9])]))
     _eq(jax.vmap(lambda a, i: lax.dynamic_update_slice(a, np.ones((1, 6), np.float32), (i, 0)))(x, np.array([0, 4, 2, 1])),
         np.stack([np.where(np.arange(5)[:, None] == i, 1, x[k]) for k, i in enumerate([0, 4, 2, 1])]))
+
+
+def test_dynamic_slice_negative_starts_count_from_the_end():
+    # Recorded from JAX 0.10.2: a negative start is wrapped by the dimension size, then clamped to fit.
+    a = jnp.arange(20.0).reshape(5, 4)
+    np.testing.assert_array_equal(np.asarray(lax.dynamic_slice(a, (-4, 1), (3, 2))),
+                                  [[5, 6], [9, 10], [13, 14]])
+    np.testing.assert_array_equal(np.asarray(lax.dynamic_slice(a, (-40, 1), (3, 2))),
+                                  [[1, 2], [5, 6], [9, 10]])
+    traced = jax.jit(lambda a, i: lax.dynamic_slice(a, (i, 1), (3, 2)))
+    np.testing.assert_array_equal(np.asarray(traced(a, -4)), [[5, 6], [9, 10], [13, 14]])
+    want = np.arange(20.0).reshape(5, 4)
+    want[3:, 2:] = 0
+    np.testing.assert_array_equal(np.asarray(lax.dynamic_update_slice(a, jnp.zeros((2, 2)), (-1, -1))), want)
+    want = np.arange(20.0).reshape(5, 4)
+    want[3:, :2] = 0
+    got = jax.jit(lambda a, i: lax.dynamic_update_slice(a, jnp.zeros((2, 2)), (i, 0)))(a, -2)
+    np.testing.assert_array_equal(np.asarray(got), want)

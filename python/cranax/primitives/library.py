@@ -346,20 +346,42 @@ def _index_scalars(start_indices, n):
     return out
 
 
+def _wrap_negative(idx, shape):
+    """JAX's rule for the public dynamic slicing functions: a negative start counts from the end (a Python int
+    at once; a traced signed index through ``select(i < 0, i + d, i)``), before XLA's clamp."""
+    out = []
+    for i, d in zip(idx, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            out.append(i + d if i < 0 else i)
+            continue
+        i = _ew._as_operand(i)
+        dt = get_aval(i).dtype
+        if dtypes.issubdtype(dt, np.signedinteger):
+            zero = np.zeros((), dt)
+            i = _ew.select(_ew.lt(i, zero), _ew.add(i, np.asarray(d, dt)), i)
+        out.append(i)
+    return out
+
+
 def dynamic_slice(operand, start_indices, slice_sizes):
-    """The window of ``slice_sizes`` starting at ``start_indices`` (traced ints allowed); starts are
-    clamped so the window fits, as in XLA. Mirrors ``jax.lax.dynamic_slice``."""
+    """The window of ``slice_sizes`` starting at ``start_indices`` (traced ints allowed); a negative start
+    counts from the end, then starts are clamped so the window fits, as in JAX. Mirrors
+    ``jax.lax.dynamic_slice``."""
     operand = _ew._as_operand(operand)
     av = get_aval(operand)
+    if isinstance(start_indices, (list, tuple)) and len(start_indices) == av.ndim:
+        start_indices = _wrap_negative(start_indices, av.shape)
     idx = _index_scalars(start_indices, av.ndim)
     return dynamic_slice_p.bind(operand, *idx, slice_sizes=_ints(slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    """``operand`` with ``update`` written at ``start_indices`` (clamped to fit). Mirrors
-    ``jax.lax.dynamic_update_slice``."""
+    """``operand`` with ``update`` written at ``start_indices`` (a negative start counts from the end; then
+    clamped to fit). Mirrors ``jax.lax.dynamic_update_slice``."""
     operand, update = _ew._as_operand(operand), _ew._as_operand(update)
     av = get_aval(operand)
+    if isinstance(start_indices, (list, tuple)) and len(start_indices) == av.ndim:
+        start_indices = _wrap_negative(start_indices, av.shape)
     idx = _index_scalars(start_indices, av.ndim)
     return dynamic_update_slice_p.bind(operand, update, *idx)
 
