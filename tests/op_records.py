@@ -542,6 +542,10 @@ _CALLS = [
        tested_in=("test_autodiff.py::test_grad_of_jit_keeps_inner_calls", "test_vmap.py::test_vmap_of_jit_is_one_call")),
     _r("custom_jvp_call", "call", tested_in=("test_autodiff.py::test_custom_jvp",)),
     _r("custom_vjp_call", "call", tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # a custom_vjp fwd rule staged with optimize_remat=True (custom_derivatives.remat_opt_p); its transpose
+    # rule exists only to raise JAX's NotImplementedError for higher-order AD, hence linear=True
+    _r("remat_opt", "call", linear=True, tested_in=("test_custom_derivatives.py::test_optimize_remat_values_and_what_ran",
+                                       "test_custom_derivatives.py::test_optimize_remat_jaxpr_and_errors")),
     # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
     # jax.custom_derivatives.linear_call: a linear function with a user-given transpose

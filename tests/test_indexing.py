@@ -110,7 +110,8 @@ def test_dynamic_slice_and_update(mode):
     a = _rand((5, 6), seed=2)
     run = (lambda f, *xs: jax.jit(f)(*xs)) if mode == "jit" else (lambda f, *xs: f(*xs))
     for (i, j) in [(0, 0), (1, 2), (4, 5), (-3, 1), (100, -100)]:
-        ci, cj = min(max(i, 0), 5 - 2), min(max(j, 0), 6 - 3)
+        # JAX: a negative start counts from the end, then the window is clamped to fit
+        ci, cj = min(max(i + 5 if i < 0 else i, 0), 5 - 2), min(max(j + 6 if j < 0 else j, 0), 6 - 3)
         _eq(run(lambda x, p, q: lax.dynamic_slice(x, (p, q), (2, 3)), a, i, j), a[ci:ci + 2, cj:cj + 3])
         u = np.full((2, 3), 9.0, np.float32)
         want = a.copy()

@@ -144,7 +144,7 @@ def test_reduce_precision_float64_against_casts():
             want = x.astype(ft)
             want = np.where(np.abs(want) < np.finfo(ft).tiny, np.copysign(0., x), want).astype(np.float64)
             np.testing.assert_array_equal(np.asarray(lax.reduce_precision(x, e, m)), want)
-    sums = {(5, 10): 309713, (8, 23): 412535, (11, 30): 738503, (8, 7): 177093, (11, 52): 892147, (4, 3): 934464}
+    sums = {(5, 10): 309713, (8, 23): 412535, (11, 30): 738503, (8, 7): 177093, (11, 52): 892123, (4, 3): 934464}
     for (e, m), want in sums.items():
         r = np.asarray(lax.reduce_precision(x, e, m))
         assert r.view(np.uint64).sum() % 1000003 == want, (e, m)
