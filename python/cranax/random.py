@@ -604,6 +604,18 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 # ---------------------------------------------------------------------------------------------- randint
 
+def _randint_bounds(minval, maxval, shape, dtype):
+    """randint's bounds as ``dtype`` arrays of ``shape``: non-integer bounds truncated to int, then clipped
+    (not wrapped) into ``dtype``'s range, as JAX does."""
+    out = []
+    for v in (minval, maxval):
+        v = jnp.asarray(v)
+        if not dtypes.issubdtype(v.dtype, np.integer):
+            v = v.astype(int)
+        out.append(jnp.broadcast_to(_convert_and_clip(v, dtype), shape))
+    return out
+
+
 @jit(static_argnums=(3, 4, 5), inline=True)
 def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     dtype = np.dtype(dtype)
@@ -612,14 +624,7 @@ def _randint_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     if dtype.itemsize != 4:
         raise NotImplementedError(f"randint with dtype {dtype} needs 64-bit unsigned arithmetic (uint64), "
                                   f"which cranax does not support")
-    minval = jnp.asarray(minval)
-    maxval = jnp.asarray(maxval)
-    if not dtypes.issubdtype(minval.dtype, np.integer):
-        minval = minval.astype(int)
-    if not dtypes.issubdtype(maxval.dtype, np.integer):
-        maxval = maxval.astype(int)
-    minval = jnp.broadcast_to(_convert_and_clip(minval, dtype), shape)
-    maxval = jnp.broadcast_to(_convert_and_clip(maxval, dtype), shape)
+    minval, maxval = _randint_bounds(minval, maxval, shape, dtype)
     keys = _prng.split(key, (2,))
     higher = _prng.random_bits32(keys[0], shape)
     lower = _prng.random_bits32(keys[1], shape)
@@ -662,14 +667,7 @@ def _randint64_impl(key, minval, maxval, shape, dtype, maxval_out_of_range):
     cranax lacks; the same wrapping arithmetic runs on int64 bit patterns (add, sub and mul wrap alike) with
     the unsigned comparisons and remainders written out (``_urem64``)."""
     i64 = np.dtype(np.int64)
-    minval = jnp.asarray(minval)
-    maxval = jnp.asarray(maxval)
-    if not dtypes.issubdtype(minval.dtype, np.integer):
-        minval = minval.astype(int)
-    if not dtypes.issubdtype(maxval.dtype, np.integer):
-        maxval = maxval.astype(int)
-    minval = jnp.broadcast_to(_convert_and_clip(minval, dtype), shape)
-    maxval = jnp.broadcast_to(_convert_and_clip(maxval, dtype), shape)
+    minval, maxval = _randint_bounds(minval, maxval, shape, dtype)
     keys = _prng.split(key, (2,))
     higher = _prng.random_bits64_as_int64(keys[0], shape)
     lower = _prng.random_bits64_as_int64(keys[1], shape)
