@@ -312,14 +312,7 @@ unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, 
             q0 += rows;
         }
     };
-    crate::backend::cpu::threads::parallel(|split| {
-        if split && tasks > 1 {
-            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
-        } else {
-            let mut s = Vec::new();
-            (0..tasks).for_each(|t| task(t, &mut s));
-        }
-    });
+    run_tasks(tasks, task);
 }
 
 /// The kernel of every group as `[groups][kk × cg, oq]` row-major (row = kernel offset × cg + in-feature).
@@ -426,14 +419,7 @@ unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o
             wp.add(g * kdim * oq), 1, oq as isize, T::ZERO, T::ONE, false, false, false, gemm::Parallelism::None,
         );
     };
-    crate::backend::cpu::threads::parallel(|split| {
-        if split && tasks > 1 {
-            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
-        } else {
-            let mut s = Vec::new();
-            (0..tasks).for_each(|t| task(t, &mut s));
-        }
-    });
+    run_tasks(tasks, task);
 }
 
 /// Depthwise convolution (one in-feature per group): each output position sums its window over all
@@ -513,14 +499,7 @@ unsafe fn depthwise<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
             }
         }
     };
-    crate::backend::cpu::threads::parallel(|split| {
-        if split && tasks > 1 {
-            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
-        } else {
-            let mut s = Vec::new();
-            (0..tasks).for_each(|t| task(t, &mut s));
-        }
-    });
+    run_tasks(tasks, task);
 }
 
 /// Few output rows, long reduction: `out[(q, n), o] = sum_r patch[r, (q, n)] * kernel[r, o]` over blocks of
@@ -674,4 +653,18 @@ unsafe fn batch_grouped<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T)
             *o.add(g * geo.o_o + qoff) = if sum.is_empty() { T::ZERO } else { sum[q * groups + g] };
         }
     }
+}
+
+/// Runs `task(t, scratch)` for `t` in `0..tasks` inside cranax's pool: spread over its threads when the pool
+/// splits work and there is more than one task, each thread reusing one scratch vector; else in order on
+/// the calling thread with a single scratch vector.
+fn run_tasks<S>(tasks: usize, task: impl Fn(usize, &mut Vec<S>) + Sync + Send) {
+    crate::backend::cpu::threads::parallel(|split| {
+        if split && tasks > 1 {
+            (0..tasks).into_par_iter().for_each_init(Vec::new, |s, t| task(t, s));
+        } else {
+            let mut s = Vec::new();
+            (0..tasks).for_each(|t| task(t, &mut s));
+        }
+    });
 }
