@@ -16,25 +16,13 @@ import cranax.numpy as jnp
 from cranax import _core
 
 from test_conv import CASES, CASE_IDS, _explicit, ref_conv
+# the adapter query and the module fixture that gives lavapipe's memory back are test_gpu.py's
+from test_gpu import _gpu_state, _release_gpu_memory  # noqa: F401  (an autouse fixture, used by import)
 
-
-def _gpus():
-    if not getattr(_core, "HAS_GPU_BACKEND", False):
-        return [], "cranax was built without the gpu feature"
-    return _core.gpu_devices(), _core.gpu_unavailable_reason()
-
-
-GPUS, REASON = _gpus()
+GPUS, REASON = _gpu_state()
 pytestmark = pytest.mark.skipif(not GPUS, reason=f"no GPU adapter: {REASON}")
 GPU = GPUS[0] if GPUS else None
 CPU = jax.devices("cpu")[0]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _release_gpu_memory():
-    yield
-    if GPUS:
-        _core.gpu_clear_caches()  # lavapipe's device memory is host memory: give the pool back
 
 
 def _shaders(f, *args):
