@@ -315,12 +315,23 @@ def test_pools_lower_to_the_core_library_ops():
     assert '"prim":"reduce_window_max"' not in wire16 and '"prim":"slice"' in wire16    # the composition
 
 
+def _native_and_composed(run, monkeypatch):
+    """``run()`` with the core's window loops, then again with the pad/slice compositions inlined instead."""
+    from cranax.interpreters import dispatch
+    from cranax.primitives import windowed
+    native = run()
+    monkeypatch.setitem(windowed.native_lowering, "enabled", False)
+    dispatch.clear_cache()
+    try:
+        return native, run()
+    finally:
+        dispatch.clear_cache()
+
+
 @pytest.mark.parametrize("win", WINDOWS, ids=IDS)
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_core_window_ops_and_compositions_agree(win, dtype, monkeypatch):
     """The core's loops and the inlined pad/slice compositions give the same pools and pool gradients."""
-    from cranax.interpreters import dispatch
-    from cranax.primitives import windowed
     shape, wd, ws, padding, bd, wdil = win
     x = _rand(shape, dtype, 12)
 
@@ -335,13 +346,7 @@ def test_core_window_ops_and_compositions_agree(win, dtype, monkeypatch):
                 outs.append(np.asarray(lax.select_and_scatter_add_p.bind(
                     src, x, select_prim=sp, window_dimensions=wd, window_strides=ws, padding=tuple(pads))))
         return outs
-    native = run()
-    monkeypatch.setitem(windowed.native_lowering, "enabled", False)
-    dispatch.clear_cache()
-    try:
-        composed = run()
-    finally:
-        dispatch.clear_cache()
+    native, composed = _native_and_composed(run, monkeypatch)
     for a, b in zip(native, composed):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
@@ -351,8 +356,6 @@ def test_pool_gradient_split_over_the_batch_matches_the_composition(select_prim,
     """A batch large enough for the core to scatter the images' slabs in parallel (windows that leave the
     batch axis alone), with many ties (values from a small set: the first extremum of each window wins),
     against the pad/slice composition."""
-    from cranax.interpreters import dispatch
-    from cranax.primitives import windowed
     shape, wd, ws = (4, 33, 34, 16), (1, 3, 3, 1), (1, 2, 2, 1)
     x = np.random.default_rng(21).integers(0, 4, shape).astype(np.float32)
     pads = _pads(shape, wd, ws, "SAME")
@@ -361,12 +364,6 @@ def test_pool_gradient_split_over_the_batch_matches_the_composition(select_prim,
     def run():
         return np.asarray(lax.select_and_scatter_add_p.bind(
             src, x, select_prim=select_prim, window_dimensions=wd, window_strides=ws, padding=tuple(pads)))
-    native = run()
-    monkeypatch.setitem(windowed.native_lowering, "enabled", False)
-    dispatch.clear_cache()
-    try:
-        composed = run()
-    finally:
-        dispatch.clear_cache()
+    native, composed = _native_and_composed(run, monkeypatch)
     assert native.shape == shape and np.count_nonzero(native) > 1000
     np.testing.assert_allclose(native, composed, rtol=1e-6, atol=1e-6)
