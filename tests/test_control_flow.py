@@ -341,20 +341,7 @@ def test_small_array_loops_are_fused_and_match_stepwise_bits():
     m = np.arange(6, dtype=np.float32).reshape(2, 3) / 3.0 - 1.0
     r = np.array([0.3, -0.2, 0.1], np.float32)
     for f, args in ((wl, (x, 40)), (fl, (m, r))):
-        jax.clear_caches()
-        runs0, fused0, _ = stats()
-        fused = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
-        runs1, fused1, _ = stats()
-        assert (runs1 - runs0, fused1 - fused0) == (0, 1)
-        os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
-        try:
-            jax.clear_caches()
-            stepwise = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
-            assert stats()[1] == fused1
-        finally:
-            del os.environ["CRANAX_NO_FUSED_LOOPS"]
-            jax.clear_caches()
-        _same_bits(fused, stepwise)
+        _same_bits(*_fused_and_stepwise(f, *args))
     i, v = 0, x.astype(np.float64)
     while i < 40 and v.sum() < 50.0:
         i, v = i + 1, np.tanh(v) * 0.75 + np.sin(v * 1.5) * 0.5 + 0.125
