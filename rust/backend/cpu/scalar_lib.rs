@@ -208,19 +208,26 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
         return Err(bad("operand count"));
     }
     let scalar = |j: usize| ins.get(j).and_then(|v| v.first().copied()).ok_or_else(|| bad("missing index"));
+    // dynamic_slice / dynamic_update_slice: operand 0 spilled to the stack, and the address of the window of
+    // shape `win` whose start indices are the scalar operands from `first` on, each clamped so it fits (as
+    // the library routines clamp); returns (spilled base, window address, operand strides, element size)
+    let window = |b: &mut FunctionBuilder, first: usize, win: &[usize]| -> Result<(Value, Value, Vec<usize>, usize)> {
+        let x = aval(l.inputs[0])?;
+        let es = x.dtype.size();
+        let base = spill(b, x.dtype, &ins[0]);
+        let mut starts = Vec::with_capacity(x.shape.len());
+        for d in 0..x.shape.len() {
+            let w = widen(b, aval(l.inputs[first + d])?.dtype, scalar(first + d)?);
+            starts.push(clamp(b, w, 0, (x.shape[d] - win[d]) as i64));
+        }
+        let xst = strides(&x.shape);
+        Ok((base, window_base(b, base, &starts, &xst, es), xst, es))
+    };
     match &l.op {
         LibOp::DynamicSlice { .. } => {
             let x = aval(l.inputs[0])?;
             let out = aval(l.outputs[0])?;
-            let es = x.dtype.size();
-            let base = spill(b, x.dtype, &ins[0]);
-            let mut starts = Vec::with_capacity(x.shape.len());
-            for d in 0..x.shape.len() {
-                let w = widen(b, aval(l.inputs[1 + d])?.dtype, scalar(1 + d)?);
-                starts.push(clamp(b, w, 0, (x.shape[d] - out.shape[d]) as i64));
-            }
-            let xst = strides(&x.shape);
-            let at = window_base(b, base, &starts, &xst, es);
+            let (_, at, xst, es) = window(b, 1, &out.shape)?;
             let vals = (0..numel(&out.shape))
                 .map(|p| {
                     let o = unravel(&out.shape, p);
@@ -251,15 +258,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
         LibOp::DynamicUpdateSlice => {
             let x = aval(l.inputs[0])?;
             let u = aval(l.inputs[1])?;
-            let es = x.dtype.size();
-            let base = spill(b, x.dtype, &ins[0]);
-            let mut starts = Vec::with_capacity(x.shape.len());
-            for d in 0..x.shape.len() {
-                let w = widen(b, aval(l.inputs[2 + d])?.dtype, scalar(2 + d)?);
-                starts.push(clamp(b, w, 0, (x.shape[d] - u.shape[d]) as i64));
-            }
-            let xst = strides(&x.shape);
-            let at = window_base(b, base, &starts, &xst, es);
+            let (base, at, xst, es) = window(b, 2, &u.shape)?;
             for (p, &v) in ins[1].iter().enumerate().take(numel(&u.shape)) {
                 let o = unravel(&u.shape, p);
                 let off: usize = o.iter().zip(&xst).map(|(i, s)| i * s).sum();
