@@ -945,3 +945,95 @@ def test_fused_loop_index_clamping_matches_the_library():
     a, s = _clamping_numpy(x, 6)
     close(fused[0], a, 1e-5)
     close(fused[1], s, 1e-5)
+
+
+def _fill_and_combine(a, u, v, n):
+    # gathers with mode="fill" (an explicit fill value, and JAX's defaults: NaN, the uint32 maximum) at
+    # indices that leave the array, and scatter multiply / min / max on float32 (with -0.0 against 0.0),
+    # uint32 (values past 2**31, wrapping products), int32 and bool.
+    def body(i, c):
+        a, u, v, flag, s, g, gf = c
+        r = a.at[i - 3].get(mode="fill", fill_value=-0.5)
+        s = s + r.sum()
+        a = a.at[(i * 3) % 7].multiply(0.9 + r[0] * 0.01, mode="drop")
+        zrow = jnp.array([-0.0, 0.0, 0.25, -1.0], jnp.float32) * (i % 2).astype(jnp.float32)
+        a = a.at[(i + 1) % 5].min(zrow)
+        a = a.at[i % 5].max(r * 0.5)
+        u = u.at[i % 6].max(jnp.uint32(3_000_000_000) + i.astype(jnp.uint32))
+        u = u.at[(i + 2) % 6].min(jnp.uint32(5) * i.astype(jnp.uint32))
+        u = u.at[i % 3].multiply(jnp.uint32(3))
+        v = v.at[i % 4].min(10 - i * 7)
+        v = v.at[(i + 1) % 4].max(i * 3 - 4)
+        v = v.at[(i + 2) % 4].multiply(-3)
+        flag = flag.at[i % 3].max(i % 4 == 0)
+        flag = flag.at[(i + 1) % 3].min(i % 5 != 0)
+        g = u.at[i * 2 - 4].get(mode="fill")
+        gf = a[:, 0].at[i + 2].get(mode="fill")
+        return a, u, v, flag, s, g, gf
+    init = (a, u, v, jnp.zeros(3, bool), jnp.float32(0), jnp.uint32(0), jnp.float32(0))
+    return lax.fori_loop(0, n, body, init)
+
+
+def _fill_and_combine_numpy(a, u, v, n):
+    a, u, v = a.astype(np.float64).copy(), u.astype(np.uint64).copy(), v.astype(np.int64).copy()
+    flag, s, g, gf = np.zeros(3, bool), 0.0, 0, 0.0
+    for i in range(n):
+        j = i - 3 + (5 if i - 3 < 0 else 0)
+        r = a[j].copy() if 0 <= j < 5 else np.full(4, -0.5)
+        s += r.sum()
+        if (i * 3) % 7 < 5:
+            a[(i * 3) % 7] *= 0.9 + r[0] * 0.01
+        a[(i + 1) % 5] = np.minimum(a[(i + 1) % 5], np.array([-0.0, 0.0, 0.25, -1.0]) * (i % 2))
+        a[i % 5] = np.maximum(a[i % 5], r * 0.5)
+        u[i % 6] = max(u[i % 6], 3_000_000_000 + i)
+        u[(i + 2) % 6] = min(u[(i + 2) % 6], 5 * i)
+        u[i % 3] = (u[i % 3] * 3) % 2**32
+        v[i % 4] = min(v[i % 4], 10 - i * 7)
+        v[(i + 1) % 4] = max(v[(i + 1) % 4], i * 3 - 4)
+        v[(i + 2) % 4] *= -3
+        flag[i % 3] |= i % 4 == 0
+        flag[(i + 1) % 3] &= i % 5 != 0
+        k = i * 2 - 4 + (6 if i * 2 - 4 < 0 else 0)
+        g = int(u[k]) if 0 <= k < 6 else 2**32 - 1
+        gf = a[i + 2, 0] if i + 2 < 5 else np.nan
+    return a, u, v, flag, s, g, gf
+
+
+def test_fused_loop_fill_gathers_and_scatter_mul_min_max_match_stepwise_bits():
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((5, 4)) * 0.7).astype(np.float32)
+    a[1, :2] = 0.0
+    u = np.array([1, 2_500_000_000, 7, 4_000_000_000, 0, 9], np.uint32)
+    v = np.array([3, -8, 20, 0], np.int32)
+    fused, stepwise = _fused_and_stepwise(_fill_and_combine, a, u, v, 11)
+    _same_bits(fused, stepwise)
+    want = _fill_and_combine_numpy(a, u, v, 11)
+    close(fused[0], want[0], 1e-5)
+    np.testing.assert_array_equal(fused[1], want[1].astype(np.uint32))
+    np.testing.assert_array_equal(fused[2], want[2].astype(np.int32))
+    np.testing.assert_array_equal(fused[3], want[3])
+    close(fused[4], want[4], 1e-5)
+    assert int(fused[5]) == want[5]
+    assert np.isnan(fused[6]) and np.isnan(want[6])
+    # the ±0 rule of scatter-min/max (the old value unless the update is strictly beyond it) on both paths
+    assert [np.signbit(x) for x in fused[0][1, :2]] == [np.signbit(x) for x in stepwise[0][1, :2]]
+
+
+@pytest.mark.parametrize("n,heavy,fused", [(8, True, True), (16, True, True), (32, True, False),
+                                           (32, False, True)])
+def test_fused_loops_leave_wide_transcendental_bodies_to_the_in_place_path(n, heavy, fused):
+    # Unrolled, every tanh / sin is a scalar evaluation: past 32 of them per iteration (f32[16] through
+    # tanh + sin) the vectorized in-place path is faster and the loop is not fused; arithmetic-only bodies
+    # of the same size still are. Values are NumPy's either way.
+    def body(v):
+        return jnp.tanh(v) * 0.5 + jnp.sin(v) * 0.25 if heavy else v * 0.75 + 0.125
+    f = jax.jit(lambda x, k: lax.while_loop(lambda c: c[0] < k, lambda c: (c[0] + 1, body(c[1])), (0, x))[1])
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    jax.clear_caches()
+    _, fused0, _ = stats()
+    got = f(x, 20)
+    assert stats()[1] - fused0 == (1 if fused else 0)
+    v = x.astype(np.float64)
+    for _ in range(20):
+        v = np.tanh(v) * 0.5 + np.sin(v) * 0.25 if heavy else v * 0.75 + 0.125
+    close(got, v, 1e-5)

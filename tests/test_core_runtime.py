@@ -559,3 +559,26 @@ def test_buffer_pool_recycles_large_buffers():
     finally:
         _core.set_buffer_pool_max_bytes(256 << 20)
     np.testing.assert_array_equal(exe.execute([x, x])[0].to_numpy(), 2 * np.arange(n, dtype=np.float32))
+
+
+def test_constant_kernels_shared_across_runs_stay_correct():
+    # Small kernels without inputs (constants, iotas, broadcast scalars) run once per executable and their
+    # buffers are shared by later runs: outputs handed out by one call must survive the next calls
+    # unchanged, stay read-only, and the constant outputs of a cond branch too.
+    f = cranax.jit(lambda x: (x + 1.0, jnp.arange(6.0) * 2.0, jnp.full((3,), 7.0, jnp.int32),
+                              cranax.lax.cond(x[0] > 0, lambda: jnp.arange(4.0), lambda: -jnp.ones(4))))
+    x = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    first = [np.asarray(o) for o in f(x)]
+    second = f(-x)
+    for _ in range(3):
+        f(x + 5.0)
+    np.testing.assert_array_equal(first[0], [2.0, 3.0])
+    np.testing.assert_array_equal(first[1], np.arange(6.0) * 2.0)
+    np.testing.assert_array_equal(first[2], [7, 7, 7])
+    np.testing.assert_array_equal(first[3], np.arange(4.0))
+    np.testing.assert_array_equal(np.asarray(second[0]), [0.0, -1.0])
+    np.testing.assert_array_equal(np.asarray(second[1]), np.arange(6.0) * 2.0)
+    np.testing.assert_array_equal(np.asarray(second[3]), -np.ones(4))
+    assert first[1].dtype == np.float32 and first[2].dtype == np.int32
+    with pytest.raises(ValueError):
+        first[1][0] = 5.0

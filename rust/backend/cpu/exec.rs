@@ -61,6 +61,14 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 store(l, outs, &mut slots);
             }
             Step::Kernel(k) => {
+                let constant = cacheable(plan, k);
+                if let Some(bufs) = exe.consts.get(si).and_then(|c| c.get()).filter(|_| constant) {
+                    for (o, buf) in k.outputs.iter().zip(bufs) {
+                        slots[o.slot] = Some(buf.clone());
+                    }
+                    release(exe, si, &mut slots);
+                    continue;
+                }
                 let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
                 let mut ins: Vec<*const u8> = Vec::with_capacity(k.inputs.len());
                 for inp in &k.inputs {
@@ -77,6 +85,11 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 // buffers of the slots' avals, which the inputs were checked against), outputs are
                 // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
                 unsafe { super::threads::run_kernel(ck, &ins, &out_ptrs, &out_bytes) };
+                if constant {
+                    if let Some(c) = exe.consts.get(si) {
+                        let _ = c.set(outs.clone());
+                    }
+                }
                 for (o, buf) in k.outputs.iter().zip(outs) {
                     slots[o.slot] = Some(buf);
                 }
@@ -85,6 +98,17 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         release(exe, si, &mut slots);
     }
     plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+}
+
+/// The most bytes a kernel without inputs may keep alive in its executable (`CpuExecutable::consts`):
+/// small values only, whose allocation and dispatch cost more than the computation.
+const CONST_CACHE_BYTES: usize = 4096;
+
+/// Whether kernel `k` reads nothing (its outputs are the same every run) and its outputs are small.
+fn cacheable(plan: &Plan, k: &crate::plan::Kernel) -> bool {
+    k.inputs.is_empty()
+        && k.outputs.iter().map(|o| plan.slots.get(o.slot).and_then(|a| Buffer::byte_len(a).ok()).unwrap_or(usize::MAX)).fold(0usize, usize::saturating_add)
+            <= CONST_CACHE_BYTES
 }
 
 /// Drops the slots read for the last time at step `si`.

@@ -75,6 +75,11 @@ pub struct CpuExecutable {
     /// Per step, the slots read for the last time there (not outputs): released right after it, so their
     /// memory returns to the buffer pool and the next step of that size reuses warm pages.
     frees: Vec<Vec<usize>>,
+    /// Per step, the outputs of a small kernel without inputs (a constant, an iota, a broadcast scalar)
+    /// after its first run: later runs share them instead of allocating and dispatching again (a
+    /// diffrax solve's top-level plan is two dozen such steps before its loop). Sharing is safe because
+    /// no step writes into a buffer it did not allocate (inputs are never written either).
+    consts: Vec<std::sync::OnceLock<Vec<Buffer>>>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -108,7 +113,8 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
     };
     let controls = control::compile_controls(plan)?;
     let frees = last_uses(plan);
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees }))
+    let consts = (0..plan.steps.len()).map(|_| std::sync::OnceLock::new()).collect();
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts }))
 }
 
 impl CpuExecutable {

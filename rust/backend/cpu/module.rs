@@ -74,6 +74,18 @@ pub fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
     v
 }
 
+/// How many of `k`'s instructions evaluate a library math function (`exp`, `tanh`, `sin`, `pow`, ...).
+pub fn math_calls(k: &Kernel) -> usize {
+    k.body
+        .iter()
+        .filter(|ins| match &ins.op {
+            KOp::Unary { op, .. } => MathFn::from_unary(*op).is_some(),
+            KOp::Binary { op, .. } => binary_math(*op, ins.dtype).is_some(),
+            _ => false,
+        })
+        .count()
+}
+
 /// The kernel ABI: `(inputs, outputs, begin, end)`, all pointer-sized / 64-bit.
 pub fn kernel_signature(call_conv: CallConv) -> Signature {
     let mut sig = Signature::new(call_conv);

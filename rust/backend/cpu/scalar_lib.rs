@@ -74,7 +74,7 @@ pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
                 && ins[1].shape.iter().zip(&ins[0].shape).all(|(u, x)| u <= x)
                 && outs[0] == ins[0]
         }
-        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, mode: IndexMode::Clip, .. } => {
+        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, .. } => {
             ins.len() == 2 && outs.len() == 1
                 && outs[0].dtype == ins[0].dtype
                 && int_index(ins[1].dtype)
@@ -95,8 +95,7 @@ pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
         LibOp::Scatter { op, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, .. } => {
             let combinable = match op {
                 ScatterOp::Set => true,
-                ScatterOp::Add => matches!(ins[0].dtype, DType::F32 | DType::F64 | DType::Bool) || int_index(ins[0].dtype),
-                _ => false,
+                _ => matches!(ins[0].dtype, DType::F32 | DType::F64 | DType::Bool) || int_index(ins[0].dtype),
             };
             ins.len() == 3 && outs.len() == 1 && combinable
                 && outs[0] == ins[0]
@@ -171,6 +170,73 @@ fn clamp(b: &mut FunctionBuilder, x: Value, lo: i64, hi: i64) -> Value {
     let x = b.ins().select(below, lo_v, x);
     let above = b.ins().icmp(IntCC::SignedGreaterThan, x, hi_v);
     b.ins().select(above, hi_v, x)
+}
+
+/// `ok && 0 <= s <= hi` (`ok` absent: true) for an i64 start `s`.
+fn and_in_range(b: &mut FunctionBuilder, ok: Option<Value>, s: Value, hi: i64) -> Value {
+    let ge = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, s, 0);
+    let le = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, s, hi);
+    let both = b.ins().band(ge, le);
+    match ok {
+        Some(o) => b.ins().band(o, both),
+        None => both,
+    }
+}
+
+/// The gather fill value of dtype `dt` (`fill`, else JAX's default) as `library::gather` computes it
+/// (`Elem::from_f64` / `Elem::default_fill`), emitted from its bits.
+fn fill_const(b: &mut FunctionBuilder, dt: DType, fill: Option<f64>) -> Value {
+    use super::library::elem::{scalar_from_f64, with_elem, Elem};
+    let mut bits = [0u8; 8];
+    with_elem!(dt, T => {
+        let v: T = match fill { Some(f) => scalar_from_f64::<T>(f), None => T::default_fill() };
+        let n = std::mem::size_of::<T>().min(8);
+        // SAFETY: reads the `n <= 8` bytes of the plain-data element `v` (ints, floats, bit-held floats).
+        let raw = unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, n) };
+        bits[..n].copy_from_slice(raw);
+    });
+    let v = u64::from_le_bytes(bits);
+    match dt {
+        DType::F32 => b.ins().f32const(f32::from_bits(v as u32)),
+        DType::F64 => b.ins().f64const(f64::from_bits(v)),
+        _ => super::clif::iconst(b, cl_type(dt), v as i64),
+    }
+}
+
+/// `combine(op, old, upd)` of `library::gather` for `dt` (f32, f64, bool or an integer: `supported`):
+/// integers wrap, bool add/mul/max/min are or/and/or/and, float max/min give NaN when either is NaN and
+/// otherwise `old` unless `upd` is strictly beyond it (so `min(0.0, -0.0)` keeps `old`, as `Elem::emin`).
+fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: Value) -> Value {
+    use cranelift_codegen::ir::condcodes::FloatCC;
+    let float = matches!(dt, DType::F32 | DType::F64);
+    let signed = matches!(dt, DType::I8 | DType::I16 | DType::I32 | DType::I64);
+    match (op, dt) {
+        (ScatterOp::Set, _) => upd,
+        (ScatterOp::Add | ScatterOp::Max, DType::Bool) => b.ins().bor(old, upd),
+        (ScatterOp::Mul | ScatterOp::Min, DType::Bool) => b.ins().band(old, upd),
+        (ScatterOp::Add, _) if float => b.ins().fadd(old, upd),
+        (ScatterOp::Mul, _) if float => b.ins().fmul(old, upd),
+        (ScatterOp::Add, _) => b.ins().iadd(old, upd),
+        (ScatterOp::Mul, _) => b.ins().imul(old, upd),
+        (ScatterOp::Min | ScatterOp::Max, _) if float => {
+            let cc = if op == ScatterOp::Min { FloatCC::LessThan } else { FloatCC::GreaterThan };
+            let beyond = b.ins().fcmp(cc, upd, old);
+            let r = b.ins().select(beyond, upd, old);
+            let nan = b.ins().fcmp(FloatCC::Unordered, old, upd);
+            let q = super::clif::fconst(b, dt, f64::NAN);
+            b.ins().select(nan, q, r)
+        }
+        (ScatterOp::Min | ScatterOp::Max, _) => {
+            let cc = match (op == ScatterOp::Min, signed) {
+                (true, true) => IntCC::SignedLessThan,
+                (true, false) => IntCC::UnsignedLessThan,
+                (false, true) => IntCC::SignedGreaterThan,
+                (false, false) => IntCC::UnsignedGreaterThan,
+            };
+            let beyond = b.ins().icmp(cc, upd, old);
+            b.ins().select(beyond, upd, old)
+        }
+    }
 }
 
 /// A stack slot holding `vals` (elements of `dt`), and its address.
@@ -266,9 +332,15 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
             }
             Ok(vec![reload(b, x.dtype, base, numel(&x.shape))])
         }
-        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, .. } => {
-            // `mode: Clip` (`supported`): each batch's window start clamped so the window fits.
+        LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, mode, fill_value } => {
+            // Each batch's window start clamped so the window fits (`Clip`); under `FillOrDrop` the clamped
+            // window is read all the same (always in bounds) and a batch whose starts do not all fit takes
+            // the fill value instead, as `library::gather`.
             let (x, ia, out) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.outputs[0])?);
+            let fill = match mode {
+                IndexMode::FillOrDrop => Some(fill_const(b, x.dtype, *fill_value)),
+                IndexMode::Clip => None,
+            };
             let shape = &x.shape;
             let es = x.dtype.size();
             let base = spill(b, x.dtype, &ins[0]);
@@ -284,10 +356,15 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                 let gi = unravel(bshape, g);
                 let obase: usize = gi.iter().zip(&batch_axes).map(|(i, &d)| i * ost[d]).sum();
                 let mut starts = Vec::with_capacity(nk);
+                let mut ok: Option<Value> = None;
                 for (k, &d) in start_index_map.iter().enumerate() {
                     let v = *ins[1].get(g * nk + k).ok_or_else(|| bad("index out of range"))?;
                     let s = widen(b, ia.dtype, v);
-                    starts.push(clamp(b, s, 0, (shape[d] - slice_sizes[d]) as i64));
+                    let hi = (shape[d] - slice_sizes[d]) as i64;
+                    if fill.is_some() {
+                        ok = Some(and_in_range(b, ok, s, hi));
+                    }
+                    starts.push(clamp(b, s, 0, hi));
                 }
                 let st: Vec<usize> = start_index_map.iter().map(|&d| xst[d]).collect();
                 let at = window_base(b, base, &starts, &st, es);
@@ -295,7 +372,10 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                     let wi = unravel(&win_shape, w);
                     let xo: usize = wi.iter().zip(&win_axes).map(|(i, &d)| i * xst[d]).sum();
                     let oo = obase + wi.iter().zip(offset_dims).map(|(i, &d)| i * ost[d]).sum::<usize>();
-                    let v = b.ins().load(cl_type(x.dtype), trusted(), at, (xo * es) as i32);
+                    let mut v = b.ins().load(cl_type(x.dtype), trusted(), at, (xo * es) as i32);
+                    if let (Some(c), Some(f)) = (ok, fill) {
+                        v = b.ins().select(c, v, f);
+                    }
                     *vals.get_mut(oo).ok_or_else(|| bad("output out of range"))? = Some(v);
                 }
             }
@@ -337,15 +417,9 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                     let s = widen(b, ity, v);
                     let hi = (shape[d] - win_full[d]) as i64;
                     if *mode == IndexMode::FillOrDrop {
-                        // In range iff 0 <= s <= hi; the store address uses the clamped start, and an
-                        // out-of-range window writes back the values it read (no change).
-                        let ge = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, s, 0);
-                        let le = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, s, hi);
-                        let both = b.ins().band(ge, le);
-                        ok = Some(match ok {
-                            Some(o) => b.ins().band(o, both),
-                            None => both,
-                        });
+                        // The store address uses the clamped start, and an out-of-range window writes
+                        // back the values it read (no change).
+                        ok = Some(and_in_range(b, ok, s, hi));
                     }
                     starts.push(clamp(b, s, 0, hi));
                 }
@@ -361,14 +435,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                         ScatterOp::Set if ok.is_none() => upd,
                         _ => {
                             let old = b.ins().load(cl_type(x.dtype), trusted(), at, off);
-                            let new = match op {
-                                ScatterOp::Set => upd,
-                                _ => match x.dtype {
-                                    DType::F32 | DType::F64 => b.ins().fadd(old, upd),
-                                    DType::Bool => b.ins().bor(old, upd),
-                                    _ => b.ins().iadd(old, upd),
-                                },
-                            };
+                            let new = combine(b, *op, x.dtype, old, upd);
                             match ok {
                                 Some(c) => b.ins().select(c, new, old),
                                 None => new,

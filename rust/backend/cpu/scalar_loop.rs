@@ -98,6 +98,15 @@ pub const MAX_POINTS: usize = 32;
 /// length, summed over its plans): bounds code size and compile time.
 const MAX_UNROLLED: usize = 4096;
 
+/// The most math-function evaluations (domain points times math instructions, summed over the kernels
+/// of the loop's plans, each body once) a fused loop unrolls. Unrolled, each is one scalar evaluation;
+/// the in-place path (`loop_body`) evaluates them 4 to 16 lanes at a time after a fixed cost per
+/// iteration. Measured per iteration of a `while_loop` over f32[n] through `tanh` and `sin` (two per
+/// element; RESULTS.md, "loops with 17-64-element carries"), the fused loop wins up to n = 12, the two
+/// meet at n = 16 to 20, and the in-place path is 25-30% faster at n = 24 and 32; arithmetic-only bodies
+/// stay fused at every size (4x faster at n = 32).
+const MAX_MATH_EVALS: usize = 32;
+
 fn small(a: &Aval) -> bool {
     a.numel().is_some_and(|n| n <= MAX_ELEMS)
 }
@@ -219,6 +228,19 @@ fn unrolled_size(c: &ControlStep) -> usize {
         .fold(0usize, usize::saturating_add)
 }
 
+/// Math-function evaluations unrolled for the kernels of `c` (each loop body once): `MAX_MATH_EVALS`.
+fn math_evals(c: &ControlStep) -> usize {
+    c.plans()
+        .iter()
+        .flat_map(|p| p.steps.iter())
+        .map(|s| match s {
+            Step::Kernel(k) => points(&k.domain).saturating_mul(super::module::math_calls(k)),
+            Step::Control(inner) => math_evals(inner),
+            _ => 0,
+        })
+        .fold(0usize, usize::saturating_add)
+}
+
 /// Compiles the fused form of `c` when it qualifies (else `None`).
 pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     if std::env::var_os("CRANAX_NO_FUSED_LOOPS").is_some_and(|v| v == "1") {
@@ -235,6 +257,7 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
         || !in_avals.iter().chain(&out_avals).all(small)
         || !small_control(c)
         || unrolled_size(c) > MAX_UNROLLED
+        || math_evals(c) > MAX_MATH_EVALS
     {
         return Ok(None);
     }
