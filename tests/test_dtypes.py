@@ -367,3 +367,19 @@ def test_small_ints_canonicalize_to_themselves(dt):
             assert dtypes.result_type(FakeTracer(dt, True), np.int8) == np.dtype(np.int8)
         finally:
             config.update("jax_enable_x64", old)
+
+
+def test_jnp_full_of_a_python_scalar_is_weakly_typed():
+    # jax.typeof(jnp.full((2,), v)) recorded from JAX 0.10.2: weak for Python int/float/complex, not for
+    # bool or NumPy scalars; so jnp.where(c, jnp.full(s, jnp.nan), x_bf16) stays bfloat16 (optax's
+    # schedule_free relies on it).
+    import cranax
+    import cranax.numpy as jnp
+    want = [(1.0, "~float32[2]"), (3, "~int32[2]"), (1j, "~complex64[2]"), (True, "bool[2]"),
+            (np.float64(1), "float32[2]"), (np.int64(2), "int32[2]"), (np.float32(2), "float32[2]")]
+    for v, t in want:
+        assert str(cranax.typeof(jnp.full((2,), v))) == t, (v, t)
+    x = jnp.array([1.0, 2.0], jnp.bfloat16)
+    f = lambda c, x: jnp.where(c, jnp.full(x.shape, jnp.nan), x)
+    assert f(True, x).dtype == jnp.bfloat16 and cranax.jit(f)(True, x).dtype == jnp.bfloat16
+    assert str(cranax.typeof(jnp.full((2,), 1.0, jnp.float32))) == "float32[2]"

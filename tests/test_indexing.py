@@ -240,6 +240,24 @@ def test_lax_gather_scatter_modes():
     _eq(lax.scatter_max(x, np.array([[0]]), np.full((1, 4), 2.0, np.float32), sdn), np.where(np.arange(12).reshape(3, 4) < 4, np.maximum(x, 2), x))
 
 
+
+def test_lax_gather_window_bound_skipped_without_indices():
+    """As JAX's _gather_shape_rule: with no index vectors the window may exceed an empty operand axis (a
+    gather vmapped over an empty batch, as optax's Hungarian algorithm does); with indices it is a TypeError
+    with JAX's text. Shapes recorded from JAX 0.10.2."""
+    dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
+    x, i = jnp.zeros((0, 2, 2), jnp.float32), jnp.zeros((0, 2), jnp.int32)
+    f = lambda x, i: lax.gather(x, i, dn, (1, 1, 2), mode="clip")
+    assert f(x, i).shape == (0, 2)
+    assert jax.jit(f)(x, i).shape == (0, 2)             # the compiled program passes the core's verifier too
+    g = jax.vmap(lambda m, r: m[r[0], r[1]])
+    assert g(x, i).shape == (0,) and jax.jit(g)(x, i).shape == (0,)
+    assert jax.jit(jax.vmap(lambda m, k: m[k]))(jnp.zeros((0, 3)), jnp.zeros((0,), jnp.int32)).shape == (0,)
+    with pytest.raises(TypeError, match=r"^Slice size at index 0 in gather op is out of range, must be within "
+                                        r"\[0, 0 \+ 1\), got 1\.$"):
+        lax.gather(x, jnp.zeros((1, 2), jnp.int32), dn, (1, 1, 2), mode="clip")
+
+
 # ----------------------------------------------------------------------------------------------- autodiff / vmap
 
 def _fd_check(f, args, seed=0, eps=1e-6, rtol=1e-5):

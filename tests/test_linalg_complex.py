@@ -417,3 +417,17 @@ def test_errors():
         jsl.schur(np.eye(2, dtype=np.float32), output="bad")
     with pytest.raises(TypeError, match="one dtype"):
         lxl.ormqr(np.eye(3, dtype=np.float32), np.ones(2, np.float32), np.eye(3, dtype=np.int32))
+
+
+def test_norms_of_complex_arrays_are_real():
+    # JAX's norms use real(x * conj(x)): a float result equal to NumPy's (optax's muon normalizes complex
+    # updates by it).
+    import cranax.numpy as jnp
+    x = np.array([[1 + 2j, 3 - 1j], [0.5j, 2]], np.complex64)
+    for kw in ({}, {"axis": 0}, {"axis": (0, 1)}, {"ord": "fro"}, {"ord": 2, "axis": 1}):
+        got = jnp.linalg.norm(x, **kw)
+        assert got.dtype == np.float32, kw
+        np.testing.assert_allclose(np.asarray(got), np.linalg.norm(x, **kw), rtol=1e-6)
+    got = jnp.linalg.vector_norm(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), np.linalg.norm(x), rtol=1e-6)

@@ -430,3 +430,20 @@ def test_randint_int64_matches_jax(x64):
         [8, 23], [99, 68], [67, 85]]
     with pytest.raises(OverflowError):
         random.randint(K(5), (4,), -2 ** 63, 2 ** 63)
+
+
+def test_normal_complex_matches_jax():
+    jax = cranax
+    # Values recorded from JAX 0.10.2: real and imaginary parts from a split key, times 1/sqrt(2).
+    k = jax.random.key(0)
+    want = np.array([0.70994526 - 1.727077j, -0.6408772 - 1.4394435j, -0.52903765 + 0.14534172j], np.complex64)
+    got = jax.random.normal(k, (3,), jnp.complex64)
+    assert got.dtype == np.complex64
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda k: jax.random.normal(k, (), np.complex64))(k)), want[0])
+    got = jax.random.normal(jax.random.PRNGKey(1), (2, 2), "complex64")
+    np.testing.assert_array_equal(np.asarray(got), np.array([[0.3761365 - 0.1724775j, -0.51125026 + 0.0868823j],
+                                                             [0.6415276 - 0.5397417j, -0.67207146 - 0.6583918j]],
+                                                            np.complex64))
+    with pytest.raises(ValueError, match="^dtype argument to `normal` must be a float or complex dtype, got int32$"):
+        jax.random.normal(k, (2,), jnp.int32)

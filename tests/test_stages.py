@@ -75,3 +75,47 @@ def test_shape_dtype_struct_inputs_and_analyses():
 
 def test_wrapped():
     assert isinstance(jax.jit(_f), jax.stages.Wrapped)
+
+
+def _hlo(f, *args):
+    return jax.jit(f).lower(*args).compiler_ir(dialect="hlo").as_hlo_text()
+
+
+def _entry(text):
+    """The ENTRY computation with the root's name folded, as optax's numerics_test compares them."""
+    import re
+    body = re.search(r"ENTRY.*", text, re.DOTALL).group()
+    return re.sub("ROOT.*?=", "ROOT r =", re.sub("ENTRY.*?{", "ENTRY X", body))
+
+
+def test_compiler_ir_hlo_text():
+    # JAX 0.10.2 lowers x**2, x*x, jnp.square(x) and (x.conj()*x).real of a real x to the same HLO (one
+    # multiply); of a complex x the last differs. optax's numerics_test checks both.
+    abs_sq = lambda x: (x.conj() * x).real
+    for x in (3, 3.0, np.array([4, 5.2])):
+        texts = {_entry(_hlo(f, x)) for f in (lambda x: x ** 2, lambda x: x * x, jnp.square, abs_sq)}
+        assert len(texts) == 1, texts
+    for x in (1j, np.array([4 + 1j, 5.2 + 1j])):
+        assert _entry(_hlo(jnp.square, x)) != _entry(_hlo(abs_sq, x))
+    # Text recorded from JAX 0.10.2 (jax.jit(lambda x: x**5).lower(1.0)), the names of the operands aside:
+    # JAX's exponentiation by squaring.
+    assert _hlo(lambda x: x ** 5, 1.0) == (
+        "HloModule jit__lambda_, entry_computation_layout={(f32[])->f32[]}\n\nENTRY main.1 {\n"
+        "  Arg_0.1 = f32[] parameter(0)\n  mul.1 = f32[] multiply(Arg_0.1, Arg_0.1)\n"
+        "  mul.2 = f32[] multiply(mul.1, mul.1)\n  ROOT mul.3 = f32[] multiply(Arg_0.1, mul.2)\n}\n\n")
+    t = _hlo(lambda x, y: (jnp.sin(x) * 2.0 + y, x.sum()), np.ones((2, 3), np.float32), np.float32(1))
+    assert t.startswith("HloModule jit__lambda_, entry_computation_layout={(f32[2,3]{1,0}, f32[])->"
+                        "(f32[2,3]{1,0}, f32[])}\n")
+    for line in ("sin.1 = f32[2,3]{1,0} sine(Arg_0.1)", "constant.1 = f32[] constant(2)",
+                 "broadcast.1 = f32[2,3]{1,0} broadcast(constant.1), dimensions={}",
+                 "reduce_sum.1 = f32[] reduce(Arg_0.1, constant.2), dimensions={0,1}, to_apply=region.1",
+                 "ROOT tuple.1 = (f32[2,3]{1,0}, f32[]) tuple(add.1, reduce_sum.1)"):
+        assert "\n  " + line + "\n" in t, line
+    # a loop's body is a computation of its own
+    t = _hlo(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * 2, x), 1.0)
+    assert "jaxpr=scan.1" in t and "\nscan.1 {\n" in t
+    lo = jax.jit(jnp.sin).lower(1.0)
+    assert lo.compiler_ir("hlo").name() == "jit_sin"
+    assert lo.compiler_ir() is None                     # no StableHLO (JAX: None when unavailable)
+    with pytest.raises(ValueError, match="^unknown dialect: mhlo$"):
+        lo.compiler_ir("mhlo")

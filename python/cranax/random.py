@@ -428,7 +428,7 @@ def _float_dtype(dtype, name, allow_complex=False):
         dtype = float
     dtypes.check_user_dtype_supported(dtype, name)
     dt = dtypes.canonicalize_dtype(dtype)
-    if not dtypes.issubdtype(dt, np.floating):
+    if not (dtypes.issubdtype(dt, np.floating) or allow_complex and dtypes.issubdtype(dt, np.complexfloating)):
         what = "a float or complex dtype" if allow_complex else "a float dtype"
         raise ValueError(f"dtype argument to `{name}` must be {what}, got {dt}")
     return dt
@@ -561,6 +561,15 @@ def _normal_raw(key, shape, dtype):
 
 @jit(static_argnums=(1, 2), inline=True)
 def _normal_impl(key, shape, dtype):
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        # JAX's complex normal: real and imaginary parts from the two halves of a split key, over sqrt(2)
+        ks = _prng.split(key, (2,))
+        real = np.dtype(np.array(0, dtype).real.dtype)
+        re = _normal_raw(ks[0], shape, real).astype(dtype)
+        im = _normal_raw(ks[1], shape, real).astype(dtype)
+        # XLA rewrites the division by the constant sqrt(2) into a multiplication by its reciprocal
+        inv_sqrt2 = np.array(np.array(1, real) / np.array(np.sqrt(2), real), dtype)
+        return lax.mul(lax.add(re, lax.mul(im, np.array(1j, dtype))), inv_sqrt2)
     return _normal_raw(key, shape, dtype)
 
 

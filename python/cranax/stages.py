@@ -17,6 +17,7 @@ import numpy as np
 from . import _core
 from .array import Array, _arg_buffer, _to_buffer
 from .core import ShapedArray, get_aval
+from .hlo_text import HloComputation
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
 from .tree_util import tree_flatten, tree_unflatten
@@ -126,7 +127,8 @@ class Traced:
 
 class Lowered:
     """A function lowered for one signature (``jax.stages.Lowered``): ``as_text()`` is its jaxpr (cranax's
-    input IR), ``compile()`` the executable; ``in_tree``, ``out_tree``, ``args_info``, ``cost_analysis()``."""
+    input IR), ``compiler_ir("hlo")`` its HLO-form text, ``compile()`` the executable; ``in_tree``,
+    ``out_tree``, ``args_info``, ``cost_analysis()``."""
 
     def __init__(self, traced):
         self._traced = traced
@@ -138,6 +140,19 @@ class Lowered:
 
     def as_text(self, dialect=None, **_):
         return str(self._traced.jaxpr)
+
+    def compiler_ir(self, dialect=None):
+        """The program in a compiler's representation (``jax.stages.Lowered.compiler_ir``). ``"hlo"``: an
+        object whose ``as_hlo_text()`` is the program in HLO form (see ``cranax.hlo_text``); ``"stablehlo"``
+        (the default): None, which JAX returns when a backend has no such representation (cranax has no
+        MLIR); another name: ValueError ``unknown dialect: NAME``, as JAX."""
+        if dialect is None:
+            dialect = "stablehlo"
+        if dialect == "hlo":
+            return HloComputation(self._traced.jaxpr, self._traced._wrapped._name)
+        if dialect == "stablehlo":
+            return None
+        raise ValueError(f"unknown dialect: {dialect}")
 
     def cost_analysis(self):
         """``{'flops', 'transcendentals', 'bytes accessed'}`` of the program (see the module docs)."""

@@ -24,8 +24,8 @@ def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value``. Mirrors ``jax.numpy.full``."""
     shape = _check_shape(shape, "full")
     if dtype is None and not _is_array(fill_value):
-        dt = _dtypes.dtype(fill_value, canonicalize=True)
-        return lax.full(shape, fill_value, dt)
+        # lax.full without a dtype: a Python scalar gives a weakly typed array, as JAX's
+        return lax.full(shape, fill_value)
     if _is_array(fill_value) and fill_value.ndim > 0:
         return broadcast_to(asarray(fill_value, dtype), shape)
     return lax.full(shape, fill_value, dtype)

@@ -21,6 +21,7 @@ from ._reductions import max, min, prod, sum
 from ._shape_ops import count_nonzero, where
 from ._shape_ops import diagonal as _diagonal
 from ._shapes import broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack, swapaxes
+from ._ufuncs import conj, real
 from ._ufuncs import abs, isfinite, isinf, isnan, log, power, sign, sqrt
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
@@ -382,7 +383,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         return reshape(out, (1,) * get_aval(x).ndim) if keepdims else out
     ax = x_abs = abs(x)
     if ord == 2:
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+        return sqrt(sum(_abs_sq(x), axis=axis, keepdims=keepdims))
     if ord == np.inf:
         return max(ax, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
@@ -403,6 +404,13 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+def _abs_sq(x):
+    """|x|**2 elementwise: ``x * x`` for real x, ``real(x * conj(x))`` for complex x (as JAX's norms)."""
+    if dtypes.issubdtype(get_aval(x).dtype, np.complexfloating):
+        return real(x * conj(x))
+    return x * x
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``linalg.norm``: a vector norm for one axis (or a rank-1 input with ``axis=None``), a matrix
     norm for two axes ('fro', 'nuc', +-1, +-2, +-inf), the Frobenius norm of everything for ``ord=None,
@@ -412,7 +420,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = get_aval(x).ndim
     if axis is None:
         if ord is None:
-            out = sqrt(sum(x * x))
+            out = sqrt(sum(_abs_sq(x)))
             return reshape(out, (1,) * nd) if keepdims else out
         axis = tuple(range(nd))
     elif isinstance(axis, int) or np.ndim(axis) == 0:
@@ -426,7 +434,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if r == c:
         raise ValueError(f"Duplicate axes given to jnp.linalg.norm: {axis}")
     if ord in (None, "fro", "f"):
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+        return sqrt(sum(_abs_sq(x), axis=axis, keepdims=keepdims))
     ax = abs(x)
     if ord in (1, -1):
         red = max if ord == 1 else min

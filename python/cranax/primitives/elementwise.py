@@ -1021,3 +1021,44 @@ _ad.deflinear(imag_p, _imag_transpose)
 _ad.deflinear(conj_p, _conj_transpose)
 _ad.defjvp(complex_p, lambda g, x, y: complex(g, _zeros(g)), lambda g, x, y: complex(_zeros(g), g))
 _ad.transpose_rules[complex_p] = _complex_transpose
+
+
+# ----------------------------------------------------------------------------------------------
+# nextafter on 16- and 8-bit floats: the core computes it for float32/float64 only, so it is lowered as
+# XLA's NextAfter on the bit patterns (sign-magnitude): NaN if either is NaN, y if x == y, the smallest
+# subnormal with y's sign if x is zero, else the pattern of |x| one up (moving away from zero) or down.
+# ----------------------------------------------------------------------------------------------
+
+_nextafter_inline_cache = {}
+
+
+def _nextafter_bits(x, y):
+    dt = get_aval(x).dtype
+    u = np.dtype(f"uint{8 * np.dtype(dt).itemsize}")
+    one, sign = np.array(1, u)[()], np.array(1 << (8 * u.itemsize - 1), u)[()]
+    bx, by = bitcast_convert_type(x, u), bitcast_convert_type(y, u)
+    zero = np.array(0, dt)[()]
+    from_zero = bitwise_or(bitwise_and(by, sign), one)
+    away = eq(lt(x, y), gt(x, zero))          # |x| grows when moving toward y
+    step = select_n(away, sub(bx, one), add(bx, one))
+    out = select_n(eq(x, zero), step, from_zero)
+    out = select_n(eq(x, y), out, by)
+    res = bitcast_convert_type(out, dt)
+    nan = bitwise_or(ne(x, x), ne(y, y))
+    return select_n(nan, res, add(x, y))
+
+
+def _nextafter_inline(eqn):
+    x, y = eqn.invars
+    if np.dtype(x.aval.dtype).itemsize > 2:
+        return None                             # the core's own nextafter
+    key = (x.aval, y.aval)
+    jaxpr = _nextafter_inline_cache.get(key)
+    if jaxpr is None:
+        from ..interpreters.partial_eval import trace_to_jaxpr   # partial_eval imports this module's wrappers
+        closed = trace_to_jaxpr(lambda a, b: [_nextafter_bits(a, b)], [x.aval, y.aval])
+        jaxpr = _nextafter_inline_cache[key] = closed.jaxpr
+    return jaxpr, eqn.invars
+
+
+nextafter_p.inline_jaxpr = staticmethod(_nextafter_inline)

@@ -494,9 +494,13 @@ def _gather_abstract(operand, indices, dimension_numbers, slice_sizes, indices_a
     if len(slice_sizes) != operand.ndim:
         raise TypeError(f"gather slice_sizes must have one entry per operand dimension, got {slice_sizes} for "
                         f"shape {operand.shape}")
-    for s, d in zip(slice_sizes, operand.shape):
-        if not 0 <= s <= d:
-            raise TypeError(f"gather slice_sizes {slice_sizes} must fit in the operand's shape {operand.shape}")
+    # As JAX's _gather_shape_rule: the window bound is not checked when there are no index vectors (an empty
+    # ``indices``: nothing is read), e.g. a gather vmapped over an empty batch.
+    if 0 not in indices.shape:
+        for i, (s, d) in enumerate(zip(slice_sizes, operand.shape)):
+            if not 0 <= s <= d:
+                raise TypeError(f"Slice size at index {i} in gather op is out of range, must be within [0, {d} + 1), "
+                                f"got {s}.")
     return ShapedArray(_gather_shape(operand, indices, dn, slice_sizes), operand.dtype, operand.weak_type)
 
 
