@@ -67,6 +67,12 @@ pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
                 && ins.iter().map(|a| a.shape[d]).sum::<usize>() == outs[0].shape[d]
                 && ins.iter().all(|a| (0..a.shape.len()).all(|e| e == d || a.shape[e] == outs[0].shape[e]))
         }
+        LibOp::Pad { config } => {
+            ins.len() == 2 && outs.len() == 1 && ins[1].shape.is_empty()
+                && ins[1].dtype == ins[0].dtype && outs[0].dtype == ins[0].dtype
+                && config.len() == ins[0].shape.len() && outs[0].shape.len() == ins[0].shape.len()
+                && config.iter().all(|&(_, _, i)| i >= 0)
+        }
         LibOp::DynamicUpdateSlice => {
             ins.len() == 2 + ins[0].shape.len() && outs.len() == 1 && scalar_ints(&ins[2..])
                 && ins[1].dtype == ins[0].dtype
@@ -252,6 +258,33 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                 let a = aval(*l.inputs.get(q).ok_or_else(|| bad("index past the operands"))?)?;
                 let e: usize = o.iter().zip(strides(&a.shape)).map(|(i, s)| i * s).sum();
                 vals.push(*ins[q].get(e).ok_or_else(|| bad("element out of range"))?);
+            }
+            Ok(vec![vals])
+        }
+        LibOp::Pad { config } => {
+            // Static data movement: output index o along axis d reads the operand at (o - lo) / (interior + 1)
+            // when that divides exactly and lands inside (negative lo/hi crop), else the padding value.
+            let (x, out) = (aval(l.inputs[0])?, aval(l.outputs[0])?);
+            let pad = scalar(1)?;
+            let xst = strides(&x.shape);
+            let mut vals = Vec::with_capacity(numel(&out.shape));
+            for p in 0..numel(&out.shape) {
+                let o = unravel(&out.shape, p);
+                let mut e = Some(0usize);
+                for (d, &(lo, _, interior)) in config.iter().enumerate() {
+                    let pos = o[d] as i64 - lo;
+                    let step = interior + 1;
+                    e = match e {
+                        Some(e) if pos >= 0 && pos % step == 0 && ((pos / step) as usize) < x.shape[d] => {
+                            Some(e + (pos / step) as usize * xst[d])
+                        }
+                        _ => None,
+                    };
+                }
+                vals.push(match e {
+                    Some(e) => *ins[0].get(e).ok_or_else(|| bad("element out of range"))?,
+                    None => pad,
+                });
             }
             Ok(vec![vals])
         }
