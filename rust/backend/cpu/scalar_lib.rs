@@ -1,7 +1,7 @@
 //! Library steps inside loops compiled whole (`scalar_loop`): the data-movement steps that equinox's and
 //! diffrax's loop machinery puts in every iteration (`dynamic_slice`, `dynamic_update_slice`, `scatter`
 //! into a small buffer, the `gather` a clamped dynamic index becomes, the `concatenate` building an index
-//! vector) and tiny products, emitted on the loop's SSA values instead of making the whole
+//! vector, the `pad` of a shifted difference in a BFGS line search) and tiny products, emitted on the loop's SSA values instead of making the whole
 //! loop fall back to running sub-plans.
 //!
 //! A step whose element positions depend on a runtime index goes through a stack slot: the operand's
