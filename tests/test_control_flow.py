@@ -463,19 +463,22 @@ def test_rnn_scan_matches_numpy():
 
 
 def _run_both_ways(f, *args):
-    """``f(*args)`` compiled with loop bodies run in place and again step by step (a fresh compile)."""
-    jax.clear_caches()
-    d0 = _core._direct_loop_calls()
-    direct = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
-    ran_direct = _core._direct_loop_calls() > d0
-    os.environ["CRANAX_NO_DIRECT_LOOPS"] = "1"
+    """``f(*args)`` compiled with loop bodies run in place and again step by step (a fresh compile); loops
+    compiled whole (small scans over xs qualify) are turned off for both."""
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
     try:
+        jax.clear_caches()
+        d0 = _core._direct_loop_calls()
+        direct = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
+        ran_direct = _core._direct_loop_calls() > d0
+        os.environ["CRANAX_NO_DIRECT_LOOPS"] = "1"
         jax.clear_caches()
         d0 = _core._direct_loop_calls()
         stepwise = jax.tree_util.tree_map(np.asarray, jax.jit(f)(*args))
         assert _core._direct_loop_calls() == d0
     finally:
-        del os.environ["CRANAX_NO_DIRECT_LOOPS"]
+        os.environ.pop("CRANAX_NO_DIRECT_LOOPS", None)
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
         jax.clear_caches()
     return direct, stepwise, ran_direct
 
@@ -1037,3 +1040,57 @@ def test_fused_loops_leave_wide_transcendental_bodies_to_the_in_place_path(n, he
     for _ in range(20):
         v = np.tanh(v) * 0.5 + np.sin(v) * 0.25 if heavy else v * 0.75 + 0.125
     close(got, v, 1e-5)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_over_xs_stacking_ys_is_fused_and_matches_stepwise_bits(reverse):
+    # the outermost scan reads its xs rows and writes its ys rows in the caller's buffers: one fused call
+    rng = np.random.default_rng(5)
+    c0 = rng.standard_normal(3).astype(np.float32)
+    xs = rng.standard_normal((40, 3)).astype(np.float32)
+    ts = np.linspace(0, 1, 40).astype(np.float32)
+
+    def f(c0, xs, ts):
+        def body(c, xt):
+            x, t = xt
+            c = jnp.tanh(c * 0.9 + x * t) + c.sum() * 0.01
+            return c, (c * 2.0, c.sum() + t)
+        return lax.scan(body, c0, (xs, ts), reverse=reverse)
+
+    fused, stepwise = _fused_and_stepwise(f, c0, xs, ts)
+    _same_bits(fused, stepwise)
+    c = c0.astype(np.float64)
+    ys, ss = np.zeros((40, 3)), np.zeros(40)
+    for i in (range(39, -1, -1) if reverse else range(40)):
+        c = np.tanh(c * 0.9 + xs[i] * ts[i]) + c.sum() * 0.01
+        ys[i], ss[i] = c * 2.0, c.sum() + ts[i]
+    close(fused[0], c)
+    close(fused[1][0], ys)
+    close(fused[1][1], ss)
+
+
+def test_pad_and_100_element_carries_are_fused_and_match_stepwise_bits():
+    # jnp.diff-style shifts (pad with low/high and interior padding) and a f32[10, 10] carry stay in one function
+    m0 = (np.arange(100, dtype=np.float32).reshape(10, 10) - 50.0) / 50.0
+    v0 = np.linspace(-1, 1, 10).astype(np.float32)
+
+    def f(m0, v0):
+        def body(i, c):
+            m, v = c
+            s = lax.pad(v[1:], 0.5, [(0, 1, 0)]) - lax.pad(v[:-1], -0.25, [(1, 0, 0)])
+            w = lax.pad(v[::2], 1.0, [(1, 0, 1)])     # f32[5] -> f32[10] with interior padding
+            return lax.dynamic_update_slice(m, v[None, :], (i, 0)), jnp.tanh(v + s * 0.3 + w * 0.1) + m[0, 0] * 0.01
+        return lax.fori_loop(0, 7, body, (m0, v0))
+
+    fused, stepwise = _fused_and_stepwise(f, m0, v0)
+    _same_bits(fused, stepwise)
+    m, v = m0.astype(np.float64), v0.astype(np.float64)
+    for i in range(7):
+        s = np.append(v[1:], 0.5) - np.insert(v[:-1], 0, -0.25)
+        w = np.full(10, 1.0)
+        w[1::2] = v[::2]
+        v_new = np.tanh(v + s * 0.3 + w * 0.1) + m[0, 0] * 0.01
+        m[i] = v
+        v = v_new
+    close(fused[0], m)
+    close(fused[1], v)

@@ -1,11 +1,14 @@
 """jax.experimental.ode.odeint: solutions against closed forms (float64) and SciPy's solve_ivp, values and
 adjoint gradients against JAX 0.10.2 (recorded below), gradients against finite differences; pytrees,
 closures, jit, vmap, errors."""
+import os
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
 import cranax
+from cranax import _core
 from cranax import numpy as jnp
 from cranax.experimental import ode
 from cranax.experimental.ode import odeint
@@ -123,3 +126,47 @@ def test_errors():
         odeint(lambda y, t: -y, 1., np.arange(3))
     with pytest.raises(TypeError, match="must be arrays or scalars"):
         odeint(lambda y, t, s: -y, 1., np.linspace(0., 1., 3), "text")
+
+
+def _three_body(y, t):
+    p, v = y[:6].reshape(3, 2), y[6:].reshape(3, 2)
+    d = p[None, :, :] - p[:, None, :]
+    r3 = (jnp.sum(d * d, axis=-1) + jnp.eye(3)) ** 1.5
+    return jnp.concatenate([v.reshape(6), jnp.sum(d / r3[:, :, None], axis=1).reshape(6)])
+
+
+def test_jitted_solve_is_one_compiled_loop_matching_stepwise_bits_and_scipy():
+    # the scan over output times, the adaptive step loop inside it and the seven right-hand sides of each
+    # Dormand-Prince step compile into one function (benches/bench_scientific.py's 3-body case)
+    y0 = np.array([0.97000436, -0.24308753, -0.97000436, 0.24308753, 0.0, 0.0,
+                   0.466203685, 0.43236573, 0.466203685, 0.43236573, -0.93240737, -0.86473146], np.float32)
+    ts = np.linspace(0.0, 2.0, 20).astype(np.float32)
+
+    def run():
+        cranax.clear_caches()
+        f = cranax.jit(lambda y: odeint(_three_body, y, jnp.asarray(ts)))
+        f(y0).block_until_ready()
+        runs0, fused0, _ = _core._control_stats()
+        out = np.asarray(f(y0))
+        runs1, fused1, _ = _core._control_stats()
+        return out, (runs1 - runs0, fused1 - fused0)
+
+    fused, counts = run()
+    assert counts == (0, 1)
+    os.environ["CRANAX_NO_FUSED_LOOPS"] = "1"
+    try:
+        stepwise, counts = run()
+        assert counts[1] == 0
+    finally:
+        del os.environ["CRANAX_NO_FUSED_LOOPS"]
+        cranax.clear_caches()
+    np.testing.assert_array_equal(fused.view(np.uint32), stepwise.view(np.uint32))
+
+    def rhs(t, y):
+        p, v = y[:6].reshape(3, 2), y[6:].reshape(3, 2)
+        d = p[None, :, :] - p[:, None, :]
+        r3 = ((d * d).sum(-1) + np.eye(3)) ** 1.5
+        return np.concatenate([v.reshape(6), (d / r3[:, :, None]).sum(1).reshape(6)])
+    want = solve_ivp(rhs, (0.0, 2.0), y0.astype(np.float64), t_eval=ts.astype(np.float64), rtol=1e-10,
+                     atol=1e-10, method="DOP853").y.T
+    np.testing.assert_allclose(fused, want, atol=2e-5)

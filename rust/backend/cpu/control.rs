@@ -222,8 +222,8 @@ mod tests {
         use std::sync::atomic::Ordering::Relaxed;
         // A carry bigger than `scalar_loop::MAX_ELEMS` runs as sub-plans (cond and body per iteration).
         let runs0 = super::SUBPLAN_RUNS.load(Relaxed);
-        let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
-        let out = run(&while_json("[100]"), &[i32s(5), f32s(&[100], &x)]);
+        let x: Vec<f32> = (0..200).map(|i| i as f32).collect();
+        let out = run(&while_json("[200]"), &[i32s(5), f32s(&[200], &x)]);
         assert_eq!(read_i32(&out[0]), 5);
         assert_eq!(read_f32(&out[1]), x.iter().map(|v| v * 32.0 + 31.0).collect::<Vec<_>>());
         assert!(super::SUBPLAN_RUNS.load(Relaxed) >= runs0 + 11);

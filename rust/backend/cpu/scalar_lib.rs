@@ -1,7 +1,7 @@
 //! Library steps inside loops compiled whole (`scalar_loop`): the data-movement steps that equinox's and
 //! diffrax's loop machinery puts in every iteration (`dynamic_slice`, `dynamic_update_slice`, `scatter`
 //! into a small buffer, the `gather` a clamped dynamic index becomes, the `concatenate` building an index
-//! vector) and tiny products, emitted on the loop's SSA values instead of making the whole
+//! vector, the `pad` of a shifted difference in a BFGS line search) and tiny products, emitted on the loop's SSA values instead of making the whole
 //! loop fall back to running sub-plans.
 //!
 //! A step whose element positions depend on a runtime index goes through a stack slot: the operand's
@@ -66,6 +66,12 @@ pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
                 && ins.iter().all(|a| a.dtype == outs[0].dtype && a.shape.len() == outs[0].shape.len() && d < a.shape.len())
                 && ins.iter().map(|a| a.shape[d]).sum::<usize>() == outs[0].shape[d]
                 && ins.iter().all(|a| (0..a.shape.len()).all(|e| e == d || a.shape[e] == outs[0].shape[e]))
+        }
+        LibOp::Pad { config } => {
+            ins.len() == 2 && outs.len() == 1 && ins[1].shape.is_empty()
+                && ins[1].dtype == ins[0].dtype && outs[0].dtype == ins[0].dtype
+                && config.len() == ins[0].shape.len() && outs[0].shape.len() == ins[0].shape.len()
+                && config.iter().all(|&(_, _, i)| i >= 0)
         }
         LibOp::DynamicUpdateSlice => {
             ins.len() == 2 + ins[0].shape.len() && outs.len() == 1 && scalar_ints(&ins[2..])
@@ -318,6 +324,33 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                 let a = aval(*l.inputs.get(q).ok_or_else(|| bad("index past the operands"))?)?;
                 let e: usize = o.iter().zip(strides(&a.shape)).map(|(i, s)| i * s).sum();
                 vals.push(*ins[q].get(e).ok_or_else(|| bad("element out of range"))?);
+            }
+            Ok(vec![vals])
+        }
+        LibOp::Pad { config } => {
+            // Static data movement: output index o along axis d reads the operand at (o - lo) / (interior + 1)
+            // when that divides exactly and lands inside (negative lo/hi crop), else the padding value.
+            let (x, out) = (aval(l.inputs[0])?, aval(l.outputs[0])?);
+            let pad = scalar(1)?;
+            let xst = strides(&x.shape);
+            let mut vals = Vec::with_capacity(numel(&out.shape));
+            for p in 0..numel(&out.shape) {
+                let o = unravel(&out.shape, p);
+                let mut e = Some(0usize);
+                for (d, &(lo, _, interior)) in config.iter().enumerate() {
+                    let pos = o[d] as i64 - lo;
+                    let step = interior + 1;
+                    e = match e {
+                        Some(e) if pos >= 0 && pos % step == 0 && ((pos / step) as usize) < x.shape[d] => {
+                            Some(e + (pos / step) as usize * xst[d])
+                        }
+                        _ => None,
+                    };
+                }
+                vals.push(match e {
+                    Some(e) => *ins[0].get(e).ok_or_else(|| bad("element out of range"))?,
+                    None => pad,
+                });
             }
             Ok(vec![vals])
         }

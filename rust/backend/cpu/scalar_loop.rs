@@ -15,6 +15,10 @@
 //! combined as the nest combines them. Loops with other library steps or over bigger values run as
 //! sub-plans (`loop_body`, `control`).
 //!
+//! An outermost `scan` that reads `xs` or stacks `ys` (odeint's loop over its output times) is fused too
+//! when its rows are small: the stacked values stay in the caller's buffers, each iteration loads its row
+//! of `xs` and stores its row of `ys` at the counter (`emit_stacked_scan`).
+//!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -89,14 +93,20 @@ impl FusedLoop {
 
 /// The most elements of any value of a fused loop: each element is its own SSA value. Values this big
 /// are mostly moved rather than computed on (a Runge-Kutta tableau f32[7, 7] read a row at a time, a
-/// trajectory buffer f32[10, 2] updated at an index: `scalar_lib`); kernels are limited to `MAX_POINTS`.
-pub const MAX_ELEMS: usize = 64;
+/// trajectory buffer f32[10, 2] updated at an index, odeint's stage stack f32[7, 12] contracted with a
+/// tableau row, BFGS's f32[10, 10] inverse Hessian: `scalar_lib`); kernels are limited to `MAX_POINTS`.
+pub const MAX_ELEMS: usize = 128;
 /// The most domain points of a kernel in a fused loop (each point is unrolled into scalar code, which
 /// beats a vectorized kernel's dispatch only while it is short).
 pub const MAX_POINTS: usize = 32;
+/// A kernel over more points (up to `MAX_ELEMS`) still fits when its unrolled body stays this short:
+/// moves and selects over a whole small value (odeint's f32[5, 12] interpolation coefficients kept or
+/// replaced by the step's acceptance, a step on a f32[10, 10] carry).
+const MAX_KERNEL_UNROLLED: usize = 512;
 /// The most scalar instructions the unrolled kernels of a fused loop may emit (domain points times body
-/// length, summed over its plans): bounds code size and compile time.
-const MAX_UNROLLED: usize = 4096;
+/// length, summed over its plans): bounds code size and compile time (a Dormand-Prince step of a 12-value
+/// state, seven right-hand sides and the tableau products, is about 4500).
+const MAX_UNROLLED: usize = 8192;
 
 /// The most math-function evaluations (domain points times math instructions, summed over the kernels
 /// of the loop's plans, each body once) a fused loop unrolls. Unrolled, each is one scalar evaluation;
@@ -165,7 +175,7 @@ fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
     let out_dtypes: Vec<DType> = k.outputs.iter().filter_map(|o| p.slots.get(o.slot).map(|a| a.dtype)).collect();
     let reduces = k.outputs.iter().any(|o| o.kind != OutputKind::Store);
     n >= 1
-        && n <= MAX_POINTS
+        && (n <= MAX_POINTS || (n <= MAX_ELEMS && n.saturating_mul(k.body.len()) <= MAX_KERNEL_UNROLLED))
         && out_dtypes.len() == k.outputs.len()
         && k.reduce_axes.iter().all(|&a| a < k.domain.len())
         && k.inputs.iter().all(|i| {
@@ -210,6 +220,41 @@ fn small_control(c: &ControlStep) -> bool {
     }
 }
 
+/// The most elements of a stacked `xs` input or `ys` output of an outermost fused scan: these stay in
+/// memory (each iteration loads its row of `xs` and stores its row of `ys` at the counter), so only the
+/// rows count against `MAX_ELEMS`.
+const MAX_STACKED: usize = 1 << 22;
+
+/// Whether `c` is a scan that reads `xs` or stacks `ys` (odeint's loop over output times): fused only as
+/// the outermost step, its stacked values addressed in the caller's buffers (`emit_stacked_scan`).
+fn stacked(c: &ControlStep) -> bool {
+    matches!(c, ControlStep::Scan { xs, init, outputs, .. } if !xs.is_empty() || outputs.len() > init.len())
+}
+
+/// Whether stacked scan `c` (`stacked`) fits: small consts, carries and rows, a small body, each row the
+/// body's slot of that position.
+fn stacked_scan_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> bool {
+    let ControlStep::Scan { body, consts, init, xs, length, .. } = c else {
+        return false;
+    };
+    let (nk, ni) = (consts.len(), init.len());
+    let row_ok = |a: &Aval, row: Option<&Aval>| {
+        *length >= 1
+            && a.shape.first() == Some(length)
+            && a.numel().is_some_and(|n| n <= MAX_STACKED)
+            && row.is_some_and(|r| r.dtype == a.dtype && r.shape == a.shape[1..] && small(r))
+    };
+    let body_outs: Vec<Option<&Aval>> = body.outputs.iter().map(|&s| body.slots.get(s)).collect();
+    in_avals.len() == nk + ni + xs.len()
+        && out_avals.len() >= ni
+        && body.num_inputs == in_avals.len()
+        && body_outs.len() == out_avals.len()
+        && in_avals[..nk + ni].iter().chain(&out_avals[..ni]).all(small)
+        && in_avals[nk + ni..].iter().enumerate().all(|(j, a)| row_ok(a, body.slots.get(nk + ni + j)))
+        && out_avals[ni..].iter().zip(&body_outs[ni..]).all(|(a, r)| row_ok(a, *r))
+        && small_plan(body)
+}
+
 /// Scalar instructions emitted for the kernels of `c` (each loop body once).
 fn unrolled_size(c: &ControlStep) -> usize {
     c.plans()
@@ -252,10 +297,14 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     }
     let in_avals: Vec<Aval> = c.inputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
     let out_avals: Vec<Aval> = c.outputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
+    let fits = if stacked(c) {
+        stacked_scan_fits(c, &in_avals, &out_avals)
+    } else {
+        in_avals.iter().chain(&out_avals).all(small) && small_control(c)
+    };
     if in_avals.len() != c.inputs().len()
         || out_avals.len() != c.outputs().len()
-        || !in_avals.iter().chain(&out_avals).all(small)
-        || !small_control(c)
+        || !fits
         || unrolled_size(c) > MAX_UNROLLED
         || math_evals(c) > MAX_MATH_EVALS
     {
@@ -320,16 +369,28 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
         let params = b.block_params(entry).to_vec();
         let (inp, outp) = (params[0], params[1]);
         let flags = super::clif::trusted();
+        // A stacked scan's `xs` stay in memory: their pointers, no element values.
+        let resident = match c {
+            ControlStep::Scan { consts, init, .. } if stacked(c) => consts.len() + init.len(),
+            _ => in_avals.len(),
+        };
         let mut vals: Vec<Vec<Value>> = Vec::with_capacity(in_avals.len());
+        let mut in_ptrs = Vec::with_capacity(in_avals.len());
         for (k, a) in in_avals.iter().enumerate() {
             let ptr = b.ins().load(types::I64, flags, inp, (8 * k) as i32);
+            in_ptrs.push(ptr);
             let sz = a.dtype.size() as i32;
-            let n = a.numel().unwrap_or(0) as i32;
+            let n = if k < resident { a.numel().unwrap_or(0) as i32 } else { 0 };
             vals.push((0..n).map(|e| b.ins().load(cl_type(a.dtype), flags, ptr, e * sz)).collect());
         }
-        let outs = emit_control(&mut b, &imports, c, &vals, in_avals, out_avals)?;
+        let out_ptrs: Vec<Value> = (0..out_avals.len()).map(|k| b.ins().load(types::I64, flags, outp, (8 * k) as i32)).collect();
+        let outs = if stacked(c) {
+            emit_stacked_scan(&mut b, &imports, c, &vals, &in_ptrs, &out_ptrs, in_avals, out_avals)?
+        } else {
+            emit_control(&mut b, &imports, c, &vals, in_avals, out_avals)?
+        };
         for (k, (x, a)) in outs.iter().zip(out_avals).enumerate() {
-            let ptr = b.ins().load(types::I64, flags, outp, (8 * k) as i32);
+            let ptr = out_ptrs[k];
             let sz = a.dtype.size() as i32;
             for (e, v) in x.iter().enumerate() {
                 b.ins().store(flags, *v, ptr, e as i32 * sz);
@@ -347,6 +408,97 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
     // SAFETY: defined with `kernel_signature`, which is this ABI.
     let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(p) };
     Ok((entry, module, clif))
+}
+
+/// Emits stacked scan `c` (`stacked`, `stacked_scan_fits`) as the whole function: consts and carries are
+/// SSA values (`ins`), each iteration loads row `i` of each `xs` from its buffer (`in_ptrs`) and stores row
+/// `i` of each `ys` into its output buffer (`out_ptrs`), `i` counting down when `reverse`, as the
+/// step-by-step scan does; returns the final carries (the `ys` are already written).
+#[allow(clippy::too_many_arguments)]
+fn emit_stacked_scan(
+    b: &mut FunctionBuilder,
+    imports: &Imports,
+    c: &ControlStep,
+    ins: &[Vec<Value>],
+    in_ptrs: &[Value],
+    out_ptrs: &[Value],
+    in_avals: &[Aval],
+    out_avals: &[Aval],
+) -> Result<Vec<Vec<Value>>> {
+    let bad = |m: &str| Error::Codegen(format!("fused scan: {m}"));
+    let ControlStep::Scan { body, consts, init, length, reverse, .. } = c else {
+        return Err(bad("not a scan"));
+    };
+    let (nk, ni) = (consts.len(), init.len());
+    let flags = super::clif::trusted();
+    let carry_vars: Vec<Vec<Variable>> = out_avals[..ni]
+        .iter()
+        .map(|a| (0..a.numel().unwrap_or(0)).map(|_| b.declare_var(cl_type(a.dtype))).collect())
+        .collect();
+    for (vs, xs) in carry_vars.iter().zip(&ins[nk..nk + ni]) {
+        if vs.len() != xs.len() {
+            return Err(bad("carry of the wrong size"));
+        }
+        for (v, x) in vs.iter().zip(xs) {
+            b.def_var(*v, *x);
+        }
+    }
+    let counter = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(counter, zero);
+    let (header, body_blk, exit) = (b.create_block(), b.create_block(), b.create_block());
+    b.ins().jump(header, &[]);
+    b.switch_to_block(header);
+    let i = b.use_var(counter);
+    let go = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, *length as i64);
+    b.ins().brif(go, body_blk, &[], exit, &[]);
+    b.switch_to_block(body_blk);
+    let row = if *reverse {
+        let last = b.ins().iconst(types::I64, *length as i64 - 1);
+        b.ins().isub(last, i)
+    } else {
+        i
+    };
+    // Address of row `row` of a stacked value of aval `a` at `ptr`, and the row's element count.
+    let row_at = |b: &mut FunctionBuilder, ptr: Value, a: &Aval| {
+        let n = a.numel().unwrap_or(0) / (*length).max(1);
+        let off = b.ins().imul_imm_s(row, (n * a.dtype.size()) as i64);
+        (b.ins().iadd(ptr, off), n)
+    };
+    let mut bin: Vec<Vec<Value>> = ins[..nk].to_vec();
+    bin.extend(carry_vars.iter().map(|vs| vs.iter().map(|v| b.use_var(*v)).collect::<Vec<_>>()));
+    for (&ptr, a) in in_ptrs[nk + ni..].iter().zip(&in_avals[nk + ni..]) {
+        let (at, n) = row_at(b, ptr, a);
+        let sz = a.dtype.size() as i32;
+        bin.push((0..n as i32).map(|e| b.ins().load(cl_type(a.dtype), flags, at, e * sz)).collect());
+    }
+    let new = eval_plan(b, imports, body, &bin)?;
+    if new.len() != out_avals.len() {
+        return Err(bad("body output count"));
+    }
+    for (vs, xs) in carry_vars.iter().zip(&new[..ni]) {
+        if vs.len() != xs.len() {
+            return Err(bad("carry of the wrong size"));
+        }
+        for (v, x) in vs.iter().zip(xs) {
+            b.def_var(*v, *x);
+        }
+    }
+    for ((&ptr, a), ys) in out_ptrs[ni..].iter().zip(&out_avals[ni..]).zip(&new[ni..]) {
+        let (at, n) = row_at(b, ptr, a);
+        if ys.len() != n {
+            return Err(bad("row of the wrong size"));
+        }
+        let sz = a.dtype.size() as i32;
+        for (e, v) in ys.iter().enumerate() {
+            b.ins().store(flags, *v, at, e as i32 * sz);
+        }
+    }
+    let i1 = b.ins().iadd_imm_s(i, 1);
+    b.def_var(counter, i1);
+    b.ins().jump(header, &[]);
+    b.switch_to_block(exit);
+    Ok(carry_vars.iter().map(|vs| vs.iter().map(|v| b.use_var(*v)).collect()).collect())
 }
 
 /// Emits control step `c` on SSA values `ins` (per input in `ControlStep::inputs()` order, one value per
