@@ -561,6 +561,9 @@ _CALLS = [
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),
     # (its jvp passes the tangent on unnamed, so it never reaches a linear jaxpr: no transpose rule)
     _r("name", "internal", tested_in=("test_checkpoint.py::test_checkpoint_name",)),
+    # the barrier a differentiated remat2 lowers behind (only in lowered forms: no transpose rule needed)
+    _r("optimization_barrier", "internal",
+       tested_in=("test_remat_residuals.py::test_recomputation_survives_cse_under_jit",)),
     # host callbacks (primitives/callback.py): a library step that calls back into Python
     _r("pure_callback", "library", tested_in=("test_callbacks.py::test_pure_callback_eager_and_jit",
                                               "test_callbacks.py::test_vmap_methods")),

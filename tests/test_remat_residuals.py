@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import cranax as jax
@@ -141,3 +142,70 @@ def test_nothing_saveable_lowers_peak_memory():
     assert out["off"][0] > 40
     assert out["nothing"][0] < 0.6 * out["off"][0]
     assert out["off"][1] == pytest.approx(out["nothing"][1], rel=1e-6)
+
+
+JIT_CHAIN = r'''
+import gc, sys
+import cranax as jax, cranax.numpy as jnp
+policy = sys.argv[1]
+def block(w, x):
+    for _ in range(4):
+        x = jnp.tanh(x @ w)
+    return x
+w = jnp.eye(512) * 0.9 + 0.001
+def loss(x):
+    for _ in range(16):
+        x = block(w, x) if policy == "off" else jax.checkpoint(
+            block, policy=jax.checkpoint_policies.nothing_saveable)(w, x)
+    return jnp.sum(x)
+g = jax.jit(jax.grad(loss))
+x = jnp.linspace(0., 1., 512 * 512).reshape(512, 512)
+x.block_until_ready()
+def status(k):
+    for line in open("/proc/self/status"):
+        if line.startswith(k):
+            return int(line.split()[1]) * 1024
+gc.collect()
+base = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")
+r = g(x)
+r.block_until_ready()
+print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
+'''
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc peak-RSS reset")
+def test_nothing_saveable_lowers_peak_memory_under_jit():
+    # Under jit the recomputation sits behind an optimization barrier (as JAX lowers remat), so the core's CSE
+    # cannot merge it with the forward values: the forward pass keeps one 1 MiB value a block instead of four.
+    # The first call is measured (compilation included): a later call reuses buffers the first one left.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
+    out = {}
+    for policy in ("off", "nothing"):
+        r = subprocess.run([sys.executable, "-c", JIT_CHAIN, policy], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[policy] = tuple(map(float, r.stdout.split()))
+    # 64 tanh outputs of 1 MiB kept without remat, 16 block inputs with it: ~48 MiB less (measured 98 → 64 MiB,
+    # compilation included in both; before the barrier both were 115 MiB)
+    assert out["off"][0] > 40
+    assert out["off"][0] - out["nothing"][0] > 24
+    assert out["off"][1] == pytest.approx(out["nothing"][1], rel=1e-5)
+
+
+def test_recomputation_survives_cse_under_jit():
+    # value_and_grad of a checkpointed sin-chain: the forward sin(x) and its recomputation in the backward
+    # pass stay two equations of the core's optimized program (JAX's optimization_barrier); without remat, or
+    # with prevent_cse=False, the cosines are taken from the forward values (two sines in all).
+    def f(x):
+        return jnp.sum(jnp.sin(jnp.sin(x)))
+    x = jnp.linspace(0., 1., 8)
+    xs = np.asarray(x, np.float64)
+    for fn, sines in ((f, 2), (jax.checkpoint(f, policy=jax.checkpoint_policies.nothing_saveable), 3),
+                      (jax.checkpoint(f), 3), (jax.checkpoint(f, prevent_cse=False), 2)):
+        g = jax.jit(jax.value_and_grad(fn))
+        v, d = g(x)
+        np.testing.assert_allclose(float(v), np.sum(np.sin(np.sin(xs))), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(d), np.cos(np.sin(xs)) * np.cos(xs), rtol=1e-6)
+        program = g.lower(x).compile().as_text().split("\nplan ")[0]
+        assert program.count(" = sin ") == sines, program

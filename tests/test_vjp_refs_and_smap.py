@@ -43,6 +43,28 @@ def test_vjp_called_with_two_arguments():
     assert f_vjp((2.0, 3.0))[0] == 5.0
 
 
+def test_vjp_pullback_is_a_pytree():
+    # JAX 0.10.2: the pullback is a pytree whose leaves are residuals (here cos(x), f32[3]); it passes into
+    # and out of jit and through tree_map, keeping its type and values.
+    _, f_vjp = jax.vjp(lambda x: jnp.sin(x) * 2, jnp.arange(3.0))
+    leaves = jax.tree.leaves(f_vjp)
+    assert [leaf.shape for leaf in leaves][:1] == [(3,)]
+    want = 2 * np.cos(np.arange(3.0, dtype=np.float32))   # JAX: [2., 1.0806046, -0.8322937]
+    (out,) = jax.jit(lambda f, c: f(c))(f_vjp, jnp.ones(3))
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    g = jax.tree.map(lambda leaf: leaf, f_vjp)
+    assert type(g) is type(f_vjp)
+    np.testing.assert_allclose(np.asarray(g(jnp.ones(3))[0]), want, rtol=1e-6)
+    # the leaves are what the backward pass reads: scaling them scales the cotangents
+    doubled = jax.tree.map(lambda leaf: leaf * 2, f_vjp)
+    np.testing.assert_allclose(np.asarray(doubled(jnp.ones(3))[0]), 2 * want, rtol=1e-6)
+    # returned from jit: JAX gives [1., 0.5403023, -0.41614684]
+    h = jax.jit(lambda x: jax.vjp(jnp.sin, x)[1])(jnp.arange(3.0))
+    assert type(h).__name__ == "VJP"
+    np.testing.assert_allclose(np.asarray(h(jnp.ones(3))[0]), [1., 0.5403023, -0.41614684], rtol=1e-6)
+    assert h.with_refs()(jnp.ones(3))[0].shape == (3,)
+
+
 def test_smap_on_a_one_device_mesh():
     with jax.set_mesh(jax.make_mesh((1,), ("i",))):
         f = jax.smap(lambda x, y: x * y + jax.lax.axis_index("i"), in_axes=(0, None), out_axes=0, axis_name="i")

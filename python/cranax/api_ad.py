@@ -22,7 +22,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import state as _state
-from .tree_util import Partial, register_dataclass, tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import Partial, register_dataclass, register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
            "linear_transpose"]
@@ -146,11 +146,14 @@ def _vjp(fun, primals, has_aux):
     float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
 
-    def vjp_flat(cts):
+    def vjp_flat(cts, consts=None):
+        """The input cotangents for output cotangents ``cts``, with the residuals ``consts`` (default: the
+        linearization's own; a pullback passed through ``jit``/``tree_map`` brings its leaves)."""
         args = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
         cts_nz = [c for c, n in zip(cts, nz) if n]
-        res = iter(ad.backward_pass(linear.jaxpr, linear.consts, args, cts_nz))
+        res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz))
         return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
+    vjp_flat.residuals = list(linear.consts)
     return p_out, store, vjp_flat, p_tree
 
 
@@ -163,7 +166,7 @@ def vjp(fun, *primals, has_aux=False):
     out_tree = store["tree"]
     out_avals = [get_aval(p) for p in p_out]
 
-    def cotangents(ct):
+    def cotangents(ct, res):
         c_leaves, c_tree = tree_flatten(ct)
         if c_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal "
@@ -173,9 +176,9 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
                                  f"as the shape of corresponding primal input {a.shape}.")
-        return [_to_user(c) for c in vjp_flat(c_leaves)]
+        return [_to_user(c) for c in vjp_flat(c_leaves, res)]
 
-    f_vjp = VJP(cotangents, p_tree, getattr(fun, "__name__", type(fun).__name__))
+    f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__))
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
     if has_aux:
         return po, f_vjp, _aux_out(store["aux"])
@@ -240,19 +243,24 @@ class VJP:
     ``f_vjp.with_refs(*targets)`` (targets in the primals' structure: ``GradValue()``, ``DontWant()`` or a
     ``Ref`` of the input's cotangent type, into which the cotangent is added) gives a ``Partial`` taking
     ``ct`` and returning, per input leaf, its cotangent, ``DidntWant()`` or ``GradRef()``. Mirrors
-    ``jax._src.api.VJP``."""
+    ``jax._src.api.VJP``.
 
-    __slots__ = ("_cotangents", "in_tree", "_name", "__weakref__")
+    As JAX's, it is a pytree whose leaves are the residuals the backward pass reads (the rest, the linear
+    jaxpr and the structures, is static): it can be passed into and returned from ``jit`` and mapped over
+    with ``tree_map``."""
 
-    def __init__(self, cotangents, in_tree, name):
-        self._cotangents = cotangents
+    __slots__ = ("_cotangents", "_res", "in_tree", "_name", "__weakref__")
+
+    def __init__(self, cotangents, res, in_tree, name):
+        self._cotangents = cotangents   # (out_ct, residuals) -> input cotangents, flat
+        self._res = list(res)
         self.in_tree = in_tree
         self._name = name
 
     def __call__(self, out_ct, *extra_args):
         if extra_args:
             raise TypeError(_VJP_TOO_MANY_ARGS(self._name, len(extra_args) + 1))
-        return tree_unflatten(self.in_tree, self._cotangents(out_ct))
+        return tree_unflatten(self.in_tree, self._cotangents(out_ct, self._res))
 
     def with_refs(self, *maybe_ct_refs):
         if not maybe_ct_refs:
@@ -271,9 +279,15 @@ class VJP:
     __eq__ = object.__eq__
 
 
+register_pytree_node(
+    VJP,
+    lambda f: (f._res, (f._cotangents, f.in_tree, f._name)),
+    lambda aux, res: VJP(aux[0], res, aux[1], aux[2]))
+
+
 def _vjp_into(f_vjp, targets, out_ct):
     out = []
-    for ct, t in zip(f_vjp._cotangents(out_ct), targets):
+    for ct, t in zip(f_vjp._cotangents(out_ct, f_vjp._res), targets):
         if isinstance(t, DontWant):
             out.append(DidntWant())
         elif isinstance(t, _state.Ref):

@@ -223,6 +223,22 @@ def set_current_trace(trace):
         _state.trace = prev
 
 
+def cur_qdd(x):
+    """The quasi-dynamic data (hijax types' mutable metadata) of ``x`` in the current trace: ``None`` while
+    staging (``jit``, ``make_jaxpr``: cranax has no type carrying such data). Outside staging JAX's traces
+    have no such method and the lookup falls through to the value, an ``AttributeError`` naming its type
+    (``'jaxlib._jax.ArrayImpl' object has no attribute 'cur_qdd'``, or ``'TypedFloat'`` for a Python float
+    under ``grad``), which cranax raises with JAX's text. Mirrors ``jax.experimental.cur_qdd``."""
+    method = getattr(current_trace(), "cur_qdd", None)
+    if method is not None:
+        return method(x)
+    while isinstance(x, Tracer):   # JVP and batch tracers ask their primal / unbatched value
+        x = getattr(x, "primal", getattr(x, "val", None))
+    name = {float: "TypedFloat", int: "TypedInt", complex: "TypedComplex", bool: "bool"}.get(
+        type(x), "jaxlib._jax.ArrayImpl")
+    raise AttributeError(f"'{name}' object has no attribute 'cur_qdd'")
+
+
 class Trace:
     """One transformation's interpreter. ``process_primitive(prim, args, params)`` returns the results
     of applying ``prim`` to ``args`` (a mix of this trace's tracers and outer values)."""

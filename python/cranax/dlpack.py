@@ -4,7 +4,8 @@ Export is ``Array.__dlpack__`` (consumers such as ``np.from_dlpack`` or ``torch.
 read-only host buffer, no copy). :func:`from_dlpack` imports without a copy where it can, as JAX does on the
 CPU: a C-contiguous buffer whose data is 64-byte aligned and whose dtype cranax holds as it is becomes the
 storage of the new array (the core's ``DeviceArray.from_numpy_alias`` borrows it and holds the producer
-alive); anything else is copied once.
+alive); anything else is copied once. One difference remains: cranax holds a complex array as two real
+planes, so complex data crosses DLPack with one copy each way where JAX aliases it.
 """
 import numpy as np
 
@@ -67,7 +68,7 @@ def from_dlpack(external_array, device=None, copy=None):
     that memory show through, as in JAX) when the data is C-contiguous, 64-byte aligned, of a dtype cranax
     holds unchanged (not complex, not float64/int64 with x64 off) and ``device`` is None or a CPU device.
     Otherwise the data is copied once (dtypes canonicalized as ``jnp.asarray`` does). ``copy=True`` always
-    copies (JAX 0.10.2 documents this but aliases anyway on the CPU); ``copy=False`` raises ValueError with
+    copies, as JAX 0.10.2 does on the CPU; ``copy=False`` raises ValueError with
     JAX's text when a copy is needed for layout or alignment. The result is committed to its device, as
     JAX's is. A cranax Array is returned as it is (or placed on ``device``).
 

@@ -35,6 +35,8 @@ The float8 formats hang below ``f*`` with nothing above them, as in JAX: ``f8 + 
 a float8 meeting any other float (or complex) type raises :class:`TypePromotionError` ("8-bit floats do not support
 implicit promotion").
 """
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 
@@ -707,3 +709,34 @@ class extended(np.generic):
 
 class prng_key(extended):
     """The abstract dtype class of typed PRNG keys. Mirrors ``jax.dtypes.prng_key``."""
+
+
+class primal_tangent_dtype_scalar(extended):
+    """The scalar type of the dtypes :func:`primal_tangent_dtype` makes."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PrimalTangentDType:
+    """An extended dtype whose values are stored as ``primal_dtype`` and whose tangents are
+    ``tangent_dtype``; prints as its ``name``. Mirrors ``jax._src.dtypes.PrimalTangentDType``."""
+
+    primal_dtype: object
+    tangent_dtype: object
+    name: str
+    type = primal_tangent_dtype_scalar
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+def primal_tangent_dtype(primal_dtype, tangent_dtype, name=None):
+    """An extended dtype pairing a primal dtype with the dtype of its tangents, named
+    ``PrimalTangentDType{f32/bf16}`` unless ``name`` is given; ``issubdtype(dt, extended)`` is True. Both
+    dtypes are read as :func:`dtype` reads them (``int`` is int32 without x64; an unknown name is a
+    ``TypeError``). cranax makes and compares such dtypes but has no arrays of them. Mirrors
+    ``jax.experimental.primal_tangent_dtype``."""
+    primal_dtype, tangent_dtype = (dtype(d, canonicalize=True) for d in (primal_dtype, tangent_dtype))
+    name = name or f"PrimalTangentDType{{{short_name(primal_dtype)}/{short_name(tangent_dtype)}}}"
+    return PrimalTangentDType(primal_dtype, tangent_dtype, name)

@@ -246,6 +246,7 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
             Prim::Iota { dtype: dt("dtype")?, shape: list("shape")?, dimension }
         }
         names::COPY | "copy_p" => Prim::Copy,
+        names::OPTIMIZATION_BARRIER => Prim::OptimizationBarrier,
         _ => return Err(ctx.err("prim", format!("unknown primitive {name:?}"))),
     })
 }

@@ -269,6 +269,7 @@ pub mod names {
     pub const ARGMIN: &str = "argmin";
     pub const IOTA: &str = "iota";
     pub const COPY: &str = "copy";
+    pub const OPTIMIZATION_BARRIER: &str = "optimization_barrier";
 }
 
 /// A primitive with its params. Names in text/JSON are JAX's (`add`, `reduce_sum`, `broadcast_in_dim`...).
@@ -300,6 +301,11 @@ pub enum Prim {
     Iota { dtype: DType, shape: Vec<usize>, dimension: usize },
     /// A copy (JAX's `copy_p`); also what Python sends for identity outputs.
     Copy,
+    /// `optimization_barrier a b ...`: its outputs are its operands. The optimizer never merges, folds or
+    /// simplifies through it, so values computed from its outputs (a rematerialized computation) are not
+    /// merged with the same values computed from its operands; `opt::barrier` removes it once the
+    /// optimization rounds are done.
+    OptimizationBarrier,
     /// A library primitive (dot_general, concatenate, gather, sort, ...): not fused, run as a call.
     Lib(super::library::LibOp),
     /// Control flow (`cond`, `while`, `scan`) with closed sub-programs (`ir::control`).
@@ -348,6 +354,7 @@ impl Prim {
             Prim::ArgReduce { is_max: false, .. } => names::ARGMIN,
             Prim::Iota { .. } => names::IOTA,
             Prim::Copy => names::COPY,
+            Prim::OptimizationBarrier => names::OPTIMIZATION_BARRIER,
             Prim::Lib(op) => op.name(),
             Prim::Control(op) => op.name(),
         }

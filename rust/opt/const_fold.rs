@@ -454,7 +454,7 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
             Prim::Reduce { axes, .. } if !axes.is_empty() => None,
             _ => arg(0).map(|(s, _)| s),
         },
-        Prim::ArgReduce { .. } | Prim::Lib(_) | Prim::Control(_) => None,
+        Prim::ArgReduce { .. } | Prim::OptimizationBarrier | Prim::Lib(_) | Prim::Control(_) => None,
     }
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::ir::{Atom, Program, Scalar, VarId};
+use crate::ir::{Atom, Prim, Program, Scalar, VarId};
 
 fn key(e: &crate::ir::Eqn) -> String {
     let mut k = format!("{:?}|", e.prim);
@@ -33,8 +33,9 @@ pub fn run(p: Program) -> Program {
                 }
             }
         }
-        if e.prim.is_effectful() {
-            eqns.push(e); // each effect happens once per occurrence
+        // each effect happens once per occurrence; a barrier exists to keep what follows it apart
+        if e.prim.is_effectful() || e.prim == Prim::OptimizationBarrier {
+            eqns.push(e);
             continue;
         }
         let k = key(&e);

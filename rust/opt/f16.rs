@@ -87,6 +87,7 @@ pub fn moves_values(prim: &Prim) -> bool {
             | Prim::Slice { .. }
             | Prim::Rev { .. }
             | Prim::Copy
+            | Prim::OptimizationBarrier
     )
 }
 

@@ -3,11 +3,13 @@
 //!
 //! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), then `simplify` → `const_fold` → `cse` → `dce`
-//!   until nothing changes.
+//!   until nothing changes, then `barrier` (optimization barriers removed: they only had to keep CSE
+//!   from merging across them).
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps).
 pub mod dce;
+pub mod barrier;
 pub mod cse;
 pub mod const_fold;
 pub mod simplify;
@@ -40,6 +42,7 @@ pub fn optimize(p: Program) -> Result<Program> {
             break;
         }
     }
+    let p = barrier::run(p);
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {

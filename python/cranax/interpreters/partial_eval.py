@@ -96,6 +96,11 @@ eqn_hook = None
 class DynamicJaxprTrace(core.Trace):
     """Builds a jaxpr from the primitives applied to its tracers."""
 
+    @staticmethod
+    def cur_qdd(x):
+        """No value cranax stages carries quasi-dynamic data (``jax.experimental.cur_qdd``)."""
+        return None
+
     def __init__(self, debug=None):
         super().__init__()
         self.debug = debug

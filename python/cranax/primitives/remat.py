@@ -14,7 +14,10 @@ operand, ``differentiated`` True once partial evaluation has split it.
   known value the tangent part needs is recomputed inside a ``differentiated=True`` ``remat2``;
 * transposition is a ``remat2`` of the transposed body, so the recomputation happens in the backward pass.
 
-``prevent_cse`` is recorded (and printed) as JAX does; the core's optimizer sees the inlined body.
+``prevent_cse`` is printed as JAX prints it and enforced as JAX's lowering does: a differentiated ``remat2``
+(the recomputation in the backward pass) is inlined behind an ``optimization_barrier`` on its inputs, so the
+core's CSE does not merge the recomputed values with the forward pass's and the saved residuals (hence the
+peak memory) under ``jit`` follow the policy as they do eagerly.
 """
 import collections
 import dataclasses
@@ -30,7 +33,7 @@ from ..core import Primitive, Tracer, get_aval, set_current_trace
 from ..interpreters import ad, batching, partial_eval
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
 from .library import dot_general_p
 
@@ -250,10 +253,50 @@ class RematPrimitive(Primitive):
 
     @staticmethod
     def inline_jaxpr(eqn):
-        return eqn.params["jaxpr"], eqn.invars
+        p = eqn.params
+        if not p["differentiated"] or not p["prevent_cse"]:
+            return p["jaxpr"], eqn.invars
+        return _barriered(p["jaxpr"], p["prevent_cse"]), eqn.invars
 
 
 remat_p = RematPrimitive()
+
+# The core's ``optimization_barrier`` (``rust/opt/barrier.rs``): outputs = operands, but the optimizer never
+# merges anything computed from its outputs with the same thing computed from its operands. Used only in the
+# lowered form of a differentiated ``remat2`` (it never appears in a user's jaxpr).
+_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+_barrier_p.impl = lambda *xs: list(xs)
+_barrier_p.abstract_eval = lambda *avals: list(avals)
+# Rules for the evaluators that walk a lowered form (op-by-op evaluation, checkify's): values pass through.
+ad.jvp_rules[_barrier_p] = lambda primals, tangents: (_barrier_p.bind(*primals), list(tangents))
+batching.batching_rules[_barrier_p] = lambda vals, dims: (_barrier_p.bind(*vals), list(dims))
+_barriered_cache = weakref.WeakKeyDictionary()
+
+
+def _barriered(closed, prevent_cse):
+    """``closed``'s body with an ``optimization_barrier`` over its inputs (those whose ``prevent_cse`` flag is
+    set; complex ones, which the core holds as pairs of reals, pass beside it), as JAX lowers a
+    differentiated ``remat2``: the recomputed forward values are not CSE'd with the forward pass's own, and
+    the recomputation runs where the equation stands, in the backward pass."""
+    key = prevent_cse
+    per = _barriered_cache.setdefault(closed, {})
+    hit = per.get(key)
+    if hit is not None:
+        return hit
+    body = closed.jaxpr
+    n = len(body.invars)
+    flags = tuple(prevent_cse[:n]) + (True,) * (n - len(prevent_cse)) if isinstance(prevent_cse, tuple) else (True,) * n
+    through = [f and v.aval.dtype.kind != "c" for v, f in zip(body.invars, flags)]
+    if not any(through):
+        per[key] = closed
+        return closed
+    # The barrier's outputs are the body's own input variables: the body's equations are reused unchanged.
+    new = [Var(v.aval) if t else v for v, t in zip(body.invars, through)]
+    barrier = JaxprEqn([n for n, t in zip(new, through) if t], [v for v, t in zip(body.invars, through) if t],
+                       _barrier_p, {})
+    out = Jaxpr([], new, list(body.outvars), [barrier] + list(body.eqns))
+    per[key] = out
+    return out
 
 
 def _cse(prevent_cse, lead=0, keep=None, tail=0):
