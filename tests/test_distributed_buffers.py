@@ -54,11 +54,13 @@ def test_empty_host_refuses_an_unknown_dtype():
         _core.DeviceArray._empty_host("c64", [2])
 
 
-def _negate_buffers(args):
-    """Writes -x straight into a fresh core buffer and returns the core array (no NumPy result)."""
-    (a,) = args
-    x = a._buf._host_view().view(a.aval.dtype).reshape(a.aval.shape)
-    arr, view = _core.DeviceArray._empty_host(dtypes.short_name(a.aval.dtype), list(x.shape))
+def _negate_buffers(bufs):
+    """Writes -x straight into a fresh core buffer and returns the core array (no NumPy result); ``bufs`` are
+    the operands' core buffers as the step hands them over (no Array wrapping)."""
+    (b,) = bufs
+    assert type(b) is _core.DeviceArray
+    x = b._host_view().view(dtypes.from_short_name(b.dtype)).reshape(b.shape)
+    arr, view = _core.DeviceArray._empty_host(b.dtype, list(x.shape))
     np.negative(x, out=view.view(x.dtype).reshape(x.shape))
     return [arr]
 
@@ -110,3 +112,23 @@ def test_open_mpi_ring_setting_for_small_jobs_only(monkeypatch):
     monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
     _transport._tune_open_mpi()
     assert os.environ[key] == "3"
+
+
+def test_size_one_reductions_and_broadcasts_move_no_data():
+    # What pmap over one local device wraps around a cross-process psum: a sum over the stacked size-1 axis
+    # and a broadcast back to it. Both become reshapes (views) in the core, so -0.0 stays -0.0 as in JAX
+    # 0.10.2 (jit(lambda a: a.sum(0))(jnp.array([[-0.0, 1.0]])) -> [-0., 1.]), where a summing kernel's
+    # 0 + x gave +0.0.
+    x = jnp.array([[-0.0, 1.0, -2.5]], jnp.float32)
+    for f in (lambda a: a.sum(0), lambda a: a.max(0), lambda a: a.min(0), lambda a: a.prod(0)):
+        got = np.asarray(jax.jit(f)(x))
+        np.testing.assert_array_equal(got, [-0.0, 1.0, -2.5])
+        assert np.signbit(got[0])
+    y = jax.jit(lambda a: jax.lax.broadcast_in_dim(a.sum(0) * 2, (1, 3, 1), (1,)))(x)
+    np.testing.assert_array_equal(np.asarray(y), np.array([-0.0, 2.0, -5.0]).reshape(1, 3, 1))
+    b = jax.jit(lambda a: jax.lax.broadcast_in_dim(a, (1, 1, 3), (1, 2)))(x)
+    np.testing.assert_array_equal(np.asarray(b), np.asarray(x).reshape(1, 1, 3))
+    assert np.signbit(np.asarray(b)[0, 0, 0])
+    i = jnp.arange(6, dtype=jnp.int32).reshape(1, 2, 3)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a.sum((0,)) + a.sum((0, 2)).reshape(2, 1))(i)),
+                                  np.arange(6).reshape(2, 3) + np.array([[3], [12]]))

@@ -46,7 +46,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 shape = getattr(leaf, "shape", ())
                 if isinstance(ax, int) and shape:
                     sizes.add(shape[ax])
-        n = local_device_count(default_backend())   # the default platform's devices, as JAX
+        # the default platform's devices, as JAX; only looked up when a mapped axis could exceed them (every
+        # process has at least one), as listing devices costs more than the rest of a small call
+        n = local_device_count(default_backend()) if sizes and max(sizes) > 1 else 1
         for s in sizes:
             if s > n:
                 raise ValueError(f"compiling computation that requires {s * procs} logical devices, but only "

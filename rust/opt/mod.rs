@@ -2,9 +2,9 @@
 //! backends' input). Depends on `ir`, `plan` and `error` only.
 //!
 //! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
-//!   `dot_fold` (transposes folded into `dot_general`), then `simplify` → `const_fold` → `cse` → `dce`
-//!   until nothing changes, then `barrier` (optimization barriers removed: they only had to keep CSE
-//!   from merging across them).
+//!   `dot_fold` (transposes folded into `dot_general`), `degenerate` (reductions and broadcasts over size-1
+//!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
+//!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them).
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps).
@@ -19,6 +19,7 @@ pub mod dot_fold;
 pub mod scan_hoist;
 pub mod transpose_copy;
 pub mod f16;
+pub mod degenerate;
 
 
 use crate::error::{Error, Result};
@@ -30,7 +31,7 @@ use crate::plan::Plan;
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
     let p = f16::run(p)?;
-    let mut p = dot_fold::run(scan_hoist::run(p));
+    let mut p = degenerate::run(dot_fold::run(scan_hoist::run(p)));
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();

@@ -64,9 +64,9 @@ class FlatCallback:
 
 class BufferCallback(FlatCallback):
     """An internal callback (the cross-process collectives) that hands back core arrays: ``buffers`` (list of
-    Arrays -> list of ``_core.DeviceArray`` with exactly the declared avals) is what the compiled step calls,
-    and the step takes its results without a copy or the checks of ``check_results``. Calling the object
-    itself runs ``callback_func`` as any ``FlatCallback``."""
+    the operands' ``_core.DeviceArray``s -> list of ``_core.DeviceArray`` with exactly the declared avals) is
+    what the compiled step calls, and the step takes its results without a copy or the checks of
+    ``check_results``. Calling the object itself runs ``callback_func`` as any ``FlatCallback``."""
 
     __slots__ = ("buffers",)
 
@@ -137,8 +137,14 @@ def _arg(b):
 
 
 def _dispatch(cid, bufs, avals):
-    """Called by the core (GIL taken) for callback ``cid`` with its operands' buffers; returns its results."""
-    return _registry[cid]([_arg(b) for b in bufs])
+    """Called by the core (GIL taken) for callback ``cid`` with its operands' buffers (``_core.DeviceArray``s);
+    returns its results."""
+    return _registry[cid](bufs)
+
+
+def _on_arrays(host):
+    """``host`` (list of Arrays -> results) called with core buffers, each wrapped as an Array first."""
+    return lambda bufs: host([_arg(b) for b in bufs])
 
 
 _core._set_host_callback(_dispatch)
@@ -153,7 +159,7 @@ def _host_fn(prim, params):
     if prim is debug_callback_p:
         return lambda args: (cb(*args), [])[1]
     if type(cb) is BufferCallback:
-        return cb.buffers
+        return lambda args: cb.buffers([a._buf for a in args])
     avals = params["result_avals"]
     return lambda args: check_results(cb(*args), avals)
 
@@ -162,7 +168,11 @@ def _wire(prim):
     def wire(eqn):
         p = eqn.params
         key = (prim, tuple(sorted(p.items())))
-        cid = _register(key, _host_fn(prim, p))
+        cb = p.get("callback")
+        # A BufferCallback takes the core buffers as they come: no Array made per operand per call (the
+        # cross-process collectives, where these microseconds are the overhead over the MPI call itself).
+        host = cb.buffers if type(cb) is BufferCallback else _on_arrays(_host_fn(prim, p))
+        cid = _register(key, host)
         avals = [v.aval for v in eqn.outvars]
         return {"callback": cid, "results": [[dtypes.short_name(a.dtype), list(a.shape)] for a in avals]}
     return wire

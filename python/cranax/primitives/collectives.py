@@ -695,31 +695,35 @@ def _host_allgather(a):
     return _transport.allgather(np.asarray(a))
 
 
-def _send_view(a):
-    """The operand (an Array the callback step made from its buffer) as a read-only NumPy view, no copy."""
-    return a._buf._host_view().view(a.aval.dtype).reshape(a.aval.shape)
+def _send_view(b):
+    """The operand (the core buffer the callback step hands over) as a read-only NumPy view, no copy."""
+    return b._host_view().view(dtypes.from_short_name(b.dtype)).reshape(b.shape)
 
 
-def _result(dtype, shape):
-    """A fresh core array and a writable NumPy view of it, for MPI to receive into."""
-    arr, view = _core.DeviceArray._empty_host(dtypes.short_name(dtype), list(shape))
-    return arr, view.view(dtype).reshape(shape)
+def _result(short, shape):
+    """A fresh core array of dtype ``short`` (a short name) and a writable NumPy view of it, for MPI to
+    receive into."""
+    arr, view = _core.DeviceArray._empty_host(short, shape)
+    return arr, view.view(dtypes.from_short_name(short)).reshape(shape)
 
 
 def _buffers_allreduce(op):
-    def run(args):
-        x = _send_view(args[0])
-        if x.dtype == np.bool_:   # summed as int32 (the abstract rule's dtype)
-            x = x.astype(np.int32)
-        arr, view = _result(x.dtype, x.shape)
+    def run(bufs):
+        (b,) = bufs
+        x = _send_view(b)
+        short = b.dtype
+        if short == "bool":   # summed as int32 (the abstract rule's dtype)
+            x, short = x.astype(np.int32), "i32"
+        arr, view = _result(short, b.shape)
         _transport.allreduce(x, op, out=view)
         return [arr]
     return run
 
 
-def _buffers_allgather(args):
-    x = _send_view(args[0])
-    arr, view = _result(x.dtype, (_transport.state.process_count,) + x.shape)
+def _buffers_allgather(bufs):
+    (b,) = bufs
+    x = _send_view(b)
+    arr, view = _result(b.dtype, (_transport.state.process_count,) + tuple(b.shape))
     _transport.allgather(x, out=view)
     return [arr]
 
