@@ -3,7 +3,7 @@
 //!
 //! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), then `simplify` → `const_fold` → `cse` → `dce`
-//!   until nothing changes.
+//!   until nothing changes, then `lu_solve` (the steps of `jnp.linalg.solve` into one) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps).
@@ -17,6 +17,7 @@ pub mod dot_fold;
 pub mod scan_hoist;
 pub mod transpose_copy;
 pub mod f16;
+pub mod lu_solve;
 
 
 use crate::error::{Error, Result};
@@ -40,6 +41,8 @@ pub fn optimize(p: Program) -> Result<Program> {
             break;
         }
     }
+    // after the rounds: the pattern is matched on simplified, deduplicated equations
+    let p = dce::run(lu_solve::run(p));
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {
