@@ -64,6 +64,7 @@ impl<T> Out<T> {
 /// order, each with faer's own parallelism (`par`) in that pool. Everything stays in cranax's pool
 /// (`threads::parallel`), never rayon's global one: two pools would fight over the same cores, and
 /// `CRANAX_NUM_THREADS`/`serial` would not hold.
+///
 /// `per_matrix` is the fixed cost of one matrix (`PER_MATRIX` through faer, `PER_SMALL` through `small_lu`).
 fn for_batch_ws<W>(
     batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
