@@ -2,6 +2,7 @@
 against NumPy over shapes with empty and size-1 dims, every dimension layout of dot_general, dtypes,
 preferred_element_type, errors naming both shapes, gradients by finite differences (float64) and vmap."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -589,6 +590,45 @@ def test_large_batches_split_over_threads_match_numpy(n, batch):
             assert np.isnan(chol[i][np.tril_indices(n)]).all()
         else:
             np.testing.assert_allclose(chol[i], np.linalg.cholesky(spd[i]), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 9, 17])
+def test_fused_solves_match_numpy(n, dtype):
+    # jnp.linalg.solve compiles to one lu_solve step (opt::lu_solve): order <= 8 through the direct
+    # elimination, larger through faer; batched and not, several right-hand sides or a vector one, inv
+    _set_x64(dtype)
+    rtol, atol = _tol(dtype)
+    for batch, k in [((), 1), ((6,), 3), ((2, 3), 2), ((), None)]:
+        a = _rand(batch + (n, n), dtype, seed=n) + np.asarray(2 * np.sqrt(n) * np.eye(n), dtype)
+        b = _rand(batch + ((n,) if k is None else (n, k)), dtype, seed=n + 1)
+        f = jax.jit(jnp.linalg.solve)
+        assert "lu_solve" in f.lower(a, b).compile().as_text()
+        got = np.asarray(f(a, b))
+        assert got.dtype == dtype and got.shape == b.shape
+        want = np.linalg.solve(a.astype(np.float64), b.astype(np.float64)[..., None] if k is None else b)
+        np.testing.assert_allclose(got, want[..., 0] if k is None else want, rtol=rtol * 10, atol=atol * 10)
+        np.testing.assert_allclose(np.asarray(jax.jit(jnp.linalg.inv)(a)), np.linalg.inv(a.astype(np.float64)),
+                                   rtol=rtol * 10, atol=atol * 10)
+
+
+def test_small_lu_pivots_as_lapack():
+    # the direct elimination for order <= 8 follows getrf: the first largest |a| is the pivot (ties keep
+    # the upper row), an exactly zero column is neither swapped nor scaled (no NaNs in L)
+    _set_x64(np.float64)
+    cases = [np.array([[1.0, 2.0], [-1.0, 3.0]]), np.array([[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 7.0]]),
+             np.zeros((4, 4)), _rand((8, 8), np.float64, seed=21), np.array([[2.0, 1.0], [4.0, 2.0]])]
+    for a in cases:
+        lu, piv, perm = (np.asarray(x) for x in jax.jit(lxl.lu)(a))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy warns of the singular ones
+            want_lu, want_piv = _sla.lu_factor(a)
+        np.testing.assert_allclose(lu, want_lu, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(piv, want_piv)
+        np.testing.assert_array_equal(perm, np.asarray(lxl.lu_pivots_to_permutation(piv, len(a))))
+    # a singular system gives non-finite values, not an exception
+    x = np.asarray(jax.jit(jnp.linalg.solve)(np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([1.0, 1.0])))
+    assert not np.isfinite(x).all()
 
 
 def _fd_jvp(f, x, t, eps=1e-6):

@@ -19,6 +19,8 @@
 //!                                                 (all complex)
 //!   hessenberg {}                                 a[..., n, n] -> packed[..., n, n], taus[..., n-1]
 //!   tridiagonal {}                                a[..., n, n] -> packed, d[..., n], e[..., n-1], taus[..., n-1]
+//!   lu_solve {}                                   a[..., n, n], b[..., n, k] -> x[..., n, k]  (not JAX's:
+//!                                                 made by `opt::lu_solve`, real operands only)
 //! ```
 //! `k = min(m, n)`. Operands are float32 or float64; with `"complex": true` each operand is two of them,
 //! the real and imaginary parts of a complex64/complex128 array, and so is each complex result.
@@ -45,6 +47,10 @@ pub enum LinalgOp {
     /// `a = Q T Q^T` for symmetric real `a` (lower triangle read): `-> (packed, d[..., n], e[..., n-1],
     /// taus[..., n-1])` as LAPACK's sytrd (uplo L) packs them.
     Tridiagonal,
+    /// `x = a^-1 b` for square `a[..., n, n]` and `b[..., n, k]`: what `jnp.linalg.solve` traces to (`lu`,
+    /// the row permutation of `b`, two `triangular_solve`s), fused by `opt::lu_solve` into one step that
+    /// factors and solves each matrix in one pass with no LU/pivot arrays in between. Never sent by Python.
+    LuSolve,
     /// The op on complex operands, each travelling as its (real, imaginary) parts (wire param
     /// `"complex": true`); complex results travel the same way, real ones (eigh's `w`, svd's `s`, pivots)
     /// as themselves.
@@ -72,6 +78,7 @@ impl LinalgOp {
             LinalgOp::Eig { .. } => "eig",
             LinalgOp::Hessenberg => "hessenberg",
             LinalgOp::Tridiagonal => "tridiagonal",
+            LinalgOp::LuSolve => "lu_solve",
             LinalgOp::Complex(inner) => inner.name(),
         }
     }
@@ -113,12 +120,13 @@ impl LinalgOp {
             },
             "hessenberg" => LinalgOp::Hessenberg,
             "tridiagonal" => LinalgOp::Tridiagonal,
+            "lu_solve" => LinalgOp::LuSolve,
             _ => return Ok(None),
         };
         if !flag("complex", false)? {
             return Ok(Some(op));
         }
-        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal) {
+        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal | LinalgOp::LuSolve) {
             return Err(("params.complex".to_string(), format!("{name} has no complex form")));
         }
         Ok(Some(LinalgOp::Complex(Box::new(op))))
@@ -167,7 +175,7 @@ impl LinalgOp {
             LinalgOp::Eig { compute_left, compute_right } => json!({
                 "compute_left_eigenvectors": compute_left, "compute_right_eigenvectors": compute_right,
             }),
-            LinalgOp::Hessenberg | LinalgOp::Tridiagonal => json!({}),
+            LinalgOp::Hessenberg | LinalgOp::Tridiagonal | LinalgOp::LuSolve => json!({}),
             LinalgOp::Complex(inner) => {
                 let mut v = inner.to_json();
                 v["complex"] = json!(true);
@@ -208,7 +216,7 @@ impl LinalgOp {
                 format!("compute_right_eigenvectors={}", py_bool(*compute_right)),
                 "use_magma=None".into(),
             ],
-            LinalgOp::Hessenberg => vec![],
+            LinalgOp::Hessenberg | LinalgOp::LuSolve => vec![],
             LinalgOp::Tridiagonal => vec!["lower=True".into()],
             LinalgOp::Complex(inner) => {
                 let mut v = inner.print_params();
@@ -301,6 +309,20 @@ impl LinalgOp {
                 }
                 Ok(vec![b.clone()])
             }
+            LinalgOp::LuSolve => {
+                want(2)?;
+                let (a, b) = (&ops[0].0, &ops[1].0);
+                let (ab, m, m2) = float_operand(name, a)?;
+                let (bb, r, _) = float_operand(name, b)?;
+                if m != m2 || a.dtype != b.dtype || ab != bb || r != m {
+                    return Err(format!(
+                        "lu_solve expects a[..., n, n] and b[..., n, k] of one dtype and batch, got {} and {}",
+                        super::shape::fmt_aval(a),
+                        super::shape::fmt_aval(b)
+                    ));
+                }
+                Ok(vec![b.clone()])
+            }
             _ => {
                 want(1)?;
                 let a = &ops[0].0;
@@ -352,7 +374,9 @@ impl LinalgOp {
                         vec![a.clone(), av(dt, with(batch, &[n])), e.clone(), e]
                     }
                     LinalgOp::Complex(_) => return Err(format!("{name}: a complex op nested in a complex op")),
-                    LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::TriangularSolve { .. } => unreachable!(),
+                    LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::LuSolve => {
+                        unreachable!()
+                    }
                 })
             }
         }

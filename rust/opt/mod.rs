@@ -4,7 +4,8 @@
 //! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
-//!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them).
+//!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
+//!   `lu_solve` (the steps of `jnp.linalg.solve` into one) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps).
@@ -20,6 +21,7 @@ pub mod scan_hoist;
 pub mod transpose_copy;
 pub mod f16;
 pub mod degenerate;
+pub mod lu_solve;
 
 
 use crate::error::{Error, Result};
@@ -44,6 +46,8 @@ pub fn optimize(p: Program) -> Result<Program> {
         }
     }
     let p = barrier::run(p);
+    // after the rounds: the pattern is matched on simplified, deduplicated equations
+    let p = dce::run(lu_solve::run(p));
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {

@@ -4,19 +4,22 @@
 //! lowering calls LAPACK): `lu` packs L (unit diagonal, not stored) and U in one matrix with 0-based
 //! row-interchange pivots; `eigh` gives eigenvalues ascending with eigenvectors as columns; `svd` gives
 //! singular values descending and `vt = V^T`. Failures follow JAX: a matrix that is not positive definite
-//! gives a Cholesky factor of NaNs, a failed eigh/svd NaNs; nothing raises.
+//! gives a Cholesky factor of NaNs, a failed eigh/svd NaNs; nothing raises. `lu_solve` (made by
+//! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
+//! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
+use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, LinalgOp};
 
 /// The element types the factorizations run on (float32, float64; complex joins here later).
-trait Real: faer::traits::RealField + Elem + Copy {}
+trait Real: faer::traits::RealField + Elem + Copy + small_lu::Float {}
 impl Real for f32 {}
 impl Real for f64 {}
 
@@ -32,6 +35,9 @@ const BATCH_PAR_WORK: usize = 64 * 64 * 64;
 /// copies in and out (a few hundred ns). It is what a batch of 3×3 matrices spends its time on, so a
 /// thousand of them are worth two threads although their flops are not.
 const PER_MATRIX: usize = 2048;
+
+/// `PER_MATRIX` for `small_lu`'s matrices: the loop around its elimination costs a few dozen flops.
+const PER_SMALL: usize = 64;
 
 /// A row-major output whose matrices the batch loop writes from several threads, each its own range.
 struct Out<T>(*mut T, usize);
@@ -58,12 +64,16 @@ impl<T> Out<T> {
 /// order, each with faer's own parallelism (`par`) in that pool. Everything stays in cranax's pool
 /// (`threads::parallel`), never rayon's global one: two pools would fight over the same cores, and
 /// `CRANAX_NUM_THREADS`/`serial` would not hold.
-fn for_batch_ws<W>(batch: usize, work: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync) {
+///
+/// `per_matrix` is the fixed cost of one matrix (`PER_MATRIX` through faer, `PER_SMALL` through `small_lu`).
+fn for_batch_ws<W>(
+    batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
+) {
     use rayon::prelude::*;
     if batch == 0 {
         return;
     }
-    let total = batch.saturating_mul(work.saturating_add(PER_MATRIX));
+    let total = batch.saturating_mul(work.saturating_add(per_matrix));
     if work < PAR_WORK && (batch == 1 || total < BATCH_PAR_WORK) {
         let mut ws = init(Par::Seq);
         (0..batch).for_each(|b| f(&mut ws, b, Par::Seq));
@@ -88,7 +98,7 @@ fn for_batch_ws<W>(batch: usize, work: usize, init: impl Fn(Par) -> W + Sync, f:
 
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) {
-    for_batch_ws(batch, work, |_| (), |_, b, par| f(b, par));
+    for_batch_ws(batch, work, PER_MATRIX, |_| (), |_, b, par| f(b, par));
 }
 
 fn dims(a: &Aval) -> (usize, usize, usize) {
@@ -135,6 +145,23 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
     }
 }
 
+/// The per-thread workspace of a batch of real QR factorizations.
+struct QrWork<T> {
+    f: Mat<T>,
+    coeff: Mat<T>,
+    q: Mat<T>,
+    mem: MemBuffer,
+}
+
+/// The per-thread workspace of a batch of real eigh/svd decompositions: the vectors, the values and
+/// faer's scratch (`v` is empty when svd computes no vectors).
+struct DecompWork<T> {
+    u: Mat<T>,
+    v: Mat<T>,
+    w: faer::diag::Diag<T>,
+    mem: MemBuffer,
+}
+
 /// The per-thread workspace of a batch of real LU factorizations.
 struct LuWork<T> {
     f: Mat<T>,
@@ -158,7 +185,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 (Mat::<T>::zeros(n, n), stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default())))
             };
-            for_batch_ws(batch, work, init, |(f, mem), b, par| {
+            for_batch_ws(batch, work, PER_MATRIX, init, |(f, mem), b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
@@ -173,6 +200,65 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 }
             });
         }
+        LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
+            let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
+            for_batch_ws(batch, work, PER_SMALL, |_| (), |_, b, _| {
+                // SAFETY: matrix b of fresh outputs, written by this call only.
+                let (d, pv, pm) = unsafe { (o.mat(b, n * n), piv.mat(b, n), perm.mat(b, n)) };
+                d.copy_from_slice(&src[b * n * n..(b + 1) * n * n]);
+                dispatch!(n, |n| small_lu::factor(d, n, pv, None));
+                pm.iter_mut().enumerate().for_each(|(i, x)| *x = i as i32);
+                for (j, &p) in pv.iter().enumerate() {
+                    pm.swap(j, p as usize);
+                }
+            });
+        }
+        LinalgOp::LuSolve => {
+            let bsrc = unsafe { elems::<T>(inputs[1]) };
+            let c = *inputs[1].aval.shape.last().unwrap_or(&0);
+            let ox = Out::<T>::of(&res[0]);
+            if n == 0 || c == 0 {
+                return Ok(res);
+            }
+            if n <= SMALL_N {
+                // workspace: the factored copy and the pivots (on the stack)
+                for_batch_ws(batch, work, PER_SMALL, |_| (), |_, b, _| {
+                    // SAFETY: matrix b of a fresh output, written by this call only.
+                    let x = unsafe { ox.mat(b, n * c) };
+                    x.copy_from_slice(&bsrc[b * n * c..(b + 1) * n * c]);
+                    let mut lu = [<T as Elem>::zero(); SMALL_N * SMALL_N];
+                    let mut piv = [0i32; SMALL_N];
+                    lu[..n * n].copy_from_slice(&src[b * n * n..(b + 1) * n * n]);
+                    dispatch!(n, |n| {
+                        small_lu::factor(&mut lu, n, &mut piv, Some((&mut *x, c)));
+                        small_lu::solve(&lu, n, x, c)
+                    });
+                });
+                return Ok(res);
+            }
+            // workspace: the column-major copy faer factors, its row orders and scratch
+            let init = |par| LuWork {
+                f: Mat::<T>::zeros(n, n),
+                idx: vec![0usize; 2 * n],
+                mem: stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default())),
+            };
+            let work = work + n * n * c;
+            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
+                // SAFETY: matrix b of a fresh output, written by this call only.
+                let x = unsafe { ox.mat(b, n * c) };
+                let (fwd, inv) = w.idx.split_at_mut(n);
+                w.f.as_mut().copy_from(MatRef::from_row_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
+                plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                // row i of the factored matrix is row fwd[i] of a: so is row i of the permuted b
+                let bm = &bsrc[b * n * c..(b + 1) * n * c];
+                for (i, &r) in fwd.iter().enumerate() {
+                    x[i * c..(i + 1) * c].copy_from_slice(&bm[r * c..(r + 1) * c]);
+                }
+                let mut xv = MatMut::from_row_major_slice_mut(x, n, c);
+                ts::solve_unit_lower_triangular_in_place(w.f.as_ref(), xv.as_mut(), par);
+                ts::solve_upper_triangular_in_place(w.f.as_ref(), xv, par);
+            });
+        }
         LinalgOp::Lu => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
             // workspace: the column-major copy, faer's forward/inverse row orders, the swap bookkeeping
@@ -182,7 +268,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 idx: vec![0usize; 4 * m],
                 mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
             };
-            for_batch_ws(batch, work, init, |w, b, par| {
+            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -218,7 +304,19 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         LinalgOp::Qr { full_matrices } => {
             let q_cols = if *full_matrices { m } else { k };
             let (oq, or) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            for_batch(batch, work, |b, par| {
+            let bs = qrf::recommended_block_size::<T>(m, n).max(1);
+            // workspace: the column-major copy faer factors, the reflectors' block coefficients, Q, and one
+            // scratch large enough for the factorization and for building Q
+            let init = |par| QrWork {
+                f: Mat::<T>::zeros(m, n),
+                coeff: Mat::<T>::zeros(bs, k),
+                q: Mat::<T>::zeros(m, q_cols),
+                mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
+                    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
+                ])),
+            };
+            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -227,34 +325,36 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     dr.fill(<T as Elem>::zero());
                     return;
                 }
-                let mut f = MatRef::from_row_major_slice(s, m, n).to_owned();
-                let bs = qrf::recommended_block_size::<T>(m, n);
-                let mut coeff = Mat::<T>::zeros(bs, k);
-                let mut mem = stack_for(qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()));
-                qrf::qr_in_place(f.as_mut(), coeff.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                w.f.as_mut().copy_from(MatRef::from_row_major_slice(s, m, n));
+                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
                 for i in 0..q_cols {
                     for j in 0..n {
-                        dr[i * n + j] = if j >= i && i < m { f[(i, j)] } else { <T as Elem>::zero() };
+                        dr[i * n + j] = if j >= i && i < m { w.f[(i, j)] } else { <T as Elem>::zero() };
                     }
                 }
-                let mut q = Mat::<T>::identity(m, q_cols);
-                let mut mem = stack_for(householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
-                    m, bs, q_cols,
-                ));
+                let q = &mut w.q;
+                q.fill(<T as Elem>::zero());
+                (0..q_cols).for_each(|i| q[(i, i)] = T::from_f64(1.0));
                 householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    f.get(.., ..k),
-                    coeff.as_ref(),
+                    w.f.get(.., ..k),
+                    w.coeff.as_ref(),
                     Conj::No,
                     q.as_mut(),
                     par,
-                    MemStack::new(&mut mem),
+                    MemStack::new(&mut w.mem),
                 );
                 store(q.as_ref(), dq);
             });
         }
         LinalgOp::Eigh { lower, .. } => {
             let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            for_batch(batch, work, |b, par| {
+            let init = |par| DecompWork {
+                u: Mat::<T>::zeros(n, n),
+                v: Mat::<T>::zeros(0, 0),
+                w: faer::diag::Diag::<T>::zeros(n),
+                mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
+            };
+            for_batch_ws(batch, work, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
@@ -264,15 +364,9 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let view = MatRef::from_row_major_slice(s, n, n);
                 // faer reads the lower triangle; the upper one of `a` is the lower one of its transpose.
                 let view = if *lower { view } else { view.transpose() };
-                let mut u = Mat::<T>::zeros(n, n);
-                let mut w = faer::diag::Diag::<T>::zeros(n);
-                let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(
-                    n,
-                    evd::ComputeEigenvectors::Yes,
-                    par,
-                    Default::default(),
-                ));
-                let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(&mut mem), Default::default())
+                let DecompWork { u, w, mem, .. } = ws;
+                u.fill(<T as Elem>::zero());
+                let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(mem), Default::default())
                     .is_ok();
                 if ok {
                     store(u.as_ref(), dv);
@@ -295,7 +389,14 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 (true, true) => svd::ComputeSvdVectors::Full,
                 (true, false) => svd::ComputeSvdVectors::Thin,
             };
-            for_batch(batch, work, |b, par| {
+            let (uu, vv) = if *compute_uv { ((m, uc), (n, vr)) } else { ((0, 0), (0, 0)) };
+            let init = |par| DecompWork {
+                u: Mat::<T>::zeros(uu.0, uu.1),
+                v: Mat::<T>::zeros(vv.0, vv.1),
+                w: faer::diag::Diag::<T>::zeros(k),
+                mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
+            };
+            for_batch_ws(batch, work, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let ds = unsafe { os.mat(b, k) };
@@ -309,27 +410,19 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     return;
                 }
                 let view = MatRef::from_row_major_slice(s, m, n);
-                let mut w = faer::diag::Diag::<T>::zeros(k);
-                let (mut u, mut v) = if *compute_uv {
-                    (Some(Mat::<T>::zeros(m, uc)), Some(Mat::<T>::zeros(n, vr)))
+                let DecompWork { u, v, w, mem } = ws;
+                let (um, vm) = if *compute_uv {
+                    u.fill(<T as Elem>::zero());
+                    v.fill(<T as Elem>::zero());
+                    (Some(u.as_mut()), Some(v.as_mut()))
                 } else {
                     (None, None)
                 };
-                let mut mem = stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default()));
-                let ok = svd::svd(
-                    view,
-                    w.as_mut(),
-                    u.as_mut().map(|u| u.as_mut()),
-                    v.as_mut().map(|v| v.as_mut()),
-                    par,
-                    MemStack::new(&mut mem),
-                    Default::default(),
-                )
-                .is_ok();
+                let ok = svd::svd(view, w.as_mut(), um, vm, par, MemStack::new(mem), Default::default()).is_ok();
                 for (i, x) in ds.iter_mut().enumerate() {
                     *x = if ok { w[i] } else { nan };
                 }
-                if let (Some(du), Some(dvt), Some(u), Some(v)) = (du, dvt, u, v) {
+                if let (Some(du), Some(dvt)) = (du, dvt) {
                     if ok {
                         store(u.as_ref(), du);
                         store(v.transpose(), dvt);
@@ -764,6 +857,7 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 }
             }
             LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
+            LinalgOp::LuSolve => unreachable!("lu_solve has no complex form (ir::linalg rejects it)"),
         }
     });
     Ok(res)

@@ -9,6 +9,7 @@
 //! - `conv_direct`: the implicit-GEMM register tiles `conv` uses for channels-last f32 (AVX-512/AVX2).
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
+//! - `small_lu`: LU with partial pivoting and its solve for matrices of order <= 8 (`linalg`'s small path).
 //! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `callback`: host callbacks, through the dispatcher the embedder installs.
@@ -28,6 +29,7 @@ pub(crate) mod elem;
 mod fft;
 mod gather;
 mod linalg;
+mod small_lu;
 pub mod gemm;
 mod small_dot;
 mod shape_ops;
