@@ -118,8 +118,13 @@ fn matched(p: &Program, at: usize, def: &HashMap<VarId, (usize, usize)>, uses: &
         }
         idx = eqn_of(&idx.inputs[rank - 2])?.0;
     }
-    let Prim::BroadcastInDim { shape: bshape, broadcast_dimensions } = &idx.prim else { return None };
-    if *bshape != col_shape || *broadcast_dimensions != lead || var(&idx.inputs[0])? != perm {
+    // the pivots given a last size-1 axis: a broadcast, or the reshape `degenerate` turns it into
+    let fits = match &idx.prim {
+        Prim::BroadcastInDim { shape: bshape, broadcast_dimensions } => *bshape == col_shape && *broadcast_dimensions == lead,
+        Prim::Reshape { new_sizes } => *new_sizes == col_shape,
+        _ => false,
+    };
+    if !fits || var(&idx.inputs[0])? != perm {
         return None;
     }
     Some((lu.inputs[0].clone(), b.clone()))
