@@ -33,13 +33,21 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
         .iter()
         .map(|s| match s {
             crate::plan::Step::Control(c) => {
-                let fused = super::scalar_loop::compile(c, &plan.slots)?;
-                let subs = if fused.is_some() {
+                // heavy math prefers the in-place path; fused still beats the sub-plans when it can't run there
+                let heavy = super::scalar_loop::heavy_math(c);
+                let mut fused = if heavy { None } else { super::scalar_loop::compile(c, &plan.slots)? };
+                let mut subs = if fused.is_some() {
                     vec![]
                 } else {
                     c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
                 };
                 let direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
+                if heavy && direct.is_none() {
+                    fused = super::scalar_loop::compile(c, &plan.slots)?;
+                    if fused.is_some() {
+                        subs = vec![];
+                    }
+                }
                 Ok(Some(CompiledControl { subs, fused, direct }))
             }
             _ => Ok(None),

@@ -472,6 +472,8 @@ mod tests {
     }
     fn run(json: &str, ins: &[Buffer]) -> Vec<Buffer> {
         let (_, plan) = crate::opt::compile_pipeline(json).unwrap();
+        // these small scans would be fused whole; this module tests the in-place path
+        crate::backend::cpu::scalar_loop::NO_FUSED_LOOPS.with(|c| c.set(true));
         let exe = crate::backend::cpu::compile(&plan).unwrap();
         let before = super::super::counters::DIRECT_LOOP_CALLS.load(Relaxed);
         let out = exe.run(ins).unwrap();

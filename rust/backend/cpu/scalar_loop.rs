@@ -114,7 +114,8 @@ const MAX_UNROLLED: usize = 8192;
 /// iteration. Measured per iteration of a `while_loop` over f32[n] through `tanh` and `sin` (two per
 /// element; RESULTS.md, "loops with 17-64-element carries"), the fused loop wins up to n = 12, the two
 /// meet at n = 16 to 20, and the in-place path is 25-30% faster at n = 24 and 32; arithmetic-only bodies
-/// stay fused at every size (4x faster at n = 32).
+/// stay fused at every size (4x faster at n = 32). A heavy loop the in-place path cannot take is still
+/// fused: the step-by-step sub-plans are slower than either.
 const MAX_MATH_EVALS: usize = 32;
 
 fn small(a: &Aval) -> bool {
@@ -286,9 +287,26 @@ fn math_evals(c: &ControlStep) -> usize {
         .fold(0usize, usize::saturating_add)
 }
 
+/// Whether `c` unrolls more math-function evaluations than `MAX_MATH_EVALS`: such a loop runs faster on
+/// the in-place path when that path takes it (`control::compile_controls` asks this first).
+pub fn heavy_math(c: &ControlStep) -> bool {
+    math_evals(c) > MAX_MATH_EVALS
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by unit tests of the step-by-step and in-place loop paths: loops compiled on this thread are
+    /// not fused (a thread's own switch, unlike `CRANAX_NO_FUSED_LOOPS`, so parallel tests don't race).
+    pub static NO_FUSED_LOOPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Compiles the fused form of `c` when it qualifies (else `None`).
 pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     if std::env::var_os("CRANAX_NO_FUSED_LOOPS").is_some_and(|v| v == "1") {
+        return Ok(None);
+    }
+    #[cfg(test)]
+    if NO_FUSED_LOOPS.with(|c| c.get()) {
         return Ok(None);
     }
     // A lone cond is cheap to dispatch step by step; fuse loops (which may contain conds).
@@ -306,7 +324,6 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
         || out_avals.len() != c.outputs().len()
         || !fits
         || unrolled_size(c) > MAX_UNROLLED
-        || math_evals(c) > MAX_MATH_EVALS
     {
         return Ok(None);
     }
