@@ -3,40 +3,19 @@
 //! same values computed from its operands (a rematerialized forward computation in the backward pass). The
 //! equations keep their program order, which is the order the backends run them in, so the recomputation
 //! still happens where the barrier stood, after its operands (the cotangents) exist.
-use std::collections::HashMap;
-
-use crate::ir::{Atom, Prim, Program, VarId};
+use crate::ir::{Prim, Program};
 
 pub fn run(p: Program) -> Program {
     if !p.eqns.iter().any(|e| e.prim == Prim::OptimizationBarrier) {
         return p;
     }
-    let mut subst: HashMap<VarId, Atom> = HashMap::new();
-    let resolve = |a: &Atom, subst: &HashMap<VarId, Atom>| match a {
-        Atom::Var(v) => subst.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
-    let mut eqns = Vec::with_capacity(p.eqns.len());
-    for mut e in p.eqns {
-        for a in e.inputs.iter_mut() {
-            *a = resolve(a, &subst);
-        }
-        if e.prim == Prim::OptimizationBarrier {
-            for ((v, _), a) in e.outputs.iter().zip(&e.inputs) {
-                subst.insert(*v, a.clone());
-            }
-            continue;
-        }
-        eqns.push(e);
-    }
-    let outvars = p.outvars.iter().map(|a| resolve(a, &subst)).collect();
-    Program { name: p.name, invars: p.invars, eqns, outvars }
+    super::subst::replace_outputs(p, |e| (e.prim == Prim::OptimizationBarrier).then(|| e.inputs.clone()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Aval, BinaryOp, DType, Eqn, UnaryOp};
+    use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, UnaryOp, VarId};
 
     /// `sin(x)` computed before and after a barrier on `x` (and the cotangent `c`) stays two equations
     /// through the optimizer; once the barrier is gone the second reads `x` directly.

@@ -4,9 +4,7 @@
 //! `MIN / -1` wraps, shifts by ≥ the bit width give 0 (or the sign fill), float→int conversion saturates
 //! (NaN → 0). Results that would be subnormal, and operations without an exact reference here (erf,
 //! erf_inv, lgamma, digamma, any op not listed), are left to the backend.
-use std::collections::HashMap;
-
-use crate::ir::{Atom, BinaryOp, CompareOp, DType, Prim, Program, Scalar, UnaryOp, VarId};
+use crate::ir::{Atom, BinaryOp, CompareOp, DType, Prim, Program, Scalar, UnaryOp};
 
 fn as_f(s: Scalar) -> f64 {
     match s {
@@ -460,39 +458,23 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
 
 /// Folds every foldable equation of `p`, substituting literals into later equations and the outputs.
 pub fn run(p: Program) -> Program {
-    let mut subst: HashMap<VarId, Atom> = HashMap::new();
-    let mut eqns = Vec::with_capacity(p.eqns.len());
-    let resolve = |a: &Atom, subst: &HashMap<VarId, Atom>| match a {
-        Atom::Var(v) => subst.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
-    for mut e in p.eqns {
-        for a in e.inputs.iter_mut() {
-            *a = resolve(a, &subst);
+    super::subst::replace_outputs(p, |e| {
+        if e.outputs.len() != 1 || !e.outputs[0].1.shape.is_empty() {
+            return None;
         }
-        if e.outputs.len() == 1 && e.outputs[0].1.shape.is_empty() {
-            let lits: Option<Vec<(Scalar, DType)>> = e
-                .inputs
-                .iter()
-                .map(|a| match a {
-                    Atom::Lit(s, d) => Some((*s, *d)),
-                    Atom::Var(_) => None,
-                })
-                .collect();
-            if let Some(lits) = lits {
-                let out = e.outputs[0].1.dtype;
-                if let Some(v) = eval(&e.prim, &lits, out) {
-                    if crate::ir::verify::check_literal(&v, out).is_ok() {
-                        subst.insert(e.outputs[0].0, Atom::Lit(v, out));
-                        continue;
-                    }
-                }
-            }
-        }
-        eqns.push(e);
-    }
-    let outvars = p.outvars.iter().map(|a| resolve(a, &subst)).collect();
-    Program { name: p.name, invars: p.invars, eqns, outvars }
+        let lits: Vec<(Scalar, DType)> = e
+            .inputs
+            .iter()
+            .map(|a| match a {
+                Atom::Lit(s, d) => Some((*s, *d)),
+                Atom::Var(_) => None,
+            })
+            .collect::<Option<_>>()?;
+        let out = e.outputs[0].1.dtype;
+        let v = eval(&e.prim, &lits, out)?;
+        crate::ir::verify::check_literal(&v, out).ok()?;
+        Some(vec![Atom::Lit(v, out)])
+    })
 }
 
 #[cfg(test)]

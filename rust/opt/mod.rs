@@ -14,6 +14,7 @@ pub mod barrier;
 pub mod cse;
 pub mod const_fold;
 pub mod simplify;
+pub mod subst;
 pub mod fusion;
 pub mod control_flow;
 pub mod dot_fold;

@@ -72,35 +72,23 @@ fn identity_of(e: &Eqn) -> Option<Atom> {
 /// Rewrites `p`, replacing each simplifiable equation's output by the operand it equals.
 pub fn run(p: Program) -> Program {
     let mut avals: HashMap<VarId, Aval> = p.invars.iter().cloned().collect();
-    let mut subst: HashMap<VarId, Atom> = HashMap::new();
-    let resolve = |a: &Atom, subst: &HashMap<VarId, Atom>| match a {
-        Atom::Var(v) => subst.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
-    let mut eqns = Vec::with_capacity(p.eqns.len());
-    for mut e in p.eqns {
-        for a in e.inputs.iter_mut() {
-            *a = resolve(a, &subst);
-        }
+    super::subst::replace_outputs(p, |e| {
         if e.outputs.len() == 1 {
-            if let Some(keep) = identity_of(&e) {
+            if let Some(keep) = identity_of(e) {
                 let keep_aval = match &keep {
                     Atom::Var(v) => avals.get(v).cloned(),
                     Atom::Lit(_, d) => Some(Aval::scalar(*d)),
                 };
                 if keep_aval.as_ref() == Some(&e.outputs[0].1) {
-                    subst.insert(e.outputs[0].0, keep);
-                    continue;
+                    return Some(vec![keep]);
                 }
             }
         }
         for (v, a) in &e.outputs {
             avals.insert(*v, a.clone());
         }
-        eqns.push(e);
-    }
-    let outvars = p.outvars.iter().map(|a| resolve(a, &subst)).collect();
-    Program { name: p.name, invars: p.invars, eqns, outvars }
+        None
+    })
 }
 
 #[cfg(test)]
