@@ -101,6 +101,35 @@ def test_argument_paths_and_jit(capsys):
     assert [a.shape for a, _ in res] == [(5, 4), (6, 5), (7, 6), (4,), (5,), (6,)]
 
 
+# The tail of both chain scripts: the rise of peak RSS over one call of their `g` (MiB), and the result's sum.
+PEAK = r'''
+x.block_until_ready()
+def status(k):
+    for line in open("/proc/self/status"):
+        if line.startswith(k):
+            return int(line.split()[1]) * 1024
+gc.collect()
+base = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")
+r = g(x)
+r.block_until_ready()
+print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
+'''
+
+
+def _peak_rise(script):
+    """{policy: (peak RSS rise in MiB, sum of the gradient)} of `script` run without remat and with
+    nothing_saveable, each in a child that imports the cranax this process imported."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
+    out = {}
+    for policy in ("off", "nothing"):
+        r = subprocess.run([sys.executable, "-c", script, policy], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[policy] = tuple(map(float, r.stdout.split()))
+    return out
+
+
 CHAIN = r'''
 import gc, sys
 import cranax as jax, cranax.numpy as jnp
@@ -113,31 +142,14 @@ def loss(x):
     for _ in range(16):
         x = block(x) if policy == "off" else jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)(x)
     return jnp.sum(x)
+g = jax.grad(loss)
 x = jnp.linspace(0., 1., 1 << 18)
-x.block_until_ready()
-def status(k):
-    for line in open("/proc/self/status"):
-        if line.startswith(k):
-            return int(line.split()[1]) * 1024
-gc.collect()
-base = status("VmRSS")
-open("/proc/self/clear_refs", "w").write("5")
-r = jax.grad(loss)(x)
-r.block_until_ready()
-print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
-'''
+''' + PEAK
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc peak-RSS reset")
 def test_nothing_saveable_lowers_peak_memory():
-    # the child imports the cranax this process imported (installed wheel or checkout)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
-    out = {}
-    for policy in ("off", "nothing"):
-        r = subprocess.run([sys.executable, "-c", CHAIN, policy], capture_output=True, text=True, env=env, timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        rise, total = map(float, r.stdout.split())
-        out[policy] = (rise, total)
+    out = _peak_rise(CHAIN)
     # 16 blocks of 4 ops on 1 MiB values: ~8 residuals a block without remat, the block input with it
     assert out["off"][0] > 40
     assert out["nothing"][0] < 0.6 * out["off"][0]
@@ -160,18 +172,7 @@ def loss(x):
     return jnp.sum(x)
 g = jax.jit(jax.grad(loss))
 x = jnp.linspace(0., 1., 512 * 512).reshape(512, 512)
-x.block_until_ready()
-def status(k):
-    for line in open("/proc/self/status"):
-        if line.startswith(k):
-            return int(line.split()[1]) * 1024
-gc.collect()
-base = status("VmRSS")
-open("/proc/self/clear_refs", "w").write("5")
-r = g(x)
-r.block_until_ready()
-print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
-'''
+''' + PEAK
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc peak-RSS reset")
@@ -179,13 +180,7 @@ def test_nothing_saveable_lowers_peak_memory_under_jit():
     # Under jit the recomputation sits behind an optimization barrier (as JAX lowers remat), so the core's CSE
     # cannot merge it with the forward values: the forward pass keeps one 1 MiB value a block instead of four.
     # The first call is measured (compilation included): a later call reuses buffers the first one left.
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
-    out = {}
-    for policy in ("off", "nothing"):
-        r = subprocess.run([sys.executable, "-c", JIT_CHAIN, policy], capture_output=True, text=True, env=env,
-                           timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        out[policy] = tuple(map(float, r.stdout.split()))
+    out = _peak_rise(JIT_CHAIN)
     # 64 tanh outputs of 1 MiB kept without remat, 16 block inputs with it: ~48 MiB less (measured 98 → 64 MiB,
     # compilation included in both; before the barrier both were 115 MiB)
     assert out["off"][0] > 40
