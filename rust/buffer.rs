@@ -285,7 +285,8 @@ mod tests {
     /// pooled nor freed by cranax; misaligned memory is refused.
     #[test]
     fn borrowed_storage_aliases_and_releases_its_owner() {
-        struct Owner(Arc<std::sync::atomic::AtomicBool>, Vec<u64>);
+        // field 1 is the memory the buffer borrows, read only through its pointer
+        struct Owner(Arc<std::sync::atomic::AtomicBool>, #[allow(dead_code)] Vec<u64>);
         impl Drop for Owner {
             fn drop(&mut self) {
                 self.0.store(true, Ordering::SeqCst);
