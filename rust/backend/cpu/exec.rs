@@ -61,8 +61,8 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 store(l, outs, &mut slots);
             }
             Step::Kernel(k) => {
-                let constant = cacheable(plan, k);
-                if let Some(bufs) = exe.consts.get(si).and_then(|c| c.get()).filter(|_| constant) {
+                let cache = exe.consts.get(si).and_then(Option::as_ref);
+                if let Some(bufs) = cache.and_then(|c| c.get()) {
                     for (o, buf) in k.outputs.iter().zip(bufs) {
                         slots[o.slot] = Some(buf.clone());
                     }
@@ -85,10 +85,8 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 // buffers of the slots' avals, which the inputs were checked against), outputs are
                 // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
                 unsafe { super::threads::run_kernel(ck, &ins, &out_ptrs, &out_bytes) };
-                if constant {
-                    if let Some(c) = exe.consts.get(si) {
-                        let _ = c.set(outs.clone());
-                    }
+                if let Some(c) = cache {
+                    let _ = c.set(outs.clone());
                 }
                 for (o, buf) in k.outputs.iter().zip(outs) {
                     slots[o.slot] = Some(buf);
@@ -104,8 +102,9 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
 /// small values only, whose allocation and dispatch cost more than the computation.
 const CONST_CACHE_BYTES: usize = 4096;
 
-/// Whether kernel `k` reads nothing (its outputs are the same every run) and its outputs are small.
-fn cacheable(plan: &Plan, k: &crate::plan::Kernel) -> bool {
+/// Whether kernel `k` reads nothing (its outputs are the same every run) and its outputs are small
+/// (decided once, when the executable is built: `CpuExecutable::consts`).
+pub(super) fn cacheable(plan: &Plan, k: &crate::plan::Kernel) -> bool {
     k.inputs.is_empty()
         && k.outputs.iter().map(|o| plan.slots.get(o.slot).and_then(|a| Buffer::byte_len(a).ok()).unwrap_or(usize::MAX)).fold(0usize, usize::saturating_add)
             <= CONST_CACHE_BYTES

@@ -79,7 +79,8 @@ pub struct CpuExecutable {
     /// after its first run: later runs share them instead of allocating and dispatching again (a
     /// diffrax solve's top-level plan is two dozen such steps before its loop). Sharing is safe because
     /// no step writes into a buffer it did not allocate (inputs are never written either).
-    consts: Vec<std::sync::OnceLock<Vec<Buffer>>>,
+    /// `None` for the other steps.
+    consts: Vec<Option<std::sync::OnceLock<Vec<Buffer>>>>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -113,7 +114,11 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
     };
     let controls = control::compile_controls(plan)?;
     let frees = last_uses(plan);
-    let consts = (0..plan.steps.len()).map(|_| std::sync::OnceLock::new()).collect();
+    let consts = plan
+        .steps
+        .iter()
+        .map(|s| matches!(s, Step::Kernel(k) if exec::cacheable(plan, k)).then(std::sync::OnceLock::new))
+        .collect();
     Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts }))
 }
 
