@@ -399,3 +399,61 @@ def test_flatten_fast_path_speed():
     per_call = min(timeit.repeat(lambda: f((a, b)), number=n, repeat=5)) / n
     # about 0.7 us on a current x86 core; allow a wide margin for slow / loaded CI machines
     assert per_call < 10e-6, per_call
+
+
+# ----------------------------------------------------------------------------------------------
+# Typed PRNG key arrays are leaves, as in JAX 0.10.2 (values below recorded from it)
+# ----------------------------------------------------------------------------------------------
+
+def test_key_arrays_are_leaves_for_users():
+    import cranax
+    from cranax import random
+    k = random.key(0)
+    ks = random.split(k, 3)
+    tree = {"a": k, "b": [ks, 1.0]}
+    leaves = cranax.tree.leaves(tree)
+    assert len(leaves) == 3 and leaves[0] is k and leaves[1] is ks and leaves[2] == 1.0
+    assert str(cranax.tree.structure(tree)) == "PyTreeDef({'a': *, 'b': [*, *]})"
+    assert str(cranax.tree.structure(k)) == "PyTreeDef(*)"
+    shapes = cranax.tree.map(lambda x: (x.shape, str(x.dtype)), {"a": k, "b": ks})
+    assert shapes == {"a": ((), "key<fry>"), "b": ((3,), "key<fry>")}
+    assert cranax.tree_util.tree_flatten_with_path({"a": k})[0][0][0] == (cranax.tree_util.DictKey("a"),)
+    assert cranax.tree_util.all_leaves([k, ks]) is True
+    assert cranax.tree_util.is_tree_node(type(k)) is False
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        cranax.tree_util.flatten_one_level(k)
+    # a user is_leaf still applies to the other nodes
+    assert cranax.tree.leaves({"a": k, "b": (1, 2)}, is_leaf=lambda x: isinstance(x, tuple)) == [k, (1, 2)]
+
+
+def test_key_leaves_cross_transformations_and_keep_values():
+    import cranax
+    from cranax import random
+    k = random.key(0)
+    # JAX 0.10.2: random.normal(key(0), (2,)) and split(key(0))
+    out = cranax.jit(lambda d: {"n": random.normal(d["k"], (2,)), "k2": random.split(d["k"])})({"k": k})
+    np.testing.assert_array_equal(np.asarray(out["n"]), np.array([1.6226422, 2.0252647], np.float32))
+    np.testing.assert_array_equal(np.asarray(random.key_data(out["k2"])),
+                                  np.array([[1797259609, 2579123966], [928981903, 3453687069]], np.uint32))
+    # tree_map over keys inside a trace sees key arrays, not their data
+    assert cranax.jit(lambda d: cranax.tree.map(lambda x: x.shape, d) and d["a"])({"a": k}).shape == ()
+    leaves, treedef = cranax.tree_util.tree_flatten((k, random.split(k, 3)))
+    back = cranax.tree_util.tree_unflatten(treedef, leaves)
+    np.testing.assert_array_equal(np.asarray(random.key_data(back[1])), np.asarray(random.key_data(leaves[1])))
+
+
+def test_stack_and_concatenate_of_key_arrays():
+    import cranax
+    from cranax import random
+    import cranax.numpy as jnp
+    k = random.split(random.key(0), 2)
+    # shapes as JAX 0.10.2 gives them
+    assert jnp.stack([k[0], k[1]]).shape == (2,)
+    assert jnp.stack([k, k], axis=1).shape == (2, 2)
+    assert jnp.stack([k, k], axis=-1).shape == (2, 2)
+    assert jnp.concatenate([k, k]).shape == (4,)
+    np.testing.assert_array_equal(np.asarray(random.key_data(jnp.stack([k, k], axis=-1))[0]),
+                                  np.array([[1797259609, 2579123966]] * 2, np.uint32))
+    assert cranax.jit(lambda a: jnp.stack([a[0], a[1]]))(k).shape == (2,)
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jnp.stack([k[0], jnp.zeros(())])

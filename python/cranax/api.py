@@ -33,7 +33,7 @@ from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
 from .stages import Traced, Wrapped
-from .tree_util import tree_flatten, tree_leaves, tree_unflatten
+from ._pytree import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "disable_jit", "named_call",
            "named_scope", "checking_leaks", "check_tracer_leaks", "debug_nans", "debug_infs", "log_compiles"]

@@ -22,7 +22,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import state as _state
-from .tree_util import Partial, register_dataclass, register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten
+from ._pytree import Partial, register_dataclass, register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
            "linear_transpose"]

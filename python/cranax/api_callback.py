@@ -7,7 +7,7 @@ from . import dtypes
 from .array import devices
 from .core import ShapedArray
 from .primitives.callback import VMAP_METHODS, FlatCallback, io_callback_p, pure_callback_p
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["pure_callback", "io_callback", "effects_barrier"]
 

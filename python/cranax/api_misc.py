@@ -18,7 +18,7 @@ from .api import ShapeDtypeStruct, _all_jit_caches, _registry_lock, eval_shape, 
 from .api_ad import vjp
 from .array import Array, devices, process_count
 from .core import ShapedArray, get_aval
-from .tree_util import Partial, tree_flatten, tree_leaves, tree_unflatten
+from ._pytree import Partial, tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["linear_transpose", "fwd_and_bwd", "live_arrays", "copy_to_host_async", "print_environment_info",
            "make_user_context", "memory"]

@@ -9,7 +9,7 @@ from .api_vmap import _vmap
 from .array import default_backend, local_device_count
 from .numpy import asarray, reshape, transpose
 from .sharding import PartitionSpec, get_mesh, partition_axes
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["pmap", "shard_map", "smap"]
 

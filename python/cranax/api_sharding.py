@@ -7,7 +7,7 @@ import numpy as np
 from .array import device_put
 from .core import Tracer
 from .sharding import reshard
-from .tree_util import tree_flatten
+from ._pytree import tree_flatten
 
 __all__ = ["make_array_from_callback", "make_array_from_single_device_arrays", "make_array_from_process_local_data",
            "with_sharding_constraint", "apply_out_shardings"]

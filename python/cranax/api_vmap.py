@@ -18,7 +18,7 @@ from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
 from .primitives.elementwise import _as_operand as as_operand
 from .primitives import state as _state
-from .tree_util import tree_flatten, tree_leaves, tree_unflatten
+from ._pytree import tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["vmap"]
 

@@ -14,7 +14,7 @@ from . import _core, _transport, dtypes
 from .config import config, _transfer_guard_level
 from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
-from .tree_util import tree_leaves, tree_map
+from ._pytree import tree_leaves, tree_map
 from .sharding import RemoteDevice, Shard, SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]

@@ -32,7 +32,7 @@ from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_
 from .jaxpr import ClosedJaxpr, Jaxpr
 from .primitives.elementwise import stop_gradient
 from .primitives import state as _state
-from .tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_map,
+from ._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_map,
                         tree_unflatten)
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call", "custom_jvp_call_p",

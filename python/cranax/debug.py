@@ -24,7 +24,7 @@ from .sharding import SingleDeviceSharding as _SingleDeviceSharding
 from .core import Tracer, get_aval
 from .primitives.callback import debug_callback_p, debug_print_p
 from .primitives.elementwise import stop_gradient
-from .tree_util import register_pytree_node, tree_flatten, tree_leaves, tree_unflatten
+from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["print", "log", "callback", "breakpoint", "inspect_array_sharding", "visualize_array_sharding",
            "visualize_sharding", "DebugEffect", "OrderedDebugEffect"]

@@ -6,7 +6,7 @@ slice when its start is a Python int and into clamped index arrays when it is tr
 import dataclasses
 import operator
 
-from . import tree_util
+from . import _pytree as tree_util
 
 
 def _is_static(v):

@@ -39,7 +39,7 @@ from .core import Primitive, get_aval
 from .primitives.jit import jit_p
 from .stages import Wrapped
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn
-from .tree_util import _registry, tree_flatten, tree_structure, tree_unflatten, treedef_children
+from ._pytree import _registry, tree_flatten, tree_structure, tree_unflatten, treedef_children
 
 __all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform", "deserialize",
            "export", "is_symbolic_dim", "maximum_supported_calling_convention_version",

@@ -5,7 +5,7 @@ import numpy as np
 from . import dtypes
 from . import numpy as jnp
 from .core import get_aval
-from .tree_util import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["ravel_pytree"]
 

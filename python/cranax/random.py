@@ -32,7 +32,7 @@ from .config import config
 from .core import Primitive, ShapedArray, Tracer, get_aval
 from .interpreters import ad, batching, mlir
 from .errors import ConcretizationTypeError
-from .tree_util import register_pytree_node
+from ._pytree import register_internal_node
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits",
            "uniform", "normal", "truncated_normal", "randint", "bernoulli", "categorical", "choice",
@@ -195,7 +195,8 @@ class PRNGKeyArray:
 
 KeyArray = PRNGKeyArray
 
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(c[0]))
+# a leaf for users (as in JAX), a node of its uint32 data for cranax's transformations
+register_internal_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, c: PRNGKeyArray(c[0]))
 
 
 def _invalid_key_data(msg):

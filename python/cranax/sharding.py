@@ -12,7 +12,7 @@ import enum as _enum
 import numpy as _np
 
 from . import core as _tracing   # (core is mid-import when array imports this module: read Tracer late)
-from .tree_util import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["Sharding", "SingleDeviceSharding", "NamedSharding", "PartitionSpec", "Mesh", "AbstractMesh", "AxisType",
            "make_single_device_sharding", "get_abstract_mesh", "get_mesh", "set_mesh", "use_abstract_mesh", "Shard",

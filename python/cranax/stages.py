@@ -20,7 +20,7 @@ from .core import ShapedArray, get_aval
 from .hlo_text import HloComputation
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
-from .tree_util import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats", "CompilerOptions"]
 

@@ -8,7 +8,7 @@ from . import dtypes
 from . import numpy as jnp
 from .api_ad import jvp, vjp
 from .core import get_aval
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 

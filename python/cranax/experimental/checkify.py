@@ -17,7 +17,7 @@ from .. import numpy as jnp
 from ..api import make_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ..primitives.checkify import JaxRuntimeError, check_p, format_check, functionalizing
-from ..tree_util import register_pytree_node, tree_flatten, tree_unflatten
+from .._pytree import register_pytree_node, tree_flatten, tree_unflatten
 
 __all__ = ["check", "checkify", "Error", "JaxRuntimeError", "FailedCheckError", "NaNError", "DivisionByZeroError",
            "OOBError", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks", "all_checks",

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _transport
 from ..array import _from_host
-from ..tree_util import tree_map
+from .._pytree import tree_map
 
 __all__ = ["process_allgather", "sync_global_devices", "broadcast_one_to_all", "assert_equal"]
 

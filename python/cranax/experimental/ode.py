@@ -21,7 +21,7 @@ from ..custom_derivatives import custom_vjp
 from ..flatten_util import ravel_pytree
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
-from ..tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __all__ = ["odeint", "runge_kutta_step", "interp_fit_dopri", "fit_4th_order_polynomial", "initial_step_size",
            "mean_error_ratio", "optimal_step_size", "abs2", "ravel_first_arg", "ravel_first_arg_",

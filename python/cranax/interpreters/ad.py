@@ -19,7 +19,7 @@ from .. import core, dtypes
 from ..array import _from_host
 from ..core import Tracer, TypedScalar, get_aval, set_current_trace
 from ..jaxpr import Literal, Var
-from ..tree_util import tree_map
+from .._pytree import tree_map
 from .eval import eval_jaxpr
 from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 

@@ -10,7 +10,7 @@ from .. import core
 from ..core import Tracer, get_aval, set_current_trace
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..tree_util import keystr, tree_flatten_with_path, tree_unflatten
+from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
 
 
 class DebugInfo:

@@ -184,10 +184,30 @@ def _seq(tup):
     return list(tup)
 
 
+def _keys_joined(arrays, axis, join):
+    """``join`` of typed key arrays, done on their uint32 data (``(*shape, 2)``) and wrapped again; None
+    when no element is a key array. JAX joins key arrays alone: mixing raises its promotion error."""
+    is_key = [_dtypes.issubdtype(getattr(a, "dtype", None), _dtypes.prng_key) for a in arrays]
+    if not builtins.any(is_key):
+        return None
+    if not builtins.all(is_key):
+        raise ValueError("dtype=key<fry> is not a valid dtype for JAX type promotion.")
+    wrap = type(arrays[0])
+    if axis is None:   # flattened first
+        return wrap(join([a._base.reshape(-1, 2) for a in arrays], axis=0))
+    # the axis counts in the keys' shape; the data's trailing axis of 2 stays last
+    return wrap(join([a._base for a in arrays], axis=_axis(axis, len(arrays[0].shape) + (join is stack))))
+
+
 def concatenate(arrays, axis=0, dtype=None):
-    """Joins arrays along ``axis`` (``None``: flattened first). Mirrors ``jax.numpy.concatenate``."""
+    """Joins arrays along ``axis`` (``None``: flattened first). Typed key arrays join with key arrays only.
+    Mirrors ``jax.numpy.concatenate``."""
     if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_buf"):
         arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
+    arrays = list(arrays)
+    keys = _keys_joined(arrays, axis, concatenate) if arrays else None
+    if keys is not None:
+        return keys
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -227,8 +247,13 @@ def _promote_dtypes(arrays):
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
-    """Joins arrays of one shape along a new ``axis``. Mirrors ``jax.numpy.stack``."""
-    arrays = [asarray(a) for a in _seq(arrays)]
+    """Joins arrays of one shape along a new ``axis``. Typed key arrays stack with key arrays only.
+    Mirrors ``jax.numpy.stack``."""
+    arrays = list(_seq(arrays))
+    keys = _keys_joined(arrays, axis, stack) if arrays else None
+    if keys is not None:
+        return keys
+    arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
     shapes = {get_aval(a).shape for a in arrays}

@@ -26,7 +26,7 @@ from ..core import Primitive, ShapedArray
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
-from ..tree_util import tree_leaves, tree_unflatten
+from .._pytree import tree_leaves, tree_unflatten
 from . import control_flow as _cf
 from . import library as _lib
 from . import structural as _st

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import Primitive
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
-from ..tree_util import tree_unflatten
+from .._pytree import tree_unflatten
 
 __all__ = ["check_p", "JaxRuntimeError", "functionalizing", "format_check"]
 

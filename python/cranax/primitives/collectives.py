@@ -19,7 +19,7 @@ from ..core import ShapedArray, get_aval
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters.batching import not_mapped
-from ..tree_util import tree_flatten, tree_unflatten
+from .._pytree import tree_flatten, tree_unflatten
 from ..interpreters.partial_eval import trace_to_jaxpr
 from . import callback as _cb
 from . import elementwise as _ew

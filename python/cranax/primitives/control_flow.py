@@ -31,7 +31,7 @@ from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from ..tree_util import tree_flatten, tree_map, tree_unflatten, treedef_is_leaf
+from .._pytree import tree_flatten, tree_map, tree_unflatten, treedef_is_leaf
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red

@@ -16,7 +16,7 @@ from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters.eval import eval_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr
-from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
+from .._pytree import tree_flatten, tree_leaves, tree_unflatten
 from ..custom_derivatives import custom_jvp
 from . import elementwise as _ew
 from .control_flow import trace_closed

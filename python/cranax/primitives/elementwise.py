@@ -16,7 +16,7 @@ from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
 from ..jaxpr import Jaxpr, Var
-from ..tree_util import tree_map
+from .._pytree import tree_map
 from . import structural as _st   # broadcast_in_dim and full (structural uses the arithmetic wrappers here)
 from .standard import standard_primitive
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..array import default_backend
 from ..core import TypedScalar, get_aval
-from ..tree_util import tree_flatten, tree_unflatten
+from .._pytree import tree_flatten, tree_unflatten
 from . import control_flow as _cf
 from . import elementwise as _ew
 from . import library as _lib

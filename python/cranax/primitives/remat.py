@@ -34,7 +34,7 @@ from ..interpreters import ad, batching, partial_eval
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
+from .._pytree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
 from .library import dot_general_p
 
 __all__ = ["checkpoint", "remat", "remat_p", "name_p", "checkpoint_name", "checkpoint_policies",

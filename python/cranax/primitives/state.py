@@ -30,7 +30,7 @@ from ..array import Array, _from_host
 from ..core import Tracer, get_aval
 import inspect
 
-from ..tree_util import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
+from .._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
                          tree_unflatten)
 from ..interpreters.partial_eval import debug_info
 from .. import core

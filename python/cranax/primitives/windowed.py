@@ -21,7 +21,7 @@ from ..interpreters import batching as _batching
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr
-from ..tree_util import tree_flatten, tree_unflatten
+from .._pytree import tree_flatten, tree_unflatten
 from . import elementwise as _ew
 from . import library as _lib
 from . import structural as _st
