@@ -5,6 +5,7 @@ others are small programs whose JAX text follows the same printer rules (one lin
 in 80 columns, literals as ``value:dtype[]``, params sorted and in brackets).
 """
 import numpy as np
+import pytest
 
 import cranax
 import cranax.lax as lax
@@ -165,3 +166,122 @@ def test_static_argnums_in_make_jaxpr():
     b:f32[] = mul a 2.0:f32[]
     c:f32[] = mul b 2.0:f32[]
   in (c,) }"""
+
+
+# ----------------------------------------------------------------------------------------------- JAX 0.10.2's layout
+# (recorded from JAX 0.10.2: matmul is one dot_general, squeezing size-1 batch axes; dot_general's transpose
+# keeps preferred_element_type; long binder lists fill lines up to the width)
+MATMUL_VEC = """\
+{ lambda ; a:f32[2,3,4] b:f32[4]. let
+    c:f32[2,3] = dot_general[
+      dimension_numbers=(([2], [0]), ([], []))
+      preferred_element_type=float32
+    ] a b
+  in (c,) }"""
+MATMUL_BATCH = """\
+{ lambda ; a:f32[2,1,3,4] b:f32[5,4,2]. let
+    c:f32[2,3,4] = squeeze[dimensions=(1,)] a
+    d:f32[2,3,5,2] = dot_general[
+      dimension_numbers=(([2], [1]), ([], []))
+      preferred_element_type=float32
+    ] c b
+    e:f32[2,5,3,2] = transpose[permutation=(0, 2, 1, 3)] d
+  in (e,) }"""
+DOT_TRANSPOSE = """\
+{ lambda ; a:f32[2,3] b:f32[3]. let
+    c:f32[3,2] = transpose[permutation=(1, 0)] a
+    d:f32[2] = dot_general[
+      dimension_numbers=(([0], [0]), ([], []))
+      preferred_element_type=float32
+    ] b c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] d
+    e:f32[2] = broadcast_in_dim 1.0:f32[]
+    f:f32[2,3] = dot_general[
+      dimension_numbers=(([], []), ([], []))
+      preferred_element_type=float32
+    ] e b
+    g:f32[3,2] = transpose[permutation=(1, 0)] f
+    h:f32[3] = dot_general[
+      dimension_numbers=(([0], [1]), ([], []))
+      preferred_element_type=float32
+    ] e c
+    i:f32[2,3] = transpose[permutation=(1, 0)] g
+  in (i, h) }"""
+WRAP_TOP = """\
+{ lambda ; a:f32[] b:f32[] c:f32[] d:f32[] e:f32[] f:f32[] g:f32[] h:f32[] i:f32[]
+    j:f32[]. let
+    k:f32[] = add 0.0:f32[] a
+    l:f32[] = add k b
+    m:f32[] = add l c
+    n:f32[] = add m d
+    o:f32[] = add n e
+    p:f32[] = add o f
+    q:f32[] = add p g
+    r:f32[] = add q h
+    s:f32[] = add r i
+    t:f32[] = add s j
+  in (t,) }"""
+WRAP_NESTED = """\
+{ lambda ; a:f32[3,4] b:f32[3,4] c:f32[3,4] d:f32[3,4] e:f32[3,4] f:f32[3,4] g:f32[3,4]. let
+    h:f32[3,4] = remat2[
+      differentiated=False
+      jaxpr={ lambda ; i:f32[3,4] j:f32[3,4] k:f32[3,4] l:f32[3,4] m:f32[3,4] n:f32[3,4]
+          o:f32[3,4]. let
+          p:f32[3,4] = add 0.0:f32[] i
+          q:f32[3,4] = add p j
+          r:f32[3,4] = add q k
+          s:f32[3,4] = add r l
+          t:f32[3,4] = add s m
+          u:f32[3,4] = add t n
+          v:f32[3,4] = add u o
+        in (v,) }
+      policy=None
+      prevent_cse=True
+    ] a b c d e f g
+  in (h,) }"""
+
+
+def test_matmul_is_one_dot_general_as_jax():
+    assert text(jnp.matmul, jnp.ones((2, 3, 4)), jnp.ones(4)) == MATMUL_VEC
+    assert text(jnp.matmul, jnp.ones((2, 1, 3, 4)), jnp.ones((5, 4, 2))) == MATMUL_BATCH
+    got = jnp.matmul(jnp.arange(24.).reshape(2, 1, 3, 4), jnp.arange(40.).reshape(5, 4, 2))
+    want = np.matmul(np.arange(24.).reshape(2, 1, 3, 4), np.arange(40.).reshape(5, 4, 2))
+    np.testing.assert_array_equal(got, want)
+    assert got.shape == (2, 5, 3, 2)
+    np.testing.assert_array_equal(jnp.ones((2, 3), jnp.int32) @ jnp.arange(3), [3, 3])
+    with pytest.raises(ValueError, match="matmul input operand 0 must have ndim at least 1, but it has ndim 0"):
+        jnp.matmul(1.0, jnp.ones(3))
+    with pytest.raises(TypeError) as e:
+        jnp.ones((2, 3)) @ jnp.ones(4)
+    assert str(e.value) == "dot_general requires contracting dimensions to have the same shape, got (3,) and (4,)."
+
+
+def test_dot_general_transpose_keeps_preferred_element_type():
+    f = lambda W, x: jnp.sum(jnp.dot(x, W.T))
+    assert text(cranax.grad(f, argnums=(0, 1)), jnp.ones((2, 3)), jnp.ones(3)) == DOT_TRANSPOSE
+
+
+def test_dot_general_errors_as_jax():
+    cases = [
+        ((3,), (4,), (([0], [0]), ([], [])),
+         "dot_general requires contracting dimensions to have the same shape, got (3,) and (4,)."),
+        ((2, 3), (3, 3), (([1], [0]), ([0], [0])),
+         "dot_general requires rhs batch dimensions to be disjoint from contracting dimensions, got rhs_batch "
+         "(0,) and rhs_contracting (0,)."),
+        ((2, 3), (3, 3), (([1], [0, 1]), ([], [])),
+         "dot_general requires contracting dimensions to have the same shape, got (3,) and (3, 3)."),
+        ((2, 3), (3, 3), (([1, 1], [0, 1]), ([], [])),
+         "dot_general requires lhs contracting dimensions to be distinct, got lhs_contracting (1, 1)."),
+        ((2, 3), (3, 3), (([5], [0]), ([], [])),
+         "dot_general requires lhs dimension numbers to be nonnegative and less than the number of axes of the "
+         "lhs value, got lhs_batch of () and lhs_contracting of (5,) for lhs of rank 2"),
+    ]
+    for sa, sb, dn, msg in cases:
+        with pytest.raises(TypeError) as e:
+            lax.dot_general(jnp.ones(sa), jnp.ones(sb), dn)
+        assert str(e.value) == msg
+
+
+def test_long_binder_lists_fill_lines_as_jax():
+    assert text(lambda *a: sum(a), *[1.0] * 10) == WRAP_TOP
+    assert text(lambda *a: cranax.checkpoint(lambda *b: sum(b))(*a), *[jnp.ones((3, 4))] * 7) == WRAP_NESTED
