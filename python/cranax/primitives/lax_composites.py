@@ -314,6 +314,9 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
 def _reduce_precision_bits(operand, exponent_bits, mantissa_bits):
     """What ``reduce_precision`` computes, in the core's bit operations (the lowering of its equation)."""
     dt = get_aval(operand).dtype
+    fi = dtypes.finfo(dt)
+    if exponent_bits >= int(fi.nexp) and mantissa_bits >= int(fi.nmant):
+        return operand   # the dtype's own format or wider (checkpoint's residual rounding): nothing to do
     if dt in dtypes._CUSTOM_FLOATS:   # bfloat16, float8: through float32 (exact)
         wide = _ew._convert(operand, np.dtype(np.float32), False)
         return _ew._convert(_reduce_precision_bits(wide, exponent_bits, mantissa_bits), dt, False)
