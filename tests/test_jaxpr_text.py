@@ -285,3 +285,44 @@ def test_dot_general_errors_as_jax():
 def test_long_binder_lists_fill_lines_as_jax():
     assert text(lambda *a: sum(a), *[1.0] * 10) == WRAP_TOP
     assert text(lambda *a: cranax.checkpoint(lambda *b: sum(b))(*a), *[jnp.ones((3, 4))] * 7) == WRAP_NESTED
+
+
+def test_arange_is_iota_as_jax():
+    # values, dtypes and jaxprs recorded from JAX 0.10.2 (float steps computed in float32: 0.1 * 3 is
+    # 0.30000001192092896, not NumPy's 0.30000000000000004 rounded); the iota line ends in a space, as JAX's
+    for args, dt, vals in [
+        ((5,), 'int32', [0, 1, 2, 3, 4]),
+        ((5.0,), 'float32', [0.0, 1.0, 2.0, 3.0, 4.0]),
+        ((0, 5), 'int32', [0, 1, 2, 3, 4]),
+        ((2, 7), 'int32', [2, 3, 4, 5, 6]),
+        ((2.5, 7), 'float32', [2.5, 3.5, 4.5, 5.5, 6.5]),
+        ((0, 1, 0.1), 'float32', [0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645, 0.5, 0.6000000238418579, 0.699999988079071, 0.800000011920929, 0.9000000357627869]),
+        ((1, 10, 3), 'int32', [1, 4, 7]),
+        ((10, 1, -2), 'int32', [10, 8, 6, 4, 2]),
+        ((0.0, 1.0, 0.3), 'float32', [0.0, 0.30000001192092896, 0.6000000238418579, 0.9000000357627869]),
+        ((3,), 'int32', [0, 1, 2]),
+        ((-2,), 'int32', []),
+        ((2.2,), 'float32', [0.0, 1.0, 2.0]),
+    ]:
+        a = jnp.arange(*args)
+        assert str(a.dtype) == dt and a.tolist() == vals, args
+    assert jnp.arange(1, 2, 0.25, dtype=jnp.bfloat16).tolist() == [1.0, 1.25, 1.5, 1.75]
+    assert text(lambda: jnp.arange(5.0)) == """\
+{ lambda ; . let
+    a:f32[5] = iota[dimension=0 dtype=float32 shape=(5,) sharding=None] 
+  in (a,) }"""
+    assert text(lambda: jnp.arange(2, 7)) == """\
+{ lambda ; . let
+    a:i32[5] = iota[dimension=0 dtype=int32 shape=(5,) sharding=None] 
+    b:i32[5] = add 2:i32[] a
+  in (b,) }"""
+    assert text(lambda: jnp.arange(1, 10, 3)) == """\
+{ lambda ; . let
+    a:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] 
+    b:i32[3] = mul 3:i32[] a
+    c:i32[3] = add 1:i32[] b
+  in (c,) }"""
+    with pytest.raises(ValueError, match="^Passing complex start/stop/step to jnp.arange is no longer supported"):
+        jnp.arange(1j)
+    with pytest.raises(ValueError, match=r"^jax.numpy.arange: arguments must be scalars; got stop=\[1. 1.\]$"):
+        jnp.arange(np.ones(2))

@@ -330,7 +330,7 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         trial = names.copy()
         ptxt = " ".join(f"{k}={pp_param_value(v, trial, indent, -_WIDTH * 1000, flat=True)}" for k, v in items)
         args = " ".join(_pp_atom(a, trial) for a in eqn.invars)
-        one = f"{lead}{prim.name}[{ptxt}]" + (f" {args}" if args else "")
+        one = f"{lead}{prim.name}[{ptxt}] {args}"
         if "\n" not in one and indent + len(one) <= _WIDTH:
             names.names, names.n = trial.names, trial.n
             return one
@@ -338,16 +338,17 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
         s = f"{lead}{prim.name}[\n{body}\n{' ' * indent}]"
-        return s + (f" {rhs_args}" if rhs_args else "")
+        return f"{s} {rhs_args}"
     ptxt = ""
     if items:
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
-    one = f"{lead}{prim.name}{ptxt}" + (f" {args}" if args else "")
+    # JAX prints the operands after a space even when there are none (``iota[...] ``).
+    one = f"{lead}{prim.name}{ptxt} {args}"
     if items and indent + len(one) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
-        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}]" + (f" {args}" if args else "")
+        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {args}"
     return one
 
 
