@@ -326,3 +326,39 @@ def test_arange_is_iota_as_jax():
         jnp.arange(1j)
     with pytest.raises(ValueError, match=r"^jax.numpy.arange: arguments must be scalars; got stop=\[1. 1.\]$"):
         jnp.arange(np.ones(2))
+
+
+def test_weak_operand_meeting_a_strong_one_is_converted_as_jax():
+    # recorded from JAX 0.10.2: a traced weak operand gets convert_element_type[weak_type=False] (the result
+    # is strong); scan prints without its linear/_split_transpose params
+    assert text(lambda x, y: x * y, 1.0, jnp.float32(2)) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    d:f32[] = mul c b
+  in (d,) }"""
+    assert text(lambda x, y: x + y, 1, jnp.int32(2)) == """\
+{ lambda ; a:i32[] b:i32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:i32[] = add c b
+  in (d,) }"""
+    assert text(lambda x, y: x + y, 1.0, jnp.float16(2)) == """\
+{ lambda ; a:f32[] b:f16[]. let
+    c:f16[] = convert_element_type[new_dtype=float16 weak_type=False] a
+    d:f16[] = add c b
+  in (d,) }"""
+    assert not (jnp.array(1.0) * jnp.float32(2)).weak_type
+    assert text(lambda c: lax.scan(lambda c, x: (c * x, c), c, jnp.ones(3)), 1.) == """\
+{ lambda ; a:f32[]. let
+    b:f32[3] = broadcast_in_dim 1.0:f32[]
+    c:f32[] d:f32[3] = scan[
+      jaxpr={ lambda ; e:f32[] f:f32[]. let
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e
+          h:f32[] = mul g f
+        in (h, e) }
+      length=3
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] a b
+  in (c, d) }"""
