@@ -42,6 +42,27 @@ def test_pure_callback_in_jaxpr():
     assert "in_tree=PyTreeDef(((*,), {}))" in text and "vmap_method=None" in text
 
 
+def np_sin(x):
+    return np.sin(x)
+
+
+def test_pure_callback_jaxpr_text_as_jax():
+    # recorded from JAX 0.10.2 (result_avals print by repr inside the tuple)
+    def fcb(x):
+        return jax.pure_callback(np_sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="expand_dims")
+    assert str(jax.make_jaxpr(jax.vmap(fcb))(jnp.arange(6.).reshape(2, 3))) == """\
+{ lambda ; a:f32[2,3]. let
+    b:f32[2,3] = pure_callback[
+      callback=_FlatCallback(callback_func=<function np_sin at 0xXXXXXXXXXXXX>, in_tree=PyTreeDef(((*,), {})))
+      result_avals=(ShapedArray(float32[2,3]),)
+      sharding=None
+      vmap_method=expand_dims
+    ] a
+  in (b,) }"""
+    np.testing.assert_allclose(jax.vmap(fcb)(jnp.arange(6.).reshape(2, 3)),
+                               [[0., 0.841471, 0.9092974], [0.14112, -0.7568025, -0.9589243]], rtol=1e-6)
+
+
 def test_pytree_args_and_results():
     def cb(d, *, scale):
         return {"a": np.asarray(d["x"]) * scale, "b": (np.asarray(d["y"]) + 1, np.int32(3))}

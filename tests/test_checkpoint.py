@@ -556,3 +556,97 @@ def test_printed_operand_flags_and_arguments():
     assert _text(cranax.checkpoint(lambda x: (None, 3, x)), 1.0) == NON_ARRAY_OUT
     none, three, one = cranax.checkpoint(lambda x: (None, 3, x))(1.0)
     assert none is None and int(three) == 3 and float(one) == 1.0
+
+
+def test_saved_residuals_are_rounded_and_ordered_as_jax():
+    # JAX 0.10.2 puts a reduce_precision (to the dtype's own format) after the producer of every float
+    # residual that the forward pass also reads, and orders the residuals by their first read in the
+    # backward part (cos a, sin c before c itself)
+    def h(x):
+        y = jnp.sin(x)
+        z = jnp.cos(y) * 2.0
+        return jnp.sum(z * y)
+    x = jnp.arange(3.0)
+    hc = cranax.checkpoint(h, policy=cp.everything_saveable)
+    assert _text(cranax.grad(hc), x) == """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = sin a
+    c:f32[3] = reduce_precision[exponent_bits=8 mantissa_bits=23] b
+    d:f32[3] = cos a
+    e:f32[3] = cos c
+    f:f32[3] = sin c
+    g:f32[3] = mul e 2.0:f32[]
+    h:f32[3] = reduce_precision[exponent_bits=8 mantissa_bits=23] g
+    i:f32[3] = mul h c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] i
+    j:f32[3] = remat2[
+      differentiated=True
+      jaxpr={ lambda ; k:f32[3] l:f32[3] m:f32[3] n:f32[3] o:f32[]. let
+          p:f32[3] = broadcast_in_dim o
+          q:f32[3] = mul n p
+          r:f32[3] = mul p m
+          s:f32[3] = mul r 2.0:f32[]
+          t:f32[3] = neg s
+          u:f32[3] = mul t l
+          v:f32[3] = add_any q u
+          w:f32[3] = mul v k
+        in (w,) }
+      policy=<function everything_saveable at 0xXXXXXXXXXXXX>
+      prevent_cse=True
+    ] d f c h 1.0:f32[]
+  in (j,) }"""
+    want = [2.0, 0.04208494, 0.08589362]   # JAX 0.10.2
+    np.testing.assert_allclose(cranax.grad(hc)(x), want, rtol=2e-7)
+    np.testing.assert_allclose(cranax.jit(cranax.grad(hc))(x), want, rtol=2e-7)
+
+
+def test_named_residuals_rounded_under_save_only_these_names(capsys):
+    # JAX 0.10.2: the rounding sits after the name, print_saved_residuals looks through it, and a body traced
+    # before (make_jaxpr first) still reports its source lines
+    def gn(W, x):
+        return jnp.sin(adc.checkpoint_name(jnp.dot(W, x), "dot"))
+    line = gn.__code__.co_firstlineno + 1
+    fc = cranax.checkpoint(lambda W1, W2, x: gn(W2, gn(W1, x)), policy=cp.save_only_these_names("dot"))
+    W1, W2, x = jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones(4)
+    assert _text(cranax.grad(lambda *a: fc(*a).sum()), W1, W2, x) == """\
+{ lambda ; a:f32[5,4] b:f32[6,5] c:f32[4]. let
+    d:f32[5] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] a c
+    e:f32[5] = name[name=dot] d
+    f:f32[5] = reduce_precision[exponent_bits=8 mantissa_bits=23] e
+    g:f32[5] = sin f
+    h:f32[6] = dot_general[
+      dimension_numbers=(([1], [0]), ([], []))
+      preferred_element_type=float32
+    ] b g
+    i:f32[6] = name[name=dot] h
+    j:f32[6] = reduce_precision[exponent_bits=8 mantissa_bits=23] i
+    k:f32[6] = sin j
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] k
+    l:f32[6] = broadcast_in_dim 1.0:f32[]
+    m:f32[5,4] = remat2[
+      differentiated=True
+      jaxpr={ lambda ; n:f32[5] o:f32[6] p:f32[6,5] q:f32[4] r:f32[6]. let
+          s:f32[5] = cos n
+          t:f32[6] = cos o
+          u:f32[6] = mul r t
+          v:f32[5] = dot_general[
+            dimension_numbers=(([0], [0]), ([], []))
+            preferred_element_type=float32
+          ] u p
+          w:f32[5] = mul v s
+          x:f32[5,4] = dot_general[
+            dimension_numbers=(([], []), ([], []))
+            preferred_element_type=float32
+          ] w q
+        in (x,) }
+      policy=SaveOnlyTheseNames(saveable_names=frozenset({'dot'}))
+      prevent_cse=True
+    ] f j b c l
+  in (m,) }"""
+    adc.print_saved_residuals(fc, W1, W2, x)
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[5,4] from the argument W1", "f32[6,5] from the argument W2", "f32[4] from the argument x",
+        f"f32[5] named 'dot' from {__file__}:{line}:23 ({gn.__qualname__})", f"f32[6] named 'dot' from {__file__}:{line}:23 ({gn.__qualname__})"]

@@ -474,6 +474,68 @@ def test_printed_jaxpr_names_the_call():
     assert "custom_vjp_call[" in str(jax.make_jaxpr(g)(1.))
 
 
+def test_custom_call_params_print_in_jaxs_order():
+    # JAX 0.10.2: name first, then the other params sorted (jvp_jaxpr_fun printed as jvp), num_consts only
+    # when nonzero
+    @jax.custom_vjp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y, sin_x * g)
+    f.defvjp(f_fwd, f_bwd)
+    assert str(jax.make_jaxpr(f)(1.0, 2.0)) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = custom_vjp_call[
+      name=f
+      bwd=f_bwd
+      call_jaxpr={ lambda ; d:f32[] e:f32[]. let
+          f:f32[] = sin d
+          g:f32[] = mul f e
+        in (g,) }
+      fwd=f_fwd
+      symbolic_zeros=False
+    ] a b
+  in (c,) }"""
+    assert str(jax.make_jaxpr(jax.grad(f))(1.0, 2.0)) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    _:f32[] = custom_vjp_call[
+      name=f
+      bwd=f_bwd
+      call_jaxpr={ lambda ; c:f32[] d:f32[]. let
+          e:f32[] = sin c
+          f:f32[] = mul e d
+        in (f,) }
+      fwd=f_fwd
+      symbolic_zeros=False
+    ] a b
+    g:f32[] = cos a
+    h:f32[] = sin a
+    i:f32[] = mul g 1.0:f32[]
+    j:f32[] = mul i b
+    _:f32[] = mul h 1.0:f32[]
+  in (j,) }"""
+
+    @jax.custom_jvp
+    def h(x):
+        return jnp.exp(x)
+    h.defjvps(lambda t, ans, x: ans * t)
+    assert str(jax.make_jaxpr(lambda x, t: jax.jvp(h, (x,), (t,)))(1.0, 1.0)) == """\
+{ lambda ; a:f32[] b:f32[]. let
+    c:f32[] = custom_jvp_call[
+      name=h
+      call_jaxpr={ lambda ; d:f32[]. let e:f32[] = exp d in (e,) }
+      jvp=jvp
+      symbolic_zeros=False
+    ] a
+    f:f32[] = mul c b
+  in (c, f) }"""
+
+
 # ----------------------------------------------------------------------------------------------- optimize_remat
 # custom_vjp(...).defvjp(..., optimize_remat=True): the fwd rule is staged as one remat_opt equation.
 # Values, printed lines and texts recorded from JAX 0.10.2 running the same code.

@@ -209,7 +209,7 @@ def test_debug_nans_names_the_primitive(capsys):
     with jax.debug_nans(True):
         with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log$"):
             jax.jit(_log_then_double)(-1.0)
-        assert capsys.readouterr().err.splitlines() == [_DEOPT, _DEOPT]   # the jit, then the eager log
+        assert capsys.readouterr().out.splitlines() == [_DEOPT, _DEOPT]   # the jit, then the eager log (stdout)
         with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in log$"):
             jnp.log(-1.0)
         with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in div$"):
@@ -219,6 +219,18 @@ def test_debug_nans_names_the_primitive(capsys):
         assert float(jax.jit(lambda x: 1 / x)(jnp.float32(0))) == np.inf
     assert not jax.config.jax_debug_nans
     assert float(jax.jit(_log_then_double)(-1.0)) != float(jax.jit(_log_then_double)(-1.0))  # NaN, no error
+
+
+def test_debug_nans_reruns_the_python_function(capsys):
+    # JAX 0.10.2 calls the function again with the same (Python) arguments: Python's own division raises
+    with jax.debug_infs(True):
+        with pytest.raises(ZeroDivisionError, match="^float division by zero$"):
+            jax.jit(lambda x: 1 / x)(0.)
+        inner = jax.jit(lambda x: jnp.exp(x))
+        capsys.readouterr()
+        with pytest.raises(FloatingPointError, match=r"^invalid value \(inf\) encountered in exp$"):
+            jax.jit(lambda x: inner(x) + 1)(jnp.float32(100))
+        assert capsys.readouterr().out.splitlines() == [_DEOPT] * 3   # outer jit, inner jit, eager exp
 
 
 def test_debug_infs():

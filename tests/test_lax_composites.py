@@ -100,3 +100,28 @@ def test_reduce_precision_matches_jax():
     # float16 itself: rounding to its own format is the identity
     h = np.linspace(-3, 3, 101).astype(np.float16)
     eq(lax.reduce_precision(jnp.asarray(h), 5, 10), h)
+
+
+def test_reduce_precision_is_one_equation_with_jaxs_derivative():
+    # JAX 0.10.2: one reduce_precision equation; the tangent and cotangent are rounded the same way (the bit
+    # operations that compute it would give a zero derivative)
+    f = lambda x: lax.reduce_precision(x * 3.0, 5, 10)
+    assert float(cranax.grad(f)(1.1)) == 3.0
+    p, t = cranax.jvp(f, (1.1,), (0.1,))
+    eq(p, 3.3007812)
+    eq(t, 0.30004883)
+    eq(cranax.vjp(f, 1.1)[1](1e-4)[0], 0.00030005)
+    eq(cranax.vmap(f)(jnp.array([1.1, 70000.0])), [3.3007812, np.inf])
+    eq(cranax.jit(f)(jnp.array([1.1, 3.14159])), [3.3007812, 9.421875])
+    assert str(cranax.make_jaxpr(cranax.grad(f))(1.1)) == """\
+{ lambda ; a:f32[]. let
+    b:f32[] = mul a 3.0:f32[]
+    _:f32[] = reduce_precision[exponent_bits=5 mantissa_bits=10] b
+    c:f32[] = reduce_precision[exponent_bits=5 mantissa_bits=10] 1.0:f32[]
+    d:f32[] = mul c 3.0:f32[]
+  in (d,) }"""
+    assert str(cranax.make_jaxpr(lambda x: lax.reduce_precision(x * 2, 5, 10))(jnp.ones(3, jnp.bfloat16))) == """\
+{ lambda ; a:bf16[3]. let
+    b:bf16[3] = mul a 2.0:bf16[]
+    c:bf16[3] = reduce_precision[exponent_bits=5 mantissa_bits=10] b
+  in (c,) }"""

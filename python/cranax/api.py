@@ -27,7 +27,6 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .jaxpr import ClosedJaxpr, Literal
 from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
@@ -267,23 +266,16 @@ def _hashable_opt(v):
 _resolved_statics = weakref.WeakKeyDictionary()
 
 
-def _eval_op_by_op(jaxpr, consts, args):
-    """Evaluates ``jaxpr`` eagerly, one primitive at a time, with call-like equations (nested jits) inlined."""
-    env = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-    read = lambda a: a.val if isinstance(a, Literal) else env[a]
-    for eqn in jaxpr.eqns:
-        inline = getattr(eqn.primitive, "inline_jaxpr", None)
-        if inline is not None:
-            inner, inner_args = inline(eqn)
-            inner_consts = inner.consts if isinstance(inner, ClosedJaxpr) else []
-            inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
-            outs = _eval_op_by_op(inner, inner_consts, [read(a) for a in inner_args])
-        else:
-            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
-            outs = outs if eqn.primitive.multiple_results else [outs]
-        env.update(zip(eqn.outvars, outs))
-    return [read(a) for a in jaxpr.outvars]
+def _no_nan_in_deoptimized(what):
+    """JAX 0.10.2's text when the jitted program made a NaN/inf and the function run without jit did not."""
+    return (f"{what}. Because jax_config.debug_nans.value and/or config.jax_debug_infs is set, the de-optimized "
+            "function (i.e., the function as if the `jit` decorator were removed) was called in an attempt to get "
+            "a more precise error message. However, the de-optimized function did not produce invalid values "
+            "during its execution. This behavior can result from `jit` optimizations causing the invalid value to "
+            "be produced. It may also arise from having nan/inf literals as inputs or outputs, like "
+            "`jax.jit(lambda ...: jax.numpy.nan)(...)`. \n\nIt may be possible to avoid the invalid value by "
+            "removing the `jit` decorator, at the cost of losing optimizations. \n\nIf you see this error, "
+            "consider opening a bug report at https://github.com/jax-ml/jax.")
 
 
 class JitWrapped(Wrapped):
@@ -560,10 +552,15 @@ class JitWrapped(Wrapped):
         res = [Array._from_buffer(b, av) for b, av in zip(entry.exe.execute(bufs), entry.out_avals)]
         kind = dispatch.bad_float(res)
         if kind is not None:
-            print(dispatch.DEOPT_MESSAGE, file=sys.stderr)
-            closed = entry.closed
-            _eval_op_by_op(closed.jaxpr, closed.consts, leaves)
-            raise FloatingPointError(f"invalid value ({kind}) encountered in jit({self._name})")
+            # As JAX 0.10.2: the notice on stdout, then the Python function itself called again with the same
+            # arguments (its eager ops and nested jits check their own outputs; plain Python arithmetic on
+            # Python numbers may raise ZeroDivisionError instead, as in JAX).
+            print(dispatch.DEOPT_MESSAGE)
+            try:
+                self._fun(*args, **kwargs)
+            except (FloatingPointError, ZeroDivisionError) as e:
+                raise e from None
+            raise FloatingPointError(_no_nan_in_deoptimized(f"invalid value ({kind}) encountered in jit({self._name})"))
         return tree_unflatten(entry.out_tree, res)
 
     def _call_traced(self, args, kwargs):

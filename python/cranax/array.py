@@ -152,7 +152,9 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     # --- DLPack (export; ``cranax.dlpack.from_dlpack`` imports)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule of the array's host buffer: the read-only NumPy value that ``np.asarray`` also
-        returns, so consumers alias it without a copy and keep it alive. A consumer of a DLPack version
+        returns, so consumers alias it without a copy and keep it alive (that value is copied out of the core's
+        buffer once, on the array's first host read; a complex array's two real planes are interleaved
+        there). A consumer of a DLPack version
         below 1.0 cannot be told the data is read-only: it gets a fresh writable copy (``copy=False`` then
         raises BufferError), as does ``copy=True``. Raises BufferError for a ``dl_device`` other than the
         CPU."""

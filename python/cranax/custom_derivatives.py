@@ -60,17 +60,21 @@ class _CallPrimitive(Primitive):
         return eqn.params["call_jaxpr"], eqn.invars
 
 
+def _pp_custom_call(eqn, rename):
+    """JAX 0.10.2's order for a custom call's params: ``name`` first, then the others sorted by their printed
+    name (``rename`` maps a param to it: ``jvp_jaxpr_fun`` prints as ``jvp``), ``num_consts`` only when
+    nonzero."""
+    params = {rename.get(k, k): v for k, v in eqn.params.items() if k != "name"}
+    if not params.get("num_consts"):
+        params.pop("num_consts", None)
+    return [("name", eqn.params["name"])] + sorted(params.items())
+
+
 custom_jvp_call_p = _CallPrimitive("custom_jvp_call")
-custom_jvp_call_p.pp_params = lambda eqn: [
-    ("name", eqn.params["name"]), ("call_jaxpr", eqn.params["call_jaxpr"]),
-    ("jvp_jaxpr_fun", eqn.params["jvp_jaxpr_fun"]), ("num_consts", eqn.params["num_consts"]),
-    ("symbolic_zeros", eqn.params["symbolic_zeros"])]
+custom_jvp_call_p.pp_params = lambda eqn: _pp_custom_call(eqn, {"jvp_jaxpr_fun": "jvp"})
 
 custom_vjp_call_p = _CallPrimitive("custom_vjp_call")
-custom_vjp_call_p.pp_params = lambda eqn: [
-    ("name", eqn.params["name"]), ("call_jaxpr", eqn.params["call_jaxpr"]), ("fwd", eqn.params["fwd"]),
-    ("bwd", eqn.params["bwd"]), ("num_consts", eqn.params["num_consts"]),
-    ("symbolic_zeros", eqn.params["symbolic_zeros"])]
+custom_vjp_call_p.pp_params = lambda eqn: _pp_custom_call(eqn, {})
 
 
 class SymbolicZero:

@@ -4,8 +4,19 @@ Export is ``Array.__dlpack__`` (consumers such as ``np.from_dlpack`` or ``torch.
 read-only host buffer, no copy). :func:`from_dlpack` imports without a copy where it can, as JAX does on the
 CPU: a C-contiguous buffer whose data is 64-byte aligned and whose dtype cranax holds as it is becomes the
 storage of the new array (the core's ``DeviceArray.from_numpy_alias`` borrows it and holds the producer
-alive); anything else is copied once. One difference remains: cranax holds a complex array as two real
-planes, so complex data crosses DLPack with one copy each way where JAX aliases it.
+alive); anything else is copied once.
+
+Where cranax copies and JAX does not (the limits, precisely):
+
+- Export reads the array's host value, the read-only NumPy array ``np.asarray(x)`` returns. It is made once
+  per array, by one copy out of the core's buffer on the first host read (on the CPU backend too: the core's
+  buffers are not handed to NumPy); every export after that, and ``np.asarray``, alias it with no copy. JAX's
+  CPU export aliases the device buffer itself.
+- Complex arrays: the core holds one as two real planes (real, imaginary). Export costs nothing more (the
+  host value above is where the planes are interleaved, once); import always copies once, splitting the
+  interleaved data into the two planes, so a complex array never aliases the producer's memory
+  (``copy=False`` is a ValueError). Removing this copy needs a core that computes on interleaved complex
+  storage.
 """
 import numpy as np
 
@@ -66,8 +77,8 @@ def from_dlpack(external_array, device=None, copy=None):
 
     Without a copy (the result aliases the producer's memory and keeps the producer alive; later writes to
     that memory show through, as in JAX) when the data is C-contiguous, 64-byte aligned, of a dtype cranax
-    holds unchanged (not complex, not float64/int64 with x64 off) and ``device`` is None or a CPU device.
-    Otherwise the data is copied once (dtypes canonicalized as ``jnp.asarray`` does). ``copy=True`` always
+    holds unchanged (not complex: cranax splits complex data into two real planes; not float64/int64 with
+    x64 off) and ``device`` is None or a CPU device. Otherwise the data is copied once (dtypes canonicalized as ``jnp.asarray`` does). ``copy=True`` always
     copies, as JAX 0.10.2 does on the CPU; ``copy=False`` raises ValueError with
     JAX's text when a copy is needed for layout or alignment. The result is committed to its device, as
     JAX's is. A cranax Array is returned as it is (or placed on ``device``).

@@ -279,7 +279,9 @@ def pp_param_value(v, names, indent, col=None, flat=False):
         return np.dtype(v).name
     if isinstance(v, tuple):
         # as Python's tuple repr (JAX prints ``axes=('i',)``), except the dtypes and functions inside
-        parts = [repr(x) if isinstance(x, str) else pp_param_value(x, names, indent) for x in v]
+        # (avals too print by repr there: a callback's ``result_avals=(ShapedArray(float32[3]),)``)
+        parts = [repr(x) if isinstance(x, str) or hasattr(x, "str_short") else pp_param_value(x, names, indent)
+                 for x in v]
         if len(v) == 1:
             return f"({parts[0]},)"
         return "(" + ", ".join(parts) + ")"
@@ -328,7 +330,7 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         trial = names.copy()
         ptxt = " ".join(f"{k}={pp_param_value(v, trial, indent, -_WIDTH * 1000, flat=True)}" for k, v in items)
         args = " ".join(_pp_atom(a, trial) for a in eqn.invars)
-        one = f"{lead}{prim.name}[{ptxt}]" + (f" {args}" if args else "")
+        one = f"{lead}{prim.name}[{ptxt}] {args}"
         if "\n" not in one and indent + len(one) <= _WIDTH:
             names.names, names.n = trial.names, trial.n
             return one
@@ -336,23 +338,24 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
         s = f"{lead}{prim.name}[\n{body}\n{' ' * indent}]"
-        return s + (f" {rhs_args}" if rhs_args else "")
+        return f"{s} {rhs_args}"
     ptxt = ""
     if items:
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
-    one = f"{lead}{prim.name}{ptxt}" + (f" {args}" if args else "")
+    # JAX prints the operands after a space even when there are none (``iota[...] ``).
+    one = f"{lead}{prim.name}{ptxt} {args}"
     if items and indent + len(one) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
-        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}]" + (f" {args}" if args else "")
+        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {args}"
     return one
 
 
 def _pp_jaxpr(jaxpr, names, indent, col=None):
-    consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
-    ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
-    head = "{ lambda " + (consts + "; " if consts else "; ") + ins + ". let"
+    consts = [_pp_binder(v, names) for v in jaxpr.constvars]
+    ins = [_pp_binder(v, names) for v in jaxpr.invars]
+    head = _pp_head(consts, ins, indent if col is None else col, indent)
     unused = _unused_outvars(jaxpr)
     if not any(_has_subjaxpr(e.params, names.shared) for e in jaxpr.eqns):
         # Try the one-line form with a scratch copy of the names so a failed attempt names nothing.
@@ -368,6 +371,32 @@ def _pp_jaxpr(jaxpr, names, indent, col=None):
         lines.append(" " * (indent + 4) + _pp_eqn(e, names, indent + 4, unused))
     lines.append(" " * (indent + 2) + f"in {_pp_outs(jaxpr.outvars, names)} }}")
     return "\n".join(lines)
+
+
+def _pp_head(consts, ins, col, indent):
+    """``{ lambda consts; ins. let`` starting at column ``col``. JAX 0.10.2's printer fills the binders: each
+    space between two binders is its own group, so the line breaks there (continuing at ``indent + 4``) only
+    when the line has already reached the width; a binder may run past it."""
+    out = "{ lambda "
+    cur = col + len(out)
+
+    def fill(binders):
+        nonlocal out, cur
+        for i, b in enumerate(binders):
+            if i:
+                if cur + 1 > _WIDTH:
+                    out += "\n" + " " * (indent + 4)
+                    cur = indent + 4
+                else:
+                    out += " "
+                    cur += 1
+            out += b
+            cur += len(b)
+    fill(consts)
+    out += "; "
+    cur += 2
+    fill(ins)
+    return out + ". let"
 
 
 def _pp_outs(outvars, names):

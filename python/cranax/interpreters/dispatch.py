@@ -1,6 +1,5 @@
 """Eager execution: a primitive applied to concrete arrays runs as a one-equation program through the same
 compiler as ``jit``, cached by (primitive, params, input avals). There is no NumPy execution path."""
-import sys
 import threading
 from collections import OrderedDict
 
@@ -122,7 +121,7 @@ def check_float_outputs(name, arrs):
     jitted program, so it first prints its de-optimization notice; so does cranax."""
     kind = bad_float(arrs)
     if kind is not None:
-        print(DEOPT_MESSAGE, file=sys.stderr)
+        print(DEOPT_MESSAGE)   # on stdout, as JAX prints it
         raise FloatingPointError(f"invalid value ({kind}) encountered in {name}")
 
 

@@ -8,6 +8,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array, _from_host
 from ..core import Tracer, concrete_or_error, get_aval
+from ..primitives import elementwise as _ew
 from ._promotion import _is_array, _shape_tuple, asarray, astype, float_, int_
 from ._shapes import broadcast_to
 from ._ufuncs import _where_jit
@@ -75,22 +76,39 @@ def full_like(a, fill_value, dtype=None, shape=None):
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)``. Bounds must be concrete. Mirrors ``jax.numpy.arange``."""
+    """Evenly spaced values in ``[start, stop)``, 1-D, of ``dtype`` (default: the promoted type of the bounds,
+    int32 or float32). Bounds must be concrete scalars (ValueError for arrays and complex values). Computed as
+    JAX computes it: ``start + step * iota`` in float32 (or the dtype if wider), so float values can differ from
+    NumPy's float64 ``arange`` in the last bit. Mirrors ``jax.numpy.arange``."""
     start = concrete_or_error(start, "It arose in the jnp.arange argument 'start'.")
     stop = concrete_or_error(stop, "It arose in the jnp.arange argument 'stop'.")
     step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'.")
+    for name, v in (("stop" if stop is None and step is None else "start", start), ("stop", stop), ("step", step)):
+        if v is not None and _np.ndim(v) != 0:
+            raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
+        if v is not None and _np.iscomplexobj(v):
+            raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported starting in "
+                             "JAX v0.10.0.")
     if dtype is None:
         vals = [v for v in (start, stop, step) if v is not None]
         dtype = _dtypes.result_type(*[_np.asarray(v).item() if isinstance(v, Array) and not isinstance(v, Tracer) else v for v in vals])
         if builtins.all(isinstance(v, (bool, int, _np.integer)) for v in vals):
             dtype = _dtypes.canonicalize_dtype(int_)
     dtype = _dtypes.canonicalize_dtype(dtype)
-    if stop is None and step is None and _dtypes.issubdtype(dtype, _np.integer):
-        n = int(_np.ceil(start)) if start > 0 else 0
-        return lax.iota(dtype, n)
-    host = _np.arange(start, stop, step) if step is not None else (
-        _np.arange(start, stop) if stop is not None else _np.arange(start))
-    return _from_host(host.astype(dtype), dtype)
+    # As JAX 0.10.2: an iota, shifted and scaled by scalar literals (so a traced arange is ``iota`` equations,
+    # and float steps are computed in float32 or wider, not in NumPy's float64).
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        working = _np.dtype(_np.float32) if (_dtypes.issubdtype(dtype, _np.floating)
+                                             and _dtypes.finfo(dtype).bits < 32) else _np.dtype(dtype)
+        size = builtins.max(0, int(_np.ceil((stop - start) / step)))
+        out = _ew.add(working.type(start), _ew.mul(working.type(step), lax.iota(working, size)))
+        return out if working == dtype else lax.convert_element_type(out, dtype)
+    if start == 0:
+        return lax.iota(dtype, builtins.max(0, int(_np.ceil(stop))))
+    size = builtins.max(0, int(_np.ceil(stop - start)))
+    return _ew.add(_np.dtype(dtype).type(start), lax.iota(dtype, size))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -108,8 +108,12 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
-    """Matrix product with NumPy's rules: 1-D operands gain then lose a unit axis, leading (batch) axes
-    broadcast. Mirrors ``jax.numpy.matmul`` / ``@``."""
+    """Matrix product with NumPy's rules: a 1-D operand is a vector (contracted directly, no unit axis), the
+    leading (batch) axes broadcast, size-1 batch axes are squeezed rather than broadcast. ``a [..., M, K]``,
+    ``b [..., K, N]`` give ``[..., M, N]`` in their promoted dtype (or ``preferred_element_type``). A 0-d
+    operand is a ``ValueError``, unequal contracting sizes a ``TypeError``. Mirrors ``jax.numpy.matmul`` /
+    ``@``, and like it is one ``dot_general`` (with a ``squeeze`` before and a ``transpose`` after where
+    needed)."""
     g = _folded(a, b, preferred_element_type, "matmul")
     if g is not None:
         return g
@@ -117,44 +121,57 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if preferred_element_type is not None:
         dt = _dtypes.canonicalize_dtype(preferred_element_type)
     sa, sb = get_aval(a).shape, get_aval(b).shape
-    if len(sa) == 0 or len(sb) == 0:
-        raise ValueError(f"matmul: Input operand {0 if len(sa) == 0 else 1} does not have enough dimensions "
-                         f"(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
-    a_vec, b_vec = len(sa) == 1, len(sb) == 1
-    if a_vec:
-        a = lax.reshape(a, (1,) + sa)
-        sa = (1,) + sa
-    if b_vec:
-        b = lax.reshape(b, sb + (1,))
-        sb = sb + (1,)
-    if sa[-1] != sb[-2]:
-        raise TypeError(f"matmul: contracting dimensions must match, got shapes {get_aval(a).shape if not a_vec else sa[1:]} "
-                        f"and {sb if not b_vec else sb[:-1]}; dot_general requires contracting dimensions to have the "
-                        f"same shape, got ({sa[-1]},) and ({sb[-2]},).")
-    ba, bb = sa[:-2], sb[:-2]
-    if not ba and not bb:
-        out = _dg(a, b, (1,), (0,), dt=dt)
-    elif not bb:
-        # a [..., M, K] @ b [K, N]: a's batch axes are free dims, output [..., M, N] directly.
-        out = _dg(a, b, (len(sa) - 1,), (0,), dt=dt)
-    elif not ba:
-        # a [M, K] @ b [..., K, N] -> [M, ..., N] -> [..., M, N]
-        out = _dg(a, b, (1,), (len(sb) - 2,), dt=dt)
-        nbb = len(bb)
-        out = lax.transpose(out, tuple(range(1, nbb + 1)) + (0, nbb + 1))
-    else:
-        batch = broadcast_shapes(ba, bb)
-        a = broadcast_to(a, batch + sa[-2:])
-        b = broadcast_to(b, batch + sb[-2:])
-        nb = len(batch)
-        out = _dg(a, b, (nb + 1,), (nb,), tuple(range(nb)), tuple(range(nb)), dt=dt)
-    shape = get_aval(out).shape
-    if a_vec and b_vec:
-        return lax.reshape(out, shape[:-2])
-    if a_vec:
-        return lax.reshape(out, shape[:-2] + shape[-1:])
-    if b_vec:
-        return lax.reshape(out, shape[:-1])
+    for i, s in enumerate((sa, sb)):
+        if len(s) < 1:
+            raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has ndim {len(s)}")
+    a_mat, b_mat = len(sa) > 1, len(sb) > 1
+    ba = sa[:-2] if a_mat else ()
+    bb = sb[:-2] if b_mat else ()
+    nb = builtins.max(len(ba), len(bb))
+    ba = (None,) * (nb - len(ba)) + ba
+    bb = (None,) * (nb - len(bb)) + bb
+    # As JAX: each batch axis is either shared (a dot_general batch dim), free on one side (an axis the other
+    # operand lacks or has as size 1, which is squeezed away), or size 1 on both (squeezed, restored after).
+    a_squeeze, b_squeeze, both_squeeze, a_batch, b_batch = [], [], [], [], []
+    idx_batch, idx_a, idx_b = [], [], []
+    for i, (da, db) in enumerate(zip(ba, bb)):
+        if da is None:
+            idx_b.append(i)
+        elif db is None:
+            idx_a.append(i)
+        elif da == 1 and db == 1:
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+            both_squeeze.append(i)
+        elif da == 1:
+            idx_b.append(i)
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+        elif db == 1:
+            idx_a.append(i)
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+        elif da == db:
+            a_batch.append(len(idx_batch) + len(idx_a))
+            b_batch.append(len(idx_batch) + len(idx_b))
+            idx_batch.append(i)
+        else:
+            raise ValueError(f"Incompatible types for matmul arguments: {get_aval(a).str_short()} and "
+                             f"{get_aval(b).str_short()}")
+    if a_mat:
+        idx_a.append(nb)
+    if b_mat:
+        idx_b.append(nb + a_mat)
+    perm = tuple(int(i) for i in _np.argsort(_np.asarray(idx_batch + idx_a + idx_b, int)))
+    if a_squeeze:
+        a = lax.squeeze(a, tuple(a_squeeze))
+    if b_squeeze:
+        b = lax.squeeze(b, tuple(b_squeeze))
+    na, nbd = get_aval(a).ndim, get_aval(b).ndim
+    out = lax.dot_general(a, b, (((na - 1,), (nbd - 1 - b_mat,)), (tuple(a_batch), tuple(b_batch))),
+                          precision=precision, preferred_element_type=dt)
+    if perm != tuple(range(len(perm))):
+        out = lax.transpose(out, perm)
+    if both_squeeze:
+        out = lax.expand_dims(out, tuple(both_squeeze))
     return out
 
 

@@ -197,7 +197,11 @@ def _promote(name, *args, to_float=False, numeric=False):
     shape = _broadcast_shapes(name, [a.shape for a in avals])
     out = []
     for a, av in zip(args, avals):
-        a = _convert(a, dt, weak) if av.dtype != dt else a  # JAX: every operand takes the result's weak flag
+        # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
+        # one gets a convert_element_type[weak_type=False] equation (a literal just changes its flag).
+        if av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
+                              and type(a) is not TypedScalar):
+            a = _convert(a, dt, weak)
         if av.shape != shape and not (av.ndim == 0 and lax._is_literal_scalar(a)):
             a = _broadcast_to(a, shape)
         out.append(a)

@@ -497,7 +497,10 @@ def _scan_wire(eqn):
             "length": p["length"], "reverse": bool(p["reverse"])}
 
 
-scan_p = _control_primitive("scan", _scan_abstract_eval, _scan_wire)
+# JAX 0.10.2's scan equation has no ``linear`` or ``_split_transpose`` params: cranax keeps them for its
+# rules, and prints the others, sorted, as JAX does.
+scan_p = _control_primitive("scan", _scan_abstract_eval, _scan_wire, pp_params=lambda eqn: sorted(
+    (k, v) for k, v in eqn.params.items() if k not in ("linear", "_split_transpose")))
 
 
 def scan_bind(consts, init, xs, jaxpr, length, reverse, unroll=1):

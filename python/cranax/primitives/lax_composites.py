@@ -7,7 +7,10 @@ import numpy as np
 
 from .. import dtypes
 from ..array import default_backend
-from ..core import TypedScalar, get_aval
+from ..core import ShapedArray, TypedScalar, get_aval
+from ..interpreters import ad as _ad
+from ..interpreters import batching as _batching
+from ..interpreters.partial_eval import trace_to_jaxpr
 from .._pytree import tree_flatten, tree_unflatten
 from . import control_flow as _cf
 from . import elementwise as _ew
@@ -15,6 +18,7 @@ from . import library as _lib
 from . import reductions as _red
 from . import structural as _st
 from . import windowed as _win
+from .standard import standard_primitive
 
 __all__ = ["associative_scan", "reduce", "reduce_xor", "split", "tile", "stack", "unstack", "collapse",
            "broadcast_to_rank", "broadcast_shapes", "reciprocal", "dynamic_update_index_in_dim", "index_take",
@@ -293,9 +297,10 @@ _FLOAT_BITS = {2: (np.uint16, 5, 10), 4: (np.uint32, 8, 23), 8: (None, 11, 52)}
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):
-    """``operand`` rounded (to nearest even) to a float format with ``exponent_bits`` and
-    ``mantissa_bits``, overflowing to inf and flushing below its smallest normal to zero, in the same dtype.
-    Mirrors ``jax.lax.reduce_precision``."""
+    """``operand`` (a float array, any shape) rounded (to nearest even) to a float format with
+    ``exponent_bits`` and ``mantissa_bits``, overflowing to inf and flushing below its smallest normal to zero,
+    in the same dtype and shape. One ``reduce_precision`` equation (its derivative rounds the tangent the same
+    way, as JAX's); a non-float operand is a ``TypeError``. Mirrors ``jax.lax.reduce_precision``."""
     operand = _ew._as_operand(operand)
     dt = get_aval(operand).dtype
     if not dtypes.issubdtype(dt, np.floating):
@@ -303,9 +308,18 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
     if exponent_bits < 1 or mantissa_bits < 0:
         raise ValueError("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0 are required")
+    return reduce_precision_p.bind(operand, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)
+
+
+def _reduce_precision_bits(operand, exponent_bits, mantissa_bits):
+    """What ``reduce_precision`` computes, in the core's bit operations (the lowering of its equation)."""
+    dt = get_aval(operand).dtype
+    fi = dtypes.finfo(dt)
+    if exponent_bits >= int(fi.nexp) and mantissa_bits >= int(fi.nmant):
+        return operand   # the dtype's own format or wider (checkpoint's residual rounding): nothing to do
     if dt in dtypes._CUSTOM_FLOATS:   # bfloat16, float8: through float32 (exact)
         wide = _ew._convert(operand, np.dtype(np.float32), False)
-        return _ew._convert(reduce_precision(wide, exponent_bits, mantissa_bits), dt, False)
+        return _ew._convert(_reduce_precision_bits(wide, exponent_bits, mantissa_bits), dt, False)
     if dt.itemsize == 8:
         return _reduce_precision_f64(operand, exponent_bits, mantissa_bits)
     udt, ebits, mbits = _FLOAT_BITS[dt.itemsize]
@@ -362,6 +376,41 @@ def _reduce_precision_f64(x, exponent_bits, mantissa_bits):
         out = _ew.select(over, _ew.mul(_ew.sign(x), c(np.inf)), _ew.select(under, _ew.mul(x, c(0.0)), out))
     # infinities and NaNs pass through (the split turns them into NaN)
     return _ew.select(_ew.is_finite(x), out, x)
+
+
+
+# reduce_precision is a primitive of its own (not a composite) because JAX's jaxprs show it — checkpoint's
+# partial eval puts one on every saved residual — and because its derivative is not its parts': the bit
+# operations have zero derivative, reduce_precision passes the tangent through rounded the same way.
+def _reduce_precision_abstract(x, *, exponent_bits, mantissa_bits):
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"reduce_precision requires a floating operand, got {x.dtype}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+reduce_precision_p = standard_primitive("reduce_precision", _reduce_precision_abstract)
+_rp_inline_cache = {}
+
+
+def _reduce_precision_inline(eqn):
+    x, = eqn.invars
+    e, m = eqn.params["exponent_bits"], eqn.params["mantissa_bits"]
+    key = (x.aval, e, m)
+    jaxpr = _rp_inline_cache.get(key)
+    if jaxpr is None:
+        jaxpr = _rp_inline_cache[key] = trace_to_jaxpr(lambda a: [_reduce_precision_bits(a, e, m)], [x.aval]).jaxpr
+    return jaxpr, eqn.invars
+
+
+def _reduce_precision_transpose(ct, x, *, exponent_bits, mantissa_bits):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    return [reduce_precision_p.bind(ct, exponent_bits=exponent_bits, mantissa_bits=mantissa_bits)]
+
+
+reduce_precision_p.inline_jaxpr = staticmethod(_reduce_precision_inline)
+_ad.deflinear(reduce_precision_p, _reduce_precision_transpose)
+_batching.batching_rules[reduce_precision_p] = lambda vals, dims, **p: (reduce_precision_p.bind(vals[0], **p), dims[0])
 
 
 def optimization_barrier(operand, /):
@@ -899,7 +948,6 @@ def _sharding_bind(x, **_):
 top_k_p = CompositePrimitive("top_k", lambda x, *, k, axis=-1: _lib.top_k(x, k, axis=axis), True)
 approx_top_k_p = CompositePrimitive("approx_top_k", _approx_top_k_bind, True)
 reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
-reduce_precision_p = CompositePrimitive("reduce_precision", reduce_precision)
 reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
 scatter_sub_p = CompositePrimitive("scatter-sub", _scatter_sub_bind)
 select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)

@@ -48,24 +48,34 @@ def _canon_dnums(dimension_numbers):
 def _dot_general_abstract(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                           out_sharding=None):
     (lc, rc), (lb, rb) = _canon_dnums(dimension_numbers)
-    for name, dims, av in (("lhs", lc + lb, lhs), ("rhs", rc + rb, rhs)):
-        if len(set(dims)) != len(dims) or any(not 0 <= d < av.ndim for d in dims):
-            raise TypeError(f"dot_general requires {name} contracting and batch dimensions to be distinct and "
-                            f"in range for shape {av.shape}, got {dimension_numbers}")
+    # JAX 0.10.2's checks, in its order and with its messages.
+    for side, av, c, bt in (("lhs", lhs, lc, lb), ("rhs", rhs, rc, rb)):
+        if any(not 0 <= d < av.ndim for d in c + bt):
+            raise TypeError(f"dot_general requires {side} dimension numbers to be nonnegative and less than the "
+                            f"number of axes of the {side} value, got {side}_batch of {bt} and {side}_contracting "
+                            f"of {c} for {side} of rank {av.ndim}")
     if len(lb) != len(rb):
         raise TypeError(f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got "
                         f"lhs_batch {lb} and rhs_batch {rb}.")
-    if len(lc) != len(rc):
-        raise TypeError(f"dot_general requires equal numbers of contracting dimensions, got lhs_contracting "
-                        f"{lc} and rhs_contracting {rc} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+    for side, c, bt in (("lhs", lc, lb), ("rhs", rc, rb)):
+        if len(set(bt)) != len(bt):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got {side}_batch {bt}.")
+    for side, c, bt in (("lhs", lc, lb), ("rhs", rc, rb)):
+        if len(set(c)) != len(c):
+            raise TypeError(f"dot_general requires {side} contracting dimensions to be distinct, got "
+                            f"{side}_contracting {c}.")
+    for side, c, bt in (("lhs", lc, lb), ("rhs", rc, rb)):
+        if set(c) & set(bt):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from contracting "
+                            f"dimensions, got {side}_batch {bt} and {side}_contracting {c}.")
     lbs, rbs = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
     if lbs != rbs:
         raise TypeError(f"dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
-                        f"shape, got {lbs} and {rbs} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+                        f"shape, got {lbs} and {rbs}.")
     lcs, rcs = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
     if lcs != rcs:
         raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got {lcs} and "
-                        f"{rcs} (lhs shape {lhs.shape}, rhs shape {rhs.shape}).")
+                        f"{rcs}.")
     if preferred_element_type is None:
         if lhs.dtype != rhs.dtype:
             raise TypeError(f"dot_general requires operands of the same dtype, got {lhs.dtype.name} and "
@@ -142,7 +152,7 @@ def _remaining(n, *removed):
     return tuple(d for d in range(n) if d not in rm)
 
 
-def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swap_ans=False):
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_element_type, swap_ans=False):
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_aval = get_aval(y)
     x_kept = _remaining(x_aval.ndim, x_contract, x_batch)
@@ -158,7 +168,8 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type,
     ct_dt = get_aval(ct).dtype
     if get_aval(y).dtype != ct_dt:
         y = _ew.convert_element_type(y, ct_dt)
-    r = dot_general(ct, y, dims)
+    # The forward equation's precision and preferred_element_type carry over, as in JAX's rule.
+    r = dot_general(ct, y, dims, precision, preferred_element_type)
     if out_axes != tuple(range(len(out_axes))):
         r = _st.transpose(r, out_axes)
     if get_aval(r).dtype != x_aval.dtype:
@@ -172,11 +183,11 @@ def _dot_general_transpose(ct, x, y, dimension_numbers, precision=None, preferre
     out = [None, None]
     if _ad.is_undefined(x):
         out[0] = _ad.Zero(x.aval) if _ad.is_zero(ct) else _dot_transpose_lhs(
-            ct, x.aval, y, dimension_numbers, preferred_element_type)
+            ct, x.aval, y, dimension_numbers, precision, preferred_element_type)
     if _ad.is_undefined(y):
         swapped = ((rc, lc), (rb, lb))
         out[1] = _ad.Zero(y.aval) if _ad.is_zero(ct) else _dot_transpose_lhs(
-            ct, y.aval, x, swapped, preferred_element_type, swap_ans=True)
+            ct, y.aval, x, swapped, precision, preferred_element_type, swap_ans=True)
     return out
 
 

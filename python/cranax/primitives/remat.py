@@ -29,12 +29,16 @@ import threading
 import types
 import weakref
 
+import numpy as np
+
 from ..core import Primitive, Tracer, get_aval, set_current_trace
 from ..interpreters import ad, batching, partial_eval
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
+from .. import dtypes
+from . import lax_composites as _lc
 from .library import dot_general_p
 
 __all__ = ["checkpoint", "remat", "remat_p", "name_p", "checkpoint_name", "checkpoint_policies",
@@ -348,6 +352,7 @@ def _split(closed, unknowns, policy):
         if u:
             unknown.update(e.outvars)
     out_unknowns = [isinstance(v, Var) and v in unknown for v in jaxpr.outvars]
+    saveable = [not u and _saveable(policy, e) for e, u in zip(jaxpr.eqns, eqn_unknown)]
     # What the staged part reads, and which known equations it must recompute (found backwards).
     needed = {a for e, u in zip(jaxpr.eqns, eqn_unknown) if u for a in e.invars if isinstance(a, Var)}
     needed.update(v for v, u in zip(jaxpr.outvars, out_unknowns) if u)
@@ -356,12 +361,20 @@ def _split(closed, unknowns, policy):
         e = jaxpr.eqns[i]
         if eqn_unknown[i] or not any(v in needed for v in e.outvars):
             continue
-        if _saveable(policy, e):
+        if saveable[i]:
             saved.add(i)
         else:
             recompute.add(i)
             needed.update(a for a in e.invars if isinstance(a, Var))
-    res = [v for i, e in enumerate(jaxpr.eqns) if i in saved for v in e.outvars if v in needed]
+    # JAX orders the residuals by their first read in the staged part before its dead code is removed
+    # (every unknown equation and every known one the policy does not save, in program order).
+    saved_vars = {v for i in saved for v in jaxpr.eqns[i].outvars if v in needed}
+    res = []
+    for e, u, sv in zip(jaxpr.eqns, eqn_unknown, saveable):
+        if u or not sv:
+            for a in e.invars:
+                if isinstance(a, Var) and a in saved_vars and a not in res:
+                    res.append(a)
     in_used = tuple(v in needed for v in jaxpr.invars)
     known_outs = [v for v, u in zip(jaxpr.outvars, out_unknowns) if not u]
     # The known part keeps only what its outputs and the residuals need (JAX's DCE of the known jaxpr).
@@ -372,7 +385,8 @@ def _split(closed, unknowns, policy):
             known_eqns.append(e)
             live.update(a for a in e.invars if isinstance(a, Var))
     known_eqns.reverse()
-    known = Jaxpr([], [v for v, u in zip(jaxpr.invars, unknowns) if not u], known_outs + res, known_eqns)
+    known = Jaxpr([], [v for v, u in zip(jaxpr.invars, unknowns) if not u], known_outs + res,
+                  _round_residuals(known_eqns, res))
     staged_eqns = [e for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)) if u or i in recompute]
     staged = Jaxpr([], res + [v for v, used in zip(jaxpr.invars, in_used) if used],
                    [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], staged_eqns)
@@ -380,6 +394,39 @@ def _split(closed, unknowns, policy):
     if per is not None:
         per[key] = out
     return out
+
+
+class _DerivedEqn(JaxprEqn):
+    """An equation rewritten from ``origin`` (its outputs renamed): print_saved_residuals reads the source of
+    the equation it came from."""
+    __slots__ = ("origin",)
+
+    def __init__(self, invars, outvars, primitive, params, origin):
+        super().__init__(invars, outvars, primitive, params)
+        self.origin = origin
+
+
+def _round_residuals(eqns, res):
+    """``eqns`` with a ``reduce_precision`` (to the dtype's own format) after the producer of every float
+    residual that other known equations also read, as JAX 0.10.2 does: the forward pass and the residual the
+    backward pass reads are then the same rounded value even where a backend computes in excess precision.
+    The rounded value keeps the residual's variable; the producer writes a fresh one."""
+    used = {a for e in eqns for a in e.invars if isinstance(a, Var)}
+    eqns = list(eqns)
+    for v in res:
+        dt = np.dtype(v.aval.dtype)
+        if not dtypes.issubdtype(dt, np.floating) or v not in used:
+            continue
+        k = next(k for k, e in enumerate(eqns) if v in e.outvars)
+        fi = dtypes.finfo(dt)
+        params = dict(exponent_bits=int(fi.nexp), mantissa_bits=int(fi.nmant))
+        if eqns[k].primitive is _lc.reduce_precision_p and eqns[k].params == params:
+            continue
+        fresh = Var(v.aval)
+        e = eqns[k]
+        eqns[k] = _DerivedEqn(e.invars, [fresh if o is v else o for o in e.outvars], e.primitive, e.params, e)
+        eqns.insert(k + 1, JaxprEqn([fresh], [v], _lc.reduce_precision_p, params))
+    return eqns
 
 
 def _remat_partial_eval(trace, args, params):
@@ -463,7 +510,9 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
         in_avals = tuple(get_aval(x) for x in leaves)
         key = _trace_key(in_tree, in_avals, len(args), static, static_kw)
-        hit = traces.get(key) if key is not None else None
+        # While print_saved_residuals records where equations come from (partial_eval.eqn_hook), the body is
+        # traced afresh: a cached trace was made without the hook and has no sources.
+        hit = traces.get(key) if key is not None and partial_eval.eqn_hook is None else None
         if hit is None:
             store = {}
 
@@ -582,6 +631,7 @@ class _SourceRecorder:
             code = f.f_code
             if code is eval_jaxpr.__code__:
                 e = f.f_locals.get("eqn")
+                e = getattr(e, "origin", e)
                 hit = self.sources.get(id(e))
                 text = hit[1] if hit is not None and hit[0] is e else ""
                 break
@@ -647,6 +697,9 @@ def saved_residuals(f, *args, **kwargs):
     jaxpr = closed.jaxpr
     outs = list(jaxpr.outvars)
     res_vars = {v for v in outs if not isinstance(v, Literal)}
+    # The reduce_precision partial eval puts on a residual is not its producer: look through it (as JAX).
+    subst = {e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive is _lc.reduce_precision_p}
+    res_vars = {subst.get(v, v) for v in res_vars}
     results = [(v.aval, "from a literal") for v in outs if isinstance(v, Literal)]
     results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
     results += [(v.aval, f"from the argument {n}") for v, n in zip(jaxpr.invars, names) if v in res_vars]
