@@ -23,9 +23,14 @@
 //!   kernel window over all channels at once (contiguous channels vectorize).
 //!
 //! Positions that fall in padding or in the holes of the input dilation read zero.
+//!
+//! An epilogue (`super::epilogue`: the bias add and activation after the layer) runs on each tile chunk or
+//! im2col block as soon as it is written when those blocks are contiguous element ranges of the output
+//! (one group, out-features innermost, positions next, then the batch: NHWC); otherwise once at the end.
 use rayon::prelude::*;
 
 use super::conv_direct;
+use super::epilogue::Epilogue;
 use super::elem::{numel, strides, uninit};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -189,52 +194,68 @@ fn unravel(mut p: usize, sizes: &[usize], idx: &mut [usize]) {
     }
 }
 
-pub fn conv(c: &ConvParams, lhs: &Buffer, rhs: &Buffer, out: &Aval) -> Result<Buffer> {
+/// The convolution, with `epi` (if any) applied in place to its output.
+pub fn conv(c: &ConvParams, lhs: &Buffer, rhs: &Buffer, out: &Aval, epi: Option<&Epilogue>) -> Result<Buffer> {
     let res = uninit(out)?;
     if numel(&out.shape) == 0 {
         return Ok(res);
     }
     let geo = Geo::new(c, &lhs.aval, &rhs.aval, out);
-    match out.dtype {
+    let applied = match out.dtype {
         // SAFETY: the plan validator checked the avals against the shape rule (`LibOp::infer`), so every
         // offset `Geo` computes lies inside its buffer; `res` is fresh and written only here.
-        DType::F32 => unsafe { run::<f32>(&geo, c, lhs, rhs, &res) },
-        DType::F64 => unsafe { run::<f64>(&geo, c, lhs, rhs, &res) },
+        DType::F32 => unsafe { run::<f32>(&geo, c, lhs, rhs, &res, epi) },
+        DType::F64 => unsafe { run::<f64>(&geo, c, lhs, rhs, &res, epi) },
         d => return Err(Error::Execution(format!("conv_general_dilated on {} is not lowered", d.short_name()))),
+    };
+    if let (Some(e), false) = (epi, applied) {
+        // SAFETY: `res` is fully written, of the aval the plan checked the epilogue against.
+        unsafe { e.whole(res.as_ptr()) };
     }
     Ok(res)
 }
 
+/// Whether output positions `[p0, p1)` of image `n`, all out-features, are the element range
+/// `[n * o_n + p0 * oq, n * o_n + p1 * oq)`: one group, features innermost, then positions, then images.
+fn blocks_contiguous(geo: &Geo) -> bool {
+    let p_total: usize = geo.osp.iter().product();
+    geo.groups == 1 && geo.o_o == 1 && Geo::linear(&geo.osp, &geo.o_s) == Some(geo.oq) && geo.o_n == p_total * geo.oq
+}
+
+/// Returns whether `epi` was applied (block by block); callers apply it otherwise.
+///
 /// SAFETY: `geo` describes `lhs`, `rhs` and `res` (of element type T); `res` is not shared.
-unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, res: &Buffer) {
+unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, res: &Buffer, epi: Option<&Epilogue>) -> bool {
     let x = lhs.as_ptr() as *const T;
     let w = rhs.as_ptr() as *const T;
     let o = res.as_ptr() as *mut T;
     let kk = geo.kk();
     if kk == 0 || geo.cg == 0 {
         std::slice::from_raw_parts_mut(o, numel(&res.aval.shape)).iter_mut().for_each(|v| *v = T::ZERO);
-        return;
+        return false;
     }
     if geo.cg == 1 && geo.bg == 1 && geo.oq <= 8 && geo.groups > 1 {
         depthwise(geo, x, w, o);
-        return;
+        return false;
     }
     if geo.bg > 1 && geo.nb == 1 && geo.oq == 1 {
         batch_grouped(geo, x, w, o);
-        return;
+        return false;
     }
     let rows = geo.nb * geo.osp.iter().product::<usize>();
     if rows <= REDUCTION_ROWS && kk * geo.cg >= 4 * rows {
         by_reduction(geo, x, w, o);
-        return;
+        return false;
     }
+    let epi = epi.filter(|_| blocks_contiguous(geo));
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
         if let Some(isa) = conv_direct::isa().filter(|&isa| tiles_fit(geo, isa)) {
-            tiled(geo, isa, x as *const f32, w as *const f32, o as *mut f32);
-            return;
+            tiled(geo, isa, x as *const f32, w as *const f32, o as *mut f32, epi);
+            return epi.is_some();
         }
     }
-    im2col(geo, c, x, w, o);
+    im2col(geo, c, x, w, o, epi);
+    epi.is_some()
 }
 
 /// In-features per group below which the tiles lose to im2col (each kernel offset's row pointers cost as
@@ -262,8 +283,10 @@ fn tiles_fit(geo: &Geo, isa: conv_direct::Isa) -> bool {
 /// The implicit-GEMM path: the kernel packed once as `[groups][kk × cg, oq]`, then per (image, group,
 /// chunk of output positions) tiles of `MAX_MR` positions whose row pointers index the input in place.
 ///
+/// `epi` (given only when `blocks_contiguous`) runs on each chunk once its tiles are written.
+///
 /// SAFETY: as `run`, with `tiles_fit(geo, isa)`.
-unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32) {
+unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32, epi: Option<&Epilogue>) {
     let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
     let mr = conv_direct::MAX_MR;
     let wp = pack_kernel(geo, w);
@@ -311,6 +334,11 @@ unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, 
             conv_direct::block(isa, rows, a, kk, cg, wg, oq, &out);
             q0 += rows;
         }
+        if let Some(e) = epi {
+            // one group: the chunk's positions are contiguous (`blocks_contiguous`)
+            let base = n * geo.o_n;
+            e.range(o as *mut u8, base + c * TILE_CHUNK * oq, base + end * oq);
+        }
     };
     run_tasks(tasks, task);
 }
@@ -334,7 +362,8 @@ unsafe fn pack_kernel<T: Real>(geo: &Geo, w: *const T) -> Vec<T> {
     out
 }
 
-unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o: *mut T) {
+/// `epi` (given only when `blocks_contiguous`) runs on each block once its product is written.
+unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o: *mut T, epi: Option<&Epilogue>) {
     let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
     let kdim = kk * cg;
     let wp = pack_kernel(geo, w);
@@ -418,6 +447,9 @@ unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o
             m, oq, kdim, o.add(o_off), geo.o_o as isize, o_step as isize, false, a_ptr, a_cs, a_rs,
             wp.add(g * kdim * oq), 1, oq as isize, T::ZERO, T::ONE, false, false, false, gemm::Parallelism::None,
         );
+        if let Some(e) = epi {
+            e.range(o as *mut u8, n * geo.o_n + p0 * oq, n * geo.o_n + p1 * oq);
+        }
     };
     run_tasks(tasks, task);
 }
