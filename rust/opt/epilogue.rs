@@ -12,24 +12,29 @@ use crate::plan::{step_io, Plan, Step};
 pub fn run(mut plan: Plan) -> Plan {
     let mut si = 0;
     while si < plan.steps.len() {
-        if let Some(steps) = candidate(&plan, si) {
+        let mut next = si + 1;
+        if let Some((steps, at)) = candidate(&plan, si) {
             let before = std::mem::replace(&mut plan.steps, steps);
-            if plan.epilogue_of(si).is_some() {
-                if let Step::Library(l) = &mut plan.steps[si] {
+            if plan.epilogue_of(at).is_some() {
+                if let Step::Library(l) = &mut plan.steps[at] {
                     l.epilogue = true;
                 }
+                next = at + 2;
             } else {
                 plan.steps = before;
             }
         }
-        si += 1;
+        si = next;
     }
     plan
 }
 
-/// The steps with the only reader of step `si`'s output moved to `si + 1`, when `si` is a product or
-/// convolution with one output read by exactly one later kernel whose inputs are all ready after `si`.
-fn candidate(plan: &Plan, si: usize) -> Option<Vec<Step>> {
+/// The steps with the only reader of step `si`'s output moved right after it, and the library step's new
+/// index, when `si` is a product or convolution with one output read by exactly one later kernel whose
+/// other inputs are ready after `si`. An input written by a view between the two (a bias reshaped to
+/// `(1, 1, 1, C)`: `b.reshape`) is made ready by moving that view, and the views it reads, ahead of `si`:
+/// a view only renames its source's bytes, so it may run as soon as its source exists.
+fn candidate(plan: &Plan, si: usize) -> Option<(Vec<Step>, usize)> {
     let Step::Library(l) = &plan.steps[si] else { return None };
     if l.epilogue || l.outputs.len() != 1 {
         return None;
@@ -41,17 +46,39 @@ fn candidate(plan: &Plan, si: usize) -> Option<Vec<Step>> {
     if j <= si || !matches!(plan.steps[j], Step::Kernel(_)) {
         return None;
     }
-    // every input of the kernel other than `s` is a plan input or written at or before `si`
-    let ready = |slot: usize| {
-        slot < plan.num_inputs || plan.steps[..=si].iter().any(|st| step_io(st).1.contains(&slot))
+    // whether `slot` is a plan input or written by one of the steps before `end`
+    let written_before = |slot: usize, end: usize| {
+        slot < plan.num_inputs || plan.steps[..end].iter().any(|st| step_io(st).1.contains(&slot))
     };
-    if !step_io(&plan.steps[j]).0.iter().all(|&x| ready(x)) {
-        return None;
+    // the views (step indices between `si` and `j`) to run before `si`
+    let mut hoist: Vec<usize> = Vec::new();
+    for x in step_io(&plan.steps[j]).0 {
+        if x == s || written_before(x, si + 1) {
+            continue;
+        }
+        let mut cur = x;
+        loop {
+            let v = (si + 1..j).find(|&t| matches!(plan.steps[t], Step::View { dst, .. } if dst == cur))?;
+            hoist.push(v);
+            let Step::View { src, .. } = plan.steps[v] else { return None };
+            if written_before(src, si) {
+                break;
+            }
+            cur = src;
+        }
     }
-    let mut steps = plan.steps.clone();
-    let k = steps.remove(j);
-    steps.insert(si + 1, k);
-    Some(steps)
+    hoist.sort_unstable();
+    hoist.dedup();
+    let mut steps = Vec::with_capacity(plan.steps.len());
+    steps.extend_from_slice(&plan.steps[..si]);
+    steps.extend(hoist.iter().map(|&v| plan.steps[v].clone()));
+    let at = steps.len();
+    steps.push(plan.steps[si].clone());
+    steps.push(plan.steps[j].clone());
+    steps.extend(
+        plan.steps.iter().enumerate().skip(si + 1).filter(|(t, _)| *t != j && !hoist.contains(t)).map(|(_, st)| st.clone()),
+    );
+    Some((steps, at))
 }
 
 #[cfg(test)]
@@ -82,6 +109,34 @@ mod tests {
         let relu = r#",{"prim":"max","in":[5,{"lit":0.0,"dtype":"f32"}],"out":[[6,"f32",[2,5,5,16]]]}"#;
         let m = marked(&program(relu, "6"));
         assert_eq!(m.first(), Some(&true), "{m:?}");
+    }
+
+    /// The bias reshaped to `(1, 1, 1, 16)` (a view step between the conv and its kernel) then broadcast:
+    /// the view moves ahead of the conv and the kernel is marked.
+    #[test]
+    fn a_reshaped_bias_is_marked() {
+        let json = r#"{"version":1,"name":"f","invars":[[0,"f32",[2,5,5,8]],[1,"f32",[3,3,8,16]],[2,"f32",[16]]],"eqns":[
+        {"prim":"conv_general_dilated","params":{"window_strides":[1,1],"padding":[[1,1],[1,1]],"lhs_dilation":[1,1],
+         "rhs_dilation":[1,1],"lhs_spec":[0,3,1,2],"rhs_spec":[3,2,0,1],"out_spec":[0,3,1,2],"feature_group_count":1,
+         "batch_group_count":1,"preferred_element_type":null},"in":[0,1],"out":[[3,"f32",[2,5,5,16]]]},
+        {"prim":"reshape","params":{"new_sizes":[1,1,1,16],"dimensions":null},"in":[2],"out":[[4,"f32",[1,1,1,16]]]},
+        {"prim":"broadcast_in_dim","params":{"shape":[2,5,5,16],"broadcast_dimensions":[0,1,2,3]},"in":[4],
+         "out":[[5,"f32",[2,5,5,16]]]},
+        {"prim":"add","in":[3,5],"out":[[6,"f32",[2,5,5,16]]]},
+        {"prim":"max","in":[6,{"lit":0.0,"dtype":"f32"}],"out":[[7,"f32",[2,5,5,16]]]}],"outvars":[7]}"#;
+        let (_, plan) = compile_pipeline(json).unwrap_or_else(|e| panic!("{e}"));
+        let kinds: Vec<&str> = plan
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::View { .. } => "view",
+                Step::Library(l) if l.epilogue => "marked",
+                Step::Library(_) => "library",
+                Step::Kernel(_) => "kernel",
+                Step::Control(_) => "control",
+            })
+            .collect();
+        assert_eq!(kinds, ["view", "marked", "kernel"], "{}", crate::plan::plan_text(&plan));
     }
 
     #[test]

@@ -107,6 +107,12 @@ fn last_uses(plan: &Plan) -> Vec<Vec<usize>> {
     frees
 }
 
+/// `CRANAX_NO_EPILOGUE=1`: marked epilogue kernels run as their own steps (for comparing the two paths;
+/// read when an executable is built).
+fn epilogues_disabled() -> bool {
+    std::env::var_os("CRANAX_NO_EPILOGUE").is_some_and(|v| v == "1")
+}
+
 /// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
 /// become `Error::Codegen`; plans the backend cannot lower are `Error::Unsupported`.
 pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
@@ -122,9 +128,10 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
         .iter()
         .map(|s| matches!(s, Step::Kernel(k) if exec::cacheable(plan, k)).then(std::sync::OnceLock::new))
         .collect();
+    let epilogues = !epilogues_disabled();
     let fused = (0..plan.steps.len())
         .map(|si| match &plan.steps[si] {
-            Step::Library(l) if l.epilogue && kernels.get(si + 1).is_some_and(|k| k.is_some()) => {
+            Step::Library(l) if epilogues && l.epilogue && kernels.get(si + 1).is_some_and(|k| k.is_some()) => {
                 plan.epilogue_of(si).map(|(_, target)| target)
             }
             _ => None,
