@@ -2,7 +2,10 @@
 
 Convolution part: ResNet-style conv2d (N=32, 56×56, 64→64 channels, NHWC/HWIO, 'SAME'): 3×3, 1×1 and
 depthwise 3×3, each forward and forward+backward (gradients with respect to input and kernel of
-``sum(conv(x, w) ** 2)``), and a 3×3 stride-2 max-pool (forward and forward+backward).
+``sum(conv(x, w) ** 2)``), a 3×3 stride-2 max-pool (forward and forward+backward), ``conv3x3+bias+relu``
+(the 3×3 case followed by a bias add and relu: the epilogue the CPU backend runs on the conv's output
+tiles), and ``jax.nn.dot_product_attention`` (batch 8, 512 tokens, 8 heads, head dim 64; backward: the
+gradients of ``sum(out ** 2)`` with respect to q, k, v). The attention GFLOP/s counts its two products.
 
     python benches/bench_nn.py                   # full shapes, median of 5 runs after 2 warm-ups
     python benches/bench_nn.py --quick           # N=2, smoke test
@@ -31,10 +34,27 @@ def cases(n):
         macs = n * h * w * c * (c // g) * k * k
         out.append((name, (n, h, w, c), (k, k, c // g, c), g, macs))
     out.append(("maxpool3x3s2", (n, 112, 112, c), (1, 3, 3, 1), 0, n * 56 * 56 * c * 9))
+    out.append(("conv3x3+bias+relu", (n, h, w, c), (3, 3, c, c), 1, n * h * w * c * c * 9))
+    b, t = (8, 512) if n >= 8 else (n, 128)
+    out.append(("attention", (b, t, 8, 64), None, 0, 2 * b * 8 * t * t * 64))
     return out
 
 
-def _fns(mod_lax, mod_jnp, grad, name, g):
+def _args(jnp, name, xs, ws):
+    """The inputs of a case (the same values under cranax and JAX)."""
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal(xs, dtype=np.float32))
+    if name.startswith("maxpool"):
+        return (x,)
+    if name == "attention":
+        return tuple(jnp.asarray(rng.standard_normal(xs, dtype=np.float32)) for _ in range(3))
+    w = jnp.asarray(rng.standard_normal(ws, dtype=np.float32) * 0.1)
+    if name.endswith("relu"):
+        return x, w, jnp.asarray(rng.standard_normal(ws[-1], dtype=np.float32))
+    return x, w
+
+
+def _fns(mod_lax, mod_jnp, mod_nn, grad, name, g):
     if name.startswith("maxpool"):
         def fwd(x):
             return mod_lax.reduce_window(x, -np.inf, mod_lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
@@ -42,6 +62,21 @@ def _fns(mod_lax, mod_jnp, grad, name, g):
         def loss(x):
             return mod_jnp.sum(fwd(x) ** 2)
         return fwd, grad(loss)
+    if name == "attention":
+        def attn(q, k, v):
+            return mod_nn.dot_product_attention(q, k, v)
+
+        def attn_loss(q, k, v):
+            return mod_jnp.sum(attn(q, k, v) ** 2)
+        return attn, grad(attn_loss, (0, 1, 2))
+    if name.endswith("relu"):
+        def fused(x, w, b):
+            y = mod_lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            return mod_nn.relu(y + b)
+
+        def fused_loss(x, w, b):
+            return mod_jnp.sum(fused(x, w, b) ** 2)
+        return fused, grad(fused_loss, (0, 1, 2))
 
     def fwd(x, w):
         return mod_lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
@@ -68,10 +103,8 @@ def med(fn):
     return statistics.median(ts)
 res = {"version": jax.__version__}
 for name, xs, ws, g, macs in b.cases(n):
-    rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.standard_normal(xs, dtype=np.float32))
-    fwd, bwd = b._fns(lax, jnp, jax.grad, name, g)
-    args = (x,) if name.startswith("maxpool") else (x, jnp.asarray(rng.standard_normal(ws, dtype=np.float32) * 0.1))
+    fwd, bwd = b._fns(lax, jnp, jax.nn, jax.grad, name, g)
+    args = b._args(jnp, name, xs, ws)
     f, gf = jax.jit(fwd), jax.jit(bwd)
     res[name] = {"fwd": med(lambda: f(*args)), "fwdbwd": med(lambda: gf(*args))}
 print(json.dumps(res))
@@ -112,20 +145,18 @@ def main(argv=None):
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
     mine = {}
     for name, xs, ws, g, macs in cases(n):
-        rng = np.random.default_rng(0)
-        x = jnp.asarray(rng.standard_normal(xs, dtype=np.float32))
-        fwd, bwd = _fns(lax, jnp, cranax.grad, name, g)
-        args = (x,) if name.startswith("maxpool") else (x, jnp.asarray(rng.standard_normal(ws, dtype=np.float32) * 0.1))
+        fwd, bwd = _fns(lax, jnp, cranax.nn, cranax.grad, name, g)
+        args = _args(jnp, name, xs, ws)
         f, gf = cranax.jit(fwd), cranax.jit(bwd)
         mine[name] = {"fwd": statistics.median(call_times(lambda: block(f(*args)), runs, 2)),
                       "fwdbwd": statistics.median(call_times(lambda: block(gf(*args)), runs, 2))}
     theirs = jax_times(n, runs)
-    print(f"{'case':14s} {'pass':7s} {'cranax ms':>10s} {'GFLOP/s':>8s} {'JAX ms':>9s} {'GFLOP/s':>8s} {'ratio':>6s}")
+    print(f"{'case':18s} {'pass':7s} {'cranax ms':>10s} {'GFLOP/s':>8s} {'JAX ms':>9s} {'GFLOP/s':>8s} {'ratio':>6s}")
     for name, xs, ws, g, macs in cases(n):
         for kind, mult in (("fwd", 1), ("fwdbwd", 3)):
             flops = (1 if name.startswith("maxpool") else 2) * macs * mult
             t = mine[name][kind]
-            line = f"{name:14s} {kind:7s} {t * 1e3:10.2f} {flops / t / 1e9:8.1f}"
+            line = f"{name:18s} {kind:7s} {t * 1e3:10.2f} {flops / t / 1e9:8.1f}"
             if theirs:
                 tj = theirs[name][kind]
                 line += f" {tj * 1e3:9.2f} {flops / tj / 1e9:8.1f} {t / tj:6.2f}"

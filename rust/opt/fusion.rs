@@ -734,7 +734,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
             continue;
         }
         let (inputs, outputs) = boundary_slots(&ctx, &mut slots, &mut steps, i, e, "library")?;
-        steps.push((i, Step::Library(LibStep { op: op.clone(), inputs, outputs })));
+        steps.push((i, Step::Library(LibStep { op: op.clone(), inputs, outputs, epilogue: false })));
     }
     // Control flow (cond/while/scan): sub-programs become sub-plans (`control_flow`).
     for (i, e) in eqns.iter().enumerate() {

@@ -8,7 +8,8 @@
 //!   `lu_solve` (the steps of `jnp.linalg.solve` into one) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
-//!   (pure transposing kernels into cache-blocked library steps).
+//!   (pure transposing kernels into cache-blocked library steps), then `epilogue` (elementwise kernels
+//!   after a convolution or product marked to run in place on its output tiles).
 pub mod dce;
 pub mod barrier;
 pub mod cse;
@@ -23,6 +24,7 @@ pub mod transpose_copy;
 pub mod f16;
 pub mod degenerate;
 pub mod lu_solve;
+pub mod epilogue;
 
 
 use crate::error::{Error, Result};
@@ -65,6 +67,6 @@ pub fn compile_pipeline(json: &str) -> Result<(Program, Plan)> {
     let p = crate::ir::parse::parse_program(json)?;
     crate::ir::verify::verify(&p)?;
     let p = optimize(p)?;
-    let plan = transpose_copy::run(fusion::lower_to_plan(&p)?);
+    let plan = epilogue::run(transpose_copy::run(fusion::lower_to_plan(&p)?));
     Ok((p, plan))
 }

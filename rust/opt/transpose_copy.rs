@@ -35,7 +35,7 @@ pub fn run(mut plan: Plan) -> Plan {
         if perm.len() != k.domain.len() || perm.iter().enumerate().all(|(i, &p)| i == p) {
             continue;
         }
-        *step = Step::Library(LibStep { op: LibOp::TransposeCopy { permutation: perm }, inputs: vec![inp.slot], outputs: vec![out.slot] });
+        *step = Step::Library(LibStep { op: LibOp::TransposeCopy { permutation: perm }, inputs: vec![inp.slot], outputs: vec![out.slot], epilogue: false });
     }
     plan
 }

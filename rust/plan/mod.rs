@@ -45,6 +45,10 @@ pub struct LibStep {
     pub op: crate::ir::LibOp,
     pub inputs: Vec<usize>,
     pub outputs: Vec<usize>,
+    /// Set by `opt::epilogue`: the next step is an elementwise kernel over this step's only output (a
+    /// bias add, an activation) that `Plan::epilogue_of` accepts, so a backend may run it in place on the
+    /// output tiles while they are in cache. A hint only: running both steps as written is always correct.
+    pub epilogue: bool,
 }
 
 /// One fused loop nest. Iterates over every point of `domain` (row-major); axes in `reduce_axes` are reduced
@@ -176,5 +180,53 @@ pub fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
         Step::View { src, dst } => (vec![*src], vec![*dst]),
         Step::Library(l) => (l.inputs.clone(), l.outputs.clone()),
         Step::Control(c) => (c.inputs(), c.outputs().to_vec()),
+    }
+}
+
+impl Plan {
+    /// The kernel that step `si` (a `conv_general_dilated` or `dot_general` library step) may run as its
+    /// epilogue, in place, with the index of the kernel output that takes over the library's buffer: step
+    /// `si + 1` is a kernel with no reduction, only stored outputs, one of them of the library output's
+    /// aval (f32/f64), over that shape; it reads the library output `s` only at the point it writes
+    /// (row-major strides, no offset), and no other step nor the plan's outputs read `s`. Under these
+    /// conditions the kernel may overwrite `s` element range by element range: each point reads its own
+    /// element of `s` before writing it, and nothing else sees `s`.
+    pub fn epilogue_of(&self, si: usize) -> Option<(&Kernel, usize)> {
+        let Some(Step::Library(l)) = self.steps.get(si) else { return None };
+        if !matches!(l.op, crate::ir::LibOp::Conv(_) | crate::ir::LibOp::DotGeneral { .. }) || l.outputs.len() != 1 {
+            return None;
+        }
+        let s = l.outputs[0];
+        let Some(Step::Kernel(k)) = self.steps.get(si + 1) else { return None };
+        let aval = self.slots.get(s)?;
+        if !matches!(aval.dtype, DType::F32 | DType::F64) || !k.reduce_axes.is_empty() || k.domain != aval.shape {
+            return None;
+        }
+        if k.outputs.iter().any(|o| o.kind != OutputKind::Store || o.slot == s) {
+            return None;
+        }
+        let target = k.outputs.iter().position(|o| self.slots.get(o.slot) == Some(aval))?;
+        let mut row_major = vec![0isize; k.domain.len()];
+        let mut acc = 1isize;
+        for d in (0..k.domain.len()).rev() {
+            row_major[d] = acc;
+            acc = acc.checked_mul(isize::try_from(k.domain[d]).ok()?)?;
+        }
+        let in_place = |i: &KernelInput| {
+            i.offset == 0
+                && i.dtype == aval.dtype
+                && i.strides.len() == k.domain.len()
+                && (0..k.domain.len()).all(|d| k.domain[d] == 1 || i.strides[d] == row_major[d])
+        };
+        let reads: Vec<&KernelInput> = k.inputs.iter().filter(|i| i.slot == s).collect();
+        if reads.is_empty() || !reads.iter().all(|i| in_place(i)) || self.outputs.contains(&s) {
+            return None;
+        }
+        let read_elsewhere = self
+            .steps
+            .iter()
+            .enumerate()
+            .any(|(j, st)| j != si + 1 && step_io(st).0.contains(&s));
+        (!read_elsewhere).then_some((k, target))
     }
 }

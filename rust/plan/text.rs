@@ -27,10 +27,11 @@ pub fn plan_text(plan: &Plan) -> String {
                 let outs: Vec<String> = l.outputs.iter().map(|s| format!("%{s}")).collect();
                 let _ = writeln!(
                     o,
-                    "  library ({}) <- {} ({})",
+                    "  library ({}) <- {} ({}){}",
                     outs.join(", "),
                     crate::ir::print::prim_text(&Prim::Lib(l.op.clone())),
-                    ins.join(", ")
+                    ins.join(", "),
+                    if l.epilogue { "  [epilogue: next kernel, in place]" } else { "" }
                 );
             }
             Step::Control(c) => {

@@ -55,6 +55,13 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 let cc = exe.controls[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
                 super::control::run_step(plan, c, cc, &mut slots)?;
             }
+            Step::Library(l) if exe.fused[si].is_some() => {
+                run_with_epilogue(exe, si, l, &mut slots)?;
+                steps.next(); // the epilogue kernel ran too
+                release(exe, si, &mut slots);
+                release(exe, si + 1, &mut slots);
+                continue;
+            }
             Step::Library(l) => {
                 let (ins, avals) = library_io(plan, l, &slots)?;
                 let outs = run_library(l, &ins, &avals)?;
@@ -150,6 +157,48 @@ fn library_io(plan: &Plan, l: &LibStep, slots: &[Option<Buffer>]) -> Result<(Vec
 fn run_library(l: &LibStep, ins: &[Buffer], outs: &[crate::ir::Aval]) -> Result<Vec<Buffer>> {
     let refs: Vec<&Buffer> = ins.iter().collect();
     super::library::run(&l.op, &refs, outs)
+}
+
+/// Library step `si` with the kernel of step `si + 1` run in place on its output (`CpuExecutable::fused`):
+/// the kernel's other outputs get fresh buffers, the library's buffer becomes the target output's.
+fn run_with_epilogue(exe: &CpuExecutable, si: usize, l: &LibStep, slots: &mut [Option<Buffer>]) -> Result<()> {
+    let plan = &exe.plan;
+    let (Some(target), Some(Step::Kernel(k)), Some(Some(ck))) = (exe.fused[si], plan.steps.get(si + 1), exe.kernels.get(si + 1))
+    else {
+        return Err(Error::Execution(format!("step {si}: epilogue not compiled")));
+    };
+    let lib_out = l.outputs[0];
+    let (ins, avals) = library_io(plan, l, slots)?;
+    let mut kin = Vec::with_capacity(k.inputs.len());
+    for inp in &k.inputs {
+        kin.push(if inp.slot == lib_out {
+            None
+        } else {
+            Some(slots[inp.slot].as_ref().ok_or_else(|| missing(inp.slot))?.as_ptr() as *const u8)
+        });
+    }
+    let mut fresh: Vec<Option<Buffer>> = Vec::with_capacity(k.outputs.len());
+    for (j, o) in k.outputs.iter().enumerate() {
+        fresh.push(if j == target { None } else { Some(Buffer::uninit(&plan.slots[o.slot])?) });
+    }
+    let epi = super::library::epilogue::Epilogue {
+        kernel: ck,
+        ins: kin,
+        outs: fresh.iter().map(|b| b.as_ref().map(|b| b.as_ptr())).collect(),
+        out_bytes: k
+            .outputs
+            .iter()
+            .map(|o| plan.slots[o.slot].numel().unwrap_or(0).saturating_mul(plan.slots[o.slot].dtype.size()))
+            .collect(),
+    };
+    let refs: Vec<&Buffer> = ins.iter().collect();
+    let mut res = super::library::run_fused(&l.op, &refs, &avals, &epi)?;
+    let buf = res.pop().ok_or_else(|| Error::Execution(format!("step {si}: {} gave no output", l.op.name())))?;
+    fresh[target] = Some(buf);
+    for (o, b) in k.outputs.iter().zip(fresh) {
+        slots[o.slot] = b;
+    }
+    Ok(())
 }
 
 fn store(l: &LibStep, outs: Vec<Buffer>, slots: &mut [Option<Buffer>]) {

@@ -81,6 +81,9 @@ pub struct CpuExecutable {
     /// no step writes into a buffer it did not allocate (inputs are never written either).
     /// `None` for the other steps.
     consts: Vec<Option<std::sync::OnceLock<Vec<Buffer>>>>,
+    /// Per step, for library steps marked `epilogue` whose next kernel `Plan::epilogue_of` accepts and
+    /// that compiled: the kernel output that takes over the library's buffer (the kernel runs in place).
+    fused: Vec<Option<usize>>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -104,6 +107,12 @@ fn last_uses(plan: &Plan) -> Vec<Vec<usize>> {
     frees
 }
 
+/// `CRANAX_NO_EPILOGUE=1`: marked epilogue kernels run as their own steps (for comparing the two paths;
+/// read when an executable is built).
+fn epilogues_disabled() -> bool {
+    std::env::var_os("CRANAX_NO_EPILOGUE").is_some_and(|v| v == "1")
+}
+
 /// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
 /// become `Error::Codegen`; plans the backend cannot lower are `Error::Unsupported`.
 pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
@@ -119,7 +128,16 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
         .iter()
         .map(|s| matches!(s, Step::Kernel(k) if exec::cacheable(plan, k)).then(std::sync::OnceLock::new))
         .collect();
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts }))
+    let epilogues = !epilogues_disabled();
+    let fused = (0..plan.steps.len())
+        .map(|si| match &plan.steps[si] {
+            Step::Library(l) if epilogues && l.epilogue && kernels.get(si + 1).is_some_and(|k| k.is_some()) => {
+                plan.epilogue_of(si).map(|(_, target)| target)
+            }
+            _ => None,
+        })
+        .collect();
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts, fused }))
 }
 
 impl CpuExecutable {
@@ -158,6 +176,9 @@ impl CpuExecutable {
                     let ins: Vec<String> = l.inputs.iter().map(|i| format!("s{i}")).collect();
                     let op = crate::ir::print::prim_text(&crate::ir::Prim::Lib(l.op.clone()));
                     let _ = writeln!(s, "  step {si}: {} = {op} {}", outs.join(", "), ins.join(" "));
+                    if self.fused.get(si).is_some_and(|f| f.is_some()) {
+                        let _ = writeln!(s, "    epilogue: step {} runs in place on this step's output blocks", si + 1);
+                    }
                 }
             }
         }

@@ -4,13 +4,19 @@
 //! Kernels, chosen by shape:
 //! - **implicit-GEMM register tiles** (`conv_direct`) for f32 with contiguous in-features (input) and
 //!   out-features (output) — NHWC-style layouts, forward and input-gradient convolutions — at least
-//!   `TILE_MIN_CG` in-features per group and whole vectors of out-features per group, on AVX-512/AVX2
+//!   `TILE_MIN_CG` in-features per group (or a reduction of at most `TILE_TINY_REDUCTION` elements: a first
+//!   layer over one channel) and whole vectors of out-features per group, on AVX-512/AVX2
 //!   hosts: the kernel is packed once per call and each tile reads the input in place (no patch matrix).
 //! - **im2col blocks into `gemm`** (the general case): per image and group, the output positions are
 //!   taken in blocks of rows whose patch matrix `[rows, kernel elements × in-features]` fits in cache;
 //!   each block is one `gemm` product with the packed kernel `[kernel elements × in-features, out-features]`,
 //!   written straight into the output through its strides. A 1×1 stride-1 unpadded convolution reads the
 //!   input in place (no patch copy). Blocks run in parallel on cranax's pool.
+//! - **implicit-GEMM tiles along the reduction** (`reduction_tiles`) for the f32 kernel gradient of a
+//!   channels-last convolution on AVX-512/AVX2 hosts (one group, out-features contiguous in whole vectors):
+//!   the input is copied once, transposed and zero-padded, so each tile row pointer reads a contiguous run
+//!   of the last kernel dimension, and the kernel (the forward output's gradient) is read in place. The
+//!   other kernel gradients take the next path (`by_reduction`).
 //! - **im2col along the reduction** when there are few output positions and a long reduction (the kernel
 //!   gradient of a convolution is one: its "kernel" is the forward output): the patch matrix is built in
 //!   blocks of reduction rows, `[rows, batch × positions]`, and each block's product with the matching rows
@@ -23,9 +29,14 @@
 //!   kernel window over all channels at once (contiguous channels vectorize).
 //!
 //! Positions that fall in padding or in the holes of the input dilation read zero.
+//!
+//! An epilogue (`super::epilogue`: the bias add and activation after the layer) runs on each tile chunk or
+//! im2col block as soon as it is written when those blocks are contiguous element ranges of the output
+//! (one group, out-features innermost, positions next, then the batch: NHWC); otherwise once at the end.
 use rayon::prelude::*;
 
 use super::conv_direct;
+use super::epilogue::Epilogue;
 use super::elem::{numel, strides, uninit};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -189,57 +200,83 @@ fn unravel(mut p: usize, sizes: &[usize], idx: &mut [usize]) {
     }
 }
 
-pub fn conv(c: &ConvParams, lhs: &Buffer, rhs: &Buffer, out: &Aval) -> Result<Buffer> {
+/// The convolution, with `epi` (if any) applied in place to its output.
+pub fn conv(c: &ConvParams, lhs: &Buffer, rhs: &Buffer, out: &Aval, epi: Option<&Epilogue>) -> Result<Buffer> {
     let res = uninit(out)?;
     if numel(&out.shape) == 0 {
         return Ok(res);
     }
     let geo = Geo::new(c, &lhs.aval, &rhs.aval, out);
-    match out.dtype {
+    let applied = match out.dtype {
         // SAFETY: the plan validator checked the avals against the shape rule (`LibOp::infer`), so every
         // offset `Geo` computes lies inside its buffer; `res` is fresh and written only here.
-        DType::F32 => unsafe { run::<f32>(&geo, c, lhs, rhs, &res) },
-        DType::F64 => unsafe { run::<f64>(&geo, c, lhs, rhs, &res) },
+        DType::F32 => unsafe { run::<f32>(&geo, c, lhs, rhs, &res, epi) },
+        DType::F64 => unsafe { run::<f64>(&geo, c, lhs, rhs, &res, epi) },
         d => return Err(Error::Execution(format!("conv_general_dilated on {} is not lowered", d.short_name()))),
+    };
+    if let (Some(e), false) = (epi, applied) {
+        // SAFETY: `res` is fully written, of the aval the plan checked the epilogue against.
+        unsafe { e.whole(res.as_ptr()) };
     }
     Ok(res)
 }
 
+/// Whether output positions `[p0, p1)` of image `n`, all out-features, are the element range
+/// `[n * o_n + p0 * oq, n * o_n + p1 * oq)`: one group, features innermost, then positions, then images.
+fn blocks_contiguous(geo: &Geo) -> bool {
+    let p_total: usize = geo.osp.iter().product();
+    geo.groups == 1 && geo.o_o == 1 && Geo::linear(&geo.osp, &geo.o_s) == Some(geo.oq) && geo.o_n == p_total * geo.oq
+}
+
+/// Returns whether `epi` was applied (block by block); callers apply it otherwise.
+///
 /// SAFETY: `geo` describes `lhs`, `rhs` and `res` (of element type T); `res` is not shared.
-unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, res: &Buffer) {
+unsafe fn run<T: Real>(geo: &Geo, c: &ConvParams, lhs: &Buffer, rhs: &Buffer, res: &Buffer, epi: Option<&Epilogue>) -> bool {
     let x = lhs.as_ptr() as *const T;
     let w = rhs.as_ptr() as *const T;
     let o = res.as_ptr() as *mut T;
     let kk = geo.kk();
     if kk == 0 || geo.cg == 0 {
         std::slice::from_raw_parts_mut(o, numel(&res.aval.shape)).iter_mut().for_each(|v| *v = T::ZERO);
-        return;
+        return false;
     }
     if geo.cg == 1 && geo.bg == 1 && geo.oq <= 8 && geo.groups > 1 {
         depthwise(geo, x, w, o);
-        return;
+        return false;
     }
     if geo.bg > 1 && geo.nb == 1 && geo.oq == 1 {
         batch_grouped(geo, x, w, o);
-        return;
+        return false;
     }
     let rows = geo.nb * geo.osp.iter().product::<usize>();
     if rows <= REDUCTION_ROWS && kk * geo.cg >= 4 * rows {
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
+            if let Some(isa) = conv_direct::isa().filter(|&isa| reduction_tiles_fit(geo, c, isa)) {
+                reduction_tiles(geo, c, isa, x as *const f32, w as *const f32, o as *mut f32);
+                return false;
+            }
+        }
         by_reduction(geo, x, w, o);
-        return;
+        return false;
     }
+    let epi = epi.filter(|_| blocks_contiguous(geo));
     if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
         if let Some(isa) = conv_direct::isa().filter(|&isa| tiles_fit(geo, isa)) {
-            tiled(geo, isa, x as *const f32, w as *const f32, o as *mut f32);
-            return;
+            tiled(geo, isa, x as *const f32, w as *const f32, o as *mut f32, epi);
+            return epi.is_some();
         }
     }
-    im2col(geo, c, x, w, o);
+    im2col(geo, c, x, w, o, epi);
+    epi.is_some()
 }
 
 /// In-features per group below which the tiles lose to im2col (each kernel offset's row pointers cost as
 /// much as its few multiply-adds).
 const TILE_MIN_CG: usize = 8;
+/// A reduction (kernel elements × in-features) at most this long takes the tiles whatever its in-features
+/// (a first layer's 3×3 window over one channel): im2col would make one `gemm` call per block of a few
+/// multiply-adds per output, whose call and packing cost more than the tiles' row pointers.
+const TILE_TINY_REDUCTION: usize = 32;
 /// The tiles index a `[positions × kernel elements]` offset table; larger ones take im2col.
 const TILE_MAX_TAPS: usize = 1 << 22;
 /// Output positions per parallel task of the tiled kernel (a few tiles: enough work per task, and enough
@@ -255,15 +292,17 @@ fn tiles_fit(geo: &Geo, isa: conv_direct::Isa) -> bool {
         && geo.x_c == 1
         && geo.o_o == 1
         && geo.oq % isa.lanes() == 0
-        && geo.cg >= TILE_MIN_CG
+        && (geo.cg >= TILE_MIN_CG || geo.kk() * geo.cg <= TILE_TINY_REDUCTION)
         && p_total.saturating_mul(geo.kk()) <= TILE_MAX_TAPS
 }
 
 /// The implicit-GEMM path: the kernel packed once as `[groups][kk × cg, oq]`, then per (image, group,
 /// chunk of output positions) tiles of `MAX_MR` positions whose row pointers index the input in place.
 ///
+/// `epi` (given only when `blocks_contiguous`) runs on each chunk once its tiles are written.
+///
 /// SAFETY: as `run`, with `tiles_fit(geo, isa)`.
-unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32) {
+unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32, epi: Option<&Epilogue>) {
     let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
     let mr = conv_direct::MAX_MR;
     let wp = pack_kernel(geo, w);
@@ -311,6 +350,11 @@ unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, 
             conv_direct::block(isa, rows, a, kk, cg, wg, oq, &out);
             q0 += rows;
         }
+        if let Some(e) = epi {
+            // one group: the chunk's positions are contiguous (`blocks_contiguous`)
+            let base = n * geo.o_n;
+            e.range(o as *mut u8, base + c * TILE_CHUNK * oq, base + end * oq);
+        }
     };
     run_tasks(tasks, task);
 }
@@ -334,7 +378,8 @@ unsafe fn pack_kernel<T: Real>(geo: &Geo, w: *const T) -> Vec<T> {
     out
 }
 
-unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o: *mut T) {
+/// `epi` (given only when `blocks_contiguous`) runs on each block once its product is written.
+unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o: *mut T, epi: Option<&Epilogue>) {
     let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
     let kdim = kk * cg;
     let wp = pack_kernel(geo, w);
@@ -418,6 +463,9 @@ unsafe fn im2col<T: Real>(geo: &Geo, c: &ConvParams, x: *const T, w: *const T, o
             m, oq, kdim, o.add(o_off), geo.o_o as isize, o_step as isize, false, a_ptr, a_cs, a_rs,
             wp.add(g * kdim * oq), 1, oq as isize, T::ZERO, T::ONE, false, false, false, gemm::Parallelism::None,
         );
+        if let Some(e) = epi {
+            e.range(o as *mut u8, n * geo.o_n + p0 * oq, n * geo.o_n + p1 * oq);
+        }
     };
     run_tasks(tasks, task);
 }
@@ -500,6 +548,164 @@ unsafe fn depthwise<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
         }
     };
     run_tasks(tasks, task);
+}
+
+/// The last kernel ("rhs") extent below which `reduction_tiles` loses to `by_reduction`: it is the inner
+/// contiguous run each row pointer of a tile covers.
+const RED_TILE_MIN_RUN: usize = 4;
+/// The most elements of the padded input copy `reduction_tiles` makes.
+const RED_TILE_MAX_COPY: usize = 1 << 26;
+
+/// Whether `reduction_tiles` takes this f32 convolution of the kernel-gradient shape (`by_reduction`'s):
+/// one group, no input dilation, an undilated last kernel dimension of at least `RED_TILE_MIN_RUN`,
+/// out-features contiguous in the output in whole vectors.
+fn reduction_tiles_fit(geo: &Geo, c: &ConvParams, isa: conv_direct::Isa) -> bool {
+    let Some(last) = geo.osp.len().checked_sub(1) else { return false };
+    let copy = red_tile_pad(geo, c).iter().map(|&(_, l)| l).fold(geo.nb.saturating_mul(geo.cg), usize::saturating_mul);
+    geo.groups == 1
+        && c.lhs_dilation.iter().all(|&d| d == 1)
+        && c.rhs_dilation[last] == 1
+        && geo.ksp[last] >= RED_TILE_MIN_RUN
+        && geo.o_o == 1
+        && geo.oq % isa.lanes() == 0
+        && copy <= RED_TILE_MAX_COPY
+}
+
+/// Per spatial dimension of the input, (zeros before it, padded extent) such that every position a
+/// (output, kernel) pair reads lies inside: `[-padding_lo, (out - 1) * stride + (k - 1) * dilation -
+/// padding_lo]` shifted by the zeros before.
+fn red_tile_pad(geo: &Geo, c: &ConvParams) -> Vec<(usize, usize)> {
+    (0..geo.lsp.len())
+        .map(|j| {
+            let lo = c.padding[j].0;
+            let off = lo.max(0) as usize;
+            let max_u = ((geo.osp[j] - 1) * c.window_strides[j] + (geo.ksp[j] - 1) * c.rhs_dilation[j]) as i64 - lo;
+            (off, geo.lsp[j].max((max_u + 1).max(0) as usize) + off)
+        })
+        .collect()
+}
+
+/// The kernel gradient of a channels-last convolution (few output rows, a long reduction: `by_reduction`'s
+/// shape) on the implicit-GEMM tiles. Its "input" `x` has the forward channels as batch and the forward
+/// images as features; its "kernel" `w` (the forward output's gradient) has the forward images as
+/// in-features and the forward channels as out-features. The input is copied once into
+/// `[batch][in-feature][padded spatial]` with zeros around it, so that for every output row (batch,
+/// position) and every reduction row (in-feature, kernel offset but the last dimension's) the last kernel
+/// dimension's taps are one contiguous run: the tiles' row pointer covers it (`cg` = that extent) and the
+/// kernel rows `(in-feature, kernel offset)` are read in place when the kernel is laid out that way
+/// (NHWC: it is), else packed once. Each output element is one FMA chain over the reduction in order.
+///
+/// SAFETY: as `run`, with `reduction_tiles_fit(geo, c, isa)`.
+unsafe fn reduction_tiles(geo: &Geo, c: &ConvParams, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32) {
+    let nsp = geo.osp.len();
+    let last = nsp - 1;
+    let (nb, nf, oq) = (geo.nb, geo.cg, geo.oq);
+    let span = geo.ksp[last];
+    let kpre: usize = geo.ksp[..last].iter().product();
+    let kk = nf * kpre; // the tiles' row pointers per output row
+    let pad = red_tile_pad(geo, c);
+    let plen: Vec<usize> = pad.iter().map(|&(_, l)| l).collect();
+    let pst = strides(&plen);
+    let per_plane: usize = plen.iter().product();
+    // the padded copy, in parallel over in-features (each writes its own planes)
+    let mut xt = vec![0f32; nb * nf * per_plane];
+    let lsp_total: usize = geo.lsp.iter().product();
+    {
+        let (xa, ta) = (x as usize, xt.as_mut_ptr() as usize);
+        let (pad, pst) = (&pad, &pst);
+        run_tasks(nf, |f, idx: &mut Vec<usize>| {
+            let (x, t) = (xa as *const f32, ta as *mut f32);
+            idx.resize(nsp, 0);
+            for p in 0..lsp_total {
+                unravel(p, &geo.lsp, idx);
+                let src = f * geo.x_c + idx.iter().zip(&geo.x_s).map(|(a, b)| a * b).sum::<usize>();
+                let dst = f * per_plane + (0..nsp).map(|j| (idx[j] + pad[j].0) * pst[j]).sum::<usize>();
+                for n in 0..nb {
+                    *t.add(n * nf * per_plane + dst) = *x.add(n * geo.x_n + src);
+                }
+            }
+        });
+    }
+    // the kernel as rows (in-feature, kernel offset) × out-features, in place when it is laid out so
+    let kst = strides(&geo.ksp);
+    let in_place = geo.w_o == 1
+        && (0..nsp).all(|j| geo.ksp[j] == 1 || geo.w_s[j] == kst[j] * oq)
+        && (nf == 1 || geo.w_i == kst[0] * geo.ksp[0] * oq);
+    let packed: Vec<f32>;
+    let wb = if in_place {
+        w
+    } else {
+        let kt: usize = geo.ksp.iter().product();
+        let mut v = Vec::with_capacity(nf * kt * oq);
+        let mut ki = vec![0usize; nsp];
+        for f in 0..nf {
+            for k in 0..kt {
+                unravel(k, &geo.ksp, &mut ki);
+                let ks: usize = ki.iter().zip(&geo.w_s).map(|(a, b)| a * b).sum();
+                for j in 0..oq {
+                    v.push(*w.add(f * geo.w_i + ks + j * geo.w_o));
+                }
+            }
+        }
+        packed = v;
+        packed.as_ptr()
+    };
+    // row pointer parts: output position q (its stride and padding shift) and reduction row (in-feature,
+    // kernel offset over all but the last dimension)
+    let p_total: usize = geo.osp.iter().product();
+    let mut qi = vec![0usize; nsp];
+    let mut qpart = Vec::with_capacity(p_total);
+    let mut qoff = Vec::with_capacity(p_total);
+    for q in 0..p_total {
+        unravel(q, &geo.osp, &mut qi);
+        let mut part = 0usize;
+        for j in 0..nsp {
+            // >= 0: the zeros before cover the low padding
+            part += ((qi[j] * c.window_strides[j]) as i64 - c.padding[j].0 + pad[j].0 as i64) as usize * pst[j];
+        }
+        qpart.push(part);
+        qoff.push(qi.iter().zip(&geo.o_s).map(|(a, b)| a * b).sum::<usize>());
+    }
+    let pre = &geo.ksp[..last];
+    let mut ki = vec![0usize; last];
+    let mut kpart = Vec::with_capacity(kk);
+    for f in 0..nf {
+        for k in 0..kpre {
+            unravel(k, pre, &mut ki);
+            kpart.push(f * per_plane + (0..last).map(|j| ki[j] * c.rhs_dilation[j] * pst[j]).sum::<usize>());
+        }
+    }
+    let mr = conv_direct::MAX_MR;
+    let rows_total = nb * p_total;
+    let tasks = rows_total.div_ceil(TILE_CHUNK);
+    let zeros = vec![0f32; span];
+    let (ta, wa, oa, za) = (xt.as_ptr() as usize, wb as usize, o as usize, zeros.as_ptr() as usize);
+    let (qpart, qoff, kpart) = (&qpart, &qoff, &kpart);
+    run_tasks(tasks, |t, a: &mut Vec<*const f32>| {
+        let (xt, wb, o, zp) = (ta as *const f32, wa as *const f32, oa as *mut f32, za as *const f32);
+        a.clear();
+        a.resize(mr * kk, zp);
+        let mut out = [std::ptr::null_mut::<f32>(); conv_direct::MAX_MR];
+        let end = ((t + 1) * TILE_CHUNK).min(rows_total);
+        let mut r0 = t * TILE_CHUNK;
+        while r0 < end {
+            let rows = mr.min(end - r0);
+            for r in 0..mr {
+                if r < rows {
+                    let (n, q) = ((r0 + r) / p_total, (r0 + r) % p_total);
+                    let base = xt.add(n * nf * per_plane + qpart[q]);
+                    for (slot, &kp) in a[r * kk..(r + 1) * kk].iter_mut().zip(kpart) {
+                        *slot = base.add(kp);
+                    }
+                    out[r] = o.add(n * geo.o_n + qoff[q]);
+                } else {
+                    a[r * kk..(r + 1) * kk].iter_mut().for_each(|p| *p = zp);
+                }
+            }
+            conv_direct::block(isa, rows, a, kk, span, wb, oq, &out);
+            r0 += rows;
+        }
+    });
 }
 
 /// Few output rows, long reduction: `out[(q, n), o] = sum_r patch[r, (q, n)] * kernel[r, o]` over blocks of

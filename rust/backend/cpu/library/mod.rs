@@ -12,6 +12,7 @@
 //! - `small_lu`: LU with partial pivoting and its solve for matrices of order <= 8 (`linalg`'s small path).
 //! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
+//! - `epilogue`: the elementwise kernel a convolution or product runs in place on its output blocks.
 //! - `callback`: host callbacks, through the dispatcher the embedder installs.
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
 //!   them (a leaf: it imports none of its siblings).
@@ -24,6 +25,7 @@ use crate::ir::{Aval, LibOp};
 
 mod conv;
 mod conv_direct;
+pub mod epilogue;
 pub mod callback;
 pub(crate) mod elem;
 mod fft;
@@ -37,6 +39,20 @@ mod sort;
 mod window;
 #[cfg(test)]
 mod tests;
+
+/// Runs a convolution or product with its epilogue kernel applied in place to its output (the plan's
+/// `LibStep::epilogue`): convolutions apply it block by block as they write them, other ops once after.
+pub fn run_fused(op: &LibOp, inputs: &[&Buffer], outs: &[Aval], epi: &epilogue::Epilogue) -> Result<Vec<Buffer>> {
+    if let LibOp::Conv(c) = op {
+        return Ok(vec![conv::conv(c, inputs[0], inputs[1], outs.first().ok_or_else(|| Error::Execution("conv has no output".into()))?, Some(epi))?]);
+    }
+    let res = run(op, inputs, outs)?;
+    if let [b] = res.as_slice() {
+        // SAFETY: `b` is the op's fresh, fully written output, of the aval the epilogue was checked against.
+        unsafe { epi.whole(b.as_ptr()) };
+    }
+    Ok(res)
+}
 
 /// Runs one library op on its input buffers, giving one buffer per output aval.
 pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
@@ -62,7 +78,7 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
         }
         LibOp::Sort { dimension, num_keys, .. } => sort::sort(inputs, *dimension, *num_keys),
         LibOp::Cumulative { op, axis, reverse } => Ok(vec![sort::cumulative(inputs[0], *op, *axis, *reverse)?]),
-        LibOp::Conv(c) => Ok(vec![conv::conv(c, inputs[0], inputs[1], out0()?)?]),
+        LibOp::Conv(c) => Ok(vec![conv::conv(c, inputs[0], inputs[1], out0()?, None)?]),
         LibOp::ReduceWindow { op, window } => Ok(vec![window::reduce_window(inputs[0], *op, window, out0()?)?]),
         LibOp::SelectAndScatterAdd { ge, window } => {
             Ok(vec![window::select_and_scatter_add(inputs[0], inputs[1], *ge, window)?])

@@ -329,3 +329,67 @@ fn reduce_window_max_and_select_and_scatter_add() {
     assert_eq!(f32s(&outs[0]), vec![3.0, 5.0]);
     assert_eq!(f32s(&outs[1]), vec![0.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 20.0]);
 }
+
+/// `act(conv(x, w) + b)` with the epilogue mark (`opt::epilogue`) on and off: bitwise the same on the tile
+/// path (3×3 NHWC), and against the conv with the bias added by hand (relu: exact math).
+#[test]
+fn conv_epilogue_in_place_matches_the_unfused_plan_bitwise() {
+    let cases = [
+        // (lhs shape, rhs shape, specs (lhs, rhs, out), bias axis, groups)
+        // (3×3 SAME: the padding below); other layouts and paths: tests/test_conv.py
+        ([2usize, 9, 7, 16], [3usize, 3, 16, 32], ("[0,3,1,2]", "[3,2,0,1]", "[0,3,1,2]"), 3usize, 1usize),
+    ];
+    for (xs, ws, (ls, rs, os), axis, g) in cases {
+        let mut out = xs;
+        out[axis] = 32;
+        let sh = |s: &[usize]| format!("{s:?}").replace(' ', "");
+        for act in ["max", "tanh", "logistic"] {
+            let tail = if act == "max" {
+                format!(r#"{{"prim":"max","in":[5,{{"lit":0.0,"dtype":"f32"}}],"out":[[6,"f32",{}]]}}"#, sh(&out))
+            } else {
+                format!(r#"{{"prim":"{act}","in":[5],"out":[[6,"f32",{}]]}}"#, sh(&out))
+            };
+            let json = format!(
+                r#"{{"version":1,"name":"t","invars":[[0,"f32",{x}],[1,"f32",{w}],[2,"f32",[32]]],"eqns":[
+                {{"prim":"conv_general_dilated","params":{{"window_strides":[1,1],"padding":[[1,1],[1,1]],"lhs_dilation":[1,1],
+                 "rhs_dilation":[1,1],"lhs_spec":{ls},"rhs_spec":{rs},"out_spec":{os},"feature_group_count":{g},
+                 "batch_group_count":1,"preferred_element_type":null}},"in":[0,1],"out":[[3,"f32",{o}]]}},
+                {{"prim":"broadcast_in_dim","params":{{"shape":{o},"broadcast_dimensions":[{axis}]}},"in":[2],"out":[[4,"f32",{o}]]}},
+                {{"prim":"add","in":[3,4],"out":[[5,"f32",{o}]]}},{tail}],"outvars":[6]}}"#,
+                x = sh(&xs),
+                w = sh(&ws),
+                o = sh(&out),
+            );
+            let (_, plan) = crate::opt::compile_pipeline(&json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+            assert!(
+                plan.steps.iter().any(|s| matches!(s, crate::plan::Step::Library(l) if l.epilogue)),
+                "not marked: {xs:?} {act}"
+            );
+            let mut plain = plan.clone();
+            for s in &mut plain.steps {
+                if let crate::plan::Step::Library(l) = s {
+                    l.epilogue = false;
+                }
+            }
+            let n: usize = xs.iter().product();
+            let inputs = [f32buf(&xs, &seq(n, 0.125)), f32buf(&ws, &seq(ws.iter().product(), 0.0625)), f32buf(&[32], &seq(32, 0.5))];
+            let fused = crate::backend::cpu::compile(&plan).unwrap();
+            assert!(fused.as_text().contains("epilogue: step"), "{xs:?} {act}");
+            let a = fused.run(&inputs).unwrap();
+            let b = crate::backend::cpu::compile(&plain).unwrap().run(&inputs).unwrap();
+            assert_eq!(a[0].as_bytes(), b[0].as_bytes(), "{xs:?} {ws:?} {act}");
+            if act == "max" {
+                // against the conv alone with bias and relu applied here
+                let cj = json.split("{\"prim\":\"broadcast_in_dim\"").next().unwrap().trim_end().trim_end_matches(',');
+                let cj = format!("{cj}],\"outvars\":[3]}}").replace(r#"[2,"f32",[32]]"#, "").replace(",]", "]");
+                let y = f32s(&run(&cj, &inputs[..2])[0]);
+                let bias = seq(32, 0.5);
+                let got = f32s(&a[0]);
+                for (i, (&yv, &gv)) in y.iter().zip(&got).enumerate() {
+                    let c = unravel(i, &out)[axis];
+                    assert_eq!((yv + bias[c]).max(0.0).to_bits(), gv.to_bits(), "{xs:?} at {i}");
+                }
+            }
+        }
+    }
+}

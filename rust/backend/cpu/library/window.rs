@@ -210,24 +210,24 @@ fn sas_part<T: Elem + PartialOrd>(
     let mut at: Vec<usize> = vec![usize::MAX; lane];
     for p in ps {
         geo.window_offsets(p, &mut idx, &mut k, &mut offs);
-        at.iter_mut().for_each(|a| *a = usize::MAX);
-        for &off in offs.iter().flatten() {
-            for l in 0..lane {
-                let v = xs[off + l];
-                // XLA's select: the current choice stays while select(current, candidate) holds, so the
-                // first extremum wins; a NaN current choice is replaced
-                let keep = at[l] != usize::MAX && if ge { best[l] >= v } else { best[l] <= v };
-                if !keep {
-                    best[l] = v;
-                    at[l] = off + l;
-                }
+        let mut valid = offs.iter().flatten();
+        // a window wholly in padding selects nothing
+        let Some(&first) = valid.next() else { continue };
+        best.copy_from_slice(&xs[first..first + lane]);
+        at.iter_mut().enumerate().for_each(|(l, a)| *a = first + l);
+        for &off in valid {
+            // XLA's select: the current choice stays while select(current, candidate) holds, so the first
+            // extremum wins; a NaN current choice is replaced. Written without branches, so the lane
+            // loop vectorizes.
+            for (l, ((b, a), &v)) in best.iter_mut().zip(at.iter_mut()).zip(&xs[off..off + lane]).enumerate() {
+                let keep = if ge { *b >= v } else { *b <= v };
+                *b = if keep { *b } else { v };
+                *a = if keep { *a } else { off + l };
             }
         }
-        for l in 0..lane {
-            if at[l] != usize::MAX {
-                let e = at[l] - base;
-                d[e] = d[e].eadd(s[p * lane + l]);
-            }
+        for (&a, &sv) in at.iter().zip(&s[p * lane..(p + 1) * lane]) {
+            let e = a - base;
+            d[e] = d[e].eadd(sv);
         }
     }
 }
