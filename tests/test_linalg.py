@@ -894,6 +894,38 @@ def test_linalg_gradients_against_finite_differences(x64):
     _fd_grad_check(lambda x: jnp.sum(jsl.cho_solve(jsl.cho_factor(x), b) * b), spd)
 
 
+def test_slogdet_jvp_is_jaxs_solve_rule(x64):
+    """slogdet's jvp is JAX's custom rule, trace(solve(a, da)) (the LU is not differentiated): values
+    recorded from JAX 0.10.2 (real, complex, float32, a Hessian block), finite differences, and the jaxpr
+    of its grad holds one LU and no differentiated one."""
+    a = np.array([[4., 1., -2.], [1., -3., 0.5], [2., 0.5, 1.]])
+    t = np.array([[0.3, -1., 0.2], [0.5, 0.1, -0.4], [1., 0.2, 0.7]])
+    (s, ld), (ds, dld) = jax.jvp(JLA.slogdet, (a,), (t,))
+    np.testing.assert_allclose([float(s), float(ld), float(ds), float(dld)],
+                               [-1.0, 3.258096538021482, 0.0, 0.5874999999999999], rtol=1e-13, atol=1e-15)
+    (s, ld), (ds, dld) = jax.jvp(JLA.slogdet, (a.astype(np.float32),), (t.astype(np.float32),))
+    assert s.dtype == ds.dtype == np.float32 and dld.dtype == np.float32
+    np.testing.assert_allclose([float(ld), float(dld)], [3.2580967, 0.5875], rtol=1e-6)
+    z, tz = a + 1j * t[::-1], t - 0.5j * a
+    (s, ld), (ds, dld) = jax.jvp(JLA.slogdet, (z,), (tz,))
+    assert s.dtype == ds.dtype == np.complex128 and ld.dtype == dld.dtype == np.float64
+    np.testing.assert_allclose(complex(s), -0.9978787089781636 + 0.06510055428392135j, rtol=1e-13)
+    np.testing.assert_allclose(complex(ds), 0.09862729169232864 + 1.5117855076122007j, rtol=1e-12)
+    np.testing.assert_allclose([float(ld), float(dld)], [3.2295625996752446, 0.6393882128058279], rtol=1e-12)
+    hess = jax.hessian(lambda x: JLA.slogdet(x)[1])(a)[0, 1]
+    np.testing.assert_allclose(np.asarray(hess), [[0.0, 0.0, 0.0], [0.038461538461538464, 0.0, -0.07692307692307693],
+                                                  [-0.019230769230769232, 0.0, 0.038461538461538464]], atol=1e-14)
+    # batched, against finite differences and inv(a)^T
+    ab = _gen((3, 6, 6), np.float64)
+    _fd_grad_check(lambda x: jnp.sum(JLA.slogdet(x)[1] * np.array([1.0, -2.0, 0.5])), ab)
+    g = jax.jit(jax.grad(lambda x: jnp.sum(JLA.slogdet(x)[1])))(ab)
+    np.testing.assert_allclose(np.asarray(g), np.linalg.inv(ab).transpose(0, 2, 1), rtol=1e-10, atol=1e-13)
+    # the grad factors once and transposes the two triangular solves; differentiating the LU would add
+    # its jvp's products (dot_general)
+    jaxpr = str(jax.make_jaxpr(jax.grad(lambda x: JLA.slogdet(x)[1]))(a))
+    assert jaxpr.count(" lu ") == 1 and jaxpr.count("triangular_solve") == 2 and "dot_general" not in jaxpr
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_scipy_linalg_against_scipy(dtype):
     _set_x64(dtype)

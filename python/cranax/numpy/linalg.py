@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from ..core import get_aval
+from ..custom_derivatives import custom_jvp
 from ..primitives import linalg as _pl
 from ._creation import arange, eye, zeros
 from ._products import matmul, outer, tensordot, vecdot
@@ -172,8 +173,8 @@ def inv(a):
     return solve(a, broadcast_to(eye(av.shape[-1], dtype=av.dtype), av.shape))
 
 
-def _lu_det_parts(a):
-    lu_, piv, _ = _pl.lu(a)
+def _lu_det_parts(a, lu_piv=None):
+    lu_, piv = lu_piv if lu_piv is not None else _pl.lu(a)[:2]
     d = _diagonal(lu_, axis1=-2, axis2=-1)
     n = get_aval(piv).shape[-1]
     swaps = count_nonzero(piv != arange(n, dtype=np.int32), axis=-1)
@@ -200,9 +201,37 @@ def slogdet(a, *, method=None):
     _square("slogdet", a)
     if method not in (None, "lu"):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (None)")
-    d, parity = _lu_det_parts(a)
-    s = parity * prod(sign(d), axis=-1)
-    return SlogdetResult(s, sum(log(abs(d)), axis=-1))
+    return SlogdetResult(*_slogdet_lu(a))
+
+
+def _slogdet_from_lu(a, lu_, piv):
+    d, parity = _lu_det_parts(a, (lu_, piv))
+    return parity * prod(sign(d), axis=-1), sum(log(abs(d)), axis=-1)
+
+
+def _slogdet_lu_impl(a):
+    lu_, piv, _ = _pl.lu(a)
+    return _slogdet_from_lu(a, lu_, piv)
+
+
+def _slogdet_jvp(primals, tangents):
+    """JAX's rule: d log|det a| = trace(a^-1 da), by a solve with the primal's LU (the LU itself is not
+    differentiated, so ``grad`` costs one LU and two triangular solves, as JAX's). ``sign`` has a zero
+    tangent for real ``a``; for complex ``a`` it turns with the imaginary part of the trace."""
+    (a,), (g,) = primals, tangents
+    lu_, piv, perm = _pl.lu(a)
+    s, ans = _slogdet_from_lu(a, lu_, piv)
+    ans_dot = _trace(_lu_solve(lu_, perm, g), axis1=-2, axis2=-1)
+    if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
+        sign_dot = (ans_dot - real(ans_dot).astype(get_aval(ans_dot).dtype)) * s
+        ans_dot = real(ans_dot)
+    else:
+        sign_dot = zeros(get_aval(s).shape, get_aval(s).dtype)
+    return (s, ans), (sign_dot, ans_dot)
+
+
+_slogdet_lu = custom_jvp(_slogdet_lu_impl)
+_slogdet_lu.defjvp(_slogdet_jvp)
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
