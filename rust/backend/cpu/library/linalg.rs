@@ -27,6 +27,24 @@ impl Real for f64 {}
 /// pool); smaller ones run sequentially and a batch of them is spread over the pool's threads instead.
 const PAR_WORK: usize = 96 * 96 * 96;
 
+/// `PAR_WORK` for QR. Below it a sequential QR is about twice as fast as faer's parallel one at n = 100
+/// (its blocked Householder steps are too small to split); faer's own QR stops splitting about here too
+/// (`QrParams::par_threshold`, 192 × 256 entries).
+const QR_PAR_WORK: usize = 192 * 192 * 192;
+
+/// QR's block size: faer's recommendation, except 16 (instead of its 8) for matrices of 48² to 128² entries,
+/// where 16-column blocks measured faster (n = 100: about 0.8× the time with 8).
+fn qr_block_size<T: Real>(m: usize, n: usize) -> usize {
+    let bs = qrf::recommended_block_size::<T>(m, n);
+    let bs = if (48 * 48 + 1..=128 * 128).contains(&(m * n)) { bs.max(16) } else { bs };
+    bs.min(m.min(n)).max(1)
+}
+
+/// Matrices that ran with faer's own parallelism, and the thread count the last of them got (read by
+/// tests: whether a big matrix gets the pool's threads is what a timing on a loaded machine cannot show).
+pub static PAR_MATRICES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static PAR_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A batch whose total cost (below) is less than this runs on the calling thread: handing it to the pool (a
 /// wake-up and a wait, several µs) costs more than the second core saves.
 const BATCH_PAR_WORK: usize = 64 * 64 * 64;
@@ -69,18 +87,26 @@ impl<T> Out<T> {
 fn for_batch_ws<W>(
     batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
 ) {
+    for_batch_par(batch, work, PAR_WORK, per_matrix, init, f)
+}
+
+/// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism.
+fn for_batch_par<W>(
+    batch: usize, work: usize, par_work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync,
+    f: impl Fn(&mut W, usize, Par) + Sync,
+) {
     use rayon::prelude::*;
     if batch == 0 {
         return;
     }
     let total = batch.saturating_mul(work.saturating_add(per_matrix));
-    if work < PAR_WORK && (batch == 1 || total < BATCH_PAR_WORK) {
+    if work < par_work && (batch == 1 || total < BATCH_PAR_WORK) {
         let mut ws = init(Par::Seq);
         (0..batch).for_each(|b| f(&mut ws, b, Par::Seq));
         return;
     }
     crate::backend::cpu::threads::parallel(|split| {
-        if split && batch > 1 && work < PAR_WORK {
+        if split && batch > 1 && work < par_work {
             // a few runs per thread, so a descheduled thread's share is picked up by the others
             let runs = (4 * rayon::current_num_threads()).min(batch);
             let per = batch.div_ceil(runs);
@@ -89,7 +115,11 @@ fn for_batch_ws<W>(
                 (r * per..((r + 1) * per).min(batch)).for_each(|b| f(&mut ws, b, Par::Seq));
             });
         } else {
-            let par = if split && work >= PAR_WORK { Par::rayon(0) } else { Par::Seq };
+            let par = if split && work >= par_work { Par::rayon(0) } else { Par::Seq };
+            if let Par::Rayon(t) = par {
+                PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
+                PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
+            }
             let mut ws = init(par);
             (0..batch).for_each(|b| f(&mut ws, b, par));
         }
@@ -304,7 +334,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         LinalgOp::Qr { full_matrices } => {
             let q_cols = if *full_matrices { m } else { k };
             let (oq, or) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            let bs = qrf::recommended_block_size::<T>(m, n).max(1);
+            let bs = qr_block_size::<T>(m, n);
             // workspace: the column-major copy faer factors, the reflectors' block coefficients, Q, and one
             // scratch large enough for the factorization and for building Q
             let init = |par| QrWork {
@@ -316,7 +346,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
                 ])),
             };
-            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, QR_PAR_WORK, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -1017,4 +1047,81 @@ fn pivots_to_permutation(p: &Buffer, size: usize, out: &Aval) -> Result<Buffer> 
         }
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    fn f64buf(shape: &[usize], data: &[f64]) -> Buffer {
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Buffer::from_bytes(&Aval::new(DType::F64, shape.to_vec()), &bytes).unwrap()
+    }
+
+    /// A big matrix gets faer's parallelism with all of cranax's pool (the n=1000 factorizations ran at
+    /// half speed when they did not): a count, not a timing, so it holds on a loaded machine.
+    #[test]
+    fn big_matrices_use_the_pools_threads() {
+        let n = 160;
+        // a well-conditioned SPD matrix: g g^T + n I
+        let g: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 1009) as f64) / 1009.0 - 0.5).collect();
+        let a: Vec<f64> = (0..n * n)
+            .map(|ij| {
+                let (i, j) = (ij / n, ij % n);
+                (0..n).map(|l| g[i * n + l] * g[j * n + l]).sum::<f64>() + if i == j { n as f64 } else { 0.0 }
+            })
+            .collect();
+        let buf = f64buf(&[n, n], &a);
+        let out = Aval::new(DType::F64, vec![n, n]);
+        let before = PAR_MATRICES.load(Relaxed);
+        let l = run(&LinalgOp::Cholesky, &[&buf], std::slice::from_ref(&out)).unwrap();
+        let threads = crate::backend::cpu::threads::num_threads();
+        if threads > 1 {
+            assert!(PAR_MATRICES.load(Relaxed) > before, "a {n}x{n} cholesky ran without faer's parallelism");
+            assert_eq!(PAR_THREADS.load(Relaxed), threads, "faer got fewer threads than cranax's pool has");
+        }
+        // and the factor is right: L L^T = a, L lower triangular
+        let l: Vec<f64> = l[0].as_bytes().chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        for i in 0..n {
+            for j in 0..n {
+                if j > i {
+                    assert_eq!(l[i * n + j], 0.0);
+                }
+                let s: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
+                assert!((s - a[i * n + j]).abs() < 1e-9 * n as f64, "({i}, {j}): {s} vs {}", a[i * n + j]);
+            }
+        }
+    }
+
+    /// QR with the 16-column blocks (m * n in 48²..128²) and on both sides of `QR_PAR_WORK`: Q R = a and
+    /// Q^T Q = I (reduced), and the big one split over the pool.
+    #[test]
+    fn qr_block_sizes_and_split() {
+        for (m, n) in [(100, 100), (60, 40), (40, 60), (200, 200)] {
+            let a: Vec<f64> = (0..m * n).map(|i| ((i * 7919 % 1009) as f64) / 1009.0 - 0.5).collect();
+            let buf = f64buf(&[m, n], &a);
+            let k = m.min(n);
+            let outs = [Aval::new(DType::F64, vec![m, k]), Aval::new(DType::F64, vec![k, n])];
+            let before = PAR_MATRICES.load(Relaxed);
+            let r = run(&LinalgOp::Qr { full_matrices: false }, &[&buf], &outs).unwrap();
+            if m * n * k >= QR_PAR_WORK && crate::backend::cpu::threads::num_threads() > 1 {
+                assert!(PAR_MATRICES.load(Relaxed) > before, "a {m}x{n} qr ran without faer's parallelism");
+            }
+            let v = |b: &Buffer| -> Vec<f64> { b.as_bytes().chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect() };
+            let (q, rr) = (v(&r[0]), v(&r[1]));
+            for i in 0..m {
+                for j in 0..n {
+                    let s: f64 = (0..k).map(|l| q[i * k + l] * rr[l * n + j]).sum();
+                    assert!((s - a[i * n + j]).abs() < 1e-12, "{m}x{n} QR ({i}, {j}): {s} vs {}", a[i * n + j]);
+                }
+            }
+            for i in 0..k {
+                for j in 0..k {
+                    let s: f64 = (0..m).map(|l| q[l * k + i] * q[l * k + j]).sum();
+                    assert!((s - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12, "{m}x{n} Q^T Q ({i}, {j}) = {s}");
+                }
+            }
+        }
+    }
 }
