@@ -87,8 +87,8 @@ def test_stress_mixed_eager_jit_compile_and_clear_caches():
 def test_one_signature_compiles_once_under_racing_threads():
     f = cranax.jit(lambda x: x * 5.0 + 0.25)
     barrier = threading.Barrier(N_THREADS)
+    x = jnp.arange(777, dtype=jnp.float32)   # before the count: arange is itself a compiled iota program
     before = _core.compile_count()
-    x = jnp.arange(777, dtype=jnp.float32)
 
     def work(i):
         barrier.wait()
