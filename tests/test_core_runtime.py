@@ -582,3 +582,92 @@ def test_constant_kernels_shared_across_runs_stay_correct():
     assert first[1].dtype == np.float32 and first[2].dtype == np.int32
     with pytest.raises(ValueError):
         first[1][0] = 5.0
+
+
+def _halving_loop():
+    """A jitted while loop over a small carry (compiled whole, `scalar_loop`) followed by a cond: the shape
+    of a diffrax solve's top-level plan, whose small buffers come from the per-thread small-block cache."""
+    def body(c):
+        i, x = c
+        return i + 1, x * np.float32(0.5) + np.float32(1.0)
+
+    def f(x, n):
+        i, y = cranax.lax.while_loop(lambda c: c[0] < n, body, (0, x))
+        return cranax.lax.cond(i > 3, lambda: y * 2.0, lambda: y - 1.0), i
+    return cranax.jit(f)
+
+
+def _halving_ref(x, n):
+    y = np.asarray(x, np.float32).copy()
+    for _ in range(n):
+        y = y * np.float32(0.5) + np.float32(1.0)
+    return (y * np.float32(2.0) if n > 3 else y - np.float32(1.0)), n
+
+
+def test_loop_outputs_are_exact_and_not_overwritten_by_later_calls():
+    # Outputs handed to Python keep their values while the executable runs again (their blocks are
+    # recycled only once freed), and every call gives the same bits as the float32 reference.
+    f = _halving_loop()
+    xs = [np.array([1.0, -2.0, 3.5], np.float32) * k for k in range(1, 6)]
+    kept = [f(x, 7) for x in xs]
+    for _ in range(20):
+        f(xs[0] * 3.0, 2)
+    for x, (y, i) in zip(xs, kept):
+        want, n = _halving_ref(x, 7)
+        np.testing.assert_array_equal(np.asarray(y), want)
+        assert int(i) == n
+    y, i = f(xs[1], 2)
+    np.testing.assert_array_equal(np.asarray(y), _halving_ref(xs[1], 2)[0])
+
+
+def test_one_loop_executable_called_from_two_threads():
+    f = _halving_loop()
+    f(np.ones(3, np.float32), 1)  # compiled once, before the threads
+    errors = []
+
+    def worker(seed):
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(300):
+                x = rng.standard_normal(3).astype(np.float32)
+                n = int(rng.integers(0, 9))
+                y, i = f(x, n)
+                want, _ = _halving_ref(x, n)
+                if not np.array_equal(np.asarray(y), want) or int(i) != n:
+                    errors.append((seed, x, n, np.asarray(y), want))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=(s,)) for s in (1, 2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:3]
+
+
+def test_short_while_loop_runs_inline_once_measured():
+    # A while loop's work is a guess (1000 trips), so this program's estimate is over INLINE_MAX_WORK and
+    # its first call is queued on the stream thread; once a run is measured short (two trips over 100,000
+    # floats, tens of µs), later calls on an idle stream run on the calling thread. A host callback after
+    # the loop records which thread ran the program.
+    n = 100_000
+    ran_on = []
+
+    def record(y):
+        ran_on.append(threading.get_ident())
+        return y
+
+    def f(x, k):  # the trip count is an argument: the loop stays a while loop, not a scan of known length
+        y = cranax.lax.while_loop(lambda c: c[0] < k, lambda c: (c[0] + 1, c[1] * 2.0 + 1.0), (0, x))[1]
+        return cranax.pure_callback(record, cranax.ShapeDtypeStruct(y.shape, y.dtype), y)
+    f = cranax.jit(f)
+    x = cranax.device_put(np.arange(n, dtype=np.float32))
+    for _ in range(6):
+        _core.devices()[0].synchronize()
+        out = f(x, 2)
+        out.block_until_ready()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(n, dtype=np.float32) * 4.0 + 3.0)
+    me = threading.get_ident()
+    assert ran_on[0] != me, "the first call (unmeasured, estimated large) should be queued"
+    assert me in ran_on[2:], "measured short, later calls should run inline"

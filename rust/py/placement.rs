@@ -160,9 +160,11 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
 /// to a few milliseconds (`INLINE_MAX_WORK`), and other Python threads should run meanwhile. Smaller ones
 /// keep it: releasing and re-taking it would cost more than they run.
 const GIL_RELEASE_WORK: usize = 1 << 20;
+/// ... unless their latest run was measured shorter than this (a while loop's work is a guess).
+const GIL_RELEASE_NS: u64 = 100_000;
 
 fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>) -> PyResult<Vec<Value>> {
-    if exe.work > GIL_RELEASE_WORK {
+    if exe.work > GIL_RELEASE_WORK && exe.last_run_ns().is_none_or(|n| n > GIL_RELEASE_NS) {
         Ok(py.detach(|| exe.execute_on(dev, args))?)
     } else {
         Ok(exe.execute_on(dev, args)?)

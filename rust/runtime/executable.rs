@@ -1,5 +1,6 @@
 //! A compiled program ready to run on a device: the optimized program's text, its plan, the machine code,
 //! and the avals of its inputs and outputs.
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::backend::cpu::CpuExecutable;
@@ -22,9 +23,20 @@ pub struct Executable {
     pub device: Arc<Device>,
     pub in_avals: Vec<Aval>,
     pub out_avals: Vec<Aval>,
-    /// The plan's work estimate (`Plan::work`); decides inline vs queued dispatch.
+    /// The plan's work estimate (`Plan::work`); decides inline vs queued dispatch until a run is measured.
     pub work: usize,
+    /// How long the latest run took, in nanoseconds (`UNMEASURED` before the first). A while loop's work
+    /// is a guess (`ControlStep::work` assumes 1000 trips), so a diffrax solve of seven steps was queued
+    /// to the stream thread on every call, paying two thread hand-offs (tens of µs) for a ~20 µs run;
+    /// once measured short, calls run inline.
+    last_run_ns: Arc<AtomicU64>,
 }
+
+const UNMEASURED: u64 = u64::MAX;
+
+/// A program measured to run for at most this long runs inline (as one within `INLINE_MAX_WORK`, about
+/// 1–2 ms of work, does).
+const INLINE_MAX_NS: u64 = 1_000_000;
 
 impl Executable {
     pub fn new(key: String, program_text: String, plan: Plan, cpu: Arc<CpuExecutable>, device: Arc<Device>) -> Result<Executable> {
@@ -34,17 +46,34 @@ impl Executable {
         let in_avals = (0..plan.num_inputs).map(slot).collect::<Result<Vec<_>>>()?;
         let out_avals = plan.outputs.iter().map(|&s| slot(s)).collect::<Result<Vec<_>>>()?;
         let work = plan.work();
-        Ok(Executable { name: plan.name.clone(), key, program_text, plan, cpu, device, in_avals, out_avals, work })
+        Ok(Executable {
+            name: plan.name.clone(),
+            key,
+            program_text,
+            plan,
+            cpu,
+            device,
+            in_avals,
+            out_avals,
+            work,
+            last_run_ns: Arc::new(AtomicU64::new(UNMEASURED)),
+        })
     }
 
     pub fn num_outputs(&self) -> usize {
         self.out_avals.len()
     }
 
-    /// True when a call may run inline on the calling thread.
+    /// True when a call may run inline on the calling thread: its work estimate is small, or its latest
+    /// run was short.
     #[inline]
     pub fn is_small(&self) -> bool {
-        self.work <= INLINE_MAX_WORK
+        self.work <= INLINE_MAX_WORK || self.last_run_ns.load(Ordering::Relaxed) <= INLINE_MAX_NS
+    }
+
+    /// The latest run's duration in nanoseconds, `None` before the first run.
+    pub fn last_run_ns(&self) -> Option<u64> {
+        Some(self.last_run_ns.load(Ordering::Relaxed)).filter(|&n| n != UNMEASURED)
     }
 
     /// Checks argument count and avals (a call-time `Arguments` error, raised at once).
@@ -85,9 +114,14 @@ impl Executable {
         let cpu = self.cpu.clone();
         // The run is a span on the device's track (made by whichever thread runs it).
         let prof = profiler::enabled().then(|| (self.name.clone(), device.repr()));
+        let last = self.last_run_ns.clone();
         Ok(device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| {
             let _run = prof.map(|(n, d)| profiler::span("kernel", || n, || d));
-            cpu.run(bufs)
+            let t = std::time::Instant::now();
+            let r = cpu.run(bufs);
+            // Saturates below `UNMEASURED`: a run is measured once it has run.
+            last.store((t.elapsed().as_nanos() as u64).min(UNMEASURED - 1), Ordering::Relaxed);
+            r
         }))
     }
 

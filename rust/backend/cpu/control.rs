@@ -87,8 +87,13 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
     };
     let gets = |slots: &[Option<Buffer>], v: &[usize]| -> Result<Vec<Buffer>> { v.iter().map(|&s| get(slots, s)).collect() };
     if let Some(f) = &cc.fused {
-        let ins = gets(slots, &c.inputs())?;
-        let outs = f.run(&ins, &slot_avals(plan, c.outputs()))?;
+        let ins = c
+            .inputs()
+            .iter()
+            .map(|&s| slots.get(s).and_then(Option::as_ref).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written"))))
+            .collect::<Result<Vec<&Buffer>>>()?;
+        let avals: Vec<&Aval> = c.outputs().iter().map(|&s| &plan.slots[s]).collect();
+        let outs = f.run(&ins, &avals)?;
         for (&s, b) in c.outputs().iter().zip(outs) {
             slots[s] = Some(b);
         }

@@ -35,6 +35,12 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         }
         slots[i] = Some(b.clone());
     }
+    // A kernel step's pointer and size lists, reused by every kernel step of this run (a loop-heavy
+    // program runs dozens of tiny steps per call; four allocations each were a visible share of it).
+    let mut ins: Vec<*const u8> = Vec::new();
+    let mut outs: Vec<Buffer> = Vec::new();
+    let mut out_ptrs: Vec<*mut u8> = Vec::new();
+    let mut out_bytes: Vec<usize> = Vec::new();
     let mut steps = plan.steps.iter().enumerate();
     while let Some((si, step)) = steps.next() {
         if let (Step::Library(a), Some(Step::Library(b))) = (step, plan.steps.get(si + 1)) {
@@ -77,17 +83,19 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                     continue;
                 }
                 let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
-                let mut ins: Vec<*const u8> = Vec::with_capacity(k.inputs.len());
+                ins.clear();
                 for inp in &k.inputs {
                     ins.push(slots[inp.slot].as_ref().ok_or_else(|| missing(inp.slot))?.as_ptr() as *const u8);
                 }
-                let mut outs = Vec::with_capacity(k.outputs.len());
+                outs.clear();
                 for o in &k.outputs {
                     // Kernels write every element of their outputs: no zeroing.
                     outs.push(Buffer::uninit(&plan.slots[o.slot])?);
                 }
-                let out_ptrs: Vec<*mut u8> = outs.iter().map(|b| b.as_ptr()).collect();
-                let out_bytes: Vec<usize> = outs.iter().map(|b| b.storage.len()).collect();
+                out_ptrs.clear();
+                out_ptrs.extend(outs.iter().map(|b| b.as_ptr()));
+                out_bytes.clear();
+                out_bytes.extend(outs.iter().map(|b| b.storage.len()));
                 // SAFETY: the plan was validated (every address the kernel computes lies inside the
                 // buffers of the slots' avals, which the inputs were checked against), outputs are
                 // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
@@ -95,7 +103,7 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 if let Some(c) = cache {
                     let _ = c.set(outs.clone());
                 }
-                for (o, buf) in k.outputs.iter().zip(outs) {
+                for (o, buf) in k.outputs.iter().zip(outs.drain(..)) {
                     slots[o.slot] = Some(buf);
                 }
             }

@@ -65,9 +65,10 @@ impl Drop for FusedLoop {
 }
 
 impl FusedLoop {
-    /// Runs the loop on the step's input buffers (in `ControlStep::inputs()` order); returns fresh output
-    /// buffers of `outs`.
-    pub fn run(&self, ins: &[Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
+    /// Runs the loop on the step's input buffers (in `ControlStep::inputs()` order, borrowed from the
+    /// enclosing plan's slots rather than cloned: a diffrax solve's loop has thirty operands); returns
+    /// fresh output buffers of `outs`.
+    pub fn run(&self, ins: &[&Buffer], outs: &[&Aval]) -> Result<Vec<Buffer>> {
         if ins.len() != self.in_avals.len() || outs.len() != self.out_avals.len() {
             return Err(Error::Execution(format!("fused loop: {} inputs, expected {}", ins.len(), self.in_avals.len())));
         }
@@ -80,7 +81,8 @@ impl FusedLoop {
         if outs.iter().zip(&self.out_avals).any(|(a, b)| a.dtype != b.dtype || a.numel() != b.numel()) {
             return Err(Error::Execution("fused loop: output of the wrong type".into()));
         }
-        let bufs = outs.iter().map(Buffer::alloc).collect::<Result<Vec<_>>>()?;
+        // The function writes every element of each output: no zeroing.
+        let bufs = outs.iter().map(|a| Buffer::uninit(a)).collect::<Result<Vec<_>>>()?;
         let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
         let op: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
         super::counters::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
