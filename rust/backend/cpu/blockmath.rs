@@ -19,9 +19,9 @@ use std::sync::OnceLock;
 use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32).
-pub const FUNCTIONS: [MathFn; 12] = [
+pub const FUNCTIONS: [MathFn; 13] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
-    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv,
 ];
 
 /// The lane width block routines use on this host.
@@ -149,7 +149,8 @@ mod x86 {
             8 => m::trig(l, Trig::Sin, x),
             9 => m::trig(l, Trig::Cos, x),
             10 => m::trig(l, Trig::Tan, x),
-            _ => m::atan(l, x),
+            11 => m::atan(l, x),
+            _ => m::erf_inv(l, x),
         }
     }
 
@@ -257,6 +258,10 @@ mod x86 {
         #[inline(always)]
         fn to_float(&mut self, i: __m512i) -> __m512 {
             unsafe { _mm512_cvtepi32_ps(i) }
+        }
+        #[inline(always)]
+        fn sqrt(&mut self, x: __m512) -> __m512 {
+            unsafe { _mm512_sqrt_ps(x) }
         }
         #[inline(always)]
         fn copysign(&mut self, a: __m512, s: __m512) -> __m512 {
@@ -392,6 +397,10 @@ mod x86 {
         #[inline(always)]
         fn to_float(&mut self, i: __m256i) -> __m256 {
             unsafe { _mm256_cvtepi32_ps(i) }
+        }
+        #[inline(always)]
+        fn sqrt(&mut self, x: __m256) -> __m256 {
+            unsafe { _mm256_sqrt_ps(x) }
         }
         #[inline(always)]
         fn copysign(&mut self, a: __m256, s: __m256) -> __m256 {
@@ -562,13 +571,13 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 12] = [
+    pub const AVX512: [BlockFn; 13] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
-        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>,
+        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>,
     ];
-    pub const AVX2: [BlockFn; 12] = [
+    pub const AVX2: [BlockFn; 13] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
-        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>,
+        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>,
     ];
 }
 
@@ -628,7 +637,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 12])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 13])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

@@ -33,7 +33,7 @@
 //! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
-//! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `erf_inv_f32`); ≤ 4.86 for |x| < 0.99 |
+//! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
 //! | pow       | 0.50    | f64: exp(y·log|x|), log and exp in f64 (≈2^-45), IEEE special cases        |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
@@ -43,8 +43,9 @@
 //! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
 //! exception: it reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
-//! [-1, 1] against SciPy's float64 erfinv). f64 functions and the rest (lgamma, digamma, asin, ...) stay
-//! imported scalar functions (`math.rs`), called per lane from vector code.
+//! [-1, 1] against SciPy's float64 erfinv). `lgamma` and `digamma` compute in f64 lanes and round once
+//! (see `lgamma_f64_lanes`). f64 functions and the rest (asin, acos, ...) stay imported scalar functions
+//! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value};
@@ -53,7 +54,7 @@ use cranelift_frontend::FunctionBuilder;
 use crate::error::{Error, Result};
 use crate::ir::DType;
 
-use super::math_f32::{self, Cmp, ICmp, Lanes, EXP_C1, EXP_C2, LOG2E};
+use super::math_f32::{self, Cmp, ICmp, Lanes, LOG2E};
 use super::math_fn::{Imports, MathFn};
 
 /// Whether the host has fused multiply-add (then `fma` is one instruction; else mul + add).
@@ -79,6 +80,7 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
         && (matches!(
             f,
             Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Pow | Atan2 | Rsqrt
+                | Lgamma | Digamma
         ) || (f == Atan && host_fma()))
 }
 
@@ -126,7 +128,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
             }
         }
         MathFn::Erf => math_f32::erf(&mut e, x),
-        MathFn::ErfInv => erf_inv_f32(&mut e, x),
+        MathFn::ErfInv => math_f32::erf_inv(&mut e, x),
+        MathFn::Lgamma | MathFn::Digamma => gamma_family_f32(&mut e, f, x),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
         // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
         // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
@@ -327,6 +330,9 @@ impl Lanes for E<'_, '_> {
         let r = self.b.ins().bor(ab, sb);
         self.fbits(r)
     }
+    fn sqrt(&mut self, x: Value) -> Value {
+        self.b.ins().sqrt(x)
+    }
     /// A cold block, entered only when some lane of `m` is set, calls the helper on every lane and keeps
     /// its results in the lanes of `m` (the ops of `math_f32::rem_pio2_big_lane`).
     fn rem_pio2_big(&mut self, m: Value, x: Value, r: Value, rl: Value, q: Value) -> (Value, Value, Value) {
@@ -380,9 +386,6 @@ impl Lanes for E<'_, '_> {
 }
 
 
-fn int_to_float(e: &mut E, k: Value) -> Value {
-    e.to_float(k)
-}
 
 // ------------------------------------------------------------------------------------------------------
 // float32 kernels computed in f64 lanes.
@@ -687,140 +690,201 @@ fn log_f64_internal(d: &mut E, x: Value) -> Value {
 }
 
 // ------------------------------------------------------------------------------------------------------
-// erf_inv: XLA:CPU's float32 computation, operation for operation, so that `random.normal` (u ↦ √2·erf_inv(u))
-// matches JAX bit for bit. XLA expands erf_inv into Giles' single-precision polynomial in
-// w = -log1p(-x²), its log1p into a Cephes rational function (|t| < √2-1) or log(1 + t), and that log into
-// its vectorized Cephes routine; LLVM then contracts each multiply feeding an add into one fma (host with
-// FMA). Each `fma` below is one such contraction, each plain mul/add one XLA leaves unfused.
+// lgamma and digamma: computed in f64 lanes, branch-free (every lane takes every path, selects choose), and
+// rounded once to f32. Why f64: near lgamma's zeros (1, 2) and digamma's (1.4616...) the f32 result is
+// tiny and a 4-ulp bound asks for absolute errors f32 arithmetic cannot give; f64 lanes have 29 spare
+// bits, so the shifts x + k and 1 - x are exact and only truncation error is left. Before these, each lane
+// called the scalar f64 function (`math::lgamma`, Lanczos with a scalar `ln`): 3.5x XLA's time.
+//
+// lgamma(x): reflection below ½ (log(π/|sin πx|) − lgamma(1 − x), sin by r = x − rint(x)), then for
+// y ∈ [½, 6) the recurrence down (or one step up) into [1.5, 2.5), where lgamma(2 + d) is its Taylor series
+// d·Σ c_k d^(k−1) (c_1 = 1 − γ, c_k = (−1)^k (ζ(k) − 1)/k: |d| ≤ ½ and 16 terms leave < 2e-11 relative),
+// and Stirling's series (7 terms, < 1e-13 at y = 6) above 6. The logs of the reflection and of the
+// recurrence's product are one log of their quotient, whose parts are kept as numerator and denominator
+// (one division). Only float32 accuracy is the aim: truncations are near 1e-10 relative, not f64's 1e-16. Measured (tests/test_math_accuracy.py's sweep
+// against math.lgamma): see that test's bound.
+//
+// digamma(x): reflection below ½ (ψ(1 − x) − π·cos(πr)/sin(πr)), the recurrence up to z ≥ 8 with its
+// sum Σ 1/z kept as one fraction that takes in the cotangent too (one division), and the asymptotic
+// series (7 terms, < 2e-15 at 8).
 
-/// Cephes logf: log(1+x) = x - x²/2 + x³·P(x) on the mantissa reduced to [√½, √2).
-const XLA_LOG_P: [f64; 9] = [
-    7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
-    2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1,
+/// ζ(k) − 1 for k = 2..=16 (SciPy's zeta(k, 2)).
+const ZETA_M1: [f64; 15] = [
+    0.6449340668482266, 0.2020569031595943, 0.08232323371113821, 0.03692775514336994, 0.017343061984449137,
+    0.008349277381922829, 0.0040773561979443405, 0.0020083928260822143, 0.0009945751278180857,
+    0.0004941886041194647, 0.00024608655330804827, 0.00012271334757848917, 6.124813505870481e-05,
+    3.058823630702049e-05, 1.5282259408651864e-05,
 ];
-/// Cephes log1p: log1p(t) = t - t²/2 + t³·N(t)/D(t) on |t| < √2 - 1 (highest degree first).
-const XLA_LOG1P_N: [f64; 7] = [
-    4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
-    2.9911919328553073277375E1, 6.0949667980987787057556E1, 5.7112963590585538103336E1,
-    2.0039553499201281259648E1,
-];
-const XLA_LOG1P_D: [f64; 7] = [
-    1.0, 1.5062909083469192043167E1, 8.3047565967967209469434E1, 2.2176239823732856465394E2,
-    3.0909872225312059774938E2, 2.1642788614495947685003E2, 6.0118660497603843919306E1,
-];
-/// Giles (2010), single precision: erf_inv(x) = x·P(w - 2.5) for w < 5, x·Q(√w - 3) above (highest first).
-const GILES_LT5: [f64; 9] = [
-    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-    -0.00417768164, 0.246640727, 1.50140941,
-];
-const GILES_GE5: [f64; 9] = [
-    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-    0.00943887047, 1.00167406, 2.83297682,
-];
+const EULER_GAMMA: f64 = 0.5772156649015329;
+/// Stirling: lgamma(w) − ((w − ½)ln w − w + ½ln 2π) = (1/w)·Σ B_2k/(2k(2k−1)) w^(2−2k), in 1/w².
+const STIRLING: [f64; 7] =
+    [1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360360.0, 1.0 / 156.0];
+/// The asymptotic digamma series: ψ(w) − (ln w − 1/(2w)) = −Σ B_2k/(2k) w^(−2k), in 1/w² (factor 1/w² out).
+const DIGAMMA_ASYM: [f64; 7] =
+    [1.0 / 12.0, -1.0 / 120.0, 1.0 / 252.0, -1.0 / 240.0, 1.0 / 132.0, -691.0 / 32760.0, 1.0 / 12.0];
 
-/// XLA's float32 log of `x`: exponent and mantissa in [½, 1), folded into [√½, √2), Cephes polynomial
-/// evaluated in three interleaved pieces. Subnormal inputs are clamped to the smallest normal.
-fn xla_log_f32(e: &mut E, x: Value) -> Value {
-    let tiny = e.c(f32::MIN_POSITIVE as f64);
-    let above = e.fcmp(FloatCC::GreaterThan, x, tiny);
-    let xc = e.sel(above, x, tiny);
-    let bits = e.bits(xc);
-    let exp = e.ushr(bits, 23);
-    let exp = e.iadd(exp, -127);
-    let ef = int_to_float(e, exp);
-    let ef = e.addc(ef, 1.0);
-    let mb = e.iand(bits, 0x807F_FFFFu32 as i64);
-    let half = e.ci(0x3F00_0000);
-    let mb = e.or(mb, half);
-    let m = e.fbits(mb);
-    let small = e.fcmpc(FloatCC::LessThan, m, std::f64::consts::FRAC_1_SQRT_2);
-    let zero = e.c(0.0);
-    let madd = e.sel(small, m, zero);
-    let m1 = e.addc(m, -1.0);
-    let xm = e.add(m1, madd);
-    let one = e.c(1.0);
-    let eadj = e.sel(small, one, zero);
-    let ef = e.sub(ef, eadj);
-    let x2 = e.mul(xm, xm);
-    let x3 = e.mul(x2, xm);
-    // P(x) = (p0..p2)(x)·x⁶ + (p3..p5)(x)·x³ + (p6..p8)(x), each piece of degree 2.
-    let piece = |e: &mut E, k: usize| {
-        let c0 = e.c(XLA_LOG_P[3 * k]);
-        let c1 = e.c(XLA_LOG_P[3 * k + 1]);
-        let t = e.fma(c0, xm, c1);
-        let c2 = e.c(XLA_LOG_P[3 * k + 2]);
-        e.fma(t, xm, c2)
-    };
-    let (y0, y1, y2) = (piece(e, 0), piece(e, 1), piece(e, 2));
-    let y = e.fma(y0, x3, y1);
-    let y = e.fma(y, x3, y2);
-    let elo = e.mulc(ef, EXP_C2);
-    let y = e.fma(y, x3, elo);
-    let mhalf = e.c(-0.5);
-    let r = e.fma(x2, mhalf, xm);
-    let r = e.add(r, y);
-    let r = e.fmac(ef, EXP_C1, r);
-    // x <= 0 or NaN → NaN, then 0 → -inf, +inf → +inf.
-    let pos = e.fcmpc(FloatCC::GreaterThan, x, 0.0);
-    let nan = e.c(f64::NAN);
-    let r = e.sel(pos, r, nan);
-    let z = e.fcmpc(FloatCC::Equal, x, 0.0);
-    let r = e.selc(z, f64::NEG_INFINITY, r);
-    let inf = e.fcmpc(FloatCC::Equal, x, f64::INFINITY);
-    e.selc(inf, f64::INFINITY, r)
+/// (sin πr, cos πr) for f64 lanes |r| ≤ ½: Taylor series in t = πr to t¹⁷ / t¹⁸ (relative error < 1e-11).
+fn sin_cos_pi_f64(d: &mut E, r: Value) -> (Value, Value) {
+    let t = d.mulc(r, std::f64::consts::PI);
+    let t2 = d.mul(t, t);
+    let mut sc = [0.0f64; 9];
+    let mut cc = [0.0f64; 10];
+    let mut fact = 1.0f64; // n!
+    for n in 0..=18u32 {
+        if n > 0 {
+            fact *= n as f64;
+        }
+        let sign = if (n / 2) % 2 == 0 { 1.0 } else { -1.0 };
+        if n % 2 == 0 {
+            cc[(n / 2) as usize] = sign / fact;
+        } else {
+            sc[(n / 2) as usize] = sign / fact;
+        }
+    }
+    let ps = d.poly(t2, &sc);
+    let s = d.mul(t, ps);
+    let c = d.poly(t2, &cc);
+    (s, c)
 }
 
-/// XLA's float32 log1p: the Cephes rational function for |t| < √2 - 1, else log(1 + t).
-fn xla_log1p_f32(e: &mut E, t: Value) -> Value {
-    let u = e.addc(t, 1.0);
-    let big = xla_log_f32(e, u);
-    let t2 = e.mul(t, t);
-    let mut num = e.c(XLA_LOG1P_N[0]);
-    for &k in &XLA_LOG1P_N[1..] {
-        let kc = e.c(k);
-        num = e.fma(num, t, kc);
-    }
-    let mut den = e.c(XLA_LOG1P_D[0]);
-    for &k in &XLA_LOG1P_D[1..] {
-        let kc = e.c(k);
-        den = e.fma(den, t, kc);
-    }
-    let ratio = e.div(num, den);
-    let t3 = e.mul(t, t2);
-    let s = e.mul(t3, ratio);
-    let mhalf = e.c(-0.5);
-    let s = e.fma(t2, mhalf, s);
-    let s = e.add(t, s);
-    let at = e.abs(t);
-    let small = e.fcmpc(FloatCC::LessThan, at, std::f64::consts::SQRT_2 - 1.0);
-    e.sel(small, s, big)
+/// x − rint(x) and the lanes where x < ½ (reflected), with y = 1 − x there and x elsewhere.
+fn reflect_f64(d: &mut E, x: Value) -> (Value, Value, Value) {
+    let refl = d.fcmpc(FloatCC::LessThan, x, 0.5);
+    let one = d.c(1.0);
+    let omx = d.sub(one, x);
+    let y = d.sel(refl, omx, x);
+    let n = d.b.ins().nearest(x);
+    let r = d.sub(x, n);
+    (refl, y, r)
 }
 
-/// erf_inv in f32, bit-identical to XLA:CPU (see above); ±inf at ±1, NaN outside [-1, 1].
-fn erf_inv_f32(e: &mut E, x: Value) -> Value {
-    let nx = e.neg(x);
-    let t = e.mul(x, nx);
-    let l = xla_log1p_f32(e, t);
-    let w = e.neg(l);
-    let lt5 = e.fcmpc(FloatCC::LessThan, w, 5.0);
-    let z_lt = e.addc(w, -2.5);
-    let sw = e.b.ins().sqrt(w);
-    let z_ge = e.addc(sw, -3.0);
-    let z = e.sel(lt5, z_lt, z_ge);
-    let coef = |e: &mut E, i: usize| {
-        let a = e.c(GILES_LT5[i]);
-        let b = e.c(GILES_GE5[i]);
-        e.sel(lt5, a, b)
-    };
-    let mut p = coef(e, 0);
-    for i in 1..GILES_LT5.len() {
-        let c = coef(e, i);
-        p = e.fma(p, z, c);
+fn lgamma_f64_lanes(d: &mut E, x: Value) -> Value {
+    let (refl, y, r) = reflect_f64(d, x);
+    let (s, _) = sin_cos_pi_f64(d, r);
+    let s = d.abs(s);
+    // y < 6: z = y moved into [1.5, 2.5), lgamma(y) = ln(pn/pd) + lgamma(z) with pn/pd = Γ(y)/Γ(z).
+    let small = d.fcmpc(FloatCC::LessThan, y, 6.0);
+    let one = d.c(1.0);
+    let two = d.c(2.0);
+    let mut z = d.sel(small, y, two);
+    let mut pn = one;
+    for _ in 0..4 {
+        let m = d.fcmpc(FloatCC::GreaterThanOrEqual, z, 2.5);
+        let zm1 = d.addc(z, -1.0);
+        let pz = d.mul(pn, zm1);
+        pn = d.sel(m, pz, pn);
+        z = d.sel(m, zm1, z);
     }
-    let ax = e.abs(x);
-    let one = e.fcmpc(FloatCC::Equal, ax, 1.0);
-    let p = e.selc(one, f64::INFINITY, p);
-    e.mul(x, p)
+    let lo = d.fcmpc(FloatCC::LessThan, z, 1.5);
+    let pd = d.sel(lo, z, one);
+    let zp1 = d.addc(z, 1.0);
+    z = d.sel(lo, zp1, z);
+    let dd = d.addc(z, -2.0);
+    let mut cs = [0.0f64; 16];
+    cs[0] = 1.0 - EULER_GAMMA;
+    for (i, &zm1) in ZETA_M1.iter().enumerate() {
+        let k = (i + 2) as f64;
+        cs[i + 1] = if i % 2 == 0 { zm1 / k } else { -zm1 / k };
+    }
+    let poly = d.poly(dd, &cs);
+    let taylor = d.mul(dd, poly);
+    // y >= 6: Stirling.
+    let six = d.c(6.0);
+    let w = d.sel(small, six, y);
+    let lw = log_f64_internal(d, w);
+    let iw = d.div(one, w);
+    let iw2 = d.mul(iw, iw);
+    let q = d.poly(iw2, &STIRLING);
+    let wh = d.addc(w, -0.5);
+    let st = d.mul(wh, lw);
+    let st = d.sub(st, w);
+    let st = d.addc(st, 0.5 * (2.0 * std::f64::consts::PI).ln());
+    let st = d.fma(iw, q, st);
+    // lgamma(x) = ln(num/den) ± core. Reflected: num/den = π/(|sin|·pn/pd) (small y) or π/|sin|;
+    // else pn/pd (small y) or 1.
+    let pn = d.sel(small, pn, one);
+    let pd = d.sel(small, pd, one);
+    let pi = d.c(std::f64::consts::PI);
+    let pipd = d.mul(pi, pd);
+    let spn = d.mul(s, pn);
+    let num = d.sel(refl, pipd, pn);
+    let den = d.sel(refl, spn, pd);
+    let arg = d.div(num, den);
+    let core = d.sel(small, taylor, st);
+    let ncore = d.neg(core);
+    let core = d.sel(refl, ncore, core);
+    let l = log_f64_internal(d, arg);
+    let res = d.add(l, core);
+    // Poles (reflected lanes with r = 0: x a non-positive integer) and ±inf → +inf; NaN → NaN.
+    let r0 = d.fcmpc(FloatCC::Equal, r, 0.0);
+    let pole = d.and(refl, r0);
+    let res = d.selc(pole, f64::INFINITY, res);
+    let ax = d.abs(x);
+    let inf = d.fcmpc(FloatCC::Equal, ax, f64::INFINITY);
+    let res = d.selc(inf, f64::INFINITY, res);
+    let nan = d.fcmp(FloatCC::Unordered, x, x);
+    d.sel(nan, x, res)
+}
+
+fn digamma_f64_lanes(d: &mut E, x: Value) -> Value {
+    let (refl, y, r) = reflect_f64(d, x);
+    let (s, c) = sin_cos_pi_f64(d, r);
+    // Unreflected lanes drop the cotangent (s = 1, c = 0: no division by a zero sine).
+    let one = d.c(1.0);
+    let zero = d.c(0.0);
+    let s = d.sel(refl, s, one);
+    let c = d.sel(refl, c, zero);
+    // ψ(y) = ψ(z) − a/b, z = y + k ≥ 8, a/b = Σ_{j<k} 1/(y + j).
+    let mut z = y;
+    let mut a = d.c(0.0);
+    let mut b = d.c(1.0);
+    for _ in 0..8 {
+        let m = d.fcmpc(FloatCC::LessThan, z, 8.0);
+        let na = d.fma(a, z, b);
+        let nb = d.mul(b, z);
+        a = d.sel(m, na, a);
+        b = d.sel(m, nb, b);
+        let zp1 = d.addc(z, 1.0);
+        z = d.sel(m, zp1, z);
+    }
+    let lw = log_f64_internal(d, z);
+    let iw = d.div(one, z);
+    let iw2 = d.mul(iw, iw);
+    let q = d.poly(iw2, &DIGAMMA_ASYM);
+    let psi = d.fmac(iw, -0.5, lw);
+    let qq = d.mul(iw2, q);
+    let psi = d.sub(psi, qq);
+    // a/b + π·c/s as one fraction: (a·s + π·c·b) / (b·s).
+    let pcb = d.mul(c, b);
+    let pcb = d.mulc(pcb, std::f64::consts::PI);
+    let num = d.fma(a, s, pcb);
+    let den = d.mul(b, s);
+    let frac = d.div(num, den);
+    let res = d.sub(psi, frac);
+    // +inf → +inf; poles, -inf and NaN → NaN.
+    let inf = d.fcmpc(FloatCC::Equal, x, f64::INFINITY);
+    let res = d.selc(inf, f64::INFINITY, res);
+    let r0 = d.fcmpc(FloatCC::Equal, r, 0.0);
+    let pole = d.and(refl, r0);
+    let ninf = d.fcmpc(FloatCC::Equal, x, f64::NEG_INFINITY);
+    let bad = d.or(pole, ninf);
+    let res = d.selc(bad, f64::NAN, res);
+    let nan = d.fcmp(FloatCC::Unordered, x, x);
+    d.sel(nan, x, res)
+}
+
+/// lgamma or digamma of f32 lanes, through f64 lanes (see above).
+fn gamma_family_f32(e: &mut E, f: MathFn, x: Value) -> Value {
+    let dty = f64_ty(e);
+    let xs = split(e, x);
+    let mut outs = Vec::new();
+    {
+        let mut d = e.with(dty);
+        for &xp in &xs {
+            outs.push(if f == MathFn::Lgamma { lgamma_f64_lanes(&mut d, xp) } else { digamma_f64_lanes(&mut d, xp) });
+        }
+    }
+    join(e, &outs)
 }
 
 /// Lanes where f64 `y` is an integer, and where it is an odd integer.
