@@ -10,7 +10,9 @@ carry through ``tanh`` and ``sin``), general float32 matmul at 256/1024/3000 and
 Each side runs in its own subprocess (this file with ``--worker``): cranax twice, with
 ``CRANAX_CPU_BLOCK_MATH=avx2`` and with the machine's default choice, and JAX once (``--jax-python``, else
 ``JAX_PYTHON``, else /tmp/jaxvenv/bin/python when it exists; it needs the libraries of
-tests/ecosystem/requirements.txt and scikit-learn). Every figure: the first call of a fresh jitted function
+tests/ecosystem/requirements.txt and scikit-learn). ``--rounds N`` (default 2) runs the three workers N times, the order
+reversed every other round, and pools each row's steady samples over the rounds (one worker's run can fall in
+a slow stretch of a shared machine); ``--only matmul,selu`` times only the rows naming one of the substrings. Every figure: the first call of a fresh jitted function
 (trace + compile + run, caches cleared) and the steady state (2 warm-up calls, then repeats until a time budget:
 min and median), each call waited for with ``block_until_ready``; while-loop rows are per iteration. Prints a
 markdown table (ratios cranax / JAX of the medians, of the minima and of the first calls) naming the CPU model, its ISA flags,
@@ -186,7 +188,7 @@ def _leaves(tree):
 
 
 def time_program(make, args, budget, min_reps=5, max_reps=200):
-    """(first call s, steady min s, steady median s, output): ``make()`` a fresh jitted function after the
+    """(first call s, the steady samples in s, output): ``make()`` a fresh jitted function after the
     caches are cleared, time its first call, 2 warm-up calls, then repeats until ``budget`` seconds have
     passed (at least ``min_reps``, at most ``max_reps``)."""
     import jax
@@ -202,10 +204,15 @@ def time_program(make, args, budget, min_reps=5, max_reps=200):
         t0 = time.perf_counter()
         jax.block_until_ready(f(*args))
         ts.append(time.perf_counter() - t0)
-    return first, min(ts), statistics.median(ts), out
+    return first, ts, out
 
 
-def _worker(side, size, smoke):
+def _wanted(name, only):
+    """Whether row ``name`` is selected by ``--only`` (comma-separated substrings; None selects every row)."""
+    return only is None or any(o.strip() and o.strip() in name for o in only.split(","))
+
+
+def _worker(side, size, smoke, only=None):
     if side == "cranax":
         import cranax
         cranax.install_as_jax()
@@ -214,19 +221,26 @@ def _worker(side, size, smoke):
     out = {"_info": {"version": getattr(jax, "__version__", "?"), "device": repr(jax.devices()[0]),
                      "block_math": os.environ.get("CRANAX_CPU_BLOCK_MATH", "default")}}
     for name, p in programs(size).items():
+        if not _wanted(name, only):
+            continue
         try:
             if smoke:
                 r = jax.block_until_ready(p["make"]()(*p["args"]))
                 out[name] = {"values": _leaves(r).tolist()}
                 continue
-            first, tmin, tmed, _ = time_program(p["make"], p["args"], z["budget"])
+            first, ts, _ = time_program(p["make"], p["args"], z["budget"])
             k = p["iters"] or 1
-            out[name] = {"first": first, "min": tmin / k, "median": tmed / k, "per_iter": bool(p["iters"])}
+            ts = [t / k for t in ts]
+            out[name] = {"first": first, "min": min(ts), "median": statistics.median(ts), "samples": ts,
+                         "per_iter": bool(p["iters"])}
         except Exception as e:   # a program that fails on one side is reported, not fatal
             out[name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
         print(f"[{side}] {name}: {out[name] if not smoke else 'ok' if 'values' in out[name] else out[name]}",
               file=sys.stderr, flush=True)
     import bench_adam_long
+    if not _wanted(f"Adam run, {z['adam_steps']:,} digits-MLP steps", only):
+        print(json.dumps(out))
+        return
     try:
         r = bench_adam_long.run(side, z["adam_steps"], window=z["adam_window"])
         if smoke:
@@ -256,6 +270,34 @@ def _run(cmd, env):
     if r.returncode != 0:
         raise RuntimeError(f"{cmd} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _merge(results, label, out):
+    """Pool a worker's ``out`` into ``results[label]``: steady samples concatenated (min and median
+    recomputed), the first call the median over rounds, the Adam figures averaged."""
+    if label not in results:
+        results[label] = out
+        for r in out.values():
+            if isinstance(r, dict) and "first" in r:
+                r["firsts"] = [r["first"]]
+            if isinstance(r, dict) and "samples" not in r and r.get("median") is not None:
+                r["medians"] = [r["median"]]
+        return
+    old = results[label]
+    for name, r in out.items():
+        o = old.get(name)
+        if name.startswith("_") or not isinstance(r, dict) or o is None or "error" in o:
+            continue
+        if "error" in r:
+            old[name] = r
+        elif "samples" in r and "samples" in o:
+            o["samples"] += r["samples"]
+            o["min"], o["median"] = min(o["samples"]), statistics.median(o["samples"])
+            o["firsts"].append(r["first"])
+            o["first"] = statistics.median(o["firsts"])
+        elif r.get("median") is not None and "medians" in o:
+            o["medians"].append(r["median"])
+            o["median"] = statistics.mean(o["medians"])
 
 
 def machine():
@@ -323,27 +365,38 @@ def main(argv=None):
     ap.add_argument("--smoke", action="store_true", help="run each program once in cranax at tiny sizes; JSON")
     ap.add_argument("--jax-python", default=os.environ.get("JAX_PYTHON") or (
         "/tmp/jaxvenv/bin/python" if os.path.exists("/tmp/jaxvenv/bin/python") else None))
+    ap.add_argument("--rounds", type=int, default=2, help="times each worker runs, the order of the workers "
+                    "reversed every other round; steady samples pooled over the rounds (default 2)")
+    ap.add_argument("--only", default=None, help="comma-separated substrings: time only the rows naming one")
     ap.add_argument("--worker", choices=["cranax", "jax"], help=argparse.SUPPRESS)
     ap.add_argument("--size", choices=list(SIZES), default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     size = a.size or ("tiny" if a.smoke else "quick" if a.quick else "full")
     if a.worker or a.smoke:
-        return _worker(a.worker or "cranax", size, a.smoke)
+        return _worker(a.worker or "cranax", size, a.smoke, a.only)
     t_start = time.perf_counter()
     load_before = machine()
     env = dict(os.environ, PYTHONPATH=_cranax_path())
     results = {}
-    me = [os.path.abspath(__file__), "--size", size]
+    me = [os.path.abspath(__file__), "--size", size] + (["--only", a.only] if a.only else [])
+    workers = []
     for label, bm in (("cranax avx2", "avx2"), ("cranax default", None)):
         e = dict(env)
         e.pop("CRANAX_CPU_BLOCK_MATH", None)
         if bm:
             e["CRANAX_CPU_BLOCK_MATH"] = bm
-        results[label] = _run([sys.executable] + me + ["--worker", "cranax"], e)
+        workers.append((label, [sys.executable] + me + ["--worker", "cranax"], e))
     if a.jax_python:
         e = dict(os.environ, JAX_PLATFORMS="cpu")
         e.pop("PYTHONPATH", None)
-        results["jax"] = _run([a.jax_python] + me + ["--worker", "jax"], e)
+        workers.append(("jax", [a.jax_python] + me + ["--worker", "jax"], e))
+    # Why rounds: on this shared 2-core VM one worker's whole run can land in a slow stretch (the quiet run
+    # of 2026-12-03 09:08 had the avx2 worker, always first, at 3.5x JAX on the 1024² matmul; standalone,
+    # interleaved runs showed no difference between the modes). Alternating the order and pooling the
+    # samples spreads such stretches over every side.
+    for r in range(max(1, a.rounds)):
+        for label, cmd, e in (workers if r % 2 == 0 else workers[::-1]):
+            _merge(results, label, _run(cmd, e))
     d = inputs(size)
     numpy_times = {}
     z = SIZES[size]
@@ -356,10 +409,15 @@ def main(argv=None):
             f()
             ts.append(time.perf_counter() - t0)
         numpy_times[n] = statistics.median(ts)
+    for r in results.values():   # the raw samples stay out of the printed table
+        for v in r.values():
+            if isinstance(v, dict):
+                v.pop("samples", None)
     ci, ji = results["cranax avx2"]["_info"], results.get("jax", {}).get("_info", {})
     print(f"machine: {load_before} (at the start); {machine().split('; ')[-1]} (at the end)")
     print(f"cranax {ci['version']} on {ci['device']}; JAX {ji.get('version', 'not run')} on {ji.get('device', '-')}; "
-          f"NumPy {np.__version__}; sizes: {size}; total {time.perf_counter() - t_start:.0f} s")
+          f"NumPy {np.__version__}; sizes: {size}; rounds {max(1, a.rounds)} (worker order reversed every other "
+          f"round, steady samples pooled); total {time.perf_counter() - t_start:.0f} s")
     for s in ("cranax avx2", "cranax default", "jax"):
         info = results.get(s, {}).get("_info", {})
         if "adam_last_over_first" in info:
