@@ -16,7 +16,7 @@ a slow stretch of a shared machine); ``--only matmul,selu`` times only the rows 
 (trace + compile + run, caches cleared) and the steady state (2 warm-up calls, then repeats until a time budget:
 min and median), each call waited for with ``block_until_ready``; while-loop rows are per iteration. Prints a
 markdown table (ratios cranax / JAX of the medians, of the minima and of the first calls) naming the CPU model, its ISA flags,
-the cores and the load. ``--quick`` takes smaller sizes (no 3000² matmul, 2,000 Adam steps); the full run
+the cores and the load. ``--quick`` takes smaller sizes (no 3000² matmul, 2,000 Adam steps); the full run (one round)
 took 13 minutes on a 2-core machine under load 15-20.
 
 ``--smoke`` runs every program once in cranax at tiny sizes and prints its outputs as JSON
