@@ -501,10 +501,11 @@ def test_make_jaxpr_reads_an_outer_ref_as_a_constant_and_refuses_writes():
 
     def rd(x):
         return c[...] * x
-    # (the weak x is made strong before it meets the ref's float32 value, as JAX 0.10.2 does)
+    # (the weak x is made strong before it meets the ref's float32 value, and then multiplies it as a
+    # rank-0 operand, as JAX 0.10.2 does; JAX also shows the ref itself, `a:Ref{f32[3]}` and `<- a[...]`)
     assert str(jax.make_jaxpr(rd)(2.)) == (
         "{ lambda a:f32[3]; b:f32[]. let\n    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n"
-        "    d:f32[3] = broadcast_in_dim c\n    e:f32[3] = mul a d\n  in (e,) }")
+        "    d:f32[3] = mul a c\n  in (d,) }")
 
     def wr(x):
         c[...] = x * jnp.ones(3)

@@ -270,7 +270,8 @@ def _per_example_shape(vals, dims, which=None):
 def _broadcasting_rule(prim):
     def rule(vals, dims, **params):
         shape = _per_example_shape(vals, dims)
-        ops, bd = batch_elementwise(vals, dims, shape)
+        # an unbatched rank-0 operand stays rank-0, as in JAX's broadcast_batcher (the primitive takes it)
+        ops, bd = batch_elementwise(vals, dims, shape, scalar_ok=range(len(vals)))
         return prim.bind(*ops, **params), bd
     return rule
 

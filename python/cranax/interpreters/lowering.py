@@ -159,6 +159,24 @@ class _Emitter:
                                       f"complex values as pairs of reals; this primitive has no such rule)")
         return rule(self, eqn, ins)
 
+    def _broadcast_rank0(self, eqn, ins):
+        """The wire operands of an elementwise equation with each rank-0 variable broadcast to the result's
+        shape. Jaxprs let a binary primitive take a rank-0 operand with an array (JAX's ``x * y`` with ``y:
+        f32[]`` is one ``mul``); the core requires equal shapes except for literals, so the broadcast is
+        added here, once, for every backend (fusion folds it into the consumer's loop)."""
+        shape = eqn.outvars[0].aval.shape
+        if not shape:
+            return ins
+        out = ins
+        for i, a in enumerate(eqn.invars):
+            if type(a) is Literal or a.aval.shape:
+                continue
+            if out is ins:
+                out = list(ins)
+            params = {"shape": list(shape), "broadcast_dimensions": []}
+            out[i] = self.op("broadcast_in_dim", [ins[i]], a.aval.dtype, shape, params)
+        return out
+
     def emit_jaxpr(self, jaxpr, env):
         """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
         for eqn in jaxpr.eqns:
@@ -184,6 +202,8 @@ class _Emitter:
                 for v, o in zip(eqn.outvars, self._complex_eqn(eqn, ins)):
                     env[v] = o
                 continue
+            if getattr(eqn.primitive, "elementwise", False):   # (complex rules broadcast for themselves)
+                ins = self._broadcast_rank0(eqn, ins)
             outs = []
             for v in eqn.outvars:
                 vid = self.next_id

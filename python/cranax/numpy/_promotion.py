@@ -174,8 +174,8 @@ def _to_inexact(dt, weak):
 
 
 def _promote(name, *args, to_float=False, numeric=False):
-    """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Python scalars
-    stay rank-0 literals; other rank-0 values broadcast explicitly."""
+    """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Rank-0 operands of a
+    binary function stay rank-0 (as JAX's jaxprs show them); other operands broadcast explicitly."""
     if len(args) == 2 and not to_float and not numeric:
         fast = _promote2_fast(args[0], args[1])
         if fast is not None:
@@ -195,6 +195,7 @@ def _promote(name, *args, to_float=False, numeric=False):
     if len({a.ndim for a in avals if a.ndim}) > 1:
         _check_rank_promotion(name, [a.shape for a in avals])
     shape = _broadcast_shapes(name, [a.shape for a in avals])
+    keep_rank0 = len(args) == 2 and len({a.ndim for a in avals if a.ndim}) < 2
     out = []
     for a, av in zip(args, avals):
         # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
@@ -202,7 +203,9 @@ def _promote(name, *args, to_float=False, numeric=False):
         if av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
                               and type(a) is not TypedScalar):
             a = _convert(a, dt, weak)
-        if av.shape != shape and not (av.ndim == 0 and lax._is_literal_scalar(a)):
+        # JAX's promote_shapes: a rank-0 operand stays rank-0 (lax's binary primitives take it with an
+        # array; the lowering broadcasts it for the core), unless operands of several non-zero ranks meet.
+        if av.shape != shape and not (av.ndim == 0 and (keep_rank0 or lax._is_literal_scalar(a))):
             a = _broadcast_to(a, shape)
         out.append(a)
     return out

@@ -571,11 +571,13 @@ def _scan_partial_eval(trace, args, params):
     # Known scan: consts = hoisted + known consts, carry = known carry, xs = known xs; outputs known carry,
     # known ys, then the residuals (stacked as ys).
     n_kc = sum(1 for u in k_uk if not u)
+    n_ky = sum(1 for u in y_uk if not u)
+    known, fwd = _forward_xs_residuals(known, n_kc + n_ky, len(kn(xs, x_uk)))
     with set_current_trace(trace.parent):
         kouts = scan_bind([*kconsts, *kn(consts, c_uk)], kn(init, k_uk), kn(xs, x_uk), known, length, reverse,
                           unroll)
-    n_ky = sum(1 for u in y_uk if not u)
-    k_carry, k_ys, res = kouts[:n_kc], kouts[n_kc:n_kc + n_ky], kouts[n_kc + n_ky:]
+    k_carry, k_ys, stacked = kouts[:n_kc], kouts[n_kc:n_kc + n_ky], iter(kouts[n_kc + n_ky:])
+    res = [next(stacked) if f is None else kn(xs, x_uk)[f] for f in fwd]
     # Unknown scan: residuals arrive first in the unknown jaxpr; scan wants consts, carry, xs.
     n_uc, n_uk_, n_ux = sum(c_uk), sum(k_uk), sum(x_uk)
     order = (list(range(nres, nres + n_uc)) + list(range(nres + n_uc, nres + n_uc + n_uk_))
@@ -587,6 +589,20 @@ def _scan_partial_eval(trace, args, params):
                              reverse=reverse, unroll=unroll))
     kc, ky, uc, uy = iter(k_carry), iter(k_ys), iter(uouts[:n_uk_]), iter(uouts[n_uk_:])
     return [next(uc) if u else next(kc) for u in k_uk] + [next(uy) if u else next(ky) for u in y_uk]
+
+
+def _forward_xs_residuals(known, n_outs, n_xs):
+    """``known`` (the known scan body: outputs ``n_outs`` carry/ys, then residuals) without the residuals that
+    are its own xs slices: stacking them would only copy ``xs``, so the unknown scan takes ``xs`` itself (JAX's
+    scan partial evaluation forwards them too). Returns ``(known, fwd)``, ``fwd[r]`` the known-xs index that
+    residual ``r`` is, or None for a residual the known scan still stacks."""
+    j = known.jaxpr
+    xs_in = {v: i for i, v in enumerate(j.invars[len(j.invars) - n_xs:])} if n_xs else {}
+    fwd = [xs_in.get(v) if isinstance(v, Var) else None for v in j.outvars[n_outs:]]
+    if known.consts or all(f is None for f in fwd):
+        return known, [None] * len(fwd)
+    keep = list(range(n_outs)) + [n_outs + r for r, f in enumerate(fwd) if f is None]
+    return _permute(known, None, keep), fwd
 
 
 def _instantiate_unknown(trace, x):

@@ -432,6 +432,8 @@ def _nary(prim):
         args = [_as_operand(a) for a in args]
         avals = [get_aval(a) for a in args]
         shape = broadcast_shapes_of(prim.name, avals)
+        if len(args) == 2:   # a binary primitive takes a rank-0 operand with an array, as JAX's
+            return prim.bind(*args)
         return prim.bind(*_broadcast_rank0(args, shape))
     op.__name__ = prim.name
     op.__doc__ = (f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive). Mirrors ``jax.lax."
