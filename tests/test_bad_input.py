@@ -136,7 +136,7 @@ def test_config_value_unchanged_after_rejected_update():
     assert _core.cache_max_size() == core_before
 
 
-@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, -0.0, (1.0, math.nan)])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, -0.0, (1.0, math.nan), (1, ("a", (2.0, math.nan)))])
 def test_nan_inf_static_arguments_trace_once(value):
     traces = []
 

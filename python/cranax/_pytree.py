@@ -125,17 +125,31 @@ def _flatten(x, leaves):
         leaves.append(x)
         return None
     if kind == _TUPLE or kind == _LIST:
-        return (kind, None, tuple([_flatten(c, leaves) for c in x]))
+        return (kind, None, _flatten_children(x, leaves))
     if kind == _DICT:
         keys = _sorted_keys(x)
-        return (_DICT, tuple(keys), tuple([_flatten(x[k], leaves) for k in keys]))
+        return (_DICT, tuple(keys), _flatten_children([x[k] for k in keys], leaves))
     if kind == _NONE:
         return _NONE_SPEC
     if kind == _NAMEDTUPLE:
-        return (_NAMEDTUPLE, t, tuple([_flatten(c, leaves) for c in x]))
+        return (_NAMEDTUPLE, t, _flatten_children(x, leaves))
     reg = _registry[t]
     children, aux = _custom_flatten(reg, x)
-    return (_CUSTOM, (reg, aux), tuple([_flatten(c, leaves) for c in children]))
+    return (_CUSTOM, (reg, aux), _flatten_children(children, leaves))
+
+
+def _flatten_children(xs, leaves):
+    """The specs of the children ``xs`` (their leaves appended to ``leaves``). Children of a known leaf type
+    are handled here without a recursive call: per-call flattening of jitted arguments is dominated by
+    Python call overhead, and most children are arrays."""
+    specs = []
+    for c in xs:
+        if type(c) in _leaf_types:
+            leaves.append(c)
+            specs.append(None)
+        else:
+            specs.append(_flatten(c, leaves))
+    return tuple(specs)
 
 
 def _flatten_pred(x, leaves, is_leaf):
@@ -238,18 +252,20 @@ def _build(spec, it):
     if spec is None:
         return next(it)
     kind, data, children = spec
-    if kind == _TUPLE:
-        return tuple([_build(c, it) for c in children])
-    if kind == _LIST:
-        return [_build(c, it) for c in children]
-    if kind == _DICT:
-        return dict(_b_zip(data, [_build(c, it) for c in children]))
     if kind == _NONE:
         return None
+    # Leaf children are taken inline (no recursive call per leaf; see _flatten_children).
+    vals = [next(it) if c is None else _build(c, it) for c in children]
+    if kind == _TUPLE:
+        return tuple(vals)
+    if kind == _LIST:
+        return vals
+    if kind == _DICT:
+        return dict(_b_zip(data, vals))
     if kind == _NAMEDTUPLE:
-        return data(*[_build(c, it) for c in children])
+        return data(*vals)
     reg, aux = data
-    return reg.unflatten(aux, tuple([_build(c, it) for c in children]))
+    return reg.unflatten(aux, tuple(vals))
 
 
 def tree_unflatten(treedef, leaves):
@@ -341,7 +357,10 @@ def _flatten_up_to(spec, x, out):
             raise ValueError(f"Tuple arity mismatch: {_b_len(x)} != {_b_len(children)}; "
                              f"tuple: {_short_repr(x)}.")
         for c, v in _b_zip(children, x):
-            _flatten_up_to(c, v, out)
+            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
+                out.append(v)
+            else:
+                _flatten_up_to(c, v, out)
     elif kind == _LIST:
         if t is not list:
             raise ValueError(f"Expected list, got {_short_repr(x)}.")
@@ -349,7 +368,10 @@ def _flatten_up_to(spec, x, out):
             raise ValueError(f"List arity mismatch: {_b_len(x)} != {_b_len(children)}; "
                              f"list: {_short_repr(x)}.")
         for c, v in _b_zip(children, x):
-            _flatten_up_to(c, v, out)
+            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
+                out.append(v)
+            else:
+                _flatten_up_to(c, v, out)
     elif kind == _DICT:
         if t is not dict:
             raise ValueError(f"Expected dict, got {_short_repr(x)}.")
@@ -358,7 +380,10 @@ def _flatten_up_to(spec, x, out):
             raise ValueError(f"Dict key mismatch; expected keys: {list(data)!r}; "
                              f"dict: {_short_repr(x)}.")
         for c, k in _b_zip(children, keys):
-            _flatten_up_to(c, x[k], out)
+            if c is None:
+                out.append(x[k])
+            else:
+                _flatten_up_to(c, x[k], out)
     elif kind == _NONE:
         if x is not None:
             raise ValueError(f"Expected None, got {_short_repr(x)}.")
@@ -372,7 +397,10 @@ def _flatten_up_to(spec, x, out):
             raise ValueError(f"Named tuple type mismatch: expected type: {data!r}, "
                              f"tuple: {_short_repr(x)}.")
         for c, v in _b_zip(children, x):
-            _flatten_up_to(c, v, out)
+            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
+                out.append(v)
+            else:
+                _flatten_up_to(c, v, out)
     else:
         reg, aux = data
         if _registry.get(t) is not reg:
@@ -392,7 +420,10 @@ def _flatten_up_to(spec, x, out):
             raise ValueError(f"Custom type arity mismatch: {_b_len(sub)} != {_b_len(children)}; "
                              f"value: {_short_repr(x)}.")
         for c, v in _b_zip(children, sub):
-            _flatten_up_to(c, v, out)
+            if c is None:
+                out.append(v)
+            else:
+                _flatten_up_to(c, v, out)
 
 
 def _short_repr(x, limit=200):

@@ -170,10 +170,15 @@ class _Static:
 def _nan_canonical(v):
     """``v`` with NaNs replaced by one marker, for hashing: since Python 3.10 each NaN object hashes by
     identity, so ``float('nan')`` passed anew on every call would otherwise never hit the cache."""
+    if type(v) is tuple:
+        # Most static tuples (e.g. equinox's static halves of modules) hold no NaN: return them as they are
+        # without rebuilding; only elements that are tuples or floats can change.
+        for x in v:
+            if type(x) is tuple or (isinstance(x, float) and x != x):
+                return tuple([_nan_canonical(x) for x in v])
+        return v
     if isinstance(v, float) and v != v:
         return ("<nan>",)
-    if type(v) is tuple:
-        return tuple(_nan_canonical(x) for x in v)
     return v
 
 
@@ -510,23 +515,38 @@ class JitWrapped(Wrapped):
                     return tree_unflatten(entry.out_tree, res)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        try:
-            sigs = tuple([_leaf_sig(x) for x in leaves])
-        except TypeError as e:
-            if any(isinstance(x, _state.Ref) for x in leaves):
-                raise _HasRefArgs() from None
-            raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
-                            f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
-                            f"and was passed to the function. {e}") from None
+        # One pass for the common all-Array case (an Array is never a Tracer); anything else takes the
+        # general checks below, in the same order as before (signature errors before tracer errors).
+        sigs = []
+        all_arrays = True
         for x in leaves:
-            if isinstance(x, Tracer):
-                raise core.UnexpectedTracerError(core._escaped_tracer_message(x))
+            if type(x) is Array:
+                sigs.append(x.aval)
+            else:
+                all_arrays = False
+                break
+        if not all_arrays:
+            try:
+                sigs = [_leaf_sig(x) for x in leaves]
+            except TypeError as e:
+                if any(isinstance(x, _state.Ref) for x in leaves):
+                    raise _HasRefArgs() from None
+                raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
+                                f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
+                                f"and was passed to the function. {e}") from None
+            for x in leaves:
+                if isinstance(x, Tracer):
+                    raise core.UnexpectedTracerError(core._escaped_tracer_message(x))
+        sigs = tuple(sigs)
         key = (in_tree, sigs, statics)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
-        bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
-                                   for x, s in zip(leaves, sigs)]
+        if all_arrays:
+            bufs = entry.const_bufs + [x._buf for x in leaves]
+        else:
+            bufs = entry.const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, _sig_aval(s))
+                                       for x, s in zip(leaves, sigs)]
         if dispatch.no_execution:
             dispatch.refuse_execution(self._name)
         outs = entry.exe.execute(bufs)

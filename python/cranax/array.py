@@ -625,7 +625,9 @@ def default_backend():
 def block_until_ready(x):
     """Waits for every Array in the pytree ``x``; returns ``x``. Mirrors ``jax.block_until_ready``."""
     for leaf in tree_leaves(x):
-        if isinstance(leaf, Array) and not isinstance(leaf, Tracer):
+        if type(leaf) is Array:   # the common case, without the metaclass's isinstance hook
+            _block(leaf._buf)
+        elif isinstance(leaf, Array) and not isinstance(leaf, Tracer):
             _block(leaf._buf)
     return x
 
