@@ -21,6 +21,9 @@
 //!   tridiagonal {}                                a[..., n, n] -> packed, d[..., n], e[..., n-1], taus[..., n-1]
 //!   lu_solve {}                                   a[..., n, n], b[..., n, k] -> x[..., n, k]  (not JAX's:
 //!                                                 made by `opt::lu_solve`, real operands only)
+//!   cholesky_tril {"symmetrize": bool}            a[..., n, n] -> l[..., n, n]  (not JAX's: `cholesky` with
+//!                                                 JAX's `tril` after it, and `(a + a^T) / 2` before it
+//!                                                 when `symmetrize`; made by `opt::cholesky`, real only)
 //! ```
 //! `k = min(m, n)`. Operands are float32 or float64; with `"complex": true` each operand is two of them,
 //! the real and imaginary parts of a complex64/complex128 array, and so is each complex result.
@@ -51,6 +54,11 @@ pub enum LinalgOp {
     /// the row permutation of `b`, two `triangular_solve`s), fused by `opt::lu_solve` into one step that
     /// factors and solves each matrix in one pass with no LU/pivot arrays in between. Never sent by Python.
     LuSolve,
+    /// `tril(cholesky(a))`, of `(a + a^T) / 2` when `symmetrize`: what `jnp.linalg.cholesky` traces to,
+    /// folded by `opt::cholesky` so the symmetrize and the zeroing of the upper triangle happen in the
+    /// copies in and out of faer's workspace. A failed factorization gives NaNs below the diagonal and
+    /// zeros above it (what the `tril` made of the NaN factor). Never sent by Python.
+    CholeskyTril { symmetrize: bool },
     /// The op on complex operands, each travelling as its (real, imaginary) parts (wire param
     /// `"complex": true`); complex results travel the same way, real ones (eigh's `w`, svd's `s`, pivots)
     /// as themselves.
@@ -79,6 +87,7 @@ impl LinalgOp {
             LinalgOp::Hessenberg => "hessenberg",
             LinalgOp::Tridiagonal => "tridiagonal",
             LinalgOp::LuSolve => "lu_solve",
+            LinalgOp::CholeskyTril { .. } => "cholesky_tril",
             LinalgOp::Complex(inner) => inner.name(),
         }
     }
@@ -121,12 +130,13 @@ impl LinalgOp {
             "hessenberg" => LinalgOp::Hessenberg,
             "tridiagonal" => LinalgOp::Tridiagonal,
             "lu_solve" => LinalgOp::LuSolve,
+            "cholesky_tril" => LinalgOp::CholeskyTril { symmetrize: flag("symmetrize", false)? },
             _ => return Ok(None),
         };
         if !flag("complex", false)? {
             return Ok(Some(op));
         }
-        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal | LinalgOp::LuSolve) {
+        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal | LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. }) {
             return Err(("params.complex".to_string(), format!("{name} has no complex form")));
         }
         Ok(Some(LinalgOp::Complex(Box::new(op))))
@@ -176,6 +186,7 @@ impl LinalgOp {
                 "compute_left_eigenvectors": compute_left, "compute_right_eigenvectors": compute_right,
             }),
             LinalgOp::Hessenberg | LinalgOp::Tridiagonal | LinalgOp::LuSolve => json!({}),
+            LinalgOp::CholeskyTril { symmetrize } => json!({ "symmetrize": symmetrize }),
             LinalgOp::Complex(inner) => {
                 let mut v = inner.to_json();
                 v["complex"] = json!(true);
@@ -217,6 +228,7 @@ impl LinalgOp {
                 "use_magma=None".into(),
             ],
             LinalgOp::Hessenberg | LinalgOp::LuSolve => vec![],
+            LinalgOp::CholeskyTril { symmetrize } => vec![format!("symmetrize={}", py_bool(*symmetrize))],
             LinalgOp::Tridiagonal => vec!["lower=True".into()],
             LinalgOp::Complex(inner) => {
                 let mut v = inner.print_params();
@@ -336,7 +348,7 @@ impl LinalgOp {
                 };
                 let dt = a.dtype;
                 Ok(match self {
-                    LinalgOp::Cholesky => {
+                    LinalgOp::Cholesky | LinalgOp::CholeskyTril { .. } => {
                         square()?;
                         vec![a.clone()]
                     }

@@ -24,6 +24,7 @@ pub mod transpose_copy;
 pub mod f16;
 pub mod degenerate;
 pub mod lu_solve;
+pub mod cholesky;
 pub mod epilogue;
 
 
@@ -36,6 +37,8 @@ use crate::plan::Plan;
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
     let p = f16::run(p)?;
+    // before the rounds: matched on the form Python sends (`cholesky` documents why)
+    let p = cholesky::run(p);
     let mut p = degenerate::run(dot_fold::run(scan_hoist::run(p)));
     for _ in 0..4 {
         let before = p.eqns.len();

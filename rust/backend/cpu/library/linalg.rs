@@ -32,6 +32,12 @@ const PAR_WORK: usize = 96 * 96 * 96;
 /// (`QrParams::par_threshold`, 192 × 256 entries).
 const QR_PAR_WORK: usize = 192 * 192 * 192;
 
+/// `PAR_WORK` for Cholesky (whose flops are a third of `work`) and for eigh/svd. At n = 100 faer's
+/// parallel Cholesky measured about 1.35x its sequential time (f64 and f32; 2 cores) and its parallel eigh
+/// slower too: the blocks are too small to split.
+const CHOL_PAR_WORK: usize = 192 * 192 * 192;
+const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
+
 /// QR's block size: faer's recommendation, except 16 (instead of its 8) for matrices of 48² to 128² entries,
 /// where 16-column blocks measured faster (n = 100: about 0.8× the time with 8).
 fn qr_block_size<T: Real>(m: usize, n: usize) -> usize {
@@ -209,23 +215,45 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
     let work = m * n * k.max(1);
     let nan = T::from_f64(f64::NAN);
     match op {
-        LinalgOp::Cholesky => {
+        LinalgOp::Cholesky | LinalgOp::CholeskyTril { .. } => {
             let o = Out::<T>::of(&res[0]);
+            // `cholesky_tril` folds JAX's `tril` (zeros above the diagonal even for a failed factor) and,
+            // with `symmetrize`, its `(a + a^T) / 2` into the copies (`opt::cholesky`)
+            let (tril, sym) = match op {
+                LinalgOp::CholeskyTril { symmetrize } => (true, *symmetrize),
+                _ => (false, false),
+            };
+            let two = T::from_f64(2.0);
             // workspace: the column-major copy faer factors in place, and its scratch
             let init = |par| {
                 (Mat::<T>::zeros(n, n), stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default())))
             };
-            for_batch_ws(batch, work, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, CHOL_PAR_WORK, PER_MATRIX, init, |(f, mem), b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
-                f.as_mut().copy_from(MatRef::from_row_major_slice(s, n, n));
+                if sym {
+                    // faer reads the lower triangle only
+                    for i in 0..n {
+                        for j in 0..=i {
+                            f[(i, j)] = (s[i * n + j] + s[j * n + i]) / two;
+                        }
+                    }
+                } else {
+                    f.as_mut().copy_from(MatRef::from_row_major_slice(s, n, n));
+                }
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
                         .is_ok();
                 for i in 0..n {
                     for j in 0..n {
-                        d[i * n + j] = if !ok { nan } else if j <= i { f[(i, j)] } else { <T as Elem>::zero() };
+                        d[i * n + j] = if j > i && (ok || tril) {
+                            <T as Elem>::zero()
+                        } else if !ok {
+                            nan
+                        } else {
+                            f[(i, j)]
+                        };
                     }
                 }
             });
@@ -384,7 +412,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 w: faer::diag::Diag::<T>::zeros(n),
                 mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
             };
-            for_batch_ws(batch, work, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
@@ -426,7 +454,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 w: faer::diag::Diag::<T>::zeros(k),
                 mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
             };
-            for_batch_ws(batch, work, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let ds = unsafe { os.mat(b, k) };
@@ -887,7 +915,7 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 }
             }
             LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
-            LinalgOp::LuSolve => unreachable!("lu_solve has no complex form (ir::linalg rejects it)"),
+            LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } => unreachable!("lu_solve and cholesky_tril have no complex form (ir::linalg rejects it)"),
         }
     });
     Ok(res)
