@@ -111,6 +111,9 @@ CASES = [
         ((64, 7, 7, 8), (64, 3, 4, 16), (1, 1), ((0, 1), (1, 0)), (2, 1)),
         ((32, 7, 6, 8), (32, 3, 4, 16), (2, 1), ((1, 1), (0, 0)), (1, 1)),
         ((32, 6, 6, 8), (32, 4, 4, 16), (1, 1), ((-1, 1), (1, -1)), (1, 1)),
+        # a kernel too long for one part of the reduction (its rows take over 1 MiB): two parts, the
+        # second accumulating onto the first's partial sums
+        ((32, 26, 26, 8), (32, 24, 24, 16), (1, 1), ((1, 0), (0, 1)), (1, 1)),
     )
 ])
 CASE_IDS = [f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CASES)]

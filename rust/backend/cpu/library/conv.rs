@@ -555,6 +555,11 @@ unsafe fn depthwise<T: Real>(geo: &Geo, x: *const T, w: *const T, o: *mut T) {
 const RED_TILE_MIN_RUN: usize = 4;
 /// The most elements of the padded input copy `reduction_tiles` makes.
 const RED_TILE_MAX_COPY: usize = 1 << 26;
+/// `reduction_tiles` runs its reduction in parts whose kernel rows take about this many bytes (half of a
+/// 2 MiB L2), each part over all the tiles of a task before the next: the whole kernel (for a 56×56
+/// kernel gradient, 25 MB) would otherwise stream from memory once per tile of 6 rows, and under AVX2 once
+/// per 16 out-features of it as well (the measured 2× regression of the avx2 mode).
+const RED_TILE_PART_BYTES: usize = 1 << 20;
 
 /// Whether `reduction_tiles` takes this f32 convolution of the kernel-gradient shape (`by_reduction`'s):
 /// one group, no input dilation, an undilated last kernel dimension of at least `RED_TILE_MIN_RUN`,
@@ -677,33 +682,47 @@ unsafe fn reduction_tiles(geo: &Geo, c: &ConvParams, isa: conv_direct::Isa, x: *
     }
     let mr = conv_direct::MAX_MR;
     let rows_total = nb * p_total;
-    let tasks = rows_total.div_ceil(TILE_CHUNK);
+    // rows per task: more than `TILE_CHUNK` so that each part of the kernel is reused by more tiles, still
+    // a few tasks per thread
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = rows_total.div_ceil(4 * threads).next_multiple_of(mr).max(TILE_CHUNK);
+    let tasks = rows_total.div_ceil(chunk);
+    // row pointers per part of the reduction: its kernel rows fill about `RED_TILE_PART_BYTES`
+    let part = (RED_TILE_PART_BYTES / (span * oq * std::mem::size_of::<f32>()).max(1)).clamp(1, kk);
     let zeros = vec![0f32; span];
     let (ta, wa, oa, za) = (xt.as_ptr() as usize, wb as usize, o as usize, zeros.as_ptr() as usize);
     let (qpart, qoff, kpart) = (&qpart, &qoff, &kpart);
     run_tasks(tasks, |t, a: &mut Vec<*const f32>| {
         let (xt, wb, o, zp) = (ta as *const f32, wa as *const f32, oa as *mut f32, za as *const f32);
         a.clear();
-        a.resize(mr * kk, zp);
+        a.resize(mr * part, zp);
         let mut out = [std::ptr::null_mut::<f32>(); conv_direct::MAX_MR];
-        let end = ((t + 1) * TILE_CHUNK).min(rows_total);
-        let mut r0 = t * TILE_CHUNK;
-        while r0 < end {
-            let rows = mr.min(end - r0);
-            for r in 0..mr {
-                if r < rows {
-                    let (n, q) = ((r0 + r) / p_total, (r0 + r) % p_total);
-                    let base = xt.add(n * nf * per_plane + qpart[q]);
-                    for (slot, &kp) in a[r * kk..(r + 1) * kk].iter_mut().zip(kpart) {
-                        *slot = base.add(kp);
+        let (start, end) = (t * chunk, ((t + 1) * chunk).min(rows_total));
+        // parts of the reduction in order, each over all the task's tiles (`block_part`: bit for bit one
+        // chain per element)
+        let mut k0 = 0;
+        while k0 < kk {
+            let kl = part.min(kk - k0);
+            let wpart = wb.add(k0 * span * oq);
+            let mut r0 = start;
+            while r0 < end {
+                let rows = mr.min(end - r0);
+                for r in 0..mr {
+                    if r < rows {
+                        let (n, q) = ((r0 + r) / p_total, (r0 + r) % p_total);
+                        let base = xt.add(n * nf * per_plane + qpart[q]);
+                        for (slot, &kp) in a[r * part..r * part + kl].iter_mut().zip(&kpart[k0..k0 + kl]) {
+                            *slot = base.add(kp);
+                        }
+                        out[r] = o.add(n * geo.o_n + qoff[q]);
+                    } else {
+                        a[r * part..(r + 1) * part].iter_mut().for_each(|p| *p = zp);
                     }
-                    out[r] = o.add(n * geo.o_n + qoff[q]);
-                } else {
-                    a[r * kk..(r + 1) * kk].iter_mut().for_each(|p| *p = zp);
                 }
+                conv_direct::block_part(isa, rows, a, part, kl, span, wpart, oq, &out, k0 > 0);
+                r0 += rows;
             }
-            conv_direct::block(isa, rows, a, kk, span, wb, oq, &out);
-            r0 += rows;
+            k0 += kl;
         }
     });
 }

@@ -61,14 +61,31 @@ pub const MAX_MR: usize = 12;
 pub unsafe fn block(
     isa: Isa, rows: usize, a: &[*const f32], kk: usize, cg: usize, b: *const f32, oq: usize, out: &[*mut f32],
 ) {
+    block_part(isa, rows, a, kk, kk, cg, b, oq, out, false)
+}
+
+/// `block` over a part of the reduction: row r's pointers are `a[r * lda .. r * lda + kk]` (`kk <= lda`),
+/// and with `accumulate` each tile starts from the value already in `out` instead of zero. A reduction
+/// split into parts run in order with `accumulate` on every part but the first gives bit for bit the
+/// result of one `block` over the whole (each element stays one FMA chain in (k, c) order; the f32
+/// partial sums are stored and reloaded exactly). Why: a long reduction (a kernel gradient's) streams
+/// its whole `b` through every tile; in parts, one part of `b` stays in cache for all the tiles of a task.
+///
+/// SAFETY: as `block`, with `a` holding `MAX_MR * lda` pointers and `out[r][..oq]` initialized when
+/// `accumulate`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn block_part(
+    isa: Isa, rows: usize, a: &[*const f32], lda: usize, kk: usize, cg: usize, b: *const f32, oq: usize,
+    out: &[*mut f32], accumulate: bool,
+) {
     #[cfg(target_arch = "x86_64")]
     match isa {
-        Isa::Avx512 => x86::block_avx512(rows, a, kk, cg, b, oq, out),
-        Isa::Avx2 => x86::block_avx2(rows, a, kk, cg, b, oq, out),
+        Isa::Avx512 => x86::block_avx512(rows, a, lda, kk, cg, b, oq, out, accumulate),
+        Isa::Avx2 => x86::block_avx2(rows, a, lda, kk, cg, b, oq, out, accumulate),
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (isa, rows, a, kk, cg, b, oq, out);
+        let _ = (isa, rows, a, lda, kk, cg, b, oq, out, accumulate);
         unreachable!("no conv tiles on this architecture")
     }
 }
@@ -86,14 +103,22 @@ mod x86 {
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
             unsafe fn $name<const MR: usize, const NV: usize>(
-                rows: usize, a: &[*const f32], kk: usize, cg: usize, b: *const f32, ldb: usize, out: &[*mut f32],
-                j0: usize,
+                rows: usize, a: &[*const f32], lda: usize, kk: usize, cg: usize, b: *const f32, ldb: usize,
+                out: &[*mut f32], j0: usize, accumulate: bool,
             ) {
                 let mut acc = [[$zero(); NV]; MR];
+                if accumulate {
+                    for r in 0..MR.min(rows) {
+                        let o = (*out.get_unchecked(r)).add(j0);
+                        for v in 0..NV {
+                            acc[r][v] = $load(o.add(v * $lanes));
+                        }
+                    }
+                }
                 for k in 0..kk {
                     let mut ap = [std::ptr::null::<f32>(); MR];
                     for r in 0..MR {
-                        ap[r] = *a.get_unchecked(r * kk + k);
+                        ap[r] = *a.get_unchecked(r * lda + k);
                     }
                     let bk = b.add(k * cg * ldb + j0);
                     for c in 0..cg {
@@ -129,43 +154,45 @@ mod x86 {
     /// then 12 × 32 and 12 × 16. Rows beyond `rows` in a 12-row tile are computed and discarded.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn block_avx512(
-        rows: usize, a: &[*const f32], kk: usize, cg: usize, b: *const f32, oq: usize, out: &[*mut f32],
+        rows: usize, a: &[*const f32], lda: usize, kk: usize, cg: usize, b: *const f32, oq: usize,
+        out: &[*mut f32], acc: bool,
     ) {
         let mut j = 0;
         while j + 64 <= oq {
             let mut r = 0;
             while r < rows {
-                t512::<6, 4>(rows - r, &a[r * kk..], kk, cg, b, oq, &out[r..], j);
+                t512::<6, 4>(rows - r, &a[r * lda..], lda, kk, cg, b, oq, &out[r..], j, acc);
                 r += 6;
             }
             j += 64;
         }
         debug_assert!(MAX_MR >= 12);
         if j + 32 <= oq {
-            t512::<12, 2>(rows, a, kk, cg, b, oq, out, j);
+            t512::<12, 2>(rows, a, lda, kk, cg, b, oq, out, j, acc);
             j += 32;
         }
         if j + 16 <= oq {
-            t512::<12, 1>(rows, a, kk, cg, b, oq, out, j);
+            t512::<12, 1>(rows, a, lda, kk, cg, b, oq, out, j, acc);
         }
     }
 
     /// AVX2 (16 registers): 6 rows × 16 features (12 accumulators + 2 kernel vectors), then 12 × 8.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn block_avx2(
-        rows: usize, a: &[*const f32], kk: usize, cg: usize, b: *const f32, oq: usize, out: &[*mut f32],
+        rows: usize, a: &[*const f32], lda: usize, kk: usize, cg: usize, b: *const f32, oq: usize,
+        out: &[*mut f32], acc: bool,
     ) {
         let mut j = 0;
         while j + 16 <= oq {
             let mut r = 0;
             while r < rows {
-                t256::<6, 2>(rows - r, &a[r * kk..], kk, cg, b, oq, &out[r..], j);
+                t256::<6, 2>(rows - r, &a[r * lda..], lda, kk, cg, b, oq, &out[r..], j, acc);
                 r += 6;
             }
             j += 16;
         }
         if j + 8 <= oq {
-            t256::<12, 1>(rows, a, kk, cg, b, oq, out, j);
+            t256::<12, 1>(rows, a, lda, kk, cg, b, oq, out, j, acc);
         }
     }
 }
