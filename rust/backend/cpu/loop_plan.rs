@@ -310,11 +310,18 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
     }
     let mut size = None;
     let mut n_live = 0;
+    // float64 arithmetic between float32 values (the f32 multiply-adds `_prng.fma` rounds once through
+    // f64) rides in 4-lane kernels as two f64x2 halves (`simd::emit`), instead of making the kernel scalar
+    let narrow_f64 = simd::narrow_f64_values(&k.body, live, k.outputs.iter().map(|o| o.value));
     for (i, ins) in k.body.iter().enumerate() {
         if !live[i] {
             continue;
         }
         n_live += 1;
+        if narrow_f64.as_ref().is_some_and(|m| m[i]) {
+            size.get_or_insert(4);
+            continue;
+        }
         let mut dts = vec![ins.dtype];
         if let KOp::Unary { a, .. } = ins.op {
             if let Some(x) = k.body.get(a) {

@@ -235,6 +235,26 @@ pub fn emit(
             return per_lane(b, imports, body, i, vals, lanes, scratch)
         };
     }
+    // float64 values in a 4-lane kernel (`narrow_f64_values`): each is computed where a conversion to
+    // float32 uses it, as two f64x2 halves; the value itself is never read (a placeholder Cranelift drops)
+    if lanes == 4 && dt == DType::F64 {
+        return Ok(b.ins().f64const(0.0));
+    }
+    if let (4, DType::F32, KOp::Convert { a }) = (lanes, dt, &instr.op) {
+        if body.get(*a).is_some_and(|x| x.dtype == DType::F64) {
+            let mut memo = std::collections::HashMap::new();
+            let lo = f64_half(b, body, vals, *a, 0, &mut memo)?;
+            let hi = f64_half(b, body, vals, *a, 1, &mut memo)?;
+            // [lo0, lo1, 0, 0] and [hi0, hi1, 0, 0] -> [lo0, lo1, hi0, hi1]
+            let lo = b.ins().fvdemote(lo);
+            let hi = b.ins().fvdemote(hi);
+            let lo = b.ins().bitcast(types::I64X2, vflags(), lo);
+            let hi = b.ins().bitcast(types::I64X2, vflags(), hi);
+            let h0 = b.ins().extractlane(hi, 0);
+            let v = b.ins().insertlane(lo, h0, 1);
+            return Ok(b.ins().bitcast(types::F32X4, vflags(), v));
+        }
+    }
     Ok(match &instr.op {
         KOp::Const { value } => {
             let s = ops::constant(b, dt, *value);
@@ -472,6 +492,107 @@ pub fn emit(
 
 /// `convert_element_type` on vector lanes, with the scalar lowering's results; `None` where there is no
 /// vector lowering (the caller converts per lane).
+/// Which body instructions are float64 values a 4-lane kernel can compute as f64x2 halves (`emit`): when
+/// every live float64 instruction is a conversion from float32, a constant, `neg`, or `add`/`sub`/`mul`
+/// of such values, none is a kernel output, and each is read only by such instructions or by a
+/// conversion to float32. `None` when the body has no float64 value or one that does not qualify. The
+/// halves run the same IEEE operations per lane as the scalar code (promotion is exact; `fvdemote` rounds
+/// as `fdemote`), so results are bit-identical.
+pub fn narrow_f64_values(body: &[KInstr], live: &[bool], outputs: impl Iterator<Item = usize>) -> Option<Vec<bool>> {
+    let is_live = |i: usize| live.get(i).copied().unwrap_or(false);
+    let mut narrow = vec![false; body.len()];
+    let mut any = false;
+    for (i, ins) in body.iter().enumerate() {
+        if !is_live(i) || ins.dtype != DType::F64 {
+            continue;
+        }
+        let ok = match &ins.op {
+            KOp::Const { .. } => true,
+            KOp::Convert { a } => body.get(*a).is_some_and(|x| x.dtype == DType::F32),
+            KOp::Unary { op: UnaryOp::Neg, .. } => true,
+            KOp::Binary { op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, .. } => true,
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+        narrow[i] = true;
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    for o in outputs {
+        if narrow.get(o).copied().unwrap_or(false) {
+            return None;
+        }
+    }
+    for (i, ins) in body.iter().enumerate() {
+        if !is_live(i) {
+            continue;
+        }
+        let reads_f64 = operands(&ins.op).iter().any(|&j| narrow.get(j).copied().unwrap_or(false));
+        if reads_f64 && !narrow[i] && !(ins.dtype == DType::F32 && matches!(ins.op, KOp::Convert { .. })) {
+            return None;
+        }
+        // (the operands of the float64 arithmetic are float64 values themselves)
+        if narrow[i] && !matches!(ins.op, KOp::Convert { .. } | KOp::Const { .. }) {
+            if !operands(&ins.op).iter().all(|&j| narrow.get(j).copied().unwrap_or(false)) {
+                return None;
+            }
+        }
+    }
+    Some(narrow)
+}
+
+/// Half `h` (lanes 2h, 2h + 1) of float64 value `j` (one of `narrow_f64_values`) as an f64x2, from the
+/// float32 vectors it is computed from.
+fn f64_half(
+    b: &mut FunctionBuilder, body: &[KInstr], vals: &[Option<Value>], j: usize, h: u8,
+    memo: &mut std::collections::HashMap<(usize, u8), Value>,
+) -> Result<Value> {
+    if let Some(&v) = memo.get(&(j, h)) {
+        return Ok(v);
+    }
+    let v = match body.get(j).map(|x| &x.op) {
+        Some(KOp::Const { value }) => {
+            let s = ops::constant(b, DType::F64, *value);
+            b.ins().splat(types::F64X2, s)
+        }
+        Some(KOp::Convert { a }) => {
+            let x = vals.get(*a).copied().flatten().filter(|_| *a < j).ok_or_else(|| {
+                Error::Codegen(format!("float64 value %{j} uses %{a}, which is not an earlier live value"))
+            })?;
+            let x = if h == 0 {
+                x
+            } else {
+                // lanes 2, 3 moved down to 0, 1
+                let w = b.ins().bitcast(types::I64X2, vflags(), x);
+                let hi = b.ins().extractlane(w, 1);
+                let w = b.ins().splat(types::I64X2, hi);
+                b.ins().bitcast(types::F32X4, vflags(), w)
+            };
+            b.ins().fvpromote_low(x)
+        }
+        Some(KOp::Unary { op: UnaryOp::Neg, a }) => {
+            let x = f64_half(b, body, vals, *a, h, memo)?;
+            b.ins().fneg(x)
+        }
+        Some(KOp::Binary { op, a, b: c }) if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) => {
+            let x = f64_half(b, body, vals, *a, h, memo)?;
+            let y = f64_half(b, body, vals, *c, h, memo)?;
+            match op {
+                BinaryOp::Add => b.ins().fadd(x, y),
+                BinaryOp::Sub => b.ins().fsub(x, y),
+                _ => b.ins().fmul(x, y),
+            }
+        }
+        _ => return Err(Error::Codegen(format!("%{j} is not a float64 value of a 4-lane kernel"))),
+    };
+    memo.insert((j, h), v);
+    Ok(v)
+}
+
 fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value) -> Option<Value> {
     let vt = vtype(dt, lanes);
     use DType::*;

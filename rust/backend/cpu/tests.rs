@@ -2000,3 +2000,63 @@ fn f16_simd_matches_scalar() {
         }
     }
 }
+
+/// float32 multiply-adds rounded once through float64 (`_prng.fma`'s pattern) stay in a 4-lane kernel
+/// (as two f64x2 halves), bit-identical to the scalar code and to the float64 arithmetic on the host;
+/// a float64 value read by anything else keeps the kernel scalar.
+#[test]
+fn simd_f64_arithmetic_between_f32_values() {
+    let (f, d) = (DType::F32, DType::F64);
+    for &n in &[1usize, 5, 8, 37, 1003] {
+        let x = f32_data(n, 1);
+        let y: Vec<f32> = f32_data(n, 2).iter().map(|v| v * 1.37e-3).collect();
+        let z = f32_data(n, 3);
+        let cvt = |a: usize| ins(KOp::Convert { a }, d);
+        // out = f32(f64(x) * f64(y) + f64(z)) - f32(-(f64(x) - 0.1) * f64(z)) ... as two roots
+        let body = vec![
+            load(0, f),                        // 0
+            load(1, f),                        // 1
+            load(2, f),                        // 2
+            cvt(0),                            // 3
+            cvt(1),                            // 4
+            cvt(2),                            // 5
+            bin(BinaryOp::Mul, 3, 4, d),       // 6
+            bin(BinaryOp::Add, 6, 5, d),       // 7
+            ins(KOp::Convert { a: 7 }, f),     // 8
+            ins(KOp::Const { value: Scalar::Float(0.1) }, d), // 9
+            bin(BinaryOp::Sub, 3, 9, d),       // 10
+            un(UnaryOp::Neg, 10, d),           // 11
+            bin(BinaryOp::Mul, 11, 5, d),      // 12
+            ins(KOp::Convert { a: 12 }, f),    // 13
+            bin(BinaryOp::Sub, 8, 13, f),      // 14
+        ];
+        let avals = vec![Aval::new(f, vec![n]); 3];
+        let ins_ = vec![kin(0, f, vec![1]), kin(1, f, vec![1]), kin(2, f, vec![1])];
+        let p = plan1(avals.clone(), vec![n], vec![], ins_.clone(), body.clone(), vec![(Aval::new(f, vec![n]), 14, OutputKind::Store)]);
+        let bufs = [buf(&[n], &x), buf(&[n], &y), buf(&[n], &z)];
+        let (out, mode) = simd_vs_scalar(&p, &bufs);
+        if n >= 8 {
+            assert!(mode.contains("OuterVec") && mode.contains("4 lanes"), "{mode}");
+        }
+        let got = read::<f32>(&out[0]);
+        for i in 0..n {
+            let (a, b, c) = (x[i] as f64, y[i] as f64, z[i] as f64);
+            let want = (a * b + c) as f32 - ((-(a - 0.1)) * c) as f32;
+            assert_eq!(got[i].to_bits(), want.to_bits(), "{i}: {} vs {want}", got[i]);
+        }
+        // a float64 compare reads the f64 value: not a narrow kernel, so scalar (and still right)
+        let mut body2 = body.clone();
+        body2.push(ins(KOp::Compare { op: CompareOp::Lt, a: 7, b: 12 }, DType::Bool));
+        body2.push(ins(KOp::Select { pred: 15, cases: vec![8, 13] }, f));
+        let p2 = plan1(avals, vec![n], vec![], ins_, body2, vec![(Aval::new(f, vec![n]), 16, OutputKind::Store)]);
+        let (out2, mode2) = simd_vs_scalar(&p2, &bufs);
+        assert!(mode2.contains("Scalar"), "{mode2}");
+        let got2 = read::<f32>(&out2[0]);
+        for i in 0..n {
+            let (a, b, c) = (x[i] as f64, y[i] as f64, z[i] as f64);
+            let (u, v) = (a * b + c, (-(a - 0.1)) * c);
+            let want = if u < v { v as f32 } else { u as f32 };
+            assert_eq!(got2[i].to_bits(), want.to_bits(), "{i}");
+        }
+    }
+}
