@@ -1091,7 +1091,8 @@ mod tests {
     /// half speed when they did not): a count, not a timing, so it holds on a loaded machine.
     #[test]
     fn big_matrices_use_the_pools_threads() {
-        let n = 160;
+        // above CHOL_PAR_WORK (192³): smaller factorizations run sequentially on purpose
+        let n = 224;
         // a well-conditioned SPD matrix: g g^T + n I
         let g: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 1009) as f64) / 1009.0 - 0.5).collect();
         let a: Vec<f64> = (0..n * n)
