@@ -1,7 +1,8 @@
 //! Optimization passes, one file each, run as an ordered pipeline, then fusion into a `plan::Plan` (the
 //! backends' input). Depends on `ir`, `plan` and `error` only.
 //!
-//! - Pipeline (`optimize`): `f16` (float16 legalization), `scan_hoist` (products hoisted out of scans),
+//! - Pipeline (`optimize`): `f16` (float16 legalization), `cholesky` (`jnp.linalg.cholesky`'s symmetrize and
+//!   `tril` folded into one `cholesky_tril` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
