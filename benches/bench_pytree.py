@@ -1,0 +1,64 @@
+"""Per-call cost of pytree flattening/unflattening: cranax vs JAX (when ``JAX_PYTHON`` names a Python with
+JAX 0.10.2, run in a subprocess in the same run). Timings with warm-up, best of 7 repeats; prints one
+row per tree with the ratio cranax / JAX.
+
+    JAX_PYTHON=/tmp/jaxvenv/bin/python python benches/bench_pytree.py
+"""
+import json
+import os
+import platform
+import subprocess
+import sys
+import timeit
+
+import numpy as np
+
+CASES = ["flat tuple of 2 arrays", "list of 8 leaves", "nested dict of 12 leaves"]
+
+
+def _trees():
+    a, b = np.ones(3), np.ones(4)
+    return {
+        CASES[0]: (a, b),
+        CASES[1]: [a] * 8,
+        CASES[2]: {"w": [a, b, (a, b)], "opt": {"m": [a] * 4, "v": [b] * 4}},
+    }
+
+
+def measure(tree_util):
+    out = {}
+    for name, tree in _trees().items():
+        leaves, td = tree_util.tree_flatten(tree)
+        res = {}
+        for what, fn in (("flatten", lambda: tree_util.tree_flatten(tree)),
+                         ("unflatten", lambda: tree_util.tree_unflatten(td, leaves))):
+            fn()
+            n = 20000
+            res[what] = min(timeit.repeat(fn, number=n, repeat=7)) / n
+        out[name] = res
+    return out
+
+
+def main():
+    if "--worker" in sys.argv:
+        import jax
+        print(json.dumps(measure(jax.tree_util)))
+        return
+    import cranax.tree_util as ctu
+    mine = measure(ctu)
+    theirs = None
+    jp = os.environ.get("JAX_PYTHON")
+    if jp:
+        r = subprocess.run([jp, __file__, "--worker"], capture_output=True, text=True, check=True)
+        theirs = json.loads(r.stdout)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()}")
+    print(f"{'tree':28s} {'op':10s} {'cranax us':>10s} {'JAX us':>8s} {'ratio':>6s}")
+    for name in CASES:
+        for what in ("flatten", "unflatten"):
+            c = mine[name][what] * 1e6
+            j = theirs[name][what] * 1e6 if theirs else float("nan")
+            print(f"{name:28s} {what:10s} {c:10.2f} {j:8.2f} {c / j if theirs else float('nan'):6.2f}")
+
+
+if __name__ == "__main__":
+    main()
