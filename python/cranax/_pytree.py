@@ -356,22 +356,14 @@ def _flatten_up_to(spec, x, out):
         if _b_len(x) != _b_len(children):
             raise ValueError(f"Tuple arity mismatch: {_b_len(x)} != {_b_len(children)}; "
                              f"tuple: {_short_repr(x)}.")
-        for c, v in _b_zip(children, x):
-            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
-                out.append(v)
-            else:
-                _flatten_up_to(c, v, out)
+        _children_up_to(children, x, out)
     elif kind == _LIST:
         if t is not list:
             raise ValueError(f"Expected list, got {_short_repr(x)}.")
         if _b_len(x) != _b_len(children):
             raise ValueError(f"List arity mismatch: {_b_len(x)} != {_b_len(children)}; "
                              f"list: {_short_repr(x)}.")
-        for c, v in _b_zip(children, x):
-            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
-                out.append(v)
-            else:
-                _flatten_up_to(c, v, out)
+        _children_up_to(children, x, out)
     elif kind == _DICT:
         if t is not dict:
             raise ValueError(f"Expected dict, got {_short_repr(x)}.")
@@ -379,11 +371,7 @@ def _flatten_up_to(spec, x, out):
         if keys != data:
             raise ValueError(f"Dict key mismatch; expected keys: {list(data)!r}; "
                              f"dict: {_short_repr(x)}.")
-        for c, k in _b_zip(children, keys):
-            if c is None:
-                out.append(x[k])
-            else:
-                _flatten_up_to(c, x[k], out)
+        _children_up_to(children, [x[k] for k in keys], out)
     elif kind == _NONE:
         if x is not None:
             raise ValueError(f"Expected None, got {_short_repr(x)}.")
@@ -396,11 +384,7 @@ def _flatten_up_to(spec, x, out):
         if t is not data:
             raise ValueError(f"Named tuple type mismatch: expected type: {data!r}, "
                              f"tuple: {_short_repr(x)}.")
-        for c, v in _b_zip(children, x):
-            if c is None:   # a leaf position: no recursive call (per-call cost of tree_map & co.)
-                out.append(v)
-            else:
-                _flatten_up_to(c, v, out)
+        _children_up_to(children, x, out)
     else:
         reg, aux = data
         if _registry.get(t) is not reg:
@@ -419,11 +403,17 @@ def _flatten_up_to(spec, x, out):
         if _b_len(sub) != _b_len(children):
             raise ValueError(f"Custom type arity mismatch: {_b_len(sub)} != {_b_len(children)}; "
                              f"value: {_short_repr(x)}.")
-        for c, v in _b_zip(children, sub):
-            if c is None:
-                out.append(v)
-            else:
-                _flatten_up_to(c, v, out)
+        _children_up_to(children, sub, out)
+
+
+def _children_up_to(children, xs, out):
+    """``_flatten_up_to`` over matched children: a leaf position takes its value without a recursive call
+    (the per-call cost of tree_map & co. is mostly Python calls)."""
+    for c, v in _b_zip(children, xs):
+        if c is None:
+            out.append(v)
+        else:
+            _flatten_up_to(c, v, out)
 
 
 def _short_repr(x, limit=200):
