@@ -203,19 +203,25 @@ pub struct Storage {
 unsafe impl Send for Storage {}
 unsafe impl Sync for Storage {}
 
+/// A recycled block for `bytes` bytes: the per-thread small cache for small sizes, the pool for big ones,
+/// none in between (those go to the allocator).
+fn recycled(bytes: usize) -> Option<NonNull<u8>> {
+    if bytes <= SMALL_MAX_BYTES {
+        small_take(bytes)
+    } else if bytes >= POOL_MIN_BYTES {
+        pool_take(bytes)
+    } else {
+        None
+    }
+}
+
 impl Storage {
     /// Zeroed storage of `bytes` bytes; a `Memory` error (never an abort) if it cannot be had.
     pub fn zeroed(bytes: usize) -> Result<Storage> {
         if bytes == 0 {
             return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0, owner: None });
         }
-        let reused = if bytes <= SMALL_MAX_BYTES {
-            small_take(bytes)
-        } else if bytes >= POOL_MIN_BYTES {
-            pool_take(bytes)
-        } else {
-            None
-        };
+        let reused = recycled(bytes);
         if let Some(ptr) = reused {
             // SAFETY: a recycled block of at least `bytes` bytes, owned by nobody else.
             unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) };
@@ -233,13 +239,7 @@ impl Storage {
         if bytes == 0 {
             return Ok(Storage { ptr: NonNull::<u64>::dangling().cast(), bytes: 0, owner: None });
         }
-        let reused = if bytes <= SMALL_MAX_BYTES {
-            small_take(bytes)
-        } else if bytes >= POOL_MIN_BYTES {
-            pool_take(bytes)
-        } else {
-            None
-        };
+        let reused = recycled(bytes);
         if let Some(ptr) = reused {
             return Ok(Storage { ptr, bytes, owner: None });
         }
