@@ -11,7 +11,9 @@ included, as in JAX (``tree_leaves(key) == [key]``).
 The implementation is :mod:`cranax._pytree`, which cranax's own transformations use directly: there a
 key array is a node over its uint32 data, so keys cross ``jit``/``vmap``/``scan`` as plain arrays. The
 functions below are those of ``_pytree`` with key arrays (the types given to
-``_pytree.register_internal_node``) made leaves before any ``is_leaf`` the caller passes.
+``_pytree.register_internal_node``) made leaves before any ``is_leaf`` the caller passes; without an
+``is_leaf`` they flatten through ``_pytree``'s public kind table, where those types are leaves (no predicate
+call per node: libraries' per-step ``tree_map``s pay only the walk).
 """
 import functools
 
@@ -107,11 +109,10 @@ def tree_map(f, tree, *rest, is_leaf=None):
 
 def tree_reduce(function, tree, initializer=_pt._no_initializer, is_leaf=None):
     """``functools.reduce(function, tree_leaves(tree), initializer)``. Mirrors ``jax.tree_util.tree_reduce``."""
-    if is_leaf is None:
-        leaves = tree_leaves(tree)
-        return functools.reduce(function, leaves) if initializer is _pt._no_initializer else \
-            functools.reduce(function, leaves, initializer)
-    return _pt.tree_reduce(function, tree, initializer, _leaf_pred(is_leaf))
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _pt._no_initializer:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
 
 
 def tree_all(tree, *, is_leaf=None):
