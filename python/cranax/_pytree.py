@@ -161,9 +161,16 @@ def _make_flatten(kinds, leaf_types):
                 keys = sorted(x)
             except TypeError:
                 keys = _sorted_keys(x)
-            data = tuple(keys)
-            xs = [x[k] for k in keys]
-        elif kind == _TUPLE or kind == _LIST:
+            specs = []   # the loop below, over x[k] (a list of the values first measured 20% slower)
+            for k in keys:
+                c = x[k]
+                if type(c) in leaf_types:
+                    leaves.append(c)
+                    specs.append(None)
+                else:
+                    specs.append(flatten(c, leaves))
+            return (kind, tuple(keys), tuple(specs))
+        if kind == _TUPLE or kind == _LIST:
             data = None
             xs = x
         elif kind == _NONE:
