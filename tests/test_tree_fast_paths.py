@@ -178,3 +178,21 @@ def test_kind_cache_reset_keeps_both_tables():
     assert pt.tree_leaves(Box("t", 1, 2)) == [1, 2]
     assert tu.tree_leaves(Box("t", 1, 2)) == [1, 2]
     assert pt.tree_leaves(classes[0]())[0].__class__ is classes[0]
+
+
+def test_none_children_and_is_leaf_call_order_as_jax():
+    # Recorded from JAX 0.10.2: None children are nodes without children (taken in the loop here), and
+    # is_leaf is called on every node and leaf, parents first, in flattening order.
+    t = [None, (None, 1), {"a": None, "b": [None]}]
+    for flatten in (tu.tree_flatten, pt.tree_flatten):
+        leaves, td = flatten(t)
+        assert leaves == [1]
+        assert str(td) == "PyTreeDef([None, (None, *), {'a': None, 'b': [None]}])"
+        assert td.num_nodes == 9
+        assert td.unflatten([2]) == [None, (None, 2), {"a": None, "b": [None]}]
+        seen = []
+        leaves, td = flatten(t, is_leaf=lambda x: seen.append(repr(x)) or x is None)
+        assert leaves == [None, None, 1, None, None]
+        assert str(td) == "PyTreeDef([*, (*, *), {'a': *, 'b': [*]}])"
+        assert seen == ["[None, (None, 1), {'a': None, 'b': [None]}]", "None", "(None, 1)", "None", "1",
+                        "{'a': None, 'b': [None]}", "None", "[None]", "None"]

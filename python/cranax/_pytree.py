@@ -167,6 +167,8 @@ def _make_flatten(kinds, leaf_types):
                 if type(c) in leaf_types:
                     leaves.append(c)
                     specs.append(None)
+                elif c is None:
+                    specs.append(_NONE_SPEC)
                 else:
                     specs.append(flatten(c, leaves))
             return (kind, tuple(keys), tuple(specs))
@@ -187,6 +189,8 @@ def _make_flatten(kinds, leaf_types):
             if type(c) in leaf_types:
                 leaves.append(c)
                 specs.append(None)
+            elif c is None:   # a node without children (equinox's filtered halves hold many)
+                specs.append(_NONE_SPEC)
             else:
                 specs.append(flatten(c, leaves))
         return (kind, data, tuple(specs))
@@ -237,6 +241,8 @@ def _flatten_pred_node(x, leaves, is_leaf):
         if is_leaf(c) or type(c) in _leaf_types:
             leaves.append(c)
             specs.append(None)
+        elif c is None:
+            specs.append(_NONE_SPEC)
         else:
             specs.append(_flatten_pred_node(c, leaves, is_leaf))
     return (kind, data, tuple(specs))
