@@ -134,7 +134,8 @@ def test_deep_and_wide_trees_fall_back_to_the_walk():
     for _ in range(300):
         deep = [deep]
     wide = {f"k{i:04d}": (i, [i]) for i in range(1500)}
-    for tree in (deep, wide):
+    many_leaves = {f"k{i:05d}": i for i in range(5000)}
+    for tree in (deep, wide, many_leaves):
         leaves, td = pt.tree_flatten(tree)
         for _ in range(3):
             assert td.unflatten(leaves) == tree

@@ -355,7 +355,7 @@ def _build(spec, it):
 # registrations) are constants of the generated code.
 _builders = {}                  # spec -> generated function, or 0 after the first sighting
 _BUILDERS_LIMIT = 2048
-_MAX_GENERATED_NODES = 1000     # bigger or deeper structures keep the generic walk
+_MAX_GENERATED_NODES = 2000     # nodes and leaves; bigger or deeper structures keep the generic walk
 _MAX_GENERATED_DEPTH = 40
 
 
@@ -400,12 +400,12 @@ def _generate_builder(spec):
     nodes = [0]
 
     def expr(sp, path, depth):
-        if sp is None:
-            leaf[0] += 1
-            return f"l[{leaf[0] - 1}]"
         nodes[0] += 1
         if nodes[0] > _MAX_GENERATED_NODES or depth > _MAX_GENERATED_DEPTH:
             raise OverflowError
+        if sp is None:
+            leaf[0] += 1
+            return f"l[{leaf[0] - 1}]"
         kind, data, children = sp
         if kind == _NONE:
             return "None"
@@ -425,9 +425,9 @@ def _generate_builder(spec):
 
     try:
         body = expr(spec, "s", 0)
-    except OverflowError:
+        exec(f"def unflatten(l, s):\n    return {body}\n", consts)   # noqa: S102 (code built from the spec above)
+    except (OverflowError, RecursionError, SyntaxError, MemoryError):   # too big for the compiler: walk it
         return None
-    exec(f"def unflatten(l, s):\n    return {body}\n", consts)   # noqa: S102 (code built from the spec above)
     return consts["unflatten"]
 
 
