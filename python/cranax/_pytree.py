@@ -23,6 +23,10 @@ A :class:`PyTreeDef` stores its structure as a nested, hashable "spec":
 
 Equality and hashing of treedefs are those of the spec tuples (computed in C), so they include dict keys,
 namedtuple classes, the registration of custom nodes and their aux data (compared with ``==``).
+
+Speed (per-call flattening is Python; JAX's is C++, see benches/bench_pytree.py): flattening is one closure
+per kind table with leaf children taken in the loop; unflattening a structure seen before runs a function
+generated for it (see ``_generate_builder``).
 """
 import builtins as _builtins
 import collections as _collections
@@ -76,16 +80,36 @@ class _Registration:
         return f"<pytree registration {self.type.__name__}>"
 
 
-# Exact type -> node kind; built-in kinds are fixed, other types are classified lazily.
+# Exact type -> node kind; built-in kinds are fixed, other types are classified lazily. Two tables: cranax's
+# own (``_kinds``, internal nodes such as key arrays are nodes) and the public one (``_pub_kinds``, where they
+# are leaves), so that the public tree_util flattens without a per-node ``is_leaf`` call.
 _BUILTIN_KINDS = {type(None): _NONE, tuple: _TUPLE, list: _LIST, dict: _DICT}
 _kinds = dict(_BUILTIN_KINDS)
+_pub_kinds = dict(_BUILTIN_KINDS)
 _registry = {}          # exact type -> _Registration
 _leaf_types = set()     # types known to be leaves (for the all-leaves fast path)
+_pub_leaf_types = set()  # the same for the public table (internal nodes included)
+_public_leaf_types = set()   # registered node types that the public tree_util treats as leaves
 _KIND_CACHE_LIMIT = 8192
 
 
+def _set_kind(t, kind):
+    """Records the kind of exact type ``t`` in both tables."""
+    _kinds[t] = kind
+    pub = _LEAF_KIND if t in _public_leaf_types else kind
+    _pub_kinds[t] = pub
+    if kind == _LEAF_KIND:
+        _leaf_types.add(t)
+    else:
+        _leaf_types.discard(t)
+    if pub == _LEAF_KIND:
+        _pub_leaf_types.add(t)
+    else:
+        _pub_leaf_types.discard(t)
+
+
 def _classify(t):
-    """Kind of values of exact type ``t``; caches the answer."""
+    """Kind of values of exact type ``t`` (cranax's table); caches the answer in both tables."""
     if t in _registry:
         kind = _CUSTOM
     elif issubclass(t, tuple) and hasattr(t, "_fields"):
@@ -93,17 +117,18 @@ def _classify(t):
     else:
         kind = _LEAF_KIND
     if _b_len(_kinds) > _KIND_CACHE_LIMIT:   # dynamically created classes must not leak forever
-        _kinds.clear()
-        _kinds.update(_BUILTIN_KINDS)
-        _kinds.update({rt: _CUSTOM for rt in _registry})
-        _leaf_types.clear()
-    _kinds[t] = kind
-    if kind == _LEAF_KIND:
-        _leaf_types.add(t)
+        for table, leaves in ((_kinds, _leaf_types), (_pub_kinds, _pub_leaf_types)):
+            table.clear()
+            table.update(_BUILTIN_KINDS)
+            leaves.clear()
+        for rt in _registry:
+            _set_kind(rt, _CUSTOM)
+    _set_kind(t, kind)
     return kind
 
 
 def _sorted_keys(d):
+    """The keys of dict ``d`` in JAX's order (sorted)."""
     try:
         return sorted(d)
     except TypeError:
@@ -115,48 +140,79 @@ def _sorted_keys(d):
 # Flattening
 # ----------------------------------------------------------------------------------------------
 
-def _flatten(x, leaves):
-    """Appends the leaves of ``x`` to ``leaves``; returns the spec of ``x``."""
-    t = type(x)
-    kind = _kinds.get(t)
-    if kind is None:
-        kind = _classify(t)
-    if kind == _LEAF_KIND:
-        leaves.append(x)
-        return None
-    if kind == _TUPLE or kind == _LIST:
-        return (kind, None, _flatten_children(x, leaves))
-    if kind == _DICT:
-        keys = _sorted_keys(x)
-        return (_DICT, tuple(keys), _flatten_children([x[k] for k in keys], leaves))
-    if kind == _NONE:
-        return _NONE_SPEC
-    if kind == _NAMEDTUPLE:
-        return (_NAMEDTUPLE, t, _flatten_children(x, leaves))
-    reg = _registry[t]
-    children, aux = _custom_flatten(reg, x)
-    return (_CUSTOM, (reg, aux), _flatten_children(children, leaves))
+def _make_flatten(kinds, leaf_types):
+    """The flattening function over one kind table: ``flatten(x, leaves)`` appends the leaves of ``x`` to
+    ``leaves`` and returns the spec of ``x``. Per-call flattening of jitted arguments and of libraries'
+    ``tree_map``s is dominated by Python's call overhead: the tables are closure cells, and children of a
+    known leaf type (most are arrays) are taken in the loop without a recursive call."""
+    kinds_get = kinds.get
 
-
-def _flatten_children(xs, leaves):
-    """The specs of the children ``xs`` (their leaves appended to ``leaves``). Children of a known leaf type
-    are handled here without a recursive call: per-call flattening of jitted arguments is dominated by
-    Python call overhead, and most children are arrays."""
-    specs = []
-    for c in xs:
-        if type(c) in _leaf_types:
-            leaves.append(c)
-            specs.append(None)
+    def flatten(x, leaves):
+        t = type(x)
+        kind = kinds_get(t)
+        if kind is None:
+            _classify(t)
+            kind = kinds[t]
+        if kind == _LEAF_KIND:
+            leaves.append(x)
+            return None
+        if kind == _DICT:
+            try:
+                keys = sorted(x)
+            except TypeError:
+                keys = _sorted_keys(x)
+            specs = []   # the loop below, over x[k] (a list of the values first measured 20% slower)
+            for k in keys:
+                c = x[k]
+                if type(c) in leaf_types:
+                    leaves.append(c)
+                    specs.append(None)
+                elif c is None:
+                    specs.append(_NONE_SPEC)
+                else:
+                    specs.append(flatten(c, leaves))
+            return (kind, tuple(keys), tuple(specs))
+        if kind == _TUPLE or kind == _LIST:
+            data = None
+            xs = x
+        elif kind == _NONE:
+            return _NONE_SPEC
+        elif kind == _NAMEDTUPLE:
+            data = t
+            xs = x
         else:
-            specs.append(_flatten(c, leaves))
-    return tuple(specs)
+            reg = _registry[t]
+            xs, aux = _custom_flatten(reg, x)
+            data = (reg, aux)
+        specs = []   # (bound methods kept in locals measured slower: they are made per node)
+        for c in xs:
+            if type(c) in leaf_types:
+                leaves.append(c)
+                specs.append(None)
+            elif c is None:   # a node without children (equinox's filtered halves hold many)
+                specs.append(_NONE_SPEC)
+            else:
+                specs.append(flatten(c, leaves))
+        return (kind, data, tuple(specs))
+
+    return flatten
+
+
+_flatten = _make_flatten(_kinds, _leaf_types)
+_flatten_public = _make_flatten(_pub_kinds, _pub_leaf_types)
 
 
 def _flatten_pred(x, leaves, is_leaf):
-    """Like :func:`_flatten`, but ``is_leaf(node)`` true makes that node a leaf."""
+    """Like :func:`_flatten`, but ``is_leaf(node)`` true makes that node a leaf (it is called on every
+    node and leaf, as JAX calls it)."""
     if is_leaf(x):
         leaves.append(x)
         return None
+    return _flatten_pred_node(x, leaves, is_leaf)
+
+
+def _flatten_pred_node(x, leaves, is_leaf):
+    """:func:`_flatten_pred` of ``x`` once ``is_leaf(x)`` said no."""
     t = type(x)
     kind = _kinds.get(t)
     if kind is None:
@@ -164,18 +220,32 @@ def _flatten_pred(x, leaves, is_leaf):
     if kind == _LEAF_KIND:
         leaves.append(x)
         return None
-    if kind == _TUPLE or kind == _LIST:
-        return (kind, None, tuple([_flatten_pred(c, leaves, is_leaf) for c in x]))
     if kind == _DICT:
         keys = _sorted_keys(x)
-        return (_DICT, tuple(keys), tuple([_flatten_pred(x[k], leaves, is_leaf) for k in keys]))
-    if kind == _NONE:
+        data = tuple(keys)
+        xs = [x[k] for k in keys]
+    elif kind == _TUPLE or kind == _LIST:
+        data = None
+        xs = x
+    elif kind == _NONE:
         return _NONE_SPEC
-    if kind == _NAMEDTUPLE:
-        return (_NAMEDTUPLE, t, tuple([_flatten_pred(c, leaves, is_leaf) for c in x]))
-    reg = _registry[t]
-    children, aux = _custom_flatten(reg, x)
-    return (_CUSTOM, (reg, aux), tuple([_flatten_pred(c, leaves, is_leaf) for c in children]))
+    elif kind == _NAMEDTUPLE:
+        data = t
+        xs = x
+    else:
+        reg = _registry[t]
+        xs, aux = _custom_flatten(reg, x)
+        data = (reg, aux)
+    specs = []
+    for c in xs:   # leaves of a known leaf type without a recursive call (see _make_flatten)
+        if is_leaf(c) or type(c) in _leaf_types:
+            leaves.append(c)
+            specs.append(None)
+        elif c is None:
+            specs.append(_NONE_SPEC)
+        else:
+            specs.append(_flatten_pred_node(c, leaves, is_leaf))
+    return (kind, data, tuple(specs))
 
 
 def _custom_flatten(reg, x):
@@ -200,22 +270,30 @@ def tree_flatten(tree, is_leaf=None):
     the node a leaf. ``None`` is a node with no children, not a leaf (unless ``is_leaf`` says so).
     """
     if is_leaf is None:
-        t = type(tree)
-        if t is tuple or t is list:
-            # Fast path: a flat tuple/list of leaves (e.g. the arguments of a jitted call).
-            if set(_b_map(type, tree)) <= _leaf_types:
-                n = _b_len(tree)
-                kind = _TUPLE if t is tuple else _LIST
-                td = _flat_seq_treedefs.get((kind, n))
-                if td is None:
-                    td = _flat_seq_treedefs[(kind, n)] = _make_treedef(
-                        (kind, None, (None,) * n), n)
-                return list(tree), td
-        leaves = []
-        spec = _flatten(tree, leaves)
-    else:
-        leaves = []
-        spec = _flatten_pred(tree, leaves, is_leaf)
+        return _tree_flatten(tree, _flatten, _leaf_types)
+    leaves = []
+    spec = _flatten_pred(tree, leaves, is_leaf)
+    return leaves, _make_treedef(spec, _b_len(leaves))
+
+
+def tree_flatten_public(tree):
+    """:func:`tree_flatten` without ``is_leaf`` as the public ``tree_util`` sees trees: the types given to
+    :func:`register_internal_node` (key arrays) are leaves."""
+    return _tree_flatten(tree, _flatten_public, _pub_leaf_types)
+
+
+def _tree_flatten(tree, flatten, leaf_types):
+    t = type(tree)
+    if (t is tuple or t is list) and set(_b_map(type, tree)) <= leaf_types:
+        # Fast path: a flat tuple/list of leaves (e.g. the arguments of a jitted call).
+        n = _b_len(tree)
+        kind = _TUPLE if t is tuple else _LIST
+        td = _flat_seq_treedefs.get((kind, n))
+        if td is None:
+            td = _flat_seq_treedefs[(kind, n)] = _make_treedef((kind, None, (None,) * n), n)
+        return list(tree), td
+    leaves = []
+    spec = flatten(tree, leaves)
     return leaves, _make_treedef(spec, _b_len(leaves))
 
 
@@ -266,6 +344,91 @@ def _build(spec, it):
         return data(*vals)
     reg, aux = data
     return reg.unflatten(aux, tuple(vals))
+
+
+# Unflattening with generated code. ``_build`` walks the spec, one Python call per node; a structure that
+# is unflattened again (every call of a jitted function rebuilds the same output tree; optax and equinox
+# rebuild the same parameter trees) gets a function generated for it instead, one expression
+# ``{s[1][0]: [l[0], l[1]], ...}`` that reads the leaves by index and the static data (dict keys, custom
+# aux data) from the spec it is given, so treedefs that are equal but hold different (equal) data still
+# rebuild their own. Only the parts that equality compares by identity (namedtuple classes, custom node
+# registrations) are constants of the generated code.
+_builders = {}                  # spec -> generated function, or 0 after the first sighting
+_BUILDERS_LIMIT = 2048
+_MAX_GENERATED_NODES = 2000     # nodes and leaves; bigger or deeper structures keep the generic walk
+_MAX_GENERATED_DEPTH = 40
+
+
+def _build_generic(leaves, spec):
+    return _build(spec, iter(leaves))
+
+
+def _build_once(leaves, spec):
+    """The generic walk for a structure seen once (a distinct function object: the next unflatten of the
+    structure generates its function)."""
+    return _build_generic(leaves, spec)
+
+
+def _builder(td):
+    """The function ``(leaves, spec) -> tree`` to unflatten treedef ``td`` with; kept on ``td`` once final.
+    Hashable structures share generated functions through ``_builders``; an unhashable one (custom aux
+    data holding a list) gets its own on the second unflatten of the same treedef."""
+    spec = td._spec
+    try:
+        entry = _builders.get(spec)
+    except Exception:   # unhashable aux data, or an __eq__ that does not give a bool
+        if td._unflat is _build_once:
+            td._unflat = _generate_builder(spec) or _build_generic
+        else:
+            td._unflat = _build_once
+        return td._unflat
+    if entry is None:
+        if _b_len(_builders) >= _BUILDERS_LIMIT:
+            _builders.clear()
+        _builders[spec] = 0
+        return _build_once
+    if entry == 0:
+        entry = _builders[spec] = _generate_builder(spec) or _build_generic
+    td._unflat = entry
+    return entry
+
+
+def _generate_builder(spec):
+    """Generated code for ``spec`` (see above), or None when it is too large or deep."""
+    consts = {}
+    leaf = [0]
+    nodes = [0]
+
+    def expr(sp, path, depth):
+        nodes[0] += 1
+        if nodes[0] > _MAX_GENERATED_NODES or depth > _MAX_GENERATED_DEPTH:
+            raise OverflowError
+        if sp is None:
+            leaf[0] += 1
+            return f"l[{leaf[0] - 1}]"
+        kind, data, children = sp
+        if kind == _NONE:
+            return "None"
+        parts = [expr(c, f"{path}[2][{j}]", depth + 1) for j, c in enumerate(children)]
+        if kind == _TUPLE:
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        if kind == _LIST:
+            return "[" + ", ".join(parts) + "]"
+        if kind == _DICT:
+            return "{" + ", ".join(f"{path}[1][{j}]: {p}" for j, p in enumerate(parts)) + "}"
+        name = f"c{_b_len(consts)}"
+        if kind == _NAMEDTUPLE:
+            consts[name] = data
+            return f"{name}({', '.join(parts)})"
+        consts[name] = data[0].unflatten
+        return f"{name}({path}[1][1], (" + "".join(p + ", " for p in parts) + "))"
+
+    try:
+        body = expr(spec, "s", 0)
+        exec(f"def unflatten(l, s):\n    return {body}\n", consts)   # noqa: S102 (code built from the spec above)
+    except (OverflowError, RecursionError, SyntaxError, MemoryError):   # too big for the compiler: walk it
+        return None
+    return consts["unflatten"]
 
 
 def tree_unflatten(treedef, leaves):
@@ -438,7 +601,7 @@ class PyTreeDef:
     Construct treedefs with :func:`tree_structure` / :func:`tree_flatten`, not directly.
     """
 
-    __slots__ = ("_spec", "_num_leaves", "_num_nodes", "_hash", "_fast")
+    __slots__ = ("_spec", "_num_leaves", "_num_nodes", "_hash", "_fast", "_unflat")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("PyTreeDef objects are created by tree_flatten/tree_structure")
@@ -468,7 +631,10 @@ class PyTreeDef:
             leaves = list(leaves)
         if _b_len(leaves) != self._num_leaves:
             self._leaf_count_error(_b_len(leaves))
-        return _build(self._spec, iter(leaves))
+        build = self._unflat
+        if build is None or build is _build_once:
+            build = _builder(self)
+        return build(leaves, self._spec)
 
     def _leaf_count_error(self, got):
         if got < self._num_leaves:
@@ -552,6 +718,7 @@ def _make_treedef(spec, num_leaves):
     td._num_leaves = num_leaves
     td._num_nodes = None
     td._hash = None
+    td._unflat = None
     fast = 0
     if spec is not None and (spec[0] == _TUPLE or spec[0] == _LIST):
         children = spec[2]
@@ -923,11 +1090,7 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     if nodetype in _registry or nodetype in _BUILTIN_KINDS:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
     _registry[nodetype] = _Registration(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
-    _kinds[nodetype] = _CUSTOM
-    _leaf_types.discard(nodetype)
-
-
-_public_leaf_types = set()   # registered node types that the public tree_util treats as leaves
+    _set_kind(nodetype, _CUSTOM)
 
 
 def register_internal_node(nodetype, flatten_func, unflatten_func):
@@ -935,6 +1098,7 @@ def register_internal_node(nodetype, flatten_func, unflatten_func):
     so users and libraries) sees its values as leaves, as JAX sees key arrays."""
     register_pytree_node(nodetype, flatten_func, unflatten_func)
     _public_leaf_types.add(nodetype)
+    _set_kind(nodetype, _CUSTOM)   # now a leaf in the public table
 
 
 def register_pytree_node_class(cls):

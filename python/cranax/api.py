@@ -126,14 +126,15 @@ def _resolve_static(fun, static_argnums, static_argnames):
     return tuple(sorted(set(static_argnums))), static_argnames, param_names
 
 
-def _hash_static(v):
+def _static_key(v):
+    """The cache-key part of static argument ``v`` (hashed once: a call with a static argument pays it every
+    time); ValueError, as JAX's, when ``v`` cannot be hashed."""
     try:
-        hash(v)
+        return _Static(v)
     except TypeError as e:
         raise ValueError(
             f"Non-hashable static arguments are not supported. An error occurred while trying to hash an "
             f"object of type {type(v)}, {v}. The error was:\n{type(e).__name__}: {e}\n") from None
-    return v
 
 
 class _Static:
@@ -171,12 +172,17 @@ def _nan_canonical(v):
     """``v`` with NaNs replaced by one marker, for hashing: since Python 3.10 each NaN object hashes by
     identity, so ``float('nan')`` passed anew on every call would otherwise never hit the cache."""
     if type(v) is tuple:
-        # Most static tuples (e.g. equinox's static halves of modules) hold no NaN: return them as they are
-        # without rebuilding; only elements that are tuples or floats can change.
+        # Most static tuples (e.g. equinox's static halves of modules, tuples of tuples) hold no NaN: return
+        # them as they are, rebuilding a level only when a NaN was found below it.
         for x in v:
-            if type(x) is tuple or (isinstance(x, float) and x != x):
-                return tuple([_nan_canonical(x) for x in v])
-        return v
+            if type(x) is tuple:
+                if _nan_canonical(x) is not x:
+                    break
+            elif isinstance(x, float) and x != x:
+                break
+        else:
+            return v
+        return tuple([_nan_canonical(x) for x in v])
     if isinstance(v, float) and v != v:
         return ("<nan>",)
     return v
@@ -322,13 +328,13 @@ class JitWrapped(Wrapped):
         dyn_args = []
         for i, a in enumerate(args):
             if i in self._static_argnums:
-                statics.append((i, _Static(_hash_static(a))))
+                statics.append((i, _static_key(a)))
             else:
                 dyn_args.append(a)
         dyn_kwargs = {}
         for k, v in kwargs.items():
             if k in self._static_argnames:
-                statics.append((k, _Static(_hash_static(v))))
+                statics.append((k, _static_key(v)))
             else:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(statics)

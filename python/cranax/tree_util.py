@@ -11,8 +11,12 @@ included, as in JAX (``tree_leaves(key) == [key]``).
 The implementation is :mod:`cranax._pytree`, which cranax's own transformations use directly: there a
 key array is a node over its uint32 data, so keys cross ``jit``/``vmap``/``scan`` as plain arrays. The
 functions below are those of ``_pytree`` with key arrays (the types given to
-``_pytree.register_internal_node``) made leaves before any ``is_leaf`` the caller passes.
+``_pytree.register_internal_node``) made leaves before any ``is_leaf`` the caller passes; without an
+``is_leaf`` they flatten through ``_pytree``'s public kind table, where those types are leaves (no predicate
+call per node: libraries' per-step ``tree_map``s pay only the walk).
 """
+import functools
+
 from . import _pytree as _pt
 from ._pytree import (  # noqa: F401  (re-exported: they do not flatten, or see no difference)
     DictKey,
@@ -69,9 +73,7 @@ def tree_flatten(tree, is_leaf=None):
     looking at its type); a true result makes the node a leaf. ``None`` is a node with no children, not a
     leaf. Mirrors ``jax.tree_util.tree_flatten``."""
     if is_leaf is None:
-        t = type(tree)
-        if (t is tuple or t is list) and set(map(type, tree)) <= _pt._leaf_types:
-            return _pt.tree_flatten(tree)   # a flat sequence of leaves: the fast path
+        return _pt.tree_flatten_public(tree)   # key arrays are leaves in its kind table: no predicate calls
     return _pt.tree_flatten(tree, _leaf_pred(is_leaf))
 
 
@@ -95,17 +97,27 @@ def tree_map(f, tree, *rest, is_leaf=None):
     subtrees ``ys`` of the trees in ``rest`` (each must have ``tree``'s structure, or have it as a
     prefix: ValueError otherwise). Returns a pytree with ``tree``'s structure. Mirrors
     ``jax.tree_util.tree_map``."""
+    if is_leaf is None:   # the common case, without predicate calls (see tree_flatten)
+        leaves, treedef = _pt.tree_flatten_public(tree)
+        if not rest:
+            return treedef.unflatten([f(x) for x in leaves])
+        columns = [leaves] + [_pt._flatten_rest_up_to("tree_map", treedef, tree, r, i, _is_key)
+                              for i, r in enumerate(rest)]
+        return treedef.unflatten([f(*xs) for xs in zip(*columns)])
     return _pt.tree_map(f, tree, *rest, is_leaf=_leaf_pred(is_leaf))
 
 
 def tree_reduce(function, tree, initializer=_pt._no_initializer, is_leaf=None):
     """``functools.reduce(function, tree_leaves(tree), initializer)``. Mirrors ``jax.tree_util.tree_reduce``."""
-    return _pt.tree_reduce(function, tree, initializer, _leaf_pred(is_leaf))
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _pt._no_initializer:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
 
 
 def tree_all(tree, *, is_leaf=None):
     """True if every leaf of ``tree`` is truthy. Mirrors ``jax.tree_util.tree_all``."""
-    return _pt.tree_all(tree, is_leaf=_leaf_pred(is_leaf))
+    return all(tree_leaves(tree, is_leaf))
 
 
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
