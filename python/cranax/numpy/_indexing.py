@@ -13,6 +13,7 @@ from .. import dtypes
 from ..dslice import Slice
 from .. import lax
 from ..core import Tracer, get_aval
+from ..errors import NonConcreteBooleanIndexError
 from ..primitives import library as _la
 from ..primitives import structural as _st
 from ._creation import ones_like
@@ -42,10 +43,7 @@ def _expand_bool(idx):
             dt = i.dtype if isinstance(i, np.ndarray) else av.dtype
             if dt == np.bool_:
                 if isinstance(i, Tracer):
-                    raise IndexError(
-                        "Array boolean indices must be concrete; got a traced boolean mask of shape "
-                        f"{get_aval(i).shape}. Under jit use jnp.where(mask, size=...) or "
-                        "jnp.nonzero(mask, size=...) to get indices of a static size.")
+                    raise NonConcreteBooleanIndexError(i)
                 nz = np.nonzero(np.asarray(i))
                 out.extend(np.asarray(z, np.int32) for z in nz)
                 continue
@@ -60,6 +58,10 @@ def _expand_bool(idx):
 def _normalize(idx, shape, update=False):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    for pos, i in enumerate(idx):
+        if isinstance(i, slice) and any(isinstance(e, Tracer) and e._concrete() is None
+                                        for e in (i.start, i.stop, i.step)):
+            raise IndexError(f"Slice entries must be static integers. Got {i} at position {pos}")
     idx = _expand_bool(idx)
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
