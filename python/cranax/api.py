@@ -787,11 +787,26 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         w = JitWrapped(fun, static_argnums, None, None, False, False)
         dyn_args, dyn_kwargs, statics = w._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        in_avals = [get_aval(x) for x in leaves]
         with contextlib.ExitStack() as stack:
             for name, size in (axis_env or ()):
                 stack.enter_context(core.extend_axis_env(name, size))
-            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
+            # Refs are staged, as JAX prints them (``a:Ref{f32[3]}``, ``b:f32[3] <- a[...]``); a use staging
+            # does not cover traces again with refs discharged (a ref argument then is JAX's TypeError).
+            refs = any(isinstance(x, _state.Ref) for x in leaves)
+            try:
+                in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in leaves]
+                prev = _state.staging(True)
+                try:
+                    closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
+                finally:
+                    _state.staging(prev)
+            except _state._sj.Unsupported:
+                if refs:
+                    raise TypeError("make_jaxpr: this use of an array reference argument is not staged by "
+                                    "cranax (a reference reached inside a nested jit/scan/cond body, or "
+                                    "indexed other than by static ints, stride-1 slices and traced scalars)") from None
+                in_avals = [get_aval(x) for x in leaves]
+                closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                                for a in closed.out_avals])
