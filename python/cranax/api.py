@@ -777,7 +777,8 @@ def _several_devices(shardings):
     return any(len(getattr(s, "device_set", ())) > 1 for s in tree_leaves(shardings))
 
 
-def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None, *,
+               _stage_refs=True):
     """Returns a function that gives ``fun``'s ``ClosedJaxpr`` for example arguments (arrays, scalars or
     ``ShapeDtypeStruct``s); printing it gives JAX's text. Mirrors ``jax.make_jaxpr``."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -795,7 +796,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
             refs = any(isinstance(x, _state.Ref) for x in leaves)
             try:
                 in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in leaves]
-                prev = _state.staging(True)
+                # (cranax's own callers that evaluate the jaxpr under other traces, checkify, pass False)
+                prev = _state.staging(bool(_stage_refs))
                 try:
                     closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
                 finally:

@@ -253,7 +253,7 @@ def checkify(f, errors=user_checks):
 
         functionalizing.depth += 1
         try:
-            closed = make_jaxpr(flat_f)(*flat)
+            closed = make_jaxpr(flat_f, _stage_refs=False)(*flat)   # refs discharged: run.eval runs pure code
         finally:
             functionalizing.depth -= 1
         run = _Run(errors, [], [])
