@@ -112,6 +112,79 @@ def typeof(x):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
+class TypedInt(int):
+    """JAX 0.10.2's Python int carrying a dtype (``jax._src.literals.TypedInt``): what ``checkify`` returns for
+    a Python int output, ``TypedInt(1, dtype=int32)``. An ``int`` everywhere else (weakly typed, as a Python
+    int is); cranax gives it no ``aval`` attribute, so it travels as the int it is."""
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (int(self), self.dtype)
+
+
+class TypedFloat(float):
+    """JAX 0.10.2's Python float carrying a dtype: ``TypedFloat(1.0, dtype=float32)``; see ``TypedInt``."""
+
+    __slots__ = ("dtype",)
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
+
+    def __str__(self):
+        return str(float(self))
+
+    def __getnewargs__(self):
+        return (float(self), self.dtype)
+
+
+class TypedComplex(complex):
+    """JAX 0.10.2's Python complex carrying a dtype: ``TypedComplex((1+2j), dtype=complex64)``."""
+
+    __slots__ = ("dtype",)
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (complex(self), self.dtype)
+
+
+def typed_python_scalar(x):
+    """A Python int/float/complex as JAX 0.10.2 hands it back after canonicalization (``TypedInt`` etc. of
+    the default dtype); anything else (bool included, as JAX) unchanged."""
+    t = type(x)
+    if t is int:
+        return TypedInt(x, dtypes.canonicalize_dtype(np.int64))
+    if t is float:
+        return TypedFloat(x, dtypes.canonicalize_dtype(np.float64))
+    if t is complex:
+        return TypedComplex(x, dtypes.canonicalize_dtype(np.complex128))
+    return x
+
+
 class TypedScalar:
     """A concrete rank-0 constant with an explicit aval: how a Python scalar travels once type promotion has
     given it a dtype (it keeps ``weak_type``). Jaxprs inline it as a literal."""
