@@ -320,9 +320,12 @@ def backward_pass(jaxpr, consts, args, cts_out):
 
     for v, c in zip(jaxpr.constvars, consts):
         primal_env[v] = c
+    undefined = {}   # linear invars: their UndefinedPrimal as given (its aval may differ in weak type)
     for v, a in zip(jaxpr.invars, args):
         if not is_undefined(a):
             primal_env[v] = a
+        else:
+            undefined[v] = a
     linear_eqns = []
     for eqn in jaxpr.eqns:
         if all(known(a) for a in eqn.invars):
@@ -349,7 +352,9 @@ def backward_pass(jaxpr, consts, args, cts_out):
         if all(c is None for c in cts):
             continue
         cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
-        invals = [read(a) if known(a) else UndefinedPrimal(a.aval) for a in eqn.invars]
+        # a transpose rule sees an input's type as the caller gave it (JAX: scan's transpose types the carry
+        # by its cotangent, so a convert of a weak carry transposes to the identity)
+        invals = [read(a) if known(a) else undefined.get(a) or UndefinedPrimal(a.aval) for a in eqn.invars]
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
             raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "

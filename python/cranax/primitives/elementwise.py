@@ -998,6 +998,9 @@ def _convert_jvp(primals, tangents, new_dtype, weak_type=False, sharding=None):
 def _convert_transpose(ct, x, new_dtype, weak_type=False, sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
+    ca = get_aval(ct)
+    if ca.dtype == x.aval.dtype and ca.weak_type == x.aval.weak_type and ca.shape == x.aval.shape:
+        return [ct]   # an identity convert: JAX's staging drops it (convert_element_type's forwarding rule)
     return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
 
 

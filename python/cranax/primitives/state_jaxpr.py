@@ -137,7 +137,7 @@ def _ref_aval(x):
 
 
 new_ref_p = Primitive("new_ref")
-new_ref_p.abstract_eval = lambda x, kind=None, memory_space=None: _ref_aval(x.update(weak_type=x.weak_type))
+new_ref_p.abstract_eval = lambda x, kind=None, memory_space=None: _ref_aval(x)
 
 
 def _new_ref_impl(x, kind=None, memory_space=None):
