@@ -239,3 +239,31 @@ def test_gpu_backend():
     gx, gy = jax.device_put(x, gpus[0]), jax.device_put(y, gpus[0])
     f = jax.jit(lambda a, b: jnp.maximum(a, b) * (a - b) + lax.mul(a, jnp.ones((1, 1, 3))))
     np.testing.assert_allclose(np.asarray(f(gx, gy)), np.maximum(x, y) * (x - y) + x, rtol=1e-6)
+
+
+# jnp.clip is one jitted call, as JAX's (its Python bounds enter as weak scalars, converted inside)
+RECORDED_CLIP = {
+    'clip_min': '{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = jit[\n      name=clip\n      jaxpr={ lambda ; a:f32[2,3] c:f32[]. let\n          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n          b:f32[2,3] = max d a\n        in (b,) }\n    ] a 0.0:f32[]\n  in (b,) }',
+    'clip_max_int': '{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = jit[\n      name=clip\n      jaxpr={ lambda ; a:f32[2,3] c:i32[]. let\n          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n          b:f32[2,3] = min d a\n        in (b,) }\n    ] a 1:i32[]\n  in (b,) }',
+    'clip_both': '{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = jit[\n      name=clip\n      jaxpr={ lambda ; a:f32[2,3] c:f32[] d:f32[]. let\n          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n          f:f32[2,3] = max e a\n          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d\n          b:f32[2,3] = min g f\n        in (b,) }\n    ] a -1.0:f32[] 1.0:f32[]\n  in (b,) }',
+    'clip_none': '{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = jit[name=clip jaxpr={ lambda ; a:f32[2,3]. let  in (a,) }] a\n  in (b,) }',
+    'clip_int': '{ lambda ; a:i32[2,3]. let\n    b:i32[2,3] = jit[\n      name=clip\n      jaxpr={ lambda ; a:i32[2,3] c:i32[] d:i32[]. let\n          e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c\n          f:i32[2,3] = max e a\n          g:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d\n          b:i32[2,3] = min g f\n        in (b,) }\n    ] a 0:i32[] 1:i32[]\n  in (b,) }',
+    'clip_rank': '{ lambda ; a:f32[2,3] b:f32[3]. let\n    c:f32[2,3] = jit[\n      name=clip\n      jaxpr={ lambda ; a:f32[2,3] b:f32[3] d:f32[]. let\n          e:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b\n          f:f32[2,3] = max e a\n          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d\n          c:f32[2,3] = min g f\n        in (c,) }\n    ] a b 2.0:f32[]\n  in (c,) }',
+}
+CLIP_CASES = {"clip_min": (lambda a: jnp.clip(a, 0.0), (a23,)), "clip_max_int": (lambda a: jnp.clip(a, max=1), (a23,)),
+              "clip_both": (lambda a: jnp.clip(a, -1.0, 1.0), (a23,)), "clip_none": (lambda a: jnp.clip(a), (a23,)),
+              "clip_int": (lambda a: jnp.clip(a, 0, 1), (jnp.ones((2, 3), int),)),
+              "clip_rank": (lambda a, b: jnp.clip(a, b, 2.0), (jnp.ones((2, 3)), jnp.ones((3,))))}
+
+
+@pytest.mark.parametrize("name", sorted(CLIP_CASES))
+def test_clip_jaxpr_as_jax(name):
+    f, args = CLIP_CASES[name]
+    assert str(jax.make_jaxpr(f)(*args)) == RECORDED_CLIP[name]
+
+
+def test_clip_values():
+    x = np.array([-2., -0.5, 0.5, 3.], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.clip(x, -1.0, 1.0)), np.clip(x, -1, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.clip(x, max=0)), np.minimum(x, 0))
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda v: jnp.clip(v, -1.0, 1.0).sum())(x)), [0., 1., 1., 0.])

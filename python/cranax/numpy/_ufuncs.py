@@ -353,17 +353,27 @@ def heaviside(x1, x2, /):
     return lax.select(lax.lt(a, zero), zero, lax.select(lax.eq(a, zero), b, lax.full_like(a, 1)))
 
 
+def _clip(arr, min, max):
+    (x,) = _promote("clip", arr)
+    if min is not None:
+        x = maximum(min, x)
+    if max is not None:
+        x = minimum(max, x)
+    return x
+
+
+_clip.__name__ = "clip"
+_clip_jit = jit(_clip)   # JAX's clip is jitted: jaxprs show it as ``jit[name=clip ...]``
+
+
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """``arr`` limited to ``[min, max]`` (either may be None). Mirrors ``jax.numpy.clip``."""
+    """``arr`` limited to ``[min, max]`` (either may be None), as one jitted call (printed
+    ``jit[name=clip]``). Mirrors ``jax.numpy.clip`` (cranax still takes the older ``a``/``a_min``/``a_max``)."""
     x = arr if arr is not None else a
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
-    (x,) = _promote("clip", x)
-    if lo is not None:
-        x = maximum(lo, x)
-    if hi is not None:
-        x = minimum(hi, x)
-    return x
+    _operand(x, "clip")
+    return _clip_jit(x, lo, hi)
 
 
 def _where(condition, x, y):
