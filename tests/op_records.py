@@ -551,6 +551,11 @@ _CALLS = [
                                        "test_custom_derivatives.py::test_optimize_remat_jaxpr_and_errors")),
     # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # array-reference equations, staged by make_jaxpr only (primitives/state_jaxpr.py) for printing and
+    # eval_jaxpr; every other transformation discharges refs while tracing
+    *[_r(n, "internal", tested_in=("test_refs_jaxpr.py::test_jaxpr_text_as_jax",
+                                   "test_refs_jaxpr.py::test_eval_jaxpr_of_a_staged_function_matches_running_it"))
+      for n in ("new_ref", "get", "swap", "addupdate", "freeze")],
     # jax.custom_derivatives.linear_call: a linear function with a user-given transpose
     _r("linear_call", "call", linear=True, tested_in=("test_custom_derivatives.py::test_linear_call",)),
     # lax.custom_linear_solve (JAX's linear_solve_p binds 'custom_linear_solve') and random.gamma's sampler

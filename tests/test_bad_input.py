@@ -103,7 +103,7 @@ CASES = [
      r"float32, int32"),
     ("sum_axis", lambda: jnp.sum(jnp.ones(3), axis=3), ValueError, r"axis 3"),
     ("transpose_perm", lambda: jnp.transpose(jnp.ones((2, 3)), (0, 0)), ValueError, r"\(0, 0\)"),
-    ("index_into_empty_axis", lambda: jnp.ones(0)[5], IndexError, r"index 5.*size 0"),
+    ("index_into_empty_axis", lambda: jnp.ones(0)[5], IndexError, r"^index is out of bounds for axis 0 with size 0$"),
     ("index_float", lambda: jnp.ones(3)[1.5], TypeError, r"float"),
     ("int_of_vector", lambda: int(jnp.ones(3)), TypeError, r"\(3,\)"),
     ("bool_of_empty", lambda: bool(jnp.ones(0)), ValueError, r"ambiguous"),

@@ -24,11 +24,16 @@ _NO_JVP_IN_JAX = "JAX defines no differentiation rule for it either (NotImplemen
 NO_JVP_RULE = {"custom_lin": _LINEAR_ONLY, "zeta": _NO_JVP_IN_JAX, "igamma_grad_a": _NO_JVP_IN_JAX,
                "random_gamma_grad": _NO_JVP_IN_JAX, "pmax": _NO_JVP_IN_JAX, "pmin": _NO_JVP_IN_JAX,
                "hessenberg": _NO_JVP_IN_JAX, "tridiagonal": _NO_JVP_IN_JAX}
+_STAGED_REFS = ("make_jaxpr-only array-reference equations (primitives/state_jaxpr.py): grad and vmap trace the "
+                "function itself, where refs are discharged, and never meet them")
+for _n in ("new_ref", "get", "swap", "addupdate", "freeze"):
+    NO_JVP_RULE[_n] = _STAGED_REFS
 NO_BATCHING_RULE = {
     "iota": "no operands, so vmap never hands it a batched value: it binds on the parent trace unchanged",
     "custom_lin": _LINEAR_ONLY,
     "axis_index": "no operands: the vmap that owns its name rewrites it (batching.collective_rules); any other "
                   "vmap binds it on the parent trace unchanged",
+    **{n: _STAGED_REFS for n in ("new_ref", "get", "swap", "addupdate", "freeze")},
 }
 
 

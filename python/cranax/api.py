@@ -783,7 +783,8 @@ def _several_devices(shardings):
     return any(len(getattr(s, "device_set", ())) > 1 for s in tree_leaves(shardings))
 
 
-def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None, *,
+               _stage_refs=True):
     """Returns a function that gives ``fun``'s ``ClosedJaxpr`` for example arguments (arrays, scalars or
     ``ShapeDtypeStruct``s); printing it gives JAX's text. Mirrors ``jax.make_jaxpr``."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -793,11 +794,27 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         w = JitWrapped(fun, static_argnums, None, None, False, False)
         dyn_args, dyn_kwargs, statics = w._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        in_avals = [get_aval(x) for x in leaves]
         with contextlib.ExitStack() as stack:
             for name, size in (axis_env or ()):
                 stack.enter_context(core.extend_axis_env(name, size))
-            closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
+            # Refs are staged, as JAX prints them (``a:Ref{f32[3]}``, ``b:f32[3] <- a[...]``); a use staging
+            # does not cover traces again with refs discharged (a ref argument then is JAX's TypeError).
+            refs = any(isinstance(x, _state.Ref) for x in leaves)
+            try:
+                in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in leaves]
+                # (cranax's own callers that evaluate the jaxpr under other traces, checkify, pass False)
+                prev = _state.staging(bool(_stage_refs))
+                try:
+                    closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
+                finally:
+                    _state.staging(prev)
+            except _state._sj.Unsupported:
+                if refs:
+                    raise TypeError("make_jaxpr: this use of an array reference argument is not staged by "
+                                    "cranax (a reference reached inside a nested jit/scan/cond body, or "
+                                    "indexed other than by static ints, stride-1 slices and traced scalars)") from None
+                in_avals = [get_aval(x) for x in leaves]
+                closed, out_tree = w._trace(in_tree, statics, in_avals, traced_for="make_jaxpr", detect=False)
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                                for a in closed.out_avals])

@@ -112,6 +112,79 @@ def typeof(x):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
+class TypedInt(int):
+    """JAX 0.10.2's Python int carrying a dtype (``jax._src.literals.TypedInt``): what ``checkify`` returns for
+    a Python int output, ``TypedInt(1, dtype=int32)``. An ``int`` everywhere else (weakly typed, as a Python
+    int is); cranax gives it no ``aval`` attribute, so it travels as the int it is."""
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (int(self), self.dtype)
+
+
+class TypedFloat(float):
+    """JAX 0.10.2's Python float carrying a dtype: ``TypedFloat(1.0, dtype=float32)``; see ``TypedInt``."""
+
+    __slots__ = ("dtype",)
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
+
+    def __str__(self):
+        return str(float(self))
+
+    def __getnewargs__(self):
+        return (float(self), self.dtype)
+
+
+class TypedComplex(complex):
+    """JAX 0.10.2's Python complex carrying a dtype: ``TypedComplex((1+2j), dtype=complex64)``."""
+
+    __slots__ = ("dtype",)
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (complex(self), self.dtype)
+
+
+def typed_python_scalar(x):
+    """A Python int/float/complex as JAX 0.10.2 hands it back after canonicalization (``TypedInt`` etc. of
+    the default dtype); anything else (bool included, as JAX) unchanged."""
+    t = type(x)
+    if t is int:
+        return TypedInt(x, dtypes.canonicalize_dtype(np.int64))
+    if t is float:
+        return TypedFloat(x, dtypes.canonicalize_dtype(np.float64))
+    if t is complex:
+        return TypedComplex(x, dtypes.canonicalize_dtype(np.complex128))
+    return x
+
+
 class TypedScalar:
     """A concrete rank-0 constant with an explicit aval: how a Python scalar travels once type promotion has
     given it a dtype (it keeps ``weak_type``). Jaxprs inline it as a literal."""
@@ -270,11 +343,26 @@ EVAL = EvalTrace()
 
 
 def _escaped_tracer_message(t):
-    return (f"Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing for "
-            f"a reference to an intermediate value with type {t.aval.str_short()} wrapped in a "
-            f"{type(t).__name__} to escape the scope of the transformation.\n"
-            f"JAX transformations require that functions explicitly return their outputs, and disallow "
-            f"saving intermediate values to global state.")
+    """JAX's ``escaped_tracer_error`` text. JAX names the function being traced, and where the leaked value
+    was created; cranax records no creation site, so that part is printed (as JAX prints it) only for a
+    traced function's argument, whose creation JAX's text leaves empty (``created on line .``)."""
+    msg = (f"Encountered an unexpected tracer. A function transformed by JAX had a side effect, allowing for "
+           f"a reference to an intermediate value with type {t.aval.str_short(short_dtypes=False)} wrapped in a "
+           f"{type(t).__name__} to escape the scope of the transformation.\n"
+           f"JAX transformations require that functions explicitly return their outputs, and disallow "
+           f"saving intermediate values to global state.")
+    trace = getattr(t, "_trace", None)
+    d = getattr(trace, "debug", None)
+    if d is not None and getattr(d, "fun_name", None):
+        traced_for = "jit" if d.traced_for == "make_jaxpr" else d.traced_for
+        msg += f"\nThe function being traced when the value leaked was {d.func_src_info} traced for {traced_for}."
+    if getattr(t, "var", None) is not None and any(v is t.var for v in getattr(trace, "invars", ())):
+        div = "\n" + "-" * 30 + "\n"
+        msg += (f"{div}The leaked intermediate value was created on line . {div}When the value was created, the "
+                f"final 5 stack frames (most recent last) excluding JAX-internal frames were:{div}{div}")
+    msg += ("\nTo catch the leak earlier, try setting the environment variable JAX_CHECK_TRACER_LEAKS or using "
+            "the `jax.checking_leaks` context manager.")
+    return msg
 
 
 class Primitive:
@@ -349,6 +437,11 @@ def aval_text(aval):
     return ("~" if aval.weak_type else "") + aval.str_short(short_dtypes=False)
 
 
+# JAX's context line for int()/float()/complex() of a tracer
+_CONVERT_HINT = ("The problem arose with the `{0}` function. If trying to convert the data type of a value, "
+                 "try using `x.astype({0})` or `jnp.array(x, {0})` instead.")
+
+
 class Tracer(AvalProperties):
     """A value inside a transformation. Operators and array methods come from ``cranax.numpy``
     (installed by ``cranax.numpy._methods``)."""
@@ -375,28 +468,31 @@ class Tracer(AvalProperties):
         c = self._concrete()
         if c is not None:
             return bool(c)
-        raise TracerBoolConversionError(self, self._context())
+        if self.aval.size != 1:   # as NumPy's and JAX's: checked before tracing is
+            raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                             "Use a.any() or a.all()")
+        raise TracerBoolConversionError(self)
 
     def __index__(self):
         c = self._concrete()
         if c is not None:
             return c.__index__()
-        raise TracerIntegerConversionError(self, self._context())
+        raise TracerIntegerConversionError(self)
 
     def __int__(self):
         c = self._concrete()
         if c is not None:
             return int(c)
-        raise ConcretizationTypeError(self, "The problem arose with the `int` function. " + self._context())
+        raise ConcretizationTypeError(self, _CONVERT_HINT.format("int"))
 
     def __float__(self):
         c = self._concrete()
         if c is not None:
             return float(c)
-        raise ConcretizationTypeError(self, "The problem arose with the `float` function. " + self._context())
+        raise ConcretizationTypeError(self, _CONVERT_HINT.format("float"))
 
     def __complex__(self):
-        raise ConcretizationTypeError(self, "The problem arose with the `complex` function. " + self._context())
+        raise ConcretizationTypeError(self, _CONVERT_HINT.format("complex"))
 
     def __array__(self, dtype=None, copy=None):
         raise TracerArrayConversionError(self)
@@ -424,6 +520,6 @@ def concrete_or_error(x, context=""):
     if isinstance(x, Tracer):
         c = x._concrete()
         if c is None:
-            raise ConcretizationTypeError(x, context + " " + x._context())
+            raise ConcretizationTypeError(x, context)
         return c
     return x

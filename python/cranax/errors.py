@@ -21,40 +21,52 @@ def _with_link(msg, name):
     return f"{msg}\nSee {_DOCS}{name}"
 
 
+def _origin(tracer):
+    """JAX's ``tracer._origin_msg()``: a newline and where the value was traced ("The error occurred while
+    tracing the function f at file:line for jit. ..."), or nothing when the trace does not say."""
+    ctx = getattr(tracer, "_context", None)
+    ctx = ctx() if ctx is not None else ""
+    return f"\n{ctx}" if ctx else ""
+
+
+def _shape_text(tracer):
+    return f"traced array with shape {tracer.aval.str_short(short_dtypes=False)}"
+
+
 class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one: ``int(x)``, ``range(x)``,
-    a Python ``if`` on a traced value. Mirrors ``jax.errors.ConcretizationTypeError``."""
+    a Python ``if`` on a traced value. Mirrors ``jax.errors.ConcretizationTypeError``. ``context`` says
+    where (JAX's text: "It arose in the jnp.arange argument 'stop'"); ``what`` replaces the tracer's
+    description (JAX names the count's ``int32[]`` for ``jnp.nonzero``)."""
 
-    def __init__(self, tracer, context=""):
-        msg = (f"Abstract tracer value encountered where concrete value is expected: {tracer._short_repr()}\n"
-               f"{context}")
-        super().__init__(_with_link(msg.rstrip(), type(self).__name__))
+    def __init__(self, tracer, context="", what=None):
+        desc = what if what is not None else tracer._short_repr()
+        msg = f"Abstract tracer value encountered where concrete value is expected: {desc}\n{context}{_origin(tracer)}\n"
+        super().__init__(_with_link(msg, type(self).__name__))
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()`` of a traced array (a Python ``if``/``while`` on a traced value). Mirrors
     ``jax.errors.TracerBoolConversionError``."""
 
-    def __init__(self, tracer, context=""):
-        msg = f"Attempted boolean conversion of traced array with shape {tracer.aval.str_short(short_dtypes=False)}.\n{context}"
-        JAXTypeError.__init__(self, _with_link(msg.rstrip(), type(self).__name__))
+    def __init__(self, tracer, context=None):
+        msg = f"Attempted boolean conversion of {_shape_text(tracer)}.{_origin(tracer)}"
+        JAXTypeError.__init__(self, _with_link(msg, type(self).__name__))
 
 
 class TracerIntegerConversionError(JAXTypeError):
     """``__index__``/``int()`` of a traced array. Mirrors ``jax.errors.TracerIntegerConversionError``."""
 
-    def __init__(self, tracer, context=""):
-        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short(short_dtypes=False)}.\n"
-               f"{context}")
-        super().__init__(_with_link(msg.rstrip(), type(self).__name__))
+    def __init__(self, tracer, context=None):
+        msg = f"The __index__() method was called on {_shape_text(tracer)}{_origin(tracer)}"
+        super().__init__(_with_link(msg, type(self).__name__))
 
 
 class TracerArrayConversionError(JAXTypeError):
     """``np.asarray`` of a traced array. Mirrors ``jax.errors.TracerArrayConversionError``."""
 
     def __init__(self, tracer):
-        msg = (f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
-               f"{tracer.aval.str_short(short_dtypes=False)}.")
+        msg = f"The numpy.ndarray conversion method __array__() was called on {_shape_text(tracer)}{_origin(tracer)}"
         super().__init__(_with_link(msg, type(self).__name__))
 
 
@@ -66,24 +78,24 @@ class UnexpectedTracerError(JAXTypeError):
         super().__init__(_with_link(msg, type(self).__name__))
 
 
-class NonConcreteBooleanIndexError(JAXTypeError):
-    """Boolean-mask indexing with a traced mask (the result shape would depend on values)."""
+class JAXIndexError(IndexError):
+    """An ``IndexError`` raised by cranax's indexing. Mirrors ``jax.errors.JAXIndexError``."""
+
+    def __init__(self, message):
+        super().__init__(_with_link(message, type(self).__name__))
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """Boolean-mask indexing with a traced mask (the result shape would depend on values). An
+    ``IndexError``, as JAX's. Mirrors ``jax.errors.NonConcreteBooleanIndexError``."""
 
     def __init__(self, tracer):
-        msg = (f"Array boolean indices must be concrete; got {tracer._short_repr()}")
-        super().__init__(_with_link(msg, type(self).__name__))
+        super().__init__(f"Array boolean indices must be concrete; got {tracer.aval.str_short(short_dtypes=False)}\n")
 
 
 class JaxRuntimeError(RuntimeError):
     """An error raised while a computation runs (a failed ``checkify.check``). Mirrors
     ``jax.errors.JaxRuntimeError``."""
-
-
-class JAXIndexError(IndexError):
-    """JAX's ``IndexError`` (its message ends with the errors page's link). Mirrors ``jax.errors.JAXIndexError``."""
-
-    def __init__(self, message):
-        super().__init__(_with_link(message, type(self).__name__))
 
 
 class KeyReuseError(JAXTypeError):

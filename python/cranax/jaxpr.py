@@ -310,6 +310,9 @@ def _has_subjaxpr(params, shared=None):
 
 def _pp_eqn(eqn, names, indent, unused=frozenset()):
     prim = eqn.primitive
+    whole = getattr(prim, "pp_eqn", None)
+    if whole is not None:   # an equation with its own syntax (array refs: ``c:f32[3] <- a[...]``)
+        return whole(eqn, lambda a: _pp_atom(a, names), lambda v: _pp_outbinder(v, names, unused), unused)
     lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
     lead = f"{lhs} = " if lhs else ""  # an equation without results (an effect) prints no binders, as JAX
     params = eqn.params

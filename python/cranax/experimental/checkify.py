@@ -15,12 +15,13 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..api import make_jaxpr
+from ..core import typed_python_scalar
 from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ..primitives.checkify import JaxRuntimeError, check_p, format_check, functionalizing
 from .._pytree import register_pytree_node, tree_flatten, tree_unflatten
 
 __all__ = ["check", "checkify", "Error", "JaxRuntimeError", "FailedCheckError", "NaNError", "DivisionByZeroError",
-           "OOBError", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks", "all_checks",
+           "OOBError", "BatchedError", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks", "all_checks",
            "automatic_checks", "ErrorCategory", "init_error", "debug_check", "check_error"]
 
 
@@ -29,7 +30,29 @@ class JaxException(Exception):
 
 
 class FailedCheckError(JaxException):
-    pass
+    """A failed ``check``: ``str`` is the formatted message; ``repr`` shows the formatting arguments, as
+    JAX's (``FailedCheckError(Array(-1., dtype=float32))``)."""
+
+    def __init__(self, msg, payload=None):
+        super().__init__(msg)
+        self.payload = payload
+
+    def __repr__(self):
+        if self.payload is None:
+            return super().__repr__()
+        return f"FailedCheckError({', '.join(repr(p) for p in self.payload)})"
+
+
+class BatchedError(JaxException):
+    """The failures of a ``vmap``-ed checkified function, by mapped index: ``error_mapping`` maps each
+    failing index (a tuple) to its exception; ``str`` lists them. Mirrors JAX's ``checkify.BatchedError``."""
+
+    def __init__(self, error_mapping):
+        self.error_mapping = error_mapping
+        super().__init__("\n".join(f"at mapped index {', '.join(map(str, i))}: {e}" for i, e in error_mapping.items()))
+
+    def __repr__(self):
+        return f"BatchedError(error_mapping={self.error_mapping!r})"
 
 
 class NaNError(JaxException):
@@ -82,12 +105,14 @@ class Error:
             if c < 0:
                 continue
             kind, text, in_tree = self._sites[c]
+            payload = None
             if kind is FailedCheckError:
                 vals = [np.asarray(p)[idx] for p in self._payloads[c]]
                 text = format_check(text, in_tree, vals)
+                payload = [jnp.asarray(v) for v in vals]
             elif kind is OOBError:   # payload: the first out-of-bounds index, its axis and that axis' size
                 text = text.format(*(int(np.asarray(p)[idx]) for p in self._payloads[c]))
-            out.append((idx, kind, text))
+            out.append((idx, kind, text, payload))
         return out
 
     def get(self):
@@ -96,18 +121,27 @@ class Error:
             return None
         if np.ndim(self._code) == 0:
             return msgs[0][2]
-        return "\n".join(f"at mapped index {', '.join(map(str, i))}: {m}" for i, _, m in msgs)
+        return "\n".join(f"at mapped index {', '.join(map(str, i))}: {m}" for i, _, m, _ in msgs)
 
     def get_exception(self):
+        """The failure as an exception (a ``BatchedError`` by index under ``vmap``, as JAX), or None."""
         msgs = self._messages()
-        return msgs[-1][1](msgs[-1][2]) if msgs else None
+        if not msgs:
+            return None
+        excs = {i: (k(m, p) if k is FailedCheckError else k(m)) for i, k, m, p in msgs}
+        if np.ndim(self._code) == 0:
+            return excs[msgs[-1][0]]
+        return BatchedError(excs)
 
     def throw(self):
         msgs = self._messages()
         if msgs:
             raise JaxRuntimeError(msgs[-1][2])
 
-    def __repr__(self):
+    def __str__(self):   # JAX's text
+        return f"Error({self.get()})"
+
+    def __repr__(self):   # (JAX's repr shows its internal tables; cranax's the message)
         return f"Error({self.get()!r})"
 
 
@@ -253,11 +287,12 @@ def checkify(f, errors=user_checks):
 
         functionalizing.depth += 1
         try:
-            closed = make_jaxpr(flat_f)(*flat)
+            closed = make_jaxpr(flat_f, _stage_refs=False)(*flat)   # refs discharged: run.eval runs pure code
         finally:
             functionalizing.depth -= 1
         run = _Run(errors, [], [])
-        outs = run.eval(closed.jaxpr, closed.consts, flat)
+        # Python scalar outputs come back as JAX 0.10.2's typed scalars (TypedInt(1, dtype=int32)...)
+        outs = [typed_python_scalar(o) for o in run.eval(closed.jaxpr, closed.consts, flat)]
         return Error(run.code, run.payloads, tuple(run.sites)), tree_unflatten(store["tree"], outs)
 
     return checked

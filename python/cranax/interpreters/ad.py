@@ -320,9 +320,12 @@ def backward_pass(jaxpr, consts, args, cts_out):
 
     for v, c in zip(jaxpr.constvars, consts):
         primal_env[v] = c
+    undefined = {}   # linear invars: their UndefinedPrimal as given (its aval may differ in weak type)
     for v, a in zip(jaxpr.invars, args):
         if not is_undefined(a):
             primal_env[v] = a
+        else:
+            undefined[v] = a
     linear_eqns = []
     for eqn in jaxpr.eqns:
         if all(known(a) for a in eqn.invars):
@@ -349,7 +352,9 @@ def backward_pass(jaxpr, consts, args, cts_out):
         if all(c is None for c in cts):
             continue
         cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
-        invals = [read(a) if known(a) else UndefinedPrimal(a.aval) for a in eqn.invars]
+        # a transpose rule sees an input's type as the caller gave it (JAX: scan's transpose types the carry
+        # by its cotangent, so a convert of a weak carry transposes to the identity)
+        invals = [read(a) if known(a) else undefined.get(a) or UndefinedPrimal(a.aval) for a in eqn.invars]
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
             raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
@@ -406,10 +411,16 @@ def _acc(a, b):
 
 
 def _fit(t, ans):
-    """Broadcasts a rank-0 tangent to the output's shape (a literal operand's rank-0 tangent)."""
+    """Broadcasts a tangent to the output's shape: a rank-0 one (a literal operand's), or one of equal rank
+    with size-1 dimensions the primitive broadcast (JAX's ``_maybe_broadcast``: the 1s reshaped away, then
+    ``broadcast_in_dim`` onto the dimensions that match)."""
     at, aa = get_aval(t), get_aval(ans)
-    if at.shape != aa.shape and at.ndim == 0:
-        return hooks["broadcast"](t, aa.shape)
+    if at.shape != aa.shape:
+        if at.ndim == 0:
+            return hooks["broadcast"](t, aa.shape)
+        if at.ndim == aa.ndim:
+            dims = tuple(i for i, (a, b) in enumerate(zip(at.shape, aa.shape)) if a == b)
+            return hooks["broadcast_in_dim"](hooks["reshape"](t, tuple(at.shape[i] for i in dims)), aa.shape, dims)
     return t
 
 
@@ -438,12 +449,17 @@ def deflinear(prim, transpose_rule):
 
 
 def unbroadcast(aval, x):
-    """``x`` summed down to a rank-0 ``aval`` when an operand was a scalar broadcast by the primitive."""
+    """``x`` summed down to ``aval``'s shape where the primitive broadcast an operand: a rank-0 one (summed
+    whole), or size-1 dimensions of an equal-rank one (summed, then reshaped back to the 1s, as JAX's
+    ``_unbroadcast``)."""
     ax = get_aval(x)
     if aval.shape == ax.shape or type(x) is Zero:
         return x
     if aval.ndim == 0:
         return hooks["reduce_sum"](x, tuple(range(ax.ndim)))
+    if aval.ndim == ax.ndim:
+        dims = tuple(i for i, (a, b) in enumerate(zip(ax.shape, aval.shape)) if a != b)
+        return hooks["reshape"](hooks["reduce_sum"](x, dims), tuple(aval.shape))
     return x
 
 

@@ -267,7 +267,33 @@ def _per_example_shape(vals, dims, which=None):
     return shape
 
 
+def _size1_broadcasting_rule(prim):
+    """JAX's ``broadcast_batcher`` for a primitive whose equal-rank operands broadcast size-1 dimensions:
+    batched operands of one shape and batch axis (and scalars) bind as they are; otherwise each batch axis
+    moves to the front and an unbatched operand gets a leading 1 (``f32[2,3]`` → ``f32[1,2,3]``), a
+    batched per-example scalar trailing 1s, and the primitive broadcasts the 1s."""
+    def rule(vals, dims, **params):
+        avals = [get_aval(v) for v in vals]
+        shape, dim = next((a.shape, d) for a, d in zip(avals, dims) if d is not not_mapped)
+        if all(a.shape == shape and d == dim for a, d in zip(avals, dims) if a.ndim):
+            return prim.bind(*vals, **params), dim
+        args = [(broadcast_batched(v, 1, 0) if d is not_mapped else moveaxis(v, d, 0)) if a.ndim else v
+                for v, a, d in zip(vals, avals, dims)]
+        nd = max(get_aval(x).ndim for x in args)
+        out = []
+        for x, d in zip(args, dims):
+            xa = get_aval(x)
+            if d is not not_mapped and xa.ndim != nd:
+                x = hooks["broadcast_in_dim"](x, xa.shape + (1,) * (nd - xa.ndim), tuple(range(xa.ndim)))
+            out.append(x)
+        return prim.bind(*out, **params), 0
+    return rule
+
+
 def _broadcasting_rule(prim):
+    if getattr(prim, "broadcasts_size1", False):
+        return _size1_broadcasting_rule(prim)
+
     def rule(vals, dims, **params):
         shape = _per_example_shape(vals, dims)
         # an unbatched rank-0 operand stays rank-0, as in JAX's broadcast_batcher (the primitive takes it)

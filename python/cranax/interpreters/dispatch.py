@@ -35,8 +35,8 @@ def _freeze(v):
 
 
 def _eager_program(prim, params, avals):
-    """The one-equation program for ``prim`` on ``avals``. Rank-0 operands of an elementwise primitive
-    whose other operands are bigger are broadcast first (jaxprs only let literals mix ranks)."""
+    """The one-equation program for ``prim`` on ``avals``. Operands of an elementwise primitive smaller
+    than its result (rank 0, or size-1 dimensions of a binary one) are broadcast first."""
     invars = [Var(a) for a in avals]
     out = prim.abstract_eval(*avals, **params)
     outs = list(out) if prim.multiple_results else [out]
@@ -49,8 +49,10 @@ def _eager_program(prim, params, avals):
             for i, v in enumerate(invars):
                 if v.aval.shape != shape:
                     b = Var(v.aval.update(shape=shape))
+                    # rank 0 maps to no dimension; equal rank (size-1 dimensions) to each
+                    dims = tuple(range(v.aval.ndim))
                     eqns.append(JaxprEqn([v], [b], hooks["broadcast_in_dim_p"],
-                                         dict(shape=shape, broadcast_dimensions=(), sharding=None)))
+                                         dict(shape=shape, broadcast_dimensions=dims, sharding=None)))
                     args[i] = b
     eqns.append(JaxprEqn(args, outvars, prim, params))
     return ClosedJaxpr(Jaxpr([], invars, outvars, eqns), []), outs

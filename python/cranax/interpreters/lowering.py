@@ -159,21 +159,24 @@ class _Emitter:
                                       f"complex values as pairs of reals; this primitive has no such rule)")
         return rule(self, eqn, ins)
 
-    def _broadcast_rank0(self, eqn, ins):
-        """The wire operands of an elementwise equation with each rank-0 variable broadcast to the result's
-        shape. Jaxprs let a binary primitive take a rank-0 operand with an array (JAX's ``x * y`` with ``y:
-        f32[]`` is one ``mul``); the core requires equal shapes except for literals, so the broadcast is
-        added here, once, for every backend (fusion folds it into the consumer's loop)."""
+    def _broadcast_operands(self, eqn, ins):
+        """The wire operands of an elementwise equation with each variable broadcast to the result's shape.
+        Jaxprs let a binary primitive take a rank-0 operand with an array (JAX's ``x * y`` with ``y: f32[]``
+        is one ``mul``) and operands of equal rank whose size-1 dimensions broadcast (``f32[2,3]`` with
+        ``f32[1,3]``, which jnp's rank promotion makes of ``f32[3]``); the core requires equal shapes except
+        for literals, so the broadcast is added here, once, for every backend (fusion folds it into the
+        consumer's loop)."""
         shape = eqn.outvars[0].aval.shape
         if not shape:
             return ins
         out = ins
         for i, a in enumerate(eqn.invars):
-            if type(a) is Literal or a.aval.shape:
+            if type(a) is Literal or a.aval.shape == shape:
                 continue
             if out is ins:
                 out = list(ins)
-            params = {"shape": list(shape), "broadcast_dimensions": []}
+            # a rank-0 operand maps to no dimension; an equal-rank one to each (its 1s stretch)
+            params = {"shape": list(shape), "broadcast_dimensions": list(range(a.aval.ndim))}
             out[i] = self.op("broadcast_in_dim", [ins[i]], a.aval.dtype, shape, params)
         return out
 
@@ -203,7 +206,7 @@ class _Emitter:
                     env[v] = o
                 continue
             if getattr(eqn.primitive, "elementwise", False):   # (complex rules broadcast for themselves)
-                ins = self._broadcast_rank0(eqn, ins)
+                ins = self._broadcast_operands(eqn, ins)
             outs = []
             for v in eqn.outvars:
                 vid = self.next_id

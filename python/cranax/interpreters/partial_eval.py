@@ -71,6 +71,9 @@ def debug_info(fun, traced_for, arg_names):
     return DebugInfo(name, loc, traced_for, arg_names)
 
 
+arg_wrappers = {}   # aval type -> what a traced function receives for an input of that type
+
+
 class DynamicJaxprTracer(Tracer):
     __slots__ = ("_aval", "var")
 
@@ -113,7 +116,10 @@ class DynamicJaxprTrace(core.Trace):
     def new_arg(self, aval):
         v = Var(aval)
         self.invars.append(v)
-        return DynamicJaxprTracer(self, aval, v)
+        t = DynamicJaxprTracer(self, aval, v)
+        wrap = arg_wrappers.get(type(aval))
+        # a ref argument of make_jaxpr reaches the function as a Ref (``primitives.state`` registers it)
+        return wrap(t) if wrap is not None else t
 
     def to_atom(self, x):
         if isinstance(x, DynamicJaxprTracer) and x._trace is self:

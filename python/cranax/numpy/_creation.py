@@ -80,9 +80,10 @@ def arange(start, stop=None, step=None, dtype=None):
     int32 or float32). Bounds must be concrete scalars (ValueError for arrays and complex values). Computed as
     JAX computes it: ``start + step * iota`` in float32 (or the dtype if wider), so float values can differ from
     NumPy's float64 ``arange`` in the last bit. Mirrors ``jax.numpy.arange``."""
-    start = concrete_or_error(start, "It arose in the jnp.arange argument 'start'.")
-    stop = concrete_or_error(stop, "It arose in the jnp.arange argument 'stop'.")
-    step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'.")
+    # JAX's texts; a lone bound is the stop
+    start = concrete_or_error(start, f"It arose in the jnp.arange argument '{'stop' if stop is None else 'start'}'")
+    stop = concrete_or_error(stop, "It arose in the jnp.arange argument 'stop'")
+    step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'")
     for name, v in (("stop" if stop is None and step is None else "start", start), ("stop", stop), ("step", step)):
         if v is not None and _np.ndim(v) != 0:
             raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")

@@ -12,7 +12,8 @@ import numpy as np
 from .. import dtypes
 from ..dslice import Slice
 from .. import lax
-from ..core import Tracer, get_aval
+from ..core import Tracer, get_aval, typed_scalar
+from ..errors import NonConcreteBooleanIndexError
 from ..primitives import library as _la
 from ..primitives import structural as _st
 from ._creation import ones_like
@@ -42,10 +43,7 @@ def _expand_bool(idx):
             dt = i.dtype if isinstance(i, np.ndarray) else av.dtype
             if dt == np.bool_:
                 if isinstance(i, Tracer):
-                    raise IndexError(
-                        "Array boolean indices must be concrete; got a traced boolean mask of shape "
-                        f"{get_aval(i).shape}. Under jit use jnp.where(mask, size=...) or "
-                        "jnp.nonzero(mask, size=...) to get indices of a static size.")
+                    raise NonConcreteBooleanIndexError(i)
                 nz = np.nonzero(np.asarray(i))
                 out.extend(np.asarray(z, np.int32) for z in nz)
                 continue
@@ -60,6 +58,10 @@ def _expand_bool(idx):
 def _normalize(idx, shape, update=False):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    for pos, i in enumerate(idx):
+        if isinstance(i, slice) and any(isinstance(e, Tracer) and e._concrete() is None
+                                        for e in (i.start, i.stop, i.step)):
+            raise IndexError(f"Slice entries must be static integers. Got {i} at position {pos}")
     idx = _expand_bool(idx)
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
@@ -131,15 +133,23 @@ def _lower_slices(items, shape, update):
 
 
 def _static(x, items):
-    """``x`` indexed by static ints, slices and None (one item per axis plus the Nones)."""
+    """``x`` indexed by static ints, slices and None (one item per axis plus the Nones), as JAX's
+    ``_static_slice``: one ``slice``, ``rev`` for negative strides, ``squeeze`` of the int axes,
+    ``expand_dims`` (a ``broadcast_in_dim``) for the Nones. An out-of-range int makes it JAX's
+    ``_dynamic_slice`` instead (its indices normalized, then clamped by ``dynamic_slice``)."""
     shape = get_aval(x).shape
-    start, limit, strides, rev_dims, out_shape = [], [], [], [], []
+    dims = iter(shape)
+    sized = [(it, None if it is None else next(dims)) for it in items]
+    if any(it is not None and not isinstance(it, slice) and not -size <= _static_int(it) < size
+           for it, size in sized) and all(not isinstance(it, slice) or it.indices(size)[2] == 1
+                                          for it, size in sized):
+        return _dynamic(x, sized)
+    start, limit, strides, rev_dims, squeeze, newaxis = [], [], [], [], [], []
     dim = 0
-    for it in items:
+    for it, size in sized:
         if it is None:
-            out_shape.append(1)
+            newaxis.append(dim - len(squeeze) + len(newaxis))
             continue
-        size = shape[dim]
         if isinstance(it, slice):
             s, e, st = it.indices(size)
             if st > 0:
@@ -154,23 +164,16 @@ def _static(x, items):
                 limit.append(s + 1 if n else 0)
                 strides.append(-st)
                 rev_dims.append(dim)
-            out_shape.append(n)
         else:
-            try:
-                i = int(it.__index__())
-            except (AttributeError, TypeError):
-                raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
-                                f"{type(it).__name__}") from None
+            i = _static_int(it)
             if size == 0:
                 raise IndexError(f"index {i} is out of bounds for axis {dim} with size 0")
-            # JAX clamps out-of-range static indices like any gather (sharp bits: jnp.arange(10)[11] is 9):
-            # a negative index counts from the end once, then the result is clamped into the axis.
             if i < 0:
                 i += size
-            i = min(max(i, 0), size - 1)
             start.append(i)
             limit.append(i + 1)
             strides.append(1)
+            squeeze.append(dim)
         dim += 1
     y = x
     if start and (tuple(start) != (0,) * len(shape) or tuple(limit) != shape or any(s != 1 for s in strides)):
@@ -178,8 +181,47 @@ def _static(x, items):
                              strides=None if all(s == 1 for s in strides) else tuple(strides))
     if rev_dims:
         y = _st.rev_p.bind(y, dimensions=tuple(rev_dims))
-    if tuple(out_shape) != get_aval(y).shape:
-        y = reshape(y, tuple(out_shape))
+    if squeeze:
+        y = _st.squeeze(y, squeeze)
+    if newaxis:
+        y = _st.expand_dims(y, newaxis)
+    return y
+
+
+def _static_int(it):
+    try:
+        return int(it.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{type(it).__name__}") from None
+
+
+def _dynamic(x, sized):
+    """JAX's ``_dynamic_slice`` for static items with an out-of-range int (``jnp.arange(3)[5]`` is 2, as a
+    gather clamps): each start an int32 normalized by ``select(i < 0, i + d, i)``, one ``dynamic_slice``,
+    then ``squeeze`` and ``expand_dims``."""
+    starts, sizes, squeeze, newaxis = [], [], [], []
+    for it, size in sized:
+        if it is None:
+            newaxis.append(len(starts) - len(squeeze) + len(newaxis))
+            continue
+        if size == 0:
+            raise IndexError(f"index is out of bounds for axis {len(starts)} with size 0")
+        if isinstance(it, slice):
+            s, e, _ = it.indices(size)
+            n = max(0, e - s)
+        else:
+            s, n = _static_int(it), 1
+            squeeze.append(len(starts))
+        i = typed_scalar(s, np.int32, False)
+        starts.append(lax.select(lax.lt(i, typed_scalar(0, np.int32, False)),
+                                 lax.add(i, typed_scalar(size, np.int32, False)), i))
+        sizes.append(n)
+    y = _la.dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes))
+    if squeeze:
+        y = _st.squeeze(y, squeeze)
+    if newaxis:
+        y = _st.expand_dims(y, newaxis)
     return y
 
 

@@ -107,6 +107,13 @@ def _install_methods(cls):
     cls.real = property(lambda self: real(self))
     cls.imag = property(lambda self: imag(self))
     cls.copy = lambda self: self
+    cls.__setitem__ = _immutable_setitem
+
+
+def _immutable_setitem(self, idx, value):
+    raise TypeError("JAX arrays are immutable and do not support in-place item assignment. Instead of x[idx] = y, "
+                    "use x = x.at[idx].set(y) or another .at[] method: "
+                    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
 
 
 _install_methods(Array)

@@ -95,10 +95,19 @@ def asarray(a, dtype=None, order=None, copy=None):
 def _shape_tuple(shape):
     if isinstance(shape, (int, _np.integer)):
         return (int(shape),)
+    if isinstance(shape, Tracer) and get_aval(shape).ndim == 0:
+        shape = (shape,)   # as JAX's jnp: a scalar shape is a 1-tuple (so the error names the tuple)
     try:
         return tuple(int(s) for s in shape)
     except TypeError:
-        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.") from None
+        msg = f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}."
+        traced = [d for d in (shape if isinstance(shape, (tuple, list)) else ()) if isinstance(d, Tracer)]
+        if traced:   # JAX's hint, and where each traced dimension came from
+            msg += "\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
+            for d in traced:
+                ctx = d._context()
+                msg += f"\n{ctx}" if ctx else ""
+        raise TypeError(msg) from None
 
 
 def _broadcast_shapes(name, shapes):
@@ -173,9 +182,12 @@ def _to_inexact(dt, weak):
     return _np.dtype(_np.float32)
 
 
-def _promote(name, *args, to_float=False, numeric=False):
+def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Rank-0 operands of a
-    binary function stay rank-0 (as JAX's jaxprs show them); other operands broadcast explicitly."""
+    binary function stay rank-0 (as JAX's jaxprs show them); other operands broadcast explicitly.
+    ``rank_only`` (two operands going straight to a lax binary primitive, which broadcasts size-1
+    dimensions): as JAX's ``promote_shapes``, only the rank is promoted, by leading 1s (``f32[3]`` next to
+    ``f32[2,3]`` becomes ``f32[1,3]``); equal ranks are left to the primitive."""
     if len(args) == 2 and not to_float and not numeric:
         fast = _promote2_fast(args[0], args[1])
         if fast is not None:
@@ -194,7 +206,16 @@ def _promote(name, *args, to_float=False, numeric=False):
     avals = [get_aval(a) for a in args]
     if len({a.ndim for a in avals if a.ndim}) > 1:
         _check_rank_promotion(name, [a.shape for a in avals])
-    shape = _broadcast_shapes(name, [a.shape for a in avals])
+    if rank_only and len(args) == 2:
+        ranks = {a.ndim for a in avals if a.ndim}
+        if len(ranks) > 1:
+            try:   # as JAX's lax.broadcast_shapes (equal ranks are checked by the lax primitive)
+                _broadcast_shapes(name, [a.shape for a in avals])
+            except TypeError:
+                raise ValueError(f"Incompatible shapes for broadcasting: shapes={[a.shape for a in avals]}") from None
+        shape = (1,) * builtins.max(ranks, default=0)
+    else:
+        shape = _broadcast_shapes(name, [a.shape for a in avals])
     keep_rank0 = len(args) == 2 and len({a.ndim for a in avals if a.ndim}) < 2
     out = []
     for a, av in zip(args, avals):
@@ -205,7 +226,11 @@ def _promote(name, *args, to_float=False, numeric=False):
             a = _convert(a, dt, weak)
         # JAX's promote_shapes: a rank-0 operand stays rank-0 (lax's binary primitives take it with an
         # array; the lowering broadcasts it for the core), unless operands of several non-zero ranks meet.
-        if av.shape != shape and not (av.ndim == 0 and (keep_rank0 or lax._is_literal_scalar(a))):
+        if rank_only and len(args) == 2 and av.ndim:
+            if av.ndim < len(shape):
+                a = lax.broadcast_in_dim(a, (1,) * (len(shape) - av.ndim) + av.shape,
+                                         tuple(range(len(shape) - av.ndim, len(shape))))
+        elif av.shape != shape and not (av.ndim == 0 and (keep_rank0 or lax._is_literal_scalar(a))):
             a = _broadcast_to(a, shape)
         out.append(a)
     return out

@@ -716,9 +716,10 @@ def nonzero(a, *, size=None, fill_value=None):
                          "instead.")
     if size is None:
         if isinstance(a, Tracer):
+            # JAX's text: it fails concretizing the count of nonzeros (an int32[])
             raise ConcretizationTypeError(
                 a, "The size argument of jnp.nonzero must be statically specified to use jnp.nonzero within "
-                "JAX transformations (the number of nonzero elements is not known at trace time).")
+                "JAX transformations.", what="traced array with shape int32[]")
         size = int(_np.count_nonzero(_np.asarray(a)))
     size = int(size)
     dt = _dtypes.canonicalize_dtype(int_)

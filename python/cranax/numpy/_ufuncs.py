@@ -26,7 +26,7 @@ def _unary(name, fn, to_float=True, allow_int=True):
 
 def _binary(name, fn, to_float=False):
     def op(x1, x2, /):
-        return fn(*_promote(name, x1, x2, to_float=to_float))
+        return fn(*_promote(name, x1, x2, to_float=to_float, rank_only=True))
     op.__name__ = name
     op.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and JAX type promotion. Mirrors "
                   f"``jax.numpy.{name}``. Raises ``TypeError`` for incompatible shapes.")
@@ -53,7 +53,7 @@ left_shift = _binary("left_shift", lax.shift_left)
 
 def add(x1, x2, /):
     """Elementwise ``x1 + x2`` (logical or for bools). Mirrors ``jax.numpy.add``."""
-    a, b = _promote("add", x1, x2)
+    a, b = _promote("add", x1, x2, rank_only=True)
     if get_aval(a).dtype == _np.bool_:
         return lax.bitwise_or(a, b)
     return lax.add(a, b)
@@ -61,29 +61,29 @@ def add(x1, x2, /):
 
 def multiply(x1, x2, /):
     """Elementwise ``x1 * x2`` (logical and for bools). Mirrors ``jax.numpy.multiply``."""
-    a, b = _promote("multiply", x1, x2)
+    a, b = _promote("multiply", x1, x2, rank_only=True)
     if get_aval(a).dtype == _np.bool_:
         return lax.bitwise_and(a, b)
     return lax.mul(a, b)
 
 
 def right_shift(x1, x2, /):
-    a, b = _promote("right_shift", x1, x2)
+    a, b = _promote("right_shift", x1, x2, rank_only=True)
     if _dtypes.issubdtype(get_aval(a).dtype, _np.unsignedinteger):
         return lax.shift_right_logical(a, b)
     return lax.shift_right_arithmetic(a, b)
 
 
 def logical_and(x1, x2, /):
-    return lax.bitwise_and(*_promote("logical_and", astype(x1, bool), astype(x2, bool)))
+    return lax.bitwise_and(*_promote("logical_and", astype(x1, bool), astype(x2, bool), rank_only=True))
 
 
 def logical_or(x1, x2, /):
-    return lax.bitwise_or(*_promote("logical_or", astype(x1, bool), astype(x2, bool)))
+    return lax.bitwise_or(*_promote("logical_or", astype(x1, bool), astype(x2, bool), rank_only=True))
 
 
 def logical_xor(x1, x2, /):
-    return lax.bitwise_xor(*_promote("logical_xor", astype(x1, bool), astype(x2, bool)))
+    return lax.bitwise_xor(*_promote("logical_xor", astype(x1, bool), astype(x2, bool), rank_only=True))
 
 
 def logical_not(x, /):
@@ -100,7 +100,7 @@ bitwise_not = bitwise_invert = invert
 
 def true_divide(x1, x2, /):
     """``x1 / x2`` in floating point (ints promote to float). Mirrors ``jax.numpy.true_divide``."""
-    return lax.div(*_promote("true_divide", x1, x2, to_float=True))
+    return lax.div(*_promote("true_divide", x1, x2, to_float=True, rank_only=True))
 
 
 divide = true_divide
@@ -168,7 +168,7 @@ def power(x1, x2, /):
         if int(x2) < 0 and _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {int(x2)})")
         return lax.integer_pow(a, int(x2))
-    a, b = _promote("power", x1, x2)
+    a, b = _promote("power", x1, x2, rank_only=True)
     dt = get_aval(a).dtype
     if _dtypes.issubdtype(dt, _np.integer):
         shape = _broadcast_shapes("power", [get_aval(a).shape, get_aval(b).shape])
@@ -190,7 +190,7 @@ pow = power
 
 
 def float_power(x1, x2, /):
-    return lax.pow(*_promote("float_power", x1, x2, to_float=True))
+    return lax.pow(*_promote("float_power", x1, x2, to_float=True, rank_only=True))
 
 
 negative = _unary("negative", lax.neg, to_float=False)
@@ -353,17 +353,27 @@ def heaviside(x1, x2, /):
     return lax.select(lax.lt(a, zero), zero, lax.select(lax.eq(a, zero), b, lax.full_like(a, 1)))
 
 
+def _clip(arr, min, max):
+    (x,) = _promote("clip", arr)
+    if min is not None:
+        x = maximum(min, x)
+    if max is not None:
+        x = minimum(max, x)
+    return x
+
+
+_clip.__name__ = "clip"
+_clip_jit = jit(_clip)   # JAX's clip is jitted: jaxprs show it as ``jit[name=clip ...]``
+
+
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """``arr`` limited to ``[min, max]`` (either may be None). Mirrors ``jax.numpy.clip``."""
+    """``arr`` limited to ``[min, max]`` (either may be None), as one jitted call (printed
+    ``jit[name=clip]``). Mirrors ``jax.numpy.clip`` (cranax still takes the older ``a``/``a_min``/``a_max``)."""
     x = arr if arr is not None else a
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
-    (x,) = _promote("clip", x)
-    if lo is not None:
-        x = maximum(lo, x)
-    if hi is not None:
-        x = minimum(hi, x)
-    return x
+    _operand(x, "clip")
+    return _clip_jit(x, lo, hi)
 
 
 def _where(condition, x, y):

@@ -17,6 +17,7 @@ def _add_any_inline(eqn):
 
 add_any_p = standard_primitive("add_any", _ew._binary_rule("add_any", _ew._NUM), elementwise=True)
 add_any_p.inline_jaxpr = staticmethod(_add_any_inline)
+add_any_p.broadcasts_size1 = True
 
 
 def _add_any_jvp(primals, tangents):

@@ -166,12 +166,15 @@ def _parts(b, atom, aval):
     else:
         re, im = atom, b.lit(0.0)
     if aval.shape != b.shape:
-        return _bcast(b, re), _bcast(b, im)
+        return _bcast(b, re, aval.ndim), _bcast(b, im, aval.ndim)
     return b.full(re), b.full(im)
 
 
-def _bcast(b, a):
-    return b.op("broadcast_in_dim", a, params={"shape": list(b.shape), "broadcast_dimensions": []})
+def _bcast(b, a, ndim):
+    """Part ``a`` of an operand of rank ``ndim`` (0, or the result's with size-1 dimensions) broadcast to the
+    result's shape; a literal part is rank 0."""
+    dims = [] if type(a) is dict else list(range(ndim))
+    return b.op("broadcast_in_dim", a, params={"shape": list(b.shape), "broadcast_dimensions": dims})
 
 
 def _elementwise(fn):

@@ -625,7 +625,10 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
     res_c = [c for c, l in zip(consts, c_lin) if not l]
     res_x = [x for x, l in zip(xs, x_lin) if not l]
     lin_c_avals = [c.aval for c, l in zip(consts, c_lin) if l]
-    carry_avals = [c.aval for c in init]
+    # the carry is typed by its cotangent (the body's carry output), as JAX's transpose types it: a weak init
+    # (grad of a Python float) meeting a strong body result
+    carry_avals = [a.update(weak_type=o.weak_type) if a.dtype == o.dtype and a.weak_type != o.weak_type else a
+                   for a, o in zip((c.aval for c in init), jaxpr.out_avals[:nk])]
     x_avals = [get_aval(x) if not l else x.aval for x, l in zip(xs, x_lin)]
     x_slice = [a.update(shape=a.shape[1:]) for a in x_avals]
     y_avals = jaxpr.out_avals[nk:]

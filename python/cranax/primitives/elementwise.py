@@ -77,6 +77,29 @@ def _unary_rule(name, kind, out_dtype=None):
     return abstract_eval
 
 
+def binary_shape(name, x, y):
+    """The result shape of a binary primitive on avals ``x`` and ``y``, as JAX's ``broadcasting_shape_rule``:
+    a rank-0 operand goes with any shape; otherwise the ranks must be equal and each dimension pair equal
+    or 1 (``f32[2,3]`` with ``f32[1,3]`` gives ``f32[2,3]``; jnp's rank promotion reshapes ``f32[3]`` to
+    ``f32[1,3]`` first, as JAX's jaxprs show). Raises ``TypeError`` with JAX's texts."""
+    xs, ys = x.shape, y.shape
+    if xs == ys or not ys:
+        return xs
+    if not xs:
+        return ys
+    if len(xs) != len(ys):
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {({len(xs), len(ys)})}")
+    out = []
+    for a, b in zip(xs, ys):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {tuple(xs)}, {tuple(ys)}.")
+    return tuple(out)
+
+
 def broadcast_shapes_of(name, avals):
     """The common shape of elementwise operands: equal shapes, or rank-0 operands that broadcast."""
     shape = None
@@ -122,7 +145,7 @@ def _binary_rule(name, kind, out_dtype=None):
         if not _accepts(kind, dt):
             _check_dtype(name, kind, dt)
         xs, ys = x.shape, y.shape
-        shape = xs if (xs == ys or not ys) else ys if not xs else broadcast_shapes_of(name, (x, y))
+        shape = xs if (xs == ys or not ys) else ys if not xs else binary_shape(name, x, y)
         if out_dtype is not None:
             return ShapedArray(shape, out_dtype, False)
         return ShapedArray(shape, dt, x.weak_type and y.weak_type)
@@ -134,7 +157,9 @@ def unop(name, kind, out_dtype=None):
 
 
 def binop(name, kind, out_dtype=None):
-    return standard_primitive(name, _binary_rule(name, kind, out_dtype), elementwise=True)
+    p = standard_primitive(name, _binary_rule(name, kind, out_dtype), elementwise=True)
+    p.broadcasts_size1 = True   # operands of equal rank broadcast their size-1 dimensions (``binary_shape``)
+    return p
 
 
 # Unary
@@ -247,7 +272,7 @@ def _select_n_abstract(which, *cases):
             raise TypeError(f"select_n cases must have the same shapes, got "
                             f"{[c.shape for c in cases]}.")
     if which.shape not in ((), shape):
-        raise TypeError(f"select_n `which` must be scalar or have the same shape as cases, got `which` "
+        raise TypeError(f"select `which` must be scalar or have the same shape as cases, got `which` "
                         f"shape {which.shape} but case shape {shape}.")
     if which.dtype != np.bool_ and which.dtype != np.int32:
         raise TypeError(f"which must be a boolean or int32 type, got {np.dtype(which.dtype).name}")
@@ -322,11 +347,12 @@ def _complex_abstract(x, y):
     if dt not in (np.float32, np.float64):
         raise TypeError(f"complex does not accept dtype {np.dtype(dt).name} at position 0. Accepted dtypes at "
                         f"position 0 are subtypes of float32, float64.")
-    shape = broadcast_shapes_of("complex", (x, y))
+    shape = binary_shape("complex", x, y)
     return ShapedArray(shape, _complex_of(dt), x.weak_type and y.weak_type)
 
 
 complex_p = standard_primitive("complex", _complex_abstract, elementwise=True)
+complex_p.broadcasts_size1 = True
 
 
 def _conj_abstract(x, input_dtype=None):
@@ -430,10 +456,10 @@ def _nary(prim):
                 raise _dtype_mismatch(prim.name, dts)
         args = [_coerce(a, dt) for a in args]
         args = [_as_operand(a) for a in args]
+        if len(args) == 2:   # a binary primitive takes a rank-0 operand with an array, as JAX's (and size 1s)
+            return prim.bind(*args)
         avals = [get_aval(a) for a in args]
         shape = broadcast_shapes_of(prim.name, avals)
-        if len(args) == 2:   # a binary primitive takes a rank-0 operand with an array, as JAX's
-            return prim.bind(*args)
         return prim.bind(*_broadcast_rank0(args, shape))
     op.__name__ = prim.name
     op.__doc__ = (f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive). Mirrors ``jax.lax."
@@ -886,12 +912,23 @@ _ad.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
             lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 
 
+def _like_ans(v, ans):
+    """An operand whose size-1 dimensions the primitive broadcast, broadcast to the result's shape (so the
+    ``select`` of a derivative rule sees one shape); rank-0 operands and full ones as they are."""
+    av, aa = get_aval(v), get_aval(ans)
+    if av.ndim and av.shape != aa.shape:
+        return _st.broadcast_in_dim(v, aa.shape, tuple(range(av.ndim)))
+    return v
+
+
 def _pow_jvp_lhs(g, ans, x, y):
+    x, y = _like_ans(x, ans), _like_ans(y, ans)
     jac = select(eq(y, _c(y, 0)), _zeros(ans), mul(y, pow(x, sub(y, _c(y, 1)))))
     return mul(g, jac)
 
 
 def _pow_jvp_rhs(g, ans, x, y):
+    x = _like_ans(x, ans)
     safe_x = select(eq(x, _c(x, 0)), _ones(x), x)
     return mul(g, mul(log(safe_x), ans))
 
@@ -961,6 +998,9 @@ def _convert_jvp(primals, tangents, new_dtype, weak_type=False, sharding=None):
 def _convert_transpose(ct, x, new_dtype, weak_type=False, sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
+    ca = get_aval(ct)
+    if ca.dtype == x.aval.dtype and ca.weak_type == x.aval.weak_type and ca.shape == x.aval.shape:
+        return [ct]   # an identity convert: JAX's staging drops it (convert_element_type's forwarding rule)
     return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
 
 

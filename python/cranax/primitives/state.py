@@ -13,7 +13,10 @@ Which refs a body reaches is found by tracing: the first access to an unplumbed 
 (internal), the caller adds the ref to the call's plan and traces again. The plan is kept per function, so
 later calls (cache hits, no tracing) plumb the same refs.
 
-Transformations that do not plumb (``grad``, ``vmap``, ``make_jaxpr``) let a body read outer refs, and write
+``make_jaxpr`` alone *stages* the refs it meets at its top level, so its jaxpr prints them as JAX's does
+(``Ref{f32[3]}``, ``b:f32[3] <- a[...]``): see ``state_jaxpr``.
+
+Transformations that do not plumb (``grad``, ``vmap``, AOT lowering) let a body read outer refs, and write
 values that do not depend on the transformation (``stop_gradient`` results, constants); writing a value that
 does is JAX's error (a differentiated value into a non-differentiated ref, a vmapped value into an unbatched
 ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below); ``custom_vjp`` passes ref
@@ -32,9 +35,11 @@ import inspect
 
 from .._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
                          tree_unflatten)
+from ..interpreters import partial_eval as _pe
 from ..interpreters.partial_eval import debug_info
 from .. import core
 from . import elementwise as _ew
+from . import state_jaxpr as _sj
 
 __all__ = ["Ref", "AbstractRef", "new_ref", "get", "swap", "addupdate", "freeze"]
 
@@ -54,11 +59,18 @@ class AbstractRef:
     size = property(lambda self: self.inner_aval.size)
     weak_type = property(lambda self: self.inner_aval.weak_type)
 
-    def str_short(self, short_dtypes=False, **_):
+    def str_short(self, short_dtypes=True, **_):
+        """``Ref{f32[3]}`` (a jaxpr binder's type, as ``ShapedArray.str_short``)."""
         return f"Ref{{{self.inner_aval.str_short(short_dtypes=short_dtypes)}}}"
 
-    def __repr__(self):
-        return self.str_short()
+    def __repr__(self):   # ``jax.typeof(ref)``: ``Ref{float32[3]}``
+        return self.str_short(short_dtypes=False)
+
+    def strip_weak_type(self):
+        return self
+
+    def update(self, **kw):
+        return AbstractRef(self.inner_aval.update(**kw), self.memory_space, self.kind)
 
     def __eq__(self, other):
         return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
@@ -166,6 +178,20 @@ class Ref:
         """The ref's current value, after checking it belongs to the innermost plumbing call."""
         v = self._live()
         top = _top()
+        if type(v) is _sj.Staged and top is not None:
+            raise _sj.Unsupported   # a make_jaxpr-staged ref inside a nested jit/loop body
+        if _local.__dict__.get("staging") and type(v) is not _sj.Staged and not isinstance(v, Tracer):
+            # make_jaxpr: an eager ref the function closes over is staged as a Ref constvar (once per trace)
+            hit = _local.staged_consts.get(id(self))
+            t = _sj.staging_trace()
+            if hit is not None:
+                if t is None or hit[1].tracer._trace is not t:
+                    raise _sj.Unsupported   # the same ref used inside a nested transformation too
+                return hit[1]
+            if t is not None:
+                st = _sj.stage_const(t, self, v)
+                _local.staged_consts[id(self)] = (self, st)
+                return st
         if self._frame is not top:
             raise _NeedRef(self, top)
         return v
@@ -186,7 +212,7 @@ class Ref:
 
     def __repr__(self):
         v = self._live()
-        if isinstance(v, Tracer):
+        if isinstance(v, (Tracer, _sj.Staged)):
             return f"Ref{{{get_aval(v).str_short()}}}"
         return "Ref" + repr(v)[len("Array"):]
 
@@ -210,7 +236,11 @@ def new_ref(init_val, *, memory_space=None, kind=None):
     ``jax.new_ref``."""
     if kind not in (None, "no_grad_no_remat"):
         raise ValueError(f"new_ref: kind must be None or 'no_grad_no_remat', got {kind!r}")
-    return Ref._make(_as_value(init_val, "new_ref"))
+    value = _as_value(init_val, "new_ref")
+    trace = _sj.staging_trace() if _local.__dict__.get("staging") else None
+    if trace is not None:   # make_jaxpr prints a ref made at its top level as a new_ref equation
+        return Ref._make(_sj.stage_new_ref(trace, value, kind))
+    return Ref._make(value)
 
 
 def _norm_idx(idx):
@@ -221,6 +251,8 @@ def get(ref, idx=None):
     """``ref[idx]`` (``None`` or ``...``: the whole value) as an Array. Mirrors ``jax.ref.get``."""
     _check_ref(ref, "get")
     v = ref._access()
+    if type(v) is _sj.Staged:
+        return _sj.stage_get(v, idx)
     idx = _norm_idx(idx)
     if idx == () or idx is Ellipsis:
         return v
@@ -239,21 +271,31 @@ def _checked_update(ref, idx, value, fname):
     idx = _norm_idx(idx)
     full = idx == () or idx is Ellipsis
     old = whole if full else whole[idx]
-    ra, va, oa = get_aval(whole), get_aval(value), get_aval(old)
+    check_update_avals(get_aval(whole), get_aval(old), get_aval(value), full, fname)
+    _check_write(ref, value)
+    return old, whole, value, full, idx
+
+
+def check_update_avals(ra, oa, va, full, fname):
+    """JAX's errors for a write of a value of aval ``va`` where the ref (``ra``) holds ``oa`` at the index."""
     name = "swap" if fname in ("ref_swap", "ref_set") else "addupdate"
     if tuple(va.shape) != tuple(oa.shape):
         raise ValueError(f"Invalid shape for `{name}`. Ref shape: {tuple(ra.shape)}. Expected shape: "
                          f"{tuple(oa.shape)}. Value shape: {tuple(va.shape)}. " + ("Transforms: (). " if full else ""))
     if va.dtype != ra.dtype:
         raise ValueError(f"Invalid dtype for `{name}`. Ref dtype: {ra.dtype}. Value dtype: {va.dtype}. ")
-    _check_write(ref, value)
-    return old, whole, value, full, idx
 
 
 def swap(ref, idx, value, _function_name="ref_swap"):
     """Writes ``value`` at ``ref[idx]`` and returns what was there. ``value`` must have exactly the indexed
     shape and the ref's dtype (``ValueError`` otherwise, JAX's text). Mirrors ``jax.ref.swap``."""
     _check_ref(ref, "swap")
+    st = ref._access()
+    if type(st) is _sj.Staged:
+        value = _as_value(value, _function_name)
+        if not (isinstance(value, Tracer) and value._trace is st.tracer._trace):
+            _check_write(ref, value)
+        return _sj.stage_swap(st, idx, value, _function_name)
     old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
     # a written ref is never weakly typed (JAX: ``new_ref(1.)`` is weak, after ``ref[...] = 2.`` it is not)
     ref._val = strip_weak(value if full else whole.at[idx].set(value))
@@ -268,6 +310,12 @@ def set(ref, idx, value):  # noqa: A001  (JAX's name)
 def addupdate(ref, idx, x):
     """``ref[idx] += x`` in place. Mirrors ``jax.ref.addupdate``."""
     _check_ref(ref, "addupdate")
+    st = ref._access()
+    if type(st) is _sj.Staged:
+        x = _as_value(x, "ref_addupdate")
+        if not (isinstance(x, Tracer) and x._trace is st.tracer._trace):
+            _check_write(ref, x)
+        return _sj.stage_addupdate(st, idx, x, "ref_addupdate")
     old, whole, x, full, idx = _checked_update(ref, idx, x, "ref_addupdate")
     ref._val = strip_weak(_ew.add(whole, x) if full else whole.at[idx].add(x))
 
@@ -275,7 +323,10 @@ def addupdate(ref, idx, x):
 def freeze(ref):
     """The ref's final value as an Array. Mirrors ``jax.freeze``."""
     _check_ref(ref, "freeze")
-    return ref._access()
+    v = ref._access()
+    if type(v) is _sj.Staged:
+        return _sj.stage_freeze(v)
+    return v
 
 
 # ----------------------------------------------------------------------------------------------- write checks
@@ -297,11 +348,32 @@ def _check_write(ref, value):
                         "the differentiated function?")
     raise Exception(f"writing a value traced by {kind} into an array reference of type {ref._ref_aval()} made "
                     "outside that transformation: pass the reference as an argument, or write a value that "
-                    "does not depend on it (cranax discharges refs while tracing: make_jaxpr and AOT lowering "
+                    "does not depend on it (cranax discharges refs while tracing: AOT lowering "
                     "cannot record a write into a ref made outside the traced function)")
 
 
 # ----------------------------------------------------------------------------------------------- plumbing
+
+def _staged_arg(tracer):
+    """What a make_jaxpr-traced function receives for a ``Ref{...}`` input: a Ref of the ref variable."""
+    r = Ref._make(_sj.stage_arg(tracer))
+    r._trace = tracer._trace
+    return r
+
+
+_pe.arg_wrappers[AbstractRef] = _staged_arg
+
+
+def staging(on):
+    """Turns make_jaxpr's ref staging on or off for this thread (with a fresh table of the outer refs it
+    staged); returns the previous setting, which ``staging(prev)`` restores."""
+    prev = (_local.__dict__.get("staging", False), _local.__dict__.get("staged_consts"))
+    if isinstance(on, tuple):   # restoring
+        _local.staging, _local.staged_consts = on
+    else:
+        _local.staging, _local.staged_consts = on, {}
+    return prev
+
 
 def any_refs():
     """Whether a Ref was ever made (the plumbing paths cost nothing until one is)."""
@@ -333,7 +405,10 @@ def strip_weak(v):
 
 def read_for_plumbing(ref):
     """The value to feed into a plumbed call (checked against the calling scope: may itself need plumbing)."""
-    return strip_weak(ref._access())
+    v = ref._access()
+    if type(v) is _sj.Staged:
+        raise _sj.Unsupported   # a make_jaxpr-staged ref passed to a jit/loop (make_jaxpr retraces)
+    return strip_weak(v)
 
 
 def run_plumbed(call, refs, vals, fn):

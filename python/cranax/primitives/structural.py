@@ -49,10 +49,10 @@ broadcast_in_dim_p = standard_primitive(
 
 
 def _bid_pp(eqn):
-    # JAX prints a scalar broadcast without params (they follow from the output type).
-    if eqn.invars[0].aval.ndim == 0:
-        return []
-    return sorted(eqn.params.items())
+    # As JAX's pp rule: ``shape`` and ``sharding`` follow from the output type, and empty
+    # ``broadcast_dimensions`` (a scalar broadcast) are not shown.
+    dims = eqn.params["broadcast_dimensions"]
+    return [("broadcast_dimensions", tuple(dims))] if len(dims) else []
 
 
 broadcast_in_dim_p.pp_params = _bid_pp
@@ -316,6 +316,8 @@ _batching.hooks["broadcast_in_dim"] = lambda x, shape, dims: broadcast_in_dim_p.
 dispatch.hooks["broadcast_in_dim_p"] = broadcast_in_dim_p
 _ad.hooks["zeros"] = lambda aval: full(aval.shape, 0, aval.dtype)
 _ad.hooks["broadcast"] = lambda x, shape: broadcast_in_dim(x, shape, ())
+_ad.hooks["broadcast_in_dim"] = lambda x, shape, dims: broadcast_in_dim(x, shape, dims)
+_ad.hooks["reshape"] = lambda x, shape: reshape(x, shape)
 _batching.batching_rules[reshape_p] = _reshape_batch
 _batching.batching_rules[squeeze_p] = _squeeze_batch
 _batching.batching_rules[transpose_p] = _transpose_batch
