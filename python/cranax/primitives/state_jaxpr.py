@@ -14,6 +14,10 @@ import numpy as np
 
 from .. import core
 from ..core import Primitive, ShapedArray, Tracer, get_aval
+from ..interpreters.partial_eval import DynamicJaxprTracer
+from ..jaxpr import Var
+# state imports this module at its top; its names are read at call time (state.X), so the circle is harmless.
+from . import state
 
 __all__ = ["Unsupported", "Staged", "new_ref_p", "get_p", "swap_p", "addupdate_p", "freeze_p"]
 
@@ -38,7 +42,6 @@ class Staged:
 
 def staging_trace():
     """The ``make_jaxpr`` trace a new ref made now is staged into, or None (refs are discharged)."""
-    from . import state
     if not state._local.__dict__.get("staging") or state._top() is not None:
         return None
     t = core._state.trace
@@ -132,8 +135,7 @@ def _pp_indexer(indexer, shape, dyn_atoms):
 # ----------------------------------------------------------------------------------------------- primitives
 
 def _ref_aval(x):
-    from .state import AbstractRef
-    return AbstractRef(x)
+    return state.AbstractRef(x)
 
 
 new_ref_p = Primitive("new_ref")
@@ -141,7 +143,6 @@ new_ref_p.abstract_eval = lambda x, kind=None, memory_space=None: _ref_aval(x)
 
 
 def _new_ref_impl(x, kind=None, memory_space=None):
-    from . import state
     return state.new_ref(x, kind=kind)
 
 
@@ -153,7 +154,6 @@ get_p.abstract_eval = lambda ref, *dyn, indexer: ref.inner_aval.update(
 
 
 def _get_impl(ref, *dyn, indexer):
-    from . import state
     return state.get(ref, python_index(indexer, dyn))
 
 
@@ -165,7 +165,6 @@ swap_p.abstract_eval = lambda ref, val, *dyn, indexer: ShapedArray(
 
 
 def _swap_impl(ref, val, *dyn, indexer):
-    from . import state
     return state.swap(ref, python_index(indexer, dyn), val)
 
 
@@ -176,7 +175,6 @@ addupdate_p.abstract_eval = lambda ref, val, *dyn, indexer: []
 
 
 def _addupdate_impl(ref, val, *dyn, indexer):
-    from . import state
     state.addupdate(ref, python_index(indexer, dyn), val)
     return []
 
@@ -188,7 +186,6 @@ freeze_p.abstract_eval = lambda ref: ref.inner_aval
 
 
 def _freeze_impl(ref):
-    from . import state
     return state.freeze(ref)
 
 
@@ -253,8 +250,6 @@ def stage_new_ref(trace, value, kind):
 def stage_const(trace, ref, value):
     """An eager ref the traced function closes over, staged as a ``Ref{...}`` constvar of ``trace`` (the
     jaxpr's consts hold the ``Ref`` itself, as JAX's: ``eval_jaxpr`` then reads and writes it)."""
-    from ..interpreters.partial_eval import DynamicJaxprTracer
-    from ..jaxpr import Var
     aval = get_aval(value)
     var = Var(_ref_aval(aval))
     trace.constvars.append(var)
@@ -273,11 +268,10 @@ def stage_get(st, idx):
 
 
 def _checked(st, idx, value, fname):
-    from .state import check_update_avals
     trace = st.tracer._trace
     indexer, dyn = indexer_of(idx, st.aval.shape, trace)
     old = st.aval.update(shape=_result_shape(indexer, st.aval.shape))
-    check_update_avals(st.aval, old, get_aval(value), indexer is None, fname)   # JAX's ValueErrors
+    state.check_update_avals(st.aval, old, get_aval(value), indexer is None, fname)   # JAX's ValueErrors
     return trace, indexer, dyn
 
 
