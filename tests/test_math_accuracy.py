@@ -9,7 +9,6 @@ maxima are printed (``pytest -s``) and recorded in vmath.rs.
 """
 import hashlib
 import math
-import platform
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from cranax import lax
 
 from denormals import flushed_oracle
 from op_records import select
+from test_random import FMA
 
 STRIDE = 4099
 
@@ -194,17 +194,6 @@ def test_pow_special_cases_match_numpy():
         assert _ulp_error(got[~special], want[~special]).max() <= 1
 
 
-def _host_fma():
-    """Whether this CPU has fused multiply-add (XLA's log contracts its polynomial into FMAs only there)."""
-    if platform.machine().lower() in ("aarch64", "arm64"):
-        return True
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " fma" in line for line in f)
-    except OSError:
-        return False
-
-
 def test_log_is_xlas_float32_log():
     # float32 log is XLA:CPU's sequence (Cephes logf with fused multiply-adds), so jnp.log and the samplers
     # built on it (random.poisson, gamma, exponential) give JAX's bits. Recorded from JAX 0.10.2 on x86-64
@@ -215,7 +204,7 @@ def test_log_is_xlas_float32_log():
     picks = {0: 3266227280, 1: 3266227248, 12345: 3265951964, 500000: 3223150630, 1000000: 1118089162,
              len(bits) - 1: 1002617494}
     g = got.view(np.uint32)
-    if _host_fma():
+    if FMA:
         assert {i: int(g[i]) for i in picks} == picks
         assert hashlib.sha256(got.tobytes()).hexdigest()[:32] == "9ed2c560bb1caaf9f2a982edcb478b20"
     want = np.log(bits.view(np.float32).astype(np.float64))
