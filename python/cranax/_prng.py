@@ -247,47 +247,13 @@ def horner(coeffs, x):
     return p
 
 
-_LOG_P = (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
-          -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1)
-
-
 def log(x):
-    """Natural log as XLA's CPU backend computes float32 ``log`` (its vectorized runtime function: Cephes'
-    polynomial on the mantissa reduced to [sqrt(1/2), sqrt(2)), with fused multiply-adds); other dtypes use
-    the primitive. Bit-identical to XLA for every normal input (XLA treats subnormal inputs as zero)."""
-    if get_aval(x).dtype != F32:
-        return lax.log(x)
-    shape = get_aval(x).shape
-    c = lambda v: const(v, F32)  # noqa: E731
-    b = lax.bitcast_convert_type(x, U32)
-    # frexp for positive normal x: mantissa in [0.5, 1), exponent as float
-    m = lax.bitcast_convert_type(lax.bitwise_or(lax.bitwise_and(b, u32(0x007FFFFF)), u32(0x3F000000)), F32)
-    e = lax.convert_element_type(lax.sub(lax.bitcast_convert_type(lax.shift_right_logical(b, u32(23)), I32),
-                                         const(126, I32)), F32)
-    small = lax.lt(m, c(0.707106781186547524))
-    zero = lax.full(shape, np.float32(0), F32)
-    xm = lax.add(lax.sub(m, c(1.0)), lax.select(small, m, zero))
-    e = lax.sub(e, lax.select(small, lax.full(shape, np.float32(1), F32), zero))
-    P = [c(v) for v in _LOG_P]
-    x2 = lax.mul(xm, xm)
-    x3 = lax.mul(x2, xm)
-    y = fma(P[0], xm, P[1])
-    y1 = fma(P[3], xm, P[4])
-    y2 = fma(P[6], xm, P[7])
-    y = fma(y, xm, P[2])
-    y1 = fma(y1, xm, P[5])
-    y2 = fma(y2, xm, P[8])
-    y = fma(y, x3, y1)
-    y = fma(y, x3, y2)
-    # XLA contracts y * x3 + e * c into one fused multiply-add (e * c rounded on its own)
-    y = fma(y, x3, lax.mul(e, c(-2.12194440e-4)))
-    r = lax.sub(xm, lax.mul(x2, c(0.5)))  # x2 * 0.5 is exact: the contracted form rounds the same
-    r = lax.add(r, y)
-    r = lax.add(r, lax.mul(e, c(0.693359375)))  # e * 0.693359375 is exact (9 + 8 bits)
-    # special values: 0 -> -inf, +inf -> +inf, negative or nan -> nan, subnormals -> the primitive
-    r = lax.select(lax.lt(x, c(1.1754943508222875e-38)), lax.log(x), r)
-    r = lax.select(lax.eq(x, c(np.inf)), lax.full(shape, np.float32(np.inf), F32), r)
-    return r
+    """Natural log as XLA's CPU backend computes it: ``lax.log``, whose float32 lowering is XLA's sequence
+    (Cephes' polynomial on the mantissa reduced to [sqrt(1/2), sqrt(2)), with fused multiply-adds:
+    ``rust/backend/cpu/math_f32.rs``), so it is bit-identical to XLA for every normal input on a host with
+    FMA, and stays in float32 lanes (a kernel holding it vectorizes). Kept as a name so the samplers say
+    which log they need."""
+    return lax.log(x)
 
 
 _LOG1P_NUM = (4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,

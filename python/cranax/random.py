@@ -1469,8 +1469,16 @@ def _poisson_impl(key, lam, shape, dtype):
     lam_knuth = lax.select(use_knuth, lam, _full(shape, 0., np.float32))
     lam_rej = lax.select(use_knuth, _full(shape, 1e5, np.float32), lam)
     max_iters = min(int(np.iinfo(dtype).max), 2 ** 31 - 1)
-    out = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
-                     _poisson_rejection(key, lam_rej, shape, dtype, max_iters))
+    # JAX runs both loops over every element and selects. Each loop runs here only when some element takes
+    # its branch (else a filler that the select drops): the same bits, and a constant lam (the common case)
+    # pays for one loop. Two separate conds, not one switch, so that under vmap (where a cond becomes a
+    # select of its branches) neither loop runs twice.
+    filler = _full(shape, 0, dtype)
+    knuth = lax.cond(jnp.any(use_knuth), lambda: _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
+                     lambda: filler)
+    rejection = lax.cond(jnp.any(lax.bitwise_not(use_knuth)),
+                         lambda: _poisson_rejection(key, lam_rej, shape, dtype, max_iters), lambda: filler)
+    out = lax.select(use_knuth, knuth, rejection)
     return lax.select(lax.eq(lam, _prng.const(0, np.float32)), _full(shape, 0, dtype), out)
 
 

@@ -267,24 +267,60 @@ fn log_specials<L: Lanes>(e: &mut L, x: L::F, res: L::F, zero_at: f64) -> L::F {
     e.sel(nan, x, r)
 }
 
+/// Cephes logf's polynomial: log(1 + x) = x - x²/2 + x³·P(x) on x ∈ [√½ - 1, √2 - 1).
+const LOG_P: [f64; 9] = [
+    7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+    -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1,
+];
+
+/// Natural log as XLA:CPU computes float32 `log` (Cephes' logf, its operations and fused multiply-adds in
+/// the same order), so `jnp.log` and the samplers built on it (`random.poisson`, `gamma`, ...) give JAX's
+/// bits: x = 2^e·m with m ∈ [½, 1) moved to [√½, √2), P(m - 1) by three interleaved Horner chains joined
+/// in x³, ln 2 split as 0.693359375 (exact in 9 bits, so e·C1 is exact) + C2. Subnormals (which XLA
+/// flushes to zero) are scaled by 2^23 first and take the same path.
 #[inline(always)]
 pub fn log<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    // Denormals: scale by 2^23 first.
     let den = e.cmpc(Cmp::Lt, x, f32::MIN_POSITIVE as f64);
     let xs = e.mulc(x, 8388608.0);
     let xs = e.sel(den, xs, x);
-    let (k, f) = log_split(e, xs);
-    let kf = e.to_float(k);
-    let adj = e.c(-23.0);
+    // frexp: m in [0.5, 1) from the mantissa bits, the exponent as float
+    let b = e.bits(xs);
+    let mb = e.iandc(b, 0x007f_ffff);
+    let mb = e.iaddc(mb, 0x3f00_0000);
+    let m = e.fbits(mb);
+    let eb = e.sshrc(b, 23);
+    let eb = e.iaddc(eb, -126);
+    let ef = e.to_float(eb);
     let zero = e.c(0.0);
+    let adj = e.c(-23.0);
     let adj = e.sel(den, adj, zero);
-    let dk = e.add(kf, adj);
-    let (sr, hfsq) = log_kernel(e, f);
-    // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi
-    let r = e.fmac(dk, LN2_LO32, sr);
-    let r = e.sub(r, hfsq);
-    let r = e.add(r, f);
-    let r = e.fmac(dk, LN2_HI32, r);
+    let ef = e.add(ef, adj);
+    let small = e.cmpc(Cmp::Lt, m, 0.707106781186547524);
+    let mm1 = e.addc(m, -1.0);
+    let madd = e.sel(small, m, zero);
+    let xm = e.add(mm1, madd);
+    let one = e.c(1.0);
+    let eadj = e.sel(small, one, zero);
+    let ef = e.sub(ef, eadj);
+    let x2 = e.mul(xm, xm);
+    let x3 = e.mul(x2, xm);
+    let p = LOG_P.map(|v| e.c(v));
+    let y = e.fma(p[0], xm, p[1]);
+    let y1 = e.fma(p[3], xm, p[4]);
+    let y2 = e.fma(p[6], xm, p[7]);
+    let y = e.fma(y, xm, p[2]);
+    let y1 = e.fma(y1, xm, p[5]);
+    let y2 = e.fma(y2, xm, p[8]);
+    let y = e.fma(y, x3, y1);
+    let y = e.fma(y, x3, y2);
+    let ec2 = e.mulc(ef, EXP_C2);
+    let y = e.fma(y, x3, ec2);
+    // x2 * 0.5 and ef * C1 are exact
+    let h = e.mulc(x2, 0.5);
+    let r = e.sub(xm, h);
+    let r = e.add(r, y);
+    let ec1 = e.mulc(ef, EXP_C1);
+    let r = e.add(r, ec1);
     log_specials(e, x, r, 0.0)
 }
 

@@ -103,8 +103,10 @@ pub const MAX_ELEMS: usize = 128;
 pub const MAX_POINTS: usize = 32;
 /// A kernel over more points (up to `MAX_ELEMS`) still fits when its unrolled body stays this short:
 /// moves and selects over a whole small value (odeint's f32[5, 12] interpolation coefficients kept or
-/// replaced by the step's acceptance, a step on a f32[10, 10] carry).
-const MAX_KERNEL_UNROLLED: usize = 512;
+/// replaced by the step's acceptance, a step on a f32[10, 10] carry), and BFGS's inverse-Hessian update
+/// in 10 dimensions (`eye - rho * s y^T` and the `where(isfinite(rho), ...)` over f32[10, 10], about ten
+/// instructions a point), so that its whole outer loop, line search included, is one function.
+const MAX_KERNEL_UNROLLED: usize = 1024;
 /// The most scalar instructions the unrolled kernels of a fused loop may emit (domain points times body
 /// length, summed over its plans): bounds code size and compile time (a Dormand-Prince step of a 12-value
 /// state, seven right-hand sides and the tableau products, is about 4500).

@@ -25,8 +25,8 @@
 //! | exp       | 0.95    | Cody–Waite by ln2, degree-6 Cephes polynomial, 2-step scaling (denormals) |
 //! | exp2      | 0.99    | n = rint(x), 2^(x-n) through the exp polynomial                           |
 //! | expm1     | 1.31    | exp's reduction, 2^n·expm1(r) + (2^n − 1) with one fma                    |
-//! | log       | 0.75    | musl: x = 2^k·m, m ∈ [√½, √2), s = f/(2+f), degree-4 polynomial in s²     |
-//! | log1p     | 0.80    | musl log1pf: 1+x with its rounding correction, same polynomial            |
+//! | log       | 1.10    | XLA:CPU's (Cephes logf), bit for bit: m ∈ [√½, √2), degree-8 poly, FMAs     |
+//! | log1p     | 0.80    | musl log1pf: 1+x with its rounding correction, s = f/(2+f), poly in s²    |
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
@@ -43,7 +43,9 @@
 //! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
 //! exception: it reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
-//! [-1, 1] against SciPy's float64 erfinv). `lgamma` and `digamma` compute in f64 lanes and round once
+//! [-1, 1] against SciPy's float64 erfinv). `log` reproduces XLA's too (the samplers `random.poisson`,
+//! `gamma`, ... take their logs from it: tests/test_math_accuracy.py::test_log_is_xlas_float32_log holds
+//! JAX's bits on FMA hosts). `lgamma` and `digamma` compute in f64 lanes and round once
 //! (see `lgamma_f64_lanes`). f64 functions and the rest (asin, acos, ...) stay imported scalar functions
 //! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]

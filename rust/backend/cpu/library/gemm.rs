@@ -251,8 +251,9 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
     });
 }
 
-/// Float products of at most this many multiply-adds per batch take `tiny_dot`.
-pub const TINY_FLOPS: usize = 256;
+/// Float products of at most this many multiply-adds per batch take `tiny_dot` (10 x 10 by 10 x 10 is
+/// 1000: gemm's packing costs more there, and BFGS's update in 10 dimensions then fuses into its loop).
+pub const TINY_FLOPS: usize = 1024;
 
 /// A tiny float product (`TINY_FLOPS`): each output element is one fused multiply-add chain over the
 /// contracting index in order, from zero (`acc = fma(a[i, l], b[l, j], acc)`). At these sizes gemm's
