@@ -18,11 +18,17 @@ use std::sync::OnceLock;
 
 use super::math_fn::MathFn;
 
-/// Functions with block routines (all f32).
-pub const FUNCTIONS: [MathFn; 13] = [
+/// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
+/// lanes; `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
+/// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
+pub const FUNCTIONS: [MathFn; 15] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
-    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Lgamma, MathFn::Digamma,
 ];
+
+/// How many of `FUNCTIONS` (the first ones) compute in f32 lanes.
+#[cfg(target_arch = "x86_64")]
+const F32_FUNCTIONS: usize = 13;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +138,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::super::math_f32::{self as m, Cmp, ICmp, Lanes, Trig};
-    use super::BlockFn;
+    use super::super::math_f64::{self as m64, Lanes64};
+    use super::{BlockFn, F32_FUNCTIONS};
 
     /// `FUNCTIONS[i]` on lanes `L`.
     #[inline(always)]
@@ -430,6 +437,389 @@ mod x86 {
         }
     }
 
+    /// 8 f64 lanes (i64 integer lanes); masks are `__mmask8`. For `math_f64` only: `rem_pio2_big` (f32
+    /// trigonometry's rare path) is never reached on f64 lanes and leaves its lanes as they are.
+    struct Avx512F64;
+
+    // SAFETY (every `unsafe` block below): the intrinsics need AVX-512F; these methods are only reached
+    // from `block512_f64`, which has that target feature and is only called when the host has it.
+    impl Lanes for Avx512F64 {
+        type F = __m512d;
+        type I = __m512i;
+        type M = __mmask8;
+        #[inline(always)]
+        fn c(&mut self, v: f64) -> __m512d {
+            unsafe { _mm512_set1_pd(v) }
+        }
+        #[inline(always)]
+        fn add(&mut self, a: __m512d, b: __m512d) -> __m512d {
+            unsafe { _mm512_add_pd(a, b) }
+        }
+        #[inline(always)]
+        fn sub(&mut self, a: __m512d, b: __m512d) -> __m512d {
+            unsafe { _mm512_sub_pd(a, b) }
+        }
+        #[inline(always)]
+        fn mul(&mut self, a: __m512d, b: __m512d) -> __m512d {
+            unsafe { _mm512_mul_pd(a, b) }
+        }
+        #[inline(always)]
+        fn div(&mut self, a: __m512d, b: __m512d) -> __m512d {
+            unsafe { _mm512_div_pd(a, b) }
+        }
+        #[inline(always)]
+        fn fma(&mut self, a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+            unsafe { _mm512_fmadd_pd(a, b, c) }
+        }
+        #[inline(always)]
+        fn abs(&mut self, x: __m512d) -> __m512d {
+            let i = self.bits(x);
+            let i = self.iandc(i, 0x7fff_ffff_ffff_ffff);
+            self.fbits(i)
+        }
+        #[inline(always)]
+        fn neg(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(i64::MIN))) }
+        }
+        #[inline(always)]
+        fn cmp(&mut self, cc: Cmp, a: __m512d, b: __m512d) -> __mmask8 {
+            unsafe {
+                match cc {
+                    Cmp::Lt => _mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, b),
+                    Cmp::Gt => _mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, b),
+                    Cmp::Ge => _mm512_cmp_pd_mask::<_CMP_GE_OQ>(a, b),
+                    Cmp::Eq => _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(a, b),
+                    Cmp::Unord => _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(a, b),
+                }
+            }
+        }
+        #[inline(always)]
+        fn icmpc(&mut self, cc: ICmp, a: __m512i, c: i64) -> __mmask8 {
+            unsafe {
+                let c = _mm512_set1_epi64(c);
+                match cc {
+                    ICmp::Ge => _mm512_cmpge_epi64_mask(a, c),
+                    ICmp::Lt => _mm512_cmplt_epi64_mask(a, c),
+                }
+            }
+        }
+        #[inline(always)]
+        fn mand(&mut self, a: __mmask8, b: __mmask8) -> __mmask8 {
+            a & b
+        }
+        #[inline(always)]
+        fn sel(&mut self, m: __mmask8, a: __m512d, b: __m512d) -> __m512d {
+            unsafe { _mm512_mask_blend_pd(m, b, a) }
+        }
+        #[inline(always)]
+        fn bits(&mut self, x: __m512d) -> __m512i {
+            unsafe { _mm512_castpd_si512(x) }
+        }
+        #[inline(always)]
+        fn fbits(&mut self, i: __m512i) -> __m512d {
+            unsafe { _mm512_castsi512_pd(i) }
+        }
+        #[inline(always)]
+        fn iaddc(&mut self, a: __m512i, c: i64) -> __m512i {
+            unsafe { _mm512_add_epi64(a, _mm512_set1_epi64(c)) }
+        }
+        #[inline(always)]
+        fn isub(&mut self, a: __m512i, b: __m512i) -> __m512i {
+            unsafe { _mm512_sub_epi64(a, b) }
+        }
+        #[inline(always)]
+        fn iandc(&mut self, a: __m512i, c: i64) -> __m512i {
+            unsafe { _mm512_and_si512(a, _mm512_set1_epi64(c)) }
+        }
+        #[inline(always)]
+        fn shlc(&mut self, a: __m512i, n: u32) -> __m512i {
+            unsafe { _mm512_sll_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn sshrc(&mut self, a: __m512i, n: u32) -> __m512i {
+            unsafe { _mm512_sra_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn to_float(&mut self, i: __m512i) -> __m512d {
+            // (No AVX-512DQ conversion assumed; the f64 algorithms do not convert integers.)
+            let mut a = [0i64; 8];
+            unsafe { _mm512_storeu_si512(a.as_mut_ptr().cast(), i) };
+            let f = a.map(|v| v as f64);
+            unsafe { _mm512_loadu_pd(f.as_ptr()) }
+        }
+        #[inline(always)]
+        fn sqrt(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_sqrt_pd(x) }
+        }
+        #[inline(always)]
+        fn copysign(&mut self, a: __m512d, s: __m512d) -> __m512d {
+            let ab = self.bits(a);
+            let sb = self.bits(s);
+            let ab = self.iandc(ab, 0x7fff_ffff_ffff_ffff);
+            let sb = self.iandc(sb, i64::MIN);
+            unsafe { _mm512_castsi512_pd(_mm512_or_si512(ab, sb)) }
+        }
+        #[inline(always)]
+        fn rem_pio2_big(&mut self, _: __mmask8, _: __m512d, r: __m512d, rl: __m512d, q: __m512i) -> (__m512d, __m512d, __m512i) {
+            (r, rl, q)
+        }
+    }
+
+    impl Lanes64 for Avx512F64 {
+        #[inline(always)]
+        fn nearest(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
+        fn mor(&mut self, a: __mmask8, b: __mmask8) -> __mmask8 {
+            a | b
+        }
+        #[inline(always)]
+        fn ushrc(&mut self, a: __m512i, n: u32) -> __m512i {
+            unsafe { _mm512_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+    }
+
+    /// 4 f64 lanes (i64 integer lanes); masks are all-ones / all-zeros float lanes. For `math_f64` only,
+    /// as `Avx512F64`.
+    struct Avx2F64;
+
+    // SAFETY (every `unsafe` block below): the intrinsics need AVX2 (and FMA for `fma`); these methods are
+    // only reached from `block256_f64`, which has those target features and is only called when the host
+    // has them.
+    impl Lanes for Avx2F64 {
+        type F = __m256d;
+        type I = __m256i;
+        type M = __m256d;
+        #[inline(always)]
+        fn c(&mut self, v: f64) -> __m256d {
+            unsafe { _mm256_set1_pd(v) }
+        }
+        #[inline(always)]
+        fn add(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_add_pd(a, b) }
+        }
+        #[inline(always)]
+        fn sub(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_sub_pd(a, b) }
+        }
+        #[inline(always)]
+        fn mul(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_mul_pd(a, b) }
+        }
+        #[inline(always)]
+        fn div(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_div_pd(a, b) }
+        }
+        #[inline(always)]
+        fn fma(&mut self, a: __m256d, b: __m256d, c: __m256d) -> __m256d {
+            unsafe { _mm256_fmadd_pd(a, b, c) }
+        }
+        #[inline(always)]
+        fn abs(&mut self, x: __m256d) -> __m256d {
+            let i = self.bits(x);
+            let i = self.iandc(i, 0x7fff_ffff_ffff_ffff);
+            self.fbits(i)
+        }
+        #[inline(always)]
+        fn neg(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_xor_pd(x, _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MIN))) }
+        }
+        #[inline(always)]
+        fn cmp(&mut self, cc: Cmp, a: __m256d, b: __m256d) -> __m256d {
+            unsafe {
+                match cc {
+                    Cmp::Lt => _mm256_cmp_pd::<_CMP_LT_OQ>(a, b),
+                    Cmp::Gt => _mm256_cmp_pd::<_CMP_GT_OQ>(a, b),
+                    Cmp::Ge => _mm256_cmp_pd::<_CMP_GE_OQ>(a, b),
+                    Cmp::Eq => _mm256_cmp_pd::<_CMP_EQ_OQ>(a, b),
+                    Cmp::Unord => _mm256_cmp_pd::<_CMP_UNORD_Q>(a, b),
+                }
+            }
+        }
+        #[inline(always)]
+        fn icmpc(&mut self, cc: ICmp, a: __m256i, c: i64) -> __m256d {
+            unsafe {
+                let c = _mm256_set1_epi64x(c);
+                let lt = _mm256_cmpgt_epi64(c, a);
+                let r = match cc {
+                    ICmp::Lt => lt,
+                    ICmp::Ge => _mm256_xor_si256(lt, _mm256_set1_epi64x(-1)),
+                };
+                _mm256_castsi256_pd(r)
+            }
+        }
+        #[inline(always)]
+        fn mand(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_and_pd(a, b) }
+        }
+        #[inline(always)]
+        fn sel(&mut self, m: __m256d, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_blendv_pd(b, a, m) }
+        }
+        #[inline(always)]
+        fn bits(&mut self, x: __m256d) -> __m256i {
+            unsafe { _mm256_castpd_si256(x) }
+        }
+        #[inline(always)]
+        fn fbits(&mut self, i: __m256i) -> __m256d {
+            unsafe { _mm256_castsi256_pd(i) }
+        }
+        #[inline(always)]
+        fn iaddc(&mut self, a: __m256i, c: i64) -> __m256i {
+            unsafe { _mm256_add_epi64(a, _mm256_set1_epi64x(c)) }
+        }
+        #[inline(always)]
+        fn isub(&mut self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sub_epi64(a, b) }
+        }
+        #[inline(always)]
+        fn iandc(&mut self, a: __m256i, c: i64) -> __m256i {
+            unsafe { _mm256_and_si256(a, _mm256_set1_epi64x(c)) }
+        }
+        #[inline(always)]
+        fn shlc(&mut self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_sll_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn sshrc(&mut self, a: __m256i, n: u32) -> __m256i {
+            // AVX2 has no 64-bit arithmetic shift: the logical one, with the sign's copies shifted in
+            // (a shift count of 64 gives 0, so n = 0 adds nothing).
+            unsafe {
+                let neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), a);
+                let fill = _mm256_sll_epi64(neg, _mm_cvtsi32_si128(64 - n as i32));
+                _mm256_or_si256(_mm256_srl_epi64(a, _mm_cvtsi32_si128(n as i32)), fill)
+            }
+        }
+        #[inline(always)]
+        fn to_float(&mut self, i: __m256i) -> __m256d {
+            // (AVX2 has no i64 → f64 conversion; the f64 algorithms do not convert integers.)
+            let mut a = [0i64; 4];
+            unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), i) };
+            let f = a.map(|v| v as f64);
+            unsafe { _mm256_loadu_pd(f.as_ptr()) }
+        }
+        #[inline(always)]
+        fn sqrt(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_sqrt_pd(x) }
+        }
+        #[inline(always)]
+        fn copysign(&mut self, a: __m256d, s: __m256d) -> __m256d {
+            let ab = self.bits(a);
+            let sb = self.bits(s);
+            let ab = self.iandc(ab, 0x7fff_ffff_ffff_ffff);
+            let sb = self.iandc(sb, i64::MIN);
+            unsafe { _mm256_castsi256_pd(_mm256_or_si256(ab, sb)) }
+        }
+        #[inline(always)]
+        fn rem_pio2_big(&mut self, _: __m256d, _: __m256d, r: __m256d, rl: __m256d, q: __m256i) -> (__m256d, __m256d, __m256i) {
+            (r, rl, q)
+        }
+    }
+
+    impl Lanes64 for Avx2F64 {
+        #[inline(always)]
+        fn nearest(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
+        fn mor(&mut self, a: __m256d, b: __m256d) -> __m256d {
+            unsafe { _mm256_or_pd(a, b) }
+        }
+        #[inline(always)]
+        fn ushrc(&mut self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+    }
+
+    /// `FUNCTIONS[F]` (F >= F32_FUNCTIONS) on f64 lanes `L`.
+    #[inline(always)]
+    fn apply64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> L::F {
+        if F == F32_FUNCTIONS {
+            m64::lgamma(l, x)
+        } else {
+            m64::digamma(l, x)
+        }
+    }
+
+    /// 16 f32 lanes through two f64x8 halves (widened exactly, rounded once back).
+    #[inline(always)]
+    fn apply512_f64<const F: usize>(l: &mut Avx512F64, x: __m512) -> __m512 {
+        unsafe {
+            let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+            let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
+            let ylo = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, lo));
+            let yhi = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, hi));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(ylo)), _mm256_castps_pd(yhi)))
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn block512_f64<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx512F64;
+        let mut i = 0;
+        while i + 16 <= n {
+            let x = unsafe { _mm512_loadu_ps(src.add(i)) };
+            let y = apply512_f64::<F>(&mut l, x);
+            unsafe { _mm512_storeu_ps(dst.add(i), y) };
+            i += 16;
+        }
+        if i < n {
+            // Masked lanes neither load nor store (no fault past the end).
+            let k: __mmask16 = ((1u32 << (n - i)) - 1) as u16;
+            let x = unsafe { _mm512_maskz_loadu_ps(k, src.add(i)) };
+            let y = apply512_f64::<F>(&mut l, x);
+            unsafe { _mm512_mask_storeu_ps(dst.add(i), k, y) };
+        }
+    }
+
+    /// 8 f32 lanes through two f64x4 halves.
+    #[inline(always)]
+    fn apply256_f64<const F: usize>(l: &mut Avx2F64, x: __m256) -> __m256 {
+        unsafe {
+            let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+            let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x));
+            let ylo = _mm256_cvtpd_ps(apply64::<Avx2F64, F>(l, lo));
+            let yhi = _mm256_cvtpd_ps(apply64::<Avx2F64, F>(l, hi));
+            _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(ylo), yhi)
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block256_f64<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx2F64;
+        let mut i = 0;
+        while i + 8 <= n {
+            let x = unsafe { _mm256_loadu_ps(src.add(i)) };
+            let y = apply256_f64::<F>(&mut l, x);
+            unsafe { _mm256_storeu_ps(dst.add(i), y) };
+            i += 8;
+        }
+        if i < n {
+            let mut buf = [0f32; 8];
+            let rem = n - i;
+            // SAFETY: `rem < 8` elements in bounds of both arrays and of `buf`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
+                let y = apply256_f64::<F>(&mut l, _mm256_loadu_ps(buf.as_ptr()));
+                _mm256_storeu_ps(buf.as_mut_ptr(), y);
+                std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
+            }
+        }
+    }
+
+    unsafe extern "C" fn entry512_f64<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block512_f64::<F>(src, dst, n) }
+    }
+
+    unsafe extern "C" fn entry256_f64<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block256_f64::<F>(src, dst, n) }
+    }
+
     /// The rare path of `trig` on the lanes set in `mask` (the same per-lane ops as the inline code).
     #[cold]
     #[inline(never)]
@@ -571,13 +961,15 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 13] = [
+    pub const AVX512: [BlockFn; 15] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
         entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>,
+        entry512_f64::<13>, entry512_f64::<14>,
     ];
-    pub const AVX2: [BlockFn; 13] = [
+    pub const AVX2: [BlockFn; 15] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
         entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>,
+        entry256_f64::<13>, entry256_f64::<14>,
     ];
 }
 
@@ -589,7 +981,8 @@ mod tests {
     fn inputs() -> Vec<f32> {
         let mut v: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
         v.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, -1e-45, 88.7, 89.0,
-            -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 0.41421356, -0.29289323, 2.9802322e-8,
+            -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 1.0, 2.0, 1.4616321, -2.5, -3.0, 0.5, 6.0,
+            5.9999995, 8.0, 2.5, 1.5, -1e7, 1e-30, 0.41421356, -0.29289323, 2.9802322e-8,
             262143.98, 262144.0, -262144.0, 3.0e38, -1e30, 1e7, 0.7853982, 2.3561945, 1.5707964, 2.4414062e-4]);
         // Huge and ordinary lanes side by side (the rare path patches only its own lanes).
         for i in 0..64 {
@@ -637,7 +1030,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 13])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 15])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

@@ -30,7 +30,8 @@ pub enum ICmp {
     Lt,
 }
 
-/// The operations of one float32 lane type (`F`), its i32 lanes (`I`) and its lane masks (`M`).
+/// The operations of one float32 lane type (`F`), its i32 lanes (`I`) and its lane masks (`M`). (`math_f64`'s
+/// lane types implement it on f64 lanes: constants in f64, i64 integer lanes.)
 pub trait Lanes {
     type F: Copy;
     type I: Copy;

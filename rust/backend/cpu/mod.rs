@@ -16,7 +16,8 @@
 //! - `simd`: kernel instructions on vector lanes; `ops`: one `KOp` → Cranelift instructions with XLA
 //!   semantics.
 //! - `math`: transcendental functions (`emit_math`); `vmath` (inline vector math in Cranelift IR),
-//!   `math_f32` (the f32 algorithms, written once for every lane type), `mathlib` (out-of-line copies),
+//!   `math_f32` (the f32 algorithms, written once for every lane type), `math_f64` (lgamma/digamma in f64
+//!   lanes, likewise), `mathlib` (out-of-line copies),
 //!   `blockmath` (those algorithms precompiled for AVX-512/AVX2, called per strip; the streaming copy).
 //! - Leaves shared by the above: `module` (host ISA, `JITModule` setup, the kernel ABI `KernelFn`),
 //!   `math_fn` (the `MathFn` vocabulary and import signatures), `clif` (Cranelift type and constant
@@ -47,6 +48,7 @@ mod loop_plan;
 pub mod library;
 pub mod math;
 mod math_f32;
+mod math_f64;
 mod math_fn;
 mod mathlib;
 mod module;

@@ -46,7 +46,8 @@
 //! [-1, 1] against SciPy's float64 erfinv). `log` reproduces XLA's too (the samplers `random.poisson`,
 //! `gamma`, ... take their logs from it: tests/test_math_accuracy.py::test_log_is_xlas_float32_log holds
 //! JAX's bits on FMA hosts). `lgamma` and `digamma` compute in f64 lanes and round once
-//! (see `lgamma_f64_lanes`). f64 functions and the rest (asin, acos, ...) stay imported scalar functions
+//! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (asin,
+//! acos, ...) stay imported scalar functions
 //! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -57,6 +58,7 @@ use crate::error::{Error, Result};
 use crate::ir::DType;
 
 use super::math_f32::{self, Cmp, ICmp, Lanes, LOG2E};
+use super::math_f64::{self, Lanes64};
 use super::math_fn::{Imports, MathFn};
 
 /// Whether the host has fused multiply-add (then `fma` is one instruction; else mul + add).
@@ -651,231 +653,25 @@ fn exp_f64_internal(d: &mut E, t: Value) -> Value {
     d.mul(p, s)
 }
 
-/// fdlibm log coefficients: |log(1+f) - (f - hfsq + s(hfsq + R(z)))| < 2^-58.45.
-const LGD: [f64; 7] = [
-    6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
-    1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01,
-];
-
-/// ln x for positive normal f64 lanes (finite); garbage for others (callers select specials).
+/// ln of f64 lanes: `math_f64::log` (positive normal finite lanes; callers select specials).
 fn log_f64_internal(d: &mut E, x: Value) -> Value {
-    let ix = d.bits(x);
-    let ix = d.iadd(ix, 0x3ff0_0000_0000_0000 - 0x3fe6_a09e_667f_3bcd);
-    // k + 1023 as a float, exactly: the exponent field OR'ed into 2^52's mantissa.
-    let kb = d.ushr(ix, 52);
-    let kb = d.iadd(kb, 0x4330_0000_0000_0000);
-    let kf = d.fbits(kb);
-    let k = d.addc(kf, -(4503599627370496.0 + 1023.0));
-    let m = d.iand(ix, 0x000f_ffff_ffff_ffff);
-    let m = d.iadd(m, 0x3fe6_a09e_667f_3bcd);
-    let m = d.fbits(m);
-    let f = d.addc(m, -1.0);
-    let two = d.addc(f, 2.0);
-    let s = d.div(f, two);
-    let z = d.mul(s, s);
-    let w = d.mul(z, z);
-    let t1 = d.poly(w, &[LGD[1], LGD[3], LGD[5]]);
-    let t1 = d.mul(w, t1);
-    let t2 = d.poly(w, &[LGD[0], LGD[2], LGD[4], LGD[6]]);
-    let t2 = d.mul(z, t2);
-    let rr = d.add(t1, t2);
-    let ff = d.mul(f, f);
-    let hfsq = d.mulc(ff, 0.5);
-    let hr = d.add(hfsq, rr);
-    let sr = d.mul(s, hr);
-    // k*ln2_hi - ((hfsq - (s*(hfsq+R) + k*ln2_lo)) - f)
-    let lo = d.fmac(k, 1.90821492927058770002e-10, sr);
-    let a = d.sub(hfsq, lo);
-    let a = d.sub(a, f);
-    let hi = d.mulc(k, 6.93147180369123816490e-01);
-    d.sub(hi, a)
+    math_f64::log(d, x)
 }
 
-// ------------------------------------------------------------------------------------------------------
-// lgamma and digamma: computed in f64 lanes, branch-free (every lane takes every path, selects choose), and
-// rounded once to f32. Why f64: near lgamma's zeros (1, 2) and digamma's (1.4616...) the f32 result is
-// tiny and a 4-ulp bound asks for absolute errors f32 arithmetic cannot give; f64 lanes have 29 spare
-// bits, so the shifts x + k and 1 - x are exact and only truncation error is left. Before these, each lane
-// called the scalar f64 function (`math::lgamma`, Lanczos with a scalar `ln`): 3.5x XLA's time.
-//
-// lgamma(x): reflection below ½ (log(π/|sin πx|) − lgamma(1 − x), sin by r = x − rint(x)), then for
-// y ∈ [½, 6) the recurrence down (or one step up) into [1.5, 2.5), where lgamma(2 + d) is its Taylor series
-// d·Σ c_k d^(k−1) (c_1 = 1 − γ, c_k = (−1)^k (ζ(k) − 1)/k: |d| ≤ ½ and 16 terms leave < 2e-11 relative),
-// and Stirling's series (7 terms, < 1e-13 at y = 6) above 6. The logs of the reflection and of the
-// recurrence's product are one log of their quotient, whose parts are kept as numerator and denominator
-// (one division). Only float32 accuracy is the aim: truncations are near 1e-10 relative, not f64's 1e-16. Measured (tests/test_math_accuracy.py's sweep
-// against math.lgamma): see that test's bound.
-//
-// digamma(x): reflection below ½ (ψ(1 − x) − π·cos(πr)/sin(πr)), the recurrence up to z ≥ 8 with its
-// sum Σ 1/z kept as one fraction that takes in the cotangent too (one division), and the asymptotic
-// series (7 terms, < 2e-15 at 8).
-
-/// ζ(k) − 1 for k = 2..=16 (SciPy's zeta(k, 2)).
-const ZETA_M1: [f64; 15] = [
-    0.6449340668482266, 0.2020569031595943, 0.08232323371113821, 0.03692775514336994, 0.017343061984449137,
-    0.008349277381922829, 0.0040773561979443405, 0.0020083928260822143, 0.0009945751278180857,
-    0.0004941886041194647, 0.00024608655330804827, 0.00012271334757848917, 6.124813505870481e-05,
-    3.058823630702049e-05, 1.5282259408651864e-05,
-];
-const EULER_GAMMA: f64 = 0.5772156649015329;
-/// Stirling: lgamma(w) − ((w − ½)ln w − w + ½ln 2π) = (1/w)·Σ B_2k/(2k(2k−1)) w^(2−2k), in 1/w².
-const STIRLING: [f64; 7] =
-    [1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0, -691.0 / 360360.0, 1.0 / 156.0];
-/// The asymptotic digamma series: ψ(w) − (ln w − 1/(2w)) = −Σ B_2k/(2k) w^(−2k), in 1/w² (factor 1/w² out).
-const DIGAMMA_ASYM: [f64; 7] =
-    [1.0 / 12.0, -1.0 / 120.0, 1.0 / 252.0, -1.0 / 240.0, 1.0 / 132.0, -691.0 / 32760.0, 1.0 / 12.0];
-
-/// (sin πr, cos πr) for f64 lanes |r| ≤ ½: Taylor series in t = πr to t¹⁷ / t¹⁸ (relative error < 1e-11).
-fn sin_cos_pi_f64(d: &mut E, r: Value) -> (Value, Value) {
-    let t = d.mulc(r, std::f64::consts::PI);
-    let t2 = d.mul(t, t);
-    let mut sc = [0.0f64; 9];
-    let mut cc = [0.0f64; 10];
-    let mut fact = 1.0f64; // n!
-    for n in 0..=18u32 {
-        if n > 0 {
-            fact *= n as f64;
-        }
-        let sign = if (n / 2) % 2 == 0 { 1.0 } else { -1.0 };
-        if n % 2 == 0 {
-            cc[(n / 2) as usize] = sign / fact;
-        } else {
-            sc[(n / 2) as usize] = sign / fact;
-        }
+/// The emitter on f64 lanes (`F64`, `F64X2`) for `math_f64`.
+impl Lanes64 for E<'_, '_> {
+    fn nearest(&mut self, x: Value) -> Value {
+        self.b.ins().nearest(x)
     }
-    let ps = d.poly(t2, &sc);
-    let s = d.mul(t, ps);
-    let c = d.poly(t2, &cc);
-    (s, c)
-}
-
-/// x − rint(x) and the lanes where x < ½ (reflected), with y = 1 − x there and x elsewhere.
-fn reflect_f64(d: &mut E, x: Value) -> (Value, Value, Value) {
-    let refl = d.fcmpc(FloatCC::LessThan, x, 0.5);
-    let one = d.c(1.0);
-    let omx = d.sub(one, x);
-    let y = d.sel(refl, omx, x);
-    let n = d.b.ins().nearest(x);
-    let r = d.sub(x, n);
-    (refl, y, r)
-}
-
-fn lgamma_f64_lanes(d: &mut E, x: Value) -> Value {
-    let (refl, y, r) = reflect_f64(d, x);
-    let (s, _) = sin_cos_pi_f64(d, r);
-    let s = d.abs(s);
-    // y < 6: z = y moved into [1.5, 2.5), lgamma(y) = ln(pn/pd) + lgamma(z) with pn/pd = Γ(y)/Γ(z).
-    let small = d.fcmpc(FloatCC::LessThan, y, 6.0);
-    let one = d.c(1.0);
-    let two = d.c(2.0);
-    let mut z = d.sel(small, y, two);
-    let mut pn = one;
-    for _ in 0..4 {
-        let m = d.fcmpc(FloatCC::GreaterThanOrEqual, z, 2.5);
-        let zm1 = d.addc(z, -1.0);
-        let pz = d.mul(pn, zm1);
-        pn = d.sel(m, pz, pn);
-        z = d.sel(m, zm1, z);
+    fn mor(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
     }
-    let lo = d.fcmpc(FloatCC::LessThan, z, 1.5);
-    let pd = d.sel(lo, z, one);
-    let zp1 = d.addc(z, 1.0);
-    z = d.sel(lo, zp1, z);
-    let dd = d.addc(z, -2.0);
-    let mut cs = [0.0f64; 16];
-    cs[0] = 1.0 - EULER_GAMMA;
-    for (i, &zm1) in ZETA_M1.iter().enumerate() {
-        let k = (i + 2) as f64;
-        cs[i + 1] = if i % 2 == 0 { zm1 / k } else { -zm1 / k };
+    fn ushrc(&mut self, a: Value, n: u32) -> Value {
+        self.ushr(a, n as i64)
     }
-    let poly = d.poly(dd, &cs);
-    let taylor = d.mul(dd, poly);
-    // y >= 6: Stirling.
-    let six = d.c(6.0);
-    let w = d.sel(small, six, y);
-    let lw = log_f64_internal(d, w);
-    let iw = d.div(one, w);
-    let iw2 = d.mul(iw, iw);
-    let q = d.poly(iw2, &STIRLING);
-    let wh = d.addc(w, -0.5);
-    let st = d.mul(wh, lw);
-    let st = d.sub(st, w);
-    let st = d.addc(st, 0.5 * (2.0 * std::f64::consts::PI).ln());
-    let st = d.fma(iw, q, st);
-    // lgamma(x) = ln(num/den) ± core. Reflected: num/den = π/(|sin|·pn/pd) (small y) or π/|sin|;
-    // else pn/pd (small y) or 1.
-    let pn = d.sel(small, pn, one);
-    let pd = d.sel(small, pd, one);
-    let pi = d.c(std::f64::consts::PI);
-    let pipd = d.mul(pi, pd);
-    let spn = d.mul(s, pn);
-    let num = d.sel(refl, pipd, pn);
-    let den = d.sel(refl, spn, pd);
-    let arg = d.div(num, den);
-    let core = d.sel(small, taylor, st);
-    let ncore = d.neg(core);
-    let core = d.sel(refl, ncore, core);
-    let l = log_f64_internal(d, arg);
-    let res = d.add(l, core);
-    // Poles (reflected lanes with r = 0: x a non-positive integer) and ±inf → +inf; NaN → NaN.
-    let r0 = d.fcmpc(FloatCC::Equal, r, 0.0);
-    let pole = d.and(refl, r0);
-    let res = d.selc(pole, f64::INFINITY, res);
-    let ax = d.abs(x);
-    let inf = d.fcmpc(FloatCC::Equal, ax, f64::INFINITY);
-    let res = d.selc(inf, f64::INFINITY, res);
-    let nan = d.fcmp(FloatCC::Unordered, x, x);
-    d.sel(nan, x, res)
 }
 
-fn digamma_f64_lanes(d: &mut E, x: Value) -> Value {
-    let (refl, y, r) = reflect_f64(d, x);
-    let (s, c) = sin_cos_pi_f64(d, r);
-    // Unreflected lanes drop the cotangent (s = 1, c = 0: no division by a zero sine).
-    let one = d.c(1.0);
-    let zero = d.c(0.0);
-    let s = d.sel(refl, s, one);
-    let c = d.sel(refl, c, zero);
-    // ψ(y) = ψ(z) − a/b, z = y + k ≥ 8, a/b = Σ_{j<k} 1/(y + j).
-    let mut z = y;
-    let mut a = d.c(0.0);
-    let mut b = d.c(1.0);
-    for _ in 0..8 {
-        let m = d.fcmpc(FloatCC::LessThan, z, 8.0);
-        let na = d.fma(a, z, b);
-        let nb = d.mul(b, z);
-        a = d.sel(m, na, a);
-        b = d.sel(m, nb, b);
-        let zp1 = d.addc(z, 1.0);
-        z = d.sel(m, zp1, z);
-    }
-    let lw = log_f64_internal(d, z);
-    let iw = d.div(one, z);
-    let iw2 = d.mul(iw, iw);
-    let q = d.poly(iw2, &DIGAMMA_ASYM);
-    let psi = d.fmac(iw, -0.5, lw);
-    let qq = d.mul(iw2, q);
-    let psi = d.sub(psi, qq);
-    // a/b + π·c/s as one fraction: (a·s + π·c·b) / (b·s).
-    let pcb = d.mul(c, b);
-    let pcb = d.mulc(pcb, std::f64::consts::PI);
-    let num = d.fma(a, s, pcb);
-    let den = d.mul(b, s);
-    let frac = d.div(num, den);
-    let res = d.sub(psi, frac);
-    // +inf → +inf; poles, -inf and NaN → NaN.
-    let inf = d.fcmpc(FloatCC::Equal, x, f64::INFINITY);
-    let res = d.selc(inf, f64::INFINITY, res);
-    let r0 = d.fcmpc(FloatCC::Equal, r, 0.0);
-    let pole = d.and(refl, r0);
-    let ninf = d.fcmpc(FloatCC::Equal, x, f64::NEG_INFINITY);
-    let bad = d.or(pole, ninf);
-    let res = d.selc(bad, f64::NAN, res);
-    let nan = d.fcmp(FloatCC::Unordered, x, x);
-    d.sel(nan, x, res)
-}
-
-/// lgamma or digamma of f32 lanes, through f64 lanes (see above).
+/// lgamma or digamma of f32 lanes, through f64 lanes (`math_f64`).
 fn gamma_family_f32(e: &mut E, f: MathFn, x: Value) -> Value {
     let dty = f64_ty(e);
     let xs = split(e, x);
@@ -883,7 +679,7 @@ fn gamma_family_f32(e: &mut E, f: MathFn, x: Value) -> Value {
     {
         let mut d = e.with(dty);
         for &xp in &xs {
-            outs.push(if f == MathFn::Lgamma { lgamma_f64_lanes(&mut d, xp) } else { digamma_f64_lanes(&mut d, xp) });
+            outs.push(if f == MathFn::Lgamma { math_f64::lgamma(&mut d, xp) } else { math_f64::digamma(&mut d, xp) });
         }
     }
     join(e, &outs)
