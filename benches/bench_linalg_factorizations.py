@@ -24,8 +24,8 @@ the wall clock, which a loaded machine's time slicing disturbs less (for such A/
 spinning and every thread's work, so it is no measure against NumPy or JAX). Each sample is one jitted call waited for with
 ``block_until_ready`` (NumPy is synchronous); inputs are device arrays made once; every worker runs with
 ``jax_enable_x64`` on and checks that each result keeps its input's dtype. The load average is printed at
-the start and at the end. ``--only`` takes comma-separated substrings of "figure dtype" (e.g.
-``"svd n=100,grad"``).
+the start and at the end. ``--only`` takes comma-separated substrings of "figure dtype", a number matching whole (e.g.
+``"svd n=100,grad"``: not svd n=1000).
 
 The goal (issue 20): every figure <= 1.0x JAX and <= 1.2x NumPy; the batch of small solves <= 0.5x JAX.
 """
@@ -73,6 +73,16 @@ def inputs(kind, n, dtype, batch=None):
 
 def label(c):
     return c["name"] if c["batch"] else f"{c['name']} n={c['n']}"
+
+
+def _matches(key, text):
+    """``key`` occurs in ``text`` not followed by a digit: "n=100" names the n = 100 rows, not n = 1000."""
+    i = text.find(key)
+    while i >= 0:
+        if not text[i + len(key):i + len(key) + 1].isdigit():
+            return True
+        i = text.find(key, i + 1)
+    return False
 
 
 def plan(quick):
@@ -201,7 +211,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5, help="turns each worker takes per case (default 5)")
     ap.add_argument("--samples", type=int, default=2, help="samples per turn at n >= 500 (default 2)")
     ap.add_argument("--budget", type=float, default=0.04, help="seconds per turn below n = 500 (default 0.04)")
-    ap.add_argument("--only", default=None, help='comma-separated substrings of "figure dtype"')
+    ap.add_argument("--only", default=None, help='comma-separated substrings of "figure dtype" (a number matches whole: n=100 is not n=1000)')
     ap.add_argument("--ab", action="store_true", help="a second cranax worker (same code): the noise floor")
     ap.add_argument("--b-path", default=None, help="PYTHONPATH of the second cranax worker (implies --ab)")
     ap.add_argument("--cpu-time", action="store_true", help="time each call by the CPU time of its process "
@@ -217,7 +227,7 @@ def main(argv=None):
     cases = plan(a.quick)
     if a.only:
         keys = [k.strip() for k in a.only.split(",") if k.strip()]
-        cases = [c for c in cases if any(k in f"{label(c)} {c['dtype']}" for k in keys)]
+        cases = [c for c in cases if any(_matches(k, f"{label(c)} {c['dtype']}") for k in keys)]
     if not cases:
         raise SystemExit("--only matched no figure")
     me = [os.path.abspath(__file__), "--worker"]
