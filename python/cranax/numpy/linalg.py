@@ -215,13 +215,25 @@ def _slogdet_lu_impl(a):
 
 
 def _slogdet_jvp(primals, tangents):
-    """JAX's rule: d log|det a| = trace(a^-1 da), by a solve with the primal's LU (the LU itself is not
-    differentiated, so ``grad`` costs one LU and two triangular solves, as JAX's). ``sign`` has a zero
-    tangent for real ``a``; for complex ``a`` it turns with the imaginary part of the trace."""
+    """JAX's rule: d log|det a| = trace(a^-1 da), with ``a^-1`` from the primal's LU (the LU itself is not
+    differentiated, so ``grad`` costs one LU and two triangular solves, as JAX's). The trace is written
+    ``sum(a^-T * da)`` with ``a^-1`` computed from the primal alone, not ``trace(solve(a, da))``: the
+    tangent then enters only through an elementwise product, whose transpose is another product, where
+    the solve's transpose would scatter-add ``da``'s cotangent through the row permutation (several times
+    the cost of the gather it replaces, about a tenth of ``grad`` at n = 500). Forward mode costs the same
+    (the inverse is the solve of the identity, the same flops as the solve of an n×n ``da``) and a batch of
+    tangents (``jacfwd``) shares one inverse. ``sign`` has a zero tangent for real ``a``; for complex ``a``
+    it turns with the imaginary part of the trace."""
     (a,), (g,) = primals, tangents
     lu_, piv, perm = _pl.lu(a)
     s, ans = _slogdet_from_lu(a, lu_, piv)
-    ans_dot = _trace(_lu_solve(lu_, perm, g), axis1=-2, axis2=-1)
+    # a^-1 = U^-1 L^-1 P with P = I[perm], built by a comparison (one fused elementwise pass, cheaper than
+    # gathering the rows of an identity)
+    dt = get_aval(a).dtype
+    p_eye = (expand_dims(perm, -1) == arange(get_aval(a).shape[-1], dtype=np.int32)).astype(dt)
+    x = _pl.triangular_solve(lu_, p_eye, left_side=True, lower=True, unit_diagonal=True)
+    a_inv = _pl.triangular_solve(lu_, x, left_side=True, lower=False)
+    ans_dot = sum(matrix_transpose(a_inv) * g, axis=(-2, -1))
     if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         sign_dot = (ans_dot - real(ans_dot).astype(get_aval(ans_dot).dtype)) * s
         ans_dot = real(ans_dot)
