@@ -296,16 +296,20 @@ fn tiles_fit(geo: &Geo, isa: conv_direct::Isa) -> bool {
         && p_total.saturating_mul(geo.kk()) <= TILE_MAX_TAPS
 }
 
-/// The implicit-GEMM path: the kernel packed once as `[groups][kk × cg, oq]`, then per (image, group,
-/// chunk of output positions) tiles of `MAX_MR` positions whose row pointers index the input in place.
+/// The implicit-GEMM path: the kernel packed once per group as `[kk × cg, oq]` cut into column panels of the
+/// tile widths (`conv_direct::pack_panels`: each tile streams its panel contiguously), then per (image,
+/// group, chunk of `TILE_CHUNK` output positions) one `conv_direct::chunk` whose row pointers index the
+/// input in place.
 ///
 /// `epi` (given only when `blocks_contiguous`) runs on each chunk once its tiles are written.
 ///
 /// SAFETY: as `run`, with `tiles_fit(geo, isa)`.
 unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, o: *mut f32, epi: Option<&Epilogue>) {
+    // 48 positions: against 24 and 96 (3×3 64→64, AVX2 and AVX-512) no faster, and tasks stay small
+    let chunk_len = TILE_CHUNK;
     let (kk, cg, oq) = (geo.kk(), geo.cg, geo.oq);
     let mr = conv_direct::MAX_MR;
-    let wp = pack_kernel(geo, w);
+    let wp = conv_direct::pack_panels(isa, &pack_kernel(geo, w), geo.groups, kk * cg, oq);
     let (tap, _) = geo.tap_table();
     let p_total: usize = geo.osp.iter().product();
     let mut qi = vec![0usize; geo.osp.len()];
@@ -317,10 +321,10 @@ unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, 
         .collect();
     // padding taps and unused tile rows read this
     let zeros = vec![0f32; cg];
-    let per = p_total.div_ceil(TILE_CHUNK);
+    let per = p_total.div_ceil(chunk_len);
     let tasks = geo.nb * geo.groups * per;
     let (xa, wa, oa, za) = (x as usize, wp.as_ptr() as usize, o as usize, zeros.as_ptr() as usize);
-    let (tap, qoff) = (&tap, &qoff);
+    let (tap, qoff, glen) = (&tap, &qoff, wp.group_len);
     let task = |t: usize, a: &mut Vec<*const f32>| {
         let (x, wp, o, zp) = (xa as *const f32, wa as *const f32, oa as *mut f32, za as *const f32);
         let c = t % per;
@@ -328,32 +332,24 @@ unsafe fn tiled(geo: &Geo, isa: conv_direct::Isa, x: *const f32, w: *const f32, 
         let n = t / (per * geo.groups);
         let xb = x.add(geo.x_base(n, g));
         let ob = o.add(n * geo.o_n + g * oq * geo.o_o);
-        let wg = wp.add(g * kk * cg * oq);
+        let (q0, end) = (c * chunk_len, ((c + 1) * chunk_len).min(p_total));
+        let rows = end - q0;
+        // the row pointers, in one scratch vector per thread; rows past `rows` read the zero row
         a.clear();
-        a.resize(mr * kk, zp);
-        let mut out = [std::ptr::null_mut::<f32>(); conv_direct::MAX_MR];
-        let end = ((c + 1) * TILE_CHUNK).min(p_total);
-        let mut q0 = c * TILE_CHUNK;
-        while q0 < end {
-            let rows = mr.min(end - q0);
-            for r in 0..mr {
-                for k in 0..kk {
-                    a[r * kk + k] = match (r < rows).then(|| tap[(q0 + r) * kk + k]).flatten() {
-                        Some(t) => xb.add(t),
-                        None => zp,
-                    };
-                }
+        for r in 0..rows + mr {
+            for k in 0..kk {
+                a.push(match (r < rows).then(|| tap[(q0 + r) * kk + k]).flatten() {
+                    Some(t) => xb.add(t),
+                    None => zp,
+                });
             }
-            for (r, op) in out.iter_mut().enumerate().take(rows) {
-                *op = ob.add(qoff[q0 + r]);
-            }
-            conv_direct::block(isa, rows, a, kk, cg, wg, oq, &out);
-            q0 += rows;
         }
+        let out: Vec<*mut f32> = (0..rows).map(|r| ob.add(qoff[q0 + r])).collect();
+        conv_direct::chunk(isa, rows, a, kk, cg, wp.add(g * glen), oq, &out);
         if let Some(e) = epi {
             // one group: the chunk's positions are contiguous (`blocks_contiguous`)
             let base = n * geo.o_n;
-            e.range(o as *mut u8, base + c * TILE_CHUNK * oq, base + end * oq);
+            e.range(o as *mut u8, base + q0 * oq, base + end * oq);
         }
     };
     run_tasks(tasks, task);
