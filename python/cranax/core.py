@@ -112,64 +112,48 @@ def typeof(x):
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
-class TypedInt(int):
+class _WithDtype:
+    """What ``TypedInt``/``TypedFloat``/``TypedComplex`` share: the Python scalar (``_base``) plus its dtype."""
+
+    __slots__ = ()
+
+    weak_type = True   # as the Python scalar it stands for
+
+    def __new__(cls, value, dtype):
+        v = super().__new__(cls, value)
+        v.dtype = np.dtype(dtype)
+        return v
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._base(self)}, dtype={self.dtype.name})"
+
+    def __getnewargs__(self):
+        return (self._base(self), self.dtype)
+
+
+class TypedInt(_WithDtype, int):
     """JAX 0.10.2's Python int carrying a dtype (``jax._src.literals.TypedInt``): what ``checkify`` returns for
     a Python int output, ``TypedInt(1, dtype=int32)``. An ``int`` everywhere else (weakly typed, as a Python
     int is); cranax gives it no ``aval`` attribute, so it travels as the int it is."""
 
-    weak_type = True   # as the Python scalar it stands for
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedInt({int(self)}, dtype={self.dtype.name})"
-
-    def __getnewargs__(self):
-        return (int(self), self.dtype)
+    _base = int
 
 
-class TypedFloat(float):
+class TypedFloat(_WithDtype, float):
     """JAX 0.10.2's Python float carrying a dtype: ``TypedFloat(1.0, dtype=float32)``; see ``TypedInt``."""
 
     __slots__ = ("dtype",)
-
-    weak_type = True   # as the Python scalar it stands for
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
+    _base = float
 
     def __str__(self):
         return str(float(self))
 
-    def __getnewargs__(self):
-        return (float(self), self.dtype)
 
-
-class TypedComplex(complex):
+class TypedComplex(_WithDtype, complex):
     """JAX 0.10.2's Python complex carrying a dtype: ``TypedComplex((1+2j), dtype=complex64)``."""
 
     __slots__ = ("dtype",)
-
-    weak_type = True   # as the Python scalar it stands for
-
-    def __new__(cls, value, dtype):
-        v = super().__new__(cls, value)
-        v.dtype = np.dtype(dtype)
-        return v
-
-    def __repr__(self):
-        return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
-
-    def __getnewargs__(self):
-        return (complex(self), self.dtype)
+    _base = complex
 
 
 def typed_python_scalar(x):
