@@ -276,27 +276,39 @@ const LOG_P: [f64; 9] = [
 
 /// Natural log as XLA:CPU computes float32 `log` (Cephes' logf, its operations and fused multiply-adds in
 /// the same order), so `jnp.log` and the samplers built on it (`random.poisson`, `gamma`, ...) give JAX's
-/// bits: x = 2^e·m with m ∈ [½, 1) moved to [√½, √2), P(m - 1) by three interleaved Horner chains joined
-/// in x³, ln 2 split as 0.693359375 (exact in 9 bits, so e·C1 is exact) + C2. Subnormals (which XLA
-/// flushes to zero) are scaled by 2^23 first and take the same path.
+/// bits (`cephes_logf`). Subnormals (which XLA flushes to zero) are scaled by 2^23 first and take the same
+/// path.
 #[inline(always)]
 pub fn log<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let den = e.cmpc(Cmp::Lt, x, f32::MIN_POSITIVE as f64);
     let xs = e.mulc(x, 8388608.0);
     let xs = e.sel(den, xs, x);
-    // frexp: m in [0.5, 1) from the mantissa bits, the exponent as float
+    let zero = e.c(0.0);
+    let adj = e.c(-23.0);
+    let adj = e.sel(den, adj, zero);
+    let r = cephes_logf(e, xs, Some(adj));
+    log_specials(e, x, r, 0.0)
+}
+
+/// Cephes logf of a positive normal `xs` (plus `exp_adj` on its exponent), the order of XLA's operations:
+/// frexp to m in [½, 1) moved to [√½, √2), P(m - 1) by three interleaved Horner chains joined in x³,
+/// ln 2 split as `EXP_C1` (exact in 9 bits, so e·C1 is exact) + `EXP_C2`. `log` and `xla_log` share it.
+#[inline(always)]
+fn cephes_logf<L: Lanes>(e: &mut L, xs: L::F, exp_adj: Option<L::F>) -> L::F {
     let b = e.bits(xs);
     let mb = e.iandc(b, 0x007f_ffff);
     let mb = e.iaddc(mb, 0x3f00_0000);
     let m = e.fbits(mb);
+    // xs > 0: the arithmetic shift is the exponent field
     let eb = e.sshrc(b, 23);
     let eb = e.iaddc(eb, -126);
     let ef = e.to_float(eb);
+    let ef = match exp_adj {
+        Some(a) => e.add(ef, a),
+        None => ef,
+    };
     let zero = e.c(0.0);
-    let adj = e.c(-23.0);
-    let adj = e.sel(den, adj, zero);
-    let ef = e.add(ef, adj);
-    let small = e.cmpc(Cmp::Lt, m, 0.707106781186547524);
+    let small = e.cmpc(Cmp::Lt, m, std::f64::consts::FRAC_1_SQRT_2);
     let mm1 = e.addc(m, -1.0);
     let madd = e.sel(small, m, zero);
     let xm = e.add(mm1, madd);
@@ -321,8 +333,7 @@ pub fn log<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let r = e.sub(xm, h);
     let r = e.add(r, y);
     let ec1 = e.mulc(ef, EXP_C1);
-    let r = e.add(r, ec1);
-    log_specials(e, x, r, 0.0)
+    e.add(r, ec1)
 }
 
 #[inline(always)]
@@ -640,11 +651,6 @@ pub fn atan2<L: Lanes>(e: &mut L, y: L::F, x: L::F) -> L::F {
 // than in `vmath` so that `blockmath` runs it on AVX-512/AVX2 lanes too: the 128-bit inline code was 4.6x
 // slower than XLA's 512-bit loop.)
 
-/// Cephes logf: log(1+x) = x - x²/2 + x³·P(x) on the mantissa reduced to [√½, √2).
-const XLA_LOG_P: [f64; 9] = [
-    7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
-    2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1,
-];
 /// Cephes log1p: log1p(t) = t - t²/2 + t³·N(t)/D(t) on |t| < √2 - 1 (highest degree first).
 const XLA_LOG1P_N: [f64; 7] = [
     4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
@@ -672,43 +678,7 @@ fn xla_log<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let tiny = e.c(f32::MIN_POSITIVE as f64);
     let above = e.cmp(Cmp::Gt, x, tiny);
     let xc = e.sel(above, x, tiny);
-    // xc > 0: the arithmetic shift is the exponent field, and OR-ing ½'s exponent into the cleared
-    // field is an add.
-    let bits = e.bits(xc);
-    let exp = e.sshrc(bits, 23);
-    let exp = e.iaddc(exp, -127);
-    let ef = e.to_float(exp);
-    let ef = e.addc(ef, 1.0);
-    let mb = e.iandc(bits, 0x007F_FFFF);
-    let mb = e.iaddc(mb, 0x3F00_0000);
-    let m = e.fbits(mb);
-    let small = e.cmpc(Cmp::Lt, m, std::f64::consts::FRAC_1_SQRT_2);
-    let zero = e.c(0.0);
-    let madd = e.sel(small, m, zero);
-    let m1 = e.addc(m, -1.0);
-    let xm = e.add(m1, madd);
-    let one = e.c(1.0);
-    let eadj = e.sel(small, one, zero);
-    let ef = e.sub(ef, eadj);
-    let x2 = e.mul(xm, xm);
-    let x3 = e.mul(x2, xm);
-    // P(x) = (p0..p2)(x)·x⁶ + (p3..p5)(x)·x³ + (p6..p8)(x), each piece of degree 2.
-    let piece = |e: &mut L, k: usize| {
-        let c0 = e.c(XLA_LOG_P[3 * k]);
-        let c1 = e.c(XLA_LOG_P[3 * k + 1]);
-        let t = e.fma(c0, xm, c1);
-        let c2 = e.c(XLA_LOG_P[3 * k + 2]);
-        e.fma(t, xm, c2)
-    };
-    let (y0, y1, y2) = (piece(e, 0), piece(e, 1), piece(e, 2));
-    let y = e.fma(y0, x3, y1);
-    let y = e.fma(y, x3, y2);
-    let elo = e.mulc(ef, EXP_C2);
-    let y = e.fma(y, x3, elo);
-    let mhalf = e.c(-0.5);
-    let r = e.fma(x2, mhalf, xm);
-    let r = e.add(r, y);
-    let r = e.fmac(ef, EXP_C1, r);
+    let r = cephes_logf(e, xc, None);
     // x <= 0 or NaN → NaN, then 0 → -inf, +inf → +inf.
     let pos = e.cmpc(Cmp::Gt, x, 0.0);
     let nan = e.c(f64::NAN);
