@@ -801,6 +801,42 @@ def _one_level(x):
     return children, aux, [FlattenedIndexKey(i) for i in range(_b_len(children))]
 
 
+def equality_errors(path, t1, t2, is_leaf=None):
+    """Yields ``(path, thing1, thing2, explanation)`` for the first place (per branch) where the structures of
+    ``t1`` and ``t2`` differ: Python types, sequence lengths, numbers of children, node metadata. JAX's
+    private ``jax._src.tree_util.equality_errors`` (its carry-type errors are built from it)."""
+    s1, s2 = tree_structure(t1, is_leaf), tree_structure(t2, is_leaf)
+    if s1.num_nodes == 1 and s1.num_leaves == 1 and s2.num_nodes == 1 and s2.num_leaves == 1:
+        return
+    if type(t1) != type(t2):
+        yield path, str(type(t1)), str(type(t2)), "their Python types differ"
+        return
+    if isinstance(t1, (list, tuple)) and _b_len(t1) != _b_len(t2):
+        yield (path, f"{type(t1).__name__} of length {_b_len(t1)}", f"{type(t2).__name__} of length {_b_len(t2)}",
+               "the lengths do not match")
+        return
+    c1, m1, k1 = _one_level(t1)
+    c2, m2, k2 = _one_level(t2)
+    if _b_len(c1) != _b_len(c2):
+        try:
+            diff = " ".join(repr(k._value()) for k in set(k1).symmetric_difference(set(k2)))
+        except Exception:   # unhashable keys: no key-set text, as JAX
+            diff = ""
+
+        def kids(t, n):
+            return f"{type(t)} with {n} child{'ren' if n > 1 else ''}"
+        yield (path, kids(t1, _b_len(c1)), kids(t2, _b_len(c2)),
+               "the numbers of children do not match" + (f", with the symmetric difference of key sets: {{{diff}}}"
+                                                          if diff else ""))
+        return
+    if m1 != m2:
+        yield (path, f"{type(t1)} with pytree metadata {m1}", f"{type(t2)} with pytree metadata {m2}",
+               "the pytree node metadata does not match")
+        return
+    for k, a, b in _b_zip(k1, c1, c2):
+        yield from equality_errors((*path, k), a, b, is_leaf)
+
+
 def _key_text(k):
     return str(k._value()) if isinstance(k, _Key) else str(k)
 

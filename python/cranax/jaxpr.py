@@ -348,18 +348,21 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     args = " ".join(_pp_atom(a, names) for a in eqn.invars)
     # JAX prints the operands after a space even when there are none (``iota[...] ``).
     one = f"{lead}{prim.name}{ptxt} {args}"
-    if items and indent + len(one) > _WIDTH:
+    # JAX's params are one group: it breaks only when the group itself (up to its ``]``) passes the width
+    if items and indent + len(lead) + len(prim.name) + len(ptxt) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
         return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {args}"
     return one
 
 
-def _pp_jaxpr(jaxpr, names, indent, col=None):
+def _pp_jaxpr(jaxpr, names, indent, col=None, top=False):
     consts = [_pp_binder(v, names) for v in jaxpr.constvars]
     ins = [_pp_binder(v, names) for v in jaxpr.invars]
     head = _pp_head(consts, ins, indent if col is None else col, indent)
-    unused = _unused_outvars(jaxpr)
+    # JAX 0.10.2 prints unread equation outputs as ``_`` in the top-level jaxpr only; nested jaxprs (jit,
+    # scan, cond, while, remat bodies) name every binder
+    unused = _unused_outvars(jaxpr) if top else frozenset()
     if not any(_has_subjaxpr(e.params, names.shared) for e in jaxpr.eqns):
         # Try the one-line form with a scratch copy of the names so a failed attempt names nothing.
         trial = names.copy()
@@ -462,7 +465,7 @@ def pp_jaxpr(jaxpr):
         head = f"let {n} = "
         parts.append(head + _pp_jaxpr(j, names, 0, len(head)) + " in")
         names.shared[j] = n
-    parts.append(_pp_jaxpr(jaxpr, names, 0))
+    parts.append(_pp_jaxpr(jaxpr, names, 0, top=True))
     return "\n".join(parts)
 
 

@@ -8,6 +8,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..api import jit
 from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
@@ -274,8 +275,16 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 # ------------------------------------------------------------------------------------------------ flips / rolls
 
+def _flip(m, axes):
+    return _st.rev_p.bind(m, dimensions=axes)
+
+
+# JAX's flip is one jitted call (printed ``jit[name=_flip ...]``), its axes static
+_flip_jit = jit(_flip, static_argnames=("axes",))
+
+
 def flip(m, axis=None):
-    """``m`` reversed along ``axis`` (all axes by default). Mirrors ``jax.numpy.flip``."""
+    """``m`` reversed along ``axis`` (all axes by default), as one jitted call. Mirrors ``jax.numpy.flip``."""
     m = asarray(m)
     if axis is None:
         axes = tuple(range(m.ndim))
@@ -283,7 +292,7 @@ def flip(m, axis=None):
         axes = tuple(_axis(a, m.ndim) for a in ((axis,) if isinstance(axis, (int, _np.integer)) else axis))
     if not axes:
         return m
-    return _st.rev_p.bind(m, dimensions=axes)
+    return _flip_jit(m, axes=axes)
 
 
 def fliplr(m):
@@ -477,11 +486,7 @@ def diagflat(v, k=0):
 # ------------------------------------------------------------------------------------------------ scans
 
 def _cum(name, prim, bool_to_int=True):
-    def op(a, axis=None, dtype=None, out=None):
-        if out is not None:
-            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-        (a,) = _promote(name, a)
-        a = asarray(a)
+    def body(a, axis, dtype):
         if axis is None:
             a = ravel(a)
             axis = 0
@@ -493,8 +498,20 @@ def _cum(name, prim, bool_to_int=True):
         elif bool_to_int and _promote_integer_dtype(a.dtype) != a.dtype:
             a = astype(a, _promote_integer_dtype(a.dtype))
         return prim.bind(a, axis=axis, reverse=False)
+
+    body.__name__ = name
+    # JAX's cumulative reductions are jitted (printed ``jit[name=cumsum ...]``), axis and dtype static
+    body_jit = jit(body, static_argnames=("axis", "dtype"))
+
+    def op(a, axis=None, dtype=None, out=None):
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        (a,) = _promote(name, a)
+        return body_jit(asarray(a), axis=None if axis is None else int(axis),
+                        dtype=None if dtype is None else _np.dtype(dtype))
     op.__name__ = name
-    op.__doc__ = f"Cumulative {name[3:]} along ``axis`` (flattened when None). Mirrors ``jax.numpy.{name}``."
+    op.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (flattened when None), as one jitted call. "
+                  f"Mirrors ``jax.numpy.{name}``.")
     return op
 
 
@@ -532,35 +549,46 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 # ------------------------------------------------------------------------------------------------ sorting
 
-def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Sorted copy along ``axis`` (flattened when None); NaNs last. Mirrors ``jax.numpy.sort``."""
-    (a,) = _promote("sort", a)
-    a = asarray(a)
+def _sort(a, axis, descending):
     if axis is None:
         a = ravel(a)
         axis = 0
     axis = _axis(axis, a.ndim)
+    out = _la.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)[0]
+    return _st.rev_p.bind(out, dimensions=(axis,)) if descending else out
+
+
+def _argsort(a, axis, descending):
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    axis = _axis(axis, a.ndim)
+    iota = lax.broadcasted_iota(_dtypes.canonicalize_dtype(int_), a.shape, axis)
     if descending:
-        return flip(_la.sort_p.bind(flip(a, axis), dimension=axis, is_stable=True, num_keys=1)[0], axis)
-    return _la.sort_p.bind(a, dimension=axis, is_stable=True, num_keys=1)[0]
+        # as JAX: sort the reversed operand with reversed indices (stable among equal keys), then reverse
+        a, iota = _st.rev_p.bind(a, dimensions=(axis,)), _st.rev_p.bind(iota, dimensions=(axis,))
+        _, idx = _la.sort_p.bind(a, iota, dimension=axis, is_stable=True, num_keys=1)
+        return _st.rev_p.bind(idx, dimensions=(axis,))
+    _, idx = _la.sort_p.bind(a, iota, dimension=axis, is_stable=True, num_keys=1)
+    return idx
+
+
+_sort.__name__, _argsort.__name__ = "sort", "argsort"
+# JAX's sort and argsort are jitted (printed ``jit[name=sort ...]``), axis and order static
+_sort_jit = jit(_sort, static_argnames=("axis", "descending"))
+_argsort_jit = jit(_argsort, static_argnames=("axis", "descending"))
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """Sorted copy along ``axis`` (flattened when None); NaNs last; one jitted call. Mirrors ``jax.numpy.sort``."""
+    (a,) = _promote("sort", a)
+    return _sort_jit(asarray(a), axis=None if axis is None else int(axis), descending=bool(descending))
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Indices that sort ``a`` along ``axis`` (stable). Mirrors ``jax.numpy.argsort``."""
+    """Indices that sort ``a`` along ``axis`` (stable); one jitted call. Mirrors ``jax.numpy.argsort``."""
     (a,) = _promote("argsort", a)
-    a = asarray(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    axis = _axis(axis, a.ndim)
-    dt = _dtypes.canonicalize_dtype(int_)
-    iota = lax.broadcasted_iota(dt, a.shape, axis)
-    if descending:
-        n = a.shape[axis]
-        _, idx = _la.sort_p.bind(flip(a, axis), iota, dimension=axis, is_stable=True, num_keys=1)
-        return flip(lax.sub(lax.full(a.shape, n - 1, dt), idx), axis)
-    _, idx = _la.sort_p.bind(a, iota, dimension=axis, is_stable=True, num_keys=1)
-    return idx
+    return _argsort_jit(asarray(a), axis=None if axis is None else int(axis), descending=bool(descending))
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):

@@ -16,6 +16,7 @@ reverse mode), transpose (cond, scan; while raises JAX's error) and batching; th
 with ``ad.jvp_jaxpr`` / ``ad.partial_eval_jaxpr`` / ``batching.batch_jaxpr``, as ``jit``'s are.
 """
 import collections
+import inspect
 import threading
 
 import numpy as np
@@ -31,7 +32,8 @@ from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from .._pytree import tree_flatten, tree_map, tree_unflatten, treedef_is_leaf
+from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
+                       treedef_is_leaf)
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
@@ -920,28 +922,64 @@ def switch(index, branches, *operands, operand=None):
 
 # ----------------------------------------------------------------------------------------------- loops
 
-def _carry_diff_text(name, in_tree, in_avals, out_tree, out_avals):
+def _carry_diff_text(name, in_tree, in_avals, out_tree, out_avals, fun=None, init=None):
+    """JAX's ``_check_carry_type`` message for a loop body whose carry output differs from its input in
+    pytree structure or in a leaf's type, or None when they agree."""
     if in_tree != out_tree:
-        return (f"{name} output and input must have identical types: the function carry input and carry "
-                f"output must have the same pytree structure, but they differ:\n\n"
-                f"  * the input carry has structure {in_tree}\n"
-                f"  * the output carry has structure {out_tree}\n\n"
-                f"Revise the function so that the carry output has the same pytree structure as the carry "
-                f"input.")
+        try:
+            diffs = [f"{_carry_component(fun, p)} is a {a} but the corresponding component of the carry output "
+                     f"is a {b}, so {why}" for p, a, b, why in
+                     equality_errors((), tree_unflatten(in_tree, list(in_avals)),
+                                     tree_unflatten(out_tree, list(out_avals)))]
+        except Exception:   # a tree that will not unflatten: print both structures, as JAX
+            diffs = []
+        if not diffs:
+            differences = (f"the input tree structure is:\n{in_tree}\nthe output tree structure is:\n{out_tree}\n")
+        else:
+            differences = _listed(diffs)
+        return (f"{name} function carry input and carry output must have the same pytree structure, but they "
+                f"differ:\n\n{differences}\nRevise the function so that the carry output has the same pytree "
+                "structure as the carry input.")
     diffs = []
+    paths = _carry_paths(init, len(in_avals))
     for k, (a, b) in enumerate(zip(in_avals, out_avals)):
         if typematch(a, b):
             continue
-        why = ("the shapes do not match" if a.shape != b.shape else "the dtypes do not match")
-        diffs.append(f"  * the input carry component {k} has type {a.str_short(short_dtypes=False)} but the "
-                     f"corresponding output carry component has type {b.str_short(short_dtypes=False)}, so "
-                     f"{why}")
+        why = [w for w, bad in (("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)) if bad]
+        extra = ", so " + (why[0] if len(why) == 1 else ", ".join(why[:-1]) + ", and " + why[-1]) if why else ""
+        diffs.append(f"{_carry_component(fun, paths[k])} has type {a.str_short(short_dtypes=False)} but the "
+                     f"corresponding output carry component has type {b.str_short(short_dtypes=False)}{extra}")
     if not diffs:
         return None
-    return (f"{name} output and input must have identical types: the function carry input and carry output "
-            f"must have equal types (e.g. shapes and dtypes of arrays), but they differ:\n\n"
-            + "\n".join(diffs) + "\n\nRevise the function so that all output types match the corresponding "
-            "input types.")
+    return (f"{name} function carry input and carry output must have equal types, but they differ:\n\n"
+            f"{_listed(diffs)}\nRevise the function so that all output types match the corresponding input types.")
+
+
+def _listed(diffs):
+    """JAX's layout of differences: one as a sentence, several as a list."""
+    if len(diffs) == 1:
+        return diffs[0][0].upper() + diffs[0][1:] + ".\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
+def _carry_paths(init, n):
+    """The key path of each of the ``n`` carry leaves of ``init`` (``()`` each when unknown)."""
+    if init is None:
+        return [()] * n
+    leaves = tree_flatten_with_path(init)[0]
+    return [p for p, _ in leaves] if len(leaves) == n else [()] * n
+
+
+def _carry_component(fun, path):
+    """``the input carry component c[0]``: the body's first parameter name and the leaf's key path, as JAX."""
+    try:
+        carry_name = next(iter(inspect.signature(fun).parameters)) if fun is not None else None
+    except (ValueError, TypeError, StopIteration):
+        carry_name = None
+    if carry_name:
+        return f"the input carry component {carry_name}{keystr(path)}" if path else f"the input carry {carry_name}"
+    return f"the input carry at path {keystr(path)}" if path else "the input carry"
 
 
 def _promote_weak(vals, in_avals, out_avals):
@@ -994,7 +1032,8 @@ def _while_loop(cond_fun, body_fun, init_val):
             break
     body_out_tree = body_tree
     in_carry_tree = tree_flatten(init_val)[1]
-    msg = _carry_diff_text("body_fun", in_carry_tree, init_avals, body_out_tree, body_j.out_avals)
+    msg = _carry_diff_text("while_loop body", in_carry_tree, init_avals, body_out_tree, body_j.out_avals,
+                           body_fun, init_val)
     if msg is not None:
         raise TypeError(msg)
     outs = while_p.bind(*cond_consts, *body_consts, *init_vals, cond_jaxpr=cond_j, body_jaxpr=body_j,
@@ -1034,24 +1073,24 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
                 i = i + 1
             return val
 
-        def scanned(carry, _):
-            i, x = carry
+        def scanned(loop_carry, _):   # the parameter names JAX's carry-type errors print
+            i, x = loop_carry
             return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
         unroll_n = 1 if unroll is None else unroll
         if _state.any_refs():   # array references the body reaches become extra carries
             (_, result), _ = _state.plumb_scan(
-                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "body_fun"),
+                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "scan body"),
                 scanned, (lower, init_val),
                 _state.LoopNames(body_fun, "fori_loop", "scan", lambda out: out[0], "result[0]", argpos=1, skip=1,
                                  carry_base="loop_carry"))
             return result
-        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "body_fun")
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "scan body")
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
 
-    def body(carry):
-        i, up, x = carry
+    def body(loop_carry):
+        i, up, x = loop_carry
         return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
     if _state.any_refs():   # as while_loop, with a ref carried in init_val named as JAX's fori_loop names it
         _, _, result = _state.plumb_while(
@@ -1117,6 +1156,7 @@ def _scan(f, init, xs, length, reverse, unroll, what):
         return _scan_python(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [get_aval(x).update(shape=get_aval(x).shape[1:]) for x in xs_flat]
     init_flat, init_tree = tree_flatten(init)
+    given_init = list(init_flat)   # a carry the body forwards comes back as given (a Python float stays one)
     init_flat = [_as_value(v) for v in init_flat]
     nk = len(init_flat)
     for _ in range(3):
@@ -1141,14 +1181,45 @@ def _scan(f, init, xs, length, reverse, unroll, what):
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
             break
-    msg = _carry_diff_text(what, init_tree, carry_avals, store["c_tree"], c_out)
+    msg = _carry_diff_text(what, init_tree, carry_avals, store["c_tree"], c_out, f, init)
     if msg is not None:
-        raise TypeError(msg.replace("scan body output and input must have identical types",
-                                    "scan body function carry input and carry output must have identical types"))
-    outs = scan_bind(consts, init_flat, xs_flat, closed, length, bool(reverse), unroll)
+        raise TypeError(msg)
+    outs = _scan_forwarding(consts, init_flat, xs_flat, closed, length, bool(reverse), unroll, given_init)
     carry = tree_unflatten(init_tree, outs[:nk])
     ys = tree_unflatten(store["y_tree"], outs[nk:])
     return carry, ys
+
+
+def _forwarded(x):
+    """A forwarded ``xs`` as scan's output: host arrays become cranax arrays (JAX's ``_maybe_put``)."""
+    return _from_host(x) if isinstance(x, np.ndarray) else x
+
+
+def _scan_forwarding(consts, init, xs, closed, length, reverse, unroll, given_init=None):
+    """``scan_bind`` with JAX's two forwardings (``jax.lax.scan`` does them before binding): a carry the body
+    returns unchanged becomes a const (its output is the initial value), and a ``ys`` output that is an
+    ``xs`` input unchanged is pruned and taken from ``xs``. Returns all carries then all ys, as unpruned."""
+    j = closed.jaxpr
+    nc, nk = len(consts), len(init)
+    pos = {id(v): i for i, v in enumerate(j.invars)}
+    fwd = [pos.get(id(v)) if isinstance(v, Var) else None for v in j.outvars]
+    move = [fwd[i] == nc + i for i in range(nk)]
+    ext = [f - nc - nk if f is not None and f >= nc + nk else None for f in fwd[nk:]]
+    if not any(move) and all(e is None for e in ext):
+        return scan_bind(consts, init, xs, closed, length, reverse, unroll)
+    moved = [k for k in range(nk) if move[k]]
+    kept = [k for k in range(nk) if not move[k]]
+    ins = ([j.invars[nc + k] for k in moved] + list(j.invars[:nc]) + [j.invars[nc + k] for k in kept]
+           + list(j.invars[nc + nk:]))
+    outs = [j.outvars[k] for k in kept] + [v for v, e in zip(j.outvars[nk:], ext) if e is None]
+    pruned = ClosedJaxpr(Jaxpr([], ins, outs, j.eqns), [])
+    res = scan_bind([init[k] for k in moved] + list(consts), [init[k] for k in kept], xs, pruned, length,
+                    reverse, unroll)
+    it = iter(res)
+    carry = {k: next(it) for k in kept}
+    ys = [next(it) if e is None else _forwarded(xs[e]) for e in ext]
+    given = given_init if given_init is not None and len(given_init) == nk else init
+    return [given[k] if move[k] else carry[k] for k in range(nk)] + ys
 
 
 def _scan_python(f, init, xs_flat, xs_tree, length, reverse):

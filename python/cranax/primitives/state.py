@@ -605,7 +605,13 @@ def _carrying(f, refs, paths, names, carry_arg=0):
         args = list(args)
         args[carry_arg] = _put_back(args[carry_arg], refs)
         _carried_ref_error(f(*args), refs, paths, names)
-    return g
+    return _signed(g, f)
+
+
+def _signed(wrapper, fun):
+    """``wrapper`` with ``fun``'s signature for ``inspect`` (carry-type errors name the body's parameter)."""
+    wrapper.__wrapped__ = fun
+    return wrapper
 
 
 def plumb_scan(run, f, init, names=None):
@@ -617,7 +623,7 @@ def plumb_scan(run, f, init, names=None):
         f = _carrying(f, carried, paths, names)
     def runner(call, refs, vals):
         if not refs:
-            return run(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0],
+            return run(_signed(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0], f),
                        init), []
 
         def body(carry, x):
@@ -641,7 +647,8 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
     def runner(call, refs, vals):
         if not refs:
             return run(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0],
-                       lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), body_fun, "while_loop"))[0],
+                       _signed(lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), body_fun,
+                                                                                     "while_loop"))[0], body_fun),
                        init), []
 
         def cond(carry):
