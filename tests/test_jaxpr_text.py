@@ -112,9 +112,9 @@ def test_reduce_over_axis():
     assert text(lambda x: jnp.sum(x, axis=1), jnp.ones((2, 3))) == """{ lambda ; a:f32[2,3]. let
     b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] a
   in (b,) }"""
-    assert text(lambda x: jnp.max(x, axis=(0, 2)), jnp.ones((2, 3, 4))) == """{ lambda ; a:f32[2,3,4]. let
-    b:f32[3] = reduce_max[axes=(0, 2) out_sharding=None] a
-  in (b,) }"""
+    # JAX 0.10.2 gives only reduce_sum an out_sharding param
+    assert text(lambda x: jnp.max(x, axis=(0, 2)), jnp.ones((2, 3, 4))) == (
+        "{ lambda ; a:f32[2,3,4]. let b:f32[3] = reduce_max[axes=(0, 2)] a in (b,) }")
 
 
 def test_x64_literal_and_types():

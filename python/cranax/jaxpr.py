@@ -280,8 +280,9 @@ def pp_param_value(v, names, indent, col=None, flat=False):
     if isinstance(v, tuple):
         # as Python's tuple repr (JAX prints ``axes=('i',)``), except the dtypes and functions inside
         # (avals too print by repr there: a callback's ``result_avals=(ShapedArray(float32[3]),)``)
-        parts = [repr(x) if isinstance(x, str) or hasattr(x, "str_short") else pp_param_value(x, names, indent)
-                 for x in v]
+        # NumPy scalars print by repr too (``axes=(np.int64(1),)`` after a vmap or transpose rule, as JAX)
+        parts = [repr(x) if isinstance(x, (str, np.generic)) or hasattr(x, "str_short")
+                 else pp_param_value(x, names, indent) for x in v]
         if len(v) == 1:
             return f"({parts[0]},)"
         return "(" + ", ".join(parts) + ")"

@@ -252,7 +252,15 @@ def lower_jaxpr(closed, name="main"):
     """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
-    return json.dumps(prog, separators=(",", ":"))
+    return json.dumps(prog, separators=(",", ":"), default=_wire_default)
+
+
+def _wire_default(o):
+    # params keep NumPy ints where JAX does (vmap/transpose rules' axes, printed np.int64(...)); the wire
+    # takes them as plain ints
+    if isinstance(o, np.integer):
+        return int(o)
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
 
 class SplitExecutable:

@@ -171,22 +171,27 @@ def power(x1, x2, /):
     a, b = _promote("power", x1, x2, rank_only=True)
     dt = get_aval(a).dtype
     if _dtypes.issubdtype(dt, _np.integer):
-        shape = _broadcast_shapes("power", [get_aval(a).shape, get_aval(b).shape])
-        a, b = _broadcast_to(a, shape), _broadcast_to(b, shape)  # a scalar base or exponent broadcasts
-        acc = lax.full_like(a, 1)
-        base = a
-        e = b
-        for _ in range(dt.itemsize * 8):
-            acc = lax.select(lax.ne(lax.bitwise_and(e, 1), 0), lax.mul(acc, base), acc)
-            base = lax.mul(base, base)
-            e = lax.shift_right_logical(e, 1)
-        return acc
+        return _pow_int_int(a, b)
     if dt == _np.bool_:
         raise TypeError("power does not accept dtype bool.")
     return lax.pow(a, b)
 
 
 pow = power
+
+
+def _pow_int_int(x1, x2):
+    """JAX's ``_pow_int_int``: binary exponentiation over the exponent's low 6 bits (enough before any base
+    above 1 overflows 64 bits), each step selected by ``_where`` (a jitted call, as JAX prints it)."""
+    zero = _np.array(0, get_aval(x2).dtype)[()]
+    one = _np.array(1, get_aval(x2).dtype)[()]
+    # pow(0, x2) is 0 for x2 != 0
+    acc = _where_jit(lax.bitwise_and(lax.eq(x1, zero), lax.ne(x2, zero)), zero, one)
+    for _ in range(6):
+        acc = _where_jit(lax.bitwise_and(x2, one), lax.mul(acc, x1), acc)
+        x1 = lax.mul(x1, x1)
+        x2 = lax.shift_right_logical(x2, one)
+    return acc
 
 
 def float_power(x1, x2, /):

@@ -33,8 +33,12 @@ def _reduce_rule(name, kind):
 def _reduce_prim(name, kind):
     p = standard_primitive(name, _reduce_rule(name, kind),
                            wire=lambda eqn: {"axes": [int(a) for a in eqn.params["axes"]]})
-    p.pp_params = lambda eqn: [("axes", tuple(eqn.params["axes"])),
-                               ("out_sharding", eqn.params.get("out_sharding"))]
+    # JAX 0.10.2 gives only reduce_sum an out_sharding param (and prints it); the others carry just axes
+    if name == "reduce_sum":
+        p.pp_params = lambda eqn: [("axes", tuple(eqn.params["axes"])),
+                                   ("out_sharding", eqn.params.get("out_sharding"))]
+    else:
+        p.pp_params = lambda eqn: [("axes", tuple(eqn.params["axes"]))]
     return p
 
 
@@ -73,7 +77,9 @@ def _reduce(prim):
     def op(operand, axes):
         operand = _ew._as_operand(operand)
         axes = tuple(int(a) for a in axes)
-        return prim.bind(operand, axes=axes, out_sharding=None)
+        if prim is reduce_sum_p:
+            return prim.bind(operand, axes=axes, out_sharding=None)
+        return prim.bind(operand, axes=axes)
     op.__name__ = prim.name
     op.__doc__ = f"``{prim.name}`` over ``axes``. Mirrors ``jax.lax.{prim.name}``."
     return op
@@ -104,8 +110,10 @@ def argmin(operand, axis, index_dtype):
 
 
 def _shift_axes(axes, bd):
-    axes = tuple(int(a) + (int(a) >= bd) for a in axes)
-    return axes, bd - sum(a < bd for a in axes)
+    # as JAX's reducer_batcher: the shifted axes come out of np.where, so they are NumPy ints (jaxprs print
+    # them as np.int64(...))
+    axes = tuple(np.where(np.less(axes, bd), axes, np.add(axes, 1)))
+    return axes, bd - sum(int(a) < bd for a in axes)
 
 
 def _reduce_batch_rule(prim):
@@ -133,7 +141,8 @@ def _kept(ndim, axes):
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [_st.broadcast_in_dim(ct, x.aval.shape, _kept(x.aval.ndim, axes))]
+    # np.delete, as JAX's transpose rule: the dimensions are NumPy ints (printed np.int64(...))
+    return [_st.broadcast_in_dim(ct, x.aval.shape, tuple(np.delete(np.arange(x.aval.ndim), axes)))]
 
 
 _ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
@@ -143,8 +152,9 @@ _ad.hooks["reduce_sum"] = reduce_sum
 def _chooser_jvp(g, ans, x, axes, out_sharding=None):
     """reduce_max/min: the tangent averaged over the locations that attain the extremum (as JAX)."""
     xa = _ad.get_aval(x)
-    ans_b = _st.broadcast_in_dim(ans, xa.shape, _kept(xa.ndim, axes))
-    loc = _ew.convert_element_type(_ew.eq(x, ans_b), xa.dtype)
+    # as JAX: ans reshaped to the kept-dims shape, compared with size-1 broadcasting by ``eq``
+    ans_b = _st.reshape(ans, tuple(1 if i in axes else d for i, d in enumerate(xa.shape)))
+    loc = _ew.convert_element_type(_ew.eq(x, ans_b), _ad.get_aval(g).dtype)
     counts = reduce_sum(loc, axes)
     return _ew.div(reduce_sum(_ew.mul(g, loc), axes), counts)
 

@@ -157,7 +157,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
     ``jax.lax.broadcast_in_dim``."""
     operand = _ew._as_operand(operand)
     shape = tuple(int(d) for d in shape)
-    dims = tuple(int(d) for d in broadcast_dimensions)
+    # NumPy ints are kept, as JAX keeps them (a transpose rule's np.delete dims print as np.int64(...))
+    dims = tuple(d if isinstance(d, np.integer) else int(d) for d in broadcast_dimensions)
     if get_aval(operand).shape == shape and dims == tuple(range(len(shape))):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims, sharding=None)
