@@ -27,7 +27,7 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import DynamicJaxprTracer, debug_info, trace_to_jaxpr
+from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, arg_names, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
@@ -362,18 +362,13 @@ class JitWrapped(Wrapped):
 
     def _arg_names(self, in_tree, statics):
         """A name per flattened dynamic leaf (``x``, ``params['w']``...), for error messages."""
+        dargs, dkwargs = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
         static_pos = {k for k, _ in statics if isinstance(k, int)}
-        names = []
-        dyn_names = [n for i, n in enumerate(self._param_names) if i not in static_pos]
-        dummy = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
-        dargs, dkwargs = dummy
-        for i, a in enumerate(dargs):
-            base = dyn_names[i] if i < len(dyn_names) else f"args[{i}]"
-            n = len(tree_flatten(a)[0])
-            names.extend([base] * n)
-        for k, v in dkwargs.items():
-            names.extend([k] * len(tree_flatten(v)[0]))
-        return names
+        it = iter(dargs)
+        args = [_STATIC if i in static_pos else next(it) for i in range(len(dargs) + len(static_pos))]
+        kwargs = dict(dkwargs, **{k: _STATIC for k, _ in statics if isinstance(k, str)})
+        names = arg_names(self._fun, args, kwargs)
+        return names if len(names) == in_tree.num_leaves else None
 
     def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
         if _core.profiler_enabled():

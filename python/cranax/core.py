@@ -5,6 +5,8 @@ dispatches to. Each transformation has one ``Trace`` subclass (eval, staging to 
 whose ``process_primitive`` applies that transformation's rule for the primitive. Values owned by another
 trace are constants to it.
 """
+import os
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -424,6 +426,35 @@ def aval_text(aval):
 # JAX's context line for int()/float()/complex() of a tracer
 _CONVERT_HINT = ("The problem arose with the `{0}` function. If trying to convert the data type of a value, "
                  "try using `x.astype({0})` or `jnp.array(x, {0})` instead.")
+
+
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the cranax package
+
+
+def user_source():
+    """``(code, lasti)`` of the innermost frame outside cranax (the user's line making the current call), or
+    None; kept raw so that capturing it is cheap and ``summarize_source`` reads positions only when shown."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    return None if f is None else (f.f_code, f.f_lasti)
+
+
+def summarize_source(src):
+    """``file:line:col (qualname)`` as JAX's ``source_info_util.summarize`` (no ``:col`` when it is 0)."""
+    if src is None:
+        return "unknown"
+    code, lasti = src
+    line, col = code.co_firstlineno, 0
+    try:
+        pos = list(code.co_positions())[lasti // 2]
+        if pos[0] is not None:
+            line, col = pos[0], pos[2] or 0
+    except (AttributeError, IndexError):
+        pass
+    name = getattr(code, "co_qualname", code.co_name)
+    where = f"{code.co_filename}:{line}:{col}" if col else f"{code.co_filename}:{line}"
+    return f"{where} ({name})"
 
 
 class Tracer(AvalProperties):

@@ -42,13 +42,14 @@ collective_rules = {}
 class BatchTracer(Tracer):
     """A value with a batch axis: ``val`` (a value of the parent trace) and ``batch_dim`` (int)."""
 
-    __slots__ = ("val", "batch_dim", "_aval")
+    __slots__ = ("val", "batch_dim", "_aval", "_src")
 
     def __init__(self, trace, val, batch_dim):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
         self._aval = None
+        self._src = core.user_source()   # the user's line that made it, for JAX's "created on line" text
 
     @property
     def aval(self):
@@ -120,6 +121,13 @@ class BatchTrace(core.Trace):
         if prim.multiple_results:
             return [o if d is not_mapped else BatchTracer(self, o, d) for o, d in zip(out, out_dims)]
         return out if out_dims is not_mapped else BatchTracer(self, out, out_dims)
+
+    def error_context(self, tracer):
+        """JAX's ``BatchTracer._origin_msg``: where user code made the tracer."""
+        if not isinstance(tracer, BatchTracer) or tracer._src is None:
+            return ""
+        return (f"This BatchTracer with object id {id(tracer)} was created on line:\n"
+                f"  {core.summarize_source(tracer._src)}")
 
     def __repr__(self):
         return f"BatchTrace(axis_size={self.axis_size})"

@@ -4,6 +4,8 @@
 Concrete arrays that the function closes over become constvars (their values are the jaxpr's consts);
 concrete scalars become literals. Tracers of outer traces are constants too, so nested staging works.
 """
+import inspect
+
 import numpy as np
 
 from .. import core
@@ -69,6 +71,31 @@ def debug_info(fun, traced_for, arg_names):
     code = getattr(f, "__code__", None)
     loc = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
     return DebugInfo(name, loc, traced_for, arg_names)
+
+
+_STATIC = object()   # a static argument's place in ``arg_names`` (it names no traced input)
+
+
+def arg_names(fun, args, kwargs=None):
+    """JAX's ``_non_static_arg_names``: one name per traced leaf of ``(args, kwargs)``, the parameter the
+    leaf was bound to and its key path (``x``, ``d['a'][1]``, ``xs[0]`` for ``*xs``, ``kw['b']`` for
+    ``**kw``); ``args[i]...`` when ``fun``'s signature does not take them. ``_STATIC`` entries name none."""
+    kwargs = kwargs or {}
+    ordered = None
+    try:
+        sig = inspect.signature(fun)
+        ba = sig.bind(*args, **kwargs)
+    except (ValueError, TypeError):
+        pass
+    else:
+        kw_name = next((n for n, p in sig.parameters.items() if p.kind == inspect.Parameter.VAR_KEYWORD), None)
+        ordered = [(n, x) for n, x in ba.arguments.items() if n not in kwargs and n != kw_name]
+        ordered += [(n if n in ba.arguments else f"{kw_name}['{n}']", x) for n, x in sorted(kwargs.items())]
+    if ordered is None:
+        ordered = [("args", tuple(args))] + sorted((f"kwargs['{n}']", x) for n, x in kwargs.items()
+                                                   if x is not _STATIC)
+    return tuple(n + keystr(path) for n, x in ordered for path, leaf in tree_flatten_with_path(x)[0]
+                 if leaf is not _STATIC)
 
 
 arg_wrappers = {}   # aval type -> what a traced function receives for an input of that type
@@ -174,7 +201,8 @@ class DynamicJaxprTrace(core.Trace):
                 msg += (" This concrete value was not available in Python because it depends on the value of "
                         f"the argument {deps[0]}.")
             else:
-                names = ", ".join(deps[:-1]) + f" and {deps[-1]}"
+                names = (f"{deps[0]} and {deps[1]}" if len(deps) == 2
+                         else ", ".join(deps[:-1]) + f", and {deps[-1]}")
                 msg += (" This concrete value was not available in Python because it depends on the values "
                         f"of the arguments {names}.")
         return msg

@@ -30,7 +30,7 @@ from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
-from ..interpreters.partial_eval import trace_to_jaxpr
+from ..interpreters.partial_eval import arg_names, debug_info, trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
                        treedef_is_leaf)
@@ -57,9 +57,21 @@ def aval_text(a):
     return f"ShapedArray({a.str_short(short_dtypes=False)}{w})"
 
 
-def trace_closed(fun, in_avals):
-    """Traces ``fun`` (flat lists in and out) to ``(ClosedJaxpr without consts, consts)``."""
-    return trace_to_jaxpr(fun, list(in_avals)).hoist_consts()
+def trace_closed(fun, in_avals, debug=None):
+    """Traces ``fun`` (flat lists in and out) to ``(ClosedJaxpr without consts, consts)``; ``debug`` (a
+    ``DebugInfo``) is what a tracer error names."""
+    return trace_to_jaxpr(fun, list(in_avals), debug).hoist_consts()
+
+
+def body_debug(fun, traced_for, args):
+    """The ``DebugInfo`` of a loop or branch body ``fun`` traced for ``traced_for`` on the positional
+    ``args`` (pytrees of its flat inputs' positions): JAX's origin text in tracer errors ("while tracing the
+    function f at file:line for scan ... the argument x['b'][1]")."""
+    return debug_info(fun, traced_for, list(arg_names(fun, args)))
+
+
+def _positions(tree):
+    return tree_unflatten(tree, list(range(tree.num_leaves)))
 
 
 def join_consts(pairs):
@@ -734,8 +746,11 @@ def batch_closed(closed, size, in_batched, force_out):
 _PY = (bool, int, float, complex)
 
 
-def _trace_fun(fun, in_tree, in_avals, what):
-    """Traces ``fun(*unflatten(in_tree, args))``. Returns ``(closed, consts, out_tree)``."""
+def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None):
+    """Traces ``fun(*unflatten(in_tree, args))``. Returns ``(closed, consts, out_tree)``. ``traced_for``
+    (``cond``, ``while_body``...) or a ready ``dbg``: what tracer errors say was traced."""
+    if dbg is None and traced_for is not None:
+        dbg = body_debug(fun, traced_for, _positions(in_tree))
     store = {}
 
     def flat(*args):
@@ -745,7 +760,7 @@ def _trace_fun(fun, in_tree, in_avals, what):
             _check_leaf(v, what)
         store["tree"] = tree
         return leaves
-    closed, consts = trace_closed(flat, in_avals)
+    closed, consts = trace_closed(flat, in_avals, dbg)
     return closed, consts, store["tree"]
 
 
@@ -811,17 +826,17 @@ def _prune_forwarded(jaxprs, ops):
     return new, fwd
 
 
-def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names):
+def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names, traced_for="cond"):
     if _state.any_refs():   # array references the branches reach become extra operands and outputs
         return _state.plumb_cond(lambda bs, ops2, tree2: _bind_cond_flat(index, bs, ops2, tree2, what_outputs,
-                                                                          out_names),
+                                                                          out_names, traced_for),
                                  branches, ops, ops_tree)
-    return _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names)
+    return _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names, traced_for)
 
 
-def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names):
+def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names, traced_for="cond"):
     ops_avals = [get_aval(o) for o in ops]
-    traced = [_trace_fun(b, ops_tree, ops_avals, n) for b, n in zip(branches, out_names)]
+    traced = [_trace_fun(b, ops_tree, ops_avals, n, traced_for) for b, n in zip(branches, out_names)]
     out_tree0, avals0 = traced[0][2], traced[0][0].out_avals
     for k, (closed, _, tree) in enumerate(traced[1:], 1):
         _check_tree_and_avals(what_outputs(k), out_tree0, avals0, tree, closed.out_avals)
@@ -917,7 +932,7 @@ def switch(index, branches, *operands, operand=None):
     ops, ops_tree = tree_flatten(operands)
     ops = [_as_value(o) for o in ops]
     return _bind_cond(index, branches, ops, ops_tree, lambda k: f"branch 0 and {k} outputs",
-                      [f"branch {i}" for i in range(len(branches))])
+                      [f"branch {i}" for i in range(len(branches))], "switch")
 
 
 # ----------------------------------------------------------------------------------------------- loops
@@ -1004,7 +1019,7 @@ def while_loop(cond_fun, body_fun, init_val):
     return _while_loop(cond_fun, body_fun, init_val)
 
 
-def _while_loop(cond_fun, body_fun, init_val):
+def _while_loop(cond_fun, body_fun, init_val, body_dbg=None):
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if config.jax_disable_jit:
@@ -1020,8 +1035,9 @@ def _while_loop(cond_fun, body_fun, init_val):
     init_vals = [_as_value(v) for v in init_vals]
     for _ in range(3):
         init_avals = [get_aval(v) for v in init_vals]
-        cond_j, cond_consts, cond_tree = _trace_fun(cond_fun, in_tree, init_avals, "cond_fun")
-        body_j, body_consts, body_tree = _trace_fun(body_fun, in_tree, init_avals, "body_fun")
+        cond_j, cond_consts, cond_tree = _trace_fun(cond_fun, in_tree, init_avals, "cond_fun", "while_cond")
+        body_j, body_consts, body_tree = _trace_fun(body_fun, in_tree, init_avals, "body_fun", "while_body",
+                                                    body_dbg)
         if not treedef_is_leaf(cond_tree) or len(cond_j.out_avals) != 1:
             raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
         pa = cond_j.out_avals[0]
@@ -1084,7 +1100,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
                 _state.LoopNames(body_fun, "fori_loop", "scan", lambda out: out[0], "result[0]", argpos=1, skip=1,
                                  carry_base="loop_carry"))
             return result
-        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "scan body")
+        # tracer errors name the user's body_fun, traced for fori_loop, and its arguments (i, then the carry)
+        dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
+        (_, result), _ = _scan(scanned, (lower, init_val), None, length, False, unroll_n, "scan body", dbg)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
@@ -1098,7 +1116,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             _state.LoopNames(body_fun, "fori_loop", "while_loop", lambda out: out, "result", argpos=1, skip=2,
                              carry_base="loop_carry"))
         return result
-    _, _, result = while_loop(_fori_while_cond, body, (lower, upper, init_val))
+    dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
+    dbg.arg_names = dbg.arg_names[:1] + ["upper"] + dbg.arg_names[1:]   # the carried bound body_fun never sees
+    _, _, result = _while_loop(_fori_while_cond, body, (lower, upper, init_val), dbg)
     return result
 
 
@@ -1125,7 +1145,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     return _scan(f, init, xs, length, reverse, unroll, "scan body")
 
 
-def _scan(f, init, xs, length, reverse, unroll, what):
+def _scan(f, init, xs, length, reverse, unroll, what, dbg=None):
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_flatten(xs)
@@ -1176,7 +1196,9 @@ def _scan(f, init, xs, length, reverse, unroll, what):
                 _check_leaf(v, "scan body")
             store.update(c_tree=c_tree, y_tree=y_tree, nc=len(c_leaves))
             return c_leaves + y_leaves
-        closed, consts = trace_closed(flat, carry_avals + x_avals)
+        if dbg is None:
+            dbg = body_debug(f, "scan", (_positions(init_tree), _positions(xs_tree)))
+        closed, consts = trace_closed(flat, carry_avals + x_avals, dbg)
         c_out = closed.out_avals[:store["nc"]]
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
