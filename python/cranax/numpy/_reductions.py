@@ -16,8 +16,9 @@ from ._ufuncs import (_where, add, equal, isclose, isnan, logical_and, logical_o
 def _keep(x, axes, shape, keepdims):
     if not keepdims:
         return x
+    # as JAX's lax.expand_dims: a broadcast_in_dim (jaxprs print it so)
     new_shape = tuple(1 if i in axes else d for i, d in enumerate(shape))
-    return reshape(x, new_shape)
+    return lax.broadcast_in_dim(x, new_shape, tuple(i for i in range(len(shape)) if i not in axes))
 
 
 def _promote_integer_dtype(dt):

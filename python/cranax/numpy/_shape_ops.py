@@ -201,76 +201,149 @@ def _fit_length(x, axis, length):
 
 # ------------------------------------------------------------------------------------------------ pad
 
-def _pad_width(pad_width, nd):
-    pw = _np.asarray(pad_width, dtype=_np.int64) if not isinstance(pad_width, (int, _np.integer)) else \
-        _np.full((nd, 2), int(pad_width), _np.int64)
-    if pw.ndim == 0:
-        pw = _np.full((nd, 2), int(pw), _np.int64)
-    elif pw.ndim == 1:
-        pw = _np.broadcast_to(pw.reshape(1, -1) if pw.size == 2 else pw.reshape(-1, 1), (nd, 2))
-    pw = _np.broadcast_to(pw, (nd, 2))
-    if (pw < 0).any():
-        raise ValueError(f"index can't contain negative values, got pad_width {pad_width}")
-    return [(int(a), int(b)) for a, b in pw]
+def _broadcast_to_pairs(nvals, nd, name):
+    """JAX's ``_broadcast_to_pairs``: ``(before, after)`` per dimension, as NumPy ints (JAX's jaxprs print
+    the padding config they make as ``np.int64(...)``)."""
+    try:
+        nvals = _np.asarray(nvals)
+    except ValueError as e:
+        if "inhomogeneous shape" in str(e):
+            raise TypeError(f"`{name}` entries must be the same shape: {nvals}") from e
+        raise
+    if nvals.dtype == object:
+        raise TypeError(f"`{name}` entries must be the same shape: {nvals}")
+    if nvals.shape == (nd, 2):
+        return tuple((v[0], v[1]) for v in nvals)
+    if nvals.shape == (1, 2):
+        return tuple((nvals[0, 0], nvals[0, 1]) for _ in range(nd))
+    if nvals.shape == (2,):
+        return tuple((nvals[0], nvals[1]) for _ in range(nd))
+    if nvals.shape == (1,):
+        return tuple((nvals[0], nvals[0]) for _ in range(nd))
+    if nvals.shape == ():
+        v = nvals.flat[0]
+        return tuple((v, v) for _ in range(nd))
+    raise ValueError(f"jnp.pad: {name} with {nd=} has unsupported shape {nvals.shape}. "
+                     f"Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), or ().")
+
+
+_PAD_KWARGS = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_values"], "linear_ramp": ["end_values"],
+               "maximum": ["stat_length"], "mean": ["stat_length"], "median": ["stat_length"],
+               "minimum": ["stat_length"], "reflect": ["reflect_type"], "symmetric": ["reflect_type"]}
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """Pads ``array``: ``mode`` is ``constant`` (``constant_values``), ``edge``, ``wrap``, ``reflect`` or
-    ``symmetric``. Mirrors ``jax.numpy.pad``."""
+    """Pads ``array``: ``mode`` is ``constant`` (``constant_values``), ``empty``, ``edge``, ``wrap``,
+    ``reflect`` or ``symmetric`` (``reflect_type`` even or odd), as one jitted call (printed
+    ``jit[name=_pad]``). Mirrors ``jax.numpy.pad``."""
     array = asarray(array)
+    pad_width = _broadcast_to_pairs(pad_width, array.ndim, "pad_width")
+    if pad_width and not all(_np.issubdtype(_np.asarray(p).dtype, _np.integer) for p in pad_width):
+        raise TypeError("`pad_width` must be of integral type.")
+    try:
+        unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
+    except (KeyError, TypeError):
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.") from None
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode in ("linear_ramp", "maximum", "mean", "median", "minimum"):
+        raise NotImplementedError(f"jnp.pad mode={mode!r} is not implemented")
+    return _pad_jit(array, pad_width, mode, kwargs.get("constant_values", 0), kwargs.get("stat_length"),
+                    kwargs.get("end_values", 0), kwargs.get("reflect_type", "even"))
+
+
+def _pad(array, pad_width, mode, constant_values, stat_length, end_values, reflect_type):
     nd = array.ndim
-    pw = _pad_width(pad_width, nd)
+    if nd == 0:
+        return array
+    if any(lo < 0 or hi < 0 for lo, hi in pad_width):
+        raise ValueError("index can't contain negative values")
     if mode == "constant":
-        cv = kwargs.get("constant_values", 0)
-        cvs = _np.asarray(cv) if not hasattr(cv, "aval") else None
-        if cvs is not None and cvs.ndim == 0:
-            v = lax._convert(asarray(cv), array.dtype, False) if hasattr(cv, "aval") else \
-                lax._coerce(cvs.item(), array.dtype)
-            v = typed_scalar(cvs.item(), array.dtype, False) if not hasattr(v, "aval") else v
-            return _st.pad(array, v, [(lo, hi, 0) for lo, hi in pw])
-        if cvs is None:
-            v = reshape(asarray(cv).astype(array.dtype), ())
-            return _st.pad(array, v, [(lo, hi, 0) for lo, hi in pw])
-        cvs = _np.broadcast_to(cvs, (nd, 2))
-        x = array
-        for d, (lo, hi) in enumerate(pw):
-            cfg = [(0, 0, 0)] * nd
-            cfg[d] = (lo, 0, 0)
-            x = _st.pad(x, typed_scalar(cvs[d][0].item(), array.dtype, False), cfg)
-            cfg[d] = (0, hi, 0)
-            x = _st.pad(x, typed_scalar(cvs[d][1].item(), array.dtype, False), cfg)
-        return x
-    x = array
-    for d, (lo, hi) in enumerate(pw):
-        if lo == 0 and hi == 0:
+        return _pad_constant(array, pad_width, asarray(constant_values))
+    if mode == "empty":
+        return _pad_constant(array, pad_width, asarray(0))
+    for i in range(nd):
+        if array.shape[i] == 0:
+            if pad_width[i][0] > 0 or pad_width[i][1] > 0:
+                raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
             continue
-        n = x.shape[d]
-        if n == 0:
-            raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
-        parts = []
         if mode == "edge":
-            if lo:
-                parts.append(repeat(_la.slice_in_dim(x, 0, 1, 1, d), lo, axis=d))
-            parts.append(x)
-            if hi:
-                parts.append(repeat(_la.slice_in_dim(x, n - 1, n, 1, d), hi, axis=d))
+            array = _pad_edge_axis(array, pad_width[i], i)
         elif mode == "wrap":
-            idx = _np.arange(-lo, n + hi) % n
-            parts.append(take(x, idx.astype(_np.int32), axis=d, mode="clip"))
-        elif mode in ("reflect", "symmetric"):
-            if mode == "reflect":
-                period = builtins.max(2 * n - 2, 1)
-                k = _np.arange(-lo, n + hi) % period
-                idx = _np.where(k < n, k, period - k) if n > 1 else _np.zeros_like(k)
-            else:
-                period = 2 * n
-                k = _np.arange(-lo, n + hi) % period
-                idx = _np.where(k < n, k, period - 1 - k)
-            parts.append(take(x, idx.astype(_np.int32), axis=d, mode="clip"))
+            array = _pad_wrap_axis(array, pad_width[i], i)
+        elif pad_width[i][0] != 0 or pad_width[i][1] != 0:
+            n = array.shape[i]   # both sides reflect the original axis (the before side grows the array)
+            array = _pad_reflect_side(array, n, pad_width[i][0], i, mode, reflect_type, True)
+            array = _pad_reflect_side(array, n, pad_width[i][1], i, mode, reflect_type, False)
+    return array
+
+
+# JAX's jnp.pad is this jitted _pad, the pad widths and mode static (printed ``jit[name=_pad]``)
+_pad_jit = jit(_pad, static_argnums=(1, 2, 4, 5, 6))
+
+
+def _pad_constant(array, pad_width, constant_values):
+    nd = array.ndim
+    constant_values = lax._convert(constant_values, array.dtype, get_aval(array).weak_type)
+    cv_nd = constant_values.ndim
+    if cv_nd == 0:
+        return lax.pad(array, constant_values, [(lo, hi, 0) for lo, hi in pad_width])
+    if cv_nd == 1:
+        if constant_values.shape[-1] == 1:
+            return lax.pad(array, squeeze(constant_values), [(lo, hi, 0) for lo, hi in pad_width])
+        if constant_values.shape[-1] != 2:
+            raise ValueError(f"jnp.pad: constant_values has unsupported shape {constant_values.shape}. If the "
+                             "shape is 1D or 2D, the last dimension must be of size 1 or 2.")
+    constant_values = broadcast_to(constant_values, (nd, 2))
+    for i in range(nd):
+        widths = [(0, 0, 0)] * nd
+        if pad_width[i][0] != 0:
+            widths[i] = (pad_width[i][0], 0, 0)
+            array = lax.pad(array, constant_values[i, 0], widths)
+        if pad_width[i][1] != 0:
+            widths[i] = (0, pad_width[i][1], 0)
+            array = lax.pad(array, constant_values[i, 1], widths)
+    return array
+
+
+def _pad_edge_axis(array, widths, i):
+    n = array.shape[i]
+    before = repeat(_la.slice_in_dim(array, 0, 1, axis=i), widths[0], axis=i)
+    after = repeat(_la.slice_in_dim(array, n - 1, n, axis=i), widths[1], axis=i)
+    return lax.concatenate([before, array, after], dimension=i)
+
+
+def _pad_wrap_axis(array, widths, i):
+    size = array.shape[i]
+    left_repeats, left_rem = builtins.divmod(widths[0], size)
+    right_repeats, right_rem = builtins.divmod(widths[1], size)
+    parts = []
+    if left_rem > 0:
+        parts.append(_la.slice_in_dim(array, size - left_rem, size, axis=i))
+    parts += (left_repeats + right_repeats + 1) * [array]
+    if right_rem > 0:
+        parts.append(_la.slice_in_dim(array, 0, right_rem, axis=i))
+    return lax.concatenate(parts, dimension=i)
+
+
+def _pad_reflect_side(array, axis_size, padding, i, mode, reflect_type, before):
+    """JAX's ``build_padding``: reflected (flipped) slices of at most the axis size, concatenated on."""
+    edge = _la.slice_in_dim(array, 0, 1, axis=i) if before else _la.slice_in_dim(array, -1, None, axis=i)
+    offset = 1 if (mode == "reflect" and axis_size > 1) else 0
+    while padding > 0:
+        curr = builtins.min(padding, axis_size - offset)
+        padding -= curr
+        if before:
+            start, stop = offset, offset + curr
         else:
-            raise NotImplementedError(f"jnp.pad mode={mode!r} is not implemented")
-        x = concatenate(parts, d) if len(parts) > 1 else parts[0]
-    return x
+            start, stop = -(curr + offset), (None if (mode == "symmetric" or axis_size == 1) else -1)
+        x = flip(_la.slice_in_dim(array, start, stop, axis=i), axis=i)
+        if reflect_type == "odd":
+            x = 2 * edge - x
+            if axis_size > 1:
+                edge = _la.slice_in_dim(x, 0, 1, axis=i) if before else _la.slice_in_dim(x, -1, None, axis=i)
+        array = lax.concatenate([x, array] if before else [array, x], dimension=i)
+    return array
 
 
 # ------------------------------------------------------------------------------------------------ flips / rolls

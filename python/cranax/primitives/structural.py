@@ -479,7 +479,8 @@ pad_p.inline_jaxpr = staticmethod(_pad_inline)
 def pad(x, padding_value, padding_config):
     """``x`` padded with ``padding_value``: ``padding_config[i] = (lo, hi, interior)``. Mirrors
     ``jax.lax.pad``."""
-    cfg = tuple(tuple(int(a) for a in c) for c in padding_config)
+    # NumPy ints are kept, as JAX keeps them (jnp.pad's widths print as np.int64(...))
+    cfg = tuple(tuple(a if isinstance(a, np.integer) else int(a) for a in c) for c in padding_config)
     return pad_p.bind(x, padding_value, padding_config=cfg)
 
 
