@@ -6,10 +6,11 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..api import jit
 from ..core import get_aval, typed_scalar
 from ._promotion import _is_float, _promote, _to_inexact, asarray, astype, int_
 from ._shapes import _canon_axes, broadcast_to, ravel, reshape
-from ._ufuncs import (_where, add, equal, isclose, isnan, logical_and, logical_or, maximum, minimum, multiply,
+from ._ufuncs import (_where_jit, add, equal, isclose, isnan, logical_and, logical_or, maximum, minimum, multiply,
                       sqrt, subtract, true_divide)
 
 
@@ -46,17 +47,14 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False, 
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
         (a,) = _promote(name, a)
-        if where is not None:
-            # Masked-out elements become the reduction's identity (or `initial`, which JAX requires for
-            # max/min).
-            fill = identity if identity is not None else initial
-            if fill is None:
-                raise ValueError(f"reduction operation {name} does not have an identity, so to use a where "
-                                 f"mask one has to specify 'initial'")
-            a = _where(where, a, fill)
+        if where is not None and identity is None and initial is None:
+            raise ValueError(f"reduction operation {name} does not have an identity, so to use a where "
+                             f"mask one has to specify 'initial'")
         av = get_aval(a)
         axes = _canon_axes(axis, av.ndim, name)
         result_dtype = None
+        if upcast_bool and av.dtype == _np.bool_ and dtype is not None:
+            a = astype(a, _dtypes.canonicalize_dtype(int_))   # JAX's _cast_to_numeric comes first
         if dtype is not None:
             a = astype(a, dtype)
         elif upcast_f16 and av.dtype == _F16:
@@ -69,6 +67,10 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False, 
                 a = astype(a, up)
         if identity is None and builtins.any(av.shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        if where is not None:
+            # as JAX, after the conversion to the computation dtype: masked-out elements become the
+            # reduction op's identity (one jitted _where)
+            a = _where_jit(where, a, _init_val(get_aval(a).dtype, _OP_IDENTITY[name]))
         r = prim_fn(a, axes)
         if initial is not None:
             r = _binary_combine(name, r, initial)
@@ -78,6 +80,24 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False, 
     op.__doc__ = (f"``{name}`` over ``axis`` (None: all; int or tuple), with ``keepdims``. Mirrors "
                   f"``jax.numpy.{name}``.")
     return op
+
+
+_OP_IDENTITY = {"sum": 0, "prod": 1, "max": -_np.inf, "min": _np.inf, "all": True, "any": False}
+
+
+def _init_val(dt, v):
+    """JAX's ``_reduction_init_val``: the identity ``v`` as a NumPy scalar of ``dt`` (an infinity an integer
+    or a no-inf float cannot hold becomes its extreme value)."""
+    if dt == _np.bool_:
+        return _np.array(v > 0, dtype=dt)
+    if _np.isinf(v) and dt.kind in "iu":
+        info = _np.iinfo(dt)
+        return _np.array(info.min if v < 0 else info.max, dtype=dt)
+    out = _np.array(v, dtype=dt)
+    if _np.isinf(v) and not _np.isinf(out.astype(_np.float32)):   # a float type without infinities
+        fi = _dtypes.finfo(dt)
+        return _np.array(fi.min if v < 0 else fi.max, dtype=dt)
+    return out
 
 
 def _binary_combine(name, r, initial):
@@ -126,12 +146,15 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis`` (ints and bools average in float32). Mirrors ``jax.numpy.mean``."""
     if where is not None:
         (a,) = _promote("mean", a)
+        av = get_aval(a)
+        result_dtype = dtype
         if dtype is None:
-            dtype = get_aval(a).dtype if _dtypes.issubdtype(get_aval(a).dtype, _np.inexact) else _to_inexact(get_aval(a).dtype, get_aval(a).weak_type)
-        w = broadcast_to(asarray(where), get_aval(a).shape)
-        num = sum(astype(a, dtype), axis=axis, keepdims=keepdims, where=w)
-        den = sum(astype(w, dtype), axis=axis, keepdims=keepdims)
-        return true_divide(num, den)
+            result_dtype = av.dtype if _dtypes.issubdtype(av.dtype, _np.inexact) else _to_inexact(av.dtype, av.weak_type)
+        comp = _F32 if result_dtype == _F16 else result_dtype   # JAX's _upcast_f16
+        # JAX's _mean: the count of where first, then the masked sum
+        den = sum(broadcast_to(asarray(where), av.shape), axis=axis, dtype=comp, keepdims=keepdims)
+        num = sum(a, axis=axis, dtype=comp, keepdims=keepdims, where=where)
+        return astype(lax.div(num, den), result_dtype)
     (a,) = _promote("mean", a)
     av = get_aval(a)
     axes = _canon_axes(axis, av.ndim, "mean")
@@ -148,29 +171,100 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         else lax.mul(s, typed_scalar(_np.nan, dtype, False))
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    """Variance over ``axis``. Mirrors ``jax.numpy.var``."""
-    if correction is not None:
-        ddof = correction
-    (a,) = _promote("var", a, to_float=True)
-    av = get_aval(a)
-    if dtype is None and av.dtype == _F16:
-        # JAX's _var_promote_types: float16 is computed in float32 and rounded once
-        return astype(var(astype(a, _F32), axis, ddof=ddof, keepdims=keepdims), _F16)
-    axes = _canon_axes(axis, av.ndim, "var")
-    n = 1
-    for i in axes:
-        n *= av.shape[i]
-    centered = subtract(a, mean(a, axes, keepdims=True))
-    if av.dtype.kind == "c":  # |x - mean|^2, real (as NumPy and JAX)
-        sq = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+def _ensure_optional_axes(axis):
+    """A static axis argument as JAX's jit takes it (a list becomes a tuple)."""
+    return tuple(axis) if isinstance(axis, (list, _np.ndarray)) else axis
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Variance over ``axis`` (``correction``/``ddof`` subtracted from the count, ``where`` masking), as one
+    jitted call (printed ``jit[name=_var]``). Mirrors ``jax.numpy.var``."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    (a,) = _promote("var", a)
+    return _var_jit(a, axis=_ensure_optional_axes(axis), dtype=dtype, out=out, correction=correction,
+                    keepdims=keepdims, where=where, a_mean=mean)
+
+
+def _var_promote_types(a_dtype, dtype):
+    if dtype is not None:
+        dtype = _np.dtype(dtype)
+        if dtype.kind != "c" and a_dtype.kind == "c":
+            raise ValueError("jax.numpy.var does not yet support real dtype parameters when computing the variance "
+                             "of an array of complex values. The semantics of numpy.var seem unclear in this case. "
+                             "Please comment on https://github.com/jax-ml/jax/issues/2283 if this behavior is "
+                             "important to you.")
+        computation = dtype
+    elif not _dtypes.issubdtype(a_dtype, _np.inexact):
+        dtype = computation = _to_inexact(a_dtype, False)
     else:
-        sq = lax.mul(centered, centered)
-    return true_divide(sum(sq, axis=axes, keepdims=keepdims), builtins.max(n - ddof, 0))
+        dtype = _np.array(0, a_dtype).real.dtype
+        computation = a_dtype
+    return (_F32 if computation == _F16 else computation), _np.dtype(dtype)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction))
+def _var(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None, a_mean=None):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
+    av = get_aval(a)
+    computation_dtype, dtype = _var_promote_types(av.dtype, dtype)
+    a = astype(a, computation_dtype)
+    if a_mean is None:
+        a_mean = globals()["mean"](a, axis, dtype=computation_dtype, keepdims=True, where=where)
+    else:
+        a_mean = astype(asarray(a_mean), computation_dtype)
+    centered = lax.sub(a, a_mean)
+    if computation_dtype.kind == "c":
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        computation_dtype = get_aval(centered).dtype   # no cast back to complex below
+    else:
+        centered = lax.square(centered)
+    normalizer = _count(a, axis, keepdims, where, computation_dtype)
+    normalizer = lax.sub(normalizer, lax.convert_element_type(correction, computation_dtype))
+    result = sum(centered, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+    result = astype(lax.div(result, normalizer), dtype)
+    return _where_jit(lax.gt(normalizer, _np.array(0, computation_dtype)), result, _np.nan)
+
+
+# JAX's _var: jitted with the axis, dtype and keepdims static
+_var_jit = jit(_var, static_argnames=("axis", "dtype", "keepdims"))
+
+
+def _count(a, axis, keepdims, where, dtype):
+    """JAX's ``_count``: the number of elements reduced (a constant), or the sum of the ``where`` mask."""
+    av = get_aval(a)
+    if where is None:
+        n = 1
+        for i in _canon_axes(axis, av.ndim, "var"):
+            n *= av.shape[i]
+        return lax.convert_element_type(n, dtype)
+    return sum(broadcast_to(asarray(where), av.shape), axis, dtype=dtype, keepdims=keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Standard deviation: the square root of ``var``, as one jitted call (printed ``jit[name=_std]``).
+    Mirrors ``jax.numpy.std``."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    (a,) = _promote("std", a)
+    return _std_jit(a, axis=_ensure_optional_axes(axis), dtype=dtype, out=out, correction=correction,
+                    keepdims=keepdims, where=where, mean=mean)
+
+
+def _std(a, *, axis=None, dtype=None, out=None, correction=0, keepdims=False, where=None, mean=None):
+    if dtype is not None and not _dtypes.issubdtype(dtype, _np.inexact):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.std is not supported.")
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims, where=where,
+                        mean=mean))
+
+
+_std_jit = jit(_std, static_argnames=("axis", "dtype", "keepdims"))
 
 
 def _argreduce(name, fn):

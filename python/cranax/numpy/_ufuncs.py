@@ -388,8 +388,10 @@ def _where(condition, x, y):
                                                get_aval(condition).dtype, False))
     x, y = _promote("where", x, y)
     shape = _broadcast_shapes("where", [get_aval(condition).shape, get_aval(x).shape, get_aval(y).shape])
-    condition, x, y = [_broadcast_to(v, shape) if not (lax._is_literal_scalar(v) and not shape)
-                       else v for v in (condition, x, y)]
+    # as JAX: a scalar condition stays scalar (select_n takes it with array cases)
+    scalar_pred = get_aval(condition).ndim == 0
+    condition, x, y = [v if (lax._is_literal_scalar(v) and not shape) or (scalar_pred and i == 0)
+                       else _broadcast_to(v, shape) for i, v in enumerate((condition, x, y))]
     return lax.select_n(condition, y, x)
 
 
