@@ -407,6 +407,8 @@ _STRUCTURAL = [
     _r("pad", "structural", lax=lax.pad, jnp=jnp.pad, linear=True,
        tested_in=("test_primitives.py::test_pad", "test_shape_ops.py::test_lax_pad_negative_and_interior",
                   "test_autodiff.py::test_pad_primitive_and_its_rules", "test_vmap.py::test_pad")),
+    _r("tile", "structural", lax=lax.tile, jnp=jnp.tile, linear=True,
+       tested_in=("test_jnp_staging_jax_text.py::test_tile_values_and_rules",)),
 ]
 
 _REDUCTIONS = [

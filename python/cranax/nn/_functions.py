@@ -3,6 +3,7 @@ derivative (the piecewise ones carry JAX's custom jvp rules, so their gradient a
 import numpy as _np
 
 from .. import dtypes as _dtypes
+from ..config import softmax_custom_jvp as _softmax_custom_jvp
 from .. import lax
 from .. import numpy as jnp
 from ..core import get_aval
@@ -307,6 +308,13 @@ def softmax(x, axis=-1, where=None):
     leaves out are 0. Its jvp is JAX's custom rule ``y * (ẋ - Σ y ẋ)``. Mirrors ``jax.nn.softmax``."""
     x = _arraylike("softmax", x)
     axes = _axes(axis, x.ndim)
+    if not _softmax_custom_jvp.value:
+        # JAX 0.10.2's default: the max is subtracted through stop_gradient, no custom jvp
+        x_max = jnp.max(x, axes, where=where, initial=-_np.inf, keepdims=True)
+        x_safe = x if where is None else jnp.where(where, x, -_np.inf)
+        unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))
+        result = unnormalized / jnp.sum(unnormalized, axes, where=where, keepdims=True)
+        return result if where is None else jnp.where(where, result, 0)
     if where is None:
         return _softmax_cj(x, axes)
     cj = custom_jvp(lambda x, axis: _softmax_impl(x, axis, where), nondiff_argnums=(1,))

@@ -101,13 +101,14 @@ def _init_val(dt, v):
 
 
 def _binary_combine(name, r, initial):
-    if name in ("sum",):
-        return add(r, initial)
-    if name == "prod":
-        return multiply(r, initial)
-    if name in ("max", "amax"):
-        return maximum(r, initial)
-    return minimum(r, initial)
+    """JAX: ``op(initial, result)``, the initial value converted to the result's dtype (a literal)."""
+    dt = get_aval(r).dtype
+    init = lax.convert_element_type(initial, dt)
+    if get_aval(init).shape != ():
+        raise ValueError(f"initial value must be a scalar. Got array of shape {get_aval(init).shape}")
+    op = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "amax": lax.max, "all": lax.bitwise_and,
+          "any": lax.bitwise_or}.get(name, lax.min)
+    return op(init, r)
 
 
 def _sum_prim(a, axes):

@@ -3,6 +3,7 @@ basic shapes of ``_shapes``): hstack/vstack/dstack/column_stack, split/array_spl
 tril/triu, diag/diagonal, cumsum/cumprod, sort/argsort, take/take_along_axis, where/nonzero/argwhere,
 searchsorted, atleast_*d. Mirrors ``jax.numpy``."""
 import builtins
+import operator as _operator
 
 import numpy as _np
 
@@ -141,16 +142,18 @@ def dsplit(ary, indices_or_sections):
 # ------------------------------------------------------------------------------------------------ tile / repeat
 
 def tile(A, reps):
-    """``A`` repeated ``reps`` times per axis (broadcast + reshape). Mirrors ``jax.numpy.tile``."""
+    """``A`` repeated ``reps`` times per axis: one ``lax.tile`` after leading 1s (as JAX). Mirrors
+    ``jax.numpy.tile``."""
     A = asarray(A)
-    reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)
-    nd = builtins.max(A.ndim, len(reps))
-    shape = (1,) * (nd - A.ndim) + A.shape
-    reps = (1,) * (nd - len(reps)) + reps
-    A = reshape(A, shape)
-    big = tuple(x for r, s in zip(reps, shape) for x in (r, s))
-    b = lax.broadcast_in_dim(A, big, tuple(range(1, 2 * nd, 2)))
-    return reshape(b, tuple(r * s for r, s in zip(reps, shape)))
+    try:
+        reps = tuple(iter(reps))
+    except TypeError:
+        reps = (reps,)
+    reps = tuple(_operator.index(r) for r in reps)
+    reps = (1,) * (A.ndim - len(reps)) + reps
+    if len(reps) > A.ndim:
+        A = lax.expand_dims(A, tuple(range(len(reps) - A.ndim)))
+    return lax.tile(A, reps)
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):

@@ -165,15 +165,60 @@ def split(operand, sizes, axis=0):
 
 
 def tile(operand, reps):
-    """``operand`` repeated ``reps[i]`` times along each axis. Mirrors ``jax.lax.tile``."""
-    operand = _ew._as_operand(operand)
-    shape = _shape(operand)
-    reps = tuple(int(r) for r in reps)
-    if len(reps) != len(shape):
-        raise ValueError(f"len(reps) must equal operand.ndim, got reps={reps} for shape {shape}")
-    big = tuple(d for r, s in zip(reps, shape) for d in (r, s))
-    b = _st.broadcast_in_dim(operand, big, tuple(range(1, 2 * len(shape), 2)))
-    return _st.reshape(b, tuple(r * s for r, s in zip(reps, shape)))
+    """``operand`` repeated ``reps[i]`` times along each axis (one ``tile`` equation, as JAX prints it).
+    Mirrors ``jax.lax.tile``."""
+    return tile_p.bind(_ew._as_operand(operand), reps=tuple(reps))
+
+
+# tile is a primitive of its own because JAX's jaxprs show it (``tile[reps=(2, 1)]``); it lowers as a
+# broadcast_in_dim to (r0, s0, r1, s1, ...) and a reshape.
+def _tile_abstract_eval(x, *, reps):
+    if x.ndim != len(reps):
+        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} and "
+                        f"x.ndim={x.ndim}.")
+    return x.update(shape=tuple(int(r) * d for r, d in zip(reps, x.shape)))
+
+
+tile_p = standard_primitive("tile", _tile_abstract_eval)
+
+
+def _tile_expanded(x, reps):
+    shape = _shape(x)
+    big = tuple(d for r, sz in zip(reps, shape) for d in (int(r), sz))
+    b = _st.broadcast_in_dim(x, big, tuple(range(1, 2 * len(shape), 2)))
+    return _st.reshape(b, tuple(int(r) * sz for r, sz in zip(reps, shape)))
+
+
+_tile_inline_cache = {}
+
+
+def _tile_inline(eqn):
+    x, = eqn.invars
+    reps = eqn.params["reps"]
+    key = (x.aval, tuple(int(r) for r in reps))
+    jaxpr = _tile_inline_cache.get(key)
+    if jaxpr is None:
+        jaxpr = _tile_inline_cache[key] = trace_to_jaxpr(lambda a: [_tile_expanded(a, reps)], [x.aval]).jaxpr
+    return jaxpr, eqn.invars
+
+
+def _tile_transpose(ct, x, *, reps):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval)]
+    shape = x.aval.shape
+    ct = _st.reshape(ct, tuple(k for pair in zip(reps, shape) for k in pair))
+    return [_red.reduce_sum(ct, tuple(2 * i for i in range(len(shape))))]
+
+
+def _tile_batch(vals, dims, *, reps):
+    new = list(reps)
+    new.insert(dims[0], 1)
+    return tile_p.bind(vals[0], reps=tuple(new)), dims[0]
+
+
+tile_p.inline_jaxpr = staticmethod(_tile_inline)
+_ad.deflinear(tile_p, _tile_transpose)
+_batching.batching_rules[tile_p] = _tile_batch
 
 
 def stack(operands, axis=0):
@@ -954,7 +999,6 @@ select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scat
 split_p = CompositePrimitive("split", _split_bind, True)
 stack_p = CompositePrimitive("stack", _stack_bind)
 unstack_p = CompositePrimitive("unstack", _unstack_bind, True)
-tile_p = CompositePrimitive("tile", lambda x, *, reps: tile(x, reps))
 mulhi_p = CompositePrimitive("mulhi", mulhi)
 optimization_barrier_p = CompositePrimitive("optimization_barrier", _identity_many, True)
 rng_bit_generator_p = CompositePrimitive("rng_bit_generator", _rng_bits_bind, True)
