@@ -40,11 +40,41 @@ def _cases(jax, jnp, lax):
         "tile_int": lambda: J(lambda x: jnp.tile(x, 2))(x),
         "tile_more_reps": lambda: J(lambda x: jnp.tile(x, (2, 1, 3)))(x),
         "tile_vmap": lambda: J(jax.vmap(lambda r: jnp.tile(r, 3)))(x),
+        "lax_gather": lambda: J(lambda x, i: lax.gather(
+            x, i, lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)),
+            (1, 3), mode="clip"))(x, jnp.zeros((2, 1), jnp.int32)),
+        "lax_scatter_add": lambda: J(lambda x, i, u: lax.scatter_add(
+            x, i, u, lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                                 scatter_dims_to_operand_dims=(0,)),
+            mode="promise_in_bounds"))(x, jnp.zeros((2, 1), jnp.int32), jnp.ones((2, 3))),
     }
 
 
 # Recorded from JAX 0.10.2 (str(jax.make_jaxpr(...)) of the same cases).
-JAX_TEXTS = {'max_initial': '{ lambda ; a:f32[2,3]. let\n'
+JAX_TEXTS = {'lax_gather': '{ lambda ; a:f32[2,3] b:i32[2,1]. let\n'
+               '    c:f32[2,3] = gather[\n'
+               '      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), '
+               'start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())\n'
+               '      fill_value=None\n'
+               '      indices_are_sorted=False\n'
+               '      mode=GatherScatterMode.CLIP\n'
+               '      slice_sizes=(1, 3)\n'
+               '      unique_indices=False\n'
+               '    ] a b\n'
+               '  in (c,) }',
+ 'lax_scatter_add': '{ lambda ; a:f32[2,3] b:i32[2,1] c:f32[2,3]. let\n'
+                    '    d:f32[2,3] = scatter-add[\n'
+                    '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(1,), '
+                    'inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), '
+                    'scatter_indices_batching_dims=())\n'
+                    '      indices_are_sorted=False\n'
+                    '      mode=GatherScatterMode.PROMISE_IN_BOUNDS\n'
+                    '      unique_indices=False\n'
+                    '      update_consts=()\n'
+                    '      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = add e f in (g,) }\n'
+                    '    ] a b c\n'
+                    '  in (d,) }',
+ 'max_initial': '{ lambda ; a:f32[2,3]. let\n'
                 '    b:i32[3] = iota[dimension=0 dtype=int32 shape=(3,) sharding=None] \n'
                 '    c:i32[] = reduce_max[axes=(0,)] b\n'
                 '    d:i32[] = max 3:i32[] c\n'

@@ -13,6 +13,7 @@ from .. import dtypes
 from ..core import ShapedArray, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
+from ..interpreters.partial_eval import trace_to_jaxpr
 from . import elementwise as _ew
 from . import structural as _st
 from .precision import canonicalize_precision
@@ -529,6 +530,36 @@ def _gather_wire(eqn):
 
 gather_p = standard_primitive("gather", _gather_abstract, wire=_gather_wire)
 
+_MODE_NAMES = {"clip": "GatherScatterMode.CLIP", "fill": "GatherScatterMode.FILL_OR_DROP",
+               "promise_in_bounds": "GatherScatterMode.PROMISE_IN_BOUNDS"}
+
+
+class _Shown:
+    """A param value printed as given text (JAX's reprs of its dimension-number and mode objects)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def _dn_text(dn):
+    fields = ", ".join(f"{k}={tuple(v)!r}" for k, v in zip(dn._fields, dn))
+    return _Shown(f"{type(dn).__name__}({fields})")
+
+
+def _gather_pp(eqn):
+    # as JAX prints them: GatherDimensionNumbers(offset_dims=..., ...) and GatherScatterMode.CLIP
+    p = dict(eqn.params)
+    p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
+    p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
+    return sorted(p.items())
+
+
+gather_p.pp_params = _gather_pp
+
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
@@ -578,8 +609,32 @@ scatter_max_p = standard_primitive("scatter-max", _scatter_abstract, wire=_scatt
 _SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)
 
 
+_COMBINERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min", "scatter-max": "max"}
+_combiner_jaxprs = {}
+
+
+def _update_jaxpr(name, dt):
+    """The scalar combiner JAX's scatter equations carry and print (``{ lambda ; e:f32[] f:f32[]. let g:f32[]
+    = add e f in (g,) }``; None for a plain scatter); cranax's scatters do not need it, so it is made to print."""
+    op = _COMBINERS.get(name)
+    if op is None:
+        return None
+    key = (op, dt)
+    j = _combiner_jaxprs.get(key)
+    if j is None:
+        fn = getattr(_ew, op)
+        av = ShapedArray((), dt)
+        j = _combiner_jaxprs[key] = trace_to_jaxpr(lambda a, b: [fn(a, b)], [av, av]).jaxpr
+    return j
+
+
 def _scatter_pp(eqn):
-    return sorted((k, v) for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts"))
+    p = {k: v for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts")}
+    p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
+    p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
+    p["update_consts"] = ()
+    p["update_jaxpr"] = _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
+    return sorted(p.items())
 
 
 for _p in _SCATTERS:
