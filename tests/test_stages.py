@@ -119,3 +119,22 @@ def test_compiler_ir_hlo_text():
     assert lo.compiler_ir() is None                     # no StableHLO (JAX: None when unavailable)
     with pytest.raises(ValueError, match="^unknown dialect: mhlo$"):
         lo.compiler_ir("mhlo")
+
+
+def test_aot_stage_attributes_as_jax():
+    # recorded from JAX 0.10.2 (the AOT guide's f with a donated second argument)
+    t = jax.jit(lambda x, y: (x * 2, y), donate_argnums=1).trace(3, jnp.ones(2))
+    assert str(t.in_avals) == "((ShapedArray(int32[], weak_type=True), ShapedArray(float32[2])), {})"
+    assert str(t.out_avals) == "(ShapedArray(int32[], weak_type=True), ShapedArray(float32[2]))"
+    assert t.donate_argnums == (1,)
+    lowered = t.lower()
+    assert str(lowered.in_avals) == str(t.in_avals) and lowered.donate_argnums == (1,)
+    assert str(t.out_info) == ("(ShapeDtypeStruct(shape=(), dtype=int32, weak_type=True), "
+                               "ShapeDtypeStruct(shape=(2,), dtype=float32))")
+    assert str(lowered.out_info) == "(ShapeDtypeStruct(shape=(), dtype=int32), ShapeDtypeStruct(shape=(2,), dtype=float32))"
+    compiled = lowered.compile()
+    assert str(compiled.in_avals) == str(t.in_avals) and compiled.donate_argnums == (1,)
+    s = str(jnp.ones(1).sharding)   # JAX on CPU: SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
+    assert str(compiled.input_shardings) == f"(({s}, {s}), {{}})"
+    assert str(compiled.output_shardings) == f"({s}, {s})"
+    assert jax.jit(lambda x: x).trace(1.0).donate_argnums == ()

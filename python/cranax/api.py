@@ -294,6 +294,9 @@ class JitWrapped(Wrapped):
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         self._fun = fun
+        # what the AOT stages report (``Traced.donate_argnums``); cranax does not reuse donated buffers
+        self._donate_argnums = (() if donate_argnums is None else
+                                (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums))
         # inspect.signature costs tens of µs; `jit(f)` re-created in a loop (the seed's pattern) reuses it.
         try:
             per_fun = _resolved_statics.get(fun)

@@ -15,12 +15,13 @@ import typing
 import numpy as np
 
 from . import _core
-from .array import Array, _arg_buffer, _to_buffer
+from .array import Array, _arg_buffer, _default_device, _to_buffer
 from .core import ShapedArray, get_aval
 from .hlo_text import HloComputation
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
 from ._pytree import tree_flatten, tree_unflatten
+from .sharding import SingleDeviceSharding
 
 __all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats", "CompilerOptions"]
 
@@ -121,6 +122,19 @@ class Traced:
     def out_info(self):
         return tree_unflatten(self.out_tree, [self._sds(a.shape, a.dtype, a.weak_type) for a in self.jaxpr.out_avals])
 
+    @property
+    def in_avals(self):
+        """``((avals of the positional arguments), {keyword: aval})`` (``jax.stages.Traced.in_avals``)."""
+        return tree_unflatten(self.in_tree, list(self.jaxpr.in_avals))
+
+    @property
+    def out_avals(self):
+        return tree_unflatten(self.out_tree, list(self.jaxpr.out_avals))
+
+    @property
+    def donate_argnums(self):
+        return self._wrapped._donate_argnums
+
     def lower(self, *, lowering_platforms=None):
         return Lowered(self)
 
@@ -136,7 +150,14 @@ class Lowered:
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)
     args_info = property(lambda self: self._traced.args_info)
-    out_info = property(lambda self: self._traced.out_info)
+    in_avals = property(lambda self: self._traced.in_avals)
+    donate_argnums = property(lambda self: self._traced.donate_argnums)
+
+    @property
+    def out_info(self):
+        # JAX's lowered out_info drops the weak type (the traced one keeps it)
+        t = self._traced
+        return tree_unflatten(t.out_tree, [t._sds(a.shape, a.dtype) for a in t.jaxpr.out_avals])
 
     def as_text(self, dialect=None, **_):
         return str(self._traced.jaxpr)
@@ -200,7 +221,20 @@ class Compiled:
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)
     args_info = property(lambda self: self._traced.args_info)
-    out_info = property(lambda self: self._traced.out_info)
+    out_info = property(lambda self: self._lowered.out_info)
+    in_avals = property(lambda self: self._traced.in_avals)
+    donate_argnums = property(lambda self: self._traced.donate_argnums)
+
+    @property
+    def input_shardings(self):
+        """Every input on the default device, as JAX's ``SingleDeviceSharding`` (``(args, kwargs)`` tree)."""
+        s = SingleDeviceSharding(_default_device())
+        return tree_unflatten(self.in_tree, [s] * self.in_tree.num_leaves)
+
+    @property
+    def output_shardings(self):
+        s = SingleDeviceSharding(_default_device())
+        return tree_unflatten(self.out_tree, [s] * self.out_tree.num_leaves)
 
     def as_text(self):
         return self._exe.as_text()
