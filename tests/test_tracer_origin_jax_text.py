@@ -232,3 +232,12 @@ def test_tracer_origin_text_as_jax(name):
 def test_jit_arg_names_are_key_paths():
     traced = jax.jit(lambda d, *xs, **kw: d).trace({'a': (1.0, 2.0)}, 3.0, 4.0, b=5.0)
     assert traced.jaxpr.jaxpr.debug_info.arg_names == ("d['a'][0]", "d['a'][1]", "xs[0]", "xs[1]", "kw['b']")
+
+
+def test_tree_map_structure_error_is_jax_text():
+    # recorded from JAX 0.10.2: the prefix error alone
+    with pytest.raises(ValueError) as e:
+        jax.tree_util.tree_map(lambda x, y: x + y, [1, 2], [1, 2, 3])
+    assert str(e.value) == ("pytree structure error: different lengths of list at key path\n    tree_map tree\n"
+                            "At that key path, the prefix pytree tree_map tree has a subtree of type list of length 2, "
+                            "but the full pytree has a subtree of the same type but of length 3.")

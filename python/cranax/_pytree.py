@@ -773,7 +773,7 @@ def _flatten_rest_up_to(what, treedef, tree, r, i, is_leaf):
                 f"it as a prefix): {treedef} vs {_safe_structure(r)}.")
         if err is None:
             raise ValueError(f"{what}: {both} {e}") from None
-        raise ValueError(f"{err(what + ' tree')}\n({what}: {both})") from None
+        raise err(what + " tree") from None   # JAX raises the prefix error alone
 
 
 def _one_level(x):
