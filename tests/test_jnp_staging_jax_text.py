@@ -40,6 +40,14 @@ def _cases(jax, jnp, lax):
         "tile_int": lambda: J(lambda x: jnp.tile(x, 2))(x),
         "tile_more_reps": lambda: J(lambda x: jnp.tile(x, (2, 1, 3)))(x),
         "tile_vmap": lambda: J(jax.vmap(lambda r: jnp.tile(r, 3)))(x),
+        "vmap_dynamic_slice": lambda: J(jax.vmap(lambda x, i: lax.dynamic_slice(x, (i,), (2,))))(
+            jnp.ones((3, 4)), jnp.arange(3)),
+        "vmap_dynamic_slice_2d": lambda: J(jax.vmap(lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 2))))(
+            jnp.ones((3, 4, 5)), jnp.arange(3)),
+        "vmap_dynamic_slice_operand": lambda: J(jax.vmap(lambda x: lax.dynamic_slice(x, (1,), (2,))))(
+            jnp.ones((3, 4))),
+        "vmap_dynamic_slice_index": lambda: J(jax.vmap(lambda i: lax.dynamic_slice(jnp.ones(4), (i,), (2,))))(
+            jnp.arange(3)),
         "lax_gather": lambda: J(lambda x, i: lax.gather(
             x, i, lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)),
             (1, 3), mode="clip"))(x, jnp.zeros((2, 1), jnp.int32)),
@@ -454,7 +462,71 @@ JAX_TEXTS = {'lax_gather': '{ lambda ; a:f32[2,3] b:i32[2,1]. let\n'
                    '{ lambda ; bf:f32[2,3]. let\n'
                    '    bg:bool[2,3] = gt bf 0.0:f32[]\n'
                    '    bh:f32[2] = jit[name=_var jaxpr=_var] bf 1:i32[] bg\n'
-                   '  in (bh,) }'}
+                   '  in (bh,) }',
+ 'vmap_dynamic_slice': '{ lambda ; a:f32[3,4] b:i32[3]. let\n'
+                       '    c:bool[3] = lt b 0:i32[]\n'
+                       '    d:i32[3] = add b 4:i32[]\n'
+                       '    e:i32[3] = select_n c b d\n'
+                       '    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e\n'
+                       '    g:f32[3,2] = gather[\n'
+                       '      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1),), '
+                       'collapsed_slice_dims=(), start_index_map=(np.int64(1),), operand_batching_dims=(0,), '
+                       'start_indices_batching_dims=(0,))\n'
+                       '      fill_value=None\n'
+                       '      indices_are_sorted=True\n'
+                       '      mode=GatherScatterMode.CLIP\n'
+                       '      slice_sizes=(1, 2)\n'
+                       '      unique_indices=True\n'
+                       '    ] a f\n'
+                       '  in (g,) }',
+ 'vmap_dynamic_slice_2d': '{ lambda ; a:f32[3,4,5] b:i32[3]. let\n'
+                          '    c:bool[3] = lt b 0:i32[]\n'
+                          '    d:i32[3] = add b 4:i32[]\n'
+                          '    e:i32[3] = select_n c b d\n'
+                          '    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e\n'
+                          '    g:i32[3,1] = broadcast_in_dim 0:i32[]\n'
+                          '    h:i32[3,2] = concatenate[dimension=1] f g\n'
+                          '    i:f32[3,2,2] = gather[\n'
+                          '      dimension_numbers=GatherDimensionNumbers(offset_dims=(np.int64(1), '
+                          'np.int64(2)), collapsed_slice_dims=(), start_index_map=(np.int64(1), '
+                          'np.int64(2)), operand_batching_dims=(0,), start_indices_batching_dims=(0,))\n'
+                          '      fill_value=None\n'
+                          '      indices_are_sorted=True\n'
+                          '      mode=GatherScatterMode.CLIP\n'
+                          '      slice_sizes=(1, 2, 2)\n'
+                          '      unique_indices=True\n'
+                          '    ] a h\n'
+                          '  in (i,) }',
+ 'vmap_dynamic_slice_index': '{ lambda ; a:i32[3]. let\n'
+                             '    b:f32[4] = broadcast_in_dim 1.0:f32[]\n'
+                             '    c:bool[3] = lt a 0:i32[]\n'
+                             '    d:i32[3] = add a 4:i32[]\n'
+                             '    e:i32[3] = select_n c a d\n'
+                             '    f:i32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] e\n'
+                             '    g:f32[3,2] = gather[\n'
+                             '      dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), '
+                             'collapsed_slice_dims=(), start_index_map=(0,), operand_batching_dims=(), '
+                             'start_indices_batching_dims=())\n'
+                             '      fill_value=None\n'
+                             '      indices_are_sorted=False\n'
+                             '      mode=GatherScatterMode.CLIP\n'
+                             '      slice_sizes=(2,)\n'
+                             '      unique_indices=False\n'
+                             '    ] b f\n'
+                             '  in (g,) }',
+ 'vmap_dynamic_slice_operand': '{ lambda ; a:f32[3,4]. let\n'
+                               '    b:i32[1] = broadcast_in_dim 1:i32[]\n'
+                               '    c:f32[3,2] = gather[\n'
+                               '      dimension_numbers=GatherDimensionNumbers(offset_dims=(0, np.int64(1)), '
+                               'collapsed_slice_dims=(), start_index_map=(np.int64(1),), '
+                               'operand_batching_dims=(), start_indices_batching_dims=())\n'
+                               '      fill_value=None\n'
+                               '      indices_are_sorted=True\n'
+                               '      mode=GatherScatterMode.CLIP\n'
+                               '      slice_sizes=(3, 2)\n'
+                               '      unique_indices=True\n'
+                               '    ] a b\n'
+                               '  in (c,) }'}
 
 
 @pytest.mark.parametrize("name", sorted(JAX_TEXTS))
@@ -558,3 +630,24 @@ def test_tile_values_and_rules():
     assert jax.jit(lambda x: lax.tile(x, (1, 2)))(x).shape == (2, 6)
     with pytest.raises(TypeError, match="reps length must be equal to the ndim of x"):
         lax.tile(x, (2,))
+
+
+def test_vmapped_dynamic_slice_values_as_jax():
+    # a gather with batching dims (JAX's batching rule); values, nested vmaps and gradients recorded from JAX
+    x = jnp.arange(60.0).reshape(3, 4, 5)
+    i = jnp.array([0, 2, 5])
+    f = lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 3))  # noqa: E731
+    want = np.stack([np.asarray(x)[k, min(int(s), 2):min(int(s), 2) + 2, 1:4] for k, s in enumerate(i)])
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f)(x, i)), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(f))(x, i)), want)
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f, (None, 0))(x[0], i)),
+                                  np.stack([np.asarray(x)[0, min(int(s), 2):min(int(s), 2) + 2, 1:4] for s in i]))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(f, (0, None))(x, 1)), np.asarray(x)[:, 1:3, 1:4])
+    xx, ii = jnp.stack([x, x + 1]), jnp.stack([i, i[::-1]])
+    np.testing.assert_array_equal(np.asarray(jax.vmap(jax.vmap(f))(xx, ii)),
+                                  np.stack([np.asarray(jax.vmap(f)(xx[k], ii[k])) for k in range(2)]))
+    g = jax.grad(lambda x: jax.vmap(f)(x, i).sum())(x)
+    assert np.asarray(g)[:, :, 1].tolist() == [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]]
+    assert float(jax.grad(lambda x: (jax.vmap(f)(x, i) ** 2).sum())(x).sum()) == 2 * float(jax.vmap(f)(x, i).sum())
+    g2 = jax.grad(lambda x: jax.vmap(jax.vmap(f))(jnp.stack([x, x]), ii).sum())(x)
+    assert np.asarray(g2)[0, :, 1].tolist() == [1.0, 1.0, 1.0, 1.0] and float(g2.sum()) == 36.0

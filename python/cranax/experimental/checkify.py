@@ -188,8 +188,10 @@ class _Run:
                               jnp.logical_not(jnp.all(ins[0])), ins[1:])
                 continue
             inline = getattr(prim, "inline_jaxpr", None)
-            if inline is not None:
-                inner, inner_args = inline(eqn)
+            # an inline rule returns None where the equation runs as it is (a gather without batching dims)
+            expansion = inline(eqn) if inline is not None else None
+            if expansion is not None:
+                inner, inner_args = expansion
                 ic = inner.consts if isinstance(inner, ClosedJaxpr) else []
                 inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
                 outs = self.eval(inner, ic, [read(a) for a in inner_args])

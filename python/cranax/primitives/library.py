@@ -459,13 +459,32 @@ def _wire_mode(mode, scatter=False):
     return "clip"
 
 
+def _dims(xs):
+    # NumPy ints are kept, as JAX's batching rule makes them (printed np.int64(...))
+    return tuple(x if isinstance(x, np.integer) else int(x) for x in xs)
+
+
 def _gdn(dn):
     if isinstance(dn, dict):
         dn = GatherDimensionNumbers(**dn)
-    dn = GatherDimensionNumbers(*[_ints(x) for x in dn])
-    if dn.operand_batching_dims or dn.start_indices_batching_dims:
-        raise NotImplementedError("gather with operand_batching_dims is not supported")
-    return dn
+    return GatherDimensionNumbers(*[_dims(x) for x in dn])
+
+
+def _unbatched_gather(idx, dn):
+    """A gather with batching dims as one without (the form the core runs, transposes and re-batches):
+    each operand batching dim becomes a collapsed dim indexed by an iota over the matching indices dim,
+    prepended to the index vectors. Returns ``(indices, dimension_numbers)``."""
+    if not dn.operand_batching_dims:
+        return idx, dn
+    iav = get_aval(idx)
+    cols = [_st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=int(d), sharding=None)
+            for d in dn.start_indices_batching_dims]
+    idx = concatenate_p.bind(*cols, idx, dimension=iav.ndim - 1)
+    ndn = GatherDimensionNumbers(
+        offset_dims=tuple(int(d) for d in dn.offset_dims),
+        collapsed_slice_dims=tuple(sorted(int(d) for d in dn.collapsed_slice_dims + dn.operand_batching_dims)),
+        start_index_map=tuple(int(d) for d in dn.operand_batching_dims + dn.start_index_map))
+    return idx, ndn
 
 
 def _sdn(dn):
@@ -479,7 +498,8 @@ def _sdn(dn):
 
 def _gather_shape(operand, indices, dn, slice_sizes):
     nb = indices.ndim - 1
-    window = [slice_sizes[d] for d in range(operand.ndim) if d not in dn.collapsed_slice_dims]
+    window = [slice_sizes[d] for d in range(operand.ndim)
+              if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
     out_rank = nb + len(window)
     if len(dn.offset_dims) != len(window):
         raise TypeError(f"gather offset_dims {dn.offset_dims} must have one entry per non-collapsed operand "
@@ -559,6 +579,23 @@ def _gather_pp(eqn):
 
 
 gather_p.pp_params = _gather_pp
+
+
+def _gather_inline(eqn):
+    """A gather with batching dims runs as its unbatched form (None: the core runs it as it is)."""
+    dn = eqn.params["dimension_numbers"]
+    if not dn.operand_batching_dims:
+        return None
+    x, idx = eqn.invars
+    params = dict(eqn.params)
+
+    def expanded(a, i):
+        i2, dn2 = _unbatched_gather(i, dn)
+        return [gather_p.bind(a, i2, **dict(params, dimension_numbers=dn2))]
+    return trace_to_jaxpr(expanded, [x.aval, idx.aval]).jaxpr, eqn.invars
+
+
+gather_p.inline_jaxpr = staticmethod(_gather_inline)
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
@@ -780,20 +817,30 @@ _batching.batching_rules[concatenate_p] = _concatenate_batch
 
 
 def _dynamic_slice_batch(vals, dims, slice_sizes):
-    x, idx = vals[0], vals[1:]
-    bx, bidx = dims[0], dims[1:]
-    size = _batching.axis_size_of(vals, dims)
-    if all(d is None for d in bidx):
-        x = _batching.moveaxis(x, bx, 0)
-        return dynamic_slice_p.bind(x, _zero_index(idx), *idx, slice_sizes=(size,) + tuple(slice_sizes)), 0
-    # Batched indices: the same as a gather whose index vector is the stacked indices.
-    idx = [_batching.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
-    idx = [_ew.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
-    stacked = concatenate_p.bind(*[_st.reshape(i, (size, 1)) for i in idx], dimension=1)
+    """JAX's ``_dynamic_slice_batching_rule``: the slice as a gather whose index vector is the stacked start
+    indices, batched by the gather rule (clip mode, sorted and unique indices)."""
+    x, idx = vals[0], list(vals[1:])
+    bx, bidx = dims[0], list(dims[1:])
     nd = len(slice_sizes)
-    dn = GatherDimensionNumbers(offset_dims=tuple(range(nd)), collapsed_slice_dims=(), start_index_map=tuple(range(nd)))
-    return _gather_batch([x, stacked], [bx, 0], dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
-                         indices_are_sorted=False, unique_indices=False, mode="clip", fill_value=None)
+    d = tuple(range(nd))
+    dn = GatherDimensionNumbers(offset_dims=d, collapsed_slice_dims=(), start_index_map=d)
+    size = next((get_aval(i).shape[b] for i, b in zip(idx, bidx) if b is not None), None)
+    if not idx:
+        index, ib = np.zeros((0,), np.int32), None
+    elif size is None:
+        index, ib = _concat1([_st.broadcast_in_dim(i, (1,), ()) for i in idx], 0), None
+    else:
+        index = _concat1([_st.broadcast_in_dim(_batching.moveaxis(i, b, 0) if b is not None else i, (size, 1),
+                                               (0,) if b is not None else ())
+                          for i, b in zip(idx, bidx)], 1)
+        ib = 0
+    return _gather_batch([x, index], [bx, ib], dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
+                         indices_are_sorted=True, unique_indices=True, mode="clip", fill_value=None)
+
+
+def _concat1(xs, dim):
+    # as JAX's lax.concatenate: one operand is returned as it is
+    return xs[0] if len(xs) == 1 else concatenate_p.bind(*xs, dimension=dim)
 
 
 def _zero_index(idx):
@@ -825,27 +872,37 @@ def _dus_batch(vals, dims):
 
 
 def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
+    """JAX's ``_gather_batching_rule``: a batched operand adds a leading window dim, batched indices a leading
+    batch dim, both a pair of batching dims (np.add makes the shifted dims NumPy ints, as JAX prints them)."""
     (x, idx), (bx, bi) = vals, dims
     dn = dimension_numbers
-    size = _batching.axis_size_of(vals, dims)
-    sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    slice_sizes = tuple(slice_sizes)
+    add1 = lambda ds: tuple(np.add(1, ds))  # noqa: E731
     if bi is None:
         x = _batching.moveaxis(x, bx, 0)
-        ndn = GatherDimensionNumbers(offset_dims=(0,) + sh(dn.offset_dims), collapsed_slice_dims=sh(dn.collapsed_slice_dims),
-                                     start_index_map=sh(dn.start_index_map))
-        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(size,) + tuple(slice_sizes), **params), 0
+        ndn = GatherDimensionNumbers(offset_dims=(0,) + add1(dn.offset_dims),
+                                     collapsed_slice_dims=add1(dn.collapsed_slice_dims),
+                                     start_index_map=add1(dn.start_index_map),
+                                     operand_batching_dims=add1(dn.operand_batching_dims),
+                                     start_indices_batching_dims=dn.start_indices_batching_dims)
+        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(get_aval(x).shape[0],) + slice_sizes,
+                             **params), 0
     if bx is None:
         idx = _batching.moveaxis(idx, bi, 0)
-        ndn = GatherDimensionNumbers(offset_dims=sh(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
-                                     start_index_map=dn.start_index_map)
-        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=slice_sizes, **params), 0
+        ndn = GatherDimensionNumbers(offset_dims=tuple(1 + d for d in dn.offset_dims),
+                                     collapsed_slice_dims=dn.collapsed_slice_dims, start_index_map=dn.start_index_map,
+                                     operand_batching_dims=dn.operand_batching_dims,
+                                     start_indices_batching_dims=add1(dn.start_indices_batching_dims))
+        # batched accesses into one array may no longer be sorted or unique
+        p = dict(params, indices_are_sorted=False, unique_indices=False)
+        return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=slice_sizes, **p), 0
     x, idx = _batching.moveaxis(x, bx, 0), _batching.moveaxis(idx, bi, 0)
-    iav = get_aval(idx)
-    counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
-    idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
-    ndn = GatherDimensionNumbers(offset_dims=sh(dn.offset_dims), collapsed_slice_dims=(0,) + sh(dn.collapsed_slice_dims),
-                                 start_index_map=(0,) + sh(dn.start_index_map))
-    return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(1,) + tuple(slice_sizes), **params), 0
+    lead = 0 if get_aval(x).shape[0] == 0 else 1
+    ndn = GatherDimensionNumbers(offset_dims=add1(dn.offset_dims), collapsed_slice_dims=add1(dn.collapsed_slice_dims),
+                                 start_index_map=add1(dn.start_index_map),
+                                 operand_batching_dims=(0,) + add1(dn.operand_batching_dims),
+                                 start_indices_batching_dims=(0,) + add1(dn.start_indices_batching_dims))
+    return gather_p.bind(x, idx, dimension_numbers=ndn, slice_sizes=(lead,) + slice_sizes, **params), 0
 
 
 def _scatter_batch_rule(prim):
@@ -969,6 +1026,7 @@ def _gather_transpose(ct, x, idx, dimension_numbers, slice_sizes, indices_are_so
     if _ad.is_zero(ct):
         return [_ad.Zero(av), None]
     m = GatherScatterMode.from_any(mode)
+    idx, dimension_numbers = _unbatched_gather(idx, dimension_numbers)
     return [scatter_add_p.bind(_zeros(av), idx, ct, dimension_numbers=_scatter_dn_for_gather(dimension_numbers),
                                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                                mode="fill" if m == "fill" else "clip"), None]
