@@ -289,6 +289,9 @@ def _no_nan_in_deoptimized(what):
             "consider opening a bug report at https://github.com/jax-ml/jax.")
 
 
+_NOT_STAGED = object()
+
+
 class JitWrapped(Wrapped):
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
@@ -467,6 +470,10 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if _state.any_refs() and _state._local.__dict__.get("staging"):
+            staged = self._call_staged(args, kwargs)
+            if staged is not _NOT_STAGED:
+                return staged
         if self._holder.refs is not None:
             return self._call_with_refs(args, kwargs)
         try:
@@ -586,6 +593,33 @@ class JitWrapped(Wrapped):
                 raise e from None
             raise FloatingPointError(_no_nan_in_deoptimized(f"invalid value ({kind}) encountered in jit({self._name})"))
         return tree_unflatten(entry.out_tree, res)
+
+    def _call_staged(self, args, kwargs):
+        """make_jaxpr staging refs, a call with staged ref arguments: a ``jit`` equation whose jaxpr takes
+        ``Ref{...}`` inputs (as JAX prints it); ``_NOT_STAGED`` for any other call."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        # refs the function closes over are its leading inputs, as JAX hoists them
+        crefs = [r for r in _state.closure_refs(self._fun) if _state.staged_ref_args([r])]
+        if not crefs and not _state.staged_ref_args(leaves):
+            return _NOT_STAGED
+        in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in crefs + leaves]
+        flat, store = self._flat_fun(statics, in_tree)
+
+        def with_closure(*args):
+            saved = [_state.bind(r, w._val) for r, w in zip(crefs, args)]   # the inner Ref variables
+            try:
+                return flat(*args[len(crefs):])
+            finally:
+                for r, sv in zip(crefs, saved):
+                    _state.restore(r, sv)
+        names = self._arg_names(in_tree, statics)
+        dbg = debug_info(self._fun, "jit", None if names is None else [""] * len(crefs) + list(names))
+        closed = _state.stage_nested(lambda: trace_to_jaxpr(with_closure, in_avals, dbg))
+        jaxpr, consts = closed.hoist_consts()
+        vals = [x._val.tracer if isinstance(x, _state.Ref) else x for x in crefs + leaves]
+        outs = jit_p.bind(*consts, *vals, jaxpr=jaxpr, name=self._name)
+        return tree_unflatten(store["tree"], outs)
 
     def _call_traced(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)

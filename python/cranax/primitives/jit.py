@@ -11,6 +11,8 @@ from ..array import Array, _to_buffer
 from ..core import Primitive, get_aval, set_current_trace
 from ..interpreters import ad, batching, lowering
 from ..interpreters.ad import Zero, is_undefined
+from ..interpreters.eval import eval_jaxpr
+from . import state as _state
 
 __all__ = ["jit_p", "JitPrimitive"]
 
@@ -27,6 +29,9 @@ class JitPrimitive(Primitive):
         self._exe_cache = weakref.WeakKeyDictionary()
 
     def _impl(self, *args, jaxpr, name):
+        if any(type(a) is _state.AbstractRef for a in jaxpr.in_avals):
+            # a make_jaxpr-staged call on array references: evaluated, never lowered (eval_jaxpr of it)
+            return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
         exe = self._exe_cache.get(jaxpr)
         if exe is None:
             exe = lowering.executable(lowering.lower_jaxpr(jaxpr, name), jaxpr)

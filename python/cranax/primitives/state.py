@@ -180,6 +180,10 @@ class Ref:
         top = _top()
         if type(v) is _sj.Staged and top is not None:
             raise _sj.Unsupported   # a make_jaxpr-staged ref inside a nested jit/loop body
+        if _local.__dict__.get("staging_nested") and not isinstance(v, Tracer) and (
+                type(v) is not _sj.Staged or v.tracer._trace is not core._state.trace):
+            # a staged jit body reaching an outer ref other than through its arguments (make_jaxpr retraces)
+            raise _sj.Unsupported
         if _local.__dict__.get("staging") and type(v) is not _sj.Staged and not isinstance(v, Tracer):
             # make_jaxpr: an eager ref the function closes over is staged as a Ref constvar (once per trace)
             hit = _local.staged_consts.get(id(self))
@@ -373,6 +377,25 @@ def staging(on):
     else:
         _local.staging, _local.staged_consts = on, {}
     return prev
+
+
+def staged_ref_args(leaves):
+    """Whether make_jaxpr stages refs here (its own trace, outside any plumbing call) and ``leaves`` (a
+    call's arguments) hold a staged ref: then a jit call is staged with ``Ref{...}`` inputs, as JAX prints it."""
+    if not _local.__dict__.get("staging") or _sj.staging_trace() is None:
+        return False
+    return any(isinstance(x, Ref) and type(x._val) is _sj.Staged for x in leaves)
+
+
+def stage_nested(fn):
+    """Runs ``fn`` (tracing a jit body whose ref arguments are staged) where reaching any other ref raises
+    ``Unsupported``."""
+    prev = _local.__dict__.get("staging_nested")
+    _local.staging_nested = True
+    try:
+        return fn()
+    finally:
+        _local.staging_nested = prev
 
 
 def any_refs():

@@ -1,0 +1,160 @@
+"""``make_jaxpr`` of a ``jax.Ref`` passed into (or closed over by) an inner ``jit``, as JAX 0.10.2 prints it
+(the "array refs" guide; texts recorded from JAX and written here): the jit's jaxpr takes ``Ref{...}`` inputs
+(closed-over refs first), reads and writes inside it are ``<-`` equations, a jit returning nothing has no
+binders; ``eval_jaxpr`` of it updates the refs."""
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.extend.core
+import cranax.numpy as jnp
+from cranax import lax
+
+
+def _cases(jax, jnp, lax):
+    """The same cases run under cranax here and under JAX to record ``JAX_TEXTS``."""
+    def guide(x_ref, y):
+        @jax.jit
+        def g(x_ref):
+            x_ref[...] += y
+        g(x_ref)
+        return x_ref[...]
+
+    def closure(x):
+        a = jax.new_ref(x)
+        b = jax.new_ref(x)
+        jax.jit(lambda a: a.__setitem__(..., a[...] + b[...]))(a)
+        return a[...]
+
+    def closure_only(x):
+        b = jax.new_ref(x)
+
+        @jax.jit
+        def g(y):
+            b[...] = b[...] * y
+            return y + 1
+        z = g(3.0)
+        return b[...] + z
+    J = jax.make_jaxpr
+    return {
+        "guide": lambda: J(lambda x: guide(jax.new_ref(x), 2.0))(jnp.ones(3)),
+        "ref_arg": lambda: J(lambda r, x: jax.jit(lambda r, x: r.__setitem__(..., r[...] + x))(r, x))(
+            jax.new_ref(jnp.zeros(2)), jnp.ones(2)),
+        "read_in_jit": lambda: J(lambda x: jax.jit(lambda r: r[...] + 1)(jax.new_ref(x)))(jnp.ones(2)),
+        "arg_read": lambda: J(lambda r: jax.jit(lambda s: s[...])(r))(jax.new_ref(3.0)),
+        "closure": lambda: J(closure)(jnp.ones(2)),
+        "closure_only": lambda: J(closure_only)(jnp.ones(2)),
+        "indexed": lambda: J(lambda x: jax.jit(lambda r: r[0] * 2)(jax.new_ref(x)))(jnp.arange(3.0)),
+    }
+
+
+# Recorded from JAX 0.10.2 (str(jax.make_jaxpr(...)) of the same cases).
+JAX_TEXTS = {'arg_read': '{ lambda ; a:Ref{f32[]}. let\n'
+             '    b:f32[] = jit[\n'
+             '      name=<lambda>\n'
+             '      jaxpr={ lambda ; a:Ref{f32[]}. let b:f32[] <- a[...] in (b,) }\n'
+             '    ] a\n'
+             '  in (b,) }',
+ 'closure': '{ lambda ; a:f32[2]. let\n'
+            '    b:Ref{f32[2]} = new_ref[kind=None memory_space=None] a\n'
+            '    c:Ref{f32[2]} = new_ref[kind=None memory_space=None] a\n'
+            '    jit[\n'
+            '      name=<lambda>\n'
+            '      jaxpr={ lambda ; c:Ref{f32[2]} b:Ref{f32[2]}. let\n'
+            '          d:f32[2] <- b[...]\n'
+            '          e:f32[2] <- c[...]\n'
+            '          f:f32[2] = add d e\n'
+            '          g:f32[2], b[...] <- b[...], f\n'
+            '        in () }\n'
+            '    ] c b\n'
+            '    h:f32[2] <- b[...]\n'
+            '  in (h,) }',
+ 'closure_only': '{ lambda ; a:f32[2]. let\n'
+                 '    b:Ref{f32[2]} = new_ref[kind=None memory_space=None] a\n'
+                 '    c:f32[] = jit[\n'
+                 '      name=g\n'
+                 '      jaxpr={ lambda ; b:Ref{f32[2]} d:f32[]. let\n'
+                 '          e:f32[2] <- b[...]\n'
+                 '          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d\n'
+                 '          g:f32[2] = mul e f\n'
+                 '          h:f32[2], b[...] <- b[...], g\n'
+                 '          c:f32[] = add d 1.0:f32[]\n'
+                 '        in (c,) }\n'
+                 '    ] b 3.0:f32[]\n'
+                 '    i:f32[2] <- b[...]\n'
+                 '    j:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
+                 '    k:f32[2] = add i j\n'
+                 '  in (k,) }',
+ 'guide': '{ lambda ; a:f32[3]. let\n'
+          '    b:Ref{f32[3]} = new_ref[kind=None memory_space=None] a\n'
+          '    jit[\n'
+          '      name=g\n'
+          '      jaxpr={ lambda ; b:Ref{f32[3]}. let\n'
+          '          c:f32[3] <- b[...]\n'
+          '          d:f32[3] = add c 2.0:f32[]\n'
+          '          e:f32[3], b[...] <- b[...], d\n'
+          '        in () }\n'
+          '    ] b\n'
+          '    f:f32[3] <- b[...]\n'
+          '  in (f,) }',
+ 'indexed': '{ lambda ; a:f32[3]. let\n'
+            '    b:Ref{f32[3]} = new_ref[kind=None memory_space=None] a\n'
+            '    c:f32[] = jit[\n'
+            '      name=<lambda>\n'
+            '      jaxpr={ lambda ; b:Ref{f32[3]}. let\n'
+            '          d:f32[] <- b[0]\n'
+            '          c:f32[] = mul d 2.0:f32[]\n'
+            '        in (c,) }\n'
+            '    ] b\n'
+            '  in (c,) }',
+ 'read_in_jit': '{ lambda ; a:f32[2]. let\n'
+                '    b:Ref{f32[2]} = new_ref[kind=None memory_space=None] a\n'
+                '    c:f32[2] = jit[\n'
+                '      name=<lambda>\n'
+                '      jaxpr={ lambda ; b:Ref{f32[2]}. let\n'
+                '          d:f32[2] <- b[...]\n'
+                '          c:f32[2] = add d 1.0:f32[]\n'
+                '        in (c,) }\n'
+                '    ] b\n'
+                '  in (c,) }',
+ 'ref_arg': '{ lambda ; a:Ref{f32[2]} b:f32[2]. let\n'
+            '    jit[\n'
+            '      name=<lambda>\n'
+            '      jaxpr={ lambda ; a:Ref{f32[2]} b:f32[2]. let\n'
+            '          c:f32[2] <- a[...]\n'
+            '          d:f32[2] = add c b\n'
+            '          e:f32[2], a[...] <- a[...], d\n'
+            '        in () }\n'
+            '    ] a b\n'
+            '  in () }'}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_TEXTS))
+def test_jaxpr_text_as_jax(name):
+    assert str(_cases(jax, jnp, lax)[name]()) == JAX_TEXTS[name]
+
+
+def test_staged_jit_evaluates_and_updates_refs():
+    j = _cases(jax, jnp, lax)["guide"]()
+    out, = cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, jnp.ones(3))
+    assert out.tolist() == [3.0, 3.0, 3.0]
+    r = jax.new_ref(jnp.zeros(2))
+    j = _cases(jax, jnp, lax)["ref_arg"]()
+    assert cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, r, jnp.ones(2)) == []
+    assert np.asarray(jax.freeze(r)).tolist() == [1.0, 1.0]
+    j = _cases(jax, jnp, lax)["closure_only"]()
+    out, = cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, jnp.ones(2))
+    assert out.tolist() == [7.0, 7.0]
+
+
+def test_staged_functions_still_run_under_jit():
+    def guide(x_ref, y):
+        @jax.jit
+        def g(x_ref):
+            x_ref[...] += y
+        g(x_ref)
+        return x_ref[...]
+    assert jax.jit(lambda x: guide(jax.new_ref(x), 2.0))(jnp.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    r = jax.new_ref(jnp.ones(2))
+    jax.jit(lambda r: r.__setitem__(..., r[...] * 5))(r)
+    assert np.asarray(jax.freeze(r)).tolist() == [5.0, 5.0]
