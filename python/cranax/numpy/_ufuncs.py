@@ -171,7 +171,7 @@ def power(x1, x2, /):
     a, b = _promote("power", x1, x2, rank_only=True)
     dt = get_aval(a).dtype
     if _dtypes.issubdtype(dt, _np.integer):
-        return _pow_int_int(a, b)
+        return _pow_int_int_jit(a, b)
     if dt == _np.bool_:
         raise TypeError("power does not accept dtype bool.")
     return lax.pow(a, b)
@@ -192,6 +192,10 @@ def _pow_int_int(x1, x2):
         x1 = lax.mul(x1, x1)
         x2 = lax.shift_right_logical(x2, one)
     return acc
+
+
+# JAX's _power is jit(inline=True): one compiled call when run eagerly, inlined into an enclosing trace
+_pow_int_int_jit = jit(_pow_int_int, inline=True)
 
 
 def float_power(x1, x2, /):
