@@ -1,4 +1,4 @@
-"""``make_jaxpr`` of a ``jax.Ref`` passed into (or closed over by) an inner ``jit``, as JAX 0.10.2 prints it
+"""``make_jaxpr`` of a ``jax.Ref`` passed into (or closed over by) an inner ``jit`` or ``scan`` body, as JAX 0.10.2 prints it
 (the "array refs" guide; texts recorded from JAX and written here): the jit's jaxpr takes ``Ref{...}`` inputs
 (closed-over refs first), reads and writes inside it are ``<-`` equations, a jit returning nothing has no
 binders; ``eval_jaxpr`` of it updates the refs."""
@@ -35,8 +35,38 @@ def _cases(jax, jnp, lax):
             return y + 1
         z = g(3.0)
         return b[...] + z
+    def scan_inner(x):
+        r = jax.new_ref(x)
+
+        def body(c, xs):
+            r[...] += xs
+            return c, None
+        lax.scan(body, 0., jnp.arange(3.))
+        return r[...]
+
+    def scan_carry_ys(x):
+        r = jax.new_ref(x)
+
+        def body(c, xs):
+            r[...] += xs * c
+            return c + 1, r[...] * 2
+        return lax.scan(body, 1., jnp.arange(3.)), r[...]
+
+    def scan_set(x):
+        r = jax.new_ref(jnp.zeros(3))
+
+        def body(c, xs):
+            r[...] = r[...] + xs
+            return c, None
+        lax.scan(body, None, jnp.ones((4, 3)))
+        return r[...]
     J = jax.make_jaxpr
     return {
+        "scan_inner": lambda: J(scan_inner)(0.),
+        "scan_carry_ys": lambda: J(scan_carry_ys)(0.),
+        "scan_set": lambda: J(scan_set)(0.),
+        "scan_ref_arg": lambda: J(lambda r: lax.scan(lambda c, x: (c + r[...], None), 0., jnp.ones(2))[0])(
+            jax.new_ref(3.0)),
         "guide": lambda: J(lambda x: guide(jax.new_ref(x), 2.0))(jnp.ones(3)),
         "ref_arg": lambda: J(lambda r, x: jax.jit(lambda r, x: r.__setitem__(..., r[...] + x))(r, x))(
             jax.new_ref(jnp.zeros(2)), jnp.ones(2)),
@@ -126,7 +156,80 @@ JAX_TEXTS = {'arg_read': '{ lambda ; a:Ref{f32[]}. let\n'
             '          e:f32[2], a[...] <- a[...], d\n'
             '        in () }\n'
             '    ] a b\n'
-            '  in () }'}
+            '  in () }',
+ 'scan_carry_ys': '{ lambda ; a:f32[]. let\n'
+                  '    b:Ref{f32[]} = new_ref[kind=None memory_space=None] a\n'
+                  '    c:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] \n'
+                  '    d:f32[] e:f32[3] = scan[\n'
+                  '      jaxpr={ lambda ; f:Ref{f32[]} g:f32[] h:f32[]. let\n'
+                  '          i:f32[] <- f[...]\n'
+                  '          j:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g\n'
+                  '          k:f32[] = mul h j\n'
+                  '          l:f32[] = convert_element_type[new_dtype=float32 weak_type=False] i\n'
+                  '          m:f32[] = add l k\n'
+                  '          n:f32[], f[...] <- f[...], m\n'
+                  '          o:f32[] = add g 1.0:f32[]\n'
+                  '          p:f32[] <- f[...]\n'
+                  '          q:f32[] = mul p 2.0:f32[]\n'
+                  '        in (o, q) }\n'
+                  '      length=3\n'
+                  '      num_carry=1\n'
+                  '      num_consts=1\n'
+                  '      reverse=False\n'
+                  '      unroll=1\n'
+                  '    ] b 1.0:f32[] c\n'
+                  '    r:f32[] <- b[...]\n'
+                  '  in (d, e, r) }',
+ 'scan_inner': '{ lambda ; a:f32[]. let\n'
+               '    b:Ref{f32[]} = new_ref[kind=None memory_space=None] a\n'
+               '    c:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] \n'
+               '    scan[\n'
+               '      jaxpr={ lambda ; d:f32[] e:Ref{f32[]} f:f32[]. let\n'
+               '          g:f32[] <- e[...]\n'
+               '          h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] g\n'
+               '          i:f32[] = add h f\n'
+               '          j:f32[], e[...] <- e[...], i\n'
+               '        in () }\n'
+               '      length=3\n'
+               '      num_carry=0\n'
+               '      num_consts=2\n'
+               '      reverse=False\n'
+               '      unroll=1\n'
+               '    ] 0.0:f32[] b c\n'
+               '    k:f32[] <- b[...]\n'
+               '  in (k,) }',
+ 'scan_ref_arg': '{ lambda ; a:Ref{f32[]}. let\n'
+                 '    b:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                 '    c:f32[] = scan[\n'
+                 '      jaxpr={ lambda ; d:Ref{f32[]} e:f32[] f:f32[]. let\n'
+                 '          g:f32[] <- d[...]\n'
+                 '          h:f32[] = add e g\n'
+                 '        in (h,) }\n'
+                 '      length=2\n'
+                 '      num_carry=1\n'
+                 '      num_consts=1\n'
+                 '      reverse=False\n'
+                 '      unroll=1\n'
+                 '    ] a 0.0:f32[] b\n'
+                 '  in (c,) }',
+ 'scan_set': '{ lambda ; a:f32[]. let\n'
+             '    b:f32[3] = broadcast_in_dim 0.0:f32[]\n'
+             '    c:Ref{f32[3]} = new_ref[kind=None memory_space=None] b\n'
+             '    d:f32[4,3] = broadcast_in_dim 1.0:f32[]\n'
+             '    scan[\n'
+             '      jaxpr={ lambda ; e:Ref{f32[3]} f:f32[3]. let\n'
+             '          g:f32[3] <- e[...]\n'
+             '          h:f32[3] = add g f\n'
+             '          i:f32[3], e[...] <- e[...], h\n'
+             '        in () }\n'
+             '      length=4\n'
+             '      num_carry=0\n'
+             '      num_consts=1\n'
+             '      reverse=False\n'
+             '      unroll=1\n'
+             '    ] c d\n'
+             '    j:f32[3] <- c[...]\n'
+             '  in (j,) }'}
 
 
 @pytest.mark.parametrize("name", sorted(JAX_TEXTS))
@@ -158,3 +261,16 @@ def test_staged_functions_still_run_under_jit():
     r = jax.new_ref(jnp.ones(2))
     jax.jit(lambda r: r.__setitem__(..., r[...] * 5))(r)
     assert np.asarray(jax.freeze(r)).tolist() == [5.0, 5.0]
+
+
+def test_staged_scan_evaluates_and_updates_refs():
+    c = _cases(jax, jnp, lax)
+    j = c["scan_inner"]()
+    out, = cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, 0.5)
+    assert float(out) == 3.5
+    j = c["scan_carry_ys"]()
+    carry, ys, last = cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, 0.5)
+    assert float(carry) == 4.0 and ys.tolist() == [1.0, 5.0, 17.0] and float(last) == 8.5
+    (carry2, ys2), last2 = (lambda x: (lambda r: (lax.scan(lambda c, xs: (r.__setitem__(..., r[...] + xs * c), (
+        c + 1, r[...] * 2))[1], 1., jnp.arange(3.)), r[...]))(jax.new_ref(x)))(0.5)
+    assert float(carry2) == 4.0 and ys2.tolist() == [1.0, 5.0, 17.0] and float(last2) == 8.5

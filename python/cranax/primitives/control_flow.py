@@ -164,6 +164,8 @@ _exe_cache = _ExeCache()
 
 def _compiled_impl(prim):
     def impl(*args, **params):
+        if prim.name == "scan" and any(isinstance(a, _state.Ref) for a in args):
+            return _scan_eval_refs(*args, **params)
         avals = [get_aval(a) for a in args]
         invars = [Var(a) for a in avals]
         outs = prim.abstract_eval(*avals, **params)
@@ -178,6 +180,23 @@ def _compiled_impl(prim):
         res = exe.execute(bufs)
         return [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     return impl
+
+
+def _scan_eval_refs(*args, jaxpr, length, reverse, num_consts, num_carry, **_):
+    """A make_jaxpr-staged scan whose body reads and writes array references (eval_jaxpr of it): the body
+    evaluated step by step on the eager refs, never lowered."""
+    consts, carry, xs = args[:num_consts], list(args[num_consts:num_consts + num_carry]), args[num_consts + num_carry:]
+    ys = []
+    for i in (reversed(range(length)) if reverse else range(length)):
+        out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[x[i] for x in xs])
+        carry, y = list(out[:num_carry]), out[num_carry:]
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    avals = jaxpr.out_avals[num_carry:]
+    stacked = [_from_host(np.stack([np.asarray(y[k]) for y in ys]) if ys else np.zeros((0,) + a.shape, a.dtype))
+               for k, a in enumerate(avals)]
+    return carry + stacked
 
 
 def _control_primitive(name, abstract_eval, wire, pp_params=None):
@@ -1093,6 +1112,14 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, x = loop_carry
             return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
         unroll_n = 1 if unroll is None else unroll
+        crefs = ([r for r in _state.closure_refs(body_fun) if _state.staged_ref_args([r])]
+                 if _state.any_refs() else [])
+        if crefs:   # make_jaxpr staging refs: the staged refs body_fun closes over are Ref{...} consts (as JAX)
+            dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
+            dbg.arg_names = [""] * len(crefs) + list(dbg.arg_names)
+            (_, result), _ = _state.stage_nested(lambda: _scan(scanned, (lower, init_val), None, length, False,
+                                                               unroll_n, "scan body", dbg, refs=crefs))
+            return result
         if _state.any_refs():   # array references the body reaches become extra carries
             (_, result), _ = _state.plumb_scan(
                 lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "scan body"),
@@ -1140,12 +1167,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     """``carry, ys = scan(f, init, xs)``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``, with
     the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
     if _state.any_refs():   # array references the body reaches become extra carries
+        # (make_jaxpr staging refs: a body closing over a staged ref takes it as a Ref{...} const, as JAX)
+        crefs = [r for r in _state.closure_refs(f) if _state.staged_ref_args([r])] if callable(f) else []
+        if crefs:
+            return _state.stage_nested(lambda: _scan(f, init, xs, length, reverse, unroll, "scan body",
+                                                     refs=crefs))
         return _state.plumb_scan(lambda body, init2: _scan(body, init2, xs, length, reverse, unroll, "scan body"),
                                  f, init)
     return _scan(f, init, xs, length, reverse, unroll, "scan body")
 
 
-def _scan(f, init, xs, length, reverse, unroll, what, dbg=None):
+def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_flatten(xs)
@@ -1184,9 +1216,16 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None):
         store = {}
 
         def flat(*args):
+            # staged refs the body closes over come first: bound to the body's Ref{...} inputs while it runs
+            saved = [_state.bind(r, w._val) for r, w in zip(refs, args)]
+            args = args[len(refs):]
             carry = tree_unflatten(init_tree, list(args[:nk]))
             x = tree_unflatten(xs_tree, list(args[nk:]))
-            out = f(carry, x)
+            try:
+                out = f(carry, x)
+            finally:
+                for r, sv in zip(refs, saved):
+                    _state.restore(r, sv)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise TypeError(f"scan body output must be a pair, got {type(out).__name__}.")
             c, y = out
@@ -1198,7 +1237,10 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None):
             return c_leaves + y_leaves
         if dbg is None:
             dbg = body_debug(f, "scan", (_positions(init_tree), _positions(xs_tree)))
-        closed, consts = trace_closed(flat, carry_avals + x_avals, dbg)
+            if refs:
+                dbg.arg_names = [""] * len(refs) + list(dbg.arg_names)
+        closed, consts = trace_closed(flat, [r._ref_aval() for r in refs] + carry_avals + x_avals, dbg)
+        consts = list(consts) + [r._val.tracer for r in refs]   # the jaxpr's invars: hoisted consts, refs, ...
         c_out = closed.out_avals[:store["nc"]]
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
