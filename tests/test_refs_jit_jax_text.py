@@ -1,4 +1,4 @@
-"""``make_jaxpr`` of a ``jax.Ref`` passed into (or closed over by) an inner ``jit`` or ``scan`` body, as JAX 0.10.2 prints it
+"""``make_jaxpr`` of a ``jax.Ref`` passed into (or closed over by) an inner ``jit``, ``scan``/``fori_loop`` body or ``cond`` branch, as JAX 0.10.2 prints it
 (the "array refs" guide; texts recorded from JAX and written here): the jit's jaxpr takes ``Ref{...}`` inputs
 (closed-over refs first), reads and writes inside it are ``<-`` equations, a jit returning nothing has no
 binders; ``eval_jaxpr`` of it updates the refs."""
@@ -60,8 +60,19 @@ def _cases(jax, jnp, lax):
             return c, None
         lax.scan(body, None, jnp.ones((4, 3)))
         return r[...]
+    def cond_inner(x, p):
+        r = jax.new_ref(x)
+        lax.cond(p, lambda: r.__setitem__(..., r[...] + 1), lambda: None)
+        return r[...]
+
+    def fori_inner(x):
+        r = jax.new_ref(x)
+        lax.fori_loop(0, 3, lambda i, c: (r.__setitem__(..., r[...] + i), c)[1], None)
+        return r[...]
     J = jax.make_jaxpr
     return {
+        "cond_inner": lambda: J(cond_inner)(1., True),
+        "fori_inner": lambda: J(fori_inner)(0),
         "scan_inner": lambda: J(scan_inner)(0.),
         "scan_carry_ys": lambda: J(scan_carry_ys)(0.),
         "scan_set": lambda: J(scan_set)(0.),
@@ -115,6 +126,40 @@ JAX_TEXTS = {'arg_read': '{ lambda ; a:Ref{f32[]}. let\n'
                  '    j:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
                  '    k:f32[2] = add i j\n'
                  '  in (k,) }',
+ 'cond_inner': '{ lambda ; a:f32[] b:bool[]. let\n'
+               '    c:Ref{f32[]} = new_ref[kind=None memory_space=None] a\n'
+               '    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b\n'
+               '    cond[\n'
+               '      branches=(\n'
+               '        { lambda ; e:Ref{f32[]}. let  in () }\n'
+               '        { lambda ; f:Ref{f32[]}. let\n'
+               '            g:f32[] <- f[...]\n'
+               '            h:f32[] = add g 1.0:f32[]\n'
+               '            i:f32[] = convert_element_type[new_dtype=float32 weak_type=False] h\n'
+               '            j:f32[], f[...] <- f[...], i\n'
+               '          in () }\n'
+               '      )\n'
+               '    ] d c\n'
+               '    k:f32[] <- c[...]\n'
+               '  in (k,) }',
+ 'fori_inner': '{ lambda ; a:i32[]. let\n'
+               '    b:Ref{i32[]} = new_ref[kind=None memory_space=None] a\n'
+               '    _:i32[] = scan[\n'
+               '      jaxpr={ lambda ; c:Ref{i32[]} d:i32[]. let\n'
+               '          e:i32[] = add d 1:i32[]\n'
+               '          f:i32[] <- c[...]\n'
+               '          g:i32[] = add f d\n'
+               '          h:i32[] = convert_element_type[new_dtype=int32 weak_type=False] g\n'
+               '          i:i32[], c[...] <- c[...], h\n'
+               '        in (e,) }\n'
+               '      length=3\n'
+               '      num_carry=1\n'
+               '      num_consts=1\n'
+               '      reverse=False\n'
+               '      unroll=1\n'
+               '    ] b 0:i32[]\n'
+               '    j:i32[] <- b[...]\n'
+               '  in (j,) }',
  'guide': '{ lambda ; a:f32[3]. let\n'
           '    b:Ref{f32[3]} = new_ref[kind=None memory_space=None] a\n'
           '    jit[\n'
@@ -274,3 +319,12 @@ def test_staged_scan_evaluates_and_updates_refs():
     (carry2, ys2), last2 = (lambda x: (lambda r: (lax.scan(lambda c, xs: (r.__setitem__(..., r[...] + xs * c), (
         c + 1, r[...] * 2))[1], 1., jnp.arange(3.)), r[...]))(jax.new_ref(x)))(0.5)
     assert float(carry2) == 4.0 and ys2.tolist() == [1.0, 5.0, 17.0] and float(last2) == 8.5
+
+
+def test_staged_cond_and_fori_evaluate():
+    c = _cases(jax, jnp, lax)
+    j = c["cond_inner"]()
+    assert float(cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, 1.0, True)[0]) == 2.0
+    assert float(cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, 1.0, False)[0]) == 1.0
+    j = c["fori_inner"]()
+    assert int(cranax.extend.core.eval_jaxpr(j.jaxpr, j.consts, 0)[0]) == 3

@@ -166,6 +166,10 @@ def _compiled_impl(prim):
     def impl(*args, **params):
         if prim.name == "scan" and any(isinstance(a, _state.Ref) for a in args):
             return _scan_eval_refs(*args, **params)
+        if prim.name == "cond" and any(isinstance(a, _state.Ref) for a in args):
+            # a make_jaxpr-staged cond on array references: the taken branch evaluated on the eager refs
+            b = params["branches"][int(np.clip(int(args[0]), 0, len(params["branches"]) - 1))]
+            return eval_jaxpr(b.jaxpr, b.consts, *args[1:])
         avals = [get_aval(a) for a in args]
         invars = [Var(a) for a in avals]
         outs = prim.abstract_eval(*avals, **params)
@@ -765,22 +769,33 @@ def batch_closed(closed, size, in_batched, force_out):
 _PY = (bool, int, float, complex)
 
 
-def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None):
+def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None, refs=()):
     """Traces ``fun(*unflatten(in_tree, args))``. Returns ``(closed, consts, out_tree)``. ``traced_for``
-    (``cond``, ``while_body``...) or a ready ``dbg``: what tracer errors say was traced."""
+    (``cond``, ``while_body``...) or a ready ``dbg``: what tracer errors say was traced. ``refs``: staged refs
+    (make_jaxpr) the function closes over, taken as leading ``Ref{...}`` inputs, their tracers appended to
+    the consts."""
+    if dbg is not None and len(dbg.arg_names or ()) != len(in_avals) + len(refs):
+        dbg = None   # given for the user's function, but a plumbing wrapper takes other inputs
     if dbg is None and traced_for is not None:
         dbg = body_debug(fun, traced_for, _positions(in_tree))
+        if refs:
+            dbg.arg_names = [""] * len(refs) + list(dbg.arg_names)
     store = {}
 
     def flat(*args):
-        out = fun(*tree_unflatten(in_tree, list(args)))
+        saved = [_state.bind(r, w._val) for r, w in zip(refs, args)]
+        try:
+            out = fun(*tree_unflatten(in_tree, list(args[len(refs):])))
+        finally:
+            for r, sv in zip(refs, saved):
+                _state.restore(r, sv)
         leaves, tree = tree_flatten(out)
         for v in leaves:
             _check_leaf(v, what)
         store["tree"] = tree
         return leaves
-    closed, consts = trace_closed(flat, in_avals, dbg)
-    return closed, consts, store["tree"]
+    closed, consts = trace_closed(flat, [r._ref_aval() for r in refs] + list(in_avals), dbg)
+    return closed, list(consts) + [r._val.tracer for r in refs], store["tree"]
 
 
 def _check_leaf(v, what):
@@ -846,6 +861,16 @@ def _prune_forwarded(jaxprs, ops):
 
 
 def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names, traced_for="cond"):
+    if _state.any_refs():
+        # make_jaxpr staging refs: staged refs the branches close over are Ref{...} operands, as JAX prints them
+        crefs = []
+        for b in branches:
+            for r in _state.closure_refs(b):
+                if _state.staged_ref_args([r]) and not any(r is c for c in crefs):
+                    crefs.append(r)
+        if crefs:
+            return _state.stage_nested(lambda: _bind_cond_flat(index, branches, ops, ops_tree, what_outputs,
+                                                               out_names, traced_for, crefs))
     if _state.any_refs():   # array references the branches reach become extra operands and outputs
         return _state.plumb_cond(lambda bs, ops2, tree2: _bind_cond_flat(index, bs, ops2, tree2, what_outputs,
                                                                           out_names, traced_for),
@@ -853,9 +878,9 @@ def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names, traced_f
     return _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names, traced_for)
 
 
-def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names, traced_for="cond"):
+def _bind_cond_flat(index, branches, ops, ops_tree, what_outputs, out_names, traced_for="cond", refs=()):
     ops_avals = [get_aval(o) for o in ops]
-    traced = [_trace_fun(b, ops_tree, ops_avals, n, traced_for) for b, n in zip(branches, out_names)]
+    traced = [_trace_fun(b, ops_tree, ops_avals, n, traced_for, refs=refs) for b, n in zip(branches, out_names)]
     out_tree0, avals0 = traced[0][2], traced[0][0].out_avals
     for k, (closed, _, tree) in enumerate(traced[1:], 1):
         _check_tree_and_avals(what_outputs(k), out_tree0, avals0, tree, closed.out_avals)
@@ -1121,8 +1146,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
                                                                unroll_n, "scan body", dbg, refs=crefs))
             return result
         if _state.any_refs():   # array references the body reaches become extra carries
+            dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
             (_, result), _ = _state.plumb_scan(
-                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "scan body"),
+                lambda body, init2: _scan(body, init2, None, length, False, unroll_n, "scan body", dbg),
                 scanned, (lower, init_val),
                 _state.LoopNames(body_fun, "fori_loop", "scan", lambda out: out[0], "result[0]", argpos=1, skip=1,
                                  carry_base="loop_carry"))
@@ -1137,14 +1163,14 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     def body(loop_carry):
         i, up, x = loop_carry
         return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
+    dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
+    dbg.arg_names = dbg.arg_names[:1] + ["upper"] + dbg.arg_names[1:]   # the carried bound body_fun never sees
     if _state.any_refs():   # as while_loop, with a ref carried in init_val named as JAX's fori_loop names it
         _, _, result = _state.plumb_while(
-            _while_loop, _fori_while_cond, body, (lower, upper, init_val),
+            lambda c, b, i: _while_loop(c, b, i, dbg), _fori_while_cond, body, (lower, upper, init_val),
             _state.LoopNames(body_fun, "fori_loop", "while_loop", lambda out: out, "result", argpos=1, skip=2,
                              carry_base="loop_carry"))
         return result
-    dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
-    dbg.arg_names = dbg.arg_names[:1] + ["upper"] + dbg.arg_names[1:]   # the carried bound body_fun never sees
     _, _, result = _while_loop(_fori_while_cond, body, (lower, upper, init_val), dbg)
     return result
 
@@ -1235,6 +1261,8 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
                 _check_leaf(v, "scan body")
             store.update(c_tree=c_tree, y_tree=y_tree, nc=len(c_leaves))
             return c_leaves + y_leaves
+        if dbg is not None and len(dbg.arg_names or ()) != len(refs) + nk + len(x_avals):
+            dbg = None   # given for the user's function, but a plumbing wrapper takes other inputs
         if dbg is None:
             dbg = body_debug(f, "scan", (_positions(init_tree), _positions(xs_tree)))
             if refs:

@@ -669,7 +669,7 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
         body_fun = _carrying(body_fun, carried, paths, names)
     def runner(call, refs, vals):
         if not refs:
-            return run(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0],
+            return run(_signed(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0], cond_fun),
                        _signed(lambda c: run_plumbed(call, (), (), lambda: _no_refs(body_fun(c), body_fun,
                                                                                      "while_loop"))[0], body_fun),
                        init), []
@@ -709,4 +709,4 @@ def plumb_cond(run, branches, ops, ops_tree):
 
 
 def _plumbed_branch(call, b):
-    return lambda *a: run_plumbed(call, (), (), lambda: _no_refs(b(*a), b, "cond"))[0]
+    return _signed(lambda *a: run_plumbed(call, (), (), lambda: _no_refs(b(*a), b, "cond"))[0], b)

@@ -275,7 +275,19 @@ def _checked(st, idx, value, fname):
     return trace, indexer, dyn
 
 
+def _implicit_cast(dtype, value):
+    """JAX's ``_maybe_implicit_cast``: a weakly typed value written into a ref of its kind becomes strong
+    (a ``convert_element_type`` equation)."""
+    if not isinstance(value, Tracer):
+        return value
+    a = value.aval
+    if a.weak_type and a.dtype == dtype and a.dtype.kind in "fiu":
+        return state._ew.convert_element_type_p.bind(value, new_dtype=dtype, weak_type=False, sharding=None)
+    return value
+
+
 def stage_swap(st, idx, value, fname="ref_swap"):
+    value = _implicit_cast(st.aval.dtype, value)
     trace, indexer, dyn = _checked(st, idx, value, fname)
     return _emit(trace, swap_p, [st.tracer, value, *dyn], indexer=indexer)
 
