@@ -80,6 +80,17 @@ fn run_sub(exe: &CpuExecutable, ins: &[Buffer]) -> Result<Vec<Buffer>> {
     exe.run(ins)
 }
 
+/// The outputs of a sub-plan without steps, whose outputs are all inputs: the operands they name.
+fn passthrough(sub: &Plan, slots: &[Option<Buffer>], operands: &[usize]) -> Result<Vec<Buffer>> {
+    sub.outputs
+        .iter()
+        .map(|&o| {
+            let s = *operands.get(o).filter(|_| o < sub.num_inputs).ok_or_else(|| Error::Execution(format!("branch output {o} is not an input")))?;
+            slots.get(s).and_then(|b| b.clone()).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written")))
+        })
+        .collect()
+}
+
 /// Runs control step `c` (compiled as `cc`) over the enclosing plan's `slots`.
 pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut [Option<Buffer>]) -> Result<()> {
     let get = |slots: &[Option<Buffer>], s: usize| -> Result<Buffer> {
@@ -104,7 +115,14 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
             let i = read_scalar_i64(&get(slots, *index)?)?;
             let k = i.clamp(0, branches.len() as i64 - 1) as usize;
             BRANCH_RUNS[k.min(7)].fetch_add(1, Ordering::Relaxed);
-            run_sub(&cc.subs[k], &gets(slots, operands)?)?
+            let sub = &cc.subs[k];
+            if sub.plan.steps.is_empty() {
+                // A branch that computes nothing (its outputs are some of its operands, as the untaken
+                // side of a `lax.cond` that only forwards its carry often is): no run of its own.
+                passthrough(&sub.plan, slots, operands)?
+            } else {
+                run_sub(sub, &gets(slots, operands)?)?
+            }
         }
         ControlStep::While { cond_consts, body_consts, init, outputs, .. } if cc.direct.is_some() => {
             let Some(super::loop_body::DirectLoop::While(d)) = &cc.direct else {

@@ -12,7 +12,8 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
     if inputs.len() != plan.num_inputs {
         return Err(Error::Arguments(format!("{} expects {} inputs, got {}", plan.name, plan.num_inputs, inputs.len())));
     }
-    let mut slots: Vec<Option<Buffer>> = vec![None; plan.slots.len()];
+    let mut scratch = Scratch::take(plan.slots.len());
+    let Scratch { slots, ins, outs, out_ptrs, out_bytes } = &mut *scratch;
     for (i, b) in inputs.iter().enumerate() {
         let want = &plan.slots[i];
         if &b.aval != want {
@@ -35,20 +36,14 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         }
         slots[i] = Some(b.clone());
     }
-    // A kernel step's pointer and size lists, reused by every kernel step of this run (a loop-heavy
-    // program runs dozens of tiny steps per call; four allocations each were a visible share of it).
-    let mut ins: Vec<*const u8> = Vec::new();
-    let mut outs: Vec<Buffer> = Vec::new();
-    let mut out_ptrs: Vec<*mut u8> = Vec::new();
-    let mut out_bytes: Vec<usize> = Vec::new();
     let mut steps = plan.steps.iter().enumerate();
     while let Some((si, step)) = steps.next() {
         if let (Step::Library(a), Some(Step::Library(b))) = (step, plan.steps.get(si + 1)) {
             if independent_products(plan, a, b) {
-                run_pair(plan, a, b, &mut slots)?;
+                run_pair(plan, a, b, slots)?;
                 steps.next(); // `b` ran too
-                release(exe, si, &mut slots);
-                release(exe, si + 1, &mut slots);
+                release(exe, si, slots);
+                release(exe, si + 1, slots);
                 continue;
             }
         }
@@ -59,19 +54,19 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
             }
             Step::Control(c) => {
                 let cc = exe.controls[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
-                super::control::run_step(plan, c, cc, &mut slots)?;
+                super::control::run_step(plan, c, cc, slots)?;
             }
             Step::Library(l) if exe.fused[si].is_some() => {
-                run_with_epilogue(exe, si, l, &mut slots)?;
+                run_with_epilogue(exe, si, l, slots)?;
                 steps.next(); // the epilogue kernel ran too
-                release(exe, si, &mut slots);
-                release(exe, si + 1, &mut slots);
+                release(exe, si, slots);
+                release(exe, si + 1, slots);
                 continue;
             }
             Step::Library(l) => {
-                let (ins, avals) = library_io(plan, l, &slots)?;
+                let (ins, avals) = library_io(plan, l, slots)?;
                 let outs = run_library(l, &ins, &avals)?;
-                store(l, outs, &mut slots);
+                store(l, outs, slots);
             }
             Step::Kernel(k) => {
                 let cache = exe.consts.get(si).and_then(Option::as_ref);
@@ -79,7 +74,7 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                     for (o, buf) in k.outputs.iter().zip(bufs) {
                         slots[o.slot] = Some(buf.clone());
                     }
-                    release(exe, si, &mut slots);
+                    release(exe, si, slots);
                     continue;
                 }
                 let ck = exe.kernels[si].as_ref().ok_or_else(|| Error::Execution(format!("step {si} not compiled")))?;
@@ -99,7 +94,7 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 // SAFETY: the plan was validated (every address the kernel computes lies inside the
                 // buffers of the slots' avals, which the inputs were checked against), outputs are
                 // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
-                unsafe { super::threads::run_kernel(ck, &ins, &out_ptrs, &out_bytes) };
+                unsafe { super::threads::run_kernel(ck, ins, out_ptrs, out_bytes) };
                 if let Some(c) = cache {
                     let _ = c.set(outs.clone());
                 }
@@ -108,9 +103,77 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 }
             }
         }
-        release(exe, si, &mut slots);
+        release(exe, si, slots);
     }
     plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+}
+
+/// One run's slot table and a kernel step's pointer and size lists, kept per thread between runs: a
+/// loop-heavy program runs dozens of tiny plans per call (a `cond` branch or loop body is a plan of its
+/// own), and allocating these for each was a visible share of its time. Runs nest (a control step runs its
+/// sub-plans inside its enclosing run), so each thread keeps a stack of them.
+#[derive(Default)]
+struct Scratch {
+    slots: Vec<Option<Buffer>>,
+    ins: Vec<*const u8>,
+    outs: Vec<Buffer>,
+    out_ptrs: Vec<*mut u8>,
+    out_bytes: Vec<usize>,
+}
+
+/// At most this many tables are kept per thread (the nesting depth of the plans it runs), each with at
+/// most `KEEP_SLOTS` slots: a one-off huge plan does not pin its table.
+const KEEP_TABLES: usize = 8;
+const KEEP_SLOTS: usize = 4096;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A thread's `Scratch`, given back (emptied: no buffer outlives its run) when dropped, also on an error
+/// return or an unwinding panic.
+struct ScratchGuard(Scratch);
+
+impl Scratch {
+    fn take(n: usize) -> ScratchGuard {
+        let mut s = SCRATCH.try_with(|p| p.borrow_mut().pop()).ok().flatten().unwrap_or_default();
+        s.slots.resize(n, None);
+        ScratchGuard(s)
+    }
+}
+
+impl std::ops::Deref for ScratchGuard {
+    type Target = Scratch;
+    fn deref(&self) -> &Scratch {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ScratchGuard {
+    fn deref_mut(&mut self) -> &mut Scratch {
+        &mut self.0
+    }
+}
+
+impl Drop for ScratchGuard {
+    fn drop(&mut self) {
+        let mut s = std::mem::take(&mut self.0);
+        s.slots.clear();
+        s.outs.clear();
+        s.ins.clear();
+        s.out_ptrs.clear();
+        if s.slots.capacity() > KEEP_SLOTS {
+            return;
+        }
+        // `try_with`: a run during thread teardown has nowhere to keep it (dropped instead).
+        let _ = SCRATCH.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < KEEP_TABLES {
+                    p.push(s);
+                }
+            }
+        });
+    }
 }
 
 /// The most bytes a kernel without inputs may keep alive in its executable (`CpuExecutable::consts`):
