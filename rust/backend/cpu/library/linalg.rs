@@ -1257,7 +1257,7 @@ mod tests {
             let mut cm = Mat::<T>::zeros(n, n);
             load(&a, cm.as_mut());
             let pars = [("seq", Par::Seq), ("pool", Par::rayon(0))];
-            let within = |par: Par, f: &mut dyn FnMut(Par)| crate::backend::cpu::threads::parallel(|_| f(par));
+            let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| crate::backend::cpu::threads::parallel(|_| f(par));
             let eye: Vec<u8> = (0..n * n).flat_map(|ij| {
                 let v = T::from_f64(if ij / n == ij % n { 1.0 } else { 0.0 });
                 unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, size_of::<T>()) }.to_vec()
