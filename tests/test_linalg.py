@@ -613,6 +613,32 @@ def test_fused_solves_match_numpy(n, dtype):
                                    rtol=rtol * 10, atol=atol * 10)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inv_through_the_lu_inverse_matches_numpy(dtype):
+    # inv solves against the identity, which faer's LU inverse (U^-1 L^-1 P) replaces at run time; sizes
+    # across the copies' 32-wide tiles, a batch, a right-hand side one entry off the identity (the two
+    # triangular solves), a singular matrix (non-finite, no exception) and the other factorizations' copies
+    _set_x64(dtype)
+    rtol, atol = _tol(dtype)
+    for shape in [(33, 33), (3, 70, 70), (130, 130)]:
+        n = shape[-1]
+        a = _rand(shape, dtype, seed=n) + np.asarray(2 * np.sqrt(n) * np.eye(n), dtype)
+        got = np.asarray(jax.jit(jnp.linalg.inv)(a))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, np.linalg.inv(a.astype(np.float64)), rtol=rtol * 10, atol=atol * 10)
+        b = np.broadcast_to(np.eye(n, dtype=dtype), shape).copy()
+        b[..., n - 1, 0] = 2
+        got = np.asarray(jax.jit(jnp.linalg.solve)(a, b))
+        np.testing.assert_allclose(got, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)),
+                                   rtol=rtol * 10, atol=atol * 10)
+        lu = np.asarray(jax.jit(lambda x: lxl.lu(x)[0])(a))
+        want = _sla.lu_factor(a.astype(np.float64))[0] if len(shape) == 2 else None
+        if want is not None:
+            np.testing.assert_allclose(lu, want, rtol=rtol * 10, atol=atol * 10)
+    s = np.ones((40, 40), dtype)
+    assert not np.isfinite(np.asarray(jax.jit(jnp.linalg.inv)(s))).all()
+
+
 def test_small_lu_pivots_as_lapack():
     # the direct elimination for order <= 8 follows getrf: the first largest |a| is the pivot (ties keep
     # the upper row), an exactly zero column is neither swapped nor scaled (no NaNs in L)

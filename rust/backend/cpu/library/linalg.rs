@@ -8,7 +8,7 @@
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
 //! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer.
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
+use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, lu::partial_pivoting::inverse as plu_inverse, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
@@ -146,14 +146,62 @@ fn stack_for(req: faer::dyn_stack::StackReq) -> MemBuffer {
     MemBuffer::new(req)
 }
 
-/// Writes `m` (any layout) into the row-major slice `d`.
-fn store<T: Real>(m: MatRef<'_, T>, d: &mut [T]) {
-    let c = m.ncols();
-    for i in 0..m.nrows() {
-        for j in 0..c {
-            d[i * c + j] = m[(i, j)];
+/// Copies `src` into `dst` (same shape, any strides) in square tiles, so that neither side is walked a
+/// whole column or row at a stride: between faer's column-major matrices and cranax's row-major buffers an
+/// element-by-element copy reads or writes one element per cache line, which at n = 1000 cost a few ms a
+/// copy (faer's `copy_from` walks in the destination's order only).
+fn copy_tiled<T: Copy>(src: MatRef<'_, T>, dst: MatMut<'_, T>) {
+    const TILE: usize = 32;
+    let (m, n) = src.shape();
+    debug_assert_eq!(dst.shape(), (m, n));
+    // walk each tile along the destination's unit stride when it has one (the writes), else the source's
+    let by_rows = dst.col_stride() == 1 || (dst.row_stride() != 1 && src.col_stride() == 1);
+    let (sp, srs, scs) = (src.as_ptr(), src.row_stride(), src.col_stride());
+    let (dp, drs, dcs) = (dst.as_ptr_mut(), dst.row_stride(), dst.col_stride());
+    for i0 in (0..m).step_by(TILE) {
+        for j0 in (0..n).step_by(TILE) {
+            let (i1, j1) = ((i0 + TILE).min(m), (j0 + TILE).min(n));
+            // SAFETY: every (i, j) is inside both matrices, whose strides are their views' own; the
+            // destination is borrowed mutably, so it does not overlap the source.
+            unsafe {
+                if by_rows {
+                    for i in i0..i1 {
+                        for j in j0..j1 {
+                            let (i, j) = (i as isize, j as isize);
+                            *dp.offset(i * drs + j * dcs) = *sp.offset(i * srs + j * scs);
+                        }
+                    }
+                } else {
+                    for j in j0..j1 {
+                        for i in i0..i1 {
+                            let (i, j) = (i as isize, j as isize);
+                            *dp.offset(i * drs + j * dcs) = *sp.offset(i * srs + j * scs);
+                        }
+                    }
+                }
+            }
         }
     }
+}
+
+/// Writes `m` (any layout) into the row-major slice `d`.
+fn store<T: Real>(m: MatRef<'_, T>, d: &mut [T]) {
+    let (r, c) = m.shape();
+    copy_tiled(m, MatMut::from_row_major_slice_mut(&mut d[..r * c], r, c));
+}
+
+/// Copies the row-major slice `s` into `f` (faer's column-major matrix).
+fn load<T: Real>(s: &[T], f: MatMut<'_, T>) {
+    let (r, c) = f.shape();
+    copy_tiled(MatRef::from_row_major_slice(&s[..r * c], r, c), f);
+}
+
+/// Whether the row-major n×n `b` is exactly the identity (`jnp.linalg.inv`'s right-hand side). Checked on
+/// the values rather than on the program: the scan stops at the first other entry, and it costs n² reads
+/// against the solve's n³ flops.
+fn is_identity<T: Real>(b: &[T], n: usize) -> bool {
+    let (zero, one) = (<T as Elem>::zero(), T::from_f64(1.0));
+    b.chunks_exact(n).enumerate().all(|(i, row)| row.iter().enumerate().all(|(j, &v)| v == if i == j { one } else { zero }))
 }
 
 fn identity<T: Real>(d: &mut [T], rows: usize, cols: usize) {
@@ -198,9 +246,10 @@ struct DecompWork<T> {
     mem: MemBuffer,
 }
 
-/// The per-thread workspace of a batch of real LU factorizations.
+/// The per-thread workspace of a batch of real LU factorizations (`g`: `lu_solve`'s inverse, else empty).
 struct LuWork<T> {
     f: Mat<T>,
+    g: Mat<T>,
     idx: Vec<usize>,
     mem: MemBuffer,
 }
@@ -240,7 +289,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                         }
                     }
                 } else {
-                    f.as_mut().copy_from(MatRef::from_row_major_slice(s, n, n));
+                    load(s, f.as_mut());
                 }
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
@@ -294,21 +343,35 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 });
                 return Ok(res);
             }
-            // workspace: the column-major copy faer factors, its row orders and scratch
+            // `inv` solves against the identity: then a^-1 = U^-1 L^-1 P (LAPACK getri's way, faer's
+            // `inverse`) costs about 0.8x the two triangular solves against n columns, and reads no b
+            let square = c == n;
+            // workspace: the column-major copy faer factors, its row orders, the inverse (square right-hand
+            // sides only) and scratch
             let init = |par| LuWork {
                 f: Mat::<T>::zeros(n, n),
+                g: if square { Mat::<T>::zeros(n, n) } else { Mat::<T>::zeros(0, 0) },
                 idx: vec![0usize; 2 * n],
-                mem: stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default())),
+                mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
+                    if square { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
+                ])),
             };
             let work = work + n * n * c;
             for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
-                w.f.as_mut().copy_from(MatRef::from_row_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
-                plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
-                // row i of the factored matrix is row fwd[i] of a: so is row i of the permuted b
+                load(&src[b * n * n..(b + 1) * n * n], w.f.as_mut());
+                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
+                if square && is_identity(bm, n) {
+                    let f = w.f.as_ref();
+                    plu_inverse::inverse(w.g.as_mut(), f, f, perm, par, MemStack::new(&mut w.mem));
+                    store(w.g.as_ref(), x);
+                    return;
+                }
+                // row i of the factored matrix is row fwd[i] of a: so is row i of the permuted b
                 for (i, &r) in fwd.iter().enumerate() {
                     x[i * c..(i + 1) * c].copy_from_slice(&bm[r * c..(r + 1) * c]);
                 }
@@ -323,6 +386,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             // (`cur`, `at`) and faer's scratch
             let init = |par| LuWork {
                 f: Mat::<T>::zeros(m, n),
+                g: Mat::<T>::zeros(0, 0),
                 idx: vec![0usize; 4 * m],
                 mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
             };
@@ -334,7 +398,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (inv, rest) = rest.split_at_mut(m);
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
-                    w.f.as_mut().copy_from(MatRef::from_row_major_slice(s, m, n));
+                    load(s, w.f.as_mut());
                     plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
                     store(w.f.as_ref(), d);
                 } else {
@@ -383,7 +447,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     dr.fill(<T as Elem>::zero());
                     return;
                 }
-                w.f.as_mut().copy_from(MatRef::from_row_major_slice(s, m, n));
+                load(s, w.f.as_mut());
                 qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
                 for i in 0..q_cols {
                     for j in 0..n {
@@ -1152,5 +1216,94 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Not a test: times faer alone (column-major input, its own scratch) against `run` (cranax's step:
+    /// the copies between layouts, the workspace, the outputs) at n = 1000, and faer sequential against
+    /// faer in cranax's pool, by wall and by this process's CPU time (all threads). Prints only:
+    /// `cargo test --release --features gpu --lib linalg_faer_alone -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn linalg_faer_alone_vs_run() {
+        fn cpu() -> f64 {
+            // utime + stime of every thread, in clock ticks (100 per second)
+            let s = std::fs::read_to_string("/proc/self/stat").unwrap();
+            let f: Vec<&str> = s.rsplit(')').next().unwrap().split_whitespace().collect();
+            (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+        }
+        fn time(label: &str, reps: usize, mut f: impl FnMut()) {
+            f();
+            let (t, c) = (std::time::Instant::now(), cpu());
+            for _ in 0..reps {
+                f();
+            }
+            let (wall, cpu) = (t.elapsed().as_secs_f64() / reps as f64, (cpu() - c) / reps as f64);
+            eprintln!("{label:<28} wall {:8.1} ms  cpu {:8.1} ms", wall * 1e3, cpu * 1e3);
+        }
+        fn go<T: Real>(name: &str) {
+            let n = 1000;
+            let reps = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+            let a: Vec<T> = (0..n * n)
+                .map(|ij| {
+                    let (i, j) = (ij / n, ij % n);
+                    let (i, j) = (i.min(j), i.max(j)); // symmetric, for eigh
+                    T::from_f64(((i * 7919 + j * 104729) % 1009) as f64 / 1009.0 - 0.5 + if i == j { 4.0 } else { 0.0 })
+                })
+                .collect();
+            let bytes: Vec<u8> = a.iter().flat_map(|x| unsafe { std::slice::from_raw_parts(x as *const T as *const u8, size_of::<T>()) }.to_vec()).collect();
+            let dt = if size_of::<T>() == 4 { DType::F32 } else { DType::F64 };
+            let sq = Aval::new(dt, vec![n, n]);
+            let buf = Buffer::from_bytes(&sq, &bytes).unwrap();
+            let mut cm = Mat::<T>::zeros(n, n);
+            load(&a, cm.as_mut());
+            let pars = [("seq", Par::Seq), ("pool", Par::rayon(0))];
+            let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| crate::backend::cpu::threads::parallel(|_| f(par));
+            let eye: Vec<u8> = (0..n * n).flat_map(|ij| {
+                let v = T::from_f64(if ij / n == ij % n { 1.0 } else { 0.0 });
+                unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, size_of::<T>()) }.to_vec()
+            }).collect();
+            let eye = Buffer::from_bytes(&sq, &eye).unwrap();
+            for (pn, par) in pars {
+                let mut f = cm.clone();
+                let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+                let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()).or(plu_inverse::inverse_scratch::<usize, T>(n, par)));
+                let mut g = Mat::<T>::zeros(n, n);
+                time(&format!("{name} faer lu {pn}"), reps, || within(par, &mut |par| {
+                    f.copy_from(&cm);
+                    plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                }));
+                time(&format!("{name} faer lu+inverse {pn}"), reps, || within(par, &mut |par| {
+                    f.copy_from(&cm);
+                    let (_, p) = plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                    plu_inverse::inverse(g.as_mut(), f.as_ref(), f.as_ref(), p, par, MemStack::new(&mut mem));
+                }));
+                let mut w = faer::diag::Diag::<T>::zeros(n);
+                let (mut u, mut v) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
+                let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()));
+                time(&format!("{name} faer eigh {pn}"), reps, || within(par, &mut |par| {
+                    evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(u.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
+                let full = svd::ComputeSvdVectors::Full;
+                let mut mem = stack_for(svd::svd_scratch::<T>(n, n, full, full, par, Default::default()));
+                time(&format!("{name} faer svd {pn}"), reps, || within(par, &mut |par| {
+                    svd::svd(cm.as_ref(), w.as_mut(), Some(u.as_mut()), Some(v.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
+            }
+            let ops: [(&str, LinalgOp, Vec<Aval>, bool); 5] = [
+                ("lu", LinalgOp::Lu, vec![sq.clone(), Aval::new(DType::I32, vec![n]), Aval::new(DType::I32, vec![n])], false),
+                ("lu_solve eye", LinalgOp::LuSolve, vec![sq.clone()], true),
+                ("eigh", LinalgOp::Eigh { lower: true, sort_eigenvalues: true }, vec![sq.clone(), Aval::new(dt, vec![n])], false),
+                ("svd", LinalgOp::Svd { full_matrices: true, compute_uv: true }, vec![Aval::new(dt, vec![n]), sq.clone(), sq.clone()], false),
+                ("qr", LinalgOp::Qr { full_matrices: true }, vec![sq.clone(), sq.clone()], false),
+            ];
+            for (on, op, outs, rhs) in ops {
+                let ins: Vec<&Buffer> = if rhs { vec![&buf, &eye] } else { vec![&buf] };
+                time(&format!("{name} run {on}"), reps, || {
+                    run(&op, &ins, &outs).unwrap();
+                });
+            }
+        }
+        go::<f64>("f64");
+        go::<f32>("f32");
     }
 }
