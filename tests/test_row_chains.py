@@ -48,6 +48,10 @@ k2 = (rng.standard_normal((2, 600, 4, 32))).astype(np.float32)
 v2 = (rng.standard_normal((2, 600, 4, 32))).astype(np.float32)
 q2 = (rng.standard_normal((2, 700, 4, 32))).astype(np.float32)
 out["attention"] = np.asarray(cranax.jit(cranax.nn.dot_product_attention)(q2, k2, v2))
+# Its gradients: softmax's backward is a chain too.
+loss = lambda a, b, c: jnp.sum(cranax.nn.dot_product_attention(a, b, c) ** 2)
+for name, g in zip("qkv", cranax.jit(cranax.grad(loss, (0, 1, 2)))(q2, k2, v2)):
+    out["attention_grad_" + name] = np.asarray(g)
 # Smaller than the threshold: no chain, same values either way.
 out["small"] = np.asarray(cranax.jit(lambda a: cranax.nn.softmax(a, axis=-1))(x[:30]))
 np.savez(sys.argv[1], **out)
@@ -119,6 +123,10 @@ def test_row_chains_bit_identical_on_off_and_across_threads(tmp_path):
     logits = np.einsum("bqhd,bkhd->bhqk", q64, k64) / np.sqrt(q.shape[-1])
     want_att = np.einsum("bhqk,bkhd->bqhd", _softmax64(logits), v64)
     np.testing.assert_allclose(base["attention"], want_att, rtol=1e-4, atol=2e-5)
+    # d/dv sum(out ** 2) = probabilitiesᵀ · 2 out.
+    want_dv = np.einsum("bhqk,bqhd->bkhd", _softmax64(logits), 2 * want_att)
+    np.testing.assert_allclose(base["attention_grad_v"], want_dv, rtol=1e-4, atol=1e-4)
+    assert all(np.isfinite(base["attention_grad_" + n]).all() for n in "qk")
     np.testing.assert_allclose(base["small"], _softmax64(x[:30]), **tol)
 
 
@@ -134,6 +142,8 @@ def test_softmax_and_attention_run_as_row_chains():
     assert "row chain: steps" in text and "1000 rows" in text
     assert "row chain: steps" in att and f"{2 * 4 * 700} rows" in att
     assert "row chain" not in small
+    loss = lambda a, b, c: jnp.sum(cranax.nn.dot_product_attention(a, b, c) ** 2)
+    grad_text = cranax.jit(cranax.grad(loss, (0, 1, 2))).lower(q, k, v).compile().as_text()
+    assert grad_text.count("row chain: steps") == 2  # the forward softmax and its backward
     np.testing.assert_allclose(np.asarray(cranax.jit(lambda a: cranax.nn.softmax(a, axis=-1))(x)), _softmax64(x),
                                rtol=2e-5, atol=1e-7)
-    assert jnp.asarray(x).shape == (1000, 1100)
