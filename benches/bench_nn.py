@@ -10,6 +10,7 @@ gradients of ``sum(out ** 2)`` with respect to q, k, v). The attention GFLOP/s c
     python benches/bench_nn.py                   # full shapes, median of 5 runs after 2 warm-ups
     python benches/bench_nn.py --quick           # N=2, smoke test
     JAX_PYTHON=/tmp/jaxvenv/bin/python python benches/bench_nn.py   # JAX measured in that interpreter
+    python benches/bench_nn.py --only attention  # only the cases whose name contains "attention"
 
 GFLOP/s counts 2 flops per multiply-add of the convolution (forward); forward+backward counts three
 convolutions' worth (the input and kernel gradients are each a convolution of the same size). The pool
@@ -25,8 +26,9 @@ import sys
 import numpy as np
 
 
-def cases(n):
-    """(name, x shape, w shape or window, feature groups, multiply-adds of the forward conv / window work)."""
+def cases(n, only=""):
+    """(name, x shape, w shape or window, feature groups, multiply-adds of the forward conv / window work), for
+    the cases whose name contains ``only``."""
     h = w = 56
     c = 64
     out = []
@@ -37,7 +39,7 @@ def cases(n):
     out.append(("conv3x3+bias+relu", (n, h, w, c), (3, 3, c, c), 1, n * h * w * c * c * 9))
     b, t = (8, 512) if n >= 8 else (n, 128)
     out.append(("attention", (b, t, 8, 64), None, 0, 2 * b * 8 * t * t * 64))
-    return out
+    return [c for c in out if only in c[0]]
 
 
 def _args(jnp, name, xs, ws):
@@ -95,6 +97,7 @@ from jax import lax
 sys.path.insert(0, sys.argv[3])
 import bench_nn as b
 n, runs = int(sys.argv[1]), int(sys.argv[2])
+only = sys.argv[4] if len(sys.argv) > 4 else ""
 def med(fn):
     for _ in range(2): jax.block_until_ready(fn())
     ts = []
@@ -102,7 +105,7 @@ def med(fn):
         t = time.perf_counter(); jax.block_until_ready(fn()); ts.append(time.perf_counter() - t)
     return statistics.median(ts)
 res = {"version": jax.__version__}
-for name, xs, ws, g, macs in b.cases(n):
+for name, xs, ws, g, macs in b.cases(n, only):
     fwd, bwd = b._fns(lax, jnp, jax.nn, jax.grad, name, g)
     args = b._args(jnp, name, xs, ws)
     f, gf = jax.jit(fwd), jax.jit(bwd)
@@ -111,7 +114,7 @@ print(json.dumps(res))
 """
 
 
-def jax_times(n, runs):
+def jax_times(n, runs, only=""):
     py = os.environ.get("JAX_PYTHON")
     if not py:
         try:
@@ -120,7 +123,7 @@ def jax_times(n, runs):
         except Exception:
             return None
     try:
-        out = subprocess.run([py, "-c", _JAX_SNIPPET, str(n), str(runs), os.path.dirname(os.path.abspath(__file__))],
+        out = subprocess.run([py, "-c", _JAX_SNIPPET, str(n), str(runs), os.path.dirname(os.path.abspath(__file__)), only],
                              capture_output=True, text=True, timeout=1800, check=True).stdout
         return json.loads(out.strip().splitlines()[-1])
     except Exception as e:  # pragma: no cover
@@ -133,6 +136,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     a = ap.parse_args(argv)
     # cranax is imported here: the JAX subprocess imports this file for ``cases`` and ``_fns`` only
     import cranax
@@ -144,15 +148,15 @@ def main(argv=None):
     print(machine_line())
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
     mine = {}
-    for name, xs, ws, g, macs in cases(n):
+    for name, xs, ws, g, macs in cases(n, a.only):
         fwd, bwd = _fns(lax, jnp, cranax.nn, cranax.grad, name, g)
         args = _args(jnp, name, xs, ws)
         f, gf = cranax.jit(fwd), cranax.jit(bwd)
         mine[name] = {"fwd": statistics.median(call_times(lambda: block(f(*args)), runs, 2)),
                       "fwdbwd": statistics.median(call_times(lambda: block(gf(*args)), runs, 2))}
-    theirs = jax_times(n, runs)
+    theirs = jax_times(n, runs, a.only)
     print(f"{'case':18s} {'pass':7s} {'cranax ms':>10s} {'GFLOP/s':>8s} {'JAX ms':>9s} {'GFLOP/s':>8s} {'ratio':>6s}")
-    for name, xs, ws, g, macs in cases(n):
+    for name, xs, ws, g, macs in cases(n, a.only):
         for kind, mult in (("fwd", 1), ("fwdbwd", 3)):
             flops = (1 if name.startswith("maxpool") else 2) * macs * mult
             t = mine[name][kind]

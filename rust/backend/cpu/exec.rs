@@ -38,6 +38,16 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
     }
     let mut steps = plan.steps.iter().enumerate();
     while let Some((si, step)) = steps.next() {
+        if let Some(chain) = exe.chains.get(si).and_then(Option::as_ref) {
+            super::row_chain::run(plan, &exe.kernels, chain, &mut slots)?;
+            for sj in si..chain.end {
+                release(exe, sj, &mut slots);
+            }
+            if chain.end > si + 1 {
+                steps.nth(chain.end - si - 2); // the chain's other steps ran too
+            }
+            continue;
+        }
         if let (Step::Library(a), Some(Step::Library(b))) = (step, plan.steps.get(si + 1)) {
             if independent_products(plan, a, b) {
                 run_pair(plan, a, b, slots)?;

@@ -124,8 +124,9 @@ fn strip_note(plan: &StripPlan) -> String {
     )
 }
 
-/// Compiles every kernel step (others get `None`) into one new module.
-pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel>>)> {
+/// Compiles every kernel step (others get `None`) into one new module. Kernels of steps where `no_stream`
+/// holds write their outputs with plain stores (a row chain reads them back from cache).
+pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<Option<CompiledKernel>>)> {
     let outlined: Vec<Vec<MathFn>> =
         plan.steps.iter().map(|s| if let Step::Kernel(k) = s { outline_uses(k) } else { Vec::new() }).collect();
     let mut extra = Vec::new();
@@ -157,7 +158,10 @@ pub fn compile_plan(plan: &Plan) -> Result<(JITModule, Vec<Option<CompiledKernel
             && super::loop_plan::partial_eligible(k, &out_dtypes)?;
         let mut ids = Vec::new();
         let mut clif = String::new();
-        let plan = super::loop_plan::strip_plan(k, &out_dtypes)?;
+        let mut plan = super::loop_plan::strip_plan(k, &out_dtypes)?;
+        if no_stream.get(si).copied().unwrap_or(false) {
+            plan.stream = false;
+        }
         for partial in [false, true] {
             if partial && !want_partial {
                 continue;

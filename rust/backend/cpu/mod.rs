@@ -4,7 +4,8 @@
 //! Files, from the top down (each imports only files below it, except the one recursion of nested plans:
 //! a control step holds compiled sub-plans, so `control`, `loop_body` and `exec` use `CpuExecutable`):
 //! - this file: `CpuExecutable` and `compile` (validate, JIT every kernel, compile control steps).
-//! - `exec`: running the plan's steps on buffers; `threads`: kernels split across a thread pool.
+//! - `exec`: running the plan's steps on buffers; `threads`: kernels split across a thread pool;
+//!   `row_chain`: runs of kernels over a large array's rows (softmax) run a block of rows at a time.
 //! - `control`: control-flow steps running compiled sub-plans; `scalar_loop` (loops over small values as
 //!   one Cranelift function with a real loop) and `loop_body` (loop bodies run in place on raw buffers).
 //! - `library`: plain-Rust routines for library steps (gemm, concatenate, gather, sort, ...).
@@ -53,6 +54,7 @@ mod math_fn;
 mod mathlib;
 mod module;
 mod ops;
+mod row_chain;
 mod simd;
 mod special;
 pub mod threads;
@@ -86,6 +88,8 @@ pub struct CpuExecutable {
     /// Per step, for library steps marked `epilogue` whose next kernel `Plan::epilogue_of` accepts and
     /// that compiled: the kernel output that takes over the library's buffer (the kernel runs in place).
     fused: Vec<Option<usize>>,
+    /// Per step, the row chain starting there (`row_chain`); `None` elsewhere and under `CRANAX_NO_ROW_CHAINS=1`.
+    chains: Vec<Option<row_chain::RowChain>>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -118,8 +122,16 @@ fn epilogues_disabled() -> bool {
 /// Validates `plan` and compiles its kernels. Never panics: Cranelift failures (and any panic inside it)
 /// become `Error::Codegen`; plans the backend cannot lower are `Error::Unsupported`.
 pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
+    compile_with(plan, !row_chain::disabled())
+}
+
+/// `compile`, with row chains (`row_chain`) on or off.
+fn compile_with(plan: &Plan, chains: bool) -> Result<Arc<CpuExecutable>> {
     validate::validate_plan(plan)?;
-    let (module, kernels) = match catch_unwind(AssertUnwindSafe(|| jit::compile_plan(plan))) {
+    let found = if chains { row_chain::find(plan) } else { Vec::new() };
+    // Kernels writing a chain's scratch keep their outputs in cache: no non-temporal stores.
+    let no_stream: Vec<bool> = (0..plan.steps.len()).map(|si| found.iter().any(|c| c.writes_scratch(si))).collect();
+    let (module, kernels) = match catch_unwind(AssertUnwindSafe(|| jit::compile_plan(plan, &no_stream))) {
         Ok(r) => r?,
         Err(p) => return Err(Error::Codegen(format!("code generator panicked: {}", panic_message(&*p)))),
     };
@@ -139,7 +151,12 @@ pub fn compile(plan: &Plan) -> Result<Arc<CpuExecutable>> {
             _ => None,
         })
         .collect();
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts, fused }))
+    let mut chains: Vec<Option<row_chain::RowChain>> = (0..plan.steps.len()).map(|_| None).collect();
+    for c in found {
+        let start = c.start;
+        chains[start] = Some(c);
+    }
+    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts, fused, chains }))
 }
 
 impl CpuExecutable {
@@ -163,6 +180,9 @@ impl CpuExecutable {
         let ins: Vec<String> = (0..p.num_inputs).map(slot).collect();
         let _ = writeln!(s, "plan {}({}) -> ({})", p.name, ins.join(", "), p.outputs.iter().map(|&o| format!("s{o}")).collect::<Vec<_>>().join(", "));
         for (si, step) in p.steps.iter().enumerate() {
+            if let Some(c) = self.chains.get(si).and_then(Option::as_ref) {
+                let _ = writeln!(s, "  {}", c.describe());
+            }
             match step {
                 Step::View { src, dst } => {
                     let _ = writeln!(s, "  step {si}: {} = view s{src}", slot(*dst));

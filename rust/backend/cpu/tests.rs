@@ -2060,3 +2060,91 @@ fn simd_f64_arithmetic_between_f32_values() {
         }
     }
 }
+
+/// A softmax over the rows of `[rows, cols]` as three kernels (max; exp(x - m) and its sum; divide), the
+/// divide reading the sums through `sum_strides` (row-local `[1, 0]`, or something else).
+fn softmax_plan(rows: usize, cols: usize, sum_strides: Vec<isize>) -> Plan {
+    let f = DType::F32;
+    let m = Aval::new(f, vec![rows, cols]);
+    let r = Aval::new(f, vec![rows]);
+    let rm = row_major(&[rows, cols]);
+    let k0 = Kernel {
+        name: "max".into(),
+        domain: vec![rows, cols],
+        reduce_axes: vec![1],
+        inputs: vec![kin(0, f, rm.clone())],
+        body: vec![load(0, f)],
+        outputs: vec![KernelOutput { slot: 1, value: 0, kind: OutputKind::Reduce(ReduceOp::Max) }],
+    };
+    let k1 = Kernel {
+        name: "exp_sum".into(),
+        domain: vec![rows, cols],
+        reduce_axes: vec![1],
+        inputs: vec![kin(0, f, rm.clone()), kin(1, f, vec![1, 0])],
+        body: vec![load(0, f), load(1, f), bin(BinaryOp::Sub, 0, 1, f), un(UnaryOp::Exp, 2, f)],
+        outputs: vec![
+            KernelOutput { slot: 2, value: 3, kind: OutputKind::Store },
+            KernelOutput { slot: 3, value: 3, kind: OutputKind::Reduce(ReduceOp::Sum) },
+        ],
+    };
+    let k2 = Kernel {
+        name: "div".into(),
+        domain: vec![rows, cols],
+        reduce_axes: vec![],
+        inputs: vec![kin(2, f, rm), kin(3, f, sum_strides)],
+        body: vec![load(0, f), load(1, f), bin(BinaryOp::Div, 0, 1, f)],
+        outputs: vec![KernelOutput { slot: 4, value: 2, kind: OutputKind::Store }],
+    };
+    Plan {
+        name: "softmax".into(),
+        num_inputs: 1,
+        slots: vec![m.clone(), r.clone(), m.clone(), r, m],
+        steps: vec![Step::Kernel(k0), Step::Kernel(k1), Step::Kernel(k2)],
+        outputs: vec![4],
+    }
+}
+
+#[test]
+fn row_chain_softmax_matches_the_steps_run_one_by_one() {
+    // 1000 × 1100 f32 (4.4 MB, above the chain threshold); 1000 rows is not a multiple of the block.
+    let (rows, cols) = (1000, 1100);
+    let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919 % 1013) as f32 - 500.0) * 0.02).collect();
+    let input = buf(&[rows, cols], &x);
+    let plan = softmax_plan(rows, cols, vec![1, 0]);
+    let on = compile_with(&plan, true).unwrap();
+    let off = compile_with(&plan, false).unwrap();
+    let text = on.as_text();
+    assert!(text.contains("row chain: steps 0..3 run 1000 rows"), "{}", &text[..text.len().min(600)]);
+    assert!(text.contains("(3 kernels, 3 scratch arrays)"));
+    assert!(!off.as_text().contains("row chain"));
+    let a = read::<f32>(&on.run(&[input.clone()]).unwrap()[0]);
+    let b = read::<f32>(&off.run(&[input]).unwrap()[0]);
+    assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()));
+    // And the values: each row sums to 1 and matches a plain f64 softmax.
+    for r in [0, 1, 499, 999] {
+        let row = &x[r * cols..(r + 1) * cols];
+        let m = row.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v as f64));
+        let s: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+        for c in [0, 1, 550, cols - 1] {
+            let want = (row[c] as f64 - m).exp() / s;
+            assert!((a[r * cols + c] as f64 - want).abs() <= 2e-6 * want + 1e-9, "row {r} col {c}");
+        }
+    }
+}
+
+#[test]
+fn row_chain_stops_at_a_kernel_reading_across_rows() {
+    // The divide reads every row's sum through a broadcast of row 0: not row-local, so the chain is the
+    // first two kernels, and the sums get a full buffer.
+    let (rows, cols) = (1000, 1100);
+    let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 31 % 97) as f32) * 0.05).collect();
+    let input = buf(&[rows, cols], &x);
+    let plan = softmax_plan(rows, cols, vec![0, 0]);
+    let on = compile_with(&plan, true).unwrap();
+    let text = on.as_text();
+    assert!(text.contains("row chain: steps 0..2 run 1000 rows"), "{}", &text[..text.len().min(600)]);
+    assert!(text.contains("(2 kernels, 1 scratch arrays)"));
+    let a = read::<f32>(&on.run(&[input.clone()]).unwrap()[0]);
+    let b = read::<f32>(&compile_with(&plan, false).unwrap().run(&[input]).unwrap()[0]);
+    assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()));
+}
