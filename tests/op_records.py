@@ -24,9 +24,12 @@ import cranax.lax as lax
 import cranax.numpy as jnp
 import cranax.primitives
 from cranax.core import Primitive
+from cranax.primitives.elementwise import ndtri as ndtri_prim
 from cranax.primitives.lax_composites import CompositePrimitive
 
 F32_NAMES = ("float32",)
+# ndtri float32 against SciPy (float64): JAX 0.10.2 is at most 3.89 ulp off; cranax gives its bits.
+NDTRI_ULP = 4
 FLOAT_NAMES = ("float32", "float64")
 INT_NAMES = ("int32", "uint32", "int64")
 ALL_NAMES = ("bool", "int32", "uint32", "float32", "int64", "float64")
@@ -259,6 +262,15 @@ _UNARY = [
     _r("erf_inv", "unary", lax=lax.erf_inv, oracle=scipy.special.erfinv, domain=(-0.999, 0.999), dtypes=F32_NAMES,
        ulp=_u(4), special=True, grad_domain=(-0.9, 0.9),
        gpu=G("unit", rtol=2e-5, faces=("lax",)), tested_in=("test_primitives.py::test_erf_inv",)),
+    # ndtri: cranax's own primitive (JAX composes jax.scipy.special.ndtri; float32 binds this op), XLA:CPU's
+    # float32 sequence bit for bit (test_math_accuracy.py::test_ndtri_is_xlas_float32_ndtri). Tiny inputs
+    # are not swept: XLA treats subnormal p as 0 (-inf).
+    _r("ndtri", "unary", lax=ndtri_prim, oracle=scipy.special.ndtri, domain=(1e-6, 1 - 1e-6), dtypes=F32_NAMES,
+       ulp=_u(NDTRI_ULP), grad_domain=(0.05, 0.95),
+       deriv=lambda p: np.sqrt(2 * np.pi) * np.exp(scipy.special.ndtri(p) ** 2 / 2), vmap=dict(lo=0.05, hi=0.95),
+       gpu=G("unit", rtol=2e-5, faces=("lax",)),
+       tested_in=("test_math_accuracy.py::test_ndtri_is_xlas_float32_ndtri",
+                  "test_scipy_special.py::test_ndtri_log_ndtr_float32_and_grads")),
     _r("asin", "unary", lax=lax.asin, jnp=jnp.arcsin, oracle=np.arcsin, domain=(-1, 1), dtypes=F32_NAMES,
        ulp=_u(4), special=True, grad_domain=(-0.9, 0.9), gpu=G("unit", 4), fuzz=("float32",)),
     _r("acos", "unary", lax=lax.acos, jnp=jnp.arccos, oracle=np.arccos, domain=(-1, 1), dtypes=F32_NAMES,

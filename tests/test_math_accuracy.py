@@ -211,6 +211,42 @@ def test_log_is_xlas_float32_log():
     assert _ulp_error(got, want).max() <= 2
 
 
+def _ndtri_inputs():
+    """Every 401st float32 bit pattern in [0, 1], the 100000 floats below 1, 10000 around each branch point
+    (1/2, e^-2, 1 - e^-2, e^-32), specials, 1M uniform points in (0, 1) and 20000 in (-3, 4): 3816753."""
+    f32 = np.float32
+
+    def near(c, k):
+        return (np.array([c], f32).view(np.uint32) + np.arange(-k, k, dtype=np.int64)).astype(np.uint32)
+    bits = np.concatenate([
+        np.arange(0, 0x3F800001, 401, dtype=np.uint32),
+        (0x3F800000 - np.arange(100000)).astype(np.uint32),
+        near(0.5, 5000), near(np.exp(-2), 5000), near(-np.expm1(-2), 5000), near(np.exp(-32), 5000),
+        np.array([0x80000000, 0x80000001, 0x807FFFFF, 0x3F800001, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+                  0x7F7FFFFF, 0xBF800000, 0x40000000], np.uint32)])
+    rng = np.random.default_rng(22)
+    return np.concatenate([bits.view(f32), rng.random(1_000_000, dtype=f32), rng.uniform(-3, 4, 20000).astype(f32)])
+
+
+def test_ndtri_is_xlas_float32_ndtri():
+    # float32 jax.scipy.special.ndtri is XLA:CPU's sequence for JAX's _ndtri (the ndtri primitive,
+    # math_f32::ndtri): JAX's bits, NaN bit patterns and subnormal p -> -inf (XLA's denormals-are-zero)
+    # included. Recorded from JAX 0.10.2 on x86-64 with FMA; elsewhere (no fma) within 4 ulp of SciPy's
+    # float64 ndtri, where JAX's own float32 values are at most 3.89 ulp off.
+    from cranax.scipy.special import ndtri
+    x = _ndtri_inputs()
+    got = _run(ndtri, x)
+    g = got.view(np.uint32)
+    picks = {0: 4286578688, 2000000: 3234134770, 3000000: 3207806544, 3500000: 3204566631, len(x) - 1: 4294967295}
+    if FMA:
+        assert {i: int(g[i]) for i in picks} == picks
+        assert hashlib.sha256(got.tobytes()).hexdigest()[:32] == "7a78817c0cfade4897bf0baaf1bfdd91"
+    ok = (x >= np.finfo(np.float32).tiny) & (x < 1)
+    assert _ulp_error(got[ok], scipy.special.ndtri(x[ok].astype(np.float64))).max() <= 4
+    _same(_run(ndtri, np.array([0.0, -0.0, 1.0, 1e-45, 0.5], np.float32)), [-np.inf, -np.inf, np.inf, -np.inf, 0.0])
+    assert np.isnan(_run(ndtri, np.array([-0.5, 1.5, np.nan, np.inf, -np.inf], np.float32))).all()
+
+
 def test_vector_and_scalar_paths_agree():
     # The same values in a long array (vector loop) and one at a time (scalar tail) give the same bits.
     x = X[: 4099]

@@ -409,7 +409,7 @@ mod tests {
     #[test]
     fn every_prim_name_parses() {
         let names = "neg abs sign floor ceil round exp exp2 log log1p expm1 sqrt rsqrt cbrt sin cos tan tanh \
-            logistic erf asin acos atan sinh cosh asinh acosh atanh erf_inv lgamma digamma not is_finite square \
+            logistic erf asin acos atan sinh cosh asinh acosh atanh erf_inv ndtri lgamma digamma not is_finite square \
             population_count add sub mul div rem max min pow atan2 nextafter and or xor shift_left \
             shift_right_logical shift_right_arithmetic eq ne lt le gt ge integer_pow select_n clamp \
             convert_element_type bitcast_convert_type broadcast_in_dim reshape squeeze expand_dims transpose \

@@ -112,6 +112,8 @@ named_ops! {
         Acosh = "acosh",
         Atanh = "atanh",
         ErfInv = "erf_inv",
+        /// The inverse of the standard normal CDF (JAX has no such primitive: `jax.scipy.special.ndtri`, f32).
+        Ndtri = "ndtri",
         Lgamma = "lgamma",
         Digamma = "digamma",
         /// e^-|x| I0(x), I0 the modified Bessel function of the first kind.
@@ -233,7 +235,7 @@ impl UnaryOp {
             PopulationCount | Clz => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
             | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
-            | Atanh | ErfInv | Lgamma | Digamma | BesselI0e | BesselI1e | IsFinite => Kinds::Float,
+            | Atanh | ErfInv | Ndtri | Lgamma | Digamma | BesselI0e | BesselI1e | IsFinite => Kinds::Float,
         }
     }
 }

@@ -7,7 +7,7 @@ rank-0 values, which broadcast.
 """
 from ..primitives.elementwise import (RoundingMethod, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
     bessel_i0e, bessel_i1e, bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil,
-    clamp, clz, convert_element_type, cos, cosh, digamma, div, div_floor_int, eq, erf, erfc, erf_inv, exp, exp2,
+    clamp, clz, convert_element_type, cos, cosh, digamma, div, div_floor_int, eq, erf, erfc, erf_inv, exp, exp2, ndtri,
     expm1, floor, ge, gt, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg,
     nextafter, population_count, pow, rem, round, rsqrt, select, select_n, shift_left, shift_right_arithmetic,
     shift_right_logical, sign, sin, sinh, sqrt, square, stop_gradient, sub, tan, tanh)
@@ -28,7 +28,7 @@ from ..primitives.lax_composites import (approx_max_k, approx_min_k, associative
 # the primitives, under JAX's names (jax.lax exports them too)
 from ..primitives.elementwise import (abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p,
     atanh_p, bessel_i0e_p, bessel_i1e_p, bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p,
-    convert_element_type_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p, erfc_p, exp2_p, exp_p,
+    convert_element_type_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, ndtri_p, erf_p, erfc_p, exp2_p, exp_p,
     expm1_p, floor_p, ge_p, gt_p, integer_pow_p, is_finite_p, le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p,
     max_p, min_p, mul_p, ne_p, neg_p, nextafter_p, not_p, or_p, population_count_p, pow_p, rem_p, round_p,
     rsqrt_p, select_n_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, sign_p, sin_p, sinh_p,
@@ -80,6 +80,8 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "div", "div_floor_int", "div_p", "dot", "dot_general", "dot_general_p", "dynamic_index_in_dim",
            "dynamic_slice", "dynamic_slice_in_dim", "dynamic_slice_p", "dynamic_update_slice",
            "dynamic_update_slice_in_dim", "dynamic_update_slice_p", "eq", "eq_p", "erf", "erf_inv", "erf_inv_p",
+           # cranax's own (JAX composes jax.scipy.special.ndtri): the float32 ndtri primitive
+           "ndtri", "ndtri_p",
            "erf_p", "erfc", "erfc_p", "exp", "exp2", "exp2_p", "exp_p", "expand_dims", "expm1", "expm1_p",
            "floor", "floor_p", "fori_loop", "full", "full_like", "gather", "gather_p", "ge", "ge_p", "gt", "gt_p",
            "index_in_dim", "integer_pow", "integer_pow_p", "iota", "iota_p", "is_finite", "is_finite_p", "le",

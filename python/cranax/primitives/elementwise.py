@@ -193,6 +193,9 @@ logistic_p = unop("logistic", _FLOAT)
 erf_p = unop("erf", _FLOAT)
 erfc_p = unop("erfc", _FLOAT)
 erf_inv_p = unop("erf_inv", _FLOAT)
+# The inverse standard normal CDF (cranax's own primitive: JAX composes it; `scipy.special.ndtri` binds it
+# for float32, where the CPU backend computes XLA's sequence as one vectorized function).
+ndtri_p = unop("ndtri", _FLOAT)
 asin_p = unop("asin", _FLOAT)
 acos_p = unop("acos", _FLOAT)
 atan_p = unop("atan", _FLOAT)
@@ -488,6 +491,7 @@ logistic = _nary(logistic_p)
 erf = _nary(erf_p)
 erfc = _nary(erfc_p)
 erf_inv = _nary(erf_inv_p)
+ndtri = _nary(ndtri_p)
 asin = _nary(asin_p)
 acos = _nary(acos_p)
 atan = _nary(atan_p)
@@ -685,7 +689,7 @@ def div_floor_int(x, y):
 # batched and unbatched operands to one batched shape (concrete scalars stay literals).
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
-           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, asin_p, acos_p, atan_p, sinh_p,
+           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, ndtri_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, bessel_i0e_p, bessel_i1e_p, not_p, square_p, is_finite_p,
            population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p,
            real_p, imag_p, conj_p):
@@ -772,6 +776,11 @@ _ad.defjvp(erfc_p, lambda g, x: mul(_c(x, -2 / np.sqrt(np.pi)),
                                     mul(g, exp(neg(integer_pow(x, 2))))))
 _ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
                                                     exp(integer_pow(ans, 2)))))
+# d/dp ndtri(p) = 1 / φ(ndtri(p)) = √(2π)·exp(x²/2); 0 at p = 0 and 1 (±inf), where JAX's composition
+# differentiates a constant branch.
+_ad.defjvp2(ndtri_p, lambda g, ans, x: mul(g, select_n(
+    eq(abs(ans), _c(x, np.inf)),
+    mul(_c(x, np.sqrt(2 * np.pi)), exp(mul(_c(x, 0.5), integer_pow(ans, 2)))), _c(x, 0.0))))
 _ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), integer_pow(x, 2)))))
 _ad.defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(_c(x, 1), integer_pow(x, 2))))))
 _ad.defjvp(atan_p, lambda g, x: div(g, add(_c(x, 1), integer_pow(x, 2))))

@@ -22,6 +22,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..custom_derivatives import SymbolicZero, custom_jvp
 from ..numpy._promotion import _promote
+from ..primitives.elementwise import ndtri as _ndtri_p
 from ..nn import softmax as _nn_softmax, log_softmax as _nn_log_softmax
 
 __all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "digamma",
@@ -336,8 +337,17 @@ def _polyval(coeffs, x):
 def ndtri(p):
     """The inverse of ``ndtr`` on [0, 1] (-inf at 0, +inf at 1, NaN outside): Cephes' algorithm, a
     rational function of p - 1/2 in the center and of 1/sqrt(-2 log p) in the tails. Mirrors
-    ``jax.scipy.special.ndtri``."""
-    p, = _flt("ndtri", p)
+    ``jax.scipy.special.ndtri`` (float32 and float64 only, a TypeError otherwise, as JAX).
+
+    float32 binds cranax's ``ndtri`` primitive: the CPU backend evaluates XLA:CPU's float32 sequence for
+    JAX's ``_ndtri`` as one vectorized function (bit-identical to JAX on the recorded sample, see
+    tests/test_math_accuracy.py::test_ndtri_is_xlas_float32_ndtri), so ``make_jaxpr`` prints one ``ndtri``
+    equation where JAX prints the whole composition. float64 is the composition below."""
+    p = jnp.asarray(p)
+    if p.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={p.dtype} is not supported, see docstring for supported types.")
+    if p.dtype == np.float32:
+        return _ndtri_p(p)
     upper = p > _c(p, 1 - math.exp(-2))
     y = jnp.where(upper, 1 - p, p)
     y = jnp.where(y == 0, _c(p, 0.5), y)  # keeps the unused branches finite

@@ -21,14 +21,15 @@ use super::math_fn::MathFn;
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
 /// lanes; `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
-pub const FUNCTIONS: [MathFn; 15] = [
+pub const FUNCTIONS: [MathFn; 16] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
-    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Lgamma, MathFn::Digamma,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Lgamma,
+    MathFn::Digamma,
 ];
 
 /// How many of `FUNCTIONS` (the first ones) compute in f32 lanes.
 #[cfg(target_arch = "x86_64")]
-const F32_FUNCTIONS: usize = 13;
+const F32_FUNCTIONS: usize = 14;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +158,8 @@ mod x86 {
             9 => m::trig(l, Trig::Cos, x),
             10 => m::trig(l, Trig::Tan, x),
             11 => m::atan(l, x),
-            _ => m::erf_inv(l, x),
+            12 => m::erf_inv(l, x),
+            _ => m::ndtri(l, x),
         }
     }
 
@@ -961,15 +963,15 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 15] = [
+    pub const AVX512: [BlockFn; 16] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
-        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>,
-        entry512_f64::<13>, entry512_f64::<14>,
+        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>, entry512::<13>,
+        entry512_f64::<14>, entry512_f64::<15>,
     ];
-    pub const AVX2: [BlockFn; 15] = [
+    pub const AVX2: [BlockFn; 16] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
-        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>,
-        entry256_f64::<13>, entry256_f64::<14>,
+        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>, entry256::<13>,
+        entry256_f64::<14>, entry256_f64::<15>,
     ];
 }
 
@@ -983,7 +985,8 @@ mod tests {
         v.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45, -1e-45, 88.7, 89.0,
             -103.9, -104.0, 9.1, -9.1, 1.25, 3.93, -1.0, -0.99999994, 1.0, 2.0, 1.4616321, -2.5, -3.0, 0.5, 6.0,
             5.9999995, 8.0, 2.5, 1.5, -1e7, 1e-30, 0.41421356, -0.29289323, 2.9802322e-8,
-            262143.98, 262144.0, -262144.0, 3.0e38, -1e30, 1e7, 0.7853982, 2.3561945, 1.5707964, 2.4414062e-4]);
+            262143.98, 262144.0, -262144.0, 3.0e38, -1e30, 1e7, 0.7853982, 2.3561945, 1.5707964, 2.4414062e-4,
+            0.13533528, 0.8646647, 0.86466473, 0.99999994, 1e-20, 1.2e-38, 0.3, 0.9]);
         // Huge and ordinary lanes side by side (the rare path patches only its own lanes).
         for i in 0..64 {
             v.push(if i % 3 == 0 { 1e6 + i as f32 * 1234.5 } else { i as f32 * 0.37 - 11.0 });
@@ -1030,7 +1033,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 15])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 16])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

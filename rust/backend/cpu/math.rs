@@ -130,6 +130,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Logistic => un!(|x: f32| logistic(x as f64) as f32, logistic),
         MathFn::Erf => un!(|x: f32| erf(x as f64) as f32, erf),
         MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, erf_inv),
+        MathFn::Ndtri => un!(|x: f32| ndtri(x as f64) as f32, ndtri),
         MathFn::Lgamma => un!(|x: f32| lgamma(x as f64) as f32, lgamma),
         MathFn::Digamma => un!(|x: f32| digamma(x as f64) as f32, digamma),
         // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
@@ -174,9 +175,9 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
 /// Every (function, dtype) with an imported implementation: the JIT's symbol table.
 pub fn all_symbols() -> Vec<(String, *const u8)> {
     use MathFn::*;
-    const ALL: [MathFn; 30] = [
+    const ALL: [MathFn; 31] = [
         Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt, Asin, Acos, Atan, Sinh, Cosh,
-        Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
+        Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
     ];
     let mut out = Vec::new();
     let calls2 = BinaryOp::ALL.iter().map(|&op| Call2(op));
@@ -297,6 +298,41 @@ pub fn erfc(x: f64) -> f64 {
 /// c[0] + x*(c[1] + x*(c[2] + ...)) (Horner).
 fn poly(x: f64, c: &[f64]) -> f64 {
     c.iter().rev().fold(0.0, |acc, &ci| acc * x + ci)
+}
+
+/// The inverse of the standard normal CDF: Cephes' `ndtri` (a rational function of p - ½ in the centre,
+/// of 1/√(-2 log p) in the tails; the coefficients are `math_f32`'s). -inf at 0, +inf at 1, NaN outside.
+pub fn ndtri(p: f64) -> f64 {
+    use super::math_f32::{NDTRI_P0, NDTRI_P1, NDTRI_P2, NDTRI_Q0, NDTRI_Q1, NDTRI_Q2};
+    // highest degree first, as Cephes lists them
+    let horner = |x: f64, c: &[f64]| c.iter().fold(0.0, |acc, &k| acc * x + k);
+    if p.is_nan() || !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    if p == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p == 1.0 {
+        return f64::INFINITY;
+    }
+    let e2 = (-2.0f64).exp();
+    let upper = p > 1.0 - e2;
+    let y = if upper { 1.0 - p } else { p };
+    if y > e2 {
+        let w = y - 0.5;
+        let w2 = w * w;
+        let x = (w + w * (w2 * horner(w2, &NDTRI_P0) / horner(w2, &NDTRI_Q0))) * (2.0 * std::f64::consts::PI).sqrt();
+        return if upper { -x } else { x };
+    }
+    let z = (-2.0 * y.ln()).sqrt();
+    let iz = 1.0 / z;
+    let t = if z < 8.0 {
+        iz * horner(iz, &NDTRI_P1) / horner(iz, &NDTRI_Q1)
+    } else {
+        iz * horner(iz, &NDTRI_P2) / horner(iz, &NDTRI_Q2)
+    };
+    let x = z - z.ln() / z - t;
+    if upper { x } else { -x }
 }
 
 /// Inverse error function: Giles' single-precision approximation as a start, refined by Halley steps on

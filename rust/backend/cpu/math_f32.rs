@@ -747,3 +747,121 @@ pub fn erf_inv<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let nan = e.cmp(Cmp::Unord, x, x);
     e.sel(nan, x, r)
 }
+
+// ------------------------------------------------------------------------------------------------------
+// ndtri: XLA:CPU's float32 computation of `jax.scipy.special.ndtri` (JAX 0.10.2's `_ndtri`: Cephes' three
+// rational functions, as float32 coefficients, each `jnp.polyval` a Horner chain from 0·x + c₀), after XLA's
+// algebraic simplifier (log(√t) → ½·log t, (P/Q)/z → P/(Q·z)) and LLVM's contraction of every single-use
+// multiply feeding an add into one fma. Each `fma` below is one such contraction, each plain mul/add one
+// that stays unfused; `xla_log` is XLA's float32 log. NaN operands come back as JAX gives them.
+
+/// Cephes ndtri, p > e⁻²: x/√(2π) = w + w³·P0(w²)/Q0(w²), w = p - ½ (highest degree first).
+pub(super) const NDTRI_P0: [f64; 5] = [
+    -5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1, 1.39312609387279679503E1,
+    -1.23916583867381258016E0,
+];
+pub(super) const NDTRI_Q0: [f64; 9] = [
+    1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+    -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1, 1.59056225126211695515E1,
+    -1.18331621121330003142E0,
+];
+/// p ≤ e⁻², z = √(-2 log p) < 8: x = z - log(z)/z - P1(1/z)/(Q1(1/z)·z).
+pub(super) const NDTRI_P1: [f64; 9] = [
+    4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1, 4.40805073893200834700E1,
+    1.46849561928858024014E1, 2.18663306850790267539E0, -1.40256079171354495875E-1, -3.50424626827848203418E-2,
+    -8.57456785154685413611E-4,
+];
+pub(super) const NDTRI_Q1: [f64; 9] = [
+    1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1, 1.50425385692907503408E1,
+    2.50464946208309415979E0, -1.42182922854787788574E-1, -3.80806407691578277194E-2, -9.33259480895457427372E-4,
+];
+/// z ≥ 8 (p < e⁻³²): the same form with P2/Q2.
+pub(super) const NDTRI_P2: [f64; 9] = [
+    3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0, 1.33303460815807542389E0,
+    2.01485389549179081538E-1, 1.23716634817820021358E-2, 3.01581553508235416007E-4, 2.65806974686737550832E-6,
+    6.23974539184983293730E-9,
+];
+pub(super) const NDTRI_Q2: [f64; 9] = [
+    1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0, 2.16236993594496635890E-1,
+    1.34204006088543189037E-2, 3.28014464682127739104E-4, 2.89247864745380683936E-6, 6.79019408009981274425E-9,
+];
+
+/// `jnp.polyval(cs, x)` as XLA:CPU computes it: (0·x + c₀), then fma(acc, x, cₖ). `zx` is the shared 0·x
+/// (one unfused multiply XLA computes once per argument); it equals 0 wherever x is finite.
+#[inline(always)]
+fn xla_polyval<L: Lanes>(e: &mut L, x: L::F, zx: L::F, cs: &[f64]) -> L::F {
+    let c0 = e.c(cs[0]);
+    let mut acc = e.add(zx, c0);
+    for &k in &cs[1..] {
+        let kc = e.c(k);
+        acc = e.fma(acc, x, kc);
+    }
+    acc
+}
+
+/// ndtri in f32, bit-identical to XLA:CPU's `jax.scipy.special.ndtri` (see above): -inf at 0 (and at
+/// subnormals), +inf at 1, NaN outside [0, 1] (with XLA's bits).
+#[inline(always)]
+pub fn ndtri<L: Lanes>(e: &mut L, p: L::F) -> L::F {
+    // XLA:CPU runs with denormals as zero: a subnormal p is 0 (so -inf).
+    let ap = e.abs(p);
+    let sub = e.cmpc(Cmp::Lt, ap, f32::MIN_POSITIVE as f64);
+    let p = e.selc(sub, 0.0, p);
+    let upper = e.cmpc(Cmp::Gt, p, 0.8646647334098816);
+    let one = e.c(1.0);
+    let q = e.sub(one, p);
+    let y = e.sel(upper, q, p);
+    let y0 = e.cmpc(Cmp::Eq, y, 0.0);
+    let y = e.selc(y0, 0.5, y);
+    // center
+    let w = e.addc(y, -0.5);
+    let ww = e.mul(w, w);
+    let www = e.mul(w, ww);
+    let zero = e.c(0.0);
+    let zww = e.mul(zero, ww);
+    let p0 = xla_polyval(e, ww, zww, &NDTRI_P0);
+    let q0 = xla_polyval(e, ww, zww, &NDTRI_Q0);
+    let r = e.div(p0, q0);
+    let center = e.fma(www, r, w);
+    let center = e.mulc(center, -2.5066282749176025);
+    // tails
+    let ly = xla_log(e, y);
+    let t = e.mulc(ly, -2.0);
+    let z = e.sqrt(t);
+    let lt = xla_log(e, t);
+    let lz = e.mulc(lt, 0.5);
+    let lzz = e.div(lz, z);
+    let first = e.sub(z, lzz);
+    let iz = e.div(one, z);
+    let ziz = e.mul(zero, iz);
+    let p2 = xla_polyval(e, iz, ziz, &NDTRI_P2);
+    let q2 = xla_polyval(e, iz, ziz, &NDTRI_Q2);
+    let q2z = e.mul(q2, z);
+    let s2 = e.div(p2, q2z);
+    let far = e.sub(first, s2);
+    let p1 = xla_polyval(e, iz, ziz, &NDTRI_P1);
+    let q1 = xla_polyval(e, iz, ziz, &NDTRI_Q1);
+    let q1z = e.mul(q1, z);
+    let s1 = e.div(p1, q1z);
+    let near = e.sub(first, s1);
+    let ge8 = e.cmpc(Cmp::Ge, z, 8.0);
+    let tail = e.sel(ge8, far, near);
+    let mid = e.cmpc(Cmp::Gt, y, 0.1353352814912796);
+    let x = e.sel(mid, center, tail);
+    // Outside [0, 1] and NaN: XLA's log gives the NaN with every bit set, which the final negation turns
+    // into 0x7fffffff below the upper branch.
+    let ge0 = e.cmpc(Cmp::Ge, p, 0.0);
+    let le1 = e.cmp(Cmp::Ge, one, p);
+    let inside = e.mand(ge0, le1);
+    let pb = e.bits(p);
+    let zb = e.iandc(pb, 0);
+    let ones = e.iaddc(zb, -1);
+    let nan = e.fbits(ones);
+    let x = e.sel(inside, x, nan);
+    let nx = e.neg(x);
+    let x = e.sel(upper, x, nx);
+    let is1 = e.cmpc(Cmp::Eq, p, 1.0);
+    let x = e.selc(is1, f64::INFINITY, x);
+    let is0 = e.cmpc(Cmp::Eq, p, 0.0);
+    e.selc(is0, f64::NEG_INFINITY, x)
+}

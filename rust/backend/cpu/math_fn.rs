@@ -14,7 +14,7 @@ use super::clif::cl_type;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MathFn {
     Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt,
-    Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Lgamma, Digamma, Rsqrt,
+    Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt,
     Pow, Atan2, NextAfter, Fmod,
     /// Internal: exact reduction of a huge f32 by π/2 (`vmath::rem_pio2_f32`), f32 → f64.
     RemPio2,
@@ -36,7 +36,8 @@ impl MathFn {
             U::Tan => MathFn::Tan, U::Logistic => MathFn::Logistic, U::Erf => MathFn::Erf, U::Cbrt => MathFn::Cbrt,
             U::Asin => MathFn::Asin, U::Acos => MathFn::Acos, U::Atan => MathFn::Atan, U::Sinh => MathFn::Sinh,
             U::Cosh => MathFn::Cosh, U::Asinh => MathFn::Asinh, U::Acosh => MathFn::Acosh,
-            U::Atanh => MathFn::Atanh, U::ErfInv => MathFn::ErfInv, U::Lgamma => MathFn::Lgamma,
+            U::Atanh => MathFn::Atanh, U::ErfInv => MathFn::ErfInv, U::Ndtri => MathFn::Ndtri,
+            U::Lgamma => MathFn::Lgamma,
             U::Digamma => MathFn::Digamma, U::Rsqrt => MathFn::Rsqrt,
             // Lowered inline by `ops::unary` (and the SIMD path), or integer ops.
             U::Neg | U::Abs | U::Sign | U::Floor | U::Ceil | U::Round | U::RoundEven | U::Sqrt | U::Square

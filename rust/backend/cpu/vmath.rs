@@ -83,7 +83,7 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Pow | Atan2 | Rsqrt
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow | Atan2 | Rsqrt
                 | Lgamma | Digamma
         ) || (f == Atan && host_fma()))
 }
@@ -133,6 +133,7 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         }
         MathFn::Erf => math_f32::erf(&mut e, x),
         MathFn::ErfInv => math_f32::erf_inv(&mut e, x),
+        MathFn::Ndtri => math_f32::ndtri(&mut e, x),
         MathFn::Lgamma | MathFn::Digamma => gamma_family_f32(&mut e, f, x),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
         // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on

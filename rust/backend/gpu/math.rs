@@ -5,7 +5,8 @@
 //! `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic` are the CPU backend's algorithms
 //! (`backend::cpu::vmath`: Cephes/musl, same constants, same operation order); `sin`, `cos`, `tan` use a
 //! three-constant Cody–Waite reduction (|x| < 8192; larger arguments fall back to the builtins) and Cephes'
-//! polynomials; `erf` is Eigen/XLA's float32 rational approximation; `erf_inv` Giles' (as XLA);
+//! polynomials; `erf` is Eigen/XLA's float32 rational approximation; `erf_inv` Giles' (as XLA); `ndtri`
+//! Cephes' (the CPU's float32 operation order);
 //! `lgamma`/`digamma` XLA's Lanczos forms; `sinh`, `cosh`, `asinh`, `acosh`, `atanh` are composed from
 //! the above; `atan`/`asin`/`acos`/`atan2` are Cephes' float32 forms. `pow` is exp2(y·log2|x|) with
 //! IEEE special cases (a few ulp for moderate results; larger error when |y·log2 x| is large).
@@ -47,7 +48,7 @@ pub enum Helper {
     ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32, F16ToF32, F32ToF16,
     Pow2i, Scale2, ExpReduce, Expm1Poly,
     Exp, Exp2, Expm1, LogKernel, LogSplit, Log, Log1p, Tanh, Logistic,
-    Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt,
+    Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Ndtri, Cbrt,
     Atan, Asin, Acos, Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32,
     // 64-bit integers (adapters with shader-int64).
     DivI64, RemI64, IPowI64,
@@ -261,6 +262,7 @@ impl Helper {
             U::Tan => Helper::Tan,
             U::Erf => Helper::Erf,
             U::ErfInv => Helper::ErfInv,
+            U::Ndtri => Helper::Ndtri,
             U::Cbrt => Helper::Cbrt,
             U::Atan => Helper::Atan,
             U::Asin => Helper::Asin,
@@ -296,7 +298,7 @@ impl Helper {
             Expm1Poly => "expm1_poly", Exp => "exp_x", Exp2 => "exp2_x", Expm1 => "expm1_x", LogKernel => "log_kernel",
             LogSplit => "log_split", Log => "log_x", Log1p => "log1p_x", Tanh => "tanh_x", Logistic => "logistic_x",
             Sin => "sin_x", Cos => "cos_x", Tan => "tan_x", TrigReduce => "trig_reduce", RemPio2Big => "rem_pio2_big", Erf => "erf_x",
-            ErfInv => "erf_inv_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
+            ErfInv => "erf_inv_x", Ndtri => "ndtri_x", Cbrt => "cbrt_x", Atan => "atan_x", Asin => "asin_x", Acos => "acos_x",
             Atan2F32 => "atan2_x", Sinh => "sinh_x", Cosh => "cosh_x", Asinh => "asinh_x", Acosh => "acosh_x",
             Atanh => "atanh_x", Lgamma => "lgamma_x", Digamma => "digamma_x", PowF32 => "pow_x",
             DivI64 => "div_i64", RemI64 => "rem_i64", IPowI64 => "ipow_i64",
@@ -793,6 +795,81 @@ fn tan_x(x: f32) -> f32 {
   }
   return p * x;
 }\n",
+            Ndtri => "fn ndtri_x(p: f32) -> f32 {
+  // as the CPU (XLA): a subnormal p is 0 (recognized on the bits: GPUs may flush it before any comparison)
+  if ((bitcast<u32>(p) & 0x7fffffffu) < 0x00800000u) { return bitcast<f32>(0xff800000u); }
+  if (isnan_f(p) || p < 0.0f || p > 1.0f) { return bitcast<f32>(0x7fc00000u); }
+  if (p == 1.0f) { return bitcast<f32>(0x7f800000u); }
+  let upper = p > 0.8646647334098816f;
+  let y = select(p, 1.0f - p, upper);
+  var x: f32;
+  var n: f32;
+  var d: f32;
+  if (y > 0.1353352814912796f) {
+    let w = y - 0.5f;
+    let ww = w * w;
+    n = -5.99633501014107895267E1f;
+    n = fma(n, ww, 9.80010754185999661536E1f);
+    n = fma(n, ww, -5.66762857469070293439E1f);
+    n = fma(n, ww, 1.39312609387279679503E1f);
+    n = fma(n, ww, -1.23916583867381258016E0f);
+    d = 1.0f;
+    d = fma(d, ww, 1.95448858338141759834E0f);
+    d = fma(d, ww, 4.67627912898881538453E0f);
+    d = fma(d, ww, 8.63602421390890590575E1f);
+    d = fma(d, ww, -2.25462687854119370527E2f);
+    d = fma(d, ww, 2.00260212380060660359E2f);
+    d = fma(d, ww, -8.20372256168333339912E1f);
+    d = fma(d, ww, 1.59056225126211695515E1f);
+    d = fma(d, ww, -1.18331621121330003142E0f);
+    x = fma(w * ww, n / d, w) * -2.5066282749176025f;
+  } else {
+    let t = -2.0f * log_x(y);
+    let z = sqrt(t);
+    let iz = 1.0f / z;
+    if (z >= 8.0f) {
+      n = 3.23774891776946035970E0f;
+      n = fma(n, iz, 6.91522889068984211695E0f);
+      n = fma(n, iz, 3.93881025292474443415E0f);
+      n = fma(n, iz, 1.33303460815807542389E0f);
+      n = fma(n, iz, 2.01485389549179081538E-1f);
+      n = fma(n, iz, 1.23716634817820021358E-2f);
+      n = fma(n, iz, 3.01581553508235416007E-4f);
+      n = fma(n, iz, 2.65806974686737550832E-6f);
+      n = fma(n, iz, 6.23974539184983293730E-9f);
+      d = 1.0f;
+      d = fma(d, iz, 6.02427039364742014255E0f);
+      d = fma(d, iz, 3.67983563856160859403E0f);
+      d = fma(d, iz, 1.37702099489081330271E0f);
+      d = fma(d, iz, 2.16236993594496635890E-1f);
+      d = fma(d, iz, 1.34204006088543189037E-2f);
+      d = fma(d, iz, 3.28014464682127739104E-4f);
+      d = fma(d, iz, 2.89247864745380683936E-6f);
+      d = fma(d, iz, 6.79019408009981274425E-9f);
+    } else {
+      n = 4.05544892305962419923E0f;
+      n = fma(n, iz, 3.15251094599893866154E1f);
+      n = fma(n, iz, 5.71628192246421288162E1f);
+      n = fma(n, iz, 4.40805073893200834700E1f);
+      n = fma(n, iz, 1.46849561928858024014E1f);
+      n = fma(n, iz, 2.18663306850790267539E0f);
+      n = fma(n, iz, -1.40256079171354495875E-1f);
+      n = fma(n, iz, -3.50424626827848203418E-2f);
+      n = fma(n, iz, -8.57456785154685413611E-4f);
+      d = 1.0f;
+      d = fma(d, iz, 1.57799883256466749731E1f);
+      d = fma(d, iz, 4.53907635128879210584E1f);
+      d = fma(d, iz, 4.13172038254672030440E1f);
+      d = fma(d, iz, 1.50425385692907503408E1f);
+      d = fma(d, iz, 2.50464946208309415979E0f);
+      d = fma(d, iz, -1.42182922854787788574E-1f);
+      d = fma(d, iz, -3.80806407691578277194E-2f);
+      d = fma(d, iz, -9.33259480895457427372E-4f);
+    }
+    x = z - 0.5f * log_x(t) / z - n / (d * z);
+  }
+  return select(-x, x, upper);
+}\n",
             Cbrt => "fn cbrt_x(x: f32) -> f32 {
   // Zero, NaN, inf and subnormal inputs are recognized from the bits: GPUs that flush subnormals to zero
   // would see a subnormal as 0 in any float comparison or product.
@@ -1035,7 +1112,7 @@ pub(super) const ALL: &[Helper] = {
         TruncMag(D), FToI32(S), FToI32(D), FToU32(S), FToU32(D), U32ToF32, U64ToF32, U64ToF64, BitLen64,
         F64ToI64, F32ToI64, F64ToF32, F32ToF64, ClampNan, DivI32, DivU32, RemI32, RemU32, IPowI32, IPowU32,
         F16ToF32, F32ToF16, Pow2i, Scale2, ExpReduce, Expm1Poly, Exp, Exp2, Expm1, LogKernel, LogSplit, Log,
-        Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Cbrt, Atan, Asin, Acos,
+        Log1p, Tanh, Logistic, Sin, Cos, Tan, TrigReduce, RemPio2Big, Erf, ErfInv, Ndtri, Cbrt, Atan, Asin, Acos,
         Atan2F32, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, PowF32, DivI64, RemI64, IPowI64,
     ]
 };

@@ -10,7 +10,7 @@ use crate::ir::{DType, Scalar};
 fn helper_closures_define_what_they_call() {
     let all = [
         Helper::Exp, Helper::Log1p, Helper::Tanh, Helper::Sin, Helper::Cos, Helper::Tan, Helper::Erf,
-        Helper::ErfInv, Helper::Lgamma, Helper::Digamma, Helper::Atan2F32, Helper::Asinh, Helper::Acosh,
+        Helper::ErfInv, Helper::Ndtri, Helper::Lgamma, Helper::Digamma, Helper::Atan2F32, Helper::Asinh, Helper::Acosh,
         Helper::Atanh, Helper::PowF32, Helper::Fmod(Width::F32), Helper::Cbrt, Helper::Acos, Helper::Sinh, Helper::Cosh,
     ];
     for h in all {
