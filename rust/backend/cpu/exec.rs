@@ -39,9 +39,9 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
     let mut steps = plan.steps.iter().enumerate();
     while let Some((si, step)) = steps.next() {
         if let Some(chain) = exe.chains.get(si).and_then(Option::as_ref) {
-            super::row_chain::run(plan, &exe.kernels, chain, &mut slots)?;
+            super::row_chain::run(plan, &exe.kernels, chain, slots)?;
             for sj in si..chain.end {
-                release(exe, sj, &mut slots);
+                release(exe, sj, slots);
             }
             if chain.end > si + 1 {
                 steps.nth(chain.end - si - 2); // the chain's other steps ran too
