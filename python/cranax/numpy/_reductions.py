@@ -177,13 +177,19 @@ def _ensure_optional_axes(axis):
     return tuple(axis) if isinstance(axis, (list, _np.ndarray)) else axis
 
 
+def _correction(ddof, correction):
+    """The count correction ``var``/``std`` take: ``correction`` or else ``ddof`` (JAX's error when both)."""
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
     """Variance over ``axis`` (``correction``/``ddof`` subtracted from the count, ``where`` masking), as one
     jitted call (printed ``jit[name=_var]``). Mirrors ``jax.numpy.var``."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
+    correction = _correction(ddof, correction)
     (a,) = _promote("var", a)
     return _var_jit(a, axis=_ensure_optional_axes(axis), dtype=dtype, out=out, correction=correction,
                     keepdims=keepdims, where=where, a_mean=mean)
@@ -247,10 +253,7 @@ def _count(a, axis, keepdims, where, dtype):
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
     """Standard deviation: the square root of ``var``, as one jitted call (printed ``jit[name=_std]``).
     Mirrors ``jax.numpy.std``."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
+    correction = _correction(ddof, correction)
     (a,) = _promote("std", a)
     return _std_jit(a, axis=_ensure_optional_axes(axis), dtype=dtype, out=out, correction=correction,
                     keepdims=keepdims, where=where, mean=mean)
