@@ -80,28 +80,25 @@ fn run_sub(exe: &CpuExecutable, ins: &[Buffer]) -> Result<Vec<Buffer>> {
     exe.run(ins)
 }
 
-/// The outputs of a sub-plan without steps, whose outputs are all inputs: the operands they name.
-fn passthrough(sub: &Plan, slots: &[Option<Buffer>], operands: &[usize]) -> Result<Vec<Buffer>> {
+/// The operand slots that a sub-plan without steps (its outputs are all inputs) returns.
+fn passthrough(sub: &Plan, operands: &[usize]) -> Result<Vec<usize>> {
     sub.outputs
         .iter()
-        .map(|&o| {
-            let s = *operands.get(o).filter(|_| o < sub.num_inputs).ok_or_else(|| Error::Execution(format!("branch output {o} is not an input")))?;
-            slots.get(s).and_then(|b| b.clone()).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written")))
-        })
+        .map(|&o| operands.get(o).copied().filter(|_| o < sub.num_inputs).ok_or_else(|| Error::Execution(format!("branch output {o} is not an input"))))
         .collect()
 }
 
 /// Runs control step `c` (compiled as `cc`) over the enclosing plan's `slots`.
 pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut [Option<Buffer>]) -> Result<()> {
     let get = |slots: &[Option<Buffer>], s: usize| -> Result<Buffer> {
-        slots.get(s).and_then(|b| b.clone()).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written")))
+        slots.get(s).and_then(|b| b.clone()).ok_or_else(|| super::exec::missing(s))
     };
     let gets = |slots: &[Option<Buffer>], v: &[usize]| -> Result<Vec<Buffer>> { v.iter().map(|&s| get(slots, s)).collect() };
     if let Some(f) = &cc.fused {
         let ins = c
             .inputs()
             .iter()
-            .map(|&s| slots.get(s).and_then(Option::as_ref).ok_or_else(|| Error::Execution(format!("slot {s} read before it is written"))))
+            .map(|&s| slots.get(s).and_then(Option::as_ref).ok_or_else(|| super::exec::missing(s)))
             .collect::<Result<Vec<&Buffer>>>()?;
         let avals: Vec<&Aval> = c.outputs().iter().map(|&s| &plan.slots[s]).collect();
         let outs = f.run(&ins, &avals)?;
@@ -119,7 +116,7 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
             if sub.plan.steps.is_empty() {
                 // A branch that computes nothing (its outputs are some of its operands, as the untaken
                 // side of a `lax.cond` that only forwards its carry often is): no run of its own.
-                passthrough(&sub.plan, slots, operands)?
+                gets(slots, &passthrough(&sub.plan, operands)?)?
             } else {
                 run_sub(sub, &gets(slots, operands)?)?
             }

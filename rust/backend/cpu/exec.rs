@@ -225,7 +225,7 @@ fn independent_products(plan: &Plan, a: &LibStep, b: &LibStep) -> bool {
 }
 
 /// A slot read before any step wrote it (a malformed plan).
-fn missing(s: usize) -> Error {
+pub(super) fn missing(s: usize) -> Error {
     Error::Execution(format!("slot {s} read before it is written"))
 }
 

@@ -22,6 +22,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::plan::{Kernel, Plan, Step};
 
+use super::exec::missing;
 use super::jit::{CompiledKernel, PARTIAL_MAX_OUTER};
 use super::module::KernelFn;
 
@@ -373,8 +374,4 @@ pub fn run(plan: &Plan, kernels: &[Option<CompiledKernel>], chain: &RowChain, sl
         }
     });
     Ok(())
-}
-
-fn missing(s: usize) -> Error {
-    Error::Execution(format!("slot {s} read before it is written"))
 }
