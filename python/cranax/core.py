@@ -431,13 +431,23 @@ _CONVERT_HINT = ("The problem arose with the `{0}` function. If trying to conver
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the cranax package
 
 
+_INTERNAL_FILES = set()   # cranax's source files met while looking for the user's frame (a set test is cheap)
+
+
 def user_source():
     """``(code, lasti)`` of the innermost frame outside cranax (the user's line making the current call), or
-    None; kept raw so that capturing it is cheap and ``summarize_source`` reads positions only when shown."""
+    None; kept raw so that capturing it is cheap (it runs for every batched value) and ``summarize_source``
+    reads positions only when shown."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG):
+    internal = _INTERNAL_FILES
+    while f is not None:
+        name = f.f_code.co_filename
+        if name not in internal:
+            if not name.startswith(_PKG):
+                return f.f_code, f.f_lasti
+            internal.add(name)
         f = f.f_back
-    return None if f is None else (f.f_code, f.f_lasti)
+    return None
 
 
 def summarize_source(src):

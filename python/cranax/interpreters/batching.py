@@ -13,7 +13,6 @@ batched/unbatched operands of an elementwise primitive); ``batch_jaxpr`` batches
 call primitives such as ``jit`` so that ``vmap(jit(f))`` stays one compiled call).
 """
 import functools
-from sys import _getframe
 import weakref
 
 from .. import core
@@ -40,9 +39,6 @@ primitive_batchers = batching_rules   # JAX's name
 collective_rules = {}
 
 
-_INTERNAL_FILES = set()   # cranax's source files met while looking for the user's frame (a set test is cheap)
-
-
 class BatchTracer(Tracer):
     """A value with a batch axis: ``val`` (a value of the parent trace) and ``batch_dim`` (int)."""
 
@@ -53,18 +49,7 @@ class BatchTracer(Tracer):
         self.val = val
         self.batch_dim = batch_dim
         self._aval = None
-        # the user's line that made it, for JAX's "created on line" text: the innermost frame outside cranax,
-        # kept as (code, lasti) (the loop is inlined: this runs for every batched value)
-        f = _getframe(1)
-        internal = _INTERNAL_FILES
-        while f is not None:
-            name = f.f_code.co_filename
-            if name not in internal:
-                if not name.startswith(core._PKG):
-                    break
-                internal.add(name)
-            f = f.f_back
-        self._src = None if f is None else (f.f_code, f.f_lasti)
+        self._src = core.user_source()   # the user's line that made it, for JAX's "created on line" text
 
     @property
     def aval(self):
