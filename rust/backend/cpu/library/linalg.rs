@@ -184,6 +184,55 @@ fn copy_tiled<T: Copy>(src: MatRef<'_, T>, dst: MatMut<'_, T>) {
     }
 }
 
+/// Writes `(a_ij + a_ji) / 2` (as `* half`) into the lower triangle of `f` (column-major) for the row-major
+/// n×n `a`, in square tiles: one of the two reads walks `a` down a column, which a whole column at a time
+/// would pay a cache line per element for (at n = 1000 this copy cost about as much as a third of faer's
+/// factorization before it was tiled).
+fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T) {
+    const TILE: usize = 32;
+    let n = f.nrows();
+    assert!(f.ncols() == n && a.len() >= n * n && f.row_stride() == 1);
+    let (fp, cs) = (f.as_ptr_mut(), f.col_stride());
+    for j0 in (0..n).step_by(TILE) {
+        for i0 in (j0..n).step_by(TILE) {
+            let (i1, j1) = ((i0 + TILE).min(n), (j0 + TILE).min(n));
+            for j in j0..j1 {
+                let (col, row) = (&a[j * n..(j + 1) * n], j as isize * cs);
+                for i in i0.max(j)..i1 {
+                    // SAFETY: i, j < n, inside f (unit row stride, column stride cs), borrowed mutably.
+                    unsafe { *fp.offset(row + i as isize) = (a[i * n + j] + col[i]) * half };
+                }
+            }
+        }
+    }
+}
+
+/// Writes the lower triangle of the column-major n×n `f` (every entry `lower` when given) into the row-major
+/// `d` and `above` over the diagonal, in square tiles that walk `d` along its rows (a transpose: `f` is
+/// read down its columns), skipping the tiles above the diagonal that need no reads.
+fn store_lower<T: Real>(f: MatRef<'_, T>, d: &mut [T], lower: Option<T>, above: T) {
+    const TILE: usize = 32;
+    let n = f.nrows();
+    assert!(f.ncols() == n && d.len() >= n * n);
+    let (fp, rs, cs) = (f.as_ptr(), f.row_stride(), f.col_stride());
+    for i0 in (0..n).step_by(TILE) {
+        let i1 = (i0 + TILE).min(n);
+        for j0 in (0..i1).step_by(TILE) {
+            let j1 = (j0 + TILE).min(n);
+            for i in i0..i1 {
+                let row = &mut d[i * n..(i + 1) * n];
+                for j in j0..j1.min(i + 1) {
+                    // SAFETY: i, j < n, inside f.
+                    row[j] = lower.unwrap_or_else(|| unsafe { *fp.offset(i as isize * rs + j as isize * cs) });
+                }
+            }
+        }
+        for i in i0..i1 {
+            d[i * n + i + 1..(i + 1) * n].fill(above);
+        }
+    }
+}
+
 /// Writes `m` (any layout) into the row-major slice `d`.
 fn store<T: Real>(m: MatRef<'_, T>, d: &mut [T]) {
     let (r, c) = m.shape();
@@ -272,39 +321,31 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 LinalgOp::CholeskyTril { symmetrize } => (true, *symmetrize),
                 _ => (false, false),
             };
-            let two = T::from_f64(2.0);
+            // x * 0.5 rounds as x / 2 (JAX's `div`) does: both are exact unless the result is subnormal, and
+            // then both round the same real value
+            let half = T::from_f64(0.5);
             // workspace: the column-major copy faer factors in place, and its scratch
             let init = |par| {
                 (Mat::<T>::zeros(n, n), stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default())))
             };
             for_batch_par(batch, work, CHOL_PAR_WORK, PER_MATRIX, init, |(f, mem), b, par| {
+                if n == 0 {
+                    return;
+                }
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
                 if sym {
                     // faer reads the lower triangle only
-                    for i in 0..n {
-                        for j in 0..=i {
-                            f[(i, j)] = (s[i * n + j] + s[j * n + i]) / two;
-                        }
-                    }
+                    sym_lower_tiled(s, f.as_mut(), half);
                 } else {
                     load(s, f.as_mut());
                 }
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
                         .is_ok();
-                for i in 0..n {
-                    for j in 0..n {
-                        d[i * n + j] = if j > i && (ok || tril) {
-                            <T as Elem>::zero()
-                        } else if !ok {
-                            nan
-                        } else {
-                            f[(i, j)]
-                        };
-                    }
-                }
+                let above = if ok || tril { <T as Elem>::zero() } else { nan };
+                store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above);
             });
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
@@ -449,10 +490,13 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 }
                 load(s, w.f.as_mut());
                 qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
-                for i in 0..q_cols {
-                    for j in 0..n {
-                        dr[i * n + j] = if j >= i && i < m { w.f[(i, j)] } else { <T as Elem>::zero() };
-                    }
+                // R: the upper triangle of the first min(m, n) rows, zeros elsewhere (a tiled copy: `f` is
+                // column-major, `dr` row-major)
+                let rows = q_cols.min(k);
+                dr[rows * n..].fill(<T as Elem>::zero());
+                store(w.f.get(..rows, ..), &mut dr[..rows * n]);
+                for i in 1..rows {
+                    dr[i * n..i * n + i].fill(<T as Elem>::zero());
                 }
                 let q = &mut w.q;
                 q.fill(<T as Elem>::zero());
