@@ -295,10 +295,11 @@ struct DecompWork<T> {
     mem: MemBuffer,
 }
 
-/// The per-thread workspace of a batch of real LU factorizations (`g`: `lu_solve`'s inverse, else empty).
+/// The per-thread workspace of a batch of real LU factorizations (`t`: `lu_solve`'s right-hand side, else
+/// empty).
 struct LuWork<T> {
     f: Mat<T>,
-    g: Mat<T>,
+    t: Vec<T>,
     idx: Vec<usize>,
     mem: MemBuffer,
 }
@@ -384,14 +385,17 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 });
                 return Ok(res);
             }
-            // `inv` solves against the identity: then a^-1 = U^-1 L^-1 P (LAPACK getri's way, faer's
-            // `inverse`) costs about 0.8x the two triangular solves against n columns, and reads no b
+            // A row-major `a` is `a^T` column-major: faer factors that with no transposing copy in or out
+            // (at n = 1000 the tiled transposes cost several percent of a solve): P a^T = L U, so
+            // a = U^T L^T P, whose triangular factors are the transposed views of the factored copy.
+            // `inv` solves against the identity: then (a^T)^-1 = U^-1 L^-1 P (LAPACK getri's way, faer's
+            // `inverse`) costs about 0.8x the two triangular solves against n columns, reads no b, and
+            // written column-major is a^-1 row-major.
             let square = c == n;
-            // workspace: the column-major copy faer factors, its row orders, the inverse (square right-hand
-            // sides only) and scratch
+            // workspace: the column-major copy faer factors, b in its row order, the row orders and scratch
             let init = |par| LuWork {
                 f: Mat::<T>::zeros(n, n),
-                g: if square { Mat::<T>::zeros(n, n) } else { Mat::<T>::zeros(0, 0) },
+                t: vec![<T as Elem>::zero(); n * c],
                 idx: vec![0usize; 2 * n],
                 mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
                     plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
@@ -403,22 +407,24 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
-                load(&src[b * n * n..(b + 1) * n * n], w.f.as_mut());
+                w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
                 let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 if square && is_identity(bm, n) {
                     let f = w.f.as_ref();
-                    plu_inverse::inverse(w.g.as_mut(), f, f, perm, par, MemStack::new(&mut w.mem));
-                    store(w.g.as_ref(), x);
+                    let xv = MatMut::from_column_major_slice_mut(x, n, n);
+                    plu_inverse::inverse(xv, f, f, perm, par, MemStack::new(&mut w.mem));
                     return;
                 }
-                // row i of the factored matrix is row fwd[i] of a: so is row i of the permuted b
+                // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
+                w.t.copy_from_slice(bm);
+                let mut tv = MatMut::from_row_major_slice_mut(&mut w.t, n, c);
+                let ft = w.f.transpose();
+                ts::solve_lower_triangular_in_place(ft, tv.as_mut(), par);
+                ts::solve_unit_upper_triangular_in_place(ft, tv, par);
                 for (i, &r) in fwd.iter().enumerate() {
-                    x[i * c..(i + 1) * c].copy_from_slice(&bm[r * c..(r + 1) * c]);
+                    x[r * c..(r + 1) * c].copy_from_slice(&w.t[i * c..(i + 1) * c]);
                 }
-                let mut xv = MatMut::from_row_major_slice_mut(x, n, c);
-                ts::solve_unit_lower_triangular_in_place(w.f.as_ref(), xv.as_mut(), par);
-                ts::solve_upper_triangular_in_place(w.f.as_ref(), xv, par);
             });
         }
         LinalgOp::Lu => {
@@ -427,7 +433,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             // (`cur`, `at`) and faer's scratch
             let init = |par| LuWork {
                 f: Mat::<T>::zeros(m, n),
-                g: Mat::<T>::zeros(0, 0),
+                t: Vec::new(),
                 idx: vec![0usize; 4 * m],
                 mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
             };
