@@ -689,7 +689,7 @@ class JitWrapped(Wrapped):
             where = info["where"] = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
 
         def runner(call, refs, vals):
-            arg_vals = [_state.read_for_plumbing(r) for r in arg_refs]
+            arg_vals = [_state.read_for_plumbing(r, keep_weak=True) for r in arg_refs]
             flat = list(leaves)
             for i, v in zip(ref_pos, arg_vals):
                 flat[i] = v
