@@ -14,7 +14,7 @@ from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
 from ..primitives import structural as _st
-from ._creation import arange, full, ones, zeros, zeros_like
+from ._creation import arange, full, full_like, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_
 from ._reductions import _promote_integer_dtype, sum
 from ._shapes import (_axis, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
@@ -707,37 +707,52 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None). ``mode``: ``fill`` (default;
     negative indices count from the end, out-of-range reads give NaN / the dtype's minimum / ``fill_value``),
     ``clip`` (clamps the index as given: -1 reads element 0, as JAX) or ``wrap`` (modulo the length);
-    ``raise`` raises NotImplementedError and other modes ValueError. Mirrors
-    ``jax.numpy.take``."""
-    a = asarray(a)
+    ``raise`` raises NotImplementedError and other modes ValueError. Staged as JAX stages it: one jitted
+    ``_take`` call (``make_jaxpr`` prints ``jit[name=_take ...]``). Mirrors ``jax.numpy.take``."""
+    return _take_jit(a, indices, None if axis is None else _operator.index(axis), out, mode,
+                     unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+
+
+def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+          fill_value=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a, indices = asarray(a), asarray(indices)
     if axis is None:
         a = ravel(a)
         axis = 0
-    axis = _axis(axis, a.ndim)
+    else:
+        axis = _axis(axis, a.ndim)
     n = a.shape[axis]
-    mode = "fill" if mode is None else mode
-    if mode == "raise":
+    if mode is None or mode == "fill":
+        gm = "fill"
+        indices = _where_jit(less(indices, 0), add(indices, n), indices)   # gather takes no negative index
+    elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
-    if mode not in ("fill", "clip", "wrap"):
+    elif mode == "wrap":
+        indices = remainder(indices, typed_scalar(n, indices.dtype, False))
+        gm = "promise_in_bounds"
+    elif mode == "clip":
+        gm = "clip"
+    else:
         raise ValueError(f"Invalid mode '{mode}' for np.take")
-    if not _dtypes.issubdtype(asarray(indices).dtype, _np.integer):
+    if not _dtypes.issubdtype(indices.dtype, _np.integer):
         raise ValueError("indices must have an integer type")
-    # as JAX: 'clip' clamps the raw index (a negative one to 0); 'fill' counts negatives from the end
-    idx = asarray(indices).astype(_np.int32) if mode == "clip" else _normalize_idx(indices, n, mode)
-    ishape = idx.shape
+    ishape = indices.shape
     if n == 0:
-        if idx.size:
+        if indices.size:
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
         return a
-    gm = "clip" if mode in ("clip", "wrap") else "fill"
+    if indices.size == 0:
+        return full_like(a, 0, shape=a.shape[:axis] + ishape + a.shape[axis + 1:])
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
-    sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]
-    return _la.gather_p.bind(a, reshape(idx, ishape + (1,)), dimension_numbers=dn, slice_sizes=sizes,
-                             indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
-                             mode=gm, fill_value=fill_value)
+    sizes = a.shape[:axis] + (1,) + a.shape[axis + 1:]
+    return _la.gather(a, indices[..., None], dn, sizes, indices_are_sorted=indices_are_sorted,
+                      unique_indices=unique_indices, mode=gm, fill_value=fill_value)
+
+
+_take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value"))
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
