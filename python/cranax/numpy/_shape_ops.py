@@ -237,20 +237,22 @@ _PAD_KWARGS = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_value
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads ``array``: ``mode`` is ``constant`` (``constant_values``), ``empty``, ``edge``, ``wrap``,
-    ``reflect`` or ``symmetric`` (``reflect_type`` even or odd), as one jitted call (printed
-    ``jit[name=_pad]``). Mirrors ``jax.numpy.pad``."""
+    ``reflect`` or ``symmetric`` (``reflect_type`` even or odd), ``linear_ramp`` (``end_values``),
+    ``maximum``/``minimum``/``mean``/``median`` (``stat_length``), as one jitted call (printed
+    ``jit[name=_pad]``), or a callable ``mode(row, pad_width, iaxis, kwargs)`` that returns the row (zero
+    padded) filled in, vmapped along each axis. Mirrors ``jax.numpy.pad``."""
     array = asarray(array)
     pad_width = _broadcast_to_pairs(pad_width, array.ndim, "pad_width")
     if pad_width and not all(_np.issubdtype(_np.asarray(p).dtype, _np.integer) for p in pad_width):
         raise TypeError("`pad_width` must be of integral type.")
+    if callable(mode):
+        return _pad_func(array, pad_width, mode, **kwargs)
     try:
         unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
     except (KeyError, TypeError):
         raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.") from None
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode in ("linear_ramp", "maximum", "mean", "median", "minimum"):
-        raise NotImplementedError(f"jnp.pad mode={mode!r} is not implemented")
     return _pad_jit(array, pad_width, mode, kwargs.get("constant_values", 0), kwargs.get("stat_length"),
                     kwargs.get("end_values", 0), kwargs.get("reflect_type", "even"))
 
@@ -265,6 +267,12 @@ def _pad(array, pad_width, mode, constant_values, stat_length, end_values, refle
         return _pad_constant(array, pad_width, asarray(constant_values))
     if mode == "empty":
         return _pad_constant(array, pad_width, asarray(0))
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(array, pad_width, _broadcast_to_pairs(end_values, nd, "end_values"))
+    if mode in ("maximum", "minimum", "mean", "median"):
+        if stat_length is not None:
+            stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
+        return _pad_stats(array, pad_width, stat_length, mode)
     for i in range(nd):
         if array.shape[i] == 0:
             if pad_width[i][0] > 0 or pad_width[i][1] > 0:
@@ -283,6 +291,61 @@ def _pad(array, pad_width, mode, constant_values, stat_length, end_values, refle
 
 # JAX's jnp.pad is this jitted _pad, the pad widths and mode static (printed ``jit[name=_pad]``)
 _pad_jit = jit(_pad, static_argnums=(1, 2, 4, 5, 6))
+
+
+def _pad_linear_ramp(array, pad_width, end_values):
+    """JAX's: per axis, ``linspace(end_value, edge, n, endpoint=False)`` before and (flipped) after."""
+    from ._creation import linspace
+    weak = get_aval(array).weak_type
+    for axis in range(array.ndim):
+        edge_before = _la.slice_in_dim(array, 0, 1, axis=axis)
+        edge_after = _la.slice_in_dim(array, -1, None, axis=axis)
+        ramps = []
+        for k, edge in ((0, edge_before), (1, edge_after)):
+            r = linspace(end_values[axis][k], lax.squeeze(edge, (axis,)), num=pad_width[axis][k], endpoint=False,
+                         dtype=array.dtype, axis=axis)
+            ramps.append(lax._convert(r, array.dtype, weak))
+        array = lax.concatenate([ramps[0], array, flip(ramps[1], axis)], dimension=axis)
+    return array
+
+
+def _pad_stats(array, pad_width, stat_length, mode):
+    """JAX's: per axis, the statistic of the whole axis (or of its first/last ``stat_length`` elements,
+    limited to the axis length) repeated on each side; integer arrays take the rounded statistic."""
+    from ._reductions import amax, amin, mean
+    from ._statistics import median
+    from ._ufuncs import round as round_
+    stat_func = {"maximum": amax, "minimum": amin, "mean": mean, "median": median}[mode]
+    weak = get_aval(array).weak_type
+    for i in range(array.ndim):
+        if stat_length is None:
+            before = stat_func(array, axis=i, keepdims=True)
+            after = before
+        else:
+            n = array.shape[i]
+            lb, la = stat_length[i]
+            if lb == 0 or la == 0:
+                raise ValueError("stat_length of 0 yields no value for padding")
+            lb, la = builtins.min(lb, n), builtins.min(la, n)
+            before = stat_func(_la.slice_in_dim(array, 0, lb, axis=i), axis=i, keepdims=True)
+            after = stat_func(_la.slice_in_dim(array, -la, None, axis=i), axis=i, keepdims=True)
+        if _np.issubdtype(array.dtype, _np.integer):
+            before, after = round_(before), round_(after)
+        before = lax._convert(before, array.dtype, weak)
+        after = lax._convert(after, array.dtype, weak)
+        array = lax.concatenate([repeat(before, pad_width[i][0], axis=i), array,
+                                 repeat(after, pad_width[i][1], axis=i)], dimension=i)
+    return array
+
+
+def _pad_func(array, pad_width, func, **kwargs):
+    """A callable mode, as JAX's: the zero-padded array, then ``func(row, pad_width[axis], axis, kwargs)``
+    mapped (``apply_along_axis``, i.e. vmap) over the rows along each axis."""
+    from ._functional import apply_along_axis
+    padded = _pad_constant(array, pad_width, asarray(0))
+    for axis in range(padded.ndim):
+        padded = apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs)
+    return padded
 
 
 def _pad_constant(array, pad_width, constant_values):
