@@ -14,13 +14,14 @@ from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
 from ..primitives import structural as _st
-from ._creation import arange, full, full_like, ones, zeros, zeros_like
+from ._creation import arange, full, full_like, linspace, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_
-from ._reductions import _promote_integer_dtype, sum
+from ._reductions import _promote_integer_dtype, amax, amin, mean, sum
 from ._shapes import (_axis, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
                       moveaxis, ndim, ravel, reshape, stack, transpose)
 from ._ufuncs import (_where_jit, add, floor_divide, greater_equal, isnan, less, less_equal, logical_and,
                       logical_not, logical_or, maximum, minimum, not_equal, remainder, subtract)
+from ._ufuncs import round as _round
 
 __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "pad", "flip",
@@ -293,9 +294,13 @@ def _pad(array, pad_width, mode, constant_values, stat_length, end_values, refle
 _pad_jit = jit(_pad, static_argnums=(1, 2, 4, 5, 6))
 
 
+# Functions of modules that import this one (``_statistics``: median; ``_functional``: apply_along_axis),
+# registered there when they load: jnp.pad's stat and callable modes use them without an import circle.
+_later = {}
+
+
 def _pad_linear_ramp(array, pad_width, end_values):
     """JAX's: per axis, ``linspace(end_value, edge, n, endpoint=False)`` before and (flipped) after."""
-    from ._creation import linspace
     weak = get_aval(array).weak_type
     for axis in range(array.ndim):
         edge_before = _la.slice_in_dim(array, 0, 1, axis=axis)
@@ -312,10 +317,7 @@ def _pad_linear_ramp(array, pad_width, end_values):
 def _pad_stats(array, pad_width, stat_length, mode):
     """JAX's: per axis, the statistic of the whole axis (or of its first/last ``stat_length`` elements,
     limited to the axis length) repeated on each side; integer arrays take the rounded statistic."""
-    from ._reductions import amax, amin, mean
-    from ._statistics import median
-    from ._ufuncs import round as round_
-    stat_func = {"maximum": amax, "minimum": amin, "mean": mean, "median": median}[mode]
+    stat_func = {"maximum": amax, "minimum": amin, "mean": mean, "median": _later["median"]}[mode]
     weak = get_aval(array).weak_type
     for i in range(array.ndim):
         if stat_length is None:
@@ -330,7 +332,7 @@ def _pad_stats(array, pad_width, stat_length, mode):
             before = stat_func(_la.slice_in_dim(array, 0, lb, axis=i), axis=i, keepdims=True)
             after = stat_func(_la.slice_in_dim(array, -la, None, axis=i), axis=i, keepdims=True)
         if _np.issubdtype(array.dtype, _np.integer):
-            before, after = round_(before), round_(after)
+            before, after = _round(before), _round(after)
         before = lax._convert(before, array.dtype, weak)
         after = lax._convert(after, array.dtype, weak)
         array = lax.concatenate([repeat(before, pad_width[i][0], axis=i), array,
@@ -341,10 +343,9 @@ def _pad_stats(array, pad_width, stat_length, mode):
 def _pad_func(array, pad_width, func, **kwargs):
     """A callable mode, as JAX's: the zero-padded array, then ``func(row, pad_width[axis], axis, kwargs)``
     mapped (``apply_along_axis``, i.e. vmap) over the rows along each axis."""
-    from ._functional import apply_along_axis
     padded = _pad_constant(array, pad_width, asarray(0))
     for axis in range(padded.ndim):
-        padded = apply_along_axis(func, axis, padded, pad_width[axis], axis, kwargs)
+        padded = _later["apply_along_axis"](func, axis, padded, pad_width[axis], axis, kwargs)
     return padded
 
 

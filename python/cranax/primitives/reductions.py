@@ -168,8 +168,6 @@ def _reduce_prod_jvp(primals, tangents, axes, out_sharding=None):
     product tree (split in halves, the shorter half padded with 1, multiplied, until one row is left), so
     it is exact with zeros and ``make_jaxpr`` prints JAX's slice/pad/mul equations. The primal output is
     the tree's too, as JAX's."""
-    from ..api_ad import jvp   # the API layer imports this module: read at call time
-    from . import library as _la
     (x,), (t,) = primals, tangents
     if type(t) is _ad.Zero:
         ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
@@ -188,14 +186,22 @@ def _reduce_prod_jvp(primals, tangents, axes, out_sharding=None):
         while _ad.get_aval(v).shape[0] > 1:
             n = _ad.get_aval(v).shape[0]
             n1 = (n + 1) // 2
-            v1, v2 = _la.slice_in_dim(v, 0, n1), _la.slice_in_dim(v, n1, None)
+            v1, v2 = _slice_rows(v, 0, n1), _slice_rows(v, n1, n)
             if n - n1 != n1:
                 v2 = _st.pad(v2, one, [(0, 1, 0)] + [(0, 0, 0)] * len(rest))
             v = _ew.mul(v1, v2)
         if _ad.get_aval(v).shape[0] == 0:
             return _st.full(rest, one)
         return _st.squeeze(v, (0,))
-    return jvp(tree, (x,), (t,))
+    (p_out,), (t_out,) = _ad.jvp_flat(lambda v: [tree(v)], [x], [t])
+    return p_out, t_out
+
+
+def _slice_rows(v, start, stop):
+    """``lax.slice_in_dim(v, start, stop)`` on axis 0 (its params as JAX prints them)."""
+    shape = _ad.get_aval(v).shape
+    return _st.slice_p.bind(v, start_indices=(start,) + (0,) * (len(shape) - 1), limit_indices=(stop,) + shape[1:],
+                            strides=(1,) * len(shape))
 
 
 _ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
