@@ -833,6 +833,18 @@ def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None, refs=())
     return closed, consts, store["tree"]
 
 
+def _check_scan_out(out, leaves, dbg):
+    """JAX's error for a scan body returning a non-array leaf: the function (``dbg``: the user's, for
+    ``lax.map`` too), and the leaf's path in the ``(carry, y)`` output."""
+    for v in leaves:
+        try:
+            get_aval(v)
+        except TypeError:
+            bad = next(p for p, leaf in tree_flatten_with_path(out)[0] if leaf is v)
+            raise TypeError(f"function {dbg.func_src_info} traced for scan returned a value of type {type(v)} at "
+                            f"output component {keystr(bad)}, which is not a valid JAX type") from None
+
+
 def _check_leaf(v, what):
     try:
         get_aval(v)
@@ -1304,8 +1316,7 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
             c, y = out
             c_leaves, c_tree = tree_flatten(c)
             y_leaves, y_tree = tree_flatten(y)
-            for v in c_leaves + y_leaves:
-                _check_leaf(v, "scan body")
+            _check_scan_out(out, c_leaves + y_leaves, dbg)
             store.update(c_tree=c_tree, y_tree=y_tree, nc=len(c_leaves))
             return c_leaves + y_leaves
         if dbg is not None and len(dbg.arg_names or ()) != len(refs) + nk + len(x_avals):
@@ -1391,7 +1402,12 @@ def map(f, xs, *, batch_size=None):
             resh = [x.reshape((n // batch_size, batch_size) + tuple(get_aval(x).shape[1:])) for x in leaves]
             _, ys = scan(lambda c, x: (c, api_vmap.vmap(f)(x)), (), tree_unflatten(tree, resh))
             return tree_map(lambda y: y.reshape((n,) + tuple(get_aval(y).shape[2:])), ys)
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    if _state.any_refs():
+        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+        return ys
+    # tracer and output errors name the user's f (its file and line, its argument), not this wrapper
+    dbg = body_debug(f, "scan", (_positions(tree_flatten(xs)[1]),)) if callable(f) else None
+    _, ys = _scan(lambda c, x: (c, f(x)), (), xs, None, False, 1, "scan body", dbg)
     return ys
 
 
