@@ -358,14 +358,14 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
 
 def _fill_args(atoms, col, indent):
     """An equation's operands from column ``col``, as JAX's ``pp_vars`` lays them out: each separator is its
-    own break group, so an operand that would pass the width goes on a new line, indented 2 past the
-    equation (the first always follows the primitive)."""
+    own break group, measured alone, so it breaks (the next operand on a new line, indented 2 past the
+    equation) only once the line has reached the width; the first operand always follows the primitive."""
     if not atoms:
         return ""
     out = [atoms[0]]
     col += len(atoms[0])
     for a in atoms[1:]:
-        if col + 1 + len(a) <= _WIDTH:
+        if col + 1 <= _WIDTH:
             out.append(" " + a)
             col += 1 + len(a)
         else:
