@@ -19,6 +19,8 @@ import collections
 import inspect
 import threading
 
+import functools
+
 import numpy as np
 
 from .. import _core, dtypes
@@ -1391,6 +1393,19 @@ def _scan_python(f, init, xs_flat, xs_tree, length, reverse):
     return carry, stacked
 
 
+def _map_body(f):
+    """``lax.map``'s scan body for the plumbing path: errors name ``f`` (its name, file and line) and its
+    parameter for the mapped slice."""
+    body = functools.wraps(f)(lambda c, x: (c, f(x)))
+    try:
+        pname = next(iter(inspect.signature(f).parameters))
+    except (StopIteration, TypeError, ValueError):
+        pname = "x"
+    P = inspect.Parameter
+    body.__signature__ = inspect.Signature([P("carry", P.POSITIONAL_OR_KEYWORD), P(pname, P.POSITIONAL_OR_KEYWORD)])
+    return body
+
+
 def map(f, xs, *, batch_size=None):
     """``f`` applied to each slice of ``xs`` along its leading axis, results stacked (a ``scan``). Mirrors
     ``jax.lax.map``."""
@@ -1402,8 +1417,8 @@ def map(f, xs, *, batch_size=None):
             resh = [x.reshape((n // batch_size, batch_size) + tuple(get_aval(x).shape[1:])) for x in leaves]
             _, ys = scan(lambda c, x: (c, api_vmap.vmap(f)(x)), (), tree_unflatten(tree, resh))
             return tree_map(lambda y: y.reshape((n,) + tuple(get_aval(y).shape[2:])), ys)
-    if _state.any_refs():
-        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    if _state.any_refs():   # (refs plumbed as scan does; the wrapper still reports the user's f)
+        _, ys = scan(_map_body(f) if callable(f) else f, (), xs)
         return ys
     # tracer and output errors name the user's f (its file and line, its argument), not this wrapper
     dbg = body_debug(f, "scan", (_positions(tree_flatten(xs)[1]),)) if callable(f) else None
