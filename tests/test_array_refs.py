@@ -605,3 +605,63 @@ def test_a_ref_replaced_by_a_value_in_the_carry_is_jaxs_type_error():
     _raises_text(TypeError, _CARRY_TYPES.format("while_loop", "component loop_carry[2]", "Ref{float32[2]}",
                                                 "float32[2]"),
                  jax.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c[...], jax.new_ref(jnp.zeros(2)))), 3)
+
+
+def test_weak_types_of_eager_ref_reads_as_jax():
+    # JAX 0.10.2 (recorded): an eager read is typed by the ref's aval, fixed when the ref is made (weak from a
+    # Python scalar) whatever the box holds after writes; a swap leaves the box strong, an addupdate of weak
+    # values leaves it weak; inside jit a read of a weak outer ref is weak, a ref made inside jit holds what
+    # was written.
+    r = jax.new_ref(1.0)
+    assert repr(r[...]) == "Array(1., dtype=float32, weak_type=True)"
+    assert str(jax.typeof(r[...])) == "~float32[]" and str(jax.typeof(r)) == "Ref{float32[]}"
+    r[...] = r[...] * 2
+    assert repr(r[...]) == "Array(2., dtype=float32, weak_type=True)"
+    r = jax.new_ref(2)
+    r[...] = r[...] * 2
+    assert repr(r[...]) == "Array(4, dtype=int32, weak_type=True)"
+    assert repr(jax.new_ref(True)[...]) == "Array(True, dtype=bool)"
+    r = jax.new_ref(1.0)
+    r[...] = jnp.float32(5.0)
+    assert repr(r[...]) == "Array(5., dtype=float32, weak_type=True)" and repr(r) == "Ref(5., dtype=float32)"
+    r = jax.new_ref(jnp.float32(1.0))
+    r[...] = 5.0
+    assert repr(r[...]) == "Array(5., dtype=float32)"
+    r = jax.new_ref(1.0)
+    jax.ref.addupdate(r, ..., 1.0)
+    assert repr(r) == "Ref(2., dtype=float32, weak_type=True)"
+    r = jax.new_ref(1.0)
+    jax.ref.addupdate(r, ..., jnp.float32(1))
+    assert repr(r) == "Ref(2., dtype=float32)"
+    assert repr(jax.ref.swap(r, ..., jnp.float32(7.0))) == "Array(2., dtype=float32, weak_type=True)"
+    assert repr(jax.ref.get(r, ...)) == "Array(7., dtype=float32, weak_type=True)"
+    assert jax.freeze(jax.new_ref(2.0)).weak_type
+    assert repr(jax.new_ref(jnp.ones(2))[0]) == "Array(1., dtype=float32)"
+
+    r = jax.new_ref(1.0)
+    assert repr(jax.jit(lambda: r[...] * 2)()) == "Array(2., dtype=float32, weak_type=True)"
+    jax.jit(lambda: r.__setitem__(..., r[...] * 3))()
+    assert repr(r[...]) == "Array(3., dtype=float32, weak_type=True)" and repr(r) == "Ref(3., dtype=float32)"
+    assert repr(jax.jit(lambda q: q[...] * 2)(jax.new_ref(1.0))) == "Array(2., dtype=float32, weak_type=True)"
+
+    def f():
+        q = jax.new_ref(2.0)
+        q[...] = jnp.float32(3.0)
+        return q[...], jax.freeze(q)
+    assert repr(jax.jit(f)()) == "(Array(3., dtype=float32), Array(3., dtype=float32))"
+    assert repr(f()) == ("(Array(3., dtype=float32, weak_type=True), Array(3., dtype=float32, "
+                         "weak_type=True))")
+
+    def g(x):
+        q = jax.new_ref(1.0)
+
+        def body(i, c):
+            q[...] = q[...] * x
+            return c
+        lax.fori_loop(0, 3, body, 0)
+        return q[...]
+    assert repr(g(jnp.float32(2.0))) == "Array(8., dtype=float32, weak_type=True)"
+    assert repr(jax.jit(g)(jnp.float32(2.0))) == "Array(8., dtype=float32)"
+    r = jax.new_ref(1.0)
+    jax.grad(lambda x: (r.__setitem__(..., r[...] + 1.0), x)[1])(1.0)
+    assert repr(r) == "Ref(2., dtype=float32)"

@@ -206,9 +206,10 @@ def test_slice_and_rev(x64):
 
 def test_slice_transpose_is_pad():
     text = str(jax.make_jaxpr(jax.grad(lambda v: jnp.sum(v[1:3])))(jnp.arange(5.)))
-    assert "pad[padding_config=((1, 2, 0),)]" in text
+    # JAX 0.10.2's transpose rule computes the high padding with NumPy (printed np.int64(...))
+    assert "pad[padding_config=((1, np.int64(2), 0),)]" in text
     text = str(jax.make_jaxpr(jax.grad(lambda v: jnp.sum(v[::2])))(jnp.arange(5.)))
-    assert "pad[padding_config=((0, 0, 1),)]" in text
+    assert "pad[padding_config=((0, np.int64(0), np.int64(1)),)]" in text
 
 
 @pytest.mark.parametrize("red", ["sum", "max", "min", "prod"])

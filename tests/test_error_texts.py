@@ -90,3 +90,37 @@ def test_concrete_values_still_convert():
     assert float(jax.grad(f1)(1.0)) == 1.0
     assert float(jax.grad(lambda x: x * int(x))(2.0)) == 2.0
     np.testing.assert_array_equal(np.asarray(jax.vmap(lambda x: x[:2])(jnp.ones((3, 3)))), np.ones((3, 2)))
+
+
+def test_lax_map_errors_name_the_users_function_not_cranax():
+    # JAX 0.10.2's texts (recorded) name its own internal lambda (jax/_src/lax/control_flow/loops.py:2735);
+    # cranax keeps JAX's structure but names the user's function, file and line
+    import cranax.numpy as jnp
+    from cranax import lax
+
+    def bad1(x):
+        return "hello"
+
+    def bad3(x):
+        return x.sum() if x[0] > 0 else x
+    line = bad1.__code__.co_firstlineno
+    with pytest.raises(TypeError) as e:
+        lax.map(bad1, jnp.ones((3, 2)))
+    assert str(e.value) == (f"function bad1 at {__file__}:{line} traced for scan returned a value of type "
+                            "<class 'str'> at output component [1], which is not a valid JAX type")
+    with pytest.raises(jax.errors.TracerBoolConversionError) as e:
+        lax.map(bad3, jnp.ones((3, 2)))
+    assert str(e.value).startswith(
+        "Attempted boolean conversion of traced array with shape bool[].\nThe error occurred while tracing the "
+        f"function bad3 at {__file__}:{bad3.__code__.co_firstlineno} for scan. This concrete value was not "
+        "available in Python because it depends on the value of the argument x.")
+    assert "cranax" not in str(e.value).split("See https")[0].replace(__file__, "")
+
+    def body(c, x):
+        return c, {"a": "s"}
+    with pytest.raises(TypeError) as e:
+        lax.scan(body, 0, jnp.ones(3))
+    assert str(e.value) == (f"function body at {__file__}:{body.__code__.co_firstlineno} traced for scan returned "
+                            "a value of type <class 'str'> at output component [1]['a'], which is not a valid JAX "
+                            "type")
+    assert lax.map(lambda x: x * 2, jnp.arange(3.)).tolist() == [0.0, 2.0, 4.0]

@@ -138,3 +138,41 @@ def test_aot_stage_attributes_as_jax():
     assert str(compiled.input_shardings) == f"(({s}, {s}), {{}})"
     assert str(compiled.output_shardings) == f"({s}, {s})"
     assert jax.jit(lambda x: x).trace(1.0).donate_argnums == ()
+
+
+def test_compiled_out_info_formats_and_shardings_as_jax():
+    # recorded from JAX 0.10.2 (CPU, one device): the compiled out_info carries the sharding and the
+    # row-major layout, and drops the weak type; the traced/lowered ones carry neither
+    import cranax.experimental.layout as jl
+
+    def f(x, y):
+        return {"a": x * 2, "b": (y.sum(), x.astype(jnp.int32))}
+    c = jax.jit(f).lower(jnp.ones((2, 3)), jnp.ones(4)).compile()
+    dev = "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    lay = "Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0)"
+    lay0 = "Layout(major_to_minor=(), tiling=(), sub_byte_element_size_in_bits=0)"
+    assert str(c.out_info) == (
+        f"{{'a': ShapeDtypeStruct(shape=(2, 3), dtype=float32, sharding={dev}, format={lay}), 'b': "
+        f"(ShapeDtypeStruct(shape=(), dtype=float32, sharding={dev}, format={lay0}), "
+        f"ShapeDtypeStruct(shape=(2, 3), dtype=int32, sharding={dev}, format={lay}))}}")
+    o = c.out_info["a"]
+    assert (o.shape, o.dtype, str(o.sharding), o.weak_type) == ((2, 3), np.float32, dev, False)
+    assert str(o.format) == f"Format(layout={lay}, sharding={dev})"
+    assert str(c.input_formats) == (
+        f"((Format(layout={lay}, sharding={dev}), Format(layout=Layout(major_to_minor=(0,), tiling=(), "
+        f"sub_byte_element_size_in_bits=0), sharding={dev})), {{}})")
+    assert str(c.output_formats["b"][0]) == f"Format(layout={lay0}, sharding={dev})"
+    assert str(jax.jit(f).lower(jnp.ones((2, 3)), jnp.ones(4)).out_info["a"]) == \
+        "ShapeDtypeStruct(shape=(2, 3), dtype=float32)"
+    c1 = jax.jit(lambda x: x * 2).lower(1.0).compile()
+    assert c1.out_info != jax.ShapeDtypeStruct((), jnp.float32) and c1.out_info.weak_type is False
+    assert str(jax.jit(lambda x: x * 2).trace(1.0).out_info) == "ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)"
+    assert str(jl.Layout((0, 1))) == "Layout(major_to_minor=(0, 1), tiling=None, sub_byte_element_size_in_bits=0)"
+    assert jl.Layout((0, 1)) == jl.Layout((0, 1)) and hash(jl.Layout((0, 1))) == hash(jl.Layout((0, 1)))
+    assert str(jl.Format()) == "Format(layout=None, sharding=None)"
+    s = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    assert str(jax.ShapeDtypeStruct((2,), jnp.float32, sharding=s)) == \
+        f"ShapeDtypeStruct(shape=(2,), dtype=float32, sharding={dev})"
+    assert str(jax.ShapeDtypeStruct((2,), jnp.float32, sharding=s).format) == f"Format(layout=None, sharding={dev})"
+    with pytest.raises(ValueError, match="Sharding has to be concrete when layout is of type"):
+        jl.Format(jl.Layout((0,)))

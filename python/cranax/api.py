@@ -31,6 +31,7 @@ from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, arg_names, d
 from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
+from ._layout import Format
 from .stages import Traced, Wrapped
 from ._pytree import tree_flatten, tree_leaves, tree_unflatten
 
@@ -42,15 +43,24 @@ _compile_log = logging.getLogger("jax._src.dispatch")
 
 
 class ShapeDtypeStruct:
-    """A shape and dtype standing in for an array (``jax.ShapeDtypeStruct``)."""
+    """A shape and dtype standing in for an array (``jax.ShapeDtypeStruct``). ``sharding`` may be a
+    ``Format`` (its layout kept apart, printed ``format=Layout(...)``); equality and hash cover the sharding,
+    layout and weak type, as JAX's."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "_dll")
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
         self.dtype = dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
-        self.sharding = sharding    # kept as given (None: unspecified), as JAX's; cranax places on one device
+        fmt = isinstance(sharding, Format)
+        self._dll = sharding.layout if fmt else None
+        # kept as given (None: unspecified), as JAX's; cranax places on one device
+        self.sharding = sharding.sharding if fmt else sharding
+
+    @property
+    def format(self):
+        return Format(self._dll, self.sharding)
 
     @property
     def aval(self):
@@ -65,14 +75,19 @@ class ShapeDtypeStruct:
         return int(np.prod(self.shape))
 
     def __repr__(self):
-        w = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{w})"
+        sh = f", sharding={self.sharding}" if self.sharding is not None else ""
+        fm = f", format={self._dll}" if self._dll is not None else ""
+        w = f", weak_type={self.weak_type}" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{fm}{w})"
+
+    def _key(self):
+        return (self.shape, self.dtype, self.sharding, self._dll, bool(self.weak_type))
 
     def __eq__(self, o):
-        return isinstance(o, ShapeDtypeStruct) and (self.shape, self.dtype) == (o.shape, o.dtype)
+        return isinstance(o, ShapeDtypeStruct) and self._key() == o._key()
 
     def __hash__(self):
-        return hash((self.shape, self.dtype))
+        return hash(self._key())
 
 
 # ----------------------------------------------------------------------------------------------- the jit primitive
@@ -689,7 +704,7 @@ class JitWrapped(Wrapped):
             where = info["where"] = f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit"
 
         def runner(call, refs, vals):
-            arg_vals = [_state.read_for_plumbing(r) for r in arg_refs]
+            arg_vals = [_state.read_for_plumbing(r, keep_weak=True) for r in arg_refs]
             flat = list(leaves)
             for i, v in zip(ref_pos, arg_vals):
                 flat[i] = v

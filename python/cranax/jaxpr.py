@@ -339,22 +339,39 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
             names.names, names.n = trial.names, trial.n
             return one
         lines = [f"{k}={pp_param_value(v, names, indent + 2, indent + 2 + len(str(k)) + 1)}" for k, v in items]
-        rhs_args = " ".join(_pp_atom(a, names) for a in eqn.invars)
+        rhs_args = _fill_args([_pp_atom(a, names) for a in eqn.invars], indent + 2, indent)
         body = "\n".join(" " * (indent + 2) + ln for ln in lines)
         s = f"{lead}{prim.name}[\n{body}\n{' ' * indent}]"
         return f"{s} {rhs_args}"
     ptxt = ""
     if items:
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
-    args = " ".join(_pp_atom(a, names) for a in eqn.invars)
-    # JAX prints the operands after a space even when there are none (``iota[...] ``).
-    one = f"{lead}{prim.name}{ptxt} {args}"
+    atoms = [_pp_atom(a, names) for a in eqn.invars]
     # JAX's params are one group: it breaks only when the group itself (up to its ``]``) passes the width
     if items and indent + len(lead) + len(prim.name) + len(ptxt) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
-        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {args}"
-    return one
+        return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {_fill_args(atoms, indent + 2, indent)}"
+    # JAX prints the operands after a space even when there are none (``iota[...] ``).
+    return f"{lead}{prim.name}{ptxt} {_fill_args(atoms, indent + len(lead) + len(prim.name) + len(ptxt) + 1, indent)}"
+
+
+def _fill_args(atoms, col, indent):
+    """An equation's operands from column ``col``, as JAX's ``pp_vars`` lays them out: each separator is its
+    own break group, measured alone, so it breaks (the next operand on a new line, indented 2 past the
+    equation) only once the line has reached the width; the first operand always follows the primitive."""
+    if not atoms:
+        return ""
+    out = [atoms[0]]
+    col += len(atoms[0])
+    for a in atoms[1:]:
+        if col + 1 <= _WIDTH:
+            out.append(" " + a)
+            col += 1 + len(a)
+        else:
+            out.append("\n" + " " * (indent + 2) + a)
+            col = indent + 2 + len(a)
+    return "".join(out)
 
 
 def _pp_jaxpr(jaxpr, names, indent, col=None, top=False):

@@ -21,6 +21,7 @@ from .hlo_text import HloComputation
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
 from ._pytree import tree_flatten, tree_unflatten
+from ._layout import row_major
 from .sharding import SingleDeviceSharding
 
 __all__ = ["Wrapped", "Traced", "Lowered", "Compiled", "ArgInfo", "CompiledMemoryStats", "CompilerOptions"]
@@ -221,9 +222,27 @@ class Compiled:
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)
     args_info = property(lambda self: self._traced.args_info)
-    out_info = property(lambda self: self._lowered.out_info)
     in_avals = property(lambda self: self._traced.in_avals)
     donate_argnums = property(lambda self: self._traced.donate_argnums)
+
+    @property
+    def out_info(self):
+        """The outputs as JAX's compiled ``out_info``: shape, dtype, the device's sharding and the row-major
+        layout (``format=Layout(major_to_minor=(0, 1), tiling=(), ...)``), no weak type."""
+        s = SingleDeviceSharding(_default_device())
+        return tree_unflatten(self.out_tree, [self._traced._sds(a.shape, a.dtype, sharding=row_major(a.shape, s))
+                                              for a in self._traced.jaxpr.out_avals])
+
+    @property
+    def input_formats(self):
+        """Every input's ``Format`` (row-major, on the default device), an ``(args, kwargs)`` tree."""
+        s = SingleDeviceSharding(_default_device())
+        return tree_unflatten(self.in_tree, [row_major(len(a.shape), s) for a in tree_flatten(self.args_info)[0]])
+
+    @property
+    def output_formats(self):
+        s = SingleDeviceSharding(_default_device())
+        return tree_unflatten(self.out_tree, [row_major(a.shape, s) for a in self._traced.jaxpr.out_avals])
 
     @property
     def input_shardings(self):

@@ -66,7 +66,7 @@ def debug_info(fun, traced_for, arg_names):
     f = fun
     while isinstance(f, functools.partial):
         f = f.func
-    f = getattr(f, "__wrapped__", f)
+    f = inspect.unwrap(f)   # every __wrapped__ level, as JAX's fun_sourceinfo
     name = getattr(f, "__name__", type(f).__name__)
     code = getattr(f, "__code__", None)
     loc = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None

@@ -1,6 +1,7 @@
 """Array creation: ``full``, ``zeros``, ``ones``, the ``*_like`` forms, ``arange``, ``linspace``, ``eye``,
 ``identity``, ``tri``. Mirrors ``jax.numpy``. (``array``/``asarray`` live with promotion.)"""
 import builtins
+import operator as _operator
 
 import numpy as _np
 
@@ -9,7 +10,7 @@ from .. import lax
 from ..array import Array, _from_host
 from ..core import Tracer, concrete_or_error, get_aval
 from ..primitives import elementwise as _ew
-from ._promotion import _is_array, _shape_tuple, asarray, astype, float_, int_
+from ._promotion import _to_inexact, _is_array, _shape_tuple, asarray, astype, float_, int_
 from ._shapes import broadcast_to
 from ._ufuncs import _where_jit
 
@@ -113,25 +114,55 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """``num`` evenly spaced samples over ``[start, stop]``. Mirrors ``jax.numpy.linspace``."""
-    num = int(num)
+    """``num`` evenly spaced samples over ``[start, stop]`` (arrays broadcast, the samples along ``axis``),
+    computed as JAX's: ``start * (1 - step) + stop * step`` with ``step = iota / div`` in the computation
+    dtype, as one jitted ``_linspace`` call. Mirrors ``jax.numpy.linspace``."""
+    num = _operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    dt = _dtypes.canonicalize_dtype(dtype if dtype is not None else float_)
-    if _is_array(start) or _is_array(stop):
-        start = asarray(start, _np.float32 if not _dtypes.issubdtype(dt, _np.floating) else dt)
-        stop = asarray(stop, start.dtype)
-        div = (num - 1) if endpoint else num
-        step = (stop - start) / builtins.max(div, 1)
-        it = lax.iota(start.dtype, num)
-        out = start + it * step
-        if endpoint and num > 1:
-            out = _where_jit(it == num - 1, stop, out)
-        out = astype(out, dt)
-        return (out, step) if retstep else out
-    host, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True)
-    out = _from_host(host.astype(dt), dt)
-    return (out, step) if retstep else out
+    return _linspace_jit(start, stop, num, bool(endpoint), bool(retstep),
+                         None if dtype is None else _np.dtype(dtype), _operator.index(axis))
+
+
+def _inexact(dt):
+    return dt if _dtypes.issubdtype(dt, _np.inexact) else _to_inexact(dt, False)
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    start, stop = asarray(start), asarray(stop)
+    if dtype is None:
+        dtype = _inexact(_np.dtype(_dtypes.result_type(start, stop)))
+    dtype = _np.dtype(_dtypes.canonicalize_dtype(dtype))
+    cdt = _inexact(dtype)
+    start, stop = astype(start, cdt), astype(stop, cdt)
+    bounds = list(_np.broadcast_shapes(start.shape, stop.shape))
+    bstart, bstop = broadcast_to(start, tuple(bounds)), broadcast_to(stop, tuple(bounds))
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    bounds.insert(axis, 1)
+    div = (num - 1) if endpoint else num
+    if num > 1:
+        delta = _ew.div(lax.convert_element_type(_ew.sub(stop, start), cdt), asarray(div, dtype=cdt))
+        iota_shape = [1] * len(bounds)
+        iota_shape[axis] = div
+        real = _np.dtype(_dtypes.finfo(cdt).dtype)
+        step = _ew.div(lax.reshape(lax.iota(real, div), tuple(iota_shape)), asarray(div, real))
+        step = astype(step, cdt)
+        out = _ew.add(_ew.mul(lax.reshape(bstart, tuple(bounds)), _ew.sub(1, step)),
+                      _ew.mul(lax.reshape(bstop, tuple(bounds)), step))
+        if endpoint:
+            out = lax.concatenate([out, lax.expand_dims(bstop, (axis,))], axis)
+    elif num == 1:
+        delta = asarray(_np.nan if endpoint else _ew.sub(stop, start), dtype=cdt)
+        out = lax.reshape(bstart, tuple(bounds))
+    else:   # num == 0: NumPy's empty result
+        empty_shape = list(_np.broadcast_shapes(start.shape, stop.shape))
+        empty_shape.insert(axis, 0)
+        delta = full((), _np.nan, cdt)
+        out = empty(tuple(empty_shape), dtype)
+    if _dtypes.issubdtype(dtype, _np.integer) and not _dtypes.issubdtype(out.dtype, _np.integer):
+        out = lax.floor(out)
+    result = lax.convert_element_type(out, dtype)
+    return (result, delta) if retstep else result
 
 
 def eye(N, M=None, k=0, dtype=None):
@@ -153,3 +184,8 @@ def tri(N, M=None, k=0, dtype=None):
     r = lax.broadcasted_iota(_np.int32, (N, M), 0)
     c = lax.broadcasted_iota(_np.int32, (N, M), 1)
     return lax.convert_element_type(lax.ge(lax.add(r, int(k)), c), dt)
+
+
+# JAX's linspace is this jitted _linspace, num/endpoint/retstep/dtype/axis static (printed ``jit[name=_linspace]``)
+from ..api import jit as _jit   # noqa: E402  (the API layer imports numpy lazily; bound last to avoid the cycle)
+_linspace_jit = _jit(_linspace, static_argnums=(2, 3, 4, 5, 6))

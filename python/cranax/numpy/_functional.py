@@ -7,6 +7,7 @@ import numpy as _np
 from .. import lax
 from ._creation import zeros
 from ._promotion import asarray, astype
+from . import _shape_ops
 from ._shape_ops import indices
 from ._shapes import broadcast_to, expand_dims, moveaxis
 from ._reductions import sum
@@ -325,3 +326,6 @@ def frompyfunc(func, /, nin, nout, *, identity=None):
 
 
 __all__ += ["ufunc", "frompyfunc"]
+
+
+_shape_ops._later["apply_along_axis"] = apply_along_axis   # jnp.pad's callable mode (_shape_ops cannot import this module)

@@ -14,13 +14,14 @@ from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
 from ..primitives import structural as _st
-from ._creation import arange, full, ones, zeros, zeros_like
+from ._creation import arange, full, full_like, linspace, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_
-from ._reductions import _promote_integer_dtype, sum
+from ._reductions import _promote_integer_dtype, amax, amin, mean, sum
 from ._shapes import (_axis, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
                       moveaxis, ndim, ravel, reshape, stack, transpose)
 from ._ufuncs import (_where_jit, add, floor_divide, greater_equal, isnan, less, less_equal, logical_and,
                       logical_not, logical_or, maximum, minimum, not_equal, remainder, subtract)
+from ._ufuncs import round as _round
 
 __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "pad", "flip",
@@ -237,20 +238,22 @@ _PAD_KWARGS = {"empty": [], "edge": [], "wrap": [], "constant": ["constant_value
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads ``array``: ``mode`` is ``constant`` (``constant_values``), ``empty``, ``edge``, ``wrap``,
-    ``reflect`` or ``symmetric`` (``reflect_type`` even or odd), as one jitted call (printed
-    ``jit[name=_pad]``). Mirrors ``jax.numpy.pad``."""
+    ``reflect`` or ``symmetric`` (``reflect_type`` even or odd), ``linear_ramp`` (``end_values``),
+    ``maximum``/``minimum``/``mean``/``median`` (``stat_length``), as one jitted call (printed
+    ``jit[name=_pad]``), or a callable ``mode(row, pad_width, iaxis, kwargs)`` that returns the row (zero
+    padded) filled in, vmapped along each axis. Mirrors ``jax.numpy.pad``."""
     array = asarray(array)
     pad_width = _broadcast_to_pairs(pad_width, array.ndim, "pad_width")
     if pad_width and not all(_np.issubdtype(_np.asarray(p).dtype, _np.integer) for p in pad_width):
         raise TypeError("`pad_width` must be of integral type.")
+    if callable(mode):
+        return _pad_func(array, pad_width, mode, **kwargs)
     try:
         unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
     except (KeyError, TypeError):
         raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.") from None
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode in ("linear_ramp", "maximum", "mean", "median", "minimum"):
-        raise NotImplementedError(f"jnp.pad mode={mode!r} is not implemented")
     return _pad_jit(array, pad_width, mode, kwargs.get("constant_values", 0), kwargs.get("stat_length"),
                     kwargs.get("end_values", 0), kwargs.get("reflect_type", "even"))
 
@@ -265,6 +268,12 @@ def _pad(array, pad_width, mode, constant_values, stat_length, end_values, refle
         return _pad_constant(array, pad_width, asarray(constant_values))
     if mode == "empty":
         return _pad_constant(array, pad_width, asarray(0))
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(array, pad_width, _broadcast_to_pairs(end_values, nd, "end_values"))
+    if mode in ("maximum", "minimum", "mean", "median"):
+        if stat_length is not None:
+            stat_length = _broadcast_to_pairs(stat_length, nd, "stat_length")
+        return _pad_stats(array, pad_width, stat_length, mode)
     for i in range(nd):
         if array.shape[i] == 0:
             if pad_width[i][0] > 0 or pad_width[i][1] > 0:
@@ -283,6 +292,61 @@ def _pad(array, pad_width, mode, constant_values, stat_length, end_values, refle
 
 # JAX's jnp.pad is this jitted _pad, the pad widths and mode static (printed ``jit[name=_pad]``)
 _pad_jit = jit(_pad, static_argnums=(1, 2, 4, 5, 6))
+
+
+# Functions of modules that import this one (``_statistics``: median; ``_functional``: apply_along_axis),
+# registered there when they load: jnp.pad's stat and callable modes use them without an import circle.
+_later = {}
+
+
+def _pad_linear_ramp(array, pad_width, end_values):
+    """JAX's: per axis, ``linspace(end_value, edge, n, endpoint=False)`` before and (flipped) after."""
+    weak = get_aval(array).weak_type
+    for axis in range(array.ndim):
+        edge_before = _la.slice_in_dim(array, 0, 1, axis=axis)
+        edge_after = _la.slice_in_dim(array, -1, None, axis=axis)
+        ramps = []
+        for k, edge in ((0, edge_before), (1, edge_after)):
+            r = linspace(end_values[axis][k], lax.squeeze(edge, (axis,)), num=pad_width[axis][k], endpoint=False,
+                         dtype=array.dtype, axis=axis)
+            ramps.append(lax._convert(r, array.dtype, weak))
+        array = lax.concatenate([ramps[0], array, flip(ramps[1], axis)], dimension=axis)
+    return array
+
+
+def _pad_stats(array, pad_width, stat_length, mode):
+    """JAX's: per axis, the statistic of the whole axis (or of its first/last ``stat_length`` elements,
+    limited to the axis length) repeated on each side; integer arrays take the rounded statistic."""
+    stat_func = {"maximum": amax, "minimum": amin, "mean": mean, "median": _later["median"]}[mode]
+    weak = get_aval(array).weak_type
+    for i in range(array.ndim):
+        if stat_length is None:
+            before = stat_func(array, axis=i, keepdims=True)
+            after = before
+        else:
+            n = array.shape[i]
+            lb, la = stat_length[i]
+            if lb == 0 or la == 0:
+                raise ValueError("stat_length of 0 yields no value for padding")
+            lb, la = builtins.min(lb, n), builtins.min(la, n)
+            before = stat_func(_la.slice_in_dim(array, 0, lb, axis=i), axis=i, keepdims=True)
+            after = stat_func(_la.slice_in_dim(array, -la, None, axis=i), axis=i, keepdims=True)
+        if _np.issubdtype(array.dtype, _np.integer):
+            before, after = _round(before), _round(after)
+        before = lax._convert(before, array.dtype, weak)
+        after = lax._convert(after, array.dtype, weak)
+        array = lax.concatenate([repeat(before, pad_width[i][0], axis=i), array,
+                                 repeat(after, pad_width[i][1], axis=i)], dimension=i)
+    return array
+
+
+def _pad_func(array, pad_width, func, **kwargs):
+    """A callable mode, as JAX's: the zero-padded array, then ``func(row, pad_width[axis], axis, kwargs)``
+    mapped (``apply_along_axis``, i.e. vmap) over the rows along each axis."""
+    padded = _pad_constant(array, pad_width, asarray(0))
+    for axis in range(padded.ndim):
+        padded = _later["apply_along_axis"](func, axis, padded, pad_width[axis], axis, kwargs)
+    return padded
 
 
 def _pad_constant(array, pad_width, constant_values):
@@ -707,37 +771,52 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None). ``mode``: ``fill`` (default;
     negative indices count from the end, out-of-range reads give NaN / the dtype's minimum / ``fill_value``),
     ``clip`` (clamps the index as given: -1 reads element 0, as JAX) or ``wrap`` (modulo the length);
-    ``raise`` raises NotImplementedError and other modes ValueError. Mirrors
-    ``jax.numpy.take``."""
-    a = asarray(a)
+    ``raise`` raises NotImplementedError and other modes ValueError. Staged as JAX stages it: one jitted
+    ``_take`` call (``make_jaxpr`` prints ``jit[name=_take ...]``). Mirrors ``jax.numpy.take``."""
+    return _take_jit(a, indices, None if axis is None else _operator.index(axis), out, mode,
+                     unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+
+
+def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+          fill_value=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a, indices = asarray(a), asarray(indices)
     if axis is None:
         a = ravel(a)
         axis = 0
-    axis = _axis(axis, a.ndim)
+    else:
+        axis = _axis(axis, a.ndim)
     n = a.shape[axis]
-    mode = "fill" if mode is None else mode
-    if mode == "raise":
+    if mode is None or mode == "fill":
+        gm = "fill"
+        indices = _where_jit(less(indices, 0), add(indices, n), indices)   # gather takes no negative index
+    elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
-    if mode not in ("fill", "clip", "wrap"):
+    elif mode == "wrap":
+        indices = remainder(indices, typed_scalar(n, indices.dtype, False))
+        gm = "promise_in_bounds"
+    elif mode == "clip":
+        gm = "clip"
+    else:
         raise ValueError(f"Invalid mode '{mode}' for np.take")
-    if not _dtypes.issubdtype(asarray(indices).dtype, _np.integer):
+    if not _dtypes.issubdtype(indices.dtype, _np.integer):
         raise ValueError("indices must have an integer type")
-    # as JAX: 'clip' clamps the raw index (a negative one to 0); 'fill' counts negatives from the end
-    idx = asarray(indices).astype(_np.int32) if mode == "clip" else _normalize_idx(indices, n, mode)
-    ishape = idx.shape
+    ishape = indices.shape
     if n == 0:
-        if idx.size:
+        if indices.size:
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
         return a
-    gm = "clip" if mode in ("clip", "wrap") else "fill"
+    if indices.size == 0:
+        return full_like(a, 0, shape=a.shape[:axis] + ishape + a.shape[axis + 1:])
     offset = tuple(range(axis)) + tuple(range(axis + len(ishape), a.ndim - 1 + len(ishape)))
     dn = _la.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
-    sizes = a.shape[:axis] + (builtins.min(1, n),) + a.shape[axis + 1:]
-    return _la.gather_p.bind(a, reshape(idx, ishape + (1,)), dimension_numbers=dn, slice_sizes=sizes,
-                             indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
-                             mode=gm, fill_value=fill_value)
+    sizes = a.shape[:axis] + (1,) + a.shape[axis + 1:]
+    return _la.gather(a, indices[..., None], dn, sizes, indices_are_sorted=indices_are_sorted,
+                      unique_indices=unique_indices, mode=gm, fill_value=fill_value)
+
+
+_take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value"))
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):

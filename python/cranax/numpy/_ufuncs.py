@@ -132,17 +132,19 @@ def _float_divmod(a, b):
 
 
 def remainder(x1, x2, /):
-    """``x1 % x2`` with the sign of ``x2`` (integer ``x % 0 == 0``). Mirrors ``jax.numpy.remainder``."""
+    """``x1 % x2`` with the sign of ``x2`` (integer ``x % 0 == 0``). Mirrors ``jax.numpy.remainder``
+    (staged as JAX's: one jitted ``remainder`` call, its equations in JAX's order)."""
     a, b = _promote("remainder", x1, x2)
     dt = get_aval(a).dtype
     if dt == _np.bool_:
         raise TypeError("remainder does not accept dtype bool.")
     if _dtypes.issubdtype(dt, _np.integer):
-        b = lax.select(lax.eq(b, 0), lax.full_like(b, 1), b)
+        b = _where_jit(lax.eq(b, 0), lax.full_like(b, 1), b)
     t = lax.rem(a, b)
     if _dtypes.issubdtype(dt, _np.unsignedinteger):
         return t
-    plus = lax.bitwise_and(lax.ne(lax.lt(t, 0), lax.lt(b, 0)), lax.ne(t, 0))
+    not_zero = lax.ne(t, 0)
+    plus = lax.bitwise_and(lax.ne(lax.lt(t, 0), lax.lt(b, 0)), not_zero)
     return lax.select(plus, lax.add(t, b), t)
 
 
@@ -402,6 +404,7 @@ def _where(condition, x, y):
 # The three-argument ``where`` runs as one jitted call (its promotion and broadcasting are traced once per
 # signature); the public ``where`` (whose one-argument form is ``nonzero``) is in ``_shape_ops``.
 _where_jit = jit(_where)
+remainder = jit(remainder)
 
 
 def copy(a, order=None):

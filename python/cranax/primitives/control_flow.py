@@ -19,6 +19,8 @@ import collections
 import inspect
 import threading
 
+import functools
+
 import numpy as np
 
 from .. import _core, dtypes
@@ -103,6 +105,26 @@ def _permute(closed, in_order=None, out_order=None):
     return ClosedJaxpr(Jaxpr([], ins, outs, j.eqns), [])
 
 
+def _consts_by_first_use(closed, consts):
+    """``(closed, consts)`` with the leading ``len(consts)`` inputs (hoisted consts, then staged refs) in the
+    order the body first uses them: JAX lifts a closed-over value, ref or not, when an equation first reads
+    it, so its constvars come in that order (``body_jaxpr={ lambda ; e:Ref{f32[]} f:f32[] ...``)."""
+    n = len(consts)
+    j = closed.jaxpr
+    lead = j.invars[:n]
+    first = {}
+    for k, e in enumerate(j.eqns):
+        for pos, v in enumerate(e.invars):
+            if isinstance(v, Var) and id(v) not in first:
+                first[id(v)] = (k, pos)
+    for pos, v in enumerate(j.outvars):
+        first.setdefault(id(v), (len(j.eqns), pos))
+    order = sorted(range(n), key=lambda i: first.get(id(lead[i]), (len(j.eqns) + 1, i)))
+    if order == list(range(n)):
+        return closed, consts
+    return _permute(closed, order + list(range(n, len(j.invars)))), [consts[i] for i in order]
+
+
 def _with_extra_invars(closed, avals, at_end=True):
     """``closed`` taking extra, unused inputs of ``avals`` (after or before its own)."""
     j = closed.jaxpr
@@ -166,6 +188,8 @@ def _compiled_impl(prim):
     def impl(*args, **params):
         if prim.name == "scan" and any(isinstance(a, _state.Ref) for a in args):
             return _scan_eval_refs(*args, **params)
+        if prim.name == "while" and any(isinstance(a, _state.Ref) for a in args):
+            return _while_eval_refs(*args, **params)
         if prim.name == "cond" and any(isinstance(a, _state.Ref) for a in args):
             # a make_jaxpr-staged cond on array references: the taken branch evaluated on the eager refs
             b = params["branches"][int(np.clip(int(args[0]), 0, len(params["branches"]) - 1))]
@@ -201,6 +225,16 @@ def _scan_eval_refs(*args, jaxpr, length, reverse, num_consts, num_carry, **_):
     stacked = [_from_host(np.stack([np.asarray(y[k]) for y in ys]) if ys else np.zeros((0,) + a.shape, a.dtype))
                for k, a in enumerate(avals)]
     return carry + stacked
+
+
+def _while_eval_refs(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """A make_jaxpr-staged while_loop whose functions read and write array references (eval_jaxpr of it):
+    evaluated iteration by iteration on the eager refs, never lowered."""
+    cc, bc = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while bool(eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)[0]):
+        carry = list(eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry))
+    return carry
 
 
 def _control_primitive(name, abstract_eval, wire, pp_params=None):
@@ -795,7 +829,22 @@ def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None, refs=())
         store["tree"] = tree
         return leaves
     closed, consts = trace_closed(flat, [r._ref_aval() for r in refs] + list(in_avals), dbg)
-    return closed, list(consts) + [r._val.tracer for r in refs], store["tree"]
+    consts = list(consts) + [r._val.tracer for r in refs]
+    if refs:
+        closed, consts = _consts_by_first_use(closed, consts)
+    return closed, consts, store["tree"]
+
+
+def _check_scan_out(out, leaves, dbg):
+    """JAX's error for a scan body returning a non-array leaf: the function (``dbg``: the user's, for
+    ``lax.map`` too), and the leaf's path in the ``(carry, y)`` output."""
+    for v in leaves:
+        try:
+            get_aval(v)
+        except TypeError:
+            bad = next(p for p, leaf in tree_flatten_with_path(out)[0] if leaf is v)
+            raise TypeError(f"function {dbg.func_src_info} traced for scan returned a value of type {type(v)} at "
+                            f"output component {keystr(bad)}, which is not a valid JAX type") from None
 
 
 def _check_leaf(v, what):
@@ -1059,11 +1108,16 @@ def while_loop(cond_fun, body_fun, init_val):
     """``val = init_val; while cond_fun(val): val = body_fun(val)``, compiled as a real loop. Mirrors
     ``jax.lax.while_loop`` (not reverse-differentiable)."""
     if _state.any_refs():   # array references the functions reach become extra carries
+        # (make_jaxpr staging refs: functions closing over a staged ref take it as a Ref{...} const, as JAX)
+        crefs = [[r for r in _state.closure_refs(f) if _state.staged_ref_args([r])] if callable(f) else []
+                 for f in (cond_fun, body_fun)]
+        if crefs[0] or crefs[1]:
+            return _state.stage_nested(lambda: _while_loop(cond_fun, body_fun, init_val, refs=crefs))
         return _state.plumb_while(_while_loop, cond_fun, body_fun, init_val)
     return _while_loop(cond_fun, body_fun, init_val)
 
 
-def _while_loop(cond_fun, body_fun, init_val, body_dbg=None):
+def _while_loop(cond_fun, body_fun, init_val, body_dbg=None, refs=((), ())):
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if config.jax_disable_jit:
@@ -1079,9 +1133,10 @@ def _while_loop(cond_fun, body_fun, init_val, body_dbg=None):
     init_vals = [_as_value(v) for v in init_vals]
     for _ in range(3):
         init_avals = [get_aval(v) for v in init_vals]
-        cond_j, cond_consts, cond_tree = _trace_fun(cond_fun, in_tree, init_avals, "cond_fun", "while_cond")
+        cond_j, cond_consts, cond_tree = _trace_fun(cond_fun, in_tree, init_avals, "cond_fun", "while_cond",
+                                                    refs=refs[0])
         body_j, body_consts, body_tree = _trace_fun(body_fun, in_tree, init_avals, "body_fun", "while_body",
-                                                    body_dbg)
+                                                    body_dbg, refs=refs[1])
         if not treedef_is_leaf(cond_tree) or len(cond_j.out_avals) != 1:
             raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
         pa = cond_j.out_avals[0]
@@ -1165,6 +1220,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
     dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
     dbg.arg_names = dbg.arg_names[:1] + ["upper"] + dbg.arg_names[1:]   # the carried bound body_fun never sees
+    crefs = ([r for r in _state.closure_refs(body_fun) if _state.staged_ref_args([r])]
+             if _state.any_refs() else [])
+    if crefs:   # make_jaxpr staging refs: as while_loop, the staged refs body_fun closes over are Ref{...} consts
+        _, _, result = _state.stage_nested(lambda: _while_loop(_fori_while_cond, body, (lower, upper, init_val),
+                                                               dbg, refs=((), crefs)))
+        return result
     if _state.any_refs():   # as while_loop, with a ref carried in init_val named as JAX's fori_loop names it
         _, _, result = _state.plumb_while(
             lambda c, b, i: _while_loop(c, b, i, dbg), _fori_while_cond, body, (lower, upper, init_val),
@@ -1257,8 +1318,7 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
             c, y = out
             c_leaves, c_tree = tree_flatten(c)
             y_leaves, y_tree = tree_flatten(y)
-            for v in c_leaves + y_leaves:
-                _check_leaf(v, "scan body")
+            _check_scan_out(out, c_leaves + y_leaves, dbg)
             store.update(c_tree=c_tree, y_tree=y_tree, nc=len(c_leaves))
             return c_leaves + y_leaves
         if dbg is not None and len(dbg.arg_names or ()) != len(refs) + nk + len(x_avals):
@@ -1269,6 +1329,8 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
                 dbg.arg_names = [""] * len(refs) + list(dbg.arg_names)
         closed, consts = trace_closed(flat, [r._ref_aval() for r in refs] + carry_avals + x_avals, dbg)
         consts = list(consts) + [r._val.tracer for r in refs]   # the jaxpr's invars: hoisted consts, refs, ...
+        if refs:
+            closed, consts = _consts_by_first_use(closed, consts)
         c_out = closed.out_avals[:store["nc"]]
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
@@ -1331,6 +1393,19 @@ def _scan_python(f, init, xs_flat, xs_tree, length, reverse):
     return carry, stacked
 
 
+def _map_body(f):
+    """``lax.map``'s scan body for the plumbing path: errors name ``f`` (its name, file and line) and its
+    parameter for the mapped slice."""
+    body = functools.wraps(f)(lambda c, x: (c, f(x)))
+    try:
+        pname = next(iter(inspect.signature(f).parameters))
+    except (StopIteration, TypeError, ValueError):
+        pname = "x"
+    P = inspect.Parameter
+    body.__signature__ = inspect.Signature([P("carry", P.POSITIONAL_OR_KEYWORD), P(pname, P.POSITIONAL_OR_KEYWORD)])
+    return body
+
+
 def map(f, xs, *, batch_size=None):
     """``f`` applied to each slice of ``xs`` along its leading axis, results stacked (a ``scan``). Mirrors
     ``jax.lax.map``."""
@@ -1342,7 +1417,12 @@ def map(f, xs, *, batch_size=None):
             resh = [x.reshape((n // batch_size, batch_size) + tuple(get_aval(x).shape[1:])) for x in leaves]
             _, ys = scan(lambda c, x: (c, api_vmap.vmap(f)(x)), (), tree_unflatten(tree, resh))
             return tree_map(lambda y: y.reshape((n,) + tuple(get_aval(y).shape[2:])), ys)
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    if _state.any_refs():   # (refs plumbed as scan does; the wrapper still reports the user's f)
+        _, ys = scan(_map_body(f) if callable(f) else f, (), xs)
+        return ys
+    # tracer and output errors name the user's f (its file and line, its argument), not this wrapper
+    dbg = body_debug(f, "scan", (_positions(tree_flatten(xs)[1]),)) if callable(f) else None
+    _, ys = _scan(lambda c, x: (c, f(x)), (), xs, None, False, 1, "scan body", dbg)
     return ys
 
 

@@ -604,10 +604,24 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_ar
     (``promise_in_bounds``) clamps windows into range; ``"fill"`` (the default, as in JAX) returns
     ``fill_value`` (NaN / the dtype's minimum / True) for windows out of range. Mirrors ``jax.lax.gather``."""
     operand, start_indices = _ew._as_operand(operand), _ew._as_operand(start_indices)
+    mode = GatherScatterMode.from_any(mode)
+    if mode == GatherScatterMode.FILL_OR_DROP:
+        # as JAX's: the default fill is resolved here, so the equation prints it (``fill_value=nan``)
+        if fill_value is None:
+            dt = get_aval(operand).dtype
+            if dtypes.issubdtype(dt, np.inexact):
+                fill_value = np.nan
+            elif dtypes.issubdtype(dt, np.signedinteger):
+                fill_value = int(np.iinfo(dt).min)
+            elif dtypes.issubdtype(dt, np.unsignedinteger):
+                fill_value = int(np.iinfo(dt).max)
+            elif dt == np.bool_:
+                fill_value = True
+    else:
+        fill_value = None
     return gather_p.bind(operand, start_indices, dimension_numbers=_gdn(dimension_numbers),
                          slice_sizes=_ints(slice_sizes), indices_are_sorted=bool(indices_are_sorted),
-                         unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
-                         fill_value=fill_value)
+                         unique_indices=bool(unique_indices), mode=mode, fill_value=fill_value)
 
 
 def _scatter_abstract(operand, indices, updates, dimension_numbers, indices_are_sorted=False,

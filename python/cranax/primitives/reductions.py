@@ -163,21 +163,48 @@ _ad.defjvp2(reduce_max_p, _chooser_jvp)
 _ad.defjvp2(reduce_min_p, _chooser_jvp)
 
 
-def _reduce_prod_jvp(g, ans, x, axes, out_sharding=None):
-    """Exact with zeros: no zero → ans * sum(g / x); one zero → the product of the others times g there."""
+def _reduce_prod_jvp(primals, tangents, axes, out_sharding=None):
+    """JAX's rule (``_reduce_jvp``): the reduced axes moved to the front and flattened, then the jvp of a
+    product tree (split in halves, the shorter half padded with 1, multiplied, until one row is left), so
+    it is exact with zeros and ``make_jaxpr`` prints JAX's slice/pad/mul equations. The primal output is
+    the tree's too, as JAX's."""
+    (x,), (t,) = primals, tangents
+    if type(t) is _ad.Zero:
+        ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+        return ans, _ad.Zero(_ad.get_aval(ans).strip_weak_type())
     xa = _ad.get_aval(x)
-    is0 = _ew.eq(x, _st.full_like(x, 0))
-    x_nz = _ew.select(is0, _st.full_like(x, 1), x)
-    p_nz = reduce_prod(x_nz, axes)
-    n0 = reduce_sum(_ew.convert_element_type(is0, np.int32), axes)
-    t_none = _ew.mul(p_nz, reduce_sum(_ew.div(g, x_nz), axes))
-    t_one = _ew.mul(p_nz, reduce_sum(_ew.select(is0, g, _st.full_like(g, 0)), axes))
-    zero = _st.full_like(t_none, 0)
-    return _ew.select(_ew.eq(n0, _st.full_like(n0, 0)), t_none,
-                      _ew.select(_ew.eq(n0, _st.full_like(n0, 1)), t_one, zero))
+    axes = tuple(axes)
+    non_axes = tuple(d for d in range(xa.ndim) if d not in axes)
+    rest = tuple(xa.shape[d] for d in non_axes)
+    new_shape = (int(np.prod([xa.shape[d] for d in axes], dtype=np.int64)),) + rest
+    # (JAX stages one ``reshape[dimensions=perm]``; cranax's reshape transposes first when perm moves axes)
+    x = _st.reshape(x, new_shape, axes + non_axes)
+    t = _st.reshape(t, new_shape, axes + non_axes)
+    one = np.array(1, xa.dtype)
+
+    def tree(v):
+        while _ad.get_aval(v).shape[0] > 1:
+            n = _ad.get_aval(v).shape[0]
+            n1 = (n + 1) // 2
+            v1, v2 = _slice_rows(v, 0, n1), _slice_rows(v, n1, n)
+            if n - n1 != n1:
+                v2 = _st.pad(v2, one, [(0, 1, 0)] + [(0, 0, 0)] * len(rest))
+            v = _ew.mul(v1, v2)
+        if _ad.get_aval(v).shape[0] == 0:
+            return _st.full(rest, one)
+        return _st.squeeze(v, (0,))
+    (p_out,), (t_out,) = _ad.jvp_flat(lambda v: [tree(v)], [x], [t])
+    return p_out, t_out
 
 
-_ad.defjvp2(reduce_prod_p, _reduce_prod_jvp)
+def _slice_rows(v, start, stop):
+    """``lax.slice_in_dim(v, start, stop)`` on axis 0 (its params as JAX prints them)."""
+    shape = _ad.get_aval(v).shape
+    return _st.slice_p.bind(v, start_indices=(start,) + (0,) * (len(shape) - 1), limit_indices=(stop,) + shape[1:],
+                            strides=(1,) * len(shape))
+
+
+_ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 for _p in (reduce_and_p, reduce_or_p, argmax_p, argmin_p):
     _ad.defjvp_zero(_p)
 del _p

@@ -119,7 +119,7 @@ class Ref:
     (NumPy indexing), ``jax.ref.swap``/``addupdate`` update in place, ``jax.freeze`` gives the final value.
     Not an Array: arithmetic on a ref is a TypeError. Mirrors ``jax.Ref``."""
 
-    __slots__ = ("_val", "_frame", "_trace", "_line", "__weakref__")
+    __slots__ = ("_val", "_frame", "_trace", "_line", "_weak", "__weakref__")
 
     def __init__(self, aval, refs):
         raise TypeError("jax.Ref is made with jax.new_ref(init_val), not constructed directly")
@@ -129,6 +129,9 @@ class Ref:
         _made[0] = True
         r = object.__new__(cls)
         r._val = val
+        # the weak type of the ref's aval, fixed when it is made: eager reads give it (JAX's ``get`` result
+        # is typed by the aval, whatever the box holds after a jit wrote it)
+        r._weak = type(val) is not _sj.Staged and get_aval(val).weak_type
         r._frame = _top()
         r._trace = core._state.trace
         r._line = None
@@ -257,10 +260,18 @@ def get(ref, idx=None):
     v = ref._access()
     if type(v) is _sj.Staged:
         return _sj.stage_get(v, idx)
+    v = _eager_view(ref, v)
     idx = _norm_idx(idx)
     if idx == () or idx is Ellipsis:
         return v
     return v[idx]
+
+
+def _eager_view(ref, v):
+    """``v``, an eager ref's value, typed as the ref's aval (weakly when it was made from a weak value)."""
+    if ref._frame is None and ref._weak and not isinstance(v, Tracer) and not get_aval(v).weak_type:
+        return _ew.convert_element_type_p.bind(v, new_dtype=get_aval(v).dtype, weak_type=True, sharding=None)
+    return v
 
 
 def _check_ref(ref, what):
@@ -301,9 +312,9 @@ def swap(ref, idx, value, _function_name="ref_swap"):
             _check_write(ref, value)
         return _sj.stage_swap(st, idx, value, _function_name)
     old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
-    # a written ref is never weakly typed (JAX: ``new_ref(1.)`` is weak, after ``ref[...] = 2.`` it is not)
+    # the box holds a swapped-in value strong (JAX's eager swap; reads still give the ref's aval type)
     ref._val = strip_weak(value if full else whole.at[idx].set(value))
-    return old
+    return _eager_view(ref, old)
 
 
 def set(ref, idx, value):  # noqa: A001  (JAX's name)
@@ -321,7 +332,10 @@ def addupdate(ref, idx, x):
             _check_write(ref, x)
         return _sj.stage_addupdate(st, idx, x, "ref_addupdate")
     old, whole, x, full, idx = _checked_update(ref, idx, x, "ref_addupdate")
-    ref._val = strip_weak(_ew.add(whole, x) if full else whole.at[idx].add(x))
+    new = _ew.add(whole, x) if full else whole.at[idx].add(x)
+    # eagerly the sum keeps its own type (JAX: ``addupdate(new_ref(1.), ..., 1.)`` stays weak); a traced
+    # (plumbed) value is held strong, its type fixed across loop iterations
+    ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else strip_weak(new)
 
 
 def freeze(ref):
@@ -330,7 +344,7 @@ def freeze(ref):
     v = ref._access()
     if type(v) is _sj.Staged:
         return _sj.stage_freeze(v)
-    return v
+    return _eager_view(ref, v)
 
 
 # ----------------------------------------------------------------------------------------------- write checks
@@ -426,12 +440,14 @@ def strip_weak(v):
     return _ew.convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=False, sharding=None)
 
 
-def read_for_plumbing(ref):
-    """The value to feed into a plumbed call (checked against the calling scope: may itself need plumbing)."""
+def read_for_plumbing(ref, keep_weak=False):
+    """The value to feed into a plumbed call (checked against the calling scope: may itself need plumbing).
+    ``keep_weak``: a jit reads a weakly typed ref weakly, as JAX's; a loop carry is made strong (its type must
+    not change when the body writes)."""
     v = ref._access()
     if type(v) is _sj.Staged:
         raise _sj.Unsupported   # a make_jaxpr-staged ref passed to a jit/loop (make_jaxpr retraces)
-    return strip_weak(v)
+    return _eager_view(ref, v) if keep_weak else strip_weak(v)
 
 
 def run_plumbed(call, refs, vals, fn):
@@ -495,7 +511,7 @@ def plumbed_loop(plan_holder, key, what, body_runner):
     unplumbed ref the tracing reaches is added and the call traced again."""
     while True:
         refs = plan_holder.get(key, ())
-        vals = [read_for_plumbing(r) for r in refs]
+        vals = [read_for_plumbing(r, keep_weak=what == "jit") for r in refs]
         call = _Call(what)
         try:
             out, finals = body_runner(call, refs, vals)
@@ -514,7 +530,7 @@ def write_back(refs, finals):
     for r, v in zip(refs, finals):
         _check_write(r, v)
     for r, v in zip(refs, finals):
-        r._val = v
+        r._val = v   # JAX's discharged write: the box holds the value strong
 
 
 def closure_refs(fun):

@@ -113,7 +113,8 @@ def python_index(indexer, dyn):
         elif e[0] == "s":
             out.append(slice(e[1], e[1] + e[2]))
         else:
-            out.append(dyn[e[1]])
+            d = dyn[e[1]]   # a literal loop carry (eval_jaxpr of a staged while) arrives as a TypedScalar
+            out.append(np.asarray(d.val, d.aval.dtype) if isinstance(d, core.TypedScalar) else d)
     return tuple(out)
 
 

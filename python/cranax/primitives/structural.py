@@ -355,7 +355,9 @@ def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
 def _squeeze_transpose(ct, x, dimensions):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [reshape(ct, x.aval.shape)]
+    # JAX's expand_dims: a broadcast_in_dim onto the kept dimensions
+    kept = tuple(d for d in range(x.aval.ndim) if d not in dimensions)
+    return [broadcast_in_dim(ct, x.aval.shape, kept)]
 
 
 def _transpose_transpose(ct, x, permutation):
@@ -499,16 +501,14 @@ def _pad_transpose(ct, x, pv, padding_config):
                 _ad.Zero(pv.aval) if _ad.is_undefined(pv) else None]
     out_x = out_pv = None
     if _ad.is_undefined(x):
-        # Undo negative lo/hi by padding the cotangent, then take the strided slice.
-        lo_neg = [(-min(lo, 0), -min(hi, 0), 0) for lo, hi, _ in padding_config]
-        t = ct
-        if any(a or b for a, b, _ in lo_neg):
-            t = pad(t, full((), 0, _ad.get_aval(ct).dtype), lo_neg)
+        # As JAX's rule (and its NumPy-int params, printed np.int64(...)): pad the cotangent by the negated
+        # lo/hi, then the strided slice that drops the interior padding.
+        lo, hi, interior = (np.array([c[k] for c in padding_config], dtype=np.int64) for k in range(3))
+        unpad = tuple(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
+        t = pad(ct, full((), 0, _ad.get_aval(ct).dtype), unpad)
         shape = _ad.get_aval(t).shape
-        start = [max(lo, 0) for lo, _, _ in padding_config]
-        limit = [n - max(hi, 0) for n, (_, hi, _) in zip(shape, padding_config)]
-        strides = [interior + 1 for _, _, interior in padding_config]
-        out_x = slice_p.bind(t, start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides))
+        out_x = slice_p.bind(t, start_indices=tuple(np.zeros_like(lo)), limit_indices=tuple(int(d) for d in shape),
+                             strides=tuple(np.add(interior, 1)))
     if _ad.is_undefined(pv):
         total = _red.reduce_sum(ct, tuple(range(_ad.get_aval(ct).ndim)))
         inner = _red.reduce_sum(out_x, tuple(range(x.aval.ndim))) if out_x is not None else None
@@ -524,11 +524,15 @@ def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
     shape = x.aval.shape
-    strides = (1,) * len(shape) if strides is None else tuple(strides)
-    out_shape = _ad.get_aval(ct).shape
-    # The last element taken along each axis, so the high padding is exact for strided slices.
-    real_limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(start_indices, out_shape, strides)]
-    cfg = tuple((int(s), int(d - rl), int(st - 1)) for s, d, rl, st in zip(start_indices, shape, real_limits, strides))
+    # as JAX's rule, with its NumPy-int padding (printed np.int64(...)): unit strides pad (lo, hi, 0); else
+    # hi runs from the last element taken, so it is exact for strided slices
+    if strides is None or all(st == 1 for st in strides):
+        cfg = tuple(zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(shape)))
+    else:
+        out_shape = _ad.get_aval(ct).shape
+        real_limits = np.add(start_indices, np.where(np.array(out_shape) == 0, 0,
+                                                     np.add(1, np.multiply(np.subtract(out_shape, 1), strides))))
+        cfg = tuple(zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1)))
     zero = full((), 0, x.aval.dtype)
     return [pad(ct, zero, cfg)]
 
