@@ -232,10 +232,9 @@ mod x86 {
         fn mand(&mut self, a: __mmask16, b: __mmask16) -> __mmask16 {
             a & b
         }
-        #[inline(always)]
-        fn any(&mut self, m: __mmask16) -> bool {
-            m != 0
-        }
+        // `any` keeps the default (always true): skipping ndtri's far tail per 16-lane vector measured 5%
+        // slower here (the branch splits the two-vector loop's interleaved chains), against 14% faster on
+        // AVX2's 8 lanes.
         #[inline(always)]
         fn all(&mut self, m: __mmask16) -> bool {
             m == 0xffff

@@ -884,18 +884,10 @@ pub fn ndtri<L: Lanes>(e: &mut L, p: L::F) -> L::F {
     let y = e.sel(upper, q, p);
     let y0 = e.cmpc(Cmp::Eq, y, 0.0);
     let y = e.selc(y0, 0.5, y);
-    // Block lanes compute only the branches some lane selects (a lane not in `mid`, NaN included, needs
-    // the tail); the other branch's value is never selected, so any stands in for it.
+    let center = ndtri_center(e, y);
+    let tail = ndtri_tail(e, y);
     let mid = e.cmpc(Cmp::Gt, y, 0.1353352814912796);
-    let x = if e.all(mid) {
-        ndtri_center(e, y)
-    } else if !e.any(mid) {
-        ndtri_tail(e, y)
-    } else {
-        let center = ndtri_center(e, y);
-        let tail = ndtri_tail(e, y);
-        e.sel(mid, center, tail)
-    };
+    let x = e.sel(mid, center, tail);
     // Outside [0, 1] and NaN: XLA's log gives the NaN with every bit set, which the final negation turns
     // into 0x7fffffff below the upper branch.
     let ge0 = e.cmpc(Cmp::Ge, p, 0.0);
