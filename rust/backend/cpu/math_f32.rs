@@ -843,10 +843,13 @@ fn ndtri_center<L: Lanes>(e: &mut L, y: L::F) -> L::F {
 fn ndtri_tail<L: Lanes>(e: &mut L, y: L::F) -> L::F {
     let one = e.c(1.0);
     let zero = e.c(0.0);
-    let ly = xla_log(e, y);
+    // Both logs are `xla_log` without its special-case selects: every lane whose result `ndtri` keeps has
+    // y in [2⁻¹²⁶, e⁻²] and so t = -2·log y in [4, 175], positive normals where `xla_log` is `cephes_logf`
+    // (other lanes become ±inf or NaN later whatever their tail value).
+    let ly = cephes_logf(e, y, None);
     let t = e.mulc(ly, -2.0);
     let z = e.sqrt(t);
-    let lt = xla_log(e, t);
+    let lt = cephes_logf(e, t, None);
     let lz = e.mulc(lt, 0.5);
     let lzz = e.div(lz, z);
     let first = e.sub(z, lzz);
