@@ -232,6 +232,13 @@ mod x86 {
         fn mand(&mut self, a: __mmask16, b: __mmask16) -> __mmask16 {
             a & b
         }
+        // `any` keeps the default (always true): skipping ndtri's far tail per 16-lane vector measured 5%
+        // slower here (the branch splits the two-vector loop's interleaved chains), against 14% faster on
+        // AVX2's 8 lanes.
+        #[inline(always)]
+        fn all(&mut self, m: __mmask16) -> bool {
+            m == 0xffff
+        }
         #[inline(always)]
         fn sel(&mut self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
             unsafe { _mm512_mask_blend_ps(m, b, a) }
@@ -370,6 +377,14 @@ mod x86 {
         #[inline(always)]
         fn mand(&mut self, a: __m256, b: __m256) -> __m256 {
             unsafe { _mm256_and_ps(a, b) }
+        }
+        #[inline(always)]
+        fn any(&mut self, m: __m256) -> bool {
+            unsafe { _mm256_movemask_ps(m) != 0 }
+        }
+        #[inline(always)]
+        fn all(&mut self, m: __m256) -> bool {
+            unsafe { _mm256_movemask_ps(m) == 0xff }
         }
         #[inline(always)]
         fn sel(&mut self, m: __m256, a: __m256, b: __m256) -> __m256 {
@@ -870,6 +885,18 @@ mod x86 {
         let n = n as usize;
         let mut l = Avx2;
         let mut i = 0;
+        // Two independent vectors per iteration, as in `block512`.
+        while i + 16 <= n {
+            let x0 = unsafe { _mm256_loadu_ps(src.add(i)) };
+            let x1 = unsafe { _mm256_loadu_ps(src.add(i + 8)) };
+            let y0 = apply::<Avx2, F>(&mut l, x0);
+            let y1 = apply::<Avx2, F>(&mut l, x1);
+            unsafe {
+                _mm256_storeu_ps(dst.add(i), y0);
+                _mm256_storeu_ps(dst.add(i + 8), y1);
+            }
+            i += 16;
+        }
         while i + 8 <= n {
             let x = unsafe { _mm256_loadu_ps(src.add(i)) };
             let y = apply::<Avx2, F>(&mut l, x);

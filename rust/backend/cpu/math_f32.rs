@@ -72,6 +72,17 @@ pub trait Lanes {
     fn rem_pio2_big(&mut self, m: Self::M, x: Self::F, r: Self::F, rl: Self::F, q: Self::I)
         -> (Self::F, Self::F, Self::I);
 
+    /// Whether some lane of `m` is set, where the lanes can branch on it (block routines); code that
+    /// cannot (the inline emitter) answers `true`, so a branch skipped only when no lane needs it computes
+    /// what it would have computed anyway: skipping changes no selected lane's bits.
+    fn any(&mut self, _m: Self::M) -> bool {
+        true
+    }
+    /// Whether every lane of `m` is set, where the lanes can branch on it; else `false` (see `any`).
+    fn all(&mut self, _m: Self::M) -> bool {
+        false
+    }
+
     fn addc(&mut self, a: Self::F, c: f64) -> Self::F {
         let c = self.c(c);
         self.add(a, c)
@@ -726,20 +737,32 @@ pub fn erf_inv<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let w = e.neg(l);
     let lt5 = e.cmpc(Cmp::Lt, w, 5.0);
     let z_lt = e.addc(w, -2.5);
-    let sw = e.sqrt(w);
-    let z_ge = e.addc(sw, -3.0);
-    let z = e.sel(lt5, z_lt, z_ge);
-    let mut p = {
-        let a = e.c(GILES_LT5[0]);
-        let b = e.c(GILES_GE5[0]);
-        e.sel(lt5, a, b)
+    // Block lanes all below 5 (all but ~2% of vectors for uniform x) skip the √w branch and the
+    // coefficient selects: each lane runs the same operations either way.
+    let p = if e.all(lt5) {
+        let mut p = e.c(GILES_LT5[0]);
+        for &k in &GILES_LT5[1..] {
+            let c = e.c(k);
+            p = e.fma(p, z_lt, c);
+        }
+        p
+    } else {
+        let sw = e.sqrt(w);
+        let z_ge = e.addc(sw, -3.0);
+        let z = e.sel(lt5, z_lt, z_ge);
+        let mut p = {
+            let a = e.c(GILES_LT5[0]);
+            let b = e.c(GILES_GE5[0]);
+            e.sel(lt5, a, b)
+        };
+        for i in 1..GILES_LT5.len() {
+            let a = e.c(GILES_LT5[i]);
+            let b = e.c(GILES_GE5[i]);
+            let c = e.sel(lt5, a, b);
+            p = e.fma(p, z, c);
+        }
+        p
     };
-    for i in 1..GILES_LT5.len() {
-        let a = e.c(GILES_LT5[i]);
-        let b = e.c(GILES_GE5[i]);
-        let c = e.sel(lt5, a, b);
-        p = e.fma(p, z, c);
-    }
     let ax = e.abs(x);
     let one = e.cmpc(Cmp::Eq, ax, 1.0);
     let p = e.selc(one, f64::INFINITY, p);
@@ -799,6 +822,57 @@ fn xla_polyval<L: Lanes>(e: &mut L, x: L::F, zx: L::F, cs: &[f64]) -> L::F {
     acc
 }
 
+/// ndtri's central branch (y > e⁻²): -(w + w³·P0(w²)/Q0(w²))·√(2π), w = y - ½ (`ndtri` flips the sign
+/// outside the upper range, as for the tails).
+#[inline(always)]
+fn ndtri_center<L: Lanes>(e: &mut L, y: L::F) -> L::F {
+    let w = e.addc(y, -0.5);
+    let ww = e.mul(w, w);
+    let www = e.mul(w, ww);
+    let zero = e.c(0.0);
+    let zww = e.mul(zero, ww);
+    let p0 = xla_polyval(e, ww, zww, &NDTRI_P0);
+    let q0 = xla_polyval(e, ww, zww, &NDTRI_Q0);
+    let r = e.div(p0, q0);
+    let center = e.fma(www, r, w);
+    e.mulc(center, -2.5066282749176025)
+}
+
+/// ndtri's two tails (y ≤ e⁻²): z = √(-2 log y), then P1/Q1 below z = 8 and P2/Q2 from there.
+#[inline(always)]
+fn ndtri_tail<L: Lanes>(e: &mut L, y: L::F) -> L::F {
+    let one = e.c(1.0);
+    let zero = e.c(0.0);
+    // Both logs are `xla_log` without its special-case selects: every lane whose result `ndtri` keeps has
+    // y in [2⁻¹²⁶, e⁻²] and so t = -2·log y in [4, 175], positive normals where `xla_log` is `cephes_logf`
+    // (other lanes become ±inf or NaN later whatever their tail value).
+    let ly = cephes_logf(e, y, None);
+    let t = e.mulc(ly, -2.0);
+    let z = e.sqrt(t);
+    let lt = cephes_logf(e, t, None);
+    let lz = e.mulc(lt, 0.5);
+    let lzz = e.div(lz, z);
+    let first = e.sub(z, lzz);
+    let iz = e.div(one, z);
+    let ziz = e.mul(zero, iz);
+    let p1 = xla_polyval(e, iz, ziz, &NDTRI_P1);
+    let q1 = xla_polyval(e, iz, ziz, &NDTRI_Q1);
+    let q1z = e.mul(q1, z);
+    let s1 = e.div(p1, q1z);
+    let near = e.sub(first, s1);
+    let ge8 = e.cmpc(Cmp::Ge, z, 8.0);
+    // z ≥ 8 needs p < e⁻³²: block lanes skip it unless some lane is there.
+    if !e.any(ge8) {
+        return near;
+    }
+    let p2 = xla_polyval(e, iz, ziz, &NDTRI_P2);
+    let q2 = xla_polyval(e, iz, ziz, &NDTRI_Q2);
+    let q2z = e.mul(q2, z);
+    let s2 = e.div(p2, q2z);
+    let far = e.sub(first, s2);
+    e.sel(ge8, far, near)
+}
+
 /// ndtri in f32, bit-identical to XLA:CPU's `jax.scipy.special.ndtri` (see above): -inf at 0 (and at
 /// subnormals), +inf at 1, NaN outside [0, 1] (with XLA's bits).
 #[inline(always)]
@@ -813,39 +887,8 @@ pub fn ndtri<L: Lanes>(e: &mut L, p: L::F) -> L::F {
     let y = e.sel(upper, q, p);
     let y0 = e.cmpc(Cmp::Eq, y, 0.0);
     let y = e.selc(y0, 0.5, y);
-    // center
-    let w = e.addc(y, -0.5);
-    let ww = e.mul(w, w);
-    let www = e.mul(w, ww);
-    let zero = e.c(0.0);
-    let zww = e.mul(zero, ww);
-    let p0 = xla_polyval(e, ww, zww, &NDTRI_P0);
-    let q0 = xla_polyval(e, ww, zww, &NDTRI_Q0);
-    let r = e.div(p0, q0);
-    let center = e.fma(www, r, w);
-    let center = e.mulc(center, -2.5066282749176025);
-    // tails
-    let ly = xla_log(e, y);
-    let t = e.mulc(ly, -2.0);
-    let z = e.sqrt(t);
-    let lt = xla_log(e, t);
-    let lz = e.mulc(lt, 0.5);
-    let lzz = e.div(lz, z);
-    let first = e.sub(z, lzz);
-    let iz = e.div(one, z);
-    let ziz = e.mul(zero, iz);
-    let p2 = xla_polyval(e, iz, ziz, &NDTRI_P2);
-    let q2 = xla_polyval(e, iz, ziz, &NDTRI_Q2);
-    let q2z = e.mul(q2, z);
-    let s2 = e.div(p2, q2z);
-    let far = e.sub(first, s2);
-    let p1 = xla_polyval(e, iz, ziz, &NDTRI_P1);
-    let q1 = xla_polyval(e, iz, ziz, &NDTRI_Q1);
-    let q1z = e.mul(q1, z);
-    let s1 = e.div(p1, q1z);
-    let near = e.sub(first, s1);
-    let ge8 = e.cmpc(Cmp::Ge, z, 8.0);
-    let tail = e.sel(ge8, far, near);
+    let center = ndtri_center(e, y);
+    let tail = ndtri_tail(e, y);
     let mid = e.cmpc(Cmp::Gt, y, 0.1353352814912796);
     let x = e.sel(mid, center, tail);
     // Outside [0, 1] and NaN: XLA's log gives the NaN with every bit set, which the final negation turns

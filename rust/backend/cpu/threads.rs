@@ -1,7 +1,7 @@
 //! Running compiled kernels on a thread pool.
 //!
 //! - Elementwise kernels and reductions with many outer points split their outer range `[0, outer_len)`
-//!   into chunks run on a rayon pool. Every outer point is computed by the same code whatever the split
+//!   into chunks that the calling thread and the rayon pool's workers claim in turn (`Split`). Every outer point is computed by the same code whatever the split
 //!   (vector and scalar points agree bit for bit), so results do not depend on the thread count.
 //! - Large reductions with few outer points (a full `sum`, a sum over the long axis of a `[2, 10^7]`) run the
 //!   kernel's chunked-reduction variant: the outermost reduced axis is cut into a number of chunks that
@@ -11,7 +11,7 @@
 //!   the calling thread runs one and a pool thread the other if one is free in time.
 //!
 //! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex};
@@ -185,15 +185,61 @@ pub unsafe fn run_kernel(ck: &CompiledKernel, ins: &[*const u8], outs: &[*mut u8
         }
     };
     let n = ck.outer_len;
-    let chunks = (num_threads() as u64 * 4).min(work / CHUNK_WORK).min(n).max(2);
-    let entry = ck.entry;
-    pool.install(|| {
-        (0..chunks).into_par_iter().for_each(|c| {
-            let (b, e) = (n * c / chunks, n * (c + 1) / chunks);
-            // SAFETY: disjoint outer ranges write disjoint output elements.
-            unsafe { call(entry, a, b, e) }
-        })
+    let chunks = (num_threads() as u64 * 8).min(work / CHUNK_WORK).min(n).max(2);
+    let split = Arc::new(Split {
+        next: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        entry: ck.entry,
+        a,
+        n,
+        chunks,
     });
+    for _ in 1..num_threads() {
+        let s = split.clone();
+        pool.spawn(move || s.run());
+    }
+    split.run();
+    // The chunks still running are on workers that claimed them: a short wait.
+    let mut spins = 0u32;
+    while split.done.load(Ordering::Acquire) < chunks {
+        spins += 1;
+        if spins < 1 << 12 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// An elementwise kernel's range cut into `chunks` that the calling thread and the pool's workers claim in
+/// turn. The caller works from the start instead of sleeping until woken workers finish: a worker that
+/// wakes late (the cores busy with other processes, a virtual machine's idle vCPU) takes what is left, and
+/// one that wakes after the end finds nothing to claim, so the call never waits for a worker to start.
+/// (With `pool.install` the caller slept through two wake-ups, and the second worker often joined too late
+/// to help: two threads ran no faster than one.)
+struct Split {
+    next: AtomicU64,
+    done: AtomicU64,
+    entry: KernelFn,
+    a: Addrs,
+    n: u64,
+    chunks: u64,
+}
+
+impl Split {
+    fn run(&self) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.chunks {
+                return;
+            }
+            let (b, e) = (self.n * c / self.chunks, self.n * (c + 1) / self.chunks);
+            // SAFETY: disjoint outer ranges write disjoint output elements; the buffers outlive the call,
+            // which returns only once every claimed chunk is done (a chunk is claimed only before then).
+            unsafe { call(self.entry, self.a, b, e) }
+            self.done.fetch_add(1, Ordering::Release);
+        }
+    }
 }
 
 /// How many chunks a split reduction uses: a function of the shapes only.
