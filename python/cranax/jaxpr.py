@@ -51,16 +51,20 @@ class Literal:
 
 
 class JaxprEqn:
-    __slots__ = ("invars", "outvars", "primitive", "params")
+    # ``src``: where user code staged the equation, ``core.user_source()``'s raw ``(code, lasti)`` (None when
+    # not traced from user code); read only when an error shows it, so recording it stays cheap.
+    __slots__ = ("invars", "outvars", "primitive", "params", "src")
 
-    def __init__(self, invars, outvars, primitive, params):
+    def __init__(self, invars, outvars, primitive, params, src=None):
         self.invars = invars
         self.outvars = outvars
         self.primitive = primitive
         self.params = params
+        self.src = src
 
     def replace(self, **kw):
-        d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params)
+        d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params,
+                 src=self.src)
         d.update(kw)
         return JaxprEqn(**d)
 
@@ -76,18 +80,25 @@ class JaxprEqn:
 
     @property
     def source_info(self):
-        return SourceInfo(self.primitive.name)
+        return SourceInfo(self.primitive.name, self.src)
 
 
 class SourceInfo:
-    """Where an equation was traced. cranax keeps no Python traceback per equation (``traceback`` is None)
-    and no name stack beyond the primitive; kept for code that reads ``eqn.source_info``."""
+    """Where an equation was traced. cranax keeps no Python traceback per equation (``traceback`` is None),
+    only the user's frame that staged it (``src``, shown by ``summarize()``), and no name stack beyond the
+    primitive; kept for code that reads ``eqn.source_info``."""
 
-    __slots__ = ("traceback", "name_stack")
+    __slots__ = ("traceback", "name_stack", "src")
 
-    def __init__(self, name):
+    def __init__(self, name, src=None):
         self.traceback = None
         self.name_stack = name
+        self.src = src
+
+    def summarize(self):
+        """``file:line:col (function)`` of the user's line, as JAX's ``source_info_util.summarize``."""
+        from .core import summarize_source
+        return summarize_source(self.src)
 
 
 class Jaxpr:

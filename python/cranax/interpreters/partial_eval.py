@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 
 from .. import core
-from ..core import Tracer, get_aval, set_current_trace
+from ..core import Tracer, get_aval, set_current_trace, user_source
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
@@ -177,40 +177,50 @@ class DynamicJaxprTrace(core.Trace):
         invars = [self.to_atom(a) for a in args]
         avals = [a.aval for a in invars]
         out = prim.abstract_eval(*avals, **params)
+        src = user_source()   # the user's line, for "became a tracer due to JAX operations on these lines"
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+            self.eqns.append(JaxprEqn(invars, outvars, prim, params, src))
             if eqn_hook is not None:
                 eqn_hook(self.eqns[-1])
             return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
         v = Var(out)
-        self.eqns.append(JaxprEqn(invars, [v], prim, params))
+        self.eqns.append(JaxprEqn(invars, [v], prim, params, src))
         if eqn_hook is not None:
             eqn_hook(self.eqns[-1])
         return DynamicJaxprTracer(self, out, v)
 
     def error_context(self, tracer):
+        """JAX's ``_origin_msg``: which function was traced and either the arguments the value depends on or,
+        when it depends on none, the equations that made it a tracer (those reading a constant)."""
         d = self.debug
         if d is None:
             return ""
         where = f"the function {d.fun_name}" + (f" at {d.location}" if d.location else "")
-        msg = f"The error occurred while tracing {where} for {d.traced_for}."
-        deps = self._arg_dependencies(tracer)
+        msg = f"The error occurred while tracing {where} for {d.traced_for}. "
+        deps, eqns = self._progenitors(tracer)
         if deps:
             if len(deps) == 1:
-                msg += (" This concrete value was not available in Python because it depends on the value of "
+                msg += ("This concrete value was not available in Python because it depends on the value of "
                         f"the argument {deps[0]}.")
             else:
                 names = (f"{deps[0]} and {deps[1]}" if len(deps) == 2
                          else ", ".join(deps[:-1]) + f", and {deps[-1]}")
-                msg += (" This concrete value was not available in Python because it depends on the values "
+                msg += ("This concrete value was not available in Python because it depends on the values "
                         f"of the arguments {names}.")
+        elif eqns:
+            shown = [f"  operation {eqn!r}\n    from line {core.summarize_source(eqn.src)}" for eqn in eqns[:5]]
+            msg += "This value became a tracer due to JAX operations on these lines:\n\n" + "\n\n".join(shown)
+            if len(eqns) > 5:
+                msg += "\n\n(Additional originating lines are not shown.)"
         return msg
 
-    def _arg_dependencies(self, tracer):
-        """Names of the arguments ``tracer``'s value was computed from (walks the equations backwards)."""
+    def _progenitors(self, tracer):
+        """``(arg names, equations)``: the arguments ``tracer``'s value was computed from (walking the
+        equations backwards) and, as JAX chooses them, the trace's equations that read one of the constants
+        it was computed from or any literal (JAX counts a literal operand wherever it is)."""
         if not isinstance(tracer, DynamicJaxprTracer) or tracer._trace is not self:
-            return []
+            return [], []
         live = {tracer.var}
         for eqn in reversed(self.eqns):
             if any(v in live for v in eqn.outvars):
@@ -222,7 +232,12 @@ class DynamicJaxprTrace(core.Trace):
                 name = arg_names[i] if arg_names and i < len(arg_names) else f"args[{i}]"
                 if name not in names:
                     names.append(name)
-        return names
+        if names:
+            return names, []
+        consts = live.intersection(self.constvars)
+        eqns = [e for e in self.eqns
+                if any(isinstance(a, Literal) or (isinstance(a, Var) and a in consts) for a in e.invars)]
+        return [], eqns
 
     def to_jaxpr(self, out_tracers):
         outvars = [self.to_atom(t) for t in out_tracers]
