@@ -197,7 +197,8 @@ class DynamicJaxprTrace(core.Trace):
         if d is None:
             return ""
         where = f"the function {d.fun_name}" + (f" at {d.location}" if d.location else "")
-        msg = f"The error occurred while tracing {where} for {d.traced_for}. "
+        traced_for = "jit" if d.traced_for == "make_jaxpr" else d.traced_for   # JAX stages make_jaxpr via jit
+        msg = f"The error occurred while tracing {where} for {traced_for}. "
         deps, eqns = self._progenitors(tracer)
         if deps:
             if len(deps) == 1:
