@@ -11,7 +11,7 @@ import pytest
 
 import cranax as jax
 import cranax.numpy as jnp
-from cranax import lax
+from cranax import errors, lax
 
 
 def _cases(jax, jnp, lax, np):
@@ -248,7 +248,24 @@ def test_no_cranax_file_named():
 
 
 def test_equation_source_info():
-    # each staged equation keeps the user's line that staged it (JAX's eqn.source_info)
-    closed = jax.make_jaxpr(lambda x: jnp.sin(x) * 2)(1.0)
-    lines = [e.source_info.summarize() for e in closed.jaxpr.eqns]
-    assert len(lines) == 2 and all(s.startswith(f"{__file__}:") and s.endswith(".<lambda>)") for s in lines)
+    # an equation reading a literal keeps the user's line that staged it (JAX's eqn.source_info)
+    closed = jax.make_jaxpr(lambda x: jnp.sin(x + 1.0) * 2)(1.0)
+    add, sin, mul = closed.jaxpr.eqns
+    for e in (add, mul):
+        s = e.source_info.summarize()
+        assert s.startswith(f"{__file__}:") and s.endswith(".<lambda>)"), s
+
+
+def test_lines_past_five_literal_operations():
+    # past the 5th equation reading a literal none can be shown: the 6th's line is the "additional" one
+    def f():
+        y = c * 1.0
+        for i in range(8):
+            y = y + float(i)
+        return bool(y.sum() > 0)
+    c = jnp.ones(2)
+    with pytest.raises(errors.TracerBoolConversionError) as info:
+        jax.jit(f)()
+    text = str(info.value)
+    assert text.count("  operation ") == 5 and "(Additional originating lines are not shown.)" in text
+    assert text.count(f"from line {__file__}:") == 5

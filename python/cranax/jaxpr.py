@@ -51,8 +51,9 @@ class Literal:
 
 
 class JaxprEqn:
-    # ``src``: where user code staged the equation, ``core.user_source()``'s raw ``(code, lasti)`` (None when
-    # not traced from user code); read only when an error shows it, so recording it stays cheap.
+    # ``src``: where user code staged the equation, ``core.user_source()``'s raw ``(code, lasti)``, read only
+    # when an error shows it. A trace records it for the equations JAX's "became a tracer" text can show
+    # (reading a literal or constant, up to the 5th reading a literal); None for the others.
     __slots__ = ("invars", "outvars", "primitive", "params", "src")
 
     def __init__(self, invars, outvars, primitive, params, src=None):

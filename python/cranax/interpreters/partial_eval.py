@@ -139,6 +139,8 @@ class DynamicJaxprTrace(core.Trace):
         self.constvars = []
         self.consts = []
         self._const_ids = {}   # id(value) -> Var (keeps the value alive through self.consts)
+        self._read_const = False   # whether the equation being staged reads a literal or a constant
+        self._n_literal_eqns = 0   # equations so far reading a literal (their lines are recorded up to 5)
 
     def new_arg(self, aval):
         v = Var(aval)
@@ -153,6 +155,7 @@ class DynamicJaxprTrace(core.Trace):
             return x.var
         if isinstance(x, Tracer) and not x._trace.valid:
             raise UnexpectedTracerError(core._escaped_tracer_message(x))
+        self._read_const = True
         if isinstance(x, core.TypedScalar):
             return Literal(x.val, x.aval)
         if not isinstance(x, Tracer) and core.is_constant_scalar(x):
@@ -174,10 +177,22 @@ class DynamicJaxprTrace(core.Trace):
     def process_primitive(self, prim, args, params):
         if not self.valid:
             raise UnexpectedTracerError("A jaxpr trace was used after it finished.")
+        track = self._n_literal_eqns < 5   # whether this equation's line may be shown (see below)
+        if track:
+            self._read_const = False
         invars = [self.to_atom(a) for a in args]
         avals = [a.aval for a in invars]
         out = prim.abstract_eval(*avals, **params)
-        src = user_source()   # the user's line, for "became a tracer due to JAX operations on these lines"
+        # The user's line that staged it, for JAX's "This value became a tracer due to JAX operations on these
+        # lines": that paragraph shows the first 5 of the trace's equations reading a literal (any) or a
+        # constant (one the value came from), so no equation after the 5th reading a literal can appear in it
+        # and only the equations before pay for finding the line (walking frames is most of what it costs;
+        # the walk starts past this frame and its caller, ``bind`` or another trace's rule: cranax's).
+        src = None
+        if track and self._read_const:
+            src = user_source(3)
+            if any(type(a) is Literal for a in invars):
+                self._n_literal_eqns += 1
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(invars, outvars, prim, params, src))
