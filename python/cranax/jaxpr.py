@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from . import dtypes
+from .core import summarize_source
 
 __all__ = ["Var", "Literal", "DropVar", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "pp_jaxpr", "check_jaxpr"]
 
@@ -98,7 +99,6 @@ class SourceInfo:
 
     def summarize(self):
         """``file:line:col (function)`` of the user's line, as JAX's ``source_info_util.summarize``."""
-        from .core import summarize_source
         return summarize_source(self.src)
 
 
@@ -326,6 +326,11 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     whole = getattr(prim, "pp_eqn", None)
     if whole is not None:   # an equation with its own syntax (array refs: ``c:f32[3] <- a[...]``)
         return whole(eqn, lambda a: _pp_atom(a, names), lambda v: _pp_outbinder(v, names, unused), unused)
+    if getattr(prim, "call_names_inner", False):
+        # JAX names a call's operands before its results (seen when an equation is printed alone, as in
+        # "became a tracer" texts: ``b:f32[3] = jit[...] a``); in a whole jaxpr the operands are named already
+        for a in eqn.invars:
+            _pp_atom(a, names)
     lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
     lead = f"{lhs} = " if lhs else ""  # an equation without results (an effect) prints no binders, as JAX
     params = eqn.params
