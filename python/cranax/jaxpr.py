@@ -64,6 +64,17 @@ class JaxprEqn:
         self.params = params
         self.src = src
 
+    def __getstate__(self):
+        # pickled (jax.export) without ``src``: a code object does not pickle, and a loaded program has no
+        # user line to show
+        return {k: getattr(self, k) for c in type(self).__mro__ for k in getattr(c, "__slots__", ())
+                if k != "src" and hasattr(self, k)}
+
+    def __setstate__(self, state):
+        self.src = None
+        for k, v in state.items():
+            setattr(self, k, v)
+
     def replace(self, **kw):
         d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params,
                  src=self.src)

@@ -207,7 +207,7 @@ class DynamicJaxprTrace(core.Trace):
 
     def error_context(self, tracer):
         """JAX's ``_origin_msg``: which function was traced and either the arguments the value depends on or,
-        when it depends on none, the equations that made it a tracer (those reading a constant)."""
+        when it depends on none, the equations that made it a tracer (those reading a literal or constant)."""
         d = self.debug
         if d is None:
             return ""
