@@ -434,19 +434,23 @@ _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep   # the cranax packag
 _INTERNAL_FILES = set()   # cranax's source files met while looking for the user's frame (a set test is cheap)
 
 
-def user_source():
+def user_source(skip=1):
     """``(code, lasti)`` of the innermost frame outside cranax (the user's line making the current call), or
     None; kept raw so that capturing it is cheap (it runs for every batched value) and ``summarize_source``
-    reads positions only when shown."""
-    f = sys._getframe(1)
+    reads positions only when shown. ``skip``: where the walk starts, as for ``sys._getframe`` (1: this
+    function's caller); a caller whose own callers are known to be cranax's passes more, as each frame walked
+    costs (Python makes a frame object for it)."""
+    f = sys._getframe(skip)
     internal = _INTERNAL_FILES
     while f is not None:
         name = f.f_code.co_filename
-        if name not in internal:
-            if not name.startswith(_PKG):
-                return f.f_code, f.f_lasti
+        if name in internal:
+            f = f.f_back
+        elif name.startswith(_PKG):
             internal.add(name)
-        f = f.f_back
+            f = f.f_back
+        else:
+            return f.f_code, f.f_lasti
     return None
 
 

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from . import dtypes
+from .core import summarize_source
 
 __all__ = ["Var", "Literal", "DropVar", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "pp_jaxpr", "check_jaxpr"]
 
@@ -51,16 +52,32 @@ class Literal:
 
 
 class JaxprEqn:
-    __slots__ = ("invars", "outvars", "primitive", "params")
+    # ``src``: where user code staged the equation, ``core.user_source()``'s raw ``(code, lasti)``, read only
+    # when an error shows it. A trace records it for the equations JAX's "became a tracer" text can show
+    # (reading a literal or constant, up to the 5th reading a literal); None for the others.
+    __slots__ = ("invars", "outvars", "primitive", "params", "src")
 
-    def __init__(self, invars, outvars, primitive, params):
+    def __init__(self, invars, outvars, primitive, params, src=None):
         self.invars = invars
         self.outvars = outvars
         self.primitive = primitive
         self.params = params
+        self.src = src
+
+    def __getstate__(self):
+        # pickled (jax.export) without ``src``: a code object does not pickle, and a loaded program has no
+        # user line to show
+        return {k: getattr(self, k) for c in type(self).__mro__ for k in getattr(c, "__slots__", ())
+                if k != "src" and hasattr(self, k)}
+
+    def __setstate__(self, state):
+        self.src = None
+        for k, v in state.items():
+            setattr(self, k, v)
 
     def replace(self, **kw):
-        d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params)
+        d = dict(invars=self.invars, outvars=self.outvars, primitive=self.primitive, params=self.params,
+                 src=self.src)
         d.update(kw)
         return JaxprEqn(**d)
 
@@ -76,18 +93,24 @@ class JaxprEqn:
 
     @property
     def source_info(self):
-        return SourceInfo(self.primitive.name)
+        return SourceInfo(self.primitive.name, self.src)
 
 
 class SourceInfo:
-    """Where an equation was traced. cranax keeps no Python traceback per equation (``traceback`` is None)
-    and no name stack beyond the primitive; kept for code that reads ``eqn.source_info``."""
+    """Where an equation was traced. cranax keeps no Python traceback per equation (``traceback`` is None),
+    only the user's frame that staged it (``src``, shown by ``summarize()``), and no name stack beyond the
+    primitive; kept for code that reads ``eqn.source_info``."""
 
-    __slots__ = ("traceback", "name_stack")
+    __slots__ = ("traceback", "name_stack", "src")
 
-    def __init__(self, name):
+    def __init__(self, name, src=None):
         self.traceback = None
         self.name_stack = name
+        self.src = src
+
+    def summarize(self):
+        """``file:line:col (function)`` of the user's line, as JAX's ``source_info_util.summarize``."""
+        return summarize_source(self.src)
 
 
 class Jaxpr:
@@ -314,6 +337,11 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     whole = getattr(prim, "pp_eqn", None)
     if whole is not None:   # an equation with its own syntax (array refs: ``c:f32[3] <- a[...]``)
         return whole(eqn, lambda a: _pp_atom(a, names), lambda v: _pp_outbinder(v, names, unused), unused)
+    if getattr(prim, "call_names_inner", False):
+        # JAX names a call's operands before its results (seen when an equation is printed alone, as in
+        # "became a tracer" texts: ``b:f32[3] = jit[...] a``); in a whole jaxpr the operands are named already
+        for a in eqn.invars:
+            _pp_atom(a, names)
     lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
     lead = f"{lhs} = " if lhs else ""  # an equation without results (an effect) prints no binders, as JAX
     params = eqn.params

@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 
 from .. import core
-from ..core import Tracer, get_aval, set_current_trace
+from ..core import Tracer, get_aval, set_current_trace, user_source
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
@@ -139,6 +139,8 @@ class DynamicJaxprTrace(core.Trace):
         self.constvars = []
         self.consts = []
         self._const_ids = {}   # id(value) -> Var (keeps the value alive through self.consts)
+        self._read_const = False   # whether the equation being staged reads a literal or a constant
+        self._n_literal_eqns = 0   # equations so far reading a literal (their lines are recorded up to 5)
 
     def new_arg(self, aval):
         v = Var(aval)
@@ -153,6 +155,7 @@ class DynamicJaxprTrace(core.Trace):
             return x.var
         if isinstance(x, Tracer) and not x._trace.valid:
             raise UnexpectedTracerError(core._escaped_tracer_message(x))
+        self._read_const = True
         if isinstance(x, core.TypedScalar):
             return Literal(x.val, x.aval)
         if not isinstance(x, Tracer) and core.is_constant_scalar(x):
@@ -174,43 +177,66 @@ class DynamicJaxprTrace(core.Trace):
     def process_primitive(self, prim, args, params):
         if not self.valid:
             raise UnexpectedTracerError("A jaxpr trace was used after it finished.")
+        track = self._n_literal_eqns < 5   # whether this equation's line may be shown (see below)
+        if track:
+            self._read_const = False
         invars = [self.to_atom(a) for a in args]
         avals = [a.aval for a in invars]
         out = prim.abstract_eval(*avals, **params)
+        # The user's line that staged it, for JAX's "This value became a tracer due to JAX operations on these
+        # lines": that paragraph shows the first 5 of the trace's equations reading a literal (any) or a
+        # constant (one the value came from), so no equation after the 5th reading a literal can appear in it
+        # and only the equations before pay for finding the line (walking frames is most of what it costs;
+        # the walk starts past this frame and its caller, ``bind`` or another trace's rule: cranax's).
+        src = None
+        if track and self._read_const:
+            src = user_source(3)
+            if any(type(a) is Literal for a in invars):
+                self._n_literal_eqns += 1
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(JaxprEqn(invars, outvars, prim, params))
+            self.eqns.append(JaxprEqn(invars, outvars, prim, params, src))
             if eqn_hook is not None:
                 eqn_hook(self.eqns[-1])
             return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
         v = Var(out)
-        self.eqns.append(JaxprEqn(invars, [v], prim, params))
+        self.eqns.append(JaxprEqn(invars, [v], prim, params, src))
         if eqn_hook is not None:
             eqn_hook(self.eqns[-1])
         return DynamicJaxprTracer(self, out, v)
 
     def error_context(self, tracer):
+        """JAX's ``_origin_msg``: which function was traced and either the arguments the value depends on or,
+        when it depends on none, the equations that made it a tracer (those reading a literal or constant)."""
         d = self.debug
         if d is None:
             return ""
         where = f"the function {d.fun_name}" + (f" at {d.location}" if d.location else "")
-        msg = f"The error occurred while tracing {where} for {d.traced_for}."
-        deps = self._arg_dependencies(tracer)
+        traced_for = "jit" if d.traced_for == "make_jaxpr" else d.traced_for   # JAX stages make_jaxpr via jit
+        msg = f"The error occurred while tracing {where} for {traced_for}. "
+        deps, eqns = self._progenitors(tracer)
         if deps:
             if len(deps) == 1:
-                msg += (" This concrete value was not available in Python because it depends on the value of "
+                msg += ("This concrete value was not available in Python because it depends on the value of "
                         f"the argument {deps[0]}.")
             else:
                 names = (f"{deps[0]} and {deps[1]}" if len(deps) == 2
                          else ", ".join(deps[:-1]) + f", and {deps[-1]}")
-                msg += (" This concrete value was not available in Python because it depends on the values "
+                msg += ("This concrete value was not available in Python because it depends on the values "
                         f"of the arguments {names}.")
+        elif eqns:
+            shown = [f"  operation {eqn!r}\n    from line {core.summarize_source(eqn.src)}" for eqn in eqns[:5]]
+            msg += "This value became a tracer due to JAX operations on these lines:\n\n" + "\n\n".join(shown)
+            if len(eqns) > 5:
+                msg += "\n\n(Additional originating lines are not shown.)"
         return msg
 
-    def _arg_dependencies(self, tracer):
-        """Names of the arguments ``tracer``'s value was computed from (walks the equations backwards)."""
+    def _progenitors(self, tracer):
+        """``(arg names, equations)``: the arguments ``tracer``'s value was computed from (walking the
+        equations backwards) and, as JAX chooses them, the trace's equations that read one of the constants
+        it was computed from or any literal (JAX counts a literal operand wherever it is)."""
         if not isinstance(tracer, DynamicJaxprTracer) or tracer._trace is not self:
-            return []
+            return [], []
         live = {tracer.var}
         for eqn in reversed(self.eqns):
             if any(v in live for v in eqn.outvars):
@@ -222,7 +248,12 @@ class DynamicJaxprTrace(core.Trace):
                 name = arg_names[i] if arg_names and i < len(arg_names) else f"args[{i}]"
                 if name not in names:
                     names.append(name)
-        return names
+        if names:
+            return names, []
+        consts = live.intersection(self.constvars)
+        eqns = [e for e in self.eqns
+                if any(isinstance(a, Literal) or (isinstance(a, Var) and a in consts) for a in e.invars)]
+        return [], eqns
 
     def to_jaxpr(self, out_tracers):
         outvars = [self.to_atom(t) for t in out_tracers]

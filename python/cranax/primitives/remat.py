@@ -402,7 +402,7 @@ class _DerivedEqn(JaxprEqn):
     __slots__ = ("origin",)
 
     def __init__(self, invars, outvars, primitive, params, origin):
-        super().__init__(invars, outvars, primitive, params)
+        super().__init__(invars, outvars, primitive, params, origin.src)
         self.origin = origin
 
 
