@@ -198,10 +198,13 @@ pub(super) fn cacheable(plan: &Plan, k: &crate::plan::Kernel) -> bool {
             <= CONST_CACHE_BYTES
 }
 
-/// Drops the slots read for the last time at step `si`.
+/// Drops the slots read for the last time at step `si`; small intermediates nobody else holds go back
+/// to this thread's spares for the next kernel's outputs (`Buffer::recycle`).
 fn release(exe: &CpuExecutable, si: usize, slots: &mut [Option<Buffer>]) {
     for &s in exe.frees.get(si).map(|f| f.as_slice()).unwrap_or(&[]) {
-        slots[s] = None;
+        if let Some(b) = slots[s].take() {
+            b.recycle();
+        }
     }
 }
 
