@@ -115,7 +115,18 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         }
         release(exe, si, slots);
     }
-    plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+    collect_exact(plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))))
+}
+
+/// `collect::<Result<Vec<_>>>()` with the whole capacity reserved first: that adapter reports no size, so
+/// the vector grew by reallocation on every call (a diffrax solve's fused loop has thirty operands, and
+/// those reallocations were a few percent of its time).
+pub(super) fn collect_exact<T>(it: impl ExactSizeIterator<Item = Result<T>>) -> Result<Vec<T>> {
+    let mut v = Vec::with_capacity(it.len());
+    for x in it {
+        v.push(x?);
+    }
+    Ok(v)
 }
 
 /// One run's slot table and a kernel step's pointer and size lists, kept per thread between runs: a
@@ -234,7 +245,7 @@ pub(super) fn missing(s: usize) -> Error {
 
 /// The operand buffers of a library step and the avals of its outputs.
 fn library_io(plan: &Plan, l: &LibStep, slots: &[Option<Buffer>]) -> Result<(Vec<Buffer>, Vec<crate::ir::Aval>)> {
-    let ins = l.inputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect::<Result<Vec<_>>>()?;
+    let ins = collect_exact(l.inputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))))?;
     Ok((ins, l.outputs.iter().map(|&s| plan.slots[s].clone()).collect()))
 }
 
