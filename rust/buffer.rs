@@ -145,12 +145,18 @@ fn pool_put(ptr: NonNull<u8>, bytes: usize) -> bool {
     true
 }
 
-/// Spare small buffers kept per thread (`Buffer::recycle`): a plan's intermediates die and are reborn a
-/// few at a time, so a short list searched linearly is enough.
-const SPARE_MAX: usize = 16;
+/// Spare small buffers kept per thread and size class (`Buffer::recycle`), at most `SPARE_PER_CLASS` each
+/// (a fused loop's outputs are thirty scalars of one class) and `SPARE_BYTES` in all.
+const SPARE_PER_CLASS: usize = 48;
+const SPARE_BYTES: usize = 256 * 1024;
+
+struct Spares {
+    by_class: Vec<Vec<Buffer>>,
+    bytes: usize,
+}
 
 thread_local! {
-    static SPARE: std::cell::RefCell<Vec<Buffer>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new(Spares { by_class: Vec::new(), bytes: 0 }) };
 }
 
 /// A spare buffer of exactly `bytes` bytes read as `aval`: one of the same aval when there is one (no
@@ -159,8 +165,10 @@ fn spare_take(aval: &Aval, bytes: usize) -> Option<Buffer> {
     SPARE
         .try_with(|c| {
             let mut c = c.try_borrow_mut().ok()?;
-            let i = c.iter().position(|b| b.aval == *aval).or_else(|| c.iter().position(|b| b.storage.len() == bytes))?;
-            let mut b = c.swap_remove(i);
+            let list = c.by_class.get_mut(small_class(bytes))?;
+            let i = list.iter().rposition(|b| b.aval == *aval).or_else(|| list.iter().rposition(|b| b.storage.len() == bytes))?;
+            let mut b = list.swap_remove(i);
+            c.bytes -= bytes;
             if b.aval != *aval {
                 b.aval = aval.clone();
             }
@@ -172,7 +180,11 @@ fn spare_take(aval: &Aval, bytes: usize) -> Option<Buffer> {
 
 /// Frees every pooled storage (e.g. from `clear_caches`), and the calling thread's small blocks.
 pub fn trim_pool() {
-    let spare = SPARE.try_with(|c| c.try_borrow_mut().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default());
+    let spare = SPARE.try_with(|c| {
+        let Ok(mut c) = c.try_borrow_mut() else { return Vec::new() };
+        c.bytes = 0;
+        std::mem::take(&mut c.by_class)
+    });
     drop(spare);
     let _ = SMALL.try_with(|c| {
         if let Ok(mut c) = c.try_borrow_mut() {
@@ -372,8 +384,13 @@ impl Buffer {
         std::sync::atomic::fence(Ordering::Acquire);
         let _ = SPARE.try_with(|c| {
             if let Ok(mut c) = c.try_borrow_mut() {
-                if c.len() < SPARE_MAX {
-                    c.push(self);
+                if c.by_class.is_empty() {
+                    c.by_class = (0..SMALL_CLASSES).map(|_| Vec::new()).collect();
+                }
+                let k = small_class(bytes);
+                if c.bytes + bytes <= SPARE_BYTES && c.by_class[k].len() < SPARE_PER_CLASS {
+                    c.by_class[k].push(self);
+                    c.bytes += bytes;
                 }
             }
         });

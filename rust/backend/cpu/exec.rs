@@ -179,7 +179,11 @@ impl std::ops::DerefMut for ScratchGuard {
 impl Drop for ScratchGuard {
     fn drop(&mut self) {
         let mut s = std::mem::take(&mut self.0);
-        s.slots.clear();
+        // What is left is the run's inputs and outputs (held elsewhere too) and outputs no step read (a
+        // fused loop's unused carries): those go to the spares for the next run's kernels.
+        for b in s.slots.drain(..).flatten() {
+            b.recycle();
+        }
         s.outs.clear();
         s.ins.clear();
         s.out_ptrs.clear();
