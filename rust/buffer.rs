@@ -14,6 +14,11 @@
 //! program) are recycled through a per-thread cache instead: an aligned allocation bypasses the allocator's
 //! fast per-thread path (glibc's `memalign` takes the arena's slow path on every call), and a program of
 //! many tiny steps (a diffrax solve) otherwise spends a fifth of its time in malloc and free.
+//!
+//! Whole small buffers are recycled too (`Buffer::recycle`): an intermediate a plan run drops while it is
+//! the buffer's only holder keeps its `Arc` and shape, and the next kernel output of that size on the same
+//! thread takes it as is, so a run of tiny kernels allocates nothing. Uniqueness (`Arc::get_mut`) is what
+//! makes this sound: a buffer any `Array`, view or cache still holds is never handed out again.
 use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -140,8 +145,47 @@ fn pool_put(ptr: NonNull<u8>, bytes: usize) -> bool {
     true
 }
 
+/// Spare small buffers kept per thread and size class (`Buffer::recycle`), at most `SPARE_PER_CLASS` each
+/// (a fused loop's outputs are thirty scalars of one class) and `SPARE_BYTES` in all.
+const SPARE_PER_CLASS: usize = 48;
+const SPARE_BYTES: usize = 256 * 1024;
+
+struct Spares {
+    by_class: Vec<Vec<Buffer>>,
+    bytes: usize,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new(Spares { by_class: Vec::new(), bytes: 0 }) };
+}
+
+/// A spare buffer of exactly `bytes` bytes read as `aval`: one of the same aval when there is one (no
+/// allocation at all), else one of the same size given `aval`.
+fn spare_take(aval: &Aval, bytes: usize) -> Option<Buffer> {
+    SPARE
+        .try_with(|c| {
+            let mut c = c.try_borrow_mut().ok()?;
+            let list = c.by_class.get_mut(small_class(bytes))?;
+            let i = list.iter().rposition(|b| b.aval == *aval).or_else(|| list.iter().rposition(|b| b.storage.len() == bytes))?;
+            let mut b = list.swap_remove(i);
+            c.bytes -= bytes;
+            if b.aval != *aval {
+                b.aval = aval.clone();
+            }
+            Some(b)
+        })
+        .ok()
+        .flatten()
+}
+
 /// Frees every pooled storage (e.g. from `clear_caches`), and the calling thread's small blocks.
 pub fn trim_pool() {
+    let spare = SPARE.try_with(|c| {
+        let Ok(mut c) = c.try_borrow_mut() else { return Vec::new() };
+        c.bytes = 0;
+        std::mem::take(&mut c.by_class)
+    });
+    drop(spare);
     let _ = SMALL.try_with(|c| {
         if let Ok(mut c) = c.try_borrow_mut() {
             c.clear();
@@ -318,7 +362,38 @@ impl Buffer {
     /// write every element (kernel outputs).
     pub fn uninit(aval: &Aval) -> Result<Buffer> {
         let bytes = Buffer::byte_len(aval)?;
+        if bytes > 0 && bytes <= SMALL_MAX_BYTES {
+            if let Some(b) = spare_take(aval, bytes) {
+                return Ok(b);
+            }
+        }
         Ok(Buffer { storage: Arc::new(Storage::uninit(bytes)?), aval: aval.clone() })
+    }
+    /// Drops this handle, keeping the whole buffer for the next `uninit` of its size on this thread when
+    /// it is small, cranax's own memory, and this is its only holder (no `Array`, view or cache can still
+    /// read it, so handing it out again aliases nothing); otherwise a plain drop.
+    pub fn recycle(self) {
+        let bytes = self.storage.len();
+        // Plain loads, not `Arc::get_mut`'s locked compare-exchange (this runs for every intermediate): no
+        // `Weak` of a storage exists, so one strong count held here means no one else can reach it; the
+        // fence orders the other holders' last reads (their release decrements) before its reuse.
+        let s = &self.storage;
+        if bytes == 0 || bytes > SMALL_MAX_BYTES || Arc::strong_count(s) != 1 || Arc::weak_count(s) != 0 || s.is_borrowed() {
+            return;
+        }
+        std::sync::atomic::fence(Ordering::Acquire);
+        let _ = SPARE.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                if c.by_class.is_empty() {
+                    c.by_class = (0..SMALL_CLASSES).map(|_| Vec::new()).collect();
+                }
+                let k = small_class(bytes);
+                if c.bytes + bytes <= SPARE_BYTES && c.by_class[k].len() < SPARE_PER_CLASS {
+                    c.by_class[k].push(self);
+                    c.bytes += bytes;
+                }
+            }
+        });
     }
     /// Bytes of a buffer for `aval`; `Memory` error naming the bytes when too large.
     pub fn byte_len(aval: &Aval) -> Result<usize> {
@@ -400,6 +475,28 @@ mod tests {
         let c = Buffer::from_bytes(&Aval::new(DType::I32, vec![2]), &[1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
         assert_ne!(c.as_ptr() as usize, addr, "a live block handed out twice");
         assert_eq!(c.as_bytes(), &[1, 0, 0, 0, 2, 0, 0, 0]);
+    }
+
+    /// A small buffer recycled while it is the only holder is the next `uninit` of its size on this
+    /// thread (read as the new aval); one still shared (a clone, a view) is never handed out again.
+    #[test]
+    fn recycled_buffer_is_reused_only_when_unshared() {
+        let a = Buffer::from_bytes(&Aval::new(DType::F32, vec![3]), &[1u8; 12]).unwrap();
+        let addr = a.as_ptr() as usize;
+        let held = a.view(&Aval::new(DType::F32, vec![3, 1]));
+        a.recycle();
+        let b = Buffer::uninit(&Aval::new(DType::I32, vec![3])).unwrap();
+        assert_ne!(b.as_ptr() as usize, addr, "a buffer a view still reads was handed out");
+        assert_eq!(held.as_bytes(), &[1u8; 12]);
+        held.recycle();
+        let c = Buffer::uninit(&Aval::new(DType::I32, vec![3])).unwrap();
+        assert_eq!(c.as_ptr() as usize, addr);
+        assert_eq!(c.aval, Aval::new(DType::I32, vec![3]));
+        assert_eq!(c.storage.len(), 12);
+        c.recycle();
+        let d = Buffer::uninit(&Aval::new(DType::F32, vec![4])).unwrap();
+        assert_ne!(d.as_ptr() as usize, addr, "a 12-byte buffer handed out for 16 bytes");
+        trim_pool();
     }
 
     /// Borrowed memory is read in place, its owner is held until the last view drops, and it is neither

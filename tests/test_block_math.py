@@ -44,6 +44,15 @@ for name, f in unary.items():
 huge = np.where(np.arange(wide.size) % 5 == 0, wide * np.float32(1e5), wide).astype(np.float32)
 for name in ("sin", "cos", "tan"):
     out[name + "_huge"] = np.asarray(cranax.jit(getattr(jnp, name))(huge))
+# The clamp bounds of exp/exp2/expm1/erf and the values around them, NaN, infinities and signed zeros, tiled
+# so the block routines (not only the tails) see every one of them in every lane position.
+edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, -104.0, 89.0, -18.0, -152.0, 129.0, 1.25, 3.93, -1.25, -3.93]
+edges = np.array(edges + [np.nextafter(np.float32(e), np.float32(s)) for e in edges[5:] for s in (-np.inf, np.inf)],
+                 dtype=np.float32)
+specials = np.tile(edges, 4096 // edges.size + 1)
+specials = np.concatenate([specials, np.roll(specials, 3)])
+for name in ("exp", "exp2", "expm1", "erf", "tanh", "logistic"):
+    out[name + "_specials"] = np.asarray(cranax.jit(unary[name])(specials)).view(np.uint32)
 for name, f in {"log": jnp.log, "log1p": jnp.log1p}.items():
     out[name] = np.asarray(cranax.jit(f)(pos))
 out["chain"] = np.asarray(cranax.jit(lambda v: jnp.tanh(jnp.exp(v * 0.1)) + jnp.log1p(jnp.abs(v)))(wide))

@@ -170,6 +170,12 @@ mod x86 {
     // reached from `block512`, which has that target feature and is only called when the host has it.
     impl Lanes for Avx512 {
         type F = __m512;
+        /// max then min: two ops for the default's compare/select pairs, bit-identical to them (`maxps(l, x)`
+        /// is `l > x ? l : x`, `minps(h, t)` is `h < t ? h : t`: NaN `x` passes through either way).
+        #[inline(always)]
+        fn clamp(&mut self, x: __m512, lo: f64, hi: f64) -> __m512 {
+            unsafe { _mm512_min_ps(_mm512_set1_ps(hi as f32), _mm512_max_ps(_mm512_set1_ps(lo as f32), x)) }
+        }
         type I = __m512i;
         type M = __mmask16;
         #[inline(always)]
@@ -314,6 +320,12 @@ mod x86 {
     // has them.
     impl Lanes for Avx2 {
         type F = __m256;
+        /// max then min: two ops for the default's compare/select pairs, bit-identical to them (`maxps(l, x)`
+        /// is `l > x ? l : x`, `minps(h, t)` is `h < t ? h : t`: NaN `x` passes through either way).
+        #[inline(always)]
+        fn clamp(&mut self, x: __m256, lo: f64, hi: f64) -> __m256 {
+            unsafe { _mm256_min_ps(_mm256_set1_ps(hi as f32), _mm256_max_ps(_mm256_set1_ps(lo as f32), x)) }
+        }
         type I = __m256i;
         type M = __m256;
         #[inline(always)]

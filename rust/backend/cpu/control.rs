@@ -82,10 +82,9 @@ fn run_sub(exe: &CpuExecutable, ins: &[Buffer]) -> Result<Vec<Buffer>> {
 
 /// The operand slots that a sub-plan without steps (its outputs are all inputs) returns.
 fn passthrough(sub: &Plan, operands: &[usize]) -> Result<Vec<usize>> {
-    sub.outputs
-        .iter()
-        .map(|&o| operands.get(o).copied().filter(|_| o < sub.num_inputs).ok_or_else(|| Error::Execution(format!("branch output {o} is not an input"))))
-        .collect()
+    super::exec::collect_exact(sub.outputs.iter().map(|&o| {
+        operands.get(o).copied().filter(|_| o < sub.num_inputs).ok_or_else(|| Error::Execution(format!("branch output {o} is not an input")))
+    }))
 }
 
 /// Runs control step `c` (compiled as `cc`) over the enclosing plan's `slots`.
@@ -93,13 +92,11 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
     let get = |slots: &[Option<Buffer>], s: usize| -> Result<Buffer> {
         slots.get(s).and_then(|b| b.clone()).ok_or_else(|| super::exec::missing(s))
     };
-    let gets = |slots: &[Option<Buffer>], v: &[usize]| -> Result<Vec<Buffer>> { v.iter().map(|&s| get(slots, s)).collect() };
+    let gets = |slots: &[Option<Buffer>], v: &[usize]| -> Result<Vec<Buffer>> { super::exec::collect_exact(v.iter().map(|&s| get(slots, s))) };
     if let Some(f) = &cc.fused {
-        let ins = c
-            .inputs()
-            .iter()
-            .map(|&s| slots.get(s).and_then(Option::as_ref).ok_or_else(|| super::exec::missing(s)))
-            .collect::<Result<Vec<&Buffer>>>()?;
+        let ins = super::exec::collect_exact(
+            c.inputs().iter().map(|&s| slots.get(s).and_then(Option::as_ref).ok_or_else(|| super::exec::missing(s))),
+        )?;
         let avals: Vec<&Aval> = c.outputs().iter().map(|&s| &plan.slots[s]).collect();
         let outs = f.run(&ins, &avals)?;
         for (&s, b) in c.outputs().iter().zip(outs) {

@@ -115,7 +115,18 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         }
         release(exe, si, slots);
     }
-    plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect()
+    collect_exact(plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))))
+}
+
+/// `collect::<Result<Vec<_>>>()` with the whole capacity reserved first: that adapter reports no size, so
+/// the vector grew by reallocation on every call (a diffrax solve's fused loop has thirty operands, and
+/// those reallocations were a few percent of its time).
+pub(super) fn collect_exact<T>(it: impl ExactSizeIterator<Item = Result<T>>) -> Result<Vec<T>> {
+    let mut v = Vec::with_capacity(it.len());
+    for x in it {
+        v.push(x?);
+    }
+    Ok(v)
 }
 
 /// One run's slot table and a kernel step's pointer and size lists, kept per thread between runs: a
@@ -168,7 +179,11 @@ impl std::ops::DerefMut for ScratchGuard {
 impl Drop for ScratchGuard {
     fn drop(&mut self) {
         let mut s = std::mem::take(&mut self.0);
-        s.slots.clear();
+        // What is left is the run's inputs and outputs (held elsewhere too) and outputs no step read (a
+        // fused loop's unused carries): those go to the spares for the next run's kernels.
+        for b in s.slots.drain(..).flatten() {
+            b.recycle();
+        }
         s.outs.clear();
         s.ins.clear();
         s.out_ptrs.clear();
@@ -198,10 +213,13 @@ pub(super) fn cacheable(plan: &Plan, k: &crate::plan::Kernel) -> bool {
             <= CONST_CACHE_BYTES
 }
 
-/// Drops the slots read for the last time at step `si`.
+/// Drops the slots read for the last time at step `si`; small intermediates nobody else holds go back
+/// to this thread's spares for the next kernel's outputs (`Buffer::recycle`).
 fn release(exe: &CpuExecutable, si: usize, slots: &mut [Option<Buffer>]) {
     for &s in exe.frees.get(si).map(|f| f.as_slice()).unwrap_or(&[]) {
-        slots[s] = None;
+        if let Some(b) = slots[s].take() {
+            b.recycle();
+        }
     }
 }
 
@@ -231,7 +249,7 @@ pub(super) fn missing(s: usize) -> Error {
 
 /// The operand buffers of a library step and the avals of its outputs.
 fn library_io(plan: &Plan, l: &LibStep, slots: &[Option<Buffer>]) -> Result<(Vec<Buffer>, Vec<crate::ir::Aval>)> {
-    let ins = l.inputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))).collect::<Result<Vec<_>>>()?;
+    let ins = collect_exact(l.inputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))))?;
     Ok((ins, l.outputs.iter().map(|&s| plan.slots[s].clone()).collect()))
 }
 

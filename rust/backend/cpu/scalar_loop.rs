@@ -82,7 +82,7 @@ impl FusedLoop {
             return Err(Error::Execution("fused loop: output of the wrong type".into()));
         }
         // The function writes every element of each output: no zeroing.
-        let bufs = outs.iter().map(|a| Buffer::uninit(a)).collect::<Result<Vec<_>>>()?;
+        let bufs = super::exec::collect_exact(outs.iter().map(|a| Buffer::uninit(a)))?;
         let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
         let op: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
         super::counters::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
