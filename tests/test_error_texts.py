@@ -124,3 +124,27 @@ def test_lax_map_errors_name_the_users_function_not_cranax():
                             "a value of type <class 'str'> at output component [1]['a'], which is not a valid JAX "
                             "type")
     assert lax.map(lambda x: x * 2, jnp.arange(3.)).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_scalar_conversions_of_jvp_tracers_as_jax():
+    # Recorded from JAX 0.10.2: float() of a jvp/grad tracer raises even though its primal is concrete
+    # (JAX's Tracer.__float__ asks the aval); int(), bool() and .item() use the concrete primal, and item()
+    # of a jit tracer names the method.
+    with pytest.raises(jax.errors.ConcretizationTypeError) as e:
+        jax.grad(lambda x: float(x * 2))(1.0)
+    assert str(e.value).startswith(
+        "Abstract tracer value encountered where concrete value is expected: traced array with shape float32[]\n"
+        "The problem arose with the `float` function. If trying to convert the data type of a value, try using "
+        "`x.astype(float)` or `jnp.array(x, float)` instead.")
+    assert float(jax.grad(lambda x: int(x * 2) * x)(1.0)) == 2.0
+    assert float(jax.grad(lambda x: (x * 2).item())(1.0)) == 0.0
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda x: (x * 2).item(1) * x[0])(np.arange(3.0, dtype=np.float32))),
+                                  [2., 0., 0.])
+    with pytest.raises(jax.errors.ConcretizationTypeError) as e:
+        jax.jit(lambda x: x.item(0))(np.arange(3.0, dtype=np.float32))
+    assert str(e.value).startswith(
+        "Abstract tracer value encountered where concrete value is expected: traced array with shape float32[3]\n"
+        "This occurred in the item() method of jax.Array\n"
+        "The error occurred while tracing the function <lambda> at ")
+    assert "for jit. This concrete value was not available in Python because it depends on the value of the " \
+           "argument x." in str(e.value)

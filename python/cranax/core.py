@@ -515,10 +515,17 @@ class Tracer(AvalProperties):
         raise ConcretizationTypeError(self, _CONVERT_HINT.format("int"))
 
     def __float__(self):
+        # JAX's Tracer.__float__ asks the aval, not the concrete value: even a jvp tracer of a concrete
+        # primal raises here (bool/int/index/item() do use the concrete value).
+        raise ConcretizationTypeError(self, _CONVERT_HINT.format("float"))
+
+    def item(self, *args):
+        """The element as a Python scalar, when this tracer has a concrete value (jvp/grad outside jit);
+        else ``ConcretizationTypeError``. Mirrors ``jax.Array.item`` on a tracer."""
         c = self._concrete()
         if c is not None:
-            return float(c)
-        raise ConcretizationTypeError(self, _CONVERT_HINT.format("float"))
+            return np.asarray(c).item(*args)
+        raise ConcretizationTypeError(self, "This occurred in the item() method of jax.Array")
 
     def __complex__(self):
         raise ConcretizationTypeError(self, _CONVERT_HINT.format("complex"))
