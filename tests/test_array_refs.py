@@ -665,3 +665,44 @@ def test_weak_types_of_eager_ref_reads_as_jax():
     r = jax.new_ref(1.0)
     jax.grad(lambda x: (r.__setitem__(..., r[...] + 1.0), x)[1])(1.0)
     assert repr(r) == "Ref(2., dtype=float32)"
+
+
+def test_any_write_into_an_outer_ref_under_vmap_is_jaxs_error():
+    # JAX 0.10.2 (recorded): under vmap every set/add into a ref made outside raises, even of an unbatched
+    # value or a Python constant (before the shape check), and the ref keeps its value; refs made inside the
+    # vmapped function or passed to it as arguments are written as usual; under grad an unrelated write is fine.
+    msg = ("performing a set/swap operation with vmapped value on an unbatched array reference of type "
+           "Ref{float32[3]}. Move the array reference to be an argument to the vmapped function?")
+
+    def set_ones(x):
+        r[...] = jnp.ones(3)
+        return x
+
+    def set_const(x):
+        r[...] = 1.0
+        return x
+
+    def add_const(x):
+        r[...] += 1.0
+        return x
+
+    for fn in (set_ones, set_const, add_const):
+        for wrap in (jax.vmap, lambda f: jax.jit(jax.vmap(f))):
+            r = jax.new_ref(jnp.zeros(3))
+            with pytest.raises(Exception) as e:
+                wrap(fn)(np.arange(3.0, dtype=np.float32))
+            assert str(e.value) == msg
+            np.testing.assert_array_equal(np.asarray(r[...]), np.zeros(3))
+    r = jax.new_ref(jnp.zeros(3))
+    assert float(jax.grad(lambda x: (set_ones(x) * 2.0))(1.0)) == 2.0
+    np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3))
+
+    def inner(x):
+        q = jax.new_ref(jnp.zeros(3))
+        q[...] = x + 1
+        q[...] += x
+        return q[...]
+    np.testing.assert_array_equal(np.asarray(jax.vmap(inner)(np.ones((2, 3), np.float32))), np.full((2, 3), 3.0))
+    arg = jax.new_ref(jnp.zeros((2, 3)))
+    jax.vmap(lambda x, q: q.__setitem__(Ellipsis, x * 3))(np.ones((2, 3), np.float32), arg)
+    np.testing.assert_array_equal(np.asarray(arg[...]), np.full((2, 3), 3.0))

@@ -286,8 +286,8 @@ def _checked_update(ref, idx, value, fname):
     idx = _norm_idx(idx)
     full = idx == () or idx is Ellipsis
     old = whole if full else whole[idx]
+    _check_write(ref, value)   # first, as JAX's batching/jvp rule runs before the inner bind's shape check
     check_update_avals(get_aval(whole), get_aval(old), get_aval(value), full, fname)
-    _check_write(ref, value)
     return old, whole, value, full, idx
 
 
@@ -353,9 +353,13 @@ def _check_write(ref, value):
     """JAX's errors for a write, inside a transformation that does not plumb refs (grad, vmap), of a value
     depending on that transformation into a ref from outside it: the ref could not hold it afterwards."""
     cur = core._state.trace
-    if cur is ref._trace or cur is None or not isinstance(value, Tracer) or value._trace is not cur:
+    if cur is ref._trace or cur is None:
         return
     kind = type(cur).__name__
+    # Under vmap any write into an unbatched outer ref is JAX's error, whatever the value (its swap batching
+    # rule runs for every write there); under grad only a differentiated value is.
+    if "Batch" not in kind and (not isinstance(value, Tracer) or value._trace is not cur):
+        return
     if "Batch" in kind:
         raise Exception(f"performing a set/swap operation with vmapped value on an unbatched array reference "
                         f"of type {ref._ref_aval()}. Move the array reference to be an argument to the vmapped "
