@@ -668,3 +668,23 @@ def test_jit_of_grad_of_jit_with_closure_and_pytrees():
     r = np.asarray(p["a"]) * np.asarray(x) + np.asarray(p["b"]) * np.asarray(w)
     np.testing.assert_allclose(np.asarray(g1["a"]), 2 * r * np.asarray(x))
     np.testing.assert_allclose(np.asarray(g2["b"]), 2 * r * np.asarray(w))
+
+
+def test_jvp_returns_untraced_outputs_as_given_like_jax():
+    # JAX 0.10.2 (recorded): jvp/value_and_grad hand back a primal the function returned without tracing as
+    # it was (Python float, NumPy scalar/array), an input returned as-is with its tangent as given, and
+    # Array zeros for the tangents of constants.
+    p, t = jax.jvp(lambda x: 3.0, (1.0,), (1.0,))
+    assert type(p) is float and p == 3.0 and isinstance(t, jax.Array) and float(t) == 0.0 and t.weak_type
+    (p0, p1), (t0, t1) = jax.jvp(lambda x: (3.0, x), (1.0,), (1.0,))
+    assert (type(p0), p0, type(p1), p1, type(t1), t1) == (float, 3.0, float, 1.0, float, 1.0)
+    assert isinstance(t0, jax.Array)
+    p, t = jax.jvp(lambda x: np.float32(3.0), (1.0,), (1.0,))
+    assert type(p) is np.float32 and isinstance(t, jax.Array) and t.dtype == np.float32 and not t.weak_type
+    p, t = jax.jvp(lambda x: np.ones(2), (1.0,), (1.0,))
+    assert type(p) is np.ndarray and isinstance(t, jax.Array) and t.shape == (2,)
+    v, g = jax.value_and_grad(lambda x: 3.0)(1.0)
+    assert type(v) is float and v == 3.0 and float(g) == 0.0
+    # a computed tangent is an Array even where the rule passes the input tangent through
+    p, t = jax.jvp(lambda x: x + jnp.ones(2), (np.ones(2, np.float32),), (np.zeros(2, np.float32),))
+    assert isinstance(p, jax.Array) and isinstance(t, jax.Array)

@@ -65,6 +65,12 @@ def _to_user(x):
     return ad.instantiate_array(x)
 
 
+def _user_out(x):
+    """A primal output of jvp/value_and_grad: one the function returned without tracing (a Python or NumPy
+    value, or a passed-through input) comes back as it was, as JAX's; TypedScalars become Arrays."""
+    return x if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)) else _to_user(x)
+
+
 def _aux_out(aux):
     # JAX hands aux back as the function built it: Python values (e.g. a static count) stay Python values.
     return tree_map(lambda x: x if isinstance(x, (bool, int, float, str)) else _to_user(x), aux)
@@ -99,8 +105,10 @@ def jvp(fun, primals, tangents, has_aux=False):
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
     p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans, store)
     out_tree = store["tree"]
-    po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
-    to = tree_unflatten(out_tree, [_to_user(t) for t in t_out])
+    po = tree_unflatten(out_tree, [_user_out(p) for p in p_out])
+    # an input returned as it came keeps its tangent as given (JAX); computed tangents are Arrays
+    passed = {(id(p), id(t)) for p, t in zip(p_leaves, t_leaves)}
+    to = tree_unflatten(out_tree, [t if (id(p), id(t)) in passed else _to_user(t) for p, t in zip(p_out, t_out)])
     if has_aux:
         return po, to, _aux_out(store["aux"])
     return po, to
@@ -403,7 +411,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         cts = vjp_flat([_one_like(ans)])
         g = tree_unflatten(p_tree, [_to_user(c) for c in cts])
         g = g[0] if single else tuple(g)
-        value = _to_user(ans)
+        value = _user_out(ans)
         if has_aux:
             return (value, _aux_out(store["aux"])), g
         return value, g
