@@ -651,3 +651,36 @@ def test_vmapped_dynamic_slice_values_as_jax():
     assert float(jax.grad(lambda x: (jax.vmap(f)(x, i) ** 2).sum())(x).sum()) == 2 * float(jax.vmap(f)(x, i).sum())
     g2 = jax.grad(lambda x: jax.vmap(jax.vmap(f))(jnp.stack([x, x]), ii).sum())(x)
     assert np.asarray(g2)[0, :, 1].tolist() == [1.0, 1.0, 1.0, 1.0] and float(g2.sum()) == 36.0
+
+
+def test_reductions_of_weak_values_are_strong_as_jax():
+    # JAX 0.10.2 (recorded): jnp reductions and cumulative reductions convert a weakly typed operand to its
+    # dtype, strong, before reducing (an explicit convert_element_type); any/all cast to bool first.
+    assert str(jax.make_jaxpr(jnp.sum)(2.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
+        "    c:f32[] = reduce_sum[axes=() out_sharding=None] b\n"
+        "  in (c,) }")
+    assert str(jax.make_jaxpr(jnp.max)(np.ones(3, np.float32))) == \
+        "{ lambda ; a:f32[3]. let b:f32[] = reduce_max[axes=(0,)] a in (b,) }"
+    assert str(jax.make_jaxpr(jnp.any)(2.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:bool[] = convert_element_type[new_dtype=bool weak_type=False] a\n"
+        "    c:bool[] = reduce_or[axes=()] b\n"
+        "  in (c,) }")
+    assert str(jax.make_jaxpr(jnp.cumsum)(2.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[1] = jit[\n"
+        "      name=cumsum\n"
+        "      jaxpr={ lambda ; a:f32[]. let\n"
+        "          c:f32[1] = reshape[dimensions=None new_sizes=(1,) sharding=None] a\n"
+        "          d:f32[1] = convert_element_type[new_dtype=float32 weak_type=False] c\n"
+        "          b:f32[1] = cumsum[axis=0 reverse=False] d\n"
+        "        in (b,) }\n"
+        "    ] a\n"
+        "  in (b,) }")
+    y = jnp.asarray(2.0) * 1.0
+    assert y.weak_type
+    for f in (jnp.sum, jnp.max, jnp.min, jnp.prod, jnp.mean, jnp.cumsum):
+        assert not f(y).weak_type, f.__name__
+    assert repr(jnp.sum(y)) == "Array(2., dtype=float32)"

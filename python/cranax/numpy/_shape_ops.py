@@ -637,6 +637,8 @@ def _cum(name, prim, bool_to_int=True):
             a = astype(a, dtype)
         elif bool_to_int and _promote_integer_dtype(a.dtype) != a.dtype:
             a = astype(a, _promote_integer_dtype(a.dtype))
+        if a.weak_type:   # JAX converts to the dtype, strong
+            a = lax.convert_element_type(a, a.dtype)
         return prim.bind(a, axis=axis, reverse=False)
 
     body.__name__ = name
