@@ -138,7 +138,8 @@ def test_zero_tangent_primitives():
         g = jax.grad(lambda v: jnp.sum(f(v)))(x)
         np.testing.assert_array_equal(np.asarray(g), 0)
     _, t = jax.jvp(lambda v: jnp.argmax(v), (x,), (jnp.ones(3),))
-    assert np.asarray(t).dtype == np.int32 and int(t) == 0
+    # JAX 0.10.2: an integer output's tangent is float0 zeros
+    assert isinstance(t, np.ndarray) and t.dtype == jax.dtypes.float0 and t.shape == ()
 
 
 def test_select_n_and_where(x64):
@@ -688,3 +689,19 @@ def test_jvp_returns_untraced_outputs_as_given_like_jax():
     # a computed tangent is an Array even where the rule passes the input tangent through
     p, t = jax.jvp(lambda x: x + jnp.ones(2), (np.ones(2, np.float32),), (np.zeros(2, np.float32),))
     assert isinstance(p, jax.Array) and isinstance(t, jax.Array)
+
+
+def test_jvp_takes_and_returns_float0_tangents_for_integers_as_jax():
+    # JAX 0.10.2 (recorded): an int primal needs a float0 tangent (a float one is a TypeError naming it), its
+    # untraced integer output comes back as a Python int with float0 zeros as tangent.
+    t0 = np.zeros((), jax.dtypes.float0)
+    p, t = jax.jvp(lambda x: x * 2, (2,), (t0,))
+    assert type(p) is int and p == 4 and t.dtype == jax.dtypes.float0 and t.shape == ()
+    p, t = jax.jvp(lambda x, y: x * y, (2, 3.0), (t0, 1.0))
+    assert float(p) == 6.0 and float(t) == 2.0
+    with pytest.raises(TypeError) as e:
+        jax.jvp(lambda x: x * 2, (2,), (1.0,))
+    assert str(e.value) == (
+        "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of int/bool "
+        "primal dtype the tangent dtype must be float0.Got primal dtype int32 and so expected tangent dtype "
+        "[('float0', 'V')], but got tangent dtype float32 instead.")

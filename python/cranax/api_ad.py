@@ -71,6 +71,13 @@ def _user_out(x):
     return x if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)) else _to_user(x)
 
 
+def _tangent_out(t):
+    """A computed tangent for the user: integer/bool outputs get JAX's float0 zeros (a NumPy array)."""
+    if type(t) is ad.Zero and not ad.is_float(t.aval.dtype):
+        return np.zeros(t.aval.shape, dtypes.float0)
+    return _to_user(t)
+
+
 def _aux_out(aux):
     # JAX hands aux back as the function built it: Python values (e.g. a static count) stay Python values.
     return tree_map(lambda x: x if isinstance(x, (bool, int, float, str)) else _to_user(x), aux)
@@ -91,15 +98,22 @@ def jvp(fun, primals, tangents, has_aux=False):
                         f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
     tans = []
     for p, t in zip(p_leaves, t_leaves):
-        pa, ta = get_aval(p), get_aval(t)
-        if pa.shape != ta.shape:
+        pa = get_aval(p)
+        t_float0 = getattr(t, "dtype", None) == dtypes.float0   # NumPy float0 zeros: no cranax aval
+        t_shape, t_dtype = (np.shape(t), dtypes.float0) if t_float0 else (get_aval(t).shape, get_aval(t).dtype)
+        if pa.shape != t_shape:
             raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
-                             f"{pa.shape} and tangent shape as {ta.shape}")
-        if ad.is_float(pa.dtype) and pa.dtype != ta.dtype:
+                             f"{pa.shape} and tangent shape as {t_shape}")
+        if not ad.is_float(pa.dtype) and not t_float0:
+            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
+                            f"case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
+                            f"{pa.dtype.name} and so expected tangent dtype {dtypes.float0}, but got tangent "
+                            f"dtype {t_dtype.name} instead.")
+        if ad.is_float(pa.dtype) and pa.dtype != t_dtype:
             raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in "
                             f"case of int/bool primal dtype the tangent dtype must be float0.Got primal dtype "
                             f"{pa.dtype.name} and so expected tangent dtype {pa.dtype.name}, but got tangent "
-                            f"dtype {ta.dtype.name} instead.")
+                            f"dtype {t_dtype.name} instead.")
         tans.append(t if ad.is_float(pa.dtype) else Zero(pa))
     store = {}
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
@@ -108,7 +122,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     po = tree_unflatten(out_tree, [_user_out(p) for p in p_out])
     # an input returned as it came keeps its tangent as given (JAX); computed tangents are Arrays
     passed = {(id(p), id(t)) for p, t in zip(p_leaves, t_leaves)}
-    to = tree_unflatten(out_tree, [t if (id(p), id(t)) in passed else _to_user(t) for p, t in zip(p_out, t_out)])
+    to = tree_unflatten(out_tree, [t if (id(p), id(t)) in passed else _tangent_out(t) for p, t in zip(p_out, t_out)])
     if has_aux:
         return po, to, _aux_out(store["aux"])
     return po, to
