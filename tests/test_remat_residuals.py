@@ -120,7 +120,10 @@ print((status("VmHWM") - base) / 2**20, float(jnp.sum(r)))
 def _peak_rise(script):
     """{policy: (peak RSS rise in MiB, sum of the gradient)} of `script` run without remat and with
     nothing_saveable, each in a child that imports the cranax this process imported."""
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))))
+    # One thread: with two, where the pool's worker frees and allocates moves the peak by 10-30 MiB from run
+    # to run (malloc's per-thread arenas), which hides the residuals this measures.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__))),
+               CRANAX_NUM_THREADS="1")
     out = {}
     for policy in ("off", "nothing"):
         r = subprocess.run([sys.executable, "-c", script, policy], capture_output=True, text=True, env=env,
