@@ -6,6 +6,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..primitives import elementwise as _ew
 from ..api import jit
 from ..core import get_aval, typed_scalar
 from ._promotion import _is_float, _promote, _to_inexact, asarray, astype, int_
@@ -67,9 +68,9 @@ def _reduction(name, prim_fn, identity=None, upcast_bool=False, to_float=False, 
                 a = astype(a, up)
         if identity is None and builtins.any(av.shape[i] == 0 for i in axes) and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        if get_aval(a).weak_type and name not in ("any", "all"):   # those cast to bool first
+        if name not in ("any", "all"):   # those cast to bool first
             # JAX converts to the computation dtype, strong: jnp.sum(2.0) is not weakly typed
-            a = lax.convert_element_type(a, get_aval(a).dtype)
+            a = _ew.strip_weak(a)
         if where is not None:
             # as JAX, after the conversion to the computation dtype: masked-out elements become the
             # reduction op's identity (one jitted _where)

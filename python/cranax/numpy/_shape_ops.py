@@ -13,6 +13,7 @@ from ..api import jit
 from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
+from ..primitives import elementwise as _ew
 from ..primitives import structural as _st
 from ._creation import arange, full, full_like, linspace, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_
@@ -637,8 +638,7 @@ def _cum(name, prim, bool_to_int=True):
             a = astype(a, dtype)
         elif bool_to_int and _promote_integer_dtype(a.dtype) != a.dtype:
             a = astype(a, _promote_integer_dtype(a.dtype))
-        if a.weak_type:   # JAX converts to the dtype, strong
-            a = lax.convert_element_type(a, a.dtype)
+        a = _ew.strip_weak(a)   # JAX converts to the dtype, strong
         return prim.bind(a, axis=axis, reverse=False)
 
     body.__name__ = name

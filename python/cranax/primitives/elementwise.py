@@ -656,6 +656,15 @@ def convert_element_type(operand, new_dtype):
     return _convert(operand, new_dtype, False)
 
 
+def strip_weak(v):
+    """``v`` without a weak type: one ``convert_element_type[weak_type=False]`` to its own dtype when it is
+    weak, else ``v`` itself (JAX's reductions make their operand strong; written-back refs are never weak)."""
+    a = get_aval(v)
+    if not a.weak_type:
+        return v
+    return convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=False, sharding=None)
+
+
 def _convert(x, new_dtype, weak_type):
     if isinstance(x, (_PY, np.generic, TypedScalar)) or isinstance(x, np.ndarray) and x.ndim == 0:
         return typed_scalar(x, new_dtype, weak_type)

@@ -313,7 +313,7 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         return _sj.stage_swap(st, idx, value, _function_name)
     old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
     # the box holds a swapped-in value strong (JAX's eager swap; reads still give the ref's aval type)
-    ref._val = strip_weak(value if full else whole.at[idx].set(value))
+    ref._val = _ew.strip_weak(value if full else whole.at[idx].set(value))
     return _eager_view(ref, old)
 
 
@@ -335,7 +335,7 @@ def addupdate(ref, idx, x):
     new = _ew.add(whole, x) if full else whole.at[idx].add(x)
     # eagerly the sum keeps its own type (JAX: ``addupdate(new_ref(1.), ..., 1.)`` stays weak); a traced
     # (plumbed) value is held strong, its type fixed across loop iterations
-    ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else strip_weak(new)
+    ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else _ew.strip_weak(new)
 
 
 def freeze(ref):
@@ -435,15 +435,6 @@ def restore(ref, saved):
     ref._val, ref._frame, ref._trace = saved
 
 
-def strip_weak(v):
-    """``v`` without a weak type (a plumbed value's type must not change across a loop iteration; JAX's
-    written-back refs are never weak)."""
-    a = get_aval(v)
-    if not a.weak_type:
-        return v
-    return _ew.convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=False, sharding=None)
-
-
 def read_for_plumbing(ref, keep_weak=False):
     """The value to feed into a plumbed call (checked against the calling scope: may itself need plumbing).
     ``keep_weak``: a jit reads a weakly typed ref weakly, as JAX's; a loop carry is made strong (its type must
@@ -451,7 +442,7 @@ def read_for_plumbing(ref, keep_weak=False):
     v = ref._access()
     if type(v) is _sj.Staged:
         raise _sj.Unsupported   # a make_jaxpr-staged ref passed to a jit/loop (make_jaxpr retraces)
-    return _eager_view(ref, v) if keep_weak else strip_weak(v)
+    return _eager_view(ref, v) if keep_weak else _ew.strip_weak(v)
 
 
 def run_plumbed(call, refs, vals, fn):
@@ -463,7 +454,7 @@ def run_plumbed(call, refs, vals, fn):
         for r, v in zip(refs, vals):
             saved.append((r, bind(r, v)))
         out = fn()
-        finals = [strip_weak(r._val) for r in refs]
+        finals = [_ew.strip_weak(r._val) for r in refs]
         return out, finals
     finally:
         for r, s in reversed(saved):
