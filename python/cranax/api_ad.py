@@ -100,7 +100,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     for p, t in zip(p_leaves, t_leaves):
         pa = get_aval(p)
         t_float0 = getattr(t, "dtype", None) == dtypes.float0   # NumPy float0 zeros: no cranax aval
-        t_shape, t_dtype = (np.shape(t), dtypes.float0) if t_float0 else (get_aval(t).shape, get_aval(t).dtype)
+        ta = None if t_float0 else get_aval(t)
+        t_shape, t_dtype = (np.shape(t), dtypes.float0) if t_float0 else (ta.shape, ta.dtype)
         if pa.shape != t_shape:
             raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape "
                              f"{pa.shape} and tangent shape as {t_shape}")
