@@ -69,6 +69,9 @@ def kept(v):
     return jnp.log(w + 1.0) + lax.lgamma(jnp.where(m, w, 2.0) + 1.0) + jnp.where(m, w, -w)
 out["kept"] = np.asarray(cranax.jit(kept)(wide))
 out["kept_red"] = np.asarray(cranax.jit(lambda v: jnp.sum(kept(v)))(wide))
+# An operand that a later routine and the last loop read too (a routine maps its array in place).
+out["kept_operand"] = np.asarray(cranax.jit(lambda v: jnp.log(jnp.abs(v) * 0.01 + 1e-3) - jnp.log1p(jnp.abs(v) * 0.01 + 1e-3)
+                                            + (jnp.abs(v) * 0.01 + 1e-3))(wide))
 e, d = cranax.jit(lambda v: (jnp.exp(v), v * 2.0))(wide)
 out["two_outputs_a"], out["two_outputs_b"] = np.asarray(e), np.asarray(d)
 many = lambda v: sum(jnp.exp(v * (0.01 * i)) for i in range(10))
@@ -154,6 +157,8 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
         want_kept = np.log(w + 1.0) + lg + np.where(w > 1.0, w, -w)
         np.testing.assert_allclose(base["kept"], want_kept, rtol=1e-5)
         np.testing.assert_allclose(base["kept_red"], want_kept.sum(), rtol=1e-5)
+        w = np.abs(w64) * 0.01 + 1e-3
+        np.testing.assert_allclose(base["kept_operand"], np.log(w) - np.log1p(w) + w, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(base["two_outputs_b"], w64 * 2, rtol=0)
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))

@@ -437,16 +437,20 @@ impl Gen<'_> {
                 (Some(p), _) => p,
                 (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
                 _ => {
+                    // (The routine maps `arr` in place: an operand needed later gets an array of its own.)
                     let keep = self.kept_for_later(&ops[j + 1..], a, &at, direct);
-                    let mut sinks = vec![(a, arr)];
-                    for &t in &keep {
+                    let src = if keep.contains(&a) { array(b) } else { arr };
+                    let mut sinks = vec![(a, src)];
+                    for &t in keep.iter().filter(|&&t| t != a) {
                         sinks.push((t, array(b)));
                     }
                     self.emit_phase(b, &sinks, false, &at, walk)?;
                     for &(t, p) in &sinks {
-                        at[t] = Some(p);
+                        if t != a || src != arr {
+                            at[t] = Some(p);
+                        }
                     }
-                    arr
+                    src
                 }
             };
             let dst = if direct && j + 1 == ops.len() { start[nin] } else { arr };
@@ -499,7 +503,6 @@ impl Gen<'_> {
         let this = live_from(k, [a], |i| at[i].is_some());
         let keepable = |i: usize| {
             this[i]
-                && i != a
                 && matches!(k.body[i].dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
                 && !matches!(k.body[i].op, KOp::Load { .. } | KOp::Const { .. } | KOp::Iota { .. })
         };
@@ -513,7 +516,7 @@ impl Gen<'_> {
             roots.extend(k.outputs.iter().map(|o| o.value));
         }
         let routine = |i: usize| self.strip.ops.iter().any(|&(h, _)| h == i);
-        let next = live_from(k, roots, |i| at[i].is_some() || i == a || routine(i) || keepable(i));
+        let next = live_from(k, roots, |i| at[i].is_some() || routine(i) || keepable(i));
         let kept: Vec<usize> = (0..k.body.len()).filter(|&i| next[i] && keepable(i)).collect();
         if kept.len() > MAX_KEPT {
             return Vec::new();
