@@ -1414,22 +1414,36 @@ def _full(shape, v, dtype):
 def _poisson_knuth(key, lam, shape, dtype, max_iters):
     """Knuth's method on the whole array at once: multiply uniforms until the product drops below e**-lam
     (in logs), one fresh split key per round. ``lam`` has its own shape (broadcast to ``shape`` inside the
-    loop, so a scalar rate is a constant of the loop's kernels rather than an array read every round)."""
+    loop, so a scalar rate is a constant of the loop's kernels rather than an array read every round).
+
+    JAX's body counts the rounds that *start* alive (``k += log_prod > -lam``, then multiplies). Here the
+    count runs one round ahead (``k`` starts at ``0 > -lam`` and each round adds ``new log_prod > -lam``),
+    so that the count reads the product the same kernel has just computed instead of a second pass over
+    the carry; the one extra term, the final product's, is taken off after the loop. Same integers (the
+    extra term is 0 unless the loop stopped at ``max_iters``; wrapping arithmetic makes even that exact)."""
+    neg_lam = lambda: jnp.broadcast_to(lax.neg(lam), shape)  # noqa: E731
+    one = _prng.const(1, dtype)
+
+    def alive(log_prod):
+        return lax.gt(log_prod, neg_lam())
+
     def body(c):
         i, k, rng, log_prod = c
         ks = _prng.split(rng, (2,))
-        k = lax.select(lax.gt(log_prod, jnp.broadcast_to(lax.neg(lam), shape)), lax.add(k, _prng.const(1, dtype)), k)
         u = _uniform_raw(ks[1], 0., 1., shape, np.dtype(np.float32))
-        return lax.add(i, _prng.const(1, np.int32)), k, ks[0], lax.add(log_prod, _prng.log(u))
+        log_prod = lax.add(log_prod, _prng.log(u))
+        return lax.add(i, _prng.const(1, np.int32)), lax.select(alive(log_prod), lax.add(k, one), k), ks[0], log_prod
 
     def cond(c):
         i, _, _, log_prod = c
-        more = jnp.any(lax.gt(log_prod, jnp.broadcast_to(lax.neg(lam), shape)))
-        return lax.bitwise_and(more, lax.lt(i, _prng.const(max_iters, np.int32)))
+        return lax.bitwise_and(jnp.any(alive(log_prod)), lax.lt(i, _prng.const(max_iters, np.int32)))
 
-    init = (_prng.const(0, np.int32), _full(shape, 0, dtype), key, _full(shape, 0, np.float32))
-    k = lax.while_loop(cond, body, init)[1]
-    return lax.sub(k, _prng.const(1, dtype))
+    zero = _full(shape, 0, np.float32)
+    init = (_prng.const(0, np.int32), lax.select(alive(zero), _full(shape, 1, dtype), _full(shape, 0, dtype)), key,
+            zero)
+    _, k, _, log_prod = lax.while_loop(cond, body, init)
+    k = lax.select(alive(log_prod), lax.sub(k, one), k)
+    return lax.sub(k, one)
 
 
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
