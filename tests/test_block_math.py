@@ -5,6 +5,7 @@ The routines must give the inline code's bits, so every program below must give 
 with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread and on two; values are
 also checked against NumPy (float64, or float32 where the result is exact).
 """
+import math
 import os
 import platform
 import subprocess
@@ -60,6 +61,17 @@ m = rng.standard_normal((300, 700)).astype(np.float32)
 row = rng.standard_normal(700).astype(np.float32)
 out["bcast"] = np.asarray(cranax.jit(lambda a, r: jnp.exp(a + r) * 0.5)(m, row))
 out["f16"] = np.asarray(cranax.jit(jnp.exp)(wide[:5000].astype(np.float16) / np.float16(8))).view(np.uint16)
+# Values both a routine's operand and later loops need (kept in strip arrays, masks too), on rows and on
+# a row reduction.
+def kept(v):
+    w = v * v * 0.01 + jnp.abs(v)
+    m = w > 1.0
+    return jnp.log(w + 1.0) + lax.lgamma(jnp.where(m, w, 2.0) + 1.0) + jnp.where(m, w, -w)
+out["kept"] = np.asarray(cranax.jit(kept)(wide))
+out["kept_red"] = np.asarray(cranax.jit(lambda v: jnp.sum(kept(v)))(wide))
+# An operand that a later routine and the last loop read too (a routine maps its array in place).
+out["kept_operand"] = np.asarray(cranax.jit(lambda v: jnp.log(jnp.abs(v) * 0.01 + 1e-3) - jnp.log1p(jnp.abs(v) * 0.01 + 1e-3)
+                                            + (jnp.abs(v) * 0.01 + 1e-3))(wide))
 e, d = cranax.jit(lambda v: (jnp.exp(v), v * 2.0))(wide)
 out["two_outputs_a"], out["two_outputs_b"] = np.asarray(e), np.asarray(d)
 many = lambda v: sum(jnp.exp(v * (0.01 * i)) for i in range(10))
@@ -140,6 +152,13 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
                 want = f(v)
                 tol = 4 * np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
                 assert np.all(np.abs(base[key] - want) <= tol), key
+        w = w64 * w64 * 0.01 + np.abs(w64)
+        lg = np.vectorize(math.lgamma)(np.where(w > 1.0, w, 2.0) + 1.0)
+        want_kept = np.log(w + 1.0) + lg + np.where(w > 1.0, w, -w)
+        np.testing.assert_allclose(base["kept"], want_kept, rtol=1e-5)
+        np.testing.assert_allclose(base["kept_red"], want_kept.sum(), rtol=1e-5)
+        w = np.abs(w64) * 0.01 + 1e-3
+        np.testing.assert_allclose(base["kept_operand"], np.log(w) - np.log1p(w) + w, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(base["two_outputs_b"], w64 * 2, rtol=0)
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))

@@ -56,6 +56,18 @@ def test_recorded_values(name, expr, exact):
         assert np.mean(v == ref) >= share, (name, np.mean(v == ref))
 
 
+@pytest.mark.parametrize("name,lam", [("poisson_3", 3.0), ("poisson_25", 25.0)])
+def test_poisson_literal_rate_under_jit(name, lam):
+    # Under jit a Python-float rate is a literal: the rate's constants (scalars broadcast inside the loops)
+    # are folded at compile time, and the draws must still be JAX's recorded ones.
+    key = {"poisson_3": K(0), "poisson_25": K(2)}[name]
+    v = np.asarray(cranax.jit(lambda k: random.poisson(k, lam, (20000,)))(key))
+    if FMA:
+        assert hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:32] == EXPECTED[name][2]
+    data = EXPECTED[name][3]
+    np.testing.assert_array_equal(v[:len(data)], np.asarray(data, v.dtype))
+
+
 # ------------------------------------------------------------------------ moments against the formulas
 
 N = 200_000

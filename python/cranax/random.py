@@ -1413,27 +1413,46 @@ def _full(shape, v, dtype):
 
 def _poisson_knuth(key, lam, shape, dtype, max_iters):
     """Knuth's method on the whole array at once: multiply uniforms until the product drops below e**-lam
-    (in logs), one fresh split key per round."""
+    (in logs), one fresh split key per round. ``lam`` has its own shape (broadcast to ``shape`` inside the
+    loop, so a scalar rate is a constant of the loop's kernels rather than an array read every round).
+
+    JAX's body counts the rounds that *start* alive (``k += log_prod > -lam``, then multiplies). Here the
+    count runs one round ahead (``k`` starts at ``0 > -lam`` and each round adds ``new log_prod > -lam``),
+    so that the count reads the product the same kernel has just computed instead of a second pass over
+    the carry; the one extra term, the final product's, is taken off after the loop. Same integers (the
+    extra term is 0 unless the loop stopped at ``max_iters``; wrapping arithmetic makes even that exact)."""
+    neg_lam = lambda: jnp.broadcast_to(lax.neg(lam), shape)  # noqa: E731
+    one = _prng.const(1, dtype)
+
+    def alive(log_prod):
+        return lax.gt(log_prod, neg_lam())
+
     def body(c):
         i, k, rng, log_prod = c
         ks = _prng.split(rng, (2,))
-        k = lax.select(lax.gt(log_prod, lax.neg(lam)), lax.add(k, _prng.const(1, dtype)), k)
         u = _uniform_raw(ks[1], 0., 1., shape, np.dtype(np.float32))
-        return lax.add(i, _prng.const(1, np.int32)), k, ks[0], lax.add(log_prod, _prng.log(u))
+        log_prod = lax.add(log_prod, _prng.log(u))
+        return lax.add(i, _prng.const(1, np.int32)), lax.select(alive(log_prod), lax.add(k, one), k), ks[0], log_prod
 
     def cond(c):
         i, _, _, log_prod = c
-        return lax.bitwise_and(jnp.any(lax.gt(log_prod, lax.neg(lam))), lax.lt(i, _prng.const(max_iters, np.int32)))
+        return lax.bitwise_and(jnp.any(alive(log_prod)), lax.lt(i, _prng.const(max_iters, np.int32)))
 
-    init = (_prng.const(0, np.int32), _full(shape, 0, dtype), key, _full(shape, 0, np.float32))
-    k = lax.while_loop(cond, body, init)[1]
-    return lax.sub(k, _prng.const(1, dtype))
+    zero = _full(shape, 0, np.float32)
+    init = (_prng.const(0, np.int32), lax.select(alive(zero), _full(shape, 1, dtype), _full(shape, 0, dtype)), key,
+            zero)
+    _, k, _, log_prod = lax.while_loop(cond, body, init)
+    k = lax.select(alive(log_prod), lax.sub(k, one), k)
+    return lax.sub(k, one)
 
 
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
-    """Hormann's transformed rejection (PTRS) for lam >= 10, on the whole array."""
+    """Hormann's transformed rejection (PTRS) for lam >= 10, on the whole array. The rate's constants are
+    computed on ``lam``'s own shape (exact float32 operations: folded when ``lam`` is a literal) and broadcast
+    inside the loop; ``log(lam)`` is computed on the broadcast array, as JAX's runtime log does."""
     f = lambda v: _prng.const(v, np.float32)  # noqa: E731
-    log_lam = _prng.log(lam)
+    bc = lambda x: jnp.broadcast_to(x, shape)  # noqa: E731
+    log_lam = _prng.log(bc(lam))
     b = lax.add(f(0.931), lax.mul(f(2.53), lax.sqrt(lam)))
     a = lax.add(f(-0.059), lax.mul(f(0.02483), b))
     inv_alpha = lax.add(f(1.1239), lax.div(f(1.1328), lax.sub(b, f(3.4))))
@@ -1445,10 +1464,11 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
         u = lax.sub(_uniform_raw(ks[1], 0., 1., shape, np.dtype(np.float32)), f(0.5))
         v = _uniform_raw(ks[2], 0., 1., shape, np.dtype(np.float32))
         us = lax.sub(f(0.5), lax.abs(u))
-        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(f(2), a), us), b), u), lam), f(0.43)))
-        s = _prng.log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
-        t = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, f(1))))
-        accept1 = lax.bitwise_and(lax.ge(us, f(0.07)), lax.le(v, v_r))
+        a_, b_, lam_ = bc(a), bc(b), bc(lam)
+        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(f(2), a_), us), b_), u), lam_), f(0.43)))
+        s = _prng.log(lax.div(lax.mul(v, bc(inv_alpha)), lax.add(lax.div(a_, lax.mul(us, us)), b_)))
+        t = lax.sub(lax.add(lax.neg(lam_), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, f(1))))
+        accept1 = lax.bitwise_and(lax.ge(us, f(0.07)), lax.le(v, bc(v_r)))
         reject = lax.bitwise_or(lax.lt(k, f(0)), lax.bitwise_and(lax.lt(us, f(0.013)), lax.gt(v, us)))
         accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t)))
         return (lax.add(i, _prng.const(1, np.int32)), lax.select(accept, k, k_out),
@@ -1465,9 +1485,12 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _poisson_impl(key, lam, shape, dtype):
+    # ``lam`` keeps its own shape (broadcastable to ``shape``): the choice of method and the rates' constants
+    # are computed once per rate, not per sample.
+    lshape = tuple(lam.shape)
     use_knuth = lax.bitwise_or(_isnan(lam), lax.lt(lam, _prng.const(10, np.float32)))
-    lam_knuth = lax.select(use_knuth, lam, _full(shape, 0., np.float32))
-    lam_rej = lax.select(use_knuth, _full(shape, 1e5, np.float32), lam)
+    lam_knuth = lax.select(use_knuth, lam, _full(lshape, 0., np.float32))
+    lam_rej = lax.select(use_knuth, _full(lshape, 1e5, np.float32), lam)
     max_iters = min(int(np.iinfo(dtype).max), 2 ** 31 - 1)
     # JAX runs both loops over every element and selects. Each loop runs here only when some element takes
     # its branch (else a filler that the select drops): the same bits, and a constant lam (the common case)
@@ -1478,8 +1501,9 @@ def _poisson_impl(key, lam, shape, dtype):
                      lambda: filler)
     rejection = lax.cond(jnp.any(lax.bitwise_not(use_knuth)),
                          lambda: _poisson_rejection(key, lam_rej, shape, dtype, max_iters), lambda: filler)
-    out = lax.select(use_knuth, knuth, rejection)
-    return lax.select(lax.eq(lam, _prng.const(0, np.float32)), _full(shape, 0, dtype), out)
+    out = lax.select(jnp.broadcast_to(use_knuth, shape), knuth, rejection)
+    zero = jnp.broadcast_to(lax.eq(lam, _prng.const(0, np.float32)), shape)
+    return lax.select(zero, _full(shape, 0, dtype), out)
 
 
 def poisson(key, lam, shape=None, dtype=None):
@@ -1488,8 +1512,14 @@ def poisson(key, lam, shape=None, dtype=None):
     data, _ = _check_prng_key("poisson", key)
     dt = _int_dtype(dtype, "poisson")
     shape = tuple(_shape_of(lam)) if shape is None else _canon_shape(shape)
-    lam = _prng.to_dtype(jnp.broadcast_to(jnp.asarray(lam), shape), np.float32)
-    return _poisson_impl(data, lam, shape, dt)
+    lam = jnp.asarray(lam)
+    try:
+        fits = np.broadcast_shapes(tuple(lam.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        jnp.broadcast_to(lam, shape)  # raises JAX's error for a rate that does not broadcast to ``shape``
+    return _poisson_impl(data, _prng.to_dtype(lam, np.float32), shape, dt)
 
 
 _STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,

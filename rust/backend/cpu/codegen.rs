@@ -437,8 +437,20 @@ impl Gen<'_> {
                 (Some(p), _) => p,
                 (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
                 _ => {
-                    self.emit_phase(b, &[(a, arr)], false, &at, walk)?;
-                    arr
+                    // (The routine maps `arr` in place: an operand needed later gets an array of its own.)
+                    let keep = self.kept_for_later(&ops[j + 1..], a, &at, direct);
+                    let src = if keep.contains(&a) { array(b) } else { arr };
+                    let mut sinks = vec![(a, src)];
+                    for &t in keep.iter().filter(|&&t| t != a) {
+                        sinks.push((t, array(b)));
+                    }
+                    self.emit_phase(b, &sinks, false, &at, walk)?;
+                    for &(t, p) in &sinks {
+                        if t != a || src != arr {
+                            at[t] = Some(p);
+                        }
+                    }
+                    src
                 }
             };
             let dst = if direct && j + 1 == ops.len() { start[nin] } else { arr };
@@ -476,6 +488,40 @@ impl Gen<'_> {
             b.ins().call(fref, &[src, start[nin + o], n]);
         }
         Ok(())
+    }
+
+    /// The values an operand phase computing `a` (with the arrays `at`) should also keep in strip arrays
+    /// because the later phases (the operands of `later` ops, then the outputs unless `no_last`, the last
+    /// routine writing the only output) would compute them again: without this, a value that both a routine's
+    /// operand and the last loop need (the uniforms of a rejection sampler: two threefry hashes per point) is
+    /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors) are kept, loads, constants
+    /// and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value not kept is computed
+    /// again, as before. Loaded values are the stored bits, so results do not change.
+    fn kept_for_later(&self, later: &[(usize, MathFn)], a: usize, at: &[Option<Value>], no_last: bool) -> Vec<usize> {
+        const MAX_KEPT: usize = 8;
+        let k = self.k;
+        let this = live_from(k, [a], |i| at[i].is_some());
+        let keepable = |i: usize| {
+            this[i]
+                && matches!(k.body[i].dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+                && !matches!(k.body[i].op, KOp::Load { .. } | KOp::Const { .. } | KOp::Iota { .. })
+        };
+        let mut roots = Vec::new();
+        for &(h, _) in later {
+            if let KOp::Unary { a: x, .. } = k.body[h].op {
+                roots.push(x);
+            }
+        }
+        if !no_last {
+            roots.extend(k.outputs.iter().map(|o| o.value));
+        }
+        let routine = |i: usize| self.strip.ops.iter().any(|&(h, _)| h == i);
+        let next = live_from(k, roots, |i| at[i].is_some() || routine(i) || keepable(i));
+        let kept: Vec<usize> = (0..k.body.len()).filter(|&i| next[i] && keepable(i)).collect();
+        if kept.len() > MAX_KEPT {
+            return Vec::new();
+        }
+        kept
     }
 
     /// A vector loop over the strip at `walk.start`: each `sinks` value into its array, and the kernel

@@ -34,8 +34,9 @@
 //! strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row reduction such as
 //! `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the vector accumulators in
 //! the order the plain loop would. Per strip, for each such function in body order: its operand is computed
-//! into a stack array (a small vector loop; a contiguous input is used in place), the block routine maps the
-//! array, and a last loop computes the outputs from the inputs and the arrays. The rest of a row (a few points)
+//! into a stack array (a small vector loop; a contiguous input is used in place; values that loop computes
+//! and later loops need go to arrays of their own too, so no loop computes them again), the block routine
+//! maps the array, and a last loop computes the outputs from the inputs and the arrays. The rest of a row (a few points)
 //! runs the plain vector loop and scalar tail, whose inline math is bit-identical to the block routines, so
 //! strips never change results (NaN bits as above). Kernels whose outputs are large (`STREAM_MIN_BYTES`, 32-bit
 //! elements) also run in strips, with or without math: the last loop writes the outputs to stack arrays and
