@@ -1,0 +1,232 @@
+"""Issue 18, the eleventh pass on JAX 0.10.2's printed forms: ``reshape``'s ``dimensions`` (one equation that
+transposes, then reshapes, as JAX's ``lax.reshape(x, new_sizes, dimensions)`` and its reduce_prod jvp stage it),
+through jvp, transpose and vmap. Texts and values recorded from JAX 0.10.2 by running the ``def``s below under
+JAX (each returns name -> thunk; a thunk's ``str`` is the recorded text)."""
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.numpy as jnp
+from cranax import lax
+
+
+def reshape_texts(jax, jnp, lax):
+    x = jnp.ones((2, 3, 4))
+    c = {}
+    c["lax_dims"] = lambda: jax.make_jaxpr(lambda x: lax.reshape(x, (4, 6), (2, 0, 1)))(x)
+    c["lax_identity_dims"] = lambda: jax.make_jaxpr(lambda x: lax.reshape(x, (2, 3, 4), (0, 1, 2)))(x)
+    c["lax_scalar"] = lambda: jax.make_jaxpr(lambda x: lax.reshape(x, ()))(1.)
+    c["vmap_dims"] = lambda: jax.make_jaxpr(jax.vmap(lambda x: lax.reshape(x, (4, 3), (1, 0))))(x)
+    c["grad_dims"] = lambda: jax.make_jaxpr(jax.grad(lambda x: lax.reshape(x, (4, 3), (1, 0)).sum()))(x[0])
+    c["jvp_dims"] = lambda: jax.make_jaxpr(lambda x, t: jax.jvp(lambda x: lax.reshape(x, (4, 3), (1, 0)), (x,), (t,)))(
+        x[0], x[0])
+    c["prod_grad_axis1"] = lambda: jax.make_jaxpr(jax.grad(lambda x: jnp.prod(x, axis=1).sum()))(jnp.ones((2, 3)))
+    c["prod_grad_last_keepdims"] = lambda: jax.make_jaxpr(
+        jax.grad(lambda x: jnp.prod(x, axis=-1, keepdims=True).sum()))(jnp.ones((3, 2)))
+    c["prod_grad_axes02"] = lambda: jax.make_jaxpr(jax.grad(lambda x: jnp.prod(x, axis=(0, 2)).sum()))(
+        jnp.ones((2, 2, 1)))
+    c["prod_jvp_axis1"] = lambda: jax.make_jaxpr(lambda x, t: jax.jvp(lambda x: jnp.prod(x, axis=1), (x,), (t,)))(
+        jnp.ones((2, 2)), jnp.ones((2, 2)))
+    c["bad_dims"] = lambda: lax.reshape(x, (24,), (0, 1, 1))
+    c["bad_dims_traced"] = lambda: jax.make_jaxpr(lambda x: lax.reshape(x, (24,), (2, 1)))(x)
+    return c
+
+
+def reshape_values(jax, jnp, lax):
+    x = jnp.arange(1., 25.).reshape(2, 3, 4)
+    out = {}
+    out["eager"] = lax.reshape(x, (4, 6), (2, 0, 1)).tolist()
+    out["jit"] = jax.jit(lambda x: lax.reshape(x, (3, 8), (1, 2, 0)))(x).tolist()
+    out["vmap_axis2"] = jax.vmap(lambda x: lax.reshape(x, (6,), (1, 0)), in_axes=2)(x).tolist()
+    out["grad"] = jax.grad(lambda x: (lax.reshape(x, (4, 6), (2, 0, 1)) * jnp.arange(24.).reshape(4, 6)).sum())(
+        x).tolist()
+    out["jvp"] = jax.jvp(lambda x: lax.reshape(x, (12, 2), (1, 2, 0)), (x,), (x * 2,))[1].tolist()
+    xc = x[0] + 1j * x[1]
+    out["complex"] = [[[v.real, v.imag] for v in row] for row in lax.reshape(xc, (2, 6), (1, 0)).tolist()]
+    out["prod_grad_axis1"] = jax.grad(lambda x: jnp.prod(x, axis=1).sum())(x / 4).tolist()
+    out["prod_grad_axes02_jit"] = jax.jit(jax.grad(lambda x: jnp.prod(x, axis=(0, 2)).sum()))(x / 8).tolist()
+    return out
+
+
+RESHAPE_TEXTS = {'bad_dims': 'TypeError: reshape dimensions must be a permutation of operand dimensions, got dimensions (0, 1, 1) for '
+             'shape (2, 3, 4).',
+ 'bad_dims_traced': 'TypeError: reshape dimensions must be a permutation of operand dimensions, got dimensions (2, 1) '
+                    'for shape (2, 3, 4).',
+ 'grad_dims': '{ lambda ; a:f32[3,4]. let\n'
+              '    b:f32[4,3] = reshape[dimensions=(1, 0) new_sizes=(4, 3) sharding=None] a\n'
+              '    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] b\n'
+              '    c:f32[4,3] = broadcast_in_dim 1.0:f32[]\n'
+              '    d:f32[3,4] = transpose[permutation=(1, 0)] c\n'
+              '  in (d,) }',
+ 'jvp_dims': '{ lambda ; a:f32[3,4] b:f32[3,4]. let\n'
+             '    c:f32[4,3] = reshape[dimensions=(1, 0) new_sizes=(4, 3) sharding=None] a\n'
+             '    d:f32[4,3] = reshape[dimensions=(1, 0) new_sizes=(4, 3) sharding=None] b\n'
+             '  in (c, d) }',
+ 'lax_dims': '{ lambda ; a:f32[2,3,4]. let\n'
+             '    b:f32[4,6] = reshape[dimensions=(2, 0, 1) new_sizes=(4, 6) sharding=None] a\n'
+             '  in (b,) }',
+ 'lax_identity_dims': '{ lambda ; a:f32[2,3,4]. let  in (a,) }',
+ 'lax_scalar': '{ lambda ; a:f32[]. let\n'
+               '    b:f32[] = reshape[dimensions=None new_sizes=() sharding=None] a\n'
+               '  in (b,) }',
+ 'prod_grad_axes02': '{ lambda ; a:f32[2,2,1]. let\n'
+                     '    b:f32[2,2] = reshape[dimensions=(0, 2, 1) new_sizes=(2, 2) sharding=None] a\n'
+                     '    c:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] b\n'
+                     '    d:f32[1,2] = slice[limit_indices=(2, 2) start_indices=(1, 0) strides=(1, 1)] b\n'
+                     '    e:f32[1,2] = mul c d\n'
+                     '    f:f32[2] = squeeze[dimensions=(0,)] e\n'
+                     '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] f\n'
+                     '    g:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                     '    h:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] g\n'
+                     '    i:f32[1,2] = mul c h\n'
+                     '    j:f32[1,2] = mul h d\n'
+                     '    k:f32[2,2] = pad[padding_config=((1, np.int64(0), 0), (0, np.int64(0), 0))] i\n'
+                     '      0.0:f32[]\n'
+                     '    l:f32[2,2] = pad[padding_config=((0, np.int64(1), 0), (0, np.int64(0), 0))] j\n'
+                     '      0.0:f32[]\n'
+                     '    m:f32[2,2] = add_any k l\n'
+                     '    n:f32[2,1,2] = reshape[dimensions=None new_sizes=(2, 1, 2) sharding=None] m\n'
+                     '    o:f32[2,2,1] = transpose[permutation=(0, 2, 1)] n\n'
+                     '  in (o,) }',
+ 'prod_grad_axis1': '{ lambda ; a:f32[2,3]. let\n'
+                    '    b:f32[3,2] = reshape[dimensions=(1, 0) new_sizes=(3, 2) sharding=None] a\n'
+                    '    c:f32[2,2] = slice[limit_indices=(2, 2) start_indices=(0, 0) strides=(1, 1)] b\n'
+                    '    d:f32[1,2] = slice[limit_indices=(3, 2) start_indices=(2, 0) strides=(1, 1)] b\n'
+                    '    e:f32[2,2] = pad[padding_config=((0, 1, 0), (0, 0, 0))] d 1.0:f32[]\n'
+                    '    f:f32[2,2] = mul c e\n'
+                    '    g:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] f\n'
+                    '    h:f32[1,2] = slice[limit_indices=(2, 2) start_indices=(1, 0) strides=(1, 1)] f\n'
+                    '    i:f32[1,2] = mul g h\n'
+                    '    j:f32[2] = squeeze[dimensions=(0,)] i\n'
+                    '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] j\n'
+                    '    k:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                    '    l:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] k\n'
+                    '    m:f32[1,2] = mul g l\n'
+                    '    n:f32[1,2] = mul l h\n'
+                    '    o:f32[2,2] = pad[padding_config=((1, np.int64(0), 0), (0, np.int64(0), 0))] m\n'
+                    '      0.0:f32[]\n'
+                    '    p:f32[2,2] = pad[padding_config=((0, np.int64(1), 0), (0, np.int64(0), 0))] n\n'
+                    '      0.0:f32[]\n'
+                    '    q:f32[2,2] = add_any o p\n'
+                    '    r:f32[2,2] = mul c q\n'
+                    '    s:f32[2,2] = mul q e\n'
+                    '    t:f32[1,2] = pad[\n'
+                    '      padding_config=((np.int64(0), np.int64(-1), np.int64(0)), (np.int64(0), np.int64(0), '
+                    'np.int64(0)))\n'
+                    '    ] r 0.0:f32[]\n'
+                    '    u:f32[1,2] = slice[\n'
+                    '      limit_indices=(1, 2)\n'
+                    '      start_indices=(np.int64(0), np.int64(0))\n'
+                    '      strides=(np.int64(1), np.int64(1))\n'
+                    '    ] t\n'
+                    '    v:f32[3,2] = pad[padding_config=((2, np.int64(0), 0), (0, np.int64(0), 0))] u\n'
+                    '      0.0:f32[]\n'
+                    '    w:f32[3,2] = pad[padding_config=((0, np.int64(1), 0), (0, np.int64(0), 0))] s\n'
+                    '      0.0:f32[]\n'
+                    '    x:f32[3,2] = add_any v w\n'
+                    '    y:f32[2,3] = transpose[permutation=(1, 0)] x\n'
+                    '  in (y,) }',
+ 'prod_grad_last_keepdims': '{ lambda ; a:f32[3,2]. let\n'
+                            '    b:f32[2,3] = reshape[dimensions=(1, 0) new_sizes=(2, 3) sharding=None] a\n'
+                            '    c:f32[1,3] = slice[limit_indices=(1, 3) start_indices=(0, 0) strides=(1, 1)] b\n'
+                            '    d:f32[1,3] = slice[limit_indices=(2, 3) start_indices=(1, 0) strides=(1, 1)] b\n'
+                            '    e:f32[1,3] = mul c d\n'
+                            '    f:f32[3] = squeeze[dimensions=(0,)] e\n'
+                            '    g:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f\n'
+                            '    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] g\n'
+                            '    h:f32[3,1] = broadcast_in_dim 1.0:f32[]\n'
+                            '    i:f32[3] = reduce_sum[axes=(1,) out_sharding=None] h\n'
+                            '    j:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] i\n'
+                            '    k:f32[1,3] = mul c j\n'
+                            '    l:f32[1,3] = mul j d\n'
+                            '    m:f32[2,3] = pad[padding_config=((1, np.int64(0), 0), (0, np.int64(0), 0))] k\n'
+                            '      0.0:f32[]\n'
+                            '    n:f32[2,3] = pad[padding_config=((0, np.int64(1), 0), (0, np.int64(0), 0))] l\n'
+                            '      0.0:f32[]\n'
+                            '    o:f32[2,3] = add_any m n\n'
+                            '    p:f32[3,2] = transpose[permutation=(1, 0)] o\n'
+                            '  in (p,) }',
+ 'prod_jvp_axis1': '{ lambda ; a:f32[2,2] b:f32[2,2]. let\n'
+                   '    c:f32[2,2] = reshape[dimensions=(1, 0) new_sizes=(2, 2) sharding=None] a\n'
+                   '    d:f32[2,2] = reshape[dimensions=(1, 0) new_sizes=(2, 2) sharding=None] b\n'
+                   '    e:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] c\n'
+                   '    f:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=(1, 1)] d\n'
+                   '    g:f32[1,2] = slice[limit_indices=(2, 2) start_indices=(1, 0) strides=(1, 1)] c\n'
+                   '    h:f32[1,2] = slice[limit_indices=(2, 2) start_indices=(1, 0) strides=(1, 1)] d\n'
+                   '    i:f32[1,2] = mul e g\n'
+                   '    j:f32[1,2] = mul f g\n'
+                   '    k:f32[1,2] = mul e h\n'
+                   '    l:f32[1,2] = add_any j k\n'
+                   '    m:f32[2] = squeeze[dimensions=(0,)] i\n'
+                   '    n:f32[2] = squeeze[dimensions=(0,)] l\n'
+                   '  in (m, n) }',
+ 'vmap_dims': '{ lambda ; a:f32[2,3,4]. let\n'
+              '    b:f32[2,4,3] = reshape[\n'
+              '      dimensions=(0, 2, 1)\n'
+              '      new_sizes=(2, 4, 3)\n'
+              '      sharding=None\n'
+              '    ] a\n'
+              '  in (b,) }'}
+RESHAPE_VALUES = {'complex': [[[1.0, 13.0], [5.0, 17.0], [9.0, 21.0], [2.0, 14.0], [6.0, 18.0], [10.0, 22.0]],
+             [[3.0, 15.0], [7.0, 19.0], [11.0, 23.0], [4.0, 16.0], [8.0, 20.0], [12.0, 24.0]]],
+ 'eager': [[1.0, 5.0, 9.0, 13.0, 17.0, 21.0],
+           [2.0, 6.0, 10.0, 14.0, 18.0, 22.0],
+           [3.0, 7.0, 11.0, 15.0, 19.0, 23.0],
+           [4.0, 8.0, 12.0, 16.0, 20.0, 24.0]],
+ 'grad': [[[0.0, 6.0, 12.0, 18.0], [1.0, 7.0, 13.0, 19.0], [2.0, 8.0, 14.0, 20.0]],
+          [[3.0, 9.0, 15.0, 21.0], [4.0, 10.0, 16.0, 22.0], [5.0, 11.0, 17.0, 23.0]]],
+ 'jit': [[1.0, 13.0, 2.0, 14.0, 3.0, 15.0, 4.0, 16.0],
+         [5.0, 17.0, 6.0, 18.0, 7.0, 19.0, 8.0, 20.0],
+         [9.0, 21.0, 10.0, 22.0, 11.0, 23.0, 12.0, 24.0]],
+ 'jvp': [[2.0, 26.0],
+         [4.0, 28.0],
+         [6.0, 30.0],
+         [8.0, 32.0],
+         [10.0, 34.0],
+         [12.0, 36.0],
+         [14.0, 38.0],
+         [16.0, 40.0],
+         [18.0, 42.0],
+         [20.0, 44.0],
+         [22.0, 46.0],
+         [24.0, 48.0]],
+ 'prod_grad_axes02_jit': [[[0.4998779296875, 0.24993896484375, 0.1666259765625, 0.124969482421875],
+                           [18.63006591796875, 15.525054931640625, 13.30718994140625, 11.643791198730469],
+                           [160.51849365234375, 144.46664428710938, 131.33331298828125, 120.38887023925781]],
+                          [[0.0384521484375, 0.03570556640625, 0.0333251953125, 0.03124237060546875],
+                           [5.47943115234375, 5.175018310546875, 4.90264892578125, 4.6575164794921875],
+                           [68.79364013671875, 65.66665649414062, 62.81158447265625, 60.194435119628906]]],
+ 'prod_grad_axis1': [[[2.8125, 3.75, 4.8125, 6.0], [0.5625, 1.25, 2.0625, 3.0], [0.3125, 0.75, 1.3125, 2.0]],
+                     [[22.3125, 24.75, 27.3125, 30.0],
+                      [17.0625, 19.25, 21.5625, 24.0],
+                      [13.8125, 15.75, 17.8125, 20.0]]],
+ 'vmap_axis2': [[1.0, 13.0, 5.0, 17.0, 9.0, 21.0],
+                [2.0, 14.0, 6.0, 18.0, 10.0, 22.0],
+                [3.0, 15.0, 7.0, 19.0, 11.0, 23.0],
+                [4.0, 16.0, 8.0, 20.0, 12.0, 24.0]]}
+
+
+@pytest.mark.parametrize("name", sorted(RESHAPE_TEXTS))
+def test_reshape_text_as_jax(name):
+    got = reshape_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == RESHAPE_TEXTS[name]
+
+
+def test_reshape_values_as_jax():
+    got = reshape_values(jax, jnp, lax)
+    assert sorted(got) == sorted(RESHAPE_VALUES)
+    for k, want in RESHAPE_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
+
+
+def test_reshape_dims_matches_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 4, 5)).astype(np.float32)
+    for perm in [(3, 1, 0, 2), (0, 2, 1, 3), (1, 0, 3, 2)]:
+        want = x.transpose(perm).reshape(-1, x.shape[perm[-1]])
+        np.testing.assert_array_equal(np.asarray(lax.reshape(x, want.shape, perm)), want)
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: lax.reshape(x, want.shape, perm))(x)), want)
