@@ -230,3 +230,124 @@ def test_reshape_dims_matches_numpy():
         want = x.transpose(perm).reshape(-1, x.shape[perm[-1]])
         np.testing.assert_array_equal(np.asarray(lax.reshape(x, want.shape, perm)), want)
         np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: lax.reshape(x, want.shape, perm))(x)), want)
+
+
+# ---- an empty ``jnp.take`` / ``jnp.where``: JAX's ``_where`` returns ``x`` when there is nothing to select ----
+
+def empty_texts(jax, jnp, lax):
+    x = jnp.ones((3, 4))
+    none = jnp.zeros((0,), jnp.int32)
+    c = {}
+    c["take_empty_index"] = lambda: jax.make_jaxpr(lambda x, i: jnp.take(x, i))(x, none)
+    c["take_empty_index_axis1"] = lambda: jax.make_jaxpr(lambda x, i: jnp.take(x, i, axis=1))(x, none)
+    c["take_from_empty_axis"] = lambda: jax.make_jaxpr(lambda x, i: jnp.take(x, i, axis=1))(jnp.ones((3, 0)), none)
+    c["take_wrap_empty"] = lambda: jax.make_jaxpr(lambda x, i: jnp.take(x, i, mode="wrap"))(jnp.ones((0,)), none)
+    c["take_nonempty_from_empty"] = lambda: jnp.take(jnp.ones((0, 4)), jnp.array([0, 1]), axis=0)
+    c["where_empty"] = lambda: jax.make_jaxpr(lambda c, x, y: jnp.where(c, x, y))(
+        jnp.ones((0, 3), bool), jnp.ones(3), 1.)
+    c["where_empty_scalar_pred"] = lambda: jax.make_jaxpr(lambda c, x, y: jnp.where(c, x, y))(
+        True, jnp.ones((0, 3)), 1.)
+    c["take_empty_value"] = lambda: repr(jnp.take(x, none, axis=1))
+    return c
+
+
+EMPTY_TEXTS = {'take_empty_index': '{ lambda ; a:f32[3,4] b:i32[0]. let\n'
+                     '    c:f32[0] = jit[\n'
+                     '      name=_take\n'
+                     '      jaxpr={ lambda ; a:f32[3,4] b:i32[0]. let\n'
+                     '          d:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a\n'
+                     '          e:bool[0] = lt b 0:i32[]\n'
+                     '          f:i32[0] = add b 12:i32[]\n'
+                     '          g:i32[0] = jit[\n'
+                     '            name=_where\n'
+                     '            jaxpr={ lambda ; e:bool[0] f:i32[0] b:i32[0]. let  in (f,) }\n'
+                     '          ] e f b\n'
+                     '          c:f32[0] = broadcast_in_dim 0.0:f32[]\n'
+                     '        in (c,) }\n'
+                     '    ] a b\n'
+                     '  in (c,) }',
+ 'take_empty_index_axis1': '{ lambda ; a:f32[3,4] b:i32[0]. let\n'
+                           '    c:f32[3,0] = jit[\n'
+                           '      name=_take\n'
+                           '      jaxpr={ lambda ; a:f32[3,4] b:i32[0]. let\n'
+                           '          d:bool[0] = lt b 0:i32[]\n'
+                           '          e:i32[0] = add b 4:i32[]\n'
+                           '          f:i32[0] = jit[\n'
+                           '            name=_where\n'
+                           '            jaxpr={ lambda ; d:bool[0] e:i32[0] b:i32[0]. let  in (e,) }\n'
+                           '          ] d e b\n'
+                           '          c:f32[3,0] = broadcast_in_dim 0.0:f32[]\n'
+                           '        in (c,) }\n'
+                           '    ] a b\n'
+                           '  in (c,) }',
+ 'take_empty_value': 'Array([], shape=(3, 0), dtype=float32)',
+ 'take_from_empty_axis': '{ lambda ; a:f32[3,0] b:i32[0]. let\n'
+                         '    c:f32[3,0] = jit[\n'
+                         '      name=_take\n'
+                         '      jaxpr={ lambda ; a:f32[3,0] b:i32[0]. let\n'
+                         '          d:bool[0] = lt b 0:i32[]\n'
+                         '          e:i32[0] = add b 0:i32[]\n'
+                         '          f:i32[0] = jit[\n'
+                         '            name=_where\n'
+                         '            jaxpr={ lambda ; d:bool[0] e:i32[0] b:i32[0]. let  in (e,) }\n'
+                         '          ] d e b\n'
+                         '        in (a,) }\n'
+                         '    ] a b\n'
+                         '  in (c,) }',
+ 'take_nonempty_from_empty': 'IndexError: Cannot do a non-empty jnp.take() from an empty axis.',
+ 'take_wrap_empty': '{ lambda ; a:f32[0] b:i32[0]. let\n'
+                    '    c:f32[0] = jit[\n'
+                    '      name=_take\n'
+                    '      jaxpr={ lambda ; a:f32[0] b:i32[0]. let\n'
+                    '          d:i32[0] = jit[\n'
+                    '            name=remainder\n'
+                    '            jaxpr={ lambda ; b:i32[0] e:i32[]. let\n'
+                    '                f:bool[] = eq e 0:i32[]\n'
+                    '                g:i32[] = jit[\n'
+                    '                  name=_where\n'
+                    '                  jaxpr={ lambda ; f:bool[] h:i32[] e:i32[]. let\n'
+                    '                      g:i32[] = select_n f e h\n'
+                    '                    in (g,) }\n'
+                    '                ] f 1:i32[] e\n'
+                    '                i:i32[0] = rem b g\n'
+                    '                j:bool[0] = ne i 0:i32[]\n'
+                    '                k:bool[0] = lt i 0:i32[]\n'
+                    '                l:bool[] = lt g 0:i32[]\n'
+                    '                m:bool[0] = ne k l\n'
+                    '                n:bool[0] = and m j\n'
+                    '                o:i32[0] = add i g\n'
+                    '                d:i32[0] = select_n n i o\n'
+                    '              in (d,) }\n'
+                    '          ] b 0:i32[]\n'
+                    '        in (a,) }\n'
+                    '    ] a b\n'
+                    '  in (c,) }',
+ 'where_empty': '{ lambda ; a:bool[0,3] b:f32[3] c:f32[]. let\n'
+                '    d:f32[0,3] = jit[\n'
+                '      name=_where\n'
+                '      jaxpr={ lambda ; a:bool[0,3] b:f32[3] c:f32[]. let\n'
+                '          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
+                '          d:f32[0,3] = broadcast_in_dim[broadcast_dimensions=(1,)] b\n'
+                '          f:f32[0,3] = broadcast_in_dim e\n'
+                '        in (d,) }\n'
+                '    ] a b c\n'
+                '  in (d,) }',
+ 'where_empty_scalar_pred': '{ lambda ; a:bool[] b:f32[0,3] c:f32[]. let\n'
+                            '    d:f32[0,3] = jit[\n'
+                            '      name=_where\n'
+                            '      jaxpr={ lambda ; a:bool[] b:f32[0,3] c:f32[]. let\n'
+                            '          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
+                            '          f:f32[0,3] = broadcast_in_dim e\n'
+                            '        in (b,) }\n'
+                            '    ] a b c\n'
+                            '  in (d,) }'}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_TEXTS))
+def test_empty_take_text_as_jax(name):
+    got = empty_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == EMPTY_TEXTS[name]

@@ -398,6 +398,8 @@ def _where(condition, x, y):
     scalar_pred = get_aval(condition).ndim == 0
     condition, x, y = [v if (lax._is_literal_scalar(v) and not shape) or (scalar_pred and i == 0)
                        else _broadcast_to(v, shape) for i, v in enumerate((condition, x, y))]
+    if 0 in shape:   # as JAX: nothing to select from (an empty ``take`` prints no select_n)
+        return x
     return lax.select_n(condition, y, x)
 
 
