@@ -351,3 +351,87 @@ def test_empty_take_text_as_jax(name):
     except Exception as e:  # noqa: BLE001 - the recorded text is the error's
         got = f"{type(e).__name__}: {e}"
     assert got == EMPTY_TEXTS[name]
+
+
+# ---- a ref reached by both a while_loop's cond and its body: JAX's eager loop is a jit of ``while`` whose
+# arguments hold the ref twice (cond consts, then body consts), its aliasing ValueError; under jit it runs ----
+
+def ref_while_texts(jax, jnp, lax):
+    def loop(r, s=None):
+        if s is None:
+            return lambda a: lax.while_loop(lambda i: i < r[...], lambda i: i + r[...], a)
+        return lambda a: lax.while_loop(lambda i: (i < r[...]) & (s[0] < 1), lambda i: i + r[...] + s[1], a)
+    c = {}
+    c["eager"] = lambda: loop(jax.new_ref(jnp.array(3.)))(0.)
+    c["eager_int"] = lambda: loop(jax.new_ref(jnp.array(3)))(0)
+    c["eager_two_refs"] = lambda: loop(jax.new_ref(jnp.array(3.)), jax.new_ref(jnp.zeros(2)))(0.)
+    c["vmap"] = lambda: jax.vmap(loop(jax.new_ref(jnp.array(3.))))(jnp.zeros(2))
+    c["jvp"] = lambda: jax.jvp(loop(jax.new_ref(jnp.array(3.))), (0.,), (1.,))
+
+    def cond_writes(a):
+        r = jax.new_ref(jnp.zeros(2))
+
+        def cond(i):
+            r[0] = r[0] + 1.
+            return i < 3.
+        return lax.while_loop(cond, lambda i: i + 1. + r[1], a)
+    c["cond_writes_body_reads"] = lambda: cond_writes(0.)
+    c["jit"] = lambda: jax.jit(loop(jax.new_ref(jnp.array(3.))))(0.)
+    c["jit_two_refs"] = lambda: jax.jit(loop(jax.new_ref(jnp.array(3.)), jax.new_ref(jnp.zeros(2))))(1.)
+    r = jax.new_ref(jnp.array(2.))
+    c["cond_only"] = lambda: lax.while_loop(lambda i: i < r[...], lambda i: i + 1., 0.)
+    c["body_only"] = lambda: lax.while_loop(lambda i: i < 5., lambda i: i + r[...], 0.)
+    c["fori"] = lambda: lax.fori_loop(0, 3, lambda i, v: v + r[...], 0.)
+    with jax.disable_jit():
+        c["disable_jit"] = (lambda v: lambda: v)(loop(r)(0.))
+    return c
+
+
+REF_WHILE_TEXTS = {'body_only': '6.0',
+ 'cond_only': '2.0',
+ 'cond_writes_body_reads': 'ValueError: only one reference to a mutable array may be passed as an argument to a '
+                           'function, but when tracing while at '
+                           '/tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit the mutable '
+                           'array reference of type Ref{float32[2]} appeared at both args[0] and args[1].',
+ 'disable_jit': '2.0',
+ 'eager': 'ValueError: only one reference to a mutable array may be passed as an argument to a function, but when '
+          'tracing while at /tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit the mutable '
+          'array reference of type Ref{float32[]} appeared at both args[0] and args[1].',
+ 'eager_int': 'ValueError: only one reference to a mutable array may be passed as an argument to a function, but when '
+              'tracing while at /tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit the mutable '
+              'array reference of type Ref{int32[]} appeared at both args[0] and args[1].',
+ 'eager_two_refs': 'ValueError: only one reference to a mutable array may be passed as an argument to a function, but '
+                   'when tracing while at /tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit '
+                   'the mutable array reference of type Ref{float32[]} appeared at both args[0] and args[2].',
+ 'fori': '6.0',
+ 'jit': '3.0',
+ 'jit_two_refs': '4.0',
+ 'jvp': 'ValueError: only one reference to a mutable array may be passed as an argument to a function, but when '
+        'tracing while at /tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit the mutable array '
+        'reference of type Ref{float32[]} appeared at both args[0] and args[1].',
+ 'vmap': 'ValueError: only one reference to a mutable array may be passed as an argument to a function, but when '
+         'tracing while at /tmp/jaxvenv/lib/python3.11/site-packages/jax/_src/dispatch.py:101 for jit the mutable '
+         'array reference of type Ref{float32[]} appeared at both args[0] and args[1].'}
+
+
+def _normalize_where(text):
+    # JAX names its own dispatch.py (where it jits the primitive), cranax its own
+    import re
+    return re.sub(r"while at \S+:\d+ for jit", "while at <dispatch> for jit", text)
+
+
+@pytest.mark.parametrize("name", sorted(REF_WHILE_TEXTS))
+def test_ref_in_while_cond_and_body_as_jax(name):
+    got = ref_while_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert _normalize_where(got) == _normalize_where(REF_WHILE_TEXTS[name])
+
+
+def test_ref_while_error_names_cranax_dispatch():
+    r = jax.new_ref(jnp.array(3.))
+    with pytest.raises(ValueError, match=r"while at \S+cranax\S+dispatch\.py:\d+ for jit") as e:
+        lax.while_loop(lambda i: i < r[...], lambda i: i + r[...], 0.)
+    assert int(jax.freeze(r)) == 3 and "args[0] and args[1]" in str(e.value)
