@@ -435,3 +435,80 @@ def test_ref_while_error_names_cranax_dispatch():
     with pytest.raises(ValueError, match=r"while at \S+cranax\S+dispatch\.py:\d+ for jit") as e:
         lax.while_loop(lambda i: i < r[...], lambda i: i + r[...], 0.)
     assert int(jax.freeze(r)) == 3 and "args[0] and args[1]" in str(e.value)
+
+
+# ---- float0 tangents and cotangents: JAX hands back its ``TypedNdArray`` (a NumPy array subclass) ----
+
+def float0_texts(jax, jnp, lax):
+    f0 = jax.dtypes.float0
+    z = lambda shape=(): np.zeros(shape, f0)   # noqa: E731
+    c = {}
+    c["jvp_int"] = lambda: jax.jvp(lambda x: x * 2, (1,), (z(),))
+    c["jvp_int_parts"] = lambda: (lambda t: (type(t).__name__, repr(t), str(t), t.dtype, t.shape, t.weak_type,
+                                             str(t.aval)))(jax.jvp(lambda x: x * 2, (1,), (z(),))[1])
+    c["jvp_int_vector"] = lambda: jax.jvp(lambda x: x * 2, (jnp.arange(3),), (z((3,)),))
+    c["jvp_bool_out"] = lambda: jax.jvp(lambda x: (x, x > 0), (1.,), (1.,))[1]
+    c["jvp_passthrough"] = lambda: jax.jvp(lambda x, y: (x, y * 2.), (1, 2.), (z(), 1.))[1]
+    c["jvp_round_int"] = lambda: jax.jvp(lambda x: jnp.round(x).astype(int), (1.5,), (1.,))
+    c["grad_allow_int"] = lambda: repr(jax.grad(lambda x, i: x * i, argnums=1, allow_int=True)(2., 3))
+    c["grad_int_array"] = lambda: repr(jax.grad(lambda x: (x * 2.).sum(), allow_int=True)(jnp.arange(3)))
+    c["grad_bool"] = lambda: jax.grad(lambda x, b: x * b, argnums=1, allow_int=True)(2., True)
+    c["value_and_grad_int"] = lambda: jax.value_and_grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(2., 3)
+    c["vjp_int"] = lambda: jax.vjp(lambda x, i: x * i, 2., 3)[1](1.)
+    c["vjp_int_jit"] = lambda: jax.jit(lambda: jax.vjp(lambda x, i: x * i, 2., 3)[1](1.))()
+    c["grad_int_jit"] = lambda: repr(jax.jit(jax.grad(lambda x, i: x * i, argnums=1, allow_int=True))(2., 3))
+    c["jit_float0_out"] = lambda: jax.jit(lambda x: (x, np.zeros((2,), f0)))(1.)
+    c["linearize_int_out"] = lambda: jax.linearize(lambda x: (x * 2, x > 0), 1.)[1](1.)
+    c["vmap_float0"] = lambda: repr(jax.vmap(lambda x: jax.jvp(lambda x: x * 2, (x,), (z(),))[1])(jnp.arange(2)))
+    c["repr_wide"] = lambda: repr(jax.jvp(lambda x: x * 2, (jnp.zeros((2, 30), int),), (z((2, 30)),))[1])
+    c["repr_empty"] = lambda: repr(jax.jvp(lambda x: x * 2, (jnp.zeros((0, 2), int),), (z((0, 2)),))[1])
+    return c
+
+
+FLOAT0_TEXTS = {'grad_allow_int': "TypedNdArray((b'',), dtype=void)",
+ 'grad_bool': "(b'',)",
+ 'grad_int_array': "TypedNdArray([(b'',), (b'',), (b'',)], dtype=void)",
+ 'grad_int_jit': "TypedNdArray((b'',), dtype=void)",
+ 'jit_float0_out': "(Array(1., dtype=float32, weak_type=True), TypedNdArray([(b'',), (b'',)], dtype=void))",
+ 'jvp_bool_out': "(1.0, TypedNdArray((b'',), dtype=void))",
+ 'jvp_int': "(2, TypedNdArray((b'',), dtype=void))",
+ 'jvp_int_parts': '(\'TypedNdArray\', "TypedNdArray((b\'\',), dtype=void)", "(b\'\',)", dtype([(\'float0\', \'V\')]), '
+                  "(), False, 'float0[]')",
+ 'jvp_int_vector': "(Array([0, 2, 4], dtype=int32), TypedNdArray([(b'',), (b'',), (b'',)], dtype=void))",
+ 'jvp_passthrough': "(TypedNdArray((b'',), dtype=void), Array(2., dtype=float32, weak_type=True))",
+ 'jvp_round_int': "(Array(2, dtype=int32), TypedNdArray((b'',), dtype=void))",
+ 'linearize_int_out': "(Array(2., dtype=float32, weak_type=True), TypedNdArray((b'',), dtype=void))",
+ 'repr_empty': 'TypedNdArray([], shape=(0, 2), dtype=void)',
+ 'repr_wide': "TypedNdArray([[(b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',)],\n"
+              "              [(b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',), (b'',), (b'',), (b'',), (b'',), (b'',),\n"
+              "               (b'',), (b'',)]], dtype=void)",
+ 'value_and_grad_int': '(Array(6., dtype=float32, weak_type=True), (Array(3., dtype=float32, weak_type=True), '
+                       "TypedNdArray((b'',), dtype=void)))",
+ 'vjp_int': "(Array(3., dtype=float32, weak_type=True), TypedNdArray((b'',), dtype=void))",
+ 'vjp_int_jit': "(Array(3., dtype=float32, weak_type=True), TypedNdArray((b'',), dtype=void))",
+ 'vmap_float0': "TypedNdArray([(b'',), (b'',)], dtype=void)"}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT0_TEXTS))
+def test_float0_text_as_jax(name):
+    got = float0_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == FLOAT0_TEXTS[name]
+
+
+def test_float0_is_a_numpy_array():
+    t = jax.jvp(lambda x: x * 2, (jnp.arange(3),), (np.zeros((3,), jax.dtypes.float0),))[1]
+    assert isinstance(t, np.ndarray) and t.dtype == jax.dtypes.float0 and t.shape == (3,)
+    assert type(np.asarray(t)) is np.ndarray and type(t.val) is np.ndarray
+    import pickle
+    assert repr(pickle.loads(pickle.dumps(t))) == repr(t)
