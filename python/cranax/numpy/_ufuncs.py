@@ -347,6 +347,7 @@ def _logaddexp_jvp(primals, tangents):
     return out, t
 
 
+_logaddexp_impl.__name__ = "logaddexp"   # JAX's custom_jvp is the public function: printed name=logaddexp
 _logaddexp = custom_jvp(_logaddexp_impl)
 _logaddexp.defjvp(_logaddexp_jvp)
 
