@@ -1046,3 +1046,297 @@ def test_nn_text_as_jax(name):
         np.testing.assert_allclose(got, eval(NN_TEXTS[name]), rtol=2e-6, atol=1e-7)
     else:
         assert str(got) == NN_TEXTS[name]
+
+
+# ---- jnp functions JAX jits (round, linalg.norm, diff; jax.nn.one_hot's _one_hot), with JAX's bodies ----
+
+def jnp_jit_texts(jax, jnp, lax):
+    x = jnp.arange(6.).reshape(2, 3)
+    c = {}
+    for o in [None, 1, 2, 0, 3, "inf", "-inf"]:
+        ord_ = {"inf": jnp.inf, "-inf": -jnp.inf}.get(o, o)
+        c[f"norm_vec_{o}"] = (lambda q: lambda: jax.make_jaxpr(lambda x: jnp.linalg.norm(x, ord=q, axis=1))(x))(ord_)
+    for o in [None, "fro", 1, "inf"]:
+        ord_ = {"inf": jnp.inf}.get(o, o)
+        c[f"norm_mat_{o}"] = (lambda q: lambda: jax.make_jaxpr(
+            lambda x: jnp.linalg.norm(x, ord=q, axis=(0, 1), keepdims=True))(x))(ord_)
+    c["norm_all_keepdims"] = lambda: jax.make_jaxpr(lambda x: jnp.linalg.norm(x, keepdims=True))(x)
+    c["norm_list"] = lambda: jnp.linalg.norm([1., 2.])
+    c["norm_values"] = lambda: [jnp.linalg.norm(x, ord=o, axis=1).tolist() for o in [None, 1, 3, jnp.inf, 0]]
+    c["diff_axis0"] = lambda: jax.make_jaxpr(lambda x: jnp.diff(x, axis=0))(x)
+    c["diff_prepend"] = lambda: jax.make_jaxpr(lambda x: jnp.diff(x, n=2, prepend=0.))(x)
+    c["diff_bool"] = lambda: jax.make_jaxpr(lambda x: jnp.diff(x > 1))(x)
+    c["diff_promote"] = lambda: (repr(jnp.diff(jnp.array([1, 2, 4]), prepend=0.5)),
+                                 repr(jnp.diff(jnp.array([1., 2.]), append=3)))
+    c["diff_negative_n"] = lambda: jnp.diff(x, n=-1)
+    c["round"] = lambda: jax.make_jaxpr(lambda v: jnp.round(v))(x)
+    c["round_decimals"] = lambda: jax.make_jaxpr(lambda v: jnp.round(v, 2))(x)
+    c["round_int"] = lambda: jax.make_jaxpr(lambda v: jnp.round(v))(1)
+    c["round_int_negative"] = lambda: jnp.round(15, -1)
+    c["round_out"] = lambda: jnp.round(1., out=1)
+    c["round_values"] = lambda: repr(jnp.round(jnp.array([1.25, 2.5, -0.5]), 1))
+    c["one_hot"] = lambda: jax.make_jaxpr(lambda i: jax.nn.one_hot(i, 3))(jnp.array([2, 0]))
+    c["one_hot_axis0_int"] = lambda: jax.make_jaxpr(lambda i: jax.nn.one_hot(i, 2, axis=0, dtype=jnp.int32))(
+        jnp.array([1, 0]))
+    return c
+
+
+JNP_JIT_TEXTS = {'diff_axis0': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[1,3] = jit[\n'
+               '      name=diff\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:f32[1,3] = slice[\n'
+               '            limit_indices=(2, 3)\n'
+               '            start_indices=(1, 0)\n'
+               '            strides=None\n'
+               '          ] a\n'
+               '          d:f32[1,3] = slice[\n'
+               '            limit_indices=(1, 3)\n'
+               '            start_indices=(0, 0)\n'
+               '            strides=None\n'
+               '          ] a\n'
+               '          b:f32[1,3] = sub c d\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'diff_bool': '{ lambda ; a:f32[2,3]. let\n'
+              '    b:bool[2,3] = gt a 1.0:f32[]\n'
+              '    c:bool[2,2] = jit[\n'
+              '      name=diff\n'
+              '      jaxpr={ lambda ; b:bool[2,3]. let\n'
+              '          d:bool[2,2] = slice[\n'
+              '            limit_indices=(2, 3)\n'
+              '            start_indices=(0, 1)\n'
+              '            strides=None\n'
+              '          ] b\n'
+              '          e:bool[2,2] = slice[\n'
+              '            limit_indices=(2, 2)\n'
+              '            start_indices=(0, 0)\n'
+              '            strides=None\n'
+              '          ] b\n'
+              '          c:bool[2,2] = ne d e\n'
+              '        in (c,) }\n'
+              '    ] b\n'
+              '  in (c,) }',
+ 'diff_negative_n': 'ValueError: order must be non-negative but got -1',
+ 'diff_prepend': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[2,2] = jit[\n'
+                 '      name=diff\n'
+                 '      jaxpr={ lambda ; a:f32[2,3] c:f32[]. let\n'
+                 '          d:f32[2,1] = broadcast_in_dim c\n'
+                 '          e:f32[2,1] = convert_element_type[new_dtype=float32 weak_type=False] d\n'
+                 '          f:f32[2,4] = concatenate[dimension=1] e a\n'
+                 '          g:f32[2,3] = slice[\n'
+                 '            limit_indices=(2, 4)\n'
+                 '            start_indices=(0, 1)\n'
+                 '            strides=None\n'
+                 '          ] f\n'
+                 '          h:f32[2,3] = slice[\n'
+                 '            limit_indices=(2, 3)\n'
+                 '            start_indices=(0, 0)\n'
+                 '            strides=None\n'
+                 '          ] f\n'
+                 '          i:f32[2,3] = sub g h\n'
+                 '          j:f32[2,2] = slice[\n'
+                 '            limit_indices=(2, 3)\n'
+                 '            start_indices=(0, 1)\n'
+                 '            strides=None\n'
+                 '          ] i\n'
+                 '          k:f32[2,2] = slice[\n'
+                 '            limit_indices=(2, 2)\n'
+                 '            start_indices=(0, 0)\n'
+                 '            strides=None\n'
+                 '          ] i\n'
+                 '          b:f32[2,2] = sub j k\n'
+                 '        in (b,) }\n'
+                 '    ] a 0.0:f32[]\n'
+                 '  in (b,) }',
+ 'diff_promote': "('Array([0.5, 1. , 2. ], dtype=float32, weak_type=True)', 'Array([1., 1.], dtype=float32)')",
+ 'norm_all_keepdims': '{ lambda ; a:f32[2,3]. let\n'
+                      '    b:f32[1,1] = jit[\n'
+                      '      name=norm\n'
+                      '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                      '          c:f32[2,3] = mul a a\n'
+                      '          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c\n'
+                      '          e:f32[1,1] = broadcast_in_dim d\n'
+                      '          b:f32[1,1] = sqrt e\n'
+                      '        in (b,) }\n'
+                      '    ] a\n'
+                      '  in (b,) }',
+ 'norm_list': "TypeError: jnp.linalg.norm requires ndarray or scalar arguments, got <class 'list'> at position 0.",
+ 'norm_mat_1': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[1,1] = jit[\n'
+               '      name=norm\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:f32[2,3] = abs a\n'
+               '          d:f32[3] = reduce_sum[axes=(0,) out_sharding=None] c\n'
+               '          e:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] d\n'
+               '          f:f32[1] = reduce_max[axes=(1,)] e\n'
+               '          g:f32[1] = max 0.0:f32[] f\n'
+               '          b:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'norm_mat_None': '{ lambda ; a:f32[2,3]. let\n'
+                  '    b:f32[1,1] = jit[\n'
+                  '      name=norm\n'
+                  '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                  '          c:f32[2,3] = mul a a\n'
+                  '          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c\n'
+                  '          e:f32[1,1] = broadcast_in_dim d\n'
+                  '          b:f32[1,1] = sqrt e\n'
+                  '        in (b,) }\n'
+                  '    ] a\n'
+                  '  in (b,) }',
+ 'norm_mat_fro': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[1,1] = jit[\n'
+                 '      name=norm\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                 '          c:f32[2,3] = mul a a\n'
+                 '          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c\n'
+                 '          e:f32[1,1] = broadcast_in_dim d\n'
+                 '          b:f32[1,1] = sqrt e\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'norm_mat_inf': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[1,1] = jit[\n'
+                 '      name=norm\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                 '          c:f32[2,3] = abs a\n'
+                 '          d:f32[2] = reduce_sum[axes=(1,) out_sharding=None] c\n'
+                 '          e:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] d\n'
+                 '          f:f32[1] = reduce_max[axes=(0,)] e\n'
+                 '          g:f32[1] = max 0.0:f32[] f\n'
+                 '          b:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] g\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'norm_values': '[[2.2360680103302, 7.071067810058594], [3.0, 12.0], [2.0800838470458984, 6.000000476837158], [2.0, '
+                '5.0], [2.0, 3.0]]',
+ 'norm_vec_-inf': '{ lambda ; a:f32[2,3]. let\n'
+                  '    b:f32[2] = jit[\n'
+                  '      name=norm\n'
+                  '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                  '          c:f32[2,3] = abs a\n'
+                  '          b:f32[2] = reduce_min[axes=(1,)] c\n'
+                  '        in (b,) }\n'
+                  '    ] a\n'
+                  '  in (b,) }',
+ 'norm_vec_0': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[2] = jit[\n'
+               '      name=norm\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:bool[2,3] = ne a 0.0:f32[]\n'
+               '          d:i32[2,3] = convert_element_type[new_dtype=int32 weak_type=False] c\n'
+               '          e:f32[2,3] = convert_element_type[new_dtype=float32 weak_type=False] d\n'
+               '          b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] e\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'norm_vec_1': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[2] = jit[\n'
+               '      name=norm\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:f32[2,3] = abs a\n'
+               '          b:f32[2] = reduce_sum[axes=(1,) out_sharding=None] c\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'norm_vec_2': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[2] = jit[\n'
+               '      name=norm\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:f32[2,3] = mul a a\n'
+               '          d:f32[2] = reduce_sum[axes=(1,) out_sharding=None] c\n'
+               '          b:f32[2] = sqrt d\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'norm_vec_3': '{ lambda ; a:f32[2,3]. let\n'
+               '    b:f32[2] = jit[\n'
+               '      name=norm\n'
+               '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+               '          c:f32[2,3] = abs a\n'
+               '          d:f32[2,3] = pow c 3.0:f32[]\n'
+               '          e:f32[2] = reduce_sum[axes=(1,) out_sharding=None] d\n'
+               '          b:f32[2] = pow e 0.3333333432674408:f32[]\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'norm_vec_None': '{ lambda ; a:f32[2,3]. let\n'
+                  '    b:f32[2] = jit[\n'
+                  '      name=norm\n'
+                  '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                  '          c:f32[2,3] = mul a a\n'
+                  '          d:f32[2] = reduce_sum[axes=(1,) out_sharding=None] c\n'
+                  '          b:f32[2] = sqrt d\n'
+                  '        in (b,) }\n'
+                  '    ] a\n'
+                  '  in (b,) }',
+ 'norm_vec_inf': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[2] = jit[\n'
+                 '      name=norm\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                 '          c:f32[2,3] = abs a\n'
+                 '          d:f32[2] = reduce_max[axes=(1,)] c\n'
+                 '          b:f32[2] = max 0.0:f32[] d\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'one_hot': '{ lambda ; a:i32[2]. let\n'
+            '    b:f32[2,3] = jit[\n'
+            '      name=_one_hot\n'
+            '      jaxpr={ lambda ; a:i32[2]. let\n'
+            '          c:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a\n'
+            '          d:i32[1,3] = iota[dimension=1 dtype=int32 shape=(1, 3) sharding=None] \n'
+            '          e:bool[2,3] = eq c d\n'
+            '          b:f32[2,3] = convert_element_type[new_dtype=float32 weak_type=False] e\n'
+            '        in (b,) }\n'
+            '    ] a\n'
+            '  in (b,) }',
+ 'one_hot_axis0_int': '{ lambda ; a:i32[2]. let\n'
+                      '    b:i32[2,2] = jit[\n'
+                      '      name=_one_hot\n'
+                      '      jaxpr={ lambda ; a:i32[2]. let\n'
+                      '          c:i32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                      '          d:i32[2,1] = iota[dimension=0 dtype=int32 shape=(2, 1) sharding=None] \n'
+                      '          e:bool[2,2] = eq c d\n'
+                      '          b:i32[2,2] = convert_element_type[new_dtype=int32 weak_type=False] e\n'
+                      '        in (b,) }\n'
+                      '    ] a\n'
+                      '  in (b,) }',
+ 'round': '{ lambda ; a:f32[2,3]. let\n'
+          '    b:f32[2,3] = jit[\n'
+          '      name=round\n'
+          '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+          '          b:f32[2,3] = round[rounding_method=1] a\n'
+          '        in (b,) }\n'
+          '    ] a\n'
+          '  in (b,) }',
+ 'round_decimals': '{ lambda ; a:f32[2,3]. let\n'
+                   '    b:f32[2,3] = jit[\n'
+                   '      name=round\n'
+                   '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                   '          c:f32[2,3] = mul a 100.0:f32[]\n'
+                   '          d:f32[2,3] = round[rounding_method=1] c\n'
+                   '          b:f32[2,3] = div d 100.0:f32[]\n'
+                   '        in (b,) }\n'
+                   '    ] a\n'
+                   '  in (b,) }',
+ 'round_int': '{ lambda ; a:i32[]. let\n'
+              '    b:i32[] = jit[name=round jaxpr={ lambda ; a:i32[]. let  in (a,) }] a\n'
+              '  in (b,) }',
+ 'round_int_negative': 'NotImplementedError: integer np.round not implemented for decimals < 0',
+ 'round_out': "NotImplementedError: The 'out' argument to jnp.round is not supported.",
+ 'round_values': 'Array([ 1.2,  2.5, -0.5], dtype=float32)'}
+
+
+@pytest.mark.parametrize("name", sorted(JNP_JIT_TEXTS))
+def test_jnp_jit_text_as_jax(name):
+    got = jnp_jit_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == JNP_JIT_TEXTS[name]

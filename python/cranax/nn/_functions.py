@@ -361,12 +361,20 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     nd = x.ndim + 1
     if not -nd <= int(axis) < nd:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    ax = int(axis) % nd
+    return _one_hot_jit(x, num_classes=num_classes, dtype=dt, axis=int(axis) % nd)
+
+
+def _one_hot(x, num_classes, *, dtype, axis):
+    ax = axis
     lhs = jnp.expand_dims(x, ax)
     rhs_shape = [1] * x.ndim
     rhs_shape.insert(ax, num_classes)
     rhs = lax.broadcasted_iota(_dtype(x), tuple(rhs_shape), ax)
-    return (lhs == rhs).astype(dt)
+    return (lhs == rhs).astype(dtype)
+
+
+# as JAX's: the work is one jitted call, printed jit[name=_one_hot ...]
+_one_hot_jit = _jit(_one_hot, static_argnames=("num_classes", "dtype", "axis"))
 
 
 def _as_jax_jit(names, static_argnames=()):
