@@ -35,6 +35,8 @@ import inspect
 
 from .._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
                          tree_unflatten)
+from ..config import config
+from ..interpreters import dispatch
 from ..interpreters import partial_eval as _pe
 from ..interpreters.partial_eval import debug_info
 from .. import core
@@ -684,7 +686,6 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
     # A while_loop run eagerly (under vmap or jvp too: no jit or make_jaxpr stages it) whose cond and body
     # both reach a ref is JAX's aliasing error: JAX runs the loop as a jit of the primitive, which the ref
     # reaches twice (once in each function's consts).
-    from .. import config
     eager = _top() is None and not config.jax_disable_jit and not _under_staging()
     cond_refs = {}
 
@@ -738,7 +739,6 @@ def _check_while_aliasing(cond_refs, body_refs):
     cond_pos = {k: i for i, k in enumerate(cond_refs)}
     for j, (k, r) in enumerate(body_refs.items()):
         if k in cond_pos:
-            from ..interpreters import dispatch
             code = dispatch.apply_primitive.__code__
             raise ValueError(
                 "only one reference to a mutable array may be passed as an argument to a function, but when "
