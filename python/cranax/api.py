@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _core, core, dtypes
 from . import profiler as _profiler
-from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer
+from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
@@ -374,7 +374,7 @@ class JitWrapped(Wrapped):
             for i in range(n):
                 args.append(static_pos[i] if i in static_pos else next(it))
             out = self._fun(*args, **dyn_kwargs, **static_kw)
-            outs, out_tree = tree_flatten(out)
+            outs, out_tree = float0_out_tree(out)
             if _state.any_refs():
                 _state.check_no_refs(outs, f"{debug_info(self._fun, 'jit', None).func_src_info} traced for jit")
             store["tree"] = out_tree

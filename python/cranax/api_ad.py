@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from . import core, dtypes
+from .array import TypedNdArray, float0_zeros
 from .core import get_aval
 from . import lax
 from . import numpy as jnp
@@ -72,9 +73,12 @@ def _user_out(x):
 
 
 def _tangent_out(t):
-    """A computed tangent for the user: integer/bool outputs get JAX's float0 zeros (a NumPy array)."""
+    """A computed tangent or cotangent for the user: integer/bool values get JAX's float0 zeros (a
+    ``TypedNdArray``, as JAX's)."""
     if type(t) is ad.Zero and not ad.is_float(t.aval.dtype):
-        return np.zeros(t.aval.shape, dtypes.float0)
+        return float0_zeros(t.aval.shape)
+    if getattr(t, "dtype", None) == dtypes.float0 and type(t) is not TypedNdArray:
+        return float0_zeros(np.shape(t))   # a float0 tangent passed through: JAX hands back its own array
     return _to_user(t)
 
 
@@ -123,7 +127,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     po = tree_unflatten(out_tree, [_user_out(p) for p in p_out])
     # an input returned as it came keeps its tangent as given (JAX); computed tangents are Arrays
     passed = {(id(p), id(t)) for p, t in zip(p_leaves, t_leaves)}
-    to = tree_unflatten(out_tree, [t if (id(p), id(t)) in passed else _tangent_out(t) for p, t in zip(p_out, t_out)])
+    to = tree_unflatten(out_tree, [t if (id(p), id(t)) in passed and getattr(t, "dtype", None) != dtypes.float0
+                                   else _tangent_out(t) for p, t in zip(p_out, t_out)])
     if has_aux:
         return po, to, _aux_out(store["aux"])
     return po, to
@@ -155,7 +160,7 @@ def linearize(fun, *primals, has_aux=False):
         args = [t for t, f in zip(t_leaves, float_in) if f]
         outs = iter(eval_jaxpr(linear.jaxpr, linear.consts, *args))
         res = [next(outs) if n else Zero(a) for n, a in zip(nz, out_avals)]
-        return tree_unflatten(out_tree, [_to_user(r) for r in res])
+        return tree_unflatten(out_tree, [_tangent_out(r) for r in res])
 
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
     if has_aux:
@@ -199,7 +204,7 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
                                  f"as the shape of corresponding primal input {a.shape}.")
-        return [_to_user(c) for c in vjp_flat(c_leaves, res)]
+        return [_tangent_out(c) for c in vjp_flat(c_leaves, res)]
 
     f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__))
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
@@ -424,7 +429,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
         _check_output_dtype(ans, holomorphic, "grad")
         cts = vjp_flat([_one_like(ans)])
-        g = tree_unflatten(p_tree, [_to_user(c) for c in cts])
+        g = tree_unflatten(p_tree, [_tangent_out(c) for c in cts])
         g = g[0] if single else tuple(g)
         value = _user_out(ans)
         if has_aux:

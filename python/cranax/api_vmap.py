@@ -11,8 +11,8 @@ import inspect
 
 import numpy as np
 
-from . import core
-from .array import device_put
+from . import core, dtypes
+from .array import device_put, float0_zeros
 from .core import extend_axis_env, get_aval, set_current_trace
 from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
@@ -261,6 +261,13 @@ def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
             res = []
             with set_current_trace(parent):
                 for o, dst in zip(outs, out_axes_flat):
+                    if getattr(o, "dtype", None) == dtypes.float0 and not isinstance(o, BatchTracer):
+                        # a float0 tangent (host zeros): JAX's has the batch axis too
+                        shape = list(np.shape(o))
+                        if dst is not None:
+                            shape.insert(_canonicalize_axis(dst, len(shape) + 1), size)
+                        res.append(float0_zeros(shape))
+                        continue
                     v, d = trace.to_batch_info(o)
                     res.append(_from_batched(v, d, size, dst))
                 finals = []

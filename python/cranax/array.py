@@ -14,7 +14,7 @@ from . import _core, _transport, dtypes
 from .config import config, _transfer_guard_level
 from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
-from ._pytree import tree_leaves, tree_map
+from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_map
 from .sharding import RemoteDevice, Shard, SingleDeviceSharding
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
@@ -633,3 +633,80 @@ def block_until_ready(x):
 
 
 _install_config_listener()
+
+
+class TypedNdArray(np.ndarray):
+    """A host NumPy array carrying a JAX type: what JAX hands back for a ``float0`` tangent or cotangent
+    (the derivative with respect to, or of, an integer or boolean value), printed as JAX 0.10.2 prints it,
+    ``TypedNdArray((b'',), dtype=void)``. Mirrors ``jax._src.literals.TypedNdArray``."""
+
+    __slots__ = ("_weak_type",)
+
+    def __new__(cls, val, weak_type=False):
+        obj = np.asarray(val).view(cls)
+        obj._weak_type = bool(weak_type)
+        return obj
+
+    def __array_finalize__(self, obj):
+        self._weak_type = getattr(obj, "_weak_type", False)
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, self.dtype, self._weak_type)
+
+    @property
+    def weak_type(self):
+        return self._weak_type
+
+    @property
+    def val(self):
+        return np.asarray(self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # NumPy's own arrays in and out (as JAX's): arithmetic on it is plain NumPy
+        inputs = tuple(np.asarray(x) if isinstance(x, TypedNdArray) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(x) if isinstance(x, TypedNdArray) else x for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __repr__(self):
+        prefix = "TypedNdArray("
+        dtype_str = f"dtype={self.dtype.name}, weak_type=True)" if self._weak_type else f"dtype={self.dtype.name})"
+        width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            s = f"[], shape={self.shape}"
+        else:
+            s = np.array2string(np.asarray(self), prefix=prefix, suffix=",", separator=", ", max_line_width=width)
+        last = len(s) - s.rfind("\n") + 1
+        sep = " " * len(prefix) if last + len(dtype_str) + 1 > width else " "
+        return f"{prefix}{s},{sep}{dtype_str}"
+
+    def __reduce__(self):
+        return (TypedNdArray, (np.asarray(self), self._weak_type))
+
+
+def float0_zeros(shape):
+    """JAX's float0 zeros of ``shape`` for the user (a tangent or cotangent of an integer/bool value)."""
+    return TypedNdArray(np.zeros(shape, dtypes.float0))
+
+
+class _Float0Out:
+    """A float0 output of a traced function (jit, make_jaxpr): the core has no float0 values, so it travels
+    in the output tree (a node with no leaves, its shape the node data) and comes back as float0 zeros."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+
+def float0_out_tree(out):
+    """``(leaves, treedef)`` of a traced function's ``out`` with each float0 array moved into the tree."""
+    leaves, tree = tree_flatten(out)
+    if not any(getattr(x, "dtype", None) == dtypes.float0 for x in leaves):
+        return leaves, tree
+    return tree_flatten(tree_map(lambda x: _Float0Out(np.shape(x)) if getattr(x, "dtype", None) == dtypes.float0
+                                 else x, out))
+
+
+register_pytree_node(_Float0Out, lambda n: ((), n.shape), lambda shape, _: float0_zeros(shape))

@@ -59,7 +59,7 @@ class ShapedArray:
 
     def str_short(self, short_dtypes=True):
         """``f32[3,4]``: the form jaxprs print."""
-        name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        name = dtypes.short_name(self.dtype) if short_dtypes or self.dtype == dtypes.float0 else self.dtype.name
         return f"{name}[{','.join(str(d) for d in self.shape)}]"
 
     def __eq__(self, other):

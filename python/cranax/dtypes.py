@@ -572,6 +572,8 @@ def short_name(dt):
     try:
         return _SHORT_NAMES[dt]
     except (KeyError, TypeError):
+        if dt == float0:   # a float0 tangent's aval prints float0[...], as JAX's
+            return "float0"
         return _SHORT_NAMES[_to_np_dtype(dt)]
 
 

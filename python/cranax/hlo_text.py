@@ -131,6 +131,12 @@ class _Printer:
             sub = next((v for v in params.values() if isinstance(v, (ClosedJaxpr, Jaxpr))), None)
             if sub is not None:
                 return self.inline(sub, [read(a) for a in eqn.invars], read, emit)
+        if p == "reshape" and params.get("dimensions") is not None:
+            # JAX lowers reshape[dimensions=perm] as a transpose, then the reshape
+            x, perm = eqn.invars[0], tuple(params["dimensions"])
+            t_aval = _Aval(tuple(x.aval.shape[d] for d in perm), x.aval.dtype)
+            t = emit("transpose", t_aval, "transpose", [read(x)], f", dimensions={{{','.join(map(str, perm))}}}")
+            return [emit(p, out, "reshape", [t])]
         if p in _ELEMENTWISE:
             return [emit(p, out, _ELEMENTWISE[p], [read(a, out) for a in eqn.invars])]
         if p in _COMPARE:

@@ -4,8 +4,11 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from ..config import softmax_custom_jvp as _softmax_custom_jvp
+import functools as _functools
+
 from .. import lax
 from .. import numpy as jnp
+from ..api import jit as _jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..numpy import _promotion
@@ -40,7 +43,8 @@ def _relu(x):
     return jnp.maximum(x, 0)
 
 
-_relu_cj = custom_jvp(_relu)
+_relu.__name__ = "relu"   # as JAX's: a custom_jvp around a jit, both printed name=relu
+_relu_cj = custom_jvp(_jit(_relu))
 _relu_cj.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
 
 
@@ -54,7 +58,8 @@ def _relu6(x):
     return jnp.minimum(jnp.maximum(x, 0), 6.)
 
 
-_relu6_cj = custom_jvp(_relu6)
+_relu6.__name__ = "relu6"
+_relu6_cj = custom_jvp(_jit(_relu6))
 _relu6_cj.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
@@ -65,7 +70,9 @@ def relu6(x):
 
 def squareplus(x, b=4):
     """``(x + sqrt(x**2 + b)) / 2``, a smooth relu. Mirrors ``jax.nn.squareplus``."""
-    x, b = _arraylike("squareplus", x), _arraylike("squareplus", b)
+    # (a Python scalar ``b`` stays weakly typed: JAX's jaxpr adds it as a literal of x's dtype)
+    x = _arraylike("squareplus", x)
+    b = b if type(b) in (int, float) else _arraylike("squareplus", b)
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
@@ -354,9 +361,41 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     nd = x.ndim + 1
     if not -nd <= int(axis) < nd:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd}")
-    ax = int(axis) % nd
+    return _one_hot_jit(x, num_classes=num_classes, dtype=dt, axis=int(axis) % nd)
+
+
+def _one_hot(x, num_classes, *, dtype, axis):
+    ax = axis
     lhs = jnp.expand_dims(x, ax)
     rhs_shape = [1] * x.ndim
     rhs_shape.insert(ax, num_classes)
     rhs = lax.broadcasted_iota(_dtype(x), tuple(rhs_shape), ax)
-    return (lhs == rhs).astype(dt)
+    return (lhs == rhs).astype(dtype)
+
+
+# as JAX's: the work is one jitted call, printed jit[name=_one_hot ...]
+_one_hot_jit = _jit(_one_hot, static_argnames=("num_classes", "dtype", "axis"))
+
+
+def _as_jax_jit(names, static_argnames=()):
+    """Those of this module's functions that JAX's ``jax.nn`` decorates with ``jit``, jitted the same way, so
+    that jaxprs show ``jit[name=silu ...]`` (and the calls between them nest as JAX's). The operand is
+    checked before the call, so a list still raises the function's TypeError."""
+    g = globals()
+    for name in names:
+        fn = g[name]
+        jitted = _jit(fn, static_argnames=static_argnames)
+
+        @_functools.wraps(fn)
+        def call(x, *args, _jitted=jitted, _name=name, **kwargs):
+            _promotion._operand(x, _name)
+            return _jitted(x, *args, **kwargs)
+        g[name] = call
+
+
+_as_jax_jit(["squareplus", "softplus", "sparse_plus", "soft_sign", "sparse_sigmoid", "silu", "mish", "log_sigmoid",
+             "elu", "leaky_relu", "celu", "selu", "hard_sigmoid", "hard_silu", "hard_tanh"])
+_as_jax_jit(["log_softmax"], static_argnames=("axis",))
+_as_jax_jit(["standardize"], static_argnames=("axis", "algorithm"))
+swish = silu
+hard_swish = hard_silu

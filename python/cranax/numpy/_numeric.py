@@ -4,6 +4,7 @@ helpers ``vander``, ``polyval``, ``polyadd``, ``polysub``, ``polymul``, ``polyde
 ``jax.numpy``."""
 import numpy as _np
 
+from ..api import jit
 from .. import dtypes as _dtypes
 from .. import lax
 from ..primitives import control_flow as _cf
@@ -36,7 +37,13 @@ def _slice_axis(a, start, stop, axis):
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis`` (``prepend``/``append`` joined first); booleans differ
-    by ``!=``. Raises ValueError for a negative ``n`` or a rank-0 ``a``. Mirrors ``jax.numpy.diff``."""
+    by ``!=``. Raises ValueError for a negative ``n`` or a rank-0 ``a``. One jitted call with ``n`` and
+    ``axis`` static (printed ``jit[name=diff]``, as JAX's). Mirrors ``jax.numpy.diff``."""
+    asarray(a)   # (a non-array operand raises before the call)
+    return _diff_jit(a, n=n, axis=axis, prepend=prepend, append=append)
+
+
+def _diff(a, n=1, axis=-1, prepend=None, append=None):
     a = asarray(a)
     n = int(n)
     if n < 0:
@@ -52,7 +59,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if p.ndim == 0:
             shape = list(a.shape)
             shape[axis] = 1
-            p = lax.broadcast_in_dim(astype(p, a.dtype), tuple(shape), ())
+            p = lax.broadcast_in_dim(p, tuple(shape), ())   # (concatenate promotes, as JAX's)
         parts.append(p)
     parts.append(a)
     if append is not None:
@@ -60,7 +67,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if q.ndim == 0:
             shape = list(a.shape)
             shape[axis] = 1
-            q = lax.broadcast_in_dim(astype(q, a.dtype), tuple(shape), ())
+            q = lax.broadcast_in_dim(q, tuple(shape), ())
         parts.append(q)
     if len(parts) > 1:
         a = concatenate(parts, axis=axis)
@@ -794,3 +801,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * _np.pi):
 
 
 __all__ += ['unwrap']
+
+
+_diff.__name__ = "diff"
+_diff_jit = jit(_diff, static_argnames=("n", "axis"))

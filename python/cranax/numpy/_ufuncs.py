@@ -258,9 +258,19 @@ def square(x, /):
 
 
 def round(a, decimals=0, out=None):
-    """Rounds half to even at ``decimals`` decimal places. Mirrors ``jax.numpy.round``."""
+    """Rounds half to even at ``decimals`` decimal places, as one jitted call (printed ``jit[name=round]``,
+    as JAX's). Mirrors ``jax.numpy.round``."""
+    _operand(a, "round")
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    return _round_jit(a, decimals=decimals)
+
+
+def _round(a, decimals=0):
     (a,) = _promote("round", a)
     if not _is_float(a):
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a
     if decimals == 0:
         return lax.round(a, 1)
@@ -268,6 +278,8 @@ def round(a, decimals=0, out=None):
     return lax.div(lax.round(lax.mul(a, f), 1), f)
 
 
+_round.__name__ = "round"
+_round_jit = jit(_round, static_argnames=("decimals",))
 around = round
 
 
@@ -347,6 +359,7 @@ def _logaddexp_jvp(primals, tangents):
     return out, t
 
 
+_logaddexp_impl.__name__ = "logaddexp"   # JAX's custom_jvp is the public function: printed name=logaddexp
 _logaddexp = custom_jvp(_logaddexp_impl)
 _logaddexp.defjvp(_logaddexp_jvp)
 
@@ -398,6 +411,8 @@ def _where(condition, x, y):
     scalar_pred = get_aval(condition).ndim == 0
     condition, x, y = [v if (lax._is_literal_scalar(v) and not shape) or (scalar_pred and i == 0)
                        else _broadcast_to(v, shape) for i, v in enumerate((condition, x, y))]
+    if 0 in shape:   # as JAX: nothing to select from (an empty ``take`` prints no select_n)
+        return x
     return lax.select_n(condition, y, x)
 
 

@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from ..api import jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..primitives import linalg as _pl
@@ -17,7 +18,7 @@ from ._creation import arange, eye, zeros
 from ._products import matmul, outer, tensordot, vecdot
 from ._products import trace as _trace
 from .. import dtypes
-from ._promotion import _promote, _to_inexact, asarray
+from ._promotion import _operand, _promote, _to_inexact, asarray
 from ._reductions import max, min, prod, sum
 from ._shape_ops import count_nonzero, where
 from ._shape_ops import diagonal as _diagonal
@@ -422,15 +423,15 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if axis is None:
         out = vector_norm(reshape(x, (-1,)), axis=0, ord=ord)
         return reshape(out, (1,) * get_aval(x).ndim) if keepdims else out
-    ax = x_abs = abs(x)
     if ord == 2:
         return sqrt(sum(_abs_sq(x), axis=axis, keepdims=keepdims))
+    if ord == 0:
+        return sum(x != 0, dtype=get_aval(x).dtype, axis=axis, keepdims=keepdims)
+    ax = x_abs = abs(x)   # (after the cases without it: make_jaxpr would show it unused)
     if ord == np.inf:
-        return max(ax, axis=axis, keepdims=keepdims)
+        return max(ax, axis=axis, keepdims=keepdims, initial=0)   # (as JAX's: 0 for an empty axis)
     if ord == -np.inf:
         return min(ax, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return sum((x != 0).astype(get_aval(x).dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
         return sum(x_abs, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
@@ -455,14 +456,19 @@ def _abs_sq(x):
 def norm(x, ord=None, axis=None, keepdims=False):
     """NumPy's ``linalg.norm``: a vector norm for one axis (or a rank-1 input with ``axis=None``), a matrix
     norm for two axes ('fro', 'nuc', +-1, +-2, +-inf), the Frobenius norm of everything for ``ord=None,
-    axis=None``. Raises ValueError for an unknown ``ord`` or an invalid ``axis``. Mirrors
+    axis=None``. Raises ValueError for an unknown ``ord`` or an invalid ``axis``. One jitted call with
+    ``ord``/``axis``/``keepdims`` static (printed ``jit[name=norm]``, as JAX's). Mirrors
     ``jax.numpy.linalg.norm``."""
+    _operand(x, "jnp.linalg.norm")   # (a list raises JAX's TypeError before the call)
+    return _norm_jit(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
     (x,) = _inexact("norm", x)
     nd = get_aval(x).ndim
     if axis is None:
         if ord is None:
-            out = sqrt(sum(_abs_sq(x)))
-            return reshape(out, (1,) * nd) if keepdims else out
+            return sqrt(sum(_abs_sq(x), keepdims=keepdims))
         axis = tuple(range(nd))
     elif isinstance(axis, int) or np.ndim(axis) == 0:
         axis = (operator.index(axis),)
@@ -480,11 +486,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord in (1, -1):
         red = max if ord == 1 else min
         s = sum(ax, axis=r, keepdims=True)
-        out = red(s, axis=c, keepdims=True)
+        out = red(s, axis=c, keepdims=True, **({"initial": 0} if ord == 1 else {}))   # (JAX's max has initial 0)
     elif ord in (np.inf, -np.inf):
         red = max if ord == np.inf else min
         s = sum(ax, axis=c, keepdims=True)
-        out = red(s, axis=r, keepdims=True)
+        out = red(s, axis=r, keepdims=True, **({"initial": 0} if ord == np.inf else {}))
     elif ord in (2, -2, "nuc"):
         y = moveaxis(x, (r, c), (-2, -1))
         s = svd(y, compute_uv=False)
@@ -510,3 +516,7 @@ def cond(x, p=None):
     _square("cond", x)
     r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
     return where(isinf(r) | (r != r), np.inf, r).astype(get_aval(x).dtype)
+
+
+_norm.__name__ = "norm"
+_norm_jit = jit(_norm, static_argnames=("ord", "axis", "keepdims"))

@@ -35,6 +35,8 @@ import inspect
 
 from .._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
                          tree_unflatten)
+from ..config import config
+from ..interpreters import dispatch
 from ..interpreters import partial_eval as _pe
 from ..interpreters.partial_eval import debug_info
 from .. import core
@@ -107,6 +109,7 @@ class _Call:
         self.what = what
         self.where = where
         self.created = []
+        self.track = None   # a dict: the refs reached while set, id -> ref (plumb_while's aliasing check)
 
 
 def _top():
@@ -201,6 +204,8 @@ class Ref:
                 return st
         if self._frame is not top:
             raise _NeedRef(self, top)
+        if top is not None and top.track is not None:
+            top.track.setdefault(id(self), self)
         return v
 
     # -- reads and writes
@@ -678,6 +683,27 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
         user_cond = cond_fun
         cond_fun = lambda c: user_cond(_put_back(c, carried))   # noqa: E731
         body_fun = _carrying(body_fun, carried, paths, names)
+    # A while_loop run eagerly (under vmap or jvp too: no jit or make_jaxpr stages it) whose cond and body
+    # both reach a ref is JAX's aliasing error: JAX runs the loop as a jit of the primitive, which the ref
+    # reaches twice (once in each function's consts).
+    eager = _top() is None and not config.jax_disable_jit and not _under_staging()
+    cond_refs = {}
+
+    def tracked(call, which, fn):
+        if not eager:
+            return fn()
+        call.track = {}
+        try:
+            out = fn()
+            if which == "body":
+                _check_while_aliasing(cond_refs, call.track)
+            else:
+                cond_refs.clear()
+                cond_refs.update(call.track)
+            return out
+        finally:
+            call.track = None
+
     def runner(call, refs, vals):
         if not refs:
             return run(_signed(lambda c: run_plumbed(call, (), (), lambda: cond_fun(c))[0], cond_fun),
@@ -686,13 +712,38 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
                        init), []
 
         def cond(carry):
-            return run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0]
+            return tracked(call, "cond", lambda: run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0])
 
         def body(carry):
-            return run_plumbed(call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop"))
+            return tracked(call, "body", lambda: run_plumbed(
+                call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop")))
         c, finals = run(cond, body, (init, list(vals)))
         return c, finals
     return plumbed_loop({}, 0, "while_loop", runner)
+
+
+def _under_staging():
+    """Whether a jaxpr is being staged (make_jaxpr, eval_shape, jit) below the current trace."""
+    t = core._state.trace
+    while t is not None:
+        if isinstance(t, _pe.DynamicJaxprTrace):
+            return True
+        t = getattr(t, "parent", None) or getattr(t, "parent_trace", None)
+    return False
+
+
+def _check_while_aliasing(cond_refs, body_refs):
+    """JAX's ValueError for a ref both loop functions reach: the eager ``while`` is bound with the cond's
+    refs then the body's as arguments of one jit, where a ref may appear once (``args[i]`` as JAX counts,
+    when the functions close over nothing else)."""
+    cond_pos = {k: i for i, k in enumerate(cond_refs)}
+    for j, (k, r) in enumerate(body_refs.items()):
+        if k in cond_pos:
+            code = dispatch.apply_primitive.__code__
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a function, but when "
+                f"tracing while at {code.co_filename}:{code.co_firstlineno} for jit the mutable array reference "
+                f"of type {r._ref_aval()} appeared at both args[{cond_pos[k]}] and args[{len(cond_refs) + j}].")
 
 
 def _no_refs(out, fun, kind):

@@ -9,6 +9,7 @@ from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import dispatch, lowering
 from ..interpreters.partial_eval import trace_to_jaxpr
+from ..jaxpr import Jaxpr, JaxprEqn, Var
 from . import elementwise as _ew
 from . import reductions as _red
 from .standard import standard_primitive
@@ -64,11 +65,34 @@ def _reshape_abstract(x, new_sizes, dimensions=None, sharding=None):
         raise TypeError(f"reshape new_sizes must all be nonnegative, got {new_sizes}")
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} for shape {x.shape}.")
+    if dimensions is not None and sorted(_ints("reshape", dimensions, "dimensions")) != list(range(x.ndim)):
+        raise TypeError(f"reshape dimensions must be a permutation of operand dimensions, got dimensions "
+                        f"{tuple(dimensions)} for shape {x.shape}.")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
 reshape_p = standard_primitive("reshape", _reshape_abstract,
                                wire=lambda eqn: {"new_sizes": list(eqn.params["new_sizes"])})
+
+
+def _reshape_inline(eqn):
+    """``reshape[dimensions=perm]`` (JAX's transpose-then-reshape in one equation, as its reduce_prod jvp
+    stages it) is lowered as the ``transpose`` and plain ``reshape`` the core knows."""
+    perm = eqn.params.get("dimensions")
+    if perm is None:
+        return None
+    (x,), (out,) = eqn.invars, eqn.outvars
+    a = Var(x.aval)
+    t = Var(ShapedArray(tuple(x.aval.shape[d] for d in perm), x.aval.dtype, x.aval.weak_type))
+    eqns = [JaxprEqn([a], [t], transpose_p, {"permutation": tuple(int(d) for d in perm)})]
+    if t.aval.shape == out.aval.shape:
+        return Jaxpr([], [a], [t], eqns), eqn.invars
+    o = Var(out.aval)
+    eqns.append(JaxprEqn([t], [o], reshape_p, {**eqn.params, "dimensions": None}))
+    return Jaxpr([], [a], [o], eqns), eqn.invars
+
+
+reshape_p.inline_jaxpr = staticmethod(_reshape_inline)
 
 
 def _squeeze_abstract(x, dimensions):
@@ -172,15 +196,18 @@ def broadcast(operand, sizes):
 
 
 def reshape(operand, new_sizes, dimensions=None, out_sharding=None):
-    """``operand`` reshaped (row-major) to ``new_sizes``; ``dimensions`` transposes first. Mirrors
-    ``jax.lax.reshape``."""
+    """``operand`` reshaped (row-major) to ``new_sizes``; ``dimensions`` transposes first, in the same
+    equation (as JAX stages it). Mirrors ``jax.lax.reshape``."""
     operand = _ew._as_operand(operand)
-    if dimensions is not None and tuple(dimensions) != tuple(range(get_aval(operand).ndim)):
-        operand = transpose(operand, dimensions)
+    shape = get_aval(operand).shape
     new_sizes = tuple(int(d) for d in new_sizes)
-    if get_aval(operand).shape == new_sizes:
+    dims = None if dimensions is None else _ints("reshape", dimensions, "dimensions")
+    if dims == tuple(range(len(shape))):
+        dims = None
+    # as JAX: a no-op returns the operand, except a rank-0 one (JAX binds it)
+    if shape and shape == new_sizes and dims is None:
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None, sharding=None)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
 
 
 def squeeze(array, dimensions):
@@ -274,7 +301,9 @@ def _reshape_batch(vals, dims, new_sizes, dimensions=None, sharding=None):
     (x,), (bd,) = vals, dims
     size = _batching.axis_size_of(vals, dims)
     x = _batching.moveaxis(x, bd, 0)
-    return reshape_p.bind(x, new_sizes=(size,) + tuple(new_sizes), dimensions=None, sharding=sharding), 0
+    if dimensions is not None:
+        dimensions = (0,) + tuple(int(d) + 1 for d in dimensions)
+    return reshape_p.bind(x, new_sizes=(size,) + tuple(new_sizes), dimensions=dimensions, sharding=sharding), 0
 
 
 def _squeeze_batch(vals, dims, dimensions):
@@ -349,7 +378,10 @@ def _bid_transpose(ct, x, shape, broadcast_dimensions, sharding=None):
 def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
     if _ad.is_zero(ct):
         return [_ad.Zero(x.aval)]
-    return [reshape(ct, x.aval.shape)]
+    if dimensions is None:
+        return [reshape(ct, x.aval.shape)]
+    # as JAX: back to the transposed operand's shape, then the inverse permutation
+    return [transpose(reshape(ct, tuple(np.take(x.aval.shape, dimensions))), tuple(np.argsort(dimensions)))]
 
 
 def _squeeze_transpose(ct, x, dimensions):
