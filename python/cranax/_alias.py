@@ -43,10 +43,16 @@ class _JaxModule(types.ModuleType):
             # ``jax.core`` without ``import jax.core``: the alias-mode module, not cranax's own ``core``.
             return importlib.import_module("jax." + name)
         try:
-            return getattr(cranax, name)
+            v = getattr(cranax, name)
         except AttributeError:
             raise AttributeError(f"module 'jax' has no attribute '{name}' (cranax does not provide "
                                  f"jax.{name})") from None
+        # Functions and classes are kept in this module's own dict, so the next ``jax.block_until_ready``
+        # is a plain attribute read, not this method (most of a µs, paid on every call of a small jitted
+        # program). Other values (flags, ...) are read from cranax each time, in case cranax rebinds them.
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type)) and name in cranax.__dict__:
+            self.__dict__[name] = v
+        return v
 
     def __dir__(self):
         return sorted(set(dir(sys.modules["cranax"])) | set(self.__dict__))

@@ -236,6 +236,19 @@ def _sig_aval(sig):
     return sig
 
 
+_ARITY_TREES = {}
+_new_array = object.__new__
+
+
+def _arity_tree(n):
+    """The treedef of ``(args, {})`` for ``n`` leaf arguments, one object per arity: the signature keys of both
+    call paths hold it, so a cache hit compares it by identity, not by ``PyTreeDef.__eq__`` (a Python call)."""
+    t = _ARITY_TREES.get(n)
+    if t is None:
+        t = _ARITY_TREES[n] = tree_flatten((tuple(range(n)), {}))[1]
+    return t
+
+
 _registry_lock = threading.Lock()
 _caches = weakref.WeakKeyDictionary()  # fun -> {options: (JitCache, trace cache)}
 _all_jit_caches = weakref.WeakSet()
@@ -338,7 +351,6 @@ class JitWrapped(Wrapped):
         self._cache = self._holder.execs
         functools.update_wrapper(self, fun, updated=())
         self._name = getattr(fun, "__name__", type(fun).__name__)
-        self._arity_trees = {}
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -485,6 +497,40 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        # The steady-state call (positional Arrays and Python scalars of a signature already compiled; no Ref
+        # ever made, nothing traced, jit on, no NaN checks) in this one frame: for a program that runs in a
+        # few µs, each Python layer and list between the call and the executable is a visible part of it.
+        if (not kwargs and not self._has_static and not _state._made[0] and core._state.trace is None
+                and not _jit_disabled and not dispatch._float_checks):
+            avals = []
+            scalars = False
+            for a in args:
+                t = type(a)
+                if t is Array:
+                    avals.append(a.aval)
+                elif t is float or t is int or t is bool:
+                    avals.append(_leaf_sig(a))
+                    scalars = True
+                else:
+                    break
+            else:
+                entry = self._cache.get((_arity_tree(len(args)), tuple(avals), ()))
+                if entry is not None and not dispatch.no_execution:
+                    if scalars:
+                        bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                    else:
+                        bufs = [a._buf for a in args]
+                    if entry.const_bufs:
+                        bufs = entry.const_bufs + bufs
+                    outs = entry.exe.execute(bufs)
+                    if entry.single:
+                        r = _new_array(Array)
+                        r._buf = outs[0]
+                        r.aval = entry.out_avals[0]
+                        r._npy = None
+                        return r
+                    return tree_unflatten(entry.out_tree,
+                                          [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)])
         if _state.any_refs() and _state._local.__dict__.get("staging"):
             staged = self._call_staged(args, kwargs)
             if staged is not _NOT_STAGED:
@@ -523,10 +569,7 @@ class JitWrapped(Wrapped):
                     break
             n = len(args)
             if len(avals) == n:
-                tree = self._arity_trees.get(n)
-                if tree is None:
-                    tree = self._arity_trees[n] = tree_flatten((args, {}))[1]
-                entry = self._cache.get((tree, tuple(avals), ()))
+                entry = self._cache.get((_arity_tree(n), tuple(avals), ()))
                 if entry is not None:
                     if bufs is None:
                         bufs = [a._buf for a in args]
@@ -541,6 +584,10 @@ class JitWrapped(Wrapped):
                     return tree_unflatten(entry.out_tree, res)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        if not kwargs and not statics and len(leaves) == len(args):
+            t = _arity_tree(len(args))
+            if t == in_tree:   # the fast path's treedef object: its cache hits then compare it by identity
+                in_tree = t
         # One pass for the common all-Array case (an Array is never a Tracer); anything else takes the
         # general checks below, in the same order as before (signature errors before tracer errors).
         sigs = []
