@@ -27,7 +27,7 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, arg_names, debug_info, trace_to_jaxpr
+from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
@@ -111,6 +111,10 @@ def _resolve_static(fun, static_argnums, static_argnames):
     for n in static_argnames:
         if not isinstance(n, str):
             raise TypeError(f"static_argnames must be a str or a sequence of str, got {static_argnames!r}")
+    if not static_argnums and not static_argnames:
+        # nothing to check against the signature (inspect.signature costs ~20 µs; libraries jit or
+        # eval_shape fresh closures by the dozen while tracing)
+        return (), (), None
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -344,7 +348,7 @@ class JitWrapped(Wrapped):
                     per_fun[okey] = resolved
                 except TypeError:
                     pass
-        self._static_argnums, self._static_argnames, self._param_names = resolved
+        self._static_argnums, self._static_argnames, _ = resolved
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._inline = inline
         self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
@@ -412,7 +416,8 @@ class JitWrapped(Wrapped):
 
     def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
         flat, store = self._flat_fun(statics, in_tree)
-        dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
+        # the argument names only matter to error texts: computed when one asks (inspect.signature per trace)
+        dbg = debug_info(self._fun, traced_for, LazyNames(lambda: self._arg_names(in_tree, statics)))
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
@@ -766,7 +771,7 @@ class JitWrapped(Wrapped):
         return _state.plumbed_loop(plans, "plan", "jit", runner)
 
     def _pure_twin(self):
-        fun, name, param_names = self._fun, self._name, self._param_names
+        fun, name = self._fun, self._name
 
         def pure(closure_vals, flat, in_tree, statics, ref_pos):
             call, refs, arg_refs = _state._local.pending[-1]
@@ -809,9 +814,12 @@ class JitWrapped(Wrapped):
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args, **kwargs):
-        t = self.trace(*args, **kwargs)
-        return tree_unflatten(t.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                          for a in t.jaxpr.out_avals])
+        # trace's work without its Traced (whose argument names cost an inspect.signature)
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        closed, out_tree = self._trace(in_tree, statics, [get_aval(x) for x in leaves], detect=False)
+        return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                        for a in closed.out_avals])
 
     def _cache_size(self):
         """Number of signatures traced and compiled for this function."""
