@@ -240,6 +240,16 @@ def _sig_aval(sig):
     return sig
 
 
+def _arg_names_of(fun, in_tree, statics):
+    dargs, dkwargs = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+    static_pos = {k for k, _ in statics if isinstance(k, int)}
+    it = iter(dargs)
+    args = [_STATIC if i in static_pos else next(it) for i in range(len(dargs) + len(static_pos))]
+    kwargs = dict(dkwargs, **{k: _STATIC for k, _ in statics if isinstance(k, str)})
+    names = arg_names(fun, args, kwargs)
+    return names if len(names) == in_tree.num_leaves else None
+
+
 _ARITY_TREES = {}
 _new_array = object.__new__
 
@@ -399,13 +409,21 @@ class JitWrapped(Wrapped):
 
     def _arg_names(self, in_tree, statics):
         """A name per flattened dynamic leaf (``x``, ``params['w']``...), for error messages."""
-        dargs, dkwargs = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
-        static_pos = {k for k, _ in statics if isinstance(k, int)}
-        it = iter(dargs)
-        args = [_STATIC if i in static_pos else next(it) for i in range(len(dargs) + len(static_pos))]
-        kwargs = dict(dkwargs, **{k: _STATIC for k, _ in statics if isinstance(k, str)})
-        names = arg_names(self._fun, args, kwargs)
-        return names if len(names) == in_tree.num_leaves else None
+        return _arg_names_of(self._fun, in_tree, statics)
+
+    def _lazy_arg_names(self, in_tree, statics):
+        """``_arg_names`` for a DebugInfo, computed when an error text reads them. The thunk holds the function
+        weakly: the DebugInfo lives in this function's own cache entries (through their jaxprs), and a strong
+        reference there would keep the function, the key of its weak cache, alive forever."""
+        try:
+            ref = weakref.ref(self._fun)
+        except TypeError:   # not weak-referenceable: the names now
+            return self._arg_names(in_tree, statics)
+
+        def make():
+            fun = ref()
+            return None if fun is None else _arg_names_of(fun, in_tree, statics)
+        return LazyNames(make)
 
     def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
         if _core.profiler_enabled():
@@ -417,7 +435,7 @@ class JitWrapped(Wrapped):
     def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
         flat, store = self._flat_fun(statics, in_tree)
         # the argument names only matter to error texts: computed when one asks (inspect.signature per trace)
-        dbg = debug_info(self._fun, traced_for, LazyNames(lambda: self._arg_names(in_tree, statics)))
+        dbg = debug_info(self._fun, traced_for, self._lazy_arg_names(in_tree, statics))
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
