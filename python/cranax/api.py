@@ -425,17 +425,19 @@ class JitWrapped(Wrapped):
             return None if fun is None else _arg_names_of(fun, in_tree, statics)
         return LazyNames(make)
 
-    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True, lazy_names=False):
         if _core.profiler_enabled():
             # jax.profiler: tracing the function is a span of its own
             with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
-        return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
+                return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
+        return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
 
-    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
+    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True, lazy_names=False):
         flat, store = self._flat_fun(statics, in_tree)
-        # the argument names only matter to error texts: computed when one asks (inspect.signature per trace)
-        dbg = debug_info(self._fun, traced_for, self._lazy_arg_names(in_tree, statics))
+        # A jit call's or eval_shape's trace (no jaxpr handed to the user, whose debug_info they could read)
+        # computes the argument names only when an error text asks: inspect.signature per trace otherwise.
+        names = self._lazy_arg_names(in_tree, statics) if lazy_names else self._arg_names(in_tree, statics)
+        dbg = debug_info(self._fun, traced_for, names)
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
@@ -466,7 +468,7 @@ class JitWrapped(Wrapped):
         try:
             log = config.jax_log_compiles
             t0 = time.perf_counter()
-            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True)
             if not core._state.axis_env:   # one trace per signature, as JAX: a later grad(jit(f)) reuses it
                 self._holder.traces.setdefault((in_tree, tuple(in_avals), statics), (*closed.hoist_consts(), out_tree))
             if log:
@@ -720,7 +722,7 @@ class JitWrapped(Wrapped):
             key += (tuple(core._state.axis_env),)
         hit = self._holder.traces.get(key)
         if hit is None:
-            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True)
             jaxpr, consts = closed.hoist_consts()
             hit = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
@@ -835,7 +837,8 @@ class JitWrapped(Wrapped):
         # trace's work without its Traced (whose argument names cost an inspect.signature)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        closed, out_tree = self._trace(in_tree, statics, [get_aval(x) for x in leaves], detect=False)
+        closed, out_tree = self._trace(in_tree, statics, [get_aval(x) for x in leaves], detect=False,
+                                       lazy_names=True)
         return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                                         for a in closed.out_avals])
 
