@@ -87,10 +87,34 @@ fn small_class(bytes: usize) -> usize {
     (bytes - 1) / ALIGN
 }
 
+/// Storages at least this large are aligned to `HUGE_ALIGN` and, on Linux, advised for transparent huge
+/// pages: fresh memory is then faulted in 2 MiB at a time. On a VM each 4 KiB first-touch fault costs
+/// microseconds, and the first call of a 1024² product wrote its fresh 4 MiB output through ~1,000 of them
+/// (milliseconds, a third of that call).
+const HUGE_MIN_BYTES: usize = 4 << 20;
+const HUGE_ALIGN: usize = 2 << 20;
+
 /// The layout a storage of `bytes` (> 0) bytes is allocated with: small ones take their whole class.
 fn storage_layout(bytes: usize) -> Option<Layout> {
     let size = if bytes <= SMALL_MAX_BYTES { (small_class(bytes) + 1) * ALIGN } else { bytes };
-    Layout::from_size_align(size, ALIGN).ok()
+    Layout::from_size_align(size, if size >= HUGE_MIN_BYTES { HUGE_ALIGN } else { ALIGN }).ok()
+}
+
+/// Advises the whole 2 MiB pages of a fresh, untouched block of `size` bytes at `p` for huge pages (only
+/// advice: where the kernel declines, 4 KiB pages serve as before).
+fn advise_huge(p: *mut u8, size: usize) {
+    #[cfg(target_os = "linux")]
+    if size >= HUGE_MIN_BYTES && !p.is_null() {
+        extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+        }
+        const MADV_HUGEPAGE: i32 = 14;
+        // SAFETY: [p, p + len) lies inside the block just allocated (p is HUGE_ALIGN-aligned, len <= size);
+        // madvise only changes how the kernel backs those pages.
+        unsafe { madvise(p.cast(), size & !(HUGE_ALIGN - 1), MADV_HUGEPAGE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, size);
 }
 
 fn small_take(bytes: usize) -> Option<NonNull<u8>> {
@@ -198,8 +222,10 @@ pub fn trim_pool() {
     };
     for (bytes, ptrs) in free {
         for a in ptrs {
-            // SAFETY: pooled pointers were allocated by `Storage` with this size and alignment.
-            unsafe { dealloc(a as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
+            // SAFETY: pooled pointers were allocated by `Storage` with `storage_layout` of this size.
+            if let Some(layout) = storage_layout(bytes) {
+                unsafe { dealloc(a as *mut u8, layout) }
+            }
         }
     }
     release_free_heap();
@@ -272,8 +298,21 @@ impl Storage {
             return Ok(Storage { ptr, bytes, owner: None });
         }
         let layout = storage_layout(bytes).ok_or_else(|| Error::Memory { bytes: bytes as u128, what: "buffer".into() })?;
-        // SAFETY: layout has nonzero size.
-        let p = unsafe { alloc_zeroed(layout) };
+        let p = if layout.size() >= HUGE_MIN_BYTES {
+            // advised before the zero fill touches it (alloc_zeroed at this alignment is alloc + memset)
+            // SAFETY: layout has nonzero size; the zero fill stays inside the block.
+            unsafe {
+                let p = alloc(layout);
+                advise_huge(p, layout.size());
+                if !p.is_null() {
+                    std::ptr::write_bytes(p, 0, layout.size());
+                }
+                p
+            }
+        } else {
+            // SAFETY: layout has nonzero size.
+            unsafe { alloc_zeroed(layout) }
+        };
         NonNull::new(p)
             .map(|ptr| Storage { ptr, bytes, owner: None })
             .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })
@@ -290,6 +329,7 @@ impl Storage {
         let layout = storage_layout(bytes).ok_or_else(|| Error::Memory { bytes: bytes as u128, what: "buffer".into() })?;
         // SAFETY: layout has nonzero size.
         let p = unsafe { alloc(layout) };
+        advise_huge(p, layout.size());
         NonNull::new(p)
             .map(|ptr| Storage { ptr, bytes, owner: None })
             .ok_or(Error::Memory { bytes: bytes as u128, what: "buffer".into() })

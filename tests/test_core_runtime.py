@@ -679,3 +679,16 @@ def test_short_while_loop_runs_inline_once_measured():
     me = threading.get_ident()
     assert ran_on[0] != me, "the first call (unmeasured, estimated large) should be queued"
     assert me in ran_on[2:], "measured short, later calls should run inline"
+
+
+def test_huge_page_buffers_hold_their_values():
+    # Buffers of 4 MiB and more take the 2 MiB-aligned, huge-page-advised allocation (fresh ones: the pool
+    # is emptied first); zeroed and computed ones must read back exactly, at sizes off the 2 MiB grid too.
+    _core.clear_caches()
+    for n in ((4 << 20) // 4, (5 << 20) // 4 + 3):
+        z = np.asarray(jnp.zeros(n, jnp.float32))
+        assert z.shape == (n,) and not z.any()
+        base = np.arange(n, dtype=np.float32)
+        y = np.asarray(cranax.jit(lambda v: v * 2.0 + 1.0)(jnp.asarray(base)))
+        np.testing.assert_array_equal(y, base * 2 + 1)
+        _core.clear_caches()

@@ -494,3 +494,18 @@ def test_threads_share_one_cache():
     assert len(traces) == 3 and sorted(traces) == sorted(shapes)
     assert f._cache_size() == 3
     assert cranax._core.compile_count() - before <= 3
+
+
+def test_steady_calls_reuse_the_first_calls_entry():
+    # The first call (general path) and later positional calls (the fast path in __call__) share one
+    # signature entry: Python scalars of new values and a fresh Array of the same aval compile nothing new.
+    f = cranax.jit(lambda x, k: x * k + 1.0)
+    x = jnp.arange(3.0)
+    np.testing.assert_allclose(np.asarray(f(x, 2.0)), np.arange(3.0) * 2 + 1)
+    for k in (0.5, -3.0, 7.25):
+        out = f(jnp.asarray(np.arange(3.0, dtype=np.float32)), k)
+        np.testing.assert_allclose(np.asarray(out), np.arange(3.0) * k + 1, rtol=1e-6)
+        assert cranax.block_until_ready(out) is out
+    assert f._cache_size() == 1
+    f(x, 2)   # a Python int is another weak-typed signature (as JAX: int32 vs float32)
+    assert f._cache_size() == 2

@@ -66,8 +66,8 @@ TREES = [
 @pytest.mark.parametrize("tree", TREES)
 def test_unflatten_round_trips_through_generic_and_generated(tree):
     leaves, td = pt.tree_flatten(tree)
-    expected = td.unflatten(leaves)        # the first sighting walks the spec
-    for _ in range(3):                      # the second generates; later ones reuse it
+    expected = td.unflatten(leaves)        # the first sightings walk the spec
+    for _ in range(pt._GENERATE_AT):        # the _GENERATE_AT-th generates; later ones reuse it
         leaves2, td2 = pt.tree_flatten(tree)
         assert td2 == td
         assert _same(td2.unflatten(leaves2), expected)
@@ -81,8 +81,9 @@ def test_unflatten_round_trips_through_generic_and_generated(tree):
 
 def test_generated_unflatten_takes_new_leaves():
     leaves, td = pt.tree_flatten(TREES[0])
-    for _ in range(2):
+    for _ in range(pt._GENERATE_AT):
         td.unflatten(leaves)
+    assert td._unflat.__name__ == "unflatten"
     out = td.unflatten([10 * x for x in leaves])
     assert out == {"opt": {"m": [50] * 4, "v": [60] * 4}, "w": [10, 20, (30, 40)]}
 
@@ -137,7 +138,7 @@ def test_deep_and_wide_trees_fall_back_to_the_walk():
     many_leaves = {f"k{i:05d}": i for i in range(5000)}
     for tree in (deep, wide, many_leaves):
         leaves, td = pt.tree_flatten(tree)
-        for _ in range(3):
+        for _ in range(pt._GENERATE_AT + 1):
             assert td.unflatten(leaves) == tree
         assert td._unflat is pt._build_generic
 

@@ -15,6 +15,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 
@@ -31,6 +32,24 @@ _PRIVATE = frozenset({"api", "api_ad", "api_vmap", "api_pmap", "array", "jaxpr",
 _compat_names = {}   # attribute name -> whether cranax._compat has a module of that name
 
 
+_compat_top = []
+
+
+def _compat_modules():
+    """The names of cranax._compat's top-level modules and packages, listed once (a find_spec per new
+    ``jax.<name>`` read cost ~0.4 ms, dozens of them while a library's first trace runs)."""
+    if not _compat_top:
+        d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compat")
+        names = set()
+        for f in os.listdir(d):
+            if f.endswith(".py") and f != "__init__.py":
+                names.add(f[:-3])
+            elif os.path.isfile(os.path.join(d, f, "__init__.py")):
+                names.add(f)
+        _compat_top.append(frozenset(names))
+    return _compat_top[0]
+
+
 class _JaxModule(types.ModuleType):
     """The ``jax`` module under the alias: cranax's namespace with JAX's version."""
 
@@ -38,15 +57,21 @@ class _JaxModule(types.ModuleType):
         cranax = sys.modules["cranax"]
         compat = _compat_names.get(name)
         if compat is None:   # cached: libraries read e.g. jax.block_until_ready on every call (a find_spec each)
-            compat = _compat_names[name] = not name.startswith("__") and _exists("cranax._compat." + name)
+            compat = _compat_names[name] = not name.startswith("__") and name in _compat_modules()
         if compat:
             # ``jax.core`` without ``import jax.core``: the alias-mode module, not cranax's own ``core``.
             return importlib.import_module("jax." + name)
         try:
-            return getattr(cranax, name)
+            v = getattr(cranax, name)
         except AttributeError:
             raise AttributeError(f"module 'jax' has no attribute '{name}' (cranax does not provide "
                                  f"jax.{name})") from None
+        # Functions and classes are kept in this module's own dict, so the next ``jax.block_until_ready``
+        # is a plain attribute read, not this method (most of a µs, paid on every call of a small jitted
+        # program). Other values (flags, ...) are read from cranax each time, in case cranax rebinds them.
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type)) and name in cranax.__dict__:
+            self.__dict__[name] = v
+        return v
 
     def __dir__(self):
         return sorted(set(dir(sys.modules["cranax"])) | set(self.__dict__))

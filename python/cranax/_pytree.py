@@ -353,8 +353,11 @@ def _build(spec, it):
 # aux data) from the spec it is given, so treedefs that are equal but hold different (equal) data still
 # rebuild their own. Only the parts that equality compares by identity (namedtuple classes, custom node
 # registrations) are constants of the generated code.
-_builders = {}                  # spec -> generated function, or 0 after the first sighting
+_builders = {}                  # spec -> generated function, or how many times it was seen before
 _BUILDERS_LIMIT = 2048
+# Generating costs ~0.2 ms (an exec); tracing a library like diffrax unflattens ~60 structures 2-7 times and
+# never again, so a structure is generated for on its _GENERATE_AT-th unflatten, not its second.
+_GENERATE_AT = 8
 _MAX_GENERATED_NODES = 2000     # nodes and leaves; bigger or deeper structures keep the generic walk
 _MAX_GENERATED_DEPTH = 40
 
@@ -385,9 +388,12 @@ def _builder(td):
     if entry is None:
         if _b_len(_builders) >= _BUILDERS_LIMIT:
             _builders.clear()
-        _builders[spec] = 0
+        _builders[spec] = 1
         return _build_once
-    if entry == 0:
+    if type(entry) is int:
+        if entry + 1 < _GENERATE_AT:
+            _builders[spec] = entry + 1
+            return _build_once
         entry = _builders[spec] = _generate_builder(spec) or _build_generic
     td._unflat = entry
     return entry

@@ -27,7 +27,7 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, arg_names, debug_info, trace_to_jaxpr
+from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info, trace_to_jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
@@ -111,6 +111,10 @@ def _resolve_static(fun, static_argnums, static_argnames):
     for n in static_argnames:
         if not isinstance(n, str):
             raise TypeError(f"static_argnames must be a str or a sequence of str, got {static_argnames!r}")
+    if not static_argnums and not static_argnames:
+        # nothing to check against the signature (inspect.signature costs ~20 µs; libraries jit or
+        # eval_shape fresh closures by the dozen while tracing)
+        return (), (), None
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -236,6 +240,29 @@ def _sig_aval(sig):
     return sig
 
 
+def _arg_names_of(fun, in_tree, statics):
+    dargs, dkwargs = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
+    static_pos = {k for k, _ in statics if isinstance(k, int)}
+    it = iter(dargs)
+    args = [_STATIC if i in static_pos else next(it) for i in range(len(dargs) + len(static_pos))]
+    kwargs = dict(dkwargs, **{k: _STATIC for k, _ in statics if isinstance(k, str)})
+    names = arg_names(fun, args, kwargs)
+    return names if len(names) == in_tree.num_leaves else None
+
+
+_ARITY_TREES = {}
+_new_array = object.__new__
+
+
+def _arity_tree(n):
+    """The treedef of ``(args, {})`` for ``n`` leaf arguments, one object per arity: the signature keys of both
+    call paths hold it, so a cache hit compares it by identity, not by ``PyTreeDef.__eq__`` (a Python call)."""
+    t = _ARITY_TREES.get(n)
+    if t is None:
+        t = _ARITY_TREES[n] = tree_flatten((tuple(range(n)), {}))[1]
+    return t
+
+
 _registry_lock = threading.Lock()
 _caches = weakref.WeakKeyDictionary()  # fun -> {options: (JitCache, trace cache)}
 _all_jit_caches = weakref.WeakSet()
@@ -331,14 +358,13 @@ class JitWrapped(Wrapped):
                     per_fun[okey] = resolved
                 except TypeError:
                     pass
-        self._static_argnums, self._static_argnames, self._param_names = resolved
+        self._static_argnums, self._static_argnames, _ = resolved
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._inline = inline
         self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
         self._cache = self._holder.execs
         functools.update_wrapper(self, fun, updated=())
         self._name = getattr(fun, "__name__", type(fun).__name__)
-        self._arity_trees = {}
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -383,24 +409,35 @@ class JitWrapped(Wrapped):
 
     def _arg_names(self, in_tree, statics):
         """A name per flattened dynamic leaf (``x``, ``params['w']``...), for error messages."""
-        dargs, dkwargs = tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
-        static_pos = {k for k, _ in statics if isinstance(k, int)}
-        it = iter(dargs)
-        args = [_STATIC if i in static_pos else next(it) for i in range(len(dargs) + len(static_pos))]
-        kwargs = dict(dkwargs, **{k: _STATIC for k, _ in statics if isinstance(k, str)})
-        names = arg_names(self._fun, args, kwargs)
-        return names if len(names) == in_tree.num_leaves else None
+        return _arg_names_of(self._fun, in_tree, statics)
 
-    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True):
+    def _lazy_arg_names(self, in_tree, statics):
+        """``_arg_names`` for a DebugInfo, computed when an error text reads them. The thunk holds the function
+        weakly: the DebugInfo lives in this function's own cache entries (through their jaxprs), and a strong
+        reference there would keep the function, the key of its weak cache, alive forever."""
+        try:
+            ref = weakref.ref(self._fun)
+        except TypeError:   # not weak-referenceable: the names now
+            return self._arg_names(in_tree, statics)
+
+        def make():
+            fun = ref()
+            return None if fun is None else _arg_names_of(fun, in_tree, statics)
+        return LazyNames(make)
+
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True, lazy_names=False):
         if _core.profiler_enabled():
             # jax.profiler: tracing the function is a span of its own
             with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
-        return self._trace_body(in_tree, statics, in_avals, traced_for, detect)
+                return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
+        return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
 
-    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True):
+    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True, lazy_names=False):
         flat, store = self._flat_fun(statics, in_tree)
-        dbg = debug_info(self._fun, traced_for, self._arg_names(in_tree, statics))
+        # A jit call's or eval_shape's trace (no jaxpr handed to the user, whose debug_info they could read)
+        # computes the argument names only when an error text asks: inspect.signature per trace otherwise.
+        names = self._lazy_arg_names(in_tree, statics) if lazy_names else self._arg_names(in_tree, statics)
+        dbg = debug_info(self._fun, traced_for, names)
         if traced_for == "jit" and config.jax_no_tracing:
             raise RuntimeError(f"re-tracing function {dbg.func_src_info} for `jit`, but 'no_tracing' is set")
         # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
@@ -431,7 +468,7 @@ class JitWrapped(Wrapped):
         try:
             log = config.jax_log_compiles
             t0 = time.perf_counter()
-            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True)
             if not core._state.axis_env:   # one trace per signature, as JAX: a later grad(jit(f)) reuses it
                 self._holder.traces.setdefault((in_tree, tuple(in_avals), statics), (*closed.hoist_consts(), out_tree))
             if log:
@@ -485,6 +522,40 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        # The steady-state call (positional Arrays and Python scalars of a signature already compiled; no Ref
+        # ever made, nothing traced, jit on, no NaN checks) in this one frame: for a program that runs in a
+        # few µs, each Python layer and list between the call and the executable is a visible part of it.
+        if (not kwargs and not self._has_static and not _state._made[0] and core._state.trace is None
+                and not _jit_disabled and not dispatch._float_checks):
+            avals = []
+            scalars = False
+            for a in args:
+                t = type(a)
+                if t is Array:
+                    avals.append(a.aval)
+                elif t is float or t is int or t is bool:
+                    avals.append(_leaf_sig(a))
+                    scalars = True
+                else:
+                    break
+            else:
+                entry = self._cache.get((_arity_tree(len(args)), tuple(avals), ()))
+                if entry is not None and not dispatch.no_execution:
+                    if scalars:
+                        bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                    else:
+                        bufs = [a._buf for a in args]
+                    if entry.const_bufs:
+                        bufs = entry.const_bufs + bufs
+                    outs = entry.exe.execute(bufs)
+                    if entry.single:
+                        r = _new_array(Array)
+                        r._buf = outs[0]
+                        r.aval = entry.out_avals[0]
+                        r._npy = None
+                        return r
+                    return tree_unflatten(entry.out_tree,
+                                          [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)])
         if _state.any_refs() and _state._local.__dict__.get("staging"):
             staged = self._call_staged(args, kwargs)
             if staged is not _NOT_STAGED:
@@ -523,10 +594,7 @@ class JitWrapped(Wrapped):
                     break
             n = len(args)
             if len(avals) == n:
-                tree = self._arity_trees.get(n)
-                if tree is None:
-                    tree = self._arity_trees[n] = tree_flatten((args, {}))[1]
-                entry = self._cache.get((tree, tuple(avals), ()))
+                entry = self._cache.get((_arity_tree(n), tuple(avals), ()))
                 if entry is not None:
                     if bufs is None:
                         bufs = [a._buf for a in args]
@@ -541,6 +609,10 @@ class JitWrapped(Wrapped):
                     return tree_unflatten(entry.out_tree, res)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        if not kwargs and not statics and len(leaves) == len(args):
+            t = _arity_tree(len(args))
+            if t == in_tree:   # the fast path's treedef object: its cache hits then compare it by identity
+                in_tree = t
         # One pass for the common all-Array case (an Array is never a Tracer); anything else takes the
         # general checks below, in the same order as before (signature errors before tracer errors).
         sigs = []
@@ -650,7 +722,7 @@ class JitWrapped(Wrapped):
             key += (tuple(core._state.axis_env),)
         hit = self._holder.traces.get(key)
         if hit is None:
-            closed, out_tree = self._trace(in_tree, statics, in_avals)
+            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True)
             jaxpr, consts = closed.hoist_consts()
             hit = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
@@ -719,7 +791,7 @@ class JitWrapped(Wrapped):
         return _state.plumbed_loop(plans, "plan", "jit", runner)
 
     def _pure_twin(self):
-        fun, name, param_names = self._fun, self._name, self._param_names
+        fun, name = self._fun, self._name
 
         def pure(closure_vals, flat, in_tree, statics, ref_pos):
             call, refs, arg_refs = _state._local.pending[-1]
@@ -762,9 +834,13 @@ class JitWrapped(Wrapped):
         return self.trace(*args, **kwargs).lower()
 
     def eval_shape(self, *args, **kwargs):
-        t = self.trace(*args, **kwargs)
-        return tree_unflatten(t.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                          for a in t.jaxpr.out_avals])
+        # trace's work without its Traced (whose argument names cost an inspect.signature)
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        closed, out_tree = self._trace(in_tree, statics, [get_aval(x) for x in leaves], detect=False,
+                                       lazy_names=True)
+        return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                        for a in closed.out_avals])
 
     def _cache_size(self):
         """Number of signatures traced and compiled for this function."""

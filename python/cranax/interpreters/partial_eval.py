@@ -19,14 +19,25 @@ class DebugInfo:
     """Where a trace came from, for error messages: the function's name and file:line, what traced it
     (``jit``, ``make_jaxpr``...) and a name per flattened argument."""
 
-    __slots__ = ("fun_name", "location", "traced_for", "arg_names", "out_tree")
+    __slots__ = ("fun_name", "location", "traced_for", "_arg_names", "out_tree")
 
     def __init__(self, fun_name, location, traced_for, arg_names):
         self.fun_name = fun_name
         self.location = location
         self.traced_for = traced_for
-        self.arg_names = arg_names
+        self._arg_names = arg_names   # or a LazyNames, computed on the first read
         self.out_tree = None   # set once the output tree is known
+
+    @property
+    def arg_names(self):
+        n = self._arg_names
+        if type(n) is LazyNames:
+            n = self._arg_names = n.make()
+        return n
+
+    @arg_names.setter
+    def arg_names(self, v):
+        self._arg_names = v
 
     @property
     def result_paths(self):
@@ -59,6 +70,14 @@ class DebugInfo:
         paths = None if self.result_paths is None else tuple(self.result_paths)
         return (f"DebugInfo(traced_for={traced_for!r}, func_src_info={self.func_src_info!r}, "
                 f"arg_names={tuple(self.arg_names or ())!r}, result_paths={paths!r})")
+
+
+class LazyNames:
+    """``DebugInfo.arg_names`` not computed yet: ``make()`` gives them (only error texts read them)."""
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
 
 
 def debug_info(fun, traced_for, arg_names):

@@ -90,6 +90,9 @@ pub struct CpuExecutable {
     fused: Vec<Option<usize>>,
     /// Per step, the row chain starting there (`row_chain`); `None` elsewhere and under `CRANAX_NO_ROW_CHAINS=1`.
     chains: Vec<Option<row_chain::RowChain>>,
+    /// Per library step, its outputs' avals (empty for other steps): built once, not cloned per run (a
+    /// shaped aval's clone is a malloc, and loop-heavy programs run small library steps every call).
+    lib_avals: Vec<Vec<crate::ir::Aval>>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -156,7 +159,25 @@ fn compile_with(plan: &Plan, chains: bool) -> Result<Arc<CpuExecutable>> {
         let start = c.start;
         chains[start] = Some(c);
     }
-    Ok(Arc::new(CpuExecutable { plan: plan.clone(), kernels, module: Mutex::new(Some(module)), controls, frees, consts, fused, chains }))
+    let lib_avals = plan
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Library(l) => l.outputs.iter().map(|&o| plan.slots[o].clone()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    Ok(Arc::new(CpuExecutable {
+        plan: plan.clone(),
+        kernels,
+        module: Mutex::new(Some(module)),
+        controls,
+        frees,
+        consts,
+        fused,
+        chains,
+        lib_avals,
+    }))
 }
 
 impl CpuExecutable {

@@ -5,6 +5,54 @@ use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::Aval;
 
+/// Per-axis indices, on the stack up to rank 8 (what programs use), else on the heap: `dynamic_slice` and
+/// `dynamic_update_slice` run once per call or loop iteration on small arrays, where their five index
+/// vectors' mallocs and frees cost about as much as the copy.
+enum AxisIdx {
+    Inline([usize; 8], usize),
+    Heap(Vec<usize>),
+}
+
+impl AxisIdx {
+    fn zeros(n: usize) -> AxisIdx {
+        if n <= 8 {
+            AxisIdx::Inline([0; 8], n)
+        } else {
+            AxisIdx::Heap(vec![0; n])
+        }
+    }
+
+    /// Row-major strides of `shape`.
+    fn strides(shape: &[usize]) -> AxisIdx {
+        let mut st = AxisIdx::zeros(shape.len());
+        let mut acc = 1usize;
+        for i in (0..shape.len()).rev() {
+            st[i] = acc;
+            acc = acc.saturating_mul(shape[i]);
+        }
+        st
+    }
+}
+
+impl std::ops::Deref for AxisIdx {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        match self {
+            AxisIdx::Inline(a, n) => &a[..*n],
+            AxisIdx::Heap(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for AxisIdx {
+    fn deref_mut(&mut self) -> &mut [usize] {
+        match self {
+            AxisIdx::Inline(a, n) => &mut a[..*n],
+            AxisIdx::Heap(v) => v,
+        }
+    }
+}
+
 /// Copies the box `size` (elements per axis) from `src` (shape `sshape`, at `sstart`) to `dst` (shape
 /// `dshape`, at `dstart`), `es` bytes per element.
 ///
@@ -22,9 +70,9 @@ pub(crate) unsafe fn copy_box(
         std::ptr::copy_nonoverlapping(src, dst, es);
         return;
     }
-    let (ss, ds) = (strides(sshape), strides(dshape));
+    let (ss, ds) = (AxisIdx::strides(sshape), AxisIdx::strides(dshape));
     let run = size[r - 1] * es;
-    let mut idx = vec![0usize; r - 1];
+    let mut idx = AxisIdx::zeros(r - 1);
     loop {
         let mut so = sstart[r - 1];
         let mut dof = dstart[r - 1];
@@ -142,17 +190,18 @@ pub fn pad(x: &Buffer, pv: &Buffer, config: &[(i64, i64, i64)], out: &Aval) -> R
 }
 
 /// Start indices clamped so that a window of `size` fits in `shape` (XLA's dynamic_slice rule).
-fn clamped_starts(idx: &[&Buffer], shape: &[usize], size: &[usize]) -> Vec<usize> {
-    idx.iter()
-        .enumerate()
-        .map(|(d, b)| read_index(b, 0).clamp(0, (shape[d] - size[d]) as i64) as usize)
-        .collect()
+fn clamped_starts(idx: &[&Buffer], shape: &[usize], size: &[usize]) -> AxisIdx {
+    let mut st = AxisIdx::zeros(idx.len());
+    for (d, b) in idx.iter().enumerate() {
+        st[d] = read_index(b, 0).clamp(0, (shape[d] - size[d]) as i64) as usize;
+    }
+    st
 }
 
 pub fn dynamic_slice(x: &Buffer, idx: &[&Buffer], out: &Aval) -> Result<Buffer> {
     let res = uninit(out)?;
     let start = clamped_starts(idx, &x.aval.shape, &out.shape);
-    let zeros = vec![0usize; out.shape.len()];
+    let zeros = AxisIdx::zeros(out.shape.len());
     // SAFETY: the window at the clamped start lies inside the operand; the output is the window's shape.
     unsafe {
         copy_box(x.as_ptr(), &x.aval.shape, &start, res.as_ptr(), &out.shape, &zeros, &out.shape, out.dtype.size())
@@ -167,7 +216,7 @@ pub fn dynamic_update_slice(x: &Buffer, upd: &Buffer, idx: &[&Buffer], out: &Ava
     // SAFETY: same size, fresh destination.
     unsafe { std::ptr::copy_nonoverlapping(x.as_ptr(), res.as_ptr(), n) };
     let start = clamped_starts(idx, &x.aval.shape, &upd.aval.shape);
-    let zeros = vec![0usize; out.shape.len()];
+    let zeros = AxisIdx::zeros(out.shape.len());
     // SAFETY: the update's window at the clamped start lies inside the output.
     unsafe { copy_box(upd.as_ptr(), &upd.aval.shape, &zeros, res.as_ptr(), &out.shape, &start, &upd.aval.shape, es) };
     Ok(res)
