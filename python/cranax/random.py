@@ -1465,9 +1465,11 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
         v = _uniform_raw(ks[2], 0., 1., shape, np.dtype(np.float32))
         us = lax.sub(f(0.5), lax.abs(u))
         a_, b_, lam_ = bc(a), bc(b), bc(lam)
-        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(f(2), a_), us), b_), u), lam_), f(0.43)))
+        # XLA's kernel contracts ``(...) * u + lam`` and ``-lam + k * log_lam`` into fused multiply-adds,
+        # and its lgamma is its own float32 sequence: both move the accept test's last bits.
+        k = lax.floor(lax.add(_prng.fma(lax.add(lax.div(lax.mul(f(2), a_), us), b_), u, lam_), f(0.43)))
         s = _prng.log(lax.div(lax.mul(v, bc(inv_alpha)), lax.add(lax.div(a_, lax.mul(us, us)), b_)))
-        t = lax.sub(lax.add(lax.neg(lam_), lax.mul(k, log_lam)), lax.lgamma(lax.add(k, f(1))))
+        t = lax.sub(_prng.fma(k, log_lam, lax.neg(lam_)), _prng.lgamma(lax.add(k, f(1)), integer_from_one=True))
         accept1 = lax.bitwise_and(lax.ge(us, f(0.07)), lax.le(v, bc(v_r)))
         reject = lax.bitwise_or(lax.lt(k, f(0)), lax.bitwise_and(lax.lt(us, f(0.013)), lax.gt(v, us)))
         accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, t)))
