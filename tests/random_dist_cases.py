@@ -34,6 +34,8 @@ CASES = [
     ("poisson_40_1e6", "random.poisson(K(0), 40.0, (1000000,))", True),
     ("binomial_small", "random.binomial(K(0), 10., 0.3, (20000,))", True),
     ("binomial_btrs", "random.binomial(K(1), 100., 0.4, (20000,))", True),
+    # BTRS's accept test with XLA's fused multiply-adds (one draw in 1e6 flipped here without them)
+    ("binomial_btrs_1e6", "random.binomial(K(2), 3000., 0.93, (1000000,))", True),
     ("binomial_hi_p", "random.binomial(K(2), np.array([5., 50., 500.], np.float32), "
      "np.array([0.9, 0.7, 0.2], np.float32), (100, 3))", True),
     ("binomial_invalid", "random.binomial(K(3), np.array([-1., np.nan, np.inf, 4.], np.float32), "
