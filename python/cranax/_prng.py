@@ -312,7 +312,9 @@ def lgamma(x, integer_from_one=False):
     ``log(7.5) + log1p(z / 7.5)``, reflection below 1/2. ``lax.lgamma`` is more accurate (float64 inside),
     so it differs from XLA's float32 result in the last bit or two for about half the inputs; a sampler's
     accept test on ``lgamma`` (poisson's PTRS) needs XLA's bits to accept the same draws. Other dtypes use
-    the primitive.
+    the primitive. Bit-identical to XLA for x >= 1/2 (2.2e6 inputs checked, 3 misses near 1e20-1e35 where
+    the float64-emulated multiply-add double-rounds); below 1/2 the reflection's ``lax.sin`` is not XLA's
+    (about 1% of negative inputs differ in the last bit).
 
     ``integer_from_one``: only the lanes holding an integer >= 1 are used (PTRS's ``k + 1``; the others are
     rejected draws). Then z / 7.5 falls in log1p's rational branch only for z = 0..3, whose values are
