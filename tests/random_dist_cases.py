@@ -28,8 +28,14 @@ CASES = [
     ("poisson_mixed", "random.poisson(K(1), np.array([0., 0.5, 5., 9.9, 10., 50., 1000.], np.float32), (300, 7))",
      True),
     ("poisson_25", "random.poisson(K(2), 25.0, (20000,))", True),
+    # PTRS's accept test compares against lgamma: XLA's float32 lgamma and its fused multiply-adds decide a
+    # few draws in 1e6 at lam = 40 and a few hundred at lam = 1000
+    ("poisson_1000", "random.poisson(K(0), 1000.0, (20000,))", True),
+    ("poisson_40_1e6", "random.poisson(K(0), 40.0, (1000000,))", True),
     ("binomial_small", "random.binomial(K(0), 10., 0.3, (20000,))", True),
     ("binomial_btrs", "random.binomial(K(1), 100., 0.4, (20000,))", True),
+    # BTRS's accept test with XLA's fused multiply-adds (one draw in 1e6 flipped here without them)
+    ("binomial_btrs_1e6", "random.binomial(K(2), 3000., 0.93, (1000000,))", True),
     ("binomial_hi_p", "random.binomial(K(2), np.array([5., 50., 500.], np.float32), "
      "np.array([0.9, 0.7, 0.2], np.float32), (100, 3))", True),
     ("binomial_invalid", "random.binomial(K(3), np.array([-1., np.nan, np.inf, 4.], np.float32), "

@@ -68,6 +68,28 @@ def test_poisson_literal_rate_under_jit(name, lam):
     np.testing.assert_array_equal(v[:len(data)], np.asarray(data, v.dtype))
 
 
+def test_prng_lgamma_is_xlas_float32_sequence():
+    # PTRS (poisson, lam >= 10) accepts a draw by comparing with lgamma(k + 1): the samplers' lgamma must be
+    # XLA's float32 Lanczos sequence (lax.lgamma, accurate through float64, differs in the last bit for about
+    # half the inputs and flipped a few draws in 1e6). Values recorded from jax.lax.lgamma (JAX 0.10.2, CPU).
+    from cranax import _prng
+    x = np.array([1, 2, 3, 13, 14, 15, 33, 41, 101, 1001.5, 0.6, 7.25, 12345.], np.float32)
+    want = np.array([889192448, 0, 1060205084, 1100998098, 1102342871, 1103726497, 1117986222, 1121756204,
+                     1135992485, 1169743018, 1053549920, 1088531333, 1204488388], np.uint32)
+    got = np.asarray(cranax.jit(_prng.lgamma)(x)).view(np.uint32)
+    ulps = np.abs(_ordered(got) - _ordered(want))
+    assert ulps.max() <= (0 if FMA else 2), ulps
+    if FMA:
+        xs = np.arange(1, 200001, dtype=np.float32) * np.float32(0.37)
+        v = np.asarray(cranax.jit(_prng.lgamma)(xs))
+        assert hashlib.sha256(v.tobytes()).hexdigest()[:32] == "d380135435073464b34aa549a23d55d0"
+        # PTRS's form (integers from 1: log1p's rational branch as constants, no reflection), JAX's digest
+        # of lgamma(1..20000)
+        ints = np.arange(1, 20001, dtype=np.float32)
+        v = np.asarray(cranax.jit(lambda x: _prng.lgamma(x, integer_from_one=True))(ints))
+        assert hashlib.sha256(v.tobytes()).hexdigest()[:32] == "642f7778dd37a6aae8da66c8b3c45b79"
+
+
 # ------------------------------------------------------------------------ moments against the formulas
 
 N = 200_000
