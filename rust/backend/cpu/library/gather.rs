@@ -42,23 +42,52 @@ fn next(idx: &mut [usize], shape: &[usize]) -> bool {
     false
 }
 
-/// Operand start of batch `g`'s window: `map[k]` gets `indices[g, k]`; `Some` (clamped under `Clip`) or
+/// The index buffer as `i64`s, read with one dtype match (a match per element was most of a point gather's
+/// time).
+fn read_indices(indices: &Buffer) -> Vec<i64> {
+    let n = numel(&indices.aval.shape);
+    // SAFETY: dtypes matched to the element types.
+    unsafe {
+        match indices.aval.dtype {
+            crate::ir::DType::I32 => elems::<i32>(indices).iter().map(|&v| v as i64).collect(),
+            crate::ir::DType::U32 => elems::<u32>(indices).iter().map(|&v| v as i64).collect(),
+            crate::ir::DType::I64 => elems::<i64>(indices).to_vec(),
+            _ => (0..n).map(|i| read_index(indices, i)).collect(),
+        }
+    }
+}
+
+/// Operand offset of batch `g`'s window: `map[k]` starts at `idx[g * nk + k]` (clamped under `Clip`), or
 /// `None` when the window does not fit (`FillOrDrop`).
 fn window_start(
-    indices: &Buffer, g: usize, map: &[usize], shape: &[usize], win: &[usize], mode: IndexMode,
-) -> Option<Vec<usize>> {
+    idx: &[i64], g: usize, map: &[usize], shape: &[usize], win: &[usize], mode: IndexMode, xst: &[usize],
+) -> Option<usize> {
     let nk = map.len();
-    let mut start = vec![0usize; shape.len()];
+    let mut off = 0;
     for (k, &d) in map.iter().enumerate() {
-        let s = read_index(indices, g * nk + k);
+        let s = idx[g * nk + k];
         let hi = shape[d] as i64 - win[d] as i64;
-        start[d] = match mode {
+        let a = match mode {
             IndexMode::Clip => s.clamp(0, hi.max(0)) as usize,
             IndexMode::FillOrDrop if s >= 0 && s <= hi => s as usize,
             IndexMode::FillOrDrop => return None,
         };
+        off += a * xst[d];
     }
-    Some(start)
+    Some(off)
+}
+
+/// A window's innermost axis as one run when it is contiguous in both arrays (`a[idx]` of rows copies whole
+/// rows): (run length, the window axes left to step over).
+fn inner_run<'a>(win_shape: &'a [usize], s1: &[usize], s2: &[usize]) -> (usize, &'a [usize]) {
+    match (win_shape.last(), s1.last(), s2.last()) {
+        (Some(&l), Some(&1), Some(&1)) if l > 1 => (l, &win_shape[..win_shape.len() - 1]),
+        _ => (1, win_shape),
+    }
+}
+
+fn dot(a: &[usize], b: &[usize]) -> usize {
+    a.iter().zip(b).map(|(i, st)| i * st).sum()
 }
 
 pub fn gather(
@@ -81,6 +110,8 @@ pub fn gather(
     let wx: Vec<usize> = win_axes.iter().map(|&d| xst[d]).collect();
     let wo: Vec<usize> = s.offset_dims.iter().map(|&d| ost[d]).collect();
     let bo: Vec<usize> = batch_axes.iter().map(|&d| ost[d]).collect();
+    let (run, outer) = inner_run(&win_shape, &wx, &wo);
+    let idx = read_indices(indices);
     with_elem!(out.dtype, T => {
         // SAFETY: element type matches; `res` is fresh.
         let (src, dst) = unsafe { (elems::<T>(x), elems_mut::<T>(&res)) };
@@ -90,28 +121,26 @@ pub fn gather(
             dst.iter_mut().for_each(|e| *e = fv);
             return Ok(res);
         }
+        // `next` leaves a multi-index all zeros when it wraps, so neither needs resetting
         let mut g_idx = vec![0usize; nb];
-        let n_batch = numel(bshape);
-        for g in 0..n_batch {
-            let obase: usize = g_idx.iter().zip(&bo).map(|(i, st)| i * st).sum();
-            let start = window_start(indices, g, s.start_index_map, shape, s.slice_sizes, mode);
-            let mut w = vec![0usize; win_shape.len()];
-            match start {
-                Some(start) => {
-                    let xbase: usize = start.iter().zip(&xst).map(|(a, b)| a * b).sum();
-                    loop {
-                        let xo: usize = xbase + w.iter().zip(&wx).map(|(i, st)| i * st).sum::<usize>();
-                        let oo: usize = obase + w.iter().zip(&wo).map(|(i, st)| i * st).sum::<usize>();
-                        dst[oo] = src[xo];
-                        if !next(&mut w, &win_shape) {
-                            break;
-                        }
+        let mut w = vec![0usize; outer.len()];
+        for g in 0..numel(bshape) {
+            let obase = dot(&g_idx, &bo);
+            let xbase = window_start(&idx, g, s.start_index_map, shape, s.slice_sizes, mode, &xst);
+            match (xbase, run) {
+                // one element per start (`a[i]` of a vector): no window loop
+                (Some(xb), 1) if outer.is_empty() => dst[obase] = src[xb],
+                (Some(xb), _) => loop {
+                    let (oo, xo) = (obase + dot(&w, &wo), xb + dot(&w, &wx));
+                    dst[oo..oo + run].copy_from_slice(&src[xo..xo + run]);
+                    if !next(&mut w, outer) {
+                        break;
                     }
-                }
-                None => loop {
-                    let oo: usize = obase + w.iter().zip(&wo).map(|(i, st)| i * st).sum::<usize>();
-                    dst[oo] = fv;
-                    if !next(&mut w, &win_shape) {
+                },
+                (None, _) => loop {
+                    let oo = obase + dot(&w, &wo);
+                    dst[oo..oo + run].iter_mut().for_each(|e| *e = fv);
+                    if !next(&mut w, outer) {
                         break;
                     }
                 },
@@ -160,25 +189,26 @@ pub fn scatter(
     let wx: Vec<usize> = op_win_axes.iter().map(|&d| xst[d]).collect();
     let wu: Vec<usize> = s.update_window_dims.iter().map(|&d| ust[d]).collect();
     let bu: Vec<usize> = upd_batch_axes.iter().map(|&d| ust[d]).collect();
+    // A window wider than its operand axis fits nowhere (clamping cannot help); a start that `window_start`
+    // accepts otherwise always fits, so this is the whole of the "every operand axis must fit" check.
+    let fits = win_full.iter().zip(shape).all(|(w, n)| w <= n);
+    let idx = read_indices(indices);
     with_elem!(x.aval.dtype, T => {
         // SAFETY: element types match; `res` is fresh.
         let (src, dst) = unsafe { (elems::<T>(upd), elems_mut::<T>(&res)) };
+        // `next` leaves a multi-index all zeros when it wraps, so neither needs resetting
         let mut g_idx = vec![0usize; nb];
+        let mut w = vec![0usize; win_shape.len()];
         for g in 0..numel(bshape) {
-            let ubase: usize = g_idx.iter().zip(&bu).map(|(i, st)| i * st).sum();
-            // Under FillOrDrop, every operand axis must fit the window (not only the indexed ones).
-            let start = window_start(indices, g, s.scatter_dims_to_operand_dims, shape, &win_full, mode);
-            if let Some(start) = start {
-                if start.iter().zip(&win_full).zip(shape).all(|((a, w), n)| a + w <= *n) {
-                    let xbase: usize = start.iter().zip(&xst).map(|(a, b)| a * b).sum();
-                    let mut w = vec![0usize; win_shape.len()];
-                    loop {
-                        let xo = xbase + w.iter().zip(&wx).map(|(i, st)| i * st).sum::<usize>();
-                        let uo = ubase + w.iter().zip(&wu).map(|(i, st)| i * st).sum::<usize>();
-                        dst[xo] = combine(op, dst[xo], src[uo]);
-                        if !next(&mut w, &win_shape) {
-                            break;
-                        }
+            let ubase = dot(&g_idx, &bu);
+            let xbase = window_start(&idx, g, s.scatter_dims_to_operand_dims, shape, &win_full, mode, &xst);
+            if let (Some(xbase), true) = (xbase, fits) {
+                loop {
+                    let xo = xbase + dot(&w, &wx);
+                    let uo = ubase + dot(&w, &wu);
+                    dst[xo] = combine(op, dst[xo], src[uo]);
+                    if !next(&mut w, &win_shape) {
+                        break;
                     }
                 }
             }
