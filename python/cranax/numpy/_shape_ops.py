@@ -733,26 +733,83 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     return _argsort_jit(asarray(a), axis=None if axis is None else int(axis), descending=bool(descending))
 
 
+_SEARCHSORTED_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
+
+
+def _canonicalize_float_for_sort(x):
+    # -0 as +0 and every NaN as +NaN, so the total-order comparisons below order them as jnp.sort does
+    if not _dtypes.issubdtype(x.dtype, _np.floating):
+        return x
+    x = lax.select(lax.eq(x, _np.zeros((), x.dtype)), lax.full_like(x, 0), x)
+    return lax.select(lax.ne(x, x), lax.full_like(x, _np.nan), x)
+
+
+def _searchsorted_scan(sorted_arr, query, side, dtype, unrolled):
+    # a binary search for every query at once: ceil(log2(n + 1)) halvings of [low, high), so memory stays
+    # O(queries) where compare_all needs n x queries
+    (n,) = sorted_arr.shape
+    if n == 0:
+        return lax.full(query.shape, 0, dtype)
+    go_left_p = lax.le_to_p if side == "left" else lax.lt_to_p
+    udt = _np.uint64 if _np.dtype(dtype).itemsize == 8 else _np.uint32
+    q = _canonicalize_float_for_sort(query)
+
+    def body(state, _):
+        low, high = state
+        mid = low + (high - low) // 2
+        go_left = go_left_p.bind(q, _canonicalize_float_for_sort(sorted_arr[mid]))
+        return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
+
+    levels = int(_np.ceil(_np.log2(n + 1)))
+    init = (lax.full(query.shape, 0, udt), lax.full(query.shape, n, udt))
+    (_, high), _ = lax.scan(body, init, (), length=levels, unroll=levels if unrolled else 1)
+    return high.astype(dtype)
+
+
+_searchsorted_scan.__name__ = "_searchsorted_scan_impl"
+_searchsorted_scan_jit = jit(_searchsorted_scan, static_argnames=("side", "dtype", "unrolled"))
+
+
+def _searchsorted_compare_all(sorted_arr, query, side, dtype):
+    # every query against every element: n x queries booleans, the fastest for a short ``a``
+    shape = query.shape + sorted_arr.shape
+    a = broadcast_to(_canonicalize_float_for_sort(sorted_arr), shape)
+    vb = broadcast_to(_canonicalize_float_for_sort(expand_dims(query, -1)), shape)
+    before = (lax.lt_to_p if side == "left" else lax.le_to_p).bind(a, vb)
+    return sum(before.astype(dtype), axis=-1, dtype=dtype)
+
+
+def _searchsorted(a, v, side, method, dtype):
+    if method == "compare_all":
+        return _searchsorted_compare_all(a, v, side, dtype)
+    # 'sort' (a cosort, for accelerators) gives the same indices as the binary search, which cranax runs
+    return _searchsorted_scan_jit(a, v, side=side, dtype=dtype, unrolled=method == "scan_unrolled")
+
+
+_searchsorted.__name__ = "searchsorted"
+_searchsorted_jit = jit(_searchsorted, static_argnames=("side", "method", "dtype"))
+
+
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
-    """Insertion points of ``v`` in the sorted 1-D ``a``. Mirrors ``jax.numpy.searchsorted``."""
+    """Insertion points of ``v`` (any shape) in the 1-D ``a``, sorted ascending (NaNs last, as ``jnp.sort``
+    puts them): int32 indices of ``v``'s shape (int64 when ``a`` is longer than int32 can count). ``side``
+    'left' gives the first suitable place, 'right' the last; ``sorter`` indexes ``a`` into sorted order.
+    ``method``: 'scan' (default; a binary search, O(len(v)) memory), 'scan_unrolled', 'sort' (both the same
+    search here) or 'compare_all' (every pair; fastest for a short ``a``). Raises ValueError for an ``a``
+    that is not 1-D, an unknown ``side`` or ``method``. Mirrors ``jax.numpy.searchsorted``."""
     a, v = asarray(a), asarray(v)
-    dt = _dtypes.result_type(a, v)  # a common dtype; the shapes stay apart (v is any shape, a is 1-D)
-    a, v = astype(a, dt), astype(v, dt)
-    if sorter is not None:
-        a = take(a, sorter)
     if a.ndim != 1:
         raise ValueError("a should be 1-dimensional")
-    vb = expand_dims(v, -1)
-    # Sorting order puts NaN after every number (as jnp.sort does), so a NaN query lands at the end.
-    if side == "left":
-        before = less(a, vb)
-        if _dtypes.issubdtype(dt, _np.floating):
-            before = logical_or(before, logical_and(isnan(vb), logical_not(isnan(a))))
-    else:
-        before = less_equal(a, vb)
-        if _dtypes.issubdtype(dt, _np.floating):
-            before = logical_or(before, isnan(vb))
-    return sum(before.astype(_dtypes.canonicalize_dtype(int_)), axis=-1)
+    a, v = _promote_dtypes((a, v))
+    if sorter is not None:
+        a = take(a, sorter)
+    if side not in ("left", "right"):
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+    if method not in _SEARCHSORTED_METHODS:
+        raise ValueError(f"invalid argument method={method!r}, expected one of {list(_SEARCHSORTED_METHODS)}")
+    n = a.shape[0]
+    dtype = _np.dtype(_np.int32 if n <= _np.iinfo(_np.int32).max else _dtypes.canonicalize_dtype(_np.int64))
+    return _searchsorted_jit(a, v, side=side, method=method, dtype=dtype)
 
 
 # ------------------------------------------------------------------------------------------------ take

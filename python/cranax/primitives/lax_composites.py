@@ -1009,8 +1009,29 @@ dce_sink_p = CompositePrimitive("dce_sink", _dce_bind, True)
 stage_p = CompositePrimitive("stage", stage)
 device_put_p = CompositePrimitive("device_put", _identity_many, True)
 sharding_constraint_p = CompositePrimitive("sharding_constraint", _sharding_bind)
-# shape-polymorphism's comparisons of dimension sizes (cranax shapes are static: plain comparisons)
 regularized_incomplete_beta_p = CompositePrimitive("regularized_incomplete_beta", betainc)
-eq_to_p = CompositePrimitive("eq_to", lambda x, y: x == y)
-le_to_p = CompositePrimitive("le_to", lambda x, y: x <= y)
-lt_to_p = CompositePrimitive("lt_to", lambda x, y: x < y)
+
+
+def _total_order_key(x):
+    """``x`` as a signed integer whose order is IEEE's total order for floats (-NaN < -inf < ... < -0 < +0 <
+    ... < +inf < +NaN), as XLA's ``total_order`` comparisons use; other dtypes as they are."""
+    x = _ew._as_operand(x)
+    dt = np.dtype(get_aval(x).dtype)
+    if not np.issubdtype(dt, np.floating):
+        return x
+    it = np.dtype(f"int{dt.itemsize * 8}")
+    bits = _ew.bitcast_convert_type(x, it)
+    # a negative float's bits order backwards: flip all but the sign bit so larger magnitudes sort lower
+    mag = np.array(np.iinfo(it).max, it)
+    flip = _ew.bitwise_and(_ew.shift_right_arithmetic(bits, np.array(dt.itemsize * 8 - 1, it)), mag)
+    return _ew.bitwise_xor(bits, flip)
+
+
+def _total_order(cmp):
+    return lambda x, y: cmp(_total_order_key(x), _total_order_key(y))
+
+
+# JAX's comparisons in IEEE total order (its sort comparators and searchsorted use them)
+eq_to_p = CompositePrimitive("eq_to", _total_order(_ew.eq))
+le_to_p = CompositePrimitive("le_to", _total_order(_ew.le))
+lt_to_p = CompositePrimitive("lt_to", _total_order(_ew.lt))
