@@ -24,7 +24,10 @@ the wall clock, which a loaded machine's time slicing disturbs less (for such A/
 spinning and every thread's work, so it is no measure against NumPy or JAX). Each sample is one jitted call waited for with
 ``block_until_ready`` (NumPy is synchronous); inputs are device arrays made once; every worker runs with
 ``jax_enable_x64`` on and checks that each result keeps its input's dtype. The load average is printed at
-the start and at the end. ``--only`` takes comma-separated substrings of "figure dtype", a number matching whole (e.g.
+the start and at the end. Each sample also records how long some task on the machine waited for a CPU
+meanwhile (Linux's pressure-stall counter): the "quiet" columns keep only the samples that no other process
+slowed (another helper's build on this 2-core host turned medians into 0.09-2.4x swings), and the goal is
+judged on their medians when both sides have enough of them. ``--only`` takes comma-separated substrings of "figure dtype", a number matching whole (e.g.
 ``"svd n=100,grad"``: not svd n=1000).
 
 The goal (issue 20): every figure <= 1.0x JAX and <= 1.2x NumPy; the batch of small solves <= 0.5x JAX.
