@@ -124,7 +124,7 @@ fn for_batch_par<W>(
                 Ok(())
             })
         } else {
-            let par = if split && work >= par_work { Par::rayon(0) } else { Par::Seq };
+            let par = if split && work >= par_work && !cpu_contended() { Par::rayon(0) } else { Par::Seq };
             if let Par::Rayon(t) = par {
                 PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
@@ -135,6 +135,44 @@ fn for_batch_par<W>(
         }
     })
 }
+
+/// Whether other work has kept this machine's CPUs oversubscribed lately: Linux's CPU pressure-stall average
+/// over the last 10 s (`/proc/pressure/cpu`, "some avg10": the share of time some runnable task waited for a
+/// CPU) of at least `CONTENDED_PSI` percent. faer's parallel kernels meet at barriers that their threads
+/// spin on, so with another process on the cores a descheduled thread keeps the other spinning until the
+/// scheduler swaps them: on 2 cores under a load of 5 its n = 1000 cholesky, LU and eigh took 2-5x their
+/// sequential time (per-call medians, `linalg_faer_alone_vs_run`), while on idle cores the parallel ones
+/// are the faster. So a big factorization runs on one thread while the machine is contended, as libgomp's
+/// dynamic teams shrink with the load average. Read at most every 100 ms; false where there is no such file
+/// (not Linux, or a kernel without PSI) and while `IGNORE_CONTENTION` is set (tests of the parallel path).
+fn cpu_contended() -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    static NEXT_MS: AtomicU64 = AtomicU64::new(0);
+    static LAST: AtomicBool = AtomicBool::new(false);
+    if IGNORE_CONTENTION.load(Relaxed) {
+        return false;
+    }
+    let now = BASE.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64;
+    if now < NEXT_MS.load(Relaxed) {
+        return LAST.load(Relaxed);
+    }
+    NEXT_MS.store(now + 100, Relaxed);
+    let avg10 = std::fs::read_to_string("/proc/pressure/cpu").ok().and_then(|s| {
+        let v = s.lines().next()?.split_whitespace().find_map(|f| f.strip_prefix("avg10="))?;
+        v.parse::<f64>().ok()
+    });
+    let c = avg10.is_some_and(|v| v >= CONTENDED_PSI);
+    LAST.store(c, Relaxed);
+    c
+}
+
+/// `cpu_contended`'s threshold, in percent of the last 10 s: an idle machine reads 0-5, one where another
+/// helper's build or test run shares the cores 50-98.
+const CONTENDED_PSI: f64 = 20.0;
+
+/// Set by tests that check the parallel path itself: a loaded test machine must not turn it off.
+pub static IGNORE_CONTENTION: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
@@ -1288,6 +1326,7 @@ mod tests {
             .collect();
         let buf = f64buf(&[n, n], &a);
         let out = Aval::new(DType::F64, vec![n, n]);
+        IGNORE_CONTENTION.store(true, Relaxed);
         let before = PAR_MATRICES.load(Relaxed);
         let l = run(&LinalgOp::Cholesky, &[&buf], std::slice::from_ref(&out)).unwrap();
         let threads = crate::backend::cpu::threads::num_threads();
@@ -1317,6 +1356,7 @@ mod tests {
             let buf = f64buf(&[m, n], &a);
             let k = m.min(n);
             let outs = [Aval::new(DType::F64, vec![m, k]), Aval::new(DType::F64, vec![k, n])];
+            IGNORE_CONTENTION.store(true, Relaxed);
             let before = PAR_MATRICES.load(Relaxed);
             let r = run(&LinalgOp::Qr { full_matrices: false }, &[&buf], &outs).unwrap();
             if m * n * k >= QR_PAR_WORK && crate::backend::cpu::threads::num_threads() > 1 {
@@ -1431,6 +1471,30 @@ mod tests {
                     let (_, p) = plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
                     plu_inverse::inverse(g.as_mut(), f.as_ref(), f.as_ref(), p, par, MemStack::new(&mut mem));
                 }));
+                // QR's Q: built in a column-major workspace and copied out (what `run` does), or built straight
+                // in the row-major output
+                let bs = qr_block_size::<T>(n, n);
+                let mut coeff = Mat::<T>::zeros(bs, n);
+                let mut mem = stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    qrf::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
+                    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
+                ]));
+                f.copy_from(&cm);
+                qrf::qr_in_place(f.as_mut(), coeff.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                let mut dq = vec![<T as Elem>::zero(); n * n];
+                for rowmajor in [false, true] {
+                    time(&format!("{name} faer qr Q {} {pn}", if rowmajor { "rowmajor" } else { "col+store" }), || within(par, &mut |par| {
+                        let mut q = if rowmajor { MatMut::from_row_major_slice_mut(&mut dq, n, n) } else { g.as_mut() };
+                        q.fill(<T as Elem>::zero());
+                        (0..n).for_each(|i| q[(i, i)] = T::from_f64(1.0));
+                        householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                            f.as_ref(), coeff.as_ref(), Conj::No, q.as_mut(), par, MemStack::new(&mut mem),
+                        );
+                        if !rowmajor {
+                            store(g.as_ref(), &mut dq, par);
+                        }
+                    }));
+                }
                 let mut w = faer::diag::Diag::<T>::zeros(n);
                 let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()));
                 time(&format!("{name} faer eigh {pn}"), || within(par, &mut |par| {
