@@ -95,12 +95,14 @@ impl<T> Out<T> {
 fn for_batch_ws<W>(
     batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
 ) -> Result<()> {
-    for_batch_par(batch, work, PAR_WORK, per_matrix, init, f)
+    for_batch_par(batch, work, PAR_WORK, true, per_matrix, init, f)
 }
 
-/// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism.
+/// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
+/// matrix runs on one thread while the CPUs are contended (`cpu_contended`).
+#[allow(clippy::too_many_arguments)]
 fn for_batch_par<W>(
-    batch: usize, work: usize, par_work: usize, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync,
+    batch: usize, work: usize, par_work: usize, yield_cores: bool, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync,
     f: impl Fn(&mut W, usize, Par) + Sync,
 ) -> Result<()> {
     use rayon::prelude::*;
@@ -124,7 +126,7 @@ fn for_batch_par<W>(
                 Ok(())
             })
         } else {
-            let par = if split && work >= par_work && !cpu_contended() { Par::rayon(0) } else { Par::Seq };
+            let par = if split && work >= par_work && !(yield_cores && cpu_contended()) { Par::rayon(0) } else { Par::Seq };
             if let Par::Rayon(t) = par {
                 PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
@@ -142,8 +144,10 @@ fn for_batch_par<W>(
 /// spin on, so with another process on the cores a descheduled thread keeps the other spinning until the
 /// scheduler swaps them: on 2 cores under a load of 5 its n = 1000 cholesky, LU and eigh took 2-5x their
 /// sequential time (per-call medians, `linalg_faer_alone_vs_run`), while on idle cores the parallel ones
-/// are the faster. So a big factorization runs on one thread while the machine is contended, as libgomp's
-/// dynamic teams shrink with the load average. Read at most every 100 ms; false where there is no such file
+/// are the faster. So a big cholesky, LU or QR runs on one thread while the machine is contended, as
+/// libgomp's dynamic teams shrink with the load average. Not eigh or svd: most of their parallel time is
+/// in long products where a barrier is rare, and with 10 s of lag in the average they lost more in the
+/// quieter stretches (1.2-1.5x main's parallel time at a load of 4-5) than they saved in the busy ones. Read at most every 100 ms; false where there is no such file
 /// (not Linux, or a kernel without PSI) and while `IGNORE_CONTENTION` is set (tests of the parallel path).
 fn cpu_contended() -> bool {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -427,7 +431,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok((PoolMat::<T>::new(n, n)?, stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))))
             };
-            for_batch_par(batch, work, CHOL_PAR_WORK, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -588,7 +592,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     ])),
                 })
             };
-            for_batch_par(batch, work, QR_PAR_WORK, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, QR_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -633,7 +637,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
                 })
             };
-            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
@@ -677,7 +681,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
                 })
             };
-            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let ds = unsafe { os.mat(b, k) };
@@ -1500,6 +1504,13 @@ mod tests {
                 time(&format!("{name} faer eigh {pn}"), || within(par, &mut |par| {
                     evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(g.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
                 }));
+                for rec in [32, 64, 256] {
+                    let params = evd::SelfAdjointEvdParams { recursion_threshold: rec, ..faer::Auto::<T>::auto() };
+                    let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, params.into()));
+                    time(&format!("{name} faer eigh r{rec} {pn}"), || within(par, &mut |par| {
+                        evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(g.as_mut()), par, MemStack::new(&mut mem), params.into()).unwrap();
+                    }));
+                }
             }
             let vec_out = Aval::new(dt, vec![n, 1]);
             let ops: [(&str, LinalgOp, Vec<Aval>, Option<&Buffer>); 4] = [
