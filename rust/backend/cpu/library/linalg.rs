@@ -12,6 +12,8 @@ use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
+#[cfg(test)]
+use super::elem::elems_mut;
 use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
 use crate::buffer::Buffer;
@@ -91,50 +93,94 @@ impl<T> Out<T> {
 ///
 /// `per_matrix` is the fixed cost of one matrix (`PER_MATRIX` through faer, `PER_SMALL` through `small_lu`).
 fn for_batch_ws<W>(
-    batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
-) {
-    for_batch_par(batch, work, PAR_WORK, per_matrix, init, f)
+    batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
+) -> Result<()> {
+    for_batch_par(batch, work, PAR_WORK, true, per_matrix, init, f)
 }
 
-/// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism.
+/// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
+/// matrix runs on one thread while the CPUs are contended (`cpu_contended`).
+#[allow(clippy::too_many_arguments)]
 fn for_batch_par<W>(
-    batch: usize, work: usize, par_work: usize, per_matrix: usize, init: impl Fn(Par) -> W + Sync,
+    batch: usize, work: usize, par_work: usize, yield_cores: bool, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync,
     f: impl Fn(&mut W, usize, Par) + Sync,
-) {
+) -> Result<()> {
     use rayon::prelude::*;
     if batch == 0 {
-        return;
+        return Ok(());
     }
     let total = batch.saturating_mul(work.saturating_add(per_matrix));
     if work < par_work && (batch == 1 || total < BATCH_PAR_WORK) {
-        let mut ws = init(Par::Seq);
+        let mut ws = init(Par::Seq)?;
         (0..batch).for_each(|b| f(&mut ws, b, Par::Seq));
-        return;
+        return Ok(());
     }
     crate::backend::cpu::threads::parallel(|split| {
         if split && batch > 1 && work < par_work {
             // a few runs per thread, so a descheduled thread's share is picked up by the others
             let runs = (4 * rayon::current_num_threads()).min(batch);
             let per = batch.div_ceil(runs);
-            (0..batch.div_ceil(per)).into_par_iter().for_each(|r| {
-                let mut ws = init(Par::Seq);
+            (0..batch.div_ceil(per)).into_par_iter().try_for_each(|r| {
+                let mut ws = init(Par::Seq)?;
                 (r * per..((r + 1) * per).min(batch)).for_each(|b| f(&mut ws, b, Par::Seq));
-            });
+                Ok(())
+            })
         } else {
-            let par = if split && work >= par_work { Par::rayon(0) } else { Par::Seq };
+            let par = if split && work >= par_work && !(yield_cores && cpu_contended()) { Par::rayon(0) } else { Par::Seq };
             if let Par::Rayon(t) = par {
                 PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
             }
-            let mut ws = init(par);
+            let mut ws = init(par)?;
             (0..batch).for_each(|b| f(&mut ws, b, par));
+            Ok(())
         }
-    });
+    })
 }
 
+/// Whether other work has kept this machine's CPUs oversubscribed lately: Linux's CPU pressure-stall average
+/// over the last 10 s (`/proc/pressure/cpu`, "some avg10": the share of time some runnable task waited for a
+/// CPU) of at least `CONTENDED_PSI` percent. faer's parallel kernels meet at barriers that their threads
+/// spin on, so with another process on the cores a descheduled thread keeps the other spinning until the
+/// scheduler swaps them: on 2 cores under a load of 5 its n = 1000 cholesky, LU and eigh took 2-5x their
+/// sequential time (per-call medians, `linalg_faer_alone_vs_run`), while on idle cores the parallel ones
+/// are the faster. So a big cholesky, LU or QR runs on one thread while the machine is contended, as
+/// libgomp's dynamic teams shrink with the load average. Not eigh or svd: most of their parallel time is
+/// in long products where a barrier is rare, and with 10 s of lag in the average they lost more in the
+/// quieter stretches (1.2-1.5x main's parallel time at a load of 4-5) than they saved in the busy ones. Read at most every 100 ms; false where there is no such file
+/// (not Linux, or a kernel without PSI) and while `IGNORE_CONTENTION` is set (tests of the parallel path).
+fn cpu_contended() -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    static NEXT_MS: AtomicU64 = AtomicU64::new(0);
+    static LAST: AtomicBool = AtomicBool::new(false);
+    if IGNORE_CONTENTION.load(Relaxed) {
+        return false;
+    }
+    let now = BASE.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64;
+    if now < NEXT_MS.load(Relaxed) {
+        return LAST.load(Relaxed);
+    }
+    NEXT_MS.store(now + 100, Relaxed);
+    let avg10 = std::fs::read_to_string("/proc/pressure/cpu").ok().and_then(|s| {
+        let v = s.lines().next()?.split_whitespace().find_map(|f| f.strip_prefix("avg10="))?;
+        v.parse::<f64>().ok()
+    });
+    let c = avg10.is_some_and(|v| v >= CONTENDED_PSI);
+    LAST.store(c, Relaxed);
+    c
+}
+
+/// `cpu_contended`'s threshold, in percent of the last 10 s: an idle machine reads 0-5, one where another
+/// helper's build or test run shares the cores 50-98.
+const CONTENDED_PSI: f64 = 20.0;
+
+/// Set by tests that check the parallel path itself: a loaded test machine must not turn it off.
+pub static IGNORE_CONTENTION: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// `for_batch_ws` without a workspace.
-fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) {
-    for_batch_ws(batch, work, PER_MATRIX, |_| (), |_, b, par| f(b, par));
+fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
+    for_batch_ws(batch, work, PER_MATRIX, |_| Ok(()), |_, b, par| f(b, par))
 }
 
 fn dims(a: &Aval) -> (usize, usize, usize) {
@@ -146,103 +192,160 @@ fn stack_for(req: faer::dyn_stack::StackReq) -> MemBuffer {
     MemBuffer::new(req)
 }
 
+/// Runs `f(t)` for the tiles `t` in `0..tiles`: over the pool's threads when `par` is parallel (a big matrix
+/// whose factorization gets the pool: its copies in and out, one thread's memory bandwidth each, were a
+/// fixed cost the second core did not share), else in order here.
+fn tiles_par(par: Par, tiles: usize, f: impl Fn(usize) + Sync) {
+    use rayon::prelude::*;
+    match par {
+        Par::Rayon(_) if tiles > 1 => (0..tiles).into_par_iter().for_each(|t| f(t)),
+        _ => (0..tiles).for_each(f),
+    }
+}
+
+/// A pointer the tile copies share between threads; each thread writes its own tiles.
+#[derive(Clone, Copy)]
+struct Ptr<T>(*mut T);
+unsafe impl<T> Send for Ptr<T> {}
+unsafe impl<T> Sync for Ptr<T> {}
+
+const TILE: usize = 32;
+
 /// Copies `src` into `dst` (same shape, any strides) in square tiles, so that neither side is walked a
 /// whole column or row at a stride: between faer's column-major matrices and cranax's row-major buffers an
 /// element-by-element copy reads or writes one element per cache line, which at n = 1000 cost a few ms a
 /// copy (faer's `copy_from` walks in the destination's order only).
-fn copy_tiled<T: Copy>(src: MatRef<'_, T>, dst: MatMut<'_, T>) {
-    const TILE: usize = 32;
+fn copy_tiled<T: Copy + Sync>(src: MatRef<'_, T>, dst: MatMut<'_, T>, par: Par) {
     let (m, n) = src.shape();
     debug_assert_eq!(dst.shape(), (m, n));
     // walk each tile along the destination's unit stride when it has one (the writes), else the source's
     let by_rows = dst.col_stride() == 1 || (dst.row_stride() != 1 && src.col_stride() == 1);
-    let (sp, srs, scs) = (src.as_ptr(), src.row_stride(), src.col_stride());
-    let (dp, drs, dcs) = (dst.as_ptr_mut(), dst.row_stride(), dst.col_stride());
-    for i0 in (0..m).step_by(TILE) {
+    let (sp, srs, scs) = (Ptr(src.as_ptr() as *mut T), src.row_stride(), src.col_stride());
+    let (dp, drs, dcs) = (Ptr(dst.as_ptr_mut()), dst.row_stride(), dst.col_stride());
+    tiles_par(par, m.div_ceil(TILE), |t| {
+        let (sp, dp) = (sp, dp);
+        let (i0, i1) = (t * TILE, ((t + 1) * TILE).min(m));
         for j0 in (0..n).step_by(TILE) {
-            let (i1, j1) = ((i0 + TILE).min(m), (j0 + TILE).min(n));
+            let j1 = (j0 + TILE).min(n);
             // SAFETY: every (i, j) is inside both matrices, whose strides are their views' own; the
-            // destination is borrowed mutably, so it does not overlap the source.
+            // destination is borrowed mutably, so it does not overlap the source, and each tile row of it
+            // is written by one thread.
             unsafe {
                 if by_rows {
                     for i in i0..i1 {
                         for j in j0..j1 {
                             let (i, j) = (i as isize, j as isize);
-                            *dp.offset(i * drs + j * dcs) = *sp.offset(i * srs + j * scs);
+                            *dp.0.offset(i * drs + j * dcs) = *sp.0.offset(i * srs + j * scs);
                         }
                     }
                 } else {
                     for j in j0..j1 {
                         for i in i0..i1 {
                             let (i, j) = (i as isize, j as isize);
-                            *dp.offset(i * drs + j * dcs) = *sp.offset(i * srs + j * scs);
+                            *dp.0.offset(i * drs + j * dcs) = *sp.0.offset(i * srs + j * scs);
                         }
                     }
                 }
             }
         }
-    }
+    });
 }
 
 /// Writes `(a_ij + a_ji) / 2` (as `* half`) into the lower triangle of `f` (column-major) for the row-major
 /// n×n `a`, in square tiles: one of the two reads walks `a` down a column, which a whole column at a time
 /// would pay a cache line per element for (at n = 1000 this copy cost about as much as a third of faer's
 /// factorization before it was tiled).
-fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T) {
-    const TILE: usize = 32;
+fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T, par: Par) {
     let n = f.nrows();
     assert!(f.ncols() == n && a.len() >= n * n && f.row_stride() == 1);
-    let (fp, cs) = (f.as_ptr_mut(), f.col_stride());
-    for j0 in (0..n).step_by(TILE) {
+    let (fp, cs) = (Ptr(f.as_ptr_mut()), f.col_stride());
+    tiles_par(par, n.div_ceil(TILE), |t| {
+        let fp = fp;
+        let j0 = t * TILE;
         for i0 in (j0..n).step_by(TILE) {
             let (i1, j1) = ((i0 + TILE).min(n), (j0 + TILE).min(n));
             for j in j0..j1 {
                 let (col, row) = (&a[j * n..(j + 1) * n], j as isize * cs);
                 for i in i0.max(j)..i1 {
-                    // SAFETY: i, j < n, inside f (unit row stride, column stride cs), borrowed mutably.
-                    unsafe { *fp.offset(row + i as isize) = (a[i * n + j] + col[i]) * half };
+                    // SAFETY: i, j < n, inside f (unit row stride, column stride cs), borrowed mutably;
+                    // column j is written by this tile's thread only.
+                    unsafe { *fp.0.offset(row + i as isize) = (a[i * n + j] + col[i]) * half };
                 }
             }
         }
-    }
+    });
 }
 
 /// Writes the lower triangle of the column-major n×n `f` (every entry `lower` when given) into the row-major
 /// `d` and `above` over the diagonal, in square tiles that walk `d` along its rows (a transpose: `f` is
 /// read down its columns), skipping the tiles above the diagonal that need no reads.
-fn store_lower<T: Real>(f: MatRef<'_, T>, d: &mut [T], lower: Option<T>, above: T) {
-    const TILE: usize = 32;
+fn store_lower<T: Real>(f: MatRef<'_, T>, d: &mut [T], lower: Option<T>, above: T, par: Par) {
     let n = f.nrows();
     assert!(f.ncols() == n && d.len() >= n * n);
-    let (fp, rs, cs) = (f.as_ptr(), f.row_stride(), f.col_stride());
-    for i0 in (0..n).step_by(TILE) {
-        let i1 = (i0 + TILE).min(n);
+    let (fp, rs, cs) = (Ptr(f.as_ptr() as *mut T), f.row_stride(), f.col_stride());
+    let dp = Ptr(d.as_mut_ptr());
+    tiles_par(par, n.div_ceil(TILE), |t| {
+        let (fp, dp) = (fp, dp);
+        let (i0, i1) = (t * TILE, ((t + 1) * TILE).min(n));
+        // SAFETY: rows i0..i1 of d (n * n elements), written by this tile's thread only.
+        let rows = unsafe { std::slice::from_raw_parts_mut(dp.0.add(i0 * n), (i1 - i0) * n) };
         for j0 in (0..i1).step_by(TILE) {
             let j1 = (j0 + TILE).min(n);
             for i in i0..i1 {
-                let row = &mut d[i * n..(i + 1) * n];
+                let row = &mut rows[(i - i0) * n..(i - i0 + 1) * n];
                 for j in j0..j1.min(i + 1) {
                     // SAFETY: i, j < n, inside f.
-                    row[j] = lower.unwrap_or_else(|| unsafe { *fp.offset(i as isize * rs + j as isize * cs) });
+                    row[j] = lower.unwrap_or_else(|| unsafe { *fp.0.offset(i as isize * rs + j as isize * cs) });
                 }
             }
         }
         for i in i0..i1 {
-            d[i * n + i + 1..(i + 1) * n].fill(above);
+            rows[(i - i0) * n + i + 1..(i - i0 + 1) * n].fill(above);
         }
-    }
+    });
 }
 
 /// Writes `m` (any layout) into the row-major slice `d`.
-fn store<T: Real>(m: MatRef<'_, T>, d: &mut [T]) {
+fn store<T: Real>(m: MatRef<'_, T>, d: &mut [T], par: Par) {
     let (r, c) = m.shape();
-    copy_tiled(m, MatMut::from_row_major_slice_mut(&mut d[..r * c], r, c));
+    copy_tiled(m, MatMut::from_row_major_slice_mut(&mut d[..r * c], r, c), par);
 }
 
 /// Copies the row-major slice `s` into `f` (faer's column-major matrix).
-fn load<T: Real>(s: &[T], f: MatMut<'_, T>) {
+fn load<T: Real>(s: &[T], f: MatMut<'_, T>, par: Par) {
     let (r, c) = f.shape();
-    copy_tiled(MatRef::from_row_major_slice(&s[..r * c], r, c), f);
+    copy_tiled(MatRef::from_row_major_slice(&s[..r * c], r, c), f, par);
+}
+
+/// A column-major workspace matrix (columns padded to whole cache lines, as faer's `Mat` pads them) in cranax's
+/// buffer pool, contents unspecified. A fresh 8 MB `Mat::zeros` per call (n = 1000, f64) was a new mapping that
+/// every call page-faulted in and zero-filled (a few hundred µs, several ms when other processes compete for
+/// memory); from the pool the previous call's block comes back already mapped and in cache.
+struct PoolMat<T> {
+    st: crate::buffer::Storage,
+    rows: usize,
+    cols: usize,
+    cs: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Real> PoolMat<T> {
+    fn new(rows: usize, cols: usize) -> Result<PoolMat<T>> {
+        let cs = rows.next_multiple_of((crate::buffer::ALIGN / size_of::<T>()).max(1));
+        let bytes = cs.checked_mul(cols).and_then(|e| e.checked_mul(size_of::<T>()));
+        let bytes = bytes.ok_or(Error::Memory { bytes: u128::MAX, what: "linalg workspace".into() })?;
+        Ok(PoolMat { st: crate::buffer::Storage::uninit(bytes)?, rows, cols, cs, _t: std::marker::PhantomData })
+    }
+    fn as_mut(&mut self) -> MatMut<'_, T> {
+        // SAFETY: the storage holds cs * cols elements of T (ALIGN-aligned), borrowed mutably through self.
+        let d = unsafe { std::slice::from_raw_parts_mut(self.st.as_ptr() as *mut T, self.cs * self.cols) };
+        MatMut::from_column_major_slice_with_stride_mut(d, self.rows, self.cols, self.cs)
+    }
+    fn as_ref(&self) -> MatRef<'_, T> {
+        // SAFETY: as in as_mut, borrowed shared; faer and the copies initialize what they read.
+        let d = unsafe { std::slice::from_raw_parts(self.st.as_ptr() as *const T, self.cs * self.cols) };
+        MatRef::from_column_major_slice_with_stride(d, self.rows, self.cols, self.cs)
+    }
 }
 
 /// Whether the row-major n×n `b` is exactly the identity (`jnp.linalg.inv`'s right-hand side). Checked on
@@ -280,17 +383,16 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
 
 /// The per-thread workspace of a batch of real QR factorizations.
 struct QrWork<T> {
-    f: Mat<T>,
+    f: PoolMat<T>,
     coeff: Mat<T>,
-    q: Mat<T>,
     mem: MemBuffer,
 }
 
 /// The per-thread workspace of a batch of real eigh/svd decompositions: the vectors, the values and
 /// faer's scratch (`v` is empty when svd computes no vectors).
 struct DecompWork<T> {
-    u: Mat<T>,
-    v: Mat<T>,
+    u: PoolMat<T>,
+    v: PoolMat<T>,
     w: faer::diag::Diag<T>,
     mem: MemBuffer,
 }
@@ -298,7 +400,7 @@ struct DecompWork<T> {
 /// The per-thread workspace of a batch of real LU factorizations (`t`: `lu_solve`'s right-hand side, else
 /// empty).
 struct LuWork<T> {
-    f: Mat<T>,
+    f: PoolMat<T>,
     t: Vec<T>,
     idx: Vec<usize>,
     mem: MemBuffer,
@@ -327,9 +429,9 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let half = T::from_f64(0.5);
             // workspace: the column-major copy faer factors in place, and its scratch
             let init = |par| {
-                (Mat::<T>::zeros(n, n), stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default())))
+                Ok((PoolMat::<T>::new(n, n)?, stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))))
             };
-            for_batch_par(batch, work, CHOL_PAR_WORK, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -338,20 +440,20 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let d = unsafe { o.mat(b, n * n) };
                 if sym {
                     // faer reads the lower triangle only
-                    sym_lower_tiled(s, f.as_mut(), half);
+                    sym_lower_tiled(s, f.as_mut(), half, par);
                 } else {
-                    load(s, f.as_mut());
+                    load(s, f.as_mut(), par);
                 }
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
                         .is_ok();
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
-                store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above);
-            });
+                store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, par);
+            })?;
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
-            for_batch_ws(batch, work, PER_SMALL, |_| (), |_, b, _| {
+            for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, n * n), piv.mat(b, n), perm.mat(b, n)) };
                 d.copy_from_slice(&src[b * n * n..(b + 1) * n * n]);
@@ -360,7 +462,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 for (j, &p) in pv.iter().enumerate() {
                     pm.swap(j, p as usize);
                 }
-            });
+            })?;
         }
         LinalgOp::LuSolve => {
             let bsrc = unsafe { elems::<T>(inputs[1]) };
@@ -371,7 +473,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             }
             if n <= SMALL_N {
                 // workspace: the factored copy and the pivots (on the stack)
-                for_batch_ws(batch, work, PER_SMALL, |_| (), |_, b, _| {
+                for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
                     // SAFETY: matrix b of a fresh output, written by this call only.
                     let x = unsafe { ox.mat(b, n * c) };
                     x.copy_from_slice(&bsrc[b * n * c..(b + 1) * n * c]);
@@ -382,7 +484,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                         small_lu::factor(&mut lu, n, &mut piv, Some((&mut *x, c)));
                         small_lu::solve(&lu, n, x, c)
                     });
-                });
+                })?;
                 return Ok(res);
             }
             // A row-major `a` is `a^T` column-major: faer factors that with no transposing copy in or out
@@ -393,14 +495,16 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             // written column-major is a^-1 row-major.
             let square = c == n;
             // workspace: the column-major copy faer factors, b in its row order, the row orders and scratch
-            let init = |par| LuWork {
-                f: Mat::<T>::zeros(n, n),
-                t: vec![<T as Elem>::zero(); n * c],
-                idx: vec![0usize; 2 * n],
-                mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
-                    plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
-                    if square { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
-                ])),
+            let init = |par| {
+                Ok(LuWork {
+                    f: PoolMat::<T>::new(n, n)?,
+                    t: vec![<T as Elem>::zero(); n * c],
+                    idx: vec![0usize; 2 * n],
+                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                        plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
+                        if square { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
+                    ])),
+                })
             };
             let work = work + n * n * c;
             for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
@@ -419,23 +523,25 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
                 w.t.copy_from_slice(bm);
                 let mut tv = MatMut::from_row_major_slice_mut(&mut w.t, n, c);
-                let ft = w.f.transpose();
+                let ft = w.f.as_ref().transpose();
                 ts::solve_lower_triangular_in_place(ft, tv.as_mut(), par);
                 ts::solve_unit_upper_triangular_in_place(ft, tv, par);
                 for (i, &r) in fwd.iter().enumerate() {
                     x[r * c..(r + 1) * c].copy_from_slice(&w.t[i * c..(i + 1) * c]);
                 }
-            });
+            })?;
         }
         LinalgOp::Lu => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
             // workspace: the column-major copy, faer's forward/inverse row orders, the swap bookkeeping
             // (`cur`, `at`) and faer's scratch
-            let init = |par| LuWork {
-                f: Mat::<T>::zeros(m, n),
-                t: Vec::new(),
-                idx: vec![0usize; 4 * m],
-                mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
+            let init = |par| {
+                Ok(LuWork {
+                    f: PoolMat::<T>::new(m, n)?,
+                    t: Vec::new(),
+                    idx: vec![0usize; 4 * m],
+                    mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
+                })
             };
             for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
@@ -445,9 +551,9 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (inv, rest) = rest.split_at_mut(m);
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
-                    load(s, w.f.as_mut());
+                    load(s, w.f.as_mut(), par);
                     plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
-                    store(w.f.as_ref(), d);
+                    store(w.f.as_ref(), d, par);
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
                     d.copy_from_slice(s);
@@ -468,24 +574,25 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 for (x, &y) in pm.iter_mut().zip(cur.iter()) {
                     *x = y as i32;
                 }
-            });
+            })?;
         }
         LinalgOp::Qr { full_matrices } => {
             let q_cols = if *full_matrices { m } else { k };
             let (oq, or) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
             let bs = qr_block_size::<T>(m, n);
-            // workspace: the column-major copy faer factors, the reflectors' block coefficients, Q, and one
+            // workspace: the column-major copy faer factors, the reflectors' block coefficients, and one
             // scratch large enough for the factorization and for building Q
-            let init = |par| QrWork {
-                f: Mat::<T>::zeros(m, n),
-                coeff: Mat::<T>::zeros(bs, k),
-                q: Mat::<T>::zeros(m, q_cols),
-                mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
-                    qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
-                    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
-                ])),
+            let init = |par| {
+                Ok(QrWork {
+                    f: PoolMat::<T>::new(m, n)?,
+                    coeff: Mat::<T>::zeros(bs, k),
+                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                        qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
+                        householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
+                    ])),
+                })
             };
-            for_batch_par(batch, work, QR_PAR_WORK, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, QR_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -494,39 +601,43 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     dr.fill(<T as Elem>::zero());
                     return;
                 }
-                load(s, w.f.as_mut());
+                load(s, w.f.as_mut(), par);
                 qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
                 // R: the upper triangle of the first min(m, n) rows, zeros elsewhere (a tiled copy: `f` is
                 // column-major, `dr` row-major)
                 let rows = q_cols.min(k);
                 dr[rows * n..].fill(<T as Elem>::zero());
-                store(w.f.get(..rows, ..), &mut dr[..rows * n]);
+                store(w.f.as_ref().get(..rows, ..), &mut dr[..rows * n], par);
                 for i in 1..rows {
                     dr[i * n..i * n + i].fill(<T as Elem>::zero());
                 }
-                let q = &mut w.q;
+                // Q built straight in the row-major output (faer applies the reflectors through any strides):
+                // no column-major workspace and no transposing copy out, which at n = 1000 took as long as
+                // the difference (faer_alone_vs_run: 17.8 vs 20.3 ms f64, 9.1 vs 12.1 ms f32, in the pool)
+                let mut q = MatMut::from_row_major_slice_mut(dq, m, q_cols);
                 q.fill(<T as Elem>::zero());
                 (0..q_cols).for_each(|i| q[(i, i)] = T::from_f64(1.0));
                 householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    w.f.get(.., ..k),
+                    w.f.as_ref().get(.., ..k),
                     w.coeff.as_ref(),
                     Conj::No,
                     q.as_mut(),
                     par,
                     MemStack::new(&mut w.mem),
                 );
-                store(q.as_ref(), dq);
-            });
+            })?;
         }
         LinalgOp::Eigh { lower, .. } => {
             let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            let init = |par| DecompWork {
-                u: Mat::<T>::zeros(n, n),
-                v: Mat::<T>::zeros(0, 0),
-                w: faer::diag::Diag::<T>::zeros(n),
-                mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
+            let init = |par| {
+                Ok(DecompWork {
+                    u: PoolMat::<T>::new(n, n)?,
+                    v: PoolMat::<T>::new(0, 0)?,
+                    w: faer::diag::Diag::<T>::zeros(n),
+                    mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
+                })
             };
-            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
@@ -537,11 +648,11 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // faer reads the lower triangle; the upper one of `a` is the lower one of its transpose.
                 let view = if *lower { view } else { view.transpose() };
                 let DecompWork { u, w, mem, .. } = ws;
-                u.fill(<T as Elem>::zero());
+                u.as_mut().fill(<T as Elem>::zero());
                 let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(mem), Default::default())
                     .is_ok();
                 if ok {
-                    store(u.as_ref(), dv);
+                    store(u.as_ref(), dv, par);
                     for (i, x) in dw.iter_mut().enumerate() {
                         *x = w[i];
                     }
@@ -549,7 +660,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     dv.fill(nan);
                     dw.fill(nan);
                 }
-            });
+            })?;
         }
         LinalgOp::Svd { full_matrices, compute_uv } => {
             let (uc, vr) = if *full_matrices { (m, n) } else { (k, k) };
@@ -562,13 +673,15 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 (true, false) => svd::ComputeSvdVectors::Thin,
             };
             let (uu, vv) = if *compute_uv { ((m, uc), (n, vr)) } else { ((0, 0), (0, 0)) };
-            let init = |par| DecompWork {
-                u: Mat::<T>::zeros(uu.0, uu.1),
-                v: Mat::<T>::zeros(vv.0, vv.1),
-                w: faer::diag::Diag::<T>::zeros(k),
-                mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
+            let init = |par| {
+                Ok(DecompWork {
+                    u: PoolMat::<T>::new(uu.0, uu.1)?,
+                    v: PoolMat::<T>::new(vv.0, vv.1)?,
+                    w: faer::diag::Diag::<T>::zeros(k),
+                    mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
+                })
             };
-            for_batch_par(batch, work, DECOMP_PAR_WORK, PER_MATRIX, init, |ws, b, par| {
+            for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let ds = unsafe { os.mat(b, k) };
@@ -584,8 +697,8 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let view = MatRef::from_row_major_slice(s, m, n);
                 let DecompWork { u, v, w, mem } = ws;
                 let (um, vm) = if *compute_uv {
-                    u.fill(<T as Elem>::zero());
-                    v.fill(<T as Elem>::zero());
+                    u.as_mut().fill(<T as Elem>::zero());
+                    v.as_mut().fill(<T as Elem>::zero());
                     (Some(u.as_mut()), Some(v.as_mut()))
                 } else {
                     (None, None)
@@ -596,14 +709,14 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 }
                 if let (Some(du), Some(dvt)) = (du, dvt) {
                     if ok {
-                        store(u.as_ref(), du);
-                        store(v.transpose(), dvt);
+                        store(u.as_ref(), du, par);
+                        store(v.as_ref().transpose(), dvt, par);
                     } else {
                         du.fill(nan);
                         dvt.fill(nan);
                     }
                 }
-            });
+            })?;
         }
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal, .. } => {
             // (conjugate_a is the identity on real matrices.)
@@ -633,7 +746,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     (false, false) => ts::solve_upper_triangular_in_place(tri, rhs, par),
                     (false, true) => ts::solve_unit_upper_triangular_in_place(tri, rhs, par),
                 }
-            });
+            })?;
         }
         LinalgOp::LuPivotsToPermutation { .. } => unreachable!("handled in run"),
         LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Tridiagonal | LinalgOp::Complex(_) => {
@@ -1031,7 +1144,7 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
             LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
             LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } => unreachable!("lu_solve and cholesky_tril have no complex form (ir::linalg rejects it)"),
         }
-    });
+    })?;
     Ok(res)
 }
 
@@ -1217,6 +1330,7 @@ mod tests {
             .collect();
         let buf = f64buf(&[n, n], &a);
         let out = Aval::new(DType::F64, vec![n, n]);
+        IGNORE_CONTENTION.store(true, Relaxed);
         let before = PAR_MATRICES.load(Relaxed);
         let l = run(&LinalgOp::Cholesky, &[&buf], std::slice::from_ref(&out)).unwrap();
         let threads = crate::backend::cpu::threads::num_threads();
@@ -1246,6 +1360,7 @@ mod tests {
             let buf = f64buf(&[m, n], &a);
             let k = m.min(n);
             let outs = [Aval::new(DType::F64, vec![m, k]), Aval::new(DType::F64, vec![k, n])];
+            IGNORE_CONTENTION.store(true, Relaxed);
             let before = PAR_MATRICES.load(Relaxed);
             let r = run(&LinalgOp::Qr { full_matrices: false }, &[&buf], &outs).unwrap();
             if m * n * k >= QR_PAR_WORK && crate::backend::cpu::threads::num_threads() > 1 {
@@ -1268,87 +1383,145 @@ mod tests {
         }
     }
 
-    /// Not a test: times faer alone (column-major input, its own scratch) against `run` (cranax's step:
-    /// the copies between layouts, the workspace, the outputs) at n = 1000, and faer sequential against
-    /// faer in cranax's pool, by wall and by this process's CPU time (all threads). Prints only:
+    /// Not a test: per-call time distributions (min / median / p90 of `LINALG_REPS` calls, default 20, and
+    /// the median of the calls during which no task waited for a CPU, by `/proc/pressure/cpu`) of faer alone
+    /// (column-major input, its own scratch: sequential, and in cranax's pool) against `run` (cranax's whole step: copies between layouts,
+    /// workspace, outputs) at n = `LINALG_N` (default 1000); `LINALG_OPS` filters the labels. Prints only:
     /// `cargo test --release --features gpu --lib linalg_faer_alone -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn linalg_faer_alone_vs_run() {
-        fn cpu() -> f64 {
-            // utime + stime of every thread, in clock ticks (100 per second)
-            let s = std::fs::read_to_string("/proc/self/stat").unwrap();
-            let f: Vec<&str> = s.rsplit(')').next().unwrap().split_whitespace().collect();
-            (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
+        fn psi() -> u64 {
+            let s = std::fs::read_to_string("/proc/pressure/cpu").unwrap_or_default();
+            s.lines().next().and_then(|l| l.rsplit("total=").next()).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
         }
-        fn time(label: &str, reps: usize, mut f: impl FnMut()) {
-            f();
-            let (t, c) = (std::time::Instant::now(), cpu());
-            for _ in 0..reps {
-                f();
+        fn time(label: &str, mut f: impl FnMut()) {
+            let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
+            if let Ok(ops) = std::env::var("LINALG_OPS") {
+                if !ops.split(',').any(|o| label.contains(o)) {
+                    return;
+                }
             }
-            let (wall, cpu) = (t.elapsed().as_secs_f64() / reps as f64, (cpu() - c) / reps as f64);
-            eprintln!("{label:<28} wall {:8.1} ms  cpu {:8.1} ms", wall * 1e3, cpu * 1e3);
+            f();
+            f();
+            let (mut ts, mut quiet) = (vec![], vec![]);
+            for _ in 0..reps {
+                let (p, t) = (psi(), std::time::Instant::now());
+                f();
+                let dt = t.elapsed().as_secs_f64() * 1e3;
+                ts.push(dt);
+                if ((psi() - p) as f64) < 0.02 * dt * 1e3 {
+                    quiet.push(dt);
+                }
+            }
+            let q = |v: &mut Vec<f64>, f: f64| {
+                v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * f).round() as usize] }
+            };
+            eprintln!(
+                "{label:<30} min {:7.2}  med {:7.2}  p90 {:7.2}  quiet {:2}/{reps} med {:7.2} ms",
+                q(&mut ts, 0.0), q(&mut ts, 0.5), q(&mut ts, 0.9), quiet.len(), q(&mut quiet, 0.5)
+            );
         }
         fn go<T: Real>(name: &str) {
-            let n = 1000;
-            let reps = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+            let n: usize = std::env::var("LINALG_N").ok().and_then(|r| r.parse().ok()).unwrap_or(1000);
+            let as_bytes = |v: &[T]| -> Vec<u8> { v.iter().flat_map(|x| unsafe { std::slice::from_raw_parts(x as *const T as *const u8, size_of::<T>()) }.to_vec()).collect() };
             let a: Vec<T> = (0..n * n)
                 .map(|ij| {
                     let (i, j) = (ij / n, ij % n);
-                    let (i, j) = (i.min(j), i.max(j)); // symmetric, for eigh
-                    T::from_f64(((i * 7919 + j * 104729) % 1009) as f64 / 1009.0 - 0.5 + if i == j { 4.0 } else { 0.0 })
+                    let (i, j) = (i.min(j), i.max(j)); // symmetric (for eigh), diagonally dominant (for cholesky)
+                    T::from_f64(((i * 7919 + j * 104729) % 1009) as f64 / 1009.0 - 0.5 + if i == j { n as f64 } else { 0.0 })
                 })
                 .collect();
-            let bytes: Vec<u8> = a.iter().flat_map(|x| unsafe { std::slice::from_raw_parts(x as *const T as *const u8, size_of::<T>()) }.to_vec()).collect();
             let dt = if size_of::<T>() == 4 { DType::F32 } else { DType::F64 };
             let sq = Aval::new(dt, vec![n, n]);
-            let buf = Buffer::from_bytes(&sq, &bytes).unwrap();
+            let buf = Buffer::from_bytes(&sq, &as_bytes(&a)).unwrap();
+            let eye: Vec<T> = (0..n * n).map(|ij| T::from_f64(if ij / n == ij % n { 1.0 } else { 0.0 })).collect();
+            let eye = Buffer::from_bytes(&sq, &as_bytes(&eye)).unwrap();
+            let rhs: Vec<T> = (0..n).map(|i| T::from_f64((i % 7) as f64 - 3.0)).collect();
+            let rhs = Buffer::from_bytes(&Aval::new(dt, vec![n, 1]), &as_bytes(&rhs)).unwrap();
             let mut cm = Mat::<T>::zeros(n, n);
-            load(&a, cm.as_mut());
-            let pars = [("seq", Par::Seq), ("pool", Par::rayon(0))];
+            load(&a, cm.as_mut(), Par::Seq);
+            // how faer runs: on this thread, and in cranax's pool
+            let modes: [(&str, Par); 2] = [("seq", Par::Seq), ("pool", Par::rayon(0))];
             let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| crate::backend::cpu::threads::parallel(|_| f(par));
-            let eye: Vec<u8> = (0..n * n).flat_map(|ij| {
-                let v = T::from_f64(if ij / n == ij % n { 1.0 } else { 0.0 });
-                unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, size_of::<T>()) }.to_vec()
-            }).collect();
-            let eye = Buffer::from_bytes(&sq, &eye).unwrap();
-            for (pn, par) in pars {
-                let mut f = cm.clone();
-                let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+            let mut f = cm.clone();
+            let mut g = Mat::<T>::zeros(n, n);
+            let mut x = Mat::<T>::zeros(n, 1);
+            let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+            time(&format!("{name} copy cm"), || f.copy_from(&cm));
+            time(&format!("{name} alloc Mat::zeros"), || drop(std::hint::black_box(Mat::<T>::zeros(n, n))));
+            time(&format!("{name} alloc PoolMat"), || drop(std::hint::black_box(PoolMat::<T>::new(n, n).unwrap())));
+            time(&format!("{name} alloc uninit+fill"), || {
+                let o = uninit(&sq).unwrap();
+                unsafe { elems_mut::<T>(&o) }.fill(<T as Elem>::zero());
+            });
+            for (pn, par) in modes {
+                let mut mem = stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+                time(&format!("{name} faer chol {pn}"), || within(par, &mut |par| {
+                    f.copy_from(&cm);
+                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
                 let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()).or(plu_inverse::inverse_scratch::<usize, T>(n, par)));
-                let mut g = Mat::<T>::zeros(n, n);
-                time(&format!("{name} faer lu {pn}"), reps, || within(par, &mut |par| {
+                time(&format!("{name} faer lu+trsv {pn}"), || within(par, &mut |par| {
                     f.copy_from(&cm);
                     plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                    let ft = f.transpose();
+                    ts::solve_lower_triangular_in_place(ft, x.as_mut(), par);
+                    ts::solve_unit_upper_triangular_in_place(ft, x.as_mut(), par);
                 }));
-                time(&format!("{name} faer lu+inverse {pn}"), reps, || within(par, &mut |par| {
+                time(&format!("{name} faer lu+inverse {pn}"), || within(par, &mut |par| {
                     f.copy_from(&cm);
                     let (_, p) = plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
                     plu_inverse::inverse(g.as_mut(), f.as_ref(), f.as_ref(), p, par, MemStack::new(&mut mem));
                 }));
+                // QR's Q: built in a column-major workspace and copied out (what `run` does), or built straight
+                // in the row-major output
+                let bs = qr_block_size::<T>(n, n);
+                let mut coeff = Mat::<T>::zeros(bs, n);
+                let mut mem = stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    qrf::qr_in_place_scratch::<T>(n, n, bs, par, Default::default()),
+                    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n, bs, n),
+                ]));
+                f.copy_from(&cm);
+                qrf::qr_in_place(f.as_mut(), coeff.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                let mut dq = vec![<T as Elem>::zero(); n * n];
+                for rowmajor in [false, true] {
+                    time(&format!("{name} faer qr Q {} {pn}", if rowmajor { "rowmajor" } else { "col+store" }), || within(par, &mut |par| {
+                        let mut q = if rowmajor { MatMut::from_row_major_slice_mut(&mut dq, n, n) } else { g.as_mut() };
+                        q.fill(<T as Elem>::zero());
+                        (0..n).for_each(|i| q[(i, i)] = T::from_f64(1.0));
+                        householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                            f.as_ref(), coeff.as_ref(), Conj::No, q.as_mut(), par, MemStack::new(&mut mem),
+                        );
+                        if !rowmajor {
+                            store(g.as_ref(), &mut dq, par);
+                        }
+                    }));
+                }
                 let mut w = faer::diag::Diag::<T>::zeros(n);
-                let (mut u, mut v) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
                 let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()));
-                time(&format!("{name} faer eigh {pn}"), reps, || within(par, &mut |par| {
-                    evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(u.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                time(&format!("{name} faer eigh {pn}"), || within(par, &mut |par| {
+                    evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(g.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
                 }));
-                let full = svd::ComputeSvdVectors::Full;
-                let mut mem = stack_for(svd::svd_scratch::<T>(n, n, full, full, par, Default::default()));
-                time(&format!("{name} faer svd {pn}"), reps, || within(par, &mut |par| {
-                    svd::svd(cm.as_ref(), w.as_mut(), Some(u.as_mut()), Some(v.as_mut()), par, MemStack::new(&mut mem), Default::default()).unwrap();
-                }));
+                for rec in [32, 64, 256] {
+                    let params = evd::SelfAdjointEvdParams { recursion_threshold: rec, ..faer::Auto::<T>::auto() };
+                    let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, params.into()));
+                    time(&format!("{name} faer eigh r{rec} {pn}"), || within(par, &mut |par| {
+                        evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(g.as_mut()), par, MemStack::new(&mut mem), params.into()).unwrap();
+                    }));
+                }
             }
-            let ops: [(&str, LinalgOp, Vec<Aval>, bool); 5] = [
-                ("lu", LinalgOp::Lu, vec![sq.clone(), Aval::new(DType::I32, vec![n]), Aval::new(DType::I32, vec![n])], false),
-                ("lu_solve eye", LinalgOp::LuSolve, vec![sq.clone()], true),
-                ("eigh", LinalgOp::Eigh { lower: true, sort_eigenvalues: true }, vec![sq.clone(), Aval::new(dt, vec![n])], false),
-                ("svd", LinalgOp::Svd { full_matrices: true, compute_uv: true }, vec![Aval::new(dt, vec![n]), sq.clone(), sq.clone()], false),
-                ("qr", LinalgOp::Qr { full_matrices: true }, vec![sq.clone(), sq.clone()], false),
+            let vec_out = Aval::new(dt, vec![n, 1]);
+            let ops: [(&str, LinalgOp, Vec<Aval>, Option<&Buffer>); 4] = [
+                ("chol", LinalgOp::CholeskyTril { symmetrize: true }, vec![sq.clone()], None),
+                ("solve", LinalgOp::LuSolve, vec![vec_out], Some(&rhs)),
+                ("inv", LinalgOp::LuSolve, vec![sq.clone()], Some(&eye)),
+                ("eigh", LinalgOp::Eigh { lower: true, sort_eigenvalues: true }, vec![sq.clone(), Aval::new(dt, vec![n])], None),
             ];
-            for (on, op, outs, rhs) in ops {
-                let ins: Vec<&Buffer> = if rhs { vec![&buf, &eye] } else { vec![&buf] };
-                time(&format!("{name} run {on}"), reps, || {
+            for (on, op, outs, b) in ops {
+                let ins: Vec<&Buffer> = std::iter::once(&buf).chain(b).collect();
+                time(&format!("{name} run {on}"), || {
                     run(&op, &ins, &outs).unwrap();
                 });
             }
