@@ -99,7 +99,9 @@ fn for_batch_ws<W>(
 }
 
 /// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
-/// matrix runs on one thread while the CPUs are contended (`cpu_contended`).
+/// matrix runs on one thread while the CPUs are contended (`cpu_contended`). Only factorizations whose bits
+/// do not depend on the thread count may yield (cholesky, LU, triangular solves: checked 1 vs 2 threads at
+/// n = 300-1600); QR, eigh and SVD round differently in parallel, and a result must not change with the load.
 #[allow(clippy::too_many_arguments)]
 fn for_batch_par<W>(
     batch: usize, work: usize, par_work: usize, yield_cores: bool, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync,
@@ -147,14 +149,17 @@ fn for_batch_par<W>(
 /// are the faster. So a big cholesky, LU or QR runs on one thread while the machine is contended, as
 /// libgomp's dynamic teams shrink with the load average. Not eigh or svd: most of their parallel time is
 /// in long products where a barrier is rare, and with 10 s of lag in the average they lost more in the
-/// quieter stretches (1.2-1.5x main's parallel time at a load of 4-5) than they saved in the busy ones. Read at most every 100 ms; false where there is no such file
-/// (not Linux, or a kernel without PSI) and while `IGNORE_CONTENTION` is set (tests of the parallel path).
+/// quieter stretches (1.2-1.5x main's parallel time at a load of 4-5) than they saved in the busy ones.
+/// Read at most every 100 ms; false where there is no such file (not Linux, or a kernel without PSI), while
+/// `IGNORE_CONTENTION` is set (tests of the parallel path) and when `CRANAX_LINALG_YIELD=0` is set (the
+/// thread-count test of tests/test_linalg_thread_bits.py, or a user who wants the parallel path always).
 fn cpu_contended() -> bool {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
     static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     static NEXT_MS: AtomicU64 = AtomicU64::new(0);
     static LAST: AtomicBool = AtomicBool::new(false);
-    if IGNORE_CONTENTION.load(Relaxed) {
+    static NEVER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if IGNORE_CONTENTION.load(Relaxed) || *NEVER.get_or_init(|| std::env::var("CRANAX_LINALG_YIELD").is_ok_and(|v| v == "0")) {
         return false;
     }
     let now = BASE.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64;
@@ -592,7 +597,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     ])),
                 })
             };
-            for_batch_par(batch, work, QR_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, QR_PAR_WORK, false, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };

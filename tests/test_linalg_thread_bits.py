@@ -1,0 +1,32 @@
+"""The factorizations that may drop to one thread while the CPUs are contended (cholesky, LU and the solves
+built on it, triangular solves: rust/backend/cpu/library/linalg.rs, `for_batch_par`) must give the same bits
+on one thread as on two, or a result would change with the machine's load."""
+import os
+import subprocess
+import sys
+
+SCRIPT = r"""
+import hashlib, numpy as np, cranax.numpy as jnp, cranax.scipy.linalg as jsl
+rng = np.random.default_rng(3)
+for dt in (np.float32, np.float64):
+    a = rng.standard_normal((1000, 1000)).astype(dt)
+    spd = (a @ a.T + 1000 * np.eye(1000)).astype(dt)
+    b = rng.standard_normal((1000, 8)).astype(dt)
+    for r in (jnp.linalg.cholesky(spd), jnp.linalg.solve(a, b), jnp.linalg.inv(a), jsl.lu_factor(a)[0],
+              jsl.solve_triangular(spd, b, lower=True)):
+        print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
+"""
+
+
+def _digests(threads):
+    # CRANAX_LINALG_YIELD=0: two threads stay two even on a loaded test machine
+    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0")
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_cholesky_lu_and_triangular_solves_do_not_depend_on_the_thread_count():
+    one, two = _digests(1), _digests(2)
+    assert len(one) == 10
+    assert one == two
