@@ -360,3 +360,187 @@ def test_global_ref_text_as_jax():
     assert float(_R[...]) == 3.0
     closed = jax.make_jaxpr(lambda a: jax.jit(lambda a: a + _R[...])(a))(1.)
     assert float(cranax.extend.core.eval_jaxpr(closed.jaxpr, closed.consts, 1.)[0]) == 4.0
+
+
+# ---- weak-typed booleans: a comparison (or is_finite) of weakly typed operands is a weak bool; jnp's
+# promotion makes two weak bools strong; logical ops test ``ne x 0`` as JAX's ``_to_bool`` ----
+
+def weak_bool_texts(jax, jnp, lax):
+    c = {}
+    for k, f in {
+        "gt_py_float": lambda x: x > 0, "eq_py_int": lambda x: x == 0, "isnan": jnp.isnan,
+        "isfinite": jnp.isfinite, "invert": lambda x: ~(x > 0), "logical_not_cmp": lambda x: jnp.logical_not(x > 0),
+        "logical_not_float": jnp.logical_not, "and_op": lambda x: (x > 0) & (x < 3),
+        "eq_bools": lambda x: (x > 0) == (x < 3), "maximum_bools": lambda x: jnp.maximum(x > 0, x < 3),
+        "where_bools": lambda x: jnp.where(x > 0, x < 3, x > 1), "select": lambda x: lax.select(x > 0, x < 3, x > 1),
+        "bool_plus_int": lambda x: (x > 0) + 1, "bool_plus_i8": lambda x: (x > 0) + jnp.int8(1),
+        "bool_times_float": lambda x: (x > 0) * 2.5, "sum_bool": lambda x: jnp.sum(x > 0),
+        "any_bool": lambda x: jnp.any(x > 0), "logical_and_float": lambda x: jnp.logical_and(x, 2.),
+        "logical_or_cmps": lambda x: jnp.logical_or(x > 1, x < 0), "xor_op": lambda x: (x > 0) ^ (x < 0),
+        "or_true": lambda x: (x > 0) | True, "lax_and": lambda x: lax.bitwise_and(x > 0, x < 3),
+        "isclose": lambda x: jnp.isclose(x, 1.), "signbit": jnp.signbit, "isinf": jnp.isinf,
+        "isposinf": jnp.isposinf, "isneginf": jnp.isneginf, "iscomplex": jnp.iscomplex, "isreal": jnp.isreal,
+        "clip_bool": lambda x: jnp.clip(x > 0, 0, 1),
+    }.items():
+        c["jit_" + k] = lambda f=f: repr(jax.jit(f)(1.))
+    c["jit_strong_f32"] = lambda: repr(jax.jit(lambda x: x > 0)(jnp.float32(1.)))
+    c["jit_py_bool"] = lambda: repr(jax.jit(lambda x: x > 0)(True))
+    c["jit_logical_xor_int"] = lambda: repr(jax.jit(lambda x: jnp.logical_xor(x, 0))(1))
+    c["eager_gt"] = lambda: repr(jnp.array(1.) > 0)
+    c["eager_greater"] = lambda: repr(jnp.greater(1., 0.))
+    c["eager_lax_gt"] = lambda: repr(lax.gt(1., 0.))
+    c["vmap_gt"] = lambda: repr(jax.vmap(lambda x: x > 0)(jnp.ones(2)))
+    c["full_like_weak"] = lambda: repr(lax.full_like(jnp.array(1.), 0))
+    c["grad_complex_real"] = lambda: repr(jax.grad(jnp.real)(1 + 2j))
+    c["jaxpr_bool_plus_int"] = lambda: jax.make_jaxpr(lambda x: (x > 0) + 1)(1.)
+    c["jaxpr_logical_not"] = lambda: jax.make_jaxpr(jnp.logical_not)(1.)
+    c["jaxpr_logical_not_i8"] = lambda: jax.make_jaxpr(jnp.logical_not)(jnp.int8(1))
+    c["jaxpr_logical_not_complex"] = lambda: jax.make_jaxpr(jnp.logical_not)(1j)
+    c["jaxpr_and_op"] = lambda: jax.make_jaxpr(lambda x: (x > 0) & (x < 3))(1.)
+    c["jaxpr_eq_bools"] = lambda: jax.make_jaxpr(lambda x: (x > 0) == (x < 3))(1.)
+    c["jaxpr_logical_and_float"] = lambda: jax.make_jaxpr(lambda x: jnp.logical_and(x, 2.))(1.)
+    c["jaxpr_logical_or_bcast"] = lambda: jax.make_jaxpr(jnp.logical_or)(jnp.arange(3), jnp.ones((2, 1), bool))
+    c["jaxpr_logical_xor_int"] = lambda: jax.make_jaxpr(lambda x: jnp.logical_xor(x, 0))(1)
+    c["jaxpr_isinf"] = lambda: jax.make_jaxpr(jnp.isinf)(1.)
+    c["jaxpr_isneginf"] = lambda: jax.make_jaxpr(jnp.isneginf)(1.)
+    c["jaxpr_iscomplex"] = lambda: jax.make_jaxpr(jnp.iscomplex)(1.)
+    c["jaxpr_isreal"] = lambda: jax.make_jaxpr(jnp.isreal)(1.)
+    c["jaxpr_isinf_complex"] = lambda: jax.make_jaxpr(jnp.isinf)(jnp.ones(2, jnp.complex64))
+    c["jaxpr_where_weak_bool"] = lambda: jax.make_jaxpr(lambda x: jnp.where(x > 0, x, 1))(1.)
+    return c
+
+
+WEAK_BOOL_TEXTS = {'eager_greater': 'Array(True, dtype=bool, weak_type=True)',
+ 'eager_gt': 'Array(True, dtype=bool, weak_type=True)',
+ 'eager_lax_gt': 'Array(True, dtype=bool, weak_type=True)',
+ 'full_like_weak': 'Array(0., dtype=float32, weak_type=True)',
+ 'grad_complex_real': 'Array(1.+0.j, dtype=complex64)',
+ 'jaxpr_and_op': '{ lambda ; a:f32[]. let\n'
+                 '    b:bool[] = gt a 0.0:f32[]\n'
+                 '    c:bool[] = lt a 3.0:f32[]\n'
+                 '    d:bool[] = convert_element_type[new_dtype=bool weak_type=False] b\n'
+                 '    e:bool[] = convert_element_type[new_dtype=bool weak_type=False] c\n'
+                 '    f:bool[] = and d e\n'
+                 '  in (f,) }',
+ 'jaxpr_bool_plus_int': '{ lambda ; a:f32[]. let\n'
+                        '    b:bool[] = gt a 0.0:f32[]\n'
+                        '    c:i32[] = convert_element_type[new_dtype=int32 weak_type=True] b\n'
+                        '    d:i32[] = add c 1:i32[]\n'
+                        '  in (d,) }',
+ 'jaxpr_eq_bools': '{ lambda ; a:f32[]. let\n'
+                   '    b:bool[] = gt a 0.0:f32[]\n'
+                   '    c:bool[] = lt a 3.0:f32[]\n'
+                   '    d:bool[] = convert_element_type[new_dtype=bool weak_type=False] b\n'
+                   '    e:bool[] = convert_element_type[new_dtype=bool weak_type=False] c\n'
+                   '    f:bool[] = eq d e\n'
+                   '  in (f,) }',
+ 'jaxpr_iscomplex': '{ lambda ; a:f32[]. let\n'
+                    '    b:bool[] = jit[\n'
+                    '      name=iscomplex\n'
+                    '      jaxpr={ lambda ; a:f32[]. let b:bool[] = ne 0.0:f32[] 0.0:f32[] in (b,) }\n'
+                    '    ] a\n'
+                    '  in (b,) }',
+ 'jaxpr_isinf': '{ lambda ; a:f32[]. let\n'
+                '    b:bool[] = jit[\n'
+                '      name=isinf\n'
+                '      jaxpr={ lambda ; a:f32[]. let\n'
+                '          c:f32[] = abs a\n'
+                '          b:bool[] = eq c inf:f32[]\n'
+                '        in (b,) }\n'
+                '    ] a\n'
+                '  in (b,) }',
+ 'jaxpr_isinf_complex': '{ lambda ; a:c64[2]. let\n'
+                        '    b:bool[2] = jit[\n'
+                        '      name=isinf\n'
+                        '      jaxpr={ lambda ; a:c64[2]. let\n'
+                        '          c:f32[2] = real a\n'
+                        '          d:f32[2] = imag a\n'
+                        '          e:f32[2] = abs c\n'
+                        '          f:bool[2] = eq e inf:f32[]\n'
+                        '          g:f32[2] = abs d\n'
+                        '          h:bool[2] = eq g inf:f32[]\n'
+                        '          b:bool[2] = or f h\n'
+                        '        in (b,) }\n'
+                        '    ] a\n'
+                        '  in (b,) }',
+ 'jaxpr_isneginf': '{ lambda ; a:f32[]. let b:bool[] = eq a -inf:f32[] in (b,) }',
+ 'jaxpr_isreal': '{ lambda ; a:f32[]. let\n'
+                 '    b:bool[] = jit[\n'
+                 '      name=isreal\n'
+                 '      jaxpr={ lambda ; a:f32[]. let b:bool[] = eq 0.0:f32[] 0.0:f32[] in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'jaxpr_logical_and_float': '{ lambda ; a:f32[]. let\n'
+                            '    b:bool[] = ne a 0.0:f32[]\n'
+                            '    c:bool[] = ne 2.0:f32[] 0.0:f32[]\n'
+                            '    d:bool[] = and b c\n'
+                            '  in (d,) }',
+ 'jaxpr_logical_not': '{ lambda ; a:f32[]. let b:bool[] = ne a 0.0:f32[]; c:bool[] = not b in (c,) }',
+ 'jaxpr_logical_not_complex': '{ lambda ; a:c64[]. let b:bool[] = ne a 0j:c64[]; c:bool[] = not b in (c,) }',
+ 'jaxpr_logical_not_i8': '{ lambda ; a:i8[]. let b:bool[] = ne a 0:i8[]; c:bool[] = not b in (c,) }',
+ 'jaxpr_logical_or_bcast': '{ lambda ; a:i32[3] b:bool[2,1]. let\n'
+                           '    c:i32[2,1] = convert_element_type[new_dtype=int32 weak_type=False] b\n'
+                           '    d:i32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                           '    e:bool[1,3] = ne d 0:i32[]\n'
+                           '    f:bool[2,1] = ne c 0:i32[]\n'
+                           '    g:bool[2,3] = or e f\n'
+                           '  in (g,) }',
+ 'jaxpr_logical_xor_int': '{ lambda ; a:i32[]. let\n'
+                          '    b:bool[] = ne a 0:i32[]\n'
+                          '    c:bool[] = ne 0:i32[] 0:i32[]\n'
+                          '    d:bool[] = xor b c\n'
+                          '  in (d,) }',
+ 'jaxpr_where_weak_bool': '{ lambda ; a:f32[]. let\n'
+                          '    b:bool[] = gt a 0.0:f32[]\n'
+                          '    c:f32[] = jit[\n'
+                          '      name=_where\n'
+                          '      jaxpr={ lambda ; b:bool[] a:f32[] d:i32[]. let\n'
+                          '          e:f32[] = convert_element_type[new_dtype=float32 weak_type=True] d\n'
+                          '          c:f32[] = select_n b e a\n'
+                          '        in (c,) }\n'
+                          '    ] b a 1:i32[]\n'
+                          '  in (c,) }',
+ 'jit_and_op': 'Array(True, dtype=bool)',
+ 'jit_any_bool': 'Array(True, dtype=bool)',
+ 'jit_bool_plus_i8': 'Array(2, dtype=int8)',
+ 'jit_bool_plus_int': 'Array(2, dtype=int32, weak_type=True)',
+ 'jit_bool_times_float': 'Array(2.5, dtype=float32, weak_type=True)',
+ 'jit_clip_bool': 'Array(1, dtype=int32, weak_type=True)',
+ 'jit_eq_bools': 'Array(True, dtype=bool)',
+ 'jit_eq_py_int': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_gt_py_float': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_invert': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_isclose': 'Array(True, dtype=bool)',
+ 'jit_iscomplex': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_isfinite': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_isinf': 'Array(False, dtype=bool)',
+ 'jit_isnan': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_isneginf': 'Array(False, dtype=bool)',
+ 'jit_isposinf': 'Array(False, dtype=bool)',
+ 'jit_isreal': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_lax_and': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_logical_and_float': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_logical_not_cmp': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_logical_not_float': 'Array(False, dtype=bool, weak_type=True)',
+ 'jit_logical_or_cmps': 'Array(False, dtype=bool)',
+ 'jit_logical_xor_int': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_maximum_bools': 'Array(True, dtype=bool)',
+ 'jit_or_true': 'Array(True, dtype=bool)',
+ 'jit_py_bool': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_select': 'Array(True, dtype=bool, weak_type=True)',
+ 'jit_signbit': 'Array(False, dtype=bool)',
+ 'jit_strong_f32': 'Array(True, dtype=bool)',
+ 'jit_sum_bool': 'Array(1, dtype=int32)',
+ 'jit_where_bools': 'Array(True, dtype=bool)',
+ 'jit_xor_op': 'Array(True, dtype=bool)',
+ 'vmap_gt': 'Array([ True,  True], dtype=bool)'}
+
+
+@pytest.mark.parametrize("name", sorted(WEAK_BOOL_TEXTS))
+def test_weak_bool_text_as_jax(name):
+    got = weak_bool_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == WEAK_BOOL_TEXTS[name]

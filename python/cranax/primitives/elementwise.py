@@ -71,8 +71,8 @@ def _unary_rule(name, kind, out_dtype=None):
     def abstract_eval(x):
         if not _accepts(kind, x.dtype):
             _check_dtype(name, kind, x.dtype)
-        if out_dtype is not None:
-            return ShapedArray(x.shape, out_dtype, False)
+        if out_dtype is not None:   # (is_finite) weak when its input is, as JAX's naryop weak-type rule
+            return ShapedArray(x.shape, out_dtype, x.weak_type)
         return x
     return abstract_eval
 
@@ -146,9 +146,8 @@ def _binary_rule(name, kind, out_dtype=None):
             _check_dtype(name, kind, dt)
         xs, ys = x.shape, y.shape
         shape = xs if (xs == ys or not ys) else ys if not xs else binary_shape(name, x, y)
-        if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
-        return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+        # a comparison of weakly typed operands is a weak bool (JAX's naryop weak-type rule)
+        return ShapedArray(shape, dt if out_dtype is None else out_dtype, x.weak_type and y.weak_type)
     return abstract_eval
 
 
@@ -739,12 +738,12 @@ def _c(x, v):
     return typed_scalar(v, get_aval(x).dtype, True)
 
 
-def _zeros(x):
-    return _st.full_like(x, 0)
+def _zeros(x):   # strong (JAX's rules use np.zeros((), dtype) constants), whatever x's weak type
+    return _st.full_like(x, 0, get_aval(_as_operand(x)).dtype)
 
 
 def _ones(x):
-    return _st.full_like(x, 1)
+    return _st.full_like(x, 1, get_aval(_as_operand(x)).dtype)
 
 
 _ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else neg(ct)])
