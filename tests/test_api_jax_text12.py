@@ -544,3 +544,220 @@ def test_weak_bool_text_as_jax(name):
     except Exception as e:  # noqa: BLE001 - the recorded text is the error's
         got = f"{type(e).__name__}: {e}"
     assert got == WEAK_BOOL_TEXTS[name]
+
+
+# ---- ``.at[...]`` with static ints, full slices and traced scalars: JAX's ``_index_to_gather`` (one window
+# scatter, the ints as its index vector, sorted and unique) ----
+
+def at_texts(jax, jnp, lax):
+    v, x = jnp.arange(4.), jnp.ones((3, 4))
+    c = {}
+    c["neg_int_set"] = lambda: jax.make_jaxpr(lambda v: v.at[-1].set(5.))(v)
+    c["row_set"] = lambda: jax.make_jaxpr(lambda x: x.at[1].set(2.))(x)
+    c["two_ints_add"] = lambda: jax.make_jaxpr(lambda x: x.at[1, 2].add(2.))(x)
+    c["col_mul"] = lambda: jax.make_jaxpr(lambda x: x.at[:, -2].multiply(jnp.arange(3.)))(x)
+    c["ellipsis_max"] = lambda: jax.make_jaxpr(lambda x: x.at[..., 0].max(0.5))(x)
+    c["traced_add"] = lambda: jax.make_jaxpr(lambda v, i: v.at[i].add(1.))(v, 2)
+    c["traced_strong_set"] = lambda: jax.make_jaxpr(lambda x, i: x.at[i, 1].set(7.))(x, jnp.int32(1))
+    c["grad_row_set"] = lambda: jax.make_jaxpr(jax.grad(lambda x: (x.at[1].set(2.) * x).sum()))(x)
+    c["neg_oob"] = lambda: jax.make_jaxpr(lambda v: v.at[-6].add(1.))(v)
+    c["out_of_range"] = lambda: jax.make_jaxpr(lambda v: v.at[7].set(1.))(v)
+    return c
+
+
+def at_values(jax, jnp, lax):
+    x = jnp.arange(12.).reshape(3, 4)
+    out = {}
+    out["neg_set"] = x.at[-1].set(5.).tolist()
+    out["int_add"] = x.at[1, -3].add(2.).tolist()
+    out["col_min"] = x.at[:, 2].min(jnp.array([0., 100., 5.])).tolist()
+    out["jit_row_mul"] = jax.jit(lambda x: x.at[2].multiply(jnp.arange(4.)))(x).tolist()
+    out["jit_traced"] = jax.jit(lambda x, i: x.at[i].add(1.))(x, -1).tolist()
+    out["jit_traced_oob"] = jax.jit(lambda x, i: x.at[i].set(-1.))(x, 5).tolist()
+    out["vmap_traced"] = jax.vmap(lambda v, i: v.at[i].set(0.))(x, jnp.array([0, -1, 2])).tolist()
+    out["grad_row"] = jax.grad(lambda x: (x.at[1].set(2.) ** 2).sum())(x).tolist()
+    out["grad_values"] = jax.grad(lambda u: (x.at[0, 1:].set(u) * x).sum())(jnp.ones(3)).tolist()
+    out["oob_static"] = x[0].at[7].set(1.).tolist()
+    return out
+
+
+AT_TEXTS = {'col_mul': '{ lambda ; a:f32[3,4]. let\n'
+            '    b:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] \n'
+            '    c:i32[1] = broadcast_in_dim 2:i32[]\n'
+            '    d:f32[3,4] = scatter-mul[\n'
+            '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), '
+            'scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+            '      indices_are_sorted=True\n'
+            '      mode=GatherScatterMode.FILL_OR_DROP\n'
+            '      unique_indices=True\n'
+            '      update_consts=()\n'
+            '      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = mul e f in (g,) }\n'
+            '    ] a c b\n'
+            '  in (d,) }',
+ 'ellipsis_max': '{ lambda ; a:f32[3,4]. let\n'
+                 '    b:i32[1] = broadcast_in_dim 0:i32[]\n'
+                 '    c:f32[3] = broadcast_in_dim 0.5:f32[]\n'
+                 '    d:f32[3,4] = scatter-max[\n'
+                 '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(1,), '
+                 'scatter_dims_to_operand_dims=(1,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                 '      indices_are_sorted=True\n'
+                 '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                 '      unique_indices=True\n'
+                 '      update_consts=()\n'
+                 '      update_jaxpr={ lambda ; e:f32[] f:f32[]. let g:f32[] = max e f in (g,) }\n'
+                 '    ] a b c\n'
+                 '  in (d,) }',
+ 'grad_row_set': '{ lambda ; a:f32[3,4]. let\n'
+                 '    b:i32[1] = broadcast_in_dim 1:i32[]\n'
+                 '    c:f32[4] = broadcast_in_dim 2.0:f32[]\n'
+                 '    _:f32[4] = broadcast_in_dim 0.0:f32[]\n'
+                 '    d:f32[3,4] = scatter[\n'
+                 '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), '
+                 'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                 '      indices_are_sorted=True\n'
+                 '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                 '      unique_indices=True\n'
+                 '      update_consts=()\n'
+                 '      update_jaxpr=None\n'
+                 '    ] a b c\n'
+                 '    e:f32[3,4] = mul d a\n'
+                 '    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] e\n'
+                 '    f:f32[3,4] = broadcast_in_dim 1.0:f32[]\n'
+                 '    g:f32[3,4] = mul d f\n'
+                 '    h:f32[3,4] = mul f a\n'
+                 '    i:f32[4] = broadcast_in_dim 0.0:f32[]\n'
+                 '    j:f32[3,4] = scatter[\n'
+                 '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), '
+                 'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                 '      indices_are_sorted=True\n'
+                 '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                 '      unique_indices=True\n'
+                 '      update_consts=()\n'
+                 '      update_jaxpr=None\n'
+                 '    ] h b i\n'
+                 '    k:f32[3,4] = add_any g j\n'
+                 '  in (k,) }',
+ 'neg_int_set': '{ lambda ; a:f32[4]. let\n'
+                '    b:i32[1] = broadcast_in_dim 3:i32[]\n'
+                '    c:f32[4] = scatter[\n'
+                '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), '
+                'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                '      indices_are_sorted=True\n'
+                '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                '      unique_indices=True\n'
+                '      update_consts=()\n'
+                '      update_jaxpr=None\n'
+                '    ] a b 5.0:f32[]\n'
+                '  in (c,) }',
+ 'neg_oob': '{ lambda ; a:f32[4]. let\n'
+            '    b:i32[1] = broadcast_in_dim -2:i32[]\n'
+            '    c:f32[4] = scatter-add[\n'
+            '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), '
+            'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+            '      indices_are_sorted=True\n'
+            '      mode=GatherScatterMode.FILL_OR_DROP\n'
+            '      unique_indices=True\n'
+            '      update_consts=()\n'
+            '      update_jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = add d e in (f,) }\n'
+            '    ] a b 1.0:f32[]\n'
+            '  in (c,) }',
+ 'out_of_range': '{ lambda ; a:f32[4]. let\n'
+                 '    b:i32[1] = broadcast_in_dim 7:i32[]\n'
+                 '    c:f32[4] = scatter[\n'
+                 '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), '
+                 'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                 '      indices_are_sorted=True\n'
+                 '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                 '      unique_indices=True\n'
+                 '      update_consts=()\n'
+                 '      update_jaxpr=None\n'
+                 '    ] a b 1.0:f32[]\n'
+                 '  in (c,) }',
+ 'row_set': '{ lambda ; a:f32[3,4]. let\n'
+            '    b:i32[1] = broadcast_in_dim 1:i32[]\n'
+            '    c:f32[4] = broadcast_in_dim 2.0:f32[]\n'
+            '    d:f32[3,4] = scatter[\n'
+            '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(0,), inserted_window_dims=(0,), '
+            'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+            '      indices_are_sorted=True\n'
+            '      mode=GatherScatterMode.FILL_OR_DROP\n'
+            '      unique_indices=True\n'
+            '      update_consts=()\n'
+            '      update_jaxpr=None\n'
+            '    ] a b c\n'
+            '  in (d,) }',
+ 'traced_add': '{ lambda ; a:f32[4] b:i32[]. let\n'
+               '    c:bool[] = lt b 0:i32[]\n'
+               '    d:i32[] = add b 4:i32[]\n'
+               '    e:i32[] = select_n c b d\n'
+               '    f:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e\n'
+               '    g:i32[1] = broadcast_in_dim f\n'
+               '    h:f32[4] = scatter-add[\n'
+               '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), '
+               'scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+               '      indices_are_sorted=True\n'
+               '      mode=GatherScatterMode.FILL_OR_DROP\n'
+               '      unique_indices=True\n'
+               '      update_consts=()\n'
+               '      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = add i j in (k,) }\n'
+               '    ] a g 1.0:f32[]\n'
+               '  in (h,) }',
+ 'traced_strong_set': '{ lambda ; a:f32[3,4] b:i32[]. let\n'
+                      '    c:bool[] = lt b 0:i32[]\n'
+                      '    d:i32[] = add b 3:i32[]\n'
+                      '    e:i32[] = select_n c b d\n'
+                      '    f:i32[1] = broadcast_in_dim e\n'
+                      '    g:i32[1] = broadcast_in_dim 1:i32[]\n'
+                      '    h:i32[2] = concatenate[dimension=0] f g\n'
+                      '    i:f32[3,4] = scatter[\n'
+                      '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0, '
+                      '1), scatter_dims_to_operand_dims=(0, 1), operand_batching_dims=(), '
+                      'scatter_indices_batching_dims=())\n'
+                      '      indices_are_sorted=True\n'
+                      '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                      '      unique_indices=True\n'
+                      '      update_consts=()\n'
+                      '      update_jaxpr=None\n'
+                      '    ] a h 7.0:f32[]\n'
+                      '  in (i,) }',
+ 'two_ints_add': '{ lambda ; a:f32[3,4]. let\n'
+                 '    b:i32[1] = broadcast_in_dim 1:i32[]\n'
+                 '    c:i32[1] = broadcast_in_dim 2:i32[]\n'
+                 '    d:i32[2] = concatenate[dimension=0] b c\n'
+                 '    e:f32[3,4] = scatter-add[\n'
+                 '      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0, 1), '
+                 'scatter_dims_to_operand_dims=(0, 1), operand_batching_dims=(), scatter_indices_batching_dims=())\n'
+                 '      indices_are_sorted=True\n'
+                 '      mode=GatherScatterMode.FILL_OR_DROP\n'
+                 '      unique_indices=True\n'
+                 '      update_consts=()\n'
+                 '      update_jaxpr={ lambda ; f:f32[] g:f32[]. let h:f32[] = add f g in (h,) }\n'
+                 '    ] a d 2.0:f32[]\n'
+                 '  in (e,) }'}
+AT_VALUES = {'col_min': [[0.0, 1.0, 0.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 5.0, 11.0]],
+ 'grad_row': [[0.0, 2.0, 4.0, 6.0], [0.0, 0.0, 0.0, 0.0], [16.0, 18.0, 20.0, 22.0]],
+ 'grad_values': [1.0, 2.0, 3.0],
+ 'int_add': [[0.0, 1.0, 2.0, 3.0], [4.0, 7.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]],
+ 'jit_row_mul': [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [0.0, 9.0, 20.0, 33.0]],
+ 'jit_traced': [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [9.0, 10.0, 11.0, 12.0]],
+ 'jit_traced_oob': [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]],
+ 'neg_set': [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [5.0, 5.0, 5.0, 5.0]],
+ 'oob_static': [0.0, 1.0, 2.0, 3.0],
+ 'vmap_traced': [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 0.0], [8.0, 9.0, 0.0, 11.0]]}
+
+
+@pytest.mark.parametrize("name", sorted(AT_TEXTS))
+def test_at_text_as_jax(name):
+    got = at_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == AT_TEXTS[name]
+
+
+def test_at_values_as_jax():
+    got = at_values(jax, jnp, lax)
+    assert sorted(got) == sorted(AT_VALUES)
+    for k, want in AT_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
