@@ -761,3 +761,221 @@ def test_at_values_as_jax():
     assert sorted(got) == sorted(AT_VALUES)
     for k, want in AT_VALUES.items():
         np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
+
+
+# ---- ``jnp.tril``/``triu`` (``jit[name=tril]``, JAX's ``iota + k >= iota`` mask) and ``jnp.roll``'s
+# ``_roll_static`` ----
+
+def tri_roll_texts(jax, jnp, lax):
+    x, b, v = jnp.ones((3, 4)), jnp.ones((2, 3, 3)), jnp.arange(4.)
+    c = {}
+    c["tril"] = lambda: jax.make_jaxpr(jnp.tril)(x)
+    c["tril_k_neg"] = lambda: jax.make_jaxpr(lambda x: jnp.tril(x, -1))(x)
+    c["triu_k1"] = lambda: jax.make_jaxpr(lambda x: jnp.triu(x, 1))(x)
+    c["triu_batched"] = lambda: jax.make_jaxpr(jnp.triu)(b)
+    c["tril_int"] = lambda: jax.make_jaxpr(jnp.tril)(jnp.ones((2, 2), jnp.int32))
+    c["roll"] = lambda: jax.make_jaxpr(lambda v: jnp.roll(v, 1))(v)
+    c["roll_neg"] = lambda: jax.make_jaxpr(lambda v: jnp.roll(v, -3))(v)
+    c["roll_axes"] = lambda: jax.make_jaxpr(lambda x: jnp.roll(x, (1, 2), (0, 1)))(x)
+    c["roll_none"] = lambda: jax.make_jaxpr(lambda x: jnp.roll(x, 5))(x)
+    c["roll_zero"] = lambda: jax.make_jaxpr(lambda v: jnp.roll(v, 4))(v)
+    return c
+
+
+def tri_roll_values(jax, jnp, lax):
+    x = jnp.arange(1., 13.).reshape(3, 4)
+    b = jnp.arange(18.).reshape(2, 3, 3)
+    out = {}
+    for k in (-2, -1, 0, 1, 3):
+        out[f"tril_{k}"] = jnp.tril(x, k).tolist()
+        out[f"triu_{k}"] = jnp.triu(x, k).tolist()
+    out["triu_batched"] = jnp.triu(b, 1).tolist()
+    out["tril_jit"] = jax.jit(lambda x: jnp.tril(x, 1))(x).tolist()
+    out["tril_grad"] = jax.grad(lambda x: (jnp.tril(x) * x).sum())(x).tolist()
+    out["tril_vmap"] = jax.vmap(jnp.tril)(b).tolist()
+    out["roll"] = jnp.roll(x, 1).tolist()
+    out["roll_axis0"] = jnp.roll(x, -1, 0).tolist()
+    out["roll_axes"] = jnp.roll(x, (1, -3), (0, 1)).tolist()
+    out["roll_jit_traced"] = jax.jit(lambda x, s: jnp.roll(x, s, 1))(x, 3).tolist()
+    out["roll_grad"] = jax.grad(lambda x: (jnp.roll(x, 2, 1) * x).sum())(x).tolist()
+    return out
+
+
+TRI_ROLL_TEXTS = {'roll': '{ lambda ; a:f32[4]. let\n'
+         '    b:f32[4] = jit[\n'
+         '      name=_roll_static\n'
+         '      jaxpr={ lambda ; a:f32[4]. let\n'
+         '          c:f32[1] = slice[limit_indices=(4,) start_indices=(3,) strides=(1,)] a\n'
+         '          d:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=(1,)] a\n'
+         '          b:f32[4] = concatenate[dimension=0] c d\n'
+         '        in (b,) }\n'
+         '    ] a\n'
+         '  in (b,) }',
+ 'roll_axes': '{ lambda ; a:f32[3,4]. let\n'
+              '    b:f32[3,4] = jit[\n'
+              '      name=_roll_static\n'
+              '      jaxpr={ lambda ; a:f32[3,4]. let\n'
+              '          c:f32[1,4] = slice[\n'
+              '            limit_indices=(3, 4)\n'
+              '            start_indices=(2, 0)\n'
+              '            strides=(1, 1)\n'
+              '          ] a\n'
+              '          d:f32[2,4] = slice[\n'
+              '            limit_indices=(2, 4)\n'
+              '            start_indices=(0, 0)\n'
+              '            strides=(1, 1)\n'
+              '          ] a\n'
+              '          e:f32[3,4] = concatenate[dimension=0] c d\n'
+              '          f:f32[3,2] = slice[\n'
+              '            limit_indices=(3, 4)\n'
+              '            start_indices=(0, 2)\n'
+              '            strides=(1, 1)\n'
+              '          ] e\n'
+              '          g:f32[3,2] = slice[\n'
+              '            limit_indices=(3, 2)\n'
+              '            start_indices=(0, 0)\n'
+              '            strides=(1, 1)\n'
+              '          ] e\n'
+              '          b:f32[3,4] = concatenate[dimension=1] f g\n'
+              '        in (b,) }\n'
+              '    ] a\n'
+              '  in (b,) }',
+ 'roll_neg': '{ lambda ; a:f32[4]. let\n'
+             '    b:f32[4] = jit[\n'
+             '      name=_roll_static\n'
+             '      jaxpr={ lambda ; a:f32[4]. let\n'
+             '          c:f32[1] = slice[limit_indices=(4,) start_indices=(3,) strides=(1,)] a\n'
+             '          d:f32[3] = slice[limit_indices=(3,) start_indices=(0,) strides=(1,)] a\n'
+             '          b:f32[4] = concatenate[dimension=0] c d\n'
+             '        in (b,) }\n'
+             '    ] a\n'
+             '  in (b,) }',
+ 'roll_none': '{ lambda ; a:f32[3,4]. let\n'
+              '    b:f32[12] = reshape[dimensions=None new_sizes=(12,) sharding=None] a\n'
+              '    c:f32[12] = jit[\n'
+              '      name=_roll_static\n'
+              '      jaxpr={ lambda ; b:f32[12]. let\n'
+              '          d:f32[5] = slice[limit_indices=(12,) start_indices=(7,) strides=(1,)] b\n'
+              '          e:f32[7] = slice[limit_indices=(7,) start_indices=(0,) strides=(1,)] b\n'
+              '          c:f32[12] = concatenate[dimension=0] d e\n'
+              '        in (c,) }\n'
+              '    ] b\n'
+              '    f:f32[3,4] = reshape[dimensions=None new_sizes=(3, 4) sharding=None] c\n'
+              '  in (f,) }',
+ 'roll_zero': '{ lambda ; a:f32[4]. let\n'
+              '    b:f32[4] = jit[\n'
+              '      name=_roll_static\n'
+              '      jaxpr={ lambda ; a:f32[4]. let\n'
+              '          c:f32[4] = slice[limit_indices=(4,) start_indices=(0,) strides=(1,)] a\n'
+              '          d:f32[0] = slice[limit_indices=(0,) start_indices=(0,) strides=(1,)] a\n'
+              '          b:f32[4] = concatenate[dimension=0] c d\n'
+              '        in (b,) }\n'
+              '    ] a\n'
+              '  in (b,) }',
+ 'tril': '{ lambda ; a:f32[3,4]. let\n'
+         '    b:f32[3,4] = jit[\n'
+         '      name=tril\n'
+         '      jaxpr={ lambda ; a:f32[3,4]. let\n'
+         '          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] \n'
+         '          d:i32[3,4] = add c 0:i32[]\n'
+         '          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] \n'
+         '          f:bool[3,4] = ge d e\n'
+         '          g:f32[3,4] = broadcast_in_dim 0.0:f32[]\n'
+         '          b:f32[3,4] = select_n f g a\n'
+         '        in (b,) }\n'
+         '    ] a\n'
+         '  in (b,) }',
+ 'tril_int': '{ lambda ; a:i32[2,2]. let\n'
+             '    b:i32[2,2] = jit[\n'
+             '      name=tril\n'
+             '      jaxpr={ lambda ; a:i32[2,2]. let\n'
+             '          c:i32[2,2] = iota[dimension=0 dtype=int32 shape=(2, 2) sharding=None] \n'
+             '          d:i32[2,2] = add c 0:i32[]\n'
+             '          e:i32[2,2] = iota[dimension=1 dtype=int32 shape=(2, 2) sharding=None] \n'
+             '          f:bool[2,2] = ge d e\n'
+             '          g:i32[2,2] = broadcast_in_dim 0:i32[]\n'
+             '          b:i32[2,2] = select_n f g a\n'
+             '        in (b,) }\n'
+             '    ] a\n'
+             '  in (b,) }',
+ 'tril_k_neg': '{ lambda ; a:f32[3,4]. let\n'
+               '    b:f32[3,4] = jit[\n'
+               '      name=tril\n'
+               '      jaxpr={ lambda ; a:f32[3,4]. let\n'
+               '          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] \n'
+               '          d:i32[3,4] = add c -1:i32[]\n'
+               '          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] \n'
+               '          f:bool[3,4] = ge d e\n'
+               '          g:f32[3,4] = broadcast_in_dim 0.0:f32[]\n'
+               '          b:f32[3,4] = select_n f g a\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'triu_batched': '{ lambda ; a:f32[2,3,3]. let\n'
+                 '    b:f32[2,3,3] = jit[\n'
+                 '      name=triu\n'
+                 '      jaxpr={ lambda ; a:f32[2,3,3]. let\n'
+                 '          c:i32[3,3] = iota[dimension=0 dtype=int32 shape=(3, 3) sharding=None] \n'
+                 '          d:i32[3,3] = add c -1:i32[]\n'
+                 '          e:i32[3,3] = iota[dimension=1 dtype=int32 shape=(3, 3) sharding=None] \n'
+                 '          f:bool[3,3] = ge d e\n'
+                 '          g:bool[2,3,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] f\n'
+                 '          h:f32[2,3,3] = broadcast_in_dim 0.0:f32[]\n'
+                 '          b:f32[2,3,3] = select_n g a h\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'triu_k1': '{ lambda ; a:f32[3,4]. let\n'
+            '    b:f32[3,4] = jit[\n'
+            '      name=triu\n'
+            '      jaxpr={ lambda ; a:f32[3,4]. let\n'
+            '          c:i32[3,4] = iota[dimension=0 dtype=int32 shape=(3, 4) sharding=None] \n'
+            '          d:i32[3,4] = add c 0:i32[]\n'
+            '          e:i32[3,4] = iota[dimension=1 dtype=int32 shape=(3, 4) sharding=None] \n'
+            '          f:bool[3,4] = ge d e\n'
+            '          g:f32[3,4] = broadcast_in_dim 0.0:f32[]\n'
+            '          b:f32[3,4] = select_n f a g\n'
+            '        in (b,) }\n'
+            '    ] a\n'
+            '  in (b,) }'}
+TRI_ROLL_VALUES = {'roll': [[12.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]],
+ 'roll_axes': [[12.0, 9.0, 10.0, 11.0], [4.0, 1.0, 2.0, 3.0], [8.0, 5.0, 6.0, 7.0]],
+ 'roll_axis0': [[5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0], [1.0, 2.0, 3.0, 4.0]],
+ 'roll_grad': [[6.0, 8.0, 2.0, 4.0], [14.0, 16.0, 10.0, 12.0], [22.0, 24.0, 18.0, 20.0]],
+ 'roll_jit_traced': [[2.0, 3.0, 4.0, 1.0], [6.0, 7.0, 8.0, 5.0], [10.0, 11.0, 12.0, 9.0]],
+ 'tril_-1': [[0.0, 0.0, 0.0, 0.0], [5.0, 0.0, 0.0, 0.0], [9.0, 10.0, 0.0, 0.0]],
+ 'tril_-2': [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [9.0, 0.0, 0.0, 0.0]],
+ 'tril_0': [[1.0, 0.0, 0.0, 0.0], [5.0, 6.0, 0.0, 0.0], [9.0, 10.0, 11.0, 0.0]],
+ 'tril_1': [[1.0, 2.0, 0.0, 0.0], [5.0, 6.0, 7.0, 0.0], [9.0, 10.0, 11.0, 12.0]],
+ 'tril_3': [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]],
+ 'tril_grad': [[2.0, 0.0, 0.0, 0.0], [10.0, 12.0, 0.0, 0.0], [18.0, 20.0, 22.0, 0.0]],
+ 'tril_jit': [[1.0, 2.0, 0.0, 0.0], [5.0, 6.0, 7.0, 0.0], [9.0, 10.0, 11.0, 12.0]],
+ 'tril_vmap': [[[0.0, 0.0, 0.0], [3.0, 4.0, 0.0], [6.0, 7.0, 8.0]],
+               [[9.0, 0.0, 0.0], [12.0, 13.0, 0.0], [15.0, 16.0, 17.0]]],
+ 'triu_-1': [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [0.0, 10.0, 11.0, 12.0]],
+ 'triu_-2': [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]],
+ 'triu_0': [[1.0, 2.0, 3.0, 4.0], [0.0, 6.0, 7.0, 8.0], [0.0, 0.0, 11.0, 12.0]],
+ 'triu_1': [[0.0, 2.0, 3.0, 4.0], [0.0, 0.0, 7.0, 8.0], [0.0, 0.0, 0.0, 12.0]],
+ 'triu_3': [[0.0, 0.0, 0.0, 4.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]],
+ 'triu_batched': [[[0.0, 1.0, 2.0], [0.0, 0.0, 5.0], [0.0, 0.0, 0.0]],
+                  [[0.0, 10.0, 11.0], [0.0, 0.0, 14.0], [0.0, 0.0, 0.0]]]}
+
+
+@pytest.mark.parametrize("name", sorted(TRI_ROLL_TEXTS))
+def test_tri_roll_text_as_jax(name):
+    got = tri_roll_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == TRI_ROLL_TEXTS[name]
+
+
+def test_tri_roll_values_as_jax():
+    got = tri_roll_values(jax, jnp, lax)
+    assert sorted(got) == sorted(TRI_ROLL_VALUES)
+    for k, want in TRI_ROLL_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
+    x = np.arange(1., 13.).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.tril(x, 1)), np.tril(x, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.roll(x, (1, -3), (0, 1))), np.roll(x, (1, -3), (0, 1)))
