@@ -979,3 +979,166 @@ def test_tri_roll_values_as_jax():
     x = np.arange(1., 13.).reshape(3, 4)
     np.testing.assert_array_equal(np.asarray(jnp.tril(x, 1)), np.tril(x, 1))
     np.testing.assert_array_equal(np.asarray(jnp.roll(x, (1, -3), (0, 1))), np.roll(x, (1, -3), (0, 1)))
+
+
+# ---- ``jnp.nansum``/``nanmean`` as JAX's jitted ones (nanmean: the non-NaN count in the result dtype, then
+# nansum, then one div) ----
+
+def nan_texts(jax, jnp, lax):
+    v, x = jnp.arange(4.), jnp.ones((2, 3))
+    c = {}
+    c["nansum"] = lambda: jax.make_jaxpr(jnp.nansum)(v)
+    c["nanmean"] = lambda: jax.make_jaxpr(jnp.nanmean)(v)
+    c["nansum_axis_keep"] = lambda: jax.make_jaxpr(lambda x: jnp.nansum(x, axis=1, keepdims=True))(x)
+    c["nanmean_axis0"] = lambda: jax.make_jaxpr(lambda x: jnp.nanmean(x, axis=0))(x)
+    c["nanmean_int"] = lambda: jax.make_jaxpr(jnp.nanmean)(jnp.arange(3))
+    c["nansum_int"] = lambda: jax.make_jaxpr(jnp.nansum)(jnp.arange(3))
+    return c
+
+
+def nan_values(jax, jnp, lax):
+    x = jnp.array([[1., jnp.nan, 3.], [jnp.nan, jnp.nan, 6.]])
+    out = {}
+    out["nansum"] = jnp.nansum(x).tolist()
+    out["nansum_axis0"] = jnp.nansum(x, axis=0).tolist()
+    out["nanmean"] = jnp.nanmean(x).tolist()
+    out["nanmean_axis1_keep"] = jnp.nanmean(x, axis=1, keepdims=True).tolist()
+    out["nanmean_all_nan_col"] = jnp.nanmean(x, axis=0).tolist()
+    out["nanmean_where"] = jnp.nanmean(x, axis=1, where=jnp.array([[True, True, False], [True, True, True]])).tolist()
+    out["nanmean_jit"] = jax.jit(lambda x: jnp.nanmean(x, axis=(0, 1)))(x).tolist()
+    out["nansum_grad"] = jnp.nan_to_num(jax.grad(lambda x: jnp.nansum(x * x))(x)).tolist()
+    out["nanmean_int"] = jnp.nanmean(jnp.arange(4)).tolist()
+    return out
+
+
+NAN_TEXTS = {'nanmean': '{ lambda ; a:f32[4]. let\n'
+            '    b:f32[] = jit[\n'
+            '      name=nanmean\n'
+            '      jaxpr={ lambda ; a:f32[4]. let\n'
+            '          c:bool[4] = ne a a\n'
+            '          d:bool[4] = not c\n'
+            '          e:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] d\n'
+            '          f:f32[4] = convert_element_type[new_dtype=float32 weak_type=False] e\n'
+            '          g:f32[] = reduce_sum[axes=(0,) out_sharding=None] f\n'
+            '          h:f32[] = jit[\n'
+            '            name=nansum\n'
+            '            jaxpr={ lambda ; a:f32[4]. let\n'
+            '                i:bool[4] = ne a a\n'
+            '                j:f32[4] = jit[\n'
+            '                  name=_where\n'
+            '                  jaxpr={ lambda ; i:bool[4] k:f32[] a:f32[4]. let\n'
+            '                      l:f32[4] = broadcast_in_dim k\n'
+            '                      j:f32[4] = select_n i a l\n'
+            '                    in (j,) }\n'
+            '                ] i 0.0:f32[] a\n'
+            '                h:f32[] = reduce_sum[axes=(0,) out_sharding=None] j\n'
+            '              in (h,) }\n'
+            '          ] a\n'
+            '          b:f32[] = div h g\n'
+            '        in (b,) }\n'
+            '    ] a\n'
+            '  in (b,) }',
+ 'nanmean_axis0': '{ lambda ; a:f32[2,3]. let\n'
+                  '    b:f32[3] = jit[\n'
+                  '      name=nanmean\n'
+                  '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                  '          c:bool[2,3] = ne a a\n'
+                  '          d:bool[2,3] = not c\n'
+                  '          e:i32[2,3] = convert_element_type[new_dtype=int32 weak_type=False] d\n'
+                  '          f:f32[2,3] = convert_element_type[new_dtype=float32 weak_type=False] e\n'
+                  '          g:f32[3] = reduce_sum[axes=(0,) out_sharding=None] f\n'
+                  '          h:f32[3] = jit[\n'
+                  '            name=nansum\n'
+                  '            jaxpr={ lambda ; a:f32[2,3]. let\n'
+                  '                i:bool[2,3] = ne a a\n'
+                  '                j:f32[2,3] = jit[\n'
+                  '                  name=_where\n'
+                  '                  jaxpr={ lambda ; i:bool[2,3] k:f32[] a:f32[2,3]. let\n'
+                  '                      l:f32[2,3] = broadcast_in_dim k\n'
+                  '                      j:f32[2,3] = select_n i a l\n'
+                  '                    in (j,) }\n'
+                  '                ] i 0.0:f32[] a\n'
+                  '                h:f32[3] = reduce_sum[axes=(0,) out_sharding=None] j\n'
+                  '              in (h,) }\n'
+                  '          ] a\n'
+                  '          b:f32[3] = div h g\n'
+                  '        in (b,) }\n'
+                  '    ] a\n'
+                  '  in (b,) }',
+ 'nanmean_int': '{ lambda ; a:i32[3]. let\n'
+                '    b:f32[] = jit[\n'
+                '      name=nanmean\n'
+                '      jaxpr={ lambda ; a:i32[3]. let\n'
+                '          c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+                '          d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n'
+                '          b:f32[] = div d 3.0:f32[]\n'
+                '        in (b,) }\n'
+                '    ] a\n'
+                '  in (b,) }',
+ 'nansum': '{ lambda ; a:f32[4]. let\n'
+           '    b:f32[] = jit[\n'
+           '      name=nansum\n'
+           '      jaxpr={ lambda ; a:f32[4]. let\n'
+           '          c:bool[4] = ne a a\n'
+           '          d:f32[4] = jit[\n'
+           '            name=_where\n'
+           '            jaxpr={ lambda ; c:bool[4] e:f32[] a:f32[4]. let\n'
+           '                f:f32[4] = broadcast_in_dim e\n'
+           '                d:f32[4] = select_n c a f\n'
+           '              in (d,) }\n'
+           '          ] c 0.0:f32[] a\n'
+           '          b:f32[] = reduce_sum[axes=(0,) out_sharding=None] d\n'
+           '        in (b,) }\n'
+           '    ] a\n'
+           '  in (b,) }',
+ 'nansum_axis_keep': '{ lambda ; a:f32[2,3]. let\n'
+                     '    b:f32[2,1] = jit[\n'
+                     '      name=nansum\n'
+                     '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                     '          c:bool[2,3] = ne a a\n'
+                     '          d:f32[2,3] = jit[\n'
+                     '            name=_where\n'
+                     '            jaxpr={ lambda ; c:bool[2,3] e:f32[] a:f32[2,3]. let\n'
+                     '                f:f32[2,3] = broadcast_in_dim e\n'
+                     '                d:f32[2,3] = select_n c a f\n'
+                     '              in (d,) }\n'
+                     '          ] c 0.0:f32[] a\n'
+                     '          g:f32[2] = reduce_sum[axes=(1,) out_sharding=None] d\n'
+                     '          b:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g\n'
+                     '        in (b,) }\n'
+                     '    ] a\n'
+                     '  in (b,) }',
+ 'nansum_int': '{ lambda ; a:i32[3]. let\n'
+               '    b:i32[] = jit[\n'
+               '      name=nansum\n'
+               '      jaxpr={ lambda ; a:i32[3]. let\n'
+               '          b:i32[] = reduce_sum[axes=(0,) out_sharding=None] a\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }'}
+NAN_VALUES = {'nanmean': 3.3333332538604736,
+ 'nanmean_all_nan_col': [1.0, np.nan, 4.5],
+ 'nanmean_axis1_keep': [[2.0], [6.0]],
+ 'nanmean_int': 1.5,
+ 'nanmean_jit': 3.3333332538604736,
+ 'nanmean_where': [1.0, 6.0],
+ 'nansum': 10.0,
+ 'nansum_axis0': [1.0, 0.0, 9.0],
+ 'nansum_grad': [[2.0, 0.0, 6.0], [0.0, 0.0, 12.0]]}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_TEXTS))
+def test_nan_text_as_jax(name):
+    got = nan_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == NAN_TEXTS[name]
+
+
+def test_nan_values_as_jax():
+    got = nan_values(jax, jnp, lax)
+    assert sorted(got) == sorted(NAN_VALUES)
+    for k, want in NAN_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
