@@ -1142,3 +1142,91 @@ def test_nan_values_as_jax():
     assert sorted(got) == sorted(NAN_VALUES)
     for k, want in NAN_VALUES.items():
         np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=1e-6, err_msg=k)
+
+
+# ---- ``gelu(approximate=False)``'s final ``copy`` (JAX's jnp.array of the result) ----
+
+def gelu_texts(jax, jnp, lax):
+    c = {}
+    c["gelu_exact"] = lambda: jax.make_jaxpr(lambda v: jax.nn.gelu(v, approximate=False))(jnp.arange(4.))
+    c["gelu_exact_int"] = lambda: jax.make_jaxpr(lambda v: jax.nn.gelu(v, approximate=False))(jnp.arange(3))
+    c["erfc_grad_ops"] = lambda: " ".join(e.primitive.name for e in jax.make_jaxpr(jax.grad(lax.erfc))(1.).eqns)
+    c["erf_grad_ops"] = lambda: " ".join(e.primitive.name for e in jax.make_jaxpr(jax.grad(lax.erf))(1.).eqns)
+    return c
+
+
+def gelu_values(jax, jnp, lax):
+    v = jnp.linspace(-3., 3., 7)
+    out = {}
+    out["gelu_exact"] = jax.nn.gelu(v, approximate=False).tolist()
+    out["gelu_exact_jit"] = jax.jit(lambda v: jax.nn.gelu(v, approximate=False))(v).tolist()
+    out["gelu_exact_grad"] = jax.vmap(jax.grad(lambda v: jax.nn.gelu(v, approximate=False)))(v).tolist()
+    out["erf_inv_grad"] = jax.vmap(jax.grad(lax.erf_inv))(v / 4).tolist()
+    return out
+
+
+GELU_TEXTS = {'erf_grad_ops': 'erf square neg exp mul mul',
+ 'erfc_grad_ops': 'erfc square neg exp mul mul',
+ 'gelu_exact': '{ lambda ; a:f32[4]. let\n'
+               '    b:f32[4] = mul 0.5:f32[] a\n'
+               '    c:f32[4] = neg a\n'
+               '    d:f32[4] = mul c 0.7071067690849304:f32[]\n'
+               '    e:f32[4] = erfc d\n'
+               '    f:f32[4] = mul b e\n'
+               '    g:f32[4] = copy f\n'
+               '  in (g,) }',
+ 'gelu_exact_int': '{ lambda ; a:i32[3]. let\n'
+                   '    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+                   '    c:f32[3] = mul 0.5:f32[] b\n'
+                   '    d:f32[3] = neg b\n'
+                   '    e:f32[3] = mul d 0.7071067690849304:f32[]\n'
+                   '    f:f32[3] = erfc e\n'
+                   '    g:f32[3] = mul c f\n'
+                   '    h:f32[3] = copy g\n'
+                   '  in (h,) }'}
+GELU_VALUES = {'erf_inv_grad': [1.7174997329711914,
+                  1.1125849485397339,
+                  0.9323782920837402,
+                  0.8862269520759583,
+                  0.9323782920837402,
+                  1.1125849485397339,
+                  1.7174997329711914],
+ 'gelu_exact': [-0.0040496960282325745,
+                -0.045500267297029495,
+                -0.1586552858352661,
+                0.0,
+                0.8413447141647339,
+                1.9544997215270996,
+                2.995950222015381],
+ 'gelu_exact_grad': [-0.011945651844143867,
+                     -0.08523181825876236,
+                     -0.08331544697284698,
+                     0.5,
+                     1.0833154916763306,
+                     1.0852317810058594,
+                     1.0119456052780151],
+ 'gelu_exact_jit': [-0.0040496960282325745,
+                    -0.045500267297029495,
+                    -0.1586552858352661,
+                    0.0,
+                    0.8413447141647339,
+                    1.9544997215270996,
+                    2.995950222015381]}
+
+
+@pytest.mark.parametrize("name", sorted(GELU_TEXTS))
+def test_gelu_text_as_jax(name):
+    got = gelu_texts(jax, jnp, lax)[name]
+    try:
+        got = str(got())
+    except Exception as e:  # noqa: BLE001 - the recorded text is the error's
+        got = f"{type(e).__name__}: {e}"
+    assert got == GELU_TEXTS[name]
+
+
+def test_gelu_values_as_jax():
+    got = gelu_values(jax, jnp, lax)
+    assert sorted(got) == sorted(GELU_VALUES)
+    for k, want in GELU_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=2e-6,
+                                   atol=1e-7, err_msg=k)

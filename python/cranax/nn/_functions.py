@@ -12,6 +12,7 @@ from ..api import jit as _jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..numpy import _promotion
+from ..primitives import structural as _st
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
            "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish",
@@ -168,7 +169,8 @@ def gelu(x, approximate=True):
         c = _np.sqrt(2 / _np.pi).astype(dt)
         cdf = 0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * (x ** 3))))
         return x * cdf
-    return jnp.asarray(0.5 * x * lax.erfc(-x * _np.sqrt(0.5).astype(dt)), dtype=dt)
+    # JAX's jnp.array(..., dtype) of the result: a ``copy`` equation
+    return _st.copy_p.bind(jnp.asarray(0.5 * x * lax.erfc(-x * _np.sqrt(0.5).astype(dt)), dtype=dt))
 
 
 def glu(x, axis=-1):

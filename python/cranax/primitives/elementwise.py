@@ -778,12 +778,13 @@ _ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 _ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
 _ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans)))
 _ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
+# (``square``, as JAX's rules print it)
 _ad.defjvp(erf_p, lambda g, x: mul(_c(x, 2 / np.sqrt(np.pi)),
-                                   mul(g, exp(neg(integer_pow(x, 2))))))
+                                   mul(g, exp(neg(square(x))))))
 _ad.defjvp(erfc_p, lambda g, x: mul(_c(x, -2 / np.sqrt(np.pi)),
-                                    mul(g, exp(neg(integer_pow(x, 2))))))
+                                    mul(g, exp(neg(square(x))))))
 _ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
-                                                    exp(integer_pow(ans, 2)))))
+                                                    exp(square(ans)))))
 # d/dp ndtri(p) = 1 / φ(ndtri(p)) = √(2π)·exp(x²/2); 0 at p = 0 and 1 (±inf), where JAX's composition
 # differentiates a constant branch.
 _ad.defjvp2(ndtri_p, lambda g, ans, x: mul(g, select_n(
