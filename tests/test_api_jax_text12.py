@@ -1230,3 +1230,81 @@ def test_gelu_values_as_jax():
     for k, want in GELU_VALUES.items():
         np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=2e-6,
                                    atol=1e-7, err_msg=k)
+
+
+# ---- ``jax.nn.logsumexp`` subtracts the kept-dims max (``f32[1]``, ``f32[3,1]``) directly ----
+
+def lse_texts(jax, jnp, lax):
+    x = jnp.ones((3, 4))
+    c = {}
+    c["lse_all"] = lambda: jax.make_jaxpr(jax.nn.logsumexp)(jnp.arange(4.))
+    c["lse_axis1"] = lambda: jax.make_jaxpr(lambda x: jax.nn.logsumexp(x, axis=1))(x)
+    return c
+
+
+def lse_values(jax, jnp, lax):
+    x = jnp.arange(12.).reshape(3, 4) / 3
+    out = {}
+    out["axis1"] = jax.nn.logsumexp(x, axis=1).tolist()
+    out["grad_axis0"] = jax.grad(lambda x: jax.nn.logsumexp(x, axis=0).sum())(x).tolist()
+    out["jit_grad_b"] = jax.jit(jax.grad(lambda x: jax.nn.logsumexp(x, axis=(0, 1), b=x)))(x).tolist()
+    out["vmap"] = jax.vmap(jax.nn.logsumexp)(x).tolist()
+    out["scalar"] = jax.nn.logsumexp(3.).tolist()
+    out["keepdims"] = jax.nn.logsumexp(x, axis=0, keepdims=True).tolist()
+    return out
+
+
+LSE_TEXTS = {'lse_all': '{ lambda ; a:f32[4]. let\n'
+            '    b:f32[] = reduce_max[axes=(0,)] a\n'
+            '    c:f32[] = max -inf:f32[] b\n'
+            '    d:bool[] = is_finite c\n'
+            '    e:f32[] = select_n d 0.0:f32[] c\n'
+            '    f:f32[] = stop_gradient e\n'
+            '    g:f32[1] = broadcast_in_dim f\n'
+            '    h:f32[4] = sub a g\n'
+            '    i:f32[4] = exp h\n'
+            '    j:f32[] = reduce_sum[axes=(0,) out_sharding=None] i\n'
+            '    _:f32[] = sign j\n'
+            '    k:f32[] = abs j\n'
+            '    l:f32[] = log k\n'
+            '    m:f32[] = add l f\n'
+            '  in (m,) }',
+ 'lse_axis1': '{ lambda ; a:f32[3,4]. let\n'
+              '    b:f32[3] = reduce_max[axes=(1,)] a\n'
+              '    c:f32[3] = max -inf:f32[] b\n'
+              '    d:bool[3] = is_finite c\n'
+              '    e:f32[3] = broadcast_in_dim 0.0:f32[]\n'
+              '    f:f32[3] = select_n d e c\n'
+              '    g:f32[3] = stop_gradient f\n'
+              '    h:f32[3,1] = broadcast_in_dim[broadcast_dimensions=(0,)] g\n'
+              '    i:f32[3,4] = sub a h\n'
+              '    j:f32[3,4] = exp i\n'
+              '    k:f32[3] = reduce_sum[axes=(1,) out_sharding=None] j\n'
+              '    _:f32[3] = sign k\n'
+              '    l:f32[3] = abs k\n'
+              '    m:f32[3] = log l\n'
+              '    n:f32[3] = add m g\n'
+              '  in (n,) }'}
+LSE_VALUES = {'axis1': [1.9546756744384766, 3.2880091667175293, 4.621342658996582],
+ 'grad_axis0': [[0.05212246626615524, 0.05212246626615524, 0.05212246626615524, 0.05212246626615524],
+                [0.19773533940315247, 0.19773535430431366, 0.19773530960083008, 0.19773535430431366],
+                [0.7501422166824341, 0.7501422166824341, 0.7501422166824341, 0.7501422166824341]],
+ 'jit_grad_b': [[0.0, 0.004738241899758577, 0.008265937678515911, 0.013843254186213017],
+                [0.022539785131812096, 0.035950638353824615, 0.05644479766488075, 0.08752787113189697],
+                [0.13437046110630035, 0.20457716286182404, 0.30930304527282715, 0.464872270822525]],
+ 'keepdims': [[2.9541592597961426, 3.287492513656616, 3.620826005935669, 3.9541592597961426]],
+ 'scalar': 3.0,
+ 'vmap': [1.9546756744384766, 3.2880091667175293, 4.621342658996582]}
+
+
+@pytest.mark.parametrize("name", sorted(LSE_TEXTS))
+def test_lse_text_as_jax(name):
+    assert str(lse_texts(jax, jnp, lax)[name]()) == LSE_TEXTS[name]
+
+
+def test_lse_values_as_jax():
+    got = lse_values(jax, jnp, lax)
+    assert sorted(got) == sorted(LSE_VALUES)
+    for k, want in LSE_VALUES.items():
+        np.testing.assert_allclose(np.asarray(got[k], np.float64), np.asarray(want, np.float64), rtol=2e-6,
+                                   atol=1e-7, err_msg=k)

@@ -248,7 +248,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-_np.inf)
     amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
     amax_b = amax if keepdims else jnp.expand_dims(amax, dims)
-    e = lax.exp(lax.sub(a, jnp.broadcast_to(amax_b, a.shape)))
+    e = lax.exp(lax.sub(a, amax_b))   # the kept size-1 dims broadcast in the sub itself (as JAX's)
     if b is not None:
         e = lax.mul(e, b)
     s = jnp.sum(e, axis=dims, keepdims=keepdims, where=where)
