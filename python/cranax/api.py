@@ -28,6 +28,7 @@ from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info, trace_to_jaxpr
+from .jaxpr import ClosedJaxpr, Jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
@@ -686,25 +687,33 @@ class JitWrapped(Wrapped):
         ``Ref{...}`` inputs (as JAX prints it); ``_NOT_STAGED`` for any other call."""
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        # refs the function closes over are its leading inputs, as JAX hoists them
-        crefs = [r for r in _state.closure_refs(self._fun) if _state.staged_ref_args([r])]
+        # refs the function closes over: those made in the trace are its leading inputs (JAX's closure
+        # conversion), eager ones (JAX's Ref consts) its trailing ones
+        crefs = _state.staged_closure_refs(self._fun)
         if not crefs and not _state.staged_ref_args(leaves):
             return _NOT_STAGED
-        in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in crefs + leaves]
+        lead = [r for r in crefs if not r._val.const]
+        trail = [r for r in crefs if r._val.const]
+        order = lead + leaves + trail
+        in_avals = [x._ref_aval() if isinstance(x, _state.Ref) else get_aval(x) for x in order]
         flat, store = self._flat_fun(statics, in_tree)
+        nl, nleaves = len(lead), len(leaves)
 
         def with_closure(*args):
-            saved = [_state.bind(r, w._val) for r, w in zip(crefs, args)]   # the inner Ref variables
+            inner = list(args[:nl]) + list(args[nl + nleaves:])
+            saved = [_state.bind_staged(r, w) for r, w in zip(lead + trail, inner)]   # the inner Ref variables
             try:
-                return flat(*args[len(crefs):])
+                return flat(*args[nl:nl + nleaves])
             finally:
-                for r, sv in zip(crefs, saved):
+                for r, sv in zip(lead + trail, saved):
                     _state.restore(r, sv)
         names = self._arg_names(in_tree, statics)
-        dbg = debug_info(self._fun, "jit", None if names is None else [""] * len(crefs) + list(names))
+        dbg = debug_info(self._fun, "jit", None if names is None else [""] * nl + list(names) + [""] * len(trail))
         closed = _state.stage_nested(lambda: trace_to_jaxpr(with_closure, in_avals, dbg))
         jaxpr, consts = closed.hoist_consts()
-        vals = [x._val.tracer if isinstance(x, _state.Ref) else x for x in crefs + leaves]
+        vals = [x._val.tracer if isinstance(x, _state.Ref) else x for x in order]
+        if trail and any(isinstance(c, Tracer) for c in consts):
+            jaxpr, consts, vals = _refs_with_closure(jaxpr, consts, vals, len(trail))
         outs = jit_p.bind(*consts, *vals, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(store["tree"], outs)
 
@@ -857,6 +866,26 @@ class JitWrapped(Wrapped):
 
     def __repr__(self):
         return f"<CompiledFunction of {self._fun!r}>"
+
+
+def _refs_with_closure(jaxpr, consts, vals, ntrail):
+    """A staged jit that closes over traced values too: JAX converts its closed-over eager refs with them, so
+    they lead together, in the order the body first uses them. ``jaxpr``'s invars are the hoisted consts,
+    the arguments, then the ``ntrail`` refs."""
+    j = jaxpr.jaxpr
+    nc, n = len(consts), len(j.invars)
+    first = {}
+    for k, e in enumerate(j.eqns):
+        for v in e.invars:
+            first.setdefault(id(v), k)
+    group = list(range(nc)) + list(range(n - ntrail, n))
+    tr = [i for i in group if i >= nc or isinstance(consts[i], Tracer)]
+    rest = [i for i in range(nc) if i not in tr]   # constant arrays stay first
+    tr.sort(key=lambda i: first.get(id(j.invars[i]), len(j.eqns)))
+    perm = rest + tr + list(range(nc, n - ntrail))
+    allv = list(consts) + list(vals)
+    new = ClosedJaxpr(Jaxpr([], [j.invars[i] for i in perm], j.outvars, j.eqns), [])
+    return new, [], [allv[i] for i in perm]
 
 
 class _NeedsPlumbing(Exception):

@@ -12,6 +12,7 @@ from ..api import jit as _jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..numpy import _promotion
+from ..primitives import structural as _st
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
            "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish",
@@ -168,7 +169,8 @@ def gelu(x, approximate=True):
         c = _np.sqrt(2 / _np.pi).astype(dt)
         cdf = 0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * (x ** 3))))
         return x * cdf
-    return jnp.asarray(0.5 * x * lax.erfc(-x * _np.sqrt(0.5).astype(dt)), dtype=dt)
+    # JAX's jnp.array(..., dtype) of the result: a ``copy`` equation
+    return _st.copy_p.bind(jnp.asarray(0.5 * x * lax.erfc(-x * _np.sqrt(0.5).astype(dt)), dtype=dt))
 
 
 def glu(x, axis=-1):
@@ -246,7 +248,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-_np.inf)
     amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
     amax_b = amax if keepdims else jnp.expand_dims(amax, dims)
-    e = lax.exp(lax.sub(a, jnp.broadcast_to(amax_b, a.shape)))
+    e = lax.exp(lax.sub(a, amax_b))   # the kept size-1 dims broadcast in the sub itself (as JAX's)
     if b is not None:
         e = lax.mul(e, b)
     s = jnp.sum(e, axis=dims, keepdims=keepdims, where=where)

@@ -5,7 +5,9 @@ arrays (and traced scalars) are *advanced* indices: they broadcast together and 
 NumPy's placement of the broadcast dims (where the advanced indices stand when they are adjacent, in front
 otherwise); negative indices count from the end and out-of-range reads clamp, as JAX documents. Boolean
 masks must be concrete (their ``nonzero`` gives the index arrays); under ``jit`` use ``jnp.where(mask,
-size=...)``. ``.at[idx]`` updates scatter every indexed element; out-of-range updates are dropped.
+size=...)``. ``.at[idx]`` updates of static ints, traced integer scalars and full slices are one window
+scatter with the ints as its index vector (JAX's ``_index_to_gather``: sorted, unique); other indices
+scatter every indexed element. Out-of-range updates are dropped.
 """
 import numpy as np
 
@@ -382,10 +384,71 @@ _SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "multiply": _la.scat
             "min": _la.scatter_min_p, "max": _la.scatter_max_p}
 
 
+def _static_int_dims(idx, shape):
+    """``(dims, ints)`` when ``idx`` is static ints (negatives from the end), traced integer scalars and full slices (``:``, one
+    ``...``) with at least one int; else None."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    n_ell = sum(1 for it in items if it is Ellipsis)
+    n_real = len(items) - n_ell
+    if n_ell > 1 or n_real > len(shape):
+        return None
+    full = []
+    for it in items:
+        full.extend([slice(None)] * (len(shape) - n_real) if it is Ellipsis else [it])
+    full.extend([slice(None)] * (len(shape) - len(full)))
+    dims, ints = [], []
+    for d, (n, it) in enumerate(zip(shape, full)):
+        if isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            k = int(it)
+            dims.append(d)
+            ints.append(k + n if k < 0 else k)   # out of range stays so (the scatter drops it, as JAX's)
+        elif (isinstance(it, Tracer) and it.aval.ndim == 0 and np.issubdtype(it.aval.dtype, np.integer)
+              and it.aval.dtype != np.bool_):
+            dims.append(d)   # a traced scalar: normalized in the scatter (as JAX's _normalize_index)
+            ints.append(it)
+        elif not (isinstance(it, slice) and it.start is None and it.stop is None and it.step is None):
+            return None
+    return (dims, ints) if dims else None
+
+
+def _scatter_static(x, av, dims, ints, values, kind, mode):
+    """JAX's ``_index_to_gather`` for static ints and full slices: one window scatter whose index vector
+    holds the ints (``broadcast_in_dim 3:i32[]``), sorted and unique."""
+    cols = []
+    for d, k in zip(dims, ints):
+        if isinstance(k, Tracer):   # negative counts from the end: select_n(k < 0, k, k + n)
+            a = k.aval
+            k = lax.select_n(lax.lt(k, typed_scalar(0, a.dtype, a.weak_type)), k,
+                             lax.add(k, typed_scalar(av.shape[d], a.dtype, a.weak_type)))
+            k = lax._convert(k, np.dtype(np.int32), False)
+        else:
+            k = typed_scalar(k, np.dtype(np.int32), False)
+        cols.append(lax.broadcast_in_dim(k, (1,), ()))
+    ind = cols[0] if len(cols) == 1 else lax.concatenate(cols, 0)
+    upd_shape = tuple(n for d, n in enumerate(av.shape) if d not in dims)
+    values = asarray(values)
+    vav = get_aval(values)
+    if vav.dtype != av.dtype:
+        values = lax._convert(values, av.dtype, av.weak_type)
+    try:
+        values = broadcast_to(values, upd_shape)
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shape {vav.shape} of the update values "
+                         f"and the indexed shape {upd_shape}") from None
+    dn = _la.ScatterDimensionNumbers(update_window_dims=tuple(range(len(upd_shape))),
+                                     inserted_window_dims=tuple(dims), scatter_dims_to_operand_dims=tuple(dims))
+    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=True,
+                               unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+
+
 def scatter_update(x, idx, values, kind, mode=None):
     """``x.at[idx].<kind>(values)``: every indexed element combined with the broadcast ``values``."""
     x = asarray(x)
     av = get_aval(x)
+    if av.ndim:
+        st = _static_int_dims(idx, av.shape)
+        if st is not None:
+            return _scatter_static(x, av, st[0], st[1], values, kind, mode)
     arrs, res_shape = _index_arrays(av.shape, idx)
     values = asarray(values)
     vav = get_aval(values)

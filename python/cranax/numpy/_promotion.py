@@ -217,13 +217,16 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     else:
         shape = _broadcast_shapes(name, [a.shape for a in avals])
     keep_rank0 = len(args) == 2 and len({a.ndim for a in avals if a.ndim}) < 2
-    out = []
+    conv = []
     for a, av in zip(args, avals):
         # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
         # one gets a convert_element_type[weak_type=False] equation (a literal just changes its flag).
         if av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
                               and type(a) is not TypedScalar):
             a = _convert(a, dt, weak)
+        conv.append(a)
+    out = []   # then the shapes, as JAX's promote_shapes(*promote_dtypes(*args)) orders the equations
+    for a, av in zip(conv, avals):
         # JAX's promote_shapes: a rank-0 operand stays rank-0 (lax's binary primitives take it with an
         # array; the lowering broadcasts it for the core), unless operands of several non-zero ranks meet.
         if rank_only and len(args) == 2 and av.ndim:
@@ -246,7 +249,8 @@ def _promote2_fast(x, y):
     ay = getattr(y, "aval", None)
     if ax is not None and ay is not None:
         if (type(x) is not TypedScalar and type(y) is not TypedScalar and ax.dtype == ay.dtype
-                and ax.weak_type == ay.weak_type and (ax.shape == ay.shape)):
+                and ax.weak_type == ay.weak_type and (ax.shape == ay.shape)
+                and not (ax.weak_type and ax.dtype.kind == "b")):   # weak bools meet as strong ones (JAX)
             return [x, y]
         return None
     if ax is not None:

@@ -454,6 +454,9 @@ def roll(a, shift, axis=None):
     shifts = (shift,) * len(axes) if isinstance(shift, (int, _np.integer)) or ndim(shift) == 0 else tuple(shift)
     if len(shifts) != len(axes):
         shifts = tuple(shifts) * len(axes) if len(shifts) == 1 else shifts
+    if all(isinstance(s, (int, _np.integer)) or isinstance(s, _np.ndarray) for s in shifts):
+        # static shifts: one jitted call, as JAX's _roll_static
+        return _roll_static(a, tuple(int(s) for s in shifts), tuple(_axis(ax, a.ndim) for ax in axes))
     for s, ax in zip(shifts, axes):
         ax = _axis(ax, a.ndim)
         n = a.shape[ax]
@@ -469,6 +472,20 @@ def roll(a, shift, axis=None):
             a2 = concatenate([a, a], ax)
             a = _la.dynamic_slice_in_dim(a2, start, n, ax)
     return a
+
+
+def _roll_static_body(a, shifts, axes):
+    for s, ax in zip(shifts, axes):
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        i = (-s) % n   # a zero shift still concatenates the whole and an empty slice (as JAX's)
+        a = concatenate([_la.slice_in_dim(a, i, n, 1, ax), _la.slice_in_dim(a, 0, i, 1, ax)], ax)
+    return a
+
+
+_roll_static_body.__name__ = "_roll_static"
+_roll_static = jit(_roll_static_body, static_argnums=(1, 2))
 
 
 def rot90(m, k=1, axes=(0, 1)):
@@ -545,20 +562,47 @@ def _tri_mask(shape, k, upper):
     return lax.ge(d, _np.int32(k)) if upper else lax.le(d, _np.int32(k))
 
 
+def _tri_bool(shape, k):
+    """JAX's ``tri`` mask of the last two axes of ``shape``: ``iota0 + k >= iota1`` (broadcast over the
+    leading axes)."""
+    n, m = shape[-2:]
+    rows = lax.broadcasted_iota(_np.int32, (n, m), 0)
+    mask = lax.ge(lax.add(rows, typed_scalar(k, _np.dtype(_np.int32), True)),
+                  lax.broadcasted_iota(_np.int32, (n, m), 1))
+    if len(shape) > 2:
+        mask = lax.broadcast(mask, tuple(shape[:-2]))
+    return mask
+
+
+def _tril(m, k):
+    return _ew.select(_tri_bool(m.shape, k), m, zeros_like(m))
+
+
+def _triu(m, k):
+    return _ew.select(_tri_bool(m.shape, k - 1), zeros_like(m), m)
+
+
+_tril.__name__, _triu.__name__ = "tril", "triu"   # the jit equations' names, as JAX's
+_tril_jit = jit(_tril, static_argnames=("k",))
+_triu_jit = jit(_triu, static_argnames=("k",))
+
+
 def tril(m, k=0):
-    """Lower triangle of the last two axes (elements above diagonal ``k`` zeroed). Mirrors
-    ``jax.numpy.tril``."""
+    """Lower triangle of the last two axes (elements above diagonal ``k`` zeroed), one jitted call (printed
+    ``jit[name=tril]``, JAX's ``iota + k >= iota`` mask). Mirrors ``jax.numpy.tril``."""
     m = asarray(m)
     if m.ndim < 2:
         raise ValueError("Argument to jax.numpy.tril must be at least 2D")
-    return where(_tri_mask(m.shape, int(k), False), m, zeros_like(m))
+    return _tril_jit(m, k=int(k))
 
 
 def triu(m, k=0):
+    """Upper triangle of the last two axes (elements below diagonal ``k`` zeroed), one jitted call (printed
+    ``jit[name=triu]``). Mirrors ``jax.numpy.triu``."""
     m = asarray(m)
     if m.ndim < 2:
         raise ValueError("Argument to jax.numpy.triu must be at least 2D")
-    return where(_tri_mask(m.shape, int(k), True), m, zeros_like(m))
+    return _triu_jit(m, k=int(k))
 
 
 def tril_indices(n, k=0, m=None):

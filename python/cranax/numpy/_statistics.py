@@ -8,6 +8,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..api import jit
 from ..core import Tracer, get_aval
 from ..errors import ConcretizationTypeError
 from ._creation import arange, full, linspace, zeros
@@ -39,12 +40,27 @@ def _is_inexact(a):
 
 # ---------------------------------------------------------------------------------------- nan reductions
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """``sum`` with NaNs counted as zero. Mirrors ``jax.numpy.nansum``."""
+def _nansum(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
     if _is_inexact(a):
         a = _where_nan(a, 0)
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+_nansum.__name__ = "nansum"   # the jit equation's name
+_nansum_jit = jit(_nansum, static_argnames=("axis", "dtype", "keepdims"))
+
+
+def _static_axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """``sum`` with NaNs counted as zero, one jitted call (printed ``jit[name=nansum]``, as JAX's). Mirrors
+    ``jax.numpy.nansum``."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.nansum is not supported.")
+    return _nansum_jit(a, axis=_static_axis(axis), dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -86,14 +102,26 @@ def _count(a, axis, keepdims, where_):
     return sum(ok, axis=axis, keepdims=keepdims)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """Mean of the non-NaN entries (NaN for none). Mirrors ``jax.numpy.nanmean``."""
+def _nanmean(a, axis=None, dtype=None, keepdims=False, where=None):
     a = asarray(a)
     if not _is_inexact(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    dt = dtype if dtype is not None else a.dtype
-    s = nansum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
-    return true_divide(s, astype(_count(a, axis, keepdims, where), s.dtype))
+    dt = _dtypes.canonicalize_dtype(dtype) if dtype is not None else a.dtype
+    # JAX's order: the count of non-NaNs in the result dtype, then nansum, then one div
+    normalizer = sum(lax.bitwise_not(lax.ne(a, a)), axis=axis, dtype=dt, keepdims=keepdims, where=where)
+    return lax.div(nansum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where), normalizer)
+
+
+_nanmean.__name__ = "nanmean"
+_nanmean_jit = jit(_nanmean, static_argnames=("axis", "dtype", "keepdims"))
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """Mean of the non-NaN entries (NaN for none), one jitted call (printed ``jit[name=nanmean]``, as JAX's).
+    Mirrors ``jax.numpy.nanmean``."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.nanmean is not supported.")
+    return _nanmean_jit(a, axis=_static_axis(axis), dtype=dtype, keepdims=keepdims, where=where)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):

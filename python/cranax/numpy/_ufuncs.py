@@ -74,20 +74,29 @@ def right_shift(x1, x2, /):
     return lax.shift_right_arithmetic(a, b)
 
 
+def _to_bool(x):
+    """JAX's logical ops' truth value: a bool stays as it is, anything else is ``ne x 0`` (the zero typed as
+    ``x``, weak when ``x`` is: the result keeps ``x``'s weak type)."""
+    av = get_aval(x)
+    if av.dtype == _np.bool_:
+        return x
+    return lax.ne(x, typed_scalar(0, av.dtype, av.weak_type))
+
+
 def logical_and(x1, x2, /):
-    return lax.bitwise_and(*_promote("logical_and", astype(x1, bool), astype(x2, bool), rank_only=True))
+    return lax.bitwise_and(*map(_to_bool, _promote("logical_and", x1, x2, rank_only=True)))
 
 
 def logical_or(x1, x2, /):
-    return lax.bitwise_or(*_promote("logical_or", astype(x1, bool), astype(x2, bool), rank_only=True))
+    return lax.bitwise_or(*map(_to_bool, _promote("logical_or", x1, x2, rank_only=True)))
 
 
 def logical_xor(x1, x2, /):
-    return lax.bitwise_xor(*_promote("logical_xor", astype(x1, bool), astype(x2, bool), rank_only=True))
+    return lax.bitwise_xor(*map(_to_bool, _promote("logical_xor", x1, x2, rank_only=True)))
 
 
 def logical_not(x, /):
-    return lax.bitwise_not(astype(x, bool))
+    return lax.bitwise_not(_to_bool(_promote("logical_not", x)[0]))
 
 
 def invert(x, /):
@@ -301,23 +310,39 @@ def isnan(x, /):
     return lax.ne(x, x)
 
 
-def isinf(x, /):
+def _inf_like(x, sign=1.0):
+    """``±inf`` typed as ``x``, strong (JAX's ``_constant_like``: the comparison gives a strong bool)."""
+    return typed_scalar(sign * _np.inf, get_aval(x).dtype, False)
+
+
+def _isinf(x):
     (x,) = _promote("isinf", x)
     if _is_complex(x):  # of either part
-        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
+        re, im = lax.real(x), lax.imag(x)   # both parts first (JAX's equation order)
+        return lax.bitwise_or(_isinf(re), _isinf(im))
     if not _is_float(x):
         return lax.full_like(x, False, _np.bool_)
-    return lax.eq(lax.abs(x), _np.inf)
+    return lax.eq(lax.abs(x), _inf_like(x))
+
+
+_isinf.__name__ = "isinf"   # the name the jit equation prints
+_isinf_jit = jit(_isinf)
+
+
+def isinf(x, /):
+    """True where ``x`` is ±inf (either part of a complex), as one jitted call (printed ``jit[name=isinf]``).
+    Mirrors ``jax.numpy.isinf``."""
+    return _isinf_jit(x)
 
 
 def isposinf(x, /):
     (x,) = _promote("isposinf", x)
-    return lax.eq(x, _np.inf) if _is_float(x) else lax.full_like(x, False, _np.bool_)
+    return lax.eq(x, _inf_like(x)) if _is_float(x) else lax.full_like(x, False, _np.bool_)
 
 
 def isneginf(x, /):
     (x,) = _promote("isneginf", x)
-    return lax.eq(x, -_np.inf) if _is_float(x) else lax.full_like(x, False, _np.bool_)
+    return lax.eq(x, _inf_like(x, -1.0)) if _is_float(x) else lax.full_like(x, False, _np.bool_)
 
 
 def signbit(x, /):
@@ -480,16 +505,25 @@ def angle(z, deg=False):
     return lax.mul(out, 180 / _np.pi) if deg else out
 
 
+def _zero_like(i):   # JAX's _lax_const: a zero typed (and weak) as ``i``
+    a = get_aval(i)
+    return typed_scalar(0, a.dtype, a.weak_type)
+
+
+@jit
 def iscomplex(x):
-    """True where the imaginary part of ``x`` is nonzero. Mirrors ``jax.numpy.iscomplex``."""
+    """True where the imaginary part of ``x`` is nonzero (one jitted call, as JAX's). Mirrors
+    ``jax.numpy.iscomplex``."""
     i = imag(x)
-    return lax.ne(i, lax.full_like(i, 0))
+    return lax.ne(i, _zero_like(i))
 
 
+@jit
 def isreal(x):
-    """True where the imaginary part of ``x`` is zero. Mirrors ``jax.numpy.isreal``."""
+    """True where the imaginary part of ``x`` is zero (one jitted call, as JAX's). Mirrors
+    ``jax.numpy.isreal``."""
     i = imag(x)
-    return lax.eq(i, lax.full_like(i, 0))
+    return lax.eq(i, _zero_like(i))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -817,7 +817,7 @@ def _trace_fun(fun, in_tree, in_avals, what, traced_for=None, dbg=None, refs=())
     store = {}
 
     def flat(*args):
-        saved = [_state.bind(r, w._val) for r, w in zip(refs, args)]
+        saved = [_state.bind_staged(r, w) for r, w in zip(refs, args)]
         try:
             out = fun(*tree_unflatten(in_tree, list(args[len(refs):])))
         finally:
@@ -914,8 +914,8 @@ def _bind_cond(index, branches, ops, ops_tree, what_outputs, out_names, traced_f
         # make_jaxpr staging refs: staged refs the branches close over are Ref{...} operands, as JAX prints them
         crefs = []
         for b in branches:
-            for r in _state.closure_refs(b):
-                if _state.staged_ref_args([r]) and not any(r is c for c in crefs):
+            for r in _state.staged_closure_refs(b):
+                if not any(r is c for c in crefs):
                     crefs.append(r)
         if crefs:
             return _state.stage_nested(lambda: _bind_cond_flat(index, branches, ops, ops_tree, what_outputs,
@@ -1109,8 +1109,7 @@ def while_loop(cond_fun, body_fun, init_val):
     ``jax.lax.while_loop`` (not reverse-differentiable)."""
     if _state.any_refs():   # array references the functions reach become extra carries
         # (make_jaxpr staging refs: functions closing over a staged ref take it as a Ref{...} const, as JAX)
-        crefs = [[r for r in _state.closure_refs(f) if _state.staged_ref_args([r])] if callable(f) else []
-                 for f in (cond_fun, body_fun)]
+        crefs = [_state.staged_closure_refs(f) for f in (cond_fun, body_fun)]
         if crefs[0] or crefs[1]:
             return _state.stage_nested(lambda: _while_loop(cond_fun, body_fun, init_val, refs=crefs))
         return _state.plumb_while(_while_loop, cond_fun, body_fun, init_val)
@@ -1192,8 +1191,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, x = loop_carry
             return (_ew.add(i, _ew._coerce(1, get_aval(i).dtype)), body_fun(i, x)), None
         unroll_n = 1 if unroll is None else unroll
-        crefs = ([r for r in _state.closure_refs(body_fun) if _state.staged_ref_args([r])]
-                 if _state.any_refs() else [])
+        crefs = _state.staged_closure_refs(body_fun) if _state.any_refs() else []
         if crefs:   # make_jaxpr staging refs: the staged refs body_fun closes over are Ref{...} consts (as JAX)
             dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
             dbg.arg_names = [""] * len(crefs) + list(dbg.arg_names)
@@ -1220,8 +1218,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         return _ew.add(i, _ew._coerce(1, get_aval(i).dtype)), up, body_fun(i, x)
     dbg = body_debug(body_fun, "fori_loop", (0, _positions(tree_flatten(init_val)[1])))
     dbg.arg_names = dbg.arg_names[:1] + ["upper"] + dbg.arg_names[1:]   # the carried bound body_fun never sees
-    crefs = ([r for r in _state.closure_refs(body_fun) if _state.staged_ref_args([r])]
-             if _state.any_refs() else [])
+    crefs = _state.staged_closure_refs(body_fun) if _state.any_refs() else []
     if crefs:   # make_jaxpr staging refs: as while_loop, the staged refs body_fun closes over are Ref{...} consts
         _, _, result = _state.stage_nested(lambda: _while_loop(_fori_while_cond, body, (lower, upper, init_val),
                                                                dbg, refs=((), crefs)))
@@ -1255,7 +1252,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     the ys stacked. Compiled as one loop (``unroll`` is accepted and ignored). Mirrors ``jax.lax.scan``."""
     if _state.any_refs():   # array references the body reaches become extra carries
         # (make_jaxpr staging refs: a body closing over a staged ref takes it as a Ref{...} const, as JAX)
-        crefs = [r for r in _state.closure_refs(f) if _state.staged_ref_args([r])] if callable(f) else []
+        crefs = _state.staged_closure_refs(f)
         if crefs:
             return _state.stage_nested(lambda: _scan(f, init, xs, length, reverse, unroll, "scan body",
                                                      refs=crefs))
@@ -1304,7 +1301,7 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
 
         def flat(*args):
             # staged refs the body closes over come first: bound to the body's Ref{...} inputs while it runs
-            saved = [_state.bind(r, w._val) for r, w in zip(refs, args)]
+            saved = [_state.bind_staged(r, w) for r, w in zip(refs, args)]
             args = args[len(refs):]
             carry = tree_unflatten(init_tree, list(args[:nk]))
             x = tree_unflatten(xs_tree, list(args[nk:]))

@@ -71,8 +71,8 @@ def _unary_rule(name, kind, out_dtype=None):
     def abstract_eval(x):
         if not _accepts(kind, x.dtype):
             _check_dtype(name, kind, x.dtype)
-        if out_dtype is not None:
-            return ShapedArray(x.shape, out_dtype, False)
+        if out_dtype is not None:   # (is_finite) weak when its input is, as JAX's naryop weak-type rule
+            return ShapedArray(x.shape, out_dtype, x.weak_type)
         return x
     return abstract_eval
 
@@ -146,9 +146,8 @@ def _binary_rule(name, kind, out_dtype=None):
             _check_dtype(name, kind, dt)
         xs, ys = x.shape, y.shape
         shape = xs if (xs == ys or not ys) else ys if not xs else binary_shape(name, x, y)
-        if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
-        return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+        # a comparison of weakly typed operands is a weak bool (JAX's naryop weak-type rule)
+        return ShapedArray(shape, dt if out_dtype is None else out_dtype, x.weak_type and y.weak_type)
     return abstract_eval
 
 
@@ -739,12 +738,12 @@ def _c(x, v):
     return typed_scalar(v, get_aval(x).dtype, True)
 
 
-def _zeros(x):
-    return _st.full_like(x, 0)
+def _zeros(x):   # strong (JAX's rules use np.zeros((), dtype) constants), whatever x's weak type
+    return _st.full_like(x, 0, get_aval(_as_operand(x)).dtype)
 
 
 def _ones(x):
-    return _st.full_like(x, 1)
+    return _st.full_like(x, 1, get_aval(_as_operand(x)).dtype)
 
 
 _ad.deflinear(neg_p, lambda ct, x: [_ad.Zero(x.aval) if _ad.is_zero(ct) else neg(ct)])
@@ -779,12 +778,13 @@ _ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 _ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
 _ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans)))
 _ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
+# (``square``, as JAX's rules print it)
 _ad.defjvp(erf_p, lambda g, x: mul(_c(x, 2 / np.sqrt(np.pi)),
-                                   mul(g, exp(neg(integer_pow(x, 2))))))
+                                   mul(g, exp(neg(square(x))))))
 _ad.defjvp(erfc_p, lambda g, x: mul(_c(x, -2 / np.sqrt(np.pi)),
-                                    mul(g, exp(neg(integer_pow(x, 2))))))
+                                    mul(g, exp(neg(square(x))))))
 _ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(_c(x, np.sqrt(np.pi) / 2),
-                                                    exp(integer_pow(ans, 2)))))
+                                                    exp(square(ans)))))
 # d/dp ndtri(p) = 1 / φ(ndtri(p)) = √(2π)·exp(x²/2); 0 at p = 0 and 1 (±inf), where JAX's composition
 # differentiates a constant branch.
 _ad.defjvp2(ndtri_p, lambda g, ans, x: mul(g, select_n(

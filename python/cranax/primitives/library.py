@@ -1050,12 +1050,15 @@ _ad.jvp_rules[gather_p] = _gather_jvp
 _ad.transpose_rules[gather_p] = _gather_transpose
 
 
-def _linear_scatter_jvp(prim):
+def _linear_scatter_jvp(prim, zeros_first=False):
     """The jvp of a scatter that is linear in (operand, updates): the same scatter of the tangents. That holds
-    for scatter-add, and for scatter too, since ours is deterministic (the last update to a position wins)."""
+    for scatter-add, and for scatter too, since ours is deterministic (the last update to a position wins).
+    ``zeros_first``: the tangents are instantiated before the primal scatter (JAX's scatter jvp does)."""
     def jvp(primals, tangents, **params):
         x, idx, u = primals
         tx, _, tu = tangents
+        if zeros_first and not (_ad.is_zero(tx) and _ad.is_zero(tu)):
+            tx, tu = _ad.instantiate_zeros(tx), _ad.instantiate_zeros(tu)
         ans = prim.bind(x, idx, u, **params)
         if _ad.is_zero(tx) and _ad.is_zero(tu):
             return ans, _ad.Zero(get_aval(ans))
@@ -1105,7 +1108,7 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
     return out
 
 
-_ad.jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p)
+_ad.jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p, zeros_first=True)
 _ad.transpose_rules[scatter_p] = _scatter_transpose
 
 

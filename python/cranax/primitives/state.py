@@ -192,15 +192,8 @@ class Ref:
             raise _sj.Unsupported
         if _local.__dict__.get("staging") and type(v) is not _sj.Staged and not isinstance(v, Tracer):
             # make_jaxpr: an eager ref the function closes over is staged as a Ref constvar (once per trace)
-            hit = _local.staged_consts.get(id(self))
-            t = _sj.staging_trace()
-            if hit is not None:
-                if t is None or hit[1].tracer._trace is not t:
-                    raise _sj.Unsupported   # the same ref used inside a nested transformation too
-                return hit[1]
-            if t is not None:
-                st = _sj.stage_const(t, self, v)
-                _local.staged_consts[id(self)] = (self, st)
+            st = _stage_eager(self, v)
+            if st is not None:
                 return st
         if self._frame is not top:
             raise _NeedRef(self, top)
@@ -382,24 +375,65 @@ def _check_write(ref, value):
 # ----------------------------------------------------------------------------------------------- plumbing
 
 def _staged_arg(tracer):
-    """What a make_jaxpr-traced function receives for a ``Ref{...}`` input: a Ref of the ref variable."""
+    """What a make_jaxpr-traced function receives for a ``Ref{...}`` input: a Ref of the ref variable. The
+    trace is a staging one from then on (a nested body taking staged refs: new refs, reads and writes in it
+    and in the calls it makes are staged as well)."""
     r = Ref._make(_sj.stage_arg(tracer))
     r._trace = tracer._trace
+    tr = _local.__dict__.get("staging_traces")
+    if tr is not None and _local.__dict__.get("staging"):
+        tr[id(tracer._trace)] = tracer._trace
     return r
 
 
 _pe.arg_wrappers[AbstractRef] = _staged_arg
 
 
+def _stage_eager(ref, v):
+    """make_jaxpr's trace (not a nested body's) reaching the eager ref ``ref`` (value ``v``): stages it as a
+    ``Ref{...}`` constvar and binds the ref to it until make_jaxpr returns, so later reads, and the nested
+    jit/cond/scan/while bodies it is passed into, see a staged ref (JAX's closed-over Ref consts). None when
+    not at make_jaxpr's own trace."""
+    t = _sj.staging_trace()
+    if t is None or id(t) in _local.staging_traces:
+        return None
+    st = _sj.stage_const(t, ref, v)
+    _local.staged_consts.append((ref, bind(ref, st)))
+    return st
+
+
 def staging(on):
-    """Turns make_jaxpr's ref staging on or off for this thread (with a fresh table of the outer refs it
-    staged); returns the previous setting, which ``staging(prev)`` restores."""
-    prev = (_local.__dict__.get("staging", False), _local.__dict__.get("staged_consts"))
+    """Turns make_jaxpr's ref staging on or off for this thread (with fresh tables of the eager refs it
+    staged and of the nested bodies' traces taking staged refs); returns the previous setting, which
+    ``staging(prev)`` restores (giving the eager refs back their values)."""
+    d = _local.__dict__
+    prev = (d.get("staging", False), d.get("staged_consts"), d.get("staging_traces"))
     if isinstance(on, tuple):   # restoring
-        _local.staging, _local.staged_consts = on
+        for r, saved in reversed(_local.staged_consts or ()):
+            restore(r, saved)
+        _local.staging, _local.staged_consts, _local.staging_traces = on
     else:
-        _local.staging, _local.staged_consts = on, {}
+        _local.staging, _local.staged_consts, _local.staging_traces = on, [], {}
     return prev
+
+
+def staged_closure_refs(fun):
+    """The staged refs ``fun`` closes over (make_jaxpr staging refs), the eager ones among them staged as
+    constvars of make_jaxpr's trace first (when reached from it): a nested jit/cond/scan/while takes them as
+    ``Ref{...}`` inputs, as JAX's. ``[]`` when not staging."""
+    if not callable(fun) or not _local.__dict__.get("staging") or _sj.staging_trace() is None:
+        return []
+    out = []
+    for r in closure_refs(fun, nested=True):
+        if any(r is c for c in out):
+            continue
+        v = r._val
+        if type(v) is not _sj.Staged and not isinstance(v, Tracer) and r._frame is not _DEAD:
+            if _stage_eager(r, v) is None:
+                continue
+        if type(r._val) is _sj.Staged and r._val.tracer._trace is core._state.trace:
+            out.append(r)
+    return out
 
 
 def staged_ref_args(leaves):
@@ -434,6 +468,13 @@ def bind(ref, value):
     saved = (ref._val, ref._frame, ref._trace)
     ref._val, ref._frame, ref._trace = value, _top(), core._state.trace
     return saved
+
+
+def bind_staged(ref, inner):
+    """``bind`` of a staged ``ref`` to ``inner`` (the Ref a nested body receives for it), keeping whether it
+    is a closed-over eager ref."""
+    inner._val.const = ref._val.const
+    return bind(ref, inner._val)
 
 
 def restore(ref, saved):
@@ -533,8 +574,10 @@ def write_back(refs, finals):
         r._val = v   # JAX's discharged write: the box holds the value strong
 
 
-def closure_refs(fun):
-    """Refs ``fun`` names through its closure cells or globals (for the passed-and-closed-over error)."""
+def closure_refs(fun, nested=False):
+    """Refs ``fun`` names through its closure cells or globals (for the passed-and-closed-over error);
+    ``nested``: also the globals named by the functions defined in it (a jit inside a jit reading a global
+    ref: the outer one passes it in; closure cells of inner functions are the outer one's cells already)."""
     f = getattr(fun, "__wrapped__", fun)
     found = []
     for cell in getattr(f, "__closure__", None) or ():
@@ -546,10 +589,15 @@ def closure_refs(fun):
             found.append(c)
     code, glb = getattr(f, "__code__", None), getattr(f, "__globals__", None)
     if code is not None and glb is not None:
-        for n in code.co_names:
-            c = glb.get(n)
-            if isinstance(c, Ref):
-                found.append(c)
+        codes = [code]
+        while codes:
+            co = codes.pop(0)
+            for n in co.co_names:
+                c = glb.get(n)
+                if isinstance(c, Ref):
+                    found.append(c)
+            if nested:
+                codes.extend(k for k in co.co_consts if type(k) is type(co))
     return found
 
 

@@ -3,8 +3,10 @@
 of JAX 0.10.2's stateful jaxprs.
 
 cranax discharges refs while tracing (``primitives.state``): ``jit`` and the loops see pure code. Only
-``make_jaxpr`` *stages* them: while it traces, a ref passed in or made at its top level (not inside a
-``jit``/``scan``/``cond`` body) is a ref variable of the jaxpr, and its reads and writes are equations. The
+``make_jaxpr`` *stages* them: while it traces, a ref passed in, made at its top level or closed over
+(an eager ref: a ``Ref{...}`` constvar) is a ref variable of the jaxpr, and its reads and writes are
+equations; a nested ``jit``/``scan``/``cond``/``while`` body closing over a staged ref takes it as a
+``Ref{...}`` input and stages in turn (``state.staged_closure_refs``). The
 jaxpr is for printing and for ``eval_jaxpr`` (the primitives' impls act on eager ``Ref`` boxes); it is never
 lowered. What staging does not cover (a staged ref reached inside a nested plumbing call, an index that is
 not static ints, static slices of stride 1 or traced scalars of this trace) raises ``Unsupported``, and
@@ -30,11 +32,12 @@ class Staged:
     """A staged ref's value slot: the jaxpr tracer of the ref variable; ``aval`` is the value's (the
     ``Ref``'s shape/dtype properties read it)."""
 
-    __slots__ = ("tracer", "aval")
+    __slots__ = ("tracer", "aval", "const")
 
-    def __init__(self, tracer, aval):
+    def __init__(self, tracer, aval, const=False):
         self.tracer = tracer
         self.aval = aval
+        self.const = const   # an eager ref make_jaxpr closed over (a nested jit takes it last, as JAX's)
 
     def __repr__(self):
         return f"Ref{{{self.aval.str_short()}}}"
@@ -48,6 +51,8 @@ def staging_trace():
     d = getattr(t, "debug", None)
     if d is not None and getattr(d, "traced_for", None) == "make_jaxpr" and hasattr(t, "new_arg"):
         return t
+    if id(t) in (state._local.__dict__.get("staging_traces") or ()):
+        return t   # a nested body taking staged refs (state._staged_arg)
     return None
 
 
@@ -255,7 +260,7 @@ def stage_const(trace, ref, value):
     var = Var(_ref_aval(aval))
     trace.constvars.append(var)
     trace.consts.append(ref)
-    return Staged(DynamicJaxprTracer(trace, var.aval, var), aval)
+    return Staged(DynamicJaxprTracer(trace, var.aval, var), aval, const=True)
 
 
 def stage_arg(tracer):

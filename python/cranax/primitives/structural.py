@@ -254,14 +254,14 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
                        dimension=int(dimension), sharding=None)
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, _weak=False):
     """An array of ``shape`` filled with ``fill_value``. Mirrors ``jax.lax.full``."""
     shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
     if dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
         dt = get_aval(_ew._as_operand(fill_value)).dtype
     else:
-        weak = False
+        weak = _weak
         dt = dtypes.canonicalize_dtype(dtype)
     if isinstance(fill_value, Tracer) or hasattr(fill_value, "_buf"):
         v = _ew._convert(fill_value, dt, weak)
@@ -276,7 +276,9 @@ def full(shape, fill_value, dtype=None):
 def full_like(x, fill_value, dtype=None, shape=None):
     """Like ``full`` with ``x``'s shape and dtype by default. Mirrors ``jax.lax.full_like``."""
     av = get_aval(_ew._as_operand(x))
-    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
+    # weakly typed like ``x`` when no dtype is given (JAX's full_like)
+    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype,
+                _weak=dtype is None and av.weak_type)
 
 
 def zeros_like_array(x):
