@@ -426,19 +426,24 @@ def _scatter_static(x, av, dims, ints, values, kind, mode):
         cols.append(lax.broadcast_in_dim(k, (1,), ()))
     ind = cols[0] if len(cols) == 1 else lax.concatenate(cols, 0)
     upd_shape = tuple(n for d, n in enumerate(av.shape) if d not in dims)
+    values = _update_values(values, av, upd_shape)
+    dn = _la.ScatterDimensionNumbers(update_window_dims=tuple(range(len(upd_shape))),
+                                     inserted_window_dims=tuple(dims), scatter_dims_to_operand_dims=tuple(dims))
+    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=True,
+                               unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+
+
+def _update_values(values, av, shape):
+    """An update's values in the operand's dtype, broadcast to the indexed ``shape`` (JAX's error otherwise)."""
     values = asarray(values)
     vav = get_aval(values)
     if vav.dtype != av.dtype:
         values = lax._convert(values, av.dtype, av.weak_type)
     try:
-        values = broadcast_to(values, upd_shape)
+        return broadcast_to(values, shape)
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: shape {vav.shape} of the update values "
-                         f"and the indexed shape {upd_shape}") from None
-    dn = _la.ScatterDimensionNumbers(update_window_dims=tuple(range(len(upd_shape))),
-                                     inserted_window_dims=tuple(dims), scatter_dims_to_operand_dims=tuple(dims))
-    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=True,
-                               unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+                         f"and the indexed shape {shape}") from None
 
 
 def scatter_update(x, idx, values, kind, mode=None):
@@ -450,15 +455,7 @@ def scatter_update(x, idx, values, kind, mode=None):
         if st is not None:
             return _scatter_static(x, av, st[0], st[1], values, kind, mode)
     arrs, res_shape = _index_arrays(av.shape, idx)
-    values = asarray(values)
-    vav = get_aval(values)
-    if vav.dtype != av.dtype:
-        values = lax._convert(values, av.dtype, av.weak_type)
-    try:
-        values = broadcast_to(values, res_shape)
-    except ValueError:
-        raise ValueError(f"Incompatible shapes for broadcasting: shape {vav.shape} of the update values "
-                         f"and the indexed shape {res_shape}") from None
+    values = _update_values(values, av, res_shape)
     nd = av.ndim
     if nd == 0:
         # x.at[()] of a 0-d array names its one element: the update is the elementwise combination.
