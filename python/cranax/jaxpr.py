@@ -349,9 +349,12 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
     items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
     inner = _unclosed(params["jaxpr"]) if getattr(prim, "call_names_inner", False) else None
     if inner is not None and inner not in names.shared:
-        # jit's inner jaxpr names its inputs/outputs after the call site, as JAX prints it.
+        # jit's inner jaxpr names its inputs/outputs after the call site, as JAX prints it; an operand passed
+        # twice names only its first input (the other gets a fresh name where the inner jaxpr binds it)
+        seen = set()
         for iv, ov in zip(inner.invars, eqn.invars):
-            if isinstance(ov, Var):
+            if isinstance(ov, Var) and id(ov) not in seen:
+                seen.add(id(ov))
                 names.bind(iv, names.fresh(ov))
         for iv, ov in zip(inner.outvars, eqn.outvars):
             if isinstance(iv, Var) and iv not in inner.invars and not isinstance(ov, DropVar):

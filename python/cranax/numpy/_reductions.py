@@ -309,5 +309,12 @@ def array_equal(a1, a2, equal_nan=False):
     return all(eq)
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``a`` is close to ``b`` by ``isclose``'s rule (an infinite ``b`` only to
+    itself); a bool scalar. One jitted call with ``equal_nan`` static, as JAX's. Mirrors
+    ``jax.numpy.allclose``."""
     return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+_allclose.__name__ = "allclose"
+allclose = jit(_allclose, static_argnames=("equal_nan",))

@@ -526,10 +526,22 @@ def isreal(x):
     return lax.eq(i, _zero_like(i))
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``a == b or (isfinite(b) and |a - b| <= atol + rtol * |b|)`` (NumPy's rule: an infinite
+    ``b`` is close only to itself), plus NaN == NaN when ``equal_nan``; bool, the broadcast shape of ``a``
+    and ``b``, promoted to an inexact dtype (``rtol``/``atol`` in its real dtype). One jitted call with
+    ``equal_nan`` static, as JAX's. Mirrors ``jax.numpy.isclose``."""
     a, b = _promote("isclose", a, b, to_float=True)
-    out = less_equal(abs(subtract(a, b)), add(atol, multiply(rtol, abs(b))))
-    out = logical_or(out, equal(a, b))
-    if equal_nan:
-        out = logical_or(out, logical_and(isnan(a), isnan(b)))
-    return out
+    dt = _np.dtype(a.dtype)
+    if _dtypes.issubdtype(dt, _np.complexfloating):
+        dt = _np.array(0, dt).real.dtype
+    rtol, atol = lax.convert_element_type(rtol, dt), lax.convert_element_type(atol, dt)
+    both_nan = logical_and(isnan(a), isnan(b))
+    check_fin = isfinite(b)
+    in_range = less_equal(abs(subtract(a, b)), add(atol, multiply(rtol, abs(b))))
+    out = logical_or(equal(a, b), logical_and(check_fin, in_range))
+    return logical_or(out, both_nan) if equal_nan else out
+
+
+_isclose.__name__ = "isclose"
+isclose = jit(_isclose, static_argnames=("equal_nan",))
