@@ -60,3 +60,15 @@ def test_total_order_comparisons_match_jax():
     np.testing.assert_array_equal(np.asarray(lax.lt_to_p.bind(y, x)), [False, False, False, True, False, False])
     assert bool(lax.lt_to_p.bind(np.float64(-0.0), np.float64(0.0)))
     assert bool(lax.le_to_p.bind(np.int32(3), np.int32(3)))
+
+
+def test_isin_by_binary_search_and_its_error_text():
+    rng = np.random.default_rng(1)
+    elem = rng.integers(0, 5000, 20_000).astype(np.int32)
+    test = rng.integers(0, 5000, 3_000).astype(np.int32)
+    for method in ("auto", "binary_search", "compare_all"):
+        np.testing.assert_array_equal(np.asarray(jnp.isin(elem, test, method=method)), np.isin(elem, test))
+    # recorded from JAX 0.10.2
+    with pytest.raises(ValueError, match="^method='x' is not implemented; options are 'compare_all', "
+                                         "'binary_search', 'sort', and 'auto'$"):
+        jnp.isin(np.arange(3), np.arange(2), method="x")

@@ -114,7 +114,8 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     ``jax.numpy.isin``."""
     element, test = asarray(element), ravel(asarray(test_elements))
     if method not in ("auto", "compare_all", "binary_search", "sort"):
-        raise ValueError(f"method={method!r} is not supported by isin")
+        raise ValueError(f"method={method!r} is not implemented; options are "
+                         "'compare_all', 'binary_search', 'sort', and 'auto'")
     if test.shape[0] == 0:
         out = zeros(element.shape, bool)
     elif method == "compare_all" or (method == "auto" and test.shape[0] <= 64):
