@@ -23,6 +23,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import state as _state
+from .primitives.elementwise import _convert
 from ._pytree import Partial, register_dataclass, register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
@@ -483,7 +484,6 @@ def _stack(xs):
 def _possible_downcast(x, example):
     """``x`` as the dtype and weak type of the aval ``example`` (a complex ``x`` for a real ``example`` keeps
     its real part), as JAX's jacobians give each block the type of its input (jacrev) or output (jacfwd)."""
-    from .primitives.elementwise import _convert
     xa = get_aval(x)
     if xa.dtype.kind == "c" and example.dtype.kind != "c":
         x = lax.real(x)
