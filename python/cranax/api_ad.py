@@ -23,6 +23,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.ad import Zero
 from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import state as _state
+from .primitives.elementwise import _convert
 from ._pytree import Partial, register_dataclass, register_pytree_node, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
@@ -480,6 +481,15 @@ def _stack(xs):
     return out
 
 
+def _possible_downcast(x, example):
+    """``x`` as the dtype and weak type of the aval ``example`` (a complex ``x`` for a real ``example`` keeps
+    its real part), as JAX's jacobians give each block the type of its input (jacrev) or output (jacfwd)."""
+    xa = get_aval(x)
+    if xa.dtype.kind == "c" and example.dtype.kind != "c":
+        x = lax.real(x)
+    return _convert(x, example.dtype, example.weak_type)
+
+
 def _dyn_args(args, nums):
     norm = [a % len(args) for a in nums]
     return norm, [args[i] for i in norm]
@@ -531,6 +541,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             for leaf in ls:
                 _check_jacfwd_output(leaf, holomorphic)
         n_out = out_tree.num_leaves
+        out_avals = [get_aval(p) for p in tree_flatten(out_store["primal"])[0]]
         jac_leaves = []
         for j in range(n_out):
             per_in = []
@@ -540,7 +551,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
                 out_shape = xa.shape[1:]
                 perm = tuple(range(1, xa.ndim)) + (0,)
                 x = lax.transpose(x, perm)              # out_shape + (n,)
-                per_in.append(lax.reshape(x, out_shape + a.shape))
+                per_in.append(_possible_downcast(lax.reshape(x, out_shape + a.shape), out_avals[j]))
             jac_leaves.append(tree_unflatten(in_tree, per_in))   # a tuple over argnums
         res = tree_unflatten(out_tree, [jl[0] if single else jl for jl in jac_leaves])
         if has_aux:
@@ -585,7 +596,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             else:
                 per = [pull(basis[i]) for i in range(oa.size)]
                 rows = [_stack([p[i] for p in per]) for i in range(len(in_avals))]
-            jac_leaves.append([lax.reshape(r, oa.shape + ia.shape) for r, ia in zip(rows, in_avals)])
+            jac_leaves.append([_possible_downcast(lax.reshape(r, oa.shape + ia.shape), ia)
+                               for r, ia in zip(rows, in_avals)])
         if single:
             res = tree_unflatten(out_tree, [tree_unflatten(in_tree, jl)[0] for jl in jac_leaves])
         else:

@@ -245,18 +245,24 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     else:
         a = _inexact("logsumexp", a)
     dims = _axes(axis, a.ndim)
-    amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-_np.inf)
+    cplx = _dtypes.issubdtype(_dtype(a), _np.complexfloating)
+    # the shift is the (finite) max of the real parts; for complex ``a`` it is cast back to ``a``'s dtype
+    amax = jnp.max(jnp.real(a) if cplx else a, axis=dims, keepdims=keepdims, where=where, initial=-_np.inf)
     amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
     amax_b = amax if keepdims else jnp.expand_dims(amax, dims)
+    if cplx:
+        amax_b = amax_b.astype(_dtype(a))
     e = lax.exp(lax.sub(a, amax_b))   # the kept size-1 dims broadcast in the sub itself (as JAX's)
     if b is not None:
         e = lax.mul(e, b)
     s = jnp.sum(e, axis=dims, keepdims=keepdims, where=where)
     sign = lax.sign(s)
-    out = lax.add(lax.log(jnp.abs(s)), amax)
+    if return_sign or not cplx:
+        s = jnp.abs(s)
+    out = lax.add(lax.log(s), amax.astype(_dtype(s)) if _dtype(s) != _dtype(amax) else amax)
     if return_sign:
         return out, sign
-    if b is not None:
+    if b is not None and not _dtypes.issubdtype(_dtype(out), _np.complexfloating):
         out = jnp.where(sign < 0, jnp.array(_np.nan, dtype=_dtype(out)), out)
     return out
 

@@ -922,43 +922,80 @@ def _take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indi
 _take_jit = jit(_take, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value"))
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """``arr`` indexed along ``axis`` by ``indices`` (which broadcasts against ``arr`` elsewhere).
-    Out-of-range indices fill (NaN / the dtype's minimum) unless ``mode='clip'``. Mirrors
-    ``jax.numpy.take_along_axis``."""
-    arr = asarray(arr)
-    indices = asarray(indices)
+    Out-of-range indices fill (NaN / the dtype's minimum) unless ``mode='clip'``. Staged as JAX stages it: one
+    jitted ``take_along_axis`` call holding a single gather whose non-``axis`` dims are batching dims (or whole
+    windows where ``indices`` has size 1). Mirrors ``jax.numpy.take_along_axis``."""
+    if not isinstance(arr, Tracer):
+        arr = asarray(arr)
+    if not isinstance(indices, Tracer):
+        indices = asarray(indices)
+    return _take_along_axis_jit(arr, indices, axis=None if axis is None else _operator.index(axis), mode=mode,
+                                fill_value=fill_value)
+
+
+def _take_along_axis(a, indices, axis, mode, fill_value):
+    idx_shape = tuple(indices.shape)
+    if not _dtypes.issubdtype(indices.dtype, _np.integer):
+        raise TypeError(f"take_along_axis indices must be of integer type, got {indices.dtype}")
     if axis is None:
-        arr = ravel(arr)
-        indices = ravel(indices)
+        if indices.ndim != 1:
+            raise ValueError(f"take_along_axis indices must be 1D if axis=None, got shape {idx_shape}")
+        a = ravel(a)
         axis = 0
-    nd = arr.ndim
-    if indices.ndim != nd:
-        raise ValueError(f"indices and arr must have the same number of dimensions; {indices.ndim} vs {nd}")
-    axis = _axis(axis, nd)
-    n = arr.shape[axis]
-    idx = _normalize_idx(indices, n, mode or "fill")
-    shape = tuple(idx.shape[d] if d == axis else builtins.max(arr.shape[d], idx.shape[d])
-                  if idx.shape[d] == 1 or arr.shape[d] == 1 or idx.shape[d] == arr.shape[d] else -1
-                  for d in range(nd))
-    if -1 in shape:
-        raise ValueError(f"indices shape {indices.shape} does not broadcast against arr shape {arr.shape}")
-    idx = broadcast_to(idx, shape)
-    bshape = tuple(arr.shape[d] if d == axis else shape[d] for d in range(nd))
-    arr = broadcast_to(arr, bshape)
-    cols = []
-    for d in range(nd):
+    rank = a.ndim
+    if rank != indices.ndim:
+        raise ValueError("indices and arr must have the same number of dimensions; "
+                         f"{indices.ndim} vs. {rank}")
+    axis = _axis(axis, rank)
+    n = a.shape[axis]
+    arr_shape = tuple(1 if d == axis else s for d, s in enumerate(a.shape))
+    out_shape = broadcast_shapes(idx_shape, arr_shape)
+    if n == 0:
+        return full(out_shape, 0, a.dtype)
+    wrap = mode != "promise_in_bounds"
+    if wrap:
+        # JAX widens the index to the axis size's int type, then counts negative indices from the end
+        indices = _ew.convert_element_type(indices, _np.int64 if n > _np.iinfo(_np.int32).max else _np.int32)
+        indices = lax.select(indices < 0, lax.add(indices, _np.asarray(n, indices.dtype)[()]), indices)
+    index_dims = [d for d, s in enumerate(idx_shape) if d == axis or s != 1]
+    gidx = lax.reshape(indices, tuple(out_shape[d] for d in index_dims) + (1,))
+    slice_sizes, offset_dims, start_index_map, collapsed, obatch, ibatch, squeeze_dims = [], [], [], [], [], [], []
+    new_d = j = 0
+    for d in range(rank):
         if d == axis:
-            cols.append(lax.reshape(idx, shape + (1,)))
+            slice_sizes.append(1)
+            start_index_map.append(new_d)
+            collapsed.append(new_d)
+            new_d += 1
+            j += 1
+        elif idx_shape[d] == 1:
+            # the whole of arr's axis is one window: no iota index needed
+            offset_dims.append(d)
+            slice_sizes.append(arr_shape[d])
+            new_d += 1
+        elif arr_shape[d] == 1:
+            squeeze_dims.append(d)
+            j += 1
         else:
-            cols.append(lax.broadcasted_iota(_np.int32, shape + (1,), d))
-    ind = cols[0] if nd == 1 else _la.concatenate_p.bind(*cols, dimension=nd)
-    dn = _la.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
-                                    start_index_map=tuple(range(nd)))
-    gm = "clip" if mode in ("clip", "promise_in_bounds") else "fill"
-    return _la.gather_p.bind(arr, ind, dimension_numbers=dn, slice_sizes=tuple(builtins.min(1, d) for d in bshape),
-                             indices_are_sorted=False,
-                             unique_indices=False, mode=gm, fill_value=fill_value)
+            # equal sizes: matching elements pair up as batching dims
+            slice_sizes.append(0 if arr_shape[d] == 0 else 1)
+            obatch.append(new_d)
+            ibatch.append(j)
+            new_d += 1
+            j += 1
+    if squeeze_dims:
+        a = lax.squeeze(a, squeeze_dims)
+    dn = _la.GatherDimensionNumbers(offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
+                                    start_index_map=tuple(start_index_map), operand_batching_dims=tuple(obatch),
+                                    start_indices_batching_dims=tuple(ibatch))
+    return _la.gather(a, gidx, dn, tuple(slice_sizes), mode="fill" if mode is None else mode,
+                      fill_value=fill_value)
+
+
+_take_along_axis.__name__ = _take_along_axis.__qualname__ = "take_along_axis"
+_take_along_axis_jit = jit(_take_along_axis, static_argnames=("axis", "mode", "fill_value"))
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):

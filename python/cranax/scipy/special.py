@@ -498,47 +498,8 @@ def boxcox1p(x, lmbda):
 
 # ----------------------------------------------------------------------------------------------- logsumexp
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-    """log(sum(b * exp(a))) over ``axis`` (all axes for None), shifted by the maximum. ``b`` scales the
-    terms (broadcast against ``a``); ``where`` masks them out; ``return_sign`` also returns the sign of the
-    sum (else a negative sum gives NaN). Shapes: ``a``'s with ``axis`` reduced (kept as 1 with
-    ``keepdims``). Mirrors ``jax.scipy.special.logsumexp``."""
-    if b is not None:
-        a, b = _flt("logsumexp", a, b)
-    else:
-        a, = _flt("logsumexp", a)
-    nd = a.ndim
-    if axis is None:
-        axes = tuple(range(nd))
-    else:
-        axes = tuple(int(ax) % nd if nd else int(ax) for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    if where is not None:
-        where = jnp.broadcast_to(jnp.asarray(where, dtype=bool), a.shape)
-        masked = jnp.where(where, a, _c(a, -np.inf))
-    else:
-        masked = a
-    if b is not None:
-        # terms with b == 0 do not set the maximum
-        masked = jnp.where(b != 0, masked, _c(a, -np.inf))
-    amax = jnp.max(masked, axis=axes, keepdims=True) if axes else masked
-    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, _c(a, 0.0)))
-    e = jnp.exp(a - amax)
-    if b is not None:
-        e = e * b
-    if where is not None:
-        e = jnp.where(where, e, _c(a, 0.0))
-    s = jnp.sum(e, axis=axes, keepdims=True) if axes else e
-    sign = jnp.sign(s)
-    if return_sign:
-        out = jnp.log(jnp.abs(s)) + amax
-    else:
-        out = jnp.log(s) + amax
-    if not keepdims and axes:
-        out = jnp.squeeze(out, axis=axes)
-        sign = jnp.squeeze(sign, axis=axes)
-    if return_sign:
-        return out, sign
-    return out
+# JAX's jax.scipy.special.logsumexp is jax.nn.logsumexp: one function, one staged text
+from ..nn import logsumexp  # noqa: E402
 
 
 def softmax(x, /, *, axis=None):
