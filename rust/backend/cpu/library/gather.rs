@@ -190,8 +190,11 @@ pub fn scatter(
     let wu: Vec<usize> = s.update_window_dims.iter().map(|&d| ust[d]).collect();
     let bu: Vec<usize> = upd_batch_axes.iter().map(|&d| ust[d]).collect();
     // A window wider than its operand axis fits nowhere (clamping cannot help); a start that `window_start`
-    // accepts otherwise always fits, so this is the whole of the "every operand axis must fit" check.
-    let fits = win_full.iter().zip(shape).all(|(w, n)| w <= n);
+    // accepts otherwise always fits, so this is the whole of the "every operand axis must fit" check: when it
+    // fails, no window is applied and the result is the operand's copy.
+    if !win_full.iter().zip(shape).all(|(w, n)| w <= n) {
+        return Ok(res);
+    }
     let idx = read_indices(indices);
     with_elem!(x.aval.dtype, T => {
         // SAFETY: element types match; `res` is fresh.
@@ -202,7 +205,7 @@ pub fn scatter(
         for g in 0..numel(bshape) {
             let ubase = dot(&g_idx, &bu);
             let xbase = window_start(&idx, g, s.scatter_dims_to_operand_dims, shape, &win_full, mode, &xst);
-            if let (Some(xbase), true) = (xbase, fits) {
+            if let Some(xbase) = xbase {
                 loop {
                     let xo = xbase + dot(&w, &wx);
                     let uo = ubase + dot(&w, &wu);
