@@ -111,6 +111,12 @@ pub fn gather(
     let wo: Vec<usize> = s.offset_dims.iter().map(|&d| ost[d]).collect();
     let bo: Vec<usize> = batch_axes.iter().map(|&d| ost[d]).collect();
     let (run, outer) = inner_run(&win_shape, &wx, &wo);
+    if numel(&win_shape) == 1 && s.slice_sizes.iter().all(|&z| z == 1) {
+        // SAFETY: `res` is fresh and holds one element per batch index (the window is one element).
+        if unsafe { point_gather(s.start_index_map, mode, fill, x, indices, &res) } {
+            return Ok(res);
+        }
+    }
     let idx = read_indices(indices);
     with_elem!(out.dtype, T => {
         // SAFETY: element type matches; `res` is fresh.
@@ -149,6 +155,92 @@ pub fn gather(
         }
     });
     Ok(res)
+}
+
+/// Gathers of one element per start (`x[i]`, `take`, the halvings of `searchsorted`): the output is the
+/// batch in row-major order, so element `g` reads `x` at the offset of start vector `g`. This loop reads the
+/// index buffer in its own dtype and keeps nothing else per point, so several loads are in flight at once
+/// (the general loop's per-point bookkeeping made a random `take` of 1e6 points 8× XLA's time). Large
+/// batches are split in two halves across the pool; each element is computed the same way on any thread.
+/// Returns false for index dtypes it does not read (the general path handles them).
+///
+/// SAFETY: `res` is a fresh buffer of `numel(indices' batch shape)` elements of `x`'s dtype.
+unsafe fn point_gather(
+    map: &[usize], mode: IndexMode, fill: Option<f64>, x: &Buffer, indices: &Buffer, res: &Buffer,
+) -> bool {
+    const PAR_POINTS: usize = 1 << 16;
+    let shape = &x.aval.shape;
+    let xst = strides(shape);
+    let nk = map.len();
+    let n = numel(&indices.aval.shape[..indices.aval.shape.len() - 1]);
+    // (axis length, stride) per start component
+    let axes: Vec<(i64, usize)> = map.iter().map(|&d| (shape[d] as i64, xst[d])).collect();
+    macro_rules! run {
+        ($I:ty) => {{
+            let idx = elems::<$I>(indices);
+            with_elem!(x.aval.dtype, T => {
+                let src = elems::<T>(x);
+                let dst = elems_mut::<T>(res);
+                let fv: T = match fill { Some(f) => super::elem::scalar_from_f64::<T>(f), None => T::default_fill() };
+                // One start component (a vector's `x[i]`) gets loops of its own, the mode tested once.
+                let fill_run = |dst: &mut [T], g0: usize| match (nk, mode) {
+                    (1, IndexMode::Clip) => {
+                        let (len, st) = axes[0];
+                        for (d, &s) in dst.iter_mut().zip(&idx[g0..]) {
+                            *d = src[(s as i64).clamp(0, len - 1) as usize * st];
+                        }
+                    }
+                    (1, IndexMode::FillOrDrop) => {
+                        let (len, st) = axes[0];
+                        for (d, &s) in dst.iter_mut().zip(&idx[g0..]) {
+                            let s = s as i64;
+                            *d = if (0..len).contains(&s) { src[s as usize * st] } else { fv };
+                        }
+                    }
+                    _ => {
+                        for (j, d) in dst.iter_mut().enumerate() {
+                            let starts = &idx[(g0 + j) * nk..(g0 + j + 1) * nk];
+                            let mut off = 0usize;
+                            let mut inside = true;
+                            for (&s, &(len, st)) in starts.iter().zip(&axes) {
+                                let s = s as i64;
+                                let a = match mode {
+                                    IndexMode::Clip => s.clamp(0, len - 1),
+                                    IndexMode::FillOrDrop => {
+                                        inside &= (0..len).contains(&s);
+                                        s
+                                    }
+                                };
+                                off = off.wrapping_add((a as usize).wrapping_mul(st));
+                            }
+                            *d = if inside { src[off] } else { fv };
+                        }
+                    }
+                };
+                if n >= PAR_POINTS {
+                    let h = n / 2;
+                    crate::backend::cpu::threads::parallel(|split| {
+                        let (lo, hi) = dst.split_at_mut(h);
+                        if split {
+                            rayon::join(|| fill_run(lo, 0), || fill_run(hi, h));
+                        } else {
+                            fill_run(lo, 0);
+                            fill_run(hi, h);
+                        }
+                    });
+                } else {
+                    fill_run(dst, 0);
+                }
+            });
+            true
+        }};
+    }
+    match indices.aval.dtype {
+        crate::ir::DType::I32 => run!(i32),
+        crate::ir::DType::U32 => run!(u32),
+        crate::ir::DType::I64 => run!(i64),
+        _ => false,
+    }
 }
 
 fn combine<T: Elem>(op: ScatterOp, a: T, b: T) -> T {
@@ -195,6 +287,10 @@ pub fn scatter(
     if !win_full.iter().zip(shape).all(|(w, n)| w <= n) {
         return Ok(res);
     }
+    // SAFETY: `res` is fresh and holds the operand's copy; one update element per start (window of one).
+    if numel(&win_shape) == 1 && unsafe { point_scatter(s.scatter_dims_to_operand_dims, op, mode, &res, indices, upd) } {
+        return Ok(res);
+    }
     let idx = read_indices(indices);
     with_elem!(x.aval.dtype, T => {
         // SAFETY: element types match; `res` is fresh.
@@ -219,4 +315,52 @@ pub fn scatter(
         }
     });
     Ok(res)
+}
+
+/// Scatters of one element per start (`x.at[i].add(u)`, the counting step of `nonzero(size=)`): update `g`
+/// combines into the operand at the offset of start vector `g`, in batch order (so repeated indices combine
+/// in the same order as the general loop). The index buffer is read in its own dtype.
+/// Returns false for index dtypes it does not read.
+///
+/// SAFETY: `res` is a fresh buffer holding the operand's copy; `upd` has one element per start.
+unsafe fn point_scatter(map: &[usize], op: ScatterOp, mode: IndexMode, res: &Buffer, indices: &Buffer, upd: &Buffer) -> bool {
+    let shape = &res.aval.shape;
+    let xst = strides(shape);
+    let nk = map.len();
+    let axes: Vec<(i64, usize)> = map.iter().map(|&d| (shape[d] as i64, xst[d])).collect();
+    macro_rules! run {
+        ($I:ty) => {{
+            let idx = elems::<$I>(indices);
+            with_elem!(res.aval.dtype, T => {
+                let src = elems::<T>(upd);
+                let dst = elems_mut::<T>(res);
+                for (g, &u) in src.iter().enumerate() {
+                    let starts = &idx[g * nk..(g + 1) * nk];
+                    let mut off = 0usize;
+                    let mut inside = true;
+                    for (&s, &(len, st)) in starts.iter().zip(&axes) {
+                        let s = s as i64;
+                        let a = match mode {
+                            IndexMode::Clip => s.clamp(0, len - 1),
+                            IndexMode::FillOrDrop => {
+                                inside &= (0..len).contains(&s);
+                                s
+                            }
+                        };
+                        off = off.wrapping_add((a as usize).wrapping_mul(st));
+                    }
+                    if inside {
+                        dst[off] = combine(op, dst[off], u);
+                    }
+                }
+            });
+            true
+        }};
+    }
+    match indices.aval.dtype {
+        crate::ir::DType::I32 => run!(i32),
+        crate::ir::DType::U32 => run!(u32),
+        crate::ir::DType::I64 => run!(i64),
+        _ => false,
+    }
 }
