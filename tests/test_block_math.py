@@ -5,6 +5,7 @@ The routines must give the inline code's bits, so every program below must give 
 with the routines off, on AVX2, on AVX-512 (where the host has them), on one thread and on two; values are
 also checked against NumPy (float64, or float32 where the result is exact).
 """
+import hashlib
 import math
 import os
 import platform
@@ -90,6 +91,14 @@ ea, eb = cranax.jit(lambda v: (jnp.exp(v), v + jnp.arange(v.shape[0], dtype=jnp.
 out["stream_exp"], out["stream_iota"] = np.asarray(ea), np.asarray(eb)
 out["stream_int"] = np.asarray(cranax.jit(lambda v: (v * 1000.0).astype(jnp.int32))(big))
 out["stream_2d"] = np.asarray(cranax.jit(lambda a, r: jnp.tanh(a) * r)(big[:4_194_304].reshape(2048, 2048), big[:2048]))
+# jax.random's threefry hash runs per strip on 16/8 lanes (rust/backend/cpu/threefry.rs): the key once per
+# strip, keys per row (vmap over keys), a tail after the strips, and samplers built on the hash.
+from cranax import random
+out["rng_bits"] = np.asarray(random.bits(random.PRNGKey(3), (1000, 1000)))
+out["rng_uniform_odd"] = np.asarray(random.uniform(random.PRNGKey(5), (100_003,)))
+out["rng_vmap_keys"] = np.asarray(cranax.vmap(lambda k: random.bits(k, (2_000,)))(random.split(random.PRNGKey(1), 3)))
+out["rng_poisson4"] = np.asarray(random.poisson(random.PRNGKey(2), 4.0, (100_000,)))
+out["rng_normal"] = np.asarray(random.normal(random.PRNGKey(4), (50_001,)))
 np.savez(sys.argv[1], **out)
 '''
 
@@ -177,6 +186,12 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
     np.testing.assert_array_equal(base["stream_int"], (big * np.float32(1000)).astype(np.int32))
     a2 = big[:4_194_304].reshape(2048, 2048).astype(np.float64)
     np.testing.assert_allclose(base["stream_2d"], np.tanh(a2) * big[:2048], rtol=3e-6, atol=1e-37)
+    # The hash's bits are JAX 0.10.2's (sha256 prefix recorded from JAX, as in test_random.py), and the vmapped
+    # keys give each key's own draws.
+    assert hashlib.sha256(base["rng_bits"].tobytes()).hexdigest()[:32] == "21a184e7ce4d90eb7ad165e5042c23bf"
+    for i, k in enumerate(cranax.random.split(cranax.random.PRNGKey(1), 3)):
+        np.testing.assert_array_equal(base["rng_vmap_keys"][i], np.asarray(cranax.random.bits(k, (2_000,))))
+    assert abs(base["rng_poisson4"].mean() - 4.0) < 0.05 and abs(base["rng_normal"].std() - 1.0) < 0.02
 
 
 @pytest.mark.skipif(not (_host_has("avx2") and _host_has("fma")), reason="strip mode needs AVX2+FMA (x86-64)")
@@ -194,6 +209,9 @@ def test_strip_mode_is_used_where_the_host_has_the_lanes():
     assert "; strips" in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x).compile().as_text()
     assert "; strips" not in cranax.jit(lambda v: jnp.sum(jnp.exp(v))).lower(x[:500]).compile().as_text()
     assert "; strips" not in cranax.jit(lambda v: jnp.argmax(jnp.exp(v))).lower(x).compile().as_text()
+    # jax.random's hash runs its rounds in the threefry routine.
+    key = cranax.random.PRNGKey(0)
+    assert "threefry2x32" in cranax.jit(lambda k: cranax.random.uniform(k, (10_000,))).lower(key).compile().as_text()
 
 
 def test_strip_mode_values_on_odd_rows_and_views():

@@ -126,6 +126,9 @@ pub fn stream() -> Option<BlockFn> {
 pub fn symbols() -> Vec<(String, *const u8)> {
     let mut v: Vec<(String, *const u8)> =
         FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect();
+    if let Some(h) = super::threefry::routine() {
+        v.push((super::threefry::SYMBOL.to_string(), h as *const u8));
+    }
     if let Some(s) = stream() {
         v.push((STREAM_SYMBOL.to_string(), s as *const u8));
         #[cfg(target_arch = "x86_64")]

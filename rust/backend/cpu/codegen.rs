@@ -90,6 +90,8 @@ pub struct Routines {
     pub stream: Option<FuncRef>,
     /// The store fence, called once at the exit of a kernel that streams.
     pub fence: Option<FuncRef>,
+    /// The threefry routine, when the plan has hashes.
+    pub threefry: Option<FuncRef>,
 }
 
 /// Fills `func` (whose signature must be `kernel_signature`) with the kernel's code. `out_dtypes[o]` is the
@@ -428,6 +430,29 @@ impl Gen<'_> {
             && vstr.get(nin) == Some(&4);
         // Per body instruction: the address of its strip array, once computed.
         let mut at: Vec<Option<Value>> = vec![None; k.body.len()];
+        // Hashes first: their inputs are counters and keys, and the math usually reads their outputs.
+        for h in self.strip.hashes.clone() {
+            let fref = self.routines.threefry.ok_or_else(|| {
+                Error::Codegen(format!("kernel {}: threefry routine not imported", k.name))
+            })?;
+            let (xa, xb) = (array(b), array(b));
+            let rows = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes * 10, 6));
+            let inj = b.ins().stack_addr(types::I64, rows, 0);
+            let row = |b: &mut FunctionBuilder, j: usize| b.ins().iadd_imm_s(inj, j as i64 * bytes as i64);
+            // The keys once per strip (scalar code at its first point), the counters per point.
+            let once: Vec<(usize, Value)> =
+                (0..10).filter(|j| h.uniform >> j & 1 == 1).map(|j| (h.inj[j], row(b, j))).collect();
+            if !once.is_empty() {
+                self.emit_once(b, &once, walk)?;
+            }
+            let mut sinks = vec![(h.a0, xa), (h.b0, xb)];
+            sinks.extend((0..10).filter(|j| h.uniform >> j & 1 == 0).map(|j| (h.inj[j], row(b, j))));
+            self.emit_phase(b, &sinks, false, &at, walk)?;
+            let mask = iconst(b, types::I64, h.uniform as i64);
+            b.ins().call(fref, &[xa, xb, inj, n, mask]);
+            at[h.a_out] = Some(xa);
+            at[h.b_out] = Some(xb);
+        }
         for (j, &(h, f)) in ops.iter().enumerate() {
             let KOp::Unary { a, .. } = k.body[h].op else {
                 return Err(Error::Codegen(format!("kernel {}: strip operation %{h} is not unary", k.name)));
@@ -583,6 +608,28 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// Scalar code at the strip's first point storing each of `sinks`' values (values that are the same at
+    /// every point) to its address; everything computed afresh (no strip arrays read).
+    fn emit_once(&mut self, b: &mut FunctionBuilder, sinks: &[(usize, Value)], walk: &Walk) -> Result<()> {
+        let k = self.k;
+        let live = live_from(k, sinks.iter().map(|&(t, _)| t), |_| false);
+        for (s, &a) in walk.start.iter().enumerate() {
+            b.def_var(self.icur[s], a);
+        }
+        let sinks: Vec<(usize, Variable)> = sinks
+            .iter()
+            .map(|&(t, a)| {
+                let v = b.declare_var(types::I64);
+                b.def_var(v, a);
+                (t, v)
+            })
+            .collect();
+        self.phase = Some(Phase { live, loads: Vec::new(), sinks, outputs: false });
+        let r = self.emit_body(b, 1, 1, &walk.vstr, walk.which);
+        self.phase = None;
+        r
+    }
+
     /// One outer point (`vector`: `lanes * unroll` consecutive points of the innermost outer axis).
     fn emit_point(&mut self, b: &mut FunctionBuilder, vector: bool, inner_empty: bool) -> Result<()> {
         let k = self.k;
@@ -699,7 +746,7 @@ impl Gen<'_> {
             b.def_var(iv, z);
             // Strips first (their vectors reach the accumulators in the same order as the loop below).
             let sl = self.strip.len as i64;
-            let ns = if self.strip.ops.is_empty() { 0 } else { n / sl * sl };
+            let ns = if self.strip.has_routines() { n / sl * sl } else { 0 };
             if ns > 0 {
                 let hdr = b.create_block();
                 let after = b.create_block();
@@ -782,7 +829,7 @@ impl Gen<'_> {
             }
         }
         let done = b.create_block();
-        if vec_inner && !self.strip.ops.is_empty() {
+        if vec_inner && self.strip.has_routines() {
             let hdr = b.create_block();
             let body = b.create_block();
             let after = b.create_block();

@@ -102,6 +102,9 @@ fn import_routines(module: &mut JITModule, func: &mut Function, plan: &StripPlan
     for &(_, f) in &plan.ops {
         r.math.insert(f, import(&super::blockmath::symbol(f), 3)?);
     }
+    if !plan.hashes.is_empty() {
+        r.threefry = Some(import(super::threefry::SYMBOL, 5)?);
+    }
     if plan.stream {
         r.stream = Some(import(super::blockmath::STREAM_SYMBOL, 3)?);
         r.fence = Some(import(super::blockmath::FENCE_SYMBOL, 0)?);
@@ -114,7 +117,8 @@ fn strip_note(plan: &StripPlan) -> String {
     if plan.is_empty() {
         return String::new();
     }
-    let fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
+    let mut fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
+    fs.extend(plan.hashes.iter().map(|h| format!("%{} %{} threefry2x32", h.a_out, h.b_out)));
     format!(
         "; strips of {} points ({:?} routines): math [{}]{}\n",
         plan.len,

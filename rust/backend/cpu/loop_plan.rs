@@ -48,6 +48,7 @@ use crate::plan::{KOp, Kernel, OutputKind};
 use super::blockmath;
 use super::math_fn::MathFn;
 use super::simd;
+use super::threefry;
 
 /// The number of points of the non-reduced axes: the `end` a full run passes.
 pub fn outer_len(k: &Kernel) -> Result<u64> {
@@ -131,6 +132,8 @@ pub(super) fn live_from(k: &Kernel, roots: impl IntoIterator<Item = usize>, comp
 pub struct StripPlan {
     /// The body's math operations that have block routines, in body order.
     pub ops: Vec<(usize, MathFn)>,
+    /// The body's threefry hashes (`threefry`), run before `ops`, in body order.
+    pub hashes: Vec<threefry::Hash>,
     /// Outputs go to memory through the streaming copy.
     pub stream: bool,
     /// Points per strip: the vectorized axis of n points cut into ceil(n / STRIP) strips of equal length,
@@ -140,7 +143,12 @@ pub struct StripPlan {
 
 impl StripPlan {
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty() && !self.stream
+        self.ops.is_empty() && self.hashes.is_empty() && !self.stream
+    }
+
+    /// Whether strips call any routine besides the streaming copy.
+    pub fn has_routines(&self) -> bool {
+        !self.ops.is_empty() || !self.hashes.is_empty()
     }
 }
 
@@ -152,6 +160,8 @@ pub const STRIP: u64 = 512;
 /// Kernels with more block-routine operations than this stay inline, and kernels with more outputs do not
 /// stream (one stack array of `STRIP` f32 each).
 const STRIP_MAX_OPS: usize = 8;
+/// Kernels with more threefry hashes than this hash inline.
+const STRIP_MAX_HASHES: usize = 4;
 
 /// What strip mode does for this kernel (empty: strip mode off).
 pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<StripPlan> {
@@ -195,6 +205,11 @@ fn strip_ops(
     if ops.len() > STRIP_MAX_OPS {
         ops.clear();
     }
+    // (Each hash takes 12 strip arrays: a few per kernel at most.)
+    let mut hashes = if threefry::routine().is_some() { threefry::find(k, live) } else { Vec::new() };
+    if hashes.len() > STRIP_MAX_HASHES {
+        hashes.clear();
+    }
     let nin = k.inputs.len();
     let words = mode == Mode::OuterVec
         && k.outputs.iter().enumerate().all(|(o, _)| {
@@ -206,7 +221,7 @@ fn strip_ops(
         && (1..=STRIP_MAX_OPS).contains(&k.outputs.len())
         && bytes >= STREAM_MIN_BYTES
         && blockmath::stream().is_some();
-    Ok(StripPlan { ops, stream, len })
+    Ok(StripPlan { ops, hashes, stream, len })
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).

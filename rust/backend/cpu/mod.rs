@@ -58,6 +58,7 @@ mod row_chain;
 mod simd;
 mod special;
 pub mod threads;
+mod threefry;
 mod validate;
 mod vmath;
 #[cfg(test)]

@@ -2148,3 +2148,88 @@ fn row_chain_stops_at_a_kernel_reading_across_rows() {
     let b = read::<f32>(&compile_with(&plan, false).unwrap().run(&[input]).unwrap()[0]);
     assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()));
 }
+
+/// Threefry-2x32 as `cranax._prng.threefry2x32` composes it, of the counters `(0, iota)` under the key read
+/// by `k1`/`k2` (body indices of u32 values); pushes onto `body`, returns the indices of the two outputs.
+fn threefry_body(body: &mut Vec<KInstr>, k1: usize, k2: usize) -> (usize, usize) {
+    let u = DType::U32;
+    let mut push = |body: &mut Vec<KInstr>, i: KInstr| {
+        body.push(i);
+        body.len() - 1
+    };
+    let c = |body: &mut Vec<KInstr>, v: u32| {
+        body.push(ins(KOp::Const { value: Scalar::Int(v as i64) }, u));
+        body.len() - 1
+    };
+    let zero = c(body, 0);
+    let iota = push(body, ins(KOp::Iota { axis: 0 }, u));
+    let parity = c(body, 0x1BD1_1BDA);
+    let x = push(body, bin(BinaryOp::Xor, k1, k2, u));
+    let k3 = push(body, bin(BinaryOp::Xor, x, parity, u));
+    let ks = [k1, k2, k3];
+    let mut a = push(body, bin(BinaryOp::Add, zero, k1, u));
+    let mut b = push(body, bin(BinaryOp::Add, iota, k2, u));
+    for g in 0..5 {
+        for &r in &super::threefry::ROTATIONS[g % 2] {
+            a = push(body, bin(BinaryOp::Add, a, b, u));
+            let (cr, cl) = (c(body, r), c(body, 32 - r));
+            let l = push(body, bin(BinaryOp::ShiftLeft, b, cr, u));
+            let rr = push(body, bin(BinaryOp::ShiftRightLogical, b, cl, u));
+            let rot = push(body, bin(BinaryOp::Or, l, rr, u));
+            b = push(body, bin(BinaryOp::Xor, a, rot, u));
+        }
+        a = push(body, bin(BinaryOp::Add, a, ks[(g + 1) % 3], u));
+        let gc = c(body, g as u32 + 1);
+        let kb = push(body, bin(BinaryOp::Add, ks[(g + 2) % 3], gc, u));
+        b = push(body, bin(BinaryOp::Add, b, kb, u));
+    }
+    (a, b)
+}
+
+/// The hash in a kernel runs through the threefry block routine in strips (keys once per strip) and gives
+/// the reference's bits, the same as the all-scalar code; with per-point keys (a batch of keys) too.
+#[test]
+fn threefry_kernel_strips_match_reference() {
+    let n = 5000;
+    let u = DType::U32;
+    for per_point in [false, true] {
+        let keys: Vec<u32> = if per_point {
+            (0..2 * n as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ 0x3c6e_f372).collect()
+        } else {
+            vec![0x1319_8a2e, 0x0370_7344]
+        };
+        // (Per point: the two key halves as two contiguous arrays, so the kernel is vectorized.)
+        let (kshape, st, off) = if per_point { (vec![n], 1, 0) } else { (vec![2], 0, 1) };
+        let mut body = vec![load(0, u), load(1, u)];
+        let (a, b) = threefry_body(&mut body, 0, 1);
+        let inputs = vec![
+            KernelInput { slot: 0, dtype: u, strides: vec![st], offset: 0 },
+            KernelInput { slot: if per_point { 1 } else { 0 }, dtype: u, strides: vec![st], offset: off },
+        ];
+        let halves: Vec<Buffer> = if per_point {
+            let k1: Vec<u32> = keys.iter().step_by(2).copied().collect();
+            let k2: Vec<u32> = keys.iter().skip(1).step_by(2).copied().collect();
+            vec![buf(&kshape, &k1), buf(&kshape, &k2)]
+        } else {
+            vec![buf(&kshape, &keys)]
+        };
+        let p = plan1(
+            vec![Aval::new(u, kshape.clone()); halves.len()],
+            vec![n],
+            vec![],
+            inputs,
+            body,
+            vec![(Aval::new(u, vec![n]), a, OutputKind::Store), (Aval::new(u, vec![n]), b, OutputKind::Store)],
+        );
+        let (out, _) = simd_vs_scalar(&p, &halves);
+        let (x, y) = (read::<u32>(&out[0]), read::<u32>(&out[1]));
+        for i in 0..n {
+            let key = if per_point { [keys[2 * i], keys[2 * i + 1]] } else { [keys[0], keys[1]] };
+            assert_eq!([x[i], y[i]], super::threefry::tests::reference(key, [0, i as u32]), "point {i}");
+        }
+        let text = compile(&p).unwrap().as_text();
+        if super::threefry::routine().is_some() {
+            assert!(text.contains("threefry2x32"), "per_point={per_point}: no threefry strips\n{}", &text[..text.len().min(800)]);
+        }
+    }
+}
