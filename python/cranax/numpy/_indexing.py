@@ -317,10 +317,61 @@ def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
                              unique_indices=False, mode=mode, fill_value=fill_value)
 
 
+def _scalar_int_array(it):
+    """A rank-0 integer array index (traced or concrete): JAX indexes with it through ``dynamic_slice``."""
+    if not (isinstance(it, Tracer) or hasattr(it, "_buf") or isinstance(it, np.ndarray)):
+        return False
+    av = get_aval(it)
+    return av.ndim == 0 and av.dtype != np.bool_ and dtypes.issubdtype(av.dtype, np.integer)
+
+
+def _dynamic_take(x, items, shape):
+    """JAX's ``rewriting_take`` through ``_dynamic_slice``, for items that are static ints, unit-step
+    slices, None and at least one rank-0 integer array: one ``dynamic_slice`` (each start counted from the
+    end when negative, then clamped, as a clip-mode gather), ``squeeze`` of the int axes and ``expand_dims``
+    for the Nones. With several starts each is first made int32, as JAX does. None when it does not apply."""
+    if not any(_scalar_int_array(it) for it in items):
+        return None
+    starts, sizes, squeeze, newaxis = [], [], [], []
+    dims = iter(shape)
+    for it in items:
+        if it is None:
+            newaxis.append(len(starts) - len(squeeze) + len(newaxis))
+            continue
+        n = next(dims)
+        if isinstance(it, slice):
+            b, e, st = it.indices(n)
+            if st != 1:
+                return None
+            starts.append(b)
+            sizes.append(max(0, e - b))
+        elif _scalar_int_array(it) or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_))):
+            if n == 0:
+                return None   # the gather path raises JAX's IndexError
+            squeeze.append(len(starts))
+            starts.append(it)
+            sizes.append(1)
+        else:
+            return None
+    if len(starts) > 1:
+        starts = [typed_scalar(int(i), np.dtype(np.int32), False) if isinstance(i, (int, np.integer))
+                  else lax._convert(i, np.dtype(np.int32), False) for i in starts]
+    y = _la.dynamic_slice(x, starts, sizes)
+    if squeeze:
+        y = _st.squeeze(y, squeeze)
+    if newaxis:
+        y = _st.expand_dims(y, newaxis)
+    return y
+
+
 def getitem(x, idx, mode=None, fill_value=None):
     """``x[idx]``. Mirrors JAX's indexing (out-of-range array indices clamp)."""
     x = asarray(x)
     shape = get_aval(x).shape
+    if mode is None or _la.GatherScatterMode.from_any(mode) in ("clip", "promise_in_bounds"):
+        y = _dynamic_take(x, _normalize(idx, shape), shape)
+        if y is not None:
+            return y
     plan = _Plan(shape, idx)
     y = _static(x, plan.static_items)
     if not plan.adv_axes:
@@ -414,7 +465,8 @@ def _static_int_dims(idx, shape):
 def _scatter_static(x, av, dims, ints, values, kind, mode):
     """JAX's ``_index_to_gather`` for static ints and full slices: one window scatter whose index vector
     holds the ints (``broadcast_in_dim 3:i32[]``), sorted and unique."""
-    cols = []
+    # every traced index normalized first, then the index vector built (JAX's order of equations)
+    norm = []
     for d, k in zip(dims, ints):
         if isinstance(k, Tracer):   # negative counts from the end: select_n(k < 0, k, k + n)
             a = k.aval
@@ -423,7 +475,8 @@ def _scatter_static(x, av, dims, ints, values, kind, mode):
             k = lax._convert(k, np.dtype(np.int32), False)
         else:
             k = typed_scalar(k, np.dtype(np.int32), False)
-        cols.append(lax.broadcast_in_dim(k, (1,), ()))
+        norm.append(k)
+    cols = [lax.broadcast_in_dim(k, (1,), ()) for k in norm]
     ind = cols[0] if len(cols) == 1 else lax.concatenate(cols, 0)
     upd_shape = tuple(n for d, n in enumerate(av.shape) if d not in dims)
     values = _update_values(values, av, upd_shape)
