@@ -23,9 +23,11 @@ ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below); 
 arguments through to its rules.
 """
 
+import functools
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -110,6 +112,7 @@ class _Call:
         self.where = where
         self.created = []
         self.track = None   # a dict: the refs reached while set, id -> ref (plumb_while's aliasing check)
+        self.written = ()   # per plumbed ref, whether the traced function wrote it (set by run_plumbed)
 
 
 def _top():
@@ -500,6 +503,7 @@ def run_plumbed(call, refs, vals, fn):
         for r, v in zip(refs, vals):
             saved.append((r, bind(r, v)))
         out = fn()
+        call.written = [r._val is not v for r, v in zip(refs, vals)]
         finals = [_ew.strip_weak(r._val) for r in refs]
         return out, finals
     finally:
@@ -569,37 +573,100 @@ def write_back(refs, finals):
     """Stores a plumbed call's final values into ``refs`` (with the write checks: a call under ``grad`` that
     wrote a differentiated value into an outer ref is JAX's error, not a leaked tracer)."""
     for r, v in zip(refs, finals):
-        _check_write(r, v)
+        if v is not None:   # None: the call only read it (no write, as in JAX)
+            _check_write(r, v)
     for r, v in zip(refs, finals):
-        r._val = v   # JAX's discharged write: the box holds the value strong
+        if v is not None:
+            r._val = v   # JAX's discharged write: the box holds the value strong
 
 
 def closure_refs(fun, nested=False):
     """Refs ``fun`` names through its closure cells or globals (for the passed-and-closed-over error);
     ``nested``: also the globals named by the functions defined in it (a jit inside a jit reading a global
-    ref: the outer one passes it in; closure cells of inner functions are the outer one's cells already)."""
+    ref: the outer one passes it in; closure cells of inner functions are the outer one's cells already).
+    Refs reached through objects count too (``self.r`` in a method, ``obj.r`` of a closed-over object, the
+    methods those objects have that the code calls): an attribute is followed when the code names it, a few
+    levels deep, since JAX finds every ref the trace reads and cranax finds them before tracing."""
+    found, seen = [], {}   # seen: ids visited (this module's ``set`` is jax.ref.set)
+    _walk_fn(fun, nested, found, seen, _REF_SEARCH_DEPTH)
+    return found
+
+
+_REF_SEARCH_DEPTH = 4
+
+
+def _walk_fn(fun, nested, found, seen, depth):
+    if id(fun) in seen:
+        return
+    seen[id(fun)] = fun   # kept alive, so its id is not reused while walking
     f = getattr(fun, "__wrapped__", fun)
-    found = []
+    objs = []
+    if isinstance(f, types.MethodType):
+        objs.append(f.__self__)
+        f = f.__func__
+    elif isinstance(f, functools.partial):
+        objs.extend(f.args)
+        objs.extend(f.keywords.values())
+        f = f.func
+        if not isinstance(f, types.FunctionType):
+            objs.append(f)
     for cell in getattr(f, "__closure__", None) or ():
         try:
-            c = cell.cell_contents
+            objs.append(cell.cell_contents)
         except ValueError:
             continue
-        if isinstance(c, Ref):
-            found.append(c)
     code, glb = getattr(f, "__code__", None), getattr(f, "__globals__", None)
-    if code is not None and glb is not None:
+    names = {}
+    if code is not None:
         codes = [code]
         while codes:
             co = codes.pop(0)
-            for n in co.co_names:
-                c = glb.get(n)
-                if isinstance(c, Ref):
-                    found.append(c)
+            names.update(dict.fromkeys(co.co_names))
+            if glb is not None:
+                for n in co.co_names:
+                    c = glb.get(n)
+                    if isinstance(c, Ref):
+                        found.append(c)
+                    elif c is not None and depth > 1 and not isinstance(c, (types.ModuleType, type)):
+                        objs.append(c)   # a global object or function the code names: followed below
             if nested:
                 codes.extend(k for k in co.co_consts if type(k) is type(co))
-    return found
+    for o in objs:
+        _walk_obj(o, names, nested, found, seen, depth)
 
+
+def _walk_obj(o, names, nested, found, seen, depth):
+    if isinstance(o, Ref):
+        found.append(o)
+        return
+    # an object is looked at once per set of names (a method's code names other attributes than its caller's)
+    key = (id(o), id(names))
+    if depth <= 1 or key in seen or isinstance(o, (types.ModuleType, type, Tracer, Array, np.ndarray,
+                                                    str, bytes, int, float, complex, bool)):
+        return
+    if isinstance(o, (types.FunctionType, types.MethodType, functools.partial)):
+        _walk_fn(o, nested, found, seen, depth - 1)
+        return
+    seen[key] = (o, names)
+    if isinstance(o, (list, tuple)):
+        for x in o[:64]:
+            _walk_obj(x, names, nested, found, seen, depth - 1)
+        return
+    if isinstance(o, dict):
+        for x in list(o.values())[:64]:
+            _walk_obj(x, names, nested, found, seen, depth - 1)
+        return
+    d = getattr(o, "__dict__", None)
+    if not isinstance(d, dict):
+        return
+    cls = type(o)
+    for n in names:
+        if n in d:
+            _walk_obj(d[n], names, nested, found, seen, depth - 1)
+        else:   # a method the code calls: its body may read the object's refs
+            fn = next((k.__dict__[n] for k in cls.__mro__ if n in k.__dict__), None)
+            if isinstance(fn, types.FunctionType):
+                _walk_fn(types.MethodType(fn, o), nested, found, seen, depth - 1)
 
 
 # ----------------------------------------------------------------------------------------------- refs as carries
