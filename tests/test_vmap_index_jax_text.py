@@ -156,7 +156,21 @@ JAX = {
       update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = max i j in (k,) }
     ] a g c
   in (h,) }""", [[10.0, 1.0, 2.0], [3.0, 4.0, 20.0]]),
-    'subtract': (None, [[-10.0, 1.0, 2.0], [3.0, 4.0, -15.0]]),
+    'subtract': ("""\
+{ lambda ; a:f32[2,3] b:i32[2] c:f32[2]. let
+    d:bool[2] = lt b 0:i32[]
+    e:i32[2] = add b 3:i32[]
+    f:i32[2] = select_n d b e
+    g:i32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] f
+    h:f32[2,3] = scatter-sub[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(np.int64(1),), scatter_dims_to_operand_dims=(np.int64(1),), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; i:f32[] j:f32[]. let k:f32[] = sub i j in (k,) }
+    ] a g c
+  in (h,) }""", [[-10.0, 1.0, 2.0], [3.0, 4.0, -15.0]]),
     'apply': (None, [[0.0, 1.0, 2.0], [3.0, 4.0, -0.9589242935180664]]),
     'set_operand_only': ("""\
 { lambda ; a:f32[2,3]. let
@@ -515,7 +529,8 @@ def test_batched_scatter_modes_against_numpy():
     x = rng.randn(4, 5).astype(np.float32)
     i = np.array([0, 4, 2, 4], np.int32)
     u = rng.randn(4).astype(np.float32)
-    ops = {"set": lambda a, b: b, "add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+    ops = {"set": lambda a, b: b, "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+           "min": np.minimum, "max": np.maximum}
     for kind, op in ops.items():
         want = x.copy()
         for r in range(4):
@@ -554,3 +569,56 @@ def test_scatter_batching_dims_checked():
                                      scatter_indices_batching_dims=())
     with pytest.raises(TypeError, match="batching_dims"):
         lax.scatter(jnp.ones((2, 3)), jnp.zeros((2, 1), jnp.int32), jnp.ones(2), dn)
+
+
+SUBTRACT_GRAD_TEXT = """\
+{ lambda ; a:f32[3]. let
+    b:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=None] a
+    c:f32[] = squeeze[dimensions=(0,)] b
+    d:i32[1] = broadcast_in_dim 1:i32[]
+    e:f32[3] = scatter-sub[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; f:f32[] g:f32[]. let h:f32[] = sub f g in (h,) }
+    ] a d c
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] e
+    i:f32[3] = broadcast_in_dim 1.0:f32[]
+    j:f32[] = gather[
+      dimension_numbers=GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())
+      fill_value=0
+      indices_are_sorted=False
+      mode=GatherScatterMode.FILL_OR_DROP
+      slice_sizes=(1,)
+      unique_indices=False
+    ] i d
+    k:f32[] = neg j
+    l:f32[1] = broadcast_in_dim k
+    m:f32[3] = pad[padding_config=((0, np.int64(2), 0),)] l 0.0:f32[]
+    n:f32[3] = add_any i m
+  in (n,) }"""
+SUBTRACT_TEXT = """\
+{ lambda ; a:f32[3]. let
+    b:i32[1] = broadcast_in_dim 1:i32[]
+    c:f32[3] = scatter-sub[
+      dimension_numbers=ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), operand_batching_dims=(), scatter_indices_batching_dims=())
+      indices_are_sorted=True
+      mode=GatherScatterMode.FILL_OR_DROP
+      unique_indices=True
+      update_consts=()
+      update_jaxpr={ lambda ; d:f32[] e:f32[]. let f:f32[] = sub d e in (f,) }
+    ] a b 2.0:f32[]
+  in (c,) }"""
+
+
+def test_subtract_is_scatter_sub_as_jax():
+    # JAX 0.10.2 stages .at[].subtract as scatter-sub (cranax runs it as a scatter-add of the negation)
+    x = jnp.arange(3.0)
+    assert str(jax.make_jaxpr(jax.grad(lambda x: x.at[1].subtract(x[0]).sum()))(x)) == SUBTRACT_GRAD_TEXT
+    assert str(jax.make_jaxpr(lambda x: x.at[1].subtract(2.0))(x)) == SUBTRACT_TEXT
+    # recorded from JAX: [-4.  2.  4.]
+    np.testing.assert_allclose(jax.grad(lambda x: (x.at[1].subtract(x[0] * x[2]) ** 2).sum())(x),
+                               np.array([-4.0, 2.0, 4.0]), rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(lambda x: x.at[jnp.array([0, 2, 0])].subtract(1.0))(x), [-2.0, 1.0, 1.0])

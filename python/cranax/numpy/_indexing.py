@@ -21,7 +21,7 @@ from ..primitives import structural as _st
 from ._creation import ones_like
 from ._promotion import asarray
 from ._shapes import broadcast_shapes, broadcast_to, reshape
-from ._ufuncs import _where_jit, add, less, negative, power, true_divide
+from ._ufuncs import _where_jit, add, less, power, true_divide
 
 
 def _is_array_index(i):
@@ -431,7 +431,8 @@ def _static_shape(shape, items):
     return tuple(out)
 
 
-_SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "multiply": _la.scatter_mul_p,
+_SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "subtract": _la.scatter_sub_p,
+            "multiply": _la.scatter_mul_p,
             "min": _la.scatter_min_p, "max": _la.scatter_max_p}
 
 
@@ -512,7 +513,8 @@ def scatter_update(x, idx, values, kind, mode=None):
     nd = av.ndim
     if nd == 0:
         # x.at[()] of a 0-d array names its one element: the update is the elementwise combination.
-        return {"set": lambda: values, "add": lambda: lax.add(x, values), "multiply": lambda: lax.mul(x, values),
+        return {"set": lambda: values, "add": lambda: lax.add(x, values), "subtract": lambda: lax.sub(x, values),
+                "multiply": lambda: lax.mul(x, values),
                 "min": lambda: lax.min(x, values), "max": lambda: lax.max(x, values)}[kind]()
     ind = _stack_last(arrs)
     dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=tuple(range(nd)),
@@ -543,7 +545,7 @@ class _IndexUpdateRef:
         return scatter_update(self.array, self.index, values, "add", mode)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return scatter_update(self.array, self.index, negative(values), "add", mode)
+        return scatter_update(self.array, self.index, values, "subtract", mode)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         return scatter_update(self.array, self.index, values, "multiply", mode)

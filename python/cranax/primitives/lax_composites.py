@@ -1,7 +1,7 @@
 """``lax`` functions that are compositions of the primitive families, not primitives of their own:
 ``associative_scan``, ``reduce`` with a general computation, ``reduce_xor``, ``split``, ``tile``, ``stack``,
 ``unstack``, ``collapse``, ``broadcast_to_rank``, ``broadcast_shapes``, ``reciprocal``,
-``dynamic_update_index_in_dim``, ``index_take``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``,
+``dynamic_update_index_in_dim``, ``index_take``, ``approx_max_k``/``approx_min_k``,
 ``reduce_precision``, ``optimization_barrier``, ``platform_dependent``, ``empty``. Mirrors ``jax.lax``."""
 import numpy as np
 
@@ -22,7 +22,7 @@ from .standard import standard_primitive
 
 __all__ = ["associative_scan", "reduce", "reduce_xor", "split", "tile", "stack", "unstack", "collapse",
            "broadcast_to_rank", "broadcast_shapes", "reciprocal", "dynamic_update_index_in_dim", "index_take",
-           "scatter_sub", "approx_max_k", "approx_min_k", "reduce_precision", "optimization_barrier",
+           "approx_max_k", "approx_min_k", "reduce_precision", "optimization_barrier",
            "platform_dependent", "empty"]
 
 
@@ -300,13 +300,6 @@ def index_take(src, idxs, axes):
                                      collapsed_slice_dims=axes, start_index_map=axes)
     slice_sizes = tuple(1 if i in axes else d for i, d in enumerate(shape))
     return _lib.gather(src, indices, dn, slice_sizes, mode="clip")
-
-
-def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
-                unique_indices=False, mode=None):
-    """``scatter_add`` of ``-updates``. Mirrors ``jax.lax.scatter_sub``."""
-    return _lib.scatter_add(operand, scatter_indices, _ew.neg(_ew._as_operand(updates)), dimension_numbers,
-                            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
 
 
 def _approx_k(operand, k, reduction_dimension, largest):
@@ -933,12 +926,6 @@ def _reduce_bind(*args, computation, dimensions, jaxpr=None, **_):
     return reduce(tuple(args[:n]), tuple(args[n:]), comp, dimensions)
 
 
-def _scatter_sub_bind(operand, indices, updates, *, dimension_numbers, indices_are_sorted=False,
-                      unique_indices=False, mode=None, **_):
-    return scatter_sub(operand, indices, updates, dimension_numbers, indices_are_sorted=indices_are_sorted,
-                       unique_indices=unique_indices, mode=mode)
-
-
 def _select_and_scatter_bind(operand, source, init_value, *, window_dimensions, window_strides, padding,
                              select_prim=None, select_jaxpr=None, scatter_jaxpr=None, **_):
     if select_prim is None and select_jaxpr is not None:
@@ -994,7 +981,6 @@ top_k_p = CompositePrimitive("top_k", lambda x, *, k, axis=-1: _lib.top_k(x, k, 
 approx_top_k_p = CompositePrimitive("approx_top_k", _approx_top_k_bind, True)
 reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
 reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
-scatter_sub_p = CompositePrimitive("scatter-sub", _scatter_sub_bind)
 select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)
 split_p = CompositePrimitive("split", _split_bind, True)
 stack_p = CompositePrimitive("stack", _stack_bind)

@@ -680,10 +680,13 @@ scatter_add_p = standard_primitive("scatter-add", _scatter_abstract, wire=_scatt
 scatter_mul_p = standard_primitive("scatter-mul", _scatter_abstract, wire=_scatter_wire)
 scatter_min_p = standard_primitive("scatter-min", _scatter_abstract, wire=_scatter_wire)
 scatter_max_p = standard_primitive("scatter-max", _scatter_abstract, wire=_scatter_wire)
-_SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)
+# JAX's scatter-sub: the core runs it as a scatter-add of the negated updates (its inline rule below)
+scatter_sub_p = standard_primitive("scatter-sub", _scatter_abstract, wire=_scatter_wire)
+_SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p)
 
 
-_COMBINERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min", "scatter-max": "max"}
+_COMBINERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min", "scatter-max": "max",
+              "scatter-sub": "sub"}
 
 
 def _update_jaxpr(name, dt):
@@ -721,10 +724,20 @@ def _scatter_inline(eqn):
     return trace_to_jaxpr(expanded, [v.aval for v in eqn.invars]).jaxpr, eqn.invars
 
 
+def _scatter_sub_inline(eqn):
+    """scatter-sub as the scatter-add of the negated updates (which lowers its batching dims in turn)."""
+    params = dict(eqn.params)
+
+    def expanded(a, i, u):
+        return [scatter_add_p.bind(a, i, _ew.neg(u), **params)]
+    return trace_to_jaxpr(expanded, [v.aval for v in eqn.invars]).jaxpr, eqn.invars
+
+
 for _p in _SCATTERS:
     _p.pp_params = _scatter_pp
     _p.inline_jaxpr = staticmethod(_scatter_inline)
 del _p
+scatter_sub_p.inline_jaxpr = staticmethod(_scatter_sub_inline)
 
 
 def _make_scatter(prim):
@@ -747,6 +760,7 @@ scatter_add = _make_scatter(scatter_add_p)
 scatter_mul = _make_scatter(scatter_mul_p)
 scatter_min = _make_scatter(scatter_min_p)
 scatter_max = _make_scatter(scatter_max_p)
+scatter_sub = _make_scatter(scatter_sub_p)
 
 
 def _gather_dn_for_scatter(dn):
@@ -1109,6 +1123,18 @@ def _scatter_add_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=
 
 _ad.jvp_rules[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
 _ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
+
+
+def _scatter_sub_transpose(ct, x, idx, u, **params):
+    # as scatter-add's, the updates' cotangent negated (JAX's rule)
+    out = _scatter_add_transpose(ct, x, idx, u, **params)
+    if out[2] is not None and not _ad.is_zero(out[2]):
+        out[2] = _ew.neg(out[2])
+    return out
+
+
+_ad.jvp_rules[scatter_sub_p] = _linear_scatter_jvp(scatter_sub_p)
+_ad.transpose_rules[scatter_sub_p] = _scatter_sub_transpose
 
 
 def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
