@@ -706,13 +706,22 @@ def _scatter_pp(eqn):
     p = {k: v for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts")}
     p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
     p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
-    p["update_consts"] = ()
-    p["update_jaxpr"] = _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
+    own = eqn.params.get("update_jaxpr")   # scatter_apply's function
+    p["update_consts"] = tuple(eqn.params.get("update_consts", ())) if own is not None else ()
+    p["update_jaxpr"] = own if own is not None else _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
     return sorted(p.items())
 
 
+# ``scatter_apply``'s lowering (a scatter whose ``update_jaxpr`` is a function to apply, which the core does
+# not run): set by ``lax_composites``, which composes it from a count scatter and a loop
+apply_lowering = {}
+
+
 def _scatter_inline(eqn):
-    """A scatter with batching dims runs as its unbatched form (None: the core runs it as it is)."""
+    """A scatter with batching dims runs as its unbatched form; ``scatter_apply``'s through its lowering
+    (None: the core runs it as it is)."""
+    if eqn.params.get("update_jaxpr") is not None:
+        return apply_lowering["scatter"](eqn)
     dn = eqn.params["dimension_numbers"]
     if not dn.operand_batching_dims:
         return None
@@ -1167,7 +1176,14 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
     return out
 
 
-_ad.jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p, zeros_first=True)
+def _scatter_jvp(primals, tangents, **params):
+    if params.get("update_jaxpr") is not None:
+        raise NotImplementedError("scatter_apply JVP not implemented")   # JAX 0.10.2's error
+    return _plain_scatter_jvp(primals, tangents, **params)
+
+
+_plain_scatter_jvp = _linear_scatter_jvp(scatter_p, zeros_first=True)
+_ad.jvp_rules[scatter_p] = _scatter_jvp
 _ad.transpose_rules[scatter_p] = _scatter_transpose
 
 
