@@ -9,6 +9,7 @@ import pytest
 
 import cranax as jax
 import cranax.numpy as jnp
+from cranax import lax
 
 def residual_fns(jax, jnp):
     """name -> (function, args) whose make_jaxpr text is recorded below."""
@@ -354,3 +355,241 @@ def test_debug_print_in_dead_tangent_code_still_runs(capsys):
     jax.effects_barrier()
     np.testing.assert_allclose(g, np.cos([0.0, 1.0]), rtol=1e-6)
     assert "x=[0. 1.]" in capsys.readouterr().out
+
+
+def wide_fns(jax, jnp, lax):
+    """Equations with many results: JAX fills the binders as it fills the operands (a line breaks once it
+    has reached 80 columns, continuing 2 past the equation)."""
+    x = jnp.ones(3)
+    f = jax.jit(lambda x: tuple(jnp.sin(x) * i for i in range(12)))
+
+    def body(c, _):
+        return tuple(ci * 2.0 for ci in c), None
+    g = jax.jit(lambda x: sum(jnp.tanh(x * i) for i in range(1, 7)))
+    return [
+        (f, x),
+        (lambda x: jax.jit(f)(x), x),
+        (lambda x: lax.scan(body, tuple(x * i for i in range(10)), None, length=3), x),
+        (lambda x: lax.cond(x.sum() > 0, lambda x: tuple(x * i for i in range(11)),
+                            lambda x: tuple(x + i for i in range(11)), x), x),
+        (jax.grad(lambda x: g(x).sum()), x),
+    ]
+
+
+WIDE_TEXTS = [
+    """\
+let lambda = { lambda ; a:f32[3]. let
+    b:f32[3] = sin a
+    c:f32[3] = mul b 0.0:f32[]
+    d:f32[3] = sin a
+    e:f32[3] = mul d 1.0:f32[]
+    f:f32[3] = sin a
+    g:f32[3] = mul f 2.0:f32[]
+    h:f32[3] = sin a
+    i:f32[3] = mul h 3.0:f32[]
+    j:f32[3] = sin a
+    k:f32[3] = mul j 4.0:f32[]
+    l:f32[3] = sin a
+    m:f32[3] = mul l 5.0:f32[]
+    n:f32[3] = sin a
+    o:f32[3] = mul n 6.0:f32[]
+    p:f32[3] = sin a
+    q:f32[3] = mul p 7.0:f32[]
+    r:f32[3] = sin a
+    s:f32[3] = mul r 8.0:f32[]
+    t:f32[3] = sin a
+    u:f32[3] = mul t 9.0:f32[]
+    v:f32[3] = sin a
+    w:f32[3] = mul v 10.0:f32[]
+    x:f32[3] = sin a
+    y:f32[3] = mul x 11.0:f32[]
+  in (c, e, g, i, k, m, o, q, s, u, w, y) } in
+{ lambda ; z:f32[3]. let
+    ba:f32[3] bb:f32[3] bc:f32[3] bd:f32[3] be:f32[3] bf:f32[3] bg:f32[3] bh:f32[3]
+      bi:f32[3] bj:f32[3] bk:f32[3] bl:f32[3] = jit[name=<lambda> jaxpr=lambda] z
+  in (ba, bb, bc, bd, be, bf, bg, bh, bi, bj, bk, bl) }""",
+    """\
+let lambda = { lambda ; a:f32[3]. let
+    b:f32[3] = sin a
+    c:f32[3] = mul b 0.0:f32[]
+    d:f32[3] = sin a
+    e:f32[3] = mul d 1.0:f32[]
+    f:f32[3] = sin a
+    g:f32[3] = mul f 2.0:f32[]
+    h:f32[3] = sin a
+    i:f32[3] = mul h 3.0:f32[]
+    j:f32[3] = sin a
+    k:f32[3] = mul j 4.0:f32[]
+    l:f32[3] = sin a
+    m:f32[3] = mul l 5.0:f32[]
+    n:f32[3] = sin a
+    o:f32[3] = mul n 6.0:f32[]
+    p:f32[3] = sin a
+    q:f32[3] = mul p 7.0:f32[]
+    r:f32[3] = sin a
+    s:f32[3] = mul r 8.0:f32[]
+    t:f32[3] = sin a
+    u:f32[3] = mul t 9.0:f32[]
+    v:f32[3] = sin a
+    w:f32[3] = mul v 10.0:f32[]
+    x:f32[3] = sin a
+    y:f32[3] = mul x 11.0:f32[]
+  in (c, e, g, i, k, m, o, q, s, u, w, y) } in
+{ lambda ; z:f32[3]. let
+    ba:f32[3] bb:f32[3] bc:f32[3] bd:f32[3] be:f32[3] bf:f32[3] bg:f32[3] bh:f32[3]
+      bi:f32[3] bj:f32[3] bk:f32[3] bl:f32[3] = jit[
+      name=<lambda>
+      jaxpr={ lambda ; z:f32[3]. let
+          ba:f32[3] bb:f32[3] bc:f32[3] bd:f32[3] be:f32[3] bf:f32[3] bg:f32[3] bh:f32[3]
+            bi:f32[3] bj:f32[3] bk:f32[3] bl:f32[3] = jit[
+            name=<lambda>
+            jaxpr=lambda
+          ] z
+        in (ba, bb, bc, bd, be, bf, bg, bh, bi, bj, bk, bl) }
+    ] z
+  in (ba, bb, bc, bd, be, bf, bg, bh, bi, bj, bk, bl) }""",
+    """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = mul a 0.0:f32[]
+    c:f32[3] = mul a 1.0:f32[]
+    d:f32[3] = mul a 2.0:f32[]
+    e:f32[3] = mul a 3.0:f32[]
+    f:f32[3] = mul a 4.0:f32[]
+    g:f32[3] = mul a 5.0:f32[]
+    h:f32[3] = mul a 6.0:f32[]
+    i:f32[3] = mul a 7.0:f32[]
+    j:f32[3] = mul a 8.0:f32[]
+    k:f32[3] = mul a 9.0:f32[]
+    l:f32[3] m:f32[3] n:f32[3] o:f32[3] p:f32[3] q:f32[3] r:f32[3] s:f32[3] t:f32[3]
+      u:f32[3] = scan[
+      jaxpr={ lambda ; v:f32[3] w:f32[3] x:f32[3] y:f32[3] z:f32[3] ba:f32[3] bb:f32[3]
+          bc:f32[3] bd:f32[3] be:f32[3]. let
+          bf:f32[3] = mul v 2.0:f32[]
+          bg:f32[3] = mul w 2.0:f32[]
+          bh:f32[3] = mul x 2.0:f32[]
+          bi:f32[3] = mul y 2.0:f32[]
+          bj:f32[3] = mul z 2.0:f32[]
+          bk:f32[3] = mul ba 2.0:f32[]
+          bl:f32[3] = mul bb 2.0:f32[]
+          bm:f32[3] = mul bc 2.0:f32[]
+          bn:f32[3] = mul bd 2.0:f32[]
+          bo:f32[3] = mul be 2.0:f32[]
+        in (bf, bg, bh, bi, bj, bk, bl, bm, bn, bo) }
+      length=3
+      num_carry=10
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] b c d e f g h i j k
+  in (l, m, n, o, p, q, r, s, t, u) }""",
+    """\
+let jaxpr = { lambda ; a:f32[3]. let
+    b:f32[3] = add a 0.0:f32[]
+    c:f32[3] = add a 1.0:f32[]
+    d:f32[3] = add a 2.0:f32[]
+    e:f32[3] = add a 3.0:f32[]
+    f:f32[3] = add a 4.0:f32[]
+    g:f32[3] = add a 5.0:f32[]
+    h:f32[3] = add a 6.0:f32[]
+    i:f32[3] = add a 7.0:f32[]
+    j:f32[3] = add a 8.0:f32[]
+    k:f32[3] = add a 9.0:f32[]
+    l:f32[3] = add a 10.0:f32[]
+  in (b, c, d, e, f, g, h, i, j, k, l) } in
+let jaxpr1 = { lambda ; m:f32[3]. let
+    n:f32[3] = mul m 0.0:f32[]
+    o:f32[3] = mul m 1.0:f32[]
+    p:f32[3] = mul m 2.0:f32[]
+    q:f32[3] = mul m 3.0:f32[]
+    r:f32[3] = mul m 4.0:f32[]
+    s:f32[3] = mul m 5.0:f32[]
+    t:f32[3] = mul m 6.0:f32[]
+    u:f32[3] = mul m 7.0:f32[]
+    v:f32[3] = mul m 8.0:f32[]
+    w:f32[3] = mul m 9.0:f32[]
+    x:f32[3] = mul m 10.0:f32[]
+  in (n, o, p, q, r, s, t, u, v, w, x) } in
+{ lambda ; y:f32[3]. let
+    z:f32[] = reduce_sum[axes=(0,) out_sharding=None] y
+    ba:bool[] = gt z 0.0:f32[]
+    bb:i32[] = convert_element_type[new_dtype=int32 weak_type=False] ba
+    bc:f32[3] bd:f32[3] be:f32[3] bf:f32[3] bg:f32[3] bh:f32[3] bi:f32[3] bj:f32[3]
+      bk:f32[3] bl:f32[3] bm:f32[3] = cond[branches=(jaxpr jaxpr1)] bb y
+  in (bc, bd, be, bf, bg, bh, bi, bj, bk, bl, bm) }""",
+    """\
+let lambda = { lambda ; a:f32[3]. let
+    b:f32[3] = mul a 1.0:f32[]
+    c:f32[3] = tanh b
+    d:f32[3] = sub 1.0:f32[] c
+    e:f32[3] = add 0.0:f32[] c
+    f:f32[3] = mul a 2.0:f32[]
+    g:f32[3] = tanh f
+    h:f32[3] = sub 1.0:f32[] g
+    i:f32[3] = add e g
+    j:f32[3] = mul a 3.0:f32[]
+    k:f32[3] = tanh j
+    l:f32[3] = sub 1.0:f32[] k
+    m:f32[3] = add i k
+    n:f32[3] = mul a 4.0:f32[]
+    o:f32[3] = tanh n
+    p:f32[3] = sub 1.0:f32[] o
+    q:f32[3] = add m o
+    r:f32[3] = mul a 5.0:f32[]
+    s:f32[3] = tanh r
+    t:f32[3] = sub 1.0:f32[] s
+    u:f32[3] = add q s
+    v:f32[3] = mul a 6.0:f32[]
+    w:f32[3] = tanh v
+    x:f32[3] = sub 1.0:f32[] w
+    y:f32[3] = add u w
+  in (y, c, d, g, h, k, l, o, p, s, t, w, x) } in
+let lambda1 = { lambda ; z:f32[3] ba:f32[3] bb:f32[3] bc:f32[3] bd:f32[3] be:f32[3]
+    bf:f32[3] bg:f32[3] bh:f32[3] bi:f32[3] bj:f32[3] bk:f32[3] bl:f32[3]. let
+    bm:f32[3] = mul bl bk
+    bn:f32[3] = mul bm bj
+    bo:f32[3] = add_any bm bn
+    bp:f32[3] = mul bo 6.0:f32[]
+    bq:f32[3] = mul bl bi
+    br:f32[3] = mul bq bh
+    bs:f32[3] = add_any bq br
+    bt:f32[3] = mul bs 5.0:f32[]
+    bu:f32[3] = add_any bp bt
+    bv:f32[3] = mul bl bg
+    bw:f32[3] = mul bv bf
+    bx:f32[3] = add_any bv bw
+    by:f32[3] = mul bx 4.0:f32[]
+    bz:f32[3] = add_any bu by
+    ca:f32[3] = mul bl be
+    cb:f32[3] = mul ca bd
+    cc:f32[3] = add_any ca cb
+    cd:f32[3] = mul cc 3.0:f32[]
+    ce:f32[3] = add_any bz cd
+    cf:f32[3] = mul bl bc
+    cg:f32[3] = mul cf bb
+    ch:f32[3] = add_any cf cg
+    ci:f32[3] = mul ch 2.0:f32[]
+    cj:f32[3] = add_any ce ci
+    ck:f32[3] = mul bl ba
+    cl:f32[3] = mul ck z
+    cm:f32[3] = add_any ck cl
+    cn:f32[3] = mul cm 1.0:f32[]
+    co:f32[3] = add_any cj cn
+  in (co,) } in
+{ lambda ; cp:f32[3]. let
+    cq:f32[3] cr:f32[3] cs:f32[3] ct:f32[3] cu:f32[3] cv:f32[3] cw:f32[3] cx:f32[3]
+      cy:f32[3] cz:f32[3] da:f32[3] db:f32[3] dc:f32[3] = jit[
+      name=<lambda>
+      jaxpr=lambda
+    ] cp
+    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] cq
+    dd:f32[3] = broadcast_in_dim 1.0:f32[]
+    de:f32[3] = jit[name=<lambda> jaxpr=lambda1] cr cs ct cu cv cw cx cy cz da db
+      dc dd
+  in (de,) }""",
+]
+
+
+@pytest.mark.parametrize("k", range(len(WIDE_TEXTS)))
+def test_many_results_fill_lines_as_jax(k):
+    fn, x = wide_fns(jax, jnp, lax)[k]
+    assert str(jax.make_jaxpr(fn)(x)) == WIDE_TEXTS[k]
