@@ -251,3 +251,28 @@ def test_a_read_only_jit_under_vmap_leaves_the_ref_alone():
     # a write inside the vmapped jit is JAX's error still
     with pytest.raises(Exception, match="vmapped value on an unbatched array reference"):
         jax.vmap(lambda x: jax.jit(lambda y: (r.__setitem__(..., r[...] + 1.0), y)[1])(x))(jnp.ones((2, 3)))
+
+
+def test_while_cond_writes_persist_once_per_iteration():
+    # JAX 0.10.2's discharge runs the cond again at the start of each iteration, so its writes count once per
+    # body iteration (not for the final, false test); values recorded from JAX
+    for run in (lambda f: f(), lambda f: jax.jit(f)()):
+        r = jax.new_ref(jnp.array(0))
+
+        def cond(i):
+            r[...] = r[...] + 1
+            return i < 3
+        assert int(run(lambda: lax.while_loop(cond, lambda i: i + 1, 0))) == 3
+        assert int(r[...]) == 3
+
+
+def test_loops_that_only_read_a_ref_write_nothing_back():
+    r = jax.new_ref(jnp.array(3.0))
+    loop = lambda a: lax.while_loop(lambda i: i < r[...], lambda i: i + r[...], a)  # noqa: E731
+    assert jax.eval_shape(loop, 0.0).shape == ()
+    np.testing.assert_allclose(jax.jit(jax.vmap(loop))(jnp.zeros(2)), [3.0, 3.0])   # JAX: an internal error
+    s = lax.scan(lambda c, x: (c + r[...] * x, None), 0.0, jnp.arange(3.0))[0]
+    np.testing.assert_allclose(jax.vmap(lambda x: lax.scan(lambda c, y: (c + r[...] * y, None), 0.0, x)[0])(
+        jnp.ones((2, 3))), [9.0, 9.0])
+    np.testing.assert_allclose(s, 9.0)
+    np.testing.assert_allclose(r[...], 3.0)

@@ -780,12 +780,16 @@ def plumb_scan(run, f, init, names=None):
             return run(_signed(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0], f),
                        init), []
 
+        written = []
+
         def body(carry, x):
             c, rv = carry
             (c2, y), finals = run_plumbed(call, refs, rv, lambda: _no_refs(f(c, x), f, "scan"))
+            written[:] = [a or b for a, b in zip(written, call.written)] if written else call.written
             return (c2, finals), y
         (c, finals), ys = run(body, (init, list(vals)))
-        return (c, ys), finals
+        # a ref the body only read is not written back (JAX writes only what the loop writes)
+        return (c, ys), [v if w else None for v, w in zip(finals, written)]
     return plumbed_loop({}, 0, "scan", runner)
 
 
@@ -826,14 +830,31 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
                                                                                      "while_loop"))[0], body_fun),
                        init), []
 
+        cond_writes = []   # per ref, whether the cond writes it (known once the cond has run)
+
         def cond(carry):
-            return tracked(call, "cond", lambda: run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0])
+            out = tracked(call, "cond", lambda: run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0])
+            if not cond_writes:
+                cond_writes.extend(call.written)
+            return out
 
         def body(carry):
-            return tracked(call, "body", lambda: run_plumbed(
-                call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop")))
+            vals = carry[1]
+            if any(cond_writes):
+                # JAX's discharge: the predicate's own writes are dropped, and the cond runs again at the start
+                # of each iteration so its writes persist (one per iteration, none for the final test)
+                vals = run_plumbed(call, refs, vals, lambda: cond_fun(carry[0]))[1]
+            out = tracked(call, "body", lambda: run_plumbed(
+                call, refs, vals, lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop")))
+            if any(c and b for c, b in zip(cond_writes, call.written)):
+                raise NotImplementedError("Cannot write to the same ref in both cond and body of while loop.")
+            body_writes[:] = [a or b for a, b in zip(body_writes, call.written)] if body_writes else call.written
+            return out
+        body_writes = []
         c, finals = run(cond, body, (init, list(vals)))
-        return c, finals
+        # a ref the loop only read is not written back (JAX writes only what the loop writes)
+        written = [a or b for a, b in zip(cond_writes or [False] * len(refs), body_writes or [False] * len(refs))]
+        return c, [v if w else None for v, w in zip(finals, written)]
     return plumbed_loop({}, 0, "while_loop", runner)
 
 
