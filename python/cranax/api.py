@@ -819,6 +819,9 @@ class JitWrapped(Wrapped):
             all_refs = list(refs) + list(arg_refs)
             out, finals = _state.run_plumbed(call, all_refs, list(closure_vals) + [flat[i] for i in ref_pos],
                                              body)
+            # a ref the function only read is no output of the call and is not written back (JAX swaps only
+            # the refs a function writes; under vmap a write into an unbatched ref is an error)
+            finals = [f if w else None for f, w in zip(finals, call.written)]
             if arg_refs:
                 names = self._arg_names(in_tree, statics)
                 arg_names = [(r, names[i]) for i, r in zip(ref_pos, arg_refs)]

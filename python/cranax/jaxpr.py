@@ -342,8 +342,11 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         # "became a tracer" texts: ``b:f32[3] = jit[...] a``); in a whole jaxpr the operands are named already
         for a in eqn.invars:
             _pp_atom(a, names)
-    lhs = " ".join(_pp_outbinder(v, names, unused) for v in eqn.outvars)
+    # the binders fill lines as the operands do (JAX's pp_vars), continuing 2 past the equation
+    lhs = _fill_args([_pp_outbinder(v, names, unused) for v in eqn.outvars], indent, indent)
     lead = f"{lhs} = " if lhs else ""  # an equation without results (an effect) prints no binders, as JAX
+    # the column where the primitive's name starts (after the binders' last line)
+    lead_col = len(lead) - lead.rfind("\n") - 1 if "\n" in lead else indent + len(lead)
     params = eqn.params
     pp_rule = getattr(prim, "pp_params", None)
     items = pp_rule(eqn) if pp_rule is not None else sorted(params.items())
@@ -365,8 +368,9 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         trial = names.copy()
         ptxt = " ".join(f"{k}={pp_param_value(v, trial, indent, -_WIDTH * 1000, flat=True)}" for k, v in items)
         args = " ".join(_pp_atom(a, trial) for a in eqn.invars)
-        one = f"{lead}{prim.name}[{ptxt}] {args}"
-        if "\n" not in one and indent + len(one) <= _WIDTH:
+        one = f"{prim.name}[{ptxt}] {args}"
+        if "\n" not in one and lead_col + len(one) <= _WIDTH:
+            one = lead + one
             names.names, names.n = trial.names, trial.n
             return one
         lines = [f"{k}={pp_param_value(v, names, indent + 2, indent + 2 + len(str(k)) + 1)}" for k, v in items]
@@ -379,12 +383,12 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
         ptxt = "[" + " ".join(f"{k}={pp_param_value(v, names, indent)}" for k, v in items) + "]"
     atoms = [_pp_atom(a, names) for a in eqn.invars]
     # JAX's params are one group: it breaks only when the group itself (up to its ``]``) passes the width
-    if items and indent + len(lead) + len(prim.name) + len(ptxt) > _WIDTH:
+    if items and lead_col + len(prim.name) + len(ptxt) > _WIDTH:
         # Too wide: one param per line, as JAX breaks the params group.
         body = "\n".join(" " * (indent + 2) + f"{k}={pp_param_value(v, names, indent + 2)}" for k, v in items)
         return f"{lead}{prim.name}[\n{body}\n{' ' * indent}] {_fill_args(atoms, indent + 2, indent)}"
     # JAX prints the operands after a space even when there are none (``iota[...] ``).
-    return f"{lead}{prim.name}{ptxt} {_fill_args(atoms, indent + len(lead) + len(prim.name) + len(ptxt) + 1, indent)}"
+    return f"{lead}{prim.name}{ptxt} {_fill_args(atoms, lead_col + len(prim.name) + len(ptxt) + 1, indent)}"
 
 
 def _fill_args(atoms, col, indent):

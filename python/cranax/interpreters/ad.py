@@ -18,10 +18,10 @@ import numpy as np
 from .. import core, dtypes
 from ..array import _from_host
 from ..core import Tracer, TypedScalar, get_aval, set_current_trace
-from ..jaxpr import Literal, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from .._pytree import tree_map
 from .eval import eval_jaxpr
-from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
+from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, dce_jaxpr, trace_to_jaxpr
 
 __all__ = ["Zero", "UndefinedPrimal", "JVPTrace", "JVPTracer", "PartialEvalTrace", "jvp_rules",
            "transpose_rules", "pe_rules", "jvp_flat", "linearize_flat", "backward_pass", "defjvp", "defjvp2",
@@ -297,10 +297,24 @@ def linearize_flat(fun, primals, aux_store=None):
                                  "typically caused by attempting to differentiate a function uses an operation "
                                  "that does not support reverse-mode autodiff.")
         nz = [type(t) is not Zero for t in t_out]
-        linear = pe.to_jaxpr([t for t in t_out if type(t) is not Zero])
+        # Tangent equations whose values never reach an output (e.g. a max's under stop_gradient) go, and
+        # with them the residuals only they read (JAX's DCE of the linearized jaxpr).
+        linear = dce_closed(pe.to_jaxpr([t for t in t_out if type(t) is not Zero]))
     finally:
         pe.invalidate()
     return p_out, linear, nz
+
+
+def dce_closed(closed):
+    """``closed`` without the equations its outputs do not need and the constvars (consts) no equation or
+    output then reads; its invars stay."""
+    j, _ = dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), True)
+    read = {a for e in j.eqns for a in e.invars if isinstance(a, Var)} | {v for v in j.outvars if isinstance(v, Var)}
+    keep = [v in read for v in j.constvars]
+    if len(j.eqns) == len(closed.jaxpr.eqns) and all(keep):
+        return closed
+    j = Jaxpr([v for v, k in zip(j.constvars, keep) if k], j.invars, j.outvars, j.eqns, j.debug_info)
+    return ClosedJaxpr(j, [c for c, k in zip(closed.consts, keep) if k])
 
 
 # ----------------------------------------------------------------------------------------------- transpose
@@ -532,14 +546,15 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
                 unknown = pe.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
             finally:
                 pe.invalidate()
-            # The unknown jaxpr's consts are the residuals: values of the known computation.
-            ujaxpr, res = unknown.hoist_consts()
+            # The unknown jaxpr's consts are the residuals: values of the known computation. Those only dead
+            # equations read are not kept (JAX's DCE of both parts after partial evaluation).
+            ujaxpr, res = dce_closed(unknown).hoist_consts()
             store["unknown"] = ujaxpr
             store["out_unknowns"] = out_unknowns
             store["num_res"] = len(res)
             return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
         known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
-        known = trace_to_jaxpr(known_fun, known_avals)
+        known = dce_closed(trace_to_jaxpr(known_fun, known_avals))
         kjaxpr, kconsts = known.hoist_consts()
         return kjaxpr, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
     return _cached(_pe_cache, closed, (unknowns, instantiate), make)

@@ -15,6 +15,8 @@ call primitives such as ``jit`` so that ``vmap(jit(f))`` stays one compiled call
 import functools
 import weakref
 
+import numpy as np
+
 from .. import core
 from ..core import Tracer, get_aval, set_current_trace
 from ..errors import UnexpectedTracerError
@@ -201,7 +203,9 @@ def moveaxis(x, src, dst):
 def bdim_at_front(x, bdim, size):
     """``x`` with its batch axis first; an unbatched ``x`` is broadcast along a new leading axis."""
     if bdim is not_mapped:
-        return broadcast_batched(x, size, 0)
+        # JAX's ``batching.broadcast``: its dims come from np.delete(np.arange(...)), printed np.int64(...)
+        nd = get_aval(x).ndim
+        return hooks["broadcast_in_dim"](x, (size,) + tuple(get_aval(x).shape), tuple(np.arange(1, nd + 1)))
     return moveaxis(x, bdim, 0)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import core
 from ..core import Tracer, get_aval, set_current_trace, user_source
 from ..errors import UnexpectedTracerError
-from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _subjaxprs
 from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
 
 
@@ -333,3 +333,50 @@ class PartialVal(tuple):
 
     def get_aval(self):
         return get_aval(self[1]) if self[0] is None else self[0]
+
+
+# Primitives whose equations run for what they do, not for their outputs: host callbacks other than
+# ``pure_callback``, checks, and the reference operations ``make_jaxpr`` stages. Dead-code elimination keeps them.
+_EFFECTFUL = frozenset({"io_callback", "debug_callback", "debug_print", "check",
+                        "new_ref", "get", "swap", "addupdate", "freeze"})
+
+
+def has_effects(eqn):
+    """Whether ``eqn`` (or an equation of a jaxpr in its params) has an effect, so DCE must keep it."""
+    if eqn.primitive.name in _EFFECTFUL or eqn.params.get("effect") is not None:
+        return True
+    return any(has_effects(e) for j in _subjaxprs(eqn.params) for e in j.eqns)
+
+
+# prim -> rule(used_outputs, eqn) -> (used_inputs, eqn' or None): how DCE trims an equation whose outputs are
+# partly used (``jit`` trims its inner jaxpr); without a rule an equation is kept whole or dropped whole.
+dce_rules = {}
+
+
+def _default_dce_rule(used_outputs, eqn):
+    if not any(used_outputs) and not has_effects(eqn):
+        return [False] * len(eqn.invars), None
+    return [True] * len(eqn.invars), eqn
+
+
+def dce_jaxpr(jaxpr, used_outputs, instantiate=False):
+    """JAX's ``pe.dce_jaxpr``: ``(jaxpr', used_inputs)`` where ``jaxpr'`` keeps the outputs marked in
+    ``used_outputs``, the equations they need (and every effectful one) and the invars that are read or
+    marked in ``instantiate`` (a bool or one per invar); ``used_inputs`` says which invars stayed.
+    Constvars are kept as they are."""
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(jaxpr.invars)
+    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+    live = {v for v in outvars if isinstance(v, Var)}
+    eqns = []
+    for e in reversed(jaxpr.eqns):
+        rule = dce_rules.get(e.primitive, _default_dce_rule)
+        used_ins, new = rule([v in live for v in e.outvars], e)
+        if new is not None:
+            eqns.append(new)
+        live.update(a for a, u in zip(e.invars, used_ins) if u and isinstance(a, Var))
+    eqns.reverse()
+    used_inputs = [bool(i) or v in live for v, i in zip(jaxpr.invars, instantiate)]
+    new = Jaxpr(jaxpr.constvars, [v for v, u in zip(jaxpr.invars, used_inputs) if u], outvars, eqns,
+                jaxpr.debug_info)
+    return new, used_inputs

@@ -18,13 +18,13 @@ from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_io
 from ..primitives.library import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, concatenate,
     cummax, cummin, cumprod, cumsum, dot, dot_general, dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,
     dynamic_update_slice, dynamic_update_slice_in_dim, gather, index_in_dim, scatter, scatter_add, scatter_max,
-    scatter_min, scatter_mul, slice_in_dim, sort, sort_key_val, top_k)
+    scatter_min, scatter_mul, scatter_sub, slice_in_dim, sort, sort_key_val, top_k)
 from ..primitives.control_flow import (cond, fori_loop, map, scan, switch, while_loop)
 from ..primitives.library import lax_pad as pad, lax_rev as rev, lax_slice as slice
 # compositions of the primitive families (issue 22)
 from ..primitives.lax_composites import (approx_max_k, approx_min_k, associative_scan, broadcast_shapes,
     broadcast_to_rank, collapse, dynamic_update_index_in_dim, empty, index_take, optimization_barrier,
-    platform_dependent, reciprocal, reduce, reduce_precision, reduce_xor, scatter_sub, split, stack, tile, unstack)
+    platform_dependent, reciprocal, reduce, reduce_precision, reduce_xor, split, stack, tile, unstack)
 # the primitives, under JAX's names (jax.lax exports them too)
 from ..primitives.elementwise import (abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p,
     atanh_p, bessel_i0e_p, bessel_i1e_p, bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p,
@@ -39,7 +39,7 @@ from ..primitives.structural import (broadcast_in_dim_p, copy_p, iota_p, pad_p, 
     squeeze_p, transpose_p)
 from ..primitives.library import (concatenate_p, cummax_p, cummin_p, cumprod_p, cumsum_p, dot_general_p,
     dynamic_slice_p, dynamic_update_slice_p, gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
-    scatter_p, sort_p)
+    scatter_p, scatter_sub_p, sort_p)
 from ..primitives.control_flow import (cond_p, scan_p, while_p)
 # convolutions and windowed reductions (primitives/convolution.py, primitives/windowed.py)
 from ..primitives.convolution import (ConvDimensionNumbers, ConvGeneralDilatedDimensionNumbers, conv,
@@ -92,7 +92,7 @@ __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "RoundingMethod", "Sca
            "reduce_min_p", "reduce_or", "reduce_or_p", "reduce_prod", "reduce_prod_p", "reduce_sum",
            "reduce_sum_p", "rem", "rem_p", "reshape", "reshape_p", "rev", "rev_p", "round", "round_p", "rsqrt",
            "rsqrt_p", "scan", "scan_p", "scatter", "scatter_add", "scatter_add_p", "scatter_max", "scatter_max_p",
-           "scatter_min", "scatter_min_p", "scatter_mul", "scatter_mul_p", "scatter_p", "select", "select_n",
+           "scatter_min", "scatter_min_p", "scatter_mul", "scatter_mul_p", "scatter_p", "scatter_sub_p", "select", "select_n",
            "select_n_p", "shift_left", "shift_left_p", "shift_right_arithmetic", "shift_right_arithmetic_p",
            "shift_right_logical", "shift_right_logical_p", "sign", "sign_p", "sin", "sin_p", "sinh", "sinh_p",
            "slice", "slice_in_dim", "slice_p", "sort", "sort_key_val", "sort_p", "sqrt", "sqrt_p", "square",
@@ -138,7 +138,7 @@ from ..primitives.lax_composites import (RaggedDotDimensionNumbers, RandomAlgori
     approx_top_k_p, batch_matmul, broadcast_like, composite, create_token, create_token_p, dce_sink, dce_sink_p,
     device_put_p, dtype, eq_to_p, le_to_p, lt_to_p, mulhi, mulhi_p, optimization_barrier_p, ragged_dot,
     ragged_dot_general, reduce_p, reduce_precision_p, reduce_xor_p, rng_bit_generator, rng_bit_generator_p,
-    rng_uniform, rng_uniform_p, scaled_dot, scatter_apply, scatter_sub_p, select_and_scatter_p, shape_as_value,
+    rng_uniform, rng_uniform_p, scaled_dot, scatter_apply, select_and_scatter_p, shape_as_value,
     sharding_constraint_p, split_p, stack_p, stage, stage_p, tile_p, top_k_p, unstack_p, betainc,
     regularized_incomplete_beta_p)
 __all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers", "PrecisionLike",
@@ -147,7 +147,7 @@ __all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionN
             "dce_sink", "dce_sink_p", "device_put_p", "dtype", "eq_to_p", "le_to_p", "lt_to_p", "mulhi", "mulhi_p",
             "optimization_barrier_p", "ragged_dot", "ragged_dot_general", "reduce_p", "reduce_precision_p",
             "reduce_xor_p", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform", "rng_uniform_p",
-            "scaled_dot", "scatter_apply", "scatter_sub_p", "select_and_scatter_p", "shape_as_value",
+            "scaled_dot", "scatter_apply", "select_and_scatter_p", "shape_as_value",
             "sharding_constraint_p", "split_p", "stack_p", "stage", "stage_p", "tile_p", "top_k_p", "unstack_p",
             "betainc", "regularized_incomplete_beta_p"]
 # solves differentiated implicitly (issue 22 item 5)

@@ -1,7 +1,8 @@
 """Indexing: ``x[idx]`` and ``x.at[idx].set/add/mul/min/max/get``, as JAX does them.
 
-Static ints, slices (any step), None and Ellipsis lower to ``slice``, ``rev`` and ``reshape``. Integer
-arrays (and traced scalars) are *advanced* indices: they broadcast together and lower to ``gather``, with
+Static ints, slices (any step), None and Ellipsis lower to ``slice``, ``rev`` and ``reshape``; a rank-0
+integer array among static ints and unit-step slices to ``dynamic_slice`` (JAX's ``rewriting_take``). Integer
+arrays are *advanced* indices: they broadcast together and lower to ``gather``, with
 NumPy's placement of the broadcast dims (where the advanced indices stand when they are adjacent, in front
 otherwise); negative indices count from the end and out-of-range reads clamp, as JAX documents. Boolean
 masks must be concrete (their ``nonzero`` gives the index arrays); under ``jit`` use ``jnp.where(mask,
@@ -21,7 +22,7 @@ from ..primitives import structural as _st
 from ._creation import ones_like
 from ._promotion import asarray
 from ._shapes import broadcast_shapes, broadcast_to, reshape
-from ._ufuncs import _where_jit, add, less, negative, power, true_divide
+from ._ufuncs import _where_jit, add, less, power, true_divide
 
 
 def _is_array_index(i):
@@ -287,15 +288,19 @@ class _Plan:
             if get_aval(a).dtype != np.int32:
                 a = a.astype(np.int32)
             n = shape[d]
-            a = _where_jit(less(a, 0), add(a, n), a)
+            # JAX's _normalize_index: select(i < 0, i + n, i), staged inline
+            av = get_aval(a)
+            a = lax.select(lax.lt(a, typed_scalar(0, av.dtype, av.weak_type)),
+                           lax.add(a, typed_scalar(n, av.dtype, av.weak_type)), a)
             out.append(broadcast_to(a, self.bshape))
         return out
 
 
 def _stack_last(arrs):
+    # as JAX's _index_to_gather: each index array broadcast to a trailing index-vector axis, concatenated
     shp = get_aval(arrs[0]).shape
-    cols = [lax.reshape(a, shp + (1,)) for a in arrs]
-    return lax.concatenate(cols, len(shp))
+    cols = [lax.broadcast_in_dim(a, shp + (1,), tuple(range(len(shp)))) for a in arrs]
+    return cols[0] if len(cols) == 1 else lax.concatenate(cols, len(shp))
 
 
 def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
@@ -317,15 +322,67 @@ def _gather_plan(y, plan, xshape, mode="clip", fill_value=None):
                              unique_indices=False, mode=mode, fill_value=fill_value)
 
 
+def _scalar_int_array(it):
+    """A rank-0 integer array index (traced or concrete): JAX indexes with it through ``dynamic_slice``."""
+    if not (isinstance(it, Tracer) or hasattr(it, "_buf") or isinstance(it, np.ndarray)):
+        return False
+    av = get_aval(it)
+    return av.ndim == 0 and av.dtype != np.bool_ and dtypes.issubdtype(av.dtype, np.integer)
+
+
+def _dynamic_take(x, items, shape):
+    """JAX's ``rewriting_take`` through ``_dynamic_slice``, for items that are static ints, unit-step
+    slices, None and at least one rank-0 integer array: one ``dynamic_slice`` (each start counted from the
+    end when negative, then clamped, as a clip-mode gather), ``squeeze`` of the int axes and ``expand_dims``
+    for the Nones. With several starts each is first made int32, as JAX does. None when it does not apply."""
+    if not any(_scalar_int_array(it) for it in items):
+        return None
+    starts, sizes, squeeze, newaxis = [], [], [], []
+    dims = iter(shape)
+    for it in items:
+        if it is None:
+            newaxis.append(len(starts) - len(squeeze) + len(newaxis))
+            continue
+        n = next(dims)
+        if isinstance(it, slice):
+            b, e, st = it.indices(n)
+            if st != 1:
+                return None
+            starts.append(b)
+            sizes.append(max(0, e - b))
+        elif _scalar_int_array(it) or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_))):
+            if n == 0:
+                return None   # the gather path raises JAX's IndexError
+            squeeze.append(len(starts))
+            starts.append(it)
+            sizes.append(1)
+        else:
+            return None
+    if len(starts) > 1:
+        starts = [typed_scalar(int(i), np.dtype(np.int32), False) if isinstance(i, (int, np.integer))
+                  else lax._convert(i, np.dtype(np.int32), False) for i in starts]
+    y = _la.dynamic_slice(x, starts, sizes)
+    if squeeze:
+        y = _st.squeeze(y, squeeze)
+    if newaxis:
+        y = _st.expand_dims(y, newaxis)
+    return y
+
+
 def getitem(x, idx, mode=None, fill_value=None):
     """``x[idx]``. Mirrors JAX's indexing (out-of-range array indices clamp)."""
     x = asarray(x)
     shape = get_aval(x).shape
+    if mode is None or _la.GatherScatterMode.from_any(mode) in ("clip", "promise_in_bounds"):
+        y = _dynamic_take(x, _normalize(idx, shape), shape)
+        if y is not None:
+            return y
     plan = _Plan(shape, idx)
     y = _static(x, plan.static_items)
     if not plan.adv_axes:
         return y
-    m = "clip" if mode is None or mode == "promise_in_bounds" else _la.GatherScatterMode.from_any(mode)
+    # no mode: lax.gather's default, promise_in_bounds (cranax clamps, as XLA's CPU gather does), as JAX
+    m = _la.GatherScatterMode.from_any("promise_in_bounds" if mode is None else mode)
     return _gather_plan(y, plan, shape, mode=m, fill_value=fill_value)
 
 
@@ -380,7 +437,8 @@ def _static_shape(shape, items):
     return tuple(out)
 
 
-_SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "multiply": _la.scatter_mul_p,
+_SCATTER = {"set": _la.scatter_p, "add": _la.scatter_add_p, "subtract": _la.scatter_sub_p,
+            "multiply": _la.scatter_mul_p,
             "min": _la.scatter_min_p, "max": _la.scatter_max_p}
 
 
@@ -411,10 +469,19 @@ def _static_int_dims(idx, shape):
     return (dims, ints) if dims else None
 
 
-def _scatter_static(x, av, dims, ints, values, kind, mode):
+def _bind_scatter(kind, x, ind, values, dn, sorted_, unique, mode, func):
+    if kind == "apply":   # JAX's lax.scatter_apply (its updates only give the shape)
+        return lax.scatter_apply(x, ind, func, dn, update_shape=get_aval(values).shape, indices_are_sorted=sorted_,
+                                 unique_indices=unique, mode=mode)
+    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=sorted_,
+                               unique_indices=unique, mode=_la.GatherScatterMode.from_any(mode))
+
+
+def _scatter_static(x, av, dims, ints, values, kind, mode, func=None):
     """JAX's ``_index_to_gather`` for static ints and full slices: one window scatter whose index vector
     holds the ints (``broadcast_in_dim 3:i32[]``), sorted and unique."""
-    cols = []
+    # every traced index normalized first, then the index vector built (JAX's order of equations)
+    norm = []
     for d, k in zip(dims, ints):
         if isinstance(k, Tracer):   # negative counts from the end: select_n(k < 0, k, k + n)
             a = k.aval
@@ -423,14 +490,14 @@ def _scatter_static(x, av, dims, ints, values, kind, mode):
             k = lax._convert(k, np.dtype(np.int32), False)
         else:
             k = typed_scalar(k, np.dtype(np.int32), False)
-        cols.append(lax.broadcast_in_dim(k, (1,), ()))
+        norm.append(k)
+    cols = [lax.broadcast_in_dim(k, (1,), ()) for k in norm]
     ind = cols[0] if len(cols) == 1 else lax.concatenate(cols, 0)
     upd_shape = tuple(n for d, n in enumerate(av.shape) if d not in dims)
     values = _update_values(values, av, upd_shape)
     dn = _la.ScatterDimensionNumbers(update_window_dims=tuple(range(len(upd_shape))),
                                      inserted_window_dims=tuple(dims), scatter_dims_to_operand_dims=tuple(dims))
-    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=True,
-                               unique_indices=True, mode=_la.GatherScatterMode.from_any(mode))
+    return _bind_scatter(kind, x, ind, values, dn, True, True, mode, func)
 
 
 def _update_values(values, av, shape):
@@ -446,27 +513,28 @@ def _update_values(values, av, shape):
                          f"and the indexed shape {shape}") from None
 
 
-def scatter_update(x, idx, values, kind, mode=None):
-    """``x.at[idx].<kind>(values)``: every indexed element combined with the broadcast ``values``."""
+def scatter_update(x, idx, values, kind, mode=None, func=None):
+    """``x.at[idx].<kind>(values)``: every indexed element combined with the broadcast ``values`` (``apply``:
+    ``func`` applied to it)."""
     x = asarray(x)
     av = get_aval(x)
     if av.ndim:
         st = _static_int_dims(idx, av.shape)
         if st is not None:
-            return _scatter_static(x, av, st[0], st[1], values, kind, mode)
+            return _scatter_static(x, av, st[0], st[1], values, kind, mode, func)
     arrs, res_shape = _index_arrays(av.shape, idx)
-    values = _update_values(values, av, res_shape)
     nd = av.ndim
+    ind = _stack_last(arrs) if nd else None   # the index vectors first, then the values (JAX's order)
+    values = _update_values(values, av, res_shape)
     if nd == 0:
         # x.at[()] of a 0-d array names its one element: the update is the elementwise combination.
-        return {"set": lambda: values, "add": lambda: lax.add(x, values), "multiply": lambda: lax.mul(x, values),
-                "min": lambda: lax.min(x, values), "max": lambda: lax.max(x, values)}[kind]()
-    ind = _stack_last(arrs)
+        return {"set": lambda: values, "add": lambda: lax.add(x, values), "subtract": lambda: lax.sub(x, values),
+                "multiply": lambda: lax.mul(x, values),
+                "min": lambda: lax.min(x, values), "max": lambda: lax.max(x, values),
+                "apply": lambda: func(x)}[kind]()
     dn = _la.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=tuple(range(nd)),
                                      scatter_dims_to_operand_dims=tuple(range(nd)))
-    m = _la.GatherScatterMode.from_any(mode)
-    return _SCATTER[kind].bind(x, ind, values, dimension_numbers=dn, indices_are_sorted=False,
-                               unique_indices=False, mode=m)
+    return _bind_scatter(kind, x, ind, values, dn, False, False, mode, func)
 
 
 class _IndexUpdateRef:
@@ -490,7 +558,7 @@ class _IndexUpdateRef:
         return scatter_update(self.array, self.index, values, "add", mode)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return scatter_update(self.array, self.index, negative(values), "add", mode)
+        return scatter_update(self.array, self.index, values, "subtract", mode)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         return scatter_update(self.array, self.index, values, "multiply", mode)
@@ -510,7 +578,9 @@ class _IndexUpdateRef:
         return scatter_update(self.array, self.index, values, "max", mode)
 
     def apply(self, ufunc, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self.set(ufunc(self.get()), mode=mode)
+        # JAX's: a scatter applying ``ufunc`` (lax.scatter_apply), once per time an index selects an element
+        x = asarray(self.array)
+        return scatter_update(x, self.index, typed_scalar(0, get_aval(x).dtype, False), "apply", mode, func=ufunc)
 
 
 class _IndexUpdateHelper:

@@ -10,8 +10,10 @@ import weakref
 from ..array import Array, _to_buffer
 from ..core import Primitive, get_aval, set_current_trace
 from ..interpreters import ad, batching, lowering
+from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.eval import eval_jaxpr
+from ..jaxpr import ClosedJaxpr, Jaxpr, Var
 from . import state as _state
 
 __all__ = ["jit_p", "JitPrimitive"]
@@ -68,14 +70,48 @@ def _jit_partial_eval(trace, args, params):
     unknowns = [trace.is_unknown(a) for a in args]
     kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
     known_args = [a for a, u in zip(args, unknowns) if not u]
+    fjaxpr, src = _forwarding(kjaxpr, num_res)
+    operands = [*kconsts, *known_args]
     with set_current_trace(trace.parent):
-        kouts = jit_p.bind(*kconsts, *known_args, jaxpr=kjaxpr, name=name)
+        kept = jit_p.bind(*operands, jaxpr=fjaxpr, name=name)
+    kouts = [operands[i] if kind == "in" else kept[i] for kind, i in src]
     n_known = len(kouts) - num_res
     known_outs, res = kouts[:n_known], kouts[n_known:]
     unknown_args = [a for a, u in zip(args, unknowns) if u]
     uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
     ki, ui = iter(known_outs), iter(uouts)
     return [next(ui) if u else next(ki) for u in out_unknowns]
+
+
+_fwd_cache = weakref.WeakKeyDictionary()
+
+
+def _forwarding(kjaxpr, num_res):
+    """The known call's outputs without those it would only pass along, as JAX's jit linearization leaves
+    them: an output that is an input of the call (a primal or a residual) is taken from the operand, and a
+    residual that is also a primal output from that output. Returns ``(jaxpr, src)``: ``src[i]`` says
+    where the call's output i comes from: ``("in", operand index)`` or ``("out", index of jaxpr's outputs)``.
+    Cached per jaxpr, so the pruned jaxpr (and its executable) is built once."""
+    hit = _fwd_cache.get(kjaxpr)
+    if hit is None:
+        j = kjaxpr.jaxpr
+        pos = {v: i for i, v in enumerate(j.invars)}
+        n_primal = len(j.outvars) - num_res
+        kept, src, primal_at = [], [], {}
+        for i, v in enumerate(j.outvars):
+            if isinstance(v, Var) and v in pos:
+                src.append(("in", pos[v]))
+            elif i >= n_primal and isinstance(v, Var) and v in primal_at:
+                src.append(("out", primal_at[v]))
+            else:
+                if i < n_primal and isinstance(v, Var):
+                    primal_at.setdefault(v, len(kept))
+                src.append(("out", len(kept)))
+                kept.append(v)
+        fj = kjaxpr if len(kept) == len(j.outvars) else \
+            ClosedJaxpr(Jaxpr([], j.invars, kept, j.eqns, j.debug_info), [])
+        hit = _fwd_cache[kjaxpr] = (fj, src)
+    return hit
 
 
 def _jit_transpose(cts, *args, jaxpr, name):
@@ -98,6 +134,31 @@ def _jit_batch(vals, dims, jaxpr, name):
     return outs, out_dims
 
 
+_dce_cache = weakref.WeakKeyDictionary()
+
+
+def _jit_dce(used_outputs, eqn):
+    """A call whose outputs are partly used keeps those outputs, the inner equations they need and the
+    operands those read (JAX's rule for ``jit``); the trimmed jaxpr is cached per jaxpr and outputs."""
+    if not any(used_outputs) and not pe.has_effects(eqn):
+        return [False] * len(eqn.invars), None
+    if all(used_outputs):
+        return [True] * len(eqn.invars), eqn
+    closed = eqn.params["jaxpr"]
+    per = _dce_cache.setdefault(closed, {})
+    key = tuple(used_outputs)
+    hit = per.get(key)
+    if hit is None:
+        j, used_in = pe.dce_jaxpr(closed.jaxpr, used_outputs)
+        hit = per[key] = (ClosedJaxpr(j, closed.consts), used_in)
+    new_jaxpr, used_in = hit
+    new = eqn.replace(invars=[v for v, u in zip(eqn.invars, used_in) if u],
+                      outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                      params=dict(eqn.params, jaxpr=new_jaxpr))
+    return used_in, new
+
+
+pe.dce_rules[jit_p] = _jit_dce
 ad.jvp_rules[jit_p] = _jit_jvp
 ad.pe_rules[jit_p] = _jit_partial_eval
 ad.transpose_rules[jit_p] = _jit_transpose

@@ -1,16 +1,18 @@
 """``lax`` functions that are compositions of the primitive families, not primitives of their own:
 ``associative_scan``, ``reduce`` with a general computation, ``reduce_xor``, ``split``, ``tile``, ``stack``,
 ``unstack``, ``collapse``, ``broadcast_to_rank``, ``broadcast_shapes``, ``reciprocal``,
-``dynamic_update_index_in_dim``, ``index_take``, ``scatter_sub``, ``approx_max_k``/``approx_min_k``,
+``dynamic_update_index_in_dim``, ``index_take``, ``approx_max_k``/``approx_min_k``,
 ``reduce_precision``, ``optimization_barrier``, ``platform_dependent``, ``empty``. Mirrors ``jax.lax``."""
 import numpy as np
 
 from .. import dtypes
 from ..array import default_backend
-from ..core import ShapedArray, TypedScalar, get_aval
+from ..core import ShapedArray, Tracer, TypedScalar, get_aval
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
+from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
+from ..jaxpr import ClosedJaxpr, Jaxpr
 from .._pytree import tree_flatten, tree_unflatten
 from . import control_flow as _cf
 from . import elementwise as _ew
@@ -22,7 +24,7 @@ from .standard import standard_primitive
 
 __all__ = ["associative_scan", "reduce", "reduce_xor", "split", "tile", "stack", "unstack", "collapse",
            "broadcast_to_rank", "broadcast_shapes", "reciprocal", "dynamic_update_index_in_dim", "index_take",
-           "scatter_sub", "approx_max_k", "approx_min_k", "reduce_precision", "optimization_barrier",
+           "approx_max_k", "approx_min_k", "reduce_precision", "optimization_barrier",
            "platform_dependent", "empty"]
 
 
@@ -300,13 +302,6 @@ def index_take(src, idxs, axes):
                                      collapsed_slice_dims=axes, start_index_map=axes)
     slice_sizes = tuple(1 if i in axes else d for i, d in enumerate(shape))
     return _lib.gather(src, indices, dn, slice_sizes, mode="clip")
-
-
-def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
-                unique_indices=False, mode=None):
-    """``scatter_add`` of ``-updates``. Mirrors ``jax.lax.scatter_sub``."""
-    return _lib.scatter_add(operand, scatter_indices, _ew.neg(_ew._as_operand(updates)), dimension_numbers,
-                            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
 
 
 def _approx_k(operand, k, reduction_dimension, largest):
@@ -751,17 +746,57 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=No
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(), indices_are_sorted=False,
                   unique_indices=False, mode=None):
     """``operand`` with ``func`` applied at the windows the scatter indices select, once per time an index
-    selects it (duplicates apply it again). Mirrors ``jax.lax.scatter_apply``."""
+    selects it (duplicates apply it again). As JAX, a ``scatter`` whose ``update_jaxpr`` is ``func`` (its
+    updates unused zeros of ``update_shape``). Mirrors ``jax.lax.scatter_apply``."""
     operand = _ew._as_operand(operand)
-    ones = _st.full(tuple(update_shape), 1, np.dtype(np.int32))
-    count = _lib.scatter_add(_st.full(_shape(operand), 0, np.dtype(np.int32)), scatter_indices, ones,
-                             dimension_numbers, indices_are_sorted=indices_are_sorted,
-                             unique_indices=unique_indices, mode=mode)
-    most = _red.reduce_max(count, tuple(range(len(_shape(count))))) if _shape(count) else count
+    dt = get_aval(operand).dtype
+    av = ShapedArray((), dt)
+    jaxpr, consts = trace_to_jaxpr(lambda x, _: [func(x)], [av, av]).hoist_consts()
+    if any(isinstance(c, Tracer) for c in consts):   # JAX 0.10.2's error (its params hold no traced values)
+        raise NotImplementedError("Reduction computations can't close over Tracers. Please open an issue at "
+                                  "https://github.com/jax-ml/jax.")
+    if consts:   # the function's closed-over values: constvars of the update jaxpr, as JAX keeps them
+        jaxpr = ClosedJaxpr(Jaxpr(jaxpr.jaxpr.invars[:len(consts)], jaxpr.jaxpr.invars[len(consts):],
+                                  jaxpr.jaxpr.outvars, jaxpr.jaxpr.eqns), [])
+    unused = _st.full(tuple(update_shape), 0, dt)
+    return _lib.scatter_p.bind(operand, _ew._as_operand(scatter_indices), unused,
+                               dimension_numbers=_lib._sdn(dimension_numbers),
+                               indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+                               mode=_lib.GatherScatterMode.from_any(mode), update_jaxpr=jaxpr.jaxpr,
+                               update_consts=tuple(consts))
 
-    def body(i, x):
-        return _ew.select(_ew.gt(count, _st.full(_shape(count), i, np.dtype(np.int32))), func(x), x)
-    return _cf.fori_loop(0, most, body, operand)
+
+def _apply_inline(eqn):
+    """A scatter applying ``update_jaxpr`` lowered for the core: how many times each element is selected (a
+    scatter-add of ones), then the function applied elementwise that many times (once for unique indices)."""
+    p = dict(eqn.params)
+    fj, fc = p.pop("update_jaxpr"), tuple(p.pop("update_consts", ()))
+    fn = ClosedJaxpr(fj, list(fc))
+
+    def expanded(x, idx, upd):
+        shape = _shape(x)
+        count = _lib.scatter_add_p.bind(_st.full(shape, 0, np.dtype(np.int32)), idx,
+                                        _st.full(_shape(upd), 1, np.dtype(np.int32)), **p)
+        n = int(np.prod(shape)) if shape else 1
+
+        def f(v):   # the scalar function over every element
+            flat = _st.reshape(v, (n,))
+            bj, bconsts, out_dims = _batching.batch_jaxpr(fn, n, [0, None])
+            out = eval_jaxpr(bj.jaxpr, bj.consts, *bconsts, flat, _ew._as_operand(np.zeros((), flat.dtype)))[0]
+            if out_dims[0] is None:
+                out = _st.broadcast_in_dim(out, (n,), ())
+            return _st.reshape(out, shape)
+
+        def body(i, v):
+            return _ew.select(_ew.gt(count, _st.full(shape, i, np.dtype(np.int32))), f(v), v)
+        if p.get("unique_indices"):
+            return [body(0, x)]
+        most = _red.reduce_max(count, tuple(range(len(shape)))) if shape else count
+        return [_cf.fori_loop(0, most, body, x)]
+    return trace_to_jaxpr(expanded, [v.aval for v in eqn.invars]).jaxpr, eqn.invars
+
+
+_lib.apply_lowering["scatter"] = _apply_inline
 
 
 # ---- rng_bit_generator: Philox4x32-10 on 32-bit limbs. Its bits are cranax's own (not XLA's); the state
@@ -933,12 +968,6 @@ def _reduce_bind(*args, computation, dimensions, jaxpr=None, **_):
     return reduce(tuple(args[:n]), tuple(args[n:]), comp, dimensions)
 
 
-def _scatter_sub_bind(operand, indices, updates, *, dimension_numbers, indices_are_sorted=False,
-                      unique_indices=False, mode=None, **_):
-    return scatter_sub(operand, indices, updates, dimension_numbers, indices_are_sorted=indices_are_sorted,
-                       unique_indices=unique_indices, mode=mode)
-
-
 def _select_and_scatter_bind(operand, source, init_value, *, window_dimensions, window_strides, padding,
                              select_prim=None, select_jaxpr=None, scatter_jaxpr=None, **_):
     if select_prim is None and select_jaxpr is not None:
@@ -994,7 +1023,6 @@ top_k_p = CompositePrimitive("top_k", lambda x, *, k, axis=-1: _lib.top_k(x, k, 
 approx_top_k_p = CompositePrimitive("approx_top_k", _approx_top_k_bind, True)
 reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
 reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
-scatter_sub_p = CompositePrimitive("scatter-sub", _scatter_sub_bind)
 select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)
 split_p = CompositePrimitive("split", _split_bind, True)
 stack_p = CompositePrimitive("stack", _stack_bind)

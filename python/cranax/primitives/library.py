@@ -283,7 +283,9 @@ def _concatenate_transpose(ct, *operands, dimension):
 
 def _concatenate_batch(vals, dims, dimension):
     size = _batching.axis_size_of(vals, dims)
-    ops = [_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    # as JAX's rule: an unbatched operand through ``lax.broadcast`` (Python-int dims, unlike bdim_at_front's)
+    ops = [_batching.broadcast_batched(v, size, 0) if d is None else _batching.moveaxis(v, d, 0)
+           for v, d in zip(vals, dims)]
     return concatenate_p.bind(*ops, dimension=dimension + 1), 0
 
 
@@ -370,7 +372,10 @@ def _wrap_negative(idx, shape):
         dt = get_aval(i).dtype
         if dtypes.issubdtype(dt, np.signedinteger):
             zero = np.zeros((), dt)
-            i = _ew.select(_ew.lt(i, zero), _ew.add(i, np.asarray(d, dt)), i)
+            # JAX adds with ``i + d`` (d of i's dtype, not weak): a weakly typed i is made strong first
+            neg = _ew.lt(i, zero)
+            j = _ew._convert(i, dt, False) if get_aval(i).weak_type else i
+            i = _ew.select(neg, _ew.add(j, np.asarray(d, dt)), i)
         out.append(i)
     return out
 
@@ -490,10 +495,27 @@ def _unbatched_gather(idx, dn):
 def _sdn(dn):
     if isinstance(dn, dict):
         dn = ScatterDimensionNumbers(**dn)
-    dn = ScatterDimensionNumbers(*[_ints(x) for x in dn])
-    if dn.operand_batching_dims or dn.scatter_indices_batching_dims:
-        raise NotImplementedError("scatter with operand_batching_dims is not supported")
+    dn = ScatterDimensionNumbers(*[_dims(x) for x in dn])
+    if len(dn.operand_batching_dims) != len(dn.scatter_indices_batching_dims):
+        raise TypeError(f"scatter operand_batching_dims {dn.operand_batching_dims} and "
+                        f"scatter_indices_batching_dims {dn.scatter_indices_batching_dims} must have the same length")
     return dn
+
+
+def _unbatched_scatter(idx, dn):
+    """A scatter with batching dims as one without (the form the core runs), as ``_unbatched_gather``: each
+    operand batching dim becomes an inserted window dim indexed by an iota over the matching indices dim."""
+    if not dn.operand_batching_dims:
+        return idx, dn
+    iav = get_aval(idx)
+    cols = [_st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=int(d), sharding=None)
+            for d in dn.scatter_indices_batching_dims]
+    idx = concatenate_p.bind(*cols, idx, dimension=iav.ndim - 1)
+    ndn = ScatterDimensionNumbers(
+        update_window_dims=tuple(int(d) for d in dn.update_window_dims),
+        inserted_window_dims=tuple(sorted(int(d) for d in dn.inserted_window_dims + dn.operand_batching_dims)),
+        scatter_dims_to_operand_dims=tuple(int(d) for d in dn.operand_batching_dims + dn.scatter_dims_to_operand_dims))
+    return idx, ndn
 
 
 def _gather_shape(operand, indices, dn, slice_sizes):
@@ -600,11 +622,12 @@ gather_p.inline_jaxpr = staticmethod(_gather_inline)
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_are_sorted=False,
            unique_indices=False, mode=None, fill_value=None):
-    """XLA's gather (index vectors along the last axis of ``start_indices``). ``mode``: ``"clip"``
-    (``promise_in_bounds``) clamps windows into range; ``"fill"`` (the default, as in JAX) returns
-    ``fill_value`` (NaN / the dtype's minimum / True) for windows out of range. Mirrors ``jax.lax.gather``."""
+    """XLA's gather (index vectors along the last axis of ``start_indices``). ``mode``: ``"clip"`` and
+    ``promise_in_bounds`` (the default, as in JAX 0.10.2; cranax clamps) clamp windows into range; ``"fill"``
+    returns ``fill_value`` (NaN / the dtype's minimum / True) for windows out of range. Mirrors
+    ``jax.lax.gather``."""
     operand, start_indices = _ew._as_operand(operand), _ew._as_operand(start_indices)
-    mode = GatherScatterMode.from_any(mode)
+    mode = GatherScatterMode.from_any("promise_in_bounds" if mode is None else mode)
     if mode == GatherScatterMode.FILL_OR_DROP:
         # as JAX's: the default fill is resolved here, so the equation prints it (``fill_value=nan``)
         if fill_value is None:
@@ -635,7 +658,7 @@ def _scatter_abstract(operand, indices, updates, dimension_numbers, indices_are_
     if indices.ndim < 1 or indices.shape[-1] != len(dn.scatter_dims_to_operand_dims):
         raise TypeError(f"scatter index vectors (last axis of indices, shape {indices.shape}) must have length "
                         f"{len(dn.scatter_dims_to_operand_dims)}")
-    win = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims]
+    win = [d for d in range(operand.ndim) if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims]
     if len(dn.update_window_dims) != len(win) or updates.ndim != indices.ndim - 1 + len(win):
         raise TypeError(f"scatter updates shape {updates.shape} does not match the dimension numbers {dn} for "
                         f"operand shape {operand.shape} and indices shape {indices.shape}")
@@ -657,11 +680,13 @@ scatter_add_p = standard_primitive("scatter-add", _scatter_abstract, wire=_scatt
 scatter_mul_p = standard_primitive("scatter-mul", _scatter_abstract, wire=_scatter_wire)
 scatter_min_p = standard_primitive("scatter-min", _scatter_abstract, wire=_scatter_wire)
 scatter_max_p = standard_primitive("scatter-max", _scatter_abstract, wire=_scatter_wire)
-_SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)
+# JAX's scatter-sub: the core runs it as a scatter-add of the negated updates (its inline rule below)
+scatter_sub_p = standard_primitive("scatter-sub", _scatter_abstract, wire=_scatter_wire)
+_SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p, scatter_sub_p)
 
 
-_COMBINERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min", "scatter-max": "max"}
-_combiner_jaxprs = {}
+_COMBINERS = {"scatter-add": "add", "scatter-mul": "mul", "scatter-min": "min", "scatter-max": "max",
+              "scatter-sub": "sub"}
 
 
 def _update_jaxpr(name, dt):
@@ -670,27 +695,58 @@ def _update_jaxpr(name, dt):
     op = _COMBINERS.get(name)
     if op is None:
         return None
-    key = (op, dt)
-    j = _combiner_jaxprs.get(key)
-    if j is None:
-        fn = getattr(_ew, op)
-        av = ShapedArray((), dt)
-        j = _combiner_jaxprs[key] = trace_to_jaxpr(lambda a, b: [fn(a, b)], [av, av]).jaxpr
-    return j
+    # a new jaxpr each time (as each JAX equation holds its own): the printer names its variables afresh
+    # in each equation instead of reusing the names of the first one it printed
+    fn = getattr(_ew, op)
+    av = ShapedArray((), dt)
+    return trace_to_jaxpr(lambda a, b: [fn(a, b)], [av, av]).jaxpr
 
 
 def _scatter_pp(eqn):
     p = {k: v for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts")}
     p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
     p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
-    p["update_consts"] = ()
-    p["update_jaxpr"] = _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
+    own = eqn.params.get("update_jaxpr")   # scatter_apply's function
+    p["update_consts"] = tuple(eqn.params.get("update_consts", ())) if own is not None else ()
+    p["update_jaxpr"] = own if own is not None else _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
     return sorted(p.items())
+
+
+# ``scatter_apply``'s lowering (a scatter whose ``update_jaxpr`` is a function to apply, which the core does
+# not run): set by ``lax_composites``, which composes it from a count scatter and a loop
+apply_lowering = {}
+
+
+def _scatter_inline(eqn):
+    """A scatter with batching dims runs as its unbatched form; ``scatter_apply``'s through its lowering
+    (None: the core runs it as it is)."""
+    if eqn.params.get("update_jaxpr") is not None:
+        return apply_lowering["scatter"](eqn)
+    dn = eqn.params["dimension_numbers"]
+    if not dn.operand_batching_dims:
+        return None
+    prim, params = eqn.primitive, dict(eqn.params)
+
+    def expanded(a, i, u):
+        i2, dn2 = _unbatched_scatter(i, dn)
+        return [prim.bind(a, i2, u, **dict(params, dimension_numbers=dn2))]
+    return trace_to_jaxpr(expanded, [v.aval for v in eqn.invars]).jaxpr, eqn.invars
+
+
+def _scatter_sub_inline(eqn):
+    """scatter-sub as the scatter-add of the negated updates (which lowers its batching dims in turn)."""
+    params = dict(eqn.params)
+
+    def expanded(a, i, u):
+        return [scatter_add_p.bind(a, i, _ew.neg(u), **params)]
+    return trace_to_jaxpr(expanded, [v.aval for v in eqn.invars]).jaxpr, eqn.invars
 
 
 for _p in _SCATTERS:
     _p.pp_params = _scatter_pp
+    _p.inline_jaxpr = staticmethod(_scatter_inline)
 del _p
+scatter_sub_p.inline_jaxpr = staticmethod(_scatter_sub_inline)
 
 
 def _make_scatter(prim):
@@ -713,22 +769,27 @@ scatter_add = _make_scatter(scatter_add_p)
 scatter_mul = _make_scatter(scatter_mul_p)
 scatter_min = _make_scatter(scatter_min_p)
 scatter_max = _make_scatter(scatter_max_p)
+scatter_sub = _make_scatter(scatter_sub_p)
 
 
 def _gather_dn_for_scatter(dn):
     return GatherDimensionNumbers(offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
-                                  start_index_map=dn.scatter_dims_to_operand_dims)
+                                  start_index_map=dn.scatter_dims_to_operand_dims,
+                                  operand_batching_dims=dn.operand_batching_dims,
+                                  start_indices_batching_dims=dn.scatter_indices_batching_dims)
 
 
 def _scatter_dn_for_gather(dn):
     return ScatterDimensionNumbers(update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
-                                   scatter_dims_to_operand_dims=dn.start_index_map)
+                                   scatter_dims_to_operand_dims=dn.start_index_map,
+                                   operand_batching_dims=dn.operand_batching_dims,
+                                   scatter_indices_batching_dims=dn.start_indices_batching_dims)
 
 
 def _scatter_slice_sizes(operand_aval, updates_aval, dn):
     sizes, pos = [], 0
     for d in range(operand_aval.ndim):
-        if d in dn.inserted_window_dims:
+        if d in dn.inserted_window_dims or d in dn.operand_batching_dims:
             sizes.append(min(1, operand_aval.shape[d]))
         else:
             sizes.append(updates_aval.shape[dn.update_window_dims[pos]])
@@ -838,18 +899,23 @@ def _dynamic_slice_batch(vals, dims, slice_sizes):
     nd = len(slice_sizes)
     d = tuple(range(nd))
     dn = GatherDimensionNumbers(offset_dims=d, collapsed_slice_dims=(), start_index_map=d)
-    size = next((get_aval(i).shape[b] for i, b in zip(idx, bidx) if b is not None), None)
-    if not idx:
-        index, ib = np.zeros((0,), np.int32), None
-    elif size is None:
-        index, ib = _concat1([_st.broadcast_in_dim(i, (1,), ()) for i in idx], 0), None
-    else:
-        index = _concat1([_st.broadcast_in_dim(_batching.moveaxis(i, b, 0) if b is not None else i, (size, 1),
-                                               (0,) if b is not None else ())
-                          for i, b in zip(idx, bidx)], 1)
-        ib = 0
+    index, ib = _batch_ds_indices(idx, bidx)
     return _gather_batch([x, index], [bx, ib], dimension_numbers=dn, slice_sizes=tuple(slice_sizes),
                          indices_are_sorted=True, unique_indices=True, mode="clip", fill_value=None)
+
+
+def _batch_ds_indices(idx, bidx):
+    """JAX's ``_batch_dynamic_slice_indices``: the start indices stacked into one index vector (batched ones
+    with their batch axis first). Returns ``(index, its batch dim or None)``."""
+    size = next((get_aval(i).shape[b] for i, b in zip(idx, bidx) if b is not None), None)
+    if not idx:
+        return np.zeros((0,), np.int32), None
+    if size is None:
+        return _concat1([_st.broadcast_in_dim(i, (1,), ()) for i in idx], 0), None
+    index = _concat1([_st.broadcast_in_dim(_batching.moveaxis(i, b, 0) if b is not None else i, (size, 1),
+                                           (0,) if b is not None else ())
+                      for i, b in zip(idx, bidx)], 1)
+    return index, 0
 
 
 def _concat1(xs, dim):
@@ -857,32 +923,17 @@ def _concat1(xs, dim):
     return xs[0] if len(xs) == 1 else concatenate_p.bind(*xs, dimension=dim)
 
 
-def _zero_index(idx):
-    """An int32 zero scalar index (a literal in the jaxpr)."""
-    dt = get_aval(idx[0]).dtype if idx else np.int32
-    return typed_scalar(0, dt, False)
-
-
 def _dus_batch(vals, dims):
-    x, u, idx = vals[0], vals[1], vals[2:]
-    bx, bu, bidx = dims[0], dims[1], dims[2:]
-    size = _batching.axis_size_of(vals, dims)
-    if all(d is None for d in bidx):
-        x, u = _batching.bdim_at_front(x, bx, size), _batching.bdim_at_front(u, bu, size)
-        return dynamic_update_slice_p.bind(x, u, _zero_index(idx), *idx), 0
-    # Batched indices: a scatter of the whole update window (clamped like dynamic_update_slice).
-    x, u = _batching.bdim_at_front(x, bx, size), _batching.bdim_at_front(u, bu, size)
-    idx = [_batching.bdim_at_front(i, d, size) for i, d in zip(idx, bidx)]
-    idx = [_ew.convert_element_type(i, np.int32) if get_aval(i).dtype != np.int32 else i for i in idx]
+    """JAX's ``_dynamic_update_slice_batching_rule``: the update as a window scatter (clip mode, sorted and
+    unique indices) whose index vector is the stacked start indices, batched by the scatter rule."""
+    x, u, idx = vals[0], vals[1], list(vals[2:])
+    bx, bu, bidx = dims[0], dims[1], list(dims[2:])
     nd = len(idx)
-    # clamp each start so the window fits (scatter's clip mode does the same, per axis)
-    stacked = concatenate_p.bind(*[_st.reshape(i, (size, 1)) for i in idx], dimension=1)
-    counts = _st.iota_p.bind(dtype=np.dtype(np.int32), shape=(size, 1), dimension=0, sharding=None)
-    stacked = concatenate_p.bind(counts, stacked, dimension=1)
-    dn = ScatterDimensionNumbers(update_window_dims=tuple(range(1, nd + 1)), inserted_window_dims=(0,),
-                                 scatter_dims_to_operand_dims=tuple(range(nd + 1)))
-    return scatter_p.bind(x, stacked, u, dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
-                          mode="clip"), 0
+    d = tuple(range(nd))
+    dn = ScatterDimensionNumbers(update_window_dims=d, inserted_window_dims=(), scatter_dims_to_operand_dims=d)
+    index, ib = _batch_ds_indices(idx, bidx)
+    return _scatter_batch_rule(scatter_p)([x, index, u], [bx, ib, bu], dimension_numbers=dn,
+                                          indices_are_sorted=True, unique_indices=True, mode="clip")
 
 
 def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
@@ -920,26 +971,29 @@ def _gather_batch(vals, dims, dimension_numbers, slice_sizes, **params):
 
 
 def _scatter_batch_rule(prim):
+    """JAX's ``_scatter_batching_rule``: the operand (broadcast when unbatched) and updates get the batch axis
+    first; unbatched indices make it a leading window dim, batched ones a pair of batching dims (np.add makes
+    the shifted dims NumPy ints, as JAX prints them)."""
     def rule(vals, dims, dimension_numbers, **params):
         (x, idx, u), (bx, bi, bu) = vals, dims
         dn = dimension_numbers
         size = _batching.axis_size_of(vals, dims)
-        sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+        add1 = lambda ds: tuple(np.add(1, ds))  # noqa: E731
         x = _batching.bdim_at_front(x, bx, size)
-        if bi is None:
-            u = _batching.bdim_at_front(u, bu, size)
-            ndn = ScatterDimensionNumbers(update_window_dims=(0,) + sh(dn.update_window_dims),
-                                          inserted_window_dims=sh(dn.inserted_window_dims),
-                                          scatter_dims_to_operand_dims=sh(dn.scatter_dims_to_operand_dims))
-            return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
         u = _batching.bdim_at_front(u, bu, size)
-        idx = _batching.moveaxis(idx, bi, 0)
-        iav = get_aval(idx)
-        counts = _st.iota_p.bind(dtype=iav.dtype, shape=iav.shape[:-1] + (1,), dimension=0, sharding=None)
-        idx = concatenate_p.bind(counts, idx, dimension=iav.ndim - 1)
-        ndn = ScatterDimensionNumbers(update_window_dims=sh(dn.update_window_dims),
-                                      inserted_window_dims=(0,) + sh(dn.inserted_window_dims),
-                                      scatter_dims_to_operand_dims=(0,) + sh(dn.scatter_dims_to_operand_dims))
+        if bi is None:
+            ndn = ScatterDimensionNumbers(update_window_dims=(0,) + add1(dn.update_window_dims),
+                                          inserted_window_dims=add1(dn.inserted_window_dims),
+                                          scatter_dims_to_operand_dims=add1(dn.scatter_dims_to_operand_dims),
+                                          operand_batching_dims=add1(dn.operand_batching_dims),
+                                          scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+            return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
+        idx = _batching.bdim_at_front(idx, bi, size)
+        ndn = ScatterDimensionNumbers(update_window_dims=add1(dn.update_window_dims),
+                                      inserted_window_dims=add1(dn.inserted_window_dims),
+                                      scatter_dims_to_operand_dims=add1(dn.scatter_dims_to_operand_dims),
+                                      operand_batching_dims=(0,) + add1(dn.operand_batching_dims),
+                                      scatter_indices_batching_dims=(0,) + add1(dn.scatter_indices_batching_dims))
         return prim.bind(x, idx, u, dimension_numbers=ndn, **params), 0
     return rule
 
@@ -1040,7 +1094,6 @@ def _gather_transpose(ct, x, idx, dimension_numbers, slice_sizes, indices_are_so
     if _ad.is_zero(ct):
         return [_ad.Zero(av), None]
     m = GatherScatterMode.from_any(mode)
-    idx, dimension_numbers = _unbatched_gather(idx, dimension_numbers)
     return [scatter_add_p.bind(_zeros(av), idx, ct, dimension_numbers=_scatter_dn_for_gather(dimension_numbers),
                                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                                mode="fill" if m == "fill" else "clip"), None]
@@ -1081,6 +1134,18 @@ _ad.jvp_rules[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
 _ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
 
 
+def _scatter_sub_transpose(ct, x, idx, u, **params):
+    # as scatter-add's, the updates' cotangent negated (JAX's rule)
+    out = _scatter_add_transpose(ct, x, idx, u, **params)
+    if out[2] is not None and not _ad.is_zero(out[2]):
+        out[2] = _ew.neg(out[2])
+    return out
+
+
+_ad.jvp_rules[scatter_sub_p] = _linear_scatter_jvp(scatter_sub_p)
+_ad.transpose_rules[scatter_sub_p] = _scatter_sub_transpose
+
+
 def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=False, unique_indices=False,
                        mode=None, **_):
     out = [None, None, None]
@@ -1096,7 +1161,10 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
         return out
     if _ad.is_undefined(x):
         out[0] = scatter_p.bind(ct, idx, _zeros(uav), **p)
-    if _ad.is_undefined(u):
+    if _ad.is_undefined(u) and unique_indices:
+        # as JAX's rule (which requires unique indices): each update's cotangent is the one at its position
+        out[2] = _gather_updates(ct, idx, uav, dimension_numbers, mode)
+    elif _ad.is_undefined(u):
         # Only the update that wins a position receives its cotangent: scatter unique ids, read them back.
         n = int(np.prod(uav.shape)) if uav.shape else 1
         ids = _st.reshape(_st.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0, sharding=None),
@@ -1108,7 +1176,14 @@ def _scatter_transpose(ct, x, idx, u, dimension_numbers, indices_are_sorted=Fals
     return out
 
 
-_ad.jvp_rules[scatter_p] = _linear_scatter_jvp(scatter_p, zeros_first=True)
+def _scatter_jvp(primals, tangents, **params):
+    if params.get("update_jaxpr") is not None:
+        raise NotImplementedError("scatter_apply JVP not implemented")   # JAX 0.10.2's error
+    return _plain_scatter_jvp(primals, tangents, **params)
+
+
+_plain_scatter_jvp = _linear_scatter_jvp(scatter_p, zeros_first=True)
+_ad.jvp_rules[scatter_p] = _scatter_jvp
 _ad.transpose_rules[scatter_p] = _scatter_transpose
 
 
@@ -1124,7 +1199,11 @@ def _scatter_mul_jvp(primals, tangents, **params):
     out = None
     if not _ad.is_zero(tx):
         out = scatter_mul_p.bind(tx, idx, u, **params)
-    if not _ad.is_zero(tu):
+    if not _ad.is_zero(tu) and params.get("unique_indices"):
+        # JAX's rule (which requires unique indices): x * scatter_add(0, idx, du)
+        t = _ew.mul(x, scatter_add_p.bind(_st.full(xav.shape, 0, xav.dtype), idx, tu, **params))
+        out = t if out is None else _ad.add_tangents(out, t)
+    elif not _ad.is_zero(tu):
         P = scatter_mul_p.bind(_st.full(xav.shape, 1, xav.dtype), idx, u, **params)
         dP = _ew.mul(P, scatter_add_p.bind(_st.full(xav.shape, 0, xav.dtype), idx, _ew.div(tu, u), **params))
         t = _ew.mul(x, dP)

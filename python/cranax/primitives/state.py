@@ -23,9 +23,11 @@ ref). ``vmap`` maps over refs passed as arguments (``bind``/``restore`` below); 
 arguments through to its rules.
 """
 
+import functools
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -110,6 +112,7 @@ class _Call:
         self.where = where
         self.created = []
         self.track = None   # a dict: the refs reached while set, id -> ref (plumb_while's aliasing check)
+        self.written = ()   # per plumbed ref, whether the traced function wrote it (set by run_plumbed)
 
 
 def _top():
@@ -500,6 +503,7 @@ def run_plumbed(call, refs, vals, fn):
         for r, v in zip(refs, vals):
             saved.append((r, bind(r, v)))
         out = fn()
+        call.written = [r._val is not v for r, v in zip(refs, vals)]
         finals = [_ew.strip_weak(r._val) for r in refs]
         return out, finals
     finally:
@@ -569,37 +573,100 @@ def write_back(refs, finals):
     """Stores a plumbed call's final values into ``refs`` (with the write checks: a call under ``grad`` that
     wrote a differentiated value into an outer ref is JAX's error, not a leaked tracer)."""
     for r, v in zip(refs, finals):
-        _check_write(r, v)
+        if v is not None:   # None: the call only read it (no write, as in JAX)
+            _check_write(r, v)
     for r, v in zip(refs, finals):
-        r._val = v   # JAX's discharged write: the box holds the value strong
+        if v is not None:
+            r._val = v   # JAX's discharged write: the box holds the value strong
 
 
 def closure_refs(fun, nested=False):
     """Refs ``fun`` names through its closure cells or globals (for the passed-and-closed-over error);
     ``nested``: also the globals named by the functions defined in it (a jit inside a jit reading a global
-    ref: the outer one passes it in; closure cells of inner functions are the outer one's cells already)."""
+    ref: the outer one passes it in; closure cells of inner functions are the outer one's cells already).
+    Refs reached through objects count too (``self.r`` in a method, ``obj.r`` of a closed-over object, the
+    methods those objects have that the code calls): an attribute is followed when the code names it, a few
+    levels deep, since JAX finds every ref the trace reads and cranax finds them before tracing."""
+    found, seen = [], {}   # seen: ids visited (this module's ``set`` is jax.ref.set)
+    _walk_fn(fun, nested, found, seen, _REF_SEARCH_DEPTH)
+    return found
+
+
+_REF_SEARCH_DEPTH = 4
+
+
+def _walk_fn(fun, nested, found, seen, depth):
+    if id(fun) in seen:
+        return
+    seen[id(fun)] = fun   # kept alive, so its id is not reused while walking
     f = getattr(fun, "__wrapped__", fun)
-    found = []
+    objs = []
+    if isinstance(f, types.MethodType):
+        objs.append(f.__self__)
+        f = f.__func__
+    elif isinstance(f, functools.partial):
+        objs.extend(f.args)
+        objs.extend(f.keywords.values())
+        f = f.func
+        if not isinstance(f, types.FunctionType):
+            objs.append(f)
     for cell in getattr(f, "__closure__", None) or ():
         try:
-            c = cell.cell_contents
+            objs.append(cell.cell_contents)
         except ValueError:
             continue
-        if isinstance(c, Ref):
-            found.append(c)
     code, glb = getattr(f, "__code__", None), getattr(f, "__globals__", None)
-    if code is not None and glb is not None:
+    names = {}
+    if code is not None:
         codes = [code]
         while codes:
             co = codes.pop(0)
-            for n in co.co_names:
-                c = glb.get(n)
-                if isinstance(c, Ref):
-                    found.append(c)
+            names.update(dict.fromkeys(co.co_names))
+            if glb is not None:
+                for n in co.co_names:
+                    c = glb.get(n)
+                    if isinstance(c, Ref):
+                        found.append(c)
+                    elif c is not None and depth > 1 and not isinstance(c, (types.ModuleType, type)):
+                        objs.append(c)   # a global object or function the code names: followed below
             if nested:
                 codes.extend(k for k in co.co_consts if type(k) is type(co))
-    return found
+    for o in objs:
+        _walk_obj(o, names, nested, found, seen, depth)
 
+
+def _walk_obj(o, names, nested, found, seen, depth):
+    if isinstance(o, Ref):
+        found.append(o)
+        return
+    # an object is looked at once per set of names (a method's code names other attributes than its caller's)
+    key = (id(o), id(names))
+    if depth <= 1 or key in seen or isinstance(o, (types.ModuleType, type, Tracer, Array, np.ndarray,
+                                                    str, bytes, int, float, complex, bool)):
+        return
+    if isinstance(o, (types.FunctionType, types.MethodType, functools.partial)):
+        _walk_fn(o, nested, found, seen, depth - 1)
+        return
+    seen[key] = (o, names)
+    if isinstance(o, (list, tuple)):
+        for x in o[:64]:
+            _walk_obj(x, names, nested, found, seen, depth - 1)
+        return
+    if isinstance(o, dict):
+        for x in list(o.values())[:64]:
+            _walk_obj(x, names, nested, found, seen, depth - 1)
+        return
+    d = getattr(o, "__dict__", None)
+    if not isinstance(d, dict):
+        return
+    cls = type(o)
+    for n in names:
+        if n in d:
+            _walk_obj(d[n], names, nested, found, seen, depth - 1)
+        else:   # a method the code calls: its body may read the object's refs
+            fn = next((k.__dict__[n] for k in cls.__mro__ if n in k.__dict__), None)
+            if isinstance(fn, types.FunctionType):
+                _walk_fn(types.MethodType(fn, o), nested, found, seen, depth - 1)
 
 
 # ----------------------------------------------------------------------------------------------- refs as carries
@@ -713,12 +780,16 @@ def plumb_scan(run, f, init, names=None):
             return run(_signed(lambda c, x: run_plumbed(call, (), (), lambda: _no_refs(f(c, x), f, "scan"))[0], f),
                        init), []
 
+        written = []
+
         def body(carry, x):
             c, rv = carry
             (c2, y), finals = run_plumbed(call, refs, rv, lambda: _no_refs(f(c, x), f, "scan"))
+            written[:] = [a or b for a, b in zip(written, call.written)] if written else call.written
             return (c2, finals), y
         (c, finals), ys = run(body, (init, list(vals)))
-        return (c, ys), finals
+        # a ref the body only read is not written back (JAX writes only what the loop writes)
+        return (c, ys), [v if w else None for v, w in zip(finals, written)]
     return plumbed_loop({}, 0, "scan", runner)
 
 
@@ -759,14 +830,31 @@ def plumb_while(run, cond_fun, body_fun, init, names=None):
                                                                                      "while_loop"))[0], body_fun),
                        init), []
 
+        cond_writes = []   # per ref, whether the cond writes it (known once the cond has run)
+
         def cond(carry):
-            return tracked(call, "cond", lambda: run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0])
+            out = tracked(call, "cond", lambda: run_plumbed(call, refs, carry[1], lambda: cond_fun(carry[0]))[0])
+            if not cond_writes:
+                cond_writes.extend(call.written)
+            return out
 
         def body(carry):
-            return tracked(call, "body", lambda: run_plumbed(
-                call, refs, carry[1], lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop")))
+            vals = carry[1]
+            if any(cond_writes):
+                # JAX's discharge: the predicate's own writes are dropped, and the cond runs again at the start
+                # of each iteration so its writes persist (one per iteration, none for the final test)
+                vals = run_plumbed(call, refs, vals, lambda: cond_fun(carry[0]))[1]
+            out = tracked(call, "body", lambda: run_plumbed(
+                call, refs, vals, lambda: _no_refs(body_fun(carry[0]), body_fun, "while_loop")))
+            if any(c and b for c, b in zip(cond_writes, call.written)):
+                raise NotImplementedError("Cannot write to the same ref in both cond and body of while loop.")
+            body_writes[:] = [a or b for a, b in zip(body_writes, call.written)] if body_writes else call.written
+            return out
+        body_writes = []
         c, finals = run(cond, body, (init, list(vals)))
-        return c, finals
+        # a ref the loop only read is not written back (JAX writes only what the loop writes)
+        written = [a or b for a, b in zip(cond_writes or [False] * len(refs), body_writes or [False] * len(refs))]
+        return c, [v if w else None for v, w in zip(finals, written)]
     return plumbed_loop({}, 0, "while_loop", runner)
 
 
