@@ -176,7 +176,7 @@ class DynamicJaxprTrace(core.Trace):
             raise UnexpectedTracerError(core._escaped_tracer_message(x))
         self._read_const = True
         if isinstance(x, core.TypedScalar):
-            return Literal(x.val, x.aval)
+            return Literal(x.val, x.aval, x.py)
         if not isinstance(x, Tracer) and core.is_constant_scalar(x):
             return Literal(x, get_aval(x))
         aval = getattr(x, "aval", None)

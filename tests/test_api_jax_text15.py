@@ -1,0 +1,197 @@
+"""Issue 18, the fifteenth pass on JAX 0.10.2's printed forms (helper h-api15): float literals, pow's jvp,
+``stack``/``split`` as primitives and the constants of a nested ``jit``. Texts recorded from JAX 0.10.2 by
+running the ``def``s between the ``cases`` markers under JAX (each returns name -> thunk; a thunk's ``str`` is
+the recorded text)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.extend.core
+import cranax.numpy as jnp
+from cranax import lax
+
+
+# --- cases
+def literal_cases(jax, jnp, lax):
+    one, h, b = np.float32(1), jnp.float16(1), jnp.bfloat16(1)
+    mj = jax.make_jaxpr
+    c = {}
+    # JAX prints a literal as ``str(value.item())``: a weakly typed one keeps the Python scalar it came from
+    # (``0.1``), a strong one holds its dtype's value (``0.10000000149011612`` in float32)
+    for i, v in enumerate([0.1, -0.0, float("inf"), float("nan"), 1e-8, 1 / 3, 2, -3, True, 2.5e-8, 1e40]):
+        c[f"weak_{i}"] = lambda v=v: mj(lambda x: x * v)(1.0)
+        c[f"f32_{i}"] = lambda v=v: mj(lambda x: x * v)(one)
+        c[f"f16_{i}"] = lambda v=v: mj(lambda x: x * v)(h)
+        c[f"bf16_{i}"] = lambda v=v: mj(lambda x: x * v)(b)
+        c[f"vec_{i}"] = lambda v=v: mj(lambda x: x * v)(jnp.ones(3))
+    c["int_to_weak_float"] = lambda: mj(lambda x: x * 3)(1.0)
+    c["int"] = lambda: mj(lambda x: x * 3)(1)
+    c["int_plus_float"] = lambda: mj(lambda x: x + 0.1)(1)
+    c["where"] = lambda: mj(lambda x: jnp.where(x > 0.1, x, 0.2))(1.0)
+    c["sin_affine"] = lambda: mj(lambda x: jnp.sin(x) * 0.1 + 0.3)(jnp.ones(3))
+    c["np_f32"] = lambda: mj(lambda x: x * jnp.float32(0.1))(1.0)
+    c["asarray_strong"] = lambda: mj(lambda x: x * jnp.asarray(0.1))(jnp.ones(2))
+    c["lax_mul"] = lambda: mj(lambda x: lax.mul(x, 0.1))(1.0)
+    c["lax_add_vec"] = lambda: mj(lambda x: lax.add(x, 0.1))(jnp.ones(2))
+    c["pow"] = lambda: mj(lambda x: x ** 0.1)(1.0)
+    c["grad"] = lambda: mj(jax.grad(lambda x: 0.1 * x * x))(1.0)
+    c["full"] = lambda: mj(lambda x: jnp.full((2,), 0.1) * x)(1.0)
+    c["clip"] = lambda: mj(lambda x: jnp.clip(x, 0.1, 0.7))(1.0)
+    c["astype_f16"] = lambda: mj(lambda x: x.astype(jnp.float16) * 0.1)(1.0)
+    c["maximum"] = lambda: mj(lambda x: jnp.maximum(x, 0.1))(1.0)
+    c["complex_weak"] = lambda: mj(lambda x: x + (0.1 + 0.2j))(1.0)
+    c["complex_strong"] = lambda: mj(lambda x: x + (0.1 + 0.2j))(jnp.ones(2))
+    c["c64"] = lambda: mj(lambda x: x * (1 + 2j))(np.complex64(1.0))
+    for dt in [np.int8, np.int32, np.uint8, np.uint32]:
+        c[f"int_{dt.__name__}"] = lambda dt=dt: mj(lambda x: x * dt(3))(dt(1))
+    c["bool"] = lambda: mj(lambda x: x & True)(True)
+    return c
+# --- end cases
+
+
+LITERAL_CASES = {'asarray_strong': '{ lambda ; a:f32[2]. let b:f32[2] = mul a 0.10000000149011612:f32[] in (b,) }',
+ 'astype_f16': '{ lambda ; a:f32[]. let\n'
+               '    b:f16[] = convert_element_type[new_dtype=float16 weak_type=False] a\n'
+               '    c:f16[] = mul b 0.0999755859375:f16[]\n'
+               '  in (c,) }',
+ 'bf16_0': '{ lambda ; a:bf16[]. let b:bf16[] = mul a 0.10009765625:bf16[] in (b,) }',
+ 'bf16_1': '{ lambda ; a:bf16[]. let b:bf16[] = mul a -0.0:bf16[] in (b,) }',
+ 'bf16_10': '{ lambda ; a:bf16[]. let b:bf16[] = mul a inf:bf16[] in (b,) }',
+ 'bf16_2': '{ lambda ; a:bf16[]. let b:bf16[] = mul a inf:bf16[] in (b,) }',
+ 'bf16_3': '{ lambda ; a:bf16[]. let b:bf16[] = mul a nan:bf16[] in (b,) }',
+ 'bf16_4': '{ lambda ; a:bf16[]. let\n    b:bf16[] = mul a 1.0011717677116394e-08:bf16[]\n  in (b,) }',
+ 'bf16_5': '{ lambda ; a:bf16[]. let b:bf16[] = mul a 0.333984375:bf16[] in (b,) }',
+ 'bf16_6': '{ lambda ; a:bf16[]. let b:bf16[] = mul a 2.0:bf16[] in (b,) }',
+ 'bf16_7': '{ lambda ; a:bf16[]. let b:bf16[] = mul a -3.0:bf16[] in (b,) }',
+ 'bf16_8': '{ lambda ; a:bf16[]. let b:bf16[] = mul a 1.0:bf16[] in (b,) }',
+ 'bf16_9': '{ lambda ; a:bf16[]. let\n    b:bf16[] = mul a 2.5029294192790985e-08:bf16[]\n  in (b,) }',
+ 'bool': '{ lambda ; a:bool[]. let b:bool[] = and a True:bool[] in (b,) }',
+ 'c64': '{ lambda ; a:c64[]. let b:c64[] = mul a (1+2j):c64[] in (b,) }',
+ 'clip': '{ lambda ; a:f32[]. let\n'
+         '    b:f32[] = jit[\n'
+         '      name=clip\n'
+         '      jaxpr={ lambda ; a:f32[] c:f32[] d:f32[]. let\n'
+         '          e:f32[] = max c a\n'
+         '          b:f32[] = min d e\n'
+         '        in (b,) }\n'
+         '    ] a 0.1:f32[] 0.7:f32[]\n'
+         '  in (b,) }',
+ 'complex_strong': '{ lambda ; a:f32[2]. let\n'
+                   '    b:c64[2] = convert_element_type[new_dtype=complex64 weak_type=False] a\n'
+                   '    c:c64[2] = add b (0.10000000149011612+0.20000000298023224j):c64[]\n'
+                   '  in (c,) }',
+ 'complex_weak': '{ lambda ; a:f32[]. let\n'
+                 '    b:c64[] = convert_element_type[new_dtype=complex64 weak_type=True] a\n'
+                 '    c:c64[] = add b (0.1+0.2j):c64[]\n'
+                 '  in (c,) }',
+ 'f16_0': '{ lambda ; a:f16[]. let b:f16[] = mul a 0.0999755859375:f16[] in (b,) }',
+ 'f16_1': '{ lambda ; a:f16[]. let b:f16[] = mul a -0.0:f16[] in (b,) }',
+ 'f16_10': '{ lambda ; a:f16[]. let b:f16[] = mul a inf:f16[] in (b,) }',
+ 'f16_2': '{ lambda ; a:f16[]. let b:f16[] = mul a inf:f16[] in (b,) }',
+ 'f16_3': '{ lambda ; a:f16[]. let b:f16[] = mul a nan:f16[] in (b,) }',
+ 'f16_4': '{ lambda ; a:f16[]. let b:f16[] = mul a 0.0:f16[] in (b,) }',
+ 'f16_5': '{ lambda ; a:f16[]. let b:f16[] = mul a 0.333251953125:f16[] in (b,) }',
+ 'f16_6': '{ lambda ; a:f16[]. let b:f16[] = mul a 2.0:f16[] in (b,) }',
+ 'f16_7': '{ lambda ; a:f16[]. let b:f16[] = mul a -3.0:f16[] in (b,) }',
+ 'f16_8': '{ lambda ; a:f16[]. let b:f16[] = mul a 1.0:f16[] in (b,) }',
+ 'f16_9': '{ lambda ; a:f16[]. let b:f16[] = mul a 0.0:f16[] in (b,) }',
+ 'f32_0': '{ lambda ; a:f32[]. let b:f32[] = mul a 0.10000000149011612:f32[] in (b,) }',
+ 'f32_1': '{ lambda ; a:f32[]. let b:f32[] = mul a -0.0:f32[] in (b,) }',
+ 'f32_10': '{ lambda ; a:f32[]. let b:f32[] = mul a inf:f32[] in (b,) }',
+ 'f32_2': '{ lambda ; a:f32[]. let b:f32[] = mul a inf:f32[] in (b,) }',
+ 'f32_3': '{ lambda ; a:f32[]. let b:f32[] = mul a nan:f32[] in (b,) }',
+ 'f32_4': '{ lambda ; a:f32[]. let b:f32[] = mul a 9.99999993922529e-09:f32[] in (b,) }',
+ 'f32_5': '{ lambda ; a:f32[]. let b:f32[] = mul a 0.3333333432674408:f32[] in (b,) }',
+ 'f32_6': '{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }',
+ 'f32_7': '{ lambda ; a:f32[]. let b:f32[] = mul a -3.0:f32[] in (b,) }',
+ 'f32_8': '{ lambda ; a:f32[]. let b:f32[] = mul a 1.0:f32[] in (b,) }',
+ 'f32_9': '{ lambda ; a:f32[]. let b:f32[] = mul a 2.5000000292152436e-08:f32[] in (b,) }',
+ 'full': '{ lambda ; a:f32[]. let\n'
+         '    b:f32[2] = broadcast_in_dim 0.1:f32[]\n'
+         '    c:f32[2] = mul b a\n'
+         '  in (c,) }',
+ 'grad': '{ lambda ; a:f32[]. let\n'
+         '    b:f32[] = mul 0.1:f32[] a\n'
+         '    _:f32[] = mul b a\n'
+         '    c:f32[] = mul b 1.0:f32[]\n'
+         '    d:f32[] = mul 1.0:f32[] a\n'
+         '    e:f32[] = mul 0.1:f32[] d\n'
+         '    f:f32[] = add_any c e\n'
+         '  in (f,) }',
+ 'int': '{ lambda ; a:i32[]. let b:i32[] = mul a 3:i32[] in (b,) }',
+ 'int_int32': '{ lambda ; a:i32[]. let b:i32[] = mul a 3:i32[] in (b,) }',
+ 'int_int8': '{ lambda ; a:i8[]. let b:i8[] = mul a 3:i8[] in (b,) }',
+ 'int_plus_float': '{ lambda ; a:i32[]. let\n'
+                   '    b:f32[] = convert_element_type[new_dtype=float32 weak_type=True] a\n'
+                   '    c:f32[] = add b 0.1:f32[]\n'
+                   '  in (c,) }',
+ 'int_to_weak_float': '{ lambda ; a:f32[]. let b:f32[] = mul a 3.0:f32[] in (b,) }',
+ 'int_uint32': '{ lambda ; a:u32[]. let b:u32[] = mul a 3:u32[] in (b,) }',
+ 'int_uint8': '{ lambda ; a:u8[]. let b:u8[] = mul a 3:u8[] in (b,) }',
+ 'lax_add_vec': '{ lambda ; a:f32[2]. let b:f32[2] = add a 0.1:f32[] in (b,) }',
+ 'lax_mul': '{ lambda ; a:f32[]. let b:f32[] = mul a 0.1:f32[] in (b,) }',
+ 'maximum': '{ lambda ; a:f32[]. let b:f32[] = max a 0.1:f32[] in (b,) }',
+ 'np_f32': '{ lambda ; a:f32[]. let\n'
+           '    b:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+           '    c:f32[] = mul b 0.10000000149011612:f32[]\n'
+           '  in (c,) }',
+ 'pow': '{ lambda ; a:f32[]. let b:f32[] = pow a 0.1:f32[] in (b,) }',
+ 'sin_affine': '{ lambda ; a:f32[3]. let\n'
+               '    b:f32[3] = sin a\n'
+               '    c:f32[3] = mul b 0.10000000149011612:f32[]\n'
+               '    d:f32[3] = add c 0.30000001192092896:f32[]\n'
+               '  in (d,) }',
+ 'vec_0': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 0.10000000149011612:f32[] in (b,) }',
+ 'vec_1': '{ lambda ; a:f32[3]. let b:f32[3] = mul a -0.0:f32[] in (b,) }',
+ 'vec_10': '{ lambda ; a:f32[3]. let b:f32[3] = mul a inf:f32[] in (b,) }',
+ 'vec_2': '{ lambda ; a:f32[3]. let b:f32[3] = mul a inf:f32[] in (b,) }',
+ 'vec_3': '{ lambda ; a:f32[3]. let b:f32[3] = mul a nan:f32[] in (b,) }',
+ 'vec_4': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 9.99999993922529e-09:f32[] in (b,) }',
+ 'vec_5': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 0.3333333432674408:f32[] in (b,) }',
+ 'vec_6': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }',
+ 'vec_7': '{ lambda ; a:f32[3]. let b:f32[3] = mul a -3.0:f32[] in (b,) }',
+ 'vec_8': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 1.0:f32[] in (b,) }',
+ 'vec_9': '{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.5000000292152436e-08:f32[] in (b,) }',
+ 'weak_0': '{ lambda ; a:f32[]. let b:f32[] = mul a 0.1:f32[] in (b,) }',
+ 'weak_1': '{ lambda ; a:f32[]. let b:f32[] = mul a -0.0:f32[] in (b,) }',
+ 'weak_10': '{ lambda ; a:f32[]. let b:f32[] = mul a 1e+40:f32[] in (b,) }',
+ 'weak_2': '{ lambda ; a:f32[]. let b:f32[] = mul a inf:f32[] in (b,) }',
+ 'weak_3': '{ lambda ; a:f32[]. let b:f32[] = mul a nan:f32[] in (b,) }',
+ 'weak_4': '{ lambda ; a:f32[]. let b:f32[] = mul a 1e-08:f32[] in (b,) }',
+ 'weak_5': '{ lambda ; a:f32[]. let b:f32[] = mul a 0.3333333333333333:f32[] in (b,) }',
+ 'weak_6': '{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }',
+ 'weak_7': '{ lambda ; a:f32[]. let b:f32[] = mul a -3.0:f32[] in (b,) }',
+ 'weak_8': '{ lambda ; a:f32[]. let b:f32[] = mul a 1.0:f32[] in (b,) }',
+ 'weak_9': '{ lambda ; a:f32[]. let b:f32[] = mul a 2.5e-08:f32[] in (b,) }',
+ 'where': '{ lambda ; a:f32[]. let\n'
+          '    b:bool[] = gt a 0.1:f32[]\n'
+          '    c:f32[] = jit[\n'
+          '      name=_where\n'
+          '      jaxpr={ lambda ; b:bool[] a:f32[] d:f32[]. let\n'
+          '          c:f32[] = select_n b d a\n'
+          '        in (c,) }\n'
+          '    ] b a 0.2:f32[]\n'
+          '  in (c,) }'}
+
+
+@pytest.mark.parametrize("name", sorted(LITERAL_CASES))
+def test_literal_text(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the strong 1e40 overflows float32, as in JAX
+        assert str(literal_cases(jax, jnp, lax)[name]()) == LITERAL_CASES[name]
+
+
+def test_weak_literal_values():
+    # a weak literal prints its Python value but computes in the array's dtype
+    assert np.asarray(jax.jit(lambda x: x * 0.1)(1.0)).item() == float(np.float32(0.1))
+    assert np.asarray(jax.jit(lambda x: x * 0.1)(jnp.float16(1))).item() == float(np.float16(0.1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no overflow warning for a weak 1e40 (JAX gives none)
+        jaxpr = jax.make_jaxpr(lambda x: x * 1e40)(1.0)
+    assert np.isinf(np.asarray(jax.jit(lambda x: x * 1e40)(1.0)))
+    assert jaxpr.eqns[0].invars[1].val == np.float32(np.inf)
+    np.testing.assert_array_equal(jax.jit(lambda x: jnp.full((2,), 0.1) * x)(2.0), np.float32(0.1) * 2)
+    np.testing.assert_array_equal(jax.extend.core.eval_jaxpr(jax.make_jaxpr(lambda x: x * 0.1 + 0.3)(1.0).jaxpr, [],
+                                                      2.0)[0], np.float32(0.1) * 2 + np.float32(0.3))
