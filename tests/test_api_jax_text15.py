@@ -48,6 +48,32 @@ def literal_cases(jax, jnp, lax):
         c[f"int_{dt.__name__}"] = lambda dt=dt: mj(lambda x: x * dt(3))(dt(1))
     c["bool"] = lambda: mj(lambda x: x & True)(True)
     return c
+
+def pow_cases(jax, jnp, lax):
+    mj = jax.make_jaxpr
+
+    def jv(f):
+        return lambda x: jax.jvp(f, (x,), (x,))
+    return {
+        "pow_weak": lambda: mj(jv(lambda y: y ** 2.0))(1.0),
+        "pow_strong": lambda: mj(jv(lambda y: y ** 2.0))(jnp.ones(3)),
+        "pow_arr": lambda: mj(lambda x, y: jax.jvp(lambda a, b: a ** b, (x, y), (x, y)))(jnp.ones(3),
+                                                                                        jnp.full(3, 2.)),
+        "pow_rhs": lambda: mj(lambda x: jax.jvp(lambda b: 2.0 ** b, (x,), (x,)))(jnp.ones(3)),
+        "cube": lambda: mj(jv(lambda y: y ** 3))(1.0),
+        "inv": lambda: mj(jv(lambda y: y ** -1))(1.0),
+        "sq": lambda: mj(jv(lambda y: y ** 2))(jnp.ones(2)),
+        "one": lambda: mj(jv(lambda y: lax.integer_pow(y, 1)))(jnp.ones(2)),
+        "zero": lambda: mj(jv(lambda y: lax.integer_pow(y, 0)))(jnp.ones(2)),
+        "ipow_neg2": lambda: mj(jv(lambda y: lax.integer_pow(y, -2)))(jnp.ones(2)),
+        "grad_pow": lambda: mj(jax.grad(lambda y: y ** 2.5))(1.0),
+        "grad_cube": lambda: mj(jax.grad(lambda y: y ** 3))(1.0),
+        "grad_pow_both": lambda: mj(jax.grad(lambda x, y: (x ** y).sum(), argnums=(0, 1)))(jnp.ones(2),
+                                                                                          jnp.ones(2)),
+        "power_f": lambda: mj(jv(lambda y: jnp.power(y, 2.5)))(jnp.ones(2)),
+        "sqrt_pow": lambda: mj(jv(lambda y: y ** 0.5))(jnp.ones(2)),
+        "f16_pow": lambda: mj(jv(lambda y: y ** 1.5))(jnp.ones(2, jnp.float16)),
+    }
 # --- end cases
 
 
@@ -195,3 +221,147 @@ def test_weak_literal_values():
     np.testing.assert_array_equal(jax.jit(lambda x: jnp.full((2,), 0.1) * x)(2.0), np.float32(0.1) * 2)
     np.testing.assert_array_equal(jax.extend.core.eval_jaxpr(jax.make_jaxpr(lambda x: x * 0.1 + 0.3)(1.0).jaxpr, [],
                                                       2.0)[0], np.float32(0.1) * 2 + np.float32(0.3))
+
+
+POW_CASES = {'cube': '{ lambda ; a:f32[]. let\n'
+         '    b:f32[] = integer_pow[y=3] a\n'
+         '    c:f32[] = integer_pow[y=2] a\n'
+         '    d:f32[] = mul 3.0:f32[] c\n'
+         '    e:f32[] = mul a d\n'
+         '  in (b, e) }',
+ 'f16_pow': '{ lambda ; a:f16[2]. let\n'
+            '    b:f16[2] = pow a 1.5:f16[]\n'
+            '    c:f16[] = sub 1.5:f16[] 1.0:f16[]\n'
+            '    d:f16[2] = pow a c\n'
+            '    e:f16[2] = mul 1.5:f16[] d\n'
+            '    f:f16[2] = mul a e\n'
+            '  in (b, f) }',
+ 'grad_cube': '{ lambda ; a:f32[]. let\n'
+              '    _:f32[] = integer_pow[y=3] a\n'
+              '    b:f32[] = integer_pow[y=2] a\n'
+              '    c:f32[] = mul 3.0:f32[] b\n'
+              '    d:f32[] = mul 1.0:f32[] c\n'
+              '  in (d,) }',
+ 'grad_pow': '{ lambda ; a:f32[]. let\n'
+             '    _:f32[] = pow a 2.5:f32[]\n'
+             '    b:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+             '    c:f32[] = sub 2.5:f32[] 1.0:f32[]\n'
+             '    d:f32[] = pow b c\n'
+             '    e:f32[] = mul 2.5:f32[] d\n'
+             '    f:f32[] = mul 1.0:f32[] e\n'
+             '  in (f,) }',
+ 'grad_pow_both': '{ lambda ; a:f32[2] b:f32[2]. let\n'
+                  '    c:f32[2] = pow a b\n'
+                  '    d:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                  '    e:f32[2] = sub b d\n'
+                  '    f:f32[2] = pow a e\n'
+                  '    g:f32[2] = mul b f\n'
+                  '    h:bool[2] = eq a 0.0:f32[]\n'
+                  '    i:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                  '    j:f32[2] = select_n h a i\n'
+                  '    k:f32[2] = log j\n'
+                  '    l:f32[2] = mul k c\n'
+                  '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n'
+                  '    m:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                  '    n:f32[2] = mul m l\n'
+                  '    o:f32[2] = mul m g\n'
+                  '  in (o, n) }',
+ 'inv': '{ lambda ; a:f32[]. let\n'
+        '    b:f32[] = integer_pow[y=-1] a\n'
+        '    c:f32[] = integer_pow[y=-2] a\n'
+        '    d:f32[] = mul -1.0:f32[] c\n'
+        '    e:f32[] = mul a d\n'
+        '  in (b, e) }',
+ 'ipow_neg2': '{ lambda ; a:f32[2]. let\n'
+              '    b:f32[2] = integer_pow[y=-2] a\n'
+              '    c:f32[2] = integer_pow[y=-3] a\n'
+              '    d:f32[2] = mul -2.0:f32[] c\n'
+              '    e:f32[2] = mul a d\n'
+              '  in (b, e) }',
+ 'one': '{ lambda ; a:f32[2]. let b:f32[2] = integer_pow[y=1] a in (b, a) }',
+ 'pow_arr': '{ lambda ; a:f32[3] b:f32[3]. let\n'
+            '    c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+            '    d:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+            '    e:f32[3] = pow a c\n'
+            '    f:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+            '    g:f32[3] = sub c f\n'
+            '    h:f32[3] = pow a g\n'
+            '    i:f32[3] = mul c h\n'
+            '    j:f32[3] = mul a i\n'
+            '    k:bool[3] = eq a 0.0:f32[]\n'
+            '    l:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+            '    m:f32[3] = select_n k a l\n'
+            '    n:f32[3] = log m\n'
+            '    o:f32[3] = mul n e\n'
+            '    p:f32[3] = mul d o\n'
+            '    q:f32[3] = add_any j p\n'
+            '  in (e, q) }',
+ 'pow_rhs': '{ lambda ; a:f32[3]. let\n'
+            '    b:f32[3] = pow 2.0:f32[] a\n'
+            '    c:bool[] = eq 2.0:f32[] 0.0:f32[]\n'
+            '    d:f32[] = select_n c 2.0:f32[] 1.0:f32[]\n'
+            '    e:f32[] = log d\n'
+            '    f:f32[3] = mul e b\n'
+            '    g:f32[3] = mul a f\n'
+            '  in (b, g) }',
+ 'pow_strong': '{ lambda ; a:f32[3]. let\n'
+               '    b:f32[3] = pow a 2.0:f32[]\n'
+               '    c:f32[] = sub 2.0:f32[] 1.0:f32[]\n'
+               '    d:f32[3] = pow a c\n'
+               '    e:f32[3] = mul 2.0:f32[] d\n'
+               '    f:f32[3] = mul a e\n'
+               '  in (b, f) }',
+ 'pow_weak': '{ lambda ; a:f32[]. let\n'
+             '    b:f32[] = pow a 2.0:f32[]\n'
+             '    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+             '    d:f32[] = sub 2.0:f32[] 1.0:f32[]\n'
+             '    e:f32[] = pow c d\n'
+             '    f:f32[] = mul 2.0:f32[] e\n'
+             '    g:f32[] = mul a f\n'
+             '  in (b, g) }',
+ 'power_f': '{ lambda ; a:f32[2]. let\n'
+            '    b:f32[2] = pow a 2.5:f32[]\n'
+            '    c:f32[] = sub 2.5:f32[] 1.0:f32[]\n'
+            '    d:f32[2] = pow a c\n'
+            '    e:f32[2] = mul 2.5:f32[] d\n'
+            '    f:f32[2] = mul a e\n'
+            '  in (b, f) }',
+ 'sq': '{ lambda ; a:f32[2]. let\n'
+       '    b:f32[2] = integer_pow[y=2] a\n'
+       '    c:f32[2] = mul 2.0:f32[] a\n'
+       '    d:f32[2] = mul a c\n'
+       '  in (b, d) }',
+ 'sqrt_pow': '{ lambda ; a:f32[2]. let\n'
+             '    b:f32[2] = pow a 0.5:f32[]\n'
+             '    c:f32[] = sub 0.5:f32[] 1.0:f32[]\n'
+             '    d:f32[2] = pow a c\n'
+             '    e:f32[2] = mul 0.5:f32[] d\n'
+             '    f:f32[2] = mul a e\n'
+             '  in (b, f) }',
+ 'zero': '{ lambda ; a:f32[2]. let\n'
+         '    b:f32[2] = integer_pow[y=0] a\n'
+         '    c:f32[2] = broadcast_in_dim 0.0:f32[]\n'
+         '  in (b, c) }'}
+
+
+@pytest.mark.parametrize("name", sorted(POW_CASES))
+def test_pow_jvp_text(name):
+    assert str(pow_cases(jax, jnp, lax)[name]()) == POW_CASES[name]
+
+
+def test_pow_jvp_values():
+    x = np.array([0.5, 1.5, 3.0], np.float32)
+    for p in [2.0, 2.5, 0.5, -1.5]:
+        y, t = jax.jvp(lambda a: a ** p, (x,), (np.ones(3, np.float32),))
+        np.testing.assert_allclose(t, p * x.astype(np.float64) ** (p - 1), rtol=2e-6)
+    for n in [-2, -1, 0, 1, 2, 3]:
+        t = jax.jvp(lambda a: lax.integer_pow(a, n), (x,), (np.ones(3, np.float32),))[1]
+        np.testing.assert_allclose(t, n * x.astype(np.float64) ** (n - 1), rtol=2e-6)
+    # the exponent's tangent: log(x) * x ** y, with x == 0 giving 0 (not nan)
+    g = jax.grad(lambda b, e: (b ** e).sum(), argnums=(0, 1))(np.array([0.0, 2.0], np.float32),
+                                                             np.array([2.0, 3.0], np.float32))
+    np.testing.assert_allclose(g[0], [0.0, 12.0])
+    np.testing.assert_allclose(g[1], [0.0, 8 * np.log(2.0)], rtol=1e-6)
+    # a weak base: the rule makes it strong, so the tangent is a strong float32 (JAX: Array(3., dtype=float32))
+    t = jax.jvp(lambda a: a ** 2.0, (1.5,), (1.0,))[1]
+    assert t.dtype == np.float32 and not t.weak_type and float(t) == 3.0

@@ -836,8 +836,13 @@ _ad.defjvp(square_p, lambda g, x: mul(g, mul(_c(x, 2), x)))
 
 
 def _integer_pow_jvp(g, x, *, y):
+    # JAX's special cases: x ** 1 passes the tangent through, x ** 2 multiplies by 2 * x (no integer_pow[y=1])
     if y == 0:
         return _ad.Zero(get_aval(x))
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(_c(x, 2), x))
     return mul(g, mul(_c(x, y), integer_pow(x, y - 1)))
 
 
@@ -940,15 +945,17 @@ def _like_ans(v, ans):
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    x, y = _like_ans(x, ans), _like_ans(y, ans)
-    jac = select(eq(y, _c(y, 0)), _zeros(ans), mul(y, pow(x, sub(y, _c(y, 1)))))
-    return mul(g, jac)
+    # as JAX's: both operands strong in their common dtype (a weak base gets its convert_element_type),
+    # then y * x ** (y - 1) (pow's operands are floats here, so no case for y == 0)
+    dt = dtypes.result_type(get_aval(x).dtype, get_aval(y).dtype)
+    x, y = _like_ans(convert_element_type(x, dt), ans), _like_ans(convert_element_type(y, dt), ans)
+    return mul(g, mul(y, pow(x, sub(y, _ones(y)))))
 
 
 def _pow_jvp_rhs(g, ans, x, y):
     x = _like_ans(x, ans)
     safe_x = select(eq(x, _c(x, 0)), _ones(x), x)
-    return mul(g, mul(log(safe_x), ans))
+    return convert_element_type(mul(g, mul(log(safe_x), ans)), get_aval(y).dtype)
 
 
 _ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
