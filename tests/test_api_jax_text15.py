@@ -74,6 +74,52 @@ def pow_cases(jax, jnp, lax):
         "sqrt_pow": lambda: mj(jv(lambda y: y ** 0.5))(jnp.ones(2)),
         "f16_pow": lambda: mj(jv(lambda y: y ** 1.5))(jnp.ones(2, jnp.float16)),
     }
+
+def stack_split_cases(jax, jnp, lax):
+    mj = jax.make_jaxpr
+    x3, m, x6 = jnp.ones(3), jnp.ones((2, 6)), jnp.ones(6)
+    return {
+        "stack": lambda: mj(lambda x: jnp.stack([x, x]))(x3),
+        "stack1": lambda: mj(lambda x: jnp.stack([x, x * 2, x], axis=1))(m),
+        "stack_neg": lambda: mj(lambda x: jnp.stack([x, x], axis=-1))(m),
+        "stack_mixed": lambda: mj(lambda x: jnp.stack([x, 1.0]))(1.0),
+        "stack_dtype": lambda: mj(lambda x: jnp.stack([x, x], dtype=jnp.int32))(x3),
+        "stack_promote": lambda: mj(lambda x, y: jnp.stack([x, y]))(x3, jnp.ones(3, jnp.int32)),
+        "stack_one": lambda: mj(lambda x: jnp.stack([x]))(x3),
+        "lax_stack": lambda: mj(lambda x: lax.stack([x, x], axis=1))(m),
+        "unstack": lambda: mj(lambda x: lax.unstack(x, axis=1))(jnp.ones((2, 3))),
+        "jnp_unstack": lambda: mj(lambda x: jnp.unstack(x))(jnp.ones((2, 3))),
+        "array_list": lambda: mj(lambda x: jnp.array([x, x]))(x3),
+        "split": lambda: mj(lambda x: jnp.split(x, 3))(x6),
+        "split_idx": lambda: mj(lambda x: jnp.split(x, [1, 4]))(x6),
+        "split_axis": lambda: mj(lambda x: jnp.split(x, 2, axis=1))(m),
+        "array_split": lambda: mj(lambda x: jnp.array_split(x, 4))(x6),
+        "hsplit": lambda: mj(lambda x: jnp.hsplit(x, 3))(m),
+        "vsplit": lambda: mj(lambda x: jnp.vsplit(x, 2))(m),
+        "dsplit": lambda: mj(lambda x: jnp.dsplit(x, 2))(jnp.ones((1, 2, 4))),
+        "lax_split": lambda: mj(lambda x: lax.split(x, (2, 4), axis=1))(m),
+        "split_1d_hsplit": lambda: mj(lambda x: jnp.hsplit(x, 2))(x6),
+        "grad_stack": lambda: mj(jax.grad(lambda x: (jnp.stack([x, 2 * x], axis=1) ** 2).sum()))(x3),
+        "grad_split": lambda: mj(jax.grad(lambda x: jnp.split(x, 3)[1].sum()))(x6),
+        "grad_unstack": lambda: mj(jax.grad(lambda x: lax.unstack(x)[0].sum()))(jnp.ones((2, 3))),
+        "vmap_stack": lambda: mj(jax.vmap(lambda x: jnp.stack([x, x], axis=0)))(m),
+        "vmap_stack_mixed": lambda: mj(jax.vmap(lambda x, y: jnp.stack([x, y]), in_axes=(0, None)))(m, x6),
+        "vmap_split": lambda: mj(jax.vmap(lambda x: jnp.split(x, 2)))(m),
+        "vmap_split1": lambda: mj(jax.vmap(lambda x: jnp.split(x, 2), in_axes=1))(m),
+        "vmap_unstack": lambda: mj(jax.vmap(lambda x: lax.unstack(x)))(jnp.ones((2, 3, 4))),
+        "jvp_split": lambda: mj(lambda x: jax.jvp(lambda a: jnp.split(a, 2), (x,), (x,)))(x6),
+        "split_sections_err": lambda: mj(lambda x: jnp.split(x, 4))(x6),
+        "split_sizes_err": lambda: lax.split(x6, (4, 3)),
+        "split_negative_err": lambda: lax.split(x6, (-1, 7)),
+        "split_backwards_err": lambda: jnp.split(x6, [4, 1]),
+        "split_past_end_err": lambda: jnp.split(x6, [2, 10]),
+        "stack_shape_err": lambda: lax.stack([x3, jnp.ones(2)]),
+        "stack_dtype_err": lambda: lax.stack([x3, jnp.ones(3, jnp.int32)]),
+        "jnp_stack_shape_err": lambda: jnp.stack([x3, jnp.ones(2)]),
+        "stack_axis_err": lambda: lax.stack([x3], axis=2),
+        "unstack_scalar_err": lambda: lax.unstack(jnp.ones(())),
+        "split_axis_err": lambda: lax.split(x6, (6,), axis=1),
+    }
 # --- end cases
 
 
@@ -365,3 +411,211 @@ def test_pow_jvp_values():
     # a weak base: the rule makes it strong, so the tangent is a strong float32 (JAX: Array(3., dtype=float32))
     t = jax.jvp(lambda a: a ** 2.0, (1.5,), (1.0,))[1]
     assert t.dtype == np.float32 and not t.weak_type and float(t) == 3.0
+
+
+STACK_SPLIT_CASES = {'array_list': '{ lambda ; a:f32[3]. let\n'
+               '    b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+               '    c:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+               '    d:f32[2,3] = concatenate[dimension=0] b c\n'
+               '  in (d,) }',
+ 'array_split': '{ lambda ; a:f32[6]. let\n'
+                '    b:f32[2] c:f32[2] d:f32[1] e:f32[1] = split[\n'
+                '      axis=0\n'
+                '      sizes=(np.int64(2), np.int64(2), np.int64(1), np.int64(1))\n'
+                '    ] a\n'
+                '  in (b, c, d, e) }',
+ 'dsplit': '{ lambda ; a:f32[1,2,4]. let\n'
+           '    b:f32[1,2,2] c:f32[1,2,2] = split[axis=2 sizes=(np.int64(2), np.int64(2))] a\n'
+           '  in (b, c) }',
+ 'grad_split': '{ lambda ; a:f32[6]. let\n'
+               '    _:f32[2] b:f32[2] _:f32[2] = split[\n'
+               '      axis=0\n'
+               '      sizes=(np.int64(2), np.int64(2), np.int64(2))\n'
+               '    ] a\n'
+               '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n'
+               '    c:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+               '    d:f32[2] = broadcast_in_dim 0.0:f32[]\n'
+               '    e:f32[2] = broadcast_in_dim 0.0:f32[]\n'
+               '    f:f32[6] = concatenate[dimension=0] d c e\n'
+               '  in (f,) }',
+ 'grad_stack': '{ lambda ; a:f32[3]. let\n'
+               '    b:f32[3] = mul 2.0:f32[] a\n'
+               '    c:f32[3,2] = stack[axis=1] a b\n'
+               '    d:f32[3,2] = integer_pow[y=2] c\n'
+               '    e:f32[3,2] = mul 2.0:f32[] c\n'
+               '    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d\n'
+               '    f:f32[3,2] = broadcast_in_dim 1.0:f32[]\n'
+               '    g:f32[3,2] = mul f e\n'
+               '    h:f32[3] i:f32[3] = unstack[axis=1] g\n'
+               '    j:f32[3] = mul 2.0:f32[] i\n'
+               '    k:f32[3] = add_any h j\n'
+               '  in (k,) }',
+ 'grad_unstack': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[3] _:f32[3] = unstack[axis=0] a\n'
+                 '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n'
+                 '    c:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+                 '    d:f32[3] = broadcast_in_dim 0.0:f32[]\n'
+                 '    e:f32[2,3] = stack[axis=0] c d\n'
+                 '  in (e,) }',
+ 'hsplit': '{ lambda ; a:f32[2,6]. let\n'
+           '    b:f32[2,2] c:f32[2,2] d:f32[2,2] = split[\n'
+           '      axis=1\n'
+           '      sizes=(np.int64(2), np.int64(2), np.int64(2))\n'
+           '    ] a\n'
+           '  in (b, c, d) }',
+ 'jnp_stack_shape_err': 'ERR ValueError: All input arrays must have the same shape. Got (3,), (2,).',
+ 'jnp_unstack': '{ lambda ; a:f32[2,3]. let b:f32[3] c:f32[3] = unstack[axis=0] a in (b, c) }',
+ 'jvp_split': '{ lambda ; a:f32[6]. let\n'
+              '    b:f32[3] c:f32[3] = split[axis=0 sizes=(np.int64(3), np.int64(3))] a\n'
+              '    d:f32[3] e:f32[3] = split[axis=0 sizes=(np.int64(3), np.int64(3))] a\n'
+              '  in (b, c, d, e) }',
+ 'lax_split': '{ lambda ; a:f32[2,6]. let\n'
+              '    b:f32[2,2] c:f32[2,4] = split[axis=1 sizes=(2, 4)] a\n'
+              '  in (b, c) }',
+ 'lax_stack': '{ lambda ; a:f32[2,6]. let b:f32[2,2,6] = stack[axis=1] a a in (b,) }',
+ 'split': '{ lambda ; a:f32[6]. let\n'
+          '    b:f32[2] c:f32[2] d:f32[2] = split[\n'
+          '      axis=0\n'
+          '      sizes=(np.int64(2), np.int64(2), np.int64(2))\n'
+          '    ] a\n'
+          '  in (b, c, d) }',
+ 'split_1d_hsplit': '{ lambda ; a:f32[6]. let\n'
+                    '    b:f32[3] c:f32[3] = split[axis=0 sizes=(np.int64(3), np.int64(3))] a\n'
+                    '  in (b, c) }',
+ 'split_axis': '{ lambda ; a:f32[2,6]. let\n'
+               '    b:f32[2,3] c:f32[2,3] = split[axis=1 sizes=(np.int64(3), np.int64(3))] a\n'
+               '  in (b, c) }',
+ 'split_axis_err': 'ERR ValueError: axis 1 is out of bounds for array of dimension 1',
+ 'split_backwards_err': 'ERR ValueError: Sizes passed to split must be nonnegative, got [np.int64(4), '
+                        'np.int64(-3), np.int64(5)]',
+ 'split_idx': '{ lambda ; a:f32[6]. let\n'
+              '    b:f32[1] c:f32[3] d:f32[2] = split[\n'
+              '      axis=0\n'
+              '      sizes=(np.int64(1), np.int64(3), np.int64(2))\n'
+              '    ] a\n'
+              '  in (b, c, d) }',
+ 'split_negative_err': 'ERR ValueError: Sizes passed to split must be nonnegative, got [-1, 7]',
+ 'split_past_end_err': 'ERR ValueError: Sizes passed to split must be nonnegative, got [np.int64(2), '
+                       'np.int64(8), np.int64(-4)]',
+ 'split_sections_err': 'ERR ValueError: array split does not result in an equal division: rest is 2',
+ 'split_sizes_err': 'ERR ValueError: Sum of sizes 7 must be equal to dimension 0 of the operand shape [6]',
+ 'stack': '{ lambda ; a:f32[3]. let b:f32[2,3] = stack[axis=0] a a in (b,) }',
+ 'stack1': '{ lambda ; a:f32[2,6]. let\n'
+           '    b:f32[2,6] = mul a 2.0:f32[]\n'
+           '    c:f32[2,3,6] = stack[axis=1] a b a\n'
+           '  in (c,) }',
+ 'stack_axis_err': 'ERR ValueError: axis 2 is out of bounds for array of dimension 2',
+ 'stack_dtype': '{ lambda ; a:f32[3]. let\n'
+                '    b:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] a\n'
+                '    c:i32[3] = convert_element_type[new_dtype=int32 weak_type=False] a\n'
+                '    d:i32[2,3] = stack[axis=0] b c\n'
+                '  in (d,) }',
+ 'stack_dtype_err': 'ERR TypeError: lax.stack requires arguments to have the same dtypes, got float32, '
+                    'int32.',
+ 'stack_mixed': '{ lambda ; a:f32[]. let b:f32[2] = stack[axis=0] a 1.0:f32[] in (b,) }',
+ 'stack_neg': '{ lambda ; a:f32[2,6]. let b:f32[2,6,2] = stack[axis=2] a a in (b,) }',
+ 'stack_one': '{ lambda ; a:f32[3]. let b:f32[1,3] = stack[axis=0] a in (b,) }',
+ 'stack_promote': '{ lambda ; a:f32[3] b:i32[3]. let\n'
+                  '    c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                  '    d:f32[2,3] = stack[axis=0] a c\n'
+                  '  in (d,) }',
+ 'stack_shape_err': 'ERR ValueError: All input arrays must have the same shape. Got (3,), (2,).',
+ 'unstack': '{ lambda ; a:f32[2,3]. let\n'
+            '    b:f32[2] c:f32[2] d:f32[2] = unstack[axis=1] a\n'
+            '  in (b, c, d) }',
+ 'unstack_scalar_err': 'ERR ValueError: axis 0 is out of bounds for array of dimension 0',
+ 'vmap_split': '{ lambda ; a:f32[2,6]. let\n'
+               '    b:f32[2,3] c:f32[2,3] = split[axis=1 sizes=(np.int64(3), np.int64(3))] a\n'
+               '  in (b, c) }',
+ 'vmap_split1': '{ lambda ; a:f32[2,6]. let\n'
+                '    b:f32[1,6] c:f32[1,6] = split[axis=0 sizes=(np.int64(1), np.int64(1))] a\n'
+                '    d:f32[6,1] = transpose[permutation=(1, 0)] b\n'
+                '    e:f32[6,1] = transpose[permutation=(1, 0)] c\n'
+                '  in (d, e) }',
+ 'vmap_stack': '{ lambda ; a:f32[2,6]. let\n'
+               '    b:f32[2,2,6] = stack[axis=0] a a\n'
+               '    c:f32[2,2,6] = transpose[permutation=(1, 0, 2)] b\n'
+               '  in (c,) }',
+ 'vmap_stack_mixed': '{ lambda ; a:f32[2,6] b:f32[6]. let\n'
+                     '    c:f32[2,6] = broadcast_in_dim[broadcast_dimensions=(1,)] b\n'
+                     '    d:f32[2,2,6] = stack[axis=1] a c\n'
+                     '  in (d,) }',
+ 'vmap_unstack': '{ lambda ; a:f32[2,3,4]. let\n'
+                 '    b:f32[2,4] c:f32[2,4] d:f32[2,4] = unstack[axis=1] a\n'
+                 '  in (b, c, d) }',
+ 'vsplit': '{ lambda ; a:f32[2,6]. let\n'
+           '    b:f32[1,6] c:f32[1,6] = split[axis=0 sizes=(np.int64(1), np.int64(1))] a\n'
+           '  in (b, c) }'}
+
+
+def _text_or_error(thunk):
+    try:
+        return str(thunk())
+    except Exception as e:
+        return f"ERR {type(e).__name__}: {e}"
+
+
+@pytest.mark.parametrize("name", sorted(STACK_SPLIT_CASES))
+def test_stack_split_text(name):
+    assert _text_or_error(stack_split_cases(jax, jnp, lax)[name]) == STACK_SPLIT_CASES[name]
+
+
+def test_stack_split_values():
+    x = np.arange(24.).reshape(2, 3, 4).astype(np.float32)
+    for ax in [0, 1, 2, 3, -1, -4]:
+        np.testing.assert_array_equal(jnp.stack([x, x + 1, x * 2], axis=ax), np.stack([x, x + 1, x * 2], axis=ax))
+        np.testing.assert_array_equal(jax.jit(lambda a: lax.stack([a, a + 1], axis=ax))(x),
+                                      np.stack([x, x + 1], axis=ax))
+    for ax in [0, 1, 2, -1]:
+        got = jax.jit(lambda a: jnp.unstack(a, axis=ax))(x)
+        want = [np.take(x, i, ax) for i in range(x.shape[ax])]
+        assert len(got) == len(want) and all(np.array_equal(g, w) for g, w in zip(got, want))
+    for ios in [2, [1], [1, 3], [0, 4], 4, 3]:
+        for got, want in zip(jax.jit(lambda a: jnp.array_split(a, ios, axis=2))(x), np.array_split(x, ios, axis=2)):
+            np.testing.assert_array_equal(got, want)
+    for f, nf, a, k in [(jnp.hsplit, np.hsplit, x, 3), (jnp.vsplit, np.vsplit, x, 2), (jnp.dsplit, np.dsplit, x, 2),
+                        (jnp.hsplit, np.hsplit, x[0, 0], 2), (jnp.hsplit, np.hsplit, x, [1])]:
+        for got, want in zip(f(a, k), nf(a, k)):
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jnp.stack(x), x)   # an array stacks its rows
+    assert jnp.stack([1, 2.5]).dtype == np.float32 and jnp.stack([jnp.int8(1), 3]).dtype == np.int8
+    np.testing.assert_array_equal(jnp.stack([x[0], x[1]], dtype=jnp.int32), x.astype(np.int32))
+    assert lax.unstack(jnp.ones((0, 3))) == ()
+    assert [p.shape for p in lax.split(jnp.ones((2, 5)), (0, 5, 0), axis=1)] == [(2, 0), (2, 5), (2, 0)]
+
+
+def test_stack_split_rules():
+    x = np.arange(12.).reshape(3, 4).astype(np.float32)
+    # grad: stack transposes to unstack, unstack to stack (zeros filled in), split to concatenate
+    np.testing.assert_allclose(jax.grad(lambda a: (jnp.stack([a, 2 * a], 1) ** 2).sum())(x), 10 * x)
+    np.testing.assert_allclose(jax.grad(lambda a: lax.unstack(a, 1)[2].sum())(x),
+                               np.eye(4, dtype=np.float32)[2][None].repeat(3, 0))
+    w = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_allclose(jax.grad(lambda a: (jnp.split(a, [1, 3], axis=1)[1] * w[:, None]).sum())(x),
+                               np.array([[0, 0, 0, 0], [0, 1, 1, 0], [0, 2, 2, 0]], np.float32))
+    # jvp: linear, the tangent takes the same path
+    y, t = jax.jvp(lambda a: jnp.split(a, 2, axis=1), (x,), (2 * x,))
+    for yy, tt, ww in zip(y, t, np.split(x, 2, axis=1)):
+        np.testing.assert_array_equal(yy, ww)
+        np.testing.assert_array_equal(tt, 2 * ww)
+    y, t = jax.jvp(lambda a: lax.stack([a, 1.0 + a], 0), (x,), (x,))
+    np.testing.assert_array_equal(t, np.stack([x, x]))
+    # vmap over every axis, batched and unbatched operands mixed
+    b = np.arange(24.).reshape(2, 3, 4).astype(np.float32)
+    for ia in [0, 1, 2]:
+        for ax in [0, 1, 2]:
+            got = jax.vmap(lambda a, c: lax.stack([a, c, a], axis=ax), in_axes=(ia, None))(b, np.take(b, 0, ia))
+            want = np.stack([np.stack([np.take(b, i, ia), np.take(b, 0, ia), np.take(b, i, ia)], axis=ax)
+                             for i in range(b.shape[ia])])
+            np.testing.assert_array_equal(got, want)
+            got = jax.vmap(lambda a: lax.stack([a, 2 * a], axis=ax), in_axes=ia)(b)
+            np.testing.assert_array_equal(got, np.stack([np.stack([np.take(b, i, ia), 2 * np.take(b, i, ia)], ax)
+                                                         for i in range(b.shape[ia])]))
+        for ax in [0, 1]:
+            got = jax.vmap(lambda a: lax.unstack(a, axis=ax), in_axes=ia)(b)
+            sl = [np.take(b, i, ia) for i in range(b.shape[ia])]
+            for k, g in enumerate(got):
+                np.testing.assert_array_equal(g, np.stack([np.take(s, k, ax) for s in sl]))
+            got = jax.vmap(lambda a: lax.split(a, (1, a.shape[ax] - 1), axis=ax), in_axes=ia)(b)
+            for k, g in enumerate(got):
+                np.testing.assert_array_equal(g, np.stack([np.split(s, [1], axis=ax)[k] for s in sl]))

@@ -52,7 +52,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
         out = _from_host(object) if dtype is None else astype(_from_host(object), dtype)
     elif isinstance(object, (list, tuple)) and _contains_tracer(object):
         from . import _shapes  # why: _shapes is built on asarray; only a list holding tracers needs stack back
-        out = _shapes.stack([array(v) for v in object])
+        out = _shapes._stack_concat([array(v) for v in object])
         if dtype is not None:
             out = astype(out, dtype)
     else:

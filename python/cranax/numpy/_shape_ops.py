@@ -94,29 +94,24 @@ def append(arr, values, axis=None):
 # ------------------------------------------------------------------------------------------------ splitting
 
 def _split(name, ary, indices_or_sections, axis, equal):
+    # one ``split`` equation with NumPy int64 sizes, as JAX's (``sizes=(np.int64(2), ...)``); indices that
+    # go backwards or past the end give negative sizes, which lax.split refuses (as JAX's)
     ary = asarray(ary)
-    shape = ary.shape
-    axis = _axis(axis, ary.ndim)
-    n = shape[axis]
-    if isinstance(indices_or_sections, (int, _np.integer)):
-        k = int(indices_or_sections)
+    axis = _operator.index(axis)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (list, tuple)) or (
+            getattr(indices_or_sections, "ndim", 0) > 0 and hasattr(indices_or_sections, "shape")):
+        bounds = [0] + [_operator.index(i) for i in indices_or_sections] + [n]
+        sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+    else:
+        k = _operator.index(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
-        if equal and n % k:
-            raise ValueError("array split does not result in an equal division")
         q, r = divmod(n, k)
+        if r and equal:
+            raise ValueError(f"array split does not result in an equal division: rest is {r}")
         sizes = [q + 1] * r + [q] * (k - r)
-        bounds = [0]
-        for s in sizes:
-            bounds.append(bounds[-1] + s)
-    else:
-        idx = [int(i) for i in _np.asarray(indices_or_sections).ravel()]
-        bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]
-    out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        hi = builtins.max(hi, lo)
-        out.append(_la.slice_in_dim(ary, lo, hi, 1, axis))
-    return out
+    return list(lax.split(ary, [_np.int64(s) for s in sizes], axis=axis))
 
 
 def split(ary, indices_or_sections, axis=0):
