@@ -120,6 +120,37 @@ def stack_split_cases(jax, jnp, lax):
         "unstack_scalar_err": lambda: lax.unstack(jnp.ones(())),
         "split_axis_err": lambda: lax.split(x6, (6,), axis=1),
     }
+
+def nested_const_cases(jax, jnp, lax):
+    mj = jax.make_jaxpr
+    c = np.arange(3.0, dtype=np.float32)
+    ca = jnp.arange(3.0)
+    inner = jax.jit(lambda x: x * c)
+    inner.__name__ = "inner"
+    inner_a = jax.jit(lambda x: x * ca)
+    inner_s = jax.jit(lambda x: x * np.float32(2))
+
+    def closes_tracer(x):
+        return jax.jit(lambda y: y * x)(x) + 1.0
+    x3 = jnp.ones(3)
+    return {
+        "basic": lambda: mj(lambda x: inner(x) + 1.0)(x3),
+        "jax_array": lambda: mj(lambda x: inner_a(x) + 1.0)(x3),
+        "scalar": lambda: mj(lambda x: inner_s(x))(x3),
+        "tracer": lambda: mj(closes_tracer)(x3),
+        "tracer_and_array": lambda: mj(lambda x: jax.jit(lambda y: y * x * c)(x))(x3),
+        "top_const": lambda: mj(lambda x: x * c)(x3),
+        "top_and_inner": lambda: mj(lambda x: inner(x) * c)(x3),
+        "nested2": lambda: mj(lambda x: jax.jit(lambda y: inner(y) * 2.0)(x))(x3),
+        "jit_of_jit": lambda: mj(jax.jit(lambda x: inner(x) + 1.0))(x3),
+        "vmap": lambda: mj(jax.vmap(inner))(jnp.ones((2, 3))),
+        "vmap_bcast": lambda: mj(jax.vmap(lambda x, y: x * y, in_axes=(0, None)))(jnp.ones((2, 3, 4)),
+                                                                               jnp.ones((3, 4))),
+        "jvp": lambda: mj(lambda x: jax.jvp(inner, (x,), (x,)))(x3),
+        "scan": lambda: mj(lambda x: lax.scan(lambda cr, _: (cr * c, None), x, None, length=2)[0])(x3),
+        "cond": lambda: mj(lambda x: lax.cond(x.sum() > 0, lambda y: y * c, lambda y: y, x))(x3),
+        "while": lambda: mj(lambda x: lax.while_loop(lambda y: y.sum() < 10, lambda y: y + c, x))(x3),
+    }
 # --- end cases
 
 
@@ -619,3 +650,157 @@ def test_stack_split_rules():
             got = jax.vmap(lambda a: lax.split(a, (1, a.shape[ax] - 1), axis=ax), in_axes=ia)(b)
             for k, g in enumerate(got):
                 np.testing.assert_array_equal(g, np.stack([np.split(s, [1], axis=ax)[k] for s in sl]))
+
+
+NESTED_CONST_CASES = {'basic': '{ lambda ; a:f32[3]. let\n'
+          '    b:f32[3] = jit[\n'
+          '      name=<lambda>\n'
+          '      jaxpr={ lambda c:f32[3]; a:f32[3]. let b:f32[3] = mul a c in (b,) }\n'
+          '    ] a\n'
+          '    d:f32[3] = add b 1.0:f32[]\n'
+          '  in (d,) }',
+ 'cond': '{ lambda a:f32[3]; b:f32[3]. let\n'
+         '    c:f32[] = reduce_sum[axes=(0,) out_sharding=None] b\n'
+         '    d:bool[] = gt c 0.0:f32[]\n'
+         '    e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d\n'
+         '    f:f32[3] = cond[\n'
+         '      branches=(\n'
+         '        { lambda ; g:f32[3] h:f32[3]. let  in (h,) }\n'
+         '        { lambda ; i:f32[3] j:f32[3]. let k:f32[3] = mul j i in (k,) }\n'
+         '      )\n'
+         '    ] e a b\n'
+         '  in (f,) }',
+ 'jax_array': '{ lambda ; a:f32[3]. let\n'
+              '    b:f32[3] = jit[\n'
+              '      name=<lambda>\n'
+              '      jaxpr={ lambda c:f32[3]; a:f32[3]. let b:f32[3] = mul a c in (b,) }\n'
+              '    ] a\n'
+              '    d:f32[3] = add b 1.0:f32[]\n'
+              '  in (d,) }',
+ 'jit_of_jit': '{ lambda ; a:f32[3]. let\n'
+               '    b:f32[3] = jit[\n'
+               '      name=<lambda>\n'
+               '      jaxpr={ lambda ; a:f32[3]. let\n'
+               '          c:f32[3] = jit[\n'
+               '            name=<lambda>\n'
+               '            jaxpr={ lambda d:f32[3]; a:f32[3]. let c:f32[3] = mul a d in (c,) }\n'
+               '          ] a\n'
+               '          b:f32[3] = add c 1.0:f32[]\n'
+               '        in (b,) }\n'
+               '    ] a\n'
+               '  in (b,) }',
+ 'jvp': '{ lambda ; a:f32[3]. let\n'
+        '    b:f32[3] c:f32[3] = jit[\n'
+        '      name=<lambda>\n'
+        '      jaxpr={ lambda d:f32[3]; a:f32[3] e:f32[3]. let\n'
+        '          b:f32[3] = mul a d\n'
+        '          c:f32[3] = mul e d\n'
+        '        in (b, c) }\n'
+        '    ] a a\n'
+        '  in (b, c) }',
+ 'nested2': '{ lambda ; a:f32[3]. let\n'
+            '    b:f32[3] = jit[\n'
+            '      name=<lambda>\n'
+            '      jaxpr={ lambda ; a:f32[3]. let\n'
+            '          c:f32[3] = jit[\n'
+            '            name=<lambda>\n'
+            '            jaxpr={ lambda d:f32[3]; a:f32[3]. let c:f32[3] = mul a d in (c,) }\n'
+            '          ] a\n'
+            '          b:f32[3] = mul c 2.0:f32[]\n'
+            '        in (b,) }\n'
+            '    ] a\n'
+            '  in (b,) }',
+ 'scalar': '{ lambda ; a:f32[3]. let\n'
+           '    b:f32[3] = jit[\n'
+           '      name=<lambda>\n'
+           '      jaxpr={ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }\n'
+           '    ] a\n'
+           '  in (b,) }',
+ 'scan': '{ lambda a:f32[3]; b:f32[3]. let\n'
+         '    c:f32[3] = scan[\n'
+         '      jaxpr={ lambda ; d:f32[3] e:f32[3]. let f:f32[3] = mul e d in (f,) }\n'
+         '      length=2\n'
+         '      num_carry=1\n'
+         '      num_consts=1\n'
+         '      reverse=False\n'
+         '      unroll=1\n'
+         '    ] a b\n'
+         '  in (c,) }',
+ 'top_and_inner': '{ lambda a:f32[3]; b:f32[3]. let\n'
+                  '    c:f32[3] = jit[\n'
+                  '      name=<lambda>\n'
+                  '      jaxpr={ lambda d:f32[3]; b:f32[3]. let c:f32[3] = mul b d in (c,) }\n'
+                  '    ] b\n'
+                  '    e:f32[3] = mul c a\n'
+                  '  in (e,) }',
+ 'top_const': '{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul b a in (c,) }',
+ 'tracer': '{ lambda ; a:f32[3]. let\n'
+           '    b:f32[3] = jit[\n'
+           '      name=<lambda>\n'
+           '      jaxpr={ lambda ; a:f32[3] c:f32[3]. let b:f32[3] = mul c a in (b,) }\n'
+           '    ] a a\n'
+           '    d:f32[3] = add b 1.0:f32[]\n'
+           '  in (d,) }',
+ 'tracer_and_array': '{ lambda a:f32[3]; b:f32[3]. let\n'
+                     '    c:f32[3] = jit[\n'
+                     '      name=<lambda>\n'
+                     '      jaxpr={ lambda ; b:f32[3] a:f32[3] d:f32[3]. let\n'
+                     '          e:f32[3] = mul d b\n'
+                     '          c:f32[3] = mul e a\n'
+                     '        in (c,) }\n'
+                     '    ] b a b\n'
+                     '  in (c,) }',
+ 'vmap': '{ lambda ; a:f32[2,3]. let\n'
+         '    b:f32[2,3] = jit[\n'
+         '      name=<lambda>\n'
+         '      jaxpr={ lambda c:f32[3]; a:f32[2,3]. let\n'
+         '          d:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] c\n'
+         '          b:f32[2,3] = mul a d\n'
+         '        in (b,) }\n'
+         '    ] a\n'
+         '  in (b,) }',
+ 'vmap_bcast': '{ lambda ; a:f32[2,3,4] b:f32[3,4]. let\n'
+               '    c:f32[1,3,4] = broadcast_in_dim[\n'
+               '      broadcast_dimensions=(np.int64(1), np.int64(2))\n'
+               '    ] b\n'
+               '    d:f32[2,3,4] = mul a c\n'
+               '  in (d,) }',
+ 'while': '{ lambda a:f32[3]; b:f32[3]. let\n'
+          '    c:f32[3] = while[\n'
+          '      body_jaxpr={ lambda ; d:f32[3] e:f32[3]. let f:f32[3] = add e d in (f,) }\n'
+          '      body_nconsts=1\n'
+          '      cond_jaxpr={ lambda ; g:f32[3]. let\n'
+          '          h:f32[] = reduce_sum[axes=(0,) out_sharding=None] g\n'
+          '          i:bool[] = lt h 10.0:f32[]\n'
+          '        in (i,) }\n'
+          '      cond_nconsts=0\n'
+          '    ] a b\n'
+          '  in (c,) }'}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_CONST_CASES))
+def test_nested_jit_const_text(name):
+    assert str(nested_const_cases(jax, jnp, lax)[name]()) == NESTED_CONST_CASES[name]
+
+
+def test_nested_jit_const_values():
+    c = np.arange(3.0, dtype=np.float32)
+    inner = jax.jit(lambda x: x * c)
+    outer = jax.jit(lambda x: inner(x) + 1.0)
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_array_equal(outer(x), x * c + 1)
+    np.testing.assert_array_equal(jax.grad(lambda a: (inner(a) ** 2).sum())(x), 2 * x * c * c)
+    np.testing.assert_array_equal(jax.vmap(inner)(np.stack([x, 2 * x])), np.stack([x * c, 2 * x * c]))
+    np.testing.assert_array_equal(jax.jit(jax.vmap(inner))(np.stack([x, 2 * x])), np.stack([x * c, 2 * x * c]))
+    # the printed jaxpr (its inner jit holds the const) evaluates, eagerly and re-staged under jit
+    closed = jax.make_jaxpr(lambda a: jax.jit(lambda b: inner(b) * 2.0)(a) + inner(a))(x)
+    assert not closed.consts and closed.eqns[0].params["jaxpr"].eqns[0].params["jaxpr"].consts
+    f = jax.extend.core.jaxpr_as_fun(closed)
+    np.testing.assert_array_equal(f(x)[0], 3 * x * c)
+    np.testing.assert_array_equal(jax.jit(f)(x)[0], 3 * x * c)
+    np.testing.assert_array_equal(jax.grad(lambda a: f(a)[0].sum())(x), 3 * c)
+    np.testing.assert_array_equal(jax.vmap(f)(np.stack([x, x]))[0], np.stack([3 * x * c] * 2))
+    # a jit call after make_jaxpr of the same function still compiles (its trace hoists the const)
+    np.testing.assert_array_equal(inner(x), x * c)
+    closed = jax.make_jaxpr(lambda a: lax.scan(lambda cr, _: (inner(cr), None), a, None, length=2)[0])(x)
+    np.testing.assert_array_equal(jax.extend.core.jaxpr_as_fun(closed)(x)[0], x * c * c)
