@@ -150,6 +150,7 @@ def nested_const_cases(jax, jnp, lax):
         "scan": lambda: mj(lambda x: lax.scan(lambda cr, _: (cr * c, None), x, None, length=2)[0])(x3),
         "cond": lambda: mj(lambda x: lax.cond(x.sum() > 0, lambda y: y * c, lambda y: y, x))(x3),
         "while": lambda: mj(lambda x: lax.while_loop(lambda y: y.sum() < 10, lambda y: y + c, x))(x3),
+        "traced": lambda: jax.jit(lambda x: inner(x) * 2.0).trace(x3).jaxpr,
     }
 # --- end cases
 
@@ -734,6 +735,13 @@ NESTED_CONST_CASES = {'basic': '{ lambda ; a:f32[3]. let\n'
                   '    e:f32[3] = mul c a\n'
                   '  in (e,) }',
  'top_const': '{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul b a in (c,) }',
+ 'traced': '{ lambda ; a:f32[3]. let\n'
+           '    b:f32[3] = jit[\n'
+           '      name=<lambda>\n'
+           '      jaxpr={ lambda c:f32[3]; a:f32[3]. let b:f32[3] = mul a c in (b,) }\n'
+           '    ] a\n'
+           '    d:f32[3] = mul b 2.0:f32[]\n'
+           '  in (d,) }',
  'tracer': '{ lambda ; a:f32[3]. let\n'
            '    b:f32[3] = jit[\n'
            '      name=<lambda>\n'
@@ -802,5 +810,11 @@ def test_nested_jit_const_values():
     np.testing.assert_array_equal(jax.vmap(f)(np.stack([x, x]))[0], np.stack([3 * x * c] * 2))
     # a jit call after make_jaxpr of the same function still compiles (its trace hoists the const)
     np.testing.assert_array_equal(inner(x), x * c)
+    # AOT: Traced.jaxpr shows the inner const (JAX's text); lowering and export hoist it
+    t = jax.jit(lambda a: jax.jit(lambda b: inner(b) * 2.0)(a) + inner(a)).trace(x)
+    assert not t.jaxpr.consts
+    np.testing.assert_array_equal(t.lower().compile()(x), 3 * x * c)
+    exp = jax.export.export(jax.jit(lambda a: inner(a) * 2.0))(x)
+    np.testing.assert_array_equal(jax.export.deserialize(exp.serialize()).call(x), 2 * x * c)
     closed = jax.make_jaxpr(lambda a: lax.scan(lambda cr, _: (inner(cr), None), a, None, length=2)[0])(x)
     np.testing.assert_array_equal(jax.extend.core.jaxpr_as_fun(closed)(x)[0], x * c * c)

@@ -844,7 +844,8 @@ class JitWrapped(Wrapped):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
-        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False)
+        # a jaxpr for the user: nested jits keep their consts, as JAX's Traced.jaxpr shows them
+        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False, keep=True)
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):

@@ -18,7 +18,7 @@ from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.eval import eval_jaxpr
 from . import state as _state
 
-__all__ = ["jit_p", "JitPrimitive", "close_over"]
+__all__ = ["jit_p", "JitPrimitive", "close_over", "program_jaxpr"]
 
 
 class JitPrimitive(Primitive):
@@ -93,6 +93,14 @@ def _hoisted(closed):
         j, consts = restaged.hoist_consts()
         hit = _hoisted_cache[closed] = (j, [c if isinstance(c, (Array, Tracer)) else _from_host(c) for c in consts])
     return hit
+
+
+def program_jaxpr(closed):
+    """``closed`` (a user-staged jaxpr: AOT ``trace``) as lowering takes it: unchanged unless a nested call
+    holds consts, else re-staged with those hoisted into ``closed``'s own consts (program inputs)."""
+    if not any(e.primitive is jit_p and _holds_consts(e.params["jaxpr"]) for e in closed.jaxpr.eqns):
+        return closed
+    return pe.trace_to_jaxpr(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), closed.in_avals)
 
 
 def _call(consts, args, jaxpr, name):
