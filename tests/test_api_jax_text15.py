@@ -152,6 +152,22 @@ def nested_const_cases(jax, jnp, lax):
         "while": lambda: mj(lambda x: lax.while_loop(lambda y: y.sum() < 10, lambda y: y + c, x))(x3),
         "traced": lambda: jax.jit(lambda x: inner(x) * 2.0).trace(x3).jaxpr,
     }
+
+def atleast_cases(jax, jnp, lax):
+    mj = jax.make_jaxpr
+    c = {}
+    for f in ["atleast_1d", "atleast_2d", "atleast_3d"]:
+        for shape in [(), (3,), (2, 3), (2, 3, 4)]:
+            c[f"{f}_{len(shape)}"] = lambda f=f, shape=shape: mj(getattr(jnp, f))(jnp.ones(shape))
+    c["atleast_2d_two"] = lambda: mj(lambda a, b: jnp.atleast_2d(a, b))(jnp.ones(3), 1.0)
+    for f in ["vstack", "hstack", "dstack", "column_stack"]:
+        for shape in [(), (3,), (2, 3)]:
+            c[f"{f}_{len(shape)}"] = lambda f=f, shape=shape: mj(lambda x: getattr(jnp, f)([x, x]))(jnp.ones(shape))
+    c["vstack_scalar"] = lambda: mj(lambda x: jnp.vstack([x, 1.0]))(jnp.ones(1))
+    c["hstack_dtype"] = lambda: mj(lambda x: jnp.hstack([x, x], dtype=jnp.int32))(jnp.ones(2))
+    c["atleast_1d_value"] = lambda: repr(jnp.atleast_1d(1.0))
+    c["atleast_2d_value"] = lambda: repr(jnp.atleast_2d(3))
+    return c
 # --- end cases
 
 
@@ -818,3 +834,221 @@ def test_nested_jit_const_values():
     np.testing.assert_array_equal(jax.export.deserialize(exp.serialize()).call(x), 2 * x * c)
     closed = jax.make_jaxpr(lambda a: lax.scan(lambda cr, _: (inner(cr), None), a, None, length=2)[0])(x)
     np.testing.assert_array_equal(jax.extend.core.jaxpr_as_fun(closed)(x)[0], x * c * c)
+
+
+ATLEAST_CASES = {'atleast_1d_0': '{ lambda ; a:f32[]. let\n'
+                 '    b:f32[1] = jit[\n'
+                 '      name=atleast_1d\n'
+                 '      jaxpr={ lambda ; a:f32[]. let b:f32[1] = broadcast_in_dim a in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_1d_1': '{ lambda ; a:f32[3]. let\n'
+                 '    b:f32[3] = jit[name=atleast_1d jaxpr={ lambda ; a:f32[3]. let  in (a,) }] a\n'
+                 '  in (b,) }',
+ 'atleast_1d_2': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[2,3] = jit[\n'
+                 '      name=atleast_1d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let  in (a,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_1d_3': '{ lambda ; a:f32[2,3,4]. let\n'
+                 '    b:f32[2,3,4] = jit[\n'
+                 '      name=atleast_1d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3,4]. let  in (a,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_1d_value': 'Array([1.], dtype=float32, weak_type=True)',
+ 'atleast_2d_0': '{ lambda ; a:f32[]. let\n'
+                 '    b:f32[1,1] = jit[\n'
+                 '      name=atleast_2d\n'
+                 '      jaxpr={ lambda ; a:f32[]. let b:f32[1,1] = broadcast_in_dim a in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_2d_1': '{ lambda ; a:f32[3]. let\n'
+                 '    b:f32[1,3] = jit[\n'
+                 '      name=atleast_2d\n'
+                 '      jaxpr={ lambda ; a:f32[3]. let\n'
+                 '          b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_2d_2': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[2,3] = jit[\n'
+                 '      name=atleast_2d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let  in (a,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_2d_3': '{ lambda ; a:f32[2,3,4]. let\n'
+                 '    b:f32[2,3,4] = jit[\n'
+                 '      name=atleast_2d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3,4]. let  in (a,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_2d_two': '{ lambda ; a:f32[3] b:f32[]. let\n'
+                   '    c:f32[1,3] d:f32[1,1] = jit[\n'
+                   '      name=atleast_2d\n'
+                   '      jaxpr={ lambda ; a:f32[3] b:f32[]. let\n'
+                   '          c:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                   '          d:f32[1,1] = broadcast_in_dim b\n'
+                   '        in (c, d) }\n'
+                   '    ] a b\n'
+                   '  in (c, d) }',
+ 'atleast_2d_value': 'Array([[3]], dtype=int32, weak_type=True)',
+ 'atleast_3d_0': '{ lambda ; a:f32[]. let\n'
+                 '    b:f32[1,1,1] = jit[\n'
+                 '      name=atleast_3d\n'
+                 '      jaxpr={ lambda ; a:f32[]. let b:f32[1,1,1] = broadcast_in_dim a in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_3d_1': '{ lambda ; a:f32[3]. let\n'
+                 '    b:f32[1,3,1] = jit[\n'
+                 '      name=atleast_3d\n'
+                 '      jaxpr={ lambda ; a:f32[3]. let\n'
+                 '          b:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_3d_2': '{ lambda ; a:f32[2,3]. let\n'
+                 '    b:f32[2,3,1] = jit[\n'
+                 '      name=atleast_3d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3]. let\n'
+                 '          b:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] a\n'
+                 '        in (b,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'atleast_3d_3': '{ lambda ; a:f32[2,3,4]. let\n'
+                 '    b:f32[2,3,4] = jit[\n'
+                 '      name=atleast_3d\n'
+                 '      jaxpr={ lambda ; a:f32[2,3,4]. let  in (a,) }\n'
+                 '    ] a\n'
+                 '  in (b,) }',
+ 'column_stack_0': 'let atleast_2d = { lambda ; a:f32[]. let\n'
+                   '    b:f32[1,1] = broadcast_in_dim a\n'
+                   '  in (b,) } in\n'
+                   '{ lambda ; c:f32[]. let\n'
+                   '    d:f32[1,1] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+                   '    e:f32[1,1] = transpose[permutation=(1, 0)] d\n'
+                   '    f:f32[1,1] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+                   '    g:f32[1,1] = transpose[permutation=(1, 0)] f\n'
+                   '    h:f32[1,2] = concatenate[dimension=1] e g\n'
+                   '  in (h,) }',
+ 'column_stack_1': 'let atleast_2d = { lambda ; a:f32[3]. let\n'
+                   '    b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                   '  in (b,) } in\n'
+                   '{ lambda ; c:f32[3]. let\n'
+                   '    d:f32[1,3] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+                   '    e:f32[3,1] = transpose[permutation=(1, 0)] d\n'
+                   '    f:f32[1,3] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+                   '    g:f32[3,1] = transpose[permutation=(1, 0)] f\n'
+                   '    h:f32[3,2] = concatenate[dimension=1] e g\n'
+                   '  in (h,) }',
+ 'column_stack_2': '{ lambda ; a:f32[2,3]. let b:f32[2,6] = concatenate[dimension=1] a a in (b,) }',
+ 'dstack_0': 'let atleast_3d = { lambda ; a:f32[]. let\n'
+             '    b:f32[1,1,1] = broadcast_in_dim a\n'
+             '  in (b,) } in\n'
+             '{ lambda ; c:f32[]. let\n'
+             '    d:f32[1,1,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    e:f32[1,1,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    f:f32[1,1,2] = concatenate[dimension=2] d e\n'
+             '  in (f,) }',
+ 'dstack_1': 'let atleast_3d = { lambda ; a:f32[3]. let\n'
+             '    b:f32[1,3,1] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+             '  in (b,) } in\n'
+             '{ lambda ; c:f32[3]. let\n'
+             '    d:f32[1,3,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    e:f32[1,3,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    f:f32[1,3,2] = concatenate[dimension=2] d e\n'
+             '  in (f,) }',
+ 'dstack_2': 'let atleast_3d = { lambda ; a:f32[2,3]. let\n'
+             '    b:f32[2,3,1] = broadcast_in_dim[broadcast_dimensions=(0, 1)] a\n'
+             '  in (b,) } in\n'
+             '{ lambda ; c:f32[2,3]. let\n'
+             '    d:f32[2,3,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    e:f32[2,3,1] = jit[name=atleast_3d jaxpr=atleast_3d] c\n'
+             '    f:f32[2,3,2] = concatenate[dimension=2] d e\n'
+             '  in (f,) }',
+ 'hstack_0': 'let atleast_1d = { lambda ; a:f32[]. let b:f32[1] = broadcast_in_dim a in (b,) } in\n'
+             '{ lambda ; c:f32[]. let\n'
+             '    d:f32[1] = jit[name=atleast_1d jaxpr=atleast_1d] c\n'
+             '    e:f32[1] = jit[name=atleast_1d jaxpr=atleast_1d] c\n'
+             '    f:f32[2] = concatenate[dimension=0] d e\n'
+             '  in (f,) }',
+ 'hstack_1': 'let atleast_1d = { lambda ; a:f32[3]. let  in (a,) } in\n'
+             '{ lambda ; b:f32[3]. let\n'
+             '    c:f32[3] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+             '    d:f32[3] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+             '    e:f32[6] = concatenate[dimension=0] c d\n'
+             '  in (e,) }',
+ 'hstack_2': 'let atleast_1d = { lambda ; a:f32[2,3]. let  in (a,) } in\n'
+             '{ lambda ; b:f32[2,3]. let\n'
+             '    c:f32[2,3] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+             '    d:f32[2,3] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+             '    e:f32[2,6] = concatenate[dimension=1] c d\n'
+             '  in (e,) }',
+ 'hstack_dtype': 'let atleast_1d = { lambda ; a:f32[2]. let  in (a,) } in\n'
+                 '{ lambda ; b:f32[2]. let\n'
+                 '    c:f32[2] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+                 '    d:f32[2] = jit[name=atleast_1d jaxpr=atleast_1d] b\n'
+                 '    e:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] c\n'
+                 '    f:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] d\n'
+                 '    g:i32[4] = concatenate[dimension=0] e f\n'
+                 '  in (g,) }',
+ 'vstack_0': 'let atleast_2d = { lambda ; a:f32[]. let\n'
+             '    b:f32[1,1] = broadcast_in_dim a\n'
+             '  in (b,) } in\n'
+             '{ lambda ; c:f32[]. let\n'
+             '    d:f32[1,1] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+             '    e:f32[1,1] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+             '    f:f32[2,1] = concatenate[dimension=0] d e\n'
+             '  in (f,) }',
+ 'vstack_1': 'let atleast_2d = { lambda ; a:f32[3]. let\n'
+             '    b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+             '  in (b,) } in\n'
+             '{ lambda ; c:f32[3]. let\n'
+             '    d:f32[1,3] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+             '    e:f32[1,3] = jit[name=atleast_2d jaxpr=atleast_2d] c\n'
+             '    f:f32[2,3] = concatenate[dimension=0] d e\n'
+             '  in (f,) }',
+ 'vstack_2': 'let atleast_2d = { lambda ; a:f32[2,3]. let  in (a,) } in\n'
+             '{ lambda ; b:f32[2,3]. let\n'
+             '    c:f32[2,3] = jit[name=atleast_2d jaxpr=atleast_2d] b\n'
+             '    d:f32[2,3] = jit[name=atleast_2d jaxpr=atleast_2d] b\n'
+             '    e:f32[4,3] = concatenate[dimension=0] c d\n'
+             '  in (e,) }',
+ 'vstack_scalar': '{ lambda ; a:f32[1]. let\n'
+                  '    b:f32[1,1] = jit[\n'
+                  '      name=atleast_2d\n'
+                  '      jaxpr={ lambda ; a:f32[1]. let\n'
+                  '          b:f32[1,1] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n'
+                  '        in (b,) }\n'
+                  '    ] a\n'
+                  '    c:f32[1,1] = jit[\n'
+                  '      name=atleast_2d\n'
+                  '      jaxpr={ lambda ; d:f32[]. let c:f32[1,1] = broadcast_in_dim d in (c,) }\n'
+                  '    ] 1.0:f32[]\n'
+                  '    e:f32[1,1] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
+                  '    f:f32[2,1] = concatenate[dimension=0] b e\n'
+                  '  in (f,) }'}
+
+
+@pytest.mark.parametrize("name", sorted(ATLEAST_CASES))
+def test_atleast_and_stacks_text(name):
+    assert str(atleast_cases(jax, jnp, lax)[name]()) == ATLEAST_CASES[name]
+
+
+def test_atleast_and_stacks_values():
+    for shape in [(), (3,), (2, 3), (2, 3, 4)]:
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        for f in ["atleast_1d", "atleast_2d", "atleast_3d"]:
+            np.testing.assert_array_equal(getattr(jnp, f)(x), getattr(np, f)(x))
+        if len(shape) < 3:
+            for f in ["vstack", "hstack", "dstack", "column_stack"]:
+                np.testing.assert_array_equal(getattr(jnp, f)([x, x + 1]), getattr(np, f)([x, x + 1]))
+                np.testing.assert_array_equal(jax.jit(lambda a: getattr(jnp, f)([a, 2 * a]))(x),
+                                              getattr(np, f)([x, 2 * x]))
+    a, b = jnp.atleast_3d(np.ones(2), [[1, 2]])
+    assert a.shape == (1, 2, 1) and b.shape == (1, 2, 1) and b.dtype == np.int32
+    np.testing.assert_array_equal(jax.grad(lambda v: jnp.vstack([v, 2 * v]).sum())(np.ones(3, np.float32)),
+                                  np.full(3, 3.0, np.float32))
+    np.testing.assert_array_equal(jax.vmap(lambda v: jnp.column_stack([v, v]))(np.ones((2, 3), np.float32)),
+                                  np.ones((2, 3, 2), np.float32))

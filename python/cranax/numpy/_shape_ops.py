@@ -34,31 +34,45 @@ __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1
 
 # ------------------------------------------------------------------------------------------------ joining
 
+# JAX's atleast_*d are jitted (jaxprs show ``jit[name=atleast_2d ...]``, one call for all the arrays):
+# missing dimensions are added by expand_dims (a broadcast_in_dim), never by a reshape.
+def _atleast_body(n, where):
+    def body(*arys):
+        out = []
+        for a in arys:
+            a = asarray(a)
+            if a.ndim < n:
+                a = expand_dims(a, where[a.ndim])
+            out.append(a)
+        return out[0] if len(out) == 1 else out
+    body.__name__ = f"atleast_{n}d"
+    return jit(body)
+
+
+# per rank below n, the axes expand_dims adds (numpy's placement: a vector is a row, then a (1, n, 1) slab)
+_atleast_jits = {1: _atleast_body(1, {0: (0,)}),
+                 2: _atleast_body(2, {0: (0, 1), 1: (0,)}),
+                 3: _atleast_body(3, {0: (0, 1, 2), 1: (0, 2), 2: (2,)})}
+
+
+def _atleast(n, arys):
+    # lists and tuples become arrays here (the jit takes arrays and scalars)
+    return _atleast_jits[n](*[asarray(a) if isinstance(a, (list, tuple)) else a for a in arys])
+
+
 def atleast_1d(*arys):
-    out = [reshape(asarray(a), (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
-    return out[0] if len(out) == 1 else out
+    """Each input with at least one dimension (a list when several). Mirrors ``jax.numpy.atleast_1d``."""
+    return _atleast(1, arys)
 
 
 def atleast_2d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
-    return out[0] if len(out) == 1 else out
+    """Each input with at least two dimensions (a list when several). Mirrors ``jax.numpy.atleast_2d``."""
+    return _atleast(2, arys)
 
 
 def atleast_3d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        if a.ndim == 0:
-            a = reshape(a, (1, 1, 1))
-        elif a.ndim == 1:
-            a = reshape(a, (1,) + a.shape + (1,))
-        elif a.ndim == 2:
-            a = reshape(a, a.shape + (1,))
-        out.append(a)
-    return out[0] if len(out) == 1 else out
+    """Each input with at least three dimensions (a list when several). Mirrors ``jax.numpy.atleast_3d``."""
+    return _atleast(3, arys)
 
 
 def hstack(tup, dtype=None):
@@ -78,10 +92,11 @@ def dstack(tup, dtype=None):
 
 
 def column_stack(tup):
+    # as JAX's: a vector becomes a column by atleast_2d and a transpose
     arrs = []
     for a in _seq(tup):
         a = asarray(a)
-        arrs.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
+        arrs.append(transpose(atleast_2d(a)) if a.ndim < 2 else a)
     return concatenate(arrs, 1)
 
 
