@@ -73,6 +73,15 @@ def pow_cases(jax, jnp, lax):
         "power_f": lambda: mj(jv(lambda y: jnp.power(y, 2.5)))(jnp.ones(2)),
         "sqrt_pow": lambda: mj(jv(lambda y: y ** 0.5))(jnp.ones(2)),
         "f16_pow": lambda: mj(jv(lambda y: y ** 1.5))(jnp.ones(2, jnp.float16)),
+        # an integer exponent: pow takes it as it is; the jvp selects 0 where y == 0
+        "pow_int_exp": lambda: mj(lambda x, y: jax.jvp(lambda a: lax.pow(a, y), (x,), (x,)))(
+            jnp.ones(3), jnp.full(3, 2, jnp.int32)),
+        "pow_int_scalar_exp": lambda: mj(lambda x, y: jax.jvp(lambda a: lax.pow(a, y), (x,), (x,)))(
+            jnp.ones(3), jnp.int32(2)),
+        "power_int_exp": lambda: mj(jnp.power)(jnp.array([-2.0, 3.]), jnp.array([3, 2])),
+        "power_int_scalar_exp": lambda: mj(jnp.power)(jnp.ones((2, 2)), jnp.array(3)),
+        "power_weak_base": lambda: mj(jnp.power)(2.0, jnp.array([3, -2])),
+        "pow_operator_int": lambda: mj(lambda x, y: x ** y)(jnp.ones(2), jnp.array([1, 2])),
     }
 
 def stack_split_cases(jax, jnp, lax):
@@ -390,6 +399,41 @@ POW_CASES = {'cube': '{ lambda ; a:f32[]. let\n'
             '    p:f32[3] = mul d o\n'
             '    q:f32[3] = add_any j p\n'
             '  in (e, q) }',
+ 'pow_int_exp': '{ lambda ; a:f32[3] b:i32[3]. let\n'
+                '    c:f32[3] = pow a b\n'
+                '    d:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                '    e:bool[3] = eq d 0.0:f32[]\n'
+                '    f:f32[3] = broadcast_in_dim 0.0:f32[]\n'
+                '    g:bool[3] = eq d 0.0:f32[]\n'
+                '    h:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+                '    i:f32[3] = select_n g d h\n'
+                '    j:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+                '    k:f32[3] = sub d j\n'
+                '    l:f32[3] = pow a k\n'
+                '    m:f32[3] = mul i l\n'
+                '    n:f32[3] = select_n e m f\n'
+                '    o:f32[3] = mul a n\n'
+                '  in (c, o) }',
+ 'pow_int_scalar_exp': '{ lambda ; a:f32[3] b:i32[]. let\n'
+                       '    c:f32[3] = pow a b\n'
+                       '    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                       '    e:f32[3] = broadcast_in_dim d\n'
+                       '    f:bool[3] = eq e 0.0:f32[]\n'
+                       '    g:f32[3] = broadcast_in_dim 0.0:f32[]\n'
+                       '    h:bool[3] = eq e 0.0:f32[]\n'
+                       '    i:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+                       '    j:f32[3] = select_n h e i\n'
+                       '    k:f32[3] = broadcast_in_dim 1.0:f32[]\n'
+                       '    l:f32[3] = sub e k\n'
+                       '    m:f32[3] = pow a l\n'
+                       '    n:f32[3] = mul j m\n'
+                       '    o:f32[3] = select_n f n g\n'
+                       '    p:f32[3] = mul a o\n'
+                       '  in (c, p) }',
+ 'pow_operator_int': '{ lambda ; a:f32[2] b:i32[2]. let\n'
+                     '    _:f32[2] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                     '    c:f32[2] = pow a b\n'
+                     '  in (c,) }',
  'pow_rhs': '{ lambda ; a:f32[3]. let\n'
             '    b:f32[3] = pow 2.0:f32[] a\n'
             '    c:bool[] = eq 2.0:f32[] 0.0:f32[]\n'
@@ -420,6 +464,18 @@ POW_CASES = {'cube': '{ lambda ; a:f32[]. let\n'
             '    e:f32[2] = mul 2.5:f32[] d\n'
             '    f:f32[2] = mul a e\n'
             '  in (b, f) }',
+ 'power_int_exp': '{ lambda ; a:f32[2] b:i32[2]. let\n'
+                  '    _:f32[2] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                  '    c:f32[2] = pow a b\n'
+                  '  in (c,) }',
+ 'power_int_scalar_exp': '{ lambda ; a:f32[2,2] b:i32[]. let\n'
+                         '    _:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n'
+                         '    c:f32[2,2] = pow a b\n'
+                         '  in (c,) }',
+ 'power_weak_base': '{ lambda ; a:f32[] b:i32[2]. let\n'
+                    '    _:f32[2] = convert_element_type[new_dtype=float32 weak_type=True] b\n'
+                    '    c:f32[2] = pow a b\n'
+                    '  in (c,) }',
  'sq': '{ lambda ; a:f32[2]. let\n'
        '    b:f32[2] = integer_pow[y=2] a\n'
        '    c:f32[2] = mul 2.0:f32[] a\n'
@@ -456,6 +512,14 @@ def test_pow_jvp_values():
                                                              np.array([2.0, 3.0], np.float32))
     np.testing.assert_allclose(g[0], [0.0, 12.0])
     np.testing.assert_allclose(g[1], [0.0, 8 * np.log(2.0)], rtol=1e-6)
+    # an integer exponent array: computed exactly for negative bases; the tangent is 0 where y == 0
+    b, e = np.array([-2.0, 3.0, 0.0, 2.0], np.float32), np.array([3, -2, 0, 1], np.int32)
+    np.testing.assert_allclose(lax.pow(b, e), [-8.0, 1 / 9, 1.0, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(jnp.power)(b, e), [-8.0, 1 / 9, 1.0, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(lambda a: jnp.power(a, e).sum())(b), [12.0, -2 / 27, 0.0, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(lax.pow, in_axes=(0, None))(np.stack([b, 2 * b]), e),
+                               np.stack([b ** e.astype(np.float32), (2 * b) ** e.astype(np.float32)]), rtol=1e-6)
+    np.testing.assert_allclose(jnp.power(2.0, np.array([3, -2])), [8.0, 0.25])
     # a weak base: the rule makes it strong, so the tangent is a strong float32 (JAX: Array(3., dtype=float32))
     t = jax.jvp(lambda a: a ** 2.0, (1.5,), (1.0,))[1]
     assert t.dtype == np.float32 and not t.weak_type and float(t) == 3.0
