@@ -421,6 +421,12 @@ _STRUCTURAL = [
                   "test_autodiff.py::test_pad_primitive_and_its_rules", "test_vmap.py::test_pad")),
     _r("tile", "structural", lax=lax.tile, jnp=jnp.tile, linear=True,
        tested_in=("test_jnp_staging_jax_text.py::test_tile_values_and_rules",)),
+    _r("stack", "structural", lax=lax.stack, jnp=jnp.stack, linear=True,
+       tested_in=("test_api_jax_text15.py::test_stack_split_values", "test_api_jax_text15.py::test_stack_split_rules")),
+    _r("unstack", "structural", lax=lax.unstack, jnp=jnp.unstack, linear=True,
+       tested_in=("test_api_jax_text15.py::test_stack_split_values", "test_api_jax_text15.py::test_stack_split_rules")),
+    _r("split", "structural", lax=lax.split, jnp=jnp.split, linear=True,
+       tested_in=("test_api_jax_text15.py::test_stack_split_values", "test_api_jax_text15.py::test_stack_split_rules")),
 ]
 
 _REDUCTIONS = [

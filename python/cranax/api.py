@@ -27,7 +27,8 @@ from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
 from .interpreters.eval import eval_jaxpr
-from .interpreters.partial_eval import _STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info, trace_to_jaxpr
+from .interpreters.partial_eval import (_STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info,
+                                        keeps_call_consts, trace_to_jaxpr)
 from .jaxpr import ClosedJaxpr, Jaxpr
 from .primitives.jit import jit_p
 from .primitives import state as _state
@@ -426,14 +427,16 @@ class JitWrapped(Wrapped):
             return None if fun is None else _arg_names_of(fun, in_tree, statics)
         return LazyNames(make)
 
-    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True, lazy_names=False):
+    def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True, lazy_names=False, keep=False):
         if _core.profiler_enabled():
             # jax.profiler: tracing the function is a span of its own
             with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
-        return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names)
+                return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
+        return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
 
-    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True, lazy_names=False):
+    def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True, lazy_names=False, keep=False):
+        # ``keep``: a jaxpr for the user (make_jaxpr, or a jit inside it), whose nested jits keep their consts
+        keep = keep or traced_for == "make_jaxpr"
         flat, store = self._flat_fun(statics, in_tree)
         # A jit call's or eval_shape's trace (no jaxpr handed to the user, whose debug_info they could read)
         # computes the argument names only when an error text asks: inspect.signature per trace otherwise.
@@ -444,11 +447,12 @@ class JitWrapped(Wrapped):
         # a call reaching a ref made outside is made through a pure twin (_call_with_refs); AOT tracing and
         # make_jaxpr (detect=False) read such refs as constants (writing one is an error there)
         if not detect:
-            closed = trace_to_jaxpr(flat, in_avals, dbg)
+            closed = trace_to_jaxpr(flat, in_avals, dbg, keep_call_consts=keep)
         else:
             call = _state._Call("jit", f"{dbg.func_src_info} traced for {traced_for}")
             try:
-                closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg))[0]
+                closed = _state.run_plumbed(call, (), (), lambda: trace_to_jaxpr(flat, in_avals, dbg,
+                                                                                 keep_call_consts=keep))[0]
             except _state._NeedRef as e:
                 if e.call is not call:
                     raise
@@ -729,16 +733,21 @@ class JitWrapped(Wrapped):
         key = (in_tree, tuple(in_avals), statics)
         if core._state.axis_env:   # collectives' shapes depend on the named axes' sizes
             key += (tuple(core._state.axis_env),)
+        keep = keeps_call_consts()
+        if keep:   # staged for the user: the arrays it closes over stay its jaxpr's consts (JAX's text)
+            key += ("keep_call_consts",)
         hit = self._holder.traces.get(key)
         if hit is None:
-            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True)
+            closed, out_tree = self._trace(in_tree, statics, in_avals, lazy_names=True, keep=keep)
             jaxpr, consts = closed.hoist_consts()
+            if keep and consts and not any(isinstance(c, Tracer) for c in consts):
+                jaxpr, consts = closed, []
             hit = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 self._holder.traces[key] = hit
         jaxpr, consts, out_tree = hit
         if self._inline:
-            outs = eval_jaxpr(jaxpr.jaxpr, [], *consts, *leaves)
+            outs = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *leaves)
         else:
             outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name)
         return tree_unflatten(out_tree, outs)
@@ -838,7 +847,8 @@ class JitWrapped(Wrapped):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         in_avals = [get_aval(x) for x in leaves]
-        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False)
+        # a jaxpr for the user: nested jits keep their consts, as JAX's Traced.jaxpr shows them
+        closed, out_tree = self._trace(in_tree, statics, in_avals, detect=False, keep=True)
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):

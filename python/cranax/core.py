@@ -173,13 +173,16 @@ def typed_python_scalar(x):
 
 class TypedScalar:
     """A concrete rank-0 constant with an explicit aval: how a Python scalar travels once type promotion has
-    given it a dtype (it keeps ``weak_type``). Jaxprs inline it as a literal."""
+    given it a dtype (it keeps ``weak_type``). Jaxprs inline it as a literal. ``py``: the Python scalar a
+    weakly typed one came from, which its literal prints (JAX keeps a weak literal's Python value: ``x * 0.1``
+    prints ``0.1:f32[]`` while its value is float32's); None otherwise."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "py")
 
-    def __init__(self, val, aval):
+    def __init__(self, val, aval, py=None):
         self.val = val
         self.aval = aval
+        self.py = py
 
     def __repr__(self):
         return f"TypedScalar({self.val!r}, {self.aval})"
@@ -196,7 +199,10 @@ def typed_scalar(val, dtype, weak_type):
         av = _SCALAR_TYPES.get((dtype, weak_type))
         if av is None:
             av = _SCALAR_TYPES[(dtype, weak_type)] = ShapedArray((), dtype, weak_type)
-        return TypedScalar(dtype.type(val), av)
+        if weak_type and t is float:
+            with np.errstate(over="ignore"):   # a weak 1e40 is inf in float32 without a warning, as in JAX
+                return TypedScalar(dtype.type(val), av, val)
+        return TypedScalar(dtype.type(val), av, float(val) if weak_type and dtype.kind == "f" else None)
     if t is int and dtype.kind in "iu":
         info = np.iinfo(dtype)
         # Unsigned targets take small negative ints modulo 2**bits (JAX: uint32(1) + -1 == 0); anything else
@@ -204,11 +210,17 @@ def typed_scalar(val, dtype, weak_type):
         lo = -(info.max // 2 + 1) if dtype.kind == "u" else info.min
         if not lo <= val <= info.max:
             raise OverflowError(f"Python int {val} too large to convert to {dtype.name}")
+    py = None
+    if weak_type:
+        # the Python value a weak literal prints, in the target's kind (JAX: weak ``x * 3`` prints ``3.0``)
+        src = val.py if isinstance(val, TypedScalar) else val
+        if type(src) in (int, float, complex) and dtype.kind in "fc":
+            py = complex(src) if dtype.kind == "c" else (float(src) if type(src) is not complex else None)
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(val, TypedScalar):
             val = val.val
         v = np.asarray(val).astype(dtype)[()]
-    return TypedScalar(v, ShapedArray((), dtype, weak_type))
+    return TypedScalar(v, ShapedArray((), dtype, weak_type), py)
 
 
 def is_constant_scalar(x):

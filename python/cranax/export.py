@@ -698,7 +698,7 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
                 raise NotImplementedError("cranax.export: shape polymorphism (symbolic dimensions) is not "
                                           "supported yet; export with concrete shapes")
         t = fun_jit.trace(*args, **kwargs)
-        closed = t.jaxpr
+        closed = t._program   # what runs and serializes: nested jits' consts hoisted to program inputs
         n_in, n_out = len(closed.in_avals), len(closed.out_avals)
         return Exported(
             fun_name=fun_jit._name, in_tree=t.in_tree, in_avals=tuple(closed.in_avals), out_tree=t.out_tree,

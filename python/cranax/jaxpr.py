@@ -39,13 +39,15 @@ class DropVar(Var):
 
 
 class Literal:
-    """A scalar constant inlined into an equation; printed ``1.0:f32[]``."""
+    """A scalar constant inlined into an equation; printed ``1.0:f32[]``. ``py``: the Python scalar a weakly
+    typed literal came from, printed instead of ``val`` (``core.TypedScalar.py``)."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "py")
 
-    def __init__(self, val, aval):
+    def __init__(self, val, aval, py=None):
         self.val = val
         self.aval = aval
+        self.py = py
 
     def __repr__(self):
         return f"Literal({_pp_literal(self)})"
@@ -243,7 +245,8 @@ class _Names:
 
 
 def _pp_literal(lit):
-    v = lit.val
+    # JAX prints ``str(value.item())``: a float32 0.1 as 0.10000000149011612, a weak literal's Python 0.1 as 0.1
+    v = lit.val if lit.py is None else lit.py
     dt = lit.aval.dtype
     if isinstance(v, np.ndarray):
         v = v.item() if v.shape == () else v
@@ -253,6 +256,8 @@ def _pp_literal(lit):
         s = repr(float(v))
     elif dtypes.issubdtype(dt, np.integer):
         s = str(int(v))
+    elif dtypes.issubdtype(dt, np.complexfloating):
+        s = str(complex(v))   # Python's complex text: a complex64 0.1 prints its float64 digits too
     else:
         s = str(v)
     return f"{s}:{lit.aval.str_short()}"

@@ -20,6 +20,7 @@ from .core import ShapedArray, get_aval
 from .hlo_text import HloComputation
 from .interpreters import lowering
 from .jaxpr import ClosedJaxpr
+from .primitives import jit as _jit
 from ._pytree import tree_flatten, tree_unflatten
 from ._layout import row_major
 from .sharding import SingleDeviceSharding
@@ -105,11 +106,19 @@ class Traced:
     def __init__(self, wrapped, closed, out_tree, in_tree, statics, arg_names, shape_dtype_struct):
         self._wrapped = wrapped
         self.jaxpr = closed
+        self._prog = None
         self.out_tree = out_tree
         self.in_tree = in_tree
         self._statics = statics
         self._arg_names = arg_names
         self._sds = shape_dtype_struct
+
+    @property
+    def _program(self):
+        """``jaxpr`` as lowering takes it (nested jits' consts hoisted to program inputs)."""
+        if self._prog is None:
+            self._prog = _jit.program_jaxpr(self.jaxpr)
+        return self._prog
 
     @property
     def fun_name(self):
@@ -171,7 +180,7 @@ class Lowered:
         if dialect is None:
             dialect = "stablehlo"
         if dialect == "hlo":
-            return HloComputation(self._traced.jaxpr, self._traced._wrapped._name)
+            return HloComputation(self._traced._program, self._traced._wrapped._name)
         if dialect == "stablehlo":
             return None
         raise ValueError(f"unknown dialect: {dialect}")
@@ -185,7 +194,7 @@ class Lowered:
 
     def compile(self, compiler_options=None):
         t = self._traced
-        exe = lowering.executable(lowering.lower_jaxpr(t.jaxpr, t._wrapped._name), t.jaxpr)
+        exe = lowering.executable(lowering.lower_jaxpr(t._program, t._wrapped._name), t._program)
         return Compiled(t, exe, self)
 
 
@@ -217,7 +226,7 @@ class Compiled:
         self._traced = traced
         self._exe = exe
         self._lowered = lowered
-        self._const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in traced.jaxpr.consts]
+        self._const_bufs = [c._buf if type(c) is Array else _to_buffer(c, get_aval(c)) for c in traced._program.consts]
 
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)

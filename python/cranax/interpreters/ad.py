@@ -330,7 +330,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
 
     def read(a):
         # Literals keep their aval (a weakly typed 2.0 stays weak, as the cotangents then do).
-        return TypedScalar(a.val, a.aval) if isinstance(a, Literal) else primal_env[a]
+        return TypedScalar(a.val, a.aval, a.py) if isinstance(a, Literal) else primal_env[a]
 
     for v, c in zip(jaxpr.constvars, consts):
         primal_env[v] = c

@@ -279,6 +279,12 @@ def _per_example_shape(vals, dims, which=None):
     return shape
 
 
+def _lead_1(v, a):
+    """An unbatched operand with a leading 1; its dimensions print as NumPy ints, as JAX's broadcast_batcher
+    leaves them (``broadcast_in_dim[broadcast_dimensions=(np.int64(1),)]``)."""
+    return hooks["broadcast_in_dim"](v, (1,) + a.shape, tuple(np.int64(i + 1) for i in range(a.ndim)))
+
+
 def _size1_broadcasting_rule(prim):
     """JAX's ``broadcast_batcher`` for a primitive whose equal-rank operands broadcast size-1 dimensions:
     batched operands of one shape and batch axis (and scalars) bind as they are; otherwise each batch axis
@@ -289,7 +295,7 @@ def _size1_broadcasting_rule(prim):
         shape, dim = next((a.shape, d) for a, d in zip(avals, dims) if d is not not_mapped)
         if all(a.shape == shape and d == dim for a, d in zip(avals, dims) if a.ndim):
             return prim.bind(*vals, **params), dim
-        args = [(broadcast_batched(v, 1, 0) if d is not_mapped else moveaxis(v, d, 0)) if a.ndim else v
+        args = [(_lead_1(v, a) if d is not_mapped else moveaxis(v, d, 0)) if a.ndim else v
                 for v, a, d in zip(vals, avals, dims)]
         nd = max(get_aval(x).ndim for x in args)
         out = []

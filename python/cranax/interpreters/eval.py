@@ -16,7 +16,7 @@ def eval_jaxpr(jaxpr, consts, *args):
         # (vmap of a loop body) keeps weak results weak; user code (custom rules, callbacks) gets the value
         if isinstance(a, Literal):
             weak = a.aval.weak_type and not prim.operands_reach_user_code
-            return TypedScalar(a.val, a.aval) if weak else a.val
+            return TypedScalar(a.val, a.aval, a.py) if weak else a.val
         return env[a]
 
     for v, c in zip(jaxpr.constvars, consts):

@@ -5,6 +5,7 @@ Concrete arrays that the function closes over become constvars (their values are
 concrete scalars become literals. Tracers of outer traces are constants too, so nested staging works.
 """
 import inspect
+import threading
 
 import numpy as np
 
@@ -176,7 +177,7 @@ class DynamicJaxprTrace(core.Trace):
             raise UnexpectedTracerError(core._escaped_tracer_message(x))
         self._read_const = True
         if isinstance(x, core.TypedScalar):
-            return Literal(x.val, x.aval)
+            return Literal(x.val, x.aval, x.py)
         if not isinstance(x, Tracer) and core.is_constant_scalar(x):
             return Literal(x, get_aval(x))
         aval = getattr(x, "aval", None)
@@ -280,15 +281,33 @@ class DynamicJaxprTrace(core.Trace):
         return ClosedJaxpr(jaxpr, self.consts)
 
 
+def keeps_call_consts():
+    """True while the current trace stages a jaxpr for the user (``make_jaxpr``, and the jits traced inside
+    it): a nested ``jit`` then keeps the arrays it closes over as consts of its own jaxpr, as JAX prints them
+    (``jaxpr={ lambda c:f32[3]; a:f32[3]. ...}``). Elsewhere they are hoisted to leading operands, so a
+    compiled program takes them as its own inputs (uploaded once, with the program's other consts). Set by
+    the innermost ``trace_to_jaxpr`` running (jvp/vmap traces above it inherit it)."""
+    return _keep.on
+
+
+class _Keep(threading.local):
+    on = False
+
+
+_keep = _Keep()
+
+
 def _literalable(x):
     return hasattr(x, "_value_scalar")
 
 
-def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True):
+def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts=False):
     """Runs ``fun(*tracers)`` (``fun`` takes and returns flat lists) and returns ``(closed_jaxpr, out)``
-    where ``out`` is whatever ``fun`` returned (a flat list)."""
+    where ``out`` is whatever ``fun`` returned (a flat list). ``keep_call_consts``: see
+    :func:`keeps_call_consts`."""
     trace = DynamicJaxprTrace(debug)
     args = [trace.new_arg(a) for a in in_avals]
+    prev, _keep.on = _keep.on, keep_call_consts
     try:
         with set_current_trace(trace):
             outs = fun(*args)
@@ -296,6 +315,7 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True):
         closed = trace.to_jaxpr(outs)
         closed.jaxpr.debug_info = debug
     finally:
+        _keep.on = prev
         trace.invalidate()
     return closed
 

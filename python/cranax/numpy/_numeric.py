@@ -573,8 +573,7 @@ def unstack(x, /, *, axis=0):
     x = asarray(x)
     if x.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
-    x = moveaxis(x, axis, 0)
-    return tuple(x[i] for i in range(x.shape[0]))
+    return lax.unstack(x, axis=axis)   # one ``unstack`` equation, as JAX's
 
 
 def concat(arrays, /, *, axis=0):

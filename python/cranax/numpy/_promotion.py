@@ -52,7 +52,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
         out = _from_host(object) if dtype is None else astype(_from_host(object), dtype)
     elif isinstance(object, (list, tuple)) and _contains_tracer(object):
         from . import _shapes  # why: _shapes is built on asarray; only a list holding tracers needs stack back
-        out = _shapes.stack([array(v) for v in object])
+        out = _shapes._stack_concat([array(v) for v in object])
         if dtype is not None:
             out = astype(out, dtype)
     else:
@@ -221,9 +221,13 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     for a, av in zip(args, avals):
         # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
         # one gets a convert_element_type[weak_type=False] equation (a literal just changes its flag).
-        if av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
-                              and type(a) is not TypedScalar):
+        if type(a) is Array and av.shape == () and av.weak_type and not weak and av.dtype == dt:
+            a = typed_scalar(a._value_scalar(), dt, False)   # a concrete weak scalar: JAX converts it in place
+        elif av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
+                                and type(a) is not TypedScalar):
             a = _convert(a, dt, weak)
+        elif av.weak_type and not weak and type(a) in (int, float, complex):
+            a = typed_scalar(a, dt, False)   # strong now: it prints its value in ``dt``, as JAX's
         conv.append(a)
     out = []   # then the shapes, as JAX's promote_shapes(*promote_dtypes(*args)) orders the equations
     for a, av in zip(conv, avals):
@@ -266,7 +270,9 @@ def _promote2_fast(x, y):
     if ts is float and k == "f" or ts is int and k in "fiu":
         if av.weak_type and ts is float and k != "f":
             return None
-        c = typed_scalar(s, av.dtype, True)
+        # the scalar takes the array's weak flag (JAX's promote_dtypes): a strong literal prints its value in
+        # the array's dtype (``0.10000000149011612:f32[]``), a weak one its Python value
+        c = typed_scalar(s, av.dtype, av.weak_type)
         return [arr, c] if first else [c, arr]
     return None
 

@@ -34,31 +34,45 @@ __all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1
 
 # ------------------------------------------------------------------------------------------------ joining
 
+# JAX's atleast_*d are jitted (jaxprs show ``jit[name=atleast_2d ...]``, one call for all the arrays):
+# missing dimensions are added by expand_dims (a broadcast_in_dim), never by a reshape.
+def _atleast_body(n, where):
+    def body(*arys):
+        out = []
+        for a in arys:
+            a = asarray(a)
+            if a.ndim < n:
+                a = expand_dims(a, where[a.ndim])
+            out.append(a)
+        return out[0] if len(out) == 1 else out
+    body.__name__ = f"atleast_{n}d"
+    return jit(body)
+
+
+# per rank below n, the axes expand_dims adds (numpy's placement: a vector is a row, then a (1, n, 1) slab)
+_atleast_jits = {1: _atleast_body(1, {0: (0,)}),
+                 2: _atleast_body(2, {0: (0, 1), 1: (0,)}),
+                 3: _atleast_body(3, {0: (0, 1, 2), 1: (0, 2), 2: (2,)})}
+
+
+def _atleast(n, arys):
+    # lists and tuples become arrays here (the jit takes arrays and scalars)
+    return _atleast_jits[n](*[asarray(a) if isinstance(a, (list, tuple)) else a for a in arys])
+
+
 def atleast_1d(*arys):
-    out = [reshape(asarray(a), (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
-    return out[0] if len(out) == 1 else out
+    """Each input with at least one dimension (a list when several). Mirrors ``jax.numpy.atleast_1d``."""
+    return _atleast(1, arys)
 
 
 def atleast_2d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        out.append(reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
-    return out[0] if len(out) == 1 else out
+    """Each input with at least two dimensions (a list when several). Mirrors ``jax.numpy.atleast_2d``."""
+    return _atleast(2, arys)
 
 
 def atleast_3d(*arys):
-    out = []
-    for a in arys:
-        a = asarray(a)
-        if a.ndim == 0:
-            a = reshape(a, (1, 1, 1))
-        elif a.ndim == 1:
-            a = reshape(a, (1,) + a.shape + (1,))
-        elif a.ndim == 2:
-            a = reshape(a, a.shape + (1,))
-        out.append(a)
-    return out[0] if len(out) == 1 else out
+    """Each input with at least three dimensions (a list when several). Mirrors ``jax.numpy.atleast_3d``."""
+    return _atleast(3, arys)
 
 
 def hstack(tup, dtype=None):
@@ -78,10 +92,11 @@ def dstack(tup, dtype=None):
 
 
 def column_stack(tup):
+    # as JAX's: a vector becomes a column by atleast_2d and a transpose
     arrs = []
     for a in _seq(tup):
         a = asarray(a)
-        arrs.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
+        arrs.append(transpose(atleast_2d(a)) if a.ndim < 2 else a)
     return concatenate(arrs, 1)
 
 
@@ -94,29 +109,24 @@ def append(arr, values, axis=None):
 # ------------------------------------------------------------------------------------------------ splitting
 
 def _split(name, ary, indices_or_sections, axis, equal):
+    # one ``split`` equation with NumPy int64 sizes, as JAX's (``sizes=(np.int64(2), ...)``); indices that
+    # go backwards or past the end give negative sizes, which lax.split refuses (as JAX's)
     ary = asarray(ary)
-    shape = ary.shape
-    axis = _axis(axis, ary.ndim)
-    n = shape[axis]
-    if isinstance(indices_or_sections, (int, _np.integer)):
-        k = int(indices_or_sections)
+    axis = _operator.index(axis)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (list, tuple)) or (
+            getattr(indices_or_sections, "ndim", 0) > 0 and hasattr(indices_or_sections, "shape")):
+        bounds = [0] + [_operator.index(i) for i in indices_or_sections] + [n]
+        sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+    else:
+        k = _operator.index(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
-        if equal and n % k:
-            raise ValueError("array split does not result in an equal division")
         q, r = divmod(n, k)
+        if r and equal:
+            raise ValueError(f"array split does not result in an equal division: rest is {r}")
         sizes = [q + 1] * r + [q] * (k - r)
-        bounds = [0]
-        for s in sizes:
-            bounds.append(bounds[-1] + s)
-    else:
-        idx = [int(i) for i in _np.asarray(indices_or_sections).ravel()]
-        bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]
-    out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        hi = builtins.max(hi, lo)
-        out.append(_la.slice_in_dim(ary, lo, hi, 1, axis))
-    return out
+    return list(lax.split(ary, [_np.int64(s) for s in sizes], axis=axis))
 
 
 def split(ary, indices_or_sections, axis=0):

@@ -247,18 +247,36 @@ def _promote_dtypes(arrays):
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
-    """Joins arrays of one shape along a new ``axis``. Typed key arrays stack with key arrays only.
-    Mirrors ``jax.numpy.stack``."""
-    arrays = list(_seq(arrays))
+    """Joins arrays of one shape along a new ``axis`` (one ``stack`` equation after the dtype promotion, as
+    JAX's). Typed key arrays stack with key arrays only. Mirrors ``jax.numpy.stack``."""
+    if isinstance(arrays, (Tracer, _np.ndarray)) or hasattr(arrays, "_buf"):
+        # an array: its rows, as JAX joins them (a concatenate of the array with a unit axis after ``axis``)
+        a = asarray(arrays)
+        axis = _axis(axis, a.ndim)
+        return concatenate(expand_dims(a, axis + 1), axis=axis, dtype=dtype)
+    arrays = list(arrays)
     keys = _keys_joined(arrays, axis, stack) if arrays else None
     if keys is not None:
         return keys
     arrays = [asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
+    shapes = [get_aval(a).shape for a in arrays]
+    if len(set(shapes)) != 1:
+        raise ValueError(f"All input arrays must have the same shape. Got {', '.join(str(s) for s in shapes)}.")
+    arrays = _promote_dtypes(arrays) if dtype is None else [asarray(a, dtype) for a in arrays]
+    return lax.stack(arrays, axis=axis)
+
+
+def _stack_concat(arrays):
+    """``jnp.array`` of a list holding tracers: JAX joins the elements with unit-axis broadcasts and one
+    concatenate (not a ``stack``)."""
+    arrays = list(arrays)
+    keys = _keys_joined(arrays, 0, stack) if arrays else None
+    if keys is not None:
+        return keys
+    arrays = [asarray(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) != 1:
         raise ValueError(f"All input arrays must have the same shape, got {[get_aval(a).shape for a in arrays]}.")
-    nd = get_aval(arrays[0]).ndim + 1
-    axis = _axis(axis, nd)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
+    return concatenate([expand_dims(a, 0) for a in arrays], axis=0)

@@ -185,6 +185,14 @@ def power(x1, x2, /):
         return _pow_int_int_jit(a, b)
     if dt == _np.bool_:
         raise TypeError("power does not accept dtype bool.")
+    e = _operand(x2, "power", 1)
+    ea = get_aval(e)
+    if _dtypes.issubdtype(ea.dtype, _np.integer) and (ea.ndim == 0 or get_aval(a).ndim in (0, ea.ndim)):
+        # as JAX: a float/complex base takes an integer exponent as it is (pow's jvp is then finite at
+        # x == 0); the promoted exponent above is left unused, as in JAX's jaxprs
+        if isinstance(a, (int, float, complex)):
+            a = typed_scalar(a, dt, True)   # a Python base stays a weak scalar of the result's type
+        return lax.pow(a, e)
     return lax.pow(a, b)
 
 

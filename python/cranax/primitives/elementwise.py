@@ -15,6 +15,7 @@ from ..core import ShapedArray, Tracer, TypedScalar, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
+from ..interpreters import partial_eval as _pe
 from ..jaxpr import Jaxpr, Var
 from .._pytree import tree_map
 from . import structural as _st   # broadcast_in_dim and full (structural uses the arithmetic wrappers here)
@@ -226,6 +227,29 @@ rem_p = binop("rem", _NUM)
 max_p = binop("max", _ANY)
 min_p = binop("min", _ANY)
 pow_p = binop("pow", _INEXACT)
+
+
+_pow_same_dtypes = _binary_rule("pow", _INEXACT)
+
+
+def _pow_abstract(x, y):
+    # as JAX's pow: an integer exponent may go with a float or complex base (the result takes the base's type)
+    if dtypes.issubdtype(y.dtype, np.integer) and dtypes.issubdtype(x.dtype, np.inexact):
+        return _pow_same_dtypes(x, y.update(dtype=x.dtype))
+    return _pow_same_dtypes(x, y)
+
+
+def _pow_inline(eqn):
+    """The core's pow takes operands of one dtype: an integer exponent is converted to the base's first."""
+    x, y = eqn.invars
+    if not dtypes.issubdtype(y.aval.dtype, np.integer):
+        return None
+    return _pe.trace_to_jaxpr(lambda a, b: [pow_p.bind(a, _convert(b, a.aval.dtype, False))],
+                              [x.aval, y.aval]).jaxpr, eqn.invars
+
+
+pow_p.abstract_eval = _pow_abstract
+pow_p.inline_jaxpr = staticmethod(_pow_inline)
 atan2_p = binop("atan2", _FLOAT)
 nextafter_p = binop("nextafter", _FLOAT)
 and_p = binop("and", _BOOL_INT)
@@ -836,8 +860,13 @@ _ad.defjvp(square_p, lambda g, x: mul(g, mul(_c(x, 2), x)))
 
 
 def _integer_pow_jvp(g, x, *, y):
+    # JAX's special cases: x ** 1 passes the tangent through, x ** 2 multiplies by 2 * x (no integer_pow[y=1])
     if y == 0:
         return _ad.Zero(get_aval(x))
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(_c(x, 2), x))
     return mul(g, mul(_c(x, y), integer_pow(x, y - 1)))
 
 
@@ -940,15 +969,26 @@ def _like_ans(v, ans):
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    x, y = _like_ans(x, ans), _like_ans(y, ans)
-    jac = select(eq(y, _c(y, 0)), _zeros(ans), mul(y, pow(x, sub(y, _c(y, 1)))))
-    return mul(g, jac)
+    # as JAX's: both operands strong in their common dtype (a weak base gets its convert_element_type),
+    # then y * x ** (y - 1) (pow's operands are floats here, so no case for y == 0)
+    y_int = dtypes.issubdtype(get_aval(y).dtype, np.integer)
+    dt = dtypes.result_type(get_aval(x).dtype, get_aval(y).dtype)
+    x, y = _like_ans(convert_element_type(x, dt), ans), _like_ans(convert_element_type(y, dt), ans)
+    if not y_int:
+        return mul(g, mul(y, pow(x, sub(y, _ones(y)))))
+    # an integer exponent: both at the result's shape, and 0 where y == 0 (x ** -1 would be inf at x == 0)
+    shape = get_aval(ans).shape
+    x, y = (v if get_aval(v).shape == shape else _st.broadcast_in_dim(v, shape, ()) for v in (x, y))
+    is0 = eq(y, _c(y, 0))
+    zeros = _zeros(y)
+    safe_y = select(eq(y, _c(y, 0)), _ones(y), y)
+    return mul(g, select(is0, zeros, mul(safe_y, pow(x, sub(y, _ones(y))))))
 
 
 def _pow_jvp_rhs(g, ans, x, y):
     x = _like_ans(x, ans)
     safe_x = select(eq(x, _c(x, 0)), _ones(x), x)
-    return mul(g, mul(log(safe_x), ans))
+    return convert_element_type(mul(g, mul(log(safe_x), ans)), get_aval(y).dtype)
 
 
 _ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)

@@ -1,14 +1,16 @@
 """``jit_p``: the call of a staged function, with all of its rules.
 
-Params: ``jaxpr`` (a ClosedJaxpr without consts: the values a function closes over are leading operands) and
-``name``. Evaluating it compiles the inner jaxpr once (cached per jaxpr object); lowering inlines it; jvp,
+Params: ``jaxpr`` (a ClosedJaxpr) and ``name``. The values a function closes over are leading operands (a
+const-free jaxpr), except in a jaxpr staged for the user (``partial_eval.keeps_call_consts``), where
+arrays stay consts of the inner jaxpr as JAX prints them; binding such a call anywhere else hoists them. Evaluating it compiles the inner jaxpr once (cached per jaxpr object); lowering inlines it; jvp,
 partial evaluation and transposition make a new ``jit`` call of the derived jaxpr, so the known part of
 ``linearize``/``grad`` stays one call; batching batches the inner jaxpr, so ``vmap(jit(f))`` stays one call.
 """
 import weakref
 
-from ..array import Array, _to_buffer
-from ..core import Primitive, get_aval, set_current_trace
+from .. import core
+from ..array import Array, _from_host, _to_buffer
+from ..core import Primitive, Tracer, get_aval, set_current_trace
 from ..interpreters import ad, batching, lowering
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
@@ -16,7 +18,7 @@ from ..interpreters.eval import eval_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, Var
 from . import state as _state
 
-__all__ = ["jit_p", "JitPrimitive"]
+__all__ = ["jit_p", "JitPrimitive", "close_over", "program_jaxpr"]
 
 
 class JitPrimitive(Primitive):
@@ -30,7 +32,19 @@ class JitPrimitive(Primitive):
         self.impl = self._impl
         self._exe_cache = weakref.WeakKeyDictionary()
 
+    def bind(self, *args, jaxpr, name):
+        if (not pe.keeps_call_consts() and isinstance(core._state.trace, pe.DynamicJaxprTrace)
+                and _holds_consts(jaxpr)):
+            # a call from a user-staged jaxpr re-staged for compiling: its consts (and its nested calls')
+            # become operands, as lowering inlines const-free jaxprs only
+            jaxpr, consts = _hoisted(jaxpr)
+            args = (*consts, *args)
+        return super().bind(*args, jaxpr=jaxpr, name=name)
+
     def _impl(self, *args, jaxpr, name):
+        if _holds_consts(jaxpr):   # (eval_jaxpr of a make_jaxpr result) the hoisted program, consts uploaded once
+            jaxpr, consts = _hoisted(jaxpr)
+            return self._impl(*consts, *args, jaxpr=jaxpr, name=name)
         if any(type(a) is _state.AbstractRef for a in jaxpr.in_avals):
             # a make_jaxpr-staged call on array references: evaluated, never lowered (eval_jaxpr of it)
             return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
@@ -52,12 +66,63 @@ class JitPrimitive(Primitive):
 
 
 jit_p = JitPrimitive()
+_hoisted_cache = weakref.WeakKeyDictionary()
+
+
+_holds_cache = weakref.WeakKeyDictionary()
+
+
+def _holds_consts(closed):
+    """Whether ``closed`` or a call nested in it (jits only: user-staged consts live nowhere else) has
+    consts of its own jaxpr."""
+    hit = _holds_cache.get(closed)
+    if hit is None:
+        hit = bool(closed.consts) or any(e.primitive is jit_p and _holds_consts(e.params["jaxpr"])
+                                         for e in closed.jaxpr.eqns)
+        _holds_cache[closed] = hit
+    return hit
+
+
+def _hoisted(closed):
+    """``closed`` re-staged with every nested call's consts hoisted (``bind`` does it outside a user-staged
+    trace), then its own consts made leading inputs: ``(const-free jaxpr, consts as device arrays)``. Once
+    per jaxpr, so the compiled program and its const buffers are reused."""
+    hit = _hoisted_cache.get(closed)
+    if hit is None:
+        restaged = pe.trace_to_jaxpr(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), closed.in_avals)
+        j, consts = restaged.hoist_consts()
+        hit = _hoisted_cache[closed] = (j, [c if isinstance(c, (Array, Tracer)) else _from_host(c) for c in consts])
+    return hit
+
+
+def program_jaxpr(closed):
+    """``closed`` (a user-staged jaxpr: AOT ``trace``) as lowering takes it: unchanged unless a nested call
+    holds consts, else re-staged with those hoisted into ``closed``'s own consts (program inputs)."""
+    if not any(e.primitive is jit_p and _holds_consts(e.params["jaxpr"]) for e in closed.jaxpr.eqns):
+        return closed
+    return pe.trace_to_jaxpr(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), closed.in_avals)
+
+
+def _call(consts, args, jaxpr, name):
+    """``jit_p`` of ``jaxpr`` (const-free, taking ``consts`` first): in a user-staged jaxpr, concrete consts
+    become the inner jaxpr's own (JAX's text), else they are leading operands."""
+    if consts and pe.keeps_call_consts() and not any(isinstance(c, Tracer) for c in consts):
+        return jit_p.bind(*args, jaxpr=close_over(jaxpr, consts), name=name)
+    return jit_p.bind(*consts, *args, jaxpr=jaxpr, name=name)
+
+
+def close_over(jaxpr, consts):
+    """``jaxpr`` (a const-free ClosedJaxpr taking ``consts`` first) with those inputs made its constvars."""
+    j, n = jaxpr.jaxpr, len(consts)
+    inner = Jaxpr(list(j.invars[:n]), list(j.invars[n:]), list(j.outvars), list(j.eqns))
+    inner.debug_info = getattr(j, "debug_info", None)
+    return ClosedJaxpr(inner, list(consts))
 
 
 def _jit_jvp(primals, tangents, jaxpr, name):
     nonzeros = [type(t) is not Zero for t in tangents]
     jj, consts, out_nz = ad.jvp_jaxpr(jaxpr, nonzeros)
-    outs = jit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not Zero], jaxpr=jj, name=name)
+    outs = _call(consts, [*primals, *[t for t in tangents if type(t) is not Zero]], jj, name)
     n = len(jaxpr.out_avals)
     p_out = outs[:n]
     it = iter(outs[n:])
@@ -73,7 +138,7 @@ def _jit_partial_eval(trace, args, params):
     fjaxpr, src = _forwarding(kjaxpr, num_res)
     operands = [*kconsts, *known_args]
     with set_current_trace(trace.parent):
-        kept = jit_p.bind(*operands, jaxpr=fjaxpr, name=name)
+        kept = _call(kconsts, known_args, fjaxpr, name)
     kouts = [operands[i] if kind == "in" else kept[i] for kind, i in src]
     n_known = len(kouts) - num_res
     known_outs, res = kouts[:n_known], kouts[n_known:]
@@ -119,7 +184,7 @@ def _jit_transpose(cts, *args, jaxpr, name):
     ct_nz = [type(c) is not Zero for c in cts]
     tj, consts = ad.transpose_jaxpr(jaxpr, linear, ct_nz)
     res = [a for a in args if not is_undefined(a)]
-    outs = jit_p.bind(*consts, *res, *[c for c in cts if type(c) is not Zero], jaxpr=tj, name=name)
+    outs = _call(consts, [*res, *[c for c in cts if type(c) is not Zero]], tj, name)
     it = iter(outs)
     return [next(it) if l else None for l in linear]
 
@@ -130,7 +195,7 @@ def _jit_batch(vals, dims, jaxpr, name):
     moved = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
     in_dims = [d if d is batching.not_mapped else 0 for d in dims]
     new, consts, out_dims = batching.batch_jaxpr(jaxpr, size, in_dims)
-    outs = jit_p.bind(*consts, *moved, jaxpr=new, name=name)
+    outs = _call(consts, moved, new, name)
     return outs, out_dims
 
 

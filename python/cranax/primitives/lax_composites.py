@@ -1,8 +1,9 @@
-"""``lax`` functions that are compositions of the primitive families, not primitives of their own:
-``associative_scan``, ``reduce`` with a general computation, ``reduce_xor``, ``split``, ``tile``, ``stack``,
-``unstack``, ``collapse``, ``broadcast_to_rank``, ``broadcast_shapes``, ``reciprocal``,
+"""``lax`` functions that are compositions of the primitive families: ``associative_scan``, ``reduce`` with a
+general computation, ``reduce_xor``, ``collapse``, ``broadcast_to_rank``, ``broadcast_shapes``, ``reciprocal``,
 ``dynamic_update_index_in_dim``, ``index_take``, ``approx_max_k``/``approx_min_k``,
-``reduce_precision``, ``optimization_barrier``, ``platform_dependent``, ``empty``. Mirrors ``jax.lax``."""
+``reduce_precision``, ``optimization_barrier``, ``platform_dependent``, ``empty``; and the primitives that
+JAX's jaxprs show but the core runs as other ops (``tile``, ``stack``, ``unstack``, ``split``: each lowers by
+inlining their expansion). Mirrors ``jax.lax``."""
 import numpy as np
 
 from .. import dtypes
@@ -151,19 +152,10 @@ def reduce_xor(operand, axes):
 
 
 def split(operand, sizes, axis=0):
-    """Pieces of ``operand`` along ``axis`` with the given ``sizes`` (which must sum to its length). Mirrors
-    ``jax.lax.split``."""
+    """Pieces of ``operand`` along ``axis`` with the given ``sizes`` (which must sum to its length): one
+    ``split`` equation. Mirrors ``jax.lax.split``."""
     operand = _ew._as_operand(operand)
-    n = _shape(operand)[axis]
-    sizes = [int(s) for s in sizes]
-    if any(s < 0 for s in sizes) or sum(sizes) != n:
-        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
-                         f"{list(_shape(operand))}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(_slice_axis(operand, start, start + s, axis))
-        start += s
-    return out
+    return split_p.bind(operand, sizes=tuple(sizes), axis=_axis(axis, len(_shape(operand))))
 
 
 def tile(operand, reps):
@@ -223,21 +215,171 @@ _ad.deflinear(tile_p, _tile_transpose)
 _batching.batching_rules[tile_p] = _tile_batch
 
 
+def _axis(axis, nd):
+    a = int(axis)
+    if not -nd <= a < nd:
+        raise ValueError(f"axis {a} is out of bounds for array of dimension {nd}")
+    return a % nd
+
+
 def stack(operands, axis=0):
-    """The operands (one shape) stacked along a new ``axis``. Mirrors ``jax.lax.stack``."""
+    """The operands (one shape and dtype) stacked along a new ``axis``: one ``stack`` equation. Mirrors
+    ``jax.lax.stack``."""
     ops = [_ew._as_operand(o) for o in operands]
     if not ops:
         raise ValueError("stack requires at least one operand")
-    nd = len(_shape(ops[0])) + 1
-    axis = axis % nd
-    return _lib.concatenate([_st.expand_dims(o, (axis,)) for o in ops], axis)
+    return stack_p.bind(*ops, axis=_axis(axis, len(_shape(ops[0])) + 1))
 
 
 def unstack(x, axis=0):
-    """The slices of ``x`` along ``axis``. Mirrors ``jax.lax.unstack``."""
+    """The slices of ``x`` along ``axis``: one ``unstack`` equation. Mirrors ``jax.lax.unstack``."""
     x = _ew._as_operand(x)
-    axis = axis % len(_shape(x))
-    return tuple(_lib.index_in_dim(x, i, axis, keepdims=False) for i in range(_shape(x)[axis]))
+    return tuple(unstack_p.bind(x, axis=_axis(axis, len(_shape(x)))))
+
+
+# stack, unstack and split are primitives of their own because JAX 0.10.2's jaxprs show them
+# (``stack[axis=0] a b``, ``unstack[axis=1] a``, ``split[axis=0 sizes=(...)] a``); each lowers by inlining
+# what the core runs: unit-axis broadcasts and a concatenate, slices and reshapes, slices.
+def _stack_abstract(*xs, axis):
+    a0 = xs[0]
+    for x in xs[1:]:
+        if x.shape != a0.shape:
+            raise ValueError(f"All input arrays must have the same shape. Got "
+                             f"{', '.join(str(o.shape) for o in xs)}.")
+        if x.dtype != a0.dtype:
+            raise TypeError(f"lax.stack requires arguments to have the same dtypes, got "
+                            f"{', '.join(o.dtype.name for o in xs)}.")
+    if not 0 <= axis <= a0.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {a0.ndim + 1}")
+    shape = list(a0.shape)
+    shape.insert(axis, len(xs))
+    return ShapedArray(tuple(shape), a0.dtype, _lib._weak(*xs))
+
+
+def _unstack_abstract(x, *, axis):
+    if x.ndim == 0:
+        raise ValueError(f"unstack requires arrays with rank > 0, however a scalar array of shape {x.shape} "
+                         f"was passed.")
+    out = ShapedArray(x.shape[:axis] + x.shape[axis + 1:], x.dtype, x.weak_type)
+    return [out] * x.shape[axis]
+
+
+def _split_abstract(x, *, sizes, axis):
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    if x.shape[axis] != sum(int(s) for s in sizes):
+        raise ValueError(f"Sum of sizes {sum(int(s) for s in sizes)} must be equal to dimension {axis} of the "
+                         f"operand shape {list(x.shape)}")
+    return [ShapedArray(x.shape[:axis] + (int(s),) + x.shape[axis + 1:], x.dtype, x.weak_type) for s in sizes]
+
+
+stack_p = standard_primitive("stack", _stack_abstract)
+unstack_p = standard_primitive("unstack", _unstack_abstract, multiple_results=True)
+split_p = standard_primitive("split", _split_abstract, multiple_results=True)
+
+
+def _stack_expanded(xs, axis):
+    shape = list(_shape(xs[0]))
+    dims = tuple(i for i in range(len(shape) + 1) if i != axis)
+    shape.insert(axis, 1)
+    return _lib.concatenate([_st.broadcast_in_dim(x, tuple(shape), dims) for x in xs], axis)
+
+
+def _unstack_expanded(x, axis):
+    shape = _shape(x)
+    return [_st.reshape(_slice_axis(x, i, i + 1, axis), shape[:axis] + shape[axis + 1:])
+            for i in range(shape[axis])]
+
+
+def _split_expanded(x, sizes, axis):
+    out, start = [], 0
+    for n in sizes:
+        out.append(_slice_axis(x, start, start + int(n), axis))
+        start += int(n)
+    return out
+
+
+_inline_cache = {}
+
+
+def _inliner(expand):
+    """``inline_jaxpr`` of one of the three: the expansion traced once per operand types and params."""
+    def inline(eqn):
+        params = tuple(sorted((k, tuple(int(s) for s in v) if isinstance(v, tuple) else v)
+                              for k, v in eqn.params.items()))
+        key = (expand, tuple(v.aval for v in eqn.invars), params)
+        jaxpr = _inline_cache.get(key)
+        if jaxpr is None:
+            jaxpr = _inline_cache[key] = trace_to_jaxpr(lambda *a: list(expand(a, **dict(params))),
+                                                        [v.aval for v in eqn.invars]).jaxpr
+        return jaxpr, eqn.invars
+    return staticmethod(inline)
+
+
+stack_p.inline_jaxpr = _inliner(lambda xs, axis: [_stack_expanded(xs, axis)])
+unstack_p.inline_jaxpr = _inliner(lambda xs, axis: _unstack_expanded(xs[0], axis))
+split_p.inline_jaxpr = _inliner(lambda xs, sizes, axis: _split_expanded(xs[0], sizes, axis))
+
+
+def _stack_transpose(ct, *xs, axis):
+    if _ad.is_zero(ct):
+        return [_ad.Zero(x.aval) if _ad.is_undefined(x) else None for x in xs]
+    cts = unstack_p.bind(ct, axis=axis)
+    return [c if _ad.is_undefined(x) else None for c, x in zip(cts, xs)]
+
+
+def _multi_linear_jvp(prim):
+    """The jvp of a linear primitive with several results (unstack, split): the primitive of the tangent."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        if _ad.is_zero(tangents[0]):
+            return ans, [_ad.Zero(get_aval(a)) for a in ans]
+        return ans, prim.bind(tangents[0], **params)
+    return rule
+
+
+def _unstack_transpose(cts, x, *, axis):
+    if all(_ad.is_zero(c) for c in cts):
+        return [_ad.Zero(x.aval)]
+    return [stack_p.bind(*[_ad.instantiate_zeros(c) for c in cts], axis=axis)]
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    if all(_ad.is_zero(c) for c in cts):
+        return [_ad.Zero(x.aval)]
+    return [_lib.concatenate([_ad.instantiate_zeros(c) for c in cts], axis)]
+
+
+def _stack_batch(vals, dims, *, axis):
+    d0 = dims[0]
+    if d0 is not _batching.not_mapped and all(d == d0 for d in dims):
+        # the new axis goes before or after the batch axis, which stays where it is (JAX's rule)
+        return stack_p.bind(*vals, axis=axis if axis <= d0 else axis + 1), d0 + 1 if axis <= d0 else d0
+    size = _batching.axis_size_of(vals, dims)
+    # an unbatched operand broadcasts with Python-int dimensions here (JAX's stack rule prints `(1,)`, not
+    # the `np.int64` of `batching.broadcast`)
+    return stack_p.bind(*[_batching.broadcast_batched(v, size, 0) if d is _batching.not_mapped
+                          else _batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)], axis=axis + 1), 0
+
+
+def _unstack_batch(vals, dims, *, axis):
+    (x,), (d,) = vals, dims
+    out = unstack_p.bind(x, axis=axis if axis < d else axis + 1)
+    return out, [d - 1 if axis < d else d] * len(out)
+
+
+def _split_batch(vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    return split_p.bind(x, sizes=sizes, axis=axis + 1 if axis >= d else axis), [d] * len(sizes)
+
+
+_ad.deflinear(stack_p, _stack_transpose)
+for _p, _t in ((unstack_p, _unstack_transpose), (split_p, _split_transpose)):
+    _ad.jvp_rules[_p] = _multi_linear_jvp(_p)
+    _ad.transpose_rules[_p] = _t
+_batching.batching_rules[stack_p] = _stack_batch
+_batching.batching_rules[unstack_p] = _unstack_batch
+_batching.batching_rules[split_p] = _split_batch
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
@@ -995,18 +1137,6 @@ def _approx_top_k_bind(operand, *, k, reduction_dimension=-1, is_max_k=True, **_
     return _approx_k(operand, k, reduction_dimension, is_max_k)
 
 
-def _split_bind(operand, *, sizes, axis=0):
-    return split(operand, sizes, axis)
-
-
-def _unstack_bind(x, *, axis=0):
-    return unstack(x, axis)
-
-
-def _stack_bind(*operands, axis=0):
-    return stack(operands, axis)
-
-
 def _rng_bits_bind(key, *, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, **_):
     return rng_bit_generator(key, shape, dtype, algorithm)
 
@@ -1024,9 +1154,6 @@ approx_top_k_p = CompositePrimitive("approx_top_k", _approx_top_k_bind, True)
 reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
 reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
 select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)
-split_p = CompositePrimitive("split", _split_bind, True)
-stack_p = CompositePrimitive("stack", _stack_bind)
-unstack_p = CompositePrimitive("unstack", _unstack_bind, True)
 mulhi_p = CompositePrimitive("mulhi", mulhi)
 optimization_barrier_p = CompositePrimitive("optimization_barrier", _identity_many, True)
 rng_bit_generator_p = CompositePrimitive("rng_bit_generator", _rng_bits_bind, True)

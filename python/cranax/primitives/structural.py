@@ -266,7 +266,8 @@ def full(shape, fill_value, dtype=None, *, _weak=False):
     if isinstance(fill_value, Tracer) or hasattr(fill_value, "_buf"):
         v = _ew._convert(fill_value, dt, weak)
     else:
-        v = typed_scalar(np.asarray(fill_value), dt, weak)
+        # a Python scalar goes as it is: a weak literal prints its Python value (``broadcast_in_dim 0.1:f32[]``)
+        v = typed_scalar(fill_value if type(fill_value) in (int, float) else np.asarray(fill_value), dt, weak)
     out = broadcast_in_dim(v, shape, ())
     if isinstance(out, TypedScalar):  # shape (): still an Array, as in JAX
         out = _from_host(out)
