@@ -261,9 +261,9 @@ def _float_binop(name, a, b):
         if name == "rem":
             return np.fmod(a, b)
         if name == "max":
-            return np.maximum(a, b)
+            return xla_max(a, b)
         if name == "min":
-            return np.minimum(a, b)
+            return xla_min(a, b)
         if name == "pow":
             r = np.power(a, b)
             if np.issubdtype(np.asarray(r).dtype, np.floating):
@@ -509,6 +509,10 @@ def _reduce(name, v, axes, dt):
             fn = np.max if name == "reduce_max" else np.min
             init = -np.inf if name == "reduce_max" else np.inf
             val = fn(x, axis=axes, initial=init).astype(dt)
+            # XLA's zero: max is +0 when any +0 is there, min is -0 when any -0 is (NumPy's depends on order)
+            want_neg = (lambda z: ~np.any(z & ~np.signbit(x), axis=axes)) if name == "reduce_max" else \
+                (lambda z: np.any(z & np.signbit(x), axis=axes))
+            val = np.where(val == 0, np.where(want_neg(x == 0), -0.0, 0.0), val).astype(dt)
             err = np.max(v.err, axis=axes, initial=0.0)
             return V(val, _clean(err))
     raise NotImplementedError(f"{name} on {dt}")
@@ -601,6 +605,27 @@ def _pad(v, pv, config):
     return V(one(v.val, pv.val.item()), one(v.err, float(pv.err.item())))
 
 
+def xla_max(a, b):
+    """XLA's float max: NumPy's (NaN propagates) except that -0.0 < +0.0 in either order."""
+    with np.errstate(invalid="ignore"):
+        return np.where(a == b, np.where(np.signbit(a), b, a), np.maximum(a, b))
+
+
+def xla_min(a, b):
+    """XLA's float min: NumPy's (NaN propagates) except that -0.0 < +0.0 in either order."""
+    with np.errstate(invalid="ignore"):
+        return np.where(a == b, np.where(np.signbit(a), a, b), np.minimum(a, b))
+
+
+def _accumulate(fn, a, axis):
+    """``fn.accumulate`` along ``axis`` for a binary function that is not a ufunc."""
+    a = np.moveaxis(np.asarray(a), axis, 0)
+    out = np.array(a, copy=True)
+    for i in range(1, out.shape[0]):
+        out[i] = fn(out[i - 1], a[i])
+    return np.moveaxis(out, 0, axis)
+
+
 def _cumulative(name, v, axis, reverse):
     x = v.val
     dt = x.dtype
@@ -638,8 +663,8 @@ def _cumulative(name, v, axis, reverse):
             err = hi - np.abs(scan(xf, np.cumprod)) + n * float(np.finfo(dt).eps) * hi
             err = _uncertain_if(_order_dependent(xf, v.err, dt, lambda a: scan(a, np.cumprod)), err)
             return V(val, _finish(val, _clean(err) + _ulp(val, dt), dt))
-        fn = np.maximum if name == "cummax" else np.minimum
-        val = scan(x, fn.accumulate)
+        fn = xla_max if name == "cummax" else xla_min
+        val = scan(x, lambda a, axis: _accumulate(fn, a, axis))
         return V(val, scan(v.err, np.maximum.accumulate))
 
 

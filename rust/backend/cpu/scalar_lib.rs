@@ -211,7 +211,7 @@ fn fill_const(b: &mut FunctionBuilder, dt: DType, fill: Option<f64>) -> Value {
 
 /// `combine(op, old, upd)` of `library::gather` for `dt` (f32, f64, bool or an integer: `supported`):
 /// integers wrap, bool add/mul/max/min are or/and/or/and, float max/min give NaN when either is NaN and
-/// otherwise `old` unless `upd` is strictly beyond it (so `min(0.0, -0.0)` keeps `old`, as `Elem::emin`).
+/// otherwise IEEE 754-2019 maximum/minimum (-0.0 < +0.0 in either order, as `Elem::emax`/`emin` and XLA).
 fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: Value) -> Value {
     use cranelift_codegen::ir::condcodes::FloatCC;
     let float = matches!(dt, DType::F32 | DType::F64);
@@ -225,9 +225,7 @@ fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: V
         (ScatterOp::Add, _) => b.ins().iadd(old, upd),
         (ScatterOp::Mul, _) => b.ins().imul(old, upd),
         (ScatterOp::Min | ScatterOp::Max, _) if float => {
-            let cc = if op == ScatterOp::Min { FloatCC::LessThan } else { FloatCC::GreaterThan };
-            let beyond = b.ins().fcmp(cc, upd, old);
-            let r = b.ins().select(beyond, upd, old);
+            let r = if op == ScatterOp::Min { b.ins().fmin(old, upd) } else { b.ins().fmax(old, upd) };
             let nan = b.ins().fcmp(FloatCC::Unordered, old, upd);
             let q = super::clif::fconst(b, dt, f64::NAN);
             b.ins().select(nan, q, r)

@@ -230,6 +230,7 @@ unsafe fn scalar_range(a: *mut u32, b: *mut u32, inj: *const u32, n: usize, unif
 ///
 /// # Safety
 /// As `HashFn`.
+#[cfg(test)]
 pub unsafe extern "C" fn hash_scalar(a: *mut u32, b: *mut u32, inj: *const u32, n: u64, uniform: u64) {
     scalar_range(a, b, inj, n as usize, uniform, 0)
 }
@@ -251,6 +252,7 @@ pub fn routine() -> Option<HashFn> {
 }
 
 /// Every routine this host can run, by name (tests).
+#[cfg(test)]
 pub fn all_routines() -> Vec<(&'static str, HashFn)> {
     let mut v: Vec<(&'static str, HashFn)> = vec![("scalar", hash_scalar)];
     #[cfg(target_arch = "x86_64")]

@@ -148,10 +148,16 @@ macro_rules! float_elem {
             fn zero() -> Self { 0.0 }
             fn eadd(self, o: Self) -> Self { self + o }
             fn emul(self, o: Self) -> Self { self * o }
-            // Spelled out rather than `f32::max`/`min`, which may return either zero of `max(0.0, -0.0)`:
-            // `self` unless `o` is strictly beyond it, so compiled code (`scalar_lib`) can match bit for bit.
-            fn emax(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if o > self { o } else { self } }
-            fn emin(self, o: Self) -> Self { if self.is_nan() || o.is_nan() { <$t>::NAN } else if o < self { o } else { self } }
+            // XLA's max/min (IEEE 754-2019 maximum/minimum): NaN if either is NaN, and -0.0 < +0.0 in either
+            // order (`f32::max` may return either zero), as the kernels' `fmax`/`fmin` and `scalar_lib` give.
+            fn emax(self, o: Self) -> Self {
+                if self.is_nan() || o.is_nan() { <$t>::NAN }
+                else if o > self || (o == self && self.is_sign_negative()) { o } else { self }
+            }
+            fn emin(self, o: Self) -> Self {
+                if self.is_nan() || o.is_nan() { <$t>::NAN }
+                else if o < self || (o == self && o.is_sign_negative()) { o } else { self }
+            }
             fn to_f64(self) -> f64 { self as f64 }
             fn to_i64(self) -> i64 { self as i64 }
             fn from_f64(v: f64) -> Self { v as $t }
