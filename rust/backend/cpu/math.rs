@@ -14,6 +14,7 @@ use crate::ir::{BinaryOp, DType, UnaryOp};
 
 use super::clif::{cl_type, fconst};
 use super::math_fn::{Imports, MathFn};
+use super::math_xla64;
 
 /// Emits `op(args)` for float dtype `dtype` (integer dtype for `IPow`).
 pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: DType, args: &[Value]) -> Result<Value> {
@@ -109,11 +110,12 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         }};
     }
     match f {
-        MathFn::Exp => un!(f32::exp, f64::exp),
+        // f64 exp, expm1, log1p, erf_inv: XLA:CPU's own sequences (JAX's bits); f64 log is libm's in both.
+        MathFn::Exp => un!(f32::exp, math_xla64::exp),
         MathFn::Exp2 => un!(f32::exp2, f64::exp2),
         MathFn::Log => un!(f32::ln, f64::ln),
-        MathFn::Log1p => un!(f32::ln_1p, f64::ln_1p),
-        MathFn::Expm1 => un!(f32::exp_m1, f64::exp_m1),
+        MathFn::Log1p => un!(f32::ln_1p, math_xla64::log1p),
+        MathFn::Expm1 => un!(f32::exp_m1, math_xla64::expm1),
         MathFn::Tanh => un!(f32::tanh, f64::tanh),
         MathFn::Sin => un!(f32::sin, f64::sin),
         MathFn::Cos => un!(f32::cos, f64::cos),
@@ -129,7 +131,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Atanh => un!(|x: f32| atanh(x as f64) as f32, atanh),
         MathFn::Logistic => un!(|x: f32| logistic(x as f64) as f32, logistic),
         MathFn::Erf => un!(|x: f32| erf(x as f64) as f32, erf),
-        MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, erf_inv),
+        MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, math_xla64::erf_inv),
         MathFn::Ndtri => un!(|x: f32| ndtri(x as f64) as f32, ndtri),
         MathFn::Lgamma => un!(|x: f32| lgamma(x as f64) as f32, lgamma),
         MathFn::Digamma => un!(|x: f32| digamma(x as f64) as f32, digamma),
