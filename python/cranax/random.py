@@ -1204,8 +1204,9 @@ def _f32(dtype):
 
 
 def _fma_or_madd(a, b, c, dtype):
-    """``a * b + c`` rounded as XLA:CPU does: contracted into an FMA for float32, two roundings otherwise."""
-    if _f32(dtype):
+    """``a * b + c`` rounded as XLA:CPU does: contracted into an FMA for float32 and float64 (emulated in
+    ``_prng.fma``), two roundings otherwise."""
+    if _f32(dtype) or np.dtype(dtype) == np.float64:
         return _prng.fma(a, b, c)
     return lax.add(lax.mul(a, b), c)
 
