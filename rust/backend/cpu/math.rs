@@ -30,7 +30,8 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
         return super::vmath::emit(b, imports, op, cl_type(dtype), args);
     }
     match op {
-        MathFn::Rsqrt => {
+        // f64 rsqrt is imported (XLA's estimate + Newton sequence, `math_xla64::rsqrt`); other dtypes inline
+        MathFn::Rsqrt if imports.get(&(op, dtype)).is_none() => {
             if !dtype.is_float() {
                 return Err(Error::Unsupported(format!("rsqrt on {}", dtype.short_name())));
             }
@@ -144,7 +145,10 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             _ => None,
         },
         MathFn::Call2(op) => call2_ptr(op, dt),
-        MathFn::Rsqrt => None,
+        MathFn::Rsqrt => match dt {
+            F64 => Some(math_xla64::rsqrt as *const u8),
+            _ => None,
+        },
         MathFn::RemPio2 => match dt {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
             _ => None,
@@ -287,14 +291,25 @@ pub fn next_after_f64(x: f64, y: f64) -> f64 {
     f64::from_bits(if away { b + 1 } else { b - 1 })
 }
 
-/// The error function, from the `libm` crate (the well-kept port of FreeBSD msun's s_erf.c), < 1 ulp in f64.
-pub fn erf(x: f64) -> f64 {
-    libm::erf(x)
+// The C library's erf/erfc: XLA:CPU calls them for f64 (so JAX's f64 results are these, bit for bit); glibc's
+// and the BSDs' descend from fdlibm's s_erf.c, < 1 ulp.
+extern "C" {
+    #[link_name = "erf"]
+    fn c_erf(x: f64) -> f64;
+    #[link_name = "erfc"]
+    fn c_erfc(x: f64) -> f64;
 }
 
-/// The complementary error function 1 - erf(x), accurate in the tail (`libm`'s msun formulation).
+/// The error function (the C library's, as XLA's f64 `erf`), < 1 ulp in f64.
+pub fn erf(x: f64) -> f64 {
+    // SAFETY: a pure libm function of one double.
+    unsafe { c_erf(x) }
+}
+
+/// The complementary error function 1 - erf(x), accurate in the tail (the C library's).
 pub fn erfc(x: f64) -> f64 {
-    libm::erfc(x)
+    // SAFETY: a pure libm function of one double.
+    unsafe { c_erfc(x) }
 }
 
 /// c[0] + x*(c[1] + x*(c[2] + ...)) (Horner).

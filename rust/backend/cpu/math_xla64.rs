@@ -11,7 +11,7 @@
 //! log1p ≤ 2 except in (−0.414, −0.29), where the rational function runs outside its design range (1 + x in
 //! [√½, √2]): up to 128 ulp there; erf_inv ≤ 21 ulp for |x| ≤ 0.99, worse near ±1 where −x² rounds.
 //!
-//! These run as the imported scalar functions of f64 (`math::symbol_ptr`), per lane from vector code, in
+//! `rsqrt` too, on AVX-512 hosts (below). These run as the imported scalar functions of f64 (`math::symbol_ptr`), per lane from vector code, in
 //! every block-math mode alike. Constant folding keeps libm (XLA's HLO evaluator folds with libm too).
 #![allow(clippy::excessive_precision)]
 
@@ -198,3 +198,29 @@ macro_rules! entry {
 }
 
 entry!(exp => exp_, expm1 => expm1_, log1p => log1p_, erf_inv => erf_inv_);
+
+/// 1/√x as XLA:CPU computes f64 `rsqrt` on AVX-512 hosts: the hardware estimate `vrsqrt14sd` (its result is
+/// specified bit for bit by Intel), refined by two Newton steps y ← y + (−y/2)·(x·y·y − 1) with fmas, for
+/// positive normal x; other operands keep the estimate (±0 → ±inf, +inf → 0, negative → NaN). Elsewhere
+/// the correctly rounded sqrt and a division (what this backend did before; XLA's sequence there is
+/// unverified).
+pub fn rsqrt(x: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,fma")]
+        unsafe fn avx512(x: f64) -> f64 {
+            use std::arch::x86_64::{_mm_cvtsd_f64, _mm_rsqrt14_sd, _mm_set_sd, _mm_setzero_pd};
+            let y = _mm_cvtsd_f64(_mm_rsqrt14_sd(_mm_setzero_pd(), _mm_set_sd(x)));
+            if !(x.is_normal() && x > 0.0) {
+                return y;
+            }
+            let newton = |y: f64| (y * -0.5).mul_add((x * y).mul_add(y, -1.0), y);
+            newton(newton(y))
+        }
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the features were detected on this host.
+            return unsafe { avx512(x) };
+        }
+    }
+    1.0 / x.sqrt()
+}
