@@ -138,7 +138,8 @@ UNARY = [
     ("digamma", S.digamma, sc.digamma, _ALL, 1e-12),
     ("erf", S.erf, sc.erf, np.linspace(-6, 6, 101), 1e-15),
     ("erfc", S.erfc, sc.erfc, np.linspace(-6, 26, 101), 1e-13),
-    ("erfinv", S.erfinv, sc.erfinv, np.linspace(-0.999999, 0.999999, 101), 1e-13),
+    # float64 erf_inv is XLA's (Giles' polynomials): 4.4e-13 off at ±0.999999, as JAX 0.10.2's own
+    ("erfinv", S.erfinv, sc.erfinv, np.linspace(-0.999999, 0.999999, 101), 1e-12),
     ("ndtr", S.ndtr, sc.ndtr, np.linspace(-38, 9, 201), 1e-13),
     ("ndtri", S.ndtri, sc.ndtri, np.concatenate([np.logspace(-300, -1, 100), np.linspace(0.01, 0.99, 99),
                                                  1 - np.logspace(-15, -2, 50)]), 1e-14),

@@ -214,6 +214,8 @@ def fma(a, b, c):
             break
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
+    if dt == F64 and FMA_VIA_F64:
+        return _fma64(a, b, c)
     if dt is None or dt != F32 or not FMA_VIA_F64:
         # numpy's broadcasting, as XLA's multiply-add on operands of any shape
         return jnp.add(jnp.multiply(a, b), c)
@@ -234,6 +236,56 @@ def fma(a, b, c):
     prod = _ew.mul_p.bind(wide(a), wide(b))
     return _ew.convert_element_type_p.bind(_ew.add_p.bind(prod, wide(c)), new_dtype=F32, weak_type=False,
                                            sharding=None)
+
+
+_SPLIT64 = 134217729.0  # 2**27 + 1: Veltkamp's splitter for 53-bit significands
+
+
+def _fma64(a, b, c):
+    """``a * b + c`` rounded once, for float64 operands, without an FMA primitive: Boldo and Melquiond's
+    emulation (IEEE Trans. Computers 57(4), 2008). a * b = uh + ul exactly (Dekker's product on Veltkamp
+    halves), c + uh = th + tl exactly (Knuth's two-sum), v = tl + ul rounded to odd, then th + v rounded
+    to nearest is the correctly rounded a * b + c. Exact while nothing overflows (|a|, |b| < 2**996) or
+    falls below 2**-969 in the partial products; the samplers' operands are far inside. ~25 flops."""
+    shape = _bshape(a, b, c)
+
+    def arr(v):
+        if isinstance(v, (int, float, np.generic, TypedScalar)):
+            val = v.val if isinstance(v, TypedScalar) else v
+            v = lax.full(shape if shape else (1,), np.float64(val), F64)
+            return v if shape else lax.reshape(v, ())
+        return _bcast(v, shape)
+    a, b, c = arr(a), arr(b), arr(c)
+    add, sub, mul = _ew.add_p.bind, _ew.sub_p.bind, _ew.mul_p.bind
+    s = lax.full(shape, _SPLIT64, F64)
+
+    def split(x):
+        t = mul(s, x)
+        hi = sub(t, sub(t, x))
+        return hi, sub(x, hi)
+
+    def two_sum(x, y):
+        r = add(x, y)
+        yy = sub(r, x)
+        return r, add(sub(x, sub(r, yy)), sub(y, yy))
+
+    uh = mul(a, b)
+    ah, al = split(a)
+    bh, bl = split(b)
+    ul = add(add(add(sub(mul(ah, bh), uh), mul(ah, bl)), mul(al, bh)), mul(al, bl))
+    th, tl = two_sum(c, uh)
+    v, err = two_sum(tl, ul)
+    # round to odd: an inexact v with an even significand moves one ulp toward the exact sum
+    i64 = np.dtype(np.int64)
+    vb = lax.bitcast_convert_type(v, i64)
+    zero = lax.full(shape, 0.0, F64)
+    even = lax.eq(lax.bitwise_and(vb, const(1, i64)), const(0, i64))
+    inexact = lax.ne(err, zero)
+    # same signs: away from zero (bits + 1); opposite: toward zero (bits - 1)
+    away = lax.eq(lax.lt(err, zero), lax.lt(v, zero))
+    step = lax.select(away, lax.full(shape, 1, i64), lax.full(shape, -1, i64))
+    vb = lax.select(lax.bitwise_and(even, inexact), lax.add(vb, step), vb)
+    return add(th, lax.bitcast_convert_type(vb, F64))
 
 
 def horner(coeffs, x):

@@ -1204,8 +1204,9 @@ def _f32(dtype):
 
 
 def _fma_or_madd(a, b, c, dtype):
-    """``a * b + c`` rounded as XLA:CPU does: contracted into an FMA for float32, two roundings otherwise."""
-    if _f32(dtype):
+    """``a * b + c`` rounded as XLA:CPU does: contracted into an FMA for float32 and float64 (emulated in
+    ``_prng.fma``), two roundings otherwise."""
+    if _f32(dtype) or np.dtype(dtype) == np.float64:
         return _prng.fma(a, b, c)
     return lax.add(lax.mul(a, b), c)
 
@@ -1749,6 +1750,11 @@ def cauchy(key, shape=(), dtype=None):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _lognormal_impl(key, sigma, shape, dtype):
+    if np.dtype(dtype) == np.float64 and _shape_of(sigma) == ():
+        # XLA folds (erf_inv(u) * sqrt(2)) * sigma, two broadcast scalars, into erf_inv(u) * (sqrt(2) * sigma)
+        lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
+        u = _uniform_raw(key, lo, np.array(1., dtype), shape, dtype)
+        return lax.exp(jnp.multiply(lax.erf_inv(u), jnp.multiply(_prng.const(np.sqrt(2), dtype), sigma)))
     return lax.exp(jnp.multiply(_normal_raw(key, shape, dtype), sigma))
 
 
@@ -1761,6 +1767,9 @@ def lognormal(key, sigma=np.float32(1.), shape=None, dtype=None):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _pareto_impl(key, b, shape, dtype):
+    if np.dtype(dtype) == np.float64 and _shape_of(b) == ():
+        # XLA rewrites the division by a broadcast scalar as a product with its reciprocal
+        return lax.exp(jnp.multiply(_exponential_impl(key, shape, dtype), jnp.divide(_prng.const(1, dtype), b)))
     return lax.exp(jnp.divide(_exponential_impl(key, shape, dtype), b))
 
 
@@ -1842,7 +1851,9 @@ def maxwell(key, shape=(), dtype=None):
 
 @jit(static_argnums=(1, 2), inline=True)
 def _rademacher_impl(key, shape, dtype):
-    b = jnp.less(_uniform_raw(key, 0., 1., shape, np.dtype(np.float32)), np.float32(0.5)).astype(dtype)
+    # JAX's bernoulli(key, 0.5): the uniform has the dtype of the Python float 0.5, float64 under x64
+    fdt = np.dtype(np.float64) if _x64() else np.dtype(np.float32)
+    b = jnp.less(_uniform_raw(key, 0., 1., shape, fdt), fdt.type(0.5)).astype(dtype)
     return jnp.subtract(jnp.multiply(2, b), 1).astype(dtype)
 
 

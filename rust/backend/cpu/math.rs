@@ -14,6 +14,7 @@ use crate::ir::{BinaryOp, DType, UnaryOp};
 
 use super::clif::{cl_type, fconst};
 use super::math_fn::{Imports, MathFn};
+use super::math_xla64;
 
 /// Emits `op(args)` for float dtype `dtype` (integer dtype for `IPow`).
 pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: DType, args: &[Value]) -> Result<Value> {
@@ -29,7 +30,8 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
         return super::vmath::emit(b, imports, op, cl_type(dtype), args);
     }
     match op {
-        MathFn::Rsqrt => {
+        // f64 rsqrt is imported (XLA's estimate + Newton sequence, `math_xla64::rsqrt`); other dtypes inline
+        MathFn::Rsqrt if imports.get(&(op, dtype)).is_none() => {
             if !dtype.is_float() {
                 return Err(Error::Unsupported(format!("rsqrt on {}", dtype.short_name())));
             }
@@ -109,11 +111,12 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         }};
     }
     match f {
-        MathFn::Exp => un!(f32::exp, f64::exp),
+        // f64 exp, expm1, log1p, erf_inv: XLA:CPU's own sequences (JAX's bits); f64 log is libm's in both.
+        MathFn::Exp => un!(f32::exp, math_xla64::exp),
         MathFn::Exp2 => un!(f32::exp2, f64::exp2),
         MathFn::Log => un!(f32::ln, f64::ln),
-        MathFn::Log1p => un!(f32::ln_1p, f64::ln_1p),
-        MathFn::Expm1 => un!(f32::exp_m1, f64::exp_m1),
+        MathFn::Log1p => un!(f32::ln_1p, math_xla64::log1p),
+        MathFn::Expm1 => un!(f32::exp_m1, math_xla64::expm1),
         MathFn::Tanh => un!(f32::tanh, f64::tanh),
         MathFn::Sin => un!(f32::sin, f64::sin),
         MathFn::Cos => un!(f32::cos, f64::cos),
@@ -129,7 +132,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Atanh => un!(|x: f32| atanh(x as f64) as f32, atanh),
         MathFn::Logistic => un!(|x: f32| logistic(x as f64) as f32, logistic),
         MathFn::Erf => un!(|x: f32| erf(x as f64) as f32, erf),
-        MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, erf_inv),
+        MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, math_xla64::erf_inv),
         MathFn::Ndtri => un!(|x: f32| ndtri(x as f64) as f32, ndtri),
         MathFn::Lgamma => un!(|x: f32| lgamma(x as f64) as f32, lgamma),
         MathFn::Digamma => un!(|x: f32| digamma(x as f64) as f32, digamma),
@@ -142,7 +145,10 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             _ => None,
         },
         MathFn::Call2(op) => call2_ptr(op, dt),
-        MathFn::Rsqrt => None,
+        MathFn::Rsqrt => match dt {
+            F64 => Some(math_xla64::rsqrt as *const u8),
+            _ => None,
+        },
         MathFn::RemPio2 => match dt {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
             _ => None,
@@ -285,14 +291,25 @@ pub fn next_after_f64(x: f64, y: f64) -> f64 {
     f64::from_bits(if away { b + 1 } else { b - 1 })
 }
 
-/// The error function, from the `libm` crate (the well-kept port of FreeBSD msun's s_erf.c), < 1 ulp in f64.
-pub fn erf(x: f64) -> f64 {
-    libm::erf(x)
+// The C library's erf/erfc: XLA:CPU calls them for f64 (so JAX's f64 results are these, bit for bit); glibc's
+// and the BSDs' descend from fdlibm's s_erf.c, < 1 ulp.
+extern "C" {
+    #[link_name = "erf"]
+    fn c_erf(x: f64) -> f64;
+    #[link_name = "erfc"]
+    fn c_erfc(x: f64) -> f64;
 }
 
-/// The complementary error function 1 - erf(x), accurate in the tail (`libm`'s msun formulation).
+/// The error function (the C library's, as XLA's f64 `erf`), < 1 ulp in f64.
+pub fn erf(x: f64) -> f64 {
+    // SAFETY: a pure libm function of one double.
+    unsafe { c_erf(x) }
+}
+
+/// The complementary error function 1 - erf(x), accurate in the tail (the C library's).
 pub fn erfc(x: f64) -> f64 {
-    libm::erfc(x)
+    // SAFETY: a pure libm function of one double.
+    unsafe { c_erfc(x) }
 }
 
 /// c[0] + x*(c[1] + x*(c[2] + ...)) (Horner).

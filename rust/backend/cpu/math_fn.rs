@@ -52,9 +52,10 @@ impl MathFn {
             _ => 1,
         }
     }
-    /// Whether this function is lowered inline (no imported symbol).
+    /// Whether this function is lowered inline (no imported symbol). None is now: f64 `rsqrt` is imported
+    /// (`math_xla64::rsqrt`), other dtypes have no symbol and are emitted inline.
     pub fn is_inline(self) -> bool {
-        matches!(self, MathFn::Rsqrt)
+        false
     }
     pub fn symbol_name(self, dt: DType) -> String {
         if let MathFn::Call(op) = self {

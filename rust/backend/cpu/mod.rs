@@ -50,6 +50,7 @@ pub mod library;
 pub mod math;
 mod math_f32;
 mod math_f64;
+mod math_xla64;
 mod math_fn;
 mod mathlib;
 mod module;

@@ -269,7 +269,8 @@ pub fn emit(
                     if vmath::supports(f, adt) {
                         return vmath_call(b, imports, f, avt, &[x]);
                     }
-                    if f == MathFn::Rsqrt {
+                    // (f64 rsqrt is imported, `math_xla64::rsqrt`: per lane below)
+                    if f == MathFn::Rsqrt && !imports.contains_key(&(f, adt)) {
                         let one = fsplat(b, avt, 1.0);
                         let s = b.ins().sqrt(x);
                         return Ok(b.ins().fdiv(one, s));
