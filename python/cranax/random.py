@@ -1221,7 +1221,8 @@ def _gamma_one(key, alpha, log_space):
     alpha_orig = alpha
     alpha = lax.select(boost_mask, alpha, lax.add(alpha, one))
     d = lax.sub(alpha, c_(1. / 3.))
-    # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d), with rsqrt correctly rounded
+    # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d); lax.rsqrt is XLA's float32 rsqrt (hardware estimate
+    # plus one Newton step, rust/backend/cpu/math.rs), so c has JAX's bits
     c = lax.mul(c_(1. / 3.), lax.rsqrt(d))
 
     def cond(state):

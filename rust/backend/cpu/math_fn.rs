@@ -52,10 +52,6 @@ impl MathFn {
             _ => 1,
         }
     }
-    /// Whether this function is lowered inline (no imported symbol).
-    pub fn is_inline(self) -> bool {
-        matches!(self, MathFn::Rsqrt)
-    }
     pub fn symbol_name(self, dt: DType) -> String {
         if let MathFn::Call(op) = self {
             return format!("cranax_call_{}_{}", op.name(), dt.short_name());

@@ -269,7 +269,7 @@ pub fn emit(
                     if vmath::supports(f, adt) {
                         return vmath_call(b, imports, f, avt, &[x]);
                     }
-                    if f == MathFn::Rsqrt {
+                    if f == MathFn::Rsqrt && adt == DType::F64 {
                         let one = fsplat(b, avt, 1.0);
                         let s = b.ins().sqrt(x);
                         return Ok(b.ins().fdiv(one, s));
