@@ -30,11 +30,11 @@
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
-//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
+//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s (not wired: libm `tanf`)  |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
-//! | pow       | 0.50    | f64: exp(y·log|x|), log and exp in f64 (≈2^-45), IEEE special cases        |
+//! | pow       | 0.50    | f64: exp(y·log|x|) in f64, IEEE special cases (not wired: libm `powf`)     |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
@@ -77,14 +77,17 @@ pub fn host_fma() -> bool {
     }
 }
 
-/// Whether `f` on `dt` is emitted inline by this module.
+/// Whether `f` on `dt` is emitted inline by this module. Not float32 `tan` and `pow`: XLA:CPU calls the C
+/// library's `tanf`/`powf` per lane (LLVM's `llvm.tan`/`llvm.pow` intrinsics), so cranax imports the same
+/// functions (`math::symbol_ptr`) and gives JAX's bits (`random.cauchy`, `weibull_min`, the gamma boost
+/// `u ** (1/a)`); the inline `tan`/`pow` below stay for the Rust tests of `math_f32`.
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow | Atan2
-                | Lgamma | Digamma
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2 | Lgamma
+                | Digamma
         ) || (f == Atan && host_fma()))
 }
 
