@@ -151,7 +151,17 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Tanh => un!(f32::tanh, f64::tanh),
         MathFn::Sin => un!(f32::sin, f64::sin),
         MathFn::Cos => un!(f32::cos, f64::cos),
-        MathFn::Tan => un!(f32::tan, f64::tan),
+        // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
+        // returns a subnormal unchanged, which JAX gives back)
+        MathFn::Tan => match dt {
+            F32 => {
+                extern "C" fn tan32(x: f32) -> f32 {
+                    x.tan()
+                }
+                Some(tan32 as *const u8)
+            }
+            _ => un!(f32::tan, f64::tan),
+        },
         MathFn::Cbrt => un!(f32::cbrt, f64::cbrt),
         MathFn::Asin => un!(f32::asin, f64::asin),
         MathFn::Acos => un!(f32::acos, f64::acos),
