@@ -101,6 +101,12 @@ def test_binary_ulp(name):
     got = _run(f, x, y)
     with np.errstate(all="ignore"):
         want = oracle(x.astype(np.float64), y.astype(np.float64))
+    if name == "pow":
+        # float32 pow is the C library's powf, as XLA's: a signaling NaN operand gives NaN even where C99's
+        # pow(x, 0) / pow(1, y) is 1 (JAX 0.10.2 too); widening to float64 quiets it, so the oracle says 1
+        def snan(v):
+            return np.isnan(v) & ((v.view(np.uint32) & 0x00400000) == 0)
+        want = np.where(snan(x) | snan(y), np.nan, want)
     err = np.minimum(_ulp_error(got, want),
                      _ulp_error(got, flushed_oracle(oracle, x.astype(np.float64), y.astype(np.float64))))
     worst = int(np.argmax(err))

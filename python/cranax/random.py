@@ -1222,7 +1222,8 @@ def _gamma_one(key, alpha, log_space):
     alpha_orig = alpha
     alpha = lax.select(boost_mask, alpha, lax.add(alpha, one))
     d = lax.sub(alpha, c_(1. / 3.))
-    # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d), with rsqrt correctly rounded
+    # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d); lax.rsqrt is XLA's float32 rsqrt (hardware estimate
+    # plus one Newton step, rust/backend/cpu/math.rs), so c has JAX's bits
     c = lax.mul(c_(1. / 3.), lax.rsqrt(d))
 
     def cond(state):
@@ -1722,6 +1723,13 @@ def chisquare(key, df, shape=None, dtype=None):
 @jit(static_argnums=(3, 4), inline=True)
 def _f_impl(key, dfnum, dfden, shape, dtype):
     ks = _prng.split(key, (2,))
+    if _f32(dtype):
+        # XLA's algebraic simplifier turns (chi2n / dfnum) / (chi2d / dfden), with chi2 = 2 * exp(loggamma),
+        # into (en * (2 * dfden)) / (ed * (2 * dfnum)): computed so, float32 draws have JAX's bits
+        two = _prng.const(2, dtype)
+        en = lax.exp(_gamma_raw(ks[1], lax.div(dfnum, two), shape, dtype, True))
+        ed = lax.exp(_gamma_raw(ks[0], lax.div(dfden, two), shape, dtype, True))
+        return jnp.divide(jnp.multiply(en, lax.mul(dfden, two)), jnp.multiply(ed, lax.mul(dfnum, two)))
     num = lax.div(_chisquare_impl(ks[1], dfnum, shape, dtype), jnp.broadcast_to(dfnum, shape))
     den = lax.div(_chisquare_impl(ks[0], dfden, shape, dtype), jnp.broadcast_to(dfden, shape))
     return lax.div(num, den)

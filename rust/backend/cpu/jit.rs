@@ -34,7 +34,7 @@ fn outline_uses(k: &Kernel) -> Vec<MathFn> {
             _ => None,
         };
         if let Some(f) = f {
-            if super::vmath::supports(f, ins.dtype) && f != MathFn::Rsqrt {
+            if super::vmath::supports(f, ins.dtype) {
                 count += 1;
                 if !fs.contains(&f) {
                     fs.push(f);

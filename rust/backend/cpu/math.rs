@@ -35,6 +35,11 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
             if !dtype.is_float() {
                 return Err(Error::Unsupported(format!("rsqrt on {}", dtype.short_name())));
             }
+            // float32: XLA's sequence (`rsqrt_f32`), imported; float64: `1 / sqrt(x)`.
+            if let Some(r) = imports.get(&(op, dtype)) {
+                let inst = b.ins().call(*r, args);
+                return Ok(b.inst_results(inst)[0]);
+            }
             let one = fconst(b, dtype, 1.0);
             let s = b.ins().sqrt(args[0]);
             Ok(b.ins().fdiv(one, s))
@@ -46,6 +51,35 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
             let inst = b.ins().call(*fref, args);
             Ok(b.inst_results(inst)[0])
         }
+    }
+}
+
+/// float32 `rsqrt` as XLA:CPU computes it (so `jax.random.gamma`'s `c = (1/3) / sqrt(d)`, which XLA rewrites
+/// to `(1/3) * rsqrt(d)`, has JAX's bits): the hardware estimate `rsqrtss` (about 12 bits; the same table as
+/// `rsqrtps`, which XLA's vector code uses, also on AVX-512 hosts: not `rsqrt14ps`) refined by one
+/// Newton-Raphson step whose two multiply-adds LLVM contracts into FMAs; non-positive, subnormal (read as
+/// zero) and infinite operands keep the estimate (0 -> inf, negative -> NaN, inf -> 0). Checked equal to
+/// JAX 0.10.2's `lax.rsqrt` on 2.1e6 inputs on an AMD EPYC host. The estimate's table is the CPU vendor's
+/// (Intel's and AMD's differ), so on another host the result is XLA's there, and may differ from this one
+/// in the last bit (within ~2 ulp of the exact value anyway). Without SSE (non-x86 hosts): `1 / sqrt(x)`
+/// rounded once.
+extern "C" fn rsqrt_f32(x: f32) -> f32 {
+    let x = daz32(x);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_cvtss_f32, _mm_rsqrt_ss, _mm_set_ss};
+        // SAFETY: SSE is part of the x86_64 baseline.
+        let y = unsafe { _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x))) };
+        if !(x.is_nan() || (x.is_normal() && x > 0.0)) {
+            return y;
+        }
+        // y + (-y/2) * (x*y*y - 1), as XLA's IR orders it (x*y rounded, then the two FMAs)
+        let h = y * -0.5;
+        h.mul_add((x * y).mul_add(y, -1.0), y)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (1.0 / (x as f64).sqrt()) as f32
     }
 }
 
@@ -120,7 +154,17 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Tanh => un!(f32::tanh, f64::tanh),
         MathFn::Sin => un!(f32::sin, f64::sin),
         MathFn::Cos => un!(f32::cos, f64::cos),
-        MathFn::Tan => un!(f32::tan, f64::tan),
+        // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
+        // returns a subnormal unchanged, which JAX gives back)
+        MathFn::Tan => match dt {
+            F32 => {
+                extern "C" fn tan32(x: f32) -> f32 {
+                    x.tan()
+                }
+                Some(tan32 as *const u8)
+            }
+            _ => un!(f32::tan, f64::tan),
+        },
         MathFn::Cbrt => un!(f32::cbrt, f64::cbrt),
         MathFn::Asin => un!(f32::asin, f64::asin),
         MathFn::Acos => un!(f32::acos, f64::acos),
@@ -147,6 +191,7 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Call2(op) => call2_ptr(op, dt),
         MathFn::Rsqrt => match dt {
             F64 => Some(math_xla64::rsqrt as *const u8),
+            F32 => Some(rsqrt_f32 as *const u8),
             _ => None,
         },
         MathFn::RemPio2 => match dt {

@@ -52,11 +52,6 @@ impl MathFn {
             _ => 1,
         }
     }
-    /// Whether this function is lowered inline (no imported symbol). None is now: f64 `rsqrt` is imported
-    /// (`math_xla64::rsqrt`), other dtypes have no symbol and are emitted inline.
-    pub fn is_inline(self) -> bool {
-        false
-    }
     pub fn symbol_name(self, dt: DType) -> String {
         if let MathFn::Call(op) = self {
             return format!("cranax_call_{}_{}", op.name(), dt.short_name());

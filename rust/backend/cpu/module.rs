@@ -66,7 +66,7 @@ pub fn math_uses(k: &Kernel) -> Vec<(MathFn, DType)> {
                     v.push(h);
                 }
             }
-        } else if !f.is_inline() && super::math::symbol_ptr(f, ins.dtype).is_some() && !v.contains(&(f, ins.dtype)) {
+        } else if super::math::symbol_ptr(f, ins.dtype).is_some() && !v.contains(&(f, ins.dtype)) {
             // (A function without an implementation is not declared: `emit_math` reports it not lowered.)
             v.push((f, ins.dtype));
         }

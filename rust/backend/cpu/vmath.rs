@@ -13,7 +13,7 @@
 //! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` and `atan2`, promote to f64
 //! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32 (the f64 path
 //! reduces |x| < 2^23 by a two-constant f64 Cody–Waite). `sqrt` is the hardware instruction (correctly
-//! rounded); `rsqrt` is `1 / sqrt(x)`.
+//! rounded); float32 `rsqrt` is XLA's (hardware estimate + one Newton step, `math::rsqrt_f32`, imported).
 //!
 //! Measured max error over the float32 range (tests/test_math_accuracy.py: every 4099th bit pattern of
 //! float32 plus 2^18 random bit patterns and special values, ~1.31e6 points per function, vs NumPy float64;
@@ -30,14 +30,14 @@
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
-//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
+//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s (not wired: libm `tanf`)  |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
-//! | pow       | 0.50    | f64: exp(y·log|x|), log and exp in f64 (≈2^-45), IEEE special cases        |
+//! | pow       | 0.50    | f64: exp(y·log|x|) in f64, IEEE special cases (not wired: libm `powf`)     |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
-//! | rsqrt     | 1.47    | 1 / sqrt(x)                                                                |
+//! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
 //! (Without FMA, sin/cos/tan take the f64 lanes: 0.50 / 0.80 ulp, and atan is the scalar call. The table is what
 //! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
@@ -77,14 +77,17 @@ pub fn host_fma() -> bool {
     }
 }
 
-/// Whether `f` on `dt` is emitted inline by this module.
+/// Whether `f` on `dt` is emitted inline by this module. Not float32 `tan` and `pow`: XLA:CPU calls the C
+/// library's `tanf`/`powf` per lane (LLVM's `llvm.tan`/`llvm.pow` intrinsics), so cranax imports the same
+/// functions (`math::symbol_ptr`) and gives JAX's bits (`random.cauchy`, `weibull_min`, the gamma boost
+/// `u ** (1/a)`); the inline `tan`/`pow` below stay for the Rust tests of `math_f32`.
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow | Atan2 | Rsqrt
-                | Lgamma | Digamma
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2 | Lgamma
+                | Digamma
         ) || (f == Atan && host_fma()))
 }
 
@@ -140,11 +143,6 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
         MathFn::Atan2 => atan2_f32(&mut e, x, args[1]),
         MathFn::Atan if e.fma => math_f32::atan(&mut e, x),
-        MathFn::Rsqrt => {
-            let one = e.c(1.0);
-            let s = e.b.ins().sqrt(x);
-            e.b.ins().fdiv(one, s)
-        }
         _ => return Err(Error::Codegen(format!("vmath: {f:?} is not inline"))),
     })
 }
