@@ -38,18 +38,18 @@ const QR_PAR_WORK: usize = 192 * 192 * 192;
 /// parallel Cholesky measured about 1.35x its sequential time (f64 and f32; 2 cores) and its parallel eigh
 /// slower too: the blocks are too small to split.
 const CHOL_PAR_WORK: usize = 192 * 192 * 192;
+const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
 /// `PAR_WORK` for LU (`lu`, and `lu_solve`, whose work counts the solves too). At n = 100 faer's parallel
 /// LU took 1.1-1.3x its sequential time, and an inverse 1.1-1.2x (2 cores, 2026-12-06; its recursive
-/// blocks are too small to split); from n = 200 the second core starts to pay on an idle machine.
+/// blocks are too small to split; the same 192³ as Cholesky's and QR's, not measured on an idle machine).
 const LU_PAR_WORK: usize = 192 * 192 * 192;
 
 /// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
 /// lower triangle the identity keeps, `lu_solve`'s `ident` case) instead of faer's `inverse` (LAPACK
 /// getri's U^-1 L^-1): n = 100, f64, with plain solves 67 against 86 µs, f32 55 against 71; n = 300 on par;
-/// from n = 500 `inverse` is the faster (0.85x), and at n = 1000 in parallel by far.
+/// from n = 500 `inverse` is the faster (0.85x; at n = 1000 in parallel 0.75x; measured at load 9).
 const INV_TRSM_MAX: usize = 256;
-const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
 /// QR's block size: faer's recommendation, except 16 (instead of its 8) for matrices of 48² to 128² entries,
 /// where 16-column blocks measured faster (n = 100: about 0.8× the time with 8).
@@ -1559,6 +1559,7 @@ mod tests {
         go::<f64>("f64");
         go::<f32>("f32");
     }
+
     /// Not a test: faer's parameters at one size, timed by this thread's CPU time (sequential runs only: a
     /// sequential factorization's CPU time barely moves with the other processes on a shared machine, which
     /// its wall time does), min and median of `LINALG_REPS` (default 20) calls at each n of `LINALG_N`
@@ -1566,6 +1567,7 @@ mod tests {
     /// `cargo test --release --features gpu --lib linalg_param_sweep -- --ignored --nocapture`.
     #[test]
     #[ignore]
+    #[cfg(target_os = "linux")] // CLOCK_THREAD_CPUTIME_ID = 3 is Linux's number
     fn linalg_param_sweep() {
         #[repr(C)]
         struct Timespec {
