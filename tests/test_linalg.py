@@ -615,12 +615,14 @@ def test_fused_solves_match_numpy(n, dtype):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_inv_through_the_lu_inverse_matches_numpy(dtype):
-    # inv solves against the identity, which faer's LU inverse (U^-1 L^-1 P) replaces at run time; sizes
-    # across the copies' 32-wide tiles, a batch, a right-hand side one entry off the identity (the two
-    # triangular solves), a singular matrix (non-finite, no exception) and the other factorizations' copies
+    # inv solves against the identity: up to order 256 by two triangular solves, the first in column blocks
+    # over the lower triangle only (101: blocks of 26, the last shorter), above by faer's LU inverse
+    # (U^-1 L^-1 P); sizes across the copies' 32-wide tiles, a batch, a right-hand side one entry off the
+    # identity (the full solves), singular matrices (non-finite, no exception) and the other
+    # factorizations' copies
     _set_x64(dtype)
     rtol, atol = _tol(dtype)
-    for shape in [(33, 33), (3, 70, 70), (130, 130)]:
+    for shape in [(33, 33), (3, 70, 70), (101, 101), (130, 130), (2, 257, 257), (300, 300)]:
         n = shape[-1]
         a = _rand(shape, dtype, seed=n) + np.asarray(2 * np.sqrt(n) * np.eye(n), dtype)
         got = np.asarray(jax.jit(jnp.linalg.inv)(a))
@@ -635,8 +637,9 @@ def test_inv_through_the_lu_inverse_matches_numpy(dtype):
         want = _sla.lu_factor(a.astype(np.float64))[0] if len(shape) == 2 else None
         if want is not None:
             np.testing.assert_allclose(lu, want, rtol=rtol * 10, atol=atol * 10)
-    s = np.ones((40, 40), dtype)
-    assert not np.isfinite(np.asarray(jax.jit(jnp.linalg.inv)(s))).all()
+    for n in (40, 300):
+        s = np.ones((n, n), dtype)
+        assert not np.isfinite(np.asarray(jax.jit(jnp.linalg.inv)(s))).all()
 
 
 def test_small_lu_pivots_as_lapack():

@@ -40,6 +40,17 @@ const QR_PAR_WORK: usize = 192 * 192 * 192;
 const CHOL_PAR_WORK: usize = 192 * 192 * 192;
 const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
+/// `PAR_WORK` for LU (`lu`, and `lu_solve`, whose work counts the solves too). At n = 100 faer's parallel
+/// LU took 1.1-1.3x its sequential time, and an inverse 1.1-1.2x (2 cores, 2026-12-06; its recursive
+/// blocks are too small to split; the same 192³ as Cholesky's and QR's, not measured on an idle machine).
+const LU_PAR_WORK: usize = 192 * 192 * 192;
+
+/// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
+/// lower triangle the identity keeps, `lu_solve`'s `ident` case) instead of faer's `inverse` (LAPACK
+/// getri's U^-1 L^-1): n = 100, f64, with plain solves 67 against 86 µs, f32 55 against 71; n = 300 on par;
+/// from n = 500 `inverse` is the faster (0.85x; at n = 1000 in parallel 0.75x; measured at load 9).
+const INV_TRSM_MAX: usize = 256;
+
 /// QR's block size: faer's recommendation, except 16 (instead of its 8) for matrices of 48² to 128² entries,
 /// where 16-column blocks measured faster (n = 100: about 0.8× the time with 8).
 fn qr_block_size<T: Real>(m: usize, n: usize) -> usize {
@@ -495,41 +506,55 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             // A row-major `a` is `a^T` column-major: faer factors that with no transposing copy in or out
             // (at n = 1000 the tiled transposes cost several percent of a solve): P a^T = L U, so
             // a = U^T L^T P, whose triangular factors are the transposed views of the factored copy.
-            // `inv` solves against the identity: then (a^T)^-1 = U^-1 L^-1 P (LAPACK getri's way, faer's
-            // `inverse`) costs about 0.8x the two triangular solves against n columns, reads no b, and
-            // written column-major is a^-1 row-major.
+            // `inv` solves against the identity: above `INV_TRSM_MAX`, (a^T)^-1 = U^-1 L^-1 P (LAPACK getri's
+            // way, faer's `inverse`) costs about 0.8x the two triangular solves against n columns, reads no b,
+            // and written column-major is a^-1 row-major; below, the solves are the faster.
             let square = c == n;
-            // workspace: the column-major copy faer factors, b in its row order, the row orders and scratch
+            let getri = square && n > INV_TRSM_MAX;
+            // workspace: the column-major copy faer factors, b in its row order (made on first use: `inv`
+            // through `inverse` needs none), the row orders and scratch
             let init = |par| {
                 Ok(LuWork {
                     f: PoolMat::<T>::new(n, n)?,
-                    t: vec![<T as Elem>::zero(); n * c],
+                    t: Vec::new(),
                     idx: vec![0usize; 2 * n],
                     mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
                         plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
-                        if square { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
+                        if getri { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
                     ])),
                 })
             };
             let work = work + n * n * c;
-            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
                 w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
                 let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
-                if square && is_identity(bm, n) {
+                let ident = square && is_identity(bm, n);
+                if ident && getri {
                     let f = w.f.as_ref();
                     let xv = MatMut::from_column_major_slice_mut(x, n, n);
                     plu_inverse::inverse(xv, f, f, perm, par, MemStack::new(&mut w.mem));
                     return;
                 }
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
+                w.t.resize(n * c, <T as Elem>::zero());
                 w.t.copy_from_slice(bm);
                 let mut tv = MatMut::from_row_major_slice_mut(&mut w.t, n, c);
                 let ft = w.f.as_ref().transpose();
-                ts::solve_lower_triangular_in_place(ft, tv.as_mut(), par);
+                if ident {
+                    // U^T y = I: y is lower triangular (column j is zero above row j), so each block of
+                    // columns from j0 solves only rows j0.. (4 blocks: 0.47x the flops of a full solve)
+                    let nb = n.div_ceil(4).max(1);
+                    for j0 in (0..n).step_by(nb) {
+                        let j1 = (j0 + nb).min(n);
+                        ts::solve_lower_triangular_in_place(ft.get(j0.., j0..), tv.as_mut().get_mut(j0.., j0..j1), par);
+                    }
+                } else {
+                    ts::solve_lower_triangular_in_place(ft, tv.as_mut(), par);
+                }
                 ts::solve_unit_upper_triangular_in_place(ft, tv, par);
                 for (i, &r) in fwd.iter().enumerate() {
                     x[r * c..(r + 1) * c].copy_from_slice(&w.t[i * c..(i + 1) * c]);
@@ -548,7 +573,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
                 })
             };
-            for_batch_ws(batch, work, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -1533,5 +1558,139 @@ mod tests {
         }
         go::<f64>("f64");
         go::<f32>("f32");
+    }
+
+    /// Not a test: faer's parameters at one size, timed by this thread's CPU time (sequential runs only: a
+    /// sequential factorization's CPU time barely moves with the other processes on a shared machine, which
+    /// its wall time does), min and median of `LINALG_REPS` (default 20) calls at each n of `LINALG_N`
+    /// (comma-separated, default 100,1000); `LINALG_OPS` filters the labels.
+    /// `cargo test --release --features gpu --lib linalg_param_sweep -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    #[cfg(target_os = "linux")] // CLOCK_THREAD_CPUTIME_ID = 3 is Linux's number
+    fn linalg_param_sweep() {
+        #[repr(C)]
+        struct Timespec {
+            s: i64,
+            ns: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
+        }
+        fn cpu_us() -> f64 {
+            let mut t = Timespec { s: 0, ns: 0 };
+            // SAFETY: CLOCK_THREAD_CPUTIME_ID (3) into a valid timespec.
+            unsafe { clock_gettime(3, &mut t) };
+            t.s as f64 * 1e6 + t.ns as f64 * 1e-3
+        }
+        fn time(label: &str, mut f: impl FnMut()) {
+            let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
+            if let Ok(ops) = std::env::var("LINALG_OPS") {
+                if !ops.split(',').any(|o| label.contains(o)) {
+                    return;
+                }
+            }
+            f();
+            let (mut cpu, mut wall) = (vec![], vec![]);
+            for _ in 0..reps {
+                let (c, w) = (cpu_us(), std::time::Instant::now());
+                f();
+                cpu.push(cpu_us() - c);
+                wall.push(w.elapsed().as_secs_f64() * 1e6);
+            }
+            cpu.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            wall.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            eprintln!(
+                "{label:<34} cpu min {:9.1} med {:9.1}   wall min {:9.1} med {:9.1} us",
+                cpu[0], cpu[reps / 2], wall[0], wall[reps / 2]
+            );
+        }
+        fn go<T: Real>(name: &str, n: usize) {
+            let a: Vec<T> = (0..n * n)
+                .map(|ij| {
+                    let (i, j) = (ij / n, ij % n);
+                    let (i, j) = (i.min(j), i.max(j));
+                    T::from_f64(((i * 7919 + j * 104729) % 1009) as f64 / 1009.0 - 0.5 + if i == j { n as f64 } else { 0.0 })
+                })
+                .collect();
+            let mut cm = Mat::<T>::zeros(n, n);
+            load(&a, cm.as_mut(), Par::Seq);
+            let mut f = cm.clone();
+            let mut g = Mat::<T>::zeros(n, n);
+            let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+            // sequential runs stay on this thread (whose CPU time is the figure); parallel ones go to the pool
+            let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| match par {
+                Par::Seq => f(par),
+                _ => crate::backend::cpu::threads::parallel(|_| f(par)),
+            };
+            let mut rm = vec![<T as Elem>::zero(); n * n];
+            for (pn, par) in [("seq", Par::Seq), ("pool", Par::rayon(0))] {
+                // cholesky in a row-major buffer (faer through row-major strides) against the column-major copy
+                let mut mem = stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()));
+                time(&format!("{name} n={n} chol rowmajor {pn}"), || within(par, &mut |par| {
+                    rm.copy_from_slice(&a);
+                    let v = MatMut::from_row_major_slice_mut(&mut rm, n, n);
+                    llt::factor::cholesky_in_place(v, Default::default(), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
+                time(&format!("{name} n={n} chol colmajor {pn}"), || within(par, &mut |par| {
+                    rm.copy_from_slice(&a);
+                    let v = MatMut::from_column_major_slice_mut(&mut rm, n, n);
+                    llt::factor::cholesky_in_place(v, Default::default(), par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
+                for (rec, bs) in [(16, 64), (8, 64), (32, 64), (16, 32), (16, 128)] {
+                    let params = plu::PartialPivLuParams { recursion_threshold: rec, block_size: bs, ..faer::Auto::<T>::auto() };
+                    let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, params.into()).or(plu_inverse::inverse_scratch::<usize, T>(n, par)));
+                    time(&format!("{name} n={n} lu r{rec} b{bs} {pn}"), || within(par, &mut |par| {
+                        f.copy_from(&cm);
+                        plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), params.into());
+                    }));
+                    time(&format!("{name} n={n} lu+inverse r{rec} b{bs} {pn}"), || within(par, &mut |par| {
+                        f.copy_from(&cm);
+                        let (_, p) = plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), params.into());
+                        plu_inverse::inverse(g.as_mut(), f.as_ref(), f.as_ref(), p, par, MemStack::new(&mut mem));
+                    }));
+                }
+                let mut mem = stack_for(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()));
+                time(&format!("{name} n={n} lu+trsm eye {pn}"), || within(par, &mut |par| {
+                    f.copy_from(&cm);
+                    plu::lu_in_place(f.as_mut(), &mut fwd, &mut inv, par, MemStack::new(&mut mem), Default::default());
+                    g.fill(<T as Elem>::zero());
+                    (0..n).for_each(|i| g[(i, i)] = T::from_f64(1.0));
+                    ts::solve_unit_lower_triangular_in_place(f.as_ref(), g.as_mut(), par);
+                    ts::solve_upper_triangular_in_place(f.as_ref(), g.as_mut(), par);
+                }));
+                for (rec, bs) in [(64, 128), (32, 64), (32, 128), (64, 256), (128, 256), (16, 64), (128, 128), (64, 64)] {
+                    let params = faer::linalg::cholesky::llt::factor::LltParams { recursion_threshold: rec, block_size: bs, ..faer::Auto::<T>::auto() };
+                    let mut mem = stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, params.into()));
+                    time(&format!("{name} n={n} chol r{rec} b{bs} {pn}"), || within(par, &mut |par| {
+                        f.copy_from(&cm);
+                        llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(&mut mem), params.into()).unwrap();
+                    }));
+                }
+                let mut w = faer::diag::Diag::<T>::zeros(n);
+                for rec in [128, 64, 256, 32] {
+                    let params = evd::SelfAdjointEvdParams { recursion_threshold: rec, ..faer::Auto::<T>::auto() };
+                    let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, params.into()));
+                    time(&format!("{name} n={n} eigh r{rec} {pn}"), || within(par, &mut |par| {
+                        evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), Some(g.as_mut()), par, MemStack::new(&mut mem), params.into()).unwrap();
+                    }));
+                }
+                let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::No, par, Default::default()));
+                time(&format!("{name} n={n} eigvalsh {pn}"), || within(par, &mut |par| {
+                    evd::self_adjoint_evd(cm.as_ref(), w.as_mut(), None, par, MemStack::new(&mut mem), Default::default()).unwrap();
+                }));
+                let mut hh = Mat::<T>::zeros(qrf::recommended_block_size::<T>(n, n), n.max(2) - 1);
+                let mut mem = stack_for(evd::tridiag::tridiag_in_place_scratch::<T>(n, par, Default::default()));
+                time(&format!("{name} n={n} tridiag {pn}"), || within(par, &mut |par| {
+                    f.copy_from(&cm);
+                    evd::tridiag::tridiag_in_place(f.as_mut(), hh.as_mut(), par, MemStack::new(&mut mem), Default::default());
+                }));
+            }
+        }
+        let ns = std::env::var("LINALG_N").unwrap_or_else(|_| "100,1000".into());
+        for n in ns.split(',').filter_map(|s| s.trim().parse().ok()) {
+            go::<f64>("f64", n);
+            go::<f32>("f32", n);
+        }
     }
 }
