@@ -30,12 +30,45 @@ pub fn constant(b: &mut FunctionBuilder, dt: DType, s: Scalar) -> Value {
     }
 }
 
+/// A float max/min result (scalar or vector) that compares equal to zero becomes the zero of its sign. XLA
+/// reads subnormal operands as ±0 (DAZ), so `min(1e-40, 0.0)` is `0.0` and `max(1e-40, 1e-40)` is `0.0`;
+/// Cranelift's `fmin`/`fmax` combine the bits of operands that compare equal (to order -0 < +0), which under
+/// DAZ would hand back the subnormal. With DAZ on (every plan runs so) a subnormal compares equal to zero.
+pub fn flush_zero(b: &mut FunctionBuilder, r: Value) -> Value {
+    let ty = b.func.dfg.value_type(r);
+    let lane = ty.lane_type();
+    let z = if lane == types::F32 { b.ins().f32const(0.0) } else { b.ins().f64const(0.0) };
+    let zero = if ty.is_vector() { b.ins().splat(ty, z) } else { z };
+    let eq = b.ins().fcmp(FloatCC::Equal, r, zero);
+    // the zero of r's sign: r's bits and the sign mask (x86 has no vector fcopysign in Cranelift)
+    let sign = if lane == types::F32 { 1i64 << 31 } else { i64::MIN };
+    let ity = ty.as_int();
+    let flags = if ty.is_vector() { super::simd::vflags() } else { MemFlagsData::new() };
+    let bits = b.ins().bitcast(ity, flags, r);
+    let m = iconst(b, ity.lane_type(), sign);
+    let m = if ty.is_vector() { b.ins().splat(ity, m) } else { m };
+    let sbits = b.ins().band(bits, m);
+    let signed = b.ins().bitcast(ty, flags, sbits);
+    if ty.is_vector() {
+        let mask = b.ins().bitcast(ty, flags, eq);
+        b.ins().bitselect(mask, signed, r)
+    } else {
+        b.ins().select(eq, signed, r)
+    }
+}
+
 /// `max`/`min` with XLA semantics: floats propagate NaN and order -0 < +0; ints signed or unsigned by dtype;
 /// bool is or/and.
 pub fn max_min(b: &mut FunctionBuilder, dt: DType, x: Value, y: Value, is_max: bool) -> Value {
     match (dt, is_max) {
-        (DType::F32 | DType::F64, true) => b.ins().fmax(x, y),
-        (DType::F32 | DType::F64, false) => b.ins().fmin(x, y),
+        (DType::F32 | DType::F64, true) => {
+            let r = b.ins().fmax(x, y);
+            flush_zero(b, r)
+        }
+        (DType::F32 | DType::F64, false) => {
+            let r = b.ins().fmin(x, y);
+            flush_zero(b, r)
+        }
         (DType::Bool, true) => b.ins().bor(x, y),
         (DType::Bool, false) => b.ins().band(x, y),
         (_, true) if dt.is_signed_int() => b.ins().smax(x, y),

@@ -211,7 +211,8 @@ fn fill_const(b: &mut FunctionBuilder, dt: DType, fill: Option<f64>) -> Value {
 
 /// `combine(op, old, upd)` of `library::gather` for `dt` (f32, f64, bool or an integer: `supported`):
 /// integers wrap, bool add/mul/max/min are or/and/or/and, float max/min give NaN when either is NaN and
-/// otherwise IEEE 754-2019 maximum/minimum (-0.0 < +0.0 in either order, as `Elem::emax`/`emin` and XLA).
+/// otherwise IEEE 754-2019 maximum/minimum (-0.0 < +0.0 in either order, subnormals as ±0: `ops::max_min`,
+/// as `Elem::emax`/`emin` and XLA).
 fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: Value) -> Value {
     use cranelift_codegen::ir::condcodes::FloatCC;
     let float = matches!(dt, DType::F32 | DType::F64);
@@ -225,7 +226,7 @@ fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: V
         (ScatterOp::Add, _) => b.ins().iadd(old, upd),
         (ScatterOp::Mul, _) => b.ins().imul(old, upd),
         (ScatterOp::Min | ScatterOp::Max, _) if float => {
-            let r = if op == ScatterOp::Min { b.ins().fmin(old, upd) } else { b.ins().fmax(old, upd) };
+            let r = super::ops::max_min(b, dt, old, upd, op == ScatterOp::Max);
             let nan = b.ins().fcmp(FloatCC::Unordered, old, upd);
             let q = super::clif::fconst(b, dt, f64::NAN);
             b.ins().select(nan, q, r)

@@ -378,8 +378,7 @@ pub fn emit(
                     B::Sub => b.ins().fsub(x, y),
                     B::Mul => b.ins().fmul(x, y),
                     B::Div => b.ins().fdiv(x, y),
-                    B::Max => b.ins().fmax(x, y),
-                    B::Min => b.ins().fmin(x, y),
+                    B::Max | B::Min => ops::max_min(b, dt, x, y, *op == B::Max),
                     _ => fallback!(),
                 }
             } else if dt == DType::Bool {

@@ -148,15 +148,18 @@ macro_rules! float_elem {
             fn zero() -> Self { 0.0 }
             fn eadd(self, o: Self) -> Self { self + o }
             fn emul(self, o: Self) -> Self { self * o }
-            // XLA's max/min (IEEE 754-2019 maximum/minimum): NaN if either is NaN, and -0.0 < +0.0 in either
-            // order (`f32::max` may return either zero), as the kernels' `fmax`/`fmin` and `scalar_lib` give.
+            // XLA's max/min (IEEE 754-2019 maximum/minimum): NaN if either is NaN, -0.0 < +0.0 in either
+            // order (`f32::max` may return either zero), and a subnormal result is the zero of its sign (XLA
+            // reads subnormal operands as ±0), as the kernels' `ops::max_min` and `scalar_lib` give.
             fn emax(self, o: Self) -> Self {
+                let flush = |x: $t| if x.is_subnormal() { (0.0 as $t).copysign(x) } else { x };
                 if self.is_nan() || o.is_nan() { <$t>::NAN }
-                else if o > self || (o == self && self.is_sign_negative()) { o } else { self }
+                else if o > self || (o == self && self.is_sign_negative()) { flush(o) } else { flush(self) }
             }
             fn emin(self, o: Self) -> Self {
+                let flush = |x: $t| if x.is_subnormal() { (0.0 as $t).copysign(x) } else { x };
                 if self.is_nan() || o.is_nan() { <$t>::NAN }
-                else if o < self || (o == self && o.is_sign_negative()) { o } else { self }
+                else if o < self || (o == self && o.is_sign_negative()) { flush(o) } else { flush(self) }
             }
             fn to_f64(self) -> f64 { self as f64 }
             fn to_i64(self) -> i64 { self as i64 }

@@ -86,6 +86,8 @@ pub fn cumulative(x: &Buffer, op: ReduceOp, axis: usize, reverse: bool) -> Resul
                     let j = if reverse { n - 1 - step } else { step };
                     let p = base + j * inner;
                     let v = match acc {
+                        // max/min pass their first element through XLA's max (a subnormal reads as ±0)
+                        None if matches!(op, ReduceOp::Max | ReduceOp::Min) => f(s[p], s[p]),
                         None => s[p],
                         Some(a) => f(a, s[p]),
                     };
