@@ -157,6 +157,24 @@ pub fn gather(
     Ok(res)
 }
 
+/// The operand offset of one start vector (component `k` on the axis `axes[k]` = (length, stride)): clamped
+/// under `Clip`; `None` under `FillOrDrop` when a component is out of range (a one-element window fits iff
+/// every component is in range).
+#[inline(always)]
+fn point_offset<I: Copy + Into<i64>>(starts: &[I], axes: &[(i64, usize)], mode: IndexMode) -> Option<usize> {
+    let mut off = 0usize;
+    for (&s, &(len, st)) in starts.iter().zip(axes) {
+        let s: i64 = s.into();
+        let a = match mode {
+            IndexMode::Clip => s.clamp(0, len - 1),
+            IndexMode::FillOrDrop if (0..len).contains(&s) => s,
+            IndexMode::FillOrDrop => return None,
+        };
+        off = off.wrapping_add((a as usize).wrapping_mul(st));
+    }
+    Some(off)
+}
+
 /// Gathers of one element per start (`x[i]`, `take`, the halvings of `searchsorted`): the output is the
 /// batch in row-major order, so element `g` reads `x` at the offset of start vector `g`. This loop reads the
 /// index buffer in its own dtype and keeps nothing else per point, so several loads are in flight at once
@@ -200,20 +218,7 @@ unsafe fn point_gather(
                     _ => {
                         for (j, d) in dst.iter_mut().enumerate() {
                             let starts = &idx[(g0 + j) * nk..(g0 + j + 1) * nk];
-                            let mut off = 0usize;
-                            let mut inside = true;
-                            for (&s, &(len, st)) in starts.iter().zip(&axes) {
-                                let s = s as i64;
-                                let a = match mode {
-                                    IndexMode::Clip => s.clamp(0, len - 1),
-                                    IndexMode::FillOrDrop => {
-                                        inside &= (0..len).contains(&s);
-                                        s
-                                    }
-                                };
-                                off = off.wrapping_add((a as usize).wrapping_mul(st));
-                            }
-                            *d = if inside { src[off] } else { fv };
+                            *d = point_offset(starts, &axes, mode).map_or(fv, |off| src[off]);
                         }
                     }
                 };
@@ -335,21 +340,7 @@ unsafe fn point_scatter(map: &[usize], op: ScatterOp, mode: IndexMode, res: &Buf
                 let src = elems::<T>(upd);
                 let dst = elems_mut::<T>(res);
                 for (g, &u) in src.iter().enumerate() {
-                    let starts = &idx[g * nk..(g + 1) * nk];
-                    let mut off = 0usize;
-                    let mut inside = true;
-                    for (&s, &(len, st)) in starts.iter().zip(&axes) {
-                        let s = s as i64;
-                        let a = match mode {
-                            IndexMode::Clip => s.clamp(0, len - 1),
-                            IndexMode::FillOrDrop => {
-                                inside &= (0..len).contains(&s);
-                                s
-                            }
-                        };
-                        off = off.wrapping_add((a as usize).wrapping_mul(st));
-                    }
-                    if inside {
+                    if let Some(off) = point_offset(&idx[g * nk..(g + 1) * nk], &axes, mode) {
                         dst[off] = combine(op, dst[off], u);
                     }
                 }
