@@ -30,15 +30,11 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
         return super::vmath::emit(b, imports, op, cl_type(dtype), args);
     }
     match op {
-        // f64 rsqrt is imported (XLA's estimate + Newton sequence, `math_xla64::rsqrt`); other dtypes inline
+        // f32/f64 rsqrt are imported (XLA's estimate + Newton sequences: `rsqrt_f32`, `math_xla64::rsqrt`) and
+        // called below; a dtype without a symbol is `1 / sqrt(x)` inline
         MathFn::Rsqrt if imports.get(&(op, dtype)).is_none() => {
             if !dtype.is_float() {
                 return Err(Error::Unsupported(format!("rsqrt on {}", dtype.short_name())));
-            }
-            // float32: XLA's sequence (`rsqrt_f32`), imported; float64: `1 / sqrt(x)`.
-            if let Some(r) = imports.get(&(op, dtype)) {
-                let inst = b.ins().call(*r, args);
-                return Ok(b.inst_results(inst)[0]);
             }
             let one = fconst(b, dtype, 1.0);
             let s = b.ins().sqrt(args[0]);
@@ -62,9 +58,8 @@ pub fn emit_math(b: &mut FunctionBuilder, imports: &Imports, op: MathFn, dtype: 
 /// JAX 0.10.2's `lax.rsqrt` on 2.1e6 inputs on an AMD EPYC host. The estimate's table is the CPU vendor's
 /// (Intel's and AMD's differ), so on another host the result is XLA's there, and may differ from this one
 /// in the last bit (within ~2 ulp of the exact value anyway). Without SSE (non-x86 hosts): `1 / sqrt(x)`
-/// rounded once.
-extern "C" fn rsqrt_f32(x: f32) -> f32 {
-    let x = daz32(x);
+/// rounded once. (Called through `symbol_ptr`'s `un!`, which reads a subnormal operand as zero first.)
+fn rsqrt_f32(x: f32) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_cvtss_f32, _mm_rsqrt_ss, _mm_set_ss};
@@ -84,11 +79,11 @@ extern "C" fn rsqrt_f32(x: f32) -> f32 {
 }
 
 /// `x`, or the zero of its sign when `x` is subnormal.
-fn daz32(x: f32) -> f32 {
+pub(crate) fn daz32(x: f32) -> f32 {
     if x.is_subnormal() { 0.0f32.copysign(x) } else { x }
 }
 
-fn daz64(x: f64) -> f64 {
+pub(crate) fn daz64(x: f64) -> f64 {
     if x.is_subnormal() { 0.0f64.copysign(x) } else { x }
 }
 
@@ -189,11 +184,8 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             _ => None,
         },
         MathFn::Call2(op) => call2_ptr(op, dt),
-        MathFn::Rsqrt => match dt {
-            F64 => Some(math_xla64::rsqrt as *const u8),
-            F32 => Some(rsqrt_f32 as *const u8),
-            _ => None,
-        },
+        // (through `un!`'s extern "C" wrappers: `math_xla64::rsqrt` is a Rust-ABI function)
+        MathFn::Rsqrt => un!(rsqrt_f32, math_xla64::rsqrt),
         MathFn::RemPio2 => match dt {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
             _ => None,

@@ -142,7 +142,7 @@ impl Elem for u8 {
 }
 
 macro_rules! float_elem {
-    ($t:ty, $bits:ty, $sign:expr) => {
+    ($t:ty, $bits:ty, $sign:expr, $daz:path) => {
         impl Elem for $t {
             const IS_FLOAT: bool = true;
             fn zero() -> Self { 0.0 }
@@ -152,14 +152,12 @@ macro_rules! float_elem {
             // order (`f32::max` may return either zero), and a subnormal result is the zero of its sign (XLA
             // reads subnormal operands as ±0), as the kernels' `ops::max_min` and `scalar_lib` give.
             fn emax(self, o: Self) -> Self {
-                let flush = |x: $t| if x.is_subnormal() { (0.0 as $t).copysign(x) } else { x };
                 if self.is_nan() || o.is_nan() { <$t>::NAN }
-                else if o > self || (o == self && self.is_sign_negative()) { flush(o) } else { flush(self) }
+                else if o > self || (o == self && self.is_sign_negative()) { $daz(o) } else { $daz(self) }
             }
             fn emin(self, o: Self) -> Self {
-                let flush = |x: $t| if x.is_subnormal() { (0.0 as $t).copysign(x) } else { x };
                 if self.is_nan() || o.is_nan() { <$t>::NAN }
-                else if o < self || (o == self && o.is_sign_negative()) { flush(o) } else { flush(self) }
+                else if o < self || (o == self && o.is_sign_negative()) { $daz(o) } else { $daz(self) }
             }
             fn to_f64(self) -> f64 { self as f64 }
             fn to_i64(self) -> i64 { self as i64 }
@@ -175,7 +173,7 @@ macro_rules! float_elem {
         }
     };
 }
-float_elem!(f32, u32, 0x8000_0000u32);
+float_elem!(f32, u32, 0x8000_0000u32, crate::backend::cpu::math::daz32);
 
 /// float16, held as its bits. Arithmetic is done in f32 and rounded back (XLA's CPU semantics: each
 /// operation rounds to float16).
@@ -206,7 +204,7 @@ impl Elem for F16 {
     fn sort_key(self) -> u64 { self.to_f32().sort_key() }
     fn default_fill() -> Self { F16(0x7e00) }
 }
-float_elem!(f64, u64, 1u64 << 63);
+float_elem!(f64, u64, 1u64 << 63, crate::backend::cpu::math::daz64);
 
 /// bfloat16, held as its bits; arithmetic in f32, rounded back (as `F16`).
 #[repr(transparent)]
