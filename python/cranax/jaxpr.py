@@ -366,7 +366,8 @@ def _pp_eqn(eqn, names, indent, unused=frozenset()):
                 names.bind(iv, names.fresh(ov))
         for iv, ov in zip(inner.outvars, eqn.outvars):
             if isinstance(iv, Var) and iv not in inner.invars and not isinstance(ov, DropVar):
-                names.bind(iv, names.fresh(ov))
+                # an unread result prints ``_`` inside too, naming nothing (JAX's dropped binder)
+                names.bind(iv, "_" if ov in unused else names.fresh(ov))
     rhs_args = None
     if items and _has_subjaxpr(dict(items), names.shared):
         # JAX's layout is by width: the whole equation on one line when it fits, nested jaxprs included.
