@@ -4,6 +4,7 @@ Operators and methods (``+``, ``x.sum()``, ``x[1:]``...) are installed by ``cran
 NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirrors ``jax.Array``.
 """
 import enum
+import itertools
 import logging
 import warnings
 import weakref
@@ -36,11 +37,14 @@ class _ArrayMeta(type):
                                                                   or type(x) in Array._virtual_subclasses))
 
 
+_serials = itertools.count()
+
+
 class Array(AvalProperties, metaclass=_ArrayMeta):
     """An array on a device. ``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``; ``block_until_ready()``
     waits for pending work and returns ``self``. Mirrors ``jax.Array``."""
 
-    __slots__ = ("_buf", "aval", "_npy", "__weakref__")
+    __slots__ = ("_buf", "aval", "_npy", "_serial", "__weakref__")
     __array_priority__ = 100
     _virtual_subclasses = set()   # other types whose values isinstance(x, Array) accepts (typed key arrays)
 
@@ -50,6 +54,9 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         a._buf = buf
         a.aval = aval
         a._npy = None
+        # creation order: a user-staged trace tells the arrays it closes over (made before it began: JAX's
+        # consts) from scalars made while it ran (literals there)
+        a._serial = next(_serials)
         return a
 
     def __init__(self, *args, **kwargs):

@@ -181,7 +181,8 @@ class DynamicJaxprTrace(core.Trace):
         if not isinstance(x, Tracer) and core.is_constant_scalar(x):
             return Literal(x, get_aval(x))
         aval = getattr(x, "aval", None)
-        if aval is not None and not isinstance(x, Tracer) and aval.shape == () and _literalable(x):
+        if (aval is not None and not isinstance(x, Tracer) and aval.shape == () and _literalable(x)
+                and not is_user_const(x)):
             return Literal(x._value_scalar(), aval)
         return self._const_var(x)
 
@@ -292,9 +293,23 @@ def keeps_call_consts():
 
 class _Keep(threading.local):
     on = False
+    since = 0   # the array serial when user staging began (see ``to_atom``)
 
 
 _keep = _Keep()
+
+
+def is_user_const(x):
+    """Whether ``x`` is an array made before the user-staged trace running now began (make_jaxpr's): JAX
+    stages such a closed-over value as a const even when it is a scalar (``{ lambda a:f32[]; ...``), with
+    the equations on it (a weak one's ``convert_element_type``); scalars made during the trace, and every
+    scalar in a trace for compiling, are literals."""
+    return _keep.on and getattr(x, "_serial", _keep.since) < _keep.since
+
+
+def _array_serial():
+    from ..array import _serials
+    return next(_serials)
 
 
 def _literalable(x):
@@ -307,7 +322,9 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts
     :func:`keeps_call_consts`."""
     trace = DynamicJaxprTrace(debug)
     args = [trace.new_arg(a) for a in in_avals]
-    prev, _keep.on = _keep.on, keep_call_consts
+    prev, prev_since, _keep.on = _keep.on, _keep.since, keep_call_consts
+    if keep_call_consts and not prev:
+        _keep.since = _array_serial()
     try:
         with set_current_trace(trace):
             outs = fun(*args)
@@ -315,7 +332,7 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts
         closed = trace.to_jaxpr(outs)
         closed.jaxpr.debug_info = debug
     finally:
-        _keep.on = prev
+        _keep.on, _keep.since = prev, prev_since
         trace.invalidate()
     return closed
 

@@ -10,6 +10,7 @@ from .. import lax
 from ..array import Array, _from_host
 from ..config import config
 from ..core import Tracer, TypedScalar, get_aval, typed_scalar
+from ..interpreters import partial_eval as _pe
 from ..primitives import state as _state
 
 float_ = _np.float64  # canonicalizes to float32 unless x64 is on
@@ -221,7 +222,8 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     for a, av in zip(args, avals):
         # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
         # one gets a convert_element_type[weak_type=False] equation (a literal just changes its flag).
-        if type(a) is Array and av.shape == () and av.weak_type and not weak and av.dtype == dt:
+        if (type(a) is Array and av.shape == () and av.weak_type and not weak and av.dtype == dt
+                and not _pe.is_user_const(a)):
             a = typed_scalar(a._value_scalar(), dt, False)   # a concrete weak scalar: JAX converts it in place
         elif av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
                                 and type(a) is not TypedScalar):

@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import core, dtypes
+from ..array import Array, _from_host
 from ..core import ShapedArray, Tracer, TypedScalar, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
@@ -697,6 +698,12 @@ def _convert(x, new_dtype, weak_type):
     av = get_aval(x)
     if av.dtype == new_dtype and av.weak_type == weak_type:
         return x
+    if (type(x) is Array and av.shape == () and isinstance(core._state.trace, _pe.DynamicJaxprTrace)
+            and not _pe.is_user_const(x)):
+        # a scalar made while staging is a literal there, converted in place as JAX folds it (``mul a 2.0:f32[]``
+        # for a bfloat16 ``jnp.array(2.0)``)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _from_host(typed_scalar(x._value_scalar(), new_dtype, weak_type))
     return convert_element_type_p.bind(x, new_dtype=np.dtype(new_dtype), weak_type=bool(weak_type),
                                        sharding=None)
 
