@@ -44,7 +44,7 @@ from ._shape_ops import (append, argsort, argwhere, array_split, atleast_1d, atl
                          column_stack, count_nonzero, cumprod, cumsum, cumulative_prod, cumulative_sum, diag,
                          diag_indices, diagflat, diagonal, dsplit, dstack, flatnonzero, flip, fliplr, flipud,
                          hsplit, hstack, indices, ix_, meshgrid, nonzero, pad, put_along_axis, repeat, roll,
-                         rot90, row_stack, searchsorted, sort, split, take, take_along_axis, tile, tril,
+                         rot90, searchsorted, sort, split, take, take_along_axis, tile, tril,
                          tril_indices, triu, triu_indices, vsplit, vstack, where)
 from ._products import (dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace, vdot, vecdot,
                         vecmat)
@@ -96,7 +96,7 @@ __all__ = [
     "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "count_nonzero", "cumprod",
     "cumsum", "cumulative_prod", "cumulative_sum", "diag", "diag_indices", "diagflat", "diagonal", "dsplit",
     "dstack", "flatnonzero", "flip", "fliplr", "flipud", "hsplit", "hstack", "indices", "ix_", "meshgrid",
-    "nonzero", "pad", "put_along_axis", "repeat", "roll", "rot90", "row_stack", "searchsorted", "sort",
+    "nonzero", "pad", "put_along_axis", "repeat", "roll", "rot90", "searchsorted", "sort",
     "split", "take", "take_along_axis", "tile", "tril", "tril_indices", "triu", "triu_indices", "vsplit",
     "vstack", "where", "dot", "einsum", "inner", "kron", "matmul", "matvec", "outer", "tensordot", "trace",
     "vdot", "vecdot", "vecmat",

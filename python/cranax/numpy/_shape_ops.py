@@ -18,13 +18,13 @@ from ..primitives import structural as _st
 from ._creation import arange, full, full_like, linspace, ones, zeros, zeros_like
 from ._promotion import _promote, asarray, astype, int_
 from ._reductions import _promote_integer_dtype, amax, amin, mean, sum
-from ._shapes import (_axis, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
+from ._shapes import (_axis, _is_plain_array, _promote_dtypes, _seq, broadcast_shapes, broadcast_to, concatenate, expand_dims,
                       moveaxis, ndim, ravel, reshape, stack, transpose)
 from ._ufuncs import (_where_jit, add, floor_divide, greater_equal, isnan, less, less_equal, logical_and,
                       logical_not, logical_or, maximum, minimum, not_equal, remainder, subtract)
 from ._ufuncs import round as _round
 
-__all__ = ["hstack", "vstack", "dstack", "column_stack", "row_stack", "atleast_1d", "atleast_2d",
+__all__ = ["hstack", "vstack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
            "atleast_3d", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "pad", "flip",
            "fliplr", "flipud", "roll", "rot90", "meshgrid", "tril", "triu", "diag", "diagonal", "diagflat",
            "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "sort", "argsort", "take",
@@ -75,24 +75,37 @@ def atleast_3d(*arys):
     return _atleast(3, arys)
 
 
+def _rows_mapped(fun, tup):
+    """``vmap(fun)(tup)``: JAX's stacking functions map over an array's rows rather than unstack it."""
+    from ..api_vmap import vmap
+    return vmap(fun)(tup)
+
+
 def hstack(tup, dtype=None):
-    arrs = [atleast_1d(a) for a in _seq(tup)]
-    return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype=dtype)
+    if _is_plain_array(tup):
+        arrs = _rows_mapped(atleast_1d, tup)
+        nd = arrs.ndim - 1
+    else:
+        arrs = [atleast_1d(a) for a in _seq(tup)]
+        nd = arrs[0].ndim
+    return concatenate(arrs, 0 if nd == 1 else 1, dtype=dtype)
 
 
 def vstack(tup, dtype=None):
-    return concatenate([atleast_2d(a) for a in _seq(tup)], 0, dtype=dtype)
-
-
-row_stack = vstack
+    arrs = _rows_mapped(atleast_2d, tup) if _is_plain_array(tup) else [atleast_2d(a) for a in _seq(tup)]
+    return concatenate(arrs, 0, dtype=dtype)
 
 
 def dstack(tup, dtype=None):
-    return concatenate([atleast_3d(a) for a in _seq(tup)], 2, dtype=dtype)
+    arrs = _rows_mapped(atleast_3d, tup) if _is_plain_array(tup) else [atleast_3d(a) for a in _seq(tup)]
+    return concatenate(arrs, 2, dtype=dtype)
 
 
 def column_stack(tup):
     # as JAX's: a vector becomes a column by atleast_2d and a transpose
+    if _is_plain_array(tup):
+        arrs = _rows_mapped(lambda x: transpose(atleast_2d(x)), tup) if tup.ndim < 3 else tup
+        return concatenate(arrs, 1)
     arrs = []
     for a in _seq(tup):
         a = asarray(a)

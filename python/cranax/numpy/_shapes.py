@@ -80,6 +80,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 def ravel(a, order="C"):
     """``a`` flattened, row-major (``order="C"``) or column-major (``"F"``). Mirrors ``jax.numpy.ravel``
     (``order="K"``: NotImplementedError, as JAX)."""
+    _operand(a, "ravel")   # JAX's check names ravel
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
     return reshape(a, (-1,), order)
@@ -202,6 +203,8 @@ def _keys_joined(arrays, axis, join):
 def concatenate(arrays, axis=0, dtype=None):
     """Joins arrays along ``axis`` (``None``: flattened first). Typed key arrays join with key arrays only.
     Mirrors ``jax.numpy.concatenate``."""
+    if _is_plain_array(arrays):
+        return _concatenate_array(arrays, axis, dtype)
     if isinstance(arrays, (Tracer,)) or hasattr(arrays, "_buf"):
         arrays = [arrays[i] for i in range(get_aval(arrays).shape[0])]
     arrays = list(arrays)
@@ -234,6 +237,29 @@ def concatenate(arrays, axis=0, dtype=None):
     return lax.concatenate(arrays, axis)
 
 
+def _is_plain_array(x):
+    """An array (not a list) of numbers: JAX's joins take its leading axis as the sequence, without
+    unstacking it (typed key arrays join element-wise through ``_keys_joined``)."""
+    from ..array import Array
+    return (isinstance(x, (_np.ndarray, Array, Tracer)) and type(x) is not TypedScalar
+            and not _dtypes.issubdtype(getattr(x, "dtype", None), _dtypes.prng_key))
+
+
+def _concatenate_array(arr, axis, dtype):
+    """``concatenate`` of an array's rows: one reshape moving the leading axis next to ``axis``, as JAX's."""
+    arr = asarray(arr, dtype=dtype)
+    shape = get_aval(arr).shape
+    if len(shape) == 0 or shape[0] == 0:
+        raise ValueError("Need at least one array to concatenate.")
+    if axis is None:
+        return lax.reshape(arr, (get_aval(arr).size,))
+    if len(shape) == 1:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    axis = _axis(axis, len(shape) - 1)
+    new = shape[1:axis + 1] + (shape[0] * shape[axis + 1],) + shape[axis + 2:]
+    return lax.reshape(arr, new, (*range(1, axis + 1), 0, *range(axis + 1, len(shape))))
+
+
 def _promote_dtypes(arrays):
     """Arrays converted to their common dtype (JAX's lattice); shapes untouched."""
     if len(arrays) < 2:
@@ -249,6 +275,8 @@ def _promote_dtypes(arrays):
 def stack(arrays, axis=0, out=None, dtype=None):
     """Joins arrays of one shape along a new ``axis`` (one ``stack`` equation after the dtype promotion, as
     JAX's). Typed key arrays stack with key arrays only. Mirrors ``jax.numpy.stack``."""
+    if not len(arrays):   # (as JAX's first check: a rank-0 array has no len, an empty one no rows)
+        raise ValueError("Need at least one array to stack.")
     if isinstance(arrays, (Tracer, _np.ndarray)) or hasattr(arrays, "_buf"):
         # an array: its rows, as JAX joins them (a concatenate of the array with a unit axis after ``axis``)
         a = asarray(arrays)

@@ -227,7 +227,7 @@ def stack(operands, axis=0):
     ``jax.lax.stack``."""
     ops = [_ew._as_operand(o) for o in operands]
     if not ops:
-        raise ValueError("stack requires at least one operand")
+        raise IndexError("list index out of range")   # JAX's (it reads the first operand's rank)
     return stack_p.bind(*ops, axis=_axis(axis, len(_shape(ops[0])) + 1))
 
 

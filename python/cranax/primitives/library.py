@@ -256,6 +256,8 @@ concatenate_p = standard_primitive("concatenate", _concatenate_abstract,
 def concatenate(operands, dimension):
     """Joins arrays of one dtype along ``dimension``. Mirrors ``jax.lax.concatenate``."""
     operands = [_ew._as_operand(o) for o in operands]
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequences of arrays")   # JAX's words
     if len(operands) == 1:
         return operands[0]
     return concatenate_p.bind(*operands, dimension=int(dimension))

@@ -295,8 +295,9 @@ def _bid_batch(vals, dims, shape, broadcast_dimensions, sharding=None):
     (x,), (bd,) = vals, dims
     size = _batching.axis_size_of(vals, dims)
     x = _batching.moveaxis(x, bd, 0)
+    # NumPy's sum, as JAX's rule: the shifted dimensions are np.int64 and print so (``(0, np.int64(2))``)
     return broadcast_in_dim_p.bind(x, shape=(size,) + tuple(shape),
-                                   broadcast_dimensions=(0,) + tuple(int(d) + 1 for d in broadcast_dimensions),
+                                   broadcast_dimensions=(0,) + tuple(np.add(1, broadcast_dimensions)),
                                    sharding=sharding), 0
 
 
