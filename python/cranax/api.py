@@ -230,12 +230,24 @@ def _leaf_sig(x):
     if t is Array:
         return x.aval
     if t is float or t is int or t is bool:
+        if t is int:
+            _check_int_leaf(x)
         key = (t, dtypes._x64_enabled())
         av = _py_scalar_avals.get(key)
         if av is None:
             av = _py_scalar_avals[key] = get_aval(x)
         return av
     return get_aval(x)
+
+
+class _IntOverflow(OverflowError):
+    """A Python int argument outside the default int type; ``jit.__call__`` names the argument."""
+
+
+def _check_int_leaf(x):
+    bound = 2**63 if dtypes._x64_enabled() else 2**31
+    if not -bound <= x < bound:
+        raise _IntOverflow(x)
 
 
 def _sig_aval(sig):
@@ -527,6 +539,21 @@ class JitWrapped(Wrapped):
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        try:
+            return self._dispatch(args, kwargs)
+        except _IntOverflow as e:
+            raise self._int_overflow(args, kwargs, e.args[0]) from None
+
+    def _int_overflow(self, args, kwargs, value):
+        """JAX's error for a Python int argument too large for the default int type, naming its path."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        names = self._arg_names(in_tree, statics) or [f"args[{i}]" for i in range(len(leaves))]
+        path = next((n for x, n in zip(leaves, names) if type(x) is int and x == value), "args")
+        return OverflowError(f"An overflow was encountered while parsing an argument to a jitted computation, "
+                             f"whose argument path is {path}. Got <class 'int'> with value {value}")
+
+    def _dispatch(self, args, kwargs):
         # The steady-state call (positional Arrays and Python scalars of a signature already compiled; no Ref
         # ever made, nothing traced, jit on, no NaN checks) in this one frame: for a program that runs in a
         # few µs, each Python layer and list between the call and the executable is a visible part of it.
@@ -724,6 +751,9 @@ class JitWrapped(Wrapped):
     def _call_traced(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        for x in leaves:
+            if type(x) is int:
+                _check_int_leaf(x)
         try:
             in_avals = [get_aval(x) for x in leaves]
         except TypeError:

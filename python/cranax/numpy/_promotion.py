@@ -183,12 +183,59 @@ def _to_inexact(dt, weak):
     return _np.dtype(_np.float32)
 
 
+# JAX's jitted jnp functions parse a Python int argument as the default int type (int32, int64 with x64):
+# one out of its range raises there, naming the parameter. Per function: its parameters' names.
+_XY = ("x", "y")
+_X12 = ("x1", "x2")
+_PARSED_ARGS = {
+    **dict.fromkeys(("add", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_xor", "equal",
+                     "float_power", "greater", "greater_equal", "left_shift", "less", "less_equal",
+                     "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
+                     "nextafter", "not_equal", "subtract", "where"), _XY),
+    **dict.fromkeys(("arctan2", "bitwise_right_shift", "copysign", "divide", "floor_divide", "fmax", "fmin",
+                     "fmod", "gcd", "heaviside", "hypot", "lcm", "ldexp", "logaddexp", "logaddexp2",
+                     "remainder", "right_shift", "true_divide"), _X12),
+    "power": _X12, "isclose": ("a", "b"),
+}
+
+
+def check_int_arg(x, path):
+    """JAX's jit argument parsing of a Python int ``x`` (the argument at ``path``): OverflowError when it
+    does not fit the default int type."""
+    if type(x) is int:
+        bound = 2**63 if config.jax_enable_x64 else 2**31
+        if not -bound <= x < bound:
+            raise OverflowError(f"An overflow was encountered while parsing an argument to a jitted computation, "
+                                f"whose argument path is {path}. Got <class 'int'> with value {x}")
+
+
+def _wrap_int(x, dtype):
+    """A parsed Python int converted to the integer ``dtype`` of the operation: it wraps, as JAX's
+    ``convert_element_type`` of the weak int32 argument does (``uint8 array + (2**31 - 1)``)."""
+    info = _np.iinfo(dtype)
+    if info.min <= x <= info.max:
+        return x
+    bits = info.bits
+    x %= 2**bits
+    return x - 2**bits if dtype.kind == "i" and x > info.max else x
+
+
+def _check_parsed(name, args):
+    names = _PARSED_ARGS.get(name)
+    if names is not None:
+        for a, n in zip(args, names):
+            if type(a) is int:
+                check_int_arg(a, n)
+
+
 def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     """JAX's ``promote_args``: a common dtype (weak types give way) and a common shape. Rank-0 operands of a
     binary function stay rank-0 (as JAX's jaxprs show them); other operands broadcast explicitly.
     ``rank_only`` (two operands going straight to a lax binary primitive, which broadcasts size-1
     dimensions): as JAX's ``promote_shapes``, only the rank is promoted, by leading 1s (``f32[3]`` next to
     ``f32[2,3]`` becomes ``f32[1,3]``); equal ranks are left to the primitive."""
+    if type(args[-1]) is int or type(args[0]) is int:
+        _check_parsed(name, args)
     if len(args) == 2 and not to_float and not numeric:
         fast = _promote2_fast(args[0], args[1])
         if fast is not None:
@@ -202,6 +249,8 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
     if to_float and not _dtypes.issubdtype(dt, _np.inexact):
         dt = _to_inexact(dt, weak)
         weak = weak and False
+    if dt.kind in "iu" and name in _PARSED_ARGS:
+        args = [_wrap_int(a, dt) if type(a) is int else a for a in args]
     if numeric and dt == _np.bool_:
         raise TypeError(f"{name} does not accept dtype bool.")
     avals = [get_aval(a) for a in args]
@@ -272,6 +321,8 @@ def _promote2_fast(x, y):
     if ts is float and k == "f" or ts is int and k in "fiu":
         if av.weak_type and ts is float and k != "f":
             return None
+        if ts is int and k in "iu":
+            s = _wrap_int(s, av.dtype)
         # the scalar takes the array's weak flag (JAX's promote_dtypes): a strong literal prints its value in
         # the array's dtype (``0.10000000149011612:f32[]``), a weak one its Python value
         c = typed_scalar(s, av.dtype, av.weak_type)

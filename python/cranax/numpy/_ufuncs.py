@@ -9,7 +9,7 @@ from ..api import jit
 from ..array import Array
 from ..core import Tracer, get_aval, typed_scalar
 from ..custom_derivatives import custom_jvp
-from ._promotion import (_broadcast_shapes, _broadcast_to, _convert, _is_float, _operand, _promote, asarray,
+from ._promotion import (check_int_arg, _broadcast_shapes, _broadcast_to, _convert, _is_float, _operand, _promote, asarray,
                          astype)
 
 
@@ -175,6 +175,7 @@ def power(x1, x2, /):
     """``x1 ** x2``. A static integer exponent uses ``integer_pow``; integer arrays use exact repeated
     squaring. Mirrors ``jax.numpy.power``."""
     if isinstance(x2, (int, _np.integer)) and not isinstance(x2, bool):
+        check_int_arg(x1, "x1")   # (a static exponent is not parsed: any size goes to integer_pow)
         (a,) = _promote("power", x1)
         if int(x2) < 0 and _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {int(x2)})")
