@@ -59,6 +59,10 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     else:
         if isinstance(object, (bool, int, float, complex)):
             dt = dtype if dtype is not None else _dtypes.dtype(object, canonicalize=True)
+            if type(object) is int and dtype is None:
+                info = _np.iinfo(dt)
+                if not info.min <= object <= info.max:
+                    raise OverflowError(f"Python int {object} too large to convert to {dt.name}")   # JAX's words
             return _from_host(_np.asarray(object, dt), dt, weak_type=dtype is None and not isinstance(object, bool))  # JAX: jnp.array(3.0) is weak
         if isinstance(object, (list, tuple)) and object and dtype is None:
             # Python scalars in a list give the default (not NumPy's 64-bit) dtypes.
@@ -70,7 +74,13 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
             if host.dtype == _np.float64:
                 host = host.astype(_dtypes.canonicalize_dtype(_np.float64))
             elif host.dtype == _np.int64:
-                host = host.astype(_dtypes.canonicalize_dtype(_np.int64))
+                dt = _dtypes.canonicalize_dtype(_np.int64)
+                if dt != host.dtype and host.size:
+                    info = _np.iinfo(dt)
+                    bad = host[(host < info.min) | (host > info.max)]
+                    if bad.size:   # NumPy's error, as JAX converts the list with NumPy
+                        raise OverflowError(f"Python integer {int(bad.flat[0])} out of bounds for {dt.name}")
+                host = host.astype(dt)
             return _from_host(host)
         return _from_host(object, dtype)
     if ndmin and out.ndim < ndmin:

@@ -178,7 +178,8 @@ def power(x1, x2, /):
         check_int_arg(x1, "x1")   # (a static exponent is not parsed: any size goes to integer_pow)
         (a,) = _promote("power", x1)
         if int(x2) < 0 and _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
-            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {int(x2)})")
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({get_aval(a).str_short(short_dtypes=False)}, {int(x2)})")
         return lax.integer_pow(a, int(x2))
     a, b = _promote("power", x1, x2, rank_only=True)
     dt = get_aval(a).dtype

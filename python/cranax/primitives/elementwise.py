@@ -29,13 +29,22 @@ _INT = "int"
 _BOOL_INT = "bool_int"
 _ANY = "any"
 
-_KIND_TEXT = {
+_KIND_TEXT = {   # JAX's words: the dtype categories its rule accepts
     _FLOAT: "subtypes of floating",
-    _INEXACT: "subtypes of floating or complex",
-    _NUM: "subtypes of integer or floating",
+    _INEXACT: "subtypes of floating, complexfloating",
+    _NUM: "subtypes of integer, floating, complexfloating",
     _INT: "subtypes of integer",
-    _BOOL_INT: "bool or subtypes of integer",
+    _BOOL_INT: "subtypes of integer, bool",
     _ANY: "any",
+}
+# primitives whose JAX rule names other categories than their kind's
+_ACCEPTED_TEXT = {
+    "abs": "subtypes of floating, complexfloating, signedinteger",
+    "rem": "subtypes of integer, floating",
+    **dict.fromkeys(("lt", "le", "gt", "ge"), "subtypes of integer, floating, bool"),
+    # JAX's take complex operands too (cranax's do not yet)
+    **dict.fromkeys(("acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "exp2", "logistic"),
+                    "subtypes of floating, complexfloating"),
 }
 
 
@@ -63,10 +72,13 @@ def _accepts_slow(kind, dt):
     return dt != np.bool_
 
 
-def _check_dtype(name, kind, dt):
+def _check_dtype(name, kind, dt, position=None):
+    """JAX's dtype-rule error; an n-ary primitive's names the operand's position (``at position 0``)."""
     if not _accepts(kind, dt):
-        raise TypeError(f"{name} does not accept dtype {np.dtype(dt).name}. "
-                        f"Accepted dtypes are {_KIND_TEXT[kind]}.")
+        text = _ACCEPTED_TEXT.get(name) or _KIND_TEXT[kind]
+        at = "" if position is None else f" at position {position}"
+        raise TypeError(f"{name} does not accept dtype {np.dtype(dt).name}{at}. "
+                        f"Accepted dtypes{at} are {text}.")
 
 
 def _unary_rule(name, kind, out_dtype=None):
@@ -145,7 +157,7 @@ def _binary_rule(name, kind, out_dtype=None):
         if dt != y.dtype:
             _same_dtypes(name, (x, y))
         if not _accepts(kind, dt):
-            _check_dtype(name, kind, dt)
+            _check_dtype(name, kind, dt, 0)
         xs, ys = x.shape, y.shape
         shape = xs if (xs == ys or not ys) else ys if not xs else binary_shape(name, x, y)
         # a comparison of weakly typed operands is a weak bool (JAX's naryop weak-type rule)
@@ -281,12 +293,42 @@ ge_p = binop("ge", _ANY, _BOOL)
 def _integer_pow_abstract(x, y):
     _check_dtype("integer_pow", _NUM, x.dtype)
     if y < 0 and not dtypes.issubdtype(x.dtype, np.inexact):
-        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {y})")
+        raise TypeError(f"Integers cannot be raised to negative powers, got "
+                        f"integer_pow({x.str_short(short_dtypes=False)}, {y})")
     return x
 
 
 integer_pow_p = standard_primitive("integer_pow", _integer_pow_abstract,
                                    wire=lambda eqn: {"y": int(eqn.params["y"])}, elementwise=True)
+_POW_SPLIT = 2**30
+_big_pow_cache = {}
+
+
+def _big_pow_fold(x, y):
+    """``x ** y`` for ``|y| >= 2**31`` from 32-bit exponents: ``(x ** 2**30) ** (y // 2**30) * x ** (y % 2**30)``
+    (a negative ``y``: the reciprocal), the same squarings JAX's repeated-squaring lowering does."""
+    if y < 0:
+        return div(typed_scalar(1, get_aval(x).dtype, False), _big_pow_fold(x, -y))
+    q, r = divmod(y, _POW_SPLIT)
+    hi = integer_pow_p.bind(integer_pow_p.bind(x, y=_POW_SPLIT), y=q) if q < 2**31 else \
+        _big_pow_fold(integer_pow_p.bind(x, y=_POW_SPLIT), q)
+    return mul(hi, integer_pow_p.bind(x, y=r)) if r else hi
+
+
+def _integer_pow_inline(eqn):
+    """The core takes a 32-bit exponent: a larger one (JAX's ``x ** 2**40``) is lowered as a few of them."""
+    y = eqn.params["y"]
+    if -2**31 < y < 2**31:
+        return None
+    (x,) = eqn.invars
+    key = (x.aval.strip_weak_type() if hasattr(x.aval, "strip_weak_type") else x.aval, y)
+    jaxpr = _big_pow_cache.get(key)
+    if jaxpr is None:
+        jaxpr = _big_pow_cache[key] = _pe.trace_to_jaxpr(lambda a: [_big_pow_fold(a, y)], [x.aval]).jaxpr
+    return jaxpr, eqn.invars
+
+
+integer_pow_p.inline_jaxpr = staticmethod(_integer_pow_inline)
 
 
 def _select_n_abstract(which, *cases):

@@ -254,10 +254,21 @@ def broadcasted_iota(dtype, shape, dimension, out_sharding=None):
                        dimension=int(dimension), sharding=None)
 
 
+def _wrapped_fill(v, dt):
+    """A Python int fill value in the integer ``dt``: JAX converts it with NumPy (via int64, or uint64 above
+    it), so it wraps; one beyond 64 bits is NumPy's OverflowError."""
+    if not -2**63 <= v < 2**64:
+        raise OverflowError("Python int too large to convert to C long")
+    with np.errstate(over="ignore"):
+        return int(np.asarray(v).astype(dt))
+
+
 def full(shape, fill_value, dtype=None, *, _weak=False):
     """An array of ``shape`` filled with ``fill_value``. Mirrors ``jax.lax.full``."""
     shape = tuple(int(s) for s in shape) if not isinstance(shape, int) else (shape,)
-    if dtype is None:
+    if dtype is None and type(fill_value) is int:   # (its aval would reject a value out of the int range)
+        weak, dt = True, dtypes.canonicalize_dtype(np.int64)
+    elif dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
         dt = get_aval(_ew._as_operand(fill_value)).dtype
     else:
@@ -266,6 +277,8 @@ def full(shape, fill_value, dtype=None, *, _weak=False):
     if isinstance(fill_value, Tracer) or hasattr(fill_value, "_buf"):
         v = _ew._convert(fill_value, dt, weak)
     else:
+        if type(fill_value) is int and dt.kind in "iu":
+            fill_value = _wrapped_fill(fill_value, dt)
         # a Python scalar goes as it is: a weak literal prints its Python value (``broadcast_in_dim 0.1:f32[]``)
         v = typed_scalar(fill_value if type(fill_value) in (int, float) else np.asarray(fill_value), dt, weak)
     out = broadcast_in_dim(v, shape, ())
