@@ -294,6 +294,15 @@ def keeps_call_consts():
 class _Keep(threading.local):
     on = False
     since = 0   # the array serial when user staging began (see ``to_atom``)
+    staging_since = None   # the array serial when the outermost trace_to_jaxpr running began
+
+
+def made_while_staging(x):
+    """Whether ``x`` is an array made while a jaxpr is being staged (``jnp.int32(0)`` in the traced
+    function): in JAX such a value is a tracer, not concrete (``fori_loop`` bounds made so give a
+    ``while``)."""
+    since = _keep.staging_since
+    return since is not None and getattr(x, "_serial", -1) > since
 
 
 _keep = _Keep()
@@ -323,8 +332,11 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts
     trace = DynamicJaxprTrace(debug)
     args = [trace.new_arg(a) for a in in_avals]
     prev, prev_since, _keep.on = _keep.on, _keep.since, keep_call_consts
+    prev_staging = _keep.staging_since
     if keep_call_consts and not prev:
         _keep.since = _array_serial()
+    if prev_staging is None:
+        _keep.staging_since = _array_serial()
     try:
         with set_current_trace(trace):
             outs = fun(*args)
@@ -332,7 +344,7 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts
         closed = trace.to_jaxpr(outs)
         closed.jaxpr.debug_info = debug
     finally:
-        _keep.on, _keep.since = prev, prev_since
+        _keep.on, _keep.since, _keep.staging_since = prev, prev_since, prev_staging
         trace.invalidate()
     return closed
 

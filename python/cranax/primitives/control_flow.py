@@ -33,6 +33,7 @@ from ..interpreters import batching as _batching
 from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import arg_names, debug_info, trace_to_jaxpr
+from ..interpreters import partial_eval as _pe
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
                        treedef_is_leaf)
@@ -1234,6 +1235,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 
 def _concrete_int(x):
+    if _pe.made_while_staging(x):
+        return None   # a tracer in JAX
     if isinstance(x, Tracer):
         c = x._concrete()
         if c is None:

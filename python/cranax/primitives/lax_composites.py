@@ -44,37 +44,58 @@ def _slice_axis(x, start, stop, axis):
 
 def associative_scan(fn, elems, reverse=False, axis=0):
     """All prefix combinations ``fn(...fn(fn(e0, e1), e2)..., ei)`` along ``axis`` of the pytree ``elems``
-    for an associative ``fn`` of two pytrees of arrays (``reverse``: suffixes ``fn(ei, fn(ei+1, ...))``), in
-    ceil(log2 n) rounds of whole-array calls (Hillis-Steele doubling). Raises ValueError for leaves of
-    different lengths. Mirrors ``jax.lax.associative_scan``."""
+    for an associative ``fn`` of two pytrees of arrays (``reverse``: the same scan of the reversed
+    elements, reversed back). As JAX's: pairs are combined (strided slices), the half-length result is
+    scanned recursively, the even positions are filled in from it and the two halves interleaved by two
+    interior pads, so the jaxpr is JAX's and the work O(n). Raises ValueError for leaves of different
+    lengths. Mirrors ``jax.lax.associative_scan``."""
     leaves, tree = tree_flatten(elems)
     if not leaves:
         return elems
     leaves = [_ew._as_operand(x) for x in leaves]
+    if reverse:
+        leaves = [_lib.lax_rev(x, (axis % max(1, len(_shape(x))),)) for x in leaves]
     nd = len(_shape(leaves[0]))
     axis = axis % nd if nd else 0
     n = _shape(leaves[0])[axis]
     if any(_shape(x)[axis] != n for x in leaves):
         raise ValueError(f"Array inputs to associative_scan must have the same first dimension. (saw: "
                          f"{[_shape(x) for x in leaves]})")
-    if reverse:
-        leaves = [_lib.lax_rev(x, (axis,)) for x in leaves]
 
     def combine(a, b):
-        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b)) if not reverse else \
-            fn(tree_unflatten(tree, b), tree_unflatten(tree, a))
+        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
         out_leaves, out_tree = tree_flatten(out)
         if out_tree != tree:
             raise TypeError(f"associative_scan: fn must return the structure of elems ({tree}), got {out_tree}")
         return out_leaves
 
-    d = 1
-    while d < n:
-        head = [_slice_axis(x, 0, d, axis) for x in leaves]
-        comb = combine([_slice_axis(x, 0, n - d, axis) for x in leaves],
-                       [_slice_axis(x, d, n, axis) for x in leaves])
-        leaves = [_lib.concatenate([h, c], axis) for h, c in zip(head, comb)]
-        d *= 2
+    def part(x, start, stop, stride=1):
+        return _lib.slice_in_dim(x, start, stop, stride, axis)
+
+    def interleave(even, odd):
+        # even positions from ``even``, odd ones from ``odd``: each padded with zeros between its elements
+        # (and at the end where it is shorter), then summed (or'ed for bools)
+        same = _shape(even)[axis] == _shape(odd)[axis]
+        cfg_e = [(0, 0, 0)] * nd
+        cfg_o = [(0, 0, 0)] * nd
+        cfg_e[axis] = (0, 1 if same else 0, 1)
+        cfg_o[axis] = (1, 0 if same else 1, 1)
+        dt = get_aval(even).dtype
+        zero = TypedScalar(np.zeros((), dt)[()], ShapedArray((), dt, False), None)
+        join = _ew.bitwise_or if dt == np.bool_ else _ew.add
+        return join(_st.pad(even, zero, cfg_e), _st.pad(odd, zero, cfg_o))
+
+    def scan_level(xs):
+        m = _shape(xs[0])[axis]
+        if m < 2:
+            return xs
+        odd = scan_level(combine([part(x, 0, -1, 2) for x in xs], [part(x, 1, None, 2) for x in xs]))
+        head = [part(o, 0, -1) for o in odd] if m % 2 == 0 else odd
+        even = combine(head, [part(x, 2, None, 2) for x in xs])
+        even = [_lib.concatenate([part(x, 0, 1), e], axis) for x, e in zip(xs, even)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    leaves = scan_level(leaves)
     if reverse:
         leaves = [_lib.lax_rev(x, (axis,)) for x in leaves]
     return tree_unflatten(tree, leaves)
