@@ -13,6 +13,11 @@ from cranax import lax, random
 from random_cases import CASES
 from random_expected import EXPECTED
 
+
+def _is_key_array(x):
+    # as JAX 0.10.2 tells a typed key array (jax.random has no PRNGKeyArray name)
+    return isinstance(x, cranax.Array) and cranax.dtypes.issubdtype(x.dtype, cranax.dtypes.prng_key)
+
 K = random.PRNGKey
 ENV = {"random": random, "jnp": jnp, "np": np, "K": K}
 
@@ -153,7 +158,7 @@ def test_typed_key_basics():
     assert repr(k).startswith("Array((), dtype=key<fry>) overlaying:")
     np.testing.assert_array_equal(np.asarray(random.key_data(k)), [0, 0])
     ks = random.split(k, 3)
-    assert isinstance(ks, random.PRNGKeyArray) and ks.shape == (3,)
+    assert _is_key_array(ks) and ks.shape == (3,)
     assert random.key_data(ks).shape == (3, 2)
     k1 = ks[1]
     assert k1.shape == ()
@@ -170,8 +175,8 @@ def test_typed_key_basics():
 def test_raw_keys_stay_raw_typed_stay_typed():
     assert isinstance(random.split(K(0)), cranax.Array)
     assert isinstance(random.fold_in(K(0), 3), cranax.Array)
-    assert isinstance(random.split(random.key(0)), random.PRNGKeyArray)
-    assert isinstance(random.fold_in(random.key(0), 3), random.PRNGKeyArray)
+    assert _is_key_array(random.split(random.key(0)))
+    assert _is_key_array(random.fold_in(random.key(0), 3))
 
 
 # ------------------------------------------------------------------------------------------- jit / vmap
@@ -192,7 +197,7 @@ def test_under_jit_matches_eager():
 def test_jit_typed_keys_and_traced_seed_and_data():
     f = cranax.jit(lambda s, d: random.fold_in(random.key(s), d))
     out = f(7, 3)
-    assert isinstance(out, random.PRNGKeyArray)
+    assert _is_key_array(out)
     np.testing.assert_array_equal(np.asarray(random.key_data(out)), np.asarray(random.fold_in(K(7), 3)))
     g = cranax.jit(lambda s: random.PRNGKey(s))
     for s in (0, 42, -1, 2 ** 31 - 1):

@@ -19,7 +19,7 @@ def test_searchsorted_does_not_broadcast_a_against_v():
 def test_python_float_operands_only():
     # Every operand a Python scalar: they meet at the weakly typed float32, as in JAX.
     assert float(jnp.remainder(-3.0, 2.0)) == 1.0
-    assert float(jnp.trunc(2.5)) == 2.0 and float(jnp.fix(-2.5)) == -2.0
+    assert float(jnp.trunc(2.5)) == 2.0 and float(jnp.trunc(-2.5)) == -2.0   # (JAX 0.10.2 has no jnp.fix)
     q, r = jnp.divmod(-3.0, 2.0)
     assert (float(q), float(r)) == (-2.0, 1.0)
     assert jnp.remainder(-3.0, 2.0).dtype == np.float32 and jnp.remainder(-3.0, 2.0).weak_type

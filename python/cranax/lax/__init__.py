@@ -58,13 +58,6 @@ from ..primitives.elementwise import complex, complex_p, conj, conj_p, imag, ima
 from ..primitives.fft import FftType, fft, fft_p
 # private helpers cranax.numpy shares
 from ..primitives.elementwise import _as_operand, _coerce, _convert, _is_literal_scalar  # noqa: F401
-# names the module has always exposed (its imports, and its control-flow submodule), kept so that
-# dir(cranax.lax) does not change
-import builtins  # noqa: F401
-import numpy as np  # noqa: F401
-from .. import dtypes  # noqa: F401
-from ..core import Tracer, TypedScalar, get_aval, typed_scalar  # noqa: F401
-from ..primitives import control_flow  # noqa: F401
 # the lax.linalg face (jax.lax.linalg)
 from . import linalg  # noqa: F401,E402
 
@@ -153,3 +146,9 @@ __all__ += ["AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionN
 # solves differentiated implicitly (issue 22 item 5)
 from ..primitives.custom_solvers import custom_linear_solve, custom_root, linear_solve_p
 __all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]
+
+# cranax's helpers that JAX 0.10.2's lax lacks stay out of its namespace (the primitive families keep them)
+for _n in ("div_floor_int", "ndtri", "ndtri_p", "random_gamma_grad_p", "zeros_like_array"):
+    globals().pop(_n, None)
+__all__ = [_n for _n in __all__ if _n in globals()]
+del _n

@@ -12,11 +12,7 @@ index functions), ``_indexing`` (``x[i]``, ``x.at``), ``_products`` (``dot_gener
 importing only those before it.
 """
 # Not part of __all__, but always visible as attributes of cranax.numpy, so kept:
-import builtins  # noqa: F401
 
-from .. import lax  # noqa: F401
-from ..array import Array  # noqa: F401
-from ..core import Tracer, TypedScalar, get_aval, typed_scalar  # noqa: F401
 from ._scalar_types import (bool_, complex128, complex64, dtype, e, euler_gamma, finfo, float16, float32,
                             float64, floating, generic, iinfo, inexact, inf, int16, int32, int64, int8,
                             integer, isscalar, issubdtype, nan, ndarray, newaxis, number, pi, promote_types,
@@ -28,7 +24,7 @@ from ._shapes import (broadcast_arrays, broadcast_shapes, broadcast_to, concaten
 from ._ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
                       arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
                       bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, copy, cos,
-                      cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, fix, float_power,
+                      cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, float_power,
                       floor, floor_divide, fmod, greater, greater_equal, heaviside, hypot, invert, isclose,
                       iscomplexobj, isfinite, isinf, isnan, isneginf, isposinf, isrealobj, left_shift, less,
                       less_equal, log, log10, log1p, log2, logaddexp, logaddexp2, logical_and, logical_not,
@@ -83,7 +79,7 @@ __all__ = [
     "transpose", "abs", "absolute", "acos", "acosh", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
     "arctan2", "arctanh", "around", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
     "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "clip", "conj", "conjugate", "copy", "cos",
-    "cosh", "deg2rad", "degrees", "divide", "divmod", "equal", "exp", "exp2", "expm1", "fix", "float_power",
+    "cosh", "deg2rad", "degrees", "divide", "divmod", "equal", "exp", "exp2", "expm1", "float_power",
     "floor", "floor_divide", "fmod", "greater", "greater_equal", "heaviside", "hypot", "invert", "isclose",
     "iscomplexobj", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isrealobj", "left_shift", "less",
     "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not",
@@ -149,3 +145,11 @@ __all__ = __all__ + ["bitwise_left_shift", "bitwise_right_shift", "frexp", "pack
 # bfloat16 (issue 21)
 from ._scalar_types import bfloat16  # noqa: E402
 __all__ = __all__ + ["bfloat16"]
+
+
+def __getattr__(name):
+    # JAX 0.10.2 removed ``fix`` with this text
+    if name == "fix":
+        raise AttributeError("jax.numpy.fix was deprecated in JAX v0.9.0, and will be removed in JAX v0.10.0. "
+                             "Use jax.numpy.trunc instead.")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
