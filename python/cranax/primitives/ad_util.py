@@ -1,12 +1,20 @@
 """``add_any``: the sum of two tangents or cotangents (``ad.add_tangents``), JAX's ``ad_util.add_jaxvals_p``.
 Typed as ``add`` and lowered as ``add``; kept apart from ``add`` so that printed jaxprs of derivatives
-show where autodiff accumulated, as JAX's do."""
+show where autodiff accumulated, as JAX's do. Also ``empty2`` (JAX's placeholder of a value nothing reads) and
+``empty_like``, its per-aval form."""
+import enum
+
+import numpy as np
+
+from ..core import ShapedArray
 from ..interpreters import ad as _ad
-from ..jaxpr import Jaxpr, JaxprEqn, Var
+from ..interpreters import batching as _batching
+from ..jaxpr import Jaxpr, JaxprEqn, Literal, Var
 from . import elementwise as _ew
+from . import structural as _st
 from .standard import standard_primitive
 
-__all__ = ["add_any_p"]
+__all__ = ["add_any_p", "empty2_p", "empty_like", "MemorySpace"]
 
 
 def _add_any_inline(eqn):
@@ -30,3 +38,36 @@ def _add_any_jvp(primals, tangents):
 _ad.jvp_rules[add_any_p] = _add_any_jvp
 _ad.transpose_rules[add_any_p] = _ew._add_transpose
 _ad.hooks["add"] = add_any_p.bind
+
+
+# ----------------------------------------------------------------------------------------------- empty2
+
+class MemorySpace(enum.Enum):
+    """Where ``empty2`` places its value (its param prints ``memory_space=MemorySpace.Device``, as JAX's)."""
+    Device = "device"
+
+
+def _empty2_abstract(*, dtype, memory_space):
+    return ShapedArray((), np.dtype(dtype))
+
+
+def _empty2_inline(eqn):
+    # an unspecified scalar, which cranax makes a zero (JAX lowers empty2 to a zero constant too)
+    dt = eqn.outvars[0].aval.dtype
+    out = Var(eqn.outvars[0].aval)
+    lit = Literal(np.zeros((), dt)[()], ShapedArray((), dt))
+    conv = JaxprEqn([lit], [out], _ew.convert_element_type_p, {"new_dtype": dt, "weak_type": False, "sharding": None})
+    return Jaxpr([], [], [out], [conv]), []
+
+
+empty2_p = standard_primitive("empty2", _empty2_abstract)
+empty2_p.inline_jaxpr = staticmethod(_empty2_inline)
+_batching.batching_rules[empty2_p] = lambda vals, dims, **params: (empty2_p.bind(**params), None)
+
+
+def empty_like(aval):
+    """A placeholder of ``aval`` whose value nothing reads (JAX's ``ad_util.empty_like_aval``): a scalar
+    ``empty2`` broadcast to the shape. Partial evaluation of ``cond`` fills the residual slots a branch does
+    not produce with it."""
+    e = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
+    return _st.broadcast_in_dim(e, aval.shape, ()) if aval.shape else e

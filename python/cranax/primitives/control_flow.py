@@ -37,6 +37,7 @@ from ..interpreters import partial_eval as _pe
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
                        treedef_is_leaf)
+from . import ad_util as _ad_util
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
@@ -304,6 +305,7 @@ def _cond_partial_eval(trace, args, params):
         out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout)[3])]
     splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk) for b in branches]
     res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
+    all_res, res_slots = _merge_branch_residuals(res_avals)
     n_known_out = sum(1 for u in out_uk if not u)
 
     def known_branch(i):
@@ -311,22 +313,22 @@ def _cond_partial_eval(trace, args, params):
 
         def f(*kargs):
             outs = _eval(known, *kconsts, *kargs)
-            res = []
-            for j, avs in enumerate(res_avals):
-                res += list(outs[n_known_out:]) if j == i else [_zeros(a) for a in avs]
+            # every slot starts as an empty placeholder; this branch's residuals then take theirs (JAX's
+            # _join_cond_outputs: the unused placeholders stay in the jaxpr)
+            res = [_ad_util.empty_like(a) for a in all_res]
+            for k, r in zip(res_slots[i], outs[n_known_out:]):
+                res[k] = r
             return list(outs[:n_known_out]) + res
         return trace_closed(f, [a for a, u in zip(branches[i].in_avals, unknowns) if not u])
 
     def unknown_branch(i):
         unknown = splits[i][2]
-        lo = sum(len(r) for r in res_avals[:i])
-        nres = sum(len(r) for r in res_avals)
+        nres = len(all_res)
 
         def f(*uargs):
             res, rest = uargs[:nres], uargs[nres:]
-            return _eval(unknown, *res[lo:lo + len(res_avals[i])], *rest)
-        all_res = [a for r in res_avals for a in r]
-        return trace_closed(f, all_res + [a for a, u in zip(branches[i].in_avals, unknowns) if u])
+            return _eval(unknown, *[res[k] for k in res_slots[i]], *rest)
+        return trace_closed(f, list(all_res) + [a for a, u in zip(branches[i].in_avals, unknowns) if u])
 
     kbranches, kconsts = join_consts([known_branch(i) for i in range(len(branches))])
     with set_current_trace(trace.parent):
@@ -338,6 +340,23 @@ def _cond_partial_eval(trace, args, params):
                         dict(branches=tuple(ubranches)))
     ki, ui = iter(known_outs), iter(uouts)
     return [next(ui) if u else next(ki) for u in out_uk]
+
+
+def _merge_branch_residuals(res_avals):
+    """The residual slots shared by all branches, as JAX merges them: the k-th residual of a given type in
+    any branch takes the same slot, so branches share slots by type instead of each getting its own.
+    Returns ``(slot avals, per branch: the slot of each of its residuals)``."""
+    slots, where, per_branch = [], {}, []
+    for avs in res_avals:
+        seen, mine = {}, []
+        for a in avs:
+            n = seen[a] = seen.get(a, -1) + 1
+            if (a, n) not in where:
+                where[(a, n)] = len(slots)
+                slots.append(a)
+            mine.append(where[(a, n)])
+        per_branch.append(mine)
+    return slots, per_branch
 
 
 def _cond_transpose(cts, index, *ops, branches):
