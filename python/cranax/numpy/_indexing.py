@@ -369,6 +369,109 @@ def _dynamic_take(x, items, shape):
     return y
 
 
+def _normalize_array(a, n):
+    """JAX's ``_normalize_index`` of an index array on an axis of size ``n``: ``select(a < 0, a + n, a)`` in
+    the index's own dtype (unsigned indices are left as they are)."""
+    av = get_aval(a)
+    if dtypes.issubdtype(av.dtype, np.unsignedinteger):
+        return a
+    return lax.select(lax.lt(a, typed_scalar(0, av.dtype, av.weak_type)),
+                      lax.add(a, typed_scalar(n, av.dtype, av.weak_type)), a)
+
+
+def _gather_read(x, items, shape, mode, fill_value):
+    """``x[items]`` with advanced (array) indices as JAX's ``_index_to_gather`` stages it: one ``gather``
+    whose index vector holds, in axis order, the broadcast advanced indices (ints among them), the starts of
+    unit-step partial slices (their sizes the slice sizes) and iota index arrays of other-step slices
+    (reversed for negative steps, the result ``rev``'ed back); Nones are ``expand_dims`` of the result."""
+    adv_pos = [k for k, it in enumerate(items) if it is not None and not isinstance(it, slice)]
+    contiguous = all(b - a == 1 for a, b in zip(adv_pos, adv_pos[1:]))
+    # the advanced indices normalized in index order (ints statically), x axes they index
+    adv, adv_x = [], []
+    xd = 0
+    for it in items:
+        if it is None:
+            continue
+        if not isinstance(it, slice):
+            n = shape[xd]
+            if _is_array_index(it):
+                adv.append(_normalize_array(asarray(it), n))
+            else:
+                i = _static_int(it)
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {xd} with size {n}")
+                adv.append(asarray(i + n if i < 0 else i))
+            adv_x.append(xd)
+        xd += 1
+    offset_dims, collapsed, start_map, gathered, gshape = [], [], [], [], []
+    slice_sizes, newaxis, reversed_dims = [], [], []
+    result_shape = []
+    xd = yd = cy = 0
+    for k, it in enumerate(items):
+        if adv and k == (adv_pos[0] if contiguous else 0):
+            bshape = broadcast_shapes(*[get_aval(a).shape for a in adv])
+            arrs = [broadcast_to(a, bshape) for a in adv]
+            start = len(gshape)
+            gathered.extend((lax._convert(a, np.dtype(np.int32), False), start) for a in arrs)
+            gshape += list(bshape)
+            start_map.extend(adv_x)
+            collapsed.extend(adv_x)
+            result_shape += list(bshape)
+            yd += len(bshape)
+            cy += len(bshape)
+        if k in adv_pos:
+            xd += 1
+            slice_sizes.append(1)
+            continue
+        if it is None:
+            result_shape.append(1)
+            newaxis.append(yd)
+            yd += 1
+            continue
+        n = shape[xd]
+        b, e, st = it.indices(n)
+        size = max(0, (e - b + st - 1) // st) if st > 0 else max(0, (b - e + (-st) - 1) // (-st))
+        result_shape.append(size)
+        if st == 1:
+            if size != n:
+                gathered.append((typed_scalar(b, np.int32, False), len(gshape)))
+                start_map.append(xd)
+            slice_sizes.append(size)
+            offset_dims.append(cy)
+        else:
+            ind = add(asarray(np.int32(b)), lax.mul(asarray(np.int32(st)), _st.iota(np.int32, size)))
+            if st < 0:
+                reversed_dims.append(cy)
+                ind = _la.lax_rev(ind, (0,))
+            slice_sizes.append(1)
+            gathered.append((ind, len(gshape)))
+            start_map.append(xd)
+            gshape.append(size)
+            collapsed.append(xd)
+        cy += 1
+        yd += 1
+        xd += 1
+    if any(d == 0 for d in result_shape):
+        return lax.full(tuple(result_shape), 0, get_aval(x).dtype)
+    if len(gathered) == 1:
+        g = gathered[0][0]
+        index = _st.expand_dims(g, (len(get_aval(g).shape),))
+    else:
+        last = len(gshape)
+        gshape.append(1)
+        index = lax.concatenate([lax.broadcast_in_dim(g, tuple(gshape), tuple(range(i, i + len(get_aval(g).shape))))
+                                 for g, i in gathered], last)
+    dn = _la.GatherDimensionNumbers(offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(sorted(collapsed)),
+                                    start_index_map=tuple(start_map))
+    y = _la.gather_p.bind(x, index, dimension_numbers=dn, slice_sizes=tuple(slice_sizes), indices_are_sorted=False,
+                          unique_indices=False, mode=mode, fill_value=fill_value)
+    if reversed_dims:
+        y = _la.lax_rev(y, tuple(reversed_dims))
+    if newaxis:
+        y = _st.expand_dims(y, tuple(newaxis))
+    return y
+
+
 def getitem(x, idx, mode=None, fill_value=None):
     """``x[idx]``. Mirrors JAX's indexing (out-of-range array indices clamp)."""
     x = asarray(x)
@@ -377,6 +480,10 @@ def getitem(x, idx, mode=None, fill_value=None):
         y = _dynamic_take(x, _normalize(idx, shape), shape)
         if y is not None:
             return y
+    items = _normalize(idx, shape)
+    if any(it is not None and not isinstance(it, slice) and _is_array_index(it) for it in items):
+        m = _la.GatherScatterMode.from_any("promise_in_bounds" if mode is None else mode)
+        return _gather_read(x, items, shape, m, fill_value)
     plan = _Plan(shape, idx)
     y = _static(x, plan.static_items)
     if not plan.adv_axes:
