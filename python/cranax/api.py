@@ -540,8 +540,54 @@ class JitWrapped(Wrapped):
     # -- calling
     def __call__(self, *args, **kwargs):
         try:
-            return self._dispatch(args, kwargs)
-        except _IntOverflow as e:
+            # The steady-state call (positional Arrays and Python scalars of a signature already compiled; no Ref
+            # ever made, nothing traced, jit on, no NaN checks) in this one frame: for a program that runs in a
+            # few µs, each Python layer and list between the call and the executable is a visible part of it.
+            if (not kwargs and not self._has_static and not _state._made[0] and core._state.trace is None
+                    and not _jit_disabled and not dispatch._float_checks):
+                avals = []
+                scalars = False
+                for a in args:
+                    t = type(a)
+                    if t is Array:
+                        avals.append(a.aval)
+                    elif t is float or t is int or t is bool:
+                        avals.append(_leaf_sig(a))
+                        scalars = True
+                    else:
+                        break
+                else:
+                    entry = self._cache.get((_arity_tree(len(args)), tuple(avals), ()))
+                    if entry is not None and not dispatch.no_execution:
+                        if scalars:
+                            bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
+                        else:
+                            bufs = [a._buf for a in args]
+                        if entry.const_bufs:
+                            bufs = entry.const_bufs + bufs
+                        outs = entry.exe.execute(bufs)
+                        if entry.single:
+                            r = _new_array(Array)
+                            r._buf = outs[0]
+                            r.aval = entry.out_avals[0]
+                            r._npy = None
+                            return r
+                        return tree_unflatten(entry.out_tree,
+                                              [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)])
+            if _state.any_refs() and _state._local.__dict__.get("staging"):
+                staged = self._call_staged(args, kwargs)
+                if staged is not _NOT_STAGED:
+                    return staged
+            if self._holder.refs is not None:
+                return self._call_with_refs(args, kwargs)
+            try:
+                return self._call(args, kwargs)
+            except _NeedsPlumbing as e:
+                self._holder.refs = {"plan": (e.ref,)}
+            except _HasRefArgs:
+                self._holder.refs = {"plan": ()}
+            return self._call_with_refs(args, kwargs)
+        except _IntOverflow as e:   # (a try costs nothing on the steady-state path)
             raise self._int_overflow(args, kwargs, e.args[0]) from None
 
     def _int_overflow(self, args, kwargs, value):
@@ -552,55 +598,6 @@ class JitWrapped(Wrapped):
         path = next((n for x, n in zip(leaves, names) if type(x) is int and x == value), "args")
         return OverflowError(f"An overflow was encountered while parsing an argument to a jitted computation, "
                              f"whose argument path is {path}. Got <class 'int'> with value {value}")
-
-    def _dispatch(self, args, kwargs):
-        # The steady-state call (positional Arrays and Python scalars of a signature already compiled; no Ref
-        # ever made, nothing traced, jit on, no NaN checks) in this one frame: for a program that runs in a
-        # few µs, each Python layer and list between the call and the executable is a visible part of it.
-        if (not kwargs and not self._has_static and not _state._made[0] and core._state.trace is None
-                and not _jit_disabled and not dispatch._float_checks):
-            avals = []
-            scalars = False
-            for a in args:
-                t = type(a)
-                if t is Array:
-                    avals.append(a.aval)
-                elif t is float or t is int or t is bool:
-                    avals.append(_leaf_sig(a))
-                    scalars = True
-                else:
-                    break
-            else:
-                entry = self._cache.get((_arity_tree(len(args)), tuple(avals), ()))
-                if entry is not None and not dispatch.no_execution:
-                    if scalars:
-                        bufs = [a._buf if type(a) is Array else _scalar_buffer(a, av) for a, av in zip(args, avals)]
-                    else:
-                        bufs = [a._buf for a in args]
-                    if entry.const_bufs:
-                        bufs = entry.const_bufs + bufs
-                    outs = entry.exe.execute(bufs)
-                    if entry.single:
-                        r = _new_array(Array)
-                        r._buf = outs[0]
-                        r.aval = entry.out_avals[0]
-                        r._npy = None
-                        return r
-                    return tree_unflatten(entry.out_tree,
-                                          [Array._from_buffer(b, av) for b, av in zip(outs, entry.out_avals)])
-        if _state.any_refs() and _state._local.__dict__.get("staging"):
-            staged = self._call_staged(args, kwargs)
-            if staged is not _NOT_STAGED:
-                return staged
-        if self._holder.refs is not None:
-            return self._call_with_refs(args, kwargs)
-        try:
-            return self._call(args, kwargs)
-        except _NeedsPlumbing as e:
-            self._holder.refs = {"plan": (e.ref,)}
-        except _HasRefArgs:
-            self._holder.refs = {"plan": ()}
-        return self._call_with_refs(args, kwargs)
 
     def _call(self, args, kwargs):
         if _jit_disabled or dispatch._float_checks:
