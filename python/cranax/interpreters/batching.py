@@ -342,14 +342,15 @@ def defbroadcasting(prim):
 _jaxpr_cache = weakref.WeakKeyDictionary()   # ClosedJaxpr -> {(size, in_dims): (ClosedJaxpr, consts, out_dims)}
 
 
-def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
+def batch_jaxpr(closed, axis_size, in_dims, force_out=None, keep_call_consts=False):
     """Batches ``closed`` (a ClosedJaxpr) for inputs with batch dims ``in_dims``. Batched inputs of the new
     jaxpr have their batch axis first; returns ``(new_closed, consts, out_dims)`` where the new jaxpr takes
     ``consts`` (unbatched) before the original inputs and each output's batch dim is 0 or ``not_mapped``
-    (0 wherever ``force_out`` asks). Cached per (jaxpr, size, in_dims, force_out)."""
+    (0 wherever ``force_out`` asks). Cached per (jaxpr, size, in_dims, force_out). ``keep_call_consts``: a loop
+    body batched in a user-staged trace, whose jits keep their consts (``partial_eval.keeps_call_consts``)."""
     force_out = (False,) * len(closed.out_avals) if force_out is None else tuple(bool(f) for f in force_out)
     axis_name = _current_axis_name(axis_size)
-    key = (axis_size, tuple(in_dims), force_out, axis_name)
+    key = (axis_size, tuple(in_dims), force_out, axis_name, keep_call_consts)
     try:
         per = _jaxpr_cache.get(closed)
     except TypeError:
@@ -386,7 +387,7 @@ def batch_jaxpr(closed, axis_size, in_dims, force_out=None):
             trace.invalidate()
         return res
 
-    new = trace_to_jaxpr(fun, in_avals)
+    new = trace_to_jaxpr(fun, in_avals, keep_call_consts=keep_call_consts)
     new, consts = new.hoist_consts()
     hit = (new, consts, list(out_dims_box))
     if not any(isinstance(c, Tracer) for c in consts):

@@ -38,6 +38,7 @@ from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
                        treedef_is_leaf)
 from . import ad_util as _ad_util
+from . import jit as _jit
 from . import elementwise as _ew
 from . import library as _lib
 from . import reductions as _red
@@ -63,8 +64,9 @@ def aval_text(a):
 
 def trace_closed(fun, in_avals, debug=None):
     """Traces ``fun`` (flat lists in and out) to ``(ClosedJaxpr without consts, consts)``; ``debug`` (a
-    ``DebugInfo``) is what a tracer error names."""
-    return trace_to_jaxpr(fun, list(in_avals), debug).hoist_consts()
+    ``DebugInfo``) is what a tracer error names. In a user-staged trace a jit in the body keeps the arrays
+    it closes over as its own consts, as JAX prints it (``bind`` hoists them where the body is run)."""
+    return trace_to_jaxpr(fun, list(in_avals), debug, keep_call_consts=_pe.keeps_call_consts()).hoist_consts()
 
 
 def body_debug(fun, traced_for, args):
@@ -241,6 +243,8 @@ def _while_eval_refs(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 def _control_primitive(name, abstract_eval, wire, pp_params=None):
     p = Primitive(name, multiple_results=True)
+    plain_bind = p.bind
+    p.bind = lambda *args, **params: _jit.bind_hoisting(p, plain_bind, args, params)
     p.abstract_eval = abstract_eval
     p.impl = _compiled_impl(p)
     if pp_params is not None:
@@ -812,7 +816,8 @@ _batching.batching_rules[_identity_p] = lambda vals, dims: (list(vals), list(dim
 def batch_closed(closed, size, in_batched, force_out):
     """``batching.batch_jaxpr`` with flags: inputs where ``in_batched`` have a leading batch axis; returns
     ``(jaxpr, consts, out_batched)``."""
-    j, consts, dims = _batching.batch_jaxpr(closed, size, [0 if b else None for b in in_batched], force_out)
+    j, consts, dims = _batching.batch_jaxpr(closed, size, [0 if b else None for b in in_batched], force_out,
+                                            keep_call_consts=_pe.keeps_call_consts())
     return j, consts, [d is not None for d in dims]
 
 
@@ -1445,3 +1450,44 @@ def map(f, xs, *, batch_size=None):
     return ys
 
 
+
+
+# ----------------------------------------------------------------------------------------------- nested consts
+
+def _scan_hoist_rule(params):
+    j, consts = _jit.const_free(params["jaxpr"])
+    k = len(consts)
+    new = dict(params, jaxpr=j, num_consts=params["num_consts"] + k)
+    if params.get("linear") is not None:
+        new["linear"] = (False,) * k + tuple(params["linear"])
+    return new, [(0, consts)]
+
+
+def _while_hoist_rule(params):
+    cj, cc = _jit.const_free(params["cond_jaxpr"])
+    bj, bc = _jit.const_free(params["body_jaxpr"])
+    new = dict(params, cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=params["cond_nconsts"] + len(cc),
+               body_nconsts=params["body_nconsts"] + len(bc))
+    return new, [(0, cc), (params["cond_nconsts"], bc)]
+
+
+def _cond_hoist_rule(params):
+    pairs = [_jit.const_free(b) for b in params["branches"]]
+    everything = [c for _, cs in pairs for c in cs]
+    branches, lo = [], 0
+    for j, cs in pairs:
+        # every branch takes all branches' consts; its own are its leading inputs, the others' unused
+        inner = j.jaxpr
+        own, rest = inner.invars[:len(cs)], inner.invars[len(cs):]
+        before = [Var(get_aval(c)) for c in everything[:lo]]
+        after = [Var(get_aval(c)) for c in everything[lo + len(cs):]]
+        new = Jaxpr([], before + list(own) + after + list(rest), list(inner.outvars), list(inner.eqns))
+        new.debug_info = getattr(inner, "debug_info", None)
+        branches.append(ClosedJaxpr(new, []))
+        lo += len(cs)
+    return dict(params, branches=tuple(branches)), [(1, everything)]
+
+
+_jit.nested_hoist_rules[scan_p] = _scan_hoist_rule
+_jit.nested_hoist_rules[while_p] = _while_hoist_rule
+_jit.nested_hoist_rules[cond_p] = _cond_hoist_rule

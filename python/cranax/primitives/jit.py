@@ -15,7 +15,7 @@ from ..interpreters import ad, batching, lowering
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.eval import eval_jaxpr
-from ..jaxpr import ClosedJaxpr, Jaxpr, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from . import state as _state
 
 __all__ = ["jit_p", "JitPrimitive", "close_over", "program_jaxpr"]
@@ -72,35 +72,98 @@ _hoisted_cache = weakref.WeakKeyDictionary()
 _holds_cache = weakref.WeakKeyDictionary()
 
 
+# How a call or control-flow equation whose sub-jaxprs hold consts (user-staged: a jit inside a loop body keeps
+# the arrays it closes over, as JAX prints it) takes them as operands instead: ``rule(params)`` returns
+# ``(params with const-free sub-jaxprs, [(operand position, const values inserted there)])``. control_flow
+# registers scan's, while's and cond's.
+nested_hoist_rules = {}
+
+
+def _sub_closed(params):
+    for v in params.values():
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(x, ClosedJaxpr):
+                yield x
+
+
 def _holds_consts(closed):
-    """Whether ``closed`` or a call nested in it (jits only: user-staged consts live nowhere else) has
-    consts of its own jaxpr."""
+    """Whether ``closed`` or a call or loop nested in it has consts of its own jaxpr (user-staged consts live
+    in jits, and in the loop bodies holding such jits)."""
     hit = _holds_cache.get(closed)
     if hit is None:
-        hit = bool(closed.consts) or any(e.primitive is jit_p and _holds_consts(e.params["jaxpr"])
-                                         for e in closed.jaxpr.eqns)
+        hit = bool(closed.consts) or any(_eqn_holds(e) for e in closed.jaxpr.eqns)
         _holds_cache[closed] = hit
     return hit
 
 
+def _eqn_holds(eqn):
+    return eqn.primitive in nested_hoist_rules and any(_holds_consts(c) for c in _sub_closed(eqn.params))
+
+
+def hoist_nested(closed):
+    """``closed`` with every const held inside its equations (a nested jit's, a loop body's jit's) moved to
+    ``closed``'s own consts, those equations taking them as operands: what lowering takes (it inlines
+    const-free sub-jaxprs only)."""
+    j = closed.jaxpr
+    if not any(_eqn_holds(e) for e in j.eqns):
+        return closed
+    constvars, consts, eqns = list(j.constvars), list(closed.consts), []
+    for e in j.eqns:
+        if not _eqn_holds(e):
+            eqns.append(e)
+            continue
+        params, groups = nested_hoist_rules[e.primitive](e.params)
+        invars = list(e.invars)
+        for pos, vals in sorted(groups, key=lambda g: -g[0]):   # from the back: earlier positions stay valid
+            vs = [Var(get_aval(v)) for v in vals]
+            constvars += vs
+            consts += list(vals)
+            invars[pos:pos] = vs
+        eqns.append(JaxprEqn(invars, e.outvars, e.primitive, params, e.src))
+    new = Jaxpr(constvars, list(j.invars), list(j.outvars), eqns)
+    new.debug_info = getattr(j, "debug_info", None)
+    return ClosedJaxpr(new, consts)
+
+
+def const_free(closed):
+    """``(closed without consts, taking them first; the consts)``, nested ones included."""
+    return hoist_nested(closed).hoist_consts()
+
+
+def _jit_hoist_rule(params):
+    j, consts = const_free(params["jaxpr"])
+    return dict(params, jaxpr=j), [(0, consts)]
+
+
+nested_hoist_rules[jit_p] = _jit_hoist_rule
+
+
 def _hoisted(closed):
-    """``closed`` re-staged with every nested call's consts hoisted (``bind`` does it outside a user-staged
-    trace), then its own consts made leading inputs: ``(const-free jaxpr, consts as device arrays)``. Once
-    per jaxpr, so the compiled program and its const buffers are reused."""
+    """``closed`` with every nested call's consts hoisted, then its own consts made leading inputs:
+    ``(const-free jaxpr, consts as device arrays)``. Once per jaxpr, so the compiled program and its const
+    buffers are reused."""
     hit = _hoisted_cache.get(closed)
     if hit is None:
-        restaged = pe.trace_to_jaxpr(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), closed.in_avals)
-        j, consts = restaged.hoist_consts()
+        j, consts = const_free(closed)
         hit = _hoisted_cache[closed] = (j, [c if isinstance(c, (Array, Tracer)) else _from_host(c) for c in consts])
     return hit
 
 
 def program_jaxpr(closed):
     """``closed`` (a user-staged jaxpr: AOT ``trace``) as lowering takes it: unchanged unless a nested call
-    holds consts, else re-staged with those hoisted into ``closed``'s own consts (program inputs)."""
-    if not any(e.primitive is jit_p and _holds_consts(e.params["jaxpr"]) for e in closed.jaxpr.eqns):
-        return closed
-    return pe.trace_to_jaxpr(lambda *a: eval_jaxpr(closed.jaxpr, closed.consts, *a), closed.in_avals)
+    holds consts, else with those hoisted into ``closed``'s own consts (program inputs)."""
+    return hoist_nested(closed)
+
+
+def bind_hoisting(prim, bind, args, params):
+    """``bind(*args, **params)`` of a control-flow primitive; outside a user-staged trace, consts its bodies'
+    jits hold (a user-staged jaxpr evaluated or compiled) become leading operands first."""
+    if not pe.keeps_call_consts() and any(_holds_consts(c) for c in _sub_closed(params)):
+        params, groups = nested_hoist_rules[prim](params)
+        args = list(args)
+        for pos, vals in sorted(groups, key=lambda g: -g[0]):
+            args[pos:pos] = vals
+    return bind(*args, **params)
 
 
 def _call(consts, args, jaxpr, name):
