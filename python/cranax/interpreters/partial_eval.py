@@ -317,7 +317,7 @@ def is_user_const(x):
 
 
 def _array_serial():
-    from ..array import _serials
+    from ..array import _serials   # why: array imports the interpreters; read once per staging begun
     return next(_serials)
 
 

@@ -148,7 +148,6 @@ from ..primitives.custom_solvers import custom_linear_solve, custom_root, linear
 __all__ += ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 # cranax's helpers that JAX 0.10.2's lax lacks stay out of its namespace (the primitive families keep them)
-for _n in ("div_floor_int", "ndtri", "ndtri_p", "random_gamma_grad_p", "zeros_like_array"):
-    globals().pop(_n, None)
-__all__ = [_n for _n in __all__ if _n in globals()]
-del _n
+del div_floor_int, ndtri, ndtri_p, random_gamma_grad_p, zeros_like_array  # noqa: F821
+__all__ = [n for n in __all__ if n not in ("div_floor_int", "ndtri", "ndtri_p", "random_gamma_grad_p",
+                                           "zeros_like_array")]

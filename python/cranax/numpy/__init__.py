@@ -146,10 +146,4 @@ __all__ = __all__ + ["bitwise_left_shift", "bitwise_right_shift", "frexp", "pack
 from ._scalar_types import bfloat16  # noqa: E402
 __all__ = __all__ + ["bfloat16"]
 
-
-def __getattr__(name):
-    # JAX 0.10.2 removed ``fix`` with this text
-    if name == "fix":
-        raise AttributeError("jax.numpy.fix was deprecated in JAX v0.9.0, and will be removed in JAX v0.10.0. "
-                             "Use jax.numpy.trunc instead.")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from ._removed import __getattr__  # noqa: E402,F401  (JAX's texts for names JAX 0.10.2 removed)

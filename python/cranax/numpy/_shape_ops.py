@@ -10,6 +10,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..api import jit
+from ..api_vmap import vmap
 from ..core import Tracer, get_aval, typed_scalar
 from ..errors import ConcretizationTypeError
 from ..primitives import library as _la
@@ -77,7 +78,6 @@ def atleast_3d(*arys):
 
 def _rows_mapped(fun, tup):
     """``vmap(fun)(tup)``: JAX's stacking functions map over an array's rows rather than unstack it."""
-    from ..api_vmap import vmap
     return vmap(fun)(tup)
 
 

@@ -6,6 +6,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..array import Array
 from ..core import Tracer, TypedScalar, get_aval
 from ._promotion import (_broadcast_shapes, _broadcast_to, _operand, _promote, _shape_tuple, asarray,
                          astype)
@@ -240,7 +241,6 @@ def concatenate(arrays, axis=0, dtype=None):
 def _is_plain_array(x):
     """An array (not a list) of numbers: JAX's joins take its leading axis as the sequence, without
     unstacking it (typed key arrays join element-wise through ``_keys_joined``)."""
-    from ..array import Array
     return (isinstance(x, (_np.ndarray, Array, Tracer)) and type(x) is not TypedScalar
             and not _dtypes.issubdtype(getattr(x, "dtype", None), _dtypes.prng_key))
 
