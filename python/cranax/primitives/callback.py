@@ -208,6 +208,10 @@ debug_print_p.abstract_eval = lambda *avals, **params: []
 # JAX prints these tuple params with str() (quoted strings inside).
 debug_print_p.pp_params = lambda eqn: sorted(
     (k, str(v) if k in ("np_printoptions", "static_args") else v) for k, v in eqn.params.items())
+# JAX's callback param is a plain function, printed as Python prints it (address masked by the printer)
+debug_callback_p.pp_params = lambda eqn: sorted(
+    (k, f"<function debug_callback.<locals>._debug_callback.<locals>._flat_callback at 0x{id(v):x}>"
+     if k == "callback" else v) for k, v in eqn.params.items())
 # Effects: the core keeps io/debug callbacks even when their results are unused (``Prim::is_effectful``),
 # and runs them in program order on the device's one stream, so ``ordered=`` holds for every call.
 
