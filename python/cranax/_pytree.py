@@ -643,11 +643,10 @@ class PyTreeDef:
         return build(leaves, self._spec)
 
     def _leaf_count_error(self, got):
+        # JAX 0.10.2's words (the count it got only when too few)
         if got < self._num_leaves:
-            raise ValueError(f"Too few leaves for PyTreeDef; expected {self._num_leaves}, "
-                             f"got {got}. (treedef: {self})")
-        raise ValueError(f"Too many leaves for PyTreeDef; expected {self._num_leaves}, "
-                         f"got {got}. (treedef: {self})")
+            raise ValueError(f"Too few leaves for PyTreeDef; expected {self._num_leaves}, got {got}")
+        raise ValueError(f"Too many leaves for PyTreeDef; expected {self._num_leaves}.")
 
     def flatten_up_to(self, tree):
         """The subtrees of ``tree`` at this structure's leaf positions (this must be a prefix of
