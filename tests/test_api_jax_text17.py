@@ -195,6 +195,33 @@ def text_cases(jax, jnp, lax):
     r["assoc_bool"] = lambda: mj(lambda v: lax.associative_scan(jnp.logical_or, v))(jnp.array([False, True, False]))
     r["assoc_tree"] = lambda: lax.associative_scan(lambda a, b: (a[0] + b[0], a[1] * b[1]),
                                                    (jnp.arange(4.), jnp.arange(1, 5)))
+
+    # guides: debugging, callbacks, custom derivatives, pytrees
+    r["debug_callback_jaxpr"] = lambda: mj(lambda x: (jax.debug.callback(lambda v: None, x), x)[1])(1.)
+    r["pure_callback_jaxpr"] = lambda: mj(lambda x: jax.pure_callback(
+        np.sin, jax.ShapeDtypeStruct((3,), jnp.float32), x))(jnp.ones(3))
+
+    @jax.custom_jvp
+    def log1pexp(x):
+        return jnp.log(1. + jnp.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return log1pexp(x), t * (1 - 1 / (1 + jnp.exp(x)))
+    r["custom_jvp_grad"] = lambda: jax.grad(log1pexp)(100.)
+    r["custom_jvp_grad_jaxpr"] = lambda: mj(jax.grad(log1pexp))(3.)
+
+    @jax.custom_vjp
+    def clip_gradient(lo, hi, x):
+        return x
+    clip_gradient.defvjp(lambda lo, hi, x: (x, (lo, hi)),
+                         lambda res, g: (None, None, jnp.clip(g, res[0], res[1])))
+    r["custom_vjp_grad_jaxpr"] = lambda: mj(jax.grad(lambda x: clip_gradient(-0.75, 0.75, jnp.sin(x))))(2.)
+    tu = jax.tree_util
+    r["unflatten_too_few"] = lambda: tu.tree_unflatten(tu.tree_structure([1, 2]), [1])
+    r["unflatten_too_many"] = lambda: tu.tree_unflatten(tu.tree_structure([1, 2]), [1, 2, 3])
+    r["tree_map_mismatch"] = lambda: jax.tree.map(lambda a, b: a + b, [1, 2], [1, 2, 3])
     return r
 
 
@@ -542,6 +569,14 @@ JAX_OUT = {
     'assoc_jaxpr_rev': '{ lambda ; a:f32[5]. let\n    b:f32[5] = rev[dimensions=(0,)] a\n    c:f32[2] = slice[limit_indices=(4,) start_indices=(0,) strides=(2,)] b\n    d:f32[2] = slice[limit_indices=(5,) start_indices=(1,) strides=(2,)] b\n    e:f32[2] = max c d\n    f:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(2,)] e\n    g:f32[1] = slice[limit_indices=(2,) start_indices=(1,) strides=(2,)] e\n    h:f32[1] = max f g\n    i:f32[0] = slice[limit_indices=(0,) start_indices=(0,) strides=(1,)] h\n    j:f32[0] = slice[limit_indices=(2,) start_indices=(2,) strides=(2,)] e\n    k:f32[0] = max i j\n    l:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] e\n    m:f32[1] = concatenate[dimension=0] l k\n    n:f32[2] = pad[padding_config=((0, 1, 1),)] m 0.0:f32[]\n    o:f32[2] = pad[padding_config=((1, 0, 1),)] h 0.0:f32[]\n    p:f32[2] = add n o\n    q:f32[2] = slice[limit_indices=(5,) start_indices=(2,) strides=(2,)] b\n    r:f32[2] = max p q\n    s:f32[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] b\n    t:f32[3] = concatenate[dimension=0] s r\n    u:f32[5] = pad[padding_config=((0, 0, 1),)] t 0.0:f32[]\n    v:f32[5] = pad[padding_config=((1, 1, 1),)] p 0.0:f32[]\n    w:f32[5] = add u v\n    x:f32[5] = rev[dimensions=(0,)] w\n  in (x,) }',
     'assoc_bool': '{ lambda ; a:bool[3]. let\n    b:bool[1] = slice[limit_indices=(2,) start_indices=(0,) strides=(2,)] a\n    c:bool[1] = slice[limit_indices=(3,) start_indices=(1,) strides=(2,)] a\n    d:bool[1] = or b c\n    e:bool[1] = slice[limit_indices=(3,) start_indices=(2,) strides=(2,)] a\n    f:bool[1] = or d e\n    g:bool[1] = slice[limit_indices=(1,) start_indices=(0,) strides=(1,)] a\n    h:bool[2] = concatenate[dimension=0] g f\n    i:bool[3] = pad[padding_config=((0, 0, 1),)] h False:bool[]\n    j:bool[3] = pad[padding_config=((1, 1, 1),)] d False:bool[]\n    k:bool[3] = or i j\n  in (k,) }',
     'assoc_tree': '([0.0, 1.0, 3.0, 6.0] float32 weak=False, [1, 2, 6, 24] int32 weak=False)',
+    'debug_callback_jaxpr': '{ lambda ; a:f32[]. let\n    debug_callback[\n      callback=<function debug_callback.<locals>._debug_callback.<locals>._flat_callback at 0xXXXXXXXXXXXX>\n      effect=Debug\n      partitioned=False\n    ] a\n  in (a,) }',
+    'pure_callback_jaxpr': "{ lambda ; a:f32[3]. let\n    b:f32[3] = pure_callback[\n      callback=_FlatCallback(callback_func=<ufunc 'sin'>, in_tree=PyTreeDef(((*,), {})))\n      result_avals=(ShapedArray(float32[3]),)\n      sharding=None\n      vmap_method=None\n    ] a\n  in (b,) }",
+    'custom_jvp_grad': '1.0 float32 weak=True',
+    'custom_jvp_grad_jaxpr': '{ lambda ; a:f32[]. let\n    _:f32[] = custom_jvp_call[\n      name=log1pexp\n      call_jaxpr={ lambda ; b:f32[]. let\n          c:f32[] = exp b\n          d:f32[] = add 1.0:f32[] c\n          e:f32[] = log d\n        in (e,) }\n      jvp=log1pexp_jvp\n      symbolic_zeros=False\n    ] a\n    f:f32[] = exp a\n    g:f32[] = add 1.0:f32[] f\n    h:f32[] = div 1.0:f32[] g\n    i:f32[] = sub 1.0:f32[] h\n    j:f32[] = mul 1.0:f32[] i\n  in (j,) }',
+    'custom_vjp_grad_jaxpr': '{ lambda ; a:f32[]. let\n    _:f32[] = sin a\n    b:f32[] = cos a\n    c:f32[] = jit[\n      name=clip\n      jaxpr={ lambda ; d:f32[] e:f32[] f:f32[]. let\n          g:f32[] = max e d\n          c:f32[] = min f g\n        in (c,) }\n    ] 1.0:f32[] -0.75:f32[] 0.75:f32[]\n    h:f32[] = mul c b\n  in (h,) }',
+    'unflatten_too_few': 'ValueError: Too few leaves for PyTreeDef; expected 2, got 1',
+    'unflatten_too_many': 'ValueError: Too many leaves for PyTreeDef; expected 2.',
+    'tree_map_mismatch': 'ValueError: pytree structure error: different lengths of list at key path\n    tree_map tree\nAt that key path, the prefix pytree tree_map tree has a subtree of type list of length 2, but the full pytree has a subtree of the same type but of length 3.',
 }
 
 
