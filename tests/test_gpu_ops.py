@@ -27,6 +27,7 @@ import cranax as jax
 import cranax.lax as lax
 from cranax import _core
 from cranax.primitives.ad_util import add_any_p
+from cranax.primitives.elementwise import ndtri_p
 
 from denormals import flush
 from op_records import ELEMENTWISE_KINDS, OPS, RECORDS, registered_primitives
@@ -86,7 +87,8 @@ def pow_ulps(args, want):
 
 # Primitives whose `cranax.lax` function is named differently.
 CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
-         "add_any": add_any_p.bind}  # the transformations' own sum of tangents
+         "add_any": add_any_p.bind,  # the transformations' own sum of tangents
+         "ndtri": ndtri_p.bind}  # (jax.lax has no ndtri: scipy.special.ndtri binds it)
 
 
 def values(dt):
