@@ -587,6 +587,9 @@ _CALLS = [
     _r("random_gamma", "library", tested_in=("test_random_distributions.py::test_random_gamma_p_transforms",)),
     # the sum of two tangents / cotangents of one value
     _r("add_any", "internal", linear=True, tested_in=("test_autodiff.py::test_select_n_and_where",)),
+    # the placeholder cond's partial evaluation puts in residual slots a branch does not fill (JAX's empty2)
+    _r("empty2", "internal", tested_in=("test_api_jax_text17.py::test_output_as_jax",
+                                        "test_api_jax_text17.py::test_cond_grad_values")),
     # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)
     _r("remat2", "call", linear=True,
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),

@@ -202,5 +202,7 @@ def test_lax_exports_the_primitives_under_jax_names():
         assert p.name in (n[:-2], n[:-2].replace("_", "-")) or (n, p.name) == ("linear_solve_p", "custom_linear_solve"), \
             (n, p.name)
     prims = {getattr(cranax.lax, n) for n in exported}
-    unexported = sorted(r.name for r in RECORDS if r.kind in ELEMENTWISE_KINDS and BY_NAME[r.name] not in prims)
+    # (JAX 0.10.2's jax.lax has no ndtri_p nor random_gamma_grad_p: scipy.special and random bind them)
+    unexported = sorted(r.name for r in RECORDS if r.kind in ELEMENTWISE_KINDS and BY_NAME[r.name] not in prims
+                        and r.name not in ("ndtri", "random_gamma_grad"))
     assert not unexported, f"elementwise primitives cranax.lax does not export as <name>_p: {unexported}"

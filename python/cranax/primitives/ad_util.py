@@ -63,6 +63,9 @@ def _empty2_inline(eqn):
 empty2_p = standard_primitive("empty2", _empty2_abstract)
 empty2_p.inline_jaxpr = staticmethod(_empty2_inline)
 _batching.batching_rules[empty2_p] = lambda vals, dims, **params: (empty2_p.bind(**params), None)
+# (no inputs: a constant, whose tangent is zero)
+_ad.jvp_rules[empty2_p] = lambda primals, tangents, **params: (
+    empty2_p.bind(**params), _ad.Zero(ShapedArray((), np.dtype(params["dtype"]))))
 
 
 def empty_like(aval):
