@@ -695,3 +695,16 @@ def test_wrapping_and_big_exponents():
     for y in (2**40, 2**31 + 5):
         want = [(lambda r: r - 2**32 if r >= 2**31 else r)(pow(v, y, 2**32)) for v in range(5)]
         np.testing.assert_array_equal(jnp.arange(5) ** y, want)
+
+
+def test_aot_program_inlines_closed_over_scalars():
+    # the Traced jaxpr keeps the closed-over scalar as a const (JAX's text); the compiled program takes it
+    # as a literal, as a jit compile does, and computes the same values
+    c, v = jnp.array(0.1), jnp.array([1.0, 2.0])
+    f = jax.jit(lambda x: x * c + v)
+    traced = f.trace(jnp.ones(2))
+    assert len(traced.jaxpr.consts) == 2
+    from cranax.primitives.jit import program_jaxpr
+    assert len(program_jaxpr(traced.jaxpr).consts) == 1
+    np.testing.assert_allclose(traced.lower().compile()(jnp.ones(2)), np.float32(0.1) + np.array([1.0, 2.0]),
+                               rtol=1e-6)

@@ -15,7 +15,7 @@ from ..interpreters import ad, batching, lowering
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.eval import eval_jaxpr
-from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from . import state as _state
 
 __all__ = ["jit_p", "JitPrimitive", "close_over", "program_jaxpr"]
@@ -150,9 +150,21 @@ def _hoisted(closed):
 
 
 def program_jaxpr(closed):
-    """``closed`` (a user-staged jaxpr: AOT ``trace``) as lowering takes it: unchanged unless a nested call
-    holds consts, else with those hoisted into ``closed``'s own consts (program inputs)."""
-    return hoist_nested(closed)
+    """``closed`` (a user-staged jaxpr: AOT ``trace``) as lowering takes it: consts nested calls hold
+    hoisted into ``closed``'s own (program inputs), and scalar arrays it closes over inlined as literals
+    (the user-staged jaxpr keeps them as consts, as JAX prints them; a jit compile inlines them)."""
+    closed = hoist_nested(closed)
+    j = closed.jaxpr
+    lits = {v: Literal(c._value_scalar(), v.aval) for v, c in zip(j.constvars, closed.consts)
+            if type(c) is Array and c.aval.shape == () and v not in j.outvars}
+    if not lits:
+        return closed
+    eqns = [JaxprEqn([lits.get(a, a) if isinstance(a, Var) else a for a in e.invars], e.outvars, e.primitive,
+                     e.params, e.src) for e in j.eqns]
+    keep = [(v, c) for v, c in zip(j.constvars, closed.consts) if v not in lits]
+    new = Jaxpr([v for v, _ in keep], list(j.invars), list(j.outvars), eqns)
+    new.debug_info = getattr(j, "debug_info", None)
+    return ClosedJaxpr(new, [c for _, c in keep])
 
 
 def bind_hoisting(prim, bind, args, params):
