@@ -1723,9 +1723,10 @@ def chisquare(key, df, shape=None, dtype=None):
 @jit(static_argnums=(3, 4), inline=True)
 def _f_impl(key, dfnum, dfden, shape, dtype):
     ks = _prng.split(key, (2,))
-    if _f32(dtype):
+    if _f32(dtype) or np.dtype(dtype) == np.float64:
         # XLA's algebraic simplifier turns (chi2n / dfnum) / (chi2d / dfden), with chi2 = 2 * exp(loggamma),
-        # into (en * (2 * dfden)) / (ed * (2 * dfnum)): computed so, float32 draws have JAX's bits
+        # into (en * (2 * dfden)) / (ed * (2 * dfnum)) for float32 and float64 alike: computed so, the draws
+        # have JAX's bits
         two = _prng.const(2, dtype)
         en = lax.exp(_gamma_raw(ks[1], lax.div(dfnum, two), shape, dtype, True))
         ed = lax.exp(_gamma_raw(ks[0], lax.div(dfden, two), shape, dtype, True))
