@@ -439,6 +439,71 @@ def ynn_log1p(x):
     return _ynn_log(x, True)
 
 
+def ynn_sum_last(x):
+    """``sum(x, axis=-1)`` in YNNPACK's order (its float ``sum_k1`` kernel, contiguous last axis): lanes of
+    64 bytes (16 float32 / 8 float64); each block of 4 lane-vectors of the row is summed lanewise, blocks feed
+    a tree of accumulators whose last level is Kahan-compensated, and the lanes are folded in halves
+    (lane i + lane i + w/2 ...) at the end. For a row of at most 16 (8) elements that is the halving fold of
+    the zero-padded row."""
+    dt = _ynn_dtype(x, "ynn_sum_last")
+    shape = tuple(get_aval(x).shape)
+    if not shape:
+        raise ValueError("ynn_sum_last needs an array of rank >= 1")
+    lead, k = shape[:-1], shape[-1]
+    n = 64 // dt.itemsize
+    zeros = lambda: lax.full(lead + (n,), dt.type(0), dt)  # noqa: E731
+    acc = [zeros(), zeros(), zeros()]
+    err = zeros()
+
+    def partial(start, count):
+        # acc[0] += ((c0 + c1) + c2) + c3, the four lane-vectors of the (zero-padded) block
+        blk = lax.slice_in_dim(x, start, start + count, axis=len(lead))
+        if count < 4 * n:
+            blk = lax.pad(blk, dt.type(0), [(0, 0, 0)] * len(lead) + [(0, 4 * n - count, 0)])
+        local = zeros()
+        for j in range(4):
+            local = lax.add(local, lax.slice_in_dim(blk, j * n, (j + 1) * n, axis=len(lead)))
+        acc[0] = lax.add(acc[0], local)
+
+    def accumulate(clock):
+        nonlocal err
+        if clock & 15 == 0:
+            acc[1] = lax.add(acc[1], acc[0])
+            acc[0] = zeros()
+            if clock & 255 == 0:
+                y = lax.sub(acc[1], err)
+                t = lax.add(acc[2], y)
+                e = lax.sub(lax.sub(t, acc[2]), y)
+                finite = lax.lt(lax.abs(e), const(np.inf, dt))
+                err = lax.select(finite, e, zeros())
+                acc[2] = t
+                acc[1] = zeros()
+
+    pos, rem, clock = 0, k, 0
+    while rem >= 16 * n:
+        for _ in range(4):
+            partial(pos, 4 * n)
+            pos += 4 * n
+        rem -= 16 * n
+        clock += 4 * n
+        accumulate(clock)
+    while rem >= 4 * n:
+        partial(pos, 4 * n)
+        pos += 4 * n
+        rem -= 4 * n
+        clock += n
+        accumulate(clock)
+    if rem > 0:
+        partial(pos, rem)
+    accumulate(0)
+    v = lax.add(zeros(), acc[2])
+    w = n
+    while w > 1:
+        w //= 2
+        v = lax.add(lax.slice_in_dim(v, 0, w, axis=len(lead)), lax.slice_in_dim(v, w, 2 * w, axis=len(lead)))
+    return lax.add(lax.full(lead, dt.type(0), dt), lax.reshape(v, lead))
+
+
 # Lanczos (g = 7, n = 9) coefficients, as XLA's lgamma decomposition uses them (rounded to float32 there).
 _LANCZOS_G = 7.0
 _LANCZOS_BASE = 0.99999999999980993227684700473478

@@ -1255,7 +1255,9 @@ def _gamma_one(key, alpha, log_space):
         log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
         skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
-        return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
+        # log_space == "ynn": the two logs run in YNNPACK, where XLA fuses them into dirichlet's softmax
+        log = _prng.ynn_log if log_space == "ynn" else _prng.log
+        return lax.add(lax.add(log(d), log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
     boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
@@ -1305,13 +1307,15 @@ def _make_gamma(log_space):
 
 _gamma_cjvp = _make_gamma(False)
 _loggamma_cjvp = _make_gamma(True)
+_loggamma_ynn_cjvp = _make_gamma("ynn")
 
 
 def _gamma_raw(key, a, shape, dtype, log_space):
     a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
     if tuple(get_aval(a).shape) != tuple(shape):
         a = jnp.broadcast_to(a, shape)
-    return (_loggamma_cjvp if log_space else _gamma_cjvp)(key, a)
+    fn = _loggamma_ynn_cjvp if log_space == "ynn" else _loggamma_cjvp if log_space else _gamma_cjvp
+    return fn(key, a)
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
@@ -1373,11 +1377,17 @@ def beta(key, a, b, shape=None, dtype=None):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _dirichlet_impl(key, alpha, shape, dtype):
-    lg = _gamma_raw(key, alpha, shape + tuple(get_aval(alpha).shape[-1:]), dtype, True)
+    ynn = np.dtype(dtype) in (np.float32, np.float64)
+    lg = _gamma_raw(key, alpha, shape + tuple(get_aval(alpha).shape[-1:]), dtype, "ynn" if ynn else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
-    # reciprocal
-    e = jnp.exp(jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True))))
-    return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+    # reciprocal; for float32/float64 the whole tail (the log-gamma's last logs, max, exp, sum) is one
+    # YNNPACK fusion, so its exp is YNNPACK's
+    x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
+    if not ynn:
+        e = jnp.exp(x)
+        return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+    e = _prng.ynn_exp(x)
+    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
@@ -1915,9 +1925,17 @@ def generalized_normal(key, p, shape=(), dtype=None):
 def _ball_impl(key, p, d, shape, dtype):
     ks = _prng.split(key, (2,))
     g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
-    e = _exponential_impl(ks[1], shape, dtype)
-    r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
-    return jnp.divide(g, r[..., None])
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        e = _exponential_impl(ks[1], shape, dtype)
+        r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
+        return jnp.divide(g, r[..., None])
+    # XLA:CPU fuses the norm into one YNNPACK reduce fusion: the exponential's log1p is YNNPACK's, the sum
+    # runs in YNNPACK's order, and g / s**(1/p) is simplified to g * s**-(1/p) (pow is the C library's in
+    # both)
+    u = _uniform_raw(ks[1], 0., 1., shape, dtype)
+    e = lax.neg(_prng.ynn_log1p(lax.neg(u)))
+    s = jnp.add(_prng.ynn_sum_last(jnp.power(jnp.abs(g), p)), e)
+    return jnp.multiply(g, jnp.power(s, lax.neg(jnp.divide(1, p)))[..., None])
 
 
 def ball(key, d, p=2, shape=(), dtype=None):
