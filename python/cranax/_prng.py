@@ -395,7 +395,10 @@ def ynn_exp(x):
     exp2_b = lax.select(lax.ne(x, x), x, exp2_b)
     r2 = lax.mul(r, r)
     exp2_r = fma(r2, _ynn_poly(p, r, r2), r)
-    out = fma(exp2_b, exp2_r, exp2_b)
+    # fma(2^b, e, 2^b) rounds 2^b * (1 + e) once; 2^b is a power of two, so that is 2^b * fl(1 + e) wherever
+    # the result is normal (a subnormal one is flushed either way), and it keeps the float64 fma emulation
+    # away from 2^b near 2**-1022, where its partial products would underflow
+    out = lax.mul(exp2_b, lax.add(c(1.0), exp2_r))
     return lax.select(lax.eq(exp2_b, c(np.inf)), exp2_b, out)
 
 
@@ -437,6 +440,16 @@ def ynn_log(x):
 def ynn_log1p(x):
     """``log1p`` as YNNPACK computes it (float32, float64)."""
     return _ynn_log(x, True)
+
+
+# XLA:CPU hands an instruction to YNNPACK only when it or one of its operands has at least this many
+# elements (``IsInstructionPreferredByYnn``); smaller ones keep XLA's own kernels.
+YNN_MIN_ELEMENTS = 4096
+
+
+def ynn_sized(shape):
+    """Whether XLA:CPU would run an operation over an array of ``shape`` in YNNPACK."""
+    return int(np.prod(shape, dtype=np.int64)) >= YNN_MIN_ELEMENTS
 
 
 def ynn_sum_last(x):

@@ -1377,11 +1377,12 @@ def beta(key, a, b, shape=None, dtype=None):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _dirichlet_impl(key, alpha, shape, dtype):
-    ynn = np.dtype(dtype) in (np.float32, np.float64)
-    lg = _gamma_raw(key, alpha, shape + tuple(get_aval(alpha).shape[-1:]), dtype, "ynn" if ynn else True)
+    full = shape + tuple(get_aval(alpha).shape[-1:])
+    ynn = np.dtype(dtype) in (np.float32, np.float64) and _prng.ynn_sized(full)
+    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if ynn else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
-    # reciprocal; for float32/float64 the whole tail (the log-gamma's last logs, max, exp, sum) is one
-    # YNNPACK fusion, so its exp is YNNPACK's
+    # reciprocal; for float32/float64 draws of at least 4096 elements the tail (the log-gamma's last logs,
+    # max, exp, sum) runs in YNNPACK, so its exp, logs and summation order are YNNPACK's
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
     if not ynn:
         e = jnp.exp(x)
@@ -1932,9 +1933,12 @@ def _ball_impl(key, p, d, shape, dtype):
     # XLA:CPU fuses the norm into one YNNPACK reduce fusion: the exponential's log1p is YNNPACK's, the sum
     # runs in YNNPACK's order, and g / s**(1/p) is simplified to g * s**-(1/p) (pow is the C library's in
     # both)
+    # (each part only where it spans >= 4096 elements: the exponential's log1p when shape does, the sum
+    # when shape + (d,) does)
     u = _uniform_raw(ks[1], 0., 1., shape, dtype)
-    e = lax.neg(_prng.ynn_log1p(lax.neg(u)))
-    s = jnp.add(_prng.ynn_sum_last(jnp.power(jnp.abs(g), p)), e)
+    e = lax.neg((_prng.ynn_log1p if _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
+    gp = jnp.power(jnp.abs(g), p)
+    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else jnp.sum(gp, axis=-1), e)
     return jnp.multiply(g, jnp.power(s, lax.neg(jnp.divide(1, p)))[..., None])
 
 
