@@ -442,6 +442,30 @@ def ynn_log1p(x):
     return _ynn_log(x, True)
 
 
+def xla_sum_last(x):
+    """``sum(x, axis=-1)`` in XLA:CPU's own order (where YNNPACK does not take the reduce): a row of at most
+    32 is added left to right; a longer one is zero-padded (low half of the padding first) to a multiple of
+    32 and summed in windows of 32 (XLA's tree-reduction rewrite), the window sums reduced the same way."""
+    shape = tuple(get_aval(x).shape)
+    if not shape:
+        raise ValueError("xla_sum_last needs an array of rank >= 1")
+    dt = get_aval(x).dtype
+    ax = len(shape) - 1
+    k = shape[-1]
+    if k == 0:
+        return lax.full(shape[:-1], dt.type(0), dt)
+    if k <= 32:
+        s = lax.squeeze(lax.slice_in_dim(x, 0, 1, axis=ax), (ax,))
+        for i in range(1, k):
+            s = lax.add(s, lax.squeeze(lax.slice_in_dim(x, i, i + 1, axis=ax), (ax,)))
+        return s
+    padded = -(-k // 32) * 32
+    lo = (padded - k) // 2
+    xp = lax.pad(x, dt.type(0), [(0, 0, 0)] * ax + [(lo, padded - k - lo, 0)])
+    windows = lax.reshape(xp, shape[:-1] + (padded // 32, 32))
+    return xla_sum_last(xla_sum_last(windows))
+
+
 # XLA:CPU hands an instruction to YNNPACK only when it or one of its operands has at least this many
 # elements (``IsInstructionPreferredByYnn``); smaller ones keep XLA's own kernels.
 YNN_MIN_ELEMENTS = 4096

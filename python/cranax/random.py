@@ -1386,7 +1386,7 @@ def _dirichlet_impl(key, alpha, shape, dtype):
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
     if not ynn:
         e = jnp.exp(x)
-        return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+        return jnp.multiply(e, jnp.reciprocal(_prng.xla_sum_last(e))[..., None])
     e = _prng.ynn_exp(x)
     return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
 
@@ -1938,7 +1938,10 @@ def _ball_impl(key, p, d, shape, dtype):
     u = _uniform_raw(ks[1], 0., 1., shape, dtype)
     e = lax.neg((_prng.ynn_log1p if _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
     gp = jnp.power(jnp.abs(g), p)
-    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else jnp.sum(gp, axis=-1), e)
+    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else _prng.xla_sum_last(gp), e)
+    if d == 1:
+        # no broadcast of the norm left to simplify: XLA keeps the division
+        return jnp.divide(g, jnp.power(s, jnp.divide(1, p))[..., None])
     return jnp.multiply(g, jnp.power(s, lax.neg(jnp.divide(1, p)))[..., None])
 
 
