@@ -1387,6 +1387,9 @@ def _dirichlet_impl(key, alpha, shape, dtype):
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
     if not ynn:
         e = jnp.exp(x)
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            # (half floats: jnp.sum accumulates in float32, as JAX's)
+            return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
         return jnp.multiply(e, jnp.reciprocal(_prng.xla_sum_last(e))[..., None])
     e = _prng.ynn_exp(x)
     return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
