@@ -332,6 +332,215 @@ def log1p(x):
     return lax.select(is_small, small, large)
 
 
+# ------------------------------------------------------------------------------ YNNPACK's exp, log, log1p
+# XLA:CPU (jaxlib 0.10.2) hands a fusion rooted at a reduce to YNNPACK (XNNPACK's ``ynnpack/``, a snapshot of
+# late May 2026: kernels ``exp_fp32``, ``log_fp64``, ...): there ``exp``, ``log`` and ``log1p`` are YNNPACK's own
+# polynomials, not XLA's. The samplers whose tail XLA fuses so (dirichlet's softmax over log-gamma draws,
+# ball's norm) call these instead of lax.exp/log/log1p. Same arithmetic, in the same order, with the same
+# fused multiply-adds (YNNPACK's x86 kernels use FMA where the CPU has it; ``fma`` here rounds once too).
+# exp: x = b*ln2 + r, b = round(x*log2e) by the 1.5*2**m magic-number trick, r from a two-part ln2 by FMA,
+# exp(r) - 1 ~= r + r^2*P(r) (P evaluated in even/odd halves on r^2), result = 2^b + 2^b*(exp(r) - 1), 2^b
+# built in the exponent bits (b = -127 gives 0). log: y = 2^e * m with m in [sqrt(1/2), sqrt(2)),
+# log(m) ~= r + r^2*P(r)/Q(r) for r = m - 1, result = e*ln2 + log(m); log1p takes r = x when e = 0.
+
+_YNN_EXP = {
+    F32: ((-4.9866619520e-05, 2.2773783712e-04, 1.4132461511e-03, 8.3242934197e-03, 4.1665628552e-02,
+           1.6666725278e-01, 4.9999994040e-01),
+          6.9314575195e-01, 1.4286067653e-06, -88.02969360351562, 88.72283935546875),
+    F64: ((2.119890244143296032e-09, 2.521079371356939368e-08, 2.755585399809175769e-07, 2.755675838881680360e-06,
+           2.480158976814372031e-05, 1.984127071808468106e-04, 1.388888888680978647e-03, 8.333333332743943569e-03,
+           4.166666666668113195e-02, 1.666666666666796748e-01, 4.999999999999995559e-01),
+          6.93147180369123816490e-01, 1.90821492927058770002e-10, -709.0895657128241, 709.782712893384),
+}
+_YNN_LOG = {
+    F32: ((-5.2293352783e-03, -3.3127889037e-01, -4.9999964237e-01), (3.9658042789e-01, 1.3292170763e+00, 1.0)),
+    F64: ((-2.956046447212538203e-03, -6.691314126082094360e-02, -4.289980732181625789e-01,
+           -1.110965361416291097e+00, -1.242991301338429500e+00, -4.999999999999990008e-01),
+          (3.009181610003072455e-03, 7.942469932969810353e-02, 6.369060590899747742e-01, 2.230802780023532605e+00,
+           3.823696902394678077e+00, 3.152649269343555716e+00, 1.0)),
+}
+
+
+def _ynn_dtype(x, name):
+    dt = get_aval(x).dtype
+    if dt not in (F32, F64):
+        raise TypeError(f"{name} (YNNPACK's) takes float32 or float64, got {dt}")
+    return dt
+
+
+def _ynn_poly(coeffs, x, x2):
+    """YNNPACK's polynomial evaluation (highest term first) in two halves on ``x2``, joined by one FMA."""
+    dt = get_aval(x).dtype
+    shape = get_aval(x).shape
+    y = [lax.full(shape, dt.type(coeffs[0]), dt), lax.full(shape, dt.type(coeffs[1]), dt)]
+    for i in range(2, len(coeffs)):
+        y[i % 2] = fma(x2, y[i % 2], dt.type(coeffs[i]))
+    return fma(x, y[1], y[0]) if len(coeffs) % 2 else fma(x, y[0], y[1])
+
+
+def ynn_exp(x):
+    """``exp`` as YNNPACK computes it (float32, float64)."""
+    dt = _ynn_dtype(x, "ynn_exp")
+    c = lambda v: const(v, dt)  # noqa: E731
+    p, ln2_hi, ln2_lo, min_x, max_x = _YNN_EXP[dt]
+    f32 = dt == F32
+    xc = lax.min(lax.max(x, c(min_x)), c(max_x))
+    magic = c(1.5 * 2.0 ** 23) if f32 else c(1.5 * 2.0 ** 52)
+    b = lax.sub(lax.add(magic, lax.mul(xc, c(1.4426950408889634))), magic)
+    r = fma(b, dt.type(-ln2_hi), xc)
+    r = fma(b, dt.type(-ln2_lo), r)
+    it, bias, mant = (np.dtype(np.int32), 127 + 2 ** 23, 23) if f32 else (np.dtype(np.int64), 1023 + 2 ** 52, 52)
+    bits = lax.bitcast_convert_type(lax.add(b, c(bias)), it)
+    exp2_b = lax.bitcast_convert_type(lax.shift_left(bits, const(mant, it)), dt)
+    exp2_b = lax.select(lax.ne(x, x), x, exp2_b)
+    r2 = lax.mul(r, r)
+    exp2_r = fma(r2, _ynn_poly(p, r, r2), r)
+    # fma(2^b, e, 2^b) rounds 2^b * (1 + e) once; 2^b is a power of two, so that is 2^b * fl(1 + e) wherever
+    # the result is normal (a subnormal one is flushed either way), and it keeps the float64 fma emulation
+    # away from 2^b near 2**-1022, where its partial products would underflow
+    out = lax.mul(exp2_b, lax.add(c(1.0), exp2_r))
+    return lax.select(lax.eq(exp2_b, c(np.inf)), exp2_b, out)
+
+
+def _ynn_log(x, plus_one):
+    dt = _ynn_dtype(x, "ynn_log1p" if plus_one else "ynn_log")
+    c = lambda v: const(v, dt)  # noqa: E731
+    f32 = dt == F32
+    it, mant, emask, bias, mmask = ((np.dtype(np.int32), 23, 0xFF, 127, 0x007FFFFF) if f32 else
+                                    (np.dtype(np.int64), 52, 0x7FF, 1023, 0x000FFFFFFFFFFFFF))
+    one = c(1.0)
+    y = lax.add(x, one) if plus_one else x
+    bits = lax.bitcast_convert_type(y, it)
+    # floor(log2 y) of a positive normal y (AVX-512's getexp; the other cases are patched below)
+    e = lax.convert_element_type(
+        lax.sub(lax.bitwise_and(lax.shift_right_logical(bits, const(mant, it)), const(emask, it)), const(bias, it)),
+        dt)
+    m = lax.bitcast_convert_type(lax.bitwise_or(lax.bitwise_and(bits, const(mmask, it)),
+                                                const(int(np.array(1.0, dt).view(it)), it)), dt)
+    large = lax.gt(m, c(1.41421356237309504880))
+    e = lax.select(large, lax.add(e, one), e)
+    m = lax.select(large, lax.mul(m, c(0.5)), m)
+    r = lax.sub(m, one)
+    if plus_one:
+        r = lax.select(lax.eq(e, c(0.0)), x, r)
+    r2 = lax.mul(r, r)
+    P, Q = _YNN_LOG[dt]
+    log_r = fma(r2, lax.div(_ynn_poly(P, r, r2), _ynn_poly(Q, r, r2)), r)
+    out = fma(e, dt.type(6.93147180559945309e-01), log_r)
+    # zero, subnormal (treated as zero), negative, inf and nan: the primitive's -inf / nan / inf
+    normal = lax.bitwise_and(lax.ge(y, c(np.finfo(dt).tiny)), lax.lt(y, c(np.inf)))
+    return lax.select(normal, out, lax.log1p(x) if plus_one else lax.log(x))
+
+
+def ynn_log(x):
+    """``log`` as YNNPACK computes it (float32, float64)."""
+    return _ynn_log(x, False)
+
+
+def ynn_log1p(x):
+    """``log1p`` as YNNPACK computes it (float32, float64)."""
+    return _ynn_log(x, True)
+
+
+def xla_sum_last(x):
+    """``sum(x, axis=-1)`` in XLA:CPU's own order (where YNNPACK does not take the reduce): a row of at most
+    32 is added left to right; a longer one is zero-padded (low half of the padding first) to a multiple of
+    32 and summed in windows of 32 (XLA's tree-reduction rewrite), the window sums reduced the same way."""
+    shape = tuple(get_aval(x).shape)
+    if not shape:
+        raise ValueError("xla_sum_last needs an array of rank >= 1")
+    dt = get_aval(x).dtype
+    ax = len(shape) - 1
+    k = shape[-1]
+    if k == 0:
+        return lax.full(shape[:-1], dt.type(0), dt)
+    if k <= 32:
+        s = lax.squeeze(lax.slice_in_dim(x, 0, 1, axis=ax), (ax,))
+        for i in range(1, k):
+            s = lax.add(s, lax.squeeze(lax.slice_in_dim(x, i, i + 1, axis=ax), (ax,)))
+        return s
+    padded = -(-k // 32) * 32
+    lo = (padded - k) // 2
+    xp = lax.pad(x, dt.type(0), [(0, 0, 0)] * ax + [(lo, padded - k - lo, 0)])
+    windows = lax.reshape(xp, shape[:-1] + (padded // 32, 32))
+    return xla_sum_last(xla_sum_last(windows))
+
+
+# XLA:CPU hands an instruction to YNNPACK only when it or one of its operands has at least this many
+# elements (``IsInstructionPreferredByYnn``); smaller ones keep XLA's own kernels.
+YNN_MIN_ELEMENTS = 4096
+
+
+def ynn_sized(shape):
+    """Whether XLA:CPU would run an operation over an array of ``shape`` in YNNPACK."""
+    return int(np.prod(shape, dtype=np.int64)) >= YNN_MIN_ELEMENTS
+
+
+def ynn_sum_last(x):
+    """``sum(x, axis=-1)`` in YNNPACK's order (its float ``sum_k1`` kernel, contiguous last axis): lanes of
+    64 bytes (16 float32 / 8 float64); each block of 4 lane-vectors of the row is summed lanewise, blocks feed
+    a tree of accumulators whose last level is Kahan-compensated, and the lanes are folded in halves
+    (lane i + lane i + w/2 ...) at the end. For a row of at most 16 (8) elements that is the halving fold of
+    the zero-padded row."""
+    dt = _ynn_dtype(x, "ynn_sum_last")
+    shape = tuple(get_aval(x).shape)
+    if not shape:
+        raise ValueError("ynn_sum_last needs an array of rank >= 1")
+    lead, k = shape[:-1], shape[-1]
+    n = 64 // dt.itemsize
+    zeros = lambda: lax.full(lead + (n,), dt.type(0), dt)  # noqa: E731
+    acc = [zeros(), zeros(), zeros()]
+    err = zeros()
+
+    def partial(start, count):
+        # acc[0] += ((c0 + c1) + c2) + c3, the four lane-vectors of the (zero-padded) block
+        blk = lax.slice_in_dim(x, start, start + count, axis=len(lead))
+        if count < 4 * n:
+            blk = lax.pad(blk, dt.type(0), [(0, 0, 0)] * len(lead) + [(0, 4 * n - count, 0)])
+        local = zeros()
+        for j in range(4):
+            local = lax.add(local, lax.slice_in_dim(blk, j * n, (j + 1) * n, axis=len(lead)))
+        acc[0] = lax.add(acc[0], local)
+
+    def accumulate(clock):
+        nonlocal err
+        if clock & 15 == 0:
+            acc[1] = lax.add(acc[1], acc[0])
+            acc[0] = zeros()
+            if clock & 255 == 0:
+                y = lax.sub(acc[1], err)
+                t = lax.add(acc[2], y)
+                e = lax.sub(lax.sub(t, acc[2]), y)
+                finite = lax.lt(lax.abs(e), const(np.inf, dt))
+                err = lax.select(finite, e, zeros())
+                acc[2] = t
+                acc[1] = zeros()
+
+    pos, rem, clock = 0, k, 0
+    while rem >= 16 * n:
+        for _ in range(4):
+            partial(pos, 4 * n)
+            pos += 4 * n
+        rem -= 16 * n
+        clock += 4 * n
+        accumulate(clock)
+    while rem >= 4 * n:
+        partial(pos, 4 * n)
+        pos += 4 * n
+        rem -= 4 * n
+        clock += n
+        accumulate(clock)
+    if rem > 0:
+        partial(pos, rem)
+    accumulate(0)
+    v = lax.add(zeros(), acc[2])
+    w = n
+    while w > 1:
+        w //= 2
+        v = lax.add(lax.slice_in_dim(v, 0, w, axis=len(lead)), lax.slice_in_dim(v, w, 2 * w, axis=len(lead)))
+    return lax.add(lax.full(lead, dt.type(0), dt), lax.reshape(v, lead))
+
+
 # Lanczos (g = 7, n = 9) coefficients, as XLA's lgamma decomposition uses them (rounded to float32 there).
 _LANCZOS_G = 7.0
 _LANCZOS_BASE = 0.99999999999980993227684700473478

@@ -1255,7 +1255,9 @@ def _gamma_one(key, alpha, log_space):
         log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
         skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
-        return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
+        # log_space == "ynn": the two logs run in YNNPACK, where XLA fuses them into dirichlet's softmax
+        log = _prng.ynn_log if log_space == "ynn" else _prng.log
+        return lax.add(lax.add(log(d), log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
     boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
@@ -1305,13 +1307,15 @@ def _make_gamma(log_space):
 
 _gamma_cjvp = _make_gamma(False)
 _loggamma_cjvp = _make_gamma(True)
+_loggamma_ynn_cjvp = _make_gamma("ynn")
 
 
 def _gamma_raw(key, a, shape, dtype, log_space):
     a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
     if tuple(get_aval(a).shape) != tuple(shape):
         a = jnp.broadcast_to(a, shape)
-    return (_loggamma_cjvp if log_space else _gamma_cjvp)(key, a)
+    fn = _loggamma_ynn_cjvp if log_space == "ynn" else _loggamma_cjvp if log_space else _gamma_cjvp
+    return fn(key, a)
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
@@ -1373,11 +1377,22 @@ def beta(key, a, b, shape=None, dtype=None):
 
 @jit(static_argnums=(2, 3), inline=True)
 def _dirichlet_impl(key, alpha, shape, dtype):
-    lg = _gamma_raw(key, alpha, shape + tuple(get_aval(alpha).shape[-1:]), dtype, True)
+    full = shape + tuple(get_aval(alpha).shape[-1:])
+    # (a softmax over one element has no reduce left for XLA to hand to YNNPACK)
+    ynn = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1 and _prng.ynn_sized(full)
+    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if ynn else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
-    # reciprocal
-    e = jnp.exp(jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True))))
-    return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+    # reciprocal; for float32/float64 draws of at least 4096 elements the tail (the log-gamma's last logs,
+    # max, exp, sum) runs in YNNPACK, so its exp, logs and summation order are YNNPACK's
+    x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
+    if not ynn:
+        e = jnp.exp(x)
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            # (half floats: jnp.sum accumulates in float32, as JAX's)
+            return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
+        return jnp.multiply(e, jnp.reciprocal(_prng.xla_sum_last(e))[..., None])
+    e = _prng.ynn_exp(x)
+    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
@@ -1723,9 +1738,10 @@ def chisquare(key, df, shape=None, dtype=None):
 @jit(static_argnums=(3, 4), inline=True)
 def _f_impl(key, dfnum, dfden, shape, dtype):
     ks = _prng.split(key, (2,))
-    if _f32(dtype):
+    if _f32(dtype) or np.dtype(dtype) == np.float64:
         # XLA's algebraic simplifier turns (chi2n / dfnum) / (chi2d / dfden), with chi2 = 2 * exp(loggamma),
-        # into (en * (2 * dfden)) / (ed * (2 * dfnum)): computed so, float32 draws have JAX's bits
+        # into (en * (2 * dfden)) / (ed * (2 * dfnum)) for float32 and float64 alike: computed so, the draws
+        # have JAX's bits
         two = _prng.const(2, dtype)
         en = lax.exp(_gamma_raw(ks[1], lax.div(dfnum, two), shape, dtype, True))
         ed = lax.exp(_gamma_raw(ks[0], lax.div(dfden, two), shape, dtype, True))
@@ -1895,7 +1911,8 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
 @jit(static_argnums=(2, 3), inline=True)
 def _generalized_normal_impl(key, p, shape, dtype):
     ks = _prng.split(key, (2,))
-    inv_p = jnp.divide(1, p)
+    # 1 / p in p's own precision (JAX computes it before the samplers cast it), then in dtype
+    inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
     g = _gamma_raw(ks[0], inv_p, shape, dtype, False)
     r = _rademacher_impl(ks[1], shape, dtype)
     return jnp.multiply(r, jnp.power(g, inv_p))
@@ -1907,16 +1924,42 @@ def generalized_normal(key, p, shape=(), dtype=None):
     shape = _canon_shape(shape)
     data, _ = _check_prng_key("generalized_normal", key)
     dt = _float_dtype(dtype, "generalized_normal")
-    return _generalized_normal_impl(data, _real_param(p, dt), shape, dt)
+    return _generalized_normal_impl(data, _own_float_param(p), shape, dt)
+
+
+def _own_float_param(p):
+    """``p`` in the float precision JAX's jitted sampler receives it: a Python scalar as the default float
+    (float64 under x64), an array in its own float dtype, integers as the default float."""
+    a = p if isinstance(p, (Array, Tracer)) else jnp.asarray(p)
+    if not dtypes.issubdtype(get_aval(a).dtype, np.floating):
+        a = _prng.to_dtype(a, dtypes.canonicalize_dtype(float))
+    return a
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
 def _ball_impl(key, p, d, shape, dtype):
     ks = _prng.split(key, (2,))
     g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
-    e = _exponential_impl(ks[1], shape, dtype)
-    r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
-    return jnp.divide(g, r[..., None])
+    # p is in its own precision (see _own_float_param): |g| ** p casts it, ** (1 / p) casts the quotient
+    inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
+    p = _prng.to_dtype(p, dtype)
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        e = _exponential_impl(ks[1], shape, dtype)
+        r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), inv_p)
+        return jnp.divide(g, r[..., None])
+    # XLA:CPU runs the norm in one YNNPACK reduce fusion: the exponential's log1p is YNNPACK's, the sum
+    # runs in YNNPACK's order (each only where it spans >= 4096 elements: the log1p when shape does, the
+    # sum when shape + (d,) does; XLA's own kernels otherwise), and g / s**(1/p) is simplified to
+    # g * s**-(1/p) (pow is the C library's on both sides)
+    u = _uniform_raw(ks[1], 0., 1., shape, dtype)
+    # (with d == 1 the sum is gone from the graph, and with it the YNNPACK fusion)
+    e = lax.neg((_prng.ynn_log1p if d > 1 and _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
+    gp = jnp.power(jnp.abs(g), p)
+    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else _prng.xla_sum_last(gp), e)
+    if d == 1:
+        # no broadcast of the norm left to simplify: XLA keeps the division
+        return jnp.divide(g, jnp.power(s, inv_p)[..., None])
+    return jnp.multiply(g, jnp.power(s, lax.neg(inv_p))[..., None])
 
 
 def ball(key, d, p=2, shape=(), dtype=None):
@@ -1926,7 +1969,7 @@ def ball(key, d, p=2, shape=(), dtype=None):
     data, _ = _check_prng_key("ball", key)
     dt = _float_dtype(dtype, "ball")
     d = operator.index(d)
-    return _ball_impl(data, _real_param(p, dt), d, shape, dt)
+    return _ball_impl(data, _own_float_param(p), d, shape, dt)
 
 
 @jit(static_argnums=(2, 3), inline=True)
