@@ -19,7 +19,9 @@ import time
 import numpy as np
 
 N = 1_000_000
-# name: (NumPy function, input range)
+# name: (function name in NumPy and jax.numpy, input range(s)): a unary case's operand is uniform in
+# [-scale, scale] (asin/acos: [-1, 1]); a binary case's first operand is uniform in [lo, hi] of its first range,
+# its second in its second range (pow: a positive base and an exponent in [-3, 3], as the gamma sampler's boost)
 CASES = {
     "sin": ("sin", 10.0),
     "cos": ("cos", 10.0),
@@ -27,13 +29,27 @@ CASES = {
     "sin |x|<1e5": ("sin", 1e5),
     "exp": ("exp", 10.0),
     "tanh": ("tanh", 10.0),
+    "asin": ("arcsin", 1.0),
+    "acos": ("arccos", 1.0),
+    "atan": ("arctan", 10.0),
+    "sinh": ("sinh", 10.0),
+    "cosh": ("cosh", 10.0),
+    "cbrt": ("cbrt", 1e3),
+    "pow": ("power", ((0.1, 3.0), (-3.0, 3.0))),
+    "atan2": ("arctan2", ((-10.0, 10.0), (-10.0, 10.0))),
 }
 
 
 def inputs():
     rng = np.random.default_rng(0)
     base = rng.uniform(-1.0, 1.0, N).astype(np.float32)
-    return {name: (base * np.float32(scale)).astype(np.float32) for name, (_, scale) in CASES.items()}
+    out = {}
+    for name, (_, scale) in CASES.items():
+        if isinstance(scale, tuple):
+            out[name] = tuple(rng.uniform(lo, hi, N).astype(np.float32) for lo, hi in scale)
+        else:
+            out[name] = ((base * np.float32(scale)).astype(np.float32),)
+    return out
 
 
 def median(fn, quick):
@@ -62,11 +78,11 @@ def child(kind, quick):
         import cranax.numpy as jnp
     for name, (fname, _) in CASES.items():
         f = jax.jit(getattr(jnp, fname))
-        x = jnp.asarray(xs[name])
-        got = np.asarray(f(x))
-        want = getattr(np, fname)(xs[name].astype(np.float64))
+        x = tuple(jnp.asarray(v) for v in xs[name])
+        got = np.asarray(f(*x))
+        want = getattr(np, fname)(*(v.astype(np.float64) for v in xs[name]))
         err = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
-        out[name] = (*median(lambda: f(x).block_until_ready(), quick), err)
+        out[name] = (*median(lambda: f(*x).block_until_ready(), quick), err)
     print(json.dumps(out))
 
 
@@ -120,7 +136,7 @@ def main():
         cols.append((label, run_child(sys.executable, "cranax", env, a.quick)))
     jax_res = run_child(a.jax_python, "jax", {}, a.quick) if os.path.exists(a.jax_python) else None
     xs = inputs()
-    np_res = {name: median(lambda f=getattr(np, fn), x=xs[name]: f(x), a.quick) for name, (fn, _) in CASES.items()}
+    np_res = {name: median(lambda f=getattr(np, fn), x=xs[name]: f(*x), a.quick) for name, (fn, _) in CASES.items()}
     load1 = os.getloadavg()
     print(f"machine: {cpu_line()}; load average {load0[0]:.2f} before, {load1[0]:.2f} after; "
           f"{N} float32 per call, median / minimum ms (ratio of minima to JAX's)")

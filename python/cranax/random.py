@@ -33,6 +33,15 @@ from .core import Primitive, ShapedArray, Tracer, get_aval
 from .interpreters import ad, batching, mlir
 from .errors import ConcretizationTypeError
 from ._pytree import register_internal_node
+from .numpy._ufuncs import _power
+# float32 tan and pow as XLA:CPU computes them (the C library's tanf/powf per element), so that the draws
+# that go through them are JAX's bits; ``lax.tan``/``jnp.power`` elsewhere are the vectorized functions
+from .primitives.elementwise import pow_libm as _pow_libm, tan_libm as _tan_libm
+
+
+def _power_libm(x1, x2):
+    """``jnp.power`` through the C library's powf (``pow_libm``): JAX's bits."""
+    return _power(x1, x2, _pow_libm)
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits",
            "uniform", "normal", "truncated_normal", "randint", "bernoulli", "categorical", "choice",
@@ -1257,7 +1266,7 @@ def _gamma_one(key, alpha, log_space):
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
         return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
-    boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+    boost = lax.select(boost_mask, one, _pow_libm(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
 
 
@@ -1746,7 +1755,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
 @jit(static_argnums=(1, 2), inline=True)
 def _cauchy_impl(key, shape, dtype):
     u = _uniform_raw(key, np.array(np.finfo(dtype).eps, dtype), np.array(1., dtype), shape, dtype)
-    return lax.tan(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
+    return _tan_libm(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
 
 
 def cauchy(key, shape=(), dtype=None):
@@ -1792,7 +1801,7 @@ def pareto(key, b, shape=None, dtype=None):
 def _weibull_min_impl(key, scale, concentration, shape, dtype):
     u = _uniform_raw(key, 0., 1., shape, dtype)
     # the inverse CDF
-    return jnp.multiply(jnp.power(lax.neg(_prng.log1p(lax.neg(u))), jnp.divide(1.0, concentration)), scale)
+    return jnp.multiply(_power_libm(lax.neg(_prng.log1p(lax.neg(u))), jnp.divide(1.0, concentration)), scale)
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
@@ -1898,7 +1907,7 @@ def _generalized_normal_impl(key, p, shape, dtype):
     inv_p = jnp.divide(1, p)
     g = _gamma_raw(ks[0], inv_p, shape, dtype, False)
     r = _rademacher_impl(ks[1], shape, dtype)
-    return jnp.multiply(r, jnp.power(g, inv_p))
+    return jnp.multiply(r, _power_libm(g, inv_p))
 
 
 def generalized_normal(key, p, shape=(), dtype=None):
@@ -1915,7 +1924,7 @@ def _ball_impl(key, p, d, shape, dtype):
     ks = _prng.split(key, (2,))
     g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
     e = _exponential_impl(ks[1], shape, dtype)
-    r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
+    r = _power_libm(jnp.add(jnp.sum(_power_libm(jnp.abs(g), p), axis=-1), e), jnp.divide(1, p))
     return jnp.divide(g, r[..., None])
 
 

@@ -21,15 +21,15 @@ use super::math_fn::MathFn;
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
 /// lanes; `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
-pub const FUNCTIONS: [MathFn; 16] = [
+pub const FUNCTIONS: [MathFn; 18] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
-    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Lgamma,
-    MathFn::Digamma,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Sinh, MathFn::Cosh,
+    MathFn::Lgamma, MathFn::Digamma,
 ];
 
 /// How many of `FUNCTIONS` (the first ones) compute in f32 lanes.
 #[cfg(target_arch = "x86_64")]
-const F32_FUNCTIONS: usize = 14;
+const F32_FUNCTIONS: usize = 16;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +70,7 @@ fn detect(_want: &str) -> Option<Isa> {
 
 /// Whether `f` has a block routine on this host.
 pub fn supports(f: MathFn) -> bool {
-    // float32 tan is libm's `tanf`, as XLA's (see `vmath::supports`): its routine is kept for the tests only
-    isa().is_some() && FUNCTIONS.contains(&f) && f != MathFn::Tan
+    isa().is_some() && FUNCTIONS.contains(&f)
 }
 
 /// The symbol kernels import `f`'s routine by.
@@ -163,7 +162,9 @@ mod x86 {
             10 => m::trig(l, Trig::Tan, x),
             11 => m::atan(l, x),
             12 => m::erf_inv(l, x),
-            _ => m::ndtri(l, x),
+            13 => m::ndtri(l, x),
+            14 => m::sinh(l, x),
+            _ => m::cosh(l, x),
         }
     }
 
@@ -1006,15 +1007,15 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 16] = [
+    pub const AVX512: [BlockFn; 18] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
         entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>, entry512::<13>,
-        entry512_f64::<14>, entry512_f64::<15>,
+        entry512::<14>, entry512::<15>, entry512_f64::<16>, entry512_f64::<17>,
     ];
-    pub const AVX2: [BlockFn; 16] = [
+    pub const AVX2: [BlockFn; 18] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
         entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>, entry256::<13>,
-        entry256_f64::<14>, entry256_f64::<15>,
+        entry256::<14>, entry256::<15>, entry256_f64::<16>, entry256_f64::<17>,
     ];
 }
 
@@ -1076,7 +1077,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 16])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 18])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

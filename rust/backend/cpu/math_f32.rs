@@ -407,6 +407,65 @@ pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.sel(m, neg, pos)
 }
 
+/// e^a for a = |x| reduced once for `sinh` and `cosh`: (2^n as f32 lanes where n <= 15, i.e. a < 10; n; y)
+/// with e^a = y·2^n, y = 1 + expm1(r), and q = expm1(r). a is clamped to 90 (e^90/2 overflows f32 anyway).
+#[inline(always)]
+fn exp_parts<L: Lanes>(e: &mut L, a: L::F) -> (L::I, L::F, L::F) {
+    let ac = e.clamp(a, 0.0, 90.0);
+    let (ni, r) = exp_reduce(e, ac);
+    let q = expm1_poly(e, r);
+    let y = e.addc(q, 1.0);
+    (ni, q, y)
+}
+
+/// e^a / 2 for a >= 10 (where e^-a is below 2^-28 of it): y·2^(n-1) with one rounding, finite up to
+/// a = 89.41 (where e^a itself overflows f32).
+#[inline(always)]
+fn half_exp_big<L: Lanes>(e: &mut L, ni: L::I, y: L::F) -> L::F {
+    let nm1 = e.iaddc(ni, -1);
+    scale2(e, y, nm1)
+}
+
+/// sinh in f32: with e = expm1(|x|), sinh|x| = (e + e/(e+1))/2 (exact identity; no cancellation near 0)
+/// below 10, e^|x|/2 above; the sign of x; x itself below 2^-12.
+#[inline(always)]
+pub fn sinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = e.abs(x);
+    let (ni, q, y) = exp_parts(e, a);
+    // expm1(a) = 2 (t q + (t - 1/2)), t = 2^(n-1), as `expm1` computes it (lanes a >= 10 are not used)
+    let nm1 = e.iaddc(ni, -1);
+    let t = pow2i(e, nm1);
+    let th = e.addc(t, -0.5);
+    let h = e.fma(t, q, th);
+    let em = e.mulc(h, 2.0);
+    let den = e.addc(em, 1.0);
+    let f = e.div(em, den);
+    let s = e.add(em, f);
+    let small = e.mulc(s, 0.5);
+    let big = half_exp_big(e, ni, y);
+    let m = e.cmpc(Cmp::Ge, a, 10.0);
+    let r = e.sel(m, big, small);
+    let r = e.copysign(r, x);
+    // below 2^-12, sinh x = x to within half an ulp (and t·q would flush the tiniest normals to zero)
+    tiny_passthrough(e, x, r, 2f64.powi(-12))
+}
+
+/// cosh in f32: with E = e^|x|, (E + 1/E)/2 below 10, E/2 above.
+#[inline(always)]
+pub fn cosh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = e.abs(x);
+    let (ni, _, y) = exp_parts(e, a);
+    let p = pow2i(e, ni);
+    let ea = e.mul(y, p);
+    let one = e.c(1.0);
+    let inv = e.div(one, ea);
+    let s = e.add(ea, inv);
+    let small = e.mulc(s, 0.5);
+    let big = half_exp_big(e, ni, y);
+    let m = e.cmpc(Cmp::Ge, a, 10.0);
+    e.sel(m, big, small)
+}
+
 /// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
 const ERF_SMALL: [f64; 9] = [
     0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,

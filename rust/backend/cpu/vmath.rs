@@ -30,7 +30,7 @@
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
-//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s (not wired: libm `tanf`)  |
+//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
@@ -77,17 +77,16 @@ pub fn host_fma() -> bool {
     }
 }
 
-/// Whether `f` on `dt` is emitted inline by this module. Not float32 `tan` and `pow`: XLA:CPU calls the C
-/// library's `tanf`/`powf` per lane (LLVM's `llvm.tan`/`llvm.pow` intrinsics), so cranax imports the same
-/// functions (`math::symbol_ptr`) and gives JAX's bits (`random.cauchy`, `weibull_min`, the gamma boost
-/// `u ** (1/a)`); the inline `tan`/`pow` below stay for the Rust tests of `math_f32`.
+/// Whether `f` on `dt` is emitted inline by this module. (XLA:CPU calls the C library's `tanf`/`powf` per
+/// lane; the samplers that need JAX's bits — `random.cauchy`, `weibull_min`, the gamma boost `u ** (1/a)` —
+/// bind the ops `tan_libm`/`pow_libm`, which call the same functions: `math::symbol_ptr`.)
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2 | Lgamma
-                | Digamma
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
+                | Lgamma | Digamma | Sinh | Cosh
         ) || (f == Atan && host_fma()))
 }
 
@@ -117,6 +116,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Log1p => math_f32::log1p(&mut e, x),
         MathFn::Tanh => math_f32::tanh(&mut e, x),
         MathFn::Logistic => math_f32::logistic(&mut e, x),
+        MathFn::Sinh => math_f32::sinh(&mut e, x),
+        MathFn::Cosh => math_f32::cosh(&mut e, x),
         MathFn::Sin | MathFn::Cos | MathFn::Tan => {
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
