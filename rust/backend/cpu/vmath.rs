@@ -4,13 +4,13 @@
 //! across threads at any point).
 //!
 //! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `sin`, `cos`, `atan`,
-//! `tan` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
+//! `tan`, `sinh`, `cosh` and (with FMA) `pow` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
 //! `Lanes` trait, which this module's emitter implements and so do `blockmath`'s AVX-512/AVX2 lanes: the
 //! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`/`cos`/
 //! `tan` (hosts with FMA) reduce |x| < 2^18 by a three-part f32 Cody–Waite whose products are exact (fma
 //! two-product, two-sum), keeping r as r + r_lo; larger finite arguments (rare) take an out-of-line path,
 //! taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact Payne–Hanek reduction
-//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` and `atan2`, promote to f64
+//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` there and `atan2`, promote to f64
 //! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32 (the f64 path
 //! reduces |x| < 2^23 by a two-constant f64 Cody–Waite). `sqrt` is the hardware instruction (correctly
 //! rounded); float32 `rsqrt` is XLA's (hardware estimate + one Newton step, `math::rsqrt_f32`, imported).
@@ -34,12 +34,14 @@
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
-//! | pow       | 0.50    | f64: exp(y·log|x|) in f64, IEEE special cases (not wired: libm `powf`)     |
+//! | sinh      | 1.91    | f32: e = expm1|x| (exp's reduction), (e + e/(e+1))/2; e^|x|/2 from 10      |
+//! | cosh      | 1.37    | f32: E = e^|x|, (E + 1/E)/2; e^|x|/2 from 10                               |
+//! | pow       | 1.27    | f32: e^(y·ln|x|), ln|x| and the product as hi + lo (fma), C99 special cases |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
-//! (Without FMA, sin/cos/tan take the f64 lanes: 0.50 / 0.80 ulp, and atan is the scalar call. The table is what
+//! (Without FMA, sin/cos/tan/pow take the f64 lanes: 0.50 / 0.80 / 0.50 ulp, and atan is the scalar call. The table is what
 //! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
 //! exception: it reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
@@ -85,8 +87,8 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
-                | Lgamma | Digamma | Sinh | Cosh
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow
+                | Atan2 | Lgamma | Digamma | Sinh | Cosh
         ) || (f == Atan && host_fma()))
 }
 
@@ -139,6 +141,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::ErfInv => math_f32::erf_inv(&mut e, x),
         MathFn::Ndtri => math_f32::ndtri(&mut e, x),
         MathFn::Lgamma | MathFn::Digamma => gamma_family_f32(&mut e, f, x),
+        // f32 lanes with FMA (the product ln|x|·y as hi + lo needs fused products), else f64 lanes
+        MathFn::Pow if e.fma => math_f32::pow(&mut e, x, args[1]),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
         // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
         // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
