@@ -588,6 +588,58 @@ pub fn pow<L: Lanes>(e: &mut L, x: L::F, y: L::F) -> L::F {
     e.selc(y0, 1.0, v)
 }
 
+/// asin(x) = x + x³·ASIN_P(x²) on |x| <= 1/2 (least-squares fit on Chebyshev nodes, made with NumPy in
+/// float64, coefficients rounded to f32: 0.05 ulp of truncation error).
+const ASIN_P: [f64; 6] = [
+    0.1666666567325592, 0.07500098645687103, 0.04459803178906441, 0.03111615590751171, 0.017077859491109848,
+    0.03380575031042099,
+];
+
+/// asin(t) for |t| <= 1/2 (sign kept; NaN propagates).
+#[inline(always)]
+fn asin_small<L: Lanes>(e: &mut L, t: L::F) -> L::F {
+    let z = e.mul(t, t);
+    let p = e.poly(z, &ASIN_P);
+    let t3 = e.mul(z, t);
+    e.fma(t3, p, t)
+}
+
+/// (|x| <= 1/2, asin(√((1 - |x|)/2))): the half-angle form asin|x| = π/2 - 2 asin(√((1 - |x|)/2)) that
+/// `asin`/`acos` take above 1/2 (1 - |x| is exact there; NaN beyond 1).
+#[inline(always)]
+fn asin_parts<L: Lanes>(e: &mut L, x: L::F) -> (L::M, L::F) {
+    let ax = e.abs(x);
+    let small = e.cmpc(Cmp::Lt, ax, 0.5);
+    let one = e.c(1.0);
+    let w = e.sub(one, ax);
+    let w = e.mulc(w, 0.5);
+    let s = e.sqrt(w);
+    (small, asin_small(e, s))
+}
+
+#[inline(always)]
+pub fn asin<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (small, u) = asin_parts(e, x);
+    let two_u = e.add(u, u);
+    let big = const_minus(e, PIO2_A, PIO2_B, two_u);
+    let big = e.copysign(big, x);
+    let sm = asin_small(e, x);
+    e.sel(small, sm, big)
+}
+
+#[inline(always)]
+pub fn acos<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (small, u) = asin_parts(e, x);
+    let two_u = e.add(u, u);
+    // x > 1/2: 2u; x < -1/2: π - 2u; |x| < 1/2: π/2 - asin(x)
+    let neg = const_minus(e, PI_HI, PI_LO, two_u);
+    let xneg = e.cmpc(Cmp::Lt, x, 0.0);
+    let big = e.sel(xneg, neg, two_u);
+    let sm = asin_small(e, x);
+    let sm = const_minus(e, PIO2_A, PIO2_B, sm);
+    e.sel(small, sm, big)
+}
+
 /// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
 const ERF_SMALL: [f64; 9] = [
     0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
@@ -762,9 +814,7 @@ const ATAN_P: [f64; 5] =
 /// π/4, π/2, π as f32 hi + lo.
 const PIO4_HI: f64 = 0.7853981852531433;
 const PIO4_LO: f64 = -2.1855694143368964e-08;
-#[allow(dead_code)] // atan2's; see there
 const PI_HI: f64 = 3.1415927410125732;
-#[allow(dead_code)] // atan2's; see there
 const PI_LO: f64 = -8.742277657347586e-08;
 
 /// atan(t) for t in [0, 1] (NaN propagates): π/4 + atan((t - 1)/(t + 1)) above tan(π/8), else directly.

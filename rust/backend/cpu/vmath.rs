@@ -88,7 +88,7 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
         && (matches!(
             f,
             Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow
-                | Atan2 | Lgamma | Digamma | Sinh | Cosh
+                | Atan2 | Lgamma | Digamma | Sinh | Cosh | Asin | Acos
         ) || (f == Atan && host_fma()))
 }
 
@@ -120,6 +120,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Logistic => math_f32::logistic(&mut e, x),
         MathFn::Sinh => math_f32::sinh(&mut e, x),
         MathFn::Cosh => math_f32::cosh(&mut e, x),
+        MathFn::Asin => math_f32::asin(&mut e, x),
+        MathFn::Acos => math_f32::acos(&mut e, x),
         MathFn::Sin | MathFn::Cos | MathFn::Tan => {
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
