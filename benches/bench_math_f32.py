@@ -1,12 +1,15 @@
 """float32 math library throughput (issue 23, item 2): cranax vs NumPy vs JAX in one run.
 
-    python benches/bench_math_f32.py [--quick] [--jax-python /tmp/jaxvenv/bin/python] [--baseline DIR]
+    python benches/bench_math_f32.py [--quick] [--jax-python /tmp/jaxvenv/bin/python] [--baseline DIR] [--pinned CPU]
 
 Each figure is the median (and the minimum) steady-state time of ``jit(f)(x)`` on 1e6 float32 (after warm-up, waited for with
 ``block_until_ready``; NumPy: the ufunc on the same array). cranax runs in child processes, one per block-math
 choice: the host's default, ``CRANAX_CPU_BLOCK_MATH=avx2`` and ``off`` (inline f32x4 code only). JAX runs in a
 child of ``--jax-python`` (a venv with JAX; skipped when missing). ``--baseline DIR`` adds a cranax child whose
 ``PYTHONPATH`` is DIR (e.g. another checkout's ``python/``, for before/after figures). Ratios are to JAX's time.
+``--pinned CPU`` instead runs cranax (default, avx2) and JAX children on that one CPU (``taskset``), 3 rounds in
+rotating order, and prints each cell's median over the rounds: an A/B on a shared machine where both sides get
+the same single core.
 """
 import argparse
 import json
@@ -100,6 +103,25 @@ def run_child(python, kind, env_extra, quick):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def pinned(cpu, jax_python, quick):
+    kinds = [("default", sys.executable, "cranax", {}), ("avx2", sys.executable, "cranax", {"CRANAX_CPU_BLOCK_MATH": "avx2"}),
+             ("jax", jax_python, "jax", {})]
+    res = {k: [] for k, *_ in kinds}
+    for r in range(3):
+        for k, py, kind, env in kinds[r:] + kinds[:r]:
+            cmd = ["taskset", "-c", str(cpu), py, os.path.abspath(__file__), "--child", kind] + (["--quick"] if quick else [])
+            out = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True, timeout=900)
+            res[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"machine: {cpu_line()}; pinned to CPU {cpu}; load average {os.getloadavg()[0]:.2f} at the end; "
+          f"{N} float32 per call, median over 3 rounds of each child's median")
+    print("| function | cranax default | cranax avx2 | JAX | default / JAX | avx2 / JAX |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in CASES:
+        m = {k: float(np.median([run[name][0] for run in res[k]])) for k in res}
+        print(f"| {name} | {m['default'] * 1e3:.2f} ms | {m['avx2'] * 1e3:.2f} ms | {m['jax'] * 1e3:.2f} ms | "
+              f"{m['default'] / m['jax']:.2f}× | {m['avx2'] / m['jax']:.2f}× |")
+
+
 def cpu_line():
     model, flags = platform.processor(), ""
     try:
@@ -122,9 +144,13 @@ def main():
     ap.add_argument("--child")
     ap.add_argument("--jax-python", default="/tmp/jaxvenv/bin/python")
     ap.add_argument("--baseline")
+    ap.add_argument("--pinned", type=int)
     a = ap.parse_args()
     if a.child:
         child(a.child, a.quick)
+        return
+    if a.pinned is not None:
+        pinned(a.pinned, a.jax_python, a.quick)
         return
     load0 = os.getloadavg()
     cols = []
