@@ -69,8 +69,21 @@ fn detect(_want: &str) -> Option<Isa> {
     None
 }
 
-/// Binary functions with block routines (`BlockFn2`, f32 lanes): `dst[i] = f(a[i], b[i])`.
+/// Binary functions with block routines (`BlockFn2`): `dst[i] = f(a[i], b[i])`. float32 `pow` is the C
+/// library's `powf` per element, as XLA:CPU calls it (JAX's bits; `math_f32::pow`, f32 lanes, is not wired for
+/// that reason): its routine is that call in a plain loop, without the per-lane call overhead of the kernel's
+/// vector code (its vector registers spilled around each call).
 pub const BINARY: [MathFn; 1] = [MathFn::Pow];
+
+/// `pow`'s routine: `powf` with subnormal operands read as zeros of their sign, as `math::symbol_ptr`'s
+/// wrapper calls it from the inline code (the same bits whichever path computes an element).
+unsafe extern "C" fn pow_strip(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+    use super::math::daz32;
+    for i in 0..n as usize {
+        // SAFETY: the caller passes arrays of n elements (`dst` may be `a` or `b`: each element is read first).
+        unsafe { *dst.add(i) = daz32(*a.add(i)).powf(daz32(*b.add(i))) };
+    }
+}
 
 /// Whether `f` has a block routine on this host.
 pub fn supports(f: MathFn) -> bool {
@@ -90,21 +103,7 @@ pub type BlockFn2 = unsafe extern "C" fn(*const f32, *const f32, *mut f32, u64);
 
 /// Binary `f`'s routine for this host's lanes.
 pub fn routine2(f: MathFn) -> Option<BlockFn2> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if !BINARY.contains(&f) {
-            return None;
-        }
-        match isa()? {
-            Isa::Avx512 => Some(x86::POW512),
-            Isa::Avx2 => Some(x86::POW256),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = f;
-        None
-    }
+    (isa().is_some() && f == MathFn::Pow).then_some(pow_strip as BlockFn2)
 }
 
 /// `f`'s routine for this host's lanes.
@@ -962,64 +961,6 @@ mod x86 {
         }
     }
 
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    unsafe fn pow512_impl(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
-        let n = n as usize;
-        let mut l = Avx512;
-        let mut i = 0;
-        while i + 16 <= n {
-            let (x, y) = unsafe { (_mm512_loadu_ps(a.add(i)), _mm512_loadu_ps(b.add(i))) };
-            let r = m::pow(&mut l, x, y);
-            unsafe { _mm512_storeu_ps(dst.add(i), r) };
-            i += 16;
-        }
-        if i < n {
-            // Masked lanes neither load nor store.
-            let k: __mmask16 = ((1u32 << (n - i)) - 1) as u16;
-            let (x, y) = unsafe { (_mm512_maskz_loadu_ps(k, a.add(i)), _mm512_maskz_loadu_ps(k, b.add(i))) };
-            let r = m::pow(&mut l, x, y);
-            unsafe { _mm512_mask_storeu_ps(dst.add(i), k, r) };
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn pow256_impl(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
-        let n = n as usize;
-        let mut l = Avx2;
-        let mut i = 0;
-        while i + 8 <= n {
-            let (x, y) = unsafe { (_mm256_loadu_ps(a.add(i)), _mm256_loadu_ps(b.add(i))) };
-            let r = m::pow(&mut l, x, y);
-            unsafe { _mm256_storeu_ps(dst.add(i), r) };
-            i += 8;
-        }
-        if i < n {
-            let (mut xa, mut ya) = ([0f32; 8], [0f32; 8]);
-            let rem = n - i;
-            // SAFETY: `rem < 8` elements in bounds of the arrays and of the buffers.
-            unsafe {
-                std::ptr::copy_nonoverlapping(a.add(i), xa.as_mut_ptr(), rem);
-                std::ptr::copy_nonoverlapping(b.add(i), ya.as_mut_ptr(), rem);
-                let r = m::pow(&mut l, _mm256_loadu_ps(xa.as_ptr()), _mm256_loadu_ps(ya.as_ptr()));
-                _mm256_storeu_ps(xa.as_mut_ptr(), r);
-                std::ptr::copy_nonoverlapping(xa.as_ptr(), dst.add(i), rem);
-            }
-        }
-    }
-
-    unsafe extern "C" fn pow512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
-        // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
-        unsafe { pow512_impl(a, b, dst, n) }
-    }
-
-    unsafe extern "C" fn pow256(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
-        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
-        unsafe { pow256_impl(a, b, dst, n) }
-    }
-
-    pub const POW512: super::BlockFn2 = pow512;
-    pub const POW256: super::BlockFn2 = pow256;
-
     unsafe extern "C" fn entry512<const F: usize>(src: *const f32, dst: *mut f32, n: u64) {
         // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
         unsafe { block512::<F>(src, dst, n) }
@@ -1155,62 +1096,60 @@ mod tests {
         }
     }
 
-    /// The binary routines (pow) give the inline code's bits on pairs of the inputs (every special value
-    /// against every other, and a spread of ordinary ones), at every length, in place included.
+    /// pow's routine gives the inline code's bits (its per-lane call), at every length, in place included; the
+    /// f32-lane `math_f32::pow` (not wired) stays within 1.5 ulp of the f64 result.
     #[test]
     fn binary_block_routines_match_inline_code_bit_for_bit() {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if !crate::backend::cpu::vmath::host_fma() {
-                return;
+        let xs = inputs();
+        let special = [0.0f32, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, f32::INFINITY,
+            f32::NEG_INFINITY, f32::NAN, 1e-45, 8388609.0, 16777216.0, 1e30, -1e30, 1.0000001, 0.99999994];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for &x in &special {
+            for &y in &special {
+                a.push(x);
+                b.push(y);
             }
-            let mut tables: Vec<(&str, BlockFn2)> = Vec::new();
-            if std::is_x86_feature_detected!("avx512f") {
-                tables.push(("avx512", x86::POW512));
+        }
+        for i in 0..xs.len() {
+            a.push(xs[i]);
+            b.push(xs[(i * 7919 + 13) % xs.len()]);
+            a.push(xs[i].abs().sqrt().sqrt());
+            b.push(special[i % special.len()]);
+        }
+        let p = crate::backend::cpu::math::symbol_ptr(MathFn::Pow, crate::ir::DType::F32).expect("powf");
+        // SAFETY: the symbol is an `extern "C" fn(f32, f32) -> f32`.
+        let lane: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
+        let mut got = vec![0f32; a.len()];
+        // SAFETY: the three arrays hold a.len() elements.
+        unsafe { pow_strip(a.as_ptr(), b.as_ptr(), got.as_mut_ptr(), a.len() as u64) };
+        for i in 0..a.len() {
+            let w = lane(a[i], b[i]);
+            assert_eq!(got[i].to_bits(), w.to_bits(), "pow({:e}, {:e}) = {:e}, per lane {w:e}", a[i], b[i], got[i]);
+        }
+        for n in 0..=40usize {
+            let mut dst: Vec<f32> = a[..n].to_vec();
+            // SAFETY: in place over n elements.
+            unsafe { pow_strip(dst.as_ptr(), b.as_ptr(), dst.as_mut_ptr(), n as u64) };
+            for i in 0..n {
+                assert_eq!(dst[i].to_bits(), lane(a[i], b[i]).to_bits(), "length {n} element {i}");
             }
-            if std::is_x86_feature_detected!("avx2") {
-                tables.push(("avx2", x86::POW256));
-            }
-            let xs = inputs();
-            let special = [0.0f32, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, f32::INFINITY,
-                f32::NEG_INFINITY, f32::NAN, 1e-45, 8388609.0, 16777216.0, 1e30, -1e30, 1.0000001, 0.99999994];
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            for &x in &special {
-                for &y in &special {
-                    a.push(x);
-                    b.push(y);
-                }
-            }
-            for i in 0..xs.len() {
-                a.push(xs[i]);
-                b.push(xs[(i * 7919 + 13) % xs.len()]);
-                a.push(xs[i].abs().sqrt().sqrt());
-                b.push(special[i % special.len()]);
-            }
+        }
+        if crate::backend::cpu::vmath::host_fma() {
             let p = crate::backend::cpu::mathlib::routine(MathFn::Pow, false).expect("inline routine");
             // SAFETY: `routine(Pow, false)` is an `(f32, f32) -> f32` function in the host's C calling convention.
-            let inline: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
-            for (name, r) in &tables {
-                let mut got = vec![0f32; a.len()];
-                // SAFETY: the three arrays hold a.len() elements.
-                unsafe { r(a.as_ptr(), b.as_ptr(), got.as_mut_ptr(), a.len() as u64) };
-                for i in 0..a.len() {
-                    let w = inline(a[i], b[i]);
-                    // (NaN bits excepted: with two NaN operands, which payload survives depends on operand order)
-                    if !(w.is_nan() && got[i].is_nan()) {
-                        assert_eq!(got[i].to_bits(), w.to_bits(), "{name} pow({:e}, {:e}) = {:e}, inline {w:e}", a[i], b[i], got[i]);
-                    }
+            let f32_lanes: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
+            for i in 0..a.len() {
+                let (x, y) = (a[i], b[i]);
+                if x.is_subnormal() || y.is_subnormal() {
+                    continue;
                 }
-                for n in 0..=40usize {
-                    let mut dst: Vec<f32> = a[..n].to_vec();
-                    // SAFETY: in place over n elements.
-                    unsafe { r(dst.as_ptr(), b.as_ptr(), dst.as_mut_ptr(), n as u64) };
-                    for i in 0..n {
-                        let w = inline(a[i], b[i]);
-                        if !(w.is_nan() && dst[i].is_nan()) {
-                            assert_eq!(dst[i].to_bits(), w.to_bits(), "{name} length {n} element {i}");
-                        }
-                    }
+                let want = (x as f64).powf(y as f64);
+                let got = f32_lanes(x, y);
+                if want.is_finite() && want.abs() >= f32::MIN_POSITIVE as f64 && want.abs() <= f32::MAX as f64 {
+                    let ulp = 2f64.powi((want.abs().log2().floor() as i32) - 23);
+                    assert!(((got as f64) - want).abs() <= 1.5 * ulp, "f32-lane pow({x:e}, {y:e}) = {got:e}, want {want:e}");
+                } else if want.is_nan() {
+                    assert!(got.is_nan(), "f32-lane pow({x:e}, {y:e}) = {got:e}, want NaN");
                 }
             }
         }

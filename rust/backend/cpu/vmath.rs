@@ -4,7 +4,7 @@
 //! across threads at any point).
 //!
 //! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `sin`, `cos`, `atan`,
-//! `tan`, `sinh`, `cosh` and (with FMA) `pow` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
+//! `tan`, `sinh`, `cosh`, `asin` and `acos` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
 //! `Lanes` trait, which this module's emitter implements and so do `blockmath`'s AVX-512/AVX2 lanes: the
 //! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`/`cos`/
 //! `tan` (hosts with FMA) reduce |x| < 2^18 by a three-part f32 Cody–Waite whose products are exact (fma
@@ -36,7 +36,7 @@
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
 //! | sinh      | 1.91    | f32: e = expm1|x| (exp's reduction), (e + e/(e+1))/2; e^|x|/2 from 10      |
 //! | cosh      | 1.37    | f32: E = e^|x|, (E + 1/E)/2; e^|x|/2 from 10                               |
-//! | pow       | 1.27    | f32: e^(y·ln|x|), ln|x| and the product as hi + lo (fma), C99 special cases |
+//! | pow       | 0.50    | C library's `powf`, as XLA's (f32 lanes, 1.27 ulp, not wired: JAX's bits)    |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
@@ -79,16 +79,19 @@ pub fn host_fma() -> bool {
     }
 }
 
-/// Whether `f` on `dt` is emitted inline by this module. (XLA:CPU calls the C library's `tanf`/`powf` per
-/// lane; the samplers that need JAX's bits — `random.cauchy`, `weibull_min`, the gamma boost `u ** (1/a)` —
-/// bind the ops `tan_libm`/`pow_libm`, which call the same functions: `math::symbol_ptr`.)
+/// Whether `f` on `dt` is emitted inline by this module. Not float32 `pow`: XLA:CPU calls the C library's
+/// `powf` per lane, and cranax calls the same (`math::symbol_ptr`; in strips, `blockmath`'s loop over it), so
+/// `jnp.power` gives JAX's bits (recorded JAX values depend on them: `jnp.linalg.norm(x, 3)`); the f32-lane
+/// `math_f32::pow` below (1.27 ulp, 3x faster) is not wired for that reason. XLA calls `tanf` for `tan` too:
+/// cranax's `tan` is the vector one, and the samplers that need JAX's bits (`random.cauchy`) bind `tan_libm`,
+/// which calls `tanf` (`pow_libm` likewise calls `powf`, whatever `pow` becomes).
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Pow
-                | Atan2 | Lgamma | Digamma | Sinh | Cosh | Asin | Acos
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
+                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos
         ) || (f == Atan && host_fma()))
 }
 
