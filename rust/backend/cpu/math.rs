@@ -1,5 +1,5 @@
 //! Math functions. `emit_math` is the one place that lowers them: float32 exp, exp2, expm1, log, log1p,
-//! sin, cos, tan, sinh, cosh, tanh, logistic, erf, pow and atan2 are emitted inline as IR by `vmath` (the same
+//! sin, cos, tan, asin, acos, sinh, cosh, tanh, logistic, erf and atan2 are emitted inline as IR by `vmath` (the same
 //! code serves vector lanes; see its ulp table); everything else is a call to an imported `extern "C"` Rust
 //! function (one per function and float dtype), per lane in vector code.
 //!

@@ -10,7 +10,7 @@
 //! `tan` (hosts with FMA) reduce |x| < 2^18 by a three-part f32 Cody–Waite whose products are exact (fma
 //! two-product, two-sum), keeping r as r + r_lo; larger finite arguments (rare) take an out-of-line path,
 //! taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact Payne–Hanek reduction
-//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` there and `atan2`, promote to f64
+//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `atan2`, promote to f64
 //! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32 (the f64 path
 //! reduces |x| < 2^23 by a two-constant f64 Cody–Waite). `sqrt` is the hardware instruction (correctly
 //! rounded); float32 `rsqrt` is XLA's (hardware estimate + one Newton step, `math::rsqrt_f32`, imported).
@@ -36,20 +36,22 @@
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
 //! | sinh      | 1.91    | f32: e = expm1|x| (exp's reduction), (e + e/(e+1))/2; e^|x|/2 from 10      |
 //! | cosh      | 1.37    | f32: E = e^|x|, (E + 1/E)/2; e^|x|/2 from 10                               |
+//! | asin      | 1.76    | f32: x + x³P(x²) below ½ (fitted), π/2 − 2 asin(√((1−|x|)/2)) above           |
+//! | acos      | 1.25    | f32: π/2 − asin(x) below ½, 2 asin(√((1−x)/2)) or π − that above              |
 //! | pow       | 0.50    | C library's `powf`, as XLA's (f32 lanes, 1.27 ulp, not wired: JAX's bits)    |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
-//! (Without FMA, sin/cos/tan/pow take the f64 lanes: 0.50 / 0.80 / 0.50 ulp, and atan is the scalar call. The table is what
+//! (Without FMA, sin/cos/tan take the f64 lanes: 0.50 / 0.80 ulp, and atan is the scalar call. The table is what
 //! the sweep reports; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt.) `erf_inv` is the
 //! exception: it reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
 //! [-1, 1] against SciPy's float64 erfinv). `log` reproduces XLA's too (the samplers `random.poisson`,
 //! `gamma`, ... take their logs from it: tests/test_math_accuracy.py::test_log_is_xlas_float32_log holds
 //! JAX's bits on FMA hosts). `lgamma` and `digamma` compute in f64 lanes and round once
-//! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (asin,
-//! acos, ...) stay imported scalar functions
+//! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (cbrt,
+//! asinh, float32 pow (the C library's `powf`, as XLA's), ...) stay imported scalar functions
 //! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
