@@ -26,11 +26,12 @@ import pytest
 import cranax as jax
 import cranax.lax as lax
 from cranax import _core
+from cranax.primitives import elementwise as _ew
 from cranax.primitives.ad_util import add_any_p
 from cranax.primitives.elementwise import ndtri_p
 
 from denormals import flush
-from op_records import ELEMENTWISE_KINDS, OPS, RECORDS, registered_primitives
+from op_records import ELEMENTWISE_KINDS, OPS, RECORDS, record_name, registered_primitives
 
 GPUS = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
 REASON = _core.gpu_unavailable_reason() if getattr(_core, "HAS_GPU_BACKEND", False) else "built without gpu"
@@ -44,7 +45,7 @@ def elementwise_primitives():
     """name -> Primitive: the op records of the elementwise kinds or of an elementwise primitive (the
     transformations' add_any), and the registered elementwise primitives that lack a record
     (``test_elementwise_op_matches_cpu`` fails for those)."""
-    by_name = {p.name: p for p in registered_primitives()}
+    by_name = {record_name(p): p for p in registered_primitives()}
     found = {r.name: by_name[r.name] for r in RECORDS
              if r.kind in ELEMENTWISE_KINDS or getattr(by_name.get(r.name), "elementwise", False)}
     for name, p in by_name.items():
@@ -68,7 +69,7 @@ ULP = {
     "float32": {"exp": 4, "exp2": 4, "expm1": 4, "log": 4, "log1p": 4, "tanh": 4, "logistic": 4, "sin": 4,
                 "cos": 4, "tan": 4, "erf": 8, "erf_inv": 8, "atan": 4, "asin": 4, "acos": 4, "atan2": 4,
                 "sinh": 4, "cosh": 4, "asinh": 4, "acosh": 4, "atanh": 4, "cbrt": 4, "lgamma": 8, "digamma": 8,
-                "pow": 8, "div": 2, "sqrt": 1, "rsqrt": 2},
+                "pow": 8, "div": 2, "sqrt": 1, "rsqrt": 2, "tan_libm": 4},
     "float64": {"div": 1, "sqrt": 1, "rsqrt": 2},
 }
 ULP["float16"] = {k: 1 for k in ULP["float32"]}
@@ -88,7 +89,9 @@ def pow_ulps(args, want):
 # Primitives whose `cranax.lax` function is named differently.
 CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
          "add_any": add_any_p.bind,  # the transformations' own sum of tangents
-         "ndtri": ndtri_p.bind}  # (jax.lax has no ndtri: scipy.special.ndtri binds it)
+         "ndtri": ndtri_p.bind,  # (jax.lax has no ndtri: scipy.special.ndtri binds it)
+         # the samplers' C-library twins of tan and pow (primitives/elementwise.py: _libm_twin)
+         "tan_libm": _ew.tan_libm, "pow_libm": _ew.pow_libm}
 
 
 def values(dt):
@@ -198,7 +201,7 @@ def _off(label, got, want, args):
     if got.dtype.kind != "f":
         return got != want, np.zeros(got.shape)
     tol = ULP.get(got.dtype.name, {}).get(label, 0)
-    if label == "pow" and got.dtype == np.float32:
+    if label in ("pow", "pow_libm") and got.dtype == np.float32:
         tol = pow_ulps(args, want)
     d = _ulps(got, want)
     atol = ATOL.get(got.dtype.name, {}).get(label)

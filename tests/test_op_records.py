@@ -11,11 +11,11 @@ import pytest
 import cranax
 from cranax.interpreters import ad, batching
 
-from op_records import (COMPOSITES, ELEMENTWISE_KINDS, GPU_PAIRS, GPU_VALUES, OPS, RECORDS,
+from op_records import (COMPOSITES, ELEMENTWISE_KINDS, GPU_PAIRS, GPU_VALUES, OPS, RECORDS, record_name,
                         registered_primitives)
 
 PRIMS = registered_primitives()
-BY_NAME = {p.name: p for p in PRIMS}
+BY_NAME = {record_name(p): p for p in PRIMS}
 
 # Primitives without a jvp or batching rule, on purpose (as in JAX).
 _LINEAR_ONLY = ("only in linearized (tangent) jaxprs, which backward_pass transposes into the user's bwd; "

@@ -33,6 +33,16 @@ from .core import Primitive, ShapedArray, Tracer, get_aval
 from .interpreters import ad, batching, mlir
 from .errors import ConcretizationTypeError
 from ._pytree import register_internal_node
+from .numpy._ufuncs import _power
+# float32 tan and pow as XLA:CPU computes them (the C library's tanf/powf per element), so that the draws
+# that go through them are JAX's bits whatever ``lax.tan``/``lax.pow`` compute elsewhere (tan is the
+# vectorized one; pow is powf today too, but a vector pow may replace it: primitives/elementwise.py)
+from .primitives.elementwise import pow_libm as _pow_libm, tan_libm as _tan_libm
+
+
+def _power_libm(x1, x2):
+    """``jnp.power`` through the C library's powf (``pow_libm``): JAX's bits."""
+    return _power(x1, x2, _pow_libm)
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "clone", "bits",
            "uniform", "normal", "truncated_normal", "randint", "bernoulli", "categorical", "choice",
@@ -1259,7 +1269,7 @@ def _gamma_one(key, alpha, log_space):
         log = _prng.ynn_log if log_space == "ynn" else _prng.log
         return lax.add(lax.add(log(d), log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
-    boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+    boost = lax.select(boost_mask, one, _pow_libm(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
 
 
@@ -1762,7 +1772,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
 @jit(static_argnums=(1, 2), inline=True)
 def _cauchy_impl(key, shape, dtype):
     u = _uniform_raw(key, np.array(np.finfo(dtype).eps, dtype), np.array(1., dtype), shape, dtype)
-    return lax.tan(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
+    return _tan_libm(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
 
 
 def cauchy(key, shape=(), dtype=None):
@@ -1808,7 +1818,7 @@ def pareto(key, b, shape=None, dtype=None):
 def _weibull_min_impl(key, scale, concentration, shape, dtype):
     u = _uniform_raw(key, 0., 1., shape, dtype)
     # the inverse CDF
-    return jnp.multiply(jnp.power(lax.neg(_prng.log1p(lax.neg(u))), jnp.divide(1.0, concentration)), scale)
+    return jnp.multiply(_power_libm(lax.neg(_prng.log1p(lax.neg(u))), jnp.divide(1.0, concentration)), scale)
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
@@ -1915,7 +1925,7 @@ def _generalized_normal_impl(key, p, shape, dtype):
     inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
     g = _gamma_raw(ks[0], inv_p, shape, dtype, False)
     r = _rademacher_impl(ks[1], shape, dtype)
-    return jnp.multiply(r, jnp.power(g, inv_p))
+    return jnp.multiply(r, _power_libm(g, inv_p))
 
 
 def generalized_normal(key, p, shape=(), dtype=None):
@@ -1954,12 +1964,12 @@ def _ball_impl(key, p, d, shape, dtype):
     u = _uniform_raw(ks[1], 0., 1., shape, dtype)
     # (with d == 1 the sum is gone from the graph, and with it the YNNPACK fusion)
     e = lax.neg((_prng.ynn_log1p if d > 1 and _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
-    gp = jnp.power(jnp.abs(g), p)
+    gp = _power_libm(jnp.abs(g), p)
     s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else _prng.xla_sum_last(gp), e)
     if d == 1:
         # no broadcast of the norm left to simplify: XLA keeps the division
-        return jnp.divide(g, jnp.power(s, inv_p)[..., None])
-    return jnp.multiply(g, jnp.power(s, lax.neg(inv_p))[..., None])
+        return jnp.divide(g, _power_libm(s, inv_p)[..., None])
+    return jnp.multiply(g, _power_libm(s, lax.neg(inv_p))[..., None])
 
 
 def ball(key, d, p=2, shape=(), dtype=None):

@@ -98,6 +98,9 @@ named_ops! {
         Sin = "sin",
         Cos = "cos",
         Tan = "tan",
+        /// float32 tan as the C library's `tanf` (XLA:CPU's call): the samplers that need JAX's bits bind it
+        /// (`random.cauchy`); it prints as `tan` in jaxprs. f64: as `tan`.
+        TanLibm = "tan_libm",
         Tanh = "tanh",
         Logistic = "logistic",
         Erf = "erf",
@@ -140,6 +143,9 @@ named_ops! {
         Max = "max",
         Min = "min",
         Pow = "pow",
+        /// float32 pow as the C library's `powf` (XLA:CPU's call): the samplers that need JAX's bits bind it
+        /// (gamma's boost, weibull_min, generalized_normal); it prints as `pow`. f64: as `pow`.
+        PowLibm = "pow_libm",
         Atan2 = "atan2",
         NextAfter = "nextafter",
         And = "and",
@@ -234,7 +240,7 @@ impl UnaryOp {
             Not => Kinds::IntBool,
             PopulationCount | Clz => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
-            | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
+            | Cos | Tan | TanLibm | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
             | Atanh | ErfInv | Ndtri | Lgamma | Digamma | BesselI0e | BesselI1e | IsFinite => Kinds::Float,
         }
     }
@@ -246,7 +252,7 @@ impl BinaryOp {
         match self {
             Add | Sub | Mul | Div | Rem => Kinds::Num,
             Max | Min => Kinds::Any,
-            Pow | Atan2 | NextAfter | Igamma | Igammac | IgammaGradA | RandomGammaGrad | Polygamma | Zeta => {
+            Pow | PowLibm | Atan2 | NextAfter | Igamma | Igammac | IgammaGradA | RandomGammaGrad | Polygamma | Zeta => {
                 Kinds::Float
             }
             And | Or | Xor => Kinds::IntBool,

@@ -66,7 +66,7 @@ macro_rules! float_ops {
                 Cbrt => x.cbrt(),
                 Sin => x.sin(),
                 Cos => x.cos(),
-                Tan => x.tan(),
+                Tan | TanLibm => x.tan(),
                 Tanh => x.tanh(),
                 Logistic => 1.0 / (1.0 + (-x).exp()),
                 Asin => x.asin(),
@@ -104,7 +104,7 @@ macro_rules! float_ops {
                         b
                     }
                 }
-                Pow => a.powf(b),
+                Pow | PowLibm => a.powf(b),
                 Atan2 => a.atan2(b),
                 NextAfter => {
                     if a.is_nan() || b.is_nan() {

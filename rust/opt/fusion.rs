@@ -345,7 +345,7 @@ fn op_cost(p: &Prim) -> u32 {
         },
         Prim::Binary(b) => match b {
             Bo::Div | Bo::Rem => 3,
-            Bo::Pow | Bo::Atan2 | Bo::Igamma | Bo::Igammac | Bo::IgammaGradA | Bo::RandomGammaGrad | Bo::Polygamma
+            Bo::Pow | Bo::PowLibm | Bo::Atan2 | Bo::Igamma | Bo::Igammac | Bo::IgammaGradA | Bo::RandomGammaGrad | Bo::Polygamma
             | Bo::Zeta => EXPENSIVE,
             _ => 1,
         },

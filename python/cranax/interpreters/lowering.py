@@ -215,7 +215,9 @@ class _Emitter:
                 outs.append(_aval_json(vid, v.aval, eqn.primitive.name))
             rule = wire_params.get(eqn.primitive.name)
             params = rule(eqn) if rule is not None else {}
-            self.eqns.append({"prim": eqn.primitive.name, "params": params, "in": ins, "out": outs})
+            # (a primitive's ``wire_name``, where it has one, names the core op: ``elementwise._libm_twin``)
+            prim = getattr(eqn.primitive, "wire_name", eqn.primitive.name)
+            self.eqns.append({"prim": prim, "params": params, "in": ins, "out": outs})
         return [self.atom(a, env) for a in jaxpr.outvars]
 
 

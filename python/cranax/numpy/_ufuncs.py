@@ -174,6 +174,11 @@ def divmod(x1, x2, /):
 def power(x1, x2, /):
     """``x1 ** x2``. A static integer exponent uses ``integer_pow``; integer arrays use exact repeated
     squaring. Mirrors ``jax.numpy.power``."""
+    return _power(x1, x2, lax.pow)
+
+
+def _power(x1, x2, pow_fn):
+    """``power`` with ``pow_fn`` for a float base (the samplers pass the C library's, ``pow_libm``)."""
     if isinstance(x2, (int, _np.integer)) and not isinstance(x2, bool):
         check_int_arg(x1, "x1")   # (a static exponent is not parsed: any size goes to integer_pow)
         (a,) = _promote("power", x1)
@@ -194,8 +199,8 @@ def power(x1, x2, /):
         # x == 0); the promoted exponent above is left unused, as in JAX's jaxprs
         if isinstance(a, (int, float, complex)):
             a = typed_scalar(a, dt, True)   # a Python base stays a weak scalar of the result's type
-        return lax.pow(a, e)
-    return lax.pow(a, b)
+        return pow_fn(a, e)
+    return pow_fn(a, b)
 
 
 pow = power

@@ -1,5 +1,6 @@
 //! Block math routines: `math_f32`'s algorithms compiled ahead of time for 512-bit (AVX-512) or 256-bit
-//! (AVX2) lanes, applied to whole arrays: `extern "C" fn(src: *const f32, dst: *mut f32, n: u64)`.
+//! (AVX2) lanes, applied to whole arrays: `extern "C" fn(src: *const f32, dst: *mut f32, n: u64)`, and for
+//! binary functions (`pow`) `extern "C" fn(a: *const f32, b: *const f32, dst: *mut f32, n: u64)`.
 //!
 //! Why: Cranelift emits 128-bit vectors only, and a transcendental function is 20-40 dependent
 //! operations per vector, so it dominates kernels such as `selu`. Kernels cut their rows into strips, call
@@ -21,15 +22,15 @@ use super::math_fn::MathFn;
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
 /// lanes; `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
-pub const FUNCTIONS: [MathFn; 16] = [
+pub const FUNCTIONS: [MathFn; 20] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
-    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Lgamma,
-    MathFn::Digamma,
+    MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Sinh, MathFn::Cosh,
+    MathFn::Asin, MathFn::Acos, MathFn::Lgamma, MathFn::Digamma,
 ];
 
 /// How many of `FUNCTIONS` (the first ones) compute in f32 lanes.
 #[cfg(target_arch = "x86_64")]
-const F32_FUNCTIONS: usize = 14;
+const F32_FUNCTIONS: usize = 18;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,10 +69,25 @@ fn detect(_want: &str) -> Option<Isa> {
     None
 }
 
+/// Binary functions with block routines (`BlockFn2`): `dst[i] = f(a[i], b[i])`. float32 `pow` is the C
+/// library's `powf` per element, as XLA:CPU calls it (JAX's bits; `math_f32::pow`, f32 lanes, is not wired for
+/// that reason): its routine is that call in a plain loop, without the per-lane call overhead of the kernel's
+/// vector code (its vector registers spilled around each call).
+pub const BINARY: [MathFn; 1] = [MathFn::Pow];
+
+/// `pow`'s routine: `powf` with subnormal operands read as zeros of their sign, as `math::symbol_ptr`'s
+/// wrapper calls it from the inline code (the same bits whichever path computes an element).
+unsafe extern "C" fn pow_strip(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+    use super::math::daz32;
+    for i in 0..n as usize {
+        // SAFETY: the caller passes arrays of n elements (`dst` may be `a` or `b`: each element is read first).
+        unsafe { *dst.add(i) = daz32(*a.add(i)).powf(daz32(*b.add(i))) };
+    }
+}
+
 /// Whether `f` has a block routine on this host.
 pub fn supports(f: MathFn) -> bool {
-    // float32 tan is libm's `tanf`, as XLA's (see `vmath::supports`): its routine is kept for the tests only
-    isa().is_some() && FUNCTIONS.contains(&f) && f != MathFn::Tan
+    isa().is_some() && (FUNCTIONS.contains(&f) || BINARY.contains(&f))
 }
 
 /// The symbol kernels import `f`'s routine by.
@@ -81,6 +97,14 @@ pub fn symbol(f: MathFn) -> String {
 
 /// A block routine: `dst[i] = f(src[i])` for `i < n`; `src == dst` is allowed.
 pub type BlockFn = unsafe extern "C" fn(*const f32, *mut f32, u64);
+
+/// A binary block routine: `dst[i] = f(a[i], b[i])` for `i < n`; `dst` may be `a` or `b`.
+pub type BlockFn2 = unsafe extern "C" fn(*const f32, *const f32, *mut f32, u64);
+
+/// Binary `f`'s routine for this host's lanes.
+pub fn routine2(f: MathFn) -> Option<BlockFn2> {
+    (isa().is_some() && f == MathFn::Pow).then_some(pow_strip as BlockFn2)
+}
 
 /// `f`'s routine for this host's lanes.
 pub fn routine(f: MathFn) -> Option<BlockFn> {
@@ -127,6 +151,7 @@ pub fn stream() -> Option<BlockFn> {
 pub fn symbols() -> Vec<(String, *const u8)> {
     let mut v: Vec<(String, *const u8)> =
         FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect();
+    v.extend(BINARY.iter().filter_map(|&f| routine2(f).map(|r| (symbol(f), r as *const u8))));
     if let Some(h) = super::threefry::routine() {
         v.push((super::threefry::SYMBOL.to_string(), h as *const u8));
     }
@@ -163,7 +188,11 @@ mod x86 {
             10 => m::trig(l, Trig::Tan, x),
             11 => m::atan(l, x),
             12 => m::erf_inv(l, x),
-            _ => m::ndtri(l, x),
+            13 => m::ndtri(l, x),
+            14 => m::sinh(l, x),
+            15 => m::cosh(l, x),
+            16 => m::asin(l, x),
+            _ => m::acos(l, x),
         }
     }
 
@@ -1006,15 +1035,15 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 16] = [
+    pub const AVX512: [BlockFn; 20] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
         entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>, entry512::<13>,
-        entry512_f64::<14>, entry512_f64::<15>,
+        entry512::<14>, entry512::<15>, entry512::<16>, entry512::<17>, entry512_f64::<18>, entry512_f64::<19>,
     ];
-    pub const AVX2: [BlockFn; 16] = [
+    pub const AVX2: [BlockFn; 20] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
         entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>, entry256::<13>,
-        entry256_f64::<14>, entry256_f64::<15>,
+        entry256::<14>, entry256::<15>, entry256::<16>, entry256::<17>, entry256_f64::<18>, entry256_f64::<19>,
     ];
 }
 
@@ -1067,6 +1096,65 @@ mod tests {
         }
     }
 
+    /// pow's routine gives the inline code's bits (its per-lane call), at every length, in place included; the
+    /// f32-lane `math_f32::pow` (not wired) stays within 1.5 ulp of the f64 result.
+    #[test]
+    fn binary_block_routines_match_inline_code_bit_for_bit() {
+        let xs = inputs();
+        let special = [0.0f32, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, f32::INFINITY,
+            f32::NEG_INFINITY, f32::NAN, 1e-45, 8388609.0, 16777216.0, 1e30, -1e30, 1.0000001, 0.99999994];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for &x in &special {
+            for &y in &special {
+                a.push(x);
+                b.push(y);
+            }
+        }
+        for i in 0..xs.len() {
+            a.push(xs[i]);
+            b.push(xs[(i * 7919 + 13) % xs.len()]);
+            a.push(xs[i].abs().sqrt().sqrt());
+            b.push(special[i % special.len()]);
+        }
+        let p = crate::backend::cpu::math::symbol_ptr(MathFn::Pow, crate::ir::DType::F32).expect("powf");
+        // SAFETY: the symbol is an `extern "C" fn(f32, f32) -> f32`.
+        let lane: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
+        let mut got = vec![0f32; a.len()];
+        // SAFETY: the three arrays hold a.len() elements.
+        unsafe { pow_strip(a.as_ptr(), b.as_ptr(), got.as_mut_ptr(), a.len() as u64) };
+        for i in 0..a.len() {
+            let w = lane(a[i], b[i]);
+            assert_eq!(got[i].to_bits(), w.to_bits(), "pow({:e}, {:e}) = {:e}, per lane {w:e}", a[i], b[i], got[i]);
+        }
+        for n in 0..=40usize {
+            let mut dst: Vec<f32> = a[..n].to_vec();
+            // SAFETY: in place over n elements.
+            unsafe { pow_strip(dst.as_ptr(), b.as_ptr(), dst.as_mut_ptr(), n as u64) };
+            for i in 0..n {
+                assert_eq!(dst[i].to_bits(), lane(a[i], b[i]).to_bits(), "length {n} element {i}");
+            }
+        }
+        if crate::backend::cpu::vmath::host_fma() {
+            let p = crate::backend::cpu::mathlib::routine(MathFn::Pow, false).expect("inline routine");
+            // SAFETY: `routine(Pow, false)` is an `(f32, f32) -> f32` function in the host's C calling convention.
+            let f32_lanes: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
+            for i in 0..a.len() {
+                let (x, y) = (a[i], b[i]);
+                if x.is_subnormal() || y.is_subnormal() {
+                    continue;
+                }
+                let want = (x as f64).powf(y as f64);
+                let got = f32_lanes(x, y);
+                if want.is_finite() && want.abs() >= f32::MIN_POSITIVE as f64 && want.abs() <= f32::MAX as f64 {
+                    let ulp = 2f64.powi((want.abs().log2().floor() as i32) - 23);
+                    assert!(((got as f64) - want).abs() <= 1.5 * ulp, "f32-lane pow({x:e}, {y:e}) = {got:e}, want {want:e}");
+                } else if want.is_nan() {
+                    assert!(got.is_nan(), "f32-lane pow({x:e}, {y:e}) = {got:e}, want NaN");
+                }
+            }
+        }
+    }
+
     /// Each host routine gives the inline (Cranelift) code's bits for every input, at every length
     /// (0..=40 exercises the masked / buffered tails).
     #[test]
@@ -1076,7 +1164,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 16])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; 20])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

@@ -454,35 +454,58 @@ impl Gen<'_> {
             at[h.b_out] = Some(xb);
         }
         for (j, &(h, f)) in ops.iter().enumerate() {
-            let KOp::Unary { a, .. } = k.body[h].op else {
-                return Err(Error::Codegen(format!("kernel {}: strip operation %{h} is not unary", k.name)));
+            let operands = match k.body[h].op {
+                KOp::Unary { a, .. } => vec![a],
+                KOp::Binary { a, b, .. } => vec![a, b],
+                _ => return Err(Error::Codegen(format!("kernel {}: strip operation %{h} is not unary or binary", k.name))),
             };
             let arr = array(b);
-            let src = match (at[a], &k.body[a].op) {
-                (Some(p), _) => p,
-                (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => start[*input],
-                _ => {
-                    // (The routine maps `arr` in place: an operand needed later gets an array of its own.)
-                    let keep = self.kept_for_later(&ops[j + 1..], a, &at, direct);
-                    let src = if keep.contains(&a) { array(b) } else { arr };
-                    let mut sinks = vec![(a, src)];
-                    for &t in keep.iter().filter(|&&t| t != a) {
-                        sinks.push((t, array(b)));
-                    }
-                    self.emit_phase(b, &sinks, false, &at, walk)?;
-                    for &(t, p) in &sinks {
-                        if t != a || src != arr {
-                            at[t] = Some(p);
-                        }
-                    }
-                    src
+            // Operands in arrays already, or contiguous inputs, are read in place; the others are computed into
+            // arrays by one loop.
+            let mut src: Vec<Option<Value>> = operands
+                .iter()
+                .map(|&a| match (at[a], &k.body[a].op) {
+                    (Some(p), _) => Some(p),
+                    (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => Some(start[*input]),
+                    _ => None,
+                })
+                .collect();
+            let mut missing: Vec<usize> = operands.iter().zip(&src).filter(|(_, s)| s.is_none()).map(|(&a, _)| a).collect();
+            missing.dedup();
+            if !missing.is_empty() {
+                // (The routine maps into `arr`: one operand not needed later may live there; the others, and
+                // operands needed later, get arrays of their own.)
+                let keep = self.kept_for_later(&ops[j + 1..], &missing, &at, direct);
+                let mut sinks = Vec::new();
+                for &a in &missing {
+                    let in_arr = sinks.iter().any(|&(_, p)| p == arr);
+                    sinks.push((a, if keep.contains(&a) || in_arr { array(b) } else { arr }));
                 }
-            };
+                for &t in keep.iter().filter(|t| !missing.contains(t)) {
+                    sinks.push((t, array(b)));
+                }
+                self.emit_phase(b, &sinks, false, &at, walk)?;
+                for &(t, p) in &sinks {
+                    if p != arr {
+                        at[t] = Some(p);
+                    }
+                }
+                for (s, a) in src.iter_mut().zip(&operands) {
+                    if s.is_none() {
+                        *s = sinks.iter().find(|&&(t, _)| t == *a).map(|&(_, p)| p);
+                    }
+                }
+            }
             let dst = if direct && j + 1 == ops.len() { start[nin] } else { arr };
             let fref = *self.routines.math.get(&f).ok_or_else(|| {
                 Error::Codegen(format!("kernel {}: block routine for {f:?} not imported", k.name))
             })?;
-            b.ins().call(fref, &[src, dst, n]);
+            let mut args = src
+                .into_iter()
+                .collect::<Option<Vec<Value>>>()
+                .ok_or_else(|| Error::Codegen(format!("kernel {}: strip operand of %{h} not computed", k.name)))?;
+            args.extend([dst, n]);
+            b.ins().call(fref, &args);
             at[h] = Some(dst);
         }
         if direct {
@@ -522,10 +545,10 @@ impl Gen<'_> {
     /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors) are kept, loads, constants
     /// and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value not kept is computed
     /// again, as before. Loaded values are the stored bits, so results do not change.
-    fn kept_for_later(&self, later: &[(usize, MathFn)], a: usize, at: &[Option<Value>], no_last: bool) -> Vec<usize> {
+    fn kept_for_later(&self, later: &[(usize, MathFn)], a: &[usize], at: &[Option<Value>], no_last: bool) -> Vec<usize> {
         const MAX_KEPT: usize = 8;
         let k = self.k;
-        let this = live_from(k, [a], |i| at[i].is_some());
+        let this = live_from(k, a.iter().copied(), |i| at[i].is_some());
         let keepable = |i: usize| {
             this[i]
                 && matches!(k.body[i].dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
@@ -533,8 +556,10 @@ impl Gen<'_> {
         };
         let mut roots = Vec::new();
         for &(h, _) in later {
-            if let KOp::Unary { a: x, .. } = k.body[h].op {
-                roots.push(x);
+            match k.body[h].op {
+                KOp::Unary { a: x, .. } => roots.push(x),
+                KOp::Binary { a: x, b: y, .. } => roots.extend([x, y]),
+                _ => {}
             }
         }
         if !no_last {

@@ -100,7 +100,8 @@ fn import_routines(module: &mut JITModule, func: &mut Function, plan: &StripPlan
     };
     let mut r = Routines { plan: plan.clone(), ..Routines::default() };
     for &(_, f) in &plan.ops {
-        r.math.insert(f, import(&super::blockmath::symbol(f), 3)?);
+        // (operands, destination, length)
+        r.math.insert(f, import(&super::blockmath::symbol(f), f.arity() + 2)?);
     }
     if !plan.hashes.is_empty() {
         r.threefry = Some(import(super::threefry::SYMBOL, 5)?);

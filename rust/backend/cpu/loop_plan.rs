@@ -33,8 +33,8 @@
 //! vectors) walks each row in strips of about `STRIP` points first (a length that divides the row into equal
 //! strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row reduction such as
 //! `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the vector accumulators in
-//! the order the plain loop would. Per strip, for each such function in body order: its operand is computed
-//! into a stack array (a small vector loop; a contiguous input is used in place; values that loop computes
+//! the order the plain loop would. Per strip, for each such function in body order: its operands (two for
+//! `pow`) are computed into stack arrays (one small vector loop; a contiguous input is used in place; values that loop computes
 //! and later loops need go to arrays of their own too, so no loop computes them again), the block routine
 //! maps the array, and a last loop computes the outputs from the inputs and the arrays. The rest of a row (a few points)
 //! runs the plain vector loop and scalar tail, whose inline math is bit-identical to the block routines, so
@@ -130,7 +130,7 @@ pub(super) fn live_from(k: &Kernel, roots: impl IntoIterator<Item = usize>, comp
 /// Strip mode's plan for one kernel.
 #[derive(Debug, Clone, Default)]
 pub struct StripPlan {
-    /// The body's math operations that have block routines, in body order.
+    /// The body's math operations that have block routines, in body order (unary, or binary: `pow`).
     pub ops: Vec<(usize, MathFn)>,
     /// The body's threefry hashes (`threefry`), run before `ops`, in body order.
     pub hashes: Vec<threefry::Hash>,
@@ -193,12 +193,16 @@ fn strip_ops(
         if !live[i] {
             continue;
         }
-        if let KOp::Unary { op, a } = &ins.op {
-            if let Some(f) = MathFn::from_unary(*op) {
-                let f32_in = k.body.get(*a).is_some_and(|x| x.dtype == DType::F32);
-                if blockmath::supports(f) && ins.dtype == DType::F32 && f32_in {
-                    ops.push((i, f));
-                }
+        let f32_in = |j: &usize| k.body.get(*j).is_some_and(|x| x.dtype == DType::F32);
+        let f = match &ins.op {
+            KOp::Unary { op, a } if f32_in(a) => MathFn::from_unary(*op),
+            // (binary routines: pow)
+            KOp::Binary { op, a, b } if f32_in(a) && f32_in(b) => super::math_fn::binary_math(*op, DType::F32),
+            _ => None,
+        };
+        if let Some(f) = f {
+            if blockmath::supports(f) && ins.dtype == DType::F32 {
+                ops.push((i, f));
             }
         }
     }

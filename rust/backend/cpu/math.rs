@@ -1,5 +1,5 @@
 //! Math functions. `emit_math` is the one place that lowers them: float32 exp, exp2, expm1, log, log1p,
-//! sin, cos, tan, tanh, logistic, erf, pow, atan2 and rsqrt are emitted inline as IR by `vmath` (the same
+//! sin, cos, tan, asin, acos, sinh, cosh, tanh, logistic, erf and atan2 are emitted inline as IR by `vmath` (the same
 //! code serves vector lanes; see its ulp table); everything else is a call to an imported `extern "C"` Rust
 //! function (one per function and float dtype), per lane in vector code.
 //!
@@ -149,17 +149,8 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Tanh => un!(f32::tanh, f64::tanh),
         MathFn::Sin => un!(f32::sin, f64::sin),
         MathFn::Cos => un!(f32::cos, f64::cos),
-        // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
-        // returns a subnormal unchanged, which JAX gives back)
-        MathFn::Tan => match dt {
-            F32 => {
-                extern "C" fn tan32(x: f32) -> f32 {
-                    x.tan()
-                }
-                Some(tan32 as *const u8)
-            }
-            _ => un!(f32::tan, f64::tan),
-        },
+        // (float32 `tan` is `vmath`'s; the samplers' `tan_libm` is the C library's, below)
+        MathFn::Tan => un!(f32::tan, f64::tan),
         MathFn::Cbrt => un!(f32::cbrt, f64::cbrt),
         MathFn::Asin => un!(f32::asin, f64::asin),
         MathFn::Acos => un!(f32::acos, f64::acos),
@@ -178,11 +169,24 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
         // reported as not lowered when a kernel needs it.
         MathFn::Call(op) => match op {
+            // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
+            // returns a subnormal unchanged, which JAX gives back)
+            UnaryOp::TanLibm => match dt {
+                F32 => {
+                    extern "C" fn tan32(x: f32) -> f32 {
+                        x.tan()
+                    }
+                    Some(tan32 as *const u8)
+                }
+                _ => un!(f32::tan, f64::tan),
+            },
             UnaryOp::Erfc => un!(|x: f32| erfc(x as f64) as f32, erfc),
             UnaryOp::BesselI0e => un!(|x: f32| bessel_i0e(x as f64) as f32, bessel_i0e),
             UnaryOp::BesselI1e => un!(|x: f32| bessel_i1e(x as f64) as f32, bessel_i1e),
             _ => None,
         },
+        // float32: the C library's powf, as XLA calls it (`pow` itself is `vmath`'s)
+        MathFn::Call2(BinaryOp::PowLibm) => bin!(f32::powf, f64::powf),
         MathFn::Call2(op) => call2_ptr(op, dt),
         // (through `un!`'s extern "C" wrappers: `math_xla64::rsqrt` is a Rust-ABI function)
         MathFn::Rsqrt => un!(rsqrt_f32, math_xla64::rsqrt),

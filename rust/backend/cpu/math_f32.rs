@@ -1,5 +1,5 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`, `erf_inv`, `sin`, `cos`, `tan`, `atan`, `atan2`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `erf_inv`, `sin`, `cos`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `pow`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.
@@ -407,6 +407,239 @@ pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.sel(m, neg, pos)
 }
 
+/// e^a for a = |x| reduced once for `sinh` and `cosh`: (2^n as f32 lanes where n <= 15, i.e. a < 10; n; y)
+/// with e^a = y·2^n, y = 1 + expm1(r), and q = expm1(r). a is clamped to 90 (e^90/2 overflows f32 anyway).
+#[inline(always)]
+fn exp_parts<L: Lanes>(e: &mut L, a: L::F) -> (L::I, L::F, L::F) {
+    let ac = e.clamp(a, 0.0, 90.0);
+    let (ni, r) = exp_reduce(e, ac);
+    let q = expm1_poly(e, r);
+    let y = e.addc(q, 1.0);
+    (ni, q, y)
+}
+
+/// e^a / 2 for a >= 10 (where e^-a is below 2^-28 of it): y·2^(n-1) with one rounding, finite up to
+/// a = 89.41 (where e^a itself overflows f32).
+#[inline(always)]
+fn half_exp_big<L: Lanes>(e: &mut L, ni: L::I, y: L::F) -> L::F {
+    let nm1 = e.iaddc(ni, -1);
+    scale2(e, y, nm1)
+}
+
+/// sinh in f32: with e = expm1(|x|), sinh|x| = (e + e/(e+1))/2 (exact identity; no cancellation near 0)
+/// below 10, e^|x|/2 above; the sign of x; x itself below 2^-12.
+#[inline(always)]
+pub fn sinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = e.abs(x);
+    let (ni, q, y) = exp_parts(e, a);
+    // expm1(a) = 2 (t q + (t - 1/2)), t = 2^(n-1), as `expm1` computes it (lanes a >= 10 are not used)
+    let nm1 = e.iaddc(ni, -1);
+    let t = pow2i(e, nm1);
+    let th = e.addc(t, -0.5);
+    let h = e.fma(t, q, th);
+    let em = e.mulc(h, 2.0);
+    let den = e.addc(em, 1.0);
+    let f = e.div(em, den);
+    let s = e.add(em, f);
+    let small = e.mulc(s, 0.5);
+    let big = half_exp_big(e, ni, y);
+    let m = e.cmpc(Cmp::Ge, a, 10.0);
+    let r = e.sel(m, big, small);
+    let r = e.copysign(r, x);
+    // below 2^-12, sinh x = x to within half an ulp (and t·q would flush the tiniest normals to zero)
+    tiny_passthrough(e, x, r, 2f64.powi(-12))
+}
+
+/// cosh in f32: with E = e^|x|, (E + 1/E)/2 below 10, E/2 above.
+#[inline(always)]
+pub fn cosh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = e.abs(x);
+    let (ni, _, y) = exp_parts(e, a);
+    let p = pow2i(e, ni);
+    let ea = e.mul(y, p);
+    let one = e.c(1.0);
+    let inv = e.div(one, ea);
+    let s = e.add(ea, inv);
+    let small = e.mulc(s, 0.5);
+    let big = half_exp_big(e, ni, y);
+    let m = e.cmpc(Cmp::Ge, a, 10.0);
+    e.sel(m, big, small)
+}
+
+/// ln 2 as f32 + f32 (`LN2_F32` is ln 2 rounded to f32).
+const LN2_F32: f64 = 0.693147182464599609375;
+const LN2_F32_LO: f64 = -1.904654323148236e-09;
+/// 2 atanh(s) = 2s + s³·ATANH_P(s²) for |s| <= 3 - 2√2 (Taylor: 2/(2k+3); the next term is below 2^-34 of
+/// the sum).
+const ATANH_P: [f64; 6] = [2.0 / 3.0, 2.0 / 5.0, 2.0 / 7.0, 2.0 / 9.0, 2.0 / 11.0, 2.0 / 13.0];
+
+/// (hi, lo) with hi + lo = a + b exactly, for |a| >= |b| or a = 0.
+#[inline(always)]
+fn fast_two_sum<L: Lanes>(e: &mut L, a: L::F, b: L::F) -> (L::F, L::F) {
+    let hi = e.add(a, b);
+    let d = e.sub(hi, a);
+    (hi, e.sub(b, d))
+}
+
+/// ln|x| as hi + lo (about 2^-40 relative, except where the s³ tail's f32 rounding shows: near |x| = √2·2^k it
+/// is ~2^-30 of the tail-free part) for positive normal `ax` (others: garbage, callers select specials):
+/// |x| = 2^k (1 + f) with 1 + f in [√½, √2), ln(1 + f) = 2 atanh(s) with s = f / (2 + f) kept as s_hi + s_lo
+/// (the division's residual by fma), k ln 2 as an exact product plus a low part.
+#[inline(always)]
+fn ln_hi_lo<L: Lanes>(e: &mut L, ax: L::F) -> (L::F, L::F) {
+    let (k, f) = log_split(e, ax);
+    let d = e.addc(f, 2.0);
+    let dm2 = e.addc(d, -2.0);
+    let d_lo = e.sub(f, dm2); // exact: the rounding error of f + 2
+    let one = e.c(1.0);
+    let inv = e.div(one, d);
+    let s_hi = e.mul(f, inv);
+    let ns = e.neg(s_hi);
+    let r = e.fma(ns, d, f);
+    let r = e.fma(ns, d_lo, r);
+    let s_lo = e.mul(r, inv);
+    let z = e.mul(s_hi, s_hi);
+    let p = e.poly(z, &ATANH_P);
+    let s3 = e.mul(z, s_hi);
+    let tail = e.mul(s3, p);
+    let two_s_lo = e.add(s_lo, s_lo);
+    let tail = e.add(two_s_lo, tail);
+    let two_s = e.add(s_hi, s_hi);
+    let kf = e.to_float(k);
+    let l2 = e.c(LN2_F32);
+    let p_hi = e.mul(kf, l2);
+    let np_hi = e.neg(p_hi);
+    let p_lo = e.fma(kf, l2, np_hi); // exact
+    let p_lo = e.fmac(kf, LN2_F32_LO, p_lo);
+    // k = 0: p_hi = 0; else |p_hi| >= ln 2 > |2s|
+    let (hi, lo) = fast_two_sum(e, p_hi, two_s);
+    let lo2 = e.add(p_lo, tail);
+    let lo = e.add(lo, lo2);
+    fast_two_sum(e, hi, lo)
+}
+
+/// pow(x, y) in f32 lanes (hosts with FMA): e^(y ln|x|) with ln|x| as hi + lo (`ln_hi_lo`), the product as
+/// hi + lo (fma), `exp`'s reduction of the high part with the low part added to r; then C99's special
+/// cases: y = 0 or x = 1 give 1 (NaN beside them included), |x| = 1 with y = ±inf gives 1, x < 0 with a
+/// finite non-integer y gives NaN, an odd integer y keeps x's sign (±0, ±inf included).
+#[inline(always)]
+pub fn pow<L: Lanes>(e: &mut L, x: L::F, y: L::F) -> L::F {
+    let ax = e.abs(x);
+    let (lh, ll) = ln_hi_lo(e, ax);
+    // ln of 0 / inf / NaN (a subnormal |x| compares equal to 0: the kernels read it as zero)
+    let zero = e.cmpc(Cmp::Eq, ax, 0.0);
+    let lh = e.selc(zero, f64::NEG_INFINITY, lh);
+    let inf = e.cmpc(Cmp::Eq, ax, f64::INFINITY);
+    let lh = e.selc(inf, f64::INFINITY, lh);
+    let nan = e.cmp(Cmp::Unord, ax, ax);
+    let lh = e.sel(nan, ax, lh);
+    let t_hi = e.mul(y, lh);
+    let nt = e.neg(t_hi);
+    let t_lo = e.fma(y, lh, nt);
+    let t_lo = e.fma(y, ll, t_lo);
+    // (t_lo is NaN where t_hi is infinite; beyond |t| = 104 the result is 0 or inf anyway)
+    let at = e.abs(t_hi);
+    let in_range = e.cmpc(Cmp::Lt, at, 104.0);
+    let zero_f = e.c(0.0);
+    let t_lo = e.sel(in_range, t_lo, zero_f);
+    let tc = e.clamp(t_hi, -104.0, 89.0);
+    let (ni, r) = exp_reduce(e, tc);
+    let r = e.add(r, t_lo);
+    let q = expm1_poly(e, r);
+    let m = e.addc(q, 1.0);
+    let v = scale2(e, m, ni);
+    // y an integer: |y| >= 2^23, or rint(|y|) = |y| (rint by adding 2^23, whose last bit is then the parity)
+    let ay = e.abs(y);
+    let big = e.cmpc(Cmp::Ge, ay, 8388608.0);
+    let sh = e.addc(ay, 8388608.0);
+    let n = e.addc(sh, -8388608.0);
+    let n = e.sel(big, ay, n);
+    let is_int = e.cmp(Cmp::Eq, n, ay);
+    let pb = e.sel(big, ay, sh);
+    let pb = e.bits(pb);
+    let low = e.iandc(pb, 1);
+    let odd = e.icmpc(ICmp::Ge, low, 1);
+    let below = e.cmpc(Cmp::Lt, ay, 16777216.0);
+    let odd = e.mand(odd, below);
+    let odd = e.mand(odd, is_int);
+    // x's sign bit (-0 and -inf included) with an odd integer y: -v
+    let xb = e.bits(x);
+    let xneg = e.icmpc(ICmp::Lt, xb, 0);
+    let flip = e.mand(xneg, odd);
+    let nv = e.neg(v);
+    let v = e.sel(flip, nv, v);
+    // finite x < 0 with a finite non-integer y: NaN
+    let xlt0 = e.cmpc(Cmp::Lt, x, 0.0);
+    let x_fin = e.cmpc(Cmp::Lt, ax, f64::INFINITY);
+    let y_fin = e.cmpc(Cmp::Lt, ay, f64::INFINITY);
+    let neg_fin = e.mand(xlt0, x_fin);
+    let neg_fin = e.mand(neg_fin, y_fin);
+    let nan_c = e.c(f64::NAN);
+    let nan_v = e.sel(is_int, v, nan_c);
+    let v = e.sel(neg_fin, nan_v, v);
+    // |x| = 1 with y = ±inf, x = 1, y = 0: 1
+    let ax1 = e.cmpc(Cmp::Eq, ax, 1.0);
+    let y_inf = e.cmpc(Cmp::Eq, ay, f64::INFINITY);
+    let one_inf = e.mand(ax1, y_inf);
+    let v = e.selc(one_inf, 1.0, v);
+    let x1 = e.cmpc(Cmp::Eq, x, 1.0);
+    let v = e.selc(x1, 1.0, v);
+    let y0 = e.cmpc(Cmp::Eq, y, 0.0);
+    e.selc(y0, 1.0, v)
+}
+
+/// asin(x) = x + x³·ASIN_P(x²) on |x| <= 1/2 (least-squares fit on Chebyshev nodes, made with NumPy in
+/// float64, coefficients rounded to f32: 0.05 ulp of truncation error).
+const ASIN_P: [f64; 6] = [
+    0.1666666567325592, 0.07500098645687103, 0.04459803178906441, 0.03111615590751171, 0.017077859491109848,
+    0.03380575031042099,
+];
+
+/// asin(t) for |t| <= 1/2 (sign kept; NaN propagates).
+#[inline(always)]
+fn asin_small<L: Lanes>(e: &mut L, t: L::F) -> L::F {
+    let z = e.mul(t, t);
+    let p = e.poly(z, &ASIN_P);
+    let t3 = e.mul(z, t);
+    e.fma(t3, p, t)
+}
+
+/// (|x| <= 1/2, asin(√((1 - |x|)/2))): the half-angle form asin|x| = π/2 - 2 asin(√((1 - |x|)/2)) that
+/// `asin`/`acos` take above 1/2 (1 - |x| is exact there; NaN beyond 1).
+#[inline(always)]
+fn asin_parts<L: Lanes>(e: &mut L, x: L::F) -> (L::M, L::F) {
+    let ax = e.abs(x);
+    let small = e.cmpc(Cmp::Lt, ax, 0.5);
+    let one = e.c(1.0);
+    let w = e.sub(one, ax);
+    let w = e.mulc(w, 0.5);
+    let s = e.sqrt(w);
+    (small, asin_small(e, s))
+}
+
+#[inline(always)]
+pub fn asin<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (small, u) = asin_parts(e, x);
+    let two_u = e.add(u, u);
+    let big = const_minus(e, PIO2_A, PIO2_B, two_u);
+    let big = e.copysign(big, x);
+    let sm = asin_small(e, x);
+    e.sel(small, sm, big)
+}
+
+#[inline(always)]
+pub fn acos<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (small, u) = asin_parts(e, x);
+    let two_u = e.add(u, u);
+    // x > 1/2: 2u; x < -1/2: π - 2u; |x| < 1/2: π/2 - asin(x)
+    let neg = const_minus(e, PI_HI, PI_LO, two_u);
+    let xneg = e.cmpc(Cmp::Lt, x, 0.0);
+    let big = e.sel(xneg, neg, two_u);
+    let sm = asin_small(e, x);
+    let sm = const_minus(e, PIO2_A, PIO2_B, sm);
+    e.sel(small, sm, big)
+}
+
 /// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
 const ERF_SMALL: [f64; 9] = [
     0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
@@ -581,9 +814,7 @@ const ATAN_P: [f64; 5] =
 /// π/4, π/2, π as f32 hi + lo.
 const PIO4_HI: f64 = 0.7853981852531433;
 const PIO4_LO: f64 = -2.1855694143368964e-08;
-#[allow(dead_code)] // atan2's; see there
 const PI_HI: f64 = 3.1415927410125732;
-#[allow(dead_code)] // atan2's; see there
 const PI_LO: f64 = -8.742277657347586e-08;
 
 /// atan(t) for t in [0, 1] (NaN propagates): π/4 + atan((t - 1)/(t + 1)) above tan(π/8), else directly.

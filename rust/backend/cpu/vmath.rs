@@ -4,13 +4,13 @@
 //! across threads at any point).
 //!
 //! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `sin`, `cos`, `atan`,
-//! `tan` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
+//! `tan`, `sinh`, `cosh`, `asin` and `acos` compute in f32 (branch-free with selects); they live in `math_f32`, written once over its
 //! `Lanes` trait, which this module's emitter implements and so do `blockmath`'s AVX-512/AVX2 lanes: the
 //! block routines that strip-mode kernels call compute the same bits as the code emitted here. `sin`/`cos`/
 //! `tan` (hosts with FMA) reduce |x| < 2^18 by a three-part f32 Cody–Waite whose products are exact (fma
 //! two-product, two-sum), keeping r as r + r_lo; larger finite arguments (rare) take an out-of-line path,
 //! taken only when some lane needs it, that calls `rem_pio2_f32` per lane: an exact Payne–Hanek reduction
-//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `pow` and `atan2`, promote to f64
+//! with a 320-bit 2/π, in integer arithmetic. Without FMA they, like `atan2`, promote to f64
 //! lanes (two f64x2 halves of an f32x4), reduce and evaluate there, and round once to f32 (the f64 path
 //! reduces |x| < 2^23 by a two-constant f64 Cody–Waite). `sqrt` is the hardware instruction (correctly
 //! rounded); float32 `rsqrt` is XLA's (hardware estimate + one Newton step, `math::rsqrt_f32`, imported).
@@ -30,11 +30,15 @@
 //! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
 //! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
-//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s (not wired: libm `tanf`)  |
+//! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
 //! | erf       | 2.29    | x + x·P(x²) below 1.25, 1 − exp(Q(|x|)) below 3.93 (fitted), ±1 beyond     |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
-//! | pow       | 0.50    | f64: exp(y·log|x|) in f64, IEEE special cases (not wired: libm `powf`)     |
+//! | sinh      | 1.91    | f32: e = expm1|x| (exp's reduction), (e + e/(e+1))/2; e^|x|/2 from 10      |
+//! | cosh      | 1.37    | f32: E = e^|x|, (E + 1/E)/2; e^|x|/2 from 10                               |
+//! | asin      | 1.76    | f32: x + x³P(x²) below ½ (fitted), π/2 − 2 asin(√((1−|x|)/2)) above           |
+//! | acos      | 1.25    | f32: π/2 − asin(x) below ½, 2 asin(√((1−x)/2)) or π − that above              |
+//! | pow       | 0.50    | C library's `powf`, as XLA's (f32 lanes, 1.27 ulp, not wired: JAX's bits)    |
 //! | atan2     | 0       | f64: fdlibm atan kernel on min/max ratio, octant fix-up                    |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
@@ -46,8 +50,8 @@
 //! [-1, 1] against SciPy's float64 erfinv). `log` reproduces XLA's too (the samplers `random.poisson`,
 //! `gamma`, ... take their logs from it: tests/test_math_accuracy.py::test_log_is_xlas_float32_log holds
 //! JAX's bits on FMA hosts). `lgamma` and `digamma` compute in f64 lanes and round once
-//! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (asin,
-//! acos, ...) stay imported scalar functions
+//! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (cbrt,
+//! asinh, float32 pow (the C library's `powf`, as XLA's), ...) stay imported scalar functions
 //! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -77,17 +81,19 @@ pub fn host_fma() -> bool {
     }
 }
 
-/// Whether `f` on `dt` is emitted inline by this module. Not float32 `tan` and `pow`: XLA:CPU calls the C
-/// library's `tanf`/`powf` per lane (LLVM's `llvm.tan`/`llvm.pow` intrinsics), so cranax imports the same
-/// functions (`math::symbol_ptr`) and gives JAX's bits (`random.cauchy`, `weibull_min`, the gamma boost
-/// `u ** (1/a)`); the inline `tan`/`pow` below stay for the Rust tests of `math_f32`.
+/// Whether `f` on `dt` is emitted inline by this module. Not float32 `pow`: XLA:CPU calls the C library's
+/// `powf` per lane, and cranax calls the same (`math::symbol_ptr`; in strips, `blockmath`'s loop over it), so
+/// `jnp.power` gives JAX's bits (recorded JAX values depend on them: `jnp.linalg.norm(x, 3)`); the f32-lane
+/// `math_f32::pow` below (1.27 ulp, 3x faster) is not wired for that reason. XLA calls `tanf` for `tan` too:
+/// cranax's `tan` is the vector one, and the samplers that need JAX's bits (`random.cauchy`) bind `tan_libm`,
+/// which calls `tanf` (`pow_libm` likewise calls `powf`, whatever `pow` becomes).
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32
         && (matches!(
             f,
-            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2 | Lgamma
-                | Digamma
+            Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
+                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos
         ) || (f == Atan && host_fma()))
 }
 
@@ -117,6 +123,10 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Log1p => math_f32::log1p(&mut e, x),
         MathFn::Tanh => math_f32::tanh(&mut e, x),
         MathFn::Logistic => math_f32::logistic(&mut e, x),
+        MathFn::Sinh => math_f32::sinh(&mut e, x),
+        MathFn::Cosh => math_f32::cosh(&mut e, x),
+        MathFn::Asin => math_f32::asin(&mut e, x),
+        MathFn::Acos => math_f32::acos(&mut e, x),
         MathFn::Sin | MathFn::Cos | MathFn::Tan => {
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
@@ -138,6 +148,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::ErfInv => math_f32::erf_inv(&mut e, x),
         MathFn::Ndtri => math_f32::ndtri(&mut e, x),
         MathFn::Lgamma | MathFn::Digamma => gamma_family_f32(&mut e, f, x),
+        // f32 lanes with FMA (the product ln|x|·y as hi + lo needs fused products), else f64 lanes
+        MathFn::Pow if e.fma => math_f32::pow(&mut e, x, args[1]),
         MathFn::Pow => pow_f32(&mut e, x, args[1]),
         // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
         // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)

@@ -355,7 +355,7 @@ impl Emit<'_> {
             B::Rem if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::RemU32)),
             B::Max => self.max_min(dt, a, b, true)?,
             B::Min => self.max_min(dt, a, b, false)?,
-            B::Pow if float => format!("{}({a}, {b})", self.need(Helper::PowF32)),
+            B::Pow | B::PowLibm if float => format!("{}({a}, {b})", self.need(Helper::PowF32)),
             B::Pow if dt == DType::I32 => format!("{}({a}, {b})", self.need(Helper::IPowI32)),
             B::Pow if dt == DType::U32 => format!("{}({a}, {b})", self.need(Helper::IPowU32)),
             B::Atan2 if float => format!("{}({a}, {b})", self.need(Helper::Atan2F32)),
