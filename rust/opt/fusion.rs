@@ -547,6 +547,39 @@ fn depends_on(ctx: &Ctx, from: &[VarId], target: VarId) -> bool {
     false
 }
 
+/// A kernel that equation `i`'s value (of `shape`, consumed by no kernel) can join as an extra output: one
+/// already computing a consumer of an operand of `i`, over `shape`, on values of the same width (a kernel
+/// mixing widths loses its vector loop), with no dependence between its roots and the value either way.
+fn sibling(
+    ctx: &Ctx, groups: &[Group], consumers: &HashMap<VarId, Vec<usize>>, i: usize, shape: &[usize],
+) -> Option<usize> {
+    let e = &ctx.eqns[i];
+    let v = e.outputs[0].0;
+    let width = |d: DType| (d != DType::Bool).then(|| d.size());
+    let w = width(e.outputs[0].1.dtype);
+    for a in &e.inputs {
+        let Atom::Var(u) = a else { continue };
+        for &c in consumers.get(u).map(|c| c.as_slice()).unwrap_or(&[]) {
+            let Some(&(cv, _)) = ctx.eqns[c].outputs.first() else { continue };
+            let Some(&k) = ctx.kern.get(&cv).filter(|_| c != i) else { continue };
+            let g = &groups[k];
+            let roots = root_vars(g);
+            let same_width = roots.iter().all(|r| {
+                let rw = ctx.avals.get(r).and_then(|a| width(a.dtype));
+                rw.is_none() || w.is_none() || rw == w
+            });
+            if g.domain == shape
+                && same_width
+                && !depends_on(ctx, &roots, v)
+                && roots.iter().all(|&r| !depends_on(ctx, &[v], r))
+            {
+                return Some(k);
+            }
+        }
+    }
+    None
+}
+
 fn root_vars(g: &Group) -> Vec<VarId> {
     g.roots
         .iter()
@@ -743,6 +776,15 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                         })
                     })
                 };
+                // An output nothing here consumes joins a kernel of its shape that computes a sibling from
+                // one of its operands (a loop body's carries, `lo` and `hi` of searchsorted's halving), so
+                // the operands they share are computed once and never stored: XLA's sibling fusion.
+                let host = host.or_else(|| {
+                    if viewed || !share || !kernels.is_empty() || expensive_broadcast {
+                        return None;
+                    }
+                    sibling(&ctx, &groups, &consumers, i, shape)
+                });
                 let k = if let Some(k) = host {
                     k
                 } else {
