@@ -6,13 +6,17 @@
 //!   kernel body without a buffer. A fusible value is evaluated at an index map φ (for each of its axes,
 //!   the kernel-domain axis it follows, or none for a broadcast size-1 axis), so a broadcast or transpose of
 //!   an unmaterialized expression is re-expressed at the bigger domain by remapping its loads and iotas.
+//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes) are fusible too:
+//!   a `KOp::Gather` reads the (materialized) operand at the clamped index the kernel computes, so the index
+//!   arithmetic, the read and its users are one loop, as XLA fuses them. Other gathers are library calls.
 //! - Reductions (reduce_* over non-empty axes, argmax/argmin) are outputs of the kernel that computes their
 //!   operand over the operand's domain. Reductions over the same domain and axes that do not depend on one
 //!   another share a kernel.
 //! - reshape/squeeze/expand_dims are `Step::View`s of a materialized value.
 //! - A fusible value is materialized (gets a slot, written by a `Store` output) when it is a program output,
 //!   the operand of a view, or used by more than one kernel. When all its uses are in one kernel whose
-//!   domain is its shape, it becomes an extra `Store` output of that kernel instead of a kernel of its own.
+//!   domain is its shape, it becomes an extra `Store` output of that kernel instead of a kernel of its own;
+//!   an output nothing consumes joins the kernel computing a sibling from a shared operand (`sibling`).
 //!
 //! Decisions are made walking the equations backwards (each value's consumers are decided before it);
 //! kernel bodies are then built per kernel with an explicit stack (no recursion over expression depth).

@@ -192,7 +192,7 @@ impl Emit<'_> {
                 }
                 KOp::Gather { input, index, stride, hi, fill } => {
                     // An array read at the clamped index (a loop kernel's private copy of an input cannot be
-                    // indexed: unsupported there, so that loop runs step by step).
+                    // indexed: `loop_kernel` leaves loops with gathers to run step by step).
                     if self.local.get(*input).is_some_and(|l| l.is_some()) {
                         return Err(unsupported("a gather from a loop kernel's carried value"));
                     }
