@@ -119,7 +119,7 @@ struct PointGather {
 /// The `PointGather` of equation `e`, if it is one (see there).
 fn point_gather(e: &crate::ir::Eqn, avals: &HashMap<VarId, &Aval>) -> Option<PointGather> {
     use crate::ir::{IndexMode, LibOp};
-    let Prim::Lib(LibOp::Gather { collapsed_slice_dims: _, start_index_map, slice_sizes, mode, fill_value, .. }) = &e.prim
+    let Prim::Lib(LibOp::Gather { start_index_map, slice_sizes, mode, fill_value, .. }) = &e.prim
     else {
         return None;
     };
@@ -301,7 +301,7 @@ impl<'c, 'a> Builder<'c, 'a> {
                 vec![m]
             }
             Prim::Lib(crate::ir::LibOp::Gather { offset_dims, .. }) if self.ctx.gathers.contains_key(&eqn) => {
-                // The operand is read by the gather itself (`gather_operand_map`); the index vector of the
+                // The operand is read by the gather itself (`Builder::gather`); the index vector of the
                 // output point's batch position is `indices[batch..., 0]`.
                 let batch = (0..map.len()).filter(|d| !offset_dims.contains(d)).map(|d| map[d]);
                 vec![vec![], batch.chain([Ax::ZERO]).collect()]
@@ -551,9 +551,10 @@ fn depends_on(ctx: &Ctx, from: &[VarId], target: VarId) -> bool {
     false
 }
 
-/// A kernel that equation `i`'s value (of `shape`, consumed by no kernel) can join as an extra output: one
-/// already computing a consumer of an operand of `i`, over `shape`, on values of the same width (a kernel
-/// mixing widths loses its vector loop), with no dependence between its roots and the value either way.
+/// A kernel that equation `i`'s value (of `shape`, consumed by no kernel) can join as an extra output: an
+/// elementwise one already computing a consumer of an operand of `i`, over `shape`, on values of the same
+/// width (a kernel mixing widths loses its vector loop), with no dependence between its roots and the value
+/// either way.
 fn sibling(
     ctx: &Ctx, groups: &[Group], consumers: &HashMap<VarId, Vec<usize>>, i: usize, shape: &[usize],
 ) -> Option<usize> {
@@ -572,7 +573,9 @@ fn sibling(
                 let rw = ctx.avals.get(r).and_then(|a| width(a.dtype));
                 rw.is_none() || w.is_none() || rw == w
             });
+            // (Only elementwise kernels: a store beside a reduction would cost it the split-reduction path.)
             if g.domain == shape
+                && g.reduce_axes.is_empty()
                 && same_width
                 && !depends_on(ctx, &roots, v)
                 && roots.iter().all(|&r| !depends_on(ctx, &[v], r))

@@ -834,6 +834,13 @@ fn sibling_outputs_of_shared_operands_share_a_kernel() {
     check_plan(&plan);
     assert_eq!(kernels(&plan).len(), 1, "{}", plan_text(&plan));
     assert_eq!(kernels(&plan)[0].outputs.len(), 2);
+    // ...but not a reduction's kernel: `sum(x)` keeps its split-reduction path
+    let mut b = B::new();
+    let x = b.input(&[64]);
+    let s = b.sum(&x, &[0]);
+    let y = b.bin(BinaryOp::Mul, &x, &lit(2.0));
+    let plan = lower_checked(&b.done(vec![y, s]));
+    assert_eq!(kernels(&plan).len(), 2, "{}", plan_text(&plan));
 }
 
 #[test]
