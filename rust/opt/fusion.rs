@@ -6,13 +6,17 @@
 //!   kernel body without a buffer. A fusible value is evaluated at an index map φ (for each of its axes,
 //!   the kernel-domain axis it follows, or none for a broadcast size-1 axis), so a broadcast or transpose of
 //!   an unmaterialized expression is re-expressed at the bigger domain by remapping its loads and iotas.
+//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes) are fusible too:
+//!   a `KOp::Gather` reads the (materialized) operand at the clamped index the kernel computes, so the index
+//!   arithmetic, the read and its users are one loop, as XLA fuses them. Other gathers are library calls.
 //! - Reductions (reduce_* over non-empty axes, argmax/argmin) are outputs of the kernel that computes their
 //!   operand over the operand's domain. Reductions over the same domain and axes that do not depend on one
 //!   another share a kernel.
 //! - reshape/squeeze/expand_dims are `Step::View`s of a materialized value.
 //! - A fusible value is materialized (gets a slot, written by a `Store` output) when it is a program output,
 //!   the operand of a view, or used by more than one kernel. When all its uses are in one kernel whose
-//!   domain is its shape, it becomes an extra `Store` output of that kernel instead of a kernel of its own.
+//!   domain is its shape, it becomes an extra `Store` output of that kernel instead of a kernel of its own;
+//!   an output nothing consumes joins the kernel computing a sibling from a shared operand (`sibling`).
 //!
 //! Decisions are made walking the equations backwards (each value's consumers are decided before it);
 //! kernel bodies are then built per kernel with an explicit stack (no recursion over expression depth).
@@ -94,6 +98,88 @@ struct Ctx<'a> {
     /// Values computed from literals alone at no cost (a broadcast constant, an iota): recomputed inside
     /// every kernel that uses them instead of being stored.
     everywhere: HashSet<VarId>,
+    /// Equations that are one-element gathers fused into kernels (`point_gather`): fusible, not library calls.
+    gathers: HashMap<usize, PointGather>,
+}
+
+/// A gather whose every output element is one operand element along one indexed axis (`take`, `x[i]`,
+/// `x[:, i]`, `take_along_axis` of a vector, searchsorted's probes): a `KOp::Gather` inside the kernel that
+/// computes its index, so the index arithmetic, the read and what uses it are one loop. The rest (several
+/// start components, windows with a contiguous run: `x[i]` of rows) stays the library step, whose row copies
+/// are faster than a load per element.
+#[derive(Clone, Debug)]
+struct PointGather {
+    /// The indexed operand axis.
+    axis: usize,
+    /// The largest start: the axis length minus the window's.
+    hi: u64,
+    fill: Option<Scalar>,
+}
+
+/// The `PointGather` of equation `e`, if it is one (see there).
+fn point_gather(e: &crate::ir::Eqn, avals: &HashMap<VarId, &Aval>) -> Option<PointGather> {
+    use crate::ir::{IndexMode, LibOp};
+    let Prim::Lib(LibOp::Gather { start_index_map, slice_sizes, mode, fill_value, .. }) = &e.prim
+    else {
+        return None;
+    };
+    let (Some(Atom::Var(x)), Some(Atom::Var(i))) = (e.inputs.first(), e.inputs.get(1)) else { return None };
+    let (x, i) = (avals.get(x)?, avals.get(i)?);
+    let dt = x.dtype;
+    let kind_ok = dt.is_int() || matches!(dt, DType::Bool | DType::F32 | DType::F64 | DType::F16);
+    let &[axis] = start_index_map.as_slice() else { return None };
+    let r = x.shape.len();
+    if !kind_ok
+        || !i.dtype.is_int()
+        || i.shape.last() != Some(&1)
+        || r == 0
+        || x.numel()? == 0
+        || slice_sizes.len() != r
+        || slice_sizes.iter().any(|&z| z == 0)
+        || slice_sizes[r - 1] != 1
+        || axis >= r
+        || slice_sizes[axis] > x.shape[axis]
+    {
+        return None;
+    }
+    let hi = (x.shape[axis] - slice_sizes[axis]) as u64;
+    let fill = match mode {
+        IndexMode::Clip => None,
+        IndexMode::FillOrDrop => Some(gather_fill(*fill_value, dt)),
+    };
+    Some(PointGather { axis, hi, fill })
+}
+
+/// The value out-of-range reads give under `mode="fill"`: `fill_value` converted as the library step does
+/// (`as` casts), else JAX's default (NaN, the minimum of signed and the maximum of unsigned integers, true).
+fn gather_fill(fill: Option<f64>, dt: DType) -> Scalar {
+    match (fill, dt) {
+        (f, DType::F32 | DType::F64 | DType::F16) => Scalar::Float(f.unwrap_or(f64::NAN)),
+        (f, DType::Bool) => Scalar::Bool(f.is_none_or(|f| f != 0.0)),
+        (Some(f), DType::I8) => Scalar::Int(f as i8 as i64),
+        (Some(f), DType::U8) => Scalar::Int(f as u8 as i64),
+        (Some(f), DType::I16) => Scalar::Int(f as i16 as i64),
+        (Some(f), DType::U16) => Scalar::Int(f as u16 as i64),
+        (Some(f), DType::I32) => Scalar::Int(f as i32 as i64),
+        (Some(f), DType::U32) => Scalar::Int(f as u32 as i64),
+        (Some(f), _) => Scalar::Int(f as i64),
+        (None, DType::I8) => Scalar::Int(i8::MIN as i64),
+        (None, DType::U8) => Scalar::Int(u8::MAX as i64),
+        (None, DType::I16) => Scalar::Int(i16::MIN as i64),
+        (None, DType::U16) => Scalar::Int(u16::MAX as i64),
+        (None, DType::I32) => Scalar::Int(i32::MIN as i64),
+        (None, DType::U32) => Scalar::Int(u32::MAX as i64),
+        (None, _) => Scalar::Int(i64::MIN),
+    }
+}
+
+/// `class` of equation `i`, fused gathers counting as fusible.
+fn class_of(ctx: &Ctx, i: usize) -> Class {
+    if ctx.gathers.contains_key(&i) {
+        Class::Fusible
+    } else {
+        class(&ctx.eqns[i].prim)
+    }
 }
 
 fn internal(msg: impl Into<String>) -> Error {
@@ -141,6 +227,12 @@ impl<'c, 'a> Builder<'c, 'a> {
     }
 
     fn load(&mut self, slot: usize, aval: &Aval, map: &Map) -> usize {
+        let input = self.input(slot, aval, map);
+        self.push(KOp::Load { input }, aval.dtype)
+    }
+
+    /// The kernel input reading `slot` (of `aval`) at `map`.
+    fn input(&mut self, slot: usize, aval: &Aval, map: &Map) -> usize {
         let rm = row_major_strides(&aval.shape);
         let mut strides = vec![0isize; self.domain.len()];
         let mut offset = 0isize;
@@ -163,7 +255,7 @@ impl<'c, 'a> Builder<'c, 'a> {
                 i
             }
         };
-        self.push(KOp::Load { input }, aval.dtype)
+        input
     }
 
     /// Is `v` read from a buffer here (rather than computed in this kernel)?
@@ -171,7 +263,7 @@ impl<'c, 'a> Builder<'c, 'a> {
         match self.ctx.def.get(&v) {
             None => true, // program input
             Some(&i) => {
-                class(&self.ctx.eqns[i].prim) != Class::Fusible
+                class_of(self.ctx, i) != Class::Fusible
                     || (self.ctx.kern.get(&v) != Some(&self.kid) && !self.ctx.everywhere.contains(&v))
             }
         }
@@ -208,6 +300,12 @@ impl<'c, 'a> Builder<'c, 'a> {
                     .collect();
                 vec![m]
             }
+            Prim::Lib(crate::ir::LibOp::Gather { offset_dims, .. }) if self.ctx.gathers.contains_key(&eqn) => {
+                // The operand is read by the gather itself (`Builder::gather`); the index vector of the
+                // output point's batch position is `indices[batch..., 0]`.
+                let batch = (0..map.len()).filter(|d| !offset_dims.contains(d)).map(|d| map[d]);
+                vec![vec![], batch.chain([Ax::ZERO]).collect()]
+            }
             Prim::Rev { dimensions } => {
                 let a = atom_aval(self.ctx, &e.inputs[0]);
                 let m = map
@@ -238,6 +336,31 @@ impl<'c, 'a> Builder<'c, 'a> {
         }
     }
 
+    /// Emits the fused gather of equation `ei` at output map `map`, its index already emitted at `imap`.
+    fn gather(&mut self, ei: usize, g: &PointGather, map: &Map, imap: &Map) -> Result<usize> {
+        let ctx = self.ctx;
+        let e = &ctx.eqns[ei];
+        let (Prim::Lib(crate::ir::LibOp::Gather { offset_dims, collapsed_slice_dims, .. }), [Atom::Var(x), Atom::Var(iv)]) =
+            (&e.prim, e.inputs.as_slice())
+        else {
+            return Err(internal("fused gather is not a gather of two variables"));
+        };
+        let index = *self.memo.get(&(*iv, imap.clone())).ok_or_else(|| internal("gather index not emitted"))?;
+        let slot = *ctx.slot.get(x).ok_or_else(|| internal(format!("gather operand {x} has no slot")))?;
+        let aval = *ctx.avals.get(x).ok_or_else(|| internal(format!("gather operand {x} has no aval")))?;
+        // The operand at the window position of the output point (collapsed axes at 0); the gather adds the
+        // clamped start along `g.axis`.
+        let mut omap = vec![Ax::ZERO; aval.shape.len()];
+        let win = (0..aval.shape.len()).filter(|d| !collapsed_slice_dims.contains(d));
+        for (d, &od) in win.zip(offset_dims) {
+            omap[d] = *map.get(od).ok_or_else(|| internal("gather offset dim out of range"))?;
+        }
+        let input = self.input(slot, aval, &omap);
+        let stride = row_major_strides(&aval.shape)[g.axis] as isize;
+        let fill = g.fill.map(|f| self.constant(f, aval.dtype));
+        Ok(self.push(KOp::Gather { input, index, stride, hi: g.hi, fill }, aval.dtype))
+    }
+
     /// Emits `atom` evaluated at `map`; returns its instruction index.
     fn emit(&mut self, root: &Atom, root_map: Map) -> Result<usize> {
         let (rv, rmap) = match root {
@@ -264,13 +387,20 @@ impl<'c, 'a> Builder<'c, 'a> {
             if !expanded {
                 stack.push((v, map.clone(), true));
                 // Reversed, so that operands are emitted left to right.
-                for (a, m) in e.inputs.iter().zip(maps).rev() {
+                let skip = usize::from(ctx.gathers.contains_key(&ei)); // (a gather's operand is no value here)
+                for (a, m) in e.inputs.iter().zip(maps).skip(skip).rev() {
                     if let Atom::Var(u) = a {
                         if !self.memo.contains_key(&(*u, m.clone())) {
                             stack.push((*u, m, false));
                         }
                     }
                 }
+                continue;
+            }
+            if let Some(g) = ctx.gathers.get(&ei) {
+                let i = self.gather(ei, g, &map, &maps[1])?;
+                self.names.push("gather");
+                self.memo.insert((v, map), i);
                 continue;
             }
             let mut ops = Vec::with_capacity(e.inputs.len());
@@ -421,6 +551,42 @@ fn depends_on(ctx: &Ctx, from: &[VarId], target: VarId) -> bool {
     false
 }
 
+/// A kernel that equation `i`'s value (of `shape`, consumed by no kernel) can join as an extra output: an
+/// elementwise one already computing a consumer of an operand of `i`, over `shape`, on values of the same
+/// width (a kernel mixing widths loses its vector loop), with no dependence between its roots and the value
+/// either way.
+fn sibling(
+    ctx: &Ctx, groups: &[Group], consumers: &HashMap<VarId, Vec<usize>>, i: usize, shape: &[usize],
+) -> Option<usize> {
+    let e = &ctx.eqns[i];
+    let v = e.outputs[0].0;
+    let width = |d: DType| (d != DType::Bool).then(|| d.size());
+    let w = width(e.outputs[0].1.dtype);
+    for a in &e.inputs {
+        let Atom::Var(u) = a else { continue };
+        for &c in consumers.get(u).map(|c| c.as_slice()).unwrap_or(&[]) {
+            let Some(&(cv, _)) = ctx.eqns[c].outputs.first() else { continue };
+            let Some(&k) = ctx.kern.get(&cv).filter(|_| c != i) else { continue };
+            let g = &groups[k];
+            let roots = root_vars(g);
+            let same_width = roots.iter().all(|r| {
+                let rw = ctx.avals.get(r).and_then(|a| width(a.dtype));
+                rw.is_none() || w.is_none() || rw == w
+            });
+            // (Only elementwise kernels: a store beside a reduction would cost it the split-reduction path.)
+            if g.domain == shape
+                && g.reduce_axes.is_empty()
+                && same_width
+                && !depends_on(ctx, &roots, v)
+                && roots.iter().all(|&r| !depends_on(ctx, &[v], r))
+            {
+                return Some(k);
+            }
+        }
+    }
+    None
+}
+
 fn root_vars(g: &Group) -> Vec<VarId> {
     g.roots
         .iter()
@@ -457,6 +623,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
         slot: HashMap::new(),
         kern: HashMap::new(),
         everywhere: HashSet::new(),
+        gathers: HashMap::new(),
     };
     for (v, a) in &p.invars {
         ctx.avals.insert(*v, a);
@@ -465,6 +632,11 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
         for (v, a) in &e.outputs {
             ctx.avals.insert(*v, a);
             ctx.def.insert(*v, i);
+        }
+    }
+    for (i, e) in eqns.iter().enumerate() {
+        if let Some(g) = point_gather(e, &ctx.avals) {
+            ctx.gathers.insert(i, g);
         }
     }
 
@@ -492,8 +664,8 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     // Per-point cost of each fusible value's expression (as if everything below it were inlined), to avoid
     // recomputing expensive expressions at every point of a bigger domain.
     let mut cost: HashMap<VarId, u32> = HashMap::new();
-    for e in eqns {
-        if class(&e.prim) == Class::Fusible {
+    for (i, e) in eqns.iter().enumerate() {
+        if class_of(&ctx, i) == Class::Fusible {
             let below: u32 = e
                 .inputs
                 .iter()
@@ -515,7 +687,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
         let Some(&(v, _)) = e.outputs.first() else {
             continue; // an effect without results (a host callback, control flow around one): nothing to assign
         };
-        match class(&e.prim) {
+        match class_of(&ctx, i) {
             Class::View => {
                 materialized.insert(v);
             }
@@ -560,12 +732,16 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                 let mut viewed = false;
                 let mut expensive_broadcast = false;
                 for &c in consumers.get(&v).map(|c| c.as_slice()).unwrap_or(&[]) {
-                    if matches!(class(&eqns[c].prim), Class::View | Class::Library) {
+                    // (A fused gather reads its operand from a buffer, so it is materialized like a view's.)
+                    let gathered = ctx.gathers.contains_key(&c) && eqns[c].inputs.first() == Some(&Atom::Var(v));
+                    if gathered || matches!(class_of(&ctx, c), Class::View | Class::Library) {
                         viewed = true;
-                        continue;
+                        if !gathered || eqns[c].inputs.get(1) != Some(&Atom::Var(v)) {
+                            continue;
+                        }
                     }
                     let cv = eqns[c].outputs[0].0;
-                    match class(&eqns[c].prim) {
+                    match class_of(&ctx, c) {
                         _ if expands(&ctx, &eqns[c]) && cost.get(&v).copied().unwrap_or(0) >= EXPENSIVE => {
                             expensive_broadcast = true;
                             if let Some(&k) = ctx.kern.get(&cv) {
@@ -607,6 +783,15 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                         })
                     })
                 };
+                // An output nothing here consumes joins a kernel of its shape that computes a sibling from
+                // one of its operands (a loop body's carries, `lo` and `hi` of searchsorted's halving), so
+                // the operands they share are computed once and never stored: XLA's sibling fusion.
+                let host = host.or_else(|| {
+                    if viewed || !share || !kernels.is_empty() || expensive_broadcast {
+                        return None;
+                    }
+                    sibling(&ctx, &groups, &consumers, i, shape)
+                });
                 let k = if let Some(k) = host {
                     k
                 } else {
@@ -730,7 +915,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     // Library calls; literal operands are first stored by one-point kernels.
     for (i, e) in eqns.iter().enumerate() {
         let Prim::Lib(op) = &e.prim else { continue };
-        if !live[i] {
+        if !live[i] || ctx.gathers.contains_key(&i) {
             continue;
         }
         let (inputs, outputs) = boundary_slots(&ctx, &mut slots, &mut steps, i, e, "library")?;

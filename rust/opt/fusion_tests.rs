@@ -131,6 +131,10 @@ fn check_plan(plan: &Plan) {
                             vec![]
                         }
                         KOp::Const { .. } => vec![],
+                        KOp::Gather { input, index, fill, .. } => {
+                            assert!(*input < k.inputs.len());
+                            std::iter::once(*index).chain(*fill).collect()
+                        }
                     };
                     assert!(ops.iter().all(|&o| o < j), "{}: instruction {j} uses a later value", k.name);
                 }
@@ -298,6 +302,15 @@ fn eval_plan(plan: &Plan, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
                             KOp::Unary { op, a } => un(*op, v[*a]),
                             KOp::Binary { op, a, b } => bin(*op, v[*a], v[*b]),
                             KOp::Convert { a } => v[*a],
+                            KOp::Gather { input, index, stride, hi, fill } => {
+                                let inp = &k.inputs[*input];
+                                let off = inp.offset + idx.iter().zip(&inp.strides).map(|(i, s)| *i as isize * s).sum::<isize>();
+                                let j = v[*index];
+                                match fill {
+                                    Some(f) if j < 0.0 || j > *hi as f64 => v[*f],
+                                    _ => slots[inp.slot][(off + j.clamp(0.0, *hi as f64) as isize * stride) as usize],
+                                }
+                            }
                             other => panic!("{other:?}"),
                         };
                         v.push(x);
@@ -547,7 +560,8 @@ fn shared_value_across_domains_is_stored_by_a_consumer() {
 #[test]
 fn shared_values_with_several_consumers() {
     // relu's pre-activation feeds max (this kernel) and a later product: one kernel stores both; a
-    // broadcast zero used by three kernels is recomputed in each, never stored.
+    // broadcast zero used by several kernels is recomputed in each, never stored; `max(y, 0)` joins the
+    // kernel that reads `y` for the product (sibling outputs).
     let mut b = B::new();
     let x = b.input(&[4, 5]);
     let y = b.input(&[4, 5]);
@@ -560,7 +574,7 @@ fn shared_values_with_several_consumers() {
     let sel2 = b.bin(BinaryOp::Max, &y, &zero);
     let plan = lower_checked(&b.done(vec![m, s, sel, sel2]));
     let ks = kernels(&plan);
-    assert_eq!(ks.len(), 3, "{}", plan_text(&plan));
+    assert_eq!(ks.len(), 2, "{}", plan_text(&plan));
     assert!(!plan_text(&plan).contains("fused_broadcast_in_dim domain"), "{}", plan_text(&plan));
 }
 
@@ -739,6 +753,94 @@ fn random_programs_match_reference() {
     }
     eprintln!("random programs: {kernels_total} kernels, {multi} multi-output, {reducing} reducing, {views} views");
     assert!(kernels_total > 300 && multi > 10 && reducing > 50 && views > 20);
+}
+
+/// `gather` of one element per index along `axis` of `x` (index vectors `[.., 1]`), as `jnp.take` stages it.
+fn gather(b: &mut B, x: &Atom, idx: &Atom, axis: usize, mode: crate::ir::IndexMode) -> Atom {
+    let r = b.aval(x).0.shape.len();
+    let mut slice_sizes = b.aval(x).0.shape;
+    slice_sizes[axis] = 1;
+    let op = crate::ir::LibOp::Gather {
+        offset_dims: (0..r - 1).collect(),
+        collapsed_slice_dims: vec![axis],
+        start_index_map: vec![axis],
+        slice_sizes,
+        mode,
+        fill_value: None,
+    };
+    b.eq(Prim::Lib(op), vec![x.clone(), idx.clone()])
+}
+
+fn int_input(b: &mut B, shape: &[usize]) -> Atom {
+    b.next += 1;
+    let a = Aval::new(DType::I32, shape.to_vec());
+    b.avals.insert(b.next, a.clone());
+    b.p.invars.push((b.next, a));
+    Atom::Var(b.next)
+}
+
+#[test]
+fn point_gather_fuses_with_its_index_and_its_user() {
+    use crate::ir::IndexMode;
+    for mode in [IndexMode::Clip, IndexMode::FillOrDrop] {
+        let mut b = B::new();
+        let x = b.input(&[50]);
+        let i = int_input(&mut b, &[20]);
+        let j = b.bin(BinaryOp::Add, &i, &Atom::Lit(Scalar::Int(3), DType::I32));
+        let jj = b.bcast(&j, &[20, 1], &[0]);
+        let g = gather(&mut b, &x, &jj, 0, mode);
+        let y = b.un(UnaryOp::Exp, &g);
+        let plan = lower_to_plan(&b.done(vec![y])).unwrap();
+        check_plan(&plan);
+        assert_eq!(plan.steps.len(), 1, "{}", plan_text(&plan));
+        let k = kernels(&plan)[0];
+        let gi = k.body.iter().find_map(|i| if let KOp::Gather { input, stride, hi, fill, .. } = &i.op { Some((*input, *stride, *hi, *fill)) } else { None });
+        let (input, stride, hi, fill) = gi.expect("a gather in the kernel");
+        assert_eq!((stride, hi, fill.is_some()), (1, 49, mode == IndexMode::FillOrDrop));
+        assert_eq!(k.inputs[input].strides, vec![0], "the operand's base does not move with the domain");
+    }
+}
+
+#[test]
+fn column_gather_fuses_and_row_gather_stays_a_library_step() {
+    use crate::ir::IndexMode;
+    let mut b = B::new();
+    let x = b.input(&[6, 9]);
+    let i = int_input(&mut b, &[4, 1]);
+    let cols = gather(&mut b, &x, &i, 1, IndexMode::Clip); // x[:, i]: [6, 4]
+    let rows = gather(&mut b, &x, &i, 0, IndexMode::Clip); // x[i]: rows of 9, copied whole by the library
+    let plan = lower_to_plan(&b.done(vec![cols, rows])).unwrap();
+    check_plan(&plan);
+    assert_eq!(plan.steps.iter().filter(|s| matches!(s, Step::Library(_))).count(), 1, "{}", plan_text(&plan));
+    let k = kernels(&plan).into_iter().find(|k| k.body.iter().any(|i| matches!(i.op, KOp::Gather { .. }))).unwrap();
+    assert_eq!(k.domain, vec![6, 4]);
+    let g = k.body.iter().find_map(|i| if let KOp::Gather { input, stride, hi, .. } = &i.op { Some((*input, *stride, *hi)) } else { None });
+    let (input, stride, hi) = g.unwrap();
+    assert_eq!((stride, hi), (1, 8));
+    assert_eq!(k.inputs[input].strides, vec![9, 0], "rows follow the domain, columns come from the index");
+}
+
+#[test]
+fn sibling_outputs_of_shared_operands_share_a_kernel() {
+    // lo' = select(p, m, lo), hi' = select(p, hi, m): one kernel computes p and m once and stores both
+    let mut b = B::new();
+    let (lo, hi) = (b.input(&[64]), b.input(&[64]));
+    let m = b.bin(BinaryOp::Add, &lo, &hi);
+    let m = b.bin(BinaryOp::Mul, &m, &lit(0.5));
+    let p = b.eq(Prim::Compare(crate::ir::CompareOp::Lt), vec![m.clone(), lit(3.0)]);
+    let lo2 = b.eq(Prim::SelectN, vec![p.clone(), m.clone(), lo.clone()]);
+    let hi2 = b.eq(Prim::SelectN, vec![p, hi.clone(), m]);
+    let plan = lower_to_plan(&b.done(vec![lo2, hi2])).unwrap();
+    check_plan(&plan);
+    assert_eq!(kernels(&plan).len(), 1, "{}", plan_text(&plan));
+    assert_eq!(kernels(&plan)[0].outputs.len(), 2);
+    // ...but not a reduction's kernel: `sum(x)` keeps its split-reduction path
+    let mut b = B::new();
+    let x = b.input(&[64]);
+    let s = b.sum(&x, &[0]);
+    let y = b.bin(BinaryOp::Mul, &x, &lit(2.0));
+    let plan = lower_checked(&b.done(vec![y, s]));
+    assert_eq!(kernels(&plan).len(), 2, "{}", plan_text(&plan));
 }
 
 #[test]

@@ -105,6 +105,12 @@ pub enum KOp {
     Bitcast { a: usize },
     IntegerPow { a: usize, y: i32 },
     Clamp { lo: usize, x: usize, hi: usize },
+    /// A one-element gather (`take`, `x[i]`, searchsorted's probes): the element `Load { input }` would
+    /// read, moved `clamp(index, 0, hi)` steps of `stride` elements along one axis. `index` is an integer
+    /// instruction, read as signed or unsigned by its dtype; the clamp keeps every read inside the buffer
+    /// (XLA's clamped gather). With `fill` (an instruction of this dtype), an index outside `0..=hi` gives
+    /// `fill`'s value instead (`mode="fill"`).
+    Gather { input: usize, index: usize, stride: isize, hi: u64, fill: Option<usize> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +152,12 @@ impl Plan {
 }
 
 impl Kernel {
+    /// Whether a `Gather` reads input `i`: at positions its strides alone do not give, so passes that
+    /// reason about which elements a kernel reads (in-place epilogues, row chains) must leave it alone.
+    pub fn gathers_from(&self, i: usize) -> bool {
+        self.body.iter().any(|ins| matches!(ins.op, KOp::Gather { input, .. } if input == i))
+    }
+
     /// The first place where this kernel computes on float16 values (anything but loading, storing,
     /// selecting, converting or bitcasting them): `opt::f16` rewrites such arithmetic to float32, so a
     /// backend seeing one has an unlegalized plan. `None` when there is none.
@@ -154,6 +166,7 @@ impl Kernel {
         for (i, ins) in self.body.iter().enumerate() {
             let bad = match &ins.op {
                 KOp::Load { .. } | KOp::Const { .. } | KOp::Convert { .. } | KOp::Bitcast { .. } => false,
+                KOp::Gather { .. } => false,
                 KOp::Select { .. } => false,
                 KOp::Iota { .. } => ins.dtype.is_half(),
                 KOp::Unary { a, .. } | KOp::IntegerPow { a, .. } => ins.dtype.is_half() || is16(*a),
@@ -218,8 +231,8 @@ impl Plan {
                 && i.strides.len() == k.domain.len()
                 && (0..k.domain.len()).all(|d| k.domain[d] == 1 || i.strides[d] == row_major[d])
         };
-        let reads: Vec<&KernelInput> = k.inputs.iter().filter(|i| i.slot == s).collect();
-        if reads.is_empty() || !reads.iter().all(|i| in_place(i)) || self.outputs.contains(&s) {
+        let reads: Vec<(usize, &KernelInput)> = k.inputs.iter().enumerate().filter(|(_, i)| i.slot == s).collect();
+        if reads.is_empty() || !reads.iter().all(|&(j, i)| in_place(i) && !k.gathers_from(j)) || self.outputs.contains(&s) {
             return None;
         }
         let read_elsewhere = self

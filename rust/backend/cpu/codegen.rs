@@ -1009,6 +1009,45 @@ impl Gen<'_> {
                             b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off as i32)
                         }
                     }
+                    KOp::Gather { input, index, stride, hi, fill } => {
+                        // A scalar load per point (per lane: a vector's lanes read unrelated places), at the
+                        // address a `Load` of the input would read, moved by the clamped index.
+                        let s = *input;
+                        let a = b.use_var(self.icur[s]);
+                        let (dt, idt) = (ins.dtype, k.body[*index].dtype);
+                        let sb = to_i64(*stride as i128 * self.esize[s] as i128, "gather stride")?;
+                        let iv = vals[*index].ok_or_else(|| Error::Codegen(format!("gather index %{index} not computed")))?;
+                        let fv = match fill {
+                            Some(f) => Some(vals[*f].ok_or_else(|| Error::Codegen(format!("gather fill %{f} not computed")))?),
+                            None => None,
+                        };
+                        let one = |b: &mut FunctionBuilder, at: Value, iv: Value, fv: Option<Value>| {
+                            let (at, ok) = super::scalar_lib::gather_addr(b, at, idt, iv, *hi, sb, fv.is_some());
+                            let mut x = b.ins().load(cl_type(dt), super::clif::trusted(), at, 0);
+                            if dt == DType::Bool {
+                                let z = iconst(b, types::I8, 0);
+                                x = b.ins().icmp(IntCC::NotEqual, x, z);
+                            }
+                            match (ok, fv) {
+                                (Some(c), Some(f)) => b.ins().select(c, x, f),
+                                _ => x,
+                            }
+                        };
+                        if lanes == 1 {
+                            one(b, a, iv, fv)
+                        } else {
+                            let st = vstr[s];
+                            let xs: Vec<Value> = (0..lanes)
+                                .map(|l| {
+                                    let at = b.ins().iadd_imm_s(a, (u * lanes + l) as i64 * st);
+                                    let il = simd::lane_scalar(b, idt, iv, l);
+                                    let fl = fv.map(|f| simd::lane_scalar(b, dt, f, l));
+                                    one(b, at, il, fl)
+                                })
+                                .collect();
+                            simd::from_lanes(b, dt, lanes, &xs)
+                        }
+                    }
                     KOp::Iota { axis } => {
                         if lanes == 1 {
                             let i = self.index(b, *axis, 0);

@@ -28,6 +28,10 @@
 //!   subnormals included, is the same.)
 //! - `Scalar`: everything else (transposes, strided reads, mixed widths, argmax/argmin).
 //!
+//! A one-element gather (`KOp::Gather`) is a scalar load in every mode: in a vector loop each lane reads at
+//! its own clamped index, and the loaded lanes are assembled into the vector, so vector and scalar points
+//! read the same elements.
+//!
 //! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions with
 //! block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's 128-bit
 //! vectors) walks each row in strips of about `STRIP` points first (a length that divides the row into equal

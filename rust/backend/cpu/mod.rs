@@ -256,6 +256,10 @@ fn kernel_text(k: &Kernel, p: &Plan) -> String {
             KOp::Bitcast { a } => format!("bitcast %{a}"),
             KOp::IntegerPow { a, y } => format!("integer_pow %{a}, {y}"),
             KOp::Clamp { lo, x, hi } => format!("clamp %{lo}, %{x}, %{hi}"),
+            KOp::Gather { input, index, stride, hi, fill } => format!(
+                "gather in{input} at %{index} stride={stride} hi={hi}{}",
+                fill.map(|f| format!(" fill %{f}")).unwrap_or_default()
+            ),
         };
         let _ = writeln!(s, "    %{i}: {} = {op}", ins.dtype.short_name());
     }

@@ -729,8 +729,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, body: &[KInstr], i: usiz
             let t = max_min(b, dt, v, l, true);
             max_min(b, dt, t, h, false)
         }
-        KOp::Load { .. } | KOp::Iota { .. } => {
-            return Err(Error::Codegen(format!("instruction {i}: load/iota must be lowered by the loop codegen")))
+        KOp::Load { .. } | KOp::Iota { .. } | KOp::Gather { .. } => {
+            return Err(Error::Codegen(format!("instruction {i}: load/iota/gather must be lowered by the loop codegen")))
         }
     })
 }

@@ -142,6 +142,9 @@ fn per_row(k: &Kernel, rows: u64) -> Option<(usize, u64)> {
 /// computes, the slot holding `row_len` elements per row, row-major.
 fn row_local(k: &Kernel, i: usize, lead: usize, row_len: usize) -> bool {
     let inp = &k.inputs[i];
+    if k.gathers_from(i) {
+        return false; // (a gather reads anywhere in the slot)
+    }
     let Ok(row_len) = isize::try_from(row_len) else { return false };
     let mut want = row_len;
     for d in (0..lead).rev() {

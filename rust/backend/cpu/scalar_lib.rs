@@ -178,6 +178,20 @@ fn clamp(b: &mut FunctionBuilder, x: Value, lo: i64, hi: i64) -> Value {
     b.ins().select(above, hi_v, x)
 }
 
+/// A one-element gather's (`KOp::Gather`) address, `base + clamp(index, 0, hi) * stride_bytes`, for an
+/// index of integer dtype `idt` (signed or unsigned as its dtype reads), and with `check` whether the index
+/// was in `0..=hi` (the `fill` mode's test, as `library::gather`'s `point_gather`).
+pub(super) fn gather_addr(
+    b: &mut FunctionBuilder, base: Value, idt: DType, index: Value, hi: u64, stride_bytes: i64, check: bool,
+) -> (Value, Option<Value>) {
+    let s = widen(b, idt, index);
+    // (A negative i64 is a huge u64: one unsigned compare tests both ends.)
+    let ok = check.then(|| b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, s, hi as i64));
+    let c = clamp(b, s, 0, hi as i64);
+    let off = b.ins().imul_imm_s(c, stride_bytes);
+    (b.ins().iadd(base, off), ok)
+}
+
 /// `ok && 0 <= s <= hi` (`ok` absent: true) for an i64 start `s`.
 fn and_in_range(b: &mut FunctionBuilder, ok: Option<Value>, s: Value, hi: i64) -> Value {
     let ge = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, s, 0);
@@ -245,7 +259,7 @@ fn combine(b: &mut FunctionBuilder, op: ScatterOp, dt: DType, old: Value, upd: V
 }
 
 /// A stack slot holding `vals` (elements of `dt`), and its address.
-fn spill(b: &mut FunctionBuilder, dt: DType, vals: &[Value]) -> Value {
+pub(super) fn spill(b: &mut FunctionBuilder, dt: DType, vals: &[Value]) -> Value {
     let es = dt.size() as u32;
     let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, es * vals.len().max(1) as u32, 4));
     let base = b.ins().stack_addr(types::I64, slot, 0);

@@ -686,6 +686,8 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                         vec![vec![None; c]; p.slots[o.slot].numel().unwrap_or(0)]
                     })
                     .collect();
+                // Inputs a gather reads at run-time positions: spilled to a stack slot once per kernel.
+                let mut spilled: HashMap<usize, Value> = HashMap::new();
                 for pt in 0..n {
                     let at = point_index(&k.domain, pt);
                     let mut vals: Vec<Option<Value>> = vec![None; k.body.len()];
@@ -699,6 +701,39 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                                 let inp = k.inputs.get(*input).ok_or_else(missing)?;
                                 let e = idx[*input][pt];
                                 *slot.get(inp.slot).and_then(|s| s.as_ref()).and_then(|s| s.get(e)).ok_or_else(missing)?
+                            }
+                            KOp::Gather { input, index, stride, hi, fill } => {
+                                let inp = k.inputs.get(*input).ok_or_else(missing)?;
+                                let vs = slot.get(inp.slot).and_then(|s| s.as_ref()).ok_or_else(missing)?;
+                                let e = idx[*input][pt] as i128;
+                                // (The plan validator checked this too; the slot below must hold every position.)
+                                let far = e + *stride as i128 * *hi as i128;
+                                if far < 0 || far >= vs.len() as i128 || e >= vs.len() as i128 {
+                                    return Err(Error::Codegen("fused loop: gather outside its input".into()));
+                                }
+                                let base = match spilled.get(input) {
+                                    Some(&a) => a,
+                                    None => {
+                                        let a = super::scalar_lib::spill(b, ins.dtype, vs);
+                                        spilled.insert(*input, a);
+                                        a
+                                    }
+                                };
+                                let es = ins.dtype.size() as i64;
+                                let at0 = b.ins().iadd_imm_s(base, e as i64 * es);
+                                let iv = vals[*index].ok_or_else(missing)?;
+                                let fv = match fill {
+                                    Some(f) => Some(vals[*f].ok_or_else(missing)?),
+                                    None => None,
+                                };
+                                let idt = k.body[*index].dtype;
+                                let sb = *stride as i64 * es;
+                                let (a, ok) = super::scalar_lib::gather_addr(b, at0, idt, iv, *hi, sb, fv.is_some());
+                                let x = b.ins().load(cl_type(ins.dtype), super::clif::trusted(), a, 0);
+                                match (ok, fv) {
+                                    (Some(c), Some(f)) => b.ins().select(c, x, f),
+                                    _ => x,
+                                }
                             }
                             KOp::Iota { axis } => {
                                 let i = iconst(b, types::I64, *at.get(*axis).ok_or_else(missing)? as i64);

@@ -69,6 +69,7 @@ pub fn operands(op: &KOp) -> Vec<usize> {
         KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => vec![*a, *b],
         KOp::Select { pred, cases } => std::iter::once(*pred).chain(cases.iter().copied()).collect(),
         KOp::Clamp { lo, x, hi } => vec![*lo, *x, *hi],
+        KOp::Gather { index, fill, .. } => std::iter::once(*index).chain(*fill).collect(),
     }
 }
 
@@ -484,8 +485,8 @@ pub fn emit(
             let t = ops::max_min(b, dt, v, l, true);
             ops::max_min(b, dt, t, h, false)
         }
-        KOp::Load { .. } | KOp::Iota { .. } => {
-            return Err(Error::Codegen(format!("instruction {i}: load/iota must be lowered by the loop codegen")))
+        KOp::Load { .. } | KOp::Iota { .. } | KOp::Gather { .. } => {
+            return Err(Error::Codegen(format!("instruction {i}: load/iota/gather must be lowered by the loop codegen")))
         }
     })
 }

@@ -210,6 +210,57 @@ fn add_mul_broadcast_f32() {
     same_f32(&read::<f32>(&out[0]), &want);
 }
 
+/// out[p] = x[clamp(i[p], 0, hi)] (or `fill` outside `0..=hi`), over enough points for the vector loop and
+/// its tail, with signed and unsigned indices.
+#[test]
+fn gather_clamps_and_fills() {
+    let x: Vec<f32> = (0..10).map(|v| v as f32 * 1.5).collect();
+    let idx: Vec<i32> = (0..37).map(|p| (p * 7 % 29) - 9).collect();
+    for fill in [false, true] {
+        let mut body = vec![load(0, DType::I32), ins(KOp::Const { value: Scalar::Float(-2.0) }, DType::F32)];
+        body.push(ins(KOp::Gather { input: 1, index: 0, stride: 1, hi: 9, fill: fill.then_some(1) }, DType::F32));
+        let p = plan1(
+            vec![Aval::new(DType::I32, vec![37]), Aval::new(DType::F32, vec![10])],
+            vec![37],
+            vec![],
+            vec![kin(0, DType::I32, vec![1]), kin(1, DType::F32, vec![0])],
+            body,
+            vec![(Aval::new(DType::F32, vec![37]), 2, OutputKind::Store)],
+        );
+        let out = run_plan(&p, &[buf(&[37], &idx), buf(&[10], &x)]);
+        let want: Vec<f32> =
+            idx.iter().map(|&i| if fill && !(0..10).contains(&i) { -2.0 } else { x[i.clamp(0, 9) as usize] }).collect();
+        same_f32(&read::<f32>(&out[0]), &want);
+    }
+    // u32 indices read as unsigned: 4294967295 clamps to the top
+    let uidx: Vec<u32> = vec![0, 3, u32::MAX, 9, 10, 1 << 31];
+    let p = plan1(
+        vec![Aval::new(DType::U32, vec![6]), Aval::new(DType::F32, vec![10])],
+        vec![6],
+        vec![],
+        vec![kin(0, DType::U32, vec![1]), kin(1, DType::F32, vec![0])],
+        vec![load(0, DType::U32), ins(KOp::Gather { input: 1, index: 0, stride: 1, hi: 9, fill: None }, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![6]), 1, OutputKind::Store)],
+    );
+    let out = run_plan(&p, &[buf(&[6], &uidx), buf(&[10], &x)]);
+    same_f32(&read::<f32>(&out[0]), &[0.0, 4.5, 13.5, 13.5, 13.5, 13.5]);
+}
+
+/// A gather whose clamped reads could leave its buffer is refused by the validator, never compiled.
+#[test]
+fn gather_beyond_its_buffer_is_refused() {
+    let p = plan1(
+        vec![Aval::new(DType::I32, vec![4]), Aval::new(DType::F32, vec![10])],
+        vec![4],
+        vec![],
+        vec![kin(0, DType::I32, vec![1]), kin(1, DType::F32, vec![0])],
+        vec![load(0, DType::I32), ins(KOp::Gather { input: 1, index: 0, stride: 1, hi: 10, fill: None }, DType::F32)],
+        vec![(Aval::new(DType::F32, vec![4]), 1, OutputKind::Store)],
+    );
+    let err = compile(&p).err().expect("refused").to_string();
+    assert!(err.contains("gathers outside"), "{err}");
+}
+
 #[test]
 fn transposed_load_with_offset() {
     // out[i, j] = x[j, i] over domain [4, 3], x of shape [3, 4]; and a second input read at offset 5

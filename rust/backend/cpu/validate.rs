@@ -94,6 +94,18 @@ pub fn validate_plan(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// The lowest and highest element `inp` reads over `domain` (non-empty), with a gather moving each read by
+/// `0..=moved` (or `moved..=0`) elements.
+fn reach(inp: &crate::plan::KernelInput, domain: &[usize], moved: i128) -> (i128, i128) {
+    let mut lo = inp.offset as i128 + moved.min(0);
+    let mut hi = inp.offset as i128 + moved.max(0);
+    for (&s, &d) in inp.strides.iter().zip(domain) {
+        let span = s as i128 * (d as i128 - 1);
+        if span < 0 { lo += span } else { hi += span }
+    }
+    (lo, hi)
+}
+
 fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
     let n = plan.slots.len();
     let rank = k.domain.len();
@@ -116,12 +128,7 @@ fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
             return Err(bad(format!("input {j} has {} strides for a rank-{rank} domain", inp.strides.len())));
         }
         if numel > 0 {
-            let mut lo = inp.offset as i128;
-            let mut hi = inp.offset as i128;
-            for (&s, &d) in inp.strides.iter().zip(&k.domain) {
-                let span = s as i128 * (d as i128 - 1);
-                if span < 0 { lo += span } else { hi += span }
-            }
+            let (lo, hi) = reach(inp, &k.domain, 0);
             let len = aval.numel().unwrap_or(0) as i128;
             if lo < 0 || hi >= len {
                 return Err(bad(format!(
@@ -186,6 +193,21 @@ fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
             KOp::Clamp { lo, x, hi } => {
                 let ok = dt_of(*lo)? == dt && dt_of(*x)? == dt && dt_of(*hi)? == dt;
                 want(ok, "operand dtypes differ")?;
+            }
+            KOp::Gather { input, index, stride, hi, fill } => {
+                let inp = k.inputs.get(*input).ok_or_else(|| bad(format!("instruction {i} gathers from input {input} of {}", k.inputs.len())))?;
+                want(inp.dtype == dt, "dtype differs from the input's")?;
+                want(dt_of(*index)?.is_int(), "the index must be an integer")?;
+                if let Some(f) = fill {
+                    want(dt_of(*f)? == dt, "fill dtype differs")?;
+                }
+                // Every clamped position of every domain point must lie in the buffer.
+                if numel > 0 {
+                    let moved = (*stride as i128).checked_mul(*hi as i128).ok_or_else(|| bad(format!("instruction {i}: gather span overflows")))?;
+                    let (lo, top) = reach(inp, &k.domain, moved);
+                    let len = plan.slots[inp.slot].numel().unwrap_or(0) as i128;
+                    want(lo >= 0 && top < len, "gathers outside its input's buffer")?;
+                }
             }
         }
     }

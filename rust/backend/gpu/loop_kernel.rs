@@ -57,6 +57,9 @@ pub fn while_shader(
     for p in [cond, body] {
         for s in &p.steps {
             match s {
+                // (A gather may read a carry at another invocation's point, which each invocation keeps
+                // privately: such a loop runs step by step, its gather kernel a shader of its own.)
+                Step::Kernel(k) if k.body.iter().any(|i| matches!(i.op, crate::plan::KOp::Gather { .. })) => return Ok(None),
                 Step::Kernel(k) => n = n.max(k.domain.iter().product()),
                 Step::View { .. } => {}
                 _ => return Ok(None),

@@ -60,3 +60,30 @@ fn every_helper_expands_and_defines_its_name() {
     let f64_round = helper_source(&BTreeSet::from([Helper::Round(Width::F64)]));
     assert!(f64_round.contains("fn round_d(x: f64, mode: u32) -> f64") && f64_round.contains("0xfffffffffffffl"));
 }
+
+/// A fused one-element gather reads its binding at the clamped index, with the fill test under `fill`.
+#[test]
+fn gather_reads_the_binding_at_the_clamped_index() {
+    use crate::ir::Aval;
+    use crate::plan::{KInstr, KOp, Kernel, KernelInput, KernelOutput, OutputKind, Plan, Step};
+    let body = vec![
+        KInstr { op: KOp::Load { input: 0 }, dtype: DType::I32 },
+        KInstr { op: KOp::Const { value: Scalar::Float(f64::NAN) }, dtype: DType::F32 },
+        KInstr { op: KOp::Gather { input: 1, index: 0, stride: 1, hi: 9, fill: Some(1) }, dtype: DType::F32 },
+    ];
+    let k = Kernel {
+        name: "k".into(),
+        domain: vec![5],
+        reduce_axes: vec![],
+        inputs: vec![
+            KernelInput { slot: 0, dtype: DType::I32, strides: vec![1], offset: 0 },
+            KernelInput { slot: 1, dtype: DType::F32, strides: vec![0], offset: 0 },
+        ],
+        body,
+        outputs: vec![KernelOutput { slot: 2, value: 2, kind: OutputKind::Store }],
+    };
+    let slots = vec![Aval::new(DType::I32, vec![5]), Aval::new(DType::F32, vec![10]), Aval::new(DType::F32, vec![5])];
+    let plan = Plan { name: "t".into(), num_inputs: 2, slots, steps: vec![Step::Kernel(k.clone())], outputs: vec![2] };
+    let src = super::wgsl::kernel_shader(&k, &plan, 65535).unwrap().source;
+    assert!(src.contains("u32(clamp(v0, 0i, 9i))") && src.contains("select(v1, "), "{src}");
+}

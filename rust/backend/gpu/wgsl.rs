@@ -190,6 +190,34 @@ impl Emit<'_> {
                         _ => e,
                     }
                 }
+                KOp::Gather { input, index, stride, hi, fill } => {
+                    // An array read at the clamped index (a loop kernel's private copy of an input cannot be
+                    // indexed: `loop_kernel` leaves loops with gathers to run step by step).
+                    if self.local.get(*input).is_some_and(|l| l.is_some()) {
+                        return Err(unsupported("a gather from a loop kernel's carried value"));
+                    }
+                    let inp = self.k.inputs.get(*input).ok_or_else(|| Error::Codegen(format!("gather of input {input}")))?;
+                    let (hi, stride) = match (i32::try_from(*hi), u32::try_from(*stride)) {
+                        (Ok(h), Ok(s)) => (h, s),
+                        _ => return Err(unsupported("a gather beyond 32-bit positions")),
+                    };
+                    let x = format!("v{index}");
+                    let (clamped, inside) = match arg_dt(*index)? {
+                        DType::I32 => (format!("u32(clamp({x}, 0i, {hi}i))"), format!("({x} >= 0i && {x} <= {hi}i)")),
+                        DType::U32 => (format!("min({x}, {hi}u)"), format!("({x} <= {hi}u)")),
+                        DType::I64 => (format!("u32(clamp({x}, 0li, {hi}li))"), format!("({x} >= 0li && {x} <= {hi}li)")),
+                        d => return Err(unsupported(format!("a gather with {} indices", d.short_name()))),
+                    };
+                    let e = format!("b{}[{} + {clamped} * {stride}u]", self.in_bind[*input], self.index(*input));
+                    let e = match inp.dtype {
+                        DType::Bool => format!("({e} != 0u)"),
+                        _ => e,
+                    };
+                    match fill {
+                        Some(f) => format!("select(v{f}, {e}, {inside})"),
+                        None => e,
+                    }
+                }
                 KOp::Const { value } => {
                     if dt == DType::F16 {
                         self.need(Helper::F32ToF16);
