@@ -267,11 +267,30 @@ fn copy_tiled<T: Copy + Sync>(src: MatRef<'_, T>, dst: MatMut<'_, T>, par: Par) 
     });
 }
 
-/// Writes `(a_ij + a_ji) / 2` (as `* half`) into the lower triangle of `f` (column-major) for the row-major
-/// n×n `a`, in square tiles: one of the two reads walks `a` down a column, which a whole column at a time
-/// would pay a cache line per element for (at n = 1000 this copy cost about as much as a third of faer's
-/// factorization before it was tiled).
-fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T, par: Par) {
+/// Which matrix's lower triangle `lower_tiled` writes, for the row-major operand `a`: `a`'s own, `a^T`'s (`a`'s
+/// upper triangle, eigh's `lower=False`), or that of `(a + a^T) / 2` (as `* half`: JAX's symmetrize).
+#[derive(Clone, Copy)]
+enum Tri<T> {
+    Lower,
+    Upper,
+    Sym(T),
+}
+
+/// Writes the lower triangle that `from` names into `f` (column-major) for the row-major n×n `a`, in
+/// square tiles: a read that walks `a` down a column (`Lower`, `Sym`) would pay a cache line per element a
+/// whole column at a time (at n = 1000 such a copy cost about a third of faer's Cholesky before it was tiled).
+fn lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, from: Tri<T>, par: Par) {
+    let n = f.nrows();
+    // one loop per source, the choice made outside it
+    match from {
+        Tri::Lower => lower_tiled_by(a, f, par, |i, j, _| a[i * n + j]),
+        Tri::Upper => lower_tiled_by(a, f, par, |i, _, row_j| row_j[i]),
+        Tri::Sym(half) => lower_tiled_by(a, f, par, |i, j, row_j| (a[i * n + j] + row_j[i]) * half),
+    }
+}
+
+/// `lower_tiled` with `value(i, j, row_j)` for entry (i, j) of the lower triangle, `row_j` being row j of `a`.
+fn lower_tiled_by<T: Real>(a: &[T], f: MatMut<'_, T>, par: Par, value: impl Fn(usize, usize, &[T]) -> T + Sync) {
     let n = f.nrows();
     assert!(f.ncols() == n && a.len() >= n * n && f.row_stride() == 1);
     let (fp, cs) = (Ptr(f.as_ptr_mut()), f.col_stride());
@@ -285,7 +304,7 @@ fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T, par: Par) {
                 for i in i0.max(j)..i1 {
                     // SAFETY: i, j < n, inside f (unit row stride, column stride cs), borrowed mutably;
                     // column j is written by this tile's thread only.
-                    unsafe { *fp.0.offset(row + i as isize) = (a[i * n + j] + col[i]) * half };
+                    unsafe { *fp.0.offset(row + i as isize) = value(i, j, col) };
                 }
             }
         }
@@ -364,6 +383,28 @@ impl<T: Real> PoolMat<T> {
     }
 }
 
+/// faer's scratch (`MemStack`) in cranax's buffer pool, for the reason `PoolMat` is there: eigh's is 12 MB
+/// at n = 1000 (float32), which a `MemBuffer` per call allocated anew; and a failed allocation is a
+/// `Memory` error here, where `MemBuffer` aborts.
+struct PoolStack(crate::buffer::Storage);
+
+impl PoolStack {
+    fn new(req: faer::dyn_stack::StackReq) -> Result<PoolStack> {
+        // room to align the stack's start too: the pool's blocks are ALIGN-aligned, faer may ask for more
+        let bytes = req.unaligned_bytes_required();
+        if bytes == usize::MAX {
+            return Err(Error::Memory { bytes: u128::MAX, what: "linalg scratch".into() });
+        }
+        Ok(PoolStack(crate::buffer::Storage::uninit(bytes)?))
+    }
+    fn stack(&mut self) -> &mut MemStack {
+        // SAFETY: the storage holds len() bytes, borrowed mutably through self; MemStack treats them as
+        // uninitialized.
+        let b = unsafe { std::slice::from_raw_parts_mut(self.0.as_ptr() as *mut std::mem::MaybeUninit<u8>, self.0.len()) };
+        MemStack::new(b)
+    }
+}
+
 /// Whether the row-major n×n `b` is exactly the identity (`jnp.linalg.inv`'s right-hand side). Checked on
 /// the values rather than on the program: the scan stops at the first other entry, and it costs n² reads
 /// against the solve's n³ flops.
@@ -413,6 +454,81 @@ struct DecompWork<T> {
     mem: MemBuffer,
 }
 
+/// The per-thread workspace of a batch of real eigh decompositions, which run faer's `self_adjoint_evd` by
+/// its steps (the same calls in the same order, so the same bits): the operand's lower triangle goes
+/// straight into the copy faer tridiagonalizes (no second copy inside faer), and the steps' parameters are
+/// cranax's (`EIGH_BLOCK`, `eigh_tridiag_params`).
+struct EighWork<T> {
+    /// the tridiagonalized copy: T on the diagonals, the Householder vectors below the subdiagonal
+    f: PoolMat<T>,
+    /// the block Householder factors of those vectors
+    h: PoolMat<T>,
+    u: PoolMat<T>,
+    w: faer::diag::Diag<T>,
+    d: faer::diag::Diag<T>,
+    e: faer::diag::Diag<T>,
+    mem: PoolStack,
+}
+
+impl<T: Real> EighWork<T> {
+    fn new(n: usize, par: Par) -> Result<EighWork<T>> {
+        let bs = eigh_block_size::<T>(n);
+        let req = faer::dyn_stack::StackReq::any_of(&[
+            evd::tridiag::tridiag_in_place_scratch::<T>(n, par, eigh_tridiag_params::<T>().into()),
+            // a superset of the tridiagonal eigensolver's (faer has no scratch query of its own for it)
+            evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()),
+            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n.saturating_sub(1), bs, n),
+        ]);
+        Ok(EighWork {
+            f: PoolMat::new(n, n)?,
+            h: PoolMat::new(bs, n.saturating_sub(1))?,
+            u: PoolMat::new(n, n)?,
+            w: faer::diag::Diag::zeros(n),
+            d: faer::diag::Diag::zeros(n),
+            e: faer::diag::Diag::zeros(n),
+            mem: PoolStack::new(req)?,
+        })
+    }
+
+    /// Eigenvalues (ascending) into `w` and eigenvectors (columns) into `u` of the n×n row-major `a`'s
+    /// triangle `from` (n >= 1); false when the eigensolver failed.
+    fn run(&mut self, a: &[T], from: Tri<T>, par: Par) -> bool {
+        let n = self.f.rows;
+        lower_tiled(a, self.f.as_mut(), from, par);
+        evd::tridiag::tridiag_in_place(self.f.as_mut(), self.h.as_mut(), par, self.mem.stack(), eigh_tridiag_params::<T>().into());
+        let f = self.f.as_ref();
+        for i in 0..n {
+            self.d[i] = f[(i, i)];
+            self.e[i] = if i + 1 < n { f[(i + 1, i)] } else { <T as Elem>::zero() };
+        }
+        // u needs no clearing: the eigensolver writes all of it
+        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), Some(self.u.as_mut()), par, self.mem.stack(), Default::default())
+            .is_ok();
+        if ok && n > 1 {
+            // u = Q u, Q = diag(1, Q') (Q' the reflectors below the subdiagonal)
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                self.f.as_ref().submatrix(1, 0, n - 1, n - 1),
+                self.h.as_ref(),
+                Conj::No,
+                self.u.as_mut().subrows_mut(1, n - 1),
+                par,
+                self.mem.stack(),
+            );
+        }
+        ok
+    }
+}
+
+/// eigh's Householder block size: faer's (its QR's recommendation, what `self_adjoint_evd` uses).
+fn eigh_block_size<T: Real>(n: usize) -> usize {
+    qrf::recommended_block_size::<T>(n, n).max(1)
+}
+
+/// eigh's tridiagonalization parameters: faer's.
+fn eigh_tridiag_params<T: Real>() -> evd::tridiag::TridiagParams {
+    faer::Auto::<T>::auto()
+}
+
 /// The per-thread workspace of a batch of real LU factorizations (`t`: `lu_solve`'s right-hand side, else
 /// empty).
 struct LuWork<T> {
@@ -456,7 +572,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let d = unsafe { o.mat(b, n * n) };
                 if sym {
                     // faer reads the lower triangle only
-                    sym_lower_tiled(s, f.as_mut(), half, par);
+                    lower_tiled(s, f.as_mut(), Tri::Sym(half), par);
                 } else {
                     load(s, f.as_mut(), par);
                 }
@@ -659,14 +775,8 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         }
         LinalgOp::Eigh { lower, .. } => {
             let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            let init = |par| {
-                Ok(DecompWork {
-                    u: PoolMat::<T>::new(n, n)?,
-                    v: PoolMat::<T>::new(0, 0)?,
-                    w: faer::diag::Diag::<T>::zeros(n),
-                    mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
-                })
-            };
+            let from = if *lower { Tri::Lower } else { Tri::Upper };
+            let init = |par| EighWork::new(n, par);
             for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
@@ -674,17 +784,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 if n == 0 {
                     return;
                 }
-                let view = MatRef::from_row_major_slice(s, n, n);
-                // faer reads the lower triangle; the upper one of `a` is the lower one of its transpose.
-                let view = if *lower { view } else { view.transpose() };
-                let DecompWork { u, w, mem, .. } = ws;
-                u.as_mut().fill(<T as Elem>::zero());
-                let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(mem), Default::default())
-                    .is_ok();
-                if ok {
-                    store(u.as_ref(), dv, par);
+                if ws.run(s, from, par) {
+                    store(ws.u.as_ref(), dv, par);
                     for (i, x) in dw.iter_mut().enumerate() {
-                        *x = w[i];
+                        *x = ws.w[i];
                     }
                 } else {
                     dv.fill(nan);
