@@ -473,11 +473,15 @@ struct EighWork<T> {
 impl<T: Real> EighWork<T> {
     fn new(n: usize, par: Par) -> Result<EighWork<T>> {
         let bs = eigh_block_size::<T>(n);
+        let parts = eigh_column_blocks(n, par);
         let req = faer::dyn_stack::StackReq::any_of(&[
             evd::tridiag::tridiag_in_place_scratch::<T>(n, par, eigh_tridiag_params::<T>().into()),
             // a superset of the tridiagonal eigensolver's (faer has no scratch query of its own for it)
             evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()),
-            householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n.saturating_sub(1), bs, n),
+            eigh_apply_scratch::<T>(n, n),
+            // the column blocks' shares (`run`), each aligned apart
+            faer::dyn_stack::StackReq::new_aligned::<u8>(eigh_apply_scratch::<T>(n, n.div_ceil(parts)).unaligned_bytes_required(), 64)
+                .array(parts),
         ]);
         Ok(EighWork {
             f: PoolMat::new(n, n)?,
@@ -506,17 +510,52 @@ impl<T: Real> EighWork<T> {
             .is_ok();
         if ok && n > 1 {
             // u = Q u, Q = diag(1, Q') (Q' the reflectors below the subdiagonal)
-            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                self.f.as_ref().submatrix(1, 0, n - 1, n - 1),
-                self.h.as_ref(),
-                Conj::No,
-                self.u.as_mut().subrows_mut(1, n - 1),
-                par,
-                self.mem.stack(),
-            );
+            let (v, h) = (self.f.as_ref().submatrix(1, 0, n - 1, n - 1), self.h.as_ref());
+            let u = self.u.as_mut().subrows_mut(1, n - 1);
+            let apply = |u: MatMut<'_, T>, par: Par, stack: &mut MemStack| {
+                householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(v, h, Conj::No, u, par, stack)
+            };
+            match eigh_column_blocks(n, par) {
+                1 => apply(u, par, self.mem.stack()),
+                parts => {
+                    // each thread applies Q to its own block of u's columns, sequentially, with its own share
+                    // of the scratch: no barrier between the blocked steps
+                    use rayon::prelude::*;
+                    let per = n.div_ceil(parts);
+                    let bytes = eigh_apply_scratch::<T>(n, per).unaligned_bytes_required();
+                    let mut stack = self.mem.stack();
+                    let mut jobs = Vec::with_capacity(parts);
+                    let mut rest = u;
+                    while rest.ncols() > 0 {
+                        let w = per.min(rest.ncols());
+                        let (cols, tail) = rest.split_at_col_mut(w);
+                        let (buf, s) = stack.make_aligned_uninit::<u8>(bytes, 64);
+                        jobs.push((cols, buf));
+                        (rest, stack) = (tail, s);
+                    }
+                    jobs.into_par_iter().for_each(|(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
+                }
+            }
         }
         ok
     }
+}
+
+/// Into how many column blocks eigh splits the eigenvectors' back-transformation (`u = Q u`), one per
+/// thread: faer's parallel product meets at a barrier after each of its blocked steps, the columns need none.
+fn eigh_column_blocks(n: usize, par: Par) -> usize {
+    match par {
+        Par::Rayon(t) if n >= 2 * EIGH_MIN_BLOCK_COLS => t.get().min(n / EIGH_MIN_BLOCK_COLS),
+        _ => 1,
+    }
+}
+
+/// The narrowest block of columns `eigh_column_blocks` makes.
+const EIGH_MIN_BLOCK_COLS: usize = 64;
+
+/// faer's scratch to apply eigh's Householder blocks to `cols` columns.
+fn eigh_apply_scratch<T: Real>(n: usize, cols: usize) -> faer::dyn_stack::StackReq {
+    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n.saturating_sub(1), eigh_block_size::<T>(n), cols)
 }
 
 /// eigh's Householder block size: faer's (its QR's recommendation, what `self_adjoint_evd` uses).
