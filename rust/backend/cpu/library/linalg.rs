@@ -471,13 +471,15 @@ struct EighWork<T> {
 }
 
 impl<T: Real> EighWork<T> {
-    fn new(n: usize, par: Par) -> Result<EighWork<T>> {
+    /// The workspace for n×n matrices, with room for the eigenvectors when `vectors`.
+    fn new(n: usize, vectors: bool, par: Par) -> Result<EighWork<T>> {
         let bs = eigh_block_size::<T>(n);
         let parts = eigh_column_blocks(n, par);
+        let nu = if vectors { n } else { 0 };
         let req = faer::dyn_stack::StackReq::any_of(&[
             evd::tridiag::tridiag_in_place_scratch::<T>(n, par, eigh_tridiag_params::<T>().into()),
             // a superset of the tridiagonal eigensolver's (faer has no scratch query of its own for it)
-            evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()),
+            evd::self_adjoint_evd_scratch::<T>(n, if vectors { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No }, par, Default::default()),
             eigh_apply_scratch::<T>(n, n),
             // the column blocks' shares (`run`), each aligned apart
             faer::dyn_stack::StackReq::new_aligned::<u8>(eigh_apply_scratch::<T>(n, n.div_ceil(parts)).unaligned_bytes_required(), 64)
@@ -486,7 +488,7 @@ impl<T: Real> EighWork<T> {
         Ok(EighWork {
             f: PoolMat::new(n, n)?,
             h: PoolMat::new(bs, n.saturating_sub(1))?,
-            u: PoolMat::new(n, n)?,
+            u: PoolMat::new(nu, nu)?,
             w: faer::diag::Diag::zeros(n),
             d: faer::diag::Diag::zeros(n),
             e: faer::diag::Diag::zeros(n),
@@ -494,8 +496,8 @@ impl<T: Real> EighWork<T> {
         })
     }
 
-    /// Eigenvalues (ascending) into `w` and eigenvectors (columns) into `u` of the n×n row-major `a`'s
-    /// triangle `from` (n >= 1); false when the eigensolver failed.
+    /// Eigenvalues (ascending) into `w` and, when the workspace has room for them, eigenvectors (columns)
+    /// into `u` of the n×n row-major `a`'s triangle `from` (n >= 1); false when the eigensolver failed.
     fn run(&mut self, a: &[T], from: Tri<T>, par: Par) -> bool {
         let n = self.f.rows;
         lower_tiled(a, self.f.as_mut(), from, par);
@@ -505,10 +507,12 @@ impl<T: Real> EighWork<T> {
             self.d[i] = f[(i, i)];
             self.e[i] = if i + 1 < n { f[(i + 1, i)] } else { <T as Elem>::zero() };
         }
+        let vectors = self.u.rows == n;
         // u needs no clearing: the eigensolver writes all of it
-        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), Some(self.u.as_mut()), par, self.mem.stack(), Default::default())
+        let u = vectors.then(|| self.u.as_mut());
+        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), u, par, self.mem.stack(), Default::default())
             .is_ok();
-        if ok && n > 1 {
+        if ok && vectors && n > 1 {
             // u = Q u, Q = diag(1, Q') (Q' the reflectors below the subdiagonal)
             let (v, h) = (self.f.as_ref().submatrix(1, 0, n - 1, n - 1), self.h.as_ref());
             let u = self.u.as_mut().subrows_mut(1, n - 1);
@@ -812,24 +816,37 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 );
             })?;
         }
-        LinalgOp::Eigh { lower, .. } => {
-            let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            let from = if *lower { Tri::Lower } else { Tri::Upper };
-            let init = |par| EighWork::new(n, par);
+        LinalgOp::Eigh { .. } | LinalgOp::EighFolded { .. } => {
+            let (lower, sym, vectors) = match op {
+                LinalgOp::EighFolded { lower, symmetrize, vectors } => (*lower, *symmetrize, *vectors),
+                LinalgOp::Eigh { lower, .. } => (*lower, false, true),
+                _ => unreachable!(),
+            };
+            // `(a + a^T) / 2` computed in the copy as `* 0.5` rounds as JAX's `div` by 2 (see cholesky's)
+            let from = match (sym, lower) {
+                (true, _) => Tri::Sym(T::from_f64(0.5)),
+                (false, true) => Tri::Lower,
+                (false, false) => Tri::Upper,
+            };
+            let ov = vectors.then(|| Out::<T>::of(&res[0]));
+            let ow = Out::<T>::of(&res[vectors as usize]);
+            let init = |par| EighWork::new(n, vectors, par);
             for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
-                let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
+                let (dv, dw) = unsafe { (ov.as_ref().map(|o| o.mat(b, n * n)), ow.mat(b, n)) };
                 if n == 0 {
                     return;
                 }
                 if ws.run(s, from, par) {
-                    store(ws.u.as_ref(), dv, par);
+                    if let Some(dv) = dv {
+                        store(ws.u.as_ref(), dv, par);
+                    }
                     for (i, x) in dw.iter_mut().enumerate() {
                         *x = ws.w[i];
                     }
                 } else {
-                    dv.fill(nan);
+                    dv.map(|d| d.fill(nan));
                     dw.fill(nan);
                 }
             })?;
@@ -1314,7 +1331,9 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 }
             }
             LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
-            LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } => unreachable!("lu_solve and cholesky_tril have no complex form (ir::linalg rejects it)"),
+            LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } | LinalgOp::EighFolded { .. } => {
+                unreachable!("lu_solve, cholesky_tril and eigh_folded have no complex form (ir::linalg rejects it)")
+            }
         }
     })?;
     Ok(res)
