@@ -442,7 +442,7 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
 struct QrWork<T> {
     f: PoolMat<T>,
     coeff: Mat<T>,
-    mem: MemBuffer,
+    mem: PoolStack,
 }
 
 /// The per-thread workspace of a batch of real eigh/svd decompositions: the vectors, the values and
@@ -451,7 +451,7 @@ struct DecompWork<T> {
     u: PoolMat<T>,
     v: PoolMat<T>,
     w: faer::diag::Diag<T>,
-    mem: MemBuffer,
+    mem: PoolStack,
 }
 
 /// The per-thread workspace of a batch of real eigh decompositions, which run faer's `self_adjoint_evd` by
@@ -578,7 +578,7 @@ struct LuWork<T> {
     f: PoolMat<T>,
     t: Vec<T>,
     idx: Vec<usize>,
-    mem: MemBuffer,
+    mem: PoolStack,
 }
 
 fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
@@ -604,7 +604,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let half = T::from_f64(0.5);
             // workspace: the column-major copy faer factors in place, and its scratch
             let init = |par| {
-                Ok((PoolMat::<T>::new(n, n)?, stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))))
+                Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
             for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
@@ -620,7 +620,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     load(s, f.as_mut(), par);
                 }
                 let ok =
-                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
+                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default())
                         .is_ok();
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
                 store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, par);
@@ -677,10 +677,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     f: PoolMat::<T>::new(n, n)?,
                     t: Vec::new(),
                     idx: vec![0usize; 2 * n],
-                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    mem: PoolStack::new(faer::dyn_stack::StackReq::any_of(&[
                         plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
                         if getri { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
-                    ])),
+                    ]))?,
                 })
             };
             let work = work + n * n * c;
@@ -689,13 +689,13 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
                 w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
-                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 let ident = square && is_identity(bm, n);
                 if ident && getri {
                     let f = w.f.as_ref();
                     let xv = MatMut::from_column_major_slice_mut(x, n, n);
-                    plu_inverse::inverse(xv, f, f, perm, par, MemStack::new(&mut w.mem));
+                    plu_inverse::inverse(xv, f, f, perm, par, w.mem.stack());
                     return;
                 }
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
@@ -729,7 +729,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     f: PoolMat::<T>::new(m, n)?,
                     t: Vec::new(),
                     idx: vec![0usize; 4 * m],
-                    mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
+                    mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
             for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
@@ -741,7 +741,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
                     load(s, w.f.as_mut(), par);
-                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                     store(w.f.as_ref(), d, par);
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
@@ -775,10 +775,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 Ok(QrWork {
                     f: PoolMat::<T>::new(m, n)?,
                     coeff: Mat::<T>::zeros(bs, k),
-                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    mem: PoolStack::new(faer::dyn_stack::StackReq::any_of(&[
                         qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
                         householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
-                    ])),
+                    ]))?,
                 })
             };
             for_batch_par(batch, work, QR_PAR_WORK, false, PER_MATRIX, init, |w, b, par| {
@@ -791,7 +791,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     return;
                 }
                 load(s, w.f.as_mut(), par);
-                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
+                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, w.mem.stack(), Default::default());
                 // R: the upper triangle of the first min(m, n) rows, zeros elsewhere (a tiled copy: `f` is
                 // column-major, `dr` row-major)
                 let rows = q_cols.min(k);
@@ -812,7 +812,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     Conj::No,
                     q.as_mut(),
                     par,
-                    MemStack::new(&mut w.mem),
+                    w.mem.stack(),
                 );
             })?;
         }
@@ -867,7 +867,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     u: PoolMat::<T>::new(uu.0, uu.1)?,
                     v: PoolMat::<T>::new(vv.0, vv.1)?,
                     w: faer::diag::Diag::<T>::zeros(k),
-                    mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
+                    mem: PoolStack::new(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default()))?,
                 })
             };
             for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
@@ -892,7 +892,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 } else {
                     (None, None)
                 };
-                let ok = svd::svd(view, w.as_mut(), um, vm, par, MemStack::new(mem), Default::default()).is_ok();
+                let ok = svd::svd(view, w.as_mut(), um, vm, par, mem.stack(), Default::default()).is_ok();
                 for (i, x) in ds.iter_mut().enumerate() {
                     *x = if ok { w[i] } else { nan };
                 }
