@@ -542,6 +542,25 @@ def test_jnp_eigh_symmetrized_and_eigvalsh(shape, dtype, mode):
                                atol=atol * 10 * scale)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(100, 100), (2, 70, 90), (120, 60)])
+def test_svd_divide_and_conquer_below_128(shape, dtype):
+    """Below 128 the SVD divides down to 48 (`svd_params`) instead of faer's QR iteration."""
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=16)
+    rtol, atol = _tol(dtype)
+    for full in (True, False):
+        u, s, vt = (np.asarray(t) for t in jax.jit(lambda x: JLA.svd(x, full_matrices=full))(a))
+        ws = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+        np.testing.assert_allclose(s, ws, rtol=rtol * 10, atol=atol * 100)
+        k = s.shape[-1]
+        np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vt[..., :k, :], a, atol=atol * 100)
+        for m_ in (u, np.swapaxes(vt, -1, -2)):
+            eye = np.broadcast_to(np.eye(m_.shape[-1]), m_.shape[:-2] + (m_.shape[-1],) * 2)
+            np.testing.assert_allclose(np.swapaxes(m_, -1, -2) @ m_, eye, atol=atol * 100)
+    np.testing.assert_allclose(np.asarray(JLA.svd(a, compute_uv=False)), ws, rtol=rtol * 10, atol=atol * 100)
+
+
 def test_eigh_and_eigvalsh_of_nan_give_nans():
     a = _spd((2, 140, 140), np.float32)
     a[1, 3, 5] = a[1, 5, 3] = np.nan
