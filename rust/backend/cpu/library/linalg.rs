@@ -445,7 +445,7 @@ struct QrWork<T> {
     mem: PoolStack,
 }
 
-/// The per-thread workspace of a batch of real eigh/svd decompositions: the vectors, the values and
+/// The per-thread workspace of a batch of real SVDs: the vectors, the values and
 /// faer's scratch (`v` is empty when svd computes no vectors).
 struct DecompWork<T> {
     u: PoolMat<T>,
