@@ -24,6 +24,10 @@
 //!   cholesky_tril {"symmetrize": bool}            a[..., n, n] -> l[..., n, n]  (not JAX's: `cholesky` with
 //!                                                 JAX's `tril` after it, and `(a + a^T) / 2` before it
 //!                                                 when `symmetrize`; made by `opt::cholesky`, real only)
+//!   eigh_folded {"lower", "symmetrize", "vectors": bool}   a[..., n, n] -> (v[..., n, n] when `vectors`,) w[..., n]
+//!                                                 (not JAX's: `eigh` of `(a + a^T) / 2` when `symmetrize`,
+//!                                                 without the eigenvectors nothing reads when not `vectors`;
+//!                                                 made by `opt::eigh`, real only)
 //! ```
 //! `k = min(m, n)`. Operands are float32 or float64; with `"complex": true` each operand is two of them,
 //! the real and imaginary parts of a complex64/complex128 array, and so is each complex result.
@@ -59,6 +63,10 @@ pub enum LinalgOp {
     /// copies in and out of faer's workspace. A failed factorization gives NaNs below the diagonal and
     /// zeros above it (what the `tril` made of the NaN factor). Never sent by Python.
     CholeskyTril { symmetrize: bool },
+    /// `eigh` as `opt::eigh` folds it: of `(a + a^T) / 2` when `symmetrize` (JAX's `symmetrize_input`, then
+    /// read by the copy into faer's workspace; `lower` no longer matters), and without the eigenvectors when
+    /// nothing reads them (`jnp.linalg.eigvalsh`; `vectors` false, `w` the only result). Never sent by Python.
+    EighFolded { lower: bool, symmetrize: bool, vectors: bool },
     /// The op on complex operands, each travelling as its (real, imaginary) parts (wire param
     /// `"complex": true`); complex results travel the same way, real ones (eigh's `w`, svd's `s`, pivots)
     /// as themselves.
@@ -88,6 +96,7 @@ impl LinalgOp {
             LinalgOp::Tridiagonal => "tridiagonal",
             LinalgOp::LuSolve => "lu_solve",
             LinalgOp::CholeskyTril { .. } => "cholesky_tril",
+            LinalgOp::EighFolded { .. } => "eigh_folded",
             LinalgOp::Complex(inner) => inner.name(),
         }
     }
@@ -131,12 +140,24 @@ impl LinalgOp {
             "tridiagonal" => LinalgOp::Tridiagonal,
             "lu_solve" => LinalgOp::LuSolve,
             "cholesky_tril" => LinalgOp::CholeskyTril { symmetrize: flag("symmetrize", false)? },
+            "eigh_folded" => LinalgOp::EighFolded {
+                lower: flag("lower", true)?,
+                symmetrize: flag("symmetrize", false)?,
+                vectors: flag("vectors", true)?,
+            },
             _ => return Ok(None),
         };
         if !flag("complex", false)? {
             return Ok(Some(op));
         }
-        if matches!(op, LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Tridiagonal | LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. }) {
+        if matches!(
+            op,
+            LinalgOp::LuPivotsToPermutation { .. }
+                | LinalgOp::Tridiagonal
+                | LinalgOp::LuSolve
+                | LinalgOp::CholeskyTril { .. }
+                | LinalgOp::EighFolded { .. }
+        ) {
             return Err(("params.complex".to_string(), format!("{name} has no complex form")));
         }
         Ok(Some(LinalgOp::Complex(Box::new(op))))
@@ -147,6 +168,7 @@ impl LinalgOp {
         match self {
             LinalgOp::Lu => 3,
             LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Hessenberg => 2,
+            LinalgOp::EighFolded { vectors, .. } => 1 + *vectors as usize,
             LinalgOp::Svd { compute_uv, .. } => 1 + 2 * *compute_uv as usize,
             LinalgOp::Eig { compute_left, compute_right } => 1 + *compute_left as usize + *compute_right as usize,
             LinalgOp::Tridiagonal => 4,
@@ -187,6 +209,9 @@ impl LinalgOp {
             }),
             LinalgOp::Hessenberg | LinalgOp::Tridiagonal | LinalgOp::LuSolve => json!({}),
             LinalgOp::CholeskyTril { symmetrize } => json!({ "symmetrize": symmetrize }),
+            LinalgOp::EighFolded { lower, symmetrize, vectors } => {
+                json!({ "lower": lower, "symmetrize": symmetrize, "vectors": vectors })
+            }
             LinalgOp::Complex(inner) => {
                 let mut v = inner.to_json();
                 v["complex"] = json!(true);
@@ -229,6 +254,11 @@ impl LinalgOp {
             ],
             LinalgOp::Hessenberg | LinalgOp::LuSolve => vec![],
             LinalgOp::CholeskyTril { symmetrize } => vec![format!("symmetrize={}", py_bool(*symmetrize))],
+            LinalgOp::EighFolded { lower, symmetrize, vectors } => vec![
+                format!("lower={}", py_bool(*lower)),
+                format!("symmetrize={}", py_bool(*symmetrize)),
+                format!("vectors={}", py_bool(*vectors)),
+            ],
             LinalgOp::Tridiagonal => vec!["lower=True".into()],
             LinalgOp::Complex(inner) => {
                 let mut v = inner.print_params();
@@ -360,6 +390,15 @@ impl LinalgOp {
                     LinalgOp::Eigh { .. } => {
                         square()?;
                         vec![a.clone(), av(dt, with(batch, &[n]))]
+                    }
+                    LinalgOp::EighFolded { vectors, .. } => {
+                        square()?;
+                        let w = av(dt, with(batch, &[n]));
+                        if *vectors {
+                            vec![a.clone(), w]
+                        } else {
+                            vec![w]
+                        }
                     }
                     LinalgOp::Svd { full_matrices, compute_uv } => {
                         let mut v = vec![av(dt, with(batch, &[k]))];

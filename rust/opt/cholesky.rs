@@ -17,17 +17,18 @@ use std::collections::HashMap;
 
 use crate::ir::{Atom, BinaryOp, CompareOp, LibOp, LinalgOp, Prim, Program, Scalar, VarId};
 
-fn var(a: &Atom) -> Option<VarId> {
+pub(super) fn var(a: &Atom) -> Option<VarId> {
     match a {
         Atom::Var(v) => Some(*v),
         Atom::Lit(..) => None,
     }
 }
 
-struct Defs<'a>(&'a Program, HashMap<VarId, usize>);
+/// Which equation defines each variable (shared with `opt::eigh`).
+pub(super) struct Defs<'a>(&'a Program, HashMap<VarId, usize>);
 
 impl<'a> Defs<'a> {
-    fn new(p: &'a Program) -> Self {
+    pub(super) fn new(p: &'a Program) -> Self {
         let mut d = HashMap::new();
         for (i, e) in p.eqns.iter().enumerate() {
             for (v, _) in &e.outputs {
@@ -94,28 +95,30 @@ fn matched(p: &Program, at: usize, defs: &Defs, uses: &HashMap<VarId, usize>) ->
     {
         return None;
     }
-    // the symmetrized operand: (a + transpose(a)) / 2, the transpose swapping the last two axes
-    let h = &chol.inputs[0];
-    let sym = (|| {
-        let div = defs.eqn(h)?;
-        if !matches!(div.prim, Prim::Binary(BinaryOp::Div)) || !defs.is_const(&div.inputs[1], 2.0) {
-            return None;
-        }
-        let add = defs.eqn(&div.inputs[0])?;
-        if !matches!(add.prim, Prim::Binary(BinaryOp::Add)) {
-            return None;
-        }
-        let swap: Vec<usize> = (0..r - 2).chain([r - 1, r - 2]).collect();
-        let t = defs.eqn(&add.inputs[1])?;
-        match &t.prim {
-            Prim::Transpose { permutation } if *permutation == swap && t.inputs[0] == add.inputs[0] => Some(add.inputs[0].clone()),
-            _ => None,
-        }
-    })();
+    let sym = symmetrized(defs, &chol.inputs[0], r);
     Some(match sym {
         Some(a) => (a, true),
-        None => (h.clone(), false),
+        None => (chol.inputs[0].clone(), false),
     })
+}
+
+/// `a` when `h` is `(a + transpose(a)) / 2` of rank `r` (the transpose swapping the last two axes): JAX's
+/// `symmetrize_input`, as Python sends it (shared with `opt::eigh`).
+pub(super) fn symmetrized(defs: &Defs, h: &Atom, r: usize) -> Option<Atom> {
+    let div = defs.eqn(h)?;
+    if !matches!(div.prim, Prim::Binary(BinaryOp::Div)) || !defs.is_const(&div.inputs[1], 2.0) {
+        return None;
+    }
+    let add = defs.eqn(&div.inputs[0])?;
+    if !matches!(add.prim, Prim::Binary(BinaryOp::Add)) {
+        return None;
+    }
+    let swap: Vec<usize> = (0..r - 2).chain([r - 1, r - 2]).collect();
+    let t = defs.eqn(&add.inputs[1])?;
+    match &t.prim {
+        Prim::Transpose { permutation } if *permutation == swap && t.inputs[0] == add.inputs[0] => Some(add.inputs[0].clone()),
+        _ => None,
+    }
 }
 
 pub fn run(mut p: Program) -> Program {

@@ -2,11 +2,13 @@
 //! backends' input). Depends on `ir`, `plan` and `error` only.
 //!
 //! - Pipeline (`optimize`): `f16` (float16 legalization), `cholesky` (`jnp.linalg.cholesky`'s symmetrize and
-//!   `tril` folded into one `cholesky_tril` step), `scan_hoist` (products hoisted out of scans),
+//!   `tril` folded into one `cholesky_tril` step), `eigh::symmetrize` (`jnp.linalg.eigh`'s symmetrize folded
+//!   into an `eigh_folded` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
-//!   `lu_solve` (the steps of `jnp.linalg.solve` into one) and a last `dce`.
+//!   `lu_solve` (the steps of `jnp.linalg.solve` into one), `eigh::values_only` (an `eigh` whose
+//!   eigenvectors nothing reads computes its eigenvalues alone) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps), then `epilogue` (elementwise kernels
@@ -26,6 +28,7 @@ pub mod f16;
 pub mod degenerate;
 pub mod lu_solve;
 pub mod cholesky;
+pub mod eigh;
 pub mod epilogue;
 
 
@@ -39,7 +42,7 @@ use crate::plan::Plan;
 pub fn optimize(p: Program) -> Result<Program> {
     let p = f16::run(p)?;
     // before the rounds: matched on the form Python sends (`cholesky` documents why)
-    let p = cholesky::run(p);
+    let p = eigh::symmetrize(cholesky::run(p));
     let mut p = degenerate::run(dot_fold::run(scan_hoist::run(p)));
     for _ in 0..4 {
         let before = p.eqns.len();
@@ -54,7 +57,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     }
     let p = barrier::run(p);
     // after the rounds: the pattern is matched on simplified, deduplicated equations
-    let p = dce::run(lu_solve::run(p));
+    let p = dce::run(eigh::values_only(lu_solve::run(p)));
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {

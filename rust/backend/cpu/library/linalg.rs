@@ -267,11 +267,30 @@ fn copy_tiled<T: Copy + Sync>(src: MatRef<'_, T>, dst: MatMut<'_, T>, par: Par) 
     });
 }
 
-/// Writes `(a_ij + a_ji) / 2` (as `* half`) into the lower triangle of `f` (column-major) for the row-major
-/// n×n `a`, in square tiles: one of the two reads walks `a` down a column, which a whole column at a time
-/// would pay a cache line per element for (at n = 1000 this copy cost about as much as a third of faer's
-/// factorization before it was tiled).
-fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T, par: Par) {
+/// Which matrix's lower triangle `lower_tiled` writes, for the row-major operand `a`: `a`'s own, `a^T`'s (`a`'s
+/// upper triangle, eigh's `lower=False`), or that of `(a + a^T) / 2` (as `* half`: JAX's symmetrize).
+#[derive(Clone, Copy)]
+enum Tri<T> {
+    Lower,
+    Upper,
+    Sym(T),
+}
+
+/// Writes the lower triangle that `from` names into `f` (column-major) for the row-major n×n `a`, in
+/// square tiles: a read that walks `a` down a column (`Lower`, `Sym`) would pay a cache line per element a
+/// whole column at a time (at n = 1000 such a copy cost about a third of faer's Cholesky before it was tiled).
+fn lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, from: Tri<T>, par: Par) {
+    let n = f.nrows();
+    // one loop per source, the choice made outside it
+    match from {
+        Tri::Lower => lower_tiled_by(a, f, par, |i, j, _| a[i * n + j]),
+        Tri::Upper => lower_tiled_by(a, f, par, |i, _, row_j| row_j[i]),
+        Tri::Sym(half) => lower_tiled_by(a, f, par, |i, j, row_j| (a[i * n + j] + row_j[i]) * half),
+    }
+}
+
+/// `lower_tiled` with `value(i, j, row_j)` for entry (i, j) of the lower triangle, `row_j` being row j of `a`.
+fn lower_tiled_by<T: Real>(a: &[T], f: MatMut<'_, T>, par: Par, value: impl Fn(usize, usize, &[T]) -> T + Sync) {
     let n = f.nrows();
     assert!(f.ncols() == n && a.len() >= n * n && f.row_stride() == 1);
     let (fp, cs) = (Ptr(f.as_ptr_mut()), f.col_stride());
@@ -285,7 +304,7 @@ fn sym_lower_tiled<T: Real>(a: &[T], f: MatMut<'_, T>, half: T, par: Par) {
                 for i in i0.max(j)..i1 {
                     // SAFETY: i, j < n, inside f (unit row stride, column stride cs), borrowed mutably;
                     // column j is written by this tile's thread only.
-                    unsafe { *fp.0.offset(row + i as isize) = (a[i * n + j] + col[i]) * half };
+                    unsafe { *fp.0.offset(row + i as isize) = value(i, j, col) };
                 }
             }
         }
@@ -364,6 +383,28 @@ impl<T: Real> PoolMat<T> {
     }
 }
 
+/// faer's scratch (`MemStack`) in cranax's buffer pool, for the reason `PoolMat` is there: eigh's is 12 MB
+/// at n = 1000 (float32), which a `MemBuffer` per call allocated anew; and a failed allocation is a
+/// `Memory` error here, where `MemBuffer` aborts.
+struct PoolStack(crate::buffer::Storage);
+
+impl PoolStack {
+    fn new(req: faer::dyn_stack::StackReq) -> Result<PoolStack> {
+        // room to align the stack's start too: the pool's blocks are ALIGN-aligned, faer may ask for more
+        let bytes = req.unaligned_bytes_required();
+        if bytes == usize::MAX {
+            return Err(Error::Memory { bytes: u128::MAX, what: "linalg scratch".into() });
+        }
+        Ok(PoolStack(crate::buffer::Storage::uninit(bytes)?))
+    }
+    fn stack(&mut self) -> &mut MemStack {
+        // SAFETY: the storage holds len() bytes, borrowed mutably through self; MemStack treats them as
+        // uninitialized.
+        let b = unsafe { std::slice::from_raw_parts_mut(self.0.as_ptr() as *mut std::mem::MaybeUninit<u8>, self.0.len()) };
+        MemStack::new(b)
+    }
+}
+
 /// Whether the row-major n×n `b` is exactly the identity (`jnp.linalg.inv`'s right-hand side). Checked on
 /// the values rather than on the program: the scan stops at the first other entry, and it costs n² reads
 /// against the solve's n³ flops.
@@ -401,16 +442,150 @@ pub fn run(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffe
 struct QrWork<T> {
     f: PoolMat<T>,
     coeff: Mat<T>,
-    mem: MemBuffer,
+    mem: PoolStack,
 }
 
-/// The per-thread workspace of a batch of real eigh/svd decompositions: the vectors, the values and
+/// The per-thread workspace of a batch of real SVDs: the vectors, the values and
 /// faer's scratch (`v` is empty when svd computes no vectors).
 struct DecompWork<T> {
     u: PoolMat<T>,
     v: PoolMat<T>,
     w: faer::diag::Diag<T>,
-    mem: MemBuffer,
+    mem: PoolStack,
+}
+
+/// The per-thread workspace of a batch of real eigh decompositions, which run faer's `self_adjoint_evd` by
+/// its steps (the same calls in the same order, so the same bits): the operand's lower triangle goes
+/// straight into the copy faer tridiagonalizes (no second copy inside faer), and the steps' parameters are
+/// cranax's (`EIGH_BLOCK`, `eigh_tridiag_params`).
+struct EighWork<T> {
+    /// the tridiagonalized copy: T on the diagonals, the Householder vectors below the subdiagonal
+    f: PoolMat<T>,
+    /// the block Householder factors of those vectors
+    h: PoolMat<T>,
+    u: PoolMat<T>,
+    w: faer::diag::Diag<T>,
+    d: faer::diag::Diag<T>,
+    e: faer::diag::Diag<T>,
+    mem: PoolStack,
+}
+
+impl<T: Real> EighWork<T> {
+    /// The workspace for n×n matrices, with room for the eigenvectors when `vectors`.
+    fn new(n: usize, vectors: bool, par: Par) -> Result<EighWork<T>> {
+        let bs = eigh_block_size::<T>(n);
+        let parts = eigh_column_blocks(n, par);
+        let nu = if vectors { n } else { 0 };
+        let req = faer::dyn_stack::StackReq::any_of(&[
+            evd::tridiag::tridiag_in_place_scratch::<T>(n, par, eigh_tridiag_params::<T>().into()),
+            // a superset of the tridiagonal eigensolver's (faer has no scratch query of its own for it)
+            evd::self_adjoint_evd_scratch::<T>(n, if vectors { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No }, par, Default::default()),
+            eigh_apply_scratch::<T>(n, n),
+            // the column blocks' shares (`run`), each aligned apart
+            faer::dyn_stack::StackReq::new_aligned::<u8>(eigh_apply_scratch::<T>(n, n.div_ceil(parts)).unaligned_bytes_required(), 64)
+                .array(parts),
+        ]);
+        Ok(EighWork {
+            f: PoolMat::new(n, n)?,
+            h: PoolMat::new(bs, n.saturating_sub(1))?,
+            u: PoolMat::new(nu, nu)?,
+            w: faer::diag::Diag::zeros(n),
+            d: faer::diag::Diag::zeros(n),
+            e: faer::diag::Diag::zeros(n),
+            mem: PoolStack::new(req)?,
+        })
+    }
+
+    /// Eigenvalues (ascending) into `w` and, when the workspace has room for them, eigenvectors (columns)
+    /// into `u` of the n×n row-major `a`'s triangle `from` (n >= 1); false when the eigensolver failed.
+    fn run(&mut self, a: &[T], from: Tri<T>, par: Par) -> bool {
+        let n = self.f.rows;
+        lower_tiled(a, self.f.as_mut(), from, par);
+        evd::tridiag::tridiag_in_place(self.f.as_mut(), self.h.as_mut(), par, self.mem.stack(), eigh_tridiag_params::<T>().into());
+        let f = self.f.as_ref();
+        for i in 0..n {
+            self.d[i] = f[(i, i)];
+            self.e[i] = if i + 1 < n { f[(i + 1, i)] } else { <T as Elem>::zero() };
+        }
+        let vectors = self.u.rows == n;
+        // u needs no clearing: the eigensolver writes all of it
+        let u = vectors.then(|| self.u.as_mut());
+        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), u, par, self.mem.stack(), Default::default())
+            .is_ok();
+        if ok && vectors && n > 1 {
+            // u = Q u, Q = diag(1, Q') (Q' the reflectors below the subdiagonal)
+            let (v, h) = (self.f.as_ref().submatrix(1, 0, n - 1, n - 1), self.h.as_ref());
+            let u = self.u.as_mut().subrows_mut(1, n - 1);
+            let apply = |u: MatMut<'_, T>, par: Par, stack: &mut MemStack| {
+                householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(v, h, Conj::No, u, par, stack)
+            };
+            match eigh_column_blocks(n, par) {
+                1 => apply(u, par, self.mem.stack()),
+                parts => {
+                    // each thread applies Q to its own block of u's columns, sequentially, with its own share
+                    // of the scratch: no barrier between the blocked steps
+                    use rayon::prelude::*;
+                    let per = n.div_ceil(parts);
+                    let bytes = eigh_apply_scratch::<T>(n, per).unaligned_bytes_required();
+                    let mut stack = self.mem.stack();
+                    let mut jobs = Vec::with_capacity(parts);
+                    let mut rest = u;
+                    while rest.ncols() > 0 {
+                        let w = per.min(rest.ncols());
+                        let (cols, tail) = rest.split_at_col_mut(w);
+                        let (buf, s) = stack.make_aligned_uninit::<u8>(bytes, 64);
+                        jobs.push((cols, buf));
+                        (rest, stack) = (tail, s);
+                    }
+                    jobs.into_par_iter().for_each(|(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
+                }
+            }
+        }
+        ok
+    }
+}
+
+/// Into how many column blocks eigh splits the eigenvectors' back-transformation (`u = Q u`), one per
+/// thread: faer's parallel product meets at a barrier after each of its blocked steps, the columns need none.
+fn eigh_column_blocks(n: usize, par: Par) -> usize {
+    match par {
+        Par::Rayon(t) if n >= 2 * EIGH_MIN_BLOCK_COLS => t.get().min(n / EIGH_MIN_BLOCK_COLS),
+        _ => 1,
+    }
+}
+
+/// The narrowest block of columns `eigh_column_blocks` makes.
+const EIGH_MIN_BLOCK_COLS: usize = 64;
+
+/// faer's scratch to apply eigh's Householder blocks to `cols` columns.
+fn eigh_apply_scratch<T: Real>(n: usize, cols: usize) -> faer::dyn_stack::StackReq {
+    householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(n.saturating_sub(1), eigh_block_size::<T>(n), cols)
+}
+
+/// The SVD's parameters for `k = min(m, n)`: faer's, except that below faer's divide-and-conquer threshold
+/// (128) the bidiagonal SVD still divides down to 48 instead of taking the QR iteration: at n = 100
+/// (`jnp.linalg.svd` of the bench's matrix, one thread, CPU time) 0.90x the time in float64, 0.88x in
+/// float32; eigh measured the other way (its QR iteration at n = 100 is the faster) and keeps faer's.
+fn svd_params<T: Real>(k: usize) -> svd::SvdParams {
+    let auto: svd::SvdParams = faer::Auto::<T>::auto();
+    if k < auto.recursion_threshold {
+        svd::SvdParams { recursion_threshold: SVD_SMALL_RECURSION, ..auto }
+    } else {
+        auto
+    }
+}
+
+/// `svd_params`' divide-and-conquer threshold below 128.
+const SVD_SMALL_RECURSION: usize = 48;
+
+/// eigh's Householder block size: faer's (its QR's recommendation, what `self_adjoint_evd` uses).
+fn eigh_block_size<T: Real>(n: usize) -> usize {
+    qrf::recommended_block_size::<T>(n, n).max(1)
+}
+
+/// eigh's tridiagonalization parameters: faer's.
+fn eigh_tridiag_params<T: Real>() -> evd::tridiag::TridiagParams {
+    faer::Auto::<T>::auto()
 }
 
 /// The per-thread workspace of a batch of real LU factorizations (`t`: `lu_solve`'s right-hand side, else
@@ -419,7 +594,7 @@ struct LuWork<T> {
     f: PoolMat<T>,
     t: Vec<T>,
     idx: Vec<usize>,
-    mem: MemBuffer,
+    mem: PoolStack,
 }
 
 fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
@@ -445,7 +620,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let half = T::from_f64(0.5);
             // workspace: the column-major copy faer factors in place, and its scratch
             let init = |par| {
-                Ok((PoolMat::<T>::new(n, n)?, stack_for(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))))
+                Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
             for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
@@ -456,12 +631,12 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let d = unsafe { o.mat(b, n * n) };
                 if sym {
                     // faer reads the lower triangle only
-                    sym_lower_tiled(s, f.as_mut(), half, par);
+                    lower_tiled(s, f.as_mut(), Tri::Sym(half), par);
                 } else {
                     load(s, f.as_mut(), par);
                 }
                 let ok =
-                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(mem), Default::default())
+                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default())
                         .is_ok();
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
                 store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, par);
@@ -518,10 +693,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     f: PoolMat::<T>::new(n, n)?,
                     t: Vec::new(),
                     idx: vec![0usize; 2 * n],
-                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    mem: PoolStack::new(faer::dyn_stack::StackReq::any_of(&[
                         plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
                         if getri { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
-                    ])),
+                    ]))?,
                 })
             };
             let work = work + n * n * c;
@@ -530,13 +705,13 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
                 w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
-                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 let ident = square && is_identity(bm, n);
                 if ident && getri {
                     let f = w.f.as_ref();
                     let xv = MatMut::from_column_major_slice_mut(x, n, n);
-                    plu_inverse::inverse(xv, f, f, perm, par, MemStack::new(&mut w.mem));
+                    plu_inverse::inverse(xv, f, f, perm, par, w.mem.stack());
                     return;
                 }
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
@@ -570,7 +745,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     f: PoolMat::<T>::new(m, n)?,
                     t: Vec::new(),
                     idx: vec![0usize; 4 * m],
-                    mem: stack_for(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default())),
+                    mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
             for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
@@ -582,7 +757,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
                     load(s, w.f.as_mut(), par);
-                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, MemStack::new(&mut w.mem), Default::default());
+                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                     store(w.f.as_ref(), d, par);
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
@@ -616,10 +791,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 Ok(QrWork {
                     f: PoolMat::<T>::new(m, n)?,
                     coeff: Mat::<T>::zeros(bs, k),
-                    mem: stack_for(faer::dyn_stack::StackReq::any_of(&[
+                    mem: PoolStack::new(faer::dyn_stack::StackReq::any_of(&[
                         qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
                         householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, q_cols),
-                    ])),
+                    ]))?,
                 })
             };
             for_batch_par(batch, work, QR_PAR_WORK, false, PER_MATRIX, init, |w, b, par| {
@@ -632,7 +807,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     return;
                 }
                 load(s, w.f.as_mut(), par);
-                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, MemStack::new(&mut w.mem), Default::default());
+                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, w.mem.stack(), Default::default());
                 // R: the upper triangle of the first min(m, n) rows, zeros elsewhere (a tiled copy: `f` is
                 // column-major, `dr` row-major)
                 let rows = q_cols.min(k);
@@ -653,41 +828,41 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     Conj::No,
                     q.as_mut(),
                     par,
-                    MemStack::new(&mut w.mem),
+                    w.mem.stack(),
                 );
             })?;
         }
-        LinalgOp::Eigh { lower, .. } => {
-            let (ov, ow) = (Out::<T>::of(&res[0]), Out::<T>::of(&res[1]));
-            let init = |par| {
-                Ok(DecompWork {
-                    u: PoolMat::<T>::new(n, n)?,
-                    v: PoolMat::<T>::new(0, 0)?,
-                    w: faer::diag::Diag::<T>::zeros(n),
-                    mem: stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default())),
-                })
+        LinalgOp::Eigh { .. } | LinalgOp::EighFolded { .. } => {
+            let (lower, sym, vectors) = match op {
+                LinalgOp::EighFolded { lower, symmetrize, vectors } => (*lower, *symmetrize, *vectors),
+                LinalgOp::Eigh { lower, .. } => (*lower, false, true),
+                _ => unreachable!(),
             };
+            // `(a + a^T) / 2` computed in the copy as `* 0.5` rounds as JAX's `div` by 2 (see cholesky's)
+            let from = match (sym, lower) {
+                (true, _) => Tri::Sym(T::from_f64(0.5)),
+                (false, true) => Tri::Lower,
+                (false, false) => Tri::Upper,
+            };
+            let ov = vectors.then(|| Out::<T>::of(&res[0]));
+            let ow = Out::<T>::of(&res[vectors as usize]);
+            let init = |par| EighWork::new(n, vectors, par);
             for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
-                let (dv, dw) = unsafe { (ov.mat(b, n * n), ow.mat(b, n)) };
+                let (dv, dw) = unsafe { (ov.as_ref().map(|o| o.mat(b, n * n)), ow.mat(b, n)) };
                 if n == 0 {
                     return;
                 }
-                let view = MatRef::from_row_major_slice(s, n, n);
-                // faer reads the lower triangle; the upper one of `a` is the lower one of its transpose.
-                let view = if *lower { view } else { view.transpose() };
-                let DecompWork { u, w, mem, .. } = ws;
-                u.as_mut().fill(<T as Elem>::zero());
-                let ok = evd::self_adjoint_evd(view, w.as_mut(), Some(u.as_mut()), par, MemStack::new(mem), Default::default())
-                    .is_ok();
-                if ok {
-                    store(u.as_ref(), dv, par);
+                if ws.run(s, from, par) {
+                    if let Some(dv) = dv {
+                        store(ws.u.as_ref(), dv, par);
+                    }
                     for (i, x) in dw.iter_mut().enumerate() {
-                        *x = w[i];
+                        *x = ws.w[i];
                     }
                 } else {
-                    dv.fill(nan);
+                    dv.map(|d| d.fill(nan));
                     dw.fill(nan);
                 }
             })?;
@@ -708,7 +883,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     u: PoolMat::<T>::new(uu.0, uu.1)?,
                     v: PoolMat::<T>::new(vv.0, vv.1)?,
                     w: faer::diag::Diag::<T>::zeros(k),
-                    mem: stack_for(svd::svd_scratch::<T>(m, n, mode, mode, par, Default::default())),
+                    mem: PoolStack::new(svd::svd_scratch::<T>(m, n, mode, mode, par, svd_params::<T>(k).into()))?,
                 })
             };
             for_batch_par(batch, work, DECOMP_PAR_WORK, false, PER_MATRIX, init, |ws, b, par| {
@@ -733,7 +908,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 } else {
                     (None, None)
                 };
-                let ok = svd::svd(view, w.as_mut(), um, vm, par, MemStack::new(mem), Default::default()).is_ok();
+                let ok = svd::svd(view, w.as_mut(), um, vm, par, mem.stack(), svd_params::<T>(k).into()).is_ok();
                 for (i, x) in ds.iter_mut().enumerate() {
                     *x = if ok { w[i] } else { nan };
                 }
@@ -1172,7 +1347,9 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 }
             }
             LinalgOp::LuPivotsToPermutation { .. } | LinalgOp::Complex(_) => unreachable!("handled in run"),
-            LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } => unreachable!("lu_solve and cholesky_tril have no complex form (ir::linalg rejects it)"),
+            LinalgOp::LuSolve | LinalgOp::CholeskyTril { .. } | LinalgOp::EighFolded { .. } => {
+                unreachable!("lu_solve, cholesky_tril and eigh_folded have no complex form (ir::linalg rejects it)")
+            }
         }
     })?;
     Ok(res)
