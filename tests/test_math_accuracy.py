@@ -200,6 +200,27 @@ def test_pow_special_cases_match_numpy():
         assert _ulp_error(got[~special], want[~special]).max() <= 1
 
 
+def test_pow_is_powfs_float32_pow():
+    # float32 pow gives the C library's powf bits, as XLA:CPU (JAX) does, even where powf is 1 ulp off the
+    # correctly rounded value (the block routine computes in f64 lanes and leaves such near-midpoint lanes to
+    # powf). Pairs and results recorded from JAX 0.10.2 (x86-64, glibc), tiled long enough for block strips
+    # and at every offset; `cr` is the correctly rounded result, each one ulp below JAX's.
+    x = np.array([0x4222BA6D, 0x3648C414, 0x485A0950, 0x3DAE50C0, 0x3EBECA49, 0x3FFDE819, 0x3F0C8C18, 0x3FD3C5B0],
+                 np.uint32).view(np.float32)
+    y = np.array([0xC1600000, 0xBDD08300, 0x40900000, 0xC14A9967, 0x3F08059D, 0x3F7DB024, 0xC1580000, 0xC0E00000],
+                 np.uint32).view(np.float32)
+    jax_bits = np.array([0x1A0E2C74, 0x4069AB33, 0x6778A3C2, 0x5600B585, 0x3F17833F, 0x3FFC5745, 0x454CE387,
+                         0x3CF16C09], np.uint32)
+    cr = (x.astype(np.float64) ** y.astype(np.float64)).astype(np.float32).view(np.uint32)
+    assert (cr == jax_bits - 1).all()
+    for n in (8, 40, 5003 * 8):
+        reps = -(-n // 8)
+        for shift in (0, 3):
+            xs, ys = np.roll(np.tile(x, reps)[:n], shift), np.roll(np.tile(y, reps)[:n], shift)
+            got = _run(jnp.power, xs, ys).view(np.uint32)
+            np.testing.assert_array_equal(got, np.roll(np.tile(jax_bits, reps)[:n], shift))
+
+
 def test_log_is_xlas_float32_log():
     # float32 log is XLA:CPU's sequence (Cephes logf with fused multiply-adds), so jnp.log and the samplers
     # built on it (random.poisson, gamma, exponential) give JAX's bits. Recorded from JAX 0.10.2 on x86-64
