@@ -71,15 +71,17 @@ fn detect(_want: &str) -> Option<Isa> {
 
 /// Binary functions with block routines (`BlockFn2`): `dst[i] = f(a[i], b[i])`. float32 `pow` must give the
 /// C library's `powf` bits, as XLA:CPU calls it (JAX's bits; the inline code calls it per lane; `math_f32::pow`,
-/// f32 lanes, is not wired for that reason). glibc's `powf` is not correctly rounded (about 6.5e-4 of random
-/// pairs are 1 ulp off), so its routine computes e^(y ln x) in f64 lanes (`math_f64::pow_fast`, ~1e-15
-/// relative) and calls `powf` on the lanes near a rounding midpoint (a few percent) and on the special cases:
-/// powf's bits in practice (0 differences in 1e7 random pairs, see the test), 15% faster than a `powf` loop on
-/// AVX-512 (f64x8). On AVX2 (f64x4) that was slower than `powf`, so the AVX2 routine is the `powf` loop.
+/// f32 lanes, is not wired for that reason): its routine is that call in a plain loop, without the per-lane
+/// call overhead of the kernel's vector code (its vector registers spilled around each call).
+/// glibc's `powf` is not correctly rounded (about 6.5e-4 of random pairs are 1 ulp off), so f64 lanes alone
+/// cannot give its bits; `x86::pow_entry512` (not wired) computes e^(y ln x) in f64x8 lanes
+/// (`math_f64::pow_fast`) and calls `powf` on the lanes near a rounding midpoint (~2.4%) and on the special
+/// cases: powf's bits on 1e7 random pairs (the test), but only 7% faster than this loop on one core (3.30 vs
+/// 3.55 ms per 1e6; f64x4 lanes on AVX2 were slower than `powf`), below the 10% that would pay for it.
 pub const BINARY: [MathFn; 1] = [MathFn::Pow];
 
-/// `powf` with subnormal operands read as zeros of their sign, as `math::symbol_ptr`'s wrapper calls it
-/// from the inline code: what `pow`'s routines must give, and the AVX2 routine.
+/// `pow`'s routine: `powf` with subnormal operands read as zeros of their sign, as `math::symbol_ptr`'s
+/// wrapper calls it from the inline code (the same bits whichever path computes an element).
 unsafe extern "C" fn pow_strip(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
     use super::math::daz32;
     for i in 0..n as usize {
@@ -109,18 +111,7 @@ pub fn routine2(f: MathFn) -> Option<BlockFn2> {
     if f != MathFn::Pow {
         return None;
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        match isa()? {
-            Isa::Avx512 => Some(x86::pow_entry512 as BlockFn2),
-            // (f64x4 lanes measured slower than powf: 2.2 against 1.8 ms per 1e6)
-            Isa::Avx2 => Some(pow_strip as BlockFn2),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        None
-    }
+    isa().map(|_| pow_strip as BlockFn2)
 }
 
 /// `f`'s routine for this host's lanes.
@@ -900,6 +891,7 @@ mod x86 {
     }
 
     /// `powf` (subnormal operands read as zeros, as `pow_strip`) on the lanes set in `mask`, into `dst`.
+    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     #[inline(never)]
     fn pow_patch(mask: u32, x: &[f32], y: &[f32], dst: *mut f32) {
         use super::super::math::daz32;
@@ -914,6 +906,7 @@ mod x86 {
 
     /// pow over 16 f32 lanes as two f64x8 halves (`m64::pow_fast`): the results, and the lanes that must
     /// take `powf` instead.
+    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     #[inline(always)]
     fn pow512_lanes(l: &mut Avx512F64, x: __m512, y: __m512) -> (__m512, u32) {
         unsafe {
@@ -932,6 +925,7 @@ mod x86 {
         }
     }
 
+    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn pow512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
         let n = n as usize;
@@ -958,6 +952,7 @@ mod x86 {
         }
     }
 
+    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     pub unsafe extern "C" fn pow_entry512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
         // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
         unsafe { pow512(a, b, dst, n) }

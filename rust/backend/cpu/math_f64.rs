@@ -77,6 +77,7 @@ pub fn log<L: Lanes64>(d: &mut L, x: L::F) -> L::F {
 }
 
 /// e^r's Taylor coefficients to r¹²: for |r| <= ln2/2 the truncation is below 2^-52 of the sum.
+#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
 const EXP_TAYLOR: [f64; 13] = {
     let mut cs = [1.0f64; 13];
     let mut i = 2;
@@ -89,6 +90,7 @@ const EXP_TAYLOR: [f64; 13] = {
 
 /// e^t for f64 lanes with |t| <= 700 (callers clamp): t = n ln2 + r (Cody-Waite, ln 2 in two parts),
 /// e^r by Taylor, 2^n from the exponent bits. Relative error a few 2^-53.
+#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
 #[inline(always)]
 fn exp<L: Lanes64>(d: &mut L, t: L::F) -> L::F {
     // round(t / ln 2) in the low bits of 1.5·2^52 + t/ln 2
@@ -114,6 +116,7 @@ fn exp<L: Lanes64>(d: &mut L, t: L::F) -> L::F {
 /// (its result before rounding is off by up to ~0.16 ulp measured, growing with |y ln x|), may round
 /// the other way. The caller takes `powf`'s result on the lanes outside `fast` or inside `near`, so the
 /// bits are powf's (JAX's) in practice.
+#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
 #[inline(always)]
 pub fn pow_fast<L: Lanes64>(d: &mut L, x: L::F, y: L::F) -> (L::F, L::M, L::M) {
     const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;

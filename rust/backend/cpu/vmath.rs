@@ -52,8 +52,7 @@
 //! JAX's bits on FMA hosts). `lgamma` and `digamma` compute in f64 lanes and round once
 //! (`math_f64`; block routines run them on AVX-512/AVX2 f64 lanes). f64 functions and the rest (cbrt,
 //! asinh, float32 pow (the C library's `powf`, as XLA's), ...) stay imported scalar functions
-//! (`math.rs`), called per lane from vector code. (pow's AVX-512 block routine gives `powf`'s bits in practice
-//! from f64 lanes: see `blockmath::BINARY`.)
+//! (`math.rs`), called per lane from vector code.
 #![allow(clippy::excessive_precision)]
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value};
