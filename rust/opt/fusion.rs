@@ -151,26 +151,19 @@ fn point_gather(e: &crate::ir::Eqn, avals: &HashMap<VarId, &Aval>) -> Option<Poi
 }
 
 /// The value out-of-range reads give under `mode="fill"`: `fill_value` converted as the library step does
-/// (`as` casts), else JAX's default (NaN, the minimum of signed and the maximum of unsigned integers, true).
+/// (saturating `as` casts), else JAX's default, the rule of the library's `Elem::default_fill`: NaN, the
+/// minimum of signed and the maximum of unsigned integers, true.
 fn gather_fill(fill: Option<f64>, dt: DType) -> Scalar {
-    match (fill, dt) {
-        (f, DType::F32 | DType::F64 | DType::F16) => Scalar::Float(f.unwrap_or(f64::NAN)),
-        (f, DType::Bool) => Scalar::Bool(f.is_none_or(|f| f != 0.0)),
-        (Some(f), DType::I8) => Scalar::Int(f as i8 as i64),
-        (Some(f), DType::U8) => Scalar::Int(f as u8 as i64),
-        (Some(f), DType::I16) => Scalar::Int(f as i16 as i64),
-        (Some(f), DType::U16) => Scalar::Int(f as u16 as i64),
-        (Some(f), DType::I32) => Scalar::Int(f as i32 as i64),
-        (Some(f), DType::U32) => Scalar::Int(f as u32 as i64),
-        (Some(f), _) => Scalar::Int(f as i64),
-        (None, DType::I8) => Scalar::Int(i8::MIN as i64),
-        (None, DType::U8) => Scalar::Int(u8::MAX as i64),
-        (None, DType::I16) => Scalar::Int(i16::MIN as i64),
-        (None, DType::U16) => Scalar::Int(u16::MAX as i64),
-        (None, DType::I32) => Scalar::Int(i32::MIN as i64),
-        (None, DType::U32) => Scalar::Int(u32::MAX as i64),
-        (None, _) => Scalar::Int(i64::MIN),
+    if dt == DType::Bool {
+        return Scalar::Bool(fill.is_none_or(|f| f != 0.0));
     }
+    let Some((lo, hi)) = dt.int_range() else { return Scalar::Float(fill.unwrap_or(f64::NAN)) };
+    Scalar::Int(match fill {
+        // (`f as i64` saturates, so clamping it to the type's range is `f as` that type; NaN gives 0 both ways)
+        Some(f) => (f as i64).clamp(lo, hi),
+        None if dt.is_signed_int() => lo,
+        None => hi,
+    })
 }
 
 /// `class` of equation `i`, fused gathers counting as fusible.
