@@ -71,17 +71,20 @@ fn detect(_want: &str) -> Option<Isa> {
 
 /// Binary functions with block routines (`BlockFn2`): `dst[i] = f(a[i], b[i])`. float32 `pow` must give the
 /// C library's `powf` bits, as XLA:CPU calls it (JAX's bits; the inline code calls it per lane; `math_f32::pow`,
-/// f32 lanes, is not wired for that reason): its routine is that call in a plain loop, without the per-lane
-/// call overhead of the kernel's vector code (its vector registers spilled around each call).
-/// glibc's `powf` is not correctly rounded (about 6.5e-4 of random pairs are 1 ulp off), so f64 lanes alone
-/// cannot give its bits; `x86::pow_entry512` (not wired) computes e^(y ln x) in f64x8 lanes
-/// (`math_f64::pow_fast`) and calls `powf` on the lanes near a rounding midpoint (~2.4%) and on the special
-/// cases: powf's bits on 1e7 random pairs (the test), but only 7% faster than this loop on one core (3.30 vs
-/// 3.55 ms per 1e6; f64x4 lanes on AVX2 were slower than `powf`), below the 10% that would pay for it.
+/// f32 lanes, is not wired for that reason). glibc's `powf` is not correctly rounded (about 6.5e-4 of random
+/// pairs are 1 ulp off), so f64 lanes alone cannot give its bits: the routines (`x86::pow_entry512` /
+/// `pow_entry256`) compute 2^(y·log2 x) in f64x8 / f64x4 lanes (`math_f64::pow_core`), list the lanes near a
+/// float32 rounding midpoint (~2.4% of random pairs) and the C library's special cases, and call `powf` on
+/// those after the vector pass. powf's bits on 1e7 random pairs (the test); 1e6 pairs on one core: 1.2 ms
+/// (AVX-512) and 2.7 ms (AVX2) against 3.6 ms for the `powf` loop (`pow_strip`). h-pow13's first version
+/// was only 7% faster: a branch and `powf` calls inside the vector loop (a third of the vectors at random,
+/// each call spilling the vector registers) and twice the operations (fdlibm's log, a 13-term exp,
+/// constants rebroadcast after each call).
 pub const BINARY: [MathFn; 1] = [MathFn::Pow];
 
-/// `pow`'s routine: `powf` with subnormal operands read as zeros of their sign, as `math::symbol_ptr`'s
-/// wrapper calls it from the inline code (the same bits whichever path computes an element).
+/// The `powf` loop the routines are checked and timed against: `powf` with subnormal operands read as zeros
+/// of their sign, as `math::symbol_ptr`'s wrapper calls it from the inline code (the bits the routines give).
+#[cfg(test)]
 unsafe extern "C" fn pow_strip(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
     use super::math::daz32;
     for i in 0..n as usize {
@@ -111,7 +114,17 @@ pub fn routine2(f: MathFn) -> Option<BlockFn2> {
     if f != MathFn::Pow {
         return None;
     }
-    isa().map(|_| pow_strip as BlockFn2)
+    #[cfg(target_arch = "x86_64")]
+    {
+        match isa()? {
+            Isa::Avx512 => Some(x86::pow_entry512 as BlockFn2),
+            Isa::Avx2 => Some(x86::pow_entry256 as BlockFn2),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
 }
 
 /// `f`'s routine for this host's lanes.
@@ -890,72 +903,222 @@ mod x86 {
         unsafe { block256_f64::<F>(src, dst, n) }
     }
 
-    /// `powf` (subnormal operands read as zeros, as `pow_strip`) on the lanes set in `mask`, into `dst`.
-    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
+    /// Points per pass of the pow routines: the vector pass lists the lanes `powf` must compute, a second
+    /// pass computes them (one strip of `loop_plan::STRIP` points in kernels).
+    const POW_CHUNK: usize = 512;
+
+    /// `powf` (subnormal operands read as zeros, as `pow_strip`) at the listed points. After the vector pass,
+    /// not inside it: a branch per vector (a third of them hold such a lane, at random) and the spills
+    /// around each call made h-pow13's per-vector calls cost more than the vector code itself.
     #[inline(never)]
-    fn pow_patch(mask: u32, x: &[f32], y: &[f32], dst: *mut f32) {
+    fn pow_fix(list: &[u32], a: *const f32, b: *const f32, out: *mut f32) {
         use super::super::math::daz32;
-        let mut m = mask;
-        while m != 0 {
-            let j = m.trailing_zeros() as usize;
-            // SAFETY: the caller sets only bits of lanes inside its arrays.
-            unsafe { *dst.add(j) = daz32(x[j]).powf(daz32(y[j])) };
-            m &= m - 1;
+        for &j in list {
+            let j = j as usize;
+            // SAFETY: the list holds points below the pass's length, inside all three arrays.
+            unsafe { *out.add(j) = daz32(*a.add(j)).powf(daz32(*b.add(j))) };
         }
     }
 
-    /// pow over 16 f32 lanes as two f64x8 halves (`m64::pow_fast`): the results, and the lanes that must
-    /// take `powf` instead.
-    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
+    /// pow over 16 f32 lanes: the results of `m64::pow_core` (two f64x8 halves), and the lanes `powf` must
+    /// compute (bit i for lane i): those it does not decide, and the C library's special cases (x zero,
+    /// subnormal, infinite or NaN, x < 0 with y not an integer, y infinite or NaN).
     #[inline(always)]
     fn pow512_lanes(l: &mut Avx512F64, x: __m512, y: __m512) -> (__m512, u32) {
+        // SAFETY: AVX-512F intrinsics (see `Avx512F64`).
         unsafe {
-            // (no closure for the halves: it would be compiled without this function's target features)
-            let xlo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
-            let xhi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
+            let xb = _mm512_castps_si512(x);
+            let ax = _mm512_and_si512(xb, _mm512_set1_epi32(0x7fff_ffff));
+            let ay = _mm512_and_si512(_mm512_castps_si512(y), _mm512_set1_epi32(0x7fff_ffff));
+            // |x| normal (unsigned compare of |x| − MIN_POSITIVE), y finite (a subnormal y counts as the zero
+            // powf sees: 2^(y·log2|x|) rounds to 1 as powf(x, 0) = 1)
+            let x_ok = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(ax, _mm512_set1_epi32(0x0080_0000)), _mm512_set1_epi32(0x7f00_0000));
+            let y_ok = _mm512_cmplt_epu32_mask(ay, _mm512_set1_epi32(0x7f80_0000));
+            let xneg = _mm512_cmplt_epi32_mask(xb, _mm512_setzero_si512());
+            let ry = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
+            let yint = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(ry, y);
+            // odd: bit 0 of the truncated integer (2^31 and beyond convert to 0x80000000: even, as they are)
+            let odd = _mm512_test_epi32_mask(_mm512_cvttps_epi32(y), _mm512_set1_epi32(1));
+            let flip = xneg & yint & odd;
+            let fast = x_ok & y_ok & (!xneg | yint);
+            // |x| = z·2^k with z in [0.703125, 1.40625): k from the exponent of |x| − bits(0.703125)
+            let tmp = _mm512_sub_epi32(ax, _mm512_set1_epi32(0x3f34_0000));
+            let k = _mm512_srai_epi32::<23>(tmp);
+            let z = _mm512_castsi512_ps(_mm512_sub_epi32(ax, _mm512_and_si512(tmp, _mm512_set1_epi32(0xff80_0000u32 as i32))));
+            let zlo = _mm512_cvtps_pd(_mm512_castps512_ps256(z));
+            let zhi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(z))));
+            let klo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(k));
+            let khi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(k));
             let ylo = _mm512_cvtps_pd(_mm512_castps512_ps256(y));
             let yhi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(y))));
-            let (vlo, flo, nlo) = m64::pow_fast(l, xlo, ylo);
-            let (vhi, fhi, nhi) = m64::pow_fast(l, xhi, yhi);
-            let slow = (!flo | nlo) as u32 | (((!fhi | nhi) as u32) << 8);
-            let ylo = _mm512_cvtpd_ps(vlo);
-            let yhi = _mm512_cvtpd_ps(vhi);
-            let v = _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(ylo)), _mm256_castps_pd(yhi)));
-            (v, slow)
+            // (no closure for the halves: it would be compiled without this function's target features)
+            let (vlo, oklo) = m64::pow_core(l, zlo, klo, ylo);
+            let (vhi, okhi) = m64::pow_core(l, zhi, khi, yhi);
+            let flo = _mm512_cvtpd_ps(vlo);
+            let fhi = _mm512_cvtpd_ps(vhi);
+            let v = _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(flo)), _mm256_castps_pd(fhi)));
+            let v = _mm512_castsi512_ps(_mm512_mask_xor_epi32(_mm512_castps_si512(v), flip, _mm512_castps_si512(v), _mm512_set1_epi32(i32::MIN)));
+            let ok = oklo as u32 | (okhi as u32) << 8;
+            (v, !(ok & fast as u32) & 0xffff)
         }
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn pow512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
         let n = n as usize;
         let mut l = Avx512F64;
+        // Results go to `buf` when `dst` is an operand: the second pass reads the operands.
+        let alias = dst as *const f32 == a || dst as *const f32 == b;
+        let mut buf = [0f32; POW_CHUNK];
+        let mut list = [0u32; POW_CHUNK + 16];
         let mut i = 0;
         while i < n {
-            // Masked lanes neither load nor store (no fault past the end).
-            let k: u32 = if n - i >= 16 { 0xffff } else { (1u32 << (n - i)) - 1 };
+            let m = (n - i).min(POW_CHUNK);
+            let out = if alias { buf.as_mut_ptr() } else { unsafe { dst.add(i) } };
+            let mut cnt = 0usize;
+            let mut j = 0;
+            while j < m {
+                // Masked lanes neither load nor store (no fault past the end).
+                let k: u32 = if m - j >= 16 { 0xffff } else { (1u32 << (m - j)) - 1 };
+                // SAFETY: lanes below m − j are inside the arrays; `list` has 16 spare entries past POW_CHUNK.
+                unsafe {
+                    let x = _mm512_maskz_loadu_ps(k as u16, a.add(i + j));
+                    let y = _mm512_maskz_loadu_ps(k as u16, b.add(i + j));
+                    let (v, slow) = pow512_lanes(&mut l, x, y);
+                    _mm512_mask_storeu_ps(out.add(j), k as u16, v);
+                    // the points of the slow lanes, packed (branch-free)
+                    let slow = (slow & k) as u16;
+                    let at = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(j as i32));
+                    _mm512_storeu_si512(list.as_mut_ptr().add(cnt).cast(), _mm512_maskz_compress_epi32(slow, at));
+                    cnt += slow.count_ones() as usize;
+                }
+                j += 16;
+            }
+            // SAFETY: m points from i in all three arrays (or in `buf`).
             unsafe {
-                let x = _mm512_maskz_loadu_ps(k as u16, a.add(i));
-                let y = _mm512_maskz_loadu_ps(k as u16, b.add(i));
-                let (v, slow) = pow512_lanes(&mut l, x, y);
-                _mm512_mask_storeu_ps(dst.add(i), k as u16, v);
-                let slow = slow & k;
-                if slow != 0 {
-                    // (from the loaded lanes: `dst` may be `a` or `b`)
-                    let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
-                    _mm512_storeu_ps(xs.as_mut_ptr(), x);
-                    _mm512_storeu_ps(ys.as_mut_ptr(), y);
-                    pow_patch(slow, &xs, &ys, dst.add(i));
+                pow_fix(&list[..cnt], a.add(i), b.add(i), out);
+                if alias {
+                    std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), m);
                 }
             }
-            i += 16;
+            i += m;
         }
     }
 
-    #[cfg_attr(not(test), allow(dead_code))] // (not wired: see `BINARY`)
     pub unsafe extern "C" fn pow_entry512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
         // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
         unsafe { pow512(a, b, dst, n) }
+    }
+
+    /// For each 8-bit mask, the positions of its set bits, packed (AVX2 has no compress).
+    static SET_BITS8: [[u32; 8]; 256] = {
+        let mut t = [[0u32; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let (mut c, mut bit) = (0, 0);
+            while bit < 8 {
+                if m >> bit & 1 != 0 {
+                    t[m][c] = bit as u32;
+                    c += 1;
+                }
+                bit += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// `pow512_lanes` on 8 f32 lanes (two f64x4 halves).
+    #[inline(always)]
+    fn pow256_lanes(l: &mut Avx2F64, x: __m256, y: __m256) -> (__m256, u32) {
+        // SAFETY: AVX2 and FMA intrinsics (see `Avx2F64`).
+        unsafe {
+            let xb = _mm256_castps_si256(x);
+            let ax = _mm256_and_si256(xb, _mm256_set1_epi32(0x7fff_ffff));
+            let ay = _mm256_and_si256(_mm256_castps_si256(y), _mm256_set1_epi32(0x7fff_ffff));
+            let x_ok = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x0080_0000), ax), _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f80_0000), ax));
+            let y_ok = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f80_0000), ay);
+            let ry = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(y);
+            let yint = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(ry, y));
+            let xpos_or_int = _mm256_or_si256(_mm256_cmpgt_epi32(xb, _mm256_set1_epi32(-1)), yint);
+            let fast = _mm256_and_si256(_mm256_and_si256(x_ok, y_ok), xpos_or_int);
+            // the result's sign: x's where y is an odd integer
+            let oddbit = _mm256_slli_epi32::<31>(_mm256_cvttps_epi32(y));
+            let flip = _mm256_and_si256(_mm256_and_si256(oddbit, yint), xb);
+            let tmp = _mm256_sub_epi32(ax, _mm256_set1_epi32(0x3f34_0000));
+            let k = _mm256_srai_epi32::<23>(tmp);
+            let z = _mm256_castsi256_ps(_mm256_sub_epi32(ax, _mm256_and_si256(tmp, _mm256_set1_epi32(0xff80_0000u32 as i32))));
+            let zlo = _mm256_cvtps_pd(_mm256_castps256_ps128(z));
+            let zhi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(z));
+            let klo = _mm256_cvtepi32_pd(_mm256_castsi256_si128(k));
+            let khi = _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(k));
+            let ylo = _mm256_cvtps_pd(_mm256_castps256_ps128(y));
+            let yhi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(y));
+            let (vlo, oklo) = m64::pow_core(l, zlo, klo, ylo);
+            let (vhi, okhi) = m64::pow_core(l, zhi, khi, yhi);
+            let v = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm256_cvtpd_ps(vlo)), _mm256_cvtpd_ps(vhi));
+            let v = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_castps_si256(v), flip));
+            let ok = (_mm256_movemask_pd(oklo) | _mm256_movemask_pd(okhi) << 4) as u32;
+            let fast = _mm256_movemask_ps(_mm256_castsi256_ps(fast)) as u32;
+            (v, !(ok & fast) & 0xff)
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pow256(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx2F64;
+        let alias = dst as *const f32 == a || dst as *const f32 == b;
+        let mut buf = [0f32; POW_CHUNK];
+        let mut list = [0u32; POW_CHUNK + 8];
+        let mut i = 0;
+        while i < n {
+            let m = (n - i).min(POW_CHUNK);
+            let out = if alias { buf.as_mut_ptr() } else { unsafe { dst.add(i) } };
+            let mut cnt = 0usize;
+            let mut j = 0;
+            while j < m {
+                let rem = m - j;
+                // SAFETY: lanes below `rem` are inside the arrays (the tail goes through stack copies padded
+                // with 1s); `list` has 8 spare entries past POW_CHUNK.
+                unsafe {
+                    let (x, y) = if rem >= 8 {
+                        (_mm256_loadu_ps(a.add(i + j)), _mm256_loadu_ps(b.add(i + j)))
+                    } else {
+                        let (mut xs, mut ys) = ([1f32; 8], [1f32; 8]);
+                        std::ptr::copy_nonoverlapping(a.add(i + j), xs.as_mut_ptr(), rem);
+                        std::ptr::copy_nonoverlapping(b.add(i + j), ys.as_mut_ptr(), rem);
+                        (_mm256_loadu_ps(xs.as_ptr()), _mm256_loadu_ps(ys.as_ptr()))
+                    };
+                    let (v, slow) = pow256_lanes(&mut l, x, y);
+                    if rem >= 8 {
+                        _mm256_storeu_ps(out.add(j), v);
+                    } else {
+                        let mut vs = [0f32; 8];
+                        _mm256_storeu_ps(vs.as_mut_ptr(), v);
+                        std::ptr::copy_nonoverlapping(vs.as_ptr(), out.add(j), rem);
+                    }
+                    let slow = if rem >= 8 { slow } else { slow & ((1u32 << rem) - 1) };
+                    let at = _mm256_loadu_si256(SET_BITS8[slow as usize].as_ptr().cast());
+                    _mm256_storeu_si256(list.as_mut_ptr().add(cnt).cast(), _mm256_add_epi32(at, _mm256_set1_epi32(j as i32)));
+                    cnt += slow.count_ones() as usize;
+                }
+                j += 8;
+            }
+            // SAFETY: m points from i in all three arrays (or in `buf`).
+            unsafe {
+                pow_fix(&list[..cnt], a.add(i), b.add(i), out);
+                if alias {
+                    std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), m);
+                }
+            }
+            i += m;
+        }
+    }
+
+    pub unsafe extern "C" fn pow_entry256(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
+        unsafe { pow256(a, b, dst, n) }
     }
 
     /// The rare path of `trig` on the lanes set in `mask` (the same per-lane ops as the inline code).
@@ -1256,6 +1419,9 @@ mod tests {
         if crate::backend::cpu::vmath::host_fma() {
             if std::is_x86_feature_detected!("avx512f") {
                 v.push(("avx512", x86::pow_entry512));
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                v.push(("avx2", x86::pow_entry256));
             }
         }
         v

@@ -1,9 +1,10 @@
-//! The float32 functions computed in f64 lanes (`lgamma`, `digamma`, and the f64 `log` they and `vmath`'s
-//! `pow` use), written once against `Lanes64`: `math_f32`'s `Lanes` on f64 lanes (its integer lanes are
-//! i64 then) plus the few operations only these need. As for `math_f32`, two kinds of code run them:
-//! `vmath`'s emitter (scalar `f64` or `f64x2`: an `f32x4` is two halves) and `blockmath`'s AVX-512 /
-//! AVX2 f64 lanes (`f64x8` / `f64x4`: four / two times Cranelift's width), with the same IEEE
-//! operations in the same order, so block routines and inline code give the same bits.
+//! The float32 functions computed in f64 lanes (`lgamma`, `digamma`, the f64 `log` they and `vmath`'s
+//! `pow` use, and the block routines' float32 `pow`: `pow_core`), written once against `Lanes64`:
+//! `math_f32`'s `Lanes` on f64 lanes (its integer lanes are i64 then) plus the few operations only these
+//! need. As for `math_f32`, two kinds of code run them: `vmath`'s emitter (scalar `f64` or `f64x2`: an
+//! `f32x4` is two halves) and `blockmath`'s AVX-512 / AVX2 f64 lanes (`f64x8` / `f64x4`: four / two times
+//! Cranelift's width), with the same IEEE operations in the same order, so block routines and inline code
+//! give the same bits (`pow_core` runs in block routines only: pow's inline code calls `powf`).
 //!
 //! Why f64: near lgamma's zeros (1, 2) and digamma's (1.4616...) the f32 result is tiny and a 4-ulp bound
 //! asks for absolute errors f32 arithmetic cannot give; f64 lanes have 29 spare bits, so the shifts x + k
@@ -76,104 +77,80 @@ pub fn log<L: Lanes64>(d: &mut L, x: L::F) -> L::F {
     d.sub(hi, a)
 }
 
-/// e^r's Taylor coefficients to r¹²: for |r| <= ln2/2 the truncation is below 2^-52 of the sum.
-#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
-const EXP_TAYLOR: [f64; 13] = {
-    let mut cs = [1.0f64; 13];
-    let mut i = 2;
-    while i < 13 {
-        cs[i] = cs[i - 1] / i as f64;
-        i += 1;
-    }
-    cs
-};
+/// (2/ln 2)/(2k + 1), k = 0..6: log2 z = s·Σ c_k s^2k with s = (z − 1)/(z + 1) (log z = 2 atanh s). For
+/// z in [0.703125, 1.40625), |s| ≤ 0.175 and the terms left out are below 2^-39 of the sum.
+const LOG2_ATANH: [f64; 7] = [
+    2.8853900817779268, 0.9617966939259756, 0.5770780163555853, 0.4121985831111324, 0.3205988979753252,
+    0.2623081892525388, 0.22195308321368667,
+];
 
-/// e^t for f64 lanes with |t| <= 700 (callers clamp): t = n ln2 + r (Cody-Waite, ln 2 in two parts),
-/// e^r by Taylor, 2^n from the exponent bits. Relative error a few 2^-53.
-#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
+/// (ln 2)^k / k!, k = 1..10: 2^r = 1 + r·Σ c_k r^(k−1); for |r| ≤ ½ the terms left out are below 2^-42.
+const EXP2_TAYLOR: [f64; 10] = [
+    0.6931471805599453, 0.24022650695910072, 0.05550410866482158, 0.009618129107628477, 0.0013333558146428443,
+    0.0001540353039338161, 1.5252733804059841e-05, 1.321548679014431e-06, 1.01780860092397e-07,
+    7.054911620801123e-09,
+];
+
+/// float32 `pow`'s fast lanes, on f64 lanes: |x|^y = 2^(y·log2 |x|) for |x| = z·2^k (z in [0.703125,
+/// 1.40625), k an integer, both exact from x's bits: the block routines split x in its f32 lanes) and y (f32
+/// values widened). Returns the value and the lanes it decides: y·log2|x| in [−125.9, 128) (normal float32
+/// results or overflow) and the value not within a margin of a float32 rounding midpoint.
+///
+/// Why the margin: the bits must be the C library's `powf` (XLA:CPU calls it: JAX's bits), and glibc's `powf`
+/// is not correctly rounded: it rounds its own double-precision estimate, off by up to ~0.16 float32 ulp
+/// (measured, growing with |y ln x|), so about 6.5e-4 of random pairs are 1 ulp off the correctly rounded
+/// value this computes. Where the value lies at least (1 + 2|y ln x|)·2^-8 ulp from a midpoint (4 times
+/// the largest misrounding h-pow13 saw per |y ln x| range over 2.3e7 pairs), both round the same way; the
+/// caller takes `powf` on the other lanes (about 2.4% for y·ln x of order 1). This code's own error is far
+/// below that margin, and added to it: about 2^-39·|t| relative from the log series (t = y·log2|x|,
+/// 2^-15|t| ulp) and 2^-42 from the exp series; the margin adds 2^-12|t| + 2^-16 ulp for them.
+///
+/// Log: s = (z − 1)/(z + 1), both exact (z has 24 significant bits), log2 z = s·P(s²) (`LOG2_ATANH`), so
+/// the relative error stays small near x = 1 (k = 0, no cancellation). Exp: t = n + r with n = rint(t) from
+/// the low bits of t + 1.5·2^52 + 1023 (whose bits shifted left 52 are 2^n's), r exact, 2^r by `EXP2_TAYLOR`.
+/// Costs one division and 19 multiply-adds per lane vector, no table (AVX2 has no cheap lane lookup).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
-fn exp<L: Lanes64>(d: &mut L, t: L::F) -> L::F {
-    // round(t / ln 2) in the low bits of 1.5·2^52 + t/ln 2
-    let magic = d.c(6755399441055744.0);
-    let kk = d.fmac(t, std::f64::consts::LOG2_E, magic);
+pub fn pow_core<L: Lanes64>(d: &mut L, z: L::F, k: L::F, y: L::F) -> (L::F, L::M) {
+    let f = d.addc(z, -1.0);
+    let zp1 = d.addc(z, 1.0);
+    let s = d.div(f, zp1);
+    let s2 = d.mul(s, s);
+    let p = d.poly(s2, &LOG2_ATANH);
+    let l2 = d.fma(s, p, k);
+    let t = d.mul(y, l2);
+    const SHIFT: f64 = 6755399441055744.0 + 1023.0;
+    let magic = d.c(SHIFT);
+    let kk = d.add(t, magic);
     let n = d.sub(kk, magic);
-    let nn = d.neg(n);
-    let r = d.fmac(nn, 6.93147180369123816490e-01, t);
-    let r = d.fmac(nn, 1.90821492927058770002e-10, r);
-    let p = d.poly(r, &EXP_TAYLOR);
+    let r = d.sub(t, n);
+    let q = d.poly(r, &EXP2_TAYLOR);
+    let one = d.c(1.0);
+    let e = d.fma(r, q, one);
     let kb = d.bits(kk);
-    let e2 = d.iaddc(kb, 1023);
-    let e2 = d.shlc(e2, 52);
-    let s = d.fbits(e2);
-    d.mul(p, s)
-}
-
-/// float32 pow's fast lanes on f64 lanes holding f32 values: e^(y ln|x|) in f64 (relative error about
-/// 1e-15 below |t| = 100), negated for x < 0 with an odd integer y. Returns (value, fast, near): `fast`
-/// are the lanes it covers (|x| normal finite, x > 0 or y an integer, y 0 or normal finite: the rest are the
-/// C library's special cases), and `near` the lanes whose value lies so close to a float32 rounding
-/// midpoint (or below float32's normal range) that the C library's `powf`, itself not correctly rounded
-/// (its result before rounding is off by up to ~0.16 ulp measured, growing with |y ln x|), may round
-/// the other way. The caller takes `powf`'s result on the lanes outside `fast` or inside `near`, so the
-/// bits are powf's (JAX's) in practice.
-#[cfg_attr(not(test), allow(dead_code))] // (not wired: see `blockmath::BINARY`)
-#[inline(always)]
-pub fn pow_fast<L: Lanes64>(d: &mut L, x: L::F, y: L::F) -> (L::F, L::M, L::M) {
-    const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
-    let ax = d.abs(x);
-    let l = log(d, ax);
-    let t = d.mul(y, l);
-    let tc = d.clamp(t, -700.0, 700.0);
-    let v = exp(d, tc);
-    // below e^-110 the float32 result is ±0
-    let under = d.cmpc(Cmp::Lt, t, -110.0);
-    let v = d.selc(under, 0.0, v);
-    // y an integer; odd: y/2 is off its nearest integer by exactly ½
-    let ry = d.nearest(y);
-    let is_int = d.cmp(Cmp::Eq, ry, y);
-    let h = d.mulc(y, 0.5);
-    let rh = d.nearest(h);
-    let hd = d.sub(h, rh);
-    let hd = d.abs(hd);
-    let odd = d.cmpc(Cmp::Eq, hd, 0.5);
-    let xneg = d.cmpc(Cmp::Lt, x, 0.0);
-    let flip = d.mand(xneg, odd);
-    let nv = d.neg(v);
-    let v = d.sel(flip, nv, v);
-    let x_lo = d.cmpc(Cmp::Ge, ax, MIN_NORMAL);
-    let x_hi = d.cmpc(Cmp::Lt, ax, f64::INFINITY);
-    let fast = d.mand(x_lo, x_hi);
-    let xpos = d.cmpc(Cmp::Gt, x, 0.0);
-    let x_ok = d.mor(xpos, is_int);
-    let fast = d.mand(fast, x_ok);
-    let ay = d.abs(y);
-    let y_hi = d.cmpc(Cmp::Lt, ay, f64::INFINITY);
-    let y_lo = d.cmpc(Cmp::Ge, ay, MIN_NORMAL);
-    let y0 = d.cmpc(Cmp::Eq, ay, 0.0);
-    let y_ok = d.mor(y_lo, y0);
-    let y_ok = d.mand(y_ok, y_hi);
-    let fast = d.mand(fast, y_ok);
+    let sb = d.shlc(kb, 52);
+    let scale = d.fbits(sb);
+    let v = d.mul(e, scale);
+    // outside [−125.9, 128): subnormal or zero float32 results (rounded at another bit; FTZ) and |t| beyond
+    // the scale's exponent range: left to powf
+    let lo = d.cmpc(Cmp::Ge, t, -125.9);
+    let hi = d.cmpc(Cmp::Lt, t, 128.0);
+    let in_range = d.mand(lo, hi);
     // The 29 bits below float32's precision as 1 + frac in [1, 2): |that − 1.5| is the distance to the
-    // midpoint in float32 ulps (exact). Margin: (1 + 2|t|)·2^-8 ulp, about 4 times the largest powf
-    // misrounding seen per |t| range over 2.3e7 random pairs.
+    // midpoint in float32 ulps (exact).
     let vb = d.bits(v);
-    let lowb = d.iandc(vb, 0x1fff_ffff);
-    let lowb = d.shlc(lowb, 23);
-    let lowb = d.iaddc(lowb, 0x3ff0_0000_0000_0000);
-    let frac = d.fbits(lowb);
+    let low = d.shlc(vb, 23);
+    let low = d.iandc(low, 0x000f_ffff_ffff_ffff);
+    let low = d.iaddc(low, 0x3ff0_0000_0000_0000);
+    let frac = d.fbits(low);
     let dist = d.addc(frac, -1.5);
     let dist = d.abs(dist);
     let at = d.abs(t);
-    let margin = d.c(2f64.powi(-8));
-    let margin = d.fmac(at, 2f64.powi(-7), margin);
-    let near = d.cmp(Cmp::Lt, dist, margin);
-    // float32 subnormal results round at another bit: leave them to powf
-    let av = d.abs(v);
-    let tiny = d.cmpc(Cmp::Lt, av, MIN_NORMAL);
-    let nonzero = d.cmpc(Cmp::Gt, av, 0.0);
-    let tiny = d.mand(tiny, nonzero);
-    let near = d.mor(near, tiny);
-    (v, fast, near)
+    let margin = d.c(2f64.powi(-8) + 2f64.powi(-16));
+    let margin = d.fmac(at, std::f64::consts::LN_2 * 2f64.powi(-7) + 2f64.powi(-12), margin);
+    let far = d.cmp(Cmp::Ge, dist, margin);
+    let ok = d.mand(far, in_range);
+    (v, ok)
 }
 
 /// ζ(k) − 1 for k = 2..=16 (SciPy's zeta(k, 2)).
