@@ -82,9 +82,9 @@ pub fn host_fma() -> bool {
 }
 
 /// Whether `f` on `dt` is emitted inline by this module. Not float32 `pow`: XLA:CPU calls the C library's
-/// `powf` per lane, and cranax calls the same (`math::symbol_ptr`; in strips, `blockmath`'s loop over it), so
-/// `jnp.power` gives JAX's bits (recorded JAX values depend on them: `jnp.linalg.norm(x, 3)`); the f32-lane
-/// `math_f32::pow` below (1.27 ulp, 3x faster) is not wired for that reason. XLA calls `tanf` for `tan` too:
+/// `powf` per lane, and cranax calls the same (`math::symbol_ptr`; in strips, `blockmath`'s routines give
+/// its bits), so `jnp.power` gives JAX's bits (recorded JAX values depend on them: `jnp.linalg.norm(x, 3)`);
+/// the f32-lane `math_f32::pow` below (1.27 ulp, 3x faster) is not wired for that reason. XLA calls `tanf` for `tan` too:
 /// cranax's `tan` is the vector one, and the samplers that need JAX's bits (`random.cauchy`) bind `tan_libm`,
 /// which calls `tanf` (`pow_libm` likewise calls `powf`, whatever `pow` becomes).
 pub fn supports(f: MathFn, dt: DType) -> bool {
