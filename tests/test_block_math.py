@@ -58,6 +58,19 @@ for name in ("exp", "exp2", "expm1", "erf", "tanh", "logistic"):
 for name, f in {"log": jnp.log, "log1p": jnp.log1p}.items():
     out[name] = np.asarray(cranax.jit(f)(pos))
 out["chain"] = np.asarray(cranax.jit(lambda v: jnp.tanh(jnp.exp(v * 0.1)) + jnp.log1p(jnp.abs(v)))(wide))
+# pow: f64 lanes plus powf on the lanes near a float32 rounding midpoint must give the inline code's powf bits;
+# negative bases with integer exponents, operands computed in the kernel (the routine maps them in place), and
+# the C library's special cases through every lane position (their own generator: the draws below stay as they were).
+prng = np.random.default_rng(11)
+pbase = (np.abs(prng.standard_normal(100_003)) * 3 + 0.05).astype(np.float32)
+pexp = (prng.standard_normal(100_003) * 4).astype(np.float32)
+out["pow"] = np.asarray(cranax.jit(jnp.power)(pbase, pexp))
+out["pow_neg_int"] = np.asarray(cranax.jit(jnp.power)(-pbase, np.round(pexp)))
+out["pow_computed"] = np.asarray(cranax.jit(lambda a, b: jnp.power(a * 0.5 + 0.25, b * 0.5) + 1.0)(pbase, pexp))
+pe = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754944e-38, 3e38],
+              np.float32)
+px, py = np.meshgrid(pe, np.concatenate([pe, np.float32([3.0, -3.0, 2.5, 150.0, -150.0])]))
+out["pow_specials"] = np.asarray(cranax.jit(jnp.power)(np.tile(px.ravel(), 40), np.tile(py.ravel(), 40)[::-1].copy())).view(np.uint32)
 m = rng.standard_normal((300, 700)).astype(np.float32)
 row = rng.standard_normal(700).astype(np.float32)
 out["bcast"] = np.asarray(cranax.jit(lambda a, r: jnp.exp(a + r) * 0.5)(m, row))
@@ -172,6 +185,14 @@ def test_block_routines_bit_identical_across_isas_and_threads(tmp_path):
         np.testing.assert_allclose(base["donated"], np.tanh(w64), rtol=3e-7, atol=1e-30)
         want_many = sum(np.exp(w64 * (0.01 * i)) for i in range(10))
         np.testing.assert_allclose(base["many"], want_many, rtol=2e-6)
+        prng = np.random.default_rng(11)
+        pbase = (np.abs(prng.standard_normal(100_003)) * 3 + 0.05).astype(np.float32).astype(np.float64)
+        pexp = (prng.standard_normal(100_003) * 4).astype(np.float32).astype(np.float64)
+        # powf is within 1 ulp (0.82 documented for glibc); results below float32's normal range are flushed
+        for key, b, e in (("pow", pbase, pexp), ("pow_neg_int", -pbase, np.round(pexp))):
+            want = flush(np.power(b, e).astype(np.float32)).astype(np.float64)
+            np.testing.assert_allclose(base[key], want, rtol=2.4e-7, atol=0)
+        assert np.sum(np.abs(base["pow_neg_int"]) > 0) > 50_000 and np.sum(base["pow_neg_int"] < 0) > 20_000
     rng.standard_normal((300, 700)), rng.standard_normal(700)  # the child's draws before `rows`
     rows = (rng.standard_normal((40, 1537)) * 3).astype(np.float64)
     e = np.exp(rows - rows.max(axis=1, keepdims=True))
