@@ -72,7 +72,7 @@ def test_batched_error_mapping():
     err, _ = jax.vmap(checkify.checkify(fc))(jnp.array([1.0, -1.0, -2.0]))
     e = err.get_exception()
     assert isinstance(e, checkify.JaxException) and sorted(e.error_mapping) == [(1,), (2,)]
-    assert float(e.error_mapping[(2,)].payload[0]) == -2.0
+    assert float(e.error_mapping[(2,)].args[0]) == -2.0   # JAX keeps the formatting arguments in .args
 
 
 def test_typed_scalars_behave_as_python_scalars_of_their_dtype():

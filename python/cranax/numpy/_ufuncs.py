@@ -320,9 +320,7 @@ def isnan(x, /):
     (x,) = _promote("isnan", x)
     if _is_complex(x):  # of either part
         return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
-    if not _is_float(x):
-        return lax.full_like(x, False, _np.bool_)
-    return lax.ne(x, x)
+    return lax.ne(x, x)   # integers and bools too, as JAX stages it (``ne a a``), never true for them
 
 
 def _inf_like(x, sign=1.0):
