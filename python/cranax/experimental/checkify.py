@@ -387,7 +387,8 @@ def _checkify_jaxpr(jaxpr, consts, args, enabled, error):
                 raise NotImplementedError(f"checkify: a check inside a {prim.name} body is not supported by "
                                           "cranax yet")
             if prim.name == "div" and DivisionByZeroError in enabled:
-                error = _assert(error, jnp.any(jnp.equal(ins[1], 0)), DivisionByZeroError(None))
+                y = read_in(eqn.invars[1], prim)
+                error = _assert(error, jnp.any(jnp.equal(y, 0)), DivisionByZeroError(None))
             outs = prim.bind(*[read_in(a, prim) for a in eqn.invars], **eqn.params)
             outs = list(outs) if prim.multiple_results else [outs]
             if OOBError in enabled and prim.name in _OOB_RULES:
@@ -460,11 +461,16 @@ _OOB_RULES = {"gather": _gather_oob, "dynamic_slice": _dynamic_slice_oob,
 
 
 def _output(val, atom):
-    """A jaxpr output as JAX's checkify hands it back: a literal array as ``TypedNdArray``, a Python scalar
-    as its typed scalar (``TypedInt(1, dtype=int32)``)."""
-    if isinstance(atom, Literal) and isinstance(val, (np.ndarray, np.generic)) and not isinstance(val, Array):
-        return TypedNdArray(np.asarray(val), weak_type=getattr(atom.aval, "weak_type", False))
-    return typed_python_scalar(val)
+    """A jaxpr output as JAX's checkify hands it back: a Python scalar ``f`` returned (a literal output) as
+    its typed scalar (``TypedInt(1, dtype=int32)``), another literal as ``TypedNdArray``, a computed value
+    as an array (one the interpreter read from an inner literal included)."""
+    if isinstance(atom, Literal):
+        if isinstance(val, (np.ndarray, np.generic)) and not isinstance(val, Array):
+            return TypedNdArray(np.asarray(val), weak_type=getattr(atom.aval, "weak_type", False))
+        return typed_python_scalar(val)
+    if type(val) in (bool, int, float, complex):
+        return jnp.asarray(TypedScalar(np.asarray(val, atom.aval.dtype)[()], atom.aval))
+    return val
 
 
 def checkify(f, errors=user_checks):
