@@ -596,6 +596,9 @@ _CALLS = [
     # the placeholder cond's partial evaluation puts in residual slots a branch does not fill (JAX's empty2)
     _r("empty2", "internal", tested_in=("test_api_jax_text17.py::test_output_as_jax",
                                         "test_api_jax_text17.py::test_cond_grad_values")),
+    # lax.empty: an array of unspecified contents (zeros in cranax), lowered inline
+    _r("empty", "internal", tested_in=("test_api_jax_text18.py::test_lax_empty_as_jax",
+                                       "test_api_jax_text18.py::test_lax_empty_values_and_scalar_type_param")),
     # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)
     _r("remat2", "call", linear=True,
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),

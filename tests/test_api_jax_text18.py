@@ -352,3 +352,73 @@ def test_checkify_codes_are_process_wide_and_the_lowest_wins():
     assert int(jax.tree_util.tree_leaves(err2)[1]) == codes[0] + 2   # two checks made a code each
     err, _ = checkify.checkify(f)(jnp.float32(0.5))
     assert err.get() == "second (`check` failed)"
+
+
+# ----------------------------------------------------------------------------------------------- lax.empty
+# a primitive in JAX 0.10.2: its params keep the dtype and shape as given; vmap makes it batched at once
+
+EMPTY_RECORDED = {'eval_shape': 'ShapeDtypeStruct(shape=(4,), dtype=int8)',
+ 'jaxpr_grad': '{ lambda ; a:f32[]. let\n'
+               '    b:f32[] = empty[dtype=float32 out_sharding=None shape=()] \n'
+               '    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a\n'
+               '    _:f32[] = mul b c\n'
+               '    d:f32[] = mul b 1.0:f32[]\n'
+               '    e:f32[] = convert_element_type[new_dtype=float32 weak_type=True] d\n'
+               '  in (e,) }',
+ 'jaxpr_int_shape': '{ lambda ; . let\n    a:i8[3] = empty[dtype=int8 out_sharding=None shape=3] \n  in (a,) }',
+ 'jaxpr_np_class': '{ lambda ; . let\n'
+                   '    a:i32[2,3] = empty[\n'
+                   "      dtype=<class 'numpy.int32'>\n"
+                   '      out_sharding=None\n'
+                   '      shape=(2, 3)\n'
+                   '    ] \n'
+                   '  in (a,) }',
+ 'jaxpr_np_dtype': '{ lambda ; . let\n    a:f32[2] = empty[dtype=float32 out_sharding=None shape=(2,)] \n  in (a,) }',
+ 'jaxpr_str_dtype': '{ lambda ; . let\n    a:f16[2] = empty[dtype=float16 out_sharding=None shape=(2,)] \n  in (a,) }',
+ 'jaxpr_vmap': '{ lambda ; a:f32[3]. let\n'
+               '    b:i32[3,2] = empty[\n'
+               "      dtype=<class 'numpy.int32'>\n"
+               '      out_sharding=None\n'
+               '      shape=(3, 2)\n'
+               '    ] \n'
+               '    c:i32[3,2] = mul b 2:i32[]\n'
+               '  in (c,) }',
+ 'jaxpr_vmap_scalar': '{ lambda ; a:f32[3]. let\n'
+                      "    b:f32[3] = empty[dtype=<class 'numpy.float32'> out_sharding=None shape=(3,)] \n"
+                      '    c:f32[3] = add a b\n'
+                      '  in (c,) }',
+ 'jit_shape': '(4,)',
+ 'shape_dtype': "((2, 3), dtype('float16'))",
+ 'vmap_shape': '(3, 2)'}
+
+
+def _measure_empty():
+    out = {}
+    out["jaxpr_np_dtype"] = str(jax.make_jaxpr(lambda: lax.empty((2,), np.dtype('float32')))())
+    out["jaxpr_str_dtype"] = str(jax.make_jaxpr(lambda: lax.empty((2,), 'float16'))())
+    out["jaxpr_np_class"] = str(jax.make_jaxpr(lambda: lax.empty((2, 3), np.int32))())
+    out["jaxpr_int_shape"] = str(jax.make_jaxpr(lambda: lax.empty(3, np.dtype('int8')))())
+    out["jaxpr_vmap"] = str(jax.make_jaxpr(jax.vmap(lambda x: lax.empty((2,), np.int32) * 2))(jnp.ones(3)))
+    out["jaxpr_vmap_scalar"] = str(jax.make_jaxpr(jax.vmap(lambda x: x + lax.empty((), np.float32)))(jnp.ones(3)))
+    out["jaxpr_grad"] = str(jax.make_jaxpr(jax.grad(lambda y: lax.empty((), np.dtype('float32')) * y))(1.))
+    out["shape_dtype"] = repr((lax.empty((2, 3), np.float16).shape, lax.empty((2, 3), np.float16).dtype))
+    out["jit_shape"] = repr(jax.jit(lambda: lax.empty((4,), np.int32))().shape)
+    out["eval_shape"] = repr(jax.eval_shape(lambda: lax.empty((4,), np.int8)))
+    out["vmap_shape"] = repr(jax.vmap(lambda x: lax.empty((2,), np.int32) + x.astype(np.int32))(jnp.ones(3)).shape)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_RECORDED))
+def test_lax_empty_as_jax(name):
+    assert _measure_empty()[name] == EMPTY_RECORDED[name]
+
+
+def test_lax_empty_values_and_scalar_type_param():
+    # cranax fills it with zeros (JAX leaves it unspecified); a cranax scalar type prints as its class, as
+    # JAX's ``<class 'jax.numpy.float32'>`` (a long param breaks the equation over lines, as JAX's)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda: lax.empty((2, 2), jnp.float32))()), np.zeros((2, 2)))
+    assert str(jax.make_jaxpr(lambda: lax.empty((2, 3), jnp.float32))()) == (
+        "{ lambda ; . let\n    a:f32[2,3] = empty[\n      dtype=<class 'cranax.numpy.float32'>\n"
+        "      out_sharding=None\n      shape=(2, 3)\n    ] \n  in (a,) }")
+    with pytest.raises(TypeError):
+        lax.empty((2,), "not a dtype")

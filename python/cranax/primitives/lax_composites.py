@@ -637,9 +637,12 @@ def platform_dependent(*args, default=None, **per_platform):
 
 
 def empty(shape, dtype, *, out_sharding=None):
-    """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros in cranax). Mirrors
-    ``jax.lax.empty``."""
-    return _st.full(tuple(shape), np.zeros((), dtype)[()], np.dtype(dtype))
+    """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros in cranax): the ``empty``
+    primitive. Mirrors ``jax.lax.empty``."""
+    from .ad_util import empty_p
+    # an int shape stays an int in the params (JAX prints ``shape=3``)
+    shape = int(shape) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return empty_p.bind(shape=shape, dtype=dtype, out_sharding=out_sharding)
 
 
 # ----------------------------------------------------------------------------------------------- the rest of jax.lax
