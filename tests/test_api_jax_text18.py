@@ -422,3 +422,124 @@ def test_lax_empty_values_and_scalar_type_param():
         "      out_sharding=None\n      shape=(2, 3)\n    ] \n  in (a,) }")
     with pytest.raises(TypeError):
         lax.empty((2,), "not a dtype")
+
+
+# ----------------------------------------------------------------------------------------------- dtype strictness
+# complex inputs to acos/asin/atan/logistic compute; lax's order comparisons refuse complex (jnp orders it
+# lexicographically) and lax.abs refuses unsigned and bool, with JAX's texts
+
+DTYPE_RECORDED = {'dtypes': "['complex64', 'complex64', 'complex64', 'complex64']",
+ 'jaxpr_acos': "'{ lambda ; a:c64[3]. let b:c64[3] = acos a in (b,) }'",
+ 'jaxpr_less': "'{ lambda ; a:c64[3] b:c64[3]. let\\n    c:f32[3] = real a\\n    d:f32[3] = real b\\n    e:bool[3] = "
+               'eq c d\\n    f:f32[3] = imag a\\n    g:f32[3] = imag b\\n    h:bool[3] = lt f g\\n    i:f32[3] = real '
+               "a\\n    j:f32[3] = real b\\n    k:bool[3] = lt i j\\n    l:bool[3] = select_n e k h\\n  in (l,) }'",
+ 'jit lax.lt': 'TypeError: lt does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are '
+               'subtypes of integer, floating, bool.',
+ 'jnp.abs_bool': 'Array([ True], dtype=bool)',
+ 'jnp.abs_u8': 'Array([1, 2], dtype=uint8)',
+ 'jnp.clip': 'ValueError: Clip received a complex value either through the input or the min/max keywords. Complex '
+             'values have no ordering and cannot be clipped. Please convert to a real value or array by taking the '
+             'real or imaginary components via jax.numpy.real/imag respectively.',
+ 'jnp.clip_bound': 'ValueError: Clip received a complex value either through the input or the min/max keywords. '
+                   'Complex values have no ordering and cannot be clipped. Please convert to a real value or array by '
+                   'taking the real or imaginary components via jax.numpy.real/imag respectively.',
+ 'jnp.greater': 'Array([ True, False, False], dtype=bool)',
+ 'jnp.less': 'Array([False, False,  True], dtype=bool)',
+ 'jnp.less_equal': 'Array([False,  True,  True], dtype=bool)',
+ 'jnp.linalg.norm_u8': 'Array(5., dtype=float32)',
+ 'jnp.maximum': 'Array([1.+2.j, 1.+1.j, 1.+2.j], dtype=complex64)',
+ 'jnp.median': 'ValueError: quantile does not support complex input, as the operation is poorly defined.',
+ 'jnp.quantile': 'ValueError: quantile does not support complex input, as the operation is poorly defined.',
+ 'jnp.sign_u8': 'Array([0, 1], dtype=uint8)',
+ 'lax.abs_bool': 'TypeError: abs does not accept dtype bool. Accepted dtypes are subtypes of floating, '
+                 'complexfloating, signedinteger.',
+ 'lax.abs_u32': 'TypeError: abs does not accept dtype uint32. Accepted dtypes are subtypes of floating, '
+                'complexfloating, signedinteger.',
+ 'lax.abs_u8': 'TypeError: abs does not accept dtype uint8. Accepted dtypes are subtypes of floating, complexfloating, '
+               'signedinteger.',
+ 'lax.add_bool_int': 'TypeError: add does not accept dtype bool at position 0. Accepted dtypes at position 0 are '
+                     'subtypes of integer, floating, complexfloating.',
+ 'lax.ge': 'TypeError: ge does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are subtypes of '
+           'integer, floating, bool.',
+ 'lax.gt': 'TypeError: gt does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are subtypes of '
+           'integer, floating, bool.',
+ 'lax.le': 'TypeError: le does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are subtypes of '
+           'integer, floating, bool.',
+ 'lax.lt': 'TypeError: lt does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are subtypes of '
+           'integer, floating, bool.',
+ 'lax.lt_mixed': 'TypeError: lt does not accept dtype complex64 at position 1. Accepted dtypes at position 1 are '
+                 'subtypes of integer, floating, bool.',
+ 'lax.max': 'Array([1.+2.j, 1.+1.j, 1.+2.j], dtype=complex64)',
+ 'op<': 'Array([False, False,  True], dtype=bool)',
+ 'op>=': 'Array([ True,  True, False], dtype=bool)'}
+
+
+def _measure_dtypes():
+    z = jnp.asarray(np.array([1+2j, 1+1j, 0.5+3j], np.complex64))
+    out = {}
+
+    def run(name, fn):
+        try:
+            out[name] = repr(fn())
+        except Exception as e:   # noqa: BLE001
+            out[name] = f"{type(e).__name__}: {e}"
+    def run(name, fn):
+        try:
+            out[name] = repr(fn())
+        except Exception as e:
+            out[name] = f"{type(e).__name__}: {e}"
+    run("jnp.less", lambda: jnp.less(z, z[::-1]))
+    run("op<", lambda: z < z[::-1])
+    run("op>=", lambda: z >= z[::-1])
+    run("jnp.greater", lambda: jnp.greater(z, z[::-1]))
+    run("jnp.less_equal", lambda: jnp.less_equal(z, z[::-1]))
+    run("jnp.maximum", lambda: jnp.maximum(z, z[::-1]))
+    run("lax.max", lambda: lax.max(z, z[::-1]))
+    run("jnp.clip", lambda: jnp.clip(z, 0, 1+1j))
+    run("jnp.clip_bound", lambda: jnp.clip(jnp.ones(2), None, 1j))
+    run("jnp.median", lambda: jnp.median(z))
+    run("jnp.quantile", lambda: jnp.quantile(z, 0.5))
+    for n in ["lt", "le", "gt", "ge"]:
+        run("lax." + n, lambda: getattr(lax, n)(z, z))
+    run("lax.lt_mixed", lambda: lax.lt(jnp.float32(1), z[0]))
+    run("lax.add_bool_int", lambda: lax.add(jnp.array([True]), jnp.array([1])))
+    run("lax.abs_u8", lambda: lax.abs(jnp.array([1,2], jnp.uint8)))
+    run("lax.abs_u32", lambda: lax.abs(jnp.array([1,2], jnp.uint32)))
+    run("lax.abs_bool", lambda: lax.abs(jnp.array([True])))
+    run("jnp.abs_u8", lambda: jnp.abs(jnp.array([1,2], jnp.uint8)))
+    run("jnp.abs_bool", lambda: jnp.abs(jnp.array([True])))
+    run("jit lax.lt", lambda: jax.jit(lax.lt)(z, z))
+    run("jnp.sign_u8", lambda: jnp.sign(jnp.array([0, 2], jnp.uint8)))
+    run("jnp.linalg.norm_u8", lambda: jnp.linalg.norm(jnp.array([3, 4], jnp.uint8)))
+    run("jaxpr_less", lambda: str(jax.make_jaxpr(jnp.less)(z, z)))
+    run("jaxpr_acos", lambda: str(jax.make_jaxpr(lax.acos)(z)))
+    run("dtypes", lambda: [str(getattr(lax, n)(z).dtype) for n in ("acos", "asin", "atan", "logistic")])
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_RECORDED))
+def test_dtype_rules_as_jax(name):
+    assert _measure_dtypes()[name] == DTYPE_RECORDED[name]
+
+
+_Z = np.array([0.3+0.4j, -1.5+2j, 0.999+0j, 2.5-0.1j, -0.2-3j, 0j, 1e-3+1e-4j, -7+0.5j, 30-2j])
+
+
+@pytest.mark.parametrize("name,oracle", [("acos", np.arccos), ("asin", np.arcsin), ("atan", np.arctan),
+                                         ("logistic", lambda v: 1 / (1 + np.exp(-v)))])
+def test_complex_inverse_trig_and_logistic_match_numpy(name, oracle):
+    want = oracle(_Z.astype(np.complex64).astype(np.complex128))   # of the float32 inputs
+    for f in (getattr(lax, name), jax.jit(getattr(lax, name))):
+        got = np.asarray(f(jnp.asarray(_Z.astype(np.complex64))))
+        assert got.dtype == np.complex64
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+    jfn = {"acos": jnp.arccos, "asin": jnp.arcsin, "atan": jnp.arctan, "logistic": jax.nn.sigmoid}[name]
+    np.testing.assert_allclose(np.asarray(jfn(jnp.asarray(_Z.astype(np.complex64)))), want, rtol=2e-6, atol=1e-7)
+
+
+def test_complex_acos_derivative_is_holomorphic():
+    # d/dz acos z = -1/sqrt(1 - z^2), checked by a finite difference along the real axis
+    z0, h = np.complex64(0.3 + 0.4j), 1e-3
+    _, t = jax.jvp(lax.acos, (jnp.asarray(z0),), (jnp.asarray(np.complex64(1.0)),))
+    fd = (np.arccos(np.complex128(z0) + h) - np.arccos(np.complex128(z0) - h)) / (2 * h)
+    np.testing.assert_allclose(complex(t), fd, rtol=1e-4)
