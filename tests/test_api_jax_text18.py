@@ -543,3 +543,86 @@ def test_complex_acos_derivative_is_holomorphic():
     _, t = jax.jvp(lax.acos, (jnp.asarray(z0),), (jnp.asarray(np.complex64(1.0)),))
     fd = (np.arccos(np.complex128(z0) + h) - np.arccos(np.complex128(z0) - h)) / (2 * h)
     np.testing.assert_allclose(complex(t), fd, rtol=1e-4)
+
+
+# ----------------------------------------------------------------------------------------------- scipy namespaces
+# each cranax.scipy module shows JAX 0.10.2's public names (dir() without underscore names), recorded from
+# ``dir(jax.scipy.<module>)``; the implementation's imports are underscore aliases. jax.scipy.sparse is not in
+# cranax yet.
+
+SCIPY_PUBLIC = {'scipy': ['cluster', 'fft', 'integrate', 'interpolate', 'linalg', 'ndimage', 'signal', 'sparse', 'special', 'stats'],
+ 'scipy.cluster': ['vq'],
+ 'scipy.cluster.vq': ['vq'],
+ 'scipy.fft': ['dct', 'dctn', 'idct', 'idctn'],
+ 'scipy.integrate': ['trapezoid'],
+ 'scipy.interpolate': ['RegularGridInterpolator'],
+ 'scipy.linalg': ['block_diag', 'cho_factor', 'cho_solve', 'cholesky', 'circulant', 'companion', 'convolution_matrix',
+                  'det', 'dft', 'eigh', 'eigh_tridiagonal', 'expm', 'expm_frechet', 'fiedler', 'fiedler_companion',
+                  'funm', 'hadamard', 'hankel', 'helmert', 'hessenberg', 'hilbert', 'inv', 'invhilbert', 'invpascal',
+                  'leslie', 'lu', 'lu_factor', 'lu_solve', 'pascal', 'polar', 'qr', 'qr_multiply', 'rsf2csf', 'schur',
+                  'solve', 'solve_sylvester', 'solve_triangular', 'sqrtm', 'svd', 'toeplitz'],
+ 'scipy.ndimage': ['map_coordinates'],
+ 'scipy.optimize': ['OptimizeResults', 'minimize'],
+ 'scipy.signal': ['convolve', 'convolve2d', 'correlate', 'correlate2d', 'csd', 'detrend', 'fftconvolve', 'istft',
+                  'stft', 'welch'],
+ 'scipy.spatial': [],
+ 'scipy.spatial.transform': ['Rotation', 'Slerp'],
+ 'scipy.special': ['bernoulli', 'bessel_jn', 'beta', 'betainc', 'betaln', 'boxcox', 'boxcox1p', 'comb', 'dawsn',
+                   'digamma', 'entr', 'erf', 'erfc', 'erfcx', 'erfinv', 'exp1', 'expi', 'expit', 'expn', 'factorial',
+                   'fresnel', 'gamma', 'gammainc', 'gammaincc', 'gammaln', 'gammasgn', 'hyp1f1', 'hyp2f1', 'i0',
+                   'i0e', 'i1', 'i1e', 'kl_div', 'log_ndtr', 'log_softmax', 'loggamma', 'logit', 'logsumexp',
+                   'multigammaln', 'ndtr', 'ndtri', 'owens_t', 'poch', 'polygamma', 'rel_entr', 'sici', 'softmax',
+                   'spence', 'sph_harm_y', 'wofz', 'xlog1py', 'xlogy', 'zeta'],
+ 'scipy.stats': ['bernoulli', 'beta', 'betabinom', 'binom', 'cauchy', 'chi2', 'dirichlet', 'expon', 'gamma',
+                 'gaussian_kde', 'gennorm', 'geom', 'gumbel_l', 'gumbel_r', 'laplace', 'logistic', 'mode',
+                 'multinomial', 'multivariate_normal', 'nbinom', 'norm', 'pareto', 'poisson', 'rankdata', 'sem', 't',
+                 'truncnorm', 'uniform', 'vonmises', 'wrapcauchy'],
+ 'scipy.stats.bernoulli': ['cdf', 'logpmf', 'pmf', 'ppf'],
+ 'scipy.stats.beta': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'sf'],
+ 'scipy.stats.betabinom': ['logpmf', 'pmf'],
+ 'scipy.stats.binom': ['logpmf', 'pmf'],
+ 'scipy.stats.cauchy': ['cdf', 'isf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.chi2': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'sf'],
+ 'scipy.stats.dirichlet': ['logpdf', 'pdf'],
+ 'scipy.stats.expon': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.gamma': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'sf'],
+ 'scipy.stats.gennorm': ['cdf', 'logpdf', 'pdf'],
+ 'scipy.stats.geom': ['logpmf', 'pmf'],
+ 'scipy.stats.gumbel_l': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.gumbel_r': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.laplace': ['cdf', 'logpdf', 'pdf'],
+ 'scipy.stats.logistic': ['cdf', 'isf', 'logpdf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.multinomial': ['logpmf', 'pmf'],
+ 'scipy.stats.multivariate_normal': ['logpdf', 'pdf'],
+ 'scipy.stats.nbinom': ['logpmf', 'pmf'],
+ 'scipy.stats.norm': ['cdf', 'isf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.pareto': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'ppf', 'sf'],
+ 'scipy.stats.poisson': ['cdf', 'entropy', 'logpmf', 'pmf'],
+ 'scipy.stats.t': ['logpdf', 'pdf'],
+ 'scipy.stats.truncnorm': ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'sf'],
+ 'scipy.stats.uniform': ['cdf', 'logpdf', 'pdf', 'ppf'],
+ 'scipy.stats.vonmises': ['logpdf', 'pdf'],
+ 'scipy.stats.wrapcauchy': ['logpdf', 'pdf']}
+
+
+@pytest.mark.parametrize("module", sorted(SCIPY_PUBLIC))
+def test_scipy_namespaces_as_jax(module):
+    import importlib
+    mod = importlib.import_module("cranax." + module)
+    names = sorted(n for n in dir(mod) if not n.startswith("_"))
+    want = [n for n in SCIPY_PUBLIC[module] if not (module == "scipy" and n == "sparse")]
+    if module in ("scipy", "scipy.spatial"):
+        # submodules imported by name elsewhere in this session join their package, as in Python (and JAX)
+        names = [n for n in names if not (module == "scipy" and n in ("optimize", "spatial"))
+                 and not (module == "scipy.spatial" and n == "transform")]
+    assert names == want
+
+
+def test_scipy_package_alone_has_jax_submodules():
+    import subprocess
+    import sys
+    code = ("import cranax.scipy as s; print(sorted(n for n in dir(s) if not n.startswith('_'))); "
+            "import cranax.scipy.spatial as sp; print([n for n in dir(sp) if not n.startswith('_')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == str([n for n in SCIPY_PUBLIC["scipy"] if n != "sparse"])
+    assert out[1] == "[]"
