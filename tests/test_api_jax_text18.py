@@ -626,3 +626,13 @@ def test_scipy_package_alone_has_jax_submodules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == str([n for n in SCIPY_PUBLIC["scipy"] if n != "sparse"])
     assert out[1] == "[]"
+
+
+def test_ad_checkpoint_is_imported_by_name_as_jax():
+    # JAX 0.10.2: after ``import jax``, ``jax.ad_checkpoint`` is an AttributeError until imported by name
+    import subprocess
+    import sys
+    code = ("import cranax\ntry:\n    cranax.ad_checkpoint\nexcept AttributeError as e:\n    print(e)\n"
+            "import cranax.ad_checkpoint\nprint(cranax.ad_checkpoint.checkpoint_name.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "module 'cranax' has no attribute 'ad_checkpoint'\ncheckpoint_name\n"

@@ -20,7 +20,6 @@ from .api_ad import ad_namespace as ad
 from .custom_derivatives import closure_convert
 from .custom_derivatives import custom_jvp, custom_vjp
 from .primitives.remat import checkpoint, remat, checkpoint_policies
-from . import ad_checkpoint
 from . import lax
 from . import numpy
 from . import random
