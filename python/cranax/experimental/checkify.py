@@ -8,8 +8,8 @@ counter and ``_metadata`` maps each to the exception to rebuild. Its leaves flat
 codes, payloads, each by sorted kind), so ``make_jaxpr(checkify(f))`` returns what JAX's returns.
 Sites: ``check`` (``user_checks``), JAX's list of NaN-generating primitives (``nan_checks``), ``div`` by a
 zero (``div_checks``), ``gather``/``dynamic_slice``/``dynamic_update_slice``/``scatter*`` start indices
-(``index_checks``). Nested ``jit`` calls are inlined; checks inside ``cond``/``while_loop``/``scan`` bodies
-raise NotImplementedError (their bodies are bound unchanged).
+(``index_checks``). Nested ``jit`` calls are inlined; ``cond``/``while_loop``/``scan`` bodies are checkified
+with the error threaded through them (as JAX's rules do).
 """
 import itertools
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from .. import lax
-from ..api import make_jaxpr
+from ..api import ShapeDtypeStruct, make_jaxpr
 from ..array import Array, TypedNdArray
 from ..core import TypedScalar, typed_python_scalar
 from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -382,6 +382,8 @@ def _checkify_jaxpr(jaxpr, consts, args, enabled, error):
             ic = inner.consts if isinstance(inner, ClosedJaxpr) else []
             inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
             error, outs = _checkify_jaxpr(inner, ic, [read(a) for a in inner_args], enabled, error)
+        elif prim.name in _LOOP_RULES:   # the body's checks and automatic checks thread the error too
+            error, outs = _LOOP_RULES[prim.name](error, enabled, ins, eqn.params)
         else:
             if _has_check(eqn.params):
                 raise NotImplementedError(f"checkify: a check inside a {prim.name} body is not supported by "
@@ -458,6 +460,130 @@ def _scatter_oob(error, ins, params, name):
 _OOB_RULES = {"gather": _gather_oob, "dynamic_slice": _dynamic_slice_oob,
               "dynamic_update_slice": _dynamic_update_slice_oob,
               **dict.fromkeys(_SCATTERS, _scatter_oob)}
+
+
+# ------------------------------------------------------------------------------------- loops and branches
+# As JAX's rules: the body is checkified with the error as extra carry (a branch: as extra operand and
+# result). The error going in holds every kind the body can raise (placeholders: no failure, code -1,
+# payloads of ones), found by tracing the body once; its leaves are made strong so that the carry types
+# agree. Codes made while tracing a body are collected and joined to the error's metadata afterwards.
+
+def _strong(error):
+    cv = lambda v, dt: lax.convert_element_type(v, dt)   # noqa: E731
+    return Error({e: cv(v, np.bool_) for e, v in error._pred.items()},
+                 {e: cv(v, np.int32) for e, v in error._code.items()}, error._metadata,
+                 {e: [cv(p, jnp.result_type(p)) for p in ps] for e, ps in error._payload.items()})
+
+
+def _with_kinds(error, effects):
+    pred, code, payload = dict(error._pred), dict(error._code), dict(error._payload)
+    for eff in effects:
+        if eff not in pred:
+            pred[eff], code[eff] = False, -1
+            payload[eff] = [jnp.ones(shape, dt) for shape, dt in eff.shape_dtypes]
+    return _strong(Error(pred, code, error._metadata, payload))
+
+
+def _kinds_of(run, *avals):
+    """The error kinds ``run`` (returning ``(error, outs)``) ends with, traced on ``avals``."""
+    found = set()
+
+    def probe(*a):
+        err, outs = run(*a)
+        found.update(err._pred)
+        return outs
+
+    functionalizing.depth += 1
+    try:
+        make_jaxpr(probe)(*avals)
+    finally:
+        functionalizing.depth -= 1
+    return found
+
+
+def _sds(x, drop_lead=False):
+    shape = np.shape(x)[1:] if drop_lead else np.shape(x)
+    return ShapeDtypeStruct(shape, jnp.result_type(x), weak_type=getattr(x, "weak_type", False))
+
+
+def _scan_rule(error, enabled, ins, params):
+    body, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+    consts, init, xs = list(ins[:nc]), list(ins[nc:nc + nk]), list(ins[nc + nk:])
+    meta = {}
+
+    def run(err, carry, x):
+        e2, outs = _checkify_jaxpr(body.jaxpr, body.consts, consts + list(carry) + list(x), enabled, err)
+        meta.update(e2._metadata)
+        return e2, outs
+
+    kinds = _kinds_of(lambda c, x: run(error, c, x), [_sds(v) for v in init], [_sds(v, True) for v in xs])
+    err0 = _with_kinds(error, kinds)
+
+    def step(state, x):
+        err, carry = state
+        e2, outs = run(err, carry, x if x is not None else [])
+        return (_strong(e2)._replace(err._metadata), outs[:nk]), outs[nk:]
+
+    (err, carry), ys = lax.scan(step, (err0, init), xs if xs else None, length=params["length"],
+                                reverse=params["reverse"], unroll=params.get("unroll", 1))
+    return err._replace({**err._metadata, **meta}), list(carry) + list(ys)
+
+
+def _while_rule(error, enabled, ins, params):
+    cj, bj = params["cond_jaxpr"], params["body_jaxpr"]
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    cconsts, bconsts, init = list(ins[:cn]), list(ins[cn:cn + bn]), list(ins[cn + bn:])
+    # the first application of the condition may fail (JAX checks it before the loop)
+    error, _ = _checkify_jaxpr(cj.jaxpr, cj.consts, cconsts + init, enabled, error)
+    meta = {}
+
+    def run(err, vals):
+        e2, outs = _checkify_jaxpr(bj.jaxpr, bj.consts, bconsts + list(vals), enabled, err)
+        e3, _ = _checkify_jaxpr(cj.jaxpr, cj.consts, cconsts + list(outs), enabled, e2)   # the next test's
+        meta.update(e3._metadata)
+        return e3, outs
+
+    err0 = _with_kinds(error, _kinds_of(lambda v: run(error, v), [_sds(v) for v in init]))
+
+    def cond(state):
+        return _checkify_jaxpr(cj.jaxpr, cj.consts, cconsts + list(state[1]), enabled, init_error)[1][0]
+
+    def body(state):
+        err, vals = state
+        e3, outs = run(err, vals)
+        return _strong(e3)._replace(err._metadata), list(outs)
+
+    err, vals = lax.while_loop(cond, body, (err0, init))
+    return err._replace({**err._metadata, **meta}), list(vals)
+
+
+def _cond_rule(error, enabled, ins, params):
+    index, ops, branches = ins[0], list(ins[1:]), params["branches"]
+    meta = {}
+
+    def runner(br):
+        def run(err, operands):
+            e2, outs = _checkify_jaxpr(br.jaxpr, br.consts, list(operands), enabled, err)
+            meta.update(e2._metadata)
+            return e2, outs
+        return run
+
+    kinds = set()
+    for br in branches:
+        kinds |= _kinds_of(lambda o, run=runner(br): run(error, o), [_sds(v) for v in ops])
+    err0 = _with_kinds(error, kinds)
+
+    def branch(run):
+        def f(err, operands):
+            e2, outs = run(err, operands)
+            return _strong(_with_kinds(e2, kinds))._replace(err0._metadata), list(outs)
+        return f
+
+    err, outs = lax.switch(index, [branch(runner(br)) for br in branches], err0, ops)
+    return err._replace({**err._metadata, **meta}), list(outs)
+
+
+_LOOP_RULES = {"scan": _scan_rule, "while": _while_rule, "cond": _cond_rule}
 
 
 def _output(val, atom):
