@@ -6,9 +6,11 @@ import enum
 
 import numpy as np
 
+from .. import dtypes
 from ..core import ShapedArray
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
+from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import Jaxpr, JaxprEqn, Literal, Var
 from . import elementwise as _ew
 from . import structural as _st
@@ -81,7 +83,6 @@ def empty_like(aval):
 # dtype as the caller gave it, as JAX's print shows). Lowered as zeros (as JAX lowers it).
 
 def _empty_abstract(*, shape, dtype, out_sharding):
-    from .. import dtypes
     return ShapedArray(_shape(shape), dtypes.canonicalize_dtype(np.dtype(dtype)))
 
 
@@ -96,7 +97,6 @@ def _empty_inline(eqn):
     aval = eqn.outvars[0].aval
     jaxpr = _empty_cache.get(aval)
     if jaxpr is None:
-        from ..interpreters.partial_eval import trace_to_jaxpr
         jaxpr = _empty_cache[aval] = trace_to_jaxpr(
             lambda: [_st.full(aval.shape, np.zeros((), aval.dtype)[()], aval.dtype)], []).jaxpr
     return jaxpr, []

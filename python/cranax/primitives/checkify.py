@@ -8,7 +8,6 @@ without it the abstract eval refuses, with JAX's message. ``debug=True`` (``debu
 """
 import threading
 
-import numpy as np
 
 from ..core import Primitive
 from ..jaxpr import Jaxpr
@@ -71,11 +70,10 @@ _ad.jvp_rules[check_p] = _jvp
 
 def _batch(vals, dims, *, err_tree, debug):
     # As JAX: the batch axis goes first, then the batched error is reduced to one failure and checked.
-    from .. import numpy as jnp
+    # (the error value's reduction lives with the Error class, in the API module above this one)
     from ..experimental.checkify import _check_error
-    size = next(np.shape(v)[d] for v, d in zip(vals, dims) if d is not None)
-    vals = [jnp.broadcast_to(v, (size,) + np.shape(v)) if d is None else jnp.moveaxis(v, d, 0)
-            for v, d in zip(vals, dims)]
+    size = _batching.axis_size_of(vals, dims)
+    vals = [_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
     _check_error(tree_unflatten(err_tree, vals), debug=debug)
     return [], []
 
