@@ -718,3 +718,11 @@ def _measure_loops():
 @pytest.mark.parametrize("name", sorted(LOOPS_RECORDED))
 def test_checkify_in_loops_as_jax(name):
     assert _measure_loops()[name] == LOOPS_RECORDED[name]
+
+
+def test_checkify_namespace_as_jax():
+    # dir(jax.experimental.checkify) without underscore names, recorded from JAX 0.10.2
+    assert sorted(n for n in dir(checkify) if not n.startswith("_")) == [
+        'Error', 'ErrorCategory', 'JaxRuntimeError', 'all_checks', 'automatic_checks', 'check', 'check_error',
+        'checkify', 'debug_check', 'div_checks', 'float_checks', 'index_checks', 'init_error', 'nan_checks',
+        'user_checks']

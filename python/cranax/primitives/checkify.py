@@ -71,7 +71,7 @@ _ad.jvp_rules[check_p] = _jvp
 def _batch(vals, dims, *, err_tree, debug):
     # As JAX: the batch axis goes first, then the batched error is reduced to one failure and checked.
     # (the error value's reduction lives with the Error class, in the API module above this one)
-    from ..experimental.checkify import _check_error
+    from ..experimental._checkify import _check_error
     size = _batching.axis_size_of(vals, dims)
     vals = [_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
     _check_error(tree_unflatten(err_tree, vals), debug=debug)
