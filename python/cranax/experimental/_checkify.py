@@ -54,23 +54,23 @@ class JaxException(Exception):
 class ErrorEffect:
     """An error kind: the exception class and its payload's (shape, dtype)s. Ordered as JAX orders them (by
     the class's ``str``, then the shapes), which fixes the order of an error's leaves."""
-    __slots__ = ("error_type", "shape_dtypes")
+    __slots__ = ("error_type", "shape_dtypes", "_key", "_hash")
 
     def __init__(self, error_type, shape_dtypes):
         self.error_type = error_type
         self.shape_dtypes = tuple((tuple(s), np.dtype(d)) for s, d in shape_dtypes)
-
-    def _key(self):
-        return str(self.error_type), tuple((s, str(d)) for s, d in self.shape_dtypes)
+        # computed once: errors are pytrees whose dict keys these are, hashed at every jitted call
+        self._key = str(error_type), tuple((s, str(d)) for s, d in self.shape_dtypes)
+        self._hash = hash(self._key)
 
     def __eq__(self, other):
-        return isinstance(other, ErrorEffect) and self._key() == other._key() and self.error_type is other.error_type
+        return isinstance(other, ErrorEffect) and self._key == other._key and self.error_type is other.error_type
 
     def __hash__(self):
-        return hash(self._key())
+        return self._hash
 
     def __lt__(self, other):
-        return self._key() < other._key()
+        return self._key < other._key
 
     def __repr__(self):
         sds = ", ".join(f"ShapeDtypeStruct(shape={s}, dtype={d.name})" for s, d in self.shape_dtypes)
