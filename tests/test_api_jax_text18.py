@@ -726,3 +726,43 @@ def test_checkify_namespace_as_jax():
         'Error', 'ErrorCategory', 'JaxRuntimeError', 'all_checks', 'automatic_checks', 'check', 'check_error',
         'checkify', 'debug_check', 'div_checks', 'float_checks', 'index_checks', 'init_error', 'nan_checks',
         'user_checks']
+
+
+# ----------------------------------------------------------------------------------------------- grad of scan
+# a residual that is a known const of the scan (loop-invariant) is a const of the transposed scan, not a
+# stacked copy (JAX's scan partial evaluation); texts recorded from JAX 0.10.2
+
+_C3 = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+def _loss3(h0, xs):
+    def body(h, x):
+        h = jnp.tanh(h * _C3 + x)
+        return h, h.sum()
+    h, ys = lax.scan(body, h0, xs)
+    return ys.sum() + h.sum()
+
+
+def _loss4(w, xs):
+    return lax.scan(lambda h, x: (jnp.sin(h * w) + x, None), 0., xs)[0]
+
+
+SCAN_GRAD_LOSS3 = '{ lambda a:f32[3]; b:f32[3] c:f32[4,3]. let\n    d:f32[3] e:f32[4] f:f32[4,3] g:f32[4,3] = scan[\n      jaxpr={ lambda ; h:f32[3] i:f32[3] j:f32[3]. let\n          k:f32[3] = mul i h\n          l:f32[3] = add k j\n          m:f32[3] = tanh l\n          n:f32[3] = sub 1.0:f32[] m\n          o:f32[] = reduce_sum[axes=(0,) out_sharding=None] m\n        in (m, o, m, n) }\n      length=4\n      num_carry=1\n      num_consts=1\n      reverse=False\n      unroll=1\n    ] a b c\n    p:f32[] = reduce_sum[axes=(0,) out_sharding=None] e\n    q:f32[] = reduce_sum[axes=(0,) out_sharding=None] d\n    _:f32[] = add p q\n    r:f32[3] = broadcast_in_dim 1.0:f32[]\n    s:f32[4] = broadcast_in_dim 1.0:f32[]\n    t:f32[3] = scan[\n      jaxpr={ lambda ; u:f32[3] v:f32[3] w:f32[] x:f32[3] y:f32[3]. let\n          z:f32[3] = broadcast_in_dim w\n          ba:f32[3] = add_any v z\n          bb:f32[3] = mul ba y\n          bc:f32[3] = mul bb x\n          bd:f32[3] = add_any bb bc\n          be:f32[3] = mul bd u\n        in (be,) }\n      length=4\n      num_carry=1\n      num_consts=1\n      reverse=True\n      unroll=1\n    ] a r s f g\n  in (t,) }'
+
+
+def test_grad_of_scan_const_residuals_as_jax():
+    assert str(jax.make_jaxpr(jax.grad(_loss3))(jnp.ones(3), jnp.ones((4, 3)))) == SCAN_GRAD_LOSS3
+
+
+def test_grad_of_scan_const_residuals_values():
+    h0, xs = np.array([0.1, -0.2, 0.3], np.float32), np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    g = np.asarray(jax.grad(_loss3)(jnp.asarray(h0), jnp.asarray(xs)))
+    eps = 1e-3
+    for k in range(3):
+        d = np.zeros(3, np.float32)
+        d[k] = eps
+        fd = (float(_loss3(jnp.asarray(h0 + d), jnp.asarray(xs))) - float(_loss3(jnp.asarray(h0 - d), jnp.asarray(xs)))) / (2 * eps)
+        np.testing.assert_allclose(g[k], fd, rtol=2e-2, atol=2e-3)
+    gw = float(jax.grad(_loss4)(2., jnp.ones(3)))
+    fdw = (float(_loss4(2. + eps, jnp.ones(3))) - float(_loss4(2. - eps, jnp.ones(3)))) / (2 * eps)
+    np.testing.assert_allclose(gw, fdw, rtol=2e-2)
