@@ -766,3 +766,13 @@ def test_grad_of_scan_const_residuals_values():
     gw = float(jax.grad(_loss4)(2., jnp.ones(3)))
     fdw = (float(_loss4(2. + eps, jnp.ones(3))) - float(_loss4(2. - eps, jnp.ones(3)))) / (2 * eps)
     np.testing.assert_allclose(gw, fdw, rtol=2e-2)
+
+
+def test_scipy_is_reachable_after_import_as_jax():
+    # JAX 0.10.2: ``import jax`` makes jax.scipy reachable (loaded lazily, on first use)
+    import subprocess
+    import sys
+    code = ("import sys, cranax\nprint('cranax.scipy' in sys.modules)\n"
+            "print(float(cranax.scipy.special.gammaln(3.0)))\nprint('cranax.scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == f"False\n{float(np.float32(np.log(2.0)))}\nTrue\n"
