@@ -187,7 +187,9 @@ _UNARY = [
     _r("neg", "unary", lax=lax.neg, jnp=jnp.negative, oracle=np.negative, domain=(-100, 100), dtypes=ALL_NAMES[1:],
        ulp=_u(0, 0), special=True, grad_domain=(-2, 2), linear=True, vmap={}, gpu=G("all", 0), gpu_int=True,
        f16=F16(1), fuzz=("float32", "int32")),
-    _r("abs", "unary", lax=lax.abs, jnp=jnp.abs, oracle=np.abs, domain=(-100, 100), dtypes=ALL_NAMES[1:],
+    # (no uint32: lax.abs refuses unsigned integers, as JAX's; jnp.abs passes them through)
+    _r("abs", "unary", lax=lax.abs, jnp=jnp.abs, oracle=np.abs, domain=(-100, 100),
+       dtypes=("int32", "float32", "int64", "float64"),
        ulp=_u(0, 0), special=True, grad_domain=(0.2, 2), vmap={}, gpu=G("all", 0), gpu_int=True, f16=F16(1),
        fuzz=("float32", "int32"), tested_in=("test_autodiff.py::test_abs_at_zero_like_jax",)),
     _r("sign", "unary", lax=lax.sign, jnp=jnp.sign, oracle=np.sign, dtypes=ALL_NAMES[1:], zero_tangent=True,
@@ -596,6 +598,9 @@ _CALLS = [
     # the placeholder cond's partial evaluation puts in residual slots a branch does not fill (JAX's empty2)
     _r("empty2", "internal", tested_in=("test_api_jax_text17.py::test_output_as_jax",
                                         "test_api_jax_text17.py::test_cond_grad_values")),
+    # lax.empty: an array of unspecified contents (zeros in cranax), lowered inline
+    _r("empty", "internal", tested_in=("test_api_jax_text18.py::test_lax_empty_as_jax",
+                                       "test_api_jax_text18.py::test_lax_empty_values_and_scalar_type_param")),
     # jax.checkpoint's call primitive and checkpoint_name's identity marker (primitives/remat.py)
     _r("remat2", "call", linear=True,
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),

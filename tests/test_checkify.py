@@ -4,7 +4,7 @@ import pytest
 
 import cranax as jax
 import cranax.numpy as jnp
-from cranax.experimental import checkify
+from cranax.experimental import _checkify, checkify   # (_checkify: the exception classes, JAX's jax._src.checkify)
 from cranax import lax
 
 
@@ -50,7 +50,7 @@ def test_vmap_throw_and_kwargs():
     assert issubclass(checkify.JaxRuntimeError, ValueError)
     err, _ = checkify.checkify(lambda x: (checkify.check(x > 0, "m {} {y}", x, y=x * 2), x)[1])(jnp.float32(-1))
     assert err.get() == "m -1.0 -2.0 (`check` failed)"
-    assert isinstance(err.get_exception(), checkify.FailedCheckError)
+    assert isinstance(err.get_exception(), _checkify.FailedCheckError)
     err, _ = checkify.checkify(lambda x: x + 1)(1.0)
     assert err.get() is None and err.get_exception() is None
     err.throw()   # nothing to raise
@@ -103,7 +103,7 @@ def test_debug_check_check_error_and_the_category_sets():
     assert checkify.all_checks == checkify.automatic_checks | checkify.user_checks
     assert checkify.init_error.get() is None
     checkify.init_error.throw()   # no failure: nothing raised
-    assert isinstance(checkify.NaNError("x"), Exception) and issubclass(checkify.NaNError, Exception)
+    assert isinstance(_checkify.NaNError("x"), Exception) and issubclass(_checkify.NaNError, Exception)
 
     def f(x):
         checkify.debug_check(x > 0, "need positive, got {}", x)

@@ -305,7 +305,8 @@ def test_binary_int_bit_identical(f, dtype):
 @pytest.mark.parametrize("f", [pytest.param(r.example or r.lax, id=r.name)
                                for r in select("unary", "integer_pow", where=lambda r: r.gpu_int)])
 def test_unary_int_bit_identical(f):
-    for dt in (np.int32, np.uint32):
+    # (lax.abs refuses unsigned integers, as JAX's: int32 only there)
+    for dt in (np.int32,) if f is lax.abs else (np.int32, np.uint32):
         c, g = both(f, INT_A.astype(dt))
         np.testing.assert_array_equal(g, c)
 

@@ -20,7 +20,6 @@ from .api_ad import ad_namespace as ad
 from .custom_derivatives import closure_convert
 from .custom_derivatives import custom_jvp, custom_vjp
 from .primitives.remat import checkpoint, remat, checkpoint_policies
-from . import ad_checkpoint
 from . import lax
 from . import numpy
 from . import random
@@ -75,3 +74,6 @@ from .api_misc import (linear_transpose, fwd_and_bwd, live_arrays, copy_to_host_
 from . import ref
 from .ref import Ref, empty_ref, free_ref, freeze, new_ref
 from .dslice import ds  # jax.ds: a slice by start and size whose start may be traced
+
+# jax.scipy is reachable after ``import jax`` and loaded on first use: so is cranax.scipy
+from ._lazy import __getattr__  # noqa: E402

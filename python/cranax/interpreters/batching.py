@@ -96,7 +96,8 @@ class BatchTrace(core.Trace):
         coll = collective_rules.get(prim)
         if coll is not None and self.axis_name is not None and self.axis_name in coll[0](params):
             rule = functools.partial(coll[1], self.axis_name, self.axis_size)
-        elif all(d is not_mapped for d in dims):
+        elif all(d is not_mapped for d in dims) and prim not in fancy_primitive_batchers:
+            # (as JAX: a fancy rule runs even on unbatched operands: ``empty`` makes its value batched)
             with set_current_trace(self.parent_trace):
                 return prim.bind(*vals, **params)
         else:

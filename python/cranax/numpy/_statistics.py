@@ -195,7 +195,7 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights):
     if not _dtypes.issubdtype(q.dtype, _np.inexact):
         q = astype(q, a.dtype)
     if _dtypes.issubdtype(a.dtype, _np.complexfloating):
-        raise ValueError(f"{name} does not support complex input")
+        raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     if q.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
     q = astype(q, a.dtype)

@@ -41,10 +41,23 @@ atan2 = arctan2
 nextafter = _binary("nextafter", lax.nextafter, to_float=True)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+
+
+def _ordered(lax_op):
+    """A comparison that orders complex values lexicographically (real part, then imaginary), in jnp as
+    JAX does (lax's comparisons take no complex operands)."""
+    def cmp(x, y):
+        if _is_complex(x):
+            return lax.select(lax.eq(lax.real(x), lax.real(y)), lax_op(lax.imag(x), lax.imag(y)),
+                              lax_op(lax.real(x), lax.real(y)))
+        return lax_op(x, y)
+    return cmp
+
+
+less = _binary("less", _ordered(lax.lt))
+less_equal = _binary("less_equal", _ordered(lax.le))
+greater = _binary("greater", _ordered(lax.gt))
+greater_equal = _binary("greater_equal", _ordered(lax.ge))
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
@@ -320,9 +333,7 @@ def isnan(x, /):
     (x,) = _promote("isnan", x)
     if _is_complex(x):  # of either part
         return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
-    if not _is_float(x):
-        return lax.full_like(x, False, _np.bool_)
-    return lax.ne(x, x)
+    return lax.ne(x, x)   # integers and bools too, as JAX stages it (``ne a a``), never true for them
 
 
 def _inf_like(x, sign=1.0):
@@ -437,6 +448,10 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
     _operand(x, "clip")
+    if any(v is not None and _dtypes.issubdtype(_dtypes.dtype(v), _np.complexfloating) for v in (x, lo, hi)):
+        raise ValueError("Clip received a complex value either through the input or the min/max keywords. Complex "
+                         "values have no ordering and cannot be clipped. Please convert to a real value or array "
+                         "by taking the real or imaginary components via jax.numpy.real/imag respectively.")
     return _clip_jit(x, lo, hi)
 
 

@@ -6,15 +6,17 @@ import enum
 
 import numpy as np
 
+from .. import dtypes
 from ..core import ShapedArray
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
+from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import Jaxpr, JaxprEqn, Literal, Var
 from . import elementwise as _ew
 from . import structural as _st
 from .standard import standard_primitive
 
-__all__ = ["add_any_p", "empty2_p", "empty_like", "MemorySpace"]
+__all__ = ["add_any_p", "empty2_p", "empty_p", "empty_like", "MemorySpace"]
 
 
 def _add_any_inline(eqn):
@@ -74,3 +76,64 @@ def empty_like(aval):
     not produce with it."""
     e = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
     return _st.broadcast_in_dim(e, aval.shape, ()) if aval.shape else e
+
+
+# ----------------------------------------------------------------------------------------------- empty
+# ``lax.empty``: an array whose contents are unspecified, a primitive as in JAX 0.10.2 (its params keep the
+# dtype as the caller gave it, as JAX's print shows). Lowered as zeros (as JAX lowers it).
+
+def _empty_abstract(*, shape, dtype, out_sharding):
+    return ShapedArray(_shape(shape), dtypes.canonicalize_dtype(np.dtype(dtype)))
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+_empty_cache = {}
+
+
+def _empty_inline(eqn):
+    aval = eqn.outvars[0].aval
+    jaxpr = _empty_cache.get(aval)
+    if jaxpr is None:
+        jaxpr = _empty_cache[aval] = trace_to_jaxpr(
+            lambda: [_st.full(aval.shape, np.zeros((), aval.dtype)[()], aval.dtype)], []).jaxpr
+    return jaxpr, []
+
+
+class _Shown:
+    """A param value printed as given text (``empty``'s dtype, as JAX prints the object it was given)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def _dtype_text(dt):
+    if isinstance(dt, np.dtype):
+        return dt.name
+    if isinstance(dt, type):
+        return repr(dt)   # <class 'numpy.int32'>, <class 'float'>, cranax's scalar types
+    return str(dt)
+
+
+def _empty_pp_params(eqn):
+    p = eqn.params
+    return [("dtype", _Shown(_dtype_text(p["dtype"]))), ("out_sharding", p["out_sharding"]), ("shape", p["shape"])]
+
+
+def _empty_vmap(axis_data, vals, dims, *, shape, dtype, out_sharding):
+    # as JAX 0.10.2: the value is made batched at once (one ``empty`` of the batched shape)
+    return empty_p.bind(shape=(axis_data.size,) + _shape(shape), dtype=dtype, out_sharding=out_sharding), 0
+
+
+empty_p = standard_primitive("empty", _empty_abstract)
+empty_p.inline_jaxpr = staticmethod(_empty_inline)
+empty_p.pp_params = _empty_pp_params
+_batching.fancy_primitive_batchers[empty_p] = _empty_vmap
+_ad.jvp_rules[empty_p] = lambda primals, tangents, **params: (
+    empty_p.bind(**params), _ad.Zero(_empty_abstract(**params)))

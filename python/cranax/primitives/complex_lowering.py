@@ -263,6 +263,48 @@ def _log1p(b, x):
     return b.select(small, near, far), b.op("atan2", y, one_a)
 
 
+def _kahan_roots(b, x):
+    """sqrt(1 - z) and sqrt(1 + z), the pair Kahan's inverse cosine and sine are built from."""
+    one = b.full(b.lit(1.0))
+    return b.csqrt((b.sub(one, x[0]), b.neg(x[1]))), b.csqrt((b.add(one, x[0]), b.full(x[1])))
+
+
+def _acos(b, x):
+    # Kahan: acos z = 2 atan2(Re sqrt(1-z), Re sqrt(1+z)) + i asinh(Im(conj(sqrt(1+z)) sqrt(1-z)))
+    s1, s2 = _kahan_roots(b, x)
+    re = b.mul(b.lit(2.0), b.op("atan2", s1[0], s2[0]))
+    return re, b.u("asinh", b.sub(b.mul(s2[0], s1[1]), b.mul(s2[1], s1[0])))
+
+
+def _asin(b, x):
+    # Kahan: asin z = atan2(Re z, Re(sqrt(1-z) sqrt(1+z))) + i asinh(Im(conj(sqrt(1-z)) sqrt(1+z)))
+    s1, s2 = _kahan_roots(b, x)
+    re = b.op("atan2", b.full(x[0]), b.cmul(s1, s2)[0])
+    return re, b.u("asinh", b.sub(b.mul(s1[0], s2[1]), b.mul(s1[1], s2[0])))
+
+
+def _atanh(b, x):
+    # (log1p(z) - log1p(-z)) / 2
+    p, q = _log1p(b, x), _log1p(b, (b.neg(x[0]), b.neg(x[1])))
+    return b.mul(b.sub(p[0], q[0]), b.lit(0.5)), b.mul(b.sub(p[1], q[1]), b.lit(0.5))
+
+
+def _atan(b, x):
+    # atan z = -i atanh(iz)
+    p = _atanh(b, (b.neg(x[1]), b.full(x[0])))
+    return p[1], b.neg(p[0])
+
+
+def _logistic(b, x):
+    # 1 / (1 + exp(-z))
+    e = b.cexp((b.neg(x[0]), b.neg(x[1])))
+    return b.cdiv((b.full(b.lit(1.0)), b.zeros()), (b.add(e[0], b.lit(1.0)), e[1]))
+
+
+for _name, _fn in {"acos": _acos, "asin": _asin, "atan": _atan, "logistic": _logistic}.items():
+    _rules[_name] = _elementwise(_fn)
+
+
 def _sign(b, x):
     m = b.cabs(x)
     zero = b.cmp("eq", m, b.lit(0.0))

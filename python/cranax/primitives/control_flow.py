@@ -667,21 +667,28 @@ def _scan_partial_eval(trace, args, params):
     # known ys, then the residuals (stacked as ys).
     n_kc = sum(1 for u in k_uk if not u)
     n_ky = sum(1 for u in y_uk if not u)
+    known_consts = [*kconsts, *kn(consts, c_uk)]
     known, fwd = _forward_xs_residuals(known, n_kc + n_ky, len(kn(xs, x_uk)))
+    known, cfwd = _forward_const_residuals(known, n_kc + n_ky, len(known_consts), fwd)
     with set_current_trace(trace.parent):
-        kouts = scan_bind([*kconsts, *kn(consts, c_uk)], kn(init, k_uk), kn(xs, x_uk), known, length, reverse,
-                          unroll)
+        kouts = scan_bind(known_consts, kn(init, k_uk), kn(xs, x_uk), known, length, reverse, unroll)
     k_carry, k_ys, stacked = kouts[:n_kc], kouts[n_kc:n_kc + n_ky], iter(kouts[n_kc + n_ky:])
-    res = [next(stacked) if f is None else kn(xs, x_uk)[f] for f in fwd]
-    # Unknown scan: residuals arrive first in the unknown jaxpr; scan wants consts, carry, xs.
+    res = [known_consts[c] if c is not None else next(stacked) if f is None else kn(xs, x_uk)[f]
+           for f, c in zip(fwd, cfwd)]
+    # Unknown scan: residuals arrive first in the unknown jaxpr; scan wants consts, carry, xs. A residual that
+    # is a known const (loop-invariant) is a const of the unknown scan, before its own consts (as JAX's
+    # scan partial evaluation passes intensive residuals); the others are stacked xs, last.
     n_uc, n_uk_, n_ux = sum(c_uk), sum(k_uk), sum(x_uk)
-    order = (list(range(nres, nres + n_uc)) + list(range(nres + n_uc, nres + n_uc + n_uk_))
-             + list(range(nres + n_uc + n_uk_, nres + n_uc + n_uk_ + n_ux)) + list(range(nres)))
+    r_const = [r for r in range(nres) if cfwd[r] is not None]
+    r_xs = [r for r in range(nres) if cfwd[r] is None]
+    order = (r_const + list(range(nres, nres + n_uc)) + list(range(nres + n_uc, nres + n_uc + n_uk_))
+             + list(range(nres + n_uc + n_uk_, nres + n_uc + n_uk_ + n_ux)) + r_xs)
     uj = _permute(unknown, order)
-    uouts = trace.stage(scan_p, [*un(consts, c_uk), *un(init, k_uk), *un(xs, x_uk), *res],
+    uouts = trace.stage(scan_p, [*(res[r] for r in r_const), *un(consts, c_uk), *un(init, k_uk), *un(xs, x_uk),
+                                 *(res[r] for r in r_xs)],
                         dict(_split_transpose=False, jaxpr=uj, length=length,
-                             linear=(False,) * (n_uc + n_uk_ + n_ux + nres), num_carry=n_uk_, num_consts=n_uc,
-                             reverse=reverse, unroll=unroll))
+                             linear=(False,) * (n_uc + n_uk_ + n_ux + nres), num_carry=n_uk_,
+                             num_consts=n_uc + len(r_const), reverse=reverse, unroll=unroll))
     kc, ky, uc, uy = iter(k_carry), iter(k_ys), iter(uouts[:n_uk_]), iter(uouts[n_uk_:])
     return [next(uc) if u else next(kc) for u in k_uk] + [next(uy) if u else next(ky) for u in y_uk]
 
@@ -698,6 +705,24 @@ def _forward_xs_residuals(known, n_outs, n_xs):
         return known, [None] * len(fwd)
     keep = list(range(n_outs)) + [n_outs + r for r, f in enumerate(fwd) if f is None]
     return _permute(known, None, keep), fwd
+
+
+def _forward_const_residuals(known, n_outs, n_consts, fwd):
+    """``known`` without the residuals (those ``fwd`` leaves stacked) that are its own consts: loop-invariant,
+    the unknown scan takes them as consts instead of stacking copies. Returns ``(known, cfwd)``, ``cfwd[r]``
+    the known-const index that residual ``r`` is, or None."""
+    j = known.jaxpr
+    c_in = {v: i for i, v in enumerate(j.invars[:n_consts])}
+    stacked = [r for r, f in enumerate(fwd) if f is None]   # residual r is output n_outs + its rank here
+    cfwd = [None] * len(fwd)
+    for k, r in enumerate(stacked):
+        v = j.outvars[n_outs + k]
+        if isinstance(v, Var):
+            cfwd[r] = c_in.get(v)
+    if known.consts or all(c is None for c in cfwd):
+        return known, [None] * len(fwd)
+    keep = list(range(n_outs)) + [n_outs + k for k, r in enumerate(stacked) if cfwd[r] is None]
+    return _permute(known, None, keep), cfwd
 
 
 def _instantiate_unknown(trace, x):

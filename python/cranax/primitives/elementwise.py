@@ -27,6 +27,8 @@ _INEXACT = "inexact"  # floating or complex (the complex ones are lowered by ``p
 _NUM = "num"
 _INT = "int"
 _BOOL_INT = "bool_int"
+_ORDERED = "ordered"  # integer, floating or bool: what lt/le/gt/ge compare (complex has no order in lax)
+_SIGNED = "signed"    # floating, complex or signed integer: what abs takes (jnp.abs passes the others through)
 _ANY = "any"
 
 _KIND_TEXT = {   # JAX's words: the dtype categories its rule accepts
@@ -36,13 +38,15 @@ _KIND_TEXT = {   # JAX's words: the dtype categories its rule accepts
     _INT: "subtypes of integer",
     _BOOL_INT: "subtypes of integer, bool",
     _ANY: "any",
+    _ORDERED: "subtypes of integer, floating, bool",
+    _SIGNED: "subtypes of floating, complexfloating, signedinteger",
 }
 # primitives whose JAX rule names other categories than their kind's
 _ACCEPTED_TEXT = {
     "abs": "subtypes of floating, complexfloating, signedinteger",
     "rem": "subtypes of integer, floating",
     **dict.fromkeys(("lt", "le", "gt", "ge"), "subtypes of integer, floating, bool"),
-    # JAX's take complex operands too (cranax's do not yet)
+    # JAX's take complex operands too (cranax's acos, asin, atan and logistic do; the others not yet)
     **dict.fromkeys(("acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "exp2", "logistic"),
                     "subtypes of floating, complexfloating"),
 }
@@ -69,6 +73,10 @@ def _accepts_slow(kind, dt):
         return dtypes.issubdtype(dt, np.integer)
     if kind == _BOOL_INT:
         return dt == np.bool_ or dtypes.issubdtype(dt, np.integer)
+    if kind == _ORDERED:
+        return dt == np.bool_ or dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.floating)
+    if kind == _SIGNED:
+        return dtypes.issubdtype(dt, np.inexact) or dtypes.issubdtype(dt, np.signedinteger)
     return dt != np.bool_
 
 
@@ -154,10 +162,13 @@ def _same_dtypes(name, avals):
 def _binary_rule(name, kind, out_dtype=None):
     def abstract_eval(x, y):
         dt = x.dtype
-        if dt != y.dtype:
-            _same_dtypes(name, (x, y))
+        # as JAX's rule: each operand's dtype kind first (named by position), then equal dtypes
         if not _accepts(kind, dt):
             _check_dtype(name, kind, dt, 0)
+        if dt != y.dtype:
+            if not _accepts(kind, y.dtype):
+                _check_dtype(name, kind, y.dtype, 1)
+            _same_dtypes(name, (x, y))
         xs, ys = x.shape, y.shape
         shape = xs if (xs == ys or not ys) else ys if not xs else binary_shape(name, x, y)
         # a comparison of weakly typed operands is a weak bool (JAX's naryop weak-type rule)
@@ -171,6 +182,7 @@ def unop(name, kind, out_dtype=None):
 
 def binop(name, kind, out_dtype=None):
     p = standard_primitive(name, _binary_rule(name, kind, out_dtype), elementwise=True)
+    p.dtype_kind = kind   # (the lax wrapper's mismatch error checks it first)
     p.broadcasts_size1 = True   # operands of equal rank broadcast their size-1 dimensions (``binary_shape``)
     return p
 
@@ -180,7 +192,7 @@ neg_p = unop("neg", _NUM)
 
 
 def _abs_abstract(x):
-    _check_dtype("abs", _NUM, x.dtype)
+    _check_dtype("abs", _SIGNED, x.dtype)
     if x.dtype.kind == "c":  # |z| of a complex z is real (JAX: abs of complex64 is float32)
         return ShapedArray(x.shape, np.dtype(np.float32 if x.dtype == np.complex64 else np.float64), x.weak_type)
     return x
@@ -202,16 +214,16 @@ sin_p = unop("sin", _INEXACT)
 cos_p = unop("cos", _INEXACT)
 tan_p = unop("tan", _INEXACT)
 tanh_p = unop("tanh", _INEXACT)
-logistic_p = unop("logistic", _FLOAT)
+logistic_p = unop("logistic", _INEXACT)
 erf_p = unop("erf", _FLOAT)
 erfc_p = unop("erfc", _FLOAT)
 erf_inv_p = unop("erf_inv", _FLOAT)
 # The inverse standard normal CDF (cranax's own primitive: JAX composes it; `scipy.special.ndtri` binds it
 # for float32, where the CPU backend computes XLA's sequence as one vectorized function).
 ndtri_p = unop("ndtri", _FLOAT)
-asin_p = unop("asin", _FLOAT)
-acos_p = unop("acos", _FLOAT)
-atan_p = unop("atan", _FLOAT)
+asin_p = unop("asin", _INEXACT)
+acos_p = unop("acos", _INEXACT)
+atan_p = unop("atan", _INEXACT)
 sinh_p = unop("sinh", _INEXACT)
 cosh_p = unop("cosh", _INEXACT)
 asinh_p = unop("asinh", _FLOAT)
@@ -303,10 +315,10 @@ zeta_p = binop("zeta", _FLOAT)
 _BOOL = np.dtype(bool)
 eq_p = binop("eq", _ANY, _BOOL)
 ne_p = binop("ne", _ANY, _BOOL)
-lt_p = binop("lt", _ANY, _BOOL)
-le_p = binop("le", _ANY, _BOOL)
-gt_p = binop("gt", _ANY, _BOOL)
-ge_p = binop("ge", _ANY, _BOOL)
+lt_p = binop("lt", _ORDERED, _BOOL)
+le_p = binop("le", _ORDERED, _BOOL)
+gt_p = binop("gt", _ORDERED, _BOOL)
+ge_p = binop("ge", _ORDERED, _BOOL)
 
 
 def _integer_pow_abstract(x, y):
@@ -541,6 +553,9 @@ def _nary(prim):
             dts = [dtypes.dtype(a, canonicalize=True) if isinstance(a, _PY) else get_aval(_as_operand(a)).dtype
                    for a in args]
             if any(d != dts[0] for d in dts[1:]):
+                kind = getattr(prim, "dtype_kind", None)   # JAX names an unaccepted dtype by position first
+                for i, d in enumerate(dts if kind is not None else ()):
+                    _check_dtype(prim.name, kind, d, i)
                 raise _dtype_mismatch(prim.name, dts)
         args = [_coerce(a, dt) for a in args]
         args = [_as_operand(a) for a in args]

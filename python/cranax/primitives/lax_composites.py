@@ -15,6 +15,7 @@ from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr
 from .._pytree import tree_flatten, tree_unflatten
+from . import ad_util as _adu
 from . import control_flow as _cf
 from . import elementwise as _ew
 from . import library as _lib
@@ -637,9 +638,11 @@ def platform_dependent(*args, default=None, **per_platform):
 
 
 def empty(shape, dtype, *, out_sharding=None):
-    """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros in cranax). Mirrors
-    ``jax.lax.empty``."""
-    return _st.full(tuple(shape), np.zeros((), dtype)[()], np.dtype(dtype))
+    """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros in cranax): the ``empty``
+    primitive. Mirrors ``jax.lax.empty``."""
+    # an int shape stays an int in the params (JAX prints ``shape=3``)
+    shape = int(shape) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return _adu.empty_p.bind(shape=shape, dtype=dtype, out_sharding=out_sharding)
 
 
 # ----------------------------------------------------------------------------------------------- the rest of jax.lax

@@ -1,9 +1,9 @@
 """``cranax.scipy.interpolate``: mirrors ``jax.scipy.interpolate``."""
-import itertools
+import itertools as _itertools
 
-import numpy as np
+import numpy as _np
 
-from .. import numpy as jnp
+from .. import numpy as _jnp
 
 __all__ = ["RegularGridInterpolator"]
 
@@ -15,19 +15,19 @@ class RegularGridInterpolator:
     outside the grid get ``fill_value`` (``None``: extrapolate). ``bounds_error=True`` raises
     ``NotImplementedError`` (as JAX). Mirrors ``jax.scipy.interpolate.RegularGridInterpolator``."""
 
-    def __init__(self, points, values, method="linear", bounds_error=False, fill_value=np.nan):
+    def __init__(self, points, values, method="linear", bounds_error=False, fill_value=_np.nan):
         if method not in ("linear", "nearest"):
             raise ValueError(f"method {method!r} is not defined")
         if bounds_error:
             raise NotImplementedError("`bounds_error` takes no effect under JIT; use `fill_value` instead")
         self.method = method
         self.fill_value = fill_value
-        values = jnp.asarray(values)
-        if not jnp.issubdtype(values.dtype, jnp.inexact):
-            values = values.astype(jnp.float_)
+        values = _jnp.asarray(values)
+        if not _jnp.issubdtype(values.dtype, _jnp.inexact):
+            values = values.astype(_jnp.float_)
         if len(points) > values.ndim:
             raise ValueError(f"there are {len(points)} point arrays, but values has {values.ndim} dimensions")
-        self.grid = tuple(jnp.asarray(p, values.dtype) for p in points)
+        self.grid = tuple(_jnp.asarray(p, values.dtype) for p in points)
         self.values = values
 
     def __call__(self, xi, method=None):
@@ -35,7 +35,7 @@ class RegularGridInterpolator:
         if method not in ("linear", "nearest"):
             raise ValueError(f"method {method!r} is not defined")
         ndim = len(self.grid)
-        xi = jnp.asarray(xi, self.values.dtype)
+        xi = _jnp.asarray(xi, self.values.dtype)
         if xi.shape[-1] != ndim:
             raise ValueError(f"the requested sample points xi have dimension {xi.shape[-1]}, but this "
                              f"RegularGridInterpolator has dimension {ndim}")
@@ -44,7 +44,7 @@ class RegularGridInterpolator:
         idx, frac, outside = [], [], None
         for d, g in enumerate(self.grid):
             x = xi[:, d]
-            i = jnp.clip(jnp.searchsorted(g, x) - 1, 0, g.shape[0] - 2)
+            i = _jnp.clip(_jnp.searchsorted(g, x) - 1, 0, g.shape[0] - 2)
             idx.append(i)
             frac.append((x - g[i]) / (g[i + 1] - g[i]))
             out_d = (x < g[0]) | (x > g[-1])
@@ -52,7 +52,7 @@ class RegularGridInterpolator:
         trail = self.values.shape[ndim:]
         if method == "linear":
             res = None
-            for corner in itertools.product((0, 1), repeat=ndim):
+            for corner in _itertools.product((0, 1), repeat=ndim):
                 w = None
                 for d, bit in enumerate(corner):
                     wd = frac[d] if bit else 1 - frac[d]
@@ -61,9 +61,9 @@ class RegularGridInterpolator:
                 term = v * w.reshape(w.shape + (1,) * len(trail))
                 res = term if res is None else res + term
         else:
-            near = tuple(jnp.where(f <= 0.5, i, i + 1) for i, f in zip(idx, frac))
+            near = tuple(_jnp.where(f <= 0.5, i, i + 1) for i, f in zip(idx, frac))
             res = self.values[near]
         if self.fill_value is not None:
             o = outside.reshape(outside.shape + (1,) * len(trail))
-            res = jnp.where(o, jnp.asarray(self.fill_value, res.dtype), res)
+            res = _jnp.where(o, _jnp.asarray(self.fill_value, res.dtype), res)
         return res.reshape(lead + trail)

@@ -1,11 +1,11 @@
 """``cranax.scipy.linalg``: SciPy's dense linear algebra on the ``lax.linalg`` primitives. Mirrors
 ``jax.scipy.linalg`` (operands promoted to an inexact dtype; leading axes are a batch where JAX allows it).
 """
-import numpy as np
+import numpy as _np
 
-from .. import dtypes
-from .. import numpy as jnp
-from ..core import get_aval
+from .. import dtypes as _dtypes
+from .. import numpy as _jnp
+from ..core import get_aval as _get_aval
 from ..numpy import linalg as _nl
 from ..primitives import linalg as _pl
 
@@ -33,7 +33,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     ``jax.scipy.linalg.cho_solve``."""
     c, lower = c_and_lower
     c, b = _nl._inexact("cho_solve", c, b)
-    vec = get_aval(b).ndim == get_aval(c).ndim - 1
+    vec = _get_aval(b).ndim == _get_aval(c).ndim - 1
     if vec:
         b = b[..., None]
     L = c if lower else _nl._mH(c)
@@ -55,9 +55,9 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     ``jax.scipy.linalg.lu_solve``."""
     lu_, piv = lu_and_piv
     lu_, b = _nl._inexact("lu_solve", lu_, b)
-    n = get_aval(lu_).shape[-1]
+    n = _get_aval(lu_).shape[-1]
     perm = _pl.lu_pivots_to_permutation(piv, n)
-    vec = get_aval(b).ndim == 1
+    vec = _get_aval(b).ndim == 1
     if vec:
         b = b[:, None]
     if trans == 0:
@@ -66,7 +66,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         # a = P^T L U: a^T x = b is U^T L^T (P x) = b
         y = _pl.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
         y = _pl.triangular_solve(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True)
-        inv_perm = jnp.argsort(perm, axis=-1).astype(np.int32)
+        inv_perm = _jnp.argsort(perm, axis=-1).astype(_np.int32)
         x = _pl._permute_rows(y, inv_perm)
     else:
         raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
@@ -77,16 +77,16 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """``(p, l, u)`` with ``a = p @ l @ u`` (or ``(p @ l, u)`` when ``permute_l``). Mirrors
     ``jax.scipy.linalg.lu``."""
     (a,) = _nl._inexact("lu", a)
-    av = get_aval(a)
+    av = _get_aval(a)
     m, n = av.shape[-2:]
     k = min(m, n)
     lu_, _, perm = _pl.lu(a)
-    eye_m = jnp.eye(m, dtype=av.dtype)
+    eye_m = _jnp.eye(m, dtype=av.dtype)
     l = _pl._tril(lu_, -1)[..., :, :k] + eye_m[:, :k]
     u = _pl._triu(lu_)[..., :k, :]
-    p = jnp.matrix_transpose(eye_m[perm]) if av.ndim == 2 else jnp.swapaxes(jnp.take(eye_m, perm, axis=0), -1, -2)
+    p = _jnp.matrix_transpose(eye_m[perm]) if av.ndim == 2 else _jnp.swapaxes(_jnp.take(eye_m, perm, axis=0), -1, -2)
     if permute_l:
-        return jnp.matmul(p, l), u
+        return _jnp.matmul(p, l), u
     return p, l, u
 
 
@@ -98,7 +98,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     t = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
     if trans not in t:
         raise ValueError(f"Invalid 'trans' value {trans}")
-    vec = get_aval(b).ndim == get_aval(a).ndim - 1
+    vec = _get_aval(b).ndim == _get_aval(a).ndim - 1
     if vec:
         b = b[..., None]
     x = _pl.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=t[trans],
@@ -160,15 +160,15 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
 def block_diag(*arrs):
     """The block diagonal matrix of the given (rank <= 2) arrays. Mirrors ``jax.scipy.linalg.block_diag``."""
     if not arrs:
-        return jnp.zeros((1, 0))
-    arrs = [jnp.atleast_2d(jnp.asarray(x)) for x in arrs]
-    dt = jnp.result_type(*arrs)
-    rows = sum(get_aval(x).shape[0] for x in arrs)
-    cols = sum(get_aval(x).shape[1] for x in arrs)
+        return _jnp.zeros((1, 0))
+    arrs = [_jnp.atleast_2d(_jnp.asarray(x)) for x in arrs]
+    dt = _jnp.result_type(*arrs)
+    rows = sum(_get_aval(x).shape[0] for x in arrs)
+    cols = sum(_get_aval(x).shape[1] for x in arrs)
     out, r0, c0 = [], 0, 0
     for x in arrs:
-        r, c = get_aval(x).shape
-        out.append(jnp.pad(x.astype(dt), ((r0, rows - r0 - r), (c0, cols - c0 - c))))
+        r, c = _get_aval(x).shape
+        out.append(_jnp.pad(x.astype(dt), ((r0, rows - r0 - r), (c0, cols - c0 - c))))
         r0, c0 = r0 + r, c0 + c
     res = out[0]
     for x in out[1:]:
@@ -179,12 +179,12 @@ def block_diag(*arrs):
 def toeplitz(c, r=None):
     """The Toeplitz matrix with first column ``c`` and first row ``r`` (``r = c`` when None; ``r[0]`` is
     ignored). Mirrors ``jax.scipy.linalg.toeplitz`` for 1-d ``c``/``r``."""
-    c = jnp.ravel(jnp.asarray(c))
-    r = c if r is None else jnp.ravel(jnp.asarray(r))
-    n, m = get_aval(c).shape[0], get_aval(r).shape[0]
-    dt = jnp.result_type(c, r)
-    vals = jnp.concatenate([c[::-1].astype(dt), r[1:].astype(dt)])   # vals[n - 1 + j - i] = a[i, j]
-    idx = (n - 1) + np.arange(m)[None, :] - np.arange(n)[:, None]
+    c = _jnp.ravel(_jnp.asarray(c))
+    r = c if r is None else _jnp.ravel(_jnp.asarray(r))
+    n, m = _get_aval(c).shape[0], _get_aval(r).shape[0]
+    dt = _jnp.result_type(c, r)
+    vals = _jnp.concatenate([c[::-1].astype(dt), r[1:].astype(dt)])   # vals[n - 1 + j - i] = a[i, j]
+    idx = (n - 1) + _np.arange(m)[None, :] - _np.arange(n)[:, None]
     return vals[idx]
 
 
@@ -209,22 +209,22 @@ _THETA7_32 = 3.925724783138660
 
 def _pade_uv(A, deg):
     b = _PADE[deg]
-    av = get_aval(A)
-    I = jnp.broadcast_to(jnp.eye(av.shape[-1], dtype=av.dtype), av.shape)
-    A2 = jnp.matmul(A, A)
+    av = _get_aval(A)
+    I = _jnp.broadcast_to(_jnp.eye(av.shape[-1], dtype=av.dtype), av.shape)
+    A2 = _jnp.matmul(A, A)
     if deg == 13:
-        A4 = jnp.matmul(A2, A2)
-        A6 = jnp.matmul(A4, A2)
-        U = jnp.matmul(A, jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4
+        A4 = _jnp.matmul(A2, A2)
+        A6 = _jnp.matmul(A4, A2)
+        U = _jnp.matmul(A, _jnp.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4
                        + b[3] * A2 + b[1] * I)
-        V = jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * I
+        V = _jnp.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * I
         return U, V
     powers = [I, A2]
     while len(powers) <= deg // 2:
-        powers.append(jnp.matmul(powers[-1], A2))
+        powers.append(_jnp.matmul(powers[-1], A2))
     U = sum(b[2 * i + 1] * powers[i] for i in range(deg // 2 + 1))
     V = sum(b[2 * i] * powers[i] for i in range(deg // 2 + 1))
-    return jnp.matmul(A, U), V
+    return _jnp.matmul(A, U), V
 
 
 def expm(A, *, upper_triangular=False, max_squarings=16):
@@ -233,29 +233,29 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     (float32) after scaling by ``2^-s``, then ``s`` squarings; NaNs when more than ``max_squarings`` would
     be needed. Differentiable (through matmul and solve). Mirrors ``jax.scipy.linalg.expm``."""
     (A,) = _nl._inexact("expm", A)
-    av = get_aval(A)
+    av = _get_aval(A)
     if av.ndim < 2 or av.shape[-1] != av.shape[-2]:
         raise ValueError(f"expected A to be a square matrix (or a stack of them), got shape {av.shape}")
     n = av.shape[-1]
     if n == 0:
         return A
-    f64 = av.dtype == np.float64
+    f64 = av.dtype == _np.float64
     thetas, top_deg, top_theta = (_THETA64, 13, _THETA13_64) if f64 else (_THETA32, 7, _THETA7_32)
-    norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)     # 1-norm of each matrix
+    norm1 = _jnp.max(_jnp.sum(_jnp.abs(A), axis=-2), axis=-1)     # 1-norm of each matrix
     # squarings needed with the top degree (0 when the norm is within its bound), per matrix
-    s = jnp.maximum(0, jnp.ceil(jnp.log2(jnp.maximum(norm1, 1e-300 if f64 else 1e-30) / top_theta)))
-    s = jnp.where(norm1 > top_theta, s, 0).astype(av.dtype)
-    scale = jnp.power(jnp.asarray(2.0, av.dtype), -s)[..., None, None]
+    s = _jnp.maximum(0, _jnp.ceil(_jnp.log2(_jnp.maximum(norm1, 1e-300 if f64 else 1e-30) / top_theta)))
+    s = _jnp.where(norm1 > top_theta, s, 0).astype(av.dtype)
+    scale = _jnp.power(_jnp.asarray(2.0, av.dtype), -s)[..., None, None]
     U, V = _pade_uv(A * scale, top_deg)
     R = _nl.solve(V - U, V + U)
     # squarings, selected per matrix: R is squared while i < s
     for i in range(max_squarings):
-        R = jnp.where((s > i)[..., None, None], jnp.matmul(R, R), R)
-    R = jnp.where((s > max_squarings)[..., None, None], np.nan, R)
+        R = _jnp.where((s > i)[..., None, None], _jnp.matmul(R, R), R)
+    R = _jnp.where((s > max_squarings)[..., None, None], _np.nan, R)
     # smaller degrees where the norm allows (cheaper; more accurate for small matrices)
     for deg, theta in reversed(thetas):
         Ud, Vd = _pade_uv(A, deg)
-        R = jnp.where((norm1 <= theta)[..., None, None], _nl.solve(Vd - Ud, Vd + Ud), R)
+        R = _jnp.where((norm1 <= theta)[..., None, None], _nl.solve(Vd - Ud, Vd + Ud), R)
     return R
 
 
@@ -264,39 +264,39 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
 def hilbert(n):
     """The ``n×n`` Hilbert matrix ``1 / (i + j + 1)`` (default float dtype). Mirrors
     ``jax.scipy.linalg.hilbert``."""
-    i = jnp.arange(n)
+    i = _jnp.arange(n)
     return 1.0 / (i[:, None] + i[None, :] + 1.0)
 
 
 def hankel(c, r=None):
     """The Hankel matrix with first column ``c`` and last row ``r`` (zeros when None; ``r[0]`` is ignored).
     Mirrors ``jax.scipy.linalg.hankel`` for 1-d ``c``/``r``."""
-    c = jnp.ravel(jnp.asarray(c))
-    r = jnp.zeros_like(c) if r is None else jnp.ravel(jnp.asarray(r))
-    n, m = get_aval(c).shape[0], get_aval(r).shape[0]
-    dt = jnp.result_type(c, r)
-    vals = jnp.concatenate([c.astype(dt), r[1:].astype(dt)])     # a[i, j] = vals[i + j]
-    return vals[np.arange(n)[:, None] + np.arange(m)[None, :]]
+    c = _jnp.ravel(_jnp.asarray(c))
+    r = _jnp.zeros_like(c) if r is None else _jnp.ravel(_jnp.asarray(r))
+    n, m = _get_aval(c).shape[0], _get_aval(r).shape[0]
+    dt = _jnp.result_type(c, r)
+    vals = _jnp.concatenate([c.astype(dt), r[1:].astype(dt)])     # a[i, j] = vals[i + j]
+    return vals[_np.arange(n)[:, None] + _np.arange(m)[None, :]]
 
 
 def circulant(c):
     """The circulant matrix with first column ``c``: ``a[i, j] = c[(i - j) % n]``. Mirrors
     ``jax.scipy.linalg.circulant`` for 1-d ``c``."""
-    c = jnp.ravel(jnp.asarray(c))
-    n = get_aval(c).shape[0]
-    return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)]
+    c = _jnp.ravel(_jnp.asarray(c))
+    n = _get_aval(c).shape[0]
+    return c[(_np.arange(n)[:, None] - _np.arange(n)[None, :]) % max(n, 1)]
 
 
 def companion(a):
     """The companion matrix of the polynomial with coefficients ``a`` (highest degree first). Raises
     ValueError for fewer than two coefficients. Mirrors ``jax.scipy.linalg.companion`` for 1-d ``a``."""
     (a,) = _nl._inexact("companion", a)
-    n = get_aval(a).shape[-1]
+    n = _get_aval(a).shape[-1]
     if n < 2:
         raise ValueError("The length of `a` must be at least 2.")
     first = -a[1:] / a[0]
-    sub = jnp.eye(n - 2, n - 1, dtype=get_aval(a).dtype) if n > 2 else jnp.zeros((0, n - 1), get_aval(a).dtype)
-    return jnp.concatenate([first[None, :], sub], 0)
+    sub = _jnp.eye(n - 2, n - 1, dtype=_get_aval(a).dtype) if n > 2 else _jnp.zeros((0, n - 1), _get_aval(a).dtype)
+    return _jnp.concatenate([first[None, :], sub], 0)
 
 
 def hadamard(n, dtype=int):
@@ -305,27 +305,27 @@ def hadamard(n, dtype=int):
     n = int(n)
     if n < 1 or n & (n - 1):
         raise ValueError("n must be an positive a power of 2 integer")
-    h = np.ones((1, 1))
+    h = _np.ones((1, 1))
     while h.shape[0] < n:
-        h = np.block([[h, h], [h, -h]])
-    return jnp.asarray(h, dtype=dtype)
+        h = _np.block([[h, h], [h, -h]])
+    return _jnp.asarray(h, dtype=dtype)
 
 
 def fiedler(a):
     """The symmetric Fiedler matrix ``|a[i] - a[j]|``. Mirrors ``jax.scipy.linalg.fiedler`` for 1-d ``a``."""
-    a = jnp.ravel(jnp.asarray(a))
-    return jnp.abs(a[:, None] - a[None, :])
+    a = _jnp.ravel(_jnp.asarray(a))
+    return _jnp.abs(a[:, None] - a[None, :])
 
 
 def helmert(n, full=False):
     """The Helmert matrix of order ``n`` (its first row dropped unless ``full``). Mirrors
     ``jax.scipy.linalg.helmert``."""
     n = int(n)
-    h = np.tril(np.ones((n, n)), -1) - np.diag(np.arange(n))
-    d = np.arange(n) * np.arange(1, n + 1)
+    h = _np.tril(_np.ones((n, n)), -1) - _np.diag(_np.arange(n))
+    d = _np.arange(n) * _np.arange(1, n + 1)
     h[0] = 1
     d[0] = n
-    out = jnp.asarray(h / np.sqrt(d)[:, None], dtype=dtypes.canonicalize_dtype(np.float64))
+    out = _jnp.asarray(h / _np.sqrt(d)[:, None], dtype=_dtypes.canonicalize_dtype(_np.float64))
     return out if full else out[1:]
 
 
@@ -333,12 +333,12 @@ def leslie(f, s):
     """The Leslie matrix of fecundities ``f[n]`` and survival rates ``s[n - 1]``. Mirrors
     ``jax.scipy.linalg.leslie``."""
     f, s = _nl._inexact("leslie", f, s)
-    n = get_aval(f).shape[-1]
-    if get_aval(s).shape[-1] != n - 1:
-        raise ValueError(f"Incorrect shape for s. s.shape[-1] must be f.shape[-1] - 1, got {get_aval(s).shape}")
-    sub = jnp.concatenate([jnp.diag(s), jnp.zeros((n - 1, 1), get_aval(f).dtype)], 1) if n > 1 else \
-        jnp.zeros((0, n), get_aval(f).dtype)
-    return jnp.concatenate([f[None, :], sub], 0)
+    n = _get_aval(f).shape[-1]
+    if _get_aval(s).shape[-1] != n - 1:
+        raise ValueError(f"Incorrect shape for s. s.shape[-1] must be f.shape[-1] - 1, got {_get_aval(s).shape}")
+    sub = _jnp.concatenate([_jnp.diag(s), _jnp.zeros((n - 1, 1), _get_aval(f).dtype)], 1) if n > 1 else \
+        _jnp.zeros((0, n), _get_aval(f).dtype)
+    return _jnp.concatenate([f[None, :], sub], 0)
 
 
 def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
@@ -351,11 +351,11 @@ def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
         raise ValueError(f"Unknown polar decomposition method {method!r}.")
     (a,) = _nl._inexact("polar", a)
     u_svd, s, vh = _nl.svd(a, full_matrices=False)
-    u = jnp.matmul(u_svd, vh)
+    u = _jnp.matmul(u_svd, vh)
     if side == "right":
-        p = jnp.matmul(_nl._mH(vh) * s[..., None, :], vh)
+        p = _jnp.matmul(_nl._mH(vh) * s[..., None, :], vh)
     else:
-        p = jnp.matmul(u_svd * s[..., None, :], _nl._mH(u_svd))
+        p = _jnp.matmul(u_svd * s[..., None, :], _nl._mH(u_svd))
     return u, p
 
 
@@ -370,8 +370,8 @@ def schur(a, output="real"):
     if output not in ("real", "complex"):
         raise ValueError(f"Expected output='real' or 'complex', got output={output!r}")
     (a,) = _nl._inexact("schur", a)
-    if output == "complex" and not jnp.iscomplexobj(a):
-        a = a.astype(jnp.result_type(a.dtype, np.complex64))
+    if output == "complex" and not _jnp.iscomplexobj(a):
+        a = a.astype(_jnp.result_type(a.dtype, _np.complex64))
     return _pl.schur(a)
 
 
@@ -382,30 +382,30 @@ def rsf2csf(T, Z, check_finite=True):
     T, Z = _nl._inexact("rsf2csf", T, Z)
     if T.ndim != 2 or T.shape[0] != T.shape[1] or Z.shape != T.shape:
         raise ValueError(f"Input must be square matrices of one shape, got {T.shape} and {Z.shape}")
-    cdt = jnp.result_type(T.dtype, np.complex64)
+    cdt = _jnp.result_type(T.dtype, _np.complex64)
     T, Z = T.astype(cdt), Z.astype(cdt)
     n = T.shape[0]
-    eps = np.finfo(jnp.real(T).dtype).eps
-    idx = np.arange(n)
+    eps = _np.finfo(_jnp.real(T).dtype).eps
+    idx = _np.arange(n)
     for m in range(n - 1, 0, -1):
         sub = T[m, m - 1]
         block = T[m - 1:m + 1, m - 1:m + 1]
-        split = jnp.abs(sub) > eps * (jnp.abs(T[m - 1, m - 1]) + jnp.abs(T[m, m]))
+        split = _jnp.abs(sub) > eps * (_jnp.abs(T[m - 1, m - 1]) + _jnp.abs(T[m, m]))
         # the eigenvalue of the block nearer T[m, m]'s rotation: mu - T[m, m] and sub give the rotation
         tr, dt = block[0, 0] + block[1, 1], block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0]
-        mu = tr / 2 + jnp.sqrt(tr * tr / 4 - dt)
+        mu = tr / 2 + _jnp.sqrt(tr * tr / 4 - dt)
         x, y = mu - T[m, m], sub
-        r = jnp.sqrt(jnp.abs(x) ** 2 + jnp.abs(y) ** 2)
-        r = jnp.where(split & (r > 0), r, 1.0)
-        c, s = jnp.where(split, x / r, 1.0), jnp.where(split, y / r, 0.0)
+        r = _jnp.sqrt(_jnp.abs(x) ** 2 + _jnp.abs(y) ** 2)
+        r = _jnp.where(split & (r > 0), r, 1.0)
+        c, s = _jnp.where(split, x / r, 1.0), _jnp.where(split, y / r, 0.0)
         # G acts on rows/cols m-1, m: [[conj(c), s], [-s, c]]
-        G = jnp.eye(n, dtype=cdt)
-        G = G.at[m - 1, m - 1].set(jnp.conj(c)).at[m - 1, m].set(s).at[m, m - 1].set(-s).at[m, m].set(c)
-        Gh = jnp.conj(G.T)
+        G = _jnp.eye(n, dtype=cdt)
+        G = G.at[m - 1, m - 1].set(_jnp.conj(c)).at[m - 1, m].set(s).at[m, m - 1].set(-s).at[m, m].set(c)
+        Gh = _jnp.conj(G.T)
         T = G @ T @ Gh
         Z = Z @ Gh
-        T = T.at[m, m - 1].set(jnp.where(split, 0, T[m, m - 1]))
-    return jnp.where(idx[:, None] > idx[None, :], 0, T), Z
+        T = T.at[m, m - 1].set(_jnp.where(split, 0, T[m, m - 1]))
+    return _jnp.where(idx[:, None] > idx[None, :], 0, T), Z
 
 
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
@@ -416,13 +416,13 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     if a.ndim < 2 or a.shape[-2] != n:
         raise ValueError(f"hessenberg expects a square matrix, got shape {a.shape}")
     packed, taus = _pl.hessenberg(a)
-    H = jnp.triu(packed, -1)
+    H = _jnp.triu(packed, -1)
     if not calc_q:
         return H
     if n <= 1:
-        return H, jnp.broadcast_to(jnp.eye(n, dtype=a.dtype), a.shape)
+        return H, _jnp.broadcast_to(_jnp.eye(n, dtype=a.dtype), a.shape)
     q = _pl.householder_product(packed[..., 1:, :-1], taus)
-    Q = jnp.zeros(a.shape, a.dtype).at[..., 0, 0].set(1).at[..., 1:, 1:].set(q)
+    Q = _jnp.zeros(a.shape, a.dtype).at[..., 0, 0].set(1).at[..., 1:, 1:].set(q)
     return H, Q
 
 
@@ -438,7 +438,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     a, c = _nl._inexact("qr_multiply", a, c)
     q, r = _pl.qr(a, full_matrices=False)
     if conjugate:
-        q = jnp.conj(q)
+        q = _jnp.conj(q)
     vec = c.ndim == 1
     if mode == "left":
         out = q @ (c[:, None] if vec else c)
@@ -455,7 +455,7 @@ def _upper_recurrence(T, step):
     n = T.shape[-1]
     F = step(None, 0)
     for d in range(1, n):
-        F = F + jnp.diag(step(F, d), d)
+        F = F + _jnp.diag(step(F, d), d)
     return F
 
 
@@ -469,19 +469,19 @@ def sqrtm(A, blocksize=1):
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"sqrtm expects a square matrix, got shape {A.shape}")
     T, Z = schur(A, output="complex")
-    root = jnp.sqrt(jnp.diagonal(T))
+    root = _jnp.sqrt(_jnp.diagonal(T))
 
     def step(R, d):
         if R is None:
-            return jnp.diag(root)
+            return _jnp.diag(root)
         # R[i, i+d] = (T[i, i+d] - sum_k R[i, k] R[k, i+d]) / (R[i, i] + R[i+d, i+d]); the sum is (R @ R)'s
         # superdiagonal d while R's is still zero
-        s = jnp.diagonal(R @ R, d)
+        s = _jnp.diagonal(R @ R, d)
         den = root[:-d] + root[d:]
-        return (jnp.diagonal(T, d) - s) / den
+        return (_jnp.diagonal(T, d) - s) / den
 
     R = _upper_recurrence(T, step)
-    return Z @ R @ jnp.conj(Z.T)
+    return Z @ R @ _jnp.conj(Z.T)
 
 
 def funm(A, func, disp=True):
@@ -493,22 +493,22 @@ def funm(A, func, disp=True):
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"funm expects a square matrix, got shape {A.shape}")
     T, Z = schur(A, output="complex")
-    tdiag = jnp.diagonal(T)
-    fdiag = jnp.asarray(func(tdiag)).astype(T.dtype)
+    tdiag = _jnp.diagonal(T)
+    fdiag = _jnp.asarray(func(tdiag)).astype(T.dtype)
 
     def step(F, d):
         if F is None:
-            return jnp.diag(fdiag)
+            return _jnp.diag(fdiag)
         # F T = T F at (i, j): F[i, j] (T[j, j] - T[i, i]) = (T F - F T)[i, j] evaluated while F[i, j] is still
         # zero (that sum then holds exactly the other terms: T[i, j] (F[j, j] - F[i, i]) and the inner ones)
-        S = jnp.diagonal(T @ F - F @ T, d)
+        S = _jnp.diagonal(T @ F - F @ T, d)
         return S / (tdiag[d:] - tdiag[:-d])
 
-    F = Z @ _upper_recurrence(T, step) @ jnp.conj(Z.T)
+    F = Z @ _upper_recurrence(T, step) @ _jnp.conj(Z.T)
     if disp:
         return F
     Ac = A.astype(F.dtype)
-    err = jnp.linalg.norm(F @ Ac - Ac @ F, 1) / jnp.maximum(jnp.linalg.norm(F, 1), np.finfo(jnp.real(F).dtype).tiny)
+    err = _jnp.linalg.norm(F @ Ac - Ac @ F, 1) / _jnp.maximum(_jnp.linalg.norm(F, 1), _np.finfo(_jnp.real(F).dtype).tiny)
     return F, err
 
 
@@ -521,42 +521,42 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     if method not in ("schur", "eigen"):
         raise ValueError(f"Unknown method {method!r}; expected 'schur' or 'eigen'")
     A, B, C = _nl._inexact("solve_sylvester", A, B, C)
-    real = not jnp.iscomplexobj(A)
-    cdt = jnp.result_type(A.dtype, np.complex64)
-    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
+    real = not _jnp.iscomplexobj(A)
+    cdt = _jnp.result_type(A.dtype, _np.complex64)
+    batch = _np.broadcast_shapes(A.shape[:-2], B.shape[:-2], C.shape[:-2])
     m, n = A.shape[-1], B.shape[-1]
-    A = jnp.broadcast_to(A, batch + (m, m)).astype(cdt)
-    B = jnp.broadcast_to(B, batch + (n, n)).astype(cdt)
-    C = jnp.broadcast_to(C, batch + (m, n)).astype(cdt)
-    H = lambda x: jnp.conj(jnp.swapaxes(x, -1, -2))
+    A = _jnp.broadcast_to(A, batch + (m, m)).astype(cdt)
+    B = _jnp.broadcast_to(B, batch + (n, n)).astype(cdt)
+    C = _jnp.broadcast_to(C, batch + (m, n)).astype(cdt)
+    H = lambda x: _jnp.conj(_jnp.swapaxes(x, -1, -2))
     if method == "eigen":
-        wa, va = jnp.linalg.eig(A)
-        wb, vb = jnp.linalg.eig(B)
-        F = jnp.linalg.solve(va, C @ vb)
+        wa, va = _jnp.linalg.eig(A)
+        wb, vb = _jnp.linalg.eig(B)
+        F = _jnp.linalg.solve(va, C @ vb)
         den = wa[..., :, None] + wb[..., None, :]
         Y = F / den
-        X = va @ Y @ jnp.linalg.inv(vb)
+        X = va @ Y @ _jnp.linalg.inv(vb)
     else:
         # A = Q R Q^H, B = U S U^H: R Y + Y S = F with F = Q^H C U, triangular R and S; column j of Y solves
         # (R + S[j, j]) y_j = f_j - Y[:, :j] S[:j, j]
         R, Q = _pl.schur(A)
         S, U = _pl.schur(B)
         F = H(Q) @ C @ U
-        eye = jnp.eye(m, dtype=cdt)
+        eye = _jnp.eye(m, dtype=cdt)
         cols = []
         for j in range(n):
             rhs = F[..., :, j]
             if j:
-                rhs = rhs - (jnp.stack(cols, -1) @ S[..., :j, j:j + 1])[..., 0]
+                rhs = rhs - (_jnp.stack(cols, -1) @ S[..., :j, j:j + 1])[..., 0]
             M = R + S[..., j, j][..., None, None] * eye
             cols.append(_pl.triangular_solve(M, rhs[..., None], left_side=True, lower=False)[..., 0])
-        Y = jnp.stack(cols, -1) if cols else jnp.zeros(batch + (m, 0), cdt)
+        Y = _jnp.stack(cols, -1) if cols else _jnp.zeros(batch + (m, 0), cdt)
         X = Q @ Y @ H(U)
-        wa, wb = jnp.diagonal(R, axis1=-2, axis2=-1), jnp.diagonal(S, axis1=-2, axis2=-1)
+        wa, wb = _jnp.diagonal(R, axis1=-2, axis2=-1), _jnp.diagonal(S, axis1=-2, axis2=-1)
         den = wa[..., :, None] + wb[..., None, :]
-    bad = jnp.any(jnp.abs(den) < tol, axis=(-2, -1))[..., None, None]
-    X = jnp.where(bad, jnp.nan, X)
-    return jnp.real(X) if real else X
+    bad = _jnp.any(_jnp.abs(den) < tol, axis=(-2, -1))[..., None, None]
+    X = _jnp.where(bad, _jnp.nan, X)
+    return _jnp.real(X) if real else X
 
 
 def expm_frechet(A, E, *, method=None, compute_expm=True):
@@ -570,9 +570,9 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape != E.shape:
         raise ValueError(f"expected A and E to be square matrices of one shape, got {A.shape} and {E.shape}")
     n = A.shape[-1]
-    top = jnp.concatenate([A, E], -1)
-    bottom = jnp.concatenate([jnp.zeros_like(A), A], -1)
-    big = expm(jnp.concatenate([top, bottom], -2))
+    top = _jnp.concatenate([A, E], -1)
+    bottom = _jnp.concatenate([_jnp.zeros_like(A), A], -1)
+    big = expm(_jnp.concatenate([top, bottom], -2))
     eA, L = big[..., :n, :n], big[..., :n, n:]
     return (eA, L) if compute_expm else L
 
@@ -591,7 +591,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     d, e = _nl._inexact("eigh_tridiagonal", d, e)
     if d.ndim != 1 or e.shape != (max(d.shape[0] - 1, 0),):
         raise ValueError(f"expected d[N] and e[N-1], got {d.shape} and {e.shape}")
-    T = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(e, -1)
+    T = _jnp.diag(d) + _jnp.diag(e, 1) + _jnp.diag(e, -1)
     w = _nl.eigvalsh(T)
     if select == "i":
         lo, hi = int(select_range[0]), int(select_range[1])
@@ -606,7 +606,7 @@ def convolution_matrix(a, n, mode="full"):
     ``k = m + n - 1`` ('full'), ``max(m, n)`` ('same') or ``max(m, n) - min(m, n) + 1`` ('valid');
     ``a``'s dtype. Raises ValueError for an empty ``a``, ``n < 1`` or an unknown mode. Mirrors
     ``jax.scipy.linalg.convolution_matrix``."""
-    a = jnp.asarray(a)
+    a = _jnp.asarray(a)
     n = int(n)
     if a.ndim < 1 or a.shape[-1] == 0:
         raise ValueError("len(a) must be at least 1.")
@@ -622,11 +622,11 @@ def convolution_matrix(a, n, mode="full"):
     else:
         start, k = min(m, n) - 1, max(m, n) - min(m, n) + 1
     # A[i, j] = a[i + start - j] where that index is in range
-    idx = np.arange(k)[:, None] + start - np.arange(n)[None, :]
+    idx = _np.arange(k)[:, None] + start - _np.arange(n)[None, :]
     ok = (idx >= 0) & (idx < m)
-    vals = jnp.take(a, jnp.asarray(np.clip(idx, 0, m - 1).reshape(-1), np.int32), axis=-1)
+    vals = _jnp.take(a, _jnp.asarray(_np.clip(idx, 0, m - 1).reshape(-1), _np.int32), axis=-1)
     vals = vals.reshape(a.shape[:-1] + (k, n))
-    return jnp.where(jnp.asarray(ok), vals, jnp.zeros((), a.dtype))
+    return _jnp.where(_jnp.asarray(ok), vals, _jnp.zeros((), a.dtype))
 
 
 def dft(n, scale=None, *, dtype=None):
@@ -635,17 +635,17 @@ def dft(n, scale=None, *, dtype=None):
     Mirrors ``jax.scipy.linalg.dft``."""
     if scale not in (None, "sqrtn", "n"):
         raise ValueError(f"scale must be None, 'sqrtn', or 'n'; {scale!r} is not valid.")
-    dt = dtypes.canonicalize_dtype(np.complex128) if dtype is None else np.dtype(dtype)
+    dt = _dtypes.canonicalize_dtype(_np.complex128) if dtype is None else _np.dtype(dtype)
     if dt.kind != "c":
         raise ValueError(f"dtype must be a complex dtype, got {dt}")
-    k = np.arange(n)
+    k = _np.arange(n)
     # the exponent reduced mod n first: exact angles for large n
-    w = np.exp(-2j * np.pi * (np.outer(k, k) % max(n, 1)) / max(n, 1))
+    w = _np.exp(-2j * _np.pi * (_np.outer(k, k) % max(n, 1)) / max(n, 1))
     if scale == "sqrtn":
-        w = w / np.sqrt(n)
+        w = w / _np.sqrt(n)
     elif scale == "n":
         w = w / n
-    return jnp.asarray(w.astype(dt))
+    return _jnp.asarray(w.astype(dt))
 
 
 def fiedler_companion(a):
@@ -658,13 +658,13 @@ def fiedler_companion(a):
     if a.shape[0] <= 2:
         if a.shape[0] == 2:
             return (-a[1] / a[0])[None, None]
-        return jnp.zeros((0, 0), a.dtype)
+        return _jnp.zeros((0, 0), a.dtype)
     c = a[1:] / a[0]
     n = c.shape[0]
     # the product of Fiedler's elementary factors, laid out as a pentadiagonal matrix: -c[0] and a 1 start
     # column 0; odd k put -c[k] above the diagonal with a 1 three rows below, even k put -c[k] below it with a
     # 1 two rows above
-    out = jnp.zeros((n, n), a.dtype).at[0, 0].set(-c[0]).at[1, 0].set(1)
+    out = _jnp.zeros((n, n), a.dtype).at[0, 0].set(-c[0]).at[1, 0].set(1)
     for k in range(1, n):
         if k % 2 == 1:   # c[k] at (k - 1, k), a one at (k + 2, k) below it
             out = out.at[k - 1, k].set(-c[k])
@@ -680,17 +680,17 @@ def invhilbert(n):
     C(n+j, n-i-1) C(i+j, i)^2`` (integers, exact in float64 up to n = 14; default float dtype). Mirrors
     ``jax.scipy.linalg.invhilbert``."""
     from math import comb
-    out = np.zeros((n, n))
+    out = _np.zeros((n, n))
     for i in range(n):
         for j in range(n):
             out[i, j] = (-1) ** (i + j) * (i + j + 1) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1) * \
                 comb(i + j, i) ** 2
-    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+    return _jnp.asarray(out.astype(_dtypes.canonicalize_dtype(_np.float64)))
 
 
 def _pascal_lower(n):
     from math import comb
-    return np.array([[comb(i, j) for j in range(n)] for i in range(n)], dtype=np.float64).reshape(n, n)
+    return _np.array([[comb(i, j) for j in range(n)] for i in range(n)], dtype=_np.float64).reshape(n, n)
 
 
 def pascal(n, kind=None):
@@ -702,7 +702,7 @@ def pascal(n, kind=None):
         raise ValueError(f"Expected kind to be 'symmetric', 'lower', or 'upper'; got {kind!r}")
     L = _pascal_lower(n)
     out = {"lower": L, "upper": L.T, "symmetric": L @ L.T}[kind]
-    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+    return _jnp.asarray(out.astype(_dtypes.canonicalize_dtype(_np.float64)))
 
 
 def invpascal(n, kind=None):
@@ -711,10 +711,10 @@ def invpascal(n, kind=None):
     kind = "symmetric" if kind is None else kind
     if kind not in ("symmetric", "lower", "upper"):
         raise ValueError(f"Expected kind to be 'symmetric', 'lower', or 'upper'; got {kind!r}")
-    i, j = np.indices((n, n))
-    Linv = np.where((i - j) % 2, -1.0, 1.0) * _pascal_lower(n)   # -0.0 above the diagonal, as JAX prints
+    i, j = _np.indices((n, n))
+    Linv = _np.where((i - j) % 2, -1.0, 1.0) * _pascal_lower(n)   # -0.0 above the diagonal, as JAX prints
     out = {"lower": Linv, "upper": Linv.T, "symmetric": Linv.T @ Linv}[kind]
-    return jnp.asarray(out.astype(dtypes.canonicalize_dtype(np.float64)))
+    return _jnp.asarray(out.astype(_dtypes.canonicalize_dtype(_np.float64)))
 
 
 __all__ += ["convolution_matrix", "dft", "eigh_tridiagonal", "expm_frechet", "fiedler_companion", "funm",

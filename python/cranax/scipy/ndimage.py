@@ -1,7 +1,7 @@
 """``cranax.scipy.ndimage``: mirrors ``jax.scipy.ndimage``."""
-import itertools
+import itertools as _itertools
 
-from .. import numpy as jnp
+from .. import numpy as _jnp
 
 __all__ = ["map_coordinates"]
 
@@ -10,19 +10,19 @@ _MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
 
 def _fix_index(i, n, mode):
     if mode == "nearest":
-        return jnp.clip(i, 0, n - 1), None
+        return _jnp.clip(i, 0, n - 1), None
     if mode == "wrap":
-        return jnp.mod(i, n), None
+        return _jnp.mod(i, n), None
     if mode == "mirror":
         p = 2 * (n - 1) if n > 1 else 1
-        m = jnp.mod(i, p)
-        return jnp.where(m >= n, p - m, m), None
+        m = _jnp.mod(i, p)
+        return _jnp.where(m >= n, p - m, m), None
     if mode == "reflect":
         p = 2 * n
-        m = jnp.mod(i, p)
-        return jnp.where(m >= n, p - 1 - m, m), None
+        m = _jnp.mod(i, p)
+        return _jnp.where(m >= n, p - 1 - m, m), None
     valid = (i >= 0) & (i < n)
-    return jnp.clip(i, 0, n - 1), valid
+    return _jnp.clip(i, 0, n - 1), valid
 
 
 def map_coordinates(input, coordinates, order, mode="constant", cval=0.0):
@@ -31,8 +31,8 @@ def map_coordinates(input, coordinates, order, mode="constant", cval=0.0):
     outside), 'nearest', 'wrap', 'mirror' or 'reflect'. Shape: the coordinates'; dtype: ``input``'s.
     Raises ``ValueError`` for a wrong number of coordinate arrays, ``NotImplementedError`` for order > 1
     (as JAX). Mirrors ``jax.scipy.ndimage.map_coordinates``."""
-    input = jnp.asarray(input)
-    coordinates = [jnp.asarray(c) for c in coordinates]
+    input = _jnp.asarray(input)
+    coordinates = [_jnp.asarray(c) for c in coordinates]
     if len(coordinates) != input.ndim:
         raise ValueError("coordinates must be a sequence of length input.ndim, but "
                          f"{len(coordinates)} != {input.ndim}")
@@ -40,24 +40,24 @@ def map_coordinates(input, coordinates, order, mode="constant", cval=0.0):
         raise NotImplementedError("jax.scipy.ndimage.map_coordinates currently requires order<=1")
     if mode not in _MODES:
         raise NotImplementedError(f"jax.scipy.ndimage.map_coordinates does not yet support mode {mode}")
-    cdt = coordinates[0].dtype if jnp.issubdtype(coordinates[0].dtype, jnp.floating) else jnp.float_
+    cdt = coordinates[0].dtype if _jnp.issubdtype(coordinates[0].dtype, _jnp.floating) else _jnp.float_
     per_axis = []
     for c, n in zip(coordinates, input.shape):
         c = c.astype(cdt)
         if order == 0:
             # nearest sample: floor(c + 1/2), as JAX
-            i = jnp.floor(c + 0.5).astype(jnp.int32)
+            i = _jnp.floor(c + 0.5).astype(_jnp.int32)
             idx, valid = _fix_index(i, n, mode)
             per_axis.append([(idx, valid, None)])
         else:
-            lo = jnp.floor(c)
+            lo = _jnp.floor(c)
             w = c - lo
-            lo = lo.astype(jnp.int32)
+            lo = lo.astype(_jnp.int32)
             i0, v0 = _fix_index(lo, n, mode)
             i1, v1 = _fix_index(lo + 1, n, mode)
             per_axis.append([(i0, v0, 1 - w), (i1, v1, w)])
     out = None
-    for combo in itertools.product(*per_axis):
+    for combo in _itertools.product(*per_axis):
         idx = tuple(t[0] for t in combo)
         val = input[idx]
         valid = None
@@ -68,10 +68,10 @@ def map_coordinates(input, coordinates, order, mode="constant", cval=0.0):
             if w is not None:
                 weight = w if weight is None else weight * w
         if valid is not None:
-            val = jnp.where(valid, val, jnp.asarray(cval, val.dtype))
-        term = val if weight is None else val * weight.astype(val.dtype) if jnp.issubdtype(val.dtype, jnp.inexact) \
+            val = _jnp.where(valid, val, _jnp.asarray(cval, val.dtype))
+        term = val if weight is None else val * weight.astype(val.dtype) if _jnp.issubdtype(val.dtype, _jnp.inexact) \
             else val * weight
         out = term if out is None else out + term
-    if jnp.issubdtype(input.dtype, jnp.integer):
-        out = jnp.round(out).astype(input.dtype)
+    if _jnp.issubdtype(input.dtype, _jnp.integer):
+        out = _jnp.round(out).astype(input.dtype)
     return out.astype(input.dtype)

@@ -2,14 +2,14 @@
 estimates (``stft``/``istft``, ``csd``, ``welch``). Mirrors ``jax.scipy.signal``: operands are promoted to an
 inexact dtype, and the results match SciPy's (within floating-point rounding).
 """
-import operator
-import warnings
+import operator as _operator
+import warnings as _warnings
 
 import numpy as _np
 
-from .. import lax
-from .. import numpy as jnp
-from ..core import get_aval
+from .. import lax as _lax
+from .. import numpy as _jnp
+from ..core import get_aval as _get_aval
 from ..numpy import linalg as _nl
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft",
@@ -41,9 +41,9 @@ def _out_shape(mode, s1, s2):
 
 def _conv_real(x, k, pads):
     """``lax.conv_general_dilated`` of one real N-d signal with one (already flipped) real kernel."""
-    nd = get_aval(x).ndim
-    out = lax.conv_general_dilated(x[None, None], k[None, None], (1,) * nd, pads,
-                                   precision=lax.Precision.HIGHEST)
+    nd = _get_aval(x).ndim
+    out = _lax.conv_general_dilated(x[None, None], k[None, None], (1,) * nd, pads,
+                                   precision=_lax.Precision.HIGHEST)
     return out[0, 0]
 
 
@@ -65,21 +65,21 @@ def _direct(in1, in2, mode):
         in1, in2 = in2, in1
     ks = in2.shape
     pads = [(0, 0)] * len(ks) if mode == "valid" else [(k - 1, k - 1) for k in ks]
-    kern = jnp.flip(in2)
-    if jnp.iscomplexobj(in1) or jnp.iscomplexobj(kern):
+    kern = _jnp.flip(in2)
+    if _jnp.iscomplexobj(in1) or _jnp.iscomplexobj(kern):
         # (a + ib)(c + id) = (ac - bd) + i(ad + bc), each a real convolution
-        a, b = jnp.real(in1), jnp.imag(in1)
-        c, d = jnp.real(kern), jnp.imag(kern)
+        a, b = _jnp.real(in1), _jnp.imag(in1)
+        c, d = _jnp.real(kern), _jnp.imag(kern)
         re = _conv_real(a, c, pads) - _conv_real(b, d, pads)
         im = _conv_real(a, d, pads) + _conv_real(b, c, pads)
-        out = lax.complex(re, im)
+        out = _lax.complex(re, im)
     else:
         out = _conv_real(in1, kern, pads)
     if mode != "same":
         return out
     # 'same': in1's original extent centred in the full result (as SciPy's _centered)
     starts = tuple((f - w) // 2 for f, w in zip(out.shape, s1))
-    return lax.slice(out, starts, tuple(a + w for a, w in zip(starts, s1)))
+    return _lax.slice(out, starts, tuple(a + w for a, w in zip(starts, s1)))
 
 
 def convolve(in1, in2, mode="full", method="auto", precision=None):
@@ -92,23 +92,23 @@ def convolve(in1, in2, mode="full", method="auto", precision=None):
         raise ValueError("Got method={method}; expected 'auto', 'fft', or 'direct'.")
     if method == "fft":
         return fftconvolve(in1, in2, mode=mode)
-    in1, in2 = jnp.asarray(in1), jnp.asarray(in2)
+    in1, in2 = _jnp.asarray(in1), _jnp.asarray(in2)
     if in1.ndim == 0 or in2.ndim == 0:
-        return jnp.multiply(*_inexact(in1, in2))
+        return _jnp.multiply(*_inexact(in1, in2))
     return _direct(in1, in2, mode)
 
 
 def correlate(in1, in2, mode="full", method="auto", precision=None):
     """The N-d cross-correlation ``z[k] = Σ_l in1[l + k - K] conj(in2[l])`` of ``in1`` and ``in2``:
     ``convolve(in1, conj(flip(in2)))``. Arguments as ``convolve``. Mirrors ``jax.scipy.signal.correlate``."""
-    in1, in2 = jnp.asarray(in1), jnp.asarray(in2)
-    return convolve(in1, jnp.flip(jnp.conj(in2)), mode=mode, method=method, precision=precision)
+    in1, in2 = _jnp.asarray(in1), _jnp.asarray(in2)
+    return convolve(in1, _jnp.flip(_jnp.conj(in2)), mode=mode, method=method, precision=precision)
 
 
 def _check_2d(name, in1, in2, boundary, fillvalue):
     if boundary != "fill" or fillvalue != 0:
         raise NotImplementedError(f"{name}() only supports boundary='fill', fillvalue=0")
-    if jnp.ndim(in1) != 2 or jnp.ndim(in2) != 2:
+    if _jnp.ndim(in1) != 2 or _jnp.ndim(in2) != 2:
         raise ValueError(f"{name}() only supports 2-dimensional inputs.")
 
 
@@ -123,13 +123,13 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
     """The 2-d cross-correlation of 2-d ``in1`` and ``in2`` (arguments as ``convolve2d``). Mirrors
     ``jax.scipy.signal.correlate2d``."""
     _check_2d("correlate2d", in1, in2, boundary, fillvalue)
-    in1, in2 = jnp.asarray(in1), jnp.asarray(in2)
+    in1, in2 = _jnp.asarray(in1), _jnp.asarray(in2)
     smaller = all(a <= b for a, b in zip(in1.shape, in2.shape)) and in1.shape != in2.shape
     if mode == "same":
         # SciPy centres correlate2d's 'same' result as the convolution of the flipped in1
-        return jnp.flip(convolve(jnp.flip(in1), jnp.conj(in2), mode="same"))
+        return _jnp.flip(convolve(_jnp.flip(in1), _jnp.conj(in2), mode="same"))
     if mode == "valid" and smaller:
-        return convolve(jnp.flip(in2), jnp.conj(in1), mode="valid")
+        return convolve(_jnp.flip(in2), _jnp.conj(in1), mode="valid")
     return correlate(in1, in2, mode=mode, precision=precision)
 
 
@@ -145,13 +145,13 @@ def _fftconvolve_all(in1, in2, mode):
             in1, in2 = in2, in1
     if all(a == 1 or b == 1 for a, b in zip(in1.shape, in2.shape)):
         prod = in1 * in2
-    elif jnp.iscomplexobj(in1):
-        prod = jnp.fft.ifftn(jnp.fft.fftn(in1, full) * jnp.fft.fftn(in2, full), full)
+    elif _jnp.iscomplexobj(in1):
+        prod = _jnp.fft.ifftn(_jnp.fft.fftn(in1, full) * _jnp.fft.fftn(in2, full), full)
     else:
-        prod = jnp.fft.irfftn(jnp.fft.rfftn(in1, full) * jnp.fft.rfftn(in2, full), full)
+        prod = _jnp.fft.irfftn(_jnp.fft.rfftn(in1, full) * _jnp.fft.rfftn(in2, full), full)
     out = _out_shape(mode, in1.shape, in2.shape)
     starts = tuple((f - o) // 2 for f, o in zip(full, out))
-    return lax.slice(prod, starts, tuple(s + o for s, o in zip(starts, out)))
+    return _lax.slice(prod, starts, tuple(s + o for s, o in zip(starts, out)))
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
@@ -165,14 +165,14 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     if axes is None:
         return _fftconvolve_all(in1, in2, mode)
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    axes = tuple(operator.index(a) % in1.ndim for a in axes)
+    axes = tuple(_operator.index(a) % in1.ndim for a in axes)
     mapped = [i for i in range(in1.ndim) if i not in axes]
     if any(in1.shape[i] != in2.shape[i] for i in mapped):
         raise ValueError(f"mapped axes must have same shape; got in1.shape={in1.shape} in2.shape={in2.shape} "
                          f"axes={axes}")
     # the mapped axes first, flattened into one batch; each batch member convolved on its own
     perm = mapped + list(axes)
-    a, b = jnp.transpose(in1, perm), jnp.transpose(in2, perm)
+    a, b = _jnp.transpose(in1, perm), _jnp.transpose(in2, perm)
     bshape = tuple(in1.shape[i] for i in mapped)
     nb = int(_np.prod(bshape)) if bshape else 1
     a = a.reshape((nb,) + a.shape[len(mapped):])
@@ -181,7 +181,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     out = vmap(lambda u, v: _fftconvolve_all(u, v, mode))(a, b)
     out = out.reshape(bshape + out.shape[1:])
     inv = [perm.index(i) for i in range(in1.ndim)]
-    return jnp.transpose(out, inv)
+    return _jnp.transpose(out, inv)
 
 
 # ----------------------------------------------------------------------------------------------- detrend
@@ -201,7 +201,7 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     bps = _np.unique(_np.concatenate([[0], _np.atleast_1d(_np.asarray(bp, int)), [n]]))
     if bps[0] < 0 or bps[-1] > n:
         raise ValueError("Breakpoints must be non-negative and less than length of data along given axis.")
-    x = jnp.moveaxis(x, axis, 0)
+    x = _jnp.moveaxis(x, axis, 0)
     shape = x.shape
     x = x.reshape((n, -1))
     pieces = []
@@ -213,12 +213,12 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         t = _np.arange(1, m + 1, dtype=_np.float64)
         tc = t - t.mean()
         denom = float((tc * tc).sum())
-        tcv = jnp.asarray(tc).astype(seg.dtype)[:, None]
+        tcv = _jnp.asarray(tc).astype(seg.dtype)[:, None]
         mean = seg.mean(0, keepdims=True)
-        slope = (tcv * seg).sum(0, keepdims=True) / denom if denom > 0 else jnp.zeros_like(mean)
+        slope = (tcv * seg).sum(0, keepdims=True) / denom if denom > 0 else _jnp.zeros_like(mean)
         pieces.append(seg - mean - tcv * slope)
-    x = jnp.concatenate(pieces, 0) if pieces else x
-    return jnp.moveaxis(x.reshape(shape), 0, axis)
+    x = _jnp.concatenate(pieces, 0) if pieces else x
+    return _jnp.moveaxis(x.reshape(shape), 0, axis)
 
 
 # ----------------------------------------------------------------------------------------------- spectral
@@ -226,21 +226,21 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
 def _window(window, nperseg, dtype):
     """The window array: a name SciPy's ``get_window`` knows ('hann' built in; others through SciPy when it
     is installed), a ``(name, param)`` tuple, or an array of length ``nperseg``."""
-    rd = _np.dtype(jnp.real(jnp.zeros((), dtype)).dtype)
+    rd = _np.dtype(_jnp.real(_jnp.zeros((), dtype)).dtype)
     if isinstance(window, str) and window in ("hann", "hanning"):
         if nperseg == 1:
-            return jnp.ones((1,), rd)
+            return _jnp.ones((1,), rd)
         # periodic Hann: sin(pi k / N)^2
-        return jnp.asarray(_np.sin(_np.pi * _np.arange(nperseg) / nperseg) ** 2, rd)
+        return _jnp.asarray(_np.sin(_np.pi * _np.arange(nperseg) / nperseg) ** 2, rd)
     if isinstance(window, str) and window in ("boxcar", "ones", "rectangular", "rect"):
-        return jnp.ones((nperseg,), rd)
+        return _jnp.ones((nperseg,), rd)
     if isinstance(window, (str, tuple)):
         try:
             from scipy.signal import get_window
         except ImportError as err:
             raise ImportError(f"scipy must be available to use window={window!r}") from err
-        return jnp.asarray(get_window(window, nperseg), rd)
-    win = jnp.asarray(window)
+        return _jnp.asarray(get_window(window, nperseg), rd)
+    win = _jnp.asarray(window)
     if win.ndim != 1:
         raise ValueError("window must be 1-D")
     if win.shape[0] != nperseg:
@@ -255,11 +255,11 @@ def _segments(window, nperseg, length, dtype):
         if nperseg is None:
             nperseg = 256
         if nperseg > length:
-            warnings.warn(f"nperseg = {nperseg} is greater than input length  = {length}, using nperseg = "
+            _warnings.warn(f"nperseg = {nperseg} is greater than input length  = {length}, using nperseg = "
                           f"{length}")
             nperseg = length
         return _window(window, nperseg, dtype), nperseg
-    win = jnp.asarray(window)
+    win = _jnp.asarray(window)
     if win.ndim != 1:
         raise ValueError("window must be 1-D")
     if length < win.shape[-1]:
@@ -277,10 +277,10 @@ def _pad_axis(x, lo, hi, mode):
         if lo > x.shape[-1] - 1:
             raise ValueError(f"The extension length n ({lo}) is too big. It must not exceed x.shape[axis]-1, "
                              f"which is {x.shape[-1] - 1}.")
-        left = 2 * x[..., :1] - jnp.flip(x[..., 1:lo + 1], -1)
-        right = 2 * x[..., -1:] - jnp.flip(x[..., -(lo + 1):-1], -1)
-        return jnp.concatenate([left, x, right], -1)
-    return jnp.pad(x, cfg, mode)
+        left = 2 * x[..., :1] - _jnp.flip(x[..., 1:lo + 1], -1)
+        right = 2 * x[..., -1:] - _jnp.flip(x[..., -(lo + 1):-1], -1)
+        return _jnp.concatenate([left, x, right], -1)
+    return _jnp.pad(x, cfg, mode)
 
 
 _BOUNDARY = {"even": "reflect", "odd": "odd", "constant": "edge", "zeros": "constant", None: None}
@@ -292,15 +292,15 @@ def _frames(x, win, detrend_fn, nperseg, noverlap, nfft, twosided):
     step = nperseg - noverlap
     starts = _np.arange(0, n - nperseg + 1, step)
     idx = starts[:, None] + _np.arange(nperseg)[None, :]
-    seg = jnp.take(x, jnp.asarray(idx.reshape(-1), _np.int32), axis=-1)
+    seg = _jnp.take(x, _jnp.asarray(idx.reshape(-1), _np.int32), axis=-1)
     seg = seg.reshape(x.shape[:-1] + idx.shape)
     seg = detrend_fn(seg)
-    if jnp.iscomplexobj(win) and not jnp.iscomplexobj(seg):
-        seg = seg.astype(jnp.result_type(seg.dtype, _np.complex64))
+    if _jnp.iscomplexobj(win) and not _jnp.iscomplexobj(seg):
+        seg = seg.astype(_jnp.result_type(seg.dtype, _np.complex64))
     seg = win * seg
     if twosided:
-        return jnp.fft.fft(seg, n=nfft)
-    return jnp.fft.rfft(jnp.real(seg), n=nfft)
+        return _jnp.fft.fft(seg, n=nfft)
+    return _jnp.fft.rfft(_jnp.real(seg), n=nfft)
 
 
 def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_onesided, scaling, axis,
@@ -309,7 +309,7 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
     ``y``) or 'stft'."""
     if boundary not in _BOUNDARY:
         raise ValueError(f"Unknown boundary option '{boundary}', must be one of: {list(_BOUNDARY)}")
-    axis = operator.index(axis)
+    axis = _operator.index(axis)
     if y is None:
         (x,) = _inexact(x)
         axis = axis % max(x.ndim, 1)
@@ -325,23 +325,23 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
             outer = _np.broadcast_shapes(x.shape[:axis] + x.shape[axis + 1:], y.shape[:axis] + y.shape[axis + 1:])
         except ValueError as err:
             raise ValueError("x and y cannot be broadcast together.") from err
-    cdt = jnp.result_type(x.dtype, _np.complex64)
-    fdt = jnp.real(jnp.zeros((), cdt)).dtype
+    cdt = _jnp.result_type(x.dtype, _np.complex64)
+    fdt = _jnp.real(_jnp.zeros((), cdt)).dtype
     if nperseg is not None:
-        nperseg = operator.index(nperseg)
+        nperseg = _operator.index(nperseg)
         if nperseg < 1:
             raise ValueError("nperseg must be a positive integer")
     win, nperseg = _segments(window, nperseg, x.shape[axis], x.dtype)
-    noverlap = nperseg // 2 if noverlap is None else operator.index(noverlap)
-    nfft = nperseg if nfft is None else operator.index(nfft)
+    noverlap = nperseg // 2 if noverlap is None else _operator.index(noverlap)
+    nfft = nperseg if nfft is None else _operator.index(nfft)
     if y is None and x.size == 0:
-        return jnp.zeros(x.shape, fdt), jnp.zeros(x.shape, fdt), jnp.zeros(x.shape, cdt)
+        return _jnp.zeros(x.shape, fdt), _jnp.zeros(x.shape, fdt), _jnp.zeros(x.shape, cdt)
     if y is not None and (x.size == 0 or y.size == 0):
         shape = outer[:axis] + (min(x.shape[axis], y.shape[axis]),) + outer[axis:]
-        return jnp.zeros(shape, fdt), jnp.zeros(shape, fdt), jnp.zeros(shape, cdt)
-    x = jnp.moveaxis(x, axis, -1)
+        return _jnp.zeros(shape, fdt), _jnp.zeros(shape, fdt), _jnp.zeros(shape, cdt)
+    x = _jnp.moveaxis(x, axis, -1)
     if y is not None:
-        y = jnp.moveaxis(y, axis, -1)
+        y = _jnp.moveaxis(y, axis, -1)
         if x.shape[-1] < y.shape[-1]:
             x = _pad_axis(x, 0, y.shape[-1] - x.shape[-1], "constant")
         elif y.shape[-1] < x.shape[-1]:
@@ -376,18 +376,18 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
     else:
         raise ValueError(f"Unknown scaling: {scaling}")
     if mode == "stft":
-        scale = jnp.sqrt(scale)
+        scale = _jnp.sqrt(scale)
     twosided = not return_onesided
-    if return_onesided and (jnp.iscomplexobj(x) or (y is not None and jnp.iscomplexobj(y))):
+    if return_onesided and (_jnp.iscomplexobj(x) or (y is not None and _jnp.iscomplexobj(y))):
         twosided = True
-        warnings.warn("Input data is complex, switching to return_onesided=False")
-    freqs = (jnp.fft.fftfreq(nfft, 1 / fs) if twosided else jnp.fft.rfftfreq(nfft, 1 / fs)).astype(fdt)
+        _warnings.warn("Input data is complex, switching to return_onesided=False")
+    freqs = (_jnp.fft.fftfreq(nfft, 1 / fs) if twosided else _jnp.fft.rfftfreq(nfft, 1 / fs)).astype(fdt)
     res = _frames(x, win, detrend_fn, nperseg, noverlap, nfft, twosided)
     if y is not None:
-        res = jnp.conj(res) * _frames(y, win, detrend_fn, nperseg, noverlap, nfft, twosided)
+        res = _jnp.conj(res) * _frames(y, win, detrend_fn, nperseg, noverlap, nfft, twosided)
     elif mode == "psd":
-        res = jnp.conj(res) * res
-    res = res * jnp.asarray(scale).astype(cdt)
+        res = _jnp.conj(res) * res
+    res = res * _jnp.asarray(scale).astype(cdt)
     if not twosided and mode == "psd":
         # one-sided: the energy of the negative frequencies folded onto the positive ones
         k = res.shape[-1]
@@ -395,16 +395,16 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
         w[0] = 1.0
         if nfft % 2 == 0:
             w[-1] = 1.0
-        res = res * jnp.asarray(w, fdt)
-    times = jnp.asarray(_np.arange(nperseg / 2, x.shape[-1] - nperseg / 2 + 1, step), fdt) / fs
+        res = res * _jnp.asarray(w, fdt)
+    times = _jnp.asarray(_np.arange(nperseg / 2, x.shape[-1] - nperseg / 2 + 1, step), fdt) / fs
     if boundary is not None:
         times = times - (nperseg / 2) / fs
     res = res.astype(cdt)
     if y is None and mode != "stft":
-        res = jnp.real(res)
+        res = _jnp.real(res)
     # [..., segments, freqs] -> freqs at `axis`, segments last
-    res = jnp.swapaxes(res, -1, -2)
-    res = jnp.moveaxis(res, -2, axis) if axis < res.ndim - 1 else res
+    res = _jnp.swapaxes(res, -1, -2)
+    res = _jnp.moveaxis(res, -2, axis) if axis < res.ndim - 1 else res
     return freqs, times, res
 
 
@@ -425,19 +425,19 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, det
     'spectrum'. ``y=None`` gives ``x``'s own (real) spectrum. Mirrors ``jax.scipy.signal.csd``."""
     freqs, _, pxy = _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
                               axis, "psd")
-    if y is not None and not jnp.iscomplexobj(pxy):
-        pxy = pxy.astype(jnp.result_type(pxy.dtype, _np.complex64))
+    if y is not None and not _jnp.iscomplexobj(pxy):
+        pxy = pxy.astype(_jnp.result_type(pxy.dtype, _np.complex64))
     if pxy.ndim >= 2 and pxy.size > 0:
         if pxy.shape[-1] > 1:
             if average == "median":
                 k = pxy.shape[-1]
                 ii = 2 * _np.arange(1, (k - 1) // 2 + 1)
                 bias = 1 + _np.sum(1.0 / (ii + 1) - 1.0 / ii)
-                if jnp.iscomplexobj(pxy):
-                    pxy = lax.complex(jnp.median(jnp.real(pxy), axis=-1), jnp.median(jnp.imag(pxy), axis=-1))
+                if _jnp.iscomplexobj(pxy):
+                    pxy = _lax.complex(_jnp.median(_jnp.real(pxy), axis=-1), _jnp.median(_jnp.imag(pxy), axis=-1))
                 else:
-                    pxy = jnp.median(pxy, axis=-1)
-                pxy = pxy / jnp.asarray(bias).astype(pxy.dtype)
+                    pxy = _jnp.median(pxy, axis=-1)
+                pxy = pxy / _jnp.asarray(bias).astype(pxy.dtype)
             elif average == "mean":
                 pxy = pxy.mean(axis=-1)
             else:
@@ -454,7 +454,7 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
     freqs, pxx = csd(x, None, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap, nfft=nfft,
                      detrend=detrend, return_onesided=return_onesided, scaling=scaling, axis=axis,
                      average=average)
-    return freqs, jnp.real(pxx)
+    return freqs, _jnp.real(pxx)
 
 
 def _overlap_add(frames, step):
@@ -464,52 +464,52 @@ def _overlap_add(frames, step):
     # scatter-add through one index array (frame j, sample i lands at j * step + i)
     idx = (_np.arange(n)[:, None] * step + _np.arange(length)[None, :]).reshape(-1)
     flat = frames.reshape(tuple(batch) + (n * length,))
-    out = jnp.zeros(tuple(batch) + (out_len,), frames.dtype)
-    return out.at[..., jnp.asarray(idx, _np.int32)].add(flat)
+    out = _jnp.zeros(tuple(batch) + (out_len,), frames.dtype)
+    return out.at[..., _jnp.asarray(idx, _np.int32)].add(flat)
 
 
 def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, input_onesided=True,
           boundary=True, time_axis=-1, freq_axis=-2):
     """The inverse short-time Fourier transform (windowed overlap-add of each segment's inverse FFT): ``(t,
     x)``; arguments as ``stft``'s. Mirrors ``jax.scipy.signal.istft``."""
-    Zxx = jnp.asarray(Zxx)
+    Zxx = _jnp.asarray(Zxx)
     if Zxx.ndim < 2:
         raise ValueError("Input stft must be at least 2d!")
-    freq_axis = operator.index(freq_axis) % Zxx.ndim
-    time_axis = operator.index(time_axis) % Zxx.ndim
+    freq_axis = _operator.index(freq_axis) % Zxx.ndim
+    time_axis = _operator.index(time_axis) % Zxx.ndim
     if freq_axis == time_axis:
         raise ValueError("Must specify differing time and frequency axes!")
-    Zxx = Zxx.astype(jnp.result_type(Zxx.dtype, _np.complex64))
+    Zxx = Zxx.astype(_jnp.result_type(Zxx.dtype, _np.complex64))
     n_default = 2 * (Zxx.shape[freq_axis] - 1) if input_onesided else Zxx.shape[freq_axis]
-    nperseg = operator.index(nperseg or n_default)
+    nperseg = _operator.index(nperseg or n_default)
     if nperseg < 1:
         raise ValueError("nperseg must be a positive integer")
     if nfft is None:
         nfft = n_default + (1 if input_onesided and nperseg == n_default + 1 else 0)
-    nfft = operator.index(nfft)
+    nfft = _operator.index(nfft)
     if nfft < nperseg:
         raise ValueError(f"FFT length ({nfft}) must be longer than nperseg ({nperseg}).")
-    noverlap = operator.index(noverlap or nperseg // 2)
+    noverlap = _operator.index(noverlap or nperseg // 2)
     if noverlap >= nperseg:
         raise ValueError("noverlap must be less than nperseg.")
     step = nperseg - noverlap
     if time_axis != Zxx.ndim - 1 or freq_axis != Zxx.ndim - 2:
         outer = tuple(i for i in range(Zxx.ndim) if i not in (time_axis, freq_axis))
-        Zxx = jnp.transpose(Zxx, outer + (freq_axis, time_axis))
-    inv = jnp.fft.irfft if input_onesided else jnp.fft.ifft
+        Zxx = _jnp.transpose(Zxx, outer + (freq_axis, time_axis))
+    inv = _jnp.fft.irfft if input_onesided else _jnp.fft.ifft
     segs = inv(Zxx, axis=-2, n=nfft)[..., :nperseg, :]
     win = _window(window, nperseg, segs.dtype).astype(segs.dtype)
     segs = segs * win.sum()          # undoes stft's 'spectrum' scaling
     wcol = win[:, None]
-    x = _overlap_add(jnp.swapaxes(segs * wcol, -2, -1), step)
-    norm = _overlap_add(jnp.broadcast_to(win * win, (segs.shape[-1], nperseg)), step)
+    x = _overlap_add(_jnp.swapaxes(segs * wcol, -2, -1), step)
+    norm = _overlap_add(_jnp.broadcast_to(win * win, (segs.shape[-1], nperseg)), step)
     if boundary:
         h = nperseg // 2
         x = x[..., h:x.shape[-1] - h]
         norm = norm[..., h:norm.shape[-1] - h]
-    x = x / jnp.where(norm > 1e-10, norm, 1.0)
+    x = x / _jnp.where(norm > 1e-10, norm, 1.0)
     if x.ndim > 1 and time_axis != Zxx.ndim - 1:
         t_ax = time_axis - 1 if freq_axis < time_axis else time_axis
-        x = jnp.moveaxis(x, -1, t_ax)
-    t = jnp.arange(x.shape[0], dtype=jnp.real(jnp.zeros((), x.dtype)).dtype) / fs
+        x = _jnp.moveaxis(x, -1, t_ax)
+    t = _jnp.arange(x.shape[0], dtype=_jnp.real(_jnp.zeros((), x.dtype)).dtype) / fs
     return t, x

@@ -1,5 +1,5 @@
 """``cranax.scipy.cluster.vq``: mirrors ``jax.scipy.cluster.vq``."""
-from ... import numpy as jnp
+from ... import numpy as _jnp
 
 __all__ = ["vq"]
 
@@ -10,16 +10,16 @@ def vq(obs, code_book, check_finite=True):
     ``check_finite`` is accepted for SciPy compatibility and ignored (as in JAX). Raises ``ValueError``
     for mismatched ranks. Mirrors ``jax.scipy.cluster.vq.vq``."""
     del check_finite
-    obs, code_book = jnp.asarray(obs), jnp.asarray(code_book)
+    obs, code_book = _jnp.asarray(obs), _jnp.asarray(code_book)
     if obs.ndim != code_book.ndim:
         raise ValueError("Observation and code_book should have the same rank")
-    dt = jnp.result_type(obs, code_book, jnp.float32)
+    dt = _jnp.result_type(obs, code_book, _jnp.float32)
     obs, code_book = obs.astype(dt), code_book.astype(dt)
     if obs.ndim == 1:
         obs, code_book = obs[:, None], code_book[:, None]
     if obs.ndim != 2:
         raise ValueError("ndim different than 1 or 2 are not supported")
-    dist = jnp.sum((obs[:, None, :] - code_book[None, :, :]) ** 2, axis=-1)
-    code = jnp.argmin(dist, axis=-1)
-    dmin = jnp.min(dist, axis=-1)
-    return code, jnp.sqrt(dmin)
+    dist = _jnp.sum((obs[:, None, :] - code_book[None, :, :]) ** 2, axis=-1)
+    code = _jnp.argmin(dist, axis=-1)
+    dmin = _jnp.min(dist, axis=-1)
+    return code, _jnp.sqrt(dmin)

@@ -1,4 +1,2 @@
-"""``cranax.scipy.spatial``: mirrors ``jax.scipy.spatial``."""
-from . import transform
-
-__all__ = ["transform"]
+"""``cranax.scipy.spatial``: mirrors ``jax.scipy.spatial`` (empty until ``transform`` is imported by name,
+as JAX's)."""

@@ -5,19 +5,19 @@ SciPy's (Shepperd's method from matrices, Bernardes and Viollet's Euler-angle ex
 identity for rotation vectors), written for whole batches at once. Mirrors
 ``jax.scipy.spatial.transform``.
 """
-import re
-import typing
+import re as _re
+import typing as _typing
 
-import numpy as np
+import numpy as _np
 
-from ... import numpy as jnp
+from ... import numpy as _jnp
 from ... import random as _random
 
 __all__ = ["Rotation", "Slerp"]
 
 
 def _norm(v):
-    return jnp.sqrt(jnp.sum(v * v, axis=-1))
+    return _jnp.sqrt(_jnp.sum(v * v, axis=-1))
 
 
 def _normalize(q):
@@ -28,9 +28,9 @@ def _compose(p, q):
     """Hamilton product p * q of (..., 4) quaternions (scalar last)."""
     pv, pw = p[..., :3], p[..., 3:]
     qv, qw = q[..., :3], q[..., 3:]
-    v = pw * qv + qw * pv + jnp.cross(pv, qv)
-    w = pw * qw - jnp.sum(pv * qv, axis=-1, keepdims=True)
-    return jnp.concatenate([v, w], axis=-1)
+    v = pw * qv + qw * pv + _jnp.cross(pv, qv)
+    w = pw * qw - _jnp.sum(pv * qv, axis=-1, keepdims=True)
+    return _jnp.concatenate([v, w], axis=-1)
 
 
 def _as_matrix(q):
@@ -40,7 +40,7 @@ def _as_matrix(q):
     rows = [[x2 - y2 - z2 + w2, 2 * (xy - zw), 2 * (xz + yw)],
             [2 * (xy + zw), -x2 + y2 - z2 + w2, 2 * (yz - xw)],
             [2 * (xz - yw), 2 * (yz + xw), -x2 - y2 + z2 + w2]]
-    return jnp.stack([jnp.stack(r, axis=-1) for r in rows], axis=-2)
+    return _jnp.stack([_jnp.stack(r, axis=-1) for r in rows], axis=-2)
 
 
 def _from_matrix(m):
@@ -55,62 +55,62 @@ def _from_matrix(m):
         q[j] = m[..., j, i] + m[..., i, j]
         q[k] = m[..., k, i] + m[..., i, k]
         q[3] = m[..., k, j] - m[..., j, k]
-        cands.append(jnp.stack(q, axis=-1))
-    cands.append(jnp.stack([m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1],
+        cands.append(_jnp.stack(q, axis=-1))
+    cands.append(_jnp.stack([m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1],
                             1 + tr], axis=-1))
-    choice = jnp.argmax(jnp.stack(d + [tr], axis=-1), axis=-1)
+    choice = _jnp.argmax(_jnp.stack(d + [tr], axis=-1), axis=-1)
     q = cands[3]
     for i in range(3):
-        q = jnp.where((choice == i)[..., None], cands[i], q)
+        q = _jnp.where((choice == i)[..., None], cands[i], q)
     return _normalize(q)
 
 
 def _from_rotvec(rv, degrees):
     if degrees:
-        rv = jnp.deg2rad(rv)
+        rv = _jnp.deg2rad(rv)
     angle = _norm(rv)
     a2 = angle * angle
     small = 0.5 - a2 / 48 + a2 * a2 / 3840
     # the where keeps the unused branch finite at angle 0 (and its gradient)
-    safe = jnp.where(angle <= 1e-3, 1., angle)
-    scale = jnp.where(angle <= 1e-3, small, jnp.sin(safe / 2) / safe)
-    return jnp.concatenate([scale[..., None] * rv, jnp.cos(angle / 2)[..., None]], axis=-1)
+    safe = _jnp.where(angle <= 1e-3, 1., angle)
+    scale = _jnp.where(angle <= 1e-3, small, _jnp.sin(safe / 2) / safe)
+    return _jnp.concatenate([scale[..., None] * rv, _jnp.cos(angle / 2)[..., None]], axis=-1)
 
 
 def _as_rotvec(q, degrees):
-    q = jnp.where(q[..., 3:] < 0, -q, q)
-    angle = 2. * jnp.arctan2(_norm(q[..., :3]), q[..., 3])
+    q = _jnp.where(q[..., 3:] < 0, -q, q)
+    angle = 2. * _jnp.arctan2(_norm(q[..., :3]), q[..., 3])
     a2 = angle * angle
     small = 2 + a2 / 12 + 7 * a2 * a2 / 2880
-    safe = jnp.where(angle <= 1e-3, 1., angle)
-    scale = jnp.where(angle <= 1e-3, small, safe / jnp.sin(safe / 2))
+    safe = _jnp.where(angle <= 1e-3, 1., angle)
+    scale = _jnp.where(angle <= 1e-3, small, safe / _jnp.sin(safe / 2))
     if degrees:
-        scale = jnp.rad2deg(scale)
+        scale = _jnp.rad2deg(scale)
     return scale[..., None] * q[..., :3]
 
 
 def _as_mrp(q):
-    sign = jnp.where(q[..., 3] < 0, -1., 1.).astype(q.dtype)
+    sign = _jnp.where(q[..., 3] < 0, -1., 1.).astype(q.dtype)
     return sign[..., None] * q[..., :3] / (1. + sign * q[..., 3])[..., None]
 
 
 def _from_mrp(p):
-    s = jnp.sum(p * p, axis=-1, keepdims=True) + 1
-    return jnp.concatenate([2 * p[..., :3], 2 - s], axis=-1) / s
+    s = _jnp.sum(p * p, axis=-1, keepdims=True) + 1
+    return _jnp.concatenate([2 * p[..., :3], 2 - s], axis=-1) / s
 
 
 def _canonical(q):
     neg, zero = q < 0, q == 0
     flip = (neg[..., 3] | (zero[..., 3] & neg[..., 0]) | (zero[..., 3] & zero[..., 0] & neg[..., 1])
             | (zero[..., 3] & zero[..., 0] & zero[..., 1] & neg[..., 2]))
-    return jnp.where(flip[..., None], -q, q)
+    return _jnp.where(flip[..., None], -q, q)
 
 
 def _elementary(axis, angle):
-    zeros = jnp.zeros_like(angle)
-    parts = [zeros, zeros, zeros, jnp.cos(angle / 2.)]
-    parts[axis] = jnp.sin(angle / 2.)
-    return jnp.stack(parts, axis=-1)
+    zeros = _jnp.zeros_like(angle)
+    parts = [zeros, zeros, zeros, _jnp.cos(angle / 2.)]
+    parts[axis] = _jnp.sin(angle / 2.)
+    return _jnp.stack(parts, axis=-1)
 
 
 def _check_seq(seq, exact3):
@@ -118,8 +118,8 @@ def _check_seq(seq, exact3):
         raise ValueError(f"Expected 3 axes, got {seq}.")
     if not exact3 and not 1 <= len(seq) <= 3:
         raise ValueError(f"Expected axis specification to be a non-empty string of upto 3 characters, got {seq}")
-    intrinsic = re.match(r"^[XYZ]{1,3}$", seq) is not None
-    extrinsic = re.match(r"^[xyz]{1,3}$", seq) is not None
+    intrinsic = _re.match(r"^[XYZ]{1,3}$", seq) is not None
+    extrinsic = _re.match(r"^[xyz]{1,3}$", seq) is not None
     if not (intrinsic or extrinsic):
         raise ValueError(f"Expected axes from `seq` to be from ['x', 'y', 'z'] or ['X', 'Y', 'Z'], got {seq}")
     if any(seq[i] == seq[i + 1] for i in range(len(seq) - 1)):
@@ -143,37 +143,37 @@ def _euler_from_quat(q, axes, extrinsic, degrees):
         a, b, c, d = qw, qi, qj, qk * sign
     else:
         a, b, c, d = qw - qj, qi + qk * sign, qj + qw, qk * sign - qi
-    mid = 2 * jnp.arctan2(jnp.hypot(c, d), jnp.hypot(a, b))
+    mid = 2 * _jnp.arctan2(_jnp.hypot(c, d), _jnp.hypot(a, b))
     eps = 1e-7
-    case = jnp.where(jnp.abs(mid) <= eps, 1, jnp.where(jnp.abs(mid - np.pi) <= eps, 2, 0))
-    half_sum = jnp.arctan2(b, a)
-    half_diff = jnp.arctan2(d, c)
-    degenerate_first = jnp.where(case == 1, 2 * half_sum, 2 * half_diff * (-1. if extrinsic else 1.))
+    case = _jnp.where(_jnp.abs(mid) <= eps, 1, _jnp.where(_jnp.abs(mid - _np.pi) <= eps, 2, 0))
+    half_sum = _jnp.arctan2(b, a)
+    half_diff = _jnp.arctan2(d, c)
+    degenerate_first = _jnp.where(case == 1, 2 * half_sum, 2 * half_diff * (-1. if extrinsic else 1.))
     out = [None, mid, None]
     # angle 0 (the first of the sequence) takes the degenerate value; the other outer angle is 0
     out[0] = degenerate_first
-    out[2] = jnp.zeros_like(mid)
-    out[first] = jnp.where(case == 0, half_sum - half_diff, out[first])
-    out[third] = jnp.where(case == 0, half_sum + half_diff, out[third])
+    out[2] = _jnp.zeros_like(mid)
+    out[first] = _jnp.where(case == 0, half_sum - half_diff, out[first])
+    out[third] = _jnp.where(case == 0, half_sum + half_diff, out[third])
     if not symmetric:
         out[third] = out[third] * sign
-        out[1] = out[1] - np.pi / 2
-    angles = jnp.stack(out, axis=-1)
-    angles = (angles + np.pi) % (2 * np.pi) - np.pi
-    return jnp.rad2deg(angles) if degrees else angles
+        out[1] = out[1] - _np.pi / 2
+    angles = _jnp.stack(out, axis=-1)
+    angles = (angles + _np.pi) % (2 * _np.pi) - _np.pi
+    return _jnp.rad2deg(angles) if degrees else angles
 
 
-class Rotation(typing.NamedTuple):
+class Rotation(_typing.NamedTuple):
     """Rotations in 3 dimensions as unit quaternions ``quat`` of shape ``(4,)`` (one rotation) or ``(N, 4)``
     (scalar last). Build with the ``from_*`` class methods; ``r1 * r2`` composes (``r2`` applied first).
     Mirrors ``jax.scipy.spatial.transform.Rotation`` (SciPy's ``Rotation``)."""
 
-    quat: typing.Any
+    quat: _typing.Any
 
     @classmethod
     def concatenate(cls, rotations):
         """One object holding all of ``rotations`` (each single or a stack), in order."""
-        return cls(jnp.concatenate([jnp.atleast_2d(r.quat) for r in rotations]))
+        return cls(_jnp.concatenate([_jnp.atleast_2d(r.quat) for r in rotations]))
 
     @classmethod
     def from_euler(cls, seq, angles, degrees=False):
@@ -181,12 +181,12 @@ class Rotation(typing.NamedTuple):
         intrinsic, rotating axes), ``angles`` of shape ``(..., len(seq))`` (or a scalar for one axis).
         ValueError for a bad ``seq``."""
         intrinsic, axes = _check_seq(seq, False)
-        angles = jnp.asarray(angles)
-        if not jnp.issubdtype(angles.dtype, jnp.inexact):
-            angles = angles.astype(jnp.result_type(float))
-        angles = jnp.atleast_1d(angles)
+        angles = _jnp.asarray(angles)
+        if not _jnp.issubdtype(angles.dtype, _jnp.inexact):
+            angles = angles.astype(_jnp.result_type(float))
+        angles = _jnp.atleast_1d(angles)
         if degrees:
-            angles = jnp.deg2rad(angles)
+            angles = _jnp.deg2rad(angles)
         if angles.shape[-1] != len(axes):
             if len(axes) == 1 and angles.ndim == 1:
                 angles = angles[:, None]
@@ -202,28 +202,28 @@ class Rotation(typing.NamedTuple):
     @classmethod
     def from_matrix(cls, matrix):
         """From rotation matrices ``(..., 3, 3)``."""
-        return cls(_from_matrix(jnp.asarray(matrix)))
+        return cls(_from_matrix(_jnp.asarray(matrix)))
 
     @classmethod
     def from_mrp(cls, mrp):
         """From Modified Rodrigues Parameters ``(..., 3)``."""
-        return cls(_from_mrp(jnp.asarray(mrp)))
+        return cls(_from_mrp(_jnp.asarray(mrp)))
 
     @classmethod
     def from_quat(cls, quat):
         """From quaternions ``(..., 4)`` (scalar last), normalized."""
-        return cls(_normalize(jnp.asarray(quat)))
+        return cls(_normalize(_jnp.asarray(quat)))
 
     @classmethod
     def from_rotvec(cls, rotvec, degrees=False):
         """From rotation vectors ``(..., 3)`` (axis times angle)."""
-        return cls(_from_rotvec(jnp.asarray(rotvec), degrees))
+        return cls(_from_rotvec(_jnp.asarray(rotvec), degrees))
 
     @classmethod
     def identity(cls, num=None, dtype=float):
         """The identity rotation (``num`` of them when given)."""
-        q = jnp.array([0., 0., 0., 1.], dtype=dtype)
-        return cls(q if num is None else jnp.tile(q, (num, 1)))
+        q = _jnp.array([0., 0., 0., 1.], dtype=dtype)
+        return cls(q if num is None else _jnp.tile(q, (num, 1)))
 
     @classmethod
     def random(cls, random_key, num=None):
@@ -252,8 +252,8 @@ class Rotation(typing.NamedTuple):
         rotates by the inverse."""
         m = self.as_matrix()
         if inverse:
-            m = jnp.swapaxes(m, -1, -2)
-        return jnp.einsum("...ij,...j->...i", m, jnp.asarray(vectors))
+            m = _jnp.swapaxes(m, -1, -2)
+        return _jnp.einsum("...ij,...j->...i", m, _jnp.asarray(vectors))
 
     def as_euler(self, seq, degrees=False):
         """Euler angles ``(..., 3)`` about the 3 axes ``seq`` (see ``from_euler``), in ``[-pi, pi]``."""
@@ -276,28 +276,28 @@ class Rotation(typing.NamedTuple):
         """The quaternions; ``canonical``: the one of ``q``, ``-q`` with ``w > 0`` (ties broken on x, y, z);
         ``scalar_first``: ``(w, x, y, z)`` order."""
         q = _canonical(self.quat) if canonical else self.quat
-        return jnp.roll(q, 1, axis=-1) if scalar_first else q
+        return _jnp.roll(q, 1, axis=-1) if scalar_first else q
 
     def inv(self):
         """The inverse rotation(s)."""
-        return Rotation(self.quat * jnp.array([-1, -1, -1, 1], dtype=self.quat.dtype))
+        return Rotation(self.quat * _jnp.array([-1, -1, -1, 1], dtype=self.quat.dtype))
 
     def magnitude(self):
         """Rotation angles in radians, in ``[0, pi]``."""
-        return 2. * jnp.arctan2(_norm(self.quat[..., :3]), jnp.abs(self.quat[..., 3]))
+        return 2. * _jnp.arctan2(_norm(self.quat[..., :3]), _jnp.abs(self.quat[..., 3]))
 
     def mean(self, weights=None):
         """The (weighted) mean rotation: the dominant eigenvector of ``sum_i w_i q_i q_i^T`` (Markley).
         ValueError for weights that are not 1-D with one value per rotation."""
-        q = jnp.atleast_2d(self.quat)
-        w = jnp.ones(q.shape[0], q.dtype) if weights is None else jnp.asarray(weights, dtype=q.dtype)
+        q = _jnp.atleast_2d(self.quat)
+        w = _jnp.ones(q.shape[0], q.dtype) if weights is None else _jnp.asarray(weights, dtype=q.dtype)
         if w.ndim != 1:
             raise ValueError(f"Expected `weights` to be 1 dimensional, got shape {w.shape}.")
         if w.shape[0] != q.shape[0]:
             raise ValueError(f"Expected `weights` to have number of values equal to number of rotations, got "
                              f"{w.shape[0]} values and {q.shape[0]} rotations.")
-        k = jnp.dot(w[None, :] * q.T, q)
-        _, v = jnp.linalg.eigh(k)
+        k = _jnp.dot(w[None, :] * q.T, q)
+        _, v = _jnp.linalg.eigh(k)
         return Rotation(v[:, -1])
 
     @property
@@ -306,15 +306,15 @@ class Rotation(typing.NamedTuple):
         return self.quat.ndim == 1
 
 
-class Slerp(typing.NamedTuple):
+class Slerp(_typing.NamedTuple):
     """Spherical linear interpolation between key rotations at increasing key times: build with
     ``Slerp.init(times, rotations)``, call with times in ``[times[0], times[-1]]``. Mirrors
     ``jax.scipy.spatial.transform.Slerp``."""
 
-    times: typing.Any
-    timedelta: typing.Any
+    times: _typing.Any
+    timedelta: _typing.Any
     rotations: Rotation
-    rotvecs: typing.Any
+    rotvecs: _typing.Any
 
     @classmethod
     def init(cls, times, rotations):
@@ -324,7 +324,7 @@ class Slerp(typing.NamedTuple):
             raise TypeError("`rotations` must be a `Rotation` instance.")
         if rotations.single or len(rotations) == 1:
             raise ValueError("`rotations` must be a sequence of at least 2 rotations.")
-        times = jnp.asarray(times, dtype=rotations.quat.dtype)
+        times = _jnp.asarray(times, dtype=rotations.quat.dtype)
         if times.ndim != 1:
             raise ValueError(f"Expected times to be specified in a 1 dimensional array, got {times.ndim} "
                              f"dimensions.")
@@ -333,17 +333,17 @@ class Slerp(typing.NamedTuple):
                              f"{len(rotations)} rotations and {times.shape[0]} timestamps.")
         q = rotations.as_quat()
         starts = Rotation(q[:-1])
-        return cls(times=times, timedelta=jnp.diff(times), rotations=starts,
+        return cls(times=times, timedelta=_jnp.diff(times), rotations=starts,
                    rotvecs=(starts.inv() * Rotation(q[1:])).as_rotvec())
 
     def __call__(self, times):
         """The interpolated rotation(s) at ``times`` (a scalar gives a single rotation)."""
-        t = jnp.asarray(times, dtype=self.times.dtype)
+        t = _jnp.asarray(times, dtype=self.times.dtype)
         if t.ndim > 1:
             raise ValueError("`times` must be at most 1-dimensional.")
         single = t.ndim == 0
-        t = jnp.atleast_1d(t)
-        ind = jnp.maximum(jnp.searchsorted(self.times, t) - 1, 0)
+        t = _jnp.atleast_1d(t)
+        ind = _jnp.maximum(_jnp.searchsorted(self.times, t) - 1, 0)
         alpha = (t - self.times[ind]) / self.timedelta[ind]
         out = self.rotations[ind] * Rotation.from_rotvec(self.rotvecs[ind] * alpha[:, None])
         return out[0] if single else out

@@ -1,14 +1,14 @@
 """``cranax.scipy.stats.chi2``: the chi-squared distribution, Gamma(df/2, scale 2). Mirrors
 ``jax.scipy.stats.chi2``."""
-from ... import numpy as jnp
+from ... import numpy as _jnp
 from . import gamma as _gamma
-from ._common import promote
+from ._common import promote as _promote
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 def _args(name, x, df, loc, scale):
-    x, df, loc, scale = promote(name, x, df, loc, scale)
+    x, df, loc, scale = _promote(name, x, df, loc, scale)
     return x, df / 2, loc, 2 * scale
 
 
@@ -17,7 +17,7 @@ def logpdf(x, df, loc=0, scale=1):
 
 
 def pdf(x, df, loc=0, scale=1):
-    return jnp.exp(logpdf(x, df, loc, scale))
+    return _jnp.exp(logpdf(x, df, loc, scale))
 
 
 def cdf(x, df, loc=0, scale=1):

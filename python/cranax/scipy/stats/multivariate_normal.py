@@ -6,12 +6,12 @@ Until cranax has ``linalg.cholesky``/``solve_triangular`` (the linear-algebra is
 factorization and the triangular solve are composed here, unrolled over the static dimension d (O(d^3)
 traced operations: meant for the small d of probabilistic models).
 """
-import math
+import math as _math
 
-import numpy as np
+import numpy as _np
 
-from ... import numpy as jnp
-from ._common import c
+from ... import numpy as _jnp
+from ._common import c as _c
 
 __all__ = ["logpdf", "pdf"]
 
@@ -24,7 +24,7 @@ def _chol_solve_logdet(cov, dev):
         s = cov[..., j, j]
         for k in range(j):
             s = s - L[j][k] * L[j][k]
-        L[j][j] = jnp.sqrt(s)
+        L[j][j] = _jnp.sqrt(s)
         for i in range(j + 1, d):
             s = cov[..., i, j]
             for k in range(j):
@@ -32,7 +32,7 @@ def _chol_solve_logdet(cov, dev):
             L[i][j] = s / L[j][j]
     logdet = 0.0
     for j in range(d):
-        logdet = logdet + 2 * jnp.log(L[j][j])
+        logdet = logdet + 2 * _jnp.log(L[j][j])
     y = []
     maha = 0.0
     for i in range(d):
@@ -47,22 +47,22 @@ def _chol_solve_logdet(cov, dev):
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
-    x, mean, cov = (jnp.asarray(v) for v in (x, mean, cov))
-    dt = jnp.result_type(x, mean, cov, jnp.float32)
+    x, mean, cov = (_jnp.asarray(v) for v in (x, mean, cov))
+    dt = _jnp.result_type(x, mean, cov, _jnp.float32)
     x, mean, cov = x.astype(dt), mean.astype(dt), cov.astype(dt)
     if not mean.shape:
-        return (-0.5 * (x - mean) ** 2 / cov - 0.5 * (jnp.log(2 * np.pi) + jnp.log(cov)))
+        return (-0.5 * (x - mean) ** 2 / cov - 0.5 * (_jnp.log(2 * _np.pi) + _jnp.log(cov)))
     d = mean.shape[-1]
     dev = x - mean
     if cov.ndim < 2:
-        var = jnp.broadcast_to(cov, (d,))
-        return (-0.5 * jnp.sum(dev * dev / var, axis=-1) - 0.5 * jnp.sum(jnp.log(var))
-                - c(x, 0.5 * d * math.log(2 * math.pi)))
+        var = _jnp.broadcast_to(cov, (d,))
+        return (-0.5 * _jnp.sum(dev * dev / var, axis=-1) - 0.5 * _jnp.sum(_jnp.log(var))
+                - _c(x, 0.5 * d * _math.log(2 * _math.pi)))
     if cov.shape[-2:] != (d, d):
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
     logdet, maha = _chol_solve_logdet(cov, dev)
-    return -0.5 * maha - 0.5 * logdet - c(x, 0.5 * d * math.log(2 * math.pi))
+    return -0.5 * maha - 0.5 * logdet - _c(x, 0.5 * d * _math.log(2 * _math.pi))
 
 
 def pdf(x, mean, cov):
-    return jnp.exp(logpdf(x, mean, cov))
+    return _jnp.exp(logpdf(x, mean, cov))

@@ -1,22 +1,22 @@
 """``cranax.scipy.stats.nbinom``: the negative binomial distribution (failures before the n-th success).
 Mirrors ``jax.scipy.stats.nbinom``."""
-import numpy as np
+import numpy as _np
 
-from ... import numpy as jnp
-from ... import lax
-from .. import special
-from ._common import c, promote
+from ... import numpy as _jnp
+from ... import lax as _lax
+from .. import special as _special
+from ._common import c as _c, promote as _promote
 
 __all__ = ["logpmf", "pmf"]
 
 
 def logpmf(k, n, p, loc=0):
-    k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
+    k, n, p, loc = _promote("nbinom.logpmf", k, n, p, loc)
     y = k - loc
-    comb = lax.lgamma(n + y) - lax.lgamma(y + 1) - lax.lgamma(n)
-    val = comb + special.xlogy(n, p) + special.xlog1py(y, -p)
-    return jnp.where(y < 0, c(k, -np.inf), val)
+    comb = _lax.lgamma(n + y) - _lax.lgamma(y + 1) - _lax.lgamma(n)
+    val = comb + _special.xlogy(n, p) + _special.xlog1py(y, -p)
+    return _jnp.where(y < 0, _c(k, -_np.inf), val)
 
 
 def pmf(k, n, p, loc=0):
-    return jnp.exp(logpmf(k, n, p, loc))
+    return _jnp.exp(logpmf(k, n, p, loc))

@@ -1,22 +1,22 @@
 """``cranax.scipy.stats.wrapcauchy``: the wrapped Cauchy distribution on [0, 2 pi] with shape ``c``.
 Mirrors ``jax.scipy.stats.wrapcauchy``."""
-import math
+import math as _math
 
-import numpy as np
+import numpy as _np
 
-from ... import numpy as jnp
-from ._common import c as _c, promote
+from ... import numpy as _jnp
+from ._common import c as _c, promote as _promote
 
 __all__ = ["logpdf", "pdf"]
 
 
 def logpdf(x, c):
-    x, c = promote("wrapcauchy.logpdf", x, c)
-    val = jnp.log1p(-c * c) - jnp.log(1 + c * c - 2 * c * jnp.cos(x)) - _c(x, math.log(2 * math.pi))
+    x, c = _promote("wrapcauchy.logpdf", x, c)
+    val = _jnp.log1p(-c * c) - _jnp.log(1 + c * c - 2 * c * _jnp.cos(x)) - _c(x, _math.log(2 * _math.pi))
     ok = (c > 0) & (c < 1)
-    inside = (x >= 0) & (x <= 2 * np.pi)
-    return jnp.where(ok, jnp.where(inside, val, _c(x, -np.inf)), _c(x, np.nan))
+    inside = (x >= 0) & (x <= 2 * _np.pi)
+    return _jnp.where(ok, _jnp.where(inside, val, _c(x, -_np.inf)), _c(x, _np.nan))
 
 
 def pdf(x, c):
-    return jnp.exp(logpdf(x, c))
+    return _jnp.exp(logpdf(x, c))
