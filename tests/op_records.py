@@ -563,6 +563,12 @@ _CONTROL = [
                                    "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
                                    "test_gpu_ops.py::test_elementwise_op_matches_cpu"))
       for n in ("tan_libm", "pow_libm")],
+    # the samplers' choice between YNNPACK's routines and XLA's own, taken at lowering on the final (batched)
+    # shape (_prng.py); sum_last is linear
+    _r("ynn_choice", "internal", linear=True,
+       tested_in=("test_random_ynn.py::test_ynn_choice_decides_on_the_batched_shape",
+                  "test_random_ynn.py::test_ynn_choice_derivatives_and_errors",
+                  "test_random_ynn.py::test_x64_draws_bit_identical_to_jax")),
     # partial evaluation's marker for a known value it must not fold; staged internally, never by users
     _r("pe_identity", "internal", linear=True,
        tested_in=("test_control_flow.py::test_closed_over_values_become_leading_operands",)),

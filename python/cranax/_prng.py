@@ -22,8 +22,13 @@ import numpy as np
 
 from . import dtypes, lax
 from . import numpy as jnp
-from .core import TypedScalar, get_aval, typed_scalar
+from .core import ShapedArray, TypedScalar, get_aval, typed_scalar
+from .interpreters import ad as _ad
+from .interpreters import batching as _batching
+from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import elementwise as _ew
+from .primitives import structural as _st
+from .primitives.standard import standard_primitive
 
 U32 = np.dtype(np.uint32)
 F32 = np.dtype(np.float32)
@@ -540,6 +545,112 @@ def ynn_sum_last(x):
         v = lax.add(lax.slice_in_dim(v, 0, w, axis=len(lead)), lax.slice_in_dim(v, w, 2 * w, axis=len(lead)))
     return lax.add(lax.full(lead, dt.type(0), dt), lax.reshape(v, lead))
 
+
+
+# ------------------------------------------------------------------------------ the choice, on the final shape
+# XLA:CPU decides per compiled program, on the shapes it sees there: under vmap that is the batched shape
+# (3 keys x (1000, 3) draws span 9000 elements, each draw 3000), and an operand the vmap does not map (the
+# gamma's d = alpha - 1/3 when only the key is mapped) is broadcast into the same fusion. So the samplers do
+# not choose while they trace (the per-example shape); they bind ``ynn_choice``, whose batching rule binds it
+# again at the batched shape (unmapped operands broadcast, as XLA fuses them) and whose lowering
+# (``inline_jaxpr``, when the shape is final) picks YNNPACK's routines at >= 4096 elements, XLA's own below.
+def _log_add(log_):
+    # the log-gamma's tail, log(d) + log(V) + log_boost, as dirichlet's fusion holds it
+    return lambda d, v, b: lax.add(lax.add(log_(d), log_(v)), b)
+
+
+_YNN_CHOICES = {
+    "exp": (lambda x: ynn_exp(x), lambda x: lax.exp(x)),
+    "log1p": (lambda x: ynn_log1p(x), lambda x: log1p(x)),
+    "log_add": (_log_add(lambda x: ynn_log(x)), _log_add(lambda x: log(x))),
+    "sum_last": (lambda x: ynn_sum_last(x), lambda x: xla_sum_last(x)),
+}
+_YNN_ARITY = {"exp": 1, "log1p": 1, "log_add": 3, "sum_last": 1}
+
+
+def _ynn_choice_abstract(*xs, fn):
+    if fn not in _YNN_CHOICES:
+        raise ValueError(f"ynn_choice: unknown fn {fn!r}")
+    if len(xs) != _YNN_ARITY[fn]:
+        raise TypeError(f"ynn_choice({fn}) takes {_YNN_ARITY[fn]} operands, got {len(xs)}")
+    x = xs[0]
+    if any(v.dtype != x.dtype or v.shape != x.shape for v in xs):
+        raise TypeError(f"ynn_choice({fn}) needs operands of one shape and dtype, got "
+                        f"{[(v.shape, str(v.dtype)) for v in xs]}")
+    if x.dtype not in (F32, F64):
+        raise TypeError(f"ynn_choice takes float32 or float64, got {x.dtype}")
+    if fn == "sum_last":
+        if x.ndim < 1:
+            raise ValueError("ynn_choice(sum_last) needs an array of rank >= 1")
+        return ShapedArray(x.shape[:-1], x.dtype, x.weak_type)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+ynn_choice_p = standard_primitive("ynn_choice", _ynn_choice_abstract)
+_ynn_choice_cache = {}
+
+
+def _ynn_choice_inline(eqn):
+    fn = eqn.params["fn"]
+    avals = tuple(v.aval for v in eqn.invars)
+    key = (avals, fn)
+    jaxpr = _ynn_choice_cache.get(key)
+    if jaxpr is None:
+        big, small = _YNN_CHOICES[fn]
+        chosen = big if ynn_sized(avals[0].shape) else small
+        jaxpr = _ynn_choice_cache[key] = trace_to_jaxpr(lambda *a: [chosen(*a)], list(avals)).jaxpr
+    return jaxpr, eqn.invars
+
+
+def _ynn_choice_batch(vals, dims, *, fn):
+    if len(vals) == 1 and not (fn == "sum_last" and dims[0] == get_aval(vals[0]).ndim - 1):
+        return ynn_choice_p.bind(vals[0], fn=fn), dims[0]
+    # the batch axis first on every operand (the reduced axis stays last)
+    size = _batching.axis_size_of(vals, dims)
+    return ynn_choice_p.bind(*[_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)], fn=fn), 0
+
+
+def _ynn_choice_jvp(primals, tangents, *, fn):
+    ans = ynn_choice_p.bind(*primals, fn=fn)
+    if all(type(t) is _ad.Zero for t in tangents):
+        return ans, _ad.Zero(get_aval(ans))
+    if fn == "sum_last":
+        return ans, ynn_choice_p.bind(tangents[0], fn=fn)
+    if fn == "exp":
+        return ans, lax.mul(tangents[0], ans)
+    if fn == "log1p":
+        x = primals[0]
+        return ans, lax.div(tangents[0], lax.add(x, const(1, get_aval(x).dtype)))
+    # log_add: dd/d + dv/v + db
+    out = None
+    for i, (x, t) in enumerate(zip(primals, tangents)):
+        if type(t) is _ad.Zero:
+            continue
+        term = t if i == 2 else lax.div(t, x)
+        out = term if out is None else lax.add(out, term)
+    return ans, out
+
+
+def _ynn_choice_transpose(ct, *xs, fn):
+    # only sum_last is linear (the jvp above applies no other choice to a tangent)
+    x, = xs
+    if type(ct) is _ad.Zero:
+        return [_ad.Zero(x.aval)]
+    shape = x.aval.shape
+    return [_st.broadcast_in_dim(ct, shape, tuple(range(len(shape) - 1)))]
+
+
+ynn_choice_p.inline_jaxpr = staticmethod(_ynn_choice_inline)
+_batching.batching_rules[ynn_choice_p] = _ynn_choice_batch
+_ad.jvp_rules[ynn_choice_p] = _ynn_choice_jvp
+_ad.transpose_rules[ynn_choice_p] = _ynn_choice_transpose
+
+
+def ynn_choice(fn, *xs):
+    """``fn`` ("exp", "log1p", "sum_last", or "log_add": log(a) + log(b) + c) of ``xs`` as XLA:CPU computes it
+    inside a reduce fusion: YNNPACK's routines where it spans >= 4096 elements once every vmap is applied,
+    XLA's own below."""
+    return ynn_choice_p.bind(*xs, fn=fn)
 
 # Lanczos (g = 7, n = 9) coefficients, as XLA's lgamma decomposition uses them (rounded to float32 there).
 _LANCZOS_G = 7.0

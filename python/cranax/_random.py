@@ -1265,9 +1265,11 @@ def _gamma_one(key, alpha, log_space):
         log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
         skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
-        # log_space == "ynn": the two logs run in YNNPACK, where XLA fuses them into dirichlet's softmax
-        log = _prng.ynn_log if log_space == "ynn" else _prng.log
-        return lax.add(lax.add(log(d), log(V)), log_boost)
+        if log_space == "ynn":
+            # the two logs join dirichlet's softmax fusion, YNNPACK's where that spans >= 4096 elements
+            # (decided on the final, batched shape: ``_prng.ynn_choice``)
+            return _prng.ynn_choice("log_add", d, V, log_boost)
+        return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
     boost = lax.select(boost_mask, one, _pow_libm(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
@@ -1389,20 +1391,21 @@ def beta(key, a, b, shape=None, dtype=None):
 def _dirichlet_impl(key, alpha, shape, dtype):
     full = shape + tuple(get_aval(alpha).shape[-1:])
     # (a softmax over one element has no reduce left for XLA to hand to YNNPACK)
-    ynn = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1 and _prng.ynn_sized(full)
-    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if ynn else True)
+    fused = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1
+    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if fused else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
-    # reciprocal; for float32/float64 draws of at least 4096 elements the tail (the log-gamma's last logs,
-    # max, exp, sum) runs in YNNPACK, so its exp, logs and summation order are YNNPACK's
+    # reciprocal; for float32/float64 draws the tail (the log-gamma's last logs, max, exp, sum) is one
+    # reduce fusion, run in YNNPACK (its exp, logs and summation order) where it spans >= 4096 elements
+    # of the final shape, vmapped batches included (``_prng.ynn_choice`` decides once that shape is known)
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
-    if not ynn:
+    if not fused:
         e = jnp.exp(x)
         if np.dtype(dtype) not in (np.float32, np.float64):
             # (half floats: jnp.sum accumulates in float32, as JAX's)
             return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
         return jnp.multiply(e, jnp.reciprocal(_prng.xla_sum_last(e))[..., None])
-    e = _prng.ynn_exp(x)
-    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
+    e = _prng.ynn_choice("exp", x)
+    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_choice("sum_last", e))[..., None])
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
@@ -1963,9 +1966,10 @@ def _ball_impl(key, p, d, shape, dtype):
     # g * s**-(1/p) (pow is the C library's on both sides)
     u = _uniform_raw(ks[1], 0., 1., shape, dtype)
     # (with d == 1 the sum is gone from the graph, and with it the YNNPACK fusion)
-    e = lax.neg((_prng.ynn_log1p if d > 1 and _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
+    # (the sizes are the final ones, vmapped batches included: ``_prng.ynn_choice`` decides at lowering)
+    e = lax.neg((_prng.ynn_choice("log1p", lax.neg(u)) if d > 1 else _prng.log1p(lax.neg(u))))
     gp = _power_libm(jnp.abs(g), p)
-    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else _prng.xla_sum_last(gp), e)
+    s = jnp.add(_prng.ynn_choice("sum_last", gp), e)
     if d == 1:
         # no broadcast of the norm left to simplify: XLA keeps the division
         return jnp.divide(g, _power_libm(s, inv_p)[..., None])
