@@ -12,9 +12,8 @@ backend and fuses into one loop. The layout of the counters and the float recipe
   split into (hi, lo) 32-bit halves; 32 random bits are ``out0 ^ out1``; a split key is ``(out0, out1)``.
 * ``fold_in(key, d)`` hashes the counter ``(0, d)``.
 
-XLA contracts ``a * b + c`` into a fused multiply-add on the CPU; cranax has no FMA primitive, so :func:`fma`
-computes it in float64 (exact product of two float32, one rounding of the sum, then a rounding to float32:
-identical to a true FMA except for double-rounding ties, about one case in 2**29).
+XLA contracts ``a * b + c`` into a fused multiply-add on the CPU; :func:`fma` binds the core's (internal)
+``fma`` op, one rounding as XLA's, in float32 and float64.
 """
 import math
 
@@ -38,8 +37,8 @@ I32 = np.dtype(np.int32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
 
-# Set to False (by the test suite or a user) to compute the float32 fused multiply-adds in float32 (two
-# roundings) instead of float64; only the last bit of a few percent of the normal samples changes.
+# Set to False (by the test suite or a user) to round the samplers' multiply-adds twice (a multiply, then an
+# add) instead of fusing them; only the last bit of a few percent of the normal samples changes.
 FMA_VIA_F64 = True
 
 
@@ -211,7 +210,9 @@ def _bcast(x, shape):
 
 
 def fma(a, b, c):
-    """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU), for float32 operands."""
+    """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU) for float32 and float64 operands
+    (numpy broadcasting; Python scalars take the arrays' dtype): the core's ``fma`` op, the host's FMA
+    instruction. Other dtypes, or ``FMA_VIA_F64 = False``, round the product and the sum separately."""
     dt = None
     for v in (a, b, c):
         if not isinstance(v, (int, float, TypedScalar, np.generic)):
@@ -219,78 +220,19 @@ def fma(a, b, c):
             break
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
-    if dt == F64 and FMA_VIA_F64:
-        return _fma64(a, b, c)
-    if dt is None or dt != F32 or not FMA_VIA_F64:
-        # numpy's broadcasting, as XLA's multiply-add on operands of any shape
+    if dt not in (F32, F64) or not FMA_VIA_F64:
         return jnp.add(jnp.multiply(a, b), c)
     shape = _bshape(a, b, c)
 
-    def wide(v):
-        # an f32 array of the full shape widened by the convert primitive: float64 literals would be
-        # canonicalized to float32 when a jaxpr is re-traced with x64 off
-        if isinstance(v, (int, float, np.generic, TypedScalar)):
-            val = v.val if isinstance(v, TypedScalar) else v
-            v = lax.full(shape if shape else (1,), np.float32(val), F32)
-            if not shape:
-                v = lax.reshape(v, ())
-        else:
-            v = _bcast(v, shape)
-        return _ew.convert_element_type_p.bind(v, new_dtype=F64, weak_type=False, sharding=None)
-
-    prod = _ew.mul_p.bind(wide(a), wide(b))
-    return _ew.convert_element_type_p.bind(_ew.add_p.bind(prod, wide(c)), new_dtype=F32, weak_type=False,
-                                           sharding=None)
-
-
-_SPLIT64 = 134217729.0  # 2**27 + 1: Veltkamp's splitter for 53-bit significands
-
-
-def _fma64(a, b, c):
-    """``a * b + c`` rounded once, for float64 operands, without an FMA primitive: Boldo and Melquiond's
-    emulation (IEEE Trans. Computers 57(4), 2008). a * b = uh + ul exactly (Dekker's product on Veltkamp
-    halves), c + uh = th + tl exactly (Knuth's two-sum), v = tl + ul rounded to odd, then th + v rounded
-    to nearest is the correctly rounded a * b + c. Exact while nothing overflows (|a|, |b| < 2**996) or
-    falls below 2**-969 in the partial products; the samplers' operands are far inside. ~25 flops."""
-    shape = _bshape(a, b, c)
-
     def arr(v):
+        # constants as arrays of the dtype (a float64 literal would be canonicalized to float32 when a jaxpr
+        # is re-traced with x64 off), everything at the full shape: fma takes operands of one shape
         if isinstance(v, (int, float, np.generic, TypedScalar)):
             val = v.val if isinstance(v, TypedScalar) else v
-            v = lax.full(shape if shape else (1,), np.float64(val), F64)
+            v = lax.full(shape if shape else (1,), dt.type(val), dt)
             return v if shape else lax.reshape(v, ())
         return _bcast(v, shape)
-    a, b, c = arr(a), arr(b), arr(c)
-    add, sub, mul = _ew.add_p.bind, _ew.sub_p.bind, _ew.mul_p.bind
-    s = lax.full(shape, _SPLIT64, F64)
-
-    def split(x):
-        t = mul(s, x)
-        hi = sub(t, sub(t, x))
-        return hi, sub(x, hi)
-
-    def two_sum(x, y):
-        r = add(x, y)
-        yy = sub(r, x)
-        return r, add(sub(x, sub(r, yy)), sub(y, yy))
-
-    uh = mul(a, b)
-    ah, al = split(a)
-    bh, bl = split(b)
-    ul = add(add(add(sub(mul(ah, bh), uh), mul(ah, bl)), mul(al, bh)), mul(al, bl))
-    th, tl = two_sum(c, uh)
-    v, err = two_sum(tl, ul)
-    # round to odd: an inexact v with an even significand moves one ulp toward the exact sum
-    i64 = np.dtype(np.int64)
-    vb = lax.bitcast_convert_type(v, i64)
-    zero = lax.full(shape, 0.0, F64)
-    even = lax.eq(lax.bitwise_and(vb, const(1, i64)), const(0, i64))
-    inexact = lax.ne(err, zero)
-    # same signs: away from zero (bits + 1); opposite: toward zero (bits - 1)
-    away = lax.eq(lax.lt(err, zero), lax.lt(v, zero))
-    step = lax.select(away, lax.full(shape, 1, i64), lax.full(shape, -1, i64))
-    vb = lax.select(lax.bitwise_and(even, inexact), lax.add(vb, step), vb)
-    return add(th, lax.bitcast_convert_type(vb, F64))
+    return _ew.fma_p.bind(arr(a), arr(b), arr(c))
 
 
 def horner(coeffs, x):

@@ -423,6 +423,15 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
             let t = eval(&max, &[(x, d), (lo, d)], d)?;
             eval(&min, &[(t, d), (hi, d)], d)
         }
+        Prim::Fma => {
+            let ((a, d), (b, _), (c, _)) = (arg(0)?, arg(1)?, arg(2)?);
+            let (a, b, c) = (as_f(a), as_f(b), as_f(c));
+            match d {
+                DType::F32 => float_result((a as f32).mul_add(b as f32, c as f32) as f64, d),
+                DType::F64 => float_result(a.mul_add(b, c), d),
+                _ => None,
+            }
+        }
         Prim::ConvertElementType { new_dtype } => {
             let r = convert(arg(0)?.0, *new_dtype);
             match r {
