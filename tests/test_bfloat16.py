@@ -410,3 +410,38 @@ def test_random_uniform_normal_bit_exact_with_jax():
     dig = lambda v: hashlib.sha256(np.asarray(v).tobytes()).hexdigest()[:16]
     assert dig(jax.random.uniform(k, (1000,), jnp.bfloat16)) == "449a02f7523375d3"
     assert dig(jax.random.normal(k, (1000,), jnp.bfloat16)) == "b5781eff6741a4d4"
+
+
+# bfloat16 samplers as JAX 0.10.2 draws them (AMD EPYC): every op rounded to bfloat16, and the gamma
+# sampler's c = (1/3) / sqrt(d) kept as a division (XLA's rsqrt rewrite is float16/32/64's); sha256 prefixes
+JAX_BF16_SAMPLERS = {
+    "gamma_bf16": "878851f02b92d2277deaf29749b937b8",
+    "loggamma_bf16": "1688d806e2424f278a09ea2f5b3abf82",
+    "beta_bf16": "2b570f64ce6c08608244b62d636b19a5",
+    "generalized_normal_bf16": "83ad9eb2203f76de037b703433e380cd",
+}
+
+
+def test_bfloat16_gamma_family_bit_identical_to_jax():
+    import hashlib
+    from test_random_xla_f32 import _as_recorded
+    K = jax.random.PRNGKey
+    a = np.array([0.5, 1.0, 3.0], BF)
+    got = {
+        "gamma_bf16": jax.random.gamma(K(3), a, (20000, 3), BF),
+        "loggamma_bf16": jax.random.loggamma(K(4), a, (20000, 3), BF),
+        "beta_bf16": jax.random.beta(K(6), np.array(0.5, BF), np.array(2.0, BF), (20000,), BF),
+        "generalized_normal_bf16": jax.random.generalized_normal(K(7), 2.0, (20000,), BF),
+    }
+    # they read the C library's pow (the boost, generalized_normal): digests where it is the recording host's
+    as_recorded = _as_recorded("pow")
+    for name, v in got.items():
+        v = np.asarray(v)
+        assert v.dtype == BF
+        if as_recorded:
+            assert hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:32] == JAX_BF16_SAMPLERS[name], name
+    g = np.asarray(got["gamma_bf16"]).astype(np.float32)
+    np.testing.assert_allclose(g.mean(0), a.astype(np.float32), rtol=0.05)
+    # alpha = 3: d = 2.671875, c = 0.333984375 / 1.6328125 rounded = 0.2041015625 (the rsqrt form: 0.2050781)
+    b = np.asarray(jax.random.gamma(K(9), np.array(3.0, BF), (4000,), BF)).astype(np.float32)
+    assert abs(b.mean() - 3.0) < 0.1

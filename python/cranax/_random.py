@@ -1209,6 +1209,9 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 # JAX's samplers, step for step on the same random bits, so the values match bit for bit wherever the float
 # operations round as XLA:CPU's do (the log, log1p and fused multiply-adds of ``_prng``).
 
+_BF16 = np.dtype(dtypes.bfloat16)
+
+
 def _f32(dtype):
     return np.dtype(dtype) == np.float32
 
@@ -1235,6 +1238,10 @@ def _gamma_one(key, alpha, log_space):
     # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d); lax.rsqrt is XLA's float32 rsqrt (hardware estimate
     # plus one Newton step, rust/backend/cpu/math.rs), so c has JAX's bits
     c = lax.mul(c_(1. / 3.), lax.rsqrt(d))
+    if dt == _BF16:
+        # bfloat16 keeps the division: (1/3) / sqrt(d), each op rounded (JAX 0.10.2's c for d = 1.1640625 is
+        # 0.310546875, the rsqrt form's 0.30859375)
+        c = lax.div(c_(1. / 3.), lax.sqrt(d))
 
     def cond(state):
         _, X, V, U = state
