@@ -419,6 +419,9 @@ JAX_BF16_SAMPLERS = {
     "loggamma_bf16": "1688d806e2424f278a09ea2f5b3abf82",
     "beta_bf16": "2b570f64ce6c08608244b62d636b19a5",
     "generalized_normal_bf16": "83ad9eb2203f76de037b703433e380cd",
+    # ball below 4096 elements: |g|**p summed in float32 unrounded, g * (1 / r) with a float32 reciprocal
+    "ball_bf16_small": "215c11a028f4557b7352523b6ce96a55",
+    "ball_bf16_d1": "012d41e713db5a83ba209aac918aaca3",
 }
 
 
@@ -432,6 +435,8 @@ def test_bfloat16_gamma_family_bit_identical_to_jax():
         "loggamma_bf16": jax.random.loggamma(K(4), a, (20000, 3), BF),
         "beta_bf16": jax.random.beta(K(6), np.array(0.5, BF), np.array(2.0, BF), (20000,), BF),
         "generalized_normal_bf16": jax.random.generalized_normal(K(7), 2.0, (20000,), BF),
+        "ball_bf16_small": jax.random.ball(K(3), 3, 2, (500,), BF),
+        "ball_bf16_d1": jax.random.ball(K(5), 1, 2, (500,), BF),
     }
     # they read the C library's pow (the boost, generalized_normal): digests where it is the recording host's
     as_recorded = _as_recorded("pow")

@@ -722,6 +722,10 @@ JAX_F16_SAMPLERS = {
     "dirichlet_f16": "e308cbd48116bbf49e5bb4372db9bb5f",
     "beta_f16": "b09be269915b8ab4eaa414458aa6ffdd",
     "generalized_normal_f16": "6d070303a44b814ba34bbe572533e9db",
+    # ball: pow through the C library on the float32 upcast, g * s**-(1/p) (the division for d = 1)
+    "ball_f16": "89488c833eb93e8fb9a334939d6cb884",
+    "ball_f16_p15": "0fdfed5c0530f8870c246da8a2619fbb",
+    "ball_f16_d1": "bbcd50327297181c8a19ea3082b14c3e",
 }
 
 
@@ -736,6 +740,9 @@ def test_float16_gamma_family_bit_identical_to_jax():
         "dirichlet_f16": jax.random.dirichlet(K(5), a, (20000,), F16),
         "beta_f16": jax.random.beta(K(6), F16(0.5), F16(2.0), (20000,), F16),
         "generalized_normal_f16": jax.random.generalized_normal(K(7), 2.0, (20000,), F16),
+        "ball_f16": jax.random.ball(K(3), 3, 2, (20000,), F16),
+        "ball_f16_p15": jax.random.ball(K(4), 5, 1.5, (300,), F16),
+        "ball_f16_d1": jax.random.ball(K(5), 1, 2, (500,), F16),
     }
     # the draws read the gamma sampler's rsqrt and the C library's pow: digests hold where those are the
     # recording host's, and where XLA does not contract float16 multiply-adds (no float16 arithmetic)

@@ -1964,9 +1964,27 @@ def _ball_impl(key, p, d, shape, dtype):
     inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
     p = _prng.to_dtype(p, dtype)
     if np.dtype(dtype) not in (np.float32, np.float64):
+        # half floats: the sum accumulates in float32; pow is the C library's on the float32 upcast, and XLA
+        # simplifies g / s**(1/p) to g * s**-(1/p) here too (not for d = 1)
+        if np.dtype(dtype) == _BF16:
+            # bfloat16 (XLA's float normalization, JAX 0.10.2): |g|**p stays float32 into the float32 sum,
+            # and g / r becomes g * (1 / r) with the reciprocal kept in float32; the rest rounds per op. The
+            # norm is one reduce fusion, YNNPACK's from 4096 elements: its log1p (on the float32 upcast) and
+            # its row sum
+            f32 = np.dtype(np.float32)
+            nu = lax.convert_element_type(lax.neg(_uniform_raw(ks[1], 0., 1., shape, dtype)), f32)
+            lp = _prng.ynn_choice("log1p", nu) if d > 1 else _prng.log1p(nu)
+            e = lax.neg(lax.convert_element_type(lp, dtype))
+            gp = _power_libm(lax.convert_element_type(jnp.abs(g), f32), lax.convert_element_type(p, f32))
+            s = jnp.add(lax.convert_element_type(_prng.ynn_choice("sum_last", gp), dtype), e)
+            recip = lax.div(_prng.const(1, f32), lax.convert_element_type(_power_libm(s, inv_p), f32))
+            return lax.convert_element_type(
+                jnp.multiply(lax.convert_element_type(g, f32), recip[..., None]), dtype)
         e = _exponential_impl(ks[1], shape, dtype)
-        r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), inv_p)
-        return jnp.divide(g, r[..., None])
+        s = jnp.add(jnp.sum(_power_libm(jnp.abs(g), p), axis=-1), e)
+        if d == 1:
+            return jnp.divide(g, _power_libm(s, inv_p)[..., None])
+        return jnp.multiply(g, _power_libm(s, lax.neg(inv_p))[..., None])
     # XLA:CPU runs the norm in one YNNPACK reduce fusion: the exponential's log1p is YNNPACK's, the sum
     # runs in YNNPACK's order (each only where it spans >= 4096 elements: the log1p when shape does, the
     # sum when shape + (d,) does; XLA's own kernels otherwise), and g / s**(1/p) is simplified to
