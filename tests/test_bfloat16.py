@@ -422,6 +422,10 @@ JAX_BF16_SAMPLERS = {
     # ball below 4096 elements: |g|**p summed in float32 unrounded, g * (1 / r) with a float32 reciprocal
     "ball_bf16_small": "215c11a028f4557b7352523b6ce96a55",
     "ball_bf16_d1": "012d41e713db5a83ba209aac918aaca3",
+    # dirichlet below 4096 elements: exp in float32 summed unrounded, a float32 reciprocal of the rounded sum
+    "dirichlet_bf16_small": "92b740c9672a30bf73b5ef59ef7138b6",
+    "dirichlet_bf16_k4": "1e064d7e26fe1260d4e747cf68d1df3c",
+    "dirichlet_bf16_k1": "471e9a5601d1669574d9bf96f7a65cd3",
 }
 
 
@@ -437,6 +441,9 @@ def test_bfloat16_gamma_family_bit_identical_to_jax():
         "generalized_normal_bf16": jax.random.generalized_normal(K(7), 2.0, (20000,), BF),
         "ball_bf16_small": jax.random.ball(K(3), 3, 2, (500,), BF),
         "ball_bf16_d1": jax.random.ball(K(5), 1, 2, (500,), BF),
+        "dirichlet_bf16_small": jax.random.dirichlet(K(5), np.array([0.5, 1.0, 3.0], BF), (500,), BF),
+        "dirichlet_bf16_k4": jax.random.dirichlet(K(6), np.array([0.2, 1.0, 2.0, 7.0], BF), (1000,), BF),
+        "dirichlet_bf16_k1": jax.random.dirichlet(K(7), np.array([2.0], BF), (100,), BF),
     }
     # they read the C library's pow (the boost, generalized_normal): digests where it is the recording host's
     as_recorded = _as_recorded("pow")

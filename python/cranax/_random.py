@@ -1405,6 +1405,17 @@ def _dirichlet_impl(key, alpha, shape, dtype):
     # reduce fusion, run in YNNPACK (its exp, logs and summation order) where it spans >= 4096 elements
     # of the final shape, vmapped batches included (``_prng.ynn_choice`` decides once that shape is known)
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
+    if np.dtype(dtype) == _BF16 and full[-1] > 1:
+        # bfloat16 (XLA's float normalization, JAX 0.10.2): exp in float32 from the rounded x - max, summed
+        # unrounded in float32, the sum rounded, its reciprocal kept in float32 and the division a
+        # multiplication by it. (From 4096 elements XLA runs all of it in one YNNPACK fusion, whose bfloat16
+        # handling is not matched: YNNPACK's exp and order are used, the draws still differ there.)
+        f32 = np.dtype(np.float32)
+        ef = _prng.ynn_choice("exp", lax.convert_element_type(x, f32))
+        s = lax.convert_element_type(lax.convert_element_type(_prng.ynn_choice("sum_last", ef), dtype), f32)
+        recip = lax.div(_prng.const(1, f32), s)
+        e16 = lax.convert_element_type(lax.convert_element_type(ef, dtype), f32)
+        return lax.convert_element_type(jnp.multiply(e16, recip[..., None]), dtype)
     if not fused:
         e = jnp.exp(x)
         if np.dtype(dtype) not in (np.float32, np.float64):
