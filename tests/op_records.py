@@ -565,6 +565,16 @@ _CONTROL = [
                                    "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
                                    "test_gpu_ops.py::test_elementwise_op_matches_cpu"))
       for n in ("tan_libm", "pow_libm")],
+    # a * b + c rounded once (float32/float64), the samplers' fused multiply-adds (_prng.fma); JAX exports none
+    _r("fma", "internal",
+       tested_in=("test_fma.py::test_fma_rounds_once", "test_fma.py::test_fma_special_values_and_scalars",
+                  "test_fma.py::test_fma_derivatives_batching_and_jaxpr", "test_fma.py::test_fma_rejects_bad_operands")),
+    # the samplers' choice between YNNPACK's routines and XLA's own, taken at lowering on the final (batched)
+    # shape (_prng.py); sum_last is linear
+    _r("ynn_choice", "internal", linear=True,
+       tested_in=("test_random_ynn.py::test_ynn_choice_decides_on_the_batched_shape",
+                  "test_random_ynn.py::test_ynn_choice_derivatives_and_errors",
+                  "test_random_ynn.py::test_x64_draws_bit_identical_to_jax")),
     # partial evaluation's marker for a known value it must not fold; staged internally, never by users
     _r("pe_identity", "internal", linear=True,
        tested_in=("test_control_flow.py::test_closed_over_values_become_leading_operands",)),

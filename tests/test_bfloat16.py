@@ -311,7 +311,7 @@ def test_each_op_rounds_under_jit():
 
 def test_no_multiply_add_contraction():
     # JAX 0.10.2's CPU backend rounds a bfloat16 product before the add, in jit too (checked bit for bit on
-    # 64 random triples; float16 products are contracted instead)
+    # 64 random triples; float16 products too, except on hosts with float16 arithmetic, test_float16.py)
     x, y, z = (finite_bf16(3000, s, -30, 30) for s in (17, 18, 19))
     xs, ys, zs = (v.astype(F32) for v in (x, y, z))
     want = rb(rb(xs * ys).astype(F32) + zs)
@@ -410,3 +410,50 @@ def test_random_uniform_normal_bit_exact_with_jax():
     dig = lambda v: hashlib.sha256(np.asarray(v).tobytes()).hexdigest()[:16]
     assert dig(jax.random.uniform(k, (1000,), jnp.bfloat16)) == "449a02f7523375d3"
     assert dig(jax.random.normal(k, (1000,), jnp.bfloat16)) == "b5781eff6741a4d4"
+
+
+# bfloat16 samplers as JAX 0.10.2 draws them (AMD EPYC): every op rounded to bfloat16, and the gamma
+# sampler's c = (1/3) / sqrt(d) kept as a division (XLA's rsqrt rewrite is float16/32/64's); sha256 prefixes
+JAX_BF16_SAMPLERS = {
+    "gamma_bf16": "878851f02b92d2277deaf29749b937b8",
+    "loggamma_bf16": "1688d806e2424f278a09ea2f5b3abf82",
+    "beta_bf16": "2b570f64ce6c08608244b62d636b19a5",
+    "generalized_normal_bf16": "83ad9eb2203f76de037b703433e380cd",
+    # ball below 4096 elements: |g|**p summed in float32 unrounded, g * (1 / r) with a float32 reciprocal
+    "ball_bf16_small": "215c11a028f4557b7352523b6ce96a55",
+    "ball_bf16_d1": "012d41e713db5a83ba209aac918aaca3",
+    # dirichlet below 4096 elements: exp in float32 summed unrounded, a float32 reciprocal of the rounded sum
+    "dirichlet_bf16_small": "92b740c9672a30bf73b5ef59ef7138b6",
+    "dirichlet_bf16_k4": "1e064d7e26fe1260d4e747cf68d1df3c",
+    "dirichlet_bf16_k1": "471e9a5601d1669574d9bf96f7a65cd3",
+}
+
+
+def test_bfloat16_gamma_family_bit_identical_to_jax():
+    import hashlib
+    from test_random_xla_f32 import _as_recorded
+    K = jax.random.PRNGKey
+    a = np.array([0.5, 1.0, 3.0], BF)
+    got = {
+        "gamma_bf16": jax.random.gamma(K(3), a, (20000, 3), BF),
+        "loggamma_bf16": jax.random.loggamma(K(4), a, (20000, 3), BF),
+        "beta_bf16": jax.random.beta(K(6), np.array(0.5, BF), np.array(2.0, BF), (20000,), BF),
+        "generalized_normal_bf16": jax.random.generalized_normal(K(7), 2.0, (20000,), BF),
+        "ball_bf16_small": jax.random.ball(K(3), 3, 2, (500,), BF),
+        "ball_bf16_d1": jax.random.ball(K(5), 1, 2, (500,), BF),
+        "dirichlet_bf16_small": jax.random.dirichlet(K(5), np.array([0.5, 1.0, 3.0], BF), (500,), BF),
+        "dirichlet_bf16_k4": jax.random.dirichlet(K(6), np.array([0.2, 1.0, 2.0, 7.0], BF), (1000,), BF),
+        "dirichlet_bf16_k1": jax.random.dirichlet(K(7), np.array([2.0], BF), (100,), BF),
+    }
+    # they read the C library's pow (the boost, generalized_normal): digests where it is the recording host's
+    as_recorded = _as_recorded("pow")
+    for name, v in got.items():
+        v = np.asarray(v)
+        assert v.dtype == BF
+        if as_recorded:
+            assert hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:32] == JAX_BF16_SAMPLERS[name], name
+    g = np.asarray(got["gamma_bf16"]).astype(np.float32)
+    np.testing.assert_allclose(g.mean(0), a.astype(np.float32), rtol=0.05)
+    # alpha = 3: d = 2.671875, c = 0.333984375 / 1.6328125 rounded = 0.2041015625 (the rsqrt form: 0.2050781)
+    b = np.asarray(jax.random.gamma(K(9), np.array(3.0, BF), (4000,), BF)).astype(np.float32)
+    assert abs(b.mean() - 3.0) < 0.1

@@ -167,6 +167,11 @@ def cases(name, prim, dt):
         lo, hi = pairs(bounds)
         x = np.repeat(v, len(lo))
         return [("clamp", lax.clamp, [np.tile(lo, len(v)), x, np.tile(hi, len(v))])]
+    if name == "fma":
+        # the samplers' internal multiply-add (float32/float64; the GPU runs it on the host: WGSL's fma may
+        # round twice)
+        x, y = pairs(v)
+        return [("fma", _ew.fma, [x, y, x[::-1].copy()])]
     fn = CALLS.get(name, getattr(lax, name, None))
     if fn is None:
         pytest.fail(f"no way to call elementwise primitive {name!r}: add it to CALLS in tests/test_gpu_ops.py")
@@ -244,7 +249,7 @@ def _flushes_subnormals():
 
 FLUSHES = _flushes_subnormals()
 # Primitives computed on the bits (exact with subnormals wherever the device flushes them).
-ON_THE_BITS = {"neg", "abs", "sign", "floor", "ceil", "round", "nextafter", "rem", "max", "min", "clamp",
+ON_THE_BITS = {"fma", "neg", "abs", "sign", "floor", "ceil", "round", "nextafter", "rem", "max", "min", "clamp",
                "is_finite", "convert_element_type", "bitcast_convert_type", "select_n", "stop_gradient",
                "eq", "ne", "lt", "le", "gt", "ge"}
 

@@ -180,7 +180,7 @@ def test_libm_twins_print_as_tan_and_pow():
     closed = cranax.make_jaxpr(lambda k: random.cauchy(k, (3,)))(K(0))
     last = closed.jaxpr.eqns[-1]
     assert last.primitive is ew.tan_libm_p and last.primitive is not lax.tan_p
-    assert str(closed).splitlines()[-2].strip().endswith("= tan fx"), str(closed)
+    assert str(closed).splitlines()[-2].split("=")[1].split()[0] == "tan", str(closed)
     assert "pow" in str(cranax.make_jaxpr(lambda x, y: ew.pow_libm(x, y))(np.float32(2), np.float32(3)))
     x = np.linspace(-1.2, 1.2, 7).astype(np.float32)
     g = np.asarray(cranax.vmap(cranax.grad(ew.tan_libm))(x))

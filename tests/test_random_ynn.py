@@ -66,6 +66,18 @@ JAX = {
     "sum_500x8_float64": "f3cb7bd7ec4d4b724f98e8b98c1a115b",
     "sum_121x33_float64": "ca2f879ae2d5243c3a93ed4b94f99a62",
     "sum_40x100_float64": "61144dd20daf61a58a37379deb8e3582",
+    # under vmap XLA decides on the batched shape: 3 keys x (1000, 3) draws span 9000 elements (YNNPACK's),
+    # each draw 3000 (XLA's own); 3 x (300, 3) stays below 4096
+    "dirichlet_vmap_keys": "5631e369ef6bb7b0af54322f31a80eff",
+    "dirichlet_vmap_alpha": "f1dd6405fad7c8aa6a67e0ea7fe6aebe",
+    "dirichlet_vmap_small": "2564f7dd0b2380cabe7a0ae132e0e725",
+    "ball_vmap_keys": "f6b3fe7be87ea3fe81cc7134e797e64f",
+    "ball_vmap2": "26dc50dfceae2a08eb445f6e448f019a",
+    "dirichlet_vmap_keys_f64": "03d9d3fc238d032d65c9373f8342547f",
+    "dirichlet_vmap_alpha_f64": "d0550dfbb11be66fce5ee64ae6071ae7",
+    "dirichlet_vmap_small_f64": "f3fab1e66bf6385bb6193702aefa7511",
+    "ball_vmap_keys_f64": "e1a7657817c1929a82611c56d01b99fc",
+    "ball_vmap2_f64": "242a0ab2a55628e0bb76b0a525d73050",
 }
 
 
@@ -145,6 +157,23 @@ def test_sum_helpers_reject_scalars():
         _prng.ynn_exp(np.arange(3, dtype=np.int32))
 
 
+def _vmapped(dt):
+    ks = random.split(K(0), 3)
+    a = np.array([0.5, 1., 3.], dt)
+    at = np.array([[0.5, 1., 3.], [2., .3, 1.]], dt).T
+    sfx = "" if dt == F4 else "_f64"
+    return {
+        "dirichlet_vmap_keys" + sfx: lambda: cranax.vmap(lambda k: random.dirichlet(k, a, (1000,), dt))(ks),
+        # alpha mapped along its last axis, the result's batch axis last
+        "dirichlet_vmap_alpha" + sfx: lambda: cranax.vmap(lambda al: random.dirichlet(K(5), al, (1000,), dt),
+                                                          in_axes=1, out_axes=1)(at),
+        "dirichlet_vmap_small" + sfx: lambda: cranax.vmap(lambda k: random.dirichlet(k, a, (300,), dt))(ks),
+        "ball_vmap_keys" + sfx: lambda: cranax.vmap(lambda k: random.ball(k, 3, 2, (1500,), dt))(ks),
+        "ball_vmap2" + sfx: lambda: cranax.vmap(cranax.vmap(lambda k: random.ball(k, 4, 2, (500,), dt)))(
+            random.split(K(2), 6).reshape(2, 3, 2)),
+    }
+
+
 def _cases(x64):
     c = {
         "dirichlet_ynn": lambda: random.dirichlet(K(3), np.array([0.5, 1.0, 3.0], F4), (66666,), F4),
@@ -155,6 +184,7 @@ def _cases(x64):
         "ball_small": lambda: random.ball(K(7), 7, 2, (500,), F4),
         "ball_mixed": lambda: random.ball(K(8), 40, 2, (500,), F4),
         "ball_d1": lambda: random.ball(K(9), 1, 2, (5000,), F4),
+        **_vmapped(F4),
     }
     if not x64:
         return c
@@ -171,6 +201,7 @@ def _cases(x64):
         # under x64 a Python float p reaches JAX's jitted sampler as float64: 1/p is taken there
         "generalized_normal_p17_x64_f32": lambda: random.generalized_normal(K(11), 1.7, (5000,), F4),
         "ball_p17_x64_f32": lambda: random.ball(K(11), 3, 1.7, (1366,), F4),
+        **_vmapped(F8),
     }
 
 
@@ -210,3 +241,38 @@ def test_ball_norm_within_unit_ball_and_dirichlet_mean():
     assert np.all(r < 1)
     # uniform in the 3-ball: P(r < 1/2) = 1/8
     assert abs(np.mean(r < 0.5) - 0.125) < 0.01
+
+
+def test_ynn_choice_decides_on_the_batched_shape(x32):
+    # 3 x (1000, 3) = 9000 elements under vmap: YNNPACK's sum; one (1000, 3) row block alone: XLA's order
+    x = _sum_input(3000, 3, F4).reshape(3, 1000, 3)
+    got = np.asarray(cranax.vmap(lambda r: _prng.ynn_choice("sum_last", r))(x))
+    np.testing.assert_array_equal(got, np.asarray(cranax.jit(_prng.ynn_sum_last)(x)))
+    one = np.asarray(cranax.jit(lambda r: _prng.ynn_choice("sum_last", r))(x[0]))
+    np.testing.assert_array_equal(one, np.asarray(cranax.jit(_prng.xla_sum_last)(x[0])))
+    # mapped along the reduced axis: the batch axis moves to the front, the row stays last
+    t = np.asarray(cranax.vmap(lambda r: _prng.ynn_choice("sum_last", r), in_axes=2)(x.transpose(1, 2, 0)))
+    np.testing.assert_array_equal(t, got)
+    # log_add with d unmapped (broadcast into the batched fusion, as XLA fuses it)
+    d, v, b = (np.linspace(0.5, 3.0, 3000, dtype=F4) for _ in range(3))
+    la = cranax.vmap(lambda vv: _prng.ynn_choice("log_add", d, vv, b))(np.stack([v, v]))
+    want = np.asarray(cranax.jit(lambda a, c, e: _prng.ynn_log(a) + _prng.ynn_log(c) + e)(d, v, b))
+    np.testing.assert_array_equal(np.asarray(la), np.stack([want, want]))
+
+
+def test_ynn_choice_derivatives_and_errors(x32):
+    x = (np.arange(12, dtype=F4).reshape(4, 3) + 1) / 7
+    f = lambda v: _prng.ynn_choice("sum_last", _prng.ynn_choice("exp", v)).sum()  # noqa: E731
+    np.testing.assert_allclose(np.asarray(cranax.grad(f)(x)), np.exp(x), rtol=1e-6)
+    g = cranax.grad(lambda d: _prng.ynn_choice("log_add", d, x, x).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), 1 / x, rtol=1e-6)
+    h = cranax.grad(lambda v: _prng.ynn_choice("log1p", v).sum())(x)
+    np.testing.assert_allclose(np.asarray(h), 1 / (1 + x), rtol=1e-6)
+    with pytest.raises(TypeError, match="takes 3 operands"):
+        _prng.ynn_choice("log_add", x, x)
+    with pytest.raises(ValueError, match="unknown fn"):
+        _prng.ynn_choice("tan", x)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _prng.ynn_choice("exp", np.arange(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="rank >= 1"):
+        _prng.ynn_choice("sum_last", np.float32(1))

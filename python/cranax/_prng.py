@@ -12,9 +12,8 @@ backend and fuses into one loop. The layout of the counters and the float recipe
   split into (hi, lo) 32-bit halves; 32 random bits are ``out0 ^ out1``; a split key is ``(out0, out1)``.
 * ``fold_in(key, d)`` hashes the counter ``(0, d)``.
 
-XLA contracts ``a * b + c`` into a fused multiply-add on the CPU; cranax has no FMA primitive, so :func:`fma`
-computes it in float64 (exact product of two float32, one rounding of the sum, then a rounding to float32:
-identical to a true FMA except for double-rounding ties, about one case in 2**29).
+XLA contracts ``a * b + c`` into a fused multiply-add on the CPU; :func:`fma` binds the core's (internal)
+``fma`` op, one rounding as XLA's, in float32 and float64.
 """
 import math
 
@@ -22,8 +21,13 @@ import numpy as np
 
 from . import dtypes, lax
 from . import numpy as jnp
-from .core import TypedScalar, get_aval, typed_scalar
+from .core import ShapedArray, TypedScalar, get_aval, typed_scalar
+from .interpreters import ad as _ad
+from .interpreters import batching as _batching
+from .interpreters.partial_eval import trace_to_jaxpr
 from .primitives import elementwise as _ew
+from .primitives import structural as _st
+from .primitives.standard import standard_primitive
 
 U32 = np.dtype(np.uint32)
 F32 = np.dtype(np.float32)
@@ -33,8 +37,8 @@ I32 = np.dtype(np.int32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
 
-# Set to False (by the test suite or a user) to compute the float32 fused multiply-adds in float32 (two
-# roundings) instead of float64; only the last bit of a few percent of the normal samples changes.
+# Set to False (by the test suite or a user) to round the samplers' multiply-adds twice (a multiply, then an
+# add) instead of fusing them; only the last bit of a few percent of the normal samples changes.
 FMA_VIA_F64 = True
 
 
@@ -206,7 +210,9 @@ def _bcast(x, shape):
 
 
 def fma(a, b, c):
-    """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU), for float32 operands."""
+    """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU) for float32 and float64 operands
+    (numpy broadcasting; Python scalars take the arrays' dtype): the core's ``fma`` op, the host's FMA
+    instruction. Other dtypes, or ``FMA_VIA_F64 = False``, round the product and the sum separately."""
     dt = None
     for v in (a, b, c):
         if not isinstance(v, (int, float, TypedScalar, np.generic)):
@@ -214,78 +220,19 @@ def fma(a, b, c):
             break
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
-    if dt == F64 and FMA_VIA_F64:
-        return _fma64(a, b, c)
-    if dt is None or dt != F32 or not FMA_VIA_F64:
-        # numpy's broadcasting, as XLA's multiply-add on operands of any shape
+    if dt not in (F32, F64) or not FMA_VIA_F64:
         return jnp.add(jnp.multiply(a, b), c)
     shape = _bshape(a, b, c)
 
-    def wide(v):
-        # an f32 array of the full shape widened by the convert primitive: float64 literals would be
-        # canonicalized to float32 when a jaxpr is re-traced with x64 off
-        if isinstance(v, (int, float, np.generic, TypedScalar)):
-            val = v.val if isinstance(v, TypedScalar) else v
-            v = lax.full(shape if shape else (1,), np.float32(val), F32)
-            if not shape:
-                v = lax.reshape(v, ())
-        else:
-            v = _bcast(v, shape)
-        return _ew.convert_element_type_p.bind(v, new_dtype=F64, weak_type=False, sharding=None)
-
-    prod = _ew.mul_p.bind(wide(a), wide(b))
-    return _ew.convert_element_type_p.bind(_ew.add_p.bind(prod, wide(c)), new_dtype=F32, weak_type=False,
-                                           sharding=None)
-
-
-_SPLIT64 = 134217729.0  # 2**27 + 1: Veltkamp's splitter for 53-bit significands
-
-
-def _fma64(a, b, c):
-    """``a * b + c`` rounded once, for float64 operands, without an FMA primitive: Boldo and Melquiond's
-    emulation (IEEE Trans. Computers 57(4), 2008). a * b = uh + ul exactly (Dekker's product on Veltkamp
-    halves), c + uh = th + tl exactly (Knuth's two-sum), v = tl + ul rounded to odd, then th + v rounded
-    to nearest is the correctly rounded a * b + c. Exact while nothing overflows (|a|, |b| < 2**996) or
-    falls below 2**-969 in the partial products; the samplers' operands are far inside. ~25 flops."""
-    shape = _bshape(a, b, c)
-
     def arr(v):
+        # constants as arrays of the dtype (a float64 literal would be canonicalized to float32 when a jaxpr
+        # is re-traced with x64 off), everything at the full shape: fma takes operands of one shape
         if isinstance(v, (int, float, np.generic, TypedScalar)):
             val = v.val if isinstance(v, TypedScalar) else v
-            v = lax.full(shape if shape else (1,), np.float64(val), F64)
+            v = lax.full(shape if shape else (1,), dt.type(val), dt)
             return v if shape else lax.reshape(v, ())
         return _bcast(v, shape)
-    a, b, c = arr(a), arr(b), arr(c)
-    add, sub, mul = _ew.add_p.bind, _ew.sub_p.bind, _ew.mul_p.bind
-    s = lax.full(shape, _SPLIT64, F64)
-
-    def split(x):
-        t = mul(s, x)
-        hi = sub(t, sub(t, x))
-        return hi, sub(x, hi)
-
-    def two_sum(x, y):
-        r = add(x, y)
-        yy = sub(r, x)
-        return r, add(sub(x, sub(r, yy)), sub(y, yy))
-
-    uh = mul(a, b)
-    ah, al = split(a)
-    bh, bl = split(b)
-    ul = add(add(add(sub(mul(ah, bh), uh), mul(ah, bl)), mul(al, bh)), mul(al, bl))
-    th, tl = two_sum(c, uh)
-    v, err = two_sum(tl, ul)
-    # round to odd: an inexact v with an even significand moves one ulp toward the exact sum
-    i64 = np.dtype(np.int64)
-    vb = lax.bitcast_convert_type(v, i64)
-    zero = lax.full(shape, 0.0, F64)
-    even = lax.eq(lax.bitwise_and(vb, const(1, i64)), const(0, i64))
-    inexact = lax.ne(err, zero)
-    # same signs: away from zero (bits + 1); opposite: toward zero (bits - 1)
-    away = lax.eq(lax.lt(err, zero), lax.lt(v, zero))
-    step = lax.select(away, lax.full(shape, 1, i64), lax.full(shape, -1, i64))
-    vb = lax.select(lax.bitwise_and(even, inexact), lax.add(vb, step), vb)
-    return add(th, lax.bitcast_convert_type(vb, F64))
+    return _ew.fma_p.bind(arr(a), arr(b), arr(c))
 
 
 def horner(coeffs, x):
@@ -540,6 +487,112 @@ def ynn_sum_last(x):
         v = lax.add(lax.slice_in_dim(v, 0, w, axis=len(lead)), lax.slice_in_dim(v, w, 2 * w, axis=len(lead)))
     return lax.add(lax.full(lead, dt.type(0), dt), lax.reshape(v, lead))
 
+
+
+# ------------------------------------------------------------------------------ the choice, on the final shape
+# XLA:CPU decides per compiled program, on the shapes it sees there: under vmap that is the batched shape
+# (3 keys x (1000, 3) draws span 9000 elements, each draw 3000), and an operand the vmap does not map (the
+# gamma's d = alpha - 1/3 when only the key is mapped) is broadcast into the same fusion. So the samplers do
+# not choose while they trace (the per-example shape); they bind ``ynn_choice``, whose batching rule binds it
+# again at the batched shape (unmapped operands broadcast, as XLA fuses them) and whose lowering
+# (``inline_jaxpr``, when the shape is final) picks YNNPACK's routines at >= 4096 elements, XLA's own below.
+def _log_add(log_):
+    # the log-gamma's tail, log(d) + log(V) + log_boost, as dirichlet's fusion holds it
+    return lambda d, v, b: lax.add(lax.add(log_(d), log_(v)), b)
+
+
+_YNN_CHOICES = {
+    "exp": (lambda x: ynn_exp(x), lambda x: lax.exp(x)),
+    "log1p": (lambda x: ynn_log1p(x), lambda x: log1p(x)),
+    "log_add": (_log_add(lambda x: ynn_log(x)), _log_add(lambda x: log(x))),
+    "sum_last": (lambda x: ynn_sum_last(x), lambda x: xla_sum_last(x)),
+}
+_YNN_ARITY = {"exp": 1, "log1p": 1, "log_add": 3, "sum_last": 1}
+
+
+def _ynn_choice_abstract(*xs, fn):
+    if fn not in _YNN_CHOICES:
+        raise ValueError(f"ynn_choice: unknown fn {fn!r}")
+    if len(xs) != _YNN_ARITY[fn]:
+        raise TypeError(f"ynn_choice({fn}) takes {_YNN_ARITY[fn]} operands, got {len(xs)}")
+    x = xs[0]
+    if any(v.dtype != x.dtype or v.shape != x.shape for v in xs):
+        raise TypeError(f"ynn_choice({fn}) needs operands of one shape and dtype, got "
+                        f"{[(v.shape, str(v.dtype)) for v in xs]}")
+    if x.dtype not in (F32, F64):
+        raise TypeError(f"ynn_choice takes float32 or float64, got {x.dtype}")
+    if fn == "sum_last":
+        if x.ndim < 1:
+            raise ValueError("ynn_choice(sum_last) needs an array of rank >= 1")
+        return ShapedArray(x.shape[:-1], x.dtype, x.weak_type)
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+ynn_choice_p = standard_primitive("ynn_choice", _ynn_choice_abstract)
+_ynn_choice_cache = {}
+
+
+def _ynn_choice_inline(eqn):
+    fn = eqn.params["fn"]
+    avals = tuple(v.aval for v in eqn.invars)
+    key = (avals, fn)
+    jaxpr = _ynn_choice_cache.get(key)
+    if jaxpr is None:
+        big, small = _YNN_CHOICES[fn]
+        chosen = big if ynn_sized(avals[0].shape) else small
+        jaxpr = _ynn_choice_cache[key] = trace_to_jaxpr(lambda *a: [chosen(*a)], list(avals)).jaxpr
+    return jaxpr, eqn.invars
+
+
+def _ynn_choice_batch(vals, dims, *, fn):
+    if len(vals) == 1 and not (fn == "sum_last" and dims[0] == get_aval(vals[0]).ndim - 1):
+        return ynn_choice_p.bind(vals[0], fn=fn), dims[0]
+    # the batch axis first on every operand (the reduced axis stays last)
+    size = _batching.axis_size_of(vals, dims)
+    return ynn_choice_p.bind(*[_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)], fn=fn), 0
+
+
+def _ynn_choice_jvp(primals, tangents, *, fn):
+    ans = ynn_choice_p.bind(*primals, fn=fn)
+    if all(type(t) is _ad.Zero for t in tangents):
+        return ans, _ad.Zero(get_aval(ans))
+    if fn == "sum_last":
+        return ans, ynn_choice_p.bind(tangents[0], fn=fn)
+    if fn == "exp":
+        return ans, lax.mul(tangents[0], ans)
+    if fn == "log1p":
+        x = primals[0]
+        return ans, lax.div(tangents[0], lax.add(x, const(1, get_aval(x).dtype)))
+    # log_add: dd/d + dv/v + db
+    out = None
+    for i, (x, t) in enumerate(zip(primals, tangents)):
+        if type(t) is _ad.Zero:
+            continue
+        term = t if i == 2 else lax.div(t, x)
+        out = term if out is None else lax.add(out, term)
+    return ans, out
+
+
+def _ynn_choice_transpose(ct, *xs, fn):
+    # only sum_last is linear (the jvp above applies no other choice to a tangent)
+    x, = xs
+    if type(ct) is _ad.Zero:
+        return [_ad.Zero(x.aval)]
+    shape = x.aval.shape
+    return [_st.broadcast_in_dim(ct, shape, tuple(range(len(shape) - 1)))]
+
+
+ynn_choice_p.inline_jaxpr = staticmethod(_ynn_choice_inline)
+_batching.batching_rules[ynn_choice_p] = _ynn_choice_batch
+_ad.jvp_rules[ynn_choice_p] = _ynn_choice_jvp
+_ad.transpose_rules[ynn_choice_p] = _ynn_choice_transpose
+
+
+def ynn_choice(fn, *xs):
+    """``fn`` ("exp", "log1p", "sum_last", or "log_add": log(a) + log(b) + c) of ``xs`` as XLA:CPU computes it
+    inside a reduce fusion: YNNPACK's routines where it spans >= 4096 elements once every vmap is applied,
+    XLA's own below."""
+    return ynn_choice_p.bind(*xs, fn=fn)
 
 # Lanczos (g = 7, n = 9) coefficients, as XLA's lgamma decomposition uses them (rounded to float32 there).
 _LANCZOS_G = 7.0

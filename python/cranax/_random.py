@@ -1209,6 +1209,9 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 # JAX's samplers, step for step on the same random bits, so the values match bit for bit wherever the float
 # operations round as XLA:CPU's do (the log, log1p and fused multiply-adds of ``_prng``).
 
+_BF16 = np.dtype(dtypes.bfloat16)
+
+
 def _f32(dtype):
     return np.dtype(dtype) == np.float32
 
@@ -1235,6 +1238,10 @@ def _gamma_one(key, alpha, log_space):
     # XLA rewrites (1/3) / sqrt(d) as (1/3) * rsqrt(d); lax.rsqrt is XLA's float32 rsqrt (hardware estimate
     # plus one Newton step, rust/backend/cpu/math.rs), so c has JAX's bits
     c = lax.mul(c_(1. / 3.), lax.rsqrt(d))
+    if dt == _BF16:
+        # bfloat16 keeps the division: (1/3) / sqrt(d), each op rounded (JAX 0.10.2's c for d = 1.1640625 is
+        # 0.310546875, the rsqrt form's 0.30859375)
+        c = lax.div(c_(1. / 3.), lax.sqrt(d))
 
     def cond(state):
         _, X, V, U = state
@@ -1265,9 +1272,11 @@ def _gamma_one(key, alpha, log_space):
         log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
         skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
-        # log_space == "ynn": the two logs run in YNNPACK, where XLA fuses them into dirichlet's softmax
-        log = _prng.ynn_log if log_space == "ynn" else _prng.log
-        return lax.add(lax.add(log(d), log(V)), log_boost)
+        if log_space == "ynn":
+            # the two logs join dirichlet's softmax fusion, YNNPACK's where that spans >= 4096 elements
+            # (decided on the final, batched shape: ``_prng.ynn_choice``)
+            return _prng.ynn_choice("log_add", d, V, log_boost)
+        return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
     boost = lax.select(boost_mask, one, _pow_libm(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
@@ -1389,20 +1398,32 @@ def beta(key, a, b, shape=None, dtype=None):
 def _dirichlet_impl(key, alpha, shape, dtype):
     full = shape + tuple(get_aval(alpha).shape[-1:])
     # (a softmax over one element has no reduce left for XLA to hand to YNNPACK)
-    ynn = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1 and _prng.ynn_sized(full)
-    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if ynn else True)
+    fused = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1
+    lg = _gamma_raw(key, alpha, full, dtype, "ynn" if fused else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
-    # reciprocal; for float32/float64 draws of at least 4096 elements the tail (the log-gamma's last logs,
-    # max, exp, sum) runs in YNNPACK, so its exp, logs and summation order are YNNPACK's
+    # reciprocal; for float32/float64 draws the tail (the log-gamma's last logs, max, exp, sum) is one
+    # reduce fusion, run in YNNPACK (its exp, logs and summation order) where it spans >= 4096 elements
+    # of the final shape, vmapped batches included (``_prng.ynn_choice`` decides once that shape is known)
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
-    if not ynn:
+    if np.dtype(dtype) == _BF16 and full[-1] > 1:
+        # bfloat16 (XLA's float normalization, JAX 0.10.2): exp in float32 from the rounded x - max, summed
+        # unrounded in float32, the sum rounded, its reciprocal kept in float32 and the division a
+        # multiplication by it. (From 4096 elements XLA runs all of it in one YNNPACK fusion, whose bfloat16
+        # handling is not matched: YNNPACK's exp and order are used, the draws still differ there.)
+        f32 = np.dtype(np.float32)
+        ef = _prng.ynn_choice("exp", lax.convert_element_type(x, f32))
+        s = lax.convert_element_type(lax.convert_element_type(_prng.ynn_choice("sum_last", ef), dtype), f32)
+        recip = lax.div(_prng.const(1, f32), s)
+        e16 = lax.convert_element_type(lax.convert_element_type(ef, dtype), f32)
+        return lax.convert_element_type(jnp.multiply(e16, recip[..., None]), dtype)
+    if not fused:
         e = jnp.exp(x)
         if np.dtype(dtype) not in (np.float32, np.float64):
             # (half floats: jnp.sum accumulates in float32, as JAX's)
             return jnp.multiply(e, jnp.reciprocal(jnp.sum(e, axis=-1, keepdims=True)))
         return jnp.multiply(e, jnp.reciprocal(_prng.xla_sum_last(e))[..., None])
-    e = _prng.ynn_exp(x)
-    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_sum_last(e))[..., None])
+    e = _prng.ynn_choice("exp", x)
+    return jnp.multiply(e, jnp.reciprocal(_prng.ynn_choice("sum_last", e))[..., None])
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
@@ -1954,18 +1975,37 @@ def _ball_impl(key, p, d, shape, dtype):
     inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
     p = _prng.to_dtype(p, dtype)
     if np.dtype(dtype) not in (np.float32, np.float64):
+        # half floats: the sum accumulates in float32; pow is the C library's on the float32 upcast, and XLA
+        # simplifies g / s**(1/p) to g * s**-(1/p) here too (not for d = 1)
+        if np.dtype(dtype) == _BF16:
+            # bfloat16 (XLA's float normalization, JAX 0.10.2): |g|**p stays float32 into the float32 sum,
+            # and g / r becomes g * (1 / r) with the reciprocal kept in float32; the rest rounds per op. The
+            # norm is one reduce fusion, YNNPACK's from 4096 elements: its log1p (on the float32 upcast) and
+            # its row sum
+            f32 = np.dtype(np.float32)
+            nu = lax.convert_element_type(lax.neg(_uniform_raw(ks[1], 0., 1., shape, dtype)), f32)
+            lp = _prng.ynn_choice("log1p", nu) if d > 1 else _prng.log1p(nu)
+            e = lax.neg(lax.convert_element_type(lp, dtype))
+            gp = _power_libm(lax.convert_element_type(jnp.abs(g), f32), lax.convert_element_type(p, f32))
+            s = jnp.add(lax.convert_element_type(_prng.ynn_choice("sum_last", gp), dtype), e)
+            recip = lax.div(_prng.const(1, f32), lax.convert_element_type(_power_libm(s, inv_p), f32))
+            return lax.convert_element_type(
+                jnp.multiply(lax.convert_element_type(g, f32), recip[..., None]), dtype)
         e = _exponential_impl(ks[1], shape, dtype)
-        r = jnp.power(jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e), inv_p)
-        return jnp.divide(g, r[..., None])
+        s = jnp.add(jnp.sum(_power_libm(jnp.abs(g), p), axis=-1), e)
+        if d == 1:
+            return jnp.divide(g, _power_libm(s, inv_p)[..., None])
+        return jnp.multiply(g, _power_libm(s, lax.neg(inv_p))[..., None])
     # XLA:CPU runs the norm in one YNNPACK reduce fusion: the exponential's log1p is YNNPACK's, the sum
     # runs in YNNPACK's order (each only where it spans >= 4096 elements: the log1p when shape does, the
     # sum when shape + (d,) does; XLA's own kernels otherwise), and g / s**(1/p) is simplified to
     # g * s**-(1/p) (pow is the C library's on both sides)
     u = _uniform_raw(ks[1], 0., 1., shape, dtype)
     # (with d == 1 the sum is gone from the graph, and with it the YNNPACK fusion)
-    e = lax.neg((_prng.ynn_log1p if d > 1 and _prng.ynn_sized(shape) else _prng.log1p)(lax.neg(u)))
+    # (the sizes are the final ones, vmapped batches included: ``_prng.ynn_choice`` decides at lowering)
+    e = lax.neg((_prng.ynn_choice("log1p", lax.neg(u)) if d > 1 else _prng.log1p(lax.neg(u))))
     gp = _power_libm(jnp.abs(g), p)
-    s = jnp.add(_prng.ynn_sum_last(gp) if _prng.ynn_sized(tuple(shape) + (d,)) else _prng.xla_sum_last(gp), e)
+    s = jnp.add(_prng.ynn_choice("sum_last", gp), e)
     if d == 1:
         # no broadcast of the norm left to simplify: XLA keeps the division
         return jnp.divide(g, _power_libm(s, inv_p)[..., None])

@@ -219,6 +219,7 @@ fn prim(name: &str, params: &Map<String, Value>, ctx: Ctx) -> Result<Prim> {
         }
         names::SELECT_N => Prim::SelectN,
         names::CLAMP => Prim::Clamp,
+        names::FMA => Prim::Fma,
         names::CONVERT_ELEMENT_TYPE => Prim::ConvertElementType { new_dtype: dt("new_dtype")? },
         names::BITCAST_CONVERT_TYPE => Prim::BitcastConvertType { new_dtype: dt("new_dtype")? },
         names::BROADCAST_IN_DIM => {

@@ -277,6 +277,7 @@ pub mod names {
     pub const INTEGER_POW: &str = "integer_pow";
     pub const SELECT_N: &str = "select_n";
     pub const CLAMP: &str = "clamp";
+    pub const FMA: &str = "fma";
     pub const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
     pub const BITCAST_CONVERT_TYPE: &str = "bitcast_convert_type";
     pub const BROADCAST_IN_DIM: &str = "broadcast_in_dim";
@@ -305,6 +306,9 @@ pub enum Prim {
     SelectN,
     /// `clamp lo x hi`
     Clamp,
+    /// `fma a b c`: a * b + c rounded once (float32/float64; the samplers' fused multiply-adds, as XLA:CPU
+    /// contracts them). JAX exports no such primitive; cranax binds it internally.
+    Fma,
     ConvertElementType { new_dtype: DType },
     BitcastConvertType { new_dtype: DType },
     BroadcastInDim { shape: Vec<usize>, broadcast_dimensions: Vec<usize> },
@@ -361,6 +365,7 @@ impl Prim {
             Prim::IntegerPow { .. } => names::INTEGER_POW,
             Prim::SelectN => names::SELECT_N,
             Prim::Clamp => names::CLAMP,
+            Prim::Fma => names::FMA,
             Prim::ConvertElementType { .. } => names::CONVERT_ELEMENT_TYPE,
             Prim::BitcastConvertType { .. } => names::BITCAST_CONVERT_TYPE,
             Prim::BroadcastInDim { .. } => names::BROADCAST_IN_DIM,

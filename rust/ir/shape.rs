@@ -174,6 +174,15 @@ pub fn infer(prim: &Prim, ops: &[(Aval, bool)]) -> Result<Vec<Aval>, String> {
             }
             one(d, x.shape.clone())
         }
+        Prim::Fma => {
+            want_n(ops, 3)?;
+            let d = same_dtype(ops)?;
+            if !matches!(d, DType::F32 | DType::F64) {
+                return Err(format!("fma takes float32 or float64 operands, got {}", d.short_name()));
+            }
+            let shape = ew_shape(ops)?;
+            one(d, shape)
+        }
         Prim::ConvertElementType { new_dtype } => {
             want_n(ops, 1)?;
             one(*new_dtype, ops[0].0.shape.clone())

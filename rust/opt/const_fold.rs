@@ -423,6 +423,15 @@ pub fn eval(prim: &Prim, args: &[(Scalar, DType)], out: DType) -> Option<Scalar>
             let t = eval(&max, &[(x, d), (lo, d)], d)?;
             eval(&min, &[(t, d), (hi, d)], d)
         }
+        Prim::Fma => {
+            let ((a, d), (b, _), (c, _)) = (arg(0)?, arg(1)?, arg(2)?);
+            let (a, b, c) = (as_f(a), as_f(b), as_f(c));
+            match d {
+                DType::F32 => float_result((a as f32).mul_add(b as f32, c as f32) as f64, d),
+                DType::F64 => float_result(a.mul_add(b, c), d),
+                _ => None,
+            }
+        }
         Prim::ConvertElementType { new_dtype } => {
             let r = convert(arg(0)?.0, *new_dtype);
             match r {
@@ -548,6 +557,13 @@ mod tests {
         assert_eq!(ev(Prim::IntegerPow { y: -2 }, &[f32s(2.0)], DType::F32), Some(Scalar::Float(0.25)));
         assert_eq!(ev(Prim::Binary(B::NextAfter), &[f32s(1.0), f32s(2.0)], DType::F32), Some(Scalar::Float(f32::from_bits(0x3f80_0001) as f64)));
         assert_eq!(ev(Prim::Clamp, &[f32s(0.0), f32s(5.0), f32s(1.0)], DType::F32), Some(Scalar::Float(1.0)));
+        // fma rounds once: (1 + 2^-20)(1 - 2^-20) - 1 = -2^-40 exactly (two roundings give 0)
+        let e = 2f64.powi(-20);
+        let fma = ev(Prim::Fma, &[f32s(1.0 + e), f32s(1.0 - e), f32s(-1.0)], DType::F32);
+        assert_eq!(fma, Some(Scalar::Float(-(2f64.powi(-40)))));
+        let f64s = |x: f64| (Scalar::Float(x), DType::F64);
+        let e = 2f64.powi(-30);
+        assert_eq!(ev(Prim::Fma, &[f64s(1.0 + e), f64s(1.0 - e), f64s(-1.0)], DType::F64), Some(Scalar::Float(-(2f64.powi(-60)))));
     }
 
     #[test]

@@ -412,6 +412,7 @@ impl<'c, 'a> Builder<'c, 'a> {
                 Prim::SelectN if ops.len() == 2 => ops[1], // a single case is always chosen
                 Prim::SelectN => self.push(KOp::Select { pred: ops[0], cases: ops[1..].to_vec() }, out),
                 Prim::Clamp => self.push(KOp::Clamp { lo: ops[0], x: ops[1], hi: ops[2] }, out),
+                Prim::Fma => self.push(KOp::Fma { a: ops[0], b: ops[1], c: ops[2] }, out),
                 Prim::ConvertElementType { .. } => self.push(KOp::Convert { a: ops[0] }, out),
                 Prim::BitcastConvertType { .. } => self.push(KOp::Bitcast { a: ops[0] }, out),
                 Prim::Iota { dimension, .. } => {

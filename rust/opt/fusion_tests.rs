@@ -122,6 +122,7 @@ fn check_plan(plan: &Plan) {
                         KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => vec![*a, *b],
                         KOp::Select { pred, cases } => std::iter::once(*pred).chain(cases.iter().copied()).collect(),
                         KOp::Clamp { lo, x, hi } => vec![*lo, *x, *hi],
+                        KOp::Fma { a, b, c } => vec![*a, *b, *c],
                         KOp::Load { input } => {
                             assert!(*input < k.inputs.len());
                             vec![]

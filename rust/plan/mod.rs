@@ -105,6 +105,8 @@ pub enum KOp {
     Bitcast { a: usize },
     IntegerPow { a: usize, y: i32 },
     Clamp { lo: usize, x: usize, hi: usize },
+    /// `a * b + c` rounded once (float32/float64 only).
+    Fma { a: usize, b: usize, c: usize },
     /// A one-element gather (`take`, `x[i]`, searchsorted's probes): the element `Load { input }` would
     /// read, moved `clamp(index, 0, hi)` steps of `stride` elements along one axis. `index` is an integer
     /// instruction, read as signed or unsigned by its dtype; the clamp keeps every read inside the buffer
@@ -172,6 +174,7 @@ impl Kernel {
                 KOp::Unary { a, .. } | KOp::IntegerPow { a, .. } => ins.dtype.is_half() || is16(*a),
                 KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => ins.dtype.is_half() || is16(*a) || is16(*b),
                 KOp::Clamp { lo, x, hi } => ins.dtype.is_half() || is16(*lo) || is16(*x) || is16(*hi),
+                KOp::Fma { a, b, c } => ins.dtype.is_half() || is16(*a) || is16(*b) || is16(*c),
             };
             if bad {
                 return Some(format!("instruction {i} ({:?})", ins.op));

@@ -59,6 +59,7 @@ pub fn plan_text(plan: &Plan) -> String {
                         KOp::Bitcast { a } => format!("bitcast v{a}"),
                         KOp::IntegerPow { a, y } => format!("integer_pow[y={y}] v{a}"),
                         KOp::Clamp { lo, x, hi } => format!("clamp v{lo} v{x} v{hi}"),
+                        KOp::Fma { a, b, c } => format!("fma v{a} v{b} v{c}"),
                         KOp::Gather { input, index, stride, hi, fill } => format!(
                             "gather in{input} v{index} stride={stride} hi={hi}{}",
                             fill.map(|f| format!(" fill=v{f}")).unwrap_or_default()

@@ -396,6 +396,22 @@ def _clamp_abstract(lo, x, hi):
 clamp_p = standard_primitive("clamp", _clamp_abstract, elementwise=True)
 
 
+def _fma_abstract(a, b, c):
+    dt = _same_dtypes("fma", (a, b, c))
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"fma takes float32 or float64 operands, got {np.dtype(dt).name}")
+    if not a.shape == b.shape == c.shape:
+        raise TypeError(f"fma requires operands of one shape, got {a.shape}, {b.shape}, {c.shape}")
+    return ShapedArray(a.shape, dt, a.weak_type and b.weak_type and c.weak_type)
+
+
+# a * b + c rounded once: the fused multiply-add XLA:CPU contracts a multiply and an add into, which the
+# samplers need for JAX's bits (``_prng.fma``). JAX 0.10.2 exports no such primitive, so it stays internal
+# (no ``lax.fma``); the core lowers it to the hardware FMA (Cranelift's ``fma``; software where the host
+# lacks one).
+fma_p = standard_primitive("fma", _fma_abstract, elementwise=True)
+
+
 def _convert_abstract(x, new_dtype, weak_type=False, sharding=None):
     return ShapedArray(x.shape, new_dtype, weak_type)
 
@@ -620,6 +636,8 @@ min = _nary(min_p)
 pow = _nary(pow_p)
 # (internal: the samplers' C-library tan and pow, see ``_libm_twin``)
 tan_libm = _nary(tan_libm_p)
+# (internal: the samplers' fused multiply-add, operands of one float32/float64 dtype and shape)
+fma = _nary(fma_p)
 pow_libm = _nary(pow_libm_p)
 atan2 = _nary(atan2_p)
 nextafter = _nary(nextafter_p)
@@ -835,6 +853,15 @@ def _clamp_batch(vals, dims):
 
 _batching.batching_rules[select_n_p] = _select_n_batch
 _batching.batching_rules[clamp_p] = _clamp_batch
+
+
+def _fma_batch(vals, dims):
+    shape = _batching._per_example_shape(vals, dims)
+    ops, bd = _batching.batch_elementwise(vals, dims, shape, literals=False)
+    return fma_p.bind(*ops), bd
+
+
+_batching.batching_rules[fma_p] = _fma_batch
 
 
 # ---- autodiff rules (jvp, transpose) ----
@@ -1131,6 +1158,8 @@ def _clamp_jvp_hi(g, lo, x, hi):
 
 
 _ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_x, _clamp_jvp_hi)
+# d(a b + c) = da b + a db + dc
+_ad.defjvp(fma_p, lambda g, a, b, c: mul(g, b), lambda g, a, b, c: mul(a, g), lambda g, a, b, c: g)
 
 
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False, sharding=None):

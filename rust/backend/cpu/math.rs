@@ -235,6 +235,16 @@ pub fn all_symbols() -> Vec<(String, *const u8)> {
             }
         }
     }
+    // Cranelift's libcalls for `fma` on a host without FMA (its x64 lowering calls these by name): Rust's
+    // `mul_add` rounds once (the C library's software fma where the target lacks the instruction)
+    extern "C" fn fmaf_sw(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    extern "C" fn fma_sw(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+    out.push(("fmaf".to_string(), fmaf_sw as *const u8));
+    out.push(("fma".to_string(), fma_sw as *const u8));
     out
 }
 

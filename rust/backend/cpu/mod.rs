@@ -256,6 +256,7 @@ fn kernel_text(k: &Kernel, p: &Plan) -> String {
             KOp::Bitcast { a } => format!("bitcast %{a}"),
             KOp::IntegerPow { a, y } => format!("integer_pow %{a}, {y}"),
             KOp::Clamp { lo, x, hi } => format!("clamp %{lo}, %{x}, %{hi}"),
+            KOp::Fma { a, b, c } => format!("fma %{a}, %{b}, %{c}"),
             KOp::Gather { input, index, stride, hi, fill } => format!(
                 "gather in{input} at %{index} stride={stride} hi={hi}{}",
                 fill.map(|f| format!(" fill %{f}")).unwrap_or_default()

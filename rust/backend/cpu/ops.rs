@@ -729,6 +729,14 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, body: &[KInstr], i: usiz
             let t = max_min(b, dt, v, l, true);
             max_min(b, dt, t, h, false)
         }
+        KOp::Fma { a, b: m, c } => {
+            // Cranelift's fma: vfmadd on a host with FMA (the ISA's flags are the host's), else its libcall
+            // to `fmaf`/`fma` (registered in `module.rs`), which rounds once in software
+            let (x, _) = get(*a)?;
+            let (y, _) = get(*m)?;
+            let (z, _) = get(*c)?;
+            b.ins().fma(x, y, z)
+        }
         KOp::Load { .. } | KOp::Iota { .. } | KOp::Gather { .. } => {
             return Err(Error::Codegen(format!("instruction {i}: load/iota/gather must be lowered by the loop codegen")))
         }

@@ -69,6 +69,7 @@ pub fn operands(op: &KOp) -> Vec<usize> {
         KOp::Binary { a, b, .. } | KOp::Compare { a, b, .. } => vec![*a, *b],
         KOp::Select { pred, cases } => std::iter::once(*pred).chain(cases.iter().copied()).collect(),
         KOp::Clamp { lo, x, hi } => vec![*lo, *x, *hi],
+        KOp::Fma { a, b, c } => vec![*a, *b, *c],
         KOp::Gather { index, fill, .. } => std::iter::once(*index).chain(*fill).collect(),
     }
 }
@@ -474,6 +475,13 @@ pub fn emit(
                 }
                 ops::pow_by_squaring(b, dt.is_float(), x, one, y)
             }
+        }
+        KOp::Fma { a, b: m, c } => {
+            // lanewise; without FMA on the host Cranelift calls `fmaf`/`fma` per lane
+            let (x, _) = get(*a)?;
+            let (y, _) = get(*m)?;
+            let (z, _) = get(*c)?;
+            b.ins().fma(x, y, z)
         }
         KOp::Clamp { lo, x, hi } => {
             if wide_int(dt) {

@@ -2296,3 +2296,59 @@ fn threefry_kernel_strips_match_reference() {
         }
     }
 }
+
+/// `fma` on an x86-64 host without FMA: Cranelift's lowering calls `fmaf`/`fma` by name (its libcalls), which
+/// `math::all_symbols` registers; the result is still rounded once. (The ISA here is the host's with FMA
+/// turned off, so the fallback is exercised on any x86-64 machine.)
+#[test]
+fn fma_without_the_instruction_rounds_once() {
+    use cranelift_codegen::ir::{types, AbiParam, InstBuilder};
+    use cranelift_codegen::settings::{self, Configurable};
+    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+    use cranelift_module::{default_libcall_names, Linkage, Module};
+    let mut flags = settings::builder();
+    for (k, v) in [("opt_level", "speed"), ("use_colocated_libcalls", "false"), ("is_pic", "false")] {
+        flags.set(k, v).unwrap();
+    }
+    let mut ib = cranelift_native::builder().unwrap();
+    if ib.set("has_fma", "false").is_err() {
+        return; // not x86-64: FMA is part of the base ISA (aarch64)
+    }
+    let isa = ib.finish(settings::Flags::new(flags)).unwrap();
+    let mut jb = cranelift_jit::JITBuilder::with_isa(isa, default_libcall_names());
+    for (name, ptr) in math::all_symbols() {
+        jb.symbol(name, ptr);
+    }
+    let mut m = cranelift_jit::JITModule::new(jb);
+    let mut ids = Vec::new();
+    for (name, ty) in [("fma_f32", types::F32), ("fma_f64", types::F64)] {
+        let mut sig = m.make_signature();
+        sig.params.extend([AbiParam::new(ty); 3]);
+        sig.returns.push(AbiParam::new(ty));
+        let id = m.declare_function(name, Linkage::Local, &sig).unwrap();
+        let mut ctx = m.make_context();
+        ctx.func.signature = sig;
+        let mut fctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let blk = b.create_block();
+        b.append_block_params_for_function_params(blk);
+        b.switch_to_block(blk);
+        let p = b.block_params(blk).to_vec();
+        let r = b.ins().fma(p[0], p[1], p[2]);
+        b.ins().return_(&[r]);
+        b.seal_all_blocks();
+        b.finalize(m.target_config());
+        m.define_function(id, &mut ctx).unwrap();
+        ids.push(id);
+    }
+    m.finalize_definitions().unwrap();
+    let f32_fn: extern "C" fn(f32, f32, f32) -> f32 = unsafe { std::mem::transmute(m.get_finalized_function(ids[0])) };
+    let f64_fn: extern "C" fn(f64, f64, f64) -> f64 = unsafe { std::mem::transmute(m.get_finalized_function(ids[1])) };
+    let e = 2f32.powi(-20);
+    assert_eq!(f32_fn(1.0 + e, 1.0 - e, -1.0), -(2f32.powi(-40)));
+    assert_eq!(f32_fn(3.0, 4.0, 5.0), 17.0);
+    let e = 2f64.powi(-30);
+    assert_eq!(f64_fn(1.0 + e, 1.0 - e, -1.0), -(2f64.powi(-60)));
+    assert!(f64_fn(f64::INFINITY, 0.0, 1.0).is_nan());
+    assert_eq!(f64_fn(f64::MAX, 2.0, -f64::MAX), f64::MAX);
+}

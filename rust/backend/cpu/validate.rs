@@ -194,6 +194,11 @@ fn validate_kernel(plan: &Plan, k: &Kernel, written: &[bool]) -> Result<()> {
                 let ok = dt_of(*lo)? == dt && dt_of(*x)? == dt && dt_of(*hi)? == dt;
                 want(ok, "operand dtypes differ")?;
             }
+            KOp::Fma { a, b, c } => {
+                let ok = dt_of(*a)? == dt && dt_of(*b)? == dt && dt_of(*c)? == dt;
+                want(ok, "operand dtypes differ")?;
+                want(matches!(dt, DType::F32 | DType::F64), "fma takes float32 or float64")?;
+            }
             KOp::Gather { input, index, stride, hi, fill } => {
                 let inp = k.inputs.get(*input).ok_or_else(|| bad(format!("instruction {i} gathers from input {input} of {}", k.inputs.len())))?;
                 want(inp.dtype == dt, "dtype differs from the input's")?;

@@ -268,6 +268,8 @@ impl Emit<'_> {
                     let t = self.max_min(dt, &format!("v{x}"), &format!("v{lo}"), true)?;
                     self.max_min(dt, &t, &format!("v{hi}"), false)?
                 }
+                // WGSL's fma may round twice (the spec allows a * b + c): the program runs on the host
+                KOp::Fma { .. } => return Err(unsupported("fma (WGSL does not promise one rounding)")),
             };
             let _ = writeln!(out, "{indent}let v{i}: {ty} = {expr};");
         }
