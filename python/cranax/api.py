@@ -53,12 +53,31 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        # a typed key's dtype (``key<fry>``) is kept as given: NumPy has no name for it
+        self.dtype = dtype if dtypes._extended_type(dtype) else dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
         fmt = isinstance(sharding, Format)
         self._dll = sharding.layout if fmt else None
         # kept as given (None: unspecified), as JAX's; cranax places on one device
         self.sharding = sharding.sharding if fmt else sharding
+
+    @classmethod
+    def like(cls, x):
+        """The struct of array-like ``x`` (its shape, dtype and weak type; a struct's sharding and layout kept),
+        as JAX's ``ShapeDtypeStruct.like``: the ``result_shape_dtypes`` of a callback written from an example."""
+        if isinstance(x, _state.Ref):
+            raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an issue at"
+                                      " https://github.com/jax-ml/jax/issues")
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, weak_type=x.weak_type, sharding=x.format if x._dll else x.sharding)
+        if isinstance(x, str):   # JAX's texts: a str names itself, other dtype-less values their type
+            raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+        try:
+            aval = core.typeof(x)
+        except TypeError:
+            raise TypeError(f"Cannot interpret value of type {type(x)} as an abstract array; it does not have a "
+                            f"dtype attribute") from None
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
     @property
     def format(self):
@@ -80,7 +99,7 @@ class ShapeDtypeStruct:
         sh = f", sharding={self.sharding}" if self.sharding is not None else ""
         fm = f", format={self._dll}" if self._dll is not None else ""
         w = f", weak_type={self.weak_type}" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{fm}{w})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={getattr(self.dtype, 'name', self.dtype)}{sh}{fm}{w})"
 
     def _key(self):
         return (self.shape, self.dtype, self.sharding, self._dll, bool(self.weak_type))
