@@ -30,6 +30,38 @@ def text_cases(jax, jnp, lax):
     r["like_traced"] = lambda: jax.jit(lambda x: jnp.zeros(sds.like(x).shape, sds.like(x).dtype))(jnp.ones(2))
     r["pure_callback_like"] = lambda: jax.jit(lambda x: jax.pure_callback(np.cos, sds.like(x), x))(
         jnp.arange(3.0))
+    # gradient-checkpointing: a checkpoint inside a checkpoint (the guide's recursive_checkpoint)
+    s, ck = jnp.sin, jax.checkpoint
+    nested = {"ck_ck": lambda x: ck(lambda y: ck(s)(y))(x),
+              "ck_s_ck": lambda x: ck(lambda y: s(ck(s)(y)))(x),
+              "s_ck_s_ck": lambda x: s(ck(lambda y: s(ck(s)(y)))(x)),
+              "ck_ck_policy": lambda x: ck(lambda y: s(ck(lambda z: s(s(z)))(y) * y),
+                                           policy=jax.checkpoint_policies.everything_saveable)(x)}
+    for k, f in nested.items():
+        r["grad_" + k] = lambda f=f: jax.grad(f)(3.0)
+        r["grad_jaxpr_" + k] = lambda f=f: jax.make_jaxpr(jax.grad(f))(3.0)
+
+    def recursive(funs):
+        if len(funs) == 1:
+            return funs[0]
+        if len(funs) == 2:
+            return lambda x: funs[0](funs[1](x))
+        f1, f2 = recursive(funs[:len(funs) // 2]), recursive(funs[len(funs) // 2:])
+        return lambda x: f1(ck(f2)(x))
+    r["grad_recursive8"] = lambda: jax.grad(recursive([jnp.sin] * 8))(3.0)
+    r["grad_recursive16_vmap"] = lambda: jax.vmap(jax.grad(recursive([jnp.sin] * 16)))(jnp.array([1.0, 3.0]))
+
+    def saved(f, *args):   # print_saved_residuals' lines without the source file's path
+        import contextlib
+        import importlib
+        import io
+        print_saved_residuals = importlib.import_module(jax.__name__ + ".ad_checkpoint").print_saved_residuals
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            print_saved_residuals(f, *args)
+        return [line.split(" from /")[0].split(" from t:")[0] for line in buf.getvalue().splitlines()]
+    r["saved_recursive8"] = lambda: saved(recursive([jnp.sin] * 8), 3.0)
+    r["saved_recursive16"] = lambda: saved(recursive([jnp.sin] * 16), 3.0)
     return r
 
 
@@ -67,6 +99,18 @@ JAX_OUT = {
     'like_ref': 'NotImplementedError: Ref/AbstractRef support is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues',
     'like_traced': '[0.0, 0.0] float32 weak=False',
     'pure_callback_like': '[1.0, 0.5403022766113281, -0.41614681482315063] float32 weak=False',
+    'grad_ck_ck': '-0.9899924993515015 float32 weak=True',
+    'grad_jaxpr_ck_ck': '{ lambda ; a:f32[]. let\n    _:f32[] = remat2[\n      differentiated=False\n      jaxpr={ lambda ; b:f32[]. let c:f32[] = sin b in (c,) }\n      policy=None\n      prevent_cse=True\n    ] a\n    d:f32[] = remat2[\n      differentiated=True\n      jaxpr={ lambda ; e:f32[] f:f32[]. let\n          g:f32[] = remat2[\n            differentiated=True\n            jaxpr={ lambda ; h:f32[] i:f32[]. let\n                j:f32[] = cos h\n                k:f32[] = mul i j\n              in (k,) }\n            policy=None\n            prevent_cse=True\n          ] e f\n        in (g,) }\n      policy=None\n      prevent_cse=True\n    ] a 1.0:f32[]\n  in (d,) }',
+    'grad_ck_s_ck': '-0.9801510572433472 float32 weak=True',
+    'grad_jaxpr_ck_s_ck': '{ lambda ; a:f32[]. let\n    b:f32[] = remat2[\n      differentiated=False\n      jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c in (d,) }\n      policy=None\n      prevent_cse=True\n    ] a\n    _:f32[] = sin b\n    e:f32[] = remat2[\n      differentiated=True\n      jaxpr={ lambda ; f:f32[] g:f32[]. let\n          h:f32[] = sin f\n          i:f32[] = cos h\n          j:f32[] = mul g i\n          k:f32[] = remat2[\n            differentiated=True\n            jaxpr={ lambda ; l:f32[] m:f32[]. let\n                n:f32[] = cos l\n                o:f32[] = mul m n\n              in (o,) }\n            policy=None\n            prevent_cse=True\n          ] f j\n        in (k,) }\n      policy=None\n      prevent_cse=True\n    ] a 1.0:f32[]\n  in (e,) }',
+    'grad_s_ck_s_ck': '-0.9704719185829163 float32 weak=True',
+    'grad_jaxpr_s_ck_s_ck': '{ lambda ; a:f32[]. let\n    b:f32[] = remat2[\n      differentiated=False\n      jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c in (d,) }\n      policy=None\n      prevent_cse=True\n    ] a\n    e:f32[] = sin b\n    _:f32[] = sin e\n    f:f32[] = cos e\n    g:f32[] = mul 1.0:f32[] f\n    h:f32[] = remat2[\n      differentiated=True\n      jaxpr={ lambda ; i:f32[] j:f32[]. let\n          k:f32[] = sin i\n          l:f32[] = cos k\n          m:f32[] = mul j l\n          n:f32[] = remat2[\n            differentiated=True\n            jaxpr={ lambda ; o:f32[] p:f32[]. let\n                q:f32[] = cos o\n                r:f32[] = mul p q\n              in (r,) }\n            policy=None\n            prevent_cse=True\n          ] i m\n        in (n,) }\n      policy=None\n      prevent_cse=True\n    ] a g\n  in (h,) }',
+    'grad_ck_ck_policy': '-2.5542290210723877 float32 weak=True',
+    'grad_jaxpr_ck_ck_policy': '{ lambda ; a:f32[]. let\n    b:f32[] c:f32[] d:f32[] = remat2[\n      differentiated=False\n      jaxpr={ lambda ; e:f32[]. let\n          f:f32[] = sin e\n          g:f32[] = cos e\n          h:f32[] = sin f\n          i:f32[] = cos f\n        in (h, g, i) }\n      policy=None\n      prevent_cse=True\n    ] a\n    j:f32[] = reduce_precision[exponent_bits=8 mantissa_bits=23] b\n    k:f32[] = mul j a\n    _:f32[] = sin k\n    l:f32[] = cos k\n    m:f32[] = remat2[\n      differentiated=True\n      jaxpr={ lambda ; n:f32[] o:f32[] p:f32[] q:f32[] r:f32[] s:f32[]. let\n          t:f32[] = mul s q\n          u:f32[] = mul p t\n          v:f32[] = mul t r\n          w:f32[] = remat2[\n            differentiated=True\n            jaxpr={ lambda ; x:f32[] y:f32[] z:f32[]. let\n                ba:f32[] = mul z y\n                bb:f32[] = mul ba x\n              in (bb,) }\n            policy=None\n            prevent_cse=True\n          ] n o v\n          bc:f32[] = add_any u w\n        in (bc,) }\n      policy=<function everything_saveable at 0xXXXXXXXXXXXX>\n      prevent_cse=True\n    ] c d j l a 1.0:f32[]\n  in (m,) }',
+    'grad_recursive8': '-0.924382746219635 float32 weak=True',
+    'grad_recursive16_vmap': '[0.04500621184706688, -0.8578497171401978] float32 weak=False',
+    'saved_recursive8': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
+    'saved_recursive16': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
 }
 
 
