@@ -12,7 +12,9 @@ from cranax import lax
 
 def text_cases(jax, jnp, lax):
     """name -> thunk; each thunk's result (or exception) is rendered by ``render``."""
+    import importlib
     import numpy as np
+    importlib.import_module(jax.__name__ + ".ad_checkpoint")   # jax.ad_checkpoint as an attribute
     r = {}
     # external-callbacks: result shapes written from an example value
     sds = jax.ShapeDtypeStruct
@@ -62,6 +64,38 @@ def text_cases(jax, jnp, lax):
         return [line.split(" from /")[0].split(" from t:")[0] for line in buf.getvalue().splitlines()]
     r["saved_recursive8"] = lambda: saved(recursive([jnp.sin] * 8), 3.0)
     r["saved_recursive16"] = lambda: saved(recursive([jnp.sin] * 16), 3.0)
+
+    # new_docs/301/remat: the remat3 switch (cranax keeps remat2's rules; the wrapper names arguments args[i])
+    def remat3(f, *args, **kw):
+        jax.config.update("jax_remat3", True)
+        try:
+            return saved(jax.checkpoint(f, **kw), *args)
+        finally:
+            jax.config.update("jax_remat3", False)
+
+    def named(W, x):
+        a = jax.ad_checkpoint.checkpoint_name(jnp.sin(W @ x), "a")
+        return jnp.sin(W @ a)
+    W = jnp.ones((3, 3))
+    r["remat3_names"] = lambda: remat3(named, W, jnp.ones(3),
+                                       policy=jax.checkpoint_policies.save_only_these_names("a"))
+    r["remat3_grad"] = lambda: (jax.config.update("jax_remat3", True),
+                                jax.grad(lambda x: jax.checkpoint(named)(W, x).sum())(jnp.arange(3.0)),
+                                jax.config.update("jax_remat3", False))[1]
+
+    # pytrees: dict keys that do not sort
+    r["mixed_keys_map"] = lambda: jax.tree.map(lambda x: x + 1, {1: 7, "y": 42})
+    r["mixed_keys_leaves"] = lambda: jax.tree_util.tree_leaves({"a": 1, 2: 3})
+    r["mixed_keys_jit"] = lambda: jax.jit(lambda t: t)({None: 1.0, 0: 2.0})
+    r["sortable_keys"] = lambda: jax.tree_util.tree_structure({3: 1, 1: 2, 2: None})
+
+    # Writing custom interpreters: a Literal's repr
+    def lits(f, *args):
+        j = jax.make_jaxpr(f)(*args)
+        return [repr(v) for e in j.jaxpr.eqns for v in e.invars if not hasattr(v, "count") and
+                type(v).__name__ == "Literal"]
+    r["literal_reprs_int"] = lambda: lits(lambda x: (x + 1, x * 3, jnp.ones(3, jnp.int32) + x), 2)
+    r["literal_reprs_float"] = lambda: lits(lambda x: (x + 1, x * 2.5, x + jnp.float32(3), x - 1j), 2.0)
     return r
 
 
@@ -111,6 +145,14 @@ JAX_OUT = {
     'grad_recursive16_vmap': '[0.04500621184706688, -0.8578497171401978] float32 weak=False',
     'saved_recursive8': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
     'saved_recursive16': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
+    'remat3_names': '[\'f32[3,3] from the argument args[0]\', \'f32[3] from the argument args[1]\', "f32[3] named \'a\'"]',
+    'remat3_grad': '[-8.123308181762695, -8.123308181762695, -8.123308181762695] float32 weak=False',
+    'mixed_keys_map': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
+    'mixed_keys_leaves': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
+    'mixed_keys_jit': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
+    'sortable_keys': 'PyTreeDef({1: *, 2: None, 3: *})',
+    'literal_reprs_int': "['Literal(TypedInt(1, dtype=int32))', 'Literal(TypedInt(3, dtype=int32))', 'Literal(1)']",
+    'literal_reprs_float': "['Literal(1.0)', 'Literal(2.5)', 'Literal(3.0)', 'Literal(TypedComplex(1j, dtype=complex64))']",
 }
 
 
@@ -121,3 +163,56 @@ def test_output_as_jax(name):
 
 def test_every_case_recorded():
     assert sorted(text_cases(jax, jnp, lax)) == sorted(JAX_OUT)
+
+
+def test_safe_map_and_friends():
+    """jax._src.util's list helpers (the custom-interpreter guide's ``safe_map``), with JAX 0.10.2's errors."""
+    from cranax._compat._src import util
+    assert util.safe_map(lambda a, b: a + b, [1, 2], (3, 4)) == [4, 6]
+    assert util.safe_zip([1, 2], [3, 4]) == [(1, 3), (2, 4)]
+    assert util.unzip2([(1, 2), (3, 4)]) == ((1, 3), (2, 4)) and util.unzip2([]) == ((), ())
+    assert util.unzip3([(1, 2, 5), (3, 4, 6)]) == ((1, 3), (2, 4), (5, 6))
+    assert util.split_list([1, 2, 3, 4], [1, 2]) == [[1], [2, 3], [4]]
+    assert util.partition_list([True, False, True], [1, 2, 3]) == ([2], [1, 3])
+    assert util.merge_lists([True, False, True], [2], [1, 3]) == [1, 2, 3]
+    for call, text in [(lambda: util.safe_map(lambda a, b: a, [1, 2, 3], [3, 4]),
+                        "safe_map() argument 2 is shorter than argument 1"),
+                       (lambda: util.safe_map(lambda a, b, c: a, [1, 2], [3, 4], [5]),
+                        "safe_map() argument 3 is shorter than argument 1"),
+                       (lambda: util.safe_map(lambda a, b: a, [1], [3, 4]),
+                        "safe_map() argument 2 is longer than argument 1"),
+                       (lambda: util.safe_zip([1], [3, 4], [5, 6]),
+                        "safe_zip() argument 1 has length 2 but argument 0 has length 1. All lengths: (1, 2, 2)")]:
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value) == text
+
+
+def test_remat3_flag_keeps_values():
+    """jax_remat3=True: the same values as remat2 (NumPy oracle), the checkpoint a functools.partial."""
+    import functools
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    jax.config.update("jax_remat3", True)
+    try:
+        f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+        assert isinstance(f, functools.partial)
+        g = jax.grad(lambda x: f(x).sum())(x)
+    finally:
+        jax.config.update("jax_remat3", False)
+    np.testing.assert_allclose(g, np.cos(np.sin(x)) * np.cos(x), rtol=1e-6)
+    assert not isinstance(jax.checkpoint(jnp.sin), functools.partial)
+
+
+def test_alias_missing_names_say_what_jax_says(tmp_path):
+    """Under ``python -m cranax.run``, a name cranax lacks gives JAX's (and Python's) text, nothing added."""
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text("import jax\n"
+                      "try:\n    jax.custom_remat\nexcept AttributeError as e:\n    print(e)\n"
+                      "try:\n    import jax._src.no_such_module\nexcept ImportError as e:\n    print(e)\n"
+                      "print(__file__)\n")
+    out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out == ["module 'jax' has no attribute 'custom_remat'", "No module named 'jax._src.no_such_module'",
+                   str(script)]

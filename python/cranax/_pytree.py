@@ -131,9 +131,8 @@ def _sorted_keys(d):
     """The keys of dict ``d`` in JAX's order (sorted)."""
     try:
         return sorted(d)
-    except TypeError:
-        # Keys of mixed, mutually unorderable types: order by type name first, then by repr.
-        return sorted(d, key=lambda k: (type(k).__qualname__, repr(k)))
+    except TypeError as e:   # keys of mutually unorderable types: JAX 0.10.2's error
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
 
 
 # ----------------------------------------------------------------------------------------------

@@ -75,6 +75,11 @@ class Config:
         "jax2tf_associative_scan_reductions": lambda: False,
         "jax_no_tracing": lambda: False,
         "jax_no_execution": lambda: False,
+        # JAX's switch to its next remat (a hijax primitive). cranax keeps remat2's rules either way (same
+        # values and residuals; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes
+        # ``checkpoint`` return a ``functools.partial``, as JAX's remat3, whose arguments
+        # print_saved_residuals names ``args[i]``.
+        "jax_remat3": lambda: False,
         # The persistent compilation cache (cranax.experimental.compilation_cache), JAX's names and defaults.
         "jax_compilation_cache_dir": lambda: os.environ.get("JAX_COMPILATION_CACHE_DIR") or None,
         "jax_persistent_cache_min_compile_time_secs":
@@ -239,7 +244,7 @@ _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_
                "jax_persistent_cache_min_entry_size_bytes": _typed("int", (int,)),
                "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
                "jax_persistent_cache_enable_xla_caches": _typed("string", (str,)),
-               "jax_no_tracing": _bool, "jax_no_execution": _bool}
+               "jax_no_tracing": _bool, "jax_no_execution": _bool, "jax_remat3": _bool}
 
 config = Config()
 

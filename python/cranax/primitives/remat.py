@@ -38,6 +38,7 @@ from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
 from .. import dtypes
+from ..config import config
 from . import lax_composites as _lc
 from .library import dot_general_p
 
@@ -619,7 +620,13 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
     # Traces by signature, as JAX caches them: calling the same checkpointed function again (eagerly, or
     # under grad in a training loop) reuses its jaxpr, and so the derived jaxprs cached on it.
     traces = _LRU(_TRACE_CACHE_SIZE)
+    if config.jax_remat3:   # JAX's remat3 is a partial over (*args, **kwargs): see config's jax_remat3
+        return functools.partial(_call, fun_remat)
     return fun_remat
+
+
+def _call(f, *args, **kwargs):
+    return f(*args, **kwargs)
 
 
 def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):
