@@ -677,9 +677,17 @@ class JitWrapped(Wrapped):
             except TypeError as e:
                 if any(isinstance(x, _state.Ref) for x in leaves):
                     raise _HasRefArgs() from None
-                raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
-                                f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
-                                f"and was passed to the function. {e}") from None
+                # JAX's text: the first such leaf, by its type and its path among the arguments; for an array
+                # of a dtype cranax lacks, a last line names the dtype (JAX's says it only in the context)
+                bad = next((i for i, x in enumerate(leaves) if not _ok_leaf(x)), 0)
+                dt_line = f"\n{e}" if hasattr(leaves[bad], "dtype") else ""
+                names = self._arg_names(in_tree, statics)
+                path = f" at path {names[bad]}" if names and names[bad] else ""
+                raise TypeError(
+                    f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic value is of "
+                    f"type {type(leaves[bad])} and was passed to the function{path}.\nThis typically means that a "
+                    f"jit-wrapped function was called with a non-array argument, and this argument was not marked as "
+                    f"static using the static_argnums or static_argnames parameters of jax.jit.{dt_line}") from None
             for x in leaves:
                 if isinstance(x, Tracer):
                     raise core.UnexpectedTracerError(core._escaped_tracer_message(x))
