@@ -110,6 +110,26 @@ def text_cases(jax, jnp, lax):
     r["jit_arg_varkw"] = lambda: jax.jit(f)(1.0, z="s")
     r["jit_arg_method_self"] = lambda: jax.jit(calc)(object(), 1.0)
     r["jit_arg_static_skipped"] = lambda: jax.jit(f, static_argnums=0)("a", "b")
+
+    # custom_pytrees: a node whose __init__ converts its child (jnp.asarray): vmap never rebuilds it from
+    # placeholders; jacfwd/jacrev rebuild it from None (JAX's dtype-check tree_map) and fail there
+    class Strict:
+        def __init__(self, a):
+            self.a = jnp.asarray(a)
+    jax.tree_util.register_pytree_node(Strict, lambda t: ((t.a,), None), lambda _, c: Strict(*c))
+    st = Strict(jnp.arange(3.0))
+    r["vmap_strict_node"] = lambda: jax.vmap(lambda t: t.a * 2)(st)
+    r["vmap_strict_node_out"] = lambda: jax.vmap(lambda t: t)(st).a
+    r["vmap_strict_axes"] = lambda: jax.vmap(lambda t, x: t.a + x, in_axes=(0, None))(st, 1.0)
+    r["jacobian_strict_node"] = lambda: jax.jacobian(lambda t: t.a)(st)
+    r["jacfwd_strict_node"] = lambda: jax.jacfwd(lambda t: t.a)(st)
+    r["jnp_array_none"] = lambda: jnp.asarray(None)
+    r["jnp_array_nested_none"] = lambda: jnp.array([[1.0], [None]])
+    r["vmap_bad_prefix"] = lambda: jax.vmap(lambda x: x, in_axes=([0, 0],))([jnp.ones(2)])
+    r["vmap_bad_prefix_keys"] = lambda: jax.vmap(lambda x: x, in_axes=({"a": 0, "b": 0},))({"a": jnp.ones(2)})
+    r["vmap_bad_prefix_type"] = lambda: jax.vmap(lambda x, y: x, in_axes=(0, [0, 1]))(jnp.ones(2), (jnp.ones(2),) * 2)
+    r["vmap_bad_prefix_leaf"] = lambda: jax.vmap(lambda x: x, in_axes=([[0]],))([jnp.ones(2)])
+    r["vmap_bad_out_axes"] = lambda: jax.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(jnp.ones(2))
     return r
 
 
@@ -175,6 +195,18 @@ JAX_OUT = {
     'jit_arg_varkw': "TypeError: Error interpreting argument to <function text_cases.<locals>.f at 0x?> as an abstract array. The problematic value is of type <class 'str'> and was passed to the function at path kw['z'].\nThis typically means that a jit-wrapped function was called with a non-array argument, and this argument was not marked as static using the static_argnums or static_argnames parameters of jax.jit.",
     'jit_arg_method_self': "TypeError: Error interpreting argument to <function text_cases.<locals>.calc at 0x?> as an abstract array. The problematic value is of type <class 'object'> and was passed to the function at path self.\nThis typically means that a jit-wrapped function was called with a non-array argument, and this argument was not marked as static using the static_argnums or static_argnames parameters of jax.jit.",
     'jit_arg_static_skipped': "TypeError: Error interpreting argument to <function text_cases.<locals>.f at 0x?> as an abstract array. The problematic value is of type <class 'str'> and was passed to the function at path y.\nThis typically means that a jit-wrapped function was called with a non-array argument, and this argument was not marked as static using the static_argnums or static_argnames parameters of jax.jit.",
+    'vmap_strict_node': '[0.0, 2.0, 4.0] float32 weak=False',
+    'vmap_strict_node_out': '[0.0, 1.0, 2.0] float32 weak=False',
+    'vmap_strict_axes': '[1.0, 2.0, 3.0] float32 weak=False',
+    'jacobian_strict_node': 'ValueError: None is not a valid value for jnp.array',
+    'jacfwd_strict_node': 'ValueError: None is not a valid value for jnp.array',
+    'jnp_array_none': 'ValueError: None is not a valid value for jnp.array',
+    'jnp_array_nested_none': 'ValueError: None is not a valid value for jnp.array',
+    'vmap_bad_prefix': 'ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different lengths of list at key path\n    vmap in_axes[0]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type list of length 2, but the full pytree has a subtree of the same type but of length 1.',
+    'vmap_bad_prefix_keys': "ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different numbers of pytree children at key path\n    vmap in_axes[0]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type\n    <class 'dict'>\nwith 2 child keys\n    a b\nbut at the same key path the full pytree has a subtree of the same type but with 1 child keys\n    a\nso the symmetric difference on key sets is\n    b",
+    'vmap_bad_prefix_type': "ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different types at key path\n    vmap in_axes[1]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type\n    <class 'list'>\nbut at the same key path the full pytree has a subtree of different type\n    <class 'tuple'>.",
+    'vmap_bad_prefix_leaf': "ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different types at key path\n    vmap in_axes[0][0]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type\n    <class 'list'>\nbut at the same key path the full pytree has a subtree of different type\n    <class 'jax._src.api_util.PytreeLeaf'>.",
+    'vmap_bad_out_axes': 'ValueError: vmap out_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different lengths of tuple at key path\n    vmap out_axes\nAt that key path, the prefix pytree vmap out_axes has a subtree of type tuple of length 3, but the full pytree has a subtree of the same type but of length 2.',
 }
 
 

@@ -495,6 +495,13 @@ def _dyn_args(args, nums):
     return norm, [args[i] for i in norm]
 
 
+def _rebuild_with_nones(in_tree):
+    """JAX's jacfwd/jacrev check the inputs' dtypes with a ``tree_map`` whose results are None: a custom node
+    whose unflatten rejects None (the custom-pytrees guide's ``jnp.asarray`` in ``__init__``) fails there,
+    with its own error, before anything is differentiated. The same rebuild here gives the same error."""
+    tree_unflatten(in_tree, [None] * in_tree.num_leaves)
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` by forward mode (one jvp per input element, batched with ``vmap``). Output
     leaves have shape ``out.shape + in.shape``. Mirrors ``jax.jacfwd``."""
@@ -505,6 +512,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
             _check_jacfwd_input(leaf, holomorphic)
+        _rebuild_with_nones(in_tree)
 
         def f_flat(*leaves):
             full = list(args)
@@ -570,6 +578,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
             _check_input_dtype(leaf, allow_int, "jacrev", holomorphic)
+        _rebuild_with_nones(in_tree)
 
         def f_part(*leaves):
             full = list(args)
