@@ -270,3 +270,25 @@ def test_alias_missing_names_say_what_jax_says(tmp_path):
                          text=True, check=True).stdout.splitlines()
     assert out == ["module 'jax' has no attribute 'custom_remat'", "No module named 'jax._src.no_such_module'",
                    str(script)]
+
+
+def test_logging_level_option():
+    """jax_logging_level (the compilation-cache guide): JAX's values and error; the "jax" logger's level
+    follows, with a handler while set (JAX 0.10.2 keeps the level after None)."""
+    import logging
+    assert jax.config.jax_logging_level == "NOTSET"
+    try:
+        jax.config.update("jax_logging_level", "DEBUG")
+        assert logging.getLogger("jax").level == logging.DEBUG and jax.config.jax_logging_level == "DEBUG"
+        assert logging.getLogger("jax").handlers
+        jax.config.update("jax_logging_level", None)
+        assert logging.getLogger("jax").level == logging.DEBUG and not logging.getLogger("jax").handlers
+        with pytest.raises(ValueError) as e:
+            jax.config.update("jax_logging_level", "LOUD")
+        assert str(e.value) == ("new enum value must be None or in ['NOTSET', 'DEBUG', 'INFO', 'WARNING', 'ERROR', "
+                                "'CRITICAL'], got LOUD of type <class 'str'>.")
+    finally:
+        jax.config.update("jax_logging_level", "NOTSET")
+        jax.config.update("jax_logging_level", None)
+        logging.getLogger("jax").setLevel(logging.NOTSET)
+        logging.getLogger("cranax").setLevel(logging.NOTSET)
