@@ -130,6 +130,26 @@ def text_cases(jax, jnp, lax):
     r["vmap_bad_prefix_type"] = lambda: jax.vmap(lambda x, y: x, in_axes=(0, [0, 1]))(jnp.ones(2), (jnp.ones(2),) * 2)
     r["vmap_bad_prefix_leaf"] = lambda: jax.vmap(lambda x: x, in_axes=([[0]],))([jnp.ones(2)])
     r["vmap_bad_out_axes"] = lambda: jax.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(jnp.ones(2))
+
+    # refs: a Ref among vjp/grad's primals runs forward; the pullback wants a Ref cotangent (JAX 0.10.2)
+    def sq(x_ref):
+        return x_ref[...] ** 2
+
+    def rvjp(call):
+        y, f_vjp = jax.vjp(sq, jax.new_ref(2.0))
+        return y, call(f_vjp)
+    r["ref_vjp_primal"] = lambda: jax.vjp(sq, jax.new_ref(3.0))[0]
+    r["ref_vjp_call"] = lambda: rvjp(lambda f: f(1.0))
+    r["ref_vjp_with_refs"] = lambda: rvjp(lambda f: f.with_refs(jax.new_ref(0.0))(1.0))
+    r["ref_grad"] = lambda: jax.grad(lambda r: sq(r).sum())(jax.new_ref(jnp.ones(3)))
+
+    def upd(x_ref):
+        x_ref[...] = jnp.sin(x_ref[...])
+        return x_ref[...] ** 2
+    box = []
+    r["ref_vjp_updates_in_place"] = lambda: (box.append(jax.new_ref(2.0)), jax.vjp(upd, box[-1])[0],
+                                             box[-1][...])[1:]
+    r["ref_buffer_pointer_int"] = lambda: type(jax.new_ref(jnp.arange(3.0)).unsafe_buffer_pointer()).__name__
     return r
 
 
@@ -207,6 +227,12 @@ JAX_OUT = {
     'vmap_bad_prefix_type': "ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different types at key path\n    vmap in_axes[1]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type\n    <class 'list'>\nbut at the same key path the full pytree has a subtree of different type\n    <class 'tuple'>.",
     'vmap_bad_prefix_leaf': "ValueError: vmap in_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different types at key path\n    vmap in_axes[0][0]\nAt that key path, the prefix pytree vmap in_axes has a subtree of type\n    <class 'list'>\nbut at the same key path the full pytree has a subtree of different type\n    <class 'jax._src.api_util.PytreeLeaf'>.",
     'vmap_bad_out_axes': 'ValueError: vmap out_axes specification must be a tree prefix of the corresponding value; \n  Mismatch details (1 found):\n  pytree structure error: different lengths of tuple at key path\n    vmap out_axes\nAt that key path, the prefix pytree vmap out_axes has a subtree of type tuple of length 3, but the full pytree has a subtree of the same type but of length 2.',
+    'ref_vjp_primal': '9.0 float32 weak=True',
+    'ref_vjp_call': 'ValueError: Expected cotangent type Ref{float32[]} but got float32[]',
+    'ref_vjp_with_refs': 'ValueError: Expected cotangent type Ref{float32[]} but got float32[]',
+    'ref_grad': 'ValueError: Expected cotangent type Ref{float32[3]} but got float32[3]',
+    'ref_vjp_updates_in_place': '(0.8268217444419861 float32 weak=True, 0.9092974066734314 float32 weak=True)',
+    'ref_buffer_pointer_int': "'int'",
 }
 
 

@@ -171,6 +171,11 @@ def linearize(fun, *primals, has_aux=False):
 
 def _vjp(fun, primals, has_aux):
     """(p_out flat, out_tree, vjp_flat(cts flat) -> in cts flat, p_tree, store)."""
+    refs = [p for p in tree_flatten(tuple(primals))[0] if isinstance(p, _state.Ref)]
+    if refs:
+        # A Ref among the primals (JAX 0.10.2): the function runs with it and its value's uses are not
+        # differentiated; the pullback then fails, as JAX's, wanting the cotangent as a Ref.
+        return _vjp_with_ref_primals(fun, primals, has_aux, refs[0])
     p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
     float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
@@ -183,6 +188,25 @@ def _vjp(fun, primals, has_aux):
         res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz))
         return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
     vjp_flat.residuals = list(linear.consts)
+    return p_out, store, vjp_flat, p_tree
+
+
+def _vjp_with_ref_primals(fun, primals, has_aux, ref):
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    pos = [i for i, p in enumerate(p_leaves) if not isinstance(p, _state.Ref)]
+
+    def with_refs(*xs):
+        leaves = list(p_leaves)
+        for i, x in zip(pos, xs):
+            leaves[i] = x
+        return fun(*tree_unflatten(p_tree, leaves))
+    p_out, store, _, _ = _vjp(with_refs, [p_leaves[i] for i in pos], has_aux)
+    aval = get_aval(ref._val)
+
+    def vjp_flat(cts, consts=None):
+        raise ValueError(f"Expected cotangent type Ref{{{aval.str_short(short_dtypes=False)}}} but got "
+                         f"{aval.str_short(short_dtypes=False)}")
+    vjp_flat.residuals = []
     return p_out, store, vjp_flat, p_tree
 
 
@@ -408,7 +432,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         dyn = [args[i] for i in norm]
         for d in dyn:
             for leaf in tree_flatten(d)[0]:
-                _check_input_dtype(leaf, allow_int, "grad", holomorphic)
+                if not isinstance(leaf, _state.Ref):   # a Ref's pullback fails later, with JAX's error
+                    _check_input_dtype(leaf, allow_int, "grad", holomorphic)
 
         def f_part(*dyn_args):
             full = list(args)
