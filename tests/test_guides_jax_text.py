@@ -150,6 +150,28 @@ def text_cases(jax, jnp, lax):
     r["ref_vjp_updates_in_place"] = lambda: (box.append(jax.new_ref(2.0)), jax.vjp(upd, box[-1])[0],
                                              box[-1][...])[1:]
     r["ref_buffer_pointer_int"] = lambda: type(jax.new_ref(jnp.arange(3.0)).unsafe_buffer_pointer()).__name__
+
+    # vjp-objects: the pullback's args_res (the primals it keeps) and opaque_residuals
+    a2, b2 = jnp.ones(2), jnp.ones(2) * 2
+
+    def kept(f, *args):
+        _, fv = jax.vjp(f, *args)
+        return repr(fv.args_res), [tuple(o.shape) for o in fv.opaque_residuals], len(jax.tree.leaves(fv))
+    r["args_res_two"] = lambda: kept(lambda W, x: jnp.tanh(x @ W), jnp.ones((3, 3)), jnp.ones((2, 3)))
+    r["args_res_list"] = lambda: kept(lambda l: l[0] * l[0], [a2])
+    r["args_res_tuple"] = lambda: kept(lambda t: t[0] * t[1], (a2, b2))
+    r["args_res_nested_same"] = lambda: kept(lambda x, d: x * d["q"][0], a2, {"q": [b2, b2]})
+    r["args_res_sin"] = lambda: kept(jnp.sin, a2)
+
+    def swapped():
+        W, x = jnp.ones((3, 3)), jnp.arange(6.0).reshape(2, 3)
+        y, fv = jax.vjp(lambda W, x: x @ W, W, x)
+        fv.args_res[0] = 2 * W   # swap the kept primal, as the guide does to save memory
+        return fv(jnp.ones_like(y))
+    r["args_res_swapped"] = swapped
+    r["args_res_through_jit"] = lambda: jax.jit(lambda f, c: f(c))(
+        jax.jit(lambda W, x: jax.vjp(lambda W, x: x @ W, W, x))(jnp.ones((3, 3)), jnp.ones((2, 3)))[1],
+        jnp.ones((2, 3)))
     return r
 
 
@@ -233,6 +255,13 @@ JAX_OUT = {
     'ref_grad': 'ValueError: Expected cotangent type Ref{float32[3]} but got float32[3]',
     'ref_vjp_updates_in_place': '(0.8268217444419861 float32 weak=True, 0.9092974066734314 float32 weak=True)',
     'ref_buffer_pointer_int': "'int'",
+    'args_res_two': "('[Array([[1., 1., 1.],\\n       [1., 1., 1.],\\n       [1., 1., 1.]], dtype=float32), Array([[1., 1., 1.],\\n       [1., 1., 1.]], dtype=float32)]', [(2, 3), (2, 3)], 4)",
+    'args_res_list': "('[(Array([1., 1.], dtype=float32),)]', [], 1)",
+    'args_res_tuple': "('[(Array([1., 1.], dtype=float32), Array([2., 2.], dtype=float32))]', [], 2)",
+    'args_res_nested_same': "('[Array([1., 1.], dtype=float32), ((Array([2., 2.], dtype=float32), Array([2., 2.], dtype=float32)),)]', [], 3)",
+    'args_res_sin': "('[NotNeeded()]', [(2,)], 1)",
+    'args_res_swapped': '([[3.0, 3.0, 3.0], [5.0, 5.0, 5.0], [7.0, 7.0, 7.0]] float32 weak=False, [[6.0, 6.0, 6.0], [6.0, 6.0, 6.0]] float32 weak=False)',
+    'args_res_through_jit': '([[2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0]] float32 weak=False, [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]] float32 weak=False)',
 }
 
 
