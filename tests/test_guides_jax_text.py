@@ -172,6 +172,51 @@ def text_cases(jax, jnp, lax):
     r["args_res_through_jit"] = lambda: jax.jit(lambda f, c: f(c))(
         jax.jit(lambda W, x: jax.vjp(lambda W, x: x @ W, W, x))(jnp.ones((3, 3)), jnp.ones((2, 3)))[1],
         jnp.ones((2, 3)))
+
+    # jit guide: jax_explain_cache_misses' text (paths, line numbers and ids masked)
+    def misses(calls):
+        import logging
+        import re
+        records = []
+
+        class Keep(logging.Handler):
+            def emit(self, rec):
+                records.append(rec.getMessage())
+        h = Keep()
+        logging.getLogger().addHandler(h)
+        jax.config.update("jax_explain_cache_misses", True)
+        try:
+            calls()
+        finally:
+            jax.config.update("jax_explain_cache_misses", False)
+            logging.getLogger().removeHandler(h)
+        text = "\n".join(m for m in records if "TRACING CACHE MISS" in m)
+        text = re.sub(r"TRACING CACHE MISS at [^\n]*", "TRACING CACHE MISS at <site>", text)
+        return re.sub(r" defined at \S+", " defined at <def>", re.sub(r"id=\d+", "id=?", text))
+
+    def miss_calls():
+        def double(x):
+            return 2 * x
+        d = jax.jit(double)
+        d(jnp.arange(3))
+        d(jnp.arange(3))
+        d(jnp.arange(3.0))
+        d(1.0)
+        d(jnp.ones((2, 2), jnp.int32))
+
+        def h(x, y):
+            return x
+        hj = jax.jit(h)
+        hj(1.0, [jnp.ones(2)])
+        hj(1.0, (jnp.ones(2),))
+        hj(2, [jnp.ones(2)])
+        hj(1.0, y=[jnp.ones(2)])
+        s = jax.jit(lambda a, n=1: a * n, static_argnames="n")
+        s(1.0)
+        s(1.0, n=2)
+        s(1.0, n=3)
+        s(jnp.ones(2), n=3)
+    r["explain_cache_misses"] = lambda: misses(miss_calls)
     return r
 
 
@@ -262,6 +307,7 @@ JAX_OUT = {
     'args_res_sin': "('[NotNeeded()]', [(2,)], 1)",
     'args_res_swapped': '([[3.0, 3.0, 3.0], [5.0, 5.0, 5.0], [7.0, 7.0, 7.0]] float32 weak=False, [[6.0, 6.0, 6.0], [6.0, 6.0, 6.0]] float32 weak=False)',
     'args_res_through_jit': '([[2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 2.0, 2.0]] float32 weak=False, [[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]] float32 weak=False)',
+    'explain_cache_misses': '"TRACING CACHE MISS at <site>\\n  never seen function:\\n    double id=? defined at <def>\\nTRACING CACHE MISS at <site>\\n  for double defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input types:\\n  * at x, now f32[3] and before i32[3]\\nTRACING CACHE MISS at <site>\\n  for double defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input types:\\n  * at x, now f32[]({}){weak_type=True} and before f32[3]({}){weak_type=False}https://docs.jax.dev/en/latest/type_promotion.html#weak-types\\nTRACING CACHE MISS at <site>\\n  for double defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input types:\\n  * at x, now i32[2,2]({}) and before f32[3]({})\\nTRACING CACHE MISS at <site>\\n  never seen function:\\n    h id=? defined at <def>\\nTRACING CACHE MISS at <site>\\n  for h defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [0][1], now <class \'tuple\'> and before <class \'list\'>, so their Python types differ\\nTRACING CACHE MISS at <site>\\n  for h defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [0][1], now <class \'list\'> and before <class \'tuple\'>, so their Python types differ\\nTRACING CACHE MISS at <site>\\n  for h defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [0], now tuple of length 1 and before tuple of length 2, so the lengths do not match\\n  * at input path [1], now <class \'dict\'> with 1 child and before <class \'dict\'> with 0 child, so the numbers of children do not match, with the symmetric difference of key sets: {\'y\'}\\nTRACING CACHE MISS at <site>\\n  never seen function:\\n    <lambda> id=? defined at <def>\\nTRACING CACHE MISS at <site>\\n  for <lambda> defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [1], now <class \'dict\'> with 1 child and before <class \'dict\'> with 0 child, so the numbers of children do not match, with the symmetric difference of key sets: {\'n\'}\\nTRACING CACHE MISS at <site>\\n  for <lambda> defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [1], now <class \'dict\'> with 1 child and before <class \'dict\'> with 0 child, so the numbers of children do not match, with the symmetric difference of key sets: {\'n\'}\\nTRACING CACHE MISS at <site>\\n  for <lambda> defined at <def>\\n  all previously seen cache keys differ. For the closest previous key:\\n  different input pytree:\\n  * at input path [1], now <class \'dict\'> with 1 child and before <class \'dict\'> with 0 child, so the numbers of children do not match, with the symmetric difference of key sets: {\'n\'}"',
 }
 
 
@@ -347,3 +393,46 @@ def test_logging_level_option():
         jax.config.update("jax_logging_level", None)
         logging.getLogger("jax").setLevel(logging.NOTSET)
         logging.getLogger("cranax").setLevel(logging.NOTSET)
+
+
+def _tanh_points():
+    rng = np.random.default_rng(2026)
+    return np.concatenate([np.linspace(-9, 9, 200001, dtype=np.float32), rng.uniform(-1, 1, 100000).astype(np.float32),
+                           rng.uniform(-0.001, 0.001, 20000).astype(np.float32),
+                           np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-40, 3e-4, 4e-4, 20, -20, 7.9988,
+                                     7.99881172180175781, 8.0], np.float32)])
+
+
+def test_float32_tanh_is_xlas():
+    """float32 tanh gives XLA:CPU's bits (its rational approximation): the autodiff guides print tanh-based
+    losses and gradients to the last digit. Digests of JAX 0.10.2's results (jit), whole arrays and
+    odd-shaped ones (vector body and scalar tail), plus a few values as bits."""
+    import hashlib
+    x = _tanh_points()
+    got = np.asarray(jax.jit(jnp.tanh)(x))
+    assert hashlib.sha256(got.tobytes()).hexdigest()[:32] == "5178e0bb0cb85a90b9192f8122d094e7"
+    odd = np.asarray(jax.jit(jnp.tanh)(x[:100000].reshape(-1, 4)[:, :3]))
+    assert hashlib.sha256(odd.tobytes()).hexdigest()[:32] == "33cd4483c50de6b60d348600f2c856df"
+    pts = np.array([0.3, -0.7, 1.5, 2.0, 0.01, 3.0, 6.2654047], np.float32)
+    assert np.asarray(jnp.tanh(pts)).view(np.uint32).tolist() == [
+        1049962221, 3206199257, 1063761867, 1064749699, 1008981411, 1065270248, 1065353094]
+    ok = np.isfinite(x)
+    np.testing.assert_allclose(got[ok], np.tanh(x[ok].astype(np.float64)), rtol=6e-7, atol=1e-38)
+
+
+def test_float32_logistic_is_xlas():
+    """float32 logistic (jax.nn.sigmoid) gives XLA:CPU's bits, 1 / (1 + exp(-x)) over its exp: digests of
+    JAX 0.10.2's results and a few values as bits; within 4 ulp of the exact value (NumPy float64)."""
+    import hashlib
+    rng = np.random.default_rng(2026)
+    x = np.concatenate([np.linspace(-30, 30, 200001, dtype=np.float32), rng.uniform(-100, 100, 50000).astype(np.float32),
+                        np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -87.0, -88.7, 88.7, -104.0], np.float32)])
+    got = np.asarray(jax.jit(jax.nn.sigmoid)(x))
+    assert hashlib.sha256(got.tobytes()).hexdigest()[:32] == "ef54137580a50c3f6b1d5f91360bfeb1"
+    odd = np.asarray(jax.jit(lax.logistic)(x[:99999].reshape(-1, 3)[:, :2]))
+    assert hashlib.sha256(odd.tobytes()).hexdigest()[:32] == "aa837a1be45885f67aa1eb8252e788cc"
+    assert np.asarray(jax.nn.sigmoid(np.array([-3.0, -0.5, 0.25, 4.0, -20.0], np.float32))).view(np.uint32).tolist() \
+        == [1027752354, 1052855555, 1058007757, 1065051457, 822977587]
+    ok = np.isfinite(x) & (np.abs(x) < 80)
+    want = 1 / (1 + np.exp(-x[ok].astype(np.float64)))
+    assert (np.abs(got[ok] - want) / np.spacing(want.astype(np.float32)).astype(np.float64)).max() <= 4
