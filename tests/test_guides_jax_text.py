@@ -436,3 +436,14 @@ def test_float32_logistic_is_xlas():
     ok = np.isfinite(x) & (np.abs(x) < 80)
     want = 1 / (1 + np.exp(-x[ok].astype(np.float64)))
     assert (np.abs(got[ok] - want) / np.spacing(want.astype(np.float32)).astype(np.float64)).max() <= 4
+
+
+def test_src_test_util_create_mesh():
+    """jax._src.test_util (imported by the gradient-checkpointing guide): create_mesh over the default
+    backend's devices, JAX's SkipTest text when they are too few."""
+    import unittest
+    from cranax._compat._src import test_util as jtu
+    assert dict(jtu.create_mesh((1,), ("x",)).shape) == {"x": 1}
+    with pytest.raises(unittest.SkipTest, match=r"^Test requires 64 global devices and found 1\.$"):
+        jtu.create_mesh((8, 8), ("x", "y"))
+    assert jtu.check_grads is jax.test_util.check_grads
