@@ -476,7 +476,7 @@ def _inlined(eqn):
                 env[o] = Var(o.aval)
             outs.append(env[o])
         out.append(_DerivedEqn([sub(a) for a in e.invars], outs, e.primitive, e.params, e))
-    # an output that is an input (or a literal) of the body: nothing computes it, so copy it through
+    # an output that is an input (or a literal) of the body: no equation makes it, so keep the call whole
     for o, r in zip(body.outvars, eqn.outvars):
         if sub(o) is not r:
             return [eqn]
