@@ -64,8 +64,7 @@ class _JaxModule(types.ModuleType):
         try:
             v = getattr(cranax, name)
         except AttributeError:
-            raise AttributeError(f"module 'jax' has no attribute '{name}' (cranax does not provide "
-                                 f"jax.{name})") from None
+            raise AttributeError(f"module 'jax' has no attribute '{name}'") from None   # JAX's text
         # Functions and classes are kept in this module's own dict, so the next ``jax.block_until_ready``
         # is a plain attribute read, not this method (most of a µs, paid on every call of a small jitted
         # program). Other values (flags, ...) are read from cranax each time, in case cranax rebinds them.
@@ -126,8 +125,7 @@ class _JaxFinder(importlib.abc.MetaPathFinder):
         elif rest.split(".")[0] not in _PRIVATE and _exists("cranax." + rest):
             target = "cranax." + rest
         if target is None:
-            raise ModuleNotFoundError(f"No module named '{fullname}' (cranax does not provide {fullname})",
-                                      name=fullname)
+            raise ModuleNotFoundError(f"No module named '{fullname}'", name=fullname)   # Python's text
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target),
                                               is_package=hasattr(importlib.import_module(target), "__path__"))
 

@@ -131,9 +131,8 @@ def _sorted_keys(d):
     """The keys of dict ``d`` in JAX's order (sorted)."""
     try:
         return sorted(d)
-    except TypeError:
-        # Keys of mixed, mutually unorderable types: order by type name first, then by repr.
-        return sorted(d, key=lambda k: (type(k).__qualname__, repr(k)))
+    except TypeError as e:   # keys of mutually unorderable types: JAX 0.10.2's error
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
 
 
 # ----------------------------------------------------------------------------------------------
@@ -506,6 +505,34 @@ def _spec_compose(spec, inner):
 
 def _type_name(x):
     return type(x).__name__
+
+
+def _same_node_data(a, b):
+    try:
+        return a is b or bool(a == b)
+    except Exception:   # static data whose == is not a bool (arrays): the same object only
+        return False
+
+
+def broadcast_prefix(prefix_leaves, prefix_def, full_def):
+    """One entry per leaf of ``full_def``: each leaf of the prefix tree (``prefix_leaves``/``prefix_def``)
+    repeated over the leaves of the subtree it covers, as JAX's ``broadcast_flattened_prefix_with_treedef``:
+    no value of ``full_def``'s structure is built, so custom nodes' unflatten functions never see
+    placeholders. ValueError when ``prefix_def`` is not a prefix of ``full_def``."""
+    out = []
+    it = iter(prefix_leaves)
+
+    def go(p, f):
+        if p is None:
+            v = next(it)
+            out.extend([v] * (1 if f is None else _count(f)[0]))
+            return
+        if f is None or p[0] != f[0] or _b_len(p[2]) != _b_len(f[2]) or not _same_node_data(p[1], f[1]):
+            raise ValueError("not a tree prefix")
+        for a, b in zip(p[2], f[2]):
+            go(a, b)
+    go(prefix_def._spec, full_def._spec)
+    return out
 
 
 def _flatten_up_to(spec, x, out):

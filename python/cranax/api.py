@@ -53,12 +53,31 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        # a typed key's dtype (``key<fry>``) is kept as given: NumPy has no name for it
+        self.dtype = dtype if dtypes._extended_type(dtype) else dtypes.canonicalize_dtype(dtype)
         self.weak_type = weak_type
         fmt = isinstance(sharding, Format)
         self._dll = sharding.layout if fmt else None
         # kept as given (None: unspecified), as JAX's; cranax places on one device
         self.sharding = sharding.sharding if fmt else sharding
+
+    @classmethod
+    def like(cls, x):
+        """The struct of array-like ``x`` (its shape, dtype and weak type; a struct's sharding and layout kept),
+        as JAX's ``ShapeDtypeStruct.like``: the ``result_shape_dtypes`` of a callback written from an example."""
+        if isinstance(x, _state.Ref):
+            raise NotImplementedError("Ref/AbstractRef support is not implemented. Please file an issue at"
+                                      " https://github.com/jax-ml/jax/issues")
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, weak_type=x.weak_type, sharding=x.format if x._dll else x.sharding)
+        if isinstance(x, str):   # JAX's texts: a str names itself, other dtype-less values their type
+            raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+        try:
+            aval = core.typeof(x)
+        except TypeError:
+            raise TypeError(f"Cannot interpret value of type {type(x)} as an abstract array; it does not have a "
+                            f"dtype attribute") from None
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
     @property
     def format(self):
@@ -80,7 +99,7 @@ class ShapeDtypeStruct:
         sh = f", sharding={self.sharding}" if self.sharding is not None else ""
         fm = f", format={self._dll}" if self._dll is not None else ""
         w = f", weak_type={self.weak_type}" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sh}{fm}{w})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={getattr(self.dtype, 'name', self.dtype)}{sh}{fm}{w})"
 
     def _key(self):
         return (self.shape, self.dtype, self.sharding, self._dll, bool(self.weak_type))
@@ -95,6 +114,125 @@ class ShapeDtypeStruct:
 # ----------------------------------------------------------------------------------------------- the jit primitive
 
 # ----------------------------------------------------------------------------------------------- jit
+
+_miss_callsites = set()   # call sites that reported a never-seen function (JAX's re-definition hint)
+
+
+def _static_arg_paths(statics, in_tree):
+    """``{input path: static value}`` for a call's static arguments, where JAX's cache key holds them as
+    ``Static`` nodes: ``[0][i]`` for the i-th positional argument, ``[1]['name']`` for a keyword."""
+    return {(f"[0][{k}]" if isinstance(k, int) else f"[1]['{k}']"): v.v for k, v in statics}
+
+
+def _treedef_diffs(path, new, old):
+    """Yields ``(path, now, before, why)`` where two treedefs differ, as JAX's equality_errors_pytreedef."""
+    if new == old:
+        return
+    na, nb = new.node_data(), old.node_data()
+    if na is None or nb is None:
+        yield path, "pytree leaf" if na is None else str(na[0]), "pytree leaf" if nb is None else str(nb[0]), \
+            "their Python types differ"
+        return
+    (ta, ma), (tb, mb) = na, nb
+    ca, cb = new.children(), old.children()
+    if ta is not tb:
+        yield path, str(ta), str(tb), "their Python types differ"
+        return
+    if ta in (list, tuple) and len(ca) != len(cb):
+        yield path, f"{ta.__name__} of length {len(ca)}", f"{tb.__name__} of length {len(cb)}", \
+            "the lengths do not match"
+        return
+    if len(ca) != len(cb):
+        why = "the numbers of children do not match"
+        if ta is dict:
+            why += f", with the symmetric difference of key sets: {set(ma) ^ set(mb)}"
+        yield path, f"{ta} with {len(ca)} child", f"{tb} with {len(cb)} child", why
+        return
+    if ma != mb:
+        yield path, f"{ta} with pytree metadata {ma}", f"{tb} with pytree metadata {mb}", \
+            "the pytree node metadata does not match"
+        return
+    keys = ([f"['{k}']" if isinstance(k, str) else f"[{k!r}]" for k in ma] if ta is dict
+            else [f".{f}" for f in ta._fields] if hasattr(ta, "_fields") else [f"[{i}]" for i in range(len(ca))])
+    for k, a, b in zip(keys, ca, cb):
+        yield from _treedef_diffs(path + k, a, b)
+
+
+def _arg_trees(in_tree, statics):
+    """The argument subtrees at their input paths (positional ones at their positions among the statics)."""
+    args_t, kw_t = in_tree.children()
+    static_pos = sorted(k for k, _ in statics if isinstance(k, int))
+    out, i = {}, 0
+    for t in args_t.children():
+        while i in static_pos:
+            i += 1
+        out[f"[0][{i}]"] = t
+        i += 1
+    keys = kw_t.node_data()[1] or []
+    for k, t in zip(keys, kw_t.children()):
+        out[f"[1]['{k}']"] = t
+    return out
+
+
+def _diff_signature(new, old, names):
+    """``(severity, count, text)`` of how call signature ``new`` differs from ``old`` (each ``(in_tree,
+    statics, avals)``), as JAX's diff_tracing_cache_keys: the input pytree (static arguments included, as
+    JAX's ``Static`` nodes) first, then the types of the leaves, named by argument path."""
+    (tree, statics, avals), (otree, ostatics, oavals) = new, old
+    errs = []
+    if tree != otree or statics != ostatics:
+        n_args, o_args = _arg_trees(tree, statics), _arg_trees(otree, ostatics)
+        n_st, o_st = _static_arg_paths(statics, tree), _static_arg_paths(ostatics, otree)
+        same_shape = (len(tree.children()[0].children()) + sum(isinstance(k, int) for k, _ in statics) ==
+                      len(otree.children()[0].children()) + sum(isinstance(k, int) for k, _ in ostatics))
+        n_kw = {p for p in list(n_args) + list(n_st) if p.startswith("[1]")}
+        o_kw = {p for p in list(o_args) + list(o_st) if p.startswith("[1]")}
+        if not same_shape:
+            errs.extend(_treedef_diffs("", tree, otree))
+        elif n_kw != o_kw:   # keyword arguments (static ones included) named differently: the dict differs
+            why = f"the numbers of children do not match, with the symmetric difference of key sets: " \
+                  f"{ {p[5:-2] for p in n_kw ^ o_kw} }"
+            errs.append(("[1]", f"<class 'dict'> with {len(n_kw)} child", f"<class 'dict'> with {len(o_kw)} child",
+                         why) if len(n_kw) != len(o_kw) else
+                        ("[1]", f"<class 'dict'> with pytree metadata {sorted(p[5:-2] for p in n_kw)}",
+                         f"<class 'dict'> with pytree metadata {sorted(p[5:-2] for p in o_kw)}",
+                         "the pytree node metadata does not match"))
+        else:
+            for p in sorted(set(n_args) | set(n_st) | set(o_args) | set(o_st)):
+                if p in n_st and p in o_st:
+                    if n_st[p] != o_st[p] or type(n_st[p]) is not type(o_st[p]):
+                        st = "<class 'jax._src.tree_util.Static'> with pytree metadata Static(val={!r})"
+                        errs.append((p, st.format(n_st[p]), st.format(o_st[p]),
+                                     "the pytree node metadata does not match"))
+                elif p in n_args and p in o_args:
+                    errs.extend(_treedef_diffs(p, n_args[p], o_args[p]))
+                else:
+                    def kind(d, s, p=p):
+                        return "<class 'jax._src.tree_util.Static'>" if p in s else (
+                            str(d[p].node_data()[0]) if p in d and d[p].node_data() else "pytree leaf")
+                    errs.append((p, kind(n_args, n_st), kind(o_args, o_st), "their Python types differ"))
+        if errs:
+            lines = [f"  * at input path {p}, now {a} and before {b}, so {why}" for p, a, b, why in errs]
+            return 1, len(lines), "different input pytree:\n" + "\n".join(lines)
+    diffs, weak_hint = [], False
+    names = names or [""] * len(avals)
+    for name, a, b in zip(names, avals, oavals):
+        if a != b:
+            ns, os_ = a.str_short(), b.str_short()
+            if len(a.shape) != len(b.shape):   # JAX's shardings differ then, and it prints their (empty) specs
+                ns, os_ = ns + "({})", os_ + "({})"
+            if a.weak_type != b.weak_type:
+                weak_hint = True
+                ns += f"{{weak_type={a.weak_type}}}"
+                os_ += f"{{weak_type={b.weak_type}}}"
+            diffs.append(f"  * at {name}, now {ns} and before {os_}")
+    if diffs:
+        text = "different input types:\n" + "\n".join(diffs)
+        if weak_hint:
+            text += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
+        return 3, len(diffs), text
+    return 4, 0, "cache miss explanation unavailable"
+
 
 def _resolve_static(fun, static_argnums, static_argnames):
     if static_argnums is None:
@@ -514,26 +652,27 @@ class JitWrapped(Wrapped):
         return _Entry(exe, out_tree, const_bufs, closed.out_avals, closed)
 
     def _explain_miss(self, key, in_tree, statics, in_avals):
+        """JAX's ``jax_explain_cache_misses`` warning: where the call is, and either that the function is new
+        or how its arguments differ from the closest earlier signature (pytree and static-argument
+        differences before type differences, as JAX ranks them)."""
         seen = self._holder.seen
-        where = f"{self._name}"
+        callsite = core.summarize_source(core.user_source())
+        code = getattr(self._fun, "__code__", None)
+        src = f" defined at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        msg = [f"TRACING CACHE MISS at {callsite}:"]
         if not seen:
-            _log.warning("TRACING CACHE MISS at %s because:\n  never seen function %s", where, self._name)
+            msg.append(f"  never seen function:\n    {self._name} id={id(self._fun)}{src}")
+            if callsite in _miss_callsites:
+                msg.append("  but seen another function defined on the same line; maybe the function is\n"
+                           "  being re-defined repeatedly, preventing caching?")
+            _miss_callsites.add(callsite)
         else:
-            prev_tree, prev_statics, prev_avals = seen[-1]
-            reasons = []
-            if prev_tree != in_tree:
-                reasons.append(f"  different input pytree structure: {prev_tree} vs {in_tree}")
-            if prev_statics != statics:
-                reasons.append(f"  different value of static args: {prev_statics} vs {statics}")
-            if prev_tree == in_tree:
-                for i, (a, b) in enumerate(zip(prev_avals, in_avals)):
-                    if a != b:
-                        what = ("shape" if a.shape != b.shape else "dtype" if a.dtype != b.dtype
-                                else "weak_type")
-                        reasons.append(f"  for argument {i}: different {what}: was {a.str_short()}"
-                                       f"{' weak' if a.weak_type else ''}, now {b.str_short()}"
-                                       f"{' weak' if b.weak_type else ''}")
-            _log.warning("TRACING CACHE MISS at %s because:\n%s", where, "\n".join(reasons) or "  unknown")
+            msg.append(f"  for {self._name}{src}")
+            diffs = [_diff_signature((in_tree, statics, in_avals), old, self._arg_names(in_tree, statics))
+                     for old in seen]
+            msg.append("  all previously seen cache keys differ. For the closest previous key:")
+            msg.append("  " + min(diffs)[-1])
+        _log.warning("\n".join(msg))
         seen.append((in_tree, statics, in_avals))
         del seen[:-8]
 
@@ -658,9 +797,17 @@ class JitWrapped(Wrapped):
             except TypeError as e:
                 if any(isinstance(x, _state.Ref) for x in leaves):
                     raise _HasRefArgs() from None
-                raise TypeError(f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic "
-                                f"value is of type {', '.join(type(x).__name__ for x in leaves if not _ok_leaf(x))} "
-                                f"and was passed to the function. {e}") from None
+                # JAX's text: the first such leaf, by its type and its path among the arguments; for an array
+                # of a dtype cranax lacks, a last line names the dtype (JAX's says it only in the context)
+                bad = next((i for i, x in enumerate(leaves) if not _ok_leaf(x)), 0)
+                dt_line = f"\n{e}" if hasattr(leaves[bad], "dtype") else ""
+                names = self._arg_names(in_tree, statics)
+                path = f" at path {names[bad]}" if names and names[bad] else ""
+                raise TypeError(
+                    f"Error interpreting argument to {self._fun!r} as an abstract array. The problematic value is of "
+                    f"type {type(leaves[bad])} and was passed to the function{path}.\nThis typically means that a "
+                    f"jit-wrapped function was called with a non-array argument, and this argument was not marked as "
+                    f"static using the static_argnums or static_argnames parameters of jax.jit.{dt_line}") from None
             for x in leaves:
                 if isinstance(x, Tracer):
                     raise core.UnexpectedTracerError(core._escaped_tracer_message(x))

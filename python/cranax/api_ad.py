@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from . import core, dtypes
-from .array import TypedNdArray, float0_zeros
+from .array import Array, TypedNdArray, float0_zeros
 from .core import get_aval
 from . import lax
 from . import numpy as jnp
@@ -171,6 +171,11 @@ def linearize(fun, *primals, has_aux=False):
 
 def _vjp(fun, primals, has_aux):
     """(p_out flat, out_tree, vjp_flat(cts flat) -> in cts flat, p_tree, store)."""
+    refs = [p for p in tree_flatten(tuple(primals))[0] if isinstance(p, _state.Ref)]
+    if refs:
+        # A Ref among the primals (JAX 0.10.2): the function runs with it and its value's uses are not
+        # differentiated; the pullback then fails, as JAX's, wanting the cotangent as a Ref.
+        return _vjp_with_ref_primals(fun, primals, has_aux, refs[0])
     p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
     float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
@@ -183,6 +188,25 @@ def _vjp(fun, primals, has_aux):
         res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz))
         return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
     vjp_flat.residuals = list(linear.consts)
+    return p_out, store, vjp_flat, p_tree
+
+
+def _vjp_with_ref_primals(fun, primals, has_aux, ref):
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    pos = [i for i, p in enumerate(p_leaves) if not isinstance(p, _state.Ref)]
+
+    def with_refs(*xs):
+        leaves = list(p_leaves)
+        for i, x in zip(pos, xs):
+            leaves[i] = x
+        return fun(*tree_unflatten(p_tree, leaves))
+    p_out, store, _, _ = _vjp(with_refs, [p_leaves[i] for i in pos], has_aux)
+    aval = get_aval(ref._val)
+
+    def vjp_flat(cts, consts=None):
+        raise ValueError(f"Expected cotangent type Ref{{{aval.str_short(short_dtypes=False)}}} but got "
+                         f"{aval.str_short(short_dtypes=False)}")
+    vjp_flat.residuals = []
     return p_out, store, vjp_flat, p_tree
 
 
@@ -207,7 +231,8 @@ def vjp(fun, *primals, has_aux=False):
                                  f"as the shape of corresponding primal input {a.shape}.")
         return [_tangent_out(c) for c in vjp_flat(c_leaves, res)]
 
-    f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__))
+    f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__),
+                tree_flatten(tuple(primals))[0])
     po = tree_unflatten(out_tree, [_to_user(p) for p in p_out])
     if has_aux:
         return po, f_vjp, _aux_out(store["aux"])
@@ -239,6 +264,13 @@ class GradRef:
 class DidntWant:
     """Stands for a cotangent asked for with ``DontWant()``. A pytree with no leaves. Mirrors
     ``jax.ad.DidntWant``."""
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class NotNeeded:
+    """In a pullback's ``args_res``: an argument leaf the backward pass does not read. A pytree with no
+    leaves. Mirrors JAX's ``NotNeeded``."""
 
 
 # ``jax.ad``: a namespace, as in JAX 0.10.2 (cranax.interpreters.ad is the AD interpreter, another thing).
@@ -278,13 +310,47 @@ class VJP:
     jaxpr and the structures, is static): it can be passed into and returned from ``jit`` and mapped over
     with ``tree_map``."""
 
-    __slots__ = ("_cotangents", "_res", "in_tree", "_name", "__weakref__")
+    __slots__ = ("_cotangents", "args_res", "opaque_residuals", "_where", "in_tree", "_name", "__weakref__")
 
-    def __init__(self, cotangents, res, in_tree, name):
+    def __init__(self, cotangents, res, in_tree, name, primal_leaves=None, where=None):
         self._cotangents = cotangents   # (out_ct, residuals) -> input cotangents, flat
-        self._res = list(res)
         self.in_tree = in_tree
         self._name = name
+        res = list(res)
+        if where is None:
+            # As JAX's: residuals that are the primals themselves are ``args_res`` (one entry per argument,
+            # ``NotNeeded()`` where a leaf is not kept; the user may swap them, e.g. to save memory between
+            # the passes), the others ``opaque_residuals``. ``_where``: per residual, ("a", primal leaf) or
+            # ("o", opaque position).
+            ids = {}
+            for i, p in enumerate(primal_leaves or ()):
+                if isinstance(p, Array):
+                    ids.setdefault(id(p), []).append(i)
+            where, used, opaque = [], {}, []
+            for r in res:
+                pos = ids.get(id(r))
+                if pos is not None:   # every argument leaf that is this very array holds it, as in JAX
+                    used.update((i, r) for i in pos)
+                    where.append(("a", pos[0]))
+                else:
+                    where.append(("o", len(opaque)))
+                    opaque.append(r)
+            it = iter([used.get(i, NotNeeded()) for i in range(in_tree.num_leaves)])
+
+            def as_tuples(t):   # JAX's shape: each argument's containers become tuples of their children
+                kids = t.children()
+                return next(it) if not kids and t.num_leaves == 1 else tuple(as_tuples(c) for c in kids)
+            self.args_res = [as_tuples(t) for t in in_tree.children()]
+            self.opaque_residuals = opaque
+        else:   # rebuilt from its pytree leaves
+            self.args_res, self.opaque_residuals = res
+        self._where = tuple(where)
+
+    @property
+    def _res(self):
+        """The residuals in the backward pass's order, read from ``args_res`` and ``opaque_residuals``."""
+        args = tree_flatten(list(self.args_res), is_leaf=lambda x: isinstance(x, NotNeeded))[0]
+        return [args[i] if k == "a" else self.opaque_residuals[i] for k, i in self._where]
 
     def __call__(self, out_ct, *extra_args):
         if extra_args:
@@ -310,8 +376,8 @@ class VJP:
 
 register_pytree_node(
     VJP,
-    lambda f: (f._res, (f._cotangents, f.in_tree, f._name)),
-    lambda aux, res: VJP(aux[0], res, aux[1], aux[2]))
+    lambda f: ((f.args_res, f.opaque_residuals), (f._cotangents, f.in_tree, f._name, f._where)),
+    lambda aux, ch: VJP(aux[0], (list(ch[0]), list(ch[1])), aux[1], aux[2], where=aux[3]))
 
 
 def _vjp_into(f_vjp, targets, out_ct):
@@ -408,7 +474,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         dyn = [args[i] for i in norm]
         for d in dyn:
             for leaf in tree_flatten(d)[0]:
-                _check_input_dtype(leaf, allow_int, "grad", holomorphic)
+                if not isinstance(leaf, _state.Ref):   # a Ref's pullback fails later, with JAX's error
+                    _check_input_dtype(leaf, allow_int, "grad", holomorphic)
 
         def f_part(*dyn_args):
             full = list(args)
@@ -495,6 +562,13 @@ def _dyn_args(args, nums):
     return norm, [args[i] for i in norm]
 
 
+def _rebuild_with_nones(in_tree):
+    """JAX's jacfwd/jacrev check the inputs' dtypes with a ``tree_map`` whose results are None: a custom node
+    whose unflatten rejects None (the custom-pytrees guide's ``jnp.asarray`` in ``__init__``) fails there,
+    with its own error, before anything is differentiated. The same rebuild here gives the same error."""
+    tree_unflatten(in_tree, [None] * in_tree.num_leaves)
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``fun`` by forward mode (one jvp per input element, batched with ``vmap``). Output
     leaves have shape ``out.shape + in.shape``. Mirrors ``jax.jacfwd``."""
@@ -505,6 +579,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
             _check_jacfwd_input(leaf, holomorphic)
+        _rebuild_with_nones(in_tree)
 
         def f_flat(*leaves):
             full = list(args)
@@ -570,6 +645,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         in_leaves, in_tree = tree_flatten(tuple(dyn))
         for leaf in in_leaves:
             _check_input_dtype(leaf, allow_int, "jacrev", holomorphic)
+        _rebuild_with_nones(in_tree)
 
         def f_part(*leaves):
             full = list(args)

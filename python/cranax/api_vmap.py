@@ -18,7 +18,7 @@ from .interpreters import batching
 from .interpreters.batching import BatchTrace, BatchTracer, not_mapped
 from .primitives.elementwise import _as_operand as as_operand
 from .primitives import state as _state
-from ._pytree import tree_flatten, tree_leaves, tree_unflatten
+from ._pytree import _prefix_errors, broadcast_prefix, tree_flatten, tree_leaves, tree_unflatten
 
 __all__ = ["vmap"]
 
@@ -32,23 +32,30 @@ def _is_none(x):
 def _flatten_axes(name, treedef, axis_tree, kws=False):
     """One axis per leaf of ``treedef``: ``axis_tree`` is a pytree prefix of the value (None is a leaf).
     ValueError (JAX's message) when it is not a prefix."""
-    sentinel = object()
-    dummy = tree_unflatten(treedef, [sentinel] * treedef.num_leaves)
     axis_leaves, axis_def = tree_flatten(axis_tree, is_leaf=_is_none)
     try:
-        subtrees = axis_def.flatten_up_to(dummy)
+        # from the structures alone: a custom node's unflatten never sees placeholders (as in JAX)
+        axes = broadcast_prefix(axis_leaves, axis_def, treedef)
     except ValueError:
         shown_tree, shown_axes = treedef, axis_tree
         if kws:   # talk about the positional arguments only, as JAX does
             shown_tree = treedef.children()[0]
             shown_axes = axis_tree[0]
-        raise ValueError(f"{name} specification must be a tree prefix of the corresponding value, got "
-                         f"specification {shown_axes} for value tree {shown_tree}.") from None
-    axes = []
-    for ax, sub in zip(axis_leaves, subtrees):
-        axes.extend([ax] * len(tree_leaves(sub)))
+        # JAX's text: each place the structures differ, found against the value's structure with placeholders
+        dummy = tree_unflatten(shown_tree, [PytreeLeaf()] * shown_tree.num_leaves)
+        errs = [e(name).args[0] for e in _prefix_errors((), shown_axes, dummy)]
+        raise ValueError(f"{name} specification must be a tree prefix of the corresponding value; \n"
+                         f"  Mismatch details ({len(errs)} found):\n  " + "\n  ".join(errs)) from None
     assert len(axes) == treedef.num_leaves
     return axes
+
+
+class PytreeLeaf:
+    """Stands for a value's leaf in vmap's prefix errors; named as JAX's (its type shows in the text)."""
+    __module__ = "jax._src.api_util"
+
+    def __repr__(self):
+        return "pytree leaf"
 
 
 def _canonicalize_axis(axis, ndim):

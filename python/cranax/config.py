@@ -20,6 +20,7 @@ FloatingPointError naming the primitive), ``jax_log_compiles`` (bool: log each t
 Raises ``AttributeError`` for an unknown option name, mirroring ``jax.config.update``.
 """
 import contextlib
+import logging
 import os
 import threading
 
@@ -75,6 +76,14 @@ class Config:
         "jax2tf_associative_scan_reductions": lambda: False,
         "jax_no_tracing": lambda: False,
         "jax_no_execution": lambda: False,
+        # JAX's switch to its next remat (a hijax primitive). cranax keeps remat2's rules either way (same
+        # values and residuals; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes
+        # ``checkpoint`` return a ``functools.partial``, as JAX's remat3, whose arguments
+        # print_saved_residuals names ``args[i]``.
+        "jax_remat3": lambda: False,
+        # The level of the "jax" (and cranax's own "cranax") loggers, with a stderr handler, as JAX sets it.
+        "jax_logging_level": lambda: os.environ.get("JAX_LOGGING_LEVEL") or logging.getLevelName(
+            logging.getLogger("jax").level),
         # The persistent compilation cache (cranax.experimental.compilation_cache), JAX's names and defaults.
         "jax_compilation_cache_dir": lambda: os.environ.get("JAX_COMPILATION_CACHE_DIR") or None,
         "jax_persistent_cache_min_compile_time_secs":
@@ -200,6 +209,9 @@ def _enum(values, optional=False):
     return check
 
 
+_LOG_LEVELS = ("NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def _only(default, check=_bool):
     """An option cranax implements only at JAX's default value."""
     def only(name, value):
@@ -239,9 +251,39 @@ _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_
                "jax_persistent_cache_min_entry_size_bytes": _typed("int", (int,)),
                "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
                "jax_persistent_cache_enable_xla_caches": _typed("string", (str,)),
-               "jax_no_tracing": _bool, "jax_no_execution": _bool}
+               "jax_no_tracing": _bool, "jax_no_execution": _bool, "jax_remat3": _bool,
+               "jax_logging_level": _enum(_LOG_LEVELS, optional=True)}
 
 config = Config()
+
+
+_log_handler = logging.StreamHandler()
+_log_levels_set = {}   # logger name -> level before jax_logging_level set it
+
+
+def _set_logging_level(name, value):
+    """``jax_logging_level``: JAX's logging_config.update_logging_level_global on the "jax" and "cranax"
+    loggers: the earlier handler removed first, then the level set (None sets none). As JAX's, the level
+    remembered for the undo is the one just set, so None keeps it."""
+    if name != "jax_logging_level":
+        return
+    for logger_name, level in _log_levels_set.items():
+        logger = logging.getLogger(logger_name)
+        logger.removeHandler(_log_handler)
+        logger.setLevel(level)
+    _log_levels_set.clear()
+    if value is None:
+        return
+    for logger in (logging.getLogger("jax"), logging.getLogger("cranax")):
+        logger.setLevel(logging.getLevelName(value))
+        if value != "NOTSET":
+            logger.addHandler(_log_handler)
+        _log_levels_set[logger.name] = logger.level
+
+
+config._add_listener(_set_logging_level)
+if os.environ.get("JAX_LOGGING_LEVEL") in _LOG_LEVELS:
+    _set_logging_level("jax_logging_level", config.jax_logging_level)
 
 
 _no_default = object()

@@ -50,7 +50,16 @@ class Literal:
         self.py = py
 
     def __repr__(self):
-        return f"Literal({_pp_literal(self)})"
+        # JAX's text: ``Literal({str(val)})`` over its typed scalar, whose str is the number for a float or an
+        # array literal and the typed repr for a weakly typed int or complex (``TypedInt(1, dtype=int32)``)
+        v = self.py if self.py is not None else self.val
+        dt = np.dtype(self.aval.dtype)
+        weak = getattr(self.aval, "weak_type", False)
+        if weak and dt.kind in "iu" and not isinstance(v, (bool, np.bool_)):
+            return f"Literal(TypedInt({int(v)}, dtype={dt.name}))"
+        if weak and dt.kind == "c":
+            return f"Literal(TypedComplex({complex(v)!r}, dtype={dt.name}))"
+        return f"Literal({v if isinstance(v, float) else np.asarray(v)})"
 
 
 class JaxprEqn:

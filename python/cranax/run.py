@@ -34,7 +34,9 @@ def main(argv=None):
     sys.argv = argv
     # As ``python SCRIPT``: the script's folder comes first on sys.path (in place of this runner's).
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    # by its absolute path, as ``python SCRIPT`` sets ``__file__`` and the code's file name (tracebacks and
+    # the source positions of print_saved_residuals show it)
+    runpy.run_path(os.path.abspath(script), run_name="__main__")
     return 0
 
 

@@ -45,6 +45,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):
     """A new array from ``object`` (array, NumPy array, scalar or nested lists of these). ``dtype`` defaults
     to the promoted type (float32/int32 by default). Unsupported dtypes raise ``TypeError``. Mirrors
     ``jax.numpy.array``."""
+    if object is None or isinstance(object, (list, tuple)) and any(v is None for v in _flat(object)):
+        raise ValueError("None is not a valid value for jnp.array")   # JAX's text
     if dtype is not None:
         dtype = _dtypes.canonicalize_dtype(dtype)
     if _is_array(object):

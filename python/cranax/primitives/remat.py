@@ -38,6 +38,7 @@ from ..interpreters.partial_eval import debug_info, trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_structure, tree_unflatten
 from .. import dtypes
+from ..config import config
 from . import lax_composites as _lc
 from .library import dot_general_p
 
@@ -343,7 +344,7 @@ def _split(closed, unknowns, policy):
         per = key = hit = None
     if hit is not None:
         return hit
-    jaxpr = closed.jaxpr
+    jaxpr = _split_nested(closed.jaxpr, unknowns, policy)
     unknown = {v for v, u in zip(jaxpr.invars, unknowns) if u}
     eqn_unknown = []
     for e in jaxpr.eqns:
@@ -352,7 +353,7 @@ def _split(closed, unknowns, policy):
         if u:
             unknown.update(e.outvars)
     out_unknowns = [isinstance(v, Var) and v in unknown for v in jaxpr.outvars]
-    saveable = [not u and _saveable(policy, e) for e, u in zip(jaxpr.eqns, eqn_unknown)]
+    saveable = [not u and (type(e) is _KnownPart or _saveable(policy, e)) for e, u in zip(jaxpr.eqns, eqn_unknown)]
     # What the staged part reads, and which known equations it must recompute (found backwards).
     needed = {a for e, u in zip(jaxpr.eqns, eqn_unknown) if u for a in e.invars if isinstance(a, Var)}
     needed.update(v for v, u in zip(jaxpr.outvars, out_unknowns) if u)
@@ -361,7 +362,8 @@ def _split(closed, unknowns, policy):
         e = jaxpr.eqns[i]
         if eqn_unknown[i] or not any(v in needed for v in e.outvars):
             continue
-        if saveable[i]:
+        if saveable[i] and (type(e) is not _KnownPart
+                            or all(s for v, s in zip(e.outvars, e.saved_outs) if v in needed)):
             saved.add(i)
         else:
             recompute.add(i)
@@ -370,8 +372,8 @@ def _split(closed, unknowns, policy):
     # (every unknown equation and every known one the policy does not save, in program order).
     saved_vars = {v for i in saved for v in jaxpr.eqns[i].outvars if v in needed}
     res = []
-    for e, u, sv in zip(jaxpr.eqns, eqn_unknown, saveable):
-        if u or not sv:
+    for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)):
+        if u or i not in saved and not (saveable[i] and type(e) is not _KnownPart):
             for a in e.invars:
                 if isinstance(a, Var) and a in saved_vars and a not in res:
                     res.append(a)
@@ -387,13 +389,55 @@ def _split(closed, unknowns, policy):
     known_eqns.reverse()
     known = Jaxpr([], [v for v, u in zip(jaxpr.invars, unknowns) if not u], known_outs + res,
                   _round_residuals(known_eqns, res))
-    staged_eqns = [e for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)) if u or i in recompute]
+    staged_eqns = []
+    for i, (e, u) in enumerate(zip(jaxpr.eqns, eqn_unknown)):
+        if u or i in recompute:
+            staged_eqns.extend(_inlined(e) if i in recompute and type(e) is _KnownPart else [e])
     staged = Jaxpr([], res + [v for v, used in zip(jaxpr.invars, in_used) if used],
                    [v for v, u in zip(jaxpr.outvars, out_unknowns) if u], staged_eqns)
     out = (known, ClosedJaxpr(staged, []), out_unknowns, len(res), in_used)
     if per is not None:
         per[key] = out
     return out
+
+
+def _split_nested(jaxpr, unknowns, policy):
+    """``jaxpr`` with each nested ``remat2`` that reads both known and unknown values split in two, as JAX's
+    partial evaluation splits it: a known ``remat2`` (``differentiated=False``) giving the known outputs and
+    the residuals, and a staged one (``differentiated=True``) reading them. Left whole, a checkpoint inside a
+    checkpoint would make its primal outputs unknown and linearization fail."""
+    if not any(e.primitive is remat_p for e in jaxpr.eqns):
+        return jaxpr
+    unknown = {v for v, u in zip(jaxpr.invars, unknowns) if u}
+    eqns, changed = [], False
+    for e in jaxpr.eqns:
+        ins_u = tuple(isinstance(a, Var) and a in unknown for a in e.invars)
+        if e.primitive is remat_p and any(ins_u) and not all(ins_u):
+            p = e.params
+            known, staged, out_u, num_res, in_used = _split(p["jaxpr"], ins_u, policy)
+            made = {o: k for k in known.eqns for o in k.outvars}
+            n_out = len(known.outvars) - num_res
+            saved_outs = tuple(i >= n_out or (v in made and _saveable(policy, made[v]))
+                               for i, v in enumerate(known.outvars))
+            res = [Var(v.aval) for v in known.outvars[len(known.outvars) - num_res:]]
+            cse = p["prevent_cse"]
+            k_cse = tuple(c for c, u in zip(cse, ins_u) if not u) if isinstance(cse, tuple) else cse
+            s_cse = ((True,) * num_res + tuple(c for c, used in zip(cse, in_used) if used)
+                     if isinstance(cse, tuple) else cse)
+            eqns.append(_KnownPart([a for a, u in zip(e.invars, ins_u) if not u],
+                                   [o for o, u in zip(e.outvars, out_u) if not u] + res, remat_p,
+                                   dict(p, jaxpr=ClosedJaxpr(known, []), differentiated=False, prevent_cse=k_cse), e,
+                                   saved_outs))
+            eqns.append(_DerivedEqn(res + [a for a, used in zip(e.invars, in_used) if used],
+                                    [o for o, u in zip(e.outvars, out_u) if u], remat_p,
+                                    dict(p, jaxpr=staged, differentiated=True, prevent_cse=s_cse), e))
+            unknown.update(o for o, u in zip(e.outvars, out_u) if u)
+            changed = True
+            continue
+        eqns.append(e)
+        if any(ins_u):
+            unknown.update(e.outvars)
+    return Jaxpr(list(jaxpr.constvars), list(jaxpr.invars), list(jaxpr.outvars), eqns) if changed else jaxpr
 
 
 class _DerivedEqn(JaxprEqn):
@@ -404,6 +448,39 @@ class _DerivedEqn(JaxprEqn):
     def __init__(self, invars, outvars, primitive, params, origin):
         super().__init__(invars, outvars, primitive, params, origin.src)
         self.origin = origin
+
+
+class _KnownPart(_DerivedEqn):
+    """The known half of a nested ``remat2`` split by ``_split_nested``; ``saved_outs``: which outputs the
+    enclosing checkpoint may save. Where the enclosing staged part recomputes it, its body is inlined
+    (``_inlined``), as JAX prints it."""
+    __slots__ = ("saved_outs",)
+
+    def __init__(self, invars, outvars, primitive, params, origin, saved_outs):
+        super().__init__(invars, outvars, primitive, params, origin)
+        self.saved_outs = saved_outs
+
+
+def _inlined(eqn):
+    """The equations of ``eqn``'s body (a ``remat2`` without consts) over its operands and results; the
+    body's inner variables are fresh, so the same body may be inlined twice in one jaxpr."""
+    body = eqn.params["jaxpr"].jaxpr
+    env = dict(zip(body.invars, eqn.invars))
+    env.update((o, r) for o, r in zip(body.outvars, eqn.outvars) if isinstance(o, Var) and o not in env)
+    sub = lambda a: env.get(a, a) if isinstance(a, Var) else a
+    out = []
+    for e in body.eqns:
+        outs = []
+        for o in e.outvars:
+            if o not in env:
+                env[o] = Var(o.aval)
+            outs.append(env[o])
+        out.append(_DerivedEqn([sub(a) for a in e.invars], outs, e.primitive, e.params, e))
+    # an output that is an input (or a literal) of the body: no equation makes it, so keep the call whole
+    for o, r in zip(body.outvars, eqn.outvars):
+        if sub(o) is not r:
+            return [eqn]
+    return out
 
 
 def _round_residuals(eqns, res):
@@ -543,7 +620,13 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
     # Traces by signature, as JAX caches them: calling the same checkpointed function again (eagerly, or
     # under grad in a training loop) reuses its jaxpr, and so the derived jaxprs cached on it.
     traces = _LRU(_TRACE_CACHE_SIZE)
+    if config.jax_remat3:   # JAX's remat3 is a partial over (*args, **kwargs): see config's jax_remat3
+        return functools.partial(_call, fun_remat)
     return fun_remat
+
+
+def _call(f, *args, **kwargs):
+    return f(*args, **kwargs)
 
 
 def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):

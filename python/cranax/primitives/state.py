@@ -214,6 +214,15 @@ class Ref:
     def addupdate(self, x, idx=()):
         addupdate(self, idx, x)
 
+    def unsafe_buffer_pointer(self):
+        """The address of the held value's buffer (``Array.unsafe_buffer_pointer``): the array-refs guide
+        prints it around an in-place update. cranax's jit writes a new buffer, so the address may change
+        where JAX's stays."""
+        v = self._live()
+        if isinstance(v, (Tracer, _sj.Staged)):
+            raise TypeError("unsafe_buffer_pointer: the reference holds a traced value")
+        return (v if isinstance(v, Array) else _from_host(v)).unsafe_buffer_pointer()
+
     @property
     def at(self):   # JAX 0.10.2's ``Ref.at`` raises too (eagerly and under jit)
         raise NotImplementedError("Ref.at: indexed views of array references are not supported (as in JAX 0.10.2)")

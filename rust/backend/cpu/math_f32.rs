@@ -382,29 +382,34 @@ pub fn log1p<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     tiny_passthrough(e, x, r, 2f64.powi(-25))
 }
 
-#[inline(always)]
-pub fn tanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let ax = e.abs(x);
-    let two_ax = e.add(ax, ax);
-    let em = expm1(e, two_ax);
-    let den = e.addc(em, 2.0);
-    let t = e.div(em, den);
-    let big = e.cmpc(Cmp::Gt, ax, 9.1);
-    let t = e.selc(big, 1.0, t);
-    e.copysign(t, x)
-}
+/// XLA:CPU's float32 tanh (Eigen's rational approximation, Horner with FMAs), JAX's bits: the input clamped
+/// to ±TANH_CLAMP (where the quotient is exactly ±1), x·P(x²)/Q(x²), and x itself below 0.0004.
+const TANH_CLAMP: f64 = 7.99881172180175781;
+const TANH_NUM: [f64; 7] = [4.89352455891786e-03, 6.37261928875436e-04, 1.48572235717979e-05, 5.12229709037114e-08,
+                            -8.60467152213735e-11, 2.00018790482477e-13, -2.76076847742355e-16];
+const TANH_DEN: [f64; 4] = [4.89352518554385e-03, 2.26843463243900e-03, 1.18534705686654e-04, 1.19825839466702e-06];
 
 #[inline(always)]
-pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+pub fn tanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let xc = e.clamp(x, -TANH_CLAMP, TANH_CLAMP);
+    let x2 = e.mul(xc, xc);
+    let p = e.poly(x2, &TANH_NUM);
+    let p = e.mul(xc, p);
+    let q = e.poly(x2, &TANH_DEN);
+    let r = e.div(p, q);
     let ax = e.abs(x);
-    let nax = e.neg(ax);
-    let ex = exp(e, nax);
+    let small = e.cmpc(Cmp::Lt, ax, 0.0004);
+    e.sel(small, x, r)
+}
+
+/// XLA:CPU's float32 logistic, JAX's bits: 1 / (1 + exp(−x)) with `exp` (itself XLA's bit for bit).
+#[inline(always)]
+pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let nx = e.neg(x);
+    let ex = exp(e, nx);
     let d = e.addc(ex, 1.0);
     let one = e.c(1.0);
-    let pos = e.div(one, d);
-    let neg = e.div(ex, d);
-    let m = e.cmpc(Cmp::Lt, x, 0.0);
-    e.sel(m, neg, pos)
+    e.div(one, d)
 }
 
 /// e^a for a = |x| reduced once for `sinh` and `cosh`: (2^n as f32 lanes where n <= 15, i.e. a < 10; n; y)

@@ -1241,7 +1241,7 @@ fn vmath_ulp_sweep() {
         (Expm1, f64::exp_m1, 4.0),
         (Log, f64::ln, 4.0),
         (Log1p, f64::ln_1p, 4.0),
-        (Tanh, f64::tanh, 4.0),
+        (Tanh, f64::tanh, 5.0), // XLA:CPU's rational approximation, bit for bit: 4.80 ulp at most
         (Logistic, math::logistic, 4.0),
         (Sin, f64::sin, 4.0),
         (Cos, f64::cos, 4.0),

@@ -27,8 +27,8 @@
 //! | expm1     | 1.31    | exp's reduction, 2^n·expm1(r) + (2^n − 1) with one fma                    |
 //! | log       | 1.10    | XLA:CPU's (Cephes logf), bit for bit: m ∈ [√½, √2), degree-8 poly, FMAs     |
 //! | log1p     | 0.80    | musl log1pf: 1+x with its rounding correction, s = f/(2+f), poly in s²    |
-//! | tanh      | 2.29    | expm1(2|x|) / (expm1(2|x|) + 2), ±1 beyond 9.1                            |
-//! | logistic  | 2.00    | 1/(1+e), e/(1+e) with e = exp(−|x|)                                       |
+//! | tanh      | 4.80    | XLA:CPU's, bit for bit: x·P(x²)/Q(x²) clamped at ±7.9988, x below 0.0004   |
+//! | logistic  | 2.37    | XLA:CPU's, bit for bit: 1/(1 + exp(−x))                                   |
 //! | sin, cos  | 1.13    | f32: 3-part Cody–Waite, r + r_lo (|x| < 2^18) or Payne–Hanek; fitted polys |
 //! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
 //! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
