@@ -377,7 +377,9 @@ fn point_scatter_loop<T: Elem, I: Copy + Into<i64>>(
     let n = dst.len();
     let base = dst.as_mut_ptr();
     let mut sink = first;
-    let sink_ptr: *mut T = &mut sink;
+    // Opaque, so that the compiler keeps the write through the selected pointer rather than turning the
+    // dead scratch write into a branch around the real one.
+    let sink_ptr: *mut T = std::hint::black_box(&mut sink as *mut T);
     let nk = axes.len();
     match (nk, mode) {
         (1, IndexMode::Clip) => {
