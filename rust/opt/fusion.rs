@@ -6,9 +6,12 @@
 //!   kernel body without a buffer. A fusible value is evaluated at an index map φ (for each of its axes,
 //!   the kernel-domain axis it follows, or none for a broadcast size-1 axis), so a broadcast or transpose of
 //!   an unmaterialized expression is re-expressed at the bigger domain by remapping its loads and iotas.
-//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes) are fusible too:
-//!   a `KOp::Gather` reads the (materialized) operand at the clamped index the kernel computes, so the index
-//!   arithmetic, the read and its users are one loop, as XLA fuses them. Other gathers are library calls.
+//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes, and with several
+//!   start components `x[i, j]`, `take_along_axis` on N-d arrays) are fusible too: a `KOp::Gather` reads the
+//!   (materialized) operand at the clamped index (several components: their clamped row-major offset) the
+//!   kernel computes, so the index arithmetic, the read and its users are one loop, as XLA fuses them; a
+//!   concatenate that only assembles their start vectors is read component by component (`Ctx::picks`).
+//!   Other gathers are library calls.
 //! - Reductions (reduce_* over non-empty axes, argmax/argmin) are outputs of the kernel that computes their
 //!   operand over the operand's domain. Reductions over the same domain and axes that do not depend on one
 //!   another share a kernel.
