@@ -103,7 +103,7 @@ struct Ctx<'a> {
     everywhere: HashSet<VarId>,
     /// Equations that are one-element gathers fused into kernels (`point_gather`): fusible, not library calls.
     gathers: HashMap<usize, PointGather>,
-    /// Concatenates along the last axis whose every use is the index of a fused gather (`x[i, j]`'s start
+    /// Concatenates along the last axis whose one use is the index of a fused gather (`x[i, j]`'s start
     /// vectors): fusible, each read picking the operand that holds its component (`Builder::pick`).
     picks: HashSet<usize>,
 }
@@ -765,7 +765,9 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
         }
     }
 
-    // Concatenates that only assemble fused gathers' start vectors are read component by component.
+    // Concatenates that only assemble one fused gather's start vectors are read component by component.
+    // (One consumer: start vectors shared by several gathers would be stored whole by a kernel of their own,
+    // which reads along the concatenated axis; those stay the library step.)
     for (i, e) in eqns.iter().enumerate() {
         let (Prim::Lib(crate::ir::LibOp::Concatenate { dimension }), Some(&(v, ref a))) = (&e.prim, e.outputs.first()) else {
             continue;
@@ -780,7 +782,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
             && e.outputs.len() == 1
             && *dimension + 1 == a.shape.len()
             && !outputs.contains(&v)
-            && !uses.is_empty()
+            && uses.len() == 1
             && uses.iter().all(only_index)
         {
             ctx.picks.insert(i);
