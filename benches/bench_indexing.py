@@ -1,5 +1,5 @@
-"""Point gathers and scatters (``x[i]``, ``take``, ``.at[i].add``), ``nonzero(size=)`` and ``searchsorted`` of
-1e6 float32, each jitted, steady state (median of 7 after 2 warm-ups, each call waited with
+"""Point gathers and scatters (``x[i]``, ``take``, ``x[i, j]``, ``take_along_axis``, ``.at[i].add``),
+``nonzero(size=)`` and ``searchsorted`` of 1e6 float32, each jitted, steady state (median of 7 after 2 warm-ups, each call waited with
 ``block_until_ready()``), against NumPy and JAX. JAX runs in the interpreter named by ``JAX_PYTHON`` (a
 subprocess running this file with ``--lib jax``). Prints the machine's load and both libraries' times.
 
@@ -31,7 +31,7 @@ def median_time(fn, runs=7, warmup=2):
 def inputs():
     v = np.random.RandomState(1).rand(N).astype(np.float32)
     i = np.random.RandomState(2).randint(0, N, N).astype(np.int32)
-    return v, i, np.sort(i), np.sort(v)
+    return v, i, np.sort(i), np.sort(v), v.reshape(1000, 1000)
 
 
 def figures(lib):
@@ -41,11 +41,14 @@ def figures(lib):
     else:
         import cranax as jax
         import cranax.numpy as jnp
-    v, i, si, a = (jnp.asarray(t) for t in inputs())
+    v, i, si, a, m = (jnp.asarray(t) for t in inputs())
     cases = {
         "take(x, i) random 1e6": (jax.jit(lambda x, i: jnp.take(x, i)), (v, i)),
         "x[i] clip, random 1e6": (jax.jit(lambda x, i: jnp.take(x, i, mode="clip")), (v, i)),
         "x[i] clip, sorted 1e6": (jax.jit(lambda x, i: jnp.take(x, i, mode="clip")), (v, si)),
+        "x[i % 1000, i // 1000] 1e6 of 1000x1000": (jax.jit(lambda m, i: m[i % 1000, i // 1000]), (m, i)),
+        "take_along_axis 1000x1000, axis 1": (
+            jax.jit(lambda m, i: jnp.take_along_axis(m, i.reshape(1000, 1000) % 1000, axis=1)), (m, i)),
         "x.at[i].add(1) 1e6": (jax.jit(lambda x, i: x.at[i].add(1.0)), (v, i)),
         "nonzero(x > 0.5, size=5e5)": (jax.jit(lambda x: jnp.nonzero(x > 0.5, size=N // 2)[0]), (v,)),
         "searchsorted 1e6 in 1e6": (jax.jit(lambda a, x: jnp.searchsorted(a, x)), (a, v)),
@@ -54,13 +57,16 @@ def figures(lib):
 
 
 def numpy_figures():
-    v, i, si, a = inputs()
+    v, i, si, a, m = inputs()
     def add():
         x = v.copy()
         np.add.at(x, i, 1.0)
     return {"take(x, i) random 1e6": median_time(lambda: np.take(v, i)),
             "x[i] clip, random 1e6": median_time(lambda: np.take(v, i, mode="clip")),
             "x[i] clip, sorted 1e6": median_time(lambda: np.take(v, si, mode="clip")),
+            "x[i % 1000, i // 1000] 1e6 of 1000x1000": median_time(lambda: m[i % 1000, i // 1000]),
+            "take_along_axis 1000x1000, axis 1": median_time(
+                lambda: np.take_along_axis(m, i.reshape(1000, 1000) % 1000, axis=1)),
             "x.at[i].add(1) 1e6": median_time(add),
             "nonzero(x > 0.5, size=5e5)": median_time(lambda: np.nonzero(v > 0.5)[0][:N // 2]),
             "searchsorted 1e6 in 1e6": median_time(lambda: np.searchsorted(a, v))}

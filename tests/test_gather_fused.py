@@ -232,3 +232,161 @@ def test_gpu_shader_gather_matches_the_cpu():
     a = np.sort(rng.rand(3000).astype(np.float32))
     got = cranax.jit(jnp.searchsorted)(g(a, gpus[0]), g(x, gpus[0]))
     np.testing.assert_array_equal(np.asarray(got), np.searchsorted(a, x))
+
+
+# Several start components (`x[i, j]`, `x[tuple_of_index_arrays]`, `take_along_axis` on N-d arrays): one
+# `KOp::Gather` at the row-major offset of the clamped components, the start vectors' concatenate read
+# component by component in the same kernel.
+
+def np_point_gather(x, comps, mode, fill=np.nan):
+    """x[comps] with JAX's rules: negatives wrap once (the jnp front end), then clip or fill."""
+    comps = [np.asarray(c).astype(np.int64) for c in comps]
+    comps = [np.where(c < 0, c + n, c) for c, n in zip(comps, x.shape)]
+    ok = np.ones(np.broadcast(*comps).shape, bool)
+    clipped = []
+    for c, n in zip(comps, x.shape):
+        ok &= (c >= 0) & (c < n)
+        clipped.append(np.clip(c, 0, n - 1))
+    got = x[tuple(clipped)]
+    if mode == "clip":
+        return got
+    return np.where(ok, got, np.asarray(fill, x.dtype)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("idt", INT_DTYPES)
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_two_index_arrays_match_numpy_and_fuse(idt, mode):
+    rng = np.random.RandomState(11)
+    x = rng.randn(30, 41).astype(np.float32)
+    lo = -45 if np.issubdtype(idt, np.signedinteger) else 0
+    i = rng.randint(max(lo, np.iinfo(idt).min), 45, 1037).astype(idt)
+    j = rng.randint(max(lo, np.iinfo(idt).min), 50, 1037).astype(idt)
+    f = lambda x, i, j: x.at[i, j].get(mode=mode, fill_value=-3.5 if mode == "fill" else None) * 2.0
+    got = np.asarray(cranax.jit(f)(x, i, j))
+    np.testing.assert_array_equal(got, np_point_gather(x, (i, j), mode, -3.5) * np.float32(2.0))
+    text = compiled_text(f, x, i, j)
+    assert "gather in" in text and "= gather[" not in text and "concatenate" not in text, text
+
+
+def test_index_arithmetic_and_the_gather_are_one_kernel():
+    rng = np.random.RandomState(12)
+    x = rng.randn(30, 40).astype(np.float32)
+    i = rng.randint(-5000, 5000, 1000).astype(np.int32)
+    f = lambda x, i: x[i % 30, (i * 7) % 40] + 1.0
+    np.testing.assert_array_equal(np.asarray(cranax.jit(f)(x, i)), x[i % 30, (i * 7) % 40] + np.float32(1.0))
+    plan = compiled_text(f, x, i).split("\n;")[0]
+    assert plan.count("kernel ") == 1 and "gather in" in plan, plan
+
+
+def test_three_index_arrays_windows_and_broadcast_indices():
+    rng = np.random.RandomState(13)
+    x = rng.randn(5, 6, 7).astype(np.float32)
+    i, j, k = rng.randint(-5, 5, (2, 9)), rng.randint(-6, 6, (2, 9)), rng.randint(-7, 7, (2, 9))
+    i, j, k = (a.astype(np.int32) for a in (i, j, k))
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda x, i, j, k: x[i, j, k])(x, i, j, k)),
+                                  np_point_gather(x, (i, j, k), "clip"))
+    assert "= gather[" not in compiled_text(lambda x, i, j, k: x[i, j, k], x, i, j, k)
+    # a window between the indexed axes (x[i, :, k]): the middle axis follows the output
+    got = cranax.jit(lambda x, i, k: x[i, :, k])(x, i[0], k[0])
+    np.testing.assert_array_equal(np.asarray(got), x[np.where(i[0] < 0, i[0] + 5, i[0]), :, np.where(k[0] < 0, k[0] + 7, k[0])])
+    # a contiguous window on the last axis (x[i, j] of rows) stays the library step, same values
+    got = cranax.jit(lambda x, i, j: x[i, j])(x, i[0], j[0])
+    np.testing.assert_array_equal(np.asarray(got), x[i[0], j[0]])
+    # broadcast index arrays and a scalar index
+    got = cranax.jit(lambda x, i, k: x[i[:, None], 2, k[None, :]])(x, i[0], k[0])
+    np.testing.assert_array_equal(np.asarray(got), x[i[0][:, None], 2, k[0][None, :]])
+
+
+def test_take_along_axis_nd_and_int64_indices():
+    rng = np.random.RandomState(14)
+    x = rng.randn(6, 7, 8).astype(np.float32)
+    for axis in (0, 1, 2):
+        shape = list(x.shape)
+        shape[axis] = 5
+        idx = rng.randint(0, x.shape[axis], shape).astype(np.int32)
+        f = lambda x, idx: jnp.take_along_axis(x, idx, axis=axis)
+        np.testing.assert_array_equal(np.asarray(cranax.jit(f)(x, idx)), np.take_along_axis(x, idx, axis=axis))
+    cranax.config.update("jax_enable_x64", True)
+    try:
+        i = rng.randint(-6, 6, 300).astype(np.int64)
+        j = rng.randint(-8, 8, 300).astype(np.int64)
+        got = cranax.jit(lambda x, i, j: x[i, 3, j])(x, i, j)
+        np.testing.assert_array_equal(np.asarray(got), np_point_gather(x[:, 3, :], (i, j), "clip"))
+    finally:
+        cranax.config.update("jax_enable_x64", False)
+
+
+def test_multi_index_gather_under_vmap_grad_and_loops():
+    rng = np.random.RandomState(15)
+    x = rng.randn(8, 9).astype(np.float32)
+    i = rng.randint(-8, 8, (4, 11)).astype(np.int32)
+    j = rng.randint(-9, 9, (4, 11)).astype(np.int32)
+    xa = jnp.asarray(x)
+    got = cranax.jit(cranax.vmap(lambda i, j: xa[i, j]))(i, j)
+    np.testing.assert_array_equal(np.asarray(got), np_point_gather(x, (i, j), "clip"))
+    # grad: a scatter-add of ones at the (wrapped) points, duplicates accumulating
+    g = cranax.jit(cranax.grad(lambda x: jnp.sum(x[i, j] ** 2)))(x)
+    want = np.zeros_like(x)
+    np.add.at(want, (np.where(i < 0, i + 8, i), np.where(j < 0, j + 9, j)), 2 * np_point_gather(x, (i, j), "clip"))
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6)
+
+    def f(x):
+        def body(k, acc):
+            return acc + xa[(k * 3) % 8, (k * 5) % 9 - 4] * k
+        return lax.fori_loop(0, 50, body, jnp.float32(0))
+    want = np.float32(0)
+    for k in range(50):
+        want = want + x[(k * 3) % 8, (k * 5) % 9 - 4] * np.float32(k)
+    np.testing.assert_allclose(float(cranax.jit(f)(x)), want, rtol=1e-5)
+
+
+def test_multi_index_scalar_and_vector_kernels_agree():
+    rng = np.random.RandomState(16)
+    x = rng.randn(40, 50).astype(np.float32)
+    i = rng.randint(-60, 60, 4099).astype(np.int32)
+    f = lambda x, i: jnp.cos(x.at[i, i // 2].get(mode="fill", fill_value=0.5)) + x[i // 3, i]
+    outs = []
+    for off in (False, True):
+        cranax.clear_caches()
+        if off:
+            os.environ["CRANAX_CPU_NO_SIMD"] = "1"
+        try:
+            outs.append(np.asarray(cranax.jit(f)(x, i)))
+        finally:
+            os.environ.pop("CRANAX_CPU_NO_SIMD", None)
+    cranax.clear_caches()
+    np.testing.assert_array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32))
+    want = np.cos(np_point_gather(x, (i, i // 2), "fill", 0.5)) + np_point_gather(x, (i // 3, i), "clip")
+    np.testing.assert_allclose(outs[0], want, rtol=2e-6, atol=1e-6)
+
+
+def test_gpu_shader_multi_index_gather_matches_numpy():
+    # the WGSL kernel computes the clamped row-major offset in int32 and reads the array there
+    from cranax import _core
+    gpus = _core.gpu_devices() if getattr(_core, "HAS_GPU_BACKEND", False) else []
+    if not gpus:
+        pytest.skip("no GPU adapter")
+    put = lambda a: cranax.device_put(a, gpus[0])
+    rng = np.random.RandomState(17)
+    x = rng.randn(30, 41).astype(np.float32)
+    i = rng.randint(-45, 45, 1037).astype(np.int32)
+    j = rng.randint(-45, 50, 1037).astype(np.int32)
+    for mode in ["clip", "fill"]:
+        f = cranax.jit(lambda x, i, j: x.at[i, j].get(mode=mode, fill_value=-3.5 if mode == "fill" else None) * 2.0)
+        got = f(put(x), put(i), put(j))
+        assert got.devices() == {gpus[0]}
+        np.testing.assert_array_equal(np.asarray(got), np_point_gather(x, (i, j), mode, -3.5) * np.float32(2.0))
+
+
+def test_start_vectors_shared_by_two_gathers():
+    # one concatenate (after CSE) feeding two gathers is stored whole and stays the library step; the values
+    # match NumPy either way (a case `jnp.pad`'s reflect/symmetric modes build)
+    rng = np.random.RandomState(18)
+    x, y = rng.randn(6, 7).astype(np.float32), rng.randn(6, 7).astype(np.float32)
+    i, j = rng.randint(-6, 6, 50).astype(np.int32), rng.randint(-7, 7, 50).astype(np.int32)
+    got = cranax.jit(lambda x, y, i, j: x[i, j] + y[i, j] * 2.0)(x, y, i, j)
+    np.testing.assert_array_equal(np.asarray(got), x[i, j] + y[i, j] * np.float32(2.0))
+    x2 = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for mode in ["constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "maximum", "mean", "minimum"]:
+        got = cranax.jit(lambda a: jnp.pad(a, ((1, 0), (2, 1)), mode=mode))(x2)
+        np.testing.assert_allclose(np.asarray(got), np.pad(x2, ((1, 0), (2, 1)), mode=mode), rtol=1e-6)

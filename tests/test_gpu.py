@@ -796,3 +796,46 @@ print("ok")
     env = dict(os.environ, CRANAX_GPU_LOOP_DISPATCH_CAP=cap)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_while_loop_gathering_from_a_loop_constant_is_one_kernel():
+    # A binary search per element: the probe `a[mid]` gathers from the loop constant `a` (its storage
+    # buffer, any index), so the loop is one shader; a gather from a carry (another invocation's point)
+    # keeps the loop step by step. Both match NumPy / the CPU backend.
+    rng = np.random.default_rng(12)
+    a = np.sort(rng.random(1000).astype(np.float32))
+    v = rng.random(333).astype(np.float32)
+
+    def search(a, v):
+        def body(c):
+            lo, hi = c
+            mid = (lo + hi) // 2
+            go = a[mid] < v
+            return jnp.where(go, mid + 1, lo), jnp.where(go, hi, mid)
+        lo = jnp.zeros(v.shape, jnp.int32)
+        hi = jnp.full(v.shape, a.shape[0], jnp.int32)
+        return lax.while_loop(lambda c: jnp.any(c[0] < c[1]), body, (lo, hi))[0]
+
+    c, g = both(jax.jit(search), a, v)
+    # (a value above a[-1] finishes at 1000 and, while others still search, probes the clamped a[1000]
+    # once more: 1001, JAX's value too)
+    want = np.searchsorted(a, v)
+    big = v > a[-1]
+    np.testing.assert_array_equal(g[~big], want[~big])
+    np.testing.assert_array_equal(g, c)
+    fixed = lambda a, v, n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + a[c[1].astype(jnp.int32) % 1000]),
+                                           (0, v))[1]
+    assert _one_kernel_loop(_gpu_shaders_of(fixed, a, v, np.int32(3)))
+    c, g = both(jax.jit(fixed), a, v, np.int32(3))
+    np.testing.assert_allclose(g, c, rtol=1e-6)
+
+    def from_carry(x):
+        return lax.fori_loop(0, 4, lambda i, x: x + x[(jnp.arange(x.shape[0]) + 1) % x.shape[0]] * 0.5, x)
+    x = rng.random(257).astype(np.float32)
+    assert not _one_kernel_loop(_gpu_shaders_of(from_carry, x))
+    want = x.copy()
+    for _ in range(4):
+        want = want + np.roll(want, -1) * np.float32(0.5)
+    c, g = both(jax.jit(from_carry), x)
+    np.testing.assert_allclose(g, want, rtol=1e-5)
+    np.testing.assert_allclose(c, want, rtol=1e-5)

@@ -6,9 +6,12 @@
 //!   kernel body without a buffer. A fusible value is evaluated at an index map φ (for each of its axes,
 //!   the kernel-domain axis it follows, or none for a broadcast size-1 axis), so a broadcast or transpose of
 //!   an unmaterialized expression is re-expressed at the bigger domain by remapping its loads and iotas.
-//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes) are fusible too:
-//!   a `KOp::Gather` reads the (materialized) operand at the clamped index the kernel computes, so the index
-//!   arithmetic, the read and its users are one loop, as XLA fuses them. Other gathers are library calls.
+//! - One-element gathers (`point_gather`: `take`, `x[i]`, `x[:, i]`, searchsorted's probes, and with several
+//!   start components `x[i, j]`, `take_along_axis` on N-d arrays) are fusible too: a `KOp::Gather` reads the
+//!   (materialized) operand at the clamped index (several components: their clamped row-major offset) the
+//!   kernel computes, so the index arithmetic, the read and its users are one loop, as XLA fuses them; a
+//!   concatenate that only assembles their start vectors is read component by component (`Ctx::picks`).
+//!   Other gathers are library calls.
 //! - Reductions (reduce_* over non-empty axes, argmax/argmin) are outputs of the kernel that computes their
 //!   operand over the operand's domain. Reductions over the same domain and axes that do not depend on one
 //!   another share a kernel.
@@ -100,19 +103,22 @@ struct Ctx<'a> {
     everywhere: HashSet<VarId>,
     /// Equations that are one-element gathers fused into kernels (`point_gather`): fusible, not library calls.
     gathers: HashMap<usize, PointGather>,
+    /// Concatenates along the last axis whose one use is the index of a fused gather (`x[i, j]`'s start
+    /// vectors): fusible, each read picking the operand that holds its component (`Builder::pick`).
+    picks: HashSet<usize>,
 }
 
-/// A gather whose every output element is one operand element along one indexed axis (`take`, `x[i]`,
-/// `x[:, i]`, `take_along_axis` of a vector, searchsorted's probes): a `KOp::Gather` inside the kernel that
-/// computes its index, so the index arithmetic, the read and what uses it are one loop. The rest (several
-/// start components, windows with a contiguous run: `x[i]` of rows) stays the library step, whose row copies
-/// are faster than a load per element.
+/// A gather whose every output element is one operand element at an index the kernel computes (`take`,
+/// `x[i]`, `x[:, i]`, `take_along_axis`, searchsorted's probes, and with several start components `x[i, j]`
+/// and `x[tuple_of_index_arrays]`): a `KOp::Gather` inside the kernel that computes its index, so the index
+/// arithmetic, the read and what uses it are one loop. Several components are combined into one row-major
+/// offset in the kernel (`Builder::gather`). Windows with a contiguous run (`x[i]` of rows) stay the library
+/// step, whose row copies are faster than a load per element.
 #[derive(Clone, Debug)]
 struct PointGather {
-    /// The indexed operand axis.
-    axis: usize,
-    /// The largest start: the axis length minus the window's.
-    hi: u64,
+    /// Per start component: the indexed operand axis and its largest start (the axis length minus the
+    /// window's).
+    axes: Vec<(usize, u64)>,
     fill: Option<Scalar>,
 }
 
@@ -127,27 +133,29 @@ fn point_gather(e: &crate::ir::Eqn, avals: &HashMap<VarId, &Aval>) -> Option<Poi
     let (x, i) = (avals.get(x)?, avals.get(i)?);
     let dt = x.dtype;
     let kind_ok = dt.is_int() || matches!(dt, DType::Bool | DType::F32 | DType::F64 | DType::F16);
-    let &[axis] = start_index_map.as_slice() else { return None };
+    let nk = start_index_map.len();
     let r = x.shape.len();
+    let distinct = start_index_map.iter().enumerate().all(|(k, a)| !start_index_map[..k].contains(a));
     if !kind_ok
         || !i.dtype.is_int()
-        || i.shape.last() != Some(&1)
+        || nk == 0
+        || !distinct
+        || i.shape.last() != Some(&nk)
         || r == 0
         || x.numel()? == 0
         || slice_sizes.len() != r
         || slice_sizes.iter().any(|&z| z == 0)
         || slice_sizes[r - 1] != 1
-        || axis >= r
-        || slice_sizes[axis] > x.shape[axis]
+        || start_index_map.iter().any(|&a| a >= r || slice_sizes[a] > x.shape[a])
     {
         return None;
     }
-    let hi = (x.shape[axis] - slice_sizes[axis]) as u64;
+    let axes = start_index_map.iter().map(|&a| (a, (x.shape[a] - slice_sizes[a]) as u64)).collect();
     let fill = match mode {
         IndexMode::Clip => None,
         IndexMode::FillOrDrop => Some(gather_fill(*fill_value, dt)),
     };
-    Some(PointGather { axis, hi, fill })
+    Some(PointGather { axes, fill })
 }
 
 /// The value out-of-range reads give under `mode="fill"`: `fill_value` converted as the library step does
@@ -168,7 +176,7 @@ fn gather_fill(fill: Option<f64>, dt: DType) -> Scalar {
 
 /// `class` of equation `i`, fused gathers counting as fusible.
 fn class_of(ctx: &Ctx, i: usize) -> Class {
-    if ctx.gathers.contains_key(&i) {
+    if ctx.gathers.contains_key(&i) || ctx.picks.contains(&i) {
         Class::Fusible
     } else {
         class(&ctx.eqns[i].prim)
@@ -329,8 +337,42 @@ impl<'c, 'a> Builder<'c, 'a> {
         }
     }
 
-    /// Emits the fused gather of equation `ei` at output map `map`, its index already emitted at `imap`.
-    fn gather(&mut self, ei: usize, g: &PointGather, map: &Map, imap: &Map) -> Result<usize> {
+    /// The maps at which fused gather `eqn`'s index operand is read for output map `map`: component `k` of
+    /// the index vector of the output point's batch position, `indices[batch..., k]`.
+    fn index_maps(&self, eqn: usize, g: &PointGather, map: &Map) -> Vec<Map> {
+        let Prim::Lib(crate::ir::LibOp::Gather { offset_dims, .. }) = &self.ctx.eqns[eqn].prim else { return vec![] };
+        let batch: Vec<Ax> = (0..map.len()).filter(|d| !offset_dims.contains(d)).map(|d| map[d]).collect();
+        (0..g.axes.len())
+            .map(|k| batch.iter().copied().chain([Ax { axis: None, scale: 0, offset: k as isize }]).collect())
+            .collect()
+    }
+
+    /// The operand of picked concatenate `eqn` (`Ctx::picks`) holding the element at `map` (its last axis
+    /// at a fixed position), and the map to read it at.
+    fn pick(&self, eqn: usize, map: &Map) -> Result<(usize, Map)> {
+        let e = &self.ctx.eqns[eqn];
+        let last = map.len().checked_sub(1).ok_or_else(|| internal("picked concatenate of a scalar"))?;
+        let Ax { axis: None, offset, .. } = map[last] else {
+            return Err(internal("picked concatenate read along its concatenated axis"));
+        };
+        let mut start = 0isize;
+        for (j, a) in e.inputs.iter().enumerate() {
+            let len = atom_aval(self.ctx, a).shape.get(last).copied().unwrap_or(0) as isize;
+            if (start..start + len).contains(&offset) {
+                let mut m = map.clone();
+                m[last] = Ax { axis: None, scale: 0, offset: offset - start };
+                return Ok((j, m));
+            }
+            start += len;
+        }
+        Err(internal("picked concatenate read out of range"))
+    }
+
+    /// Emits the fused gather of equation `ei` at output map `map`, its index components already emitted
+    /// at `imaps`. One component is the gather's index as it is; several are clamped to their ranges and
+    /// combined into the row-major offset (in int32 when every offset fits, else int64), which the gather
+    /// reads with stride 1; under `fill` an offset of -1 stands for a component out of range.
+    fn gather(&mut self, ei: usize, g: &PointGather, map: &Map, imaps: &[Map]) -> Result<usize> {
         let ctx = self.ctx;
         let e = &ctx.eqns[ei];
         let (Prim::Lib(crate::ir::LibOp::Gather { offset_dims, collapsed_slice_dims, .. }), [Atom::Var(x), Atom::Var(iv)]) =
@@ -338,7 +380,10 @@ impl<'c, 'a> Builder<'c, 'a> {
         else {
             return Err(internal("fused gather is not a gather of two variables"));
         };
-        let index = *self.memo.get(&(*iv, imap.clone())).ok_or_else(|| internal("gather index not emitted"))?;
+        let mut comps = Vec::with_capacity(imaps.len());
+        for m in imaps {
+            comps.push(*self.memo.get(&(*iv, m.clone())).ok_or_else(|| internal("gather index not emitted"))?);
+        }
         let slot = *ctx.slot.get(x).ok_or_else(|| internal(format!("gather operand {x} has no slot")))?;
         let aval = *ctx.avals.get(x).ok_or_else(|| internal(format!("gather operand {x} has no aval")))?;
         // The operand at the window position of the output point (collapsed axes at 0); the gather adds the
@@ -349,9 +394,56 @@ impl<'c, 'a> Builder<'c, 'a> {
             omap[d] = *map.get(od).ok_or_else(|| internal("gather offset dim out of range"))?;
         }
         let input = self.input(slot, aval, &omap);
-        let stride = row_major_strides(&aval.shape)[g.axis] as isize;
+        let rm = row_major_strides(&aval.shape);
+        let (index, stride, hi) = match (comps.as_slice(), g.axes.as_slice()) {
+            (&[index], &[(axis, hi)]) => (index, rm[axis] as isize, hi),
+            _ => self.offset(g, &comps, &rm, atom_aval(ctx, &e.inputs[1]).dtype, aval.numel().unwrap_or(usize::MAX))?,
+        };
         let fill = g.fill.map(|f| self.constant(f, aval.dtype));
-        Ok(self.push(KOp::Gather { input, index, stride, hi: g.hi, fill }, aval.dtype))
+        Ok(self.push(KOp::Gather { input, index, stride, hi, fill }, aval.dtype))
+    }
+
+    /// The row-major offset of several start components `comps` (of dtype `idt`), each clamped to its range
+    /// (`g.axes`), as a stride-1 gather index with its largest value; -1 under `fill` when a component is
+    /// out of range.
+    fn offset(&mut self, g: &PointGather, comps: &[usize], rm: &[usize], idt: DType, numel: usize) -> Result<(usize, isize, u64)> {
+        use crate::ir::{BinaryOp, CompareOp};
+        let wide = matches!(idt, DType::I64 | DType::U32) || numel > i32::MAX as usize;
+        let w = if wide { DType::I64 } else { DType::I32 };
+        let mut off: Option<usize> = None;
+        let mut ok: Option<usize> = None;
+        let mut top = 0u64;
+        for (&c, &(axis, hi)) in comps.iter().zip(&g.axes) {
+            let c = if idt == w { c } else { self.push(KOp::Convert { a: c }, w) };
+            let (lo, h) = (self.constant(Scalar::Int(0), w), self.constant(Scalar::Int(hi as i64), w));
+            let cl = self.push(KOp::Clamp { lo, x: c, hi: h }, w);
+            if g.fill.is_some() {
+                let inside = self.push(KOp::Compare { op: CompareOp::Eq, a: cl, b: c }, DType::Bool);
+                ok = Some(match ok {
+                    None => inside,
+                    Some(o) => self.push(KOp::Binary { op: BinaryOp::And, a: o, b: inside }, DType::Bool),
+                });
+            }
+            let st = rm[axis];
+            let term = if st == 1 {
+                cl
+            } else {
+                let k = self.constant(Scalar::Int(st as i64), w);
+                self.push(KOp::Binary { op: BinaryOp::Mul, a: cl, b: k }, w)
+            };
+            off = Some(match off {
+                None => term,
+                Some(o) => self.push(KOp::Binary { op: BinaryOp::Add, a: o, b: term }, w),
+            });
+            top = top.checked_add(hi.checked_mul(st as u64).ok_or_else(|| internal("gather offset overflows"))?)
+                .ok_or_else(|| internal("gather offset overflows"))?;
+        }
+        let mut off = off.ok_or_else(|| internal("gather without start components"))?;
+        if let Some(ok) = ok {
+            let out = self.constant(Scalar::Int(-1), w);
+            off = self.push(KOp::Select { pred: ok, cases: vec![out, off] }, w);
+        }
+        Ok((off, 1, top))
     }
 
     /// Emits `atom` evaluated at `map`; returns its instruction index.
@@ -379,9 +471,17 @@ impl<'c, 'a> Builder<'c, 'a> {
             let maps = self.operand_maps(ei, &map);
             if !expanded {
                 stack.push((v, map.clone(), true));
-                // Reversed, so that operands are emitted left to right.
-                let skip = usize::from(ctx.gathers.contains_key(&ei)); // (a gather's operand is no value here)
-                for (a, m) in e.inputs.iter().zip(maps).skip(skip).rev() {
+                // Reversed, so that operands are emitted left to right. A gather's operand is no value here,
+                // its index is read per start component; a picked concatenate reads one operand.
+                let operands: Vec<(&Atom, Map)> = if let Some(g) = ctx.gathers.get(&ei) {
+                    self.index_maps(ei, g, &map).into_iter().map(|m| (&e.inputs[1], m)).collect()
+                } else if ctx.picks.contains(&ei) {
+                    let (j, m) = self.pick(ei, &map)?;
+                    vec![(&e.inputs[j], m)]
+                } else {
+                    e.inputs.iter().zip(maps).collect()
+                };
+                for (a, m) in operands.into_iter().rev() {
                     if let Atom::Var(u) = a {
                         if !self.memo.contains_key(&(*u, m.clone())) {
                             stack.push((*u, m, false));
@@ -391,8 +491,18 @@ impl<'c, 'a> Builder<'c, 'a> {
                 continue;
             }
             if let Some(g) = ctx.gathers.get(&ei) {
-                let i = self.gather(ei, g, &map, &maps[1])?;
+                let imaps = self.index_maps(ei, g, &map);
+                let i = self.gather(ei, g, &map, &imaps)?;
                 self.names.push("gather");
+                self.memo.insert((v, map), i);
+                continue;
+            }
+            if ctx.picks.contains(&ei) {
+                let (j, m) = self.pick(ei, &map)?;
+                let i = match &e.inputs[j] {
+                    Atom::Lit(s, d) => self.constant(*s, *d),
+                    Atom::Var(u) => *self.memo.get(&(*u, m)).ok_or_else(|| internal("operand not emitted"))?,
+                };
                 self.memo.insert((v, map), i);
                 continue;
             }
@@ -618,6 +728,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
         kern: HashMap::new(),
         everywhere: HashSet::new(),
         gathers: HashMap::new(),
+        picks: HashSet::new(),
     };
     for (v, a) in &p.invars {
         ctx.avals.insert(*v, a);
@@ -652,6 +763,30 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                     }
                 }
             }
+        }
+    }
+
+    // Concatenates that only assemble one fused gather's start vectors are read component by component.
+    // (One consumer: start vectors shared by several gathers would be stored whole by a kernel of their own,
+    // which reads along the concatenated axis; those stay the library step.)
+    for (i, e) in eqns.iter().enumerate() {
+        let (Prim::Lib(crate::ir::LibOp::Concatenate { dimension }), Some(&(v, ref a))) = (&e.prim, e.outputs.first()) else {
+            continue;
+        };
+        let uses = consumers.get(&v).map(|c| c.as_slice()).unwrap_or(&[]);
+        let only_index = |&c: &usize| {
+            ctx.gathers.contains_key(&c)
+                && eqns[c].inputs.get(1) == Some(&Atom::Var(v))
+                && eqns[c].inputs.first() != Some(&Atom::Var(v))
+        };
+        if live[i]
+            && e.outputs.len() == 1
+            && *dimension + 1 == a.shape.len()
+            && !outputs.contains(&v)
+            && uses.len() == 1
+            && uses.iter().all(only_index)
+        {
+            ctx.picks.insert(i);
         }
     }
 
@@ -909,7 +1044,7 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     // Library calls; literal operands are first stored by one-point kernels.
     for (i, e) in eqns.iter().enumerate() {
         let Prim::Lib(op) = &e.prim else { continue };
-        if !live[i] || ctx.gathers.contains_key(&i) {
+        if !live[i] || ctx.gathers.contains_key(&i) || ctx.picks.contains(&i) {
             continue;
         }
         let (inputs, outputs) = boundary_slots(&ctx, &mut slots, &mut steps, i, e, "library")?;

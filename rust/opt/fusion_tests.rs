@@ -857,3 +857,36 @@ fn compile_pipeline_end_to_end() {
     check_plan(&plan);
     assert_eq!(kernels(&plan)[0].name, "fused_reduce_sum");
 }
+
+#[test]
+fn two_component_gather_reads_its_concatenated_start_vectors_in_one_kernel() {
+    // x[i, 3 * i]: the start vectors' concatenate is read component by component, the components clamped
+    // and combined into one row-major offset (stride 1, largest offset 5 * 9 + 8)
+    use crate::ir::{IndexMode, LibOp};
+    for mode in [IndexMode::Clip, IndexMode::FillOrDrop] {
+        let mut b = B::new();
+        let x = b.input(&[6, 9]);
+        let i = int_input(&mut b, &[20]);
+        let j = b.bin(BinaryOp::Mul, &i, &Atom::Lit(Scalar::Int(3), DType::I32));
+        let ii = b.bcast(&i, &[20, 1], &[0]);
+        let jj = b.bcast(&j, &[20, 1], &[0]);
+        let idx = b.eq(Prim::Lib(LibOp::Concatenate { dimension: 1 }), vec![ii, jj]);
+        let op = LibOp::Gather {
+            offset_dims: vec![],
+            collapsed_slice_dims: vec![0, 1],
+            start_index_map: vec![0, 1],
+            slice_sizes: vec![1, 1],
+            mode,
+            fill_value: None,
+        };
+        let g = b.eq(Prim::Lib(op), vec![x, idx]);
+        let plan = lower_to_plan(&b.done(vec![g])).unwrap();
+        check_plan(&plan);
+        assert_eq!(plan.steps.len(), 1, "{}", plan_text(&plan));
+        let k = kernels(&plan)[0];
+        let gi = k.body.iter().find_map(|i| if let KOp::Gather { stride, hi, fill, .. } = &i.op { Some((*stride, *hi, *fill)) } else { None });
+        let (stride, hi, fill) = gi.expect("a gather in the kernel");
+        assert_eq!((stride, hi, fill.is_some()), (1, 53, mode == IndexMode::FillOrDrop));
+        assert_eq!(k.body.iter().filter(|i| matches!(i.op, KOp::Clamp { .. })).count(), 2);
+    }
+}

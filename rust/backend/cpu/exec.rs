@@ -73,6 +73,16 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 release(exe, si + 1, slots);
                 continue;
             }
+            Step::Library(l) if matches!(l.op, LibOp::Scatter { .. }) && dead_operand(exe, si, l, slots) => {
+                // The operand's buffer becomes the result: no copy (XLA's in-place scatter of a dead operand).
+                let buf = slots[l.inputs[0]].take().ok_or_else(|| missing(l.inputs[0]))?;
+                let (Some(i), Some(u)) = (slots[l.inputs[1]].as_ref(), slots[l.inputs[2]].as_ref()) else {
+                    return Err(missing(l.inputs[1]));
+                };
+                let res = super::library::scatter_in_place(&l.op, buf, i, u)
+                    .ok_or_else(|| Error::Execution("scatter step is not a scatter".into()))??;
+                slots[l.outputs[0]] = Some(res);
+            }
             Step::Library(l) => {
                 // The operands by reference and the output avals built at compile time: no clones per run.
                 let outs = {
@@ -227,6 +237,24 @@ fn release(exe: &CpuExecutable, si: usize, slots: &mut [Option<Buffer>]) {
             b.recycle();
         }
     }
+}
+
+/// Whether scatter step `si` may write into its operand's buffer: this is the plan's last read of the
+/// operand slot (released after the step), no other operand of the step is that slot, its result has the
+/// operand's aval, and this run holds the only handle to the storage (not an input the caller keeps, a
+/// view's source still live, borrowed memory, or a cached constant).
+fn dead_operand(exe: &CpuExecutable, si: usize, l: &LibStep, slots: &[Option<Buffer>]) -> bool {
+    let (Some(&s0), Some(&out), 3) = (l.inputs.first(), l.outputs.first(), l.inputs.len()) else { return false };
+    let Some(b) = slots.get(s0).and_then(Option::as_ref) else { return false };
+    let st = &b.storage;
+    let bytes = Buffer::byte_len(&b.aval).unwrap_or(usize::MAX);
+    exe.frees.get(si).is_some_and(|f| f.contains(&s0))
+        && !l.inputs[1..].contains(&s0)
+        && exe.plan.slots.get(out) == Some(&b.aval)
+        && st.len() >= bytes
+        && std::sync::Arc::strong_count(st) == 1
+        && std::sync::Arc::weak_count(st) == 0
+        && !st.is_borrowed()
 }
 
 /// Products at least this big (multiply-adds) run side by side with an independent neighbour.

@@ -137,7 +137,12 @@ fn per_lane(
             let v = vals.get(j).copied().flatten().filter(|_| j < i).ok_or_else(|| {
                 Error::Codegen(format!("instruction {i} uses %{j}, which is not an earlier live value"))
             })?;
-            scratch[j] = Some(lane_scalar(b, body[j].dtype, v, l));
+            // An integer constant stays a constant (a divisor Cranelift can strength-reduce), not a lane
+            // extracted from its splat.
+            scratch[j] = Some(match &body[j].op {
+                KOp::Const { value } if body[j].dtype.is_int() => ops::constant(b, body[j].dtype, *value),
+                _ => lane_scalar(b, body[j].dtype, v, l),
+            });
         }
         let r = ops::emit(b, imports, body, i, scratch);
         for &j in &ops_ {

@@ -3,7 +3,8 @@
 //! loop-carried or intermediate value is read either at the invocation's own point or as a scalar. Then
 //! invocation `i` of N keeps point `i` of each array carry (and its own copy of every scalar carry) in
 //! private variables and runs the loop to the end without a barrier: nothing is read back per iteration.
-//! Loop constants stay in storage buffers and may be read at any index.
+//! Loop constants stay in storage buffers and may be read at any index (also by a fused gather; a gather
+//! from a carry or an intermediate keeps the loop step by step).
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -57,9 +58,6 @@ pub fn while_shader(
     for p in [cond, body] {
         for s in &p.steps {
             match s {
-                // (A gather may read a carry at another invocation's point, which each invocation keeps
-                // privately: such a loop runs step by step, its gather kernel a shader of its own.)
-                Step::Kernel(k) if k.body.iter().any(|i| matches!(i.op, crate::plan::KOp::Gather { .. })) => return Ok(None),
                 Step::Kernel(k) => n = n.max(k.domain.iter().product()),
                 Step::View { .. } => {}
                 _ => return Ok(None),
@@ -246,8 +244,12 @@ impl Builder {
                     let pp = self.per_point(k);
                     let mut local = vec![];
                     let mut in_bind = vec![];
-                    for inp in &k.inputs {
+                    for (ii, inp) in k.inputs.iter().enumerate() {
                         match vals.get(inp.slot).cloned().flatten() {
+                            // A gather may read a carry or intermediate at another invocation's point, which
+                            // that invocation keeps privately: such a loop runs step by step. Gathers from
+                            // loop constants (searchsorted's sorted array) read their storage buffer.
+                            Some(Val::Var { .. }) if k.gathers_from(ii) => return Ok(false),
                             Some(Val::Const(j)) => {
                                 local.push(None);
                                 in_bind.push(self.use_const(plan_i, j, inp.dtype)?);

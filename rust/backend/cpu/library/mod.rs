@@ -54,6 +54,16 @@ pub fn run_fused(op: &LibOp, inputs: &[&Buffer], outs: &[Aval], epi: &epilogue::
     Ok(res)
 }
 
+/// A scatter (`LibOp::Scatter`) into `res`, a buffer holding its operand that nothing else reads (see
+/// `gather::scatter_in_place`); `None` for other ops.
+pub fn scatter_in_place(op: &LibOp, res: Buffer, indices: &Buffer, upd: &Buffer) -> Option<Result<Buffer>> {
+    let LibOp::Scatter { op, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode } = op else {
+        return None;
+    };
+    let s = gather::ScatterSpec { update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims };
+    Some(gather::scatter_in_place(&s, *op, *mode, res, indices, upd))
+}
+
 /// Runs one library op on its input buffers, giving one buffer per output aval.
 pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
     let out0 = || outs.first().ok_or_else(|| Error::Execution(format!("{} has no output", op.name())));
