@@ -296,6 +296,18 @@ def _pp_outbinder(v, names, unused):
     return _pp_binder(v, names)
 
 
+class ShownParam:
+    """A param value that prints as the given text (JAX prints some params by its objects' reprs, e.g. ``empty``'s
+    dtype or ``gather``'s dimension numbers, which cranax holds in other forms)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
 def pp_param_value(v, names, indent, col=None, flat=False):
     """Text of one param value; nested jaxprs print at ``indent``, starting at column ``col`` (after
     ``key=``; JAX's layout keeps a nested jaxpr on one line only when it fits from there). A shared

@@ -11,7 +11,7 @@ from ..core import ShapedArray
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters.partial_eval import trace_to_jaxpr
-from ..jaxpr import Jaxpr, JaxprEqn, Literal, Var
+from ..jaxpr import Jaxpr, JaxprEqn, Literal, ShownParam, Var
 from . import elementwise as _ew
 from . import structural as _st
 from .standard import standard_primitive
@@ -102,17 +102,6 @@ def _empty_inline(eqn):
     return jaxpr, []
 
 
-class _Shown:
-    """A param value printed as given text (``empty``'s dtype, as JAX prints the object it was given)."""
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __str__(self):
-        return self.text
-
-
 def _dtype_text(dt):
     if isinstance(dt, np.dtype):
         return dt.name
@@ -123,7 +112,7 @@ def _dtype_text(dt):
 
 def _empty_pp_params(eqn):
     p = eqn.params
-    return [("dtype", _Shown(_dtype_text(p["dtype"]))), ("out_sharding", p["out_sharding"]), ("shape", p["shape"])]
+    return [("dtype", ShownParam(_dtype_text(p["dtype"]))), ("out_sharding", p["out_sharding"]), ("shape", p["shape"])]
 
 
 def _empty_vmap(axis_data, vals, dims, *, shape, dtype, out_sharding):

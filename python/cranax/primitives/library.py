@@ -14,6 +14,7 @@ from ..core import ShapedArray, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters.partial_eval import trace_to_jaxpr
+from ..jaxpr import ShownParam
 from . import elementwise as _ew
 from . import structural as _st
 from .precision import canonicalize_precision
@@ -578,27 +579,17 @@ _MODE_NAMES = {"clip": "GatherScatterMode.CLIP", "fill": "GatherScatterMode.FILL
                "promise_in_bounds": "GatherScatterMode.PROMISE_IN_BOUNDS"}
 
 
-class _Shown:
-    """A param value printed as given text (JAX's reprs of its dimension-number and mode objects)."""
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __str__(self):
-        return self.text
-
 
 def _dn_text(dn):
     fields = ", ".join(f"{k}={tuple(v)!r}" for k, v in zip(dn._fields, dn))
-    return _Shown(f"{type(dn).__name__}({fields})")
+    return ShownParam(f"{type(dn).__name__}({fields})")
 
 
 def _gather_pp(eqn):
     # as JAX prints them: GatherDimensionNumbers(offset_dims=..., ...) and GatherScatterMode.CLIP
     p = dict(eqn.params)
     p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
-    p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
+    p["mode"] = ShownParam(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
     return sorted(p.items())
 
 
@@ -707,7 +698,7 @@ def _update_jaxpr(name, dt):
 def _scatter_pp(eqn):
     p = {k: v for k, v in eqn.params.items() if k not in ("update_jaxpr", "update_consts")}
     p["dimension_numbers"] = _dn_text(p["dimension_numbers"])
-    p["mode"] = _Shown(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
+    p["mode"] = ShownParam(_MODE_NAMES.get(p.get("mode"), str(p.get("mode"))))
     own = eqn.params.get("update_jaxpr")   # scatter_apply's function
     p["update_consts"] = tuple(eqn.params.get("update_consts", ())) if own is not None else ()
     p["update_jaxpr"] = own if own is not None else _update_jaxpr(eqn.primitive.name, eqn.invars[0].aval.dtype)
