@@ -18,7 +18,7 @@ range over rounds of the per-round median ratio cranax/JAX (when that range lies
 real; when it straddles 1.0 the bench cannot tell). NumPy's OpenBLAS and XLA's pool spin on the CPU for
 a while after a call (OpenBLAS's threads for about 0.1 s), which slowed the worker that came next: the
 cholesky n=1000 rows swung 0.6-1.7x from run to run, and cranax's first sample of a turn (faer's barriers
-waiting on a descheduled thread) most. So after each turn the parent waits until the cores settle: until
+waiting on a descheduled thread) most. So before each turn the parent waits until the cores settle: until
 no thread of any worker ran for more than ``SETTLE_BUSY`` of a ``SETTLE_WINDOW`` window (their CPU time
 from /proc/<pid>/task/*/schedstat; at most ``SETTLE_MAX`` seconds, ``--no-settle`` to skip it); the
 rotation of the order still spreads what is left (caches) over every side. ``--ab`` adds a second cranax worker running the same
