@@ -16,8 +16,12 @@ samples (``--samples`` at n >= 500, else as many as fit in ``--budget`` seconds,
 of a library are pooled over the rounds: the table gives the median and the minimum, their ratios, and the
 range over rounds of the per-round median ratio cranax/JAX (when that range lies above 1.0 the miss is
 real; when it straddles 1.0 the bench cannot tell). NumPy's OpenBLAS and XLA's pool spin on the CPU for
-a while after a call, which slows the worker that comes next; the rotation spreads that over every side
-(cranax's pool sleeps when idle, so it is the one this costs most). ``--ab`` adds a second cranax worker running the same
+a while after a call (OpenBLAS's threads for about 0.1 s), which slowed the worker that came next: the
+cholesky n=1000 rows swung 0.6-1.7x from run to run, and cranax's first sample of a turn (faer's barriers
+waiting on a descheduled thread) most. So before each turn the parent waits until the cores settle: until
+no thread of any worker ran for more than ``SETTLE_BUSY`` of a ``SETTLE_WINDOW`` window (their CPU time
+from /proc/<pid>/task/*/schedstat; at most ``SETTLE_MAX`` seconds, ``--no-settle`` to skip it); the
+rotation of the order still spreads what is left (caches) over every side. ``--ab`` adds a second cranax worker running the same
 code (its ratio to the first is the noise floor); ``--b-path DIR`` makes that second worker import cranax
 from DIR instead (A/B against another build); ``--cpu-time`` times by each process's CPU time instead of
 the wall clock, which a loaded machine's time slicing disturbs less (for such A/B runs: it counts
@@ -173,6 +177,43 @@ def _worker(lib):
             return
 
 
+SETTLE_WINDOW = 0.02
+SETTLE_BUSY = 0.05
+SETTLE_MAX = 2.0
+
+
+def threads_cpu(pid):
+    """Seconds of CPU time every thread of process ``pid`` has run (/proc/<pid>/task/*/schedstat, the
+    scheduler's nanoseconds; 0 for a thread that exits meanwhile or where there is no such file)."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total * 1e-9
+
+
+def settle(pids):
+    """Wait until the workers' threads are idle (the spinning pools of the last turn asleep): until their
+    CPU time grew by less than SETTLE_BUSY of a SETTLE_WINDOW window, or SETTLE_MAX seconds passed.
+    Returns the seconds waited."""
+    t0 = time.perf_counter()
+    last = sum(threads_cpu(p) for p in pids)
+    while time.perf_counter() - t0 < SETTLE_MAX:
+        time.sleep(SETTLE_WINDOW)
+        now = sum(threads_cpu(p) for p in pids)
+        if now - last < SETTLE_BUSY * SETTLE_WINDOW:
+            break
+        last = now
+    return time.perf_counter() - t0
+
+
 class Worker:
     def __init__(self, name, argv, env):
         self.name = name
@@ -236,6 +277,8 @@ def main(argv=None):
     ap.add_argument("--b-path", default=None, help="PYTHONPATH of the second cranax worker (implies --ab)")
     ap.add_argument("--cpu-time", action="store_true", help="time each call by the CPU time of its process "
                     "(all threads) instead of the wall clock: for cranax-vs-cranax A/B on a loaded machine")
+    ap.add_argument("--no-settle", action="store_true", help="do not wait for the workers' threads to go "
+                    "idle between turns (the method before 2026-12-06 14:50)")
     ap.add_argument("--jax-python", default=os.environ.get("JAX_PYTHON") or (
         "/tmp/jaxvenv/bin/python" if os.path.exists("/tmp/jaxvenv/bin/python") else None))
     ap.add_argument("--worker", choices=["cranax", "numpy", "jax"], help=argparse.SUPPRESS)
@@ -270,6 +313,8 @@ def main(argv=None):
         samples = {w.name: [[] for _ in cases] for w in workers}
         quiet = {w.name: [[] for _ in cases] for w in workers}       # the samples no other task slowed
         per_round = {w.name: [[] for _ in cases] for w in workers}   # median of each turn
+        pids = [w.p.pid for w in workers]
+        waits = []
         for i, c in enumerate(cases):
             big = c["n"] >= 500
             cmd = {"op": "run", "i": i, "reps": a.samples if big else 5, "budget": 0.0 if big else a.budget,
@@ -277,6 +322,8 @@ def main(argv=None):
             for r in range(max(1, a.rounds)):
                 k = r % len(workers)
                 for w in workers[k:] + workers[:k]:
+                    if not a.no_settle:
+                        waits.append(settle(pids))
                     ts, stalls = w.ask(cmd)
                     samples[w.name][i] += ts
                     quiet[w.name][i] += [t for t, st in zip(ts, stalls) if st < QUIET * t]
@@ -298,6 +345,12 @@ def main(argv=None):
           f"{a.samples} samples at n >= 500, else >= 5 samples and {a.budget:g} s; samples pooled over the rounds; "
           f"setup {t_setup:.0f} s, total {time.perf_counter() - t0:.0f} s"
           + ("; CPU time of each process, not wall time" if a.cpu_time else ""))
+    if waits:
+        print(f"settle before each turn (workers' threads idle): median {statistics.median(waits) * 1e3:.0f} ms, "
+              f"max {max(waits) * 1e3:.0f} ms, {sum(w >= SETTLE_MAX for w in waits)} of {len(waits)} turns hit "
+              f"the {SETTLE_MAX:g} s cap")
+    else:
+        print("no settle between turns (--no-settle)")
     print(f"quiet: the samples during which no task waited for a CPU for more than {QUIET:.0%} of their time "
           f"(/proc/pressure/cpu); their median when a side has >= {MIN_QUIET}, and the goal is judged on those "
           f"(marked q) when both sides have them")

@@ -1737,6 +1737,123 @@ mod tests {
         go::<f32>("f32");
     }
 
+    /// Not a test: eigh's three steps (tridiagonalization, tridiagonal eigensolver, back-transformation
+    /// `u = Q u`) one by one and whole, sequential and in cranax's pool, with faer's parameters varied
+    /// (wall ms: min / median of `LINALG_REPS`, default 15), on the row-major n×n matrix in the raw file
+    /// `LINALG_FILE` (float32 when `LINALG_F32` is set; what the bench runs: `a @ a.T + n I`), else on a
+    /// synthetic one of order `LINALG_N` (default 1000); `LINALG_OPS` filters the labels. Prints only:
+    /// `LINALG_FILE=a.bin cargo test --release --features python,gpu --lib eigh_steps -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn eigh_steps() {
+        fn time(label: &str, mut f: impl FnMut()) {
+            let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
+            if let Ok(ops) = std::env::var("LINALG_OPS") {
+                if !ops.split(',').any(|o| label.contains(o)) {
+                    return;
+                }
+            }
+            #[repr(C)]
+            struct Timespec {
+                s: i64,
+                ns: i64,
+            }
+            extern "C" {
+                fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
+            }
+            // the process's CPU time (all threads: clock 2, Linux's CLOCK_PROCESS_CPUTIME_ID), which a loaded
+            // machine's time slicing barely moves (it counts spinning at faer's barriers too)
+            let cpu_ms = || {
+                let mut t = Timespec { s: 0, ns: 0 };
+                // SAFETY: a valid clock id into a valid timespec.
+                unsafe { clock_gettime(2, &mut t) };
+                t.s as f64 * 1e3 + t.ns as f64 * 1e-6
+            };
+            f();
+            let (mut ts, mut cs): (Vec<f64>, Vec<f64>) = (0..reps)
+                .map(|_| {
+                    let (t, c) = (std::time::Instant::now(), cpu_ms());
+                    f();
+                    (t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c)
+                })
+                .unzip();
+            ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            cs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            eprintln!("{label:<40} wall min {:7.2} med {:7.2}   cpu min {:7.2} med {:7.2} ms", ts[0], ts[reps / 2], cs[0], cs[reps / 2]);
+        }
+        fn go<T: Real>(name: &str, a: Vec<T>, n: usize) {
+            let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| crate::backend::cpu::threads::parallel(|_| f(par));
+            let bs = eigh_block_size::<T>(n);
+            let mut f = Mat::<T>::zeros(n, n);
+            let mut h = Mat::<T>::zeros(bs, n - 1);
+            let mut u = Mat::<T>::zeros(n, n);
+            let mut w = faer::diag::Diag::<T>::zeros(n);
+            for (pn, par) in [("seq", Par::Seq), ("pool", Par::rayon(0))] {
+                let mut mem = stack_for(evd::self_adjoint_evd_scratch::<T>(n, evd::ComputeEigenvectors::Yes, par, Default::default()));
+                for thr in [192 * 256, 64 * 64, 384 * 384 / 2, usize::MAX / 2] {
+                    let params = evd::tridiag::TridiagParams { par_threshold: thr, ..eigh_tridiag_params::<T>() };
+                    time(&format!("{name} n={n} tridiag thr{thr} {pn}"), || within(par, &mut |par| {
+                        lower_tiled(&a, f.as_mut(), Tri::Lower, Par::Seq);
+                        evd::tridiag::tridiag_in_place(f.as_mut(), h.as_mut(), par, MemStack::new(&mut mem), params.into());
+                    }));
+                }
+                lower_tiled(&a, f.as_mut(), Tri::Lower, Par::Seq);
+                evd::tridiag::tridiag_in_place(f.as_mut(), h.as_mut(), Par::Seq, MemStack::new(&mut mem), eigh_tridiag_params::<T>().into());
+                let (mut d, mut e) = (faer::diag::Diag::<T>::zeros(n), faer::diag::Diag::<T>::zeros(n));
+                for i in 0..n {
+                    d[i] = f[(i, i)];
+                    e[i] = if i + 1 < n { f[(i + 1, i)] } else { <T as Elem>::zero() };
+                }
+                for rec in [128, 32, 64, 256] {
+                    let params = evd::SelfAdjointEvdParams { recursion_threshold: rec, ..faer::Auto::<T>::auto() };
+                    time(&format!("{name} n={n} tridiagonal evd r{rec} {pn}"), || within(par, &mut |par| {
+                        evd::tridiagonal_self_adjoint_evd(d.as_ref(), e.as_ref(), w.as_mut(), Some(u.as_mut()), par, MemStack::new(&mut mem), params.into()).unwrap();
+                    }));
+                }
+                let g = u.clone();
+                time(&format!("{name} n={n} u = Q u (faer par) {pn}"), || within(par, &mut |par| {
+                    u.copy_from(&g);
+                    let v = f.as_ref().submatrix(1, 0, n - 1, n - 1);
+                    householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(v, h.as_ref(), Conj::No, u.as_mut().subrows_mut(1, n - 1), par, MemStack::new(&mut mem));
+                }));
+                time(&format!("{name} n={n} copy u"), || u.copy_from(&g));
+                let mut ws = EighWork::<T>::new(n, true, par).unwrap();
+                time(&format!("{name} n={n} EighWork::run {pn}"), || within(par, &mut |par| {
+                    assert!(ws.run(&a, Tri::Lower, par));
+                }));
+            }
+        }
+        let n: usize = std::env::var("LINALG_N").ok().and_then(|r| r.parse().ok()).unwrap_or(1000);
+        let synthetic = |n: usize| -> Vec<f64> {
+            (0..n * n)
+                .map(|ij| {
+                    let (i, j) = (ij / n, ij % n);
+                    let (i, j) = (i.min(j), i.max(j));
+                    ((i * 7919 + j * 104729) % 1009) as f64 / 1009.0 - 0.5 + if i == j { n as f64 } else { 0.0 }
+                })
+                .collect()
+        };
+        match std::env::var("LINALG_FILE") {
+            Ok(path) => {
+                let bytes = std::fs::read(path).unwrap();
+                if std::env::var("LINALG_F32").is_ok() {
+                    let a: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+                    let n = (a.len() as f64).sqrt() as usize;
+                    go::<f32>("f32", a, n);
+                } else {
+                    let a: Vec<f64> = bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+                    let n = (a.len() as f64).sqrt() as usize;
+                    go::<f64>("f64", a, n);
+                }
+            }
+            Err(_) => {
+                let a = synthetic(n);
+                go::<f32>("f32", a.iter().map(|&x| x as f32).collect(), n);
+                go::<f64>("f64", a, n);
+            }
+        }
+    }
+
     /// Not a test: faer's parameters at one size, timed by this thread's CPU time (sequential runs only: a
     /// sequential factorization's CPU time barely moves with the other processes on a shared machine, which
     /// its wall time does), min and median of `LINALG_REPS` (default 20) calls at each n of `LINALG_N`
