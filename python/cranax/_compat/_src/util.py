@@ -3,19 +3,9 @@ Jaxpr interpreters"): ``map``/``zip`` that insist on equal lengths, and the list
 interpreters. Errors carry JAX 0.10.2's texts."""
 import builtins
 
+from ...api_util import safe_map  # one function, as jax.api_util.safe_map is jax._src.util.safe_map
+
 __all__ = ["safe_map", "safe_zip", "unzip2", "unzip3", "split_list", "partition_list", "merge_lists"]
-
-
-def safe_map(f, *args):
-    """``list(map(f, *args))``; ValueError where the sequences' lengths differ."""
-    if not args:
-        raise TypeError("safe_map requires at least 2 arguments")
-    args = [list(a) for a in args]
-    n = len(args[0])
-    for i, a in enumerate(args[1:], 2):
-        if len(a) != n:
-            raise ValueError(f"safe_map() argument {i} is {'shorter' if len(a) < n else 'longer'} than argument 1")
-    return list(builtins.map(f, *args))
 
 
 def safe_zip(*args):
