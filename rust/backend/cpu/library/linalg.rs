@@ -1737,6 +1737,47 @@ mod tests {
         go::<f32>("f32");
     }
 
+    /// A clock's reading in ms (`clock_gettime` with Linux's ids: 2 the process's CPU time, all threads; 3
+    /// this thread's), for the timing runs below.
+    #[cfg(target_os = "linux")]
+    fn clock_ms(clk: i32) -> f64 {
+        #[repr(C)]
+        struct Timespec {
+            s: i64,
+            ns: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
+        }
+        let mut t = Timespec { s: 0, ns: 0 };
+        // SAFETY: a valid clock id into a valid timespec.
+        unsafe { clock_gettime(clk, &mut t) };
+        t.s as f64 * 1e3 + t.ns as f64 * 1e-6
+    }
+
+    /// `f` once, then `LINALG_REPS` (default `reps`) timed calls: their wall and `clock_ms(clk)` times in ms,
+    /// each sorted; None when `LINALG_OPS` (comma-separated) names no part of `label`.
+    #[cfg(target_os = "linux")]
+    fn timed(label: &str, reps: usize, clk: i32, mut f: impl FnMut()) -> Option<(Vec<f64>, Vec<f64>)> {
+        let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(reps);
+        if let Ok(ops) = std::env::var("LINALG_OPS") {
+            if !ops.split(',').any(|o| label.contains(o)) {
+                return None;
+            }
+        }
+        f();
+        let (mut wall, mut clock): (Vec<f64>, Vec<f64>) = (0..reps)
+            .map(|_| {
+                let (t, c) = (std::time::Instant::now(), clock_ms(clk));
+                f();
+                (t.elapsed().as_secs_f64() * 1e3, clock_ms(clk) - c)
+            })
+            .unzip();
+        wall.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        clock.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        Some((wall, clock))
+    }
+
     /// Not a test: eigh's three steps (tridiagonalization, tridiagonal eigensolver, back-transformation
     /// `u = Q u`) one by one and whole, sequential and in cranax's pool, with faer's parameters varied
     /// (wall ms: min / median of `LINALG_REPS`, default 15), on the row-major n×n matrix in the raw file
@@ -1745,41 +1786,15 @@ mod tests {
     /// `LINALG_FILE=a.bin cargo test --release --features python,gpu --lib eigh_steps -- --ignored --nocapture`.
     #[test]
     #[ignore]
+    #[cfg(target_os = "linux")] // clock_ms: Linux's clock ids
     fn eigh_steps() {
-        fn time(label: &str, mut f: impl FnMut()) {
-            let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
-            if let Ok(ops) = std::env::var("LINALG_OPS") {
-                if !ops.split(',').any(|o| label.contains(o)) {
-                    return;
-                }
+        fn time(label: &str, f: impl FnMut()) {
+            // the process's CPU time (all threads), which a loaded machine's time slicing barely moves (it
+            // counts spinning at faer's barriers too)
+            if let Some((ts, cs)) = timed(label, 15, 2, f) {
+                let m = ts.len() / 2;
+                eprintln!("{label:<40} wall min {:7.2} med {:7.2}   cpu min {:7.2} med {:7.2} ms", ts[0], ts[m], cs[0], cs[m]);
             }
-            #[repr(C)]
-            struct Timespec {
-                s: i64,
-                ns: i64,
-            }
-            extern "C" {
-                fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
-            }
-            // the process's CPU time (all threads: clock 2, Linux's CLOCK_PROCESS_CPUTIME_ID), which a loaded
-            // machine's time slicing barely moves (it counts spinning at faer's barriers too)
-            let cpu_ms = || {
-                let mut t = Timespec { s: 0, ns: 0 };
-                // SAFETY: a valid clock id into a valid timespec.
-                unsafe { clock_gettime(2, &mut t) };
-                t.s as f64 * 1e3 + t.ns as f64 * 1e-6
-            };
-            f();
-            let (mut ts, mut cs): (Vec<f64>, Vec<f64>) = (0..reps)
-                .map(|_| {
-                    let (t, c) = (std::time::Instant::now(), cpu_ms());
-                    f();
-                    (t.elapsed().as_secs_f64() * 1e3, cpu_ms() - c)
-                })
-                .unzip();
-            ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            cs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            eprintln!("{label:<40} wall min {:7.2} med {:7.2}   cpu min {:7.2} med {:7.2} ms", ts[0], ts[reps / 2], cs[0], cs[reps / 2]);
         }
         fn go<T: Real>(name: &str, a: Vec<T>, n: usize) {
             let within = |par: Par, f: &mut (dyn FnMut(Par) + Send)| crate::backend::cpu::threads::parallel(|_| f(par));
@@ -1861,43 +1876,17 @@ mod tests {
     /// `cargo test --release --features gpu --lib linalg_param_sweep -- --ignored --nocapture`.
     #[test]
     #[ignore]
-    #[cfg(target_os = "linux")] // CLOCK_THREAD_CPUTIME_ID = 3 is Linux's number
+    #[cfg(target_os = "linux")] // clock_ms: Linux's clock ids
     fn linalg_param_sweep() {
-        #[repr(C)]
-        struct Timespec {
-            s: i64,
-            ns: i64,
-        }
-        extern "C" {
-            fn clock_gettime(clk: i32, tp: *mut Timespec) -> i32;
-        }
-        fn cpu_us() -> f64 {
-            let mut t = Timespec { s: 0, ns: 0 };
-            // SAFETY: CLOCK_THREAD_CPUTIME_ID (3) into a valid timespec.
-            unsafe { clock_gettime(3, &mut t) };
-            t.s as f64 * 1e6 + t.ns as f64 * 1e-3
-        }
-        fn time(label: &str, mut f: impl FnMut()) {
-            let reps: usize = std::env::var("LINALG_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
-            if let Ok(ops) = std::env::var("LINALG_OPS") {
-                if !ops.split(',').any(|o| label.contains(o)) {
-                    return;
-                }
+        fn time(label: &str, f: impl FnMut()) {
+            // this thread's CPU time, printed in us
+            if let Some((wall, cpu)) = timed(label, 20, 3, f) {
+                let m = wall.len() / 2;
+                eprintln!(
+                    "{label:<34} cpu min {:9.1} med {:9.1}   wall min {:9.1} med {:9.1} us",
+                    cpu[0] * 1e3, cpu[m] * 1e3, wall[0] * 1e3, wall[m] * 1e3
+                );
             }
-            f();
-            let (mut cpu, mut wall) = (vec![], vec![]);
-            for _ in 0..reps {
-                let (c, w) = (cpu_us(), std::time::Instant::now());
-                f();
-                cpu.push(cpu_us() - c);
-                wall.push(w.elapsed().as_secs_f64() * 1e6);
-            }
-            cpu.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            wall.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            eprintln!(
-                "{label:<34} cpu min {:9.1} med {:9.1}   wall min {:9.1} med {:9.1} us",
-                cpu[0], cpu[reps / 2], wall[0], wall[reps / 2]
-            );
         }
         fn go<T: Real>(name: &str, n: usize) {
             let a: Vec<T> = (0..n * n)
