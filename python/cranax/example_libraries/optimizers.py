@@ -14,41 +14,13 @@ from typing import Any, NamedTuple
 
 from .. import numpy as jnp
 from .. import tree_util as _tu
+from .._util import safe_map, safe_zip, unzip2  # jax._src.util's, which JAX's optimizers module imports
 
 __all__ = ["Array", "InitFn", "JoinPoint", "Optimizer", "OptimizerState", "Params", "ParamsFn", "Schedule",
            "State", "Step", "UpdateFn", "Updates", "adagrad", "adam", "adamax", "clip_grads", "constant",
            "exponential_decay", "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov",
            "optimizer", "pack_optimizer_state", "piecewise_constant", "polynomial_decay", "rmsprop",
            "rmsprop_momentum", "sgd", "sm3", "unpack_optimizer_state", "unzip2", "safe_map", "safe_zip"]
-
-
-def safe_map(f, *seqs):
-    """``map`` that insists its sequences have one length (``ValueError`` otherwise); returns a list."""
-    seqs = [list(s) for s in seqs]
-    n = len(seqs[0])
-    for s in seqs[1:]:
-        if len(s) != n:
-            raise ValueError(f"safe_map: length mismatch {[len(t) for t in seqs]}")
-    return list(builtins.map(f, *seqs))
-
-
-def safe_zip(*seqs):
-    """``zip`` that insists its sequences have one length (``ValueError`` otherwise); returns a list."""
-    seqs = [list(s) for s in seqs]
-    n = len(seqs[0])
-    for s in seqs[1:]:
-        if len(s) != n:
-            raise ValueError(f"safe_zip: length mismatch {[len(t) for t in seqs]}")
-    return list(builtins.zip(*seqs))
-
-
-def unzip2(pairs):
-    """A sequence of pairs as two tuples."""
-    xs, ys = [], []
-    for x, y in pairs:
-        xs.append(x)
-        ys.append(y)
-    return tuple(xs), tuple(ys)
 
 
 map = safe_map

@@ -5,6 +5,7 @@ RMS error ratio, the safety-factor update) follows JAX's, so the solutions agree
 tolerances. The helpers JAX's module exposes (``runge_kutta_step``, ``interp_fit_dopri``, ...) are here too
 with the same signatures.
 """
+import builtins
 import operator
 from collections.abc import Callable
 from functools import partial
@@ -22,33 +23,13 @@ from ..flatten_util import ravel_pytree
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from .._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .._util import safe_map, safe_zip  # jax._src.util's, which JAX's ode module imports
 
 __all__ = ["odeint", "runge_kutta_step", "interp_fit_dopri", "fit_4th_order_polynomial", "initial_step_size",
            "mean_error_ratio", "optimal_step_size", "abs2", "ravel_first_arg", "ravel_first_arg_",
            "promote_dtypes_inexact", "ravel_pytree", "tree_leaves", "tree_map", "safe_map", "safe_zip", "map",
            "zip", "partial", "Callable"]
 
-_builtin_map, _builtin_zip = map, zip
-
-
-def safe_map(f, *args):
-    """``map`` that insists on equal lengths (a list). Mirrors ``jax._src.util.safe_map``."""
-    args = [list(a) for a in args]
-    n = len(args[0])
-    for a in args[1:]:
-        if len(a) != n:
-            raise ValueError(f"length mismatch: {[len(a) for a in args]}")
-    return list(_builtin_map(f, *args))
-
-
-def safe_zip(*args):
-    """``zip`` that insists on equal lengths (a list). Mirrors ``jax._src.util.safe_zip``."""
-    args = [list(a) for a in args]
-    n = len(args[0])
-    for a in args[1:]:
-        if len(a) != n:
-            raise ValueError(f"length mismatch: {[len(a) for a in args]}")
-    return list(_builtin_zip(*args))
 
 
 map = safe_map
@@ -246,7 +227,7 @@ def _integrate(func, rtol, atol, mxstep, hmax, y0, ts, *args):
             accept = ratio <= 1.
             taken = (y1, f1, t + dt, t, new_coeff)
             kept = (y, f, t, last_t, coeff)
-            y, f, t, last_t, coeff = (jnp.where(accept, a, b) for a, b in _builtin_zip(taken, kept))
+            y, f, t, last_t, coeff = (jnp.where(accept, a, b) for a, b in builtins.zip(taken, kept))
             return i + 1, y, f, t, dt_next, last_t, coeff
 
         _, y, f, t, dt, last_t, coeff = lax.while_loop(cond, body, (0,) + tuple(carry))
