@@ -236,6 +236,7 @@ class _TraceState(threading.local):
         self.trace = None   # None means the eval trace
         self.name_stack = []
         self.batch_rule_trace = None   # the BatchTrace whose batching rule is running (interpreters.batching)
+        self.jvp_rule_trace = None   # the JVPTrace whose jvp rule is running (interpreters.ad): its ``mode``
         self.axis_env = []   # (axis name, size) of the enclosing named axes (vmap/pmap axis_name), innermost last
 
 

@@ -1,24 +1,487 @@
-"""``jax.experimental.hijax``: the names of JAX's "high-level types" extension, for libraries that define
-their hi-types at import time (flax.nnx's ``variablelib`` subclasses ``HiPrimitive``/``MutableHiType`` and
-registers a hi-type, used only when its ``flax_hijax_variable`` / ref mode is on).
+"""``jax.experimental.hijax``: user primitives with their own derivative and batching rules
+(``VJPHiPrimitive``), and the names of JAX's "high-level types" extension.
 
-cranax's tracers carry no hi-types: every class and decorator here can be defined and instantiated, but
-binding a ``HiPrimitive`` or tracing a registered hi-type raises ``NotImplementedError`` naming it, so a
-program that needs them fails loudly instead of running differently.
+A ``VJPHiPrimitive`` subclass instance is one primitive application: ``Prim(avals)(*args)`` binds
+``call_hi_primitive`` with the instance as its ``_prim`` param, as JAX 0.10.2 does. Its rules, by the trace
+it meets:
+
+* evaluation runs ``expand`` on the values as given; staging (``jit``, ``make_jaxpr``) records one equation,
+  and lowering traces ``expand`` then (``inline_jaxpr``), so the derivative rules see the equation whole;
+* differentiation reads the ``JVPTrace``'s ``mode`` (``interpreters.ad``): ``jax.jvp`` runs ``jvp``;
+  ``grad``/``vjp`` run ``vjp_fwd`` and stage ``call_hi_primitive_linearized``, whose transpose runs ``vjp_bwd``
+  with one accumulator per input (``vjp_bwd_retval`` by default); ``jax.linearize`` runs ``lin`` and
+  ``linearized``. The primal is never traced through ``expand`` there;
+* ``vmap`` runs ``batch``; its default asks ``batch_dim_rule`` where the output's batch axis goes and binds
+  ``VmapOf(prim, ...)``, a hi-primitive whose rules are the inner ones run per example.
+
+cranax's tracers carry no hi-types: ``HiType``/``register_hitype`` and the ``HiPrimitive`` base (flax.nnx
+subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined, but binding a ``HiPrimitive``
+raises ``NotImplementedError`` naming it, so a program that needs them fails loudly.
 """
-from ..core import ShapedArray as _ShapedArray
+import numpy as np
 
-__all__ = ["AbstractValue", "HiPrimitive", "HiType", "MutableHiType", "AvalQDD", "AvalMutableQDD", "Zero",
-           "aval_method", "aval_property", "control_flow_allowed_effects", "instantiate_zeros",
-           "is_undefined_primal", "register_hitype"]
+from .. import core
+from ..array import Array
+from ..core import Primitive, ShapedArray, Tracer, TypedScalar
+from ..interpreters import ad, batching
+from ..interpreters.ad import Zero, is_undefined_primal
+from ..interpreters.partial_eval import trace_to_jaxpr
+from ..jaxpr import Jaxpr, Literal
+from .._pytree import tree_flatten, tree_unflatten
+from ..custom_derivatives import _run_batched
+
+__all__ = ["AbstractValue", "HiPrimitive", "HiType", "MutableHiType", "AvalQDD", "AvalMutableQDD", "ShapedArray",
+           "VJPHiPrimitive", "Zero", "aval_method", "aval_property", "control_flow_allowed_effects",
+           "instantiate_zeros", "is_undefined_primal", "register_hitype"]
 
 # The base of the abstract values a hi-type's leaves have (cranax's arrays all have ShapedArray ones).
-AbstractValue = _ShapedArray
+AbstractValue = ShapedArray
 
 
 def _unsupported(what):
     raise NotImplementedError(f"jax.experimental.hijax: {what} is not supported by cranax (no hi-types)")
 
+
+# ----------------------------------------------------------------------------------------------- pytree helpers
+
+def _leaves_checked(treedef, tree, what):
+    """``tree``'s leaves, which must have structure ``treedef`` (JAX's ``tree_leaves_checked``, an assert)."""
+    leaves, td = tree_flatten(tree)
+    if td != treedef:
+        raise AssertionError(f"{what}: expected a value of structure {treedef}, got {td}")
+    return leaves
+
+
+def _up_to(treedef, tree, avals):
+    """``tree``'s subtrees at ``treedef``'s leaves, ``None`` (a rule's "no tangent/cotangent") made a
+    symbolic ``Zero`` of the matching aval."""
+    if tree is None:
+        return [Zero(a) for a in avals]
+    return [Zero(a) if t is None else t for t, a in zip(treedef.flatten_up_to(tree), avals)]
+
+
+def _prefix_flat(treedef, prefix):
+    """A per-leaf list from ``prefix``, a pytree prefix of ``treedef`` (a bare bool/int/None broadcasts)."""
+    if prefix is None or isinstance(prefix, (bool, int, np.integer)):
+        return [prefix] * treedef.num_leaves
+    return [p for p in treedef.flatten_up_to(prefix)]
+
+
+_DYNAMIC = (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+class _Static:
+    """Residual leaves that are no arrays (functions, strings, symbolic zeros) kept out of the operands."""
+
+    __slots__ = ("treedef", "statics", "mask")
+
+    def __init__(self, treedef, statics, mask):
+        self.treedef, self.statics, self.mask = treedef, statics, mask
+
+    def rebuild(self, dynamic):
+        dyn, st = iter(dynamic), iter(self.statics)
+        return tree_unflatten(self.treedef, [next(dyn) if m else next(st) for m in self.mask])
+
+
+def _split_residuals(res):
+    leaves, td = tree_flatten(res)
+    mask = tuple(isinstance(x, _DYNAMIC) for x in leaves)
+    return [x for x, m in zip(leaves, mask) if m], _Static(td, tuple(x for x, m in zip(leaves, mask) if not m), mask)
+
+
+def instantiate_zeros(x):
+    """A symbolic ``Zero`` as an array of zeros of its type (a weak type kept, as JAX's); others as given."""
+    if type(x) is not Zero:
+        return x
+    return ad.instantiate_array(x) if x.aval.ndim == 0 else ad.instantiate_zeros(x)
+
+
+def _is_float(aval):
+    return isinstance(aval, ShapedArray) and ad.is_float(aval.dtype)
+
+
+# ----------------------------------------------------------------------------------------------- accumulators
+
+class _GradAccum:
+    """Where a ``vjp_bwd`` rule puts an input's cotangent: ``aval`` (its type) and ``accum(ct)``."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def accum(self, ct):
+        raise NotImplementedError
+
+
+class _ValAccum(_GradAccum):
+    """Sums the contributions it is given (what ``grad``/``vjp`` hand a rule)."""
+
+    def __init__(self, aval):
+        super().__init__(aval)
+        self.value = None
+
+    def accum(self, ct):
+        if ct is None or type(ct) is Zero:
+            return
+        from .. import numpy as jnp   # (at call time: the numpy face imports below this module's layer)
+        ct = jnp.asarray(ct, self.aval.dtype) if not isinstance(ct, Tracer) else ct
+        if tuple(np.shape(ct)) != tuple(self.aval.shape):
+            raise ValueError(f"cotangent of shape {tuple(np.shape(ct))} accumulated into an input of type "
+                             f"{self.aval.str_short()}")
+        self.value = ct if self.value is None else ad.add_tangents(self.value, ct)
+
+
+class _NullAccum(_GradAccum):
+    """Drops what it is given: the input is not differentiated."""
+
+    def accum(self, ct):
+        return None
+
+
+# ----------------------------------------------------------------------------------------------- VJPHiPrimitive
+
+class VJPHiPrimitive:
+    """A user primitive: a subclass's ``__init__`` sets ``in_avals`` (a tuple, an aval pytree per argument),
+    ``out_aval`` and ``params`` (static, hashable; they become attributes), then calls
+    ``super().__init__()``. ``expand`` is the implementation; the other methods are the rules of the
+    transformations that need them (see the module's docstring)."""
+
+    effects = frozenset()
+
+    def __init__(self):
+        for name in ("in_avals", "out_aval", "params"):
+            if not hasattr(self, name):
+                raise AttributeError(f"subclass __init__ should set `self.{name}`")
+        cls = type(self)
+        if cls.vjp_bwd is not VJPHiPrimitive.vjp_bwd and cls.vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval:
+            raise AttributeError(f"subclass {cls} should not override both `vjp_bwd` and `vjp_bwd_retval`")
+        self.in_avals_flat, self.in_tree = tree_flatten(self.in_avals)
+        self.out_avals_flat, self.out_tree = tree_flatten(self.out_aval)
+        self.__dict__.update(self.params)
+        self.check(*self.in_avals)
+
+    def expand(self, *args):
+        raise NotImplementedError(f"subclass {type(self)} must implement `expand`")
+
+    def vjp_fwd(self, nzs_in, /, *args):
+        raise NotImplementedError(f"for grad support, subclass {type(self)} must implement `vjp_fwd`")
+
+    def vjp_bwd(self, res, outgrad, /, *arg_accums):
+        args_grad = self.vjp_bwd_retval(res, outgrad)
+        accums = self.in_tree.flatten_up_to(tuple(arg_accums))
+        for acc, ct in zip(accums, _up_to(self.in_tree, args_grad, self.in_avals_flat)):
+            if isinstance(acc, _GradAccum):
+                acc.accum(ct)
+
+    def vjp_bwd_retval(self, res, outgrad, /):
+        raise NotImplementedError(f"for grad support, subclass {type(self)} must implement `vjp_bwd` or "
+                                  "`vjp_bwd_retval`")
+
+    def jvp(self, primals, tangents):
+        raise NotImplementedError(f"for jvp support, subclass {type(self)} must implement `jvp`")
+
+    def lin(self, nzs_in, *primals):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} must implement `lin` and "
+                                  "`linearized`")
+
+    def linearized(self, residuals, *tangents):
+        raise NotImplementedError(f"for linearize support, subclass {type(self)} must implement `lin` and "
+                                  "`linearized`")
+
+    def transpose(self, out_ct, *maybe_accums):
+        raise NotImplementedError(f"for transpose support, subclass {type(self)} must implement `transpose`")
+
+    def batch(self, axis_data, args, dims):
+        out_dim = self.batch_dim_rule(axis_data, dims)
+        return VmapOf(self, axis_data, dims, out_dim)(*args), out_dim
+
+    def batch_dim_rule(self, axis_data, dims, /):
+        raise NotImplementedError(f"for vmap support, subclass {type(self)} must implement `batch` or "
+                                  "`batch_dim_rule`")
+
+    def check(self, *arg_tys):
+        return None   # a subclass may check its argument types here
+
+    def __call__(self, *args):
+        flat = _leaves_checked(self.in_tree, args, f"arguments of {type(self).__name__}")
+        return tree_unflatten(self.out_tree, call_hi_primitive_p.bind(*flat, _prim=self))
+
+    def __repr__(self):
+        return f"{type(self).__name__}[{self.params}]"
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(self.params.items()), self.effects))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params and self.effects == other.effects
+
+
+def _user(x):
+    """What user rules see: cranax's internal typed scalars (literals read back) as Arrays."""
+    return ad.instantiate_array(x) if isinstance(x, TypedScalar) else x
+
+
+def _expand_flat(prim, args_flat):
+    out = prim.expand(*tree_unflatten(prim.in_tree, [_user(a) for a in args_flat]))
+    return _leaves_checked(prim.out_tree, out, f"output of {type(prim).__name__}.expand")
+
+
+call_hi_primitive_p = Primitive("call_hi_primitive", multiple_results=True)
+call_hi_primitive_p.operands_reach_user_code = True   # expand and the rules are user code
+call_hi_primitive_p.abstract_eval = lambda *avals, _prim: list(_prim.out_avals_flat)
+call_hi_primitive_p.impl = lambda *args, _prim: _expand_flat(_prim, args)
+call_hi_primitive_p.pp_params = lambda eqn: [("_prim", eqn.params["_prim"])]
+
+
+def _inline(eqn):
+    """Lowering: ``expand`` traced on the equation's operand types (JAX's ``to_lojax``); the scalars it closes
+    over become literals (the core inlines const-free jaxprs only)."""
+    prim = eqn.params["_prim"]
+    closed = trace_to_jaxpr(lambda *xs: _expand_flat(prim, xs), [a.aval for a in eqn.invars])
+    j = closed.jaxpr
+    if not j.constvars:
+        return j, eqn.invars
+    lits = {}
+    for v, c in zip(j.constvars, closed.consts):
+        if np.shape(c) != ():
+            raise NotImplementedError(f"{prim!r}.expand closes over an array of shape {np.shape(c)}; cranax "
+                                      "lowers hi-primitive expansions that close over scalars only (pass the "
+                                      "array as an argument)")
+        lits[v] = Literal(c._value_scalar() if isinstance(c, Array) else np.asarray(c)[()], v.aval)
+    sub = lambda a: lits.get(a, a) if not isinstance(a, Literal) else a
+    eqns = [e.__class__([sub(a) for a in e.invars], e.outvars, e.primitive, e.params, e.src) for e in j.eqns]
+    return Jaxpr([], j.invars, [sub(a) for a in j.outvars], eqns), eqn.invars
+
+
+call_hi_primitive_p.inline_jaxpr = staticmethod(_inline)
+
+
+# ----------------------------------------------------------------------------------------------- autodiff
+
+def _hi_jvp(primals, tangents, *, _prim):
+    prim, mode = _prim, ad.current_mode()
+    if mode is None:   # jax.jvp: the user's forward rule
+        p_out, t_out = prim.jvp(tree_unflatten(prim.in_tree, list(primals)),
+                                tree_unflatten(prim.in_tree, list(tangents)))
+        p_flat = _leaves_checked(prim.out_tree, p_out, f"primal output of {type(prim).__name__}.jvp")
+        return p_flat, _up_to(prim.out_tree, t_out, prim.out_avals_flat)
+    nz_in = [type(t) is not Zero for t in tangents]
+    args = tree_unflatten(prim.in_tree, list(primals))
+    nzs_in = tree_unflatten(prim.in_tree, nz_in)
+    if mode == "lin":   # jax.linearize: the user's linearization, its linear part traced on the tangents
+        ans, res, *rest = prim.lin(nzs_in, *args)
+        p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.lin")
+        nz_out = _nz_out(prim, rest)
+        t_out = prim.linearized(res, *tree_unflatten(prim.in_tree, list(tangents)))
+        t_flat = _up_to(prim.out_tree, t_out, prim.out_avals_flat)
+        return p_flat, [t if nz else Zero(a) for t, nz, a in zip(t_flat, nz_out, prim.out_avals_flat)]
+    ans, res, *rest = prim.vjp_fwd(nzs_in, *args)
+    p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.vjp_fwd")
+    nz_out = _nz_out(prim, rest)
+    dyn, static = _split_residuals(res)
+    t_out = call_hi_primitive_linearized_p.bind(
+        *dyn, *[t for t in tangents if type(t) is not Zero], _prim=prim, residuals=static,
+        nz_in_flat=tuple(nz_in), nz_out_flat=tuple(nz_out))
+    it = iter(t_out)
+    return p_flat, [next(it) if nz else Zero(a) for nz, a in zip(nz_out, prim.out_avals_flat)]
+
+
+def _nz_out(prim, rest):
+    """Which outputs have nonzero tangents: the rule's optional third result (a prefix), floats only."""
+    nz = _prefix_flat(prim.out_tree, rest[0]) if rest else [True] * prim.out_tree.num_leaves
+    return [bool(z) and _is_float(a) for z, a in zip(nz, prim.out_avals_flat)]
+
+
+ad.jvp_rules[call_hi_primitive_p] = _hi_jvp
+
+
+def _hi_transpose(cts, *args, _prim):
+    """A hi-primitive linear in some inputs: its ``transpose`` rule, given accumulators for those."""
+    accs = [_ValAccum(a.aval) if is_undefined_primal(a) else _user(a) for a in args]
+    cts_tree = tree_unflatten(_prim.out_tree, [_user(c) for c in cts])
+    if _prim.transpose(cts_tree, *tree_unflatten(_prim.in_tree, accs)) is not None:
+        raise AssertionError(f"{type(_prim).__name__}.transpose must return None")
+    return [_acc_value(a) if isinstance(a, _ValAccum) else None for a in accs]
+
+
+def _acc_value(acc):
+    return Zero(acc.aval) if acc.value is None else acc.value
+
+
+ad.transpose_rules[call_hi_primitive_p] = _hi_transpose
+
+
+def _lin_abstract(*avals, _prim, residuals, nz_in_flat, nz_out_flat):
+    return [a for a, nz in zip(_prim.out_avals_flat, nz_out_flat) if nz]
+
+
+def _lin_impl(*args, **params):
+    # (JAX's text for forward mode through a reverse-only rule)
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+call_hi_primitive_linearized_p = Primitive("call_hi_primitive_linearized", multiple_results=True)
+call_hi_primitive_linearized_p.operands_reach_user_code = True
+call_hi_primitive_linearized_p.abstract_eval = _lin_abstract
+call_hi_primitive_linearized_p.impl = _lin_impl
+call_hi_primitive_linearized_p.pp_params = lambda eqn: [
+    ("_prim", str(type(eqn.params["_prim"]))), ("nz_in_flat", eqn.params["nz_in_flat"]), ("residuals_tree", "...")]
+
+
+def _lin_transpose(cts, *args, _prim, residuals, nz_in_flat, nz_out_flat):
+    """The backward pass: ``vjp_bwd(residuals, output cotangents, *accumulators)``."""
+    n_res = sum(residuals.mask)
+    res = residuals.rebuild([_user(a) for a in args[:n_res]])
+    it = iter(_user(c) for c in cts)
+    cts_flat = [next(it) if nz else Zero(a) for nz, a in zip(nz_out_flat, _prim.out_avals_flat)]
+    accs = [_ValAccum(a) if nz else _NullAccum(a) for a, nz in zip(_prim.in_avals_flat, nz_in_flat)]
+    out = _prim.vjp_bwd(res, tree_unflatten(_prim.out_tree, cts_flat), *tree_unflatten(_prim.in_tree, accs))
+    if out is not None:
+        raise AssertionError(f"{type(_prim).__name__}.vjp_bwd must return None (it accumulates into its "
+                             f"accumulator arguments), got {type(out).__name__}")
+    return [None] * n_res + [_acc_value(a) for a in accs if isinstance(a, _ValAccum)]
+
+
+ad.transpose_rules[call_hi_primitive_linearized_p] = _lin_transpose
+
+
+def _lin_batch(vals, dims, **params):
+    _lin_impl()
+
+
+batching.batching_rules[call_hi_primitive_linearized_p] = _lin_batch
+
+
+# ----------------------------------------------------------------------------------------------- vmap
+
+def _hi_batch(vals, dims, *, _prim):
+    trace = core._state.batch_rule_trace
+    axis_data = batching.AxisData(trace.axis_name, trace.axis_size)
+    ans, out_dims = _prim.batch(axis_data, tree_unflatten(_prim.in_tree, list(vals)),
+                                tree_unflatten(_prim.in_tree, list(dims)))
+    return (_leaves_checked(_prim.out_tree, ans, f"output of {type(_prim).__name__}.batch"),
+            _prefix_flat(_prim.out_tree, out_dims))
+
+
+batching.batching_rules[call_hi_primitive_p] = _hi_batch
+
+
+def _unmapped(aval, d, size):
+    if d is None or isinstance(aval, Zero):
+        return aval
+    return aval.update(shape=aval.shape[:d] + (size,) + aval.shape[d:])
+
+
+def _front(x, d):
+    """``x`` with its batch axis ``d`` first (a symbolic zero's aval likewise)."""
+    if d is None or d == 0:
+        return x
+    if type(x) is Zero:
+        s = x.aval.shape
+        return Zero(x.aval.update(shape=(s[d],) + s[:d] + s[d + 1:]))
+    return batching.moveaxis(x, d, 0)
+
+
+def _from_front(x, d):
+    if d == 0:
+        return x
+    if type(x) is Zero:
+        s = x.aval.shape
+        return Zero(x.aval.update(shape=s[1:d + 1] + (s[0],) + s[d + 1:]))
+    return batching.moveaxis(x, 0, d)
+
+
+class VmapOf(VJPHiPrimitive):
+    """``prim`` applied to a batch (the default ``batch`` rule binds it): each rule is ``prim``'s, run per
+    example; an input that is not batched gets the sum of its per-example cotangents."""
+
+    def __init__(self, prim, axis_data, in_dims, out_dim):
+        size = axis_data.size
+        self._in_dims = _prefix_flat(prim.in_tree, in_dims)
+        self._out_dims = _prefix_flat(prim.out_tree, out_dim)
+        self.in_avals = tree_unflatten(prim.in_tree, [_unmapped(a, d, size)
+                                                      for a, d in zip(prim.in_avals_flat, self._in_dims)])
+        self.out_aval = tree_unflatten(prim.out_tree, [_unmapped(a, d, size)
+                                                       for a, d in zip(prim.out_avals_flat, self._out_dims)])
+        self.params = dict(prim=prim, axis_data=axis_data, in_dims=in_dims, out_dim=out_dim)
+        super().__init__()
+
+    def _run(self, fn, args, dims):
+        """``fn(flat per-example args) -> flat outputs`` over ``args`` batched along ``dims``; the outputs
+        come back with their batch axis first."""
+        return _run_batched(fn, self.axis_data.size, self.axis_data.name, [None if d is None else 0 for d in dims],
+                            [_front(a, d) for a, d in zip(args, dims)])
+
+    def _place(self, outs):
+        return [o[0] if d is None else _from_front(o, d) for o, d in zip(outs, self._out_dims)]
+
+    def expand(self, *args):
+        p = self.prim
+        outs = self._run(lambda ins: _expand_flat(p, ins), tree_flatten(args)[0], self._in_dims)
+        return tree_unflatten(p.out_tree, self._place(outs))
+
+    def jvp(self, primals, tangents):
+        p = self.prim
+        n = len(p.in_avals_flat)
+
+        def fn(ins):
+            po, to = p.jvp(tree_unflatten(p.in_tree, ins[:n]), tree_unflatten(p.in_tree, ins[n:]))
+            return _leaves_checked(p.out_tree, po, "primal output") + _up_to(p.out_tree, to, p.out_avals_flat)
+        flat = self.in_tree.flatten_up_to(primals) + self.in_tree.flatten_up_to(tangents)
+        outs = self._place_twice(self._run(fn, flat, self._in_dims * 2))
+        m = len(p.out_avals_flat)
+        return tree_unflatten(p.out_tree, outs[:m]), tree_unflatten(p.out_tree, outs[m:])
+
+    def _place_twice(self, outs):
+        m = len(self._out_dims)
+        return self._place(outs[:m]) + self._place(outs[m:])
+
+    def vjp_fwd(self, nzs_in, *args):
+        p = self.prim
+        store = {}
+
+        def fn(ins):
+            ans, res, *rest = p.vjp_fwd(nzs_in, *tree_unflatten(p.in_tree, ins))
+            dyn, store["static"] = _split_residuals(res)
+            store["rest"] = rest
+            return _leaves_checked(p.out_tree, ans, "primal output") + list(dyn)
+        outs = self._run(fn, tree_flatten(args)[0], self._in_dims)
+        m = len(p.out_avals_flat)
+        ans = tree_unflatten(p.out_tree, self._place(outs[:m]))
+        return (ans, (outs[m:], store["static"]), *store["rest"])
+
+    def vjp_bwd_retval(self, res, g):
+        p = self.prim
+        dyn, static = res
+        n = len(dyn)
+
+        def fn(ins):
+            cts = p.vjp_bwd_retval(static.rebuild(ins[:n]), tree_unflatten(p.out_tree, ins[n:]))
+            return _up_to(p.in_tree, cts, p.in_avals_flat)
+        g_flat = _up_to(self.out_tree, g, self.out_avals_flat)
+        outs = self._run(fn, list(dyn) + g_flat, [0] * n + self._out_dims)
+        cts = []
+        for c, d in zip(outs, self._in_dims):
+            if d is None:   # an unbatched input: the sum of its per-example cotangents
+                c = Zero(c.aval.update(shape=c.aval.shape[1:])) if type(c) is Zero else ad.hooks["reduce_sum"](c, (0,))
+            else:
+                c = _from_front(c, d)
+            cts.append(c)
+        return tree_unflatten(self.in_tree, cts)
+
+    def batch_dim_rule(self, axis_data, in_dims):
+        # the inner primitive's view of the outer axes: this one's own axis removed, then put back in its out
+        outer = _prefix_flat(self.in_tree, in_dims)
+        inner_view = [d if (d is None or d_ is None) else d - (d_ < d) for d, d_ in zip(outer, self._in_dims)]
+        out = _prefix_flat(self.prim.out_tree,
+                           self.prim.batch_dim_rule(axis_data, tree_unflatten(self.prim.in_tree, inner_view)))
+        return tree_unflatten(self.out_tree, [d if (d is None or d_ is None) else d + (d_ <= d)
+                                              for d, d_ in zip(out, self._out_dims)])
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.prim, self.axis_data.size, str(self.in_dims), str(self.out_dim)))
+
+
+# ----------------------------------------------------------------------------------------------- hi-types (names)
 
 class HiType:
     """Base of an abstract hi-type (JAX's ``HiType``)."""
@@ -56,13 +519,6 @@ class AvalMutableQDD(AvalQDD):
     """An abstract value with mutable quasi-dynamic data."""
 
 
-class Zero:
-    """A symbolic zero tangent of abstract value ``aval`` (JAX's ``ad.Zero``)."""
-
-    def __init__(self, aval):
-        self.aval = aval
-
-
 class aval_method:   # noqa: N801 — JAX's name
     """Marks a method of a hi-type's value class as also defined on its abstract type."""
 
@@ -91,19 +547,6 @@ class _EffectTypeSet:
 
 
 control_flow_allowed_effects = _EffectTypeSet()
-
-
-def instantiate_zeros(x):
-    """A symbolic ``Zero`` becomes an array of zeros; anything else is returned as it is."""
-    if isinstance(x, Zero):
-        from .. import numpy as jnp  # (at call time: the module imports below it)
-        return jnp.zeros(x.aval.shape, x.aval.dtype)
-    return x
-
-
-def is_undefined_primal(x):
-    """True for a transpose rule's undefined (linear) input; cranax passes no hi-type ones, so False."""
-    return False
 
 
 _hitypes = {}
