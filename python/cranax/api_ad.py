@@ -150,7 +150,7 @@ def linearize(fun, *primals, has_aux=False):
     primal work is not redone). Mirrors ``jax.linearize``."""
     p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux, "lin")
     out_tree = store["tree"]
-    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     out_avals = [get_aval(p) for p in p_out]
 
     def f_jvp(*tangents):
@@ -177,7 +177,7 @@ def _vjp(fun, primals, has_aux):
         # differentiated; the pullback then fails, as JAX's, wanting the cotangent as a Ref.
         return _vjp_with_ref_primals(fun, primals, has_aux, refs[0])
     p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
-    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
 
     def vjp_flat(cts, consts=None):
@@ -406,7 +406,7 @@ def _argnums_tuple(argnums):
 
 
 def _check_input_dtype(x, allow_int, what, holomorphic=False):
-    dt = get_aval(x).dtype
+    dt = ad._tangent_aval(get_aval(x)).dtype
     if holomorphic and dt.kind != "c":
         raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
     if ad.is_float(dt):

@@ -18,15 +18,18 @@ cranax's tracers carry no hi-types: ``HiType``/``register_hitype`` and the ``HiP
 subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined, but binding a ``HiPrimitive``
 raises ``NotImplementedError`` naming it, so a program that needs them fails loudly.
 """
+import weakref
+
 import numpy as np
 
 from .. import core
 from ..array import Array
-from ..core import Primitive, ShapedArray, Tracer, TypedScalar
+from ..core import Primitive, ShapedArray, Tracer, TypedScalar, aval_method, aval_property
 from ..interpreters import ad, batching
 from ..interpreters.ad import Zero, is_undefined_primal
 from ..interpreters.partial_eval import trace_to_jaxpr
-from ..jaxpr import Jaxpr, Literal
+from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..primitives import jit as _jit
 from .._pytree import tree_flatten, tree_unflatten
 from ..custom_derivatives import _run_batched
 
@@ -96,8 +99,7 @@ def instantiate_zeros(x):
     return ad.instantiate_array(x) if x.aval.ndim == 0 else ad.instantiate_zeros(x)
 
 
-def _is_float(aval):
-    return isinstance(aval, ShapedArray) and ad.is_float(aval.dtype)
+_tan = ad._tangent_aval   # a type's tangent type (a hi-type's says: ``to_tangent_aval``)
 
 
 # ----------------------------------------------------------------------------------------------- accumulators
@@ -168,7 +170,7 @@ class VJPHiPrimitive:
     def vjp_bwd(self, res, outgrad, /, *arg_accums):
         args_grad = self.vjp_bwd_retval(res, outgrad)
         accums = self.in_tree.flatten_up_to(tuple(arg_accums))
-        for acc, ct in zip(accums, _up_to(self.in_tree, args_grad, self.in_avals_flat)):
+        for acc, ct in zip(accums, _up_to(self.in_tree, args_grad, [_tan(a) for a in self.in_avals_flat])):
             if isinstance(acc, _GradAccum):
                 acc.accum(ct)
 
@@ -255,6 +257,88 @@ def _inline(eqn):
 call_hi_primitive_p.inline_jaxpr = staticmethod(_inline)
 
 
+# ----------------------------------------------------------------------------------------------- hi-typed jaxprs
+
+def _high_jaxpr(closed):
+    """Whether ClosedJaxpr ``closed`` (or a jit in it) has a hi-typed variable."""
+    hit = _high_cache.get(closed)
+    if hit is None:
+        j = closed.jaxpr
+        hit = _high_cache[closed] = (any(core.is_hi(v.aval) for v in j.invars)
+                                     or any(core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
+                                     or any(_high_jaxpr(_sub(e)) for e in j.eqns if _sub(e) is not None))
+    return hit
+
+
+def _sub(eqn):
+    inner = eqn.params.get("jaxpr") if eqn.primitive is _jit.jit_p else None
+    return inner if isinstance(inner, ClosedJaxpr) else None
+
+
+_high_cache = weakref.WeakKeyDictionary()
+_runners = weakref.WeakKeyDictionary()
+
+
+def _eval_lo(j, consts, args):
+    """Evaluates Jaxpr ``j`` with each hi-primitive expanded (its hi-typed values are then values of their
+    classes, holding arrays); jits with hi-typed variables are evaluated inline the same way."""
+    env = {}
+
+    def read(a):
+        return TypedScalar(a.val, a.aval, a.py) if isinstance(a, Literal) else env[a]
+    env.update(zip(j.constvars, consts))
+    env.update(zip(j.invars, args))
+    for e in j.eqns:
+        ins = [read(a) for a in e.invars]
+        inner = _sub(e)
+        if e.primitive is call_hi_primitive_p:
+            outs = _expand_flat(e.params["_prim"], ins)
+        elif inner is not None and _high_jaxpr(inner):
+            outs = _eval_lo(inner.jaxpr, inner.consts, ins)
+        elif any(core.is_hi(v.aval) for v in e.outvars) or any(core.is_hi(getattr(a, "aval", None)) for a in ins):
+            raise NotImplementedError(f"{e.primitive.name} on hi-typed values: cranax lowers hi-types through "
+                                      "hi-primitives and jit only")
+        else:
+            outs = e.primitive.bind(*ins, **e.params)
+            outs = outs if e.primitive.multiple_results else [outs]
+        env.update(zip(e.outvars, outs))
+    return [read(a) for a in j.outvars]
+
+
+def _lo_parts(aval):
+    return list(aval.lo_ty()) if core.is_hi(aval) else [aval]
+
+
+def _runner(closed):
+    """For a ClosedJaxpr with hi-typed variables, ``run(args, name)``: the jaxpr on their ``lo_ty`` arrays
+    (JAX's lowering of hi-types), compiled as a jit, the hi-typed arguments lowered (``lower_val``) and
+    results raised (``raise_val``); None for any other jaxpr. Built once per jaxpr."""
+    hit = _runners.get(closed, _runners)
+    if hit is not _runners:
+        return hit
+    if not _high_jaxpr(closed):
+        _runners[closed] = None
+        return None
+    in_avals, out_avals = closed.in_avals, closed.out_avals
+
+    def lo_fun(*lo_args):
+        it = iter(lo_args)
+        args = [a.raise_val(*[next(it) for _ in a.lo_ty()]) if core.is_hi(a) else next(it) for a in in_avals]
+        outs = _eval_lo(closed.jaxpr, closed.consts, args)
+        return [x for a, o in zip(out_avals, outs) for x in (a.lower_val(o) if core.is_hi(a) else [o])]
+    lo_jaxpr, lo_consts = trace_to_jaxpr(lo_fun, [t for a in in_avals for t in _lo_parts(a)]).hoist_consts()
+
+    def run(args, name):
+        lo_args = [x for a, v in zip(in_avals, args) for x in (a.lower_val(v) if core.is_hi(a) else [v])]
+        outs = iter(_jit.jit_p.impl(*lo_consts, *lo_args, jaxpr=lo_jaxpr, name=name))
+        return [a.raise_val(*[next(outs) for _ in a.lo_ty()]) if core.is_hi(a) else next(outs) for a in out_avals]
+    _runners[closed] = run
+    return run
+
+
+_jit.hi_runner.append(_runner)
+
+
 # ----------------------------------------------------------------------------------------------- autodiff
 
 def _hi_jvp(primals, tangents, *, _prim):
@@ -263,7 +347,7 @@ def _hi_jvp(primals, tangents, *, _prim):
         p_out, t_out = prim.jvp(tree_unflatten(prim.in_tree, list(primals)),
                                 tree_unflatten(prim.in_tree, list(tangents)))
         p_flat = _leaves_checked(prim.out_tree, p_out, f"primal output of {type(prim).__name__}.jvp")
-        return p_flat, _up_to(prim.out_tree, t_out, prim.out_avals_flat)
+        return p_flat, _up_to(prim.out_tree, t_out, [_tan(a) for a in prim.out_avals_flat])
     nz_in = [type(t) is not Zero for t in tangents]
     args = tree_unflatten(prim.in_tree, list(primals))
     nzs_in = tree_unflatten(prim.in_tree, nz_in)
@@ -272,8 +356,9 @@ def _hi_jvp(primals, tangents, *, _prim):
         p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.lin")
         nz_out = _nz_out(prim, rest)
         t_out = prim.linearized(res, *tree_unflatten(prim.in_tree, list(tangents)))
-        t_flat = _up_to(prim.out_tree, t_out, prim.out_avals_flat)
-        return p_flat, [t if nz else Zero(a) for t, nz, a in zip(t_flat, nz_out, prim.out_avals_flat)]
+        t_avals = [_tan(a) for a in prim.out_avals_flat]
+        t_flat = _up_to(prim.out_tree, t_out, t_avals)
+        return p_flat, [t if nz else Zero(a) for t, nz, a in zip(t_flat, nz_out, t_avals)]
     ans, res, *rest = prim.vjp_fwd(nzs_in, *args)
     p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.vjp_fwd")
     nz_out = _nz_out(prim, rest)
@@ -282,13 +367,13 @@ def _hi_jvp(primals, tangents, *, _prim):
         *dyn, *[t for t in tangents if type(t) is not Zero], _prim=prim, residuals=static,
         nz_in_flat=tuple(nz_in), nz_out_flat=tuple(nz_out))
     it = iter(t_out)
-    return p_flat, [next(it) if nz else Zero(a) for nz, a in zip(nz_out, prim.out_avals_flat)]
+    return p_flat, [next(it) if nz else Zero(_tan(a)) for nz, a in zip(nz_out, prim.out_avals_flat)]
 
 
 def _nz_out(prim, rest):
     """Which outputs have nonzero tangents: the rule's optional third result (a prefix), floats only."""
     nz = _prefix_flat(prim.out_tree, rest[0]) if rest else [True] * prim.out_tree.num_leaves
-    return [bool(z) and _is_float(a) for z, a in zip(nz, prim.out_avals_flat)]
+    return [bool(z) and ad.has_tangent(a) for z, a in zip(nz, prim.out_avals_flat)]
 
 
 ad.jvp_rules[call_hi_primitive_p] = _hi_jvp
@@ -311,7 +396,7 @@ ad.transpose_rules[call_hi_primitive_p] = _hi_transpose
 
 
 def _lin_abstract(*avals, _prim, residuals, nz_in_flat, nz_out_flat):
-    return [a for a, nz in zip(_prim.out_avals_flat, nz_out_flat) if nz]
+    return [_tan(a) for a, nz in zip(_prim.out_avals_flat, nz_out_flat) if nz]
 
 
 def _lin_impl(*args, **params):
@@ -332,8 +417,8 @@ def _lin_transpose(cts, *args, _prim, residuals, nz_in_flat, nz_out_flat):
     n_res = sum(residuals.mask)
     res = residuals.rebuild([_user(a) for a in args[:n_res]])
     it = iter(_user(c) for c in cts)
-    cts_flat = [next(it) if nz else Zero(a) for nz, a in zip(nz_out_flat, _prim.out_avals_flat)]
-    accs = [_ValAccum(a) if nz else _NullAccum(a) for a, nz in zip(_prim.in_avals_flat, nz_in_flat)]
+    cts_flat = [next(it) if nz else Zero(_tan(a)) for nz, a in zip(nz_out_flat, _prim.out_avals_flat)]
+    accs = [_ValAccum(_tan(a)) if nz else _NullAccum(_tan(a)) for a, nz in zip(_prim.in_avals_flat, nz_in_flat)]
     out = _prim.vjp_bwd(res, tree_unflatten(_prim.out_tree, cts_flat), *tree_unflatten(_prim.in_tree, accs))
     if out is not None:
         raise AssertionError(f"{type(_prim).__name__}.vjp_bwd must return None (it accumulates into its "
@@ -519,20 +604,6 @@ class AvalMutableQDD(AvalQDD):
     """An abstract value with mutable quasi-dynamic data."""
 
 
-class aval_method:   # noqa: N801 — JAX's name
-    """Marks a method of a hi-type's value class as also defined on its abstract type."""
-
-    def __init__(self, fun):
-        self.fun = fun
-
-    def __get__(self, obj, objtype=None):
-        return self.fun if obj is None else self.fun.__get__(obj, objtype)
-
-
-class aval_property(property):   # noqa: N801 — JAX's name
-    """A property of a hi-type's value class also defined on its abstract type."""
-
-
 class _EffectTypeSet:
     """The set of effect types allowed in control flow (JAX's ``control_flow_allowed_effects``)."""
 
@@ -549,9 +620,7 @@ class _EffectTypeSet:
 control_flow_allowed_effects = _EffectTypeSet()
 
 
-_hitypes = {}
-
 
 def register_hitype(cls, to_aval):
-    """Records ``to_aval`` as the abstraction of values of ``cls`` (cranax's tracers never call it)."""
-    _hitypes[cls] = to_aval
+    """Makes ``to_aval(value)`` the abstract value (``jax.typeof``) of the values of ``cls``."""
+    core.hi_avals[cls] = to_aval

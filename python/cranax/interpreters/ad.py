@@ -215,7 +215,13 @@ class JVPTrace(core.Trace):
 
 
 def _tangent_aval(aval):
-    return aval
+    # a hi-type (``jax.experimental.hijax``) names its tangent type, e.g. a quantized array's is a float array
+    return aval.to_tangent_aval() if core.is_hi(aval) else aval
+
+
+def has_tangent(aval):
+    """Whether values of ``aval`` are differentiated (float tangents; integers and bools get ``Zero``)."""
+    return is_float(_tangent_aval(aval).dtype)
 
 
 def _lower_aux(trace, store):
@@ -298,7 +304,7 @@ def linearize_flat(fun, primals, aux_store=None, mode="vjp"):
     tangents = []
     for p in primals:
         aval = get_aval(p)
-        tangents.append(pe.new_arg(_tangent_aval(aval)) if is_float(aval.dtype) else Zero(aval))
+        tangents.append(pe.new_arg(_tangent_aval(aval)) if has_tangent(aval) else Zero(aval))
     try:
         jt = JVPTrace(pe, mode)
         ins = [jt.wrap(p, t) for p, t in zip(primals, tangents)]
@@ -530,20 +536,20 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     def make():
         n = len(closed.in_avals)
         in_avals = closed.in_avals
-        nz = [z and is_float(a.dtype) for z, a in zip(nonzeros, in_avals)]
-        inst = [i and is_float(a.dtype) for i, a in zip(instantiate, closed.out_avals)]
+        nz = [z and has_tangent(a) for z, a in zip(nonzeros, in_avals)]
+        inst = [i and has_tangent(a) for i, a in zip(instantiate, closed.out_avals)]
         store = {}
 
         def f(*args):
             primals = list(args[:n])
             it = iter(args[n:])
-            tangents = [next(it) if z else Zero(a) for z, a in zip(nz, in_avals)]
+            tangents = [next(it) if z else Zero(_tangent_aval(a)) for z, a in zip(nz, in_avals)]
             p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents,
                                     mode=mode)
             out_nz = [type(t) is not Zero or i for t, i in zip(t_out, inst)]
             store["nz"] = out_nz
             return list(p_out) + [instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
-        avals = list(in_avals) + [a for z, a in zip(nz, in_avals) if z]
+        avals = list(in_avals) + [_tangent_aval(a) for z, a in zip(nz, in_avals) if z]
         jaxpr, consts = trace_to_jaxpr(f, avals).hoist_consts()
         return jaxpr, consts, store["nz"]
     return _cached(_jvp_cache, closed, (nonzeros, instantiate, mode), make)
