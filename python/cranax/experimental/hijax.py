@@ -18,24 +18,26 @@ cranax's tracers carry no hi-types: ``HiType``/``register_hitype`` and the ``HiP
 subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined, but binding a ``HiPrimitive``
 raises ``NotImplementedError`` naming it, so a program that needs them fails loudly.
 """
-import weakref
+import weakref as _weakref
 
-import numpy as np
+import numpy as _np
 
-from .. import core
-from ..array import Array
-from ..core import Primitive, ShapedArray, Tracer, TypedScalar, aval_method, aval_property
-from ..interpreters import ad, batching
+from .. import core as _core
+from ..array import Array as _Array
+from ..core import Primitive as _Primitive, Tracer as _Tracer, TypedScalar as _TypedScalar
+from ..core import ShapedArray, aval_method, aval_property
+from ..interpreters import ad as _ad, batching as _batching
 from ..interpreters.ad import Zero, is_undefined_primal
-from ..interpreters.partial_eval import trace_to_jaxpr
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..interpreters.partial_eval import trace_to_jaxpr as _trace_to_jaxpr
+from ..jaxpr import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr, Literal as _Literal
 from ..primitives import jit as _jit
-from .._pytree import tree_flatten, tree_unflatten
+from ..primitives.state import AbstractRef
+from .._pytree import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 from ..custom_derivatives import _run_batched
 
-__all__ = ["AbstractValue", "HiPrimitive", "HiType", "MutableHiType", "AvalQDD", "AvalMutableQDD", "ShapedArray",
-           "VJPHiPrimitive", "Zero", "aval_method", "aval_property", "control_flow_allowed_effects",
-           "instantiate_zeros", "is_undefined_primal", "register_hitype"]
+__all__ = ["AbstractRef", "AbstractValue", "AvalMutableQDD", "AvalQDD", "HiPrimitive", "HiPspec", "HiType",
+           "MutableHiType", "ShapedArray", "TransformedRef", "VJPHiPrimitive", "Zero", "aval_method", "aval_property",
+           "control_flow_allowed_effects", "instantiate_zeros", "is_undefined_primal", "register_hitype"]
 
 # The base of the abstract values a hi-type's leaves have (cranax's arrays all have ShapedArray ones).
 AbstractValue = ShapedArray
@@ -49,7 +51,7 @@ def _unsupported(what):
 
 def _leaves_checked(treedef, tree, what):
     """``tree``'s leaves, which must have structure ``treedef`` (JAX's ``tree_leaves_checked``, an assert)."""
-    leaves, td = tree_flatten(tree)
+    leaves, td = _tree_flatten(tree)
     if td != treedef:
         raise AssertionError(f"{what}: expected a value of structure {treedef}, got {td}")
     return leaves
@@ -65,12 +67,12 @@ def _up_to(treedef, tree, avals):
 
 def _prefix_flat(treedef, prefix):
     """A per-leaf list from ``prefix``, a pytree prefix of ``treedef`` (a bare bool/int/None broadcasts)."""
-    if prefix is None or isinstance(prefix, (bool, int, np.integer)):
+    if prefix is None or isinstance(prefix, (bool, int, _np.integer)):
         return [prefix] * treedef.num_leaves
     return [p for p in treedef.flatten_up_to(prefix)]
 
 
-_DYNAMIC = (Tracer, Array, np.ndarray, np.generic, bool, int, float, complex)
+_DYNAMIC = (_Tracer, _Array, _np.ndarray, _np.generic, bool, int, float, complex)
 
 
 class _Static:
@@ -83,11 +85,11 @@ class _Static:
 
     def rebuild(self, dynamic):
         dyn, st = iter(dynamic), iter(self.statics)
-        return tree_unflatten(self.treedef, [next(dyn) if m else next(st) for m in self.mask])
+        return _tree_unflatten(self.treedef, [next(dyn) if m else next(st) for m in self.mask])
 
 
 def _split_residuals(res):
-    leaves, td = tree_flatten(res)
+    leaves, td = _tree_flatten(res)
     mask = tuple(isinstance(x, _DYNAMIC) for x in leaves)
     return [x for x, m in zip(leaves, mask) if m], _Static(td, tuple(x for x, m in zip(leaves, mask) if not m), mask)
 
@@ -96,10 +98,10 @@ def instantiate_zeros(x):
     """A symbolic ``Zero`` as an array of zeros of its type (a weak type kept, as JAX's); others as given."""
     if type(x) is not Zero:
         return x
-    return ad.instantiate_array(x) if x.aval.ndim == 0 else ad.instantiate_zeros(x)
+    return _ad.instantiate_array(x) if x.aval.ndim == 0 else _ad.instantiate_zeros(x)
 
 
-_tan = ad._tangent_aval   # a type's tangent type (a hi-type's says: ``to_tangent_aval``)
+_tan = _ad._tangent_aval   # a type's tangent type (a hi-type's says: ``to_tangent_aval``)
 
 
 # ----------------------------------------------------------------------------------------------- accumulators
@@ -125,11 +127,11 @@ class _ValAccum(_GradAccum):
         if ct is None or type(ct) is Zero:
             return
         from .. import numpy as jnp   # (at call time: the numpy face imports below this module's layer)
-        ct = jnp.asarray(ct, self.aval.dtype) if not isinstance(ct, Tracer) else ct
-        if tuple(np.shape(ct)) != tuple(self.aval.shape):
-            raise ValueError(f"cotangent of shape {tuple(np.shape(ct))} accumulated into an input of type "
+        ct = jnp.asarray(ct, self.aval.dtype) if not isinstance(ct, _Tracer) else ct
+        if tuple(_np.shape(ct)) != tuple(self.aval.shape):
+            raise ValueError(f"cotangent of shape {tuple(_np.shape(ct))} accumulated into an input of type "
                              f"{self.aval.str_short()}")
-        self.value = ct if self.value is None else ad.add_tangents(self.value, ct)
+        self.value = ct if self.value is None else _ad.add_tangents(self.value, ct)
 
 
 class _NullAccum(_GradAccum):
@@ -156,8 +158,8 @@ class VJPHiPrimitive:
         cls = type(self)
         if cls.vjp_bwd is not VJPHiPrimitive.vjp_bwd and cls.vjp_bwd_retval is not VJPHiPrimitive.vjp_bwd_retval:
             raise AttributeError(f"subclass {cls} should not override both `vjp_bwd` and `vjp_bwd_retval`")
-        self.in_avals_flat, self.in_tree = tree_flatten(self.in_avals)
-        self.out_avals_flat, self.out_tree = tree_flatten(self.out_aval)
+        self.in_avals_flat, self.in_tree = _tree_flatten(self.in_avals)
+        self.out_avals_flat, self.out_tree = _tree_flatten(self.out_aval)
         self.__dict__.update(self.params)
         self.check(*self.in_avals)
 
@@ -194,7 +196,7 @@ class VJPHiPrimitive:
 
     def batch(self, axis_data, args, dims):
         out_dim = self.batch_dim_rule(axis_data, dims)
-        return VmapOf(self, axis_data, dims, out_dim)(*args), out_dim
+        return _VmapOf(self, axis_data, dims, out_dim)(*args), out_dim
 
     def batch_dim_rule(self, axis_data, dims, /):
         raise NotImplementedError(f"for vmap support, subclass {type(self)} must implement `batch` or "
@@ -205,7 +207,7 @@ class VJPHiPrimitive:
 
     def __call__(self, *args):
         flat = _leaves_checked(self.in_tree, args, f"arguments of {type(self).__name__}")
-        return tree_unflatten(self.out_tree, call_hi_primitive_p.bind(*flat, _prim=self))
+        return _tree_unflatten(self.out_tree, _call_hi_p.bind(*flat, _prim=self))
 
     def __repr__(self):
         return f"{type(self).__name__}[{self.params}]"
@@ -219,64 +221,64 @@ class VJPHiPrimitive:
 
 def _user(x):
     """What user rules see: cranax's internal typed scalars (literals read back) as Arrays."""
-    return ad.instantiate_array(x) if isinstance(x, TypedScalar) else x
+    return _ad.instantiate_array(x) if isinstance(x, _TypedScalar) else x
 
 
 def _expand_flat(prim, args_flat):
-    out = prim.expand(*tree_unflatten(prim.in_tree, [_user(a) for a in args_flat]))
+    out = prim.expand(*_tree_unflatten(prim.in_tree, [_user(a) for a in args_flat]))
     return _leaves_checked(prim.out_tree, out, f"output of {type(prim).__name__}.expand")
 
 
-call_hi_primitive_p = Primitive("call_hi_primitive", multiple_results=True)
-call_hi_primitive_p.operands_reach_user_code = True   # expand and the rules are user code
-call_hi_primitive_p.abstract_eval = lambda *avals, _prim: list(_prim.out_avals_flat)
-call_hi_primitive_p.impl = lambda *args, _prim: _expand_flat(_prim, args)
-call_hi_primitive_p.pp_params = lambda eqn: [("_prim", eqn.params["_prim"])]
+_call_hi_p = _Primitive("call_hi_primitive", multiple_results=True)
+_call_hi_p.operands_reach_user_code = True   # expand and the rules are user code
+_call_hi_p.abstract_eval = lambda *avals, _prim: list(_prim.out_avals_flat)
+_call_hi_p.impl = lambda *args, _prim: _expand_flat(_prim, args)
+_call_hi_p.pp_params = lambda eqn: [("_prim", eqn.params["_prim"])]
 
 
 def _inline(eqn):
     """Lowering: ``expand`` traced on the equation's operand types (JAX's ``to_lojax``); the scalars it closes
     over become literals (the core inlines const-free jaxprs only)."""
     prim = eqn.params["_prim"]
-    closed = trace_to_jaxpr(lambda *xs: _expand_flat(prim, xs), [a.aval for a in eqn.invars])
+    closed = _trace_to_jaxpr(lambda *xs: _expand_flat(prim, xs), [a.aval for a in eqn.invars])
     j = closed.jaxpr
     if not j.constvars:
         return j, eqn.invars
     lits = {}
     for v, c in zip(j.constvars, closed.consts):
-        if np.shape(c) != ():
-            raise NotImplementedError(f"{prim!r}.expand closes over an array of shape {np.shape(c)}; cranax "
+        if _np.shape(c) != ():
+            raise NotImplementedError(f"{prim!r}.expand closes over an array of shape {_np.shape(c)}; cranax "
                                       "lowers hi-primitive expansions that close over scalars only (pass the "
                                       "array as an argument)")
-        lits[v] = Literal(c._value_scalar() if isinstance(c, Array) else np.asarray(c)[()], v.aval)
-    sub = lambda a: lits.get(a, a) if not isinstance(a, Literal) else a
+        lits[v] = _Literal(c._value_scalar() if isinstance(c, _Array) else _np.asarray(c)[()], v.aval)
+    sub = lambda a: lits.get(a, a) if not isinstance(a, _Literal) else a
     eqns = [e.__class__([sub(a) for a in e.invars], e.outvars, e.primitive, e.params, e.src) for e in j.eqns]
-    return Jaxpr([], j.invars, [sub(a) for a in j.outvars], eqns), eqn.invars
+    return _Jaxpr([], j.invars, [sub(a) for a in j.outvars], eqns), eqn.invars
 
 
-call_hi_primitive_p.inline_jaxpr = staticmethod(_inline)
+_call_hi_p.inline_jaxpr = staticmethod(_inline)
 
 
 # ----------------------------------------------------------------------------------------------- hi-typed jaxprs
 
 def _high_jaxpr(closed):
-    """Whether ClosedJaxpr ``closed`` (or a jit in it) has a hi-typed variable."""
+    """Whether _ClosedJaxpr ``closed`` (or a jit in it) has a hi-typed variable."""
     hit = _high_cache.get(closed)
     if hit is None:
         j = closed.jaxpr
-        hit = _high_cache[closed] = (any(core.is_hi(v.aval) for v in j.invars)
-                                     or any(core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
+        hit = _high_cache[closed] = (any(_core.is_hi(v.aval) for v in j.invars)
+                                     or any(_core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
                                      or any(_high_jaxpr(_sub(e)) for e in j.eqns if _sub(e) is not None))
     return hit
 
 
 def _sub(eqn):
     inner = eqn.params.get("jaxpr") if eqn.primitive is _jit.jit_p else None
-    return inner if isinstance(inner, ClosedJaxpr) else None
+    return inner if isinstance(inner, _ClosedJaxpr) else None
 
 
-_high_cache = weakref.WeakKeyDictionary()
-_runners = weakref.WeakKeyDictionary()
+_high_cache = _weakref.WeakKeyDictionary()
+_runners = _weakref.WeakKeyDictionary()
 
 
 def _eval_lo(j, consts, args):
@@ -285,17 +287,17 @@ def _eval_lo(j, consts, args):
     env = {}
 
     def read(a):
-        return TypedScalar(a.val, a.aval, a.py) if isinstance(a, Literal) else env[a]
+        return _TypedScalar(a.val, a.aval, a.py) if isinstance(a, _Literal) else env[a]
     env.update(zip(j.constvars, consts))
     env.update(zip(j.invars, args))
     for e in j.eqns:
         ins = [read(a) for a in e.invars]
         inner = _sub(e)
-        if e.primitive is call_hi_primitive_p:
+        if e.primitive is _call_hi_p:
             outs = _expand_flat(e.params["_prim"], ins)
         elif inner is not None and _high_jaxpr(inner):
             outs = _eval_lo(inner.jaxpr, inner.consts, ins)
-        elif any(core.is_hi(v.aval) for v in e.outvars) or any(core.is_hi(getattr(a, "aval", None)) for a in ins):
+        elif any(_core.is_hi(v.aval) for v in e.outvars) or any(_core.is_hi(getattr(a, "aval", None)) for a in ins):
             raise NotImplementedError(f"{e.primitive.name} on hi-typed values: cranax lowers hi-types through "
                                       "hi-primitives and jit only")
         else:
@@ -306,11 +308,11 @@ def _eval_lo(j, consts, args):
 
 
 def _lo_parts(aval):
-    return list(aval.lo_ty()) if core.is_hi(aval) else [aval]
+    return list(aval.lo_ty()) if _core.is_hi(aval) else [aval]
 
 
 def _runner(closed):
-    """For a ClosedJaxpr with hi-typed variables, ``run(args, name)``: the jaxpr on their ``lo_ty`` arrays
+    """For a _ClosedJaxpr with hi-typed variables, ``run(args, name)``: the jaxpr on their ``lo_ty`` arrays
     (JAX's lowering of hi-types), compiled as a jit, the hi-typed arguments lowered (``lower_val``) and
     results raised (``raise_val``); None for any other jaxpr. Built once per jaxpr."""
     hit = _runners.get(closed, _runners)
@@ -323,15 +325,15 @@ def _runner(closed):
 
     def lo_fun(*lo_args):
         it = iter(lo_args)
-        args = [a.raise_val(*[next(it) for _ in a.lo_ty()]) if core.is_hi(a) else next(it) for a in in_avals]
+        args = [a.raise_val(*[next(it) for _ in a.lo_ty()]) if _core.is_hi(a) else next(it) for a in in_avals]
         outs = _eval_lo(closed.jaxpr, closed.consts, args)
-        return [x for a, o in zip(out_avals, outs) for x in (a.lower_val(o) if core.is_hi(a) else [o])]
-    lo_jaxpr, lo_consts = trace_to_jaxpr(lo_fun, [t for a in in_avals for t in _lo_parts(a)]).hoist_consts()
+        return [x for a, o in zip(out_avals, outs) for x in (a.lower_val(o) if _core.is_hi(a) else [o])]
+    lo_jaxpr, lo_consts = _trace_to_jaxpr(lo_fun, [t for a in in_avals for t in _lo_parts(a)]).hoist_consts()
 
     def run(args, name):
-        lo_args = [x for a, v in zip(in_avals, args) for x in (a.lower_val(v) if core.is_hi(a) else [v])]
+        lo_args = [x for a, v in zip(in_avals, args) for x in (a.lower_val(v) if _core.is_hi(a) else [v])]
         outs = iter(_jit.jit_p.impl(*lo_consts, *lo_args, jaxpr=lo_jaxpr, name=name))
-        return [a.raise_val(*[next(outs) for _ in a.lo_ty()]) if core.is_hi(a) else next(outs) for a in out_avals]
+        return [a.raise_val(*[next(outs) for _ in a.lo_ty()]) if _core.is_hi(a) else next(outs) for a in out_avals]
     _runners[closed] = run
     return run
 
@@ -342,20 +344,20 @@ _jit.hi_runner.append(_runner)
 # ----------------------------------------------------------------------------------------------- autodiff
 
 def _hi_jvp(primals, tangents, *, _prim):
-    prim, mode = _prim, ad.current_mode()
+    prim, mode = _prim, _ad.current_mode()
     if mode is None:   # jax.jvp: the user's forward rule
-        p_out, t_out = prim.jvp(tree_unflatten(prim.in_tree, list(primals)),
-                                tree_unflatten(prim.in_tree, list(tangents)))
+        p_out, t_out = prim.jvp(_tree_unflatten(prim.in_tree, list(primals)),
+                                _tree_unflatten(prim.in_tree, list(tangents)))
         p_flat = _leaves_checked(prim.out_tree, p_out, f"primal output of {type(prim).__name__}.jvp")
         return p_flat, _up_to(prim.out_tree, t_out, [_tan(a) for a in prim.out_avals_flat])
     nz_in = [type(t) is not Zero for t in tangents]
-    args = tree_unflatten(prim.in_tree, list(primals))
-    nzs_in = tree_unflatten(prim.in_tree, nz_in)
+    args = _tree_unflatten(prim.in_tree, list(primals))
+    nzs_in = _tree_unflatten(prim.in_tree, nz_in)
     if mode == "lin":   # jax.linearize: the user's linearization, its linear part traced on the tangents
         ans, res, *rest = prim.lin(nzs_in, *args)
         p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.lin")
         nz_out = _nz_out(prim, rest)
-        t_out = prim.linearized(res, *tree_unflatten(prim.in_tree, list(tangents)))
+        t_out = prim.linearized(res, *_tree_unflatten(prim.in_tree, list(tangents)))
         t_avals = [_tan(a) for a in prim.out_avals_flat]
         t_flat = _up_to(prim.out_tree, t_out, t_avals)
         return p_flat, [t if nz else Zero(a) for t, nz, a in zip(t_flat, nz_out, t_avals)]
@@ -363,7 +365,7 @@ def _hi_jvp(primals, tangents, *, _prim):
     p_flat = _leaves_checked(prim.out_tree, ans, f"primal output of {type(prim).__name__}.vjp_fwd")
     nz_out = _nz_out(prim, rest)
     dyn, static = _split_residuals(res)
-    t_out = call_hi_primitive_linearized_p.bind(
+    t_out = _call_hi_linearized_p.bind(
         *dyn, *[t for t in tangents if type(t) is not Zero], _prim=prim, residuals=static,
         nz_in_flat=tuple(nz_in), nz_out_flat=tuple(nz_out))
     it = iter(t_out)
@@ -373,17 +375,17 @@ def _hi_jvp(primals, tangents, *, _prim):
 def _nz_out(prim, rest):
     """Which outputs have nonzero tangents: the rule's optional third result (a prefix), floats only."""
     nz = _prefix_flat(prim.out_tree, rest[0]) if rest else [True] * prim.out_tree.num_leaves
-    return [bool(z) and ad.has_tangent(a) for z, a in zip(nz, prim.out_avals_flat)]
+    return [bool(z) and _ad.has_tangent(a) for z, a in zip(nz, prim.out_avals_flat)]
 
 
-ad.jvp_rules[call_hi_primitive_p] = _hi_jvp
+_ad.jvp_rules[_call_hi_p] = _hi_jvp
 
 
 def _hi_transpose(cts, *args, _prim):
     """A hi-primitive linear in some inputs: its ``transpose`` rule, given accumulators for those."""
     accs = [_ValAccum(a.aval) if is_undefined_primal(a) else _user(a) for a in args]
-    cts_tree = tree_unflatten(_prim.out_tree, [_user(c) for c in cts])
-    if _prim.transpose(cts_tree, *tree_unflatten(_prim.in_tree, accs)) is not None:
+    cts_tree = _tree_unflatten(_prim.out_tree, [_user(c) for c in cts])
+    if _prim.transpose(cts_tree, *_tree_unflatten(_prim.in_tree, accs)) is not None:
         raise AssertionError(f"{type(_prim).__name__}.transpose must return None")
     return [_acc_value(a) if isinstance(a, _ValAccum) else None for a in accs]
 
@@ -392,7 +394,7 @@ def _acc_value(acc):
     return Zero(acc.aval) if acc.value is None else acc.value
 
 
-ad.transpose_rules[call_hi_primitive_p] = _hi_transpose
+_ad.transpose_rules[_call_hi_p] = _hi_transpose
 
 
 def _lin_abstract(*avals, _prim, residuals, nz_in_flat, nz_out_flat):
@@ -404,11 +406,11 @@ def _lin_impl(*args, **params):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
-call_hi_primitive_linearized_p = Primitive("call_hi_primitive_linearized", multiple_results=True)
-call_hi_primitive_linearized_p.operands_reach_user_code = True
-call_hi_primitive_linearized_p.abstract_eval = _lin_abstract
-call_hi_primitive_linearized_p.impl = _lin_impl
-call_hi_primitive_linearized_p.pp_params = lambda eqn: [
+_call_hi_linearized_p = _Primitive("call_hi_primitive_linearized", multiple_results=True)
+_call_hi_linearized_p.operands_reach_user_code = True
+_call_hi_linearized_p.abstract_eval = _lin_abstract
+_call_hi_linearized_p.impl = _lin_impl
+_call_hi_linearized_p.pp_params = lambda eqn: [
     ("_prim", str(type(eqn.params["_prim"]))), ("nz_in_flat", eqn.params["nz_in_flat"]), ("residuals_tree", "...")]
 
 
@@ -419,35 +421,35 @@ def _lin_transpose(cts, *args, _prim, residuals, nz_in_flat, nz_out_flat):
     it = iter(_user(c) for c in cts)
     cts_flat = [next(it) if nz else Zero(_tan(a)) for nz, a in zip(nz_out_flat, _prim.out_avals_flat)]
     accs = [_ValAccum(_tan(a)) if nz else _NullAccum(_tan(a)) for a, nz in zip(_prim.in_avals_flat, nz_in_flat)]
-    out = _prim.vjp_bwd(res, tree_unflatten(_prim.out_tree, cts_flat), *tree_unflatten(_prim.in_tree, accs))
+    out = _prim.vjp_bwd(res, _tree_unflatten(_prim.out_tree, cts_flat), *_tree_unflatten(_prim.in_tree, accs))
     if out is not None:
         raise AssertionError(f"{type(_prim).__name__}.vjp_bwd must return None (it accumulates into its "
                              f"accumulator arguments), got {type(out).__name__}")
     return [None] * n_res + [_acc_value(a) for a in accs if isinstance(a, _ValAccum)]
 
 
-ad.transpose_rules[call_hi_primitive_linearized_p] = _lin_transpose
+_ad.transpose_rules[_call_hi_linearized_p] = _lin_transpose
 
 
 def _lin_batch(vals, dims, **params):
     _lin_impl()
 
 
-batching.batching_rules[call_hi_primitive_linearized_p] = _lin_batch
+_batching.batching_rules[_call_hi_linearized_p] = _lin_batch
 
 
 # ----------------------------------------------------------------------------------------------- vmap
 
 def _hi_batch(vals, dims, *, _prim):
-    trace = core._state.batch_rule_trace
-    axis_data = batching.AxisData(trace.axis_name, trace.axis_size)
-    ans, out_dims = _prim.batch(axis_data, tree_unflatten(_prim.in_tree, list(vals)),
-                                tree_unflatten(_prim.in_tree, list(dims)))
+    trace = _core._state.batch_rule_trace
+    axis_data = _batching.AxisData(trace.axis_name, trace.axis_size)
+    ans, out_dims = _prim.batch(axis_data, _tree_unflatten(_prim.in_tree, list(vals)),
+                                _tree_unflatten(_prim.in_tree, list(dims)))
     return (_leaves_checked(_prim.out_tree, ans, f"output of {type(_prim).__name__}.batch"),
             _prefix_flat(_prim.out_tree, out_dims))
 
 
-batching.batching_rules[call_hi_primitive_p] = _hi_batch
+_batching.batching_rules[_call_hi_p] = _hi_batch
 
 
 def _unmapped(aval, d, size):
@@ -463,7 +465,7 @@ def _front(x, d):
     if type(x) is Zero:
         s = x.aval.shape
         return Zero(x.aval.update(shape=(s[d],) + s[:d] + s[d + 1:]))
-    return batching.moveaxis(x, d, 0)
+    return _batching.moveaxis(x, d, 0)
 
 
 def _from_front(x, d):
@@ -472,10 +474,10 @@ def _from_front(x, d):
     if type(x) is Zero:
         s = x.aval.shape
         return Zero(x.aval.update(shape=s[1:d + 1] + (s[0],) + s[d + 1:]))
-    return batching.moveaxis(x, 0, d)
+    return _batching.moveaxis(x, 0, d)
 
 
-class VmapOf(VJPHiPrimitive):
+class _VmapOf(VJPHiPrimitive):
     """``prim`` applied to a batch (the default ``batch`` rule binds it): each rule is ``prim``'s, run per
     example; an input that is not batched gets the sum of its per-example cotangents."""
 
@@ -483,9 +485,9 @@ class VmapOf(VJPHiPrimitive):
         size = axis_data.size
         self._in_dims = _prefix_flat(prim.in_tree, in_dims)
         self._out_dims = _prefix_flat(prim.out_tree, out_dim)
-        self.in_avals = tree_unflatten(prim.in_tree, [_unmapped(a, d, size)
+        self.in_avals = _tree_unflatten(prim.in_tree, [_unmapped(a, d, size)
                                                       for a, d in zip(prim.in_avals_flat, self._in_dims)])
-        self.out_aval = tree_unflatten(prim.out_tree, [_unmapped(a, d, size)
+        self.out_aval = _tree_unflatten(prim.out_tree, [_unmapped(a, d, size)
                                                        for a, d in zip(prim.out_avals_flat, self._out_dims)])
         self.params = dict(prim=prim, axis_data=axis_data, in_dims=in_dims, out_dim=out_dim)
         super().__init__()
@@ -501,20 +503,20 @@ class VmapOf(VJPHiPrimitive):
 
     def expand(self, *args):
         p = self.prim
-        outs = self._run(lambda ins: _expand_flat(p, ins), tree_flatten(args)[0], self._in_dims)
-        return tree_unflatten(p.out_tree, self._place(outs))
+        outs = self._run(lambda ins: _expand_flat(p, ins), _tree_flatten(args)[0], self._in_dims)
+        return _tree_unflatten(p.out_tree, self._place(outs))
 
     def jvp(self, primals, tangents):
         p = self.prim
         n = len(p.in_avals_flat)
 
         def fn(ins):
-            po, to = p.jvp(tree_unflatten(p.in_tree, ins[:n]), tree_unflatten(p.in_tree, ins[n:]))
+            po, to = p.jvp(_tree_unflatten(p.in_tree, ins[:n]), _tree_unflatten(p.in_tree, ins[n:]))
             return _leaves_checked(p.out_tree, po, "primal output") + _up_to(p.out_tree, to, p.out_avals_flat)
         flat = self.in_tree.flatten_up_to(primals) + self.in_tree.flatten_up_to(tangents)
         outs = self._place_twice(self._run(fn, flat, self._in_dims * 2))
         m = len(p.out_avals_flat)
-        return tree_unflatten(p.out_tree, outs[:m]), tree_unflatten(p.out_tree, outs[m:])
+        return _tree_unflatten(p.out_tree, outs[:m]), _tree_unflatten(p.out_tree, outs[m:])
 
     def _place_twice(self, outs):
         m = len(self._out_dims)
@@ -525,13 +527,13 @@ class VmapOf(VJPHiPrimitive):
         store = {}
 
         def fn(ins):
-            ans, res, *rest = p.vjp_fwd(nzs_in, *tree_unflatten(p.in_tree, ins))
+            ans, res, *rest = p.vjp_fwd(nzs_in, *_tree_unflatten(p.in_tree, ins))
             dyn, store["static"] = _split_residuals(res)
             store["rest"] = rest
             return _leaves_checked(p.out_tree, ans, "primal output") + list(dyn)
-        outs = self._run(fn, tree_flatten(args)[0], self._in_dims)
+        outs = self._run(fn, _tree_flatten(args)[0], self._in_dims)
         m = len(p.out_avals_flat)
-        ans = tree_unflatten(p.out_tree, self._place(outs[:m]))
+        ans = _tree_unflatten(p.out_tree, self._place(outs[:m]))
         return (ans, (outs[m:], store["static"]), *store["rest"])
 
     def vjp_bwd_retval(self, res, g):
@@ -540,37 +542,76 @@ class VmapOf(VJPHiPrimitive):
         n = len(dyn)
 
         def fn(ins):
-            cts = p.vjp_bwd_retval(static.rebuild(ins[:n]), tree_unflatten(p.out_tree, ins[n:]))
+            cts = p.vjp_bwd_retval(static.rebuild(ins[:n]), _tree_unflatten(p.out_tree, ins[n:]))
             return _up_to(p.in_tree, cts, p.in_avals_flat)
         g_flat = _up_to(self.out_tree, g, self.out_avals_flat)
         outs = self._run(fn, list(dyn) + g_flat, [0] * n + self._out_dims)
         cts = []
         for c, d in zip(outs, self._in_dims):
             if d is None:   # an unbatched input: the sum of its per-example cotangents
-                c = Zero(c.aval.update(shape=c.aval.shape[1:])) if type(c) is Zero else ad.hooks["reduce_sum"](c, (0,))
+                c = Zero(c.aval.update(shape=c.aval.shape[1:])) if type(c) is Zero else _ad.hooks["reduce_sum"](c, (0,))
             else:
                 c = _from_front(c, d)
             cts.append(c)
-        return tree_unflatten(self.in_tree, cts)
+        return _tree_unflatten(self.in_tree, cts)
 
     def batch_dim_rule(self, axis_data, in_dims):
         # the inner primitive's view of the outer axes: this one's own axis removed, then put back in its out
         outer = _prefix_flat(self.in_tree, in_dims)
         inner_view = [d if (d is None or d_ is None) else d - (d_ < d) for d, d_ in zip(outer, self._in_dims)]
         out = _prefix_flat(self.prim.out_tree,
-                           self.prim.batch_dim_rule(axis_data, tree_unflatten(self.prim.in_tree, inner_view)))
-        return tree_unflatten(self.out_tree, [d if (d is None or d_ is None) else d + (d_ <= d)
+                           self.prim.batch_dim_rule(axis_data, _tree_unflatten(self.prim.in_tree, inner_view)))
+        return _tree_unflatten(self.out_tree, [d if (d is None or d_ is None) else d + (d_ <= d)
                                               for d, d_ in zip(out, self._out_dims)])
 
     def __hash__(self):
         return hash((type(self).__name__, self.prim, self.axis_data.size, str(self.in_dims), str(self.out_dim)))
 
 
+_VmapOf.__name__ = _VmapOf.__qualname__ = "VmapOf"   # JAX's name, as jaxprs print it
+
+
 # ----------------------------------------------------------------------------------------------- hi-types (names)
 
 class HiType:
-    """Base of an abstract hi-type (JAX's ``HiType``)."""
+    """Base of an abstract hi-type (JAX's ``HiType``): a subclass, hashable and comparable, says which arrays
+    make up its values (``lo_ty``), how a value becomes them and back (``lower_val``, ``raise_val``) and,
+    for autodiff, its tangent type (``to_tangent_aval``); ``register_hitype`` ties it to its values' class."""
     __slots__ = ()
+
+    def lo_ty(self):
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `lo_ty`")
+
+    def lower_val(self, hi_val):
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `lower_val`")
+
+    def raise_val(self, *lo_vals):
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `raise_val`")
+
+    def to_tangent_aval(self):
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `to_tangent_aval` to be "
+                                  "differentiated")
+
+
+class HiPspec:
+    """Base of a hi-type's partition spec (JAX's ``HiPspec``: ``to_lo``, ``to_tangent_spec``, ``to_ct_spec``)."""
+
+    def to_lo(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement `to_lo`")
+
+    def to_tangent_spec(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement `to_tangent_spec`")
+
+    def to_ct_spec(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement `to_ct_spec`")
+
+
+class TransformedRef:
+    """JAX's type of a ``Ref`` seen through indexing (``ref.at[...]``); cranax's ``Ref.at`` raises as JAX
+    0.10.2's does, so no value is ever of this type (``isinstance`` checks are False)."""
+
+    def __init__(self, ref, transforms):
+        self.ref, self.transforms = ref, transforms
 
 
 class MutableHiType(HiType):
@@ -623,4 +664,4 @@ control_flow_allowed_effects = _EffectTypeSet()
 
 def register_hitype(cls, to_aval):
     """Makes ``to_aval(value)`` the abstract value (``jax.typeof``) of the values of ``cls``."""
-    core.hi_avals[cls] = to_aval
+    _core.hi_avals[cls] = to_aval
