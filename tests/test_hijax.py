@@ -352,3 +352,12 @@ def test_hitype_grad():
     g = jax.grad(dot)(make_pair(jnp.asarray(XS)))   # the cotangent of a pair: its tangent type
     assert str(jax.typeof(g)) == 'float32[2,3]'
     _close(g, [[3., 4., 5.], [0., 1., 2.]])
+
+
+def test_hitype_inside_loops_and_conds():
+    body = lambda c, x: (c + dot(make_pair(jnp.stack([x, x]))), None)   # noqa: E731
+    _close(jax.lax.scan(body, 0.0, XS)[0], 55.0)
+    _close(jax.jit(lambda xs: jax.lax.scan(body, 0.0, xs)[0])(XS), 55.0)
+    out = jax.lax.cond(True, lambda x: dot(make_pair(x)), lambda x: 0.0, XS)
+    assert out.weak_type
+    _close(out, 14.0)

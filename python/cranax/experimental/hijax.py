@@ -237,23 +237,28 @@ _call_hi_p.pp_params = lambda eqn: [("_prim", eqn.params["_prim"])]
 
 
 def _inline(eqn):
-    """Lowering: ``expand`` traced on the equation's operand types (JAX's ``to_lojax``); the scalars it closes
-    over become literals (the core inlines const-free jaxprs only)."""
+    """Lowering: ``expand`` traced on the equation's operand types (JAX's ``to_lojax``)."""
     prim = eqn.params["_prim"]
     closed = _trace_to_jaxpr(lambda *xs: _expand_flat(prim, xs), [a.aval for a in eqn.invars])
+    return _const_free(closed, repr(prim) + ".expand"), eqn.invars
+
+
+def _const_free(closed, what):
+    """``closed``'s Jaxpr with the scalars it closes over made literals (lowering inlines const-free jaxprs,
+    and a rebuilt loop body must keep its operands)."""
     j = closed.jaxpr
     if not j.constvars:
-        return j, eqn.invars
+        return j
     lits = {}
     for v, c in zip(j.constvars, closed.consts):
         if _np.shape(c) != ():
-            raise NotImplementedError(f"{prim!r}.expand closes over an array of shape {_np.shape(c)}; cranax "
-                                      "lowers hi-primitive expansions that close over scalars only (pass the "
-                                      "array as an argument)")
+            raise NotImplementedError(f"{what} closes over an array of shape {_np.shape(c)}; cranax lowers "
+                                      "hi-primitive expansions that close over scalars only (pass the array as an "
+                                      "argument)")
         lits[v] = _Literal(c._value_scalar() if isinstance(c, _Array) else _np.asarray(c)[()], v.aval)
-    sub = lambda a: lits.get(a, a) if not isinstance(a, _Literal) else a
+    sub = lambda a: lits.get(a, a) if not isinstance(a, _Literal) else a   # noqa: E731
     eqns = [e.__class__([sub(a) for a in e.invars], e.outvars, e.primitive, e.params, e.src) for e in j.eqns]
-    return _Jaxpr([], j.invars, [sub(a) for a in j.outvars], eqns), eqn.invars
+    return _Jaxpr([], j.invars, [sub(a) for a in j.outvars], eqns, getattr(j, "debug_info", None))
 
 
 _call_hi_p.inline_jaxpr = staticmethod(_inline)
@@ -262,21 +267,41 @@ _call_hi_p.inline_jaxpr = staticmethod(_inline)
 # ----------------------------------------------------------------------------------------------- hi-typed jaxprs
 
 def _high_jaxpr(closed):
-    """Whether _ClosedJaxpr ``closed`` (or a jit in it) has a hi-typed variable."""
+    """Whether ClosedJaxpr ``closed`` (or a jaxpr nested in it) has a hi-typed variable."""
     hit = _high_cache.get(closed)
     if hit is None:
         j = closed.jaxpr
         hit = _high_cache[closed] = (any(_core.is_hi(v.aval) for v in j.invars)
                                      or any(_core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
-                                     or any(_high_jaxpr(_sub(e)) for e in j.eqns if _sub(e) is not None))
+                                     or any(_high_jaxpr(c) for e in j.eqns for c in _subs(e.params)))
     return hit
 
 
-def _sub(eqn):
-    inner = eqn.params.get("jaxpr") if eqn.primitive is _jit.jit_p else None
-    return inner if isinstance(inner, _ClosedJaxpr) else None
+def _subs(params):
+    for v in params.values():
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if isinstance(x, _ClosedJaxpr):
+                yield x
 
 
+def _lo_sub(v):
+    """A param of a loop or cond: each nested jaxpr with hi-typed values inside (not at its boundary, whose
+    arity the equation fixes) made one on lo types."""
+    if isinstance(v, tuple):
+        return tuple(_lo_sub(x) for x in v)
+    if not isinstance(v, _ClosedJaxpr) or not _high_jaxpr(v):
+        return v
+    hit = _lo_subs.get(v)
+    if hit is None:
+        if any(_core.is_hi(a) for a in v.in_avals + v.out_avals):
+            raise NotImplementedError("a loop or cond whose carries, operands or results are hi-typed: cranax "
+                                      "lowers hi-types inside them, and through hi-primitives and jit")
+        closed = _trace_to_jaxpr(lambda *xs: _eval_lo(v.jaxpr, v.consts, xs), v.in_avals)
+        hit = _lo_subs[v] = _ClosedJaxpr(_const_free(closed, "a hi-primitive in a loop body"), [])
+    return hit
+
+
+_lo_subs = _weakref.WeakKeyDictionary()
 _high_cache = _weakref.WeakKeyDictionary()
 _runners = _weakref.WeakKeyDictionary()
 
@@ -292,16 +317,17 @@ def _eval_lo(j, consts, args):
     env.update(zip(j.invars, args))
     for e in j.eqns:
         ins = [read(a) for a in e.invars]
-        inner = _sub(e)
+        inner = e.params.get("jaxpr") if e.primitive is _jit.jit_p else None
         if e.primitive is _call_hi_p:
             outs = _expand_flat(e.params["_prim"], ins)
-        elif inner is not None and _high_jaxpr(inner):
+        elif inner is not None and _high_jaxpr(inner):   # a jit: inline, whatever its boundary's types
             outs = _eval_lo(inner.jaxpr, inner.consts, ins)
         elif any(_core.is_hi(v.aval) for v in e.outvars) or any(_core.is_hi(getattr(a, "aval", None)) for a in ins):
             raise NotImplementedError(f"{e.primitive.name} on hi-typed values: cranax lowers hi-types through "
-                                      "hi-primitives and jit only")
+                                      "hi-primitives and jit, and inside loops and conds")
         else:
-            outs = e.primitive.bind(*ins, **e.params)
+            params = {k: _lo_sub(v) for k, v in e.params.items()}
+            outs = e.primitive.bind(*ins, **params)
             outs = outs if e.primitive.multiple_results else [outs]
         env.update(zip(e.outvars, outs))
     return [read(a) for a in j.outvars]
@@ -312,7 +338,7 @@ def _lo_parts(aval):
 
 
 def _runner(closed):
-    """For a _ClosedJaxpr with hi-typed variables, ``run(args, name)``: the jaxpr on their ``lo_ty`` arrays
+    """For a ClosedJaxpr with hi-typed variables, ``run(args, name)``: the jaxpr on their ``lo_ty`` arrays
     (JAX's lowering of hi-types), compiled as a jit, the hi-typed arguments lowered (``lower_val``) and
     results raised (``raise_val``); None for any other jaxpr. Built once per jaxpr."""
     hit = _runners.get(closed, _runners)

@@ -203,6 +203,9 @@ def _compiled_impl(prim):
         outs = prim.abstract_eval(*avals, **params)
         outvars = [Var(a) for a in outs]
         closed = ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]), [])
+        run = _jit.hi_runner[0](closed) if _jit.hi_runner else None
+        if run is not None:   # hi-typed values inside a body (``jax.experimental.hijax``): lowered first
+            return run(list(args), prim.name)
         text = lowering.lower_jaxpr(closed, prim.name)
         exe = _exe_cache.get(text)
         if exe is None:
