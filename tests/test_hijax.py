@@ -361,3 +361,16 @@ def test_hitype_inside_loops_and_conds():
     out = jax.lax.cond(True, lambda x: dot(make_pair(x)), lambda x: 0.0, XS)
     assert out.weak_type
     _close(out, 14.0)
+
+
+def test_hitype_closed_over():
+    p = make_pair(jnp.asarray(XS))
+    assert str(jax.make_jaxpr(lambda s: s * dot(p))(2.0)) == (
+        '{ lambda a:pair[3]; b:f32[]. let\n    c:f32[] = call_hi_primitive[_prim=Dot[{}]] a\n'
+        '    d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n    e:f32[] = mul d c\n'
+        '  in (e,) }')
+    _close(jax.jit(lambda s: s * dot(p))(2.0), 28.0)
+    _close(jax.grad(lambda s: s * dot(p))(2.0), 14.0)
+    # the value class built on traced arrays outside a hi-primitive: JAX's error
+    with pytest.raises(TypeError, match=r"^No constant handler for type: <class '.*DynamicJaxprTracer'>$"):
+        jax.jit(lambda x: Pair(x[0], x[1]))(XS)

@@ -271,7 +271,7 @@ def _high_jaxpr(closed):
     hit = _high_cache.get(closed)
     if hit is None:
         j = closed.jaxpr
-        hit = _high_cache[closed] = (any(_core.is_hi(v.aval) for v in j.invars)
+        hit = _high_cache[closed] = (any(_core.is_hi(v.aval) for v in j.invars + j.constvars)
                                      or any(_core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
                                      or any(_high_jaxpr(c) for e in j.eqns for c in _subs(e.params)))
     return hit
@@ -348,6 +348,12 @@ def _runner(closed):
         _runners[closed] = None
         return None
     in_avals, out_avals = closed.in_avals, closed.out_avals
+    for v, c in zip(closed.jaxpr.constvars, closed.consts):
+        # a hi value the function closes over: its arrays become the program's; holding tracers (the value
+        # class built on traced arrays outside a hi-primitive) it is JAX's error
+        for x in (v.aval.lower_val(c) if _core.is_hi(v.aval) else ()):
+            if isinstance(x, _Tracer):
+                raise TypeError(f"No constant handler for type: {type(x)}")
 
     def lo_fun(*lo_args):
         it = iter(lo_args)
