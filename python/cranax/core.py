@@ -117,6 +117,34 @@ aval_method = namedtuple("aval_method", ["fun"])
 _MISSING = object()
 
 
+def _hi_getattr(self, name):
+    # (only for names found nowhere else) JAX's text; a hi-type's aval lends its tracers the methods and
+    # properties it marks with ``aval_method``/``aval_property`` (what its values' class has)
+    attr = getattr(self.aval, name, _MISSING) if not name.startswith("__") else _MISSING
+    if attr is _MISSING:
+        raise AttributeError(f"{type(self).__name__} has no attribute {name}")
+    if type(attr) is aval_property:
+        return attr.fget(self)
+    if type(attr) is aval_method:
+        return types.MethodType(attr.fun, self)
+    return attr
+
+
+_hi_classes = {}
+
+
+def hi_tracer_class(cls):
+    """The class of ``cls``'s tracers whose aval is a hi-type: the same layout and name, and attribute reads
+    that fall through to the aval (``_hi_getattr``). A separate class, since a ``__getattr__`` on every tracer
+    would slow all their attribute reads (CPython then does not specialize them)."""
+    sub = _hi_classes.get(cls)
+    if sub is None:
+        sub = _hi_classes[cls] = type(cls.__name__, (cls,), {"__slots__": (), "__getattr__": _hi_getattr,
+                                                               "__module__": cls.__module__,
+                                                               "__qualname__": cls.__qualname__})
+    return sub
+
+
 # Value class → its abstract value, for the classes ``jax.experimental.hijax.register_hitype`` registers (values
 # of a user's hi-type, such as a quantized array: one value of one type to the tracing machinery).
 hi_avals = {}
@@ -124,7 +152,7 @@ hi_avals = {}
 
 def is_hi(aval):
     """True for a hi-type's abstract value (``jax.experimental.hijax.HiType``: it lowers to ``lo_ty()``)."""
-    return hasattr(aval, "lo_ty") and not isinstance(aval, ShapedArray)
+    return type(aval) is not ShapedArray and hasattr(aval, "lo_ty")
 
 
 def typeof(x):
@@ -262,7 +290,7 @@ class _TraceState(threading.local):
         self.trace = None   # None means the eval trace
         self.name_stack = []
         self.batch_rule_trace = None   # the BatchTrace whose batching rule is running (interpreters.batching)
-        self.jvp_rule_trace = None   # the JVPTrace whose jvp rule is running (interpreters.ad): its ``mode``
+        self.jvp_mode = None   # the ``mode`` of the JVPTrace whose jvp rule is running (interpreters.ad)
         self.axis_env = []   # (axis name, size) of the enclosing named axes (vmap/pmap axis_name), innermost last
 
 
@@ -520,21 +548,6 @@ class Tracer(AvalProperties):
     @property
     def aval(self):
         raise NotImplementedError
-
-    def __getattr__(self, name):
-        # (only for names found nowhere else) JAX's text; a hi-type's aval lends its tracers the methods and
-        # properties it marks with ``aval_method``/``aval_property`` (what its values' class has)
-        if name.startswith("__"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        aval = self.aval
-        attr = getattr(aval, name, _MISSING) if is_hi(aval) else _MISSING
-        if attr is _MISSING:
-            raise AttributeError(f"{type(self).__name__} has no attribute {name}")
-        if type(attr) is aval_property:
-            return attr.fget(self)
-        if type(attr) is aval_method:
-            return types.MethodType(attr.fun, self)
-        return attr
 
     def _short_repr(self):
         return f"traced array with shape {self.aval.str_short(short_dtypes=False)}"

@@ -165,8 +165,8 @@ class JVPTrace(core.Trace):
 
     ``mode`` says what the tangents are for, as JAX's rule tables do (``primitive_jvps`` for ``jax.jvp``,
     ``primitive_linearizations`` with ``is_vjp`` for ``grad``/``vjp`` and ``linearize``): None (forward mode),
-    "vjp" or "lin". Only rules with a rule per mode (hijax primitives) read it, from
-    ``core._state.jvp_rule_trace``; ``jvp_jaxpr`` (a jit's or a loop's jvp) passes it on to its inner trace."""
+    "vjp" or "lin". Only rules with a rule per mode (hijax primitives) read it, from ``core._state.jvp_mode``
+    while a rule runs; ``jvp_jaxpr`` (a jit's or a loop's jvp) passes it on to its inner trace."""
 
     def __init__(self, parent, mode=None):
         super().__init__()
@@ -193,19 +193,21 @@ class JVPTrace(core.Trace):
             p, t = self.unpack(a)
             primals.append(p)
             tangents.append(t)
-        st = core._state
         with set_current_trace(self.parent):
             if all(type(t) is Zero for t in tangents):
                 return prim.bind(*primals, **params)
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
-            prev = st.jvp_rule_trace
-            st.jvp_rule_trace = self
-            try:
+            prev = _st.jvp_mode
+            if prev is self.mode:   # (the common case: the function this trace runs set it)
                 p_out, t_out = rule(primals, tangents, **params)
-            finally:
-                st.jvp_rule_trace = prev
+            else:
+                _st.jvp_mode = self.mode
+                try:
+                    p_out, t_out = rule(primals, tangents, **params)
+                finally:
+                    _st.jvp_mode = prev
         if prim.multiple_results:
             return [self.wrap(p, t) for p, t in zip(p_out, t_out)]
         return self.wrap(p_out, t_out)
@@ -235,8 +237,20 @@ _INHERIT = object()
 
 def current_mode():
     """The ``mode`` of the JVPTrace whose rule is running (None outside any)."""
-    t = core._state.jvp_rule_trace
-    return None if t is None else t.mode
+    return _st.jvp_mode
+
+
+_st = core._state   # (one thread-local object; its attributes are per thread)
+
+
+def _run_in_mode(mode, fun, ins):
+    """``fun(*ins)`` with ``mode`` recorded, so the rules of the trace running it find it set already."""
+    prev = _st.jvp_mode
+    _st.jvp_mode = mode
+    try:
+        return fun(*ins)
+    finally:
+        _st.jvp_mode = prev
 
 
 def jvp_flat(fun, primals, tangents, aux_store=None, mode=_INHERIT):
@@ -249,7 +263,7 @@ def jvp_flat(fun, primals, tangents, aux_store=None, mode=_INHERIT):
     ins = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
     try:
         with set_current_trace(trace):
-            outs = fun(*ins)
+            outs = _run_in_mode(trace.mode, fun, ins)
         p_out, t_out = [], []
         for o in outs:
             p, t = trace.unpack(o)
@@ -310,7 +324,7 @@ def linearize_flat(fun, primals, aux_store=None, mode="vjp"):
         ins = [jt.wrap(p, t) for p, t in zip(primals, tangents)]
         try:
             with set_current_trace(jt):
-                outs = fun(*ins)
+                outs = _run_in_mode(mode, fun, ins)
             p_out, t_out = [], []
             for o in outs:
                 p, t = jt.unpack(o)
