@@ -374,3 +374,17 @@ def test_hitype_closed_over():
     # the value class built on traced arrays outside a hi-primitive: JAX's error
     with pytest.raises(TypeError, match=r"^No constant handler for type: <class '.*DynamicJaxprTracer'>$"):
         jax.jit(lambda x: Pair(x[0], x[1]))(XS)
+
+
+def test_vmap_of_rule_text_and_nesting():
+    # the default batch rule binds VmapOf (JAX's name and params; an unnamed axis is named by a fresh object)
+    assert str(jax.make_jaxpr(jax.vmap(jax.vmap(cube), in_axes=1))(jnp.ones((2, 3)))) == (
+        "{ lambda ; a:f32[2,3]. let\n    b:f32[3,2] = call_hi_primitive[\n      _prim=VmapOf[{'prim': VmapOf[{'prim': "
+        "Cube[{'scale': 1.0}], 'axis_data': AxisData(name=<object object at 0xXXXXXXXXXXXX>, size=2, spmd_name=None, "
+        "explicit_mesh_axis=None), 'in_dims': (0,), 'out_dim': 0}], 'axis_data': AxisData(name=<object object at "
+        "0xXXXXXXXXXXXX>, size=3, spmd_name=None, explicit_mesh_axis=None), 'in_dims': (1,), 'out_dim': 0}]\n    ] a\n"
+        "  in (b,) }")
+    _close(jax.jit(jax.vmap(cube))(jnp.arange(4.0)), [0., 1., 8., 27.])
+    _close(jax.vmap(jax.vmap(cube), in_axes=1)(jnp.arange(6.).reshape(2, 3)), [[0., 27.], [1., 64.], [8., 125.]])
+    _close(jax.vmap(jax.grad(lambda x: jnp.sum(jax.vmap(cube)(x))))(jnp.arange(6.).reshape(2, 3)),
+           [[0., 3., 12.], [27., 48., 75.]])

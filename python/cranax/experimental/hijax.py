@@ -474,7 +474,9 @@ _batching.batching_rules[_call_hi_linearized_p] = _lin_batch
 
 def _hi_batch(vals, dims, *, _prim):
     trace = _core._state.batch_rule_trace
-    axis_data = _batching.AxisData(trace.axis_name, trace.axis_size)
+    # an unnamed axis is named by a fresh object, as JAX's (its rules and printed params show it)
+    name = object() if trace.axis_name is None else trace.axis_name
+    axis_data = _batching.AxisData(name, trace.axis_size)
     ans, out_dims = _prim.batch(axis_data, _tree_unflatten(_prim.in_tree, list(vals)),
                                 _tree_unflatten(_prim.in_tree, list(dims)))
     return (_leaves_checked(_prim.out_tree, ans, f"output of {type(_prim).__name__}.batch"),
@@ -527,7 +529,9 @@ class _VmapOf(VJPHiPrimitive):
     def _run(self, fn, args, dims):
         """``fn(flat per-example args) -> flat outputs`` over ``args`` batched along ``dims``; the outputs
         come back with their batch axis first."""
-        return _run_batched(fn, self.axis_data.size, self.axis_data.name, [None if d is None else 0 for d in dims],
+        name = self.axis_data.name
+        name = None if type(name) is object else name   # (unnamed)
+        return _run_batched(fn, self.axis_data.size, name, [None if d is None else 0 for d in dims],
                             [_front(a, d) for a, d in zip(args, dims)])
 
     def _place(self, outs):
@@ -593,7 +597,7 @@ class _VmapOf(VJPHiPrimitive):
         inner_view = [d if (d is None or d_ is None) else d - (d_ < d) for d, d_ in zip(outer, self._in_dims)]
         out = _prefix_flat(self.prim.out_tree,
                            self.prim.batch_dim_rule(axis_data, _tree_unflatten(self.prim.in_tree, inner_view)))
-        return _tree_unflatten(self.out_tree, [d if (d is None or d_ is None) else d + (d_ <= d)
+        return _tree_unflatten(self.out_tree, [d if (d is None or d_ is None) else d + (d_ < d)
                                               for d, d_ in zip(out, self._out_dims)])
 
     def __hash__(self):
