@@ -388,3 +388,20 @@ def test_vmap_of_rule_text_and_nesting():
     _close(jax.vmap(jax.vmap(cube), in_axes=1)(jnp.arange(6.).reshape(2, 3)), [[0., 27.], [1., 64.], [8., 125.]])
     _close(jax.vmap(jax.grad(lambda x: jnp.sum(jax.vmap(cube)(x))))(jnp.arange(6.).reshape(2, 3)),
            [[0., 3., 12.], [27., 48., 75.]])
+
+
+def test_hitype_scan_carries_and_ys():
+    def body(c, x):
+        q = make_pair(jnp.stack([x, x]) + dot(c))
+        return q, dot(q)
+    xs = np.arange(9.0, dtype=np.float32).reshape(3, 3) / 10
+    c, ys = jax.lax.scan(body, make_pair(jnp.asarray(xs[:2])), xs)
+    assert str(jax.typeof(c)) == 'pair[3]'
+    _close(c.a, [1.6742355823516846, 1.774235486984253, 1.8742356300354004])
+    _close(ys, [0.19280000030994415, 1.0742355585098267, 9.463735580444336])
+    c2, ys2 = jax.jit(lambda xs: jax.lax.scan(body, make_pair(xs[:2]), xs))(xs)   # (JAX 0.10.2 fails here)
+    _close(c2.a, c.a)
+    _close(ys2, ys)
+    # hi-typed ys: their arrays stacked, then raised
+    _, qs = jax.lax.scan(lambda c, x: (c, make_pair(jnp.stack([x, x]))), 0.0, xs)
+    assert str(jax.typeof(qs)) == 'pair[3]' and qs.a.shape == (3, 3)

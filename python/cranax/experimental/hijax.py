@@ -30,7 +30,7 @@ from ..interpreters import ad as _ad, batching as _batching
 from ..interpreters.ad import Zero, is_undefined_primal
 from ..interpreters.partial_eval import trace_to_jaxpr as _trace_to_jaxpr
 from ..jaxpr import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr, Literal as _Literal
-from ..primitives import jit as _jit
+from ..primitives import control_flow as _control_flow, jit as _jit
 from ..primitives.state import AbstractRef
 from .._pytree import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 from ..custom_derivatives import _run_batched
@@ -320,6 +320,9 @@ def _eval_lo(j, consts, args):
         inner = e.params.get("jaxpr") if e.primitive is _jit.jit_p else None
         if e.primitive is _call_hi_p:
             outs = _expand_flat(e.params["_prim"], ins)
+        elif e.primitive is _raise_p or e.primitive is _lower_p:
+            outs = _raise_p.impl(*ins, **e.params) if e.primitive is _raise_p else _lower_p.impl(*ins, **e.params)
+            outs = [outs] if e.primitive is _raise_p else outs
         elif inner is not None and _high_jaxpr(inner):   # a jit: inline, whatever its boundary's types
             outs = _eval_lo(inner.jaxpr, inner.consts, ins)
         elif any(_core.is_hi(v.aval) for v in e.outvars) or any(_core.is_hi(getattr(a, "aval", None)) for a in ins):
@@ -371,6 +374,57 @@ def _runner(closed):
 
 
 _jit.hi_runner.append(_runner)
+
+
+# A hi-typed value made of its lo arrays and back, as equations (a scan's hi-typed carry crosses the loop
+# boundary as its arrays): ``aval`` names the hi-type; evaluating one is ``raise_val``/``lower_val``.
+_raise_p = _Primitive("hi_raise")
+_raise_p.abstract_eval = lambda *avals, aval: aval
+_raise_p.impl = lambda *xs, aval: aval.raise_val(*[_user(x) for x in xs])
+_lower_p = _Primitive("hi_lower", multiple_results=True)
+_lower_p.abstract_eval = lambda x, *, aval: list(aval.lo_ty())
+_lower_p.impl = lambda x, *, aval: list(aval.lower_val(x))
+
+
+def _lower_any(aval, x):
+    """``x``'s lo arrays: a hi value's (``lower_val``), a hi-typed tracer's (a ``hi_lower`` equation)."""
+    if isinstance(x, _Tracer):
+        return _lower_p.bind(x, aval=aval)
+    return list(aval.lower_val(x))
+
+
+def _hi_scan(f, init, xs, length, reverse, unroll):
+    """``lax.scan`` with hi-typed carries: the loop carries their lo arrays; the body gets the hi values back
+    (``hi_raise``), and its hi-typed results (carries, and ys: stacked as their arrays, then raised) are
+    lowered again (JAX's ``scan`` lowering of hi-types)."""
+    from ..lax import scan   # (at call time: the lax face sits above this hook's caller)
+    leaves, tree = _tree_flatten(init)
+    avals = [_core.get_aval(v) for v in leaves]
+    hi = [_core.is_hi(a) for a in avals]
+    lo_init = [_lower_any(a, v) if h else [v] for a, v, h in zip(avals, leaves, hi)]
+    store = {}
+
+    def body(lo_carry, x):
+        carry = [_raise_p.bind(*lo, aval=a) if h else lo[0] for lo, a, h in zip(lo_carry, avals, hi)]
+        c, y = f(_tree_unflatten(tree, carry), x)
+        c_leaves, c_tree = _tree_flatten(c)
+        c_avals = [_core.get_aval(v) for v in c_leaves]
+        if c_tree != tree or any(h and a != b for a, b, h in zip(avals, c_avals, hi)):
+            raise TypeError(f"scan body function carry input and carry output must have the same pytree "
+                            f"structure and hi-types; the carry input has types {avals} and the carry output "
+                            f"{c_avals}")
+        y_leaves, store["y_tree"] = _tree_flatten(y)
+        store["y_avals"] = y_avals = [_core.get_aval(v) for v in y_leaves]
+        return ([_lower_any(a, v) if h else [v] for a, v, h in zip(avals, c_leaves, hi)],
+                [_lower_any(a, v) if _core.is_hi(a) else [v] for a, v in zip(y_avals, y_leaves)])
+    lo_c, lo_y = scan(body, lo_init, xs, length=length, reverse=reverse, unroll=unroll)
+    carry = [(_raise_p.bind(*lo, aval=a) if any(isinstance(x, _Tracer) for x in lo) else a.raise_val(*lo))
+             if h else lo[0] for lo, a, h in zip(lo_c, avals, hi)]
+    ys = [a.raise_val(*lo) if _core.is_hi(a) else lo[0] for lo, a in zip(lo_y, store["y_avals"])]
+    return _tree_unflatten(tree, carry), _tree_unflatten(store["y_tree"], ys)
+
+
+_control_flow.hi_scan.append(_hi_scan)
 
 
 # ----------------------------------------------------------------------------------------------- autodiff
