@@ -273,15 +273,8 @@ def _high_jaxpr(closed):
         j = closed.jaxpr
         hit = _high_cache[closed] = (any(_core.is_hi(v.aval) for v in j.invars + j.constvars)
                                      or any(_core.is_hi(v.aval) for e in j.eqns for v in e.outvars)
-                                     or any(_high_jaxpr(c) for e in j.eqns for c in _subs(e.params)))
+                                     or any(_high_jaxpr(c) for e in j.eqns for c in _jit._sub_closed(e.params)))
     return hit
-
-
-def _subs(params):
-    for v in params.values():
-        for x in (v if isinstance(v, tuple) else (v,)):
-            if isinstance(x, _ClosedJaxpr):
-                yield x
 
 
 def _lo_sub(v):
