@@ -14,15 +14,21 @@ it meets:
 * ``vmap`` runs ``batch``; its default asks ``batch_dim_rule`` where the output's batch axis goes and binds
   ``VmapOf(prim, ...)``, a hi-primitive whose rules are the inner ones run per example.
 
-cranax's tracers carry no hi-types: ``HiType``/``register_hitype`` and the ``HiPrimitive`` base (flax.nnx
-subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined, but binding a ``HiPrimitive``
-raises ``NotImplementedError`` naming it, so a program that needs them fails loudly.
+Hi-types: a ``HiType`` subclass registered for its values' class (``register_hitype``) is their aval, so
+they pass through ``jit``/``grad``/``vmap`` as one value of one type (a hi-typed tracer lends the type's
+``aval_method``/``aval_property``), produced and consumed by hi-primitives. A jaxpr with hi-typed values runs
+on their ``lo_ty`` arrays (``_runner``: hi-primitives expanded, values lowered with ``lower_val`` and raised with
+``raise_val``, also inside loop and cond bodies); a scan carries a hi-typed carry as its arrays (``_hi_scan``);
+``grad`` differentiates with respect to a hi value in its ``to_tangent_aval``. Not provided: mapping specs
+(``vmap`` over hi values), mutable hi-types and QDD, shardings other than replicated (one device). The older
+``HiPrimitive`` base (flax.nnx subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined,
+but binding one raises ``NotImplementedError`` naming it, so a program that needs it fails loudly.
 """
 import weakref as _weakref
 
 import numpy as _np
 
-from .. import core as _core
+from .. import core as _core, lax as _lax, numpy as _jnp
 from ..array import Array as _Array
 from ..core import Primitive as _Primitive, Tracer as _Tracer, TypedScalar as _TypedScalar
 from ..core import ShapedArray, aval_method, aval_property
@@ -44,7 +50,8 @@ AbstractValue = ShapedArray
 
 
 def _unsupported(what):
-    raise NotImplementedError(f"jax.experimental.hijax: {what} is not supported by cranax (no hi-types)")
+    raise NotImplementedError(f"jax.experimental.hijax: {what} is not supported by cranax (only VJPHiPrimitive "
+                              "binds)")
 
 
 # ----------------------------------------------------------------------------------------------- pytree helpers
@@ -126,8 +133,7 @@ class _ValAccum(_GradAccum):
     def accum(self, ct):
         if ct is None or type(ct) is Zero:
             return
-        from .. import numpy as jnp   # (at call time: the numpy face imports below this module's layer)
-        ct = jnp.asarray(ct, self.aval.dtype) if not isinstance(ct, _Tracer) else ct
+        ct = _jnp.asarray(ct, self.aval.dtype) if not isinstance(ct, _Tracer) else ct
         if tuple(_np.shape(ct)) != tuple(self.aval.shape):
             raise ValueError(f"cotangent of shape {tuple(_np.shape(ct))} accumulated into an input of type "
                              f"{self.aval.str_short()}")
@@ -390,7 +396,6 @@ def _hi_scan(f, init, xs, length, reverse, unroll):
     """``lax.scan`` with hi-typed carries: the loop carries their lo arrays; the body gets the hi values back
     (``hi_raise``), and its hi-typed results (carries, and ys: stacked as their arrays, then raised) are
     lowered again (JAX's ``scan`` lowering of hi-types)."""
-    from ..lax import scan   # (at call time: the lax face sits above this hook's caller)
     leaves, tree = _tree_flatten(init)
     avals = [_core.get_aval(v) for v in leaves]
     hi = [_core.is_hi(a) for a in avals]
@@ -410,7 +415,7 @@ def _hi_scan(f, init, xs, length, reverse, unroll):
         store["y_avals"] = y_avals = [_core.get_aval(v) for v in y_leaves]
         return ([_lower_any(a, v) if h else [v] for a, v, h in zip(avals, c_leaves, hi)],
                 [_lower_any(a, v) if _core.is_hi(a) else [v] for a, v in zip(y_avals, y_leaves)])
-    lo_c, lo_y = scan(body, lo_init, xs, length=length, reverse=reverse, unroll=unroll)
+    lo_c, lo_y = _lax.scan(body, lo_init, xs, length=length, reverse=reverse, unroll=unroll)
     carry = [(_raise_p.bind(*lo, aval=a) if any(isinstance(x, _Tracer) for x in lo) else a.raise_val(*lo))
              if h else lo[0] for lo, a, h in zip(lo_c, avals, hi)]
     ys = [a.raise_val(*lo) if _core.is_hi(a) else lo[0] for lo, a in zip(lo_y, store["y_avals"])]
