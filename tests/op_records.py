@@ -593,6 +593,16 @@ _CALLS = [
                                        "test_custom_derivatives.py::test_optimize_remat_jaxpr_and_errors")),
     # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
+    # jax.experimental.hijax: a VJPHiPrimitive's application (its transpose runs the user's `transpose` rule),
+    # its tangent in a linearized jaxpr (transpose: the user's vjp_bwd), and a hi-typed scan carry made of its
+    # arrays and back
+    _r("call_hi_primitive", "call", linear=True,
+       tested_in=("test_hijax.py::test_grad_and_nesting", "test_hijax.py::test_jvp_and_vmap",
+                  "test_hijax.py::test_jaxpr_text")),
+    _r("call_hi_primitive_linearized", "internal", linear=True,
+       tested_in=("test_hijax.py::test_pytrees_and_accumulators", "test_hijax.py::test_grad_and_nesting")),
+    *[_r(n, "internal", tested_in=("test_hijax.py::test_hitype_scan_carries_and_ys",))
+      for n in ("hi_raise", "hi_lower")],
     # array-reference equations, staged by make_jaxpr only (primitives/state_jaxpr.py) for printing and
     # eval_jaxpr; every other transformation discharges refs while tracing
     *[_r(n, "internal", tested_in=("test_refs_jaxpr.py::test_jaxpr_text_as_jax",

@@ -28,12 +28,18 @@ _STAGED_REFS = ("make_jaxpr-only array-reference equations (primitives/state_jax
                 "function itself, where refs are discharged, and never meet them")
 for _n in ("new_ref", "get", "swap", "addupdate", "freeze"):
     NO_JVP_RULE[_n] = _STAGED_REFS
+NO_JVP_RULE["call_hi_primitive_linearized"] = _LINEAR_ONLY
+_HI_CARRY = ("a hi-typed scan carry made of its arrays and back (experimental/hijax.py): JAX differentiates and "
+             "batches no hi-typed carry either")
+NO_JVP_RULE.update(hi_raise=_HI_CARRY, hi_lower=_HI_CARRY)
 NO_BATCHING_RULE = {
     "iota": "no operands, so vmap never hands it a batched value: it binds on the parent trace unchanged",
     "custom_lin": _LINEAR_ONLY,
     "axis_index": "no operands: the vmap that owns its name rewrites it (batching.collective_rules); any other "
                   "vmap binds it on the parent trace unchanged",
     **{n: _STAGED_REFS for n in ("new_ref", "get", "swap", "addupdate", "freeze")},
+    "hi_raise": _HI_CARRY,
+    "hi_lower": _HI_CARRY,
 }
 
 

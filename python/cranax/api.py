@@ -30,7 +30,7 @@ from .interpreters.eval import eval_jaxpr
 from .interpreters.partial_eval import (_STATIC, DynamicJaxprTracer, LazyNames, arg_names, debug_info,
                                         keeps_call_consts, trace_to_jaxpr)
 from .jaxpr import ClosedJaxpr, Jaxpr
-from .primitives.jit import jit_p
+from .primitives.jit import hi_runner as _hi_runner, jit_p
 from .primitives import state as _state
 from .api_sharding import apply_out_shardings
 from ._layout import Format
@@ -378,6 +378,22 @@ def _leaf_sig(x):
     return get_aval(x)
 
 
+class _HiCall(Exception):
+    """A compiled signature whose jaxpr has hi-typed values (``jax.experimental.hijax``): ``jit.__call__``
+    runs it through its ``_HiExe`` instead of the buffer paths."""
+
+
+class _HiExe:
+    """The executable of a jaxpr with hi-typed values: ``run(leaves)`` lowers them to their arrays and runs
+    the lo program; ``execute`` (the buffer paths) hands over to it."""
+
+    def __init__(self, run, name):
+        self.run = lambda leaves: run(list(leaves), name)
+
+    def execute(self, bufs):
+        raise _HiCall()
+
+
 class _IntOverflow(OverflowError):
     """A Python int argument outside the default int type; ``jit.__call__`` names the argument."""
 
@@ -633,6 +649,9 @@ class JitWrapped(Wrapped):
                 shapes = "".join(f"{a!r}, " for a in in_avals).rstrip(" ")
                 _log.warning("Compiling jit(%s) with global shapes and types (%s). Argument mapping: (%s).",
                              self._name, shapes, ", ".join(["UnspecifiedValue"] * len(in_avals)) + ",")
+            run = _hi_runner[0](closed) if _hi_runner else None
+            if run is not None:
+                return _Entry(_HiExe(run, self._name), out_tree, [], closed.out_avals, closed)
             wire = lowering.lower_jaxpr(closed, self._name)
             if log:
                 t2 = time.perf_counter()
@@ -728,6 +747,11 @@ class JitWrapped(Wrapped):
             return self._call_with_refs(args, kwargs)
         except _IntOverflow as e:   # (a try costs nothing on the steady-state path)
             raise self._int_overflow(args, kwargs, e.args[0]) from None
+        except _HiCall:
+            dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+            leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+            entry = self._cache.get((in_tree, tuple(_leaf_sig(x) for x in leaves), statics))
+            return tree_unflatten(entry.out_tree, entry.exe.run(leaves))
 
     def _int_overflow(self, args, kwargs, value):
         """JAX's error for a Python int argument too large for the default int type, naming its path."""
@@ -816,6 +840,8 @@ class JitWrapped(Wrapped):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache.get_or_insert_with(key, lambda: self._compile(key, in_tree, statics, sigs))
+        if type(entry.exe) is _HiExe:
+            return tree_unflatten(entry.out_tree, entry.exe.run(leaves))
         if all_arrays:
             bufs = entry.const_bufs + [x._buf for x in leaves]
         else:

@@ -123,7 +123,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         tans.append(t if ad.is_float(pa.dtype) else Zero(pa))
     store = {}
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
-    p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans, store)
+    p_out, t_out = ad.jvp_flat(flat, [_as_array(p) for p in p_leaves], tans, store, mode=None)
     out_tree = store["tree"]
     po = tree_unflatten(out_tree, [_user_out(p) for p in p_out])
     # an input returned as it came keeps its tangent as given (JAX); computed tangents are Arrays
@@ -137,20 +137,20 @@ def jvp(fun, primals, tangents, has_aux=False):
 
 # ----------------------------------------------------------------------------------------------- linearize / vjp
 
-def _linearize(fun, primals, has_aux):
+def _linearize(fun, primals, has_aux, mode="vjp"):
     p_leaves, p_tree = tree_flatten(tuple(primals))
     store = {}
     flat = _flat_fun(lambda *a: fun(*a), p_tree, store, has_aux)
-    p_out, linear, nz = ad.linearize_flat(flat, [_as_array(p) for p in p_leaves], store)
+    p_out, linear, nz = ad.linearize_flat(flat, [_as_array(p) for p in p_leaves], store, mode)
     return p_leaves, p_tree, p_out, store, linear, nz
 
 
 def linearize(fun, *primals, has_aux=False):
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linearized function (a jaxpr; the
     primal work is not redone). Mirrors ``jax.linearize``."""
-    p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
+    p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux, "lin")
     out_tree = store["tree"]
-    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     out_avals = [get_aval(p) for p in p_out]
 
     def f_jvp(*tangents):
@@ -177,7 +177,7 @@ def _vjp(fun, primals, has_aux):
         # differentiated; the pullback then fails, as JAX's, wanting the cotangent as a Ref.
         return _vjp_with_ref_primals(fun, primals, has_aux, refs[0])
     p_leaves, p_tree, p_out, store, linear, nz = _linearize(fun, primals, has_aux)
-    float_in = [ad.is_float(get_aval(p).dtype) for p in p_leaves]
+    float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
 
     def vjp_flat(cts, consts=None):
@@ -406,7 +406,7 @@ def _argnums_tuple(argnums):
 
 
 def _check_input_dtype(x, allow_int, what, holomorphic=False):
-    dt = get_aval(x).dtype
+    dt = ad._tangent_aval(get_aval(x)).dtype
     if holomorphic and dt.kind != "c":
         raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
     if ad.is_float(dt):

@@ -8,6 +8,8 @@ trace are constants to it.
 import os
 import sys
 import threading
+import types
+from collections import namedtuple
 from contextlib import contextmanager
 
 import numpy as np
@@ -30,11 +32,15 @@ class ShapedArray:
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
-    def __init__(self, shape, dtype, weak_type=False):
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         self.shape = shape if type(shape) is tuple else tuple(shape)
         self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
         self.weak_type = weak_type is True or bool(weak_type)
         self._hash = None
+        if sharding is not None and any(p is not None for p in getattr(sharding, "spec", ())):
+            # (JAX's explicit-sharding types: cranax's arrays live on one device, replicated)
+            raise NotImplementedError(f"ShapedArray with sharding {sharding}: cranax runs on one device, so an "
+                                      "aval's sharding is replicated (every spec entry None)")
 
     @property
     def ndim(self):
@@ -98,7 +104,55 @@ def get_aval(x):
         return _scalar_aval(x)
     if isinstance(x, np.ndarray):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), False)
+    to_aval = hi_avals.get(type(x))
+    if to_aval is not None:
+        return to_aval(x)
     raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid JAX type")
+
+
+# What a hi-type's aval class marks as shared with its values' class: read on a tracer of that type, an
+# ``aval_property`` is ``fget(tracer)`` and an ``aval_method`` is ``fun`` bound to the tracer (JAX's names).
+aval_property = namedtuple("aval_property", ["fget"])
+aval_method = namedtuple("aval_method", ["fun"])
+_MISSING = object()
+
+
+def _hi_getattr(self, name):
+    # (only for names found nowhere else) JAX's text; a hi-type's aval lends its tracers the methods and
+    # properties it marks with ``aval_method``/``aval_property`` (what its values' class has)
+    attr = getattr(self.aval, name, _MISSING) if not name.startswith("__") else _MISSING
+    if attr is _MISSING:
+        raise AttributeError(f"{type(self).__name__} has no attribute {name}")
+    if type(attr) is aval_property:
+        return attr.fget(self)
+    if type(attr) is aval_method:
+        return types.MethodType(attr.fun, self)
+    return attr
+
+
+_hi_classes = {}
+
+
+def hi_tracer_class(cls):
+    """The class of ``cls``'s tracers whose aval is a hi-type: the same layout and name, and attribute reads
+    that fall through to the aval (``_hi_getattr``). A separate class, since a ``__getattr__`` on every tracer
+    would slow all their attribute reads (CPython then does not specialize them)."""
+    sub = _hi_classes.get(cls)
+    if sub is None:
+        sub = _hi_classes[cls] = type(cls.__name__, (cls,), {"__slots__": (), "__getattr__": _hi_getattr,
+                                                               "__module__": cls.__module__,
+                                                               "__qualname__": cls.__qualname__})
+    return sub
+
+
+# Value class → its abstract value, for the classes ``jax.experimental.hijax.register_hitype`` registers (values
+# of a user's hi-type, such as a quantized array: one value of one type to the tracing machinery).
+hi_avals = {}
+
+
+def is_hi(aval):
+    """True for a hi-type's abstract value (``jax.experimental.hijax.HiType``: it lowers to ``lo_ty()``)."""
+    return type(aval) is not ShapedArray and hasattr(aval, "lo_ty")
 
 
 def typeof(x):
@@ -236,6 +290,7 @@ class _TraceState(threading.local):
         self.trace = None   # None means the eval trace
         self.name_stack = []
         self.batch_rule_trace = None   # the BatchTrace whose batching rule is running (interpreters.batching)
+        self.jvp_mode = None   # the ``mode`` of the JVPTrace whose jvp rule is running (interpreters.ad)
         self.axis_env = []   # (axis name, size) of the enclosing named axes (vmap/pmap axis_name), innermost last
 
 

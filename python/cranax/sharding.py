@@ -242,6 +242,10 @@ class NamedSharding(Sharding):
         devs = getattr(self.mesh, "devices", None)   # an AbstractMesh has none
         return set(devs.flat) if devs is not None else set()
 
+    def update(self, *, mesh=None, spec=None, memory_kind=None):
+        """This sharding with ``mesh`` and/or ``spec`` replaced (JAX's ``NamedSharding.update``)."""
+        return NamedSharding(self.mesh if mesh is None else mesh, self.spec if spec is None else spec)
+
     def __eq__(self, other):
         return isinstance(other, NamedSharding) and self.mesh == other.mesh and self.spec == other.spec
 

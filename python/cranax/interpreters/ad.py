@@ -161,11 +161,17 @@ class JVPTracer(Tracer):
 
 
 class JVPTrace(core.Trace):
-    """Forward mode: each value carries a tangent; rules run on ``parent`` (a trace or None for eval)."""
+    """Forward mode: each value carries a tangent; rules run on ``parent`` (a trace or None for eval).
 
-    def __init__(self, parent):
+    ``mode`` says what the tangents are for, as JAX's rule tables do (``primitive_jvps`` for ``jax.jvp``,
+    ``primitive_linearizations`` with ``is_vjp`` for ``grad``/``vjp`` and ``linearize``): None (forward mode),
+    "vjp" or "lin". Only rules with a rule per mode (hijax primitives) read it, from ``core._state.jvp_mode``
+    while a rule runs; ``jvp_jaxpr`` (a jit's or a loop's jvp) passes it on to its inner trace."""
+
+    def __init__(self, parent, mode=None):
         super().__init__()
         self.parent = parent
+        self.mode = mode
 
     def unpack(self, x):
         if isinstance(x, JVPTracer) and x._trace is self:
@@ -193,7 +199,15 @@ class JVPTrace(core.Trace):
             rule = jvp_rules.get(prim)
             if rule is None:
                 raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented")
-            p_out, t_out = rule(primals, tangents, **params)
+            prev = _st.jvp_mode
+            if prev is self.mode:   # (the common case: the function this trace runs set it)
+                p_out, t_out = rule(primals, tangents, **params)
+            else:
+                _st.jvp_mode = self.mode
+                try:
+                    p_out, t_out = rule(primals, tangents, **params)
+                finally:
+                    _st.jvp_mode = prev
         if prim.multiple_results:
             return [self.wrap(p, t) for p, t in zip(p_out, t_out)]
         return self.wrap(p_out, t_out)
@@ -203,7 +217,13 @@ class JVPTrace(core.Trace):
 
 
 def _tangent_aval(aval):
-    return aval
+    # a hi-type (``jax.experimental.hijax``) names its tangent type, e.g. a quantized array's is a float array
+    return aval.to_tangent_aval() if core.is_hi(aval) else aval
+
+
+def has_tangent(aval):
+    """Whether values of ``aval`` are differentiated (float tangents; integers and bools get ``Zero``)."""
+    return is_float(_tangent_aval(aval).dtype)
 
 
 def _lower_aux(trace, store):
@@ -212,16 +232,38 @@ def _lower_aux(trace, store):
         store["aux"] = tree_map(lambda v: trace.unpack(v)[0] if isinstance(v, Tracer) else v, store["aux"])
 
 
-def jvp_flat(fun, primals, tangents, aux_store=None):
+_INHERIT = object()
+
+
+def current_mode():
+    """The ``mode`` of the JVPTrace whose rule is running (None outside any)."""
+    return _st.jvp_mode
+
+
+_st = core._state   # (one thread-local object; its attributes are per thread)
+
+
+def _run_in_mode(mode, fun, ins):
+    """``fun(*ins)`` with ``mode`` recorded, so the rules of the trace running it find it set already."""
+    prev = _st.jvp_mode
+    _st.jvp_mode = mode
+    try:
+        return fun(*ins)
+    finally:
+        _st.jvp_mode = prev
+
+
+def jvp_flat(fun, primals, tangents, aux_store=None, mode=_INHERIT):
     """Runs ``fun`` (flat lists in and out) in forward mode on the current trace. Tangents may be Zero;
     returns (primals_out, tangents_out) with Zero for outputs that do not depend on the inputs. An
-    ``aux_store`` dict's "aux" entry (set by ``fun``) is replaced by its primal value."""
+    ``aux_store`` dict's "aux" entry (set by ``fun``) is replaced by its primal value. ``mode``: the
+    trace's (``JVPTrace``); by default that of the rule running, so a rule's inner jvp keeps its purpose."""
     parent = core._state.trace
-    trace = JVPTrace(parent)
+    trace = JVPTrace(parent, current_mode() if mode is _INHERIT else mode)
     ins = [trace.wrap(p, t) for p, t in zip(primals, tangents)]
     try:
         with set_current_trace(trace):
-            outs = fun(*ins)
+            outs = _run_in_mode(trace.mode, fun, ins)
         p_out, t_out = [], []
         for o in outs:
             p, t = trace.unpack(o)
@@ -266,22 +308,23 @@ class PartialEvalTrace(DynamicJaxprTrace):
         return "PartialEvalTrace"
 
 
-def linearize_flat(fun, primals, aux_store=None):
+def linearize_flat(fun, primals, aux_store=None, mode="vjp"):
     """Linearizes ``fun`` (flat lists) at ``primals`` on the current trace. Returns
     ``(primals_out, linear, out_nonzero)``: ``linear`` is a ClosedJaxpr from the tangents of the float
-    inputs (in order) to the non-zero output tangents, with the residuals as its consts."""
+    inputs (in order) to the non-zero output tangents, with the residuals as its consts. ``mode``: "vjp"
+    (to be transposed: ``grad``/``vjp``) or "lin" (``jax.linearize``), for rules that differ (hijax)."""
     parent = core._state.trace
     pe = PartialEvalTrace(parent)
     tangents = []
     for p in primals:
         aval = get_aval(p)
-        tangents.append(pe.new_arg(_tangent_aval(aval)) if is_float(aval.dtype) else Zero(aval))
+        tangents.append(pe.new_arg(_tangent_aval(aval)) if has_tangent(aval) else Zero(aval))
     try:
-        jt = JVPTrace(pe)
+        jt = JVPTrace(pe, mode)
         ins = [jt.wrap(p, t) for p, t in zip(primals, tangents)]
         try:
             with set_current_trace(jt):
-                outs = fun(*ins)
+                outs = _run_in_mode(mode, fun, ins)
             p_out, t_out = [], []
             for o in outs:
                 p, t = jt.unpack(o)
@@ -502,26 +545,28 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     Returns ``(jaxpr, consts, out_nonzeros)``; the jaxpr takes ``consts`` first."""
     nonzeros = tuple(bool(z) for z in nonzeros)
     instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
+    mode = current_mode()
 
     def make():
         n = len(closed.in_avals)
         in_avals = closed.in_avals
-        nz = [z and is_float(a.dtype) for z, a in zip(nonzeros, in_avals)]
-        inst = [i and is_float(a.dtype) for i, a in zip(instantiate, closed.out_avals)]
+        nz = [z and has_tangent(a) for z, a in zip(nonzeros, in_avals)]
+        inst = [i and has_tangent(a) for i, a in zip(instantiate, closed.out_avals)]
         store = {}
 
         def f(*args):
             primals = list(args[:n])
             it = iter(args[n:])
-            tangents = [next(it) if z else Zero(a) for z, a in zip(nz, in_avals)]
-            p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
+            tangents = [next(it) if z else Zero(_tangent_aval(a)) for z, a in zip(nz, in_avals)]
+            p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents,
+                                    mode=mode)
             out_nz = [type(t) is not Zero or i for t, i in zip(t_out, inst)]
             store["nz"] = out_nz
             return list(p_out) + [instantiate_zeros(t) for t, z in zip(t_out, out_nz) if z]
-        avals = list(in_avals) + [a for z, a in zip(nz, in_avals) if z]
+        avals = list(in_avals) + [_tangent_aval(a) for z, a in zip(nz, in_avals) if z]
         jaxpr, consts = trace_to_jaxpr(f, avals).hoist_consts()
         return jaxpr, consts, store["nz"]
-    return _cached(_jvp_cache, closed, (nonzeros, instantiate), make)
+    return _cached(_jvp_cache, closed, (nonzeros, instantiate, mode), make)
 
 
 def partial_eval_jaxpr(closed, unknowns, instantiate=None):

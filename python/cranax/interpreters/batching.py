@@ -162,6 +162,10 @@ class AxisData:
     def explicit_mesh_axis(self):
         return None
 
+    def __repr__(self):
+        return (f"AxisData(name={self.name!r}, size={self.size!r}, spmd_name={self.spmd_name!r}, "
+                "explicit_mesh_axis=None)")
+
 
 def _axis_rule(prim, trace):
     name = getattr(trace, "axis_name", None)

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from .. import core
-from ..core import Tracer, get_aval, set_current_trace, user_source
+from ..core import ShapedArray, Tracer, get_aval, set_current_trace, user_source
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _subjaxprs
 from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
@@ -128,6 +128,8 @@ class DynamicJaxprTracer(Tracer):
         self._trace = trace
         self._aval = aval
         self.var = var
+        if type(aval) is not ShapedArray and core.is_hi(aval):
+            self.__class__ = core.hi_tracer_class(DynamicJaxprTracer)
 
     @property
     def aval(self):

@@ -90,9 +90,10 @@ def _folded(a, b, preferred_element_type, name="dot"):
     return _dg(a, b, (ac,), (bc,), dt=dt)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
-    (last for 1-D ``b``). Mirrors ``jax.numpy.dot``."""
+    (last for 1-D ``b``). ``out_sharding`` is accepted and, cranax running on one device, has no effect (as
+    ``lax.reshape``'s). Mirrors ``jax.numpy.dot``."""
     g = _folded(a, b, preferred_element_type)
     if g is not None:
         return g
@@ -107,13 +108,13 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt)
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's rules: a 1-D operand is a vector (contracted directly, no unit axis), the
     leading (batch) axes broadcast, size-1 batch axes are squeezed rather than broadcast. ``a [..., M, K]``,
     ``b [..., K, N]`` give ``[..., M, N]`` in their promoted dtype (or ``preferred_element_type``). A 0-d
-    operand is a ``ValueError``, unequal contracting sizes a ``TypeError``. Mirrors ``jax.numpy.matmul`` /
-    ``@``, and like it is one ``dot_general`` (with a ``squeeze`` before and a ``transpose`` after where
-    needed)."""
+    operand is a ``ValueError``, unequal contracting sizes a ``TypeError``. ``out_sharding``: as ``dot``'s.
+    Mirrors ``jax.numpy.matmul`` / ``@``, and like it is one ``dot_general`` (with a ``squeeze`` before and a
+    ``transpose`` after where needed)."""
     g = _folded(a, b, preferred_element_type, "matmul")
     if g is not None:
         return g

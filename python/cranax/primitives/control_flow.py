@@ -28,6 +28,7 @@ from ..config import config
 from ..errors import ConcretizationTypeError
 from ..array import Array, _from_host, _to_buffer
 from ..core import Primitive, Tracer, TypedScalar, get_aval, set_current_trace, typed_scalar
+from ..core import hi_avals as _hi_avals, is_hi as _is_hi
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
 from ..interpreters import lowering
@@ -203,6 +204,9 @@ def _compiled_impl(prim):
         outs = prim.abstract_eval(*avals, **params)
         outvars = [Var(a) for a in outs]
         closed = ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]), [])
+        run = _jit.hi_runner[0](closed) if _jit.hi_runner else None
+        if run is not None:   # hi-typed values inside a body (``jax.experimental.hijax``): lowered first
+            return run(list(args), prim.name)
         text = lowering.lower_jaxpr(closed, prim.name)
         exe = _exe_cache.get(text)
         if exe is None:
@@ -1313,9 +1317,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     return _scan(f, init, xs, length, reverse, unroll, "scan body")
 
 
+# ``[scan(f, init, xs, length, reverse, unroll)]`` once ``jax.experimental.hijax`` is imported: a scan whose
+# carries hold hi-typed values (a user's hi-type: ``core.hi_avals``), run on their lo arrays
+hi_scan = []
+
+
 def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
+    if _hi_avals and hi_scan and not refs and any(
+            _is_hi(getattr(v, "aval", None)) or type(v) in _hi_avals for v in tree_flatten(init)[0]):
+        return hi_scan[0](f, init, xs, length, reverse, unroll)
     xs_flat, xs_tree = tree_flatten(xs)
     xs_flat = [_as_value(x) for x in xs_flat]
     lengths = []
@@ -1384,6 +1396,8 @@ def _scan(f, init, xs, length, reverse, unroll, what, dbg=None, refs=()):
         init_flat, changed = _promote_weak(init_flat, carry_avals, c_out)
         if not changed:
             break
+    if _hi_avals and hi_scan and not refs and any(_is_hi(a) for a in closed.out_avals):
+        return hi_scan[0](f, init, xs, length, reverse, unroll)   # hi-typed ys (or carries)
     msg = _carry_diff_text(what, init_tree, carry_avals, store["c_tree"], c_out, f, init)
     if msg is not None:
         raise TypeError(msg)

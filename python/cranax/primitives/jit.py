@@ -42,6 +42,10 @@ class JitPrimitive(Primitive):
         return super().bind(*args, jaxpr=jaxpr, name=name)
 
     def _impl(self, *args, jaxpr, name):
+        if hi_runner:   # (once ``jax.experimental.hijax`` is imported) a jaxpr with hi-typed values
+            run = hi_runner[0](jaxpr)
+            if run is not None:
+                return run(args, name)
         if _holds_consts(jaxpr):   # (eval_jaxpr of a make_jaxpr result) the hoisted program, consts uploaded once
             jaxpr, consts = _hoisted(jaxpr)
             return self._impl(*consts, *args, jaxpr=jaxpr, name=name)
@@ -66,6 +70,9 @@ class JitPrimitive(Primitive):
 
 
 jit_p = JitPrimitive()
+# ``[runner(closed)]`` once ``jax.experimental.hijax`` is imported: for a jaxpr with hi-typed variables, the
+# function that runs it on their lo arrays (``run(args, name)``), else None
+hi_runner = []
 _hoisted_cache = weakref.WeakKeyDictionary()
 
 
