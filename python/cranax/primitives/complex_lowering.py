@@ -421,6 +421,18 @@ for _name in ("broadcast_in_dim", "reshape", "transpose", "squeeze", "slice", "d
     _rules[_name] = _componentwise
 
 
+def _iota(em, eqn, ins):
+    # the index in the real part, zeros in the imaginary part
+    out = eqn.outvars[0].aval
+    b = _B(em, _rd(out), out.shape)
+    p = eqn.params
+    re = b.op("iota", params={"dtype": _short(_rd(out)), "shape": list(out.shape), "dimension": int(p["dimension"])})
+    return [(re, b.zeros())]
+
+
+_rules["iota"] = _iota
+
+
 def _dot_general(em, eqn, ins):
     # (A + iB)(C + iD) = (AC - BD) + i(AD + BC): four real products with the same dimension numbers
     real, params = _wire_of(eqn)

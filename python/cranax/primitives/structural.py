@@ -121,6 +121,9 @@ transpose_p = standard_primitive("transpose", _transpose_abstract,
 
 
 def _iota_abstract(dtype, shape, dimension, sharding=None):
+    if np.dtype(dtype).kind not in "iufc":
+        raise TypeError(f"iota does not accept dtype {np.dtype(dtype).name}. "
+                        "Accepted dtypes are subtypes of integer, floating, complexfloating.")
     shape = _ints("iota", shape, "shape")
     if any(d < 0 for d in shape):
         raise ValueError(f"iota shape must have every element be nonnegative, got {shape}")
