@@ -50,6 +50,9 @@ def _unique(ar, return_index, return_inverse, return_counts, axis, equal_nan, si
         raise NotImplementedError(f"jnp.{name} with axis= is not implemented in cranax (flattens only)")
     shape = ar.shape
     a = ravel(ar)
+    if _dtypes.issubdtype(a.dtype, _np.complexfloating):
+        # as JAX: a complex value with a NaN part becomes nan+0j (the NaNs then sort together, last)
+        a = where(isnan(a), asarray(complex(_np.nan, 0), a.dtype), a)
     n = a.shape[0]
     perm = argsort(a, stable=True)
     s = take(a, perm)
@@ -89,24 +92,26 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return _unique(ar, return_index, return_inverse, return_counts, axis, equal_nan, size, fill_value, "unique")
 
 
+# The array-API forms: each NaN is its own value (JAX 0.10.2 passes equal_nan=False, whatever its docstrings say)
+
 def unique_values(x, *, size=None, fill_value=None):
-    """``unique(x)``. Mirrors ``jax.numpy.unique_values``."""
-    return _unique(x, False, False, False, None, True, size, fill_value, "unique_values")
+    """``unique(x, equal_nan=False)``. Mirrors ``jax.numpy.unique_values``."""
+    return _unique(x, False, False, False, None, False, size, fill_value, "unique_values")
 
 
 def unique_counts(x, *, size=None, fill_value=None):
     """``(values, counts)``. Mirrors ``jax.numpy.unique_counts``."""
-    return _UniqueCountsResult(*_unique(x, False, False, True, None, True, size, fill_value, "unique_counts"))
+    return _UniqueCountsResult(*_unique(x, False, False, True, None, False, size, fill_value, "unique_counts"))
 
 
 def unique_inverse(x, *, size=None, fill_value=None):
     """``(values, inverse_indices)``. Mirrors ``jax.numpy.unique_inverse``."""
-    return _UniqueInverseResult(*_unique(x, False, True, False, None, True, size, fill_value, "unique_inverse"))
+    return _UniqueInverseResult(*_unique(x, False, True, False, None, False, size, fill_value, "unique_inverse"))
 
 
 def unique_all(x, *, size=None, fill_value=None):
     """``(values, indices, inverse_indices, counts)``. Mirrors ``jax.numpy.unique_all``."""
-    return _UniqueAllResult(*_unique(x, True, True, True, None, True, size, fill_value, "unique_all"))
+    return _UniqueAllResult(*_unique(x, True, True, True, None, False, size, fill_value, "unique_all"))
 
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):

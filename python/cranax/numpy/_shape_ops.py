@@ -811,6 +811,15 @@ def _canonicalize_float_for_sort(x):
     return lax.select(lax.ne(x, x), lax.full_like(x, _np.nan), x)
 
 
+def _sort_before(op, x, y):
+    """``x`` before ``y`` (``op``: ``lt_to_p`` or ``le_to_p``) in ``jnp.sort``'s order. A complex value is the
+    key pair (real, imag), compared lexicographically as JAX's sort comparators do."""
+    if not _dtypes.issubdtype(x.dtype, _np.complexfloating):
+        return op.bind(_canonicalize_float_for_sort(x), _canonicalize_float_for_sort(y))
+    xr, xi, yr, yi = (_canonicalize_float_for_sort(f(v)) for v in (x, y) for f in (lax.real, lax.imag))
+    return lax.bitwise_or(lax.lt_to_p.bind(xr, yr), lax.bitwise_and(lax.eq_to_p.bind(xr, yr), op.bind(xi, yi)))
+
+
 def _searchsorted_scan(sorted_arr, query, side, dtype, unrolled):
     # a binary search for every query at once: ceil(log2(n + 1)) halvings of [low, high), so memory stays
     # O(queries) where compare_all needs n x queries
@@ -819,12 +828,11 @@ def _searchsorted_scan(sorted_arr, query, side, dtype, unrolled):
         return lax.full(query.shape, 0, dtype)
     go_left_p = lax.le_to_p if side == "left" else lax.lt_to_p
     udt = _np.uint64 if _np.dtype(dtype).itemsize == 8 else _np.uint32
-    q = _canonicalize_float_for_sort(query)
 
     def body(state, _):
         low, high = state
         mid = low + (high - low) // 2
-        go_left = go_left_p.bind(q, _canonicalize_float_for_sort(sorted_arr[mid]))
+        go_left = _sort_before(go_left_p, query, sorted_arr[mid])
         return (lax.select(go_left, low, mid), lax.select(go_left, mid, high)), ()
 
     levels = int(_np.ceil(_np.log2(n + 1)))
@@ -840,9 +848,9 @@ _searchsorted_scan_jit = jit(_searchsorted_scan, static_argnames=("side", "dtype
 def _searchsorted_compare_all(sorted_arr, query, side, dtype):
     # every query against every element: n x queries booleans, the fastest for a short ``a``
     shape = query.shape + sorted_arr.shape
-    a = broadcast_to(_canonicalize_float_for_sort(sorted_arr), shape)
-    vb = broadcast_to(_canonicalize_float_for_sort(expand_dims(query, -1)), shape)
-    before = (lax.lt_to_p if side == "left" else lax.le_to_p).bind(a, vb)
+    a = broadcast_to(sorted_arr, shape)
+    vb = broadcast_to(expand_dims(query, -1), shape)
+    before = _sort_before(lax.lt_to_p if side == "left" else lax.le_to_p, a, vb)
     return sum(before.astype(dtype), axis=-1, dtype=dtype)
 
 
@@ -1072,7 +1080,7 @@ def nonzero(a, *, size=None, fill_value=None):
     flat = ravel(not_equal(a, zeros((), a.dtype)))
     n = flat.shape[0]
     mask = flat.astype(_np.int32)
-    pos = lax.sub(cumsum(mask), _np.int32(1))
+    pos = lax.sub(cumsum(mask, dtype=_np.int32), _np.int32(1))   # int32 under x64 too
     # each nonzero element writes its flat index at its rank; others (and ranks >= size) are dropped
     target = where(flat, pos, _np.int32(size))
     ids = lax.iota(_np.int32, n)
@@ -1120,6 +1128,12 @@ def argwhere(a, *, size=None, fill_value=None):
 
 # ---- partitions, complex sorting and nested blocks (issue 22)
 
+def _no_complex_partition(a, name):
+    # as JAX 0.10.2 (its partitions go through top_k, which takes no complex operand)
+    if _dtypes.issubdtype(_dtypes.dtype(a), _np.complexfloating):
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+
+
 def _partition_prep(a, kth, axis):
     a = asarray(a)
     if a.ndim == 0:
@@ -1138,6 +1152,7 @@ def partition(a, kth, axis=-1):
     """``a`` along ``axis`` with the ``kth + 1`` smallest values first (in ascending order, the kth in
     place) and the rest after (in descending order), as JAX lays them out (NumPy leaves both sides
     unordered). Mirrors ``jax.numpy.partition``."""
+    _no_complex_partition(a, "partition")
     arr, kth, axis = _partition_prep(a, kth, axis)
     n = arr.shape[-1]
     bottom = lax.neg(lax.top_k(lax.neg(arr), kth + 1)[0])
@@ -1148,6 +1163,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """The indices that ``partition`` would place: those of the ``kth + 1`` smallest (ascending by value)
     then the others in index order, as JAX returns them. Mirrors ``jax.numpy.argpartition``."""
+    _no_complex_partition(a, "argpartition")
     arr, kth, axis = _partition_prep(a, kth, axis)
     n = arr.shape[-1]
     bottom = lax.top_k(lax.neg(arr), kth + 1)[1]

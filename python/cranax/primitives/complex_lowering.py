@@ -433,6 +433,29 @@ def _iota(em, eqn, ins):
 _rules["iota"] = _iota
 
 
+def _sort(em, eqn, ins):
+    # JAX orders complex values lexicographically, real part then imaginary part (each float key with NaNs
+    # last and -0 == 0): a complex operand becomes its two parts, a complex key two consecutive keys.
+    real, params = _wire_of(eqn)
+    nk = int(params["num_keys"])
+    args, decls, ids, keys = [], [], [], 0
+    for i, (a, v) in enumerate(zip(ins, real.outvars)):
+        parts = list(a) if type(a) is tuple else [a]
+        args += parts
+        keys += len(parts) if i < nk else 0
+        out = []
+        for _ in parts:
+            vid, decl = em.new_var(v.aval.dtype, v.aval.shape, "sort")
+            decls.append(decl)
+            out.append(vid)
+        ids.append(tuple(out) if len(out) == 2 else out[0])
+    em.eqns.append({"prim": "sort", "params": {**params, "num_keys": keys}, "in": args, "out": decls})
+    return ids
+
+
+_rules["sort"] = _sort
+
+
 def _dot_general(em, eqn, ins):
     # (A + iB)(C + iD) = (AC - BD) + i(AD + BC): four real products with the same dimension numbers
     real, params = _wire_of(eqn)

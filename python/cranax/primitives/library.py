@@ -1358,6 +1358,8 @@ def top_k(operand, k, *, axis=-1):
     nd = av.ndim
     if nd == 0:
         raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    if np.dtype(av.dtype).kind == "c":
+        raise ValueError("top_k is not compatible with complex inputs.")
     ax = int(axis)
     if not -nd <= ax < nd:
         raise ValueError(f"top_k axis {axis} out of bounds for operand of rank {nd}")

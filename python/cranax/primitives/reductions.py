@@ -53,6 +53,11 @@ reduce_or_p = _reduce_prim("reduce_or", "bool")
 def _arg_rule(name):
     def abstract_eval(x, axes, index_dtype):
         axes = _check_axes(name, x, axes)
+        if np.dtype(x.dtype).kind == "c":
+            # JAX's text: its reducer compares with gt / lt, which take no complex operand
+            cmp = "gt" if name == "argmax" else "lt"
+            raise TypeError(f"{cmp} does not accept dtype {np.dtype(x.dtype).name} at position 0. Accepted dtypes "
+                            "at position 0 are subtypes of integer, floating, bool.")
         if len(axes) != 1:
             raise ValueError(f"{name} takes exactly one axis, got {axes}")
         if x.shape[axes[0]] == 0:
