@@ -9,7 +9,7 @@ from ._promotion import asarray, astype
 from ._shape_ops import nonzero
 from ._shape_ops import diag_indices, tril_indices, triu_indices, where, meshgrid
 from ._shapes import concatenate, expand_dims, stack, reshape
-from ._ufuncs import floor_divide, logical_or, remainder
+from ._ufuncs import divmod, floor_divide, logical_or, remainder
 
 __all__ = ["r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "ravel_multi_index", "unravel_index",
            "diag_indices_from", "tril_indices_from", "triu_indices_from", "fill_diagonal"]
@@ -161,21 +161,25 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 
 def unravel_index(indices, shape):
-    """The index tuple of flat ``indices`` into an array of ``shape`` (out-of-range ones clipped, as JAX).
-    Mirrors ``jax.numpy.unravel_index``."""
+    """The index tuple of flat ``indices`` into an array of ``shape``: negative indices count from the end,
+    out-of-range ones clip to the nearest valid index. Staged as JAX's: a jitted ``divmod`` per dimension
+    (last first), then the clipping by the final quotient. Mirrors ``jax.numpy.unravel_index``."""
     indices = asarray(indices)
     if not _dtypes.issubdtype(indices.dtype, _np.integer):
         raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype}")
-    shape = tuple(int(d) for d in shape)
-    size = int(_np.prod(shape))
-    # JAX clips: negative indices count from the end, then into [0, size)
-    indices = where(indices < 0, indices + size, indices)
-    indices = where(indices < 0, 0, where(indices >= size, size - 1, indices))
-    out = []
-    for d in shape[::-1]:
-        out.append(remainder(indices, d))
-        indices = floor_divide(indices, d)
-    return tuple(out[::-1])
+    try:
+        shape = list(shape)
+    except TypeError:
+        shape = [shape]
+    if any(_np.ndim(d) != 0 for d in shape):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    out = [0] * len(shape)
+    for i, d in reversed(list(enumerate(shape))):
+        indices, out[i] = divmod(indices, d)
+    # the quotient left after the first dimension: > 0 past the end, < -1 before the start
+    past = indices > 0
+    before = asarray(False) if _dtypes.issubdtype(indices.dtype, _np.unsignedinteger) else indices < -1
+    return tuple(where(past, d - 1, where(before, 0, o)) for d, o in zip(shape, out))
 
 
 def diag_indices_from(arr):

@@ -130,7 +130,7 @@ divide = true_divide
 
 def floor_divide(x1, x2, /):
     """``x1 // x2`` rounding toward -inf. Integer division by zero gives JAX's values (``7 // 0 == -2``).
-    Mirrors ``jax.numpy.floor_divide``."""
+    Staged as JAX's: one jitted ``floor_divide`` call. Mirrors ``jax.numpy.floor_divide``."""
     a, b = _promote("floor_divide", x1, x2)
     dt = get_aval(a).dtype
     if dt == _np.bool_:
@@ -139,14 +139,15 @@ def floor_divide(x1, x2, /):
         return lax.div(a, b)
     if _dtypes.issubdtype(dt, _np.integer):
         q = lax.div(a, b)
-        fix = lax.bitwise_and(lax.ne(lax.sign(a), lax.sign(b)), lax.ne(lax.rem(a, b), 0))
-        return lax.select(fix, lax.sub(q, 1), q)
+        fix = logical_and(lax.ne(lax.sign(a), lax.sign(b)), lax.ne(lax.rem(a, b), 0))
+        return _where_jit(fix, lax.sub(q, 1), q)
     return _float_divmod(a, b)[0]
 
 
 def _float_divmod(a, b):
+    # CPython's float divmod; a division by zero divides ``a`` itself (±inf, as JAX), not ``a - nan``
     mod = lax.rem(a, b)
-    div = lax.div(lax.sub(a, mod), b)
+    div = lax.div(_where_jit(lax.eq(b, 0), a, lax.sub(a, mod)), b)
     ind = lax.bitwise_and(lax.ne(mod, 0), lax.ne(lax.sign(b), lax.sign(mod)))
     mod = lax.select(ind, lax.add(mod, b), mod)
     div = lax.select(ind, lax.sub(div, 1), div)
@@ -181,7 +182,15 @@ def fmod(x1, x2, /):
 
 
 def divmod(x1, x2, /):
-    return floor_divide(x1, x2), remainder(x1, x2)
+    """``(x1 // x2, x1 % x2)``; staged as JAX's: one jitted ``divmod`` call (holding the jitted
+    ``floor_divide`` and ``remainder`` for integers). Mirrors ``jax.numpy.divmod``."""
+    a, b = _promote("divmod", x1, x2)
+    dt = get_aval(a).dtype
+    if dt == _np.bool_:
+        raise TypeError("divmod does not accept dtype bool.")
+    if _dtypes.issubdtype(dt, _np.integer):
+        return floor_divide(a, b), remainder(a, b)
+    return _float_divmod(a, b)
 
 
 def power(x1, x2, /):
@@ -475,6 +484,8 @@ def _where(condition, x, y):
 # signature); the public ``where`` (whose one-argument form is ``nonzero``) is in ``_shape_ops``.
 _where_jit = jit(_where)
 remainder = jit(remainder)
+floor_divide = jit(floor_divide)
+divmod = jit(divmod)
 
 
 def copy(a, order=None):
