@@ -11,6 +11,7 @@ known primal part and a linear tangent jaxpr) and transposition (the backward pa
 
 Reverse mode is ``linearize`` then ``backward_pass`` on the linear jaxpr, as JAX does.
 """
+import threading
 import weakref
 
 import numpy as np
@@ -362,10 +363,12 @@ def dce_closed(closed):
 
 # ----------------------------------------------------------------------------------------------- transpose
 
-def backward_pass(jaxpr, consts, args, cts_out):
+def backward_pass(jaxpr, consts, args, cts_out, ct_init=None):
     """Transposes ``jaxpr`` (a Jaxpr, linear in the invars given as ``UndefinedPrimal`` in ``args``).
     ``cts_out``: one cotangent (or Zero/None) per outvar. Returns a cotangent (possibly Zero) per invar that
-    is undefined and None for the others. Non-linear equations (all inputs known) run forward first."""
+    is undefined and None for the others. Non-linear equations (all inputs known) run forward first.
+    ``ct_init``: {invar index: cotangent} the invar's cotangent starts from (a loop's accumulator: each
+    contribution is added to it where it arises, as JAX's accumulators do)."""
     primal_env = {}
 
     def known(a):
@@ -400,6 +403,9 @@ def backward_pass(jaxpr, consts, args, cts_out):
             return
         prev = ct_env.get(v)
         ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for i, ct in (ct_init or {}).items():
+        accum(jaxpr.invars[i], ct)
 
     for v, ct in zip(jaxpr.outvars, cts_out):
         if isinstance(v, Var) and not known(v):
@@ -569,11 +575,22 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     return _cached(_jvp_cache, closed, (nonzeros, instantiate, mode), make)
 
 
-def partial_eval_jaxpr(closed, unknowns, instantiate=None):
+# True while a control-flow primitive's partial evaluation runs (JAX's ``JaxprTrace``, whose jit rule takes the
+# residuals last); False under linearize (JAX's jit linearization, residuals first). Per thread.
+_pe_mode = threading.local()
+
+
+def pe_residuals_last():
+    return getattr(_pe_mode, "res_last", False)
+
+
+def partial_eval_jaxpr(closed, unknowns, instantiate=None, dce_known=True, residuals_last=False):
     """Splits ``closed`` (no consts) given which inputs are unknown. Returns ``(known, known_consts, unknown,
     out_unknowns, num_res)``: ``known`` takes ``known_consts`` then the known inputs and returns the known
     outputs followed by ``num_res`` residuals; ``unknown`` maps residuals + unknown inputs to the unknown
-    outputs. ``instantiate[i]`` makes output i unknown even when it is computable."""
+    outputs. ``instantiate[i]`` makes output i unknown even when it is computable. ``dce_known=False`` keeps
+    the known equations no output reads (JAX's known calls with no outputs, which it stages where the known
+    values live). ``residuals_last``: the mode nested jit calls are split in (``pe_residuals_last``)."""
     unknowns = tuple(bool(u) for u in unknowns)
     instantiate = (False,) * len(closed.out_avals) if instantiate is None else tuple(bool(i) for i in instantiate)
 
@@ -599,10 +616,17 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
             store["num_res"] = len(res)
             return [o for o, u in zip(outs, out_unknowns) if not u] + list(res)
         known_avals = [a for u, a in zip(unknowns, closed.in_avals) if not u]
-        known = dce_closed(trace_to_jaxpr(known_fun, known_avals))
+        saved = pe_residuals_last()
+        _pe_mode.res_last = residuals_last
+        try:
+            known = trace_to_jaxpr(known_fun, known_avals)
+        finally:
+            _pe_mode.res_last = saved
+        if dce_known:
+            known = dce_closed(known)
         kjaxpr, kconsts = known.hoist_consts()
         return kjaxpr, kconsts, store["unknown"], store["out_unknowns"], store["num_res"]
-    return _cached(_pe_cache, closed, (unknowns, instantiate), make)
+    return _cached(_pe_cache, closed, (unknowns, instantiate, dce_known, residuals_last), make)
 
 
 def transpose_jaxpr(closed, linear, ct_nonzeros):

@@ -310,8 +310,8 @@ def _cond_partial_eval(trace, args, params):
     nout = len(branches[0].out_avals)
     out_uk = [False] * nout
     for b in branches:
-        out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout)[3])]
-    splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk) for b in branches]
+        out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout, residuals_last=True)[3])]
+    splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk, residuals_last=True) for b in branches]
     res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
     all_res, res_slots = _merge_branch_residuals(res_avals)
     n_known_out = sum(1 for u in out_uk if not u)
@@ -481,15 +481,15 @@ def _while_partial_eval(trace, args, params):
     c_uk, b_uk, k_uk = uk[:nc], uk[nc:nc + nb], uk[nc + nb:]
     nk = len(k_uk)
     while True:
-        out_uk = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, [False] * nk)[3]
+        out_uk = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, [False] * nk, residuals_last=True)[3]
         new = [a or c for a, c in zip(k_uk, out_uk)]
         if new == k_uk:
             break
         k_uk = new
-    cond_split = _ad.partial_eval_jaxpr(cond_jaxpr, c_uk + k_uk, [False])
+    cond_split = _ad.partial_eval_jaxpr(cond_jaxpr, c_uk + k_uk, [False], residuals_last=True)
     if cond_split[3][0] or all(k_uk):
         return trace.stage(while_p, args, params)
-    body_split = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, k_uk)
+    body_split = _ad.partial_eval_jaxpr(body_jaxpr, b_uk + k_uk, k_uk, residuals_last=True)
     n_known = sum(1 for u in k_uk if not u)
     kb = body_split[0].jaxpr
     kbody = ClosedJaxpr(Jaxpr([], kb.invars, kb.outvars[:n_known], kb.eqns), [])
@@ -657,12 +657,13 @@ def _scan_partial_eval(trace, args, params):
     c_uk, k_uk, x_uk = uk[:nc], uk[nc:nc + nk], uk[nc + nk:]
     ny = len(jaxpr.out_avals) - nk
     while True:
-        out_uk = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)[3]
+        out_uk = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny, residuals_last=True)[3]
         new = [a or c for a, c in zip(k_uk, out_uk[:nk])]
         if new == k_uk:
             break
         k_uk = new
-    known, kconsts, unknown, out_uk, nres = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny)
+    known, kconsts, unknown, out_uk, nres = _ad.partial_eval_jaxpr(jaxpr, c_uk + k_uk + x_uk, k_uk + [False] * ny,
+                                                                    residuals_last=True)
     y_uk = out_uk[nk:]
     kn = lambda xs, flags: [x for x, u in zip(xs, flags) if not u]  # noqa: E731
     un = lambda xs, flags: [x for x, u in zip(xs, flags) if u]  # noqa: E731
@@ -674,17 +675,21 @@ def _scan_partial_eval(trace, args, params):
     known_consts = [*kconsts, *kn(consts, c_uk)]
     known, fwd = _forward_xs_residuals(known, n_kc + n_ky, len(kn(xs, x_uk)))
     known, cfwd = _forward_const_residuals(known, n_kc + n_ky, len(known_consts), fwd)
+    # residuals computed from the consts alone are computed once, before the loop (JAX's hoisting)
+    known, loop_consts, hoisted = _hoist_invariant_residuals(trace, known, known_consts, n_kc + n_ky)
     with set_current_trace(trace.parent):
-        kouts = scan_bind(known_consts, kn(init, k_uk), kn(xs, x_uk), known, length, reverse, unroll)
+        kouts = scan_bind(loop_consts, kn(init, k_uk), kn(xs, x_uk), known, length, reverse, unroll)
     k_carry, k_ys, stacked = kouts[:n_kc], kouts[n_kc:n_kc + n_ky], iter(kouts[n_kc + n_ky:])
-    res = [known_consts[c] if c is not None else next(stacked) if f is None else kn(xs, x_uk)[f]
-           for f, c in zip(fwd, cfwd)]
+    hoisted_at = iter(hoisted)
+    hoisted = [next(hoisted_at) if f is None and c is None else None for f, c in zip(fwd, cfwd)]
+    res = [known_consts[c] if c is not None else kn(xs, x_uk)[f] if f is not None
+           else h if h is not None else next(stacked) for f, c, h in zip(fwd, cfwd, hoisted)]
     # Unknown scan: residuals arrive first in the unknown jaxpr; scan wants consts, carry, xs. A residual that
-    # is a known const (loop-invariant) is a const of the unknown scan, before its own consts (as JAX's
-    # scan partial evaluation passes intensive residuals); the others are stacked xs, last.
+    # is a known const or computed from them (loop-invariant) is a const of the unknown scan, before its own
+    # consts (as JAX's scan partial evaluation passes intensive residuals); the others are stacked xs, last.
     n_uc, n_uk_, n_ux = sum(c_uk), sum(k_uk), sum(x_uk)
-    r_const = [r for r in range(nres) if cfwd[r] is not None]
-    r_xs = [r for r in range(nres) if cfwd[r] is None]
+    r_const = [r for r in range(nres) if cfwd[r] is not None or hoisted[r] is not None]
+    r_xs = [r for r in range(nres) if cfwd[r] is None and hoisted[r] is None]
     order = (r_const + list(range(nres, nres + n_uc)) + list(range(nres + n_uc, nres + n_uc + n_uk_))
              + list(range(nres + n_uc + n_uk_, nres + n_uc + n_uk_ + n_ux)) + r_xs)
     uj = _permute(unknown, order)
@@ -695,6 +700,31 @@ def _scan_partial_eval(trace, args, params):
                              num_consts=n_uc + len(r_const), reverse=reverse, unroll=unroll))
     kc, ky, uc, uy = iter(k_carry), iter(k_ys), iter(uouts[:n_uk_]), iter(uouts[n_uk_:])
     return [next(uc) if u else next(kc) for u in k_uk] + [next(uy) if u else next(ky) for u in y_uk]
+
+
+def _hoist_invariant_residuals(trace, known, consts, n_outs):
+    """``known`` (the known scan body: ``consts``, carry, xs to ``n_outs`` carry/ys outputs, then stacked
+    residuals) split as JAX's scan partial evaluation splits it, with the consts known and the rest unknown:
+    what depends on the consts alone (residuals, and values the loop reads) is evaluated once, outside the
+    loop, in ``trace``'s parent. Returns ``(body, loop_consts, hoisted)``: the new body (taking
+    ``loop_consts``, carry, xs to the outputs and the residuals still stacked) and per residual its hoisted
+    value or None."""
+    n_res = len(known.out_avals) - n_outs
+    n_c = len(consts)
+    nothing = (known, consts, [None] * n_res)
+    if known.consts or any(isinstance(a, _state.AbstractRef) for a in known.in_avals[:n_c]):
+        return nothing
+    body_uk = [False] * n_c + [True] * (len(known.in_avals) - n_c)
+    pre, pre_consts, body, out_uk, _ = _ad.partial_eval_jaxpr(known, body_uk, [True] * n_outs + [False] * n_res,
+                                                              dce_known=False, residuals_last=True)
+    if not pre.jaxpr.eqns:   # the consts pass through as they are: the body stays as it was
+        return nothing
+    with set_current_trace(trace.parent):
+        outs = eval_jaxpr(pre.jaxpr, pre.consts, *pre_consts, *consts)
+    is_hoisted = [not u for u in out_uk[n_outs:]]
+    n_h = sum(is_hoisted)
+    vals = iter(outs[:n_h])
+    return body, list(outs[n_h:]), [next(vals) if h else None for h in is_hoisted]
 
 
 def _forward_xs_residuals(known, n_outs, n_xs):
@@ -771,11 +801,13 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
         pargs += [_ad.UndefinedPrimal(av) for av in carry_avals]
         pargs += [_ad.UndefinedPrimal(av) if l else next(rx) for l, av in zip(x_lin, x_slice)]
         cty = [next(cty_it) if z else _ad.Zero(av) for z, av in zip(y_nz, y_avals)]
-        cts_in = _ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, pargs, ctk + cty)
+        # a linear const's cotangent starts from its accumulator (JAX adds each contribution where it arises)
+        seeds = dict(zip([i for i, l in enumerate(c_lin) if l], acc))
+        cts_in = _ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, pargs, ctk + cty, ct_init=seeds)
         ct_c = [c for c, l in zip(cts_in[:nc], c_lin) if l]
         ct_k = cts_in[nc:nc + nk]
         ct_x = [c for c, l in zip(cts_in[nc + nk:], x_lin) if l]
-        new_acc = [_ad.instantiate_zeros(_ad.add_tangents(s, c)) for s, c in zip(acc, ct_c)]
+        new_acc = [_ad.instantiate_zeros(c) for c in ct_c]
         return (new_acc + [_ad.instantiate_zeros(c) for c in ct_k] + [_ad.instantiate_zeros(c) for c in ct_x])
 
     in_avals = ([get_aval(c) for c in res_c] + lin_c_avals + carry_avals

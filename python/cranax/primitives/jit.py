@@ -215,7 +215,8 @@ def _jit_jvp(primals, tangents, jaxpr, name):
 def _jit_partial_eval(trace, args, params):
     jaxpr, name = params["jaxpr"], params["name"]
     unknowns = [trace.is_unknown(a) for a in args]
-    kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
+    res_last = ad.pe_residuals_last()
+    kjaxpr, kconsts, ujaxpr, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns, residuals_last=res_last)
     known_args = [a for a, u in zip(args, unknowns) if not u]
     fjaxpr, src = _forwarding(kjaxpr, num_res)
     operands = [*kconsts, *known_args]
@@ -225,9 +226,28 @@ def _jit_partial_eval(trace, args, params):
     n_known = len(kouts) - num_res
     known_outs, res = kouts[:n_known], kouts[n_known:]
     unknown_args = [a for a, u in zip(args, unknowns) if u]
-    uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
+    if res_last:   # in a loop's partial evaluation, as JAX's jit rule there: the residuals go last
+        uouts = trace.stage(jit_p, unknown_args + list(res), dict(jaxpr=_residuals_last(ujaxpr, num_res), name=name))
+    else:          # linearize: residuals first, as JAX's jit linearization
+        uouts = trace.stage(jit_p, list(res) + unknown_args, dict(jaxpr=ujaxpr, name=name))
     ki, ui = iter(known_outs), iter(uouts)
     return [next(ui) if u else next(ki) for u in out_unknowns]
+
+
+_res_last_cache = weakref.WeakKeyDictionary()
+
+
+def _residuals_last(ujaxpr, num_res):
+    """``ujaxpr`` (residuals, then the unknown inputs) taking its ``num_res`` residuals last (cached)."""
+    if not num_res or num_res == len(ujaxpr.jaxpr.invars):
+        return ujaxpr
+    hit = _res_last_cache.get(ujaxpr)
+    if hit is None:
+        j = ujaxpr.jaxpr
+        inner = Jaxpr(list(j.constvars), j.invars[num_res:] + j.invars[:num_res], list(j.outvars), list(j.eqns),
+                      getattr(j, "debug_info", None))
+        hit = _res_last_cache[ujaxpr] = ClosedJaxpr(inner, list(ujaxpr.consts))
+    return hit
 
 
 _fwd_cache = weakref.WeakKeyDictionary()
