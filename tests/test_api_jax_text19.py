@@ -845,3 +845,29 @@ def test_scan_grads_recorded_and_finite_differences():
             fd.append((float(_f_weights(jnp.asarray(w64 + e), jnp.asarray(xs64)))
                        - float(_f_weights(jnp.asarray(w64 - e), jnp.asarray(xs64)))) / 2e-6)
     np.testing.assert_allclose(g, fd, rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------- VJP.with_refs
+
+def test_dont_want_skips_the_unwanted_cotangent():
+    # the array-refs guide (JAX 0.10.2 prints 2 then 1): DontWant's input gets no transposed equations
+    def predict(W, x):
+        return W @ x
+    W = jnp.ones((4, 4))
+    x = jnp.arange(4.0)
+    _, f_vjp = jax.vjp(predict, W, x)
+    both = jax.make_jaxpr(lambda: f_vjp(jnp.ones(4)))()
+    only_W = jax.make_jaxpr(lambda: f_vjp.with_refs(jax.ad.GradValue(), jax.ad.DontWant())(jnp.ones(4)))()
+    assert str(both).count("dot_general") == 2
+    assert str(only_W).count("dot_general") == 1
+    W_bar, x_bar = f_vjp.with_refs(jax.ad.GradValue(), jax.ad.DontWant())(jnp.ones(4))
+    _same(W_bar, np.outer(np.ones(4), np.arange(4.0)))
+    assert type(x_bar).__name__ == "DidntWant"
+    W_bar2, x_bar2 = f_vjp.with_refs(jax.ad.DontWant(), jax.ad.GradValue())(jnp.arange(4.0))
+    assert type(W_bar2).__name__ == "DidntWant"
+    _same(x_bar2, np.ones((4, 4)).T @ np.arange(4.0))
+    # a ref target still accumulates, next to a DontWant
+    r = jax.new_ref(jnp.zeros((4, 4)))
+    f_vjp.with_refs(r, jax.ad.DontWant())(jnp.ones(4))
+    f_vjp.with_refs(r, jax.ad.DontWant())(jnp.ones(4))
+    _same(r[...], 2 * np.outer(np.ones(4), np.arange(4.0)))

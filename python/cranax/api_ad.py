@@ -180,12 +180,15 @@ def _vjp(fun, primals, has_aux):
     float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
 
-    def vjp_flat(cts, consts=None):
+    def vjp_flat(cts, consts=None, wanted=None):
         """The input cotangents for output cotangents ``cts``, with the residuals ``consts`` (default: the
-        linearization's own; a pullback passed through ``jit``/``tree_map`` brings its leaves)."""
+        linearization's own; a pullback passed through ``jit``/``tree_map`` brings its leaves). ``wanted``:
+        per input leaf whether its cotangent is needed (the others come back Zero, not computed)."""
         args = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
         cts_nz = [c for c, n in zip(cts, nz) if n]
-        res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz))
+        lin_wanted = None if wanted is None else [w for w, f in zip(wanted, float_in) if f]
+        res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz,
+                                    wanted=lin_wanted))
         return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
     vjp_flat.residuals = list(linear.consts)
     return p_out, store, vjp_flat, p_tree
@@ -203,7 +206,7 @@ def _vjp_with_ref_primals(fun, primals, has_aux, ref):
     p_out, store, _, _ = _vjp(with_refs, [p_leaves[i] for i in pos], has_aux)
     aval = get_aval(ref._val)
 
-    def vjp_flat(cts, consts=None):
+    def vjp_flat(cts, consts=None, wanted=None):
         raise ValueError(f"Expected cotangent type Ref{{{aval.str_short(short_dtypes=False)}}} but got "
                          f"{aval.str_short(short_dtypes=False)}")
     vjp_flat.residuals = []
@@ -219,7 +222,7 @@ def vjp(fun, *primals, has_aux=False):
     out_tree = store["tree"]
     out_avals = [get_aval(p) for p in p_out]
 
-    def cotangents(ct, res):
+    def cotangents(ct, res, wanted=None):
         c_leaves, c_tree = tree_flatten(ct)
         if c_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal "
@@ -229,7 +232,7 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
                                  f"as the shape of corresponding primal input {a.shape}.")
-        return [_tangent_out(c) for c in vjp_flat(c_leaves, res)]
+        return [_tangent_out(c) for c in vjp_flat(c_leaves, res, wanted)]
 
     f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__),
                 tree_flatten(tuple(primals))[0])
@@ -382,7 +385,8 @@ register_pytree_node(
 
 def _vjp_into(f_vjp, targets, out_ct):
     out = []
-    for ct, t in zip(f_vjp._cotangents(out_ct, f_vjp._res), targets):
+    wanted = [not isinstance(t, DontWant) for t in targets]
+    for ct, t in zip(f_vjp._cotangents(out_ct, f_vjp._res, wanted), targets):
         if isinstance(t, DontWant):
             out.append(DidntWant())
         elif isinstance(t, _state.Ref):

@@ -363,12 +363,14 @@ def dce_closed(closed):
 
 # ----------------------------------------------------------------------------------------------- transpose
 
-def backward_pass(jaxpr, consts, args, cts_out, ct_init=None):
+def backward_pass(jaxpr, consts, args, cts_out, ct_init=None, wanted=None):
     """Transposes ``jaxpr`` (a Jaxpr, linear in the invars given as ``UndefinedPrimal`` in ``args``).
     ``cts_out``: one cotangent (or Zero/None) per outvar. Returns a cotangent (possibly Zero) per invar that
     is undefined and None for the others. Non-linear equations (all inputs known) run forward first.
     ``ct_init``: {invar index: cotangent} the invar's cotangent starts from (a loop's accumulator: each
-    contribution is added to it where it arises, as JAX's accumulators do)."""
+    contribution is added to it where it arises, as JAX's accumulators do). ``wanted``: per invar, whether
+    its cotangent is wanted (default all): equations that only lead to unwanted ones are not transposed
+    (``VJP.with_refs``'s ``DontWant``)."""
     primal_env = {}
 
     def known(a):
@@ -407,12 +409,22 @@ def backward_pass(jaxpr, consts, args, cts_out, ct_init=None):
     for i, ct in (ct_init or {}).items():
         accum(jaxpr.invars[i], ct)
 
+    relevant = None
+    if wanted is not None and not all(wanted):
+        # the variables a wanted input's tangent flows into: only their equations need transposing
+        relevant = {v for v, a, w in zip(jaxpr.invars, args, wanted) if w and is_undefined(a)}
+        for eqn in linear_eqns:
+            if any(isinstance(a, Var) and a in relevant for a in eqn.invars):
+                relevant.update(eqn.outvars)
+
     for v, ct in zip(jaxpr.outvars, cts_out):
         if isinstance(v, Var) and not known(v):
             accum(v, ct)
     for eqn in reversed(linear_eqns):
         cts = [ct_env.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
+            continue
+        if relevant is not None and not any(v in relevant for v in eqn.outvars):
             continue
         cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
         # a transpose rule sees an input's type as the caller gave it (JAX: scan's transpose types the carry
@@ -429,7 +441,7 @@ def backward_pass(jaxpr, consts, args, cts_out, ct_init=None):
     res = []
     for v, a in zip(jaxpr.invars, args):
         if is_undefined(a):
-            c = ct_env.get(v)
+            c = ct_env.get(v) if relevant is None or v in relevant else None
             res.append(Zero(a.aval) if c is None else c)
         else:
             res.append(None)
