@@ -871,3 +871,66 @@ def test_dont_want_skips_the_unwanted_cotangent():
     f_vjp.with_refs(r, jax.ad.DontWant())(jnp.ones(4))
     f_vjp.with_refs(r, jax.ad.DontWant())(jnp.ones(4))
     _same(r[...], 2 * np.outer(np.ones(4), np.arange(4.0)))
+
+
+# ---------------------------------------------------------------------------------------------- class paths, Mesh
+
+_ALIAS_PROG = '''\
+import pickle
+import numpy as np
+import jax, jax.numpy as jnp
+from jax.experimental import checkify
+from jax.sharding import Mesh
+def f(x):
+    checkify.check(x > 0, "must be positive {}", x)
+    return x
+err, _ = checkify.checkify(f)(jnp.float32(-1.0))
+print(repr(err).split(": Array")[0])
+try:
+    err.throw()
+except Exception as e:
+    print(type(e))
+    print(type(pickle.loads(pickle.dumps(e))) is type(e))
+r = jax.new_ref(1.0)
+print(type(r))
+try:
+    jnp.add(r, 1)
+except TypeError as e:
+    print(e)
+try:
+    Mesh(np.array(jax.devices()))
+except TypeError as e:
+    print(e)
+'''
+
+# recorded from JAX 0.10.2 running _ALIAS_PROG
+_ALIAS_OUT = [
+    "Error(_pred={ErrorEffect(error_type=<class 'jax._src.checkify.FailedCheckError'>, shape_dtypes=(ShapeDtypeStruct("
+    "shape=(), dtype=float32),))",
+    "<class 'jax._src.checkify.JaxRuntimeError'>",
+    "True",
+    "<class 'jax._src.core.Ref'>",
+    "add requires ndarray or scalar arguments, got <class 'jax._src.core.Ref'> at position 0.",
+    "Mesh.__new__() missing 1 required positional argument: 'axis_names'",
+]
+
+
+def test_alias_prints_jax_class_paths(tmp_path):
+    # under the alias, checkify's classes and Ref carry JAX's module (and stay picklable through it)
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(_ALIAS_PROG)
+    out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out == _ALIAS_OUT
+
+
+def test_mesh_built_in_new():
+    from cranax.sharding import Mesh
+    with pytest.raises(TypeError) as e:
+        Mesh()
+    assert str(e.value) == "Mesh.__new__() missing 2 required positional arguments: 'devices' and 'axis_names'"
+    m = Mesh(np.array(jax.devices()[:1]), ("x",))
+    assert m.shape == {"x": 1} and m.axis_names == ("x",)
+    import copy
+    assert copy.copy(m).axis_names == ("x",)

@@ -151,3 +151,22 @@ def install_as_jax():
         raise RuntimeError("cranax.install_as_jax(): a real 'jax' is already imported in this process; call it "
                            "before anything imports jax")
     sys.meta_path.insert(0, _finder)
+    _mirror_class_modules()
+
+
+# Classes a JAX program sees printed by their path (``type(e)``, an uncaught exception's last traceback line,
+# ``repr(err)``): under the alias they carry JAX's module, where the alias also exports them (pickle finds
+# them there). ``jax.Array``'s own class is JAX's ``jaxlib._jax.ArrayImpl``, which the alias does not serve.
+_JAX_MODULES = {
+    "jax._src.core": ("cranax.primitives.state", ("Ref",)),
+    "jax._src.checkify": ("cranax.experimental._checkify",
+                          ("Error", "ErrorEffect", "JaxException", "FailedCheckError", "NaNError",
+                           "DivisionByZeroError", "OOBError", "BatchedError", "JaxRuntimeError")),
+}
+
+
+def _mirror_class_modules():
+    for jax_module, (home, names) in _JAX_MODULES.items():
+        mod = importlib.import_module(home)
+        for name in names:
+            getattr(mod, name).__module__ = jax_module

@@ -142,7 +142,9 @@ class Mesh:
     devices with one dimension per name. Raises ``ValueError`` for repeated devices or a names/dims mismatch.
     Mirrors ``jax.sharding.Mesh``."""
 
-    def __init__(self, devices, axis_names, axis_types=None):
+    # built in __new__, as JAX's (its missing-argument errors name ``Mesh.__new__()``)
+    def __new__(cls, devices, axis_names, axis_types=None):
+        self = object.__new__(cls)
         devs = _np.asarray(devices, dtype=object)
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
@@ -156,6 +158,10 @@ class Mesh:
         self.devices = devs
         self.axis_names = axis_names
         self.axis_types = tuple(axis_types) if axis_types else (AxisType.Auto,) * len(axis_names)
+        return self
+
+    def __reduce__(self):   # (pickle and copy would call __new__ without its arguments)
+        return (type(self), (self.devices, self.axis_names, self.axis_types))
 
     @property
     def shape(self):

@@ -61,10 +61,12 @@ class ErrorEffect:
         self.shape_dtypes = tuple((tuple(s), np.dtype(d)) for s, d in shape_dtypes)
         # computed once: errors are pytrees whose dict keys these are, hashed at every jitted call
         self._key = str(error_type), tuple((s, str(d)) for s, d in self.shape_dtypes)
-        self._hash = hash(self._key)
+        # (the class itself, not its str: under the alias the classes' module becomes JAX's)
+        self._hash = hash((error_type, self._key[1]))
 
     def __eq__(self, other):
-        return isinstance(other, ErrorEffect) and self._key == other._key and self.error_type is other.error_type
+        return (isinstance(other, ErrorEffect) and self.error_type is other.error_type
+                and self._key[1] == other._key[1])
 
     def __hash__(self):
         return self._hash
@@ -74,7 +76,7 @@ class ErrorEffect:
 
     def __repr__(self):
         sds = ", ".join(f"ShapeDtypeStruct(shape={s}, dtype={d.name})" for s, d in self.shape_dtypes)
-        return f"ErrorEffect(error_type={self.error_type.__name__}, shape_dtypes=({sds}{',' if len(self.shape_dtypes) == 1 else ''}))"
+        return f"ErrorEffect(error_type={self.error_type!r}, shape_dtypes=({sds}{',' if len(self.shape_dtypes) == 1 else ''}))"
 
 
 class DivisionByZeroError(JaxException):

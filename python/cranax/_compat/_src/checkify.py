@@ -3,6 +3,6 @@
 import typing as _tp
 
 from ...experimental._checkify import *  # noqa: F401,F403   (its __all__: the public names and the exceptions)
-from ...experimental._checkify import JaxException  # noqa: F401
+from ...experimental._checkify import ErrorEffect, JaxException  # noqa: F401
 
 Out = _tp.TypeVar("Out")
