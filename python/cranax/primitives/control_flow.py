@@ -310,7 +310,8 @@ def _cond_partial_eval(trace, args, params):
     nout = len(branches[0].out_avals)
     out_uk = [False] * nout
     for b in branches:
-        out_uk = [a or c for a, c in zip(out_uk, _ad.partial_eval_jaxpr(b, unknowns, [False] * nout, residuals_last=True)[3])]
+        split = _ad.partial_eval_jaxpr(b, unknowns, [False] * nout, residuals_last=True)
+        out_uk = [a or c for a, c in zip(out_uk, split[3])]
     splits = [_ad.partial_eval_jaxpr(b, unknowns, out_uk, residuals_last=True) for b in branches]
     res_avals = [s[0].out_avals[len(s[0].out_avals) - s[4]:] for s in splits]
     all_res, res_slots = _merge_branch_residuals(res_avals)
