@@ -190,6 +190,12 @@ impl CpuExecutable {
         exec::run(self, inputs)
     }
 
+    /// `run` taking the input buffers over (`exec::run_owned`: a dead input can be updated in place).
+    pub fn run_owned(&self, inputs: impl ExactSizeIterator<Item = Buffer>) -> Result<Vec<Buffer>> {
+        let _flush = fpenv::FlushDenormals::new();
+        exec::run_owned(self, inputs)
+    }
+
     /// The compiled entry point of plan step `step` and its full-run `end`, if that step is a kernel. For
     /// callers that split `[0, end)` across threads.
     pub fn kernel_entry(&self, step: usize) -> Option<(KernelFn, u64)> {

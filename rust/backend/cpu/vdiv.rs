@@ -71,6 +71,15 @@ fn mulhi(b: &mut FunctionBuilder, x: Value, m: Value, signed: bool) -> Value {
     b.ins().bitcast(types::I32X4, vflags(), r)
 }
 
+/// A multiplier in every lane as a constant-pool vector: a `splat` would be folded into a splat of the
+/// widened value and the product lowered as a full 64-bit multiply (`vpmullq`, or three `pmuludq` without
+/// AVX-512DQ) instead of one `pmuldq`/`pmuludq`.
+fn lanes32(b: &mut FunctionBuilder, v: i32) -> Value {
+    let bytes: Vec<u8> = (0..4).flat_map(|_| v.to_le_bytes()).collect();
+    let c = b.func.dfg.constants.insert(ConstantData::from(bytes));
+    b.ins().vconst(types::I32X4, c)
+}
+
 fn splat32(b: &mut FunctionBuilder, v: i64) -> Value {
     let s = b.ins().iconst(types::I32, v & 0xffff_ffff);
     b.ins().splat(types::I32X4, s)
@@ -88,7 +97,7 @@ pub fn div_rem_by_const(b: &mut FunctionBuilder, x: Value, d: i64, signed: bool,
         return if rem { x } else { splat32(b, -1) };
     } else if signed {
         let (m, sh) = signed_magic(d32);
-        let mv = splat32(b, i64::from(m));
+        let mv = lanes32(b, m as i32);
         let hi = mulhi(b, x, mv, true);
         let q0 = b.ins().iadd(x, hi);
         let s = sh32(b, sh);
@@ -103,7 +112,7 @@ pub fn div_rem_by_const(b: &mut FunctionBuilder, x: Value, d: i64, signed: bool,
         }
     } else {
         let (m, sh1, sh2) = unsigned_magic(d32 as u32);
-        let mv = splat32(b, i64::from(m));
+        let mv = lanes32(b, m as i32);
         let t = mulhi(b, x, mv, false);
         let u = b.ins().isub(x, t);
         let s1 = sh32(b, sh1);
