@@ -18,6 +18,9 @@
 //! buffers, since its source would be overwritten two iterations later. Other ys are copied into their
 //! rows after each iteration.
 //!
+//! A scan whose body is one elementwise kernel over its carries runs all its iterations on one strip of
+//! points before the next (`StripKernel`), the strips on the pool's threads.
+//!
 //! The kernels and products are the ones the generic path runs, on the same values: results are
 //! bit-identical. `CRANAX_NO_DIRECT_LOOPS=1` turns this off.
 use std::sync::atomic::Ordering;
