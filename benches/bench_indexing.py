@@ -1,5 +1,5 @@
 """Point gathers and scatters (``x[i]``, ``take``, ``x[i, j]``, ``take_along_axis``, ``.at[i].add``),
-``nonzero(size=)`` and ``searchsorted`` of 1e6 float32, each jitted, steady state (median of 7 after 2 warm-ups, each call waited with
+``nonzero(size=)``, ``searchsorted`` of 1e6 float32 and a ``fori_loop`` of 1e4 point scatters into a carry, each jitted, steady state (median of 7 after 2 warm-ups, each call waited with
 ``block_until_ready()``), against NumPy and JAX. JAX runs in the interpreter named by ``JAX_PYTHON`` (a
 subprocess running this file with ``--lib jax``). Prints the machine's load and both libraries' times.
 
@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 N = 1_000_000
+LOOP = 10_000
 
 
 def median_time(fn, runs=7, warmup=2):
@@ -52,6 +53,9 @@ def figures(lib):
         "x.at[i].add(1) 1e6": (jax.jit(lambda x, i: x.at[i].add(1.0)), (v, i)),
         "nonzero(x > 0.5, size=5e5)": (jax.jit(lambda x: jnp.nonzero(x > 0.5, size=N // 2)[0]), (v,)),
         "searchsorted 1e6 in 1e6": (jax.jit(lambda a, x: jnp.searchsorted(a, x)), (a, v)),
+        # a carry updated by point scatters, one per iteration (XLA writes it in place)
+        "fori_loop 1e4 x.at[i[k]].add(1) on 1e5": (jax.jit(lambda x, i: jax.lax.fori_loop(
+            0, LOOP, lambda k, x: x.at[i[k]].add(1.0), x)), (v[:N // 10], i[:LOOP] % (N // 10))),
     }
     return {name: median_time(lambda: f(*args).block_until_ready()) for name, (f, args) in cases.items()}
 
@@ -69,7 +73,15 @@ def numpy_figures():
                 lambda: np.take_along_axis(m, i.reshape(1000, 1000) % 1000, axis=1)),
             "x.at[i].add(1) 1e6": median_time(add),
             "nonzero(x > 0.5, size=5e5)": median_time(lambda: np.nonzero(v > 0.5)[0][:N // 2]),
-            "searchsorted 1e6 in 1e6": median_time(lambda: np.searchsorted(a, v))}
+            "searchsorted 1e6 in 1e6": median_time(lambda: np.searchsorted(a, v)),
+            "fori_loop 1e4 x.at[i[k]].add(1) on 1e5": median_time(lambda: loop_add(v[:N // 10], i[:LOOP] % (N // 10)))}
+
+
+def loop_add(x, i):
+    x = x.copy()
+    for k in i:
+        x[k] += np.float32(1.0)
+    return x
 
 
 def fmt(s):

@@ -1124,3 +1124,44 @@ def test_pad_and_100_element_carries_are_fused_and_match_stepwise_bits():
         v = v_new
     close(fused[0], m)
     close(fused[1], v)
+
+
+@pytest.mark.parametrize("length", [1, 2, 7])
+def test_elementwise_scans_run_strip_by_strip_with_stepwise_bits(length):
+    # A scan whose body is one elementwise kernel over large carries (searchsorted's halvings, Newton steps)
+    # runs every iteration on one strip of points before the next: same bits as step by step and NumPy,
+    # odd and even lengths, a point count that is no multiple of the strip, two carries of two dtypes,
+    # consts gathered from anywhere and loaded elementwise.
+    rng = np.random.default_rng(11)
+    n = 10_007
+    x0 = rng.standard_normal(n).astype(np.float32)
+    table = rng.standard_normal(977).astype(np.float32)
+    scale = rng.standard_normal(n).astype(np.float32)
+
+    def f(x0, table, scale):
+        def body(c, _):
+            x, k = c
+            t = table[(k * 7 + 3) % 977]
+            return (jnp.tanh(x * 0.9 + t * scale), k + jnp.where(x > 0, 1, 2)), None
+        return lax.scan(body, (x0, jnp.arange(n, dtype=jnp.int32)), None, length=length)[0]
+
+    direct, stepwise, ran_direct = _run_both_ways(f, x0, table, scale)
+    assert ran_direct
+    _same_bits(direct, stepwise)
+    x, k = x0.astype(np.float32), np.arange(n, dtype=np.int32)
+    for _ in range(length):
+        t = table[(k * 7 + 3) % 977]
+        x, k = np.tanh(x * np.float32(0.9) + t * scale), k + np.where(x > 0, 1, 2).astype(np.int32)
+    np.testing.assert_array_equal(direct[1], k)
+    close(direct[0], x, 1e-5)
+    # a 2-D carry, and one read transposed (not at the point written: runs whole iterations)
+    m0 = rng.standard_normal((120, 120)).astype(np.float32)
+    g = lambda m: lax.scan(lambda c, _: (c * 0.5 + jnp.sin(c), None), m, None, length=length)[0]
+    h = lambda m: lax.scan(lambda c, _: (c * 0.5 + c.T, None), m, None, length=length)[0]
+    for fn, step in ((g, lambda m: m * np.float32(0.5) + np.sin(m)), (h, lambda m: m * np.float32(0.5) + m.T)):
+        direct, stepwise, _ = _run_both_ways(fn, m0)
+        _same_bits(direct, stepwise)
+        m = m0
+        for _ in range(length):
+            m = step(m)
+        close(direct, m, 1e-5)

@@ -162,3 +162,62 @@ def test_cumulative_ops_every_axis_and_direction(dt):
                     np.testing.assert_allclose(got, want, rtol=1e-5)
                 else:
                     np.testing.assert_array_equal(got, want)
+
+
+def test_scatters_into_loop_carries_in_place_keep_every_value():
+    """A carry updated by a point scatter is written in place from the second iteration on (the loop holds
+    it alone); what is still read elsewhere — the caller's array, a const, a carry aliased by another carry
+    or a y, the old carry read after the scatter — keeps its values."""
+    rng = np.random.RandomState(6)
+    n = 300
+    x = rng.randn(n).astype(np.float32)
+    i = rng.randint(0, n, 700).astype(np.int32)
+    xa, ia = jnp.asarray(x), jnp.asarray(i)
+
+    def seq(x0, steps):
+        out = x0.copy()
+        for k in range(steps):
+            out[i[k]] += np.float32(1.0)
+        return out
+    # fori_loop, scan and while_loop over the caller's array: the array keeps its values
+    got = cranax.jit(lambda x: lax.fori_loop(0, 700, lambda k, c: c.at[ia[k]].add(1.0), x))(xa)
+    np.testing.assert_array_equal(np.asarray(got), seq(x, 700))
+    np.testing.assert_array_equal(np.asarray(xa), x)
+    got = cranax.jit(lambda x, i: lax.scan(lambda c, j: (c.at[j].add(1.0), None), x, i)[0])(xa, i)
+    np.testing.assert_array_equal(np.asarray(got), seq(x, 700))
+    got = cranax.jit(lambda x: lax.while_loop(lambda s: s[0] < 700, lambda s: (s[0] + 1, s[1].at[ia[s[0]]].add(1.0)),
+                                              (0, x))[1])(xa)
+    np.testing.assert_array_equal(np.asarray(got), seq(x, 700))
+    np.testing.assert_array_equal(np.asarray(xa), x)
+    # the scanned carry also stacked as a y: every row its own snapshot
+    ys = cranax.jit(lambda x, i: lax.scan(lambda c, j: (lambda d: (d, d))(c.at[j].set(-1.0)), x, i[:20])[1])(xa, i)
+    snap = x.copy()
+    for k in range(20):
+        snap[i[k]] = -1.0
+        np.testing.assert_array_equal(np.asarray(ys)[k], snap)
+    # the old carry read after the scatter, a const scattered, two carries aliased, carries rotated
+    got = cranax.jit(lambda x: lax.fori_loop(0, 30, lambda k, c: c.at[ia[k]].set(0.0) + 0.5 * c, x))(xa)
+    want = x.copy()
+    for k in range(30):
+        old = want.copy()
+        want[i[k]] = 0.0
+        want = want + np.float32(0.5) * old
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = cranax.jit(lambda x: lax.fori_loop(0, 30, lambda k, c: c + x.at[ia[k]].add(1.0), jnp.zeros_like(x)))(xa)
+    want = np.zeros_like(x)
+    for k in range(30):
+        t = x.copy()
+        t[i[k]] += np.float32(1.0)
+        want = want + t
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = cranax.jit(lambda x: lax.fori_loop(0, 40, lambda k, c: (lambda d: (d, d))(c[0].at[ia[k]].add(1.0)), (x, x)))(xa)
+    np.testing.assert_array_equal(np.asarray(got[0]), seq(x, 40))
+    np.testing.assert_array_equal(np.asarray(got[1]), seq(x, 40))
+    got = cranax.jit(lambda x: lax.fori_loop(0, 41, lambda k, c: (c[1].at[ia[k]].add(1.0), c[0]), (x, -x)))(xa)
+    a, b = x.copy(), -x
+    for k in range(41):
+        a, b = b.copy(), a
+        a[i[k]] += np.float32(1.0)
+    np.testing.assert_array_equal(np.asarray(got[0]), a)
+    np.testing.assert_array_equal(np.asarray(got[1]), b)
+    np.testing.assert_array_equal(np.asarray(xa), x)

@@ -80,6 +80,14 @@ fn run_sub(exe: &CpuExecutable, ins: &[Buffer]) -> Result<Vec<Buffer>> {
     exe.run(ins)
 }
 
+/// `run_sub` handing the inputs over: a loop body's carries are held by the loop alone between iterations,
+/// so a point scatter into a carry that the body reads no more writes in place instead of copying the whole
+/// array every iteration (the first iteration still copies: its carry is the enclosing plan's value).
+fn run_sub_owned(exe: &CpuExecutable, ins: std::vec::Drain<'_, Buffer>) -> Result<Vec<Buffer>> {
+    SUBPLAN_RUNS.fetch_add(1, Ordering::Relaxed);
+    exe.run_owned(ins)
+}
+
 /// The operand slots that a sub-plan without steps (its outputs are all inputs) returns.
 fn passthrough(sub: &Plan, operands: &[usize]) -> Result<Vec<usize>> {
     super::exec::collect_exact(sub.outputs.iter().map(|&o| {
@@ -128,20 +136,22 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
             let (cexe, bexe) = (&cc.subs[0], &cc.subs[1]);
             let mut cin = gets(slots, cond_consts)?;
             let nc = cin.len();
-            let mut bin = gets(slots, body_consts)?;
-            let nb = bin.len();
+            let bconsts = gets(slots, body_consts)?;
+            let mut bin = Vec::with_capacity(bconsts.len() + init.len());
             let mut carry = gets(slots, init)?;
             loop {
-                cin.truncate(nc);
                 cin.extend(carry.iter().cloned());
                 let p = run_sub(cexe, &cin)?;
+                // (the cond's handles on the carries go before the body runs: see `run_sub_owned`)
+                cin.truncate(nc);
                 let go = read_scalar_i64(p.first().ok_or_else(|| Error::Execution("cond gave no value".into()))?)?;
+                drop(p);
                 if go == 0 {
                     break;
                 }
-                bin.truncate(nb);
+                bin.extend(bconsts.iter().cloned());
                 bin.extend(carry.drain(..));
-                carry = run_sub(bexe, &bin)?;
+                carry = run_sub_owned(bexe, bin.drain(..))?;
             }
             carry
         }
@@ -178,7 +188,7 @@ pub fn run_step(plan: &Plan, c: &ControlStep, cc: &CompiledControl, slots: &mut 
                         .ok_or_else(|| Error::Execution("scan xs buffer is too small".into()))?;
                     ins.push(Buffer::from_bytes(xa, part)?);
                 }
-                let mut outs = run_sub(bexe, &ins)?;
+                let mut outs = run_sub_owned(bexe, ins.drain(..))?;
                 let yout = outs.split_off(nk);
                 carry = outs;
                 for ((y, dst), &sz) in yout.iter().zip(&ys).zip(&ysizes) {

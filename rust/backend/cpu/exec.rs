@@ -8,13 +8,20 @@ use super::CpuExecutable;
 use super::validate::aval_str;
 
 pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+    run_owned(exe, inputs.iter().cloned())
+}
+
+/// `run` taking the inputs over: an input whose handle the caller gave up is held by this run alone, so a
+/// scatter reading it last writes into it (a loop's carry from one iteration to the next, see
+/// `control::run_step`) instead of copying it.
+pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buffer>) -> Result<Vec<Buffer>> {
     let plan = &exe.plan;
     if inputs.len() != plan.num_inputs {
         return Err(Error::Arguments(format!("{} expects {} inputs, got {}", plan.name, plan.num_inputs, inputs.len())));
     }
     let mut scratch = Scratch::take(plan.slots.len());
     let Scratch { slots, ins, outs, out_ptrs, out_bytes } = &mut *scratch;
-    for (i, b) in inputs.iter().enumerate() {
+    for (i, b) in inputs.enumerate() {
         let want = &plan.slots[i];
         if &b.aval != want {
             return Err(Error::Arguments(format!(
@@ -34,7 +41,7 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
                 b.storage.len()
             )));
         }
-        slots[i] = Some(b.clone());
+        slots[i] = Some(b);
     }
     let mut steps = plan.steps.iter().enumerate();
     while let Some((si, step)) = steps.next() {

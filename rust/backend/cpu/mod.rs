@@ -14,7 +14,7 @@
 //! - `jit`: compiling all kernels of a plan into one `JITModule`.
 //! - `codegen`: one kernel → one Cranelift function (emitting the loop nest); `loop_plan`: the loop nest's
 //!   layout decided first (axes, strides, vector mode, strip plan).
-//! - `simd`: kernel instructions on vector lanes; `ops`: one `KOp` → Cranelift instructions with XLA
+//! - `simd`: kernel instructions on vector lanes (`vdiv`: integer division on them); `ops`: one `KOp` → Cranelift instructions with XLA
 //!   semantics.
 //! - `math`: transcendental functions (`emit_math`); `vmath` (inline vector math in Cranelift IR),
 //!   `math_f32` (the f32 algorithms, written once for every lane type), `math_f64` (lgamma/digamma in f64
@@ -41,6 +41,7 @@ pub mod control;
 pub mod counters;
 mod scalar_loop;
 mod scalar_lib;
+mod vdiv;
 mod exec;
 pub mod fpenv;
 mod loop_body;
@@ -187,6 +188,12 @@ impl CpuExecutable {
     pub fn run(&self, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
         let _flush = fpenv::FlushDenormals::new();
         exec::run(self, inputs)
+    }
+
+    /// `run` taking the input buffers over (`exec::run_owned`: a dead input can be updated in place).
+    pub fn run_owned(&self, inputs: impl ExactSizeIterator<Item = Buffer>) -> Result<Vec<Buffer>> {
+        let _flush = fpenv::FlushDenormals::new();
+        exec::run_owned(self, inputs)
     }
 
     /// The compiled entry point of plan step `step` and its full-run `end`, if that step is a kernel. For

@@ -13,6 +13,7 @@ use crate::plan::{KInstr, KOp};
 
 use super::math_fn::{binary_math, Imports, MathFn};
 use super::ops;
+use super::vdiv;
 use super::vmath;
 
 /// The element width a dtype computes in on vector lanes: float16 is held as its bits sign-extended in an
@@ -377,6 +378,18 @@ pub fn emit(
                 // stay per lane (x86 SIMD shifts take one scalar amount).
                 if let (true, Scalar::Int(n)) = (dt.is_int(), value.cast(dt)) {
                     return Ok(shift_by_const(b, *op, vt, x, n));
+                }
+            }
+            if let (B::Div | B::Rem, types::I32X4, true) = (op, vt, dt.is_int()) {
+                // int32/uint32 division without extracting lanes (vdiv.rs)
+                let rem = *op == B::Rem;
+                if let Some(KOp::Const { value }) = body.get(*bb).map(|ins| &ins.op) {
+                    if let Scalar::Int(n) = value.cast(dt) {
+                        return Ok(vdiv::div_rem_by_const(b, x, n, dt.is_signed_int(), rem));
+                    }
+                }
+                if dt == DType::I32 {
+                    return Ok(vdiv::div_i32_f64(b, x, y, rem));
                 }
             }
             if dt.is_float() {

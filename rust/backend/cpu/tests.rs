@@ -391,6 +391,108 @@ fn int_div_rem_edge_cases() {
     assert_eq!(binop::<u32, u32>(Rem, &x, &y), vec![1, u32::MAX, 5, 0, 1]);
 }
 
+/// Test values for int32 division: the edges, multiples of small divisors and their neighbours, and a
+/// deterministic pseudo-random spread.
+fn i32_division_values() -> Vec<i32> {
+    let mut v = vec![0, 1, -1, 2, -2, 3, -3, 7, -7, 999, -999, 1000, -1000, 1001, -1001, i32::MAX, i32::MIN,
+                     i32::MAX - 1, i32::MIN + 1, 1 << 30, -(1 << 30), (1 << 30) + 1, 46341, -46341];
+    let mut s = 0x9e37_79b9u32;
+    for _ in 0..400 {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        v.push(s as i32);
+        v.push((s as i32) >> (s % 31));
+    }
+    v
+}
+
+/// The magic-number models behind the vector code divide exactly (truncating, MIN / -1 wrapping) for
+/// every divisor class: small, powers of two, their neighbours, the extremes, pseudo-random.
+#[test]
+fn vdiv_magic_numbers_are_exact() {
+    let xs = i32_division_values();
+    let mut ds: Vec<i32> = (-2100..=2100).filter(|&d| d != 0).collect();
+    for k in 1..31 {
+        for d in [(1i32 << k) - 1, 1 << k, (1 << k) + 1] {
+            ds.extend([d, -d]);
+        }
+    }
+    ds.extend([i32::MIN, i32::MAX, i32::MIN + 1, i32::MAX - 1]);
+    ds.extend(xs.iter().copied().filter(|&d| d != 0));
+    for &d in &ds {
+        let mut xs_d = xs.clone();
+        for k in [1i64, 2, 3, 1000, 1 << 20] {
+            for e in [-1i64, 0, 1] {
+                for sgn in [-1i64, 1] {
+                    let x = sgn * k * i64::from(d) + e;
+                    if let Ok(x) = i32::try_from(x) {
+                        xs_d.push(x);
+                    }
+                }
+            }
+        }
+        for &x in &xs_d {
+            assert_eq!(super::vdiv::sdiv_by_magic(x, d), x.wrapping_div(d), "{x} / {d}");
+            let (ux, ud) = (x as u32, d as u32);
+            assert_eq!(super::vdiv::udiv_by_magic(ux, ud), ux / ud, "{ux} /u {ud}");
+        }
+    }
+    for d in 1..=3000u32 {
+        for x in [0u32, 1, d - 1, d, d + 1, u32::MAX, u32::MAX - 1, 1 << 31, (1 << 31) - 1, u32::MAX / d * d] {
+            assert_eq!(super::vdiv::udiv_by_magic(x, d), x / d, "{x} /u {d}");
+        }
+    }
+}
+
+/// int32/uint32 `div`/`rem` on vector lanes (a constant divisor by magic multiply, a per-lane int32 divisor
+/// in float64) give the scalar lowering's results: truncating, x/0 = -1, x%0 = x, MIN/-1 = MIN.
+#[test]
+fn vdiv_vector_lanes_match_scalar() {
+    use BinaryOp::{Div, Rem};
+    let xs = i32_division_values();
+    // every x against divisors from the same list, and the edge divisors, in 4-lane kernels (n >> 4)
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for (k, &a) in xs.iter().enumerate() {
+        for &b in [0i32, -1, 1, 2, -2, 1000, -1000, i32::MIN, i32::MAX, xs[(k * 7 + 3) % xs.len()], xs[(k * 13) % xs.len()]].iter() {
+            x.push(a);
+            y.push(b);
+        }
+    }
+    let div: Vec<i32> = x.iter().zip(&y).map(|(&a, &b)| if b == 0 { -1 } else { a.wrapping_div(b) }).collect();
+    let rem: Vec<i32> = x.iter().zip(&y).map(|(&a, &b)| if b == 0 { a } else { a.wrapping_rem(b) }).collect();
+    assert_eq!(binop::<i32, i32>(Div, &x, &y), div);
+    assert_eq!(binop::<i32, i32>(Rem, &x, &y), rem);
+    let (ux, uy): (Vec<u32>, Vec<u32>) = (x.iter().map(|&a| a as u32).collect(), y.iter().map(|&a| a as u32).collect());
+    let udiv: Vec<u32> = ux.iter().zip(&uy).map(|(&a, &b)| a.checked_div(b).unwrap_or(u32::MAX)).collect();
+    let urem: Vec<u32> = ux.iter().zip(&uy).map(|(&a, &b)| a.checked_rem(b).unwrap_or(a)).collect();
+    assert_eq!(binop::<u32, u32>(Div, &ux, &uy), udiv);
+    assert_eq!(binop::<u32, u32>(Rem, &ux, &uy), urem);
+    for d in [0i64, 1, -1, 2, -2, 3, 7, -7, 1000, -1000, 1 << 20, 12345, i32::MIN as i64, i32::MAX as i64] {
+        for (op, signed) in [(Div, true), (Rem, true), (Div, false), (Rem, false)] {
+            let dt = if signed { DType::I32 } else { DType::U32 };
+            let body = vec![ins(KOp::Const { value: Scalar::Int(d) }, dt), bin(op, 0, 1, dt)];
+            if signed {
+                let d = d as i32;
+                let want: Vec<i32> = xs.iter().map(|&a| match (op, d) {
+                    (Div, 0) => -1,
+                    (Div, _) => a.wrapping_div(d),
+                    (_, 0) => a,
+                    _ => a.wrapping_rem(d),
+                }).collect();
+                assert_eq!(unop_body::<i32, i32>(&xs, body), want, "{op:?} by {d}");
+            } else {
+                let d = d as u32;
+                let uxs: Vec<u32> = xs.iter().map(|&a| a as u32).collect();
+                let want: Vec<u32> = uxs.iter().map(|&a| match op {
+                    Div => a.checked_div(d).unwrap_or(u32::MAX),
+                    _ => a.checked_rem(d).unwrap_or(a),
+                }).collect();
+                assert_eq!(unop_body::<u32, u32>(&uxs, body), want, "{op:?} by {d}u");
+            }
+        }
+    }
+}
+
 #[test]
 fn float_div_rem() {
     let x = [1.0f32, -1.0, 0.0, 5.5, -5.5, 5.5, f32::INFINITY];
