@@ -592,6 +592,8 @@ _CALLS = [
     _r("remat_opt", "call", linear=True, tested_in=("test_custom_derivatives.py::test_optimize_remat_values_and_what_ran",
                                        "test_custom_derivatives.py::test_optimize_remat_jaxpr_and_errors")),
     # the tangent of a custom_vjp function in a linearized jaxpr; its transpose runs the user's bwd
+    # jax.custom_batching.custom_vmap: a call whose vmap rule is the user's
+    _r("custom_vmap_call", "call", tested_in=("test_custom_batching.py::test_jvp_in_both_orders_and_grad",)),
     _r("custom_lin", "internal", linear=True, tested_in=("test_autodiff.py::test_custom_vjp",)),
     # jax.experimental.hijax: a VJPHiPrimitive's application (its transpose runs the user's `transpose` rule),
     # its tangent in a linearized jaxpr (transpose: the user's vjp_bwd), and a hi-typed scan carry made of its

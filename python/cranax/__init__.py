@@ -39,6 +39,7 @@ from .api_pmap import pmap, shard_map, smap
 from . import sharding, extend, flatten_util, test_util, api_util
 from .extend.core import ensure_compile_time_eval
 from .custom_derivatives import custom_gradient
+from . import custom_batching, monitoring, ffi  # imported with the package as in JAX
 
 
 __all__ = ["config", "jit", "disable_jit", "typing", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "make_jaxpr", "eval_shape", "clear_caches", "ShapeDtypeStruct", "Array",

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _core, core, dtypes
 from . import profiler as _profiler
+from . import _monitoring
 from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
@@ -594,11 +595,12 @@ class JitWrapped(Wrapped):
         return LazyNames(make)
 
     def _trace(self, in_tree, statics, in_avals, traced_for="jit", detect=True, lazy_names=False, keep=False):
-        if _core.profiler_enabled():
-            # jax.profiler: tracing the function is a span of its own
-            with _profiler._Span(f"trace {self._name}"):
-                return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
-        return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
+        with _monitoring.timed(_monitoring.JAXPR_TRACE_EVENT, self._name):   # jax.monitoring listeners
+            if _core.profiler_enabled():
+                # jax.profiler: tracing the function is a span of its own
+                with _profiler._Span(f"trace {self._name}"):
+                    return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
+            return self._trace_body(in_tree, statics, in_avals, traced_for, detect, lazy_names, keep)
 
     def _trace_body(self, in_tree, statics, in_avals, traced_for, detect=True, lazy_names=False, keep=False):
         # ``keep``: a jaxpr for the user (make_jaxpr, or a jit inside it), whose nested jits keep their consts
@@ -652,12 +654,14 @@ class JitWrapped(Wrapped):
             run = _hi_runner[0](closed) if _hi_runner else None
             if run is not None:
                 return _Entry(_HiExe(run, self._name), out_tree, [], closed.out_avals, closed)
-            wire = lowering.lower_jaxpr(closed, self._name)
+            with _monitoring.timed(_monitoring.LOWERING_EVENT, f"jit({self._name})"):
+                wire = lowering.lower_jaxpr(closed, self._name)
             if log:
                 t2 = time.perf_counter()
                 _log.warning("Finished jaxpr to wire format conversion jit(%s) in %s sec", self._name,
                              f"{t2 - t1:.9f}")
-            exe = lowering.executable(wire, closed)
+            with _monitoring.timed(_monitoring.BACKEND_COMPILE_EVENT, f"jit({self._name})"):
+                exe = lowering.executable(wire, closed)
             if log:
                 _log.warning("Finished cranax compilation of jit(%s) in %s sec", self._name,
                              f"{time.perf_counter() - t2:.9f}")

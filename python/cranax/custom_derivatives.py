@@ -142,6 +142,15 @@ def _name(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
+def forward_def_attr(self, name):
+    """``__getattr__`` of the custom-rule decorators: a missing ``def...`` attribute is the wrapped function's,
+    so decorators stack (``custom_vjp(custom_vmap(f)).def_vmap``), as in JAX; anything else is missing."""
+    fun = self.__dict__.get("fun")
+    if fun is not None and name.startswith("def"):
+        return getattr(fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames):
     nums = set(int(i) for i in nondiff_argnums)
     if nondiff_argnames:
@@ -335,6 +344,8 @@ class custom_jvp:
         self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
+
+    __getattr__ = forward_def_attr
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Sets the rule (returns it, so this works as a decorator). ``symbolic_zeros=True``: the tangents of
@@ -718,6 +729,8 @@ class custom_vjp:
         self.bwd = None
         self.symbolic_zeros = False
         self.optimize_remat = False
+
+    __getattr__ = forward_def_attr
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """Sets the rules. ``symbolic_zeros=True``: ``fwd`` gets a ``CustomVJPPrimal(value, perturbed)`` per

@@ -14,7 +14,7 @@ import typing
 
 import numpy as np
 
-from . import _core
+from . import _core, _monitoring
 from .array import Array, _arg_buffer, _default_device, _to_buffer
 from .core import ShapedArray, get_aval
 from .hlo_text import HloComputation
@@ -194,7 +194,11 @@ class Lowered:
 
     def compile(self, compiler_options=None):
         t = self._traced
-        exe = lowering.executable(lowering.lower_jaxpr(t._program, t._wrapped._name), t._program)
+        name = t._wrapped._name
+        with _monitoring.timed(_monitoring.LOWERING_EVENT, f"jit({name})"):
+            wire = lowering.lower_jaxpr(t._program, name)
+        with _monitoring.timed(_monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
+            exe = lowering.executable(wire, t._program)
         return Compiled(t, exe, self)
 
 

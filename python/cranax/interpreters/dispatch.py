@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _core, core
+from .. import _core, _monitoring, core
 from .. import array as _array
 from ..array import Array, _to_buffer
 from ..config import config
@@ -72,8 +72,13 @@ def compiled_for(prim, params, avals):
         except KeyError:  # evicted or cleared by another thread meanwhile
             pass
         return hit
-    closed, outs = _eager_program(prim, params, avals)
-    exe = lowering.executable(lowering.lower_jaxpr(closed, prim.name), closed)
+    # reported to jax.monitoring listeners as JAX reports an eager primitive's jit
+    with _monitoring.timed(_monitoring.JAXPR_TRACE_EVENT, prim.name):
+        closed, outs = _eager_program(prim, params, avals)
+    with _monitoring.timed(_monitoring.LOWERING_EVENT, f"jit({prim.name})"):
+        wire = lowering.lower_jaxpr(closed, prim.name)
+    with _monitoring.timed(_monitoring.BACKEND_COMPILE_EVENT, f"jit({prim.name})"):
+        exe = lowering.executable(wire, closed)
     hit = (exe, outs)
     bound = max(int(config.jax_compilation_cache_max_size), 1)
     with _lock:

@@ -994,7 +994,8 @@ def _add_jvp(primals, tangents):
     tx, ty = tangents
     if _ad.is_zero(tx) and _ad.is_zero(ty):
         return ans, _ad.Zero(get_aval(ans))
-    return ans, _ad._fit(_ad.add_tangents(tx, ty) if not (_ad.is_zero(tx) or _ad.is_zero(ty))
+    # two tangents add with ``add`` itself, as JAX's rule (its jaxprs print ``add``, not ``add_any``)
+    return ans, _ad._fit(add(tx, ty) if not (_ad.is_zero(tx) or _ad.is_zero(ty))
                          else (ty if _ad.is_zero(tx) else tx), ans)
 
 
