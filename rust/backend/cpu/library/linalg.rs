@@ -144,11 +144,23 @@ fn for_batch_par<W>(
                 PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
             }
-            let mut ws = init(par)?;
-            (0..batch).for_each(|b| f(&mut ws, b, par));
-            Ok(())
+            let run = || {
+                let mut ws = init(par)?;
+                (0..batch).for_each(|b| f(&mut ws, b, par));
+                Ok(())
+            };
+            match par {
+                Par::Rayon(t) if team_enabled() => spindle::with_lock(t.get(), run),
+                _ => run(),
+            }
         }
     })
+}
+
+/// TEMPORARY A/B switch (`CRANAX_LINALG_TEAM=0`): whether a parallel factorization holds one spinning team.
+fn team_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("CRANAX_LINALG_TEAM").map_or(true, |v| v != "0"))
 }
 
 /// Whether other work has kept this machine's CPUs oversubscribed lately: Linux's CPU pressure-stall average
@@ -214,7 +226,8 @@ fn stack_for(req: faer::dyn_stack::StackReq) -> MemBuffer {
 fn tiles_par(par: Par, tiles: usize, f: impl Fn(usize) + Sync) {
     use rayon::prelude::*;
     match par {
-        Par::Rayon(_) if tiles > 1 => (0..tiles).into_par_iter().for_each(|t| f(t)),
+        // one job per tile, so the team's threads balance the triangles' uneven tiles
+        Par::Rayon(_) if tiles > 1 => spindle::for_each(tiles, (0..tiles).into_par_iter(), f),
         _ => (0..tiles).for_each(f),
     }
 }
@@ -524,7 +537,6 @@ impl<T: Real> EighWork<T> {
                 parts => {
                     // each thread applies Q to its own block of u's columns, sequentially, with its own share
                     // of the scratch: no barrier between the blocked steps
-                    use rayon::prelude::*;
                     let per = n.div_ceil(parts);
                     let bytes = eigh_apply_scratch::<T>(n, per).unaligned_bytes_required();
                     let mut stack = self.mem.stack();
@@ -537,7 +549,7 @@ impl<T: Real> EighWork<T> {
                         jobs.push((cols, buf));
                         (rest, stack) = (tail, s);
                     }
-                    jobs.into_par_iter().for_each(|(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
+                    spindle::for_each(jobs.len(), jobs, |(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
                 }
             }
         }
