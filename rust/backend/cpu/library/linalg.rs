@@ -150,7 +150,7 @@ fn for_batch_par<W>(
                 Ok(())
             };
             match par {
-                Par::Rayon(t) if team_enabled() => spindle::with_lock(t.get(), run),
+                Par::Rayon(t) if team_enabled() && !cpu_contended() => spindle::with_lock(t.get(), run),
                 _ => run(),
             }
         }
@@ -160,7 +160,12 @@ fn for_batch_par<W>(
 /// TEMPORARY A/B switch (`CRANAX_LINALG_TEAM=0`): whether a parallel factorization holds one spinning team.
 fn team_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("CRANAX_LINALG_TEAM").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| {
+        if let Some(v) = std::env::var("CRANAX_SPIN_LIMIT").ok().and_then(|v| v.parse::<u32>().ok()) {
+            spindle::SPIN_LIMIT.store(v, std::sync::atomic::Ordering::Relaxed);
+        }
+        std::env::var("CRANAX_LINALG_TEAM").map_or(true, |v| v != "0")
+    })
 }
 
 /// Whether other work has kept this machine's CPUs oversubscribed lately: Linux's CPU pressure-stall average
