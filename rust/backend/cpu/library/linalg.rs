@@ -16,6 +16,7 @@ use super::elem::{elems, numel, uninit, Elem};
 use super::elem::elems_mut;
 use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
+use crate::backend::cpu::threads;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, LinalgOp};
@@ -34,16 +35,26 @@ const PAR_WORK: usize = 96 * 96 * 96;
 /// (`QrParams::par_threshold`, 192 × 256 entries).
 const QR_PAR_WORK: usize = 192 * 192 * 192;
 
-/// `PAR_WORK` for Cholesky (whose flops are a third of `work`) and for eigh/svd. At n = 100 faer's
-/// parallel Cholesky measured about 1.35x its sequential time (f64 and f32; 2 cores) and its parallel eigh
-/// slower too: the blocks are too small to split.
-const CHOL_PAR_WORK: usize = 192 * 192 * 192;
+/// `PAR_WORK` for eigh/svd. At n = 100 faer's parallel eigh was slower than its sequential one: the blocks
+/// are too small to split.
 const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
-/// `PAR_WORK` for LU (`lu`, and `lu_solve`, whose work counts the solves too). At n = 100 faer's parallel
-/// LU took 1.1-1.3x its sequential time, and an inverse 1.1-1.2x (2 cores, 2026-12-06; its recursive
-/// blocks are too small to split; the same 192³ as Cholesky's and QR's, not measured on an idle machine).
-const LU_PAR_WORK: usize = 192 * 192 * 192;
+/// The order n from which one Cholesky, LU (`lu`, `lu_solve`, `inv`: their `work`, n³ plus the solves'
+/// n² per column) or triangular solve (n² per column) takes a pool of two threads; a bigger pool takes
+/// less (`par_work_from`). Below it faer's two-thread factorization is slower than its one-thread one
+/// when it runs after an idle gap, as a program's calls do (PROVISIONAL, being measured).
+const LU_PAR_N2: usize = 1600;
+
+/// `work` from which a Cholesky, LU or triangular solve uses faer's parallelism with `threads` threads:
+/// `LU_PAR_N2`³ on two threads, and proportionally less work with more threads (the work each thread
+/// gets is what pays for the joins), never below 192³ (n = 100: faer's parallel Cholesky took 1.35x its
+/// sequential time, its LU 1.1-1.3x).
+fn par_work_from(threads: usize) -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // TEMPORARY (measuring): CRANAX_LINALG_PAR_N overrides LU_PAR_N2
+    let n2 = *N.get_or_init(|| std::env::var("CRANAX_LINALG_PAR_N").ok().and_then(|v| v.parse().ok()).unwrap_or(LU_PAR_N2));
+    (n2.pow(3) * 2 / threads.max(2)).max(192 * 192 * 192)
+}
 
 /// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
 /// lower triangle the identity keeps, `lu_solve`'s `ident` case) instead of faer's `inverse` (LAPACK
@@ -104,9 +115,10 @@ impl<T> Out<T> {
 ///
 /// `per_matrix` is the fixed cost of one matrix (`PER_MATRIX` through faer, `PER_SMALL` through `small_lu`).
 fn for_batch_ws<W>(
-    batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
+    batch: usize, work: usize, per_matrix: usize, par_work: usize, init: impl Fn(Par) -> Result<W> + Sync,
+    f: impl Fn(&mut W, usize, Par) + Sync,
 ) -> Result<()> {
-    for_batch_par(batch, work, PAR_WORK, true, per_matrix, init, f)
+    for_batch_par(batch, work, par_work, true, per_matrix, init, f)
 }
 
 /// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
@@ -213,7 +225,7 @@ pub static IGNORE_CONTENTION: std::sync::atomic::AtomicBool = std::sync::atomic:
 
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
-    for_batch_ws(batch, work, PER_MATRIX, |_| Ok(()), |_, b, par| f(b, par))
+    for_batch_ws(batch, work, PER_MATRIX, PAR_WORK, |_| Ok(()), |_, b, par| f(b, par))
 }
 
 fn dims(a: &Aval) -> (usize, usize, usize) {
@@ -639,7 +651,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
-            for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -661,7 +673,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
-            for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
+            for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(()), |_, b, _| {
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, n * n), piv.mat(b, n), perm.mat(b, n)) };
                 d.copy_from_slice(&src[b * n * n..(b + 1) * n * n]);
@@ -681,7 +693,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             }
             if n <= SMALL_N {
                 // workspace: the factored copy and the pivots (on the stack)
-                for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
+                for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(()), |_, b, _| {
                     // SAFETY: matrix b of a fresh output, written by this call only.
                     let x = unsafe { ox.mat(b, n * c) };
                     x.copy_from_slice(&bsrc[b * n * c..(b + 1) * n * c]);
@@ -717,7 +729,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 })
             };
             let work = work + n * n * c;
-            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
@@ -765,7 +777,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
-            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -947,7 +959,8 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let am = m;
             let ob = Out::<T>::of(&res[0]);
             let work = am * am * if *left_side { c } else { r };
-            for_batch(batch, work, |bi, par| {
+            let par_work = par_work_from(threads::num_threads());
+            for_batch_ws(batch, work, PER_MATRIX, par_work, |_| Ok(()), |_, bi, par| {
                 let sa = &src[bi * am * am..(bi + 1) * am * am];
                 // SAFETY: matrix bi of a fresh output, written by this call only.
                 let x = unsafe { ob.mat(bi, r * c) };
@@ -1538,40 +1551,35 @@ mod tests {
         Buffer::from_bytes(&Aval::new(DType::F64, shape.to_vec()), &bytes).unwrap()
     }
 
-    /// A big matrix gets faer's parallelism with all of cranax's pool (the n=1000 factorizations ran at
-    /// half speed when they did not): a count, not a timing, so it holds on a loaded machine.
+    /// A matrix from `par_work_from`'s size gets faer's parallelism with all of cranax's pool: a count, not a
+    /// timing, so it holds on a loaded machine.
     #[test]
     fn big_matrices_use_the_pools_threads() {
-        // above CHOL_PAR_WORK (192³): smaller factorizations run sequentially on purpose
-        let n = 224;
-        // a well-conditioned SPD matrix: g g^T + n I
-        let g: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 1009) as f64) / 1009.0 - 0.5).collect();
-        let a: Vec<f64> = (0..n * n)
-            .map(|ij| {
-                let (i, j) = (ij / n, ij % n);
-                (0..n).map(|l| g[i * n + l] * g[j * n + l]).sum::<f64>() + if i == j { n as f64 } else { 0.0 }
-            })
-            .collect();
+        // from par_work_from's size: smaller factorizations run on one thread on purpose
+        let threads = crate::backend::cpu::threads::num_threads();
+        let n = (1..).find(|&n| n * n * n >= par_work_from(threads)).unwrap();
+        assert!(n <= LU_PAR_N2 + 1 && (threads <= 2 || n < LU_PAR_N2), "{n} for {threads} threads");
+        // a symmetric, strictly diagonally dominant (so SPD) matrix: n I plus entries in [-0.5, 0.5)
+        let off = |i: usize, j: usize| (((i.min(j) * 7919 + i.max(j) * 104729) % 1009) as f64) / 1009.0 - 0.5;
+        let a: Vec<f64> = (0..n * n).map(|ij| if ij / n == ij % n { n as f64 } else { off(ij / n, ij % n) }).collect();
         let buf = f64buf(&[n, n], &a);
         let out = Aval::new(DType::F64, vec![n, n]);
         IGNORE_CONTENTION.store(true, Relaxed);
         let before = PAR_MATRICES.load(Relaxed);
         let l = run(&LinalgOp::Cholesky, &[&buf], std::slice::from_ref(&out)).unwrap();
-        let threads = crate::backend::cpu::threads::num_threads();
         if threads > 1 {
             assert!(PAR_MATRICES.load(Relaxed) > before, "a {n}x{n} cholesky ran without faer's parallelism");
             assert_eq!(PAR_THREADS.load(Relaxed), threads, "faer got fewer threads than cranax's pool has");
         }
-        // and the factor is right: L L^T = a, L lower triangular
+        // and the factor is right: L L^T = a (on a sample of entries), L lower triangular
         let l: Vec<f64> = l[0].as_bytes().chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
-        for i in 0..n {
-            for j in 0..n {
-                if j > i {
-                    assert_eq!(l[i * n + j], 0.0);
-                }
-                let s: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
-                assert!((s - a[i * n + j]).abs() < 1e-9 * n as f64, "({i}, {j}): {s} vs {}", a[i * n + j]);
+        for t in 0..400 {
+            let (i, j) = ((t * 7919) % n, (t * 104729 + t / 7) % n);
+            if j > i {
+                assert_eq!(l[i * n + j], 0.0);
             }
+            let s: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
+            assert!((s - a[i * n + j]).abs() < 1e-9 * n as f64, "({i}, {j}): {s} vs {}", a[i * n + j]);
         }
     }
 
