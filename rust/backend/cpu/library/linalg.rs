@@ -39,21 +39,46 @@ const QR_PAR_WORK: usize = 192 * 192 * 192;
 /// are too small to split.
 const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
-/// The order n from which one Cholesky, LU (`lu`, `lu_solve`, `inv`: their `work`, n³ plus the solves'
-/// n² per column) or triangular solve (n² per column) takes a pool of two threads; a bigger pool takes
-/// less (`par_work_from`). Below it faer's two-thread factorization is slower than its one-thread one
-/// when it runs after an idle gap, as a program's calls do (PROVISIONAL, being measured).
-const LU_PAR_N2: usize = 1600;
+/// The families whose one matrix takes the pool only from a measured size (`par_work_from`).
+#[derive(Clone, Copy)]
+enum ParFamily {
+    Cholesky,
+    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
+    Lu,
+    /// `triangular_solve` (n² per right-hand column)
+    Trsm,
+}
 
-/// `work` from which a Cholesky, LU or triangular solve uses faer's parallelism with `threads` threads:
-/// `LU_PAR_N2`³ on two threads, and proportionally less work with more threads (the work each thread
-/// gets is what pays for the joins), never below 192³ (n = 100: faer's parallel Cholesky took 1.35x its
-/// sequential time, its LU 1.1-1.3x).
-fn par_work_from(threads: usize) -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // TEMPORARY (measuring): CRANAX_LINALG_PAR_N overrides LU_PAR_N2
-    let n2 = *N.get_or_init(|| std::env::var("CRANAX_LINALG_PAR_N").ok().and_then(|v| v.parse().ok()).unwrap_or(LU_PAR_N2));
-    (n2.pow(3) * 2 / threads.max(2)).max(192 * 192 * 192)
+/// The order n (of a matrix whose `work` is n³) from which one factorization takes a pool of 2-3 threads,
+/// then one of 4 or more: [f32, f64]. Below it faer's parallel factorization is slower than its one-thread
+/// one when it runs after an idle gap, as a program's calls do: jitted calls with 0.12 s sleeps, median ms,
+/// one thread / the pool, on an AVX2 EPYC (2 cores pinned; 4 pinned; 13), 2026-12-06 (benches/RESULTS.md,
+/// h-linalg15): 2 threads, cholesky f64 n=1000 11.6/13.6, 1750 55.7/55.9, 2000 135/110, f32 2000 46/53;
+/// solve f64 1750 93/94, 2000 172/165, f32 2000 71/82; trsm f64 1000 27/26, 1500 88/76, f32 1500 45/58.
+/// 13 threads: cholesky f64 600 3.9/4.2, 800 7.4/5.7, f32 800 5.0/5.9, 1000 8.4/7.0; solve f64 800 11/13,
+/// 1000 20/19, f32 1250 20/30; trsm f64 600 6.6/6.3, f32 800 7.7/8.1, 1000 13/9.6. f32's 2-thread sizes
+/// lie past the sweep (one thread still won at 2000 by 13-15%). The AVX-512 host agrees where measured
+/// (cholesky f64 on 2 threads: one thread faster at 1500, the pool at 2000).
+fn par_n(family: ParFamily, f64: bool, threads: usize) -> usize {
+    let few = threads <= 3;
+    let (n32, n64) = match (family, few) {
+        (ParFamily::Cholesky, true) => (2400, 1800),
+        (ParFamily::Cholesky, false) => (1000, 800),
+        (ParFamily::Lu, true) => (2400, 1800),
+        (ParFamily::Lu, false) => (1600, 1000),
+        (ParFamily::Trsm, true) => (2400, 1250),
+        (ParFamily::Trsm, false) => (900, 700),
+    };
+    if f64 {
+        n64
+    } else {
+        n32
+    }
+}
+
+/// `work` from which one matrix of `family` uses faer's parallelism with `threads` threads (`par_n`³).
+fn par_work_from<T: Real>(family: ParFamily, threads: usize) -> usize {
+    par_n(family, std::mem::size_of::<T>() == 8, threads).pow(3)
 }
 
 /// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
@@ -162,21 +187,16 @@ fn for_batch_par<W>(
                 Ok(())
             };
             match par {
-                Par::Rayon(t) if team_enabled() && !cpu_contended() => spindle::with_lock(t.get(), run),
+                // one spindle team (faer's thread team) for the whole factorization: its threads spin between
+                // faer's parallel steps instead of going back to rayon's sleep after each, and faer's gemm
+                // joins it instead of starting a team per product (an AVX2 EPYC, 2 threads, after idle
+                // gaps: qr n=1000 f64 83 against 104 ms, f32 59 against 70, svd f64 311 against 343; the
+                // rest within 3%). Not while the CPUs are contended: the team's barriers wait for every
+                // member, and a descheduled one kept eigh and svd 2-8x slower at a load of 9 on 2 cores.
+                Par::Rayon(t) if !cpu_contended() => spindle::with_lock(t.get(), run),
                 _ => run(),
             }
         }
-    })
-}
-
-/// TEMPORARY A/B switch (`CRANAX_LINALG_TEAM=0`): whether a parallel factorization holds one spinning team.
-fn team_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        if let Some(v) = std::env::var("CRANAX_SPIN_LIMIT").ok().and_then(|v| v.parse::<u32>().ok()) {
-            spindle::SPIN_LIMIT.store(v, std::sync::atomic::Ordering::Relaxed);
-        }
-        std::env::var("CRANAX_LINALG_TEAM").map_or(true, |v| v != "0")
     })
 }
 
@@ -651,7 +671,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
-            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Cholesky, threads::num_threads()), true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -729,7 +749,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 })
             };
             let work = work + n * n * c;
-            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
@@ -777,7 +797,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
-            for_batch_par(batch, work, par_work_from(threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -959,7 +979,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let am = m;
             let ob = Out::<T>::of(&res[0]);
             let work = am * am * if *left_side { c } else { r };
-            let par_work = par_work_from(threads::num_threads());
+            let par_work = par_work_from::<T>(ParFamily::Trsm, threads::num_threads());
             for_batch_ws(batch, work, PER_MATRIX, par_work, |_| Ok(()), |_, bi, par| {
                 let sa = &src[bi * am * am..(bi + 1) * am * am];
                 // SAFETY: matrix bi of a fresh output, written by this call only.
@@ -1551,14 +1571,14 @@ mod tests {
         Buffer::from_bytes(&Aval::new(DType::F64, shape.to_vec()), &bytes).unwrap()
     }
 
-    /// A matrix from `par_work_from`'s size gets faer's parallelism with all of cranax's pool: a count, not a
+    /// A matrix from `par_n`'s size gets faer's parallelism with all of cranax's pool: a count, not a
     /// timing, so it holds on a loaded machine.
     #[test]
     fn big_matrices_use_the_pools_threads() {
-        // from par_work_from's size: smaller factorizations run on one thread on purpose
+        // from par_n's size: smaller factorizations run on one thread on purpose
         let threads = crate::backend::cpu::threads::num_threads();
-        let n = (1..).find(|&n| n * n * n >= par_work_from(threads)).unwrap();
-        assert!(n <= LU_PAR_N2 + 1 && (threads <= 2 || n < LU_PAR_N2), "{n} for {threads} threads");
+        let n = par_n(ParFamily::Cholesky, true, threads);
+        assert!(n * n * n == par_work_from::<f64>(ParFamily::Cholesky, threads) && (700..=2400).contains(&n));
         // a symmetric, strictly diagonally dominant (so SPD) matrix: n I plus entries in [-0.5, 0.5)
         let off = |i: usize, j: usize| (((i.min(j) * 7919 + i.max(j) * 104729) % 1009) as f64) / 1009.0 - 0.5;
         let a: Vec<f64> = (0..n * n).map(|ij| if ij / n == ij % n { n as f64 } else { off(ij / n, ij % n) }).collect();
