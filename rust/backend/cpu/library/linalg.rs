@@ -192,7 +192,7 @@ fn for_batch_par<W>(
                 // joins it instead of starting a team per product (an AVX2 EPYC, 2 threads, after idle
                 // gaps: qr n=1000 f64 83 against 104 ms, f32 59 against 70, svd f64 311 against 343; the
                 // rest within 3%). Not while the CPUs are contended: the team's barriers wait for every
-                // member, and a descheduled one kept eigh and svd 2-8x slower at a load of 9 on 2 cores.
+                // member, and a descheduled one kept eigh 1.7x and svd 8x slower at a load of 9 on 2 cores.
                 Par::Rayon(t) if !cpu_contended() => spindle::with_lock(t.get(), run),
                 _ => run(),
             }
