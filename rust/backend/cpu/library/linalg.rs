@@ -59,7 +59,7 @@ enum ParFamily {
 /// 1000 20/19, f32 1250 20/30; trsm f64 600 6.6/6.3, f32 800 7.7/8.1, 1000 13/9.6. f32's 2-thread sizes
 /// lie past the sweep (one thread still won at 2000 by 13-15%). The AVX-512 host agrees where measured
 /// (cholesky f64 on 2 threads: one thread faster at 1500, the pool at 2000).
-fn par_n(family: ParFamily, f64: bool, threads: usize) -> usize {
+fn par_n(family: ParFamily, is_f64: bool, threads: usize) -> usize {
     let few = threads <= 3;
     let (n32, n64) = match (family, few) {
         (ParFamily::Cholesky, true) => (2400, 1800),
@@ -69,7 +69,7 @@ fn par_n(family: ParFamily, f64: bool, threads: usize) -> usize {
         (ParFamily::Trsm, true) => (2400, 1250),
         (ParFamily::Trsm, false) => (900, 700),
     };
-    if f64 {
+    if is_f64 {
         n64
     } else {
         n32
