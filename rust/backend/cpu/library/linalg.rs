@@ -16,6 +16,7 @@ use super::elem::{elems, numel, uninit, Elem};
 use super::elem::elems_mut;
 use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
+use crate::backend::cpu::threads;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, LinalgOp};
@@ -34,16 +35,51 @@ const PAR_WORK: usize = 96 * 96 * 96;
 /// (`QrParams::par_threshold`, 192 × 256 entries).
 const QR_PAR_WORK: usize = 192 * 192 * 192;
 
-/// `PAR_WORK` for Cholesky (whose flops are a third of `work`) and for eigh/svd. At n = 100 faer's
-/// parallel Cholesky measured about 1.35x its sequential time (f64 and f32; 2 cores) and its parallel eigh
-/// slower too: the blocks are too small to split.
-const CHOL_PAR_WORK: usize = 192 * 192 * 192;
+/// `PAR_WORK` for eigh/svd. At n = 100 faer's parallel eigh was slower than its sequential one: the blocks
+/// are too small to split.
 const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 
-/// `PAR_WORK` for LU (`lu`, and `lu_solve`, whose work counts the solves too). At n = 100 faer's parallel
-/// LU took 1.1-1.3x its sequential time, and an inverse 1.1-1.2x (2 cores, 2026-12-06; its recursive
-/// blocks are too small to split; the same 192³ as Cholesky's and QR's, not measured on an idle machine).
-const LU_PAR_WORK: usize = 192 * 192 * 192;
+/// The families whose one matrix takes the pool only from a measured size (`par_work_from`).
+#[derive(Clone, Copy)]
+enum ParFamily {
+    Cholesky,
+    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
+    Lu,
+    /// `triangular_solve` (n² per right-hand column)
+    Trsm,
+}
+
+/// The order n (of a matrix whose `work` is n³) from which one factorization takes a pool of 2-3 threads,
+/// then one of 4 or more: [f32, f64]. Below it faer's parallel factorization is slower than its one-thread
+/// one when it runs after an idle gap, as a program's calls do: jitted calls with 0.12 s sleeps, median ms,
+/// one thread / the pool, on an AVX2 EPYC (2 cores pinned; 4 pinned; 13), 2026-12-06 (benches/RESULTS.md,
+/// h-linalg15): 2 threads, cholesky f64 n=1000 11.6/13.6, 1750 55.7/55.9, 2000 135/110, f32 2000 46/53;
+/// solve f64 1750 93/94, 2000 172/165, f32 2000 71/82; trsm f64 1000 27/26, 1500 88/76, f32 1500 45/58.
+/// 13 threads: cholesky f64 600 3.9/4.2, 800 7.4/5.7, f32 800 5.0/5.9, 1000 8.4/7.0; solve f64 800 11/13,
+/// 1000 20/19, f32 1250 20/30; trsm f64 600 6.6/6.3, f32 800 7.7/8.1, 1000 13/9.6. f32's 2-thread sizes
+/// lie past the sweep (one thread still won at 2000 by 13-15%). The AVX-512 host agrees where measured
+/// (cholesky f64 on 2 threads: one thread faster at 1500, the pool at 2000).
+fn par_n(family: ParFamily, is_f64: bool, threads: usize) -> usize {
+    let few = threads <= 3;
+    let (n32, n64) = match (family, few) {
+        (ParFamily::Cholesky, true) => (2400, 1800),
+        (ParFamily::Cholesky, false) => (1000, 800),
+        (ParFamily::Lu, true) => (2400, 1800),
+        (ParFamily::Lu, false) => (1600, 1000),
+        (ParFamily::Trsm, true) => (2400, 1250),
+        (ParFamily::Trsm, false) => (900, 700),
+    };
+    if is_f64 {
+        n64
+    } else {
+        n32
+    }
+}
+
+/// `work` from which one matrix of `family` uses faer's parallelism with `threads` threads (`par_n`³).
+fn par_work_from<T: Real>(family: ParFamily, threads: usize) -> usize {
+    par_n(family, std::mem::size_of::<T>() == 8, threads).pow(3)
+}
 
 /// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
 /// lower triangle the identity keeps, `lu_solve`'s `ident` case) instead of faer's `inverse` (LAPACK
@@ -104,9 +140,10 @@ impl<T> Out<T> {
 ///
 /// `per_matrix` is the fixed cost of one matrix (`PER_MATRIX` through faer, `PER_SMALL` through `small_lu`).
 fn for_batch_ws<W>(
-    batch: usize, work: usize, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync, f: impl Fn(&mut W, usize, Par) + Sync,
+    batch: usize, work: usize, per_matrix: usize, par_work: usize, init: impl Fn(Par) -> Result<W> + Sync,
+    f: impl Fn(&mut W, usize, Par) + Sync,
 ) -> Result<()> {
-    for_batch_par(batch, work, PAR_WORK, true, per_matrix, init, f)
+    for_batch_par(batch, work, par_work, true, per_matrix, init, f)
 }
 
 /// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
@@ -144,9 +181,21 @@ fn for_batch_par<W>(
                 PAR_MATRICES.fetch_add(batch as u64, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(t.get(), std::sync::atomic::Ordering::Relaxed);
             }
-            let mut ws = init(par)?;
-            (0..batch).for_each(|b| f(&mut ws, b, par));
-            Ok(())
+            let run = || {
+                let mut ws = init(par)?;
+                (0..batch).for_each(|b| f(&mut ws, b, par));
+                Ok(())
+            };
+            match par {
+                // one spindle team (faer's thread team) for the whole factorization: its threads spin between
+                // faer's parallel steps instead of going back to rayon's sleep after each, and faer's gemm
+                // joins it instead of starting a team per product (an AVX2 EPYC, 2 threads, after idle
+                // gaps: qr n=1000 f64 83 against 104 ms, f32 59 against 70, svd f64 311 against 343; the
+                // rest within 3%). Not while the CPUs are contended: the team's barriers wait for every
+                // member, and a descheduled one kept eigh 1.7x and svd 8x slower at a load of 9 on 2 cores.
+                Par::Rayon(t) if !cpu_contended() => spindle::with_lock(t.get(), run),
+                _ => run(),
+            }
         }
     })
 }
@@ -196,7 +245,7 @@ pub static IGNORE_CONTENTION: std::sync::atomic::AtomicBool = std::sync::atomic:
 
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
-    for_batch_ws(batch, work, PER_MATRIX, |_| Ok(()), |_, b, par| f(b, par))
+    for_batch_ws(batch, work, PER_MATRIX, PAR_WORK, |_| Ok(()), |_, b, par| f(b, par))
 }
 
 fn dims(a: &Aval) -> (usize, usize, usize) {
@@ -214,7 +263,8 @@ fn stack_for(req: faer::dyn_stack::StackReq) -> MemBuffer {
 fn tiles_par(par: Par, tiles: usize, f: impl Fn(usize) + Sync) {
     use rayon::prelude::*;
     match par {
-        Par::Rayon(_) if tiles > 1 => (0..tiles).into_par_iter().for_each(|t| f(t)),
+        // one job per tile, so the team's threads balance the triangles' uneven tiles
+        Par::Rayon(_) if tiles > 1 => spindle::for_each(tiles, (0..tiles).into_par_iter(), f),
         _ => (0..tiles).for_each(f),
     }
 }
@@ -524,7 +574,6 @@ impl<T: Real> EighWork<T> {
                 parts => {
                     // each thread applies Q to its own block of u's columns, sequentially, with its own share
                     // of the scratch: no barrier between the blocked steps
-                    use rayon::prelude::*;
                     let per = n.div_ceil(parts);
                     let bytes = eigh_apply_scratch::<T>(n, per).unaligned_bytes_required();
                     let mut stack = self.mem.stack();
@@ -537,7 +586,7 @@ impl<T: Real> EighWork<T> {
                         jobs.push((cols, buf));
                         (rest, stack) = (tail, s);
                     }
-                    jobs.into_par_iter().for_each(|(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
+                    spindle::for_each(jobs.len(), jobs, |(cols, buf)| apply(cols, Par::Seq, MemStack::new(buf)));
                 }
             }
         }
@@ -622,7 +671,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
-            for_batch_par(batch, work, CHOL_PAR_WORK, true, PER_MATRIX, init, |(f, mem), b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Cholesky, threads::num_threads()), true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -644,7 +693,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
             let (o, piv, perm) = (Out::<T>::of(&res[0]), Out::<i32>::of(&res[1]), Out::<i32>::of(&res[2]));
-            for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
+            for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(()), |_, b, _| {
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, n * n), piv.mat(b, n), perm.mat(b, n)) };
                 d.copy_from_slice(&src[b * n * n..(b + 1) * n * n]);
@@ -664,7 +713,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             }
             if n <= SMALL_N {
                 // workspace: the factored copy and the pivots (on the stack)
-                for_batch_ws(batch, work, PER_SMALL, |_| Ok(()), |_, b, _| {
+                for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(()), |_, b, _| {
                     // SAFETY: matrix b of a fresh output, written by this call only.
                     let x = unsafe { ox.mat(b, n * c) };
                     x.copy_from_slice(&bsrc[b * n * c..(b + 1) * n * c]);
@@ -700,7 +749,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 })
             };
             let work = work + n * n * c;
-            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
@@ -748,7 +797,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
-            for_batch_par(batch, work, LU_PAR_WORK, true, PER_MATRIX, init, |w, b, par| {
+            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -930,7 +979,8 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let am = m;
             let ob = Out::<T>::of(&res[0]);
             let work = am * am * if *left_side { c } else { r };
-            for_batch(batch, work, |bi, par| {
+            let par_work = par_work_from::<T>(ParFamily::Trsm, threads::num_threads());
+            for_batch_ws(batch, work, PER_MATRIX, par_work, |_| Ok(()), |_, bi, par| {
                 let sa = &src[bi * am * am..(bi + 1) * am * am];
                 // SAFETY: matrix bi of a fresh output, written by this call only.
                 let x = unsafe { ob.mat(bi, r * c) };
@@ -1521,40 +1571,35 @@ mod tests {
         Buffer::from_bytes(&Aval::new(DType::F64, shape.to_vec()), &bytes).unwrap()
     }
 
-    /// A big matrix gets faer's parallelism with all of cranax's pool (the n=1000 factorizations ran at
-    /// half speed when they did not): a count, not a timing, so it holds on a loaded machine.
+    /// A matrix from `par_n`'s size gets faer's parallelism with all of cranax's pool: a count, not a
+    /// timing, so it holds on a loaded machine.
     #[test]
     fn big_matrices_use_the_pools_threads() {
-        // above CHOL_PAR_WORK (192³): smaller factorizations run sequentially on purpose
-        let n = 224;
-        // a well-conditioned SPD matrix: g g^T + n I
-        let g: Vec<f64> = (0..n * n).map(|i| ((i * 7919 % 1009) as f64) / 1009.0 - 0.5).collect();
-        let a: Vec<f64> = (0..n * n)
-            .map(|ij| {
-                let (i, j) = (ij / n, ij % n);
-                (0..n).map(|l| g[i * n + l] * g[j * n + l]).sum::<f64>() + if i == j { n as f64 } else { 0.0 }
-            })
-            .collect();
+        // from par_n's size: smaller factorizations run on one thread on purpose
+        let threads = crate::backend::cpu::threads::num_threads();
+        let n = par_n(ParFamily::Cholesky, true, threads);
+        assert!(n * n * n == par_work_from::<f64>(ParFamily::Cholesky, threads) && (700..=2400).contains(&n));
+        // a symmetric, strictly diagonally dominant (so SPD) matrix: n I plus entries in [-0.5, 0.5)
+        let off = |i: usize, j: usize| (((i.min(j) * 7919 + i.max(j) * 104729) % 1009) as f64) / 1009.0 - 0.5;
+        let a: Vec<f64> = (0..n * n).map(|ij| if ij / n == ij % n { n as f64 } else { off(ij / n, ij % n) }).collect();
         let buf = f64buf(&[n, n], &a);
         let out = Aval::new(DType::F64, vec![n, n]);
         IGNORE_CONTENTION.store(true, Relaxed);
         let before = PAR_MATRICES.load(Relaxed);
         let l = run(&LinalgOp::Cholesky, &[&buf], std::slice::from_ref(&out)).unwrap();
-        let threads = crate::backend::cpu::threads::num_threads();
         if threads > 1 {
             assert!(PAR_MATRICES.load(Relaxed) > before, "a {n}x{n} cholesky ran without faer's parallelism");
             assert_eq!(PAR_THREADS.load(Relaxed), threads, "faer got fewer threads than cranax's pool has");
         }
-        // and the factor is right: L L^T = a, L lower triangular
+        // and the factor is right: L L^T = a (on a sample of entries), L lower triangular
         let l: Vec<f64> = l[0].as_bytes().chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
-        for i in 0..n {
-            for j in 0..n {
-                if j > i {
-                    assert_eq!(l[i * n + j], 0.0);
-                }
-                let s: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
-                assert!((s - a[i * n + j]).abs() < 1e-9 * n as f64, "({i}, {j}): {s} vs {}", a[i * n + j]);
+        for t in 0..400 {
+            let (i, j) = ((t * 7919) % n, (t * 104729 + t / 7) % n);
+            if j > i {
+                assert_eq!(l[i * n + j], 0.0);
             }
+            let s: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
+            assert!((s - a[i * n + j]).abs() < 1e-9 * n as f64, "({i}, {j}): {s} vs {}", a[i * n + j]);
         }
     }
 
