@@ -100,7 +100,8 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
 /// Imported helpers an inline function calls on its rare paths.
 pub fn helpers(f: MathFn, dt: DType) -> &'static [(MathFn, DType)] {
     match f {
-        MathFn::Sin | MathFn::Cos | MathFn::Tan if dt == DType::F32 => &[(MathFn::RemPio2, DType::F32)],
+        MathFn::Sin | MathFn::Cos if dt == DType::F32 => &[(MathFn::SinCosBig, DType::F32)],
+        MathFn::Tan if dt == DType::F32 => &[(MathFn::RemPio2, DType::F32)],
         _ => &[],
     }
 }
@@ -127,19 +128,20 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Cosh => math_f32::cosh(&mut e, x),
         MathFn::Asin => math_f32::asin(&mut e, x),
         MathFn::Acos => math_f32::acos(&mut e, x),
-        MathFn::Sin | MathFn::Cos | MathFn::Tan => {
+        MathFn::Sin | MathFn::Cos => {
+            let fref = *imports
+                .get(&(MathFn::SinCosBig, DType::F32))
+                .ok_or_else(|| Error::Codegen("sincos helper not imported".into()))?;
+            sincos_f32(&mut e, f == MathFn::Cos, x, fref)
+        }
+        MathFn::Tan => {
             let fref = *imports
                 .get(&(MathFn::RemPio2, DType::F32))
                 .ok_or_else(|| Error::Codegen("rem_pio2 helper not imported".into()))?;
             if e.fma {
                 // f32 lanes (the reduction's exactness needs fused products).
                 e.helper = Some(fref);
-                let t = match f {
-                    MathFn::Sin => math_f32::Trig::Sin,
-                    MathFn::Cos => math_f32::Trig::Cos,
-                    _ => math_f32::Trig::Tan,
-                };
-                math_f32::trig(&mut e, t, x)
+                math_f32::trig(&mut e, math_f32::Trig::Tan, x)
             } else {
                 trig_f32(&mut e, f, x, fref)
             }
@@ -680,6 +682,69 @@ impl Lanes64 for E<'_, '_> {
     fn ushrc(&mut self, a: Value, n: u32) -> Value {
         self.ushr(a, n as i64)
     }
+    fn trunc(&mut self, x: Value) -> Value {
+        self.b.ins().trunc(x)
+    }
+    fn floor(&mut self, x: Value) -> Value {
+        self.b.ins().floor(x)
+    }
+}
+
+/// float32 sin or cos with the C library's bits (`math_f64::sincosf` on f64 lanes, rounded once), its
+/// results below 2^-12 (x, or 1) on the float32 lanes, and on lanes with 120 <= |x| < inf the C library's
+/// own value: a cold block, entered only when some lane needs it, calls the `SinCosBig` helper per lane.
+fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::FuncRef) -> Value {
+    let dty = f64_ty(e);
+    let parts = split(e, x);
+    let mut outs = Vec::new();
+    {
+        let mut d = e.with(dty);
+        for &p in &parts {
+            outs.push(math_f64::sincosf(&mut d, p, cos));
+        }
+    }
+    let y = join(e, &outs);
+    let y = if cos {
+        let ax = e.abs(x);
+        let tiny = e.cmpc(Cmp::Lt, ax, 2f64.powi(-12));
+        e.selc(tiny, 1.0, y)
+    } else {
+        math_f32::tiny_passthrough(e, x, y, 2f64.powi(-12))
+    };
+    let ax = e.abs(x);
+    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, math_f64::SINCOS_FAST_LIMIT);
+    let fin = e.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
+    let big = e.and(ge, fin);
+    let vec = e.vec();
+    let any = if vec { e.b.ins().vany_true(big) } else { big };
+    let slow = e.b.create_block();
+    let merge = e.b.create_block();
+    let out = e.b.append_block_param(merge, e.ty);
+    e.b.ins().brif(any, slow, &[], merge, &[BlockArg::from(y)]);
+    e.b.set_cold_block(slow);
+    e.b.switch_to_block(slow);
+    let mut patched = y;
+    for l in 0..e.ty.lane_count() as u8 {
+        let xl = if vec { e.b.ins().extractlane(x, l) } else { x };
+        let call = e.b.ins().call(helper, &[xl]);
+        let v = e.b.inst_results(call)[0];
+        // (sinf bits << 32) | cosf bits
+        let v = if cos { v } else { e.b.ins().ushr_imm_u(v, 32) };
+        let v = e.b.ins().ireduce(types::I32, v);
+        let v = e.b.ins().bitcast(types::F32, vflags(), v);
+        patched = if vec { e.b.ins().insertlane(patched, v, l) } else { v };
+    }
+    let patched = e.sel(big, patched, y);
+    e.b.ins().jump(merge, &[BlockArg::from(patched)]);
+    e.b.switch_to_block(merge);
+    out
+}
+
+/// The C library's `sinf` and `cosf` of `x` (the bits XLA:CPU gives: it calls them), packed as
+/// (sinf bits << 32) | cosf bits: the rare path of `sincos_f32` and of the block routines (|x| >= 120,
+/// where the C library reduces by a 192-bit 4/π).
+pub extern "C" fn sincos_big_f32(x: f32) -> i64 {
+    (((x.sin().to_bits() as u64) << 32) | x.cos().to_bits() as u64) as i64
 }
 
 /// lgamma or digamma of f32 lanes, through f64 lanes (`math_f64`).
