@@ -835,8 +835,8 @@ mod x86 {
     #[inline(always)]
     fn apply64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> L::F {
         match F {
-            SIN => m64::sincosf(l, x, false),
-            COS => m64::sincosf(l, x, true),
+            SIN => m64::sincosf(l, x, false, true),
+            COS => m64::sincosf(l, x, true, true),
             F32_FUNCTIONS => m64::lgamma(l, x),
             _ => m64::digamma(l, x),
         }
@@ -846,7 +846,7 @@ mod x86 {
     const SIN: usize = 8;
     const COS: usize = 9;
 
-    /// The C library's sin/cos at the lanes (bit i for lane i) with 120 <= |x| < inf, as the inline code's
+    /// The C library's sin/cos at the lanes (bit i for lane i) with 2^26 <= |x| < inf, as the inline code's
     /// cold block (`vmath::sincos_big_f32`).
     #[cold]
     #[inline(never)]
@@ -860,7 +860,7 @@ mod x86 {
     }
 
     /// sin/cos's float32 steps after `m64::sincosf`, as `vmath::sincos_f32` takes them: x itself (sin) or 1
-    /// (cos) below 2^-12; returns the lanes (bit i for lane i) with 120 <= |x| < inf, for the C library.
+    /// (cos) below 2^-12; returns the lanes (bit i for lane i) with 2^26 <= |x| < inf, for the C library.
     #[inline(always)]
     fn sincos_tiny<L: Lanes, const F: usize>(l: &mut L, x: L::F, y: L::F) -> (L::F, L::M) {
         let y = if F == COS {
@@ -871,7 +871,7 @@ mod x86 {
             m::tiny_passthrough(l, x, y, 2f64.powi(-12))
         };
         let ax = l.abs(x);
-        let ge = l.cmpc(Cmp::Ge, ax, m64::SINCOS_FAST_LIMIT);
+        let ge = l.cmpc(Cmp::Ge, ax, m64::sincos_limit(true));
         let fin = l.cmpc(Cmp::Lt, ax, f64::INFINITY);
         (y, l.mand(ge, fin))
     }

@@ -44,16 +44,21 @@ pub trait Lanes64: Lanes {
 /// double-precision steps these are; JAX's bits): |x| < 0.75 is evaluated as is; below 120, n = the
 /// quadrant from 2^24·(2/π)·x truncated to an integer, plus 2^23, shifted right by 24 (an arithmetic shift:
 /// a floor), and r = x − n·π/2 by one fma; then sin r = (r + r³S1) + r⁵(S2 + r²S3) and cos r =
-/// (1 + r²C1) + r⁴C2 + r⁶(C3 + r²C4) (fmas where glibc's FMA build has them), the one chosen by the quadrant's parity, negated
-/// in quadrants 2 and 3 (glibc negates the argument or the coefficients: the same bits, every step being
-/// sign-symmetric). The constants are glibc's (its `__sincosf_table`): public data, the algorithm's.
-/// `x` is a float32 widened exactly. Lanes with |x| >= 120 (`SINCOS_FAST_LIMIT`) are garbage here (the C
-/// library reduces them with a 192-bit 4/π in integer arithmetic: the callers call it for those lanes), and
-/// below 2^-12 the C library returns x (sin) or 1 (cos): callers select those on the float32 lanes, where a
-/// subnormal x keeps its bits (the f64 widening flushes it under DAZ). Non-finite x gives x − x (NaN).
+/// (1 + r²C1) + r⁴C2 + r⁶(C3 + r²C4) (fmas where glibc's FMA build has them), the one chosen by the
+/// quadrant's parity, negated in quadrants 2 and 3 (glibc negates the argument or the coefficients: the
+/// same bits, every step being sign-symmetric). The constants are glibc's (its `__sincosf_table`).
+///
+/// From 120 (`SINCOS_MID`) the C library reduces by a 192-bit 4/π in integer arithmetic; with `mid` (hosts
+/// with FMA) lanes below 2^26 take n = rint(x·2/π) and r = x − n·P1 − n·P2 (π/2 as two doubles; the first
+/// fma is exact) instead: a different r, but one within a few double ulps of the C library's, and the
+/// float32 results are the same on every float32 in [120, 2^26) (checked exhaustively in C, sin and cos,
+/// both signs; the first difference is at 2^31.75, where x·2/π lies near a half-integer). Callers give the
+/// C library's own value on the lanes above (`sincos_limit`), and below 2^-12 x (sin) or 1 (cos), selected
+/// on the float32 lanes, where a subnormal x keeps its bits (the f64 widening flushes it under DAZ).
+/// `x` is a float32 widened exactly; non-finite x gives x − x (NaN, as the C library).
 /// Checked against the C library on every float32 with |x| < 120 (0 differences, FMA host).
 #[inline(always)]
-pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool) -> L::F {
+pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool, mid: bool) -> L::F {
     let ax = d.abs(x);
     let reduce = d.cmpc(Cmp::Ge, ax, 0.75);
     let r = d.mulc(x, SINCOSF_HPI_INV);
@@ -63,9 +68,23 @@ pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool) -> L::F {
     let n = d.floor(t);
     let zero = d.c(0.0);
     let n = d.sel(reduce, n, zero);
+    let far = d.cmpc(Cmp::Ge, ax, SINCOS_MID);
+    let n = if mid {
+        let t = d.mulc(x, std::f64::consts::FRAC_2_PI);
+        let nm = d.nearest(t);
+        d.sel(far, nm, n)
+    } else {
+        n
+    };
     let nh = d.neg(n);
     let r = d.fmac(nh, SINCOSF_HPI, x);
-    // quadrant n (+1 for cos) mod 4 as an integer: n is exact and |n| < 2^7
+    let r = if mid {
+        let r2 = d.fmac(nh, SINCOSF_HPI_LO, r);
+        d.sel(far, r2, r)
+    } else {
+        r
+    };
+    // quadrant n (+1 for cos) mod 4 as an integer: n is exact and |n| < 2^26
     let magic = d.c(6755399441055744.0);
     let nb = d.add(n, magic);
     let nb = d.bits(nb);
@@ -103,11 +122,23 @@ pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool) -> L::F {
     d.sel(fin, v, nan)
 }
 
-/// Below this |x|, `sincosf` computes the C library's `sinf`/`cosf`; at and above it, callers call them.
-pub const SINCOS_FAST_LIMIT: f64 = 120.0;
+/// Where the C library's `sinf`/`cosf` switch to their integer reduction.
+const SINCOS_MID: f64 = 120.0;
+
+/// From this |x| on, callers of `sincosf` take the C library's `sinf`/`cosf` value (`mid`: the host fuses).
+pub fn sincos_limit(mid: bool) -> f64 {
+    if mid {
+        67108864.0 // 2^26
+    } else {
+        SINCOS_MID
+    }
+}
+
 /// glibc's 2/π·2^24 and π/2 (double).
 const SINCOSF_HPI_INV: f64 = 10680707.430881744; // 0x1.45F306DC9C883p+23
 const SINCOSF_HPI: f64 = std::f64::consts::FRAC_PI_2; // 0x1.921FB54442D18p0
+/// π/2 − SINCOSF_HPI, rounded.
+const SINCOSF_HPI_LO: f64 = 6.123233995736766e-17; // 0x1.1A62633145C07p-54
 /// glibc's sinf/cosf polynomials (`__sincosf_table[0]`): S1..S3 and C0..C4.
 const SINCOSF_S: [f64; 3] = [-0.16666654943701084, 0.008332178146138854, -0.00019517298981385725];
 const SINCOSF_C: [f64; 5] = [1.0, -0.49999999725108224, 0.041666623324344516, -0.001388676379437604, 2.4390450703564542e-05];

@@ -691,16 +691,17 @@ impl Lanes64 for E<'_, '_> {
 }
 
 /// float32 sin or cos with the C library's bits (`math_f64::sincosf` on f64 lanes, rounded once), its
-/// results below 2^-12 (x, or 1) on the float32 lanes, and on lanes with 120 <= |x| < inf the C library's
-/// own value: a cold block, entered only when some lane needs it, calls the `SinCosBig` helper per lane.
+/// results below 2^-12 (x, or 1) on the float32 lanes, and on lanes with `sincos_limit` <= |x| < inf (2^26;
+/// 120 without FMA) the C library's own value: a cold block, entered only when some lane needs it, calls the `SinCosBig` helper per lane.
 fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::FuncRef) -> Value {
     let dty = f64_ty(e);
     let parts = split(e, x);
+    let mid = e.fma;
     let mut outs = Vec::new();
     {
         let mut d = e.with(dty);
         for &p in &parts {
-            outs.push(math_f64::sincosf(&mut d, p, cos));
+            outs.push(math_f64::sincosf(&mut d, p, cos, mid));
         }
     }
     let y = join(e, &outs);
@@ -712,7 +713,7 @@ fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::Fun
         math_f32::tiny_passthrough(e, x, y, 2f64.powi(-12))
     };
     let ax = e.abs(x);
-    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, math_f64::SINCOS_FAST_LIMIT);
+    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, math_f64::sincos_limit(mid));
     let fin = e.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
     let big = e.and(ge, fin);
     let vec = e.vec();
@@ -741,8 +742,7 @@ fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::Fun
 }
 
 /// The C library's `sinf` and `cosf` of `x` (the bits XLA:CPU gives: it calls them), packed as
-/// (sinf bits << 32) | cosf bits: the rare path of `sincos_f32` and of the block routines (|x| >= 120,
-/// where the C library reduces by a 192-bit 4/π).
+/// (sinf bits << 32) | cosf bits: the rare path of `sincos_f32` and of the block routines (|x| >= 2^26).
 pub extern "C" fn sincos_big_f32(x: f32) -> i64 {
     (((x.sin().to_bits() as u64) << 32) | x.cos().to_bits() as u64) as i64
 }
