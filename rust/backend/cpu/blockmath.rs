@@ -340,6 +340,10 @@ mod x86 {
             unsafe { _mm512_sqrt_ps(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m512) -> __m512 {
+            unsafe { _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m512, s: __m512) -> __m512 {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -493,6 +497,10 @@ mod x86 {
             unsafe { _mm256_sqrt_ps(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m256) -> __m256 {
+            unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m256, s: __m256) -> __m256 {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -635,6 +643,10 @@ mod x86 {
             unsafe { _mm512_sqrt_pd(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m512d, s: __m512d) -> __m512d {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -657,10 +669,7 @@ mod x86 {
         fn trunc(&mut self, x: __m512d) -> __m512d {
             unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x) }
         }
-        #[inline(always)]
-        fn floor(&mut self, x: __m512d) -> __m512d {
-            unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
-        }
+
         #[inline(always)]
         fn mor(&mut self, a: __mmask8, b: __mmask8) -> __mmask8 {
             a | b
@@ -795,6 +804,10 @@ mod x86 {
             unsafe { _mm256_sqrt_pd(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m256d, s: __m256d) -> __m256d {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -817,10 +830,7 @@ mod x86 {
         fn trunc(&mut self, x: __m256d) -> __m256d {
             unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x) }
         }
-        #[inline(always)]
-        fn floor(&mut self, x: __m256d) -> __m256d {
-            unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
-        }
+
         #[inline(always)]
         fn mor(&mut self, a: __m256d, b: __m256d) -> __m256d {
             unsafe { _mm256_or_pd(a, b) }

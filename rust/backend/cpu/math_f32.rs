@@ -66,6 +66,8 @@ pub trait Lanes {
     fn copysign(&mut self, a: Self::F, s: Self::F) -> Self::F;
     /// The correctly rounded square root (the hardware instruction).
     fn sqrt(&mut self, x: Self::F) -> Self::F;
+    /// Rounded toward −∞ (as `f32::floor`).
+    fn floor(&mut self, x: Self::F) -> Self::F;
     /// The rare path of `trig`: in the lanes of `m` (huge finite x), replaces the Cody–Waite (r, r_lo, n)
     /// by `rem_pio2_big_lane(x)`; other lanes keep theirs. Code that branches does so only when some
     /// lane of `m` is set.
@@ -179,14 +181,34 @@ fn scale2<L: Lanes>(e: &mut L, y: L::F, ni: L::I) -> L::F {
     e.mul(y, s2)
 }
 
+/// XLA:CPU's float32 exp as (y, 2^n) with e^x = y·2^n: x clamped to [-87.8, 88.8], n = floor(x·log2 e + ½)
+/// (one fma) clamped to ±127, r = x − n·C1 − n·C2 (fmas), y = 1 + (r + r²·P(r)) (Cephes' expf polynomial,
+/// Horner by fmas), 2^n from n's bits (n = −127 gives 0). Its operations are LLVM's code for XLA's exp,
+/// fmas where it fuses them, so `exp` and the functions XLA builds on it give JAX's bits.
 #[inline(always)]
-pub fn exp<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    // Outside [-104, 89] the result is 0 or inf; clamping keeps the reduction exact and NaN passes through.
-    let xc = e.clamp(x, -104.0, 89.0);
-    let (ni, r) = exp_reduce(e, xc);
+fn xla_exp_parts<L: Lanes>(e: &mut L, x: L::F) -> (L::F, L::F) {
+    let xc = e.clamp(x, -87.8, 88.8);
+    let l2e = e.c(LOG2E);
+    let half = e.c(0.5);
+    let fx = e.fma(xc, l2e, half);
+    let fx = e.floor(fx);
+    let n = e.clamp(fx, -127.0, 127.0);
+    let nn = e.neg(n);
+    let r = e.fmac(nn, EXP_C1, xc);
+    let r = e.fmac(nn, EXP_C2, r);
     let q = expm1_poly(e, r);
     let y = e.addc(q, 1.0);
-    scale2(e, y, ni)
+    let magic = e.c(MAGIC32);
+    let kk = e.add(n, magic);
+    let ni = magic_int32(e, kk);
+    (y, pow2i(e, ni))
+}
+
+/// XLA:CPU's float32 exp (`xla_exp_parts`), JAX's bits, near overflow and underflow too.
+#[inline(always)]
+pub fn exp<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (y, s) = xla_exp_parts(e, x);
+    e.mul(y, s)
 }
 
 #[inline(always)]
@@ -211,45 +233,21 @@ pub fn tiny_passthrough<L: Lanes>(e: &mut L, x: L::F, res: L::F, limit: f64) -> 
     e.sel(tiny, x, res)
 }
 
+/// XLA:CPU's float32 expm1, JAX's bits: e^x − 1 for |x| > ½, else tanh(x/2)·(e^x + 1) (both over XLA's exp
+/// and tanh, `exp` and `tanh` here), and x itself where x/2 is zero.
 #[inline(always)]
 pub fn expm1<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let xc = e.clamp(x, -18.0, 89.0);
-    let (ni, r) = exp_reduce(e, xc);
-    let q = expm1_poly(e, r);
-    // expm1(x) = 2^n (q + 1) - 1 = 2 * (t q + (t - 1/2)) with t = 2^(n-1) (no overflow at n = 128).
-    let nm1 = e.iaddc(ni, -1);
-    let t = pow2i(e, nm1);
-    let th = e.addc(t, -0.5);
-    let y = e.fma(t, q, th);
-    let y = e.mulc(y, 2.0);
-    tiny_passthrough(e, x, y, 2f64.powi(-25))
-}
-
-/// musl logf/log1pf polynomial: Lg(s) with |(log(1+s)-log(1-s))/s - Lg(s)| < 2^-34.24.
-const LG: [f64; 4] = [0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841];
-const LN2_HI32: f64 = 6.9313812256e-01;
-const LN2_LO32: f64 = 9.0580006145e-06;
-
-/// log(1 + f) - f + hfsq pieces: returns s*(hfsq + R) and hfsq for f in [√½-1, √2-1].
-#[inline(always)]
-fn log_kernel<L: Lanes>(e: &mut L, f: L::F) -> (L::F, L::F) {
-    let two = e.addc(f, 2.0);
-    let s = e.div(f, two);
-    let z = e.mul(s, s);
-    let w = e.mul(z, z);
-    let lg4 = e.c(LG[3]);
-    let lg2 = e.c(LG[1]);
-    let t1 = e.fma(w, lg4, lg2);
-    let t1 = e.mul(w, t1);
-    let lg3 = e.c(LG[2]);
-    let lg1 = e.c(LG[0]);
-    let t2 = e.fma(w, lg3, lg1);
-    let t2 = e.mul(z, t2);
-    let rr = e.add(t2, t1);
-    let ff = e.mul(f, f);
-    let hfsq = e.mulc(ff, 0.5);
-    let hr = e.add(hfsq, rr);
-    (e.mul(s, hr), hfsq)
+    let ex = exp(e, x);
+    let em1 = e.addc(ex, -1.0);
+    let h = e.mulc(x, 0.5);
+    let t = tanh(e, h);
+    let ep1 = e.addc(ex, 1.0);
+    let small = e.mul(t, ep1);
+    let ax = e.abs(x);
+    let big = e.cmpc(Cmp::Gt, ax, 0.5);
+    let r = e.sel(big, em1, small);
+    let hz = e.cmpc(Cmp::Eq, h, 0.0);
+    e.sel(hz, x, r)
 }
 
 /// Splits positive normal `u` as 2^k * m, m in [√½, √2): (k as i32 lanes, f = m - 1).
@@ -347,39 +345,34 @@ fn cephes_logf<L: Lanes>(e: &mut L, xs: L::F, exp_adj: Option<L::F>) -> L::F {
     e.add(r, ec1)
 }
 
+/// Cephes log1p's rational form (its double coefficients rounded to f32, as XLA:CPU has them):
+/// log(1 + x) = x − x²/2 + x³·P(x)/Q(x) for |x| < √2 − 1.
+const LOG1P_P: [f64; 7] = [
+    20.039552688598633, 57.11296463012695, 60.949668884277344, 29.91191864013672, 6.578732490539551,
+    0.4985410273075104, 4.527000e-05,
+];
+const LOG1P_Q: [f64; 7] = [
+    60.11865997314453, 216.42788696289062, 309.0987243652344, 221.7624053955078, 83.04756927490234,
+    15.062909126281738, 1.0,
+];
+
+/// XLA:CPU's float32 log1p, JAX's bits: below √2 − 1 in magnitude x + (x³·P(x)/Q(x) − x²/2) (Horner by
+/// fmas, the last step fused as LLVM fuses it), else log(1 + x) by XLA's log (`log`).
 #[inline(always)]
 pub fn log1p<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let x2 = e.mul(x, x);
+    let p = e.poly(x, &LOG1P_P);
+    let q = e.poly(x, &LOG1P_Q);
+    let ratio = e.div(p, q);
+    let x3 = e.mul(x, x2);
+    let t = e.mul(x3, ratio);
+    let t = e.fmac(x2, -0.5, t);
+    let small = e.add(x, t);
     let u = e.addc(x, 1.0);
-    let (k, fk) = log_split(e, u);
-    // c = (k >= 2 ? 1 - (u - x) : x - (u - 1)) / u for k < 25, else 0: the rounding error of 1 + x.
-    let ux = e.sub(u, x);
-    let one = e.c(1.0);
-    let c_hi = e.sub(one, ux);
-    let u1 = e.addc(u, -1.0);
-    let c_lo = e.sub(x, u1);
-    let kge2 = e.icmpc(ICmp::Ge, k, 2);
-    let c = e.sel(kge2, c_hi, c_lo);
-    let c = e.div(c, u);
-    let klt25 = e.icmpc(ICmp::Lt, k, 25);
-    let zero = e.c(0.0);
-    let c = e.sel(klt25, c, zero);
-    // √½ - 1 <= x < √2 - 1: k = 0, c = 0, f = x (no rounding of 1 + x).
-    let ge = e.cmpc(Cmp::Ge, x, -0.29289321881);
-    let lt = e.cmpc(Cmp::Lt, x, 0.41421356237);
-    let small = e.mand(ge, lt);
-    let f = e.sel(small, x, fk);
-    let c = e.sel(small, zero, c);
-    let kf = e.to_float(k);
-    let dk = e.sel(small, zero, kf);
-    let (sr, hfsq) = log_kernel(e, f);
-    // s*(hfsq+R) + (dk*ln2_lo + c) - hfsq + f + dk*ln2_hi
-    let lo = e.fmac(dk, LN2_LO32, c);
-    let r = e.add(sr, lo);
-    let r = e.sub(r, hfsq);
-    let r = e.add(r, f);
-    let r = e.fmac(dk, LN2_HI32, r);
-    let r = log_specials(e, x, r, -1.0);
-    tiny_passthrough(e, x, r, 2f64.powi(-25))
+    let big = log(e, u);
+    let ax = e.abs(x);
+    let m = e.cmpc(Cmp::Lt, ax, 0.4142135679721832);
+    e.sel(m, small, big)
 }
 
 /// XLA:CPU's float32 tanh (Eigen's rational approximation, Horner with FMAs), JAX's bits: the input clamped
@@ -412,63 +405,38 @@ pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.div(one, d)
 }
 
-/// e^a for a = |x| reduced once for `sinh` and `cosh`: (2^n as f32 lanes where n <= 15, i.e. a < 10; n; y)
-/// with e^a = y·2^n, y = 1 + expm1(r), and q = expm1(r). a is clamped to 90 (e^90/2 overflows f32 anyway).
+/// XLA's e^(x − ln 2) ± e^(−ln 2 − x) for `sinh`/`cosh`: the first exp's last product fused with the sum, as
+/// LLVM fuses it (ln 2 as f32).
 #[inline(always)]
-fn exp_parts<L: Lanes>(e: &mut L, a: L::F) -> (L::I, L::F, L::F) {
-    let ac = e.clamp(a, 0.0, 90.0);
-    let (ni, r) = exp_reduce(e, ac);
-    let q = expm1_poly(e, r);
-    let y = e.addc(q, 1.0);
-    (ni, q, y)
+fn half_exps<L: Lanes>(e: &mut L, x: L::F, minus: bool) -> L::F {
+    let nl2 = e.c(-LN2_F32);
+    let a = e.add(x, nl2);
+    let b = e.sub(nl2, x);
+    let (ya, sa) = xla_exp_parts(e, a);
+    let eb = exp(e, b);
+    let eb = if minus { e.neg(eb) } else { eb };
+    e.fma(ya, sa, eb)
 }
 
-/// e^a / 2 for a >= 10 (where e^-a is below 2^-28 of it): y·2^(n-1) with one rounding, finite up to
-/// a = 89.41 (where e^a itself overflows f32).
-#[inline(always)]
-fn half_exp_big<L: Lanes>(e: &mut L, ni: L::I, y: L::F) -> L::F {
-    let nm1 = e.iaddc(ni, -1);
-    scale2(e, y, nm1)
-}
-
-/// sinh in f32: with e = expm1(|x|), sinh|x| = (e + e/(e+1))/2 (exact identity; no cancellation near 0)
-/// below 10, e^|x|/2 above; the sign of x; x itself below 2^-12.
+/// XLA:CPU's float32 sinh, JAX's bits: with e = expm1(x), (e + e/(e + 1))·½ for |x| < 1, else
+/// e^(x − ln 2) − e^(−ln 2 − x).
 #[inline(always)]
 pub fn sinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let (ni, q, y) = exp_parts(e, a);
-    // expm1(a) = 2 (t q + (t - 1/2)), t = 2^(n-1), as `expm1` computes it (lanes a >= 10 are not used)
-    let nm1 = e.iaddc(ni, -1);
-    let t = pow2i(e, nm1);
-    let th = e.addc(t, -0.5);
-    let h = e.fma(t, q, th);
-    let em = e.mulc(h, 2.0);
+    let em = expm1(e, x);
     let den = e.addc(em, 1.0);
     let f = e.div(em, den);
     let s = e.add(em, f);
     let small = e.mulc(s, 0.5);
-    let big = half_exp_big(e, ni, y);
-    let m = e.cmpc(Cmp::Ge, a, 10.0);
-    let r = e.sel(m, big, small);
-    let r = e.copysign(r, x);
-    // below 2^-12, sinh x = x to within half an ulp (and t·q would flush the tiniest normals to zero)
-    tiny_passthrough(e, x, r, 2f64.powi(-12))
+    let big = half_exps(e, x, true);
+    let ax = e.abs(x);
+    let m = e.cmpc(Cmp::Lt, ax, 1.0);
+    e.sel(m, small, big)
 }
 
-/// cosh in f32: with E = e^|x|, (E + 1/E)/2 below 10, E/2 above.
+/// XLA:CPU's float32 cosh, JAX's bits: e^(x − ln 2) + e^(−ln 2 − x).
 #[inline(always)]
 pub fn cosh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let (ni, _, y) = exp_parts(e, a);
-    let p = pow2i(e, ni);
-    let ea = e.mul(y, p);
-    let one = e.c(1.0);
-    let inv = e.div(one, ea);
-    let s = e.add(ea, inv);
-    let small = e.mulc(s, 0.5);
-    let big = half_exp_big(e, ni, y);
-    let m = e.cmpc(Cmp::Ge, a, 10.0);
-    e.sel(m, big, small)
+    half_exps(e, x, false)
 }
 
 /// ln 2 as f32 + f32 (`LN2_F32` is ln 2 rounded to f32).

@@ -36,8 +36,6 @@ pub trait Lanes64: Lanes {
     fn ushrc(&mut self, a: Self::I, n: u32) -> Self::I;
     /// Rounded toward zero (as `f64::trunc`).
     fn trunc(&mut self, x: Self::F) -> Self::F;
-    /// Rounded toward −∞ (as `f64::floor`).
-    fn floor(&mut self, x: Self::F) -> Self::F;
 }
 
 /// float32 `sin`/`cos` as the C library XLA:CPU calls computes them (glibc 2.28+'s `sinf`/`cosf`, whose

@@ -350,6 +350,9 @@ impl Lanes for E<'_, '_> {
     fn sqrt(&mut self, x: Value) -> Value {
         self.b.ins().sqrt(x)
     }
+    fn floor(&mut self, x: Value) -> Value {
+        self.b.ins().floor(x)
+    }
     /// A cold block, entered only when some lane of `m` is set, calls the helper on every lane and keeps
     /// its results in the lanes of `m` (the ops of `math_f32::rem_pio2_big_lane`).
     fn rem_pio2_big(&mut self, m: Value, x: Value, r: Value, rl: Value, q: Value) -> (Value, Value, Value) {
@@ -684,9 +687,6 @@ impl Lanes64 for E<'_, '_> {
     }
     fn trunc(&mut self, x: Value) -> Value {
         self.b.ins().trunc(x)
-    }
-    fn floor(&mut self, x: Value) -> Value {
-        self.b.ins().floor(x)
     }
 }
 
