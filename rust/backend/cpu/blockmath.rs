@@ -23,15 +23,15 @@ use super::math_fn::MathFn;
 /// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits);
 /// those two, `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
-pub const FUNCTIONS: [MathFn; 20] = [
+pub const FUNCTIONS: [MathFn; 22] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
     MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Sinh, MathFn::Cosh,
-    MathFn::Asin, MathFn::Acos, MathFn::Lgamma, MathFn::Digamma,
+    MathFn::Asin, MathFn::Acos, MathFn::Asinh, MathFn::Atanh, MathFn::Lgamma, MathFn::Digamma,
 ];
 
 /// How many of `FUNCTIONS` (the first ones) compute in f32 lanes, `Sin` and `Cos` aside.
 #[cfg(target_arch = "x86_64")]
-const F32_FUNCTIONS: usize = 18;
+const F32_FUNCTIONS: usize = 20;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +213,9 @@ mod x86 {
             14 => m::sinh(l, x),
             15 => m::cosh(l, x),
             16 => m::asin(l, x),
-            _ => m::acos(l, x),
+            17 => m::acos(l, x),
+            18 => m::asinh(l, x),
+            _ => m::atanh(l, x),
         }
     }
 
@@ -1370,15 +1372,17 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 20] = [
+    pub const AVX512: [BlockFn; 22] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
-        entry512::<7>, entry512_f64::<8>, entry512_f64::<9>, entry512::<10>, entry512::<11>, entry512::<12>, entry512::<13>,
-        entry512::<14>, entry512::<15>, entry512::<16>, entry512::<17>, entry512_f64::<18>, entry512_f64::<19>,
+        entry512::<7>, entry512_f64::<8>, entry512_f64::<9>, entry512::<10>, entry512::<11>, entry512::<12>,
+        entry512::<13>, entry512::<14>, entry512::<15>, entry512::<16>, entry512::<17>, entry512::<18>,
+        entry512::<19>, entry512_f64::<20>, entry512_f64::<21>,
     ];
-    pub const AVX2: [BlockFn; 20] = [
+    pub const AVX2: [BlockFn; 22] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
-        entry256::<7>, entry256_f64::<8>, entry256_f64::<9>, entry256::<10>, entry256::<11>, entry256::<12>, entry256::<13>,
-        entry256::<14>, entry256::<15>, entry256::<16>, entry256::<17>, entry256_f64::<18>, entry256_f64::<19>,
+        entry256::<7>, entry256_f64::<8>, entry256_f64::<9>, entry256::<10>, entry256::<11>, entry256::<12>,
+        entry256::<13>, entry256::<14>, entry256::<15>, entry256::<16>, entry256::<17>, entry256::<18>,
+        entry256::<19>, entry256_f64::<20>, entry256_f64::<21>,
     ];
 }
 

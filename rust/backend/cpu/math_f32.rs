@@ -360,13 +360,25 @@ const LOG1P_Q: [f64; 7] = [
 /// fmas, the last step fused as LLVM fuses it), else log(1 + x) by XLA's log (`log`).
 #[inline(always)]
 pub fn log1p<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    log1p_fused(e, x, false)
+}
+
+/// `log1p` with x³·P/Q − x²/2 fused either way: LLVM fuses the x²/2 product into the sum in `log1p` alone, and
+/// the x³·P/Q one where x²/2 is shared by two log1p's (`atanh`: x² is the same for ±x).
+#[inline(always)]
+fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
     let x2 = e.mul(x, x);
     let p = e.poly(x, &LOG1P_P);
     let q = e.poly(x, &LOG1P_Q);
     let ratio = e.div(p, q);
     let x3 = e.mul(x, x2);
-    let t = e.mul(x3, ratio);
-    let t = e.fmac(x2, -0.5, t);
+    let t = if fuse_ratio {
+        let h = e.mulc(x2, -0.5);
+        e.fma(x3, ratio, h)
+    } else {
+        let t = e.mul(x3, ratio);
+        e.fmac(x2, -0.5, t)
+    };
     let small = e.add(x, t);
     let u = e.addc(x, 1.0);
     let big = log(e, u);
@@ -613,39 +625,60 @@ pub fn acos<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.sel(small, sm, big)
 }
 
-/// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
-const ERF_SMALL: [f64; 9] = [
-    0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
-    -0.0008522389107383788, 0.00011756037565646693, -1.2869926649727859e-05, 8.38302469219343e-07,
-];
-/// log(erfc(t)) = Q(t - 2.59) on 1.25 <= t < 3.93 (degree 10, absolute fit error 2e-9).
-const ERF_LARGE: [f64; 11] = [
-    -8.296210289001465, -5.522839069366455, -0.9467231631278992, -0.010111527517437935, 0.0019851133693009615,
-    -0.00038135770591907203, 6.935229612281546e-05, -1.1623111277003773e-05, 1.6747486597523675e-06,
-    -1.1415279743687279e-07, -2.022323464245801e-08,
+/// XLA:CPU's float32 erf: x·P(x²)/Q(x²) (its coefficients, Horner by fmas), ±1 from |x| >= 3.8325.
+const ERF_P: [f64; 5] =
+    [1.1283791065216064, 0.18520832061767578, 0.050955694168806076, 0.0034082909114658833, 0.00022905065270606428];
+const ERF_Q: [f64; 7] = [
+    1.0, 0.4974692463874817, 0.11098504811525345, 0.01407046988606453, 0.0010179625824093819, 2.354796561121475e-05,
+    -1.1791603071742429e-07,
 ];
 
-/// erf in f32: a polynomial below 1.25, 1 - exp(Q(|x|)) up to 3.93 (Chebyshev fits made with NumPy/SciPy
-/// in float64, coefficients rounded to f32), ±1 beyond.
+/// XLA:CPU's float32 erf, JAX's bits (5.35 ulp at most, measured on 28M points).
 #[inline(always)]
 pub fn erf<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let s = e.mul(a, a);
-    let p = e.poly(s, &ERF_SMALL);
-    let small = e.fma(a, p, a);
-    // Lanes outside [1.25, 3.93] are selected away below; clamping keeps their exp away from denormals
-    // (microcode assists) and NaN.
-    let ac = e.clamp(a, 1.25, 3.93);
-    let u = e.addc(ac, -2.59);
-    let q = e.poly(u, &ERF_LARGE);
-    let ex = exp(e, q);
+    let x2 = e.mul(x, x);
+    let p = e.poly(x2, &ERF_P);
+    let num = e.mul(x, p);
+    let q = e.poly(x2, &ERF_Q);
+    let r = e.div(num, q);
     let one = e.c(1.0);
-    let big = e.sub(one, ex);
-    let m_small = e.cmpc(Cmp::Lt, a, 1.25);
-    let r = e.sel(m_small, small, big);
-    let m_one = e.cmpc(Cmp::Ge, a, 3.93);
-    let r = e.selc(m_one, 1.0, r);
+    let s = e.copysign(one, x);
+    let ax = e.abs(x);
+    let big = e.cmpc(Cmp::Ge, ax, 3.8325068950653076);
+    e.sel(big, s, r)
+}
+
+/// XLA:CPU's float32 asinh (JAX's composition), JAX's bits: sign(x)·log1p(|x| + x²/(√(x² + 1) + 1)), or
+/// log|x| + ln 2 from |x| >= 2^64 (log and log1p XLA's: `log`, `log1p`).
+#[inline(always)]
+pub fn asinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let ax = e.abs(x);
+    let x2 = e.mul(x, x);
+    let d = e.addc(x2, 1.0);
+    let d = e.sqrt(d);
+    let d = e.addc(d, 1.0);
+    let t = e.div(x2, d);
+    let t = e.add(ax, t);
+    let small = log1p(e, t);
+    let l = log(e, ax);
+    let big = e.addc(l, LN2_F32);
+    let m = e.cmpc(Cmp::Ge, ax, 18446744073709551616.0);
+    let r = e.sel(m, big, small);
+    // sign(x)·r with r >= 0 (±0 at x = ±0)
     e.copysign(r, x)
+}
+
+/// XLA:CPU's float32 atanh (JAX's composition), JAX's bits: ½(log1p(x) − log1p(−x)), NaN beyond |x| = 1.
+#[inline(always)]
+pub fn atanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = log1p_fused(e, x, true);
+    let nx = e.neg(x);
+    let b = log1p_fused(e, nx, true);
+    let d = e.sub(a, b);
+    let r = e.mulc(d, 0.5);
+    let ax = e.abs(x);
+    let out = e.cmpc(Cmp::Gt, ax, 1.0);
+    e.selc(out, f64::NAN, r)
 }
 
 // ------------------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
         && (matches!(
             f,
             Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
-                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos
+                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos | Asinh | Atanh
         ) || (f == Atan && host_fma()))
 }
 
@@ -128,6 +128,8 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         MathFn::Cosh => math_f32::cosh(&mut e, x),
         MathFn::Asin => math_f32::asin(&mut e, x),
         MathFn::Acos => math_f32::acos(&mut e, x),
+        MathFn::Asinh => math_f32::asinh(&mut e, x),
+        MathFn::Atanh => math_f32::atanh(&mut e, x),
         MathFn::Sin | MathFn::Cos => {
             let fref = *imports
                 .get(&(MathFn::SinCosBig, DType::F32))
