@@ -302,6 +302,10 @@ mod x86 {
             m == 0xffff
         }
         #[inline(always)]
+        fn any_rare(&mut self, m: __mmask16) -> bool {
+            m != 0
+        }
+        #[inline(always)]
         fn sel(&mut self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
             unsafe { _mm512_mask_blend_ps(m, b, a) }
         }
@@ -452,6 +456,10 @@ mod x86 {
         }
         #[inline(always)]
         fn any(&mut self, m: __m256) -> bool {
+            unsafe { _mm256_movemask_ps(m) != 0 }
+        }
+        #[inline(always)]
+        fn any_rare(&mut self, m: __m256) -> bool {
             unsafe { _mm256_movemask_ps(m) != 0 }
         }
         #[inline(always)]
@@ -1585,7 +1593,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 20])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; FUNCTIONS.len()])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

@@ -1,5 +1,6 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`, `erf_inv`, `sin`, `cos`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `pow`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `erf_inv`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`; `sin`/`cos` are
+//! `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.
@@ -78,6 +79,11 @@ pub trait Lanes {
     /// cannot (the inline emitter) answers `true`, so a branch skipped only when no lane needs it computes
     /// what it would have computed anyway: skipping changes no selected lane's bits.
     fn any(&mut self, _m: Self::M) -> bool {
+        true
+    }
+    /// `any` for branches around work that lanes almost never need (asinh beyond 2^64): block routines on
+    /// every width branch on it; the inline emitter answers `true`.
+    fn any_rare(&mut self, _m: Self::M) -> bool {
         true
     }
     /// Whether every lane of `m` is set, where the lanes can branch on it; else `false` (see `any`).
@@ -660,10 +666,15 @@ pub fn asinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let t = e.div(x2, d);
     let t = e.add(ax, t);
     let small = log1p(e, t);
-    let l = log(e, ax);
-    let big = e.addc(l, LN2_F32);
     let m = e.cmpc(Cmp::Ge, ax, 18446744073709551616.0);
-    let r = e.sel(m, big, small);
+    // (skipped where no lane needs it: the selected lanes' bits are the same either way)
+    let r = if e.any_rare(m) {
+        let l = log(e, ax);
+        let big = e.addc(l, LN2_F32);
+        e.sel(m, big, small)
+    } else {
+        small
+    };
     // sign(x)·r with r >= 0 (±0 at x = ±0)
     e.copysign(r, x)
 }

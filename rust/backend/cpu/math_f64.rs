@@ -1,5 +1,5 @@
-//! The float32 functions computed in f64 lanes (`lgamma`, `digamma`, the f64 `log` they and `vmath`'s
-//! `pow` use, and the block routines' float32 `pow`: `pow_core`), written once against `Lanes64`:
+//! The float32 functions computed in f64 lanes (`sin`/`cos`: `sincosf`, `lgamma`, `digamma`, the f64 `log`
+//! they and `vmath`'s `pow` use, and the block routines' float32 `pow`: `pow_core`), written once against `Lanes64`:
 //! `math_f32`'s `Lanes` on f64 lanes (its integer lanes are i64 then) plus the few operations only these
 //! need. As for `math_f32`, two kinds of code run them: `vmath`'s emitter (scalar `f64` or `f64x2`: an
 //! `f32x4` is two halves) and `blockmath`'s AVX-512 / AVX2 f64 lanes (`f64x8` / `f64x4`: four / two times
