@@ -1,5 +1,5 @@
-"""float32 transcendental functions give JAX 0.10.2's bits (XLA:CPU's sequences; sin/cos: the C library's
-sinf/cosf, which XLA:CPU calls), in every block-math mode: the default (AVX-512 or AVX2 block routines), `avx2`
+"""float32 transcendental functions give JAX 0.10.2's bits (XLA:CPU's sequences; sin/cos/atan: the C library's
+sinf/cosf/atanf, which XLA:CPU calls), in every block-math mode: the default (AVX-512 or AVX2 block routines), `avx2`
 and `off` (inline f32x4 code only).
 
 The digests below were recorded by running this file's `CHILD` code under JAX 0.10.2 (jaxlib's CPU backend, on
@@ -21,7 +21,7 @@ JAX_DIGESTS = {
     "expm1": "5e150fef513163c2", "log1p": "8cce566ee96229f6", "sinh": "e2fe6237b690b5ec",
     "cosh": "a127df4dd6bfeba5", "tanh": "b4b4294db24dfa98", "asinh": "df1769fd98f6301e",
     "atanh": "0744445c321cae70", "erf": "8db454ac61d5931d", "softplus": "a456e0ed72b7e9a5",
-    "logistic": "0d550af894d378b7",
+    "logistic": "0d550af894d378b7", "atan": "de26b619bad1d412",
 }
 
 CHILD = r'''
@@ -45,7 +45,7 @@ def digest(y):
 
 F = dict(sin=jnp.sin, cos=jnp.cos, exp=jnp.exp, log=jnp.log, expm1=jnp.expm1, log1p=jnp.log1p, sinh=jnp.sinh,
          cosh=jnp.cosh, tanh=jnp.tanh, asinh=jnp.arcsinh, atanh=jnp.arctanh, erf=erf, softplus=softplus,
-         logistic=logistic)
+         logistic=logistic, atan=jnp.arctan)
 print(json.dumps({n: digest(cranax.jit(f)(x)) for n, f in F.items()}))
 '''
 

@@ -3,7 +3,8 @@
 //! count, so a kernel's vector loop and its scalar tail give bit-identical results (and so do kernels split
 //! across threads at any point).
 //!
-//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `atan`, `tan`, `sinh`,
+//! float32 functions. `exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`, `logistic`, `erf`, `atan` (the C
+//! library's `atanf`, which XLA:CPU calls, step for step), `tan`, `sinh`,
 //! `cosh`, `asinh`, `atanh`, `asin` and `acos` compute in f32 (branch-free with selects); they live in
 //! `math_f32`, written once over its `Lanes` trait, which this module's emitter implements and so do
 //! `blockmath`'s AVX-512/AVX2 lanes: the block routines that strip-mode kernels call compute the same bits as
@@ -34,7 +35,7 @@
 //! | logistic  | 2.37    | XLA:CPU's, bit for bit: 1/(1 + exp(−x))                                   |
 //! | sin, cos  | 0.56    | the C library's sinf/cosf, bit for bit (glibc's double steps on f64 lanes)  |
 //! | tan       | 2.49    | f32: same reduction and polynomials, s/c or −c/s                           |
-//! | atan      | 2.01    | f32: t = min(|x|, 1/|x|), π/4 + atan((t−1)/(t+1)) above tan(π/8), fitted   |
+//! | atan      | 0.85    | the C library's atanf (fdlibm, float steps, no fma), bit for bit           |
 //! | erf       | 5.35    | XLA:CPU's, bit for bit: x·P(x²)/Q(x²), ±1 from 3.8325                       |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
 //! | sinh      | 24.5    | XLA:CPU's, bit for bit: (e + e/(e+1))/2, e = expm1 x, below 1; e^(x−ln2) − e^(−ln2−x) |
@@ -48,7 +49,7 @@
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
-//! (Without FMA, tan takes the f64 lanes: 0.80 ulp, and atan is the scalar call. The table is what the sweep
+//! (Without FMA, tan takes the f64 lanes: 0.80 ulp. The table is what the sweep
 //! reports, the XLA rows over 28M+ points against JAX's own outputs; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt,
 //! //! and XLA's measured bound where XLA's sequence is worse: exp 5, expm1 and erf 6, tanh 5, sinh/cosh 25; the GPU
 //! keeps its own WGSL versions of these, which are not JAX's bits.) `erf_inv` too reproduces what JAX computes (so `random.normal` is bit-identical to JAX), including
@@ -99,8 +100,8 @@ pub fn supports(f: MathFn, dt: DType) -> bool {
         && (matches!(
             f,
             Exp | Exp2 | Expm1 | Log | Log1p | Sin | Cos | Tan | Tanh | Logistic | Erf | ErfInv | Ndtri | Atan2
-                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos | Asinh | Atanh
-        ) || (f == Atan && host_fma()))
+                | Lgamma | Digamma | Sinh | Cosh | Asin | Acos | Asinh | Atanh | Atan
+        ))
 }
 
 /// Imported helpers an inline function calls on its rare paths.
@@ -164,7 +165,7 @@ pub fn emit(b: &mut FunctionBuilder, imports: &Imports, f: MathFn, ty: Type, arg
         // (`math_f32::atan2`, in f32 lanes, is not wired yet: it sweeps at 2.14 ulp, but gives 1.15 ulp on
         // test_pow_special_cases_match_numpy's simple pairs, whose bound is 1.)
         MathFn::Atan2 => atan2_f32(&mut e, x, args[1]),
-        MathFn::Atan if e.fma => math_f32::atan(&mut e, x),
+        MathFn::Atan => math_f32::atan(&mut e, x),
         _ => return Err(Error::Codegen(format!("vmath: {f:?} is not inline"))),
     })
 }
