@@ -286,10 +286,11 @@ _UNARY = [
        f16=F16(1), accuracy=4, fuzz=("float32",)),
     # sinh/cosh: XLA:CPU's e^(x − ln 2) ± e^(−ln 2 − x), JAX's bits: x ∓ ln 2 rounds to float32 first, so the
     # error grows with |x| (24.5 ulp at x = 87.3, over 29M points; 4 below |x| = 2)
+    # (the GPU's WGSL sinh/cosh stay within 4 ulp of exact: 28 ulp from the CPU's)
     _r("sinh", "unary", lax=lax.sinh, jnp=jnp.sinh, oracle=np.sinh, domain=(-80, 80), dtypes=F32_NAMES, ulp=_u(25),
-       special=True, grad_domain=(-2, 2), gpu=G("all", 4), accuracy=25, fuzz=("float32",)),
+       special=True, grad_domain=(-2, 2), gpu=G("all", 28), accuracy=25, fuzz=("float32",)),
     _r("cosh", "unary", lax=lax.cosh, jnp=jnp.cosh, oracle=np.cosh, domain=(-80, 80), dtypes=F32_NAMES, ulp=_u(25),
-       special=True, grad_domain=(-2, 2), gpu=G("all", 4), accuracy=25, fuzz=("float32",)),
+       special=True, grad_domain=(-2, 2), gpu=G("all", 28), accuracy=25, fuzz=("float32",)),
     _r("asinh", "unary", lax=lax.asinh, jnp=jnp.arcsinh, oracle=np.arcsinh, domain=(-1000, 1000), dtypes=F32_NAMES,
        ulp=_u(4), special=True, grad_domain=(-2, 2), gpu=G("all", 4), fuzz=("float32",)),
     _r("acosh", "unary", lax=lax.acosh, jnp=jnp.arccosh, oracle=np.arccosh, domain=(1, 1000), dtypes=F32_NAMES,
