@@ -937,7 +937,8 @@ mod x86 {
             let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
             let ylo = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, lo));
             let yhi = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, hi));
-            let y = _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(ylo)), _mm256_castps_pd(yhi)));
+            let lo256 = _mm512_castpd256_pd512(_mm256_castps_pd(ylo));
+            let y = _mm512_castpd_ps(_mm512_insertf64x4::<1>(lo256, _mm256_castps_pd(yhi)));
             if F == SIN || F == COS { sincos_fix512::<F>(x, y) } else { y }
         }
     }
