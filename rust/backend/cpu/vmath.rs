@@ -49,9 +49,9 @@
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
-//! (Without FMA, tan takes the f64 lanes: 0.80 ulp. The table is what the sweep
-//! reports, the XLA rows over 28M+ points against JAX's own outputs; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt,
-//! //! and XLA's measured bound where XLA's sequence is worse: exp 5, expm1 and erf 6, tanh 5, sinh/cosh 25; the GPU
+//! (Without FMA, tan takes the f64 lanes: 0.80 ulp. The table is what the sweep reports, the XLA rows over
+//! 28M+ points against JAX's own outputs; the test asserts ≤ 4 ulp, ≤ 1 ulp for sqrt,
+//! and XLA's measured bound where XLA's sequence is worse: exp 5, expm1 and erf 6, tanh 5, sinh/cosh 25; the GPU
 //! keeps its own WGSL versions of these, which are not JAX's bits.) `erf_inv` too reproduces what JAX computes
 //! (so `random.normal` is bit-identical to JAX), including
 //! Giles' approximation's loss near ±1, where 1 - x² cancels (its row: a sweep of every 13th float32 in
