@@ -23,7 +23,7 @@ import numpy as np
 
 N = 1_000_000
 # name: (function name in NumPy and jax.numpy, input range(s)): a unary case's operand is uniform in
-# [-scale, scale] (asin/acos: [-1, 1]); a binary case's first operand is uniform in [lo, hi] of its first range,
+# [-scale, scale] (asin/acos: [-1, 1]; log1p/atanh: [-0.99, 0.99]); a binary case's first operand is uniform in [lo, hi] of its first range,
 # its second in its second range (pow: a positive base and an exponent in [-3, 3], as the gamma sampler's boost)
 CASES = {
     "sin": ("sin", 10.0),
@@ -37,6 +37,10 @@ CASES = {
     "atan": ("arctan", 10.0),
     "sinh": ("sinh", 10.0),
     "cosh": ("cosh", 10.0),
+    "expm1": ("expm1", 10.0),
+    "log1p": ("log1p", 0.99),
+    "asinh": ("arcsinh", 10.0),
+    "atanh": ("arctanh", 0.99),
     "cbrt": ("cbrt", 1e3),
     "pow": ("power", ((0.1, 3.0), (-3.0, 3.0))),
     "atan2": ("arctan2", ((-10.0, 10.0), (-10.0, 10.0))),

@@ -136,7 +136,9 @@ def test_arithmetic_and_comparisons_vs_numpy():
 # Max relative error (|out - ref| / |ref|) in units of the dtype's eps against NumPy complex128, on 4000
 # points with |z| in [e^-4, e^3] (|z| <= 20 for the exponential family). log's real part is log|z|, whose
 # relative error grows near |z| = 1 (an absolute error of about 1 ulp); pow is exp(w log z).
-ACCURACY = {"exp": 3, "log": 80, "sqrt": 3, "sin": 3, "cos": 3, "tanh": 5, "tan": 5, "sinh": 3, "cosh": 3,
+# complex64 sin/cos/sinh/cosh take float32 sinh/cosh, which are XLA's (up to 24 ulp at large |x|): 4.76 and
+# 5.15 eps here (JAX 0.10.2's own complex64 sin/cos: 2.67/1.87 eps, sinh/cosh 44.6/11.9 on these points).
+ACCURACY = {"exp": 3, "log": 80, "sqrt": 3, "sin": 5, "cos": 5, "tanh": 5, "tan": 5, "sinh": 6, "cosh": 6,
             "expm1": 4, "log1p": 80, "reciprocal": 2, "square": 2, "abs": 2}
 
 

@@ -20,17 +20,18 @@ use std::sync::OnceLock;
 use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
-/// lanes; `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
+/// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits);
+/// those two, `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
-pub const FUNCTIONS: [MathFn; 20] = [
+pub const FUNCTIONS: [MathFn; 22] = [
     MathFn::Exp, MathFn::Exp2, MathFn::Expm1, MathFn::Log, MathFn::Log1p, MathFn::Tanh, MathFn::Logistic, MathFn::Erf,
     MathFn::Sin, MathFn::Cos, MathFn::Tan, MathFn::Atan, MathFn::ErfInv, MathFn::Ndtri, MathFn::Sinh, MathFn::Cosh,
-    MathFn::Asin, MathFn::Acos, MathFn::Lgamma, MathFn::Digamma,
+    MathFn::Asin, MathFn::Acos, MathFn::Asinh, MathFn::Atanh, MathFn::Lgamma, MathFn::Digamma,
 ];
 
-/// How many of `FUNCTIONS` (the first ones) compute in f32 lanes.
+/// How many of `FUNCTIONS` (the first ones) compute in f32 lanes, `Sin` and `Cos` aside.
 #[cfg(target_arch = "x86_64")]
-const F32_FUNCTIONS: usize = 18;
+const F32_FUNCTIONS: usize = 20;
 
 /// The lane width block routines use on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,8 +205,7 @@ mod x86 {
             5 => m::tanh(l, x),
             6 => m::logistic(l, x),
             7 => m::erf(l, x),
-            8 => m::trig(l, Trig::Sin, x),
-            9 => m::trig(l, Trig::Cos, x),
+            // (8 and 9, sin and cos, run on f64 lanes: `apply64`)
             10 => m::trig(l, Trig::Tan, x),
             11 => m::atan(l, x),
             12 => m::erf_inv(l, x),
@@ -213,7 +213,9 @@ mod x86 {
             14 => m::sinh(l, x),
             15 => m::cosh(l, x),
             16 => m::asin(l, x),
-            _ => m::acos(l, x),
+            17 => m::acos(l, x),
+            18 => m::asinh(l, x),
+            _ => m::atanh(l, x),
         }
     }
 
@@ -300,6 +302,10 @@ mod x86 {
             m == 0xffff
         }
         #[inline(always)]
+        fn any_rare(&mut self, m: __mmask16) -> bool {
+            m != 0
+        }
+        #[inline(always)]
         fn sel(&mut self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
             unsafe { _mm512_mask_blend_ps(m, b, a) }
         }
@@ -338,6 +344,10 @@ mod x86 {
         #[inline(always)]
         fn sqrt(&mut self, x: __m512) -> __m512 {
             unsafe { _mm512_sqrt_ps(x) }
+        }
+        #[inline(always)]
+        fn floor(&mut self, x: __m512) -> __m512 {
+            unsafe { _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
         }
         #[inline(always)]
         fn copysign(&mut self, a: __m512, s: __m512) -> __m512 {
@@ -449,6 +459,10 @@ mod x86 {
             unsafe { _mm256_movemask_ps(m) != 0 }
         }
         #[inline(always)]
+        fn any_rare(&mut self, m: __m256) -> bool {
+            unsafe { _mm256_movemask_ps(m) != 0 }
+        }
+        #[inline(always)]
         fn all(&mut self, m: __m256) -> bool {
             unsafe { _mm256_movemask_ps(m) == 0xff }
         }
@@ -491,6 +505,10 @@ mod x86 {
         #[inline(always)]
         fn sqrt(&mut self, x: __m256) -> __m256 {
             unsafe { _mm256_sqrt_ps(x) }
+        }
+        #[inline(always)]
+        fn floor(&mut self, x: __m256) -> __m256 {
+            unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
         }
         #[inline(always)]
         fn copysign(&mut self, a: __m256, s: __m256) -> __m256 {
@@ -635,6 +653,10 @@ mod x86 {
             unsafe { _mm512_sqrt_pd(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m512d, s: __m512d) -> __m512d {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -653,6 +675,11 @@ mod x86 {
         fn nearest(&mut self, x: __m512d) -> __m512d {
             unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x) }
         }
+        #[inline(always)]
+        fn trunc(&mut self, x: __m512d) -> __m512d {
+            unsafe { _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x) }
+        }
+
         #[inline(always)]
         fn mor(&mut self, a: __mmask8, b: __mmask8) -> __mmask8 {
             a | b
@@ -787,6 +814,10 @@ mod x86 {
             unsafe { _mm256_sqrt_pd(x) }
         }
         #[inline(always)]
+        fn floor(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(x) }
+        }
+        #[inline(always)]
         fn copysign(&mut self, a: __m256d, s: __m256d) -> __m256d {
             let ab = self.bits(a);
             let sb = self.bits(s);
@@ -806,6 +837,11 @@ mod x86 {
             unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x) }
         }
         #[inline(always)]
+        fn trunc(&mut self, x: __m256d) -> __m256d {
+            unsafe { _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x) }
+        }
+
+        #[inline(always)]
         fn mor(&mut self, a: __m256d, b: __m256d) -> __m256d {
             unsafe { _mm256_or_pd(a, b) }
         }
@@ -815,14 +851,82 @@ mod x86 {
         }
     }
 
-    /// `FUNCTIONS[F]` (F >= F32_FUNCTIONS) on f64 lanes `L`.
+    /// `FUNCTIONS[F]` (`Sin`, `Cos`, or F >= F32_FUNCTIONS) on f64 lanes `L`.
     #[inline(always)]
     fn apply64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> L::F {
-        if F == F32_FUNCTIONS {
-            m64::lgamma(l, x)
-        } else {
-            m64::digamma(l, x)
+        match F {
+            SIN => m64::sincosf(l, x, false, true),
+            COS => m64::sincosf(l, x, true, true),
+            F32_FUNCTIONS => m64::lgamma(l, x),
+            _ => m64::digamma(l, x),
         }
+    }
+
+    /// `FUNCTIONS`' indices of `Sin` and `Cos`: f64 lanes (the C library's double-precision steps).
+    const SIN: usize = 8;
+    const COS: usize = 9;
+
+    /// The C library's sin/cos at the lanes (bit i for lane i) with 2^26 <= |x| < inf, as the inline code's
+    /// cold block (`vmath::sincos_big_f32`).
+    #[cold]
+    #[inline(never)]
+    fn sincos_big_lanes<const N: usize>(mask: u32, cos: bool, x: &[f32; N], y: &mut [f32; N]) {
+        for l in 0..N {
+            if mask >> l & 1 != 0 {
+                let v = super::super::vmath::sincos_big_f32(x[l]) as u64;
+                y[l] = f32::from_bits(if cos { v as u32 } else { (v >> 32) as u32 });
+            }
+        }
+    }
+
+    /// sin/cos's float32 steps after `m64::sincosf`, as `vmath::sincos_f32` takes them: x itself (sin) or 1
+    /// (cos) below 2^-12; returns the lanes (bit i for lane i) with 2^26 <= |x| < inf, for the C library.
+    #[inline(always)]
+    fn sincos_tiny<L: Lanes, const F: usize>(l: &mut L, x: L::F, y: L::F) -> (L::F, L::M) {
+        let y = if F == COS {
+            let ax = l.abs(x);
+            let tiny = l.cmpc(Cmp::Lt, ax, 2f64.powi(-12));
+            l.selc(tiny, 1.0, y)
+        } else {
+            m::tiny_passthrough(l, x, y, 2f64.powi(-12))
+        };
+        let ax = l.abs(x);
+        let ge = l.cmpc(Cmp::Ge, ax, m64::sincos_limit(true));
+        let fin = l.cmpc(Cmp::Lt, ax, f64::INFINITY);
+        (y, l.mand(ge, fin))
+    }
+
+    #[inline(always)]
+    fn sincos_fix512<const F: usize>(x: __m512, y: __m512) -> __m512 {
+        let (y, big) = sincos_tiny::<Avx512, F>(&mut Avx512, x, y);
+        if big == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f32; 16], [0f32; 16]);
+        // SAFETY: AVX-512F (see `Avx512`); 16-lane arrays.
+        unsafe {
+            _mm512_storeu_ps(xa.as_mut_ptr(), x);
+            _mm512_storeu_ps(ya.as_mut_ptr(), y);
+        }
+        sincos_big_lanes(big as u32, F == COS, &xa, &mut ya);
+        unsafe { _mm512_loadu_ps(ya.as_ptr()) }
+    }
+
+    #[inline(always)]
+    fn sincos_fix256<const F: usize>(x: __m256, y: __m256) -> __m256 {
+        let (y, big) = sincos_tiny::<Avx2, F>(&mut Avx2, x, y);
+        // SAFETY: AVX2 (see `Avx2`); 8-lane arrays.
+        let bits = unsafe { _mm256_movemask_ps(big) };
+        if bits == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f32; 8], [0f32; 8]);
+        unsafe {
+            _mm256_storeu_ps(xa.as_mut_ptr(), x);
+            _mm256_storeu_ps(ya.as_mut_ptr(), y);
+        }
+        sincos_big_lanes(bits as u32, F == COS, &xa, &mut ya);
+        unsafe { _mm256_loadu_ps(ya.as_ptr()) }
     }
 
     /// 16 f32 lanes through two f64x8 halves (widened exactly, rounded once back).
@@ -833,7 +937,9 @@ mod x86 {
             let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
             let ylo = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, lo));
             let yhi = _mm512_cvtpd_ps(apply64::<Avx512F64, F>(l, hi));
-            _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(ylo)), _mm256_castps_pd(yhi)))
+            let lo256 = _mm512_castpd256_pd512(_mm256_castps_pd(ylo));
+            let y = _mm512_castpd_ps(_mm512_insertf64x4::<1>(lo256, _mm256_castps_pd(yhi)));
+            if F == SIN || F == COS { sincos_fix512::<F>(x, y) } else { y }
         }
     }
 
@@ -865,7 +971,8 @@ mod x86 {
             let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x));
             let ylo = _mm256_cvtpd_ps(apply64::<Avx2F64, F>(l, lo));
             let yhi = _mm256_cvtpd_ps(apply64::<Avx2F64, F>(l, hi));
-            _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(ylo), yhi)
+            let y = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(ylo), yhi);
+            if F == SIN || F == COS { sincos_fix256::<F>(x, y) } else { y }
         }
     }
 
@@ -1274,15 +1381,17 @@ mod x86 {
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
 
-    pub const AVX512: [BlockFn; 20] = [
+    pub const AVX512: [BlockFn; 22] = [
         entry512::<0>, entry512::<1>, entry512::<2>, entry512::<3>, entry512::<4>, entry512::<5>, entry512::<6>,
-        entry512::<7>, entry512::<8>, entry512::<9>, entry512::<10>, entry512::<11>, entry512::<12>, entry512::<13>,
-        entry512::<14>, entry512::<15>, entry512::<16>, entry512::<17>, entry512_f64::<18>, entry512_f64::<19>,
+        entry512::<7>, entry512_f64::<8>, entry512_f64::<9>, entry512::<10>, entry512::<11>, entry512::<12>,
+        entry512::<13>, entry512::<14>, entry512::<15>, entry512::<16>, entry512::<17>, entry512::<18>,
+        entry512::<19>, entry512_f64::<20>, entry512_f64::<21>,
     ];
-    pub const AVX2: [BlockFn; 20] = [
+    pub const AVX2: [BlockFn; 22] = [
         entry256::<0>, entry256::<1>, entry256::<2>, entry256::<3>, entry256::<4>, entry256::<5>, entry256::<6>,
-        entry256::<7>, entry256::<8>, entry256::<9>, entry256::<10>, entry256::<11>, entry256::<12>, entry256::<13>,
-        entry256::<14>, entry256::<15>, entry256::<16>, entry256::<17>, entry256_f64::<18>, entry256_f64::<19>,
+        entry256::<7>, entry256_f64::<8>, entry256_f64::<9>, entry256::<10>, entry256::<11>, entry256::<12>,
+        entry256::<13>, entry256::<14>, entry256::<15>, entry256::<16>, entry256::<17>, entry256::<18>,
+        entry256::<19>, entry256_f64::<20>, entry256_f64::<21>,
     ];
 }
 
@@ -1485,7 +1594,7 @@ mod tests {
             if !crate::backend::cpu::vmath::host_fma() {
                 return;
             }
-            let mut tables: Vec<(&str, [BlockFn; 20])> = Vec::new();
+            let mut tables: Vec<(&str, [BlockFn; FUNCTIONS.len()])> = Vec::new();
             if std::is_x86_feature_detected!("avx512f") {
                 tables.push(("avx512", x86::AVX512));
             }

@@ -194,6 +194,10 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
             _ => None,
         },
+        MathFn::SinCosBig => match dt {
+            F32 => Some(super::vmath::sincos_big_f32 as *const u8),
+            _ => None,
+        },
         MathFn::Pow => bin!(f32::powf, f64::powf),
         MathFn::Atan2 => bin!(f32::atan2, f64::atan2),
         // Exact on the bits (as XLA's): subnormals pass through unchanged.
@@ -222,9 +226,10 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
 /// Every (function, dtype) with an imported implementation: the JIT's symbol table.
 pub fn all_symbols() -> Vec<(String, *const u8)> {
     use MathFn::*;
-    const ALL: [MathFn; 31] = [
+    const ALL: [MathFn; 32] = [
         Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt, Asin, Acos, Atan, Sinh, Cosh,
         Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
+        SinCosBig,
     ];
     let mut out = Vec::new();
     let calls2 = BinaryOp::ALL.iter().map(|&op| Call2(op));

@@ -1,5 +1,6 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`, `erf_inv`, `sin`, `cos`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `pow`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `erf_inv`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`; `sin`/`cos` are
+//! `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.
@@ -66,6 +67,8 @@ pub trait Lanes {
     fn copysign(&mut self, a: Self::F, s: Self::F) -> Self::F;
     /// The correctly rounded square root (the hardware instruction).
     fn sqrt(&mut self, x: Self::F) -> Self::F;
+    /// Rounded toward −∞ (as `f32::floor`).
+    fn floor(&mut self, x: Self::F) -> Self::F;
     /// The rare path of `trig`: in the lanes of `m` (huge finite x), replaces the Cody–Waite (r, r_lo, n)
     /// by `rem_pio2_big_lane(x)`; other lanes keep theirs. Code that branches does so only when some
     /// lane of `m` is set.
@@ -76,6 +79,11 @@ pub trait Lanes {
     /// cannot (the inline emitter) answers `true`, so a branch skipped only when no lane needs it computes
     /// what it would have computed anyway: skipping changes no selected lane's bits.
     fn any(&mut self, _m: Self::M) -> bool {
+        true
+    }
+    /// `any` for branches around work that lanes almost never need (asinh beyond 2^64): block routines on
+    /// every width branch on it; the inline emitter answers `true`.
+    fn any_rare(&mut self, _m: Self::M) -> bool {
         true
     }
     /// Whether every lane of `m` is set, where the lanes can branch on it; else `false` (see `any`).
@@ -179,14 +187,34 @@ fn scale2<L: Lanes>(e: &mut L, y: L::F, ni: L::I) -> L::F {
     e.mul(y, s2)
 }
 
+/// XLA:CPU's float32 exp as (y, 2^n) with e^x = y·2^n: x clamped to [-87.8, 88.8], n = floor(x·log2 e + ½)
+/// (one fma) clamped to ±127, r = x − n·C1 − n·C2 (fmas), y = 1 + (r + r²·P(r)) (Cephes' expf polynomial,
+/// Horner by fmas), 2^n from n's bits (n = −127 gives 0). Its operations are LLVM's code for XLA's exp,
+/// fmas where it fuses them, so `exp` and the functions XLA builds on it give JAX's bits.
 #[inline(always)]
-pub fn exp<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    // Outside [-104, 89] the result is 0 or inf; clamping keeps the reduction exact and NaN passes through.
-    let xc = e.clamp(x, -104.0, 89.0);
-    let (ni, r) = exp_reduce(e, xc);
+fn xla_exp_parts<L: Lanes>(e: &mut L, x: L::F) -> (L::F, L::F) {
+    let xc = e.clamp(x, -87.8, 88.8);
+    let l2e = e.c(LOG2E);
+    let half = e.c(0.5);
+    let fx = e.fma(xc, l2e, half);
+    let fx = e.floor(fx);
+    let n = e.clamp(fx, -127.0, 127.0);
+    let nn = e.neg(n);
+    let r = e.fmac(nn, EXP_C1, xc);
+    let r = e.fmac(nn, EXP_C2, r);
     let q = expm1_poly(e, r);
     let y = e.addc(q, 1.0);
-    scale2(e, y, ni)
+    let magic = e.c(MAGIC32);
+    let kk = e.add(n, magic);
+    let ni = magic_int32(e, kk);
+    (y, pow2i(e, ni))
+}
+
+/// XLA:CPU's float32 exp (`xla_exp_parts`), JAX's bits, near overflow and underflow too.
+#[inline(always)]
+pub fn exp<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let (y, s) = xla_exp_parts(e, x);
+    e.mul(y, s)
 }
 
 #[inline(always)]
@@ -211,45 +239,21 @@ pub fn tiny_passthrough<L: Lanes>(e: &mut L, x: L::F, res: L::F, limit: f64) -> 
     e.sel(tiny, x, res)
 }
 
+/// XLA:CPU's float32 expm1, JAX's bits: e^x − 1 for |x| > ½, else tanh(x/2)·(e^x + 1) (both over XLA's exp
+/// and tanh, `exp` and `tanh` here), and x itself where x/2 is zero.
 #[inline(always)]
 pub fn expm1<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let xc = e.clamp(x, -18.0, 89.0);
-    let (ni, r) = exp_reduce(e, xc);
-    let q = expm1_poly(e, r);
-    // expm1(x) = 2^n (q + 1) - 1 = 2 * (t q + (t - 1/2)) with t = 2^(n-1) (no overflow at n = 128).
-    let nm1 = e.iaddc(ni, -1);
-    let t = pow2i(e, nm1);
-    let th = e.addc(t, -0.5);
-    let y = e.fma(t, q, th);
-    let y = e.mulc(y, 2.0);
-    tiny_passthrough(e, x, y, 2f64.powi(-25))
-}
-
-/// musl logf/log1pf polynomial: Lg(s) with |(log(1+s)-log(1-s))/s - Lg(s)| < 2^-34.24.
-const LG: [f64; 4] = [0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841];
-const LN2_HI32: f64 = 6.9313812256e-01;
-const LN2_LO32: f64 = 9.0580006145e-06;
-
-/// log(1 + f) - f + hfsq pieces: returns s*(hfsq + R) and hfsq for f in [√½-1, √2-1].
-#[inline(always)]
-fn log_kernel<L: Lanes>(e: &mut L, f: L::F) -> (L::F, L::F) {
-    let two = e.addc(f, 2.0);
-    let s = e.div(f, two);
-    let z = e.mul(s, s);
-    let w = e.mul(z, z);
-    let lg4 = e.c(LG[3]);
-    let lg2 = e.c(LG[1]);
-    let t1 = e.fma(w, lg4, lg2);
-    let t1 = e.mul(w, t1);
-    let lg3 = e.c(LG[2]);
-    let lg1 = e.c(LG[0]);
-    let t2 = e.fma(w, lg3, lg1);
-    let t2 = e.mul(z, t2);
-    let rr = e.add(t2, t1);
-    let ff = e.mul(f, f);
-    let hfsq = e.mulc(ff, 0.5);
-    let hr = e.add(hfsq, rr);
-    (e.mul(s, hr), hfsq)
+    let ex = exp(e, x);
+    let em1 = e.addc(ex, -1.0);
+    let h = e.mulc(x, 0.5);
+    let t = tanh(e, h);
+    let ep1 = e.addc(ex, 1.0);
+    let small = e.mul(t, ep1);
+    let ax = e.abs(x);
+    let big = e.cmpc(Cmp::Gt, ax, 0.5);
+    let r = e.sel(big, em1, small);
+    let hz = e.cmpc(Cmp::Eq, h, 0.0);
+    e.sel(hz, x, r)
 }
 
 /// Splits positive normal `u` as 2^k * m, m in [√½, √2): (k as i32 lanes, f = m - 1).
@@ -347,39 +351,46 @@ fn cephes_logf<L: Lanes>(e: &mut L, xs: L::F, exp_adj: Option<L::F>) -> L::F {
     e.add(r, ec1)
 }
 
+/// Cephes log1p's rational form (its double coefficients rounded to f32, as XLA:CPU has them):
+/// log(1 + x) = x − x²/2 + x³·P(x)/Q(x) for |x| < √2 − 1.
+const LOG1P_P: [f64; 7] = [
+    20.039552688598633, 57.11296463012695, 60.949668884277344, 29.91191864013672, 6.578732490539551,
+    0.4985410273075104, 4.527000e-05,
+];
+const LOG1P_Q: [f64; 7] = [
+    60.11865997314453, 216.42788696289062, 309.0987243652344, 221.7624053955078, 83.04756927490234,
+    15.062909126281738, 1.0,
+];
+
+/// XLA:CPU's float32 log1p, JAX's bits: below √2 − 1 in magnitude x + (x³·P(x)/Q(x) − x²/2) (Horner by
+/// fmas, the last step fused as LLVM fuses it), else log(1 + x) by XLA's log (`log`).
 #[inline(always)]
 pub fn log1p<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    log1p_fused(e, x, false)
+}
+
+/// `log1p` with x³·P/Q − x²/2 fused either way: LLVM fuses the x²/2 product into the sum in `log1p` alone, and
+/// the x³·P/Q one where x²/2 is shared by two log1p's (`atanh`: x² is the same for ±x).
+#[inline(always)]
+fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
+    let x2 = e.mul(x, x);
+    let p = e.poly(x, &LOG1P_P);
+    let q = e.poly(x, &LOG1P_Q);
+    let ratio = e.div(p, q);
+    let x3 = e.mul(x, x2);
+    let t = if fuse_ratio {
+        let h = e.mulc(x2, -0.5);
+        e.fma(x3, ratio, h)
+    } else {
+        let t = e.mul(x3, ratio);
+        e.fmac(x2, -0.5, t)
+    };
+    let small = e.add(x, t);
     let u = e.addc(x, 1.0);
-    let (k, fk) = log_split(e, u);
-    // c = (k >= 2 ? 1 - (u - x) : x - (u - 1)) / u for k < 25, else 0: the rounding error of 1 + x.
-    let ux = e.sub(u, x);
-    let one = e.c(1.0);
-    let c_hi = e.sub(one, ux);
-    let u1 = e.addc(u, -1.0);
-    let c_lo = e.sub(x, u1);
-    let kge2 = e.icmpc(ICmp::Ge, k, 2);
-    let c = e.sel(kge2, c_hi, c_lo);
-    let c = e.div(c, u);
-    let klt25 = e.icmpc(ICmp::Lt, k, 25);
-    let zero = e.c(0.0);
-    let c = e.sel(klt25, c, zero);
-    // √½ - 1 <= x < √2 - 1: k = 0, c = 0, f = x (no rounding of 1 + x).
-    let ge = e.cmpc(Cmp::Ge, x, -0.29289321881);
-    let lt = e.cmpc(Cmp::Lt, x, 0.41421356237);
-    let small = e.mand(ge, lt);
-    let f = e.sel(small, x, fk);
-    let c = e.sel(small, zero, c);
-    let kf = e.to_float(k);
-    let dk = e.sel(small, zero, kf);
-    let (sr, hfsq) = log_kernel(e, f);
-    // s*(hfsq+R) + (dk*ln2_lo + c) - hfsq + f + dk*ln2_hi
-    let lo = e.fmac(dk, LN2_LO32, c);
-    let r = e.add(sr, lo);
-    let r = e.sub(r, hfsq);
-    let r = e.add(r, f);
-    let r = e.fmac(dk, LN2_HI32, r);
-    let r = log_specials(e, x, r, -1.0);
-    tiny_passthrough(e, x, r, 2f64.powi(-25))
+    let big = log(e, u);
+    let ax = e.abs(x);
+    let m = e.cmpc(Cmp::Lt, ax, 0.4142135679721832);
+    e.sel(m, small, big)
 }
 
 /// XLA:CPU's float32 tanh (Eigen's rational approximation, Horner with FMAs), JAX's bits: the input clamped
@@ -412,63 +423,38 @@ pub fn logistic<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.div(one, d)
 }
 
-/// e^a for a = |x| reduced once for `sinh` and `cosh`: (2^n as f32 lanes where n <= 15, i.e. a < 10; n; y)
-/// with e^a = y·2^n, y = 1 + expm1(r), and q = expm1(r). a is clamped to 90 (e^90/2 overflows f32 anyway).
+/// XLA's e^(x − ln 2) ± e^(−ln 2 − x) for `sinh`/`cosh`: the first exp's last product fused with the sum, as
+/// LLVM fuses it (ln 2 as f32).
 #[inline(always)]
-fn exp_parts<L: Lanes>(e: &mut L, a: L::F) -> (L::I, L::F, L::F) {
-    let ac = e.clamp(a, 0.0, 90.0);
-    let (ni, r) = exp_reduce(e, ac);
-    let q = expm1_poly(e, r);
-    let y = e.addc(q, 1.0);
-    (ni, q, y)
+fn half_exps<L: Lanes>(e: &mut L, x: L::F, minus: bool) -> L::F {
+    let nl2 = e.c(-LN2_F32);
+    let a = e.add(x, nl2);
+    let b = e.sub(nl2, x);
+    let (ya, sa) = xla_exp_parts(e, a);
+    let eb = exp(e, b);
+    let eb = if minus { e.neg(eb) } else { eb };
+    e.fma(ya, sa, eb)
 }
 
-/// e^a / 2 for a >= 10 (where e^-a is below 2^-28 of it): y·2^(n-1) with one rounding, finite up to
-/// a = 89.41 (where e^a itself overflows f32).
-#[inline(always)]
-fn half_exp_big<L: Lanes>(e: &mut L, ni: L::I, y: L::F) -> L::F {
-    let nm1 = e.iaddc(ni, -1);
-    scale2(e, y, nm1)
-}
-
-/// sinh in f32: with e = expm1(|x|), sinh|x| = (e + e/(e+1))/2 (exact identity; no cancellation near 0)
-/// below 10, e^|x|/2 above; the sign of x; x itself below 2^-12.
+/// XLA:CPU's float32 sinh, JAX's bits: with e = expm1(x), (e + e/(e + 1))·½ for |x| < 1, else
+/// e^(x − ln 2) − e^(−ln 2 − x).
 #[inline(always)]
 pub fn sinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let (ni, q, y) = exp_parts(e, a);
-    // expm1(a) = 2 (t q + (t - 1/2)), t = 2^(n-1), as `expm1` computes it (lanes a >= 10 are not used)
-    let nm1 = e.iaddc(ni, -1);
-    let t = pow2i(e, nm1);
-    let th = e.addc(t, -0.5);
-    let h = e.fma(t, q, th);
-    let em = e.mulc(h, 2.0);
+    let em = expm1(e, x);
     let den = e.addc(em, 1.0);
     let f = e.div(em, den);
     let s = e.add(em, f);
     let small = e.mulc(s, 0.5);
-    let big = half_exp_big(e, ni, y);
-    let m = e.cmpc(Cmp::Ge, a, 10.0);
-    let r = e.sel(m, big, small);
-    let r = e.copysign(r, x);
-    // below 2^-12, sinh x = x to within half an ulp (and t·q would flush the tiniest normals to zero)
-    tiny_passthrough(e, x, r, 2f64.powi(-12))
+    let big = half_exps(e, x, true);
+    let ax = e.abs(x);
+    let m = e.cmpc(Cmp::Lt, ax, 1.0);
+    e.sel(m, small, big)
 }
 
-/// cosh in f32: with E = e^|x|, (E + 1/E)/2 below 10, E/2 above.
+/// XLA:CPU's float32 cosh, JAX's bits: e^(x − ln 2) + e^(−ln 2 − x).
 #[inline(always)]
 pub fn cosh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let (ni, _, y) = exp_parts(e, a);
-    let p = pow2i(e, ni);
-    let ea = e.mul(y, p);
-    let one = e.c(1.0);
-    let inv = e.div(one, ea);
-    let s = e.add(ea, inv);
-    let small = e.mulc(s, 0.5);
-    let big = half_exp_big(e, ni, y);
-    let m = e.cmpc(Cmp::Ge, a, 10.0);
-    e.sel(m, big, small)
+    half_exps(e, x, false)
 }
 
 /// ln 2 as f32 + f32 (`LN2_F32` is ln 2 rounded to f32).
@@ -645,39 +631,65 @@ pub fn acos<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.sel(small, sm, big)
 }
 
-/// erf(x) = x + x·P(x²) on |x| < 1.25 (degree 8 in x², relative fit error 2e-11).
-const ERF_SMALL: [f64; 9] = [
-    0.12837916612625122, -0.37612637877464294, 0.11283786594867706, -0.026865791529417038, 0.005222649779170752,
-    -0.0008522389107383788, 0.00011756037565646693, -1.2869926649727859e-05, 8.38302469219343e-07,
-];
-/// log(erfc(t)) = Q(t - 2.59) on 1.25 <= t < 3.93 (degree 10, absolute fit error 2e-9).
-const ERF_LARGE: [f64; 11] = [
-    -8.296210289001465, -5.522839069366455, -0.9467231631278992, -0.010111527517437935, 0.0019851133693009615,
-    -0.00038135770591907203, 6.935229612281546e-05, -1.1623111277003773e-05, 1.6747486597523675e-06,
-    -1.1415279743687279e-07, -2.022323464245801e-08,
+/// XLA:CPU's float32 erf: x·P(x²)/Q(x²) (its coefficients, Horner by fmas), ±1 from |x| >= 3.8325.
+const ERF_P: [f64; 5] =
+    [1.1283791065216064, 0.18520832061767578, 0.050955694168806076, 0.0034082909114658833, 0.00022905065270606428];
+const ERF_Q: [f64; 7] = [
+    1.0, 0.4974692463874817, 0.11098504811525345, 0.01407046988606453, 0.0010179625824093819, 2.354796561121475e-05,
+    -1.1791603071742429e-07,
 ];
 
-/// erf in f32: a polynomial below 1.25, 1 - exp(Q(|x|)) up to 3.93 (Chebyshev fits made with NumPy/SciPy
-/// in float64, coefficients rounded to f32), ±1 beyond.
+/// XLA:CPU's float32 erf, JAX's bits (5.35 ulp at most, measured on 28M points).
 #[inline(always)]
 pub fn erf<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = e.abs(x);
-    let s = e.mul(a, a);
-    let p = e.poly(s, &ERF_SMALL);
-    let small = e.fma(a, p, a);
-    // Lanes outside [1.25, 3.93] are selected away below; clamping keeps their exp away from denormals
-    // (microcode assists) and NaN.
-    let ac = e.clamp(a, 1.25, 3.93);
-    let u = e.addc(ac, -2.59);
-    let q = e.poly(u, &ERF_LARGE);
-    let ex = exp(e, q);
+    let x2 = e.mul(x, x);
+    let p = e.poly(x2, &ERF_P);
+    let num = e.mul(x, p);
+    let q = e.poly(x2, &ERF_Q);
+    let r = e.div(num, q);
     let one = e.c(1.0);
-    let big = e.sub(one, ex);
-    let m_small = e.cmpc(Cmp::Lt, a, 1.25);
-    let r = e.sel(m_small, small, big);
-    let m_one = e.cmpc(Cmp::Ge, a, 3.93);
-    let r = e.selc(m_one, 1.0, r);
+    let s = e.copysign(one, x);
+    let ax = e.abs(x);
+    let big = e.cmpc(Cmp::Ge, ax, 3.8325068950653076);
+    e.sel(big, s, r)
+}
+
+/// XLA:CPU's float32 asinh (JAX's composition), JAX's bits: sign(x)·log1p(|x| + x²/(√(x² + 1) + 1)), or
+/// log|x| + ln 2 from |x| >= 2^64 (log and log1p XLA's: `log`, `log1p`).
+#[inline(always)]
+pub fn asinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let ax = e.abs(x);
+    let x2 = e.mul(x, x);
+    let d = e.addc(x2, 1.0);
+    let d = e.sqrt(d);
+    let d = e.addc(d, 1.0);
+    let t = e.div(x2, d);
+    let t = e.add(ax, t);
+    let small = log1p(e, t);
+    let m = e.cmpc(Cmp::Ge, ax, 18446744073709551616.0);
+    // (skipped where no lane needs it: the selected lanes' bits are the same either way)
+    let r = if e.any_rare(m) {
+        let l = log(e, ax);
+        let big = e.addc(l, LN2_F32);
+        e.sel(m, big, small)
+    } else {
+        small
+    };
+    // sign(x)·r with r >= 0 (±0 at x = ±0)
     e.copysign(r, x)
+}
+
+/// XLA:CPU's float32 atanh (JAX's composition), JAX's bits: ½(log1p(x) − log1p(−x)), NaN beyond |x| = 1.
+#[inline(always)]
+pub fn atanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
+    let a = log1p_fused(e, x, true);
+    let nx = e.neg(x);
+    let b = log1p_fused(e, nx, true);
+    let d = e.sub(a, b);
+    let r = e.mulc(d, 0.5);
+    let ax = e.abs(x);
+    let out = e.cmpc(Cmp::Gt, ax, 1.0);
+    e.selc(out, f64::NAN, r)
 }
 
 // ------------------------------------------------------------------------------------------------------
@@ -847,17 +859,91 @@ fn const_minus<L: Lanes>(e: &mut L, hi: f64, lo: f64, a: L::F) -> L::F {
     e.addc(d, lo)
 }
 
+/// fdlibm's atanf (the C library's, which XLA:CPU calls for float32 `atan`: JAX's bits) in float32 steps
+/// without fused products (glibc builds it for baseline x86-64): |x| in [0, 7/16), [7/16, 11/16),
+/// [11/16, 19/16), [19/16, 39/16), [39/16, 2^25) reduced to t = x, (2x − 1)/(2 + x), (x − 1)/(x + 1),
+/// (x − 1.5)/(1 + 1.5x), −1/x (one division here: numerator and denominator selected), atan(t) by its odd and
+/// even polynomials, added to atan(0.5), atan(1), atan(1.5) or π/2 as hi + lo; x itself below 2^-29, ±π/2
+/// from 2^25. Checked against the C library on all 2^32 float32 (0 differences).
+const ATANF_T: [f64; 11] = [
+    3.3333334327e-01, -2.0000000298e-01, 1.4285714924e-01, -1.1111110449e-01, 9.0908870101e-02, -7.6918758452e-02,
+    6.6610731184e-02, -5.8335702866e-02, 4.9768779427e-02, -3.6531571299e-02, 1.6285819933e-02,
+];
+const ATANF_HI: [f64; 4] = [4.6364760399e-01, 7.8539812565e-01, 9.8279368877e-01, 1.5707962513e+00];
+const ATANF_LO: [f64; 4] = [5.0121582440e-09, 3.7748947079e-08, 3.4473217170e-08, 7.5497894159e-08];
+
+/// c[0] + w·(c[1] + w·(...)) by separate products and sums (no fma).
+#[inline(always)]
+fn horner_unfused<L: Lanes>(e: &mut L, w: L::F, cs: &[f64]) -> L::F {
+    let mut acc = e.c(cs[cs.len() - 1]);
+    for &k in cs[..cs.len() - 1].iter().rev() {
+        let p = e.mul(w, acc);
+        acc = e.addc(p, k);
+    }
+    acc
+}
+
 #[inline(always)]
 pub fn atan<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     let ax = e.abs(x);
-    let swap = e.cmpc(Cmp::Gt, ax, 1.0);
+    let m0 = e.cmpc(Cmp::Ge, ax, 0.4375);
+    let m1 = e.cmpc(Cmp::Ge, ax, 0.6875);
+    let m2 = e.cmpc(Cmp::Ge, ax, 1.1875);
+    let m3 = e.cmpc(Cmp::Ge, ax, 2.4375);
     let one = e.c(1.0);
-    let inv = e.div(one, ax);
-    let t = e.sel(swap, inv, ax);
-    let a = atan01(e, t);
-    let d = const_minus(e, PIO2_A, PIO2_B, a);
-    let a = e.sel(swap, d, a);
-    e.copysign(a, x)
+    let two_ax = e.add(ax, ax);
+    let n0 = e.sub(two_ax, one);
+    let d0 = e.addc(ax, 2.0);
+    let n1 = e.sub(ax, one);
+    let d1 = e.add(ax, one);
+    let n2 = e.addc(ax, -1.5);
+    let t15 = e.mulc(ax, 1.5);
+    let d2 = e.add(one, t15);
+    let num = e.sel(m0, n0, x);
+    let num = e.sel(m1, n1, num);
+    let num = e.sel(m2, n2, num);
+    let num = e.selc(m3, -1.0, num);
+    let den = e.sel(m0, d0, one);
+    let den = e.sel(m1, d1, den);
+    let den = e.sel(m2, d2, den);
+    let den = e.sel(m3, ax, den);
+    let t = e.div(num, den);
+    let z = e.mul(t, t);
+    let w = e.mul(z, z);
+    let even: [f64; 6] = [ATANF_T[0], ATANF_T[2], ATANF_T[4], ATANF_T[6], ATANF_T[8], ATANF_T[10]];
+    let odd: [f64; 5] = [ATANF_T[1], ATANF_T[3], ATANF_T[5], ATANF_T[7], ATANF_T[9]];
+    let s1 = horner_unfused(e, w, &even);
+    let s1 = e.mul(z, s1);
+    let s2 = horner_unfused(e, w, &odd);
+    let s2 = e.mul(w, s2);
+    let sum = e.add(s1, s2);
+    let ts = e.mul(t, sum);
+    let small = e.sub(t, ts);
+    let hi = e.c(ATANF_HI[0]);
+    let hi = e.selc(m1, ATANF_HI[1], hi);
+    let hi = e.selc(m2, ATANF_HI[2], hi);
+    let hi = e.selc(m3, ATANF_HI[3], hi);
+    let lo = e.c(ATANF_LO[0]);
+    let lo = e.selc(m1, ATANF_LO[1], lo);
+    let lo = e.selc(m2, ATANF_LO[2], lo);
+    let lo = e.selc(m3, ATANF_LO[3], lo);
+    let u = e.sub(ts, lo);
+    let u = e.sub(u, t);
+    let big = e.sub(hi, u);
+    let big = e.copysign(big, x);
+    let r = e.sel(m0, big, small);
+    let tiny = e.cmpc(Cmp::Lt, ax, 2f64.powi(-29));
+    let r = e.sel(tiny, x, r);
+    // from 2^25: ±(atan(inf)hi + lo) in float32 (π/2 rounded), NaN as x + x
+    let h3 = e.c(ATANF_HI[3]);
+    let l3 = e.c(ATANF_LO[3]);
+    let pio2 = e.add(h3, l3);
+    let pio2 = e.copysign(pio2, x);
+    let huge = e.cmpc(Cmp::Ge, ax, 33554432.0);
+    let r = e.sel(huge, pio2, r);
+    let nan = e.cmp(Cmp::Unord, x, x);
+    let xx = e.add(x, x);
+    e.sel(nan, xx, r)
 }
 
 /// atan2(y, x) with IEEE special cases (signed zeros, infinities, NaN).

@@ -1,5 +1,5 @@
-//! The float32 functions computed in f64 lanes (`lgamma`, `digamma`, the f64 `log` they and `vmath`'s
-//! `pow` use, and the block routines' float32 `pow`: `pow_core`), written once against `Lanes64`:
+//! The float32 functions computed in f64 lanes (`sin`/`cos`: `sincosf`, `lgamma`, `digamma`, the f64 `log`
+//! they and `vmath`'s `pow` use, and the block routines' float32 `pow`: `pow_core`), written once against `Lanes64`:
 //! `math_f32`'s `Lanes` on f64 lanes (its integer lanes are i64 then) plus the few operations only these
 //! need. As for `math_f32`, two kinds of code run them: `vmath`'s emitter (scalar `f64` or `f64x2`: an
 //! `f32x4` is two halves) and `blockmath`'s AVX-512 / AVX2 f64 lanes (`f64x8` / `f64x4`: four / two times
@@ -34,7 +34,113 @@ pub trait Lanes64: Lanes {
     fn mor(&mut self, a: Self::M, b: Self::M) -> Self::M;
     /// Logical shift right of the i64 lanes.
     fn ushrc(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Rounded toward zero (as `f64::trunc`).
+    fn trunc(&mut self, x: Self::F) -> Self::F;
 }
+
+/// float32 `sin`/`cos` as the C library XLA:CPU calls computes them (glibc 2.28+'s `sinf`/`cosf`, whose
+/// double-precision steps these are; JAX's bits): |x| < 0.75 is evaluated as is; below 120, n = the
+/// quadrant from 2^24·(2/π)·x truncated to an integer, plus 2^23, shifted right by 24 (an arithmetic shift:
+/// a floor), and r = x − n·π/2 by one fma; then sin r = (r + r³S1) + r⁵(S2 + r²S3) and cos r =
+/// (1 + r²C1) + r⁴C2 + r⁶(C3 + r²C4) (fmas where glibc's FMA build has them), the one chosen by the
+/// quadrant's parity, negated in quadrants 2 and 3 (glibc negates the argument or the coefficients: the
+/// same bits, every step being sign-symmetric). The constants are glibc's (its `__sincosf_table`).
+///
+/// From 120 (`SINCOS_MID`) the C library reduces by a 192-bit 4/π in integer arithmetic; with `mid` (hosts
+/// with FMA) lanes below 2^26 take n = rint(x·2/π) and r = x − n·P1 − n·P2 (π/2 as two doubles; the first
+/// fma is exact) instead: a different r, but one within a few double ulps of the C library's, and the
+/// float32 results are the same on every float32 in [120, 2^26) (checked exhaustively in C, sin and cos,
+/// both signs; the first difference is at 2^31.75, where x·2/π lies near a half-integer). Callers give the
+/// C library's own value on the lanes above (`sincos_limit`), and below 2^-12 x (sin) or 1 (cos), selected
+/// on the float32 lanes, where a subnormal x keeps its bits (the f64 widening flushes it under DAZ).
+/// `x` is a float32 widened exactly; non-finite x gives x − x (NaN, as the C library).
+/// Checked against the C library on every float32 with |x| < 120 (0 differences, FMA host).
+#[inline(always)]
+pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool, mid: bool) -> L::F {
+    let ax = d.abs(x);
+    let reduce = d.cmpc(Cmp::Ge, ax, 0.75);
+    let r = d.mulc(x, SINCOSF_HPI_INV);
+    let t = d.trunc(r);
+    let t = d.addc(t, 8388608.0);
+    let t = d.mulc(t, 2f64.powi(-24));
+    let n = d.floor(t);
+    let zero = d.c(0.0);
+    let n = d.sel(reduce, n, zero);
+    let far = d.cmpc(Cmp::Ge, ax, SINCOS_MID);
+    let n = if mid {
+        let t = d.mulc(x, std::f64::consts::FRAC_2_PI);
+        let nm = d.nearest(t);
+        d.sel(far, nm, n)
+    } else {
+        n
+    };
+    let nh = d.neg(n);
+    let r = d.fmac(nh, SINCOSF_HPI, x);
+    let r = if mid {
+        let r2 = d.fmac(nh, SINCOSF_HPI_LO, r);
+        d.sel(far, r2, r)
+    } else {
+        r
+    };
+    // quadrant n (+1 for cos) mod 4 as an integer: n is exact and |n| < 2^26
+    let magic = d.c(6755399441055744.0);
+    let nb = d.add(n, magic);
+    let nb = d.bits(nb);
+    let q = if cos { d.iaddc(nb, 1) } else { nb };
+    let x2 = d.mul(r, r);
+    let x3 = d.mul(r, x2);
+    let s3 = d.c(SINCOSF_S[2]);
+    let s2 = d.c(SINCOSF_S[1]);
+    let s1 = d.fma(x2, s3, s2);
+    let x5 = d.mul(x3, x2);
+    let sc = d.c(SINCOSF_S[0]);
+    let s = d.fma(x3, sc, r);
+    let sin = d.fma(x5, s1, s);
+    let x4 = d.mul(x2, x2);
+    let c4 = d.c(SINCOSF_C[4]);
+    let c3 = d.c(SINCOSF_C[3]);
+    let c2 = d.fma(x2, c4, c3);
+    let c1k = d.c(SINCOSF_C[1]);
+    let c0 = d.c(SINCOSF_C[0]);
+    let c1 = d.fma(x2, c1k, c0);
+    let x6 = d.mul(x4, x2);
+    let c2k = d.c(SINCOSF_C[2]);
+    let c = d.fma(x4, c2k, c1);
+    let cosv = d.fma(x6, c2, c);
+    let odd = d.iandc(q, 1);
+    let odd = d.icmpc(super::math_f32::ICmp::Ge, odd, 1);
+    let v = d.sel(odd, cosv, sin);
+    let neg = d.iandc(q, 2);
+    let neg = d.icmpc(super::math_f32::ICmp::Ge, neg, 2);
+    let nv = d.neg(v);
+    let v = d.sel(neg, nv, v);
+    // inf / NaN: x − x (the C library's invalid result: the default NaN, or x's NaN quieted)
+    let fin = d.cmpc(Cmp::Lt, ax, f64::INFINITY);
+    let nan = d.sub(x, x);
+    d.sel(fin, v, nan)
+}
+
+/// Where the C library's `sinf`/`cosf` switch to their integer reduction.
+const SINCOS_MID: f64 = 120.0;
+
+/// From this |x| on, callers of `sincosf` take the C library's `sinf`/`cosf` value (`mid`: the host fuses).
+pub fn sincos_limit(mid: bool) -> f64 {
+    if mid {
+        67108864.0 // 2^26
+    } else {
+        SINCOS_MID
+    }
+}
+
+/// glibc's 2/π·2^24 and π/2 (double).
+const SINCOSF_HPI_INV: f64 = 10680707.430881744; // 0x1.45F306DC9C883p+23
+const SINCOSF_HPI: f64 = std::f64::consts::FRAC_PI_2; // 0x1.921FB54442D18p0
+/// π/2 − SINCOSF_HPI, rounded.
+const SINCOSF_HPI_LO: f64 = 6.123233995736766e-17; // 0x1.1A62633145C07p-54
+/// glibc's sinf/cosf polynomials (`__sincosf_table[0]`): S1..S3 and C0..C4.
+const SINCOSF_S: [f64; 3] = [-0.16666654943701084, 0.008332178146138854, -0.00019517298981385725];
+const SINCOSF_C: [f64; 5] =
+    [1.0, -0.49999999725108224, 0.041666623324344516, -0.001388676379437604, 2.4390450703564542e-05];
 
 /// fdlibm log coefficients: |log(1+f) - (f - hfsq + s(hfsq + R(z)))| < 2^-58.45.
 const LGD: [f64; 7] = [

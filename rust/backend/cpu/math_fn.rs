@@ -18,6 +18,8 @@ pub enum MathFn {
     Pow, Atan2, NextAfter, Fmod,
     /// Internal: exact reduction of a huge f32 by π/2 (`vmath::rem_pio2_f32`), f32 → f64.
     RemPio2,
+    /// Internal: the C library's `sinf` and `cosf` of a huge f32 (`vmath::sincos_big_f32`), f32 → i64.
+    SinCosBig,
     /// Integer power `x ** y` (both operands of the integer dtype).
     IPow,
     /// A float unary op that neither `ops::unary` nor the functions above lower: a call to its scalar
@@ -83,7 +85,11 @@ pub fn signature(f: MathFn, dt: DType, call_conv: CallConv) -> Signature {
     for _ in 0..f.arity() {
         sig.params.push(AbiParam::new(ty));
     }
-    let ret = if f == MathFn::RemPio2 { cl_type(DType::F64) } else { ty };
+    let ret = match f {
+        MathFn::RemPio2 => cl_type(DType::F64),
+        MathFn::SinCosBig => cl_type(DType::I64),
+        _ => ty,
+    };
     sig.returns.push(AbiParam::new(ret));
     sig
 }

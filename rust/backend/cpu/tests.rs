@@ -1338,9 +1338,9 @@ fn vmath_ulp_sweep() {
     let n = xs.len();
     let xb = buf(&[n], &xs);
     let unary: [(UnaryOp, fn(f64) -> f64, f64); 12] = [
-        (Exp, f64::exp, 4.0),
+        (Exp, f64::exp, 5.0), // XLA:CPU's, bit for bit: 4.56 ulp near overflow (n clamped to 127)
         (Exp2, f64::exp2, 4.0),
-        (Expm1, f64::exp_m1, 4.0),
+        (Expm1, f64::exp_m1, 6.0), // XLA:CPU's, bit for bit: 5.67 ulp
         (Log, f64::ln, 4.0),
         (Log1p, f64::ln_1p, 4.0),
         (Tanh, f64::tanh, 5.0), // XLA:CPU's rational approximation, bit for bit: 4.80 ulp at most
@@ -1348,7 +1348,7 @@ fn vmath_ulp_sweep() {
         (Sin, f64::sin, 4.0),
         (Cos, f64::cos, 4.0),
         (Tan, f64::tan, 4.0),
-        (Erf, math::erf, 4.0),
+        (Erf, math::erf, 6.0), // XLA:CPU's, bit for bit: 5.35 ulp
         (Rsqrt, |x: f64| 1.0 / x.sqrt(), 4.0),
     ];
     let mut report = String::new();
