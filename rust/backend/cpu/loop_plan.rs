@@ -17,6 +17,10 @@
 //!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
 //!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
 //!   added at the end. The order depends only on the axis length: deterministic.
+//!   Float32/float64 sums over trailing axes take XLA:CPU 0.10.2's order instead (`sum_order`, `SumOrder`):
+//!   YNNPACK's lanes and blocks from 4096 elements (`InnerRed`, one vector per body copy, or scalar lanes in
+//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`). Those
+//!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
 //!   keep their sequential order per lane), then scalar points for the rest of the row. Elementwise kernels
