@@ -1047,28 +1047,28 @@ impl Gen<'_> {
             }
         }
         if tail > 0 {
-            // Element by element into scalar lanes (lane i mod n), the missing ones zero.
-            let mut lanes: Vec<Vec<Option<Variable>>> = vec![vec![None; n as usize]; outs.len()];
-            for i in 0..tail {
-                let l = (i % n) as usize;
-                for (j, &o) in outs.iter().enumerate() {
-                    let v = match lanes[j][l] {
-                        Some(v) => v,
-                        None => {
-                            let v = b.declare_var(cl_type(dt));
-                            b.def_var(v, zs);
-                            lanes[j][l] = Some(v);
-                            v
-                        }
-                    };
-                    self.acc[o].s = Some((v, None));
+            if groups == 0 && blocks == 0 && (tail < 32 || vw == 1) {
+                // A short row: element by element into scalar lanes (lane i mod n). The accumulators would only
+                // add zeros: the piece is the halving fold of these lanes (an add of a missing, zero lane
+                // changes nothing but a zero's sign, which the final 0 + sum sets).
+                let mut lanes: Vec<Vec<Option<Variable>>> = vec![vec![None; n as usize]; outs.len()];
+                for i in 0..tail {
+                    let l = (i % n) as usize;
+                    for (j, &o) in outs.iter().enumerate() {
+                        let v = match lanes[j][l] {
+                            Some(v) => v,
+                            None => {
+                                let v = b.declare_var(cl_type(dt));
+                                b.def_var(v, zs);
+                                lanes[j][l] = Some(v);
+                                v
+                            }
+                        };
+                        self.acc[o].s = Some((v, None));
+                    }
+                    self.emit_body(b, 1, 1, &[], None)?;
+                    self.advance(b, 1);
                 }
-                self.emit_body(b, 1, 1, &[], None)?;
-                self.advance(b, 1);
-            }
-            if groups == 0 && blocks == 0 {
-                // The accumulators would only add zeros: the piece is the halving fold of these lanes (an add of
-                // a zero lane changes nothing but a zero's sign, which the final 0 + sum sets).
                 return Ok(lanes
                     .iter()
                     .map(|ls| {
@@ -1088,12 +1088,54 @@ impl Gen<'_> {
                     })
                     .collect());
             }
+            // The zero-padded last block: its whole vectors in one body (vector u into local[u mod nv]), the
+            // rest element by element into scalar lanes added to their vector after it.
+            let locals = decl(b);
+            let whole = if vw > 1 { tail / vw as u64 } else { 0 };
+            if whole > 0 {
+                let strides = self.red[0].strides.clone();
+                for (j, &o) in outs.iter().enumerate() {
+                    self.acc[o].v = (0..whole as usize).map(|u| locals[j][u % nv]).collect();
+                }
+                self.emit_body(b, vw, whole as u32, &strides, Some(true))?;
+                self.advance(b, (whole * vw as u64) as i64);
+            }
+            let mut lanes: Vec<Vec<Option<Variable>>> = vec![vec![None; n as usize]; outs.len()];
+            for i in whole * vw as u64..tail {
+                let l = (i % n) as usize;
+                for (j, &o) in outs.iter().enumerate() {
+                    let v = if vw == 1 {
+                        locals[j][l]
+                    } else if let Some(v) = lanes[j][l] {
+                        v
+                    } else {
+                        let v = b.declare_var(cl_type(dt));
+                        b.def_var(v, zs);
+                        lanes[j][l] = Some(v);
+                        v
+                    };
+                    self.acc[o].s = Some((v, None));
+                }
+                self.emit_body(b, 1, 1, &[], None)?;
+                self.advance(b, 1);
+            }
             for (j, ls) in lanes.iter().enumerate() {
                 for u in 0..nv {
-                    let xs: Vec<Value> = (0..vw as usize).map(|l| ls[u * vw as usize + l].map_or(zs, |v| b.use_var(v))).collect();
-                    let local = if vw > 1 { simd::from_lanes(b, dt, vw, &xs) } else { xs[0] };
-                    let a = b.use_var(st.acc0[j][u]);
-                    let a = b.ins().fadd(a, local);
+                    let part = &ls[u * vw as usize..(u + 1) * vw as usize];
+                    if vw == 1 || part.iter().all(|v| v.is_none()) {
+                        continue;
+                    }
+                    let xs: Vec<Value> = part.iter().map(|v| v.map_or(zs, |v| b.use_var(v))).collect();
+                    let x = simd::from_lanes(b, dt, vw, &xs);
+                    let l = b.use_var(locals[j][u]);
+                    let l = b.ins().fadd(l, x);
+                    b.def_var(locals[j][u], l);
+                }
+            }
+            for j in 0..outs.len() {
+                for u in 0..nv {
+                    let (a, l) = (b.use_var(st.acc0[j][u]), b.use_var(locals[j][u]));
+                    let a = b.ins().fadd(a, l);
                     b.def_var(st.acc0[j][u], a);
                 }
             }
@@ -1144,14 +1186,24 @@ impl Gen<'_> {
                     .collect()
             })
             .collect();
-        let (strides, which) = if st.vw > 1 { (self.red[0].strides.clone(), Some(true)) } else { (Vec::new(), None) };
-        for _ in 0..4 {
-            for u in 0..st.nv {
-                for (j, &o) in outs.iter().enumerate() {
-                    self.point_acc(o, st.vw, locals[j][u]);
+        if st.vw > 1 {
+            // One body of 4 nv vectors: vector u adds into local[u mod nv], in u order, so each local lane
+            // gets ((c0 + c1) + c2) + c3 (one cursor move per block).
+            let strides = self.red[0].strides.clone();
+            for (j, &o) in outs.iter().enumerate() {
+                self.acc[o].v = (0..4).flat_map(|_| locals[j].iter().copied()).collect();
+            }
+            self.emit_body(b, st.vw, 4 * st.nv as u32, &strides, Some(true))?;
+            self.advance(b, 4 * (st.vw as usize * st.nv) as i64);
+        } else {
+            for _ in 0..4 {
+                for u in 0..st.nv {
+                    for (j, &o) in outs.iter().enumerate() {
+                        self.point_acc(o, 1, locals[j][u]);
+                    }
+                    self.emit_body(b, 1, 1, &[], None)?;
+                    self.advance(b, 1);
                 }
-                self.emit_body(b, st.vw, 1, &strides, which)?;
-                self.advance(b, st.vw as i64);
             }
         }
         for (j, ls) in locals.iter().enumerate() {
