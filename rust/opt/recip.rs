@@ -5,10 +5,12 @@
 //! float32 and float64 are rewritten; bfloat16 is not (XLA upcasts it to float32 first), nor a division by a
 //! full-size array.
 //!
-//! Here the divisor is broadcast when it is a scalar literal, the output of a `broadcast_in_dim` of fewer
-//! elements, or an operand of fewer elements than the result (the jaxpr's implicit size-1 broadcasting). The
-//! reciprocal is computed on the small operand and the product broadcasts it. Sub-programs are rewritten too.
-use std::collections::HashMap;
+//! Here the divisor is broadcast when it is a literal, a value computed from literals alone, the output of a
+//! `broadcast_in_dim` of fewer elements, or an operand of fewer elements than the result (the jaxpr's implicit
+//! size-1 broadcasting). The reciprocal is computed on the small operand and the product broadcasts it. A
+//! numerator computed from literals alone keeps its division (XLA folds the whole quotient exactly, as
+//! `glorot_normal`'s `sqrt(v) / .8796...` shows). Sub-programs are rewritten too.
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, Prim, Program, Scalar, VarId};
 
@@ -32,6 +34,8 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
     let mut avals: HashMap<VarId, Aval> = p.invars.iter().cloned().collect();
     // broadcast_in_dim outputs of fewer elements: their operand and the equation
     let mut bcast: HashMap<VarId, (Atom, Eqn)> = HashMap::new();
+    // values computed from literals alone: XLA folds a division of such a numerator exactly
+    let mut consts: HashSet<VarId> = HashSet::new();
     let mut out: Vec<Eqn> = Vec::with_capacity(p.eqns.len());
     for mut e in std::mem::take(&mut p.eqns) {
         if let Prim::Control(op) = &mut e.prim {
@@ -43,9 +47,13 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
             Atom::Var(v) => avals.get(v).and_then(Aval::numel),
             Atom::Lit(..) => Some(1),
         };
+        let is_const = |a: &Atom, consts: &HashSet<VarId>| match a {
+            Atom::Var(v) => consts.contains(v),
+            Atom::Lit(..) => true,
+        };
         if let (Prim::Binary(BinaryOp::Div), [a, b], [(_, oa)]) = (&e.prim, &e.inputs[..], &e.outputs[..]) {
             let dt = oa.dtype;
-            if matches!(dt, DType::F16 | DType::F32 | DType::F64) {
+            if matches!(dt, DType::F16 | DType::F32 | DType::F64) && !is_const(a, &consts) {
                 let a = a.clone();
                 let mut fresh = |aval: Aval, out: &mut Vec<Eqn>, prim: Prim, inputs: Vec<Atom>| {
                     let v = *next;
@@ -66,7 +74,9 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
                                 fresh(be.outputs[0].1.clone(), &mut out, be.prim.clone(), vec![r])
                             })
                         }
-                        (None, Some(ba)) if ba.numel() < oa.numel() => Some(fresh(ba, &mut out, div, vec![one, b.clone()])),
+                        (None, Some(ba)) if ba.numel() < oa.numel() || consts.contains(v) => {
+                            Some(fresh(ba, &mut out, div, vec![one, b.clone()]))
+                        }
                         _ => None,
                     },
                     _ => None,
@@ -81,6 +91,16 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
             if numel(x, &avals) < oa.numel() {
                 bcast.insert(*o, (x.clone(), e.clone()));
             }
+        }
+        let folds = matches!(
+            e.prim,
+            Prim::Unary(_) | Prim::Binary(_) | Prim::Compare(_) | Prim::IntegerPow { .. } | Prim::SelectN | Prim::Clamp
+                | Prim::Fma | Prim::ConvertElementType { .. } | Prim::BitcastConvertType { .. }
+                | Prim::BroadcastInDim { .. } | Prim::Reshape { .. } | Prim::Squeeze { .. } | Prim::ExpandDims { .. }
+                | Prim::Transpose { .. } | Prim::Slice { .. } | Prim::Rev { .. } | Prim::Reduce { .. } | Prim::Copy
+        );
+        if folds && !e.inputs.is_empty() && e.inputs.iter().all(|a| is_const(a, &consts)) {
+            consts.extend(e.outputs.iter().map(|(v, _)| *v));
         }
         for (v, a) in &e.outputs {
             avals.insert(*v, a.clone());
@@ -129,6 +149,21 @@ mod tests {
         assert_eq!(q.eqns[0].inputs[1], Atom::Lit(Scalar::Float((1.0f32 / 3.0f32) as f64), DType::F32));
         assert_eq!(q.eqns[2].inputs[1], V(1));
         assert_eq!(q.eqns[7].inputs, vec![V(0), V(2)]);
+    }
+
+    #[test]
+    fn constant_numerators_keep_their_division() {
+        let s = t(DType::F32, &[]);
+        let p = Program {
+            name: "r".into(),
+            invars: vec![],
+            eqns: vec![
+                e(Prim::Unary(crate::ir::UnaryOp::Sqrt), vec![Atom::Lit(Scalar::Float(0.3), DType::F32)], 0, s.clone()),
+                e(Prim::Binary(BinaryOp::Div), vec![V(0), Atom::Lit(Scalar::Float(0.9), DType::F32)], 1, s.clone()),
+            ],
+            outvars: vec![V(1)],
+        };
+        assert_eq!(run(p).eqns[1].prim.name(), "div");
     }
 
     #[test]
