@@ -23,7 +23,7 @@ use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, LibOp, Prim, Program, Scalar, 
 const F32: DType = DType::F32;
 
 /// The largest variable id used anywhere in `p` (sub-programs included).
-fn max_var(p: &Program) -> VarId {
+pub(super) fn max_var(p: &Program) -> VarId {
     let mut m = p.invars.iter().map(|(v, _)| *v).max().unwrap_or(0);
     for e in &p.eqns {
         for (v, _) in &e.outputs {
@@ -46,7 +46,7 @@ fn subprograms(op: &ControlOp) -> Vec<&Program> {
     }
 }
 
-fn subprograms_mut(op: &mut ControlOp) -> Vec<&mut Program> {
+pub(super) fn subprograms_mut(op: &mut ControlOp) -> Vec<&mut Program> {
     match op {
         ControlOp::Cond { branches } => branches.iter_mut().collect(),
         ControlOp::While { cond, body, .. } => vec![cond, body],

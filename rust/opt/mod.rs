@@ -1,7 +1,7 @@
 //! Optimization passes, one file each, run as an ordered pipeline, then fusion into a `plan::Plan` (the
 //! backends' input). Depends on `ir`, `plan` and `error` only.
 //!
-//! - Pipeline (`optimize`): `f16` (float16 legalization), `cholesky` (`jnp.linalg.cholesky`'s symmetrize and
+//! - Pipeline (`optimize`): `recip` (divisions by broadcasts into products of reciprocals, as XLA), `f16` (float16 legalization), `cholesky` (`jnp.linalg.cholesky`'s symmetrize and
 //!   `tril` folded into one `cholesky_tril` step), `eigh::symmetrize` (`jnp.linalg.eigh`'s symmetrize folded
 //!   into an `eigh_folded` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `degenerate` (reductions and broadcasts over size-1
@@ -30,6 +30,7 @@ pub mod lu_solve;
 pub mod cholesky;
 pub mod eigh;
 pub mod epilogue;
+pub mod recip;
 
 
 use crate::error::{Error, Result};
@@ -40,7 +41,8 @@ use crate::plan::Plan;
 /// four rounds) until a round changes nothing. In debug builds the result is verified again, and a pass
 /// that broke the program is reported as an error naming the pass pipeline.
 pub fn optimize(p: Program) -> Result<Program> {
-    let p = f16::run(p)?;
+    // before f16: XLA rewrites a float16 division before it upcasts (the reciprocal rounds to float16)
+    let p = f16::run(recip::run(p))?;
     // before the rounds: matched on the form Python sends (`cholesky` documents why)
     let p = eigh::symmetrize(cholesky::run(p));
     let mut p = degenerate::run(dot_fold::run(scan_hoist::run(p)));

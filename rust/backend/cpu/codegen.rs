@@ -14,7 +14,7 @@ use crate::ir::{DType, ReduceOp};
 use crate::plan::{KOp, Kernel, OutputKind};
 
 use super::clif::{cl_type, iconst};
-use super::loop_plan::{axes, choose_mode, live_from, outer_len, to_i64, Axis, Mode, StripPlan};
+use super::loop_plan::{axes, choose_mode, live_from, outer_len, sum_order, to_i64, ynn_chunk, Axis, Mode, StripPlan, SumOrder};
 use super::math_fn::{Imports, MathFn};
 use super::ops;
 use super::simd;
@@ -61,6 +61,8 @@ struct Gen<'k> {
     routines: &'k Routines,
     /// While emitting one loop of a strip: what `emit_body` computes there.
     phase: Option<Phase>,
+    /// The order the kernel's sums follow (`loop_plan::sum_order`), when not the nest's own.
+    order: Option<SumOrder>,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
@@ -115,6 +117,7 @@ pub fn build_kernel(
     let inner_empty = k.reduce_axes.iter().any(|&a| k.domain.get(a) == Some(&0));
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
+    let order = if partial { None } else { sum_order(k, &red, &live) };
     let strip = routines.plan.clone();
     let stream = strip.stream;
     if stream && routines.fence.is_none() {
@@ -161,6 +164,7 @@ pub fn build_kernel(
             mode,
             lanes,
             unroll,
+            order,
         };
         for _ in 0..g.outer.len() {
             g.oidx.push(b.declare_var(types::I64));
@@ -723,7 +727,7 @@ impl Gen<'_> {
                     let i = b.use_var(iv);
                     ops::convert(b, DType::I64, self.out_dtypes[o], i)
                 }
-                None if self.mode == Mode::InnerRed => {
+                None if self.mode == Mode::InnerRed && self.order.is_none() => {
                     // Vector accumulators in order, then lanes in order, then the scalar tail.
                     let mut v = b.use_var(self.acc[o].v[0]);
                     for u in 1..unroll {
@@ -759,6 +763,13 @@ impl Gen<'_> {
         let iv = self.ridx[level];
         let innermost = level + 1 == self.red.len();
         let icur = self.icur.clone();
+        if level == 0 && innermost && !vector && self.rbounds.is_none() {
+            match self.order {
+                Some(SumOrder::Ynn) => return self.emit_ynn(b),
+                Some(SumOrder::Xla) if n > 32 => return self.emit_xla_windows(b),
+                _ => {}
+            }
+        }
         if level == 0 {
             if let Some((lo, hi)) = self.rbounds {
                 return self.emit_bounded_loop(b, &axis, iv, lo, hi, innermost && self.mode == Mode::InnerRed && !vector, vector);
@@ -835,6 +846,473 @@ impl Gen<'_> {
         b.switch_to_block(after);
         self.bump(b, &icur, &axis.strides, -n);
         Ok(())
+    }
+
+    /// The reduced outputs (all sums where a `SumOrder` holds).
+    fn sum_outputs(&self) -> Vec<usize> {
+        self.k.outputs.iter().enumerate().filter(|(_, o)| matches!(o.kind, OutputKind::Reduce(_))).map(|(i, _)| i).collect()
+    }
+
+    /// Points output `o`'s accumulator for the next `emit_body` of `vw` lanes (one vector, or scalar) at `var`.
+    fn point_acc(&mut self, o: usize, vw: u32, var: Variable) {
+        if vw > 1 {
+            self.acc[o].v = vec![var];
+        } else {
+            self.acc[o].s = Some((var, None));
+        }
+    }
+
+    /// Moves the (single) reduced loop's cursors and index on by `e` elements.
+    fn advance(&self, b: &mut FunctionBuilder, e: i64) {
+        let strides = self.red[0].strides.clone();
+        self.bump(b, &self.icur.clone(), &strides, e);
+        let i = b.use_var(self.ridx[0]);
+        let i = b.ins().iadd_imm_s(i, e);
+        b.def_var(self.ridx[0], i);
+    }
+
+    /// A row summed in YNNPACK's order (`SumOrder::Ynn`; `_prng.ynn_sum_last` composes the same from lax ops):
+    /// pieces of at most `ynn_chunk` elements (`ynn_piece`), their sums folded in halves (p[i] + p[i + h], h the
+    /// largest power of two below their count) when there are several, then added to 0. Each output's row sum
+    /// goes to its scalar accumulator.
+    fn emit_ynn(&mut self, b: &mut FunctionBuilder) -> Result<()> {
+        let k = self.k;
+        let outs = self.sum_outputs();
+        let dt = k.body[k.outputs[outs[0]].value].dtype;
+        let len = self.red[0].n;
+        let chunk = ynn_chunk(dt);
+        let m = len.div_ceil(chunk);
+        let saved = self.acc.clone();
+        let trusted = super::clif::trusted();
+        let z = iconst(b, types::I64, 0);
+        b.def_var(self.ridx[0], z);
+        let results: Vec<Value> = if m <= 1 {
+            self.ynn_piece(b, &outs, dt, len)?
+        } else {
+            let es = dt.size() as i64;
+            let slots: Vec<Value> = outs
+                .iter()
+                .map(|_| {
+                    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (m as i64 * es) as u32, 3));
+                    b.ins().stack_addr(types::I64, slot, 0)
+                })
+                .collect();
+            // The full chunks in one loop, then the last one.
+            let c = b.declare_var(types::I64);
+            b.def_var(c, z);
+            let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(hdr);
+            let ci = b.use_var(c);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, ci, (m - 1) as i64);
+            b.ins().brif(more, body, &[], after, &[]);
+            b.switch_to_block(body);
+            let r = self.ynn_piece(b, &outs, dt, chunk)?;
+            let ci = b.use_var(c);
+            let off = b.ins().imul_imm_s(ci, es);
+            for (j, &v) in r.iter().enumerate() {
+                let a = b.ins().iadd(slots[j], off);
+                b.ins().store(trusted, v, a, 0);
+            }
+            let ci = b.ins().iadd_imm_s(ci, 1);
+            b.def_var(c, ci);
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(after);
+            let r = self.ynn_piece(b, &outs, dt, len - (m - 1) * chunk)?;
+            for (j, &v) in r.iter().enumerate() {
+                b.ins().store(trusted, v, slots[j], ((m - 1) as i64 * es) as i32);
+            }
+            let mut cnt = m;
+            while cnt > 1 {
+                let h = cnt.next_power_of_two() / 2;
+                let i = b.declare_var(types::I64);
+                b.def_var(i, z);
+                let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
+                b.ins().jump(hdr, &[]);
+                b.switch_to_block(hdr);
+                let iv = b.use_var(i);
+                let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, iv, (cnt - h) as i64);
+                b.ins().brif(more, body, &[], after, &[]);
+                b.switch_to_block(body);
+                let off = b.ins().imul_imm_s(iv, es);
+                for &sl in &slots {
+                    let a = b.ins().iadd(sl, off);
+                    let x = b.ins().load(cl_type(dt), trusted, a, 0);
+                    let y = b.ins().load(cl_type(dt), trusted, a, (h as i64 * es) as i32);
+                    let s = b.ins().fadd(x, y);
+                    b.ins().store(trusted, s, a, 0);
+                }
+                let iv = b.ins().iadd_imm_s(iv, 1);
+                b.def_var(i, iv);
+                b.ins().jump(hdr, &[]);
+                b.switch_to_block(after);
+                cnt = h;
+            }
+            slots.iter().map(|&sl| b.ins().load(cl_type(dt), trusted, sl, 0)).collect()
+        };
+        self.acc = saved;
+        for (j, &o) in outs.iter().enumerate() {
+            // (YNNPACK's output starts at 0: a sum of -0s is +0)
+            let zero = super::clif::fconst(b, dt, 0.0);
+            let r = b.ins().fadd(zero, results[j]);
+            let (sv, _) = self.acc[o].s.ok_or_else(|| no_acc(o))?;
+            b.def_var(sv, r);
+        }
+        let strides = self.red[0].strides.clone();
+        self.bump(b, &self.icur.clone(), &strides, -(len as i64));
+        Ok(())
+    }
+
+    /// One piece of `len` elements in YNNPACK's order, from the current cursors (left after it); per output,
+    /// the piece's sum. Lanes: 64 bytes (`n` = 16 float32 / 8 float64), held as `n / vw` values of `vw` lanes
+    /// (the kernel's vectors; `vw` = 1 in scalar mode). Blocks of 4 lane-vectors are summed lanewise into
+    /// `local` ((c0 + c1) + c2) + c3, which `acc0` accumulates; `acc0` is flushed into `acc1` after each group of
+    /// 4 blocks (after each block past the last full group, when YNNPACK's clock is a multiple of 16) and
+    /// `acc1` into `acc2` by Kahan's compensated add when the clock is a multiple of 256 and at the end; a
+    /// last partial block counts as zero-padded. The lanes of `acc2` are folded in halves.
+    fn ynn_piece(&mut self, b: &mut FunctionBuilder, outs: &[usize], dt: DType, len: u64) -> Result<Vec<Value>> {
+        let n = (64 / dt.size()) as u64;
+        let vw = if self.mode == Mode::InnerRed { self.lanes } else { 1 };
+        let nv = (n / vw as u64) as usize;
+        let vty = if vw > 1 { simd::vtype(dt, vw) } else { cl_type(dt) };
+        let groups = len / (16 * n);
+        let blocks = (len % (16 * n)) / (4 * n);
+        let tail = len % (4 * n);
+        let zs = super::clif::fconst(b, dt, 0.0);
+        let zero = if vw > 1 { simd::splat(b, dt, vw, zs) } else { zs };
+        let decl = |b: &mut FunctionBuilder| -> Vec<Vec<Variable>> {
+            outs.iter()
+                .map(|_| {
+                    (0..nv)
+                        .map(|_| {
+                            let v = b.declare_var(vty);
+                            b.def_var(v, zero);
+                            v
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let acc0 = decl(b);
+        let acc1 = decl(b);
+        let acc2 = decl(b);
+        let err = decl(b);
+        let st = YnnAccs { acc0, acc1, acc2, err, zero, vw, nv, dt };
+        if groups > 0 {
+            // YNNPACK's clock advances 4n per group: the compensated add every 256 / 4n groups.
+            let period = (256 / (4 * n)) as i64;
+            let g = b.declare_var(types::I64);
+            let cnt = b.declare_var(types::I64);
+            let z = iconst(b, types::I64, 0);
+            b.def_var(g, z);
+            b.def_var(cnt, z);
+            let (hdr, body, kahan, next, after) =
+                (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(hdr);
+            let gv = b.use_var(g);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
+            b.ins().brif(more, body, &[], after, &[]);
+            b.switch_to_block(body);
+            for _ in 0..4 {
+                self.ynn_block(b, outs, &st)?;
+            }
+            st.flush(b);
+            let c = b.use_var(cnt);
+            let c = b.ins().iadd_imm_s(c, 1);
+            b.def_var(cnt, c);
+            let due = b.ins().icmp_imm_s(IntCC::Equal, c, period);
+            b.ins().brif(due, kahan, &[], next, &[]);
+            b.switch_to_block(kahan);
+            st.kahan(b);
+            b.def_var(cnt, z);
+            b.ins().jump(next, &[]);
+            b.switch_to_block(next);
+            let gv = b.use_var(g);
+            let gv = b.ins().iadd_imm_s(gv, 1);
+            b.def_var(g, gv);
+            b.ins().jump(hdr, &[]);
+            b.switch_to_block(after);
+        }
+        // Past the last full group the clock advances n per block.
+        let mut clock = 4 * n * groups;
+        for _ in 0..blocks {
+            self.ynn_block(b, outs, &st)?;
+            clock += n;
+            if clock % 16 == 0 {
+                st.flush(b);
+                if clock % 256 == 0 {
+                    st.kahan(b);
+                }
+            }
+        }
+        if tail > 0 {
+            if groups == 0 && blocks == 0 && (tail < 32 || vw == 1) {
+                // A short row: element by element into scalar lanes (lane i mod n). The accumulators would only
+                // add zeros: the piece is the halving fold of these lanes (an add of a missing, zero lane
+                // changes nothing but a zero's sign, which the final 0 + sum sets).
+                let mut lanes: Vec<Vec<Option<Variable>>> = vec![vec![None; n as usize]; outs.len()];
+                for i in 0..tail {
+                    let l = (i % n) as usize;
+                    for (j, &o) in outs.iter().enumerate() {
+                        let v = match lanes[j][l] {
+                            Some(v) => v,
+                            None => {
+                                let v = b.declare_var(cl_type(dt));
+                                b.def_var(v, zs);
+                                lanes[j][l] = Some(v);
+                                v
+                            }
+                        };
+                        self.acc[o].s = Some((v, None));
+                    }
+                    self.emit_body(b, 1, 1, &[], None)?;
+                    self.advance(b, 1);
+                }
+                return Ok(lanes
+                    .iter()
+                    .map(|ls| {
+                        let mut xs: Vec<Option<Value>> = ls.iter().map(|v| v.map(|v| b.use_var(v))).collect();
+                        let mut w = n as usize;
+                        while w > 1 {
+                            w /= 2;
+                            for l in 0..w {
+                                xs[l] = match (xs[l], xs[l + w]) {
+                                    (Some(x), Some(y)) => Some(b.ins().fadd(x, y)),
+                                    (x, None) => x,
+                                    (None, y) => y,
+                                };
+                            }
+                        }
+                        xs[0].unwrap_or(zs)
+                    })
+                    .collect());
+            }
+            // The zero-padded last block: its whole vectors in one body (vector u into local[u mod nv]), the
+            // rest element by element into scalar lanes added to their vector after it.
+            let locals = decl(b);
+            let whole = if vw > 1 { tail / vw as u64 } else { 0 };
+            if whole > 0 {
+                let strides = self.red[0].strides.clone();
+                for (j, &o) in outs.iter().enumerate() {
+                    self.acc[o].v = (0..whole as usize).map(|u| locals[j][u % nv]).collect();
+                }
+                self.emit_body(b, vw, whole as u32, &strides, Some(true))?;
+                self.advance(b, (whole * vw as u64) as i64);
+            }
+            let mut lanes: Vec<Vec<Option<Variable>>> = vec![vec![None; n as usize]; outs.len()];
+            for i in whole * vw as u64..tail {
+                let l = (i % n) as usize;
+                for (j, &o) in outs.iter().enumerate() {
+                    let v = if vw == 1 {
+                        locals[j][l]
+                    } else if let Some(v) = lanes[j][l] {
+                        v
+                    } else {
+                        let v = b.declare_var(cl_type(dt));
+                        b.def_var(v, zs);
+                        lanes[j][l] = Some(v);
+                        v
+                    };
+                    self.acc[o].s = Some((v, None));
+                }
+                self.emit_body(b, 1, 1, &[], None)?;
+                self.advance(b, 1);
+            }
+            for (j, ls) in lanes.iter().enumerate() {
+                for u in 0..nv {
+                    let part = &ls[u * vw as usize..(u + 1) * vw as usize];
+                    if vw == 1 || part.iter().all(|v| v.is_none()) {
+                        continue;
+                    }
+                    let xs: Vec<Value> = part.iter().map(|v| v.map_or(zs, |v| b.use_var(v))).collect();
+                    let x = simd::from_lanes(b, dt, vw, &xs);
+                    let l = b.use_var(locals[j][u]);
+                    let l = b.ins().fadd(l, x);
+                    b.def_var(locals[j][u], l);
+                }
+            }
+            for j in 0..outs.len() {
+                for u in 0..nv {
+                    let (a, l) = (b.use_var(st.acc0[j][u]), b.use_var(locals[j][u]));
+                    let a = b.ins().fadd(a, l);
+                    b.def_var(st.acc0[j][u], a);
+                }
+            }
+        }
+        // The last step: flush, then the compensated add (its new error unused).
+        st.flush(b);
+        let mut out = Vec::new();
+        for j in 0..outs.len() {
+            let mut vs = Vec::new();
+            for u in 0..nv {
+                let (a1, e, a2) = (b.use_var(st.acc1[j][u]), b.use_var(st.err[j][u]), b.use_var(st.acc2[j][u]));
+                let y = b.ins().fsub(a1, e);
+                vs.push(b.ins().fadd(a2, y));
+            }
+            let mut w = n as usize;
+            let vwu = vw as usize;
+            while w > vwu {
+                w /= 2;
+                let h = w / vwu;
+                for u in 0..h {
+                    vs[u] = b.ins().fadd(vs[u], vs[u + h]);
+                }
+                vs.truncate(h);
+            }
+            let mut xs: Vec<Value> = if vw > 1 { (0..vw).map(|l| simd::lane_scalar(b, dt, vs[0], l)).collect() } else { vec![vs[0]] };
+            while w > 1 {
+                w /= 2;
+                for l in 0..w {
+                    xs[l] = b.ins().fadd(xs[l], xs[l + w]);
+                }
+            }
+            out.push(xs[0]);
+        }
+        Ok(out)
+    }
+
+    /// One block of 4 lane-vectors (4n elements) into `acc0`.
+    fn ynn_block(&mut self, b: &mut FunctionBuilder, outs: &[usize], st: &YnnAccs) -> Result<()> {
+        let locals: Vec<Vec<Variable>> = outs
+            .iter()
+            .map(|_| {
+                (0..st.nv)
+                    .map(|_| {
+                        let v = b.declare_var(b.func.dfg.value_type(st.zero));
+                        b.def_var(v, st.zero);
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        if st.vw > 1 {
+            // One body of 4 nv vectors: vector u adds into local[u mod nv], in u order, so each local lane
+            // gets ((c0 + c1) + c2) + c3 (one cursor move per block).
+            let strides = self.red[0].strides.clone();
+            for (j, &o) in outs.iter().enumerate() {
+                self.acc[o].v = (0..4).flat_map(|_| locals[j].iter().copied()).collect();
+            }
+            self.emit_body(b, st.vw, 4 * st.nv as u32, &strides, Some(true))?;
+            self.advance(b, 4 * (st.vw as usize * st.nv) as i64);
+        } else {
+            for _ in 0..4 {
+                for u in 0..st.nv {
+                    for (j, &o) in outs.iter().enumerate() {
+                        self.point_acc(o, 1, locals[j][u]);
+                    }
+                    self.emit_body(b, 1, 1, &[], None)?;
+                    self.advance(b, 1);
+                }
+            }
+        }
+        for (j, ls) in locals.iter().enumerate() {
+            for (u, &l) in ls.iter().enumerate() {
+                let (a, x) = (b.use_var(st.acc0[j][u]), b.use_var(l));
+                let s = b.ins().fadd(a, x);
+                b.def_var(st.acc0[j][u], s);
+            }
+        }
+        Ok(())
+    }
+
+    /// A row longer than 32 summed in XLA's order (`SumOrder::Xla`; `_prng.xla_sum_last`): windows of 32 of the
+    /// row zero-padded to a multiple of 32 (the lower half of the padding first), the window sums likewise
+    /// until at most 32 are left, those added left to right. The padding adds zeros only (nothing changes but
+    /// a zero's sign, and every sum starts at +0 as XLA's loops do), so only the window boundaries move: each
+    /// level's position starts at its padding.
+    fn emit_xla_windows(&mut self, b: &mut FunctionBuilder) -> Result<()> {
+        let k = self.k;
+        let outs = self.sum_outputs();
+        let dt = k.body[k.outputs[outs[0]].value].dtype;
+        let len = self.red[0].n;
+        let mut pads = Vec::new();
+        let mut cnt = len;
+        while cnt > 32 {
+            let w = cnt.div_ceil(32);
+            pads.push((32 * w - cnt) / 2);
+            cnt = w;
+        }
+        let zs = super::clif::fconst(b, dt, 0.0);
+        let accs: Vec<Vec<Variable>> = (0..=pads.len())
+            .map(|_| {
+                outs.iter()
+                    .map(|_| {
+                        let v = b.declare_var(cl_type(dt));
+                        b.def_var(v, zs);
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let pos: Vec<Variable> = pads
+            .iter()
+            .map(|&p| {
+                let v = b.declare_var(types::I64);
+                let c = iconst(b, types::I64, p as i64);
+                b.def_var(v, c);
+                v
+            })
+            .collect();
+        let saved = self.acc.clone();
+        for (j, &o) in outs.iter().enumerate() {
+            self.acc[o].s = Some((accs[0][j], None));
+        }
+        let z = iconst(b, types::I64, 0);
+        b.def_var(self.ridx[0], z);
+        let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(hdr);
+        let i = b.use_var(self.ridx[0]);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, len as i64);
+        b.ins().brif(more, body, &[], after, &[]);
+        b.switch_to_block(body);
+        self.emit_body(b, 1, 1, &[], None)?;
+        self.advance(b, 1);
+        Self::xla_close(b, &accs, &pos, 0, zs);
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(after);
+        for l in 0..pads.len() {
+            for j in 0..outs.len() {
+                let (hi, lo) = (b.use_var(accs[l + 1][j]), b.use_var(accs[l][j]));
+                let s = b.ins().fadd(hi, lo);
+                b.def_var(accs[l + 1][j], s);
+            }
+        }
+        self.acc = saved;
+        for (j, &o) in outs.iter().enumerate() {
+            let (sv, _) = self.acc[o].s.ok_or_else(|| no_acc(o))?;
+            let r = b.use_var(accs[pads.len()][j]);
+            b.def_var(sv, r);
+        }
+        let strides = self.red[0].strides.clone();
+        self.bump(b, &self.icur.clone(), &strides, -(len as i64));
+        Ok(())
+    }
+
+    /// After one item of level `l`: when its window is full (32 positions), its sum goes to level `l + 1`, which
+    /// may close in turn.
+    fn xla_close(b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], l: usize, zs: Value) {
+        let p = b.use_var(pos[l]);
+        let p = b.ins().iadd_imm_s(p, 1);
+        b.def_var(pos[l], p);
+        let full = b.ins().icmp_imm_s(IntCC::Equal, p, 32);
+        let (close, join) = (b.create_block(), b.create_block());
+        b.ins().brif(full, close, &[], join, &[]);
+        b.switch_to_block(close);
+        for (&lo, &hi) in accs[l].iter().zip(&accs[l + 1]) {
+            let (x, s) = (b.use_var(lo), b.use_var(hi));
+            let s = b.ins().fadd(s, x);
+            b.def_var(hi, s);
+            b.def_var(lo, zs);
+        }
+        let z = iconst(b, types::I64, 0);
+        b.def_var(pos[l], z);
+        if l + 1 < pos.len() {
+            Self::xla_close(b, accs, pos, l + 1, zs);
+        }
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
     }
 
     /// The outermost reduced loop over runtime bounds `[lo, hi)` (`vec_inner`: it is also the innermost loop
@@ -1129,4 +1607,56 @@ impl Gen<'_> {
 /// A reduction output whose accumulator was not set up: a plan the validator should have refused.
 fn no_acc(o: usize) -> Error {
     Error::Codegen(format!("output {o}: reduction accumulator missing"))
+}
+
+/// YNNPACK's accumulators of one row piece (`Gen::ynn_piece`), per output and lane-vector.
+struct YnnAccs {
+    acc0: Vec<Vec<Variable>>,
+    acc1: Vec<Vec<Variable>>,
+    acc2: Vec<Vec<Variable>>,
+    err: Vec<Vec<Variable>>,
+    /// Zero in every lane.
+    zero: Value,
+    vw: u32,
+    nv: usize,
+    dt: DType,
+}
+
+impl YnnAccs {
+    /// acc1 += acc0; acc0 = 0.
+    fn flush(&self, b: &mut FunctionBuilder) {
+        for (a0, a1) in self.acc0.iter().flatten().zip(self.acc1.iter().flatten()) {
+            let (x, y) = (b.use_var(*a0), b.use_var(*a1));
+            let s = b.ins().fadd(y, x);
+            b.def_var(*a1, s);
+            b.def_var(*a0, self.zero);
+        }
+    }
+
+    /// acc2 += acc1 by Kahan's compensated add (an error that is not finite is dropped); acc1 = 0.
+    fn kahan(&self, b: &mut FunctionBuilder) {
+        let ty = b.func.dfg.value_type(self.zero);
+        let inf = super::clif::fconst(b, self.dt, f64::INFINITY);
+        let inf = if self.vw > 1 { simd::splat(b, self.dt, self.vw, inf) } else { inf };
+        for j in 0..self.acc1.len() {
+            for u in 0..self.nv {
+                let (a1, e, a2) = (b.use_var(self.acc1[j][u]), b.use_var(self.err[j][u]), b.use_var(self.acc2[j][u]));
+                let y = b.ins().fsub(a1, e);
+                let t = b.ins().fadd(a2, y);
+                let d = b.ins().fsub(t, a2);
+                let e = b.ins().fsub(d, y);
+                let ab = b.ins().fabs(e);
+                let fin = b.ins().fcmp(FloatCC::LessThan, ab, inf);
+                let e = if self.vw > 1 {
+                    let m = b.ins().bitcast(ty, simd::vflags(), fin);
+                    b.ins().bitselect(m, e, self.zero)
+                } else {
+                    b.ins().select(fin, e, self.zero)
+                };
+                b.def_var(self.err[j][u], e);
+                b.def_var(self.acc2[j][u], t);
+                b.def_var(self.acc1[j][u], self.zero);
+            }
+        }
+    }
 }

@@ -17,6 +17,10 @@
 //!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
 //!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
 //!   added at the end. The order depends only on the axis length: deterministic.
+//!   Float32/float64 sums over trailing axes take XLA:CPU 0.10.2's order instead (`sum_order`, `SumOrder`):
+//!   YNNPACK's lanes and blocks from 4096 elements (`InnerRed`, one vector per body copy, or scalar lanes in
+//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`). Those
+//!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
 //!   keep their sequential order per lane), then scalar points for the rest of the row. Elementwise kernels
@@ -170,6 +174,10 @@ const STRIP_MAX_HASHES: usize = 4;
 /// What strip mode does for this kernel (empty: strip mode off).
 pub fn strip_plan(k: &Kernel, out_dtypes: &[DType]) -> Result<StripPlan> {
     let (outer, red, esize, live) = axes(k, out_dtypes)?;
+    if sum_order(k, &red, &live).is_some() {
+        // (an ordered sum's loop adds in its own blocks, which strips would not follow)
+        return Ok(StripPlan::default());
+    }
     let (mode, lanes, unroll) = choose_mode(k, out_dtypes, &outer, &red, &esize, &live);
     strip_ops(k, out_dtypes, mode, (lanes, unroll), &outer, &red, &live)
 }
@@ -297,8 +305,95 @@ pub fn partial_eligible(k: &Kernel, out_dtypes: &[DType]) -> Result<bool> {
     if k.outputs.is_empty() || !k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_))) {
         return Ok(false);
     }
-    let (_, red, _, _) = axes(k, out_dtypes)?;
-    Ok(!red.is_empty())
+    let (_, red, _, live) = axes(k, out_dtypes)?;
+    // (an ordered sum adds each row in one sequence: cutting it into chunks would change its bits)
+    Ok(!red.is_empty() && sum_order(k, &red, &live).is_none())
+}
+
+/// The order in which a kernel's float sums add, where XLA:CPU 0.10.2 has one that cranax follows bit for bit
+/// (`None`: the loop nest's own order, `InnerRed`'s vector accumulators; see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumOrder {
+    /// XLA's own reduce loop (an operand of fewer than `YNN_MIN_ELEMENTS` elements): a row of at most 32 is added
+    /// left to right; a longer one in windows of 32 of the row zero-padded to a multiple of 32 (the lower
+    /// half of the padding first), the window sums the same way (XLA's tree-reduction rewrite).
+    Xla,
+    /// YNNPACK's sum kernel, which XLA:CPU hands reductions of at least `YNN_MIN_ELEMENTS` elements: lanes of 64
+    /// bytes; each block of 4 lane-vectors is summed lanewise, blocks feed a tree of accumulators whose last
+    /// level is Kahan-compensated, the lanes are folded in halves; a row longer than `ynn_chunk` runs as
+    /// chunks of that length whose sums are folded in halves too (`codegen::emit_ynn`).
+    Ynn,
+}
+
+/// XLA:CPU runs an instruction in YNNPACK when it or an operand spans at least this many elements
+/// (`IsInstructionPreferredByYnn`; `_prng.YNN_MIN_ELEMENTS` on the Python side).
+pub const YNN_MIN_ELEMENTS: u64 = 4096;
+
+/// The elements of a row YNNPACK sums as one piece (128 KiB), for `dt`.
+pub fn ynn_chunk(dt: DType) -> u64 {
+    (128 << 10) / dt.size().max(1) as u64
+}
+
+/// Rows cut into more chunks than this keep the loop nest's order (a stack array holds the chunks' sums).
+const YNN_MAX_CHUNKS: u64 = 1024;
+
+/// The `SumOrder` of a kernel: its reductions are float32 or float64 sums (of one dtype; stores beside them
+/// allowed), over its trailing axes, coalesced into one loop. At least `YNN_MIN_ELEMENTS` points: YNNPACK's
+/// order, unless the body computes math functions or threefry hashes (in such a fusion YNNPACK's own
+/// polynomials give other bits anyway, and the strips of the plain loop are faster), or several reduced axes
+/// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis.
+pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
+    let mut dt = None;
+    for o in &k.outputs {
+        match o.kind {
+            OutputKind::Store => {}
+            OutputKind::Reduce(ReduceOp::Sum) => {
+                let d = k.body.get(o.value)?.dtype;
+                if !matches!(d, DType::F32 | DType::F64) || dt.is_some_and(|x| x != d) {
+                    return None;
+                }
+                dt = Some(d);
+            }
+            _ => return None,
+        }
+    }
+    let dt = dt?;
+    if red.len() != 1 {
+        return None;
+    }
+    let rank = k.domain.len();
+    let long_red: Vec<usize> = k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).collect();
+    let last_kept = (0..rank).filter(|d| !k.reduce_axes.contains(d) && k.domain[*d] > 1).max();
+    if long_red.iter().any(|&d| last_kept.is_some_and(|l| d < l)) {
+        return None;
+    }
+    let total = k.domain.iter().try_fold(1u64, |a, &n| a.checked_mul(n as u64))?;
+    if total < YNN_MIN_ELEMENTS {
+        return (long_red.len() == 1).then_some(SumOrder::Xla);
+    }
+    let math = k.body.iter().enumerate().any(|(i, ins)| {
+        live[i]
+            && match &ins.op {
+                KOp::Unary { op, .. } => MathFn::from_unary(*op).is_some(),
+                KOp::Binary { op, .. } => super::math_fn::binary_math(*op, ins.dtype).is_some(),
+                _ => false,
+            }
+    });
+    let n = red[0].n;
+    if math
+        || !threefry::find(k, live).is_empty()
+        || (long_red.len() > 1 && n > ynn_chunk(dt))
+        || n.div_ceil(ynn_chunk(dt)) > YNN_MAX_CHUNKS
+    {
+        return None;
+    }
+    Some(SumOrder::Ynn)
+}
+
+/// `sum_order` of a kernel and the length of its reduced loop.
+pub fn kernel_sum_order(k: &Kernel, out_dtypes: &[DType]) -> Result<Option<(SumOrder, u64)>> {
+    let (_, red, _, live) = axes(k, out_dtypes)?;
+    Ok(sum_order(k, &red, &live).map(|o| (o, red[0].n)))
 }
 
 /// The length of the axis the partial variant splits, and the product of the other reduced loops.
@@ -381,6 +476,13 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
         }
     }
     let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
+    match sum_order(k, red, live) {
+        // (small: the scalar loop adds in XLA's order)
+        Some(SumOrder::Xla) => return scalar,
+        // one vector of `lanes` at a time into YNNPACK's lanes (`codegen::emit_ynn`)
+        Some(SumOrder::Ynn) => return if red.last().is_some_and(ok) { (Mode::InnerRed, lanes, 1) } else { scalar },
+        None => {}
+    }
     // Light bodies (memory-bound) run 4 vectors per iteration, heavier ones 2 (fewer spills).
     let has_math = k.body.iter().enumerate().any(|(i, ins)| {
         live[i]

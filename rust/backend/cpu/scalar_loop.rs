@@ -196,6 +196,12 @@ fn small_kernel(p: &Plan, k: &crate::plan::Kernel) -> bool {
                 })
         })
         && (!reduces || inner_red(p, k).is_ok())
+        // (point by point the sums add left to right: XLA's order only up to 32 per row)
+        && match super::loop_plan::kernel_sum_order(k, &out_dtypes) {
+            Ok(None) => true,
+            Ok(Some((super::loop_plan::SumOrder::Xla, n))) => n <= 32,
+            _ => false,
+        }
 }
 
 /// Whether `p` is made only of small kernels (`small_kernel`), views and (recursively) such control steps

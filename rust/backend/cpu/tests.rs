@@ -1601,7 +1601,8 @@ fn simd_reductions_rows_columns_all() {
                     _ => vec![red(&mut x.iter().copied())],
                 };
                 assert_eq!(got, want, "{op:?} over {axes:?} of [{m}, {n}] ({mode})");
-                if axes == [1] && n >= 16 {
+                // (float sums follow XLA's orders instead: `loop_plan::SumOrder`)
+                if axes == [1] && n >= 16 && op != ReduceOp::Sum {
                     assert!(mode.contains("InnerRed"), "{mode}");
                 }
                 if axes == [0] && n >= 16 && m > 1 {
@@ -1747,7 +1748,8 @@ fn threaded_runs_match_serial_runs_bit_for_bit() {
         vec![(Aval::new(f, vec![]), 0, OutputKind::Reduce(ReduceOp::Sum))],
     );
     let exe = compile(&p).unwrap();
-    assert!(exe.kernels[0].as_ref().unwrap().partial.is_some());
+    // (a float sum adds in YNNPACK's sequence: one chunk after another, no threads' chunks)
+    assert!(exe.kernels[0].as_ref().unwrap().partial.is_none());
     let got = read::<f32>(&exe.run(&[buf(&[n], &xi)]).unwrap()[0]);
     let want: f64 = xi.iter().map(|&v| v as f64).sum();
     assert_eq!(got[0] as f64, want);

@@ -1,0 +1,178 @@
+"""Sums, means and divisions by broadcasts with JAX 0.10.2's bits on the CPU (issue 22).
+
+XLA:CPU in jaxlib 0.10.2 adds a float32/float64 reduction over trailing axes in one of two orders: from 4096
+elements YNNPACK's sum kernel (64-byte lanes, blocks of 4 lane-vectors, a Kahan-compensated last level, lanes
+folded in halves; rows past 128 KiB as chunks of 128 KiB whose sums are folded in halves), below that XLA's own
+loop (left to right up to 32 per row, windows of 32 of the centred zero-padded row past that). Its simplifier
+also turns ``A / broadcast(B)`` into ``A * broadcast(1 / B)`` (float16/32/64), so ``jnp.mean`` is the sum times
+``1 / n``. cranax's CPU kernels follow both (``loop_plan::SumOrder``, ``opt::recip``). The digests are sha256
+prefixes of the raw bytes of JAX's results, recorded with JAX 0.10.2 (x64 on) on an AMD EPYC host: plain IEEE
+adds, multiplies and divisions, so the same on every host.
+"""
+import hashlib
+
+import numpy as np
+import pytest
+
+import cranax
+import cranax.numpy as jnp
+from cranax import _prng
+
+JAX = {
+    "sum_100x20_float32": "79e487d234ad4d4fa9c0a2fb93b23db4",
+    "sum_50x33_float32": "cff25060708e7f93381b22af4fd3c20c",
+    "sum_30x100_float32": "41d5e8e3994dc0022cebf045f357d79b",
+    "sum_3x1000_float32": "31ff57e17335ca0c32b867366809ac39",
+    "sum_1x4095_float32": "14c621f34f59b354955103134379395e",
+    "sum_1000x8_float32": "01bc94b002bbdc92ca436c359a799266",
+    "sum_300x20_float32": "24de996eba1cc4b0696f993dfc0eea49",
+    "sum_100x64_float32": "fd19929ccdd385d8a5c0ff9a2f5ca54b",
+    "sum_40x300_float32": "b75760471e4430bed10beb8c8ad1a8f7",
+    "sum_8x1025_float32": "0f5dd77c0b69e8f365e32b3db7c9e68e",
+    "sum_4x4096_float32": "7bc5fe89cbd96375e1840effef624679",
+    "sum_2x5000_float32": "238a181b5efbf35adee91c8acbca5f1b",
+    "sum_1x70000_float32": "ae98f998b5769e0a6916be1a601ac8c3",
+    "sum_2x100000_float32": "7588129bb8c5c099b5a55244b87f6bdf",
+    "sum_3x40000_float32": "2d2a7388cf17b9fe2e604be251a7db91",
+    "sum_1x300000_float32": "e818ba25e9df61a43feb92589f88b590",
+    "sum_5000x3_float32": "76e41369d18dd519b8a3b1249a036e37",
+    "sum_64x64_all_float32": "25637c5ecfc3d61aa12bd7d7a9fbe8d7",
+    "sum_10x20x30_12_float32": "90d0a02722e261a1ab403ec4a01d8587",
+    "mean_100x20_float32": "d6e9b84a7d5ede04d63bdda9c356edf8",
+    "mean_1000x7_float32": "399e23af3d933fa0a22f281c05a3242b",
+    "mean_50x33_float32": "f9728dfab26b7de598b4d48350c2c23c",
+    "mean_40x300_float32": "d60bbbdc6905c3334ec6dde87563013c",
+    "sum_100x20_float64": "69131e7afa10fe3073baab8eb62d7b36",
+    "sum_50x33_float64": "7ef7b1ff1ee13190373544f2ccdd5353",
+    "sum_30x100_float64": "593b67b8b8cacac4e90a00df6f7f80eb",
+    "sum_3x1000_float64": "79e2bb4e2b3168614cbf984046533e68",
+    "sum_1x4095_float64": "e1cb8e5334f58ef58dd6b85062247aaa",
+    "sum_1000x8_float64": "e4ea46b96dac224873fd4d0958fcc2c7",
+    "sum_300x20_float64": "fd2042823bed0901b088a27c5fd279b5",
+    "sum_100x64_float64": "7f4bc2b5bcce7d905a682e2aeb827077",
+    "sum_40x300_float64": "4d2b87dbcc4486d73d37a1a25ae31ba6",
+    "sum_8x1025_float64": "e23071b4b0739e2ae36dd94cf4199cb0",
+    "sum_4x4096_float64": "433a33f77c354f819c24a8883d3374a4",
+    "sum_2x5000_float64": "a2b395ff349a9a2204129f06142a7313",
+    "sum_1x70000_float64": "172e14c6d2648b97fd9de2f6d092aedc",
+    "sum_2x100000_float64": "90e1039ee0f069551d51cd820acfe162",
+    "sum_3x40000_float64": "78a488b4080e481dc382a2e210c8b284",
+    "sum_1x300000_float64": "54d1cf644da9641ce6e9c1c44f2aac01",
+    "sum_5000x3_float64": "3cc54e4800faf00120cd490388b0952f",
+    "sum_64x64_all_float64": "2728c1c27cb325166670a5ec4ebc6e63",
+    "sum_10x20x30_12_float64": "389b907411303a3a3d74267b6e7c53d7",
+    "mean_100x20_float64": "aaa255664b5fca454c33eab97e03f2ee",
+    "mean_1000x7_float64": "20afd81180944a0ed920c8d36a6fed17",
+    "mean_50x33_float64": "7e0c9b6dd20205acf3d2b5b5aaec3c3e",
+    "mean_40x300_float64": "4a5e1bda4c646fc190a598551e585928",
+    "div_float16": "e0c0714ef3d4f7dd9b576c3c0167c90d",
+    "div_float32": "9c80bcc184fb5e6957da716c6e18d1a3",
+    "div_float64": "361b13d3d36bdd475832247c9ef9ebd4",
+}
+
+
+def _input(shape, dt, seed=0):
+    # signs and exponents spread (cancellation, 2**-9 .. 2**9), no randomness: the same bytes everywhere
+    n = int(np.prod(shape))
+    i = np.arange(n, dtype=np.float64) + seed * 7919
+    x = (np.mod(i * 0.6180339887498949, 1.0) - 0.37) * np.exp2(np.mod(i, 7.0) * 3 - 9)
+    return x.reshape(shape).astype(dt)
+
+
+def _digest(t):
+    h = hashlib.sha256()
+    for a in cranax.tree_util.tree_leaves(t):
+        h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    return h.hexdigest()[:32]
+
+
+@pytest.fixture
+def x64():
+    old = cranax.config.jax_enable_x64
+    cranax.config.update("jax_enable_x64", True)
+    yield
+    cranax.config.update("jax_enable_x64", old)
+
+
+# (shape, axis): fewer than 4096 elements add in XLA's order, at least 4096 in YNNPACK's; (1, 70000) .. (1, 300000)
+# cut rows into 128 KiB chunks (3, 4, 2 and 10 float32 chunks; 5, 7, 3 and 19 float64 ones)
+SUMS = [((100, 20), -1), ((50, 33), -1), ((30, 100), -1), ((3, 1000), -1), ((1, 4095), -1),
+        ((1000, 8), -1), ((300, 20), -1), ((100, 64), -1), ((40, 300), -1), ((8, 1025), -1), ((4, 4096), -1),
+        ((2, 5000), -1), ((1, 70000), -1), ((2, 100000), -1), ((3, 40000), -1), ((1, 300000), -1),
+        ((5000, 3), -1), ((64, 64), None), ((10, 20, 30), (1, 2))]
+MEANS = [(100, 20), (1000, 7), (50, 33), (40, 300)]
+
+
+def _key(shape, ax):
+    return "x".join(map(str, shape)) + ("" if ax == -1 else "_all" if ax is None else "_12")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape,ax", SUMS)
+def test_sum_bits_match_jax(shape, ax, dt, x64):
+    x = _input(shape, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, axis=ax))(x)
+    assert _digest(got) == JAX[f"sum_{_key(shape, ax)}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(axis=ax),
+                               rtol=1e-5 if dt == "float32" else 1e-13, atol=1e-6 if dt == "float32" else 1e-15)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape", MEANS)
+def test_mean_bits_match_jax(shape, dt, x64):
+    x = _input(shape, dt, 1)
+    got = cranax.jit(lambda a: jnp.mean(a, -1))(x)
+    assert _digest(got) == JAX[f"mean_{shape[0]}x{shape[1]}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).mean(-1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_division_by_broadcasts_matches_jax(dt, x64):
+    a = _input((50, 40), dt, 2) * 8
+    b = (_input((50,), dt, 3) + 2).astype(dt)
+    c = (_input((40,), dt, 4) + 2).astype(dt)
+    got = cranax.jit(lambda a, b, c: (a / b[:, None], a / c, a / b[3], a / 3.0, a / 7.0))(a, b, c)
+    assert _digest(got) == JAX[f"div_{dt}"]
+    # the product of the reciprocal rounded once, as the rewrite says
+    one = np.ones((), dt)
+    np.testing.assert_array_equal(np.asarray(got[3]), (a * (one / np.asarray(3.0, dt))).astype(dt))
+    np.testing.assert_array_equal(np.asarray(got[0]), (a * (one / b)[:, None]).astype(dt))
+
+
+def test_bfloat16_and_full_size_divisions_stay_quotients():
+    a = _input((8, 16), np.float32, 5)
+    d = _input((8, 16), np.float32, 6) + 3
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a, d: a / d)(a, d)), a / d)
+    ab = jnp.asarray(a, dtype=jnp.bfloat16)
+    got = np.asarray(cranax.jit(lambda a: a / 3.0)(ab)).astype(np.float32)
+    want = np.asarray(jnp.asarray(np.asarray(ab).astype(np.float32) / np.float32(3.0), dtype=jnp.bfloat16)).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n,k", [(2000, 3), (300, 20), (40, 300), (50, 33), (3, 40)])
+def test_sum_kernels_follow_the_prng_compositions(n, k):
+    # the orders `_prng` composes from lax ops (checked against JAX by test_random_ynn) and the kernels' agree,
+    # with a fused producer too (a product: plain IEEE multiplies either way)
+    x = _input((n, k), np.float32, 7)
+    y = _input((n, k), np.float32, 8)
+    fn = _prng.ynn_sum_last if _prng.ynn_sized((n, k)) else _prng.xla_sum_last
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x)), np.asarray(cranax.jit(fn)(x)))
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a, b: jnp.sum(a * b, -1))(x, y)),
+                                  np.asarray(cranax.jit(lambda a, b: fn(a * b))(x, y)))
+
+
+def test_sums_of_negative_zeros_and_specials():
+    # XLA's and YNNPACK's sums start at +0: a row of -0.0 sums to +0.0; inf and nan propagate, Kahan's
+    # compensation drops a non-finite error
+    for shape in [(3, 5), (2, 40), (5000, 3), (2, 3000)]:
+        s = np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(-np.zeros(shape, np.float32)))
+        assert not np.signbit(s).any() and (s == 0).all()
+    x = np.ones((4, 3000), np.float32)
+    x[0, 5] = np.inf
+    x[1, 2000] = np.nan
+    x[2, 7] = np.inf
+    x[2, 2500] = -np.inf
+    x[3, 1500] = 3e38
+    x[3, 1501] = 3e38
+    s = np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x))
+    assert s[0] == np.inf and np.isnan(s[1]) and np.isnan(s[2]) and s[3] == np.inf
