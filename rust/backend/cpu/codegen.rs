@@ -1055,15 +1055,7 @@ impl Gen<'_> {
                 for i in 0..tail {
                     let l = (i % n) as usize;
                     for (j, &o) in outs.iter().enumerate() {
-                        let v = match lanes[j][l] {
-                            Some(v) => v,
-                            None => {
-                                let v = b.declare_var(cl_type(dt));
-                                b.def_var(v, zs);
-                                lanes[j][l] = Some(v);
-                                v
-                            }
-                        };
+                        let v = scalar_lane(b, &mut lanes[j][l], dt, zs);
                         self.acc[o].s = Some((v, None));
                     }
                     self.emit_body(b, 1, 1, &[], None)?;
@@ -1104,16 +1096,7 @@ impl Gen<'_> {
             for i in whole * vw as u64..tail {
                 let l = (i % n) as usize;
                 for (j, &o) in outs.iter().enumerate() {
-                    let v = if vw == 1 {
-                        locals[j][l]
-                    } else if let Some(v) = lanes[j][l] {
-                        v
-                    } else {
-                        let v = b.declare_var(cl_type(dt));
-                        b.def_var(v, zs);
-                        lanes[j][l] = Some(v);
-                        v
-                    };
+                    let v = if vw == 1 { locals[j][l] } else { scalar_lane(b, &mut lanes[j][l], dt, zs) };
                     self.acc[o].s = Some((v, None));
                 }
                 self.emit_body(b, 1, 1, &[], None)?;
@@ -1605,6 +1588,15 @@ impl Gen<'_> {
 }
 
 /// A reduction output whose accumulator was not set up: a plan the validator should have refused.
+/// The scalar accumulator lane `slot` of a summed row's tail, declared (as zero `zs`) on its first use.
+fn scalar_lane(b: &mut FunctionBuilder, slot: &mut Option<Variable>, dt: DType, zs: Value) -> Variable {
+    *slot.get_or_insert_with(|| {
+        let v = b.declare_var(cl_type(dt));
+        b.def_var(v, zs);
+        v
+    })
+}
+
 fn no_acc(o: usize) -> Error {
     Error::Codegen(format!("output {o}: reduction accumulator missing"))
 }

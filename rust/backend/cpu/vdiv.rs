@@ -152,16 +152,16 @@ pub fn div_i32_f64(b: &mut FunctionBuilder, x: Value, y: Value, rem: bool) -> Va
         let w = b.ins().swiden_low(v);
         b.ins().fcvt_from_sint(types::F64X2, w)
     };
-    let mut qs = [None; 2];
-    for (k, h) in [false, true].into_iter().enumerate() {
+    let quot = |b: &mut FunctionBuilder, h: bool| {
         let xf = half(b, x, h);
         let yf = half(b, y, h);
         let q = b.ins().fdiv(xf, yf);
-        qs[k] = Some(to_i32_low(b, q));
-    }
+        let q = to_i32_low(b, q);
+        b.ins().bitcast(types::I8X16, vflags(), q)
+    };
     // [q0, q1, _, _] and [q2, q3, _, _] → [q0, q1, q2, q3]
-    let lo = b.ins().bitcast(types::I8X16, vflags(), qs[0].unwrap());
-    let hi = b.ins().bitcast(types::I8X16, vflags(), qs[1].unwrap());
+    let lo = quot(b, false);
+    let hi = quot(b, true);
     let mask: Vec<u8> = (0..8).chain(16..24).collect();
     let imm = b.func.dfg.immediates.push(ConstantData::from(mask));
     let q = b.ins().shuffle(lo, hi, imm);
