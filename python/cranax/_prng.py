@@ -39,7 +39,7 @@ _PARITY = 0x1BD11BDA
 
 # Set to False (by the test suite or a user) to round the samplers' multiply-adds twice (a multiply, then an
 # add) instead of fusing them; only the last bit of a few percent of the normal samples changes.
-FMA_VIA_F64 = True
+FUSE_MULTIPLY_ADD = True
 
 
 def u32(v):
@@ -212,7 +212,7 @@ def _bcast(x, shape):
 def fma(a, b, c):
     """``a * b + c`` rounded once (XLA's contracted multiply-add on the CPU) for float32 and float64 operands
     (numpy broadcasting; Python scalars take the arrays' dtype): the core's ``fma`` op, the host's FMA
-    instruction. Other dtypes, or ``FMA_VIA_F64 = False``, round the product and the sum separately."""
+    instruction. Other dtypes, or ``FUSE_MULTIPLY_ADD = False``, round the product and the sum separately."""
     dt = None
     for v in (a, b, c):
         if not isinstance(v, (int, float, TypedScalar, np.generic)):
@@ -220,7 +220,7 @@ def fma(a, b, c):
             break
         if isinstance(v, (TypedScalar, np.generic)):
             dt = get_aval(v).dtype
-    if dt not in (F32, F64) or not FMA_VIA_F64:
+    if dt not in (F32, F64) or not FUSE_MULTIPLY_ADD:
         return jnp.add(jnp.multiply(a, b), c)
     shape = _bshape(a, b, c)
 
