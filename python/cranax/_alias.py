@@ -159,6 +159,7 @@ def install_as_jax():
 # them there). ``jax.Array``'s own class is JAX's ``jaxlib._jax.ArrayImpl``, which the alias does not serve.
 _JAX_MODULES = {
     "jax._src.core": ("cranax.primitives.state", ("Ref",)),
+    "jax._src.interpreters.partial_eval": ("cranax.interpreters.partial_eval", ("DynamicJaxprTracer",)),
     "jax._src.checkify": ("cranax.experimental._checkify",
                           ("Error", "ErrorEffect", "JaxException", "FailedCheckError", "NaNError",
                            "DivisionByZeroError", "OOBError", "BatchedError", "JaxRuntimeError")),

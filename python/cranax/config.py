@@ -77,9 +77,9 @@ class Config:
         "jax_no_tracing": lambda: False,
         "jax_no_execution": lambda: False,
         # JAX's switch to its next remat (a hijax primitive). cranax keeps remat2's rules either way (same
-        # values and residuals; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes
-        # ``checkpoint`` return a ``functools.partial``, as JAX's remat3, whose arguments
-        # print_saved_residuals names ``args[i]``.
+        # values; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes ``checkpoint``
+        # return a ``functools.partial``, as JAX's remat3, whose arguments print_saved_residuals names
+        # ``args[i]``, and keeps what remat3 keeps: named values only (``primitives.remat._remat3_policy``).
         "jax_remat3": lambda: False,
         # The level of the "jax" (and cranax's own "cranax") loggers, with a stderr handler, as JAX sets it.
         "jax_logging_level": lambda: os.environ.get("JAX_LOGGING_LEVEL") or logging.getLevelName(

@@ -578,6 +578,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         prevent_cse = tuple(prevent_cse)
     if not isinstance(prevent_cse, (tuple, bool)):
         raise TypeError(f"prevent_cse must be a bool or tuple of bools, got {type(prevent_cse)=}")
+    if config.jax_remat3:
+        policy = _remat3_policy(policy)
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
@@ -627,6 +629,20 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
 
 def _call(f, *args, **kwargs):
     return f(*args, **kwargs)
+
+
+def _remat3_policy(policy):
+    """The policy JAX's remat3 really applies: only ``checkpoint_name`` values can be kept, and only the
+    name policies and ``everything_saveable`` keep any (every other policy, ``dots_saveable`` or the
+    offloading ones included, recomputes everything). None when nothing is kept."""
+    if isinstance(policy, (SaveOnlyTheseNames, SaveAnyNamesButThese)):
+        return policy
+    if policy is everything_saveable:
+        return _ANY_NAME
+    return None
+
+
+_ANY_NAME = SaveAnyNamesButThese(frozenset())
 
 
 def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):
