@@ -4,6 +4,7 @@ Mirrors ``jax.numpy``."""
 import numpy as _np
 
 from .. import dtypes as _dtypes
+from .. import errors as _errors
 from .. import lax
 from ..api import jit
 from ..array import Array
@@ -15,8 +16,12 @@ from ._promotion import (check_int_arg, _broadcast_shapes, _broadcast_to, _conve
 
 def _unary(name, fn, to_float=True, allow_int=True):
     def op(x, /):
-        (x,) = _promote(name, x, to_float=to_float)
-        out = fn(x)
+        try:
+            (x,) = _promote(name, x, to_float=to_float)
+            out = fn(x)
+        except Exception as e:   # JAX jits these: its api_boundary drops internal frames, adds its note
+            _errors._filtered(e)
+            raise
         # Identity cases (floor of an int, positive) must still return an array, never a Python scalar.
         return out if isinstance(out, (Array, Tracer)) else asarray(out)
     op.__name__ = name
