@@ -632,17 +632,25 @@ def _call(f, *args, **kwargs):
 
 
 def _remat3_policy(policy):
-    """The policy JAX's remat3 really applies: only ``checkpoint_name`` values can be kept, and only the
-    name policies and ``everything_saveable`` keep any (every other policy, ``dots_saveable`` or the
-    offloading ones included, recomputes everything). None when nothing is kept."""
-    if isinstance(policy, (SaveOnlyTheseNames, SaveAnyNamesButThese)):
-        return policy
-    if policy is everything_saveable:
-        return _ANY_NAME
-    return None
+    """The policy JAX's remat3 really applies (its remat rules): a ``checkpoint_name`` value is kept only
+    under the name policies and ``everything_saveable``, a ``dot_general`` output only under the
+    ``dots_saveable`` family, and every other value is recomputed (the offloading policies keep nothing).
+    None when nothing can be kept."""
+    if policy is None or not (isinstance(policy, (SaveOnlyTheseNames, SaveAnyNamesButThese, DotsSaveable))
+                              or policy is everything_saveable):
+        return None
+    return _Remat3Policy(policy)
 
 
-_ANY_NAME = SaveAnyNamesButThese(frozenset())
+@dataclasses.dataclass(frozen=True)
+class _Remat3Policy:
+    policy: object
+
+    def __call__(self, prim, *avals, **params):
+        p = self.policy
+        if prim is name_p:
+            return p is everything_saveable or (not isinstance(p, DotsSaveable) and p(prim, *avals, **params))
+        return prim is dot_general_p and isinstance(p, DotsSaveable) and p(prim, *avals, **params)
 
 
 def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):
