@@ -544,3 +544,30 @@ def test_refs_in_jnp_and_filtered_tracebacks_as_jax(tmp_path):
     out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
                          text=True, check=True, env=env).stdout.splitlines()
     assert out == [line.replace("{p}", str(script)) for line in _REF_AND_TRACEBACK_JAX]
+
+
+_TYPE_PROG = '''
+import pickle
+import jax
+import jax.numpy as jnp
+x = jnp.arange(3.0)
+print(type(x))
+try:
+    hash(x)
+except TypeError as e:
+    print(e)
+print(isinstance(x, jax.Array), pickle.loads(pickle.dumps(type(x))) is type(x), pickle.loads(pickle.dumps(x)))
+jax.jit(lambda y: print(isinstance(y, jax.Array)))(x)
+'''
+
+
+def test_array_type_prints_as_jax(tmp_path):
+    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text); the class still
+    pickles by reference and isinstance holds for arrays and tracers."""
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(_TYPE_PROG)
+    out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out == ["<class 'jaxlib._jax.ArrayImpl'>", "unhashable type: 'jaxlib._jax.ArrayImpl'", "True True [0. 1. 2.]",
+                   "True"]
