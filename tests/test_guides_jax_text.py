@@ -101,6 +101,32 @@ def text_cases(jax, jnp, lax):
                                             "device", "pinned_host")))(jnp.arange(4.0)),
                                         jax.config.update("jax_remat3", False))[1]
 
+    # new_docs/201/controlling-xla: set_xla_metadata tags the operation that made a value (HLO text), values
+    # and derivatives unchanged
+    xm = importlib.import_module(jax.__name__ + ".experimental.xla_metadata")
+
+    def tagged(x):
+        y = jnp.sin(x)
+        z = jnp.cos(x)
+        return xm.set_xla_metadata(y * z, breakpoint=True, tag="a", n=3)
+    r["xla_metadata_hlo"] = lambda: jax.jit(tagged).lower(1.0).as_text("hlo")
+    r["xla_metadata_jaxpr"] = lambda: jax.make_jaxpr(tagged)(1.0)
+    r["xla_metadata_values"] = lambda: (tagged(1.0), jax.grad(tagged)(1.0),
+                                        jax.vmap(tagged)(jnp.arange(3.0)), jax.jit(tagged)(2.0))
+    r["xla_metadata_tree"] = lambda: jax.tree.map(lambda a: a + 0, xm.set_xla_metadata({"a": 1.0, "b": [2.0]}, k=1))
+    r["xla_metadata_param"] = lambda: jax.jit(lambda x: xm.set_xla_metadata(x, k="v") + 1).lower(1.0).as_text("hlo")
+
+    def module_name(n):
+        f = lambda x: x
+        f.__name__ = f.__qualname__ = n
+        return jax.jit(f).lower(1.0).as_text("hlo").split(",")[0]
+    r["hlo_module_names"] = lambda: [module_name(n) for n in ["<lambda>", "f_", "a<b>c", "g__", "h.i", "k-l", "_"]]
+
+    def in_context(x):
+        with xm.set_xla_metadata(tag="b"):
+            return jnp.sin(x) + 1
+    r["xla_metadata_context_value"] = lambda: jax.jit(in_context)(1.0)
+
     # pytrees: dict keys that do not sort
     r["mixed_keys_map"] = lambda: jax.tree.map(lambda x: x + 1, {1: 7, "y": 42})
     r["mixed_keys_leaves"] = lambda: jax.tree_util.tree_leaves({"a": 1, 2: 3})
@@ -292,6 +318,13 @@ JAX_OUT = {
     'remat3_dots': "['f32[3,3] from the argument args[0]', 'f32[3] from the argument args[1]', 'f32[3] output of dot_general', 'f32[3] output of dot_general']",
     'remat3_but_these': '[\'f32[4] from the argument args[0]\', "f32[4] named \'z\'"]',
     'remat3_offload_grad': '[1.0, 0.2645082473754883, -0.1800987720489502, -0.9704719185829163] float32 weak=False',
+    'xla_metadata_hlo': '\'HloModule jit_tagged, entry_computation_layout={(f32[])->f32[]}\\n\\nENTRY main.1 {\\n  x.1 = f32[] parameter(0)\\n  sin.1 = f32[] sine(x.1)\\n  cos.1 = f32[] cosine(x.1)\\n  ROOT mul.1 = f32[] multiply(sin.1, cos.1), frontend_attributes={breakpoint="true",n="3",tag="a"}\\n}\\n\\n\'',
+    'xla_metadata_jaxpr': "{ lambda ; a:f32[]. let\n    b:f32[] = sin a\n    c:f32[] = cos a\n    d:f32[] = mul b c\n    e:f32[] = xla_metadata_value[\n      xla_metadata_kvs=(('breakpoint', True), ('n', 3), ('tag', 'a'))\n    ] d\n  in (e,) }",
+    'xla_metadata_values': '(0.4546486735343933 float32 weak=True, -0.41614681482315063 float32 weak=True, [0.0, 0.4546486735343933, -0.3784012496471405] float32 weak=False, -0.3784012496471405 float32 weak=True)',
+    'xla_metadata_tree': "{'a': Array(1., dtype=float32, weak_type=True), 'b': [Array(2., dtype=float32, weak_type=True)]}",
+    'xla_metadata_param': "'HloModule jit__lambda, entry_computation_layout={(f32[])->f32[]}\\n\\nENTRY main.1 {\\n  x.1 = f32[] parameter(0)\\n  constant.1 = f32[] constant(1)\\n  ROOT add.1 = f32[] add(x.1, constant.1)\\n}\\n\\n'",
+    'xla_metadata_context_value': '1.8414709568023682 float32 weak=True',
+    'hlo_module_names': "['HloModule jit__lambda', 'HloModule jit_f', 'HloModule jit_a_b_c', 'HloModule jit_g', 'HloModule jit_h.i', 'HloModule jit_k-l', 'HloModule jit']",
     'mixed_keys_map': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
     'mixed_keys_leaves': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
     'mixed_keys_jit': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
