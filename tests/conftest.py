@@ -3,7 +3,8 @@
 * Every test runs with ``jax_enable_x64`` and ``jax_explain_cache_misses`` restored afterwards (autouse), so a
   test that flips them cannot leak into the next one.
 * ``x64`` turns 64-bit mode on for one test; ``x32`` makes sure it is off.
-* Mesa's shader cache is off for the whole run (and its subprocesses).
+* Mesa's shader cache is off for the whole run (and its subprocesses); so is traceback filtering, as in JAX's
+  tests.
 """
 import importlib.util
 import os
@@ -15,6 +16,9 @@ import pytest
 # llvmpipe compiled under other settings (LP_NATIVE_VECTOR_WIDTH, CPU features). Set before Vulkan loads;
 # subprocesses inherit it.
 os.environ["MESA_SHADER_CACHE_DISABLE"] = "true"
+# As JAX's own tests (test_util's default config): errors keep every frame and no note, so that
+# pytest.raises(match=...), which reads the notes too, sees the message alone. Subprocesses inherit it.
+os.environ["JAX_TRACEBACK_FILTERING"] = "off"
 
 if importlib.util.find_spec("cranax") is None:  # run from a checkout without installing
     _SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python"))

@@ -635,6 +635,8 @@ _CALLS = [
        tested_in=("test_checkpoint.py::test_values_and_derivatives", "test_checkpoint.py::test_printed_transformed_checkpoint")),
     # (its jvp passes the tangent on unnamed, so it never reaches a linear jaxpr: no transpose rule)
     _r("name", "internal", tested_in=("test_checkpoint.py::test_checkpoint_name",)),
+    # set_xla_metadata's identity (experimental/xla_metadata.py): linear, its attributes printed in HLO text
+    _r("xla_metadata_value", "internal", linear=True, tested_in=("test_guides_jax_text.py::test_output_as_jax",)),
     # the barrier a differentiated remat2 lowers behind (only in lowered forms: no transpose rule needed)
     _r("optimization_barrier", "internal",
        tested_in=("test_remat_residuals.py::test_recomputation_survives_cse_under_jit",)),

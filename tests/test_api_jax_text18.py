@@ -777,3 +777,18 @@ def test_scipy_is_reachable_after_import_as_jax():
             "print(float(cranax.scipy.special.gammaln(3.0)))\nprint('cranax.scipy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == f"False\n{float(np.float32(np.log(2.0)))}\nTrue\n"
+
+
+def test_lax_empty_eager_follows_x64_in_one_process():
+    """The eager cache keys on the x64 setting (``dtype=float`` means f32 or f64 by it), so eager
+    ``lax.empty`` has the dtype jit and make_jaxpr give, whichever setting came first. (JAX 0.10.2 does not
+    canonicalize this param: it makes float64 even with x64 off; cranax keeps x64's rule, as jnp.zeros.)"""
+    try:
+        for x64, want in ((False, np.float32), (True, np.float64), (False, np.float32), (True, np.float64)):
+            jax.config.update("jax_enable_x64", x64)
+            eager = lax.empty((2,), float)
+            assert eager.dtype == want and jax.jit(lambda: lax.empty((2,), float))().dtype == want
+            assert jax.make_jaxpr(lambda: lax.empty((2,), float))().out_avals[0].dtype == want
+            np.testing.assert_array_equal(np.asarray(eager), np.zeros(2, want))
+    finally:
+        jax.config.update("jax_enable_x64", False)

@@ -83,6 +83,50 @@ def text_cases(jax, jnp, lax):
                                 jax.grad(lambda x: jax.checkpoint(named)(W, x).sum())(jnp.arange(3.0)),
                                 jax.config.update("jax_remat3", False))[1]
 
+    # new_docs/301/remat (jax_remat3): only named values are kept, and only under the name policies and
+    # everything_saveable; the offloading and dots policies keep none
+    def offload(x):
+        y = jax.ad_checkpoint.checkpoint_name(jnp.sin(x), "y")
+        z = jax.ad_checkpoint.checkpoint_name(jnp.sin(y), "z")
+        return jnp.sum(jnp.sin(z))
+    cp = jax.checkpoint_policies
+    r["remat3_offload_policy"] = lambda: remat3(offload, jnp.arange(4.0), policy=cp.save_and_offload_only_these_names(
+        names_which_can_be_saved=["y"], names_which_can_be_offloaded=["z"], offload_src="device",
+        offload_dst="pinned_host"))
+    r["remat3_everything"] = lambda: remat3(offload, jnp.arange(4.0), policy=cp.everything_saveable)
+    r["remat3_dots"] = lambda: remat3(named, W, jnp.ones(3), policy=cp.dots_saveable)
+    r["remat3_but_these"] = lambda: remat3(offload, jnp.arange(4.0), policy=cp.save_any_names_but_these("y"))
+    r["remat3_offload_grad"] = lambda: (jax.config.update("jax_remat3", True),
+                                        jax.grad(jax.checkpoint(offload, policy=cp.offload_dot_with_no_batch_dims(
+                                            "device", "pinned_host")))(jnp.arange(4.0)),
+                                        jax.config.update("jax_remat3", False))[1]
+
+    # new_docs/201/controlling-xla: set_xla_metadata tags the operation that made a value (HLO text), values
+    # and derivatives unchanged
+    xm = importlib.import_module(jax.__name__ + ".experimental.xla_metadata")
+
+    def tagged(x):
+        y = jnp.sin(x)
+        z = jnp.cos(x)
+        return xm.set_xla_metadata(y * z, breakpoint=True, tag="a", n=3)
+    r["xla_metadata_hlo"] = lambda: jax.jit(tagged).lower(1.0).as_text("hlo")
+    r["xla_metadata_jaxpr"] = lambda: jax.make_jaxpr(tagged)(1.0)
+    r["xla_metadata_values"] = lambda: (tagged(1.0), jax.grad(tagged)(1.0),
+                                        jax.vmap(tagged)(jnp.arange(3.0)), jax.jit(tagged)(2.0))
+    r["xla_metadata_tree"] = lambda: jax.tree.map(lambda a: a + 0, xm.set_xla_metadata({"a": 1.0, "b": [2.0]}, k=1))
+    r["xla_metadata_param"] = lambda: jax.jit(lambda x: xm.set_xla_metadata(x, k="v") + 1).lower(1.0).as_text("hlo")
+
+    def module_name(n):
+        f = lambda x: x
+        f.__name__ = f.__qualname__ = n
+        return jax.jit(f).lower(1.0).as_text("hlo").split(",")[0]
+    r["hlo_module_names"] = lambda: [module_name(n) for n in ["<lambda>", "f_", "a<b>c", "g__", "h.i", "k-l", "_"]]
+
+    def in_context(x):
+        with xm.set_xla_metadata(tag="b"):
+            return jnp.sin(x) + 1
+    r["xla_metadata_context_value"] = lambda: jax.jit(in_context)(1.0)
+
     # pytrees: dict keys that do not sort
     r["mixed_keys_map"] = lambda: jax.tree.map(lambda x: x + 1, {1: 7, "y": 42})
     r["mixed_keys_leaves"] = lambda: jax.tree_util.tree_leaves({"a": 1, 2: 3})
@@ -269,6 +313,18 @@ JAX_OUT = {
     'saved_recursive16': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
     'remat3_names': '[\'f32[3,3] from the argument args[0]\', \'f32[3] from the argument args[1]\', "f32[3] named \'a\'"]',
     'remat3_grad': '[-8.123308181762695, -8.123308181762695, -8.123308181762695] float32 weak=False',
+    'remat3_offload_policy': "['f32[4] from the argument args[0]']",
+    'remat3_everything': '[\'f32[4] from the argument args[0]\', "f32[4] named \'y\'", "f32[4] named \'z\'"]',
+    'remat3_dots': "['f32[3,3] from the argument args[0]', 'f32[3] from the argument args[1]', 'f32[3] output of dot_general', 'f32[3] output of dot_general']",
+    'remat3_but_these': '[\'f32[4] from the argument args[0]\', "f32[4] named \'z\'"]',
+    'remat3_offload_grad': '[1.0, 0.2645082473754883, -0.1800987720489502, -0.9704719185829163] float32 weak=False',
+    'xla_metadata_hlo': '\'HloModule jit_tagged, entry_computation_layout={(f32[])->f32[]}\\n\\nENTRY main.1 {\\n  x.1 = f32[] parameter(0)\\n  sin.1 = f32[] sine(x.1)\\n  cos.1 = f32[] cosine(x.1)\\n  ROOT mul.1 = f32[] multiply(sin.1, cos.1), frontend_attributes={breakpoint="true",n="3",tag="a"}\\n}\\n\\n\'',
+    'xla_metadata_jaxpr': "{ lambda ; a:f32[]. let\n    b:f32[] = sin a\n    c:f32[] = cos a\n    d:f32[] = mul b c\n    e:f32[] = xla_metadata_value[\n      xla_metadata_kvs=(('breakpoint', True), ('n', 3), ('tag', 'a'))\n    ] d\n  in (e,) }",
+    'xla_metadata_values': '(0.4546486735343933 float32 weak=True, -0.41614681482315063 float32 weak=True, [0.0, 0.4546486735343933, -0.3784012496471405] float32 weak=False, -0.3784012496471405 float32 weak=True)',
+    'xla_metadata_tree': "{'a': Array(1., dtype=float32, weak_type=True), 'b': [Array(2., dtype=float32, weak_type=True)]}",
+    'xla_metadata_param': "'HloModule jit__lambda, entry_computation_layout={(f32[])->f32[]}\\n\\nENTRY main.1 {\\n  x.1 = f32[] parameter(0)\\n  constant.1 = f32[] constant(1)\\n  ROOT add.1 = f32[] add(x.1, constant.1)\\n}\\n\\n'",
+    'xla_metadata_context_value': '1.8414709568023682 float32 weak=True',
+    'hlo_module_names': "['HloModule jit__lambda', 'HloModule jit_f', 'HloModule jit_a_b_c', 'HloModule jit_g', 'HloModule jit_h.i', 'HloModule jit_k-l', 'HloModule jit']",
     'mixed_keys_map': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
     'mixed_keys_leaves': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
     'mixed_keys_jit': 'ValueError: Comparator raised exception while sorting pytree dictionary keys.',
@@ -447,3 +503,104 @@ def test_src_test_util_create_mesh():
     with pytest.raises(unittest.SkipTest, match=r"^Test requires 64 global devices and found 1\.$"):
         jtu.create_mesh((8, 8), ("x", "y"))
     assert jtu.check_grads is jax.test_util.check_grads
+
+
+_REF_AND_TRACEBACK_PROG = '''
+import traceback
+import jax
+import jax.numpy as jnp
+r = jax.new_ref(jnp.ones(3))
+for name, f in [("sin", jnp.sin), ("sum", jnp.sum), ("clip", lambda r: jnp.clip(r, 0, 1)),
+                ("add", lambda r: jnp.add(r, 1.0)), ("reshape", lambda r: jnp.reshape(r, (3, 1))),
+                ("where", lambda r: jnp.where(r, 1, 2)), ("abs", jnp.abs), ("var", jnp.var),
+                ("jit", jax.jit(lambda: jnp.sin(r)))]:
+    try:
+        f() if name == "jit" else f(r)
+    except TypeError as e:
+        print(e)
+jax.config.update("jax_debug_nans", True)
+
+
+def f(x):
+    w = 3 * jnp.square(x)
+    return jnp.log(-w)
+
+
+for call in (lambda: f(5.0), lambda: jax.jit(f)(5.0)):
+    try:
+        call()
+    except FloatingPointError:
+        tb = traceback.format_exc()
+        print([line for line in tb.splitlines() if "/jax/_src/" not in line and not line.startswith("    ")])
+jax.config.update("jax_debug_nans", False)
+jax.config.update("jax_traceback_filtering", "off")
+try:
+    jax.jit(lambda x: x.nope)(1.0)
+except AttributeError as e:
+    print(getattr(e, "__notes__", None))
+'''
+
+# Printed by JAX 0.10.2 running the program above (the program drops JAX's frame of jnp.log, which JAX keeps).
+_TB = ("['Traceback (most recent call last):', '  File \"{p}\", line 24, in <module>', '  File \"{p}\", line 22, "
+       "in <lambda>', '  File \"{p}\", line 19, in f', 'FloatingPointError: invalid value (nan) encountered in log', "
+       "'--------------------', 'For simplicity, JAX has removed its internal frames from the traceback of the "
+       "following exception. Set JAX_TRACEBACK_FILTERING=off to include these.']")
+_NAN = "Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version."
+_REF_AND_TRACEBACK_JAX = [
+    "sin requires ndarray or scalar arguments, got <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'> "
+    "at position 0.",
+    "sum requires ndarray or scalar arguments, got <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'> "
+    "at position 0.",
+    "clip requires ndarray or scalar arguments, got <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'> "
+    "at position 0.",
+    "add requires ndarray or scalar arguments, got <class 'jax._src.core.Ref'> at position 0.",
+    "reshape requires ndarray or scalar arguments, got <class 'jax._src.core.Ref'> at position 0.",
+    "where requires ndarray or scalar arguments, got <class 'jax._src.core.Ref'> at position 0.",
+    "absolute requires ndarray or scalar arguments, got <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'> "
+    "at position 0.",
+    "var requires ndarray or scalar arguments, got <class 'jax._src.core.Ref'> at position 0.",
+    "sin requires ndarray or scalar arguments, got <class 'jax._src.interpreters.partial_eval.DynamicJaxprTracer'> "
+    "at position 0.",
+    _NAN, _TB, _NAN, _NAN, _TB, "None"]
+
+
+def test_refs_in_jnp_and_filtered_tracebacks_as_jax(tmp_path):
+    """array_refs / state guides: a ref passed to a jnp function names JAX's class (the tracer where JAX jits
+    the function); debugging guides: a debug_nans error leaving jnp.log or a jitted call has only the
+    program's frames and JAX's note, unless jax_traceback_filtering is "off"."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text(_REF_AND_TRACEBACK_PROG)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_TRACEBACK_FILTERING"}   # JAX's default, "auto"
+    out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True, env=env).stdout.splitlines()
+    assert out == [line.replace("{p}", str(script)) for line in _REF_AND_TRACEBACK_JAX]
+
+
+_TYPE_PROG = '''
+import pickle
+import jax
+import jax.numpy as jnp
+x = jnp.arange(3.0)
+print(type(x))
+try:
+    hash(x)
+except TypeError as e:
+    print(e)
+print(isinstance(x, jax.Array), pickle.loads(pickle.dumps(type(x))) is type(x), pickle.loads(pickle.dumps(x)))
+jax.jit(lambda y: print(isinstance(y, jax.Array)))(x)
+'''
+
+
+def test_array_type_prints_as_jax(tmp_path):
+    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text); the class still
+    pickles by reference and isinstance holds for arrays and tracers."""
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(_TYPE_PROG)
+    out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out == ["<class 'jaxlib._jax.ArrayImpl'>", "unhashable type: 'jaxlib._jax.ArrayImpl'", "True True [0. 1. 2.]",
+                   "True"]

@@ -91,3 +91,54 @@ def test_constant_outputs_and_errors():
         jet(jnp.sin, ((1.0, 2.0),), ((1.0,),))
     with pytest.raises(NotImplementedError, match="no Taylor rule for primitive 'while'"):
         jet(lambda x: jax.lax.while_loop(lambda c: c < 3, lambda c: c + x, 0.0), (1.0,), ((1.0,),))
+
+
+# jet(f, ...) for erf, erfc, erf_inv, atan2, the cumulative family and conv, recorded from JAX 0.10.2 with x64
+JAX_MORE = {'atan2': (0.5768846733028983, [-0.13484487164487202, -1.819731507866404, 11.046488941840016, -62.24642754900469]),
+ 'atan2_c': (0.33667481938672716,
+             [0.5790645879732739, -0.41289477730765195, 0.0823997441682009, 1.0795537019043067]),
+ 'conv': ([[[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]],
+          [[[[[1.05, 1.325, 1.5999999999999999], [2.15, 2.425, 2.7]]]],
+           [[[[5.499999999999993, 5.499999999999993, 5.499999999999993],
+              [5.499999999999993, 5.499999999999993, 5.499999999999993]]]]]),
+ 'cummax': ([0.7833269096274833, 0.7833269096274833, 0.9974949866040544, 0.9974949866040544],
+            [[1.8648299048119936, 1.8648299048119936, 0.2122116050031087, 0.2122116050031087],
+             [-6.863459196166142, -6.863459196166142, -9.041118360937412, -9.041118360937412]]),
+ 'cummin_rev': ([0.04000000000000001, 0.04000000000000001, 0.25, 1.2100000000000002],
+                [[-0.4, -0.4, 1.0, 2.2],
+                 [1.9199999999999975, 1.9199999999999975, 1.6999999999999977, 2.879999999999998]]),
+ 'cumprod': ([1.3, 1.04, 1.56, 3.2760000000000007],
+             [[1.0, 2.1, 4.19, 10.359000000000002],
+              [0.10000000000000002, 2.3399999999999976, 7.397999999999992, 24.539799999999975]]),
+ 'cumsum': ([0.3, 0.09999999999999998, 0.6, 1.7000000000000002],
+            [[1.0, 2.0, 3.0, 4.0],
+             [0.10000000000000002, 0.30000000000000004, 5.551115123125776e-17, 0.40000000000000013]]),
+ 'erf': (0.6778011938374184, [0.8986573185337002, -1.9120662638955475, 1.6218137755063744, 9.625547295848666]),
+ 'erf_inv': (0.6339023948388705, [1.5496882123226374, 2.567848601869685, 16.894565419430368, 140.3798426069621]),
+ 'erfc': (0.32219880616258156, [-0.8986573185337002, 1.9120662638955475, -1.6218137755063744, -9.625547295848666])}
+
+
+def test_more_rules_as_jax(x64):
+    """Taylor rules JAX has that cranax lacked: erf (y' = 2/sqrt(pi) exp(-x^2) x'), erfc, erf_inv, atan2,
+    cumprod/cummax/cummin (through the parallel-prefix scan, as JAX) and conv (bilinear)."""
+    from cranax import lax
+    out = {}
+    for name, f in {"erf": lax.erf, "erfc": lax.erfc, "erf_inv": lambda x: lax.erf_inv(x * 0.9),
+                    "atan2": lambda x: lax.atan2(jnp.sin(x), x * x + 0.5),
+                    "atan2_c": lambda x: lax.atan2(x, 2.0)}.items():
+        p, t = jet(f, (X0,), SER)
+        out[name] = (float(p), [float(v) for v in t])
+    v = np.array([0.3, -0.2, 0.5, 1.1])
+    for name, f in {"cumprod": lambda x: lax.cumprod(x + 1.0), "cummax": lambda x: lax.cummax(jnp.sin(3 * x)),
+                    "cummin_rev": lambda x: lax.cummin(x * x, reverse=True), "cumsum": jnp.cumsum}.items():
+        p, t = jet(f, (v,), ([np.ones(4), np.array([0.1, 0.2, -0.3, 0.4])],))
+        out[name] = (np.asarray(p).tolist(), [np.asarray(x).tolist() for x in t])
+    lhs = np.arange(12.0).reshape(1, 1, 3, 4) / 10
+    rhs = np.array([[[[1.0, -0.5], [0.25, 2.0]]]])
+    p, t = jet(lambda x: lax.conv_general_dilated(x, rhs * x[0, 0, 0, 0], (1, 1), "VALID"), (lhs,),
+               ([np.ones_like(lhs), lhs],))
+    out["conv"] = (np.asarray(p).tolist(), [np.asarray(x).tolist() for x in t])
+    assert sorted(out) == sorted(JAX_MORE)
+    for k, (p, t) in JAX_MORE.items():
+        np.testing.assert_allclose(np.asarray(out[k][0]), np.asarray(p), rtol=1e-12, atol=1e-13, err_msg=k)
+        np.testing.assert_allclose(np.asarray(out[k][1]), np.asarray(t), rtol=1e-11, atol=1e-12, err_msg=k)

@@ -97,18 +97,18 @@ def test_compiler_ir_hlo_text():
         assert len(texts) == 1, texts
     for x in (1j, np.array([4 + 1j, 5.2 + 1j])):
         assert _entry(_hlo(jnp.square, x)) != _entry(_hlo(abs_sq, x))
-    # Text recorded from JAX 0.10.2 (jax.jit(lambda x: x**5).lower(1.0)), the names of the operands aside:
-    # JAX's exponentiation by squaring.
+    # Text recorded from JAX 0.10.2 (jax.jit(lambda x: x**5).lower(1.0)), the instruction counters aside:
+    # JAX's exponentiation by squaring; the parameter is named after the argument.
     assert _hlo(lambda x: x ** 5, 1.0) == (
-        "HloModule jit__lambda_, entry_computation_layout={(f32[])->f32[]}\n\nENTRY main.1 {\n"
-        "  Arg_0.1 = f32[] parameter(0)\n  mul.1 = f32[] multiply(Arg_0.1, Arg_0.1)\n"
-        "  mul.2 = f32[] multiply(mul.1, mul.1)\n  ROOT mul.3 = f32[] multiply(Arg_0.1, mul.2)\n}\n\n")
+        "HloModule jit__lambda, entry_computation_layout={(f32[])->f32[]}\n\nENTRY main.1 {\n"
+        "  x.1 = f32[] parameter(0)\n  mul.1 = f32[] multiply(x.1, x.1)\n"
+        "  mul.2 = f32[] multiply(mul.1, mul.1)\n  ROOT mul.3 = f32[] multiply(x.1, mul.2)\n}\n\n")
     t = _hlo(lambda x, y: (jnp.sin(x) * 2.0 + y, x.sum()), np.ones((2, 3), np.float32), np.float32(1))
-    assert t.startswith("HloModule jit__lambda_, entry_computation_layout={(f32[2,3]{1,0}, f32[])->"
+    assert t.startswith("HloModule jit__lambda, entry_computation_layout={(f32[2,3]{1,0}, f32[])->"
                         "(f32[2,3]{1,0}, f32[])}\n")
-    for line in ("sin.1 = f32[2,3]{1,0} sine(Arg_0.1)", "constant.1 = f32[] constant(2)",
-                 "broadcast.1 = f32[2,3]{1,0} broadcast(constant.1), dimensions={}",
-                 "reduce_sum.1 = f32[] reduce(Arg_0.1, constant.2), dimensions={0,1}, to_apply=region.1",
+    for line in ("sin.1 = f32[2,3]{1,0} sine(x.1)", "constant.1 = f32[] constant(2)",
+                 "broadcast.1 = f32[2,3]{1,0} broadcast(constant.1), dimensions={}", "y.1 = f32[] parameter(1)",
+                 "reduce_sum.1 = f32[] reduce(x.1, constant.2), dimensions={0,1}, to_apply=region.1",
                  "ROOT tuple.1 = (f32[2,3]{1,0}, f32[]) tuple(add.1, reduce_sum.1)"):
         assert "\n  " + line + "\n" in t, line
     # a loop's body is a computation of its own

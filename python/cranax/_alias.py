@@ -156,9 +156,11 @@ def install_as_jax():
 
 # Classes a JAX program sees printed by their path (``type(e)``, an uncaught exception's last traceback line,
 # ``repr(err)``): under the alias they carry JAX's module, where the alias also exports them (pickle finds
-# them there). ``jax.Array``'s own class is JAX's ``jaxlib._jax.ArrayImpl``, which the alias does not serve.
+# them there). ``jax.Array``'s own class is JAX's ``jaxlib._jax.ArrayImpl``, which the alias does not serve
+# (libraries probe jaxlib): the class only prints so (``Array._shown_as``), keeping its module for pickle.
 _JAX_MODULES = {
     "jax._src.core": ("cranax.primitives.state", ("Ref",)),
+    "jax._src.interpreters.partial_eval": ("cranax.interpreters.partial_eval", ("DynamicJaxprTracer",)),
     "jax._src.checkify": ("cranax.experimental._checkify",
                           ("Error", "ErrorEffect", "JaxException", "FailedCheckError", "NaNError",
                            "DivisionByZeroError", "OOBError", "BatchedError", "JaxRuntimeError")),
@@ -166,6 +168,7 @@ _JAX_MODULES = {
 
 
 def _mirror_class_modules():
+    importlib.import_module("cranax.array").Array._shown_as = "jaxlib._jax.ArrayImpl"
     for jax_module, (home, names) in _JAX_MODULES.items():
         mod = importlib.import_module(home)
         for name in names:

@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from . import _core, core, dtypes
+from . import errors as _errors
 from . import profiler as _profiler
 from . import _monitoring
 from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree
@@ -756,6 +757,9 @@ class JitWrapped(Wrapped):
             leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
             entry = self._cache.get((in_tree, tuple(_leaf_sig(x) for x in leaves), statics))
             return tree_unflatten(entry.out_tree, entry.exe.run(leaves))
+        except Exception as e:   # JAX's api_boundary: cranax's frames dropped, JAX's note added
+            _errors._filtered(e)
+            raise
 
     def _int_overflow(self, args, kwargs, value):
         """JAX's error for a Python int argument too large for the default int type, naming its path."""

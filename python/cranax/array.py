@@ -36,6 +36,12 @@ class _ArrayMeta(type):
         return type.__instancecheck__(cls, x) or (cls is Array and (isinstance(x, Tracer)
                                                                   or type(x) in Array._virtual_subclasses))
 
+    def __repr__(cls):
+        # Under the alias, ``type(x)`` prints JAX's concrete class (``_alias`` sets ``_shown_as``); the class keeps
+        # its real module and name, so pickle and cloudpickle still find it by reference.
+        shown = cls.__dict__.get("_shown_as")
+        return f"<class '{shown}'>" if shown else type.__repr__(cls)
+
 
 _serials = itertools.count()
 
@@ -47,6 +53,7 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     __slots__ = ("_buf", "aval", "_npy", "_serial", "__weakref__")
     __array_priority__ = 100
     _virtual_subclasses = set()   # other types whose values isinstance(x, Array) accepts (typed key arrays)
+    _shown_as = None   # the class path printed for this class (see _ArrayMeta.__repr__), None: its own
 
     @staticmethod
     def _from_buffer(buf, aval):
@@ -230,7 +237,8 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         return (self[i] for i in range(self.shape[0]))
 
     def __hash__(self):
-        raise TypeError(f"unhashable type: '{type(self).__module__}.{type(self).__name__}'")
+        shown = type(self).__dict__.get("_shown_as")
+        raise TypeError(f"unhashable type: '{shown or type(self).__module__ + '.' + type(self).__name__}'")
 
     def __repr__(self):
         v = self._value()

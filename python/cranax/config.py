@@ -77,10 +77,12 @@ class Config:
         "jax_no_tracing": lambda: False,
         "jax_no_execution": lambda: False,
         # JAX's switch to its next remat (a hijax primitive). cranax keeps remat2's rules either way (same
-        # values and residuals; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes
-        # ``checkpoint`` return a ``functools.partial``, as JAX's remat3, whose arguments
-        # print_saved_residuals names ``args[i]``.
+        # values; a jaxpr prints remat2 where JAX's would print the hi primitive); True makes ``checkpoint``
+        # return a ``functools.partial``, as JAX's remat3, whose arguments print_saved_residuals names
+        # ``args[i]``, and keeps what remat3 keeps: named values only (``primitives.remat._remat3_policy``).
         "jax_remat3": lambda: False,
+        # How errors leaving a JAX entry point lose cranax's frames (``errors._filtered``), JAX's values.
+        "jax_traceback_filtering": lambda: os.environ.get("JAX_TRACEBACK_FILTERING", "auto"),
         # The level of the "jax" (and cranax's own "cranax") loggers, with a stderr handler, as JAX sets it.
         "jax_logging_level": lambda: os.environ.get("JAX_LOGGING_LEVEL") or logging.getLevelName(
             logging.getLogger("jax").level),
@@ -252,7 +254,9 @@ _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_
                "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
                "jax_persistent_cache_enable_xla_caches": _typed("string", (str,)),
                "jax_no_tracing": _bool, "jax_no_execution": _bool, "jax_remat3": _bool,
-               "jax_logging_level": _enum(_LOG_LEVELS, optional=True)}
+               "jax_logging_level": _enum(_LOG_LEVELS, optional=True),
+               "jax_traceback_filtering": _enum(("off", "tracebackhide", "remove_frames", "quiet_remove_frames",
+                                                 "auto"))}
 
 config = Config()
 

@@ -4,6 +4,13 @@ Each message says what happened and where (the traced function, its file and lin
 depends on), and ends with the link JAX gives for the same error.
 """
 
+import builtins as _builtins
+import os as _os
+import traceback as _traceback
+import types as _types
+
+from .config import config as _config
+
 __all__ = [
     "JAXTypeError", "ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
     "TracerArrayConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError",
@@ -11,6 +18,31 @@ __all__ = [
 ]
 
 _DOCS = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
+
+_PKG = _os.path.dirname(_os.path.abspath(__file__)) + _os.sep   # the cranax package: its frames are internal
+_SIMPLIFIED = ("For simplicity, JAX has removed its internal frames from the traceback of the following exception. "
+               "Set JAX_TRACEBACK_FILTERING=off to include these.")
+
+
+def _filtered(e):
+    """``e`` as JAX's ``api_boundary`` lets it leave a JAX entry point (a jitted function's call, a jnp
+    function JAX jits): under ``jax_traceback_filtering`` "auto" (outside IPython) or "quiet_remove_frames",
+    cranax's own frames are dropped from its traceback and JAX's note is added, once; "remove_frames" drops
+    the frames only (JAX's unfiltered copy as ``__cause__`` is not made); "off", "tracebackhide" and "auto"
+    under IPython leave it as it is. Re-raise the result with a bare ``raise``."""
+    mode = _config.jax_traceback_filtering
+    if mode == "auto":
+        mode = "tracebackhide" if hasattr(_builtins, "get_ipython") else "quiet_remove_frames"
+    if mode not in ("quiet_remove_frames", "remove_frames") or e.__traceback__ is None:
+        return e
+    out = None
+    for frame, line in reversed(list(_traceback.walk_tb(e.__traceback__))):
+        if not frame.f_code.co_filename.startswith(_PKG):
+            out = _types.TracebackType(out, frame, frame.f_lasti, line)
+    e.with_traceback(out)
+    if mode == "quiet_remove_frames" and _SIMPLIFIED not in "".join(getattr(e, "__notes__", ())):
+        e.add_note("--------------------\n" + _SIMPLIFIED)
+    return e
 
 
 class JAXTypeError(TypeError):

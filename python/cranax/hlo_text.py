@@ -73,6 +73,8 @@ class _Printer:
     def __init__(self):
         self.computations = []   # finished (name, lines) of the non-entry computations, in order
         self.counts = {}
+        self.arg_names = []      # the entry computation's parameter names (None: Arg_<i>)
+        self.made = {}           # instruction name -> (its computation's lines, its index there)
 
     def name(self, base):
         n = self.counts.get(base, 0) + 1
@@ -87,6 +89,7 @@ class _Printer:
         def emit(base, aval, op, operands, attrs=""):
             nm = self.name(base)
             lines.append(f"{nm} = {_shape(aval)} {op}({', '.join(operands)}){attrs}")
+            self.made[nm] = (lines, len(lines) - 1)
             return nm
 
         def read(a, at=None):
@@ -100,8 +103,9 @@ class _Printer:
                 c = emit("broadcast", _Aval(at.shape, a.aval.dtype), "broadcast", [c], ", dimensions={}")
             return c
 
+        names = self.arg_names if entry and len(self.arg_names) == len(jaxpr.invars) else ()
         for i, v in enumerate(jaxpr.invars):
-            env[v] = emit("Arg_" + str(i), v.aval, "parameter", [])
+            env[v] = emit((names[i] if names and names[i] else None) or "Arg_" + str(i), v.aval, "parameter", [])
             lines[-1] = lines[-1][:-2] + f"({i})"
         for v, c in zip(jaxpr.constvars, consts):
             env[v] = emit("constant", v.aval, "constant", [])
@@ -127,6 +131,16 @@ class _Printer:
         p = eqn.primitive.name
         params = eqn.params
         out = eqn.outvars[0].aval if eqn.outvars else None
+        if p == "xla_metadata_value":
+            # set_xla_metadata: attributes on the instruction that made the value (none on a parameter or
+            # constant, as JAX attaches them to operations only)
+            x = read(eqn.invars[0])
+            lines, i = self.made[x]
+            if " parameter(" not in lines[i] and " constant(" not in lines[i]:
+                kvs = ",".join(f'{k}="{str(v).lower() if isinstance(v, bool) else v}"'
+                               for k, v in params["xla_metadata_kvs"])
+                lines[i] += f", frontend_attributes={{{kvs}}}"
+            return [x]
         if p in _INLINE:
             sub = next((v for v in params.values() if isinstance(v, (ClosedJaxpr, Jaxpr))), None)
             if sub is not None:
@@ -255,14 +269,17 @@ def _shape(aval, layout=True):   # noqa: F811 (extends the above with tuple type
 
 
 def _module_name(fun_name):
-    """JAX's module name for a jitted function: ``jit_`` and the name with non-identifier characters as ``_``
-    (``<lambda>`` gives ``jit__lambda_``)."""
-    return "jit_" + re.sub(r"[^0-9A-Za-z_.]", "_", fun_name)
+    """JAX's module name for a jitted function: ``jit_`` and the name with characters other than word ones,
+    ``.`` and ``-`` as ``_``, trailing ``_`` dropped, as XLA prints it (``<lambda>`` gives ``jit__lambda``)."""
+    return ("jit_" + re.sub(r"[^\w.-]", "_", fun_name)).rstrip("_")
 
 
-def hlo_text(closed, name):
-    """HLO-form text (see the module docs) of ClosedJaxpr ``closed`` for the jitted function ``name``."""
+def hlo_text(closed, name, arg_names=()):
+    """HLO-form text (see the module docs) of ClosedJaxpr ``closed`` for the jitted function ``name``;
+    ``arg_names``: the path of each argument leaf (``x``, ``p[1]['b']``), which names its parameter as in JAX
+    (non-identifier characters as ``_``; ``Arg_<i>`` where unknown)."""
     pr = _Printer()
+    pr.arg_names = [re.sub(r"[^0-9A-Za-z_]", "_", n) if n else None for n in arg_names]
     pr.computation(closed.jaxpr, closed.consts, "main", entry=True)
     ins = ", ".join(_shape(v.aval) for v in closed.jaxpr.invars)
     outs = [_shape(v.aval) for v in closed.jaxpr.outvars]
@@ -279,15 +296,16 @@ class HloComputation:
     """What ``Lowered.compiler_ir(dialect="hlo")`` returns (JAX's is an ``XlaComputation``): ``as_hlo_text()``
     is the program in HLO-form text (see ``cranax.hlo_text``), ``name()`` the module's name."""
 
-    def __init__(self, closed, fun_name):
+    def __init__(self, closed, fun_name, arg_names=()):
         self._closed = closed
         self._name = fun_name
+        self._arg_names = tuple(arg_names)
 
     def name(self):
         return _module_name(self._name)
 
     def as_hlo_text(self, print_large_constants=False):
-        return hlo_text(self._closed, self._name)
+        return hlo_text(self._closed, self._name, self._arg_names)
 
     def __repr__(self):
         return f"<cranax HloComputation {self.name()}>"

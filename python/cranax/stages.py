@@ -170,6 +170,10 @@ class Lowered:
         return tree_unflatten(t.out_tree, [t._sds(a.shape, a.dtype) for a in t.jaxpr.out_avals])
 
     def as_text(self, dialect=None, **_):
+        """``"hlo"``: the HLO-form text (``compiler_ir("hlo").as_hlo_text()``); otherwise the jaxpr (cranax has
+        no StableHLO, JAX's default)."""
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
         return str(self._traced.jaxpr)
 
     def compiler_ir(self, dialect=None):
@@ -180,7 +184,7 @@ class Lowered:
         if dialect is None:
             dialect = "stablehlo"
         if dialect == "hlo":
-            return HloComputation(self._traced._program, self._traced._wrapped._name)
+            return HloComputation(self._traced._program, self._traced._wrapped._name, self._traced._arg_names)
         if dialect == "stablehlo":
             return None
         raise ValueError(f"unknown dialect: {dialect}")

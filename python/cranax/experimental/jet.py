@@ -24,6 +24,7 @@ from ..interpreters.eval import eval_jaxpr as _eval_jaxpr
 from .._pytree import tree_flatten as _flatten, tree_unflatten as _unflatten
 from ..primitives import elementwise as _ew, structural as _st, reductions as _red, library as _lib
 from ..primitives import ad_util as _adu
+from ..primitives import convolution as _conv
 
 __all__ = ["jet", "jet2", "jet_rules"]
 
@@ -464,6 +465,73 @@ jet_rules[_red.reduce_min_p] = _reduce_choose(_red.reduce_min_p)
 jet_rules[_ew.abs_p] = _abs_rule
 jet_rules[_ew.max_p] = _choose(_lax.gt)
 jet_rules[_ew.min_p] = _choose(_lax.lt)
+
+
+def _composite(fun):
+    """A primitive's rule as the jet of ``fun`` (other primitives) on the same coefficients, as JAX's
+    ``def_comp`` and its cumulative rules (``params`` passed to ``fun`` as keywords)."""
+    def rule(primals, coeffs, **params):
+        order = len(next(c for c in coeffs if c is not None))
+        full = [_terms(p, c, order)[1:] for p, c in zip(primals, coeffs)]
+        return _jet(lambda *xs: fun(*xs, **params), tuple(primals), tuple(full), False)
+    return rule
+
+
+def _along(deriv_coeffs, u, y0):
+    """y with y' = c u' (``c``'s coefficients ``deriv_coeffs``, ``u``'s the full list): y_k = (1/k) sum_j j
+    c_{k-j} u_j."""
+    y = [y0]
+    for k in range(1, len(u)):
+        y.append(sum(_mul(deriv_coeffs[k - j], u[j]) * (j / k) for j in range(1, k + 1)))
+    return y
+
+
+def _erf_rule(primals, coeffs):
+    a, order = _full(primals, coeffs)
+    # erf' = 2/sqrt(pi) exp(-x^2), its series by the jet of that expression
+    c0, cs = _jet(lambda x: _lax.exp(-(x * x)) * (2 / _math.sqrt(_math.pi)), (a[0],), (a[1:],), False)
+    y = _along([c0] + list(cs), a, _lax.erf(a[0]))
+    return y[0], y[1:]
+
+
+def _erf_inv_rule(primals, coeffs):
+    """y = erf_inv(x): y' = c x' with c = sqrt(pi)/2 exp(y^2), built term by term from y's known terms."""
+    a, order = _full(primals, coeffs)
+    k0 = _math.sqrt(_math.pi) / 2
+    y = [_lax.erf_inv(a[0])]
+    sq = [y[0] * y[0]]
+    ex = [_lax.exp(sq[0])]
+    c = [ex[0] * k0]
+    for k in range(1, order + 1):
+        y.append(sum(_mul(c[k - j], a[j]) * (j / k) for j in range(1, k + 1)))
+        if k < order:
+            sq.append(sum(_mul(y[k - j], y[j]) for j in range(k + 1)))
+            ex.append(sum(_mul(ex[k - j], sq[j]) * (j / k) for j in range(1, k + 1)))
+            c.append(ex[k] * k0)
+    return y[0], y[1:]
+
+
+def _atan2_rule(primals, coeffs):
+    """atan2(x, y) has the derivatives of atan(x / y): d = 1 / (1 + q^2) along q = x / y."""
+    x, y = primals
+    order = len(next(c for c in coeffs if c is not None))
+    full = [_terms(p, c, order)[1:] for p, c in zip(primals, coeffs)]
+    q0, qs = _jet(_lax.div, (x, y), tuple(full), False)
+    d0, ds = _jet(lambda q: 1 / (1 + q * q), (q0,), (qs,), False)
+    out = _along([d0] + list(ds), [q0] + list(qs), _lax.atan2(x, y))
+    return out[0], out[1:]
+
+
+jet_rules[_ew.erf_p] = _erf_rule
+jet_rules[_ew.erfc_p] = _composite(lambda x: 1 - _lax.erf(x))
+jet_rules[_ew.erf_inv_p] = _erf_inv_rule
+jet_rules[_ew.atan2_p] = _atan2_rule
+# cumulative products and extrema through their parallel-prefix form, as JAX (its reduce_window form has no
+# rule of every order)
+jet_rules[_lib.cumprod_p] = _composite(lambda x, axis, reverse: _lax.associative_scan(_lax.mul, x, reverse, axis))
+jet_rules[_lib.cummax_p] = _composite(lambda x, axis, reverse: _lax.associative_scan(_lax.max, x, reverse, axis))
+jet_rules[_lib.cummin_p] = _composite(lambda x, axis, reverse: _lax.associative_scan(_lax.min, x, reverse, axis))
+jet_rules[_conv.conv_general_dilated_p] = _bilinear(_conv.conv_general_dilated_p)
 
 
 # ----------------------------------------------------------------------------------------------- jet

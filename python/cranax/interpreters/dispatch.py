@@ -6,6 +6,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _core, _monitoring, core
+from .. import dtypes as _dtypes
 from .. import array as _array
 from ..array import Array, _to_buffer
 from ..config import config
@@ -60,11 +61,12 @@ def _eager_program(prim, params, avals):
 
 def compiled_for(prim, params, avals):
     try:
-        # Params of one call site keep their keyword order, so the items tuple is a cheap exact key.
-        key = (prim, tuple(params.items()), tuple(avals))
+        # Params of one call site keep their keyword order, so the items tuple is a cheap exact key. The x64
+        # setting is part of it: a param such as ``lax.empty``'s ``dtype=float`` means f32 or f64 by it.
+        key = (prim, tuple(params.items()), tuple(avals), _dtypes._x64)
         hit = _cache.get(key)
     except TypeError:  # an unhashable param value (lists, arrays)
-        key = (prim, _freeze(params), tuple(avals))
+        key = (prim, _freeze(params), tuple(avals), _dtypes._x64)
         hit = _cache.get(key)
     if hit is not None:
         try:

@@ -155,7 +155,15 @@ def _check_rank_promotion(name, shapes):
                          "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
 
 
-def _operand(x, name="jnp function", pos=0):
+# One-operand jnp functions that JAX does not wrap in ``jit`` (their argument check sees a ref itself).
+_UNJITTED = frozenset({"reshape", "transpose", "expand_dims", "squeeze", "var", "std", "broadcast_to", "argmax",
+                       "argmin", "isposinf", "isneginf", "negative"})
+
+
+def _operand(x, name="jnp function", pos=0, jitted=False):
+    """``x`` checked (and a NumPy value canonicalized) as a jnp function's argument. ``jitted``: the function
+    is a ``jit`` in JAX (unary ufuncs, reductions), so JAX's check sees a ref argument as the tracer jit made
+    of it and names that class."""
     if isinstance(x, (Array, Tracer, TypedScalar, bool, int, float, complex)):
         return x
     if isinstance(x, (_np.ndarray, _np.generic)):
@@ -163,7 +171,8 @@ def _operand(x, name="jnp function", pos=0):
         return x.astype(dt) if x.dtype != dt else x
     if isinstance(x, (list, tuple, _state.Ref)):
         # JAX's check_arraylike: jnp functions take arrays and scalars, not lists (nor refs: read ref[...])
-        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {pos}.")
+        cls = _pe.DynamicJaxprTracer if jitted and isinstance(x, _state.Ref) else type(x)
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {cls} at position {pos}.")
     raise TypeError(f"{type(x).__name__} is not a valid JAX array type; got {x!r}")
 
 
@@ -256,7 +265,7 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
         av = getattr(args[0], "aval", None)
         if av is not None and type(args[0]) is not TypedScalar and (not to_float or av.dtype.kind in "fc"):
             return [args[0]]
-    args = [_operand(a, name, i) for i, a in enumerate(args)]
+    args = [_operand(a, name, i, jitted=len(args) == 1 and name not in _UNJITTED) for i, a in enumerate(args)]
     dt, weak = _dtypes.result_type(*args, return_weak_type_flag=True)
     if to_float and not _dtypes.issubdtype(dt, _np.inexact):
         dt = _to_inexact(dt, weak)

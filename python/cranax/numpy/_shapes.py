@@ -81,7 +81,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 def ravel(a, order="C"):
     """``a`` flattened, row-major (``order="C"``) or column-major (``"F"``). Mirrors ``jax.numpy.ravel``
     (``order="K"``: NotImplementedError, as JAX)."""
-    _operand(a, "ravel")   # JAX's check names ravel
+    _operand(a, "ravel", jitted=True)   # JAX's check names ravel
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
     return reshape(a, (-1,), order)

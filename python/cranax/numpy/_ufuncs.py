@@ -4,6 +4,7 @@ Mirrors ``jax.numpy``."""
 import numpy as _np
 
 from .. import dtypes as _dtypes
+from .. import errors as _errors
 from .. import lax
 from ..api import jit
 from ..array import Array
@@ -15,8 +16,12 @@ from ._promotion import (check_int_arg, _broadcast_shapes, _broadcast_to, _conve
 
 def _unary(name, fn, to_float=True, allow_int=True):
     def op(x, /):
-        (x,) = _promote(name, x, to_float=to_float)
-        out = fn(x)
+        try:
+            (x,) = _promote(name, x, to_float=to_float)
+            out = fn(x)
+        except Exception as e:   # JAX jits these: its api_boundary drops internal frames, adds its note
+            _errors._filtered(e)
+            raise
         # Identity cases (floor of an int, positive) must still return an array, never a Python scalar.
         return out if isinstance(out, (Array, Tracer)) else asarray(out)
     op.__name__ = name
@@ -287,7 +292,7 @@ rad2deg = degrees = _unary("rad2deg", lambda x: lax.mul(x, 180 / _np.pi))
 
 def abs(x, /):
     """Elementwise absolute value. Mirrors ``jax.numpy.abs``."""
-    (x,) = _promote("abs", x)
+    (x,) = _promote("absolute", x)   # jnp.abs is JAX's absolute: its errors name that
     dt = get_aval(x).dtype
     if dt == _np.bool_ or _dtypes.issubdtype(dt, _np.unsignedinteger):
         return x
@@ -306,7 +311,7 @@ def square(x, /):
 def round(a, decimals=0, out=None):
     """Rounds half to even at ``decimals`` decimal places, as one jitted call (printed ``jit[name=round]``,
     as JAX's). Mirrors ``jax.numpy.round``."""
-    _operand(a, "round")
+    _operand(a, "round", jitted=True)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     return _round_jit(a, decimals=decimals)
@@ -456,7 +461,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     x = arr if arr is not None else a
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
-    _operand(x, "clip")
+    _operand(x, "clip", jitted=True)
     if any(v is not None and _dtypes.issubdtype(_dtypes.dtype(v), _np.complexfloating) for v in (x, lo, hi)):
         raise ValueError("Clip received a complex value either through the input or the min/max keywords. Complex "
                          "values have no ordering and cannot be clipped. Please convert to a real value or array "
@@ -465,7 +470,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 
 
 def _where(condition, x, y):
-    condition = _operand(condition)
+    condition = _operand(condition, "where")
     if get_aval(condition).dtype != _np.bool_:
         condition = lax.ne(condition, _convert(typed_scalar(0, get_aval(condition).dtype, False),
                                                get_aval(condition).dtype, False))

@@ -120,14 +120,7 @@ def _empty_vmap(axis_data, vals, dims, *, shape, dtype, out_sharding):
     return empty_p.bind(shape=(axis_data.size,) + _shape(shape), dtype=dtype, out_sharding=out_sharding), 0
 
 
-def _empty_impl(*, shape, dtype, out_sharding):
-    # not the eager cache: its key (params, avals) lacks the x64 setting that canonicalizes ``dtype=float``
-    aval = _empty_abstract(shape=shape, dtype=dtype, out_sharding=out_sharding)
-    return _st.full(aval.shape, 0, aval.dtype)
-
-
 empty_p = standard_primitive("empty", _empty_abstract)
-empty_p.impl = _empty_impl
 empty_p.inline_jaxpr = staticmethod(_empty_inline)
 empty_p.pp_params = _empty_pp_params
 _batching.fancy_primitive_batchers[empty_p] = _empty_vmap

@@ -578,6 +578,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         prevent_cse = tuple(prevent_cse)
     if not isinstance(prevent_cse, (tuple, bool)):
         raise TypeError(f"prevent_cse must be a bool or tuple of bools, got {type(prevent_cse)=}")
+    if config.jax_remat3:
+        policy = _remat3_policy(policy)
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
@@ -627,6 +629,28 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
 
 def _call(f, *args, **kwargs):
     return f(*args, **kwargs)
+
+
+def _remat3_policy(policy):
+    """The policy JAX's remat3 really applies (its remat rules): a ``checkpoint_name`` value is kept only
+    under the name policies and ``everything_saveable``, a ``dot_general`` output only under the
+    ``dots_saveable`` family, and every other value is recomputed (the offloading policies keep nothing).
+    None when nothing can be kept."""
+    if policy is None or not (isinstance(policy, (SaveOnlyTheseNames, SaveAnyNamesButThese, DotsSaveable))
+                              or policy is everything_saveable):
+        return None
+    return _Remat3Policy(policy)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Remat3Policy:
+    policy: object
+
+    def __call__(self, prim, *avals, **params):
+        p = self.policy
+        if prim is name_p:
+            return p is everything_saveable or (not isinstance(p, DotsSaveable) and p(prim, *avals, **params))
+        return prim is dot_general_p and isinstance(p, DotsSaveable) and p(prim, *avals, **params)
 
 
 def remat(fun, *, prevent_cse=True, policy=None, static_argnums=(), concrete=_NO_CONCRETE):
