@@ -256,8 +256,9 @@ fn stacked(c: &ControlStep) -> bool {
     matches!(c, ControlStep::Scan { xs, init, outputs, .. } if !xs.is_empty() || outputs.len() > init.len())
 }
 
-/// Whether stacked scan `c` (`stacked`) fits: small consts, carries and rows, a small body, each row the
-/// body's slot of that position.
+/// Whether stacked scan `c` (`stacked`) fits: small rows, consts and carries small or kept in memory
+/// (`resident_fits`), a small body (`resident_plan` with values in memory), each row the body's slot of
+/// that position.
 fn stacked_scan_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> bool {
     let ControlStep::Scan { body, consts, init, xs, length, .. } = c else {
         return false;
@@ -274,10 +275,14 @@ fn stacked_scan_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> 
         && out_avals.len() >= ni
         && body.num_inputs == in_avals.len()
         && body_outs.len() == out_avals.len()
-        && in_avals[..nk + ni].iter().chain(&out_avals[..ni]).all(small)
+        && in_avals[..nk + ni].iter().chain(&out_avals[..ni]).all(|a| small(a) || in_memory(a))
+        && in_avals[nk..nk + ni] == out_avals[..ni]
         && in_avals[nk + ni..].iter().enumerate().all(|(j, a)| row_ok(a, body.slots.get(nk + ni + j)))
         && out_avals[ni..].iter().zip(&body_outs[ni..]).all(|(a, r)| row_ok(a, *r))
-        && small_plan(body)
+        && match in_avals[..nk + ni].iter().all(small) {
+            true => small_plan(body),
+            false => resident_plan(body),
+        }
 }
 
 /// Whether a value too big for SSA values can stay in memory in a fused loop (`resident_fits`): its byte
@@ -418,6 +423,11 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     let out_avals: Vec<Aval> = c.outputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
     let mut resident = vec![None; out_avals.len()];
     let fits = if stacked(c) {
+        if let ControlStep::Scan { consts, init, .. } = c {
+            for (j, a) in out_avals.iter().enumerate().take(init.len()) {
+                resident[j] = (!small(a)).then_some(consts.len() + j);
+            }
+        }
         stacked_scan_fits(c, &in_avals, &out_avals)
     } else if in_avals.iter().chain(&out_avals).all(small) {
         small_control(c)
@@ -514,12 +524,18 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
             vals.push((0..n).map(|e| b.ins().load(cl_type(a.dtype), flags, ptr, e * sz)).collect());
         }
         let out_ptrs: Vec<Value> = (0..out_avals.len()).map(|k| b.ins().load(types::I64, flags, outp, (8 * k) as i32)).collect();
+        // A carry kept in memory lives in its output buffer (`FusedLoop::run` copies its initial value).
+        let carries = match c {
+            ControlStep::Scan { init, .. } if stacked(c) => init.len(),
+            _ => out_avals.len(),
+        };
+        let out_mem: Vec<Option<Value>> =
+            out_avals.iter().zip(&out_ptrs).take(carries).map(|(a, &p)| (!small(a)).then_some(p)).collect();
+        let mem = Mem { ins: &in_mem, outs: &out_mem };
         let outs = if stacked(c) {
-            emit_stacked_scan(&mut b, &imports, c, &vals, &in_ptrs, &out_ptrs, in_avals, out_avals)?
+            emit_stacked_scan(&mut b, &imports, c, &vals, &in_ptrs, &out_ptrs, in_avals, out_avals, &mem)?
         } else {
-            // A carry kept in memory lives in its output buffer (`FusedLoop::run` copies its initial value).
-            let out_mem: Vec<Option<Value>> = out_avals.iter().zip(&out_ptrs).map(|(a, &p)| (!small(a)).then_some(p)).collect();
-            emit_control(&mut b, &imports, c, &vals, in_avals, out_avals, &Mem { ins: &in_mem, outs: &out_mem })?
+            emit_control(&mut b, &imports, c, &vals, in_avals, out_avals, &mem)?
         };
         for (k, (x, a)) in outs.iter().zip(out_avals).enumerate() {
             let ptr = out_ptrs[k];
@@ -556,6 +572,7 @@ fn emit_stacked_scan(
     out_ptrs: &[Value],
     in_avals: &[Aval],
     out_avals: &[Aval],
+    mem: &Mem,
 ) -> Result<Vec<Vec<Value>>> {
     let bad = |m: &str| Error::Codegen(format!("fused scan: {m}"));
     let ControlStep::Scan { body, consts, init, length, reverse, .. } = c else {
@@ -563,9 +580,14 @@ fn emit_stacked_scan(
     };
     let (nk, ni) = (consts.len(), init.len());
     let flags = super::clif::trusted();
+    // (a carry in memory: no variables, its buffer is updated in place)
     let carry_vars: Vec<Vec<Variable>> = out_avals[..ni]
         .iter()
-        .map(|a| (0..a.numel().unwrap_or(0)).map(|_| b.declare_var(cl_type(a.dtype))).collect())
+        .enumerate()
+        .map(|(j, a)| {
+            let n = if mem.output(j).is_some() { 0 } else { a.numel().unwrap_or(0) };
+            (0..n).map(|_| b.declare_var(cl_type(a.dtype))).collect()
+        })
         .collect();
     for (vs, xs) in carry_vars.iter().zip(&ins[nk..nk + ni]) {
         if vs.len() != xs.len() {
@@ -604,9 +626,16 @@ fn emit_stacked_scan(
         let sz = a.dtype.size() as i32;
         bin.push((0..n as i32).map(|e| b.ins().load(cl_type(a.dtype), flags, at, e * sz)).collect());
     }
-    let new = eval_plan(b, imports, body, &bin)?;
-    if new.len() != out_avals.len() {
+    let carry_mem: Vec<Option<Value>> = (0..ni).map(|j| mem.output(j)).collect();
+    let bmem: Vec<Option<Value>> = (0..nk).map(|k| mem.input(k)).chain(carry_mem.iter().copied()).collect();
+    let writable: Vec<Value> = carry_mem.iter().flatten().copied().collect();
+    let (new, homes) = eval_plan_mem(b, imports, body, &bin, &bmem, &writable)?;
+    if new.len() != out_avals.len() || homes.len() != out_avals.len() {
         return Err(bad("body output count"));
+    }
+    // Each carry in memory comes back in its own buffer; rows are SSA values.
+    if homes[..ni].iter().zip(&carry_mem).any(|(h, m)| h != m) || homes[ni..].iter().any(Option::is_some) {
+        return Err(Error::Unsupported("a scan carry in memory not updated in its own buffer".into()));
     }
     for (vs, xs) in carry_vars.iter().zip(&new[..ni]) {
         if vs.len() != xs.len() {
