@@ -19,6 +19,14 @@
 //! when its rows are small: the stacked values stay in the caller's buffers, each iteration loads its row
 //! of `xs` and stores its row of `ys` at the counter (`emit_stacked_scan`).
 //!
+//! An outermost loop may also have consts and carries too big for SSA values when its plans touch them
+//! only at windows and points (`resident_fits`): `x.at[i].add(v)`, `dynamic_slice`, `dynamic_update_slice`,
+//! a gather of a few elements. Those stay in memory: a const is read where it is, a carry lives in its
+//! output buffer (a copy of its initial value, made before the call) and the body writes into it in place,
+//! as XLA updates its loop buffers, so an iteration costs a few nanoseconds instead of a sub-plan run
+//! (about a microsecond) or a copy of the array. A body that still reads a value after writing its buffer,
+//! returns a carry in another carry's buffer or writes into a const is not fused (`Homes`).
+//!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
