@@ -1,7 +1,9 @@
 """Loop overhead per iteration (issue 23, item 1), cranax vs JAX in the same run.
 
 Cases: a `while_loop` over an f32[4] carry plus counter; the same over f32[1000] with `tanh` and `sin` in the
-body; a `fori_loop` (static bounds) whose body is a small product `tanh(a @ w)` on f32[32, 32]; a 1,000-step
+body; a `fori_loop` (static bounds) whose body is a small product `tanh(a @ w)` on f32[32, 32]; `fori_loop`s
+updating or reading a f32[1e5] array at points and windows (`x.at[i[k]].add`, `.set`, `dynamic_slice`, a
+recurrence `y.at[k+1].set(y[k] * a + b)`) and a scan writing rows with `dynamic_update_slice`; a 1,000-step
 scan RNN cell, hidden 128. Per-iteration times of the loops come from two trip counts (the difference of the
 medians over the difference of the counts: the call's own overhead cancels); the RNN's is its median / 1000.
 JAX runs the same cases in a subprocess of ``JAX_PYTHON`` (default /tmp/jaxvenv/bin/python, skipped when
@@ -69,6 +71,31 @@ def cases(jax, jnp, lax, quick):
     def fori_make(n):
         return jax.jit(lambda a, w: lax.fori_loop(0, n, lambda i, c: jnp.tanh(c @ w), a))
     out["fori_loop, tanh(a @ w) on f32[32, 32]"] = per_iter(fori_make, lambda n: (a32, w32), 10, 10 + 4_000 // scale)
+
+    # point and window updates of a big carry (XLA updates its loop buffer in place)
+    xb = jnp.asarray(rng.standard_normal(100_000).astype(np.float32))
+    ib = jnp.asarray(rng.integers(0, 100_000, 40_000).astype(np.int32))
+    m2 = jnp.asarray(rng.standard_normal((4096, 16)).astype(np.float32))
+
+    def fori(body, *args):
+        return lambda n: jax.jit(lambda *a: lax.fori_loop(0, n, lambda k, c: body(k, c, *a[1:]), a[0])), \
+            lambda n: args
+    m, a = fori(lambda k, x, i: x.at[i[k]].add(1.0), xb, ib)
+    out["fori_loop, x.at[i[k]].add(1) on f32[1e5]"] = per_iter(m, a, 1_000, 1_000 + 40_000 // scale)
+    m, a = fori(lambda k, x, i: x.at[i[k]].set(k.astype(jnp.float32) * 0.5), xb, ib)
+    out["fori_loop, x.at[i[k]].set(k / 2) on f32[1e5]"] = per_iter(m, a, 1_000, 1_000 + 40_000 // scale)
+    m, a = fori(lambda k, c, x: c + lax.dynamic_slice(x, (k * 3,), (8,)), jnp.zeros(8, jnp.float32), xb)
+    out["fori_loop, acc + dynamic_slice(x, (3k,), (8,)) of f32[1e5]"] = per_iter(m, a, 1_000, 1_000 + 30_000 // scale)
+    m, a = fori(lambda k, y, a: y.at[k + 1].set(y[k] * a + 0.5), xb, jnp.float32(0.999))
+    out["fori_loop, y.at[k+1].set(y[k] * a + b) on f32[1e5]"] = per_iter(m, a, 1_000, 1_000 + 40_000 // scale)
+
+    def dus_make(n):
+        def body(m, k):
+            r = lax.dynamic_slice(m, ((k + 4095) % 4096, 0), (1, 16))
+            return lax.dynamic_update_slice(m, jnp.tanh(r) + 0.5, (k % 4096, 0)), None
+        return jax.jit(lambda m: lax.scan(body, m, jnp.arange(n, dtype=jnp.int32))[0])
+    out["scan, dynamic_update_slice of a row of f32[4096, 16]"] = per_iter(
+        dus_make, lambda n: (m2,), 1_000, 1_000 + 20_000 // scale)
 
     H = 128
     W = jnp.asarray((rng.standard_normal((H, H)) * 0.1).astype(np.float32))

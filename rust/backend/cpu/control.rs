@@ -3,7 +3,8 @@
 //! Each sub-plan is compiled once, with the enclosing executable, into its own `CpuExecutable`. A `cond`
 //! reads its index from its slot and runs only the taken branch's kernels; a `while`/`scan` runs the body's
 //! kernels once per iteration, dropping the previous iteration's buffers (so memory stays constant, and the
-//! buffer pool recycles the big ones). Loops whose values are all small (scalars, short vectors) are
+//! buffer pool recycles the big ones). Loops whose values are all small (scalars, short vectors), or whose
+//! big arrays are only read and written at windows and points, are
 //! instead compiled into one Cranelift function with a real loop (`scalar_loop`), so a million-iteration
 //! loop runs at native speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
 //! products run them on buffers allocated once per loop run (`loop_body`).

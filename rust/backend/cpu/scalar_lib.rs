@@ -142,7 +142,8 @@ pub fn supported(l: &LibStep, slots: &[Aval]) -> bool {
 
 /// Instructions `emit` gives step `l` (about): its elements in and out, a product's multiply-adds.
 pub fn cost(l: &LibStep, slots: &[Aval]) -> usize {
-    let n = |s: &usize| slots.get(*s).and_then(|a| a.numel()).unwrap_or(0);
+    // (a value kept in memory moves only its window, which the other operand or the result counts)
+    let n = |s: &usize| slots.get(*s).and_then(|a| a.numel()).filter(|&n| n <= super::scalar_loop::MAX_ELEMS).unwrap_or(0);
     let moved: usize = l.inputs.iter().chain(&l.outputs).map(n).sum();
     match &l.op {
         LibOp::DotGeneral { lhs_contracting, .. } => {
@@ -284,9 +285,25 @@ fn window_base(b: &mut FunctionBuilder, base: Value, starts: &[Value], st: &[usi
     at
 }
 
+/// Whether step `l` reads a value that stays in memory (`big(slot)`: an array carried by a fused loop, or a
+/// loop constant, too big for SSA values) the way `emit` can on its address: a window or point read
+/// (`dynamic_slice`, `gather`) or a window or point write in place (`dynamic_update_slice`, `scatter`) of
+/// operand 0, every other operand small; the result of a write is the same memory.
+pub fn supported_in_memory(l: &LibStep, slots: &[Aval], big: impl Fn(usize) -> bool) -> bool {
+    let (Some(&x), Some(&out)) = (l.inputs.first(), l.outputs.first()) else { return false };
+    let writes = match &l.op {
+        LibOp::DynamicSlice { .. } | LibOp::Gather { .. } => false,
+        LibOp::DynamicUpdateSlice | LibOp::Scatter { .. } => true,
+        _ => return false,
+    };
+    big(x) && l.outputs.len() == 1 && big(out) == writes && !l.inputs[1..].iter().any(|&s| big(s)) && supported(l, slots)
+}
+
 /// Emits library step `l` (accepted by `supported`) on `ins` (one value per element of each input, of the
-/// slots' avals); returns one value list per output.
-pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Value>]) -> Result<Vec<Vec<Value>>> {
+/// slots' avals); returns one value list per output. With `mem`, operand 0 is not in `ins` (its list is
+/// empty) but in memory at that address (`supported_in_memory`): reads load from there, and a
+/// `dynamic_update_slice` or `scatter` stores its update there in place and returns an empty list.
+pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Value>], mem: Option<Value>) -> Result<Vec<Vec<Value>>> {
     let bad = |m: &str| Error::Codegen(format!("fused loop {}: {m}", l.op.name()));
     let aval = |s: usize| slots.get(s).ok_or_else(|| bad("slot out of range"));
     if ins.len() != l.inputs.len() {
@@ -299,7 +316,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
     let window = |b: &mut FunctionBuilder, first: usize, win: &[usize]| -> Result<(Value, Value, Vec<usize>, usize)> {
         let x = aval(l.inputs[0])?;
         let es = x.dtype.size();
-        let base = spill(b, x.dtype, &ins[0]);
+        let base = mem.unwrap_or_else(|| spill(b, x.dtype, &ins[0]));
         let mut starts = Vec::with_capacity(x.shape.len());
         for d in 0..x.shape.len() {
             let w = widen(b, aval(l.inputs[first + d])?.dtype, scalar(first + d)?);
@@ -307,6 +324,11 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
         }
         let xst = strides(&x.shape);
         Ok((base, window_base(b, base, &starts, &xst, es), xst, es))
+    };
+    // A write's result: the operand's slot reloaded, or nothing when it stays in memory.
+    let result = |b: &mut FunctionBuilder, dt: DType, base: Value, n: usize| match mem {
+        Some(_) => vec![vec![]],
+        None => vec![reload(b, dt, base, n)],
     };
     match &l.op {
         LibOp::DynamicSlice { .. } => {
@@ -376,7 +398,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                 let off: usize = o.iter().zip(&xst).map(|(i, s)| i * s).sum();
                 b.ins().store(trusted(), v, at, (off * es) as i32);
             }
-            Ok(vec![reload(b, x.dtype, base, numel(&x.shape))])
+            Ok(result(b, x.dtype, base, numel(&x.shape)))
         }
         LibOp::Gather { offset_dims, collapsed_slice_dims, start_index_map, slice_sizes, mode, fill_value } => {
             // Each batch's window start clamped so the window fits (`Clip`); under `FillOrDrop` the clamped
@@ -389,7 +411,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
             };
             let shape = &x.shape;
             let es = x.dtype.size();
-            let base = spill(b, x.dtype, &ins[0]);
+            let base = mem.unwrap_or_else(|| spill(b, x.dtype, &ins[0]));
             let (xst, ost) = (strides(shape), strides(&out.shape));
             let nbd = ia.shape.len() - 1;
             let bshape = &ia.shape[..nbd];
@@ -431,9 +453,9 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
             let (x, ia, u) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.inputs[2])?);
             let (shape, ushape) = (&x.shape, &u.shape);
             let es = x.dtype.size();
-            let base = spill(b, x.dtype, &ins[0]);
+            let base = mem.unwrap_or_else(|| spill(b, x.dtype, &ins[0]));
             if numel(ushape) == 0 {
-                return Ok(vec![reload(b, x.dtype, base, numel(shape))]);
+                return Ok(result(b, x.dtype, base, numel(shape)));
             }
             let r = shape.len();
             let (xst, ust) = (strides(shape), strides(ushape));
@@ -449,7 +471,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
             }
             // A window wider than its axis never fits (the library drops it whatever the index).
             if win_full.iter().zip(shape).any(|(w, n)| w > n) {
-                return Ok(vec![reload(b, x.dtype, base, numel(shape))]);
+                return Ok(result(b, x.dtype, base, numel(shape)));
             }
             let ity = ia.dtype;
             for g in 0..numel(bshape) {
@@ -491,7 +513,7 @@ pub fn emit(b: &mut FunctionBuilder, l: &LibStep, slots: &[Aval], ins: &[Vec<Val
                     b.ins().store(trusted(), new, at, off);
                 }
             }
-            Ok(vec![reload(b, x.dtype, base, numel(shape))])
+            Ok(result(b, x.dtype, base, numel(shape)))
         }
         LibOp::DotGeneral { lhs_contracting: lc, rhs_contracting: rc, lhs_batch: lb, rhs_batch: rb, .. } => {
             let (la, ra, oa) = (aval(l.inputs[0])?, aval(l.inputs[1])?, aval(l.outputs[0])?);

@@ -19,6 +19,14 @@
 //! when its rows are small: the stacked values stay in the caller's buffers, each iteration loads its row
 //! of `xs` and stores its row of `ys` at the counter (`emit_stacked_scan`).
 //!
+//! An outermost loop may also have consts and carries too big for SSA values when its plans touch them
+//! only at windows and points (`resident_fits`): `x.at[i].add(v)`, `dynamic_slice`, `dynamic_update_slice`,
+//! a gather of a few elements. Those stay in memory: a const is read where it is, a carry lives in its
+//! output buffer (a copy of its initial value, made before the call) and the body writes into it in place,
+//! as XLA updates its loop buffers, so an iteration costs a few nanoseconds instead of a sub-plan run
+//! (about a microsecond) or a copy of the array. A body that still reads a value after writing its buffer,
+//! returns a carry in another carry's buffer or writes into a const is not fused (`Homes`).
+//!
 //! `CRANAX_NO_FUSED_LOOPS=1` turns this off (the plan-level loop runs instead).
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -46,6 +54,9 @@ pub struct FusedLoop {
     entry: KernelFn,
     in_avals: Vec<Aval>,
     out_avals: Vec<Aval>,
+    /// Per output: for a carry kept in memory (`resident_fits`), the input holding its initial value,
+    /// copied into the output buffer before the call (the function updates it there in place).
+    resident: Vec<Option<usize>>,
     module: Mutex<Option<JITModule>>,
     /// The Cranelift IR (for `as_text`).
     pub clif: String,
@@ -81,8 +92,19 @@ impl FusedLoop {
         if outs.iter().zip(&self.out_avals).any(|(a, b)| a.dtype != b.dtype || a.numel() != b.numel()) {
             return Err(Error::Execution("fused loop: output of the wrong type".into()));
         }
-        // The function writes every element of each output: no zeroing.
+        // The function writes every element of each output (a carry kept in memory starts as a copy of its
+        // initial value): no zeroing.
         let bufs = super::exec::collect_exact(outs.iter().map(|a| Buffer::uninit(a)))?;
+        for (o, r) in bufs.iter().zip(&self.resident) {
+            if let Some(src) = r.and_then(|m| ins.get(m)) {
+                let n = Buffer::byte_len(&o.aval)?;
+                if src.storage.len() < n || o.storage.len() < n {
+                    return Err(Error::Execution("fused loop: carry buffer is too small".into()));
+                }
+                // SAFETY: both hold `n` bytes (checked above); `o` is fresh, so they do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, o.as_ptr(), n) };
+            }
+        }
         let ip: Vec<*const u8> = ins.iter().map(|b| b.as_ptr() as *const u8).collect();
         let op: Vec<*mut u8> = bufs.iter().map(|b| b.as_ptr()).collect();
         super::counters::FUSED_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
@@ -242,8 +264,9 @@ fn stacked(c: &ControlStep) -> bool {
     matches!(c, ControlStep::Scan { xs, init, outputs, .. } if !xs.is_empty() || outputs.len() > init.len())
 }
 
-/// Whether stacked scan `c` (`stacked`) fits: small consts, carries and rows, a small body, each row the
-/// body's slot of that position.
+/// Whether stacked scan `c` (`stacked`) fits: small rows, consts and carries small or kept in memory
+/// (`resident_fits`), a small body (`resident_plan` with values in memory), each row the body's slot of
+/// that position.
 fn stacked_scan_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> bool {
     let ControlStep::Scan { body, consts, init, xs, length, .. } = c else {
         return false;
@@ -260,10 +283,91 @@ fn stacked_scan_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> 
         && out_avals.len() >= ni
         && body.num_inputs == in_avals.len()
         && body_outs.len() == out_avals.len()
-        && in_avals[..nk + ni].iter().chain(&out_avals[..ni]).all(small)
+        && in_avals[..nk + ni].iter().chain(&out_avals[..ni]).all(|a| small(a) || in_memory(a))
+        && in_avals[nk..nk + ni] == out_avals[..ni]
         && in_avals[nk + ni..].iter().enumerate().all(|(j, a)| row_ok(a, body.slots.get(nk + ni + j)))
         && out_avals[ni..].iter().zip(&body_outs[ni..]).all(|(a, r)| row_ok(a, *r))
-        && small_plan(body)
+        && match in_avals[..nk + ni].iter().all(small) {
+            true => small_plan(body),
+            false => resident_plan(body),
+        }
+}
+
+/// Whether a value too big for SSA values can stay in memory in a fused loop (`resident_fits`): its byte
+/// offsets fit the 32-bit displacements of loads and stores.
+fn in_memory(a: &Aval) -> bool {
+    a.numel().is_some_and(|n| n.saturating_mul(a.dtype.size()) <= i32::MAX as usize)
+}
+
+/// For a `while`, or a `scan` without `xs` and `ys` (a `fori_loop`), whose consts or carries are too big
+/// for SSA values (`small`) but are only read by windows and points (`dynamic_slice`, `gather`, a
+/// kernel's loads of a few elements) and written by windows and points (`dynamic_update_slice`, a
+/// `scatter`: `x.at[i].add(v)`): the loop is fused with those values in memory — a const read where it
+/// is, a carry in its output buffer, updated there in place, so an iteration costs what its few
+/// elements cost, not a copy of the array (XLA's in-place loop buffers). Everything else in the plans
+/// must fit as for `small_plan`. Returns, per output, the input whose value a carry in memory starts
+/// from (`FusedLoop::resident`). Whether every write lands in the carry's own buffer with no later read
+/// of the old value is checked while emitting (`eval_plan_mem`: `Unsupported` otherwise).
+fn resident_fits(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Option<Vec<Option<usize>>> {
+    let (first, plans) = match c {
+        ControlStep::While { cond, body, cond_consts, body_consts, .. } => (cond_consts.len() + body_consts.len(), vec![cond, body]),
+        ControlStep::Scan { body, consts, .. } if !stacked(c) => (consts.len(), vec![body]),
+        _ => return None,
+    };
+    if in_avals.len() != first + out_avals.len() || !in_avals.iter().all(|a| small(a) || in_memory(a)) {
+        return None;
+    }
+    let mut resident = Vec::with_capacity(out_avals.len());
+    for (j, a) in out_avals.iter().enumerate() {
+        if in_avals[first + j] != *a {
+            return None;
+        }
+        resident.push((!small(a)).then_some(first + j));
+    }
+    plans.iter().all(|p| resident_plan(p)).then_some(resident)
+}
+
+/// `small_plan` for a plan of a loop fused with values in memory (`resident_fits`): its big slots are
+/// inputs, views of big slots, or the results of window and point writes into them.
+fn resident_plan(p: &Plan) -> bool {
+    let n = p.slots.len();
+    let big = |s: usize| p.slots.get(s).is_some_and(|a| !small(a));
+    if !p.slots.iter().all(|a| small(a) || in_memory(a)) || !p.outputs.iter().all(|&s| s < n) {
+        return false;
+    }
+    // Per slot: a big slot with a home (an input, or made by a view or a write in place).
+    let mut homed: Vec<bool> = (0..n).map(|s| s < p.num_inputs).collect();
+    for st in &p.steps {
+        let ok = match st {
+            Step::View { src, dst } => {
+                let ok = *src < n && *dst < n && p.slots[*src].numel() == p.slots[*dst].numel() && big(*src) == big(*dst);
+                if ok && big(*src) {
+                    homed[*dst] = homed[*src];
+                }
+                ok
+            }
+            Step::Kernel(k) => {
+                small_kernel(p, k)
+                    && k.outputs.iter().all(|o| !big(o.slot))
+                    && k.inputs.iter().all(|i| !big(i.slot) || homed[i.slot])
+            }
+            Step::Library(l) if l.inputs.iter().chain(&l.outputs).any(|&s| big(s)) => {
+                let ok = super::scalar_lib::supported_in_memory(l, &p.slots, big) && homed[l.inputs[0]];
+                if ok && big(l.outputs[0]) {
+                    homed[l.outputs[0]] = true;
+                }
+                ok
+            }
+            Step::Library(l) => super::scalar_lib::supported(l, &p.slots),
+            Step::Control(c) => {
+                c.inputs().iter().chain(c.outputs()).all(|&s| s < n && !big(s)) && small_control(c)
+            }
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }
 
 /// Scalar instructions emitted for the kernels of `c` (each loop body once).
@@ -325,10 +429,24 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     }
     let in_avals: Vec<Aval> = c.inputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
     let out_avals: Vec<Aval> = c.outputs().iter().filter_map(|&s| slots.get(s).cloned()).collect();
+    let mut resident = vec![None; out_avals.len()];
     let fits = if stacked(c) {
+        if let ControlStep::Scan { consts, init, .. } = c {
+            for (j, a) in out_avals.iter().enumerate().take(init.len()) {
+                resident[j] = (!small(a)).then_some(consts.len() + j);
+            }
+        }
         stacked_scan_fits(c, &in_avals, &out_avals)
+    } else if in_avals.iter().chain(&out_avals).all(small) {
+        small_control(c)
     } else {
-        in_avals.iter().chain(&out_avals).all(small) && small_control(c)
+        match resident_fits(c, &in_avals, &out_avals) {
+            Some(r) => {
+                resident = r;
+                true
+            }
+            None => false,
+        }
     };
     if in_avals.len() != c.inputs().len()
         || out_avals.len() != c.outputs().len()
@@ -340,7 +458,7 @@ pub fn compile(c: &ControlStep, slots: &[Aval]) -> Result<Option<FusedLoop>> {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(c, &in_avals, &out_avals)));
     match r {
         Ok(Ok((entry, module, clif))) => {
-            Ok(Some(FusedLoop { entry, in_avals, out_avals, module: Mutex::new(Some(module)), clif }))
+            Ok(Some(FusedLoop { entry, in_avals, out_avals, resident, module: Mutex::new(Some(module)), clif }))
         }
         Ok(Err(Error::Unsupported(_))) => Ok(None),
         Ok(Err(e)) => Err(e),
@@ -401,20 +519,31 @@ fn build(c: &ControlStep, in_avals: &[Aval], out_avals: &[Aval]) -> Result<(Kern
             ControlStep::Scan { consts, init, .. } if stacked(c) => consts.len() + init.len(),
             _ => in_avals.len(),
         };
+        // Other big values (`resident_fits`) stay in memory too: their addresses, no element values.
         let mut vals: Vec<Vec<Value>> = Vec::with_capacity(in_avals.len());
         let mut in_ptrs = Vec::with_capacity(in_avals.len());
+        let mut in_mem = Vec::with_capacity(in_avals.len());
         for (k, a) in in_avals.iter().enumerate() {
             let ptr = b.ins().load(types::I64, flags, inp, (8 * k) as i32);
             in_ptrs.push(ptr);
             let sz = a.dtype.size() as i32;
-            let n = if k < resident { a.numel().unwrap_or(0) as i32 } else { 0 };
+            let n = if k < resident && small(a) { a.numel().unwrap_or(0) as i32 } else { 0 };
+            in_mem.push((k < resident && !small(a)).then_some(ptr));
             vals.push((0..n).map(|e| b.ins().load(cl_type(a.dtype), flags, ptr, e * sz)).collect());
         }
         let out_ptrs: Vec<Value> = (0..out_avals.len()).map(|k| b.ins().load(types::I64, flags, outp, (8 * k) as i32)).collect();
+        // A carry kept in memory lives in its output buffer (`FusedLoop::run` copies its initial value).
+        let carries = match c {
+            ControlStep::Scan { init, .. } if stacked(c) => init.len(),
+            _ => out_avals.len(),
+        };
+        let out_mem: Vec<Option<Value>> =
+            out_avals.iter().zip(&out_ptrs).take(carries).map(|(a, &p)| (!small(a)).then_some(p)).collect();
+        let mem = Mem { ins: &in_mem, outs: &out_mem };
         let outs = if stacked(c) {
-            emit_stacked_scan(&mut b, &imports, c, &vals, &in_ptrs, &out_ptrs, in_avals, out_avals)?
+            emit_stacked_scan(&mut b, &imports, c, &vals, &in_ptrs, &out_ptrs, in_avals, out_avals, &mem)?
         } else {
-            emit_control(&mut b, &imports, c, &vals, in_avals, out_avals)?
+            emit_control(&mut b, &imports, c, &vals, in_avals, out_avals, &mem)?
         };
         for (k, (x, a)) in outs.iter().zip(out_avals).enumerate() {
             let ptr = out_ptrs[k];
@@ -451,6 +580,7 @@ fn emit_stacked_scan(
     out_ptrs: &[Value],
     in_avals: &[Aval],
     out_avals: &[Aval],
+    mem: &Mem,
 ) -> Result<Vec<Vec<Value>>> {
     let bad = |m: &str| Error::Codegen(format!("fused scan: {m}"));
     let ControlStep::Scan { body, consts, init, length, reverse, .. } = c else {
@@ -458,9 +588,14 @@ fn emit_stacked_scan(
     };
     let (nk, ni) = (consts.len(), init.len());
     let flags = super::clif::trusted();
+    // (a carry in memory: no variables, its buffer is updated in place)
     let carry_vars: Vec<Vec<Variable>> = out_avals[..ni]
         .iter()
-        .map(|a| (0..a.numel().unwrap_or(0)).map(|_| b.declare_var(cl_type(a.dtype))).collect())
+        .enumerate()
+        .map(|(j, a)| {
+            let n = if mem.output(j).is_some() { 0 } else { a.numel().unwrap_or(0) };
+            (0..n).map(|_| b.declare_var(cl_type(a.dtype))).collect()
+        })
         .collect();
     for (vs, xs) in carry_vars.iter().zip(&ins[nk..nk + ni]) {
         if vs.len() != xs.len() {
@@ -499,9 +634,16 @@ fn emit_stacked_scan(
         let sz = a.dtype.size() as i32;
         bin.push((0..n as i32).map(|e| b.ins().load(cl_type(a.dtype), flags, at, e * sz)).collect());
     }
-    let new = eval_plan(b, imports, body, &bin)?;
-    if new.len() != out_avals.len() {
+    let carry_mem: Vec<Option<Value>> = (0..ni).map(|j| mem.output(j)).collect();
+    let bmem: Vec<Option<Value>> = (0..nk).map(|k| mem.input(k)).chain(carry_mem.iter().copied()).collect();
+    let writable: Vec<Value> = carry_mem.iter().flatten().copied().collect();
+    let (new, homes) = eval_plan_mem(b, imports, body, &bin, &bmem, &writable)?;
+    if new.len() != out_avals.len() || homes.len() != out_avals.len() {
         return Err(bad("body output count"));
+    }
+    // Each carry in memory comes back in its own buffer; rows are SSA values.
+    if homes[..ni].iter().zip(&carry_mem).any(|(h, m)| h != m) || homes[ni..].iter().any(Option::is_some) {
+        return Err(Error::Unsupported("a scan carry in memory not updated in its own buffer".into()));
     }
     for (vs, xs) in carry_vars.iter().zip(&new[..ni]) {
         if vs.len() != xs.len() {
@@ -531,6 +673,8 @@ fn emit_stacked_scan(
 /// Emits control step `c` on SSA values `ins` (per input in `ControlStep::inputs()` order, one value per
 /// element, of avals `in_avals`); returns its outputs (of avals `out_avals`). Loops are real loops (header,
 /// body, exit blocks); a cond is a chain of tests branching to one block per branch, joined in a merge block.
+/// Inputs and outputs of `mem` stay in memory: their value lists are empty (a loop's carry in memory is
+/// its output buffer, updated in place by the body).
 fn emit_control(
     b: &mut FunctionBuilder,
     imports: &Imports,
@@ -538,6 +682,7 @@ fn emit_control(
     ins: &[Vec<Value>],
     in_avals: &[Aval],
     out_avals: &[Aval],
+    mem: &Mem,
 ) -> Result<Vec<Vec<Value>>> {
     let bad = |m: &str| Error::Codegen(format!("fused loop: {m}"));
     if ins.len() != in_avals.len() {
@@ -545,7 +690,11 @@ fn emit_control(
     }
     let outs: Vec<Vec<Variable>> = out_avals
         .iter()
-        .map(|a| (0..a.numel().unwrap_or(0)).map(|_| b.declare_var(cl_type(a.dtype))).collect())
+        .enumerate()
+        .map(|(k, a)| {
+            let n = if mem.output(k).is_some() { 0 } else { a.numel().unwrap_or(0) };
+            (0..n).map(|_| b.declare_var(cl_type(a.dtype))).collect()
+        })
         .collect();
     let define = |b: &mut FunctionBuilder, vars: &[Vec<Variable>], vals: &[Vec<Value>]| -> Result<()> {
         if vals.len() < vars.len() {
@@ -562,6 +711,7 @@ fn emit_control(
         Ok(())
     };
     match c {
+        ControlStep::Cond { .. } if !mem.is_empty() => return Err(Error::Unsupported("a cond over values in memory".into())),
         ControlStep::Cond { branches, .. } => {
             let (idx, ops_) = ins.split_first().ok_or_else(|| bad("cond without index"))?;
             let idx = *idx.first().ok_or_else(|| bad("cond index without a value"))?;
@@ -608,6 +758,7 @@ fn emit_control(
             if ins.len() < nc + nb || ins.len() - nc - nb != outs.len() {
                 return Err(bad("carry count"));
             }
+            let carry_mem: Vec<Option<Value>> = (0..outs.len()).map(|k| mem.output(k)).collect();
             let (cconsts, rest) = ins.split_at(nc);
             let (bconsts, init) = rest.split_at(nb);
             define(b, &outs, init)?;
@@ -623,7 +774,8 @@ fn emit_control(
             let go = match cond {
                 Some(cp) => {
                     let cin: Vec<Vec<Value>> = cconsts.iter().chain(&carry).cloned().collect();
-                    let p = eval_plan(b, imports, cp, &cin)?;
+                    let cmem: Vec<Option<Value>> = (0..nc).map(|k| mem.input(k)).chain(carry_mem.iter().copied()).collect();
+                    let (p, _) = eval_plan_mem(b, imports, cp, &cin, &cmem, &[])?;
                     let pv = *p.first().and_then(|v| v.first()).ok_or_else(|| bad("cond plan without output"))?;
                     b.ins().icmp_imm_s(IntCC::NotEqual, pv, 0)
                 }
@@ -635,7 +787,13 @@ fn emit_control(
             b.ins().brif(go, body_blk, &[], exit, &[]);
             b.switch_to_block(body_blk);
             let bin: Vec<Vec<Value>> = bconsts.iter().chain(&carry).cloned().collect();
-            let new = eval_plan(b, imports, body, &bin)?;
+            let bmem: Vec<Option<Value>> = (nc..nc + nb).map(|k| mem.input(k)).chain(carry_mem.iter().copied()).collect();
+            let writable: Vec<Value> = carry_mem.iter().flatten().copied().collect();
+            let (new, homes) = eval_plan_mem(b, imports, body, &bin, &bmem, &writable)?;
+            // Each carry in memory must come back in its own buffer (updated in place or passed through).
+            if homes.len() < carry_mem.len() || homes.iter().zip(&carry_mem).any(|(h, m)| h != m) {
+                return Err(Error::Unsupported("a loop carry in memory not updated in its own buffer".into()));
+            }
             define(b, &outs, &new)?;
             let i = b.use_var(counter);
             let i1 = b.ins().iadd_imm_s(i, 1);
@@ -651,6 +809,27 @@ fn emit_control(
 /// its outputs' values. Each kernel is emitted point by point in its loop nest's order (row-major, reduced
 /// axes innermost), each point's instructions by `ops::emit` as the nest emits them.
 fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec<Value>]) -> Result<Vec<Vec<Value>>> {
+    let (vals, homes) = eval_plan_mem(b, imports, p, inputs, &[], &[])?;
+    match homes.iter().all(Option::is_none) {
+        true => Ok(vals),
+        false => Err(Error::Codegen("fused loop: a value in memory outside a loop kept there".into())),
+    }
+}
+
+/// `eval_plan` where input `k` with `mem[k]` (an address) is in memory (its value list empty): kernels
+/// read its elements and library steps their windows there (`scalar_lib::supported_in_memory`), and a
+/// window or point write into it is done in place when its address is `writable` (a loop carry's own
+/// buffer), making the step's result that memory. Since the old value is then gone, a step reading a
+/// value in memory after a write to the same buffer is `Unsupported` (the loop runs another way). Returns
+/// the outputs and, per output, its address when it is in memory.
+fn eval_plan_mem(
+    b: &mut FunctionBuilder,
+    imports: &Imports,
+    p: &Plan,
+    inputs: &[Vec<Value>],
+    mem: &[Option<Value>],
+    writable: &[Value],
+) -> Result<(Vec<Vec<Value>>, Vec<Option<Value>>)> {
     if inputs.len() != p.num_inputs {
         return Err(Error::Codegen("fused loop: plan input count".into()));
     }
@@ -658,15 +837,22 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
     for (k, v) in inputs.iter().enumerate() {
         slot[k] = Some(v.clone());
     }
+    let mut homes = Homes::new(p.slots.len(), mem);
     let missing = || Error::Codegen("fused loop: slot read before it is written".into());
     for st in &p.steps {
         match st {
-            Step::View { src, dst } => slot[*dst] = Some(slot[*src].clone().ok_or_else(missing)?),
+            Step::View { src, dst } => {
+                slot[*dst] = Some(slot[*src].clone().ok_or_else(missing)?);
+                homes.view(*src, *dst)?;
+            }
             Step::Control(c) => {
+                if c.inputs().iter().chain(c.outputs()).any(|&s| homes.at.get(s).is_some_and(Option::is_some)) {
+                    return Err(Error::Unsupported("a nested control step over a value in memory".into()));
+                }
                 let ins = c.inputs().iter().map(|&s| slot[s].clone().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
                 let ia: Vec<Aval> = c.inputs().iter().map(|&s| p.slots[s].clone()).collect();
                 let oa: Vec<Aval> = c.outputs().iter().map(|&s| p.slots[s].clone()).collect();
-                let outs = emit_control(b, imports, c, &ins, &ia, &oa)?;
+                let outs = emit_control(b, imports, c, &ins, &ia, &oa, &Mem::NONE)?;
                 for (&s, v) in c.outputs().iter().zip(outs) {
                     slot[s] = Some(v);
                 }
@@ -678,6 +864,8 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                     .iter()
                     .map(|i| load_index(i, &k.domain, p.slots[i.slot].numel().unwrap_or(0)).ok_or_else(missing))
                     .collect::<Result<Vec<_>>>()?;
+                // Inputs in memory: their addresses (every element the kernel reads is in place).
+                let at_mem = k.inputs.iter().map(|i| homes.read(i.slot)).collect::<Result<Vec<_>>>()?;
                 let live = super::loop_plan::live_from(k, k.outputs.iter().map(|o| o.value), |_| false);
                 let is_red: Vec<bool> = (0..k.domain.len()).map(|d| k.reduce_axes.contains(&d)).collect();
                 let inner = inner_red(p, k)?;
@@ -706,20 +894,31 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
                             KOp::Load { input } => {
                                 let inp = k.inputs.get(*input).ok_or_else(missing)?;
                                 let e = idx[*input][pt];
-                                *slot.get(inp.slot).and_then(|s| s.as_ref()).and_then(|s| s.get(e)).ok_or_else(missing)?
+                                match at_mem.get(*input).copied().flatten() {
+                                    Some(a) => {
+                                        let dt = p.slots[inp.slot].dtype;
+                                        b.ins().load(cl_type(dt), super::clif::trusted(), a, (e * dt.size()) as i32)
+                                    }
+                                    None => *slot.get(inp.slot).and_then(|s| s.as_ref()).and_then(|s| s.get(e)).ok_or_else(missing)?,
+                                }
                             }
                             KOp::Gather { input, index, stride, hi, fill } => {
                                 let inp = k.inputs.get(*input).ok_or_else(missing)?;
                                 let vs = slot.get(inp.slot).and_then(|s| s.as_ref()).ok_or_else(missing)?;
+                                let in_mem = at_mem.get(*input).copied().flatten();
+                                let len = match in_mem {
+                                    Some(_) => p.slots[inp.slot].numel().unwrap_or(0),
+                                    None => vs.len(),
+                                };
                                 let e = idx[*input][pt] as i128;
                                 // (The plan validator checked this too; the slot below must hold every position.)
                                 let far = e + *stride as i128 * *hi as i128;
-                                if far < 0 || far >= vs.len() as i128 || e >= vs.len() as i128 {
+                                if far < 0 || far >= len as i128 || e >= len as i128 {
                                     return Err(Error::Codegen("fused loop: gather outside its input".into()));
                                 }
-                                let base = match spilled.get(input) {
-                                    Some(&a) => a,
-                                    None => {
+                                let base = match (in_mem, spilled.get(input)) {
+                                    (Some(a), _) | (None, Some(&a)) => a,
+                                    (None, None) => {
                                         let a = super::scalar_lib::spill(b, ins.dtype, vs);
                                         spilled.insert(*input, a);
                                         a
@@ -822,9 +1021,27 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
             }
             Step::Library(l) => {
                 let ins = l.inputs.iter().map(|&s| slot.get(s).cloned().flatten().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
-                let outs = super::scalar_lib::emit(b, l, &p.slots, &ins)?;
+                let at = l.inputs.iter().map(|&s| homes.read(s)).collect::<Result<Vec<_>>>()?;
+                let x = at.first().copied().flatten();
+                if (x.is_some() && !super::scalar_lib::supported_in_memory(l, &p.slots, |s| !small(&p.slots[s])))
+                    || at.iter().skip(1).any(Option::is_some)
+                {
+                    return Err(Error::Unsupported(format!("library step {} over a value in memory", l.op.name())));
+                }
+                let outs = super::scalar_lib::emit(b, l, &p.slots, &ins, x)?;
                 if outs.len() != l.outputs.len() {
                     return Err(Error::Codegen("fused loop: library step output count".into()));
+                }
+                if let (Some(a), Some(&o)) = (x, l.outputs.first()) {
+                    if !small(&p.slots[o]) {
+                        // (a write in place: `supported_in_memory`)
+                        if !writable.contains(&a) {
+                            return Err(Error::Unsupported("a write into a loop constant in memory".into()));
+                        }
+                        homes.write(a, o);
+                        slot[o] = Some(vec![]);
+                        continue;
+                    }
                 }
                 for (&s, v) in l.outputs.iter().zip(outs) {
                     if Some(v.len()) != p.slots[s].numel() {
@@ -835,5 +1052,72 @@ fn eval_plan(b: &mut FunctionBuilder, imports: &Imports, p: &Plan, inputs: &[Vec
             }
         }
     }
-    p.outputs.iter().map(|&o| slot.get(o).cloned().flatten().ok_or_else(missing)).collect()
+    let vals = p.outputs.iter().map(|&o| slot.get(o).cloned().flatten().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
+    let at = p.outputs.iter().map(|&o| homes.read(o)).collect::<Result<Vec<_>>>()?;
+    Ok((vals, at))
+}
+
+/// Values in memory of a fused loop (`resident_fits`): per input and output of the outermost control step,
+/// its address (`None`: SSA values).
+struct Mem<'a> {
+    ins: &'a [Option<Value>],
+    outs: &'a [Option<Value>],
+}
+
+impl Mem<'_> {
+    const NONE: Mem<'static> = Mem { ins: &[], outs: &[] };
+    fn input(&self, k: usize) -> Option<Value> {
+        self.ins.get(k).copied().flatten()
+    }
+    fn output(&self, k: usize) -> Option<Value> {
+        self.outs.get(k).copied().flatten()
+    }
+    fn is_empty(&self) -> bool {
+        self.ins.iter().chain(self.outs).all(Option::is_none)
+    }
+}
+
+/// Where the slots of a plan in memory are while it is emitted: the address, and which write into that
+/// buffer produced the slot's value (`version`), so a read of a value already overwritten in place is
+/// caught.
+struct Homes {
+    at: Vec<Option<Value>>,
+    version: Vec<u32>,
+    current: HashMap<Value, u32>,
+}
+
+impl Homes {
+    fn new(n: usize, mem: &[Option<Value>]) -> Homes {
+        let mut at = vec![None; n];
+        let mut current = HashMap::new();
+        for (k, m) in mem.iter().enumerate().take(n) {
+            at[k] = *m;
+            if let Some(a) = m {
+                current.insert(*a, 0);
+            }
+        }
+        Homes { at, version: vec![0; n], current }
+    }
+    /// The address of slot `s` if it is in memory, when its value is still there.
+    fn read(&self, s: usize) -> Result<Option<Value>> {
+        match self.at.get(s).copied().flatten() {
+            Some(a) if self.current.get(&a) == self.version.get(s) => Ok(Some(a)),
+            Some(_) => Err(Error::Unsupported("a value in memory read after an update in place".into())),
+            None => Ok(None),
+        }
+    }
+    fn view(&mut self, src: usize, dst: usize) -> Result<()> {
+        if let Some(a) = self.read(src)? {
+            self.at[dst] = Some(a);
+            self.version[dst] = self.version[src];
+        }
+        Ok(())
+    }
+    /// Slot `out` is the new value written in place at `a`.
+    fn write(&mut self, a: Value, out: usize) {
+        let v = self.current.entry(a).or_insert(0);
+        *v += 1;
+        self.version[out] = *v;
+        self.at[out] = Some(a);
+    }
 }

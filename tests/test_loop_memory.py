@@ -1,0 +1,250 @@
+"""Loops over big arrays touched only at windows and points (`x.at[i].add(v)`, `dynamic_slice`,
+`dynamic_update_slice`, gathers of a few elements) compile whole, the arrays kept in memory and the carries
+updated in place (rust/backend/cpu/scalar_loop.rs, `resident_fits`).
+
+Oracles: the NumPy loops they replace, with JAX's index semantics (checked against JAX 0.10.2: a negative
+start or scatter index wraps once, `dynamic_slice`/`dynamic_update_slice` starts are then clamped so the
+window fits, a scatter index still out of range after the wrap is dropped); finite differences and closed
+forms for gradients. The `_control_stats` counters tell whether a loop ran as one call (fused) or as
+sub-plans.
+"""
+import numpy as np
+import pytest
+
+import cranax as jax
+import cranax.numpy as jnp
+from cranax import _core, lax
+
+N = 1000
+RNG = np.random.default_rng(0)
+IDX = np.array(list(RNG.integers(-N, N, 300)) + [N, N + 7, -N - 1, -3 * N, 2 * N, -1, 0, N - 1], np.int32)
+X0 = RNG.standard_normal(N).astype(np.float32)
+
+
+def wrap(k, n):
+    k = int(k)
+    return k + n if k < 0 else k
+
+
+def run_counted(f, *args):
+    """Runs jitted `f` once to compile, then again counting sub-plan runs and fused-loop calls."""
+    jf = jax.jit(f)
+    jf(*args)
+    runs0, fused0, _ = _core._control_stats()
+    out = jf(*args)
+    runs1, fused1, _ = _core._control_stats()
+    return out, runs1 - runs0, fused1 - fused0
+
+
+def scatter_add_np(x, idx, v):
+    x = x.copy()
+    for k in idx:
+        k = wrap(k, x.shape[0])
+        if 0 <= k < x.shape[0]:
+            x[k] += v
+    return x
+
+
+def test_point_scatter_add_with_wrapped_and_dropped_indices_runs_as_one_call():
+    f = lambda x, i: lax.fori_loop(0, i.shape[0], lambda k, x: x.at[i[k]].add(1.5), x)
+    out, runs, fused = run_counted(f, X0, IDX)
+    np.testing.assert_array_equal(np.asarray(out), scatter_add_np(X0, IDX, np.float32(1.5)))
+    assert (runs, fused) == (0, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float32, np.bool_])
+def test_point_set_of_a_loop_value_every_dtype(dtype):
+    x0 = (RNG.integers(0, 100, N) % 2 == 0).astype(dtype) if dtype == np.bool_ else RNG.integers(0, 100, N).astype(dtype)
+    f = lambda x, i: lax.fori_loop(0, i.shape[0], lambda k, x: x.at[i[k]].set((k * 3 + 1).astype(x.dtype)), x)
+    out, runs, fused = run_counted(f, x0, IDX)
+    want = x0.copy()
+    for k, j in enumerate(IDX):
+        j = wrap(j, N)
+        if 0 <= j < N:
+            want[j] = np.array(k * 3 + 1).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(out), want)
+    assert (runs, fused) == (0, 1)
+
+
+def test_int32_scatter_add_wraps_and_max_min_multiply():
+    x0 = np.full(300, 2**31 - 3, np.int32)
+    idx = np.array([5, 5, 5, 7, -1, 299, 300], np.int32)
+    f = lambda x, i: lax.fori_loop(0, 7, lambda k, x: x.at[i[k]].add(2), x)
+    out, runs, fused = run_counted(f, x0, idx)
+    want = x0.astype(np.int64)
+    for k in idx:
+        if 0 <= wrap(k, 300) < 300:
+            want[wrap(k, 300)] += 2
+    np.testing.assert_array_equal(np.asarray(out), ((want + 2**31) % 2**32 - 2**31).astype(np.int32))
+    assert fused == 1
+    y0 = RNG.standard_normal(300).astype(np.float32)
+    g = lambda x, i: lax.fori_loop(
+        0, 7, lambda k, x: x.at[i[k]].max(0.5).at[(i[k] + 1) % 300].min(-0.25).at[i[k] - 2].multiply(3.0), x)
+    out, runs, fused = run_counted(g, y0, idx)
+    want = y0.copy()
+    for k in idx:
+        for j, op in ((wrap(k, 300), lambda a: max(a, np.float32(0.5))),
+                      ((int(k) + 1) % 300, lambda a: min(a, np.float32(-0.25))),
+                      (wrap(int(k) - 2, 300), lambda a: np.float32(a * np.float32(3.0)))):
+            if 0 <= j < 300:
+                want[j] = op(want[j])
+    np.testing.assert_array_equal(np.asarray(out), want)
+    assert (runs, fused) == (0, 1)
+
+
+def test_dynamic_slice_window_of_a_big_constant_with_clamped_starts():
+    f = lambda x, s: lax.fori_loop(
+        0, s.shape[0], lambda k, acc: acc + jnp.sum(lax.dynamic_slice(x, (s[k],), (4,)) * 2.0), jnp.float32(0))
+    out, runs, fused = run_counted(f, X0, IDX)
+    acc = np.float32(0)
+    for k in IDX:
+        st = min(max(wrap(k, N), 0), N - 4)
+        t = np.float32(0)
+        for v in X0[st:st + 4] * np.float32(2):
+            t = np.float32(t + v)
+        acc = np.float32(acc + t)
+    assert float(out) == float(acc)
+    assert (runs, fused) == (0, 1)
+
+
+@pytest.mark.parametrize("with_ys", [False, True])
+def test_dynamic_update_slice_of_a_row_in_a_scan(with_ys):
+    m0 = RNG.standard_normal((50, 8)).astype(np.float32)
+
+    def f(m):
+        def body(m, k):
+            r = lax.dynamic_slice(m, (k, 0), (1, 8))
+            m = lax.dynamic_update_slice(m, r * 2.0 + k.astype(jnp.float32), (k * 3 - 5, 0))
+            return m, (m[k % 50, 1] if with_ys else None)
+        return lax.scan(body, m, jnp.arange(40, dtype=jnp.int32))
+
+    (out, ys), runs, fused = run_counted(f, m0)
+    m = m0.copy()
+    want_ys = []
+    for k in range(40):
+        r = m[min(max(k, 0), 49)].copy()
+        st = min(max(wrap(k * 3 - 5, 50), 0), 49)
+        m[st] = r * np.float32(2) + np.float32(k)
+        want_ys.append(m[k % 50, 1])
+    np.testing.assert_array_equal(np.asarray(out), m)
+    if with_ys:
+        np.testing.assert_array_equal(np.asarray(ys), np.array(want_ys, np.float32))
+    assert (runs, fused) == (0, 1)
+
+
+def test_cumulative_recurrence_reads_the_previous_element():
+    f = lambda y, a, b: lax.fori_loop(1, y.shape[0], lambda i, y: y.at[i].set(y[i - 1] * a + b), y)
+    out, runs, fused = run_counted(f, X0, np.float32(0.9), np.float32(0.25))
+    y = X0.copy()
+    for i in range(1, N):
+        y[i] = np.float32(y[i - 1] * np.float32(0.9)) + np.float32(0.25)
+    # (XLA may contract the multiply-add: JAX's own result differs from this loop by an ulp)
+    np.testing.assert_allclose(np.asarray(out), y, rtol=1e-6, atol=1e-6)
+    assert (runs, fused) == (0, 1)
+
+
+def test_while_loop_whose_condition_reads_the_big_carry():
+    def f(x):
+        def body(c):
+            j, x = c
+            x = x.at[0].add(1.0)
+            return j + 1, x.at[(j * 7) % N].set(-1.0 * j)
+        return lax.while_loop(lambda c: c[1][0] < 50.0, body, (jnp.int32(1), x))
+
+    x0 = X0.copy()
+    x0[0] = 3.25
+    (j, out), runs, fused = run_counted(f, x0)
+    x, jj = x0.copy(), 1
+    while x[0] < 50.0:
+        x[0] += np.float32(1)
+        x[(jj * 7) % N] = np.float32(-1.0 * jj)
+        jj += 1
+    assert int(j) == jj
+    np.testing.assert_array_equal(np.asarray(out), x)
+    assert (runs, fused) == (0, 1)
+
+
+def test_values_used_outside_the_loop_keep_their_contents():
+    x = jnp.asarray(X0)
+    f = jax.jit(lambda x, i: (lax.fori_loop(0, 50, lambda k, y: y.at[i[k]].set(0.0), x), x * 2.0, x))
+    a, b, c = f(x, IDX)
+    want = X0.copy()
+    for k in IDX[:50]:
+        if 0 <= wrap(k, N) < N:
+            want[wrap(k, N)] = 0
+    np.testing.assert_array_equal(np.asarray(a), want)
+    np.testing.assert_array_equal(np.asarray(b), X0 * 2)
+    np.testing.assert_array_equal(np.asarray(c), X0)
+    np.testing.assert_array_equal(np.asarray(x), X0)
+    a2, _, _ = f(x, IDX)  # the same input again: it was not written
+    np.testing.assert_array_equal(np.asarray(a2), want)
+
+
+def test_bodies_the_in_place_form_cannot_take_keep_their_values():
+    # the old value read after the write; carries swapped; a write into a loop constant
+    def old_read(x, i):
+        def body(k, x):
+            y = x.at[i[k] % N].set(0.0)
+            return y.at[(i[k] + 1) % N].add(x[i[k] % N])
+        return lax.fori_loop(0, 40, body, x)
+    x = X0.copy()
+    for k in IDX[:40]:
+        j = int(k) % N
+        old = x[j]
+        x[j] = 0
+        x[(j + 1) % N] += old
+    np.testing.assert_array_equal(np.asarray(jax.jit(old_read)(X0, IDX)), x)
+
+    swap = jax.jit(lambda a, b: lax.fori_loop(0, 5, lambda k, c: (c[1].at[k].add(1.0), c[0]), (a, b)))
+    p, q = swap(X0, -X0)
+    a, b = X0.copy(), -X0.copy()
+    for k in range(5):
+        a, b = b.copy(), a
+        a[k] += 1
+    np.testing.assert_array_equal(np.asarray(p), a)
+    np.testing.assert_array_equal(np.asarray(q), b)
+
+    into_const = jax.jit(lambda c, x: lax.fori_loop(0, 5, lambda k, x: c.at[k].set(x[k] + 1.0), x))
+    want = X0.copy()
+    cur = X0 * 3
+    for k in range(5):
+        nxt = want.copy()
+        nxt[k] = cur[k] + 1
+        cur = nxt
+    np.testing.assert_array_equal(np.asarray(into_const(X0, X0 * 3)), cur)
+
+
+def test_vmap_of_the_loop():
+    xb = RNG.standard_normal((3, 300)).astype(np.float32)
+    ib = RNG.integers(-320, 320, (3, 60)).astype(np.int32)
+    f = lambda x, i: lax.fori_loop(0, 60, lambda k, x: x.at[i[k]].add(x[(i[k] + 1) % 300] * 0.5), x)
+    out = jax.jit(jax.vmap(f))(xb, ib)
+    want = xb.copy()
+    for r in range(3):
+        for k in ib[r]:
+            j = wrap(k, 300)
+            v = want[r, (int(k) + 1) % 300] * np.float32(0.5)
+            if 0 <= j < 300:
+                want[r, j] += v
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, atol=1e-6)
+    shared = jax.jit(jax.vmap(f, in_axes=(0, None)))(xb, ib[0])
+    for r in range(3):
+        np.testing.assert_allclose(np.asarray(shared[r]), np.asarray(f(jnp.asarray(xb[r]), jnp.asarray(ib[0]))), rtol=1e-6, atol=1e-6)
+
+
+def test_grad_through_fori_loop_of_point_updates():
+    idx = jnp.asarray(np.array([3, 7, 3, 299, -1, 400, 0, 7], np.int32))
+    x0 = RNG.standard_normal(300).astype(np.float32)
+
+    def loss(v, x):
+        y = lax.fori_loop(0, 8, lambda k, y: y.at[idx[k]].add(v * k.astype(jnp.float32)), x)
+        return jnp.sum(y * y)
+
+    gv, gx = jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.float32(0.75), x0)
+    c = np.zeros(300)
+    for k, j in enumerate(idx):
+        if 0 <= wrap(j, 300) < 300:
+            c[wrap(j, 300)] += k
+    y = x0.astype(np.float64) + 0.75 * c
+    np.testing.assert_allclose(float(gv), 2 * np.sum(y * c), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(gx), 2 * y, rtol=1e-5, atol=1e-5)
