@@ -381,7 +381,14 @@ fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
     };
     let small = e.add(x, t);
     let u = e.addc(x, 1.0);
-    let big = log(e, u);
+    // XLA's log of u = 1 + x (`log`) without its subnormal scaling, which never applies (u's smallest positive
+    // value is 2^-24), and with its special cases (u <= 0, inf, NaN) only where some lane has one (block routines
+    // branch; the inline code selects them always): the same bits, fewer operations
+    let big = cephes_logf(e, u, None);
+    let pos = e.cmpc(Cmp::Gt, u, 0.0);
+    let fin = e.cmpc(Cmp::Lt, u, f64::INFINITY);
+    let ok = e.mand(pos, fin);
+    let big = if e.all(ok) { big } else { log_specials(e, u, big, 0.0) };
     let ax = e.abs(x);
     let m = e.cmpc(Cmp::Lt, ax, 0.4142135679721832);
     e.sel(m, small, big)
