@@ -20,7 +20,8 @@ use std::sync::OnceLock;
 use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
-/// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits);
+/// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits) and
+/// `Tan` (`math_f64::tanf_reduce` on f64 lanes, then `math_f32::tanf_kernel` on the f32 lanes: `tanf`'s bits);
 /// those two, `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
 pub const FUNCTIONS: [MathFn; 22] = [

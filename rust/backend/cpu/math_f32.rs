@@ -1,6 +1,6 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`, `erf_inv`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`; `sin`/`cos` are
-//! `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `erf_inv`, `atan`, `atan2`, `asin`, `acos`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`, and `tan`'s
+//! kernel after `math_f64::tanf_reduce`; `sin`/`cos` are `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.

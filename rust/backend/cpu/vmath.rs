@@ -32,7 +32,7 @@
 //! | tanh      | 4.80    | XLA:CPU's, bit for bit: x·P(x²)/Q(x²) clamped at ±7.9988, x below 0.0004   |
 //! | logistic  | 2.37    | XLA:CPU's, bit for bit: 1/(1 + exp(−x))                                   |
 //! | sin, cos  | 0.56    | the C library's sinf/cosf, bit for bit (glibc's double steps on f64 lanes)  |
-//! | tan       | 1.49    | the C library's tanf, bit for bit (double reduction, fdlibm float kernel)   |
+//! | tan       | 1.01    | the C library's tanf, bit for bit (double reduction, fdlibm float kernel)   |
 //! | atan      | 0.85    | the C library's atanf (fdlibm, float steps, no fma), bit for bit           |
 //! | erf       | 5.35    | XLA:CPU's, bit for bit: x·P(x²)/Q(x²), ±1 from 3.8325                       |
 //! | erf_inv   | 64.5    | XLA:CPU's sequence, bit for bit (see `math_f32::erf_inv`); ≤ 4.86 for |x| < 0.99 |
@@ -40,10 +40,10 @@
 //! | cosh      | 24.5    | XLA:CPU's, bit for bit: e^(x−ln2) + e^(−ln2−x) (x ∓ ln2 rounds first)         |
 //! | asinh     | 2.90    | XLA:CPU's, bit for bit: sign·log1p(|x| + x²/(√(x²+1) + 1)), log|x| + ln2 from 2^64 |
 //! | atanh     | 2.80    | XLA:CPU's, bit for bit: ½(log1p(x) − log1p(−x)), NaN beyond 1               |
-//! | asin      | 1.76    | XLA:CPU's, bit for bit: 2·atan2f(x, 1 + √((1−x)(1+x)))                      |
-//! | acos      | 1.25    | XLA:CPU's, bit for bit: atan2f(√((1−x)(1+x)), x)                            |
+//! | asin      | 1.92    | XLA:CPU's, bit for bit: 2·atan2f(x, 1 + √((1−x)(1+x)))                      |
+//! | acos      | 1.58    | XLA:CPU's, bit for bit: atan2f(√((1−x)(1+x)), x)                            |
 //! | pow       | 0.50    | C library's `powf`, as XLA's (f32 lanes, 1.27 ulp, not wired: JAX's bits)    |
-//! | atan2     | 1.5     | the C library's atan2f (fdlibm, float steps over atanf), bit for bit        |
+//! | atan2     | 1.30    | the C library's atan2f (fdlibm, float steps over atanf), bit for bit        |
 //! | sqrt      | 0       | `sqrt` instruction (correctly rounded)                                     |
 //! | rsqrt     | 1.47    | XLA's: `rsqrtss` estimate, one Newton step with FMAs (imported)            |
 //!
