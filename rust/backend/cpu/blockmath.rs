@@ -505,8 +505,7 @@ mod x86 {
         }
     }
 
-    /// 8 f64 lanes (i64 integer lanes); masks are `__mmask8`. For `math_f64` only: `rem_pio2_big` (f32
-    /// trigonometry's rare path) is never reached on f64 lanes and leaves its lanes as they are.
+    /// 8 f64 lanes (i64 integer lanes); masks are `__mmask8`. For `math_f64` only.
     struct Avx512F64;
 
     // SAFETY (every `unsafe` block below): the intrinsics need AVX-512F; these methods are only reached
