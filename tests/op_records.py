@@ -38,6 +38,24 @@ ALL_NAMES = ("bool", "int32", "uint32", "float32", "int64", "float64")
 # ----------------------------------------------------------------------------------------------- oracles
 # float64 NumPy/SciPy functions (the caller rounds to the tested dtype)
 
+def asin_xla64(x):
+    """float32 asin as XLA:CPU composes it, 2·atan2(x, 1 + √((1 − x)(1 + x))): below 2^-125 in magnitude x/2 is
+    subnormal and flushed to zero in atan2f's quotient (JAX's CPU backend runs with FTZ), so asin gives ±0."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        return np.where(np.abs(x) < 2.0**-125, np.copysign(0.0, x), np.arcsin(x))
+
+
+def atan2_xla64(y, x):
+    """float32 atan2 as the C library's atan2f computes it under JAX's FTZ/DAZ: both operands subnormal (nonzero bits,
+    so none of its zero cases) read as zeros in y/x, so atanf(NaN): NaN."""
+    y, x = (np.asarray(v, dtype=np.float64) for v in (y, x))
+    tiny = 2.0**-126
+    with np.errstate(all="ignore"):
+        both = (np.abs(y) < tiny) & (y != 0) & (np.abs(x) < tiny) & (x != 0)
+        return np.where(both, np.nan, np.arctan2(y, x))
+
+
 def logistic64(x):
     """The logistic function without overflow on either side."""
     with np.errstate(all="ignore"):
@@ -244,6 +262,7 @@ _UNARY = [
     _r("cos", "unary", lax=lax.cos, jnp=jnp.cos, oracle=np.cos, domain=(-10, 10), dtypes=FLOAT_NAMES,
        ulp=_u(4, 4), grad_domain=(-3, 3), deriv=lambda x: -np.sin(x), vmap={}, gpu=G("all", 4), f16=F16(1),
        accuracy=4, fuzz=("float32",), tested_in=("test_primitives.py::test_trig_special_values",)),
+    # float32 tan, atan2: the C library's tanf/atan2f (XLA:CPU calls them), JAX's bits
     _r("tan", "unary", lax=lax.tan, jnp=jnp.tan, oracle=np.tan, domain=(-1.5, 1.5), dtypes=F32_NAMES,
        ulp=_u(4), grad_domain=(-1.2, 1.2), vmap=dict(lo=-1, hi=1), gpu=G("all", 4), accuracy=4,
        fuzz=("float32",), tested_in=("test_primitives.py::test_trig_special_values",)),
@@ -277,7 +296,8 @@ _UNARY = [
        gpu=G("unit", rtol=2e-5, faces=("lax",)),
        tested_in=("test_math_accuracy.py::test_ndtri_is_xlas_float32_ndtri",
                   "test_scipy_special.py::test_ndtri_log_ndtr_float32_and_grads")),
-    _r("asin", "unary", lax=lax.asin, jnp=jnp.arcsin, oracle=np.arcsin, domain=(-1, 1), dtypes=F32_NAMES,
+    # float32 asin, acos: XLA:CPU's compositions over the C library's atan2f, JAX's bits (asin is ±0 below 2^-125)
+    _r("asin", "unary", lax=lax.asin, jnp=jnp.arcsin, oracle=asin_xla64, domain=(-1, 1), dtypes=F32_NAMES,
        ulp=_u(4), special=True, grad_domain=(-0.9, 0.9), gpu=G("unit", 4), accuracy=4, fuzz=("float32",)),
     _r("acos", "unary", lax=lax.acos, jnp=jnp.arccos, oracle=np.arccos, domain=(-1, 1), dtypes=F32_NAMES,
        ulp=_u(4), special=True, grad_domain=(-0.9, 0.9), gpu=G("unit", 4), accuracy=4, fuzz=("float32",)),
@@ -356,7 +376,8 @@ _BINARY = [
        ulp=_u(4, 4), special=True, grad_domain=((0.5, 2), (-2, 2)), vmap={}, gpu=G("pow", 64), accuracy=4,
        fuzz=("float32",), tested_in=("test_primitives.py::test_pow_special_cases",
                                      "test_math_accuracy.py::test_pow_special_cases_match_numpy")),
-    _r("atan2", "binary", lax=lax.atan2, jnp=jnp.arctan2, oracle=np.arctan2, dtypes=FLOAT_NAMES, ulp=_u(4, 4),
+    # float32: the C library's atan2f as XLA:CPU calls it, JAX's bits (NaN where both operands are subnormal)
+    _r("atan2", "binary", lax=lax.atan2, jnp=jnp.arctan2, oracle=atan2_xla64, dtypes=FLOAT_NAMES, ulp=_u(4, 4),
        special=True, grad_domain=((-2, 2), (-2, 2)), vmap={}, gpu=G("all", 4), accuracy=4, fuzz=("float32",)),
     _r("nextafter", "binary", lax=lax.nextafter, jnp=jnp.nextafter, oracle=np.nextafter, dtypes=F32_NAMES,
        zero_tangent=True, gpu=G("all", 0), fuzz=("float32",), tested_in=("test_primitives.py::test_nextafter",)),

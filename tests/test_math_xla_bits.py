@@ -1,12 +1,14 @@
-"""float32 transcendental functions give JAX 0.10.2's bits (XLA:CPU's sequences; sin/cos/atan: the C library's
-sinf/cosf/atanf, which XLA:CPU calls), in every block-math mode: the default (AVX-512 or AVX2 block routines), `avx2`
+"""float32 transcendental functions give JAX 0.10.2's bits (XLA:CPU's sequences; sin/cos/tan/atan/atan2: the C
+library's sinf/cosf/tanf/atanf/atan2f, which XLA:CPU calls; asin/acos: XLA's compositions over atan2f), in every
+block-math mode: the default (AVX-512 or AVX2 block routines), `avx2`
 and `off` (inline f32x4 code only).
 
 The digests below were recorded by running this file's `CHILD` code under JAX 0.10.2 (jaxlib's CPU backend, on
 Linux x86-64 with glibc 2.36 and FMA): the first 16 hex digits of the SHA-256 of the float32 outputs' bits, NaNs
 made one NaN, over a fixed grid of 2^20 points (2^18 random bit patterns, 2^18 uniform in each of [-1, 1],
-[-10, 10], [-100, 100]). sin/cos's reference is the host C library for |x| >= 2^26 (cranax calls it there, as
-XLA does); glibc 2.28 and later compute those lanes as 2.36 does.
+[-10, 10], [-100, 100]; atan2's second operand is that grid reversed after a roll by 12345). sin/cos's reference is
+the host C library for |x| >= 2^26, tan's for |x| >= 2^23 (cranax calls it there, as XLA does); glibc 2.28 and
+later compute those lanes as 2.36 does.
 """
 import json
 import os
@@ -22,6 +24,7 @@ JAX_DIGESTS = {
     "cosh": "a127df4dd6bfeba5", "tanh": "b4b4294db24dfa98", "asinh": "df1769fd98f6301e",
     "atanh": "0744445c321cae70", "erf": "8db454ac61d5931d", "softplus": "a456e0ed72b7e9a5",
     "logistic": "0d550af894d378b7", "atan": "de26b619bad1d412",
+    "tan": "b18f509e96fad4f3", "asin": "3eb58160aa6ff286", "acos": "31342de0dbe593d9", "atan2": "e76c4dacf547a5ef",
 }
 
 CHILD = r'''
@@ -45,8 +48,10 @@ def digest(y):
 
 F = dict(sin=jnp.sin, cos=jnp.cos, exp=jnp.exp, log=jnp.log, expm1=jnp.expm1, log1p=jnp.log1p, sinh=jnp.sinh,
          cosh=jnp.cosh, tanh=jnp.tanh, asinh=jnp.arcsinh, atanh=jnp.arctanh, erf=erf, softplus=softplus,
-         logistic=logistic, atan=jnp.arctan)
-print(json.dumps({n: digest(cranax.jit(f)(x)) for n, f in F.items()}))
+         logistic=logistic, atan=jnp.arctan, tan=jnp.tan, asin=jnp.arcsin, acos=jnp.arccos)
+out = {n: digest(cranax.jit(f)(x)) for n, f in F.items()}
+out["atan2"] = digest(cranax.jit(jnp.arctan2)(x, np.roll(x, 12345)[::-1].copy()))
+print(json.dumps(out))
 '''
 
 

@@ -20,7 +20,8 @@ use std::sync::OnceLock;
 use super::math_fn::MathFn;
 
 /// Functions with block routines (all f32 in and out). The first `F32_FUNCTIONS` run `math_f32` on f32
-/// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits);
+/// lanes except `Sin` and `Cos` (`math_f64::sincosf`: the C library's double-precision steps, JAX's bits) and
+/// `Tan` (`math_f64::tanf_reduce` on f64 lanes, then `math_f32::tanf_kernel` on the f32 lanes: `tanf`'s bits);
 /// those two, `Lgamma` and `Digamma` run `math_f64` on f64 lanes (8 per AVX-512 vector, 4 per AVX2 one,
 /// against Cranelift's 2), each f32 widened exactly and the result rounded once, as the inline code does.
 pub const FUNCTIONS: [MathFn; 22] = [
@@ -189,7 +190,7 @@ pub fn symbols() -> Vec<(String, *const u8)> {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::super::math_f32::{self as m, Cmp, ICmp, Lanes, Trig};
+    use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
     use super::super::math_f64::{self as m64, Lanes64};
     use super::{BlockFn, F32_FUNCTIONS};
 
@@ -206,7 +207,8 @@ mod x86 {
             6 => m::logistic(l, x),
             7 => m::erf(l, x),
             // (8 and 9, sin and cos, run on f64 lanes: `apply64`)
-            10 => m::trig(l, Trig::Tan, x),
+            // (10, tan, reduces on f64 lanes: `tan512` / `tan256`)
+            TAN => x,
             11 => m::atan(l, x),
             12 => m::erf_inv(l, x),
             13 => m::ndtri(l, x),
@@ -357,23 +359,6 @@ mod x86 {
             let sb = self.iandc(sb, 0x8000_0000);
             unsafe { _mm512_castsi512_ps(_mm512_or_si512(ab, sb)) }
         }
-        #[inline(always)]
-        fn rem_pio2_big(&mut self, m: __mmask16, x: __m512, r: __m512, rl: __m512, q: __m512i) -> (__m512, __m512, __m512i) {
-            if m == 0 {
-                return (r, rl, q);
-            }
-            let (mut xa, mut ra, mut la, mut qa) = ([0f32; 16], [0f32; 16], [0f32; 16], [0i32; 16]);
-            unsafe {
-                _mm512_storeu_ps(xa.as_mut_ptr(), x);
-                _mm512_storeu_ps(ra.as_mut_ptr(), r);
-                _mm512_storeu_ps(la.as_mut_ptr(), rl);
-                _mm512_storeu_si512(qa.as_mut_ptr().cast(), q);
-            }
-            patch_big_lanes(m as u32, &xa, &mut ra, &mut la, &mut qa);
-            unsafe {
-                (_mm512_loadu_ps(ra.as_ptr()), _mm512_loadu_ps(la.as_ptr()), _mm512_loadu_si512(qa.as_ptr().cast()))
-            }
-        }
     }
 
     /// 8 f32 lanes; masks are all-ones / all-zeros float lanes.
@@ -518,28 +503,9 @@ mod x86 {
             let sb = self.iandc(sb, 0x8000_0000);
             unsafe { _mm256_castsi256_ps(_mm256_or_si256(ab, sb)) }
         }
-        #[inline(always)]
-        fn rem_pio2_big(&mut self, m: __m256, x: __m256, r: __m256, rl: __m256, q: __m256i) -> (__m256, __m256, __m256i) {
-            let bits = unsafe { _mm256_movemask_ps(m) };
-            if bits == 0 {
-                return (r, rl, q);
-            }
-            let (mut xa, mut ra, mut la, mut qa) = ([0f32; 8], [0f32; 8], [0f32; 8], [0i32; 8]);
-            unsafe {
-                _mm256_storeu_ps(xa.as_mut_ptr(), x);
-                _mm256_storeu_ps(ra.as_mut_ptr(), r);
-                _mm256_storeu_ps(la.as_mut_ptr(), rl);
-                _mm256_storeu_si256(qa.as_mut_ptr().cast(), q);
-            }
-            patch_big_lanes(bits as u32, &xa, &mut ra, &mut la, &mut qa);
-            unsafe {
-                (_mm256_loadu_ps(ra.as_ptr()), _mm256_loadu_ps(la.as_ptr()), _mm256_loadu_si256(qa.as_ptr().cast()))
-            }
-        }
     }
 
-    /// 8 f64 lanes (i64 integer lanes); masks are `__mmask8`. For `math_f64` only: `rem_pio2_big` (f32
-    /// trigonometry's rare path) is never reached on f64 lanes and leaves its lanes as they are.
+    /// 8 f64 lanes (i64 integer lanes); masks are `__mmask8`. For `math_f64` only.
     struct Avx512F64;
 
     // SAFETY (every `unsafe` block below): the intrinsics need AVX-512F; these methods are only reached
@@ -663,10 +629,6 @@ mod x86 {
             let ab = self.iandc(ab, 0x7fff_ffff_ffff_ffff);
             let sb = self.iandc(sb, i64::MIN);
             unsafe { _mm512_castsi512_pd(_mm512_or_si512(ab, sb)) }
-        }
-        #[inline(always)]
-        fn rem_pio2_big(&mut self, _: __mmask8, _: __m512d, r: __m512d, rl: __m512d, q: __m512i) -> (__m512d, __m512d, __m512i) {
-            (r, rl, q)
         }
     }
 
@@ -824,10 +786,6 @@ mod x86 {
             let ab = self.iandc(ab, 0x7fff_ffff_ffff_ffff);
             let sb = self.iandc(sb, i64::MIN);
             unsafe { _mm256_castsi256_pd(_mm256_or_si256(ab, sb)) }
-        }
-        #[inline(always)]
-        fn rem_pio2_big(&mut self, _: __m256d, _: __m256d, r: __m256d, rl: __m256d, q: __m256i) -> (__m256d, __m256d, __m256i) {
-            (r, rl, q)
         }
     }
 
@@ -1228,15 +1186,99 @@ mod x86 {
         unsafe { pow256(a, b, dst, n) }
     }
 
-    /// The rare path of `trig` on the lanes set in `mask` (the same per-lane ops as the inline code).
+    /// `FUNCTIONS`' index of `Tan`: its reduction runs on f64 lanes, its kernel on the f32 lanes.
+    const TAN: usize = 10;
+
+    /// The C library's tanf at the lanes (bit i for lane i) with `tan_limit` <= |x| < inf, as the inline
+    /// code's cold block (`vmath::tan_big_f32`).
     #[cold]
     #[inline(never)]
-    fn patch_big_lanes<const N: usize>(mask: u32, x: &[f32; N], r: &mut [f32; N], rl: &mut [f32; N], q: &mut [i32; N]) {
+    fn tan_big_lanes<const N: usize>(mask: u32, x: &[f32; N], y: &mut [f32; N]) {
         for l in 0..N {
             if mask >> l & 1 != 0 {
-                (r[l], rl[l], q[l]) = m::rem_pio2_big_lane(x[l]);
+                y[l] = super::super::vmath::tan_big_f32(x[l]);
             }
         }
+    }
+
+    /// float32 tan on 16 lanes as `vmath::tan_f32`: `m64::tanf_reduce` on two f64x8 halves, r split into y0 (r
+    /// rounded to f32) and y1 ((r − y0) rounded), `m::tanf_kernel` on the f32 lanes, the C library past the limit.
+    #[inline(always)]
+    fn tan512(x: __m512) -> __m512 {
+        let mut d = Avx512F64;
+        // SAFETY: AVX-512F (see `Avx512`); 16-lane arrays.
+        unsafe {
+            let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+            let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))));
+            let (rlo, iylo) = m64::tanf_reduce(&mut d, lo, true);
+            let (rhi, iyhi) = m64::tanf_reduce(&mut d, hi, true);
+            let join = |a: __m256, b: __m256| _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castpd256_pd512(_mm256_castps_pd(a)), _mm256_castps_pd(b)));
+            let (f0lo, f0hi) = (_mm512_cvtpd_ps(rlo), _mm512_cvtpd_ps(rhi));
+            let y0 = join(f0lo, f0hi);
+            let y1lo = _mm512_cvtpd_ps(_mm512_sub_pd(rlo, _mm512_cvtps_pd(f0lo)));
+            let y1hi = _mm512_cvtpd_ps(_mm512_sub_pd(rhi, _mm512_cvtps_pd(f0hi)));
+            let y1 = join(y1lo, y1hi);
+            let iy = join(_mm512_cvtpd_ps(iylo), _mm512_cvtpd_ps(iyhi));
+            let mut l = Avx512;
+            let y = m::tanf_kernel(&mut l, x, y0, y1, iy);
+            let ax = l.abs(x);
+            let ge = l.cmpc(Cmp::Ge, ax, m64::tan_limit(true));
+            let fin = l.cmpc(Cmp::Lt, ax, f64::INFINITY);
+            let big = l.mand(ge, fin);
+            if big == 0 {
+                return y;
+            }
+            let (mut xa, mut ya) = ([0f32; 16], [0f32; 16]);
+            _mm512_storeu_ps(xa.as_mut_ptr(), x);
+            _mm512_storeu_ps(ya.as_mut_ptr(), y);
+            tan_big_lanes(big as u32, &xa, &mut ya);
+            _mm512_loadu_ps(ya.as_ptr())
+        }
+    }
+
+    /// `tan512` on 8 lanes (two f64x4 halves).
+    #[inline(always)]
+    fn tan256(x: __m256) -> __m256 {
+        let mut d = Avx2F64;
+        // SAFETY: AVX2 and FMA (see `Avx2`); 8-lane arrays.
+        unsafe {
+            let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+            let hi = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x));
+            let (rlo, iylo) = m64::tanf_reduce(&mut d, lo, true);
+            let (rhi, iyhi) = m64::tanf_reduce(&mut d, hi, true);
+            let (f0lo, f0hi) = (_mm256_cvtpd_ps(rlo), _mm256_cvtpd_ps(rhi));
+            let y0 = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(f0lo), f0hi);
+            let y1lo = _mm256_cvtpd_ps(_mm256_sub_pd(rlo, _mm256_cvtps_pd(f0lo)));
+            let y1hi = _mm256_cvtpd_ps(_mm256_sub_pd(rhi, _mm256_cvtps_pd(f0hi)));
+            let y1 = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(y1lo), y1hi);
+            let iy = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm256_cvtpd_ps(iylo)), _mm256_cvtpd_ps(iyhi));
+            let mut l = Avx2;
+            let y = m::tanf_kernel(&mut l, x, y0, y1, iy);
+            let ax = l.abs(x);
+            let ge = l.cmpc(Cmp::Ge, ax, m64::tan_limit(true));
+            let fin = l.cmpc(Cmp::Lt, ax, f64::INFINITY);
+            let big = _mm256_movemask_ps(l.mand(ge, fin));
+            if big == 0 {
+                return y;
+            }
+            let (mut xa, mut ya) = ([0f32; 8], [0f32; 8]);
+            _mm256_storeu_ps(xa.as_mut_ptr(), x);
+            _mm256_storeu_ps(ya.as_mut_ptr(), y);
+            tan_big_lanes(big as u32, &xa, &mut ya);
+            _mm256_loadu_ps(ya.as_ptr())
+        }
+    }
+
+    /// `FUNCTIONS[F]` on 16 f32 lanes (`tan512` for tan, else `apply`).
+    #[inline(always)]
+    fn apply512<const F: usize>(l: &mut Avx512, x: __m512) -> __m512 {
+        if F == TAN { tan512(x) } else { apply::<Avx512, F>(l, x) }
+    }
+
+    /// `FUNCTIONS[F]` on 8 f32 lanes (`tan256` for tan, else `apply`).
+    #[inline(always)]
+    fn apply256<const F: usize>(l: &mut Avx2, x: __m256) -> __m256 {
+        if F == TAN { tan256(x) } else { apply::<Avx2, F>(l, x) }
     }
 
     #[target_feature(enable = "avx512f,avx2,fma")]
@@ -1248,8 +1290,8 @@ mod x86 {
         while i + 32 <= n {
             let x0 = unsafe { _mm512_loadu_ps(src.add(i)) };
             let x1 = unsafe { _mm512_loadu_ps(src.add(i + 16)) };
-            let y0 = apply::<Avx512, F>(&mut l, x0);
-            let y1 = apply::<Avx512, F>(&mut l, x1);
+            let y0 = apply512::<F>(&mut l, x0);
+            let y1 = apply512::<F>(&mut l, x1);
             unsafe {
                 _mm512_storeu_ps(dst.add(i), y0);
                 _mm512_storeu_ps(dst.add(i + 16), y1);
@@ -1258,7 +1300,7 @@ mod x86 {
         }
         while i + 16 <= n {
             let x = unsafe { _mm512_loadu_ps(src.add(i)) };
-            let y = apply::<Avx512, F>(&mut l, x);
+            let y = apply512::<F>(&mut l, x);
             unsafe { _mm512_storeu_ps(dst.add(i), y) };
             i += 16;
         }
@@ -1266,7 +1308,7 @@ mod x86 {
             // Masked lanes neither load nor store (no fault past the end).
             let k: __mmask16 = ((1u32 << (n - i)) - 1) as u16;
             let x = unsafe { _mm512_maskz_loadu_ps(k, src.add(i)) };
-            let y = apply::<Avx512, F>(&mut l, x);
+            let y = apply512::<F>(&mut l, x);
             unsafe { _mm512_mask_storeu_ps(dst.add(i), k, y) };
         }
     }
@@ -1280,8 +1322,8 @@ mod x86 {
         while i + 16 <= n {
             let x0 = unsafe { _mm256_loadu_ps(src.add(i)) };
             let x1 = unsafe { _mm256_loadu_ps(src.add(i + 8)) };
-            let y0 = apply::<Avx2, F>(&mut l, x0);
-            let y1 = apply::<Avx2, F>(&mut l, x1);
+            let y0 = apply256::<F>(&mut l, x0);
+            let y1 = apply256::<F>(&mut l, x1);
             unsafe {
                 _mm256_storeu_ps(dst.add(i), y0);
                 _mm256_storeu_ps(dst.add(i + 8), y1);
@@ -1290,7 +1332,7 @@ mod x86 {
         }
         while i + 8 <= n {
             let x = unsafe { _mm256_loadu_ps(src.add(i)) };
-            let y = apply::<Avx2, F>(&mut l, x);
+            let y = apply256::<F>(&mut l, x);
             unsafe { _mm256_storeu_ps(dst.add(i), y) };
             i += 8;
         }
@@ -1300,7 +1342,7 @@ mod x86 {
             // SAFETY: `rem < 8` elements in bounds of both arrays and of `buf`.
             unsafe {
                 std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
-                let y = apply::<Avx2, F>(&mut l, _mm256_loadu_ps(buf.as_ptr()));
+                let y = apply256::<F>(&mut l, _mm256_loadu_ps(buf.as_ptr()));
                 _mm256_storeu_ps(buf.as_mut_ptr(), y);
                 std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
             }

@@ -190,12 +190,12 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         MathFn::Call2(op) => call2_ptr(op, dt),
         // (through `un!`'s extern "C" wrappers: `math_xla64::rsqrt` is a Rust-ABI function)
         MathFn::Rsqrt => un!(rsqrt_f32, math_xla64::rsqrt),
-        MathFn::RemPio2 => match dt {
-            F32 => Some(super::vmath::rem_pio2_f32 as *const u8),
-            _ => None,
-        },
         MathFn::SinCosBig => match dt {
             F32 => Some(super::vmath::sincos_big_f32 as *const u8),
+            _ => None,
+        },
+        MathFn::TanBig => match dt {
+            F32 => Some(super::vmath::tan_big_f32 as *const u8),
             _ => None,
         },
         MathFn::Pow => bin!(f32::powf, f64::powf),
@@ -228,8 +228,8 @@ pub fn all_symbols() -> Vec<(String, *const u8)> {
     use MathFn::*;
     const ALL: [MathFn; 32] = [
         Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt, Asin, Acos, Atan, Sinh, Cosh,
-        Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, RemPio2,
-        SinCosBig,
+        Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt, Pow, Atan2, NextAfter, Fmod, IPow, SinCosBig,
+        TanBig,
     ];
     let mut out = Vec::new();
     let calls2 = BinaryOp::ALL.iter().map(|&op| Call2(op));

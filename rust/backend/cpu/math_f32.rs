@@ -1,6 +1,6 @@
 //! The float32 math algorithms computed in f32 lanes (`exp`, `exp2`, `expm1`, `log`, `log1p`, `tanh`,
-//! `logistic`, `erf`, `erf_inv`, `tan`, `atan`, `atan2`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`; `sin`/`cos` are
-//! `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
+//! `logistic`, `erf`, `erf_inv`, `atan`, `atan2`, `asin`, `acos`, `sinh`, `cosh`, `asinh`, `atanh`, `pow`, and `tan`'s
+//! kernel after `math_f64::tanf_reduce`; `sin`/`cos` are `math_f64::sincosf`), written once against `Lanes`: the operations a lane type offers. Two kinds of code
 //! run them:
 //! - `vmath`'s emitter, which turns each operation into Cranelift IR (scalar `f32` or `f32x4`), and
 //! - `blockmath`'s AVX-512 / AVX2 lane types, compiled ahead of time into block routines over arrays.
@@ -69,12 +69,6 @@ pub trait Lanes {
     fn sqrt(&mut self, x: Self::F) -> Self::F;
     /// Rounded toward −∞ (as `f32::floor`).
     fn floor(&mut self, x: Self::F) -> Self::F;
-    /// The rare path of `trig`: in the lanes of `m` (huge finite x), replaces the Cody–Waite (r, r_lo, n)
-    /// by `rem_pio2_big_lane(x)`; other lanes keep theirs. Code that branches does so only when some
-    /// lane of `m` is set.
-    fn rem_pio2_big(&mut self, m: Self::M, x: Self::F, r: Self::F, rl: Self::F, q: Self::I)
-        -> (Self::F, Self::F, Self::I);
-
     /// Whether some lane of `m` is set, where the lanes can branch on it (block routines); code that
     /// cannot (the inline emitter) answers `true`, so a branch skipped only when no lane needs it computes
     /// what it would have computed anyway: skipping changes no selected lane's bits.
@@ -387,7 +381,14 @@ fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
     };
     let small = e.add(x, t);
     let u = e.addc(x, 1.0);
-    let big = log(e, u);
+    // XLA's log of u = 1 + x (`log`) without its subnormal scaling, which never applies (u's smallest positive
+    // value is 2^-24), and with its special cases (u <= 0, inf, NaN) only where some lane has one (block routines
+    // branch; the inline code selects them always): the same bits, fewer operations
+    let big = cephes_logf(e, u, None);
+    let pos = e.cmpc(Cmp::Gt, u, 0.0);
+    let fin = e.cmpc(Cmp::Lt, u, f64::INFINITY);
+    let ok = e.mand(pos, fin);
+    let big = if e.all(ok) { big } else { log_specials(e, u, big, 0.0) };
     let ax = e.abs(x);
     let m = e.cmpc(Cmp::Lt, ax, 0.4142135679721832);
     e.sel(m, small, big)
@@ -579,56 +580,30 @@ pub fn pow<L: Lanes>(e: &mut L, x: L::F, y: L::F) -> L::F {
     e.selc(y0, 1.0, v)
 }
 
-/// asin(x) = x + x³·ASIN_P(x²) on |x| <= 1/2 (least-squares fit on Chebyshev nodes, made with NumPy in
-/// float64, coefficients rounded to f32: 0.05 ulp of truncation error).
-const ASIN_P: [f64; 6] = [
-    0.1666666567325592, 0.07500098645687103, 0.04459803178906441, 0.03111615590751171, 0.017077859491109848,
-    0.03380575031042099,
-];
-
-/// asin(t) for |t| <= 1/2 (sign kept; NaN propagates).
-#[inline(always)]
-fn asin_small<L: Lanes>(e: &mut L, t: L::F) -> L::F {
-    let z = e.mul(t, t);
-    let p = e.poly(z, &ASIN_P);
-    let t3 = e.mul(z, t);
-    e.fma(t3, p, t)
-}
-
-/// (|x| <= 1/2, asin(√((1 - |x|)/2))): the half-angle form asin|x| = π/2 - 2 asin(√((1 - |x|)/2)) that
-/// `asin`/`acos` take above 1/2 (1 - |x| is exact there; NaN beyond 1).
-#[inline(always)]
-fn asin_parts<L: Lanes>(e: &mut L, x: L::F) -> (L::M, L::F) {
-    let ax = e.abs(x);
-    let small = e.cmpc(Cmp::Lt, ax, 0.5);
-    let one = e.c(1.0);
-    let w = e.sub(one, ax);
-    let w = e.mulc(w, 0.5);
-    let s = e.sqrt(w);
-    (small, asin_small(e, s))
-}
-
+/// XLA:CPU's float32 asin (JAX's composition, which XLA keeps): 2·atan2(x, 1 + √((1 − x)(1 + x))), its atan2 the
+/// C library's `atan2f` (`atan2` here): JAX's bits.
 #[inline(always)]
 pub fn asin<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let (small, u) = asin_parts(e, x);
-    let two_u = e.add(u, u);
-    let big = const_minus(e, PIO2_A, PIO2_B, two_u);
-    let big = e.copysign(big, x);
-    let sm = asin_small(e, x);
-    e.sel(small, sm, big)
+    let one = e.c(1.0);
+    let a = e.sub(one, x);
+    let b = e.add(x, one);
+    let p = e.mul(a, b);
+    let s = e.sqrt(p);
+    let d = e.add(s, one);
+    let r = atan2(e, x, d);
+    e.add(r, r)
 }
 
+/// XLA:CPU's float32 acos (JAX's composition): atan2(√((1 − x)(1 + x)), x) with the C library's `atan2f`
+/// (`atan2`): JAX's bits.
 #[inline(always)]
 pub fn acos<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let (small, u) = asin_parts(e, x);
-    let two_u = e.add(u, u);
-    // x > 1/2: 2u; x < -1/2: π - 2u; |x| < 1/2: π/2 - asin(x)
-    let neg = const_minus(e, PI_HI, PI_LO, two_u);
-    let xneg = e.cmpc(Cmp::Lt, x, 0.0);
-    let big = e.sel(xneg, neg, two_u);
-    let sm = asin_small(e, x);
-    let sm = const_minus(e, PIO2_A, PIO2_B, sm);
-    e.sel(small, sm, big)
+    let one = e.c(1.0);
+    let a = e.sub(one, x);
+    let b = e.add(x, one);
+    let p = e.mul(a, b);
+    let s = e.sqrt(p);
+    atan2(e, s, x)
 }
 
 /// XLA:CPU's float32 erf: x·P(x²)/Q(x²) (its coefficients, Horner by fmas), ±1 from |x| >= 3.8325.
@@ -692,172 +667,128 @@ pub fn atanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.selc(out, f64::NAN, r)
 }
 
-// ------------------------------------------------------------------------------------------------------
-// sin, cos, tan in f32 lanes (hosts with FMA: the reduction relies on fused products being exact).
-
-/// π/2 = PIO2_A + PIO2_B + PIO2_C (each the f32 nearest the remainder; residual 1.1e-23).
+/// π/2 rounded to f32.
 const PIO2_A: f64 = 1.5707963705062866;
-const PIO2_B: f64 = -4.371138828673793e-08;
-const PIO2_C: f64 = -1.7151245100058819e-15;
-/// Below this |x| the Cody–Waite reduction is used; above, `rem_pio2_lanes` (exact Payne–Hanek).
-/// (n = rint(2x/π) < 2^18: n·PIO2_A is exact and |x - n·PIO2_A| < 2, so the first fma is exact.)
-pub const TRIG_FAST_LIMIT: f64 = 262144.0;
-/// sin(r) = r + r³·S(r²) on |r| <= 0.8 (minimax in relative error, fitted in float64, rounded to f32;
-/// fit error 0.06 f32 ulp).
-const SIN_P: [f64; 4] = [-0.1666666716337204, 0.008333329111337662, -0.00019839162996504456, 2.716712060646387e-06];
-/// cos(r) = 1 - r²/2 + r⁴·C(r²) on |r| <= 0.8 (fitted as `SIN_P`; fit error 0.013 ulp).
-const COS_P: [f64; 3] = [0.04166664183139801, -0.0013887194218114018, 2.4419196051894687e-05];
 
-/// Lanes where bit `b` of the i32 lanes `q` is set.
+// ------------------------------------------------------------------------------------------------------
+// tan with the C library's tanf bits (XLA:CPU calls `tanf` for float32 `tan`).
+
+/// The kernel's odd and even coefficient chains: tan(u) = u + u³(T0 + u²T1 + u⁴T2 + ...) on |u| <= 0.6744
+/// (fdlibm's float `tan` kernel, which glibc's `tanf` runs).
+const TANF_T: [f64; 13] = [
+    3.3333334327e-01, 1.3333334029e-01, 5.3968254477e-02, 2.1869488060e-02, 8.8632395491e-03, 3.5920790397e-03,
+    1.4562094584e-03, 5.8804126456e-04, 2.4646313977e-04, 7.8179444245e-05, 7.1407252108e-05, -1.8558637748e-05,
+    2.5907305826e-05,
+];
+/// π/4 as f32 (also the last |x| evaluated without reduction) and the rest of π/4 as f32.
+const TANF_PIO4: f64 = 0.78539812564849853515625; // 0x3f490fda
+const TANF_PIO4_LO: f64 = 3.7748947079e-08; // 0x33222168
+/// From this |u| the kernel evaluates tan(π/4 − |u|) and folds it (0x3f2ca140).
+const TANF_FOLD: f64 = 0.6743354797363281;
+
+/// float32 `tan` as glibc 2.36's `tanf` computes it, from the reduction's parts (`math_f64::tanf_reduce`:
+/// r = y0 + y1 with y0 = r rounded to f32 and y1 the rounded rest, iy = ±1 by the quadrant's parity), in float
+/// steps without fused products: |x| <= π/4 takes (x, 0, 1); below 2^-13 y0 itself (iy = 1) or −1/y0; from
+/// 0.6744 the fold u = (π/4 − |y0|) + (π/4_lo − ±y1) (then ±iy(1 − 2·iy·u) if u < 2^-13); w = u + (y + z(s(P + Q)
+/// + y) + T0·s) with z = u², s = z·u and the odd/even chains P, Q in z²; the fold's result
+/// ±(iy − 2(u − (w²/(w + iy) − r))), else w (iy = 1) or −1/w refined from its 12-bit-truncated parts. One
+/// division: numerator and denominator selected. ±inf and NaN give x − x. Checked against the C library on
+/// every float32 below 2^23 (0 differences); callers give the C library's value from `tan_limit` on.
 #[inline(always)]
-fn bit_set<L: Lanes>(e: &mut L, q: L::I, b: u32) -> L::M {
-    let t = e.shlc(q, 31 - b);
-    e.icmpc(ICmp::Lt, t, 0)
-}
-
-/// x = n·π/2 + r: returns (r, r_lo, n as i32 lanes) with r + r_lo = x - n·π/2 to ~2^-48 relative.
-/// r_lo carries what rounding r to f32 dropped, so that results keep their accuracy where r is near π/4
-/// (or where x is near a multiple of π/2, where r is small and would lose its low bits).
-#[inline(always)]
-fn trig_reduce<L: Lanes>(e: &mut L, x: L::F) -> (L::F, L::F, L::I) {
-    let magic = e.c(MAGIC32);
-    let kk = e.fmac(x, std::f64::consts::FRAC_2_PI, magic);
-    let n = e.sub(kk, magic);
-    let ni = magic_int32(e, kk);
-    // r1 = x - n·A, exact (see TRIG_FAST_LIMIT); n·B = ph + pl exactly (fma two-product).
-    let r1 = e.fmac(n, -PIO2_A, x);
-    let ph = e.mulc(n, PIO2_B);
-    let nph = e.neg(ph);
-    let pl = e.fmac(n, PIO2_B, nph);
-    // t + te = r1 - ph exactly (two-sum: neither side is known to be the larger).
-    let t = e.sub(r1, ph);
-    let bb = e.sub(t, r1);
-    let tb = e.sub(t, bb);
-    let ea = e.sub(r1, tb);
-    let eb = e.sub(nph, bb);
-    let te = e.add(ea, eb);
-    // The small rest: te - (pl + n·C), then (r, r_lo) = t + w renormalized (|w| << |t| or t = 0).
-    let u = e.fmac(n, PIO2_C, pl);
-    let w = e.sub(te, u);
-    let r = e.add(t, w);
-    let rt = e.sub(r, t);
-    let rl = e.sub(w, rt);
-    (r, rl, ni)
-}
-
-/// (sin, cos) of r + r_lo for |r| <= 0.8.
-#[inline(always)]
-fn sincos_kernel<L: Lanes>(e: &mut L, r: L::F, rl: L::F) -> (L::F, L::F) {
-    let z = e.mul(r, r);
-    let p = e.poly(z, &SIN_P);
-    let r3 = e.mul(z, r);
-    // sin(r + r_lo) ≈ r + (r³·S(z) + r_lo)
-    let sl = e.fma(r3, p, rl);
-    let s = e.add(r, sl);
-    // cos(r + r_lo) ≈ 1 + (z·(-1/2 + z·C(z)) - r·r_lo)
-    let t = e.poly(z, &[-0.5, COS_P[0], COS_P[1], COS_P[2]]);
-    let m = e.mul(r, rl);
-    let nm = e.neg(m);
-    let v = e.fma(z, t, nm);
-    let c = e.addc(v, 1.0);
-    (s, c)
-}
-
-/// Which trigonometric function `trig` computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trig {
-    Sin,
-    Cos,
-    Tan,
-}
-
-/// sin, cos or tan of f32 lanes: Cody–Waite by π/2 below `TRIG_FAST_LIMIT`, the exact reduction of
-/// `Lanes::rem_pio2_big` (only when some lane needs it) for larger finite lanes; NaN for ±inf and NaN.
-#[inline(always)]
-pub fn trig<L: Lanes>(e: &mut L, f: Trig, x: L::F) -> L::F {
-    let (r, rl, q) = trig_reduce(e, x);
+pub fn tanf_kernel<L: Lanes>(e: &mut L, x: L::F, y0: L::F, y1: L::F, iy: L::F) -> L::F {
     let ax = e.abs(x);
-    let ge = e.cmpc(Cmp::Ge, ax, TRIG_FAST_LIMIT);
+    let reduced = e.cmpc(Cmp::Gt, ax, TANF_PIO4);
+    let zero = e.c(0.0);
+    let one = e.c(1.0);
+    let y0 = e.sel(reduced, y0, x);
+    let y1 = e.sel(reduced, y1, zero);
+    let iy = e.sel(reduced, iy, one);
+    let odd = e.cmpc(Cmp::Lt, iy, 0.0);
+    let ay = e.abs(y0);
+    let neg = e.cmpc(Cmp::Lt, y0, 0.0);
+    let fold = e.cmpc(Cmp::Ge, ay, TANF_FOLD);
+    // the fold: u = (π/4 − |y0|) + (π/4_lo − y1 with y0's sign taken off)
+    let ny1 = e.neg(y1);
+    let ya = e.sel(neg, ny1, y1);
+    let pio4 = e.c(TANF_PIO4);
+    let zf = e.sub(pio4, ay);
+    let pio4lo = e.c(TANF_PIO4_LO);
+    let wf = e.sub(pio4lo, ya);
+    let uf = e.add(zf, wf);
+    let u = e.sel(fold, uf, y0);
+    let y = e.sel(fold, zero, y1);
+    let z = e.mul(u, u);
+    let w = e.mul(z, z);
+    let p = horner_unfused(e, w, &[TANF_T[1], TANF_T[3], TANF_T[5], TANF_T[7], TANF_T[9], TANF_T[11]]);
+    let q = horner_unfused(e, w, &[TANF_T[2], TANF_T[4], TANF_T[6], TANF_T[8], TANF_T[10], TANF_T[12]]);
+    let q = e.mul(z, q);
+    let s = e.mul(z, u);
+    let pq = e.add(p, q);
+    let t = e.mul(s, pq);
+    let t = e.add(t, y);
+    let t = e.mul(z, t);
+    let r = e.add(y, t);
+    let t0s = e.mulc(s, TANF_T[0]);
+    let r = e.add(r, t0s);
+    let wv = e.add(u, r);
+    // one division: w²/(w + iy) (fold), −1/w (odd quadrant), −1/y0 (tiny, odd quadrant)
+    let tiny = e.cmpc(Cmp::Lt, ay, 2f64.powi(-13));
+    let w2 = e.mul(wv, wv);
+    let wpi = e.add(wv, iy);
+    let m1 = e.c(-1.0);
+    let num = e.sel(fold, w2, m1);
+    let den = e.sel(fold, wpi, wv);
+    let den = e.sel(tiny, y0, den);
+    let quo = e.div(num, den);
+    // fold: ±(iy − 2(u − (quo − r)))
+    let a = e.sub(quo, r);
+    let a = e.sub(u, a);
+    let a = e.add(a, a);
+    let fv = e.sub(iy, a);
+    let nfv = e.neg(fv);
+    let fv = e.sel(neg, nfv, fv);
+    // fold with u < 2^-13: ±iy·(1 − 2·iy·u)
+    let au = e.abs(uf);
+    let ftiny = e.cmpc(Cmp::Lt, au, 2f64.powi(-13));
+    let ftiny = e.mand(fold, ftiny);
+    let iy2 = e.add(iy, iy);
+    let t = e.mul(iy2, uf);
+    let tv = e.sub(one, t);
+    let tv = e.mul(tv, iy);
+    let ntv = e.neg(tv);
+    let tv = e.sel(neg, ntv, tv);
+    // odd quadrant: −1/w from t = a with its low 12 bits cleared and v = r − (w_t − u), w_t likewise
+    let wb = e.bits(wv);
+    let wb = e.iandc(wb, 0xffff_f000u32 as i32 as i64);
+    let wt = e.fbits(wb);
+    let v = e.sub(wt, u);
+    let v = e.sub(r, v);
+    let ab = e.bits(quo);
+    let ab = e.iandc(ab, 0xffff_f000u32 as i32 as i64);
+    let tt = e.fbits(ab);
+    let sv = e.mul(tt, wt);
+    let sv = e.add(one, sv);
+    let tv2 = e.mul(tt, v);
+    let sv = e.add(sv, tv2);
+    let sv = e.mul(quo, sv);
+    let ov = e.add(tt, sv);
+    let res = e.sel(odd, ov, wv);
+    let res = e.sel(fold, fv, res);
+    let res = e.sel(ftiny, tv, res);
+    let tv3 = e.sel(odd, quo, y0);
+    let res = e.sel(tiny, tv3, res);
     let fin = e.cmpc(Cmp::Lt, ax, f64::INFINITY);
-    let big = e.mand(ge, fin);
-    let (r, rl, q) = e.rem_pio2_big(big, x, r, rl, q);
-    let (s, c) = sincos_kernel(e, r, rl);
-    let odd = bit_set(e, q, 0);
-    let res = match f {
-        Trig::Sin | Trig::Cos => {
-            // sin: quadrant q gives (s, c, -s, -c); cos: (c, -s, -c, s).
-            let (a, flip) = if f == Trig::Sin {
-                (e.sel(odd, c, s), bit_set(e, q, 1))
-            } else {
-                let q1 = e.iaddc(q, 1);
-                (e.sel(odd, s, c), bit_set(e, q1, 1))
-            };
-            let na = e.neg(a);
-            e.sel(flip, na, a)
-        }
-        Trig::Tan => {
-            // tan = s/c in even quadrants, -c/s in odd ones.
-            let nc = e.neg(c);
-            let num = e.sel(odd, nc, s);
-            let den = e.sel(odd, s, c);
-            e.div(num, den)
-        }
-    };
-    if f == Trig::Cos {
-        res
-    } else {
-        // sin x and tan x are x to within half an ulp there (keeps -0 and the sign of tiny x).
-        tiny_passthrough(e, x, res, 2f64.powi(-12))
-    }
-}
-
-/// One lane of the rare path: x = n·π/2 + r exactly (`vmath::rem_pio2_f32`, Payne–Hanek), as
-/// (r rounded to f32, the f32 rest, n mod 4). Every lane type computes these same operations.
-#[inline(always)]
-pub fn rem_pio2_big_lane(x: f32) -> (f32, f32, i32) {
-    let v = super::vmath::rem_pio2_f32(x).to_bits();
-    let r = f64::from_bits(v & !3);
-    let hi = r as f32;
-    let lo = (r - hi as f64) as f32;
-    (hi, lo, (v & 3) as i32)
+    let nan = e.sub(x, x);
+    e.sel(fin, res, nan)
 }
 
 // ------------------------------------------------------------------------------------------------------
 // atan, atan2 in f32 lanes.
 
-/// atan(u) = u + u³·A(u²) on |u| <= tan(π/8) (fitted as `SIN_P`; fit error 0.05 ulp).
-const ATAN_P: [f64; 5] =
-    [-0.33333316445350647, 0.19998471438884735, -0.14243532717227936, 0.1059381291270256, -0.06078218296170235];
-/// π/4, π/2, π as f32 hi + lo.
+/// π/4 and π as f32, and π's rest as f32.
 const PIO4_HI: f64 = 0.7853981852531433;
-const PIO4_LO: f64 = -2.1855694143368964e-08;
 const PI_HI: f64 = 3.1415927410125732;
 const PI_LO: f64 = -8.742277657347586e-08;
-
-/// atan(t) for t in [0, 1] (NaN propagates): π/4 + atan((t - 1)/(t + 1)) above tan(π/8), else directly.
-#[inline(always)]
-fn atan01<L: Lanes>(e: &mut L, t: L::F) -> L::F {
-    let big = e.cmpc(Cmp::Gt, t, 0.41421356);
-    let tm = e.addc(t, -1.0);
-    let tp = e.addc(t, 1.0);
-    let v = e.div(tm, tp);
-    let u = e.sel(big, v, t);
-    let z = e.mul(u, u);
-    let p = e.poly(z, &ATAN_P);
-    let u3 = e.mul(z, u);
-    let a = e.fma(u3, p, u);
-    let lo = e.addc(a, PIO4_LO);
-    let hi = e.addc(lo, PIO4_HI);
-    e.sel(big, hi, a)
-}
-
-/// (c_hi - a) + c_lo: a constant minus `a`, with the constant's low part added last.
-#[inline(always)]
-fn const_minus<L: Lanes>(e: &mut L, hi: f64, lo: f64, a: L::F) -> L::F {
-    let c = e.c(hi);
-    let d = e.sub(c, a);
-    e.addc(d, lo)
-}
 
 /// fdlibm's atanf (the C library's, which XLA:CPU calls for float32 `atan`: JAX's bits) in float32 steps
 /// without fused products (glibc builds it for baseline x86-64): |x| in [0, 7/16), [7/16, 11/16),
@@ -946,34 +877,62 @@ pub fn atan<L: Lanes>(e: &mut L, x: L::F) -> L::F {
     e.sel(nan, xx, r)
 }
 
-/// atan2(y, x) with IEEE special cases (signed zeros, infinities, NaN).
-// Not lowered yet: it sweeps at 2.14 ulp but misses pow's 1-ulp simple pairs; atan2 stays on the f64 path.
-#[allow(dead_code)]
+/// fdlibm's float `atan2` (the C library's `atan2f`, which XLA:CPU calls for float32 `atan2`, and `asin`/`acos`
+/// through it: JAX's bits), in float steps without fused products: z = atanf(|y/x|) (`atan`), or π/2 rounded
+/// when |y| is 2^61 times |x|'s exponent and more, 0 when x < 0 is 2^61 times |y|'s; then z with y's sign for
+/// x > 0, ±(π − (z − π_lo)) for x < 0; y = ±0 gives y (x > 0) or ±π (x < 0), x = ±0 ±π/2, y = ±inf ±π/2,
+/// both infinite ±π/4 or ±3π/4; NaN as x + y. Checked against the C library on 4·10^8 random pairs (also
+/// with denormals flushed) and on every pair `asin`/`acos` form (0 differences).
 #[inline(always)]
 pub fn atan2<L: Lanes>(e: &mut L, y: L::F, x: L::F) -> L::F {
+    let q = e.div(y, x);
+    let aq = e.abs(q);
+    let z = atan(e, aq);
+    // exponent difference k = (|y|bits − |x|bits) >> 23
     let ay = e.abs(y);
     let ax = e.abs(x);
-    let swap = e.cmp(Cmp::Gt, ay, ax);
-    let mn = e.sel(swap, ax, ay);
-    let mx = e.sel(swap, ay, ax);
-    // t = min/max in [0, 1]; 0/0 → 0 and inf/inf → 1, then NaN wherever an operand is NaN.
-    let t = e.div(mn, mx);
-    let zero = e.cmpc(Cmp::Eq, mx, 0.0);
-    let t = e.selc(zero, 0.0, t);
-    let inf = e.cmpc(Cmp::Eq, mn, f64::INFINITY);
-    let t = e.selc(inf, 1.0, t);
-    let nan = e.cmp(Cmp::Unord, ay, ax);
-    let t = e.selc(nan, f64::NAN, t);
-    let a = atan01(e, t);
-    let d = const_minus(e, PIO2_A, PIO2_B, a);
-    let a = e.sel(swap, d, a);
-    // x < 0 or x = -0: π - a.
-    let xb = e.bits(x);
-    let xneg = e.icmpc(ICmp::Lt, xb, 0);
-    let p = const_minus(e, PI_HI, PI_LO, a);
-    let a = e.sel(xneg, p, a);
-    e.copysign(a, y)
+    let yb = e.bits(ay);
+    let xb = e.bits(ax);
+    let k = e.isub(yb, xb);
+    let k = e.sshrc(k, 23);
+    let steep = e.icmpc(ICmp::Ge, k, 61);
+    let z = e.selc(steep, ATAN2_STEEP, z);
+    let sx = e.bits(x);
+    let xneg = e.icmpc(ICmp::Lt, sx, 0);
+    let flat = e.icmpc(ICmp::Lt, k, -60);
+    let flat = e.mand(flat, xneg);
+    let z = e.selc(flat, 0.0, z);
+    let t = e.addc(z, -PI_LO);
+    let pi = e.c(PI_HI);
+    let pm = e.sub(pi, t);
+    let r = e.sel(xneg, pm, z);
+    let r = e.copysign(r, y);
+    // specials, the C library's precedence last-selected-first
+    let pio2 = e.c(PIO2_A);
+    let pio2 = e.copysign(pio2, y);
+    // zeros by their bits: a subnormal operand is not zero to the C library's tests (it reads them under DAZ too)
+    let x0 = e.icmpc(ICmp::Lt, xb, 1);
+    let r = e.sel(x0, pio2, r);
+    let yinf = e.cmpc(Cmp::Eq, ay, f64::INFINITY);
+    let r = e.sel(yinf, pio2, r);
+    let xinf = e.cmpc(Cmp::Eq, ax, f64::INFINITY);
+    let both = e.mand(xinf, yinf);
+    let q4 = e.c(PIO4_HI);
+    let q4 = e.selc(xneg, ATAN2_3PIO4, q4);
+    let q4 = e.copysign(q4, y);
+    let r = e.sel(both, q4, r);
+    let y0 = e.icmpc(ICmp::Lt, yb, 1);
+    let piy = e.copysign(pi, y);
+    let yz = e.sel(xneg, piy, y);
+    let r = e.sel(y0, yz, r);
+    let nan = e.cmp(Cmp::Unord, x, y);
+    let xy = e.add(x, y);
+    e.sel(nan, xy, r)
 }
+
+/// `atan2`'s π/2 + π_lo/2 rounded to f32 (π/2 as f32) and 3·(π/4 as f32) rounded to f32.
+const ATAN2_STEEP: f64 = ((PIO2_A + 0.5 * PI_LO) as f32) as f64;
+const ATAN2_3PIO4: f64 = ((3.0 * PIO4_HI) as f32) as f64;
 
 // ------------------------------------------------------------------------------------------------------
 // erf_inv: XLA:CPU's float32 computation, operation for operation, so that `random.normal` (u ↦ √2·erf_inv(u))

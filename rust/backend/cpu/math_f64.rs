@@ -120,6 +120,55 @@ pub fn sincosf<L: Lanes64>(d: &mut L, x: L::F, cos: bool, mid: bool) -> L::F {
     d.sel(fin, v, nan)
 }
 
+/// float32 `tan`'s reduction as the C library XLA:CPU calls computes it (glibc 2.36's `tanf`: `sincosf`'s
+/// quadrant n from 2^24·(2/π)·x truncated, plus 2^23, shifted right by 24, then r = x − n·π/2 in double
+/// precision with the product rounded before the difference: `tanf` is built without fused products):
+/// returns (r, iy) with iy = 1 for even n and −1 for odd n, the kernel's sign/reciprocal switch. With `mid`
+/// (hosts with FMA) lanes from 120 take n = rint(x·2/π) and r = x − n·P1 − n·P2 (two fmas) in place of the C
+/// library's integer reduction: the same float32 results on [120, 2^23) (checked in C on every float32 there;
+/// two differ from 2^23 on, so `tan_limit` sends those lanes to the C library). Lanes with |x| ≤ π/4, ±inf and
+/// NaN are the kernel's to select (`math_f32::tanf_kernel`).
+#[inline(always)]
+pub fn tanf_reduce<L: Lanes64>(d: &mut L, x: L::F, mid: bool) -> (L::F, L::F) {
+    let r = d.mulc(x, SINCOSF_HPI_INV);
+    let t = d.trunc(r);
+    let t = d.addc(t, 8388608.0);
+    let t = d.mulc(t, 2f64.powi(-24));
+    let n = d.floor(t);
+    let p = d.mulc(n, SINCOSF_HPI);
+    let dx = d.sub(x, p);
+    let (n, dx) = if mid {
+        let ax = d.abs(x);
+        let far = d.cmpc(Cmp::Ge, ax, SINCOS_MID);
+        let t = d.mulc(x, std::f64::consts::FRAC_2_PI);
+        let nm = d.nearest(t);
+        let nh = d.neg(nm);
+        let r1 = d.fmac(nh, SINCOSF_HPI, x);
+        let r2 = d.fmac(nh, SINCOSF_HPI_LO, r1);
+        (d.sel(far, nm, n), d.sel(far, r2, dx))
+    } else {
+        (n, dx)
+    };
+    // n's parity through its bits (n is an integer below 2^24 in magnitude: exact after the magic add)
+    let magic = d.c(6755399441055744.0);
+    let nb = d.add(n, magic);
+    let nb = d.bits(nb);
+    let odd = d.iandc(nb, 1);
+    let odd = d.icmpc(super::math_f32::ICmp::Ge, odd, 1);
+    let one = d.c(1.0);
+    let iy = d.selc(odd, -1.0, one);
+    (dx, iy)
+}
+
+/// From this |x| on, callers of `tanf_reduce` take the C library's `tanf` value (`mid`: the host fuses).
+pub fn tan_limit(mid: bool) -> f64 {
+    if mid {
+        8388608.0 // 2^23
+    } else {
+        SINCOS_MID
+    }
+}
+
 /// Where the C library's `sinf`/`cosf` switch to their integer reduction.
 const SINCOS_MID: f64 = 120.0;
 

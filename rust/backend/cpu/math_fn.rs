@@ -16,10 +16,10 @@ pub enum MathFn {
     Exp, Exp2, Log, Log1p, Expm1, Tanh, Sin, Cos, Tan, Logistic, Erf, Cbrt,
     Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, ErfInv, Ndtri, Lgamma, Digamma, Rsqrt,
     Pow, Atan2, NextAfter, Fmod,
-    /// Internal: exact reduction of a huge f32 by π/2 (`vmath::rem_pio2_f32`), f32 → f64.
-    RemPio2,
     /// Internal: the C library's `sinf` and `cosf` of a huge f32 (`vmath::sincos_big_f32`), f32 → i64.
     SinCosBig,
+    /// Internal: the C library's `tanf` of a huge f32 (`vmath::tan_big_f32`), f32 → f32.
+    TanBig,
     /// Integer power `x ** y` (both operands of the integer dtype).
     IPow,
     /// A float unary op that neither `ops::unary` nor the functions above lower: a call to its scalar
@@ -86,7 +86,6 @@ pub fn signature(f: MathFn, dt: DType, call_conv: CallConv) -> Signature {
         sig.params.push(AbiParam::new(ty));
     }
     let ret = match f {
-        MathFn::RemPio2 => cl_type(DType::F64),
         MathFn::SinCosBig => cl_type(DType::I64),
         _ => ty,
     };
