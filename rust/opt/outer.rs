@@ -117,13 +117,16 @@ mod tests {
         let contract = Prim::Lib(LibOp::DotGeneral {
             lhs_contracting: vec![1], rhs_contracting: vec![0], lhs_batch: vec![], rhs_batch: vec![], preferred: None,
         });
+        let bf16_dot = Prim::Lib(LibOp::DotGeneral {
+            lhs_contracting: vec![], rhs_contracting: vec![], lhs_batch: vec![], rhs_batch: vec![], preferred: Some(f),
+        });
         let p = Program {
             name: "o".into(),
             invars: vec![(0, t(f, &[3])), (1, t(f, &[5])), (2, t(f, &[2, 3])), (3, t(f, &[2, 4])), (4, t(DType::BF16, &[3]))],
             eqns: vec![
                 Eqn { prim: dot(vec![], vec![]), inputs: vec![V(0), V(1)], outputs: vec![(5, t(f, &[3, 5]))] },
                 Eqn { prim: dot(vec![0], vec![0]), inputs: vec![V(2), V(3)], outputs: vec![(6, t(f, &[2, 3, 4]))] },
-                Eqn { prim: dot(vec![], vec![]), inputs: vec![V(4), V(1)], outputs: vec![(7, t(f, &[3, 5]))] },
+                Eqn { prim: bf16_dot, inputs: vec![V(4), V(1)], outputs: vec![(7, t(f, &[3, 5]))] },
                 Eqn { prim: contract, inputs: vec![V(2), V(0)], outputs: vec![(8, t(f, &[2]))] },
                 Eqn { prim: Prim::Transpose { permutation: vec![1, 0] }, inputs: vec![V(5)], outputs: vec![(9, t(f, &[5, 3]))] },
             ],
