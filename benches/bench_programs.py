@@ -1,7 +1,8 @@
 """Real programs, cranax vs JAX in one run (issue 23, item 5): the ecosystem's programs (diffrax Tsit5 solve,
 blackjax HMC and NUTS steps, optax training inside one ``fori_loop``, an equinox MLP step; built by
 ``bench_ecosystem._programs``), the digits MLP training step (``examples/digits_mlp.py``), a 1,000-step scan
-RNN (hidden 128), the seed's selu on 1M float32, two while-loop micro-benchmarks (an f32[4] carry; an f32[1000]
+RNN (hidden 128) and the gradients of 200-step ones (separate weights; stacked weights read as ``W[0..2]``,
+whose cotangents reverse mode adds as zero pads), the seed's selu on 1M float32, two while-loop micro-benchmarks (an f32[4] carry; an f32[1000]
 carry through ``tanh`` and ``sin``), general float32 matmul at 256/1024/3000 and a long Adam run
 (``bench_adam_long.run``: 10,000 digits-MLP steps, the median step time of the first and of the last 1,000).
 
@@ -43,11 +44,11 @@ for _p in (HERE, EXAMPLES):
 # Sizes of each mode: matmul sides, scan RNN steps and hidden size, selu length, while-loop iteration counts
 # (and the wide carry's length), the Adam run's steps and window.
 SIZES = {
-    "full": dict(mm=(256, 1024, 3000), rnn_T=1000, rnn_H=128, selu_n=1_000_000, w4_n=100_000, wide=1000,
+    "full": dict(mm=(256, 1024, 3000), rnn_T=1000, rnn_H=128, rnn_grad_T=200, selu_n=1_000_000, w4_n=100_000, wide=1000,
                  wide_n=2_000, adam_steps=10_000, adam_window=1000, budget=1.5),
-    "quick": dict(mm=(256, 1024), rnn_T=1000, rnn_H=128, selu_n=1_000_000, w4_n=20_000, wide=1000,
+    "quick": dict(mm=(256, 1024), rnn_T=1000, rnn_H=128, rnn_grad_T=200, selu_n=1_000_000, w4_n=20_000, wide=1000,
                   wide_n=500, adam_steps=2_000, adam_window=500, budget=0.4),
-    "tiny": dict(mm=(8, 33), rnn_T=10, rnn_H=8, selu_n=1000, w4_n=7, wide=16, wide_n=5, adam_steps=3,
+    "tiny": dict(mm=(8, 33), rnn_T=10, rnn_H=8, rnn_grad_T=10, selu_n=1000, w4_n=7, wide=16, wide_n=5, adam_steps=3,
                  adam_window=1, budget=0.0),
 }
 ECOSYSTEM = {   # row name here -> program name in bench_ecosystem._programs
@@ -76,6 +77,11 @@ def inputs(size):
     for n in z["mm"]:
         out[f"mm{n}"] = (rng.standard_normal((n, n)).astype(np.float32),
                          rng.standard_normal((n, n)).astype(np.float32))
+    # (a generator of its own: the inputs above stay those of earlier runs)
+    g = np.random.default_rng(1)
+    xs = g.standard_normal((z["rnn_grad_T"], H)).astype(np.float32)
+    out["rnn_grad"] = (out["rnn"][0], out["rnn"][1], xs)
+    out["rnn3_grad"] = (g.standard_normal((3, H, H)).astype(np.float32) * np.float32(0.05), xs)
     return out
 
 
@@ -89,6 +95,37 @@ def rnn_np(W, U, xs):
         h = np.tanh(h @ W + x @ U)
         hs.append(h)
     return h, np.stack(hs)
+
+
+def rnn_grad_np(W, U, xs):
+    """(dW, dU) of sum(h_T) + sum(all h) for ``scan_rnn``'s cell, by hand-written backprop in float64."""
+    W, U, xs = (np.asarray(a, np.float64) for a in (W, U, xs))
+    hs = [np.zeros(W.shape[0])]
+    for x in xs:
+        hs.append(np.tanh(hs[-1] @ W + x @ U))
+    dW, dU, gh = np.zeros_like(W), np.zeros_like(U), np.ones(W.shape[0])   # d/dh_T of sum(h_T)
+    for t in range(len(xs), 0, -1):
+        dz = (gh + 1.0) * (1.0 - hs[t] ** 2)   # + 1: h_t's term in sum(all h)
+        dW += np.outer(hs[t - 1], dz)
+        dU += np.outer(xs[t - 1], dz)
+        gh = W @ dz
+    return dW, dU
+
+
+def rnn3_grad_np(W3, xs):
+    """d/dW3 of sum(h_T) + sum(ys) for the cell h = tanh(h @ W3[0] + x @ W3[1]), y = h @ W3[2], in float64."""
+    W3, xs = np.asarray(W3, np.float64), np.asarray(xs, np.float64)
+    hs = [np.zeros(W3.shape[1])]
+    for x in xs:
+        hs.append(np.tanh(hs[-1] @ W3[0] + x @ W3[1]))
+    d, gh = np.zeros_like(W3), np.ones(W3.shape[1])
+    for t in range(len(xs), 0, -1):
+        d[2] += np.outer(hs[t], np.ones(W3.shape[2]))
+        dz = (gh + W3[2].sum(axis=1)) * (1.0 - hs[t] ** 2)
+        d[0] += np.outer(hs[t - 1], dz)
+        d[1] += np.outer(xs[t - 1], dz)
+        gh = W3[0] @ dz
+    return d
 
 
 def while4_np(x, n):
@@ -115,6 +152,30 @@ def scan_rnn(jax, jnp, lax, W, U, xs):
             return h, h
         return lax.scan(cell, jnp.zeros(H, jnp.float32), xs)
     return jax.jit(rnn), (jnp.asarray(W), jnp.asarray(U), jnp.asarray(xs))
+
+
+def scan_rnn_grad(jax, jnp, lax, W, U, xs):
+    """(jitted f, args): ``jit(grad)`` in (W, U) of sum(h_T) + sum(all h) over ``scan_rnn``'s cell."""
+    def loss(W, U, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ W + x @ U)
+            return h, h
+        h, hs = lax.scan(cell, jnp.zeros(W.shape[0], jnp.float32), xs)
+        return jnp.sum(h) + jnp.sum(hs)
+    return jax.jit(jax.grad(loss, argnums=(0, 1))), (jnp.asarray(W), jnp.asarray(U), jnp.asarray(xs))
+
+
+def scan_rnn3_grad(jax, jnp, lax, W3, xs):
+    """(jitted f, args): ``jit(grad)`` in W3 (3, H, H) of sum(h_T) + sum(ys) over the cell
+    h = tanh(h @ W3[0] + x @ W3[1]), y = h @ W3[2]: reverse mode adds each slice's cotangent to the
+    carried f32[3, H, H] accumulator as a zero pad (JAX's jaxpr too)."""
+    def loss(W3, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ W3[0] + x @ W3[1])
+            return h, h @ W3[2]
+        h, ys = lax.scan(cell, jnp.zeros(W3.shape[1], jnp.float32), xs)
+        return jnp.sum(h) + jnp.sum(ys)
+    return jax.jit(jax.grad(loss)), (jnp.asarray(W3), jnp.asarray(xs))
 
 
 def programs(size):
@@ -147,6 +208,12 @@ def programs(size):
     W, U, xs = d["rnn"]
     progs[f"scan RNN, {z['rnn_T']} steps, hidden {z['rnn_H']}"] = dict(
         make=lambda: scan_rnn(jax, jnp, lax, W, U, xs)[0], args=scan_rnn(jax, jnp, lax, W, U, xs)[1], iters=None)
+
+    rg, r3 = d["rnn_grad"], d["rnn3_grad"]
+    progs[f"grad of scan RNN, {z['rnn_grad_T']} steps, hidden {z['rnn_H']}"] = dict(
+        make=lambda: scan_rnn_grad(jax, jnp, lax, *rg)[0], args=scan_rnn_grad(jax, jnp, lax, *rg)[1], iters=None)
+    progs[f"grad of scan RNN, {z['rnn_grad_T']} steps, hidden {z['rnn_H']}, stacked weights W[0..2]"] = dict(
+        make=lambda: scan_rnn3_grad(jax, jnp, lax, *r3)[0], args=scan_rnn3_grad(jax, jnp, lax, *r3)[1], iters=None)
 
     def selu(x):
         return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)

@@ -1,6 +1,6 @@
 """benches/bench_programs.py (issue 23, item 5): every program it times runs once in cranax at tiny sizes
 (``--smoke``, a subprocess: the ecosystem programs need ``install_as_jax()``, which must not leak into this
-process) and gives the right values: NumPy oracles for the RNN, selu, while loops, matmul and the digits MLP
+process) and gives the right values: NumPy oracles for the RNN (and its gradients: hand-written backprop), selu, while loops, matmul and the digits MLP
 Adam step; values recorded from real JAX 0.10.2 running the same definitions (``/tmp/jaxvenv/bin/python
 benches/bench_programs.py --worker jax --smoke``) for the ecosystem programs and the short Adam run."""
 import importlib.util
@@ -84,6 +84,16 @@ def test_loops_selu_matmul_match_numpy(smoke):
         a, b = d[f"mm{n}"]
         np.testing.assert_allclose(_values(smoke, f"matmul {n}x{n} @ {n}x{n} f32"), (a @ b).ravel(),
                                    rtol=1e-5, atol=1e-4)
+
+
+def test_rnn_grads_match_hand_written_backprop(smoke):
+    z, d = bp.SIZES["tiny"], bp.inputs("tiny")
+    name = f"grad of scan RNN, {z['rnn_grad_T']} steps, hidden {z['rnn_H']}"
+    dW, dU = bp.rnn_grad_np(*d["rnn_grad"])
+    np.testing.assert_allclose(_values(smoke, name), np.concatenate([dW.ravel(), dU.ravel()]), rtol=1e-5, atol=1e-5)
+    # the stacked weights' cotangents are added as zero pads (opt::pad_add: window updates of the carry)
+    np.testing.assert_allclose(_values(smoke, name + ", stacked weights W[0..2]"),
+                               bp.rnn3_grad_np(*d["rnn3_grad"]).ravel(), rtol=1e-5, atol=1e-5)
 
 
 def test_digits_adam_step_matches_hand_written_numpy(smoke):

@@ -17,7 +17,8 @@
 //!   another share a kernel.
 //! - reshape/squeeze/expand_dims are `Step::View`s of a materialized value.
 //! - A fusible value is materialized (gets a slot, written by a `Store` output) when it is a program output,
-//!   the operand of a view, or used by more than one kernel. When all its uses are in one kernel whose
+//!   the operand of a view, or used by more than one kernel (except a broadcast that expands its operand:
+//!   each kernel reads the operand through the broadcast's index map). When all its uses are in one kernel whose
 //!   domain is its shape, it becomes an extra `Store` output of that kernel instead of a kernel of its own;
 //!   an output nothing consumes joins the kernel computing a sibling from a shared operand (`sibling`).
 //!
@@ -98,8 +99,9 @@ struct Ctx<'a> {
     eqns: &'a [crate::ir::Eqn],
     slot: HashMap<VarId, usize>,
     kern: HashMap<VarId, usize>,
-    /// Values computed from literals alone at no cost (a broadcast constant, an iota): recomputed inside
-    /// every kernel that uses them instead of being stored.
+    /// Values computed from literals alone at no cost (a broadcast constant, an iota), and broadcasts of a
+    /// stored value that several kernels read: recomputed inside every kernel that uses them instead of
+    /// being stored.
     everywhere: HashSet<VarId>,
     /// Equations that are one-element gathers fused into kernels (`point_gather`): fusible, not library calls.
     gathers: HashMap<usize, PointGather>,
@@ -808,6 +810,8 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
     let mut groups: Vec<Group> = Vec::new();
     let mut materialized: HashSet<VarId> = HashSet::new();
     let mut reduce_groups: HashMap<(Vec<usize>, Vec<usize>), Vec<usize>> = HashMap::new();
+    // broadcasts read through their index map in each of these kernels (`everywhere`, not stored)
+    let mut spread: HashMap<VarId, Vec<usize>> = HashMap::new();
     for i in (0..eqns.len()).rev() {
         if !live[i] {
             continue;
@@ -882,7 +886,14 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                         _ => match ctx.kern.get(&cv) {
                             Some(&k) if !kernels.contains(&k) => kernels.push(k),
                             Some(_) => {}
-                            None => return Err(internal(format!("consumer of {v} not assigned"))),
+                            None => {
+                                let ks = spread.get(&cv).ok_or_else(|| internal(format!("consumer of {v} not assigned")))?;
+                                for &k in ks {
+                                    if !kernels.contains(&k) {
+                                        kernels.push(k);
+                                    }
+                                }
+                            }
                         },
                     }
                 }
@@ -893,6 +904,14 @@ fn lower(p: &Program, share: bool) -> Result<Option<Plan>> {
                 }
                 if !forced && op_cost(&e.prim) == 0 && e.inputs.iter().all(|a| matches!(a, Atom::Lit(..))) {
                     ctx.everywhere.insert(v);
+                    continue;
+                }
+                // A broadcast that several kernels read (an outer product's row or column, merged by CSE, in
+                // a backward body's weight updates): each reads the operand through the broadcast's index
+                // map, as XLA duplicates broadcasts into their consumers, instead of a stored full-size copy.
+                if !forced && kernels.len() > 1 && expands(&ctx, e) && matches!(e.inputs[0], Atom::Var(_)) {
+                    ctx.everywhere.insert(v);
+                    spread.insert(v, kernels);
                     continue;
                 }
                 materialized.insert(v);

@@ -80,7 +80,7 @@ pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buff
                 release(exe, si + 1, slots);
                 continue;
             }
-            Step::Library(l) if matches!(l.op, LibOp::Scatter { .. }) && dead_operand(exe, si, l, slots) => {
+            Step::Library(l) if matches!(l.op, LibOp::Scatter { .. }) && l.inputs.len() == 3 && dead_operand(exe, si, l, slots) => {
                 // The operand's buffer becomes the result: no copy (XLA's in-place scatter of a dead operand).
                 let buf = slots[l.inputs[0]].take().ok_or_else(|| missing(l.inputs[0]))?;
                 let (Some(i), Some(u)) = (slots[l.inputs[1]].as_ref(), slots[l.inputs[2]].as_ref()) else {
@@ -88,6 +88,18 @@ pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buff
                 };
                 let res = super::library::scatter_in_place(&l.op, buf, i, u)
                     .ok_or_else(|| Error::Execution("scatter step is not a scatter".into()))??;
+                slots[l.outputs[0]] = Some(res);
+            }
+            Step::Library(l) if matches!(l.op, LibOp::DynamicUpdateSlice) && dead_operand(exe, si, l, slots) => {
+                // Only the window is written (a loop's carried accumulator updated where it lies, see
+                // `opt::pad_add`).
+                let buf = slots[l.inputs[0]].take().ok_or_else(|| missing(l.inputs[0]))?;
+                let mut refs: Vec<&Buffer> = Vec::with_capacity(l.inputs.len() - 1);
+                for &s in &l.inputs[1..] {
+                    refs.push(slots[s].as_ref().ok_or_else(|| missing(s))?);
+                }
+                let res = super::library::update_slice_in_place(&l.op, buf, &refs)
+                    .ok_or_else(|| Error::Execution("update step is not a dynamic_update_slice".into()))??;
                 slots[l.outputs[0]] = Some(res);
             }
             Step::Library(l) => {
@@ -246,12 +258,12 @@ fn release(exe: &CpuExecutable, si: usize, slots: &mut [Option<Buffer>]) {
     }
 }
 
-/// Whether scatter step `si` may write into its operand's buffer: this is the plan's last read of the
+/// Whether scatter or update step `si` may write into its operand's buffer: this is the plan's last read of the
 /// operand slot (released after the step), no other operand of the step is that slot, its result has the
 /// operand's aval, and this run holds the only handle to the storage (not an input the caller keeps, a
 /// view's source still live, borrowed memory, or a cached constant).
 fn dead_operand(exe: &CpuExecutable, si: usize, l: &LibStep, slots: &[Option<Buffer>]) -> bool {
-    let (Some(&s0), Some(&out), 3) = (l.inputs.first(), l.outputs.first(), l.inputs.len()) else { return false };
+    let (Some(&s0), Some(&out), true) = (l.inputs.first(), l.outputs.first(), l.inputs.len() >= 2) else { return false };
     let Some(b) = slots.get(s0).and_then(Option::as_ref) else { return false };
     let st = &b.storage;
     let bytes = Buffer::byte_len(&b.aval).unwrap_or(usize::MAX);

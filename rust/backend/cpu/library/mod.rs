@@ -64,6 +64,13 @@ pub fn scatter_in_place(op: &LibOp, res: Buffer, indices: &Buffer, upd: &Buffer)
     Some(gather::scatter_in_place(&s, *op, *mode, res, indices, upd))
 }
 
+/// A `dynamic_update_slice` into `res`, a buffer holding its operand that nothing else reads; `None` for
+/// other ops. `inputs` are the step's other operands (the update, then the start indices).
+pub fn update_slice_in_place(op: &LibOp, res: Buffer, inputs: &[&Buffer]) -> Option<Result<Buffer>> {
+    let (LibOp::DynamicUpdateSlice, [upd, idx @ ..]) = (op, inputs) else { return None };
+    Some(shape_ops::dynamic_update_slice_in_place(res, upd, idx))
+}
+
 /// Runs one library op on its input buffers, giving one buffer per output aval.
 pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>> {
     let out0 = || outs.first().ok_or_else(|| Error::Execution(format!("{} has no output", op.name())));

@@ -222,6 +222,19 @@ pub fn dynamic_update_slice(x: &Buffer, upd: &Buffer, idx: &[&Buffer], out: &Ava
     Ok(res)
 }
 
+/// `dynamic_update_slice` written into `res`, a buffer holding the operand that nothing else reads (the
+/// executor's `dead_operand`): only the window is copied, not the whole operand.
+pub fn dynamic_update_slice_in_place(res: Buffer, upd: &Buffer, idx: &[&Buffer]) -> Result<Buffer> {
+    let shape = &res.aval.shape;
+    let start = clamped_starts(idx, shape, &upd.aval.shape);
+    let zeros = AxisIdx::zeros(shape.len());
+    // SAFETY: the update's window at the clamped start lies inside the operand, whose buffer is ours alone.
+    unsafe {
+        copy_box(upd.as_ptr(), &upd.aval.shape, &zeros, res.as_ptr(), shape, &start, &upd.aval.shape, res.aval.dtype.size())
+    };
+    Ok(res)
+}
+
 /// Tile edge of the blocked transpose (elements).
 const TILE: usize = 32;
 
