@@ -14,6 +14,7 @@ use crate::ir::{DType, ReduceOp};
 use crate::plan::{KOp, Kernel, OutputKind};
 
 use super::clif::{cl_type, iconst};
+use super::kfacts::{Fact, Facts};
 use super::loop_plan::{axes, choose_mode, live_from, outer_len, sum_order, to_i64, ynn_chunk, Axis, Mode, StripPlan, SumOrder};
 use super::math_fn::{Imports, MathFn};
 use super::ops;
@@ -63,6 +64,8 @@ struct Gen<'k> {
     phase: Option<Phase>,
     /// The order the kernel's sums follow (`loop_plan::sum_order`), when not the nest's own.
     order: Option<SumOrder>,
+    /// What the body's integer values are known to be (`kfacts`).
+    facts: Facts,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
@@ -165,6 +168,7 @@ pub fn build_kernel(
             lanes,
             unroll,
             order,
+            facts: super::kfacts::analyze(k),
         };
         for _ in 0..g.outer.len() {
             g.oidx.push(b.declare_var(types::I64));
@@ -1440,6 +1444,23 @@ impl Gen<'_> {
                     vals[i] = Some(b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, (u * lanes * 4) as i32));
                     continue;
                 }
+                match self.facts.fact[i] {
+                    // Same value as an operand (a decided select, a clamp that cannot move its operand);
+                    // float64 values of 4-lane kernels are recomputed where converted, so they stay as written.
+                    Fact::Alias(j) if !(lanes == 4 && ins.dtype == DType::F64) && vals[j].is_some() => {
+                        vals[i] = vals[j];
+                        continue;
+                    }
+                    Fact::FloorDiv { x, c } | Fact::FloorRem { x, c }
+                        if lanes == 4 && ins.dtype == DType::I32 && vals[x].is_some() && c <= i64::from(i32::MAX) =>
+                    {
+                        let rem = matches!(self.facts.fact[i], Fact::FloorRem { .. });
+                        let xv = vals[x].ok_or_else(|| Error::Codegen(format!("floor operand %{x} not computed")))?;
+                        vals[i] = Some(super::vdiv::floor_div_rem_pos_const(b, xv, c as i32, rem));
+                        continue;
+                    }
+                    _ => {}
+                }
                 let v = match &ins.op {
                     KOp::Load { input } => {
                         let s = *input;
@@ -1482,8 +1503,9 @@ impl Gen<'_> {
                             Some(f) => Some(vals[*f].ok_or_else(|| Error::Codegen(format!("gather fill %{f} not computed")))?),
                             None => None,
                         };
+                        let in_bounds = self.facts.within(*index, *hi);
                         let one = |b: &mut FunctionBuilder, at: Value, iv: Value, fv: Option<Value>| {
-                            let (at, ok) = super::scalar_lib::gather_addr(b, at, idt, iv, *hi, sb, fv.is_some());
+                            let (at, ok) = super::scalar_lib::gather_addr(b, at, idt, iv, *hi, sb, fv.is_some(), in_bounds);
                             let mut x = b.ins().load(cl_type(dt), super::clif::trusted(), at, 0);
                             if dt == DType::Bool {
                                 let z = iconst(b, types::I8, 0);
