@@ -110,6 +110,16 @@ pub fn div_rem_by_const(b: &mut FunctionBuilder, x: Value, d: i64, signed: bool,
         } else {
             q0
         }
+    } else if (d32 as u32).count_ones() == 1 {
+        // uint32 by a power of two: a shift, the remainder the low bits
+        let du = d32 as u32;
+        return if rem {
+            let mask = splat32(b, i64::from(du - 1));
+            b.ins().band(x, mask)
+        } else {
+            let k = sh32(b, du.trailing_zeros());
+            b.ins().ushr(x, k)
+        };
     } else {
         let (m, sh1, sh2) = unsigned_magic(d32 as u32);
         let mv = lanes32(b, m as i32);
@@ -160,6 +170,16 @@ pub fn floor_div_by_magic(x: i32, d: i32) -> i32 {
 pub fn floor_div_rem_pos_const(b: &mut FunctionBuilder, x: Value, d: i32, rem: bool) -> Value {
     if d == 1 {
         return if rem { splat32(b, 0) } else { x };
+    }
+    if d.count_ones() == 1 {
+        // a power of two: an arithmetic shift floors, the low bits are the floor remainder
+        return if rem {
+            let mask = splat32(b, i64::from(d - 1));
+            b.ins().band(x, mask)
+        } else {
+            let k = sh32(b, d.trailing_zeros());
+            b.ins().sshr(x, k)
+        };
     }
     let (m, sh) = nonneg_magic(d as u32);
     let s31 = sh32(b, 31);
