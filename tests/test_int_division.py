@@ -128,3 +128,29 @@ def test_under_vmap_and_in_loop_bodies():
     for k in range(6):
         want += np.remainder(i.astype(np.int64) + k, 1000) + np.floor_divide(i.astype(np.int64) - k, k + 3)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_floor_patterns_feeding_indices_and_arithmetic():
+    """`%` and `//` by positive constants inside larger kernels: their results reused by other integer
+    operations, as two-component gather indices (`m[i % n, i // n]`, whose negative-index fix-ups and
+    clamps the floor results make moot), and by `take_along_axis`, against NumPy over the whole int32 range."""
+    x = values(np.int32, 4001, 6)
+    for c in (2, 3, 1000, 1024, 2**20 + 3, 2**31 - 1):
+        c = np.int32(c)
+        got = cranax.jit(lambda a: (a % c) * np.int32(3) - a // c + (a // c) % np.int32(7))(x)
+        with np.errstate(over="ignore"):
+            want = (x % c) * np.int32(3) - x // c + (x // c) % np.int32(7)
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"c={c}")
+    m = np.random.RandomState(8).rand(100, 300).astype(np.float32)
+    i = values(np.int32, 30011, 9)
+    got = cranax.jit(lambda m, i: m[i % 100, (i // 100) % 300])(m, i)
+    np.testing.assert_array_equal(np.asarray(got), m[i % 100, (i // 100) % 300])
+    got = cranax.jit(lambda m, i: m[i % 100, i // 2**24])(m, i % 2**26)
+    np.testing.assert_array_equal(np.asarray(got), m[i % 2**26 % 100, i % 2**26 // 2**24])
+    j = i[:30000].reshape(100, 300)
+    got = cranax.jit(lambda m, j: jnp.take_along_axis(m, j % 300, axis=1))(m, j)
+    np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(m, j % 300, axis=1))
+    got = cranax.jit(lambda m, j: jnp.take_along_axis(m, j % 301, axis=1, mode="fill", fill_value=-1.0))(m, j)
+    k = j % 301
+    want = np.where(k < 300, np.take_along_axis(m, np.minimum(k, 299), axis=1), np.float32(-1.0))
+    np.testing.assert_array_equal(np.asarray(got), want)

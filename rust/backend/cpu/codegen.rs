@@ -14,10 +14,78 @@ use crate::ir::{DType, ReduceOp};
 use crate::plan::{KOp, Kernel, OutputKind};
 
 use super::clif::{cl_type, iconst};
+use super::kfacts::{Fact, Facts};
 use super::loop_plan::{axes, choose_mode, live_from, outer_len, sum_order, to_i64, ynn_chunk, Axis, Mode, StripPlan, SumOrder};
 use super::math_fn::{Imports, MathFn};
 use super::ops;
 use super::simd;
+
+/// A 4-lane gather's operands (see `gather_lanes4`): the input's address and byte stride along the vector
+/// axis, the first lane's position, value and index dtypes, index and fill vectors, bound, stride in bytes.
+struct GatherLanes {
+    a: Value,
+    st: i64,
+    first: i64,
+    dt: DType,
+    idt: DType,
+    iv: Value,
+    fv: Option<Value>,
+    hi: u64,
+    sb: i64,
+    in_bounds: bool,
+}
+
+/// A gather of 32-bit values by int32/uint32 indices on 4 lanes, its clamp and fill test done once on the
+/// index vector (two or three vector instructions) instead of per lane in 64 bits (four or five each): the
+/// lanes then only extract, load and insert. Same reads and results as the per-lane code. `None`: other
+/// dtypes or a bound past int32 (the caller emits lanes one by one).
+fn gather_lanes4(b: &mut FunctionBuilder, g: GatherLanes) -> Option<Value> {
+    let vt = match g.dt {
+        DType::F32 => types::F32X4,
+        DType::I32 | DType::U32 => types::I32X4,
+        _ => return None,
+    };
+    if !matches!(g.idt, DType::I32 | DType::U32) || g.hi > i32::MAX as u64 || b.func.dfg.value_type(g.iv) != types::I32X4 {
+        return None;
+    }
+    let h = b.ins().iconst(types::I32, g.hi as i64);
+    let hv = b.ins().splat(types::I32X4, h);
+    // (unsigned: a negative int32 is a huge uint32, so one compare and one min cover both ends)
+    let (cv, ok) = if g.in_bounds {
+        (g.iv, None)
+    } else if g.fv.is_some() {
+        (b.ins().umin(g.iv, hv), Some(b.ins().icmp(IntCC::UnsignedLessThanOrEqual, g.iv, hv)))
+    } else if g.idt == DType::U32 {
+        (b.ins().umin(g.iv, hv), None)
+    } else {
+        let z = b.ins().iconst(types::I32, 0);
+        let zv = b.ins().splat(types::I32X4, z);
+        let lo = b.ins().smax(g.iv, zv);
+        (b.ins().smin(lo, hv), None)
+    };
+    let lt = vt.lane_type();
+    let mut v: Option<Value> = None;
+    for l in 0..4u8 {
+        let i = b.ins().extractlane(cv, l);
+        let i = b.ins().uextend(types::I64, i);
+        let off = b.ins().imul_imm_s(i, g.sb);
+        let at = b.ins().iadd(g.a, off);
+        let at = b.ins().iadd_imm_s(at, (g.first + i64::from(l)) * g.st);
+        let x = b.ins().load(lt, super::clif::trusted(), at, 0);
+        v = Some(match v {
+            None => b.ins().scalar_to_vector(vt, x),
+            Some(v) => b.ins().insertlane(v, x, l),
+        });
+    }
+    let v = v?;
+    Some(match (ok, g.fv) {
+        (Some(ok), Some(f)) => {
+            let m = if vt == types::I32X4 { ok } else { b.ins().bitcast(vt, super::simd::vflags(), ok) };
+            b.ins().bitselect(m, v, f)
+        }
+        _ => v,
+    })
+}
 
 /// Per-output accumulators of the point being emitted.
 #[derive(Clone)]
@@ -63,6 +131,8 @@ struct Gen<'k> {
     phase: Option<Phase>,
     /// The order the kernel's sums follow (`loop_plan::sum_order`), when not the nest's own.
     order: Option<SumOrder>,
+    /// What the body's integer values are known to be (`kfacts`).
+    facts: Facts,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
@@ -165,6 +235,7 @@ pub fn build_kernel(
             lanes,
             unroll,
             order,
+            facts: super::kfacts::analyze(k),
         };
         for _ in 0..g.outer.len() {
             g.oidx.push(b.declare_var(types::I64));
@@ -1440,6 +1511,23 @@ impl Gen<'_> {
                     vals[i] = Some(b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, (u * lanes * 4) as i32));
                     continue;
                 }
+                match self.facts.fact[i] {
+                    // Same value as an operand (a decided select, a clamp that cannot move its operand);
+                    // float64 values of 4-lane kernels are recomputed where converted, so they stay as written.
+                    Fact::Alias(j) if !(lanes == 4 && ins.dtype == DType::F64) && vals[j].is_some() => {
+                        vals[i] = vals[j];
+                        continue;
+                    }
+                    Fact::FloorDiv { x, c } | Fact::FloorRem { x, c }
+                        if lanes == 4 && ins.dtype == DType::I32 && vals[x].is_some() && c <= i64::from(i32::MAX) =>
+                    {
+                        let rem = matches!(self.facts.fact[i], Fact::FloorRem { .. });
+                        let xv = vals[x].ok_or_else(|| Error::Codegen(format!("floor operand %{x} not computed")))?;
+                        vals[i] = Some(super::vdiv::floor_div_rem_pos_const(b, xv, c as i32, rem));
+                        continue;
+                    }
+                    _ => {}
+                }
                 let v = match &ins.op {
                     KOp::Load { input } => {
                         let s = *input;
@@ -1482,8 +1570,9 @@ impl Gen<'_> {
                             Some(f) => Some(vals[*f].ok_or_else(|| Error::Codegen(format!("gather fill %{f} not computed")))?),
                             None => None,
                         };
+                        let in_bounds = self.facts.within(*index, *hi);
                         let one = |b: &mut FunctionBuilder, at: Value, iv: Value, fv: Option<Value>| {
-                            let (at, ok) = super::scalar_lib::gather_addr(b, at, idt, iv, *hi, sb, fv.is_some());
+                            let (at, ok) = super::scalar_lib::gather_addr(b, at, idt, iv, *hi, sb, fv.is_some(), in_bounds);
                             let mut x = b.ins().load(cl_type(dt), super::clif::trusted(), at, 0);
                             if dt == DType::Bool {
                                 let z = iconst(b, types::I8, 0);
@@ -1496,6 +1585,8 @@ impl Gen<'_> {
                         };
                         if lanes == 1 {
                             one(b, a, iv, fv)
+                        } else if let Some(v) = gather_lanes4(b, GatherLanes { a, st: vstr[s], first: (u * lanes) as i64, dt, idt, iv, fv, hi: *hi, sb, in_bounds }) {
+                            v
                         } else {
                             let st = vstr[s];
                             let xs: Vec<Value> = (0..lanes)

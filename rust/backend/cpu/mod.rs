@@ -42,6 +42,7 @@ pub mod counters;
 mod scalar_loop;
 mod scalar_lib;
 mod vdiv;
+mod kfacts;
 mod exec;
 pub mod fpenv;
 mod loop_body;

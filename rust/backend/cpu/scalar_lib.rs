@@ -181,16 +181,32 @@ fn clamp(b: &mut FunctionBuilder, x: Value, lo: i64, hi: i64) -> Value {
 
 /// A one-element gather's (`KOp::Gather`) address, `base + clamp(index, 0, hi) * stride_bytes`, for an
 /// index of integer dtype `idt` (signed or unsigned as its dtype reads), and with `check` whether the index
-/// was in `0..=hi` (the `fill` mode's test, as `library::gather`'s `point_gather`).
+/// was in `0..=hi` (the `fill` mode's test, as `library::gather`'s `point_gather`). `in_bounds`: the index
+/// is known to lie in `0..=hi` (`kfacts`), so neither the clamp nor the test is emitted.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn gather_addr(
     b: &mut FunctionBuilder, base: Value, idt: DType, index: Value, hi: u64, stride_bytes: i64, check: bool,
+    in_bounds: bool,
 ) -> (Value, Option<Value>) {
     let s = widen(b, idt, index);
-    // (A negative i64 is a huge u64: one unsigned compare tests both ends.)
-    let ok = check.then(|| b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, s, hi as i64));
-    let c = clamp(b, s, 0, hi as i64);
-    let off = b.ins().imul_imm_s(c, stride_bytes);
-    (b.ins().iadd(base, off), ok)
+    if in_bounds {
+        return (offset(b, base, s, stride_bytes), None);
+    }
+    if !check {
+        let c = clamp(b, s, 0, hi as i64);
+        return (offset(b, base, c, stride_bytes), None);
+    }
+    // The value read at a failed test is replaced by the fill, so any in-bounds place will do: a negative
+    // i64 is a huge u64, so one unsigned compare tests both ends and one `umin` clamps.
+    let h = b.ins().iconst(types::I64, hi as i64);
+    let ok = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, s, h);
+    let c = b.ins().umin(s, h);
+    (offset(b, base, c, stride_bytes), Some(ok))
+}
+
+fn offset(b: &mut FunctionBuilder, base: Value, at: Value, stride_bytes: i64) -> Value {
+    let off = b.ins().imul_imm_s(at, stride_bytes);
+    b.ins().iadd(base, off)
 }
 
 /// `ok && 0 <= s <= hi` (`ok` absent: true) for an i64 start `s`.

@@ -933,7 +933,7 @@ fn eval_plan_mem(
                                 };
                                 let idt = k.body[*index].dtype;
                                 let sb = *stride as i64 * es;
-                                let (a, ok) = super::scalar_lib::gather_addr(b, at0, idt, iv, *hi, sb, fv.is_some());
+                                let (a, ok) = super::scalar_lib::gather_addr(b, at0, idt, iv, *hi, sb, fv.is_some(), false);
                                 let x = b.ins().load(cl_type(ins.dtype), super::clif::trusted(), a, 0);
                                 match (ok, fv) {
                                     (Some(c), Some(f)) => b.ins().select(c, x, f),

@@ -493,6 +493,168 @@ fn vdiv_vector_lanes_match_scalar() {
     }
 }
 
+/// The 31-bit magic numbers behind floor division by a positive constant give floor division (`div_euclid`
+/// for positive divisors) for every int32, across divisor classes.
+#[test]
+fn vdiv_floor_magic_is_exact() {
+    let xs = i32_division_values();
+    let mut ds: Vec<i32> = (1..=3000).collect();
+    for k in 1..31 {
+        ds.extend([(1i32 << k) - 1, 1 << k, (1 << k) + 1]);
+    }
+    ds.extend([i32::MAX, i32::MAX - 1]);
+    ds.extend(xs.iter().copied().filter(|&d| d > 0).take(200));
+    for &d in &ds {
+        let mut xs_d = xs.clone();
+        for k in [1i64, 2, 3, 1000, 1 << 20] {
+            for e in [-1i64, 0, 1] {
+                for sgn in [-1i64, 1] {
+                    if let Ok(x) = i32::try_from(sgn * k * i64::from(d) + e) {
+                        xs_d.push(x);
+                    }
+                }
+            }
+        }
+        for &x in &xs_d {
+            assert_eq!(super::vdiv::floor_div_by_magic(x, d), x.div_euclid(d), "{x} // {d}");
+        }
+    }
+}
+
+/// JAX's `%` and `//` of int32 by a positive constant (its traced selects, as `jnp.remainder` and
+/// `jnp.floor_divide` give them) are recognized (`kfacts`) and computed on vector lanes with the bits of the
+/// selects as written; a non-matching variant (a divisor that differs from the one added back) is left alone.
+#[test]
+fn floor_div_rem_patterns_on_vector_lanes() {
+    use super::kfacts::{analyze, Fact};
+    use BinaryOp::{Add, And, Div, Rem, Sub};
+    use CompareOp::{Lt, Ne};
+    let dt = DType::I32;
+    let b = DType::Bool;
+    let cmp = |op, a, b| ins(KOp::Compare { op, a, b }, DType::Bool);
+    // jnp.remainder(x, c): r = x rem c; (r < 0) != (c < 0) [folded: != false] and r != 0 -> r + c
+    let rem_body = |c: i64, c2: i64| {
+        vec![
+            load(0, dt),                                              // 0
+            ins(KOp::Const { value: Scalar::Int(c) }, dt),            // 1
+            bin(Rem, 0, 1, dt),                                       // 2
+            ins(KOp::Const { value: Scalar::Int(0) }, dt),            // 3
+            cmp(Lt, 2, 3),                                            // 4
+            ins(KOp::Const { value: Scalar::Bool(false) }, b),        // 5
+            cmp(Ne, 4, 5),                                            // 6
+            cmp(Ne, 2, 3),                                            // 7
+            bin(And, 6, 7, b),                                        // 8
+            ins(KOp::Const { value: Scalar::Int(c2) }, dt),           // 9
+            bin(Add, 2, 9, dt),                                       // 10
+            ins(KOp::Select { pred: 8, cases: vec![2, 10] }, dt),     // 11
+        ]
+    };
+    // jnp.floor_divide(x, c): q = x / c; sign(x) != sign(c) [= 1] and x rem c != 0 -> q - 1
+    let div_body = |c: i64| {
+        vec![
+            load(0, dt),                                              // 0
+            ins(KOp::Const { value: Scalar::Int(c) }, dt),            // 1
+            ins(KOp::Const { value: Scalar::Int(0) }, dt),            // 2
+            bin(Rem, 0, 1, dt),                                       // 3
+            cmp(Ne, 3, 2),                                            // 4
+            un(UnaryOp::Sign, 0, dt),                                 // 5
+            ins(KOp::Const { value: Scalar::Int(1) }, dt),            // 6
+            cmp(Ne, 5, 6),                                            // 7
+            bin(And, 7, 4, b),                                        // 8
+            bin(Div, 0, 1, dt),                                       // 9
+            bin(Sub, 9, 6, dt),                                       // 10
+            ins(KOp::Select { pred: 8, cases: vec![9, 10] }, dt),     // 11
+        ]
+    };
+    let kernel = |body: Vec<KInstr>| Kernel {
+        name: "k".into(),
+        domain: vec![8],
+        reduce_axes: vec![],
+        inputs: vec![kin(0, dt, vec![1])],
+        body,
+        outputs: vec![],
+    };
+    let mut xs = i32_division_values();
+    xs.extend([i32::MIN, i32::MIN + 1, i32::MAX, -1, 0, 1, -1000, -999, -1001, 999, 1000, 1001]);
+    for c in [1i64, 2, 3, 7, 10, 1000, 1024, 12345, 1 << 20, (1 << 30) + 1, i64::from(i32::MAX)] {
+        let c32 = c as i32;
+        // (by 1 the remainder's range, 0..=0, decides the selects: the truncating results as they are)
+        let (fr, fd) = if c == 1 { (Fact::Alias(2), Fact::Alias(9)) } else { (Fact::FloorRem { x: 0, c }, Fact::FloorDiv { x: 0, c }) };
+        assert_eq!(analyze(&kernel(rem_body(c, c))).fact[11], fr, "rem by {c}");
+        assert_eq!(analyze(&kernel(div_body(c))).fact[11], fd, "div by {c}");
+        let want: Vec<i32> = xs.iter().map(|&x| x.rem_euclid(c32)).collect();
+        assert_eq!(unop_body::<i32, i32>(&xs, rem_body(c, c)[1..].to_vec()), want, "x % {c}");
+        let want: Vec<i32> = xs.iter().map(|&x| x.div_euclid(c32)).collect();
+        assert_eq!(unop_body::<i32, i32>(&xs, div_body(c)[1..].to_vec()), want, "x // {c}");
+    }
+    // r < 0 ? r + 3 : r with r = x rem 7 is no floor modulo: computed as written
+    assert_eq!(analyze(&kernel(rem_body(7, 3))).fact[11], Fact::None);
+    let want: Vec<i32> = xs.iter().map(|&x| if x % 7 < 0 { x % 7 + 3 } else { x % 7 }).collect();
+    assert_eq!(unop_body::<i32, i32>(&xs, rem_body(7, 3)[1..].to_vec()), want);
+}
+
+/// Value ranges decide `x[i % n]`'s fix-up of negative indices and the clamps before a gather, and a
+/// gather whose index is known in bounds reads without its own clamp (same values).
+#[test]
+fn kernel_ranges_decide_selects_and_clamps() {
+    use super::kfacts::{analyze, Fact};
+    use BinaryOp::{Add, Mul, Rem};
+    let dt = DType::I32;
+    let c = |v: i64| ins(KOp::Const { value: Scalar::Int(v) }, dt);
+    let body = vec![
+        ins(KOp::Iota { axis: 0 }, dt),                                       // 0: 0..=9
+        c(3),                                                                 // 1
+        bin(Rem, 0, 1, dt),                                                   // 2: 0..=2
+        c(0),                                                                 // 3
+        ins(KOp::Compare { op: CompareOp::Lt, a: 2, b: 3 }, DType::Bool),     // 4: false
+        bin(Add, 2, 1, dt),                                                   // 5
+        ins(KOp::Select { pred: 4, cases: vec![2, 5] }, dt),                  // 6: = 2
+        c(2),                                                                 // 7
+        ins(KOp::Clamp { lo: 3, x: 6, hi: 7 }, dt),                           // 8: = 6
+        bin(Mul, 8, 1, dt),                                                   // 9: 0..=6
+        bin(Add, 9, 0, dt),                                                   // 10: 0..=15
+        ins(KOp::Compare { op: CompareOp::Eq, a: 8, b: 8 }, DType::Bool),     // 11: true
+    ];
+    let k = Kernel { name: "k".into(), domain: vec![10], reduce_axes: vec![], inputs: vec![], body, outputs: vec![] };
+    let f = analyze(&k);
+    assert_eq!(f.fact[6], Fact::Alias(2));
+    assert_eq!(f.fact[8], Fact::Alias(6));
+    assert_eq!(f.range[4], Some((0, 0)));
+    assert_eq!(f.range[10], Some((0, 15)));
+    assert_eq!(f.range[11], Some((1, 1)));
+    assert!(f.within(10, 15) && !f.within(10, 14));
+    // the gather through the decided select and clamp: x[(i % 3) * 3 + i] of a 16-element table, 40 points
+    let n = 40usize;
+    let table: Vec<f32> = (0..16).map(|v| v as f32 * 1.5 - 4.0).collect();
+    let body = vec![
+        ins(KOp::Iota { axis: 0 }, dt),                                       // 0
+        c(3),                                                                 // 1
+        bin(Rem, 0, 1, dt),                                                   // 2
+        c(0),                                                                 // 3
+        ins(KOp::Compare { op: CompareOp::Lt, a: 2, b: 3 }, DType::Bool),     // 4
+        bin(Add, 2, 1, dt),                                                   // 5
+        ins(KOp::Select { pred: 4, cases: vec![2, 5] }, dt),                  // 6
+        c(2),                                                                 // 7
+        ins(KOp::Clamp { lo: 3, x: 6, hi: 7 }, dt),                           // 8
+        bin(Mul, 8, 1, dt),                                                   // 9
+        c(9),                                                                 // 10
+        bin(Rem, 0, 10, dt),                                                  // 11: 0..=8
+        bin(Add, 9, 11, dt),                                                  // 12: 0..=14
+        ins(KOp::Gather { input: 0, index: 12, stride: 1, hi: 15, fill: None }, DType::F32),
+    ];
+    let p = plan1(
+        vec![Aval::new(DType::F32, vec![16])],
+        vec![n],
+        vec![],
+        vec![kin(0, DType::F32, vec![0])],
+        body,
+        vec![(Aval::new(DType::F32, vec![n]), 13, OutputKind::Store)],
+    );
+    let got: Vec<f32> = read(&run_plan(&p, &[buf(&[16], &table)])[0]);
+    let want: Vec<f32> = (0..n).map(|i| table[(i % 3) * 3 + i % 9]).collect();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn float_div_rem() {
     let x = [1.0f32, -1.0, 0.0, 5.5, -5.5, 5.5, f32::INFINITY];
