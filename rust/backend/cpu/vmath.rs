@@ -460,8 +460,27 @@ fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::Fun
     } else {
         math_f32::tiny_passthrough(e, x, y, 2f64.powi(-12))
     };
+    cold_lanes(e, x, y, math_f64::sincos_limit(mid), helper, |e, v| {
+        // (sinf bits << 32) | cosf bits
+        let v = if cos { v } else { e.b.ins().ushr_imm_u(v, 32) };
+        let v = e.b.ins().ireduce(types::I32, v);
+        e.b.ins().bitcast(types::F32, vflags(), v)
+    })
+}
+
+/// `y`, with the lanes where `limit` <= |x| < inf replaced by `helper(x)` (its result mapped by `lane`): the
+/// C library's value for the rare huge arguments of `sincos_f32`/`tan_f32`, from a cold block entered only
+/// when some lane needs it.
+fn cold_lanes(
+    e: &mut E,
+    x: Value,
+    y: Value,
+    limit: f64,
+    helper: cranelift_codegen::ir::FuncRef,
+    lane: impl Fn(&mut E, Value) -> Value,
+) -> Value {
     let ax = e.abs(x);
-    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, math_f64::sincos_limit(mid));
+    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, limit);
     let fin = e.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
     let big = e.and(ge, fin);
     let vec = e.vec();
@@ -477,10 +496,7 @@ fn sincos_f32(e: &mut E, cos: bool, x: Value, helper: cranelift_codegen::ir::Fun
         let xl = if vec { e.b.ins().extractlane(x, l) } else { x };
         let call = e.b.ins().call(helper, &[xl]);
         let v = e.b.inst_results(call)[0];
-        // (sinf bits << 32) | cosf bits
-        let v = if cos { v } else { e.b.ins().ushr_imm_u(v, 32) };
-        let v = e.b.ins().ireduce(types::I32, v);
-        let v = e.b.ins().bitcast(types::F32, vflags(), v);
+        let v = lane(e, v);
         patched = if vec { e.b.ins().insertlane(patched, v, l) } else { v };
     }
     let patched = e.sel(big, patched, y);
@@ -524,29 +540,7 @@ fn tan_f32(e: &mut E, x: Value, helper: cranelift_codegen::ir::FuncRef) -> Value
     let y1 = join(e, &rests);
     let iy = join(e, &iys);
     let y = math_f32::tanf_kernel(e, x, y0, y1, iy);
-    let ax = e.abs(x);
-    let ge = e.fcmpc(FloatCC::GreaterThanOrEqual, ax, math_f64::tan_limit(mid));
-    let fin = e.fcmpc(FloatCC::LessThan, ax, f64::INFINITY);
-    let big = e.and(ge, fin);
-    let vec = e.vec();
-    let any = if vec { e.b.ins().vany_true(big) } else { big };
-    let slow = e.b.create_block();
-    let merge = e.b.create_block();
-    let out = e.b.append_block_param(merge, e.ty);
-    e.b.ins().brif(any, slow, &[], merge, &[BlockArg::from(y)]);
-    e.b.set_cold_block(slow);
-    e.b.switch_to_block(slow);
-    let mut patched = y;
-    for l in 0..e.ty.lane_count() as u8 {
-        let xl = if vec { e.b.ins().extractlane(x, l) } else { x };
-        let call = e.b.ins().call(helper, &[xl]);
-        let v = e.b.inst_results(call)[0];
-        patched = if vec { e.b.ins().insertlane(patched, v, l) } else { v };
-    }
-    let patched = e.sel(big, patched, y);
-    e.b.ins().jump(merge, &[BlockArg::from(patched)]);
-    e.b.switch_to_block(merge);
-    out
+    cold_lanes(e, x, y, math_f64::tan_limit(mid), helper, |_, v| v)
 }
 
 /// The C library's `tanf` (the bits XLA:CPU gives: it calls it): the rare path of `tan_f32` and of the block
