@@ -65,6 +65,34 @@ JAX = {
     "mean_1000x7_float64": "20afd81180944a0ed920c8d36a6fed17",
     "mean_50x33_float64": "7e0c9b6dd20205acf3d2b5b5aaec3c3e",
     "mean_40x300_float64": "4a5e1bda4c646fc190a598551e585928",
+    "sum_1x1000000_float32": "ff3105129a141810f447ab7bc4d0dc09",
+    "sum_1x600001_float32": "854138fbcc210c7912a0fc0b12402753",
+    "sum_1x524305_float32": "f13f2f184a9f36fb948f9ebabcae8768",
+    "sum_1x2000000_float32": "59a98be900e691e4fdf47f8eb5b10cff",
+    "sum_1x1000000_float64": "2c6fff8270982b4b70b59575c12404e1",
+    "sum_1x600001_float64": "91713156066967990f6a35e72658e5f4",
+    "sum_1x524305_float64": "8c663aeb5cfd7ba0d60edca47fa4f66e",
+    "sum_1x2000000_float64": "345946733d9dcb0cf80b460d6c7eeee3",
+    "prod_100x20_float32": "be39aa071a464c2b03adff4f23a48ace",
+    "prod_50x33_float32": "0ce58ecd7c924f71c8371dd0097b1228",
+    "prod_30x100_float32": "b716ccc386346901732da51211d07523",
+    "prod_3x1000_float32": "da5b1e27d6c45986a002d9246fade928",
+    "prod_4x4096_float32": "187126bdba856371fe9a20ab6d4c6603",
+    "prod_2x5000_float32": "ef7fde4d7d94e14719e3f86e0ffa84a8",
+    "prod_1x70000_float32": "d7173dd8a9e81deded3f2e4719ef149e",
+    "prod_200x200_float32": "31f2ca8377c196c8802c3dc72b117bbb",
+    "prod_64x64_all_float32": "eb0d62a5792d742f53d6e6e943ff500f",
+    "prod_10000_float32": "74d7ffcab327dfe5026430bf0003efea",
+    "prod_100x20_float64": "5c5cdca7655fee761e60b168c1d620e6",
+    "prod_50x33_float64": "fa146e681c53e17cce94f3a6014e711c",
+    "prod_30x100_float64": "69ef6dcfe4d4c9743c97dd400ba7127e",
+    "prod_3x1000_float64": "4d999847a59e0f16d2fec59a8bec7f14",
+    "prod_4x4096_float64": "41912660cc5ecc4556b72239839cf17a",
+    "prod_2x5000_float64": "825fd1c8a21ef4f6e575ffb3b75dab6d",
+    "prod_1x70000_float64": "483cd181a8d73734e9fcda7175ffe416",
+    "prod_200x200_float64": "e7d076244529aa510560d4f6ae29c7aa",
+    "prod_64x64_all_float64": "f3aa08cd5c2a890a5916b2223a539a15",
+    "prod_10000_float64": "74f39b27c7ab17fbac472b50978d32bf",
     "div_float16": "e0c0714ef3d4f7dd9b576c3c0167c90d",
     "div_float32": "9c80bcc184fb5e6957da716c6e18d1a3",
     "div_float64": "361b13d3d36bdd475832247c9ef9ebd4",
@@ -101,6 +129,11 @@ SUMS = [((100, 20), -1), ((50, 33), -1), ((30, 100), -1), ((3, 1000), -1), ((1, 
         ((2, 5000), -1), ((1, 70000), -1), ((2, 100000), -1), ((3, 40000), -1), ((1, 300000), -1),
         ((5000, 3), -1), ((64, 64), None), ((10, 20, 30), (1, 2))]
 MEANS = [(100, 20), (1000, 7), (50, 33), (40, 300)]
+# rows of many 128 KiB chunks: XLA:CPU sums the chunks' sums in YNNPACK's order again (31 .. 123 chunks)
+LONG_SUMS = [(1, 1000000), (1, 600001), (1, 524305), (1, 2000000)]
+# products: XLA's own loop and windows of 32 at every size (YNNPACK takes no products)
+PRODS = [((100, 20), -1), ((50, 33), -1), ((30, 100), -1), ((3, 1000), -1), ((4, 4096), -1), ((2, 5000), -1),
+         ((1, 70000), -1), ((200, 200), -1), ((10000,), None)]
 
 
 def _key(shape, ax):
@@ -115,6 +148,50 @@ def test_sum_bits_match_jax(shape, ax, dt, x64):
     assert _digest(got) == JAX[f"sum_{_key(shape, ax)}_{dt}"]
     np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(axis=ax),
                                rtol=1e-5 if dt == "float32" else 1e-13, atol=1e-6 if dt == "float32" else 1e-15)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape", LONG_SUMS)
+def test_long_row_sum_bits_match_jax(shape, dt, x64):
+    x = _input(shape, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, -1))(x)
+    assert _digest(got) == JAX[f"sum_{shape[0]}x{shape[1]}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(-1), rtol=1e-5 if dt == "float32" else 1e-13)
+
+
+def _pinput(shape, dt, seed=0):
+    # near 1, so that long products neither overflow nor vanish
+    return (1 + _input(shape, np.float64, seed) * 2.0 ** -12).astype(dt)
+
+
+def _prod_windows(x):
+    # NumPy oracle of XLA's product order over the last axis: left to right up to 32, else windows of 32 of
+    # the row padded with ones (the lower half first), recursively
+    k = x.shape[-1]
+    if k <= 32:
+        p = x[..., 0].copy()
+        for i in range(1, k):
+            p = p * x[..., i]
+        return p
+    m = -(-k // 32) * 32
+    lo = (m - k) // 2
+    pad = [(0, 0)] * (x.ndim - 1) + [(lo, m - k - lo)]
+    w = np.pad(x, pad, constant_values=1).reshape(x.shape[:-1] + (m // 32, 32))
+    return _prod_windows(_prod_windows(w))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape,ax", PRODS)
+def test_prod_bits_match_jax(shape, ax, dt, x64):
+    x = _pinput(shape, dt, 2 if ax is None else 0)
+    got = cranax.jit(lambda a: jnp.prod(a, axis=ax))(x)
+    key = "x".join(map(str, shape))
+    assert _digest(got) == JAX[f"prod_{key}_{dt}"]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(np.asarray(got), _prod_windows(x if ax == -1 else x.reshape(-1)))
+    want = np.prod(x.astype(np.float64), axis=ax)
+    if np.all(np.abs(want) < np.finfo(dt).max):  # (float32's (1, 70000) overflows, in JAX too)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4 if dt == "float32" else 1e-12)
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
