@@ -3,7 +3,8 @@
 XLA:CPU in jaxlib 0.10.2 adds a float32/float64 reduction over trailing axes in one of two orders: from 4096
 elements YNNPACK's sum kernel (64-byte lanes, blocks of 4 lane-vectors, a Kahan-compensated last level, lanes
 folded in halves; rows past 128 KiB as chunks of 128 KiB whose sums are folded in halves), below that XLA's own
-loop (left to right up to 32 per row, windows of 32 of the centred zero-padded row past that). Its simplifier
+loop (left to right up to 32 per row, windows of 32 of the centred zero-padded row past that); a row's
+128 KiB chunks' sums are added in YNNPACK's order again; products take XLA's loop at every size. Its simplifier
 also turns ``A / broadcast(B)`` into ``A * broadcast(1 / B)`` (float16/32/64), so ``jnp.mean`` is the sum times
 ``1 / n``. cranax's CPU kernels follow both (``loop_plan::SumOrder``, ``opt::recip``). The digests are sha256
 prefixes of the raw bytes of JAX's results, recorded with JAX 0.10.2 (x64 on) on an AMD EPYC host: plain IEEE
@@ -93,6 +94,12 @@ JAX = {
     "prod_200x200_float64": "e7d076244529aa510560d4f6ae29c7aa",
     "prod_64x64_all_float64": "f3aa08cd5c2a890a5916b2223a539a15",
     "prod_10000_float64": "74f39b27c7ab17fbac472b50978d32bf",
+    "spikes_23_float64": "37c9fbb7226c259cfdfdfddcde2242b0",
+    "spikes_37_float64": "ccdd768fe3bcdb65fb42a93277a66fbf",
+    "spikes_62_float64": "3283d17d374dcd2f662aabbbd5378914",
+    "spikes_100_float64": "ffd98718f567dab725aa30eb12fed761",
+    "spikes_35_float32": "4d76c916927dc22c1008eb4a9083fb0b",
+    "spikes_62_float32": "d51d2a6186c9cf87c561815d1ac3c13d",
     "div_float16": "e0c0714ef3d4f7dd9b576c3c0167c90d",
     "div_float32": "9c80bcc184fb5e6957da716c6e18d1a3",
     "div_float64": "361b13d3d36bdd475832247c9ef9ebd4",
@@ -157,6 +164,27 @@ def test_long_row_sum_bits_match_jax(shape, dt, x64):
     got = cranax.jit(lambda a: jnp.sum(a, -1))(x)
     assert _digest(got) == JAX[f"sum_{shape[0]}x{shape[1]}_{dt}"]
     np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(-1), rtol=1e-5 if dt == "float32" else 1e-13)
+
+
+def _spikes(m, dt):
+    # one value per 128 KiB chunk (row 0 at each chunk's start, row 1 reversed at its middle): each chunk's
+    # sum is exact, so the row's bits are those of the order the chunk sums are added in
+    C = (128 << 10) // np.dtype(dt).itemsize
+    i = np.arange(m, dtype=np.float64)
+    v = (np.mod(i * 0.7548776662466927, 1.0) - 0.5) * np.exp2(np.mod(i * 5, 23.0) - 11)
+    x = np.zeros((2, m * C), dt)
+    x[0, ::C] = v
+    x[1, C // 2::C] = v[::-1]
+    return x
+
+
+@pytest.mark.parametrize("dt,m", [("float64", 23), ("float64", 37), ("float64", 62), ("float64", 100),
+                                  ("float32", 35), ("float32", 62)])
+def test_chunk_sums_add_in_ynnpack_order(dt, m, x64):
+    x = _spikes(m, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, -1))(x)
+    assert _digest(got) == JAX[f"spikes_{m}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(-1), rtol=1e-6 if dt == "float32" else 1e-14)
 
 
 def _pinput(shape, dt, seed=0):
