@@ -1219,18 +1219,74 @@ impl Gen<'_> {
         }
         let z = iconst(b, types::I64, 0);
         b.def_var(self.ridx[0], z);
-        let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
-        b.ins().jump(hdr, &[]);
-        b.switch_to_block(hdr);
-        let i = b.use_var(self.ridx[0]);
-        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, len as i64);
-        b.ins().brif(more, body, &[], after, &[]);
-        b.switch_to_block(body);
-        self.emit_body(b, 1, 1, &[], None)?;
-        self.advance(b, 1);
-        Self::xla_close(b, &accs, &pos, 0, zs, prod);
-        b.ins().jump(hdr, &[]);
-        b.switch_to_block(after);
+        // The first (padded) window element by element, then the full windows XLA_GROUP at a time, their
+        // chains interleaved (one window's chain of 32 dependent adds or multiplies is latency-bound; each
+        // window still combines left to right from the identity), then the rest element by element.
+        let first = (32 - pads[0]) % 32;
+        let groups = (len - first) / 32 / XLA_GROUP;
+        let rest_at = first + groups * XLA_GROUP * 32;
+        self.xla_elements(b, &accs, &pos, zs, prod, first)?;
+        if groups > 0 {
+            let g = b.declare_var(types::I64);
+            b.def_var(g, z);
+            let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
+            b.ins().jump(ghdr, &[]);
+            b.switch_to_block(ghdr);
+            let gv = b.use_var(g);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
+            b.ins().brif(more, gbody, &[], gafter, &[]);
+            b.switch_to_block(gbody);
+            let wins: Vec<Vec<Variable>> = (0..XLA_GROUP)
+                .map(|_| {
+                    outs.iter()
+                        .map(|_| {
+                            let v = b.declare_var(cl_type(dt));
+                            b.def_var(v, zs);
+                            v
+                        })
+                        .collect()
+                })
+                .collect();
+            let t = b.declare_var(types::I64);
+            b.def_var(t, z);
+            let (thdr, tafter) = (b.create_block(), b.create_block());
+            b.ins().jump(thdr, &[]);
+            b.switch_to_block(thdr);
+            for (w, win) in wins.iter().enumerate() {
+                for (j, &o) in outs.iter().enumerate() {
+                    self.acc[o].s = Some((win[j], None));
+                }
+                self.emit_body(b, 1, 1, &[], None)?;
+                self.advance(b, if w + 1 < XLA_GROUP as usize { 32 } else { 1 - 32 * (XLA_GROUP as i64 - 1) });
+            }
+            let tv = b.use_var(t);
+            let tv = b.ins().iadd_imm_s(tv, 1);
+            b.def_var(t, tv);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
+            b.ins().brif(more, thdr, &[], tafter, &[]);
+            b.switch_to_block(tafter);
+            self.advance(b, 32 * (XLA_GROUP as i64 - 1));
+            // each window's result goes up as a full window of level 0 would
+            let c31 = iconst(b, types::I64, 31);
+            for win in &wins {
+                for (j, &v) in win.iter().enumerate() {
+                    let x = b.use_var(v);
+                    b.def_var(accs[0][j], x);
+                }
+                b.def_var(pos[0], c31);
+                Self::xla_close(b, &accs, &pos, 0, zs, prod);
+            }
+            let gv = b.use_var(g);
+            let gv = b.ins().iadd_imm_s(gv, 1);
+            b.def_var(g, gv);
+            b.ins().jump(ghdr, &[]);
+            b.switch_to_block(gafter);
+            for (j, &o) in outs.iter().enumerate() {
+                self.acc[o].s = Some((accs[0][j], None));
+            }
+        }
+        debug_assert!(rest_at <= len);
+        self.xla_elements(b, &accs, &pos, zs, prod, len)?;
         for l in 0..pads.len() {
             for j in 0..outs.len() {
                 let (hi, lo) = (b.use_var(accs[l + 1][j]), b.use_var(accs[l][j]));
@@ -1246,6 +1302,25 @@ impl Gen<'_> {
         }
         let strides = self.red[0].strides.clone();
         self.bump(b, &self.icur.clone(), &strides, -(len as i64));
+        Ok(())
+    }
+
+    /// Level 0 of `emit_xla_windows` element by element from the current index up to `end`: each element into
+    /// `accs[0]` (the outputs' accumulators point there), its window closed when full.
+    #[allow(clippy::too_many_arguments)]
+    fn xla_elements(&mut self, b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], zs: Value, prod: bool, end: u64) -> Result<()> {
+        let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(hdr);
+        let i = b.use_var(self.ridx[0]);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, end as i64);
+        b.ins().brif(more, body, &[], after, &[]);
+        b.switch_to_block(body);
+        self.emit_body(b, 1, 1, &[], None)?;
+        self.advance(b, 1);
+        Self::xla_close(b, accs, pos, 0, zs, prod);
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(after);
         Ok(())
     }
 
@@ -1578,6 +1653,9 @@ fn no_acc(o: usize) -> Error {
 }
 
 /// YNNPACK's accumulators of one row piece (`Gen::ynn_piece`), per output and lane-vector.
+/// Full windows of 32 whose chains `emit_xla_windows` interleaves.
+const XLA_GROUP: u64 = 8;
+
 /// The sums of `m` values per output, at `slots[j]` (contiguous, `dt`), in YNNPACK's order (`ynn_piece`'s, in
 /// scalar lanes): how XLA:CPU adds the sums of a row's 128 KiB chunks. A block's missing elements (past `m`)
 /// are not added: an add of zero changes nothing but a zero's sign, which the caller's final 0 + sum sets.
