@@ -281,3 +281,31 @@ def test_sums_of_negative_zeros_and_specials():
     x[3, 1501] = 3e38
     s = np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x))
     assert s[0] == np.inf and np.isnan(s[1]) and np.isnan(s[2]) and s[3] == np.inf
+
+
+def _windows(x, op, one):
+    # NumPy oracle of XLA's order over the last axis for `op` with identity `one` (as `_prod_windows`)
+    k = x.shape[-1]
+    if k <= 32:
+        p = op(np.full(x.shape[:-1], one, x.dtype), x[..., 0])
+        for i in range(1, k):
+            p = op(p, x[..., i])
+        return p
+    m = -(-k // 32) * 32
+    lo = (m - k) // 2
+    w = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(lo, m - k - lo)], constant_values=one)
+    return _windows(_windows(w.reshape(x.shape[:-1] + (m // 32, 32)), op, one), op, one)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [33, 290, 300, 1000, 1300])
+def test_fused_bodies_and_two_outputs_keep_xla_windows(k, dt, x64):
+    # the window chains run 8 at a time (`codegen::emit_xla_windows`): bodies computed in the kernel and two
+    # reduced outputs in one kernel keep each window's left-to-right order
+    x = _input((3, k), dt, 3)
+    s, q = cranax.jit(lambda a: (jnp.sum(a * a, -1), jnp.sum(a, -1)))(x)
+    np.testing.assert_array_equal(np.asarray(s), _windows(x * x, np.add, 0))
+    np.testing.assert_array_equal(np.asarray(q), _windows(x, np.add, 0))
+    p = _pinput((3, k), dt, 4)
+    got = cranax.jit(lambda a: jnp.prod(a * a, -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p * p, np.multiply, 1))
