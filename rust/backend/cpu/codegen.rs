@@ -63,6 +63,9 @@ struct Gen<'k> {
     phase: Option<Phase>,
     /// The order the kernel's sums follow (`loop_plan::sum_order`), when not the nest's own.
     order: Option<SumOrder>,
+    /// When set, `emit_body` pushes each reduced output's value here (in output order) instead of
+    /// combining it into the accumulators (`xla_vector_groups` transposes them first).
+    capture: Option<Vec<Value>>,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
@@ -165,6 +168,7 @@ pub fn build_kernel(
             lanes,
             unroll,
             order,
+            capture: None,
         };
         for _ in 0..g.outer.len() {
             g.oidx.push(b.declare_var(types::I64));
@@ -1223,10 +1227,23 @@ impl Gen<'_> {
         // chains interleaved (one window's chain of 32 dependent adds or multiplies is latency-bound; each
         // window still combines left to right from the identity), then the rest element by element.
         let first = (32 - pads[0]) % 32;
-        let groups = (len - first) / 32 / XLA_GROUP;
-        let rest_at = first + groups * XLA_GROUP * 32;
         self.xla_elements(b, &accs, &pos, zs, prod, first)?;
+        let mut rest_at = first;
+        let vl = self.lanes as u64;
+        let vector = self.mode == Mode::InnerRed && vl > 1 && simd::lanes_for(dt.size()) == Some(self.lanes);
+        if vector {
+            // 4 vectors of windows at a time (4 independent chains), then one vector at a time
+            for g in [4 * vl, vl] {
+                let groups = (len - rest_at) / 32 / g;
+                if groups > 0 {
+                    self.xla_vector_groups(b, &accs, &pos, zs, prod, dt, g, groups)?;
+                    rest_at += groups * g * 32;
+                }
+            }
+        }
+        let groups = if vector { 0 } else { (len - first) / 32 / XLA_GROUP };
         if groups > 0 {
+            rest_at = first + groups * XLA_GROUP * 32;
             let g = b.declare_var(types::I64);
             b.def_var(g, z);
             let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
@@ -1302,6 +1319,95 @@ impl Gen<'_> {
         }
         let strides = self.red[0].strides.clone();
         self.bump(b, &self.icur.clone(), &strides, -(len as i64));
+        Ok(())
+    }
+
+    /// `groups` runs of `g` full windows of level 0 (a multiple of the lane count L) from the current index, in
+    /// vectors whose lane i carries window i's chain: each step loads L elements of each window (the body in
+    /// its usual contiguous lanes), transposes each L×L block in registers and combines the L columns in
+    /// order, so every window still combines left to right from the identity (the scalar path's bits).
+    #[allow(clippy::too_many_arguments)]
+    fn xla_vector_groups(
+        &mut self, b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], zs: Value, prod: bool, dt: DType, g: u64,
+        groups: u64,
+    ) -> Result<()> {
+        let l = self.lanes;
+        let nout = accs[0].len();
+        let op = if prod { ReduceOp::Prod } else { ReduceOp::Sum };
+        let strides = self.red[0].strides.clone();
+        let ones = simd::splat(b, dt, l, zs);
+        let z = iconst(b, types::I64, 0);
+        let gi = b.declare_var(types::I64);
+        b.def_var(gi, z);
+        let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(ghdr, &[]);
+        b.switch_to_block(ghdr);
+        let gv = b.use_var(gi);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
+        b.ins().brif(more, gbody, &[], gafter, &[]);
+        b.switch_to_block(gbody);
+        let blocks = (g / l as u64) as usize;
+        let vaccs: Vec<Vec<Variable>> = (0..blocks)
+            .map(|_| {
+                (0..nout)
+                    .map(|_| {
+                        let v = b.declare_var(simd::vtype(dt, l));
+                        b.def_var(v, ones);
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let t = b.declare_var(types::I64);
+        b.def_var(t, z);
+        let (thdr, tafter) = (b.create_block(), b.create_block());
+        b.ins().jump(thdr, &[]);
+        b.switch_to_block(thdr);
+        let mut rows = Vec::with_capacity(g as usize);
+        for w in 0..g as i64 {
+            self.capture = Some(Vec::new());
+            let r = self.emit_body(b, l, 1, &strides, Some(true));
+            let got = self.capture.take().unwrap_or_default();
+            r?;
+            if got.len() != nout {
+                return Err(Error::Codegen(format!("XLA windows: {} reduced values for {nout} outputs", got.len())));
+            }
+            rows.push(got);
+            self.advance(b, if w + 1 < g as i64 { 32 } else { l as i64 - 32 * (g as i64 - 1) });
+        }
+        for (blk, va) in vaccs.iter().enumerate() {
+            for (j, &v) in va.iter().enumerate() {
+                let block: Vec<Value> = (0..l as usize).map(|i| rows[blk * l as usize + i][j]).collect();
+                let mut a = b.use_var(v);
+                for c in simd::transpose(b, &block)? {
+                    a = ops::reduce_combine(b, dt, op, a, c)?;
+                }
+                b.def_var(v, a);
+            }
+        }
+        let tv = b.use_var(t);
+        let tv = b.ins().iadd_imm_s(tv, l as i64);
+        b.def_var(t, tv);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
+        b.ins().brif(more, thdr, &[], tafter, &[]);
+        b.switch_to_block(tafter);
+        self.advance(b, 32 * (g as i64 - 1));
+        // each window's result goes up as a full window of level 0 would, in window order
+        let c31 = iconst(b, types::I64, 31);
+        for w in 0..g as usize {
+            for j in 0..nout {
+                let v = b.use_var(vaccs[w / l as usize][j]);
+                let x = simd::lane_scalar(b, dt, v, (w % l as usize) as u32);
+                b.def_var(accs[0][j], x);
+            }
+            b.def_var(pos[0], c31);
+            Self::xla_close(b, accs, pos, 0, zs, prod);
+        }
+        let gv = b.use_var(gi);
+        let gv = b.ins().iadd_imm_s(gv, 1);
+        b.def_var(gi, gv);
+        b.ins().jump(ghdr, &[]);
+        b.switch_to_block(gafter);
         Ok(())
     }
 
@@ -1604,6 +1710,9 @@ impl Gen<'_> {
                             let off = (u * lanes) as i64 * vstr[s];
                             self.store_vec(b, vdt, x, a, off);
                         }
+                    }
+                    OutputKind::Reduce(_) if self.capture.is_some() => {
+                        self.capture.get_or_insert_with(Vec::new).push(x);
                     }
                     OutputKind::Reduce(op) => {
                         let v = if lanes == 1 { self.acc[o].s.ok_or_else(|| no_acc(o))?.0 } else { self.acc[o].v[u as usize] };

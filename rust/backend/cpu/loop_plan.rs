@@ -483,8 +483,13 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
     }
     let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
     match sum_order(k, red, live) {
-        // (small: the scalar loop adds in XLA's order)
-        Some(SumOrder::Xla) => return scalar,
+        // Rows of at most 32 add left to right in the scalar loop; longer ones run their full windows of 32 a
+        // vector of windows at a time (`codegen::xla_vector_groups`: contiguous loads, transposed in registers)
+        Some(SumOrder::Xla) => {
+            let long = red.last().is_some_and(|a| a.n > 32 && ok(a));
+            let reduce_only = k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_)));
+            return if long && reduce_only { (Mode::InnerRed, lanes, 1) } else { scalar };
+        }
         // one vector of `lanes` at a time into YNNPACK's lanes (`codegen::emit_ynn`)
         Some(SumOrder::Ynn) => return if red.last().is_some_and(ok) { (Mode::InnerRed, lanes, 1) } else { scalar },
         None => {}
