@@ -309,3 +309,18 @@ def test_fused_bodies_and_two_outputs_keep_xla_windows(k, dt, x64):
     p = _pinput((3, k), dt, 4)
     got = cranax.jit(lambda a: jnp.prod(a * a, -1))(p)
     np.testing.assert_array_equal(np.asarray(got), _windows(p * p, np.multiply, 1))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [64, 161, 545, 1000, 1333])
+def test_vector_windows_keep_lanes_apart(k, dt, x64):
+    # full windows run a vector of windows at a time (lane i = window i, `codegen::xla_vector_groups`): an
+    # iota in the body (its lanes along the row), a transposed read (scalar windows) and window counts
+    # that leave groups of 4L, L and single windows must all keep each window's own chain
+    p = _pinput((5, k), dt, 5)
+    ramp = np.asarray(1, dt) + np.asarray(1e-4, dt) * np.arange(k, dtype=dt)
+    got = cranax.jit(lambda a: jnp.prod(a * (1 + jnp.asarray(1e-4, dt) * jnp.arange(k, dtype=dt)), -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p * ramp, np.multiply, 1))
+    pt = np.ascontiguousarray(p.T)
+    got = cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p, np.multiply, 1))
