@@ -1223,9 +1223,10 @@ impl Gen<'_> {
         }
         let z = iconst(b, types::I64, 0);
         b.def_var(self.ridx[0], z);
-        // The first (padded) window element by element, then the full windows XLA_GROUP at a time, their
-        // chains interleaved (one window's chain of 32 dependent adds or multiplies is latency-bound; each
-        // window still combines left to right from the identity), then the rest element by element.
+        // The first (padded) window element by element, then the full windows a vector of windows at a time
+        // (`InnerRed`: `xla_vector_groups`) or, in scalar code, XLA_GROUP at a time with their chains
+        // interleaved (one window's chain of 32 dependent adds or multiplies is latency-bound; each window
+        // still combines left to right from the identity), then the rest element by element.
         let first = (32 - pads[0]) % 32;
         self.xla_elements(b, &accs, &pos, zs, prod, first)?;
         let mut rest_at = first;

@@ -19,8 +19,10 @@
 //!   added at the end. The order depends only on the axis length: deterministic.
 //!   Float32/float64 sums over trailing axes take XLA:CPU 0.10.2's order instead (`sum_order`, `SumOrder`):
 //!   YNNPACK's lanes and blocks from 4096 elements (`InnerRed`, one vector per body copy, or scalar lanes in
-//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`); float
-//!   products take XLA's loop and windows at every size (YNNPACK has none). Those
+//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`; rows past
+//!   32 `InnerRed`, a vector of whole windows at a time, lane i one window's chain:
+//!   `codegen::xla_vector_groups`); float products take XLA's loop and windows at every size (YNNPACK has
+//!   none). Those
 //!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
