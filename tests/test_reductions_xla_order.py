@@ -324,3 +324,20 @@ def test_vector_windows_keep_lanes_apart(k, dt, x64):
     pt = np.ascontiguousarray(p.T)
     got = cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)
     np.testing.assert_array_equal(np.asarray(got), _windows(p, np.multiply, 1))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 13, 31, 32])
+def test_short_rows_in_vector_lanes_keep_left_to_right(k, dt, x64):
+    # rows of at most 32 run L rows at a time (lane i = row i, `codegen::emit_xla_rows`): a row count that
+    # leaves scalar rows, lengths that leave a tail, a fused body with two outputs, and a transposed read
+    p = _pinput((4103, k), dt, 6)
+    got = cranax.jit(lambda a: jnp.prod(a, -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p, np.multiply, 1))
+    q, r = cranax.jit(lambda a: (jnp.prod(a * a, -1), jnp.prod(a + 1, -1)))(p[:7])
+    np.testing.assert_array_equal(np.asarray(q), _windows(p[:7] * p[:7], np.multiply, 1))
+    np.testing.assert_array_equal(np.asarray(r), _windows(p[:7] + 1, np.multiply, 1))
+    x = _input((9, k), dt, 7)
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x)), _windows(x, np.add, 0))
+    pt = np.ascontiguousarray(p[:9].T)
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)), _windows(p[:9], np.multiply, 1))

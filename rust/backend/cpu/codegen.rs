@@ -754,6 +754,9 @@ impl Gen<'_> {
     }
 
     fn emit_nest(&mut self, b: &mut FunctionBuilder, level: usize, vector: bool) -> Result<()> {
+        if level == 0 && vector && self.order == Some(SumOrder::Xla) && self.rbounds.is_none() && self.red.len() == 1 {
+            return self.emit_xla_rows(b);
+        }
         if level == self.red.len() {
             let (lanes, unroll, vstr) = if vector {
                 (self.lanes, self.unroll, self.outer.last().map(|a| a.strides.clone()).unwrap_or_default())
@@ -1409,6 +1412,55 @@ impl Gen<'_> {
         b.def_var(gi, gv);
         b.ins().jump(ghdr, &[]);
         b.switch_to_block(gafter);
+        Ok(())
+    }
+
+    /// `lanes` rows of at most 32 (`SumOrder::Xla`, `Mode::OuterVec` of contiguous rows), each combined left to
+    /// right from the identity in its own lane of the outputs' vector accumulators: L elements of each row (the
+    /// body in contiguous lanes along the row), transposed (`simd::transpose`), the columns combined in order;
+    /// the row's last n mod L elements one at a time, each row's into its lane.
+    fn emit_xla_rows(&mut self, b: &mut FunctionBuilder) -> Result<()> {
+        let k = self.k;
+        let l = self.lanes;
+        let n = self.red[0].n as i64;
+        let outs = self.sum_outputs();
+        let ostr = self.outer.last().map(|a| a.strides.clone()).unwrap_or_default();
+        let rstr = self.red[0].strides.clone();
+        let icur = self.icur.clone();
+        let z = iconst(b, types::I64, 0);
+        b.def_var(self.ridx[0], z);
+        let mut t = 0;
+        while t < n {
+            let step = if t + l as i64 <= n { l } else { 1 };
+            let mut rows = Vec::with_capacity(l as usize);
+            for r in 0..l as i64 {
+                self.capture = Some(Vec::new());
+                let res = if step > 1 { self.emit_body(b, l, 1, &rstr, Some(true)) } else { self.emit_body(b, 1, 1, &[], None) };
+                let got = self.capture.take().unwrap_or_default();
+                res?;
+                if got.len() != outs.len() {
+                    return Err(Error::Codegen(format!("XLA rows: {} reduced values for {} outputs", got.len(), outs.len())));
+                }
+                rows.push(got);
+                self.bump(b, &icur, &ostr, if r + 1 < l as i64 { 1 } else { 1 - l as i64 });
+            }
+            for (j, &o) in outs.iter().enumerate() {
+                let out = &k.outputs[o];
+                let OutputKind::Reduce(op) = out.kind else { return Err(no_acc(o)) };
+                let dt = k.body[out.value].dtype;
+                let var = *self.acc[o].v.first().ok_or_else(|| no_acc(o))?;
+                let xs: Vec<Value> = rows.iter().map(|r| r[j]).collect();
+                let cols = if step > 1 { simd::transpose(b, &xs)? } else { vec![simd::from_lanes(b, dt, l, &xs)] };
+                let mut a = b.use_var(var);
+                for c in cols {
+                    a = ops::reduce_combine(b, dt, op, a, c)?;
+                }
+                b.def_var(var, a);
+            }
+            self.advance(b, step as i64);
+            t += step as i64;
+        }
+        self.advance(b, -n);
         Ok(())
     }
 

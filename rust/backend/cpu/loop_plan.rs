@@ -488,9 +488,28 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
         // Rows of at most 32 add left to right in the scalar loop; longer ones run their full windows of 32 a
         // vector of windows at a time (`codegen::xla_vector_groups`: contiguous loads, transposed in registers)
         Some(SumOrder::Xla) => {
-            let long = red.last().is_some_and(|a| a.n > 32 && ok(a));
             let reduce_only = k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_)));
-            return if long && reduce_only { (Mode::InnerRed, lanes, 1) } else { scalar };
+            let rdt = k.outputs.first().and_then(|o| k.body.get(o.value)).map(|i| i.dtype);
+            let fit = rdt.and_then(|d| simd::lanes_for(d.size())) == Some(lanes);
+            let Some(r) = red.last().filter(|r| reduce_only && fit && ok(r)) else { return scalar };
+            if r.n > 32 {
+                return (Mode::InnerRed, lanes, 1);
+            }
+            // Rows of at most 32: L contiguous rows at a time, lane i row i's chain (`codegen::emit_xla_rows`,
+            // transposed like the windows); the body may not ask for its outer index (iota) or run strips
+            let nin = k.inputs.len();
+            let outs_contig = outer.last().is_some_and(|a| a.n >= lanes as u64 && (nin..a.strides.len()).all(|s| a.strides[s] == esize[s]));
+            let plain = threefry::find(k, live).is_empty()
+                && k.body.iter().enumerate().all(|(i, ins)| {
+                    !live[i]
+                        || match &ins.op {
+                            KOp::Iota { .. } => false,
+                            KOp::Unary { op, .. } => MathFn::from_unary(*op).is_none(),
+                            KOp::Binary { op, .. } => super::math_fn::binary_math(*op, ins.dtype).is_none(),
+                            _ => true,
+                        }
+                });
+            return if outs_contig && plain { (Mode::OuterVec, lanes, 1) } else { scalar };
         }
         // one vector of `lanes` at a time into YNNPACK's lanes (`codegen::emit_ynn`)
         Some(SumOrder::Ynn) => return if red.last().is_some_and(ok) { (Mode::InnerRed, lanes, 1) } else { scalar },
