@@ -300,7 +300,7 @@ def _windows(x, op, one):
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 @pytest.mark.parametrize("k", [33, 290, 300, 1000, 1300])
 def test_fused_bodies_and_two_outputs_keep_xla_windows(k, dt, x64):
-    # the window chains run 8 at a time (`codegen::emit_xla_windows`): bodies computed in the kernel and two
+    # the window chains run several at a time (`codegen::emit_xla_windows`): bodies computed in the kernel and two
     # reduced outputs in one kernel keep each window's left-to-right order
     x = _input((3, k), dt, 3)
     s, q = cranax.jit(lambda a: (jnp.sum(a * a, -1), jnp.sum(a, -1)))(x)

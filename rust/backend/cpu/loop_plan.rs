@@ -21,7 +21,8 @@
 //!   YNNPACK's lanes and blocks from 4096 elements (`InnerRed`, one vector per body copy, or scalar lanes in
 //!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`; rows past
 //!   32 `InnerRed`, a vector of whole windows at a time, lane i one window's chain:
-//!   `codegen::xla_vector_groups`); float products take XLA's loop and windows at every size (YNNPACK has
+//!   `codegen::xla_vector_groups`; plain rows of at most 32 `OuterVec`, lane i one row's chain:
+//!   `codegen::emit_xla_rows`); float products take XLA's loop and windows at every size (YNNPACK has
 //!   none). Those
 //!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
