@@ -1,5 +1,6 @@
-"""Row sums and means (issue 22): ``jnp.sum``/``jnp.mean`` over the last axis, which XLA:CPU 0.10.2 adds in
-YNNPACK's order from 4096 elements and in its own below (cranax follows both: ``loop_plan::SumOrder``).
+"""Row sums, means and products (issue 22): ``jnp.sum``/``jnp.mean`` over the last axis, which XLA:CPU 0.10.2
+adds in YNNPACK's order from 4096 elements and in its own below, and ``jnp.prod``, in its own at every size
+(cranax follows them: ``loop_plan::SumOrder``).
 
     python benches/bench_reductions.py                           # cranax (this tree), medians in ms
     python benches/bench_reductions.py --jax /tmp/jaxvenv/bin/python   # and JAX 0.10.2, same cases
@@ -34,11 +35,19 @@ CASES = [
     ("sum f64 1000x1000, axis -1", (1000, 1000), "float64", lambda a: jnp.sum(a, -1)),
     ("sum f32 100x30, axis -1 (XLA's order)", (100, 30), "float32", lambda a: jnp.sum(a, -1)),
     ("sum f32 30x100, axis -1 (XLA's order)", (30, 100), "float32", lambda a: jnp.sum(a, -1)),
+    # products: XLA's loop and windows at every size (inputs near 1: no overflow, no subnormals)
+    ("prod f32 1000x1000, axis -1", (1000, 1000), "float32", lambda a: jnp.prod(a, -1)),
+    ("prod f64 1000x1000, axis -1", (1000, 1000), "float64", lambda a: jnp.prod(a, -1)),
+    ("prod f32 1e6 (one row)", (1000000,), "float32", lambda a: jnp.prod(a)),
+    ("prod f32 100000x10, axis -1", (100000, 10), "float32", lambda a: jnp.prod(a, -1)),
+    ("prod f32 30x100, axis -1", (30, 100), "float32", lambda a: jnp.prod(a, -1)),
 ]
 rng = np.random.default_rng(0)
 out = {}
 for name, shape, dt, fn in CASES:
-    xs = [jnp.asarray(rng.standard_normal(shape).astype(dt)) for _ in range(2)]
+    near1 = name.startswith("prod")
+    xs = [jnp.asarray((1 + 1e-3 * rng.standard_normal(shape) if near1 else rng.standard_normal(shape)).astype(dt))
+          for _ in range(2)]
     f = jax.jit(fn)
     for i in range(3):
         f(xs[i % 2]).block_until_ready()

@@ -3,7 +3,8 @@
 XLA:CPU in jaxlib 0.10.2 adds a float32/float64 reduction over trailing axes in one of two orders: from 4096
 elements YNNPACK's sum kernel (64-byte lanes, blocks of 4 lane-vectors, a Kahan-compensated last level, lanes
 folded in halves; rows past 128 KiB as chunks of 128 KiB whose sums are folded in halves), below that XLA's own
-loop (left to right up to 32 per row, windows of 32 of the centred zero-padded row past that). Its simplifier
+loop (left to right up to 32 per row, windows of 32 of the centred zero-padded row past that); a row's
+128 KiB chunks' sums are added in YNNPACK's order again; products take XLA's loop at every size. Its simplifier
 also turns ``A / broadcast(B)`` into ``A * broadcast(1 / B)`` (float16/32/64), so ``jnp.mean`` is the sum times
 ``1 / n``. cranax's CPU kernels follow both (``loop_plan::SumOrder``, ``opt::recip``). The digests are sha256
 prefixes of the raw bytes of JAX's results, recorded with JAX 0.10.2 (x64 on) on an AMD EPYC host: plain IEEE
@@ -65,6 +66,40 @@ JAX = {
     "mean_1000x7_float64": "20afd81180944a0ed920c8d36a6fed17",
     "mean_50x33_float64": "7e0c9b6dd20205acf3d2b5b5aaec3c3e",
     "mean_40x300_float64": "4a5e1bda4c646fc190a598551e585928",
+    "sum_1x1000000_float32": "ff3105129a141810f447ab7bc4d0dc09",
+    "sum_1x600001_float32": "854138fbcc210c7912a0fc0b12402753",
+    "sum_1x524305_float32": "f13f2f184a9f36fb948f9ebabcae8768",
+    "sum_1x2000000_float32": "59a98be900e691e4fdf47f8eb5b10cff",
+    "sum_1x1000000_float64": "2c6fff8270982b4b70b59575c12404e1",
+    "sum_1x600001_float64": "91713156066967990f6a35e72658e5f4",
+    "sum_1x524305_float64": "8c663aeb5cfd7ba0d60edca47fa4f66e",
+    "sum_1x2000000_float64": "345946733d9dcb0cf80b460d6c7eeee3",
+    "prod_100x20_float32": "be39aa071a464c2b03adff4f23a48ace",
+    "prod_50x33_float32": "0ce58ecd7c924f71c8371dd0097b1228",
+    "prod_30x100_float32": "b716ccc386346901732da51211d07523",
+    "prod_3x1000_float32": "da5b1e27d6c45986a002d9246fade928",
+    "prod_4x4096_float32": "187126bdba856371fe9a20ab6d4c6603",
+    "prod_2x5000_float32": "ef7fde4d7d94e14719e3f86e0ffa84a8",
+    "prod_1x70000_float32": "d7173dd8a9e81deded3f2e4719ef149e",
+    "prod_200x200_float32": "31f2ca8377c196c8802c3dc72b117bbb",
+    "prod_64x64_all_float32": "eb0d62a5792d742f53d6e6e943ff500f",
+    "prod_10000_float32": "74d7ffcab327dfe5026430bf0003efea",
+    "prod_100x20_float64": "5c5cdca7655fee761e60b168c1d620e6",
+    "prod_50x33_float64": "fa146e681c53e17cce94f3a6014e711c",
+    "prod_30x100_float64": "69ef6dcfe4d4c9743c97dd400ba7127e",
+    "prod_3x1000_float64": "4d999847a59e0f16d2fec59a8bec7f14",
+    "prod_4x4096_float64": "41912660cc5ecc4556b72239839cf17a",
+    "prod_2x5000_float64": "825fd1c8a21ef4f6e575ffb3b75dab6d",
+    "prod_1x70000_float64": "483cd181a8d73734e9fcda7175ffe416",
+    "prod_200x200_float64": "e7d076244529aa510560d4f6ae29c7aa",
+    "prod_64x64_all_float64": "f3aa08cd5c2a890a5916b2223a539a15",
+    "prod_10000_float64": "74f39b27c7ab17fbac472b50978d32bf",
+    "spikes_23_float64": "37c9fbb7226c259cfdfdfddcde2242b0",
+    "spikes_37_float64": "ccdd768fe3bcdb65fb42a93277a66fbf",
+    "spikes_62_float64": "3283d17d374dcd2f662aabbbd5378914",
+    "spikes_100_float64": "ffd98718f567dab725aa30eb12fed761",
+    "spikes_35_float32": "4d76c916927dc22c1008eb4a9083fb0b",
+    "spikes_62_float32": "d51d2a6186c9cf87c561815d1ac3c13d",
     "div_float16": "e0c0714ef3d4f7dd9b576c3c0167c90d",
     "div_float32": "9c80bcc184fb5e6957da716c6e18d1a3",
     "div_float64": "361b13d3d36bdd475832247c9ef9ebd4",
@@ -101,6 +136,11 @@ SUMS = [((100, 20), -1), ((50, 33), -1), ((30, 100), -1), ((3, 1000), -1), ((1, 
         ((2, 5000), -1), ((1, 70000), -1), ((2, 100000), -1), ((3, 40000), -1), ((1, 300000), -1),
         ((5000, 3), -1), ((64, 64), None), ((10, 20, 30), (1, 2))]
 MEANS = [(100, 20), (1000, 7), (50, 33), (40, 300)]
+# rows of many 128 KiB chunks: XLA:CPU sums the chunks' sums in YNNPACK's order again (31 .. 123 chunks)
+LONG_SUMS = [(1, 1000000), (1, 600001), (1, 524305), (1, 2000000)]
+# products: XLA's own loop and windows of 32 at every size (YNNPACK takes no products)
+PRODS = [((100, 20), -1), ((50, 33), -1), ((30, 100), -1), ((3, 1000), -1), ((4, 4096), -1), ((2, 5000), -1),
+         ((1, 70000), -1), ((200, 200), -1), ((10000,), None)]
 
 
 def _key(shape, ax):
@@ -115,6 +155,71 @@ def test_sum_bits_match_jax(shape, ax, dt, x64):
     assert _digest(got) == JAX[f"sum_{_key(shape, ax)}_{dt}"]
     np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(axis=ax),
                                rtol=1e-5 if dt == "float32" else 1e-13, atol=1e-6 if dt == "float32" else 1e-15)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape", LONG_SUMS)
+def test_long_row_sum_bits_match_jax(shape, dt, x64):
+    x = _input(shape, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, -1))(x)
+    assert _digest(got) == JAX[f"sum_{shape[0]}x{shape[1]}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(-1), rtol=1e-5 if dt == "float32" else 1e-13)
+
+
+def _spikes(m, dt):
+    # one value per 128 KiB chunk (row 0 at each chunk's start, row 1 reversed at its middle): each chunk's
+    # sum is exact, so the row's bits are those of the order the chunk sums are added in
+    C = (128 << 10) // np.dtype(dt).itemsize
+    i = np.arange(m, dtype=np.float64)
+    v = (np.mod(i * 0.7548776662466927, 1.0) - 0.5) * np.exp2(np.mod(i * 5, 23.0) - 11)
+    x = np.zeros((2, m * C), dt)
+    x[0, ::C] = v
+    x[1, C // 2::C] = v[::-1]
+    return x
+
+
+@pytest.mark.parametrize("dt,m", [("float64", 23), ("float64", 37), ("float64", 62), ("float64", 100),
+                                  ("float32", 35), ("float32", 62)])
+def test_chunk_sums_add_in_ynnpack_order(dt, m, x64):
+    x = _spikes(m, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, -1))(x)
+    assert _digest(got) == JAX[f"spikes_{m}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).sum(-1), rtol=1e-6 if dt == "float32" else 1e-14)
+
+
+def _pinput(shape, dt, seed=0):
+    # near 1, so that long products neither overflow nor vanish
+    return (1 + _input(shape, np.float64, seed) * 2.0 ** -12).astype(dt)
+
+
+def _prod_windows(x):
+    # NumPy oracle of XLA's product order over the last axis: left to right up to 32, else windows of 32 of
+    # the row padded with ones (the lower half first), recursively
+    k = x.shape[-1]
+    if k <= 32:
+        p = x[..., 0].copy()
+        for i in range(1, k):
+            p = p * x[..., i]
+        return p
+    m = -(-k // 32) * 32
+    lo = (m - k) // 2
+    pad = [(0, 0)] * (x.ndim - 1) + [(lo, m - k - lo)]
+    w = np.pad(x, pad, constant_values=1).reshape(x.shape[:-1] + (m // 32, 32))
+    return _prod_windows(_prod_windows(w))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape,ax", PRODS)
+def test_prod_bits_match_jax(shape, ax, dt, x64):
+    x = _pinput(shape, dt, 2 if ax is None else 0)
+    got = cranax.jit(lambda a: jnp.prod(a, axis=ax))(x)
+    key = "x".join(map(str, shape))
+    assert _digest(got) == JAX[f"prod_{key}_{dt}"]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(np.asarray(got), _prod_windows(x if ax == -1 else x.reshape(-1)))
+    want = np.prod(x.astype(np.float64), axis=ax)
+    if np.all(np.abs(want) < np.finfo(dt).max):  # (float32's (1, 70000) overflows, in JAX too)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4 if dt == "float32" else 1e-12)
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
@@ -176,3 +281,63 @@ def test_sums_of_negative_zeros_and_specials():
     x[3, 1501] = 3e38
     s = np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x))
     assert s[0] == np.inf and np.isnan(s[1]) and np.isnan(s[2]) and s[3] == np.inf
+
+
+def _windows(x, op, one):
+    # NumPy oracle of XLA's order over the last axis for `op` with identity `one` (as `_prod_windows`)
+    k = x.shape[-1]
+    if k <= 32:
+        p = op(np.full(x.shape[:-1], one, x.dtype), x[..., 0])
+        for i in range(1, k):
+            p = op(p, x[..., i])
+        return p
+    m = -(-k // 32) * 32
+    lo = (m - k) // 2
+    w = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(lo, m - k - lo)], constant_values=one)
+    return _windows(_windows(w.reshape(x.shape[:-1] + (m // 32, 32)), op, one), op, one)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [33, 290, 300, 1000, 1300])
+def test_fused_bodies_and_two_outputs_keep_xla_windows(k, dt, x64):
+    # the window chains run several at a time (`codegen::emit_xla_windows`): bodies computed in the kernel and two
+    # reduced outputs in one kernel keep each window's left-to-right order
+    x = _input((3, k), dt, 3)
+    s, q = cranax.jit(lambda a: (jnp.sum(a * a, -1), jnp.sum(a, -1)))(x)
+    np.testing.assert_array_equal(np.asarray(s), _windows(x * x, np.add, 0))
+    np.testing.assert_array_equal(np.asarray(q), _windows(x, np.add, 0))
+    p = _pinput((3, k), dt, 4)
+    got = cranax.jit(lambda a: jnp.prod(a * a, -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p * p, np.multiply, 1))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [64, 161, 545, 1000, 1333])
+def test_vector_windows_keep_lanes_apart(k, dt, x64):
+    # full windows run a vector of windows at a time (lane i = window i, `codegen::xla_vector_groups`): an
+    # iota in the body (its lanes along the row), a transposed read (scalar windows) and window counts
+    # that leave groups of 4L, L and single windows must all keep each window's own chain
+    p = _pinput((5, k), dt, 5)
+    ramp = np.asarray(1, dt) + np.asarray(1e-4, dt) * np.arange(k, dtype=dt)
+    got = cranax.jit(lambda a: jnp.prod(a * (1 + jnp.asarray(1e-4, dt) * jnp.arange(k, dtype=dt)), -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p * ramp, np.multiply, 1))
+    pt = np.ascontiguousarray(p.T)
+    got = cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p, np.multiply, 1))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 13, 31, 32])
+def test_short_rows_in_vector_lanes_keep_left_to_right(k, dt, x64):
+    # rows of at most 32 run L rows at a time (lane i = row i, `codegen::emit_xla_rows`): a row count that
+    # leaves scalar rows, lengths that leave a tail, a fused body with two outputs, and a transposed read
+    p = _pinput((4103, k), dt, 6)
+    got = cranax.jit(lambda a: jnp.prod(a, -1))(p)
+    np.testing.assert_array_equal(np.asarray(got), _windows(p, np.multiply, 1))
+    q, r = cranax.jit(lambda a: (jnp.prod(a * a, -1), jnp.prod(a + 1, -1)))(p[:7])
+    np.testing.assert_array_equal(np.asarray(q), _windows(p[:7] * p[:7], np.multiply, 1))
+    np.testing.assert_array_equal(np.asarray(r), _windows(p[:7] + 1, np.multiply, 1))
+    x = _input((9, k), dt, 7)
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x)), _windows(x, np.add, 0))
+    pt = np.ascontiguousarray(p[:9].T)
+    np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)), _windows(p[:9], np.multiply, 1))

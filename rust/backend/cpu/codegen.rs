@@ -133,6 +133,9 @@ struct Gen<'k> {
     order: Option<SumOrder>,
     /// What the body's integer values are known to be (`kfacts`).
     facts: Facts,
+    /// When set, `emit_body` pushes each reduced output's value here (in output order) instead of
+    /// combining it into the accumulators (`xla_vector_groups` transposes them first).
+    capture: Option<Vec<Value>>,
 }
 
 /// One loop of a strip: compute the `live` instructions; those in `loads` are read from their strip
@@ -236,6 +239,7 @@ pub fn build_kernel(
             unroll,
             order,
             facts: super::kfacts::analyze(k),
+            capture: None,
         };
         for _ in 0..g.outer.len() {
             g.oidx.push(b.declare_var(types::I64));
@@ -821,6 +825,9 @@ impl Gen<'_> {
     }
 
     fn emit_nest(&mut self, b: &mut FunctionBuilder, level: usize, vector: bool) -> Result<()> {
+        if level == 0 && vector && self.order == Some(SumOrder::Xla) && self.rbounds.is_none() && self.red.len() == 1 {
+            return self.emit_xla_rows(b);
+        }
         if level == self.red.len() {
             let (lanes, unroll, vstr) = if vector {
                 (self.lanes, self.unroll, self.outer.last().map(|a| a.strides.clone()).unwrap_or_default())
@@ -943,9 +950,9 @@ impl Gen<'_> {
     }
 
     /// A row summed in YNNPACK's order (`SumOrder::Ynn`; `_prng.ynn_sum_last` composes the same from lax ops):
-    /// pieces of at most `ynn_chunk` elements (`ynn_piece`), their sums folded in halves (p[i] + p[i + h], h the
-    /// largest power of two below their count) when there are several, then added to 0. Each output's row sum
-    /// goes to its scalar accumulator.
+    /// pieces of at most `ynn_chunk` elements (`ynn_piece`), whose sums, when there are several, are summed in
+    /// YNNPACK's order again (`ynn_slots`; measured against XLA:CPU up to 257 chunks), then added to 0. Each
+    /// output's row sum goes to its scalar accumulator.
     fn emit_ynn(&mut self, b: &mut FunctionBuilder) -> Result<()> {
         let k = self.k;
         let outs = self.sum_outputs();
@@ -993,33 +1000,7 @@ impl Gen<'_> {
             for (j, &v) in r.iter().enumerate() {
                 b.ins().store(trusted, v, slots[j], ((m - 1) as i64 * es) as i32);
             }
-            let mut cnt = m;
-            while cnt > 1 {
-                let h = cnt.next_power_of_two() / 2;
-                let i = b.declare_var(types::I64);
-                b.def_var(i, z);
-                let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
-                b.ins().jump(hdr, &[]);
-                b.switch_to_block(hdr);
-                let iv = b.use_var(i);
-                let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, iv, (cnt - h) as i64);
-                b.ins().brif(more, body, &[], after, &[]);
-                b.switch_to_block(body);
-                let off = b.ins().imul_imm_s(iv, es);
-                for &sl in &slots {
-                    let a = b.ins().iadd(sl, off);
-                    let x = b.ins().load(cl_type(dt), trusted, a, 0);
-                    let y = b.ins().load(cl_type(dt), trusted, a, (h as i64 * es) as i32);
-                    let s = b.ins().fadd(x, y);
-                    b.ins().store(trusted, s, a, 0);
-                }
-                let iv = b.ins().iadd_imm_s(iv, 1);
-                b.def_var(i, iv);
-                b.ins().jump(hdr, &[]);
-                b.switch_to_block(after);
-                cnt = h;
-            }
-            slots.iter().map(|&sl| b.ins().load(cl_type(dt), trusted, sl, 0)).collect()
+            ynn_slots(b, &slots, m, dt)
         };
         self.acc = saved;
         for (j, &o) in outs.iter().enumerate() {
@@ -1279,6 +1260,8 @@ impl Gen<'_> {
         let k = self.k;
         let outs = self.sum_outputs();
         let dt = k.body[k.outputs[outs[0]].value].dtype;
+        // (a product pads with ones and starts at 1: `sum_order` admits one op per kernel)
+        let prod = matches!(k.outputs[outs[0]].kind, OutputKind::Reduce(ReduceOp::Prod));
         let len = self.red[0].n;
         let mut pads = Vec::new();
         let mut cnt = len;
@@ -1287,7 +1270,7 @@ impl Gen<'_> {
             pads.push((32 * w - cnt) / 2);
             cnt = w;
         }
-        let zs = super::clif::fconst(b, dt, 0.0);
+        let zs = super::clif::fconst(b, dt, if prod { 1.0 } else { 0.0 });
         let accs: Vec<Vec<Variable>> = (0..=pads.len())
             .map(|_| {
                 outs.iter()
@@ -1314,22 +1297,92 @@ impl Gen<'_> {
         }
         let z = iconst(b, types::I64, 0);
         b.def_var(self.ridx[0], z);
-        let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
-        b.ins().jump(hdr, &[]);
-        b.switch_to_block(hdr);
-        let i = b.use_var(self.ridx[0]);
-        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, len as i64);
-        b.ins().brif(more, body, &[], after, &[]);
-        b.switch_to_block(body);
-        self.emit_body(b, 1, 1, &[], None)?;
-        self.advance(b, 1);
-        Self::xla_close(b, &accs, &pos, 0, zs);
-        b.ins().jump(hdr, &[]);
-        b.switch_to_block(after);
+        // The first (padded) window element by element, then the full windows a vector of windows at a time
+        // (`InnerRed`: `xla_vector_groups`) or, in scalar code, XLA_GROUP at a time with their chains
+        // interleaved (one window's chain of 32 dependent adds or multiplies is latency-bound; each window
+        // still combines left to right from the identity), then the rest element by element.
+        let first = (32 - pads[0]) % 32;
+        self.xla_elements(b, &accs, &pos, zs, prod, first)?;
+        let mut rest_at = first;
+        let vl = self.lanes as u64;
+        let vector = self.mode == Mode::InnerRed && vl > 1 && simd::lanes_for(dt.size()) == Some(self.lanes);
+        if vector {
+            // 4 vectors of windows at a time (4 independent chains), then one vector at a time
+            for g in [4 * vl, vl] {
+                let groups = (len - rest_at) / 32 / g;
+                if groups > 0 {
+                    self.xla_vector_groups(b, &accs, &pos, zs, prod, dt, g, groups)?;
+                    rest_at += groups * g * 32;
+                }
+            }
+        }
+        let groups = if vector { 0 } else { (len - first) / 32 / XLA_GROUP };
+        if groups > 0 {
+            rest_at = first + groups * XLA_GROUP * 32;
+            let g = b.declare_var(types::I64);
+            b.def_var(g, z);
+            let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
+            b.ins().jump(ghdr, &[]);
+            b.switch_to_block(ghdr);
+            let gv = b.use_var(g);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
+            b.ins().brif(more, gbody, &[], gafter, &[]);
+            b.switch_to_block(gbody);
+            let wins: Vec<Vec<Variable>> = (0..XLA_GROUP)
+                .map(|_| {
+                    outs.iter()
+                        .map(|_| {
+                            let v = b.declare_var(cl_type(dt));
+                            b.def_var(v, zs);
+                            v
+                        })
+                        .collect()
+                })
+                .collect();
+            let t = b.declare_var(types::I64);
+            b.def_var(t, z);
+            let (thdr, tafter) = (b.create_block(), b.create_block());
+            b.ins().jump(thdr, &[]);
+            b.switch_to_block(thdr);
+            for (w, win) in wins.iter().enumerate() {
+                for (j, &o) in outs.iter().enumerate() {
+                    self.acc[o].s = Some((win[j], None));
+                }
+                self.emit_body(b, 1, 1, &[], None)?;
+                self.advance(b, if w + 1 < XLA_GROUP as usize { 32 } else { 1 - 32 * (XLA_GROUP as i64 - 1) });
+            }
+            let tv = b.use_var(t);
+            let tv = b.ins().iadd_imm_s(tv, 1);
+            b.def_var(t, tv);
+            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
+            b.ins().brif(more, thdr, &[], tafter, &[]);
+            b.switch_to_block(tafter);
+            self.advance(b, 32 * (XLA_GROUP as i64 - 1));
+            // each window's result goes up as a full window of level 0 would
+            let c31 = iconst(b, types::I64, 31);
+            for win in &wins {
+                for (j, &v) in win.iter().enumerate() {
+                    let x = b.use_var(v);
+                    b.def_var(accs[0][j], x);
+                }
+                b.def_var(pos[0], c31);
+                Self::xla_close(b, &accs, &pos, 0, zs, prod);
+            }
+            let gv = b.use_var(g);
+            let gv = b.ins().iadd_imm_s(gv, 1);
+            b.def_var(g, gv);
+            b.ins().jump(ghdr, &[]);
+            b.switch_to_block(gafter);
+            for (j, &o) in outs.iter().enumerate() {
+                self.acc[o].s = Some((accs[0][j], None));
+            }
+        }
+        debug_assert!(rest_at <= len);
+        self.xla_elements(b, &accs, &pos, zs, prod, len)?;
         for l in 0..pads.len() {
             for j in 0..outs.len() {
                 let (hi, lo) = (b.use_var(accs[l + 1][j]), b.use_var(accs[l][j]));
-                let s = b.ins().fadd(hi, lo);
+                let s = if prod { b.ins().fmul(hi, lo) } else { b.ins().fadd(hi, lo) };
                 b.def_var(accs[l + 1][j], s);
             }
         }
@@ -1344,9 +1397,166 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// `groups` runs of `g` full windows of level 0 (a multiple of the lane count L) from the current index, in
+    /// vectors whose lane i carries window i's chain: each step loads L elements of each window (the body in
+    /// its usual contiguous lanes), transposes each L×L block in registers and combines the L columns in
+    /// order, so every window still combines left to right from the identity (the scalar path's bits).
+    #[allow(clippy::too_many_arguments)]
+    fn xla_vector_groups(
+        &mut self, b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], zs: Value, prod: bool, dt: DType, g: u64,
+        groups: u64,
+    ) -> Result<()> {
+        let l = self.lanes;
+        let nout = accs[0].len();
+        let op = if prod { ReduceOp::Prod } else { ReduceOp::Sum };
+        let strides = self.red[0].strides.clone();
+        let ones = simd::splat(b, dt, l, zs);
+        let z = iconst(b, types::I64, 0);
+        let gi = b.declare_var(types::I64);
+        b.def_var(gi, z);
+        let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(ghdr, &[]);
+        b.switch_to_block(ghdr);
+        let gv = b.use_var(gi);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
+        b.ins().brif(more, gbody, &[], gafter, &[]);
+        b.switch_to_block(gbody);
+        let blocks = (g / l as u64) as usize;
+        let vaccs: Vec<Vec<Variable>> = (0..blocks)
+            .map(|_| {
+                (0..nout)
+                    .map(|_| {
+                        let v = b.declare_var(simd::vtype(dt, l));
+                        b.def_var(v, ones);
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let t = b.declare_var(types::I64);
+        b.def_var(t, z);
+        let (thdr, tafter) = (b.create_block(), b.create_block());
+        b.ins().jump(thdr, &[]);
+        b.switch_to_block(thdr);
+        let mut rows = Vec::with_capacity(g as usize);
+        for w in 0..g as i64 {
+            self.capture = Some(Vec::new());
+            let r = self.emit_body(b, l, 1, &strides, Some(true));
+            let got = self.capture.take().unwrap_or_default();
+            r?;
+            if got.len() != nout {
+                return Err(Error::Codegen(format!("XLA windows: {} reduced values for {nout} outputs", got.len())));
+            }
+            rows.push(got);
+            self.advance(b, if w + 1 < g as i64 { 32 } else { l as i64 - 32 * (g as i64 - 1) });
+        }
+        for (blk, va) in vaccs.iter().enumerate() {
+            for (j, &v) in va.iter().enumerate() {
+                let block: Vec<Value> = (0..l as usize).map(|i| rows[blk * l as usize + i][j]).collect();
+                let mut a = b.use_var(v);
+                for c in simd::transpose(b, &block)? {
+                    a = ops::reduce_combine(b, dt, op, a, c)?;
+                }
+                b.def_var(v, a);
+            }
+        }
+        let tv = b.use_var(t);
+        let tv = b.ins().iadd_imm_s(tv, l as i64);
+        b.def_var(t, tv);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
+        b.ins().brif(more, thdr, &[], tafter, &[]);
+        b.switch_to_block(tafter);
+        self.advance(b, 32 * (g as i64 - 1));
+        // each window's result goes up as a full window of level 0 would, in window order
+        let c31 = iconst(b, types::I64, 31);
+        for w in 0..g as usize {
+            for j in 0..nout {
+                let v = b.use_var(vaccs[w / l as usize][j]);
+                let x = simd::lane_scalar(b, dt, v, (w % l as usize) as u32);
+                b.def_var(accs[0][j], x);
+            }
+            b.def_var(pos[0], c31);
+            Self::xla_close(b, accs, pos, 0, zs, prod);
+        }
+        let gv = b.use_var(gi);
+        let gv = b.ins().iadd_imm_s(gv, 1);
+        b.def_var(gi, gv);
+        b.ins().jump(ghdr, &[]);
+        b.switch_to_block(gafter);
+        Ok(())
+    }
+
+    /// `lanes` rows of at most 32 (`SumOrder::Xla`, `Mode::OuterVec` of contiguous rows), each combined left to
+    /// right from the identity in its own lane of the outputs' vector accumulators: L elements of each row (the
+    /// body in contiguous lanes along the row), transposed (`simd::transpose`), the columns combined in order;
+    /// the row's last n mod L elements one at a time, each row's into its lane.
+    fn emit_xla_rows(&mut self, b: &mut FunctionBuilder) -> Result<()> {
+        let k = self.k;
+        let l = self.lanes;
+        let n = self.red[0].n as i64;
+        let outs = self.sum_outputs();
+        let ostr = self.outer.last().map(|a| a.strides.clone()).unwrap_or_default();
+        let rstr = self.red[0].strides.clone();
+        let icur = self.icur.clone();
+        let z = iconst(b, types::I64, 0);
+        b.def_var(self.ridx[0], z);
+        let mut t = 0;
+        while t < n {
+            let step = if t + l as i64 <= n { l } else { 1 };
+            let mut rows = Vec::with_capacity(l as usize);
+            for r in 0..l as i64 {
+                self.capture = Some(Vec::new());
+                let res = if step > 1 { self.emit_body(b, l, 1, &rstr, Some(true)) } else { self.emit_body(b, 1, 1, &[], None) };
+                let got = self.capture.take().unwrap_or_default();
+                res?;
+                if got.len() != outs.len() {
+                    return Err(Error::Codegen(format!("XLA rows: {} reduced values for {} outputs", got.len(), outs.len())));
+                }
+                rows.push(got);
+                self.bump(b, &icur, &ostr, if r + 1 < l as i64 { 1 } else { 1 - l as i64 });
+            }
+            for (j, &o) in outs.iter().enumerate() {
+                let out = &k.outputs[o];
+                let OutputKind::Reduce(op) = out.kind else { return Err(no_acc(o)) };
+                let dt = k.body[out.value].dtype;
+                let var = *self.acc[o].v.first().ok_or_else(|| no_acc(o))?;
+                let xs: Vec<Value> = rows.iter().map(|r| r[j]).collect();
+                let cols = if step > 1 { simd::transpose(b, &xs)? } else { vec![simd::from_lanes(b, dt, l, &xs)] };
+                let mut a = b.use_var(var);
+                for c in cols {
+                    a = ops::reduce_combine(b, dt, op, a, c)?;
+                }
+                b.def_var(var, a);
+            }
+            self.advance(b, step as i64);
+            t += step as i64;
+        }
+        self.advance(b, -n);
+        Ok(())
+    }
+
+    /// Level 0 of `emit_xla_windows` element by element from the current index up to `end`: each element into
+    /// `accs[0]` (the outputs' accumulators point there), its window closed when full.
+    #[allow(clippy::too_many_arguments)]
+    fn xla_elements(&mut self, b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], zs: Value, prod: bool, end: u64) -> Result<()> {
+        let (hdr, body, after) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(hdr);
+        let i = b.use_var(self.ridx[0]);
+        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, i, end as i64);
+        b.ins().brif(more, body, &[], after, &[]);
+        b.switch_to_block(body);
+        self.emit_body(b, 1, 1, &[], None)?;
+        self.advance(b, 1);
+        Self::xla_close(b, accs, pos, 0, zs, prod);
+        b.ins().jump(hdr, &[]);
+        b.switch_to_block(after);
+        Ok(())
+    }
+
     /// After one item of level `l`: when its window is full (32 positions), its sum goes to level `l + 1`, which
     /// may close in turn.
-    fn xla_close(b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], l: usize, zs: Value) {
+    fn xla_close(b: &mut FunctionBuilder, accs: &[Vec<Variable>], pos: &[Variable], l: usize, zs: Value, prod: bool) {
         let p = b.use_var(pos[l]);
         let p = b.ins().iadd_imm_s(p, 1);
         b.def_var(pos[l], p);
@@ -1356,14 +1566,14 @@ impl Gen<'_> {
         b.switch_to_block(close);
         for (&lo, &hi) in accs[l].iter().zip(&accs[l + 1]) {
             let (x, s) = (b.use_var(lo), b.use_var(hi));
-            let s = b.ins().fadd(s, x);
+            let s = if prod { b.ins().fmul(s, x) } else { b.ins().fadd(s, x) };
             b.def_var(hi, s);
             b.def_var(lo, zs);
         }
         let z = iconst(b, types::I64, 0);
         b.def_var(pos[l], z);
         if l + 1 < pos.len() {
-            Self::xla_close(b, accs, pos, l + 1, zs);
+            Self::xla_close(b, accs, pos, l + 1, zs, prod);
         }
         b.ins().jump(join, &[]);
         b.switch_to_block(join);
@@ -1645,6 +1855,9 @@ impl Gen<'_> {
                             self.store_vec(b, vdt, x, a, off);
                         }
                     }
+                    OutputKind::Reduce(_) if self.capture.is_some() => {
+                        self.capture.get_or_insert_with(Vec::new).push(x);
+                    }
                     OutputKind::Reduce(op) => {
                         let v = if lanes == 1 { self.acc[o].s.ok_or_else(|| no_acc(o))?.0 } else { self.acc[o].v[u as usize] };
                         let acc = b.use_var(v);
@@ -1693,6 +1906,102 @@ fn no_acc(o: usize) -> Error {
 }
 
 /// YNNPACK's accumulators of one row piece (`Gen::ynn_piece`), per output and lane-vector.
+/// Full windows of 32 whose chains `emit_xla_windows` interleaves.
+const XLA_GROUP: u64 = 8;
+
+/// The sums of `m` values per output, at `slots[j]` (contiguous, `dt`), in YNNPACK's order (`ynn_piece`'s, in
+/// scalar lanes): how XLA:CPU adds the sums of a row's 128 KiB chunks. A block's missing elements (past `m`)
+/// are not added: an add of zero changes nothing but a zero's sign, which the caller's final 0 + sum sets.
+fn ynn_slots(b: &mut FunctionBuilder, slots: &[Value], m: u64, dt: DType) -> Vec<Value> {
+    let n = (64 / dt.size()) as u64;
+    let es = dt.size() as i64;
+    let ty = cl_type(dt);
+    let trusted = super::clif::trusted();
+    let zero = super::clif::fconst(b, dt, 0.0);
+    let decl = |b: &mut FunctionBuilder| -> Vec<Vec<Variable>> {
+        slots
+            .iter()
+            .map(|_| {
+                (0..n)
+                    .map(|_| {
+                        let v = b.declare_var(ty);
+                        b.def_var(v, zero);
+                        v
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let (acc0, acc1, acc2, err) = (decl(b), decl(b), decl(b), decl(b));
+    let st = YnnAccs { acc0, acc1, acc2, err, zero, vw: 1, nv: n as usize, dt };
+    // One block of 4n values from element `at` of `base[j]` (only the first `have`): lane l gets
+    // ((0 + c0) + c1) + c2) + c3, c_i the value at at + i n + l, then acc0 += it.
+    let block = |b: &mut FunctionBuilder, base: &[Value], at: u64, have: u64| {
+        for (j, &a) in base.iter().enumerate() {
+            for l in 0..n {
+                let mut local = zero;
+                for i in 0..4 {
+                    let e = i * n + l;
+                    if e < have {
+                        let x = b.ins().load(ty, trusted, a, ((at + e) as i64 * es) as i32);
+                        local = b.ins().fadd(local, x);
+                    }
+                }
+                let a0 = b.use_var(st.acc0[j][l as usize]);
+                let s = b.ins().fadd(a0, local);
+                b.def_var(st.acc0[j][l as usize], s);
+            }
+        }
+    };
+    let groups = m / (16 * n);
+    let blocks = (m % (16 * n)) / (4 * n);
+    let tail = m % (4 * n);
+    for g in 0..groups {
+        // (at most YNN_MAX_CHUNKS values: a few groups, unrolled)
+        for q in 0..4 {
+            block(b, slots, g * 16 * n + q * 4 * n, 4 * n);
+        }
+        st.flush(b);
+        if (g + 1) * 4 * n % 256 == 0 {
+            st.kahan(b);
+        }
+    }
+    let mut clock = 4 * n * groups;
+    for q in 0..blocks {
+        block(b, slots, groups * 16 * n + q * 4 * n, 4 * n);
+        clock += n;
+        if clock % 16 == 0 {
+            st.flush(b);
+            if clock % 256 == 0 {
+                st.kahan(b);
+            }
+        }
+    }
+    if tail > 0 {
+        block(b, slots, m - tail, tail);
+    }
+    st.flush(b);
+    (0..slots.len())
+        .map(|j| {
+            let mut xs: Vec<Value> = (0..n as usize)
+                .map(|u| {
+                    let (a1, e, a2) = (b.use_var(st.acc1[j][u]), b.use_var(st.err[j][u]), b.use_var(st.acc2[j][u]));
+                    let y = b.ins().fsub(a1, e);
+                    b.ins().fadd(a2, y)
+                })
+                .collect();
+            let mut w = n as usize;
+            while w > 1 {
+                w /= 2;
+                for l in 0..w {
+                    xs[l] = b.ins().fadd(xs[l], xs[l + w]);
+                }
+            }
+            xs[0]
+        })
+        .collect()
+}
+
 struct YnnAccs {
     acc0: Vec<Vec<Variable>>,
     acc1: Vec<Vec<Variable>>,

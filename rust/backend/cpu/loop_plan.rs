@@ -19,7 +19,11 @@
 //!   added at the end. The order depends only on the axis length: deterministic.
 //!   Float32/float64 sums over trailing axes take XLA:CPU 0.10.2's order instead (`sum_order`, `SumOrder`):
 //!   YNNPACK's lanes and blocks from 4096 elements (`InnerRed`, one vector per body copy, or scalar lanes in
-//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`). Those
+//!   `Scalar` mode: the same bits), XLA's left-to-right loop and windows of 32 below (`Scalar`; rows past
+//!   32 `InnerRed`, a vector of whole windows at a time, lane i one window's chain:
+//!   `codegen::xla_vector_groups`; plain rows of at most 32 `OuterVec`, lane i one row's chain:
+//!   `codegen::emit_xla_rows`); float products take XLA's loop and windows at every size (YNNPACK has
+//!   none). Those
 //!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
@@ -314,9 +318,10 @@ pub fn partial_eligible(k: &Kernel, out_dtypes: &[DType]) -> Result<bool> {
 /// (`None`: the loop nest's own order, `InnerRed`'s vector accumulators; see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SumOrder {
-    /// XLA's own reduce loop (an operand of fewer than `YNN_MIN_ELEMENTS` elements): a row of at most 32 is added
-    /// left to right; a longer one in windows of 32 of the row zero-padded to a multiple of 32 (the lower
-    /// half of the padding first), the window sums the same way (XLA's tree-reduction rewrite).
+    /// XLA's own reduce loop (a sum over fewer than `YNN_MIN_ELEMENTS` elements, a product at any size): a row of
+    /// at most 32 is combined left to right; a longer one in windows of 32 of the row padded (zeros, ones) to a
+    /// multiple of 32 (the lower half of the padding first), the window results the same way (XLA's
+    /// tree-reduction rewrite).
     Xla,
     /// YNNPACK's sum kernel, which XLA:CPU hands reductions of at least `YNN_MIN_ELEMENTS` elements: lanes of 64
     /// bytes; each block of 4 lane-vectors is summed lanewise, blocks feed a tree of accumulators whose last
@@ -337,22 +342,25 @@ pub fn ynn_chunk(dt: DType) -> u64 {
 /// Rows cut into more chunks than this keep the loop nest's order (a stack array holds the chunks' sums).
 const YNN_MAX_CHUNKS: u64 = 1024;
 
-/// The `SumOrder` of a kernel: its reductions are float32 or float64 sums (of one dtype; stores beside them
-/// allowed), over its trailing axes, coalesced into one loop. At least `YNN_MIN_ELEMENTS` points: YNNPACK's
+/// The `SumOrder` of a kernel: its reductions are float32 or float64 sums, or products (of one dtype and one
+/// op; stores beside them allowed), over its trailing axes, coalesced into one loop. Products: XLA's order. At least `YNN_MIN_ELEMENTS` points: YNNPACK's
 /// order, unless the body computes math functions or threefry hashes (in such a fusion YNNPACK's own
 /// polynomials give other bits anyway, and the strips of the plain loop are faster), or several reduced axes
 /// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis.
 pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
     let mut dt = None;
+    let mut prod = None;
     for o in &k.outputs {
         match o.kind {
             OutputKind::Store => {}
-            OutputKind::Reduce(ReduceOp::Sum) => {
+            OutputKind::Reduce(op @ (ReduceOp::Sum | ReduceOp::Prod)) => {
                 let d = k.body.get(o.value)?.dtype;
-                if !matches!(d, DType::F32 | DType::F64) || dt.is_some_and(|x| x != d) {
+                let p = op == ReduceOp::Prod;
+                if !matches!(d, DType::F32 | DType::F64) || dt.is_some_and(|x| x != d) || prod.is_some_and(|x| x != p) {
                     return None;
                 }
                 dt = Some(d);
+                prod = Some(p);
             }
             _ => return None,
         }
@@ -368,7 +376,8 @@ pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
         return None;
     }
     let total = k.domain.iter().try_fold(1u64, |a, &n| a.checked_mul(n as u64))?;
-    if total < YNN_MIN_ELEMENTS {
+    // (YNNPACK takes no products: XLA:CPU multiplies in its own windows at every size, measured)
+    if total < YNN_MIN_ELEMENTS || prod == Some(true) {
         return (long_red.len() == 1).then_some(SumOrder::Xla);
     }
     let math = k.body.iter().enumerate().any(|(i, ins)| {
@@ -477,8 +486,32 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
     }
     let ok = |a: &Axis| a.strides.iter().zip(esize).all(|(&s, &e)| s == 0 || s == e);
     match sum_order(k, red, live) {
-        // (small: the scalar loop adds in XLA's order)
-        Some(SumOrder::Xla) => return scalar,
+        // Rows of at most 32 add left to right in the scalar loop; longer ones run their full windows of 32 a
+        // vector of windows at a time (`codegen::xla_vector_groups`: contiguous loads, transposed in registers)
+        Some(SumOrder::Xla) => {
+            let reduce_only = k.outputs.iter().all(|o| matches!(o.kind, OutputKind::Reduce(_)));
+            let rdt = k.outputs.first().and_then(|o| k.body.get(o.value)).map(|i| i.dtype);
+            let fit = rdt.and_then(|d| simd::lanes_for(d.size())) == Some(lanes);
+            let Some(r) = red.last().filter(|r| reduce_only && fit && ok(r)) else { return scalar };
+            if r.n > 32 {
+                return (Mode::InnerRed, lanes, 1);
+            }
+            // Rows of at most 32: L contiguous rows at a time, lane i row i's chain (`codegen::emit_xla_rows`,
+            // transposed like the windows); the body may not ask for its outer index (iota) or run strips
+            let nin = k.inputs.len();
+            let outs_contig = outer.last().is_some_and(|a| a.n >= lanes as u64 && (nin..a.strides.len()).all(|s| a.strides[s] == esize[s]));
+            let plain = threefry::find(k, live).is_empty()
+                && k.body.iter().enumerate().all(|(i, ins)| {
+                    !live[i]
+                        || match &ins.op {
+                            KOp::Iota { .. } => false,
+                            KOp::Unary { op, .. } => MathFn::from_unary(*op).is_none(),
+                            KOp::Binary { op, .. } => super::math_fn::binary_math(*op, ins.dtype).is_none(),
+                            _ => true,
+                        }
+                });
+            return if outs_contig && plain { (Mode::OuterVec, lanes, 1) } else { scalar };
+        }
         // one vector of `lanes` at a time into YNNPACK's lanes (`codegen::emit_ynn`)
         Some(SumOrder::Ynn) => return if red.last().is_some_and(ok) { (Mode::InnerRed, lanes, 1) } else { scalar },
         None => {}

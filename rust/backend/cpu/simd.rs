@@ -89,6 +89,35 @@ pub fn lane_scalar(b: &mut FunctionBuilder, dt: DType, v: Value, l: u32) -> Valu
     }
 }
 
+/// The transpose of the square block whose rows are `rows` (4 f32x4 or 2 f64x2 vectors of one type): lane
+/// `i` of result `j` is lane `j` of row `i`. Byte shuffles Cranelift lowers to single `punpck{l,h}{dq,qdq}`s
+/// (8 for 4x4, 2 for 2x2).
+pub fn transpose(b: &mut FunctionBuilder, rows: &[Value]) -> Result<Vec<Value>> {
+    let Some(&r0) = rows.first() else { return Ok(Vec::new()) };
+    let vt = b.func.dfg.value_type(r0);
+    if vt.lane_count() as usize != rows.len() || !matches!(vt.lane_bits(), 32 | 64) || vt.bits() != 128 {
+        return Err(Error::Codegen(format!("transpose of {} rows of {vt}", rows.len())));
+    }
+    let bytes: Vec<Value> = rows.iter().map(|&r| b.ins().bitcast(types::I8X16, vflags(), r)).collect();
+    // (lo, hi) interleave of `w`-byte pieces: a0 b0 a1 b1 of the low (or high) half of a and b
+    let mix = |b: &mut FunctionBuilder, x: Value, y: Value, w: u8, hi: bool| {
+        let base = if hi { 8 } else { 0 };
+        let mask: Vec<u8> = (0..16 / (2 * w)).flat_map(|p| [base + p * w, 16 + base + p * w]).flat_map(|s| s..s + w).collect();
+        let imm = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(mask));
+        b.ins().shuffle(x, y, imm)
+    };
+    let cols = if rows.len() == 2 {
+        vec![mix(b, bytes[0], bytes[1], 8, false), mix(b, bytes[0], bytes[1], 8, true)]
+    } else {
+        let t0 = mix(b, bytes[0], bytes[1], 4, false);
+        let t1 = mix(b, bytes[0], bytes[1], 4, true);
+        let t2 = mix(b, bytes[2], bytes[3], 4, false);
+        let t3 = mix(b, bytes[2], bytes[3], 4, true);
+        vec![mix(b, t0, t2, 8, false), mix(b, t0, t2, 8, true), mix(b, t1, t3, 8, false), mix(b, t1, t3, 8, true)]
+    };
+    Ok(cols.into_iter().map(|c| b.ins().bitcast(vt, vflags(), c)).collect())
+}
+
 /// A vector of `lanes` lanes of dtype `dt` from scalar values (bools as 0/1 `i8`).
 pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) -> Value {
     let vt = vtype(dt, lanes);
