@@ -58,12 +58,22 @@ CASES = [
     ("eigh", "lambda a, b: jnp.linalg.eigh(a)", "spd"),
     ("svd", "lambda a, b: jnp.linalg.svd(a)", "gen"),
     ("qr", "lambda a, b: jnp.linalg.qr(a)", "gen"),
+    # LU alone, and a triangular solve against n right-hand columns (the lower triangle of an SPD matrix)
+    ("lu", "lambda a, b: jax.scipy.linalg.lu_factor(a)", "gen"),
+    ("triangular_solve", "lambda a, b: jax.scipy.linalg.solve_triangular(a, a, lower=True)", "spd"),
 ]
 NUMPY = {"cholesky": lambda a, b: np.linalg.cholesky(a), "solve": lambda a, b: np.linalg.solve(a, b),
          "inv": lambda a, b: np.linalg.inv(a), "eigh": lambda a, b: np.linalg.eigh(a),
          "svd": lambda a, b: np.linalg.svd(a), "qr": lambda a, b: np.linalg.qr(a),
+         "lu": lambda a, b: _scipy_linalg().lu_factor(a, check_finite=False),
+         "triangular_solve": lambda a, b: _scipy_linalg().solve_triangular(a, a, lower=True, check_finite=False),
          # the analytic gradient of log|det a|
          "grad slogdet": lambda a, b: np.linalg.inv(a).T}
+
+
+def _scipy_linalg():
+    import scipy.linalg
+    return scipy.linalg
 
 
 def inputs(kind, n, dtype, batch=None):
@@ -138,12 +148,17 @@ def _worker(lib):
             import cranax as jax
         jax.config.update("jax_enable_x64", True)   # f32 cases pass f32 arrays; checked below
         jnp = importlib.import_module(lib + ".numpy")
+        importlib.import_module(lib + ".scipy.linalg")
     fns = []
     for line in sys.stdin:
         cmd = json.loads(line)
         if cmd["op"] == "setup":
             info = dict(version=(np.__version__ if jax is None else jax.__version__),
                         file=(np.__file__ if jax is None else jax.__file__))
+            if lib == "cranax":
+                # the lanes faer and the products run on (CRANAX_CPU_BLOCK_MATH=avx2 hides AVX-512 from them)
+                from cranax import _core
+                info["simd"] = _core._simd_levels() if hasattr(_core, "_simd_levels") else {}
             for c in cmd["cases"]:
                 a, b = inputs(c["kind"], c["n"], np.dtype(c["dtype"]), c["batch"])
                 if jax is None:
@@ -341,6 +356,10 @@ def main(argv=None):
     print(f"cranax {info['cranax']['version']} from {os.path.dirname(info['cranax']['file'])}"
           + (f"; cranax B from {os.path.dirname(info['cranax B']['file'])}" if "cranax B" in info else "")
           + f"; NumPy {info['numpy']['version']}; {note}")
+    simd = {k: v for k, v in info["cranax"].get("simd", {}).items()}
+    print(f"CRANAX_CPU_BLOCK_MATH={os.environ.get('CRANAX_CPU_BLOCK_MATH', '(default)')} (faer: {simd.get('faer', '?')}, "
+          f"products: {simd.get('gemm', '?')}, {simd.get('masking', '?')}); "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(auto)')} (NumPy's and JAX's LAPACK)")
     print(f"{max(1, a.rounds)} rounds, workers interleaved case by case (order rotated each round); per turn "
           f"{a.samples} samples at n >= 500, else >= 5 samples and {a.budget:g} s; samples pooled over the rounds; "
           f"setup {t_setup:.0f} s, total {time.perf_counter() - t0:.0f} s"

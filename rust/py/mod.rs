@@ -48,8 +48,20 @@ fn _queued_failure(message: String, panic: bool, delay_ms: u64) -> array::Device
     array::DeviceArray::new(outs.into_iter().next().expect("one output"))
 }
 
+/// What `CRANAX_CPU_BLOCK_MATH` chose for the libraries at import: `masking` (`NotRequested`, `NotNeeded`,
+/// `Masked`, `Unavailable`, `TooLate`), the lanes of faer's kernels (`faer`) and of the matrix products
+/// (`gemm`): "avx512", "avx2" or "scalar".
+#[pyfunction]
+fn _simd_levels() -> std::collections::HashMap<&'static str, String> {
+    use crate::backend::cpu::host_simd;
+    let (faer, gemm) = host_simd::library_levels();
+    [("masking", format!("{:?}", host_simd::state())), ("faer", faer.into()), ("gemm", gemm.into())].into_iter().collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // First, before anything detects CPU features: avx2 mode hides AVX-512 from the libraries too.
+    crate::backend::cpu::host_simd::init();
     // GPU loops are driven from the calling thread: let them ask Python whether Ctrl-C was pressed (runs the
     // signal handlers on the main thread; the KeyboardInterrupt is re-raised from `Error::Interrupted`).
     #[cfg(feature = "gpu")]
@@ -72,6 +84,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     control::register(m)?;
     callback::register(m)?;
     m.add_function(wrap_pyfunction!(_stream_sleep, m)?)?;
+    m.add_function(wrap_pyfunction!(_simd_levels, m)?)?;
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
     placement::register(m)?;
     profiler::register(m)?;

@@ -14,7 +14,8 @@
 //!
 //! Which lanes: AVX-512F when the host has it, else AVX2, both only with FMA (the inline code fuses
 //! exactly when the host has FMA). `CRANAX_CPU_BLOCK_MATH=avx512|avx2|off` overrides the choice (a
-//! choice the host lacks falls back to the next one); other architectures have none.
+//! choice the host lacks falls back to the next one); other architectures have none. `avx2` also hides
+//! AVX-512 from the libraries' own dispatch (faer, gemm, Cranelift's flags) at import: `host_simd`.
 use std::sync::OnceLock;
 
 use super::math_fn::MathFn;

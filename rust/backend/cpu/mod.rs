@@ -21,6 +21,7 @@
 //!   lanes, likewise), `mathlib` (out-of-line copies),
 //!   `blockmath` (those algorithms precompiled for AVX-512/AVX2, called per strip; the streaming copy).
 //! - Leaves shared by the above: `module` (host ISA, `JITModule` setup, the kernel ABI `KernelFn`),
+//!   `host_simd` (avx2 mode for the libraries' own dispatch: AVX-512 hidden from feature detection),
 //!   `math_fn` (the `MathFn` vocabulary and import signatures), `clif` (Cranelift type and constant
 //!   helpers), `counters` (control-flow work counters read by tests).
 use std::fmt::Write;
@@ -45,6 +46,7 @@ mod vdiv;
 mod kfacts;
 mod exec;
 pub mod fpenv;
+pub mod host_simd;
 mod loop_body;
 mod jit;
 mod loop_plan;

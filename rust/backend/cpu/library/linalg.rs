@@ -1923,6 +1923,9 @@ mod tests {
     #[ignore]
     #[cfg(target_os = "linux")] // clock_ms: Linux's clock ids
     fn linalg_param_sweep() {
+        // CRANAX_CPU_BLOCK_MATH=avx2 sweeps faer's AVX2 kernels (as the Python module, before any detection)
+        crate::backend::cpu::host_simd::init();
+        eprintln!("lanes (faer, products): {:?}, {:?}", crate::backend::cpu::host_simd::library_levels(), crate::backend::cpu::host_simd::state());
         fn time(label: &str, f: impl FnMut()) {
             // this thread's CPU time, printed in us
             if let Some((wall, cpu)) = timed(label, 20, 3, f) {
