@@ -3,6 +3,9 @@
 products as products of broadcasts (`opt::outer`), and broadcasts shared by several kernels read through
 their index map (`opt::fusion`). Values against NumPy (exact where each element is one rounding), float64
 finite differences, and hand-written backprop."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,9 @@ import cranax
 import cranax as jax
 import cranax.numpy as jnp
 from cranax import lax
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benches"))
+import bench_programs as bp  # noqa: E402  (benches/ is not a package: found through the path set above)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
@@ -115,18 +121,8 @@ def _rnn3_loss(W3, xs):
     return jnp.sum(h) + jnp.sum(ys)
 
 
-def _rnn3_grad_np(W3, xs):
-    hs = [np.zeros(W3.shape[1])]
-    for x in xs:
-        hs.append(np.tanh(hs[-1] @ W3[0] + x @ W3[1]))
-    d, gh = np.zeros_like(W3), np.ones(W3.shape[1])
-    for t in range(len(xs), 0, -1):
-        d[2] += np.outer(hs[t], np.ones(W3.shape[2]))
-        dz = (gh + W3[2].sum(axis=1)) * (1.0 - hs[t] ** 2)
-        d[0] += np.outer(hs[t - 1], dz)
-        d[1] += np.outer(xs[t - 1], dz)
-        gh = W3[0] @ dz
-    return d
+# the hand-written float64 backprop of that cell: one home, in the bench that times it
+_rnn3_grad_np = bp.rnn3_grad_np
 
 
 def test_rnn_grad_with_stacked_weights_float64_finite_differences():
