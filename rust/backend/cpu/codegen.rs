@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::ir::{DType, ReduceOp};
 use crate::plan::{KOp, Kernel, OutputKind};
 
-use super::clif::{cl_type, iconst};
+use super::clif::{cl_type, counted_begin, counted_end, iconst, repeat_begin, repeat_end};
 use super::kfacts::{Fact, Facts};
 use super::loop_plan::{axes, choose_mode, live_from, outer_len, sum_order, to_i64, ynn_chunk, Axis, Mode, StripPlan, SumOrder};
 use super::math_fn::{Imports, MathFn};
@@ -1319,15 +1319,7 @@ impl Gen<'_> {
         let groups = if vector { 0 } else { (len - first) / 32 / XLA_GROUP };
         if groups > 0 {
             rest_at = first + groups * XLA_GROUP * 32;
-            let g = b.declare_var(types::I64);
-            b.def_var(g, z);
-            let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
-            b.ins().jump(ghdr, &[]);
-            b.switch_to_block(ghdr);
-            let gv = b.use_var(g);
-            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
-            b.ins().brif(more, gbody, &[], gafter, &[]);
-            b.switch_to_block(gbody);
+            let gl = counted_begin(b, groups as i64);
             let wins: Vec<Vec<Variable>> = (0..XLA_GROUP)
                 .map(|_| {
                     outs.iter()
@@ -1339,11 +1331,7 @@ impl Gen<'_> {
                         .collect()
                 })
                 .collect();
-            let t = b.declare_var(types::I64);
-            b.def_var(t, z);
-            let (thdr, tafter) = (b.create_block(), b.create_block());
-            b.ins().jump(thdr, &[]);
-            b.switch_to_block(thdr);
+            let tl = repeat_begin(b);
             for (w, win) in wins.iter().enumerate() {
                 for (j, &o) in outs.iter().enumerate() {
                     self.acc[o].s = Some((win[j], None));
@@ -1351,12 +1339,7 @@ impl Gen<'_> {
                 self.emit_body(b, 1, 1, &[], None)?;
                 self.advance(b, if w + 1 < XLA_GROUP as usize { 32 } else { 1 - 32 * (XLA_GROUP as i64 - 1) });
             }
-            let tv = b.use_var(t);
-            let tv = b.ins().iadd_imm_s(tv, 1);
-            b.def_var(t, tv);
-            let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
-            b.ins().brif(more, thdr, &[], tafter, &[]);
-            b.switch_to_block(tafter);
+            repeat_end(b, tl, 1, 32);
             self.advance(b, 32 * (XLA_GROUP as i64 - 1));
             // each window's result goes up as a full window of level 0 would
             let c31 = iconst(b, types::I64, 31);
@@ -1368,11 +1351,7 @@ impl Gen<'_> {
                 b.def_var(pos[0], c31);
                 Self::xla_close(b, &accs, &pos, 0, zs, prod);
             }
-            let gv = b.use_var(g);
-            let gv = b.ins().iadd_imm_s(gv, 1);
-            b.def_var(g, gv);
-            b.ins().jump(ghdr, &[]);
-            b.switch_to_block(gafter);
+            counted_end(b, gl);
             for (j, &o) in outs.iter().enumerate() {
                 self.acc[o].s = Some((accs[0][j], None));
             }
@@ -1411,16 +1390,7 @@ impl Gen<'_> {
         let op = if prod { ReduceOp::Prod } else { ReduceOp::Sum };
         let strides = self.red[0].strides.clone();
         let ones = simd::splat(b, dt, l, zs);
-        let z = iconst(b, types::I64, 0);
-        let gi = b.declare_var(types::I64);
-        b.def_var(gi, z);
-        let (ghdr, gbody, gafter) = (b.create_block(), b.create_block(), b.create_block());
-        b.ins().jump(ghdr, &[]);
-        b.switch_to_block(ghdr);
-        let gv = b.use_var(gi);
-        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, gv, groups as i64);
-        b.ins().brif(more, gbody, &[], gafter, &[]);
-        b.switch_to_block(gbody);
+        let gl = counted_begin(b, groups as i64);
         let blocks = (g / l as u64) as usize;
         let vaccs: Vec<Vec<Variable>> = (0..blocks)
             .map(|_| {
@@ -1433,11 +1403,7 @@ impl Gen<'_> {
                     .collect()
             })
             .collect();
-        let t = b.declare_var(types::I64);
-        b.def_var(t, z);
-        let (thdr, tafter) = (b.create_block(), b.create_block());
-        b.ins().jump(thdr, &[]);
-        b.switch_to_block(thdr);
+        let tl = repeat_begin(b);
         let mut rows = Vec::with_capacity(g as usize);
         for w in 0..g as i64 {
             self.capture = Some(Vec::new());
@@ -1460,12 +1426,7 @@ impl Gen<'_> {
                 b.def_var(v, a);
             }
         }
-        let tv = b.use_var(t);
-        let tv = b.ins().iadd_imm_s(tv, l as i64);
-        b.def_var(t, tv);
-        let more = b.ins().icmp_imm_s(IntCC::SignedLessThan, tv, 32);
-        b.ins().brif(more, thdr, &[], tafter, &[]);
-        b.switch_to_block(tafter);
+        repeat_end(b, tl, l as i64, 32);
         self.advance(b, 32 * (g as i64 - 1));
         // each window's result goes up as a full window of level 0 would, in window order
         let c31 = iconst(b, types::I64, 31);
@@ -1478,11 +1439,7 @@ impl Gen<'_> {
             b.def_var(pos[0], c31);
             Self::xla_close(b, accs, pos, 0, zs, prod);
         }
-        let gv = b.use_var(gi);
-        let gv = b.ins().iadd_imm_s(gv, 1);
-        b.def_var(gi, gv);
-        b.ins().jump(ghdr, &[]);
-        b.switch_to_block(gafter);
+        counted_end(b, gl);
         Ok(())
     }
 
