@@ -180,15 +180,17 @@ def _vjp(fun, primals, has_aux):
     float_in = [ad.has_tangent(get_aval(p)) for p in p_leaves]
     in_avals = [get_aval(p) for p in p_leaves]
 
-    def vjp_flat(cts, consts=None, wanted=None):
+    def vjp_flat(cts, consts=None, wanted=None, refs=None):
         """The input cotangents for output cotangents ``cts``, with the residuals ``consts`` (default: the
         linearization's own; a pullback passed through ``jit``/``tree_map`` brings its leaves). ``wanted``:
-        per input leaf whether its cotangent is needed (the others come back Zero, not computed)."""
+        per input leaf whether its cotangent is needed (the others come back Zero, not computed). ``refs``:
+        per input leaf a ``Ref`` its cotangent is added into by the backward pass (it comes back Zero)."""
         args = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
         cts_nz = [c for c, n in zip(cts, nz) if n]
         lin_wanted = None if wanted is None else [w for w, f in zip(wanted, float_in) if f]
+        lin_refs = None if refs is None else [r for r, f in zip(refs, float_in) if f]
         res = iter(ad.backward_pass(linear.jaxpr, linear.consts if consts is None else consts, args, cts_nz,
-                                    wanted=lin_wanted))
+                                    wanted=lin_wanted, refs=lin_refs))
         return [next(res) if f else Zero(a) for f, a in zip(float_in, in_avals)]
     vjp_flat.residuals = list(linear.consts)
     return p_out, store, vjp_flat, p_tree
@@ -206,7 +208,7 @@ def _vjp_with_ref_primals(fun, primals, has_aux, ref):
     p_out, store, _, _ = _vjp(with_refs, [p_leaves[i] for i in pos], has_aux)
     aval = get_aval(ref._val)
 
-    def vjp_flat(cts, consts=None, wanted=None):
+    def vjp_flat(cts, consts=None, wanted=None, refs=None):
         raise ValueError(f"Expected cotangent type Ref{{{aval.str_short(short_dtypes=False)}}} but got "
                          f"{aval.str_short(short_dtypes=False)}")
     vjp_flat.residuals = []
@@ -222,7 +224,7 @@ def vjp(fun, *primals, has_aux=False):
     out_tree = store["tree"]
     out_avals = [get_aval(p) for p in p_out]
 
-    def cotangents(ct, res, wanted=None):
+    def cotangents(ct, res, wanted=None, refs=None):
         c_leaves, c_tree = tree_flatten(ct)
         if c_tree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal "
@@ -232,7 +234,12 @@ def vjp(fun, *primals, has_aux=False):
             if ca.shape != a.shape:
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be the same "
                                  f"as the shape of corresponding primal input {a.shape}.")
-        return [_tangent_out(c) for c in vjp_flat(c_leaves, res, wanted)]
+        cts = vjp_flat(c_leaves, res, wanted, refs)
+        if wanted is None and refs is None:
+            return [_tangent_out(c) for c in cts]
+        # an unwanted cotangent or one added into a ref is dropped: no zeros made for it
+        return [None if (wanted is not None and not wanted[i]) or (refs is not None and refs[i] is not None)
+                else _tangent_out(c) for i, c in enumerate(cts)]
 
     f_vjp = VJP(cotangents, vjp_flat.residuals, p_tree, getattr(fun, "__name__", type(fun).__name__),
                 tree_flatten(tuple(primals))[0])
@@ -386,11 +393,13 @@ register_pytree_node(
 def _vjp_into(f_vjp, targets, out_ct):
     out = []
     wanted = [not isinstance(t, DontWant) for t in targets]
-    for ct, t in zip(f_vjp._cotangents(out_ct, f_vjp._res, wanted), targets):
+    # a Ref target is handed to the backward pass, which adds each contribution into it where it arises
+    # (a jit's transpose takes the ref and writes only the slice it touches), as JAX's RefAccum
+    refs = [t if isinstance(t, _state.Ref) else None for t in targets]
+    for ct, t in zip(f_vjp._cotangents(out_ct, f_vjp._res, wanted, refs), targets):
         if isinstance(t, DontWant):
             out.append(DidntWant())
         elif isinstance(t, _state.Ref):
-            t.addupdate(ct)   # a ref of another shape or dtype: addupdate's error, as in JAX
             out.append(GradRef())
         else:
             out.append(ct)

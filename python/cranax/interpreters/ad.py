@@ -27,7 +27,7 @@ from .partial_eval import DynamicJaxprTrace, DynamicJaxprTracer, dce_jaxpr, trac
 __all__ = ["Zero", "UndefinedPrimal", "JVPTrace", "JVPTracer", "PartialEvalTrace", "jvp_rules",
            "transpose_rules", "pe_rules", "jvp_flat", "linearize_flat", "backward_pass", "defjvp", "defjvp2",
            "deflinear", "defjvp_zero", "add_tangents", "instantiate_zeros", "is_zero", "hooks", "is_undefined_primal",
-           "primitive_jvps", "primitive_transposes", "zeros_like_aval"]
+           "primitive_jvps", "primitive_transposes", "zeros_like_aval", "ref_transpose_rules"]
 
 jvp_rules = {}
 primitive_jvps = jvp_rules
@@ -363,14 +363,26 @@ def dce_closed(closed):
 
 # ----------------------------------------------------------------------------------------------- transpose
 
-def backward_pass(jaxpr, consts, args, cts_out, ct_init=None, wanted=None):
+# ``ref_transpose_rules[prim](ct, *invals, refs, **params)``: the transpose of ``prim`` when some of its
+# undefined inputs are array references to add the cotangent into (``refs``: per input, the ``Ref``, DROP or
+# None):
+# it writes those refs itself (JAX's "fancy" transposes of ``jit``, ``slice``, ``dynamic_slice`` with a
+# ``RefAccum``: ``ref[c:c+1] += ct`` rather than a dense cotangent added whole) and returns the cotangents
+# of the other inputs, None for the refs'.
+ref_transpose_rules = {}
+DROP = "drop"   # in a ref rule's ``refs``: an undefined input whose cotangent is not wanted
+
+
+def backward_pass(jaxpr, consts, args, cts_out, ct_init=None, wanted=None, refs=None):
     """Transposes ``jaxpr`` (a Jaxpr, linear in the invars given as ``UndefinedPrimal`` in ``args``).
     ``cts_out``: one cotangent (or Zero/None) per outvar. Returns a cotangent (possibly Zero) per invar that
     is undefined and None for the others. Non-linear equations (all inputs known) run forward first.
     ``ct_init``: {invar index: cotangent} the invar's cotangent starts from (a loop's accumulator: each
     contribution is added to it where it arises, as JAX's accumulators do). ``wanted``: per invar, whether
     its cotangent is wanted (default all): equations that only lead to unwanted ones are not transposed
-    (``VJP.with_refs``'s ``DontWant``)."""
+    (``VJP.with_refs``'s ``DontWant``). ``refs``: per invar, a ``Ref`` its cotangent is added into (or None):
+    each contribution is added as it arises, as JAX's ``RefAccum``, and equations with a
+    ``ref_transpose_rules`` entry write the ref themselves; such an invar's result is Zero."""
     primal_env = {}
 
     def known(a):
@@ -399,9 +411,16 @@ def backward_pass(jaxpr, consts, args, cts_out, ct_init=None, wanted=None):
             linear_eqns.append(eqn)
 
     ct_env = {}
+    ref_of = {}   # invar -> the Ref its cotangent goes into
+    for v, a, r in zip(jaxpr.invars, args, refs or ()):
+        if r is not None and is_undefined(a):
+            ref_of[v] = r
 
     def accum(v, ct):
         if ct is None or type(ct) is Zero:
+            return
+        if v in ref_of:
+            ref_of[v].addupdate(ct)   # a ref of another shape or dtype: addupdate's error, as in JAX
             return
         prev = ct_env.get(v)
         ct_env[v] = ct if prev is None else add_tangents(prev, ct)
@@ -431,17 +450,26 @@ def backward_pass(jaxpr, consts, args, cts_out, ct_init=None, wanted=None):
         # by its cotangent, so a convert of a weak carry transposes to the identity)
         invals = [read(a) if known(a) else undefined.get(a) or UndefinedPrimal(a.aval) for a in eqn.invars]
         rule = transpose_rules.get(eqn.primitive)
-        if rule is None:
+        ref_rule = ref_transpose_rules.get(eqn.primitive) if ref_of else None
+        eqn_refs = [ref_of.get(a) if isinstance(a, Var) else None for a in eqn.invars] if ref_rule else ()
+        if any(r is not None for r in eqn_refs):
+            if relevant is not None:   # inputs whose cotangent nobody wants (DontWant): the rule drops them
+                eqn_refs = [DROP if r is None and isinstance(a, Var) and not known(a) and a not in relevant
+                            else r for a, r in zip(eqn.invars, eqn_refs)]
+            cts_in = ref_rule(cts if eqn.primitive.multiple_results else cts[0], *invals, refs=eqn_refs,
+                              **eqn.params)
+        elif rule is None:
             raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
                                       f"'{eqn.primitive.name}' not implemented")
-        cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
+        else:
+            cts_in = rule(cts if eqn.primitive.multiple_results else cts[0], *invals, **eqn.params)
         for a, c in zip(eqn.invars, cts_in):
             if not known(a):
                 accum(a, c)
     res = []
     for v, a in zip(jaxpr.invars, args):
         if is_undefined(a):
-            c = ct_env.get(v) if relevant is None or v in relevant else None
+            c = ct_env.get(v) if (relevant is None or v in relevant) and v not in ref_of else None
             res.append(Zero(a.aval) if c is None else c)
         else:
             res.append(None)

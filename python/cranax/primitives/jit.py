@@ -291,6 +291,44 @@ def _jit_transpose(cts, *args, jaxpr, name):
     return [next(it) if l else None for l in linear]
 
 
+_ref_transposed = weakref.WeakKeyDictionary()   # jaxpr -> {(kinds, cts present): the transposed jit}
+
+
+def _jit_transpose_ref(cts, *args, refs, jaxpr, name):
+    """The transpose of a call some of whose linear inputs have a cotangent ``Ref`` (``VJP.with_refs``):
+    as JAX's, a new ``jit`` call of the same name takes the known operands and those refs in operand order,
+    then the cotangents present; its body's backward pass adds into the refs (a slice's window only) and it
+    returns the other linear inputs' cotangents. A jitted function, so refs reach it as jit arguments do
+    (plumbed; staged as ``Ref{...}`` inputs under make_jaxpr); cached per jaxpr and operand kinds."""
+    # per operand: "k" known, "r" into a ref, "v" a cotangent value returned, "n" not wanted (dropped)
+    kinds = tuple("n" if r is ad.DROP else "r" if r is not None else "v" if is_undefined(a) else "k"
+                  for a, r in zip(args, refs))
+    ct_nz = tuple(type(c) is not Zero for c in cts)
+    per = _ref_transposed.setdefault(jaxpr, {})
+    fn = per.get((kinds, ct_nz))
+    if fn is None:
+        avals = [a.aval if k != "k" else None for a, k in zip(args, kinds)]
+        out_avals = list(jaxpr.out_avals)
+
+        def transposed(*flat):
+            ops, cs = iter(flat[:len(flat) - sum(ct_nz)]), iter(flat[len(flat) - sum(ct_nz):])
+            inner, inner_refs = [], []
+            for k, av in zip(kinds, avals):
+                inner.append(next(ops) if k == "k" else ad.UndefinedPrimal(av))
+                inner_refs.append(next(ops) if k == "r" else None)
+            cts_in = [next(cs) if nz else Zero(av) for nz, av in zip(ct_nz, out_avals)]
+            res = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, inner, cts_in, refs=inner_refs,
+                                   wanted=[k != "n" for k in kinds] if "n" in kinds else None)
+            return [ad.instantiate_zeros(r) for r, k in zip(res, kinds) if k == "v"]
+        transposed.__name__ = name
+        from ..api import jit as _jit   # the API module imports this one
+        fn = per[(kinds, ct_nz)] = _jit(transposed)
+    ops = [r if k == "r" else a for a, r, k in zip(args, refs, kinds) if k in "kr"]
+    call_refs = [r for r, k in zip(refs, kinds) if k == "r"]
+    outs = iter(_state.keep_weak(call_refs, lambda: fn(*ops, *[c for c in cts if type(c) is not Zero])))
+    return [next(outs) if k == "v" else None for k in kinds]
+
+
 def _jit_batch(vals, dims, jaxpr, name):
     """Batches the inner jaxpr into a new ``jit`` call: ``vmap(jit(f))`` stays one compiled call."""
     size = batching.axis_size_of(vals, dims)
@@ -329,4 +367,5 @@ pe.dce_rules[jit_p] = _jit_dce
 ad.jvp_rules[jit_p] = _jit_jvp
 ad.pe_rules[jit_p] = _jit_partial_eval
 ad.transpose_rules[jit_p] = _jit_transpose
+ad.ref_transpose_rules[jit_p] = _jit_transpose_ref
 batching.batching_rules[jit_p] = _jit_batch

@@ -1041,6 +1041,14 @@ def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
     return [dynamic_update_slice_p.bind(_zeros(av), ct, *idx)] + [None] * len(idx)
 
 
+def _dynamic_slice_transpose_ref(ct, x, *idx, refs, slice_sizes):
+    # into a cotangent ref: only the window is added (JAX's RefAccum rule, ``ref[c:c+n] += ct``)
+    if not _ad.is_zero(ct) and refs[0] is not _ad.DROP:
+        from . import state as _state   # state imports this module's primitives lazily too
+        _state.add_window(refs[0], idx, slice_sizes, ct)
+    return [None] * (1 + len(idx))
+
+
 def _dus_jvp(primals, tangents):
     x, u, idx = primals[0], primals[1], primals[2:]
     tx, tu = tangents[0], tangents[1]
@@ -1066,6 +1074,7 @@ def _dus_transpose(ct, x, u, *idx):
 
 _ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 _ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+_ad.ref_transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose_ref
 _ad.jvp_rules[dynamic_update_slice_p] = _dus_jvp
 _ad.transpose_rules[dynamic_update_slice_p] = _dus_transpose
 

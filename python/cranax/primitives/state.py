@@ -348,6 +348,47 @@ def addupdate(ref, idx, x):
     ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else _ew.strip_weak(new)
 
 
+def add_window(ref, starts, sizes, x):
+    """``ref[s0:s0+n0, s1:s1+n1, ...] += x`` with the starts clamped so the window fits, as ``dynamic_slice``
+    clamps: the transpose of a (dynamic) slice into a cotangent ref (``ad.ref_transpose_rules``). A staged
+    ref (make_jaxpr) stages it as JAX prints it, ``ref[c:c+1] += x``; a held or plumbed one gets the window's
+    sum written back (``dynamic_update_slice``), leaving the rest of the value untouched."""
+    _check_ref(ref, "addupdate")
+    from ..dslice import Slice
+    from . import library as _lib
+    st = ref._access()
+    if type(st) is _sj.Staged:
+        idx = []
+        for a, n, d in zip(starts, sizes, st.aval.shape):
+            if isinstance(a, Tracer):
+                idx.append(Slice(a, n))
+            else:   # a known start: a static window, clamped here
+                a = min(max(int(a.val if isinstance(a, core.TypedScalar) else a), 0), d - n)
+                idx.append(slice(a, a + n))
+        try:
+            return addupdate(ref, tuple(idx), x)
+        except _sj.Unsupported:   # a start this trace cannot stage: the dense cotangent, added whole
+            x = _lib.dynamic_update_slice_p.bind(_lib._zeros(st.aval), x, *starts)
+            return addupdate(ref, None, x)
+    whole = get(ref)
+    window = _lib.dynamic_slice_p.bind(whole, *starts, slice_sizes=tuple(sizes))
+    swap(ref, None, _lib.dynamic_update_slice_p.bind(whole, _ew.add(window, x), *starts),
+         _function_name="ref_addupdate")
+
+
+def keep_weak(refs, fn):
+    """Runs ``fn()``, which writes ``refs`` through a jit, and gives the eager ones that held a weakly typed
+    value a weak value again: a backward pass adding into a cotangent ref keeps its type, as JAX's (a user
+    jit writing a ref makes it strong, as JAX's)."""
+    weak = [r for r in refs if r._frame is None and isinstance(r._val, Array) and r._val.aval.weak_type]
+    out = fn()
+    for r in weak:
+        if isinstance(r._val, Array) and not r._val.aval.weak_type:
+            r._val = _ew.convert_element_type_p.bind(r._val, new_dtype=r._val.aval.dtype, weak_type=True,
+                                                     sharding=None)
+    return out
+
+
 def freeze(ref):
     """The ref's final value as an Array. Mirrors ``jax.freeze``."""
     _check_ref(ref, "freeze")
@@ -453,6 +494,12 @@ def staged_ref_args(leaves):
     call's arguments) hold a staged ref: then a jit call is staged with ``Ref{...}`` inputs, as JAX prints it."""
     if not _local.__dict__.get("staging") or _sj.staging_trace() is None:
         return False
+    for x in leaves:
+        # an eager ref passed in (e.g. a cotangent ref a jit's transpose takes) is staged as a constvar
+        # first, as when the function reads it: JAX's closed-over Ref const
+        if isinstance(x, Ref) and type(x._val) is not _sj.Staged and not isinstance(x._val, Tracer) \
+                and x._frame is not _DEAD:
+            _stage_eager(x, x._val)
     return any(isinstance(x, Ref) and type(x._val) is _sj.Staged for x in leaves)
 
 

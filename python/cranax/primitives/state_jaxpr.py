@@ -17,6 +17,7 @@ import numpy as np
 from .. import core
 from ..core import Primitive, ShapedArray, Tracer, get_aval
 from ..interpreters.partial_eval import DynamicJaxprTracer
+from ..dslice import Slice
 from ..jaxpr import Var
 # state imports this module at its top; its names are read at call time (state.X), so the circle is harmless.
 from . import state
@@ -58,8 +59,9 @@ def staging_trace():
 
 # ----------------------------------------------------------------------------------------------- indexers
 # An indexer covers every dimension, as JAX's NDIndexer: ("i", k) a static int, ("s", start, size) a static
-# stride-1 slice, ("d", j) the j-th dynamic index operand (a traced scalar). ``None``: the whole ref
-# (``ref[...]``, printed ``[...]``).
+# stride-1 slice, ("d", j) the j-th dynamic index operand (a traced scalar), ("ds", j, size) a stride-1
+# ``jax.ds`` window of static size starting at the j-th dynamic operand (printed ``c:c+size``, as JAX's; a
+# ref transpose's ``ref[c:c+1] += ct``). ``None``: the whole ref (``ref[...]``, printed ``[...]``).
 
 def indexer_of(idx, shape, trace):
     """``(indexer, dynamic operands)`` of a NumPy-style ``idx`` into a ref of ``shape``."""
@@ -96,6 +98,11 @@ def indexer_of(idx, shape, trace):
               and np.issubdtype(it.aval.dtype, np.integer)):
             out.append(("d", len(dyn)))
             dyn.append(it)
+        elif (isinstance(it, Slice) and it.stride == 1 and not it.is_dynamic_size and 0 < int(it.size) <= d
+              and isinstance(it.start, Tracer) and it.start._trace is trace and it.start.aval.ndim == 0
+              and np.issubdtype(it.start.aval.dtype, np.integer)):
+            out.append(("ds", len(dyn), int(it.size)))
+            dyn.append(it.start)
         else:
             raise Unsupported
     return tuple(out), dyn
@@ -104,7 +111,7 @@ def indexer_of(idx, shape, trace):
 def _result_shape(indexer, shape):
     if indexer is None:
         return tuple(shape)
-    return tuple(e[2] for e in indexer if e[0] == "s")
+    return tuple(e[2] for e in indexer if e[0] in ("s", "ds"))
 
 
 def python_index(indexer, dyn):
@@ -119,7 +126,8 @@ def python_index(indexer, dyn):
             out.append(slice(e[1], e[1] + e[2]))
         else:
             d = dyn[e[1]]   # a literal loop carry (eval_jaxpr of a staged while) arrives as a TypedScalar
-            out.append(np.asarray(d.val, d.aval.dtype) if isinstance(d, core.TypedScalar) else d)
+            d = np.asarray(d.val, d.aval.dtype) if isinstance(d, core.TypedScalar) else d
+            out.append(Slice(d, e[2]) if e[0] == "ds" else d)
     return tuple(out)
 
 
@@ -133,6 +141,8 @@ def _pp_indexer(indexer, shape, dyn_atoms):
         elif e[0] == "s":
             start, end = e[1], e[1] + e[2]
             parts.append(f"{'' if start == 0 else start}:{'' if end == d else end}")
+        elif e[0] == "ds":
+            parts.append(f"{dyn_atoms[e[1]]}:{dyn_atoms[e[1]]}+{e[2]}")
         else:
             parts.append(dyn_atoms[e[1]])
     return "[" + ",".join(parts) + "]"

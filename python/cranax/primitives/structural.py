@@ -589,6 +589,22 @@ def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
     return [pad(ct, zero, cfg)]
 
 
+def _slice_transpose_ref(ct, x, start_indices, limit_indices, strides=None, *, refs):
+    # into a cotangent ref: a unit-stride slice adds only its window (JAX's RefAccum rule); a strided one
+    # adds its padded cotangent whole
+    if _ad.is_zero(ct) or refs[0] is _ad.DROP:
+        return [None]
+    if strides is None or all(st == 1 for st in strides):
+        from . import state as _state   # state's module imports this one
+        _state.add_window(refs[0], tuple(int(a) for a in start_indices),
+                          tuple(int(b) - int(a) for a, b in zip(start_indices, limit_indices)), ct)
+    else:
+        refs[0].addupdate(_slice_transpose(ct, x, start_indices, limit_indices, strides)[0])
+    return [None]
+
+
+_ad.ref_transpose_rules[slice_p] = _slice_transpose_ref
+
 for _p, _t in ((broadcast_in_dim_p, _bid_transpose), (reshape_p, _reshape_transpose),
                (squeeze_p, _squeeze_transpose), (transpose_p, _transpose_transpose), (copy_p, _copy_transpose),
                (rev_p, _rev_transpose), (slice_p, _slice_transpose)):
