@@ -604,3 +604,21 @@ def test_array_type_prints_as_jax(tmp_path):
                          text=True, check=True).stdout.splitlines()
     assert out == ["<class 'jaxlib._jax.ArrayImpl'>", "unhashable type: 'jaxlib._jax.ArrayImpl'", "True True [0. 1. 2.]",
                    "True"]
+
+
+def test_device_count_flag_set_after_import_with_jax_platforms():
+    """hijax-types (JAX 0.10.2): with ``JAX_PLATFORMS=cpu`` in the environment, a program that sets
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` after importing jax still gets 8 CPU devices:
+    the devices are listed when first used, not at import."""
+    import os
+    import subprocess
+    import sys
+    prog = ("import cranax, os\n"
+            "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'\n"
+            "print(cranax.devices())\n"
+            "print(cranax.make_mesh((4,), ('i',)).shape)\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    env.pop("CRANAX_PLATFORMS", None)
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["[" + ", ".join(f"CpuDevice(id={i})" for i in range(8)) + "]", "OrderedDict([('i', 4)])"]

@@ -531,6 +531,10 @@ def _install_config_listener():
     config._add_listener(_on_config)
     if config.jax_default_device is not None or config.jax_platforms:
         try:
+            if config.jax_default_device is None and _platforms()[0] == "cpu":
+                # the core's default already is the CPU: listing the devices now would fix their number
+                # before the program can set XLA_FLAGS (JAX reads it when a device is first used)
+                return
             _default_device()
         except RuntimeError:
             pass  # raised again where a device is needed

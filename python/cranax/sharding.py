@@ -6,6 +6,7 @@ and an array's ``addressable_shards`` follow JAX exactly. The data of a sharded 
 (CPU devices share the host's memory) and each shard is a slice of it placed on its device; computations run
 unsharded, so results equal the unsharded program's. ``shard_map`` runs its body once per mesh position.
 """
+import collections as _collections
 import dataclasses as _dc
 import enum as _enum
 
@@ -165,7 +166,7 @@ class Mesh:
 
     @property
     def shape(self):
-        return dict(zip(self.axis_names, self.devices.shape))
+        return _collections.OrderedDict(zip(self.axis_names, self.devices.shape))   # JAX's type
 
     @property
     def size(self):
@@ -327,7 +328,7 @@ class AbstractMesh:
 
     @property
     def shape(self):
-        return dict(zip(self.axis_names, self.axis_sizes))
+        return _collections.OrderedDict(zip(self.axis_names, self.axis_sizes))   # JAX's type
 
     @property
     def size(self):
