@@ -622,3 +622,32 @@ def test_device_count_flag_set_after_import_with_jax_platforms():
     out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert out == ["[" + ", ".join(f"CpuDevice(id={i})" for i in range(8)) + "]", "OrderedDict([('i', 4)])"]
+
+
+def test_device_put_with_a_partition_spec_under_set_mesh():
+    """hijax-types: ``jax.device_put(x, jax.P('i'))`` lays ``x`` out on the mesh ``jax.set_mesh`` installed;
+    without one it is JAX's ValueError (texts recorded from JAX 0.10.2 on 4 CPU devices)."""
+    import os
+    import subprocess
+    import sys
+    prog = ("import os\n"
+            "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+            "import cranax as jax, cranax.numpy as jnp\n"
+            "try:\n"
+            "    jax.device_put(jnp.arange(8.), jax.P('i'))\n"
+            "except ValueError as e:\n"
+            "    print(e)\n"
+            "with jax.set_mesh(jax.make_mesh((4,), ('i',))):\n"
+            "    r = jax.device_put(jnp.arange(8.).reshape(4, 2), jax.P('i'))\n"
+            "    print(r.sharding)\n"
+            "    print(jax.device_put(2.0, jax.P()).sharding)\n"
+            "    print(jax.device_put({'a': jnp.ones(4)}, jax.P('i'))['a'].sharding)\n"
+            "    print(r.addressable_shards[1].data)\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("CRANAX_PLATFORMS", None)
+    env.pop("XLA_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", prog], env=env, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    ns = "NamedSharding(mesh=Mesh('i': 4, axis_types=(Explicit,)), spec=P({}), memory_kind=device)"
+    assert out == ["Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put",
+                   ns.format("'i',"), ns.format(""), ns.format("'i',"), "[[2. 3.]]"]

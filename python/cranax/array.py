@@ -16,7 +16,7 @@ from .config import config, _transfer_guard_level
 from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_map
-from .sharding import RemoteDevice, Shard, SingleDeviceSharding
+from .sharding import NamedSharding, PartitionSpec, RemoteDevice, Shard, SingleDeviceSharding, get_mesh
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -438,6 +438,11 @@ def device_put(x, device=None, *, may_alias=None, donate=None):
     With ``device`` given the results are *committed* to it (computations on them run there); with
     ``device=None`` host data goes to the default device uncommitted and Arrays are returned as they are.
     Unsupported dtypes raise ``TypeError`` (float64/int64 on a GPU too). Mirrors ``jax.device_put``."""
+    if isinstance(device, PartitionSpec):   # JAX: a spec is laid out on the mesh ``set_mesh`` installed
+        mesh = get_mesh()
+        if mesh is None:
+            raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put")
+        device = NamedSharding(mesh, device)
     if _multi_device(device):
         first = next(iter(device.mesh.devices.flat)) if hasattr(device, "mesh") else sorted(
             device.device_set, key=lambda d: d.id)[0]
