@@ -16,6 +16,7 @@ from ..interpreters import batching as _batching
 from ..interpreters.partial_eval import trace_to_jaxpr
 from ..jaxpr import ShownParam
 from . import elementwise as _ew
+from . import state as _state
 from . import structural as _st
 from .precision import canonicalize_precision
 from .standard import standard_primitive
@@ -1044,8 +1045,7 @@ def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
 def _dynamic_slice_transpose_ref(ct, x, *idx, refs, slice_sizes):
     # into a cotangent ref: only the window is added (JAX's RefAccum rule, ``ref[c:c+n] += ct``)
     if not _ad.is_zero(ct) and refs[0] is not _ad.DROP:
-        from . import state as _state   # state imports this module's primitives lazily too
-        _state.add_window(refs[0], idx, slice_sizes, ct)
+        _state.add_window(refs[0], idx, slice_sizes, ct, dynamic_slice_p, dynamic_update_slice_p)
     return [None] * (1 + len(idx))
 
 

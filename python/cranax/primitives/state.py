@@ -38,6 +38,8 @@ import inspect
 from .._pytree import (keystr, register_pytree_node, tree_flatten, tree_flatten_with_path, tree_leaves, tree_map,
                          tree_unflatten)
 from ..config import config
+from ..dslice import Slice
+from ..interpreters import ad as _ad
 from ..interpreters import dispatch
 from ..interpreters import partial_eval as _pe
 from ..interpreters.partial_eval import debug_info
@@ -348,14 +350,13 @@ def addupdate(ref, idx, x):
     ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else _ew.strip_weak(new)
 
 
-def add_window(ref, starts, sizes, x):
+def add_window(ref, starts, sizes, x, dynamic_slice_p, dynamic_update_slice_p):
     """``ref[s0:s0+n0, s1:s1+n1, ...] += x`` with the starts clamped so the window fits, as ``dynamic_slice``
-    clamps: the transpose of a (dynamic) slice into a cotangent ref (``ad.ref_transpose_rules``). A staged
-    ref (make_jaxpr) stages it as JAX prints it, ``ref[c:c+1] += x``; a held or plumbed one gets the window's
-    sum written back (``dynamic_update_slice``), leaving the rest of the value untouched."""
+    clamps: the transpose of a dynamic slice into a cotangent ref (``ad.ref_transpose_rules``; the caller
+    passes the two primitives, whose family imports this one). A staged ref (make_jaxpr) stages it as JAX
+    prints it, ``ref[c:c+1] += x``; a held or plumbed one gets the window's sum written back
+    (``dynamic_update_slice``), leaving the rest of the value untouched."""
     _check_ref(ref, "addupdate")
-    from ..dslice import Slice
-    from . import library as _lib
     st = ref._access()
     if type(st) is _sj.Staged:
         idx = []
@@ -368,11 +369,10 @@ def add_window(ref, starts, sizes, x):
         try:
             return addupdate(ref, tuple(idx), x)
         except _sj.Unsupported:   # a start this trace cannot stage: the dense cotangent, added whole
-            x = _lib.dynamic_update_slice_p.bind(_lib._zeros(st.aval), x, *starts)
-            return addupdate(ref, None, x)
+            return addupdate(ref, None, dynamic_update_slice_p.bind(_ad.zeros_like_aval(st.aval), x, *starts))
     whole = get(ref)
-    window = _lib.dynamic_slice_p.bind(whole, *starts, slice_sizes=tuple(sizes))
-    swap(ref, None, _lib.dynamic_update_slice_p.bind(whole, _ew.add(window, x), *starts),
+    window = dynamic_slice_p.bind(whole, *starts, slice_sizes=tuple(sizes))
+    swap(ref, None, dynamic_update_slice_p.bind(whole, _ew.add(window, x), *starts),
          _function_name="ref_addupdate")
 
 

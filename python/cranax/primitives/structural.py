@@ -595,9 +595,7 @@ def _slice_transpose_ref(ct, x, start_indices, limit_indices, strides=None, *, r
     if _ad.is_zero(ct) or refs[0] is _ad.DROP:
         return [None]
     if strides is None or all(st == 1 for st in strides):
-        from . import state as _state   # state's module imports this one
-        _state.add_window(refs[0], tuple(int(a) for a in start_indices),
-                          tuple(int(b) - int(a) for a, b in zip(start_indices, limit_indices)), ct)
+        refs[0].addupdate(ct, tuple(slice(int(a), int(b)) for a, b in zip(start_indices, limit_indices)))
     else:
         refs[0].addupdate(_slice_transpose(ct, x, start_indices, limit_indices, strides)[0])
     return [None]
