@@ -23,7 +23,8 @@
 //!   32 `InnerRed`, a vector of whole windows at a time, lane i one window's chain:
 //!   `codegen::xla_vector_groups`; plain rows of at most 32 `OuterVec`, lane i one row's chain:
 //!   `codegen::emit_xla_rows`); float products take XLA's loop and windows at every size (YNNPACK has
-//!   none). Those
+//!   none); small sums over several axes, or over one axis before a kept one, XLA's windows of 32 per axis
+//!   and the grid order LLVM gives its reduce loop (`SumOrder::XlaGrid`, `Scalar`: `codegen::emit_xla_grid`). Those
 //!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
@@ -359,7 +360,8 @@ const YNN_MAX_CHUNKS: u64 = 1024;
 /// op; stores beside them allowed), over its trailing axes, coalesced into one loop. Products: XLA's order. At least `YNN_MIN_ELEMENTS` points: YNNPACK's
 /// order, unless the body computes math functions or threefry hashes (in such a fusion YNNPACK's own
 /// polynomials give other bits anyway, and the strips of the plain loop are faster), or several reduced axes
-/// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis.
+/// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis;
+/// float sums over several axes, or one before a kept axis, `XlaGrid` where `xla_grid` knows the order.
 pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
     let mut dt = None;
     let mut prod = None;
