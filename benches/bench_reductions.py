@@ -35,6 +35,9 @@ CASES = [
     ("sum f64 1000x1000, axis -1", (1000, 1000), "float64", lambda a: jnp.sum(a, -1)),
     ("sum f32 100x30, axis -1 (XLA's order)", (100, 30), "float32", lambda a: jnp.sum(a, -1)),
     ("sum f32 30x100, axis -1 (XLA's order)", (30, 100), "float32", lambda a: jnp.sum(a, -1)),
+    # below 4096 elements over several axes / a leading axis: XLA's windows per axis (``SumOrder::XlaGrid``)
+    ("sum f32 40x50, all axes (XLA's windows)", (40, 50), "float32", lambda a: jnp.sum(a)),
+    ("sum f64 100x20, axis 0 (XLA's windows)", (100, 20), "float64", lambda a: jnp.sum(a, 0)),
     # products: XLA's loop and windows at every size (inputs near 1: no overflow, no subnormals)
     ("prod f32 1000x1000, axis -1", (1000, 1000), "float32", lambda a: jnp.prod(a, -1)),
     ("prod f64 1000x1000, axis -1", (1000, 1000), "float64", lambda a: jnp.prod(a, -1)),

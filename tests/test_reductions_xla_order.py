@@ -103,6 +103,45 @@ JAX = {
     "div_float16": "e0c0714ef3d4f7dd9b576c3c0167c90d",
     "div_float32": "9c80bcc184fb5e6957da716c6e18d1a3",
     "div_float64": "361b13d3d36bdd475832247c9ef9ebd4",
+    # sums over several axes, or one axis before a kept one, below 4096 elements (``SumOrder::XlaGrid``)
+    "grid_40x50_all_float32": "e0e1a98f3d0fc984bc14375bdea58c9c",
+    "grid_33x33_all_float32": "41892a2afaa3eeb9525496e3d336a848",
+    "grid_50x70_all_float32": "04a4e24a6a4f56dcb5ede33feeb33086",
+    "grid_40x100_all_float32": "23b88722ef78c9e0b0a4e4fdd336b15d",
+    "grid_100x40_all_float32": "23b88722ef78c9e0b0a4e4fdd336b15d",
+    "grid_70x40_all_float32": "849b893233aa30a6ac5776e901649b16",
+    "grid_10x40x5_all_float32": "e0e1a98f3d0fc984bc14375bdea58c9c",
+    "grid_40x50x2_01_float32": "2a7fb06b7326185ed6f5af3053d67c1a",
+    "grid_2x40x50_12_float32": "72c0ad3a8cb7e9de37804887b2dcfcc1",
+    "grid_20x5x40_02_float32": "3e2f0740a9fc6d86e9f9dcafa0d9f869",
+    "grid_8x8x40_all_float32": "8bc7508b2d716b1f496a385f842dbb7f",
+    "grid_63x40_all_float32": "7a79b64a418d5d96bae71415b30ce8bc",
+    "grid_100x20_0_float32": "dfd857732c2902f8cfe6de0d5cfe31c6",
+    "grid_40x50_0_float32": "2d0fb25d38c27935d07e839cf74f44e5",
+    "grid_63x20_0_float32": "bf05c8339959815e3b91a19b11646c7d",
+    "grid_3x100x10_1_float32": "cad78e0301429d8431134ec63a81dd2a",
+    "grid_200x5_0_float32": "00de89b7bd613de227e3da1995b91bf7",
+    "gridmean_40x50_all_float32": "f9df0efd7375c09050a64c572a7c836a",
+    "gridmean_100x20_0_float32": "d8b7d469433b31008357960d60eac24e",
+    "grid_40x50_all_float64": "5f5aee256e3001864ca23167a5c9b6fa",
+    "grid_33x33_all_float64": "a38c34e08c464ff8f0e1341bab53431f",
+    "grid_50x70_all_float64": "f0eb7e7e5b18bf961a8fea94b319cb9b",
+    "grid_40x100_all_float64": "6e2af7d057bd97085cdcb31169bd38df",
+    "grid_100x40_all_float64": "33a561016542ddad5a6a3412a2e2a99e",
+    "grid_70x40_all_float64": "62109be7bd97d0cbf53530636986c45a",
+    "grid_10x40x5_all_float64": "63c281c5343ac1c83f7df38e7819a9ee",
+    "grid_40x50x2_01_float64": "99ad10edc5cbd8b1fb5bc7333cb4d3d3",
+    "grid_2x40x50_12_float64": "5a9ffeb05225c6ac9e0bb0ec61e3e025",
+    "grid_20x5x40_02_float64": "37ab844983fae0905da59a400db5ecf0",
+    "grid_8x8x40_all_float64": "ffb705c8b89052eace8a5286a530b071",
+    "grid_63x40_all_float64": "e0dbff82046186c0f07921580a8ce5c2",
+    "grid_100x20_0_float64": "a39b80be0f82c461015cfdbee2781300",
+    "grid_40x50_0_float64": "3fff9b9e014867908f1f8ca895b2590c",
+    "grid_63x20_0_float64": "7a36175df22820caa8098ac4c6a96633",
+    "grid_3x100x10_1_float64": "493b58c84b1f27b5995a4ccf416937d3",
+    "grid_200x5_0_float64": "91123915d262af98c3a59cd347f1b871",
+    "gridmean_40x50_all_float64": "0ad93cd0e4729a3acd574a662ff7387e",
+    "gridmean_100x20_0_float64": "243180cffcc25be3295ca620d38a7baa",
 }
 
 
@@ -341,3 +380,90 @@ def test_short_rows_in_vector_lanes_keep_left_to_right(k, dt, x64):
     np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.sum(a, -1))(x)), _windows(x, np.add, 0))
     pt = np.ascontiguousarray(p[:9].T)
     np.testing.assert_array_equal(np.asarray(cranax.jit(lambda a: jnp.prod(a.T, -1))(pt)), _windows(p[:9], np.multiply, 1))
+
+
+# Below 4096 elements, a sum over several axes (or over one axis before a kept one) with an axis longer than 32:
+# XLA pads every reduced axis to a multiple of 32 (lower half first), adds each 32x...x32 window row-major, and
+# reduces the grid of window sums in LLVM's vectorized order (rows of windows in lanes: 2x2, 2x3, 2x4, 4x2
+# grids; left to right otherwise). ``loop_plan::SumOrder::XlaGrid``.
+GRID_SUMS = [((40, 50), None), ((33, 33), None), ((50, 70), None), ((40, 100), None), ((100, 40), None),
+             ((70, 40), None), ((10, 40, 5), None), ((40, 50, 2), (0, 1)), ((2, 40, 50), (1, 2)),
+             ((20, 5, 40), (0, 2)), ((8, 8, 40), None), ((63, 40), None), ((100, 20), 0), ((40, 50), 0),
+             ((63, 20), 0), ((3, 100, 10), 1), ((200, 5), 0)]
+
+
+def _gkey(shape, ax):
+    return "x".join(map(str, shape)) + "_" + ("all" if ax is None else "".join(map(str, ax if isinstance(ax, tuple) else (ax,))))
+
+
+def _windows_oracle(x, ax):
+    """XLA:CPU 0.10.2's order for these sums, in NumPy scalars (the reference the digests were checked against)."""
+    dt = x.dtype.type
+    axes = tuple(range(x.ndim)) if ax is None else ((ax,) if isinstance(ax, int) else ax)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    xt = np.transpose(x, kept + list(axes))
+    out = np.empty(xt.shape[:len(kept)], x.dtype)
+    for idx in np.ndindex(*out.shape):
+        r = xt[idx]
+        r = r.reshape([n for n in r.shape if n > 1])
+        pads = [((-(-n // 32) * 32) - n) // 2 for n in r.shape]
+        grid = [-(-n // 32) for n in r.shape]
+        sums = np.empty(grid, x.dtype)
+        for g in np.ndindex(*grid):
+            lo = [max(0, 32 * gi - p) for gi, p in zip(g, pads)]
+            hi = [min(n, 32 * gi + 32 - p) for gi, n, p in zip(g, r.shape, pads)]
+            acc = dt(0)
+            for v in r[tuple(slice(a, b) for a, b in zip(lo, hi))].reshape(-1):
+                acc = dt(acc + v)
+            sums[g] = acc
+        sums = sums.reshape([n for n in sums.shape if n > 1] or [1])
+        if sums.ndim == 2 and sums.shape[0] in (2, 4):
+            lanes = []
+            for row in sums:
+                acc = dt(0)
+                for v in row:
+                    acc = dt(acc + v)
+                lanes.append(acc)
+            while len(lanes) > 1:
+                h = len(lanes) // 2
+                lanes = [dt(lanes[i] + lanes[i + h]) for i in range(h)]
+            out[idx] = lanes[0]
+        else:
+            acc = dt(0)
+            for v in sums.reshape(-1):
+                acc = dt(acc + v)
+            out[idx] = acc
+    return out
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape,ax", GRID_SUMS)
+def test_window_grid_sums_match_jax(shape, ax, dt, x64):
+    x = _input(shape, dt)
+    got = cranax.jit(lambda a: jnp.sum(a, axis=ax))(x)
+    want = _windows_oracle(x, ax)
+    np.testing.assert_array_equal(np.asarray(got).reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+    assert _digest(got) == JAX[f"grid_{_gkey(shape, ax)}_{dt}"]
+    # eager too (the same kernel)
+    assert _digest(jnp.sum(cranax.numpy.asarray(x), axis=ax)) == JAX[f"grid_{_gkey(shape, ax)}_{dt}"]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape,ax", [((40, 50), None), ((100, 20), 0)])
+def test_window_grid_means_match_jax(shape, ax, dt, x64):
+    x = _input(shape, dt)
+    got = cranax.jit(lambda a: jnp.mean(a, axis=ax))(x)
+    assert _digest(got) == JAX[f"gridmean_{_gkey(shape, ax)}_{dt}"]
+    np.testing.assert_allclose(np.asarray(got), x.astype(np.float64).mean(axis=ax), rtol=1e-5 if dt == "float32" else 1e-13)
+
+
+def test_window_grid_fused_body_and_negative_zeros(x64):
+    # a fused elementwise body feeds the windows point by point; sums of -0.0 only stay +0.0 (XLA's loops start at +0)
+    x = _input((40, 50), "float32")
+    got = cranax.jit(lambda a: jnp.sum(a * 2.0 + 1.0, axis=(0, 1)))(x)
+    np.testing.assert_array_equal(np.asarray(got), _windows_oracle(x * np.float32(2) + np.float32(1), None))
+    z = np.full((40, 50), -0.0, np.float32)
+    got = cranax.jit(lambda a: jnp.sum(a, axis=(0, 1)))(z)
+    assert not np.signbit(np.asarray(got))   # JAX 0.10.2: +0.0 (NumPy's add.reduce starts at the first -0.0)
+    got = cranax.jit(lambda a: jnp.sum(a, axis=0))(np.full((100, 20), -0.0, np.float32))
+    assert not np.signbit(np.asarray(got)).any()

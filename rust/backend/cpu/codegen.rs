@@ -828,6 +828,9 @@ impl Gen<'_> {
         if level == 0 && vector && self.order == Some(SumOrder::Xla) && self.rbounds.is_none() && self.red.len() == 1 {
             return self.emit_xla_rows(b);
         }
+        if level == 0 && !vector && self.order == Some(SumOrder::XlaGrid) && self.rbounds.is_none() {
+            return self.emit_xla_grid(b);
+        }
         if level == self.red.len() {
             let (lanes, unroll, vstr) = if vector {
                 (self.lanes, self.unroll, self.outer.last().map(|a| a.strides.clone()).unwrap_or_default())
@@ -1373,6 +1376,102 @@ impl Gen<'_> {
         }
         let strides = self.red[0].strides.clone();
         self.bump(b, &self.icur.clone(), &strides, -(len as i64));
+        Ok(())
+    }
+
+    /// The reduced axes summed in XLA's windows over several axes (`SumOrder::XlaGrid`): for each window of the
+    /// grid in row-major order, its elements (the padding skipped: it adds +0 to a sum that started at +0) in
+    /// row-major order into a window sum from +0; the window sums go left to right into one sum, or, in row
+    /// lanes (`loop_plan::xla_grid`), row a's into lane a, the lanes folded in halves at the end.
+    fn emit_xla_grid(&mut self, b: &mut FunctionBuilder) -> Result<()> {
+        let k = self.k;
+        let outs = self.sum_outputs();
+        let dt = k.body[k.outputs[outs[0]].value].dtype;
+        let dims = super::loop_plan::red_dims(k, self.out_dtypes)?;
+        let ns: Vec<u64> = dims.iter().map(|a| a.n).collect();
+        let (geo, rows) = super::loop_plan::xla_grid(&ns)
+            .ok_or_else(|| Error::Codegen(format!("kernel {}: no XLA window grid for {ns:?}", k.name)))?;
+        let zs = super::clif::fconst(b, dt, 0.0);
+        let var = |b: &mut FunctionBuilder| {
+            let v = b.declare_var(cl_type(dt));
+            b.def_var(v, zs);
+            v
+        };
+        // one sum per lane (row of windows) and output
+        let nl = rows.unwrap_or(1) as usize;
+        let lanes: Vec<Vec<Variable>> = (0..nl).map(|_| outs.iter().map(|_| var(b)).collect()).collect();
+        let win: Vec<Variable> = outs.iter().map(|_| var(b)).collect();
+        // the grid axis whose index is the lane: the first with more than one window
+        let lane_axis = geo.iter().position(|g| g.1 > 1).unwrap_or(0);
+        let saved = self.acc.clone();
+        for (j, &o) in outs.iter().enumerate() {
+            self.acc[o].s = Some((win[j], None));
+        }
+        let icur = self.icur.clone();
+        let counts: Vec<u64> = geo.iter().map(|g| g.1).collect();
+        let nwin: u64 = counts.iter().product();
+        for w in 0..nwin {
+            // the window's grid index, row-major
+            let mut gi = vec![0u64; geo.len()];
+            let mut r = w;
+            for d in (0..geo.len()).rev() {
+                gi[d] = r % counts[d];
+                r /= counts[d];
+            }
+            // its real elements along each axis: [lo, hi) of 0..n
+            let span: Vec<(u64, u64)> = gi
+                .iter()
+                .zip(&geo)
+                .zip(&ns)
+                .map(|((&g, &(pad, _)), &n)| ((32 * g).saturating_sub(pad).min(n), (32 * g + 32).saturating_sub(pad).min(n)))
+                .collect();
+            if span.iter().any(|&(lo, hi)| lo >= hi) {
+                continue;
+            }
+            for &v in &win {
+                b.def_var(v, zs);
+            }
+            for (a, &(lo, _)) in dims.iter().zip(&span) {
+                self.bump(b, &icur, &a.strides, lo as i64);
+            }
+            self.grid_window(b, &dims, &span, 0)?;
+            for (a, &(lo, _)) in dims.iter().zip(&span) {
+                self.bump(b, &icur, &a.strides, -(lo as i64));
+            }
+            let lane = if rows.is_some() { gi[lane_axis] as usize } else { 0 };
+            for (j, &v) in win.iter().enumerate() {
+                let (x, s) = (b.use_var(v), b.use_var(lanes[lane][j]));
+                let s = b.ins().fadd(s, x);
+                b.def_var(lanes[lane][j], s);
+            }
+        }
+        self.acc = saved;
+        for (j, &o) in outs.iter().enumerate() {
+            let mut vals: Vec<Value> = lanes.iter().map(|l| b.use_var(l[j])).collect();
+            // (LLVM's reassociating vector reduce: the upper half onto the lower, until one lane is left)
+            while vals.len() > 1 {
+                let h = vals.len() / 2;
+                vals = (0..h).map(|i| b.ins().fadd(vals[i], vals[i + h])).collect();
+            }
+            let (sv, _) = self.acc[o].s.ok_or_else(|| no_acc(o))?;
+            b.def_var(sv, vals[0]);
+        }
+        Ok(())
+    }
+
+    /// One window of `emit_xla_grid` from the current cursors: a loop per axis from `level` over `span`'s
+    /// lengths, the body adding into the window sums.
+    fn grid_window(&mut self, b: &mut FunctionBuilder, dims: &[Axis], span: &[(u64, u64)], level: usize) -> Result<()> {
+        if level == dims.len() {
+            return self.emit_body(b, 1, 1, &[], None);
+        }
+        let n = (span[level].1 - span[level].0) as i64;
+        let icur = self.icur.clone();
+        let l = counted_begin(b, n);
+        self.grid_window(b, dims, span, level + 1)?;
+        self.bump(b, &icur, &dims[level].strides, 1);
+        counted_end(b, l);
+        self.bump(b, &icur, &dims[level].strides, -n);
         Ok(())
     }
 

@@ -23,7 +23,8 @@
 //!   32 `InnerRed`, a vector of whole windows at a time, lane i one window's chain:
 //!   `codegen::xla_vector_groups`; plain rows of at most 32 `OuterVec`, lane i one row's chain:
 //!   `codegen::emit_xla_rows`); float products take XLA's loop and windows at every size (YNNPACK has
-//!   none). Those
+//!   none); small sums over several axes, or over one axis before a kept one, XLA's windows of 32 per axis
+//!   and the grid order LLVM gives its reduce loop (`SumOrder::XlaGrid`, `Scalar`: `codegen::emit_xla_grid`). Those
 //!   kernels run no strips and never split a row across threads.
 //! - `OuterVec`: otherwise, when the innermost outer axis is contiguous or broadcast for every stream:
 //!   each row runs `unroll` vectors of outer points per iteration (each lane a separate point: reductions
@@ -271,27 +272,8 @@ pub(super) fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<A
         }
     }
     let is_red: Vec<bool> = (0..rank).map(|d| k.reduce_axes.contains(&d)).collect();
-    // Per stream, per domain axis, the byte stride.
-    let mut strides: Vec<Vec<i64>> = Vec::new();
-    let mut esize = Vec::new();
-    for inp in &k.inputs {
-        let es = inp.dtype.size() as i128;
-        strides.push(inp.strides.iter().map(|&s| to_i64(s as i128 * es, "stride")).collect::<Result<Vec<_>>>()?);
-        esize.push(es as i64);
-    }
-    for (o, out) in k.outputs.iter().enumerate() {
-        let es = out_dtypes[o].size() as i128;
-        let mut st = vec![0i64; rank];
-        let mut s = es;
-        for d in (0..rank).rev() {
-            if out.kind == OutputKind::Store || !is_red[d] {
-                st[d] = to_i64(s, "stride")?;
-                s *= k.domain[d] as i128;
-            }
-        }
-        strides.push(st);
-        esize.push(es as i64);
-    }
+    let strides = stream_strides(k, out_dtypes)?;
+    let esize: Vec<i64> = k.inputs.iter().map(|i| i.dtype.size() as i64).chain(out_dtypes.iter().take(k.outputs.len()).map(|d| d.size() as i64)).collect();
     let mk = |d: usize| Axis {
         n: k.domain[d] as u64,
         strides: strides.iter().map(|s| s.get(d).copied().unwrap_or(0)).collect(),
@@ -300,6 +282,29 @@ pub(super) fn axes(k: &Kernel, out_dtypes: &[DType]) -> Result<(Vec<Axis>, Vec<A
     let outer = coalesce((0..rank).filter(|&d| !is_red[d] && k.domain[d] > 1).map(mk).collect());
     let red = coalesce(k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).map(mk).collect());
     Ok((outer, red, esize, live))
+}
+
+/// Per stream (inputs, then outputs), per domain axis, the byte stride.
+fn stream_strides(k: &Kernel, out_dtypes: &[DType]) -> Result<Vec<Vec<i64>>> {
+    let rank = k.domain.len();
+    let mut strides: Vec<Vec<i64>> = Vec::new();
+    for inp in &k.inputs {
+        let es = inp.dtype.size() as i128;
+        strides.push(inp.strides.iter().map(|&s| to_i64(s as i128 * es, "stride")).collect::<Result<Vec<_>>>()?);
+    }
+    for (o, out) in k.outputs.iter().enumerate() {
+        let es = out_dtypes.get(o).ok_or_else(|| Error::Codegen(format!("kernel {}: no dtype for output {o}", k.name)))?.size() as i128;
+        let mut st = vec![0i64; rank];
+        let mut s = es;
+        for d in (0..rank).rev() {
+            if out.kind == OutputKind::Store || !k.reduce_axes.contains(&d) {
+                st[d] = to_i64(s, "stride")?;
+                s *= k.domain[d] as i128;
+            }
+        }
+        strides.push(st);
+    }
+    Ok(strides)
 }
 
 /// Whether the kernel can run as chunks of its outermost reduced axis with partial results combined by
@@ -328,6 +333,15 @@ pub enum SumOrder {
     /// level is Kahan-compensated, the lanes are folded in halves; a row longer than `ynn_chunk` runs as
     /// chunks of that length whose sums are folded in halves too (`codegen::emit_ynn`).
     Ynn,
+    /// XLA's windows over several reduced axes, or over one reduced axis before a kept one (fewer than
+    /// `YNN_MIN_ELEMENTS` elements, float sums, some reduced axis longer than 32): every reduced axis is
+    /// zero-padded to a multiple of 32 (lower half first) and each 32×…×32 window is added row-major from +0
+    /// (XLA's reduce-window loop); the grid of window sums is then reduced by XLA's reduce loop, whose adds
+    /// are `reassoc` and which LLVM vectorizes over the grid's first axis: with two grid axes of A×B windows,
+    /// A = 2 or 4, lane a adds row a's windows left to right and the lanes are folded in halves at the end
+    /// (`(r0 + r1)`, `(r0 + r2) + (r1 + r3)`); otherwise (A = 3, one grid axis) left to right (measured in
+    /// jaxlib 0.10.2's LLVM IR on an AVX-512 host; `codegen::emit_xla_grid`, `xla_grid`).
+    XlaGrid,
 }
 
 /// XLA:CPU runs an instruction in YNNPACK when it or an operand spans at least this many elements
@@ -346,7 +360,8 @@ const YNN_MAX_CHUNKS: u64 = 1024;
 /// op; stores beside them allowed), over its trailing axes, coalesced into one loop. Products: XLA's order. At least `YNN_MIN_ELEMENTS` points: YNNPACK's
 /// order, unless the body computes math functions or threefry hashes (in such a fusion YNNPACK's own
 /// polynomials give other bits anyway, and the strips of the plain loop are faster), or several reduced axes
-/// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis.
+/// are longer than one chunk (measured: not one run of chunks). Fewer: XLA's order, over one reduced axis;
+/// float sums over several axes, or one before a kept axis, `XlaGrid` where `xla_grid` knows the order.
 pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
     let mut dt = None;
     let mut prod = None;
@@ -366,16 +381,19 @@ pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
         }
     }
     let dt = dt?;
-    if red.len() != 1 {
-        return None;
-    }
     let rank = k.domain.len();
     let long_red: Vec<usize> = k.reduce_axes.iter().copied().filter(|&d| d < rank && k.domain[d] > 1).collect();
     let last_kept = (0..rank).filter(|d| !k.reduce_axes.contains(d) && k.domain[*d] > 1).max();
-    if long_red.iter().any(|&d| last_kept.is_some_and(|l| d < l)) {
+    let total = k.domain.iter().try_fold(1u64, |a, &n| a.checked_mul(n as u64))?;
+    let before_kept = long_red.iter().any(|&d| last_kept.is_some_and(|l| d < l));
+    if prod == Some(false) && total < YNN_MIN_ELEMENTS && (long_red.len() > 1 || before_kept) {
+        let iota_red = k.body.iter().enumerate().any(|(i, ins)| live[i] && matches!(ins.op, KOp::Iota { axis } if long_red.contains(&axis)));
+        return (!iota_red && xla_grid(&long_red.iter().map(|&d| k.domain[d] as u64).collect::<Vec<_>>()).is_some())
+            .then_some(SumOrder::XlaGrid);
+    }
+    if red.len() != 1 || before_kept {
         return None;
     }
-    let total = k.domain.iter().try_fold(1u64, |a, &n| a.checked_mul(n as u64))?;
     // (YNNPACK takes no products: XLA:CPU multiplies in its own windows at every size, measured)
     if total < YNN_MIN_ELEMENTS || prod == Some(true) {
         return (long_red.len() == 1).then_some(SumOrder::Xla);
@@ -399,10 +417,51 @@ pub fn sum_order(k: &Kernel, red: &[Axis], live: &[bool]) -> Option<SumOrder> {
     Some(SumOrder::Ynn)
 }
 
-/// `sum_order` of a kernel and the length of its reduced loop.
+/// `sum_order` of a kernel and the number of points of its reduced loops.
 pub fn kernel_sum_order(k: &Kernel, out_dtypes: &[DType]) -> Result<Option<(SumOrder, u64)>> {
     let (_, red, _, live) = axes(k, out_dtypes)?;
-    Ok(sum_order(k, &red, &live).map(|o| (o, red[0].n)))
+    Ok(sum_order(k, &red, &live).map(|o| (o, red.iter().map(|a| a.n).product())))
+}
+
+/// The window geometry of `SumOrder::XlaGrid` for reduced axes of lengths `ns` (those longer than 1, in domain
+/// order): per axis (low padding, windows), and whether the grid is reduced in row lanes (`Some(A)`: A rows of
+/// windows, one lane each) or left to right (`None`). `None` overall where XLA's order is not known here: no
+/// axis longer than 32 (LLVM vectorizes such small reduce loops by trip counts: measured 2×3, 4×2, 20×2 and
+/// 2×2×2 in other orders than row-major), a grid axis of more than 32 windows (a second rewrite), or more than
+/// two grid axes, or a last axis of several, longer than 32, padded by one element at its top only (n = 31
+/// mod 32: LLVM splits that window's last column into a loop of its own, measured on (40, 63), (20, 95)).
+#[allow(clippy::type_complexity)]
+pub fn xla_grid(ns: &[u64]) -> Option<(Vec<(u64, u64)>, Option<u64>)> {
+    if !ns.iter().any(|&n| n > 32) || ns.iter().any(|&n| n > 32 * 32) {
+        return None;
+    }
+    if ns.len() > 1 && ns.last().is_some_and(|&n| n > 32 && n % 32 == 31) {
+        return None;
+    }
+    let geo: Vec<(u64, u64)> = ns
+        .iter()
+        .map(|&n| {
+            let w = n.div_ceil(32);
+            ((32 * w - n) / 2, w)
+        })
+        .collect();
+    let grid: Vec<u64> = geo.iter().map(|g| g.1).filter(|&w| w > 1).collect();
+    match grid[..] {
+        [_] => Some((geo, None)),
+        [a, _] if a == 2 || a == 4 => Some((geo, Some(a))),
+        [3, _] => Some((geo, None)),
+        _ => None,
+    }
+}
+
+/// The kernel's reduced axes longer than 1, uncoalesced, in domain order (`SumOrder::XlaGrid` walks them).
+pub(super) fn red_dims(k: &Kernel, out_dtypes: &[DType]) -> Result<Vec<Axis>> {
+    let strides = stream_strides(k, out_dtypes)?;
+    let rank = k.domain.len();
+    Ok((0..rank)
+        .filter(|d| k.reduce_axes.contains(d) && k.domain[*d] > 1)
+        .map(|d| Axis { n: k.domain[d] as u64, strides: strides.iter().map(|s| s.get(d).copied().unwrap_or(0)).collect(), iota: None })
+        .collect())
 }
 
 /// The length of the axis the partial variant splits, and the product of the other reduced loops.
@@ -512,6 +571,8 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
                 });
             return if outs_contig && plain { (Mode::OuterVec, lanes, 1) } else { scalar };
         }
+        // (small: the windows and the grid loop element by element, `codegen::emit_xla_grid`)
+        Some(SumOrder::XlaGrid) => return scalar,
         // one vector of `lanes` at a time into YNNPACK's lanes (`codegen::emit_ynn`)
         Some(SumOrder::Ynn) => return if red.last().is_some_and(ok) { (Mode::InnerRed, lanes, 1) } else { scalar },
         None => {}
