@@ -5,7 +5,8 @@
 //!   `tril` folded into one `cholesky_tril` step), `eigh::symmetrize` (`jnp.linalg.eigh`'s symmetrize folded
 //!   into an `eigh_folded` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `outer` (products contracting nothing as products
-//!   of broadcasts, fusible), `degenerate` (reductions and broadcasts over size-1
+//!   of broadcasts, fusible), `accumulate` (scan carries that only add outer products computed after the
+//!   loop by `outer_accumulate`), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
 //!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), then
@@ -35,6 +36,7 @@ pub mod epilogue;
 pub mod recip;
 pub mod pad_add;
 pub mod outer;
+pub mod accumulate;
 
 
 use crate::error::{Error, Result};
@@ -49,7 +51,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     let p = f16::run(recip::run(p))?;
     // before the rounds: matched on the form Python sends (`cholesky` documents why)
     let p = eigh::symmetrize(cholesky::run(p));
-    let mut p = degenerate::run(outer::run(dot_fold::run(scan_hoist::run(p))));
+    let mut p = degenerate::run(accumulate::run(outer::run(dot_fold::run(scan_hoist::run(p)))));
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();
