@@ -2,20 +2,23 @@
 //! `acc + mul(broadcast(u, [0]), broadcast(v, [1]))` (reverse mode's weight cotangent of `h @ W` in an RNN's
 //! backward scan, after `outer`), and which nothing else in the body reads, becomes
 //! `outer_accumulate[reverse](init, U, V)` after the scan, where `U`/`V` stack `u`/`v` over the iterations
-//! (the scanned operand itself when `u` is an xs slice, else a new ys output of the body).
+//! (the scanned operand itself when `u` is an xs slice, else a ys output of the body). Stacked weights
+//! (`W[k]` read in the body) leave, after `pad_add`, a chain of window updates
+//! `dynamic_update_slice(acc, slice(acc)[k] + outer_k[None], k, 0, 0)`: each window accumulates the same way,
+//! and the windows' final values are written into the initial value after the loop.
 //!
 //! Why: the loop streams the whole accumulator through the cache every iteration, twice per weight
 //! (half of an RNN gradient's time); `outer_accumulate` keeps tiles of it in registers across all the
 //! iterations (`backend::cpu::library::outer_acc`). It adds the same rounded products in the same order,
 //! so the bits are the loop's (NaN payloads aside: the product's operands may come out swapped).
 //!
-//! Runs on the scans of the program it is given: a scan nested in a body is reached when `control_flow`
-//! optimizes that body. Applies to float32/float64 accumulators of rank 2 whose factors have the
+//! Runs after `pad_add` (which makes the windowed form), on the scans of the program it is given: a scan
+//! nested in a body is reached when `control_flow` optimizes that body. Applies to float32/float64 accumulators whose factors have the
 //! accumulator's dtype, when the stacked factors stay under `MAX_STACKED` elements.
 use std::collections::HashMap;
 
 use crate::ir::control::ControlOp;
-use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, LibOp, Prim, Program, VarId};
+use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, LibOp, Prim, Program, Scalar, VarId};
 
 /// Bound on the elements of the factors stacked for one accumulator (extra memory the loop did not need).
 const MAX_STACKED: usize = 1 << 24;
@@ -37,13 +40,158 @@ pub fn run(mut p: Program) -> Program {
     p
 }
 
-/// One accumulating carry of a scan body: carry `c`, the body's add equation `add`, the body vars of the
-/// factors broadcast along the accumulator's rows (`rows`) and columns (`cols`).
+/// One accumulating carry of a scan body: carry `c`, the body equations that update it (removed), and per
+/// window of the accumulator its start along the leading axis (`None`: the whole accumulator, rank 2) and
+/// the body vars of the factors broadcast along its rows and columns.
 struct Match {
     c: usize,
-    add: usize,
-    rows: VarId,
-    cols: VarId,
+    remove: Vec<usize>,
+    windows: Vec<(Option<usize>, VarId, VarId)>,
+}
+
+/// Definitions, use counts and avals of a scan body's vars.
+struct Body<'a> {
+    eqns: &'a [Eqn],
+    def: HashMap<VarId, usize>,
+    uses: HashMap<VarId, usize>,
+    avals: HashMap<VarId, &'a Aval>,
+}
+
+impl<'a> Body<'a> {
+    fn new(body: &'a Program) -> Body<'a> {
+        let mut def: HashMap<VarId, usize> = HashMap::new();
+        let mut uses: HashMap<VarId, usize> = HashMap::new();
+        for (i, q) in body.eqns.iter().enumerate() {
+            for (v, _) in &q.outputs {
+                def.insert(*v, i);
+            }
+            for a in &q.inputs {
+                if let Atom::Var(v) = a {
+                    *uses.entry(*v).or_default() += 1;
+                }
+            }
+        }
+        for a in &body.outvars {
+            if let Atom::Var(v) = a {
+                *uses.entry(*v).or_default() += 1;
+            }
+        }
+        let avals =
+            body.invars.iter().map(|(v, a)| (*v, a)).chain(body.eqns.iter().flat_map(|q| q.outputs.iter().map(|(v, a)| (*v, a)))).collect();
+        Body { eqns: &body.eqns, def, uses, avals }
+    }
+
+    fn uses(&self, v: VarId) -> usize {
+        self.uses.get(&v).copied().unwrap_or(0)
+    }
+
+    fn eqn(&self, v: VarId) -> Option<(usize, &'a Eqn)> {
+        let &i = self.def.get(&v)?;
+        Some((i, &self.eqns[i]))
+    }
+
+    /// `s = mul(x, y)` of shape `shape` (rank 2, dtype `dt`) with `x`, `y` vectors along different axes: the
+    /// factors along the rows and along the columns.
+    fn outer(&self, s: VarId, shape: &[usize], dt: DType) -> Option<(VarId, VarId)> {
+        let (_, mul) = self.eqn(s)?;
+        // `outer(g, u).T`: the transposed product's factors, rows and columns exchanged
+        if let (Prim::Transpose { permutation }, [Atom::Var(s2)]) = (&mul.prim, mul.inputs.as_slice()) {
+            if permutation != &[1, 0] || shape.len() != 2 {
+                return None;
+            }
+            let (r, c) = self.outer(*s2, &[shape[1], shape[0]], dt)?;
+            return Some((c, r));
+        }
+        let (Prim::Binary(BinaryOp::Mul), [Atom::Var(x), Atom::Var(y)], [(_, ma)]) = (&mul.prim, mul.inputs.as_slice(), mul.outputs.as_slice())
+        else {
+            return None;
+        };
+        if ma.shape != shape || shape.len() != 2 || ma.dtype != dt {
+            return None;
+        }
+        // each factor: a vector along one axis of the product (broadcast to it, or to a size-1 axis that
+        // the product broadcasts: `u[:, None] * g[None, :]`)
+        let factor = |w: VarId| -> Option<(VarId, usize)> {
+            let wa = self.avals.get(&w)?;
+            if wa.shape.len() != 2 || wa.dtype != dt {
+                return None;
+            }
+            let (u, d) = along(w, &self.def, &self.avals, self.eqns, 8)?;
+            (wa.shape[d] == shape[d] && self.avals.get(&u)?.dtype == dt).then_some((u, d))
+        };
+        let ((u, du), (v, dv)) = (factor(*x)?, factor(*y)?);
+        match (du, dv) {
+            (0, 1) => Some((u, v)),
+            (1, 0) => Some((v, u)),
+            _ => None,
+        }
+    }
+
+    /// `acc + outer`, whole: the rank-2 form.
+    fn whole(&self, c: usize, cin: VarId, acc: &Aval, tv: VarId) -> Option<Match> {
+        let (ai, add) = self.eqn(tv)?;
+        let (Prim::Binary(BinaryOp::Add), [Atom::Var(a), Atom::Var(b)]) = (&add.prim, add.inputs.as_slice()) else { return None };
+        let s = match (*a == cin, *b == cin) {
+            (true, false) => *b,
+            (false, true) => *a,
+            _ => return None,
+        };
+        let (rows, cols) = self.outer(s, &acc.shape, acc.dtype)?;
+        (self.uses(cin) == 1).then(|| Match { c, remove: vec![ai], windows: vec![(None, rows, cols)] })
+    }
+
+    /// The windowed form `opt::pad_add` leaves for stacked weights (`W[k]` read in the body): a chain of
+    /// `dynamic_update_slice(prev, slice(prev)[k] + outer_k[None], k, 0, 0)`, one per window `k` of an
+    /// accumulator [K, M, N], each window at most once.
+    fn windowed(&self, c: usize, cin: VarId, acc: &Aval, tv: VarId) -> Option<Match> {
+        let &[kk, m, n] = acc.shape.as_slice() else { return None };
+        let mut cur = tv;
+        let (mut remove, mut windows) = (Vec::new(), Vec::<(Option<usize>, VarId, VarId)>::new());
+        while cur != cin {
+            let (di, dus) = self.eqn(cur)?;
+            let (Prim::Lib(LibOp::DynamicUpdateSlice), [Atom::Var(prev), Atom::Var(upd), Atom::Lit(k, _), Atom::Lit(z1, _), Atom::Lit(z2, _)]) =
+                (&dus.prim, dus.inputs.as_slice())
+            else {
+                return None;
+            };
+            let k = k.as_f64();
+            if !(0.0..kk as f64).contains(&k) || k.fract() != 0.0 || z1.as_f64() != 0.0 || z2.as_f64() != 0.0 {
+                return None;
+            }
+            let k = k as usize;
+            if windows.iter().any(|w| w.0 == Some(k)) || self.uses(*prev) != 2 || self.uses(*upd) != 1 {
+                return None;
+            }
+            let (ai, add) = self.eqn(*upd)?;
+            let (Prim::Binary(BinaryOp::Add), [Atom::Var(a), Atom::Var(b)]) = (&add.prim, add.inputs.as_slice()) else { return None };
+            let is_window = |v: VarId| -> Option<usize> {
+                let (si, sl) = self.eqn(v)?;
+                let (Prim::Slice { start_indices, limit_indices, strides }, [Atom::Var(src)]) = (&sl.prim, sl.inputs.as_slice()) else {
+                    return None;
+                };
+                let unit = strides.is_empty() || strides.iter().all(|&s| s == 1);
+                (src == prev && unit && start_indices == &[k, 0, 0] && limit_indices == &[k + 1, m, n] && self.uses(v) == 1).then_some(si)
+            };
+            let (si, other) = match (is_window(*a), is_window(*b)) {
+                (Some(si), None) => (si, *b),
+                (None, Some(si)) => (si, *a),
+                _ => return None,
+            };
+            // `outer_k[None]`: a broadcast or reshape of the [M, N] product to [1, M, N]
+            let (_, lead) = self.eqn(other)?;
+            let [Atom::Var(p)] = lead.inputs.as_slice() else { return None };
+            match &lead.prim {
+                Prim::BroadcastInDim { shape, broadcast_dimensions } if shape == &[1, m, n] && broadcast_dimensions == &[1, 2] => {}
+                Prim::Reshape { new_sizes } if new_sizes == &[1, m, n] => {}
+                _ => return None,
+            }
+            let (rows, cols) = self.outer(*p, &[m, n], acc.dtype)?;
+            remove.extend([di, ai, si]);
+            windows.push((Some(k), rows, cols));
+            cur = *prev;
+        }
+        (!windows.is_empty()).then_some(Match { c, remove, windows })
+    }
 }
 
 fn find(e: &Eqn) -> Option<Match> {
@@ -52,105 +200,152 @@ fn find(e: &Eqn) -> Option<Match> {
     if body.invars.len() != e.inputs.len() || body.invars.len() < nc + nk || body.outvars.len() < nk {
         return None; // malformed: the verifier reports it
     }
-    let mut def: HashMap<VarId, usize> = HashMap::new();
-    let mut uses: HashMap<VarId, usize> = HashMap::new();
-    for (i, q) in body.eqns.iter().enumerate() {
-        for (v, _) in &q.outputs {
-            def.insert(*v, i);
-        }
-        for a in &q.inputs {
-            if let Atom::Var(v) = a {
-                *uses.entry(*v).or_default() += 1;
-            }
-        }
-    }
-    for a in &body.outvars {
-        if let Atom::Var(v) = a {
-            *uses.entry(*v).or_default() += 1;
-        }
-    }
-    let avals: HashMap<VarId, &Aval> =
-        body.invars.iter().map(|(v, a)| (*v, a)).chain(body.eqns.iter().flat_map(|q| q.outputs.iter().map(|(v, a)| (*v, a)))).collect();
-    let one_use = |v: VarId| uses.get(&v).copied() == Some(1);
+    let b = Body::new(body);
     for c in 0..nk {
         let (cin, ref acc) = body.invars[nc + c];
         let Atom::Var(tv) = body.outvars[c] else { continue };
-        if !matches!(acc.dtype, DType::F32 | DType::F64) || acc.shape.len() != 2 || !one_use(cin) || !one_use(tv) {
+        if !matches!(acc.dtype, DType::F32 | DType::F64) || b.uses(tv) != 1 || tv == cin {
             continue;
         }
-        let Some(&ai) = def.get(&tv) else { continue };
-        let add = &body.eqns[ai];
-        let (Prim::Binary(BinaryOp::Add), [Atom::Var(a), Atom::Var(b)]) = (&add.prim, add.inputs.as_slice()) else { continue };
-        let s = match (*a == cin, *b == cin) {
-            (true, false) => *b,
-            (false, true) => *a,
-            _ => continue,
+        let m = match acc.shape.len() {
+            2 => b.whole(c, cin, acc, tv),
+            3 => b.windowed(c, cin, acc, tv),
+            _ => None,
         };
-        let Some(mul) = def.get(&s).map(|&i| &body.eqns[i]) else { continue };
-        let (Prim::Binary(BinaryOp::Mul), [Atom::Var(x), Atom::Var(y)]) = (&mul.prim, mul.inputs.as_slice()) else { continue };
-        // each factor: a vector broadcast along one axis of the accumulator
-        let factor = |w: VarId| -> Option<(VarId, usize)> {
-            let q = &body.eqns[*def.get(&w)?];
-            let (Prim::BroadcastInDim { shape, broadcast_dimensions }, [Atom::Var(u)]) = (&q.prim, q.inputs.as_slice()) else {
-                return None;
-            };
-            let (&[d], ua) = (broadcast_dimensions.as_slice(), avals.get(u)?) else { return None };
-            (shape == &acc.shape && ua.dtype == acc.dtype && ua.shape == [acc.shape[d]]).then_some((*u, d))
-        };
-        let (Some((u, du)), Some((v, dv))) = (factor(*x), factor(*y)) else { continue };
-        let (rows, cols) = match (du, dv) {
-            (0, 1) => (u, v),
-            (1, 0) => (v, u),
-            _ => continue,
-        };
-        if length.saturating_mul(acc.shape[0] + acc.shape[1]) > MAX_STACKED {
+        let Some(m) = m else { continue };
+        let (r, n) = (acc.shape.len(), acc.shape.len() - 1);
+        if length.saturating_mul(acc.shape[r - 2] + acc.shape[n]).saturating_mul(m.windows.len()) > MAX_STACKED {
             continue;
         }
-        return Some(Match { c, add: ai, rows, cols });
+        return Some(m);
     }
     None
 }
 
-/// Takes carry `m.c` out of the scan `e` and appends its `outer_accumulate` to `after`.
+/// `Some((u, d))` when `w`'s element at index `p` is `u[p[d]]` for a vector `u`: `u` itself, or broadcasts
+/// and reshapes of it that keep its elements along one axis (`depth` bounds the chain followed).
+fn along(
+    w: VarId, def: &HashMap<VarId, usize>, avals: &HashMap<VarId, &Aval>, eqns: &[Eqn], depth: usize,
+) -> Option<(VarId, usize)> {
+    let wa = avals.get(&w)?;
+    if wa.shape.len() == 1 {
+        return Some((w, 0));
+    }
+    let q = &eqns[*def.get(&w)?];
+    let [Atom::Var(x)] = q.inputs.as_slice() else { return None };
+    if depth == 0 {
+        return None;
+    }
+    let (u, ax) = along(*x, def, avals, eqns, depth - 1)?;
+    let xa = avals.get(x)?;
+    let len = xa.shape[ax];
+    match &q.prim {
+        Prim::BroadcastInDim { shape, broadcast_dimensions } => {
+            let d = *broadcast_dimensions.get(ax)?;
+            (shape.get(d) == Some(&len)).then_some((u, d))
+        }
+        Prim::Reshape { .. } => {
+            // one axis of `len` elements, the others of size 1, on both sides
+            let only = |s: &[usize]| -> Option<usize> {
+                let mut big = s.iter().enumerate().filter(|(_, &n)| n != 1);
+                let (i, &n) = big.next()?;
+                (n == len && big.next().is_none()).then_some(i)
+            };
+            only(&xa.shape)?;
+            only(&wa.shape).map(|d| (u, d))
+        }
+        _ => None,
+    }
+}
+
+/// Takes carry `m.c` out of the scan `e` and appends what computes its final value to `after`.
 fn apply(e: &mut Eqn, m: Match, next: &mut VarId, after: &mut Vec<Eqn>) {
     let Prim::Control(ControlOp::Scan { body, num_consts, num_carry, length, reverse }) = &mut e.prim else { return };
     let (nc, nk, t, reverse) = (*num_consts, *num_carry, *length, *reverse);
     let xs: HashMap<VarId, usize> = body.invars.iter().enumerate().skip(nc + nk).map(|(k, (v, _))| (*v, k)).collect();
     let avals: HashMap<VarId, Aval> =
         body.invars.iter().cloned().chain(body.eqns.iter().flat_map(|q| q.outputs.iter().cloned())).collect();
-    // the stacked factor: the scanned operand itself, or a new ys output
+    let fresh = |next: &mut VarId| {
+        let v = *next;
+        *next += 1;
+        v
+    };
+    // the stacked factor: the scanned operand itself, or a ys output (an existing one stacking the same var:
+    // the other weight's accumulator shares its cotangent factor)
     let mut stacked: HashMap<VarId, Atom> = HashMap::new();
-    for w in [m.rows, m.cols] {
-        if stacked.contains_key(&w) {
-            continue;
-        }
-        // a ys output already stacking `w` (the other weight's accumulator shares its cotangent factor)
-        let ys = (nk..body.outvars.len()).find(|&i| body.outvars[i] == Atom::Var(w) && i < e.outputs.len());
-        let at = match (xs.get(&w).map(|&k| &e.inputs[k]), ys) {
-            (Some(a @ Atom::Var(_)), _) => a.clone(),
-            (_, Some(i)) => Atom::Var(e.outputs[i].0),
-            _ => {
-                let wa = &avals[&w];
-                let o = *next;
-                *next += 1;
-                body.outvars.push(Atom::Var(w));
-                e.outputs.push((o, Aval::new(wa.dtype, std::iter::once(t).chain(wa.shape.iter().copied()).collect())));
-                Atom::Var(o)
+    for &(_, rows, cols) in &m.windows {
+        for w in [rows, cols] {
+            if stacked.contains_key(&w) {
+                continue;
             }
-        };
-        stacked.insert(w, at);
+            let ys = (nk..body.outvars.len()).find(|&i| body.outvars[i] == Atom::Var(w) && i < e.outputs.len());
+            let at = match (xs.get(&w).map(|&k| &e.inputs[k]), ys) {
+                (Some(a @ Atom::Var(_)), _) => a.clone(),
+                (_, Some(i)) => Atom::Var(e.outputs[i].0),
+                _ => {
+                    let wa = &avals[&w];
+                    let o = fresh(next);
+                    body.outvars.push(Atom::Var(w));
+                    e.outputs.push((o, Aval::new(wa.dtype, std::iter::once(t).chain(wa.shape.iter().copied()).collect())));
+                    Atom::Var(o)
+                }
+            };
+            stacked.insert(w, at);
+        }
     }
-    body.eqns.remove(m.add);
+    let mut remove = m.remove;
+    remove.sort_unstable();
+    for &i in remove.iter().rev() {
+        body.eqns.remove(i);
+    }
     body.invars.remove(nc + m.c);
     body.outvars.remove(m.c);
     let init = e.inputs.remove(nc + m.c);
-    let fin = e.outputs.remove(m.c);
+    let (fin, fa) = e.outputs.remove(m.c);
     *num_carry = nk - 1;
-    after.push(Eqn {
-        prim: Prim::Lib(LibOp::OuterAccumulate { reverse }),
-        inputs: vec![init, stacked[&m.rows].clone(), stacked[&m.cols].clone()],
-        outputs: vec![fin],
-    });
+    let op = Prim::Lib(LibOp::OuterAccumulate { reverse });
+    if let [(None, rows, cols)] = m.windows.as_slice() {
+        after.push(Eqn { prim: op, inputs: vec![init, stacked[rows].clone(), stacked[cols].clone()], outputs: vec![(fin, fa)] });
+        return;
+    }
+    // windows of a [K, M, N] accumulator: each one's final value written into the initial value's window
+    let (mn, dt) = (fa.shape[1..].to_vec(), fa.dtype);
+    let one = Aval::new(dt, std::iter::once(1).chain(mn.iter().copied()).collect());
+    let mut cur = init.clone();
+    let count = m.windows.len();
+    for (i, &(k, rows, cols)) in m.windows.iter().enumerate() {
+        let k = k.unwrap_or(0);
+        let (s, r, a, b) = (fresh(next), fresh(next), fresh(next), fresh(next));
+        let o = if i + 1 == count { fin } else { fresh(next) };
+        let mut limit = one.shape.clone();
+        limit[0] = k + 1;
+        after.extend([
+            Eqn {
+                prim: Prim::Slice { start_indices: vec![k, 0, 0], limit_indices: limit, strides: vec![1, 1, 1] },
+                inputs: vec![init.clone()],
+                outputs: vec![(s, one.clone())],
+            },
+            Eqn { prim: Prim::Reshape { new_sizes: mn.clone() }, inputs: vec![Atom::Var(s)], outputs: vec![(r, Aval::new(dt, mn.clone()))] },
+            Eqn {
+                prim: op.clone(),
+                inputs: vec![Atom::Var(r), stacked[&rows].clone(), stacked[&cols].clone()],
+                outputs: vec![(a, Aval::new(dt, mn.clone()))],
+            },
+            Eqn { prim: Prim::Reshape { new_sizes: one.shape.clone() }, inputs: vec![Atom::Var(a)], outputs: vec![(b, one.clone())] },
+            Eqn {
+                prim: Prim::Lib(LibOp::DynamicUpdateSlice),
+                inputs: vec![
+                    cur,
+                    Atom::Var(b),
+                    Atom::Lit(Scalar::Int(k as i64), DType::I32),
+                    Atom::Lit(Scalar::Int(0), DType::I32),
+                    Atom::Lit(Scalar::Int(0), DType::I32),
+                ],
+                outputs: vec![(o, fa.clone())],
+            },
+        ]);
+        cur = Atom::Var(o);
+    }
 }
 
 #[cfg(test)]

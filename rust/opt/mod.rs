@@ -5,11 +5,12 @@
 //!   `tril` folded into one `cholesky_tril` step), `eigh::symmetrize` (`jnp.linalg.eigh`'s symmetrize folded
 //!   into an `eigh_folded` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `outer` (products contracting nothing as products
-//!   of broadcasts, fusible), `accumulate` (scan carries that only add outer products computed after the
-//!   loop by `outer_accumulate`), `degenerate` (reductions and broadcasts over size-1
+//!   of broadcasts, fusible), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
-//!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), then
+//!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), `accumulate`
+//!   (scan carries that only add outer products, whole or by windows, computed after the loop by
+//!   `outer_accumulate`), then
 //!   `lu_solve` (the steps of `jnp.linalg.solve` into one), `eigh::values_only` (an `eigh` whose
 //!   eigenvectors nothing reads computes its eigenvalues alone) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
@@ -51,7 +52,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     let p = f16::run(recip::run(p))?;
     // before the rounds: matched on the form Python sends (`cholesky` documents why)
     let p = eigh::symmetrize(cholesky::run(p));
-    let mut p = degenerate::run(accumulate::run(outer::run(dot_fold::run(scan_hoist::run(p)))));
+    let mut p = degenerate::run(outer::run(dot_fold::run(scan_hoist::run(p))));
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();
@@ -65,7 +66,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     }
     let p = barrier::run(p);
     // after the rounds: the pattern is matched on simplified, deduplicated equations
-    let p = dce::run(eigh::values_only(lu_solve::run(pad_add::run(p))));
+    let p = dce::run(eigh::values_only(lu_solve::run(accumulate::run(pad_add::run(p)))));
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {
