@@ -169,3 +169,133 @@ def test_rnn_grads_float32_against_backprop():
         gh = W.astype(np.float64) @ dz
     np.testing.assert_allclose(np.asarray(dW), wW, rtol=2e-5, atol=2e-5 * np.abs(wW).max())
     np.testing.assert_allclose(np.asarray(dU), wU, rtol=2e-5, atol=2e-5 * np.abs(wU).max())
+
+
+# ---- scan carries that only add outer products leave the loop (`opt::accumulate`, `outer_accumulate`)
+
+def _plan(f, *args):
+    text = f.lower(*args).compile().as_text()
+    return text[text.index("plan "):]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("form", ["rows_cols", "cols_rows", "outer_T"])
+def test_outer_product_accumulator_after_the_loop_has_the_loops_bits(dtype, reverse, form):
+    """`acc + u_t[:, None] * g_t[None, :]` with `g_t` computed from another carry: the accumulator is computed
+    after the loop, with the same roundings in the same order as NumPy's loop (bit for bit)."""
+    if dtype == np.float64:
+        cranax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(11)
+    T, M, N = 23, 13, 37
+    us = rng.standard_normal((T, M)).astype(dtype)
+    acc0 = rng.standard_normal((M, N)).astype(dtype)
+    h0 = rng.standard_normal(N).astype(dtype)
+
+    def f(acc0, h0, us):
+        def body(c, u):
+            acc, h = c
+            g = h * dtype(0.75) + dtype(0.5)
+            if form == "rows_cols":
+                p = u[:, None] * g[None, :]
+            elif form == "cols_rows":
+                p = g[None, :] * u[:, None]
+            else:
+                p = jnp.outer(g, u).T
+            return (acc + p, g), g
+        return lax.scan(body, (acc0, h0), us, reverse=reverse)
+
+    jf = jax.jit(f)
+    assert "outer_accumulate" in _plan(jf, acc0, h0, us)
+    (acc, h), gs = jf(acc0, h0, us)
+    # NumPy's loop on cranax's own g values (each g is one multiply-add: exact in either, but not fused here)
+    gs = np.asarray(gs)
+    want = acc0.copy()
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        want = want + np.outer(us[t], gs[t])
+    assert acc.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(acc), want)
+    g = h0.astype(np.float64)
+    for t in range(T):
+        g = g * 0.75 + 0.5
+    np.testing.assert_allclose(np.asarray(h), g, rtol=1e-5)
+
+
+def test_accumulator_read_in_the_body_stays_in_the_loop():
+    rng = np.random.default_rng(12)
+    T, M, N = 7, 5, 6
+    us, vs = rng.standard_normal((T, M)).astype(np.float32), rng.standard_normal((T, N)).astype(np.float32)
+
+    def f(us, vs):
+        def body(acc, uv):
+            u, v = uv
+            new = acc + u[:, None] * v[None, :]
+            return new, acc.sum()      # the carry is read: it must stay a carry
+        return lax.scan(body, jnp.zeros((M, N), jnp.float32), (us, vs))
+
+    jf = jax.jit(f)
+    assert "outer_accumulate" not in _plan(jf, us, vs)
+    acc, sums = jf(us, vs)
+    want, wsums = np.zeros((M, N), np.float32), []
+    for t in range(T):
+        wsums.append(want.astype(np.float64).sum())
+        want = want + np.outer(us[t], vs[t])
+    np.testing.assert_array_equal(np.asarray(acc), want)
+    np.testing.assert_allclose(np.asarray(sums), wsums, rtol=1e-5, atol=1e-5)
+
+
+def test_rnn_grad_weight_cotangents_leave_the_loop_and_match_backprop():
+    """The bench's RNN gradient: both weight cotangents become `outer_accumulate` steps after the backward
+    scan; values against the float64 backprop of `bench_programs`."""
+    rng = np.random.default_rng(13)
+    H, T = 24, 30
+    W = (rng.standard_normal((H, H)) * 0.2).astype(np.float32)
+    U = (rng.standard_normal((H, H)) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((T, H)).astype(np.float32)
+    f, args = bp.scan_rnn_grad(jax, jnp, lax, W, U, xs)
+    assert _plan(f, *args).count("outer_accumulate[reverse=True]") == 2
+    dW, dU = f(*args)
+    wW, wU = bp.rnn_grad_np(W, U, xs)
+    np.testing.assert_allclose(np.asarray(dW), wW, rtol=2e-5, atol=2e-5 * np.abs(wW).max())
+    np.testing.assert_allclose(np.asarray(dU), wU, rtol=2e-5, atol=2e-5 * np.abs(wU).max())
+
+
+def test_stacked_weights_windows_leave_the_loop_with_mains_values():
+    """Stacked weights `W3[k]`: after `pad_add` each window of the f32[3, H, H] accumulator is a chain of window
+    updates; all three leave the loop as `outer_accumulate` steps written into the initial value's windows.
+    Values against the float64 backprop; each window against NumPy's float32 loop on the same factors."""
+    rng = np.random.default_rng(14)
+    H, T = 16, 21
+    W3 = (rng.standard_normal((3, H, H)) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((T, H)).astype(np.float32)
+    f = jax.jit(jax.grad(_rnn3_loss))
+    assert _plan(f, W3, xs).count("outer_accumulate[reverse=True]") == 3
+    g = np.asarray(f(W3, xs))
+    want = _rnn3_grad_np(W3.astype(np.float64), xs.astype(np.float64))
+    np.testing.assert_allclose(g, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def test_windowed_accumulator_bits_match_the_loop():
+    """`acc.at[k].add(outer(u_t, v_t))` for two windows of a [3, M, N] carry (the third left as it was):
+    NumPy's float32 loop, bit for bit."""
+    rng = np.random.default_rng(15)
+    T, M, N = 17, 6, 11
+    us, vs = rng.standard_normal((T, M)).astype(np.float32), rng.standard_normal((T, N)).astype(np.float32)
+    acc0 = rng.standard_normal((3, M, N)).astype(np.float32)
+
+    def f(acc0, us, vs):
+        def body(acc, uv):
+            u, v = uv
+            # zero pads as reverse mode writes them (a literal padding value)
+            acc = acc + lax.pad(jnp.outer(u, v)[None], 0.0, [(2, 0, 0), (0, 0, 0), (0, 0, 0)])
+            acc = acc + lax.pad((v[None, :] * u[:, None])[None], 0.0, [(0, 2, 0), (0, 0, 0), (0, 0, 0)])
+            return acc, None
+        return lax.scan(body, acc0, (us, vs), reverse=True)[0]
+
+    jf = jax.jit(f)
+    assert _plan(jf, acc0, us, vs).count("outer_accumulate") == 2
+    want = acc0.copy()
+    for t in range(T - 1, -1, -1):
+        want[2] = want[2] + np.outer(us[t], vs[t])
+        want[0] = want[0] + np.outer(us[t], vs[t])
+    np.testing.assert_array_equal(np.asarray(jf(acc0, us, vs)), want)

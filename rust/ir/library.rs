@@ -176,6 +176,11 @@ pub enum LibOp {
     /// A materialized transpose done as a cache-blocked copy (made by `opt::transpose_copy` from a fused
     /// kernel that only moves elements; never sent by Python).
     TransposeCopy { permutation: Vec<usize> },
+    /// `acc[M, N] + Σ_t rows[t, i] * cols[t, j]`, the products rounded and added one `t` at a time in order
+    /// (from the last `t` when `reverse`): the final value of a scan carry that only accumulates outer
+    /// products, `acc + outer(u_t, v_t)` (reverse mode's weight cotangents), computed after the loop from
+    /// the stacked factors with the loop's roundings (made by `opt::accumulate`; never sent by Python).
+    OuterAccumulate { reverse: bool },
     /// Dense linear algebra (`lax.linalg`: cholesky, lu, qr, eigh, svd, triangular_solve, ...): see
     /// `ir::linalg`.
     Linalg(super::linalg::LinalgOp),
@@ -253,6 +258,7 @@ impl LibOp {
             },
             LibOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
             LibOp::TransposeCopy { .. } => "transpose_copy",
+            LibOp::OuterAccumulate { .. } => "outer_accumulate",
             LibOp::Linalg(op) => op.name(),
             LibOp::HostCallback { kind, .. } => match kind {
                 CallbackKind::Pure => "pure_callback",
@@ -408,6 +414,7 @@ impl LibOp {
                     Some(v) => uint("num_keys", v)?,
                 },
             },
+            "outer_accumulate" => LibOp::OuterAccumulate { reverse: flag("reverse", false)? },
             "cumsum" | "cumprod" | "cummax" | "cummin" => LibOp::Cumulative {
                 op: match name {
                     "cumsum" => ReduceOp::Sum,
@@ -568,6 +575,7 @@ impl LibOp {
                 "padding": w.padding.iter().map(|&(a, b)| vec![a, b]).collect::<Vec<_>>(),
             }),
             LibOp::TransposeCopy { permutation } => json!({ "permutation": permutation }),
+            LibOp::OuterAccumulate { reverse } => json!({ "reverse": reverse }),
             LibOp::Linalg(op) => op.to_json(),
             LibOp::HostCallback { callback, results, .. } => json!({
                 "callback": callback,
@@ -669,6 +677,7 @@ impl LibOp {
                 format!("window_strides={}", t(&w.window_strides)),
             ],
             LibOp::TransposeCopy { permutation } => vec![format!("permutation={}", t(permutation))],
+            LibOp::OuterAccumulate { reverse } => vec![format!("reverse={}", if *reverse { "True" } else { "False" })],
             LibOp::Linalg(op) => op.print_params(),
             LibOp::HostCallback { callback, .. } => vec![format!("callback={callback}")],
             LibOp::Fft { kind, n } => vec![format!("fft_type={}", kind.name()), format!("n={n}")],
@@ -1035,6 +1044,29 @@ impl LibOp {
                 }
                 unique(permutation, a.shape.len(), "permutation")?;
                 one(a.dtype, permutation.iter().map(|&p| a.shape[p]).collect())
+            }
+            LibOp::OuterAccumulate { .. } => {
+                want(3)?;
+                let (a, r, c) = (&ops[0].0, &ops[1].0, &ops[2].0);
+                let ok = a.shape.len() == 2
+                    && r.shape.len() == 2
+                    && c.shape.len() == 2
+                    && r.shape[0] == c.shape[0]
+                    && r.shape[1] == a.shape[0]
+                    && c.shape[1] == a.shape[1];
+                if !ok {
+                    return Err(format!(
+                        "outer_accumulate needs acc [M, N], rows [T, M] and cols [T, N], got {:?}, {:?} and {:?}",
+                        a.shape, r.shape, c.shape
+                    ));
+                }
+                if !matches!(a.dtype, DType::F32 | DType::F64) || r.dtype != a.dtype || c.dtype != a.dtype {
+                    return Err(format!(
+                        "outer_accumulate needs one float32 or float64 dtype, got {}, {} and {}",
+                        a.dtype.short_name(), r.dtype.short_name(), c.dtype.short_name()
+                    ));
+                }
+                one(a.dtype, a.shape.clone())
             }
             LibOp::Linalg(op) => op.infer(ops),
             LibOp::HostCallback { results, .. } => {

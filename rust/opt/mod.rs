@@ -8,7 +8,9 @@
 //!   of broadcasts, fusible), `degenerate` (reductions and broadcasts over size-1
 //!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
-//!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), then
+//!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), `accumulate`
+//!   (scan carries that only add outer products, whole or by windows, computed after the loop by
+//!   `outer_accumulate`), then
 //!   `lu_solve` (the steps of `jnp.linalg.solve` into one), `eigh::values_only` (an `eigh` whose
 //!   eigenvectors nothing reads computes its eigenvalues alone) and a last `dce`.
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
@@ -35,6 +37,7 @@ pub mod epilogue;
 pub mod recip;
 pub mod pad_add;
 pub mod outer;
+pub mod accumulate;
 
 
 use crate::error::{Error, Result};
@@ -63,7 +66,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     }
     let p = barrier::run(p);
     // after the rounds: the pattern is matched on simplified, deduplicated equations
-    let p = dce::run(eigh::values_only(lu_solve::run(pad_add::run(p))));
+    let p = dce::run(eigh::values_only(lu_solve::run(accumulate::run(pad_add::run(p)))));
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {

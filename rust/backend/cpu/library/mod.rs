@@ -11,6 +11,8 @@
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
 //! - `small_lu`: LU with partial pivoting and its solve for matrices of order <= 8 (`linalg`'s small path).
 //! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
+//! - `outer_acc`: `outer_accumulate`, the final value of a scan carry that only adds outer products, after
+//!   the loop with its roundings (register tiles, AVX-512/AVX2/portable).
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
 //! - `epilogue`: the elementwise kernel a convolution or product runs in place on its output blocks.
 //! - `callback`: host callbacks, through the dispatcher the embedder installs.
@@ -34,6 +36,7 @@ mod linalg;
 mod small_lu;
 pub mod gemm;
 mod small_dot;
+mod outer_acc;
 mod shape_ops;
 mod sort;
 mod window;
@@ -101,6 +104,9 @@ pub fn run(op: &LibOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Vec<Buffer>>
             Ok(vec![window::select_and_scatter_add(inputs[0], inputs[1], *ge, window)?])
         }
         LibOp::TransposeCopy { permutation } => Ok(vec![shape_ops::transpose_copy(inputs[0], permutation, out0()?)?]),
+        LibOp::OuterAccumulate { reverse } => {
+            Ok(vec![outer_acc::outer_accumulate(inputs[0], inputs[1], inputs[2], *reverse, out0()?)?])
+        }
         LibOp::Linalg(op) => linalg::run(op, inputs, outs),
         LibOp::HostCallback { callback: id, .. } => callback::call(*id, inputs, outs),
         LibOp::Fft { kind, n } => fft::fft(*kind, *n, inputs, outs),
