@@ -321,6 +321,48 @@ fn tiles_par(par: Par, tiles: usize, f: impl Fn(usize) + Sync) {
     }
 }
 
+/// Runs the copy `f(cp)` of a matrix of `elems` entries that faer factors with `par`: with the pool's threads
+/// (`cp` parallel) when faer has them, and also when faer runs on one thread but the matrix has at least
+/// `COPY_PAR_ELEMS` entries and the CPUs are free: the tiled copies and transposes around a factorization
+/// that stays on one thread below `par_n` (n = 1000 cholesky: about 1.3 of 3.4 ms, h-linalg16) are split
+/// without any barrier inside, and give the same bits on any number of threads.
+fn copy_par(par: Par, elems: usize, f: impl FnOnce(Par) + Send) {
+    match par {
+        Par::Rayon(_) => f(par),
+        _ if elems >= COPY_PAR_ELEMS && threads::num_threads() > 1 && !cpu_contended() => {
+            threads::parallel(|split| f(if split { Par::rayon(0) } else { Par::Seq }))
+        }
+        _ => f(Par::Seq),
+    }
+}
+
+/// `copy_par`'s size: a 512² copy takes about 0.1 ms on one thread, several wake-ups of the pool.
+const COPY_PAR_ELEMS: usize = 512 * 512;
+
+/// Copies `src` into `dst` (same shape, both column-major) column block by column block, the blocks over the
+/// pool's threads when `par` is parallel.
+fn copy_cols<T: Real>(src: MatRef<'_, T>, dst: MatMut<'_, T>, par: Par) {
+    let n = src.ncols();
+    let width = 64.min(n.max(1));
+    let mut jobs = Vec::with_capacity(n.div_ceil(width));
+    let mut rest = dst;
+    while rest.ncols() > 0 {
+        let w = width.min(rest.ncols());
+        let j0 = n - rest.ncols();
+        let (blk, tail) = rest.split_at_col_mut(w);
+        jobs.push((j0, blk));
+        rest = tail;
+    }
+    let job = |(j0, mut blk): (usize, MatMut<'_, T>)| {
+        let w = blk.ncols();
+        blk.copy_from(src.get(.., j0..j0 + w))
+    };
+    match par {
+        Par::Rayon(_) if jobs.len() > 1 => spindle::for_each(jobs.len(), jobs, job),
+        _ => jobs.into_iter().for_each(job),
+    }
+}
+
 /// A pointer the tile copies share between threads; each thread writes its own tiles.
 #[derive(Clone, Copy)]
 struct Ptr<T>(*mut T);
@@ -693,7 +735,8 @@ fn eigh_tridiag_params<T: Real>() -> evd::tridiag::TridiagParams {
 /// empty).
 struct LuWork<T> {
     f: PoolMat<T>,
-    t: Vec<T>,
+    /// `lu_solve`'s right-hand side in its row order, n×c row-major as the c×n column-major (else 0×0)
+    t: PoolMat<T>,
     idx: Vec<usize>,
     mem: PoolStack,
 }
@@ -730,17 +773,19 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
-                if sym {
-                    // faer reads the lower triangle only
-                    lower_tiled(s, f.as_mut(), Tri::Sym(half), par);
-                } else {
-                    load(s, f.as_mut(), par);
-                }
+                copy_par(par, n * n, |cp| {
+                    if sym {
+                        // faer reads the lower triangle only
+                        lower_tiled(s, f.as_mut(), Tri::Sym(half), cp);
+                    } else {
+                        load(s, f.as_mut(), cp);
+                    }
+                });
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default())
                         .is_ok();
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
-                store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, par);
+                copy_par(par, n * n, |cp| store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, cp));
             })?;
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
@@ -791,7 +836,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok(LuWork {
                     f: PoolMat::<T>::new(n, n)?,
-                    t: Vec::new(),
+                    t: PoolMat::<T>::new(c, n)?,
                     idx: vec![0usize; 2 * n],
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()))?,
                 })
@@ -801,21 +846,28 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
-                w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
+                copy_par(par, n * n, |cp| copy_cols(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n), w.f.as_mut(), cp));
                 plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 // U^T y = I: y is lower triangular (column j is zero above row j), so each block of columns
                 // from j0 solves only rows j0.. (8 blocks: 0.41x the flops of a full solve)
                 let ident = square && is_identity(bm, n);
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
-                w.t.resize(n * c, <T as Elem>::zero());
-                w.t.copy_from_slice(bm);
-                let tv = MatMut::from_row_major_slice_mut(&mut w.t, n, c);
+                // (each block fills its own columns of t: in parallel, and from the pool's block, no zeroed
+                // fresh Vec of n * c)
+                let tv = w.t.as_mut().transpose_mut();
                 let ft = w.f.as_ref().transpose();
                 let nb = rhs_block_count(c, ident);
                 let par = if nb > 1 { Par::Seq } else { par };
                 let (xp, fwd) = (Ptr(x.as_mut_ptr()), &*fwd);
                 rhs_blocks(tv, nb, nb > 1 && rhs_parallel(n * n * c), |j0, mut blk| {
+                    let w = blk.ncols();
+                    if ident {
+                        blk.fill(<T as Elem>::zero());
+                        (0..w).for_each(|k| blk[(j0 + k, k)] = T::from_f64(1.0));
+                    } else {
+                        blk.copy_from(MatRef::from_row_major_slice(bm, n, c).get(.., j0..j0 + w));
+                    }
                     if ident {
                         ts::solve_lower_triangular_in_place(ft.get(j0.., j0..), blk.as_mut().get_mut(j0.., ..), par);
                     } else {
@@ -823,7 +875,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     }
                     ts::solve_unit_upper_triangular_in_place(ft, blk.as_mut(), par);
                     // this block's columns of x, rows in a's order (each thread its own columns)
-                    let (xp, w, bp, rs) = (xp, blk.ncols(), blk.as_ptr(), blk.row_stride());
+                    let (xp, bp, rs) = (xp, blk.as_ptr(), blk.row_stride());
                     debug_assert_eq!(blk.col_stride(), 1);
                     for (i, &r) in fwd.iter().enumerate() {
                         // SAFETY: row i of the block (w contiguous elements: t is row-major) and columns
@@ -840,7 +892,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok(LuWork {
                     f: PoolMat::<T>::new(m, n)?,
-                    t: Vec::new(),
+                    t: PoolMat::<T>::new(0, 0)?,
                     idx: vec![0usize; 4 * m],
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
@@ -853,9 +905,9 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (inv, rest) = rest.split_at_mut(m);
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
-                    load(s, w.f.as_mut(), par);
+                    copy_par(par, m * n, |cp| load(s, w.f.as_mut(), cp));
                     plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
-                    store(w.f.as_ref(), d, par);
+                    copy_par(par, m * n, |cp| store(w.f.as_ref(), d, cp));
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
                     d.copy_from_slice(s);
