@@ -121,7 +121,16 @@ fn rhs_blocks<T: Send>(rhs: MatMut<'_, T>, nb: usize, parallel: bool, f: impl Fn
     }
     if parallel && jobs.len() > 1 {
         // one job per block: the pool's threads take them as they come free (a descheduled thread holds
-        // back only the block it took)
+        // back only the block it took); first, last, second, ... so that halves of the list cost about the
+        // same when the blocks get cheaper from left to right (the identity's: 4.9 against 4.7 of 8
+        // full-width blocks' units, where in order 5.4 against 4.2)
+        let mut rest = std::collections::VecDeque::from(jobs);
+        let mut zigzag = Vec::with_capacity(rest.len());
+        while let Some(j) = rest.pop_front() {
+            zigzag.push(j);
+            zigzag.extend(rest.pop_back());
+        }
+        let jobs = zigzag;
         threads::parallel(|split| {
             if split {
                 spindle::for_each(jobs.len(), jobs, |(j0, blk)| f(j0, blk));
