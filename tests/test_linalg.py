@@ -614,6 +614,49 @@ def test_triangular_solve_against_scipy(flags, dtype, mode):
     np.testing.assert_allclose(got, np.stack(want), rtol=rtol * 10, atol=atol * 10)
 
 
+@pytest.mark.parametrize("flags", list(itertools.product([True, False], repeat=4)))
+def test_triangular_solve_in_column_blocks_against_scipy(flags):
+    # 200 to 700 right-hand columns: solved in 2-4 independent blocks of columns (linalg.rs, `rhs_blocks`),
+    # the blocks of the bigger ones on the pool's threads; a batch of two keeps every matrix its own
+    _set_x64(np.float64)
+    left, lower, trans, unit = flags
+    for n, k in ((40, 700), (170, 200), (180, 390)):
+        # small off-diagonal entries: well conditioned with a unit diagonal too
+        a = _rand((2, n, n), np.float64, seed=n) / np.sqrt(n) + 2 * np.eye(n)
+        b = _rand((2, n, k) if left else (2, k, n), np.float64, seed=k)
+        got = np.asarray(jax.jit(lambda a, b: lxl.triangular_solve(a, b, left_side=left, lower=lower,
+                                                                   transpose_a=trans, unit_diagonal=unit))(a, b))
+        for i in range(2):
+            tri = np.tril(a[i]) if lower else np.triu(a[i])
+            if unit:
+                tri = tri - np.diag(np.diag(tri)) + np.eye(n)
+            op = tri.T if trans else tri
+            want = _sla.solve(op, b[i]) if left else _sla.solve(op.T, b[i].T).T
+            np.testing.assert_allclose(got[i], want, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [100, 200, 300, 520])
+def test_inv_and_wide_solves_in_column_blocks_match_numpy(n, dtype):
+    # inv solves against the identity in 4-8 blocks of columns, each from its own first row (no getri);
+    # solve against many columns in 2-4 blocks; from n²c = 160³ the blocks run on the pool's threads
+    _set_x64(dtype)
+    a = _rand((n, n), dtype, seed=n) + (2 * np.sqrt(n) * np.eye(n)).astype(dtype)
+    b = _rand((n, 2 * n), dtype, seed=n + 1)
+    rtol, atol = (2e-4, 2e-5) if np.dtype(dtype) == np.float32 else (1e-10, 1e-12)
+    a64 = a.astype(np.float64)
+    inv = np.asarray(jax.jit(jnp.linalg.inv)(a))
+    assert inv.dtype == dtype
+    np.testing.assert_allclose(inv, np.linalg.inv(a64), rtol=rtol, atol=atol)
+    x = np.asarray(jax.jit(jnp.linalg.solve)(a, b))
+    np.testing.assert_allclose(x, np.linalg.solve(a64, b.astype(np.float64)), rtol=rtol, atol=atol * 10)
+    # a batch of two: each matrix its own blocks
+    a2 = np.stack([a, a.T.copy()])
+    inv2 = np.asarray(jax.jit(jnp.linalg.inv)(a2))
+    np.testing.assert_allclose(inv2[1], np.linalg.inv(a64.T), rtol=rtol, atol=atol)
+    np.testing.assert_array_equal(inv2[0], inv)
+
+
 def test_linalg_vmap_matches_batched():
     a = _spd((3, 4, 4), np.float32)
     np.testing.assert_allclose(np.asarray(jax.vmap(lxl.cholesky)(a)), np.asarray(lxl.cholesky(a)), rtol=1e-6)

@@ -2,13 +2,14 @@
 built on it, triangular solves: rust/backend/cpu/library/linalg.rs, `for_batch_par`) must give the same bits
 on one thread as on two, or a result would change with the machine's load. The sizes are the smallest that
 take two threads (`par_n` there: n = 1800 in float64, 2400 in float32; below them one matrix runs on one
-thread on purpose), so the second run really takes faer's parallel path."""
+thread on purpose), so the second run really takes faer's parallel path. Below them (n = 1000 / 700) the copies
+around one factorization and the column blocks of wide triangular solves take two threads: the same holds."""
 import os
 import subprocess
 import sys
 
 SCRIPT = r"""
-import hashlib, numpy as np, cranax.numpy as jnp, cranax.scipy.linalg as jsl
+import hashlib, numpy as np, cranax, cranax.numpy as jnp, cranax.scipy.linalg as jsl
 rng = np.random.default_rng(3)
 for dt, n in ((np.float32, 2400), (np.float64, 1800)):
     a = rng.standard_normal((n, n)).astype(dt)
@@ -18,6 +19,16 @@ for dt, n in ((np.float32, 2400), (np.float64, 1800)):
     wide = rng.standard_normal((n, n)).astype(dt)
     for r in (jnp.linalg.cholesky(spd), jnp.linalg.solve(a, b), jnp.linalg.inv(a), jsl.lu_factor(a)[0],
               jsl.solve_triangular(spd, wide, lower=True)):
+        print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
+# below those sizes one factorization stays on one thread, but the copies around it and the column blocks of
+# the triangular solves against many columns (inv's identity, solve_triangular from either side) take two
+for dt, n in ((np.float32, 1000), (np.float64, 700)):
+    a = rng.standard_normal((n, n)).astype(dt) + np.eye(n, dtype=dt) * 2 * np.sqrt(n).astype(dt)
+    spd = (a @ a.T + n * np.eye(n)).astype(dt)
+    wide = rng.standard_normal((n, n)).astype(dt)
+    for r in (jnp.linalg.cholesky(spd), jnp.linalg.inv(a), jnp.linalg.solve(a, wide), jsl.lu_factor(a)[0],
+              jsl.solve_triangular(spd, wide, lower=True), jsl.solve_triangular(spd, wide, trans=1),
+              cranax.lax.linalg.triangular_solve(spd, wide, left_side=False, lower=True)):
         print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
 """
 
@@ -32,5 +43,5 @@ def _digests(threads):
 
 def test_cholesky_lu_and_triangular_solves_do_not_depend_on_the_thread_count():
     one, two = _digests(1), _digests(2)
-    assert len(one) == 10
+    assert len(one) == 24
     assert one == two

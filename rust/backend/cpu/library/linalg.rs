@@ -8,12 +8,14 @@
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
 //! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer.
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, lu::partial_pivoting::inverse as plu_inverse, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
+use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 
 use super::elem::{elems, numel, uninit, Elem};
 #[cfg(test)]
 use super::elem::elems_mut;
+#[cfg(test)]
+use faer::linalg::lu::partial_pivoting::inverse as plu_inverse;
 use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
 use crate::backend::cpu::threads;
@@ -81,11 +83,70 @@ fn par_work_from<T: Real>(family: ParFamily, threads: usize) -> usize {
     par_n(family, std::mem::size_of::<T>() == 8, threads).pow(3)
 }
 
-/// Up to this order `inv` solves against the identity with two triangular solves (the first only on the
-/// lower triangle the identity keeps, `lu_solve`'s `ident` case) instead of faer's `inverse` (LAPACK
-/// getri's U^-1 L^-1): n = 100, f64, with plain solves 67 against 86 µs, f32 55 against 71; n = 300 on par;
-/// from n = 500 `inverse` is the faster (0.85x; at n = 1000 in parallel 0.75x; measured at load 9).
-const INV_TRSM_MAX: usize = 256;
+/// Into how many blocks of right-hand columns a triangular solve against `c` of them is split (`rhs_blocks`):
+/// a power of two, about one per `RHS_BLOCK` columns, at most 16; with `structured` (the identity's columns,
+/// whose solve by a lower triangle can start at each block's first column) at least 4. A function of `c`
+/// alone, never of the thread count: the blocks round as they do whether they run in order or in parallel,
+/// so a result does not change with `CRANAX_NUM_THREADS` or the load.
+fn rhs_block_count(c: usize, structured: bool) -> usize {
+    let nb = 1usize << (c / RHS_BLOCK).clamp(1, 16).ilog2();
+    if structured {
+        nb.max(4).min(c.max(1))
+    } else {
+        nb
+    }
+}
+
+/// The narrowest block of right-hand columns `rhs_block_count` aims at: faer's solve keeps its speed per column
+/// down to about this width (n = 1000, one thread: 8 blocks of 125 columns within a few % of one of 1000).
+const RHS_BLOCK: usize = 96;
+
+/// The work (n² per right-hand column) from which the blocks of one solve run on the pool's threads: each
+/// block is an independent solve, so two threads need no barrier between faer's steps (faer's own parallel
+/// solve meets at one per product of its recursion, and lost to one thread below n = 1250-2400 on an AVX2
+/// EPYC; benches/RESULTS.md, h-linalg15). Below it a wake-up of the pool costs more than half the solve.
+const RHS_PAR_WORK: usize = 160 * 160 * 160;
+
+/// Solves `f(j0, block)` for the column blocks of `rhs` (`nb` of them, the first at column `j0 = 0`), on the
+/// pool's threads when `parallel` (inside a faer team, through it), else in order on this thread.
+fn rhs_blocks<T: Send>(rhs: MatMut<'_, T>, nb: usize, parallel: bool, f: impl Fn(usize, MatMut<'_, T>) + Sync + Send) {
+    let width = rhs.ncols().div_ceil(nb.max(1)).max(1);
+    let mut jobs = Vec::with_capacity(nb);
+    let (mut rest, mut j0) = (rhs, 0);
+    while rest.ncols() > 0 {
+        let w = width.min(rest.ncols());
+        let (blk, tail) = rest.split_at_col_mut(w);
+        jobs.push((j0, blk));
+        (rest, j0) = (tail, j0 + w);
+    }
+    if parallel && jobs.len() > 1 {
+        // one job per block: the pool's threads take them as they come free (a descheduled thread holds
+        // back only the block it took); first, last, second, ... so that halves of the list cost about the
+        // same when the blocks get cheaper from left to right (the identity's: 4.9 against 4.7 of 8
+        // full-width blocks' units, where in order 5.4 against 4.2)
+        let mut rest = std::collections::VecDeque::from(jobs);
+        let mut zigzag = Vec::with_capacity(rest.len());
+        while let Some(j) = rest.pop_front() {
+            zigzag.push(j);
+            zigzag.extend(rest.pop_back());
+        }
+        let jobs = zigzag;
+        threads::parallel(|split| {
+            if split {
+                spindle::for_each(jobs.len(), jobs, |(j0, blk)| f(j0, blk));
+            } else {
+                jobs.into_iter().for_each(|(j0, blk)| f(j0, blk));
+            }
+        });
+    } else {
+        jobs.into_iter().for_each(|(j0, blk)| f(j0, blk));
+    }
+}
+
+/// Whether the blocks of a solve of `work` (n² per right-hand column) run on the pool's threads.
+fn rhs_parallel(work: usize) -> bool {
+    work >= RHS_PAR_WORK && threads::num_threads() > 1 && !cpu_contended()
+}
 
 /// QR's block size: faer's recommendation, except 16 (instead of its 8) for matrices of 48² to 128² entries,
 /// where 16-column blocks measured faster (n = 100: about 0.8× the time with 8).
@@ -266,6 +327,48 @@ fn tiles_par(par: Par, tiles: usize, f: impl Fn(usize) + Sync) {
         // one job per tile, so the team's threads balance the triangles' uneven tiles
         Par::Rayon(_) if tiles > 1 => spindle::for_each(tiles, (0..tiles).into_par_iter(), f),
         _ => (0..tiles).for_each(f),
+    }
+}
+
+/// Runs the copy `f(cp)` of a matrix of `elems` entries that faer factors with `par`: with the pool's threads
+/// (`cp` parallel) when faer has them, and also when faer runs on one thread but the matrix has at least
+/// `COPY_PAR_ELEMS` entries and the CPUs are free: the tiled copies and transposes around a factorization
+/// that stays on one thread below `par_n` (n = 1000 cholesky: about 1.3 of 3.4 ms, h-linalg16) are split
+/// without any barrier inside, and give the same bits on any number of threads.
+fn copy_par(par: Par, elems: usize, f: impl FnOnce(Par) + Send) {
+    match par {
+        Par::Rayon(_) => f(par),
+        _ if elems >= COPY_PAR_ELEMS && threads::num_threads() > 1 && !cpu_contended() => {
+            threads::parallel(|split| f(if split { Par::rayon(0) } else { Par::Seq }))
+        }
+        _ => f(Par::Seq),
+    }
+}
+
+/// `copy_par`'s size: a 512² copy takes about 0.1 ms on one thread, several wake-ups of the pool.
+const COPY_PAR_ELEMS: usize = 512 * 512;
+
+/// Copies `src` into `dst` (same shape, both column-major) column block by column block, the blocks over the
+/// pool's threads when `par` is parallel.
+fn copy_cols<T: Real>(src: MatRef<'_, T>, dst: MatMut<'_, T>, par: Par) {
+    let n = src.ncols();
+    let width = 64.min(n.max(1));
+    let mut jobs = Vec::with_capacity(n.div_ceil(width));
+    let mut rest = dst;
+    while rest.ncols() > 0 {
+        let w = width.min(rest.ncols());
+        let j0 = n - rest.ncols();
+        let (blk, tail) = rest.split_at_col_mut(w);
+        jobs.push((j0, blk));
+        rest = tail;
+    }
+    let job = |(j0, mut blk): (usize, MatMut<'_, T>)| {
+        let w = blk.ncols();
+        blk.copy_from(src.get(.., j0..j0 + w))
+    };
+    match par {
+        Par::Rayon(_) if jobs.len() > 1 => spindle::for_each(jobs.len(), jobs, job),
+        _ => jobs.into_iter().for_each(job),
     }
 }
 
@@ -641,7 +744,8 @@ fn eigh_tridiag_params<T: Real>() -> evd::tridiag::TridiagParams {
 /// empty).
 struct LuWork<T> {
     f: PoolMat<T>,
-    t: Vec<T>,
+    /// `lu_solve`'s right-hand side in its row order, n×c row-major as the c×n column-major (else 0×0)
+    t: PoolMat<T>,
     idx: Vec<usize>,
     mem: PoolStack,
 }
@@ -678,17 +782,19 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
-                if sym {
-                    // faer reads the lower triangle only
-                    lower_tiled(s, f.as_mut(), Tri::Sym(half), par);
-                } else {
-                    load(s, f.as_mut(), par);
-                }
+                copy_par(par, n * n, |cp| {
+                    if sym {
+                        // faer reads the lower triangle only
+                        lower_tiled(s, f.as_mut(), Tri::Sym(half), cp);
+                    } else {
+                        load(s, f.as_mut(), cp);
+                    }
+                });
                 let ok =
                     llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default())
                         .is_ok();
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
-                store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, par);
+                copy_par(par, n * n, |cp| store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, cp));
             })?;
         }
         LinalgOp::Lu if m == n && (1..=SMALL_N).contains(&n) => {
@@ -730,22 +836,18 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             // A row-major `a` is `a^T` column-major: faer factors that with no transposing copy in or out
             // (at n = 1000 the tiled transposes cost several percent of a solve): P a^T = L U, so
             // a = U^T L^T P, whose triangular factors are the transposed views of the factored copy.
-            // `inv` solves against the identity: above `INV_TRSM_MAX`, (a^T)^-1 = U^-1 L^-1 P (LAPACK getri's
-            // way, faer's `inverse`) costs about 0.8x the two triangular solves against n columns, reads no b,
-            // and written column-major is a^-1 row-major; below, the solves are the faster.
+            // Many right-hand columns (`inv`'s identity among them) are solved in independent column blocks
+            // (`rhs_blocks`), on the pool's threads from `RHS_PAR_WORK`: LAPACK getri's U^-1 L^-1 P, which
+            // `inv` took before above n = 256, has as many flops (4n³/3 after the LU) but its steps are
+            // whole-matrix ones that only faer's barrier-bound parallelism could split.
             let square = c == n;
-            let getri = square && n > INV_TRSM_MAX;
-            // workspace: the column-major copy faer factors, b in its row order (made on first use: `inv`
-            // through `inverse` needs none), the row orders and scratch
+            // workspace: the column-major copy faer factors, b in its row order, the row orders and scratch
             let init = |par| {
                 Ok(LuWork {
                     f: PoolMat::<T>::new(n, n)?,
-                    t: Vec::new(),
+                    t: PoolMat::<T>::new(c, n)?,
                     idx: vec![0usize; 2 * n],
-                    mem: PoolStack::new(faer::dyn_stack::StackReq::any_of(&[
-                        plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
-                        if getri { plu_inverse::inverse_scratch::<usize, T>(n, par) } else { faer::dyn_stack::StackReq::EMPTY },
-                    ]))?,
+                    mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()))?,
                 })
             };
             let work = work + n * n * c;
@@ -753,36 +855,50 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
-                w.f.as_mut().copy_from(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n));
-                let (_, perm) = plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
+                copy_par(par, n * n, |cp| copy_cols(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n), w.f.as_mut(), cp));
+                plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
+                // U^T y = I: y is lower triangular (column j is zero above row j), so each block of columns
+                // from j0 solves only rows j0.. (8 blocks: 0.41x the flops of a full solve)
                 let ident = square && is_identity(bm, n);
-                if ident && getri {
-                    let f = w.f.as_ref();
-                    let xv = MatMut::from_column_major_slice_mut(x, n, n);
-                    plu_inverse::inverse(xv, f, f, perm, par, w.mem.stack());
-                    return;
-                }
                 // a x = b is U^T (L^T (P x)) = b: solve for P x, whose row i is row fwd[i] of x
-                w.t.resize(n * c, <T as Elem>::zero());
-                w.t.copy_from_slice(bm);
-                let mut tv = MatMut::from_row_major_slice_mut(&mut w.t, n, c);
+                // (each block fills its own columns of t: in parallel, and from the pool's block, no zeroed
+                // fresh Vec of n * c)
+                let tv = w.t.as_mut().transpose_mut();
                 let ft = w.f.as_ref().transpose();
-                if ident {
-                    // U^T y = I: y is lower triangular (column j is zero above row j), so each block of
-                    // columns from j0 solves only rows j0.. (4 blocks: 0.47x the flops of a full solve)
-                    let nb = n.div_ceil(4).max(1);
-                    for j0 in (0..n).step_by(nb) {
-                        let j1 = (j0 + nb).min(n);
-                        ts::solve_lower_triangular_in_place(ft.get(j0.., j0..), tv.as_mut().get_mut(j0.., j0..j1), par);
+                // two passes, each in its own column blocks: the first fills t and solves by U^T (the
+                // identity's in at least 4 blocks, for the rows each may skip), the second by L^T and writes
+                // x. The second needs no more blocks than a plain solve: below 192 columns one whole solve
+                // (n = 100: 4 narrow ones cost inv 6-10% more)
+                let (nb1, nb2) = (rhs_block_count(c, ident), rhs_block_count(c, false));
+                let parallel = rhs_parallel(n * n * c);
+                let bm = MatRef::from_row_major_slice(bm, n, c);
+                let par1 = if nb1 > 1 { Par::Seq } else { par };
+                rhs_blocks(tv, nb1, nb1 > 1 && parallel, |j0, mut blk| {
+                    let w = blk.ncols();
+                    if ident {
+                        blk.fill(<T as Elem>::zero());
+                        (0..w).for_each(|k| blk[(j0 + k, k)] = T::from_f64(1.0));
+                        ts::solve_lower_triangular_in_place(ft.get(j0.., j0..), blk.get_mut(j0.., ..), par1);
+                    } else {
+                        blk.copy_from(bm.get(.., j0..j0 + w));
+                        ts::solve_lower_triangular_in_place(ft, blk, par1);
                     }
-                } else {
-                    ts::solve_lower_triangular_in_place(ft, tv.as_mut(), par);
-                }
-                ts::solve_unit_upper_triangular_in_place(ft, tv, par);
-                for (i, &r) in fwd.iter().enumerate() {
-                    x[r * c..(r + 1) * c].copy_from_slice(&w.t[i * c..(i + 1) * c]);
-                }
+                });
+                let tv = w.t.as_mut().transpose_mut();
+                let par2 = if nb2 > 1 { Par::Seq } else { par };
+                let (xp, fwd) = (Ptr(x.as_mut_ptr()), &*fwd);
+                rhs_blocks(tv, nb2, nb2 > 1 && parallel, |j0, mut blk| {
+                    ts::solve_unit_upper_triangular_in_place(ft, blk.as_mut(), par2);
+                    // this block's columns of x, rows in a's order (each thread its own columns)
+                    let (xp, w, bp, rs) = (xp, blk.ncols(), blk.as_ptr(), blk.row_stride());
+                    debug_assert_eq!(blk.col_stride(), 1);
+                    for (i, &r) in fwd.iter().enumerate() {
+                        // SAFETY: row i of the block (w contiguous elements: t is row-major) and columns
+                        // j0..j0 + w of row r of x (n x c, row-major), which only this block writes.
+                        unsafe { std::ptr::copy_nonoverlapping(bp.offset(i as isize * rs), xp.0.add(r * c + j0), w) };
+                    }
+                });
             })?;
         }
         LinalgOp::Lu => {
@@ -792,7 +908,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok(LuWork {
                     f: PoolMat::<T>::new(m, n)?,
-                    t: Vec::new(),
+                    t: PoolMat::<T>::new(0, 0)?,
                     idx: vec![0usize; 4 * m],
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
@@ -805,9 +921,9 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (inv, rest) = rest.split_at_mut(m);
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
-                    load(s, w.f.as_mut(), par);
+                    copy_par(par, m * n, |cp| load(s, w.f.as_mut(), cp));
                     plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
-                    store(w.f.as_ref(), d, par);
+                    copy_par(par, m * n, |cp| store(w.f.as_ref(), d, cp));
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
                     d.copy_from_slice(s);
@@ -995,12 +1111,15 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let low = *lower != flip;
                 let xv = MatMut::from_row_major_slice_mut(x, r, c);
                 let rhs = if *left_side { xv } else { xv.transpose_mut() };
-                match (low, *unit_diagonal) {
+                // independent blocks of right-hand columns (`rhs_block_count`), each solved on one thread
+                let nb = rhs_block_count(rhs.ncols(), false);
+                let par = if nb > 1 { Par::Seq } else { par };
+                rhs_blocks(rhs, nb, nb > 1 && rhs_parallel(work), |_, rhs| match (low, *unit_diagonal) {
                     (true, false) => ts::solve_lower_triangular_in_place(tri, rhs, par),
                     (true, true) => ts::solve_unit_lower_triangular_in_place(tri, rhs, par),
                     (false, false) => ts::solve_upper_triangular_in_place(tri, rhs, par),
                     (false, true) => ts::solve_unit_upper_triangular_in_place(tri, rhs, par),
-                }
+                });
             })?;
         }
         LinalgOp::LuPivotsToPermutation { .. } => unreachable!("handled in run"),
