@@ -6,8 +6,8 @@
 //! buffer pool recycles the big ones). Loops whose values are all small (scalars, short vectors), or whose
 //! big arrays are only read and written at windows and points, are
 //! instead compiled into one Cranelift function with a real loop (`scalar_loop`), so a million-iteration
-//! loop runs at native speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
-//! products run them on buffers allocated once per loop run (`loop_body`).
+//! loop runs at native speed with no per-iteration dispatch; other loops run their bodies' kernels, products,
+//! library steps and nested control steps on buffers allocated once per loop run (`loop_body`).
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

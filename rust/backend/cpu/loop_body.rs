@@ -1,6 +1,11 @@
-//! Loop bodies run in place: a `scan` or `while` whose body (and cond) plans hold only kernels, views and
-//! `dot_general`s readable in place runs its iterations on buffers allocated once per loop run, calling
-//! the compiled kernels and the product routine on raw addresses. The generic path (`control::run_step`)
+//! Loop bodies run in place: a `scan` or `while` whose body (and cond) plans hold kernels, views, library
+//! steps and nested control steps runs its iterations on buffers allocated once per loop run (frames are
+//! kept for the next run), calling the compiled kernels and the product routine on raw addresses; other
+//! library steps and nested loops/conds run on handles borrowing their operands where they lie, their
+//! results held for the iteration (`Op::Lib`, `Op::Control`). A scatter or `dynamic_update_slice` into a
+//! carry whose old value nothing reads afterwards writes into the loop's own copy of that carry (made once
+//! per run), as XLA updates its loop buffers in place (`Op::Update`: gmres's Arnoldi basis `V.at[:, k]`
+//! set then read whole by `V.T @ w`); where the old value is still read, it runs on a copy. The generic path (`control::run_step`)
 //! instead runs the sub-plan through the executor every iteration — slot tables, output buffers and
 //! argument vectors allocated per step, a microsecond or more per iteration, which dominates loops over
 //! small arrays (an RNN cell).
