@@ -376,3 +376,18 @@ def test_grad_through_fori_loop_with_a_product_of_the_carry():
         e[i] = eps
         fd = (float(loss(x0 + e)) - float(loss(x0 - e))) / (2 * eps)
         np.testing.assert_allclose(g[i], fd, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_matrix_vector_products(dtype):
+    # `V.T @ w` of a row-major V with a multiple of 16 columns runs as the vector-matrix kernel `w^T V`
+    V = RNG.standard_normal((300, 48)).astype(dtype)
+    w = RNG.standard_normal(300).astype(dtype)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    want = V.astype(np.float64).T @ w.astype(np.float64)
+    with jax.enable_x64(dtype == np.float64):
+        got = np.asarray(jax.jit(lambda V, w: V.T @ w)(V, w))
+        got2 = np.asarray(jax.jit(lambda V, w: jnp.einsum("ij,i->j", V, w))(V, w))
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got2, want, rtol=tol, atol=tol)
+    assert got.dtype == dtype

@@ -402,13 +402,24 @@ fn one_window(s: &ScatterSpec, op: ScatterOp, mode: IndexMode, res: &Buffer, ind
         let (src, dst) = unsafe { (elems::<T>(upd), elems_mut::<T>(res)) };
         let mut at = [0usize; ONE_WINDOW_RANK];
         for q in 0..rows {
-            let x0 = base + (0..r - 1).map(|d| at[d] * xst[d]).sum::<usize>();
-            let (xs, us) = (&mut dst[x0..x0 + run], &src[q * run..(q + 1) * run]);
-            match op {
-                ScatterOp::Set => xs.copy_from_slice(us),
-                _ => xs.iter_mut().zip(us).for_each(|(a, &b)| *a = combine(op, *a, b)),
+            let x0 = match r {
+                1 => base,
+                2 => base + q * xst[0],
+                _ => base + (0..r - 1).map(|d| at[d] * xst[d]).sum::<usize>(),
+            };
+            if run == 1 {
+                // (a column: one element a row)
+                dst[x0] = combine(op, dst[x0], src[q]);
+            } else {
+                let (xs, us) = (&mut dst[x0..x0 + run], &src[q * run..(q + 1) * run]);
+                match op {
+                    ScatterOp::Set => xs.copy_from_slice(us),
+                    _ => xs.iter_mut().zip(us).for_each(|(a, &b)| *a = combine(op, *a, b)),
+                }
             }
-            next(&mut at[..r - 1], &win[..r - 1]);
+            if r > 2 {
+                next(&mut at[..r - 1], &win[..r - 1]);
+            }
         }
     });
     true
