@@ -42,11 +42,14 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
                 } else {
                     c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
                 };
-                let direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
-                if heavy && direct.is_none() {
+                let mut direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
+                // (only a body of kernels and products beats the fused loop there: one with library steps or
+                // nested loops, as odeint's, is faster as one function)
+                if heavy && direct.as_ref().is_none_or(|d| !d.plain()) {
                     fused = super::scalar_loop::compile(c, &plan.slots)?;
                     if fused.is_some() {
                         subs = vec![];
+                        direct = None;
                     }
                 }
                 Ok(Some(CompiledControl { subs, fused, direct }))

@@ -450,6 +450,18 @@ pub enum DirectLoop {
     While(DirectWhile),
 }
 
+impl DirectLoop {
+    /// Whether every prepared plan holds only kernels, views and in-place products (no library step run on
+    /// handles, no write in place, no nested control step).
+    pub fn plain(&self) -> bool {
+        let plain = |p: &Prepared| p.ops.iter().all(|o| matches!(o, Op::View { .. } | Op::Kernel { .. } | Op::Dot { .. }));
+        match self {
+            DirectLoop::Scan(s) => plain(&s.body),
+            DirectLoop::While(w) => plain(&w.cond) && plain(&w.body),
+        }
+    }
+}
+
 /// A prepared scan body, with the carries that must be copied each iteration.
 pub struct DirectScan {
     body: Prepared,
