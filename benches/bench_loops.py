@@ -3,8 +3,10 @@
 Cases: a `while_loop` over an f32[4] carry plus counter; the same over f32[1000] with `tanh` and `sin` in the
 body; a `fori_loop` (static bounds) whose body is a small product `tanh(a @ w)` on f32[32, 32]; `fori_loop`s
 updating or reading a f32[1e5] array at points and windows (`x.at[i[k]].add`, `.set`, `dynamic_slice`, a
-recurrence `y.at[k+1].set(y[k] * a + b)`) and a scan writing rows with `dynamic_update_slice`; a 1,000-step
-scan RNN cell, hidden 128. Per-iteration times of the loops come from two trip counts (the difference of the
+recurrence `y.at[k+1].set(y[k] * a + b)`) and a scan writing rows with `dynamic_update_slice`; loops whose
+big carry is also read whole by products (a column set into V f32[500, 32] then `V.T @ w`, gmres's Arnoldi
+step; a power iteration on f32[500, 500]) and whole `gmres` solves (100 and 500 unknowns, restart 20, the
+time of one solve); a 1,000-step scan RNN cell, hidden 128. Per-iteration times of the loops come from two trip counts (the difference of the
 medians over the difference of the counts: the call's own overhead cancels); the RNN's is its median / 1000.
 JAX runs the same cases in a subprocess of ``JAX_PYTHON`` (default /tmp/jaxvenv/bin/python, skipped when
 absent). The table names the CPU, ``CRANAX_CPU_BLOCK_MATH`` and the load.
@@ -12,6 +14,7 @@ absent). The table names the CPU, ``CRANAX_CPU_BLOCK_MATH`` and the load.
     python benches/bench_loops.py [--quick]
 """
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -96,6 +99,30 @@ def cases(jax, jnp, lax, quick):
         return jax.jit(lambda m: lax.scan(body, m, jnp.arange(n, dtype=jnp.int32))[0])
     out["scan, dynamic_update_slice of a row of f32[4096, 16]"] = per_iter(
         dus_make, lambda n: (m2,), 1_000, 1_000 + 20_000 // scale)
+
+    # loops whose big carry is also read whole by products (issue 23: gmres's Arnoldi process)
+    def arnoldi(n, m):
+        Vm = jnp.asarray(np.zeros((n, m), np.float32))
+        w0 = jnp.asarray(rng.standard_normal(n).astype(np.float32))
+
+        def body(k, c):
+            V, w = c
+            V = V.at[:, k % m].set(w / jnp.linalg.norm(w))
+            h = V.T @ w
+            return V, w * 0.5 + V[:, 0] * h[0] + 0.1
+        return lambda t: jax.jit(lambda V, w: lax.fori_loop(0, t, body, (V, w))), lambda t: (Vm, w0)
+    m, a = arnoldi(500, 32)
+    out["fori_loop, V.at[:, k].set(w / norm(w)) then V.T @ w, V f32[500, 32]"] = per_iter(m, a, 100, 100 + 2_000 // scale)
+    Ap = jnp.asarray((rng.standard_normal((500, 500)) / np.sqrt(500)).astype(np.float32))
+    m, a = fori(lambda k, x, A: (A @ x) / jnp.linalg.norm(A @ x), jnp.ones(500, jnp.float32), Ap)
+    out["fori_loop, power iteration x = A @ x / norm, A f32[500, 500]"] = per_iter(m, a, 10, 10 + 1_000 // scale)
+    spl = importlib.import_module(jax.__name__ + ".scipy.sparse.linalg")
+    for n in (100, 500):
+        Ag = jnp.asarray((np.eye(n) * 4 + rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32))
+        bg = jnp.asarray(rng.standard_normal(n).astype(np.float32))
+        g = jax.jit(lambda A, b: spl.gmres(A, b, restart=20, tol=1e-6)[0])
+        out[f"gmres f32[{n}, {n}], restart 20, tol 1e-6 (whole solve)"] = median_time(
+            lambda: jax.block_until_ready(g(Ag, bg)), budget=0.3 if quick else 1.0)
 
     H = 128
     W = jnp.asarray((rng.standard_normal((H, H)) * 0.1).astype(np.float32))

@@ -248,3 +248,146 @@ def test_grad_through_fori_loop_of_point_updates():
     y = x0.astype(np.float64) + 0.75 * c
     np.testing.assert_allclose(float(gv), 2 * np.sum(y * c), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(gx), 2 * y, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Loops whose big carries are also read whole (products, kernels, nested loops) run their bodies in place
+# (rust/backend/cpu/loop_body.rs): a scatter or dynamic_update_slice into a carry writes into the loop's own
+# copy of it unless the old value is still read (then it is copied, as the stepwise path does).
+
+def run_direct(f, *args):
+    """Runs jitted `f` once to compile, then again counting fused-loop calls and in-place loop runs."""
+    jf = jax.jit(f)
+    jf(*args)
+    _, fused0, _ = _core._control_stats()
+    d0 = _core._direct_loop_calls()
+    out = jax.block_until_ready(jf(*args))   # (calls run on a stream: count once they are done)
+    _, fused1, _ = _core._control_stats()
+    return out, fused1 - fused0, _core._direct_loop_calls() - d0
+
+
+def arnoldi_np(V, w, steps, read_old=False):
+    V, w = V.copy(), w.copy()
+    m = V.shape[1]
+    for k in range(steps):
+        old = V.copy()
+        V[:, k % m] = w / np.sqrt(np.sum(w.astype(np.float64) ** 2)).astype(np.float32)
+        h = (old if read_old else V).T.astype(np.float64) @ w
+        w = (w * np.float32(0.5) + V[:, 0] * np.float32(h[0]) + np.float32(0.1)).astype(np.float32)
+    return V, w
+
+
+@pytest.mark.parametrize("read_old", [False, True])
+def test_column_updates_read_whole_by_a_product(read_old):
+    n, m = 200, 12
+    V0 = RNG.standard_normal((n, m)).astype(np.float32)
+    w0 = RNG.standard_normal(n).astype(np.float32)
+
+    def body(k, c):
+        V, w = c
+        Vn = V.at[:, k % m].set(w / jnp.linalg.norm(w))
+        h = (V if read_old else Vn).T @ w
+        return Vn, w * 0.5 + Vn[:, 0] * h[0] + 0.1
+
+    (V, w), fused, direct = run_direct(lambda V, w: lax.fori_loop(0, 30, body, (V, w)), V0, w0)
+    Vw, ww = arnoldi_np(V0, w0, 30, read_old)
+    np.testing.assert_allclose(np.asarray(V), Vw, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(w), ww, rtol=2e-5, atol=2e-5)
+    assert (fused, direct) == (0, 1)
+    # the caller's arrays are untouched (the loop updated its own copy)
+    np.testing.assert_array_equal(np.asarray(V0), V0)
+
+
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_one_window_scatters_in_a_loop_set_add_and_out_of_range(mode):
+    x0 = RNG.integers(-50, 50, (6, 40, 3)).astype(np.int32)
+    rows = RNG.integers(-50, 50, (40, 3)).astype(np.int32)
+    idx = np.array([0, 5, -1, 7, 3, -7, 2, 100], np.int32)
+
+    ij = jnp.asarray(idx)
+
+    def body(k, x):
+        x = x.at[ij[k]].add(rows * k, mode=mode)
+        return x.at[:, 1, ij[k] % 3].set(jnp.sum(x, axis=(1, 2)) + k, mode=mode)
+
+    out, fused, direct = run_direct(lambda x: lax.fori_loop(0, 8, body, x), x0)
+    want = x0.astype(np.int64)
+    for k, j in enumerate(idx):
+        j = wrap(j, 6)
+        if mode == "clip":
+            j = min(max(j, 0), 5)
+        if 0 <= j < 6:
+            want[j] += rows * k
+        want[:, 1, int(idx[k]) % 3] = want.sum(axis=(1, 2)) + k
+    np.testing.assert_array_equal(np.asarray(out), want.astype(np.int32))
+    assert fused == 0 and direct == 1
+
+
+def test_loop_with_a_nested_loop_and_a_library_step_in_its_body():
+    n = 150
+    A = (np.eye(n) * 3 + RNG.standard_normal((n, n)) / n).astype(np.float32)
+    x0 = RNG.standard_normal(n).astype(np.float32)
+
+    def body(k, c):
+        X, x = c
+        # a while inside the body (three halvings), a sort (a library step) and a row update
+        y = lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 0.5), (0, A @ x))[1]
+        y = jnp.sort(y)
+        return X.at[k].set(y), y / jnp.max(jnp.abs(y))
+
+    (X, x), fused, direct = run_direct(
+        lambda X, x: lax.fori_loop(0, 6, body, (X, x)), np.zeros((6, n), np.float32), x0)
+    Xw, xw = np.zeros((6, n), np.float32), x0.copy()
+    for k in range(6):
+        y = np.sort((A.astype(np.float64) @ xw) * 0.125)
+        Xw[k] = y
+        xw = (y / np.max(np.abs(y))).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(X), Xw, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(x), xw, rtol=1e-5, atol=1e-5)
+    assert fused == 0 and direct >= 1
+
+
+def test_gmres_runs_its_loops_in_place():
+    from cranax.scipy.sparse.linalg import gmres
+    n = 120
+    A = (np.eye(n) * 4 + RNG.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    b = RNG.standard_normal(n).astype(np.float32)
+    x, fused, direct = run_direct(lambda A, b: gmres(A, b, restart=20, tol=1e-6)[0], A, b)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(A.astype(np.float64), b), rtol=1e-4, atol=1e-5)
+    assert direct >= 2
+
+
+def test_grad_through_fori_loop_with_a_product_of_the_carry():
+    W = (RNG.standard_normal((8, 8)) * 0.3).astype(np.float32)
+
+    def loss(x):
+        def body(k, c):
+            X, h = c
+            h = jnp.tanh(W @ h)
+            return X.at[:, k].set(h), h
+        X, _ = lax.fori_loop(0, 8, body, (jnp.zeros((8, 8)), x))
+        return jnp.sum(X @ X.T)
+
+    x0 = RNG.standard_normal(8).astype(np.float32)
+    g = np.asarray(jax.jit(jax.grad(loss))(x0))
+    eps = 1e-3
+    for i in range(0, 8, 3):
+        e = np.zeros(8, np.float32)
+        e[i] = eps
+        fd = (float(loss(x0 + e)) - float(loss(x0 - e))) / (2 * eps)
+        np.testing.assert_allclose(g[i], fd, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_matrix_vector_products(dtype):
+    # `V.T @ w` of a row-major V with a multiple of 16 columns runs as the vector-matrix kernel `w^T V`
+    V = RNG.standard_normal((300, 48)).astype(dtype)
+    w = RNG.standard_normal(300).astype(dtype)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    want = V.astype(np.float64).T @ w.astype(np.float64)
+    with jax.enable_x64(dtype == np.float64):
+        got = np.asarray(jax.jit(lambda V, w: V.T @ w)(V, w))
+        got2 = np.asarray(jax.jit(lambda V, w: jnp.einsum("ij,i->j", V, w))(V, w))
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got2, want, rtol=tol, atol=tol)
+    assert got.dtype == dtype

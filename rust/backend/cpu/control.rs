@@ -6,8 +6,8 @@
 //! buffer pool recycles the big ones). Loops whose values are all small (scalars, short vectors), or whose
 //! big arrays are only read and written at windows and points, are
 //! instead compiled into one Cranelift function with a real loop (`scalar_loop`), so a million-iteration
-//! loop runs at native speed with no per-iteration dispatch; other loops whose bodies hold only kernels, views and in-place
-//! products run them on buffers allocated once per loop run (`loop_body`).
+//! loop runs at native speed with no per-iteration dispatch; other loops run their bodies' kernels, products,
+//! library steps and nested control steps on buffers allocated once per loop run (`loop_body`).
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -42,11 +42,14 @@ pub fn compile_controls(plan: &Plan) -> Result<Vec<Option<CompiledControl>>> {
                 } else {
                     c.plans().into_iter().map(super::compile).collect::<Result<Vec<_>>>()?
                 };
-                let direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
-                if heavy && direct.is_none() {
+                let mut direct = if fused.is_some() { None } else { super::loop_body::prepare(c, &subs)? };
+                // (only a body of kernels and products beats the fused loop there: one with library steps or
+                // nested loops, as odeint's, is faster as one function)
+                if heavy && direct.as_ref().is_none_or(|d| !d.plain()) {
                     fused = super::scalar_loop::compile(c, &plan.slots)?;
                     if fused.is_some() {
                         subs = vec![];
+                        direct = None;
                     }
                 }
                 Ok(Some(CompiledControl { subs, fused, direct }))

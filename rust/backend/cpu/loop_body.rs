@@ -1,6 +1,11 @@
-//! Loop bodies run in place: a `scan` or `while` whose body (and cond) plans hold only kernels, views and
-//! `dot_general`s readable in place runs its iterations on buffers allocated once per loop run, calling
-//! the compiled kernels and the product routine on raw addresses. The generic path (`control::run_step`)
+//! Loop bodies run in place: a `scan` or `while` whose body (and cond) plans hold kernels, views, library
+//! steps and nested control steps runs its iterations on buffers allocated once per loop run (frames are
+//! kept for the next run), calling the compiled kernels and the product routine on raw addresses; other
+//! library steps and nested loops/conds run on handles borrowing their operands where they lie, their
+//! results held for the iteration (`Op::Lib`, `Op::Control`). A scatter or `dynamic_update_slice` into a
+//! carry whose old value nothing reads afterwards writes into the loop's own copy of that carry (made once
+//! per run), as XLA updates its loop buffers in place (`Op::Update`: gmres's Arnoldi basis `V.at[:, k]`
+//! set then read whole by `V.T @ w`); where the old value is still read, it runs on a copy. The generic path (`control::run_step`)
 //! instead runs the sub-plan through the executor every iteration — slot tables, output buffers and
 //! argument vectors allocated per step, a microsecond or more per iteration, which dominates loops over
 //! small arrays (an RNN cell).
@@ -40,6 +45,16 @@ enum Op {
     /// Plan step `step` (a kernel) reading `ins` and writing `outs` (`out_bytes` each).
     Kernel { step: usize, ins: Vec<usize>, outs: Vec<usize>, out_bytes: Vec<usize> },
     Dot { dot: DirectDot, lhs: usize, rhs: usize, out: usize },
+    /// Library step `step` (any but an in-place product) run on its operands' buffers where they lie; its
+    /// outputs are the fresh buffers it returns, held by the frame (`Frame::held`).
+    Lib { step: usize, ins: Vec<usize>, outs: Vec<usize> },
+    /// Library step `step`, a scatter or `dynamic_update_slice` whose operand (`ins[0]`) is a carry's own
+    /// buffer and whose old value nothing reads afterwards: written there in place (XLA's in-place loop
+    /// buffers), its output that buffer.
+    Update { step: usize, ins: Vec<usize>, out: usize },
+    /// Nested control step `step` (a loop or cond in the body), run by its compiled form
+    /// (`control::run_step`) on the operands' buffers where they lie; outputs held as for `Lib`.
+    Control { step: usize },
 }
 
 /// Where a slot written by the plan lives during a run (see the module docs).
@@ -61,22 +76,68 @@ struct Prepared {
     root: Vec<usize>,
     /// Per slot: its size in bytes.
     bytes: Vec<usize>,
+    /// Per carry (body input `first + c`): whether an `Op::Update` writes into its buffer, which the loop
+    /// then owns (a copy of the initial value, made once per run).
+    in_place: Vec<bool>,
+    /// Frames of earlier runs, reused (a loop nested in another loop's body runs once per outer iteration:
+    /// a fresh frame's buffers and tables each time cost more than a short run itself).
+    frames: std::sync::Mutex<Vec<Frame>>,
 }
 
 impl Prepared {
     /// `None` when the plan has steps that cannot run in place (library calls other than in-place
     /// products, nested control flow). `carried` are the outputs whose values outlive an iteration;
     /// `ys[j]` is the output index stacked into y `j` (written there directly when possible).
-    fn new(exe: &Arc<CpuExecutable>, carried: &[usize], ys: &[usize]) -> Result<Option<Prepared>> {
+    fn new(exe: &Arc<CpuExecutable>, carried: &[usize], ys: &[usize], first: Option<usize>) -> Result<Option<Prepared>> {
+        let nk = carried.len();
+        let mut deny = vec![first.is_none(); nk];
+        loop {
+            let Some(pr) = Prepared::with(exe, carried, ys, first, &deny)? else { return Ok(None) };
+            // A carry written in place must come back in its own buffer, as the current value: else the next
+            // iteration's writes would land elsewhere. Such carries update by copies instead.
+            let p = &exe.plan;
+            let mut again = false;
+            for c in (0..nk).filter(|&c| pr.prepared.in_place[c]) {
+                let (r, want) = (pr.root[p.outputs[carried[c]]], first.unwrap_or(0) + c);
+                if r != want || !pr.current[p.outputs[carried[c]]] {
+                    deny[c] = true;
+                    again = true;
+                }
+            }
+            if !again {
+                return Ok(Some(pr.prepared));
+            }
+        }
+    }
+
+    /// `new` with carries `deny` never written in place.
+    fn with(exe: &Arc<CpuExecutable>, carried: &[usize], ys: &[usize], first: Option<usize>, deny: &[bool]) -> Result<Option<Built>> {
         let p = &exe.plan;
         let n = p.slots.len();
+        let nk = carried.len();
         let mut root: Vec<usize> = (0..n).collect();
         let mut homes: Vec<Option<Home>> = vec![None; n];
         let mut ops = Vec::with_capacity(p.steps.len());
+        // Writes in place: per slot, the version of its root's buffer it holds, and per root the latest.
+        let mut ver = vec![0u32; n];
+        let mut latest = vec![0u32; n];
+        let mut in_place = vec![false; nk];
+        let carry_of = |r: usize| first.and_then(|f| r.checked_sub(f)).filter(|&c| c < nk && !deny[c]);
+        // Whether a step after `si` (or an output of the plan) reads a slot holding version `v` of root `r`.
+        let read_later = |si: usize, r: usize, v: u32, root: &[usize], ver: &[u32]| {
+            let old = |s: usize| s < n && root[s] == r && ver[s] == v;
+            p.steps[si + 1..].iter().any(|st| match st {
+                Step::View { src, .. } => old(*src),
+                Step::Kernel(k) => k.inputs.iter().any(|i| old(i.slot)),
+                Step::Library(l) => l.inputs.iter().any(|&s| old(s)),
+                Step::Control(c) => c.inputs().iter().any(|&s| old(s)),
+            }) || p.outputs.iter().any(|&s| old(s))
+        };
         for (si, step) in p.steps.iter().enumerate() {
             match step {
                 Step::View { src, dst } => {
                     root[*dst] = root[*src];
+                    ver[*dst] = ver[*src];
                     ops.push(Op::View { src: *src, dst: *dst });
                 }
                 Step::Kernel(k) => {
@@ -91,18 +152,51 @@ impl Prepared {
                     ops.push(Op::Kernel { step: si, ins: k.inputs.iter().map(|i| i.slot).collect(), outs, out_bytes });
                 }
                 Step::Library(l) => {
-                    let LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. } = &l.op else {
+                    if l.inputs.iter().chain(&l.outputs).any(|&s| s >= n) {
                         return Ok(None);
+                    }
+                    let direct = match (&l.op, l.inputs.as_slice(), l.outputs.as_slice()) {
+                        (LibOp::DotGeneral { lhs_contracting, rhs_contracting, lhs_batch, rhs_batch, .. }, &[lhs, rhs], &[out]) => {
+                            let dims = DotDims { lc: lhs_contracting, rc: rhs_contracting, lb: lhs_batch, rb: rhs_batch };
+                            DirectDot::new(&dims, &p.slots[lhs], &p.slots[rhs], &p.slots[out]).map(|dot| (dot, lhs, rhs, out))
+                        }
+                        _ => None,
                     };
-                    let (&[lhs, rhs], &[out]) = (l.inputs.as_slice(), l.outputs.as_slice()) else { return Ok(None) };
-                    let dims = DotDims { lc: lhs_contracting, rc: rhs_contracting, lb: lhs_batch, rb: rhs_batch };
-                    let Some(dot) = DirectDot::new(&dims, &p.slots[lhs], &p.slots[rhs], &p.slots[out]) else {
-                        return Ok(None);
+                    let update = matches!(l.op, LibOp::Scatter { .. }) && l.inputs.len() == 3
+                        || matches!(l.op, LibOp::DynamicUpdateSlice) && l.inputs.len() >= 2;
+                    let x = l.inputs.first().copied();
+                    let upd_carry = match (update, x, l.outputs.as_slice()) {
+                        (true, Some(x), &[out]) => {
+                            let r = root[x];
+                            carry_of(r).filter(|_| {
+                                p.slots[out] == p.slots[x]
+                                    && ver[x] == latest[r]
+                                    && !l.inputs[1..].iter().any(|&s| root[s] == r)
+                                    && !read_later(si, r, latest[r], &root, &ver)
+                            })
+                        }
+                        _ => None,
                     };
-                    homes[out] = Some(Home::Single);
-                    ops.push(Op::Dot { dot, lhs, rhs, out });
+                    if let Some((dot, lhs, rhs, out)) = direct {
+                        homes[out] = Some(Home::Single);
+                        ops.push(Op::Dot { dot, lhs, rhs, out });
+                    } else if let (Some(c), Some(x)) = (upd_carry, x) {
+                        let (r, out) = (root[x], l.outputs[0]);
+                        latest[r] += 1;
+                        root[out] = r;
+                        ver[out] = latest[r];
+                        in_place[c] = true;
+                        ops.push(Op::Update { step: si, ins: l.inputs.clone(), out });
+                    } else {
+                        ops.push(Op::Lib { step: si, ins: l.inputs.clone(), outs: l.outputs.clone() });
+                    }
                 }
-                Step::Control(_) => return Ok(None),
+                Step::Control(c) => {
+                    if exe.controls.get(si).is_none_or(|c| c.is_none()) || c.inputs().iter().chain(c.outputs()).any(|&s| s >= n) {
+                        return Ok(None);
+                    }
+                    ops.push(Op::Control { step: si });
+                }
             }
         }
         for (j, &o) in ys.iter().enumerate() {
@@ -118,12 +212,79 @@ impl Prepared {
             }
         }
         let bytes = p.slots.iter().map(Buffer::byte_len).collect::<Result<Vec<_>>>()?;
-        Ok(Some(Prepared { exe: exe.clone(), ops, homes, root, bytes }))
+        let current = (0..n).map(|s| ver[s] == latest[root[s]]).collect();
+        Ok(Some(Built { prepared: Prepared { exe: exe.clone(), ops, homes, root: root.clone(), bytes, in_place, frames: Default::default() }, root, current }))
     }
 
     fn plan(&self) -> &Plan {
         &self.exe.plan
     }
+
+    /// A frame for a run: one a finished run gave back, or a new one.
+    fn frame(&self) -> Result<Frame> {
+        match self.frames.lock().ok().and_then(|mut v| v.pop()) {
+            Some(f) => Ok(f),
+            None => Frame::new(self),
+        }
+    }
+
+    /// Takes back the frame of a finished run (whose results no longer point into it), when its buffers
+    /// are small enough to keep.
+    fn give_back(&self, mut f: Frame) {
+        let kept: usize = (0..self.homes.len())
+            .map(|s| match self.homes[s] {
+                Some(Home::Single) => self.bytes[s],
+                Some(Home::Double) => 2 * self.bytes[s],
+                _ => 0,
+            })
+            .sum();
+        if kept > FRAME_KEEP_BYTES {
+            return;
+        }
+        for h in &mut f.held {
+            *h = [None, None];
+        }
+        if let Ok(mut v) = self.frames.lock() {
+            if v.len() < 2 {
+                v.push(f);
+            }
+        }
+    }
+}
+
+/// The most bytes of buffers a frame kept for reuse may hold (`Prepared::give_back`).
+const FRAME_KEEP_BYTES: usize = 1 << 20;
+
+/// A prepared plan with, per slot, its root and whether it holds its root's latest value (`Prepared::new`).
+struct Built {
+    prepared: Prepared,
+    root: Vec<usize>,
+    current: Vec<bool>,
+}
+
+/// A buffer handle on the `bytes` bytes of slot aval `aval` at `ptr` for a library routine or a nested
+/// control step: borrowed where it lies (never written in place by them: `exec::dead_operand`), or a copy
+/// when the address is not aligned as buffers are (a row of a scan's `xs`).
+///
+/// # Safety
+/// `ptr` holds `aval`'s bytes, valid while the handle is used.
+unsafe fn handle(ptr: usize, aval: &Aval) -> Result<Buffer> {
+    let bytes = Buffer::byte_len(aval)?;
+    if bytes == 0 || ptr % crate::buffer::ALIGN != 0 {
+        return Buffer::from_bytes(aval, std::slice::from_raw_parts(ptr as *const u8, bytes));
+    }
+    let st = crate::buffer::Storage::borrowed(ptr as *mut u8, bytes, Box::new(()))?;
+    Ok(Buffer { storage: Arc::new(st), aval: aval.clone() })
+}
+
+/// `b` as a buffer the frame may hold across iterations: a copy when it is borrowed memory (a routine or
+/// loop that returned one of its operands), whose owner may overwrite it.
+fn owned(b: Buffer) -> Result<Buffer> {
+    if !b.storage.is_borrowed() {
+        return Ok(b);
+    }
+    let n = Buffer::byte_len(&b.aval)?;
+    Buffer::from_bytes(&b.aval, b.as_bytes().get(..n).ok_or_else(|| Error::Execution("loop value buffer is too small".into()))?)
 }
 
 /// Per-run state of a prepared plan: the buffers of its written slots and the argument arrays.
@@ -134,9 +295,18 @@ struct Frame {
     home: Vec<[usize; 2]>,
     /// Keeps the buffers alive.
     _bufs: Vec<Buffer>,
+    /// Per slot, per parity: the buffer a library step or nested control step returned (kept until the
+    /// same parity's next iteration, as `Home::Double` buffers are, since a carry may point there).
+    held: Vec<[Option<Buffer>; 2]>,
+    /// The slot table nested control steps run on (their operands' handles, then their outputs).
+    table: Vec<Option<Buffer>>,
     ins: Vec<*const u8>,
     outs: Vec<*mut u8>,
 }
+
+// SAFETY: a frame owns its buffers; its raw pointers are addresses and argument arrays filled and used
+// within one `step` call, so a frame kept for reuse (`Prepared::frames`) may go to another thread.
+unsafe impl Send for Frame {}
 
 impl Frame {
     fn new(p: &Prepared) -> Result<Frame> {
@@ -161,7 +331,16 @@ impl Frame {
         }
         let width = p.ops.iter().map(|o| if let Op::Kernel { ins, outs, .. } = o { ins.len().max(outs.len()) } else { 0 }).max();
         let width = width.unwrap_or(0);
-        Ok(Frame { ptr: vec![0; n], home, _bufs: bufs, ins: Vec::with_capacity(width), outs: Vec::with_capacity(width) })
+        let nested = p.ops.iter().any(|o| matches!(o, Op::Control { .. }));
+        Ok(Frame {
+            ptr: vec![0; n],
+            home,
+            _bufs: bufs,
+            held: (0..n).map(|_| [None, None]).collect(),
+            table: if nested { (0..n).map(|_| None).collect() } else { Vec::new() },
+            ins: Vec::with_capacity(width),
+            outs: Vec::with_capacity(width),
+        })
     }
 
     /// Runs the plan's steps once. The input slots' addresses must be set; `parity` picks the buffer of
@@ -170,7 +349,18 @@ impl Frame {
     /// # Safety
     /// Input addresses point at buffers of the plan's input avals that stay valid and unwritten during
     /// the call; `yrow` addresses hold their slots' bytes.
+    /// Slot `o`'s value is `b` (of its aval), held for this parity's iteration.
+    fn hold(&mut self, o: usize, parity: usize, b: Buffer, plan: &Plan) -> Result<()> {
+        if b.aval.dtype != plan.slots[o].dtype || b.aval.numel() != plan.slots[o].numel() || b.storage.len() < Buffer::byte_len(&plan.slots[o])? {
+            return Err(Error::Execution("loop step output of the wrong type".into()));
+        }
+        self.ptr[o] = b.as_ptr() as usize;
+        self.held[o][parity] = Some(b);
+        Ok(())
+    }
+
     unsafe fn step(&mut self, p: &Prepared, parity: usize, yrow: &[usize]) -> Result<()> {
+        let plan = &p.exe.plan;
         let place = |s: usize, f: &Frame| -> usize {
             match p.homes[s] {
                 Some(Home::Y(j)) => yrow[j],
@@ -200,6 +390,52 @@ impl Frame {
                     // SAFETY: as for kernels; `DirectDot` was prepared for these slots' avals.
                     dot.run(self.ptr[*lhs] as *const u8, self.ptr[*rhs] as *const u8, a as *mut u8);
                 }
+                Op::Lib { step, ins, outs } => {
+                    let Step::Library(l) = &plan.steps[*step] else { return Err(Error::Execution("loop step is not a library step".into())) };
+                    // SAFETY: every operand address holds its slot's bytes (as for kernels).
+                    let hs = ins.iter().map(|&s| handle(self.ptr[s], &plan.slots[s])).collect::<Result<Vec<_>>>()?;
+                    let refs: Vec<&Buffer> = hs.iter().collect();
+                    let res = super::library::run(&l.op, &refs, &p.exe.lib_avals[*step])?;
+                    drop(refs);
+                    drop(hs);
+                    if res.len() != outs.len() {
+                        return Err(Error::Execution(format!("{} gave {} outputs", l.op.name(), res.len())));
+                    }
+                    for (&o, b) in outs.iter().zip(res) {
+                        self.hold(o, parity, owned(b)?, plan)?;
+                    }
+                }
+                Op::Update { step, ins, out } => {
+                    let Step::Library(l) = &plan.steps[*step] else { return Err(Error::Execution("loop step is not a library step".into())) };
+                    let at = self.ptr[ins[0]];
+                    // SAFETY: the operand is the carry's own buffer (`Prepared::new`), nothing else reads its old
+                    // value; the other operands hold their slots' bytes.
+                    let res = handle(at, &plan.slots[ins[0]])?;
+                    let hs = ins[1..].iter().map(|&s| handle(self.ptr[s], &plan.slots[s])).collect::<Result<Vec<_>>>()?;
+                    let r = match l.op {
+                        LibOp::Scatter { .. } => super::library::scatter_in_place(&l.op, res, &hs[0], &hs[1]),
+                        _ => super::library::update_slice_in_place(&l.op, res, &hs.iter().collect::<Vec<_>>()),
+                    };
+                    r.ok_or_else(|| Error::Execution("loop update is not a scatter".into()))??;
+                    self.ptr[*out] = at;
+                }
+                Op::Control { step } => {
+                    let Step::Control(c) = &plan.steps[*step] else { return Err(Error::Execution("loop step is not a control step".into())) };
+                    let cc = p.exe.controls[*step].as_ref().ok_or_else(|| Error::Execution("nested loop not compiled".into()))?;
+                    for s in c.inputs() {
+                        // SAFETY: as for `Op::Lib`.
+                        self.table[s] = Some(handle(self.ptr[s], &plan.slots[s])?);
+                    }
+                    let r = super::control::run_step(plan, c, cc, &mut self.table);
+                    for s in c.inputs() {
+                        self.table[s] = None;
+                    }
+                    r?;
+                    for &o in c.outputs() {
+                        let b = self.table[o].take().ok_or_else(|| Error::Execution("nested loop gave no output".into()))?;
+                        self.hold(o, parity, owned(b)?, plan)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -212,6 +448,18 @@ pub enum DirectLoop {
     Scan(DirectScan),
     /// A while loop's cond and body.
     While(DirectWhile),
+}
+
+impl DirectLoop {
+    /// Whether every prepared plan holds only kernels, views and in-place products (no library step run on
+    /// handles, no write in place, no nested control step).
+    pub fn plain(&self) -> bool {
+        let plain = |p: &Prepared| p.ops.iter().all(|o| matches!(o, Op::View { .. } | Op::Kernel { .. } | Op::Dot { .. }));
+        match self {
+            DirectLoop::Scan(s) => plain(&s.body),
+            DirectLoop::While(w) => plain(&w.cond) && plain(&w.body),
+        }
+    }
 }
 
 /// A prepared scan body, with the carries that must be copied each iteration.
@@ -303,7 +551,7 @@ pub fn prepare(c: &ControlStep, subs: &[Arc<CpuExecutable>]) -> Result<Option<Di
             let (nc, nk) = (consts.len(), init.len());
             let carried: Vec<usize> = (0..nk).collect();
             let ys: Vec<usize> = (nk..outputs.len()).collect();
-            let Some(body) = Prepared::new(exe, &carried, &ys)? else { return Ok(None) };
+            let Some(body) = Prepared::new(exe, &carried, &ys, Some(nc))? else { return Ok(None) };
             let copy = rotated(&body, nc, nk);
             let strip = strip_kernel(&body, nc, nk, ys.len());
             Ok(Some(DirectLoop::Scan(DirectScan { body, nconsts: nc, ncarry: nk, copy, strip })))
@@ -311,8 +559,8 @@ pub fn prepare(c: &ControlStep, subs: &[Arc<CpuExecutable>]) -> Result<Option<Di
         ControlStep::While { cond_consts, body_consts, init, .. } => {
             let (Some(cexe), Some(bexe)) = (subs.first(), subs.get(1)) else { return Ok(None) };
             let (nb, nk) = (body_consts.len(), init.len());
-            let Some(cond) = Prepared::new(cexe, &[], &[])? else { return Ok(None) };
-            let Some(body) = Prepared::new(bexe, &(0..nk).collect::<Vec<_>>(), &[])? else { return Ok(None) };
+            let Some(cond) = Prepared::new(cexe, &[], &[], None)? else { return Ok(None) };
+            let Some(body) = Prepared::new(bexe, &(0..nk).collect::<Vec<_>>(), &[], Some(nb))? else { return Ok(None) };
             let copy = rotated(&body, nb, nk);
             Ok(Some(DirectLoop::While(DirectWhile { cond, body, ncond: cond_consts.len(), nbody: nb, ncarry: nk, copy })))
         }
@@ -377,6 +625,42 @@ unsafe fn carry_buffers(carry: &[usize], avals: &[Aval]) -> Result<Vec<Buffer>> 
         .collect()
 }
 
+/// The loop's own copies of the initial values of the carries written in place (`Prepared::in_place`),
+/// pointed at by `carry`.
+fn own_carries(b: &Prepared, first: usize, init: &[Buffer], carry: &mut [usize]) -> Result<Vec<Option<Buffer>>> {
+    let p = b.plan();
+    let mut out = Vec::with_capacity(carry.len());
+    for (c, a) in carry.iter_mut().enumerate() {
+        if !b.in_place.get(c).copied().unwrap_or(false) {
+            out.push(None);
+            continue;
+        }
+        let n = b.bytes[first + c];
+        let src = init.get(c).ok_or_else(|| Error::Execution("loop carry missing".into()))?;
+        check(src, n, "carry")?;
+        let buf = Buffer::from_bytes(&p.slots[first + c], &src.as_bytes()[..n])?;
+        *a = buf.as_ptr() as usize;
+        out.push(Some(buf));
+    }
+    Ok(out)
+}
+
+/// The final carries as buffers of `avals`: a carry still in the loop's own buffer is that buffer, the
+/// others are copied (`carry_buffers`).
+///
+/// # Safety
+/// As for `carry_buffers`.
+unsafe fn final_carries(carry: &[usize], avals: &[Aval], own: Vec<Option<Buffer>>) -> Result<Vec<Buffer>> {
+    let mut out = Vec::with_capacity(carry.len());
+    for ((&a, aval), o) in carry.iter().zip(avals).zip(own.into_iter().chain(std::iter::repeat_with(|| None))) {
+        out.push(match o {
+            Some(b) if b.as_ptr() as usize == a && b.aval.numel() == aval.numel() && b.aval.dtype == aval.dtype => b.view(aval),
+            _ => carry_buffers(&[a], std::slice::from_ref(aval))?.pop().ok_or_else(|| Error::Execution("loop carry missing".into()))?,
+        });
+    }
+    Ok(out)
+}
+
 fn check(b: &Buffer, bytes: usize, what: &str) -> Result<()> {
     if b.storage.len() < bytes {
         return Err(Error::Execution(format!("loop {what} buffer is too small")));
@@ -420,7 +704,7 @@ impl DirectScan {
         for (y, &sz) in ys.iter().zip(&ysz) {
             check(y, sz.saturating_mul(length), "ys")?;
         }
-        let mut f = Frame::new(b)?;
+        let mut f = b.frame()?;
         if let (Some(sk), 0) = (&self.strip, nx) {
             // SAFETY: consts and init hold their slots' bytes (checked above), the frame's buffers those of
             // the kernel's outputs; all live until return.
@@ -435,6 +719,7 @@ impl DirectScan {
             f.ptr[j] = c.as_ptr() as usize;
         }
         let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        let own = own_carries(b, nc, init, &mut carry)?;
         let mut yrow = vec![0usize; ys.len()];
         for t in 0..length {
             let i = if reverse { length - 1 - t } else { t };
@@ -461,7 +746,8 @@ impl DirectScan {
         super::counters::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
         super::counters::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
-        let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
+        let mut outs = unsafe { final_carries(&carry, &out_avals[..nk], own)? };
+        b.give_back(f);
         outs.extend(ys);
         Ok(outs)
     }
@@ -547,16 +833,15 @@ impl DirectWhile {
         for (j, c) in init.iter().enumerate() {
             check(c, self.body.bytes[nb + j], "carry")?;
         }
-        let mut cf = Frame::new(&self.cond)?;
-        let mut bf = Frame::new(&self.body)?;
-        let (store_at, _store) = carry_stores(bp, nb, &self.copy)?;
+        let mut cf = self.cond.frame()?;
         for (j, c) in cond_consts.iter().enumerate() {
             cf.ptr[j] = c.as_ptr() as usize;
         }
-        for (j, c) in body_consts.iter().enumerate() {
-            bf.ptr[j] = c.as_ptr() as usize;
-        }
         let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        // The body's frame, rotation buffers and own carries are made at the first iteration (a loop that
+        // runs none, as a second Gram-Schmidt pass mostly does, needs only the cond's).
+        let mut body: Option<(Frame, Vec<[usize; 2]>, Vec<Buffer>)> = None;
+        let mut own = Vec::new();
         let mut t = 0usize;
         loop {
             cf.ptr[ncc..ncc + nk].copy_from_slice(&carry);
@@ -569,19 +854,38 @@ impl DirectWhile {
             if !go {
                 break;
             }
+            if body.is_none() {
+                let mut bf = self.body.frame()?;
+                for (j, c) in body_consts.iter().enumerate() {
+                    bf.ptr[j] = c.as_ptr() as usize;
+                }
+                let (store_at, store) = carry_stores(bp, nb, &self.copy)?;
+                own = own_carries(&self.body, nb, init, &mut carry)?;
+                body = Some((bf, store_at, store));
+            }
+            let Some((bf, store_at, _)) = body.as_mut() else { return Err(Error::Execution("while: no body frame".into())) };
             bf.ptr[nb..nb + nk].copy_from_slice(&carry);
             let par = t & 1;
             // SAFETY: as above.
             unsafe {
                 bf.step(&self.body, par, &[])?;
-                next_carries(&self.body, &bf, nb, &self.copy, &store_at, par, &mut carry);
+                next_carries(&self.body, bf, nb, &self.copy, store_at, par, &mut carry);
             }
             t += 1;
         }
         super::counters::SUBPLAN_RUNS.fetch_add(2 * t as u64 + 1, Ordering::Relaxed);
         super::counters::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
-        unsafe { carry_buffers(&carry, out_avals) }
+        let outs = match body {
+            // no iteration: the initial values themselves
+            None => Ok(init.iter().zip(out_avals).map(|(b, a)| b.view(a)).collect()),
+            // SAFETY: the final carries' addresses hold their bytes, in buffers alive until return.
+            Some(_) => unsafe { final_carries(&carry, out_avals, own) },
+        };
+        if let Some((bf, _, _)) = body {
+            self.body.give_back(bf);
+        }
+        self.cond.give_back(cf);
+        outs
     }
 }
 

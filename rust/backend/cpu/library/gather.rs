@@ -277,6 +277,9 @@ pub fn scatter_in_place(
     if numel(ushape) == 0 {
         return Ok(res);
     }
+    if one_window(s, op, mode, &res, indices, upd) {
+        return Ok(res);
+    }
     let r = shape.len();
     let xst = strides(shape);
     let ust = strides(ushape);
@@ -335,6 +338,93 @@ pub fn scatter_in_place(
 /// Returns false for index dtypes it does not read.
 ///
 /// SAFETY: `res` holds the operand and no one else reads it; `upd` has one element per start.
+/// The most operand axes `one_window` handles (its index tables are fixed arrays).
+const ONE_WINDOW_RANK: usize = 8;
+
+/// `scatter_in_place` of a single window, the update without batch axes (`x.at[:, k].set(col)`, a row of
+/// a loop's carry per iteration): the start read directly and the window walked row by row, with none of
+/// the general path's index tables (their allocations were most of a small update's time). False when the
+/// scatter is not of that form (nothing written).
+fn one_window(s: &ScatterSpec, op: ScatterOp, mode: IndexMode, res: &Buffer, indices: &Buffer, upd: &Buffer) -> bool {
+    let (shape, ushape) = (&res.aval.shape, &upd.aval.shape);
+    let (r, map) = (shape.len(), s.scatter_dims_to_operand_dims);
+    if r == 0
+        || r > ONE_WINDOW_RANK
+        || numel(&indices.aval.shape) != map.len()
+        || indices.aval.shape.len() > 2
+        || indices.aval.shape.first().is_some_and(|&n| indices.aval.shape.len() == 2 && n != 1)
+        || s.update_window_dims.len() != ushape.len()
+        || s.update_window_dims.iter().enumerate().any(|(j, &d)| j != d)
+        || s.inserted_window_dims.len() + ushape.len() != r
+        || map.iter().any(|&d| d >= r)
+        || upd.aval.dtype != res.aval.dtype
+    {
+        return false;
+    }
+    // the window's extent per operand axis (1 on inserted axes), the update's axes in order
+    let mut win = [1usize; ONE_WINDOW_RANK];
+    let mut j = 0;
+    for (d, w) in win.iter_mut().enumerate().take(r) {
+        if !s.inserted_window_dims.contains(&d) {
+            match ushape.get(j) {
+                Some(&n) => *w = n,
+                None => return false,
+            }
+            j += 1;
+        }
+    }
+    if j != ushape.len() {
+        return false;
+    }
+    if (0..r).any(|d| win[d] > shape[d]) {
+        return true; // fits nowhere: nothing written, as on the general path
+    }
+    let mut xst = [1usize; ONE_WINDOW_RANK];
+    for d in (0..r.saturating_sub(1)).rev() {
+        xst[d] = xst[d + 1] * shape[d + 1];
+    }
+    let mut base = 0usize;
+    for (k, &d) in map.iter().enumerate() {
+        let v = read_index(indices, k);
+        let hi = shape[d] as i64 - win[d] as i64;
+        let a = match mode {
+            IndexMode::Clip => v.clamp(0, hi.max(0)),
+            IndexMode::FillOrDrop if v >= 0 && v <= hi => v,
+            IndexMode::FillOrDrop => return true, // dropped
+        };
+        base += a as usize * xst[d];
+    }
+    let run = win[r - 1];
+    let rows = numel(&win[..r - 1]);
+    with_elem!(res.aval.dtype, T => {
+        // SAFETY: element types match (checked); every offset lies in the window, inside the operand (each
+        // axis fits); `res` is the caller's alone.
+        let (src, dst) = unsafe { (elems::<T>(upd), elems_mut::<T>(res)) };
+        let mut at = [0usize; ONE_WINDOW_RANK];
+        for q in 0..rows {
+            let x0 = match r {
+                1 => base,
+                2 => base + q * xst[0],
+                _ => base + (0..r - 1).map(|d| at[d] * xst[d]).sum::<usize>(),
+            };
+            if run == 1 {
+                // (a column: one element a row)
+                dst[x0] = combine(op, dst[x0], src[q]);
+            } else {
+                let (xs, us) = (&mut dst[x0..x0 + run], &src[q * run..(q + 1) * run]);
+                match op {
+                    ScatterOp::Set => xs.copy_from_slice(us),
+                    _ => xs.iter_mut().zip(us).for_each(|(a, &b)| *a = combine(op, *a, b)),
+                }
+            }
+            if r > 2 {
+                next(&mut at[..r - 1], &win[..r - 1]);
+            }
+        }
+    });
+    true
+}
+
 unsafe fn point_scatter(map: &[usize], op: ScatterOp, mode: IndexMode, res: &Buffer, indices: &Buffer, upd: &Buffer) -> bool {
     let shape = &res.aval.shape;
     let xst = strides(shape);

@@ -169,6 +169,18 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
     }
     let flops = m.saturating_mul(n).saturating_mul(k);
     let tiny = flops <= TINY_FLOPS;
+    if n == 1 && nb == 1 && a.rs == 1 && !tiny && matches!(dt, DType::F32 | DType::F64) && super::small_dot::eligible(1, m, k, 1) {
+        // A matrix-vector product whose matrix is read down its columns (`V.T @ w` of a row-major V, a loop's
+        // Krylov basis): its transpose `w^T V` is a vector-matrix product with contiguous rows, which the small
+        // kernel runs without gemm's packing. (The output vector is the same memory either way.)
+        let (lhs, rhs) = (pb + b.batch_off[0] * std::mem::size_of::<T>(), pa + a.batch_off[0] * std::mem::size_of::<T>());
+        let isa = super::small_dot::host_isa();
+        match dt {
+            DType::F32 => super::small_dot::matmul_f32(isa, 1, m, k, po as *mut f32, lhs as *const f32, 0, b.rs, rhs as *const f32, a.cs),
+            _ => super::small_dot::matmul_f64(isa, 1, m, k, po as *mut f64, lhs as *const f64, 0, b.rs, rhs as *const f64, a.cs),
+        }
+        return;
+    }
     let small = super::small_dot::eligible(m, n, k, b.cs);
     let isa = super::small_dot::host_isa();
     let one = |bi: usize, par: gemm::Parallelism| {
