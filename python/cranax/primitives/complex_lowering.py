@@ -624,8 +624,8 @@ _rules["scan"] = _complex_control(_scan_params)
 # the reduced dimensions of 32 or less are one window each, folds every window in row-major order from the
 # identity (-inf - inf*j, or +inf + inf*j), and repeats on the windows' results until no reduced dimension is
 # longer than 32; a last fold takes what is left in row-major order. (Read from XLA's optimized HLO; checked
-# against JAX 0.10.2 on 948 arrays with NaNs of 1 to 5000 elements.) Inlined at lowering: the jaxpr keeps one
-# ``reduce_max`` as JAX's.
+# against JAX 0.10.2 on 948 arrays with NaNs of 1 to 5000 elements.) Inlined at lowering as unrolled selects
+# over the window positions (a scan over them took several times longer); the jaxpr keeps one ``reduce_max``.
 _WINDOW = 32
 
 
@@ -636,19 +636,21 @@ def _lex_better(a, b, is_max):
 
 
 def _lex_fold(xs, valid, init, is_max):
-    """Folds ``xs`` (n, m) over its first axis from ``init`` (m,), skipping the elements where ``valid`` is
-    false (``valid`` None: all are)."""
-    from .control_flow import scan
+    """Folds ``xs`` (m, n) over its last axis from ``init`` (m,), skipping the elements where ``valid`` is
+    false (``valid`` None: all are). Unrolled (n <= 32): elementwise selects over strided slices (one kernel
+    reading the rows in order; a transpose to make them contiguous cost more than the fold)."""
+    m, n = xs.aval.shape
+    flat = _st.reshape(xs, (m * n,))
+    vflat = None if valid is None else _st.reshape(valid, (m * n,))
 
-    def step(acc, xv):
-        x, v = xv
+    def col(a, j):
+        return _st.slice_p.bind(a, start_indices=(j,), limit_indices=(j + n * (m - 1) + 1,), strides=(n,))
+    acc = init
+    for j in range(n):
+        x = col(flat, j)
         new = _ew.select(_lex_better(acc, x, is_max), acc, x)
-        return (new if v is None else _ew.select(v, new, acc)), None
-    if valid is None:
-        out, _ = scan(lambda acc, x: step(acc, (x, None)), init, xs)
-    else:
-        out, _ = scan(step, init, (xs, valid))
-    return out
+        acc = new if vflat is None else _ew.select(col(vflat, j), new, acc)
+    return acc
 
 
 def _xla_complex_reduce(x, axes, is_max):
@@ -672,20 +674,47 @@ def _xla_complex_reduce(x, axes, is_max):
         vp = _st.pad(valid, _ew._as_operand(np.bool_(False)), cfg)
         split = (k,) + tuple(v for n, ww in zip(nw, w) for v in (n, ww))
         r = len(red)
-        # (k, n0, w0, n1, w1, ...) -> (w0, w1, ..., k, n0, n1, ...): window positions first, row-major
-        perm = tuple(2 + 2 * i for i in range(r)) + (0,) + tuple(1 + 2 * i for i in range(r))
+        # (k, n0, w0, n1, w1, ...) -> (k, n0, n1, ..., w0, w1, ...): window positions last, row-major (no
+        # transpose for one reduced dimension)
+        perm = (0,) + tuple(1 + 2 * i for i in range(r)) + tuple(2 + 2 * i for i in range(r))
         m = k * int(np.prod(nw, dtype=np.int64))
         wn = int(np.prod(w, dtype=np.int64))
-        xs = _st.reshape(_st.transpose(_st.reshape(xp, split), perm), (wn, m))
-        vs = _st.reshape(_st.transpose(_st.reshape(vp, split), perm), (wn, m))
+
+        def windows(a):
+            a = _st.reshape(a, split)
+            return _st.reshape(a if r == 1 else _st.transpose(a, perm), (m, wn))
+        xs, vs = windows(xp), windows(vp)
         init = _st.broadcast_in_dim(_ew._as_operand(ident), (m,), ())
         x = _st.reshape(_lex_fold(xs, vs, init, is_max), (k, *nw))
         red = nw
         valid = None   # (every window holds an element: padding is less than half a window on each side)
     n = int(np.prod(red, dtype=np.int64))
-    xs = _st.transpose(_st.reshape(x, (k, n)), (1, 0))
+    xs = _st.reshape(x, (k, n))
     init = _st.broadcast_in_dim(_ew._as_operand(ident), (k,), ())
     return _st.reshape(_lex_fold(xs, None, init, is_max), tuple(shape[d] for d in keep))
+
+
+def _lex_extreme(x, axes, is_max):
+    """Without NaNs the order is total and the fold's answer is the extreme real part, then the extreme
+    imaginary part among the elements that have it (up to the sign of a zero in a tie)."""
+    from . import reductions as _red
+    shape = x.aval.shape
+    keep = [d for d in range(len(shape)) if d not in axes]
+    red = _red.reduce_max if is_max else _red.reduce_min
+    re, im = _ew.real(x), _ew.imag(x)
+    best = red(re, axes)
+    back = _st.broadcast_in_dim(best, shape, tuple(keep))
+    fill = _st.broadcast_in_dim(_ew._as_operand(np.array(-np.inf if is_max else np.inf, re.aval.dtype)), shape, ())
+    return _ew.complex(best, red(_ew.select(_ew.eq(re, back), im, fill), axes))
+
+
+def _complex_reduce(x, axes, is_max):
+    # The windowed fold reads the operand 32 times over (strided): taken only when a NaN is present.
+    from . import reductions as _red
+    from .control_flow import cond
+    nan = _red.reduce_or(_ew.bitwise_or(_ew.ne(_ew.real(x), _ew.real(x)), _ew.ne(_ew.imag(x), _ew.imag(x))),
+                         tuple(range(len(x.aval.shape))))
+    return cond(nan, lambda a: _xla_complex_reduce(a, axes, is_max), lambda a: _lex_extreme(a, axes, is_max), x)
 
 
 _complex_reduce_cache = {}
@@ -703,7 +732,7 @@ def _complex_reduce_inline(is_max):
         jaxpr = _complex_reduce_cache.get(key)
         if jaxpr is None:
             jaxpr = _complex_reduce_cache[key] = trace_to_jaxpr(
-                lambda a: [_xla_complex_reduce(a, axes, is_max)], [x.aval]).jaxpr
+                lambda a: [_complex_reduce(a, axes, is_max)], [x.aval]).jaxpr
         return jaxpr, eqn.invars
     return inline
 
