@@ -587,12 +587,11 @@ _CONTROL = [
     _r("while", "control", lax=lax.while_loop, linear=True,
        tested_in=("test_control_flow.py::test_while_loop_against_python",)),
     _r("scan", "control", lax=lax.scan, linear=True, tested_in=("test_control_flow.py::test_scan_against_python",)),
-    # float32 tan/pow through the C library (XLA:CPU's tanf/powf), printed as tan/pow: what the samplers bind
-    # for JAX's bits (primitives/elementwise.py: _libm_twin)
-    *[_r(n, "internal", tested_in=("test_random_xla_f32.py::test_libm_twins_print_as_tan_and_pow",
-                                   "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
-                                   "test_gpu_ops.py::test_elementwise_op_matches_cpu"))
-      for n in ("tan_libm", "pow_libm")],
+    # float32 pow through the C library (XLA:CPU's powf), printed as pow: what the samplers bind for JAX's
+    # bits (primitives/elementwise.py: _libm_twin)
+    _r("pow_libm", "internal", tested_in=("test_random_xla_f32.py::test_libm_twins_print_as_tan_and_pow",
+                                          "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
+                                          "test_gpu_ops.py::test_elementwise_op_matches_cpu")),
     # a * b + c rounded once (float32/float64), the samplers' fused multiply-adds (_prng.fma); JAX exports none
     _r("fma", "internal",
        tested_in=("test_fma.py::test_fma_rounds_once", "test_fma.py::test_fma_special_values_and_scalars",
@@ -771,7 +770,7 @@ _NOT_WALKED = ("cranax.tour", "cranax._tour", "cranax.bench", "cranax._bench")
 
 def record_name(p):
     """The name a primitive's record goes by: its core op's (``wire_name``) where that differs from the printed
-    one (the samplers' C-library ``tan``/``pow``: ``tan_libm``/``pow_libm``), else its name."""
+    one (the samplers' C-library ``pow``: ``pow_libm``), else its name."""
     return getattr(p, "wire_name", p.name)
 
 

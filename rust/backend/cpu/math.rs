@@ -189,17 +189,6 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
         // reported as not lowered when a kernel needs it.
         MathFn::Call(op) => match op {
-            // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
-            // returns a subnormal unchanged, which JAX gives back)
-            UnaryOp::TanLibm => match dt {
-                F32 => {
-                    extern "C" fn tan32(x: f32) -> f32 {
-                        x.tan()
-                    }
-                    Some(tan32 as *const u8)
-                }
-                _ => un!(f32::tan, f64::tan),
-            },
             UnaryOp::Erfc => un!(|x: f32| erfc(x as f64) as f32, erfc),
             UnaryOp::BesselI0e => un!(|x: f32| bessel_i0e(x as f64) as f32, bessel_i0e),
             UnaryOp::BesselI1e => un!(|x: f32| bessel_i1e(x as f64) as f32, bessel_i1e),
