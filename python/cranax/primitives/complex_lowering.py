@@ -19,7 +19,9 @@ from ..core import ShapedArray
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from . import elementwise as _ew
+from . import reductions as _red
 from . import structural as _st
+from .control_flow import cond as _cond
 
 _rules = _lo.complex_rules
 
@@ -697,7 +699,6 @@ def _xla_complex_reduce(x, axes, is_max):
 def _lex_extreme(x, axes, is_max):
     """Without NaNs the order is total and the fold's answer is the extreme real part, then the extreme
     imaginary part among the elements that have it (up to the sign of a zero in a tie)."""
-    from . import reductions as _red
     shape = x.aval.shape
     keep = [d for d in range(len(shape)) if d not in axes]
     red = _red.reduce_max if is_max else _red.reduce_min
@@ -710,11 +711,9 @@ def _lex_extreme(x, axes, is_max):
 
 def _complex_reduce(x, axes, is_max):
     # The windowed fold reads the operand 32 times over (strided): taken only when a NaN is present.
-    from . import reductions as _red
-    from .control_flow import cond
     nan = _red.reduce_or(_ew.bitwise_or(_ew.ne(_ew.real(x), _ew.real(x)), _ew.ne(_ew.imag(x), _ew.imag(x))),
                          tuple(range(len(x.aval.shape))))
-    return cond(nan, lambda a: _xla_complex_reduce(a, axes, is_max), lambda a: _lex_extreme(a, axes, is_max), x)
+    return _cond(nan, lambda a: _xla_complex_reduce(a, axes, is_max), lambda a: _lex_extreme(a, axes, is_max), x)
 
 
 _complex_reduce_cache = {}
@@ -738,7 +737,6 @@ def _complex_reduce_inline(is_max):
 
 
 def _install_complex_reduce():
-    from . import reductions as _red
     for p, is_max in ((_red.reduce_max_p, True), (_red.reduce_min_p, False)):
         assert getattr(p, "inline_jaxpr", None) is None, p
         p.inline_jaxpr = staticmethod(_complex_reduce_inline(is_max))
