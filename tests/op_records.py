@@ -267,8 +267,9 @@ _UNARY = [
        ulp=_u(4), grad_domain=(-1.2, 1.2), vmap=dict(lo=-1, hi=1), gpu=G("all", 4), accuracy=4,
        fuzz=("float32",), tested_in=("test_primitives.py::test_trig_special_values",)),
     # float32: XLA:CPU's rational approximation, JAX's bits (4.80 ulp at most)
+    # (float64: XLA's rational tanh, JAX's bits, up to 7 ulp)
     _r("tanh", "unary", lax=lax.tanh, jnp=jnp.tanh, oracle=np.tanh, domain=(-20, 20), dtypes=FLOAT_NAMES,
-       ulp=_u(5, 4), special=True, grad_domain=(-2, 2), deriv=lambda x: 1 - np.tanh(x) ** 2, vmap={},
+       ulp=_u(5, 8), special=True, grad_domain=(-2, 2), deriv=lambda x: 1 - np.tanh(x) ** 2, vmap={},
        gpu=G("all", 4), f16=F16(1), f16_jax=(11873, 15166, 48083, 15354, 15360, 40747), accuracy=5,
        fuzz=("float32",)),
     _r("logistic", "unary", lax=lax.logistic, oracle=logistic64, domain=(-80, 80), dtypes=FLOAT_NAMES,
