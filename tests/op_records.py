@@ -267,8 +267,9 @@ _UNARY = [
        ulp=_u(4), grad_domain=(-1.2, 1.2), vmap=dict(lo=-1, hi=1), gpu=G("all", 4), accuracy=4,
        fuzz=("float32",), tested_in=("test_primitives.py::test_trig_special_values",)),
     # float32: XLA:CPU's rational approximation, JAX's bits (4.80 ulp at most)
+    # (float64: XLA's rational tanh, JAX's bits, up to 7 ulp)
     _r("tanh", "unary", lax=lax.tanh, jnp=jnp.tanh, oracle=np.tanh, domain=(-20, 20), dtypes=FLOAT_NAMES,
-       ulp=_u(5, 4), special=True, grad_domain=(-2, 2), deriv=lambda x: 1 - np.tanh(x) ** 2, vmap={},
+       ulp=_u(5, 8), special=True, grad_domain=(-2, 2), deriv=lambda x: 1 - np.tanh(x) ** 2, vmap={},
        gpu=G("all", 4), f16=F16(1), f16_jax=(11873, 15166, 48083, 15354, 15360, 40747), accuracy=5,
        fuzz=("float32",)),
     _r("logistic", "unary", lax=lax.logistic, oracle=logistic64, domain=(-80, 80), dtypes=FLOAT_NAMES,
@@ -587,12 +588,11 @@ _CONTROL = [
     _r("while", "control", lax=lax.while_loop, linear=True,
        tested_in=("test_control_flow.py::test_while_loop_against_python",)),
     _r("scan", "control", lax=lax.scan, linear=True, tested_in=("test_control_flow.py::test_scan_against_python",)),
-    # float32 tan/pow through the C library (XLA:CPU's tanf/powf), printed as tan/pow: what the samplers bind
-    # for JAX's bits (primitives/elementwise.py: _libm_twin)
-    *[_r(n, "internal", tested_in=("test_random_xla_f32.py::test_libm_twins_print_as_tan_and_pow",
-                                   "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
-                                   "test_gpu_ops.py::test_elementwise_op_matches_cpu"))
-      for n in ("tan_libm", "pow_libm")],
+    # float32 pow through the C library (XLA:CPU's powf), printed as pow: what the samplers bind for JAX's
+    # bits (primitives/elementwise.py: _libm_twin)
+    _r("pow_libm", "internal", tested_in=("test_random_xla_f32.py::test_libm_twins_print_as_tan_and_pow",
+                                          "test_random_xla_f32.py::test_libm_twins_are_the_c_library",
+                                          "test_gpu_ops.py::test_elementwise_op_matches_cpu")),
     # a * b + c rounded once (float32/float64), the samplers' fused multiply-adds (_prng.fma); JAX exports none
     _r("fma", "internal",
        tested_in=("test_fma.py::test_fma_rounds_once", "test_fma.py::test_fma_special_values_and_scalars",
@@ -771,7 +771,7 @@ _NOT_WALKED = ("cranax.tour", "cranax._tour", "cranax.bench", "cranax._bench")
 
 def record_name(p):
     """The name a primitive's record goes by: its core op's (``wire_name``) where that differs from the printed
-    one (the samplers' C-library ``tan``/``pow``: ``tan_libm``/``pow_libm``), else its name."""
+    one (the samplers' C-library ``pow``: ``pow_libm``), else its name."""
     return getattr(p, "wire_name", p.name)
 
 

@@ -160,6 +160,10 @@ def test_math_accuracy_vs_numpy_complex128(name, dt, request):
         # float64 log1p is XLA's (Cephes' rational function down to x = -0.414, beyond its design range):
         # JAX 0.10.2's complex128 log1p is 109.8 eps off on these points too, as cranax's now
         bound = 112
+    if dt == np.complex128 and name in ("sin", "cos", "sinh", "cosh"):
+        # they take float64 sinh/cosh, XLA's now (exp(|x| - ln 2) with x - ln 2 rounded): 8.2 eps here (JAX
+        # 0.10.2's own complex128 sin/cos/sinh/cosh: 2.1/1.8/33.8/8.0 eps on these points)
+        bound = 9
     assert err <= bound, (name, dt, err)
 
 
@@ -377,3 +381,41 @@ def test_max_min_on_complex_are_lexicographic_as_jax():
     np.testing.assert_array_equal(np.asarray(jit(lambda a: jnp.max(a, axis=1))(x)), [3 + 0.5j, -2j])
     np.testing.assert_array_equal(np.asarray(jnp.min(x, axis=0)), [-1 + 5j, -1 + 6j, -2j])
     np.testing.assert_array_equal(np.asarray(jit(lambda a: jnp.min(a, axis=1))(x)), [1 + 2j, -1 + 5j])
+
+
+def test_max_min_on_complex_with_nans_fold_in_xlas_order():
+    # A NaN part makes the lexicographic comparison false, so which element wins depends on XLA:CPU's fold
+    # order: windows of 32 (complex_lowering.py). Values printed by JAX 0.10.2 (jit(jnp.max / jnp.min)).
+    want = ["(1+0j)", "2j", "(nan+0j)", "(nan+0j)", "(6+2j)", "0j", "(6+1j)", "0j", "(nan+0j)", "(nan+0j)",
+            "(6+2j)", "0j", "(6+2j)", "0j", "(6+2j)", "0j", "(nan+0j)", "(nan+0j)", "(6+2j)", "0j", "(6+2j)", "0j",
+            "(6+2j)", "0j"]
+    got = []
+    for n, ps in [(16, [13, 15]), (33, [16, 20, 32]), (100, [13, 14, 83, 99]), (1100, [5, 600, 1090])]:
+        for p in ps:
+            a = (np.arange(n) % 7 + 1j * (np.arange(n) % 3)).astype(np.complex64)
+            a[p] = complex(np.nan, 0)
+            got += [repr(complex(jit(f)(a))) for f in (jnp.max, jnp.min)]
+    assert got == want
+
+
+def test_max_min_on_complex_with_nans_over_axes_match_jax(x64):
+    # 48 reductions (complex64/complex128, one or several axes, 37 to 5000 elements, 5% NaN parts): SHA-256
+    # prefix of JAX 0.10.2's results (real/imag pairs as float64, NaNs as one NaN)
+    import hashlib
+    cases = [((3, 100), 1), ((100, 3), 0), ((40, 40), None), ((40, 10), None), ((10, 40), None), ((2000, 3), None),
+             ((5, 6), None), ((10, 3, 10), (0, 2)), ((70, 50), 0), ((4, 33, 35), (1, 2)), ((1100,), None), ((37,), 0)]
+    rng = np.random.default_rng(7)
+    vals = []
+    for dt in (np.complex64, np.complex128):
+        for shape, axis in cases:
+            n = int(np.prod(shape))
+            a = (rng.integers(-3, 4, n) + 1j * rng.integers(-2, 3, n)).astype(dt)
+            for p in rng.integers(0, n, max(1, n // 20)):
+                a[p] = complex(np.nan, 1) if rng.random() < 0.5 else complex(1, np.nan)
+            a = a.reshape(shape)
+            for f in (jnp.max, jnp.min):
+                r = np.asarray(jit(lambda x: f(x, axis=axis))(a)).astype(np.complex128).ravel()
+                vals += [v for c in r for v in (float(c.real), float(c.imag))]
+    v = np.array(vals, np.float64)
+    v[np.isnan(v)] = np.nan
+    assert len(v) == 560 and hashlib.sha256(v.tobytes()).hexdigest()[:16] == "1e22f4d3fe4bc621"

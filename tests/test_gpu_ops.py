@@ -70,7 +70,7 @@ ULP = {
     "float32": {"exp": 4, "exp2": 4, "expm1": 4, "log": 4, "log1p": 4, "tanh": 4, "logistic": 4, "sin": 4,
                 "cos": 4, "tan": 4, "erf": 8, "erf_inv": 8, "atan": 4, "asin": 4, "acos": 4, "atan2": 4,
                 "sinh": 28, "cosh": 28, "asinh": 4, "acosh": 4, "atanh": 4, "cbrt": 4, "lgamma": 8, "digamma": 8,
-                "pow": 8, "div": 2, "sqrt": 1, "rsqrt": 2, "tan_libm": 4},
+                "pow": 8, "div": 2, "sqrt": 1, "rsqrt": 2},
     "float64": {"div": 1, "sqrt": 1, "rsqrt": 2},
 }
 ULP["float16"] = {k: 1 for k in ULP["float32"]}
@@ -91,8 +91,8 @@ def pow_ulps(args, want):
 CALLS = {"not": lax.bitwise_not, "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
          "add_any": add_any_p.bind,  # the transformations' own sum of tangents
          "ndtri": ndtri_p.bind,  # (jax.lax has no ndtri: scipy.special.ndtri binds it)
-         # the samplers' C-library twins of tan and pow (primitives/elementwise.py: _libm_twin)
-         "tan_libm": _ew.tan_libm, "pow_libm": _ew.pow_libm}
+         # the samplers' C-library twin of pow (primitives/elementwise.py: _libm_twin)
+         "pow_libm": _ew.pow_libm}
 
 
 def values(dt):

@@ -37,7 +37,7 @@ from .numpy._ufuncs import _power
 # float32 tan and pow as XLA:CPU computes them (the C library's tanf/powf per element), so that the draws
 # that go through them are JAX's bits whatever ``lax.tan``/``lax.pow`` compute elsewhere (tan is the
 # vectorized one; pow is powf today too, but a vector pow may replace it: primitives/elementwise.py)
-from .primitives.elementwise import pow_libm as _pow_libm, tan_libm as _tan_libm
+from .primitives.elementwise import pow_libm as _pow_libm
 
 
 def _power_libm(x1, x2):
@@ -1793,7 +1793,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
 @jit(static_argnums=(1, 2), inline=True)
 def _cauchy_impl(key, shape, dtype):
     u = _uniform_raw(key, np.array(np.finfo(dtype).eps, dtype), np.array(1., dtype), shape, dtype)
-    return _tan_libm(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
+    return lax.tan(lax.mul(_prng.const(np.pi, dtype), lax.sub(u, _prng.const(0.5, dtype))))
 
 
 def cauchy(key, shape=(), dtype=None):

@@ -98,9 +98,6 @@ named_ops! {
         Sin = "sin",
         Cos = "cos",
         Tan = "tan",
-        /// float32 tan as the C library's `tanf` (XLA:CPU's call): the samplers that need JAX's bits bind it
-        /// (`random.cauchy`); it prints as `tan` in jaxprs. f64: as `tan`.
-        TanLibm = "tan_libm",
         Tanh = "tanh",
         Logistic = "logistic",
         Erf = "erf",
@@ -240,7 +237,7 @@ impl UnaryOp {
             Not => Kinds::IntBool,
             PopulationCount | Clz => Kinds::Int,
             Floor | Ceil | Round | RoundEven | Exp | Exp2 | Log | Log1p | Expm1 | Sqrt | Rsqrt | Cbrt | Sin
-            | Cos | Tan | TanLibm | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
+            | Cos | Tan | Tanh | Logistic | Erf | Erfc | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh
             | Atanh | ErfInv | Ndtri | Lgamma | Digamma | BesselI0e | BesselI1e | IsFinite => Kinds::Float,
         }
     }

@@ -66,7 +66,7 @@ macro_rules! float_ops {
                 Cbrt => x.cbrt(),
                 Sin => x.sin(),
                 Cos => x.cos(),
-                Tan | TanLibm => x.tan(),
+                Tan => x.tan(),
                 Tanh => x.tanh(),
                 Logistic => 1.0 / (1.0 + (-x).exp()),
                 Asin => x.asin(),

@@ -270,7 +270,17 @@ expm1 = _unary("expm1", lax.expm1)
 log = _unary("log", lax.log)
 log1p = _unary("log1p", lax.log1p)
 log2 = _unary("log2", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 2))))
-log10 = _unary("log10", lambda x: lax.div(lax.log(x), lax.log(lax.full_like(x, 10))))
+def _log10(x):
+    # JAX's rule: log(x) times 1/ln(10) rounded to the dtype (a product, not log(x)/log(10): other bits)
+    r = lax.log(x)
+    if _np.issubdtype(x.dtype, _np.complexfloating):
+        re, im = lax.real(r), lax.imag(r)
+        c = lax.full_like(re, 0.4342944819032518)
+        return lax.complex(lax.mul(re, c), lax.mul(im, c))
+    return lax.mul(r, lax.full_like(r, 0.4342944819032518))
+
+
+log10 = _unary("log10", _log10)
 sqrt = _unary("sqrt", lax.sqrt)
 cbrt = _unary("cbrt", lax.cbrt)
 sin = _unary("sin", lax.sin)

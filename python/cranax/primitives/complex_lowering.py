@@ -19,6 +19,9 @@ from ..core import ShapedArray
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import trace_to_jaxpr
 from . import elementwise as _ew
+from . import reductions as _red
+from . import structural as _st
+from .control_flow import cond as _cond
 
 _rules = _lo.complex_rules
 
@@ -615,25 +618,128 @@ _rules["while"] = _complex_control(_while_params)
 _rules["scan"] = _complex_control(_scan_params)
 
 
-def _reduce_lex(init):
-    """``reduce_max``/``reduce_min`` on complex operands, ordered lexicographically as JAX orders them (real
-    part first, then imaginary): the extreme real part, then the extreme imaginary part among the elements
-    that have it (the others masked with ``init``)."""
-    def rule(em, eqn, ins):
-        real, params = _wire_of(eqn)
-        src, out = eqn.invars[0].aval, eqn.outvars[0].aval
-        rd = _rd(src)
-        axes = sorted(int(a) for a in eqn.params["axes"])
-        keep = [i for i in range(src.ndim) if i not in axes]
-        re, im = ins[0]
-        b = _B(em, rd, src.shape)
-        red = lambda x: em.op(eqn.primitive.name, [x], rd, list(out.shape), params)  # noqa: E731
-        best_re = red(re)
-        back = b.op("broadcast_in_dim", best_re, params={"shape": list(src.shape), "broadcast_dimensions": keep})
-        im_masked = b.select(b.cmp("eq", re, back), im, b.full(b.lit(init)))
-        return [(best_re, red(im_masked))]
-    return rule
+# ``reduce_max``/``reduce_min`` of complex operands fold as XLA:CPU folds them, so the answer is JAX's when NaNs
+# make the lexicographic comparison (real part, then imaginary part) inconsistent: acc = better(acc, x) ? acc : x,
+# where better is XLA's select(re_a == re_b, im_a > im_b, re_a > re_b) (`<` for min; a NaN compares false, so the
+# later element wins). XLA's tree-reduction rewriter first cuts each reduced dimension longer than 32 into windows
+# of 32 (padded evenly on both sides, the low side taking the smaller half; padding is skipped, not folded), while
+# the reduced dimensions of 32 or less are one window each, folds every window in row-major order from the
+# identity (-inf - inf*j, or +inf + inf*j), and repeats on the windows' results until no reduced dimension is
+# longer than 32; a last fold takes what is left in row-major order. (Read from XLA's optimized HLO; checked
+# against JAX 0.10.2 on 948 arrays with NaNs of 1 to 5000 elements.) Inlined at lowering as unrolled selects
+# over the window positions (a scan over them took several times longer); the jaxpr keeps one ``reduce_max``.
+_WINDOW = 32
 
 
-_rules["reduce_max"] = _reduce_lex(-np.inf)
-_rules["reduce_min"] = _reduce_lex(np.inf)
+def _lex_better(a, b, is_max):
+    ra, rb, ia, ib = _ew.real(a), _ew.real(b), _ew.imag(a), _ew.imag(b)
+    cmp = _ew.gt if is_max else _ew.lt
+    return _ew.select(_ew.eq(ra, rb), cmp(ia, ib), cmp(ra, rb))
+
+
+def _lex_fold(xs, valid, init, is_max):
+    """Folds ``xs`` (m, n) over its last axis from ``init`` (m,), skipping the elements where ``valid`` is
+    false (``valid`` None: all are). Unrolled (n <= 32): elementwise selects over strided slices (one kernel
+    reading the rows in order; a transpose to make them contiguous cost more than the fold)."""
+    m, n = xs.aval.shape
+    flat = _st.reshape(xs, (m * n,))
+    vflat = None if valid is None else _st.reshape(valid, (m * n,))
+
+    def col(a, j):
+        return _st.slice_p.bind(a, start_indices=(j,), limit_indices=(j + n * (m - 1) + 1,), strides=(n,))
+    acc = init
+    for j in range(n):
+        x = col(flat, j)
+        new = _ew.select(_lex_better(acc, x, is_max), acc, x)
+        acc = new if vflat is None else _ew.select(col(vflat, j), new, acc)
+    return acc
+
+
+def _xla_complex_reduce(x, axes, is_max):
+    shape = x.aval.shape
+    keep = [d for d in range(len(shape)) if d not in axes]
+    k = int(np.prod([shape[d] for d in keep], dtype=np.int64))
+    red = [int(shape[d]) for d in axes]
+    dt = x.aval.dtype
+    inf = np.inf if is_max else -np.inf
+    ident = np.array(complex(-inf, -inf), dt)
+    x = _st.reshape(_st.transpose(x, tuple(keep) + tuple(axes)), (k, *red))
+    valid = None
+    while any(r > _WINDOW for r in red):
+        nw = [-(-r // _WINDOW) if r > _WINDOW else 1 for r in red]
+        w = [_WINDOW if r > _WINDOW else r for r in red]
+        pads = [((n * ww - r) // 2, n * ww - r - (n * ww - r) // 2) for r, n, ww in zip(red, nw, w)]
+        if valid is None:
+            valid = _st.broadcast_in_dim(_ew._as_operand(np.bool_(True)), (k, *red), ())
+        cfg = [(0, 0, 0)] + [(lo, hi, 0) for lo, hi in pads]
+        xp = _st.pad(x, _ew._as_operand(ident), cfg)
+        vp = _st.pad(valid, _ew._as_operand(np.bool_(False)), cfg)
+        split = (k,) + tuple(v for n, ww in zip(nw, w) for v in (n, ww))
+        r = len(red)
+        # (k, n0, w0, n1, w1, ...) -> (k, n0, n1, ..., w0, w1, ...): window positions last, row-major (no
+        # transpose for one reduced dimension)
+        perm = (0,) + tuple(1 + 2 * i for i in range(r)) + tuple(2 + 2 * i for i in range(r))
+        m = k * int(np.prod(nw, dtype=np.int64))
+        wn = int(np.prod(w, dtype=np.int64))
+
+        def windows(a):
+            a = _st.reshape(a, split)
+            return _st.reshape(a if r == 1 else _st.transpose(a, perm), (m, wn))
+        xs, vs = windows(xp), windows(vp)
+        init = _st.broadcast_in_dim(_ew._as_operand(ident), (m,), ())
+        x = _st.reshape(_lex_fold(xs, vs, init, is_max), (k, *nw))
+        red = nw
+        valid = None   # (every window holds an element: padding is less than half a window on each side)
+    n = int(np.prod(red, dtype=np.int64))
+    xs = _st.reshape(x, (k, n))
+    init = _st.broadcast_in_dim(_ew._as_operand(ident), (k,), ())
+    return _st.reshape(_lex_fold(xs, None, init, is_max), tuple(shape[d] for d in keep))
+
+
+def _lex_extreme(x, axes, is_max):
+    """Without NaNs the order is total and the fold's answer is the extreme real part, then the extreme
+    imaginary part among the elements that have it (up to the sign of a zero in a tie)."""
+    shape = x.aval.shape
+    keep = [d for d in range(len(shape)) if d not in axes]
+    red = _red.reduce_max if is_max else _red.reduce_min
+    re, im = _ew.real(x), _ew.imag(x)
+    best = red(re, axes)
+    back = _st.broadcast_in_dim(best, shape, tuple(keep))
+    fill = _st.broadcast_in_dim(_ew._as_operand(np.array(-np.inf if is_max else np.inf, re.aval.dtype)), shape, ())
+    return _ew.complex(best, red(_ew.select(_ew.eq(re, back), im, fill), axes))
+
+
+def _complex_reduce(x, axes, is_max):
+    # The windowed fold reads the operand 32 times over (strided): taken only when a NaN is present.
+    nan = _red.reduce_or(_ew.bitwise_or(_ew.ne(_ew.real(x), _ew.real(x)), _ew.ne(_ew.imag(x), _ew.imag(x))),
+                         tuple(range(len(x.aval.shape))))
+    return _cond(nan, lambda a: _xla_complex_reduce(a, axes, is_max), lambda a: _lex_extreme(a, axes, is_max), x)
+
+
+_complex_reduce_cache = {}
+
+
+def _complex_reduce_inline(is_max):
+    def inline(eqn):
+        x, = eqn.invars
+        if x.aval.dtype.kind != "c" or 0 in x.aval.shape:
+            return None
+        axes = tuple(sorted(int(a) for a in eqn.params["axes"]))
+        if not axes:
+            return None
+        key = (x.aval.shape, x.aval.dtype, axes, is_max)
+        jaxpr = _complex_reduce_cache.get(key)
+        if jaxpr is None:
+            jaxpr = _complex_reduce_cache[key] = trace_to_jaxpr(
+                lambda a: [_complex_reduce(a, axes, is_max)], [x.aval]).jaxpr
+        return jaxpr, eqn.invars
+    return inline
+
+
+def _install_complex_reduce():
+    for p, is_max in ((_red.reduce_max_p, True), (_red.reduce_min_p, False)):
+        assert getattr(p, "inline_jaxpr", None) is None, p
+        p.inline_jaxpr = staticmethod(_complex_reduce_inline(is_max))
+
+
+_install_complex_reduce()

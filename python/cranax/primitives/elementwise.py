@@ -281,9 +281,9 @@ pow_p.inline_jaxpr = staticmethod(_pow_inline)
 def _libm_twin(p, wire_name):
     """A primitive that prints, checks, differentiates and batches as ``p`` (its rules are registered beside
     ``p``'s below) but lowers to the core op ``wire_name``: float32 through the C library's function, per
-    element, as XLA:CPU calls it. The samplers whose draws must be JAX's bits bind it (``random.cauchy``'s
-    tan; gamma's boost, weibull_min's and generalized_normal's pow); ``p`` itself gets the vectorized
-    function of the backend (a few ulp from the C library's, 30x faster for tan)."""
+    element, as XLA:CPU calls it. The samplers whose draws must be JAX's bits bind it (gamma's boost,
+    weibull_min's and generalized_normal's pow). (``tan`` needs none: its vectorized function has ``tanf``'s
+    bits, so ``random.cauchy`` binds ``tan`` itself.)"""
     t = standard_primitive(p.name, p.abstract_eval, elementwise=True)
     t.wire_name = wire_name
     t.broadcasts_size1 = getattr(p, "broadcasts_size1", False)
@@ -292,7 +292,6 @@ def _libm_twin(p, wire_name):
     return t
 
 
-tan_libm_p = _libm_twin(tan_p, "tan_libm")
 pow_libm_p = _libm_twin(pow_p, "pow_libm")
 atan2_p = binop("atan2", _FLOAT)
 nextafter_p = binop("nextafter", _FLOAT)
@@ -634,10 +633,9 @@ rem = _nary(rem_p)
 max = _nary(max_p)
 min = _nary(min_p)
 pow = _nary(pow_p)
-# (internal: the samplers' C-library tan and pow, see ``_libm_twin``)
-tan_libm = _nary(tan_libm_p)
 # (internal: the samplers' fused multiply-add, operands of one float32/float64 dtype and shape)
 fma = _nary(fma_p)
+# (internal: the samplers' C-library pow, see ``_libm_twin``)
 pow_libm = _nary(pow_libm_p)
 atan2 = _nary(atan2_p)
 nextafter = _nary(nextafter_p)
@@ -825,7 +823,7 @@ def div_floor_int(x, y):
 # batched and unbatched operands to one batched shape (concrete scalars stay literals).
 
 for _p in (neg_p, abs_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, sqrt_p, rsqrt_p,
-           cbrt_p, sin_p, cos_p, tan_p, tan_libm_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, ndtri_p, asin_p, acos_p, atan_p, sinh_p,
+           cbrt_p, sin_p, cos_p, tan_p, tanh_p, logistic_p, erf_p, erfc_p, erf_inv_p, ndtri_p, asin_p, acos_p, atan_p, sinh_p,
            cosh_p, asinh_p, acosh_p, atanh_p, lgamma_p, digamma_p, bessel_i0e_p, bessel_i1e_p, not_p, square_p, is_finite_p,
            population_count_p, clz_p, round_p, integer_pow_p, convert_element_type_p, bitcast_convert_type_p,
            real_p, imag_p, conj_p):
@@ -913,7 +911,6 @@ _ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_c(x, 1 / 3), integer_pow(ans, 
 _ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 _ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 _ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
-_ad.defjvp2(tan_libm_p, lambda g, ans, x: mul(g, add(_c(x, 1), integer_pow(ans, 2))))
 _ad.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(x, 1), ans)))
 _ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1), ans))))
 # (``square``, as JAX's rules print it)

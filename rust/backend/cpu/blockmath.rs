@@ -83,7 +83,9 @@ fn detect(_want: &str) -> Option<Isa> {
 /// was only 7% faster: a branch and `powf` calls inside the vector loop (a third of the vectors at random,
 /// each call spilling the vector registers) and twice the operations (fdlibm's log, a 13-term exp,
 /// constants rebroadcast after each call).
-pub const BINARY: [MathFn; 1] = [MathFn::Pow];
+///
+/// float32 `atan2` runs `math_f32::atan2` (the inline code's steps: `atan2f`'s bits) on 16 or 8 f32 lanes.
+pub const BINARY: [MathFn; 2] = [MathFn::Pow, MathFn::Atan2];
 
 /// The `powf` loop the routines are checked and timed against: `powf` with subnormal operands read as zeros
 /// of their sign, as `math::symbol_ptr`'s wrapper calls it from the inline code (the bits the routines give).
@@ -114,18 +116,19 @@ pub type BlockFn2 = unsafe extern "C" fn(*const f32, *const f32, *mut f32, u64);
 
 /// Binary `f`'s routine for this host's lanes.
 pub fn routine2(f: MathFn) -> Option<BlockFn2> {
-    if f != MathFn::Pow {
-        return None;
-    }
     #[cfg(target_arch = "x86_64")]
     {
-        match isa()? {
-            Isa::Avx512 => Some(x86::pow_entry512 as BlockFn2),
-            Isa::Avx2 => Some(x86::pow_entry256 as BlockFn2),
-        }
+        Some(match (f, isa()?) {
+            (MathFn::Pow, Isa::Avx512) => x86::pow_entry512 as BlockFn2,
+            (MathFn::Pow, Isa::Avx2) => x86::pow_entry256 as BlockFn2,
+            (MathFn::Atan2, Isa::Avx512) => x86::atan2_entry512 as BlockFn2,
+            (MathFn::Atan2, Isa::Avx2) => x86::atan2_entry256 as BlockFn2,
+            _ => return None,
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
+        let _ = f;
         None
     }
 }
@@ -1360,6 +1363,73 @@ mod x86 {
         unsafe { block256::<F>(src, dst, n) }
     }
 
+    /// float32 `atan2(a[i], b[i])` on 16 lanes: `math_f32::atan2`, the inline code's steps (`atan2f`'s bits).
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn atan2_512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx512;
+        let mut i = 0;
+        // (`dst` may be `a` or `b`: each vector is loaded before its lanes are stored.)
+        while i + 16 <= n {
+            // SAFETY: 16 elements from i are inside all three arrays.
+            unsafe {
+                let y = _mm512_loadu_ps(a.add(i));
+                let x = _mm512_loadu_ps(b.add(i));
+                _mm512_storeu_ps(dst.add(i), m::atan2(&mut l, y, x));
+            }
+            i += 16;
+        }
+        if i < n {
+            // Masked lanes neither load nor store (no fault past the end).
+            let k: __mmask16 = ((1u32 << (n - i)) - 1) as u16;
+            // SAFETY: the masked lanes are inside the arrays.
+            unsafe {
+                let y = _mm512_maskz_loadu_ps(k, a.add(i));
+                let x = _mm512_maskz_loadu_ps(k, b.add(i));
+                _mm512_mask_storeu_ps(dst.add(i), k, m::atan2(&mut l, y, x));
+            }
+        }
+    }
+
+    /// `atan2_512` on 8 lanes.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn atan2_256(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        let n = n as usize;
+        let mut l = Avx2;
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: 8 elements from i are inside all three arrays.
+            unsafe {
+                let y = _mm256_loadu_ps(a.add(i));
+                let x = _mm256_loadu_ps(b.add(i));
+                _mm256_storeu_ps(dst.add(i), m::atan2(&mut l, y, x));
+            }
+            i += 8;
+        }
+        if i < n {
+            let rem = n - i;
+            let (mut ys, mut xs) = ([1f32; 8], [1f32; 8]);
+            // SAFETY: `rem < 8` elements from i are inside the arrays and the stack copies.
+            unsafe {
+                std::ptr::copy_nonoverlapping(a.add(i), ys.as_mut_ptr(), rem);
+                std::ptr::copy_nonoverlapping(b.add(i), xs.as_mut_ptr(), rem);
+                let r = m::atan2(&mut l, _mm256_loadu_ps(ys.as_ptr()), _mm256_loadu_ps(xs.as_ptr()));
+                _mm256_storeu_ps(ys.as_mut_ptr(), r);
+                std::ptr::copy_nonoverlapping(ys.as_ptr(), dst.add(i), rem);
+            }
+        }
+    }
+
+    pub unsafe extern "C" fn atan2_entry512(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
+        unsafe { atan2_512(a, b, dst, n) }
+    }
+
+    pub unsafe extern "C" fn atan2_entry256(a: *const f32, b: *const f32, dst: *mut f32, n: u64) {
+        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
+        unsafe { atan2_256(a, b, dst, n) }
+    }
+
     #[target_feature(enable = "avx512f")]
     unsafe fn stream512_impl(src: *const f32, dst: *mut f32, n: usize) {
         if !(dst as usize).is_multiple_of(4) {
@@ -1565,6 +1635,61 @@ mod tests {
     }
 
     /// The host's pow routines (each lane width it has), named.
+    /// atan2's routines give the inline code's bits (its scalar routine, `mathlib`) on the pairs of every
+    /// special value and on mixed inputs, at every length up to 40 and in place.
+    #[test]
+    fn atan2_block_routines_match_inline_code_bit_for_bit() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if !crate::backend::cpu::vmath::host_fma() {
+                return;
+            }
+            let xs = inputs();
+            let special = [0.0f32, -0.0, 1.0, -1.0, 0.5, -2.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-45,
+                -1e-45, 1.1754942e-38, 1.1754944e-38, 1e30, -1e30, 1e-30, 3.0e38, -3.0e38, 2.5e-20, 4e19];
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for &x in &special {
+                for &y in &special {
+                    a.push(x);
+                    b.push(y);
+                }
+            }
+            for i in 0..xs.len() {
+                a.push(xs[i]);
+                b.push(xs[(i * 7919 + 13) % xs.len()]);
+            }
+            let p = crate::backend::cpu::mathlib::routine(MathFn::Atan2, false).expect("inline routine");
+            // SAFETY: `routine(Atan2, false)` is an `(f32, f32) -> f32` function in the host's C calling convention.
+            let lane: extern "C" fn(f32, f32) -> f32 = unsafe { std::mem::transmute(p) };
+            let mut routines: Vec<(&str, BlockFn2)> = Vec::new();
+            if std::is_x86_feature_detected!("avx512f") {
+                routines.push(("avx512", x86::atan2_entry512));
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                routines.push(("avx2", x86::atan2_entry256));
+            }
+            for (name, r) in routines {
+                let mut got = vec![0f32; a.len()];
+                // SAFETY: the three arrays hold a.len() elements.
+                unsafe { r(a.as_ptr(), b.as_ptr(), got.as_mut_ptr(), a.len() as u64) };
+                // (bits, NaNs as one NaN: which operand's payload x + y keeps is the instruction encoding's)
+                let key = |v: f32| if v.is_nan() { u32::MAX } else { v.to_bits() };
+                for i in 0..a.len() {
+                    let w = lane(a[i], b[i]);
+                    assert_eq!(key(got[i]), key(w), "{name} atan2({:e}, {:e}) = {:e}, inline {w:e}", a[i], b[i], got[i]);
+                }
+                for n in 0..=40usize {
+                    let mut dst: Vec<f32> = a[400..400 + n].to_vec();
+                    // SAFETY: in place over n elements.
+                    unsafe { r(dst.as_ptr(), b[400..].as_ptr(), dst.as_mut_ptr(), n as u64) };
+                    for i in 0..n {
+                        assert_eq!(key(dst[i]), key(lane(a[400 + i], b[400 + i])), "{name} length {n} element {i}");
+                    }
+                }
+            }
+        }
+    }
+
     fn pow_routines() -> Vec<(&'static str, BlockFn2)> {
         let mut v: Vec<(&'static str, BlockFn2)> = Vec::new();
         #[cfg(target_arch = "x86_64")]

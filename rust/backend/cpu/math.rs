@@ -123,6 +123,24 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             }
         }};
     }
+    // float64 functions that XLA:CPU calls in the C library or expands itself take the operand's bits, as
+    // there: the kernel runs under DAZ as XLA's does, so a subnormal reads as zero in arithmetic, but paths
+    // that return x itself (sin, tan, atan, expm1 of tiny x) give the subnormal back, as JAX does.
+    macro_rules! un_bits64 {
+        ($e32:expr, $e64:expr) => {{
+            extern "C" fn g32(x: f32) -> f32 {
+                ($e32)(daz32(x))
+            }
+            extern "C" fn g64(x: f64) -> f64 {
+                ($e64)(x)
+            }
+            match dt {
+                F32 => Some(g32 as *const u8),
+                F64 => Some(g64 as *const u8),
+                _ => None,
+            }
+        }};
+    }
     // Exact operations on the bits (as XLA's): subnormal operands pass through unchanged.
     macro_rules! bin_bits {
         ($e32:expr, $e64:expr) => {{
@@ -140,27 +158,29 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         }};
     }
     match f {
-        // f64 exp, expm1, log1p, erf_inv: XLA:CPU's own sequences (JAX's bits); f64 log is libm's in both.
+        // f64 exp, expm1, log1p, erf_inv, tanh, exp2, logistic: XLA:CPU's own sequences; sinh, cosh, asinh,
+        // acosh, atanh, asin, acos: JAX's compositions of them (all `math_xla64`); sin, cos, tan, atan, atan2,
+        // cbrt, log: the C library's, as XLA calls it. So f64 results are JAX's bits.
         MathFn::Exp => un!(f32::exp, math_xla64::exp),
-        MathFn::Exp2 => un!(f32::exp2, f64::exp2),
+        MathFn::Exp2 => un_bits64!(f32::exp2, math_xla64::exp2),
         MathFn::Log => un!(f32::ln, f64::ln),
         MathFn::Log1p => un!(f32::ln_1p, math_xla64::log1p),
-        MathFn::Expm1 => un!(f32::exp_m1, math_xla64::expm1),
-        MathFn::Tanh => un!(f32::tanh, f64::tanh),
-        MathFn::Sin => un!(f32::sin, f64::sin),
-        MathFn::Cos => un!(f32::cos, f64::cos),
-        // (float32 `tan` is `vmath`'s; the samplers' `tan_libm` is the C library's, below)
-        MathFn::Tan => un!(f32::tan, f64::tan),
-        MathFn::Cbrt => un!(f32::cbrt, f64::cbrt),
-        MathFn::Asin => un!(f32::asin, f64::asin),
-        MathFn::Acos => un!(f32::acos, f64::acos),
-        MathFn::Atan => un!(f32::atan, f64::atan),
-        MathFn::Sinh => un!(f32::sinh, f64::sinh),
-        MathFn::Cosh => un!(f32::cosh, f64::cosh),
-        MathFn::Asinh => un!(|x: f32| asinh(x as f64) as f32, asinh),
-        MathFn::Acosh => un!(|x: f32| acosh(x as f64) as f32, acosh),
-        MathFn::Atanh => un!(|x: f32| atanh(x as f64) as f32, atanh),
-        MathFn::Logistic => un!(|x: f32| logistic(x as f64) as f32, logistic),
+        MathFn::Expm1 => un_bits64!(f32::exp_m1, math_xla64::expm1),
+        MathFn::Tanh => un_bits64!(f32::tanh, math_xla64::tanh),
+        MathFn::Sin => un_bits64!(f32::sin, f64::sin),
+        MathFn::Cos => un_bits64!(f32::cos, f64::cos),
+        // (float32 `tan` is `vmath`'s, the C library's tanf bits)
+        MathFn::Tan => un_bits64!(f32::tan, f64::tan),
+        MathFn::Cbrt => un_bits64!(f32::cbrt, math_xla64::cbrt),
+        MathFn::Asin => un_bits64!(f32::asin, math_xla64::asin),
+        MathFn::Acos => un_bits64!(f32::acos, math_xla64::acos),
+        MathFn::Atan => un_bits64!(f32::atan, f64::atan),
+        MathFn::Sinh => un_bits64!(f32::sinh, math_xla64::sinh),
+        MathFn::Cosh => un_bits64!(f32::cosh, math_xla64::cosh),
+        MathFn::Asinh => un_bits64!(|x: f32| asinh(x as f64) as f32, math_xla64::asinh),
+        MathFn::Acosh => un_bits64!(|x: f32| acosh(x as f64) as f32, math_xla64::acosh),
+        MathFn::Atanh => un_bits64!(|x: f32| atanh(x as f64) as f32, math_xla64::atanh),
+        MathFn::Logistic => un_bits64!(|x: f32| logistic(x as f64) as f32, math_xla64::logistic),
         MathFn::Erf => un!(|x: f32| erf(x as f64) as f32, erf),
         MathFn::ErfInv => un!(|x: f32| erf_inv(x as f64) as f32, math_xla64::erf_inv),
         MathFn::Ndtri => un!(|x: f32| ndtri(x as f64) as f32, ndtri),
@@ -169,17 +189,6 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
         // The scalar implementations of the ops lowered as calls (`MathFn::Call`); an op missing here is
         // reported as not lowered when a kernel needs it.
         MathFn::Call(op) => match op {
-            // float32: the C library's tanf with the operand's bits, as XLA calls it (its tiny-argument path
-            // returns a subnormal unchanged, which JAX gives back)
-            UnaryOp::TanLibm => match dt {
-                F32 => {
-                    extern "C" fn tan32(x: f32) -> f32 {
-                        x.tan()
-                    }
-                    Some(tan32 as *const u8)
-                }
-                _ => un!(f32::tan, f64::tan),
-            },
             UnaryOp::Erfc => un!(|x: f32| erfc(x as f64) as f32, erfc),
             UnaryOp::BesselI0e => un!(|x: f32| bessel_i0e(x as f64) as f32, bessel_i0e),
             UnaryOp::BesselI1e => un!(|x: f32| bessel_i1e(x as f64) as f32, bessel_i1e),
@@ -199,7 +208,16 @@ pub fn symbol_ptr(f: MathFn, dt: DType) -> Option<*const u8> {
             _ => None,
         },
         MathFn::Pow => bin!(f32::powf, f64::powf),
-        MathFn::Atan2 => bin!(f32::atan2, f64::atan2),
+        // f64: the C library's atan2 on the operands' bits, as XLA calls it
+        MathFn::Atan2 => match dt {
+            F64 => {
+                extern "C" fn atan2_64(y: f64, x: f64) -> f64 {
+                    y.atan2(x)
+                }
+                Some(atan2_64 as *const u8)
+            }
+            _ => bin!(f32::atan2, f64::atan2),
+        },
         // Exact on the bits (as XLA's): subnormals pass through unchanged.
         MathFn::Fmod => bin_bits!(|x: f32, y: f32| x % y, |x: f64, y: f64| x % y),
         MathFn::NextAfter => bin_bits!(next_after_f32, next_after_f64),

@@ -367,6 +367,13 @@ pub fn log1p<L: Lanes>(e: &mut L, x: L::F) -> L::F {
 /// the x³·P/Q one where x²/2 is shared by two log1p's (`atanh`: x² is the same for ±x).
 #[inline(always)]
 fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
+    log1p_with(e, x, fuse_ratio, false)
+}
+
+/// `log1p_fused`; `ordinary`: the caller has found every lane's 1 + x positive and finite, so the special-value
+/// selects (no-ops on such lanes) are skipped without testing again.
+#[inline(always)]
+fn log1p_with<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool, ordinary: bool) -> L::F {
     let x2 = e.mul(x, x);
     let p = e.poly(x, &LOG1P_P);
     let q = e.poly(x, &LOG1P_Q);
@@ -385,10 +392,14 @@ fn log1p_fused<L: Lanes>(e: &mut L, x: L::F, fuse_ratio: bool) -> L::F {
     // value is 2^-24), and with its special cases (u <= 0, inf, NaN) only where some lane has one (block routines
     // branch; the inline code selects them always): the same bits, fewer operations
     let big = cephes_logf(e, u, None);
-    let pos = e.cmpc(Cmp::Gt, u, 0.0);
-    let fin = e.cmpc(Cmp::Lt, u, f64::INFINITY);
-    let ok = e.mand(pos, fin);
-    let big = if e.all(ok) { big } else { log_specials(e, u, big, 0.0) };
+    let big = if ordinary {
+        big
+    } else {
+        let pos = e.cmpc(Cmp::Gt, u, 0.0);
+        let fin = e.cmpc(Cmp::Lt, u, f64::INFINITY);
+        let ok = e.mand(pos, fin);
+        if e.all(ok) { big } else { log_specials(e, u, big, 0.0) }
+    };
     let ax = e.abs(x);
     let m = e.cmpc(Cmp::Lt, ax, 0.4142135679721832);
     e.sel(m, small, big)
@@ -657,12 +668,16 @@ pub fn asinh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
 /// XLA:CPU's float32 atanh (JAX's composition), JAX's bits: ½(log1p(x) − log1p(−x)), NaN beyond |x| = 1.
 #[inline(always)]
 pub fn atanh<L: Lanes>(e: &mut L, x: L::F) -> L::F {
-    let a = log1p_fused(e, x, true);
+    // |x| < 1 on every lane (block routines test once per vector; the inline code never skips): 1 ± x is then
+    // positive and finite for both log1p's
+    let ax = e.abs(x);
+    let inside = e.cmpc(Cmp::Lt, ax, 1.0);
+    let ordinary = e.all(inside);
+    let a = log1p_with(e, x, true, ordinary);
     let nx = e.neg(x);
-    let b = log1p_fused(e, nx, true);
+    let b = log1p_with(e, nx, true, ordinary);
     let d = e.sub(a, b);
     let r = e.mulc(d, 0.5);
-    let ax = e.abs(x);
     let out = e.cmpc(Cmp::Gt, ax, 1.0);
     e.selc(out, f64::NAN, r)
 }

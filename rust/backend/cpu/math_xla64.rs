@@ -117,6 +117,13 @@ const SQRT2_M1: f64 = f(0x3FDA827999FCEF32);
 
 #[inline(always)]
 fn log1p_(x: f64) -> f64 {
+    log1p_with(x, false)
+}
+
+/// `shared_half`: the caller computes log1p(x) and log1p(−x) together (atanh), where x²·(−½) has two uses,
+/// so LLVM leaves that product alone and fuses x³·(P/Q) into the sum instead.
+#[inline(always)]
+fn log1p_with(x: f64, shared_half: bool) -> f64 {
     let large = (x + 1.0).ln();
     let x2 = x * x;
     // XLA's polynomial starts from 0·x + c0 (not contracted: the product has other uses)
@@ -127,7 +134,11 @@ fn log1p_(x: f64) -> f64 {
         num = num.mul_add(x, LOG1P_NUM[i]);
         den = den.mul_add(x, LOG1P_DEN[i]);
     }
-    let small = x + x2.mul_add(-0.5, (x * x2) * (num / den));
+    let small = if shared_half {
+        x + (x * x2).mul_add(num / den, x2 * -0.5)
+    } else {
+        x + x2.mul_add(-0.5, (x * x2) * (num / den))
+    };
     if x.abs() < SQRT2_M1 { small } else { large }
 }
 
@@ -176,6 +187,92 @@ fn erf_inv_(x: f64) -> f64 {
     if x.abs() == 1.0 { x * f64::INFINITY } else { p * x }
 }
 
+/// Eigen's rational tanh as XLA:CPU expands f64 `tanh`: the operand clamped to ±TANH_CLAMP, t·P(t²)/Q(t²),
+/// ±1 from |x| ≥ 20 (the same steps `expm1_` applies to x/2).
+#[inline(always)]
+fn tanh_(x: f64) -> f64 {
+    let t = if x < -TANH_CLAMP { -TANH_CLAMP } else { x };
+    let t = if t > TANH_CLAMP { TANH_CLAMP } else { t };
+    let t2 = t * t;
+    let th = t * horner1(&TANH_N, t2) / horner1(&TANH_D, t2);
+    if x.abs() >= 20.0 { 1.0f64.copysign(x) } else { th }
+}
+
+// The rest are JAX's HLO compositions of the functions above (its lowering rules for sinh, cosh, asinh, acosh,
+// atanh, exp2, logistic, asin, acos), operation for operation; XLA:CPU contracts none of their products into
+// fmas (each product feeds a division, a square root, a select or has other uses).
+const LN2: f64 = f(0x3FE62E42FEFA39EF);
+
+/// select(|x| < 1, (e + e/(e + 1))/2 with e = expm1(x), exp(x − ln 2) − exp(−ln 2 − x)).
+#[inline(always)]
+fn sinh_(x: f64) -> f64 {
+    let e = expm1_(x);
+    let small = (e + e / (e + 1.0)) * 0.5;
+    let large = exp_(x + -LN2) - exp_(-LN2 - x);
+    if x.abs() < 1.0 { small } else { large }
+}
+
+/// exp(x − ln 2) + exp(−ln 2 − x).
+#[inline(always)]
+fn cosh_(x: f64) -> f64 {
+    exp_(x + -LN2) + exp_(-LN2 - x)
+}
+
+/// sign(x)·select(|x| ≥ √max, log|x| + ln 2, log1p(|x| + x²/(√(x² + 1) + 1))).
+#[inline(always)]
+fn asinh_(x: f64) -> f64 {
+    let a = x.abs();
+    let x2 = x * x;
+    let r = if a >= f(0x5FEFFFFFFFFFFFFF) {
+        a.ln() + LN2
+    } else {
+        log1p_(a + x2 / ((x2 + 1.0).sqrt() + 1.0))
+    };
+    // sign(x): ±1, ±0 for zeros, NaN for NaN
+    let s = if x == 0.0 || x.is_nan() { x } else { 1.0f64.copysign(x) };
+    s * r
+}
+
+/// select(x ≥ max/2, log x + ln 2, log1p(√(x − 1)·(√(x + 1) + √(x − 1)))).
+#[inline(always)]
+fn acosh_(x: f64) -> f64 {
+    let sm = (x + -1.0).sqrt();
+    let small = log1p_(sm * ((x + 1.0).sqrt() + sm));
+    if x >= f(0x7FDFFFFFFFFFFFFF) { x.ln() + LN2 } else { small }
+}
+
+/// select(|x| > 1, NaN, (log1p(x) − log1p(−x))/2).
+#[inline(always)]
+fn atanh_(x: f64) -> f64 {
+    let r = (log1p_with(x, true) - log1p_with(-x, true)) * 0.5;
+    if x.abs() > 1.0 { f64::NAN } else { r }
+}
+
+/// exp(x·ln 2).
+#[inline(always)]
+fn exp2_(x: f64) -> f64 {
+    exp_(x * LN2)
+}
+
+/// 1/(exp(−x) + 1).
+#[inline(always)]
+fn logistic_(x: f64) -> f64 {
+    1.0 / (exp_(-x) + 1.0)
+}
+
+/// 2·atan2(x, 1 + √((1 − x)(1 + x))) with the C library's atan2, which XLA:CPU calls.
+#[inline(always)]
+fn asin_(x: f64) -> f64 {
+    let a = x.atan2(((1.0 - x) * (x + 1.0)).sqrt() + 1.0);
+    a + a
+}
+
+/// atan2(√((1 − x)(1 + x)), x) with the C library's atan2.
+#[inline(always)]
+fn acos_(x: f64) -> f64 {
+    ((1.0 - x) * (x + 1.0)).sqrt().atan2(x)
+}
+
 // The public entry points: on hosts with FMA each is compiled with the instruction enabled (`mul_add` is
 // then one vfmadd, else a libm call, slower but the same bits).
 macro_rules! entry {
@@ -197,7 +294,36 @@ macro_rules! entry {
     )*};
 }
 
-entry!(exp => exp_, expm1 => expm1_, log1p => log1p_, erf_inv => erf_inv_);
+entry!(exp => exp_, expm1 => expm1_, log1p => log1p_, erf_inv => erf_inv_, tanh => tanh_, sinh => sinh_,
+       cosh => cosh_, asinh => asinh_, acosh => acosh_, atanh => atanh_, exp2 => exp2_, logistic => logistic_,
+       asin => asin_, acos => acos_);
+
+/// The C library's `cbrt`, which XLA:CPU calls for f64 (glibc's here). Looked up in `libm.so.6` at run time:
+/// a plain `extern "C"` declaration binds to the Rust toolchain's own `cbrt` (a port of musl's, whose last
+/// bit differs from glibc's on about half of all operands). Elsewhere, or if the lookup fails, `f64::cbrt`.
+pub fn cbrt(x: f64) -> f64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::sync::OnceLock;
+        static CBRT: OnceLock<Option<extern "C" fn(f64) -> f64>> = OnceLock::new();
+        let f = CBRT.get_or_init(|| {
+            // SAFETY: dlopen/dlsym with NUL-terminated names; the symbol, if found, is glibc's
+            // `double cbrt(double)`, a pure function, and libm stays loaded (cranax links it).
+            unsafe {
+                let h = libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOW);
+                if h.is_null() {
+                    return None;
+                }
+                let p = libc::dlsym(h, c"cbrt".as_ptr());
+                if p.is_null() { None } else { Some(std::mem::transmute::<*mut libc::c_void, extern "C" fn(f64) -> f64>(p)) }
+            }
+        });
+        if let Some(f) = f {
+            return f(x);
+        }
+    }
+    x.cbrt()
+}
 
 /// 1/√x as XLA:CPU computes f64 `rsqrt` on AVX-512 hosts: the hardware estimate `vrsqrt14sd` (its result is
 /// specified bit for bit by Intel), refined by two Newton steps y ← y + (−y/2)·(x·y·y − 1) with fmas, for

@@ -91,8 +91,8 @@ pub fn host_fma() -> bool {
 /// `powf` per lane, and cranax calls the same (`math::symbol_ptr`; in strips, `blockmath`'s routines give
 /// its bits), so `jnp.power` gives JAX's bits (recorded JAX values depend on them: `jnp.linalg.norm(x, 3)`);
 /// the f32-lane `math_f32::pow` below (1.27 ulp, 3x faster) is not wired for that reason. XLA calls `tanf` for `tan` too:
-/// cranax's `tan` is the vector one with `tanf`'s bits; the samplers (`random.cauchy`) bind `tan_libm`, which calls
-/// `tanf` itself (`pow_libm` likewise calls `powf`, whatever `pow` becomes).
+/// cranax's `tan` is the vector one with `tanf`'s bits (`random.cauchy` binds it); the samplers' `pow_libm` calls
+/// `powf` itself, whatever `pow` becomes.
 pub fn supports(f: MathFn, dt: DType) -> bool {
     use MathFn::*;
     dt == DType::F32

@@ -259,7 +259,7 @@ impl Helper {
             U::Logistic => Helper::Logistic,
             U::Sin => Helper::Sin,
             U::Cos => Helper::Cos,
-            U::Tan | U::TanLibm => Helper::Tan,
+            U::Tan => Helper::Tan,
             U::Erf => Helper::Erf,
             U::ErfInv => Helper::ErfInv,
             U::Ndtri => Helper::Ndtri,
