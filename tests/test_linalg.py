@@ -165,6 +165,34 @@ def test_matmul_and_dot(shapes, mode):
     _close(_run(mode, jnp.dot, a, b), np.dot(a, b))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k", [(1037, 1029), (3000, 700), (20, 40000)])
+def test_large_matrix_vector_products(m, k, dtype, x64):
+    """Matrix-vector products big enough to be split between threads by output rows (columns): float64
+    NumPy oracle; each row of ``A @ x`` has the same bits in a product of other rows around it (the split
+    runs the same dot product per output); a strided (transposed) matrix and a batch of one take the same path."""
+    a, x = _rand((m, k), dtype, 11), _rand((k,), dtype, 12)
+    y = _rand((m,), dtype, 13)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    want = a.astype(np.float64) @ x.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(x).astype(np.float64)
+    f = jax.jit(lambda p, q: p @ q)
+    got = np.asarray(f(a, x))
+    assert got.dtype == np.dtype(dtype)
+    assert np.all(np.abs(got - want) <= tol * scale)
+    if m >= 544:   # 272-row blocks (over gemm's 256-output horizontal kernels) give the same rows' bits
+        for lo in (0, 16, m // 2 - 7, m - 272):
+            assert np.array_equal(np.asarray(f(np.ascontiguousarray(a[lo:lo + 272]), x)), got[lo:lo + 272]), lo
+    want_t = y.astype(np.float64) @ a.astype(np.float64)
+    got_t = np.asarray(f(y, a))
+    assert np.all(np.abs(got_t - want_t) <= tol * (np.abs(y).astype(np.float64) @ np.abs(a).astype(np.float64)))
+    at = np.ascontiguousarray(a.T)   # (k, m): `at.T @ x` reads it column by column
+    got_s = np.asarray(jax.jit(lambda p, q: p.T @ q)(at, x))
+    assert np.all(np.abs(got_s - want) <= tol * scale)
+    got_b = np.asarray(jax.jit(lambda p, q: jnp.einsum("bmk,bk->bm", p, q))(a[None], x[None]))
+    assert np.all(np.abs(got_b[0] - want) <= tol * scale)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_vdot_inner_outer_tensordot(mode):
     a, b = _rand((3, 4), seed=5), _rand((3, 4), seed=6)
