@@ -33,6 +33,13 @@ pub struct Counted {
     after: Block,
 }
 
+/// A fresh variable of type `ty` holding `v`.
+pub fn var_with(b: &mut FunctionBuilder, ty: Type, v: Value) -> Variable {
+    let x = b.declare_var(ty);
+    b.def_var(x, v);
+    x
+}
+
 /// `for v in 0..n` (the test before each iteration): leaves the builder in the body.
 pub fn counted_begin(b: &mut FunctionBuilder, n: i64) -> Counted {
     let v = b.declare_var(types::I64);

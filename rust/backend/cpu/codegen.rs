@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::ir::{DType, ReduceOp};
 use crate::plan::{KOp, Kernel, OutputKind};
 
-use super::clif::{cl_type, counted_begin, counted_end, iconst, repeat_begin, repeat_end};
+use super::clif::{cl_type, counted_begin, counted_end, iconst, repeat_begin, repeat_end, var_with};
 use super::kfacts::{Fact, Facts};
 use super::loop_plan::{axes, choose_mode, live_from, outer_len, sum_order, to_i64, ynn_chunk, Axis, Mode, StripPlan, SumOrder};
 use super::math_fn::{Imports, MathFn};
@@ -1039,11 +1039,7 @@ impl Gen<'_> {
             outs.iter()
                 .map(|_| {
                     (0..nv)
-                        .map(|_| {
-                            let v = b.declare_var(vty);
-                            b.def_var(v, zero);
-                            v
-                        })
+                        .map(|_| var_with(b, vty, zero))
                         .collect()
                 })
                 .collect()
@@ -1212,18 +1208,9 @@ impl Gen<'_> {
 
     /// One block of 4 lane-vectors (4n elements) into `acc0`.
     fn ynn_block(&mut self, b: &mut FunctionBuilder, outs: &[usize], st: &YnnAccs) -> Result<()> {
-        let locals: Vec<Vec<Variable>> = outs
-            .iter()
-            .map(|_| {
-                (0..st.nv)
-                    .map(|_| {
-                        let v = b.declare_var(b.func.dfg.value_type(st.zero));
-                        b.def_var(v, st.zero);
-                        v
-                    })
-                    .collect()
-            })
-            .collect();
+        let ty = b.func.dfg.value_type(st.zero);
+        let locals: Vec<Vec<Variable>> =
+            outs.iter().map(|_| (0..st.nv).map(|_| var_with(b, ty, st.zero)).collect()).collect();
         if st.vw > 1 {
             // One body of 4 nv vectors: vector u adds into local[u mod nv], in u order, so each local lane
             // gets ((c0 + c1) + c2) + c3 (one cursor move per block).
@@ -1274,24 +1261,13 @@ impl Gen<'_> {
             cnt = w;
         }
         let zs = super::clif::fconst(b, dt, if prod { 1.0 } else { 0.0 });
-        let accs: Vec<Vec<Variable>> = (0..=pads.len())
-            .map(|_| {
-                outs.iter()
-                    .map(|_| {
-                        let v = b.declare_var(cl_type(dt));
-                        b.def_var(v, zs);
-                        v
-                    })
-                    .collect()
-            })
-            .collect();
+        let accs: Vec<Vec<Variable>> =
+            (0..=pads.len()).map(|_| outs.iter().map(|_| var_with(b, cl_type(dt), zs)).collect()).collect();
         let pos: Vec<Variable> = pads
             .iter()
             .map(|&p| {
-                let v = b.declare_var(types::I64);
                 let c = iconst(b, types::I64, p as i64);
-                b.def_var(v, c);
-                v
+                var_with(b, types::I64, c)
             })
             .collect();
         let saved = self.acc.clone();
@@ -1323,17 +1299,8 @@ impl Gen<'_> {
         if groups > 0 {
             rest_at = first + groups * XLA_GROUP * 32;
             let gl = counted_begin(b, groups as i64);
-            let wins: Vec<Vec<Variable>> = (0..XLA_GROUP)
-                .map(|_| {
-                    outs.iter()
-                        .map(|_| {
-                            let v = b.declare_var(cl_type(dt));
-                            b.def_var(v, zs);
-                            v
-                        })
-                        .collect()
-                })
-                .collect();
+            let wins: Vec<Vec<Variable>> =
+                (0..XLA_GROUP).map(|_| outs.iter().map(|_| var_with(b, cl_type(dt), zs)).collect()).collect();
             let tl = repeat_begin(b);
             for (w, win) in wins.iter().enumerate() {
                 for (j, &o) in outs.iter().enumerate() {
@@ -1392,11 +1359,7 @@ impl Gen<'_> {
         let (geo, rows) = super::loop_plan::xla_grid(&ns)
             .ok_or_else(|| Error::Codegen(format!("kernel {}: no XLA window grid for {ns:?}", k.name)))?;
         let zs = super::clif::fconst(b, dt, 0.0);
-        let var = |b: &mut FunctionBuilder| {
-            let v = b.declare_var(cl_type(dt));
-            b.def_var(v, zs);
-            v
-        };
+        let var = |b: &mut FunctionBuilder| var_with(b, cl_type(dt), zs);
         // one sum per lane (row of windows) and output
         let nl = rows.unwrap_or(1) as usize;
         let lanes: Vec<Vec<Variable>> = (0..nl).map(|_| outs.iter().map(|_| var(b)).collect()).collect();
@@ -1494,11 +1457,7 @@ impl Gen<'_> {
         let vaccs: Vec<Vec<Variable>> = (0..blocks)
             .map(|_| {
                 (0..nout)
-                    .map(|_| {
-                        let v = b.declare_var(simd::vtype(dt, l));
-                        b.def_var(v, ones);
-                        v
-                    })
+                    .map(|_| var_with(b, simd::vtype(dt, l), ones))
                     .collect()
             })
             .collect();
@@ -1950,11 +1909,7 @@ impl Gen<'_> {
 /// A reduction output whose accumulator was not set up: a plan the validator should have refused.
 /// The scalar accumulator lane `slot` of a summed row's tail, declared (as zero `zs`) on its first use.
 fn scalar_lane(b: &mut FunctionBuilder, slot: &mut Option<Variable>, dt: DType, zs: Value) -> Variable {
-    *slot.get_or_insert_with(|| {
-        let v = b.declare_var(cl_type(dt));
-        b.def_var(v, zs);
-        v
-    })
+    *slot.get_or_insert_with(|| var_with(b, cl_type(dt), zs))
 }
 
 fn no_acc(o: usize) -> Error {
@@ -1979,11 +1934,7 @@ fn ynn_slots(b: &mut FunctionBuilder, slots: &[Value], m: u64, dt: DType) -> Vec
             .iter()
             .map(|_| {
                 (0..n)
-                    .map(|_| {
-                        let v = b.declare_var(ty);
-                        b.def_var(v, zero);
-                        v
-                    })
+                    .map(|_| var_with(b, ty, zero))
                     .collect()
             })
             .collect()
