@@ -65,6 +65,23 @@ def text_cases(jax, jnp, lax):
     r["saved_recursive8"] = lambda: saved(recursive([jnp.sin] * 8), 3.0)
     r["saved_recursive16"] = lambda: saved(recursive([jnp.sin] * 16), 3.0)
 
+    # gradient-checkpointing (cell 21): a checkpointed function's trace is cached by the function and its
+    # signature, also across checkpoints of it with other policies (JAX's remat trace cache), so rebinding a
+    # global it calls is not seen: the named value made by the new definition is not there to save
+    def stale_trace():
+        impl = {}
+
+        def loss(x):
+            return jnp.sum(impl["f"](x) ** 2)
+        impl["f"] = jnp.sin
+        cp = jax.checkpoint_policies
+        first = saved(jax.checkpoint(loss, policy=cp.dots_with_no_batch_dims_saveable), jnp.ones(4))
+        impl["f"] = lambda x: jax.ad_checkpoint.checkpoint_name(jnp.cos(jnp.sin(x)), "a")
+        fresh = saved(loss, jnp.ones(4))
+        stale = saved(jax.checkpoint(loss, policy=cp.save_any_names_but_these("b")), jnp.ones(4))
+        return first, fresh, stale, jax.grad(jax.checkpoint(loss))(jnp.ones(4)), jax.grad(loss)(jnp.ones(4))
+    r["saved_stale_trace"] = stale_trace
+
     # new_docs/301/remat: the remat3 switch (cranax keeps remat2's rules; the wrapper names arguments args[i])
     def remat3(f, *args, **kw):
         jax.config.update("jax_remat3", True)
@@ -311,6 +328,7 @@ JAX_OUT = {
     'grad_recursive16_vmap': '[0.04500621184706688, -0.8578497171401978] float32 weak=False',
     'saved_recursive8': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
     'saved_recursive16': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
+    'saved_stale_trace': "(['f32[4] from the argument x'], ['f32[4] output of cos', 'f32[4] output of sin', 'f32[4] output of mul'], ['f32[4] from the argument x'], [0.9092973470687866, 0.9092973470687866, 0.9092973470687866, 0.9092973470687866] float32 weak=False, [-0.5369082689285278, -0.5369082689285278, -0.5369082689285278, -0.5369082689285278] float32 weak=False)",
     'remat3_names': '[\'f32[3,3] from the argument args[0]\', \'f32[3] from the argument args[1]\', "f32[3] named \'a\'"]',
     'remat3_grad': '[-8.123308181762695, -8.123308181762695, -8.123308181762695] float32 weak=False',
     'remat3_offload_policy': "['f32[4] from the argument args[0]']",
