@@ -669,3 +669,91 @@ def test_device_put_with_a_partition_spec_under_set_mesh():
     ns = "NamedSharding(mesh=Mesh('i': 4, axis_types=(Explicit,)), spec=P({}), memory_kind=device)"
     assert out == ["Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put",
                    ns.format("'i',"), ns.format(""), ns.format("'i',"), "[[2. 3.]]"]
+
+
+_SHARDED_TYPES_PROG = '''
+import os
+os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'
+import cranax as jax, cranax.numpy as jnp
+T = jax.typeof
+print(T(jnp.ones((2, 3))).sharding)
+jax.set_mesh(jax.make_mesh((4,), ('i',)))
+r = jax.device_put(jnp.arange(24., dtype='float32').reshape(8, 3), jax.P('i'))
+c = jax.device_put(jnp.arange(24., dtype='float32').reshape(3, 8), jax.P(None, 'i'))
+z = jax.device_put(jnp.zeros(8, 'float32'), jax.P('i'))
+print(T(r), repr(T(r)), T(r).sharding.spec, r.sharding.spec)
+print(T(jnp.ones((2, 3))).sharding.spec, T(jnp.ones((2, 3))).sharding.mesh.axis_names)
+cases = [
+    ("add", lambda: r + jnp.ones((8, 3))), ("scalar", lambda: r * 2), ("T", lambda: r.T),
+    ("T+c", lambda: r.T + c), ("max-1", lambda: jnp.max(r, axis=-1)), ("max0", lambda: jnp.max(r, axis=0)),
+    ("sum", lambda: jnp.sum(r ** 2)), ("bcast", lambda: jnp.max(r, axis=-1)[..., None]),
+    ("div", lambda: r / jnp.max(jnp.abs(r), axis=-1)[..., None]),
+    ("round", lambda: jnp.round(r).astype(jnp.int8)), ("r@w", lambda: r @ jnp.ones((3, 4))),
+    ("x@c", lambda: jnp.ones((2, 3)) @ c), ("c*v", lambda: c * jnp.ones(8)), ("reshape", lambda: r.reshape(8, 3, 1)),
+    ("outer", lambda: jnp.outer(z, jnp.ones(5))), ("sin", lambda: jnp.sin(z)),
+    ("out_sharding", lambda: jnp.matmul(jnp.ones((8, 4)), jnp.ones((4, 3)), out_sharding=T(r).sharding)),
+    ("grad", lambda: jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2))(r)),
+    ("jit", lambda: jax.jit(lambda x: x * 2 + 1)(r)),
+]
+for name, f in cases:
+    y = f()
+    split = any(p is not None for p in T(y).sharding.spec)
+    print(name, T(y), y.sharding.spec if split else "", round(float(jnp.sum(y)), 4))
+print(jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) ** 2, axis=1))(r))
+print(jax.jit(lambda x: (x * 2).T).trace(r).jaxpr)
+try:
+    jax.jit(lambda x: x @ x.T)(r)
+except Exception as e:
+    print(type(e).__name__, e)
+'''
+
+
+def test_sharding_in_types():
+    """hijax-types (JAX 0.10.2's explicit sharding): arrays split over an Explicit mesh axis carry it in their
+    type (``float32[8@i,3]``), results get it by JAX's sharding rules (elementwise, reductions, broadcasts,
+    transposes, reshapes, products and their ``out_sharding``, grad, jit), jaxprs print it, and a product
+    that would split two dimensions over one axis is JAX's ShardingTypeError. Lines recorded from JAX 0.10.2
+    (8 CPU devices)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("CRANAX_PLATFORMS", None)
+    env.pop("XLA_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", _SHARDED_TYPES_PROG], env=env, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == [
+        "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))",
+        "float32[8@i,3] ShapedArray(float32[8@i,3]) P('i', None) P('i',)",
+        "P(None, None) ('i',)",
+        "add float32[8@i,3] P('i', None) 300.0",
+        "scalar float32[8@i,3] P('i', None) 552.0",
+        "T float32[3,8@i] P(None, 'i') 276.0",
+        "T+c float32[3,8@i] P(None, 'i') 552.0",
+        "max-1 float32[8@i] P('i',) 100.0",
+        "max0 float32[3]  66.0",
+        "sum float32[]  4324.0",
+        "bcast float32[8@i,1] P('i', None) 100.0",
+        "div float32[8@i,3] P('i', None) 20.5811",
+        "round int8[8@i,3] P('i', None) 276.0",
+        "r@w float32[8@i,4] P('i', None) 1104.0",
+        "x@c float32[2,8@i] P(None, 'i') 552.0",
+        "c*v float32[3,8@i] P(None, 'i') 276.0",
+        "reshape float32[8@i,3,1] P('i', None, None) 276.0",
+        "outer float32[8@i,5] P('i', None) 0.0",
+        "sin float32[8@i] P('i',) 0.0",
+        "out_sharding float32[8@i,3] P('i', None) 96.0",
+        "grad float32[8@i,3] P('i', None) 0.9107",
+        "jit float32[8@i,3] P('i', None) 576.0",
+        "{ lambda ; a:f32[8@i,3]. let",
+        "    b:f32[8@i,3] = sin a",
+        "    c:f32[8@i,3] = integer_pow[y=2] b",
+        "    d:f32[8@i] = reduce_sum[axes=(1,) out_sharding=None] c",
+        "  in (d,) }",
+        "{ lambda ; a:f32[8@i,3]. let",
+        "    b:f32[8@i,3] = mul a 2.0:f32[]",
+        "    c:f32[3,8@i] = transpose[permutation=(1, 0)] b",
+        "  in (c,) }",
+        "ShardingTypeError dot_general operation with inputs: f32[8@i,3], f32[3,8@i] produces an illegally "
+        "sharded result: f32[8@i,8@i]",
+    ]

@@ -130,9 +130,24 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     ``jax.lax.dot_general``."""
     lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
+    # (out_sharding: the result's sharding in types, JAX's explicit sharding; values do not depend on it)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers),
                               precision=canonicalize_precision(precision), preferred_element_type=pet,
-                              out_sharding=None)
+                              out_sharding=_out_sharding(out_sharding))
+
+
+def _out_sharding(s):
+    """A NamedSharding for ``out_sharding`` (a spec means one over ``set_mesh``'s mesh), None for none."""
+    from .. import core
+    from ..sharding import NamedSharding, PartitionSpec, get_abstract_mesh
+    if s is None:
+        return s
+    core.sharded_types_seen = True   # (primitives' avals now go through the sharding rules)
+    if hasattr(s, "mesh"):
+        return s
+    if isinstance(s, PartitionSpec):
+        return NamedSharding(get_abstract_mesh(), s)
+    raise TypeError(f"dot_general out_sharding must be a NamedSharding or a PartitionSpec, got {s!r}")
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
