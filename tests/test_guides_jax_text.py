@@ -609,19 +609,25 @@ except TypeError as e:
     print(e)
 print(isinstance(x, jax.Array), pickle.loads(pickle.dumps(type(x))) is type(x), pickle.loads(pickle.dumps(x)))
 jax.jit(lambda y: print(isinstance(y, jax.Array)))(x)
+print(jax.Array, issubclass(type(x), jax.Array), isinstance(1.0, jax.Array), isinstance(jax.random.key(0), jax.Array),
+      isinstance(jax.new_ref(x), jax.Array))
+jax.grad(lambda y: print(isinstance(y, jax.Array)) or y)(1.0)
+from jax import Array
+print(Array is jax.Array)
 '''
 
 
 def test_array_type_prints_as_jax(tmp_path):
-    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text); the class still
-    pickles by reference and isinstance holds for arrays and tracers."""
+    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text), and ``jax.Array``
+    JAX's base class; the class still pickles by reference and isinstance holds for arrays, tracers and key
+    arrays, not for refs or floats (JAX 0.10.2's answers)."""
     import subprocess
     import sys
     (tmp_path / "prog.py").write_text(_TYPE_PROG)
     out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out == ["<class 'jaxlib._jax.ArrayImpl'>", "unhashable type: 'jaxlib._jax.ArrayImpl'", "True True [0. 1. 2.]",
-                   "True"]
+                   "True", "<class 'jax.jaxlib._jax.Array'> True False True False", "True", "True"]
 
 
 def test_device_count_flag_set_after_import_with_jax_platforms():

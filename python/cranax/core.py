@@ -514,7 +514,17 @@ class Primitive:
 
 # ----------------------------------------------------------------------------------------------- tracers
 
-class AvalProperties:
+class ArrayType:
+    """The common base of everything ``isinstance(x, jax.Array)`` accepts: concrete Arrays, tracers, typed
+    key arrays, EArrays. It is ``jax.Array`` under the alias, where it takes JAX's name and prints as
+    ``<class 'jax.jaxlib._jax.Array'>``, apart from the concrete class ``type(x)`` is
+    (``jaxlib._jax.ArrayImpl``). A plain class (no metaclass): CPython checks ``isinstance`` against it in C
+    by the MRO (``cranax.Array`` takes tracers through a Python ``__instancecheck__``)."""
+
+    __slots__ = ()
+
+
+class AvalProperties(ArrayType):
     """``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``, ``len()`` read off ``self.aval``: what concrete
     Arrays and tracers share."""
 
