@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import dtypes
+from .. import core, dtypes
 from ..core import ShapedArray, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
@@ -19,6 +19,7 @@ from . import elementwise as _ew
 from . import state as _state
 from . import structural as _st
 from .precision import canonicalize_precision
+from ..sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 from .standard import standard_primitive
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -138,8 +139,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def _out_sharding(s):
     """A NamedSharding for ``out_sharding`` (a spec means one over ``set_mesh``'s mesh), None for none."""
-    from .. import core
-    from ..sharding import NamedSharding, PartitionSpec, get_abstract_mesh
     if s is None:
         return s
     core.sharded_types_seen = True   # (primitives' avals now go through the sharding rules)
