@@ -65,6 +65,36 @@ def text_cases(jax, jnp, lax):
     r["saved_recursive8"] = lambda: saved(recursive([jnp.sin] * 8), 3.0)
     r["saved_recursive16"] = lambda: saved(recursive([jnp.sin] * 16), 3.0)
 
+    # gradient-checkpointing (cell 21): a checkpointed function's trace is cached by the function and its
+    # signature, also across checkpoints of it with other policies (JAX's remat trace cache), so rebinding a
+    # global it calls is not seen: the named value made by the new definition is not there to save
+    def stale_trace():
+        impl = {}
+
+        def loss(x):
+            return jnp.sum(impl["f"](x) ** 2)
+        impl["f"] = jnp.sin
+        cp = jax.checkpoint_policies
+        first = saved(jax.checkpoint(loss, policy=cp.dots_with_no_batch_dims_saveable), jnp.ones(4))
+        impl["f"] = lambda x: jax.ad_checkpoint.checkpoint_name(jnp.cos(jnp.sin(x)), "a")
+        fresh = saved(loss, jnp.ones(4))
+        stale = saved(jax.checkpoint(loss, policy=cp.save_any_names_but_these("b")), jnp.ones(4))
+        return first, fresh, stale, jax.grad(jax.checkpoint(loss))(jnp.ones(4)), jax.grad(loss)(jnp.ones(4))
+    r["saved_stale_trace"] = stale_trace
+
+    # Writing custom interpreters (cell 13): under jit XLA regroups chained divisions, (a/b)/c as a/(b*c),
+    # a/(b/c) as (a*c)/b, (a/b)/(c/d) as (a*d)/(b*c), integer_pow[-1] being 1/x; eager ops stay as written
+    y5 = (jnp.arange(5) + 1.) / 5.
+    r["div_chain_inverse_grad"] = lambda: jax.jit(jax.vmap(jax.grad(lambda y: jnp.arctanh(jnp.log(y)))))(y5)
+    qa, qb, qc, qd = (jnp.asarray(np.random.default_rng(k).uniform(0.5, 2, 16).astype(np.float32)) for k in range(4))
+    r["div_chain_left"] = lambda: jax.jit(lambda a, b, c: (a / b) / c)(qa, qb, qc)
+    r["div_chain_right"] = lambda: jax.jit(lambda a, b, c: a / (b / c))(qa, qb, qc)
+    r["div_chain_both"] = lambda: jax.jit(lambda a, b, c, d: (a / b) / (c / d))(qa, qb, qc, qd)
+    r["div_chain_three"] = lambda: jax.jit(lambda a, b, c, d: ((a / b) / c) / d)(qa, qb, qc, qd)
+    r["div_chain_pow"] = lambda: jax.jit(lambda a, b: lax.integer_pow(a, -2) / b)(qa, qb)
+    r["div_chain_shared"] = lambda: jax.jit(lambda a, b, c: ((a / b) / c, a / b))(qa, qb, qc)
+    r["div_chain_eager"] = lambda: (qa / qb) / qc
+
     # new_docs/301/remat: the remat3 switch (cranax keeps remat2's rules; the wrapper names arguments args[i])
     def remat3(f, *args, **kw):
         jax.config.update("jax_remat3", True)
@@ -311,6 +341,15 @@ JAX_OUT = {
     'grad_recursive16_vmap': '[0.04500621184706688, -0.8578497171401978] float32 weak=False',
     'saved_recursive8': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
     'saved_recursive16': "['f32[] from the argument x', 'f32[] output of sin', 'f32[] output of sin', 'f32[] output of cos', 'f32[] output of cos']",
+    'saved_stale_trace': "(['f32[4] from the argument x'], ['f32[4] output of cos', 'f32[4] output of sin', 'f32[4] output of mul'], ['f32[4] from the argument x'], [0.9092973470687866, 0.9092973470687866, 0.9092973470687866, 0.9092973470687866] float32 weak=False, [-0.5369082689285278, -0.5369082689285278, -0.5369082689285278, -0.5369082689285278] float32 weak=False)",
+    'div_chain_inverse_grad': '[-3.1440796852111816, 15.584931373596191, 2.2551252841949463, 1.3155027627944946, 1.0] float32 weak=True',
+    'div_chain_left': '[1.286468267440796, 0.4957008957862854, 0.45540156960487366, 0.4278371334075928, 1.269310474395752, 1.0338940620422363, 1.0354845523834229, 2.4563398361206055, 1.0885367393493652, 2.3649277687072754, 0.787077784538269, 0.5318417549133301, 1.5630046129226685, 0.21748892962932587, 1.4724149703979492, 0.4461959898471832] float32 weak=False',
+    'div_chain_right': '[1.0245565176010132, 0.44524097442626953, 1.3493578433990479, 0.17407970130443573, 2.488384246826172, 2.623135566711426, 0.6329833269119263, 0.8340808749198914, 0.9062857627868652, 5.223275184631348, 1.4204543828964233, 0.2796213626861572, 2.0632870197296143, 0.4919280707836151, 1.8940517902374268, 0.937838077545166] float32 weak=False',
+    'div_chain_both': '[0.80851149559021, 0.42393121123313904, 0.7750532627105713, 0.5875244140625, 0.8138728737831116, 1.1886579990386963, 1.2618175745010376, 1.8167294263839722, 1.743689775466919, 1.5857031345367432, 0.8554294109344482, 0.678156852722168, 1.7911126613616943, 0.30017775297164917, 2.3658125400543213, 0.8631219863891602] float32 weak=False',
+    'div_chain_three': '[2.0469722747802734, 0.5796207785606384, 0.26758238673210144, 0.31155234575271606, 1.9796074628829956, 0.8992804288864136, 0.8497490286827087, 3.3211357593536377, 0.6795430779457092, 3.527068614959717, 0.7241876721382141, 0.41709473729133606, 1.3639475107192993, 0.15757808089256287, 0.916389524936676, 0.23066365718841553] float32 weak=False',
+    'div_chain_pow': '[0.3723765015602112, 0.6344863772392273, 4.428980350494385, 1.8882217407226562, 0.34932443499565125, 0.2521898150444031, 0.28883734345436096, 0.3532508611679077, 0.43635857105255127, 0.5103076100349426, 0.20643188059329987, 3.01027512550354, 0.3151649832725525, 1.9619379043579102, 0.41195639967918396, 1.4535431861877441] float32 weak=False',
+    'div_chain_shared': '([1.286468267440796, 0.4957008957862854, 0.45540156960487366, 0.4278371334075928, 1.269310474395752, 1.0338940620422363, 1.0354845523834229, 2.4563398361206055, 1.0885367393493652, 2.3649277687072754, 0.787077784538269, 0.5318417549133301, 1.5630046129226685, 0.21748892962932587, 1.4724149703979492, 0.4461959898471832] float32 weak=False, [1.1480677127838135, 0.4697939157485962, 0.783900260925293, 0.2729061543941498, 1.7772259712219238, 1.646828532218933, 0.8095952272415161, 1.4313580989837646, 0.9932398200035095, 3.514636278152466, 1.057358980178833, 0.3856349289417267, 1.79580819606781, 0.3270915746688843, 1.6699790954589844, 0.6468845009803772] float32 weak=False)',
+    'div_chain_eager': '[1.286468267440796, 0.495700865983963, 0.45540153980255127, 0.42783716320991516, 1.269310474395752, 1.0338939428329468, 1.0354845523834229, 2.4563398361206055, 1.0885367393493652, 2.3649277687072754, 0.7870777249336243, 0.5318416953086853, 1.5630046129226685, 0.21748891472816467, 1.4724149703979492, 0.44619596004486084] float32 weak=False',
     'remat3_names': '[\'f32[3,3] from the argument args[0]\', \'f32[3] from the argument args[1]\', "f32[3] named \'a\'"]',
     'remat3_grad': '[-8.123308181762695, -8.123308181762695, -8.123308181762695] float32 weak=False',
     'remat3_offload_policy': "['f32[4] from the argument args[0]']",
@@ -591,19 +630,25 @@ except TypeError as e:
     print(e)
 print(isinstance(x, jax.Array), pickle.loads(pickle.dumps(type(x))) is type(x), pickle.loads(pickle.dumps(x)))
 jax.jit(lambda y: print(isinstance(y, jax.Array)))(x)
+print(jax.Array, issubclass(type(x), jax.Array), isinstance(1.0, jax.Array), isinstance(jax.random.key(0), jax.Array),
+      isinstance(jax.new_ref(x), jax.Array))
+jax.grad(lambda y: print(isinstance(y, jax.Array)) or y)(1.0)
+from jax import Array
+print(Array is jax.Array)
 '''
 
 
 def test_array_type_prints_as_jax(tmp_path):
-    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text); the class still
-    pickles by reference and isinstance holds for arrays and tracers."""
+    """thinking_in_jax: ``type(x)`` prints JAX's class under the alias (JAX 0.10.2's text), and ``jax.Array``
+    JAX's base class; the class still pickles by reference and isinstance holds for arrays, tracers and key
+    arrays, not for refs or floats (JAX 0.10.2's answers)."""
     import subprocess
     import sys
     (tmp_path / "prog.py").write_text(_TYPE_PROG)
     out = subprocess.run([sys.executable, "-m", "cranax.run", "prog.py"], cwd=tmp_path, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out == ["<class 'jaxlib._jax.ArrayImpl'>", "unhashable type: 'jaxlib._jax.ArrayImpl'", "True True [0. 1. 2.]",
-                   "True"]
+                   "True", "<class 'jax.jaxlib._jax.Array'> True False True False", "True", "True"]
 
 
 def test_device_count_flag_set_after_import_with_jax_platforms():
@@ -651,3 +696,91 @@ def test_device_put_with_a_partition_spec_under_set_mesh():
     ns = "NamedSharding(mesh=Mesh('i': 4, axis_types=(Explicit,)), spec=P({}), memory_kind=device)"
     assert out == ["Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put",
                    ns.format("'i',"), ns.format(""), ns.format("'i',"), "[[2. 3.]]"]
+
+
+_SHARDED_TYPES_PROG = '''
+import os
+os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'
+import cranax as jax, cranax.numpy as jnp
+T = jax.typeof
+print(T(jnp.ones((2, 3))).sharding)
+jax.set_mesh(jax.make_mesh((4,), ('i',)))
+r = jax.device_put(jnp.arange(24., dtype='float32').reshape(8, 3), jax.P('i'))
+c = jax.device_put(jnp.arange(24., dtype='float32').reshape(3, 8), jax.P(None, 'i'))
+z = jax.device_put(jnp.zeros(8, 'float32'), jax.P('i'))
+print(T(r), repr(T(r)), T(r).sharding.spec, r.sharding.spec)
+print(T(jnp.ones((2, 3))).sharding.spec, T(jnp.ones((2, 3))).sharding.mesh.axis_names)
+cases = [
+    ("add", lambda: r + jnp.ones((8, 3))), ("scalar", lambda: r * 2), ("T", lambda: r.T),
+    ("T+c", lambda: r.T + c), ("max-1", lambda: jnp.max(r, axis=-1)), ("max0", lambda: jnp.max(r, axis=0)),
+    ("sum", lambda: jnp.sum(r ** 2)), ("bcast", lambda: jnp.max(r, axis=-1)[..., None]),
+    ("div", lambda: r / jnp.max(jnp.abs(r), axis=-1)[..., None]),
+    ("round", lambda: jnp.round(r).astype(jnp.int8)), ("r@w", lambda: r @ jnp.ones((3, 4))),
+    ("x@c", lambda: jnp.ones((2, 3)) @ c), ("c*v", lambda: c * jnp.ones(8)), ("reshape", lambda: r.reshape(8, 3, 1)),
+    ("outer", lambda: jnp.outer(z, jnp.ones(5))), ("sin", lambda: jnp.sin(z)),
+    ("out_sharding", lambda: jnp.matmul(jnp.ones((8, 4)), jnp.ones((4, 3)), out_sharding=T(r).sharding)),
+    ("grad", lambda: jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2))(r)),
+    ("jit", lambda: jax.jit(lambda x: x * 2 + 1)(r)),
+]
+for name, f in cases:
+    y = f()
+    split = any(p is not None for p in T(y).sharding.spec)
+    print(name, T(y), y.sharding.spec if split else "", round(float(jnp.sum(y)), 4))
+print(jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) ** 2, axis=1))(r))
+print(jax.jit(lambda x: (x * 2).T).trace(r).jaxpr)
+try:
+    jax.jit(lambda x: x @ x.T)(r)
+except Exception as e:
+    print(type(e).__name__, e)
+'''
+
+
+def test_sharding_in_types():
+    """hijax-types (JAX 0.10.2's explicit sharding): arrays split over an Explicit mesh axis carry it in their
+    type (``float32[8@i,3]``), results get it by JAX's sharding rules (elementwise, reductions, broadcasts,
+    transposes, reshapes, products and their ``out_sharding``, grad, jit), jaxprs print it, and a product
+    that would split two dimensions over one axis is JAX's ShardingTypeError. Lines recorded from JAX 0.10.2
+    (8 CPU devices)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("CRANAX_PLATFORMS", None)
+    env.pop("XLA_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", _SHARDED_TYPES_PROG], env=env, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == [
+        "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))",
+        "float32[8@i,3] ShapedArray(float32[8@i,3]) P('i', None) P('i',)",
+        "P(None, None) ('i',)",
+        "add float32[8@i,3] P('i', None) 300.0",
+        "scalar float32[8@i,3] P('i', None) 552.0",
+        "T float32[3,8@i] P(None, 'i') 276.0",
+        "T+c float32[3,8@i] P(None, 'i') 552.0",
+        "max-1 float32[8@i] P('i',) 100.0",
+        "max0 float32[3]  66.0",
+        "sum float32[]  4324.0",
+        "bcast float32[8@i,1] P('i', None) 100.0",
+        "div float32[8@i,3] P('i', None) 20.5811",
+        "round int8[8@i,3] P('i', None) 276.0",
+        "r@w float32[8@i,4] P('i', None) 1104.0",
+        "x@c float32[2,8@i] P(None, 'i') 552.0",
+        "c*v float32[3,8@i] P(None, 'i') 276.0",
+        "reshape float32[8@i,3,1] P('i', None, None) 276.0",
+        "outer float32[8@i,5] P('i', None) 0.0",
+        "sin float32[8@i] P('i',) 0.0",
+        "out_sharding float32[8@i,3] P('i', None) 96.0",
+        "grad float32[8@i,3] P('i', None) 0.9107",
+        "jit float32[8@i,3] P('i', None) 576.0",
+        "{ lambda ; a:f32[8@i,3]. let",
+        "    b:f32[8@i,3] = sin a",
+        "    c:f32[8@i,3] = integer_pow[y=2] b",
+        "    d:f32[8@i] = reduce_sum[axes=(1,) out_sharding=None] c",
+        "  in (d,) }",
+        "{ lambda ; a:f32[8@i,3]. let",
+        "    b:f32[8@i,3] = mul a 2.0:f32[]",
+        "    c:f32[3,8@i] = transpose[permutation=(1, 0)] b",
+        "  in (c,) }",
+        "ShardingTypeError dot_general operation with inputs: f32[8@i,3], f32[3,8@i] produces an illegally "
+        "sharded result: f32[8@i,8@i]",
+    ]

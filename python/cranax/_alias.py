@@ -90,6 +90,9 @@ class _AliasLoader(importlib.abc.Loader):
             mod.__version_info__ = tuple(int(p) for p in JAX_VERSION.split("."))
             mod.__path__ = []
             mod.__file__ = getattr(cranax, "__file__", None)
+            # ``jax.Array`` is the base of arrays, tracers and key arrays (``core.ArrayType``), named as JAX's
+            # ``jax.jaxlib._jax.Array``; ``type(x)`` is the concrete class, printed ``jaxlib._jax.ArrayImpl``.
+            mod.__dict__["Array"] = importlib.import_module("cranax.core").ArrayType
             return mod
         return importlib.import_module(self.target)
 
@@ -169,6 +172,8 @@ _JAX_MODULES = {
 
 def _mirror_class_modules():
     importlib.import_module("cranax.array").Array._shown_as = "jaxlib._jax.ArrayImpl"
+    base = importlib.import_module("cranax.core").ArrayType   # jax.Array: JAX's name, so it prints as JAX's
+    base.__module__, base.__name__, base.__qualname__ = "jax.jaxlib._jax", "Array", "Array"
     for jax_module, (home, names) in _JAX_MODULES.items():
         mod = importlib.import_module(home)
         for name in names:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _prng, dtypes, lax
+from .core import ArrayType
 from . import numpy as jnp
 from .api import jit
 from .api_vmap import vmap
@@ -124,7 +125,7 @@ def _resolve_impl(impl):
     raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
-class PRNGKeyArray:
+class PRNGKeyArray(ArrayType):   # (its base: isinstance(k, jax.Array) under the alias)
     """An array of typed PRNG keys: ``shape`` is the batch shape, the data (``key_data``) is uint32
     ``(*shape, 2)``. Mirrors JAX's key arrays (``dtype=key<fry>``)."""
 

@@ -16,7 +16,7 @@ from .config import config, _transfer_guard_level
 from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_map
-from .sharding import NamedSharding, PartitionSpec, RemoteDevice, Shard, SingleDeviceSharding, get_mesh
+from .sharding import Mesh, NamedSharding, PartitionSpec, RemoteDevice, Shard, SingleDeviceSharding, get_mesh
 
 __all__ = ["Array", "device_put", "devices", "block_until_ready"]
 
@@ -90,7 +90,12 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     @property
     def sharding(self):
         s = _shardings.get(id(self))
-        return s if s is not None else SingleDeviceSharding(self._buf.device)
+        if s is not None:
+            return s
+        t = getattr(self.aval, "_sharding", None)
+        if t is not None:   # computed from arrays split over Explicit axes: the spec its type carries
+            return t if isinstance(t.mesh, Mesh) else NamedSharding(get_mesh() or t.mesh, t.spec)
+        return SingleDeviceSharding(self._buf.device)
 
     @property
     def is_fully_replicated(self):
@@ -423,6 +428,11 @@ def _with_sharding(a, sharding):
     if len(sharding.device_set) <= 1:
         return a
     sharding.shard_shape(a.shape)   # IndivisibleError as JAX
+    if getattr(sharding, "spec", None) is not None:
+        # JAX's sharding in types: a split over Explicit mesh axes shows in the aval (``float32[8@i,3]``)
+        aval = ShapedArray(a.aval.shape, a.aval.dtype, a.aval.weak_type, sharding=sharding)
+        if aval._sharding is not None:
+            a.aval = aval
     _shardings[id(a)] = sharding
     weakref.finalize(a, _shardings.pop, id(a), None)
     return a

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import dtypes
-from .sharding import AbstractMesh, NamedSharding, PartitionSpec
+from .sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec, get_abstract_mesh
 from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
                      TracerIntegerConversionError, UnexpectedTracerError)
 
@@ -30,17 +30,17 @@ class ShapedArray:
     (True for values that came from Python scalars and give way in type promotion). Mirrors
     ``jax.core.ShapedArray``."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash", "_sharding")
 
     def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         self.shape = shape if type(shape) is tuple else tuple(shape)
         self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
         self.weak_type = weak_type is True or bool(weak_type)
         self._hash = None
-        if sharding is not None and any(p is not None for p in getattr(sharding, "spec", ())):
-            # (JAX's explicit-sharding types: cranax's arrays live on one device, replicated)
-            raise NotImplementedError(f"ShapedArray with sharding {sharding}: cranax runs on one device, so an "
-                                      "aval's sharding is replicated (every spec entry None)")
+        self._sharding = None if sharding is None else _explicit_sharding(sharding, len(self.shape))
+        if self._sharding is not None:
+            global sharded_types_seen
+            sharded_types_seen = True
 
     @property
     def ndim(self):
@@ -52,30 +52,42 @@ class ShapedArray:
 
     @property
     def sharding(self):
-        """The abstract sharding: replicated over the empty mesh (cranax has one device), as JAX prints it:
-        ``NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None, None))``."""
-        return NamedSharding(AbstractMesh((), ()), PartitionSpec(*([None] * len(self.shape))))
+        """The abstract sharding: for an array split over ``Explicit`` mesh axes (JAX's sharding in types,
+        printed ``float32[8@i,3]``) its spec over the mesh's abstract form; else replicated over the empty
+        mesh in use (``set_mesh``'s abstract form), as JAX prints it: ``NamedSharding(mesh=AbstractMesh((),
+        axis_types=()), spec=P(None, None))`` when none is set."""
+        s = self._sharding
+        if s is not None:
+            return NamedSharding(_abstract_mesh(s.mesh), s.spec)
+        return NamedSharding(get_abstract_mesh(), PartitionSpec(*([None] * len(self.shape))))
 
-    def update(self, shape=None, dtype=None, weak_type=None):
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
+        # (a new shape drops the sharding unless one is given: its spec was per dimension of the old one)
+        sh = sharding if sharding is not None else (self._sharding if shape is None else None)
         return ShapedArray(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, sharding=sh)
 
     def strip_weak_type(self):
-        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False, sharding=self._sharding)
 
-    def str_short(self, short_dtypes=True):
-        """``f32[3,4]``: the form jaxprs print."""
+    def str_short(self, short_dtypes=True, mesh_axis_types=False):
+        """``f32[3,4]``: the form jaxprs print; ``f32[8@i,3]`` for a dimension split over mesh axis ``i``."""
         name = dtypes.short_name(self.dtype) if short_dtypes or self.dtype == dtypes.float0 else self.dtype.name
-        return f"{name}[{','.join(str(d) for d in self.shape)}]"
+        if self._sharding is None:
+            return f"{name}[{','.join(str(d) for d in self.shape)}]"
+        return f"{name}[{_dims_text(self.shape, self._sharding.spec)}]"
 
     def __eq__(self, other):
         return self is other or (type(other) is ShapedArray and self.shape == other.shape
-                                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                                 and self.dtype == other.dtype and self.weak_type == other.weak_type
+                                 and _spec(self) == _spec(other))
 
     def __hash__(self):
         h = self._hash
         if h is None:
-            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+            s = self._sharding
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type) if s is None else
+                                  (self.shape, self.dtype, self.weak_type, s.spec))
         return h
 
     def __repr__(self):
@@ -85,6 +97,55 @@ class ShapedArray:
     def __str__(self):
         """``float32[2,3]``, ``~float32[]`` when weakly typed: as JAX prints an aval."""
         return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
+
+
+# True once some aval is split over an Explicit mesh axis: from then on primitives' output avals go through
+# ``propagate_sharding`` (``interpreters.sharding_types``); programs that never shard pay nothing for it.
+sharded_types_seen = False
+propagate_sharding = None
+
+
+def _spec(aval):
+    s = aval._sharding
+    return None if s is None else s.spec
+
+
+def _dims_text(shape, spec):
+    """JAX's dimensions of a sharded type: ``8@i`` for a dimension split over axis ``i``, ``8@(i,j)`` over two."""
+    out = []
+    for d, p in zip(shape, spec):
+        if p is None:
+            out.append(str(d))
+        elif isinstance(p, tuple):
+            out.append(f"{d}@({','.join(p)})")
+        else:
+            out.append(f"{d}@{p}")
+    return ",".join(out)
+
+
+def _abstract_mesh(mesh):
+    if isinstance(mesh, AbstractMesh):
+        return mesh
+    return AbstractMesh(tuple(mesh.shape.values()), tuple(mesh.axis_names), mesh.axis_types)
+
+
+def _explicit_sharding(sharding, ndim):
+    """What an aval keeps of ``sharding``: the mesh and the spec (padded to ``ndim``) of its ``Explicit`` axes,
+    the sharding JAX's types carry; None when no dimension is split over one."""
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        return None
+    explicit = {n for n, t in zip(mesh.axis_names, getattr(mesh, "axis_types", ())) if t is AxisType.Explicit}
+
+    def keep(p):
+        names = tuple(a for a in (p if isinstance(p, tuple) else (p,)) if a is not None and a in explicit)
+        return None if not names else (names[0] if len(names) == 1 and not isinstance(p, tuple) else names)
+    entries = [keep(p) for p in tuple(spec)[:ndim]]
+    entries += [None] * (ndim - len(entries))
+    if all(p is None for p in entries):
+        return None
+    return NamedSharding(mesh, PartitionSpec(*entries))
 
 
 def _scalar_aval(x):
@@ -453,7 +514,17 @@ class Primitive:
 
 # ----------------------------------------------------------------------------------------------- tracers
 
-class AvalProperties:
+class ArrayType:
+    """The common base of everything ``isinstance(x, jax.Array)`` accepts: concrete Arrays, tracers, typed
+    key arrays, EArrays. It is ``jax.Array`` under the alias, where it takes JAX's name and prints as
+    ``<class 'jax.jaxlib._jax.Array'>``, apart from the concrete class ``type(x)`` is
+    (``jaxlib._jax.ArrayImpl``). A plain class (no metaclass): CPython checks ``isinstance`` against it in C
+    by the MRO (``cranax.Array`` takes tracers through a Python ``__instancecheck__``)."""
+
+    __slots__ = ()
+
+
+class AvalProperties(ArrayType):
     """``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``, ``len()`` read off ``self.aval``: what concrete
     Arrays and tracers share."""
 

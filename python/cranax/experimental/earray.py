@@ -5,11 +5,12 @@ its internal dispatch registry)."""
 import math
 
 from ..array import Array
+from ..core import ArrayType
 
 __all__ = ["EArray"]
 
 
-class EArray:
+class EArray(ArrayType):   # (its base: isinstance(e, jax.Array) under the alias)
     __slots__ = ["_aval", "_data"]
     __hash__ = None
     __array_priority__ = 100

@@ -13,6 +13,7 @@ from ..config import config
 from ..core import get_aval
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from . import lowering
+from . import sharding_types as _sharding_types  # noqa: F401  (sets core.propagate_sharding)
 
 # (prim, params, avals) → (executable, out avals), least recently used first. Bounded by
 # ``jax_compilation_cache_max_size`` like the core's executable cache, so eager ops on ever new shapes do not pin
@@ -40,6 +41,8 @@ def _eager_program(prim, params, avals):
     than its result (rank 0, or size-1 dimensions of a binary one) are broadcast first."""
     invars = [Var(a) for a in avals]
     out = prim.abstract_eval(*avals, **params)
+    if core.sharded_types_seen:
+        out = core.propagate_sharding(prim, avals, params, out)
     outs = list(out) if prim.multiple_results else [out]
     outvars = [Var(a) for a in outs]
     eqns = []

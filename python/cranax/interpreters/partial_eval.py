@@ -206,6 +206,8 @@ class DynamicJaxprTrace(core.Trace):
         invars = [self.to_atom(a) for a in args]
         avals = [a.aval for a in invars]
         out = prim.abstract_eval(*avals, **params)
+        if core.sharded_types_seen:
+            out = core.propagate_sharding(prim, avals, params, out)
         # The user's line that staged it, for JAX's "This value became a tracer due to JAX operations on these
         # lines": that paragraph shows the first 5 of the trace's equations reading a literal (any) or a
         # constant (one the value came from), so no equation after the 5th reading a literal can appear in it

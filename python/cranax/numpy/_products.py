@@ -112,7 +112,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     """Matrix product with NumPy's rules: a 1-D operand is a vector (contracted directly, no unit axis), the
     leading (batch) axes broadcast, size-1 batch axes are squeezed rather than broadcast. ``a [..., M, K]``,
     ``b [..., K, N]`` give ``[..., M, N]`` in their promoted dtype (or ``preferred_element_type``). A 0-d
-    operand is a ``ValueError``, unequal contracting sizes a ``TypeError``. ``out_sharding``: as ``dot``'s.
+    operand is a ``ValueError``, unequal contracting sizes a ``TypeError``. ``out_sharding``: the result's
+    sharding in types (JAX's explicit sharding; values are the same with or without it).
     Mirrors ``jax.numpy.matmul`` / ``@``, and like it is one ``dot_general`` (with a ``squeeze`` before and a
     ``transpose`` after where needed)."""
     g = _folded(a, b, preferred_element_type, "matmul")
@@ -167,8 +168,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     if b_squeeze:
         b = lax.squeeze(b, tuple(b_squeeze))
     na, nbd = get_aval(a).ndim, get_aval(b).ndim
+    plain = perm == tuple(range(len(perm))) and not both_squeeze   # out_sharding is the product's own
     out = lax.dot_general(a, b, (((na - 1,), (nbd - 1 - b_mat,)), (tuple(a_batch), tuple(b_batch))),
-                          precision=precision, preferred_element_type=dt)
+                          precision=precision, preferred_element_type=dt,
+                          out_sharding=out_sharding if plain else None)
     if perm != tuple(range(len(perm))):
         out = lax.transpose(out, perm)
     if both_squeeze:

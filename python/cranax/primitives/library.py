@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import dtypes
+from .. import core, dtypes
 from ..core import ShapedArray, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
@@ -19,6 +19,7 @@ from . import elementwise as _ew
 from . import state as _state
 from . import structural as _st
 from .precision import canonicalize_precision
+from ..sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 from .standard import standard_primitive
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -130,9 +131,22 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     ``jax.lax.dot_general``."""
     lhs, rhs = _ew._as_operand(lhs), _ew._as_operand(rhs)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
+    # (out_sharding: the result's sharding in types, JAX's explicit sharding; values do not depend on it)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dnums(dimension_numbers),
                               precision=canonicalize_precision(precision), preferred_element_type=pet,
-                              out_sharding=None)
+                              out_sharding=_out_sharding(out_sharding))
+
+
+def _out_sharding(s):
+    """A NamedSharding for ``out_sharding`` (a spec means one over ``set_mesh``'s mesh), None for none."""
+    if s is None:
+        return s
+    core.sharded_types_seen = True   # (primitives' avals now go through the sharding rules)
+    if hasattr(s, "mesh"):
+        return s
+    if isinstance(s, PartitionSpec):
+        return NamedSharding(get_abstract_mesh(), s)
+    raise TypeError(f"dot_general out_sharding must be a NamedSharding or a PartitionSpec, got {s!r}")
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

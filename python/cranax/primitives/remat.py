@@ -589,9 +589,17 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
         in_avals = tuple(get_aval(x) for x in leaves)
         key = _trace_key(in_tree, in_avals, len(args), static, static_kw)
-        # While print_saved_residuals records where equations come from (partial_eval.eqn_hook), the body is
-        # traced afresh: a cached trace was made without the hook and has no sources.
-        hit = traces.get(key) if key is not None and partial_eval.eqn_hook is None else None
+        traces = _traces_of(fun, own_traces)
+        hit = traces.get(key) if key is not None else None
+        rec = partial_eval.eqn_hook if isinstance(partial_eval.eqn_hook, _SourceRecorder) else None
+        if hit is not None and rec is not None:
+            # print_saved_residuals records where equations come from: a trace made without its hook has no
+            # sources and is made afresh; one made under an earlier hook lends the current one that hook's
+            # sources (also those of the jaxprs derived from the trace, cached on it, made after it).
+            if hit[3] is None:
+                hit = None
+            elif hit[3] is not rec:
+                rec.sources.update(hit[3].sources)
         if hit is None:
             store = {}
 
@@ -603,11 +611,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
                 return out
             closed = trace_to_jaxpr(flat, list(in_avals), debug_info(fun, "checkpoint / remat", None))
             jaxpr, consts = closed.hoist_consts()
-            hit = (jaxpr, consts, store["tree"])
+            hit = (jaxpr, consts, store["tree"], rec)
             # Closed-over tracers belong to the transformation of this call: such traces are not reused.
             if key is not None and not any(isinstance(c, Tracer) for c in consts):
                 traces[key] = hit
-        jaxpr, consts, out_tree = hit
+        jaxpr, consts, out_tree, _ = hit
         if isinstance(prevent_cse, tuple):
             cse_args = (tuple(dyn_args), dyn_kwargs) if dyn_kwargs else tuple(dyn_args)
             subtrees = tree_structure(prevent_cse).flatten_up_to(cse_args)
@@ -619,9 +627,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_
         outs = remat_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse, differentiated=False, policy=policy)
         return tree_unflatten(out_tree, outs)
 
-    # Traces by signature, as JAX caches them: calling the same checkpointed function again (eagerly, or
-    # under grad in a training loop) reuses its jaxpr, and so the derived jaxprs cached on it.
-    traces = _LRU(_TRACE_CACHE_SIZE)
+    own_traces = _LRU(_TRACE_CACHE_SIZE)   # for a ``fun`` that takes no weak reference
     if config.jax_remat3:   # JAX's remat3 is a partial over (*args, **kwargs): see config's jax_remat3
         return functools.partial(_call, fun_remat)
     return fun_remat
@@ -679,9 +685,26 @@ class _LRU(collections.OrderedDict):
             self.popitem(last=False)
 
 
+# Traces by function and signature, as JAX's ``_trace_to_jaxpr`` cache holds them: calling a checkpointed
+# function again (eagerly, or under grad in a training loop) reuses its jaxpr and the jaxprs derived from it,
+# also through another ``checkpoint`` of the same function (another policy): like JAX's, a trace is not redone
+# when a global the function reads is rebound (JAX's gradient-checkpointing guide prints that).
+_fun_traces = weakref.WeakKeyDictionary()
+
+
+def _traces_of(fun, own):
+    try:
+        traces = _fun_traces.get(fun)
+        if traces is None:
+            traces = _fun_traces[fun] = _LRU(_TRACE_CACHE_SIZE)
+        return traces
+    except TypeError:   # not weakly referenceable, or unhashable
+        return own
+
+
 def _trace_key(in_tree, in_avals, nargs, static, static_kw):
     """The cache key of a trace, or None when a static argument is unhashable (then it is traced anew)."""
-    key = (in_tree, in_avals, nargs, tuple((i, type(v), v) for i, v in sorted(static.items())),
+    key = (in_tree, in_avals, nargs, dtypes._x64_enabled(), tuple((i, type(v), v) for i, v in sorted(static.items())),
            tuple((k, type(v), v) for k, v in sorted(static_kw.items())))
     try:
         hash(key)
