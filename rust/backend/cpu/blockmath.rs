@@ -154,10 +154,18 @@ pub fn routine(f: MathFn) -> Option<BlockFn> {
 /// sequences and JAX's compositions of them) on f64x8 (AVX-512) or f64x4 (AVX2) lanes, `math_xla64::lanes`,
 /// bit for bit the scalar functions the inline code calls per lane (Cranelift's f64x2 code has no vector
 /// versions: one call per element). The functions XLA:CPU takes from the C library (sin, cos, tan, atan,
-/// atan2, cbrt, log) and those JAX composes of them (log1p from √2 − 1 up, asinh, acosh, atanh, asin, acos,
-/// erf_inv) stay per element: glibc's steps are not ours to copy.
-pub const FUNCTIONS64: [MathFn; 7] =
-    [MathFn::Exp, MathFn::Expm1, MathFn::Tanh, MathFn::Logistic, MathFn::Sinh, MathFn::Cosh, MathFn::Exp2];
+/// atan2, cbrt, log) and those JAX composes of them (asinh, acosh, asin, acos, erf_inv) stay per element:
+/// glibc's steps are not ours to copy. `log1p` and `atanh` are XLA's rational function below √2 − 1 and the C
+/// library's log above: their routines compute the first on the vector lanes and call the scalar function
+/// for the lanes above (`F64_WHOLE`).
+pub const FUNCTIONS64: [MathFn; 9] = [
+    MathFn::Exp, MathFn::Expm1, MathFn::Tanh, MathFn::Logistic, MathFn::Sinh, MathFn::Cosh, MathFn::Exp2,
+    MathFn::Log1p, MathFn::Atanh,
+];
+
+/// How many of `FUNCTIONS64` (the first ones) are vector code on every lane.
+#[cfg(target_arch = "x86_64")]
+const F64_WHOLE: usize = 7;
 
 /// A float64 block routine: `dst[i] = f(src[i])` for `i < n`; `src == dst` is allowed.
 pub type BlockFn64 = unsafe extern "C" fn(*const f64, *mut f64, u64);
@@ -236,7 +244,7 @@ mod x86 {
 
     use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
     use super::super::math_f64::{self as m64, Lanes64};
-    use super::{BlockFn, BlockFn64, F32_FUNCTIONS};
+    use super::{BlockFn, BlockFn64, F32_FUNCTIONS, F64_WHOLE};
 
     /// `FUNCTIONS[i]` on lanes `L`.
     #[inline(always)]
@@ -1561,6 +1569,68 @@ mod x86 {
         }
     }
 
+    /// `FUNCTIONS64[F]` for F ≥ `F64_WHOLE`: the vector lanes' results, and the lanes (`false`) the scalar
+    /// function computes (`scalar_x64`).
+    #[inline(always)]
+    fn part_x64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        use super::super::math_xla64::lanes as mx;
+        match F {
+            7 => mx::log1p(l, x),
+            _ => mx::atanh(l, x),
+        }
+    }
+
+    /// The scalar function at the lanes of `rest` (bit i for lane i): the inline code's per-element call.
+    #[inline(never)]
+    fn scalar_x64<const F: usize, const N: usize>(rest: u32, x: &[f64; N], y: &mut [f64; N]) {
+        use super::super::math_xla64 as sx;
+        for i in 0..N {
+            if rest >> i & 1 != 0 {
+                y[i] = if F == 7 { sx::log1p(x[i]) } else { sx::atanh(x[i]) };
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lanes512_x64<const F: usize>(l: &mut Avx512F64, x: __m512d) -> __m512d {
+        if F < F64_WHOLE {
+            return apply_x64::<Avx512F64, F>(l, x);
+        }
+        let (y, inside) = part_x64::<Avx512F64, F>(l, x);
+        let rest = !(inside as u32) & 0xff;
+        if rest == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f64; 8], [0f64; 8]);
+        // SAFETY: AVX-512F (see `Avx512F64`); 8-lane arrays.
+        unsafe {
+            _mm512_storeu_pd(xa.as_mut_ptr(), x);
+            _mm512_storeu_pd(ya.as_mut_ptr(), y);
+        }
+        scalar_x64::<F, 8>(rest, &xa, &mut ya);
+        unsafe { _mm512_loadu_pd(ya.as_ptr()) }
+    }
+
+    #[inline(always)]
+    fn lanes256_x64<const F: usize>(l: &mut Avx2F64, x: __m256d) -> __m256d {
+        if F < F64_WHOLE {
+            return apply_x64::<Avx2F64, F>(l, x);
+        }
+        let (y, inside) = part_x64::<Avx2F64, F>(l, x);
+        // SAFETY: AVX2 (see `Avx2F64`); 4-lane arrays.
+        let rest = !(unsafe { _mm256_movemask_pd(inside) } as u32) & 0xf;
+        if rest == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f64; 4], [0f64; 4]);
+        unsafe {
+            _mm256_storeu_pd(xa.as_mut_ptr(), x);
+            _mm256_storeu_pd(ya.as_mut_ptr(), y);
+        }
+        scalar_x64::<F, 4>(rest, &xa, &mut ya);
+        unsafe { _mm256_loadu_pd(ya.as_ptr()) }
+    }
+
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn block512_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
         let n = n as usize;
@@ -1568,7 +1638,7 @@ mod x86 {
         let mut i = 0;
         while i + 8 <= n {
             let x = unsafe { _mm512_loadu_pd(src.add(i)) };
-            let y = apply_x64::<Avx512F64, F>(&mut l, x);
+            let y = lanes512_x64::<F>(&mut l, x);
             unsafe { _mm512_storeu_pd(dst.add(i), y) };
             i += 8;
         }
@@ -1576,7 +1646,7 @@ mod x86 {
             // Masked lanes neither load nor store (no fault past the end).
             let k: __mmask8 = ((1u32 << (n - i)) - 1) as u8;
             let x = unsafe { _mm512_maskz_loadu_pd(k, src.add(i)) };
-            let y = apply_x64::<Avx512F64, F>(&mut l, x);
+            let y = lanes512_x64::<F>(&mut l, x);
             unsafe { _mm512_mask_storeu_pd(dst.add(i), k, y) };
         }
     }
@@ -1588,7 +1658,7 @@ mod x86 {
         let mut i = 0;
         while i + 4 <= n {
             let x = unsafe { _mm256_loadu_pd(src.add(i)) };
-            let y = apply_x64::<Avx2F64, F>(&mut l, x);
+            let y = lanes256_x64::<F>(&mut l, x);
             unsafe { _mm256_storeu_pd(dst.add(i), y) };
             i += 4;
         }
@@ -1598,7 +1668,7 @@ mod x86 {
             // SAFETY: `rem < 4` elements in bounds of both arrays and of `buf`.
             unsafe {
                 std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
-                let y = apply_x64::<Avx2F64, F>(&mut l, _mm256_loadu_pd(buf.as_ptr()));
+                let y = lanes256_x64::<F>(&mut l, _mm256_loadu_pd(buf.as_ptr()));
                 _mm256_storeu_pd(buf.as_mut_ptr(), y);
                 std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
             }
@@ -1615,13 +1685,13 @@ mod x86 {
         unsafe { block256_x64::<F>(src, dst, n) }
     }
 
-    pub const AVX512_64: [BlockFn64; 7] = [
+    pub const AVX512_64: [BlockFn64; 9] = [
         entry512_x64::<0>, entry512_x64::<1>, entry512_x64::<2>, entry512_x64::<3>, entry512_x64::<4>,
-        entry512_x64::<5>, entry512_x64::<6>,
+        entry512_x64::<5>, entry512_x64::<6>, entry512_x64::<7>, entry512_x64::<8>,
     ];
-    pub const AVX2_64: [BlockFn64; 7] = [
+    pub const AVX2_64: [BlockFn64; 9] = [
         entry256_x64::<0>, entry256_x64::<1>, entry256_x64::<2>, entry256_x64::<3>, entry256_x64::<4>,
-        entry256_x64::<5>, entry256_x64::<6>,
+        entry256_x64::<5>, entry256_x64::<6>, entry256_x64::<7>, entry256_x64::<8>,
     ];
 
     pub const FENCE: extern "C" fn() = sfence;
@@ -1670,8 +1740,9 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use super::super::math_xla64 as mx;
-            let scalar: [fn(f64) -> f64; 7] = [mx::exp, mx::expm1, mx::tanh, mx::logistic, mx::sinh, mx::cosh, mx::exp2];
-            let mut tables: Vec<(&str, [BlockFn64; 7])> = Vec::new();
+            let scalar: [fn(f64) -> f64; 9] =
+                [mx::exp, mx::expm1, mx::tanh, mx::logistic, mx::sinh, mx::cosh, mx::exp2, mx::log1p, mx::atanh];
+            let mut tables: Vec<(&str, [BlockFn64; 9])> = Vec::new();
             if !super::super::vmath::host_fma() {
                 return;
             }
@@ -1703,7 +1774,8 @@ mod tests {
                 -746.0, 710.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-310, -1e-310,
                 f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::from_bits(0x7FF0_0000_0000_1234),
                 f64::from_bits(0xFFF8_0000_0000_4321), f64::MAX, f64::MIN, 0.6931471805599453, 1.1102230246251565e-16,
-                1024.0, -1075.0, 1023.9999999999999, -1022.0, -1074.0, 0.25, 3.0, -3.0];
+                1024.0, -1075.0, 1023.9999999999999, -1022.0, -1074.0, 0.25, 3.0, -3.0, 0.41421356237309503,
+                -0.41421356237309503, 0.414213562373095, -0.9999999999999999, 0.9999999999999999, 1.0000000000000002];
             xs.extend(edges);
             for (name, table) in &tables {
                 for (j, &f) in FUNCTIONS64.iter().enumerate() {

@@ -511,6 +511,51 @@ pub(super) mod lanes {
         exp(l, y)
     }
 
+    /// `log1p_with`'s rational branch on every lane, and the lanes that take the other (|x| ≥ √2 − 1, NaN: the
+    /// C library's log of 1 + x, which the caller computes per element).
+    #[inline(always)]
+    fn log1p_small<L: Lanes64>(l: &mut L, x: L::F, shared_half: bool) -> (L::F, L::M) {
+        let x2 = l.mul(x, x);
+        let z = l.mulc(x, 0.0);
+        let mut num = l.addc(z, LOG1P_NUM[0]);
+        let mut den = l.addc(z, LOG1P_DEN[0]);
+        for i in 1..7 {
+            let (a, b) = (l.c(LOG1P_NUM[i]), l.c(LOG1P_DEN[i]));
+            num = l.fma(num, x, a);
+            den = l.fma(den, x, b);
+        }
+        let q = l.div(num, den);
+        let xx2 = l.mul(x, x2);
+        let t = if shared_half {
+            let h = l.mulc(x2, -0.5);
+            l.fma(xx2, q, h)
+        } else {
+            let p = l.mul(xx2, q);
+            l.fmac(x2, -0.5, p)
+        };
+        let small = l.add(x, t);
+        let ax = l.abs(x);
+        let inside = l.cmpc(Cmp::Lt, ax, SQRT2_M1);
+        (small, inside)
+    }
+
+    /// `log1p_` on the lanes where it is a rational function (|x| < √2 − 1); the others (`false` in the mask)
+    /// are the caller's to compute per element.
+    #[inline(always)]
+    pub fn log1p<L: Lanes64>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        log1p_small(l, x, false)
+    }
+
+    /// `atanh_` on the lanes where both log1p's are rational (|x| < √2 − 1), as `log1p`.
+    #[inline(always)]
+    pub fn atanh<L: Lanes64>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        let (a, inside) = log1p_small(l, x, true);
+        let nx = l.neg(x);
+        let (b, _) = log1p_small(l, nx, true);
+        let d = l.sub(a, b);
+        (l.mulc(d, 0.5), inside)
+    }
+
     /// 1/(exp(−x) + 1).
     #[inline(always)]
     pub fn logistic<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
