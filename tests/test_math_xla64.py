@@ -217,3 +217,47 @@ def test_float64_functions_accuracy(x64):
         ok = np.abs(want) > 1e-300
         err = np.abs(got[ok] - want[ok]) / np.spacing(np.abs(want[ok]))
         assert err.max() <= bound, (f.__name__, err.max())
+
+
+CHILD_RED64 = r'''
+import hashlib, json
+import numpy as np
+import cranax
+import cranax.numpy as jnp
+cranax.config.update("jax_enable_x64", True)
+x = np.random.default_rng(0).uniform(-5, 5, (3, 100003))
+fs = {"lse": lambda v: jnp.log(jnp.sum(jnp.exp(v - v.max(axis=1, keepdims=True)), axis=1)),
+      "softmax": lambda v: cranax.nn.softmax(v, axis=1), "tanh_sum": lambda v: jnp.sum(jnp.tanh(v), axis=1),
+      "mean_exp": lambda v: jnp.mean(jnp.exp(v)), "log1p_sum": lambda v: jnp.sum(jnp.log1p(v * 0.19), axis=1)}
+out = {n: hashlib.sha256(np.asarray(cranax.jit(f)(x)).tobytes()).hexdigest()[:16] for n, f in fs.items()}
+out["strips"] = all("float64 routines" in cranax.jit(f).lower(x).compile().as_text() for f in fs.values())
+print(json.dumps(out))
+'''
+
+
+def test_float64_row_reductions_same_bits_in_strips():
+    # Row reductions over float64 math (logsumexp, softmax, sums of tanh) walk their rows in strips that call the
+    # float64 routines where the host has the lanes, feeding the accumulators in the plain loop's order: the same
+    # bits as `off` (per-element calls). mean(exp(x)) is also JAX 0.10.2's value (digest recorded from JAX).
+    import json
+    import os
+    import subprocess
+    import sys
+    got = {}
+    for mode in ("default", "avx2", "off"):
+        env = dict(os.environ)
+        env.pop("CRANAX_CPU_BLOCK_MATH", None)
+        env.pop("CRANAX_CPU_NO_SIMD", None)
+        if mode != "default":
+            env["CRANAX_CPU_BLOCK_MATH"] = mode
+        r = subprocess.run([sys.executable, "-c", CHILD_RED64], env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        got[mode] = json.loads(r.stdout.strip().splitlines()[-1])
+    strips = got["default"].pop("strips")
+    got["avx2"].pop("strips")
+    assert not got["off"].pop("strips")
+    assert got["default"] == got["off"] and got["avx2"] == got["off"], got
+    assert got["off"]["mean_exp"] == "20c796e34f16855f", got["off"]["mean_exp"]
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    # (hosts without AVX2+FMA have no routines: the comparison above is then of the same code)
+    assert strips == (" avx2" in flags and " fma" in flags)
