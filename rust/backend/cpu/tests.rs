@@ -2499,7 +2499,7 @@ fn row_chain_stops_at_a_kernel_reading_across_rows() {
 /// by `k1`/`k2` (body indices of u32 values); pushes onto `body`, returns the indices of the two outputs.
 fn threefry_body(body: &mut Vec<KInstr>, k1: usize, k2: usize) -> (usize, usize) {
     let u = DType::U32;
-    let mut push = |body: &mut Vec<KInstr>, i: KInstr| {
+    let push = |body: &mut Vec<KInstr>, i: KInstr| {
         body.push(i);
         body.len() - 1
     };
