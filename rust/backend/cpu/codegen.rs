@@ -623,9 +623,9 @@ impl Gen<'_> {
     /// because the later phases (the operands of `later` ops, then the outputs unless `no_last`, the last
     /// routine writing the only output) would compute them again: without this, a value that both a routine's
     /// operand and the last loop need (the uniforms of a rejection sampler: two threefry hashes per point) is
-    /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors; float64 values in f64 strips) are kept, loads, constants
-    /// and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value not kept is computed
-    /// again, as before. Loaded values are the stored bits, so results do not change.
+    /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors; float64 values in f64 strips) are
+    /// kept, loads, constants and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value
+    /// not kept is computed again, as before. Loaded values are the stored bits, so results do not change.
     fn kept_for_later(&self, later: &[(usize, MathFn)], a: &[usize], at: &[Option<Value>], no_last: bool) -> Vec<usize> {
         const MAX_KEPT: usize = 8;
         let k = self.k;
