@@ -1,6 +1,7 @@
-"""float32 math library throughput (issue 23, item 2): cranax vs NumPy vs JAX in one run.
+"""float32 (and float64) math library throughput (issue 23, item 2): cranax vs NumPy vs JAX in one run.
 
     python benches/bench_math_f32.py [--quick] [--jax-python /tmp/jaxvenv/bin/python] [--baseline DIR] [--pinned CPU]
+                                     [--dtype float64] [--cpu-time]
 
 Each figure is the median (and the minimum) steady-state time of ``jit(f)(x)`` on 1e6 float32 (after warm-up, waited for with
 ``block_until_ready``; NumPy: the ufunc on the same array). cranax runs in child processes, one per block-math
@@ -9,7 +10,10 @@ child of ``--jax-python`` (a venv with JAX; skipped when missing). ``--baseline 
 ``PYTHONPATH`` is DIR (e.g. another checkout's ``python/``, for before/after figures). Ratios are to JAX's time.
 ``--pinned CPU`` instead runs cranax (default, avx2) and JAX children on that one CPU (``taskset``), 3 rounds in
 rotating order, and prints each cell's median over the rounds: an A/B on a shared machine where both sides get
-the same single core.
+the same single core. ``--dtype float64`` runs the float64 cases instead (``CASES64``: the functions with float64
+block routines, jax.nn's compositions of them and a few the C library computes, with ``jax_enable_x64``), and
+``--cpu-time`` times each call by the process's CPU time (every thread's; ``time.process_time``) instead of the
+wall clock: on a shared host, the work each side does rather than when the scheduler let it run.
 """
 import argparse
 import json
@@ -46,16 +50,48 @@ CASES = {
     "atan2": ("arctan2", ((-10.0, 10.0), (-10.0, 10.0))),
 }
 
+# float64 (`--dtype float64`): "nn.<name>" is jax.nn's function, its NumPy reference in `NP_REF`
+CASES64 = {
+    "exp": ("exp", 10.0),
+    "tanh": ("tanh", 10.0),
+    "expm1": ("expm1", 10.0),
+    "logistic": ("nn.sigmoid", 10.0),
+    "sinh": ("sinh", 10.0),
+    "cosh": ("cosh", 10.0),
+    "exp2": ("exp2", 10.0),
+    "silu": ("nn.silu", 10.0),
+    "softplus": ("nn.softplus", 10.0),
+    "sin": ("sin", 10.0),
+    "log1p": ("log1p", 0.99),
+    "atanh": ("arctanh", 0.99),
+}
+NP_REF = {
+    "nn.sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "nn.silu": lambda x: x / (1 + np.exp(-x)),
+    "nn.softplus": lambda x: np.logaddexp(x, 0.0),
+}
+DTYPE = "float32"
+CLOCK = time.perf_counter
+
+
+def cases():
+    return CASES64 if DTYPE == "float64" else CASES
+
+
+def np_fn(fname):
+    return NP_REF[fname] if fname in NP_REF else getattr(np, fname)
+
 
 def inputs():
     rng = np.random.default_rng(0)
-    base = rng.uniform(-1.0, 1.0, N).astype(np.float32)
+    dt = np.dtype(DTYPE)
+    base = rng.uniform(-1.0, 1.0, N).astype(dt)
     out = {}
-    for name, (_, scale) in CASES.items():
+    for name, (_, scale) in cases().items():
         if isinstance(scale, tuple):
-            out[name] = tuple(rng.uniform(lo, hi, N).astype(np.float32) for lo, hi in scale)
+            out[name] = tuple(rng.uniform(lo, hi, N).astype(dt) for lo, hi in scale)
         else:
-            out[name] = ((base * np.float32(scale)).astype(np.float32),)
+            out[name] = ((base * dt.type(scale)).astype(dt),)
     return out
 
 
@@ -66,9 +102,9 @@ def median(fn, quick):
     budget = 0.3 if quick else 1.5
     t_end = time.perf_counter() + budget
     while len(times) < 7 or (time.perf_counter() < t_end and len(times) < 200):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     # (median, minimum): on a loaded machine the minimum is the better estimate of the uncontended cost
     return float(np.median(times)), float(np.min(times))
 
@@ -83,11 +119,14 @@ def child(kind, quick):
     else:
         import cranax as jax  # a child process: only this kind needs cranax
         import cranax.numpy as jnp
-    for name, (fname, _) in CASES.items():
-        f = jax.jit(getattr(jnp, fname))
+    if DTYPE == "float64":
+        jax.config.update("jax_enable_x64", True)
+    for name, (fname, _) in cases().items():
+        fn = getattr(jax.nn, fname[3:]) if fname.startswith("nn.") else getattr(jnp, fname)
+        f = jax.jit(fn)
         x = tuple(jnp.asarray(v) for v in xs[name])
         got = np.asarray(f(*x))
-        want = getattr(np, fname)(*(v.astype(np.float64) for v in xs[name]))
+        want = np_fn(fname)(*(v.astype(np.float64) for v in xs[name]))
         err = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
         out[name] = (*median(lambda: f(*x).block_until_ready(), quick), err)
     print(json.dumps(out))
@@ -95,7 +134,7 @@ def child(kind, quick):
 
 def run_child(python, kind, env_extra, quick):
     env = dict(os.environ, **env_extra)
-    cmd = [python, os.path.abspath(__file__), "--child", kind] + (["--quick"] if quick else [])
+    cmd = [python, os.path.abspath(__file__), "--child", kind] + (["--quick"] if quick else []) + child_flags()
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -114,16 +153,25 @@ def pinned(cpu, jax_python, quick):
     for r in range(3):
         for k, py, kind, env in kinds[r:] + kinds[:r]:
             cmd = ["taskset", "-c", str(cpu), py, os.path.abspath(__file__), "--child", kind] + (["--quick"] if quick else [])
+            cmd += child_flags()
             out = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True, timeout=900)
             res[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(f"machine: {cpu_line()}; pinned to CPU {cpu}; load average {os.getloadavg()[0]:.2f} at the end; "
-          f"{N} float32 per call, median over 3 rounds of each child's median")
+          f"{N} {DTYPE} per call, {clock_name()}, median over 3 rounds of each child's median")
     print("| function | cranax default | cranax avx2 | JAX | default / JAX | avx2 / JAX |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name in CASES:
+    for name in cases():
         m = {k: float(np.median([run[name][0] for run in res[k]])) for k in res}
         print(f"| {name} | {m['default'] * 1e3:.2f} ms | {m['avx2'] * 1e3:.2f} ms | {m['jax'] * 1e3:.2f} ms | "
               f"{m['default'] / m['jax']:.2f}× | {m['avx2'] / m['jax']:.2f}× |")
+
+
+def child_flags():
+    return ["--dtype", DTYPE] + (["--cpu-time"] if CLOCK is time.process_time else [])
+
+
+def clock_name():
+    return "CPU time (all threads)" if CLOCK is time.process_time else "wall time"
 
 
 def cpu_line():
@@ -149,7 +197,13 @@ def main():
     ap.add_argument("--jax-python", default="/tmp/jaxvenv/bin/python")
     ap.add_argument("--baseline")
     ap.add_argument("--pinned", type=int)
+    ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    ap.add_argument("--cpu-time", action="store_true")
     a = ap.parse_args()
+    global DTYPE, CLOCK
+    DTYPE = a.dtype
+    if a.cpu_time:
+        CLOCK = time.process_time
     if a.child:
         child(a.child, a.quick)
         return
@@ -166,14 +220,14 @@ def main():
         cols.append((label, run_child(sys.executable, "cranax", env, a.quick)))
     jax_res = run_child(a.jax_python, "jax", {}, a.quick) if os.path.exists(a.jax_python) else None
     xs = inputs()
-    np_res = {name: median(lambda f=getattr(np, fn), x=xs[name]: f(*x), a.quick) for name, (fn, _) in CASES.items()}
+    np_res = {name: median(lambda f=np_fn(fn), x=xs[name]: f(*x), a.quick) for name, (fn, _) in cases().items()}
     load1 = os.getloadavg()
     print(f"machine: {cpu_line()}; load average {load0[0]:.2f} before, {load1[0]:.2f} after; "
-          f"{N} float32 per call, median / minimum ms (ratio of minima to JAX's)")
+          f"{N} {DTYPE} per call, {clock_name()}, median / minimum ms (ratio of minima to JAX's)")
     head = ["function", "NumPy"] + [c for c, _ in cols] + ["JAX"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for name in CASES:
+    for name in cases():
         jt = jax_res[name][1] if jax_res else None
         cells = [name, f"{np_res[name][0] * 1e3:.2f} / {np_res[name][1] * 1e3:.2f}"]
         for _, res in cols:

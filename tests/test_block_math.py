@@ -235,6 +235,24 @@ def test_strip_mode_is_used_where_the_host_has_the_lanes():
     assert "threefry2x32" in cranax.jit(lambda k: cranax.random.uniform(k, (10_000,))).lower(key).compile().as_text()
 
 
+@pytest.mark.skipif(not (_host_has("avx2") and _host_has("fma")), reason="strip mode needs AVX2+FMA (x86-64)")
+@pytest.mark.skipif(os.environ.get("CRANAX_CPU_BLOCK_MATH", "").lower() == "off",
+                    reason="CRANAX_CPU_BLOCK_MATH=off turns strip mode off in this process")
+@pytest.mark.skipif(os.environ.get("CRANAX_CPU_NO_SIMD") == "1", reason="no SIMD: every kernel is scalar")
+def test_float64_strips_call_the_float64_routines(x64):
+    # float64 kernels run f64x2 lanes: their strips call the float64 routines (exp, expm1, tanh, logistic, sinh,
+    # cosh, exp2); the C library's functions (sin, log, ...) stay per element. Values: the scalar functions' bits,
+    # checked against JAX's digests in every mode by test_math_xla64; here against NumPy within XLA's errors.
+    x = np.random.default_rng(5).uniform(-20, 20, 10_003)
+    f = lambda v: jnp.tanh(v) + jnp.exp(-jnp.abs(v)) * cranax.nn.sigmoid(v)
+    text = cranax.jit(f).lower(x).compile().as_text()
+    assert "float64 routines" in text and "Tanh" in text and "Exp" in text and "Logistic" in text
+    assert "; strips" not in cranax.jit(jnp.sin).lower(x).compile().as_text()
+    got = np.asarray(cranax.jit(f)(x))
+    want = np.tanh(x) + np.exp(-np.abs(x)) / (1 + np.exp(-x))
+    np.testing.assert_allclose(got, want, rtol=4e-15, atol=5e-16)  # (tanh + ... cancels near -1)
+
+
 def test_strip_mode_values_on_odd_rows_and_views():
     # Rows of 513 points (one strip + a tail), a transposed input (not strip mode: strided) and a slice.
     rng = np.random.default_rng(3)

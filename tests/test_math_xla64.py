@@ -88,8 +88,12 @@ def test_f64_accuracy_against_numpy(x64):
 # The other float64 functions: XLA:CPU calls the C library for sin, cos, tan, atan, atan2 and cbrt (with the
 # operand's bits: sin/tan/atan of a subnormal x give x back under DAZ, as JAX does), expands tanh (Eigen's rational
 # form), and JAX composes sinh, cosh, asinh, acosh, atanh, exp2, logistic, asin and acos of those and of exp,
-# expm1, log, log1p and atan2; log10 is log(x) * (1/ln 10 rounded). The same in every block-math mode (float64
-# math is scalar code in all of them).
+# expm1, log, log1p and atan2; log10 is log(x) * (1/ln 10 rounded). The same in every block-math mode and without
+# SIMD: exp, expm1, tanh, logistic, sinh, cosh and exp2 (and log1p and atanh below sqrt(2) - 1, the C library's log
+# above) run as float64 block routines on long rows (f64x8 / f64x4 lanes, `blockmath::FUNCTIONS64`) and per element
+# elsewhere (row tails, short rows, `off`, no SIMD), with the same bits: the `tail_`/`rows_` entries cut odd lengths
+# at an odd offset and rows of 1001 and 2049, and jax.nn's silu, softplus and sigmoid compose them. (jax.nn.gelu in
+# float64 is not JAX's bits on 4% of uniform points in [-10, 10], on main too: its steps are not looked at here.)
 
 # Recorded from JAX 0.10.2 with jax_enable_x64 (`jax.jit(f)(x)` over CHILD64's grid, digest as CHILD64 computes
 # it; glibc 2.36's libm, x86-64 with FMA).
@@ -99,6 +103,12 @@ JAX_DIGESTS64 = {
     "tanh": "cd95c8322177fb21", "asinh": "8ae8b24066604cd2", "acosh": "0b0947d05a342ad5", "atanh": "333b1e677282dcd1",
     "exp2": "badea8189265a24c", "expm1": "9c5e7d5ede856e8f", "cbrt": "1ab72ab1b608a9cd", "log10": "8edf088afc9a3823",
     "logistic": "8be153c9621aad88", "erf": "183ca9c66a3b2b16", "atan2": "f6c6f2ebd9e9e6ac",
+    "exp": "7bcdbafc7503f10e", "tail_exp": "ab09c5674971c457", "tail_expm1": "d1c3260033146e7b",
+    "tail_tanh": "7c9a5ee787be21dc", "tail_logistic": "af75756e66f09afe", "tail_sinh": "ff711f666676987d",
+    "tail_cosh": "d6e0e3342581709d", "tail_exp2": "f483bbd3a02e6a1f", "rows_tanh": "ddddb21bcd785058",
+    "rows_sinh": "bc5b9462908c5f40", "silu": "7560bf9f2bf759f7", "softplus": "690cfc3281181ea5",
+    "sigmoid": "9024cd3622dc9989", "tanh_mlp": "58d66393284fe687", "tail_log1p": "8dec22d5d02cb04f",
+    "tail_atanh": "f6aab01a2ebbfd6c", "log1p": "a79bcb442c401a61", "log1p_small": "6a511289acdc7fc6",
 }
 
 CHILD64 = r'''
@@ -106,6 +116,7 @@ import hashlib, json
 import numpy as np
 import cranax
 import cranax.numpy as jnp
+import cranax.nn as nn
 from cranax.scipy.special import erf
 from cranax.lax import logistic
 cranax.config.update("jax_enable_x64", True)
@@ -126,11 +137,24 @@ F = dict(sin=jnp.sin, cos=jnp.cos, tan=jnp.tan, asin=jnp.arcsin, acos=jnp.arccos
          exp2=jnp.exp2, expm1=jnp.expm1, cbrt=jnp.cbrt, log10=jnp.log10, logistic=logistic, erf=erf)
 out = {n: digest(cranax.jit(f)(x)) for n, f in F.items()}
 out["atan2"] = digest(cranax.jit(jnp.arctan2)(x, np.roll(x, 12345)[::-1].copy()))
+out["exp"] = digest(cranax.jit(jnp.exp)(x))
+t = np.ascontiguousarray(x[3:100006][::-1])
+F["log1p"] = jnp.log1p
+for n in ("exp", "expm1", "tanh", "logistic", "sinh", "cosh", "exp2", "log1p", "atanh"):
+    out["tail_" + n] = digest(cranax.jit(F.get(n, jnp.exp))(t))
+out["log1p"] = digest(cranax.jit(jnp.log1p)(x))
+out["log1p_small"] = digest(cranax.jit(jnp.log1p)(x[q:2 * q] * 0.45))
+out["rows_tanh"] = digest(cranax.jit(jnp.tanh)(x[:7 * 1001].reshape(7, 1001)))
+out["rows_sinh"] = digest(cranax.jit(lambda v: jnp.sinh(v) * 2.0 + 1.0)(x[:5 * 2049].reshape(5, 2049)))
+y = x[2 * q:3 * q]
+for n in ("silu", "softplus", "sigmoid"):
+    out[n] = digest(cranax.jit(getattr(nn, n))(y))
+out["tanh_mlp"] = digest(cranax.jit(lambda v: jnp.tanh(v * 0.5 + 0.25) * jnp.exp(-v * v))(y))
 print(json.dumps(out))
 '''
 
 
-@pytest.mark.parametrize("mode", ["default", "avx2", "off"])
+@pytest.mark.parametrize("mode", ["default", "avx2", "off", "no_simd"])
 def test_float64_math_gives_jax_bits(mode):
     import json
     import os
@@ -138,7 +162,10 @@ def test_float64_math_gives_jax_bits(mode):
     import sys
     env = dict(os.environ)
     env.pop("CRANAX_CPU_BLOCK_MATH", None)
-    if mode != "default":
+    env.pop("CRANAX_CPU_NO_SIMD", None)
+    if mode == "no_simd":
+        env["CRANAX_CPU_NO_SIMD"] = "1"
+    elif mode != "default":
         env["CRANAX_CPU_BLOCK_MATH"] = mode
     r = subprocess.run([sys.executable, "-c", CHILD64], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -190,3 +217,47 @@ def test_float64_functions_accuracy(x64):
         ok = np.abs(want) > 1e-300
         err = np.abs(got[ok] - want[ok]) / np.spacing(np.abs(want[ok]))
         assert err.max() <= bound, (f.__name__, err.max())
+
+
+CHILD_RED64 = r'''
+import hashlib, json
+import numpy as np
+import cranax
+import cranax.numpy as jnp
+cranax.config.update("jax_enable_x64", True)
+x = np.random.default_rng(0).uniform(-5, 5, (3, 100003))
+fs = {"lse": lambda v: jnp.log(jnp.sum(jnp.exp(v - v.max(axis=1, keepdims=True)), axis=1)),
+      "softmax": lambda v: cranax.nn.softmax(v, axis=1), "tanh_sum": lambda v: jnp.sum(jnp.tanh(v), axis=1),
+      "mean_exp": lambda v: jnp.mean(jnp.exp(v)), "log1p_sum": lambda v: jnp.sum(jnp.log1p(v * 0.19), axis=1)}
+out = {n: hashlib.sha256(np.asarray(cranax.jit(f)(x)).tobytes()).hexdigest()[:16] for n, f in fs.items()}
+out["strips"] = all("float64 routines" in cranax.jit(f).lower(x).compile().as_text() for f in fs.values())
+print(json.dumps(out))
+'''
+
+
+def test_float64_row_reductions_same_bits_in_strips():
+    # Row reductions over float64 math (logsumexp, softmax, sums of tanh) walk their rows in strips that call the
+    # float64 routines where the host has the lanes, feeding the accumulators in the plain loop's order: the same
+    # bits as `off` (per-element calls). mean(exp(x)) is also JAX 0.10.2's value (digest recorded from JAX).
+    import json
+    import os
+    import subprocess
+    import sys
+    got = {}
+    for mode in ("default", "avx2", "off"):
+        env = dict(os.environ)
+        env.pop("CRANAX_CPU_BLOCK_MATH", None)
+        env.pop("CRANAX_CPU_NO_SIMD", None)
+        if mode != "default":
+            env["CRANAX_CPU_BLOCK_MATH"] = mode
+        r = subprocess.run([sys.executable, "-c", CHILD_RED64], env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        got[mode] = json.loads(r.stdout.strip().splitlines()[-1])
+    strips = got["default"].pop("strips")
+    got["avx2"].pop("strips")
+    assert not got["off"].pop("strips")
+    assert got["default"] == got["off"] and got["avx2"] == got["off"], got
+    assert got["off"]["mean_exp"] == "20c796e34f16855f", got["off"]["mean_exp"]
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    # (hosts without AVX2+FMA have no routines: the comparison above is then of the same code)
+    assert strips == (" avx2" in flags and " fma" in flags)

@@ -150,6 +150,53 @@ pub fn routine(f: MathFn) -> Option<BlockFn> {
     }
 }
 
+/// float64 functions with block routines (f64 in and out, `BlockFn64`): `math_xla64`'s steps (XLA:CPU's own
+/// sequences and JAX's compositions of them) on f64x8 (AVX-512) or f64x4 (AVX2) lanes, `math_xla64::lanes`,
+/// bit for bit the scalar functions the inline code calls per lane (Cranelift's f64x2 code has no vector
+/// versions: one call per element). The functions XLA:CPU takes from the C library (sin, cos, tan, atan,
+/// atan2, cbrt, log) and those JAX composes of them (asinh, acosh, asin, acos, erf_inv) stay per element:
+/// glibc's steps are not ours to copy. `log1p` and `atanh` are XLA's rational function below √2 − 1 and the C
+/// library's log above: their routines compute the first on the vector lanes and call the scalar function
+/// for the lanes above (`F64_WHOLE`).
+pub const FUNCTIONS64: [MathFn; 9] = [
+    MathFn::Exp, MathFn::Expm1, MathFn::Tanh, MathFn::Logistic, MathFn::Sinh, MathFn::Cosh, MathFn::Exp2,
+    MathFn::Log1p, MathFn::Atanh,
+];
+
+/// How many of `FUNCTIONS64` (the first ones) are vector code on every lane.
+#[cfg(target_arch = "x86_64")]
+const F64_WHOLE: usize = 7;
+
+/// A float64 block routine: `dst[i] = f(src[i])` for `i < n`; `src == dst` is allowed.
+pub type BlockFn64 = unsafe extern "C" fn(*const f64, *mut f64, u64);
+
+/// Whether float64 `f` has a block routine on this host.
+pub fn supports64(f: MathFn) -> bool {
+    isa().is_some() && FUNCTIONS64.contains(&f)
+}
+
+/// The symbol kernels import float64 `f`'s routine by.
+pub fn symbol64(f: MathFn) -> String {
+    format!("cranax_block_{}_f64", format!("{f:?}").to_lowercase())
+}
+
+/// float64 `f`'s routine for this host's lanes.
+pub fn routine64(f: MathFn) -> Option<BlockFn64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let i = FUNCTIONS64.iter().position(|&g| g == f)?;
+        match isa()? {
+            Isa::Avx512 => Some(x86::AVX512_64[i]),
+            Isa::Avx2 => Some(x86::AVX2_64[i]),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = f;
+        None
+    }
+}
+
 /// The symbol of the streaming copy.
 pub const STREAM_SYMBOL: &str = "cranax_block_stream32";
 
@@ -179,6 +226,7 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     let mut v: Vec<(String, *const u8)> =
         FUNCTIONS.iter().filter_map(|&f| routine(f).map(|r| (symbol(f), r as *const u8))).collect();
     v.extend(BINARY.iter().filter_map(|&f| routine2(f).map(|r| (symbol(f), r as *const u8))));
+    v.extend(FUNCTIONS64.iter().filter_map(|&f| routine64(f).map(|r| (symbol64(f), r as *const u8))));
     if let Some(h) = super::threefry::routine() {
         v.push((super::threefry::SYMBOL.to_string(), h as *const u8));
     }
@@ -196,7 +244,7 @@ mod x86 {
 
     use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
     use super::super::math_f64::{self as m64, Lanes64};
-    use super::{BlockFn, F32_FUNCTIONS};
+    use super::{BlockFn, BlockFn64, F32_FUNCTIONS, F64_WHOLE};
 
     /// `FUNCTIONS[i]` on lanes `L`.
     #[inline(always)]
@@ -579,6 +627,14 @@ mod x86 {
             a & b
         }
         #[inline(always)]
+        fn any(&mut self, m: __mmask8) -> bool {
+            m != 0
+        }
+        #[inline(always)]
+        fn all(&mut self, m: __mmask8) -> bool {
+            m == 0xff
+        }
+        #[inline(always)]
         fn sel(&mut self, m: __mmask8, a: __m512d, b: __m512d) -> __m512d {
             unsafe { _mm512_mask_blend_pd(m, b, a) }
         }
@@ -728,6 +784,14 @@ mod x86 {
         #[inline(always)]
         fn mand(&mut self, a: __m256d, b: __m256d) -> __m256d {
             unsafe { _mm256_and_pd(a, b) }
+        }
+        #[inline(always)]
+        fn any(&mut self, m: __m256d) -> bool {
+            unsafe { _mm256_movemask_pd(m) != 0 }
+        }
+        #[inline(always)]
+        fn all(&mut self, m: __m256d) -> bool {
+            unsafe { _mm256_movemask_pd(m) == 0xf }
         }
         #[inline(always)]
         fn sel(&mut self, m: __m256d, a: __m256d, b: __m256d) -> __m256d {
@@ -1490,6 +1554,146 @@ mod x86 {
         unsafe { _mm_sfence() }
     }
 
+    /// `FUNCTIONS64[F]` on f64 lanes `L`.
+    #[inline(always)]
+    fn apply_x64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> L::F {
+        use super::super::math_xla64::lanes as mx;
+        match F {
+            0 => mx::exp(l, x),
+            1 => mx::expm1(l, x),
+            2 => mx::tanh(l, x),
+            3 => mx::logistic(l, x),
+            4 => mx::sinh(l, x),
+            5 => mx::cosh(l, x),
+            _ => mx::exp2(l, x),
+        }
+    }
+
+    /// `FUNCTIONS64[F]` for F ≥ `F64_WHOLE`: the vector lanes' results, and the lanes (`false`) the scalar
+    /// function computes (`scalar_x64`).
+    #[inline(always)]
+    fn part_x64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        use super::super::math_xla64::lanes as mx;
+        match F {
+            7 => mx::log1p(l, x),
+            _ => mx::atanh(l, x),
+        }
+    }
+
+    /// The scalar function at the lanes of `rest` (bit i for lane i): the inline code's per-element call.
+    #[inline(never)]
+    fn scalar_x64<const F: usize, const N: usize>(rest: u32, x: &[f64; N], y: &mut [f64; N]) {
+        use super::super::math_xla64 as sx;
+        for i in 0..N {
+            if rest >> i & 1 != 0 {
+                y[i] = if F == 7 { sx::log1p(x[i]) } else { sx::atanh(x[i]) };
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lanes512_x64<const F: usize>(l: &mut Avx512F64, x: __m512d) -> __m512d {
+        if F < F64_WHOLE {
+            return apply_x64::<Avx512F64, F>(l, x);
+        }
+        let (y, inside) = part_x64::<Avx512F64, F>(l, x);
+        let rest = !(inside as u32) & 0xff;
+        if rest == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f64; 8], [0f64; 8]);
+        // SAFETY: AVX-512F (see `Avx512F64`); 8-lane arrays.
+        unsafe {
+            _mm512_storeu_pd(xa.as_mut_ptr(), x);
+            _mm512_storeu_pd(ya.as_mut_ptr(), y);
+        }
+        scalar_x64::<F, 8>(rest, &xa, &mut ya);
+        unsafe { _mm512_loadu_pd(ya.as_ptr()) }
+    }
+
+    #[inline(always)]
+    fn lanes256_x64<const F: usize>(l: &mut Avx2F64, x: __m256d) -> __m256d {
+        if F < F64_WHOLE {
+            return apply_x64::<Avx2F64, F>(l, x);
+        }
+        let (y, inside) = part_x64::<Avx2F64, F>(l, x);
+        // SAFETY: AVX2 (see `Avx2F64`); 4-lane arrays.
+        let rest = !(unsafe { _mm256_movemask_pd(inside) } as u32) & 0xf;
+        if rest == 0 {
+            return y;
+        }
+        let (mut xa, mut ya) = ([0f64; 4], [0f64; 4]);
+        unsafe {
+            _mm256_storeu_pd(xa.as_mut_ptr(), x);
+            _mm256_storeu_pd(ya.as_mut_ptr(), y);
+        }
+        scalar_x64::<F, 4>(rest, &xa, &mut ya);
+        unsafe { _mm256_loadu_pd(ya.as_ptr()) }
+    }
+
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn block512_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
+        let n = n as usize;
+        let mut l = Avx512F64;
+        let mut i = 0;
+        while i + 8 <= n {
+            let x = unsafe { _mm512_loadu_pd(src.add(i)) };
+            let y = lanes512_x64::<F>(&mut l, x);
+            unsafe { _mm512_storeu_pd(dst.add(i), y) };
+            i += 8;
+        }
+        if i < n {
+            // Masked lanes neither load nor store (no fault past the end).
+            let k: __mmask8 = ((1u32 << (n - i)) - 1) as u8;
+            let x = unsafe { _mm512_maskz_loadu_pd(k, src.add(i)) };
+            let y = lanes512_x64::<F>(&mut l, x);
+            unsafe { _mm512_mask_storeu_pd(dst.add(i), k, y) };
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block256_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
+        let n = n as usize;
+        let mut l = Avx2F64;
+        let mut i = 0;
+        while i + 4 <= n {
+            let x = unsafe { _mm256_loadu_pd(src.add(i)) };
+            let y = lanes256_x64::<F>(&mut l, x);
+            unsafe { _mm256_storeu_pd(dst.add(i), y) };
+            i += 4;
+        }
+        if i < n {
+            let mut buf = [0f64; 4];
+            let rem = n - i;
+            // SAFETY: `rem < 4` elements in bounds of both arrays and of `buf`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
+                let y = lanes256_x64::<F>(&mut l, _mm256_loadu_pd(buf.as_ptr()));
+                _mm256_storeu_pd(buf.as_mut_ptr(), y);
+                std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
+            }
+        }
+    }
+
+    unsafe extern "C" fn entry512_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
+        // SAFETY: installed only when the host has AVX-512F and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block512_x64::<F>(src, dst, n) }
+    }
+
+    unsafe extern "C" fn entry256_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
+        // SAFETY: installed only when the host has AVX2 and FMA (`isa`); the caller passes arrays of n.
+        unsafe { block256_x64::<F>(src, dst, n) }
+    }
+
+    pub const AVX512_64: [BlockFn64; 9] = [
+        entry512_x64::<0>, entry512_x64::<1>, entry512_x64::<2>, entry512_x64::<3>, entry512_x64::<4>,
+        entry512_x64::<5>, entry512_x64::<6>, entry512_x64::<7>, entry512_x64::<8>,
+    ];
+    pub const AVX2_64: [BlockFn64; 9] = [
+        entry256_x64::<0>, entry256_x64::<1>, entry256_x64::<2>, entry256_x64::<3>, entry256_x64::<4>,
+        entry256_x64::<5>, entry256_x64::<6>, entry256_x64::<7>, entry256_x64::<8>,
+    ];
+
     pub const FENCE: extern "C" fn() = sfence;
     pub const STREAM512: BlockFn = stream512;
     pub const STREAM256: BlockFn = stream256;
@@ -1525,6 +1729,79 @@ mod tests {
             v.push(if i % 3 == 0 { 1e6 + i as f32 * 1234.5 } else { i as f32 * 0.37 - 11.0 });
         }
         v
+    }
+
+    /// The float64 routines give the scalar `math_xla64` functions' bits (the inline code's per-lane calls) on
+    /// 2^17 random bit patterns, uniform points at several scales, the functions' edges (exp's clamps, tanh's
+    /// |x| = 20, expm1's ½ and 0, sinh's 1), NaN with a payload, ±inf, subnormals and ±0; at every length up to
+    /// 40 (the masked / buffered tails) and in place, on both widths where the host has them.
+    #[test]
+    fn f64_block_routines_match_scalar_bit_for_bit() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::super::math_xla64 as mx;
+            let scalar: [fn(f64) -> f64; 9] =
+                [mx::exp, mx::expm1, mx::tanh, mx::logistic, mx::sinh, mx::cosh, mx::exp2, mx::log1p, mx::atanh];
+            let mut tables: Vec<(&str, [BlockFn64; 9])> = Vec::new();
+            if !super::super::vmath::host_fma() {
+                return;
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                tables.push(("avx512", x86::AVX512_64));
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                tables.push(("avx2", x86::AVX2_64));
+            }
+            let mut xs: Vec<f64> = Vec::new();
+            let mut r = 0x9E37_79B9_7F4A_7C15u64;
+            let mut next = || {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                r
+            };
+            for _ in 0..1 << 17 {
+                xs.push(f64::from_bits(next()));
+            }
+            for scale in [1e-3, 0.6, 1.2, 25.0, 800.0, 1100.0] {
+                for _ in 0..1 << 15 {
+                    let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                    xs.push((2.0 * u - 1.0) * scale);
+                }
+            }
+            let edges = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 20.0, -20.0, 19.999999999999996, 40.0, -40.0,
+                709.782712893384, 709.7827128933841, -708.3964185322641, -745.1332191019411, -745.1332191019412,
+                -746.0, 710.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-310, -1e-310,
+                f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::from_bits(0x7FF0_0000_0000_1234),
+                f64::from_bits(0xFFF8_0000_0000_4321), f64::MAX, f64::MIN, 0.6931471805599453, 1.1102230246251565e-16,
+                1024.0, -1075.0, 1023.9999999999999, -1022.0, -1074.0, 0.25, 3.0, -3.0, 0.41421356237309503,
+                -0.41421356237309503, 0.414213562373095, -0.9999999999999999, 0.9999999999999999, 1.0000000000000002];
+            xs.extend(edges);
+            for (name, table) in &tables {
+                for (j, &f) in FUNCTIONS64.iter().enumerate() {
+                    let mut got = vec![0f64; xs.len()];
+                    // SAFETY: both arrays hold xs.len() elements.
+                    unsafe { table[j](xs.as_ptr(), got.as_mut_ptr(), xs.len() as u64) };
+                    for (i, &x) in xs.iter().enumerate() {
+                        let want = scalar[j](x);
+                        assert_eq!(got[i].to_bits(), want.to_bits(), "{name} {f:?}({x:e} = {:#x})", x.to_bits());
+                    }
+                    // Every tail length, and in place.
+                    for n in 0..40usize {
+                        let mut buf: Vec<f64> = edges[..n.min(edges.len())].to_vec();
+                        buf.extend(xs[1000..1000 + n - buf.len()].iter());
+                        let want: Vec<u64> = buf.iter().map(|&x| scalar[j](x).to_bits()).collect();
+                        let mut pad = buf.clone();
+                        pad.push(7.0);
+                        // SAFETY: n elements, in place.
+                        unsafe { table[j](pad.as_ptr(), pad.as_mut_ptr(), n as u64) };
+                        let gotb: Vec<u64> = pad[..n].iter().map(|v| v.to_bits()).collect();
+                        assert_eq!(gotb, want, "{name} {f:?} length {n}");
+                        assert_eq!(pad[n], 7.0, "{name} {f:?} wrote past length {n}");
+                    }
+                }
+            }
+        }
     }
 
     /// The streaming copy keeps every bit (NaN payloads too) at every length and destination alignment.

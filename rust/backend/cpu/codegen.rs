@@ -495,7 +495,9 @@ impl Gen<'_> {
         let (vstr, start) = (&walk.vstr[..], &walk.start[..]);
         let n = iconst(b, types::I64, self.strip.len as i64);
         let nin = k.inputs.len();
-        let bytes = (self.strip.len * 4) as u32;
+        // (f32 or f64 elements: `StripPlan::f64`)
+        let esz = self.strip.elem_bytes();
+        let bytes = self.strip.len as u32 * esz;
         let array = |b: &mut FunctionBuilder| {
             let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 6));
             b.ins().stack_addr(types::I64, slot, 0)
@@ -505,8 +507,8 @@ impl Gen<'_> {
             && k.outputs.len() == 1
             && k.outputs[0].kind == OutputKind::Store
             && ops.last().is_some_and(|&(h, _)| h == k.outputs[0].value)
-            && self.out_dtypes.first() == Some(&DType::F32)
-            && vstr.get(nin) == Some(&4);
+            && self.out_dtypes.first() == Some(&if self.strip.f64 { DType::F64 } else { DType::F32 })
+            && vstr.get(nin) == Some(&(esz as i64));
         // Per body instruction: the address of its strip array, once computed.
         let mut at: Vec<Option<Value>> = vec![None; k.body.len()];
         // Hashes first: their inputs are counters and keys, and the math usually reads their outputs.
@@ -545,7 +547,7 @@ impl Gen<'_> {
                 .iter()
                 .map(|&a| match (at[a], &k.body[a].op) {
                     (Some(p), _) => Some(p),
-                    (None, KOp::Load { input }) if vstr.get(*input) == Some(&4) => Some(start[*input]),
+                    (None, KOp::Load { input }) if vstr.get(*input) == Some(&(esz as i64)) => Some(start[*input]),
                     _ => None,
                 })
                 .collect();
@@ -621,16 +623,20 @@ impl Gen<'_> {
     /// because the later phases (the operands of `later` ops, then the outputs unless `no_last`, the last
     /// routine writing the only output) would compute them again: without this, a value that both a routine's
     /// operand and the last loop need (the uniforms of a rejection sampler: two threefry hashes per point) is
-    /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors) are kept, loads, constants
-    /// and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value not kept is computed
-    /// again, as before. Loaded values are the stored bits, so results do not change.
+    /// computed once per loop. Only 4-byte lanes and masks (16-byte vectors; float64 values in f64 strips) are
+    /// kept, loads, constants and indices never (cheap), and at most `MAX_KEPT` (each is a stack array): a value
+    /// not kept is computed again, as before. Loaded values are the stored bits, so results do not change.
     fn kept_for_later(&self, later: &[(usize, MathFn)], a: &[usize], at: &[Option<Value>], no_last: bool) -> Vec<usize> {
         const MAX_KEPT: usize = 8;
         let k = self.k;
         let this = live_from(k, a.iter().copied(), |i| at[i].is_some());
         let keepable = |i: usize| {
             this[i]
-                && matches!(k.body[i].dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+                && if self.strip.f64 {
+                    k.body[i].dtype == DType::F64
+                } else {
+                    matches!(k.body[i].dtype, DType::F32 | DType::I32 | DType::U32 | DType::Bool)
+                }
                 && !matches!(k.body[i].op, KOp::Load { .. } | KOp::Const { .. } | KOp::Iota { .. })
         };
         let mut roots = Vec::new();
@@ -683,8 +689,9 @@ impl Gen<'_> {
             })
             .collect();
         let lu = (self.lanes * self.unroll) as i64;
-        // Array addresses advance by a vector step of f32, the position and index by its points.
-        let steps: Vec<(Variable, i64)> = loads.iter().chain(sinks.iter()).map(|&(_, v)| (v, lu * 4)).collect();
+        // Array addresses advance by a vector step of elements, the position and index by its points.
+        let esz = self.strip.elem_bytes() as i64;
+        let steps: Vec<(Variable, i64)> = loads.iter().chain(sinks.iter()).map(|&(_, v)| (v, lu * esz)).collect();
         // The index along the axis (for `Iota`) walks the strip and is restored after it.
         let idx0 = b.use_var(walk.idx);
         let pos = b.declare_var(types::I64);
@@ -1733,7 +1740,8 @@ impl Gen<'_> {
                 }
                 if let Some(&(_, var)) = phase.as_ref().and_then(|p| p.loads.iter().find(|(j, _)| *j == i)) {
                     let a = b.use_var(var);
-                    vals[i] = Some(b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, (u * lanes * 4) as i32));
+                    let off = (u * lanes * self.strip.elem_bytes()) as i32;
+                    vals[i] = Some(b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off));
                     continue;
                 }
                 match self.facts.fact[i] {
@@ -1850,7 +1858,7 @@ impl Gen<'_> {
                 for &(t, var) in &p.sinks {
                     let x = vals[t].ok_or_else(|| Error::Codegen(format!("strip value %{t} not computed")))?;
                     let a = b.use_var(var);
-                    b.ins().store(vflags, x, a, (u * lanes * 4) as i32);
+                    b.ins().store(vflags, x, a, (u * lanes * self.strip.elem_bytes()) as i32);
                 }
                 if !p.outputs {
                     continue;

@@ -101,7 +101,8 @@ fn import_routines(module: &mut JITModule, func: &mut Function, plan: &StripPlan
     let mut r = Routines { plan: plan.clone(), ..Routines::default() };
     for &(_, f) in &plan.ops {
         // (operands, destination, length)
-        r.math.insert(f, import(&super::blockmath::symbol(f), f.arity() + 2)?);
+        let name = if plan.f64 { super::blockmath::symbol64(f) } else { super::blockmath::symbol(f) };
+        r.math.insert(f, import(&name, f.arity() + 2)?);
     }
     if !plan.hashes.is_empty() {
         r.threefry = Some(import(super::threefry::SYMBOL, 5)?);
@@ -121,9 +122,10 @@ fn strip_note(plan: &StripPlan) -> String {
     let mut fs: Vec<String> = plan.ops.iter().map(|(i, f)| format!("%{i} {f:?}")).collect();
     fs.extend(plan.hashes.iter().map(|h| format!("%{} %{} threefry2x32", h.a_out, h.b_out)));
     format!(
-        "; strips of {} points ({:?} routines): math [{}]{}\n",
+        "; strips of {} points ({:?}{} routines): math [{}]{}\n",
         plan.len,
         super::blockmath::isa().map_or(String::new(), |i| format!("{i:?}")),
+        if plan.f64 { " float64" } else { "" },
         fs.join(", "),
         if plan.stream { ", outputs streamed (non-temporal stores)" } else { "" }
     )

@@ -43,7 +43,7 @@
 //!
 //! Strip mode (`strip_plan`): an elementwise `OuterVec` kernel on f32 lanes whose body has math functions with
 //! block routines (`blockmath`: exp, log, tanh, ... compiled for AVX-512/AVX2, wider than Cranelift's 128-bit
-//! vectors) walks each row in strips of about `STRIP` points first (a length that divides the row into equal
+//! vectors; on f64 lanes the float64 ones, `blockmath::FUNCTIONS64`, with 8-byte strip arrays) walks each row in strips of about `STRIP` points first (a length that divides the row into equal
 //! strips up to a few points, a multiple of the vector step); an `InnerRed` kernel (a row reduction such as
 //! `sum(exp(x - m))`) does the same along its reduced axis, its last loop feeding the vector accumulators in
 //! the order the plain loop would. Per strip, for each such function in body order: its operands (two for
@@ -149,6 +149,9 @@ pub struct StripPlan {
     pub hashes: Vec<threefry::Hash>,
     /// Outputs go to memory through the streaming copy.
     pub stream: bool,
+    /// The routines are the float64 ones (`blockmath::FUNCTIONS64`) of a kernel on f64x2 lanes, whose strip
+    /// arrays hold 8-byte elements; else the float32 ones (4-byte elements).
+    pub f64: bool,
     /// Points per strip: the vectorized axis of n points cut into ceil(n / STRIP) strips of equal length,
     /// rounded down to a multiple of the vector loop's step.
     pub len: u64,
@@ -163,12 +166,17 @@ impl StripPlan {
     pub fn has_routines(&self) -> bool {
         !self.ops.is_empty() || !self.hashes.is_empty()
     }
+
+    /// Bytes per element of the strip arrays.
+    pub fn elem_bytes(&self) -> u32 {
+        if self.f64 { 8 } else { 4 }
+    }
 }
 
 /// Kernels whose outputs total at least this many bytes write them with non-temporal stores.
 pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
-/// The most points per strip (each strip array holds this many f32).
+/// The most points per strip (each strip array holds this many f32, or f64).
 pub const STRIP: u64 = 512;
 /// Kernels with more block-routine operations than this stay inline, and kernels with more outputs do not
 /// stream (one stack array of `STRIP` f32 each).
@@ -193,7 +201,10 @@ fn strip_ops(
 ) -> Result<StripPlan> {
     let off = StripPlan::default();
     let step = (lanes * unroll) as u64;
-    if lanes != 4 || blockmath::isa().is_none() {
+    // float32 kernels run on f32x4 lanes, float64 ones on f64x2: the strips of the latter call the float64
+    // routines (and neither hash nor stream: those move 32-bit words).
+    let f64 = lanes == 2;
+    if !(lanes == 4 || f64) || blockmath::isa().is_none() {
         return Ok(off);
     }
     // The vectorized axis: rows of elementwise kernels, or the reduced axis of row reductions.
@@ -210,15 +221,17 @@ fn strip_ops(
         if !live[i] {
             continue;
         }
-        let f32_in = |j: &usize| k.body.get(*j).is_some_and(|x| x.dtype == DType::F32);
+        let dt = if f64 { DType::F64 } else { DType::F32 };
+        let dt_in = |j: &usize| k.body.get(*j).is_some_and(|x| x.dtype == dt);
         let f = match &ins.op {
-            KOp::Unary { op, a } if f32_in(a) => MathFn::from_unary(*op),
-            // (binary routines: pow)
-            KOp::Binary { op, a, b } if f32_in(a) && f32_in(b) => super::math_fn::binary_math(*op, DType::F32),
+            KOp::Unary { op, a } if dt_in(a) => MathFn::from_unary(*op),
+            // (binary routines: pow, atan2, float32 only)
+            KOp::Binary { op, a, b } if !f64 && dt_in(a) && dt_in(b) => super::math_fn::binary_math(*op, DType::F32),
             _ => None,
         };
         if let Some(f) = f {
-            if blockmath::supports(f) && ins.dtype == DType::F32 {
+            let has = if f64 { blockmath::supports64(f) } else { blockmath::supports(f) };
+            if has && ins.dtype == dt {
                 ops.push((i, f));
             }
         }
@@ -227,12 +240,13 @@ fn strip_ops(
         ops.clear();
     }
     // (Each hash takes 12 strip arrays: a few per kernel at most.)
-    let mut hashes = if threefry::routine().is_some() { threefry::find(k, live) } else { Vec::new() };
+    let mut hashes = if !f64 && threefry::routine().is_some() { threefry::find(k, live) } else { Vec::new() };
     if hashes.len() > STRIP_MAX_HASHES {
         hashes.clear();
     }
     let nin = k.inputs.len();
-    let words = mode == Mode::OuterVec
+    let words = !f64
+        && mode == Mode::OuterVec
         && k.outputs.iter().enumerate().all(|(o, _)| {
             out_dtypes.get(o).is_some_and(|d| d.size() == 4) && axis.is_some_and(|a| a.strides.get(nin + o) == Some(&4))
         });
@@ -242,7 +256,7 @@ fn strip_ops(
         && (1..=STRIP_MAX_OPS).contains(&k.outputs.len())
         && bytes >= STREAM_MIN_BYTES
         && blockmath::stream().is_some();
-    Ok(StripPlan { ops, hashes, stream, len })
+    Ok(StripPlan { ops, hashes, stream, len, f64 })
 }
 
 /// The vectorization `build_kernel` would choose, with (lanes, unroll).

@@ -350,3 +350,219 @@ pub fn rsqrt(x: f64) -> f64 {
     }
     1.0 / x.sqrt()
 }
+
+// The same steps on vector lanes (`blockmath`'s float64 block routines: f64x8 on AVX-512, f64x4 on AVX2),
+// written against `math_f64::Lanes64`: every operation of the scalar function above, in its order, an fma
+// exactly where it has `mul_add`, so each lane's bits are the scalar function's (the block routines' Rust
+// test compares them on every path, NaNs, infinities, subnormals and zeros included). Selects replace the
+// branches; branches that every lane can skip (`any`) are skipped whole, which changes no selected lane.
+pub(super) mod lanes {
+    use super::super::math_f32::Cmp;
+    use super::super::math_f64::Lanes64;
+    use super::*;
+
+    /// `c[0]·x^n + ... + c[n−1]·x + 1` as `horner1`.
+    #[inline(always)]
+    fn horner1<L: Lanes64>(l: &mut L, c: &[f64], x: L::F) -> L::F {
+        let c0 = l.c(c[0]);
+        let c1 = l.c(c[1]);
+        let mut p = l.fma(x, c0, c1);
+        for &k in &c[2..] {
+            let k = l.c(k);
+            p = l.fma(x, p, k);
+        }
+        let one = l.c(1.0);
+        l.fma(x, p, one)
+    }
+
+    /// `exp_`: the clamps as selects (NaN passes both, as `minimum`/`maximum`); n, an integer in
+    /// [−1075, 1025] (or NaN, then 0 as the scalar `as i32` gives it), read off the bits of n + 1.5·2^52.
+    #[inline(always)]
+    pub fn exp<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let hi = l.c(EXP_HI);
+        let lo = l.c(EXP_LO);
+        let above = l.cmp(Cmp::Gt, x, hi);
+        let xc = l.sel(above, hi, x);
+        let below = l.cmp(Cmp::Lt, xc, lo);
+        let xc = l.sel(below, lo, xc);
+        let log2e = l.c(LOG2E);
+        let half = l.c(0.5);
+        let n = l.fma(xc, log2e, half);
+        let n = l.floor(n);
+        let g = l.fmac(n, -LN2_HI, xc);
+        let g = l.fmac(n, -LN2_LO, g);
+        let gg = l.mul(g, g);
+        let (p0, p1, one) = (l.c(EXP_P[0]), l.c(EXP_P[1]), l.c(1.0));
+        let p = l.fma(gg, p0, p1);
+        let p = l.fma(p, gg, one);
+        let p = l.mul(p, g);
+        let (q0, q1, q2, two) = (l.c(EXP_Q[0]), l.c(EXP_Q[1]), l.c(EXP_Q[2]), l.c(2.0));
+        let q = l.fma(gg, q0, q1);
+        let q = l.fma(q, gg, q2);
+        let q = l.fma(q, gg, two);
+        let d = l.sub(q, p);
+        let r = l.div(p, d);
+        let e = l.fma(r, two, one);
+        let nan = l.cmp(Cmp::Unord, n, n);
+        let n = l.selc(nan, 0.0, n);
+        const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52: n + MAGIC holds n in its low mantissa bits
+        let nm = l.addc(n, MAGIC);
+        let nb = l.bits(nm);
+        let ni = l.iaddc(nb, -(MAGIC.to_bits() as i64));
+        let b = l.sshrc(ni, 2);
+        let rest = l.isub(ni, b);
+        let rest = l.isub(rest, b);
+        let rest = l.isub(rest, b);
+        let sb = l.shlc(b, 52);
+        let sb = l.iaddc(sb, 0x3FF0_0000_0000_0000);
+        let s = l.fbits(sb);
+        let tb = l.shlc(rest, 52);
+        let tb = l.iaddc(tb, 0x3FF0_0000_0000_0000);
+        let t = l.fbits(tb);
+        let r = l.mul(e, s);
+        let r = l.mul(r, s);
+        let r = l.mul(r, s);
+        let r = l.mul(r, t);
+        let under = l.cmpc(Cmp::Lt, x, EXP_LO);
+        let r = l.selc(under, 0.0, r);
+        let over = l.cmp(Cmp::Gt, x, hi);
+        l.selc(over, f64::INFINITY, r)
+    }
+
+    /// Eigen's t·P(t²)/Q(t²) on t = x clamped to ±TANH_CLAMP, ±1 from |x| ≥ 20 (`tanh_`, `expm1_`).
+    #[inline(always)]
+    fn tanh_core<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let lt = l.cmpc(Cmp::Lt, x, -TANH_CLAMP);
+        let t = l.selc(lt, -TANH_CLAMP, x);
+        let gt = l.cmpc(Cmp::Gt, t, TANH_CLAMP);
+        let t = l.selc(gt, TANH_CLAMP, t);
+        let t2 = l.mul(t, t);
+        let num = horner1(l, &TANH_N, t2);
+        let den = horner1(l, &TANH_D, t2);
+        let tn = l.mul(t, num);
+        let th = l.div(tn, den);
+        let ax = l.abs(x);
+        let big = l.cmpc(Cmp::Ge, ax, 20.0);
+        let one = l.c(1.0);
+        let s = l.copysign(one, x);
+        l.sel(big, s, th)
+    }
+
+    #[inline(always)]
+    pub fn tanh<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        tanh_core(l, x)
+    }
+
+    #[inline(always)]
+    pub fn expm1<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let e = exp(l, x);
+        let h = l.mulc(x, 0.5);
+        let th = tanh_core(l, h);
+        let ax = l.abs(x);
+        let large = l.cmpc(Cmp::Gt, ax, 0.5);
+        let em = l.addc(e, -1.0);
+        let ep = l.addc(e, 1.0);
+        let small = l.mul(th, ep);
+        let r = l.sel(large, em, small);
+        let zero = l.cmpc(Cmp::Eq, h, 0.0);
+        l.sel(zero, x, r)
+    }
+
+    /// select(|x| < 1, (e + e/(e + 1))/2 with e = expm1(x), exp(x − ln 2) − exp(−ln 2 − x)); a side no lane
+    /// takes is skipped.
+    #[inline(always)]
+    pub fn sinh<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let ax = l.abs(x);
+        let lt1 = l.cmpc(Cmp::Lt, ax, 1.0);
+        let mut small = x;
+        if l.any(lt1) {
+            let e = expm1(l, x);
+            let ep = l.addc(e, 1.0);
+            let q = l.div(e, ep);
+            let s = l.add(e, q);
+            small = l.mulc(s, 0.5);
+        }
+        if l.all(lt1) {
+            return small;
+        }
+        let large = cosh_parts(l, x, false);
+        l.sel(lt1, small, large)
+    }
+
+    /// exp(x − ln 2) ± exp(−ln 2 − x).
+    #[inline(always)]
+    fn cosh_parts<L: Lanes64>(l: &mut L, x: L::F, plus: bool) -> L::F {
+        let a = l.addc(x, -LN2);
+        let a = exp(l, a);
+        let m = l.c(-LN2);
+        let b = l.sub(m, x);
+        let b = exp(l, b);
+        if plus { l.add(a, b) } else { l.sub(a, b) }
+    }
+
+    #[inline(always)]
+    pub fn cosh<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        cosh_parts(l, x, true)
+    }
+
+    #[inline(always)]
+    pub fn exp2<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let y = l.mulc(x, LN2);
+        exp(l, y)
+    }
+
+    /// `log1p_with`'s rational branch on every lane, and the lanes that take the other (|x| ≥ √2 − 1, NaN: the
+    /// C library's log of 1 + x, which the caller computes per element).
+    #[inline(always)]
+    fn log1p_small<L: Lanes64>(l: &mut L, x: L::F, shared_half: bool) -> (L::F, L::M) {
+        let x2 = l.mul(x, x);
+        let z = l.mulc(x, 0.0);
+        let mut num = l.addc(z, LOG1P_NUM[0]);
+        let mut den = l.addc(z, LOG1P_DEN[0]);
+        for i in 1..7 {
+            let (a, b) = (l.c(LOG1P_NUM[i]), l.c(LOG1P_DEN[i]));
+            num = l.fma(num, x, a);
+            den = l.fma(den, x, b);
+        }
+        let q = l.div(num, den);
+        let xx2 = l.mul(x, x2);
+        let t = if shared_half {
+            let h = l.mulc(x2, -0.5);
+            l.fma(xx2, q, h)
+        } else {
+            let p = l.mul(xx2, q);
+            l.fmac(x2, -0.5, p)
+        };
+        let small = l.add(x, t);
+        let ax = l.abs(x);
+        let inside = l.cmpc(Cmp::Lt, ax, SQRT2_M1);
+        (small, inside)
+    }
+
+    /// `log1p_` on the lanes where it is a rational function (|x| < √2 − 1); the others (`false` in the mask)
+    /// are the caller's to compute per element.
+    #[inline(always)]
+    pub fn log1p<L: Lanes64>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        log1p_small(l, x, false)
+    }
+
+    /// `atanh_` on the lanes where both log1p's are rational (|x| < √2 − 1), as `log1p`.
+    #[inline(always)]
+    pub fn atanh<L: Lanes64>(l: &mut L, x: L::F) -> (L::F, L::M) {
+        let (a, inside) = log1p_small(l, x, true);
+        let nx = l.neg(x);
+        let (b, _) = log1p_small(l, nx, true);
+        let d = l.sub(a, b);
+        (l.mulc(d, 0.5), inside)
+    }
+
+    /// 1/(exp(−x) + 1).
+    #[inline(always)]
+    pub fn logistic<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
+        let nx = l.neg(x);
+        let e = exp(l, nx);
+        let d = l.addc(e, 1.0);
+        let one = l.c(1.0);
+        l.div(one, d)
+    }
+}
