@@ -44,6 +44,8 @@ const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 /// The families whose one matrix takes the pool only from a measured size (`par_work_from`).
 #[derive(Clone, Copy)]
 enum ParFamily {
+    /// below `CHOL_BLOCKED_N` (never reached: `par_n` is larger) or with `CRANAX_LINALG_CHOL_BLOCK=0`; from there
+    /// `cholesky_blocked` takes the pool
     Cholesky,
     /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
     Lu,
@@ -332,8 +334,11 @@ fn cholesky_block<T: Real>(n: usize) -> Option<usize> {
     }
 }
 
-/// From this order a Cholesky factorization runs `cholesky_blocked`, in blocks of `CHOL_BLOCK`.
-const CHOL_BLOCKED_N: usize = 384;
+/// From this order a Cholesky factorization runs `cholesky_blocked`, in blocks of `CHOL_BLOCK`. On one thread
+/// (process CPU time, AVX-512 EPYC, h-linalg18) it costs what faer's own does from n = 512 with blocks of 128-256
+/// (f64 n = 2000 41-45 against 48-60 ms, n = 1000 6.5-7.1 against 6.7-7.4; f32 n = 512 0.55 against 0.56), blocks
+/// of 64 more (f64 n = 2000 54-56 ms); at n = 384 its three block columns cost 7-12% more and split poorly.
+const CHOL_BLOCKED_N: usize = 512;
 const CHOL_BLOCK: usize = 128;
 
 /// A column-major matrix whose blocks `cholesky_blocked`'s tasks read and write from several threads, each task
