@@ -455,6 +455,25 @@ def _set_x64(dtype):
     jax.config.update("jax_enable_x64", np.dtype(dtype) == np.float64)  # restored by conftest
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(512, 512), (641, 641), (2, 530, 530)])
+def test_cholesky_in_blocks_against_numpy(shape, dtype):
+    """From n = 512 cranax factors in 128-blocks (`cholesky_blocked`): whole blocks, a narrow last one (641 =
+    5·128 + 1), a batch; and a matrix that fails in a middle block gives NaNs (lower) and zeros (upper) like JAX."""
+    _set_x64(dtype)
+    a = _spd(shape, dtype, seed=2)
+    got = np.asarray(jax.jit(lxl.cholesky)(a))
+    assert got.dtype == dtype and got.shape == shape
+    want = np.linalg.cholesky(a.astype(np.float64))
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(got / scale, want / scale, rtol=0, atol=(2e-5 if dtype == np.float32 else 1e-13))
+    bad = a.copy()
+    bad[..., 300, 300] = -1.0
+    got = np.asarray(lxl.cholesky(bad))
+    low = np.tril(np.ones(shape[-2:], bool))
+    assert np.isnan(got[..., low]).all() and (got[..., ~low] == 0).all()
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape", LA_SHAPES)

@@ -431,3 +431,25 @@ def test_norms_of_complex_arrays_are_real():
     got = jnp.linalg.vector_norm(x)
     assert got.dtype == np.float32
     np.testing.assert_allclose(np.asarray(got), np.linalg.norm(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("n", [1, 7, 70, 300])
+def test_complex_cholesky_diagonal_is_real(dtype, n):
+    """LAPACK's potrf stores a real diagonal (the imaginary part exactly 0): the complex updates leave a few
+    ulp of imaginary part on the diagonal, which potrf drops before its square root and faer kept."""
+    _set_x64(dtype)
+    z = _cplx((2, n, n), np.complex128)
+    h = (z @ _H(z) + n * np.eye(n)).astype(dtype)
+    for f in (lxl.cholesky, jnp.linalg.cholesky, jax.jit(lambda m: jsl.cholesky(m, lower=True))):
+        lo = np.asarray(f(h))
+        d = np.diagonal(lo, axis1=-2, axis2=-1)
+        assert lo.dtype == np.dtype(dtype)
+        assert np.all(d.imag == 0) and np.all(d.real > 0), np.abs(d.imag).max()
+        want = np.linalg.cholesky(h.astype(np.complex128))
+        np.testing.assert_allclose(lo, want, rtol=_tol(dtype) * 10, atol=_tol(dtype) * np.sqrt(n) * 10)
+    # upper: the conjugate transpose, also with a real diagonal (SciPy's convention)
+    up = np.asarray(jsl.cholesky(h, lower=False))
+    assert np.all(np.diagonal(up, axis1=-2, axis2=-1).imag == 0)
+    want = np.stack([sl.cholesky(m.astype(np.complex128), lower=False) for m in h])
+    np.testing.assert_allclose(up, want, rtol=_tol(dtype) * 10, atol=_tol(dtype) * np.sqrt(n) * 10)

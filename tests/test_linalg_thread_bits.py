@@ -3,7 +3,9 @@ built on it, triangular solves: rust/backend/cpu/library/linalg.rs, `for_batch_p
 on one thread as on two, or a result would change with the machine's load. The sizes are the smallest that
 take two threads (`par_n` there: n = 1800 in float64, 2400 in float32; below them one matrix runs on one
 thread on purpose), so the second run really takes faer's parallel path. Below them (n = 1000 / 700) the copies
-around one factorization and the column blocks of wide triangular solves take two threads: the same holds."""
+around one factorization and the column blocks of wide triangular solves take two threads: the same holds.
+A Cholesky factorization from n = 512 runs cranax's blocked driver (`cholesky_blocked`), whose blocks of a step
+run on the pool's threads at every one of these sizes."""
 import os
 import subprocess
 import sys

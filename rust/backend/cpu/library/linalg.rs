@@ -44,6 +44,8 @@ const DECOMP_PAR_WORK: usize = 192 * 192 * 192;
 /// The families whose one matrix takes the pool only from a measured size (`par_work_from`).
 #[derive(Clone, Copy)]
 enum ParFamily {
+    /// below `CHOL_BLOCKED_N` (never reached: `par_n` is larger) or with `CRANAX_LINALG_CHOL_BLOCK=0`; from there
+    /// `cholesky_blocked` takes the pool
     Cholesky,
     /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
     Lu,
@@ -62,6 +64,9 @@ enum ParFamily {
 /// lie past the sweep (one thread still won at 2000 by 13-15%). The AVX-512 host agrees where measured
 /// (cholesky f64 on 2 threads: one thread faster at 1500, the pool at 2000).
 fn par_n(family: ParFamily, is_f64: bool, threads: usize) -> usize {
+    if let Some(n) = env_usize("CRANAX_LINALG_PAR_N") {
+        return n;
+    }
     let few = threads <= 3;
     let (n32, n64) = match (family, few) {
         (ParFamily::Cholesky, true) => (2400, 1800),
@@ -76,6 +81,19 @@ fn par_n(family: ParFamily, is_f64: bool, threads: usize) -> usize {
     } else {
         n32
     }
+}
+
+/// A size read once from the environment variable `name` (a measurement knob: `CRANAX_LINALG_PAR_N` puts every
+/// family's `par_n` there, `CRANAX_LINALG_CHOL_BLOCK` sets `cholesky_block`; benches/RESULTS.md, h-linalg18).
+fn env_usize(name: &'static str) -> Option<usize> {
+    static VARS: std::sync::Mutex<Vec<(&'static str, Option<usize>)>> = std::sync::Mutex::new(Vec::new());
+    let mut vars = VARS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, v)) = vars.iter().find(|(k, _)| *k == name) {
+        return v;
+    }
+    let v = std::env::var(name).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    vars.push((name, v));
+    v
 }
 
 /// `work` from which one matrix of `family` uses faer's parallelism with `threads` threads (`par_n`³).
@@ -156,7 +174,7 @@ fn qr_block_size<T: Real>(m: usize, n: usize) -> usize {
     bs.min(m.min(n)).max(1)
 }
 
-/// Matrices that ran with faer's own parallelism, and the thread count the last of them got (read by
+/// Matrices that ran with faer's own parallelism (or a Cholesky with `cholesky_blocked`'s on the pool), and the thread count the last of them got (read by
 /// tests: whether a big matrix gets the pool's threads is what a timing on a loaded machine cannot show).
 pub static PAR_MATRICES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub static PAR_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -303,6 +321,130 @@ const CONTENDED_PSI: f64 = 20.0;
 
 /// Set by tests that check the parallel path itself: a loaded test machine must not turn it off.
 pub static IGNORE_CONTENTION: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The block order of `cholesky_blocked` for an n×n matrix of `T`, or None where faer's own factorization runs
+/// (below `CHOL_BLOCKED_N`). A function of n and the element type only, never of the thread count or the load,
+/// so a factor has the same bits on any number of threads. `CRANAX_LINALG_CHOL_BLOCK` overrides it (0: faer's
+/// own at every size; b: blocks of b from n = 2b).
+fn cholesky_block<T: Real>(n: usize) -> Option<usize> {
+    match env_usize("CRANAX_LINALG_CHOL_BLOCK") {
+        Some(0) => None,
+        Some(b) => (n >= 2 * b).then_some(b),
+        None => (n >= CHOL_BLOCKED_N).then_some(CHOL_BLOCK),
+    }
+}
+
+/// From this order a Cholesky factorization runs `cholesky_blocked`, in blocks of `CHOL_BLOCK`. On one thread
+/// (process CPU time, AVX-512 EPYC, h-linalg18) it costs what faer's own does from n = 512 with blocks of 128-256
+/// (f64 n = 2000 41-45 against 48-60 ms, n = 1000 6.5-7.1 against 6.7-7.4; f32 n = 512 0.55 against 0.56), blocks
+/// of 64 more (f64 n = 2000 54-56 ms); at n = 384 its three block columns cost 7-12% more and split poorly.
+const CHOL_BLOCKED_N: usize = 512;
+const CHOL_BLOCK: usize = 128;
+
+/// A column-major matrix whose blocks `cholesky_blocked`'s tasks read and write from several threads, each task
+/// its own blocks.
+#[derive(Clone, Copy)]
+struct Blocks<T> {
+    p: Ptr<T>,
+    n: usize,
+    cs: isize,
+    b: usize,
+}
+
+impl<T: Real> Blocks<T> {
+    /// Block (i, j): rows i·b.., columns j·b.. (the last ones narrower).
+    ///
+    /// SAFETY: the caller holds no other view of block (i, j) while it writes through this one, and reads only
+    /// blocks that no task writes meanwhile.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn at(&self, i: usize, j: usize) -> MatMut<'_, T> {
+        let (r0, c0) = (i * self.b, j * self.b);
+        let (r, c) = (self.b.min(self.n - r0), self.b.min(self.n - c0));
+        MatMut::from_raw_parts_mut(self.p.0.offset(r0 as isize + c0 as isize * self.cs), r, c, 1, self.cs)
+    }
+}
+
+/// The lower Cholesky factor of `a` (column-major, lower triangle read and written) in b×b blocks, right-looking
+/// with a look-ahead of one block column: after block column k is final, one side updates column k+1 by it,
+/// factors k+1's diagonal block and solves k+1's blocks below, while the other updates every later column by
+/// k; the blocks of each step are independent tasks that the pool's threads take as they come free (`pool`).
+/// Each task is one of faer's own one-thread calls (`cholesky_in_place` on a diagonal block, its triangular
+/// solve, its matrix products), as faer's recursive factorization makes them at its top level; only the order
+/// and the split are cranax's. faer's parallel factorization splits each of its steps among the threads and
+/// meets at a barrier after every product, so two threads lost to one below n = 1800 (f64) / 2400 (f32); these
+/// tasks need no barrier but the end of a step. Every block is computed by the same calls whatever thread runs
+/// it, so the bits do not depend on the thread count. False when a diagonal block is not positive definite.
+fn cholesky_blocked<T: Real>(a: MatMut<'_, T>, b: usize, pool: bool) -> bool {
+    use rayon::prelude::*;
+    let n = a.nrows();
+    let nt = n.div_ceil(b);
+    let m = Blocks { p: Ptr(a.as_ptr_mut()), n, cs: a.col_stride(), b };
+    let minus_one = T::from_f64(-1.0);
+    let diag = |k: usize| -> bool {
+        // SAFETY: block (k, k), written by this task alone.
+        let d = unsafe { m.at(k, k) };
+        let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<T>(d.nrows(), Par::Seq, Default::default()));
+        llt::factor::cholesky_in_place(d, Default::default(), Par::Seq, MemStack::new(&mut mem), Default::default()).is_ok()
+    };
+    // L_ik = A_ik L_kk^-T
+    let solve = |i: usize, k: usize| {
+        // SAFETY: block (i, k) written by this task alone; (k, k) final.
+        let (l, x) = unsafe { (m.at(k, k), m.at(i, k)) };
+        ts::solve_lower_triangular_in_place(l.as_ref(), x.transpose_mut(), Par::Seq);
+    };
+    // A_ij -= L_ik L_jk^T (the lower triangle only on the diagonal)
+    let update = |i: usize, j: usize, k: usize| {
+        // SAFETY: block (i, j) written by this task alone; column k's blocks final.
+        let (li, lj, x) = unsafe { (m.at(i, k), m.at(j, k), m.at(i, j)) };
+        if i == j {
+            faer::linalg::matmul::triangular::matmul(
+                x,
+                faer::linalg::matmul::triangular::BlockStructure::TriangularLower,
+                faer::Accum::Add,
+                li.as_ref(),
+                faer::linalg::matmul::triangular::BlockStructure::Rectangular,
+                lj.as_ref().transpose(),
+                faer::linalg::matmul::triangular::BlockStructure::Rectangular,
+                minus_one,
+                Par::Seq,
+            );
+        } else {
+            faer::linalg::matmul::matmul(x, faer::Accum::Add, li.as_ref(), lj.as_ref().transpose(), minus_one, Par::Seq);
+        }
+    };
+    let each = |jobs: Vec<(usize, usize)>, f: &(dyn Fn(usize, usize) + Sync)| {
+        if pool && jobs.len() > 1 {
+            jobs.into_par_iter().for_each(|(i, j)| f(i, j));
+        } else {
+            jobs.into_iter().for_each(|(i, j)| f(i, j));
+        }
+    };
+    if !diag(0) {
+        return false;
+    }
+    each((1..nt).map(|i| (i, 0)).collect(), &solve);
+    for k in 0..nt - 1 {
+        let next = || {
+            each((k + 1..nt).map(|i| (i, k + 1)).collect(), &|i, j| update(i, j, k));
+            if !diag(k + 1) {
+                return false;
+            }
+            each((k + 2..nt).map(|i| (i, k + 1)).collect(), &solve);
+            true
+        };
+        let rest = || each((k + 2..nt).flat_map(|j| (j..nt).map(move |i| (i, j))).collect(), &|i, j| update(i, j, k));
+        let ok = if pool {
+            rayon::join(next, rest).0
+        } else {
+            rest();
+            next()
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
 
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
@@ -775,7 +917,12 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
             let init = |par| {
                 Ok((PoolMat::<T>::new(n, n)?, PoolStack::new(llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default()))?))
             };
-            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Cholesky, threads::num_threads()), true, PER_MATRIX, init, |(f, mem), b, par| {
+            // from `CHOL_BLOCKED_N` cranax's blocked driver around faer's kernels (`cholesky_blocked`) on the pool
+            // instead of faer's parallel factorization at any size
+            let blocked = cholesky_block::<T>(n);
+            let par_work = if blocked.is_some() { usize::MAX } else { par_work_from::<T>(ParFamily::Cholesky, threads::num_threads()) };
+            let pool = batch == 1 && threads::num_threads() > 1;
+            for_batch_par(batch, work, par_work, true, PER_MATRIX, init, |(f, mem), b, par| {
                 if n == 0 {
                     return;
                 }
@@ -790,9 +937,17 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                         load(s, f.as_mut(), cp);
                     }
                 });
-                let ok =
-                    llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default())
-                        .is_ok();
+                let ok = match blocked {
+                    Some(bs) if pool && !cpu_contended() => threads::parallel(|split| {
+                        if split {
+                            PAR_MATRICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            PAR_THREADS.store(rayon::current_num_threads(), std::sync::atomic::Ordering::Relaxed);
+                        }
+                        cholesky_blocked(f.as_mut(), bs, split)
+                    }),
+                    Some(bs) => cholesky_blocked(f.as_mut(), bs, false),
+                    None => llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default()).is_ok(),
+                };
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
                 copy_par(par, n * n, |cp| store_lower(f.as_ref(), d, if ok { None } else { Some(nan) }, above, cp));
             })?;
@@ -1309,7 +1464,15 @@ fn run_c<T: Cplx>(op: &LinalgOp, complex: bool, inputs: &[&Buffer], outs: &[Aval
                 let ok = llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, MemStack::new(&mut mem), Default::default())
                     .is_ok();
                 if ok {
-                    let l = Mat::from_fn(n, n, |i, j| if j <= i { f[(i, j)] } else { zero });
+                    // a real diagonal, as LAPACK's potrf returns it: faer keeps the imaginary part that the
+                    // complex updates leave on the diagonal (a few ulp of it, scaled), where potrf takes the
+                    // real part before the square root and stores a real one
+                    let real = |z: T| T::new(z.parts().0, <R<T> as Elem>::zero());
+                    let l = Mat::from_fn(n, n, |i, j| match j.cmp(&i) {
+                        std::cmp::Ordering::Less => f[(i, j)],
+                        std::cmp::Ordering::Equal => real(f[(i, j)]),
+                        std::cmp::Ordering::Greater => zero,
+                    });
                     slots[0].put_mat(b, l.as_ref());
                 } else {
                     slots[0].fill_nan(b);
@@ -1690,7 +1853,7 @@ mod tests {
         Buffer::from_bytes(&Aval::new(DType::F64, shape.to_vec()), &bytes).unwrap()
     }
 
-    /// A matrix from `par_n`'s size gets faer's parallelism with all of cranax's pool: a count, not a
+    /// A matrix from `par_n`'s size gets faer's parallelism (a Cholesky: `cholesky_blocked`'s) with all of cranax's pool: a count, not a
     /// timing, so it holds on a loaded machine.
     #[test]
     fn big_matrices_use_the_pools_threads() {
