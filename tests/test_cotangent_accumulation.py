@@ -299,3 +299,130 @@ def test_windowed_accumulator_bits_match_the_loop():
         want[2] = want[2] + np.outer(us[t], vs[t])
         want[0] = want[0] + np.outer(us[t], vs[t])
     np.testing.assert_array_equal(np.asarray(jf(acc0, us, vs)), want)
+
+
+# ---- batched accumulators: `acc + h_t.T @ g_t` (a product over the batch each step) leave the loop too
+
+def _fma_chain_products(xs, ys):
+    """Per step `sum_b xs[t, b, i] * ys[t, b, j]` as one fused multiply-add chain over b from zero (the loop's
+    product in cranax and in XLA:CPU), emulated in long double for float32 operands: each product is exact
+    there and each sum rounds once to 64 bits before the rounding to float32 (a double rounding that changes
+    nothing short of a one-in-2^40 tie)."""
+    dt = xs.dtype
+    x, y = xs.astype(np.longdouble), ys.astype(np.longdouble)
+    out = np.zeros((xs.shape[0], xs.shape[2], ys.shape[2]), dt)
+    for t in range(xs.shape[0]):
+        p = np.zeros(out.shape[1:], dt)
+        for b in range(xs.shape[1]):
+            p = (x[t, b][:, None] * y[t, b][None, :] + p.astype(np.longdouble)).astype(dt)
+        out[t] = p
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("form", ["xT_y", "yT_x_T"])
+def test_batched_accumulator_after_the_loop_has_the_loops_bits(dtype, reverse, form):
+    """`acc + x_t.T @ g_t` over a batch of 8, `g_t` computed from another carry: computed after the loop by
+    `outer_accumulate` on [T, B, M] / [T, B, N] factors, bit for bit the loop's own result (the same scan
+    with the carry also read in the body, which keeps it in the loop) and, in float32, an emulated FMA chain
+    per step (the loop's and XLA's order)."""
+    if dtype == np.float64:
+        cranax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(21)
+    T, B, M, N = 9, 8, 24, 40
+    xs = rng.standard_normal((T, B, M)).astype(dtype)
+    acc0 = rng.standard_normal((M, N)).astype(dtype)
+    h0 = rng.standard_normal((B, N)).astype(dtype)
+
+    def make(read_carry):
+        def f(acc0, h0, xs):
+            def body(c, x):
+                acc, h = c
+                g = h * dtype(0.75) + dtype(0.5)
+                p = x.T @ g if form == "xT_y" else (g.T @ x).T
+                return (acc + p, g), ((g, acc[0, 0]) if read_carry else g)
+            return lax.scan(body, (acc0, h0), xs, reverse=reverse)
+        return jax.jit(f)
+
+    jf, jloop = make(False), make(True)
+    assert "outer_accumulate" in _plan(jf, acc0, h0, xs)
+    assert "outer_accumulate" not in _plan(jloop, acc0, h0, xs)
+    (acc, _), gs = jf(acc0, h0, xs)
+    (acc_loop, _), _ = jloop(acc0, h0, xs)
+    assert acc.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(acc), np.asarray(acc_loop))
+    if dtype == np.float32 and np.finfo(np.longdouble).nmant >= 63:
+        prods = _fma_chain_products(xs, np.asarray(gs))
+        want = acc0.copy()
+        for t in (range(T - 1, -1, -1) if reverse else range(T)):
+            want = want + prods[t]
+        np.testing.assert_array_equal(np.asarray(acc), want)
+
+
+@pytest.mark.parametrize("B, M, N", [(2, 24, 40), (8, 8, 8), (16, 24, 40)])
+def test_batched_accumulator_outside_the_fma_chain_order_stays_in_the_loop(B, M, N):
+    """A batch of 2 (gemm's `k <= 2` kernel rounds each product), a 64-element output (gemm's small kernels
+    sum in another order) and a batch of 16 (there the loop's products were as fast as the hoisted form)
+    stay in the loop; values against NumPy's float64 loop."""
+    rng = np.random.default_rng(22)
+    T = 5
+    xs, ys = rng.standard_normal((T, B, M)).astype(np.float32), rng.standard_normal((T, B, N)).astype(np.float32)
+
+    def f(xs, ys):
+        return lax.scan(lambda a, xy: (a + xy[0].T @ xy[1], None), jnp.zeros((M, N), jnp.float32), (xs, ys))[0]
+
+    jf = jax.jit(f)
+    assert "outer_accumulate" not in _plan(jf, xs, ys)
+    want = np.einsum("tbm,tbn->mn", xs.astype(np.float64), ys.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(jf(xs, ys)), want, rtol=1e-5, atol=1e-5)
+
+
+def _batched_rnn_loss(W, U, xs):
+    def cell(h, x):
+        h = jnp.tanh(h @ W + x @ U)
+        return h, h
+    h, hs = lax.scan(cell, jnp.zeros((xs.shape[1], W.shape[0]), W.dtype), xs)
+    return jnp.sum(h) + jnp.sum(hs)
+
+
+def _batched_rnn_grad_np(W, U, xs):
+    """(dW, dU) of `_batched_rnn_loss` by hand-written backprop in float64."""
+    W, U, xs = (a.astype(np.float64) for a in (W, U, xs))
+    T, B, H = xs.shape
+    hs = [np.zeros((B, H))]
+    for t in range(T):
+        hs.append(np.tanh(hs[-1] @ W + xs[t] @ U))
+    dW, dU, dh = np.zeros_like(W), np.zeros_like(U), np.zeros((B, H))
+    for t in range(T - 1, -1, -1):
+        dh = dh + 1.0 + (1.0 if t == T - 1 else 0.0)
+        dz = dh * (1 - hs[t + 1] ** 2)
+        dW += hs[t].T @ dz
+        dU += xs[t].T @ dz
+        dh = dz @ W.T
+    return dW, dU
+
+
+def test_batched_rnn_grad_weight_cotangents_leave_the_loop_and_match_backprop():
+    """A batched RNN's gradient (batch 8, hidden 24): both weight cotangents are `h_t.T @ dz_t` products per
+    step; both leave the backward scan as `outer_accumulate` steps. Values against float64 backprop, and
+    the float64 gradient against central finite differences in one direction."""
+    cranax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(23)
+    T, B, H = 12, 8, 24
+    W = (rng.standard_normal((H, H)) * 0.2).astype(np.float32)
+    U = (rng.standard_normal((H, H)) * 0.2).astype(np.float32)
+    xs = rng.standard_normal((T, B, H)).astype(np.float32)
+    f = jax.jit(jax.grad(_batched_rnn_loss, argnums=(0, 1)))
+    assert _plan(f, W, U, xs).count("outer_accumulate[reverse=True]") == 2
+    dW, dU = f(W, U, xs)
+    wW, wU = _batched_rnn_grad_np(W, U, xs)
+    np.testing.assert_allclose(np.asarray(dW), wW, rtol=2e-5, atol=2e-5 * np.abs(wW).max())
+    np.testing.assert_allclose(np.asarray(dU), wU, rtol=2e-5, atol=2e-5 * np.abs(wU).max())
+    W64, U64, xs64 = W.astype(np.float64), U.astype(np.float64), xs.astype(np.float64)
+    dW64, dU64 = (np.asarray(a) for a in f(W64, U64, xs64))
+    dirW, dirU = rng.standard_normal((H, H)), rng.standard_normal((H, H))
+    eps = 1e-6
+    lp = float(_batched_rnn_loss(W64 + eps * dirW, U64 + eps * dirU, xs64))
+    lm = float(_batched_rnn_loss(W64 - eps * dirW, U64 - eps * dirU, xs64))
+    np.testing.assert_allclose((lp - lm) / (2 * eps), np.sum(dW64 * dirW) + np.sum(dU64 * dirU), rtol=1e-6)

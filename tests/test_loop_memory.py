@@ -391,3 +391,75 @@ def test_transposed_matrix_vector_products(dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     np.testing.assert_allclose(got2, want, rtol=tol, atol=tol)
     assert got.dtype == dtype
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Control flow known when compiling (`opt::control_fold`): a cond on a literal index is its branch, a while
+# whose condition is false on its literal initial operands returns them. Values are the unfolded program's.
+
+def _plan_text(jf, *args):
+    text = jf.lower(*args).compile().as_text()
+    return text[text.index("plan "):]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 5, -3, True, False])
+def test_cond_on_a_literal_index_inside_a_loop_runs_its_branch(index):
+    x0 = RNG.standard_normal(16).astype(np.float32)
+    branches = [lambda x: x * 0.5 + 1.0, lambda x: jnp.sin(x), lambda x: x - jnp.sum(x) / 16]
+
+    def f(x):
+        def body(k, x):
+            if isinstance(index, bool):
+                return lax.cond(index, branches[1], branches[0], x) * 0.99
+            return lax.switch(index, branches, x) * 0.99
+        return lax.fori_loop(0, 5, body, x)
+
+    jf = jax.jit(f)
+    assert "cond (" not in _plan_text(jf, x0)
+    pick = (1 if index else 0) if isinstance(index, bool) else min(max(index, 0), 2)
+    want = x0.astype(np.float64)
+    for _ in range(5):
+        want = [lambda x: x * 0.5 + 1.0, np.sin, lambda x: x - np.sum(x) / 16][pick](want) * 0.99
+    np.testing.assert_allclose(np.asarray(jf(x0)), want, rtol=2e-5, atol=1e-5)
+
+
+def test_cond_on_a_traced_index_stays():
+    jf = jax.jit(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos], x))
+    x = np.linspace(0, 1, 8, dtype=np.float32)
+    assert "cond (" in _plan_text(jf, 1, x)
+    np.testing.assert_allclose(np.asarray(jf(1, x)), np.cos(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jf(0, x)), np.sin(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("start, runs", [(1, False), (3, False), (0, True)])
+def test_while_false_on_entry_returns_its_operands(start, runs):
+    """`k < 1 & norm(x) > 0` with k starting at a literal: from 1 on the loop never runs and folds away (the
+    shape of gmres's second Gram-Schmidt pass); from 0 it runs once."""
+    x0 = RNG.standard_normal(32).astype(np.float32)
+
+    def f(x):
+        def cond(c):
+            k, x = c
+            return (k < 1) & (jnp.sqrt(jnp.sum(x * x)) > 0)
+        return lax.while_loop(cond, lambda c: (c[0] + 1, jnp.tanh(c[1]) * 2.0), (start, x))
+
+    jf = jax.jit(f)
+    assert ("while (" in _plan_text(jf, x0)) == runs
+    k, x = jf(x0)
+    assert int(k) == (1 if runs else start)
+    want = np.tanh(x0.astype(np.float64)) * 2.0 if runs else x0
+    np.testing.assert_allclose(np.asarray(x), want, rtol=1e-6, atol=1e-6)
+
+
+def test_gmres_gram_schmidt_has_no_cond_or_dead_loop_left():
+    """gmres's Arnoldi step: the first Gram-Schmidt pass's `cond` (k = 0, a literal) is inlined and the second
+    pass's loop (k = 1 on entry: JAX's `max_iterations=2` runs one pass) is gone; the restart loop and the
+    Arnoldi loop remain. The solution still solves the system."""
+    from cranax.scipy.sparse.linalg import gmres
+    n = 60
+    A = (np.eye(n) * 4 + RNG.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    b = RNG.standard_normal(n).astype(np.float32)
+    jf = jax.jit(lambda A, b: gmres(A, b, restart=20, tol=1e-6)[0])
+    plan = _plan_text(jf, A, b)
+    assert "cond (" not in plan and plan.count("while (") == 2, plan
+    np.testing.assert_allclose(np.asarray(jf(A, b)), np.linalg.solve(A.astype(np.float64), b), rtol=1e-4, atol=1e-5)

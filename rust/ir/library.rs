@@ -180,6 +180,8 @@ pub enum LibOp {
     /// (from the last `t` when `reverse`): the final value of a scan carry that only accumulates outer
     /// products, `acc + outer(u_t, v_t)` (reverse mode's weight cotangents), computed after the loop from
     /// the stacked factors with the loop's roundings (made by `opt::accumulate`; never sent by Python).
+    /// Batched factors `rows` [T, B, M], `cols` [T, B, N] add per step the product `Σ_b rows[t, b, i] *
+    /// cols[t, b, j]`, one fused multiply-add chain over `b` from zero, as the loop's `h_t.T @ g_t` does.
     OuterAccumulate { reverse: bool },
     /// Dense linear algebra (`lax.linalg`: cholesky, lu, qr, eigh, svd, triangular_solve, ...): see
     /// `ir::linalg`.
@@ -1048,15 +1050,17 @@ impl LibOp {
             LibOp::OuterAccumulate { .. } => {
                 want(3)?;
                 let (a, r, c) = (&ops[0].0, &ops[1].0, &ops[2].0);
+                // rows [T, M], cols [T, N], or batched [T, B, M], [T, B, N] (a product over B per step)
+                let k = r.shape.len();
                 let ok = a.shape.len() == 2
-                    && r.shape.len() == 2
-                    && c.shape.len() == 2
-                    && r.shape[0] == c.shape[0]
-                    && r.shape[1] == a.shape[0]
-                    && c.shape[1] == a.shape[1];
+                    && (k == 2 || k == 3)
+                    && c.shape.len() == k
+                    && r.shape[..k - 1] == c.shape[..k - 1]
+                    && r.shape[k - 1] == a.shape[0]
+                    && c.shape[k - 1] == a.shape[1];
                 if !ok {
                     return Err(format!(
-                        "outer_accumulate needs acc [M, N], rows [T, M] and cols [T, N], got {:?}, {:?} and {:?}",
+                        "outer_accumulate needs acc [M, N], rows [T, M] and cols [T, N] (or [T, B, M] and [T, B, N]), got {:?}, {:?} and {:?}",
                         a.shape, r.shape, c.shape
                     ));
                 }

@@ -6,7 +6,8 @@
 //!   into an `eigh_folded` step), `scan_hoist` (products hoisted out of scans),
 //!   `dot_fold` (transposes folded into `dot_general`), `outer` (products contracting nothing as products
 //!   of broadcasts, fusible), `degenerate` (reductions and broadcasts over size-1
-//!   axes into reshapes: views), then `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
+//!   axes into reshapes: views), then `control_fold` (a `cond` on a literal index inlined, a `while` false on
+//!   entry replaced by its operands) → `simplify` → `const_fold` → `cse` → `dce` until nothing changes, then
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
 //!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), `accumulate`
 //!   (scan carries that only add outer products, whole or by windows, computed after the loop by
@@ -38,6 +39,7 @@ pub mod recip;
 pub mod pad_add;
 pub mod outer;
 pub mod accumulate;
+pub mod control_fold;
 
 
 use crate::error::{Error, Result};
@@ -56,6 +58,7 @@ pub fn optimize(p: Program) -> Result<Program> {
     for _ in 0..4 {
         let before = p.eqns.len();
         let outs_before = p.outvars.clone();
+        p = control_fold::run(p);
         p = simplify::run(p);
         p = const_fold::run(p);
         p = cse::run(p);

@@ -3,7 +3,7 @@
 //! Rules (each only when the output aval equals the kept operand's aval):
 //! `x*1`, `1*x`, `x/1` (ints and floats); `x+0`, `0+x`, `x-0` for ints only, and for floats `x + -0.0`,
 //! `-0.0 + x`, `x - 0.0` (which are exact even for x = -0.0, unlike `x + 0.0`); `x & true`, `x | false`
-//! on bools; `integer_pow[y=1]`; convert/bitcast to the same dtype; reshape to the same shape; transpose by
+//! on bools, and `x & false`, `x | true` on scalar bools (the literal); `integer_pow[y=1]`; convert/bitcast to the same dtype; reshape to the same shape; transpose by
 //! the identity permutation; broadcast_in_dim to the same shape; squeeze/expand_dims of no dimensions;
 //! reductions over no axes; `copy`; `select_n` with a literal predicate or a single case.
 use std::collections::HashMap;
@@ -46,6 +46,11 @@ fn identity_of(e: &Eqn) -> Option<Atom> {
                 BinaryOp::And if lit_is(a, |s, _| *s == Scalar::Bool(true)) => Some(b),
                 BinaryOp::Or if lit_is(b, |s, _| *s == Scalar::Bool(false)) => Some(a),
                 BinaryOp::Or if lit_is(a, |s, _| *s == Scalar::Bool(false)) => Some(b),
+                // absorbing literals (a literal is rank 0: only scalar results are replaced)
+                BinaryOp::And if lit_is(b, |s, _| *s == Scalar::Bool(false)) => Some(b),
+                BinaryOp::And if lit_is(a, |s, _| *s == Scalar::Bool(false)) => Some(a),
+                BinaryOp::Or if lit_is(b, |s, _| *s == Scalar::Bool(true)) => Some(b),
+                BinaryOp::Or if lit_is(a, |s, _| *s == Scalar::Bool(true)) => Some(a),
                 _ => None,
             };
             keep.cloned()

@@ -10,6 +10,11 @@
 //! AMD EPYC host; LLVM keeps the accumulator arrays in registers at these sizes (larger ones spill).
 //! Which lanes follows `blockmath::isa()` (so `CRANAX_CPU_BLOCK_MATH=avx2|off` selects them), else a
 //! portable instantiation.
+//!
+//! Batched factors (`rows` [T, B, M], `cols` [T, B, N]: a batched RNN's `acc + h_t.T @ g_t`) add per step
+//! the product `sum_b rows[t, b, i] * cols[t, b, j]` as the loop's product computes it: one fused
+//! multiply-add chain over `b` in order from zero (gemm's micro-kernels for 3 <= B <= 512, `tiny_dot` and
+//! `small_dot` alike; XLA:CPU's product gives the same bits), rounded, then added to the tile.
 use super::elem::uninit;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -18,18 +23,30 @@ use crate::ir::{Aval, DType};
 /// Element types of the routine: `a + x * c` with two roundings (Rust never contracts it into an FMA).
 trait Real: Copy + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
     const ZERO: Self;
+    /// `self * b + c` with one rounding (the batched products' chains).
+    fn fma(self, b: Self, c: Self) -> Self;
 }
 impl Real for f32 {
     const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn fma(self, b: f32, c: f32) -> f32 {
+        self.mul_add(b, c)
+    }
 }
 impl Real for f64 {
     const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn fma(self, b: f64, c: f64) -> f64 {
+        self.mul_add(b, c)
+    }
 }
 
-/// The operands of one call, as raw pointers (row-major: `acc`/`out` [m, n], `rows` [t, m], `cols` [t, n]).
+/// The operands of one call, as raw pointers (row-major: `acc`/`out` [m, n], `rows` [t, b, m], `cols`
+/// [t, b, n]; `b` is 0 for the unbatched form `rows` [t, m], `cols` [t, n]).
 #[derive(Clone, Copy)]
 struct Args<T> {
     t: usize,
+    b: usize,
     m: usize,
     n: usize,
     reverse: bool,
@@ -68,12 +85,65 @@ unsafe fn tile<T: Real, const R: usize, const W: usize>(a: &Args<T>, i0: usize, 
     }
 }
 
+/// The batched form of `tile`: per step, a second tile sums `rows[t, b, i] * cols[t, b, j]` over `b` as
+/// one FMA chain from zero, then the accumulator adds it.
+///
+/// SAFETY: as `tile`, with `b >= 1`.
+#[inline(always)]
+unsafe fn tile_batched<T: Real, const R: usize, const W: usize>(a: &Args<T>, i0: usize, j0: usize) {
+    let mut s = [[T::ZERO; W]; R];
+    for (r, row) in s.iter_mut().enumerate() {
+        for (v, x) in row.iter_mut().enumerate() {
+            *x = *a.acc.add((i0 + r) * a.n + j0 + v);
+        }
+    }
+    for k in 0..a.t {
+        let t = if a.reverse { a.t - 1 - k } else { k };
+        let mut p = [[T::ZERO; W]; R];
+        for l in 0..a.b {
+            let c = a.cols.add((t * a.b + l) * a.n + j0);
+            let x = a.rows.add((t * a.b + l) * a.m + i0);
+            for (r, row) in p.iter_mut().enumerate() {
+                let xr = *x.add(r);
+                for (v, y) in row.iter_mut().enumerate() {
+                    *y = xr.fma(*c.add(v), *y);
+                }
+            }
+        }
+        for (srow, prow) in s.iter_mut().zip(&p) {
+            for (y, &q) in srow.iter_mut().zip(prow) {
+                *y = *y + q;
+            }
+        }
+    }
+    for (r, row) in s.iter().enumerate() {
+        for (v, &x) in row.iter().enumerate() {
+            *a.out.add((i0 + r) * a.n + j0 + v) = x;
+        }
+    }
+}
+
 /// Columns of rows `i0..i0 + R`: tiles of `W`, then of `L` (one vector), then single columns.
 ///
 /// SAFETY: as `tile`.
 #[inline(always)]
 unsafe fn band<T: Real, const R: usize, const W: usize, const L: usize>(a: &Args<T>, i0: usize) {
     let mut j = 0;
+    if a.b > 0 {
+        while j + W <= a.n {
+            tile_batched::<T, R, W>(a, i0, j);
+            j += W;
+        }
+        while j + L <= a.n {
+            tile_batched::<T, R, L>(a, i0, j);
+            j += L;
+        }
+        while j < a.n {
+            tile_batched::<T, R, 1>(a, i0, j);
+            j += 1;
+        }
+        return;
+    }
     while j + W <= a.n {
         tile::<T, R, W>(a, i0, j);
         j += W;
@@ -92,7 +162,19 @@ unsafe fn band<T: Real, const R: usize, const W: usize, const L: usize>(a: &Args
 ///
 /// SAFETY: the pointers hold the operands' elements; `out` does not overlap the others unless it is `acc`.
 #[inline(always)]
-unsafe fn body<T: Real, const R: usize, const W: usize, const L: usize>(a: &Args<T>) {
+unsafe fn body<T: Real, const R: usize, const RB: usize, const W: usize, const L: usize>(a: &Args<T>) {
+    if a.b > 0 {
+        // two tiles live (the sum and the step's product): `RB` = R / 2 rows keep both in registers
+        return rows::<T, RB, W, L>(a);
+    }
+    rows::<T, R, W, L>(a)
+}
+
+/// Bands of `R` rows, then single rows.
+///
+/// SAFETY: as `body`.
+#[inline(always)]
+unsafe fn rows<T: Real, const R: usize, const W: usize, const L: usize>(a: &Args<T>) {
     let mut i = 0;
     while i + R <= a.m {
         band::<T, R, W, L>(a, i);
@@ -111,27 +193,27 @@ mod x86 {
     use super::{body, Args};
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub unsafe fn f32_512(a: &Args<f32>) {
-        body::<f32, 6, 64, 16>(a)
+        body::<f32, 6, 3, 64, 16>(a)
     }
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub unsafe fn f64_512(a: &Args<f64>) {
-        body::<f64, 6, 32, 8>(a)
+        body::<f64, 6, 3, 32, 8>(a)
     }
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn f32_256(a: &Args<f32>) {
-        body::<f32, 6, 16, 8>(a)
+        body::<f32, 6, 3, 16, 8>(a)
     }
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn f64_256(a: &Args<f64>) {
-        body::<f64, 6, 8, 4>(a)
+        body::<f64, 6, 3, 8, 4>(a)
     }
 }
 
 unsafe fn f32_portable(a: &Args<f32>) {
-    body::<f32, 2, 16, 4>(a)
+    body::<f32, 2, 1, 16, 4>(a)
 }
 unsafe fn f64_portable(a: &Args<f64>) {
-    body::<f64, 2, 8, 2>(a)
+    body::<f64, 2, 1, 8, 2>(a)
 }
 
 /// Which instantiation: the block-math lanes when there are some, else the portable one.
@@ -179,13 +261,28 @@ pub fn outer_accumulate(acc: &Buffer, rows: &Buffer, cols: &Buffer, reverse: boo
 }
 
 fn run(acc: &Buffer, rows: &Buffer, cols: &Buffer, reverse: bool, out: &Aval, lanes: Lanes) -> Result<Buffer> {
-    let bad = || Error::Execution("outer_accumulate: operands do not match acc [M, N], rows [T, M], cols [T, N]".into());
-    let (&[m, n], &[t, m2], &[t2, n2]) = (acc.aval.shape.as_slice(), rows.aval.shape.as_slice(), cols.aval.shape.as_slice())
-    else {
+    let bad = || {
+        Error::Execution(
+            "outer_accumulate: operands do not match acc [M, N], rows [T, M], cols [T, N] (or [T, B, M], [T, B, N])".into(),
+        )
+    };
+    let (&[m, n], rs, cs) = (acc.aval.shape.as_slice(), rows.aval.shape.as_slice(), cols.aval.shape.as_slice()) else {
         return Err(bad());
     };
-    if m2 != m || n2 != n || t2 != t || out.shape != [m, n] || [rows.dtype(), cols.dtype(), out.dtype] != [acc.dtype(); 3] {
+    // `b` = 0: the unbatched form
+    let (t, b, m2, t2, b2, n2) = match (rs, cs) {
+        (&[t, m2], &[t2, n2]) => (t, 0, m2, t2, 0, n2),
+        (&[t, b, m2], &[t2, b2, n2]) => (t, b, m2, t2, b2, n2),
+        _ => return Err(bad()),
+    };
+    if m2 != m || n2 != n || t2 != t || b2 != b || out.shape != [m, n] || [rows.dtype(), cols.dtype(), out.dtype] != [acc.dtype(); 3] {
         return Err(bad());
+    }
+    if rs.len() == 3 && b == 0 {
+        // each step adds an empty sum (+0.0)
+        let zr = Buffer::from_bytes(&Aval::new(acc.dtype(), vec![t, 1, m]), &vec![0u8; t * m * acc.dtype().size()])?;
+        let zc = Buffer::from_bytes(&Aval::new(acc.dtype(), vec![t, 1, n]), &vec![0u8; t * n * acc.dtype().size()])?;
+        return run(acc, &zr, &zc, reverse, out, lanes);
     }
     let res = uninit(out)?;
     if m * n == 0 {
@@ -196,7 +293,7 @@ fn run(acc: &Buffer, rows: &Buffer, cols: &Buffer, reverse: bool, out: &Aval, la
         match acc.dtype() {
             DType::F32 => {
                 let a = Args::<f32> {
-                    t, m, n, reverse,
+                    t, b, m, n, reverse,
                     acc: acc.as_ptr() as *const f32, out: res.as_ptr() as *mut f32,
                     rows: rows.as_ptr() as *const f32, cols: cols.as_ptr() as *const f32,
                 };
@@ -204,7 +301,7 @@ fn run(acc: &Buffer, rows: &Buffer, cols: &Buffer, reverse: bool, out: &Aval, la
             }
             DType::F64 => {
                 let a = Args::<f64> {
-                    t, m, n, reverse,
+                    t, b, m, n, reverse,
                     acc: acc.as_ptr() as *const f64, out: res.as_ptr() as *mut f64,
                     rows: rows.as_ptr() as *const f64, cols: cols.as_ptr() as *const f64,
                 };
@@ -292,6 +389,57 @@ mod tests {
                     .unwrap();
                     let got: Vec<u64> = got.as_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
                     assert_eq!(got, want64.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "f64 {lanes:?} {t} {m} {n} {reverse}");
+                }
+            }
+        }
+    }
+
+    /// The batched form: per step an FMA chain over the batch from zero, rounded, then added (the loop's
+    /// `acc + h_t.T @ g_t`), in every instantiation; an empty batch adds +0.0 per step.
+    #[test]
+    fn batched_equals_the_loop_of_products_bit_for_bit() {
+        for &(t, bb, m, n) in &[(7usize, 3usize, 13usize, 37usize), (20, 16, 128, 128), (4, 5, 6, 64), (2, 1, 3, 3), (3, 0, 2, 5), (5, 9, 17, 100)] {
+            let acc = data(m * n, 4);
+            let rows = data(t * bb * m, 5);
+            let cols = data(t * bb * n, 6);
+            for reverse in [false, true] {
+                let (a32, r32, c32): (Vec<f32>, Vec<f32>, Vec<f32>) = (
+                    acc.iter().map(|&x| x as f32).collect(),
+                    rows.iter().map(|&x| x as f32).collect(),
+                    cols.iter().map(|&x| x as f32).collect(),
+                );
+                let (mut want32, mut want64) = (a32.clone(), acc.clone());
+                for k in 0..t {
+                    let s = if reverse { t - 1 - k } else { k };
+                    for i in 0..m {
+                        for j in 0..n {
+                            let (mut p32, mut p64) = (0f32, 0f64);
+                            for l in 0..bb {
+                                p32 = r32[(s * bb + l) * m + i].mul_add(c32[(s * bb + l) * n + j], p32);
+                                p64 = rows[(s * bb + l) * m + i].mul_add(cols[(s * bb + l) * n + j], p64);
+                            }
+                            want32[i * n + j] = want32[i * n + j] + p32;
+                            want64[i * n + j] = want64[i * n + j] + p64;
+                        }
+                    }
+                }
+                for lanes in lanes_here() {
+                    let out = Aval::new(DType::F32, vec![m, n]);
+                    let got = run(
+                        &buf(&[m, n], DType::F32, &a32), &buf(&[t, bb, m], DType::F32, &r32), &buf(&[t, bb, n], DType::F32, &c32),
+                        reverse, &out, lanes,
+                    )
+                    .unwrap();
+                    let got: Vec<u32> = got.as_bytes().chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                    assert_eq!(got, want32.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "f32 {lanes:?} {t} {bb} {m} {n} {reverse}");
+                    let out = Aval::new(DType::F64, vec![m, n]);
+                    let got = run(
+                        &buf(&[m, n], DType::F64, &acc), &buf(&[t, bb, m], DType::F64, &rows), &buf(&[t, bb, n], DType::F64, &cols),
+                        reverse, &out, lanes,
+                    )
+                    .unwrap();
+                    let got: Vec<u64> = got.as_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+                    assert_eq!(got, want64.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "f64 {lanes:?} {t} {bb} {m} {n} {reverse}");
                 }
             }
         }
