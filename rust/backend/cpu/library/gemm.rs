@@ -183,6 +183,29 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
     }
     let small = super::small_dot::eligible(m, n, k, b.cs);
     let isa = super::small_dot::host_isa();
+    if nb == 1 && !tiny && !small && k > 2 && matches!(dt, DType::F32 | DType::F64) {
+        // Matrix-vector products with a row-major matrix: `matvec`'s kernels, in gemm's order for these
+        // shapes (gemm's gemv before: the same bits), on every thread that is free (chunks claimed in turn).
+        let size = std::mem::size_of::<T>();
+        let (pa0, pb0) = (pa + a.batch_off[0] * size, pb + b.batch_off[0] * size);
+        // `A @ x`, A's rows contiguous: above 256 outputs (gemm takes another kernel at or below, kept there).
+        let rows = n == 1 && a.cs == 1 && b.rs == 1 && m > 256 && a.rs >= 0;
+        // `x @ A` (or `A.T @ x` read down the columns of a row-major A): an FMA chain down each column.
+        let cols_x_a = m == 1 && n > 1 && b.cs == 1 && b.rs >= 0;
+        let cols_at_x = n == 1 && m > 1 && a.rs == 1 && a.cs >= 0;
+        match dt {
+            DType::F32 if rows => super::matvec::gemv(isa, m, k, pa0 as *const f32, a.rs as usize, pb0 as *const f32, po as *mut f32),
+            DType::F64 if rows => super::matvec::gemv(isa, m, k, pa0 as *const f64, a.rs as usize, pb0 as *const f64, po as *mut f64),
+            DType::F32 if cols_x_a => super::matvec::gevm(isa, n, k, pb0 as *const f32, b.rs as usize, pa0 as *const f32, a.cs, po as *mut f32),
+            DType::F64 if cols_x_a => super::matvec::gevm(isa, n, k, pb0 as *const f64, b.rs as usize, pa0 as *const f64, a.cs, po as *mut f64),
+            DType::F32 if cols_at_x => super::matvec::gevm(isa, m, k, pa0 as *const f32, a.cs as usize, pb0 as *const f32, b.rs, po as *mut f32),
+            DType::F64 if cols_at_x => super::matvec::gevm(isa, m, k, pa0 as *const f64, a.cs as usize, pb0 as *const f64, b.rs, po as *mut f64),
+            _ => {}
+        }
+        if rows || cols_x_a || cols_at_x {
+            return;
+        }
+    }
     let one = |bi: usize, par: gemm::Parallelism| {
         let size = std::mem::size_of::<T>();
         let lhs = pa + a.batch_off[bi] * size;

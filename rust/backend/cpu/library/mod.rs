@@ -36,6 +36,7 @@ mod linalg;
 mod small_lu;
 pub mod gemm;
 mod small_dot;
+mod matvec;
 mod outer_acc;
 mod shape_ops;
 mod sort;
