@@ -92,54 +92,82 @@ unsafe fn rows<T: Real, const W: usize>(lo: usize, hi: usize, k: usize, a: *cons
 }
 
 /// Columns `[lo, hi)` of `y = x @ A`: `y[j] = x[0]·A[0, j]`, then `y[j] = fma(A[l, j], x[l], y[j])` for each
-/// row `l` in order, four rows per pass over `y`'s chunk (one load and store of `y` per four multiply-adds,
-/// the same chain), the rows streamed across the chunk.
+/// row `l` in order (rows streamed across the chunk, `y`'s chunk staying in L1, as gemm's gemv does).
 ///
 /// SAFETY: `A[l, lo..hi]` (row stride `lda`) for `l < k`, `x[l * incx]` and `y[lo..hi]` are valid; `k >= 1`;
 /// `y` overlaps neither operand.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn cols<T: Real>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
-    let w = hi - lo;
-    let y = std::slice::from_raw_parts_mut(y.add(lo), w);
-    let row = |l: usize| std::slice::from_raw_parts(a.add(l * lda + lo), w);
-    let xs = |l: usize| *x.offset(l as isize * incx);
-    let x0 = xs(0);
+    let y = std::slice::from_raw_parts_mut(y.add(lo), hi - lo);
+    let row = |l: usize| std::slice::from_raw_parts(a.add(l * lda + lo), hi - lo);
+    let x0 = *x;
     for (y, &a) in y.iter_mut().zip(row(0)) {
         *y = a * x0;
     }
-    let mut l = 1;
-    while l + 4 <= k {
-        let (x0, x1, x2, x3) = (xs(l), xs(l + 1), xs(l + 2), xs(l + 3));
-        let (r0, r1, r2, r3) = (row(l), row(l + 1), row(l + 2), row(l + 3));
-        for j in 0..w {
-            y[j] = r3[j].fma(x3, r2[j].fma(x2, r1[j].fma(x1, r0[j].fma(x0, y[j]))));
-        }
-        l += 4;
-    }
-    while l < k {
-        let xl = xs(l);
+    for l in 1..k {
+        let xl = *x.offset(l as isize * incx);
         for (y, &a) in y.iter_mut().zip(row(l)) {
             *y = a.fma(xl, *y);
         }
-        l += 1;
     }
 }
 
-/// One instantiation per instruction set, so LLVM vectorizes the lanes with that width (the arithmetic per
-/// element is the same in each; only `A @ x`'s lane count, gemm's, differs).
+/// `rows` with explicit vectors (LLVM vectorized the generic float64 `dot` two lanes wide, at 0.6x gemm's
+/// speed): the same operations in the same order.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+    macro_rules! rows_impl {
+        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
+            /// SAFETY: as `super::rows`; the host has the target features.
+            #[target_feature(enable = $feat)]
+            pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
+                const W: usize = $w;
+                let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
+                for i in lo..hi {
+                    let a = a.add(i * lda);
+                    let mut acc: [$v; 8] = [$zero(); 8];
+                    let mut d = 0;
+                    while d < k8 {
+                        for (j, acc) in acc.iter_mut().enumerate() {
+                            *acc = $fma($load(a.add(d + j * W)), $load(x.add(d + j * W)), *acc);
+                        }
+                        d += 8 * W;
+                    }
+                    let mut r = $add($add($add(acc[0], acc[1]), $add(acc[2], acc[3])), $add($add(acc[4], acc[5]), $add(acc[6], acc[7])));
+                    while d < k1 {
+                        r = $fma($load(a.add(d)), $load(x.add(d)), r);
+                        d += W;
+                    }
+                    let mut lanes = [0.0 as $t; W];
+                    $store(lanes.as_mut_ptr(), r);
+                    let mut s = lanes[0];
+                    for &l in &lanes[1..] {
+                        s += l;
+                    }
+                    while d < k {
+                        s = (*a.add(d)).mul_add(*x.add(d), s);
+                        d += 1;
+                    }
+                    *y.add(i) = s;
+                }
+            }
+        };
+    }
+    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
+    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
+    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
+    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
+}
+
+/// One instantiation per instruction set, so LLVM vectorizes `x @ A`'s columns with that width (the
+/// arithmetic per element is the same in each; only `A @ x`'s lane count, gemm's, differs).
 macro_rules! isa_variant {
-    ($name:ident, $feat:literal, $w32:literal, $w64:literal) => {
+    ($name:ident, $feat:literal, $r32:ident, $r64:ident) => {
         mod $name {
-            use super::{cols, rows};
-            #[target_feature(enable = $feat)]
-            pub unsafe fn rows_f32(lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, y: *mut f32) {
-                rows::<f32, $w32>(lo, hi, k, a, lda, x, y)
-            }
-            #[target_feature(enable = $feat)]
-            pub unsafe fn rows_f64(lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, y: *mut f64) {
-                rows::<f64, $w64>(lo, hi, k, a, lda, x, y)
-            }
+            use super::cols;
+            pub use super::x86::{$r32 as rows_f32, $r64 as rows_f64};
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
             pub unsafe fn cols_f32(
@@ -159,9 +187,9 @@ macro_rules! isa_variant {
 }
 
 #[cfg(target_arch = "x86_64")]
-isa_variant!(avx512, "avx512f,avx2,fma", 16, 8);
+isa_variant!(avx512, "avx512f,avx2,fma", rows_f32_avx512, rows_f64_avx512);
 #[cfg(target_arch = "x86_64")]
-isa_variant!(avx2, "avx2,fma", 8, 4);
+isa_variant!(avx2, "avx2,fma", rows_f32_avx2, rows_f64_avx2);
 
 /// Without AVX2+FMA: gemm's scalar fallback reduces in other orders, so these hosts keep their values only
 /// up to rounding; `mul_add` is still one rounding (a C library call there).
