@@ -13,8 +13,6 @@ import pytest
 
 import cranax as jax
 
-jax.config.update("jax_enable_x64", True)
-
 
 def _rand(shape, dtype, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
@@ -26,7 +24,7 @@ def _sha(a):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("m,k", [(257, 3), (300, 301), (1000, 7), (700, 2049), (4000, 100), (100, 5000)])
-def test_matrix_vector_products_against_float64(m, k, dtype):
+def test_matrix_vector_products_against_float64(m, k, dtype, x64):
     a, x, y = _rand((m, k), dtype, 1), _rand((k,), dtype, 2), _rand((m,), dtype, 3)
     tol = 4e-6 if dtype == np.float32 else 1e-14
     f = jax.jit(lambda p, q: p @ q)
@@ -43,7 +41,7 @@ def test_matrix_vector_products_against_float64(m, k, dtype):
         assert np.all(np.abs(got - want) <= tol * (scale + 1e-300) * np.sqrt(k)), (m, k)
 
 
-def test_vector_matrix_products_have_jax_bits():
+def test_vector_matrix_products_have_jax_bits(x64):
     # `x @ A` is x[0]*A[0, j], then one fused multiply-add per row in order: XLA:CPU's order, on every ISA.
     # Digests of real JAX 0.10.2's outputs on these inputs (jax.jit(lambda p, q: q @ p)).
     rng = np.random.default_rng(23)
