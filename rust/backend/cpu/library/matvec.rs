@@ -1,9 +1,10 @@
 //! Float matrix-vector products on a row-major matrix, without the gemm crate: `A @ x` (each output the dot
 //! product of one contiguous row with `x`) and `x @ A` (each output a chain down one column, the rows of `A`
 //! streamed as axpys). Both are bound by memory: the matrix is read once. gemm's own gemv runs them on one
-//! thread; here the outputs are cut into fixed chunks (by shape alone) that the calling thread and the pool's
-//! threads claim in turn, so a second core helps as soon as it wakes and the bits never depend on the thread
-//! count (each output is computed by the same code whatever thread runs its chunk).
+//! thread; here `A @ x`'s outputs are cut into fixed chunks (by shape alone) that the calling thread and the
+//! pool's threads claim in turn, so a second core helps as soon as it wakes and the bits never depend on the
+//! thread count (each output is computed by the same code whatever thread runs its chunk). `x @ A` stays on
+//! one thread (`execute`).
 //!
 //! The arithmetic order is the one the gemm crate (0.19) gave these products before, so values did not
 //! change: `A @ x` per row is gemm's `mixed_gemv_rowmajor` — 8 vector accumulators of the host's lane width
@@ -276,8 +277,12 @@ impl Job {
 
 /// Runs `job` over all its outputs: alone below `PAR_WORK`, else this thread and up to `helpers` pool threads
 /// (offered with `join_offered`, which returns only when every offered part has returned) claim chunks.
+/// `x @ A` stays on this thread, streaming whole rows: in column chunks (4 KiB of each row, 2 threads) it
+/// measured 1.7-2.4x JAX's time at 2048-3000 on the loaded 2-core host, against ~1.3x for whole rows on one
+/// thread (h-mm17 saw the same with gemm's column split); JAX's own order is the same chain (its bits).
 fn execute(job: Job, work: usize) {
-    let helpers = if work >= PAR_WORK { crate::backend::cpu::threads::num_threads().saturating_sub(1) } else { 0 };
+    let threaded = job.by_rows && work >= PAR_WORK;
+    let helpers = if threaded { crate::backend::cpu::threads::num_threads().saturating_sub(1) } else { 0 };
     let chunks = job.outs.div_ceil(job.chunk);
     if helpers == 0 || chunks < 2 {
         // SAFETY: the caller's contract (`gemv`/`gevm`).
@@ -324,9 +329,8 @@ pub unsafe fn gemv<T: Real>(isa: Isa, m: usize, k: usize, a: *const T, lda: usiz
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gevm<T: Real>(isa: Isa, n: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
     let f64 = std::mem::size_of::<T>() == 8;
-    // Chunks of at least 4 KiB of each row: narrower pieces of rows far apart defeat the prefetchers (a
-    // 256-column chunk measured 2x slower than whole rows at 2048-3000 on one core), so products under
-    // 2048 float32 (1024 float64) columns run whole, streaming full rows as gemm's gemv did.
+    // One thread (`execute`); chunks would be at least 4 KiB of each row: narrower pieces of rows far apart
+    // defeat the prefetchers (a 256-column chunk measured 2x slower than whole rows at 2048-3000 on one core).
     let chunk = (4096 / std::mem::size_of::<T>()).max(chunk(k, 16));
     let job = Job { f64, isa, by_rows: false, k, a: a as usize, lda, x: x as usize, incx, y: y as usize, chunk, outs: n };
     execute(job, n.saturating_mul(k));
