@@ -9,7 +9,8 @@
 
 Layouts per size ``n`` (square ``n×n`` operands): ``x @ w``, ``x @ w.T``, ``x.T @ w`` (the transposes are
 inside the jitted function, so they are dimension numbers, not copies), a batched product
-``[16, n/4, n/4] @ [16, n/4, n/4]`` and a matrix-vector product ``[n, n] @ [n]``.
+``[16, n/4, n/4] @ [16, n/4, n/4]``, a matrix-vector product ``[n, n] @ [n]`` and a vector-matrix product
+``[n] @ [n, n]``.
 
 Each figure is a call waited for with ``block_until_ready`` after two warm-up calls. Because the machine is
 shared, cranax and NumPy are timed in alternating rounds (so both see the same load) and both the minimum and
@@ -41,6 +42,7 @@ def cases(sizes, dtypes):
             out.append((f"[16,{q},{q}] @ [16,{q},{q}]", dt, [(16, q, q), (16, q, q)], lambda x, w: x @ w,
                         2.0 * 16 * q ** 3))
             out.append((f"[{n},{n}] @ [{n}]", dt, [(n, n), (n,)], lambda x, w: x @ w, 2.0 * n * n))
+            out.append((f"[{n}] @ [{n},{n}]", dt, [(n,), (n, n)], lambda x, w: x @ w, 2.0 * n * n))
     return out
 
 

@@ -14,6 +14,8 @@
 //! - `outer_acc`: `outer_accumulate`, the final value of a scan carry that only adds outer products, after
 //!   the loop with its roundings (register tiles, AVX-512/AVX2/portable).
 //! - `small_dot`: small f32/f64 matrix products precompiled for AVX-512/AVX2 (`gemm` calls them).
+//! - `matvec`: f32/f64 matrix-vector products on a row-major matrix (AVX-512/AVX2/portable, `gemm` calls
+//!   them), in gemm's gemv order, chunks of outputs shared by every free thread.
 //! - `epilogue`: the elementwise kernel a convolution or product runs in place on its output blocks.
 //! - `callback`: host callbacks, through the dispatcher the embedder installs.
 //! - `elem`: element types (`Elem`, `F16`, `U8`, `with_elem!`) and buffer element access, shared by all of
@@ -36,6 +38,7 @@ mod linalg;
 mod small_lu;
 pub mod gemm;
 mod small_dot;
+mod matvec;
 mod outer_acc;
 mod shape_ops;
 mod sort;

@@ -1,0 +1,337 @@
+//! Float matrix-vector products on a row-major matrix, without the gemm crate: `A @ x` (each output the dot
+//! product of one contiguous row with `x`) and `x @ A` (each output a chain down one column, the rows of `A`
+//! streamed as axpys). Both are bound by memory: the matrix is read once. gemm's own gemv runs them on one
+//! thread; here `A @ x`'s outputs are cut into fixed chunks (by shape alone) that the calling thread and the
+//! pool's threads claim in turn, so a second core helps as soon as it wakes and the bits never depend on the
+//! thread count (each output is computed by the same code whatever thread runs its chunk). `x @ A` stays on
+//! one thread (`execute`).
+//!
+//! The arithmetic order is the one the gemm crate (0.19) gave these products before, so values did not
+//! change: `A @ x` per row is gemm's `mixed_gemv_rowmajor` — 8 vector accumulators of the host's lane width
+//! (16/8 float32 lanes on AVX-512/AVX2, 8/4 float64) over blocks of 8 vectors, summed as a tree
+//! ((0+1)+(2+3))+((4+5)+(6+7)), then the remaining whole vectors into that sum, its lanes added in order,
+//! then the scalar tail; every multiply-add fused. `x @ A` per output is gemm's `mixed_gemv_colmajor`:
+//! `x[0]·A[0, j]`, then one fused multiply-add per row in order — XLA:CPU's bits too (JAX 0.10.2 at
+//! 256–3000, float32 and float64), and independent of the lane width.
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::small_dot::Isa;
+
+/// Products of at least this many multiply-adds (a 512² float32 matrix, 1 MiB) share their chunks with
+/// the pool's threads.
+pub const PAR_WORK: usize = 1 << 18;
+/// Multiply-adds per chunk (about 64 KiB of float32 matrix): small enough that a helper that wakes late
+/// still takes a fair share, big enough that claiming a chunk costs nothing.
+const CHUNK_WORK: usize = 1 << 14;
+
+/// The element types handled here.
+pub trait Real: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    const ZERO: Self;
+    fn fma(self, b: Self, c: Self) -> Self;
+}
+impl Real for f32 {
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn fma(self, b: f32, c: f32) -> f32 {
+        self.mul_add(b, c)
+    }
+}
+impl Real for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn fma(self, b: f64, c: f64) -> f64 {
+        self.mul_add(b, c)
+    }
+}
+
+/// `Σ_l a[l]·x[l]` in gemm's `mixed_gemv_rowmajor` order with `W` lanes (see the module doc).
+///
+/// SAFETY: `a` and `x` hold `k` readable elements.
+#[inline(always)]
+unsafe fn dot<T: Real, const W: usize>(k: usize, a: *const T, x: *const T) -> T {
+    let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
+    let mut acc = [[T::ZERO; W]; 8];
+    let mut d = 0;
+    while d < k8 {
+        for (j, acc) in acc.iter_mut().enumerate() {
+            for (v, acc) in acc.iter_mut().enumerate() {
+                let i = d + j * W + v;
+                *acc = (*a.add(i)).fma(*x.add(i), *acc);
+            }
+        }
+        d += 8 * W;
+    }
+    let add = |p: [T; W], q: [T; W]| -> [T; W] { std::array::from_fn(|v| p[v] + q[v]) };
+    let mut r = add(add(add(acc[0], acc[1]), add(acc[2], acc[3])), add(add(acc[4], acc[5]), add(acc[6], acc[7])));
+    while d < k1 {
+        for (v, r) in r.iter_mut().enumerate() {
+            *r = (*a.add(d + v)).fma(*x.add(d + v), *r);
+        }
+        d += W;
+    }
+    let mut s = r[0];
+    for &r in &r[1..] {
+        s = s + r;
+    }
+    while d < k {
+        s = (*a.add(d)).fma(*x.add(d), s);
+        d += 1;
+    }
+    s
+}
+
+/// Rows `[lo, hi)` of `y = A @ x`.
+///
+/// SAFETY: rows `lo..hi` of `a` (row stride `lda`, `k` contiguous elements each), `x[..k]` and `y[lo..hi]`
+/// are valid; `y` overlaps neither operand.
+#[inline(always)]
+unsafe fn rows<T: Real, const W: usize>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize, x: *const T, y: *mut T) {
+    for i in lo..hi {
+        *y.add(i) = dot::<T, W>(k, a.add(i * lda), x);
+    }
+}
+
+/// Columns `[lo, hi)` of `y = x @ A`: `y[j] = x[0]·A[0, j]`, then `y[j] = fma(A[l, j], x[l], y[j])` for each
+/// row `l` in order (rows streamed across the chunk, `y`'s chunk staying in L1, as gemm's gemv does).
+///
+/// SAFETY: `A[l, lo..hi]` (row stride `lda`) for `l < k`, `x[l * incx]` and `y[lo..hi]` are valid; `k >= 1`;
+/// `y` overlaps neither operand.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn cols<T: Real>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
+    let y = std::slice::from_raw_parts_mut(y.add(lo), hi - lo);
+    let row = |l: usize| std::slice::from_raw_parts(a.add(l * lda + lo), hi - lo);
+    let x0 = *x;
+    for (y, &a) in y.iter_mut().zip(row(0)) {
+        *y = a * x0;
+    }
+    for l in 1..k {
+        let xl = *x.offset(l as isize * incx);
+        for (y, &a) in y.iter_mut().zip(row(l)) {
+            *y = a.fma(xl, *y);
+        }
+    }
+}
+
+/// `rows` with explicit vectors (LLVM vectorized the generic float64 `dot` two lanes wide, at 0.6x gemm's
+/// speed): the same operations in the same order.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+    macro_rules! rows_impl {
+        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
+            /// SAFETY: as `super::rows`; the host has the target features.
+            #[target_feature(enable = $feat)]
+            pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
+                const W: usize = $w;
+                let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
+                for i in lo..hi {
+                    let a = a.add(i * lda);
+                    let mut acc: [$v; 8] = [$zero(); 8];
+                    let mut d = 0;
+                    while d < k8 {
+                        for (j, acc) in acc.iter_mut().enumerate() {
+                            *acc = $fma($load(a.add(d + j * W)), $load(x.add(d + j * W)), *acc);
+                        }
+                        d += 8 * W;
+                    }
+                    let mut r = $add($add($add(acc[0], acc[1]), $add(acc[2], acc[3])), $add($add(acc[4], acc[5]), $add(acc[6], acc[7])));
+                    while d < k1 {
+                        r = $fma($load(a.add(d)), $load(x.add(d)), r);
+                        d += W;
+                    }
+                    let mut lanes = [0.0 as $t; W];
+                    $store(lanes.as_mut_ptr(), r);
+                    let mut s = lanes[0];
+                    for &l in &lanes[1..] {
+                        s += l;
+                    }
+                    while d < k {
+                        s = (*a.add(d)).mul_add(*x.add(d), s);
+                        d += 1;
+                    }
+                    *y.add(i) = s;
+                }
+            }
+        };
+    }
+    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
+    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
+    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
+    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
+}
+
+/// One instantiation per instruction set, so LLVM vectorizes `x @ A`'s columns with that width (the
+/// arithmetic per element is the same in each; only `A @ x`'s lane count, gemm's, differs).
+macro_rules! isa_variant {
+    ($name:ident, $feat:literal, $r32:ident, $r64:ident) => {
+        mod $name {
+            use super::cols;
+            pub use super::x86::{$r32 as rows_f32, $r64 as rows_f64};
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn cols_f32(
+                lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, incx: isize, y: *mut f32,
+            ) {
+                cols::<f32>(lo, hi, k, a, lda, x, incx, y)
+            }
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn cols_f64(
+                lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, incx: isize, y: *mut f64,
+            ) {
+                cols::<f64>(lo, hi, k, a, lda, x, incx, y)
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+isa_variant!(avx512, "avx512f,avx2,fma", rows_f32_avx512, rows_f64_avx512);
+#[cfg(target_arch = "x86_64")]
+isa_variant!(avx2, "avx2,fma", rows_f32_avx2, rows_f64_avx2);
+
+/// Without AVX2+FMA: gemm's scalar fallback reduces in other orders, so these hosts keep their values only
+/// up to rounding; `mul_add` is still one rounding (a C library call there).
+mod portable {
+    use super::{cols, rows};
+    pub unsafe fn rows_f32(lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, y: *mut f32) {
+        rows::<f32, 4>(lo, hi, k, a, lda, x, y)
+    }
+    pub unsafe fn rows_f64(lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, y: *mut f64) {
+        rows::<f64, 2>(lo, hi, k, a, lda, x, y)
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn cols_f32(lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, incx: isize, y: *mut f32) {
+        cols::<f32>(lo, hi, k, a, lda, x, incx, y)
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn cols_f64(lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, incx: isize, y: *mut f64) {
+        cols::<f64>(lo, hi, k, a, lda, x, incx, y)
+    }
+}
+
+/// One float matrix-vector product, as addresses (so that pool threads may take chunks of it).
+#[derive(Clone, Copy)]
+struct Job {
+    f64: bool,
+    isa: Isa,
+    /// `A @ x` (outputs are rows) or `x @ A` (outputs are columns).
+    by_rows: bool,
+    k: usize,
+    a: usize,
+    lda: usize,
+    x: usize,
+    incx: isize,
+    y: usize,
+    /// Outputs per chunk, and their count.
+    chunk: usize,
+    outs: usize,
+}
+
+impl Job {
+    /// Outputs `[lo, hi)`.
+    ///
+    /// SAFETY: as `gemv`/`gevm` for this job.
+    unsafe fn run(&self, lo: usize, hi: usize) {
+        let (k, lda, incx) = (self.k, self.lda, self.incx);
+        macro_rules! go {
+            ($t:ty, $rows:ident, $cols:ident) => {{
+                let (a, x, y) = (self.a as *const $t, self.x as *const $t, self.y as *mut $t);
+                match (self.isa, self.by_rows) {
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx512, true) => avx512::$rows(lo, hi, k, a, lda, x, y),
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx512, false) => avx512::$cols(lo, hi, k, a, lda, x, incx, y),
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx2, true) => avx2::$rows(lo, hi, k, a, lda, x, y),
+                    #[cfg(target_arch = "x86_64")]
+                    (Isa::Avx2, false) => avx2::$cols(lo, hi, k, a, lda, x, incx, y),
+                    (_, true) => portable::$rows(lo, hi, k, a, lda, x, y),
+                    (_, false) => portable::$cols(lo, hi, k, a, lda, x, incx, y),
+                }
+            }};
+        }
+        if self.f64 {
+            go!(f64, rows_f64, cols_f64)
+        } else {
+            go!(f32, rows_f32, cols_f32)
+        }
+    }
+
+    /// Claims chunks from `next` until none is left.
+    ///
+    /// SAFETY: as `run`; every chunk is claimed once.
+    unsafe fn drain(&self, next: &AtomicUsize) {
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            let lo = c.saturating_mul(self.chunk);
+            if lo >= self.outs {
+                return;
+            }
+            self.run(lo, (lo + self.chunk).min(self.outs));
+        }
+    }
+}
+
+/// Runs `job` over all its outputs: alone below `PAR_WORK`, else this thread and up to `helpers` pool threads
+/// (offered with `join_offered`, which returns only when every offered part has returned) claim chunks.
+/// `x @ A` stays on this thread, streaming whole rows: in column chunks (4 KiB of each row, 2 threads) it
+/// measured 1.7-2.4x JAX's time at 2048-3000 on the loaded 2-core host, against ~1.3x for whole rows on one
+/// thread (h-mm17 saw the same with gemm's column split); JAX's own order is the same chain (its bits).
+fn execute(job: Job, work: usize) {
+    let threaded = job.by_rows && work >= PAR_WORK;
+    let helpers = if threaded { crate::backend::cpu::threads::num_threads().saturating_sub(1) } else { 0 };
+    let chunks = job.outs.div_ceil(job.chunk);
+    if helpers == 0 || chunks < 2 {
+        // SAFETY: the caller's contract (`gemv`/`gevm`).
+        return unsafe { job.run(0, job.outs) };
+    }
+    let next = Arc::new(AtomicUsize::new(0));
+    offer(job, next, helpers.min(chunks - 1));
+}
+
+fn offer(job: Job, next: Arc<AtomicUsize>, helpers: usize) {
+    if helpers == 0 {
+        // SAFETY: the caller's contract; the buffers outlive every part (`join_offered` waits for them).
+        return unsafe { job.drain(&next) };
+    }
+    let n2 = next.clone();
+    crate::backend::cpu::threads::join_offered(
+        // SAFETY: as above.
+        || unsafe { job.drain(&next) },
+        move || offer(job, n2, helpers - 1),
+    );
+}
+
+/// Outputs per chunk: about `CHUNK_WORK` multiply-adds, a multiple of `align` outputs (whole cache lines of
+/// the output for `x @ A`, whose chunks are also the rows' slices).
+fn chunk(k: usize, align: usize) -> usize {
+    (CHUNK_WORK / k.max(1)).div_ceil(align).max(1) * align
+}
+
+/// `y[i] = Σ_l A[i, l]·x[l]` for `i < m`, rows of `A` contiguous (row stride `lda`), `x` contiguous.
+///
+/// SAFETY: `A[i, l]` at `a + i*lda + l` for `i < m`, `l < k`, `x[..k]`, `y[..m]` valid; `y` overlaps
+/// neither; `isa` is one the host supports.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemv<T: Real>(isa: Isa, m: usize, k: usize, a: *const T, lda: usize, x: *const T, y: *mut T) {
+    let f64 = std::mem::size_of::<T>() == 8;
+    let job = Job { f64, isa, by_rows: true, k, a: a as usize, lda, x: x as usize, incx: 1, y: y as usize, chunk: chunk(k, 8), outs: m };
+    execute(job, m.saturating_mul(k));
+}
+
+/// `y[j] = Σ_l x[l·incx]·A[l, j]` for `j < n`, rows of `A` contiguous (row stride `lda`); `k >= 1`.
+///
+/// SAFETY: `A[l, j]` at `a + l*lda + j` for `l < k`, `j < n`, `x[l*incx]` for `l < k`, `y[..n]` valid; `y`
+/// overlaps neither; `isa` is one the host supports.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gevm<T: Real>(isa: Isa, n: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
+    let f64 = std::mem::size_of::<T>() == 8;
+    // One thread (`execute`); chunks would be at least 4 KiB of each row: narrower pieces of rows far apart
+    // defeat the prefetchers (a 256-column chunk measured 2x slower than whole rows at 2048-3000 on one core).
+    let chunk = (4096 / std::mem::size_of::<T>()).max(chunk(k, 16));
+    let job = Job { f64, isa, by_rows: false, k, a: a as usize, lda, x: x as usize, incx, y: y as usize, chunk, outs: n };
+    execute(job, n.saturating_mul(k));
+}

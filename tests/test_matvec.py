@@ -1,0 +1,97 @@
+"""Matrix-vector products on a row-major matrix (rust/backend/cpu/library/matvec.rs: ``A @ x``, ``x @ A``,
+``A.T @ x``) and the transposed-operand copies of gemm's AVX2 products (``x @ w.T``, ``x.T @ w``, gemm.rs
+``relayout``): float64 NumPy oracles; ``x @ A`` has JAX 0.10.2's bits (digests recorded from real JAX on
+these inputs); the chunks that threads claim never change a bit (1, 2 and 3 threads, default and avx2 mode);
+the copies give the bits of the same product on a row-major operand."""
+import hashlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cranax as jax
+
+
+def _rand(shape, dtype, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _sha(a):
+    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k", [(257, 3), (300, 301), (1000, 7), (700, 2049), (4000, 100), (100, 5000)])
+def test_matrix_vector_products_against_float64(m, k, dtype, x64):
+    a, x, y = _rand((m, k), dtype, 1), _rand((k,), dtype, 2), _rand((m,), dtype, 3)
+    tol = 4e-6 if dtype == np.float32 else 1e-14
+    f = jax.jit(lambda p, q: p @ q)
+    a64 = a.astype(np.float64)
+    for got, want, scale in (
+        (f(a, x), a64 @ x, np.abs(a64) @ np.abs(x.astype(np.float64))),
+        (f(y, a), y.astype(np.float64) @ a64, np.abs(y.astype(np.float64)) @ np.abs(a64)),
+        (jax.jit(lambda p, q: p.T @ q)(np.ascontiguousarray(a.T), x), a64 @ x, np.abs(a64) @ np.abs(x.astype(np.float64))),
+        # a strided vector (every other element) takes gemm's general path: the same values
+        (jax.jit(lambda p, q: p @ q[::2])(a, np.repeat(x, 2)), a64 @ x, np.abs(a64) @ np.abs(x.astype(np.float64))),
+    ):
+        got = np.asarray(got)
+        assert got.dtype == np.dtype(dtype)
+        assert np.all(np.abs(got - want) <= tol * (scale + 1e-300) * np.sqrt(k)), (m, k)
+
+
+def test_vector_matrix_products_have_jax_bits(x64):
+    # `x @ A` is x[0]*A[0, j], then one fused multiply-add per row in order: XLA:CPU's order, on every ISA.
+    # Digests of real JAX 0.10.2's outputs on these inputs (jax.jit(lambda p, q: q @ p)).
+    rng = np.random.default_rng(23)
+    want = ["8bb38c1c3178025a2ce9c7733c6cee6bf98129c6", "6d38b556378237625af6afa2dcb0ccd9bc37eb85",
+            "896097e6375f383b64dc9072113a375a3fd8ee03"]
+    for (dt, (k, n)), w in zip(((np.float32, (300, 2100)), (np.float32, (2049, 700)), (np.float64, (1001, 1030))), want):
+        a = rng.standard_normal((k, n)).astype(dt)
+        x = rng.standard_normal(k).astype(dt)
+        got = np.asarray(jax.jit(lambda p, q: q @ p)(a, x))
+        assert _sha(got) == w, (dt, k, n)
+
+
+SCRIPT = r"""
+import hashlib, numpy as np, cranax as jax
+jax.config.update("jax_enable_x64", True)
+def sha(a):
+    return hashlib.sha1(np.ascontiguousarray(np.asarray(a)).tobytes()).hexdigest()
+for dt, m, k in ((np.float32, 2048, 2048), (np.float32, 3001, 517), (np.float64, 1500, 1500), (np.float64, 600, 4099)):
+    rng = np.random.default_rng(m + k)
+    a = rng.standard_normal((m, k)).astype(dt)
+    x, y = rng.standard_normal(k).astype(dt), rng.standard_normal(m).astype(dt)
+    f = jax.jit(lambda p, q: p @ q)
+    print(sha(f(a, x)), sha(f(y, a)), sha(jax.jit(lambda p, q: p.T @ q)(np.ascontiguousarray(a.T), x)))
+# transposed operands: the same bits as the product on a row-major copy (copied inside on AVX2 kernels)
+for dt, n in ((np.float32, 64), (np.float32, 256), (np.float64, 300), (np.float32, 700)):
+    rng = np.random.default_rng(n)
+    x, w = rng.standard_normal((n, n + 5)).astype(dt), rng.standard_normal((n + 3, n + 5)).astype(dt)
+    v = rng.standard_normal((n, n + 3)).astype(dt)
+    f = jax.jit(lambda p, q: p @ q)
+    nt, nt_copy = f(x, w.T), f(x, np.ascontiguousarray(w.T))
+    tn, tn_copy = jax.jit(lambda p, q: p.T @ q)(v, x), f(np.ascontiguousarray(v.T), x)
+    x64 = x.astype(np.float64)
+    tol = 1e-4 if dt == np.float32 else 1e-12
+    assert np.allclose(np.asarray(nt), x64 @ w.T.astype(np.float64), rtol=tol, atol=tol * np.sqrt(n))
+    assert np.allclose(np.asarray(tn), v.T.astype(np.float64) @ x64, rtol=tol, atol=tol * np.sqrt(n))
+    print(sha(nt), sha(nt_copy), sha(tn), sha(tn_copy))
+"""
+
+
+def _digests(threads, mode):
+    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_CPU_BLOCK_MATH=mode)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return [line.split() for line in out.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("mode", ["", "avx2"])
+def test_matvec_bits_do_not_depend_on_the_thread_count(mode):
+    runs = [_digests(t, mode) for t in (1, 2, 3)]
+    assert len(runs[0]) == 8
+    assert runs[0] == runs[1] == runs[2]
+    for nt, nt_copy, tn, tn_copy in runs[0][4:]:
+        assert nt == nt_copy and tn == tn_copy
