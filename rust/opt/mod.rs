@@ -10,7 +10,8 @@
 //!   `barrier` (optimization barriers removed: they only had to keep CSE from merging across them), then
 //!   `pad_add` (`a + pad(x, 0)` into an update of `a`'s window, in place where `a` is dead), then
 //!   `lu_solve` (the steps of `jnp.linalg.solve` into one), `eigh::values_only` (an `eigh` whose
-//!   eigenvectors nothing reads computes its eigenvalues alone) and a last `dce`.
+//!   eigenvectors nothing reads computes its eigenvalues alone), a `dce`, and last `contract` (a float32/
+//!   float64 `add`/`sub` of a product used nowhere else into one `fma`, as XLA's LLVM contracts them).
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps), then `epilogue` (elementwise kernels
@@ -35,6 +36,7 @@ pub mod epilogue;
 pub mod recip;
 pub mod pad_add;
 pub mod outer;
+pub mod contract;
 
 
 use crate::error::{Error, Result};
@@ -64,6 +66,8 @@ pub fn optimize(p: Program) -> Result<Program> {
     let p = barrier::run(p);
     // after the rounds: the pattern is matched on simplified, deduplicated equations
     let p = dce::run(eigh::values_only(lu_solve::run(pad_add::run(p))));
+    // last: XLA's LLVM contracts the multiply-adds of the code it finally emits
+    let p = contract::run(p);
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {
