@@ -91,7 +91,21 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
                         lit => lit,
                     }
                 };
-                let new_inputs = if let Some((a, b, _)) = prod(x) {
+                // both operands products, one of them with a broadcast operand (a scalar or size-1 axes): which
+                // one XLA contracts follows its simplifier's rewrites (measured: `a[:1] * (1 - b) + c[:1] * b`
+                // contracts the right product, `a[:1] * b + c[:1] * d` the left; `jnp.linspace` is the first
+                // form after XLA reassociates `stop * (iota * r)`): not predictable here, so both stay rounded
+                let bcast = |a: &Atom| match a {
+                    Atom::Var(v) => avals.get(v).is_some_and(|va| va.shape != oa.shape),
+                    Atom::Lit(..) => false,
+                };
+                let uncertain = match (prod(x), prod(y)) {
+                    (Some((a, b, _)), Some((c, d, _))) => [a, b, c, d].iter().any(|o| bcast(o)),
+                    _ => false,
+                };
+                let new_inputs = if uncertain {
+                    None
+                } else if let Some((a, b, _)) = prod(x) {
                     // (a * b) + y = fma(a, b, y); (a * b) - y = fma(a, b, -y)
                     let c = if is_sub { neg(y.clone(), &mut out, &mut avals) } else { y.clone() };
                     Some(vec![a, b, c])
