@@ -7,7 +7,7 @@
 //! is rounded. JAX's eager operations are single primitives, so nothing there contracts (cranax's eager
 //! calls are one-equation programs: nothing to rewrite). Not float16/bfloat16 (XLA computes them in float32
 //! and rounds every step: `f16`), not complex. Sub-programs (loop bodies, branches) are rewritten too.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::control::ControlOp;
 use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, Prim, Program, Scalar, UnaryOp, VarId};
@@ -57,6 +57,8 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
     let mut avals: HashMap<VarId, Aval> = p.invars.iter().cloned().collect();
     // single-use float32/float64 products: their operands and shape
     let mut products: HashMap<VarId, (Atom, Atom, Vec<usize>)> = HashMap::new();
+    // outputs of `broadcast_in_dim` (an operand read through a broadcast, as a smaller shape is)
+    let mut broadcasts: HashSet<VarId> = HashSet::new();
     let mut out: Vec<Eqn> = Vec::with_capacity(p.eqns.len());
     let float = |d: DType| matches!(d, DType::F32 | DType::F64);
     for mut e in std::mem::take(&mut p.eqns) {
@@ -66,6 +68,9 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
             }
         }
         match (&e.prim, &e.inputs[..], &e.outputs[..]) {
+            (Prim::BroadcastInDim { .. }, _, [(o, _)]) => {
+                broadcasts.insert(*o);
+            }
             (Prim::Binary(BinaryOp::Mul), [a, b], [(o, oa)]) if float(oa.dtype) && uses.get(o) == Some(&1) => {
                 products.insert(*o, (a.clone(), b.clone(), oa.shape.clone()));
             }
@@ -96,7 +101,7 @@ fn rewrite(mut p: Program, next: &mut VarId) -> Program {
                 // contracts the right product, `a[:1] * b + c[:1] * d` the left; `jnp.linspace` is the first
                 // form after XLA reassociates `stop * (iota * r)`): not predictable here, so both stay rounded
                 let bcast = |a: &Atom| match a {
-                    Atom::Var(v) => avals.get(v).is_some_and(|va| va.shape != oa.shape),
+                    Atom::Var(v) => broadcasts.contains(v) || avals.get(v).is_some_and(|va| va.shape != oa.shape),
                     Atom::Lit(..) => false,
                 };
                 let uncertain = match (prod(x), prod(y)) {
@@ -177,6 +182,34 @@ mod tests {
         assert_eq!(q.eqns[1].inputs, vec![V(0)]);
         assert_eq!(q.eqns[2].inputs[1..], [V(2), V(3)]);
         assert_eq!(q.eqns[5].inputs[..2], [V(1), V(2)]);
+    }
+
+    #[test]
+    fn two_products_with_a_broadcast_operand_stay_rounded() {
+        // linspace's `start * (1 - step) + stop * step` with start/stop broadcast: XLA's choice of product
+        // depends on its simplifier, so neither is contracted; without broadcasts the left one is
+        let m = t(DType::F32, &[8]);
+        let p = Program {
+            name: "c".into(),
+            invars: vec![(0, t(DType::F32, &[])), (1, m.clone()), (2, m.clone())],
+            eqns: vec![
+                e(Prim::BroadcastInDim { shape: vec![8], broadcast_dimensions: vec![] }, vec![V(0)], 3, m.clone()),
+                e(bin(BinaryOp::Mul), vec![V(3), V(1)], 4, m.clone()),
+                e(bin(BinaryOp::Mul), vec![V(2), V(1)], 5, m.clone()),
+                e(bin(BinaryOp::Add), vec![V(4), V(5)], 6, m.clone()),
+                e(bin(BinaryOp::Mul), vec![V(0), V(1)], 7, m.clone()), // a scalar operand: implicitly broadcast
+                e(bin(BinaryOp::Mul), vec![V(2), V(2)], 8, m.clone()),
+                e(bin(BinaryOp::Sub), vec![V(7), V(8)], 9, m.clone()),
+                e(bin(BinaryOp::Mul), vec![V(1), V(2)], 10, m.clone()),
+                e(bin(BinaryOp::Mul), vec![V(2), V(2)], 11, m.clone()),
+                e(bin(BinaryOp::Add), vec![V(10), V(11)], 12, m.clone()), // fma(1, 2, 2 * 2)
+            ],
+            outvars: vec![V(6), V(9), V(12)],
+        };
+        verify(&p).unwrap();
+        let q = run(p);
+        let names: Vec<&str> = q.eqns.iter().map(|e| e.prim.name()).collect();
+        assert_eq!(names, vec!["broadcast_in_dim", "mul", "mul", "add", "mul", "mul", "sub", "mul", "fma"]);
     }
 
     #[test]
