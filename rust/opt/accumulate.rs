@@ -427,8 +427,9 @@ mod tests {
                     let s = if reverse { t - 1 - k } else { k };
                     for i in 0..m {
                         for j in 0..n {
-                            let p = if swapped { g_rows[s * bg + i] * xs[s * bx + j] } else { xs[s * bx + i] * g_rows[s * bg + j] };
-                            a2[i * n + j] = a2[i * n + j] + p;
+                            // one rounding per multiply-add (outer_accumulate, as XLA's contracted loop)
+                            let (x, y) = if swapped { (g_rows[s * bg + i], xs[s * bx + j]) } else { (xs[s * bx + i], g_rows[s * bg + j]) };
+                            a2[i * n + j] = x.mul_add(y, a2[i * n + j]);
                         }
                     }
                 }

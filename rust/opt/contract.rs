@@ -197,7 +197,7 @@ mod tests {
                 e(bin(BinaryOp::Mul), vec![V(3), V(1)], 4, m.clone()),
                 e(bin(BinaryOp::Mul), vec![V(2), V(1)], 5, m.clone()),
                 e(bin(BinaryOp::Add), vec![V(4), V(5)], 6, m.clone()),
-                e(bin(BinaryOp::Mul), vec![V(0), V(1)], 7, m.clone()), // a scalar operand: implicitly broadcast
+                e(bin(BinaryOp::Mul), vec![V(1), V(3)], 7, m.clone()), // the broadcast as the right operand
                 e(bin(BinaryOp::Mul), vec![V(2), V(2)], 8, m.clone()),
                 e(bin(BinaryOp::Sub), vec![V(7), V(8)], 9, m.clone()),
                 e(bin(BinaryOp::Mul), vec![V(1), V(2)], 10, m.clone()),
