@@ -13,6 +13,7 @@ import cranax
 import cranax as jax
 import cranax.numpy as jnp
 from cranax import lax
+from test_fma import _exact   # the correctly rounded a * b + c (exact rationals)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benches"))
 import bench_programs as bp  # noqa: E402  (benches/ is not a package: found through the path set above)
@@ -108,8 +109,11 @@ def test_broadcast_shared_by_two_kernels():
         return c + a[:, None] * b[None, :], c * a[:, None] - 1.0, m
 
     x, y, m = jax.jit(f)(a, b, c)
-    np.testing.assert_array_equal(np.asarray(x), c + a[:, None] * b[None, :])
-    np.testing.assert_array_equal(np.asarray(y), c * a[:, None] - np.float32(1))
+    # each multiply-add rounds once under jit, as XLA's (JAX 0.10.2 gives these bits: `opt::contract`)
+    A, B = np.broadcast_arrays(a[:, None], b[None, :])
+    np.testing.assert_array_equal(np.asarray(x), _exact(A.ravel(), B.ravel(), c.ravel(), np.float32).reshape(c.shape))
+    np.testing.assert_array_equal(np.asarray(y), _exact(c.ravel(), A.ravel(), -np.ones(c.size, np.float32),
+                                                        np.float32).reshape(c.shape))
     np.testing.assert_allclose(np.asarray(m), a @ c, rtol=1e-5, atol=1e-5)
 
 
@@ -173,6 +177,12 @@ def test_rnn_grads_float32_against_backprop():
 
 # ---- scan carries that only add outer products leave the loop (`opt::accumulate`, `outer_accumulate`)
 
+def _fma_outer(u, v, acc):
+    """`acc + outer(u, v)` with each multiply-add rounded once (XLA's contraction: `opt::contract`)."""
+    U, V = np.broadcast_arrays(u[:, None], v[None, :])
+    return _exact(U.ravel(), V.ravel(), acc.ravel(), acc.dtype.type).reshape(acc.shape)
+
+
 def _plan(f, *args):
     text = f.lower(*args).compile().as_text()
     return text[text.index("plan "):]
@@ -208,11 +218,12 @@ def test_outer_product_accumulator_after_the_loop_has_the_loops_bits(dtype, reve
     jf = jax.jit(f)
     assert "outer_accumulate" in _plan(jf, acc0, h0, us)
     (acc, h), gs = jf(acc0, h0, us)
-    # NumPy's loop on cranax's own g values (each g is one multiply-add: exact in either, but not fused here)
+    # the loop on cranax's own g values, each multiply-add rounded once as XLA's contracted loop body (JAX
+    # 0.10.2 gives the same bits for `acc + outer`, `acc + u[:, None] * v[None, :]` and the padded windows)
     gs = np.asarray(gs)
     want = acc0.copy()
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        want = want + np.outer(us[t], gs[t])
+        want = _fma_outer(us[t], gs[t], want)
     assert acc.dtype == dtype
     np.testing.assert_array_equal(np.asarray(acc), want)
     g = h0.astype(np.float64)
@@ -239,7 +250,7 @@ def test_accumulator_read_in_the_body_stays_in_the_loop():
     want, wsums = np.zeros((M, N), np.float32), []
     for t in range(T):
         wsums.append(want.astype(np.float64).sum())
-        want = want + np.outer(us[t], vs[t])
+        want = _fma_outer(us[t], vs[t], want)   # XLA's contracted loop body (JAX 0.10.2 gives these bits)
     np.testing.assert_array_equal(np.asarray(acc), want)
     np.testing.assert_allclose(np.asarray(sums), wsums, rtol=1e-5, atol=1e-5)
 
@@ -296,8 +307,8 @@ def test_windowed_accumulator_bits_match_the_loop():
     assert _plan(jf, acc0, us, vs).count("outer_accumulate") == 2
     want = acc0.copy()
     for t in range(T - 1, -1, -1):
-        want[2] = want[2] + np.outer(us[t], vs[t])
-        want[0] = want[0] + np.outer(us[t], vs[t])
+        want[2] = _fma_outer(us[t], vs[t], want[2])
+        want[0] = _fma_outer(us[t], vs[t], want[0])
     np.testing.assert_array_equal(np.asarray(jf(acc0, us, vs)), want)
 
 

@@ -18,6 +18,7 @@ import pytest
 import cranax
 import cranax.numpy as jnp
 from cranax import _prng
+from test_fma import _exact   # the correctly rounded a * b + c (exact rationals)
 
 JAX = {
     "sum_100x20_float32": "79e487d234ad4d4fa9c0a2fb93b23db4",
@@ -357,7 +358,9 @@ def test_vector_windows_keep_lanes_apart(k, dt, x64):
     # iota in the body (its lanes along the row), a transposed read (scalar windows) and window counts
     # that leave groups of 4L, L and single windows must all keep each window's own chain
     p = _pinput((5, k), dt, 5)
-    ramp = np.asarray(1, dt) + np.asarray(1e-4, dt) * np.arange(k, dtype=dt)
+    # `1 + 1e-4 * iota` is one fused multiply-add under jit (XLA's LLVM contracts it; JAX 0.10.2 gives these
+    # bits for every k here, both dtypes: `opt::contract`)
+    ramp = _exact(np.full(k, 1e-4, dt), np.arange(k, dtype=dt), np.ones(k, dt), np.dtype(dt).type)
     got = cranax.jit(lambda a: jnp.prod(a * (1 + jnp.asarray(1e-4, dt) * jnp.arange(k, dtype=dt)), -1))(p)
     np.testing.assert_array_equal(np.asarray(got), _windows(p * ramp, np.multiply, 1))
     pt = np.ascontiguousarray(p.T)

@@ -650,7 +650,9 @@ def lgamma(x, integer_from_one=False):
         small = lax.full(shape, np.float32(0), F32)
         for zi, v in zip((1, 2, 3), _LOG1P_INT_SMALL):
             small = lax.select(lax.eq(z, c(zi)), lax.full(shape, np.float32(v), F32), small)
-        l1p = lax.select(lax.lt(z, c(3.5)), small, log(lax.add(zq, one)))
+        # log1p's branch test on zq itself, as XLA's log1p reads it: with that second use XLA's LLVM keeps
+        # z * (1/7.5) rounded before the `+ 1` (a product used once would be contracted: `opt::contract`)
+        l1p = lax.select(lax.lt(zq, c(0.41421356237309504880)), small, log(lax.add(zq, one)))
     else:
         l1p = log1p(zq)
     log_t = lax.add(c(math.log(_LANCZOS_G + 0.5)), l1p)

@@ -13,8 +13,9 @@
 //!
 //! Why: the loop streams the whole accumulator through the cache every iteration, twice per weight
 //! (half of an RNN gradient's time); `outer_accumulate` keeps tiles of it in registers across all the
-//! iterations (`backend::cpu::library::outer_acc`). It adds the same rounded products in the same order,
-//! so the bits are the loop's (NaN payloads aside: the product's operands may come out swapped).
+//! iterations (`backend::cpu::library::outer_acc`). It does the same multiply-adds in the same order, each
+//! one rounding as `opt::contract` makes the loop's (XLA's LLVM contracts them), so the bits are the loop's
+//! (NaN payloads aside: the product's operands may come out swapped).
 //!
 //! Runs after `pad_add` (which makes the windowed form), on the scans of the program it is given: a scan
 //! nested in a body is reached when `control_flow` optimizes that body. Applies to float32/float64 accumulators whose factors have the
@@ -480,8 +481,9 @@ mod tests {
                     let s = if reverse { t - 1 - k } else { k };
                     for i in 0..m {
                         for j in 0..n {
-                            let p = if swapped { g_rows[s * bg + i] * xs[s * bx + j] } else { xs[s * bx + i] * g_rows[s * bg + j] };
-                            a2[i * n + j] = a2[i * n + j] + p;
+                            // one rounding per multiply-add (outer_accumulate, as XLA's contracted loop)
+                            let (x, y) = if swapped { (g_rows[s * bg + i], xs[s * bx + j]) } else { (xs[s * bx + i], g_rows[s * bg + j]) };
+                            a2[i * n + j] = x.mul_add(y, a2[i * n + j]);
                         }
                     }
                 }

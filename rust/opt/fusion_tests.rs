@@ -302,6 +302,8 @@ fn eval_plan(plan: &Plan, args: &[Vec<f64>]) -> Vec<Vec<f64>> {
                             KOp::Iota { axis } => idx[*axis] as f64,
                             KOp::Unary { op, a } => un(*op, v[*a]),
                             KOp::Binary { op, a, b } => bin(*op, v[*a], v[*b]),
+                            // opt::contract's multiply-adds (the reference computes in f64)
+                            KOp::Fma { a, b, c } => v[*a].mul_add(v[*b], v[*c]),
                             KOp::Convert { a } => v[*a],
                             KOp::Gather { input, index, stride, hi, fill } => {
                                 let inp = &k.inputs[*input];

@@ -13,7 +13,8 @@
 //!   (scan carries that only add outer products, whole or by windows, computed after the loop by
 //!   `outer_accumulate`), then
 //!   `lu_solve` (the steps of `jnp.linalg.solve` into one), `eigh::values_only` (an `eigh` whose
-//!   eigenvectors nothing reads computes its eigenvalues alone) and a last `dce`.
+//!   eigenvectors nothing reads computes its eigenvalues alone), a `dce`, and last `contract` (a float32/
+//!   float64 `add`/`sub` of a product used nowhere else into one `fma`, as XLA's LLVM contracts them).
 //! - Lowering (`compile_pipeline`): `fusion` (elementwise chains and reductions into kernels; the `Plan`),
 //!   `control_flow` (cond/while/scan into control steps with fused sub-plans), then `transpose_copy`
 //!   (pure transposing kernels into cache-blocked library steps), then `epilogue` (elementwise kernels
@@ -40,6 +41,7 @@ pub mod pad_add;
 pub mod outer;
 pub mod accumulate;
 pub mod control_fold;
+pub mod contract;
 
 
 use crate::error::{Error, Result};
@@ -70,6 +72,8 @@ pub fn optimize(p: Program) -> Result<Program> {
     let p = barrier::run(p);
     // after the rounds: the pattern is matched on simplified, deduplicated equations
     let p = dce::run(eigh::values_only(lu_solve::run(accumulate::run(pad_add::run(p)))));
+    // last: XLA's LLVM contracts the multiply-adds of the code it finally emits
+    let p = contract::run(p);
     if cfg!(debug_assertions) {
         crate::ir::verify::verify(&p).map_err(|e| match e {
             Error::Verify { eqn, prim, msg } => {

@@ -1,12 +1,13 @@
 //! Algebraic simplification: removes equations whose output equals one of their operands.
 //!
 //! Rules (each only when the output aval equals the kept operand's aval):
-//! `x*1`, `1*x`, `x/1` (ints and floats); `x+0`, `0+x`, `x-0` for ints only, and for floats `x + -0.0`,
+//! `x*1`, `1*x`, `x/1` (ints and floats; the 1 a literal or a broadcast of one, as XLA's `IsAll(1)`: a
+//! cotangent seed of ones then leaves no product behind, so no multiply-add is contracted there, as in XLA); `x+0`, `0+x`, `x-0` for ints only, and for floats `x + -0.0`,
 //! `-0.0 + x`, `x - 0.0` (which are exact even for x = -0.0, unlike `x + 0.0`); `x & true`, `x | false`
 //! on bools, and `x & false`, `x | true` on scalar bools (the literal); `integer_pow[y=1]`; convert/bitcast to the same dtype; reshape to the same shape; transpose by
 //! the identity permutation; broadcast_in_dim to the same shape; squeeze/expand_dims of no dimensions;
 //! reductions over no axes; `copy`; `select_n` with a literal predicate or a single case.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Atom, Aval, BinaryOp, DType, Eqn, Prim, Program, Scalar, VarId};
 
@@ -28,9 +29,10 @@ fn is_float(a: &Atom, neg_zero: bool) -> bool {
     })
 }
 
-/// The operand an equation reduces to, if any.
-fn identity_of(e: &Eqn) -> Option<Atom> {
+/// The operand an equation reduces to, if any (`ones`: variables that are broadcasts of a literal one).
+fn identity_of(e: &Eqn, ones: &HashSet<VarId>) -> Option<Atom> {
     let ins = &e.inputs;
+    let is_one = |a: &Atom| is_one(a) || matches!(a, Atom::Var(v) if ones.contains(v));
     let first = || ins.first().cloned();
     match &e.prim {
         Prim::Binary(op) if ins.len() == 2 => {
@@ -77,9 +79,15 @@ fn identity_of(e: &Eqn) -> Option<Atom> {
 /// Rewrites `p`, replacing each simplifiable equation's output by the operand it equals.
 pub fn run(p: Program) -> Program {
     let mut avals: HashMap<VarId, Aval> = p.invars.iter().cloned().collect();
+    let mut ones: HashSet<VarId> = HashSet::new();
     super::subst::replace_outputs(p, |e| {
+        if let (Prim::BroadcastInDim { .. }, [x], [(o, _)]) = (&e.prim, &e.inputs[..], &e.outputs[..]) {
+            if is_one(x) {
+                ones.insert(*o);
+            }
+        }
         if e.outputs.len() == 1 {
-            if let Some(keep) = identity_of(e) {
+            if let Some(keep) = identity_of(e, &ones) {
                 let keep_aval = match &keep {
                     Atom::Var(v) => avals.get(v).cloned(),
                     Atom::Lit(_, d) => Some(Aval::scalar(*d)),
@@ -178,5 +186,27 @@ mod tests {
         let q = run(p);
         assert_eq!(q.eqns.len(), 1);
         assert_eq!(q.outvars, vec![V(1)]);
+    }
+
+    #[test]
+    fn products_with_a_broadcast_one_are_removed() {
+        // a cotangent seed `ones` (broadcast of 1.0) times x is x, and x over it is x
+        let v = t(DType::F32, &[3]);
+        let one = Atom::Lit(Scalar::Float(1.0), DType::F32);
+        let p = Program {
+            name: "s".into(),
+            invars: vec![(0, v.clone()), (1, t(DType::F32, &[]))],
+            eqns: vec![
+                e(Prim::BroadcastInDim { shape: vec![3], broadcast_dimensions: vec![] }, vec![one], 2, v.clone()),
+                e(Prim::Binary(BinaryOp::Mul), vec![V(2), V(0)], 3, v.clone()),
+                e(Prim::Binary(BinaryOp::Div), vec![V(3), V(2)], 4, v.clone()),
+                e(Prim::Binary(BinaryOp::Add), vec![V(0), V(2)], 5, v.clone()), // not a product: kept
+            ],
+            outvars: vec![V(4), V(5)],
+        };
+        verify(&p).unwrap();
+        let q = run(p);
+        assert_eq!(q.outvars, vec![V(0), V(5)]);
+        assert_eq!(q.eqns.len(), 2); // the broadcast and the add
     }
 }

@@ -268,8 +268,10 @@ impl Emit<'_> {
                     let t = self.max_min(dt, &format!("v{x}"), &format!("v{lo}"), true)?;
                     self.max_min(dt, &t, &format!("v{hi}"), false)?
                 }
-                // WGSL's fma may round twice (the spec allows a * b + c): the program runs on the host
-                KOp::Fma { .. } => return Err(unsupported("fma (WGSL does not promise one rounding)")),
+                // WGSL's fma may round twice (the spec allows a * b + c); drivers contract a * b + c into
+                // one rounding anyway (NVIDIA's does), so the GPU's multiply-adds round as they did before
+                // the CPU's contraction (`opt::contract`) made them `fma`
+                KOp::Fma { a, b, c } => format!("fma(v{a}, v{b}, v{c})"),
             };
             let _ = writeln!(out, "{indent}let v{i}: {ty} = {expr};");
         }
