@@ -38,12 +38,14 @@ pub trait CholFloat:
 }
 
 impl CholFloat for f32 {
+    #[inline(always)]
     fn fma(a: f32, b: f32, c: f32) -> f32 {
         a.mul_add(b, c)
     }
     fn sqrt(self) -> f32 {
         f32::sqrt(self)
     }
+    #[inline(always)]
     fn sq_dot(x: impl Fn(usize) -> f32, j: usize) -> f32 {
         let mut acc = 0f64;
         let mut c = 0;
@@ -64,12 +66,14 @@ impl CholFloat for f32 {
 }
 
 impl CholFloat for f64 {
+    #[inline(always)]
     fn fma(a: f64, b: f64, c: f64) -> f64 {
         a.mul_add(b, c)
     }
     fn sqrt(self) -> f64 {
         f64::sqrt(self)
     }
+    #[inline(always)]
     fn sq_dot(x: impl Fn(usize) -> f64, j: usize) -> f64 {
         let (mut t1, mut t2) = (0f64, 0f64);
         let mut c = 0;
@@ -95,6 +99,24 @@ impl CholFloat for f64 {
 /// upper triangle untouched. Returns false when a pivot is `<= 0` (potrf's `info > 0`; `w` is then partly
 /// factored).
 pub fn factor<T: CholFloat>(w: &mut [T], n: usize) -> bool {
+    // the same operations either way (an FMA is exact-then-rounded in both); without the feature enabled
+    // `mul_add` is a call into libm per multiply-add, 5x the time of a 32x32 factor
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("fma") {
+        // SAFETY: the host has FMA (checked just above).
+        return unsafe { factor_fma(w, n) };
+    }
+    factor_any(w, n)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn factor_fma<T: CholFloat>(w: &mut [T], n: usize) -> bool {
+    factor_any(w, n)
+}
+
+#[inline(always)]
+fn factor_any<T: CholFloat>(w: &mut [T], n: usize) -> bool {
     debug_assert!(n <= SMALL_CHOL_N && w.len() >= n * n);
     let zero = <T as Elem>::zero();
     for j in 0..n {
@@ -121,6 +143,7 @@ pub fn factor<T: CholFloat>(w: &mut [T], n: usize) -> bool {
 }
 
 /// `w[j+1.., j] -= w[j+1.., ..j] @ w[j, ..j]` (`m` rows) in OpenBLAS's gemv_n order (module docs).
+#[inline(always)]
 fn gemv<T: CholFloat>(w: &mut [T], n: usize, j: usize, m: usize) {
     let zero = <T as Elem>::zero();
     let x = |c: usize| w[j + c * n];
