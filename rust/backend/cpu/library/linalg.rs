@@ -769,16 +769,17 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 _ => (false, false),
             };
             let half = T::from_f64(0.5);
-            for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(()), |_, b, _| {
+            // workspace: the n×n column-major copy (once per run of matrices: zeroing a 32×32 array per 3×3
+            // matrix cost more than its factor)
+            for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(vec![<T as Elem>::zero(); n * n]), |w, b, _| {
                 let s = &src[b * n * n..(b + 1) * n * n];
                 // column-major lower triangle (what potrf reads), symmetrized as the faer path does
-                let mut w = [<T as Elem>::zero(); SMALL_CHOL_N * SMALL_CHOL_N];
                 for j in 0..n {
                     for i in j..n {
                         w[i + j * n] = if sym { (s[i * n + j] + s[j * n + i]) * half } else { s[i * n + j] };
                     }
                 }
-                let ok = small_chol::factor(&mut w, n);
+                let ok = small_chol::factor(w, n);
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let d = unsafe { o.mat(b, n * n) };
