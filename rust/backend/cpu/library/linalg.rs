@@ -6,7 +6,8 @@
 //! singular values descending and `vt = V^T`. Failures follow JAX: a matrix that is not positive definite
 //! gives a Cholesky factor of NaNs, a failed eigh/svd NaNs; nothing raises. `lu_solve` (made by
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
-//! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer.
+//! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer, and
+//! Cholesky factors of order <= `small_chol::SMALL_CHOL_N` LAPACK's (OpenBLAS's) unblocked order, JAX's bits.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
@@ -16,6 +17,7 @@ use super::elem::{elems, numel, uninit, Elem};
 use super::elem::elems_mut;
 #[cfg(test)]
 use faer::linalg::lu::partial_pivoting::inverse as plu_inverse;
+use super::small_chol::{self, SMALL_CHOL_N};
 use super::small_lu::{self, dispatch, SMALL_N};
 use crate::backend::cpu::fpenv::KeepDenormals;
 use crate::backend::cpu::threads;
@@ -24,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::ir::{Aval, DType, LinalgOp};
 
 /// The element types the factorizations run on (float32, float64; complex joins here later).
-trait Real: faer::traits::RealField + Elem + Copy + small_lu::Float {}
+trait Real: faer::traits::RealField + Elem + Copy + small_lu::Float + small_chol::CholFloat {}
 impl Real for f32 {}
 impl Real for f64 {}
 
@@ -902,6 +904,34 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
     let work = m * n * k.max(1);
     let nan = T::from_f64(f64::NAN);
     match op {
+        LinalgOp::Cholesky | LinalgOp::CholeskyTril { .. } if (1..=SMALL_CHOL_N).contains(&n) => {
+            let o = Out::<T>::of(&res[0]);
+            let (tril, sym) = match op {
+                LinalgOp::CholeskyTril { symmetrize } => (true, *symmetrize),
+                _ => (false, false),
+            };
+            let half = T::from_f64(0.5);
+            // workspace: the n×n column-major copy (once per run of matrices: zeroing a 32×32 array per 3×3
+            // matrix cost more than its factor)
+            for_batch_ws(batch, work, PER_SMALL, PAR_WORK, |_| Ok(vec![<T as Elem>::zero(); n * n]), |w, b, _| {
+                let s = &src[b * n * n..(b + 1) * n * n];
+                // column-major lower triangle (what potrf reads), symmetrized as the faer path does
+                for j in 0..n {
+                    for i in j..n {
+                        w[i + j * n] = if sym { (s[i * n + j] + s[j * n + i]) * half } else { s[i * n + j] };
+                    }
+                }
+                let ok = small_chol::factor(w, n);
+                let above = if ok || tril { <T as Elem>::zero() } else { nan };
+                // SAFETY: matrix b of a fresh output, written by this call only.
+                let d = unsafe { o.mat(b, n * n) };
+                for i in 0..n {
+                    for j in 0..n {
+                        d[i * n + j] = if j > i { above } else if ok { w[i + j * n] } else { nan };
+                    }
+                }
+            })?;
+        }
         LinalgOp::Cholesky | LinalgOp::CholeskyTril { .. } => {
             let o = Out::<T>::of(&res[0]);
             // `cholesky_tril` folds JAX's `tril` (zeros above the diagonal even for a failed factor) and,

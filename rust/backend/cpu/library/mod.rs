@@ -10,6 +10,7 @@
 //! - `window`: `reduce_window_sum/max/min` and `select_and_scatter_add` (pooling and its gradient).
 //! - `linalg`: `lax.linalg`'s factorizations and triangular solves through `faer`.
 //! - `small_lu`: LU with partial pivoting and its solve for matrices of order <= 8 (`linalg`'s small path).
+//! - `small_chol`: Cholesky of order <= 32 in OpenBLAS potf2's order (`linalg`'s small path, JAX's bits).
 //! - `fft`: `fft` (FFT/IFFT/RFFT/IRFFT along the last axis) through `rustfft`/`realfft`.
 //! - `outer_acc`: `outer_accumulate`, the final value of a scan carry that only adds outer products, after
 //!   the loop with its roundings (register tiles, AVX-512/AVX2/portable).
@@ -36,6 +37,7 @@ mod fft;
 mod gather;
 mod linalg;
 mod small_lu;
+mod small_chol;
 pub mod gemm;
 mod small_dot;
 mod matvec;
