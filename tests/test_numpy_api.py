@@ -378,6 +378,16 @@ def test_reductions_recorded():
     check(jnp.all(x >= 0, axis=0, keepdims=True), np.ones((1, 3, 4), bool))
 
 
+def test_var_and_std_methods_of_traced_arrays():
+    # The tracer's own slots must not hide the array methods (a slot named `var` did: TypeError under jit).
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4) ** 1.5
+    got = cranax.jit(lambda a: (a.var(axis=-1), a.std(axis=0, ddof=1), a.var()))(x)
+    want = (x.var(axis=-1), x.std(axis=0, ddof=1), x.var())
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-6)
+    np.testing.assert_allclose(np.asarray(cranax.grad(lambda a: a.var())(x)), 2 * (x - x.mean()) / x.size, rtol=1e-5)
+
+
 def test_reductions_empty_and_methods():
     e = jnp.zeros((0, 3))
     check(jnp.sum(e, axis=0), np.zeros(3, np.float32))

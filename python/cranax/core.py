@@ -470,7 +470,7 @@ def _escaped_tracer_message(t):
     if d is not None and getattr(d, "fun_name", None):
         traced_for = "jit" if d.traced_for == "make_jaxpr" else d.traced_for
         msg += f"\nThe function being traced when the value leaked was {d.func_src_info} traced for {traced_for}."
-    if getattr(t, "var", None) is not None and any(v is t.var for v in getattr(trace, "invars", ())):
+    if getattr(t, "_var", None) is not None and any(v is t._var for v in getattr(trace, "invars", ())):
         div = "\n" + "-" * 30 + "\n"
         msg += (f"{div}The leaked intermediate value was created on line . {div}When the value was created, the "
                 f"final 5 stack frames (most recent last) excluding JAX-internal frames were:{div}{div}")

@@ -122,12 +122,12 @@ arg_wrappers = {}   # aval type -> what a traced function receives for an input 
 
 
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("_aval", "var")
+    __slots__ = ("_aval", "_var")  # `_var`: a slot named `var` would hide the array method `.var()`
 
     def __init__(self, trace, aval, var):
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self._var = var
         if type(aval) is not ShapedArray and core.is_hi(aval):
             self.__class__ = core.hi_tracer_class(DynamicJaxprTracer)
 
@@ -174,7 +174,7 @@ class DynamicJaxprTrace(core.Trace):
 
     def to_atom(self, x):
         if isinstance(x, DynamicJaxprTracer) and x._trace is self:
-            return x.var
+            return x._var
         if isinstance(x, Tracer) and not x._trace.valid:
             raise UnexpectedTracerError(core._escaped_tracer_message(x))
         self._read_const = True
@@ -262,7 +262,7 @@ class DynamicJaxprTrace(core.Trace):
         it was computed from or any literal (JAX counts a literal operand wherever it is)."""
         if not isinstance(tracer, DynamicJaxprTracer) or tracer._trace is not self:
             return [], []
-        live = {tracer.var}
+        live = {tracer._var}
         for eqn in reversed(self.eqns):
             if any(v in live for v in eqn.outvars):
                 live.update(a for a in eqn.invars if isinstance(a, Var))
