@@ -37,24 +37,10 @@ use rayon::prelude::*;
 
 use super::conv_direct;
 use super::epilogue::Epilogue;
-use super::elem::{numel, strides, uninit};
+use super::elem::{numel, strides, uninit, Float as Real};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, ConvParams, DType};
-
-/// The float types the kernel runs (both are `gemm` element types).
-trait Real: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
-    const ZERO: Self;
-    const ONE: Self;
-}
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-}
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-}
 
 /// Patch blocks aim at this many bytes (about half of a 1 MiB L2), within the row limits below.
 const BLOCK_BYTES: usize = 1 << 19;

@@ -60,6 +60,31 @@ pub(crate) fn read_index(b: &Buffer, i: usize) -> i64 {
     }
 }
 
+/// f32 and f64, for the library routines that run on floats only (convolution, matrix-vector kernels,
+/// outer-product accumulation): `fma` is `self * b + c` rounded once (`mul_add`: one instruction where the
+/// caller is compiled with FMA, a correctly rounded libm call in the portable build).
+pub trait Float: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    fn fma(self, b: Self, c: Self) -> Self;
+}
+impl Float for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    #[inline(always)]
+    fn fma(self, b: f32, c: f32) -> f32 {
+        self.mul_add(b, c)
+    }
+}
+impl Float for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    #[inline(always)]
+    fn fma(self, b: f64, c: f64) -> f64 {
+        self.mul_add(b, c)
+    }
+}
+
 /// Scalar element type of a buffer, with the arithmetic the library routines need (XLA semantics:
 /// integers wrap, float max/min propagate NaN, bool add/mul are or/and).
 pub(crate) trait Elem: Copy + Send + Sync + PartialEq + 'static {

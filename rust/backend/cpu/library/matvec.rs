@@ -16,6 +16,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::elem::Float as Real;
 use super::small_dot::Isa;
 
 /// Products of at least this many multiply-adds (a 512² float32 matrix, 1 MiB) share their chunks with
@@ -24,26 +25,6 @@ pub const PAR_WORK: usize = 1 << 18;
 /// Multiply-adds per chunk (about 64 KiB of float32 matrix): small enough that a helper that wakes late
 /// still takes a fair share, big enough that claiming a chunk costs nothing.
 const CHUNK_WORK: usize = 1 << 14;
-
-/// The element types handled here.
-pub trait Real: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
-    const ZERO: Self;
-    fn fma(self, b: Self, c: Self) -> Self;
-}
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    #[inline(always)]
-    fn fma(self, b: f32, c: f32) -> f32 {
-        self.mul_add(b, c)
-    }
-}
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    #[inline(always)]
-    fn fma(self, b: f64, c: f64) -> f64 {
-        self.mul_add(b, c)
-    }
-}
 
 /// `Σ_l a[l]·x[l]` in gemm's `mixed_gemv_rowmajor` order with `W` lanes (see the module doc).
 ///

@@ -16,31 +16,10 @@
 //! the product `sum_b rows[t, b, i] * cols[t, b, j]` as the loop's product computes it: one fused
 //! multiply-add chain over `b` in order from zero (gemm's micro-kernels for 3 <= B <= 512, `tiny_dot` and
 //! `small_dot` alike; XLA:CPU's product gives the same bits), rounded, then added to the tile.
-use super::elem::uninit;
+use super::elem::{uninit, Float as Real};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, DType};
-
-/// Element types of the routine: `x * c + a` rounded once (`mul_add`: one instruction where the routine is
-/// compiled with FMA, a correctly rounded libm call in the portable one); `+` adds a batched step's product.
-trait Real: Copy + std::ops::Add<Output = Self> {
-    const ZERO: Self;
-    fn fma(self, b: Self, c: Self) -> Self;
-}
-impl Real for f32 {
-    const ZERO: f32 = 0.0;
-    #[inline(always)]
-    fn fma(self, b: f32, c: f32) -> f32 {
-        self.mul_add(b, c)
-    }
-}
-impl Real for f64 {
-    const ZERO: f64 = 0.0;
-    #[inline(always)]
-    fn fma(self, b: f64, c: f64) -> f64 {
-        self.mul_add(b, c)
-    }
-}
 
 /// The operands of one call, as raw pointers (row-major: `acc`/`out` [m, n], `rows` [t, b, m], `cols`
 /// [t, b, n]; `b` is 0 for the unbatched form `rows` [t, m], `cols` [t, n]).
