@@ -2131,7 +2131,9 @@ def _mvn_xla_order(key, mean, factor, zshape, dt, n, batch):
         for k in range(1, n):
             acc = _prng.fma(col(k), row(k), acc)
     else:
-        prods = [jnp.multiply(col(k), row(k)) for k in range(n)]
+        # each product rounded alone, as YNNPACK's: fma(a, b, -0) is a * b rounded (signed zeros too), and
+        # unlike a `mul` opt::contract cannot fuse it into the add that follows
+        prods = [_prng.fma(col(k), row(k), -0.0) for k in range(n)]
         acc = None
         for b in range(0, n, 4):
             level = prods[b:b + 4]
