@@ -295,17 +295,8 @@ fn run(acc: &Buffer, rows: &Buffer, cols: &Buffer, reverse: bool, out: &Aval, la
 
 #[cfg(test)]
 mod tests {
+    use super::super::small_dot::tests::data;
     use super::*;
-
-    fn data(n: usize, seed: u64) -> Vec<f64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 33) as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
 
     fn buf<T: Copy>(shape: &[usize], d: DType, v: &[T]) -> Buffer {
         // SAFETY: plain numbers viewed as bytes.

@@ -224,10 +224,11 @@ pub unsafe fn matmul_f64(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn data(n: usize, seed: u64) -> Vec<f64> {
+    /// Test operands in [-1, 1) from a 64-bit LCG (also `outer_acc`'s tests' data).
+    pub(crate) fn data(n: usize, seed: u64) -> Vec<f64> {
         let mut s = seed;
         (0..n)
             .map(|_| {
