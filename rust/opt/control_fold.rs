@@ -7,6 +7,7 @@
 //! returns its operands.
 use std::collections::HashMap;
 
+use super::subst::renamed;
 use crate::ir::control::ControlOp;
 use crate::ir::{Atom, Eqn, Prim, Program, Scalar, VarId};
 
@@ -15,36 +16,17 @@ pub fn run(p: Program) -> Program {
         return p;
     }
     let mut next = super::f16::max_var(&p) + 1;
-    let mut subst: HashMap<VarId, Atom> = HashMap::new();
-    let resolve = |a: &Atom, subst: &HashMap<VarId, Atom>| match a {
-        Atom::Var(v) => subst.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
-    let mut eqns = Vec::with_capacity(p.eqns.len());
-    for mut e in p.eqns {
-        for a in e.inputs.iter_mut() {
-            *a = resolve(a, &subst);
+    super::subst::replace_outputs_inlining(p, |e, eqns| match &e.prim {
+        Prim::Control(ControlOp::Cond { branches }) => taken_branch(branches, &e.inputs)
+            .filter(|b| b.outvars.len() == e.outputs.len())
+            .map(|b| inline(b, &e.inputs[1..], eqns, &mut next)),
+        Prim::Control(ControlOp::While { cond, cond_nconsts, body_nconsts, .. }) => {
+            let carry = e.inputs.get(cond_nconsts + body_nconsts..)?;
+            (carry.len() == e.outputs.len() && never_runs(cond, *cond_nconsts, *body_nconsts, &e.inputs))
+                .then(|| carry.to_vec())
         }
-        let results = match &e.prim {
-            Prim::Control(ControlOp::Cond { branches }) => taken_branch(branches, &e.inputs)
-                .map(|b| inline(b, &e.inputs[1..], &mut eqns, &mut next)),
-            Prim::Control(ControlOp::While { cond, cond_nconsts, body_nconsts, .. }) => {
-                never_runs(cond, *cond_nconsts, *body_nconsts, &e.inputs)
-                    .then(|| e.inputs[cond_nconsts + body_nconsts..].to_vec())
-            }
-            _ => None,
-        };
-        match results {
-            Some(atoms) if atoms.len() == e.outputs.len() => {
-                for ((v, _), a) in e.outputs.iter().zip(atoms) {
-                    subst.insert(*v, a);
-                }
-            }
-            _ => eqns.push(e),
-        }
-    }
-    let outvars = p.outvars.iter().map(|a| resolve(a, &subst)).collect();
-    Program { name: p.name, invars: p.invars, eqns, outvars }
+        _ => None,
+    })
 }
 
 /// The branch a literal index picks (`branches[clamp(index, 0, n-1)]`, a bool picks 0 for false).
@@ -63,12 +45,8 @@ fn taken_branch<'a>(branches: &'a [Program], inputs: &[Atom]) -> Option<&'a Prog
 /// fresh ids; returns the atoms its outputs are.
 fn inline(b: &Program, operands: &[Atom], out: &mut Vec<Eqn>, next: &mut VarId) -> Vec<Atom> {
     let mut map: HashMap<VarId, Atom> = b.invars.iter().map(|(v, _)| *v).zip(operands.iter().cloned()).collect();
-    let get = |a: &Atom, map: &HashMap<VarId, Atom>| match a {
-        Atom::Var(v) => map.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
     for e in &b.eqns {
-        let inputs = e.inputs.iter().map(|a| get(a, &map)).collect();
+        let inputs = e.inputs.iter().map(|a| renamed(a, &map)).collect();
         let outputs = e
             .outputs
             .iter()
@@ -81,7 +59,7 @@ fn inline(b: &Program, operands: &[Atom], out: &mut Vec<Eqn>, next: &mut VarId) 
             .collect();
         out.push(Eqn { prim: e.prim.clone(), inputs, outputs });
     }
-    b.outvars.iter().map(|a| get(a, &map)).collect()
+    b.outvars.iter().map(|a| renamed(a, &map)).collect()
 }
 
 /// Whether a while loop's condition is `false` on its initial operands, judged from the literals among
@@ -105,17 +83,13 @@ fn never_runs(cond: &Program, nc: usize, nb: usize, inputs: &[Atom]) -> bool {
     if lits.is_empty() {
         return false;
     }
-    let get = |a: &Atom| match a {
-        Atom::Var(v) => lits.get(v).cloned().unwrap_or_else(|| a.clone()),
-        lit => lit.clone(),
-    };
     let mut q = cond.clone();
     for e in q.eqns.iter_mut() {
         for a in e.inputs.iter_mut() {
-            *a = get(a);
+            *a = renamed(a, &lits);
         }
     }
-    q.outvars = q.outvars.iter().map(get).collect();
+    q.outvars = q.outvars.iter().map(|a| renamed(a, &lits)).collect();
     for _ in 0..4 {
         let n = q.eqns.len();
         q = super::const_fold::run(super::simplify::run(q));
