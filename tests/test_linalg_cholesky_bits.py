@@ -1,13 +1,14 @@
 """jnp.linalg.cholesky / lax.linalg.cholesky of order 1..32 carry JAX's bits: JAX's CPU lowering calls LAPACK's
 potrf from SciPy's OpenBLAS, whose unblocked potf2 (n <= 32) cranax's small path (rust
 backend/cpu/library/small_chol.rs) follows step by step. Digests recorded from JAX 0.10.2 (x64 on, this host's
-OpenBLAS Haswell kernels) by the same matrices below; JAX is not needed here."""
+OpenBLAS Haswell kernels, OPENBLAS_CORETYPE=Haswell) by the same matrices below; JAX is not needed here."""
 import hashlib
 
 import numpy as np
 import pytest
 
 import cranax
+from exact_dots import gram
 import cranax.numpy as jnp
 from cranax import lax
 
@@ -22,17 +23,17 @@ def mats(n, dt):
         h = (i * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(2 ** 32)
         b = (h.astype(np.float64) / 2 ** 32 - 0.5).reshape(n, n).astype(dt)
         if t == 0:
-            a = b @ b.T + n * np.eye(n, dtype=dt)
+            a = gram(b) + n * np.eye(n, dtype=dt)
         elif t == 1:
-            a = b @ b.T + dt(0.25) * np.eye(n, dtype=dt)
+            a = gram(b) + dt(0.25) * np.eye(n, dtype=dt)
         elif t == 2:
             a = b + b.T + n * np.eye(n, dtype=dt)
         elif t == 3:
             a = b + n * np.eye(n, dtype=dt)
         elif t == 4:
-            a = b @ b.T - dt(0.5) * np.eye(n, dtype=dt)
+            a = gram(b) - dt(0.5) * np.eye(n, dtype=dt)
         else:
-            a = (b @ b.T + np.eye(n, dtype=dt)) * dt(1e3)
+            a = (gram(b) + np.eye(n, dtype=dt)) * dt(1e3)
         out.append(a.astype(dt))
     return np.stack(out)
 
@@ -45,68 +46,68 @@ def _digest(v):
 EXPECTED = {
     ('float32', 1): ('3b48f7673fd8ae12', '3b48f7673fd8ae12'),
     ('float32', 2): ('bddedea1c581d536', '45121f63ce35f76d'),
-    ('float32', 3): ('c8649b5a1a3423ed', 'f22678c84cfbda38'),
-    ('float32', 4): ('3888698ae8b393e8', 'f8fff531c224c74b'),
-    ('float32', 5): ('8bcbd99b1cd06d2a', '91181da5ee52955b'),
-    ('float32', 6): ('66df40fbd919cad1', 'aad6130f55b73d1a'),
-    ('float32', 7): ('4df233745407ff12', 'deafbb9c8837c780'),
-    ('float32', 8): ('e7ca97fc287cc811', '27ee141c5e6abc60'),
-    ('float32', 9): ('b861191ab483f13b', 'b43cb9b865faa0c5'),
-    ('float32', 10): ('738740c7560b142a', 'da2e44441ddc1502'),
-    ('float32', 11): ('24f01c6000fb8ba5', '359eb4cb5b9c78ca'),
-    ('float32', 12): ('74fdfd75e46a2eaa', 'd395eabf0c392e95'),
-    ('float32', 13): ('6c3cab48cb4ec89b', '1a1c38bd79d214c0'),
-    ('float32', 14): ('0e9517c09234cbd4', '687bdc9c5cad7179'),
-    ('float32', 15): ('155a09f8b041c733', '18d9ba57855d9ed7'),
-    ('float32', 16): ('f54f0caa14712713', '07334bbc2443368e'),
-    ('float32', 17): ('b00d169eeb0f0152', '37df19e1da5d26c3'),
-    ('float32', 18): ('23fc75d432bcf7bb', 'f3a06563c5a81e19'),
-    ('float32', 19): ('76f7a7576232551f', '04fab7a88d0f3fcf'),
-    ('float32', 20): ('6a48f0bb0f9dd471', '2ee45ff65942934b'),
-    ('float32', 21): ('32eb1f56c9600eb7', '6416137919173310'),
-    ('float32', 22): ('90ee96dcb42c6a61', 'e857a1d753166ea0'),
-    ('float32', 23): ('7055896ca697e88f', 'e024530c3374e833'),
-    ('float32', 24): ('8313aa281d98a1ba', 'd74ac98d09d5a7f5'),
-    ('float32', 25): ('020359a9b9d7007b', '593a662d509e66f1'),
-    ('float32', 26): ('f8a0bf62ec11836b', '2ba6fb0980f354a6'),
-    ('float32', 27): ('5b35873efe6de132', '6ab619e9dacadd81'),
-    ('float32', 28): ('8c838628e9cd11bc', '2e1984ba9e0a9e03'),
-    ('float32', 29): ('509e5421379e8b7c', 'f591001d8c819beb'),
-    ('float32', 30): ('ecfcdf8a6d5a5a34', 'b9ef0be31ef7f3d2'),
-    ('float32', 31): ('4bfe65234c78148d', '7f8b86fa78cf9f4f'),
-    ('float32', 32): ('ec2720fdffbb9c54', 'a9e7c80ab19c8ca6'),
+    ('float32', 3): ('ddb4e555b91f1dea', '413ab030635978f0'),
+    ('float32', 4): ('39a2b1cda3a47838', '8b226686e82bb1c3'),
+    ('float32', 5): ('9644551d1c8f4f7e', '217ed0f8ff1edccb'),
+    ('float32', 6): ('b52ce74093154fe4', '1cde629eece8a6d3'),
+    ('float32', 7): ('b5165fc4d0610bc3', '96514325175ff28a'),
+    ('float32', 8): ('c0ffa162ec56df37', 'f57f8468582042b3'),
+    ('float32', 9): ('e21fa2e539957a25', '35d2f7c92eef312c'),
+    ('float32', 10): ('d84fc56a6afe1dc5', '07334136b30d7d35'),
+    ('float32', 11): ('46d6c4dd3cf3c0e2', '756ed43323f33cc5'),
+    ('float32', 12): ('0a803532ec466d4d', 'd908ec409e3756d2'),
+    ('float32', 13): ('c262289f2a43f276', '00e5305ea6f5a88b'),
+    ('float32', 14): ('45df71dc0997f5f2', '1ddab4e657d32db6'),
+    ('float32', 15): ('c67fbfcdf1aa538f', '43c6d3597ae4fbad'),
+    ('float32', 16): ('b27b571e7315842d', 'fb645f592990a13d'),
+    ('float32', 17): ('28286c7a28d3f298', '3dd623a4f90742a0'),
+    ('float32', 18): ('c0ca46483439c644', '8855a1e71188197e'),
+    ('float32', 19): ('c6c0210306e3e0ac', '1de49dec33f8dd1b'),
+    ('float32', 20): ('273b05ba281f2de5', '8674751eaea1cc55'),
+    ('float32', 21): ('827c25c128c30e7a', '6430135ee4541356'),
+    ('float32', 22): ('666cda202c460004', 'eb3c33ad9a64ef23'),
+    ('float32', 23): ('d1046d33e72035ce', 'a601b6835edd8a37'),
+    ('float32', 24): ('276ec04ff4135c13', '5e797263173b02c9'),
+    ('float32', 25): ('0123371cb92a249e', '7c8b5c27bed6adc1'),
+    ('float32', 26): ('909e9cc9549f4610', 'efa2c3c594ba80d8'),
+    ('float32', 27): ('51fc15e9afceb4a6', '65f9dadeff17d362'),
+    ('float32', 28): ('193b2e04a6eea46f', '748aa72d367bb81b'),
+    ('float32', 29): ('4a97a8451ea155fb', 'dcf6bdc5a26f89ba'),
+    ('float32', 30): ('19f52638506a832d', 'fd7570da03f66aa9'),
+    ('float32', 31): ('5664088faeb9741f', 'd1180b4c136ff9ef'),
+    ('float32', 32): ('6daa1d94fee3db41', '8c6c2c3f042941e8'),
     ('float64', 1): ('c8a54f3744628cc0', 'c8a54f3744628cc0'),
     ('float64', 2): ('013a9f98aa4753b6', '83462cd42df0ea59'),
-    ('float64', 3): ('e836b0bff2869ace', '571a7203d8ca32d3'),
-    ('float64', 4): ('2867903684a7f1dd', '9db060a53d16be48'),
-    ('float64', 5): ('7f2062fd9282711c', 'c56162128f502e2a'),
-    ('float64', 6): ('9b9a71e62c729df9', 'c7776eada58db56e'),
-    ('float64', 7): ('a34f839c1b792a79', '615458eb8fc23bdf'),
-    ('float64', 8): ('3e19c7dfd09ab150', '7d235ace069be547'),
-    ('float64', 9): ('0a8031bf474e4a56', '69f89703d30703f7'),
-    ('float64', 10): ('e07baa2f285552f2', '0f01bdc2ea564538'),
-    ('float64', 11): ('4b74ad6cc24158b0', '40421f837f956fd4'),
-    ('float64', 12): ('2e22b10a271702a8', 'c1b873a7aeb9c6ea'),
-    ('float64', 13): ('da648befd9461326', '59c70c03a53b61cd'),
-    ('float64', 14): ('820a5a20b711abb5', '48bdc1ec83f0d1bc'),
-    ('float64', 15): ('76b0d0acda7e5841', '3cd60ba8e529b516'),
-    ('float64', 16): ('9dcfb4fc4b04f1aa', '1f91b0d286f3aecc'),
-    ('float64', 17): ('0462c67e80ebe8d8', '9d3e40d1fef17327'),
-    ('float64', 18): ('d58125e642ea9861', '5f26d1d23ce6d453'),
-    ('float64', 19): ('ffca07c3bbbeaab7', 'd38e0a200b73c5b5'),
-    ('float64', 20): ('ee7561a2759b52d3', '925d2baf6594eee6'),
-    ('float64', 21): ('6b60609250f21689', '2892894113e5364f'),
-    ('float64', 22): ('98a8eb91426e7bf7', '2f6c8fc5b788ada7'),
-    ('float64', 23): ('aac1c3d890e3687c', 'b2941804eb33d7c2'),
-    ('float64', 24): ('7ed63692578c206c', '11136b56420805aa'),
-    ('float64', 25): ('20efbd634da22420', '7f5d27cf84890ece'),
-    ('float64', 26): ('3e09dff7d86e6746', '1fbd9c77dab7f0ef'),
-    ('float64', 27): ('54e22273d380d503', 'bb7f3c7b357eecf8'),
-    ('float64', 28): ('36a765f34a88c367', '37e31f5d61b9b69d'),
-    ('float64', 29): ('976d789551158683', '0f5fbb82dff09daa'),
-    ('float64', 30): ('644052f21c0b06fa', '1ebb43c48d02218c'),
-    ('float64', 31): ('726236eddbb411ad', 'a82481ee856c7586'),
-    ('float64', 32): ('f56698a0b2460441', '43ddece1211f0c63'),
+    ('float64', 3): ('25e00eed6a24b008', 'f1887a1f949f976b'),
+    ('float64', 4): ('784f863072b2e315', '7b68253c08e0cf74'),
+    ('float64', 5): ('c5c8879a34fe5b1b', '92e262aa530194d8'),
+    ('float64', 6): ('10d1b3b575a49cc6', '44ace196fa1dc9fa'),
+    ('float64', 7): ('14821b68872eb5de', '1b7f6c19f374e140'),
+    ('float64', 8): ('fe89feccdb77f56f', '7849477b7262240c'),
+    ('float64', 9): ('d90462625f70ccfa', '14263ffc5920d1c7'),
+    ('float64', 10): ('9c1218dd419ca976', '0bfeaf6376cf4808'),
+    ('float64', 11): ('b6ff17e809ba49a8', '1307924485ecdf68'),
+    ('float64', 12): ('8e889bc7aa7d4e6c', '9f7b1f592335d3a9'),
+    ('float64', 13): ('e58dce46a44d534d', '21408a1d5ca9b1b5'),
+    ('float64', 14): ('39a199984752cd27', '9e3cffed866d11f3'),
+    ('float64', 15): ('0a7b2cd2f3483488', 'd51161570d77c170'),
+    ('float64', 16): ('01fd7afb28aa3bd4', 'bde935513f64cce5'),
+    ('float64', 17): ('001e05e56dc056d8', '85a330d56bf5359b'),
+    ('float64', 18): ('a1c959ab7d260cfb', '48eee10f56c2e96d'),
+    ('float64', 19): ('8f629387f4f46b83', '873f834f7a55c38e'),
+    ('float64', 20): ('25c5f8fba85bcb31', 'efff2d81c2c1f860'),
+    ('float64', 21): ('aa5238d95cb677a9', '9192e4d241955ac4'),
+    ('float64', 22): ('a352f8da543b7c50', 'f4812fbc715cff08'),
+    ('float64', 23): ('f7aabaecae173c66', '67bc0ef09e851703'),
+    ('float64', 24): ('55abcc1075cdec2b', 'c6ca079809239bf3'),
+    ('float64', 25): ('6d60801530004e82', 'eb19abfc4b2386e5'),
+    ('float64', 26): ('be61c5bf1f1f638b', '08d4d3e181e10b30'),
+    ('float64', 27): ('df394537511115c1', '58def22f13671bc7'),
+    ('float64', 28): ('dcb9f02877436961', '858e616e8b980b83'),
+    ('float64', 29): ('757399a28b870d2e', 'e5ebd89daae0f823'),
+    ('float64', 30): ('781ef93b5dc1267f', 'c30eeb077ce5a7c4'),
+    ('float64', 31): ('b26497030885c8d3', 'c4edfbfab6b282a4'),
+    ('float64', 32): ('a7d4fde70f487bf9', '04d7d029fd65b299'),
 }
 
 
