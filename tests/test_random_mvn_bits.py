@@ -1,8 +1,8 @@
 """random.multivariate_normal bit for bit as JAX 0.10.2 where XLA's order is known (h-bits18): the Cholesky
 factor in OpenBLAS potf2's order (tests/test_linalg_cholesky_bits.py) and mean + L z in XLA:CPU's order
 (cranax._random._mvn_xla_order: the n == 1 multiply merged with sqrt(2) and contracted, YNNPACK's dot from 8
-rows or columns, XLA's own small dots). Digests recorded from JAX (x64 on, OPENBLAS_CORETYPE=Haswell) with the inputs below; JAX is not
-needed here."""
+rows or columns, XLA's own small dots). Digests recorded from JAX (x64 on, OPENBLAS_CORETYPE=Haswell) with the
+inputs below; JAX is not needed here."""
 import hashlib
 
 import numpy as np
