@@ -18,6 +18,7 @@ import numpy as np
 from .. import _core, dtypes
 from ..array import ComplexBuffer
 from ..jaxpr import ClosedJaxpr, Literal
+from . import print_order
 
 WIRE_VERSION = 1
 
@@ -180,9 +181,10 @@ class _Emitter:
             out[i] = self.op("broadcast_in_dim", [ins[i]], a.aval.dtype, shape, params)
         return out
 
-    def emit_jaxpr(self, jaxpr, env):
-        """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
-        for eqn in jaxpr.eqns:
+    def emit_jaxpr(self, jaxpr, env, eqns=None):
+        """Emits ``jaxpr``'s equations (or ``eqns``, the same ones reordered); ``env`` maps its constvars/
+        invars to wire atoms. Returns outputs."""
+        for eqn in jaxpr.eqns if eqns is None else eqns:
             inline = getattr(eqn.primitive, "inline_jaxpr", None)
             # an inline rule returns None where the core runs the equation itself (e.g. conv on floats)
             expansion = inline(eqn) if inline is not None else None
@@ -221,9 +223,11 @@ class _Emitter:
         return [self.atom(a, env) for a in jaxpr.outvars]
 
 
-def lower_program(jaxpr):
+def lower_program(jaxpr, loop_inputs=None, branch=False):
     """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
-    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params."""
+    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params.
+    Its unordered debug prints run in XLA:CPU's order (``print_order``: ``loop_inputs`` and ``branch``
+    say what kind of body it is)."""
     em = _Emitter()
     env = {}
     invars = []
@@ -238,7 +242,7 @@ def lower_program(jaxpr):
         em.next_id += 1
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
-    outs = em.emit_jaxpr(jaxpr, env)
+    outs = em.emit_jaxpr(jaxpr, env, print_order.order(jaxpr, loop_inputs, branch))
     return {"invars": invars, "eqns": em.eqns, "outvars": _flat_atoms(outs)}
 
 
