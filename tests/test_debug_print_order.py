@@ -128,6 +128,54 @@ def test_loop_carries_print_in_reverse(capsys):
         "c 0.0", "x 0.0", "c 0.0", "x 1.0"]
 
 
+def test_scan_body_chains(capsys):
+    # JAX's guide: lax.map over a function printing x, then sin(x)
+    def f(x):
+        P("x: {}", x); y = jnp.sin(x); P("y: {}", y)
+        return y
+    assert _run(capsys, lambda xs: lax.map(f, xs), jnp.arange(3.0)) == [
+        "y: 0.0", "x: 0.0", "y: 0.8414709568023682", "x: 1.0", "y: 0.9092974066734314", "x: 2.0"]
+    assert _run(capsys, jax.jit(lambda xs: lax.map(_abc, xs)), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "c -1.0", "b 4.0", "a 2.0", "c 1.0"]
+    assert _run(capsys, lambda xs: lax.map(_abcd, xs), jnp.arange(1.0, 2.0)) == [
+        "b 4.0", "a 2.0", "d 5.0", "c 1.0"]
+    assert _run(capsys, lambda xs: lax.map(_abc, xs), jnp.ones((1, 3))) == [
+        "b [4. 4. 4.]", "a [2. 2. 2.]", "c [1. 1. 1.]"]
+
+    def carry_too(c, x):   # the chain's last value also reads the carry
+        a = x + 1; b = a * 2; c2 = c + b
+        P("a {}", a); P("b {}", b); P("c {}", c2)
+        return c2, b
+    assert _run(capsys, jax.jit(lambda xs: lax.scan(carry_too, 0.0, xs)), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "c 2.0", "b 4.0", "a 2.0", "c 6.0"]
+
+    def from_carry(i, c):
+        a = c + 1; b = a * 2
+        P("a {}", a); P("b {}", b)
+        return b
+    assert _run(capsys, lambda: lax.fori_loop(0, 1, from_carry, 1.0)) == ["b 4.0", "a 2.0"]
+
+    def mixed(c, x):   # the first value reads the carry and x: program order
+        a = c + x; b = a * 2
+        P("a {}", a); P("b {}", b)
+        return b, x
+    assert _run(capsys, lambda xs: lax.scan(mixed, 1.0, xs), jnp.arange(1.0, 2.0)) == ["a 2.0", "b 4.0"]
+
+    def siblings(x):
+        a = jnp.sin(x); b = jnp.cos(x); c = jnp.exp(x)
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return a + b + c
+    assert _run(capsys, lambda xs: lax.map(siblings, xs), jnp.zeros(1)) == ["a 0.0", "b 1.0", "c 1.0"]
+
+
+def test_while_body_chain(capsys):
+    def body(c):
+        a = c + 1; b = a * 2; d = b - 1
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return d
+    assert _run(capsys, lambda: lax.while_loop(lambda c: c < 3, body, 1.0)) == ["a 2.0", "d 3.0", "b 4.0"]
+
+
 def test_cond_branch(capsys):
     def body(x):
         a = x + 1; b = a * 2

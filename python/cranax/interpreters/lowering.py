@@ -223,11 +223,11 @@ class _Emitter:
         return [self.atom(a, env) for a in jaxpr.outvars]
 
 
-def lower_program(jaxpr, loop_inputs=None, branch=False):
+def lower_program(jaxpr, kind="entry", carried=None):
     """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
     outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params.
-    Its unordered debug prints run in XLA:CPU's order (``print_order``: ``loop_inputs`` and ``branch``
-    say what kind of body it is)."""
+    Its unordered debug prints run in XLA:CPU's order (``print_order.order``, which ``kind`` and
+    ``carried`` are for)."""
     em = _Emitter()
     env = {}
     invars = []
@@ -242,7 +242,7 @@ def lower_program(jaxpr, loop_inputs=None, branch=False):
         em.next_id += 1
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
-    outs = em.emit_jaxpr(jaxpr, env, print_order.order(jaxpr, loop_inputs, branch))
+    outs = em.emit_jaxpr(jaxpr, env, print_order.order(jaxpr, kind, carried))
     return {"invars": invars, "eqns": em.eqns, "outvars": _flat_atoms(outs)}
 
 

@@ -14,11 +14,16 @@ branch, where the parameters come through a tuple). Measured on JAX 0.10.2 (CPU)
 ``a = x + 1; b = a * 2; c = b - 3`` printed as a, b, c runs c, b, a; ``sin``, ``cos``, ``tanh`` in a chain run
 a, c, b; prints of the parameters run first, in parameter order.
 
-``order`` models this for straight-line elementwise programs (entry computations and ``cond`` branches);
-elsewhere it keeps what holds generally: prints that read only inputs run first (in a loop body, where the
-inputs are a tuple's elements, in reverse input order: ``fori_loop``'s carry prints before its index),
-then the others in program order. Ordered prints, io callbacks, and nested programs holding effects keep
-the whole program in program order.
+``order`` models this for straight-line elementwise programs: entry computations, ``cond`` branches and
+``while_loop`` bodies (whose inputs come through a tuple, read in reverse order). A scan body (``scan``,
+``lax.map``, ``fori_loop`` with static bounds) reaches XLA with slicing, updating and index code around
+it that the model does not follow; there two measured rules hold: prints that read only constants or
+carries run first, in reverse input order (``fori_loop``'s carry before its index), then a chain of values
+computed one from the other (v0 -> v1 -> ... -> vn, the first from one input) runs v1, v0, vn, ..., v2.
+Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
+in parameter order), the rest in program order; known to differ from JAX: scan bodies printing values of
+carries and of ``xs`` that are no such chain, and prints of slices under ``jit(vmap(...))``. Ordered
+prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 from ..jaxpr import Literal
 
@@ -59,24 +64,25 @@ def _sub_jaxprs(eqn):
                 yield j
 
 
-def order(jaxpr, loop_inputs=None, branch=False):
+def order(jaxpr, kind="entry", carried=None):
     """``jaxpr``'s equations with its unordered prints permuted into XLA:CPU's order (see the module).
 
-    ``loop_inputs``: for a loop body, the invar positions that are loop-carried or constant (a scan's
-    ``xs`` are not: XLA slices them); None otherwise. ``branch``: the jaxpr is a ``cond`` branch."""
-    return _order(jaxpr, loop_inputs, branch)
-
-
-def _order(jaxpr, loop_inputs, branch):
+    ``kind``: ``"entry"`` (a program), ``"branch"`` (a ``cond`` branch), ``"while"`` or ``"scan"`` (a loop
+    body); ``carried``: for a scan body, the invar positions that are constants or carries (its ``xs``,
+    which XLA slices, are not)."""
     eqns = list(jaxpr.eqns)
     slots = [i for i, e in enumerate(eqns) if _unordered_print(e)]
     if len(slots) < 2 or any(_barrier(e) for e in eqns):
         return eqns
     prints = [eqns[i] for i in slots]
-    if loop_inputs is None and all(_simple(e) for e in eqns if not _unordered_print(e)):
-        ranked = _simulate(jaxpr, eqns, branch)
-    else:
-        ranked = _inputs_first(jaxpr, prints, loop_inputs)
+    ranked = None
+    if kind != "scan" and all(_simple(e) for e in eqns if not _unordered_print(e)):
+        ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry", reverse_params=kind == "while")
+    if ranked is None:
+        loop = kind in ("while", "scan")
+        direct = carried if kind == "scan" else range(len(jaxpr.invars))
+        first, later = _inputs_first(jaxpr, prints, direct, loop)
+        ranked = first + (_scan_chain(jaxpr, later) if kind == "scan" else later)
     if ranked == prints:
         return eqns
     # All of them where the last one stood: each print's operands are defined there.
@@ -85,18 +91,52 @@ def _order(jaxpr, loop_inputs, branch):
     return rest[:at] + ranked + rest[at:]
 
 
-def _inputs_first(jaxpr, prints, loop_inputs):
+def _inputs_first(jaxpr, prints, direct, loop):
+    """(the prints that read only the inputs in ``direct``, in XLA's order; the others): parameters come in
+    order, a loop body's tuple elements in reverse."""
     pos = {v: k for k, v in enumerate(jaxpr.invars)}
-    direct = set(range(len(jaxpr.invars))) if loop_inputs is None else set(loop_inputs)
+    direct = set(direct)
     first, later = [], []
     for p in prints:
         vs = [v for v in p.invars if type(v) is not Literal]
         if vs and all(v in pos and pos[v] in direct for v in vs):
-            key = min(pos[v] for v in vs) if loop_inputs is None else -max(pos[v] for v in vs)
+            key = -max(pos[v] for v in vs) if loop else min(pos[v] for v in vs)
             first.append((key, len(first), p))
         else:
             later.append(p)
-    return [p for _, _, p in sorted(first, key=lambda t: t[:2])] + later
+    return [p for _, _, p in sorted(first, key=lambda t: t[:2])], later
+
+
+def _scan_chain(jaxpr, prints):
+    """A scan body's prints of a chain of values, each computed from the one before, the first from one
+    body input alone (v0 -> v1 -> ... -> vn, one print each), run as v1, v0, vn, ..., v2 (measured: ``lax.map`` printing
+    ``x`` then ``sin(x)`` runs the second first; ``x + 1``, ``* 2``, ``- 3`` run b, a, c). Other prints
+    stay in program order."""
+    if len(prints) < 2 or any(len([v for v in p.invars if type(v) is not Literal]) != 1 for p in prints):
+        return prints
+    printed = {}
+    for p in prints:
+        printed.setdefault(next(v for v in p.invars if type(v) is not Literal), p)
+    if len(printed) != len(prints):
+        return prints
+    # for each variable: the printed values and the body inputs it is computed from
+    reach = {v: ({v} if v in printed else set(), {v}) for v in jaxpr.invars}
+    made = {}
+    for i, e in enumerate(jaxpr.eqns):
+        vals, ins = set(), set()
+        for v in e.invars:
+            if type(v) is not Literal and v in reach:
+                vals |= reach[v][0]
+                ins |= reach[v][1]
+        for v in e.outvars:
+            made[v] = i
+            reach[v] = (vals | ({v} if v in printed else set()), ins)
+    if any(v not in reach for v in printed):
+        return prints
+    chain = sorted(printed, key=lambda v: made.get(v, -1))
+    if len(reach[chain[0]][1]) != 1 or not all(u in reach[w][0] for u, w in zip(chain, chain[1:])):
+        return prints
+    return [printed[v] for v in [chain[1], chain[0]] + chain[:1:-1]]
 
 
 def _simple(eqn):
@@ -124,7 +164,7 @@ def _remove_user(node, user):
     node.users.pop()
 
 
-def _simulate(jaxpr, eqns, branch):
+def _simulate(jaxpr, eqns, consts_first, reverse_params):
     params = [_Node("param") for _ in jaxpr.invars]
     node_of = dict(zip(jaxpr.invars, params))        # jaxpr var -> the node that produces it
     instrs = []                                       # non-parameter instructions, in instruction order
@@ -138,7 +178,7 @@ def _simulate(jaxpr, eqns, branch):
                 continue
             src = node_of.get(v)
             if src is None:
-                return [e2 for e2 in eqns if _unordered_print(e2)]   # a constvar: not modelled
+                return None   # a constvar: not modelled
             if src not in n.operands:
                 n.operands.append(src)
                 src.users.append(n)
@@ -204,10 +244,10 @@ def _simulate(jaxpr, eqns, branch):
     consts = [n for n in live if n.name == "op" and n.const_dep]
     deps = {id(n): len(n.operands) + (1 if n.name == "op" and n.const_dep else 0) for n in live}
     queue = []
-    if branch:
+    if consts_first:
         queue += [("const", n) for n in consts]
-    queue += [("node", p) for p in params]
-    if not branch:
+    queue += [("node", p) for p in (params[::-1] if reverse_params else params)]
+    if not consts_first:
         queue += [("const", n) for n in consts]
     queue += [("node", n) for n in live if deps[id(n)] == 0]
     ranked = []
@@ -224,6 +264,4 @@ def _simulate(jaxpr, eqns, branch):
             deps[id(u)] -= 1
             if deps[id(u)] == 0:
                 queue.append(("node", u))
-    if len(ranked) != sum(1 for e in eqns if _unordered_print(e)):
-        return [e for e in eqns if _unordered_print(e)]
-    return ranked
+    return ranked if len(ranked) == sum(1 for e in eqns if _unordered_print(e)) else None
