@@ -128,7 +128,7 @@ def test_loop_carries_print_in_reverse(capsys):
         "c 0.0", "x 0.0", "c 0.0", "x 1.0"]
 
 
-def test_scan_body_chains(capsys):
+def test_scan_bodies(capsys):
     # JAX's guide: lax.map over a function printing x, then sin(x)
     def f(x):
         P("x: {}", x); y = jnp.sin(x); P("y: {}", y)
@@ -137,10 +137,10 @@ def test_scan_body_chains(capsys):
         "y: 0.0", "x: 0.0", "y: 0.8414709568023682", "x: 1.0", "y: 0.9092974066734314", "x: 2.0"]
     assert _run(capsys, jax.jit(lambda xs: lax.map(_abc, xs)), jnp.arange(2.0)) == [
         "b 2.0", "a 1.0", "c -1.0", "b 4.0", "a 2.0", "c 1.0"]
-    assert _run(capsys, lambda xs: lax.map(_abcd, xs), jnp.arange(1.0, 2.0)) == [
-        "b 4.0", "a 2.0", "d 5.0", "c 1.0"]
-    assert _run(capsys, lambda xs: lax.map(_abc, xs), jnp.ones((1, 3))) == [
-        "b [4. 4. 4.]", "a [2. 2. 2.]", "c [1. 1. 1.]"]
+    assert _run(capsys, lambda xs: lax.map(_abcd, xs), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "d -5.0", "c -1.0", "b 4.0", "a 2.0", "d 5.0", "c 1.0"]
+    assert _run(capsys, lambda xs: lax.map(_abc, xs), jnp.ones((2, 3))) == [
+        "b [4. 4. 4.]", "a [2. 2. 2.]", "c [1. 1. 1.]"] * 2
 
     def carry_too(c, x):   # the chain's last value also reads the carry
         a = x + 1; b = a * 2; c2 = c + b
@@ -153,19 +153,29 @@ def test_scan_body_chains(capsys):
         a = c + 1; b = a * 2
         P("a {}", a); P("b {}", b)
         return b
-    assert _run(capsys, lambda: lax.fori_loop(0, 1, from_carry, 1.0)) == ["b 4.0", "a 2.0"]
+    assert _run(capsys, lambda: lax.fori_loop(0, 2, from_carry, 1.0)) == ["b 4.0", "a 2.0", "b 10.0", "a 5.0"]
 
-    def mixed(c, x):   # the first value reads the carry and x: program order
+    def mixed(c, x):   # a chain whose first value reads the carry and x: program order
         a = c + x; b = a * 2
         P("a {}", a); P("b {}", b)
         return b, x
-    assert _run(capsys, lambda xs: lax.scan(mixed, 1.0, xs), jnp.arange(1.0, 2.0)) == ["a 2.0", "b 4.0"]
+    assert _run(capsys, lambda xs: lax.scan(mixed, 1.0, xs), jnp.arange(1.0, 3.0)) == [
+        "a 2.0", "b 4.0", "a 6.0", "b 12.0"]
 
-    def siblings(x):
-        a = jnp.sin(x); b = jnp.cos(x); c = jnp.exp(x)
-        P("a {}", a); P("b {}", b); P("c {}", c)
-        return a + b + c
-    assert _run(capsys, lambda xs: lax.map(siblings, xs), jnp.zeros(1)) == ["a 0.0", "b 1.0", "c 1.0"]
+    def siblings(x):   # not a chain: the same order, whatever order the prints are written in
+        a = jnp.sin(x); b = jnp.cos(x); c = jnp.exp(x); d = jnp.tanh(x)
+        P("d {}", d); P("c {}", c); P("b {}", b); P("a {}", a)
+        return a + b + c + d
+    assert _run(capsys, lambda xs: lax.map(siblings, xs), jnp.arange(2.0)) == [
+        "b 1.0", "a 0.0", "d 0.0", "c 1.0",
+        "b 0.5403022766113281", "a 0.8414709568023682", "d 0.7615941762924194", "c 2.7182817459106445"]
+
+    def two(c, x):
+        c1 = c + 1; c2 = c1 * 2; y1 = jnp.sin(x); y2 = jnp.cos(y1)
+        P("y1 {}", y1); P("y2 {}", y2); P("c1 {}", c1); P("c2 {}", c2)
+        return c2, y2
+    assert _run(capsys, lambda xs: lax.scan(two, 0.0, xs), jnp.arange(2.0)) == [
+        "c2 2.0", "c1 1.0", "y2 1.0", "y1 0.0", "c2 6.0", "c1 3.0", "y2 0.6663667559623718", "y1 0.8414709568023682"]
 
 
 def test_while_body_chain(capsys):

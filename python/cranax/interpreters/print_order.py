@@ -18,18 +18,21 @@ a, c, b; prints of the parameters run first, in parameter order.
 ``while_loop`` bodies (whose inputs come through a tuple, read in reverse order). A scan body (``scan``,
 ``lax.map``, ``fori_loop`` with static bounds) reaches XLA with slicing, updating and index code around
 it that the model does not follow; there two measured rules hold: prints that read only constants or
-carries run first, in reverse input order (``fori_loop``'s carry before its index), then a chain of values
-computed one from the other (v0 -> v1 -> ... -> vn, the first from one input) runs v1, v0, vn, ..., v2.
+carries run first, in reverse input order (``fori_loop``'s carry before its index), then prints of
+computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of the values in program order).
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
-in parameter order), the rest in program order; known to differ from JAX: scan bodies printing values of
-carries and of ``xs`` that are no such chain, and prints of slices under ``jit(vmap(...))``. Ordered
-prints, io callbacks, and nested programs holding effects keep the whole program in program order.
+in parameter order), the rest in program order. Known to differ from JAX (``benches/
+bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
+or of both in some orders, scans of one step (XLA inlines their body), and prints of slices under
+``jit(vmap(...))``. Ordered prints, io callbacks, and nested programs holding effects keep the whole
+program in program order.
 """
 from ..jaxpr import Literal
 
 __all__ = ["order"]
 
 _PRINTS = ("debug_print", "debug_callback")
+_MODEL_LIMIT = 200_000   # equations x prints
 
 
 def _unordered_print(eqn):
@@ -76,13 +79,15 @@ def order(jaxpr, kind="entry", carried=None):
         return eqns
     prints = [eqns[i] for i in slots]
     ranked = None
-    if kind != "scan" and all(_simple(e) for e in eqns if not _unordered_print(e)):
+    # (the model walks each print's fused cone: bounded so that lowering stays fast on long programs)
+    if kind != "scan" and len(eqns) * len(slots) <= _MODEL_LIMIT and all(
+            _simple(e) for e in eqns if not _unordered_print(e)):
         ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry", reverse_params=kind == "while")
     if ranked is None:
         loop = kind in ("while", "scan")
         direct = carried if kind == "scan" else range(len(jaxpr.invars))
         first, later = _inputs_first(jaxpr, prints, direct, loop)
-        ranked = first + (_scan_chain(jaxpr, later) if kind == "scan" else later)
+        ranked = first + (_scan_rest(jaxpr, later) if kind == "scan" else later)
     if ranked == prints:
         return eqns
     # All of them where the last one stood: each print's operands are defined there.
@@ -107,11 +112,13 @@ def _inputs_first(jaxpr, prints, direct, loop):
     return [p for _, _, p in sorted(first, key=lambda t: t[:2])], later
 
 
-def _scan_chain(jaxpr, prints):
-    """A scan body's prints of a chain of values, each computed from the one before, the first from one
-    body input alone (v0 -> v1 -> ... -> vn, one print each), run as v1, v0, vn, ..., v2 (measured: ``lax.map`` printing
-    ``x`` then ``sin(x)`` runs the second first; ``x + 1``, ``* 2``, ``- 3`` run b, a, c). Other prints
-    stay in program order."""
+def _scan_rest(jaxpr, prints):
+    """A scan body's prints of computed values (one value each), measured on loops of two or more steps:
+    with the values in the order their equations stand (a slice of ``xs`` first), v0, v1, ..., vn run as
+    v1, v0, vn, ..., v2 (``lax.map`` printing ``x`` then ``sin(x)`` runs the second first; ``x + 1``, ``* 2``,
+    ``- 3`` run b, a, c; ``sin``, ``cos``, ``exp``, ``tanh`` of ``x`` run b, a, d, c) — except a chain of
+    values, each computed from the one before, whose first reads several body inputs: program order.
+    Prints of several values, or of one value twice, stay in program order."""
     if len(prints) < 2 or any(len([v for v in p.invars if type(v) is not Literal]) != 1 for p in prints):
         return prints
     printed = {}
@@ -133,10 +140,10 @@ def _scan_chain(jaxpr, prints):
             reach[v] = (vals | ({v} if v in printed else set()), ins)
     if any(v not in reach for v in printed):
         return prints
-    chain = sorted(printed, key=lambda v: made.get(v, -1))
-    if len(reach[chain[0]][1]) != 1 or not all(u in reach[w][0] for u, w in zip(chain, chain[1:])):
+    seq = sorted(printed, key=lambda v: made.get(v, -1))
+    if len(reach[seq[0]][1]) > 1 and all(u in reach[w][0] for u, w in zip(seq, seq[1:])):
         return prints
-    return [printed[v] for v in [chain[1], chain[0]] + chain[:1:-1]]
+    return [printed[v] for v in [seq[1], seq[0]] + seq[:1:-1]]
 
 
 def _simple(eqn):
