@@ -27,12 +27,15 @@ or of both in some orders, scans of one step (XLA inlines their body), and print
 ``jit(vmap(...))``. Ordered prints, io callbacks, and nested programs holding effects keep the whole
 program in program order.
 """
+import collections
+
 from ..jaxpr import Literal
 
 __all__ = ["order"]
 
 _PRINTS = ("debug_print", "debug_callback")
-_MODEL_LIMIT = 200_000   # equations x prints
+# the model's size bounds (equations, equations x prints): a few ms of CPU time at most
+_MODEL_EQNS, _MODEL_WORK = 1_000, 20_000
 
 
 def _unordered_print(eqn):
@@ -80,7 +83,7 @@ def order(jaxpr, kind="entry", carried=None):
     prints = [eqns[i] for i in slots]
     ranked = None
     # (the model walks each print's fused cone: bounded so that lowering stays fast on long programs)
-    if kind != "scan" and len(eqns) * len(slots) <= _MODEL_LIMIT and all(
+    if kind != "scan" and len(eqns) <= _MODEL_EQNS and len(eqns) * len(slots) <= _MODEL_WORK and all(
             _simple(e) for e in eqns if not _unordered_print(e)):
         ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry", reverse_params=kind == "while")
     if ranked is None:
@@ -155,20 +158,28 @@ def _simple(eqn):
 
 
 class _Node:
-    """An instruction of the modelled HLO: a parameter, an equation, a fusion or a print."""
-    __slots__ = ("name", "operands", "users", "const_dep", "eqn")
+    """An instruction of the modelled HLO: a parameter, an equation, a fusion or a print. ``users`` is its
+    use list, ``upos`` each user's slot in it; ``operands`` is an insertion-ordered dict (a set)."""
+    __slots__ = ("name", "operands", "users", "upos", "const_dep", "eqn")
 
     def __init__(self, name, eqn=None):
         self.name, self.eqn = name, eqn
-        self.operands, self.users = [], []
+        self.operands, self.users, self.upos = {}, [], {}
         self.const_dep = False
 
+    def add_operand(self, src):
+        if src not in self.operands:
+            self.operands[src] = None
+            src.upos[self] = len(src.users)
+            src.users.append(self)
 
-def _remove_user(node, user):
-    """XLA's use-list removal: the last user moves into the removed one's slot."""
-    k = node.users.index(user)
-    node.users[k] = node.users[-1]
-    node.users.pop()
+    def remove_user(self, user):
+        """XLA's use-list removal: the last user moves into the removed one's slot."""
+        k = self.upos.pop(user)
+        last = self.users.pop()
+        if last is not user:
+            self.users[k] = last
+            self.upos[last] = k
 
 
 def _simulate(jaxpr, eqns, consts_first, reverse_params):
@@ -186,89 +197,81 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
             src = node_of.get(v)
             if src is None:
                 return None   # a constvar: not modelled
-            if src not in n.operands:
-                n.operands.append(src)
-                src.users.append(n)
+            n.add_operand(src)
         if n.name == "op":
             node_of[e.outvars[0]] = n
         instrs.append(n)
     root = _Node("root")
     for v in jaxpr.outvars:
-        src = node_of.get(v) if type(v) is not Literal else None
-        if src is not None and src not in root.operands:
-            root.operands.append(src)
-            src.users.append(root)
+        if type(v) is not Literal and v in node_of:
+            root.add_operand(node_of[v])
 
     # post order: depth first from the instructions nobody reads, in instruction order
     post, seen = [], set()
-
-    def visit(n):
-        stack = [(n, iter(n.operands))]
-        seen.add(id(n))
+    for start in instrs + [root]:
+        if start.users or start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, list(start.operands), 0)]
         while stack:
-            node, it = stack[-1]
-            nxt = next((o for o in it if id(o) not in seen), None)
-            if nxt is None:
+            node, ops, k = stack[-1]
+            while k < len(ops) and ops[k] in seen:
+                k += 1
+            if k == len(ops):
                 stack.pop()
                 post.append(node)
             else:
-                seen.add(id(nxt))
-                stack.append((nxt, iter(nxt.operands)))
-    for n in instrs + [root]:
-        if not n.users and id(n) not in seen:
-            visit(n)
+                stack[-1] = (node, ops, k + 1)
+                seen.add(ops[k])
+                stack.append((ops[k], list(ops[k].operands), 0))
 
     dead = set()
     for consumer in reversed(post):
-        if consumer.name != "op" or id(consumer) in dead:
+        if consumer.name != "op" or consumer in dead:
             continue
-        producers = [o for o in consumer.operands if o.name == "op"]
-        if not producers:
+        todo = collections.deque(o for o in consumer.operands if o.name == "op")
+        if not todo:
             continue   # wrapped in place later: it keeps its slots
         fusion = consumer   # the fusion takes the consumer's slots (appended, then swapped into them)
         fusion.name, fusion.const_dep = "fusion", False
-        todo = list(producers)
         while todo:
-            p = todo.pop(0)
+            p = todo.popleft()
             if p not in fusion.operands:
                 continue
             # fuse p: the fusion reads p's operands instead of p
-            fusion.operands.remove(p)
+            del fusion.operands[p]
             for o in p.operands:
                 if o not in fusion.operands:
-                    fusion.operands.append(o)
-                    o.users.append(fusion)
+                    fusion.add_operand(o)
                     if o.name == "op":
                         todo.append(o)
-            _remove_user(p, fusion)
+            p.remove_user(fusion)
             if not p.users:
-                dead.add(id(p))
+                dead.add(p)
                 for o in p.operands:
-                    _remove_user(o, p)
+                    o.remove_user(p)
 
     # breadth-first schedule
-    live = [n for n in instrs if id(n) not in dead]
+    live = [n for n in instrs if n not in dead]
     consts = [n for n in live if n.name == "op" and n.const_dep]
-    deps = {id(n): len(n.operands) + (1 if n.name == "op" and n.const_dep else 0) for n in live}
+    deps = {n: len(n.operands) + (1 if n.name == "op" and n.const_dep else 0) for n in live}
     queue = []
     if consts_first:
         queue += [("const", n) for n in consts]
     queue += [("node", p) for p in (params[::-1] if reverse_params else params)]
     if not consts_first:
         queue += [("const", n) for n in consts]
-    queue += [("node", n) for n in live if deps[id(n)] == 0]
+    queue += [("node", n) for n in live if deps[n] == 0]
     ranked = []
     k = 0
     while k < len(queue):
         kind, n = queue[k]
         k += 1
-        targets = [n] if kind == "const" else n.users
         if kind == "node" and n.name == "print":
             ranked.append(n.eqn)
-        for u in targets:
-            if id(u) not in deps:
-                continue
-            deps[id(u)] -= 1
-            if deps[id(u)] == 0:
-                queue.append(("node", u))
+        for u in ((n,) if kind == "const" else n.users):
+            if u in deps:
+                deps[u] -= 1
+                if deps[u] == 0:
+                    queue.append(("node", u))
     return ranked if len(ranked) == sum(1 for e in eqns if _unordered_print(e)) else None
