@@ -64,6 +64,18 @@ def test_jit_chains_run_in_xlas_order(capsys):
         "a 0.8414709568023682", "b 0.5403022766113281", "c 2.7182817459106445"]
 
 
+def test_jit_vmap_prints_per_element(capsys):
+    # the result's slices read the result (XLA never fuses its root into a consumer); a and b are recomputed
+    assert _run(capsys, jax.jit(jax.vmap(_abc)), jnp.arange(2.0)) == [
+        "a 1.0", "b 4.0", "b 2.0", "a 2.0", "c -1.0", "c 1.0"]
+
+    def guide(x):
+        P("x: {}", x); y = jnp.sin(x); P("y: {}", y)
+        return y
+    assert _run(capsys, jax.jit(jax.vmap(guide)), jnp.arange(3.0)) == [
+        "x: 0.0", "x: 1.0", "x: 2.0", "y: 0.0", "y: 0.8414709568023682", "y: 0.9092974066734314"]
+
+
 def test_jit_parameters_print_first_in_parameter_order(capsys):
     def g2(x, y):
         P("y: {}", y); P("x: {}", x)

@@ -12,7 +12,8 @@ fusion never absorbed is wrapped into its own fusion in place, and keeps a scala
 (so it waits for that constant, popped after the parameters in the entry computation, before them in a
 branch, where the parameters come through a tuple). Measured on JAX 0.10.2 (CPU): under ``jit``,
 ``a = x + 1; b = a * 2; c = b - 3`` printed as a, b, c runs c, b, a; ``sin``, ``cos``, ``tanh`` in a chain run
-a, c, b; prints of the parameters run first, in parameter order.
+a, c, b; prints of the parameters run first, in parameter order. XLA never fuses the root instruction (a
+lone result) into a consumer: under ``jit(vmap(f))`` the per-element slices of ``f``'s result read it.
 
 ``order`` models this for straight-line elementwise programs: entry computations, ``cond`` branches and
 ``while_loop`` bodies (whose inputs come through a tuple, read in reverse order). A scan body (``scan``,
@@ -23,8 +24,7 @@ computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of th
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
 bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
-or of both in some orders, scans of one step (XLA inlines their body), and prints of slices under
-``jit(vmap(...))``. Ordered prints, io callbacks, and nested programs holding effects keep the whole
+or of both in some orders, and scans of one step (XLA inlines their body). Ordered prints, io callbacks, and nested programs holding effects keep the whole
 program in program order.
 """
 import collections
@@ -150,11 +150,12 @@ def _scan_rest(jaxpr, prints):
 
 
 def _simple(eqn):
-    """An equation XLA fuses freely: one result, elementwise or a broadcast/convert."""
+    """An equation XLA fuses freely: one result, elementwise, a broadcast, a convert, a static slice or a
+    reshape."""
     if len(eqn.outvars) != 1:
         return False
     return bool(getattr(eqn.primitive, "elementwise", False)) or eqn.primitive.name in (
-        "broadcast_in_dim", "convert_element_type")
+        "broadcast_in_dim", "convert_element_type", "slice", "squeeze", "reshape", "expand_dims")
 
 
 class _Node:
@@ -205,6 +206,10 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
     for v in jaxpr.outvars:
         if type(v) is not Literal and v in node_of:
             root.add_operand(node_of[v])
+    # a lone result is the computation's root instruction, which XLA never fuses into a consumer (a tuple
+    # of results is the root otherwise)
+    outs = [v for v in jaxpr.outvars if type(v) is not Literal]
+    sole = node_of.get(outs[0]) if len(jaxpr.outvars) == 1 and outs else None
 
     # post order: depth first from the instructions nobody reads, in instruction order
     post, seen = [], set()
@@ -229,21 +234,21 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
     for consumer in reversed(post):
         if consumer.name != "op" or consumer in dead:
             continue
-        todo = collections.deque(o for o in consumer.operands if o.name == "op")
+        todo = collections.deque(o for o in consumer.operands if o.name == "op" and o is not sole)
         if not todo:
             continue   # wrapped in place later: it keeps its slots
         fusion = consumer   # the fusion takes the consumer's slots (appended, then swapped into them)
         fusion.name, fusion.const_dep = "fusion", False
         while todo:
             p = todo.popleft()
-            if p not in fusion.operands:
+            if p not in fusion.operands or p is sole:
                 continue
             # fuse p: the fusion reads p's operands instead of p
             del fusion.operands[p]
             for o in p.operands:
                 if o not in fusion.operands:
                     fusion.add_operand(o)
-                    if o.name == "op":
+                    if o.name == "op" and o is not sole:
                         todo.append(o)
             p.remove_user(fusion)
             if not p.users:
