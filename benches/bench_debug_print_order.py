@@ -168,6 +168,10 @@ cases = {{
     "scan sin(x), cos(c), c, x": lambda: lax.scan(n10, 1.0, xs1),
     "scan chain x -> a -> a * c": lambda: lax.scan(n11, 1.0, xs1),
     "map sin(x), x (x returned)": lambda: lax.map(n12, xs1),
+    "jit(jit(a b c))": lambda: jax.jit(lambda x: jax.jit(abc)(x))(1.0),
+    "jit(jit(a b c) + 1)": lambda: jax.jit(lambda x: jax.jit(abc)(x) + 1)(1.0),
+    "jit(checkpoint(a b c))": lambda: jax.jit(jax.checkpoint(abc))(1.0),
+    "jit(grad(a b c))": lambda: jax.jit(jax.grad(abc))(1.0),
     "cond branch": lambda: jax.jit(lambda p, x: lax.cond(p, cbody, lambda x: x, x))(True, 1.0),
 }}
 out = {{}}

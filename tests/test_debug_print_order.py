@@ -76,6 +76,14 @@ def test_jit_vmap_prints_per_element(capsys):
         "x: 0.0", "x: 1.0", "x: 2.0", "y: 0.0", "y: 0.8414709568023682", "y: 0.9092974066734314"]
 
 
+def test_nested_calls_are_inlined_first(capsys):
+    # a jit inside a jit (and a checkpoint) is one program to XLA: its prints take the same order
+    assert _run(capsys, jax.jit(lambda x: jax.jit(_abc)(x)), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.jit(lambda x: jax.jit(_abc)(x) + 1), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.jit(jax.checkpoint(_abc)), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.grad(_abc), 1.0) == ["a 2.0", "b 4.0", "c 1.0"]   # eager: as called
+
+
 def test_jit_parameters_print_first_in_parameter_order(capsys):
     def g2(x, y):
         P("y: {}", y); P("x: {}", x)

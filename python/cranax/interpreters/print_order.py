@@ -15,6 +15,7 @@ branch, where the parameters come through a tuple). Measured on JAX 0.10.2 (CPU)
 a, c, b; prints of the parameters run first, in parameter order. XLA never fuses the root instruction (a
 lone result) into a consumer: under ``jit(vmap(f))`` the per-element slices of ``f``'s result read it.
 
+Calls that lowering inlines (a ``jit`` inside a ``jit``, ``checkpoint``) are inlined first, as XLA sees them.
 ``order`` models this for straight-line elementwise programs: entry computations, ``cond`` branches and
 ``while_loop`` bodies (whose inputs come through a tuple, read in reverse order). A scan body (``scan``,
 ``lax.map``, ``fori_loop`` with static bounds) reaches XLA with slicing, updating and index code around
@@ -24,7 +25,8 @@ computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of th
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
 bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
-or of both in some orders, and scans of one step (XLA inlines their body). Ordered prints, io callbacks, and nested programs holding effects keep the whole
+or of both in some orders, scans of one step (XLA inlines their body), and programs where XLA merges a
+constant with a constant result (``jit(grad(f))``). Ordered prints, io callbacks, and nested programs holding effects keep the whole
 program in program order.
 """
 import collections
@@ -71,19 +73,25 @@ def _sub_jaxprs(eqn):
 
 
 def order(jaxpr, kind="entry", carried=None):
-    """``jaxpr``'s equations with its unordered prints permuted into XLA:CPU's order (see the module).
+    """The ranks of ``jaxpr``'s unordered prints in XLA:CPU's order (see the module), as ``{id(eqn): rank}``
+    over the print equations (those of calls lowering inlines included); empty where program order stands.
 
     ``kind``: ``"entry"`` (a program), ``"branch"`` (a ``cond`` branch), ``"while"`` or ``"scan"`` (a loop
     body); ``carried``: for a scan body, the invar positions that are constants or carries (its ``xs``,
     which XLA slices, are not)."""
-    eqns = list(jaxpr.eqns)
-    slots = [i for i, e in enumerate(eqns) if _unordered_print(e)]
-    if len(slots) < 2 or any(_barrier(e) for e in eqns):
-        return eqns
-    prints = [eqns[i] for i in slots]
+    effects = [e for e in jaxpr.eqns if _holds_effect(e)]
+    if not effects or len(effects) == 1 and effects[0].primitive.name in _PRINTS:
+        return {}
+    jaxpr = _flatten(jaxpr)
+    if jaxpr is None:
+        return {}
+    eqns = jaxpr.eqns
+    prints = [e for e in eqns if _unordered_print(e)]
+    if len(prints) < 2 or any(_barrier(e) for e in eqns):
+        return {}
     ranked = None
     # (the model walks each print's fused cone: bounded so that lowering stays fast on long programs)
-    if kind != "scan" and len(eqns) <= _MODEL_EQNS and len(eqns) * len(slots) <= _MODEL_WORK and all(
+    if kind != "scan" and len(eqns) <= _MODEL_EQNS and len(eqns) * len(prints) <= _MODEL_WORK and all(
             _simple(e) for e in eqns if not _unordered_print(e)):
         ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry", reverse_params=kind == "while")
     if ranked is None:
@@ -92,11 +100,57 @@ def order(jaxpr, kind="entry", carried=None):
         first, later = _inputs_first(jaxpr, prints, direct, loop)
         ranked = first + (_scan_rest(jaxpr, later) if kind == "scan" else later)
     if ranked == prints:
-        return eqns
-    # All of them where the last one stood: each print's operands are defined there.
-    rest = [e for e in eqns if not _unordered_print(e)]
-    at = slots[-1] - (len(slots) - 1)
-    return rest[:at] + ranked + rest[at:]
+        return {}
+    return {id(getattr(e, "eqn", e)): k for k, e in enumerate(ranked)}
+
+
+class _Flat:
+    """An equation of an inlined call, reading the caller's values where it read the call's inputs."""
+    __slots__ = ("eqn", "primitive", "params", "invars", "outvars")
+
+    def __init__(self, eqn, invars):
+        self.eqn, self.primitive, self.params = eqn, eqn.primitive, eqn.params
+        self.invars, self.outvars = invars, eqn.outvars
+
+
+class _FlatJaxpr:
+    __slots__ = ("invars", "outvars", "eqns")
+
+
+def _flatten(jaxpr):
+    """``jaxpr`` with the calls that hold prints inlined, as lowering inlines them (``inline_jaxpr``); None
+    where that is ambiguous (a program inlined twice, consts)."""
+    alias, seen, eqns = {}, set(), []
+
+    def get(a):
+        return a if type(a) is Literal else alias.get(a, a)
+
+    def walk(jx):
+        for e in jx.eqns:
+            inline = getattr(e.primitive, "inline_jaxpr", None)
+            expansion = inline(e) if inline is not None and _holds_effect(e) else None
+            if expansion is None:
+                ins = [get(a) for a in e.invars]
+                eqns.append(e if all(a is b for a, b in zip(ins, e.invars)) else _Flat(e, ins))
+                continue
+            inner, args = expansion
+            if getattr(inner, "consts", None) or id(getattr(inner, "jaxpr", inner)) in seen:
+                return False
+            inner = getattr(inner, "jaxpr", inner)
+            seen.add(id(inner))
+            for v, a in zip(inner.invars, args):
+                alias[v] = get(a)
+            if walk(inner) is False:
+                return False
+            for v, o in zip(e.outvars, inner.outvars):
+                alias[v] = get(o)
+        return True
+
+    if not walk(jaxpr):
+        return None
+    flat = _FlatJaxpr()
+    flat.invars, flat.outvars, flat.eqns = list(jaxpr.invars), [get(a) for a in jaxpr.outvars], eqns
+    return flat
 
 
 def _inputs_first(jaxpr, prints, direct, loop):
