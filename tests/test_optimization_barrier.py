@@ -74,3 +74,16 @@ def test_leaves_become_arrays_and_errors():
                        r"The problematic value is of type <class 'str'> and was passed to optimization_barrier "
                        r"at position 0\.$"):
         B("a")
+
+
+def test_complex_keys_and_bools_pass_through_jit():
+    z = jnp.array([1 + 2j, 3 - 1j], jnp.complex64)
+    out, re = jax.jit(lambda z: B((z, z.real)))(z)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(z))
+    np.testing.assert_array_equal(np.asarray(re), [1.0, 3.0])
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda z: jnp.abs(B(z * 2)))(z)), np.abs(2 * np.asarray(z)),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: B(x > 0))(jnp.array([1.0, -1.0]))), [True, False])
+    k = jax.jit(B)(jax.random.key(0))
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(k)), [0, 0])
+    assert float(jax.jit(jax.grad(lambda x: B(x * x)))(3.0)) == 6.0
