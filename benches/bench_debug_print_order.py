@@ -115,6 +115,10 @@ def n11(c, x):
     a = jnp.sin(x); b = a * c; P("a {{}}", a); P("b {{}}", b); return b, a
 def n12(x):
     a = jnp.sin(x); P("a {{}}", a); P("x {{}}", x); return x
+def vf1(i, c):
+    P("i={{}} c={{}}", i, c); return c + 1.0
+def vf2(i, c):
+    P("i={{}}", i); P("c={{}}", c); return c + 1.0
 def cbody(x):
     a = x + 1; b = a * 2
     P("a {{}}", a); P("b {{}}", b); P("x {{}}", x); return b
@@ -172,6 +176,9 @@ cases = {{
     "jit(jit(a b c) + 1)": lambda: jax.jit(lambda x: jax.jit(abc)(x) + 1)(1.0),
     "jit(checkpoint(a b c))": lambda: jax.jit(jax.checkpoint(abc))(1.0),
     "jit(grad(a b c))": lambda: jax.jit(jax.grad(abc))(1.0),
+    "vmap(map guide f)": lambda: jax.vmap(lambda xs: lax.map(guide, xs))(jnp.arange(4.0).reshape(2, 2)),
+    "vmap(fori, one print)": lambda: jax.vmap(lambda c: lax.fori_loop(0, 2, vf1, c))(xs2),
+    "vmap(fori, two prints)": lambda: jax.vmap(lambda c: lax.fori_loop(0, 2, vf2, c))(xs2),
     "cond branch": lambda: jax.jit(lambda p, x: lax.cond(p, cbody, lambda x: x, x))(True, 1.0),
 }}
 out = {{}}
