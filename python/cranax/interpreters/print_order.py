@@ -26,9 +26,8 @@ Anything else the model cannot follow keeps the rule that prints reading only in
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
 bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
 or of both in some orders, per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
-inlines their body), and programs where XLA merges a
-constant with a constant result (``jit(grad(f))``). Ordered prints, io callbacks, and nested programs
-holding effects keep the whole program in program order.
+inlines their body), and programs where XLA merges a constant with a constant result (``jit(grad(f))``).
+Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 import collections
 
