@@ -658,9 +658,11 @@ _CALLS = [
     _r("name", "internal", tested_in=("test_checkpoint.py::test_checkpoint_name",)),
     # set_xla_metadata's identity (experimental/xla_metadata.py): linear, its attributes printed in HLO text
     _r("xla_metadata_value", "internal", linear=True, tested_in=("test_guides_jax_text.py::test_output_as_jax",)),
-    # the barrier a differentiated remat2 lowers behind (only in lowered forms: no transpose rule needed)
-    _r("optimization_barrier", "internal",
-       tested_in=("test_remat_residuals.py::test_recomputation_survives_cse_under_jit",)),
+    # lax.optimization_barrier, also the barrier a differentiated remat2 lowers behind: linear (JAX's rules)
+    _r("optimization_barrier", "internal", linear=True,
+       tested_in=("test_remat_residuals.py::test_recomputation_survives_cse_under_jit",
+                  "test_optimization_barrier.py::test_jaxprs_show_the_barrier",
+                  "test_optimization_barrier.py::test_barrier_changes_no_bits_as_xla")),
     # host callbacks (primitives/callback.py): a library step that calls back into Python
     _r("pure_callback", "library", tested_in=("test_callbacks.py::test_pure_callback_eager_and_jit",
                                               "test_callbacks.py::test_vmap_methods")),

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _core, dtypes
 from ..array import ComplexBuffer
 from ..jaxpr import ClosedJaxpr, Literal
+from . import print_order
 
 WIRE_VERSION = 1
 
@@ -130,10 +131,12 @@ def _flat_atoms(atoms):
 
 
 class _Emitter:
-    def __init__(self):
+    def __init__(self, defer=None):
         self.ids = {}
         self.eqns = []
         self.next_id = 0
+        self.defer = defer or {}   # id of a print equation -> its rank (``print_order.order``)
+        self.stash = []
 
     def atom(self, a, env):
         if type(a) is Literal:
@@ -181,7 +184,9 @@ class _Emitter:
         return out
 
     def emit_jaxpr(self, jaxpr, env):
-        """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs."""
+        """Emits ``jaxpr``'s equations; ``env`` maps its constvars/invars to wire atoms. Returns outputs.
+        The prints ``self.defer`` ranks (``print_order``) wait until the last of them is reached, and all
+        go there in their rank's order."""
         for eqn in jaxpr.eqns:
             inline = getattr(eqn.primitive, "inline_jaxpr", None)
             # an inline rule returns None where the core runs the equation itself (e.g. conv on floats)
@@ -201,30 +206,49 @@ class _Emitter:
                     env[v] = o
                 continue
             ins = [self.atom(a, env) for a in eqn.invars]
-            if any(v.aval.dtype.kind == "c" for v in eqn.outvars) or any(type(a) is tuple for a in ins):
-                for v, o in zip(eqn.outvars, self._complex_eqn(eqn, ins)):
-                    env[v] = o
+            rank = self.defer.get(id(eqn))
+            if rank is None:
+                self._emit(eqn, ins, env)
                 continue
-            if getattr(eqn.primitive, "elementwise", False):   # (complex rules broadcast for themselves)
-                ins = self._broadcast_operands(eqn, ins)
-            outs = []
-            for v in eqn.outvars:
-                vid = self.next_id
-                self.next_id += 1
-                env[v] = vid
-                outs.append(_aval_json(vid, v.aval, eqn.primitive.name))
-            rule = wire_params.get(eqn.primitive.name)
-            params = rule(eqn) if rule is not None else {}
-            # (a primitive's ``wire_name``, where it has one, names the core op: ``elementwise._libm_twin``)
-            prim = getattr(eqn.primitive, "wire_name", eqn.primitive.name)
-            self.eqns.append({"prim": prim, "params": params, "in": ins, "out": outs})
+            self.stash.append((rank, eqn, ins))
+            if len(self.stash) == len(self.defer):
+                self.flush(env)
         return [self.atom(a, env) for a in jaxpr.outvars]
 
+    def flush(self, env):
+        """Emits the waiting prints in their rank's order (at the end of the program, should an inlined
+        call have given other equation objects than ``print_order`` saw)."""
+        for _, e, i in sorted(self.stash, key=lambda t: t[0]):
+            self._emit(e, i, env)
+        self.stash = []
 
-def lower_program(jaxpr):
+    def _emit(self, eqn, ins, env):
+        """Emits one equation (not inlined) on its operands' wire atoms ``ins``."""
+        if any(v.aval.dtype.kind == "c" for v in eqn.outvars) or any(type(a) is tuple for a in ins):
+            for v, o in zip(eqn.outvars, self._complex_eqn(eqn, ins)):
+                env[v] = o
+            return
+        if getattr(eqn.primitive, "elementwise", False):   # (complex rules broadcast for themselves)
+            ins = self._broadcast_operands(eqn, ins)
+        outs = []
+        for v in eqn.outvars:
+            vid = self.next_id
+            self.next_id += 1
+            env[v] = vid
+            outs.append(_aval_json(vid, v.aval, eqn.primitive.name))
+        rule = wire_params.get(eqn.primitive.name)
+        params = rule(eqn) if rule is not None else {}
+        # (a primitive's ``wire_name``, where it has one, names the core op: ``elementwise._libm_twin``)
+        prim = getattr(eqn.primitive, "wire_name", eqn.primitive.name)
+        self.eqns.append({"prim": prim, "params": params, "in": ins, "out": outs})
+
+
+def lower_program(jaxpr, kind="entry", carried=None):
     """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
-    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params."""
-    em = _Emitter()
+    outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params.
+    Its unordered debug prints run in XLA:CPU's order (``print_order.order``, which ``kind`` and
+    ``carried`` are for)."""
+    em = _Emitter(print_order.order(jaxpr, kind, carried))
     env = {}
     invars = []
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
@@ -239,6 +263,7 @@ def lower_program(jaxpr):
         env[v] = vid
         invars.append(_aval_json(vid, v.aval))
     outs = em.emit_jaxpr(jaxpr, env)
+    em.flush(env)
     return {"invars": invars, "eqns": em.eqns, "outvars": _flat_atoms(outs)}
 
 

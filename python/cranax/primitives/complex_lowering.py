@@ -743,3 +743,23 @@ def _install_complex_reduce():
 
 
 _install_complex_reduce()
+
+
+def _barrier(em, eqn, ins):
+    """``optimization_barrier`` over complex operands: one barrier over every real part (a complex operand's
+    two parts side by side), regrouped into pairs."""
+    parts = [p for a in ins for p in (a if type(a) is tuple else (a,))]
+    outs, decls = [], []
+    for v in eqn.outvars:
+        dt = _rd(v.aval) if _lo.is_complex(v.aval) else v.aval.dtype
+        ids = []
+        for _ in range(2 if _lo.is_complex(v.aval) else 1):
+            vid, decl = em.new_var(dt, v.aval.shape, "optimization_barrier")
+            ids.append(vid)
+            decls.append(decl)
+        outs.append(tuple(ids) if len(ids) == 2 else ids[0])
+    em.eqns.append({"prim": "optimization_barrier", "params": {}, "in": parts, "out": decls})
+    return outs
+
+
+_rules["optimization_barrier"] = _barrier

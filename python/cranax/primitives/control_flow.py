@@ -152,12 +152,13 @@ def _is_float(aval):
 
 # ----------------------------------------------------------------------------------------------- lowering / impl
 
-def sub_program(closed):
-    """The wire form of a sub-jaxpr (a dict, nested inside its equation's params)."""
+def sub_program(closed, kind="entry", carried=None):
+    """The wire form of a sub-jaxpr (a dict, nested inside its equation's params); ``kind`` and ``carried``
+    as ``lowering.lower_program`` takes them (where its unordered prints run)."""
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     if isinstance(closed, ClosedJaxpr) and closed.consts:
         raise ValueError("control-flow sub-jaxprs must not have consts (pass them as operands)")
-    return lowering.lower_program(jaxpr)
+    return lowering.lower_program(jaxpr, kind, carried)
 
 
 class _ExeCache:
@@ -277,7 +278,7 @@ def _cond_abstract_eval(index, *ops, branches):
 
 cond_p = _control_primitive(
     "cond", _cond_abstract_eval,
-    lambda eqn: {"branches": [sub_program(b) for b in eqn.params["branches"]]},
+    lambda eqn: {"branches": [sub_program(b, "branch") for b in eqn.params["branches"]]},
     staticmethod(lambda eqn: [("branches", eqn.params["branches"])]))
 
 
@@ -439,7 +440,7 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 def _while_wire(eqn):
     p = eqn.params
-    return {"cond_jaxpr": sub_program(p["cond_jaxpr"]), "body_jaxpr": sub_program(p["body_jaxpr"]),
+    return {"cond_jaxpr": sub_program(p["cond_jaxpr"]), "body_jaxpr": sub_program(p["body_jaxpr"], "while"),
             "cond_nconsts": p["cond_nconsts"], "body_nconsts": p["body_nconsts"]}
 
 
@@ -593,7 +594,9 @@ def _scan_abstract_eval(*avals, jaxpr, length, reverse, num_consts, num_carry, l
 
 def _scan_wire(eqn):
     p = eqn.params
-    return {"jaxpr": sub_program(p["jaxpr"]), "num_consts": p["num_consts"], "num_carry": p["num_carry"],
+    carried = range(p["num_consts"] + p["num_carry"])   # (the xs XLA slices: not inputs of the body)
+    return {"jaxpr": sub_program(p["jaxpr"], "scan", carried), "num_consts": p["num_consts"],
+            "num_carry": p["num_carry"],
             "length": p["length"], "reverse": bool(p["reverse"])}
 
 

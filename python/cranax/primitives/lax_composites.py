@@ -7,7 +7,7 @@ inlining their expansion). Mirrors ``jax.lax``."""
 import numpy as np
 
 from .. import dtypes
-from ..array import default_backend
+from ..array import Array, _from_host, default_backend
 from ..core import ShapedArray, Tracer, TypedScalar, get_aval
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
@@ -618,10 +618,22 @@ _batching.batching_rules[reduce_precision_p] = lambda vals, dims, **p: (reduce_p
 
 
 def optimization_barrier(operand, /):
-    """Returns ``operand`` (a pytree) unchanged. JAX uses it to stop XLA from moving computations across;
-    cranax's optimizer has no such motion of side-effect-free code to prevent, so the values pass through.
-    Mirrors ``jax.lax.optimization_barrier``."""
-    return operand
+    """Returns ``operand`` (a pytree of arrays) unchanged, through one ``optimization_barrier`` equation that
+    jaxprs show: the optimizer does not merge values computed from its outputs with values computed from
+    its inputs (CSE). As in JAX 0.10.2 on the CPU, it changes no bits: XLA's LLVM still contracts
+    ``barrier(a * b) + c`` into one multiply-add, and so does cranax. Leaves become arrays (Python scalars
+    weakly typed); a leaf that is no array raises TypeError. Mirrors ``jax.lax.optimization_barrier``."""
+    flat, tree = tree_flatten(operand)
+    for i, x in enumerate(flat):
+        try:
+            get_aval(x)
+        except TypeError:
+            raise TypeError(f"Error interpreting argument to optimization_barrier as a JAX value. The problematic "
+                            f"value is of type {type(x)} and was passed to optimization_barrier at position {i}."
+                            ) from None
+    if not flat:
+        return operand
+    return tree_unflatten(tree, optimization_barrier_p.bind(*(_ew._as_operand(x) for x in flat)))
 
 
 def platform_dependent(*args, default=None, **per_platform):
@@ -1179,7 +1191,6 @@ reduce_p = CompositePrimitive("reduce", _reduce_bind, True)
 reduce_xor_p = CompositePrimitive("reduce_xor", lambda x, *, axes: reduce_xor(x, axes))
 select_and_scatter_p = CompositePrimitive("select_and_scatter", _select_and_scatter_bind)
 mulhi_p = CompositePrimitive("mulhi", mulhi)
-optimization_barrier_p = CompositePrimitive("optimization_barrier", _identity_many, True)
 rng_bit_generator_p = CompositePrimitive("rng_bit_generator", _rng_bits_bind, True)
 rng_uniform_p = CompositePrimitive("rng_uniform", lambda a, b, *, shape: rng_uniform(a, b, shape))
 create_token_p = CompositePrimitive("create_token", lambda *a: create_token())
@@ -1189,6 +1200,27 @@ stage_p = CompositePrimitive("stage", stage)
 device_put_p = CompositePrimitive("device_put", _identity_many, True)
 sharding_constraint_p = CompositePrimitive("sharding_constraint", _sharding_bind)
 regularized_incomplete_beta_p = CompositePrimitive("regularized_incomplete_beta", betainc)
+
+
+# The core's ``optimization_barrier`` (``rust/opt/barrier.rs``): outputs = operands, and no CSE across it
+# until the optimizer removes it (before ``contract``). ``remat`` lowers a differentiated ``remat2`` with it.
+optimization_barrier_p = _Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.impl = lambda *xs: [x if isinstance(x, Array) else _from_host(x) for x in xs]
+optimization_barrier_p.abstract_eval = lambda *avals: list(avals)
+
+
+def _barrier_jvp(primals, tangents):   # JAX's: the tangents pass a barrier of their own
+    tangents = [_ad.instantiate_zeros(t) for t in tangents]
+    return optimization_barrier_p.bind(*primals), optimization_barrier_p.bind(*tangents)
+
+
+def _barrier_transpose(cts, *primals):
+    return optimization_barrier_p.bind(*(_ad.instantiate_zeros(ct) for ct in cts))
+
+
+_ad.jvp_rules[optimization_barrier_p] = _barrier_jvp
+_ad.transpose_rules[optimization_barrier_p] = _barrier_transpose
+_batching.batching_rules[optimization_barrier_p] = lambda vals, dims: (optimization_barrier_p.bind(*vals), list(dims))
 
 
 def _total_order_key(x):

@@ -266,15 +266,9 @@ class RematPrimitive(Primitive):
 
 remat_p = RematPrimitive()
 
-# The core's ``optimization_barrier`` (``rust/opt/barrier.rs``): outputs = operands, but the optimizer never
-# merges anything computed from its outputs with the same thing computed from its operands. Used only in the
-# lowered form of a differentiated ``remat2`` (it never appears in a user's jaxpr).
-_barrier_p = Primitive("optimization_barrier", multiple_results=True)
-_barrier_p.impl = lambda *xs: list(xs)
-_barrier_p.abstract_eval = lambda *avals: list(avals)
-# Rules for the evaluators that walk a lowered form (op-by-op evaluation, checkify's): values pass through.
-ad.jvp_rules[_barrier_p] = lambda primals, tangents: (_barrier_p.bind(*primals), list(tangents))
-batching.batching_rules[_barrier_p] = lambda vals, dims: (_barrier_p.bind(*vals), list(dims))
+# The core's ``optimization_barrier`` (``lax_composites``): in the lowered form of a differentiated ``remat2``
+# it keeps the recomputation from being merged with the forward pass's values.
+_barrier_p = _lc.optimization_barrier_p
 _barriered_cache = weakref.WeakKeyDictionary()
 
 

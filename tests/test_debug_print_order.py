@@ -1,0 +1,215 @@
+"""Issue 18: unordered ``jax.debug.print`` calls run in the order XLA:CPU runs them for JAX 0.10.2
+(``interpreters/print_order.py``), ordered ones in program order. Every expected text below was recorded
+from JAX 0.10.2 (CPU) running the same code; the order is not program order in most of them."""
+import cranax as jax
+import cranax.numpy as jnp
+from cranax import lax
+
+P = jax.debug.print
+
+
+def _run(capsys, f, *args):
+    jax.block_until_ready(f(*args))
+    jax.effects_barrier()
+    return capsys.readouterr().out.splitlines()
+
+
+def _abc(x):
+    a = x + 1; b = a * 2; c = b - 3
+    P("a {}", a); P("b {}", b); P("c {}", c)
+    return c
+
+
+def _abcd(x):
+    a = x + 1; b = a * 2; c = b - 3; d = c * 5
+    P("a {}", a); P("b {}", b); P("c {}", c); P("d {}", d)
+    return d
+
+
+def _sin_cos_tanh(x):
+    a = jnp.sin(x); b = jnp.cos(a); c = jnp.tanh(b)
+    P("a {}", a); P("b {}", b); P("c {}", c)
+    return c
+
+
+def _x_sin_cos(x):
+    a = jnp.sin(x); b = jnp.cos(a)
+    P("x {}", x); P("a {}", a); P("b {}", b)
+    return b
+
+
+def _k_rev(x):
+    y = x * 2; z = jnp.exp(y)
+    P("z {}", z); P("y {}", y); P("x {}", x)
+    return z
+
+
+def _siblings(x):
+    a = jnp.sin(x); b = jnp.cos(x); c = jnp.exp(x)
+    P("a {}", a); P("b {}", b); P("c {}", c)
+    return a + b + c
+
+
+def test_jit_chains_run_in_xlas_order(capsys):
+    assert _run(capsys, jax.jit(_abc), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.jit(_abcd), 1.0) == ["d 5.0", "c 1.0", "b 4.0", "a 2.0"]
+    # a vector's constant is a broadcast XLA fuses: the first op is no longer a lone op waiting for it
+    assert _run(capsys, jax.jit(_abc), jnp.ones(3)) == ["a [2. 2. 2.]", "c [1. 1. 1.]", "b [4. 4. 4.]"]
+    assert _run(capsys, jax.jit(_sin_cos_tanh), 1.0) == [
+        "a 0.8414709568023682", "c 0.5825849175453186", "b 0.6663667559623718"]
+    assert _run(capsys, jax.jit(_x_sin_cos), 1.0) == [
+        "x 1.0", "a 0.8414709568023682", "b 0.6663667559623718"]
+    assert _run(capsys, jax.jit(_k_rev), 1.0) == ["x 1.0", "z 7.389056205749512", "y 2.0"]
+    assert _run(capsys, jax.jit(_siblings), 1.0) == [
+        "a 0.8414709568023682", "b 0.5403022766113281", "c 2.7182817459106445"]
+
+
+def test_jit_vmap_prints_per_element(capsys):
+    # the result's slices read the result (XLA never fuses its root into a consumer); a and b are recomputed
+    assert _run(capsys, jax.jit(jax.vmap(_abc)), jnp.arange(2.0)) == [
+        "a 1.0", "b 4.0", "b 2.0", "a 2.0", "c -1.0", "c 1.0"]
+
+    def guide(x):
+        P("x: {}", x); y = jnp.sin(x); P("y: {}", y)
+        return y
+    assert _run(capsys, jax.jit(jax.vmap(guide)), jnp.arange(3.0)) == [
+        "x: 0.0", "x: 1.0", "x: 2.0", "y: 0.0", "y: 0.8414709568023682", "y: 0.9092974066734314"]
+
+
+def test_nested_calls_are_inlined_first(capsys):
+    # a jit inside a jit (and a checkpoint) is one program to XLA: its prints take the same order
+    assert _run(capsys, jax.jit(lambda x: jax.jit(_abc)(x)), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.jit(lambda x: jax.jit(_abc)(x) + 1), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.jit(jax.checkpoint(_abc)), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]
+    assert _run(capsys, jax.grad(_abc), 1.0) == ["a 2.0", "b 4.0", "c 1.0"]   # eager: as called
+
+
+def test_jit_parameters_print_first_in_parameter_order(capsys):
+    def g2(x, y):
+        P("y: {}", y); P("x: {}", x)
+        return x + y
+    assert _run(capsys, jax.jit(g2), 2.0, 3.0) == ["x: 2.0", "y: 3.0"]
+
+    def f(x):
+        y = jnp.sin(x); P("y -> {}", y); P("x -> {}", x)
+        return y
+    assert _run(capsys, jax.jit(f), 2.0) == ["x -> 2.0", "y -> 0.9092974066734314"]
+
+
+def test_ordered_prints_keep_program_order(capsys):
+    def f(x):
+        y = x + 1; z = y * 2
+        P("c {}", z, ordered=True); P("b {}", y, ordered=True); P("a {}", x, ordered=True)
+        return z
+    assert _run(capsys, jax.jit(f), 1.0) == ["c 4.0", "b 2.0", "a 1.0"]
+    # eager: each print runs where it is called
+    assert _run(capsys, _abc, 1.0) == ["a 2.0", "b 4.0", "c 1.0"]
+
+
+def test_loop_carries_print_in_reverse(capsys):
+    def fori2(i, c):
+        P("i={}", i); P("c={}", c)
+        return c * 2.0
+    expected = ["c=1.0", "i=0", "c=2.0", "i=1"]
+    assert _run(capsys, lambda: lax.fori_loop(0, 2, fori2, 1.0)) == expected
+    assert _run(capsys, jax.jit(lambda n: lax.fori_loop(0, n, fori2, 1.0)), 2) == expected
+
+    def three(i, c):
+        a, b, d = c
+        P("a {}", a); P("b {}", b); P("d {}", d); P("i {}", i)
+        return a + 1.0, b * 2.0, d - 1.0
+    assert _run(capsys, jax.jit(lambda: lax.fori_loop(0, 2, three, (0.0, 1.0, 2.0)))) == [
+        "d 2.0", "b 1.0", "a 0.0", "i 0", "d 1.0", "b 2.0", "a 1.0", "i 1"]
+
+    def wbody(c):
+        i, v = c
+        P("i {}", i); P("v {}", v)
+        return i + 1, v * 2
+    assert _run(capsys, jax.jit(lambda v: lax.while_loop(lambda c: c[0] < 2, wbody, (0, v))), 1.0) == [
+        "v 1.0", "i 0", "v 2.0", "i 1"]
+
+    def w2(c):   # a computed value prints after the carries read directly
+        i, s = c
+        s = s + i
+        P("s={}", s); P("i={}", i)
+        return i + 1, s
+    assert _run(capsys, lambda: lax.while_loop(lambda c: c[0] < 2, w2, (0, 0.0))) == [
+        "i=0", "s=0.0", "i=1", "s=1.0"]
+
+    def fcy(i, c):
+        y = c * 2; P("y {}", y); P("c {}", c)
+        return y
+    assert _run(capsys, jax.jit(lambda: lax.fori_loop(0, 2, fcy, 1.0))) == ["c 1.0", "y 2.0", "c 2.0", "y 4.0"]
+
+    def scan_xc(c, x):   # a scan's x is a slice XLA computes: the carry prints first
+        P("x {}", x); P("c {}", c)
+        return c + x, c
+    assert _run(capsys, jax.jit(lambda xs: lax.scan(scan_xc, 0.0, xs)), jnp.arange(2.0)) == [
+        "c 0.0", "x 0.0", "c 0.0", "x 1.0"]
+
+
+def test_scan_bodies(capsys):
+    # JAX's guide: lax.map over a function printing x, then sin(x)
+    def f(x):
+        P("x: {}", x); y = jnp.sin(x); P("y: {}", y)
+        return y
+    assert _run(capsys, lambda xs: lax.map(f, xs), jnp.arange(3.0)) == [
+        "y: 0.0", "x: 0.0", "y: 0.8414709568023682", "x: 1.0", "y: 0.9092974066734314", "x: 2.0"]
+    assert _run(capsys, jax.jit(lambda xs: lax.map(_abc, xs)), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "c -1.0", "b 4.0", "a 2.0", "c 1.0"]
+    assert _run(capsys, lambda xs: lax.map(_abcd, xs), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "d -5.0", "c -1.0", "b 4.0", "a 2.0", "d 5.0", "c 1.0"]
+    assert _run(capsys, lambda xs: lax.map(_abc, xs), jnp.ones((2, 3))) == [
+        "b [4. 4. 4.]", "a [2. 2. 2.]", "c [1. 1. 1.]"] * 2
+
+    def carry_too(c, x):   # the chain's last value also reads the carry
+        a = x + 1; b = a * 2; c2 = c + b
+        P("a {}", a); P("b {}", b); P("c {}", c2)
+        return c2, b
+    assert _run(capsys, jax.jit(lambda xs: lax.scan(carry_too, 0.0, xs)), jnp.arange(2.0)) == [
+        "b 2.0", "a 1.0", "c 2.0", "b 4.0", "a 2.0", "c 6.0"]
+
+    def from_carry(i, c):
+        a = c + 1; b = a * 2
+        P("a {}", a); P("b {}", b)
+        return b
+    assert _run(capsys, lambda: lax.fori_loop(0, 2, from_carry, 1.0)) == ["b 4.0", "a 2.0", "b 10.0", "a 5.0"]
+
+    def mixed(c, x):   # a chain whose first value reads the carry and x: program order
+        a = c + x; b = a * 2
+        P("a {}", a); P("b {}", b)
+        return b, x
+    assert _run(capsys, lambda xs: lax.scan(mixed, 1.0, xs), jnp.arange(1.0, 3.0)) == [
+        "a 2.0", "b 4.0", "a 6.0", "b 12.0"]
+
+    def siblings(x):   # not a chain: the same order, whatever order the prints are written in
+        a = jnp.sin(x); b = jnp.cos(x); c = jnp.exp(x); d = jnp.tanh(x)
+        P("d {}", d); P("c {}", c); P("b {}", b); P("a {}", a)
+        return a + b + c + d
+    assert _run(capsys, lambda xs: lax.map(siblings, xs), jnp.arange(2.0)) == [
+        "b 1.0", "a 0.0", "d 0.0", "c 1.0",
+        "b 0.5403022766113281", "a 0.8414709568023682", "d 0.7615941762924194", "c 2.7182817459106445"]
+
+    def two(c, x):
+        c1 = c + 1; c2 = c1 * 2; y1 = jnp.sin(x); y2 = jnp.cos(y1)
+        P("y1 {}", y1); P("y2 {}", y2); P("c1 {}", c1); P("c2 {}", c2)
+        return c2, y2
+    assert _run(capsys, lambda xs: lax.scan(two, 0.0, xs), jnp.arange(2.0)) == [
+        "c2 2.0", "c1 1.0", "y2 1.0", "y1 0.0", "c2 6.0", "c1 3.0", "y2 0.6663667559623718", "y1 0.8414709568023682"]
+
+
+def test_while_body_chain(capsys):
+    def body(c):
+        a = c + 1; b = a * 2; d = b - 1
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return d
+    assert _run(capsys, lambda: lax.while_loop(lambda c: c < 3, body, 1.0)) == ["a 2.0", "d 3.0", "b 4.0"]
+
+
+def test_cond_branch(capsys):
+    def body(x):
+        a = x + 1; b = a * 2
+        P("a {}", a); P("b {}", b); P("x {}", x)
+        return b
+    assert _run(capsys, jax.jit(lambda p, x: lax.cond(p, body, lambda x: x, x)), True, 1.0) == [
+        "x 1.0", "a 2.0", "b 4.0"]
