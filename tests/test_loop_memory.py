@@ -463,3 +463,94 @@ def test_gmres_gram_schmidt_has_no_cond_or_dead_loop_left():
     plan = _plan_text(jf, A, b)
     assert "cond (" not in plan and plan.count("while (") == 2, plan
     np.testing.assert_allclose(np.asarray(jf(A, b)), np.linalg.solve(A.astype(np.float64), b), rtol=1e-4, atol=1e-5)
+
+
+# Column slices and one-window column scatters inside loops run in place (gmres's `V[:, k]` and
+# `V.at[:, k].set(w)`): `dynamic_slice` copies a column with fixed-size moves per element size
+# (shape_ops::copy_box), the column scatter picks its combiner once (gather::one_window), and the operands'
+# handles are kept between iterations and runs (loop_body::Frame::handles). Oracle: the NumPy loop.
+
+def columns_np(V, acc, steps, m):
+    V, acc = V.copy(), acc.copy()
+    for k in range(steps):
+        col = V[:, k % m].copy()
+        V[:, (k + 1) % m] = col
+        V[:, (k + 2) % m] += col
+        V[:, (k + 3) % m] = np.maximum(V[:, (k + 3) % m], col) if V.dtype.kind != "c" else V[:, (k + 3) % m]
+        box = V[1:3, (k % 2):(k % 2) + 2]
+        acc = acc + V.sum(axis=1).astype(acc.dtype)
+        acc[:2] = acc[:2] + box[:, 0].astype(acc.dtype) * 2
+    return V, acc
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.float32, np.float64, np.complex64])
+def test_column_slices_and_scatters_in_a_loop_every_element_size(dtype):
+    n, m, steps = 37, 5, 11
+
+    def body(k, c):
+        V, acc = c
+        col = lax.dynamic_slice(V, (0, k % m), (n, 1))[:, 0]
+        V = V.at[:, (k + 1) % m].set(col)
+        V = V.at[:, (k + 2) % m].add(col)
+        if np.dtype(dtype).kind != "c":
+            V = V.at[:, (k + 3) % m].max(col)
+        box = lax.dynamic_slice(V, (1, k % 2), (2, 2))
+        # the sum reads V whole: the loop runs in place, not as one fused call
+        acc = acc + jnp.sum(V, axis=1).astype(acc.dtype)
+        return V, acc.at[:2].add(box[:, 0].astype(acc.dtype) * 2)
+
+    f = lambda V, acc: lax.fori_loop(0, steps, body, (V, acc))
+    for seed in range(2):   # a second call with other arrays reuses the loop's frame and handles
+        r = np.random.default_rng(seed)
+        V0 = r.integers(0, 4, (n, m)).astype(dtype)
+        acc0 = r.integers(0, 4, n).astype(dtype)
+        (V, acc), fused, direct = run_direct(f, V0, acc0)
+        Vw, accw = columns_np(V0, acc0, steps, m)
+        np.testing.assert_array_equal(np.asarray(V), Vw)
+        np.testing.assert_array_equal(np.asarray(acc), accw)
+        assert (fused, direct) == (0, 1)
+
+
+def test_column_of_a_three_axis_array_in_a_loop():
+    # runs of one element along the middle axis, boxes in the leading one (rank 3, 2-byte and 8-byte elements)
+    for dtype in (np.float16, np.int64):
+        X0 = RNG.integers(-9, 9, (4, 30, 6)).astype(dtype)
+
+        def body(k, c):
+            X, acc = c
+            win = lax.dynamic_slice(X, (k % 3, 0, (k * 5) % 6), (2, 30, 1))
+            X = lax.dynamic_update_slice(X, win[::-1], ((k + 1) % 3, 0, (k + 1) % 6))
+            return X, acc + jnp.sum(X, axis=(0, 2)).astype(acc.dtype)
+
+        (X, acc), fused, direct = run_direct(lambda X, a: lax.fori_loop(0, 7, body, (X, a)), X0, np.zeros(30, dtype))
+        Xw, accw = X0.copy(), np.zeros(30, dtype)
+        for k in range(7):
+            i, j = k % 3, (k * 5) % 6
+            win = Xw[i:i + 2, :, j:j + 1].copy()
+            i2, j2 = (k + 1) % 3, (k + 1) % 6
+            Xw[i2:i2 + 2, :, j2:j2 + 1] = win[::-1]
+            accw = accw + Xw.sum(axis=(0, 2)).astype(dtype)
+        np.testing.assert_array_equal(np.asarray(X), Xw)
+        np.testing.assert_array_equal(np.asarray(acc), accw)
+        assert fused == 0 and direct == 1
+
+
+def test_library_steps_on_values_whose_buffers_change_every_iteration():
+    # the second sort reads the carry (two buffers used on alternate iterations), the slice reads the first
+    # sort's result (a fresh buffer each iteration): the kept handles follow their addresses
+    n = 300
+    x0 = RNG.standard_normal(n).astype(np.float32)
+    A = (RNG.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+
+    def body(k, x):
+        y = jnp.sort(A @ x) + jnp.sort(x)[0]
+        return y[::-1] / jnp.max(jnp.abs(y)) + lax.dynamic_slice(y, (k,), (1,))
+
+    f = lambda x, A: lax.fori_loop(0, 9, body, x)
+    x, fused, direct = run_direct(f, x0, A)
+    xw = x0.astype(np.float64)
+    for k in range(9):
+        y = np.sort(A.astype(np.float64) @ xw) + np.sort(xw)[0]
+        xw = y[::-1] / np.max(np.abs(y)) + y[k]
+    np.testing.assert_allclose(np.asarray(x), xw, rtol=2e-4, atol=2e-4)
+    assert fused == 0 and direct == 1

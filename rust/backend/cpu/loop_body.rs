@@ -300,6 +300,8 @@ struct Frame {
     held: Vec<[Option<Buffer>; 2]>,
     /// The slot table nested control steps run on (their operands' handles, then their outputs).
     table: Vec<Option<Buffer>>,
+    /// Per slot: the last handle made on its bytes for a library or nested control step (`Frame::handles`).
+    hcache: Vec<Option<Buffer>>,
     ins: Vec<*const u8>,
     outs: Vec<*mut u8>,
 }
@@ -338,6 +340,7 @@ impl Frame {
             _bufs: bufs,
             held: (0..n).map(|_| [None, None]).collect(),
             table: if nested { (0..n).map(|_| None).collect() } else { Vec::new() },
+            hcache: (0..n).map(|_| None).collect(),
             ins: Vec::with_capacity(width),
             outs: Vec::with_capacity(width),
         })
@@ -357,6 +360,29 @@ impl Frame {
         self.ptr[o] = b.as_ptr() as usize;
         self.held[o][parity] = Some(b);
         Ok(())
+    }
+
+    /// Makes `hcache[s]` a handle on each slot `s` of `slots` where it lies now (`handle`). A borrowed
+    /// handle owns nothing, so one made at the same address in an earlier iteration or run is the same
+    /// handle: only a slot whose address changed (a `Double` buffer, a scan's row, a fresh result) or that
+    /// needed a copy (unaligned) gets a new one. Its `Arc` and aval were two allocations per operand per
+    /// iteration (gmres's Arnoldi step: a column slice and three scatters, ~15 a step).
+    ///
+    /// # Safety
+    /// As for `handle`: each slot's address holds its aval's bytes.
+    unsafe fn handles(&mut self, slots: &[usize], plan: &Plan) -> Result<()> {
+        for &s in slots {
+            let at = self.ptr[s];
+            if !self.hcache[s].as_ref().is_some_and(|b| b.storage.is_borrowed() && b.as_ptr() as usize == at) {
+                self.hcache[s] = Some(handle(at, &plan.slots[s])?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The handle `handles` made for slot `s`.
+    fn cached(&self, s: usize) -> Result<&Buffer> {
+        self.hcache[s].as_ref().ok_or_else(|| Error::Execution("loop operand has no handle".into()))
     }
 
     unsafe fn step(&mut self, p: &Prepared, parity: usize, yrow: &[usize]) -> Result<()> {
@@ -393,11 +419,10 @@ impl Frame {
                 Op::Lib { step, ins, outs } => {
                     let Step::Library(l) = &plan.steps[*step] else { return Err(Error::Execution("loop step is not a library step".into())) };
                     // SAFETY: every operand address holds its slot's bytes (as for kernels).
-                    let hs = ins.iter().map(|&s| handle(self.ptr[s], &plan.slots[s])).collect::<Result<Vec<_>>>()?;
-                    let refs: Vec<&Buffer> = hs.iter().collect();
+                    self.handles(ins, plan)?;
+                    let refs = ins.iter().map(|&s| self.cached(s)).collect::<Result<Vec<&Buffer>>>()?;
                     let res = super::library::run(&l.op, &refs, &p.exe.lib_avals[*step])?;
                     drop(refs);
-                    drop(hs);
                     if res.len() != outs.len() {
                         return Err(Error::Execution(format!("{} gave {} outputs", l.op.name(), res.len())));
                     }
@@ -410,21 +435,27 @@ impl Frame {
                     let at = self.ptr[ins[0]];
                     // SAFETY: the operand is the carry's own buffer (`Prepared::new`), nothing else reads its old
                     // value; the other operands hold their slots' bytes.
-                    let res = handle(at, &plan.slots[ins[0]])?;
-                    let hs = ins[1..].iter().map(|&s| handle(self.ptr[s], &plan.slots[s])).collect::<Result<Vec<_>>>()?;
-                    let r = match l.op {
-                        LibOp::Scatter { .. } => super::library::scatter_in_place(&l.op, res, &hs[0], &hs[1]),
-                        _ => super::library::update_slice_in_place(&l.op, res, &hs.iter().collect::<Vec<_>>()),
+                    self.handles(ins, plan)?;
+                    let res = self.hcache[ins[0]].take().ok_or_else(|| Error::Execution("loop operand has no handle".into()))?;
+                    let hs = ins[1..].iter().map(|&s| self.cached(s)).collect::<Result<Vec<&Buffer>>>()?;
+                    let r = match (&l.op, hs.as_slice()) {
+                        (LibOp::Scatter { .. }, &[idx, upd]) => super::library::scatter_in_place(&l.op, res, idx, upd),
+                        (LibOp::Scatter { .. }, _) => return Err(Error::Execution("loop scatter without its operands".into())),
+                        _ => super::library::update_slice_in_place(&l.op, res, &hs),
                     };
-                    r.ok_or_else(|| Error::Execution("loop update is not a scatter".into()))??;
+                    drop(hs);
+                    // the handle comes back (the routine wrote through it): kept for the next iteration
+                    self.hcache[ins[0]] = Some(r.ok_or_else(|| Error::Execution("loop update is not a scatter".into()))??);
                     self.ptr[*out] = at;
                 }
                 Op::Control { step } => {
                     let Step::Control(c) = &plan.steps[*step] else { return Err(Error::Execution("loop step is not a control step".into())) };
                     let cc = p.exe.controls[*step].as_ref().ok_or_else(|| Error::Execution("nested loop not compiled".into()))?;
-                    for s in c.inputs() {
-                        // SAFETY: as for `Op::Lib`.
-                        self.table[s] = Some(handle(self.ptr[s], &plan.slots[s])?);
+                    let cins = c.inputs();
+                    // SAFETY: as for `Op::Lib`.
+                    self.handles(&cins, plan)?;
+                    for &s in &cins {
+                        self.table[s] = Some(self.cached(s)?.clone());
                     }
                     let r = super::control::run_step(plan, c, cc, &mut self.table);
                     for s in c.inputs() {

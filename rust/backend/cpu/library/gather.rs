@@ -248,6 +248,7 @@ unsafe fn point_gather(
     }
 }
 
+#[inline]
 fn combine<T: Elem>(op: ScatterOp, a: T, b: T) -> T {
     match op {
         ScatterOp::Set => b,
@@ -400,6 +401,18 @@ fn one_window(s: &ScatterSpec, op: ScatterOp, mode: IndexMode, res: &Buffer, ind
         // SAFETY: element types match (checked); every offset lies in the window, inside the operand (each
         // axis fits); `res` is the caller's alone.
         let (src, dst) = unsafe { (elems::<T>(upd), elems_mut::<T>(res)) };
+        if run == 1 && r == 2 {
+            // A matrix column (`V.at[:, k].set(w)`): one element a row, the combiner chosen once, not per
+            // element (its match in the loop cost more than the moves).
+            let step = xst[0];
+            let (xs, us) = (&mut dst[base..], &src[..rows]);
+            match op {
+                ScatterOp::Set => us.iter().enumerate().for_each(|(q, &b)| xs[q * step] = b),
+                ScatterOp::Add => us.iter().enumerate().for_each(|(q, &b)| xs[q * step] = xs[q * step].eadd(b)),
+                _ => us.iter().enumerate().for_each(|(q, &b)| xs[q * step] = combine(op, xs[q * step], b)),
+            }
+            return true;
+        }
         let mut at = [0usize; ONE_WINDOW_RANK];
         for q in 0..rows {
             let x0 = match r {
