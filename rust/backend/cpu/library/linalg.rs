@@ -8,6 +8,8 @@
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
 //! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer, and
 //! Cholesky factors of order <= `small_chol::SMALL_CHOL_N` LAPACK's (OpenBLAS's) unblocked order, JAX's bits.
+//! From `CHOL_BLOCKED_N` / `LU_BLOCKED_N` a real Cholesky / square LU runs cranax's blocked driver around faer's
+//! one-thread kernels (`cholesky_blocked`, `lu_blocked`), whose tasks take the pool's threads.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
@@ -49,7 +51,9 @@ enum ParFamily {
     /// below `CHOL_BLOCKED_N` (never reached: `par_n` is larger) or with `CRANAX_LINALG_CHOL_BLOCK=0`; from there
     /// `cholesky_blocked` takes the pool
     Cholesky,
-    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
+    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³): real
+    /// non-square ones, and square ones below `LU_BLOCKED_N` (never reached: `par_n` is larger) or with
+    /// `CRANAX_LINALG_LU_BLOCK=0`; from there `lu_blocked` takes the pool
     Lu,
     /// `triangular_solve` (n² per right-hand column)
     Trsm,
