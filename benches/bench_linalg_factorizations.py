@@ -61,12 +61,16 @@ CASES = [
     # LU alone, and a triangular solve against n right-hand columns (the lower triangle of an SPD matrix)
     ("lu", "lambda a, b: jax.scipy.linalg.lu_factor(a)", "gen"),
     ("triangular_solve", "lambda a, b: jax.scipy.linalg.solve_triangular(a, a, lower=True)", "spd"),
+    # the determinant from the LU (at n = 1000 it overflows to inf on every side: timed all the same) and its log
+    ("det", "lambda a, b: jnp.linalg.det(a)", "gen"),
+    ("slogdet", "lambda a, b: jnp.linalg.slogdet(a)", "gen"),
 ]
 NUMPY = {"cholesky": lambda a, b: np.linalg.cholesky(a), "solve": lambda a, b: np.linalg.solve(a, b),
          "inv": lambda a, b: np.linalg.inv(a), "eigh": lambda a, b: np.linalg.eigh(a),
          "svd": lambda a, b: np.linalg.svd(a), "qr": lambda a, b: np.linalg.qr(a),
          "lu": lambda a, b: _scipy_linalg().lu_factor(a, check_finite=False),
          "triangular_solve": lambda a, b: _scipy_linalg().solve_triangular(a, a, lower=True, check_finite=False),
+         "det": lambda a, b: np.linalg.det(a), "slogdet": lambda a, b: np.linalg.slogdet(a),
          # the analytic gradient of log|det a|
          "grad slogdet": lambda a, b: np.linalg.inv(a).T}
 

@@ -2,10 +2,12 @@
 cranax's cholesky, lu_factor, solve (one right-hand column), inv and triangular_solve (n right-hand columns)
 at several n, each in worker processes that differ only in how one matrix is run:
 
-- ``seq``: faer on one thread (``CRANAX_LINALG_PAR_N`` past every n, ``CRANAX_LINALG_CHOL_BLOCK=0``);
+- ``seq``: faer on one thread (``CRANAX_LINALG_PAR_N`` past every n, ``CRANAX_LINALG_CHOL_BLOCK=0``,
+  ``CRANAX_LINALG_LU_BLOCK=0``);
 - ``pool``: faer's own parallel factorization (``CRANAX_LINALG_PAR_N=1``) on the pool;
-- ``blocked`` (cholesky only): cranax's blocked driver around faer's kernels on the pool (the default from
-  ``CHOL_BLOCKED_N``; ``--chol-block`` sets its block).
+- ``blocked`` (cholesky; lu, solve, inv): cranax's blocked driver around faer's kernels on the pool (the default
+  from ``CHOL_BLOCKED_N`` / ``LU_BLOCKED_N``; here at every n from two blocks; ``--chol-block`` / ``--lu-block``
+  set the block).
 
 Every worker runs with ``CRANAX_NUM_THREADS`` = ``--threads`` (default 2) and ``CRANAX_LINALG_YIELD=0`` (so a
 loaded machine does not turn the pool off), and the copies around a one-thread factorization and the column
@@ -38,13 +40,17 @@ OPS = {
 FAR = "1000000"
 
 
-def modes(op, chol_block):
-    out = {"seq": {"CRANAX_LINALG_PAR_N": FAR, "CRANAX_LINALG_CHOL_BLOCK": "0"},
-           "pool": {"CRANAX_LINALG_PAR_N": "1", "CRANAX_LINALG_CHOL_BLOCK": "0"}}
+def modes(op, chol_block, lu_block=0):
+    off = {"CRANAX_LINALG_CHOL_BLOCK": "0", "CRANAX_LINALG_LU_BLOCK": "0"}
+    out = {"seq": {"CRANAX_LINALG_PAR_N": FAR, **off}, "pool": {"CRANAX_LINALG_PAR_N": "1", **off}}
     if op == "cholesky":
         out["blocked"] = {"CRANAX_LINALG_PAR_N": FAR}
         if chol_block:
             out["blocked"]["CRANAX_LINALG_CHOL_BLOCK"] = str(chol_block)
+    elif op in ("lu", "solve", "inv"):
+        out["blocked"] = {"CRANAX_LINALG_PAR_N": FAR, "CRANAX_LINALG_LU_BLOCKED_N": "1"}
+        if lu_block:
+            out["blocked"]["CRANAX_LINALG_LU_BLOCK"] = str(lu_block)
     return out
 
 
@@ -130,6 +136,7 @@ def main():
     ap.add_argument("--gap", type=float, default=0.05)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--chol-block", type=int, default=0)
+    ap.add_argument("--lu-block", type=int, default=0)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.worker:
@@ -139,7 +146,7 @@ def main():
           f"threads {args.threads}, {time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
     results = []
     for op in args.ops.split(","):
-        ms = modes(op, args.chol_block)
+        ms = modes(op, args.chol_block, args.lu_block)
         workers = {m: Worker(dict(base, **env)) for m, env in ms.items()}
         names = list(workers)
         for dt in args.dtypes.split(","):

@@ -524,6 +524,70 @@ def test_lu_against_scipy(shape, dtype, mode):
         np.testing.assert_array_equal(np.asarray(lxl.lu_pivots_to_permutation(piv[idx], m)), perm[idx])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(512, 512), (641, 641), (1000, 1000), (2, 600, 600)])
+def test_lu_in_blocks_against_scipy(shape, dtype):
+    """From n = 512 cranax factors in 128-column blocks (`lu_blocked`: faer's LU of each tall panel, the other
+    columns swapped, solved and updated around it): whole blocks, a narrow last one (641 = 5·128 + 1), 1000
+    (7·128 + 104), a batch (its matrices one per thread). float64: getrf's interchanges exactly (SciPy's) and
+    its factors; both dtypes: partial pivoting (|L| <= 1) and the backward error bound of an LU,
+    |P a - L U| <= 3 n eps |L| |U| entrywise (Higham's gamma_n, plus the check's own float64 product)."""
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=7)
+    lu, piv, perm = (np.asarray(x) for x in jax.jit(lxl.lu)(a))
+    n = shape[-1]
+    assert lu.dtype == dtype and lu.shape == shape and piv.shape == perm.shape == shape[:-1]
+    eps = np.finfo(dtype).eps
+    for idx in np.ndindex(shape[:-2]):
+        l = np.tril(lu[idx], -1).astype(np.float64) + np.eye(n)
+        u = np.triu(lu[idx]).astype(np.float64)
+        assert np.abs(l).max() <= 1 + 4 * eps
+        err = np.abs(a[idx][perm[idx]].astype(np.float64) - l @ u)
+        assert (err <= 3 * n * eps * (np.abs(l) @ np.abs(u))).all(), err.max()
+        np.testing.assert_array_equal(perm[idx], np.asarray(lxl.lu_pivots_to_permutation(piv[idx], n)))
+        if dtype == np.float64:
+            want_lu, want_piv = _sla.lu_factor(a[idx])
+            np.testing.assert_array_equal(piv[idx], want_piv)
+            scale = np.abs(want_lu).max()
+            np.testing.assert_allclose(lu[idx] / scale, want_lu / scale, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [600, 1000])
+def test_solve_inv_det_slogdet_in_blocks(n, dtype):
+    """`solve`, `inv`, `det`, `slogdet`, `lu_factor`/`lu_solve` at orders that take the blocked LU, against
+    NumPy/SciPy in float64; a singular matrix (all ones) gives det 0, slogdet (0, -inf) and a non-finite
+    inverse, as JAX's."""
+    _set_x64(dtype)
+    rtol, atol = _tol(dtype)
+    a = _rand((n, n), dtype, seed=n) + np.asarray(2 * np.sqrt(n) * np.eye(n), dtype)
+    b = _rand((n, 3), dtype, seed=1)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    got = np.asarray(jax.jit(jnp.linalg.solve)(a, b))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, np.linalg.solve(a64, b64), rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_allclose(np.asarray(jax.jit(jnp.linalg.inv)(a)), np.linalg.inv(a64), rtol=rtol * 10,
+                               atol=atol * 10)
+    sign, logdet = (np.asarray(x) for x in jax.jit(jnp.linalg.slogdet)(a))
+    want_sign, want_logdet = np.linalg.slogdet(a64)
+    assert sign == want_sign and sign.dtype == logdet.dtype == dtype
+    np.testing.assert_allclose(logdet, want_logdet, rtol=rtol)
+    # det of a scaled so that |det| = 1 (a's own overflows)
+    s = (a64 / np.exp(want_logdet / n)).astype(dtype)
+    np.testing.assert_allclose(np.asarray(jax.jit(jnp.linalg.det)(s)), np.linalg.det(s.astype(np.float64)),
+                               rtol=rtol * 10)
+    lu, piv = jax.jit(jsl.lu_factor)(a)
+    if dtype == np.float64:
+        np.testing.assert_array_equal(np.asarray(piv), _sla.lu_factor(a64)[1])
+    got = np.asarray(jax.jit(jsl.lu_solve)((lu, piv), b))
+    np.testing.assert_allclose(got, _sla.lu_solve(_sla.lu_factor(a64), b64), rtol=rtol * 10, atol=atol * 10)
+    ones = np.ones((n, n), dtype)
+    assert np.asarray(jnp.linalg.det(ones)) == 0
+    sign, logdet = (np.asarray(x) for x in jnp.linalg.slogdet(ones))
+    assert sign == 0 and logdet == -np.inf
+    assert not np.isfinite(np.asarray(jnp.linalg.inv(ones))).all()
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("full", [True, False])
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -5,7 +5,7 @@ take two threads (`par_n` there: n = 1800 in float64, 2400 in float32; below the
 thread on purpose), so the second run really takes faer's parallel path. Below them (n = 1000 / 700) the copies
 around one factorization and the column blocks of wide triangular solves take two threads: the same holds.
 A Cholesky factorization from n = 512 runs cranax's blocked driver (`cholesky_blocked`), whose blocks of a step
-run on the pool's threads at every one of these sizes."""
+run on the pool's threads at every one of these sizes; so does an LU from n = 512 (`lu_blocked`): its own test below."""
 import os
 import subprocess
 import sys
@@ -47,3 +47,36 @@ def test_cholesky_lu_and_triangular_solves_do_not_depend_on_the_thread_count():
     one, two = _digests(1), _digests(2)
     assert len(one) == 24
     assert one == two
+
+
+LU_SCRIPT = r"""
+import hashlib, numpy as np, cranax, cranax.numpy as jnp, cranax.scipy.linalg as jsl
+cranax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(5)
+for dt, n in ((np.float64, 512), (np.float32, 641), (np.float64, 641), (np.float32, 1000), (np.float64, 1000)):
+    a = rng.standard_normal((n, n)).astype(dt)
+    b = rng.standard_normal((n, 3)).astype(dt)
+    s = (a / np.exp(np.linalg.slogdet(a.astype(np.float64))[1] / n)).astype(dt)   # |det s| = 1
+    for r in (*jsl.lu_factor(a), jnp.linalg.solve(a, b), jnp.linalg.solve(a, b[:, 0]), jnp.linalg.inv(a),
+              jnp.linalg.det(s), *jnp.linalg.slogdet(a)):
+        print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
+"""
+
+
+def _lu_digests(threads, **env):
+    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0", **env)
+    out = subprocess.run([sys.executable, "-c", LU_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_blocked_lu_does_not_depend_on_the_thread_count():
+    """From n = 512 an LU (lu_factor, solve, inv, det, slogdet) runs cranax's blocked driver (`lu_blocked`), whose
+    tasks of a step run on the pool's threads: the same bits on 1, 2 and 3 threads (whole 128-blocks, a narrow
+    last one, n = 1000). That the driver ran at all: faer's own LU (`CRANAX_LINALG_LU_BLOCK=0`) rounds
+    differently, so its factors of the n = 1000 matrices differ in bits."""
+    one, two, three = _lu_digests(1), _lu_digests(2), _lu_digests(3)
+    assert len(one) == 5 * 8
+    assert one == two == three
+    faer = _lu_digests(2, CRANAX_LINALG_LU_BLOCK="0")
+    assert faer[-16] != one[-16] and faer[-8] != one[-8]   # the packed LU of each n = 1000 matrix

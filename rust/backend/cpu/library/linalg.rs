@@ -8,6 +8,8 @@
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
 //! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer, and
 //! Cholesky factors of order <= `small_chol::SMALL_CHOL_N` LAPACK's (OpenBLAS's) unblocked order, JAX's bits.
+//! From `CHOL_BLOCKED_N` / `LU_BLOCKED_N` a real Cholesky / square LU runs cranax's blocked driver around faer's
+//! one-thread kernels (`cholesky_blocked`, `lu_blocked`), whose tasks take the pool's threads.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
@@ -49,7 +51,9 @@ enum ParFamily {
     /// below `CHOL_BLOCKED_N` (never reached: `par_n` is larger) or with `CRANAX_LINALG_CHOL_BLOCK=0`; from there
     /// `cholesky_blocked` takes the pool
     Cholesky,
-    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³)
+    /// `lu`, `lu_solve` and `inv` (their `work`: n³ plus n² per right-hand column; `inv` 2n³): real
+    /// non-square ones, and square ones below `LU_BLOCKED_N` (never reached: `par_n` is larger) or with
+    /// `CRANAX_LINALG_LU_BLOCK=0`; from there `lu_blocked` takes the pool
     Lu,
     /// `triangular_solve` (n² per right-hand column)
     Trsm,
@@ -446,6 +450,183 @@ fn cholesky_blocked<T: Real>(a: MatMut<'_, T>, b: usize, pool: bool) -> bool {
         }
     }
     true
+}
+
+/// The block order of `lu_blocked` for an n×n matrix, or None where faer's own LU runs (below `LU_BLOCKED_N`, or
+/// `CRANAX_LINALG_LU_BLOCK=0`). A function of n only (and of the knobs, read once), never of the thread count or
+/// the load, so the factors have the same bits on any number of threads. `CRANAX_LINALG_LU_BLOCK=b` sets the
+/// block, `CRANAX_LINALG_LU_BLOCKED_N=n` the order from which it runs (at least 2b).
+fn lu_block(n: usize) -> Option<usize> {
+    let b = env_usize("CRANAX_LINALG_LU_BLOCK").unwrap_or(LU_BLOCK);
+    let from = env_usize("CRANAX_LINALG_LU_BLOCKED_N").unwrap_or(LU_BLOCKED_N).max(2 * b);
+    (b > 0 && n >= from).then_some(b)
+}
+
+/// From this order an LU factorization (`lu`, `lu_solve`, so `solve`, `inv`, `det`, `slogdet`, `lu_factor`) runs
+/// `lu_blocked` in blocks of `LU_BLOCK` columns, its trailing updates in tasks of `LU_ROWS` rows
+/// (`CRANAX_LINALG_LU_ROWS`). On one thread it costs what faer's own LU costs with blocks of 128 (process CPU time,
+/// n = 384-1000, both ISAs; 64, 192 and 256 cost more), and the row split changes neither bits nor cost; at
+/// n <= 384 handing the factorization to the pool (a wake-up) cost about what the second thread saved
+/// (benches/RESULTS.md, h-lu19; measured on a loaded host only).
+const LU_BLOCKED_N: usize = 512;
+const LU_BLOCK: usize = 128;
+const LU_ROWS: usize = 256;
+
+impl<T: Real> Blocks<T> {
+    /// Rows r0..r1, columns c0..c1.
+    ///
+    /// SAFETY: as `at`.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn span(&self, r0: usize, r1: usize, c0: usize, c1: usize) -> MatMut<'_, T> {
+        MatMut::from_raw_parts_mut(self.p.0.offset(r0 as isize + c0 as isize * self.cs), r1 - r0, c1 - c0, 1, self.cs)
+    }
+}
+
+/// LU with partial pivoting of the square `a` (column-major, factored in place: L below the diagonal with a unit
+/// diagonal, U on and above), right-looking in column blocks of `b` with a look-ahead of one block: once panel k
+/// (block column k from row k·b down) is factored, one side brings block column k+1 up to date (its rows
+/// interchanged as the panel's were, its block row solved by the panel's unit lower triangle, the rows below
+/// updated by a product) and factors it as panel k+1, while the other does the same for every later block column
+/// (the updates in tasks of `rows` rows) and applies panel k's interchanges to the L columns left of it; the
+/// tasks of a step on the pool's threads through rayon (`pool`; work stealing, no barrier but the end of a step).
+/// Each task is one of faer's own one-thread calls: a panel is faer's `lu_in_place` of the tall panel (its
+/// pivot is the first row of largest |a|, LAPACK's idamax, so the interchanges are getrf's), the block row
+/// `solve_unit_lower_triangular_in_place`, the update `matmul`; only the order and the split are cranax's.
+/// faer's parallel LU meets at a barrier after every product of its recursion and lost to one thread below
+/// n = 1800 (f64) / 2400 (f32) on two threads. Every block is computed by the same calls whatever thread runs
+/// it, so the bits do not depend on the thread count. Writes the row order to `fwd` (row i of the factors is
+/// row fwd[i] of `a`, as faer's forward permutation).
+fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usize, pool: bool) {
+    use rayon::prelude::*;
+    let n = a.nrows();
+    assert!(a.ncols() == n && fwd.len() == n && a.row_stride() == 1 && b > 0);
+    let nt = n.div_ceil(b);
+    let m = Blocks { p: Ptr(a.as_ptr_mut()), n, cs: a.col_stride(), b };
+    let cols = |j: usize| (j * b, ((j + 1) * b).min(n));
+    // LAPACK's interchanges (0-based): row i was swapped with row piv[i] at step i; each panel writes its range
+    let mut piv = vec![0usize; n];
+    let pv = Ptr(piv.as_mut_ptr());
+    let minus_one = T::from_f64(-1.0);
+    let panel = |k: usize| {
+        let pv = pv; // the whole wrapper (Sync), not its raw field
+        let (r0, r1) = cols(k);
+        let mk = n - r0;
+        // SAFETY: panel k (block column k, rows r0..), written by this task alone.
+        let p = unsafe { m.span(r0, n, r0, r1) };
+        let mut idx = vec![0usize; 4 * mk];
+        let (f, rest) = idx.split_at_mut(mk);
+        let (inv, rest) = rest.split_at_mut(mk);
+        let mut mem = MemBuffer::new(plu::lu_in_place_scratch::<usize, T>(mk, r1 - r0, Par::Seq, Default::default()));
+        plu::lu_in_place(p, f, inv, Par::Seq, MemStack::new(&mut mem), Default::default());
+        // faer's row order as the sequence of swaps that builds it (the interchanges faer made)
+        let (cur, at) = rest.split_at_mut(mk);
+        for i in 0..mk {
+            (cur[i], at[i]) = (i, i); // at[row] = its position in `cur`
+        }
+        for i in 0..r1 - r0 {
+            let p = at[f[i]];
+            // SAFETY: piv[r0..r1], panel k's range, written by this task alone and read after it ends.
+            unsafe { *pv.0.add(r0 + i) = r0 + p };
+            let (ri, rp) = (cur[i], cur[p]);
+            cur.swap(i, p);
+            at[ri] = p;
+            at[rp] = i;
+        }
+    };
+    // panel k's interchanges on the rows of block column j (its L columns left of the panel, or a later one)
+    let swap = |k: usize, j: usize| {
+        let pv = pv;
+        let (r0, r1) = cols(k);
+        let (c0, c1) = cols(j);
+        // SAFETY: panel k's range of piv is final; block column j written by this task alone.
+        let (piv, c) = unsafe { (std::slice::from_raw_parts(pv.0.add(r0) as *const usize, r1 - r0), m.span(0, n, c0, c1)) };
+        let (p, cs) = (c.as_ptr_mut(), c.col_stride());
+        for col in 0..c1 - c0 {
+            for (i, &r) in piv.iter().enumerate() {
+                if r != r0 + i {
+                    // SAFETY: rows r0 + i and r (< n) of column col, distinct.
+                    unsafe {
+                        let q = p.offset(col as isize * cs);
+                        std::ptr::swap(q.add(r0 + i), q.add(r));
+                    }
+                }
+            }
+        }
+    };
+    // U_kj = L_kk^-1 A_kj (after the swap)
+    let solve = |k: usize, j: usize| {
+        let (r0, r1) = cols(k);
+        let (c0, c1) = cols(j);
+        // SAFETY: L_kk final; block (k, j) written by this task alone.
+        let (l, x) = unsafe { (m.span(r0, r1, r0, r1), m.span(r0, r1, c0, c1)) };
+        ts::solve_unit_lower_triangular_in_place(l.as_ref(), x, Par::Seq);
+    };
+    // A[i0..i1, j] -= L[i0..i1, k] U_kj
+    let update = |k: usize, j: usize, i0: usize, i1: usize| {
+        let (r0, r1) = cols(k);
+        let (c0, c1) = cols(j);
+        // SAFETY: panel k and U_kj final; rows i0..i1 of block column j written by this task alone.
+        let (l, u, x) = unsafe { (m.span(i0, i1, r0, r1), m.span(r0, r1, c0, c1), m.span(i0, i1, c0, c1)) };
+        faer::linalg::matmul::matmul(x, faer::Accum::Add, l.as_ref(), u.as_ref(), minus_one, Par::Seq);
+    };
+    let each = |jobs: Vec<(usize, usize)>, f: &(dyn Fn(usize, usize) + Sync)| {
+        if pool && jobs.len() > 1 {
+            jobs.into_par_iter().for_each(|(i, j)| f(i, j));
+        } else {
+            jobs.into_iter().for_each(|(i, j)| f(i, j));
+        }
+    };
+    let rows = rows.max(1);
+    panel(0);
+    for k in 0..nt {
+        let below = cols(k).1;
+        let next = || {
+            if k + 1 < nt {
+                swap(k, k + 1);
+                solve(k, k + 1);
+                update(k, k + 1, below, n);
+                panel(k + 1);
+            }
+        };
+        let rest = || {
+            // the L columns left of panel k take its interchanges; block columns k+2.. their swaps and block rows
+            each((0..k).chain(k + 2..nt).map(|j| (j, 0)).collect(), &|j, _| {
+                swap(k, j);
+                if j > k {
+                    solve(k, j);
+                }
+            });
+            let chunks = (below..n).step_by(rows).collect::<Vec<_>>();
+            each((k + 2..nt).flat_map(|j| chunks.iter().map(move |&i| (j, i))).collect(), &|j, i| update(k, j, i, (i + rows).min(n)));
+        };
+        if pool {
+            rayon::join(next, rest);
+        } else {
+            rest();
+            next();
+        }
+    }
+    fwd.iter_mut().enumerate().for_each(|(i, f)| *f = i);
+    for (i, &p) in piv.iter().enumerate() {
+        fwd.swap(i, p);
+    }
+}
+
+/// Runs `lu_blocked` on `a` in blocks of `b`, on the pool's threads when `pool` and the CPUs are not contended
+/// (else the same blocks in order on this thread).
+fn lu_blocked_run<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, pool: bool) {
+    let rows = env_usize("CRANAX_LINALG_LU_ROWS").unwrap_or(LU_ROWS);
+    if pool && !cpu_contended() {
+        threads::parallel(|split| {
+            if split {
+                PAR_MATRICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                PAR_THREADS.store(rayon::current_num_threads(), std::sync::atomic::Ordering::Relaxed);
+            }
+            lu_blocked(a, fwd, b, rows, split)
+        })
+    } else {
+        lu_blocked(a, fwd, b, rows, false)
+    }
 }
 
 /// `for_batch_ws` without a workspace.
@@ -1036,12 +1217,22 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 })
             };
             let work = work + n * n * c;
-            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
+            // from `LU_BLOCKED_N` cranax's blocked driver around faer's kernels (`lu_blocked`) on the pool
+            // instead of faer's parallel LU at any size
+            let blocked = lu_block(n);
+            let par_work = if blocked.is_some() { usize::MAX } else { par_work_from::<T>(ParFamily::Lu, threads::num_threads()) };
+            let pool = batch == 1 && threads::num_threads() > 1;
+            for_batch_par(batch, work, par_work, true, PER_MATRIX, init, |w, b, par| {
                 // SAFETY: matrix b of a fresh output, written by this call only.
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
                 copy_par(par, n * n, |cp| copy_cols(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n), w.f.as_mut(), cp));
-                plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
+                match blocked {
+                    Some(bs) => lu_blocked_run(w.f.as_mut(), fwd, bs, pool),
+                    None => {
+                        plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
+                    }
+                }
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 // U^T y = I: y is lower triangular (column j is zero above row j), so each block of columns
                 // from j0 solves only rows j0.. (8 blocks: 0.41x the flops of a full solve)
@@ -1098,7 +1289,10 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     mem: PoolStack::new(plu::lu_in_place_scratch::<usize, T>(m, n, par, Default::default()))?,
                 })
             };
-            for_batch_par(batch, work, par_work_from::<T>(ParFamily::Lu, threads::num_threads()), true, PER_MATRIX, init, |w, b, par| {
+            let blocked = if m == n { lu_block(n) } else { None };
+            let par_work = if blocked.is_some() { usize::MAX } else { par_work_from::<T>(ParFamily::Lu, threads::num_threads()) };
+            let pool = batch == 1 && threads::num_threads() > 1;
+            for_batch_par(batch, work, par_work, true, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (d, pv, pm) = unsafe { (o.mat(b, m * n), piv.mat(b, k), perm.mat(b, m)) };
@@ -1107,7 +1301,12 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
                     copy_par(par, m * n, |cp| load(s, w.f.as_mut(), cp));
-                    plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
+                    match blocked {
+                        Some(bs) => lu_blocked_run(w.f.as_mut(), fwd, bs, pool),
+                        None => {
+                            plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
+                        }
+                    }
                     copy_par(par, m * n, |cp| store(w.f.as_ref(), d, cp));
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
