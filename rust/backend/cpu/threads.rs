@@ -9,6 +9,9 @@
 //!   chunk order. Same input, same result, for any `CRANAX_NUM_THREADS`.
 //! - Two independent library calls (a layer's two gradient products) run side by side with `join_offered`:
 //!   the calling thread runs one and a pool thread the other if one is free in time.
+//! - Library steps cut into independent chunks (matrix-vector outputs, blocks of a mid-size product, runs of a
+//!   batch of small products) use `share_chunks`: the calling thread claims chunks at once, pool threads as
+//!   they wake.
 //!
 //! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
