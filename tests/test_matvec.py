@@ -1,8 +1,10 @@
 """Matrix-vector products on a row-major matrix (rust/backend/cpu/library/matvec.rs: ``A @ x``, ``x @ A``,
 ``A.T @ x``) and the transposed-operand copies of gemm's AVX2 products (``x @ w.T``, ``x.T @ w``, gemm.rs
-``relayout``): float64 NumPy oracles; ``x @ A`` has JAX 0.10.2's bits (digests recorded from real JAX on
-these inputs); the chunks that threads claim never change a bit (1, 2 and 3 threads, default and avx2 mode);
-the copies give the bits of the same product on a row-major operand."""
+``relayout``), mid-size products split by rows between threads and batches of small products shared
+between threads (gemm.rs ``split_mid``, ``BATCH_SPLIT_WORK``): float64 NumPy oracles; ``x @ A`` has JAX
+0.10.2's bits (digests recorded from real JAX on these inputs); the chunks that threads claim never change a
+bit (1, 2 and 3 threads, default and avx2 mode); the copies give the bits of the same product on a row-major
+operand."""
 import hashlib
 import os
 import subprocess
@@ -41,6 +43,34 @@ def test_matrix_vector_products_against_float64(m, k, dtype, x64):
         assert np.all(np.abs(got - want) <= tol * (scale + 1e-300) * np.sqrt(k)), (m, k)
 
 
+_LAYOUTS = {
+    "x @ w": (lambda x, w: x @ w, lambda m, k, n: ((m, k), (k, n))),
+    "x @ w.T": (lambda x, w: x @ w.T, lambda m, k, n: ((m, k), (n, k))),
+    "x.T @ w": (lambda x, w: x.T @ w, lambda m, k, n: ((k, m), (k, n))),
+    "x.T @ w.T": (lambda x, w: x.T @ w.T, lambda m, k, n: ((k, m), (n, k))),
+    # non-contiguous operands: every other column of x, every other row of w
+    "x[:, ::2] @ w[::2]": (lambda x, w: x[:, ::2] @ w[::2], lambda m, k, n: ((m, 2 * k), (2 * k, n))),
+    "batched": (lambda x, w: x @ w, lambda m, k, n: ((16, m // 4, k // 4), (16, k // 4, n // 4))),
+    "batched w.T": (lambda x, w: x @ jax.numpy.swapaxes(w, 1, 2), lambda m, k, n: ((16, m // 4, k // 4), (16, n // 4, k // 4))),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+@pytest.mark.parametrize("m,k,n", [(256, 256, 256), (300, 257, 301), (512, 384, 520), (263, 1000, 129)])
+def test_products_against_float64(layout, m, k, n, dtype, x64):
+    # Mid-size single products (split by rows between threads) and batches of small ones (shared between
+    # threads), every layout, odd sizes.
+    fn, shapes = _LAYOUTS[layout]
+    x, w = (_rand(s, dtype, i) for i, s in enumerate(shapes(m, k, n)))
+    got = np.asarray(jax.jit(fn)(x, w))
+    want = fn(x.astype(np.float64), w.astype(np.float64))
+    scale = fn(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)))
+    tol = 4e-6 if dtype == np.float32 else 1e-14
+    assert got.dtype == np.dtype(dtype) and got.shape == want.shape
+    assert np.all(np.abs(got - want) <= tol * scale * np.sqrt(k) + 1e-300), layout
+
+
 def test_vector_matrix_products_have_jax_bits(x64):
     # `x @ A` is x[0]*A[0, j], then one fused multiply-add per row in order: XLA:CPU's order, on every ISA.
     # Digests of real JAX 0.10.2's outputs on these inputs (jax.jit(lambda p, q: q @ p)).
@@ -65,6 +95,16 @@ for dt, m, k in ((np.float32, 2048, 2048), (np.float32, 3001, 517), (np.float64,
     x, y = rng.standard_normal(k).astype(dt), rng.standard_normal(m).astype(dt)
     f = jax.jit(lambda p, q: p @ q)
     print(sha(f(a, x)), sha(f(y, a)), sha(jax.jit(lambda p, q: p.T @ q)(np.ascontiguousarray(a.T), x)))
+# mid-size products (row blocks per thread) and batches of small products (shared between threads)
+for dt, (m, k, n) in ((np.float32, (256, 256, 256)), (np.float64, (300, 257, 301)), (np.float32, (517, 384, 96))):
+    rng = np.random.default_rng(m)
+    x, w = rng.standard_normal((m, k)).astype(dt), rng.standard_normal((k, n)).astype(dt)
+    wt = np.ascontiguousarray(w.T)
+    print(sha(jax.jit(lambda p, q: p @ q)(x, w)), sha(jax.jit(lambda p, q: p @ q.T)(x, wt)))
+for dt, (b, m, k, n) in ((np.float32, (16, 64, 64, 64)), (np.float64, (16, 64, 64, 64)), (np.float32, (64, 33, 65, 17))):
+    rng = np.random.default_rng(b * m)
+    x, w = rng.standard_normal((b, m, k)).astype(dt), rng.standard_normal((b, k, n)).astype(dt)
+    print(sha(jax.jit(lambda p, q: p @ q)(x, w)))
 # transposed operands: the same bits as the product on a row-major copy (copied inside on AVX2 kernels)
 for dt, n in ((np.float32, 64), (np.float32, 256), (np.float64, 300), (np.float32, 700)):
     rng = np.random.default_rng(n)
@@ -91,7 +131,7 @@ def _digests(threads, mode):
 @pytest.mark.parametrize("mode", ["", "avx2"])
 def test_matvec_bits_do_not_depend_on_the_thread_count(mode):
     runs = [_digests(t, mode) for t in (1, 2, 3)]
-    assert len(runs[0]) == 8
+    assert len(runs[0]) == 14
     assert runs[0] == runs[1] == runs[2]
-    for nt, nt_copy, tn, tn_copy in runs[0][4:]:
+    for nt, nt_copy, tn, tn_copy in runs[0][10:]:
         assert nt == nt_copy and tn == tn_copy

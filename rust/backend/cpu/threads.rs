@@ -9,9 +9,12 @@
 //!   chunk order. Same input, same result, for any `CRANAX_NUM_THREADS`.
 //! - Two independent library calls (a layer's two gradient products) run side by side with `join_offered`:
 //!   the calling thread runs one and a pool thread the other if one is free in time.
+//! - Library steps cut into independent chunks (matrix-vector outputs, blocks of a mid-size product, runs of a
+//!   batch of small products) use `share_chunks`: the calling thread claims chunks at once, pool threads as
+//!   they wake.
 //!
 //! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex};
@@ -126,6 +129,37 @@ where
         Ok(rb) => (ra, rb),
         Err(p) => std::panic::resume_unwind(p),
     }
+}
+
+/// Runs `f(c)` for every chunk `c < chunks`, each once: this thread claims chunks from a counter at once
+/// while up to `helpers` pool threads are offered the same counter (`join_offered`), so a helper that wakes
+/// late takes what is left and one that wakes after the end finds nothing; the call never sleeps waiting for
+/// a pool thread to start (`pool.install` does: two wake-ups before any work). Returns once every claimed
+/// chunk is done. A chunk must give the same values whatever thread runs it.
+pub fn share_chunks(chunks: usize, helpers: usize, f: impl Fn(usize) + Send + Sync + 'static) {
+    let helpers = if pool().is_some() { helpers.min(chunks.saturating_sub(1)) } else { 0 };
+    if helpers == 0 {
+        return (0..chunks).for_each(f);
+    }
+    let shared = Arc::new((AtomicUsize::new(0), f));
+    offer_chunks(shared, chunks, helpers);
+}
+
+type Chunks<F> = Arc<(AtomicUsize, F)>;
+
+fn offer_chunks<F: Fn(usize) + Send + Sync + 'static>(shared: Chunks<F>, chunks: usize, helpers: usize) {
+    let drain = |s: &Chunks<F>| loop {
+        let c = s.0.fetch_add(1, Ordering::Relaxed);
+        if c >= chunks {
+            return;
+        }
+        (s.1)(c);
+    };
+    if helpers == 0 {
+        return drain(&shared);
+    }
+    let rest = shared.clone();
+    join_offered(|| drain(&shared), move || offer_chunks(rest, chunks, helpers - 1));
 }
 
 /// `join_offered`'s hand-over: the task until a thread takes it, then its result.
@@ -411,6 +445,19 @@ mod tests {
     /// Sums `0..n` slowly enough that the helper thread sometimes takes the offered half first.
     fn busy_sum(n: u64) -> u64 {
         (0..n).map(std::hint::black_box).sum()
+    }
+
+    #[test]
+    fn share_chunks_runs_every_chunk_once() {
+        for (chunks, helpers) in [(0, 1), (1, 3), (2, 1), (7, 2), (64, 1), (100, 8)] {
+            let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..chunks).map(|_| AtomicUsize::new(0)).collect());
+            let c2 = counts.clone();
+            share_chunks(chunks, helpers, move |c| {
+                busy_sum(50 * (c as u64 % 5));
+                c2[c].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1), "{chunks} chunks, {helpers} helpers");
+        }
     }
 
     #[test]

@@ -175,6 +175,9 @@ const RELAYOUT_MAX: usize = 1 << 27;
 /// `x @ w.T` ran at 2.4x NumPy's time where `x @ w` ran at 1.04x, `x.T @ w` 1.35x. A copy costs 1/m of the
 /// product's work and gives the same bits (gemm's arithmetic depends on the sizes, not the strides, once
 /// neither side is a vector or tiny); on AVX-512 hosts the layouts already run alike and nothing is copied.
+/// Products that `run` splits between threads are not copied here: each block copies its own part of the
+/// transposed operand, on its own thread (the whole copy, on one thread before the split, cost 0.5x of
+/// `x @ w`'s 256² time on the AVX2-only host).
 fn relayout(dt: DType, a: &Layout, pa: usize, b: &Layout, pb: usize) -> bool {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     matches!(dt, DType::F32 | DType::F64)
@@ -186,6 +189,7 @@ fn relayout(dt: DType, a: &Layout, pa: usize, b: &Layout, pb: usize) -> bool {
         && m.saturating_mul(n).saturating_mul(k) <= RELAYOUT_MAX
         && ((b.rs == 1 && b.cs != 1) || (a.rs == 1 && a.cs != 1))
         && !is_gram(a, pa, b, pb)
+        && !split_mid(a.batch_off.len(), m, n, k)
 }
 
 /// The product of the operands at addresses `pa`/`pb` (laid out as `a`/`b`) into the row-major `[B, M, N]`
@@ -239,7 +243,10 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             return;
         }
     }
-    let one = |bi: usize, par: gemm::Parallelism| {
+    // Owned copies of the layouts: `one` may run on a pool thread (`share_chunks`).
+    let (la, lb) = (a.clone(), b.clone());
+    let one = move |bi: usize, par: gemm::Parallelism| {
+        let (a, b) = (&la, &lb);
         let size = std::mem::size_of::<T>();
         let lhs = pa + a.batch_off[bi] * size;
         let rhs = pb + b.batch_off[bi] * size;
@@ -308,6 +315,56 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
         one(0, gemm::Parallelism::None);
         return;
     }
+    let threads = crate::backend::cpu::threads::num_threads();
+    if split_mid(nb, m, n, k) && matches!(dt, DType::F32 | DType::F64) {
+        // Mid-size products (256³ to 512³ multiply-adds): one block of the output per thread, each one gemm
+        // call on one thread, that this thread starts on at once and the pool's threads take as they wake
+        // (`share_chunks`). gemm's own threading under `install` (the caller asleep until two pool threads
+        // have woken, then gemm's barriers) ran 256² float32 at 1.3x NumPy's time on two cores of an
+        // AVX2-only host, against 1.0x on one. Blocks of rows, or of columns when `b` is transposed
+        // (`x @ w.T`), so that each block reads only its own part of a transposed operand; on gemm's AVX2
+        // kernels each block copies that part row-major first (`relayout`'s reason, its copy now split
+        // between the threads: gemm's gathers ran `x @ w.T` 256² float32 at 2.2x NumPy's time there).
+        // Each block computes its elements as the whole product does (gemm's depth blocks depend on k
+        // alone, not on the strides), so values do not change.
+        let by_cols = b.rs == 1 && b.cs != 1;
+        let copy = super::small_dot::host_isa() == super::small_dot::Isa::Avx2;
+        let (copy_a, copy_b) = (copy && !by_cols && a.rs == 1 && a.cs != 1, copy && by_cols);
+        let total = if by_cols { n } else { m };
+        let block = total.div_ceil(threads).next_multiple_of(8);
+        let (la, lb) = (a.clone(), b.clone());
+        crate::backend::cpu::threads::share_chunks(total.div_ceil(block), threads - 1, move |c| {
+            let (i0, size) = (c * block, std::mem::size_of::<T>());
+            let len = block.min(total - i0);
+            let (r0, rows, c0, cols) = if by_cols { (0, m, i0, len) } else { (i0, len, 0, n) };
+            let lhs = pa + (la.batch_off[0] + r0 * la.rs as usize) * size;
+            let rhs = pb + (lb.batch_off[0] + c0 * lb.cs as usize) * size;
+            // SAFETY: rows r0..r0+rows of the lhs, columns c0..c0+cols of the rhs and that block of the
+            // output lie inside their buffers; distinct chunks write disjoint blocks; `share_chunks` returns
+            // once every chunk is done. A copy holds exactly the block it replaces.
+            unsafe {
+                let row_major = |rows: usize, cols: usize| Layout { batch_off: vec![0], rows, cols, rs: cols as isize, cs: 1 };
+                let ca = if copy_a { transposed::<T>(lhs, la.rs, la.cs, rows, k) } else { Vec::new() };
+                let cb = if copy_b { transposed::<T>(rhs, lb.rs, lb.cs, k, cols) } else { Vec::new() };
+                let (lhs, al) = if copy_a { (ca.as_ptr() as usize, row_major(rows, k)) } else { (lhs, la.clone()) };
+                let (rhs, bl) = if copy_b { (cb.as_ptr() as usize, row_major(k, cols)) } else { (rhs, lb.clone()) };
+                gemm_block(dt, rows, cols, k, po + (r0 * n + c0) * size, n as isize, lhs, &al, rhs, &bl, gemm::Parallelism::None)
+            }
+        });
+        return;
+    }
+    if flops < PAR_FLOPS {
+        // Many small products ([16, 64, 64] @ [16, 64, 64]): runs of whole products that this thread starts
+        // on at once and the pool's threads share as they wake (`share_chunks`). Each product is the same
+        // call whatever thread runs it, so values do not depend on the split.
+        let total = nb.saturating_mul(flops);
+        let helpers = if total >= BATCH_SPLIT_WORK { threads - 1 } else { 0 };
+        let per = (BATCH_CHUNK_WORK / flops.max(1)).clamp(1, nb);
+        crate::backend::cpu::threads::share_chunks(nb.div_ceil(per), helpers, move |c| {
+            (c * per..((c + 1) * per).min(nb)).for_each(|bi| one(bi, gemm::Parallelism::None))
+        });
+        return;
+    }
     let float = matches!(dt, DType::F32 | DType::F64) && !small && !tiny;
     crate::backend::cpu::threads::parallel(|split| {
         let threads = rayon::current_num_threads();
@@ -319,13 +376,50 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
             // gemm's own threading, each in turn: splitting one product into independent row blocks
             // repacks the other operand per block and measured up to 15% slower at 2048².
             (0..nb).into_par_iter().with_max_len(1).for_each(|bi| one(bi, gemm::Parallelism::None));
-        } else if flops >= PAR_FLOPS || nb == 1 {
-            (0..nb).for_each(|bi| one(bi, gemm::Parallelism::Rayon(0)));
         } else {
-            (0..nb).into_par_iter().with_min_len((PAR_FLOPS / flops.max(1)).max(1)).for_each(|bi| one(bi, gemm::Parallelism::None));
+            (0..nb).for_each(|bi| one(bi, gemm::Parallelism::Rayon(0)));
         }
     });
 }
+
+/// The `rows × cols` matrix whose element `(i, j)` is at `src + (i*rs + j*cs)` elements, copied row-major
+/// (in 16 × 16 tiles: both sides stay in cache when `src` runs down the columns).
+///
+/// SAFETY: every addressed element lies inside one buffer of T.
+unsafe fn transposed<T: Copy>(src: usize, rs: isize, cs: isize, rows: usize, cols: usize) -> Vec<T> {
+    const TILE: usize = 16;
+    let (src, mut out) = (src as *const T, Vec::with_capacity(rows * cols));
+    let o: *mut T = out.as_mut_ptr();
+    for i0 in (0..rows).step_by(TILE) {
+        for j0 in (0..cols).step_by(TILE) {
+            for j in j0..(j0 + TILE).min(cols) {
+                for i in i0..(i0 + TILE).min(rows) {
+                    o.add(i * cols + j).write(*src.offset(i as isize * rs + j as isize * cs));
+                }
+            }
+        }
+    }
+    out.set_len(rows * cols);
+    out
+}
+
+/// Single products of at most this many multiply-adds (512³) split their output between threads themselves;
+/// bigger ones use gemm's own threading.
+const SPLIT_MAX: usize = 1 << 27;
+
+/// Whether `run` splits a float product of these sizes into blocks of the output, one gemm call each,
+/// shared between threads (with more than one).
+fn split_mid(nb: usize, m: usize, n: usize, k: usize) -> bool {
+    let threads = crate::backend::cpu::threads::num_threads();
+    let flops = m.saturating_mul(n).saturating_mul(k);
+    nb == 1 && threads > 1 && (PAR_FLOPS..=SPLIT_MAX).contains(&flops) && m.min(n) >= 32 * threads && k > 2
+}
+
+/// Batches of small products of at least this many multiply-adds in all are shared between threads (about
+/// 20-40 µs on one core: more than a pool thread's wake-up).
+const BATCH_SPLIT_WORK: usize = 1 << 21;
+/// Multiply-adds per claimed run of small products.
+const BATCH_CHUNK_WORK: usize = 1 << 18;
 
 /// Matrix-vector products of at least this many multiply-adds (a 512² float32 matrix, 1 MiB) split their
 /// output between the threads.

@@ -1,10 +1,10 @@
 //! Float matrix-vector products on a row-major matrix, without the gemm crate: `A @ x` (each output the dot
 //! product of one contiguous row with `x`) and `x @ A` (each output a chain down one column, the rows of `A`
 //! streamed as axpys). Both are bound by memory: the matrix is read once. gemm's own gemv runs them on one
-//! thread; here `A @ x`'s outputs are cut into fixed chunks (by shape alone) that the calling thread and the
-//! pool's threads claim in turn, so a second core helps as soon as it wakes and the bits never depend on the
-//! thread count (each output is computed by the same code whatever thread runs its chunk). `x @ A` stays on
-//! one thread (`execute`).
+//! thread; here the outputs are cut into chunks (rows of `A @ x`, columns of `x @ A`) that the calling
+//! thread and the pool's threads claim in turn, so a second core helps as soon as it wakes and the bits
+//! never depend on the thread count (each output is computed by the same code whatever thread runs its
+//! chunk).
 //!
 //! The arithmetic order is the one the gemm crate (0.19) gave these products before, so values did not
 //! change: `A @ x` per row is gemm's `mixed_gemv_rowmajor` — 8 vector accumulators of the host's lane width
@@ -13,8 +13,6 @@
 //! then the scalar tail; every multiply-add fused. `x @ A` per output is gemm's `mixed_gemv_colmajor`:
 //! `x[0]·A[0, j]`, then one fused multiply-add per row in order — XLA:CPU's bits too (JAX 0.10.2 at
 //! 256–3000, float32 and float64), and independent of the lane width.
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use super::elem::Float as Real;
 use super::small_dot::Isa;
@@ -74,7 +72,10 @@ unsafe fn rows<T: Real, const W: usize>(lo: usize, hi: usize, k: usize, a: *cons
 }
 
 /// Columns `[lo, hi)` of `y = x @ A`: `y[j] = x[0]·A[0, j]`, then `y[j] = fma(A[l, j], x[l], y[j])` for each
-/// row `l` in order (rows streamed across the chunk, `y`'s chunk staying in L1, as gemm's gemv does).
+/// row `l` in order (rows streamed across the chunk, `y`'s chunk staying in L1, as gemm's gemv does). Four
+/// rows per pass over `y` (the same chain per element): four streams from memory at once, as OpenBLAS's
+/// gemv_n reads four columns, where one stream left a core at 2/3 of OpenBLAS's speed on a 36 MB matrix
+/// (AVX2-only Zen3), and a quarter of the loads and stores of `y`.
 ///
 /// SAFETY: `A[l, lo..hi]` (row stride `lda`) for `l < k`, `x[l * incx]` and `y[lo..hi]` are valid; `k >= 1`;
 /// `y` overlaps neither operand.
@@ -83,12 +84,22 @@ unsafe fn rows<T: Real, const W: usize>(lo: usize, hi: usize, k: usize, a: *cons
 unsafe fn cols<T: Real>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
     let y = std::slice::from_raw_parts_mut(y.add(lo), hi - lo);
     let row = |l: usize| std::slice::from_raw_parts(a.add(l * lda + lo), hi - lo);
+    let xs = |l: usize| *x.offset(l as isize * incx);
     let x0 = *x;
     for (y, &a) in y.iter_mut().zip(row(0)) {
         *y = a * x0;
     }
-    for l in 1..k {
-        let xl = *x.offset(l as isize * incx);
+    let mut l = 1;
+    while l + 4 <= k {
+        let (x1, x2, x3, x4) = (xs(l), xs(l + 1), xs(l + 2), xs(l + 3));
+        let rows = row(l).iter().zip(row(l + 1)).zip(row(l + 2)).zip(row(l + 3));
+        for (y, (((&a1, &a2), &a3), &a4)) in y.iter_mut().zip(rows) {
+            *y = a4.fma(x4, a3.fma(x3, a2.fma(x2, a1.fma(x1, *y))));
+        }
+        l += 4;
+    }
+    for l in l..k {
+        let xl = xs(l);
         for (y, &a) in y.iter_mut().zip(row(l)) {
             *y = a.fma(xl, *y);
         }
@@ -107,32 +118,61 @@ mod x86 {
             pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
                 const W: usize = $w;
                 let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
-                for i in lo..hi {
-                    let a = a.add(i * lda);
-                    let mut acc: [$v; 8] = [$zero(); 8];
+                // After the blocks of 8 vectors: the tree sum, whole vectors, lanes in order, the scalar tail.
+                macro_rules! finish {
+                    ($acc:ident, $a:ident) => {{
+                        let acc = &$acc;
+                        let mut d = k8;
+                        let mut r = $add($add($add(acc[0], acc[1]), $add(acc[2], acc[3])), $add($add(acc[4], acc[5]), $add(acc[6], acc[7])));
+                        while d < k1 {
+                            r = $fma($load($a.add(d)), $load(x.add(d)), r);
+                            d += W;
+                        }
+                        let mut lanes = [0.0 as $t; W];
+                        $store(lanes.as_mut_ptr(), r);
+                        let mut s = lanes[0];
+                        for &l in &lanes[1..] {
+                            s += l;
+                        }
+                        while d < k {
+                            s = (*$a.add(d)).mul_add(*x.add(d), s);
+                            d += 1;
+                        }
+                        s
+                    }};
+                }
+                // Two rows per pass (each with its own accumulators, the same order as alone): two streams
+                // from memory at once and one load of `x` for both; one stream left a core at 2/3 of
+                // OpenBLAS's speed on matrices out of cache (AVX2-only Zen3, OpenBLAS reads four).
+                let mut i = lo;
+                while i + 2 <= hi {
+                    let (a0, a1) = (a.add(i * lda), a.add((i + 1) * lda));
+                    let mut acc0: [$v; 8] = [$zero(); 8];
+                    let mut acc1: [$v; 8] = [$zero(); 8];
                     let mut d = 0;
                     while d < k8 {
-                        for (j, acc) in acc.iter_mut().enumerate() {
-                            *acc = $fma($load(a.add(d + j * W)), $load(x.add(d + j * W)), *acc);
+                        for j in 0..8 {
+                            let xv = $load(x.add(d + j * W));
+                            acc0[j] = $fma($load(a0.add(d + j * W)), xv, acc0[j]);
+                            acc1[j] = $fma($load(a1.add(d + j * W)), xv, acc1[j]);
                         }
                         d += 8 * W;
                     }
-                    let mut r = $add($add($add(acc[0], acc[1]), $add(acc[2], acc[3])), $add($add(acc[4], acc[5]), $add(acc[6], acc[7])));
-                    while d < k1 {
-                        r = $fma($load(a.add(d)), $load(x.add(d)), r);
-                        d += W;
+                    *y.add(i) = finish!(acc0, a0);
+                    *y.add(i + 1) = finish!(acc1, a1);
+                    i += 2;
+                }
+                if i < hi {
+                    let a0 = a.add(i * lda);
+                    let mut acc0: [$v; 8] = [$zero(); 8];
+                    let mut d = 0;
+                    while d < k8 {
+                        for (j, acc) in acc0.iter_mut().enumerate() {
+                            *acc = $fma($load(a0.add(d + j * W)), $load(x.add(d + j * W)), *acc);
+                        }
+                        d += 8 * W;
                     }
-                    let mut lanes = [0.0 as $t; W];
-                    $store(lanes.as_mut_ptr(), r);
-                    let mut s = lanes[0];
-                    for &l in &lanes[1..] {
-                        s += l;
-                    }
-                    while d < k {
-                        s = (*a.add(d)).mul_add(*x.add(d), s);
-                        d += 1;
-                    }
-                    *y.add(i) = s;
+                    *y.add(i) = finish!(acc0, a0);
                 }
             }
         };
@@ -240,54 +280,25 @@ impl Job {
             go!(f32, rows_f32, cols_f32)
         }
     }
-
-    /// Claims chunks from `next` until none is left.
-    ///
-    /// SAFETY: as `run`; every chunk is claimed once.
-    unsafe fn drain(&self, next: &AtomicUsize) {
-        loop {
-            let c = next.fetch_add(1, Ordering::Relaxed);
-            let lo = c.saturating_mul(self.chunk);
-            if lo >= self.outs {
-                return;
-            }
-            self.run(lo, (lo + self.chunk).min(self.outs));
-        }
-    }
 }
 
-/// Runs `job` over all its outputs: alone below `PAR_WORK`, else this thread and up to `helpers` pool threads
-/// (offered with `join_offered`, which returns only when every offered part has returned) claim chunks.
-/// `x @ A` stays on this thread, streaming whole rows: in column chunks (4 KiB of each row, 2 threads) it
-/// measured 1.7-2.4x JAX's time at 2048-3000 on the loaded 2-core host, against ~1.3x for whole rows on one
-/// thread (h-mm17 saw the same with gemm's column split); JAX's own order is the same chain (its bits).
+/// Runs `job` over all its outputs: alone below `PAR_WORK`, else in chunks that this thread and up to
+/// `num_threads() - 1` pool threads claim in turn (`share_chunks`).
 fn execute(job: Job, work: usize) {
-    let threaded = job.by_rows && work >= PAR_WORK;
+    let threaded = work >= PAR_WORK;
     let helpers = if threaded { crate::backend::cpu::threads::num_threads().saturating_sub(1) } else { 0 };
     let chunks = job.outs.div_ceil(job.chunk);
+    // SAFETY (both calls): the caller's contract (`gemv`/`gevm`); chunks write disjoint outputs, and
+    // `share_chunks` returns only once every chunk is done, so the buffers outlive every part.
     if helpers == 0 || chunks < 2 {
-        // SAFETY: the caller's contract (`gemv`/`gevm`).
         return unsafe { job.run(0, job.outs) };
     }
-    let next = Arc::new(AtomicUsize::new(0));
-    offer(job, next, helpers.min(chunks - 1));
+    crate::backend::cpu::threads::share_chunks(chunks, helpers, move |c| unsafe {
+        job.run(c * job.chunk, ((c + 1) * job.chunk).min(job.outs))
+    });
 }
 
-fn offer(job: Job, next: Arc<AtomicUsize>, helpers: usize) {
-    if helpers == 0 {
-        // SAFETY: the caller's contract; the buffers outlive every part (`join_offered` waits for them).
-        return unsafe { job.drain(&next) };
-    }
-    let n2 = next.clone();
-    crate::backend::cpu::threads::join_offered(
-        // SAFETY: as above.
-        || unsafe { job.drain(&next) },
-        move || offer(job, n2, helpers - 1),
-    );
-}
-
-/// Outputs per chunk: about `CHUNK_WORK` multiply-adds, a multiple of `align` outputs (whole cache lines of
-/// the output for `x @ A`, whose chunks are also the rows' slices).
+/// Outputs per chunk: about `CHUNK_WORK` multiply-adds, a multiple of `align` outputs.
 fn chunk(k: usize, align: usize) -> usize {
     (CHUNK_WORK / k.max(1)).div_ceil(align).max(1) * align
 }
@@ -310,9 +321,11 @@ pub unsafe fn gemv<T: Real>(isa: Isa, m: usize, k: usize, a: *const T, lda: usiz
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gevm<T: Real>(isa: Isa, n: usize, k: usize, a: *const T, lda: usize, x: *const T, incx: isize, y: *mut T) {
     let f64 = std::mem::size_of::<T>() == 8;
-    // One thread (`execute`); chunks would be at least 4 KiB of each row: narrower pieces of rows far apart
-    // defeat the prefetchers (a 256-column chunk measured 2x slower than whole rows at 2048-3000 on one core).
-    let chunk = (4096 / std::mem::size_of::<T>()).max(chunk(k, 16));
+    // Column chunks, two per thread: each thread streams its slice of every row, four rows at a time, as
+    // OpenBLAS's threads do. (On one core, slices of rows far apart defeat the prefetchers: whole rows
+    // there, `execute`.) At least 256 columns, whole cache lines.
+    let threads = crate::backend::cpu::threads::num_threads();
+    let chunk = n.div_ceil(2 * threads).next_multiple_of(16).max(256);
     let job = Job { f64, isa, by_rows: false, k, a: a as usize, lda, x: x as usize, incx, y: y as usize, chunk, outs: n };
     execute(job, n.saturating_mul(k));
 }
