@@ -712,6 +712,14 @@ mod x86 {
         fn ushrc(&mut self, a: __m512i, n: u32) -> __m512i {
             unsafe { _mm512_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
         }
+        #[inline(always)]
+        fn maxc(&mut self, a: __m512d, c: f64) -> __m512d {
+            unsafe { _mm512_max_pd(_mm512_set1_pd(c), a) }
+        }
+        #[inline(always)]
+        fn minc(&mut self, a: __m512d, c: f64) -> __m512d {
+            unsafe { _mm512_min_pd(_mm512_set1_pd(c), a) }
+        }
     }
 
     /// 4 f64 lanes (i64 integer lanes); masks are all-ones / all-zeros float lanes. For `math_f64` only,
@@ -876,6 +884,14 @@ mod x86 {
         #[inline(always)]
         fn ushrc(&mut self, a: __m256i, n: u32) -> __m256i {
             unsafe { _mm256_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn maxc(&mut self, a: __m256d, c: f64) -> __m256d {
+            unsafe { _mm256_max_pd(_mm256_set1_pd(c), a) }
+        }
+        #[inline(always)]
+        fn minc(&mut self, a: __m256d, c: f64) -> __m256d {
+            unsafe { _mm256_min_pd(_mm256_set1_pd(c), a) }
         }
     }
 

@@ -165,4 +165,12 @@ impl<L: Lanes64> Lanes64 for Two<L> {
     fn trunc(&mut self, x: Self::F) -> Self::F {
         (self.0.trunc(x.0), self.0.trunc(x.1))
     }
+    #[inline(always)]
+    fn maxc(&mut self, a: Self::F, c: f64) -> Self::F {
+        (self.0.maxc(a.0, c), self.0.maxc(a.1, c))
+    }
+    #[inline(always)]
+    fn minc(&mut self, a: Self::F, c: f64) -> Self::F {
+        (self.0.minc(a.0, c), self.0.minc(a.1, c))
+    }
 }

@@ -389,16 +389,12 @@ pub(super) mod lanes {
         l.fma(x, p, one)
     }
 
-    /// `exp_`: the clamps as selects (NaN passes both, as `minimum`/`maximum`); n, an integer in
-    /// [−1075, 1025] (or NaN, then 0 as the scalar `as i32` gives it), read off the bits of n + 1.5·2^52.
+    /// `exp_`: the clamps as `minc`/`maxc` (NaN passes both, as `minimum`/`maximum`); n, an integer in
+    /// [−1075, 1025] or NaN, scales e as below.
     #[inline(always)]
     pub fn exp<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
-        let hi = l.c(EXP_HI);
-        let lo = l.c(EXP_LO);
-        let above = l.cmp(Cmp::Gt, x, hi);
-        let xc = l.sel(above, hi, x);
-        let below = l.cmp(Cmp::Lt, xc, lo);
-        let xc = l.sel(below, lo, xc);
+        let xc = l.minc(x, EXP_HI);
+        let xc = l.maxc(xc, EXP_LO);
         let log2e = l.c(LOG2E);
         let half = l.c(0.5);
         let n = l.fma(xc, log2e, half);
@@ -440,17 +436,15 @@ pub(super) mod lanes {
         let r = l.mul(r, s);
         let under = l.cmpc(Cmp::Lt, x, EXP_LO);
         let r = l.selc(under, 0.0, r);
-        let over = l.cmp(Cmp::Gt, x, hi);
+        let over = l.cmpc(Cmp::Gt, x, EXP_HI);
         l.selc(over, f64::INFINITY, r)
     }
 
     /// Eigen's t·P(t²)/Q(t²) on t = x clamped to ±TANH_CLAMP, ±1 from |x| ≥ 20 (`tanh_`, `expm1_`).
     #[inline(always)]
     fn tanh_core<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
-        let lt = l.cmpc(Cmp::Lt, x, -TANH_CLAMP);
-        let t = l.selc(lt, -TANH_CLAMP, x);
-        let gt = l.cmpc(Cmp::Gt, t, TANH_CLAMP);
-        let t = l.selc(gt, TANH_CLAMP, t);
+        let t = l.maxc(x, -TANH_CLAMP);
+        let t = l.minc(t, TANH_CLAMP);
         let t2 = l.mul(t, t);
         let num = horner1(l, &TANH_N, t2);
         let den = horner1(l, &TANH_D, t2);
