@@ -7,13 +7,15 @@ Each figure is the median (and the minimum) steady-state time of ``jit(f)(x)`` o
 ``block_until_ready``; NumPy: the ufunc on the same array). cranax runs in child processes, one per block-math
 choice: the host's default, ``CRANAX_CPU_BLOCK_MATH=avx2`` and ``off`` (inline f32x4 code only). JAX runs in a
 child of ``--jax-python`` (a venv with JAX; skipped when missing). ``--baseline DIR`` adds a cranax child whose
-``PYTHONPATH`` is DIR (e.g. another checkout's ``python/``, for before/after figures). Ratios are to JAX's time.
+``PYTHONPATH`` is DIR (e.g. another checkout's ``python/``, for before/after figures; default and avx2 modes).
 ``--pinned CPU`` instead runs cranax (default, avx2) and JAX children on that one CPU (``taskset``), 3 rounds in
 rotating order, and prints each cell's median over the rounds: an A/B on a shared machine where both sides get
 the same single core. ``--dtype float64`` runs the float64 cases instead (``CASES64``: the functions with float64
 block routines, jax.nn's compositions of them and a few the C library computes, with ``jax_enable_x64``), and
-``--cpu-time`` times each call by the process's CPU time (every thread's; ``time.process_time``) instead of the
-wall clock: on a shared host, the work each side does rather than when the scheduler let it run.
+``--cpu-time`` times calls by the process's CPU time (every thread's; ``time.process_time``, read per batch of
+calls of at least 50 ms, see ``median``) instead of the wall clock: on a shared host, the work each side does
+rather than when the scheduler let it run. A second JAX child runs with ``XLA_FLAGS=--xla_cpu_max_isa=AVX2``
+(XLA's code held to AVX2, as on an AVX2-only host): the reference for the ``avx2`` columns. Ratios are of medians.
 """
 import argparse
 import json
@@ -72,6 +74,7 @@ NP_REF = {
 }
 DTYPE = "float32"
 CLOCK = time.perf_counter
+BATCH_S = 0.05
 
 
 def cases():
@@ -100,11 +103,21 @@ def median(fn, quick):
         fn()
     times = []
     budget = 0.3 if quick else 1.5
+    # CPU time is read per batch of calls of at least BATCH_S: Linux adds a thread's time to the process clock
+    # at ticks and context switches, so a pool thread still running when a call ends has that time counted in
+    # some later call's reading; per call, two-thread runs read too low or too high (JAX's exp2 read 0.04 ms
+    # for 1e6 elements). Over a batch the error is a tick or two per thread. Wall time is read per call.
+    batch = 1
+    if CLOCK is time.process_time:
+        t0 = time.perf_counter()
+        fn()
+        batch = max(1, int(BATCH_S / max(time.perf_counter() - t0, 1e-6)))
     t_end = time.perf_counter() + budget
     while len(times) < 7 or (time.perf_counter() < t_end and len(times) < 200):
         t0 = CLOCK()
-        fn()
-        times.append(CLOCK() - t0)
+        for _ in range(batch):
+            fn()
+        times.append((CLOCK() - t0) / batch)
     # (median, minimum): on a loaded machine the minimum is the better estimate of the uncontended cost
     return float(np.median(times)), float(np.min(times))
 
@@ -215,29 +228,34 @@ def main():
     if a.baseline:
         env = {"PYTHONPATH": os.path.abspath(a.baseline)}
         cols.append(("cranax before (default)", run_child(sys.executable, "cranax", env, a.quick)))
+        cols.append(("cranax before (avx2)", run_child(sys.executable, "cranax", dict(env, CRANAX_CPU_BLOCK_MATH="avx2"), a.quick)))
     for label, mode in [("cranax default", None), ("cranax avx2", "avx2"), ("cranax off (inline)", "off")]:
         env = {} if mode is None else {"CRANAX_CPU_BLOCK_MATH": mode}
         cols.append((label, run_child(sys.executable, "cranax", env, a.quick)))
     jax_res = run_child(a.jax_python, "jax", {}, a.quick) if os.path.exists(a.jax_python) else None
+    # JAX with XLA's code generation held to AVX2 (XLA_FLAGS --xla_cpu_max_isa), the reference for the avx2 column
+    jax2_res = (run_child(a.jax_python, "jax", {"XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}, a.quick)
+                if os.path.exists(a.jax_python) else None)
     xs = inputs()
     np_res = {name: median(lambda f=np_fn(fn), x=xs[name]: f(*x), a.quick) for name, (fn, _) in cases().items()}
     load1 = os.getloadavg()
     print(f"machine: {cpu_line()}; load average {load0[0]:.2f} before, {load1[0]:.2f} after; "
-          f"{N} {DTYPE} per call, {clock_name()}, median / minimum ms (ratio of minima to JAX's)")
-    head = ["function", "NumPy"] + [c for c, _ in cols] + ["JAX"]
+          f"{N} {DTYPE} per call, {clock_name()}, median / minimum ms (ratio of medians to JAX's: the avx2 "
+          f"column's to JAX avx2's, XLA_FLAGS=--xla_cpu_max_isa=AVX2)")
+    head = ["function", "NumPy"] + [c for c, _ in cols] + ["JAX", "JAX avx2"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name in cases():
-        jt = jax_res[name][1] if jax_res else None
         cells = [name, f"{np_res[name][0] * 1e3:.2f} / {np_res[name][1] * 1e3:.2f}"]
-        for _, res in cols:
+        for label, res in cols:
             if res is None:
                 cells.append("-")
                 continue
-            t = res[name][1]
-            med = f"{res[name][0] * 1e3:.2f} / {t * 1e3:.2f}"
-            cells.append(f"{med} ({t / jt:.2f}×)" if jt else med)
-        cells.append(f"{jax_res[name][0] * 1e3:.2f} / {jt * 1e3:.2f}" if jt else "-")
+            ref = jax2_res if "avx2" in label else jax_res
+            med = f"{res[name][0] * 1e3:.2f} / {res[name][1] * 1e3:.2f}"
+            cells.append(f"{med} ({res[name][0] / ref[name][0]:.2f}×)" if ref else med)
+        for ref in (jax_res, jax2_res):
+            cells.append(f"{ref[name][0] * 1e3:.2f} / {ref[name][1] * 1e3:.2f}" if ref else "-")
         print("| " + " | ".join(cells) + " |")
     errs = {c: max(v[2] for v in res.values()) for c, res in cols if res}
     print("max relative error vs float64 NumPy: " + ", ".join(f"{c} {e:.1e}" for c, e in errs.items()))

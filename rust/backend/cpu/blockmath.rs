@@ -156,8 +156,9 @@ pub fn routine(f: MathFn) -> Option<BlockFn> {
 /// versions: one call per element). The functions XLA:CPU takes from the C library (sin, cos, tan, atan,
 /// atan2, cbrt, log) and those JAX composes of them (asinh, acosh, asin, acos, erf_inv) stay per element:
 /// glibc's steps are not ours to copy. `log1p` and `atanh` are XLA's rational function below √2 − 1 and the C
-/// library's log above: their routines compute the first on the vector lanes and call the scalar function
-/// for the lanes above (`F64_WHOLE`).
+/// library's log above: their routines compute the first on the vector lanes, list the elements above (and
+/// NaNs), and then call the C library's `log` for just those (`F64_WHOLE`; `math_xla64::log1p_large`,
+/// `atanh_large`). The functions without branches run two vectors per step (`lanes_pair`).
 pub const FUNCTIONS64: [MathFn; 9] = [
     MathFn::Exp, MathFn::Expm1, MathFn::Tanh, MathFn::Logistic, MathFn::Sinh, MathFn::Cosh, MathFn::Exp2,
     MathFn::Log1p, MathFn::Atanh,
@@ -243,6 +244,7 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::super::math_f32::{self as m, Cmp, ICmp, Lanes};
+    use super::super::lanes_pair::Two;
     use super::super::math_f64::{self as m64, Lanes64};
     use super::{BlockFn, BlockFn64, F32_FUNCTIONS, F64_WHOLE};
 
@@ -710,6 +712,14 @@ mod x86 {
         fn ushrc(&mut self, a: __m512i, n: u32) -> __m512i {
             unsafe { _mm512_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
         }
+        #[inline(always)]
+        fn maxc(&mut self, a: __m512d, c: f64) -> __m512d {
+            unsafe { _mm512_max_pd(_mm512_set1_pd(c), a) }
+        }
+        #[inline(always)]
+        fn minc(&mut self, a: __m512d, c: f64) -> __m512d {
+            unsafe { _mm512_min_pd(_mm512_set1_pd(c), a) }
+        }
     }
 
     /// 4 f64 lanes (i64 integer lanes); masks are all-ones / all-zeros float lanes. For `math_f64` only,
@@ -874,6 +884,14 @@ mod x86 {
         #[inline(always)]
         fn ushrc(&mut self, a: __m256i, n: u32) -> __m256i {
             unsafe { _mm256_srl_epi64(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn maxc(&mut self, a: __m256d, c: f64) -> __m256d {
+            unsafe { _mm256_max_pd(_mm256_set1_pd(c), a) }
+        }
+        #[inline(always)]
+        fn minc(&mut self, a: __m256d, c: f64) -> __m256d {
+            unsafe { _mm256_min_pd(_mm256_set1_pd(c), a) }
         }
     }
 
@@ -1569,8 +1587,8 @@ mod x86 {
         }
     }
 
-    /// `FUNCTIONS64[F]` for F ≥ `F64_WHOLE`: the vector lanes' results, and the lanes (`false`) the scalar
-    /// function computes (`scalar_x64`).
+    /// `FUNCTIONS64[F]` for F ≥ `F64_WHOLE`: the vector lanes' results, and the lanes (`false`) whose
+    /// result is the other branch's (`large_x64`).
     #[inline(always)]
     fn part_x64<L: Lanes64, const F: usize>(l: &mut L, x: L::F) -> (L::F, L::M) {
         use super::super::math_xla64::lanes as mx;
@@ -1580,65 +1598,107 @@ mod x86 {
         }
     }
 
-    /// The scalar function at the lanes of `rest` (bit i for lane i): the inline code's per-element call.
-    #[inline(never)]
-    fn scalar_x64<const F: usize, const N: usize>(rest: u32, x: &[f64; N], y: &mut [f64; N]) {
+    /// `FUNCTIONS64[F]` (F ≥ `F64_WHOLE`) at an element outside the vector lanes: the C library's log of
+    /// 1 + x (log1p), of 1 + x and 1 − x (atanh), as the scalar function computes it there.
+    #[inline(always)]
+    fn large_x64<const F: usize>(x: f64) -> f64 {
         use super::super::math_xla64 as sx;
-        for i in 0..N {
-            if rest >> i & 1 != 0 {
-                y[i] = if F == 7 { sx::log1p(x[i]) } else { sx::atanh(x[i]) };
+        if F == 7 { sx::log1p_large(x) } else { sx::atanh_large(x) }
+    }
+
+    /// Whether `FUNCTIONS64[F]` (F < `F64_WHOLE`) runs two vectors at a time (`lanes_pair::Two`): the
+    /// functions without branches. expm1 and sinh skip work per vector where no lane needs it, which a
+    /// pair can do less often (slower with pairs on uniform [−10, 10]).
+    const fn paired(f: usize) -> bool {
+        matches!(f, 0 | 2 | 3 | 5 | 6)
+    }
+
+    /// Elements a routine with scalar lanes (F ≥ `F64_WHOLE`) takes per round: the vector pass writes all of
+    /// them and lists the elements outside the vector lanes (index and input: `src` may be `dst`), branch
+    /// free (a branch per vector on which lanes are outside mispredicts at random and stalls the vector
+    /// code's long chains); the scalar pass then overwrites those, one call each, in a loop of its own.
+    const ROUND: usize = 256;
+
+    /// The listed elements of a round: `dst[at[t]] = large_x64(xs[t])`. Plain scalar code, kept out of the
+    /// vector loops (no vector registers to save around the calls, nothing for the vectorizer to scatter).
+    #[inline(never)]
+    unsafe fn finish_round<const F: usize>(dst: *mut f64, at: &[u64], xs: &[f64]) {
+        for (&i, &x) in at.iter().zip(xs) {
+            // SAFETY: the caller's indices are below its n.
+            unsafe { *dst.add(i as usize) = large_x64::<F>(x) };
+        }
+    }
+
+    /// `_mm256_permutevar8x32` indices that move the f64 lanes set in a 4-bit mask to the front, in order
+    /// (AVX2 has no compress).
+    const COMPRESS4: [[i32; 8]; 16] = {
+        let mut t = [[0i32; 8]; 16];
+        let mut m = 0;
+        while m < 16 {
+            let (mut k, mut lane) = (0, 0);
+            while lane < 4 {
+                if m >> lane & 1 != 0 {
+                    t[m][2 * k] = 2 * lane as i32;
+                    t[m][2 * k + 1] = 2 * lane as i32 + 1;
+                    k += 1;
+                }
+                lane += 1;
             }
+            m += 1;
         }
-    }
-
-    #[inline(always)]
-    fn lanes512_x64<const F: usize>(l: &mut Avx512F64, x: __m512d) -> __m512d {
-        if F < F64_WHOLE {
-            return apply_x64::<Avx512F64, F>(l, x);
-        }
-        let (y, inside) = part_x64::<Avx512F64, F>(l, x);
-        let rest = !(inside as u32) & 0xff;
-        if rest == 0 {
-            return y;
-        }
-        let (mut xa, mut ya) = ([0f64; 8], [0f64; 8]);
-        // SAFETY: AVX-512F (see `Avx512F64`); 8-lane arrays.
-        unsafe {
-            _mm512_storeu_pd(xa.as_mut_ptr(), x);
-            _mm512_storeu_pd(ya.as_mut_ptr(), y);
-        }
-        scalar_x64::<F, 8>(rest, &xa, &mut ya);
-        unsafe { _mm512_loadu_pd(ya.as_ptr()) }
-    }
-
-    #[inline(always)]
-    fn lanes256_x64<const F: usize>(l: &mut Avx2F64, x: __m256d) -> __m256d {
-        if F < F64_WHOLE {
-            return apply_x64::<Avx2F64, F>(l, x);
-        }
-        let (y, inside) = part_x64::<Avx2F64, F>(l, x);
-        // SAFETY: AVX2 (see `Avx2F64`); 4-lane arrays.
-        let rest = !(unsafe { _mm256_movemask_pd(inside) } as u32) & 0xf;
-        if rest == 0 {
-            return y;
-        }
-        let (mut xa, mut ya) = ([0f64; 4], [0f64; 4]);
-        unsafe {
-            _mm256_storeu_pd(xa.as_mut_ptr(), x);
-            _mm256_storeu_pd(ya.as_mut_ptr(), y);
-        }
-        scalar_x64::<F, 4>(rest, &xa, &mut ya);
-        unsafe { _mm256_loadu_pd(ya.as_ptr()) }
-    }
+        t
+    };
 
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn block512_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
         let n = n as usize;
-        let mut l = Avx512F64;
         let mut i = 0;
+        if F >= F64_WHOLE {
+            let mut l = Avx512F64;
+            // A round's list, with room for a whole vector's store past its last entry.
+            let (mut at, mut xs) = ([0u64; ROUND + 8], [0f64; ROUND + 8]);
+            let iota = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+            while i < n {
+                let end = (i + ROUND).min(n);
+                let mut cnt = 0;
+                let mut j = i;
+                while j < end {
+                    // Masked lanes neither load nor store (no fault past the end) and are not listed.
+                    let k: __mmask8 = if end - j >= 8 { 0xff } else { ((1u32 << (end - j)) - 1) as u8 };
+                    let x = unsafe { _mm512_maskz_loadu_pd(k, src.add(j)) };
+                    let (y, inside) = part_x64::<Avx512F64, F>(&mut l, x);
+                    let rest = !inside & k;
+                    let idx = _mm512_add_epi64(_mm512_set1_epi64(j as i64), iota);
+                    // SAFETY: `cnt + 8 <= ROUND + 8` (cnt counts listed lanes of the round's earlier vectors).
+                    unsafe {
+                        _mm512_mask_storeu_pd(dst.add(j), k, y);
+                        _mm512_storeu_pd(xs.as_mut_ptr().add(cnt), _mm512_maskz_compress_pd(rest, x));
+                        _mm512_storeu_si512(at.as_mut_ptr().add(cnt).cast(), _mm512_maskz_compress_epi64(rest, idx));
+                    }
+                    cnt += rest.count_ones() as usize;
+                    j += 8;
+                }
+                unsafe { finish_round::<F>(dst, &at[..cnt], &xs[..cnt]) };
+                i = end;
+            }
+            return;
+        }
+        if paired(F) {
+            let mut l = Two(Avx512F64);
+            while i + 16 <= n {
+                let x = unsafe { (_mm512_loadu_pd(src.add(i)), _mm512_loadu_pd(src.add(i + 8))) };
+                let y = apply_x64::<Two<Avx512F64>, F>(&mut l, x);
+                unsafe {
+                    _mm512_storeu_pd(dst.add(i), y.0);
+                    _mm512_storeu_pd(dst.add(i + 8), y.1);
+                }
+                i += 16;
+            }
+        }
+        let mut l = Avx512F64;
         while i + 8 <= n {
             let x = unsafe { _mm512_loadu_pd(src.add(i)) };
-            let y = lanes512_x64::<F>(&mut l, x);
+            let y = apply_x64::<Avx512F64, F>(&mut l, x);
             unsafe { _mm512_storeu_pd(dst.add(i), y) };
             i += 8;
         }
@@ -1646,7 +1706,7 @@ mod x86 {
             // Masked lanes neither load nor store (no fault past the end).
             let k: __mmask8 = ((1u32 << (n - i)) - 1) as u8;
             let x = unsafe { _mm512_maskz_loadu_pd(k, src.add(i)) };
-            let y = lanes512_x64::<F>(&mut l, x);
+            let y = apply_x64::<Avx512F64, F>(&mut l, x);
             unsafe { _mm512_mask_storeu_pd(dst.add(i), k, y) };
         }
     }
@@ -1654,11 +1714,68 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     unsafe fn block256_x64<const F: usize>(src: *const f64, dst: *mut f64, n: u64) {
         let n = n as usize;
-        let mut l = Avx2F64;
         let mut i = 0;
+        if F >= F64_WHOLE {
+            let mut l = Avx2F64;
+            let (mut at, mut xs) = ([0u64; ROUND + 4], [0f64; ROUND + 4]);
+            let iota = _mm256_set_epi64x(3, 2, 1, 0);
+            while i < n {
+                let end = (i + ROUND).min(n);
+                let mut cnt = 0;
+                let mut j = i;
+                while j < end {
+                    // A short last vector goes through a buffer (its lanes past the end are not listed).
+                    let m = (end - j).min(4);
+                    let mut buf = [0f64; 4];
+                    // SAFETY: `m` elements in bounds of `src` and of `buf`.
+                    let x = unsafe {
+                        if m == 4 {
+                            _mm256_loadu_pd(src.add(j))
+                        } else {
+                            std::ptr::copy_nonoverlapping(src.add(j), buf.as_mut_ptr(), m);
+                            _mm256_loadu_pd(buf.as_ptr())
+                        }
+                    };
+                    let (y, inside) = part_x64::<Avx2F64, F>(&mut l, x);
+                    let rest = !(_mm256_movemask_pd(inside) as u32) & ((1u32 << m) - 1);
+                    let idx = _mm256_add_epi64(_mm256_set1_epi64x(j as i64), iota);
+                    // SAFETY: `cnt + 4 <= ROUND + 4`; `m` elements in bounds of `dst`.
+                    unsafe {
+                        let p = _mm256_loadu_si256(COMPRESS4[rest as usize].as_ptr().cast());
+                        let xc = _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(x), p));
+                        _mm256_storeu_pd(xs.as_mut_ptr().add(cnt), xc);
+                        _mm256_storeu_si256(at.as_mut_ptr().add(cnt).cast(), _mm256_permutevar8x32_epi32(idx, p));
+                        if m == 4 {
+                            _mm256_storeu_pd(dst.add(j), y);
+                        } else {
+                            _mm256_storeu_pd(buf.as_mut_ptr(), y);
+                            std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(j), m);
+                        }
+                    }
+                    cnt += rest.count_ones() as usize;
+                    j += 4;
+                }
+                unsafe { finish_round::<F>(dst, &at[..cnt], &xs[..cnt]) };
+                i = end;
+            }
+            return;
+        }
+        if paired(F) {
+            let mut l = Two(Avx2F64);
+            while i + 8 <= n {
+                let x = unsafe { (_mm256_loadu_pd(src.add(i)), _mm256_loadu_pd(src.add(i + 4))) };
+                let y = apply_x64::<Two<Avx2F64>, F>(&mut l, x);
+                unsafe {
+                    _mm256_storeu_pd(dst.add(i), y.0);
+                    _mm256_storeu_pd(dst.add(i + 4), y.1);
+                }
+                i += 8;
+            }
+        }
+        let mut l = Avx2F64;
         while i + 4 <= n {
             let x = unsafe { _mm256_loadu_pd(src.add(i)) };
-            let y = lanes256_x64::<F>(&mut l, x);
+            let y = apply_x64::<Avx2F64, F>(&mut l, x);
             unsafe { _mm256_storeu_pd(dst.add(i), y) };
             i += 4;
         }
@@ -1668,7 +1785,7 @@ mod x86 {
             // SAFETY: `rem < 4` elements in bounds of both arrays and of `buf`.
             unsafe {
                 std::ptr::copy_nonoverlapping(src.add(i), buf.as_mut_ptr(), rem);
-                let y = lanes256_x64::<F>(&mut l, _mm256_loadu_pd(buf.as_ptr()));
+                let y = apply_x64::<Avx2F64, F>(&mut l, _mm256_loadu_pd(buf.as_ptr()));
                 _mm256_storeu_pd(buf.as_mut_ptr(), y);
                 std::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(i), rem);
             }
@@ -1733,8 +1850,9 @@ mod tests {
 
     /// The float64 routines give the scalar `math_xla64` functions' bits (the inline code's per-lane calls) on
     /// 2^17 random bit patterns, uniform points at several scales, the functions' edges (exp's clamps, tanh's
-    /// |x| = 20, expm1's ½ and 0, sinh's 1), NaN with a payload, ±inf, subnormals and ±0; at every length up to
-    /// 40 (the masked / buffered tails) and in place, on both widths where the host has them.
+    /// |x| = 20, expm1's ½ and 0, sinh's 1), NaN with a payload, ±inf, subnormals and ±0, exp's subnormal and
+    /// overflowing results; at every length up to 40 (the masked / buffered tails), about log1p's and atanh's
+    /// rounds, in place, with denormals kept and flushed, on both widths where the host has them.
     #[test]
     fn f64_block_routines_match_scalar_bit_for_bit() {
         #[cfg(target_arch = "x86_64")]
@@ -1777,27 +1895,50 @@ mod tests {
                 1024.0, -1075.0, 1023.9999999999999, -1022.0, -1074.0, 0.25, 3.0, -3.0, 0.41421356237309503,
                 -0.41421356237309503, 0.414213562373095, -0.9999999999999999, 0.9999999999999999, 1.0000000000000002];
             xs.extend(edges);
-            for (name, table) in &tables {
-                for (j, &f) in FUNCTIONS64.iter().enumerate() {
-                    let mut got = vec![0f64; xs.len()];
-                    // SAFETY: both arrays hold xs.len() elements.
-                    unsafe { table[j](xs.as_ptr(), got.as_mut_ptr(), xs.len() as u64) };
-                    for (i, &x) in xs.iter().enumerate() {
-                        let want = scalar[j](x);
-                        assert_eq!(got[i].to_bits(), want.to_bits(), "{name} {f:?}({x:e} = {:#x})", x.to_bits());
-                    }
-                    // Every tail length, and in place.
-                    for n in 0..40usize {
-                        let mut buf: Vec<f64> = edges[..n.min(edges.len())].to_vec();
-                        buf.extend(xs[1000..1000 + n - buf.len()].iter());
-                        let want: Vec<u64> = buf.iter().map(|&x| scalar[j](x).to_bits()).collect();
-                        let mut pad = buf.clone();
-                        pad.push(7.0);
-                        // SAFETY: n elements, in place.
-                        unsafe { table[j](pad.as_ptr(), pad.as_mut_ptr(), n as u64) };
-                        let gotb: Vec<u64> = pad[..n].iter().map(|v| v.to_bits()).collect();
-                        assert_eq!(gotb, want, "{name} {f:?} length {n}");
-                        assert_eq!(pad[n], 7.0, "{name} {f:?} wrote past length {n}");
+            // exp's scaling (two factors for the scalar's four): where e·2^n is subnormal, near the overflow,
+            // and around the n where ⌊n/2⌋ and the scalar's n >> 2 change; plus consecutive doubles there.
+            for (lo, hi) in [(-746.0, -700.0), (700.0, 711.0), (-0.1, 0.1), (-1.5, 1.5)] {
+                for _ in 0..1 << 15 {
+                    let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                    xs.push(lo + (hi - lo) * u);
+                }
+            }
+            for base in [-708.3964185322641f64, -744.4400719213812, -745.1332191019411, 709.782712893384] {
+                xs.extend((0..512u64).map(|d| f64::from_bits(base.to_bits() - 256 + d)));
+            }
+            // Runs with and without flushing denormals (cranax executes with FTZ/DAZ set).
+            for flush in [false, true] {
+                let _env = flush.then(super::super::fpenv::FlushDenormals::new);
+                for (name, table) in &tables {
+                    for (j, &f) in FUNCTIONS64.iter().enumerate() {
+                        let mut got = vec![0f64; xs.len()];
+                        // SAFETY: both arrays hold xs.len() elements.
+                        unsafe { table[j](xs.as_ptr(), got.as_mut_ptr(), xs.len() as u64) };
+                        for (i, &x) in xs.iter().enumerate() {
+                            let want = scalar[j](x);
+                            assert_eq!(got[i].to_bits(), want.to_bits(), "{name} {f:?}({x:e} = {:#x}) flush {flush}", x.to_bits());
+                        }
+                        // Lengths about the scalar-lane routines' rounds, in place.
+                        for n in [255usize, 256, 257, 517] {
+                            let mut buf = xs[..n].to_vec();
+                            let want: Vec<u64> = buf.iter().map(|&x| scalar[j](x).to_bits()).collect();
+                            // SAFETY: n elements, in place.
+                            unsafe { table[j](buf.as_ptr(), buf.as_mut_ptr(), n as u64) };
+                            assert_eq!(buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{name} {f:?} in place, {n}");
+                        }
+                        // Every tail length, and in place.
+                        for n in 0..40usize {
+                            let mut buf: Vec<f64> = edges[..n.min(edges.len())].to_vec();
+                            buf.extend(xs[1000..1000 + n - buf.len()].iter());
+                            let want: Vec<u64> = buf.iter().map(|&x| scalar[j](x).to_bits()).collect();
+                            let mut pad = buf.clone();
+                            pad.push(7.0);
+                            // SAFETY: n elements, in place.
+                            unsafe { table[j](pad.as_ptr(), pad.as_mut_ptr(), n as u64) };
+                            let gotb: Vec<u64> = pad[..n].iter().map(|v| v.to_bits()).collect();
+                            assert_eq!(gotb, want, "{name} {f:?} length {n}");
+                            assert_eq!(pad[n], 7.0, "{name} {f:?} wrote past length {n}");
+                        }
                     }
                 }
             }

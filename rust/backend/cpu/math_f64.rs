@@ -36,6 +36,19 @@ pub trait Lanes64: Lanes {
     fn ushrc(&mut self, a: Self::I, n: u32) -> Self::I;
     /// Rounded toward zero (as `f64::trunc`).
     fn trunc(&mut self, x: Self::F) -> Self::F;
+    /// `a < c ? c : a` lane by lane (a NaN `a` stays): a clamp from below. One instruction on x86 lanes,
+    /// whose max(c, a) is `c > a ? c : a` (the second operand when either is NaN or both are equal).
+    fn maxc(&mut self, a: Self::F, c: f64) -> Self::F {
+        let cv = self.c(c);
+        let m = self.cmp(Cmp::Lt, a, cv);
+        self.sel(m, cv, a)
+    }
+    /// `a > c ? c : a` lane by lane (a NaN `a` stays): a clamp from above (x86's min(c, a)).
+    fn minc(&mut self, a: Self::F, c: f64) -> Self::F {
+        let cv = self.c(c);
+        let m = self.cmp(Cmp::Gt, a, cv);
+        self.sel(m, cv, a)
+    }
 }
 
 /// float32 `sin`/`cos` as the C library XLA:CPU calls computes them (glibc 2.28+'s `sinf`/`cosf`, whose

@@ -122,9 +122,22 @@ fn log1p_(x: f64) -> f64 {
 
 /// `shared_half`: the caller computes log1p(x) and log1p(−x) together (atanh), where x²·(−½) has two uses,
 /// so LLVM leaves that product alone and fuses x³·(P/Q) into the sum instead.
+/// log1p's branch for |x| ≥ √2 − 1 (and NaN): the C library's log of 1 + x.
+#[inline(always)]
+pub fn log1p_large(x: f64) -> f64 {
+    (x + 1.0).ln()
+}
+
+/// `atanh_` where |x| ≥ √2 − 1 or x is NaN, where both of its log1p's take that branch (the block routines'
+/// scalar lanes).
+pub fn atanh_large(x: f64) -> f64 {
+    let r = (log1p_large(x) - log1p_large(-x)) * 0.5;
+    if x.abs() > 1.0 { f64::NAN } else { r }
+}
+
 #[inline(always)]
 fn log1p_with(x: f64, shared_half: bool) -> f64 {
-    let large = (x + 1.0).ln();
+    let large = log1p_large(x);
     let x2 = x * x;
     // XLA's polynomial starts from 0·x + c0 (not contracted: the product has other uses)
     let z = x * 0.0;
@@ -354,8 +367,9 @@ pub fn rsqrt(x: f64) -> f64 {
 // The same steps on vector lanes (`blockmath`'s float64 block routines: f64x8 on AVX-512, f64x4 on AVX2),
 // written against `math_f64::Lanes64`: every operation of the scalar function above, in its order, an fma
 // exactly where it has `mul_add`, so each lane's bits are the scalar function's (the block routines' Rust
-// test compares them on every path, NaNs, infinities, subnormals and zeros included). Selects replace the
-// branches; branches that every lane can skip (`any`) are skipped whole, which changes no selected lane.
+// test compares them on every path, NaNs, infinities, subnormals and zeros included; `exp`'s scaling by 2^n
+// is the one place with fewer operations and the same bits: see there). Selects replace the branches;
+// branches that every lane can skip (`any`) are skipped whole, which changes no selected lane.
 pub(super) mod lanes {
     use super::super::math_f32::Cmp;
     use super::super::math_f64::Lanes64;
@@ -375,16 +389,12 @@ pub(super) mod lanes {
         l.fma(x, p, one)
     }
 
-    /// `exp_`: the clamps as selects (NaN passes both, as `minimum`/`maximum`); n, an integer in
-    /// [−1075, 1025] (or NaN, then 0 as the scalar `as i32` gives it), read off the bits of n + 1.5·2^52.
+    /// `exp_`: the clamps as `minc`/`maxc` (NaN passes both, as `minimum`/`maximum`); n, an integer in
+    /// [−1075, 1025] or NaN, scales e as below.
     #[inline(always)]
     pub fn exp<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
-        let hi = l.c(EXP_HI);
-        let lo = l.c(EXP_LO);
-        let above = l.cmp(Cmp::Gt, x, hi);
-        let xc = l.sel(above, hi, x);
-        let below = l.cmp(Cmp::Lt, xc, lo);
-        let xc = l.sel(below, lo, xc);
+        let xc = l.minc(x, EXP_HI);
+        let xc = l.maxc(xc, EXP_LO);
         let log2e = l.c(LOG2E);
         let half = l.c(0.5);
         let n = l.fma(xc, log2e, half);
@@ -403,39 +413,38 @@ pub(super) mod lanes {
         let d = l.sub(q, p);
         let r = l.div(p, d);
         let e = l.fma(r, two, one);
-        let nan = l.cmp(Cmp::Unord, n, n);
-        let n = l.selc(nan, 0.0, n);
-        const MAGIC: f64 = 6755399441055744.0; // 1.5·2^52: n + MAGIC holds n in its low mantissa bits
-        let nm = l.addc(n, MAGIC);
-        let nb = l.bits(nm);
-        let ni = l.iaddc(nb, -(MAGIC.to_bits() as i64));
-        let b = l.sshrc(ni, 2);
-        let rest = l.isub(ni, b);
-        let rest = l.isub(rest, b);
-        let rest = l.isub(rest, b);
-        let sb = l.shlc(b, 52);
-        let sb = l.iaddc(sb, 0x3FF0_0000_0000_0000);
-        let s = l.fbits(sb);
-        let tb = l.shlc(rest, 52);
-        let tb = l.iaddc(tb, 0x3FF0_0000_0000_0000);
-        let t = l.fbits(tb);
-        let r = l.mul(e, s);
+        // e·2^n: the scalar's four factors 2^b, 2^b, 2^b, 2^(n − 3b) (b = n >> 2) leave every product but the
+        // last exact (e is in [0.7, 1.5] and |3b| ≤ 807: normal), so it is e·2^n rounded once, subnormal,
+        // flushed or overflowing alike. Here two factors, 2^(n − m) and 2^m with m = ⌊n/2⌋: the first product
+        // is exact (|n − m| ≤ 538), the second rounds e·2^n once; the same bits in half the operations. A
+        // factor's bits come from the float: k + (1.5·2^52 + 1023) holds k + 1023 in its low bits, which
+        // the shift by 52 moves into the exponent field. Its mantissa is 0, so no factor is a NaN, and a NaN
+        // e (x NaN: n is NaN too) keeps its payload through both products, as through the scalar's.
+        let m = l.mulc(n, 0.5);
+        let m = l.floor(m);
+        let k = l.sub(n, m);
+        const BIAS: f64 = 6755399441055744.0 + 1023.0;
+        let kb = l.addc(k, BIAS);
+        let kb = l.bits(kb);
+        let kb = l.shlc(kb, 52);
+        let t = l.fbits(kb);
+        let mb = l.addc(m, BIAS);
+        let mb = l.bits(mb);
+        let mb = l.shlc(mb, 52);
+        let s = l.fbits(mb);
+        let r = l.mul(e, t);
         let r = l.mul(r, s);
-        let r = l.mul(r, s);
-        let r = l.mul(r, t);
         let under = l.cmpc(Cmp::Lt, x, EXP_LO);
         let r = l.selc(under, 0.0, r);
-        let over = l.cmp(Cmp::Gt, x, hi);
+        let over = l.cmpc(Cmp::Gt, x, EXP_HI);
         l.selc(over, f64::INFINITY, r)
     }
 
     /// Eigen's t·P(t²)/Q(t²) on t = x clamped to ±TANH_CLAMP, ±1 from |x| ≥ 20 (`tanh_`, `expm1_`).
     #[inline(always)]
     fn tanh_core<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
-        let lt = l.cmpc(Cmp::Lt, x, -TANH_CLAMP);
-        let t = l.selc(lt, -TANH_CLAMP, x);
-        let gt = l.cmpc(Cmp::Gt, t, TANH_CLAMP);
-        let t = l.selc(gt, TANH_CLAMP, t);
+        let t = l.maxc(x, -TANH_CLAMP);
+        let t = l.minc(t, TANH_CLAMP);
         let t2 = l.mul(t, t);
         let num = horner1(l, &TANH_N, t2);
         let den = horner1(l, &TANH_D, t2);
@@ -453,14 +462,19 @@ pub(super) mod lanes {
         tanh_core(l, x)
     }
 
+    /// `expm1_`; the tanh side is skipped when every lane has |x| > ½ (two thirds of the vectors of a
+    /// uniform [−10, 10]).
     #[inline(always)]
     pub fn expm1<L: Lanes64>(l: &mut L, x: L::F) -> L::F {
         let e = exp(l, x);
         let h = l.mulc(x, 0.5);
-        let th = tanh_core(l, h);
         let ax = l.abs(x);
         let large = l.cmpc(Cmp::Gt, ax, 0.5);
         let em = l.addc(e, -1.0);
+        if l.all(large) {
+            return em;
+        }
+        let th = tanh_core(l, h);
         let ep = l.addc(e, 1.0);
         let small = l.mul(th, ep);
         let r = l.sel(large, em, small);

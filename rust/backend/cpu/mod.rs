@@ -53,6 +53,7 @@ mod loop_plan;
 pub mod library;
 pub mod math;
 mod math_f32;
+mod lanes_pair;
 mod math_f64;
 mod math_xla64;
 mod math_fn;
