@@ -24,11 +24,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
+
+# the worker protocol and the pressure-stall reading of the factorization bench (this folder)
+from bench_linalg_factorizations import QUIET, Worker, _answer, cpu_stall
 
 OPS = {
     "cholesky": ("lambda a: jnp.linalg.cholesky(a)", "spd"),
@@ -52,14 +54,6 @@ def modes(op, chol_block, lu_block=0):
         if lu_block:
             out["blocked"]["CRANAX_LINALG_LU_BLOCK"] = str(lu_block)
     return out
-
-
-def stall():
-    try:
-        with open("/proc/pressure/cpu") as f:
-            return int(f.readline().rsplit("=", 1)[1]) * 1e-6
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def worker():
@@ -89,36 +83,13 @@ def worker():
         wall, cpu, loaded = [], [], []
         for _ in range(cmd["samples"]):
             time.sleep(cmd["gap"])
-            s0, c0, t0 = stall(), time.process_time(), time.perf_counter()
+            s0, c0, t0 = cpu_stall(), time.process_time(), time.perf_counter()
             call()
-            t1, c1, s1 = time.perf_counter(), time.process_time(), stall()
+            t1, c1, s1 = time.perf_counter(), time.process_time(), cpu_stall()
             wall.append(t1 - t0)
             cpu.append(c1 - c0)
-            loaded.append((s1 - s0) > 0.02 * (t1 - t0))
-        print("SWEEP " + json.dumps([wall, cpu, loaded]), flush=True)
-
-
-class Worker:
-    def __init__(self, env):
-        e = dict(os.environ, **env)
-        self.p = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, env=e)
-
-    def ask(self, cmd):
-        self.p.stdin.write(json.dumps(cmd) + "\n")
-        self.p.stdin.flush()
-        for line in self.p.stdout:
-            if line.startswith("SWEEP "):
-                return json.loads(line[6:])
-        raise SystemExit("worker died")
-
-    def close(self):
-        try:
-            self.p.stdin.write(json.dumps({"op": "quit"}) + "\n")
-            self.p.stdin.flush()
-        except OSError:
-            pass
-        self.p.wait(timeout=60)
+            loaded.append((s1 - s0) > QUIET * (t1 - t0))
+        _answer([wall, cpu, loaded])
 
 
 def med(xs):
@@ -147,7 +118,8 @@ def main():
     results = []
     for op in args.ops.split(","):
         ms = modes(op, args.chol_block, args.lu_block)
-        workers = {m: Worker(dict(base, **env)) for m, env in ms.items()}
+        workers = {m: Worker(m, [sys.executable, __file__, "--worker"], dict(os.environ, **dict(base, **env)))
+                   for m, env in ms.items()}
         names = list(workers)
         for dt in args.dtypes.split(","):
             for n in (int(s) for s in args.sizes.split(",")):
