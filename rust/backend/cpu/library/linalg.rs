@@ -381,7 +381,6 @@ impl<T: Real> Blocks<T> {
 /// tasks need no barrier but the end of a step. Every block is computed by the same calls whatever thread runs
 /// it, so the bits do not depend on the thread count. False when a diagonal block is not positive definite.
 fn cholesky_blocked<T: Real>(a: MatMut<'_, T>, b: usize, pool: bool) -> bool {
-    use rayon::prelude::*;
     let n = a.nrows();
     let nt = n.div_ceil(b);
     let m = Blocks { p: Ptr(a.as_ptr_mut()), n, cs: a.col_stride(), b };
@@ -418,34 +417,21 @@ fn cholesky_blocked<T: Real>(a: MatMut<'_, T>, b: usize, pool: bool) -> bool {
             faer::linalg::matmul::matmul(x, faer::Accum::Add, li.as_ref(), lj.as_ref().transpose(), minus_one, Par::Seq);
         }
     };
-    let each = |jobs: Vec<(usize, usize)>, f: &(dyn Fn(usize, usize) + Sync)| {
-        if pool && jobs.len() > 1 {
-            jobs.into_par_iter().for_each(|(i, j)| f(i, j));
-        } else {
-            jobs.into_iter().for_each(|(i, j)| f(i, j));
-        }
-    };
     if !diag(0) {
         return false;
     }
-    each((1..nt).map(|i| (i, 0)).collect(), &solve);
+    block_tasks(pool, (1..nt).map(|i| (i, 0)).collect(), &solve);
     for k in 0..nt - 1 {
         let next = || {
-            each((k + 1..nt).map(|i| (i, k + 1)).collect(), &|i, j| update(i, j, k));
+            block_tasks(pool, (k + 1..nt).map(|i| (i, k + 1)).collect(), &|i, j| update(i, j, k));
             if !diag(k + 1) {
                 return false;
             }
-            each((k + 2..nt).map(|i| (i, k + 1)).collect(), &solve);
+            block_tasks(pool, (k + 2..nt).map(|i| (i, k + 1)).collect(), &solve);
             true
         };
-        let rest = || each((k + 2..nt).flat_map(|j| (j..nt).map(move |i| (i, j))).collect(), &|i, j| update(i, j, k));
-        let ok = if pool {
-            rayon::join(next, rest).0
-        } else {
-            rest();
-            next()
-        };
-        if !ok {
+        let rest = || block_tasks(pool, (k + 2..nt).flat_map(|j| (j..nt).map(move |i| (i, j))).collect(), &|i, j| update(i, j, k));
+        if !look_ahead(pool, next, rest) {
             return false;
         }
     }
@@ -497,7 +483,6 @@ impl<T: Real> Blocks<T> {
 /// it, so the bits do not depend on the thread count. Writes the row order to `fwd` (row i of the factors is
 /// row fwd[i] of `a`, as faer's forward permutation).
 fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usize, pool: bool) {
-    use rayon::prelude::*;
     let n = a.nrows();
     assert!(a.ncols() == n && fwd.len() == n && a.row_stride() == 1 && b > 0);
     let nt = n.div_ceil(b);
@@ -569,13 +554,6 @@ fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usiz
         let (l, u, x) = unsafe { (m.span(i0, i1, r0, r1), m.span(r0, r1, c0, c1), m.span(i0, i1, c0, c1)) };
         faer::linalg::matmul::matmul(x, faer::Accum::Add, l.as_ref(), u.as_ref(), minus_one, Par::Seq);
     };
-    let each = |jobs: Vec<(usize, usize)>, f: &(dyn Fn(usize, usize) + Sync)| {
-        if pool && jobs.len() > 1 {
-            jobs.into_par_iter().for_each(|(i, j)| f(i, j));
-        } else {
-            jobs.into_iter().for_each(|(i, j)| f(i, j));
-        }
-    };
     let rows = rows.max(1);
     panel(0);
     for k in 0..nt {
@@ -590,21 +568,16 @@ fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usiz
         };
         let rest = || {
             // the L columns left of panel k take its interchanges; block columns k+2.. their swaps and block rows
-            each((0..k).chain(k + 2..nt).map(|j| (j, 0)).collect(), &|j, _| {
+            block_tasks(pool, (0..k).chain(k + 2..nt).map(|j| (j, 0)).collect(), &|j, _| {
                 swap(k, j);
                 if j > k {
                     solve(k, j);
                 }
             });
             let chunks = (below..n).step_by(rows).collect::<Vec<_>>();
-            each((k + 2..nt).flat_map(|j| chunks.iter().map(move |&i| (j, i))).collect(), &|j, i| update(k, j, i, (i + rows).min(n)));
+            block_tasks(pool, (k + 2..nt).flat_map(|j| chunks.iter().map(move |&i| (j, i))).collect(), &|j, i| update(k, j, i, (i + rows).min(n)));
         };
-        if pool {
-            rayon::join(next, rest);
-        } else {
-            rest();
-            next();
-        }
+        look_ahead(pool, next, rest);
     }
     fwd.iter_mut().enumerate().for_each(|(i, f)| *f = i);
     for (i, &p) in piv.iter().enumerate() {
@@ -612,20 +585,48 @@ fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usiz
     }
 }
 
-/// Runs `lu_blocked` on `a` in blocks of `b`, on the pool's threads when `pool` and the CPUs are not contended
-/// (else the same blocks in order on this thread).
+/// Runs `lu_blocked` on `a` in blocks of `b` through `run_blocked`.
 fn lu_blocked_run<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, pool: bool) {
     let rows = env_usize("CRANAX_LINALG_LU_ROWS").unwrap_or(LU_ROWS);
+    run_blocked(pool, |split| lu_blocked(a, fwd, b, rows, split))
+}
+
+/// Runs a blocked driver `f(split)` (`cholesky_blocked`, `lu_blocked`): on the pool's threads when `pool` and the
+/// CPUs are not contended (counted in `PAR_MATRICES`/`PAR_THREADS`), else with `split` false: the same blocks in
+/// order on this thread.
+fn run_blocked<R: Send>(pool: bool, f: impl FnOnce(bool) -> R + Send) -> R {
     if pool && !cpu_contended() {
         threads::parallel(|split| {
             if split {
                 PAR_MATRICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 PAR_THREADS.store(rayon::current_num_threads(), std::sync::atomic::Ordering::Relaxed);
             }
-            lu_blocked(a, fwd, b, rows, split)
+            f(split)
         })
     } else {
-        lu_blocked(a, fwd, b, rows, false)
+        f(false)
+    }
+}
+
+/// The tasks of one step of a blocked driver: on the pool through rayon (work stealing) when `pool` and there
+/// is more than one, else in order.
+fn block_tasks(pool: bool, jobs: Vec<(usize, usize)>, f: &(dyn Fn(usize, usize) + Sync)) {
+    use rayon::prelude::*;
+    if pool && jobs.len() > 1 {
+        jobs.into_par_iter().for_each(|(i, j)| f(i, j));
+    } else {
+        jobs.into_iter().for_each(|(i, j)| f(i, j));
+    }
+}
+
+/// One look-ahead step of a blocked driver: `next` (the next block column, its result returned) beside `rest`
+/// (the later columns) on the pool when `pool`, else `rest` then `next` on this thread.
+fn look_ahead<R: Send>(pool: bool, next: impl FnOnce() -> R + Send, rest: impl FnOnce() + Send) -> R {
+    if pool {
+        rayon::join(next, rest).0
+    } else {
+        rest();
+        next()
     }
 }
 
@@ -1149,14 +1150,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     }
                 });
                 let ok = match blocked {
-                    Some(bs) if pool && !cpu_contended() => threads::parallel(|split| {
-                        if split {
-                            PAR_MATRICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            PAR_THREADS.store(rayon::current_num_threads(), std::sync::atomic::Ordering::Relaxed);
-                        }
-                        cholesky_blocked(f.as_mut(), bs, split)
-                    }),
-                    Some(bs) => cholesky_blocked(f.as_mut(), bs, false),
+                    Some(bs) => run_blocked(pool, |split| cholesky_blocked(f.as_mut(), bs, split)),
                     None => llt::factor::cholesky_in_place(f.as_mut(), Default::default(), par, mem.stack(), Default::default()).is_ok(),
                 };
                 let above = if ok || tril { <T as Elem>::zero() } else { nan };
