@@ -222,3 +222,35 @@ def test_server_names_say_what_is_missing():
         profiler.start_server(9999)
     with pytest.raises(ValueError, match="^No active profiler server.$"):
         profiler.stop_server()
+
+
+def test_stop_trace_returns_none_and_perfetto_link_serves_the_trace(tmp_path, capsys):
+    # JAX 0.10.2 (the profiling guide): stop_trace() returns None; with create_perfetto_link=True it prints
+    # this line and serves perfetto_trace.json.gz (the trace without "metadata") on 127.0.0.1:9001 until fetched.
+    import urllib.request
+    profiler.start_trace(tmp_path / "a")
+    jnp.sin(jnp.arange(3.0)).block_until_ready()
+    assert profiler.stop_trace() is None
+    profiler.start_trace(tmp_path / "b", create_perfetto_link=True)
+    jax.jit(chain)(jnp.ones(4)).block_until_ready()
+    done = threading.Event()
+    th = threading.Thread(target=lambda: (profiler.stop_trace(), done.set()))
+    th.start()
+    body = None
+    for _ in range(200):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:9001/perfetto_trace.json.gz", timeout=5) as r:
+                assert r.headers["Access-Control-Allow-Origin"] == "*"
+                body = r.read()
+            break
+        except OSError:
+            done.wait(0.05)
+    th.join(10)
+    assert done.is_set() and body is not None
+    out = capsys.readouterr().out
+    assert out == "Open URL in browser: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/perfetto_trace.json.gz\n"
+    doc = json.loads(gzip.decompress(body))
+    assert "metadata" not in doc and any(e.get("name", "").startswith("launch") for e in doc["traceEvents"])
+    d = os.path.dirname(load_trace(str(tmp_path / "b"))[1])
+    with gzip.open(os.path.join(d, "perfetto_trace.json.gz")) as f:
+        assert json.load(f) == doc

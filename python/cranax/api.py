@@ -23,6 +23,7 @@ import numpy as np
 from . import _core, core, dtypes
 from . import errors as _errors
 from . import profiler as _profiler
+from . import dump_ir as _dump_ir
 from . import _monitoring
 from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree
 from .config import config
@@ -652,6 +653,7 @@ class JitWrapped(Wrapped):
                 shapes = "".join(f"{a!r}, " for a in in_avals).rstrip(" ")
                 _log.warning("Compiling jit(%s) with global shapes and types (%s). Argument mapping: (%s).",
                              self._name, shapes, ", ".join(["UnspecifiedValue"] * len(in_avals)) + ",")
+            _dump_ir.maybe_dump(self._name, closed, self._fun)
             run = _hi_runner[0](closed) if _hi_runner else None
             if run is not None:
                 return _Entry(_HiExe(run, self._name), out_tree, [], closed.out_avals, closed)

@@ -6,13 +6,14 @@ NumPy (``np.asarray(x)``), ``float(x)``, ``print(x)`` wait for the value. Mirror
 import enum
 import itertools
 import logging
+import os
 import warnings
 import weakref
 
 import numpy as np
 
 from . import _core, _transport, dtypes
-from .config import config, _transfer_guard_level
+from .config import config, _transfer_guard_level, _validators
 from .errors import JaxRuntimeError
 from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
 from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_map
@@ -540,6 +541,44 @@ def _on_config(name, value):
         _core.set_default_device(None)
         if name == "jax_platforms" or value is not None:
             _default_device()
+
+
+def _device_count_wanted(n):
+    """The CPU device count ``jax_num_cpu_devices=n`` asks for (the core's rule for the environment)."""
+    if n is not None and n >= 0:
+        return min(max(n, 1), 1024)
+    for f in os.environ.get("XLA_FLAGS", "").split():
+        if f.startswith("--xla_force_host_platform_device_count="):
+            try:
+                return min(max(int(f.split("=", 1)[1]), 1), 1024)
+            except ValueError:
+                pass
+    return 1
+
+
+def _check_num_cpu_devices(name, value, _typed=_validators["jax_num_cpu_devices"]):
+    """``jax_num_cpu_devices``: JAX's type check, then the count handed to the core, which reads it when the
+    CPU devices start (on first use). The core cannot say whether they have: they are started here with the
+    new count, and a different count found means they already were: JAX's RuntimeError (the old setting kept)."""
+    value = _typed(name, value)
+    if value == config.jax_num_cpu_devices:
+        return value
+    old = os.environ.get("CRANAX_NUM_CPU_DEVICES")
+    if value is not None and value >= 0:
+        os.environ["CRANAX_NUM_CPU_DEVICES"] = str(value)
+    else:
+        os.environ.pop("CRANAX_NUM_CPU_DEVICES", None)
+    if len(_core.devices()) != _device_count_wanted(value):
+        if old is None:
+            os.environ.pop("CRANAX_NUM_CPU_DEVICES", None)
+        else:
+            os.environ["CRANAX_NUM_CPU_DEVICES"] = old
+        raise RuntimeError(f"{name} config should be updated before backends are initialized i.e. before any JAX "
+                           "operation is executed. You should initialize this config immediately after `import jax`.")
+    return value
+
+
+_validators["jax_num_cpu_devices"] = _check_num_cpu_devices
 
 
 def _install_config_listener():

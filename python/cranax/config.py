@@ -96,7 +96,17 @@ class Config:
         "jax_raise_persistent_cache_errors": lambda: _env_bool("JAX_RAISE_PERSISTENT_CACHE_ERRORS", False),
         # XLA's own caches; cranax has none (the value is kept, as JAX's, and has no effect).
         "jax_persistent_cache_enable_xla_caches": lambda: "xla_gpu_per_fusion_autotune_cache_dir",
+        # How many CPU devices (-1: XLA_FLAGS' --xla_force_host_platform_device_count, else 1); only before
+        # the devices start (array.py checks it and hands it to the core through CRANAX_NUM_CPU_DEVICES).
+        "jax_num_cpu_devices": lambda: -1,
+        # JAX's absl flags (no check on update; ``config.jax_dump_ir_to`` is an AttributeError, as JAX's):
+        # where jitted programs are dumped and how (``interpreters/dump_ir.py``), and XLA's mock GPU
+        # topology, which only JAX's CUDA client reads (cranax has none: kept, no effect).
+        "jax_dump_ir_to": lambda: os.environ.get("JAX_DUMP_IR_TO", ""),
+        "jax_dump_ir_modes": lambda: os.environ.get("JAX_DUMP_IR_MODES", "stablehlo"),
+        "jax_mock_gpu_topology": lambda: "",
     }
+    _flags = frozenset(("jax_dump_ir_to", "jax_dump_ir_modes", "jax_mock_gpu_topology"))
 
     def __init__(self):
         object.__setattr__(self, "_values", {k: f() for k, f in self._defaults.items()})
@@ -154,6 +164,8 @@ class Config:
         return self._active.get(name, 0)
 
     def __getattr__(self, name):
+        if name in self._flags:
+            raise AttributeError(f"'Config' object has no attribute '{name}'")
         if self._active and name in self._active:
             stack = self._local.__dict__.get("stacks", {}).get(name)
             if stack:
@@ -253,6 +265,7 @@ _validators = {"jax_compilation_cache_max_size": _nonnegative_int, "jax_disable_
                "jax_persistent_cache_min_entry_size_bytes": _typed("int", (int,)),
                "jax_enable_compilation_cache": _bool, "jax_raise_persistent_cache_errors": _bool,
                "jax_persistent_cache_enable_xla_caches": _typed("string", (str,)),
+               "jax_num_cpu_devices": _typed("int", (int,)),
                "jax_no_tracing": _bool, "jax_no_execution": _bool, "jax_remat3": _bool,
                "jax_logging_level": _enum(_LOG_LEVELS, optional=True),
                "jax_traceback_filtering": _enum(("off", "tracebackhide", "remove_frames", "quiet_remove_frames",

@@ -16,9 +16,11 @@ import datetime
 import functools
 import gc
 import gzip
+import http.server
 import json
 import os
 import socket
+import socketserver
 import threading
 
 from . import _core
@@ -62,8 +64,9 @@ class ProfileOptions:
 def start_trace(log_dir, create_perfetto_link=False, create_perfetto_trace=False, profiler_options=None):
     """Starts recording; ``stop_trace`` writes the trace under ``log_dir``. Raises ``RuntimeError`` when a
     trace is already on (JAX's message). ``create_perfetto_trace`` also writes ``perfetto_trace.json.gz``
-    next to the trace; ``create_perfetto_link`` prints the file to open at ui.perfetto.dev (cranax serves no
-    link). Mirrors ``jax.profiler.start_trace``."""
+    (the trace without its ``metadata``) next to the trace; ``create_perfetto_link`` also serves that file on
+    127.0.0.1:9001 when the trace stops, prints JAX's "Open URL in browser: ..." line and waits until
+    ui.perfetto.dev has fetched it. Mirrors ``jax.profiler.start_trace``."""
     global _session
     with _lock:
         if _session is not None or not _core.profiler_start():
@@ -110,7 +113,7 @@ def _chrome_trace(events):
 
 def stop_trace():
     """Stops the trace and writes it (see the module docstring for where and what). Raises ``RuntimeError``
-    when no trace is on (JAX's message). Mirrors ``jax.profiler.stop_trace``."""
+    when no trace is on (JAX's message); returns None. Mirrors ``jax.profiler.stop_trace``."""
     global _session
     with _lock:
         if _session is None:
@@ -127,11 +130,38 @@ def stop_trace():
     with gzip.open(path, "wb") as f:
         f.write(data)
     if perfetto or link:
+        # Perfetto refuses the trace's "metadata" field: JAX drops it from this copy
+        doc.pop("metadata", None)
         with gzip.open(os.path.join(d, "perfetto_trace.json.gz"), "wb") as f:
-            f.write(data)
+            f.write(json.dumps(doc).encode())
     if link:
-        print(f"Open {os.path.join(d, 'perfetto_trace.json.gz')} at https://ui.perfetto.dev")
-    return path
+        _serve_for_perfetto(d, "perfetto_trace.json.gz")
+
+
+class _PerfettoRequests(http.server.SimpleHTTPRequestHandler):
+    """Serves the trace folder to ui.perfetto.dev (any origin may read it) and notes each GET's path."""
+
+    def end_headers(self):
+        self.send_header("Access-Control-Allow-Origin", "*")
+        super().end_headers()
+
+    def do_GET(self):
+        self.server.last_request = self.path
+        super().do_GET()
+
+    def do_POST(self):
+        self.send_error(404, "File not found")
+
+
+def _serve_for_perfetto(folder, filename, port=9001):
+    """As JAX: ui.perfetto.dev reads traces from 127.0.0.1:9001; serve ``folder`` there until ``filename``
+    has been fetched (the call blocks until then)."""
+    handler = functools.partial(_PerfettoRequests, directory=folder)
+    socketserver.TCPServer.allow_reuse_address = True
+    with socketserver.TCPServer(("127.0.0.1", port), handler) as httpd:
+        print(f"Open URL in browser: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{filename}")
+        while getattr(httpd, "last_request", None) != "/" + filename:
+            httpd.handle_request()
 
 
 class trace:

@@ -143,6 +143,8 @@ class DynamicJaxprTracer(Tracer):
 # While set, called with each equation a trace records (``ad_checkpoint.print_saved_residuals`` notes which
 # line of user code made it; jaxprs carry no source information otherwise).
 eqn_hook = None
+# Set while ``jax_dump_ir_modes`` asks for ``eqn_count_pprof`` (``dump_ir``): every equation records its line.
+all_sources = False
 
 
 class DynamicJaxprTrace(core.Trace):
@@ -218,6 +220,8 @@ class DynamicJaxprTrace(core.Trace):
             src = user_source(3)
             if any(type(a) is Literal for a in invars):
                 self._n_literal_eqns += 1
+        elif all_sources:
+            src = user_source(3)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(invars, outvars, prim, params, src))
