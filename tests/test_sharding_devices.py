@@ -127,3 +127,44 @@ def test_shard_map_over_four_devices():
     np.testing.assert_array_equal(r["psum_y"], a[:, :4] + a[:, 4:])
     np.testing.assert_array_equal(r["pmean_jit"], (a[:2] + a[2:]) / 2)
     np.testing.assert_array_equal(r["grad"], 2 * a)
+
+
+def test_pure_callback_in_shard_map_runs_once_per_device():
+    # JAX 0.10.2 (the callbacks guide, 4 devices here): under jit the callback gets the whole array once; in a
+    # shard_map once per device with that device's block, whatever vmap_method says; a vmap around the
+    # shard_map batches each device's call (expand_dims). JAX runs the per-device calls on the devices'
+    # threads, so only their multiset is fixed.
+    r = _child("""
+        lines = []
+        def host_fn(x):
+            lines.append(f"callback received shape {x.shape}")
+            return np.asarray(x) * 2
+        def f(x):
+            return jax.pure_callback(host_fn, jax.ShapeDtypeStruct.like(x), x)
+        def g(x):
+            return jax.pure_callback(host_fn, jax.ShapeDtypeStruct.like(x), x, vmap_method='expand_dims')
+        with jax.set_mesh(jax.make_mesh((4,), ('i',))):
+            x = jax.device_put(jnp.arange(8.0), jax.P('i'))
+            out["jit"] = np.asarray(jax.jit(f)(x)).tolist()
+            out["jit_lines"] = lines[:]
+            del lines[:]
+            out["smap"] = np.asarray(jax.shard_map(f, in_specs=jax.P('i'), out_specs=jax.P('i'))(x)).tolist()
+            out["smap_lines"] = lines[:]
+            del lines[:]
+        with jax.set_mesh(jax.make_mesh((2, 2), ('a', 'b'))):
+            y = jax.device_put(jnp.arange(32.0).reshape(4, 8), jax.P('a', 'b'))
+            out["smap2"] = np.asarray(jax.shard_map(g, in_specs=jax.P('a', 'b'), out_specs=jax.P('a', 'b'))(y)).tolist()
+            out["smap2_lines"] = lines[:]
+            del lines[:]
+            ys = jax.device_put(jnp.stack([y, y + 1]), jax.P(None, 'a', 'b'))
+            s = jax.vmap(jax.shard_map(g, in_specs=jax.P('a', 'b'), out_specs=jax.P('a', 'b')))(ys)
+            out["vmap_smap"] = float(s.sum())
+            out["vmap_smap_lines"] = lines[:]
+    """)
+    assert r["jit"] == r["smap"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+    assert r["jit_lines"] == ["callback received shape (8,)"]
+    assert r["smap_lines"] == ["callback received shape (2,)"] * 4
+    assert r["smap2"] == (np.arange(32.0).reshape(4, 8) * 2).tolist()
+    assert r["smap2_lines"] == ["callback received shape (2, 4)"] * 4
+    assert r["vmap_smap"] == 2048.0
+    assert r["vmap_smap_lines"] == ["callback received shape (2, 2, 4)"] * 4

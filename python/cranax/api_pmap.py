@@ -4,6 +4,7 @@ holding ``local_device_count()`` members), and its collectives combine the proce
 import functools
 
 from . import _transport
+from .interpreters import batching as _batching
 from .api import jit
 from .api_vmap import _vmap
 from .array import default_backend, local_device_count
@@ -227,7 +228,11 @@ def _axis_vmap(fun, in_axes, name, size, box):
     """``fun`` mapped over mesh axis ``name``: outputs whose spec names the axis keep it (leading), the others
     must be the same on every member of it (member 0's is kept)."""
     def h(*xs):
-        res = _vmap(fun, in_axes, 0, name, size)(*xs)
+        _batching.shard_map_axes.append(name)
+        try:
+            res = _vmap(fun, in_axes, 0, name, size)(*xs)
+        finally:
+            _batching.shard_map_axes.pop()
         specs = box[-1][1]
         return [r if any(name in partition_axes(p) for p in (sp or ())) else r[0] for r, sp in zip(res, specs)]
     return h

@@ -40,6 +40,16 @@ primitive_batchers = batching_rules   # JAX's name
 # passes the primitive through to its parent with the batch axis kept (``primitives.collectives``).
 collective_rules = {}
 
+# The mesh axes of the ``shard_map``s being traced (their blocks are vmapped): a rule that must run once per
+# device, as JAX's ``pure_callback`` does in a shard_map, checks ``in_shard_map()``.
+shard_map_axes = []
+
+
+def in_shard_map():
+    """True while the rule running batches a ``shard_map`` mesh axis (not a user's ``vmap``)."""
+    t = core._state.batch_rule_trace
+    return t is not None and t.axis_name is not None and t.axis_name in shard_map_axes
+
 
 class BatchTracer(Tracer):
     """A value with a batch axis: ``val`` (a value of the parent trace) and ``batch_dim`` (int)."""

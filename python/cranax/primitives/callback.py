@@ -294,7 +294,8 @@ def _sequential(prim, vals, dims, params):
 def _pure_batch(vals, dims, *, callback, result_avals, sharding, vmap_method):
     size = _axis_size(vals, dims)
     params = dict(callback=callback, result_avals=result_avals, sharding=sharding, vmap_method=vmap_method)
-    if vmap_method in ("sequential", "sequential_unrolled"):
+    # a shard_map runs the callback once per device on its block, whatever vmap_method says (as JAX's)
+    if vmap_method in ("sequential", "sequential_unrolled") or _batching.in_shard_map():
         return _sequential(pure_callback_p, vals, dims, params)
     if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
         raise NotImplementedError(
