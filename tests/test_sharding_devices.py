@@ -168,3 +168,24 @@ def test_pure_callback_in_shard_map_runs_once_per_device():
     assert r["smap2_lines"] == ["callback received shape (2, 4)"] * 4
     assert r["vmap_smap"] == 2048.0
     assert r["vmap_smap_lines"] == ["callback received shape (2, 2, 4)"] * 4
+
+
+def test_jit_output_on_the_mesh_of_its_inputs():
+    # JAX 0.10.2 (the placement guide's pipeline, on 4 devices): the same jitted function called on arrays
+    # placed on two meshes of the same shape returns each result on its input's mesh (the executable is per
+    # device assignment); here both printed True and the values below.
+    r = _child("""
+        full = jax.make_mesh((4,), ('x',))
+        meshes = [jax.make_mesh((2,), ('x',), devices=full.devices[2 * i:2 * i + 2]) for i in range(2)]
+        stage = jax.jit(lambda x: jnp.sin(x) + 1.0)
+        mb = np.full((4, 4), 1.0)
+        same, devs = [], []
+        for m in meshes:
+            mb = jax.device_put(mb, NamedSharding(m, P('x')))
+            mb = stage(mb)
+            same.append(mb.sharding.mesh == m)
+            devs.append(sorted(d.id for d in mb.devices()))
+        out["same"], out["devs"], out["v"] = same, devs, float(np.asarray(mb)[0, 0])
+    """)
+    assert r["same"] == [True, True] and r["devs"] == [[0, 1], [2, 3]]
+    assert r["v"] == float(np.float32(np.sin(np.float32(np.sin(np.float32(1.0)) + 1.0)) + 1.0))

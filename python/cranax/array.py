@@ -84,8 +84,10 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         return self._buf.device
 
     def devices(self):
-        """The set of devices holding this array (its sharding's)."""
+        """The set of devices holding this array (its sharding's, also one its type carries)."""
         s = _shardings.get(id(self))
+        if s is None and getattr(self.aval, "_sharding", None) is not None:
+            s = self.sharding
         return set(s.device_set) if s is not None else {self._buf.device}
 
     @property

@@ -80,7 +80,7 @@ class ShapedArray:
     def __eq__(self, other):
         return self is other or (type(other) is ShapedArray and self.shape == other.shape
                                  and self.dtype == other.dtype and self.weak_type == other.weak_type
-                                 and _spec(self) == _spec(other))
+                                 and _sharding_key(self) == _sharding_key(other))
 
     def __hash__(self):
         h = self._hash
@@ -108,6 +108,13 @@ propagate_sharding = None
 def _spec(aval):
     s = aval._sharding
     return None if s is None else s.spec
+
+
+def _sharding_key(aval):
+    # The spec and the mesh itself (its devices): a jitted function's executable and output types are per
+    # device assignment, as JAX's cache keys them, so arrays on another mesh of the same shape miss the entry.
+    s = aval._sharding
+    return None if s is None else (s.spec, s.mesh)
 
 
 def _dims_text(shape, spec):
