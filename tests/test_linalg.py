@@ -391,8 +391,10 @@ def test_eager_transpose_is_a_lazy_view():
     np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a * 1)(t)), x_np.T)
     np.testing.assert_array_equal(np.asarray(t), x_np.T)
     assert t.devices() == x.devices()
-    with pytest.raises(TypeError, match=r"\(400, 300\) and \(400, 500\)"):
+    with pytest.raises(TypeError) as e:
         jnp.dot(t, y.T)
+    # JAX 0.10.2's text
+    assert str(e.value) == "dot_general requires contracting dimensions to have the same shape, got (300,) and (400,)."
     # under a trace, .T is lax.transpose as in JAX
     assert "transpose" in str(jax.make_jaxpr(lambda a: a.T)(x))
 

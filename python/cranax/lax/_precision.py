@@ -5,7 +5,7 @@ kernels compute float32 products in float32 at every setting, so all three value
 import enum
 from typing import NamedTuple as _NamedTuple, Sequence as _Sequence, Union as _Union
 
-from ..primitives.precision import Precision   # its home: dot_general records it
+from ..primitives.precision import DotAlgorithmPreset, Precision   # their home: dot_general records them
 
 __all__ = ["Precision", "AccuracyMode", "DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers",
            "PrecisionLike", "Tolerance"]
@@ -28,31 +28,6 @@ class DotAlgorithm(_NamedTuple):
     rhs_component_count: int = 1
     num_primitive_operations: int = 1
     allow_imprecise_accumulation: bool = False
-
-
-class DotAlgorithmPreset(enum.Enum):
-    """Named dot algorithms (``precision=``). Mirrors ``jax.lax.DotAlgorithmPreset``."""
-    DEFAULT = enum.auto()
-    ANY_F8_ANY_F8_F32 = enum.auto()
-    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
-    ANY_F8_ANY_F8_ANY = enum.auto()
-    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
-    F16_F16_F16 = enum.auto()
-    F16_F16_F32 = enum.auto()
-    BF16_BF16_BF16 = enum.auto()
-    BF16_BF16_F32 = enum.auto()
-    BF16_BF16_F32_X3 = enum.auto()
-    BF16_BF16_F32_X6 = enum.auto()
-    BF16_BF16_F32_X9 = enum.auto()
-    TF32_TF32_F32 = enum.auto()
-    TF32_TF32_F32_X3 = enum.auto()
-    F32_F32_F32 = enum.auto()
-    F64_F64_F64 = enum.auto()
-
-    def __repr__(self):
-        return f"{type(self).__name__}.{self.name}"
-
-    __str__ = lambda self: self.name  # noqa: E731
 
 
 DotDimensionNumbers = tuple[tuple[_Sequence[int], _Sequence[int]], tuple[_Sequence[int], _Sequence[int]]]

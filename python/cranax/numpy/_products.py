@@ -36,15 +36,15 @@ def _prep(name, *args):
     return out, dt
 
 
-def _dg(a, b, lc, rc, lb=(), rb=(), dt=None):
-    return lax.dot_general(a, b, ((lc, rc), (lb, rb)), preferred_element_type=dt)
+def _dg(a, b, lc, rc, lb=(), rb=(), dt=None, precision=None):
+    return lax.dot_general(a, b, ((lc, rc), (lb, rb)), precision=precision, preferred_element_type=dt)
 
 
 def _check_contract(name, a_shape, b_shape, ad, bd):
     if a_shape[ad] != b_shape[bd]:
-        raise TypeError(f"{name}: contracting dimensions must match, got shapes {a_shape} and {b_shape} "
-                        f"(sizes {a_shape[ad]} and {b_shape[bd]}); dot_general requires contracting dimensions "
-                        f"to have the same shape, got ({a_shape[ad]},) and ({b_shape[bd]},).")
+        # JAX's text (its jnp functions reach dot_general's shape check); ``name`` is for the caller's reader
+        raise TypeError(f"dot_general requires contracting dimensions to have the same shape, got ({a_shape[ad]},) "
+                        f"and ({b_shape[bd]},).")
 
 
 def _gram(a, b, preferred_element_type):
@@ -105,7 +105,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
         return multiply(a, b)
     bd = len(sb) - 2 if len(sb) >= 2 else 0
     _check_contract("dot", sa, sb, len(sa) - 1, bd)
-    return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt)
+    return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt, precision=precision)
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
@@ -184,7 +184,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     a = asarray(a)
     if get_aval(a).dtype.kind == "c":
         a = conjugate(a)
-    return dot(ravel(a), ravel(b), preferred_element_type=preferred_element_type)
+    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
@@ -210,7 +210,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     if len(sa) == 0 or len(sb) == 0:
         return multiply(a, b)
     _check_contract("inner", sa, sb, len(sa) - 1, len(sb) - 1)
-    return _dg(a, b, (len(sa) - 1,), (len(sb) - 1,), dt=dt)
+    return _dg(a, b, (len(sa) - 1,), (len(sb) - 1,), dt=dt, precision=precision)
 
 
 def outer(a, b, out=None):
@@ -253,7 +253,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         cb = tuple(int(x) % len(sb) for x in ax_b)
     for x, y in zip(ca, cb):
         _check_contract("tensordot", sa, sb, x, y)
-    return _dg(a, b, ca, cb, dt=dt)
+    return _dg(a, b, ca, cb, dt=dt, precision=precision)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -416,7 +416,7 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None, 
         rb = tuple(b_lab.index(c) for c in batch)
         lc = tuple(acc_lab.index(c) for c in contract)
         rc = tuple(b_lab.index(c) for c in contract)
-        acc = _dg(acc, b, lc, rc, lb, rb, dt=dt)
+        acc = _dg(acc, b, lc, rc, lb, rb, dt=dt, precision=precision)
         acc_lab = ("".join(batch) + "".join(c for c in acc_lab if c not in shared)
                    + "".join(c for c in b_lab if c not in shared))
     acc, acc_lab = _sum_labels(acc, acc_lab, set(out_lab))

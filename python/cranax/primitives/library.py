@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import core, dtypes
+from .. import _core, core, dtypes
 from ..core import ShapedArray, get_aval, typed_scalar
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
@@ -18,7 +18,7 @@ from ..jaxpr import ShownParam
 from . import elementwise as _ew
 from . import state as _state
 from . import structural as _st
-from .precision import canonicalize_precision
+from .precision import canonicalize_precision, check_cpu_algorithm
 from ..sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 from .standard import standard_primitive
 
@@ -94,6 +94,8 @@ def _dot_general_abstract(lhs, rhs, dimension_numbers, precision=None, preferred
 
 
 def _dot_general_wire(eqn):
+    if _core.get_default_device().platform == "cpu":   # (JAX checks when it lowers for the CPU)
+        check_cpu_algorithm(eqn.params.get("precision"))
     (lc, rc), (lb, rb) = _canon_dnums(eqn.params["dimension_numbers"])
     return {"lhs_contracting": list(lc), "rhs_contracting": list(rc), "lhs_batch": list(lb),
             "rhs_batch": list(rb), "preferred_element_type": _dt_name(eqn.params.get("preferred_element_type"))}
@@ -116,7 +118,9 @@ def _dot_general_pp(eqn):
     # As JAX 0.10.2: None-valued params and out_sharding are not printed.
     out = [("dimension_numbers", _Raw(dn))]
     if eqn.params.get("precision") is not None:
-        out.append(("precision", _Raw("(" + ", ".join(map(repr, eqn.params["precision"])) + ")")))
+        prec = eqn.params["precision"]
+        out.append(("precision", _Raw(str(prec) if not isinstance(prec, tuple) else
+                                      "(" + ", ".join(map(repr, prec)) + ")")))
     if pet is not None:
         out.append(("preferred_element_type", _Raw(np.dtype(pet).name)))
     return out

@@ -5,7 +5,7 @@ import enum
 
 from ..config import config
 
-__all__ = ["Precision", "canonicalize_precision"]
+__all__ = ["Precision", "DotAlgorithmPreset", "canonicalize_precision", "check_cpu_algorithm"]
 
 
 class Precision(enum.Enum):
@@ -32,6 +32,44 @@ class Precision(enum.Enum):
         return f"Precision.{self.name}"
 
 
+class DotAlgorithmPreset(enum.Enum):
+    """Named dot algorithms (``precision=``); a jaxpr records the preset (printed by name). On the CPU JAX
+    0.10.2 runs DEFAULT, F16_F16_F16, F32_F32_F32, F64_F64_F64 and BF16_BF16_F32(_X3/_X6) as the plain
+    product (so does cranax) and refuses the others when compiling (``check_cpu_algorithm``). Mirrors
+    ``jax.lax.DotAlgorithmPreset``."""
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __repr__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    __str__ = lambda self: self.name  # noqa: E731
+
+
+_CPU_PRESETS = frozenset(DotAlgorithmPreset[n] for n in (
+    "DEFAULT", "F16_F16_F16", "F32_F32_F32", "F64_F64_F64", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6"))
+
+
+def check_cpu_algorithm(precision):
+    """JAX's refusal, when compiling for the CPU, of a preset its CPU backend does not run."""
+    if isinstance(precision, DotAlgorithmPreset) and precision not in _CPU_PRESETS:
+        raise ValueError(f"The precision '{precision}' is not supported by dot_general on CPU")
+
+
 def _one(p, given):
     if isinstance(p, Precision):
         return p
@@ -47,15 +85,17 @@ def _one(p, given):
 
 def canonicalize_precision(precision):
     """``precision`` of a ``dot_general`` as its jaxpr records it: None, or a pair of ``Precision``s. None
-    takes ``jax_default_matmul_precision`` (when set). Raises ValueError for anything else, and
-    NotImplementedError for the dot-algorithm presets (``'BF16_BF16_F32'``...), which cranax does not have."""
+    takes ``jax_default_matmul_precision`` (when set). A dot-algorithm preset (``'BF16_BF16_F32'``, or a
+    ``DotAlgorithmPreset``) is kept as the preset. Raises ValueError for anything else."""
     if precision is None:
         precision = config.jax_default_matmul_precision
         if precision is None:
             return None
-        if Precision._missing_(precision) is None:
-            raise NotImplementedError(f"jax_default_matmul_precision={precision!r}: cranax has no dot algorithm "
-                                      "presets; use 'default', 'high' or 'highest'")
+    if isinstance(precision, DotAlgorithmPreset):
+        return precision
+    if isinstance(precision, str) and Precision._missing_(precision) is None and \
+            precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
     if isinstance(precision, (tuple, list)) and len(precision) == 2 and \
             all(isinstance(p, Precision) for p in precision):
         return tuple(precision)
