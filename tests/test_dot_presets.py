@@ -128,3 +128,16 @@ def test_einsum_records_precision(capsys):
     print(jax.make_jaxpr(lambda a, b: jnp.einsum('ij,jk->ik', a, b, precision='highest'))(a, b))
     print(jax.make_jaxpr(lambda a, b: jnp.einsum('ij,jk->ik', a, b, precision='BF16_BF16_F32'))(a, b))
     assert capsys.readouterr().out == EINSUM_JAX
+
+
+def test_lazy_transposes_keep_the_precision():
+    # an eager x.T is a lazy view folded into the product: the preset still reaches dot_general
+    x = jnp.asarray(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    for f in (lambda: jnp.dot(x.T, x, precision='TF32_TF32_F32'), lambda: jnp.matmul(x, x.T, precision='TF32_TF32_F32')):
+        try:
+            f()
+            raise AssertionError("no error")
+        except ValueError as e:
+            assert str(e) == "The precision 'TF32_TF32_F32' is not supported by dot_general on CPU"
+    np.testing.assert_array_equal(np.asarray(jnp.dot(x.T, x, precision='BF16_BF16_F32')),
+                                  np.asarray(x).T @ np.asarray(x))

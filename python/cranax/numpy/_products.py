@@ -73,9 +73,11 @@ def _unlazy(a, b):
     return (a._src if la else a, b._src if lb else b, 0 if la else 1, 1 if lb else 0)
 
 
-def _folded(a, b, preferred_element_type, name="dot"):
+def _folded(a, b, preferred_element_type, name="dot", precision=None):
     """``a @ b`` for 2-D operands when one is a lazy transpose or a NumPy transposed view of the other; None
     when neither applies."""
+    if precision is not None:   # (the Gram and lazy-view shortcuts record no precision)
+        return None
     g = _gram(a, b, preferred_element_type)
     if g is not None:
         return g
@@ -94,7 +96,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
     (last for 1-D ``b``). ``out_sharding`` is accepted and, cranax running on one device, has no effect (as
     ``lax.reshape``'s). Mirrors ``jax.numpy.dot``."""
-    g = _folded(a, b, preferred_element_type)
+    g = _folded(a, b, preferred_element_type, precision=precision)
     if g is not None:
         return g
     (a, b), dt = _prep("dot", a, b)
@@ -116,7 +118,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     sharding in types (JAX's explicit sharding; values are the same with or without it).
     Mirrors ``jax.numpy.matmul`` / ``@``, and like it is one ``dot_general`` (with a ``squeeze`` before and a
     ``transpose`` after where needed)."""
-    g = _folded(a, b, preferred_element_type, "matmul")
+    g = _folded(a, b, preferred_element_type, "matmul", precision)
     if g is not None:
         return g
     (a, b), dt = _prep("matmul", a, b)
