@@ -505,6 +505,27 @@ def _no_nan_in_deoptimized(what):
 _NOT_STAGED = object()
 
 
+def _statics_of(fun, static_argnums, static_argnames):
+    """``(static_argnums, static_argnames)`` of ``jit(fun, ...)`` resolved against ``fun``'s signature (JAX's
+    checks). inspect.signature costs tens of µs; `jit(f)` re-created in a loop (the seed's pattern) reuses it."""
+    try:
+        per_fun = _resolved_statics.get(fun)
+        okey = (_hashable_opt(static_argnums), _hashable_opt(static_argnames))
+        resolved = per_fun.get(okey) if per_fun is not None else None
+    except TypeError:  # an unhashable or non-weakrefable function/option: resolve every time
+        per_fun = okey = resolved = None
+    if resolved is None:
+        resolved = _resolve_static(fun, static_argnums, static_argnames)
+        if okey is not None:
+            try:
+                if per_fun is None:
+                    per_fun = _resolved_statics[fun] = {}
+                per_fun[okey] = resolved
+            except TypeError:
+                pass
+    return resolved[0], resolved[1]
+
+
 class JitWrapped(Wrapped):
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
@@ -513,29 +534,28 @@ class JitWrapped(Wrapped):
         # what the AOT stages report (``Traced.donate_argnums``); cranax does not reuse donated buffers
         self._donate_argnums = (() if donate_argnums is None else
                                 (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums))
-        # inspect.signature costs tens of µs; `jit(f)` re-created in a loop (the seed's pattern) reuses it.
-        try:
-            per_fun = _resolved_statics.get(fun)
-            okey = (_hashable_opt(static_argnums), _hashable_opt(static_argnames))
-            resolved = per_fun.get(okey) if per_fun is not None else None
-        except TypeError:  # an unhashable or non-weakrefable function/option: resolve every time
-            per_fun = okey = resolved = None
-        if resolved is None:
-            resolved = _resolve_static(fun, static_argnums, static_argnames)
-            if okey is not None:
-                try:
-                    if per_fun is None:
-                        per_fun = _resolved_statics[fun] = {}
-                    per_fun[okey] = resolved
-                except TypeError:
-                    pass
-        self._static_argnums, self._static_argnames, _ = resolved
+        self._static_argnums, self._static_argnames = _statics_of(fun, static_argnums, static_argnames)
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._inline = inline
         self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
         self._cache = self._holder.execs
         functools.update_wrapper(self, fun, updated=())
         self._name = getattr(fun, "__name__", type(fun).__name__)
+
+    @classmethod
+    def _tracing_only(cls, fun, static_argnums=()):
+        """A JitWrapped for ``eval_shape`` and ``make_jaxpr``, which trace once and keep nothing: without jit's
+        per-function caches (a core JitCache, weak entries keyed by the function, dropped again when it dies),
+        which cost more than the trace of the small fresh closures equinox hands them by the dozen per trace."""
+        w = cls.__new__(cls)
+        w._fun = fun
+        w._donate_argnums = ()
+        w._static_argnums, w._static_argnames = (_statics_of(fun, static_argnums, None) if static_argnums
+                                                 else ((), ()))
+        w._has_static = bool(w._static_argnums)
+        w._inline = False
+        w._name = getattr(fun, "__name__", type(fun).__name__)
+        return w
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -1166,7 +1186,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        w = JitWrapped(fun, static_argnums, None, None, False, False)
+        w = JitWrapped._tracing_only(fun, static_argnums)
         dyn_args, dyn_kwargs, statics = w._split(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         with contextlib.ExitStack() as stack:
@@ -1201,7 +1221,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 def eval_shape(fun, *args, **kwargs):
     """Output shapes/dtypes of ``fun`` as ``ShapeDtypeStruct``s, without running it. Mirrors
     ``jax.eval_shape``."""
-    return JitWrapped(fun, (), (), None, False, False).eval_shape(*args, **kwargs)
+    return JitWrapped._tracing_only(fun).eval_shape(*args, **kwargs)
 
 
 # True when jit may be disabled in some thread (the flag is set, or a disable_jit() block is active

@@ -278,7 +278,8 @@ class _Aval:
 def lower_jaxpr(closed, name="main"):
     """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
-    prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
+    with print_order.memo():
+        prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}
     return json.dumps(prog, separators=(",", ":"), default=_wire_default)
 
 

@@ -4,13 +4,15 @@
 Concrete arrays that the function closes over become constvars (their values are the jaxpr's consts);
 concrete scalars become literals. Tracers of outer traces are constants too, so nested staging works.
 """
+import functools
 import inspect
 import threading
+import types
 
 import numpy as np
 
 from .. import core
-from ..core import ShapedArray, Tracer, get_aval, set_current_trace, user_source
+from ..core import ShapedArray, Tracer, get_aval, user_source
 from ..errors import UnexpectedTracerError
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _subjaxprs
 from .._pytree import keystr, tree_flatten_with_path, tree_unflatten
@@ -82,11 +84,11 @@ class LazyNames:
 
 
 def debug_info(fun, traced_for, arg_names):
-    import functools
     f = fun
     while isinstance(f, functools.partial):
         f = f.func
-    f = inspect.unwrap(f)   # every __wrapped__ level, as JAX's fun_sourceinfo
+    if hasattr(f, "__wrapped__"):   # (inspect.unwrap costs µs; most traced functions wrap nothing)
+        f = inspect.unwrap(f)   # every __wrapped__ level, as JAX's fun_sourceinfo
     name = getattr(f, "__name__", type(f).__name__)
     code = getattr(f, "__code__", None)
     loc = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
@@ -96,6 +98,30 @@ def debug_info(fun, traced_for, arg_names):
 _STATIC = object()   # a static argument's place in ``arg_names`` (it names no traced input)
 
 
+# Signatures of plain functions by code object (which names and kinds the parameters have) and which of them
+# have defaults: loop bodies and equinox's closures are fresh functions of a few code objects, traced by the
+# dozen, and ``inspect.signature`` costs tens of µs. The defaults' values are not kept (``bind`` ignores them).
+_signatures = {}
+_SIGNATURES_LIMIT = 1024
+_NO_VALUE = object()
+
+
+def _signature(fun):
+    if type(fun) is not types.FunctionType or "__wrapped__" in fun.__dict__ or "__signature__" in fun.__dict__:
+        return inspect.signature(fun)
+    key = (fun.__code__, len(fun.__defaults__ or ()), tuple(fun.__kwdefaults__ or ()))
+    sig = _signatures.get(key)
+    if sig is None:
+        sig = inspect.signature(fun)
+        sig = sig.replace(parameters=[p.replace(annotation=p.empty,
+                                                default=p.empty if p.default is p.empty else _NO_VALUE)
+                                      for p in sig.parameters.values()], return_annotation=sig.empty)
+        if len(_signatures) >= _SIGNATURES_LIMIT:
+            _signatures.clear()
+        _signatures[key] = sig
+    return sig
+
+
 def arg_names(fun, args, kwargs=None):
     """JAX's ``_non_static_arg_names``: one name per traced leaf of ``(args, kwargs)``, the parameter the
     leaf was bound to and its key path (``x``, ``d['a'][1]``, ``xs[0]`` for ``*xs``, ``kw['b']`` for
@@ -103,7 +129,7 @@ def arg_names(fun, args, kwargs=None):
     kwargs = kwargs or {}
     ordered = None
     try:
-        sig = inspect.signature(fun)
+        sig = _signature(fun)
         ba = sig.bind(*args, **kwargs)
     except (ValueError, TypeError):
         pass
@@ -346,8 +372,12 @@ def trace_to_jaxpr(fun, in_avals, debug=None, instantiate=True, keep_call_consts
     if prev_staging is None:
         _keep.staging_since = _array_serial()
     try:
-        with set_current_trace(trace):
+        state = core._state   # (set_current_trace's work without its context manager: one per trace)
+        outer, state.trace = state.trace, trace
+        try:
             outs = fun(*args)
+        finally:
+            state.trace = outer
         outs = [instantiate_const(trace, o) for o in outs]
         closed = trace.to_jaxpr(outs)
         closed.jaxpr.debug_info = debug

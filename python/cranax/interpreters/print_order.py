@@ -30,10 +30,12 @@ inlines their body), and programs where XLA merges a constant with a constant re
 Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 import collections
+import contextlib
+import threading
 
 from ..jaxpr import Literal
 
-__all__ = ["order"]
+__all__ = ["order", "memo"]
 
 _PRINTS = ("debug_print", "debug_callback")
 # the model's size bounds (equations, equations x prints): a few ms of CPU time at most
@@ -56,12 +58,47 @@ def _barrier(eqn):
         return not _unordered_print(eqn)
     if eqn.primitive.name in ("io_callback", "pure_callback"):
         return True
-    return any(_holds_effect(e) for j in _sub_jaxprs(eqn) for e in j.eqns)
+    return any(_jaxpr_holds(j) for j in _sub_jaxprs(eqn))
+
+
+_EFFECTS = _PRINTS + ("io_callback", "pure_callback")
 
 
 def _holds_effect(eqn):
-    return eqn.primitive.name in _PRINTS + ("io_callback", "pure_callback") or any(
-        _holds_effect(e) for j in _sub_jaxprs(eqn) for e in j.eqns)
+    return eqn.primitive.name in _EFFECTS or any(_jaxpr_holds(j) for j in _sub_jaxprs(eqn))
+
+
+class _Memo(threading.local):
+    holds = None   # within ``memo()``: id(jaxpr) -> (jaxpr, whether one of its equations holds an effect)
+
+
+_memo = _Memo()
+
+
+@contextlib.contextmanager
+def memo():
+    """Within the block (one program's lowering, which asks ``order`` of each nested program in turn), whether a
+    sub-jaxpr holds an effect is found once per jaxpr, not once per enclosing program."""
+    if _memo.holds is not None:
+        yield
+        return
+    _memo.holds = {}
+    try:
+        yield
+    finally:
+        _memo.holds = None
+
+
+def _jaxpr_holds(j):
+    holds = _memo.holds
+    if holds is not None:
+        hit = holds.get(id(j))
+        if hit is not None and hit[0] is j:
+            return hit[1]
+    r = any(_holds_effect(e) for e in j.eqns)
+    if holds is not None:
+        holds[id(j)] = (j, r)
+    return r
 
 
 def _sub_jaxprs(eqn):
@@ -79,6 +116,8 @@ def order(jaxpr, kind="entry", carried=None):
     ``kind``: ``"entry"`` (a program), ``"branch"`` (a ``cond`` branch), ``"while"`` or ``"scan"`` (a loop
     body); ``carried``: for a scan body, the invar positions that are constants or carries (its ``xs``,
     which XLA slices, are not)."""
+    if not _jaxpr_holds(jaxpr):   # (most programs: found once per lowering, see ``memo``)
+        return {}
     effects = [e for e in jaxpr.eqns if _holds_effect(e)]
     if not effects or len(effects) == 1 and effects[0].primitive.name in _PRINTS:
         return {}
