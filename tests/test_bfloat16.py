@@ -514,3 +514,19 @@ def test_bfloat16_ball_dirichlet_from_4096_rows_bit_identical_to_jax(name):
     else:
         p = 1.5 if "p15" in name else 2.0
         assert np.all(np.sum(np.abs(f) ** p, -1) <= 1.02)
+
+
+def test_ynn_chain_derivatives_and_errors():
+    from cranax import _prng
+    K = jax.random.PRNGKey
+    # the gamma pieces have no derivative rule yet (lax.random_gamma_grad): JAX's grad differs, cranax says why
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        jax.jvp(lambda p: jax.random.ball(K(0), 3, p, (10,), BF), (np.float32(2.0),), (np.float32(1.0),))
+    a = np.array([1.0, 2.0, 3.0], BF)
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        jax.jvp(lambda v: jax.random.dirichlet(K(0), v, (10,), BF), (a,), (np.ones_like(a),))
+    # a tangent-free use differentiates to zero (the key is the only input)
+    f = lambda x: x * jax.random.dirichlet(K(1), a, (4,), BF).astype(np.float32).sum()  # noqa: E731
+    assert float(jax.grad(f)(np.float32(1.0))) == pytest.approx(4.0, rel=0.02)
+    with pytest.raises(ValueError, match="unknown chain"):
+        _prng.ynn_chain("no_such_chain", jnp.ones((2, 3), np.float32))
