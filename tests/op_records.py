@@ -603,6 +603,11 @@ _CONTROL = [
        tested_in=("test_random_ynn.py::test_ynn_choice_decides_on_the_batched_shape",
                   "test_random_ynn.py::test_ynn_choice_derivatives_and_errors",
                   "test_random_ynn.py::test_x64_draws_bit_identical_to_jax")),
+    # a half-float sampler's tail as one YNNPACK fusion (float32 throughout) or rounded per op, taken at
+    # lowering on the final (batched) shape (_prng.py: ynn_chain)
+    _r("ynn_chain", "internal",
+       tested_in=("test_bfloat16.py::test_bfloat16_ball_dirichlet_from_4096_rows_bit_identical_to_jax",
+                  "test_bfloat16.py::test_ynn_chain_derivatives_and_errors")),
     # partial evaluation's marker for a known value it must not fold; staged internally, never by users
     _r("pe_identity", "internal", linear=True,
        tested_in=("test_control_flow.py::test_closed_over_values_become_leading_operands",)),

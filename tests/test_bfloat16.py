@@ -457,3 +457,76 @@ def test_bfloat16_gamma_family_bit_identical_to_jax():
     # alpha = 3: d = 2.671875, c = 0.333984375 / 1.6328125 rounded = 0.2041015625 (the rsqrt form: 0.2050781)
     b = np.asarray(jax.random.gamma(K(9), np.array(3.0, BF), (4000,), BF)).astype(np.float32)
     assert abs(b.mean() - 3.0) < 0.1
+
+
+# From 4096 rows (draws, vmapped batches included) XLA:CPU runs the tail of a bfloat16 ball (generalized_normal's
+# r * (d·V·boost)**(1/p), the exponential's log1p, the norm) or dirichlet (the log-gamma's logs, the softmax) in
+# one YNNPACK fusion, float32 throughout and rounded once (dirichlet's log-gamma is rounded once more, where the
+# row max reads it); below that each op rounds (``_prng.ynn_chain``). JAX 0.10.2 on this AMD EPYC host,
+# x64 off, sha256 prefixes of the raw bytes; the ball's read the C library's pow.
+A3_BF, A4_BF = np.array([0.5, 1.0, 3.0], BF), np.array([0.2, 1.0, 2.0, 7.0], BF)
+JAX_BF16_YNN = {
+    "ball_bf16_4096": ("da5651e4da8cce13f374f5a7ccab0225", lambda: jax.random.ball(jax.random.PRNGKey(0), 3, 2, (4096,), BF)),
+    "ball_bf16_8192_d2": ("769bf56e68edd4f0388444810897fda2", lambda: jax.random.ball(jax.random.PRNGKey(1), 2, 2, (8192,), BF)),
+    "ball_bf16_2x2048_p15": ("29c9f6afa4e3a2c26e18cd4f2d47c72b",
+                             lambda: jax.random.ball(jax.random.PRNGKey(3), 3, 1.5, (2, 2048), BF)),
+    "ball_bf16_5000_d5": ("caeccffb0cd86521ceff84abfdfb845a", lambda: jax.random.ball(jax.random.PRNGKey(4), 5, 2, (5000,), BF)),
+    "ball_bf16_4095": ("cec071cf356bcfd28a7050cdb2449403", lambda: jax.random.ball(jax.random.PRNGKey(5), 3, 2, (4095,), BF)),
+    # 3 keys x 1500 draws: 4500 rows, fused; 3 x 1000: per op
+    "ball_bf16_vmap_big": ("79d63318653b0770dbc7c8916e885f14", lambda: jax.vmap(
+        lambda k: jax.random.ball(k, 3, 2, (1500,), BF))(jax.random.split(jax.random.PRNGKey(6), 3))),
+    "ball_bf16_vmap_small": ("eb8eb3dbc1b5542c922e0c2b73fd1af3", lambda: jax.vmap(
+        lambda k: jax.random.ball(k, 3, 2, (1000,), BF))(jax.random.split(jax.random.PRNGKey(7), 3))),
+    "ball_bf16_jit_small": ("d0d46261dfbc07cea8e36dca26e0aff7",
+                            lambda: jax.jit(lambda k: jax.random.ball(k, 3, 2.0, (1000,), BF))(jax.random.PRNGKey(2))),
+    "dirichlet_bf16_4096": ("ab09694ed21dd32afcf7415676638676", lambda: jax.random.dirichlet(jax.random.PRNGKey(0), A3_BF, (4096,), BF)),
+    "dirichlet_bf16_8192": ("d705ba0a48252e25474d3297fc630605", lambda: jax.random.dirichlet(jax.random.PRNGKey(1), A3_BF, (8192,), BF)),
+    "dirichlet_bf16_k4_4096": ("1ef33968f7992c5e10bd9e1fc151e2cd",
+                               lambda: jax.random.dirichlet(jax.random.PRNGKey(3), A4_BF, (4096,), BF)),
+    "dirichlet_bf16_2x2048": ("c5ecc54ac77d48522af9b97e09912a12",
+                              lambda: jax.random.dirichlet(jax.random.PRNGKey(8), A3_BF, (2, 2048), BF)),
+    "dirichlet_bf16_4095": ("449b99b360a169ab4e4996ec0b824ac9", lambda: jax.random.dirichlet(jax.random.PRNGKey(4), A3_BF, (4095,), BF)),
+    "dirichlet_bf16_vmap_big": ("912e39172e857d668a5dc2383817b10f", lambda: jax.vmap(
+        lambda k: jax.random.dirichlet(k, A3_BF, (1500,), BF))(jax.random.split(jax.random.PRNGKey(6), 3))),
+    "dirichlet_bf16_vmap_small": ("7ba4c9518c84c737fa25570c2e182a2c", lambda: jax.vmap(
+        lambda k: jax.random.dirichlet(k, A3_BF, (1000,), BF))(jax.random.split(jax.random.PRNGKey(7), 3))),
+    "dirichlet_bf16_vmap_alpha": ("9282a6b7ed50f4b40b4fa094b9d2fd8a", lambda: jax.vmap(
+        lambda a: jax.random.dirichlet(jax.random.PRNGKey(9), a, (2000,), BF))(
+            np.array([[0.5, 1, 3], [2, 2, 2], [0.3, 4, 1]], BF))),
+    "dirichlet_bf16_jit": ("74af910349bb1fa1007a29b1842c951b",
+                           lambda: jax.jit(lambda k: jax.random.dirichlet(k, A3_BF, (4096,), BF))(jax.random.PRNGKey(2))),
+}
+
+
+@pytest.mark.parametrize("name", list(JAX_BF16_YNN))
+def test_bfloat16_ball_dirichlet_from_4096_rows_bit_identical_to_jax(name):
+    import hashlib
+    from test_random_xla_f32 import _as_recorded
+    digest, fn = JAX_BF16_YNN[name]
+    v = np.asarray(fn())
+    assert v.dtype == BF
+    # dirichlet reads only cranax's own log/exp/sum: its bits hold on every host; the ball's read pow
+    if name.startswith("dirichlet") or _as_recorded("pow"):
+        assert hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:32] == digest, name
+    f = v.astype(np.float32)
+    if name.startswith("dirichlet"):
+        assert np.all(f >= 0) and np.allclose(f.sum(-1), 1, atol=0.02)
+    else:
+        p = 1.5 if "p15" in name else 2.0
+        assert np.all(np.sum(np.abs(f) ** p, -1) <= 1.02)
+
+
+def test_ynn_chain_derivatives_and_errors():
+    from cranax import _prng
+    K = jax.random.PRNGKey
+    # the gamma pieces have no derivative rule yet (lax.random_gamma_grad): JAX's grad differs, cranax says why
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        jax.jvp(lambda p: jax.random.ball(K(0), 3, p, (10,), BF), (np.float32(2.0),), (np.float32(1.0),))
+    a = np.array([1.0, 2.0, 3.0], BF)
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        jax.jvp(lambda v: jax.random.dirichlet(K(0), v, (10,), BF), (a,), (np.ones_like(a),))
+    # a tangent-free use differentiates to zero (the key is the only input)
+    f = lambda x: x * jax.random.dirichlet(K(1), a, (4,), BF).astype(np.float32).sum()  # noqa: E731
+    assert float(jax.grad(f)(np.float32(1.0))) == pytest.approx(4.0, rel=0.02)
+    with pytest.raises(ValueError, match="unknown chain"):
+        _prng.ynn_chain("no_such_chain", jnp.ones((2, 3), np.float32))

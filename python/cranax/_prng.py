@@ -594,6 +594,66 @@ def ynn_choice(fn, *xs):
     XLA's own below."""
     return ynn_choice_p.bind(*xs, fn=fn)
 
+# ------------------------------------------------------------------------------ whole chains, on the final shape
+# A half-float sampler's tail (bfloat16 ball, dirichlet) is, from 4096 rows of the final shape on, one YNNPACK
+# fusion that XLA:CPU pulls the elementwise ops around the row sum into; inside it the half-float roundings
+# between ops are gone (YNNPACK drops the convert pairs: float32 throughout, rounded once at the end). Below
+# that the same ops run in XLA's own loops, each rounded. A sampler registers the two forms of its tail in
+# ``YNN_CHAINS[name] = (fused, per_op)``: functions of arrays whose last axis is the reduced one (operands of
+# the rows' shape drop it), and binds ``ynn_chain(name, ...)``; the lowering picks one on the final shape.
+YNN_CHAINS = {}
+_ynn_chain_avals = {}
+
+
+def _ynn_chain_jaxpr(name, avals, fused):
+    key = (name, avals, fused)
+    jaxpr = _ynn_chain_avals.get(key)
+    if jaxpr is None:
+        fn = YNN_CHAINS[name][0 if fused else 1]
+        jaxpr = _ynn_chain_avals[key] = trace_to_jaxpr(lambda *a: [fn(*a)], list(avals)).jaxpr
+    return jaxpr
+
+
+def _ynn_chain_abstract(*xs, name):
+    if name not in YNN_CHAINS:
+        raise ValueError(f"ynn_chain: unknown chain {name!r}")
+    return _ynn_chain_jaxpr(name, tuple(xs), False).outvars[0].aval
+
+
+ynn_chain_p = standard_primitive("ynn_chain", _ynn_chain_abstract)
+
+
+def _ynn_chain_inline(eqn):
+    avals = tuple(v.aval for v in eqn.invars)
+    rows = eqn.outvars[0].aval.shape[:-1]
+    return _ynn_chain_jaxpr(eqn.params["name"], avals, ynn_sized(rows)), eqn.invars
+
+
+def _ynn_chain_batch(vals, dims, *, name):
+    # the batch axis first on every operand (unmapped ones broadcast, as XLA fuses them): more rows
+    size = _batching.axis_size_of(vals, dims)
+    return ynn_chain_p.bind(*[_batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)], name=name), 0
+
+
+def _ynn_chain_jvp(primals, tangents, *, name):
+    if any(type(t) is not _ad.Zero for t in tangents):
+        raise NotImplementedError(f"differentiating the half-float {name} sampler needs lax.random_gamma_grad, "
+                                  "which cranax lacks yet (issue 22's special functions)")
+    ans = ynn_chain_p.bind(*primals, name=name)
+    return ans, _ad.Zero(get_aval(ans))
+
+
+ynn_chain_p.inline_jaxpr = staticmethod(_ynn_chain_inline)
+_batching.batching_rules[ynn_chain_p] = _ynn_chain_batch
+_ad.jvp_rules[ynn_chain_p] = _ynn_chain_jvp
+
+
+def ynn_chain(name, *xs):
+    """The registered chain ``name`` (``YNN_CHAINS``) of ``xs``: its fused form (float32 throughout, rounded
+    once) where the result has >= 4096 rows once every vmap is applied, its per-op form below."""
+    return ynn_chain_p.bind(*xs, name=name)
+
+
 # Lanczos (g = 7, n = 9) coefficients, as XLA's lgamma decomposition uses them (rounded to float32 there).
 _LANCZOS_G = 7.0
 _LANCZOS_BASE = 0.99999999999980993227684700473478

@@ -1273,11 +1273,14 @@ def _gamma_one(key, alpha, log_space):
 
     ks = _prng.split(key, (2,))
     _, _, V, _ = lax.while_loop(cond, body, (ks[0], zero, one, c_(2)))
-    if log_space:
+    if log_space not in (False, "parts"):
         # minus an exponential draw: log(1 - u)
         log_samples = _prng.log1p(lax.neg(_uniform_raw(ks[1], 0., 1., (), dt)))
         skip = lax.bitwise_or(boost_mask, lax.eq(log_samples, zero))
         log_boost = lax.select(skip, zero, lax.mul(log_samples, lax.div(one, alpha_orig)))
+        if log_space == "log_parts":
+            # the pieces a half-float dirichlet's tail starts from (``_dirichlet_bf16_*``)
+            return d, V, log_boost
         if log_space == "ynn":
             # the two logs join dirichlet's softmax fusion, YNNPACK's where that spans >= 4096 elements
             # (decided on the final, batched shape: ``_prng.ynn_choice``)
@@ -1285,6 +1288,9 @@ def _gamma_one(key, alpha, log_space):
         return lax.add(lax.add(_prng.log(d), _prng.log(V)), log_boost)
     samples = lax.sub(one, _uniform_raw(ks[1], 0., 1., (), dt))
     boost = lax.select(boost_mask, one, _pow_libm(samples, lax.div(one, alpha_orig)))
+    if log_space == "parts":
+        # the pieces a half-float ball's tail starts from (``_ball_bf16_*``)
+        return d, V, boost
     return lax.mul(lax.mul(d, V), boost)
 
 
@@ -1296,6 +1302,8 @@ def _gamma_samples(key, a, log_space):
     keys = _prng.split(key, (n,))
     flat = lax.reshape(a, (n,))
     out = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, flat)
+    if isinstance(out, (tuple, list)):
+        return tuple(lax.reshape(o, shape) for o in out)
     return lax.reshape(out, shape)
 
 
@@ -1341,6 +1349,15 @@ def _gamma_raw(key, a, shape, dtype, log_space):
         a = jnp.broadcast_to(a, shape)
     fn = _loggamma_ynn_cjvp if log_space == "ynn" else _loggamma_cjvp if log_space else _gamma_cjvp
     return fn(key, a)
+
+
+def _gamma_parts(key, a, shape, dtype, log_space):
+    """The gamma draws' pieces (d, V and the boost, or log_boost for ``log_space="log_parts"``), each of
+    ``shape``, for a tail that combines them itself (not differentiable: ``_prng.ynn_chain``)."""
+    a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
+    if tuple(get_aval(a).shape) != tuple(shape):
+        a = jnp.broadcast_to(a, shape)
+    return _gamma_samples(key, a, log_space)
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
@@ -1400,28 +1417,56 @@ def beta(key, a, b, shape=None, dtype=None):
     return _beta_impl(data, a, b, _param_shape(shape, "beta", a, b), dt)
 
 
+def _dirichlet_bf16_per_op(d, v, log_boost):
+    """bfloat16 dirichlet's tail below 4096 rows (XLA's float normalization, JAX 0.10.2): log(d) + log(V) +
+    log_boost and x - max(x) rounded per op, exp in float32 from the rounded x - max (YNNPACK's where the
+    draws span >= 4096 elements), summed unrounded in float32, the sum rounded, its reciprocal kept in float32
+    and the division a multiplication by it."""
+    f32 = np.dtype(np.float32)
+    lg = lax.add(lax.add(_prng.log(d), _prng.log(v)), log_boost)
+    x = lax.sub(lg, jnp.max(lg, axis=-1, keepdims=True))
+    ef = lax.convert_element_type(x, f32)
+    big = _prng.ynn_sized(get_aval(ef).shape)
+    ef = _prng.ynn_exp(ef) if big else lax.exp(ef)
+    s = _prng.ynn_sum_last(ef) if big else _prng.xla_sum_last(ef)
+    s = lax.convert_element_type(lax.convert_element_type(s, _BF16), f32)
+    recip = lax.div(_prng.const(1, f32), s)
+    e16 = lax.convert_element_type(lax.convert_element_type(ef, _BF16), f32)
+    return lax.convert_element_type(lax.mul(e16, recip[..., None]), _BF16)
+
+
+def _dirichlet_bf16_fused(d, v, log_boost):
+    """bfloat16 dirichlet's tail from 4096 rows: one YNNPACK fusion, float32 from the gamma loop's d, V and
+    log_boost (YNNPACK's logs) to the log-gamma, rounded there, then float32 to the end (YNNPACK's exp and row
+    sum), rounded once."""
+    f32 = np.dtype(np.float32)
+    c = lambda a: lax.convert_element_type(a, f32)  # noqa: E731
+    lg = lax.add(lax.add(_prng.ynn_log(c(d)), _prng.ynn_log(c(v))), c(log_boost))
+    # the log-gamma is a bfloat16 array of the fusion (the row max reads it as such): rounded there, once
+    lg = c(lax.convert_element_type(lg, _BF16))
+    x = lax.sub(lg, jnp.max(lg, axis=-1, keepdims=True))
+    ef = _prng.ynn_exp(x)
+    recip = lax.div(_prng.const(1, f32), _prng.ynn_sum_last(ef))
+    return lax.convert_element_type(lax.mul(ef, recip[..., None]), _BF16)
+
+
+_prng.YNN_CHAINS["dirichlet_bf16"] = (_dirichlet_bf16_fused, _dirichlet_bf16_per_op)
+
+
 @jit(static_argnums=(2, 3), inline=True)
 def _dirichlet_impl(key, alpha, shape, dtype):
     full = shape + tuple(get_aval(alpha).shape[-1:])
     # (a softmax over one element has no reduce left for XLA to hand to YNNPACK)
     fused = np.dtype(dtype) in (np.float32, np.float64) and full[-1] > 1
+    if np.dtype(dtype) == _BF16 and full[-1] > 1:
+        # the log-gamma's last logs and the softmax: one chain (``_dirichlet_bf16_per_op``/``_fused``)
+        return _prng.ynn_chain("dirichlet_bf16", *_gamma_parts(key, alpha, full, dtype, "log_parts"))
     lg = _gamma_raw(key, alpha, full, dtype, "ynn" if fused else True)
     # softmax as XLA:CPU evaluates jax.nn.softmax: the division by the sum becomes a multiplication by its
     # reciprocal; for float32/float64 draws the tail (the log-gamma's last logs, max, exp, sum) is one
     # reduce fusion, run in YNNPACK (its exp, logs and summation order) where it spans >= 4096 elements
     # of the final shape, vmapped batches included (``_prng.ynn_choice`` decides once that shape is known)
     x = jnp.subtract(lg, lax.stop_gradient(jnp.max(lg, axis=-1, keepdims=True)))
-    if np.dtype(dtype) == _BF16 and full[-1] > 1:
-        # bfloat16 (XLA's float normalization, JAX 0.10.2): exp in float32 from the rounded x - max, summed
-        # unrounded in float32, the sum rounded, its reciprocal kept in float32 and the division a
-        # multiplication by it. (From 4096 elements XLA runs all of it in one YNNPACK fusion, whose bfloat16
-        # handling is not matched: YNNPACK's exp and order are used, the draws still differ there.)
-        f32 = np.dtype(np.float32)
-        ef = _prng.ynn_choice("exp", lax.convert_element_type(x, f32))
-        s = lax.convert_element_type(lax.convert_element_type(_prng.ynn_choice("sum_last", ef), dtype), f32)
-        recip = lax.div(_prng.const(1, f32), s)
-        e16 = lax.convert_element_type(lax.convert_element_type(ef, dtype), f32)
-        return lax.convert_element_type(jnp.multiply(e16, recip[..., None]), dtype)
     if not fused:
         e = jnp.exp(x)
         if np.dtype(dtype) not in (np.float32, np.float64):
@@ -1973,30 +2018,67 @@ def _own_float_param(p):
     return a
 
 
+def _ball_bf16_tail(g, p, inv_p, ue, log1p_, sum_last):
+    """bfloat16 ball's norm rounded per op (XLA's float normalization, JAX 0.10.2): |g|**p stays float32 into
+    the float32 sum, and g / r becomes g * (1 / r) with the reciprocal kept in float32; the rest rounds per
+    op (``inv_p`` of g's shape or a scalar)."""
+    f32 = np.dtype(np.float32)
+    lp = log1p_(lax.convert_element_type(lax.neg(ue), f32))
+    e = lax.neg(lax.convert_element_type(lp, _BF16))
+    gp = _power_libm(lax.convert_element_type(jnp.abs(g), f32), lax.convert_element_type(p, f32))
+    s = jnp.add(lax.convert_element_type(sum_last(gp), _BF16), e)
+    if get_aval(inv_p).ndim:
+        inv_p = inv_p[..., 0]
+    recip = lax.div(_prng.const(1, f32), lax.convert_element_type(_power_libm(s, inv_p), f32))
+    return lax.convert_element_type(jnp.multiply(lax.convert_element_type(g, f32), recip[..., None]), _BF16)
+
+
+def _ball_bf16_per_op(r, d, v, boost, p, inv_p, ue):
+    """bfloat16 ball below 4096 rows: generalized_normal's tail r * (d·V·boost)**(1/p) rounded per op, then
+    the norm (``_ball_bf16_tail``; the row sum YNNPACK's where the draws span >= 4096 elements)."""
+    g = lax.mul(r, _power_libm(lax.mul(lax.mul(d, v), boost), inv_p))
+    big = _prng.ynn_sized(get_aval(g).shape)
+    return _ball_bf16_tail(g, p, inv_p, ue, _prng.log1p, _prng.ynn_sum_last if big else _prng.xla_sum_last)
+
+
+def _ball_bf16_fused(r, d, v, boost, p, inv_p, ue):
+    """bfloat16 ball from 4096 rows: one YNNPACK fusion, float32 from the gamma loop's pieces, the sign and
+    the exponential's uniform to the end (the C library's pow, YNNPACK's log1p and row sum), rounded once."""
+    f32 = np.dtype(np.float32)
+    c = lambda a: lax.convert_element_type(a, f32)  # noqa: E731
+    g = lax.mul(c(r), _power_libm(lax.mul(lax.mul(c(d), c(v)), c(boost)), c(inv_p)))
+    e = lax.neg(_prng.ynn_log1p(lax.neg(c(ue))))
+    s = lax.add(_prng.ynn_sum_last(_power_libm(lax.abs(g), c(p))), e)
+    recip = lax.div(_prng.const(1, f32), _power_libm(s, c(inv_p)[..., 0]))
+    return lax.convert_element_type(lax.mul(g, recip[..., None]), _BF16)
+
+
+_prng.YNN_CHAINS["ball_bf16"] = (_ball_bf16_fused, _ball_bf16_per_op)
+
+
 @jit(static_argnums=(2, 3, 4), inline=True)
 def _ball_impl(key, p, d, shape, dtype):
     ks = _prng.split(key, (2,))
-    g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
     # p is in its own precision (see _own_float_param): |g| ** p casts it, ** (1 / p) casts the quotient
     inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
+    if np.dtype(dtype) == _BF16 and d > 1:
+        # generalized_normal's pieces and the norm: one chain (``_ball_bf16_per_op``/``_fused``)
+        full = tuple(shape) + (d,)
+        kg = _prng.split(ks[0], (2,))
+        dd, v, boost = _gamma_parts(kg[0], inv_p, full, dtype, "parts")
+        r = _rademacher_impl(kg[1], full, dtype)
+        ue = _uniform_raw(ks[1], 0., 1., shape, dtype)
+        return _prng.ynn_chain("ball_bf16", r, dd, v, boost, jnp.broadcast_to(_prng.to_dtype(p, dtype), full),
+                               jnp.broadcast_to(inv_p, full), ue)
+    g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
     p = _prng.to_dtype(p, dtype)
     if np.dtype(dtype) not in (np.float32, np.float64):
         # half floats: the sum accumulates in float32; pow is the C library's on the float32 upcast, and XLA
         # simplifies g / s**(1/p) to g * s**-(1/p) here too (not for d = 1)
         if np.dtype(dtype) == _BF16:
-            # bfloat16 (XLA's float normalization, JAX 0.10.2): |g|**p stays float32 into the float32 sum,
-            # and g / r becomes g * (1 / r) with the reciprocal kept in float32; the rest rounds per op. The
-            # norm is one reduce fusion, YNNPACK's from 4096 elements: its log1p (on the float32 upcast) and
-            # its row sum
-            f32 = np.dtype(np.float32)
-            nu = lax.convert_element_type(lax.neg(_uniform_raw(ks[1], 0., 1., shape, dtype)), f32)
-            lp = _prng.ynn_choice("log1p", nu) if d > 1 else _prng.log1p(nu)
-            e = lax.neg(lax.convert_element_type(lp, dtype))
-            gp = _power_libm(lax.convert_element_type(jnp.abs(g), f32), lax.convert_element_type(p, f32))
-            s = jnp.add(lax.convert_element_type(_prng.ynn_choice("sum_last", gp), dtype), e)
-            recip = lax.div(_prng.const(1, f32), lax.convert_element_type(_power_libm(s, inv_p), f32))
-            return lax.convert_element_type(
-                jnp.multiply(lax.convert_element_type(g, f32), recip[..., None]), dtype)
+            # (d == 1: no row sum, no YNNPACK fusion)
+            ue = _uniform_raw(ks[1], 0., 1., shape, dtype)
+            return _ball_bf16_tail(g, p, inv_p, ue, _prng.log1p, _prng.xla_sum_last)
         e = _exponential_impl(ks[1], shape, dtype)
         s = jnp.add(jnp.sum(_power_libm(jnp.abs(g), p), axis=-1), e)
         if d == 1:

@@ -275,8 +275,24 @@ class _Aval:
         self.shape = shape
 
 
+# name -> rule(closed, invars) -> ClosedJaxpr | None: the form a library function's jitted jaxpr is compiled in
+# where XLA's rewrites of it change its bits in a way the printed jaxpr (JAX's) cannot show (``jnp.linspace``'s
+# multiply-add contraction: ``numpy._creation``). The rule checks that ``closed`` is the library's own trace
+# (a user function may share the name) and returns an equivalent jaxpr of the same signature, or None. Applied
+# to a jitted program (``lower_jaxpr``, invars None) and to a ``jit`` call inlined into one
+# (``jit_p.inline_jaxpr``: its operands, some of them literals that XLA would fold).
+lowering_forms = {}
+
+
+def lowered_form(closed, name, invars=None):
+    rule = lowering_forms.get(name)
+    alt = None if rule is None else rule(closed, invars)
+    return closed if alt is None else alt
+
+
 def lower_jaxpr(closed, name="main"):
     """The wire JSON (a str) for ``closed``; inputs are its constvars then invars."""
+    closed = lowered_form(closed, name)
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     with print_order.memo():
         prog = {"version": WIRE_VERSION, "name": name, **lower_program(jaxpr)}

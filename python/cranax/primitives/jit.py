@@ -66,7 +66,7 @@ class JitPrimitive(Primitive):
 
     @staticmethod
     def inline_jaxpr(eqn):
-        return eqn.params["jaxpr"], eqn.invars
+        return lowering.lowered_form(eqn.params["jaxpr"], eqn.params["name"], eqn.invars), eqn.invars
 
 
 jit_p = JitPrimitive()

@@ -1365,6 +1365,7 @@ impl Gen<'_> {
         let ns: Vec<u64> = dims.iter().map(|a| a.n).collect();
         let (geo, rows) = super::loop_plan::xla_grid(&ns)
             .ok_or_else(|| Error::Codegen(format!("kernel {}: no XLA window grid for {ns:?}", k.name)))?;
+        let split = super::loop_plan::xla_split_column(&ns);
         let zs = super::clif::fconst(b, dt, 0.0);
         let var = |b: &mut FunctionBuilder| var_with(b, cl_type(dt), zs);
         // one sum per lane (row of windows) and output
@@ -1401,12 +1402,26 @@ impl Gen<'_> {
             for &v in &win {
                 b.def_var(v, zs);
             }
-            for (a, &(lo, _)) in dims.iter().zip(&span) {
-                self.bump(b, &icur, &a.strides, lo as i64);
-            }
-            self.grid_window(b, &dims, &span, 0)?;
-            for (a, &(lo, _)) in dims.iter().zip(&span) {
-                self.bump(b, &icur, &a.strides, -(lo as i64));
+            // (`xla_split_column`: a window whose column 31 is real adds it last, top to bottom; the last axis
+            // has no low padding, so that column is the span's last exactly when the span has 32 columns)
+            let last = span.len() - 1;
+            let parts = if split && span[last].1 - span[last].0 == 32 {
+                let mut body = span.clone();
+                body[last].1 -= 1;
+                let mut col = span.clone();
+                col[last].0 = col[last].1 - 1;
+                vec![body, col]
+            } else {
+                vec![span]
+            };
+            for part in &parts {
+                for (a, &(lo, _)) in dims.iter().zip(part) {
+                    self.bump(b, &icur, &a.strides, lo as i64);
+                }
+                self.grid_window(b, &dims, part, 0)?;
+                for (a, &(lo, _)) in dims.iter().zip(part) {
+                    self.bump(b, &icur, &a.strides, -(lo as i64));
+                }
             }
             let lane = if rows.is_some() { gi[lane_axis] as usize } else { 0 };
             for (j, &v) in win.iter().enumerate() {

@@ -442,14 +442,14 @@ pub fn kernel_sum_order(k: &Kernel, out_dtypes: &[DType]) -> Result<Option<(SumO
 /// windows, one lane each) or left to right (`None`). `None` overall where XLA's order is not known here: no
 /// axis longer than 32 (LLVM vectorizes such small reduce loops by trip counts: measured 2×3, 4×2, 20×2 and
 /// 2×2×2 in other orders than row-major), a grid axis of more than 32 windows (a second rewrite), or more than
-/// two grid axes, or a last axis of several, longer than 32, padded by one element at its top only (n = 31
-/// mod 32: LLVM splits that window's last column into a loop of its own, measured on (40, 63), (20, 95)).
+/// two grid axes, or a last axis of three or more, longer than 32, padded by one element at its top only (n = 31
+/// mod 32; with two axes that is `xla_split_column`'s order).
 #[allow(clippy::type_complexity)]
 pub fn xla_grid(ns: &[u64]) -> Option<(Vec<(u64, u64)>, Option<u64>)> {
     if !ns.iter().any(|&n| n > 32) || ns.iter().any(|&n| n > 32 * 32) {
         return None;
     }
-    if ns.len() > 1 && ns.last().is_some_and(|&n| n > 32 && n % 32 == 31) {
+    if ns.len() > 2 && ns.last().is_some_and(|&n| n > 32 && n % 32 == 31) {
         return None;
     }
     let geo: Vec<(u64, u64)> = ns
@@ -466,6 +466,16 @@ pub fn xla_grid(ns: &[u64]) -> Option<(Vec<(u64, u64)>, Option<u64>)> {
         [3, _] => Some((geo, None)),
         _ => None,
     }
+}
+
+/// Whether two reduced axes of `XlaGrid` sum their windows with the last column apart: the last axis is longer
+/// than 32 with n = 31 mod 32 (padded by one element at its top), and LLVM splits the in-bounds test of the
+/// window's column 31 out of the row loop, so a window whose column 31 is real adds its rows' columns 0..30
+/// row-major, then column 31 top to bottom (jaxlib 0.10.2's LLVM IR for (40, 63); JAX's sums matched on
+/// (40, 63), (20, 95), (64, 63), (2, 63), (33, 63), (10, 255), (50, 63), (12, 159), (7, 95), (31, 127), both
+/// dtypes).
+pub fn xla_split_column(ns: &[u64]) -> bool {
+    ns.len() == 2 && ns[1] > 32 && ns[1] % 32 == 31
 }
 
 /// The kernel's reduced axes longer than 1, uncoalesced, in domain order (`SumOrder::XlaGrid` walks them).
