@@ -5,9 +5,13 @@ at several n, each in worker processes that differ only in how one matrix is run
 - ``seq``: faer on one thread (``CRANAX_LINALG_PAR_N`` past every n, ``CRANAX_LINALG_CHOL_BLOCK=0``,
   ``CRANAX_LINALG_LU_BLOCK=0``);
 - ``pool``: faer's own parallel factorization (``CRANAX_LINALG_PAR_N=1``) on the pool;
-- ``blocked`` (cholesky; lu, solve, inv): cranax's blocked driver around faer's kernels on the pool (the default
-  from ``CHOL_BLOCKED_N`` / ``LU_BLOCKED_N``; here at every n from two blocks; ``--chol-block`` / ``--lu-block``
-  set the block).
+- ``blocked`` (cholesky; lu, solve, inv; qr): cranax's blocked driver around faer's kernels on the pool (the
+  default from ``CHOL_BLOCKED_N`` / ``LU_BLOCKED_N`` / ``QR_BLOCKED_N``; here at every n from two blocks;
+  ``--chol-block`` / ``--lu-block`` set the block).
+
+qr's own size rule is not ``par_n`` (faer's parallel QR from 192³ of work): its ``seq`` is faer's QR with
+``CRANAX_NUM_THREADS=1`` (the copies around it on one thread too), its ``pool`` faer's parallel QR
+(``CRANAX_LINALG_QR_PANEL=0``).
 
 Every worker runs with ``CRANAX_NUM_THREADS`` = ``--threads`` (default 2) and ``CRANAX_LINALG_YIELD=0`` (so a
 loaded machine does not turn the pool off), and the copies around a one-thread factorization and the column
@@ -38,6 +42,7 @@ OPS = {
     "solve": ("lambda a: jnp.linalg.solve(a, a[:, :1])", "gen"),
     "inv": ("lambda a: jnp.linalg.inv(a)", "gen"),
     "triangular_solve": ("lambda a: jax.scipy.linalg.solve_triangular(a, a, lower=True)", "spd"),
+    "qr": ("lambda a: jnp.linalg.qr(a)", "gen"),
 }
 FAR = "1000000"
 
@@ -45,6 +50,9 @@ FAR = "1000000"
 def modes(op, chol_block, lu_block=0):
     off = {"CRANAX_LINALG_CHOL_BLOCK": "0", "CRANAX_LINALG_LU_BLOCK": "0"}
     out = {"seq": {"CRANAX_LINALG_PAR_N": FAR, **off}, "pool": {"CRANAX_LINALG_PAR_N": "1", **off}}
+    if op == "qr":
+        return {"seq": {"CRANAX_NUM_THREADS": "1", "CRANAX_LINALG_QR_PANEL": "0"},
+                "pool": {"CRANAX_LINALG_QR_PANEL": "0"}, "blocked": {"CRANAX_LINALG_QR_BLOCKED_N": "1"}}
     if op == "cholesky":
         out["blocked"] = {"CRANAX_LINALG_PAR_N": FAR}
         if chol_block:

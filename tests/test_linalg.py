@@ -606,6 +606,77 @@ def test_qr_against_numpy(shape, dtype, full, mode):
     np.testing.assert_allclose(r, wr, rtol=rtol * 10, atol=atol * 10)
 
 
+@pytest.mark.parametrize("full", [True, False])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(384, 384), (641, 641), (1000, 1000), (800, 500), (500, 800), (2, 450, 450)])
+def test_qr_in_blocks_against_numpy(shape, dtype, full):
+    """From min(m, n) = 384 cranax factors in panels of whole reflector blocks (`qr_blocked`: faer's QR of each
+    tall panel, its reflectors applied to the columns right of it in chunks) and builds Q in column chunks that
+    skip the reflectors right of each chunk (`qr_q_chunks`): panels that do not divide n (641, 1000), tall and
+    wide matrices (the wide one's last columns take every reflector and none of their own), a batch (its
+    matrices one per thread). Q orthonormal and Q R = a within a bound of the order of n eps, R upper
+    triangular, both equal to NumPy's (LAPACK geqrf/orgqr, the same signs)."""
+    _set_x64(dtype)
+    a = _rand(shape, dtype, seed=11)
+    q, r = (np.asarray(x) for x in jax.jit(lambda x: lxl.qr(x, full_matrices=full))(a))
+    m, n = shape[-2:]
+    k = min(m, n)
+    qc = m if full else k
+    assert q.dtype == r.dtype == dtype and q.shape == shape[:-2] + (m, qc) and r.shape == shape[:-2] + (qc, n)
+    eps = np.finfo(dtype).eps
+    rtol, atol = _tol(dtype)
+    for idx in np.ndindex(shape[:-2]):
+        q64, r64, a64 = q[idx].astype(np.float64), r[idx].astype(np.float64), a[idx].astype(np.float64)
+        assert np.abs(q64.T @ q64 - np.eye(qc)).max() <= 0.05 * m * eps
+        assert np.abs(q64 @ r64 - a64).max() <= 0.05 * m * eps * np.abs(a64).max()
+        assert (np.tril(r64, -1) == 0).all()
+        wq, wr = np.linalg.qr(a64, mode="complete" if full else "reduced")
+        np.testing.assert_allclose(q64, wq, rtol=0, atol=atol * 10)
+        np.testing.assert_allclose(r64, wr, rtol=0, atol=atol * 10 * np.abs(wr).max())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_qr_in_blocks_of_a_dependent_column(dtype):
+    """A column that faer's QR takes for dependent (a copy of an earlier one) sends the driver back to faer's own
+    QR (its rank test, which a panel sees only in part): Q orthonormal and Q R = a all the same, R upper
+    triangular, R's diagonal tiny at that column."""
+    _set_x64(dtype)
+    a = _rand((641, 641), dtype, seed=12)
+    a[:, 500] = a[:, 3]
+    q, r = (np.asarray(x).astype(np.float64) for x in jax.jit(lxl.qr)(a))
+    eps = np.finfo(dtype).eps
+    assert np.abs(q.T @ q - np.eye(641)).max() <= 0.05 * 641 * eps
+    assert np.abs(q @ r - a).max() <= 0.05 * 641 * eps * np.abs(a).max()
+    assert (np.tril(r, -1) == 0).all()
+    assert abs(r[500, 500]) <= 100 * 641 * eps * np.linalg.norm(a[:, 3])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [600, 1000])
+def test_eigh_and_svd_large_against_numpy(n, dtype):
+    """eigh and svd at orders where the pool takes them (eigh's back-transformation in column blocks of 128 on
+    the pool's threads): eigenvalues / singular values against LAPACK's (NumPy) within n eps of the
+    largest, eigen/singular vectors orthonormal, a V = V diag(w) and U diag(s) V^T = a."""
+    _set_x64(dtype)
+    eps = np.finfo(dtype).eps
+    g = _rand((n, n), dtype, seed=n + 1)
+    s = ((g + g.T) / 2).astype(dtype)
+    w, v = (np.asarray(x).astype(np.float64) for x in jax.jit(jnp.linalg.eigh)(s))
+    s64 = s.astype(np.float64)
+    wn = np.linalg.eigvalsh(s64)
+    scale = np.abs(wn).max()
+    assert np.abs(w - wn).max() <= n * eps * scale
+    assert np.abs(v.T @ v - np.eye(n)).max() <= n * eps
+    assert np.abs(s64 @ v - v * w).max() <= n * eps * scale
+    u, sv, vt = (np.asarray(x).astype(np.float64) for x in jax.jit(jnp.linalg.svd)(g))
+    g64 = g.astype(np.float64)
+    sn = np.linalg.svd(g64, compute_uv=False)
+    assert np.abs(sv - sn).max() <= n * eps * sn[0]
+    assert np.abs(u.T @ u - np.eye(n)).max() <= n * eps
+    assert np.abs(vt @ vt.T - np.eye(n)).max() <= n * eps
+    assert np.abs((u * sv) @ vt - g64).max() <= n * eps * sn[0]
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -5,7 +5,8 @@ take two threads (`par_n` there: n = 1800 in float64, 2400 in float32; below the
 thread on purpose), so the second run really takes faer's parallel path. Below them (n = 1000 / 700) the copies
 around one factorization and the column blocks of wide triangular solves take two threads: the same holds.
 A Cholesky factorization from n = 512 runs cranax's blocked driver (`cholesky_blocked`), whose blocks of a step
-run on the pool's threads at every one of these sizes; so does an LU from n = 512 (`lu_blocked`): its own test below."""
+run on the pool's threads at every one of these sizes; so does an LU from n = 512 (`lu_blocked`) and a QR from
+min(m, n) = 384 (`qr_blocked`, `qr_q_chunks`): their own tests below."""
 import os
 import subprocess
 import sys
@@ -80,3 +81,36 @@ def test_blocked_lu_does_not_depend_on_the_thread_count():
     assert one == two == three
     faer = _lu_digests(2, CRANAX_LINALG_LU_BLOCK="0")
     assert faer[-16] != one[-16] and faer[-8] != one[-8]   # the packed LU of each n = 1000 matrix
+
+
+QR_SCRIPT = r"""
+import hashlib, numpy as np, cranax, cranax.numpy as jnp
+cranax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(9)
+for dt, shape in ((np.float64, (384, 384)), (np.float32, (641, 641)), (np.float64, (1000, 1000)),
+                  (np.float32, (700, 450)), (np.float64, (450, 700))):
+    a = rng.standard_normal(shape).astype(dt)
+    for mode in ("reduced", "complete"):
+        for r in jnp.linalg.qr(a, mode=mode):
+            print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
+"""
+
+
+def _qr_digests(threads, **env):
+    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0", **env)
+    out = subprocess.run([sys.executable, "-c", QR_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_blocked_qr_does_not_depend_on_the_thread_count():
+    """From min(m, n) = 384 a QR runs cranax's blocked driver (`qr_blocked`) and builds Q in column chunks
+    (`qr_q_chunks`), the tasks of each step on the pool's threads: the same Q and R bits on 1, 2 and 3 threads
+    (square, a panel that does not divide n, tall and wide, reduced and complete Q). faer's own parallel QR,
+    which ran there before, rounds with the thread count. That the driver ran: faer's own QR
+    (`CRANAX_LINALG_QR_PANEL=0`, one thread) rounds differently at n = 1000."""
+    one, two, three = _qr_digests(1), _qr_digests(2), _qr_digests(3)
+    assert len(one) == 5 * 4
+    assert one == two == three
+    faer = _qr_digests(1, CRANAX_LINALG_QR_PANEL="0")
+    assert faer[8] != one[8] and faer[9] != one[9]   # Q and R of the n = 1000 matrix

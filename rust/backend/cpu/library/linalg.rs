@@ -8,8 +8,9 @@
 //! `opt::lu_solve` from what `jnp.linalg.solve` traces to) factors and solves each matrix in one pass.
 //! Square matrices of order <= `small_lu::SMALL_N` take `small_lu`'s direct elimination instead of faer, and
 //! Cholesky factors of order <= `small_chol::SMALL_CHOL_N` LAPACK's (OpenBLAS's) unblocked order, JAX's bits.
-//! From `CHOL_BLOCKED_N` / `LU_BLOCKED_N` a real Cholesky / square LU runs cranax's blocked driver around faer's
-//! one-thread kernels (`cholesky_blocked`, `lu_blocked`), whose tasks take the pool's threads.
+//! From `CHOL_BLOCKED_N` / `LU_BLOCKED_N` / `QR_BLOCKED_N` a real Cholesky / square LU / QR runs cranax's blocked
+//! driver around faer's one-thread kernels (`cholesky_blocked`, `lu_blocked`, `qr_blocked` with `qr_q_chunks`),
+//! whose tasks take the pool's threads.
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::{cholesky::llt, evd, householder, lu::partial_pivoting::factor as plu, qr::no_pivoting::factor as qrf, svd, triangular_solve as ts};
 use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
@@ -234,7 +235,8 @@ fn for_batch_ws<W>(
 /// `for_batch_ws` with the size `par_work` from which one matrix uses faer's parallelism, and whether a big
 /// matrix runs on one thread while the CPUs are contended (`cpu_contended`). Only factorizations whose bits
 /// do not depend on the thread count may yield (cholesky, LU, triangular solves: checked 1 vs 2 threads at
-/// n = 300-1600); QR, eigh and SVD round differently in parallel, and a result must not change with the load.
+/// n = 300-1600); faer's QR, eigh and SVD round differently in parallel, and a result must not change with the
+/// load (a QR from `QR_BLOCKED_N` runs `qr_blocked` instead, which may: `run_blocked`).
 #[allow(clippy::too_many_arguments)]
 fn for_batch_par<W>(
     batch: usize, work: usize, par_work: usize, yield_cores: bool, per_matrix: usize, init: impl Fn(Par) -> Result<W> + Sync,
@@ -630,6 +632,139 @@ fn look_ahead<R: Send>(pool: bool, next: impl FnOnce() -> R + Send, rest: impl F
     }
 }
 
+/// The panel width and trailing-column width of `qr_blocked` for an m×n matrix whose reflectors come in blocks of
+/// `bs` (`qr_block_size`), or None where faer's own QR runs (min(m, n) below `QR_BLOCKED_N`, or
+/// `CRANAX_LINALG_QR_PANEL=0`). A function of the shape only (and of the knobs, read once), never of the thread
+/// count or the load, so Q and R have the same bits on any number of threads. `CRANAX_LINALG_QR_PANEL=w` sets the
+/// panel (rounded to whole blocks of `bs`), `CRANAX_LINALG_QR_BLOCKED_N=n` the order from which it runs,
+/// `CRANAX_LINALG_QR_COLS=c` the column chunks of the trailing updates and of Q.
+fn qr_blocking(m: usize, n: usize, bs: usize) -> Option<(usize, usize)> {
+    let panel = env_usize("CRANAX_LINALG_QR_PANEL").unwrap_or(QR_PANEL);
+    let from = env_usize("CRANAX_LINALG_QR_BLOCKED_N").unwrap_or(QR_BLOCKED_N);
+    let cols = env_usize("CRANAX_LINALG_QR_COLS").unwrap_or(QR_COLS).max(1);
+    (panel > 0 && m.min(n) >= from.max(2)).then(|| ((panel / bs).max(1) * bs, cols))
+}
+
+/// From this min(m, n) a real QR runs `qr_blocked` (panels of about `QR_PANEL` columns, whole blocks of faer's
+/// reflector block size) and builds Q with `qr_q_chunks` (columns in chunks of `QR_COLS`). One thread, process
+/// CPU time at n = 1000 (AVX-512 EPYC, load 6, benches/RESULTS.md eig20): the driver costs what faer's QR costs
+/// (f32 17.2-18.0 against 17.7 ms, f64 31.7-33.7 against 32.6, panels of 48-144 and chunks of 96-256 alike),
+/// and Q in chunks that skip the reflectors right of each chunk 17.0-17.8 against faer's 23.0 (f64 32.3-33.5
+/// against 46.2): LAPACK orgqr's saving.
+const QR_BLOCKED_N: usize = 384;
+const QR_PANEL: usize = 96;
+const QR_COLS: usize = 128;
+
+/// QR of `a` (column-major m×n, factored in place as faer's `qr_in_place` leaves it: R on and above the diagonal,
+/// the Householder vectors below, their block factors in `coeff`, bs×min(m, n)), right-looking in panels of `pw`
+/// columns (a multiple of bs) with a look-ahead of one panel: once panel p is factored, one side applies its
+/// reflectors to the next panel's columns and factors that panel, while the other applies them to every later
+/// column, in tasks of `cols` columns (`pool`: rayon on the pool's threads, no barrier but the end of a step).
+/// Each task is one of faer's own one-thread calls: a panel is faer's `qr_in_place` of the tall panel (its blocks
+/// of bs are faer's, so are its factors), the update `apply_block_householder_sequence_transpose_on_the_left`;
+/// only the order and the split are cranax's. faer's parallel QR meets at a barrier after every product, and
+/// its rounding depends on the thread count; every task here is computed by the same calls whatever thread runs
+/// it, so the bits do not. False where faer's QR would have skipped a column as dependent (its rank test: a
+/// panel of lower rank, or a diagonal |r_jj| <= 16 (m - j) eps ‖r_:j‖, NaNs included): the caller runs faer's own.
+fn qr_blocked<T: Real>(a: MatMut<'_, T>, coeff: MatMut<'_, T>, pw: usize, cols: usize, pool: bool) -> bool {
+    let (m, n) = a.shape();
+    let k = m.min(n);
+    let bs = coeff.nrows();
+    assert!(a.row_stride() == 1 && coeff.row_stride() == 1 && coeff.ncols() == k && pw > 0 && pw % bs == 0 && cols > 0);
+    let am = Blocks { p: Ptr(a.as_ptr_mut()), n: m, cs: a.col_stride(), b: pw };
+    let hm = Blocks { p: Ptr(coeff.as_ptr_mut()), n: bs, cs: coeff.col_stride(), b: pw };
+    let np = k.div_ceil(pw);
+    let pcols = |p: usize| (p * pw, ((p + 1) * pw).min(k));
+    let full = std::sync::atomic::AtomicBool::new(true);
+    let panel = |p: usize| {
+        let (r0, r1) = pcols(p);
+        // SAFETY: panel p (rows r0.., columns r0..r1) and its block factors, written by this task alone.
+        let (x, h) = unsafe { (am.span(r0, m, r0, r1), hm.span(0, bs, r0, r1)) };
+        let mut mem = MemBuffer::new(qrf::qr_in_place_scratch::<T>(m - r0, r1 - r0, bs, Par::Seq, Default::default()));
+        let info = qrf::qr_in_place(x, h, Par::Seq, MemStack::new(&mut mem), Default::default());
+        if info.rank < r1 - r0 {
+            full.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    // columns c0..c1 (right of panel p) take panel p's reflectors: Q_p^T A
+    let apply = |p: usize, c0: usize, c1: usize| {
+        let (r0, r1) = pcols(p);
+        // SAFETY: panel p and its factors final; rows r0.. of columns c0..c1 written by this task alone.
+        let (v, h, x) = unsafe { (am.span(r0, m, r0, r1), hm.span(0, bs, r0, r1), am.span(r0, m, c0, c1)) };
+        let mut mem = MemBuffer::new(householder::apply_block_householder_sequence_transpose_on_the_left_in_place_scratch::<T>(m - r0, bs, c1 - c0));
+        householder::apply_block_householder_sequence_transpose_on_the_left_in_place_with_conj(
+            v.as_ref(),
+            h.as_ref(),
+            Conj::Yes,
+            x,
+            Par::Seq,
+            MemStack::new(&mut mem),
+        );
+    };
+    panel(0);
+    for p in 0..np {
+        let r1 = pcols(p).1;
+        let nx = (r1 + pw).min(n);
+        let next = || {
+            if r1 < n {
+                apply(p, r1, nx);
+                if p + 1 < np {
+                    panel(p + 1);
+                }
+            }
+        };
+        let rest = || block_tasks(pool, (nx..n).step_by(cols).map(|c0| (c0, (c0 + cols).min(n))).collect(), &|c0, c1| apply(p, c0, c1));
+        look_ahead(pool, next, rest);
+    }
+    if !full.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    // faer's rank test against the whole column above (a panel saw only its own rows of it)
+    let a = a.as_ref();
+    let eps = <T as Elem>::to_f64(<T as faer::traits::RealField>::epsilon_impl());
+    (0..k).all(|j| {
+        // in float64, scaled by the largest entry (no overflow or underflow of the squares)
+        let col = (0..=j).map(|i| <T as Elem>::to_f64(a[(i, j)]).abs());
+        let big = col.clone().fold(0.0, f64::max);
+        let norm = big * col.map(|x| (x / big) * (x / big)).sum::<f64>().sqrt();
+        <T as Elem>::to_f64(a[(j, j)]).abs() > eps * (16.0 * (m - j) as f64) * norm
+    })
+}
+
+/// Q (m×`q.ncols()`, any strides) of a QR that `qr_in_place`/`qr_blocked` left in `f` (m×k) and `coeff`, built in
+/// column chunks of `cols` (tasks on the pool's threads when `pool`): each chunk starts as the identity's columns
+/// and takes only the reflector blocks that reach it (column j of the identity is left alone by every reflector
+/// right of j, so a chunk skips the blocks past its last column: LAPACK orgqr's saving, a third of faer's
+/// products at n = m = k). The chunks are a function of the shape alone and each is one of faer's one-thread calls,
+/// so the bits do not depend on the thread count.
+fn qr_q_chunks<T: Real>(f: MatRef<'_, T>, coeff: MatRef<'_, T>, q: MatMut<'_, T>, cols: usize, pool: bool) {
+    let (m, k, bs) = (f.nrows(), coeff.ncols(), coeff.nrows());
+    let qc = q.ncols();
+    let (qp, rs, cs) = (Ptr(q.as_ptr_mut()), q.row_stride(), q.col_stride());
+    let chunk = |j0: usize, j1: usize| {
+        let qp = qp;
+        // SAFETY: columns j0..j1 of q, written by this task alone.
+        let mut c = unsafe { MatMut::from_raw_parts_mut(qp.0.offset(j0 as isize * cs), m, j1 - j0, rs, cs) };
+        c.fill(<T as Elem>::zero());
+        (j0..j1.min(m)).for_each(|j| c[(j, j - j0)] = T::from_f64(1.0));
+        // the blocks up to the one holding column j1 - 1 (whole blocks: faer's sequence starts from the last)
+        let kk = j1.next_multiple_of(bs).min(k);
+        if kk > 0 {
+            let mut mem = MemBuffer::new(householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, j1 - j0));
+            householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                f.get(.., ..kk),
+                coeff.get(.., ..kk),
+                Conj::No,
+                c,
+                Par::Seq,
+                MemStack::new(&mut mem),
+            );
+        }
+    };
+    // the costliest chunks (the most reflectors) first
+    block_tasks(pool, (0..qc).step_by(cols).rev().map(|j0| (j0, (j0 + cols).min(qc))).collect(), &chunk);
+}
+
 /// `for_batch_ws` without a workspace.
 fn for_batch(batch: usize, work: usize, f: impl Fn(usize, Par) + Sync) -> Result<()> {
     for_batch_ws(batch, work, PER_MATRIX, PAR_WORK, |_| Ok(()), |_, b, par| f(b, par))
@@ -1023,17 +1158,21 @@ impl<T: Real> EighWork<T> {
     }
 }
 
-/// Into how many column blocks eigh splits the eigenvectors' back-transformation (`u = Q u`), one per
-/// thread: faer's parallel product meets at a barrier after each of its blocked steps, the columns need none.
+/// Into how many column blocks eigh splits the eigenvectors' back-transformation (`u = Q u`) when it runs on
+/// the pool: faer's parallel product meets at a barrier after each of its blocked steps, the columns need none.
+/// Blocks of about `EIGH_BLOCK_COLS`, a function of n alone (not one per thread, as before): each block is the
+/// same one-thread call whatever thread takes it, so this step's bits do not depend on the thread count, and
+/// the pool's threads take the blocks as they come free (a descheduled thread holds back one block, not half).
 fn eigh_column_blocks(n: usize, par: Par) -> usize {
     match par {
-        Par::Rayon(t) if n >= 2 * EIGH_MIN_BLOCK_COLS => t.get().min(n / EIGH_MIN_BLOCK_COLS),
+        Par::Rayon(_) if n >= 2 * EIGH_BLOCK_COLS => n.div_ceil(EIGH_BLOCK_COLS),
         _ => 1,
     }
 }
 
-/// The narrowest block of columns `eigh_column_blocks` makes.
-const EIGH_MIN_BLOCK_COLS: usize = 64;
+/// `eigh_column_blocks`' width: one thread's CPU time of the step at n = 1000 f32 is the same with blocks of
+/// 64, 128 or 256 columns as faer's whole call (25-26 ms at a load of 6, benches/RESULTS.md eig20).
+const EIGH_BLOCK_COLS: usize = 128;
 
 /// faer's scratch to apply eigh's Householder blocks to `cols` columns.
 fn eigh_apply_scratch<T: Real>(n: usize, cols: usize) -> faer::dyn_stack::StackReq {
@@ -1340,7 +1479,12 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     ]))?,
                 })
             };
-            for_batch_par(batch, work, QR_PAR_WORK, false, PER_MATRIX, init, |w, b, par| {
+            // from `QR_BLOCKED_N` cranax's blocked driver around faer's kernels (`qr_blocked`, `qr_q_chunks`) on the
+            // pool instead of faer's parallel QR at any size (a batch of them: one matrix per thread, each in order)
+            let blocked = qr_blocking(m, n, bs);
+            let par_work = if blocked.is_some() { usize::MAX } else { QR_PAR_WORK };
+            let pool = batch == 1 && threads::num_threads() > 1;
+            for_batch_par(batch, work, par_work, false, PER_MATRIX, init, |w, b, par| {
                 let s = &src[b * m * n..(b + 1) * m * n];
                 // SAFETY: matrix b of fresh outputs, written by this call only.
                 let (dq, dr) = unsafe { (oq.mat(b, m * q_cols), or.mat(b, q_cols * n)) };
@@ -1349,13 +1493,21 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                     dr.fill(<T as Elem>::zero());
                     return;
                 }
-                load(s, w.f.as_mut(), par);
-                qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, w.mem.stack(), Default::default());
+                copy_par(par, m * n, |cp| load(s, w.f.as_mut(), cp));
+                let done = blocked.is_some_and(|(pw, cols)| run_blocked(pool, |split| qr_blocked(w.f.as_mut(), w.coeff.as_mut(), pw, cols, split)));
+                if blocked.is_some() && !done {
+                    // a column faer's QR would skip as dependent: faer's own QR and Q, on one thread (`par` is
+                    // sequential here: bits of the input alone, not of the thread count)
+                    load(s, w.f.as_mut(), Par::Seq);
+                    qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), Par::Seq, w.mem.stack(), Default::default());
+                } else if blocked.is_none() {
+                    qrf::qr_in_place(w.f.as_mut(), w.coeff.as_mut(), par, w.mem.stack(), Default::default());
+                }
                 // R: the upper triangle of the first min(m, n) rows, zeros elsewhere (a tiled copy: `f` is
                 // column-major, `dr` row-major)
                 let rows = q_cols.min(k);
                 dr[rows * n..].fill(<T as Elem>::zero());
-                store(w.f.as_ref().get(..rows, ..), &mut dr[..rows * n], par);
+                copy_par(par, rows * n, |cp| store(w.f.as_ref().get(..rows, ..), &mut dr[..rows * n], cp));
                 for i in 1..rows {
                     dr[i * n..i * n + i].fill(<T as Elem>::zero());
                 }
@@ -1363,6 +1515,11 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 // no column-major workspace and no transposing copy out, which at n = 1000 took as long as
                 // the difference (faer_alone_vs_run: 17.8 vs 20.3 ms f64, 9.1 vs 12.1 ms f32, in the pool)
                 let mut q = MatMut::from_row_major_slice_mut(dq, m, q_cols);
+                if let Some((_, cols)) = blocked.filter(|_| done) {
+                    let (f, coeff) = (w.f.as_ref().get(.., ..k), w.coeff.as_ref());
+                    run_blocked(pool, |split| qr_q_chunks(f, coeff, q, cols, split));
+                    return;
+                }
                 q.fill(<T as Elem>::zero());
                 (0..q_cols).for_each(|i| q[(i, i)] = T::from_f64(1.0));
                 householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
