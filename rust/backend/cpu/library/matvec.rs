@@ -107,80 +107,99 @@ unsafe fn cols<T: Real>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize,
 }
 
 /// `rows` with explicit vectors (LLVM vectorized the generic float64 `dot` two lanes wide, at 0.6x gemm's
-/// speed): the same operations in the same order.
+/// speed): the same operations in the same order per row, several rows side by side.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
     macro_rules! rows_impl {
-        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
+        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $g:literal, $gs:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
             /// SAFETY: as `super::rows`; the host has the target features.
             #[target_feature(enable = $feat)]
             pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
                 const W: usize = $w;
-                let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
-                // After the blocks of 8 vectors: the tree sum, whole vectors, lanes in order, the scalar tail.
-                macro_rules! finish {
-                    ($acc:ident, $a:ident) => {{
-                        let acc = &$acc;
-                        let mut d = k8;
-                        let mut r = $add($add($add(acc[0], acc[1]), $add(acc[2], acc[3])), $add($add(acc[4], acc[5]), $add(acc[6], acc[7])));
-                        while d < k1 {
-                            r = $fma($load($a.add(d)), $load(x.add(d)), r);
-                            d += W;
-                        }
-                        let mut lanes = [0.0 as $t; W];
-                        $store(lanes.as_mut_ptr(), r);
-                        let mut s = lanes[0];
-                        for &l in &lanes[1..] {
-                            s += l;
-                        }
-                        while d < k {
-                            s = (*$a.add(d)).mul_add(*x.add(d), s);
-                            d += 1;
-                        }
-                        s
-                    }};
-                }
-                // Two rows per pass (each with its own accumulators, the same order as alone): two streams
-                // from memory at once and one load of `x` for both; one stream left a core at 2/3 of
-                // OpenBLAS's speed on matrices out of cache (AVX2-only Zen3, OpenBLAS reads four).
-                let mut i = lo;
-                while i + 2 <= hi {
-                    let (a0, a1) = (a.add(i * lda), a.add((i + 1) * lda));
-                    let mut acc0: [$v; 8] = [$zero(); 8];
-                    let mut acc1: [$v; 8] = [$zero(); 8];
+                /// Rows `i..i + G` at once, each with its own accumulators in the order of `super::dot`: `G`
+                /// streams from memory and one load of `x` for all of them in the blocks of 8 vectors (one
+                /// stream per row left a core at 2/3 of OpenBLAS's speed on matrices out of cache; four rows
+                /// of 8 AVX-512 accumulators fill its 32 registers), then the tails of the `G` rows side by
+                /// side, so that their dependent chains (tree sum, whole vectors, lanes, scalar tail: ~100
+                /// cycles a row at k = 500) overlap instead of following each other.
+                #[target_feature(enable = $feat)]
+                #[inline]
+                unsafe fn group<const G: usize>(i: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
+                    let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
+                    let row: [*const $t; G] = std::array::from_fn(|g| a.add((i + g) * lda));
+                    let mut acc: [[$v; 8]; G] = [[$zero(); 8]; G];
                     let mut d = 0;
                     while d < k8 {
                         for j in 0..8 {
                             let xv = $load(x.add(d + j * W));
-                            acc0[j] = $fma($load(a0.add(d + j * W)), xv, acc0[j]);
-                            acc1[j] = $fma($load(a1.add(d + j * W)), xv, acc1[j]);
+                            for g in 0..G {
+                                acc[g][j] = $fma($load(row[g].add(d + j * W)), xv, acc[g][j]);
+                            }
                         }
                         d += 8 * W;
                     }
-                    *y.add(i) = finish!(acc0, a0);
-                    *y.add(i + 1) = finish!(acc1, a1);
+                    let tree = |c: &[$v; 8]| $add($add($add(c[0], c[1]), $add(c[2], c[3])), $add($add(c[4], c[5]), $add(c[6], c[7])));
+                    let mut r: [$v; G] = std::array::from_fn(|g| tree(&acc[g]));
+                    while d < k1 {
+                        let xv = $load(x.add(d));
+                        for g in 0..G {
+                            r[g] = $fma($load(row[g].add(d)), xv, r[g]);
+                        }
+                        d += W;
+                    }
+                    let mut lanes = [[0.0 as $t; W]; G];
+                    for g in 0..G {
+                        $store(lanes[g].as_mut_ptr(), r[g]);
+                    }
+                    let mut s: [$t; G] = std::array::from_fn(|g| lanes[g][0]);
+                    for l in 1..W {
+                        for g in 0..G {
+                            s[g] += lanes[g][l];
+                        }
+                    }
+                    while d < k {
+                        let xd = *x.add(d);
+                        for g in 0..G {
+                            s[g] = (*row[g].add(d)).mul_add(xd, s[g]);
+                        }
+                        d += 1;
+                    }
+                    for g in 0..G {
+                        *y.add(i + g) = s[g];
+                    }
+                }
+                let mut i = lo;
+                if k >= LONG_ROW {
+                    while i + $g <= hi {
+                        group::<$g>(i, k, a, lda, x, y);
+                        i += $g;
+                    }
+                }
+                while i + $gs <= hi {
+                    group::<$gs>(i, k, a, lda, x, y);
+                    i += $gs;
+                }
+                if i + 2 <= hi {
+                    group::<2>(i, k, a, lda, x, y);
                     i += 2;
                 }
                 if i < hi {
-                    let a0 = a.add(i * lda);
-                    let mut acc0: [$v; 8] = [$zero(); 8];
-                    let mut d = 0;
-                    while d < k8 {
-                        for (j, acc) in acc0.iter_mut().enumerate() {
-                            *acc = $fma($load(a0.add(d + j * W)), $load(x.add(d + j * W)), *acc);
-                        }
-                        d += 8 * W;
-                    }
-                    *y.add(i) = finish!(acc0, a0);
+                    group::<1>(i, k, a, lda, x, y);
                 }
             }
         };
     }
-    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
-    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
-    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
-    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
+    /// Rows at least this long take the wider groups (`$g`), shorter ones `$gs`.
+    const LONG_ROW: usize = 1024;
+    // Rows at once (`$g` for long rows, `$gs` below `LONG_ROW`), measured one thread on AMD Zen 4 (its AVX2 mode
+    // too): four rows read 15–25% faster than two on rows of 2048–32768 (four streams at once, a quarter fewer
+    // loads of `x`), both types and ISAs; at 256²–500² four were 0–9% faster on AVX-512 and up to 9% slower on
+    // AVX2, whose 16 registers hold two rows' accumulators (four spill), so AVX2 keeps two rows there.
+    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, 4, 2, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
+    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, 4, 2, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
+    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, 4, 4, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
+    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, 4, 4, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
 }
 
 /// One instantiation per instruction set, so LLVM vectorizes `x @ A`'s columns with that width (the
