@@ -20,6 +20,12 @@ use super::small_dot::Isa;
 /// Products of at least this many multiply-adds (a 512² float32 matrix, 1 MiB) share their chunks with
 /// the pool's threads.
 pub const PAR_WORK: usize = 1 << 18;
+/// `A @ x` on matrices of at least this many bytes prefetches, while it reads two rows, the same block of the
+/// next two into L2: four rows then stream from memory at once with the registers of two. Measured on one core
+/// of AMD Zen 4 (32 MB L3 shared with other jobs): 2048² float32 0.49–0.70x the time, 1448²/2048² float64
+/// 0.70–0.75x, both ISAs; at 8 MB (1024² float64, 1448² float32) 0.9–1.0x; in cache (≤ 4 MB) the hints cost
+/// up to 15% (500²), hence the bound.
+const STREAM_BYTES: usize = 12 << 20;
 /// Multiply-adds per chunk (about 64 KiB of float32 matrix): small enough that a helper that wakes late
 /// still takes a fair share, big enough that claiming a chunk costs nothing.
 const CHUNK_WORK: usize = 1 << 14;
@@ -112,39 +118,63 @@ unsafe fn cols<T: Real>(lo: usize, hi: usize, k: usize, a: *const T, lda: usize,
 mod x86 {
     use std::arch::x86_64::*;
     macro_rules! rows_impl {
-        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $g:literal, $gs:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
+        ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $g:literal, $load:ident, $fma:ident, $add:ident, $zero:ident, $store:ident) => {
             /// SAFETY: as `super::rows`; the host has the target features.
             #[target_feature(enable = $feat)]
-            pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn $name(lo: usize, hi: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t, stream: bool) {
                 const W: usize = $w;
-                /// Rows `i..i + G` at once, each with its own accumulators in the order of `super::dot`: `G`
-                /// streams from memory and one load of `x` for all of them in the blocks of 8 vectors (one
-                /// stream per row left a core at 2/3 of OpenBLAS's speed on matrices out of cache; four rows
-                /// of 8 AVX-512 accumulators fill its 32 registers), then the tails of the `G` rows side by
-                /// side, so that their dependent chains (tree sum, whole vectors, lanes, scalar tail: ~100
-                /// cycles a row at k = 500) overlap instead of following each other.
+                /// Rows `i..i + G`, each with its own accumulators in the order of `super::dot`. Their blocks of
+                /// 8 vectors two rows per pass (two streams from memory at once and one load of `x` for both;
+                /// one stream left a core at 2/3 of OpenBLAS's speed on matrices out of cache), then the tails
+                /// of all `G` rows side by side (tree sum, whole vectors, lanes in order, scalar tail), so that
+                /// their dependent chains overlap rather than follow each other.
                 #[target_feature(enable = $feat)]
                 #[inline]
-                unsafe fn group<const G: usize>(i: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t) {
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn group<const G: usize>(i: usize, k: usize, a: *const $t, lda: usize, x: *const $t, y: *mut $t, stream: bool) {
                     let (k8, k1) = (k / (8 * W) * (8 * W), k / W * W);
-                    let row: [*const $t; G] = std::array::from_fn(|g| a.add((i + g) * lda));
-                    let mut acc: [[$v; 8]; G] = [[$zero(); 8]; G];
-                    let mut d = 0;
-                    while d < k8 {
-                        for j in 0..8 {
-                            let xv = $load(x.add(d + j * W));
-                            for g in 0..G {
-                                acc[g][j] = $fma($load(row[g].add(d + j * W)), xv, acc[g][j]);
+                    let row = |g: usize| a.add((i + g) * lda);
+                    let mut r: [$v; G] = [$zero(); G];
+                    let mut p = 0;
+                    while p < G {
+                        let two = p + 1 < G;
+                        let (a0, a1) = (row(p), row(if two { p + 1 } else { p }));
+                        let mut acc0: [$v; 8] = [$zero(); 8];
+                        let mut acc1: [$v; 8] = [$zero(); 8];
+                        let mut d = 0;
+                        while d < k8 {
+                            if stream {
+                                // The same block of the next two rows into L2 (a hint: never faults, changes no
+                                // value), so that four rows stream from memory at once (see `STREAM_BYTES`).
+                                for q in [a0, a1] {
+                                    let next = q.wrapping_add(2 * lda + d) as *const i8;
+                                    for c in 0..8 * W * std::mem::size_of::<$t>() / 64 {
+                                        _mm_prefetch::<_MM_HINT_T1>(next.wrapping_add(c * 64));
+                                    }
+                                }
                             }
+                            for j in 0..8 {
+                                let xv = $load(x.add(d + j * W));
+                                acc0[j] = $fma($load(a0.add(d + j * W)), xv, acc0[j]);
+                                if two {
+                                    acc1[j] = $fma($load(a1.add(d + j * W)), xv, acc1[j]);
+                                }
+                            }
+                            d += 8 * W;
                         }
-                        d += 8 * W;
+                        let tree = |c: &[$v; 8]| $add($add($add(c[0], c[1]), $add(c[2], c[3])), $add($add(c[4], c[5]), $add(c[6], c[7])));
+                        r[p] = tree(&acc0);
+                        if two {
+                            r[p + 1] = tree(&acc1);
+                        }
+                        p += 2;
                     }
-                    let tree = |c: &[$v; 8]| $add($add($add(c[0], c[1]), $add(c[2], c[3])), $add($add(c[4], c[5]), $add(c[6], c[7])));
-                    let mut r: [$v; G] = std::array::from_fn(|g| tree(&acc[g]));
+                    let mut d = k8;
                     while d < k1 {
                         let xv = $load(x.add(d));
                         for g in 0..G {
-                            r[g] = $fma($load(row[g].add(d)), xv, r[g]);
+                            r[g] = $fma($load(row(g).add(d)), xv, r[g]);
                         }
                         d += W;
                     }
@@ -161,7 +191,7 @@ mod x86 {
                     while d < k {
                         let xd = *x.add(d);
                         for g in 0..G {
-                            s[g] = (*row[g].add(d)).mul_add(xd, s[g]);
+                            s[g] = (*row(g).add(d)).mul_add(xd, s[g]);
                         }
                         d += 1;
                     }
@@ -170,36 +200,28 @@ mod x86 {
                     }
                 }
                 let mut i = lo;
-                if k >= LONG_ROW {
-                    while i + $g <= hi {
-                        group::<$g>(i, k, a, lda, x, y);
-                        i += $g;
-                    }
-                }
-                while i + $gs <= hi {
-                    group::<$gs>(i, k, a, lda, x, y);
-                    i += $gs;
+                while i + $g <= hi {
+                    group::<$g>(i, k, a, lda, x, y, stream);
+                    i += $g;
                 }
                 if i + 2 <= hi {
-                    group::<2>(i, k, a, lda, x, y);
+                    group::<2>(i, k, a, lda, x, y, stream);
                     i += 2;
                 }
                 if i < hi {
-                    group::<1>(i, k, a, lda, x, y);
+                    group::<1>(i, k, a, lda, x, y, stream);
                 }
             }
         };
     }
-    /// Rows at least this long take the wider groups (`$g`), shorter ones `$gs`.
-    const LONG_ROW: usize = 1024;
-    // Rows at once (`$g` for long rows, `$gs` below `LONG_ROW`), measured one thread on AMD Zen 4 (its AVX2 mode
-    // too): four rows read 15–25% faster than two on rows of 2048–32768 (four streams at once, a quarter fewer
-    // loads of `x`), both types and ISAs; at 256²–500² four were 0–9% faster on AVX-512 and up to 9% slower on
-    // AVX2, whose 16 registers hold two rows' accumulators (four spill), so AVX2 keeps two rows there.
-    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, 4, 2, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
-    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, 4, 2, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
-    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, 4, 4, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
-    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, 4, 4, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
+    // Rows per group: four tails side by side on AVX-512 (its 16-lane tails are the longest chains: 7 FMAs and 15
+    // lane adds at k = 500); AVX2 keeps pairs (four rows' tails were no faster there, AMD Zen 4). Four rows' blocks
+    // in one pass (32 accumulators) spill a register on AVX-512, and LLVM's allocation of that spill differed
+    // between builds (0–10% either way at 500²–1024²): the blocks stay two rows per pass.
+    rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, 2, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
+    rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, 2, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
+    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, 4, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
+    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, 4, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
 }
 
 /// One instantiation per instruction set, so LLVM vectorizes `x @ A`'s columns with that width (the
@@ -236,10 +258,12 @@ isa_variant!(avx2, "avx2,fma", rows_f32_avx2, rows_f64_avx2);
 /// up to rounding; `mul_add` is still one rounding (a C library call there).
 mod portable {
     use super::{cols, rows};
-    pub unsafe fn rows_f32(lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, y: *mut f32) {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rows_f32(lo: usize, hi: usize, k: usize, a: *const f32, lda: usize, x: *const f32, y: *mut f32, _: bool) {
         rows::<f32, 4>(lo, hi, k, a, lda, x, y)
     }
-    pub unsafe fn rows_f64(lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, y: *mut f64) {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn rows_f64(lo: usize, hi: usize, k: usize, a: *const f64, lda: usize, x: *const f64, y: *mut f64, _: bool) {
         rows::<f64, 2>(lo, hi, k, a, lda, x, y)
     }
     #[allow(clippy::too_many_arguments)]
@@ -268,6 +292,8 @@ struct Job {
     /// Outputs per chunk, and their count.
     chunk: usize,
     outs: usize,
+    /// `A @ x` on a matrix of at least `STREAM_BYTES`: prefetch the next rows.
+    stream: bool,
 }
 
 impl Job {
@@ -275,20 +301,20 @@ impl Job {
     ///
     /// SAFETY: as `gemv`/`gevm` for this job.
     unsafe fn run(&self, lo: usize, hi: usize) {
-        let (k, lda, incx) = (self.k, self.lda, self.incx);
+        let (k, lda, incx, stream) = (self.k, self.lda, self.incx, self.stream);
         macro_rules! go {
             ($t:ty, $rows:ident, $cols:ident) => {{
                 let (a, x, y) = (self.a as *const $t, self.x as *const $t, self.y as *mut $t);
                 match (self.isa, self.by_rows) {
                     #[cfg(target_arch = "x86_64")]
-                    (Isa::Avx512, true) => avx512::$rows(lo, hi, k, a, lda, x, y),
+                    (Isa::Avx512, true) => avx512::$rows(lo, hi, k, a, lda, x, y, stream),
                     #[cfg(target_arch = "x86_64")]
                     (Isa::Avx512, false) => avx512::$cols(lo, hi, k, a, lda, x, incx, y),
                     #[cfg(target_arch = "x86_64")]
-                    (Isa::Avx2, true) => avx2::$rows(lo, hi, k, a, lda, x, y),
+                    (Isa::Avx2, true) => avx2::$rows(lo, hi, k, a, lda, x, y, stream),
                     #[cfg(target_arch = "x86_64")]
                     (Isa::Avx2, false) => avx2::$cols(lo, hi, k, a, lda, x, incx, y),
-                    (_, true) => portable::$rows(lo, hi, k, a, lda, x, y),
+                    (_, true) => portable::$rows(lo, hi, k, a, lda, x, y, stream),
                     (_, false) => portable::$cols(lo, hi, k, a, lda, x, incx, y),
                 }
             }};
@@ -329,7 +355,8 @@ fn chunk(k: usize, align: usize) -> usize {
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv<T: Real>(isa: Isa, m: usize, k: usize, a: *const T, lda: usize, x: *const T, y: *mut T) {
     let f64 = std::mem::size_of::<T>() == 8;
-    let job = Job { f64, isa, by_rows: true, k, a: a as usize, lda, x: x as usize, incx: 1, y: y as usize, chunk: chunk(k, 8), outs: m };
+    let stream = m.saturating_mul(lda).saturating_mul(std::mem::size_of::<T>()) >= STREAM_BYTES;
+    let job = Job { f64, isa, by_rows: true, k, a: a as usize, lda, x: x as usize, incx: 1, y: y as usize, chunk: chunk(k, 8), outs: m, stream };
     execute(job, m.saturating_mul(k));
 }
 
@@ -345,6 +372,6 @@ pub unsafe fn gevm<T: Real>(isa: Isa, n: usize, k: usize, a: *const T, lda: usiz
     // there, `execute`.) At least 256 columns, whole cache lines.
     let threads = crate::backend::cpu::threads::num_threads();
     let chunk = n.div_ceil(2 * threads).next_multiple_of(16).max(256);
-    let job = Job { f64, isa, by_rows: false, k, a: a as usize, lda, x: x as usize, incx, y: y as usize, chunk, outs: n };
+    let job = Job { f64, isa, by_rows: false, k, a: a as usize, lda, x: x as usize, incx, y: y as usize, chunk, outs: n, stream: false };
     execute(job, n.saturating_mul(k));
 }
