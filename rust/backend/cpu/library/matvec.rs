@@ -214,14 +214,14 @@ mod x86 {
             }
         };
     }
-    // Rows per group: four tails side by side on AVX-512 (its 16-lane tails are the longest chains: 7 FMAs and 15
-    // lane adds at k = 500); AVX2 keeps pairs (four rows' tails were no faster there, AMD Zen 4). Four rows' blocks
-    // in one pass (32 accumulators) spill a register on AVX-512, and LLVM's allocation of that spill differed
-    // between builds (0–10% either way at 500²–1024²): the blocks stay two rows per pass.
+    // Rows per group: two (`G = 2`) on both ISAs. Four rows' tails side by side ran 4–13% faster at 256²–500² in a
+    // stand-alone build (AVX-512) but 2–7% slower in cranax's (a jitted power iteration, 500² float32), and four
+    // rows' blocks in one pass (33 AVX-512 registers) spilled differently from build to build (0–10% either way):
+    // the group width stays a parameter, at two.
     rows_impl!(rows_f32_avx2, "avx2,fma", f32, __m256, 8, 2, _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps, _mm256_storeu_ps);
     rows_impl!(rows_f64_avx2, "avx2,fma", f64, __m256d, 4, 2, _mm256_loadu_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd, _mm256_storeu_pd);
-    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, 4, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
-    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, 4, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
+    rows_impl!(rows_f32_avx512, "avx512f,avx2,fma", f32, __m512, 16, 2, _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps, _mm512_storeu_ps);
+    rows_impl!(rows_f64_avx512, "avx512f,avx2,fma", f64, __m512d, 8, 2, _mm512_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd, _mm512_storeu_pd);
 }
 
 /// One instantiation per instruction set, so LLVM vectorizes `x @ A`'s columns with that width (the
