@@ -9,8 +9,9 @@
 
 Layouts per size ``n`` (square ``n×n`` operands): ``x @ w``, ``x @ w.T``, ``x.T @ w`` (the transposes are
 inside the jitted function, so they are dimension numbers, not copies), a batched product
-``[16, n/4, n/4] @ [16, n/4, n/4]``, a matrix-vector product ``[n, n] @ [n]`` and a vector-matrix product
-``[n] @ [n, n]``.
+``[16, n/4, n/4] @ [16, n/4, n/4]``, a matrix-vector product ``[n, n] @ [n]``, a vector-matrix product
+``[n] @ [n, n]``, and 16 chained matrix-vector products ``v = A @ v / √n`` (one jitted call; NumPy runs the
+same 16 products in Python): the product's own time with the call's overhead shared.
 
 Each figure is a call waited for with ``block_until_ready`` after two warm-up calls. Because the machine is
 shared, cranax and NumPy are timed in alternating rounds (so both see the same load) and both the minimum and
@@ -43,7 +44,20 @@ def cases(sizes, dtypes):
                         2.0 * 16 * q ** 3))
             out.append((f"[{n},{n}] @ [{n}]", dt, [(n, n), (n,)], lambda x, w: x @ w, 2.0 * n * n))
             out.append((f"[{n}] @ [{n},{n}]", dt, [(n,), (n, n)], lambda x, w: x @ w, 2.0 * n * n))
+            out.append((f"[{n},{n}] @ [{n}], 16 chained", dt, [(n, n), (n,)], _chain(n), 16 * 2.0 * n * n))
     return out
+
+
+def _chain(n, steps=16):
+    """``v = A @ v / √n`` repeated (a power iteration's products without the norm; the scale keeps ``v``
+    bounded for a Gaussian ``A``): per-product time once a call's overhead is shared by 16 products."""
+    s = 1.0 / n ** 0.5
+
+    def f(a, v):
+        for _ in range(steps):
+            v = (a @ v) * v.dtype.type(s)
+        return v
+    return f
 
 
 def inputs(shapes, dt, seed):

@@ -135,3 +135,47 @@ def test_matvec_bits_do_not_depend_on_the_thread_count(mode):
     assert runs[0] == runs[1] == runs[2]
     for nt, nt_copy, tn, tn_copy in runs[0][10:]:
         assert nt == nt_copy and tn == tn_copy
+
+
+GROUPS = r"""
+import numpy as np, cranax as jax
+jax.config.update("jax_enable_x64", True)
+f = jax.jit(lambda p, q: p @ q)
+bad = []
+for dt in (np.float32, np.float64):
+    for k in (37, 500, 1024, 2049):
+        rng = np.random.default_rng(k)
+        a, x = rng.standard_normal((303, k)).astype(dt), rng.standard_normal(k).astype(dt)
+        y = np.asarray(f(a, x))
+        for s in (1, 2, 3):   # the same rows in other positions of the row groups (all above 256 outputs)
+            if np.asarray(f(np.ascontiguousarray(a[s:]), x)).tobytes() != y[s:].tobytes():
+                bad.append((dt.__name__, k, s))
+print(bad)
+"""
+
+
+@pytest.mark.parametrize("mode", ["", "avx2"])
+def test_matvec_rows_have_the_same_bits_in_any_group_position(mode):
+    # matvec.rs computes rows two or four at a time, each in its own fixed order: a row's value must not depend
+    # on which rows share its group (here: the matrix shifted by 1-3 rows).
+    env = dict(os.environ, CRANAX_CPU_BLOCK_MATH=mode)
+    out = subprocess.run([sys.executable, "-c", GROUPS], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_dot_general_dimension_numbers_in_any_spelling(x64):
+    # Canonical dimension numbers are cached per spelling (eager products): lists, NumPy ints and tuples give the
+    # same product and the same jaxpr parameters; a bad spelling still raises after good ones were cached.
+    lax = jax.lax
+    a, b = _rand((3, 4, 5), np.float64, 1), _rand((3, 5, 2), np.float64, 2)
+    want = np.einsum("bij,bjk->bik", a, b)
+    spellings = [(((2,), (1,)), ((0,), (0,))), [[[2], [1]], [[0], [0]]],
+                 (((np.int64(2),), (np.int32(1),)), ((np.int64(0),), (0,)))]
+    for dn in spellings * 2:
+        np.testing.assert_allclose(np.asarray(lax.dot_general(a, b, dn)), want, rtol=1e-13)
+        eqn = jax.make_jaxpr(lambda p, q: lax.dot_general(p, q, dn))(a, b).jaxpr.eqns[0]
+        assert eqn.params["dimension_numbers"] == (((2,), (1,)), ((0,), (0,)))
+        assert all(type(d) is int for side in eqn.params["dimension_numbers"] for dims in side for d in dims)
+    with pytest.raises(TypeError, match="dimension_numbers must be"):
+        lax.dot_general(a, b, ((2,), (1,)))

@@ -164,7 +164,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         idx_a.append(nb)
     if b_mat:
         idx_b.append(nb + a_mat)
-    perm = tuple(int(i) for i in _np.argsort(_np.asarray(idx_batch + idx_a + idx_b, int)))
+    order = idx_batch + idx_a + idx_b   # distinct ints: their argsort without a NumPy round trip
+    perm = tuple(sorted(range(len(order)), key=order.__getitem__))
     if a_squeeze:
         a = lax.squeeze(a, tuple(a_squeeze))
     if b_squeeze:

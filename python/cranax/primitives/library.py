@@ -40,7 +40,24 @@ def _weak(*avals):
 
 # ----------------------------------------------------------------------------------------------- dot_general
 
+_DNUMS = {}   # dimension_numbers as given (when hashable) -> canonical form: eager products skip re-parsing
+
+
 def _canon_dnums(dimension_numbers):
+    try:
+        return _DNUMS[dimension_numbers]
+    except (KeyError, TypeError):
+        pass
+    out = _parse_dnums(dimension_numbers)
+    try:
+        if len(_DNUMS) < 256:
+            _DNUMS[dimension_numbers] = out
+    except TypeError:   # lists: not cached
+        pass
+    return out
+
+
+def _parse_dnums(dimension_numbers):
     try:
         (lc, rc), (lb, rb) = dimension_numbers
     except (TypeError, ValueError):
