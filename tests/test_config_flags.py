@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from test_profiler import _pb_fields as _pb   # protobuf fields of the pprof dump
 
 _STARTED = ("RuntimeError: jax_num_cpu_devices config should be updated before backends are initialized i.e. "
             "before any JAX operation is executed. You should initialize this config immediately after "
@@ -81,30 +82,6 @@ def test_absl_flags_take_any_value_and_are_not_attributes():
     assert out.splitlines() == ["'Config' object has no attribute 'jax_mock_gpu_topology'",
                                 "'Config' object has no attribute 'jax_dump_ir_modes'",
                                 "'Config' object has no attribute 'jax_dump_ir_to'", "1.0"]
-
-
-def _pb(b):
-    """(field, value) pairs of one protobuf message: varints as ints, length-delimited fields as bytes."""
-    out, i = [], 0
-
-    def varint(i):
-        n = s = 0
-        while True:
-            c = b[i]
-            i += 1
-            n |= (c & 0x7F) << s
-            s += 7
-            if c < 0x80:
-                return n, i
-    while i < len(b):
-        k, i = varint(i)
-        if k & 7 == 0:
-            v, i = varint(i)
-        else:
-            n, i = varint(i)
-            v, i = b[i:i + n], i + n
-        out.append((k >> 3, v))
-    return out
 
 
 def test_dump_ir_jaxpr_and_equation_count_profile(tmp_path):

@@ -36,10 +36,12 @@ for dt, n in ((np.float32, 1000), (np.float64, 700)):
 """
 
 
-def _digests(threads):
+def _digests(threads, script=None, **env):
+    """The lines `script` (default SCRIPT) prints in a fresh process on `threads` threads."""
     # CRANAX_LINALG_YIELD=0: two threads stay two even on a loaded test machine
-    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0", **env)
+    out = subprocess.run([sys.executable, "-c", script or SCRIPT], env=env, capture_output=True, text=True,
+                         timeout=600)
     assert out.returncode == 0, out.stderr
     return out.stdout.split()
 
@@ -65,10 +67,7 @@ for dt, n in ((np.float64, 512), (np.float32, 641), (np.float64, 641), (np.float
 
 
 def _lu_digests(threads, **env):
-    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0", **env)
-    out = subprocess.run([sys.executable, "-c", LU_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+    return _digests(threads, LU_SCRIPT, **env)
 
 
 def test_blocked_lu_does_not_depend_on_the_thread_count():
@@ -97,10 +96,7 @@ for dt, shape in ((np.float64, (384, 384)), (np.float32, (641, 641)), (np.float6
 
 
 def _qr_digests(threads, **env):
-    env = dict(os.environ, CRANAX_NUM_THREADS=str(threads), CRANAX_LINALG_YIELD="0", **env)
-    out = subprocess.run([sys.executable, "-c", QR_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+    return _digests(threads, QR_SCRIPT, **env)
 
 
 def test_blocked_qr_does_not_depend_on_the_thread_count():
