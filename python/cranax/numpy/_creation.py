@@ -265,15 +265,13 @@ def _linspace_lowering(closed, invars):
     """``_linspace``'s compiled form for scalar float32/float64 bounds (``_xla_ramp``; folded where both bounds
     are literals), when ``closed`` is the jaxpr ``_linspace`` traces for them; None otherwise
     (``interpreters.lowering.lowering_forms``)."""
-    from ..jaxpr import Literal
-    folded = invars is not None and len(invars) == 2 and builtins.all(type(v) is Literal for v in invars)
+    folded = invars is not None and len(invars) == 2 and builtins.all(type(v) is _Literal for v in invars)
     try:
         forms = _linspace_forms.setdefault(closed, {})
     except TypeError:
         return None
     if folded in forms:
         return forms[folded]
-    from ..interpreters.partial_eval import trace_to_jaxpr
     alt = None
     ins, outs = list(closed.in_avals), list(closed.out_avals)
     if (len(ins) == 2 and builtins.all(a.ndim == 0 for a in ins) and len(outs) in (1, 2)
@@ -284,7 +282,7 @@ def _linspace_lowering(closed, invars):
             def f(a, b):
                 res = _linspace(a, b, num, endpoint, retstep, dtype, 0, ramp)
                 return list(res) if retstep else [res]
-            return trace_to_jaxpr(f, ins)
+            return _trace_to_jaxpr(f, ins)
 
         text = str(closed.jaxpr)
         for endpoint in (True, False):
@@ -301,4 +299,6 @@ def _linspace_lowering(closed, invars):
 
 
 from ..interpreters import lowering as _lowering   # noqa: E402
+from ..interpreters.partial_eval import trace_to_jaxpr as _trace_to_jaxpr   # noqa: E402
+from ..jaxpr import Literal as _Literal   # noqa: E402
 _lowering.lowering_forms["_linspace"] = _linspace_lowering
