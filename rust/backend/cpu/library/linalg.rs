@@ -587,10 +587,18 @@ fn lu_blocked<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, rows: usiz
     }
 }
 
-/// Runs `lu_blocked` on `a` in blocks of `b` through `run_blocked`.
-fn lu_blocked_run<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], b: usize, pool: bool) {
-    let rows = env_usize("CRANAX_LINALG_LU_ROWS").unwrap_or(LU_ROWS);
-    run_blocked(pool, |split| lu_blocked(a, fwd, b, rows, split))
+/// LU of `a` in place with partial pivoting, the row order in `fwd`: `lu_blocked` in blocks of `b` through
+/// `run_blocked` where `lu_block` gave one, else faer's `lu_in_place` with `par` (`inv` and `stack` are its).
+fn lu_factor<T: Real>(a: MatMut<'_, T>, fwd: &mut [usize], inv: &mut [usize], par: Par, stack: &mut MemStack, blocked: Option<usize>, pool: bool) {
+    match blocked {
+        Some(b) => {
+            let rows = env_usize("CRANAX_LINALG_LU_ROWS").unwrap_or(LU_ROWS);
+            run_blocked(pool, |split| lu_blocked(a, fwd, b, rows, split))
+        }
+        None => {
+            plu::lu_in_place(a, fwd, inv, par, stack, Default::default());
+        }
+    }
 }
 
 /// Runs a blocked driver `f(split)` (`cholesky_blocked`, `lu_blocked`): on the pool's threads when `pool` and the
@@ -1360,12 +1368,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let x = unsafe { ox.mat(b, n * c) };
                 let (fwd, inv) = w.idx.split_at_mut(n);
                 copy_par(par, n * n, |cp| copy_cols(MatRef::from_column_major_slice(&src[b * n * n..(b + 1) * n * n], n, n), w.f.as_mut(), cp));
-                match blocked {
-                    Some(bs) => lu_blocked_run(w.f.as_mut(), fwd, bs, pool),
-                    None => {
-                        plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
-                    }
-                }
+                lu_factor(w.f.as_mut(), fwd, inv, par, w.mem.stack(), blocked, pool);
                 let bm = &bsrc[b * n * c..(b + 1) * n * c];
                 // U^T y = I: y is lower triangular (column j is zero above row j), so each block of columns
                 // from j0 solves only rows j0.. (8 blocks: 0.41x the flops of a full solve)
@@ -1434,12 +1437,7 @@ fn run_t<T: Real>(op: &LinalgOp, inputs: &[&Buffer], outs: &[Aval]) -> Result<Ve
                 let (cur, at) = rest.split_at_mut(m);
                 if k > 0 {
                     copy_par(par, m * n, |cp| load(s, w.f.as_mut(), cp));
-                    match blocked {
-                        Some(bs) => lu_blocked_run(w.f.as_mut(), fwd, bs, pool),
-                        None => {
-                            plu::lu_in_place(w.f.as_mut(), fwd, inv, par, w.mem.stack(), Default::default());
-                        }
-                    }
+                    lu_factor(w.f.as_mut(), fwd, inv, par, w.mem.stack(), blocked, pool);
                     copy_par(par, m * n, |cp| store(w.f.as_ref(), d, cp));
                 } else {
                     fwd.iter_mut().enumerate().for_each(|(i, p)| *p = i);
