@@ -637,8 +637,10 @@ def _ynn_chain_batch(vals, dims, *, name):
 
 def _ynn_chain_jvp(primals, tangents, *, name):
     if any(type(t) is not _ad.Zero for t in tangents):
-        raise NotImplementedError(f"differentiating the half-float {name} sampler needs lax.random_gamma_grad, "
-                                  "which cranax lacks yet (issue 22's special functions)")
+        # (the chain's operands are gamma's pieces, which bypass gamma's custom_jvp: no implicit gradient here)
+        raise NotImplementedError(f"differentiating the half-float {name} sampler: its tail takes gamma's pieces, "
+                                  "not the gamma draw, so gamma's implicit gradient (lax.random_gamma_grad) does "
+                                  "not reach it yet")
     ans = ynn_chain_p.bind(*primals, name=name)
     return ans, _ad.Zero(get_aval(ans))
 
