@@ -599,8 +599,10 @@ def ynn_choice(fn, *xs):
 # fusion that XLA:CPU pulls the elementwise ops around the row sum into; inside it the half-float roundings
 # between ops are gone (YNNPACK drops the convert pairs: float32 throughout, rounded once at the end). Below
 # that the same ops run in XLA's own loops, each rounded. A sampler registers the two forms of its tail in
-# ``YNN_CHAINS[name] = (fused, per_op)``: functions of arrays whose last axis is the reduced one (operands of
+# ``YNN_CHAINS[name] = (fused, per_op, tangent)``: functions of arrays whose last axis is the reduced one (operands of
 # the rows' shape drop it), and binds ``ynn_chain(name, ...)``; the lowering picks one on the final shape.
+# The third entry, ``tangent(primals, tangents)``, gives the output's tangent (called only when some operand
+# has one); the forms themselves round and reorder as XLA does and are not differentiated.
 YNN_CHAINS = {}
 _ynn_chain_avals = {}
 
@@ -636,13 +638,12 @@ def _ynn_chain_batch(vals, dims, *, name):
 
 
 def _ynn_chain_jvp(primals, tangents, *, name):
-    if any(type(t) is not _ad.Zero for t in tangents):
-        # (the chain's operands are gamma's pieces, which bypass gamma's custom_jvp: no implicit gradient here)
-        raise NotImplementedError(f"differentiating the half-float {name} sampler: its tail takes gamma's pieces, "
-                                  "not the gamma draw, so gamma's implicit gradient (lax.random_gamma_grad) does "
-                                  "not reach it yet")
+    # the primal keeps the chain's bits; the tangent is the chain's own rule (``YNN_CHAINS[name][2]``), written
+    # as JAX differentiates the sampler (its standard ops, gamma's implicit gradient)
     ans = ynn_chain_p.bind(*primals, name=name)
-    return ans, _ad.Zero(get_aval(ans))
+    if all(type(t) is _ad.Zero for t in tangents):
+        return ans, _ad.Zero(get_aval(ans))
+    return ans, YNN_CHAINS[name][2](list(primals), list(tangents))
 
 
 ynn_chain_p.inline_jaxpr = staticmethod(_ynn_chain_inline)

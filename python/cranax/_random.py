@@ -1326,16 +1326,22 @@ def _make_gamma(log_space):
     def g_jvp(primals, tangents):
         key, a = primals
         ans = g(key, a)
-        if log_space:
-            # d log(x) = dx / x; exp(log x) may underflow to 0: use the smallest normal instead, as JAX
-            x = lax.exp(ans)
-            x = lax.select(lax.eq(x, _prng.const(0, get_aval(x).dtype)),
-                           lax.full_like(x, np.finfo(get_aval(x).dtype).tiny), x)
-            grad = lax.div(_random_gamma_grad(a, x), x)
-        else:
-            grad = _random_gamma_grad(a, ans)
-        return ans, lax.mul(tangents[1], grad)
+        return ans, _gamma_tangent(a, ans, tangents[1], log_space)
     return g
+
+
+def _gamma_tangent(a, ans, t_a, log_space):
+    """The tangent of gamma draws ``ans`` (their logs for ``log_space``) for ``t_a`` on ``a``: JAX's implicit
+    gradient, ``random_gamma_grad(a, x)`` (divided by x in log space)."""
+    if log_space:
+        # d log(x) = dx / x; exp(log x) may underflow to 0: use the smallest normal instead, as JAX
+        x = lax.exp(ans)
+        x = lax.select(lax.eq(x, _prng.const(0, get_aval(x).dtype)),
+                       lax.full_like(x, np.finfo(get_aval(x).dtype).tiny), x)
+        grad = lax.div(_random_gamma_grad(a, x), x)
+    else:
+        grad = _random_gamma_grad(a, ans)
+    return lax.mul(t_a, grad)
 
 
 _gamma_cjvp = _make_gamma(False)
@@ -1352,12 +1358,14 @@ def _gamma_raw(key, a, shape, dtype, log_space):
 
 
 def _gamma_parts(key, a, shape, dtype, log_space):
-    """The gamma draws' pieces (d, V and the boost, or log_boost for ``log_space="log_parts"``), each of
-    ``shape``, for a tail that combines them itself (not differentiable: ``_prng.ynn_chain``)."""
+    """``a`` in ``dtype`` broadcast to ``shape``, then the gamma draws' pieces (d, V and the boost, or
+    log_boost for ``log_space="log_parts"``), each of ``shape``, for a tail that combines them itself
+    (``_prng.ynn_chain``). The pieces carry no tangent: the chain's tangent rule takes gamma's implicit
+    gradient from ``a``, as gamma's own jvp does."""
     a = _prng.to_dtype(jnp.asarray(a) if not isinstance(a, (Array, Tracer)) else a, dtype)
     if tuple(get_aval(a).shape) != tuple(shape):
         a = jnp.broadcast_to(a, shape)
-    return _gamma_samples(key, a, log_space)
+    return (a,) + tuple(_gamma_samples(key, lax.stop_gradient(a), log_space))
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
@@ -1417,7 +1425,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return _beta_impl(data, a, b, _param_shape(shape, "beta", a, b), dt)
 
 
-def _dirichlet_bf16_per_op(d, v, log_boost):
+def _dirichlet_bf16_per_op(alpha, d, v, log_boost):
     """bfloat16 dirichlet's tail below 4096 rows (XLA's float normalization, JAX 0.10.2): log(d) + log(V) +
     log_boost and x - max(x) rounded per op, exp in float32 from the rounded x - max (YNNPACK's where the
     draws span >= 4096 elements), summed unrounded in float32, the sum rounded, its reciprocal kept in float32
@@ -1435,7 +1443,7 @@ def _dirichlet_bf16_per_op(d, v, log_boost):
     return lax.convert_element_type(lax.mul(e16, recip[..., None]), _BF16)
 
 
-def _dirichlet_bf16_fused(d, v, log_boost):
+def _dirichlet_bf16_fused(alpha, d, v, log_boost):
     """bfloat16 dirichlet's tail from 4096 rows: one YNNPACK fusion, float32 from the gamma loop's d, V and
     log_boost (YNNPACK's logs) to the log-gamma, rounded there, then float32 to the end (YNNPACK's exp and row
     sum), rounded once."""
@@ -1450,7 +1458,24 @@ def _dirichlet_bf16_fused(d, v, log_boost):
     return lax.convert_element_type(lax.mul(ef, recip[..., None]), _BF16)
 
 
-_prng.YNN_CHAINS["dirichlet_bf16"] = (_dirichlet_bf16_fused, _dirichlet_bf16_per_op)
+def _softmax_last(x):
+    """JAX's ``random._softmax`` over the last axis (the max held constant), in its standard ops: the form
+    the half-float chain's tangent is taken from."""
+    u = jnp.exp(jnp.subtract(x, lax.stop_gradient(jnp.max(x, axis=-1, keepdims=True))))
+    return jnp.divide(u, jnp.sum(u, axis=-1, keepdims=True))
+
+
+def _dirichlet_bf16_tangent(primals, tangents):
+    """The tangent of bfloat16 dirichlet's chain, as JAX differentiates ``softmax(loggamma(alpha))``: the
+    log-gamma draw's implicit gradient, then the softmax's jvp (only ``alpha`` carries a tangent)."""
+    alpha, d, v, log_boost = primals
+    lg = lax.add(lax.add(_prng.log(d), _prng.log(v)), log_boost)
+    t_lg = _gamma_tangent(alpha, lg, ad.instantiate_zeros(tangents[0]), True)
+    _, (t,) = ad.jvp_flat(lambda x: [_softmax_last(x)], [lg], [t_lg])
+    return t
+
+
+_prng.YNN_CHAINS["dirichlet_bf16"] = (_dirichlet_bf16_fused, _dirichlet_bf16_per_op, _dirichlet_bf16_tangent)
 
 
 @jit(static_argnums=(2, 3), inline=True)
@@ -1990,13 +2015,24 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     return _double_sided_maxwell_impl(data, _real_param(loc, dt), _real_param(scale, dt), shape + pshape, dt)
 
 
+def _promoted_dtype(dtype, p):
+    """The dtype ``g ** p`` takes for draws ``g`` of ``dtype``: ``dtype`` unless ``p`` is a wider non-weak
+    float (JAX's ``generalized_normal``/``ball`` then return float32 for bfloat16 draws and a float32 ``p``)."""
+    return np.dtype(dtypes.result_type(jnp.zeros((), dtype), p))
+
+
 @jit(static_argnums=(2, 3), inline=True)
 def _generalized_normal_impl(key, p, shape, dtype):
     ks = _prng.split(key, (2,))
     # 1 / p in p's own precision (JAX computes it before the samplers cast it), then in dtype
-    inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
+    inv_own = jnp.divide(1, p)
+    inv_p = _prng.to_dtype(inv_own, dtype)
     g = _gamma_raw(ks[0], inv_p, shape, dtype, False)
     r = _rademacher_impl(ks[1], shape, dtype)
+    out = _promoted_dtype(dtype, p)
+    if out != np.dtype(dtype):
+        # g ** (1 / p) in the wider type of p, as JAX's promotion has it
+        return jnp.multiply(r, _power_libm(_prng.to_dtype(g, out), _prng.to_dtype(inv_own, out)))
     return jnp.multiply(r, _power_libm(g, inv_p))
 
 
@@ -2012,6 +2048,8 @@ def generalized_normal(key, p, shape=(), dtype=None):
 def _own_float_param(p):
     """``p`` in the float precision JAX's jitted sampler receives it: a Python scalar as the default float
     (float64 under x64), an array in its own float dtype, integers as the default float."""
+    if isinstance(p, (int, float)) and not isinstance(p, bool):
+        return jnp.asarray(float(p))   # (weak, as a Python scalar traced by JAX's jit: it takes the draws' type)
     a = p if isinstance(p, (Array, Tracer)) else jnp.asarray(p)
     if not dtypes.issubdtype(get_aval(a).dtype, np.floating):
         a = _prng.to_dtype(a, dtypes.canonicalize_dtype(float))
@@ -2053,7 +2091,32 @@ def _ball_bf16_fused(r, d, v, boost, p, inv_p, ue):
     return lax.convert_element_type(lax.mul(g, recip[..., None]), _BF16)
 
 
-_prng.YNN_CHAINS["ball_bf16"] = (_ball_bf16_fused, _ball_bf16_per_op)
+def _ball_bf16_tangent(primals, tangents):
+    """The tangent of bfloat16 ball's chain, as JAX differentiates ``g / (sum(|g|**p) + e)**(1/p)`` with
+    ``g = r * gamma(1/p)**(1/p)``: the gamma draw's implicit gradient in ``1/p``, then the standard ops' jvp
+    (only ``p`` and ``inv_p`` carry tangents)."""
+    r, d, v, boost, p, inv_p, ue = primals
+    t_p, t_inv_p = (ad.instantiate_zeros(tangents[4]), ad.instantiate_zeros(tangents[5]))
+    gam = lax.mul(lax.mul(d, v), boost)
+    t_gam = _gamma_tangent(inv_p, gam, t_inv_p, False)
+    e = lax.neg(_prng.log1p(lax.neg(ue)))
+
+    def form(gam, p, inv_p):
+        g = jnp.multiply(r, jnp.power(gam, inv_p))
+        s = jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e)
+        return [jnp.divide(g, jnp.power(s, inv_p[..., 0])[..., None])]
+    _, (t,) = ad.jvp_flat(form, [gam, p, inv_p], [t_gam, t_p, t_inv_p])
+    return t
+
+
+def _ball_bf16_d1(r, d, v, boost, p, inv_p, ue):
+    """bfloat16 ball with d = 1 at any size: no row sum is left, so no YNNPACK fusion (XLA's own loops)."""
+    g = lax.mul(r, _power_libm(lax.mul(lax.mul(d, v), boost), inv_p))
+    return _ball_bf16_tail(g, p, inv_p, ue, _prng.log1p, _prng.xla_sum_last)
+
+
+_prng.YNN_CHAINS["ball_bf16"] = (_ball_bf16_fused, _ball_bf16_per_op, _ball_bf16_tangent)
+_prng.YNN_CHAINS["ball_bf16_d1"] = (_ball_bf16_d1, _ball_bf16_d1, _ball_bf16_tangent)
 
 
 @jit(static_argnums=(2, 3, 4), inline=True)
@@ -2061,24 +2124,33 @@ def _ball_impl(key, p, d, shape, dtype):
     ks = _prng.split(key, (2,))
     # p is in its own precision (see _own_float_param): |g| ** p casts it, ** (1 / p) casts the quotient
     inv_p = _prng.to_dtype(jnp.divide(1, p), dtype)
-    if np.dtype(dtype) == _BF16 and d > 1:
-        # generalized_normal's pieces and the norm: one chain (``_ball_bf16_per_op``/``_fused``)
+    out = _promoted_dtype(dtype, p)
+    if out != np.dtype(dtype):
+        # a wider non-weak p: g ** (1 / p) and the norm in p's type (JAX's promotion), the exponential draw
+        # in dtype
+        g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
+        e = _prng.to_dtype(_exponential_impl(ks[1], shape, dtype), out)
+        po, inv_o = _prng.to_dtype(p, out), _prng.to_dtype(jnp.divide(1, p), out)
+        gp = _power_libm(jnp.abs(g), po)
+        s = jnp.add(_prng.ynn_choice("sum_last", gp) if d > 1 else gp[..., 0], e)
+        if d == 1:
+            return jnp.divide(g, _power_libm(s, inv_o)[..., None])
+        return jnp.multiply(g, _power_libm(s, lax.neg(inv_o))[..., None])
+    if np.dtype(dtype) == _BF16:
+        # generalized_normal's pieces and the norm: one chain (``_ball_bf16_per_op``/``_fused``; with d = 1
+        # no row sum is left to fuse: ``_ball_bf16_d1``), differentiated as JAX's ops (``_ball_bf16_tangent``)
         full = tuple(shape) + (d,)
         kg = _prng.split(ks[0], (2,))
-        dd, v, boost = _gamma_parts(kg[0], inv_p, full, dtype, "parts")
+        inv_pf, dd, v, boost = _gamma_parts(kg[0], inv_p, full, dtype, "parts")
         r = _rademacher_impl(kg[1], full, dtype)
         ue = _uniform_raw(ks[1], 0., 1., shape, dtype)
-        return _prng.ynn_chain("ball_bf16", r, dd, v, boost, jnp.broadcast_to(_prng.to_dtype(p, dtype), full),
-                               jnp.broadcast_to(inv_p, full), ue)
+        return _prng.ynn_chain("ball_bf16" if d > 1 else "ball_bf16_d1", r, dd, v, boost,
+                               jnp.broadcast_to(_prng.to_dtype(p, dtype), full), inv_pf, ue)
     g = _generalized_normal_impl(ks[0], p, tuple(shape) + (d,), dtype)
     p = _prng.to_dtype(p, dtype)
     if np.dtype(dtype) not in (np.float32, np.float64):
-        # half floats: the sum accumulates in float32; pow is the C library's on the float32 upcast, and XLA
+        # float16: the sum accumulates in float32; pow is the C library's on the float32 upcast, and XLA
         # simplifies g / s**(1/p) to g * s**-(1/p) here too (not for d = 1)
-        if np.dtype(dtype) == _BF16:
-            # (d == 1: no row sum, no YNNPACK fusion)
-            ue = _uniform_raw(ks[1], 0., 1., shape, dtype)
-            return _ball_bf16_tail(g, p, inv_p, ue, _prng.log1p, _prng.xla_sum_last)
         e = _exponential_impl(ks[1], shape, dtype)
         s = jnp.add(jnp.sum(_power_libm(jnp.abs(g), p), axis=-1), e)
         if d == 1:

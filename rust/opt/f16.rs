@@ -115,7 +115,58 @@ pub fn run(p: Program) -> Result<Program> {
     legalize(p, &mut next)
 }
 
+/// A float16 `integer_pow` as JAX lowers it: square-and-multiply in the dtype (then `1 / acc` for a negative
+/// exponent), each product its own operation, so each rounds to float16 (x**-2 of bfloat16 1.8046875 is
+/// 0.30859375 in JAX, not the once-rounded 0.306640625). Other equations are returned as they are.
+fn expand_half_integer_pow(e: Eqn, next: &mut VarId) -> Vec<Eqn> {
+    let (Prim::IntegerPow { y }, [x], [(o, oa)]) = (&e.prim, &e.inputs[..], &e.outputs[..]) else { return vec![e] };
+    let (y, d) = (*y, oa.dtype);
+    if !d.is_half() || !(y < 0 || y >= 2) {
+        return vec![e];
+    }
+    let mut eqns = Vec::new();
+    let mut fresh = || {
+        let v = *next;
+        *next += 1;
+        v
+    };
+    let mul = |eqns: &mut Vec<Eqn>, a: Atom, b: Atom, out: VarId| {
+        eqns.push(Eqn { prim: Prim::Binary(BinaryOp::Mul), inputs: vec![a, b], outputs: vec![(out, oa.clone())] });
+        Atom::Var(out)
+    };
+    let (mut n, mut base, mut acc) = (y.unsigned_abs(), x.clone(), None::<Atom>);
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Some(match acc {
+                None => base.clone(),
+                Some(a) => mul(&mut eqns, a, base.clone(), fresh()),
+            });
+        }
+        n >>= 1;
+        if n > 0 {
+            base = mul(&mut eqns, base.clone(), base, fresh());
+        }
+    }
+    let acc = acc.unwrap_or_else(|| x.clone());
+    let last = if y < 0 {
+        Eqn { prim: Prim::Binary(BinaryOp::Div), inputs: vec![Atom::Lit(Scalar::Float(1.0), d), acc], outputs: vec![(*o, oa.clone())] }
+    } else {
+        // the last product writes the equation's own output
+        match eqns.pop() {
+            Some(mut m) => {
+                m.outputs = vec![(*o, oa.clone())];
+                m
+            }
+            None => return vec![e],
+        }
+    };
+    eqns.push(last);
+    eqns
+}
+
 fn legalize(mut p: Program, next: &mut VarId) -> Result<Program> {
+    let eqns = std::mem::take(&mut p.eqns);
+    p.eqns = eqns.into_iter().flat_map(|e| expand_half_integer_pow(e, next)).collect();
     let mut out: Vec<Eqn> = Vec::with_capacity(p.eqns.len());
     // The shape of every float16 variable defined so far.
     let mut f16_vars: HashMap<VarId, Vec<usize>> =
