@@ -1730,8 +1730,8 @@ impl Gen<'_> {
                 let x = simd::lane_scalar(b, dt, v, l);
                 b.ins().store(flags, x, addr, (off + l as i64) as i32);
             }
-        } else if dt == DType::F16 && b.func.dfg.value_type(v) == types::I32X4 {
-            // Sign-extended float16 bits: the saturating narrow is exact; its low 8 bytes are the 4 values.
+        } else if simd::widened(dt) && b.func.dfg.value_type(v) == types::I32X4 {
+            // Sign-extended float16/bfloat16 bits: the saturating narrow is exact; its low 8 bytes are the 4 values.
             let n = b.ins().snarrow(v, v);
             let q = b.ins().bitcast(types::I64X2, simd::vflags(), n);
             let x = b.ins().extractlane(q, 0);
@@ -1799,8 +1799,8 @@ impl Gen<'_> {
                         } else if ins.dtype == DType::Bool {
                             let xs: Vec<Value> = (0..lanes).map(|l| scalar_load(b, off + l as i64)).collect();
                             simd::from_lanes(b, ins.dtype, lanes, &xs)
-                        } else if ins.dtype == DType::F16 {
-                            // 4 float16s widened (sign-extended) into i32x4 lanes.
+                        } else if simd::widened(ins.dtype) {
+                            // 4 float16s/bfloat16s widened (sign-extended) into i32x4 lanes.
                             b.ins().sload16x4(vflags, a, off as i32)
                         } else {
                             b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off as i32)

@@ -16,14 +16,20 @@ use super::ops;
 use super::vdiv;
 use super::vmath;
 
-/// The element width a dtype computes in on vector lanes: float16 is held as its bits sign-extended in an
-/// i32 lane (loads widen, stores narrow), so it rides in 4-lane kernels next to f32; the rest their size.
+/// The element width a dtype computes in on vector lanes: float16 and bfloat16 are held as their bits
+/// sign-extended in an i32 lane (loads widen, stores narrow), so they ride in 4-lane kernels next to f32;
+/// the rest their size.
 pub fn lane_size(dt: DType) -> usize {
-    if dt == DType::F16 {
+    if widened(dt) {
         4
     } else {
         dt.size()
     }
+}
+
+/// Whether `dt` is a 16-bit float held sign-extended in i32 lanes (see `lane_size`).
+pub fn widened(dt: DType) -> bool {
+    matches!(dt, DType::F16 | DType::BF16)
 }
 
 /// Lane count of a kernel whose widest (and only) non-bool element size is `size` bytes.
@@ -42,8 +48,8 @@ pub fn vtype(dt: DType, lanes: u32) -> Type {
         DType::F64 => types::F64X2,
         DType::I32 | DType::U32 => types::I32X4,
         DType::I64 => types::I64X2,
-        // float16 bits, sign-extended to 32 bits per lane (see `lane_size`).
-        DType::F16 if lanes == 4 => types::I32X4,
+        // float16/bfloat16 bits, sign-extended to 32 bits per lane (see `lane_size`).
+        DType::F16 | DType::BF16 if lanes == 4 => types::I32X4,
         // Never vectorized (`lanes_for` has no entry for 1- and 2-byte elements); full-width vectors.
         DType::I8 | DType::U8 => types::I8X16,
         crate::ir::dtype::float8!() => types::I8X16,
@@ -78,7 +84,7 @@ pub fn operands(op: &KOp) -> Vec<usize> {
 /// Scalar lane `l` of vector value `v` of dtype `dt` (bool masks become 0/1 `i8`).
 pub fn lane_scalar(b: &mut FunctionBuilder, dt: DType, v: Value, l: u32) -> Value {
     let s = b.ins().extractlane(v, l as u8);
-    if dt == DType::F16 && b.func.dfg.value_type(s) == types::I32 {
+    if widened(dt) && b.func.dfg.value_type(s) == types::I32 {
         b.ins().ireduce(types::I16, s)
     } else if dt == DType::Bool {
         let ty = b.func.dfg.value_type(s);
@@ -124,7 +130,7 @@ pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) 
     let conv = |b: &mut FunctionBuilder, x: Value| {
         if dt == DType::Bool {
             b.ins().bmask(vt.lane_type(), x)
-        } else if dt == DType::F16 && vt.lane_type() == types::I32 {
+        } else if widened(dt) && vt.lane_type() == types::I32 {
             b.ins().sextend(types::I32, x)
         } else {
             x
@@ -144,7 +150,7 @@ pub fn splat(b: &mut FunctionBuilder, dt: DType, lanes: u32, x: Value) -> Value 
     let vt = vtype(dt, lanes);
     let x = if dt == DType::Bool {
         b.ins().bmask(vt.lane_type(), x)
-    } else if dt == DType::F16 && vt.lane_type() == types::I32 {
+    } else if widened(dt) && vt.lane_type() == types::I32 {
         b.ins().sextend(types::I32, x)
     } else {
         x
@@ -494,7 +500,7 @@ pub fn emit(
         }
         KOp::Bitcast { a } => {
             let (x, xdt) = get(*a)?;
-            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool || (xdt == DType::F16) != (dt == DType::F16) {
+            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool || widened(xdt) != widened(dt) {
                 fallback!();
             }
             let ft = vtype(xdt, lanes);
@@ -667,6 +673,21 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
             let f = vconvert(b, xdt, F32, lanes, x)?;
             vf32_to_f16(b, f)
         }
+        // bfloat16 (4 lanes): its bits are f32's upper half
+        (BF16, _) if lanes == 4 => {
+            let s = b.ins().iconst(types::I32, 16);
+            let w = b.ins().ishl(x, s);
+            let f = b.ins().bitcast(types::F32X4, vflags(), w);
+            vconvert(b, F32, dt, lanes, f)?
+        }
+        (Bool, BF16) if lanes == 4 => {
+            let one = isplat(b, vt, 0x3f80);
+            b.ins().band(x, one)
+        }
+        (F32 | I32 | U32, BF16) if lanes == 4 => {
+            let f = vconvert(b, xdt, F32, lanes, x)?;
+            vf32_to_bf16(b, f)
+        }
         (I32, U32) | (U32, I32) => x,
         (F32, I32) => b.ins().fcvt_to_sint_sat(vt, x),
         (F32, U32) => b.ins().fcvt_to_uint_sat(vt, x),
@@ -772,6 +793,33 @@ pub fn vf32_to_f16(b: &mut FunctionBuilder, x: Value) -> Value {
     // r is in [0, 0x7e00]; the sign shifted arithmetically fills the upper half too (sign-extended bits).
     let sign = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, sign, 16);
     b.ins().bor(r, sign)
+}
+
+/// `ops::f32_to_bf16` on f32x4 lanes, bit for bit (round to nearest even; NaN → the sign with 0x7fc0); the
+/// bfloat16 bits come back sign-extended in i32x4 lanes.
+pub fn vf32_to_bf16(b: &mut FunctionBuilder, x: Value) -> Value {
+    let it = types::I32X4;
+    let u = b.ins().bitcast(it, vflags(), x);
+    // |x|'s bits are in [0, 0x7fff_ffff]: signed compares are exact
+    let m = isplat(b, it, 0x7fff_ffff);
+    let a = b.ins().band(u, m);
+    let inf = isplat(b, it, 0x7f80_0000);
+    let is_nan = b.ins().icmp(IntCC::SignedGreaterThan, a, inf);
+    let odd = shift_by_const(b, BinaryOp::ShiftRightLogical, it, u, 16);
+    let one = isplat(b, it, 1);
+    let odd = b.ins().band(odd, one);
+    let k = isplat(b, it, 0x7fff);
+    let t = b.ins().iadd(u, k);
+    let t = b.ins().iadd(t, odd);
+    // (no NaN reaches here unmasked: a finite or infinite x's sum keeps its sign bit, so the arithmetic
+    // shift gives the sign-extended bits)
+    let r = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, t, 16);
+    let hi = shift_by_const(b, BinaryOp::ShiftRightArithmetic, it, u, 16);
+    let smask = isplat(b, it, 0xffff_8000u32 as i64);
+    let sign = b.ins().band(hi, smask);
+    let q = isplat(b, it, 0x7fc0);
+    let qnan = b.ins().bor(sign, q);
+    mask_sel(b, is_nan, qnan, r)
 }
 
 /// `x` (integer lanes of `vt`) shifted by the constant `n`, with `ops::shift`'s rules: an amount ≥ the lane

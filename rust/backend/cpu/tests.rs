@@ -2347,6 +2347,95 @@ fn f16_simd_matches_scalar() {
     }
 }
 
+/// bfloat16 bits in tests (the backend holds them in an i16).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Bh(u16);
+impl Elem for Bh {
+    const DT: DType = DType::BF16;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_le_bytes())
+    }
+    fn get(b: &[u8]) -> Self {
+        Bh(u16::from_le_bytes(b.try_into().unwrap()))
+    }
+}
+
+/// bfloat16 kernels run on vector lanes as float16's do (sign-extended in i32 lanes) and give the scalar
+/// code's bits: every bfloat16 → f32 (its bits are f32's upper half), f32 bit patterns → bfloat16 (ties to
+/// even, overflow to infinity, NaN → the sign with 0x7fc0), bool/i32/u32 both ways, float16 ↔ bfloat16,
+/// arithmetic through f32 with every SIMD tail, a select between bfloat16 values (select_n: false picks the first).
+#[test]
+fn bf16_simd_matches_scalar() {
+    let (h, f, b) = (DType::BF16, DType::F32, DType::Bool);
+    let cvt = |dt: DType, a: usize| ins(KOp::Convert { a }, dt);
+    let all: Vec<Bh> = (0..=u16::MAX).map(Bh).collect();
+    let n = all.len();
+    let ab = buf(&[n], &all);
+    let (out, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, vec![cvt(f, 0)], f), std::slice::from_ref(&ab));
+    assert!(mode.contains("OuterVec"), "{mode}");
+    for (i, g) in read::<f32>(&out[0]).iter().enumerate() {
+        assert_eq!(g.to_bits(), (i as u32) << 16, "{i:#x}");
+    }
+    let (out, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, vec![cvt(f, 0), cvt(h, 1)], h), std::slice::from_ref(&ab));
+    assert!(mode.contains("OuterVec"), "{mode}");
+    for (i, g) in read::<Bh>(&out[0]).iter().enumerate() {
+        let want = if (i & 0x7fff) > 0x7f80 { (i as u16 & 0x8000) | 0x7fc0 } else { i as u16 };
+        assert_eq!(g.0, want, "{i:#x}");
+    }
+    for (rest, out_dt) in [
+        (vec![cvt(b, 0)], b),
+        (vec![cvt(DType::I32, 0)], DType::I32),
+        (vec![cvt(DType::U32, 0)], DType::U32),
+        (vec![cvt(b, 0), cvt(h, 1)], h),
+        (vec![cvt(DType::I32, 0), cvt(h, 1)], h),
+        (vec![cvt(DType::F16, 0)], DType::F16),
+        (vec![cvt(DType::F16, 0), cvt(h, 1)], h),
+    ] {
+        let (_, mode) = simd_vs_scalar_exact(&f16_plan1(n, h, rest, out_dt), std::slice::from_ref(&ab));
+        assert!(mode.contains("OuterVec"), "{mode}");
+    }
+    let mut xs: Vec<f32> = vec![
+        0.0, -0.0, f32::MAX, -f32::MAX, f32::INFINITY, -f32::INFINITY, f32::NAN, -f32::NAN,
+        f32::from_bits(0x7f80_0001), f32::from_bits(0xffff_ffff), f32::from_bits(0x7f7f_8000), f32::from_bits(0xff7f_8000),
+        f32::from_bits(0x3f80_8000), f32::from_bits(0x3f81_8000), f32::from_bits(0xbf80_8000), 1e-40, -1e-45,
+    ];
+    let mut st: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..300_000 {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        xs.push(f32::from_bits(st as u32));
+        xs.push(f32::from_bits(((st >> 32) as u32 & 0xffff_0000) | 0x8000));
+    }
+    let (out, mode) = simd_vs_scalar_exact(&f16_plan1(xs.len(), f, vec![cvt(h, 0)], h), &[buf(&[xs.len()], &xs)]);
+    assert!(mode.contains("OuterVec"), "{mode}");
+    for (x, g) in xs.iter().zip(read::<Bh>(&out[0])) {
+        let u = x.to_bits();
+        let want = if x.is_nan() { ((u >> 16) as u16 & 0x8000) | 0x7fc0 } else { ((u + 0x7fff + ((u >> 16) & 1)) >> 16) as u16 };
+        assert_eq!(g.0, want, "{u:#x}");
+    }
+    let c = |v: f64| ins(KOp::Const { value: Scalar::Float(v) }, f);
+    for &len in &[0usize, 1, 3, 5, 7, 9, 17, 100_003] {
+        let x: Vec<Bh> = (0..len).map(|i| Bh((i as u32).wrapping_mul(2_654_435_761) as u16)).collect();
+        let xb = buf(&[len], &x);
+        let arith = vec![cvt(f, 0), c(2.0), bin(BinaryOp::Mul, 1, 2, f), c(1.0), bin(BinaryOp::Add, 3, 4, f), cvt(h, 5)];
+        let (_, mode) = simd_vs_scalar_exact(&f16_plan1(len, h, arith, h), std::slice::from_ref(&xb));
+        assert!(mode.contains("OuterVec") || len < 4, "{mode}");
+        let sel = vec![
+            cvt(f, 0),
+            c(0.5),
+            ins(KOp::Compare { op: CompareOp::Gt, a: 1, b: 2 }, b),
+            ins(KOp::Const { value: Scalar::Float(-2.5) }, h),
+            ins(KOp::Select { pred: 3, cases: vec![4, 0] }, h),
+        ];
+        let (out, _) = simd_vs_scalar_exact(&f16_plan1(len, h, sel, h), &[xb]);
+        for (g, xi) in read::<Bh>(&out[0]).iter().zip(&x) {
+            let v = f32::from_bits(u32::from(xi.0) << 16);
+            assert_eq!(g.0, if v > 0.5 { xi.0 } else { 0xc020 });
+        }
+    }
+}
+
 /// float32 multiply-adds rounded once through float64 (`_prng.fma`'s pattern) stay in a 4-lane kernel
 /// (as two f64x2 halves), bit-identical to the scalar code and to the float64 arithmetic on the host;
 /// a float64 value read by anything else keeps the kernel scalar.
