@@ -22,7 +22,7 @@ _LINEAR_ONLY = ("only in linearized (tangent) jaxprs, which backward_pass transp
                 "forward mode over it raises, as in JAX")
 _NO_JVP_IN_JAX = "JAX defines no differentiation rule for it either (NotImplementedError)"
 NO_JVP_RULE = {"custom_lin": _LINEAR_ONLY, "zeta": _NO_JVP_IN_JAX, "igamma_grad_a": _NO_JVP_IN_JAX,
-               "random_gamma_grad": _NO_JVP_IN_JAX, "pmax": _NO_JVP_IN_JAX, "pmin": _NO_JVP_IN_JAX,
+               "pmax": _NO_JVP_IN_JAX, "pmin": _NO_JVP_IN_JAX,
                "hessenberg": _NO_JVP_IN_JAX, "tridiagonal": _NO_JVP_IN_JAX}
 _STAGED_REFS = ("make_jaxpr-only array-reference equations (primitives/state_jaxpr.py): grad and vmap trace the "
                 "function itself, where refs are discharged, and never meet them")

@@ -82,6 +82,32 @@ def test_random_gamma_grad_matches_jax_and_fd(x64):
                                    rtol=1e-5)
 
 
+# JAX 0.10.2 composes random_gamma_grad from lax ops, so forward mode runs through it: jvp in a and x (float64)
+JAX_RGG_JVP = [  # a, x, d/da, d/dx
+    (1.5, 1.5, -0.4526874999831806, 0.37468167819773895), (0.3, 0.05, -1.4748876392192192, 6.913872856415829),
+    (4.0, 7.5, -0.17140152926525226, 0.083625032716028), (20.0, 15.0, -0.023167269919186363, 0.03040771033538489),
+    (0.9, 2.0, -1.1654815802918306, 0.37708991097760497)]
+
+
+def test_random_gamma_grad_jvp_matches_jax(x64):
+    for a, x, da, dx in JAX_RGG_JVP:
+        f64, f32 = np.float64, np.float32
+        ta = cranax.jvp(lambda t: lax.random_gamma_grad(t, f64(x)), (f64(a),), (f64(1.0),))[1]
+        tx = cranax.jvp(lambda t: lax.random_gamma_grad(f64(a), t), (f64(x),), (f64(1.0),))[1]
+        np.testing.assert_allclose(ta, da, rtol=1e-8)
+        np.testing.assert_allclose(tx, dx, rtol=1e-12)
+        # float32: the float64 derivative rounded once (JAX's own float32 values are within 2e-6 of it)
+        ta = cranax.jvp(lambda t: lax.random_gamma_grad(t, f32(x)), (f32(a),), (f32(1.0),))[1]
+        tx = cranax.jvp(lambda t: lax.random_gamma_grad(f32(a), t), (f32(x),), (f32(1.0),))[1]
+        assert ta.dtype == tx.dtype == np.float32
+        np.testing.assert_allclose([ta, tx], [da, dx], rtol=1e-6)
+    # so jacfwd/hessian through a gamma draw run, as JAX's (JAX 0.10.2: 0.07290572877737572, f32 0.034239586)
+    h = cranax.hessian(lambda t: cranax.random.gamma(cranax.random.PRNGKey(0), t, (), np.float64))(1.5)
+    np.testing.assert_allclose(h, 0.07290572877737572, rtol=1e-8)
+    h = cranax.hessian(lambda t: cranax.random.gamma(cranax.random.PRNGKey(0), t, (), np.float32))(np.float32(1.5))
+    np.testing.assert_allclose(h, 0.034239586, rtol=5e-5)
+
+
 def test_polygamma_values_and_grad(x64):
     n = np.array([0., 1., 2., 3., 4., 1., 2.])
     x = np.array([0.5, 0.5, 3.7, 12., 0.1, -2.5, 40.])
