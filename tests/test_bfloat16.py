@@ -556,6 +556,11 @@ def test_ynn_chain_derivatives_and_errors():
         pytest.approx(1210.138916015625, rel=0.03)
     np.testing.assert_allclose(np.asarray(jax.grad(lambda v: sq(jax.random.dirichlet(K(3), v, (4096,), BF)))(a),
                                           np.float32), [-308.0, -116.5, 79.5], rtol=0.02)
+    # second order: the chain's tangent rule is differentiated again (gamma's implicit gradient to every order)
+    hd = jax.hessian(lambda v: jax.random.dirichlet(K(0), v, (3,), BF)[:, 0].astype(np.float32).sum())(a)
+    np.testing.assert_allclose(np.asarray(hd, np.float32), [[0.00537109, -0.0390625, -0.0673828],
+                                                             [-0.0390625, 0.0025177, 0.0130615],
+                                                             [-0.0673828, 0.0130615, 0.0258789]], atol=1e-3)
     # a tangent-free use differentiates to zero (the key is the only input)
     g = lambda x: x * jax.random.dirichlet(K(1), a, (4,), BF).astype(np.float32).sum()  # noqa: E731
     assert float(jax.grad(g)(np.float32(1.0))) == pytest.approx(4.0, rel=0.02)

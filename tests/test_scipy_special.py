@@ -106,6 +106,13 @@ def test_random_gamma_grad_jvp_matches_jax(x64):
     np.testing.assert_allclose(h, 0.07290572877737572, rtol=1e-8)
     h = cranax.hessian(lambda t: cranax.random.gamma(cranax.random.PRNGKey(0), t, (), np.float32))(np.float32(1.5))
     np.testing.assert_allclose(h, 0.034239586, rtol=5e-5)
+    K = cranax.random.PRNGKey
+    h = cranax.hessian(lambda p: cranax.random.ball(K(0), 3, p, (3,), np.float64).sum())(2.0)
+    np.testing.assert_allclose(h, 0.23544073849395122, rtol=1e-8)
+    h = cranax.hessian(lambda v: cranax.random.dirichlet(K(0), v, (3,), np.float64)[:, 0].sum())(np.array([1., 2., 3.]))
+    np.testing.assert_allclose(h, [[0.021013282071989416, -0.023242149099217707, -0.0345649907859226],
+                                   [-0.023242149099217707, 0.003600005688785196, 0.005912954449920852],
+                                   [-0.0345649907859226, 0.005912954449920852, 0.0101688187267049]], rtol=1e-8)
 
 
 def test_polygamma_values_and_grad(x64):

@@ -1330,6 +1330,21 @@ def _make_gamma(log_space):
     return g
 
 
+def _make_implicit(log_space):
+    """``sample`` itself, carrying gamma's implicit gradient in ``a`` (``_gamma_tangent``) in any trace
+    around it, to every order (its rule calls it again): for tails that rebuild a draw from gamma's pieces."""
+    @custom_jvp
+    def implicit(a, sample):
+        return sample
+
+    @implicit.defjvp
+    def implicit_jvp(primals, tangents):
+        a, sample = primals
+        ans = implicit(a, sample)
+        return ans, _gamma_tangent(a, ans, tangents[0], log_space)
+    return implicit
+
+
 def _gamma_tangent(a, ans, t_a, log_space):
     """The tangent of gamma draws ``ans`` (their logs for ``log_space``) for ``t_a`` on ``a``: JAX's implicit
     gradient, ``random_gamma_grad(a, x)`` (divided by x in log space)."""
@@ -1344,6 +1359,8 @@ def _gamma_tangent(a, ans, t_a, log_space):
     return lax.mul(t_a, grad)
 
 
+_implicit_gamma = _make_implicit(False)
+_implicit_loggamma = _make_implicit(True)
 _gamma_cjvp = _make_gamma(False)
 _loggamma_cjvp = _make_gamma(True)
 _loggamma_ynn_cjvp = _make_gamma("ynn")
@@ -1470,8 +1487,8 @@ def _dirichlet_bf16_tangent(primals, tangents):
     log-gamma draw's implicit gradient, then the softmax's jvp (only ``alpha`` carries a tangent)."""
     alpha, d, v, log_boost = primals
     lg = lax.add(lax.add(_prng.log(d), _prng.log(v)), log_boost)
-    t_lg = _gamma_tangent(alpha, lg, ad.instantiate_zeros(tangents[0]), True)
-    _, (t,) = ad.jvp_flat(lambda x: [_softmax_last(x)], [lg], [t_lg])
+    _, (t,) = ad.jvp_flat(lambda a: [_softmax_last(_implicit_loggamma(a, lg))], [alpha],
+                          [ad.instantiate_zeros(tangents[0])])
     return t
 
 
@@ -2098,14 +2115,13 @@ def _ball_bf16_tangent(primals, tangents):
     r, d, v, boost, p, inv_p, ue = primals
     t_p, t_inv_p = (ad.instantiate_zeros(tangents[4]), ad.instantiate_zeros(tangents[5]))
     gam = lax.mul(lax.mul(d, v), boost)
-    t_gam = _gamma_tangent(inv_p, gam, t_inv_p, False)
     e = lax.neg(_prng.log1p(lax.neg(ue)))
 
-    def form(gam, p, inv_p):
-        g = jnp.multiply(r, jnp.power(gam, inv_p))
+    def form(p, inv_p):
+        g = jnp.multiply(r, jnp.power(_implicit_gamma(inv_p, gam), inv_p))
         s = jnp.add(jnp.sum(jnp.power(jnp.abs(g), p), axis=-1), e)
         return [jnp.divide(g, jnp.power(s, inv_p[..., 0])[..., None])]
-    _, (t,) = ad.jvp_flat(form, [gam, p, inv_p], [t_gam, t_p, t_inv_p])
+    _, (t,) = ad.jvp_flat(form, [p, inv_p], [t_p, t_inv_p])
     return t
 
 
