@@ -2078,18 +2078,24 @@ fn binop_cmp<T: Elem>(op: CompareOp, x: &[T], y: &[T]) -> Vec<bool> {
     read(&run_plan(&p, &[buf(&[n], x), buf(&[n], y)])[0])
 }
 
-/// float16 bits in tests (the backend holds them in an i16).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct H(u16);
-impl Elem for H {
-    const DT: DType = DType::F16;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.0.to_le_bytes())
-    }
-    fn get(b: &[u8]) -> Self {
-        H(u16::from_le_bytes(b.try_into().unwrap()))
-    }
+/// A 16-bit float's bits in tests (the backend holds them in an i16): `H` float16, `Bh` bfloat16.
+macro_rules! bits16 {
+    ($name:ident, $dt:expr) => {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct $name(u16);
+        impl Elem for $name {
+            const DT: DType = $dt;
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.0.to_le_bytes())
+            }
+            fn get(b: &[u8]) -> Self {
+                $name(u16::from_le_bytes(b.try_into().unwrap()))
+            }
+        }
+    };
 }
+bits16!(H, DType::F16);
+bits16!(Bh, DType::BF16);
 
 /// The generated float16 conversions agree with the reference ones (`ir::dtype`) bit for bit: every float16
 /// to f32/f64/i32/bool, and f32/f64/i32/u32/i64 to float16 over boundaries, ties, subnormals and random bits.
@@ -2344,19 +2350,6 @@ fn f16_simd_matches_scalar() {
             );
             simd_vs_scalar_exact(&p, &[buf(&[m, nn], &x)]);
         }
-    }
-}
-
-/// bfloat16 bits in tests (the backend holds them in an i16).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Bh(u16);
-impl Elem for Bh {
-    const DT: DType = DType::BF16;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.0.to_le_bytes())
-    }
-    fn get(b: &[u8]) -> Self {
-        Bh(u16::from_le_bytes(b.try_into().unwrap()))
     }
 }
 
