@@ -213,3 +213,33 @@ def test_cond_branch(capsys):
         return b
     assert _run(capsys, jax.jit(lambda p, x: lax.cond(p, body, lambda x: x, x)), True, 1.0) == [
         "x 1.0", "a 2.0", "b 4.0"]
+
+
+def test_a_constant_result_merges_with_the_bodys_equal_constant(capsys):
+    """A program whose one result is a scalar constant (``grad`` of an affine chain, or a literal): XLA's
+    root is a copy of that constant, merged with the equal constants the body reads, whose ops then wait
+    for the copy (``print_order._constant_result``)."""
+    assert _run(capsys, jax.jit(jax.grad(_abc)), 1.0) == ["a 2.0", "b 4.0", "c 1.0"]
+
+    def k5(x):
+        _abc(x)
+        return 5.0
+
+    def k3(x):
+        a = x + 3; b = a * 2; c = b - 1
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return 3.0
+
+    def k2first(x):
+        a = x * 2; b = a + 1; c = b - 3
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return 2.0
+
+    def lin(x):
+        a = x * 3.0; b = a + 1.0; c = b * 2.0
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return c
+    assert _run(capsys, jax.jit(k5), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]   # no equal constant: as jit(_abc)
+    assert _run(capsys, jax.jit(k3), 1.0) == ["a 4.0", "c 7.0", "b 8.0"]
+    assert _run(capsys, jax.jit(k2first), 1.0) == ["a 2.0", "c 0.0", "b 3.0"]
+    assert _run(capsys, jax.jit(jax.grad(lin)), 1.0) == ["c 8.0", "b 4.0", "a 3.0"]

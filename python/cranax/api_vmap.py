@@ -287,7 +287,8 @@ def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
                 _state.restore(r, saved)
             # an output may be a mapped ref's own buffer: copied before the writes land in it
             res = _state.detach_outputs(res, [r for r, _ in pending])
-            finals = _state.detach_outputs(finals, [r for r, _ in pending])
+            if len(pending) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
+                finals = _state.detach_outputs(finals, [r for r, _ in pending])
             for (r, _), v in zip(pending, finals):
                 _state._store(r, v)
         finally:

@@ -26,12 +26,15 @@ Anything else the model cannot follow keeps the rule that prints reading only in
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
 bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
 or of both in some orders, per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
-inlines their body), and programs where XLA merges a constant with a constant result (``jit(grad(f))``).
+inlines their body). A program whose result is a scalar constant (``jit(grad(f))`` of an affine ``f``)
+has XLA's root ``copy(constant)``, merged with the body's equal constants (``_constant_result``).
 Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 import collections
 import contextlib
 import threading
+
+import numpy as np
 
 from ..jaxpr import Literal
 
@@ -276,14 +279,51 @@ class _Node:
             self.upos[last] = k
 
 
+# (XLA folds these when all operands are constants)
+_FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+         "neg": lambda a: -a}
+
+
+def _constant_result(jaxpr, eqns):
+    """``(value, dtype, folded equation or None)`` when the program's one result is a scalar constant (a
+    literal, or an equation of literals XLA folds: ``grad``'s ``mul 1.0 2.0``), else None."""
+    if len(jaxpr.outvars) != 1:
+        return None
+    out = jaxpr.outvars[0]
+    if type(out) is Literal:
+        return (out.val, out.aval.dtype, None) if tuple(out.aval.shape) == () else None
+    e = next((e for e in eqns if out in e.outvars), None)
+    fold = _FOLD.get(e.primitive.name) if e is not None else None
+    if fold is None or not all(type(v) is Literal and tuple(v.aval.shape) == () for v in e.invars):
+        return None
+    try:
+        val = fold(*[np.asarray(v.val, v.aval.dtype) for v in e.invars])
+    except Exception:   # (a value numpy cannot hold: not modelled)
+        return None
+    return val, out.aval.dtype, e
+
+
 def _simulate(jaxpr, eqns, consts_first, reverse_params):
     params = [_Node("param") for _ in jaxpr.invars]
     node_of = dict(zip(jaxpr.invars, params))        # jaxpr var -> the node that produces it
     instrs = []                                       # non-parameter instructions, in instruction order
+    # A constant result is XLA's root ``copy(constant)``; its constant is merged with the equal scalar
+    # constants the program's ops read, which then wait for that copy (``jit(grad(f))`` of ``x * 2``
+    # returning 2.0 runs the prints of ``x * 2`` and what follows it after the others)
+    merged = _constant_result(jaxpr, eqns)
+    copy = None
+    if merged is not None:
+        copy = _Node("copy")
+        copy.const_dep = True
+        eqns = [e for e in eqns if e is not merged[2]]
     for e in eqns:
         n = _Node("print" if _unordered_print(e) else "op", e)
         for v in e.invars:
             if type(v) is Literal:
+                if copy is not None and tuple(v.aval.shape) == () and v.aval.dtype == merged[1] and \
+                        np.asarray(v.val, v.aval.dtype) == merged[0]:
+                    n.add_operand(copy)
+                    continue
                 # a scalar constant stays an operand of a lone op; a broadcast one is fusible
                 if not e.outvars or tuple(e.outvars[0].aval.shape) == ():
                     n.const_dep = True
@@ -351,8 +391,10 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
 
     # breadth-first schedule
     live = [n for n in instrs if n not in dead]
-    consts = [n for n in live if n.name == "op" and n.const_dep]
+    consts = ([copy] if copy is not None else []) + [n for n in live if n.name == "op" and n.const_dep]
     deps = {n: len(n.operands) + (1 if n.name == "op" and n.const_dep else 0) for n in live}
+    if copy is not None:
+        deps[copy] = 1
     queue = []
     if consts_first:
         queue += [("const", n) for n in consts]

@@ -683,7 +683,8 @@ def plumbed_loop(plan_holder, key, what, body_runner):
         if refs and what != "jit":   # a jit's runner detaches its outputs itself (before its own write-backs)
             leaves, tree = tree_flatten(out)
             out = tree_unflatten(tree, detach_outputs(leaves, refs))
-            finals = detach_outputs(finals, refs)
+            if len(refs) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
+                finals = detach_outputs(finals, refs)
         write_back(refs, finals)
         return out
 
