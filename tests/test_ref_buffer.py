@@ -188,3 +188,13 @@ def test_complex_ref():
     r = jax.new_ref(jnp.array([1 + 2j, 3 - 1j], jnp.complex64))
     jax.jit(lambda q: q.__setitem__(..., q[...] * 1j))(r)
     assert val(r[...]) == [(-2 + 1j), (1 + 3j)]
+
+
+def test_a_committed_value_is_never_written_through():
+    y = jnp.arange(3.)
+    x = jax.device_put(jnp.zeros(3), jax.devices()[0])   # committed: the ref rebinds it on writes
+    r = jax.new_ref(x)
+    r[...] = y   # rebinding to a copy of y
+    r[...] = jnp.full(3, 5.)   # may land in the ref's buffer: never in y's or x's
+    jax.jit(lambda q: q.__setitem__(..., q[...] + 1.))(r)
+    assert val(y) == [0., 1., 2.] and val(x) == [0., 0., 0.] and val(r[...]) == [6., 6., 6.]

@@ -304,7 +304,9 @@ def _store(ref, new):
             out = [o._ref_write(n) for o, n in zip(po, pn)]
             ref._val = Array._from_buffer(ComplexBuffer(*out) if len(out) == 2 else out[0], new.aval)
             return
-    ref._val = new
+    # rebound (a traced value, or a committed or other-device array, never written in place): a plain
+    # eager value is copied first, as the ref's next write may land in it
+    ref._val = _private(new, new)
 
 
 def detach_outputs(leaves, refs):
