@@ -21,11 +21,12 @@ Calls that lowering inlines (a ``jit`` inside a ``jit``, ``checkpoint``) are inl
 ``lax.map``, ``fori_loop`` with static bounds) reaches XLA with slicing, updating and index code around
 it that the model does not follow; there two measured rules hold: prints that read only constants or
 carries run first, in reverse input order (``fori_loop``'s carry before its index), then prints of
-computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of the values in program order).
+computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of the values in program order),
+those of the carries alone first, then those of ``xs``, then those mixing both.
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
-bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
-or of both in some orders, per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
+bench_debug_print_order.py`` counts them): scan bodies printing a value mixing printed values of the carry
+and of ``xs`` (it runs between them), per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
 inlines their body). A program whose result is a scalar constant (``jit(grad(f))`` of an affine ``f``)
 has XLA's root ``copy(constant)``, merged with the body's equal constants (``_constant_result``).
 Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
@@ -140,7 +141,7 @@ def order(jaxpr, kind="entry", carried=None):
         loop = kind in ("while", "scan")
         direct = carried if kind == "scan" else range(len(jaxpr.invars))
         first, later = _inputs_first(jaxpr, prints, direct, loop)
-        ranked = first + (_scan_rest(jaxpr, later) if kind == "scan" else later)
+        ranked = first + (_scan_rest(jaxpr, later, set(direct)) if kind == "scan" else later)
     if ranked == prints:
         return {}
     return {id(getattr(e, "eqn", e)): k for k, e in enumerate(ranked)}
@@ -211,7 +212,7 @@ def _inputs_first(jaxpr, prints, direct, loop):
     return [p for _, _, p in sorted(first, key=lambda t: t[:2])], later
 
 
-def _scan_rest(jaxpr, prints):
+def _scan_rest(jaxpr, prints, carried=()):
     """A scan body's prints of computed values (one value each), measured on loops of two or more steps:
     with the values in the order their equations stand (a slice of ``xs`` first), v0, v1, ..., vn run as
     v1, v0, vn, ..., v2 (``lax.map`` printing ``x`` then ``sin(x)`` runs the second first; ``x + 1``, ``* 2``,
@@ -242,7 +243,21 @@ def _scan_rest(jaxpr, prints):
     seq = sorted(printed, key=lambda v: made.get(v, -1))
     if len(reach[seq[0]][1]) > 1 and all(u in reach[w][0] for u, w in zip(seq, seq[1:])):
         return prints
-    return [printed[v] for v in [seq[1], seq[0]] + seq[:1:-1]]
+    base = [seq[1], seq[0]] + seq[:1:-1]
+    # then values of the carries and constants alone run first, values of a slice of ``xs`` next, values
+    # mixing both last (one computed from a printed value of ``xs`` counts as of ``xs``): XLA slices ``xs``
+    # at a copy of the loop index, popped after the tuple's elements
+    pos = {v: k for k, v in enumerate(jaxpr.invars)}
+    cls = {}
+    for v in seq:
+        ins = {pos[u] for u in reach[v][1] if u in pos}
+        if ins <= carried:
+            cls[v] = 0
+        elif not ins & carried or any(cls.get(u) == 1 for u in reach[v][0] if u is not v):
+            cls[v] = 1
+        else:
+            cls[v] = 2
+    return [printed[v] for c in (0, 1, 2) for v in base if cls[v] == c]
 
 
 def _simple(eqn):
