@@ -301,3 +301,39 @@ def test_scan_values_of_the_carry_then_of_xs_then_mixed(capsys):
         return a, b
     assert _run(capsys, lambda: lax.scan(p5, jnp.ones(3), jnp.ones((2, 3)))) == [
         "a [2. 2. 2.]", "b [2. 2. 2.]", "a [4. 4. 4.]", "b [2. 2. 2.]"]
+
+
+def test_scan_values_of_printed_carry_and_xs_values_run_between(capsys):
+    """A scan body's value computed from a printed value of the carries and a printed value of ``xs`` runs
+    between the two groups (recorded from JAX 0.10.2)."""
+    xs = jnp.arange(1.0, 3.0)
+
+    def p2(c, x):
+        a = jnp.exp(c); b = jnp.sin(x); d = a * b
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return a, d
+    assert _run(capsys, lambda: lax.scan(p2, 1.0, xs)) == [
+        "a 2.7182817459106445", "d 2.2873551845550537", "b 0.8414709568023682",
+        "a 15.154260635375977", "d 13.779729843139648", "b 0.9092974066734314"]
+
+    def p8(c, x):
+        a = jnp.sin(x); b = jnp.cos(c); d = a + b
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return b, d
+    assert _run(capsys, jax.jit(lambda xs: lax.scan(p8, 1.0, xs)), xs) == [
+        "b 0.5403022766113281", "d 1.3817732334136963", "a 0.8414709568023682",
+        "b 0.857553243637085", "d 1.7668507099151611", "a 0.9092974066734314"]
+
+    def q2(c, x):
+        a = c + 1; b = x * 3; d = a * b
+        P("b {}", b); P("a {}", a); P("d {}", d)
+        return a, d
+    assert _run(capsys, lambda: lax.scan(q2, 1.0, xs)) == ["a 2.0", "d 6.0", "b 3.0", "a 3.0", "d 18.0", "b 6.0"]
+
+    def q4(c, x):
+        a = jnp.sin(x); b = jnp.exp(c); d = jnp.cos(x); e = a + b
+        P("a {}", a); P("b {}", b); P("d {}", d); P("e {}", e)
+        return b, e + d
+    assert _run(capsys, lambda: lax.scan(q4, 1.0, xs)) == [
+        "b 2.7182817459106445", "e 3.5597527027130127", "a 0.8414709568023682", "d 0.5403022766113281",
+        "b 15.154260635375977", "e 16.06355857849121", "a 0.9092974066734314", "d -0.416146844625473"]
