@@ -213,3 +213,127 @@ def test_cond_branch(capsys):
         return b
     assert _run(capsys, jax.jit(lambda p, x: lax.cond(p, body, lambda x: x, x)), True, 1.0) == [
         "x 1.0", "a 2.0", "b 4.0"]
+
+
+def test_a_constant_result_merges_with_the_bodys_equal_constant(capsys):
+    """A program whose one result is a scalar constant (``grad`` of an affine chain, or a literal): XLA's
+    root is a copy of that constant, merged with the equal constants the body reads, whose ops then wait
+    for the copy (``print_order._constant_result``)."""
+    assert _run(capsys, jax.jit(jax.grad(_abc)), 1.0) == ["a 2.0", "b 4.0", "c 1.0"]
+
+    def k5(x):
+        _abc(x)
+        return 5.0
+
+    def k3(x):
+        a = x + 3; b = a * 2; c = b - 1
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return 3.0
+
+    def k2first(x):
+        a = x * 2; b = a + 1; c = b - 3
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return 2.0
+
+    def lin(x):
+        a = x * 3.0; b = a + 1.0; c = b * 2.0
+        P("a {}", a); P("b {}", b); P("c {}", c)
+        return c
+    assert _run(capsys, jax.jit(k5), 1.0) == ["c 1.0", "b 4.0", "a 2.0"]   # no equal constant: as jit(_abc)
+    assert _run(capsys, jax.jit(k3), 1.0) == ["a 4.0", "c 7.0", "b 8.0"]
+    assert _run(capsys, jax.jit(k2first), 1.0) == ["a 2.0", "c 0.0", "b 3.0"]
+    assert _run(capsys, jax.jit(jax.grad(lin)), 1.0) == ["c 8.0", "b 4.0", "a 3.0"]
+
+
+def test_scan_values_of_the_carry_then_of_xs_then_mixed(capsys):
+    """In a scan body, prints of values computed from the carries alone run first, then values of a slice of
+    ``xs``, then values mixing both (each group in ``_scan_rest``'s order). Cases from
+    ``benches/bench_debug_print_order.py`` and new ones, recorded from JAX 0.10.2."""
+    xs = jnp.arange(1.0, 3.0)
+
+    def zy(c, x):
+        z = c * 2; y = jnp.sin(x)
+        P("z {}", z); P("y {}", y)
+        return z, y
+    assert _run(capsys, lambda: lax.scan(zy, 1.0, xs)) == [
+        "z 2.0", "y 0.8414709568023682", "z 4.0", "y 0.9092974066734314"]
+
+    def n3(c, x):
+        a = jnp.sin(x); b = c + x
+        P("a {}", a); P("b {}", b)
+        return b, a
+    assert _run(capsys, lambda: lax.scan(n3, 1.0, xs)) == [
+        "a 0.8414709568023682", "b 2.0", "a 0.9092974066734314", "b 4.0"]
+
+    def n4(c, x):
+        a = c * 2; b = a + x; d = jnp.sin(x)
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return b, d
+    assert _run(capsys, lambda: lax.scan(n4, 1.0, xs)) == [
+        "a 2.0", "d 0.8414709568023682", "b 3.0", "a 6.0", "d 0.9092974066734314", "b 8.0"]
+
+    def n10(c, x):
+        a = jnp.sin(x); b = jnp.cos(c)
+        P("a {}", a); P("b {}", b); P("c {}", c); P("x {}", x)
+        return b, a
+    assert _run(capsys, lambda: lax.scan(n10, 1.0, xs)) == [
+        "c 1.0", "b 0.5403022766113281", "a 0.8414709568023682", "x 1.0",
+        "c 0.5403022766113281", "b 0.857553243637085", "a 0.9092974066734314", "x 2.0"]
+
+    def p1(c, x):
+        a = c + x; b = jnp.cos(x); d = c * 3
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return d, a + b
+    assert _run(capsys, lambda: lax.scan(p1, 1.0, xs)) == [
+        "d 3.0", "b 0.5403022766113281", "a 2.0", "d 9.0", "b -0.416146844625473", "a 5.0"]
+
+    def p4(c, x):
+        a = jnp.sin(x); b = jnp.cos(x); d = c + 1; e = jnp.exp(x)
+        P("a {}", a); P("b {}", b); P("d {}", d); P("e {}", e)
+        return d, a + b + e
+    assert _run(capsys, lambda: lax.scan(p4, 1.0, xs)) == [
+        "d 2.0", "b 0.5403022766113281", "a 0.8414709568023682", "e 2.7182817459106445",
+        "d 3.0", "b -0.416146844625473", "a 0.9092974066734314", "e 7.389056205749512"]
+
+    def p5(c, x):
+        a = c * 2; b = x + 1
+        P("a {}", a); P("b {}", b)
+        return a, b
+    assert _run(capsys, lambda: lax.scan(p5, jnp.ones(3), jnp.ones((2, 3)))) == [
+        "a [2. 2. 2.]", "b [2. 2. 2.]", "a [4. 4. 4.]", "b [2. 2. 2.]"]
+
+
+def test_scan_values_of_printed_carry_and_xs_values_run_between(capsys):
+    """A scan body's value computed from a printed value of the carries and a printed value of ``xs`` runs
+    between the two groups (recorded from JAX 0.10.2)."""
+    xs = jnp.arange(1.0, 3.0)
+
+    def p2(c, x):
+        a = jnp.exp(c); b = jnp.sin(x); d = a * b
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return a, d
+    assert _run(capsys, lambda: lax.scan(p2, 1.0, xs)) == [
+        "a 2.7182817459106445", "d 2.2873551845550537", "b 0.8414709568023682",
+        "a 15.154260635375977", "d 13.779729843139648", "b 0.9092974066734314"]
+
+    def p8(c, x):
+        a = jnp.sin(x); b = jnp.cos(c); d = a + b
+        P("a {}", a); P("b {}", b); P("d {}", d)
+        return b, d
+    assert _run(capsys, jax.jit(lambda xs: lax.scan(p8, 1.0, xs)), xs) == [
+        "b 0.5403022766113281", "d 1.3817732334136963", "a 0.8414709568023682",
+        "b 0.857553243637085", "d 1.7668507099151611", "a 0.9092974066734314"]
+
+    def q2(c, x):
+        a = c + 1; b = x * 3; d = a * b
+        P("b {}", b); P("a {}", a); P("d {}", d)
+        return a, d
+    assert _run(capsys, lambda: lax.scan(q2, 1.0, xs)) == ["a 2.0", "d 6.0", "b 3.0", "a 3.0", "d 18.0", "b 6.0"]
+
+    def q4(c, x):
+        a = jnp.sin(x); b = jnp.exp(c); d = jnp.cos(x); e = a + b
+        P("a {}", a); P("b {}", b); P("d {}", d); P("e {}", e)
+        return b, e + d
+    assert _run(capsys, lambda: lax.scan(q4, 1.0, xs)) == [
+        "b 2.7182817459106445", "e 3.5597527027130127", "a 0.8414709568023682", "d 0.5403022766113281",
+        "b 15.154260635375977", "e 16.06355857849121", "a 0.9092974066734314", "d -0.416146844625473"]

@@ -59,6 +59,10 @@ class DeviceArray:
     def device(self) -> Device: ...
     def reshape_view(self, shape: Sequence[int]) -> DeviceArray:
         """Same bytes, new shape (one dimension may be -1); ValueError if the element count differs."""
+    def _ref_write(self, src: DeviceArray) -> DeviceArray:
+        """A jax.Ref's write: src copied into this (the ref's private) storage, after the queued work."""
+    def _ref_detach(self, held: Sequence[DeviceArray]) -> DeviceArray:
+        """This array, or a copy when its storage is one of held's (a value later ref writes cannot change)."""
     def _host_view(self) -> np.ndarray:
         """Read-only flat uint8 view of the computed bytes, no copy (waits; a GPU array's host copy)."""
     @staticmethod

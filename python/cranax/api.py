@@ -1034,6 +1034,13 @@ class JitWrapped(Wrapped):
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:
                 _state._local.pending.pop()
+            if refs or arg_refs:   # an output (or final value) may be a ref's own buffer: copied before the
+                held = list(refs) + arg_refs   # writes land
+                if out is not None:
+                    ls, tree = tree_flatten(out)
+                    out = tree_unflatten(tree, _state.detach_outputs(ls, held))
+                if len(held) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
+                    finals = _state.detach_outputs(finals, held)
             _state.write_back(arg_refs, finals[len(refs):])
             return out, finals[:len(refs)]
         return _state.plumbed_loop(plans, "plan", "jit", runner)

@@ -281,10 +281,16 @@ def _vmap(fun, in_axes, out_axes, axis_name, axis_size, processes=1):
                 for r, d, _ in mapped_refs:
                     v, vd = trace.to_batch_info(r._val)
                     finals.append(_from_batched(v, vd, size, d))
-            for (r, _, saved), v in zip(mapped_refs, finals):
-                _state.restore(r, saved)
-                r._val = v
+            pending = [(r, saved) for r, _, saved in mapped_refs]
             mapped_refs = []
+            for r, saved in pending:
+                _state.restore(r, saved)
+            # an output may be a mapped ref's own buffer: copied before the writes land in it
+            res = _state.detach_outputs(res, [r for r, _ in pending])
+            if len(pending) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
+                finals = _state.detach_outputs(finals, [r for r, _ in pending])
+            for (r, _), v in zip(pending, finals):
+                _state._store(r, v)
         finally:
             for r, _, saved in mapped_refs:
                 _state.restore(r, saved)

@@ -7,6 +7,7 @@ pub mod executable;
 pub mod cache;
 pub mod persistent;
 pub mod profiler;
+pub mod ref_buffer;
 
 pub use cache::{global as executable_cache, ExecutableCache};
 pub use device::{devices, Device, DeviceKind};

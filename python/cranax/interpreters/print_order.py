@@ -21,17 +21,22 @@ Calls that lowering inlines (a ``jit`` inside a ``jit``, ``checkpoint``) are inl
 ``lax.map``, ``fori_loop`` with static bounds) reaches XLA with slicing, updating and index code around
 it that the model does not follow; there two measured rules hold: prints that read only constants or
 carries run first, in reverse input order (``fori_loop``'s carry before its index), then prints of
-computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of the values in program order).
+computed values run in the order ``_scan_rest`` gives (v1, v0, vn, ..., v2 of the values in program order),
+those of the carries alone first, then those computed from printed values of both, then those of ``xs``,
+then those mixing both (measured on 20 scan bodies; bodies with several ``xs`` are guesses).
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
-bench_debug_print_order.py`` counts them): scan bodies printing values of the carry beside values of ``xs``
-or of both in some orders, per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
-inlines their body), and programs where XLA merges a constant with a constant result (``jit(grad(f))``).
+bench_debug_print_order.py`` counts them): some scan bodies with several ``xs`` or long mixed chains,
+per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
+inlines their body). A program whose result is a scalar constant (``jit(grad(f))`` of an affine ``f``)
+has XLA's root ``copy(constant)``, merged with the body's equal constants (``_constant_result``).
 Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 import collections
 import contextlib
 import threading
+
+import numpy as np
 
 from ..jaxpr import Literal
 
@@ -137,7 +142,7 @@ def order(jaxpr, kind="entry", carried=None):
         loop = kind in ("while", "scan")
         direct = carried if kind == "scan" else range(len(jaxpr.invars))
         first, later = _inputs_first(jaxpr, prints, direct, loop)
-        ranked = first + (_scan_rest(jaxpr, later) if kind == "scan" else later)
+        ranked = first + (_scan_rest(jaxpr, later, set(direct)) if kind == "scan" else later)
     if ranked == prints:
         return {}
     return {id(getattr(e, "eqn", e)): k for k, e in enumerate(ranked)}
@@ -208,7 +213,7 @@ def _inputs_first(jaxpr, prints, direct, loop):
     return [p for _, _, p in sorted(first, key=lambda t: t[:2])], later
 
 
-def _scan_rest(jaxpr, prints):
+def _scan_rest(jaxpr, prints, carried=()):
     """A scan body's prints of computed values (one value each), measured on loops of two or more steps:
     with the values in the order their equations stand (a slice of ``xs`` first), v0, v1, ..., vn run as
     v1, v0, vn, ..., v2 (``lax.map`` printing ``x`` then ``sin(x)`` runs the second first; ``x + 1``, ``* 2``,
@@ -239,7 +244,25 @@ def _scan_rest(jaxpr, prints):
     seq = sorted(printed, key=lambda v: made.get(v, -1))
     if len(reach[seq[0]][1]) > 1 and all(u in reach[w][0] for u, w in zip(seq, seq[1:])):
         return prints
-    return [printed[v] for v in [seq[1], seq[0]] + seq[:1:-1]]
+    base = [seq[1], seq[0]] + seq[:1:-1]
+    # then values of the carries and constants alone run first, values of a slice of ``xs`` next, values
+    # mixing both last (one computed from a printed value of ``xs`` counts as of ``xs``; one computed from
+    # printed values of both runs between the two): XLA slices ``xs`` at a copy of the loop index, popped
+    # after the tuple's elements
+    pos = {v: k for k, v in enumerate(jaxpr.invars)}
+    cls = {}
+    for v in seq:
+        ins = {pos[u] for u in reach[v][1] if u in pos}
+        used = {cls.get(u) for u in reach[v][0] if u is not v}
+        if ins <= carried:
+            cls[v] = 0
+        elif 0 in used and 2 in used or 0 in used and 1 in used:
+            cls[v] = 0.5
+        elif not ins & carried or 1 in used:
+            cls[v] = 1
+        else:
+            cls[v] = 2
+    return [printed[v] for c in (0, 0.5, 1, 2) for v in base if cls[v] == c]
 
 
 def _simple(eqn):
@@ -276,14 +299,51 @@ class _Node:
             self.upos[last] = k
 
 
+# (XLA folds these when all operands are constants)
+_FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+         "neg": lambda a: -a}
+
+
+def _constant_result(jaxpr, eqns):
+    """``(value, dtype, folded equation or None)`` when the program's one result is a scalar constant (a
+    literal, or an equation of literals XLA folds: ``grad``'s ``mul 1.0 2.0``), else None."""
+    if len(jaxpr.outvars) != 1:
+        return None
+    out = jaxpr.outvars[0]
+    if type(out) is Literal:
+        return (out.val, out.aval.dtype, None) if tuple(out.aval.shape) == () else None
+    e = next((e for e in eqns if out in e.outvars), None)
+    fold = _FOLD.get(e.primitive.name) if e is not None else None
+    if fold is None or not all(type(v) is Literal and tuple(v.aval.shape) == () for v in e.invars):
+        return None
+    try:
+        val = fold(*[np.asarray(v.val, v.aval.dtype) for v in e.invars])
+    except Exception:   # (a value numpy cannot hold: not modelled)
+        return None
+    return val, out.aval.dtype, e
+
+
 def _simulate(jaxpr, eqns, consts_first, reverse_params):
     params = [_Node("param") for _ in jaxpr.invars]
     node_of = dict(zip(jaxpr.invars, params))        # jaxpr var -> the node that produces it
     instrs = []                                       # non-parameter instructions, in instruction order
+    # A constant result is XLA's root ``copy(constant)``; its constant is merged with the equal scalar
+    # constants the program's ops read, which then wait for that copy (``jit(grad(f))`` of ``x * 2``
+    # returning 2.0 runs the prints of ``x * 2`` and what follows it after the others)
+    merged = _constant_result(jaxpr, eqns)
+    copy = None
+    if merged is not None:
+        copy = _Node("copy")
+        copy.const_dep = True
+        eqns = [e for e in eqns if e is not merged[2]]
     for e in eqns:
         n = _Node("print" if _unordered_print(e) else "op", e)
         for v in e.invars:
             if type(v) is Literal:
+                if copy is not None and tuple(v.aval.shape) == () and v.aval.dtype == merged[1] and \
+                        np.asarray(v.val, v.aval.dtype) == merged[0]:
+                    n.add_operand(copy)
+                    continue
                 # a scalar constant stays an operand of a lone op; a broadcast one is fusible
                 if not e.outvars or tuple(e.outvars[0].aval.shape) == ():
                     n.const_dep = True
@@ -351,8 +411,10 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
 
     # breadth-first schedule
     live = [n for n in instrs if n not in dead]
-    consts = [n for n in live if n.name == "op" and n.const_dep]
+    consts = ([copy] if copy is not None else []) + [n for n in live if n.name == "op" and n.const_dep]
     deps = {n: len(n.operands) + (1 if n.name == "op" and n.const_dep else 0) for n in live}
+    if copy is not None:
+        deps[copy] = 1
     queue = []
     if consts_first:
         queue += [("const", n) for n in consts]

@@ -31,7 +31,8 @@ import types
 
 import numpy as np
 
-from ..array import Array, _from_host
+from .. import _core
+from ..array import Array, ComplexBuffer, _from_host
 from ..core import Tracer, get_aval
 import inspect
 
@@ -218,8 +219,8 @@ class Ref:
 
     def unsafe_buffer_pointer(self):
         """The address of the held value's buffer (``Array.unsafe_buffer_pointer``): the array-refs guide
-        prints it around an in-place update. cranax's jit writes a new buffer, so the address may change
-        where JAX's stays."""
+        prints it around an in-place update: as JAX's, it stays the same for the ref's life (on the CPU;
+        a ref holding a committed or another device's array gets a new buffer per write)."""
         v = self._live()
         if isinstance(v, (Tracer, _sj.Staged)):
             raise TypeError("unsafe_buffer_pointer: the reference holds a traced value")
@@ -259,7 +260,64 @@ def new_ref(init_val, *, memory_space=None, kind=None):
     trace = _sj.staging_trace() if _local.__dict__.get("staging") else None
     if trace is not None:   # make_jaxpr prints a ref made at its top level as a new_ref equation
         return Ref._make(_sj.stage_new_ref(trace, value, kind))
-    return Ref._make(value)
+    return Ref._make(_private(value, value))
+
+
+# -- the ref's own buffer. A ref keeps one buffer for its whole life, as JAX's (XLA aliases a jitted write's
+# output to the ref's input buffer; eager writes run the same way): ``unsafe_buffer_pointer()`` stays put.
+# cranax's arrays may share storage (a jit may return its input, a reshape is a view), so the buffer is kept
+# private: a new ref copies its value, reads and the outputs of a call the ref was fed to are copied when they
+# share its storage, and every write copies the new value into it (``_store``), on the device's stream after
+# the work already queued (which may still read the old value). See ``runtime/ref_buffer.rs``.
+
+def _parts(buf):
+    """The core buffers of an array's buffer (a complex array's two real planes), or None when its buffers
+    are not plain CPU core buffers written in place (committed or other-device arrays keep today's rebinding)."""
+    if type(buf) is ComplexBuffer:
+        parts = (buf.re, buf.im)
+    else:
+        parts = (buf,)
+    return parts if all(type(b) is _core.DeviceArray for b in parts) else None
+
+
+def _private(x, *held):
+    """``x`` (an eager Array) with storage shared with none of ``held`` (eager Arrays: ``x`` itself for a
+    copy in any case); anything else as it is."""
+    if type(x) is not Array:
+        return x
+    parts = _parts(x._buf)
+    hp = [p for h in held if type(h) is Array for p in (_parts(h._buf) or ())]
+    if parts is None or not hp:
+        return x
+    out = [b._ref_detach(hp) for b in parts]
+    return Array._from_buffer(ComplexBuffer(*out) if len(out) == 2 else out[0], x.aval)
+
+
+def _store(ref, new):
+    """Makes ``new`` the ref's value: an eager value is copied into the ref's own buffer (kept), a traced one
+    (a plumbed or vmapped binding) replaces the value."""
+    old = ref._val
+    if type(old) is Array and type(new) is Array and old.aval.shape == new.aval.shape \
+            and old.aval.dtype == new.aval.dtype:
+        po, pn = _parts(old._buf), _parts(new._buf)
+        if po is not None and pn is not None and len(po) == len(pn):
+            out = [o._ref_write(n) for o, n in zip(po, pn)]
+            ref._val = Array._from_buffer(ComplexBuffer(*out) if len(out) == 2 else out[0], new.aval)
+            return
+    # rebound (a traced value, or a committed or other-device array, never written in place): a plain
+    # eager value is copied first, as the ref's next write may land in it
+    ref._val = _private(new, new)
+
+
+def detach_outputs(leaves, refs):
+    """The leaves of a call's output (the refs ``refs`` were fed to it), each copied where it shares storage
+    with a ref's buffer (a jit returning ``r[...]`` returns the ref's own buffer): later writes into the refs
+    must not change them. Also for the refs' final values before any is written (a jit swapping two refs
+    returns each one's buffer as the other's final value). Called before the call's write-backs are queued."""
+    held = [r._val for r in refs if type(r._val) is Array]
+    if not held:
+        return leaves
+    return [_private(x, *held) if type(x) is Array else x for x in leaves]
 
 
 def _norm_idx(idx):
@@ -272,11 +330,13 @@ def get(ref, idx=None):
     v = ref._access()
     if type(v) is _sj.Staged:
         return _sj.stage_get(v, idx)
+    whole = v
     v = _eager_view(ref, v)
     idx = _norm_idx(idx)
-    if idx == () or idx is Ellipsis:
-        return v
-    return v[idx]
+    if idx != () and idx is not Ellipsis:
+        v = v[idx]
+    # an eager read is a value of its own (JAX's read is a fresh buffer): later writes must not change it
+    return _private(v, whole)
 
 
 def _eager_view(ref, v):
@@ -325,8 +385,9 @@ def swap(ref, idx, value, _function_name="ref_swap"):
         return _sj.stage_swap(st, idx, value, _function_name)
     old, whole, value, full, idx = _checked_update(ref, idx, value, _function_name)
     # the box holds a swapped-in value strong (JAX's eager swap; reads still give the ref's aval type)
-    ref._val = _ew.strip_weak(value if full else whole.at[idx].set(value))
-    return _eager_view(ref, old)
+    old = _private(_eager_view(ref, old), whole)
+    _store(ref, _ew.strip_weak(value if full else whole.at[idx].set(value)))
+    return old
 
 
 def set(ref, idx, value):  # noqa: A001  (JAX's name)
@@ -347,7 +408,7 @@ def addupdate(ref, idx, x):
     new = _ew.add(whole, x) if full else whole.at[idx].add(x)
     # eagerly the sum keeps its own type (JAX: ``addupdate(new_ref(1.), ..., 1.)`` stays weak); a traced
     # (plumbed) value is held strong, its type fixed across loop iterations
-    ref._val = new if ref._frame is None and not isinstance(whole, Tracer) else _ew.strip_weak(new)
+    _store(ref, new if ref._frame is None and not isinstance(whole, Tracer) else _ew.strip_weak(new))
 
 
 def add_window(ref, starts, sizes, x, dynamic_slice_p, dynamic_update_slice_p):
@@ -384,8 +445,8 @@ def keep_weak(refs, fn):
     out = fn()
     for r in weak:
         if isinstance(r._val, Array) and not r._val.aval.weak_type:
-            r._val = _ew.convert_element_type_p.bind(r._val, new_dtype=r._val.aval.dtype, weak_type=True,
-                                                     sharding=None)
+            _store(r, _ew.convert_element_type_p.bind(r._val, new_dtype=r._val.aval.dtype, weak_type=True,
+                                                      sharding=None))
     return out
 
 
@@ -395,7 +456,7 @@ def freeze(ref):
     v = ref._access()
     if type(v) is _sj.Staged:
         return _sj.stage_freeze(v)
-    return _eager_view(ref, v)
+    return _private(_eager_view(ref, v), v)
 
 
 # ----------------------------------------------------------------------------------------------- write checks
@@ -621,6 +682,11 @@ def plumbed_loop(plan_holder, key, what, body_runner):
                 raise
             plan_holder[key] = tuple(refs) + (e.ref,)
             continue
+        if refs and what != "jit":   # a jit's runner detaches its outputs itself (before its own write-backs)
+            leaves, tree = tree_flatten(out)
+            out = tree_unflatten(tree, detach_outputs(leaves, refs))
+            if len(refs) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
+                finals = detach_outputs(finals, refs)
         write_back(refs, finals)
         return out
 
@@ -633,7 +699,7 @@ def write_back(refs, finals):
             _check_write(r, v)
     for r, v in zip(refs, finals):
         if v is not None:
-            r._val = v   # JAX's discharged write: the box holds the value strong
+            _store(r, v)   # JAX's discharged write: the box holds the value strong
 
 
 def closure_refs(fun, nested=False):
