@@ -132,7 +132,10 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     @property
     def committed(self):
         """True when the array was placed with ``device_put(x, device)`` or computed from committed arrays."""
-        return _is_committed(self._buf)
+        t = type(self._buf)   # (the buffer's class says it, except a complex pair's)
+        if t is _DeviceArray:
+            return False
+        return t is _CommittedArray or _is_committed(self._buf)
 
     def is_ready(self):
         return self._buf.is_ready()
@@ -317,6 +320,9 @@ def _put(buf, dev, commit):
     if type(buf) is ComplexBuffer:
         return ComplexBuffer(_core.put(buf.re, dev, commit), _core.put(buf.im, dev, commit))
     return _core.put(buf, dev, commit)
+
+
+_DeviceArray, _CommittedArray = _core.DeviceArray, _core.CommittedArray
 
 
 def _is_committed(buf):
