@@ -9,7 +9,96 @@ import os
 import subprocess
 import sys
 
-PROG = 'import sys\nif sys.argv[1:] == ["cranax"]:\n    import cranax\n    cranax.install_as_jax()\nimport jax\njax.config.update("jax_num_cpu_devices", 8)\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\nfrom jax.sharding import NamedSharding\nP = jax.P\n\n\ndef show(f):\n    try:\n        print(f())\n    except Exception as e:\n        print(f"{type(e).__name__}: {e}")\n\n\nfull = jax.make_mesh((8,), ("x",))\nmesh_a = jax.make_mesh((4,), ("x",), devices=full.devices[:4])\nmesh_b = jax.make_mesh((4,), ("x",), devices=full.devices[4:])\nm0 = jax.make_mesh((1,), ("x",), devices=full.devices[:1])\nm1 = jax.make_mesh((1,), ("x",), devices=full.devices[1:2])\na = jax.device_put(1.0, NamedSharding(m0, P()))\nb = jax.device_put(2.0, NamedSharding(m1, P()))\nxa = jax.device_put(np.arange(8.0), NamedSharding(mesh_a, P("x")))\nxb = jax.device_put(np.arange(8.0), NamedSharding(mesh_b, P("x")))\nya = jax.device_put(np.arange(8.0), NamedSharding(mesh_a, P()))\nc = jnp.float32(3.0)\n# a one-device NamedSharding is kept, and results computed from the array are on its mesh\nshow(lambda: a.sharding)\nshow(lambda: (a + c).sharding)\nshow(lambda: (a * 2).sharding)\nshow(lambda: jnp.stack([a, a]).sharding)\nshow(lambda: jax.jit(lambda v: v + 1)(a).sharding)\nshow(lambda: (ya + 1).sharding)\nshow(lambda: ((a + c).committed, float(a + c)))\n# committed arguments on different devices\n\n\ndef f(p, q):\n    return p + q\n\n\ndef g(d):\n    return d["u"] + d["v"]\n\n\nshow(lambda: a + b)\nshow(lambda: a * b)\nshow(lambda: a / b)\nshow(lambda: jnp.maximum(a, b))\nshow(lambda: lax.add(a, b))\nshow(lambda: jax.jit(f)(a, b))\nshow(lambda: jax.jit(g)({"u": a, "v": b}))\nshow(lambda: xa + xb)\nshow(lambda: jax.jit(f)(xa, xb))\nshow(lambda: jnp.where(a > 0, a, b))\n\n\n# device_put onto another mesh inside jit\n@jax.jit\ndef fd(x):\n    return jax.device_put(x, NamedSharding(mesh_b, P("x")))\n\n\nshow(lambda: fd(xa))\n\n\n@jax.jit\ndef fd4(x, y):\n    return jax.device_put(x, NamedSharding(m1, P())) + y\n\n\nshow(lambda: fd4(a, 1.0))\n\n\n# pmap over more members than devices: JAX 0.10.2\'s pmap is a shard_map over a mesh of all the devices\ndef pm(x):\n    return x * 2\n\n\nshow(lambda: jax.pmap(pm)(jnp.arange(16.0)))\nshow(lambda: jax.pmap(pm)(jnp.ones((12, 5))))\nshow(lambda: jax.pmap(pm, axis_name="i", in_axes=1)(jnp.ones((5, 12))))\nshow(lambda: jax.pmap(pm)(jnp.arange(8.0)))\n'
+PROG = '''import sys
+if sys.argv[1:] == ["cranax"]:
+    import cranax
+    cranax.install_as_jax()
+import jax
+jax.config.update("jax_num_cpu_devices", 8)
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding
+P = jax.P
+
+
+def show(f):
+    try:
+        print(f())
+    except Exception as e:
+        print(f"{type(e).__name__}: {e}")
+
+
+full = jax.make_mesh((8,), ("x",))
+mesh_a = jax.make_mesh((4,), ("x",), devices=full.devices[:4])
+mesh_b = jax.make_mesh((4,), ("x",), devices=full.devices[4:])
+m0 = jax.make_mesh((1,), ("x",), devices=full.devices[:1])
+m1 = jax.make_mesh((1,), ("x",), devices=full.devices[1:2])
+a = jax.device_put(1.0, NamedSharding(m0, P()))
+b = jax.device_put(2.0, NamedSharding(m1, P()))
+xa = jax.device_put(np.arange(8.0), NamedSharding(mesh_a, P("x")))
+xb = jax.device_put(np.arange(8.0), NamedSharding(mesh_b, P("x")))
+ya = jax.device_put(np.arange(8.0), NamedSharding(mesh_a, P()))
+c = jnp.float32(3.0)
+# a one-device NamedSharding is kept, and results computed from the array are on its mesh
+show(lambda: a.sharding)
+show(lambda: (a + c).sharding)
+show(lambda: (a * 2).sharding)
+show(lambda: jnp.stack([a, a]).sharding)
+show(lambda: jax.jit(lambda v: v + 1)(a).sharding)
+show(lambda: (ya + 1).sharding)
+show(lambda: ((a + c).committed, float(a + c)))
+# committed arguments on different devices
+
+
+def f(p, q):
+    return p + q
+
+
+def g(d):
+    return d["u"] + d["v"]
+
+
+show(lambda: a + b)
+show(lambda: a * b)
+show(lambda: a / b)
+show(lambda: jnp.maximum(a, b))
+show(lambda: lax.add(a, b))
+show(lambda: jax.jit(f)(a, b))
+show(lambda: jax.jit(g)({"u": a, "v": b}))
+show(lambda: xa + xb)
+show(lambda: jax.jit(f)(xa, xb))
+show(lambda: jnp.where(a > 0, a, b))
+show(lambda: jax.jit(f).lower(a, b))   # (AOT: refused when lowering)
+
+
+# device_put onto another mesh inside jit
+@jax.jit
+def fd(x):
+    return jax.device_put(x, NamedSharding(mesh_b, P("x")))
+
+
+show(lambda: fd(xa))
+
+
+@jax.jit
+def fd4(x, y):
+    return jax.device_put(x, NamedSharding(m1, P())) + y
+
+
+show(lambda: fd4(a, 1.0))
+
+
+# pmap over more members than devices: JAX 0.10.2's pmap is a shard_map over a mesh of all the devices
+def pm(x):
+    return x * 2
+
+
+show(lambda: jax.pmap(pm)(jnp.arange(16.0)))
+show(lambda: jax.pmap(pm)(jnp.ones((12, 5))))
+show(lambda: jax.pmap(pm, axis_name="i", in_axes=1)(jnp.ones((5, 12))))
+show(lambda: jax.pmap(pm)(jnp.arange(8.0)))
+'''
 
 EXPECTED = [
     "NamedSharding(mesh=Mesh('x': 1, axis_types=(Explicit,)), spec=P(), memory_kind=device)",
@@ -29,8 +118,9 @@ EXPECTED = [
     'ValueError: Received incompatible devices for jitted computation. Got argument x of add with shape float32[8@x] and with device ids [0, 1, 2, 3] on platform CPU and argument y of add with shape float32[8@x] and with device ids [4, 5, 6, 7] on platform CPU',
     'ValueError: Received incompatible devices for jitted computation. Got argument p of f with shape float32[8@x] and with device ids [0, 1, 2, 3] on platform CPU and argument q of f with shape float32[8@x] and with device ids [4, 5, 6, 7] on platform CPU',
     'ValueError: Received incompatible devices for jitted computation. Got argument condition of _where with shape bool[] and with device ids [0] on platform CPU and argument y of _where with shape float32[] and with device ids [1] on platform CPU',
-    'ValueError: Received incompatible devices for jitted computation. Got argument x of fd with shape float32[8@x] and with device ids [0, 1, 2, 3] on platform CPU and device_put inside jit with device ids [4, 5, 6, 7] on platform CPU at prog.py:66:11 (fd)',
-    'ValueError: Received incompatible devices for jitted computation. Got argument x of fd4 with shape float32[] and with device ids [0] on platform CPU and device_put inside jit with device ids [1] on platform CPU at prog.py:74:11 (fd4)',
+    'ValueError: Received incompatible devices for jitted computation. Got argument p of f with shape float32[] and with device ids [0] on platform CPU and argument q of f with shape float32[] and with device ids [1] on platform CPU',
+    'ValueError: Received incompatible devices for jitted computation. Got argument x of fd with shape float32[8@x] and with device ids [0, 1, 2, 3] on platform CPU and device_put inside jit with device ids [4, 5, 6, 7] on platform CPU at prog.py:67:11 (fd)',
+    'ValueError: Received incompatible devices for jitted computation. Got argument x of fd4 with shape float32[] and with device ids [0] on platform CPU and device_put inside jit with device ids [1] on platform CPU at prog.py:75:11 (fd4)',
     'ValueError: cannot select an axis to squeeze out which has size not equal to one, got shape=(2,) and dimensions=(0,)',
     "IndivisibleError: Sharding NamedSharding(mesh=Mesh('_internal_pmap_axis_name': 8, axis_types=(Auto,)), spec=P('_internal_pmap_axis_name',), memory_kind=device) implies that array axis 0 is partitioned 8 times, but the dimension size is 12 (full shape: (12, 5), per-dimension tiling factors: [8, 1] should evenly divide the shape)",
     "IndivisibleError: Sharding NamedSharding(mesh=Mesh('i': 8, axis_types=(Auto,)), spec=P(None, 'i'), memory_kind=device) implies that array axis 1 is partitioned 8 times, but the dimension size is 12 (full shape: (5, 12), per-dimension tiling factors: [1, 8] should evenly divide the shape)",

@@ -1092,8 +1092,14 @@ class JitWrapped(Wrapped):
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
-        """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable."""
-        return self.trace(*args, **kwargs).lower()
+        """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable. Committed
+        arguments on different devices raise JAX's ValueError here, as JAX's lowering does."""
+        traced = self.trace(*args, **kwargs)
+        leaves = tree_flatten(self._split(args, kwargs)[:2])[0]
+        msg = incompatible_devices(getattr(self._fun, "__qualname__", self._name), traced._arg_names, leaves)
+        if msg is not None:
+            raise ValueError(msg)
+        return traced.lower()
 
     def eval_shape(self, *args, **kwargs):
         # trace's work without its Traced (whose argument names cost an inspect.signature)
