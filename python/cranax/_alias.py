@@ -67,7 +67,10 @@ class _JaxModule(types.ModuleType):
             raise AttributeError(f"module 'jax' has no attribute '{name}'") from None   # JAX's text
         if isinstance(v, types.ModuleType) and name not in _PRIVATE:
             # ``jax.lax`` without ``import jax.lax``: the module as the import gives it (named ``jax.lax``)
-            return importlib.import_module("jax." + name)
+            try:
+                return importlib.import_module("jax." + name)
+            except ImportError:   # (a module cranax binds under another name)
+                return v
         # Functions and classes are kept in this module's own dict, so the next ``jax.block_until_ready``
         # is a plain attribute read, not this method (most of a µs, paid on every call of a small jitted
         # program). Other values (flags, ...) are read from cranax each time, in case cranax rebinds them.
