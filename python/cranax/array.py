@@ -338,9 +338,9 @@ def _device_ids(a):
 
 
 def incompatible_devices(fun_name, names, leaves):
-    """JAX's ValueError for a jitted computation (``fun_name``, its argument leaves ``leaves`` named ``names``)
-    whose committed arguments sit on different devices: the first committed argument and the first after it
-    placed elsewhere. None when no such pair is found. Built only once the core has refused the call (its own
+    """JAX's ValueError text for a jitted computation (``fun_name``, its argument leaves ``leaves`` named
+    ``names``) whose committed arguments sit on different devices: the first committed argument and the first
+    after it placed elsewhere. None when no such pair is found. Built only once the core has refused the call (its own
     check on the arrays' devices), so the steady-state call pays nothing for it."""
     first = None
     for i, x in enumerate(leaves):
@@ -357,8 +357,8 @@ def incompatible_devices(fun_name, names, leaves):
                 name = names[k] if names and names[k] else f"args[{k}]"
                 return (f"argument {name} of {fun_name} with shape {a.aval.str_short(short_dtypes=False)} and with "
                         f"device ids {ids} on platform {a.device.platform.upper()}")
-            return ValueError(f"Received incompatible devices for jitted computation. Got {part(j, first[1])} and "
-                              f"{part(i, ids)}")
+            return (f"Received incompatible devices for jitted computation. Got {part(j, first[1])} and "
+                    f"{part(i, ids)}")
     return None
 
 
@@ -389,7 +389,6 @@ def _check_traced_put(v, sharding):
             f"{getattr(dbg, 'fun_name', '<unknown>')} with shape {var.aval.str_short(short_dtypes=False)} and with "
             f"device ids {ids} on platform {platform} and device_put inside jit with device ids {want} on platform "
             f"{next(iter(mesh.devices.flat)).platform.upper()} at {summarize_source(user_source())}")
-        return
 
 
 def is_incompatible_devices(e):
