@@ -794,7 +794,7 @@ def registered_primitives():
                 mods.append(importlib.import_module(m.name))
     # the faces last: a primitive belongs to the module that defines it, not to one that re-exports it
     # (cranax.lax exports them all under JAX's ``<name>_p``)
-    mods.sort(key=lambda m: m.__name__ in ("cranax.lax", "cranax"))
+    mods.sort(key=lambda m: m is lax or m is cranax)   # (by identity: the alias names cranax.lax jax.lax)
     mods.append(lax)
     for mod in mods:
         for v in vars(mod).values():

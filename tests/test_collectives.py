@@ -193,8 +193,11 @@ def test_pmap_static_broadcast_grad_and_vmap():
     np.testing.assert_allclose(np.asarray(jax.vmap(f)(np.stack([x, x]))), np.stack([x, x]) ** 2)
     g = jax.pmap(lambda v, s: v * s, axis_name="i", static_broadcasted_argnums=1)
     np.testing.assert_array_equal(np.asarray(g(x, 3.0)), x * 3)
-    with pytest.raises(ValueError, match="requires 2 logical devices, but only 1 XLA devices are available"):
+    # JAX 0.10.2 on one device (its pmap is a shard_map over the devices: each gets a block of 2 members)
+    with pytest.raises(ValueError) as e:
         jax.pmap(lambda v: v, axis_name="i")(np.ones((2, 3), np.float32))
+    assert str(e.value) == ("cannot select an axis to squeeze out which has size not equal to one, got "
+                            "shape=(2, 3) and dimensions=(0,)")
 
 
 def test_pcast_and_sharding_types():

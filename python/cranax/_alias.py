@@ -65,6 +65,12 @@ class _JaxModule(types.ModuleType):
             v = getattr(cranax, name)
         except AttributeError:
             raise AttributeError(f"module 'jax' has no attribute '{name}'") from None   # JAX's text
+        if isinstance(v, types.ModuleType) and name not in _PRIVATE:
+            # ``jax.lax`` without ``import jax.lax``: the module as the import gives it (named ``jax.lax``)
+            try:
+                return importlib.import_module("jax." + name)
+            except ImportError:   # (a module cranax binds under another name)
+                return v
         # Functions and classes are kept in this module's own dict, so the next ``jax.block_until_ready``
         # is a plain attribute read, not this method (most of a µs, paid on every call of a small jitted
         # program). Other values (flags, ...) are read from cranax each time, in case cranax rebinds them.
@@ -94,7 +100,13 @@ class _AliasLoader(importlib.abc.Loader):
             # ``jax.jaxlib._jax.Array``; ``type(x)`` is the concrete class, printed ``jaxlib._jax.ArrayImpl``.
             mod.__dict__["Array"] = importlib.import_module("cranax.core").ArrayType
             return mod
-        return importlib.import_module(self.target)
+        mod = importlib.import_module(self.target)
+        # Named by the JAX name it serves (its ``__spec__`` says so too), so that Python's texts for a name it
+        # lacks, ``from jax.X import name``'s ImportError and ``jax.X.name``'s AttributeError, name the module
+        # the program imported, as JAX's do (the file they give stays cranax's). cranax's own code tells its
+        # frames by ``__package__``, which keeps cranax's name.
+        mod.__name__ = spec.name
+        return mod
 
     def exec_module(self, module):
         pass

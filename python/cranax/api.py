@@ -25,7 +25,8 @@ from . import errors as _errors
 from . import profiler as _profiler
 from . import dump_ir as _dump_ir
 from . import _monitoring
-from .array import Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree
+from .array import (Array, _arg_buffer, _scalar_buffer, _to_buffer, float0_out_tree, incompatible_devices,
+                    is_incompatible_devices)
 from .config import config
 from .core import ShapedArray, Tracer, get_aval
 from .interpreters import dispatch, lowering
@@ -780,8 +781,17 @@ class JitWrapped(Wrapped):
             entry = self._cache.get((in_tree, tuple(_leaf_sig(x) for x in leaves), statics))
             return tree_unflatten(entry.out_tree, entry.exe.run(leaves))
         except Exception as e:   # JAX's api_boundary: cranax's frames dropped, JAX's note added
+            if is_incompatible_devices(e):
+                e.args = (self._incompatible_devices(args, kwargs) or e.args[0],)
             _errors._filtered(e)
             raise
+
+    def _incompatible_devices(self, args, kwargs):
+        """JAX's text for committed arguments on different devices, naming them by their paths."""
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        name = getattr(self._fun, "__qualname__", self._name)
+        return incompatible_devices(name, self._arg_names(in_tree, statics), leaves)
 
     def _int_overflow(self, args, kwargs, value):
         """JAX's error for a Python int argument too large for the default int type, naming its path."""
@@ -1089,8 +1099,14 @@ class JitWrapped(Wrapped):
         return Traced(self, closed, out_tree, in_tree, statics, self._arg_names(in_tree, statics), ShapeDtypeStruct)
 
     def lower(self, *args, **kwargs):
-        """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable."""
-        return self.trace(*args, **kwargs).lower()
+        """Traces for ``args``' signature; ``.as_text()`` is the jaxpr, ``.compile()`` the executable. Committed
+        arguments on different devices raise JAX's ValueError here, as JAX's lowering does."""
+        traced = self.trace(*args, **kwargs)
+        leaves = tree_flatten(self._split(args, kwargs)[:2])[0]
+        msg = incompatible_devices(getattr(self._fun, "__qualname__", self._name), traced._arg_names, leaves)
+        if msg is not None:
+            raise ValueError(msg)
+        return traced.lower()
 
     def eval_shape(self, *args, **kwargs):
         # trace's work without its Traced (whose argument names cost an inspect.signature)

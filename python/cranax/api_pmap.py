@@ -7,9 +7,9 @@ from . import _transport
 from .interpreters import batching as _batching
 from .api import jit
 from .api_vmap import _vmap
-from .array import default_backend, local_device_count
+from .array import default_backend, devices, local_device_count
 from .numpy import asarray, reshape, transpose
-from .sharding import PartitionSpec, get_mesh, partition_axes
+from .sharding import AxisType, Mesh, NamedSharding, PartitionSpec, get_mesh, partition_axes
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["pmap", "shard_map", "smap"]
@@ -50,12 +50,37 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         # the default platform's devices, as JAX; only looked up when a mapped axis could exceed them (every
         # process has at least one), as listing devices costs more than the rest of a small call
         n = local_device_count(default_backend()) if sizes and max(sizes) > 1 else 1
-        for s in sizes:
-            if s > n:
-                raise ValueError(f"compiling computation that requires {s * procs} logical devices, but only "
-                                 f"{n * procs} XLA devices are available (num_replicas={s * procs})")
+        if procs > 1:
+            for s in sizes:
+                if s > n:
+                    raise ValueError(f"compiling computation that requires {s * procs} logical devices, but only "
+                                     f"{n * procs} XLA devices are available (num_replicas={s * procs})")
+        elif sizes and max(sizes) > n:
+            _too_few_devices(dyn, axes, n, axis_name)
         return mapped(*args, **kwargs)
     return pmap_f
+
+
+def _too_few_devices(dyn, axes, n, axis_name):
+    """JAX 0.10.2's error for a mapped axis longer than the ``n`` devices: its pmap is a ``shard_map`` over a
+    mesh of all ``n`` devices, so an axis ``n`` does not divide fails placing the argument on that mesh
+    (``IndivisibleError``), and one it divides leaves each device a block of several members, which the
+    per-member squeeze refuses (``ValueError`` naming the block's shape)."""
+    name = "_internal_pmap_axis_name" if axis_name is None else axis_name
+    mesh = Mesh(devices(default_backend())[:n], (name,), (AxisType.Auto,))
+    mapped = []
+    for a, ax in zip(dyn, axes):
+        if isinstance(ax, int):
+            for leaf in tree_flatten(a)[0]:
+                shape = tuple(getattr(leaf, "shape", ()))
+                if shape:
+                    mapped.append((shape, ax))
+    for shape, ax in mapped:   # placing each argument on the mesh, in order
+        NamedSharding(mesh, _axes_to_pspec(name, ax)).shard_shape(shape)
+    shape, ax = mapped[0]
+    block = tuple(d // n if i == ax else d for i, d in enumerate(shape))
+    raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, got shape={block} "
+                     f"and dimensions=({ax},)")
 
 
 def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=frozenset(), check_vma=True):

@@ -15,7 +15,7 @@ import numpy as np
 from . import _core, _transport, dtypes
 from .config import config, _transfer_guard_level, _validators
 from .errors import JaxRuntimeError
-from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval
+from .core import AvalProperties, ShapedArray, Tracer, TypedScalar, get_aval, summarize_source, user_source
 from ._pytree import register_pytree_node, tree_flatten, tree_leaves, tree_map
 from .sharding import Mesh, NamedSharding, PartitionSpec, RemoteDevice, Shard, SingleDeviceSharding, get_mesh
 
@@ -132,7 +132,10 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
     @property
     def committed(self):
         """True when the array was placed with ``device_put(x, device)`` or computed from committed arrays."""
-        return _is_committed(self._buf)
+        t = type(self._buf)   # (the buffer's class says it, except a complex pair's)
+        if t is _DeviceArray:
+            return False
+        return t is _CommittedArray or _is_committed(self._buf)
 
     def is_ready(self):
         return self._buf.is_ready()
@@ -319,8 +322,78 @@ def _put(buf, dev, commit):
     return _core.put(buf, dev, commit)
 
 
+_DeviceArray, _CommittedArray = _core.DeviceArray, _core.CommittedArray
+
+
 def _is_committed(buf):
     return _core.is_committed(buf.re if type(buf) is ComplexBuffer else buf)
+
+
+def _device_ids(a):
+    """The ids of the devices ``a`` is placed on, in its sharding's order (a mesh's, row-major)."""
+    s = a.sharding
+    mesh = getattr(s, "mesh", None)
+    devs = getattr(mesh, "devices", None)
+    return [d.id for d in devs.flat] if devs is not None else sorted(d.id for d in s.device_set)
+
+
+def incompatible_devices(fun_name, names, leaves):
+    """JAX's ValueError text for a jitted computation (``fun_name``, its argument leaves ``leaves`` named
+    ``names``) whose committed arguments sit on different devices: the first committed argument and the first
+    after it placed elsewhere. None when no such pair is found. Built only once the core has refused the call (its own
+    check on the arrays' devices), so the steady-state call pays nothing for it."""
+    first = None
+    for i, x in enumerate(leaves):
+        if not (isinstance(x, Array) and x.committed):
+            continue
+        ids = _device_ids(x)
+        if first is None:
+            first = (i, ids)
+        elif ids != first[1]:
+            j = first[0]
+
+            def part(k, ids):
+                a = leaves[k]
+                name = names[k] if names and names[k] else f"args[{k}]"
+                return (f"argument {name} of {fun_name} with shape {a.aval.str_short(short_dtypes=False)} and with "
+                        f"device ids {ids} on platform {a.device.platform.upper()}")
+            return (f"Received incompatible devices for jitted computation. Got {part(j, first[1])} and "
+                    f"{part(i, ids)}")
+    return None
+
+
+def _check_traced_put(v, sharding):
+    """JAX's error for ``device_put`` inside a traced function onto a mesh whose devices are not those of the
+    function's arguments (the first argument whose type carries a mesh): one program runs on one set of
+    devices."""
+    mesh = getattr(sharding, "mesh", None)
+    if getattr(mesh, "devices", None) is None:
+        return
+    trace = getattr(v, "_trace", None)
+    invars = getattr(trace, "invars", None) or ()
+    for i, var in enumerate(invars):
+        s = getattr(var.aval, "_sharding", None)
+        devs = getattr(getattr(s, "mesh", None), "devices", None)
+        if devs is None:
+            continue
+        ids = [d.id for d in devs.flat]
+        want = [d.id for d in mesh.devices.flat]
+        if sorted(ids) == sorted(want):
+            return
+        dbg = getattr(trace, "debug", None)
+        names = getattr(dbg, "arg_names", None) or ()
+        name = names[i] if i < len(names) and names[i] else f"args[{i}]"
+        platform = next(iter(devs.flat)).platform.upper()
+        raise ValueError(
+            f"Received incompatible devices for jitted computation. Got argument {name} of "
+            f"{getattr(dbg, 'fun_name', '<unknown>')} with shape {var.aval.str_short(short_dtypes=False)} and with "
+            f"device ids {ids} on platform {platform} and device_put inside jit with device ids {want} on platform "
+            f"{next(iter(mesh.devices.flat)).platform.upper()} at {summarize_source(user_source())}")
+
+
+def is_incompatible_devices(e):
+    """Whether ``e`` is the core's refusal of committed arguments on different devices."""
+    return type(e) is ValueError and str(e).startswith("Received incompatible devices for jitted computation ")
 
 
 # Transfer guards (``jax.transfer_guard``): True while some guard option is set anywhere, so that the hot paths
@@ -428,7 +501,7 @@ _shardings = {}
 
 
 def _with_sharding(a, sharding):
-    if len(sharding.device_set) <= 1:
+    if len(sharding.device_set) <= 1 and getattr(sharding, "spec", None) is None:
         return a
     sharding.shard_shape(a.shape)   # IndivisibleError as JAX
     if getattr(sharding, "spec", None) is not None:
@@ -442,8 +515,10 @@ def _with_sharding(a, sharding):
 
 
 def _multi_device(device):
+    """Whether ``device`` is a sharding kept on the arrays put with it: over several devices, or a
+    ``NamedSharding`` (its mesh, of one device too, is what results computed from them are placed on)."""
     d = getattr(device, "device_set", None)
-    return d is not None and not isinstance(device, _core.Device) and len(d) > 1
+    return d is not None and not isinstance(device, _core.Device) and (len(d) > 1 or hasattr(device, "spec"))
 
 
 def device_put(x, device=None, *, may_alias=None, donate=None):
@@ -459,7 +534,13 @@ def device_put(x, device=None, *, may_alias=None, donate=None):
     if _multi_device(device):
         first = next(iter(device.mesh.devices.flat)) if hasattr(device, "mesh") else sorted(
             device.device_set, key=lambda d: d.id)[0]
-        return tree_map(lambda v: v if isinstance(v, Tracer) else _with_sharding(device_put(v, first), device), x)
+
+        def put_sharded(v):
+            if isinstance(v, Tracer):
+                _check_traced_put(v, device)
+                return v
+            return _with_sharding(device_put(v, first), device)
+        return tree_map(put_sharded, x)
     dev = None if device is None else _resolve_device(device)
 
     def put(v):

@@ -150,8 +150,10 @@ def _explicit_sharding(sharding, ndim):
         return None if not names else (names[0] if len(names) == 1 and not isinstance(p, tuple) else names)
     entries = [keep(p) for p in tuple(spec)[:ndim]]
     entries += [None] * (ndim - len(entries))
-    if all(p is None for p in entries):
+    if not explicit:
         return None
+    # (replicated over an Explicit mesh: the type still carries the mesh, as JAX's, so that results computed
+    # from the array stay on it)
     return NamedSharding(mesh, PartitionSpec(*entries))
 
 

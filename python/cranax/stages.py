@@ -15,7 +15,7 @@ import typing
 import numpy as np
 
 from . import _core, _monitoring
-from .array import Array, _arg_buffer, _default_device, _to_buffer
+from .array import Array, _arg_buffer, _default_device, _to_buffer, incompatible_devices, is_incompatible_devices
 from .core import ShapedArray, get_aval
 from .hlo_text import HloComputation
 from .interpreters import lowering
@@ -305,6 +305,12 @@ class Compiled:
                             "you are calling the compiled executable with a different enable_x64 mode than when it "
                             "was AOT compiled? The mismatches are:\n" + "\n".join(bad))
         bufs = self._const_bufs + [x._buf if type(x) is Array else _arg_buffer(x, av) for x, av in zip(leaves, avals)]
-        outs = self._exe.execute(bufs)
+        try:
+            outs = self._exe.execute(bufs)
+        except ValueError as e:
+            if is_incompatible_devices(e):
+                name = getattr(t._wrapped._fun, "__qualname__", t.fun_name)
+                e.args = (incompatible_devices(name, t._arg_names, leaves) or e.args[0],)
+            raise
         res = [Array._from_buffer(b, av) for b, av in zip(outs, t.jaxpr.out_avals)]
         return tree_unflatten(t.out_tree, res)

@@ -95,7 +95,8 @@ def test_in_process_alias_names_and_errors():
     # jax.core / jax._src come from cranax._compat, only under the alias.
     import jax.core
     import jax._src.traceback_util
-    assert jax.core.__name__ == "cranax._compat.core"
+    assert jax.core is sys.modules["cranax._compat.core"]
+    assert jax.core.__name__ == "jax.core"   # named as JAX's module (Python's missing-name texts say so)
     assert jax.core.ShapedArray is cranax.core.ShapedArray
 
 

@@ -1,5 +1,7 @@
 """Eager execution: a primitive applied to concrete arrays runs as a one-equation program through the same
 compiler as ``jit``, cached by (primitive, params, input avals). There is no NumPy execution path."""
+import os
+import sys
 import threading
 from collections import OrderedDict
 
@@ -100,11 +102,50 @@ def apply_primitive(prim, *args, **params):
     bufs = [a._buf if type(a) is Array else _const_buffer(a, av) for a, av in zip(args, avals)]
     if no_execution:
         refuse_execution(prim.name)
-    res = exe.execute(bufs)
+    try:
+        res = exe.execute(bufs)
+    except ValueError as e:
+        if _array.is_incompatible_devices(e):
+            e.args = (placement_error(prim.name, args) or e.args[0],)
+        raise
     arrs = [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     if _float_checks:
         check_float_outputs(prim.name, arrs)
     return arrs if prim.multiple_results else arrs[0]
+
+
+# The jnp functions JAX runs as jitted functions, so that JAX's placement error names them and their
+# parameters: code object -> (name, parameter names), or a function of the running frame's locals giving them
+# (a factory's closure serves several names). Filled at import by ``named_as_jitted``; read only on errors.
+jitted_names = {}
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # the cranax package
+
+
+def named_as_jitted(name, params):
+    """Registers the decorated function (its code) as JAX's jitted ``name`` taking ``params``."""
+    def register(f):
+        jitted_names[f.__code__] = (name, tuple(params))
+        return f
+    return register
+
+
+def placement_error(name, args):
+    """JAX's text for committed operands on different devices: named after the outermost registered jnp
+    function among the callers in cranax (its arguments, as JAX's jitted function sees them), else after the
+    primitive (``args[i]``, as JAX's eager primitive)."""
+    found = None
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        entry = jitted_names.get(f.f_code)
+        if entry is not None:
+            found = (f, entry(f.f_locals) if callable(entry) else entry)
+        f = f.f_back
+    if found is None:
+        return _array.incompatible_devices(name, [f"args[{i}]" for i in range(len(args))], list(args))
+    frame, (name, params) = found
+    code = frame.f_code
+    leaves = [frame.f_locals.get(v) for v in code.co_varnames[:code.co_argcount]]
+    return _array.incompatible_devices(name, list(params), leaves)
 
 
 # ``jax_debug_nans`` / ``jax_debug_infs``: read once per eager op through this global, kept by a listener.

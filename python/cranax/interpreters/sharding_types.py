@@ -138,7 +138,8 @@ def _rule(prim):
 
 def propagate(prim, avals, params, out):
     """``out`` (an aval, or a list of them for a multiple-results primitive) with the sharding its operands'
-    sharded types give it under ``prim``'s rule; ``out`` itself when no operand is sharded or no rule applies."""
+    sharded types give it under ``prim``'s rule (replicated on their mesh where none applies); ``out`` itself
+    when no operand is on an Explicit mesh."""
     mesh = None
     for a in avals:
         s = getattr(a, "_sharding", None) if type(a) is ShapedArray else None
@@ -151,15 +152,14 @@ def propagate(prim, avals, params, out):
         if mesh is None or _given(given) is None:
             return out
     rule = _rule(prim)
-    if rule is None:
-        return out
 
     def one(o):
-        if type(o) is not ShapedArray or not o.shape:
+        # every result of operands on an Explicit mesh is on it (replicated where no rule splits it), as JAX's
+        if type(o) is not ShapedArray:
             return o
-        spec = rule(avals, params, o.shape)
-        if spec is None or all(p is None for p in spec) or len(spec) != len(o.shape):
-            return o
+        spec = rule(avals, params, o.shape) if rule is not None and o.shape else None
+        if spec is None or len(spec) != len(o.shape):
+            spec = [None] * len(o.shape)
         names = [a for p in spec if p is not None for a in (p if isinstance(p, tuple) else (p,))]
         if len(set(names)) != len(names):
             bad = ShapedArray(o.shape, o.dtype, sharding=NamedSharding(mesh, PartitionSpec(*spec)))

@@ -12,6 +12,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..array import Array
 from ..core import get_aval
+from ..interpreters.dispatch import named_as_jitted
 from ._promotion import asarray
 from ._reductions import sum
 from ._shape_ops import diagonal, take
@@ -92,6 +93,7 @@ def _folded(a, b, preferred_element_type, name="dot", precision=None):
     return _dg(a, b, (ac,), (bc,), dt=dt)
 
 
+@named_as_jitted("dot", ("a", "b"))
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Dot product: scalars multiply; otherwise contracts ``a``'s last axis with ``b``'s second-to-last
     (last for 1-D ``b``). ``out_sharding`` is accepted and, cranax running on one device, has no effect (as
@@ -110,6 +112,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     return _dg(a, b, (len(sa) - 1,), (bd,), dt=dt, precision=precision)
 
 
+@named_as_jitted("matmul", ("a", "b"))
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's rules: a 1-D operand is a vector (contracted directly, no unit axis), the
     leading (batch) axes broadcast, size-1 batch axes are squeezed rather than broadcast. ``a [..., M, K]``,

@@ -293,8 +293,9 @@ def _promote(name, *args, to_float=False, numeric=False, rank_only=False):
         # JAX: every operand takes the result's dtype and weak flag; a traced weak operand meeting a strong
         # one gets a convert_element_type[weak_type=False] equation (a literal just changes its flag).
         if (type(a) is Array and av.shape == () and av.weak_type and not weak and av.dtype == dt
-                and not _pe.is_user_const(a)):
-            a = typed_scalar(a._value_scalar(), dt, False)   # a concrete weak scalar: JAX converts it in place
+                and not _pe.is_user_const(a) and not a.committed):
+            # a concrete weak scalar: JAX converts it in place (not one placed on a device: the result goes there)
+            a = typed_scalar(a._value_scalar(), dt, False)
         elif av.dtype != dt or (av.weak_type and not weak and not lax._is_literal_scalar(a)
                                 and type(a) is not TypedScalar):
             a = _convert(a, dt, weak)

@@ -9,6 +9,7 @@ from .. import lax
 from ..api import jit
 from ..array import Array
 from ..core import Tracer, get_aval, typed_scalar
+from ..interpreters.dispatch import jitted_names, named_as_jitted
 from ..custom_derivatives import custom_jvp
 from ._promotion import (check_int_arg, _broadcast_shapes, _broadcast_to, _convert, _is_float, _operand, _promote, asarray,
                          astype)
@@ -29,9 +30,15 @@ def _unary(name, fn, to_float=True, allow_int=True):
     return op
 
 
+# JAX's parameter names for the ``_binary`` functions whose names differ from (x, y): its placement error
+# names them (the closures share one code object, registered below with a reader of the running one's name)
+_JAX_PARAMS = {"arctan2": ("x1", "x2")}
+
+
 def _binary(name, fn, to_float=False):
     def op(x1, x2, /):
         return fn(*_promote(name, x1, x2, to_float=to_float, rank_only=True))
+    jitted_names.setdefault(op.__code__, lambda loc: (loc["name"], _JAX_PARAMS.get(loc["name"], ("x", "y"))))
     op.__name__ = name
     op.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and JAX type promotion. Mirrors "
                   f"``jax.numpy.{name}``. Raises ``TypeError`` for incompatible shapes.")
@@ -69,6 +76,7 @@ bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
 left_shift = _binary("left_shift", lax.shift_left)
 
 
+@named_as_jitted("add", ("x", "y"))
 def add(x1, x2, /):
     """Elementwise ``x1 + x2`` (logical or for bools). Mirrors ``jax.numpy.add``."""
     a, b = _promote("add", x1, x2, rank_only=True)
@@ -77,6 +85,7 @@ def add(x1, x2, /):
     return lax.add(a, b)
 
 
+@named_as_jitted("multiply", ("x", "y"))
 def multiply(x1, x2, /):
     """Elementwise ``x1 * x2`` (logical and for bools). Mirrors ``jax.numpy.multiply``."""
     a, b = _promote("multiply", x1, x2, rank_only=True)
@@ -85,6 +94,7 @@ def multiply(x1, x2, /):
     return lax.mul(a, b)
 
 
+@named_as_jitted("right_shift", ("x1", "x2"))
 def right_shift(x1, x2, /):
     a, b = _promote("right_shift", x1, x2, rank_only=True)
     if _dtypes.issubdtype(get_aval(a).dtype, _np.unsignedinteger):
@@ -101,14 +111,17 @@ def _to_bool(x):
     return lax.ne(x, typed_scalar(0, av.dtype, av.weak_type))
 
 
+@named_as_jitted("logical_and", ("x", "y"))
 def logical_and(x1, x2, /):
     return lax.bitwise_and(*map(_to_bool, _promote("logical_and", x1, x2, rank_only=True)))
 
 
+@named_as_jitted("logical_or", ("x", "y"))
 def logical_or(x1, x2, /):
     return lax.bitwise_or(*map(_to_bool, _promote("logical_or", x1, x2, rank_only=True)))
 
 
+@named_as_jitted("logical_xor", ("x", "y"))
 def logical_xor(x1, x2, /):
     return lax.bitwise_xor(*map(_to_bool, _promote("logical_xor", x1, x2, rank_only=True)))
 
@@ -125,6 +138,7 @@ def invert(x, /):
 bitwise_not = bitwise_invert = invert
 
 
+@named_as_jitted("true_divide", ("x1", "x2"))
 def true_divide(x1, x2, /):
     """``x1 / x2`` in floating point (ints promote to float). Mirrors ``jax.numpy.true_divide``."""
     return lax.div(*_promote("true_divide", x1, x2, to_float=True, rank_only=True))
@@ -179,6 +193,7 @@ def remainder(x1, x2, /):
 mod = remainder
 
 
+@named_as_jitted("fmod", ("x1", "x2"))
 def fmod(x1, x2, /):
     a, b = _promote("fmod", x1, x2)
     if _dtypes.issubdtype(get_aval(a).dtype, _np.integer):
@@ -198,6 +213,7 @@ def divmod(x1, x2, /):
     return _float_divmod(a, b)
 
 
+@named_as_jitted("_power", ("x1", "x2"))
 def power(x1, x2, /):
     """``x1 ** x2``. A static integer exponent uses ``integer_pow``; integer arrays use exact repeated
     squaring. Mirrors ``jax.numpy.power``."""
@@ -403,6 +419,7 @@ def signbit(x, /):
     return lax.lt(x, 0)
 
 
+@named_as_jitted("hypot", ("x1", "x2"))
 def hypot(x1, x2, /):
     a, b = _promote("hypot", x1, x2, to_float=True)
     return lax.sqrt(lax.add(lax.mul(a, a), lax.mul(b, b)))

@@ -26,11 +26,12 @@ import numpy as np
 from .. import _core, dtypes
 from ..config import config
 from ..errors import ConcretizationTypeError
-from ..array import Array, _from_host, _to_buffer
+from ..array import Array, _from_host, _to_buffer, is_incompatible_devices
 from ..core import Primitive, Tracer, TypedScalar, get_aval, set_current_trace, typed_scalar
 from ..core import hi_avals as _hi_avals, is_hi as _is_hi
 from ..interpreters import ad as _ad
 from ..interpreters import batching as _batching
+from ..interpreters import dispatch as _dispatch
 from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import arg_names, debug_info, trace_to_jaxpr
@@ -214,7 +215,12 @@ def _compiled_impl(prim):
             exe = lowering.executable(text, closed)
             _exe_cache.put(text, exe)
         bufs = [a._buf if type(a) is Array else _to_buffer(a, av) for a, av in zip(args, avals)]
-        res = exe.execute(bufs)
+        try:
+            res = exe.execute(bufs)
+        except ValueError as e:
+            if is_incompatible_devices(e):
+                e.args = (_dispatch.placement_error(prim.name, args) or e.args[0],)
+            raise
         return [Array._from_buffer(b, av) for b, av in zip(res, outs)]
     return impl
 

@@ -489,7 +489,13 @@ del lowering
 # scalars, which take the other operand's dtype (weakly typed). Shapes must match, except rank-0 values.
 
 _PY = (bool, int, float, complex)
-_PKG = __name__.split(".")[0] + "."   # "cranax.": modules whose lax calls may pass Python scalars of any kind
+_PKG = __name__.split(".")[0]   # "cranax": the package whose lax calls may pass Python scalars of any kind
+
+
+def _ours(g):
+    """Whether the frame with globals ``g`` runs cranax's code. Read from ``__package__``: under the alias a
+    module serving ``jax.X`` is named so (its ``__name__``)."""
+    return (g.get("__package__") or g.get("__name__") or "").partition(".")[0] == _PKG
 
 
 def _is_literal_scalar(x):
@@ -561,7 +567,7 @@ def _nary(prim):
                 break
         if dt is None:  # only Python scalars: they meet at their promoted (weak) type
             dt = dtypes.result_type(*args)
-        if strict and not sys._getframe(1).f_globals.get("__name__", "").startswith(_PKG):
+        if strict and not _ours(sys._getframe(1).f_globals):
             # Called by a user, lax is strict as JAX's: a Python scalar is a value of its default dtype
             # (int32/float32/complex64, 64-bit under x64) that must equal the other operands' dtype. cranax's
             # own code may pass scalars that take the operand's dtype (JAX's internals write lax._const).
@@ -699,7 +705,7 @@ def conj(x):
 def _strict_dtypes(name, args):
     """JAX's lax check for a call made by a user (see ``_nary``): Python scalars have their default dtype, and
     all operands one dtype."""
-    if sys._getframe(2).f_globals.get("__name__", "").startswith(_PKG):
+    if _ours(sys._getframe(2).f_globals):
         return
     dts = [dtypes.dtype(a, canonicalize=True) if isinstance(a, _PY) else get_aval(_as_operand(a)).dtype
            for a in args]

@@ -9,9 +9,9 @@ partial evaluation and transposition make a new ``jit`` call of the derived jaxp
 import weakref
 
 from .. import core
-from ..array import Array, _from_host, _to_buffer
+from ..array import Array, _from_host, _to_buffer, is_incompatible_devices
 from ..core import Primitive, Tracer, get_aval, set_current_trace
-from ..interpreters import ad, batching, lowering
+from ..interpreters import ad, batching, dispatch, lowering
 from ..interpreters import partial_eval as pe
 from ..interpreters.ad import Zero, is_undefined
 from ..interpreters.eval import eval_jaxpr
@@ -57,7 +57,12 @@ class JitPrimitive(Primitive):
             exe = lowering.executable(lowering.lower_jaxpr(jaxpr, name), jaxpr)
             self._exe_cache[jaxpr] = exe
         bufs = [a._buf if type(a) is Array else _to_buffer(a, get_aval(a)) for a in args]
-        outs = exe.execute(bufs)
+        try:
+            outs = exe.execute(bufs)
+        except ValueError as e:
+            if is_incompatible_devices(e):
+                e.args = (dispatch.placement_error(name, args) or e.args[0],)
+            raise
         return [Array._from_buffer(b, av) for b, av in zip(outs, jaxpr.out_avals)]
 
     @staticmethod
