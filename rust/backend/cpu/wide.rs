@@ -103,6 +103,11 @@ fn disabled() -> bool {
     std::env::var_os("CRANAX_NO_WIDE").is_some_and(|v| v == "1")
 }
 
+/// Whether kernels may run wide on this host and in this mode.
+pub fn enabled() -> bool {
+    routine().is_some() && !super::loop_plan::simd_disabled() && !disabled()
+}
+
 /// The wide form of `k` (whose outputs have `out_dtypes`), when it qualifies: no reduction, one stored
 /// output, a body of loads and constants and one `add`/`sub`/`mul`/`div`/`fma` of them (at least one an
 /// array), float32 or float64 throughout, arrays read row-major from their start, at least `MIN_POINTS`
@@ -112,7 +117,7 @@ pub fn plan(k: &Kernel, out_dtypes: &[DType]) -> Option<WideKernel> {
     if NO_WIDE.with(|c| c.get()) {
         return None;
     }
-    if routine().is_none() || super::loop_plan::simd_disabled() || !k.reduce_axes.is_empty() || disabled() {
+    if !enabled() || !k.reduce_axes.is_empty() {
         return None;
     }
     let [out] = k.outputs.as_slice() else { return None };
