@@ -6,7 +6,8 @@ updating or reading a f32[1e5] array at points and windows (`x.at[i[k]].add`, `.
 recurrence `y.at[k+1].set(y[k] * a + b)`) and a scan writing rows with `dynamic_update_slice`; loops whose
 big carry is also read whole by products (a column set into V f32[500, 32] then `V.T @ w`, gmres's Arnoldi
 step; a power iteration on f32[500, 500]) and whole `gmres` solves (100 and 500 unknowns, restart 20, the
-time of one solve); a 1,000-step scan RNN cell, hidden 128. Per-iteration times of the loops come from two trip counts (the difference of the
+time of one solve); a 1,000-step scan RNN cell, hidden 128; an elementwise update ``x = x * 0.99 + 1`` of
+an f32[1024 / 8192 / 32768] carry over 2,000 steps (min and median rows). Per-iteration times of the loops come from two trip counts (the difference of the
 medians over the difference of the counts: the call's own overhead cancels); the RNN's is its median / 1000.
 JAX runs the same cases in a subprocess of ``JAX_PYTHON`` (default /tmp/jaxvenv/bin/python, skipped when
 absent). The table names the CPU, ``CRANAX_CPU_BLOCK_MATH`` and the load.
@@ -44,6 +45,23 @@ def median_time(fn, budget=1.0, warmup=3):
     return statistics.median(ts)
 
 
+def min_median_time(fn, budget=1.0, warmup=3):
+    """(min, median) seconds per call of ``fn``, as ``median_time`` samples them."""
+    for _ in range(warmup):
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-9)
+    inner = max(1, min(1000, int(1e-3 / one)))
+    ts = []
+    for _ in range(max(5, min(51, int(budget / (one * inner))))):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        ts.append((time.perf_counter() - t) / inner)
+    return min(ts), statistics.median(ts)
+
+
 def cases(jax, jnp, lax, quick):
     out = {}
     scale = 10 if quick else 1
@@ -66,6 +84,17 @@ def cases(jax, jnp, lax, quick):
     out["while_loop, f32[4] carry + counter"] = per_iter(m, a, 1_000, 1_000 + 200_000 // scale)
     m, a = while_case(1000, lambda v: jnp.tanh(v) * 0.5 + jnp.sin(v) * 0.25)
     out["while_loop, f32[1000] carry, tanh + sin"] = per_iter(m, a, 10, 10 + 4_000 // scale)
+
+    # an elementwise update of a cache-resident carry: the kernel's stores bound it (`wide.rs`); per step
+    # by min and by median
+    for size in (1024, 8192, 32768):
+        xe = jnp.asarray(np.linspace(-1, 1, size).astype(np.float32))
+        t = []
+        for n in (200, 200 + 2_000 // scale):
+            f = jax.jit(lambda x, n=n: lax.fori_loop(0, n, lambda i, c: c * 0.99 + 1, x))
+            t.append(min_median_time(lambda: jax.block_until_ready(f(xe)), budget=0.3 if quick else 1.0))
+        for j, stat in enumerate(("min", "median")):
+            out[f"fori_loop, x = x * 0.99 + 1 on f32[{size}] ({stat})"] = max(t[1][j] - t[0][j], 0.0) / (2_000 // scale)
 
     rng = np.random.default_rng(0)
     w32 = jnp.asarray((rng.standard_normal((32, 32)) * 0.2).astype(np.float32))

@@ -224,7 +224,7 @@ pub(super) fn define(module: &mut JITModule, id: FuncId, ctx: &mut Context) -> s
 pub fn fingerprint() -> Result<String> {
     let isa = super::module::host_isa()?;
     let flags: Vec<String> = isa.isa_flags().iter().map(|v| v.to_string()).collect();
-    let env: Vec<String> = ["CRANAX_CPU_NO_SIMD", "CRANAX_NO_FUSED_LOOPS", "CRANAX_NO_DIRECT_LOOPS", "CRANAX_CPU_DISASM", "CRANAX_NO_EPILOGUE", "CRANAX_NO_ROW_CHAINS"]
+    let env: Vec<String> = ["CRANAX_CPU_NO_SIMD", "CRANAX_NO_FUSED_LOOPS", "CRANAX_NO_DIRECT_LOOPS", "CRANAX_CPU_DISASM", "CRANAX_NO_EPILOGUE", "CRANAX_NO_ROW_CHAINS", "CRANAX_NO_WIDE"]
         .iter()
         .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
         .collect();

@@ -169,6 +169,9 @@ pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<O
         if no_stream.get(si).copied().unwrap_or(false) {
             plan.stream = false;
         }
+        // one wide operation instead of Cranelift's loop (`wide`), where no strip runs (a streamed output
+        // keeps its non-temporal stores)
+        let wide = if plan.is_empty() { super::wide::plan(k, &out_dtypes) } else { None };
         for partial in [false, true] {
             if partial && !want_partial {
                 continue;
@@ -196,14 +199,31 @@ pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<O
                 }
             }
             let routines = import_routines(&mut module, &mut ctx.func, &plan, call_conv)?;
+            let wide_ref = match &wide {
+                Some(_) => {
+                    let mut sig = Signature::new(call_conv);
+                    sig.params.extend((0..6).map(|_| AbiParam::new(types::I64)));
+                    let fid = module
+                        .declare_function(super::wide::SYMBOL, Linkage::Import, &sig)
+                        .map_err(cg("declaring the wide routine"))?;
+                    Some(module.declare_func_in_func(fid, &mut ctx.func))
+                }
+                None => None,
+            };
             // Code loaded from the persistent cache needs the declarations above (same ids, same names), not
             // the function body: its CLIF is not built again.
             let loading = super::code_store::replaying();
             if !loading {
-                build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?;
+                match (&wide, wide_ref) {
+                    (Some(w), Some(f)) => super::wide::build(&mut ctx.func, &mut fctx, w, f, module.target_config())?,
+                    _ => build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?,
+                }
             }
             if loading && !partial {
                 clif = "; machine code loaded from the persistent compilation cache (its CLIF is not rebuilt)\n".into();
+            } else if let Some(w) = wide.as_ref().filter(|_| !partial) {
+                clif = format!("{}{}", w.note(), ctx.func.display());
+                ctx.set_disasm(disasm);
             } else if !partial {
                 let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;
                 clif = format!("; simd: {mode:?}, {lanes} lanes x {unroll} per iteration\n{}{}", strip_note(&plan), ctx.func.display());

@@ -386,6 +386,14 @@ impl Frame {
     }
 
     unsafe fn step(&mut self, p: &Prepared, parity: usize, yrow: &[usize]) -> Result<()> {
+        self.step_except(p, parity, yrow, None)
+    }
+
+    /// `step` without op `skip` (a strip kernel's: `DirectScan::run`).
+    ///
+    /// # Safety
+    /// As for `step`.
+    unsafe fn step_except(&mut self, p: &Prepared, parity: usize, yrow: &[usize], skip: Option<usize>) -> Result<()> {
         let plan = &p.exe.plan;
         let place = |s: usize, f: &Frame| -> usize {
             match p.homes[s] {
@@ -393,7 +401,10 @@ impl Frame {
                 _ => f.home[s][parity],
             }
         };
-        for op in &p.ops {
+        for (oi, op) in p.ops.iter().enumerate() {
+            if skip == Some(oi) {
+                continue;
+            }
             match op {
                 Op::View { src, dst } => self.ptr[*dst] = self.ptr[*src],
                 Op::Kernel { step, ins, outs, out_bytes } => {
@@ -504,13 +515,19 @@ pub struct DirectScan {
     strip: Option<StripKernel>,
 }
 
-/// A scan body that is one elementwise kernel writing every carry, reading each carry at the point it
+/// A scan body whose one big elementwise kernel writes some carries (`mine`), reading them at the point it
 /// writes (consts anywhere: they never change), with no xs or ys: point `q` of iteration `t` depends only
 /// on point `q` of iteration `t - 1`. So the scan runs all its iterations over one strip of points before
 /// the next strip (loop interchange): the strip's carries stay in cache instead of every iteration
 /// streaming the whole carries through memory (searchsorted's 20 halvings of 1e6 queries: 5 arrays of
-/// 4 MB per halving), and strips run on the pool's threads.
+/// 4 MB per halving; a `fori_loop`'s `x * 0.99 + 1` on f32[32768], whose carry fits L2 but not L1), and
+/// strips run on the pool's threads. The body's other steps (small kernels and views: a `fori_loop`'s
+/// counter) neither read nor write what the kernel does: they run as a loop of their own first.
 struct StripKernel {
+    /// The kernel's index in `Prepared::ops`.
+    op: usize,
+    /// The carries it writes.
+    mine: Vec<usize>,
     step: usize,
     /// Per kernel input: `Ok(j)` const input `j` of the body, `Err(c)` carry `c`.
     ins: Vec<std::result::Result<usize, usize>>,
@@ -527,18 +544,53 @@ const STRIP_MIN_POINTS: u64 = 2 * STRIP_POINTS;
 /// `StripKernel` for a scan body with `nc` consts and `nk` carries, when it qualifies.
 fn strip_kernel(b: &Prepared, nc: usize, nk: usize, ny: usize) -> Option<StripKernel> {
     let p = b.plan();
-    let (&[Op::Kernel { step, ref ins, ref outs, .. }], 0) = (b.ops.as_slice(), ny) else { return None };
+    if ny != 0 || p.num_inputs != nc + nk {
+        return None;
+    }
+    // the one kernel of at least `STRIP_MIN_POINTS` points; every other step a smaller kernel or a view
+    let big = |step: usize| b.exe.kernels.get(step).and_then(|k| k.as_ref()).is_some_and(|ck| ck.outer_len >= STRIP_MIN_POINTS);
+    let mut found = None;
+    for (i, o) in b.ops.iter().enumerate() {
+        match o {
+            Op::Kernel { step, .. } if big(*step) => {
+                if found.replace(i).is_some() {
+                    return None;
+                }
+            }
+            Op::Kernel { .. } | Op::View { .. } => {}
+            _ => return None,
+        }
+    }
+    let op = found?;
+    let Op::Kernel { step, ref ins, ref outs, .. } = b.ops[op] else { return None };
     let Step::Kernel(k) = &p.steps[step] else { return None };
     let ck = b.exe.kernels.get(step)?.as_ref()?;
-    if p.num_inputs != nc + nk || !k.reduce_axes.is_empty() || ck.partial.is_some() || ck.outer_len < STRIP_MIN_POINTS {
+    if !k.reduce_axes.is_empty() || ck.partial.is_some() {
         return None;
     }
     let points: usize = k.domain.iter().product();
     if ck.outer_len != points as u64 || k.outputs.iter().any(|o| o.kind != crate::plan::OutputKind::Store) {
         return None;
     }
-    // every carry is written by the kernel (not forwarded from an input), every output is a carry's
-    if (0..nk).any(|c| !outs.contains(&p.outputs[c])) || outs.iter().any(|o| !p.outputs[..nk].contains(o)) {
+    // every output is a carry's; `mine`: the carries it writes
+    let mine: Vec<usize> = (0..nk).filter(|&c| outs.contains(&p.outputs[c])).collect();
+    if mine.is_empty() || outs.iter().any(|o| !p.outputs[..nk].contains(o)) {
+        return None;
+    }
+    // the other steps read none of `mine` and nothing the kernel writes, and write none of its outputs; the
+    // other carries are none of those either
+    let touches = |s: usize| [s, b.root[s]].iter().any(|&r| outs.contains(&r) || mine.iter().any(|&c| r == nc + c));
+    for (_, o) in b.ops.iter().enumerate().filter(|&(i, _)| i != op) {
+        let bad = match o {
+            Op::Kernel { ins: oi, outs: oo, .. } => oi.iter().any(|&s| touches(s)) || oo.iter().any(|s| outs.contains(s)),
+            Op::View { src, dst } => touches(*src) || outs.contains(dst),
+            _ => true,
+        };
+        if bad {
+            return None;
+        }
+    }
+    if (0..nk).filter(|c| !mine.contains(c)).any(|c| touches(p.outputs[c])) {
         return None;
     }
     // carries read at the point written: row-major strides of the domain, no offset, not gathered
@@ -559,12 +611,15 @@ fn strip_kernel(b: &Prepared, nc: usize, nk: usize, ny: usize) -> Option<StripKe
             if !same || p.slots[s].numel() != Some(points) {
                 return None;
             }
+            if !mine.contains(&(s - nc)) {
+                return None;
+            }
             kins.push(Err(s - nc));
         } else {
             return None;
         }
     }
-    Some(StripKernel { step, ins: kins, outs: outs.clone() })
+    Some(StripKernel { op, mine, step, ins: kins, outs: outs.clone() })
 }
 
 fn disabled() -> bool {
@@ -736,20 +791,35 @@ impl DirectScan {
             check(y, sz.saturating_mul(length), "ys")?;
         }
         let mut f = b.frame()?;
-        if let (Some(sk), 0) = (&self.strip, nx) {
-            // SAFETY: consts and init hold their slots' bytes (checked above), the frame's buffers those of
-            // the kernel's outputs; all live until return.
-            let carry = unsafe { self.run_strips(sk, &f, consts, init, length)? };
-            // SAFETY: as below.
-            let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
-            outs.extend(ys);
-            return Ok(outs);
-        }
         let (store_at, _store) = carry_stores(p, nc, &self.copy)?;
         for (j, c) in consts.iter().enumerate() {
             f.ptr[j] = c.as_ptr() as usize;
         }
         let mut carry: Vec<usize> = init.iter().map(|c| c.as_ptr() as usize).collect();
+        if let (Some(sk), 0) = (&self.strip, nx) {
+            // the other steps' own loop (`StripKernel`: they never see the kernel's carries), then the strips
+            if b.ops.len() > 1 || sk.mine.len() < nk {
+                for t in 0..length {
+                    let par = t & 1;
+                    f.ptr[nc..nc + nk].copy_from_slice(&carry);
+                    // SAFETY: as below; the skipped kernel's slots are read by no other step.
+                    unsafe {
+                        f.step_except(b, par, &[], Some(sk.op))?;
+                        next_carries(b, &f, nc, &self.copy, &store_at, par, &mut carry);
+                    }
+                }
+            }
+            // SAFETY: consts and init hold their slots' bytes (checked above), the frame's buffers those of
+            // the kernel's outputs; all live until return.
+            let strips = unsafe { self.run_strips(sk, &f, consts, init, length)? };
+            for &c in &sk.mine {
+                carry[c] = strips[c];
+            }
+            // SAFETY: as below.
+            let mut outs = unsafe { carry_buffers(&carry, &out_avals[..nk])? };
+            outs.extend(ys);
+            return Ok(outs);
+        }
         let own = own_carries(b, nc, init, &mut carry)?;
         let mut yrow = vec![0usize; ys.len()];
         for t in 0..length {
@@ -831,6 +901,7 @@ impl DirectScan {
         });
         super::counters::SUBPLAN_RUNS.fetch_add(length as u64, Ordering::Relaxed);
         super::counters::DIRECT_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
+        super::counters::STRIP_LOOP_CALLS.fetch_add(1, Ordering::Relaxed);
         Ok(carry_home.iter().map(|h| h[(length - 1) & 1]).collect())
     }
 }
@@ -983,6 +1054,54 @@ mod tests {
                 assert!((*got as f64 - want).abs() < 1e-5, "{got} vs {want} (reverse={rev})");
             }
         }
+    }
+
+    /// A `fori_loop` over a big elementwise update (`x * 0.99 + 1` on f32[5000], contracted to one `fma`)
+    /// beside its counter, and a scan whose other carries rotate with no step at all: the kernel runs strip
+    /// by strip, the counter and the rotation in their own loop; values as a plain loop's.
+    #[test]
+    fn strip_kernel_beside_a_counter_and_rotating_carries() {
+        let n = 5000;
+        let x0: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 10.0).collect();
+        let want = |len: usize| -> Vec<f32> {
+            let mut x = x0.clone();
+            for _ in 0..len {
+                x.iter_mut().for_each(|v| *v = v.mul_add(0.99, 1.0));
+            }
+            x
+        };
+        let counter = format!(
+            r#"{{"invars": [[0, "i32", []], [1, "f32", [{n}]]], "eqns": [
+            {{"prim": "scan", "params": {{"num_consts": 0, "num_carry": 2, "length": 37, "reverse": false,
+              "jaxpr": {{"invars": [[0, "i32", []], [1, "f32", [{n}]]], "eqns": [
+                 {{"prim": "add", "in": [0, {{"lit": 1, "dtype": "i32"}}], "out": [[2, "i32", []]]}},
+                 {{"prim": "mul", "in": [1, {{"lit": 0.99, "dtype": "f32"}}], "out": [[3, "f32", [{n}]]]}},
+                 {{"prim": "add", "in": [3, {{"lit": 1.0, "dtype": "f32"}}], "out": [[4, "f32", [{n}]]]}}],
+               "outvars": [2, 4]}}}},
+             "in": [0, 1], "out": [[2, "i32", []], [3, "f32", [{n}]]]}}], "outvars": [2, 3]}}"#
+        );
+        let i0 = Buffer::from_bytes(&Aval::new(DType::I32, vec![]), &5i32.to_le_bytes()).unwrap();
+        let before = super::super::counters::STRIP_LOOP_CALLS.load(Relaxed);
+        let out = run(&counter, &[i0, f32s(&[n], &x0)]);
+        assert!(super::super::counters::STRIP_LOOP_CALLS.load(Relaxed) > before, "the kernel did not run in strips");
+        assert_eq!(out[0].as_bytes(), 42i32.to_le_bytes());
+        assert_eq!(read(&out[1]), want(37));
+        // (x, a, b) -> (x * 0.99 + 1, b, a), 5 steps: a and b end swapped
+        let rot = format!(
+            r#"{{"invars": [[0, "f32", [{n}]], [1, "f32", [2]], [2, "f32", [2]]], "eqns": [
+            {{"prim": "scan", "params": {{"num_consts": 0, "num_carry": 3, "length": 5, "reverse": false,
+              "jaxpr": {{"invars": [[0, "f32", [{n}]], [1, "f32", [2]], [2, "f32", [2]]], "eqns": [
+                 {{"prim": "mul", "in": [0, {{"lit": 0.99, "dtype": "f32"}}], "out": [[3, "f32", [{n}]]]}},
+                 {{"prim": "add", "in": [3, {{"lit": 1.0, "dtype": "f32"}}], "out": [[4, "f32", [{n}]]]}}],
+               "outvars": [4, 2, 1]}}}},
+             "in": [0, 1, 2], "out": [[3, "f32", [{n}]], [4, "f32", [2]], [5, "f32", [2]]]}}], "outvars": [3, 4, 5]}}"#
+        );
+        let before = super::super::counters::STRIP_LOOP_CALLS.load(Relaxed);
+        let out = run(&rot, &[f32s(&[n], &x0), f32s(&[2], &[1.0, 2.0]), f32s(&[2], &[3.0, 4.0])]);
+        assert!(super::super::counters::STRIP_LOOP_CALLS.load(Relaxed) > before, "the kernel did not run in strips");
+        assert_eq!(read(&out[0]), want(5));
+        assert_eq!(read(&out[1]), [3.0, 4.0]);
+        assert_eq!(read(&out[2]), [1.0, 2.0]);
     }
 
     /// Carries that rotate (`(a, b) -> (b, a + b)`), pass through unchanged, or become a view of a kernel

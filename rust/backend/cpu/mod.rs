@@ -67,6 +67,7 @@ pub mod threads;
 mod threefry;
 mod validate;
 mod vmath;
+mod wide;
 #[cfg(test)]
 mod tests;
 

@@ -2717,3 +2717,68 @@ fn fma_without_the_instruction_rounds_once() {
     assert!(f64_fn(f64::INFINITY, 0.0, 1.0).is_nan());
     assert_eq!(f64_fn(f64::MAX, 2.0, -f64::MAX), f64::MAX);
 }
+
+/// One-operation kernels (`add`/`sub`/`mul`/`div`/`fma` of arrays, broadcast scalars and constants) run as
+/// one wide routine call (`wide`) and give the bits of Cranelift's vector loop and of the scalar code:
+/// special values (NaN in one operand, ±inf, ±0, subnormals), lengths off the vector and pass sizes,
+/// float32 and float64, a [m, n] domain, and an array big enough to be split over the threads.
+#[test]
+fn wide_one_op_kernels_match_inline_code_bit_for_bit() {
+    use super::wide::NO_WIDE;
+    fn data(n: usize, seed: u32) -> Vec<f64> {
+        let special = [f64::NAN, 0.0, -0.0, f64::INFINITY, -f64::INFINITY, 1e-40, -3e-42, 1e-310, 7.0];
+        (0..n)
+            .map(|i| {
+                let h = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed.wrapping_mul(97));
+                if h % 17 == 0 { special[(h as usize / 17) % special.len()] } else { ((h % 40_001) as f64 - 20_000.0) / 1_234.5 }
+            })
+            .collect()
+    }
+    let ops: [(&str, fn(DType) -> KInstr); 6] = [
+        ("Add", |d| bin(BinaryOp::Add, 0, 1, d)),
+        ("Sub", |d| bin(BinaryOp::Sub, 2, 0, d)),
+        ("Mul", |d| bin(BinaryOp::Mul, 0, 2, d)),
+        ("Div", |d| bin(BinaryOp::Div, 1, 0, d)),
+        ("Fma", |d| ins(KOp::Fma { a: 0, b: 2, c: 1 }, d)),
+        ("Fma", |d| ins(KOp::Fma { a: 2, b: 1, c: 3 }, d)),
+    ];
+    for dt in [DType::F32, DType::F64] {
+        for &(m, n) in &[(1usize, 256usize), (1, 1000), (3, 343), (1, 4099), (1, (1 << 20) + 3)] {
+            if n > 5000 && dt == DType::F64 {
+                continue;
+            }
+            for (name, op) in ops {
+                // %0: x [m, n]; %1: y [m, n] (NaN-free: one NaN operand at most); %2: the constant 0.75;
+                // %3: s, a broadcast scalar input
+                let (x, y) = (data(m * n, 1), data(m * n, 2).into_iter().map(|v| if v.is_nan() { 2.5 } else { v }).collect::<Vec<_>>());
+                let bufs = |v: &[f64], shape: &[usize]| {
+                    if dt == DType::F32 { buf(shape, &v.iter().map(|&a| a as f32).collect::<Vec<_>>()) } else { buf(shape, v) }
+                };
+                let p = plan1(
+                    vec![Aval::new(dt, vec![m, n]), Aval::new(dt, vec![m, n]), Aval::new(dt, vec![])],
+                    vec![m, n],
+                    vec![],
+                    vec![kin(0, dt, vec![n as isize, 1]), kin(1, dt, vec![n as isize, 1]), kin(2, dt, vec![0, 0])],
+                    vec![load(0, dt), load(1, dt), ins(KOp::Const { value: Scalar::Float(0.75) }, dt), load(2, dt), op(dt)],
+                    vec![(Aval::new(dt, vec![m, n]), 4, OutputKind::Store)],
+                );
+                let inputs = [bufs(&x, &[m, n]), bufs(&y, &[m, n]), bufs(&[-1.5], &[])];
+                let exe = compile(&p).unwrap();
+                let text = exe.as_text();
+                // (no wide routine on other architectures, with `CRANAX_CPU_BLOCK_MATH=off` or `CRANAX_NO_WIDE=1`)
+                assert_eq!(text.contains(&format!("; wide: {name}")), super::wide::enabled(), "{text}");
+                let wide = exe.run(&inputs).unwrap();
+                NO_WIDE.with(|c| c.set(true));
+                let vec_exe = compile(&p).unwrap();
+                NO_WIDE.with(|c| c.set(false));
+                let vec_text = vec_exe.as_text();
+                assert!(vec_text.contains("; simd: OuterVec") || super::loop_plan::simd_disabled(), "{vec_text}");
+                let scalar = without_simd(|| compile(&p).unwrap()).run(&inputs).unwrap();
+                for (what, other) in [("Cranelift's vector loop", vec_exe.run(&inputs).unwrap()), ("the scalar code", scalar)] {
+                    let bad = wide[0].as_bytes().chunks(dt.size()).zip(other[0].as_bytes().chunks(dt.size())).position(|(u, v)| u != v);
+                    assert!(bad.is_none(), "{name} {dt:?} [{m}, {n}]: differs from {what} at {bad:?}");
+                }
+            }
+        }
+    }
+}
