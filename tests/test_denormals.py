@@ -71,6 +71,20 @@ def test_conversions_flush():
         config.update("jax_enable_x64", False)
 
 
+def test_bool_of_a_subnormal_is_false_for_arrays_true_for_scalars():
+    # JAX 0.10.2: an array converts on the device (denormals-are-zero: a subnormal is zero), a NumPy scalar on
+    # the host; complex by its real part
+    x = np.array([1e-40, -1e-40, 1.5e-45, 0.0, -0.0, np.nan, np.inf, 2.0], f32)
+    want = [False, False, False, False, False, True, True, True]
+    np.testing.assert_array_equal(np.asarray(lax.convert_element_type(x, jnp.bool_)), want)
+    np.testing.assert_array_equal(np.asarray(lax.convert_element_type(jnp.asarray(x), jnp.bool_)), want)
+    np.testing.assert_array_equal(np.asarray(_jit(lambda v: lax.convert_element_type(jnp.abs(v), jnp.bool_), x)),
+                                  want)
+    np.testing.assert_array_equal(np.asarray(lax.convert_element_type(x.astype(np.complex64) * 1j, jnp.bool_)),
+                                  [False, False, False, False, False, True, True, False])
+    assert bool(lax.convert_element_type(np.float32(1e-40), jnp.bool_)) is True
+
+
 def test_data_movement_keeps_subnormals():
     # JAX: identity, abs, neg, transpose and bitcast keep the bits of a subnormal.
     _same(_jit(lambda x: x, SUB), SUB)

@@ -790,10 +790,18 @@ def strip_weak(v):
     return convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=False, sharding=None)
 
 
+_DAZ_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
 def _convert(x, new_dtype, weak_type):
     if isinstance(x, (_PY, np.generic, TypedScalar)) or isinstance(x, np.ndarray) and x.ndim == 0:
         return typed_scalar(x, new_dtype, weak_type)
     if isinstance(x, np.ndarray):
+        if np.dtype(new_dtype) == np.bool_ and x.dtype in _DAZ_DTYPES:
+            # JAX converts an array on the device, whose denormals-are-zero reads a subnormal as zero (a
+            # complex one by its real part, as JAX's)
+            r = x.real
+            return np.isnan(r) | (np.abs(r) >= np.finfo(r.dtype).tiny)
         with np.errstate(over="ignore", invalid="ignore"):
             return x.astype(new_dtype)
     av = get_aval(x)
