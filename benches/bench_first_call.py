@@ -6,8 +6,8 @@ processes, cranax vs JAX in the same run.
 Every process builds bench_programs' diffrax program (Tsit5 + PID controller, ``diffeqsolve`` under ``jax.jit``)
 and times one first call of a fresh jitted function (caches cleared first), either plain (``f(*args)``) or
 through the stages (``f.trace(*args)``, ``.lower()``, ``.compile()``, the call), with ``block_until_ready``:
-wall time, process CPU time (user + system, what the load of a shared host does not inflate as much) and the
-minor page faults (``ru_minflt``). cranax runs with ``CRANAX_CPU_BLOCK_MATH=avx2`` and the machine's default,
+wall time, process CPU time (user + system, what the load of a shared host does not inflate as much; the
+stages are timed in CPU time) and the minor page faults (``ru_minflt``). cranax runs with ``CRANAX_CPU_BLOCK_MATH=avx2`` and the machine's default,
 each with its frame-stack chunk reuse on and off (``CRANAX_STACK_CHUNK_CACHE=0``; see ``cranax/_stack_chunks.py``),
 processes of all configurations interleaved. ``--ab N`` adds the in-process A/B: N fresh first calls with the
 reuse on and N with it off, alternating, in one process per ISA mode. Prints min / median per configuration.
@@ -56,11 +56,11 @@ def first(mode):
     if mode == "plain":
         jax.block_until_ready(f(*args))
     else:
-        tr = f.trace(*args); t1 = time.perf_counter()
-        lo = tr.lower(); t2 = time.perf_counter()
-        co = lo.compile(); t3 = time.perf_counter()
-        jax.block_until_ready(co(*args)); t4 = time.perf_counter()
-        st = {"trace": t1 - w0, "lower": t2 - t1, "compile": t3 - t2, "call": t4 - t3}
+        tr = f.trace(*args); t1 = time.process_time()
+        lo = tr.lower(); t2 = time.process_time()
+        co = lo.compile(); t3 = time.process_time()
+        jax.block_until_ready(co(*args)); t4 = time.process_time()
+        st = {"trace": t1 - c0, "lower": t2 - t1, "compile": t3 - t2, "call": t4 - t3}   # process CPU time
     return dict(st, wall=time.perf_counter() - w0, cpu=time.process_time() - c0, flt=flt() - f0)
 
 
@@ -138,7 +138,7 @@ def main(argv=None):
           f"{load0[0]:.2f} at the start, {load1[0]:.2f} at the end; Python {platform.python_version()}; "
           f"{a.procs} processes per row")
     print()
-    print("| first call (ms; min / median) | wall | process CPU | trace | lower | compile | call | minor faults |")
+    print("| first call (ms; min / median) | wall | process CPU | CPU: trace | lower | compile | call | minor faults |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, xs in res.items():
         print(f"| {label} | {_fmt(xs, 'wall')} | {_fmt(xs, 'cpu')} | {_fmt(xs, 'trace')} | {_fmt(xs, 'lower')} | "
