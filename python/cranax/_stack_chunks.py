@@ -1,4 +1,4 @@
-"""CPython's frame-stack chunks kept for reuse while tracing (``rust/py/stack_chunks.rs`` says why).
+"""CPython's freed frame-stack chunks kept for reuse, process-wide (``rust/py/stack_chunks.rs`` says why).
 
 CPython 3.11+ maps a 16 KiB chunk each time the Python stack grows past a chunk's end and unmaps it as soon as
 the stack shrinks back, with no slack; tracing a program such as diffrax's solve goes up and down across those
