@@ -4,6 +4,9 @@
 from ._version import __version__  # noqa: F401
 from .config import config
 from . import _core
+# CPython's frame-stack chunks reused instead of mapped and unmapped a thousand times per first call (installed
+# by importing it)
+from . import _stack_chunks  # noqa: F401
 from . import dtypes, tree_util, errors, typing
 from . import tree
 from .core import ShapedArray, typeof

@@ -10,6 +10,7 @@ pub mod executable;
 pub mod jit_cache;
 pub mod placement;
 pub mod profiler;
+pub mod stack_chunks;
 
 use device::{device_objects, PyDevice};
 
@@ -88,6 +89,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_queued_failure, m)?)?;
     placement::register(m)?;
     profiler::register(m)?;
+    stack_chunks::register(m)?;
     m.add("INLINE_MAX_WORK", crate::runtime::stream::INLINE_MAX_WORK)?;
     Ok(())
 }
