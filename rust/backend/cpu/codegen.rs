@@ -1730,12 +1730,28 @@ impl Gen<'_> {
                 let x = simd::lane_scalar(b, dt, v, l);
                 b.ins().store(flags, x, addr, (off + l as i64) as i32);
             }
-        } else if simd::widened(dt) && b.func.dfg.value_type(v) == types::I32X4 {
-            // Sign-extended float16/bfloat16 bits: the saturating narrow is exact; its low 8 bytes are the 4 values.
-            let n = b.ins().snarrow(v, v);
-            let q = b.ins().bitcast(types::I64X2, simd::vflags(), n);
-            let x = b.ins().extractlane(q, 0);
-            b.ins().store(flags, x, addr, off as i32);
+        } else if simd::held32(dt) && b.func.dfg.value_type(v) == types::I32X4 {
+            // Values held extended in i32 lanes (float16/bfloat16 bits, 8/16-bit integers): the saturating
+            // narrows (signed for sign-extended lanes, unsigned for zero-extended) are exact; the low 8 (4)
+            // bytes are the 4 values.
+            let narrow = |b: &mut FunctionBuilder, v: Value| {
+                if simd::sign_held(dt) {
+                    b.ins().snarrow(v, v)
+                } else {
+                    b.ins().unarrow(v, v)
+                }
+            };
+            let n = narrow(b, v);
+            if dt.size() == 1 {
+                let n = narrow(b, n);
+                let q = b.ins().bitcast(types::I32X4, simd::vflags(), n);
+                let x = b.ins().extractlane(q, 0);
+                b.ins().store(flags, x, addr, off as i32);
+            } else {
+                let q = b.ins().bitcast(types::I64X2, simd::vflags(), n);
+                let x = b.ins().extractlane(q, 0);
+                b.ins().store(flags, x, addr, off as i32);
+            }
         } else {
             b.ins().store(flags, v, addr, off as i32);
         }
@@ -1799,9 +1815,25 @@ impl Gen<'_> {
                         } else if ins.dtype == DType::Bool {
                             let xs: Vec<Value> = (0..lanes).map(|l| scalar_load(b, off + l as i64)).collect();
                             simd::from_lanes(b, ins.dtype, lanes, &xs)
-                        } else if simd::widened(ins.dtype) {
-                            // 4 float16s/bfloat16s widened (sign-extended) into i32x4 lanes.
-                            b.ins().sload16x4(vflags, a, off as i32)
+                        } else if simd::held32(ins.dtype) && ins.dtype.size() == 2 {
+                            // 4 float16s/bfloat16s/16-bit integers widened into i32x4 lanes.
+                            if simd::sign_held(ins.dtype) {
+                                b.ins().sload16x4(vflags, a, off as i32)
+                            } else {
+                                b.ins().uload16x4(vflags, a, off as i32)
+                            }
+                        } else if simd::held32(ins.dtype) {
+                            // 4 bytes (exactly the 4 points: never past the buffer's end), widened twice.
+                            let w = b.ins().load(types::I32, vflags, a, off as i32);
+                            let v = b.ins().splat(types::I32X4, w);
+                            let v = b.ins().bitcast(types::I8X16, simd::vflags(), v);
+                            if simd::sign_held(ins.dtype) {
+                                let v = b.ins().swiden_low(v);
+                                b.ins().swiden_low(v)
+                            } else {
+                                let v = b.ins().uwiden_low(v);
+                                b.ins().uwiden_low(v)
+                            }
                         } else {
                             b.ins().load(simd::vtype(ins.dtype, lanes), vflags, a, off as i32)
                         }

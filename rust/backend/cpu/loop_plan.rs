@@ -11,8 +11,9 @@
 //! Loop nest: the outer range is walked row by row along the innermost outer axis (the other outer indices
 //! advance by a carry chain), and inside each point one real loop per reduced axis, with accumulators in
 //! registers. Vectorization (`Mode`), when every live value has one element width (4 bytes → 4 lanes,
-//! 8 bytes → 2 lanes; float16 counts as 4: it is widened to i32 lanes on load and narrowed on store, and
-//! converted to and from f32x4 with vector integer code) and no output is an arg-reduction:
+//! 8 bytes → 2 lanes; float16/bfloat16 and 8/16-bit integers count as 4: they are widened to i32 lanes on
+//! load and narrowed on store (`simd::lane_size`), and converted to and from f32x4 with vector integer code;
+//! no 8/16-bit integer is reduced) and no output is an arg-reduction:
 //! - `InnerRed`: the innermost reduced axis is contiguous or broadcast (stride 0 or one element) for every
 //!   stream: it runs `unroll` vectors per iteration into vector accumulators, then a scalar tail into a
 //!   scalar accumulator; the vector accumulators are combined (in accumulator, then lane order) and the tail
@@ -557,7 +558,8 @@ pub(super) fn choose_mode(k: &Kernel, out_dtypes: &[DType], outer: &[Axis], red:
             OutputKind::ArgReduce { .. } => return scalar,
             OutputKind::Reduce(op) => {
                 let dt = k.body.get(out.value).map(|i| i.dtype).unwrap_or(DType::Bool);
-                if dt == DType::I64 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                // (8/16-bit integer accumulators are not held in i32 lanes: `simd::lane_size`)
+                if (dt == DType::I64 && matches!(op, ReduceOp::Max | ReduceOp::Min)) || dt.is_narrow_int() {
                     return scalar;
                 }
             }

@@ -1,6 +1,7 @@
 //! Kernel body instructions on vector lanes: a kernel whose live values all have the same width computes
 //! f32/i32/u32 as 4 lanes (f32x4, i32x4) or f64/i64 as 2 lanes (f64x2, i64x2); bools are lane masks of that
-//! width (all ones / zero). Every op either has a native vector lowering here or falls back to the scalar
+//! width (all ones / zero); float16/bfloat16 bits and 8/16-bit integers ride in 4-lane kernels held in
+//! i32 lanes (`lane_size`). Every op either has a native vector lowering here or falls back to the scalar
 //! lowering of `ops` once per lane (integer division, shifts, 64-bit integer min/max, imported math, ...),
 //! so any kernel that `ops` compiles also compiles here, with the same per-lane results.
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -17,10 +18,11 @@ use super::vdiv;
 use super::vmath;
 
 /// The element width a dtype computes in on vector lanes: float16 and bfloat16 are held as their bits
-/// sign-extended in an i32 lane (loads widen, stores narrow), so they ride in 4-lane kernels next to f32;
-/// the rest their size.
+/// sign-extended in an i32 lane, and 8/16-bit integers as their values in an i32 lane (signed ones
+/// sign-extended, unsigned zero-extended; loads widen, stores narrow), so they ride in 4-lane kernels next
+/// to f32; the rest their size.
 pub fn lane_size(dt: DType) -> usize {
-    if widened(dt) {
+    if held32(dt) {
         4
     } else {
         dt.size()
@@ -30,6 +32,34 @@ pub fn lane_size(dt: DType) -> usize {
 /// Whether `dt` is a 16-bit float held sign-extended in i32 lanes (see `lane_size`).
 pub fn widened(dt: DType) -> bool {
     matches!(dt, DType::F16 | DType::BF16)
+}
+
+/// Whether `dt` is held in i32 lanes of 4-lane kernels (16-bit floats, 8/16-bit integers; see `lane_size`).
+pub fn held32(dt: DType) -> bool {
+    widened(dt) || dt.is_narrow_int()
+}
+
+/// Whether a `held32` dtype's lanes are sign-extended (float16/bfloat16 bits, i8, i16); unsigned ones are
+/// zero-extended.
+pub fn sign_held(dt: DType) -> bool {
+    widened(dt) || matches!(dt, DType::I8 | DType::I16)
+}
+
+/// `x` (i32x4) with the low bits of each lane kept at `dt`'s width and extended as `dt` is held
+/// (`lane_size`): the wrap after i32 arithmetic, and the re-extension of a bitcast or truncating convert.
+fn rewrap(b: &mut FunctionBuilder, dt: DType, x: Value) -> Value {
+    if !held32(dt) {
+        return x;
+    }
+    let bits = 8 * dt.size() as i64;
+    if sign_held(dt) {
+        let s = b.ins().iconst(types::I32, 32 - bits);
+        let t = b.ins().ishl(x, s);
+        b.ins().sshr(t, s)
+    } else {
+        let m = isplat(b, types::I32X4, (1i64 << bits) - 1);
+        b.ins().band(x, m)
+    }
 }
 
 /// Lane count of a kernel whose widest (and only) non-bool element size is `size` bytes.
@@ -50,6 +80,8 @@ pub fn vtype(dt: DType, lanes: u32) -> Type {
         DType::I64 => types::I64X2,
         // float16/bfloat16 bits, sign-extended to 32 bits per lane (see `lane_size`).
         DType::F16 | DType::BF16 if lanes == 4 => types::I32X4,
+        // 8/16-bit integers' values, extended to 32 bits per lane (see `lane_size`).
+        DType::I8 | DType::U8 | DType::I16 | DType::U16 if lanes == 4 => types::I32X4,
         // Never vectorized (`lanes_for` has no entry for 1- and 2-byte elements); full-width vectors.
         DType::I8 | DType::U8 => types::I8X16,
         crate::ir::dtype::float8!() => types::I8X16,
@@ -84,8 +116,8 @@ pub fn operands(op: &KOp) -> Vec<usize> {
 /// Scalar lane `l` of vector value `v` of dtype `dt` (bool masks become 0/1 `i8`).
 pub fn lane_scalar(b: &mut FunctionBuilder, dt: DType, v: Value, l: u32) -> Value {
     let s = b.ins().extractlane(v, l as u8);
-    if widened(dt) && b.func.dfg.value_type(s) == types::I32 {
-        b.ins().ireduce(types::I16, s)
+    if held32(dt) && b.func.dfg.value_type(s) == types::I32 {
+        b.ins().ireduce(if dt.size() == 1 { types::I8 } else { types::I16 }, s)
     } else if dt == DType::Bool {
         let ty = b.func.dfg.value_type(s);
         let z = b.ins().iconst(ty, 0);
@@ -130,8 +162,8 @@ pub fn from_lanes(b: &mut FunctionBuilder, dt: DType, lanes: u32, xs: &[Value]) 
     let conv = |b: &mut FunctionBuilder, x: Value| {
         if dt == DType::Bool {
             b.ins().bmask(vt.lane_type(), x)
-        } else if widened(dt) && vt.lane_type() == types::I32 {
-            b.ins().sextend(types::I32, x)
+        } else if held32(dt) && vt.lane_type() == types::I32 {
+            extend32(b, dt, x)
         } else {
             x
         }
@@ -150,12 +182,21 @@ pub fn splat(b: &mut FunctionBuilder, dt: DType, lanes: u32, x: Value) -> Value 
     let vt = vtype(dt, lanes);
     let x = if dt == DType::Bool {
         b.ins().bmask(vt.lane_type(), x)
-    } else if widened(dt) && vt.lane_type() == types::I32 {
-        b.ins().sextend(types::I32, x)
+    } else if held32(dt) && vt.lane_type() == types::I32 {
+        extend32(b, dt, x)
     } else {
         x
     };
     b.ins().splat(vt, x)
+}
+
+/// A `held32` scalar (i8/i16) extended to the i32 its lane holds.
+fn extend32(b: &mut FunctionBuilder, dt: DType, x: Value) -> Value {
+    if sign_held(dt) {
+        b.ins().sextend(types::I32, x)
+    } else {
+        b.ins().uextend(types::I32, x)
+    }
 }
 
 /// Emits instruction `i` once per lane through the scalar lowering.
@@ -365,20 +406,32 @@ pub fn emit(
                 }
             } else {
                 match op {
-                    U::Neg => b.ins().ineg(x),
-                    U::Not => b.ins().bnot(x),
-                    U::Abs if adt == DType::U32 => x,
-                    U::Abs if !wide_int(adt) => b.ins().iabs(x),
+                    U::Neg => {
+                        let r = b.ins().ineg(x);
+                        rewrap(b, dt, r)
+                    }
+                    U::Not => {
+                        let r = b.ins().bnot(x);
+                        rewrap(b, dt, r)
+                    }
+                    U::Abs if !adt.is_signed_int() => x,
+                    U::Abs if !wide_int(adt) => {
+                        let r = b.ins().iabs(x);
+                        rewrap(b, dt, r)
+                    }
                     U::Floor | U::Ceil | U::Round | U::RoundEven => x,
-                    U::Square => b.ins().imul(x, x),
+                    U::Square => {
+                        let r = b.ins().imul(x, x);
+                        rewrap(b, dt, r)
+                    }
                     U::IsFinite => isplat(b, vt, -1),
-                    U::Sign if adt == DType::I32 => {
+                    U::Sign if adt.is_signed_int() && !wide_int(adt) => {
                         let m1 = isplat(b, avt, -1);
                         let p1 = isplat(b, avt, 1);
                         let t = b.ins().smax(x, m1);
                         b.ins().smin(t, p1)
                     }
-                    U::Sign if adt == DType::U32 => {
+                    U::Sign if !adt.is_signed_int() && !wide_int(adt) => {
                         let p1 = isplat(b, avt, 1);
                         b.ins().umin(x, p1)
                     }
@@ -412,10 +465,13 @@ pub fn emit(
                 // A constant amount (threefry's rotations) is one vector shift; amounts that vary by lane
                 // stay per lane (x86 SIMD shifts take one scalar amount).
                 if let (true, Scalar::Int(n)) = (dt.is_int(), value.cast(dt)) {
+                    if held32(dt) {
+                        return Ok(shift_held_by_const(b, *op, dt, x, n));
+                    }
                     return Ok(shift_by_const(b, *op, vt, x, n));
                 }
             }
-            if let (B::Div | B::Rem, types::I32X4, true) = (op, vt, dt.is_int()) {
+            if let (B::Div | B::Rem, true) = (op, matches!(dt, DType::I32 | DType::U32)) {
                 // int32/uint32 division without extracting lanes (vdiv.rs)
                 let rem = *op == B::Rem;
                 if let Some(KOp::Const { value }) = body.get(*bb).map(|ins| &ins.op) {
@@ -445,9 +501,19 @@ pub fn emit(
                 }
             } else {
                 match op {
-                    B::Add => b.ins().iadd(x, y),
-                    B::Sub => b.ins().isub(x, y),
-                    B::Mul => b.ins().imul(x, y),
+                    // (8/16-bit lanes wrap to their width)
+                    B::Add => {
+                        let r = b.ins().iadd(x, y);
+                        rewrap(b, dt, r)
+                    }
+                    B::Sub => {
+                        let r = b.ins().isub(x, y);
+                        rewrap(b, dt, r)
+                    }
+                    B::Mul => {
+                        let r = b.ins().imul(x, y);
+                        rewrap(b, dt, r)
+                    }
                     B::And => b.ins().band(x, y),
                     B::Or => b.ins().bor(x, y),
                     B::Xor => b.ins().bxor(x, y),
@@ -500,8 +566,12 @@ pub fn emit(
         }
         KOp::Bitcast { a } => {
             let (x, xdt) = get(*a)?;
-            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool || widened(xdt) != widened(dt) {
+            if xdt.size() != dt.size() || xdt == DType::Bool || dt == DType::Bool || held32(xdt) != held32(dt) {
                 fallback!();
+            }
+            // same bits, extended as `dt` is held (uint16 zero-extended <-> float16 sign-extended)
+            if held32(dt) && sign_held(xdt) != sign_held(dt) {
+                return Ok(rewrap(b, dt, x));
             }
             let ft = vtype(xdt, lanes);
             if ft == vt {
@@ -526,7 +596,8 @@ pub fn emit(
                 if y == 0 {
                     return Ok(one);
                 }
-                ops::pow_by_squaring(b, dt.is_float(), x, one, y)
+                let r = ops::pow_by_squaring(b, dt.is_float(), x, one, y);
+                rewrap(b, dt, r)
             }
         }
         KOp::Fma { a, b: m, c } => {
@@ -669,7 +740,7 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
             let one = isplat(b, vt, 0x3c00);
             b.ins().band(x, one)
         }
-        (F32 | I32 | U32, F16) if lanes == 4 => {
+        (F32 | I32 | U32 | I8 | U8 | I16 | U16, F16) if lanes == 4 => {
             let f = vconvert(b, xdt, F32, lanes, x)?;
             vf32_to_f16(b, f)
         }
@@ -684,9 +755,31 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
             let one = isplat(b, vt, 0x3f80);
             b.ins().band(x, one)
         }
-        (F32 | I32 | U32, BF16) if lanes == 4 => {
+        (F32 | I32 | U32 | I8 | U8 | I16 | U16, BF16) if lanes == 4 => {
             let f = vconvert(b, xdt, F32, lanes, x)?;
             vf32_to_bf16(b, f)
+        }
+        // 8/16-bit integers (4 lanes, held as their values: `lane_size`), as `ops::convert_narrow`: int ->
+        // int truncates to the target (the held value is the source extended by its signedness), float ->
+        // int saturates in i32 and clamps to the target's range, int -> float is exact from i32.
+        (I8 | U8 | I16 | U16 | I32 | U32, I8 | U8 | I16 | U16) if lanes == 4 => rewrap(b, dt, x),
+        (I8 | U8 | I16 | U16, I32 | U32) if lanes == 4 => x,
+        (I8 | U8 | I16 | U16, F32) if lanes == 4 => b.ins().fcvt_from_sint(vt, x),
+        (F32, I8 | U8 | I16 | U16) if lanes == 4 => {
+            let (lo, hi) = dt.int_range()?;
+            let w = b.ins().fcvt_to_sint_sat(vt, x);
+            let l = isplat(b, vt, lo);
+            let h = isplat(b, vt, hi);
+            let w = b.ins().smax(w, l);
+            b.ins().smin(w, h)
+        }
+        (I8 | U8 | I16 | U16, Bool) if lanes == 4 => {
+            let z = isplat(b, vtype(xdt, lanes), 0);
+            b.ins().icmp(IntCC::NotEqual, x, z)
+        }
+        (Bool, I8 | U8 | I16 | U16) if lanes == 4 => {
+            let one = isplat(b, vt, 1);
+            b.ins().band(x, one)
         }
         (I32, U32) | (U32, I32) => x,
         (F32, I32) => b.ins().fcvt_to_sint_sat(vt, x),
@@ -842,6 +935,45 @@ fn shift_by_const(b: &mut FunctionBuilder, op: BinaryOp, vt: Type, x: Value, n: 
             } else {
                 b.ins().ushr(x, s)
             }
+        }
+    }
+}
+
+/// `shift_by_const` for a `held32` integer dtype on its i32 lanes, with `ops::shift`'s rules at the dtype's
+/// width (the amount read as an unsigned `dt`; ≥ the width gives 0, or the sign fill).
+fn shift_held_by_const(b: &mut FunctionBuilder, op: BinaryOp, dt: DType, x: Value, n: i64) -> Value {
+    let it = types::I32X4;
+    let bits = 8 * dt.size() as u64;
+    let amt = (n as u64) & ((1u64 << bits) - 1);
+    let in_range = amt < bits;
+    match op {
+        BinaryOp::ShiftRightArithmetic => {
+            // on the value sign-extended from the dtype's width, then held as `dt` is
+            let sx = if sign_held(dt) {
+                x
+            } else {
+                let s = b.ins().iconst(types::I32, 32 - bits as i64);
+                let t = b.ins().ishl(x, s);
+                b.ins().sshr(t, s)
+            };
+            let a = if in_range { amt as i64 } else { bits as i64 - 1 };
+            let s = b.ins().iconst(types::I32, a);
+            let r = b.ins().sshr(sx, s);
+            rewrap(b, dt, r)
+        }
+        _ if !in_range => isplat(b, it, 0),
+        BinaryOp::ShiftLeft => {
+            let s = b.ins().iconst(types::I32, amt as i64);
+            let r = b.ins().ishl(x, s);
+            rewrap(b, dt, r)
+        }
+        _ => {
+            // the dtype's bits as unsigned, shifted, held as `dt` is
+            let m = isplat(b, it, (1i64 << bits) - 1);
+            let u = b.ins().band(x, m);
+            let s = b.ins().iconst(types::I32, amt as i64);
+            let r = b.ins().ushr(u, s);
+            rewrap(b, dt, r)
         }
     }
 }

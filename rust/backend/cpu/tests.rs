@@ -2782,3 +2782,207 @@ fn wide_one_op_kernels_match_inline_code_bit_for_bit() {
         }
     }
 }
+
+/// An integer output's values (8/16/32-bit integers, bools as 0/1).
+fn int_values(b: &Buffer) -> Vec<i64> {
+    let dt = b.dtype();
+    b.as_bytes()
+        .chunks(dt.size())
+        .map(|c| match dt {
+            DType::I8 => c[0] as i8 as i64,
+            DType::U8 | DType::Bool => c[0] as i64,
+            DType::I16 => i16::from_le_bytes([c[0], c[1]]) as i64,
+            DType::U16 => u16::from_le_bytes([c[0], c[1]]) as i64,
+            DType::I32 => i32::from_le_bytes(c.try_into().unwrap()) as i64,
+            DType::U32 => u32::from_le_bytes(c.try_into().unwrap()) as i64,
+            _ => panic!("int_values of {dt:?}"),
+        })
+        .collect()
+}
+
+/// 8/16-bit integer kernels run on 4 i32 lanes (values sign- or zero-extended; 1-byte loads read exactly
+/// the 4 points) and give the scalar code's bits, and the values integer arithmetic at the dtype's width
+/// gives: every 16-bit value (every 8-bit value, with a SIMD tail) through conversions between the
+/// integer widths (truncating), to and from f32/float16/bfloat16/bool, bitcasts to the other signedness
+/// and the 16-bit floats, wrapping add/sub/mul/neg/square/abs/integer_pow, bitwise ops, shifts by constant
+/// amounts in and out of range (negative ones read as unsigned), min/max, sign, compares, selects, and
+/// per-lane fallbacks (division, population count); f32 bit patterns (NaN, infinities, out of range) to
+/// each integer width.
+#[test]
+fn narrow_int_simd_matches_scalar() {
+    use BinaryOp as B;
+    let cvt = |dt: DType, a: usize| ins(KOp::Convert { a }, dt);
+    let ic = |v: i64, dt: DType| ins(KOp::Const { value: Scalar::Int(v) }, dt);
+    let narrow = [DType::I8, DType::U8, DType::I16, DType::U16];
+    for &d in &narrow {
+        let w = 8 * d.size() as i64;
+        let mask = (1i64 << w) - 1;
+        let (lo, hi) = d.int_range().unwrap();
+        // every value of the dtype (an 8-bit one three times), then 3 more: a SIMD tail
+        let reps = if w == 8 { 3 } else { 1 };
+        let mut xs: Vec<i64> = (0..reps).flat_map(|_| lo..=hi).collect();
+        xs.extend([lo, hi, 0]);
+        let n = xs.len();
+        let mut bytes = Vec::new();
+        for &x in &xs {
+            bytes.extend_from_slice(&x.to_le_bytes()[..d.size()]);
+        }
+        let xb = Buffer::from_bytes(&Aval::new(d, vec![n]), &bytes).unwrap();
+        let check = |rest: Vec<KInstr>, out_dt: DType, want: &dyn Fn(i64) -> Option<i64>| {
+            let what = format!("{d:?} {rest:?}");
+            let (out, mode) = simd_vs_scalar_exact(&f16_plan1(n, d, rest, out_dt), std::slice::from_ref(&xb));
+            assert!(mode.contains("OuterVec"), "{what}: {mode}");
+            if out_dt.is_int() || out_dt == DType::Bool {
+                for (&x, g) in xs.iter().zip(int_values(&out[0])) {
+                    if let Some(e) = want(x) {
+                        assert_eq!(g, e, "{what} at {x}");
+                    }
+                }
+            }
+        };
+        let none = |_: i64| None;
+        // conversions between integer widths truncate (wrap); to bool: nonzero
+        for t in [DType::I8, DType::U8, DType::I16, DType::U16, DType::I32, DType::U32] {
+            check(vec![cvt(t, 0)], t, &|x| Some(t.wrap_int(x)));
+            check(vec![cvt(t, 0), cvt(d, 1)], d, &|x| Some(d.wrap_int(t.wrap_int(x))));
+        }
+        check(vec![cvt(DType::Bool, 0)], DType::Bool, &|x| Some((x != 0) as i64));
+        check(vec![cvt(DType::Bool, 0), cvt(d, 1)], d, &|x| Some((x != 0) as i64));
+        // through floats: exact, and back (saturating float -> int is the identity here)
+        for f in [DType::F32, DType::F16, DType::BF16] {
+            check(vec![cvt(f, 0)], f, &none);
+            let exact = f == DType::F32 || w == 8;
+            check(vec![cvt(f, 0), cvt(d, 1)], d, &|x| exact.then_some(x));
+        }
+        // bitcasts: the other signedness, the 16-bit floats, and back
+        let other = match d {
+            DType::I8 => DType::U8,
+            DType::U8 => DType::I8,
+            DType::I16 => DType::U16,
+            _ => DType::I16,
+        };
+        let bc = |dt: DType, a: usize| ins(KOp::Bitcast { a }, dt);
+        check(vec![bc(other, 0)], other, &|x| Some(other.wrap_int(x)));
+        check(vec![bc(other, 0), bc(d, 1)], d, &|x| Some(x));
+        if w == 16 {
+            for f in [DType::F16, DType::BF16] {
+                check(vec![bc(f, 0), cvt(DType::F32, 1)], DType::F32, &none);
+                check(vec![bc(f, 0), bc(d, 1)], d, &|x| Some(x));
+                check(vec![bc(f, 0), bc(other, 1)], other, &|x| Some(other.wrap_int(x)));
+            }
+        }
+        // arithmetic wraps; bitwise ops; min/max
+        for c in [1i64, 3, -1, 100, -77, 255, 0x1234, -0x4321] {
+            let c = d.wrap_int(c);
+            let arith: [(B, fn(i64, i64) -> i64); 9] = [
+                (B::Add, |x, c| x + c),
+                (B::Sub, |x, c| x - c),
+                (B::Mul, |x, c| x * c),
+                (B::And, |x, c| x & c),
+                (B::Or, |x, c| x | c),
+                (B::Xor, |x, c| x ^ c),
+                (B::Max, |x, c| x.max(c)),
+                (B::Min, |x, c| x.min(c)),
+                (B::Div, |x, c| if c == 0 { 0 } else { x.wrapping_div(c) }),
+            ];
+            for (op, f) in arith {
+                let want = move |x: i64| if op == B::Div { None } else { Some(d.wrap_int(f(x, c))) };
+                check(vec![ic(c, d), bin(op, 0, 1, d)], d, &want);
+            }
+            // compare + select between the input and the constant
+            for cop in [CompareOp::Lt, CompareOp::Ge, CompareOp::Eq] {
+                let sel = vec![
+                    ic(c, d),
+                    ins(KOp::Compare { op: cop, a: 0, b: 1 }, DType::Bool),
+                    ins(KOp::Select { pred: 2, cases: vec![1, 0] }, d),
+                ];
+                let want = move |x: i64| {
+                    let p = match cop {
+                        CompareOp::Lt => x < c,
+                        CompareOp::Ge => x >= c,
+                        _ => x == c,
+                    };
+                    Some(if p { x } else { c })
+                };
+                check(sel, d, &want);
+            }
+        }
+        // shifts by constants: in range, at and past the width, negative (read as unsigned)
+        for s in [0i64, 1, 3, w - 1, w, w + 3, 31, -1] {
+            let sc = d.wrap_int(s);
+            let amt = (sc as u64 & mask as u64) as i64;
+            let sext = move |x: i64| ((x & mask) << (64 - w)) >> (64 - w);
+            let shl = move |x: i64| Some(if amt >= w { 0 } else { d.wrap_int(x << amt) });
+            let shr = move |x: i64| Some(if amt >= w { 0 } else { d.wrap_int((x & mask) >> amt) });
+            let sar = move |x: i64| Some(d.wrap_int(sext(x) >> amt.min(w - 1)));
+            check(vec![ic(sc, d), bin(B::ShiftLeft, 0, 1, d)], d, &shl);
+            check(vec![ic(sc, d), bin(B::ShiftRightLogical, 0, 1, d)], d, &shr);
+            check(vec![ic(sc, d), bin(B::ShiftRightArithmetic, 0, 1, d)], d, &sar);
+        }
+        // unary ops, x*x + x, integer_pow
+        let unary: [(UnaryOp, fn(i64) -> i64); 5] = [
+            (UnaryOp::Neg, |x| -x),
+            (UnaryOp::Not, |x| !x),
+            (UnaryOp::Abs, |x| x.abs()),
+            (UnaryOp::Square, |x| x * x),
+            (UnaryOp::Sign, |x| x.signum()),
+        ];
+        for (op, f) in unary {
+            check(vec![un(op, 0, d)], d, &move |x| Some(d.wrap_int(f(x))));
+        }
+        check(vec![un(UnaryOp::PopulationCount, 0, d)], d, &move |x| Some((x & mask).count_ones() as i64));
+        check(vec![bin(B::Mul, 0, 0, d), bin(B::Add, 1, 0, d)], d, &move |x| Some(d.wrap_int(x * x + x)));
+        check(vec![ins(KOp::IntegerPow { a: 0, y: 3 }, d)], d, &move |x| Some(d.wrap_int(x * x * x)));
+        check(vec![ic(lo + 5, d), ic(hi - 5, d), ins(KOp::Clamp { lo: 1, x: 0, hi: 2 }, d)], d, &move |x| {
+            Some(x.clamp(lo + 5, hi - 5))
+        });
+    }
+    // f32 bit patterns to each width: truncation toward zero, saturated to the range, NaN -> 0
+    let mut fs: Vec<f32> = vec![
+        0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 127.9, 128.0, -128.9, -129.0, 255.5, 256.0, 32767.5, 32768.0, -32768.9,
+        -32769.0, 65535.9, 65536.0, f32::MAX, -f32::MAX, f32::INFINITY, -f32::INFINITY, f32::NAN, -f32::NAN, 1e-40,
+    ];
+    let mut st: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..100_000 {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        fs.push(if i % 2 == 0 { f32::from_bits(st as u32) } else { ((st >> 40) as f32 / 65536.0 - 64.0) * 1100.0 });
+    }
+    let fb = buf(&[fs.len()], &fs);
+    for &d in &narrow {
+        let (lo, hi) = d.int_range().unwrap();
+        let (out, mode) = simd_vs_scalar_exact(&f16_plan1(fs.len(), DType::F32, vec![cvt(d, 0)], d), std::slice::from_ref(&fb));
+        assert!(mode.contains("OuterVec"), "{mode}");
+        for (x, g) in fs.iter().zip(int_values(&out[0])) {
+            let want = if x.is_nan() { 0 } else { (x.trunc() as f64).clamp(lo as f64, hi as f64) as i64 };
+            assert_eq!(g, want, "{d:?} of {x}");
+        }
+        for h in [DType::F16, DType::BF16] {
+            let p = f16_plan1(fs.len(), DType::F32, vec![cvt(h, 0), cvt(d, 1)], d);
+            let (_, mode) = simd_vs_scalar_exact(&p, std::slice::from_ref(&fb));
+            assert!(mode.contains("OuterVec"), "{mode}");
+        }
+    }
+}
+
+/// A reduction of 8/16-bit integers keeps its kernel scalar (their accumulators are not held in i32 lanes),
+/// and sums wrap at the dtype's width.
+#[test]
+fn narrow_int_reduction_stays_scalar() {
+    let n = 1003;
+    let xs: Vec<u8> = (0..n).map(|i| (i * 37 % 256) as u8).collect();
+    let p = plan1(
+        vec![Aval::new(DType::U8, vec![n])],
+        vec![n],
+        vec![0],
+        vec![kin(0, DType::U8, vec![1])],
+        vec![load(0, DType::U8)],
+        vec![(Aval::new(DType::U8, vec![]), 0, OutputKind::Reduce(ReduceOp::Sum))],
+    );
+    let exe = compile(&p).unwrap();
+    assert!(exe.as_text().contains("; simd: Scalar"), "{}", exe.as_text());
+    let out = exe.run(&[buf(&[n], &xs)]).unwrap();
+    let want = xs.iter().fold(0u8, |a, &x| a.wrapping_add(x));
+    assert_eq!(read::<u8>(&out[0]), vec![want]);
+}
