@@ -30,19 +30,7 @@ import numpy as np
 def median_time(fn, budget=1.0, warmup=3):
     """Median seconds per call of ``fn`` (which waits for its result), samples of at least ~1 ms.
     (Here rather than ``cranax.bench._timing`` so the JAX child needs no cranax.)"""
-    for _ in range(warmup):
-        fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-9)
-    inner = max(1, min(1000, int(1e-3 / one)))
-    ts = []
-    for _ in range(max(5, min(51, int(budget / (one * inner))))):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        ts.append((time.perf_counter() - t) / inner)
-    return statistics.median(ts)
+    return min_median_time(fn, budget, warmup)[1]
 
 
 def min_median_time(fn, budget=1.0, warmup=3):
