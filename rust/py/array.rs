@@ -395,17 +395,17 @@ impl DeviceArray {
     /// A `jax.Ref`'s write: `src` copied into this array's storage, on its device's stream after the work
     /// queued before (`runtime::ref_buffer::write_into`). The result holds this storage; this array must be
     /// the ref's private buffer. On a device other than the CPU the result is `src` (no copy).
-    fn _ref_write(&self, src: &Bound<'_, DeviceArray>) -> DeviceArray {
-        let value = crate::runtime::ref_buffer::write_into(&self.device, &self.value, &src.get().value);
-        DeviceArray { value, device: self.device.clone() }
+    fn _ref_write(&self, src: &Bound<'_, DeviceArray>) -> PyResult<DeviceArray> {
+        let value = crate::runtime::ref_buffer::write_into(&self.device, &self.value, &src.get().value)?;
+        Ok(DeviceArray { value, device: self.device.clone() })
     }
 
     /// This array, or a copy of it when its storage is one of `held`'s (this array itself among them):
     /// a value that `_ref_write`s into `held` cannot change (`runtime::ref_buffer::detach`).
-    fn _ref_detach(&self, held: Vec<Bound<'_, DeviceArray>>) -> DeviceArray {
+    fn _ref_detach(&self, held: Vec<Bound<'_, DeviceArray>>) -> PyResult<DeviceArray> {
         let held: Vec<Value> = held.iter().map(|h| h.get().value.clone()).collect();
-        let value = crate::runtime::ref_buffer::detach(&self.device, &self.value, &held);
-        DeviceArray { value, device: self.device.clone() }
+        let value = crate::runtime::ref_buffer::detach(&self.device, &self.value, &held)?;
+        Ok(DeviceArray { value, device: self.device.clone() })
     }
 
     fn __repr__(&self) -> String {

@@ -31,15 +31,15 @@ fn held_bytes(b: &Buffer) -> Option<usize> {
 /// be made (storage borrowed from NumPy, sizes that differ, a device other than the CPU) the result is
 /// `src` itself, as an immutable value. `dst` must be reachable from nowhere but the ref (its storage is
 /// overwritten); readers queued before keep the old value.
-pub fn write_into(dev: &Arc<Device>, dst: &Value, src: &Value) -> Value {
+pub fn write_into(dev: &Arc<Device>, dst: &Value, src: &Value) -> Result<Value> {
     if dev.kind != DeviceKind::Cpu {
-        return src.clone();
+        return Ok(src.clone());
     }
     let aval = dst.aval().clone();
     let markers = other_streams(dev);
     let small = markers.is_empty();
     let out_aval = aval.clone();
-    let mut out = dev.stream.submit(vec![dst.clone(), src.clone()], std::slice::from_ref(&out_aval), small, move |bufs| {
+    let out = dev.stream.submit(vec![dst.clone(), src.clone()], std::slice::from_ref(&out_aval), small, move |bufs| {
         for m in &markers {
             let _ = m.wait(); // filled with an empty error by design: only the wait matters
         }
@@ -57,28 +57,33 @@ pub fn write_into(dev: &Arc<Device>, dst: &Value, src: &Value) -> Value {
             _ => Ok(vec![s.view(&aval)]),
         }
     });
-    out.pop().expect("one output")
+    one_output(out)
 }
 
 /// `v`, or a copy of it when its storage is one of `held`'s (or `v` is in `held`): a value that later
 /// `write_into`s of `held` cannot change. A device other than the CPU gives `v` (its buffers are never
 /// written in place).
-pub fn detach(dev: &Arc<Device>, v: &Value, held: &[Value]) -> Value {
+pub fn detach(dev: &Arc<Device>, v: &Value, held: &[Value]) -> Result<Value> {
     if dev.kind != DeviceKind::Cpu {
-        return v.clone();
+        return Ok(v.clone());
     }
     let aval = v.aval().clone();
     let mut inputs = Vec::with_capacity(held.len() + 1);
     inputs.push(v.clone());
     inputs.extend(held.iter().cloned());
-    let mut out = dev.stream.submit(inputs, std::slice::from_ref(&aval), true, move |bufs| {
+    let out = dev.stream.submit(inputs, std::slice::from_ref(&aval), true, move |bufs| {
         let b = &bufs[0];
         if !bufs[1..].iter().any(|h| Arc::ptr_eq(&h.storage, &b.storage)) {
             return Ok(vec![b.clone()]);
         }
         Ok(vec![copy(b)?])
     });
-    out.pop().expect("one output")
+    one_output(out)
+}
+
+/// The one value a single-output `submit` returns (an error, never a panic, should it return none).
+fn one_output(mut out: Vec<Value>) -> Result<Value> {
+    out.pop().ok_or_else(|| crate::error::Error::Execution("a ref copy queued no output".into()))
 }
 
 /// A fresh buffer holding `b`'s bytes.
@@ -106,9 +111,9 @@ mod tests {
     #[test]
     fn write_into_keeps_the_destination_storage() {
         let dev = crate::runtime::device::cpu();
-        let dst = detach(dev, &f32s(&[0.0, 1.0, 2.0]), &[]);
+        let dst = detach(dev, &f32s(&[0.0, 1.0, 2.0]), &[]).unwrap();
         let held = dst.wait().unwrap().as_ptr() as usize;
-        let out = write_into(dev, &dst, &f32s(&[5.0, 6.0, 7.0]));
+        let out = write_into(dev, &dst, &f32s(&[5.0, 6.0, 7.0])).unwrap();
         assert_eq!(out.wait().unwrap().as_ptr() as usize, held);
         assert_eq!(read(&out), vec![5.0, 6.0, 7.0]);
     }
@@ -118,13 +123,13 @@ mod tests {
         let dev = crate::runtime::device::cpu();
         let a = f32s(&[1.0, 2.0]);
         let p = a.wait().unwrap().as_ptr() as usize;
-        let same = detach(dev, &a, &[]);
+        let same = detach(dev, &a, &[]).unwrap();
         assert_eq!(same.wait().unwrap().as_ptr() as usize, p);
-        let copied = detach(dev, &a, std::slice::from_ref(&a));
+        let copied = detach(dev, &a, std::slice::from_ref(&a)).unwrap();
         assert_ne!(copied.wait().unwrap().as_ptr() as usize, p);
         assert_eq!(read(&copied), vec![1.0, 2.0]);
         // writing the original leaves the copy alone
-        let _ = write_into(dev, &a, &f32s(&[9.0, 9.0])).wait();
+        let _ = write_into(dev, &a, &f32s(&[9.0, 9.0])).unwrap().wait();
         assert_eq!(read(&copied), vec![1.0, 2.0]);
     }
 }
