@@ -736,14 +736,6 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
             let f = vf16_to_f32(b, x);
             vconvert(b, F32, dt, lanes, f)?
         }
-        (Bool, F16) if lanes == 4 => {
-            let one = isplat(b, vt, 0x3c00);
-            b.ins().band(x, one)
-        }
-        (F32 | I32 | U32 | I8 | U8 | I16 | U16, F16) if lanes == 4 => {
-            let f = vconvert(b, xdt, F32, lanes, x)?;
-            vf32_to_f16(b, f)
-        }
         // bfloat16 (4 lanes): its bits are f32's upper half
         (BF16, _) if lanes == 4 => {
             let s = b.ins().iconst(types::I32, 16);
@@ -751,13 +743,18 @@ fn vconvert(b: &mut FunctionBuilder, xdt: DType, dt: DType, lanes: u32, x: Value
             let f = b.ins().bitcast(types::F32X4, vflags(), w);
             vconvert(b, F32, dt, lanes, f)?
         }
-        (Bool, BF16) if lanes == 4 => {
-            let one = isplat(b, vt, 0x3f80);
+        // to either 16-bit float: 1.0's bits for true, the rest through f32
+        (Bool, F16 | BF16) if lanes == 4 => {
+            let one = isplat(b, vt, if dt == F16 { 0x3c00 } else { 0x3f80 });
             b.ins().band(x, one)
         }
-        (F32 | I32 | U32 | I8 | U8 | I16 | U16, BF16) if lanes == 4 => {
+        (F32 | I32 | U32 | I8 | U8 | I16 | U16, F16 | BF16) if lanes == 4 => {
             let f = vconvert(b, xdt, F32, lanes, x)?;
-            vf32_to_bf16(b, f)
+            if dt == F16 {
+                vf32_to_f16(b, f)
+            } else {
+                vf32_to_bf16(b, f)
+            }
         }
         // 8/16-bit integers (4 lanes, held as their values: `lane_size`), as `ops::convert_narrow`: int ->
         // int truncates to the target (the held value is the source extended by its signedness), float ->
