@@ -980,12 +980,12 @@ def _rgg_parts(ans, a, x):
     dt = get_aval(ans).dtype
     a, x, r = (convert_element_type(v, f64) for v in (a, x, ans))
     lx_psi = sub(log(x), digamma(a))
-    log_p = sub(sub(mul(sub(a, _c(a, 1)), log(x)), x), lgamma(a))
-    return dt, a, x, r, lx_psi, log_p
+    return dt, a, x, r, lx_psi
 
 
 def _rgg_da(g, ans, a, x):
-    dt, a, x, r, lx_psi, log_p = _rgg_parts(ans, a, x)
+    dt, a, x, r, lx_psi = _rgg_parts(ans, a, x)
+    log_p = sub(sub(mul(sub(a, _c(a, 1)), log(x)), x), lgamma(a))
     h = mul(a, _c(a, 6e-6))
     p_aa = div(sub(igamma_grad_a(add(a, h), x), igamma_grad_a(sub(a, h), x)), add(h, h))
     d = neg(add(mul(p_aa, exp(neg(log_p))), mul(r, lx_psi)))
@@ -993,7 +993,7 @@ def _rgg_da(g, ans, a, x):
 
 
 def _rgg_dx(g, ans, a, x):
-    dt, a, x, r, lx_psi, _ = _rgg_parts(ans, a, x)
+    dt, a, x, r, lx_psi = _rgg_parts(ans, a, x)
     d = neg(add(lx_psi, mul(r, sub(div(sub(a, _c(a, 1)), x), _c(x, 1)))))
     return mul(g, convert_element_type(d, dt))
 
