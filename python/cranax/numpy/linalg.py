@@ -228,12 +228,12 @@ def _slogdet_jvp(primals, tangents):
     (a,), (g,) = primals, tangents
     lu_, piv, perm = _pl.lu(a)
     s, ans = _slogdet_from_lu(a, lu_, piv)
-    # a^-1 = U^-1 L^-1 P with P = I[perm], built by a comparison (one fused elementwise pass, cheaper than
-    # gathering the rows of an identity)
-    dt = get_aval(a).dtype
-    p_eye = (expand_dims(perm, -1) == arange(get_aval(a).shape[-1], dtype=np.int32)).astype(dt)
-    x = _pl.triangular_solve(lu_, p_eye, left_side=True, lower=True, unit_diagonal=True)
-    a_inv = _pl.triangular_solve(lu_, x, left_side=True, lower=False)
+    # a^-1 as `inv` writes it (the identity's rows in perm's order, then the two solves): under `grad` the
+    # primal's uses of the factors are dead, and the core fuses lu + solves into one `lu_solve` of the
+    # identity, whose first solve skips the zeros above each column's one (~2.1 n³ flops against ~2.7 n³ for
+    # the solves of the permuted identity, which have no such structure); under `jvp` the LU stays shared
+    dt, av = get_aval(a).dtype, get_aval(a)
+    a_inv = _lu_solve(lu_, perm, broadcast_to(eye(av.shape[-1], dtype=dt), av.shape))
     ans_dot = sum(matrix_transpose(a_inv) * g, axis=(-2, -1))
     if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         sign_dot = (ans_dot - real(ans_dot).astype(get_aval(ans_dot).dtype)) * s
