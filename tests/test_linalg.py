@@ -1271,6 +1271,28 @@ def test_slogdet_grad_is_one_lu_solve_of_the_identity(shape, dtype):
             _fd_grad_check(lambda x: JLA.slogdet(x)[1], a)
 
 
+def test_det_of_singular_and_non_finite_matrices(x64):
+    """det/slogdet read whether `a` is finite only when a pivot is NaN (a `lax.cond` in `_lu_det_parts`): a
+    singular finite matrix (exact zero pivot) still gives det 0 and slogdet (0, -inf), a NaN input NaN, in a batch
+    mixing them (one branch for all), under `jit` and `vmap`, eagerly, and grad of det through it (JAX 0.10.2:
+    det of diag(2, 3, 4) has grad diag(12, 8, 6))."""
+    cases = [np.ones((3, 3)), np.array([[np.nan, 1, 0], [1, 2, 0], [0, 0, 1.]]), np.diag([2., 3, 4]),
+             np.array([[1., 2, 3], [2, 4, 6], [0, 1, 1]])]
+    b = np.stack(cases)
+    want = [0.0, np.nan, 24.0, 0.0]
+    for got in (jnp.linalg.det(b), jax.jit(jnp.linalg.det)(b), jax.vmap(jnp.linalg.det)(b),
+                np.array([float(jax.jit(jnp.linalg.det)(c)) for c in cases])):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    sign, ld = jax.jit(jnp.linalg.slogdet)(b)
+    np.testing.assert_array_equal(np.asarray(sign)[[0, 2, 3]], [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(ld)[[0, 1, 3]], [-np.inf, np.nan, -np.inf])
+    np.testing.assert_allclose(float(np.asarray(ld)[2]), np.log(24.0), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(jax.grad(jnp.linalg.det)(np.diag([2., 3, 4]))), np.diag([12., 8, 6]),
+                               rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(jnp.linalg.det))(np.diag([2., 3, 4]))),
+                               np.diag([12., 8, 6]), rtol=1e-15)
+
+
 _KNOB_SCRIPT = r"""
 import numpy as np, cranax, cranax.numpy as jnp
 cranax.config.update("jax_enable_x64", True)

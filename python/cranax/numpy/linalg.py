@@ -14,6 +14,7 @@ from ..api import jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..primitives import linalg as _pl
+from ..lax import cond as _lax_cond
 from ._creation import arange, eye, zeros
 from ._products import matmul, outer, tensordot, vecdot
 from ._products import trace as _trace
@@ -181,8 +182,10 @@ def _lu_det_parts(a, lu_piv=None):
     swaps = count_nonzero(piv != arange(n, dtype=np.int32), axis=-1)
     parity = where(swaps % 2 == 1, -1.0, 1.0).astype(get_aval(a).dtype)
     # faer divides by an exactly zero pivot (LAPACK skips that column): a NaN from a finite matrix means
-    # it is singular, with determinant 0
-    singular = (isnan(d).any(axis=-1) & isfinite(a).all(axis=(-2, -1)))[..., None]
+    # it is singular, with determinant 0. Whether `a` is finite is read only when some diagonal is NaN
+    # (a branch): a whole pass over `a` after the LU cost det/slogdet ~5-10% at n = 1000
+    nan_d = isnan(d).any(axis=-1)
+    singular = _lax_cond(nan_d.any(), lambda: nan_d & isfinite(a).all(axis=(-2, -1)), lambda: nan_d)[..., None]
     d = where(singular, 0, d).astype(get_aval(a).dtype)
     return d, parity
 
