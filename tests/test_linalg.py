@@ -1244,6 +1244,98 @@ def test_slogdet_jvp_is_jaxs_solve_rule(x64):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(5, 5), (300, 300), (400, 400), (600, 600), (2, 40, 40)])
+def test_slogdet_grad_is_one_lu_solve_of_the_identity(shape, dtype):
+    """grad of slogdet's logabsdet is a^-T, computed as `inv` is (the identity's rows in the LU's order, then
+    the two triangular solves), so the compiled grad is one fused `lu_solve` of the identity (no separate `lu`
+    step): against NumPy's inverse in float64 and finite differences, below and above the blocked LU's order
+    (384), batched; `value_and_grad` (which keeps the LU for the value) and `jacfwd` agree with it."""
+    _set_x64(dtype)
+    a = _gen(shape, dtype, seed=shape[-1])
+    a64 = a.astype(np.float64)
+    f = jax.jit(jax.grad(lambda x: jnp.sum(JLA.slogdet(x)[1])))
+    g = np.asarray(f(a))
+    assert g.dtype == dtype and g.shape == shape
+    want = np.swapaxes(np.linalg.inv(a64), -1, -2)
+    rtol, atol = (2e-3, 1e-5) if dtype == np.float32 else (1e-10, 1e-13)
+    np.testing.assert_allclose(g, want, rtol=rtol, atol=atol * np.abs(want).max())
+    text = f.lower(a).compile().as_text()
+    assert "lu_solve" in text and " = lu " not in text and "triangular_solve" not in text
+    v, g2 = jax.jit(jax.value_and_grad(lambda x: jnp.sum(JLA.slogdet(x)[1])))(a)
+    np.testing.assert_allclose(float(v), np.sum(np.linalg.slogdet(a64)[1]), rtol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(np.asarray(g2), g, rtol=rtol, atol=atol * np.abs(want).max())
+    if shape == (5, 5):
+        jf = np.asarray(jax.jacfwd(lambda x: JLA.slogdet(x)[1])(a))
+        np.testing.assert_allclose(jf, want, rtol=rtol, atol=atol)
+        if dtype == np.float64:
+            _fd_grad_check(lambda x: JLA.slogdet(x)[1], a)
+
+
+def test_det_of_singular_and_non_finite_matrices(x64):
+    """det/slogdet read whether `a` is finite only when a pivot is NaN (a `lax.cond` in `_lu_det_parts`): a
+    singular finite matrix (exact zero pivot) still gives det 0 and slogdet (0, -inf), a NaN input NaN, in a batch
+    mixing them (one branch for all), under `jit` and `vmap`, eagerly, and grad of det through it (JAX 0.10.2:
+    det of diag(2, 3, 4) has grad diag(12, 8, 6))."""
+    cases = [np.ones((3, 3)), np.array([[np.nan, 1, 0], [1, 2, 0], [0, 0, 1.]]), np.diag([2., 3, 4]),
+             np.array([[1., 2, 3], [2, 4, 6], [0, 1, 1]])]
+    b = np.stack(cases)
+    want = [0.0, np.nan, 24.0, 0.0]
+    for got in (jnp.linalg.det(b), jax.jit(jnp.linalg.det)(b), jax.vmap(jnp.linalg.det)(b),
+                np.array([float(jax.jit(jnp.linalg.det)(c)) for c in cases])):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    sign, ld = jax.jit(jnp.linalg.slogdet)(b)
+    np.testing.assert_array_equal(np.asarray(sign)[[0, 2, 3]], [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(ld)[[0, 1, 3]], [-np.inf, np.nan, -np.inf])
+    np.testing.assert_allclose(float(np.asarray(ld)[2]), np.log(24.0), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(jax.grad(jnp.linalg.det)(np.diag([2., 3, 4]))), np.diag([12., 8, 6]),
+                               rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(jnp.linalg.det))(np.diag([2., 3, 4]))),
+                               np.diag([12., 8, 6]), rtol=1e-15)
+
+
+_KNOB_SCRIPT = r"""
+import numpy as np, cranax, cranax.numpy as jnp
+cranax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(2)
+for dt, n in ((np.float64, 300), (np.float32, 260)):
+    a = rng.standard_normal((n, n)).astype(dt)
+    h = (a + a.T) / 2
+    w, v = (np.asarray(x, np.float64) for x in jnp.linalg.eigh(h))
+    s = np.asarray(jnp.linalg.svd(a, compute_uv=False), np.float64)
+    u, s2, vt = (np.asarray(x, np.float64) for x in jnp.linalg.svd(a))
+    h64, a64 = h.astype(np.float64), a.astype(np.float64)
+    print(np.abs(w - np.linalg.eigvalsh(h64)).max() / np.abs(w).max(), np.abs(v.T @ v - np.eye(n)).max(),
+          np.abs(v * w @ v.T - h64).max() / np.abs(h64).max(),
+          np.abs(s - np.linalg.svd(a64, compute_uv=False)).max() / s.max(), np.abs(s2 - s).max() / s.max(),
+          np.abs(u.T @ u - np.eye(n)).max(), np.abs(u * s2 @ vt - a64).max() / np.abs(a64).max())
+"""
+
+
+@pytest.mark.parametrize("knobs", [
+    {"CRANAX_LINALG_EIGH_RECURSION": "1000", "CRANAX_LINALG_SVD_RECURSION": "1000"},   # QR iterations only
+    {"CRANAX_LINALG_EIGH_RECURSION": "16", "CRANAX_LINALG_SVD_RECURSION": "16",
+     "CRANAX_LINALG_TRIDIAG_PAR": "0", "CRANAX_LINALG_BIDIAG_PAR": "0"},   # deep divide and conquer, parallel steps
+    {"CRANAX_LINALG_TRIDIAG_PAR": "100000000", "CRANAX_LINALG_BIDIAG_PAR": "100000000"},   # one-thread reductions
+])
+def test_eigh_svd_tuning_knobs_keep_the_values(knobs):
+    """The measurement knobs for faer's eigh/svd parameters (rust/backend/cpu/library/linalg.rs:
+    `eigh_evd_params`, `eigh_tridiag_params`, `svd_params`) change how, not what: eigenvalues and singular
+    values against NumPy's, vectors orthonormal and reconstructions all within 2 n ε (faer's QR iterations,
+    which the first case forces at every size, reach 1.1 n ε in float32; the defaults 0.2 n ε), on two threads
+    in a fresh process (the knobs are read once)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, CRANAX_NUM_THREADS="2", CRANAX_LINALG_YIELD="0", **knobs)
+    out = subprocess.run([sys.executable, "-c", _KNOB_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = [[float(x) for x in line.split()] for line in out.stdout.split("\n") if line.strip()]
+    assert len(rows) == 2
+    for errs, n, eps in zip(rows, (300, 260), (np.finfo(np.float64).eps, np.finfo(np.float32).eps)):
+        assert max(errs) <= 2 * n * eps, (knobs, errs)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_scipy_linalg_against_scipy(dtype):
     _set_x64(dtype)
     rtol, atol = _tol(dtype)

@@ -5,7 +5,7 @@ take two threads (`par_n` there: n = 1800 in float64, 2400 in float32; below the
 thread on purpose), so the second run really takes faer's parallel path. Below them (n = 1000 / 700) the copies
 around one factorization and the column blocks of wide triangular solves take two threads: the same holds.
 A Cholesky factorization from n = 512 runs cranax's blocked driver (`cholesky_blocked`), whose blocks of a step
-run on the pool's threads at every one of these sizes; so does an LU from n = 512 (`lu_blocked`) and a QR from
+run on the pool's threads at every one of these sizes; so does an LU from n = 384 (`lu_blocked`) and a QR from
 min(m, n) = 384 (`qr_blocked`, `qr_q_chunks`): their own tests below."""
 import os
 import subprocess
@@ -56,12 +56,14 @@ LU_SCRIPT = r"""
 import hashlib, numpy as np, cranax, cranax.numpy as jnp, cranax.scipy.linalg as jsl
 cranax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(5)
-for dt, n in ((np.float64, 512), (np.float32, 641), (np.float64, 641), (np.float32, 1000), (np.float64, 1000)):
+grad = cranax.jit(cranax.grad(lambda x: jnp.linalg.slogdet(x)[1]))   # one fused lu_solve of the identity
+for dt, n in ((np.float64, 400), (np.float64, 512), (np.float32, 641), (np.float64, 641), (np.float32, 1000),
+              (np.float64, 1000)):
     a = rng.standard_normal((n, n)).astype(dt)
     b = rng.standard_normal((n, 3)).astype(dt)
     s = (a / np.exp(np.linalg.slogdet(a.astype(np.float64))[1] / n)).astype(dt)   # |det s| = 1
     for r in (*jsl.lu_factor(a), jnp.linalg.solve(a, b), jnp.linalg.solve(a, b[:, 0]), jnp.linalg.inv(a),
-              jnp.linalg.det(s), *jnp.linalg.slogdet(a)):
+              jnp.linalg.det(s), *jnp.linalg.slogdet(a), grad(a)):
         print(hashlib.sha1(np.asarray(r).tobytes()).hexdigest())
 """
 
@@ -71,15 +73,17 @@ def _lu_digests(threads, **env):
 
 
 def test_blocked_lu_does_not_depend_on_the_thread_count():
-    """From n = 512 an LU (lu_factor, solve, inv, det, slogdet) runs cranax's blocked driver (`lu_blocked`), whose
-    tasks of a step run on the pool's threads: the same bits on 1, 2 and 3 threads (whole 128-blocks, a narrow
-    last one, n = 1000). That the driver ran at all: faer's own LU (`CRANAX_LINALG_LU_BLOCK=0`) rounds
-    differently, so its factors of the n = 1000 matrices differ in bits."""
+    """From n = 384 an LU (lu_factor, solve, inv, det, slogdet, grad of slogdet) runs cranax's blocked driver
+    (`lu_blocked`), whose tasks of a step run on the pool's threads: the same bits on 1, 2 and 3 threads (whole
+    128-blocks, a narrow last one, n = 400 and 1000). That the driver ran at all: faer's own LU
+    (`CRANAX_LINALG_LU_BLOCK=0`) rounds differently, so its factors of the n = 400 and 1000 matrices differ in
+    bits."""
     one, two, three = _lu_digests(1), _lu_digests(2), _lu_digests(3)
-    assert len(one) == 5 * 8
+    assert len(one) == 6 * 9
     assert one == two == three
     faer = _lu_digests(2, CRANAX_LINALG_LU_BLOCK="0")
-    assert faer[-16] != one[-16] and faer[-8] != one[-8]   # the packed LU of each n = 1000 matrix
+    # the packed LU of the n = 400 matrix and of each n = 1000 one
+    assert faer[0] != one[0] and faer[-18] != one[-18] and faer[-9] != one[-9]
 
 
 QR_SCRIPT = r"""

@@ -14,6 +14,7 @@ from ..api import jit
 from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..primitives import linalg as _pl
+from ..lax import cond as _lax_cond
 from ._creation import arange, eye, zeros
 from ._products import matmul, outer, tensordot, vecdot
 from ._products import trace as _trace
@@ -181,8 +182,10 @@ def _lu_det_parts(a, lu_piv=None):
     swaps = count_nonzero(piv != arange(n, dtype=np.int32), axis=-1)
     parity = where(swaps % 2 == 1, -1.0, 1.0).astype(get_aval(a).dtype)
     # faer divides by an exactly zero pivot (LAPACK skips that column): a NaN from a finite matrix means
-    # it is singular, with determinant 0
-    singular = (isnan(d).any(axis=-1) & isfinite(a).all(axis=(-2, -1)))[..., None]
+    # it is singular, with determinant 0. Whether `a` is finite is read only when some diagonal is NaN
+    # (a branch): a whole pass over `a` after the LU cost det/slogdet ~5-10% at n = 1000
+    nan_d = isnan(d).any(axis=-1)
+    singular = _lax_cond(nan_d.any(), lambda: nan_d & isfinite(a).all(axis=(-2, -1)), lambda: nan_d)[..., None]
     d = where(singular, 0, d).astype(get_aval(a).dtype)
     return d, parity
 
@@ -228,12 +231,12 @@ def _slogdet_jvp(primals, tangents):
     (a,), (g,) = primals, tangents
     lu_, piv, perm = _pl.lu(a)
     s, ans = _slogdet_from_lu(a, lu_, piv)
-    # a^-1 = U^-1 L^-1 P with P = I[perm], built by a comparison (one fused elementwise pass, cheaper than
-    # gathering the rows of an identity)
-    dt = get_aval(a).dtype
-    p_eye = (expand_dims(perm, -1) == arange(get_aval(a).shape[-1], dtype=np.int32)).astype(dt)
-    x = _pl.triangular_solve(lu_, p_eye, left_side=True, lower=True, unit_diagonal=True)
-    a_inv = _pl.triangular_solve(lu_, x, left_side=True, lower=False)
+    # a^-1 as `inv` writes it (the identity's rows in perm's order, then the two solves): under `grad` the
+    # primal's uses of the factors are dead, and the core fuses lu + solves into one `lu_solve` of the
+    # identity, whose first solve skips the zeros above each column's one (~2.1 n³ flops against ~2.7 n³ for
+    # the solves of the permuted identity, which have no such structure); under `jvp` the LU stays shared
+    dt, av = get_aval(a).dtype, get_aval(a)
+    a_inv = _lu_solve(lu_, perm, broadcast_to(eye(av.shape[-1], dtype=dt), av.shape))
     ans_dot = sum(matrix_transpose(a_inv) * g, axis=(-2, -1))
     if dtypes.issubdtype(get_aval(a).dtype, np.complexfloating):
         sign_dot = (ans_dot - real(ans_dot).astype(get_aval(ans_dot).dtype)) * s

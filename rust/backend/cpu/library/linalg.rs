@@ -453,10 +453,12 @@ fn lu_block(n: usize) -> Option<usize> {
 /// From this order an LU factorization (`lu`, `lu_solve`, so `solve`, `inv`, `det`, `slogdet`, `lu_factor`) runs
 /// `lu_blocked` in blocks of `LU_BLOCK` columns, its trailing updates in tasks of `LU_ROWS` rows
 /// (`CRANAX_LINALG_LU_ROWS`). On one thread it costs what faer's own LU costs with blocks of 128 (process CPU time,
-/// n = 384-1000, both ISAs; 64, 192 and 256 cost more), and the row split changes neither bits nor cost; at
-/// n <= 384 handing the factorization to the pool (a wake-up) cost about what the second thread saved
-/// (benches/RESULTS.md, h-lu19; measured on a loaded host only).
-const LU_BLOCKED_N: usize = 512;
+/// n = 384-1000, both ISAs; 64, 192 and 256 cost more), and the row split changes neither bits nor cost. At
+/// n = 256 handing the factorization to the pool (a wake-up) cost about what the second thread saved, at 384
+/// the blocked driver was ahead (wall, 2 threads: f32 1.49 against faer's 1.67 ms, f64 2.12 against 2.41;
+/// h-lu19), and from 256 on the AVX2-only host grad of slogdet at n = 500 took 0.92x the time (session 20);
+/// benches/RESULTS.md h-lu19, Session 20, eig22.
+const LU_BLOCKED_N: usize = 384;
 const LU_BLOCK: usize = 128;
 const LU_ROWS: usize = 256;
 
@@ -1101,7 +1103,7 @@ impl<T: Real> EighWork<T> {
         let req = faer::dyn_stack::StackReq::any_of(&[
             evd::tridiag::tridiag_in_place_scratch::<T>(n, par, eigh_tridiag_params::<T>().into()),
             // a superset of the tridiagonal eigensolver's (faer has no scratch query of its own for it)
-            evd::self_adjoint_evd_scratch::<T>(n, if vectors { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No }, par, Default::default()),
+            evd::self_adjoint_evd_scratch::<T>(n, if vectors { evd::ComputeEigenvectors::Yes } else { evd::ComputeEigenvectors::No }, par, eigh_evd_params::<T>().into()),
             eigh_apply_scratch::<T>(n, n),
             // the column blocks' shares (`run`), each aligned apart
             faer::dyn_stack::StackReq::new_aligned::<u8>(eigh_apply_scratch::<T>(n, n.div_ceil(parts)).unaligned_bytes_required(), 64)
@@ -1132,7 +1134,7 @@ impl<T: Real> EighWork<T> {
         let vectors = self.u.rows == n;
         // u needs no clearing: the eigensolver writes all of it
         let u = vectors.then(|| self.u.as_mut());
-        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), u, par, self.mem.stack(), Default::default())
+        let ok = evd::tridiagonal_self_adjoint_evd(self.d.as_ref(), self.e.as_ref(), self.w.as_mut(), u, par, self.mem.stack(), eigh_evd_params::<T>().into())
             .is_ok();
         if ok && vectors && n > 1 {
             // u = Q u, Q = diag(1, Q') (Q' the reflectors below the subdiagonal)
@@ -1191,8 +1193,17 @@ fn eigh_apply_scratch<T: Real>(n: usize, cols: usize) -> faer::dyn_stack::StackR
 /// (128) the bidiagonal SVD still divides down to 48 instead of taking the QR iteration: at n = 100
 /// (`jnp.linalg.svd` of the bench's matrix, one thread, CPU time) 0.90x the time in float64, 0.88x in
 /// float32; eigh measured the other way (its QR iteration at n = 100 is the faster) and keeps faer's.
+/// Measurement knobs (read once): `CRANAX_LINALG_SVD_RECURSION` sets the divide-and-conquer threshold at
+/// every k, `CRANAX_LINALG_BIDIAG_PAR` the bidiagonalization's `par_threshold` (faer's 192 * 256: the
+/// trailing (m-k)(n-k) below which its steps run on one thread).
 fn svd_params<T: Real>(k: usize) -> svd::SvdParams {
-    let auto: svd::SvdParams = faer::Auto::<T>::auto();
+    let mut auto: svd::SvdParams = faer::Auto::<T>::auto();
+    if let Some(t) = env_usize("CRANAX_LINALG_BIDIAG_PAR") {
+        auto.bidiag.par_threshold = t;
+    }
+    if let Some(r) = env_usize("CRANAX_LINALG_SVD_RECURSION") {
+        return svd::SvdParams { recursion_threshold: r.max(2), ..auto };
+    }
     if k < auto.recursion_threshold {
         svd::SvdParams { recursion_threshold: SVD_SMALL_RECURSION, ..auto }
     } else {
@@ -1208,9 +1219,27 @@ fn eigh_block_size<T: Real>(n: usize) -> usize {
     qrf::recommended_block_size::<T>(n, n).max(1)
 }
 
-/// eigh's tridiagonalization parameters: faer's.
+/// eigh's tridiagonalization parameters: faer's; `CRANAX_LINALG_TRIDIAG_PAR` (a measurement knob, read once)
+/// sets its `par_threshold` (faer's 192 * 256: the trailing (n-k)²/2 below which its steps, each a
+/// barrier of the pool, run on one thread).
 fn eigh_tridiag_params<T: Real>() -> evd::tridiag::TridiagParams {
-    faer::Auto::<T>::auto()
+    let mut p: evd::tridiag::TridiagParams = faer::Auto::<T>::auto();
+    if let Some(t) = env_usize("CRANAX_LINALG_TRIDIAG_PAR") {
+        p.par_threshold = t;
+    }
+    p
+}
+
+/// The tridiagonal eigensolver's parameters: faer's (divide and conquer from n = 128, LAPACK stedc's
+/// method, as JAX's syevd); `CRANAX_LINALG_EIGH_RECURSION` (a measurement knob, read once) sets the order
+/// below which it takes the QR iteration.
+fn eigh_evd_params<T: Real>() -> evd::SelfAdjointEvdParams {
+    let mut p: evd::SelfAdjointEvdParams = faer::Auto::<T>::auto();
+    p.tridiag = eigh_tridiag_params::<T>();
+    if let Some(r) = env_usize("CRANAX_LINALG_EIGH_RECURSION") {
+        p.recursion_threshold = r.max(2);
+    }
+    p
 }
 
 /// The per-thread workspace of a batch of real LU factorizations (`t`: `lu_solve`'s right-hand side, else
