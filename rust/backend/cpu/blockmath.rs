@@ -16,6 +16,8 @@
 //! exactly when the host has FMA). `CRANAX_CPU_BLOCK_MATH=avx512|avx2|off` overrides the choice (a
 //! choice the host lacks falls back to the next one); other architectures have none. `avx2` also hides
 //! AVX-512 from the libraries' own dispatch (faer, gemm, Cranelift's flags) at import: `host_simd`.
+// The x86 kernels are cfg-gated out elsewhere: what only they use is dead there, not wrong.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_mut, unused_variables, unused_macros, unreachable_code))]
 use std::sync::OnceLock;
 
 use super::math_fn::MathFn;

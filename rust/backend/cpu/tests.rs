@@ -1222,10 +1222,16 @@ fn math_functions_match_std() {
         unop(Tanh, &pts64),
         vec![0.29131261245159085, -0.6043677771171635, 0.9051482536448665, 0.9640275800758169, 0.00999966667999946]
     );
-    assert_eq!(
-        unop(Cbrt, &pts64),
-        vec![0.6694329500821694, -0.8879040017426008, 1.1447142425533317, 1.2599210498948734, 0.21544346900318834]
-    );
+    let cbrt_jax = [0.6694329500821694, -0.8879040017426008, 1.1447142425533317, 1.2599210498948734, 0.21544346900318834];
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(unop(Cbrt, &pts64), cbrt_jax.to_vec());
+    } else {
+        // the C library's cbrt is built per ISA (aarch64's glibc contracts its polynomial into FMAs): 1.5's
+        // cube root is one ulp from x86_64's there, as JAX's on that host would be
+        for (g, w) in unop(Cbrt, &pts64).iter().zip(cbrt_jax) {
+            assert!((g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1, "cbrt {g} vs {w}");
+        }
+    }
     // f64 exp and expm1 are XLA:CPU's sequences (math_xla64): JAX 0.10.2's values at the same points
     assert_eq!(unop(Exp, &pts64), vec![1.3498588075760032, 0.4965853037914095, 4.4816890703380645, 7.38905609893065, 1.010050167084168]);
     assert_eq!(

@@ -12,6 +12,8 @@
 //! the thread count or on where a tile boundary falls. Instruction sets: AVX-512F or AVX2 (both with
 //! FMA), following `blockmath::isa()` (so `CRANAX_CPU_BLOCK_MATH=avx2|off` selects them; with `off`, or
 //! on other architectures, callers keep the im2col path).
+// The x86 kernels are cfg-gated out elsewhere: what only they use is dead there, not wrong.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_mut, unused_variables, unused_macros, unreachable_code))]
 
 /// The vector width a host's tiles use.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
