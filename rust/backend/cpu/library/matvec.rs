@@ -28,8 +28,8 @@ pub const PAR_WORK: usize = 1 << 18;
 const STREAM_BYTES: usize = 12 << 20;
 /// Multiply-adds per chunk (about 256 KiB of float32 matrix): the grain at which a thread done with its own
 /// run takes over the rest of another's (`share_chunks`). Within a run, rows stream in order whatever the
-/// chunk; 64 KiB chunks measured 5–10% slower than 256 KiB ones at 2048² float32 on two threads (Zen 4), more
-/// hand-overs at the runs' ends.
+/// chunk; 64 KiB chunks measured 7–12% slower than 256 KiB ones at 2048² float32 on two threads (Zen 4, AVX2
+/// kernel): more hand-overs where the runs meet.
 const CHUNK_WORK: usize = 1 << 16;
 
 /// `Σ_l a[l]·x[l]` in gemm's `mixed_gemv_rowmajor` order with `W` lanes (see the module doc).
