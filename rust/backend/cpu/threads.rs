@@ -10,8 +10,8 @@
 //! - Two independent library calls (a layer's two gradient products) run side by side with `join_offered`:
 //!   the calling thread runs one and a pool thread the other if one is free in time.
 //! - Library steps cut into independent chunks (matrix-vector outputs, blocks of a mid-size product, runs of a
-//!   batch of small products) use `share_chunks`: the calling thread claims chunks at once, pool threads as
-//!   they wake.
+//!   batch of small products) use `share_chunks`: one contiguous run of chunks per thread, the calling thread
+//!   at once, pool threads as they wake, each taking what is left of the others' runs when done.
 //!
 //! `CRANAX_NUM_THREADS` (default: all cores) sizes the pool; 1 runs everything on the calling thread.
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -131,35 +131,76 @@ where
     }
 }
 
-/// Runs `f(c)` for every chunk `c < chunks`, each once: this thread claims chunks from a counter at once
-/// while up to `helpers` pool threads are offered the same counter (`join_offered`), so a helper that wakes
-/// late takes what is left and one that wakes after the end finds nothing; the call never sleeps waiting for
-/// a pool thread to start (`pool.install` does: two wake-ups before any work). Returns once every claimed
-/// chunk is done. A chunk must give the same values whatever thread runs it.
+/// Runs `f(c)` for every chunk `c < chunks`, each once, on this thread and up to `helpers` pool threads offered
+/// the work (`join_offered`); the call never sleeps waiting for a pool thread to start (`pool.install` does: two
+/// wake-ups before any work). The chunks are cut into one contiguous run per thread: each thread claims its
+/// own run from the front, in order, then takes what is left of the others from their backs. So each thread
+/// streams through neighbouring memory (handing out chunks in turn from one counter interleaved the threads'
+/// rows: a matrix-vector product 2048² float32 on two threads took 1.2–1.5x the time of contiguous halves, the
+/// prefetchers' streams broken at every chunk and the counter's cache line passed between the cores), and a
+/// helper that wakes late or never still leaves no work undone. Returns once every chunk is done. A chunk must
+/// give the same values whatever thread runs it.
 pub fn share_chunks(chunks: usize, helpers: usize, f: impl Fn(usize) + Send + Sync + 'static) {
     let helpers = if pool().is_some() { helpers.min(chunks.saturating_sub(1)) } else { 0 };
-    if helpers == 0 {
+    if helpers == 0 || chunks > u32::MAX as usize {
         return (0..chunks).for_each(f);
     }
-    let shared = Arc::new((AtomicUsize::new(0), f));
-    offer_chunks(shared, chunks, helpers);
+    let runs = helpers + 1;
+    let parts = (0..runs).map(|p| Run::new(p * chunks / runs, (p + 1) * chunks / runs)).collect();
+    participate(Arc::new(Shared { parts, next: AtomicUsize::new(0), f }), helpers);
 }
 
-type Chunks<F> = Arc<(AtomicUsize, F)>;
+/// The chunks of one `share_chunks` call: one run per thread, the next thread's index, the work.
+struct Shared<F> {
+    parts: Vec<Run>,
+    next: AtomicUsize,
+    f: F,
+}
 
-fn offer_chunks<F: Fn(usize) + Send + Sync + 'static>(shared: Chunks<F>, chunks: usize, helpers: usize) {
-    let drain = |s: &Chunks<F>| loop {
-        let c = s.0.fetch_add(1, Ordering::Relaxed);
-        if c >= chunks {
-            return;
+/// The unclaimed chunks `[front, back)` of one run, packed in one word (front in the low half) so that its
+/// owner and a thief claim from either end with one compare-and-swap; one cache line each.
+#[repr(align(64))]
+struct Run(AtomicU64);
+
+impl Run {
+    fn new(lo: usize, hi: usize) -> Run {
+        Run(AtomicU64::new(lo as u64 | (hi as u64) << 32))
+    }
+
+    /// The first unclaimed chunk (`from_back` false) or the last, if any is left.
+    fn claim(&self, from_back: bool) -> Option<usize> {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let (f, b) = (cur & 0xffff_ffff, cur >> 32);
+            if f >= b {
+                return None;
+            }
+            let (next, c) = if from_back { (f | (b - 1) << 32, b - 1) } else { ((f + 1) | b << 32, f) };
+            match self.0.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(c as usize),
+                Err(now) => cur = now,
+            }
         }
-        (s.1)(c);
+    }
+}
+
+/// This thread takes the next run (the caller the first), offers the rest of the threads' places to the pool,
+/// and works: its own run from the front, then the others' from their backs.
+fn participate<F: Fn(usize) + Send + Sync + 'static>(shared: Arc<Shared<F>>, helpers: usize) {
+    let me = shared.next.fetch_add(1, Ordering::Relaxed) % shared.parts.len();
+    let work = |s: &Shared<F>| {
+        let n = s.parts.len();
+        for (q, from_back) in std::iter::once((me, false)).chain((1..n).map(|d| ((me + d) % n, true))) {
+            while let Some(c) = s.parts[q].claim(from_back) {
+                (s.f)(c);
+            }
+        }
     };
     if helpers == 0 {
-        return drain(&shared);
+        return work(&shared);
     }
     let rest = shared.clone();
-    join_offered(|| drain(&shared), move || offer_chunks(rest, chunks, helpers - 1));
+    join_offered(|| work(&shared), move || participate(rest, helpers - 1));
 }
 
 /// `join_offered`'s hand-over: the task until a thread takes it, then its result.
@@ -458,6 +499,14 @@ mod tests {
             });
             assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1), "{chunks} chunks, {helpers} helpers");
         }
+    }
+
+    #[test]
+    fn a_run_gives_each_chunk_once_from_either_end() {
+        let r = Run::new(3, 9);
+        let order: Vec<usize> = [false, true, true, false, true, false, false].iter().filter_map(|&b| r.claim(b)).collect();
+        assert_eq!(order, vec![3, 8, 7, 4, 6, 5]);
+        assert_eq!((r.claim(false), r.claim(true)), (None, None));
     }
 
     #[test]

@@ -222,7 +222,8 @@ unsafe fn run<T: Elem>(a: &Layout, b: &Layout, pa: usize, pb: usize, po: usize, 
     let isa = super::small_dot::host_isa();
     if nb == 1 && !tiny && !small && k > 2 && matches!(dt, DType::F32 | DType::F64) {
         // Matrix-vector products with a row-major matrix: `matvec`'s kernels, in gemm's order for these
-        // shapes (gemm's gemv before: the same bits), on every thread that is free (chunks claimed in turn).
+        // shapes (gemm's gemv before: the same bits), on every thread that is free (a run of chunks each,
+        // `share_chunks`).
         let size = std::mem::size_of::<T>();
         let (pa0, pb0) = (pa + a.batch_off[0] * size, pb + b.batch_off[0] * size);
         // `A @ x`, A's rows contiguous: above 256 outputs (gemm takes another kernel at or below, kept there).
