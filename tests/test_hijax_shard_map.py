@@ -3,7 +3,7 @@
 value of the type's ``shard`` (each device's block) and its hi-primitives run on the blocks' arrays, results are
 raised at the type's ``unshard`` (``q8[8@i,3]``, its arrays split ``P('i', None)``/``P('i',)``); a collective in
 such a body; and plain ``shard_map`` results split in their types as ``out_specs`` say on an ``Explicit`` mesh,
-under ``jit`` too. The device count is per process: the program runs in a child with 8 CPU devices. Expected
+under ``jit`` too; the wrong kind of spec fails with JAX's text. The device count is per process: the program runs in a child with 8 CPU devices. Expected
 lines recorded from JAX 0.10.2 (``JAX_PLATFORMS=cpu /tmp/jaxvenv/bin/python prog.py``)."""
 import os
 import subprocess
@@ -168,6 +168,17 @@ print(jax.typeof(a), jax.typeof(b), a.sharding.spec, b.sharding.spec)
 a, b = f(rows)
 print(jax.typeof(a), jax.typeof(b))
 print(jax.typeof(jax.jit(jax.shard_map(lambda x: x[:1], in_specs=jax.P('i'), out_specs=jax.P(), check_vma=False))(rows)))
+
+# the wrong kind of spec (JAX 0.10.2's texts)
+def show(f):
+    try:
+        print(f())
+    except Exception as e:
+        print(f"{type(e).__name__}: {e}")
+show(lambda: jax.jit(jax.shard_map(dequantize, in_specs=jax.P('i'), out_specs=jax.P('i')))(qrows))
+show(lambda: jax.jit(jax.shard_map(lambda x: x, in_specs=QArrayP(jax.P('i')), out_specs=jax.P('i')))(rows))
+show(lambda: jax.jit(jax.shard_map(lambda q: (q, dequantize(q)), in_specs=QArrayP(jax.P('i')),
+                                   out_specs=jax.P('i')))(qrows))
 '''
 
 EXPECTED = '''q8[8@i,3]
@@ -179,6 +190,9 @@ True True
 float32[8@i,3] float32[8@i] P('i', None) P('i',)
 float32[8@i,3] float32[8@i]
 float32[1,3]
+AttributeError: 'QArrayTy' object has no attribute 'ndim'
+AttributeError: 'QArrayP' object has no attribute 'unreduced'
+AttributeError: 'QArrayTy' object has no attribute 'mat'
 '''
 
 

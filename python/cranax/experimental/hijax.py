@@ -19,7 +19,9 @@ they pass through ``jit``/``grad``/``vmap`` as one value of one type (a hi-typed
 ``aval_method``/``aval_property``), produced and consumed by hi-primitives. A jaxpr with hi-typed values runs
 on their ``lo_ty`` arrays (``_runner``: hi-primitives expanded, values lowered with ``lower_val`` and raised with
 ``raise_val``, also inside loop and cond bodies); a scan carries a hi-typed carry as its arrays (``_hi_scan``);
-``grad`` differentiates with respect to a hi value in its ``to_tangent_aval``. Not provided: mapping specs
+``grad`` differentiates with respect to a hi value in its ``to_tangent_aval``; ``shard_map`` takes hi-typed
+arguments and results with a ``HiPspec`` (``_hi_shard_map``: their arrays split by its ``to_lo`` specs, each
+block of the type's ``shard``, the result of its ``unshard``). Not provided: mapping specs
 (``vmap`` over hi values), mutable hi-types and QDD, shardings other than replicated (one device). The older
 ``HiPrimitive`` base (flax.nnx subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined,
 but binding one raises ``NotImplementedError`` naming it, so a program that needs it fails loudly.
@@ -438,9 +440,8 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
     for x, sp in zip(leaves, specs):
         aval = _core.get_aval(x)
         if _core.is_hi(aval):
-            if not _pm._is_hi_spec(sp):
-                raise TypeError(f"shard_map in_specs: an argument of hi-type {aval!r} needs a HiPspec (its "
-                                f"to_lo gives its arrays' specs), got {sp!r}")
+            if not _pm._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the hi-type as an array type)
+                raise AttributeError(f"'{type(aval).__name__}' object has no attribute 'ndim'")
             lo = _lower_any(aval, x)
             lo_sp = list(sp.to_lo())
             if len(lo_sp) != len(lo):
@@ -449,9 +450,8 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
             lo_leaves += lo
             lo_specs += lo_sp
         else:
-            if _pm._is_hi_spec(sp):
-                raise TypeError(f"shard_map in_specs: {sp!r} is a hi-type's spec, given for an argument of type "
-                                f"{aval.str_short()}")
+            if _pm._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the HiPspec as a PartitionSpec)
+                raise AttributeError(f"'{type(sp).__name__}' object has no attribute 'unreduced'")
             in_info.append((None, 1))
             lo_leaves.append(x)
             lo_specs.append(sp)
@@ -476,8 +476,8 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
         lo_out, lo_osp, out_info = [], [], []
         for o, a, sp in zip(outs, closed.out_avals, out_sp):
             if _core.is_hi(a):
-                if not _pm._is_hi_spec(sp):
-                    raise TypeError(f"shard_map out_specs: a result of hi-type {a!r} needs a HiPspec, got {sp!r}")
+                if not _pm._is_hi_spec(sp):   # (JAX 0.10.2's error, as for an argument)
+                    raise AttributeError(f"'{type(a).__name__}' object has no attribute 'mat'")
                 lo = list(a.lower_val(o))
                 out_info.append((a, len(lo), sp))
                 lo_out += lo
@@ -760,6 +760,14 @@ class HiType:
     def to_tangent_aval(self):
         raise NotImplementedError(f"hi-type {type(self).__name__} must implement `to_tangent_aval` to be "
                                   "differentiated")
+
+    def shard(self, mesh, manual_axes, check_vma, spec):
+        """The type of one block of a value split by ``spec`` (a ``HiPspec``) in ``shard_map``."""
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `shard` to enter a shard_map")
+
+    def unshard(self, mesh, check_vma, spec):
+        """The type of the value ``shard_map`` assembles from blocks of this type by ``spec``."""
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `unshard` to leave a shard_map")
 
 
 class HiPspec:
