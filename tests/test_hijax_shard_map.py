@@ -3,8 +3,9 @@
 value of the type's ``shard`` (each device's block) and its hi-primitives run on the blocks' arrays, results are
 raised at the type's ``unshard`` (``q8[8@i,3]``, its arrays split ``P('i', None)``/``P('i',)``); a collective in
 such a body; and plain ``shard_map`` results split in their types as ``out_specs`` say on an ``Explicit`` mesh,
-under ``jit`` too; the wrong kind of spec fails with JAX's text. The device count is per process: the program runs in a child with 8 CPU devices. Expected
-lines recorded from JAX 0.10.2 (``JAX_PLATFORMS=cpu /tmp/jaxvenv/bin/python prog.py``)."""
+under ``jit`` too; the wrong kind of spec fails with JAX's text. The device count is per process: the
+program runs in a child with 8 CPU devices. Expected lines recorded from JAX 0.10.2
+(``JAX_PLATFORMS=cpu /tmp/jaxvenv/bin/python prog.py``)."""
 import os
 import subprocess
 import sys
