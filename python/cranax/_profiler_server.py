@@ -35,7 +35,7 @@ class ProfilerServer:
 
     _shown_as = None   # the class path its repr prints (JAX's under the alias)
 
-    def __init__(self, port):
+    def __init__(self, port, record, memory_profile):
         self.port = None
         self._stop = None
         sock = _bind(port)
@@ -45,7 +45,8 @@ class ProfilerServer:
         wake_r, wake_w = socket.socketpair()
         self._stop = (threading.Event(), wake_w)
         # the thread holds the sockets, not this object, so dropping the object's last reference stops it
-        self._thread = threading.Thread(target=_serve, args=(sock, wake_r, wake_w, self._stop[0]),
+        self._thread = threading.Thread(target=_serve, args=(sock, wake_r, wake_w, self._stop[0],
+                                                             _Sources(record, memory_profile)),
                                         name=f"profiler server :{self.port}", daemon=True)
         self._thread.start()
 
@@ -97,7 +98,15 @@ def _bind(port):
         return None
 
 
-def _serve(sock, wake_r, wake_w, stop):
+class _Sources:
+    """What the requests are answered from (``profiler``'s functions): ``record(wait)`` the trace recorded while
+    ``wait()`` runs, gzipped (None when a trace is on); ``memory_profile()`` the gzipped pprof."""
+
+    def __init__(self, record, memory_profile):
+        self.record, self.memory_profile = record, memory_profile
+
+
+def _serve(sock, wake_r, wake_w, stop, sources):
     with sock, wake_r, wake_w:
         while not stop.is_set():
             ready, _, _ = select.select([sock, wake_r], [], [])
@@ -106,13 +115,13 @@ def _serve(sock, wake_r, wake_w, stop):
                     conn, addr = sock.accept()
                 except OSError:
                     continue
-                threading.Thread(target=_answer, args=(conn, addr), daemon=True).start()
+                threading.Thread(target=_answer, args=(conn, addr, sources), daemon=True).start()
 
 
-def _answer(conn, addr):
+def _answer(conn, addr, sources):
     with conn:
         try:
-            _Requests(conn, addr, None)
+            _Requests(conn, addr, sources)   # (its ``server``: the sources)
         except Exception:   # a client that went away: nothing to answer
             pass
 
@@ -133,13 +142,12 @@ class _Requests(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        from . import profiler
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
         if url.path == "/":
             return self._reply(200, _HELP.encode(), "text/plain; charset=utf-8")
         if url.path == "/memory_profile":
-            return self._reply(200, profiler.device_memory_profile(), "application/gzip")
+            return self._reply(200, self.server.memory_profile(), "application/gzip")
         if url.path != "/profile":
             return self._reply(404, f"no such resource {url.path!r}\n\n{_HELP}".encode(), "text/plain; charset=utf-8")
         try:
@@ -149,7 +157,7 @@ class _Requests(BaseHTTPRequestHandler):
         except ValueError:
             return self._reply(400, f"duration_ms must be an integer in 1..{_MAX_MS}\n".encode(),
                                "text/plain; charset=utf-8")
-        data = profiler._record_for(lambda: time.sleep(ms / 1000.0))
+        data = self.server.record(lambda: time.sleep(ms / 1000.0))
         if data is None:
             return self._reply(409, b"Profile has already been started. Only one profile may be run at a time.\n",
                                "text/plain; charset=utf-8")

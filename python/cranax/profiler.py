@@ -25,6 +25,7 @@ import socketserver
 import threading
 
 from . import _core
+from ._profiler_server import ProfilerServer as _ProfilerServer
 from .array import Array, devices as _devices
 
 __all__ = ["trace", "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAnnotation", "annotate_function",
@@ -375,7 +376,6 @@ def start_server(port, requires_backend=True):
     server listening nowhere (``port`` None), as JAX's does. ``requires_backend``: the devices are started
     first (JAX's default). Mirrors ``jax.profiler.start_server``."""
     global _server
-    from ._profiler_server import ProfilerServer
     if _server is not None:
         raise ValueError("Only one profiler server can be active at a time.")
     try:
@@ -386,7 +386,7 @@ def start_server(port, requires_backend=True):
                         f"Invoked with types: {type(port).__name__}") from None
     if requires_backend:
         _devices()
-    _server = ProfilerServer(port)
+    _server = _ProfilerServer(port, _record_for, device_memory_profile)
     return _server
 
 

@@ -434,13 +434,12 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
     expanded (``_eval_lo``), so the blocks compute on lo arrays and no batching rule of the type's primitives
     is used (JAX lowers hi-types before partitioning too). Hi-typed results leave as their lo arrays, merged
     by their out spec's ``to_lo``, and are raised (``hi_raise``) at the hi-type's ``unshard``."""
-    from .. import api_pmap as _pm
     manual = frozenset(names)
     lo_leaves, lo_specs, in_info = [], [], []
     for x, sp in zip(leaves, specs):
         aval = _core.get_aval(x)
         if _core.is_hi(aval):
-            if not _pm._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the hi-type as an array type)
+            if not _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the hi-type as an array type)
                 raise AttributeError(f"'{type(aval).__name__}' object has no attribute 'ndim'")
             lo = _lower_any(aval, x)
             lo_sp = list(sp.to_lo())
@@ -450,12 +449,12 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
             lo_leaves += lo
             lo_specs += lo_sp
         else:
-            if _pm._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the HiPspec as a PartitionSpec)
+            if _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the HiPspec as a PartitionSpec)
                 raise AttributeError(f"'{type(sp).__name__}' object has no attribute 'unreduced'")
             in_info.append((None, 1))
             lo_leaves.append(x)
             lo_specs.append(sp)
-    split = [_pm._split(x, sp, names, sizes) for x, sp in zip(lo_leaves, lo_specs)]
+    split = [_api_pmap._split(x, sp, names, sizes) for x, sp in zip(lo_leaves, lo_specs)]
 
     def flat_g(box, *xs):
         it = iter(xs)
@@ -472,11 +471,11 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
         closed = _trace_to_jaxpr(traced, avals)
         outs = _eval_lo(closed.jaxpr, closed.consts, args)
         tree = store["tree"]
-        out_sp = _pm._broadcast_prefix(out_specs, _tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
+        out_sp = _api_pmap._broadcast_prefix(out_specs, _tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
         lo_out, lo_osp, out_info = [], [], []
         for o, a, sp in zip(outs, closed.out_avals, out_sp):
             if _core.is_hi(a):
-                if not _pm._is_hi_spec(sp):   # (JAX 0.10.2's error, as for an argument)
+                if not _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error, as for an argument)
                     raise AttributeError(f"'{type(a).__name__}' object has no attribute 'mat'")
                 lo = list(a.lower_val(o))
                 out_info.append((a, len(lo), sp))
@@ -488,7 +487,7 @@ def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma)
                 lo_osp.append(sp)
         box.append((tree, lo_osp, out_info))
         return lo_out
-    merged, (tree, _, out_info) = _pm._run_nested(None, [x for x, _ in split], [u for _, u in split], names,
+    merged, (tree, _, out_info) = _api_pmap._run_nested(None, [x for x, _ in split], [u for _, u in split], names,
                                                   sizes, out_specs, mesh, flat_g)
     it = iter(merged)
     res = []
