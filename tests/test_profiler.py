@@ -217,11 +217,122 @@ def test_device_memory_profile_is_pprof_of_live_arrays(tmp_path):
     del a
 
 
-def test_server_names_say_what_is_missing():
-    with pytest.raises(NotImplementedError, match="no profiler server"):
-        profiler.start_server(9999)
-    with pytest.raises(ValueError, match="^No active profiler server.$"):
+def _connects(port):
+    import socket
+    with socket.socket() as c:
+        return c.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_profiler_server_listens_until_dropped_and_errors_as_jax():
+    # JAX 0.10.2: start_server returns a ProfilerServer that listens on every interface; a second start is a
+    # ValueError; stop_server() returns None and only drops the profiler's reference: the port stays open
+    # while the caller holds the object, and closes when it is collected; stop_server() with none started is
+    # a ValueError; a port that is not an int is pybind's TypeError.
+    import gc
+    s = profiler.start_server(0)
+    # (JAX's class path under the alias: tests/ecosystem/test_alias.py)
+    assert re.fullmatch(r"<(cranax\._profiler_server|jaxlib\._profiler)\.ProfilerServer object at 0x[0-9a-f]+>",
+                        repr(s))
+    port = s.port
+    assert isinstance(port, int) and port > 0 and _connects(port)
+    with pytest.raises(ValueError, match=r"^Only one profiler server can be active at a time\.$"):
+        profiler.start_server(0)
+    assert profiler.stop_server() is None
+    assert _connects(port)
+    del s
+    gc.collect()
+    assert not _connects(port)
+    with pytest.raises(ValueError, match=r"^No active profiler server\.$"):
         profiler.stop_server()
+    for bad, name in (("abc", "str"), (9996.0, "float"), (None, "NoneType")):
+        with pytest.raises(TypeError) as e:
+            profiler.start_server(bad)
+        assert str(e.value) == (
+            "start_server(): incompatible function arguments. The following argument types are supported:\n"
+            "    1. start_server(port: int) -> jaxlib._profiler.ProfilerServer\n\n"
+            f"Invoked with types: {name}")
+    s = profiler.start_server(np.int64(0))   # an integer of any kind, as pybind's int
+    assert s.port > 0
+    profiler.stop_server()
+
+
+def test_profiler_server_on_a_taken_port_listens_nowhere(capsys):
+    # JAX 0.10.2 logs "Unable to bind to [::]:PORT" and still returns a server (which listens nowhere); it
+    # counts as started until stop_server.
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("0.0.0.0", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        s = profiler.start_server(port)
+        assert s.port is None
+        assert f"Unable to bind to [::]:{port}" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="^Only one profiler server"):
+            profiler.start_server(0)
+        profiler.stop_server()
+    s = profiler.start_server(70000)
+    assert s.port is None and "Unable to bind to [::]:70000" in capsys.readouterr().err
+    profiler.stop_server()
+
+
+def test_profiler_server_serves_traces_and_memory_profiles(tmp_path):
+    import urllib.error
+    import urllib.request
+    s = profiler.start_server(0)
+    try:
+        base = f"http://127.0.0.1:{s.port}"
+        assert "/profile?duration_ms=N" in urllib.request.urlopen(base + "/").read().decode()
+        stop = threading.Event()
+
+        def work():   # another thread computing while the trace records
+            f = jax.jit(chain)
+            while not stop.is_set():
+                f(jnp.ones(64)).block_until_ready()
+        th = threading.Thread(target=work)
+        th.start()
+        try:
+            with urllib.request.urlopen(base + "/profile?duration_ms=300") as r:
+                assert r.headers["Content-Type"] == "application/gzip"
+                doc = json.loads(gzip.decompress(r.read()))
+        finally:
+            stop.set()
+            th.join()
+        assert "metadata" not in doc   # Perfetto's form
+        procs, xs = spans(doc)
+        assert "/host:CPU" in procs.values() and "/device:CPU:0" in procs.values()
+        assert any(e["name"].startswith("launch") for e in xs)
+        # over IPv6 too, the memory profile (gzipped pprof)
+        assert urllib.request.urlopen(f"http://[::1]:{s.port}/memory_profile").read()[:2] == b"\x1f\x8b"
+        for path, code in (("/nothing", 404), ("/profile?duration_ms=0", 400), ("/profile?duration_ms=x", 400)):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(base + path)
+            assert e.value.code == code
+        # one trace at a time: the server's request waits for none and is refused while the caller traces,
+        # and the caller's stop_trace is not the server's
+        profiler.start_trace(tmp_path / "a")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + "/profile?duration_ms=10")
+        assert e.value.code == 409
+        profiler.stop_trace()
+        got = {}
+        th = threading.Thread(target=lambda: got.setdefault(
+            "r", urllib.request.urlopen(base + "/profile?duration_ms=2000").read()))
+        th.start()
+        for _ in range(190):
+            if _core.profiler_enabled():
+                break
+            threading.Event().wait(0.01)
+        with pytest.raises(RuntimeError, match="^No profile started$"):
+            profiler.stop_trace()
+        with pytest.raises(RuntimeError, match="^Profile has already been started"):
+            profiler.start_trace("unused")
+        th.join()
+        assert got["r"][:2] == b"\x1f\x8b"
+        profiler.start_trace(tmp_path / "b")   # free again once the server's trace ended
+        profiler.stop_trace()
+    finally:
+        profiler.stop_server()
+        del s
 
 
 def test_stop_trace_returns_none_and_perfetto_link_serves_the_trace(tmp_path, capsys):

@@ -184,6 +184,7 @@ _JAX_MODULES = {
 
 def _mirror_class_modules():
     importlib.import_module("cranax.array").Array._shown_as = "jaxlib._jax.ArrayImpl"
+    importlib.import_module("cranax._profiler_server").ProfilerServer._shown_as = "jaxlib._profiler.ProfilerServer"
     base = importlib.import_module("cranax.core").ArrayType   # jax.Array: JAX's name, so it prints as JAX's
     base.__module__, base.__name__, base.__qualname__ = "jax.jaxlib._jax", "Array", "Array"
     for jax_module, (home, names) in _JAX_MODULES.items():

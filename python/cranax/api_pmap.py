@@ -3,7 +3,8 @@ computes every local member. After ``cranax.distributed.initialize`` the mapped 
 holding ``local_device_count()`` members), and its collectives combine the processes through MPI."""
 import functools
 
-from . import _transport
+from . import _transport, core as _core
+from .primitives.structural import reshape_p as _reshape_p
 from .interpreters import batching as _batching
 from .api import jit
 from .api_vmap import _vmap
@@ -106,11 +107,25 @@ def shard_map(f=None, /, *, out_specs, mesh=None, in_specs=None, axis_names=froz
         specs = in_specs if in_specs is not None else tree_map(lambda _: PartitionSpec(), args)
         leaves, tree = tree_flatten(args)
         spec_leaves = _broadcast_prefix(specs, args, "in_specs")
+        body = lambda *xs: f(*tree_unflatten(tree, list(xs)))   # noqa: E731
+        if hi_shard_map and (_is_hi_spec(out_specs) or any(map(_is_hi_spec, spec_leaves))
+                             or any(_core.is_hi(_core.get_aval(x)) for x in leaves)):
+            # hi-typed values cross the blocks as their lo arrays (``experimental.hijax``)
+            return hi_shard_map[0](body, leaves, spec_leaves, mesh, names, sizes, out_specs, check_vma)
         split = [_split(x, sp, names, sizes) for x, sp in zip(leaves, spec_leaves)]
         used = [u for _, u in split]
-        return _run_nested(lambda *xs: f(*tree_unflatten(tree, list(xs))), [x for x, _ in split], used, names,
-                           sizes, out_specs)
+        return _run_nested(body, [x for x, _ in split], used, names, sizes, out_specs, mesh)
     return jit(blocked)
+
+
+# ``experimental.hijax`` installs the rule for hi-typed arguments/results or ``HiPspec`` specs here (it imports
+# this module; hi-types exist only once it is imported).
+hi_shard_map = []
+
+
+def _is_hi_spec(s):
+    """A hi-type's partition spec (``hijax.HiPspec``: it names the specs of the type's arrays, ``to_lo``)."""
+    return not isinstance(s, (PartitionSpec, tuple, list, dict)) and callable(getattr(s, "to_lo", None))
 
 
 class InferFromArgs:
@@ -193,7 +208,7 @@ def _broadcast_prefix(prefix, tree, what):
     leaves_out = []
 
     def go(pre, sub):
-        if pre is None or isinstance(pre, PartitionSpec):
+        if pre is None or isinstance(pre, PartitionSpec) or _is_hi_spec(pre):
             leaves_out.extend([pre] * len(tree_flatten(sub)[0]))
         elif isinstance(pre, (tuple, list)) and isinstance(sub, (tuple, list)) and len(pre) == len(sub):
             for p, s_ in zip(pre, sub):
@@ -231,22 +246,24 @@ def _split(x, spec, names, sizes):
     return transpose(x, order + rest), {a for a in axis_pos}
 
 
-def _run_nested(g, leaves, used, names, sizes, out_specs):
+def _run_nested(g, leaves, used, names, sizes, out_specs, mesh, flat_g=None):
     """Nested vmaps over the mesh axes (the first outermost), then each output's blocks reassembled. The
-    innermost call records the output tree and each output leaf's spec in ``box``."""
+    innermost call records the output tree and each output leaf's spec in ``box`` (``flat_g(box, *xs)``
+    instead of ``g`` returns the flat outputs and records them itself)."""
     box = []
 
-    def flat_g(*xs):
+    def default_flat_g(*xs):
         flat, tree = tree_flatten(g(*xs))
         box.append((tree, _broadcast_prefix(out_specs, tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")))
         return flat
 
-    fun = flat_g
+    fun = default_flat_g if flat_g is None else functools.partial(flat_g, box)
     for a in reversed(names):
         fun = _axis_vmap(fun, tuple(0 if a in u else None for u in used), a, sizes[a], box)
     flat = fun(*leaves)
-    tree, specs = box[-1]
-    return tree_unflatten(tree, [_merge(o, sp, names, sizes) for o, sp in zip(flat, specs)])
+    tree, specs = box[-1][:2]
+    merged = [_merge(o, sp, names, sizes, mesh) for o, sp in zip(flat, specs)]
+    return (merged, box[-1]) if flat_g is not None else tree_unflatten(tree, merged)
 
 
 def _axis_vmap(fun, in_axes, name, size, box):
@@ -263,8 +280,9 @@ def _axis_vmap(fun, in_axes, name, size, box):
     return h
 
 
-def _merge(o, spec, names, sizes):
-    """Undoes ``_split`` on an output: the leading mesh dimensions it keeps go back into their dimensions."""
+def _merge(o, spec, names, sizes, mesh):
+    """Undoes ``_split`` on an output: the leading mesh dimensions it keeps go back into their dimensions. As
+    JAX's, the result's type is split as ``spec`` says over the mesh's ``Explicit`` axes (``float32[8@i,3]``)."""
     spec = tuple(spec) if spec is not None else ()
     kept = [a for a in names if any(a in partition_axes(p) for p in spec)]
     lead = len(kept)
@@ -279,4 +297,10 @@ def _merge(o, spec, names, sizes):
         for a in used:
             k *= sizes[a]
         final.append(n * k)
-    return reshape(transpose(o, order), tuple(final))
+    o = transpose(o, order)
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    if any(types[a] == AxisType.Explicit for a in kept):
+        sharding = NamedSharding(mesh, PartitionSpec(*[spec[d] if d < len(spec) else None
+                                                       for d in range(len(final))]))
+        return _reshape_p.bind(o, new_sizes=tuple(final), dimensions=None, sharding=sharding)
+    return reshape(o, tuple(final))

@@ -70,6 +70,25 @@ class ShapedArray:
     def strip_weak_type(self):
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False, sharding=self._sharding)
 
+    def shard(self, mesh, manual_axes, check_vma, spec):
+        """The type of one block of a value of this type split by ``spec`` (a PartitionSpec) over ``mesh``,
+        as a ``shard_map`` body sees it: each dimension divided by the sizes of the mesh axes ``spec`` names
+        for it (cranax's blocks carry no sharding). What hi-types' ``shard`` build on. Mirrors JAX's
+        ``ShapedArray.shard``."""
+        sizes = dict(mesh.shape)
+        return ShapedArray(tuple(n // _axes_size(spec, d, sizes) for d, n in enumerate(self.shape)), self.dtype,
+                           self.weak_type)
+
+    def unshard(self, mesh, check_vma, spec):
+        """The type of the value a ``shard_map`` assembles from blocks of this type by ``spec``: each
+        dimension multiplied by the sizes of its mesh axes, split over them in the type where they are
+        ``Explicit`` (``float32[8@i,3]``). Mirrors JAX's ``ShapedArray.unshard``."""
+        sizes = dict(mesh.shape)
+        shape = tuple(n * _axes_size(spec, d, sizes) for d, n in enumerate(self.shape))
+        parts = tuple(spec)[:len(shape)]
+        return ShapedArray(shape, self.dtype, self.weak_type,
+                           sharding=NamedSharding(mesh, PartitionSpec(*parts, *[None] * (len(shape) - len(parts)))))
+
     def str_short(self, short_dtypes=True, mesh_axis_types=False):
         """``f32[3,4]``: the form jaxprs print; ``f32[8@i,3]`` for a dimension split over mesh axis ``i``."""
         name = dtypes.short_name(self.dtype) if short_dtypes or self.dtype == dtypes.float0 else self.dtype.name
@@ -134,6 +153,15 @@ def _abstract_mesh(mesh):
     if isinstance(mesh, AbstractMesh):
         return mesh
     return AbstractMesh(tuple(mesh.shape.values()), tuple(mesh.axis_names), mesh.axis_types)
+
+
+def _axes_size(spec, d, sizes):
+    """The number of blocks ``spec`` splits dimension ``d`` into (the product of its mesh axes' sizes)."""
+    p = tuple(spec)[d] if d < len(tuple(spec)) else None
+    k = 1
+    for a in (() if p is None else (p if isinstance(p, tuple) else (p,))):
+        k *= sizes[a]
+    return k
 
 
 def _explicit_sharding(sharding, ndim):

@@ -18,13 +18,15 @@ import gc
 import gzip
 import http.server
 import json
+import operator
 import os
 import socket
 import socketserver
 import threading
 
 from . import _core
-from .array import Array
+from ._profiler_server import ProfilerServer as _ProfilerServer
+from .array import Array, devices as _devices
 
 __all__ = ["trace", "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAnnotation", "annotate_function",
            "device_memory_profile", "save_device_memory_profile", "ProfileOptions", "ProfileData",
@@ -111,12 +113,32 @@ def _chrome_trace(events):
     return {"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "traceEvents": meta + out}
 
 
+def _record_for(wait):
+    """The profiler server's trace: records while ``wait()`` runs and returns the trace gzipped, as Perfetto
+    reads it (no ``metadata``); None when a trace is already on. ``stop_trace`` does not end it."""
+    global _session
+    mine = (None, False, False)
+    with _lock:
+        if _session is not None or not _core.profiler_start():
+            return None
+        _session = mine
+    try:
+        wait()
+    finally:
+        with _lock:
+            _session = None
+            events = _core.profiler_stop() or []
+    doc = _chrome_trace(events)
+    doc.pop("metadata", None)
+    return gzip.compress(json.dumps(doc, separators=(",", ":")).encode())
+
+
 def stop_trace():
     """Stops the trace and writes it (see the module docstring for where and what). Raises ``RuntimeError``
     when no trace is on (JAX's message); returns None. Mirrors ``jax.profiler.stop_trace``."""
     global _session
     with _lock:
-        if _session is None:
+        if _session is None or _session[0] is None:   # (a profiler server's trace is not the caller's)
             raise RuntimeError("No profile started")
         log_dir, link, perfetto = _session
         _session = None
@@ -337,22 +359,51 @@ def save_device_memory_profile(filename, backend=None) -> None:
         f.write(device_memory_profile(backend))
 
 
-# --- names JAX has that need its profiler service or its XSpace reader ---
+# --- the profiler server (``_profiler_server``) ---
+
+_server = None   # the ProfilerServer start_server returned, until stop_server
+
 
 def start_server(port, requires_backend=True):
-    """JAX starts a profiler server for TensorBoard's remote capture; cranax has none: raises
-    ``NotImplementedError`` (use ``trace``/``start_trace``). Mirrors ``jax.profiler.start_server``'s name."""
-    raise NotImplementedError("cranax has no profiler server; record with jax.profiler.trace(log_dir)")
+    """Starts a profiler server listening on ``port`` (an int; 0: one the system picks, read back as the
+    result's ``port``) on every interface, and returns it (a ``ProfilerServer``; it keeps listening while
+    that object lives, also after ``stop_server``, as JAX's). Clients ask it over HTTP for a trace of this
+    process of N ms (``GET /profile?duration_ms=N``: gzipped trace-event JSON Perfetto opens) or for the
+    memory profile (``GET /memory_profile``: gzipped pprof); ``GET /`` lists them. JAX's server speaks the
+    TensorFlow profiler's gRPC instead, so TensorBoard's "capture profile" and ``jax.collect_profile`` cannot
+    use cranax's. Raises ``ValueError`` when a server was started and not stopped, ``TypeError`` for a port
+    that is not an int (JAX's texts); a port taken or out of range prints a line on stderr and returns a
+    server listening nowhere (``port`` None), as JAX's does. ``requires_backend``: the devices are started
+    first (JAX's default). Mirrors ``jax.profiler.start_server``."""
+    global _server
+    if _server is not None:
+        raise ValueError("Only one profiler server can be active at a time.")
+    try:
+        port = operator.index(port)
+    except TypeError:
+        raise TypeError("start_server(): incompatible function arguments. The following argument types are "
+                        "supported:\n    1. start_server(port: int) -> jaxlib._profiler.ProfilerServer\n\n"
+                        f"Invoked with types: {type(port).__name__}") from None
+    if requires_backend:
+        _devices()
+    _server = _ProfilerServer(port, _record_for, device_memory_profile)
+    return _server
 
 
 def stop_server():
-    """Raises ``ValueError`` ("No active profiler server."), as JAX's does when none was started."""
-    raise ValueError("No active profiler server.")
+    """Drops the profiler's reference to the server ``start_server`` returned (it stops listening once no
+    other reference holds it, as JAX's). Raises ``ValueError`` ("No active profiler server.") when none was
+    started. Mirrors ``jax.profiler.stop_server``."""
+    global _server
+    if _server is None:
+        raise ValueError("No active profiler server.")
+    _server = None
 
 
 def register_subprocess(pid, port):
-    """JAX registers a subprocess's profiler server; cranax has none: raises ``NotImplementedError``."""
-    raise NotImplementedError("cranax has no profiler server to register a subprocess with")
+    """JAX profiles a subprocess's gRPC profiler server alongside this process; cranax's traces cover this
+    process only: raises ``NotImplementedError``."""
+    raise NotImplementedError("cranax's traces cover this process only: it cannot profile a subprocess alongside")
 
 
 class ProfileEvent:

@@ -2,6 +2,7 @@
 ``sys.path`` is never loaded, missing names raise ``ModuleNotFoundError`` naming them, and the versions are
 JAX's API version (0.10.2) under the alias and cranax's own on ``cranax``."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -98,6 +99,12 @@ def test_in_process_alias_names_and_errors():
     assert jax.core is sys.modules["cranax._compat.core"]
     assert jax.core.__name__ == "jax.core"   # named as JAX's module (Python's missing-name texts say so)
     assert jax.core.ShapedArray is cranax.core.ShapedArray
+    # the profiler server prints as JAX's (the profiling guide's cell: `jax.profiler.start_server(9999)`)
+    server = jax.profiler.start_server(0)
+    try:
+        assert re.fullmatch(r"<jaxlib\._profiler\.ProfilerServer object at 0x[0-9a-f]+>", repr(server))
+    finally:
+        jax.profiler.stop_server()
 
 
 def test_tracers_are_jax_arrays_and_operators_defer():

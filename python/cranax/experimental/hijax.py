@@ -19,7 +19,9 @@ they pass through ``jit``/``grad``/``vmap`` as one value of one type (a hi-typed
 ``aval_method``/``aval_property``), produced and consumed by hi-primitives. A jaxpr with hi-typed values runs
 on their ``lo_ty`` arrays (``_runner``: hi-primitives expanded, values lowered with ``lower_val`` and raised with
 ``raise_val``, also inside loop and cond bodies); a scan carries a hi-typed carry as its arrays (``_hi_scan``);
-``grad`` differentiates with respect to a hi value in its ``to_tangent_aval``. Not provided: mapping specs
+``grad`` differentiates with respect to a hi value in its ``to_tangent_aval``; ``shard_map`` takes hi-typed
+arguments and results with a ``HiPspec`` (``_hi_shard_map``: their arrays split by its ``to_lo`` specs, each
+block of the type's ``shard``, the result of its ``unshard``). Not provided: mapping specs
 (``vmap`` over hi values), mutable hi-types and QDD, shardings other than replicated (one device). The older
 ``HiPrimitive`` base (flax.nnx subclasses it, used only in its ``flax_hijax_variable`` mode) can be defined,
 but binding one raises ``NotImplementedError`` naming it, so a program that needs it fails loudly.
@@ -28,7 +30,7 @@ import weakref as _weakref
 
 import numpy as _np
 
-from .. import core as _core, lax as _lax, numpy as _jnp
+from .. import api_pmap as _api_pmap, core as _core, lax as _lax, numpy as _jnp
 from ..array import Array as _Array
 from ..core import Primitive as _Primitive, Tracer as _Tracer, TypedScalar as _TypedScalar
 from ..core import ShapedArray, aval_method, aval_property
@@ -425,6 +427,84 @@ def _hi_scan(f, init, xs, length, reverse, unroll):
 _control_flow.hi_scan.append(_hi_scan)
 
 
+def _hi_shard_map(body, leaves, specs, mesh, names, sizes, out_specs, check_vma):
+    """``shard_map`` with hi-typed arguments or results (JAX's ``shard``/``unshard`` of hi-types). A hi value
+    enters the blocks as its lo arrays (``hi_lower``), each split by its ``HiPspec``'s ``to_lo`` spec; a block's
+    type is the hi-type's ``shard`` of it, and the body, traced on the block types, runs with its hi-primitives
+    expanded (``_eval_lo``), so the blocks compute on lo arrays and no batching rule of the type's primitives
+    is used (JAX lowers hi-types before partitioning too). Hi-typed results leave as their lo arrays, merged
+    by their out spec's ``to_lo``, and are raised (``hi_raise``) at the hi-type's ``unshard``."""
+    manual = frozenset(names)
+    lo_leaves, lo_specs, in_info = [], [], []
+    for x, sp in zip(leaves, specs):
+        aval = _core.get_aval(x)
+        if _core.is_hi(aval):
+            if not _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the hi-type as an array type)
+                raise AttributeError(f"'{type(aval).__name__}' object has no attribute 'ndim'")
+            lo = _lower_any(aval, x)
+            lo_sp = list(sp.to_lo())
+            if len(lo_sp) != len(lo):
+                raise ValueError(f"{sp!r}.to_lo() gave {len(lo_sp)} specs for the {len(lo)} arrays of {aval!r}")
+            in_info.append((aval.shard(mesh, manual, check_vma, sp), len(lo)))
+            lo_leaves += lo
+            lo_specs += lo_sp
+        else:
+            if _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error: it reads the HiPspec as a PartitionSpec)
+                raise AttributeError(f"'{type(sp).__name__}' object has no attribute 'unreduced'")
+            in_info.append((None, 1))
+            lo_leaves.append(x)
+            lo_specs.append(sp)
+    split = [_api_pmap._split(x, sp, names, sizes) for x, sp in zip(lo_leaves, lo_specs)]
+
+    def flat_g(box, *xs):
+        it = iter(xs)
+        args, avals = [], []
+        for hi_aval, n in in_info:
+            part = [next(it) for _ in range(n)]
+            args.append(part[0] if hi_aval is None else hi_aval.raise_val(*part))
+            avals.append(_core.get_aval(part[0]) if hi_aval is None else hi_aval)
+        store = {}
+
+        def traced(*ts):
+            flat, store["tree"] = _tree_flatten(body(*ts))
+            return flat
+        closed = _trace_to_jaxpr(traced, avals)
+        outs = _eval_lo(closed.jaxpr, closed.consts, args)
+        tree = store["tree"]
+        out_sp = _api_pmap._broadcast_prefix(out_specs, _tree_unflatten(tree, [0] * tree.num_leaves), "out_specs")
+        lo_out, lo_osp, out_info = [], [], []
+        for o, a, sp in zip(outs, closed.out_avals, out_sp):
+            if _core.is_hi(a):
+                if not _api_pmap._is_hi_spec(sp):   # (JAX 0.10.2's error, as for an argument)
+                    raise AttributeError(f"'{type(a).__name__}' object has no attribute 'mat'")
+                lo = list(a.lower_val(o))
+                out_info.append((a, len(lo), sp))
+                lo_out += lo
+                lo_osp += list(sp.to_lo())
+            else:
+                out_info.append((None, 1, sp))
+                lo_out.append(o)
+                lo_osp.append(sp)
+        box.append((tree, lo_osp, out_info))
+        return lo_out
+    merged, (tree, _, out_info) = _api_pmap._run_nested(None, [x for x, _ in split], [u for _, u in split], names,
+                                                  sizes, out_specs, mesh, flat_g)
+    it = iter(merged)
+    res = []
+    for a, n, sp in out_info:
+        part = [next(it) for _ in range(n)]
+        if a is None:
+            res.append(part[0])
+            continue
+        full = a.unshard(mesh, check_vma, sp)
+        res.append(_raise_p.bind(*part, aval=full) if any(isinstance(p, _Tracer) for p in part)
+                   else full.raise_val(*part))
+    return _tree_unflatten(tree, res)
+
+
+_api_pmap.hi_shard_map.append(_hi_shard_map)
+
+
 # ----------------------------------------------------------------------------------------------- autodiff
 
 def _hi_jvp(primals, tangents, *, _prim):
@@ -679,6 +759,14 @@ class HiType:
     def to_tangent_aval(self):
         raise NotImplementedError(f"hi-type {type(self).__name__} must implement `to_tangent_aval` to be "
                                   "differentiated")
+
+    def shard(self, mesh, manual_axes, check_vma, spec):
+        """The type of one block of a value split by ``spec`` (a ``HiPspec``) in ``shard_map``."""
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `shard` to enter a shard_map")
+
+    def unshard(self, mesh, check_vma, spec):
+        """The type of the value ``shard_map`` assembles from blocks of this type by ``spec``."""
+        raise NotImplementedError(f"hi-type {type(self).__name__} must implement `unshard` to leave a shard_map")
 
 
 class HiPspec:

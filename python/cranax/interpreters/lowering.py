@@ -243,12 +243,12 @@ class _Emitter:
         self.eqns.append({"prim": prim, "params": params, "in": ins, "out": outs})
 
 
-def lower_program(jaxpr, kind="entry", carried=None):
+def lower_program(jaxpr, kind="entry", carried=None, index_init=None):
     """The wire form of ``jaxpr`` (a Jaxpr) as a dict of its inputs (constvars then invars), equations and
     outputs: the body of a program, and of each sub-jaxpr a control-flow equation nests in its params.
-    Its unordered debug prints run in XLA:CPU's order (``print_order.order``, which ``kind`` and
-    ``carried`` are for)."""
-    em = _Emitter(print_order.order(jaxpr, kind, carried))
+    Its unordered debug prints run in XLA:CPU's order (``print_order.order``, which ``kind``, ``carried``
+    and ``index_init`` are for)."""
+    em = _Emitter(print_order.order(jaxpr, kind, carried, index_init))
     env = {}
     invars = []
     for v in list(jaxpr.constvars) + list(jaxpr.invars):

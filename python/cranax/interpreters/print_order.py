@@ -27,9 +27,13 @@ then those mixing both (measured on 20 scan bodies; bodies with several ``xs`` a
 Anything else the model cannot follow keeps the rule that prints reading only inputs run first (entry:
 in parameter order), the rest in program order. Known to differ from JAX (``benches/
 bench_debug_print_order.py`` counts them): some scan bodies with several ``xs`` or long mixed chains,
-per-element prints of ``vmap`` inside a loop body, scans of one step (XLA
-inlines their body). A program whose result is a scalar constant (``jit(grad(f))`` of an affine ``f``)
-has XLA's root ``copy(constant)``, merged with the body's equal constants (``_constant_result``).
+per-element prints of ``vmap`` inside a loop body of three or more elements (their order comes from XLA's
+fusion pass on the slices) or of values computed from the carry, scans of one step (XLA inlines their
+body). A ``fori_loop`` body (a scan without ``xs``) whose prints read its index and elements of its carries
+is modelled as XLA's while body (``_simulate`` with ``loop``): loop-state elements read twice are copied,
+and an index that does not start at a literal is XLA's ``start + counter``. A program whose result is a
+scalar constant (``jit(grad(f))`` of an affine ``f``) has XLA's root ``copy(constant)``, merged with the
+body's equal constants (``_constant_result``).
 Ordered prints, io callbacks, and nested programs holding effects keep the whole program in program order.
 """
 import collections
@@ -114,13 +118,14 @@ def _sub_jaxprs(eqn):
                 yield j
 
 
-def order(jaxpr, kind="entry", carried=None):
+def order(jaxpr, kind="entry", carried=None, index_init=None):
     """The ranks of ``jaxpr``'s unordered prints in XLA:CPU's order (see the module), as ``{id(eqn): rank}``
     over the print equations (those of calls lowering inlines included); empty where program order stands.
 
     ``kind``: ``"entry"`` (a program), ``"branch"`` (a ``cond`` branch), ``"while"`` or ``"scan"`` (a loop
     body); ``carried``: for a scan body, the invar positions that are constants or carries (its ``xs``,
-    which XLA slices, are not)."""
+    which XLA slices, are not); ``index_init``: for a scan body, ``(position of the first carry, "literal"
+    or "param")``, how the scan's first carry starts (a ``fori_loop``'s index)."""
     if not _jaxpr_holds(jaxpr):   # (most programs: found once per lowering, see ``memo``)
         return {}
     effects = [e for e in jaxpr.eqns if _holds_effect(e)]
@@ -135,9 +140,15 @@ def order(jaxpr, kind="entry", carried=None):
         return {}
     ranked = None
     # (the model walks each print's fused cone: bounded so that lowering stays fast on long programs)
-    if kind != "scan" and len(eqns) <= _MODEL_EQNS and len(eqns) * len(prints) <= _MODEL_WORK and all(
-            _simple(e) for e in eqns if not _unordered_print(e)):
-        ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry", reverse_params=kind == "while")
+    # a ``fori_loop`` body (a scan with no ``xs`` whose first carry is the index) printing the index and
+    # elements of the carries (``vmap``'s per-element prints) is modelled as the while body XLA makes of it
+    fori = _fori_index(jaxpr, eqns, prints, *index_init) if kind == "scan" and index_init is not None and \
+        carried is not None and len(carried) == len(jaxpr.invars) else None
+    if (kind != "scan" or fori is not None) and len(eqns) <= _MODEL_EQNS and \
+            len(eqns) * len(prints) <= _MODEL_WORK and all(_simple(e) for e in eqns if not _unordered_print(e)):
+        ranked = _simulate(jaxpr, eqns, consts_first=kind != "entry",
+                           reverse_params=kind == "while" or fori is not None,
+                           loop=None if fori is None else (fori, index_init[1]))
     if ranked is None:
         loop = kind in ("while", "scan")
         direct = carried if kind == "scan" else range(len(jaxpr.invars))
@@ -323,10 +334,42 @@ def _constant_result(jaxpr, eqns):
     return val, out.aval.dtype, e
 
 
-def _simulate(jaxpr, eqns, consts_first, reverse_params):
+def _fori_index(jaxpr, eqns, prints, k, init):
+    """(``k``, the increment equation) for a ``fori_loop`` body whose index is invar ``k`` and whose prints
+    read only the index and static slices of carries (at least one of those; and the index, unless the index
+    starts at a value the program computes: ``init`` is ``"param"``), else None. Measured: bodies printing
+    computed values, or only elements of a carry with an index starting at a literal, follow ``_scan_rest``
+    more often (modelled as while bodies they came out wrong)."""
+    if len(jaxpr.invars) <= k:
+        return None
+    v = jaxpr.invars[k]
+    if tuple(v.aval.shape) != () or v.aval.dtype.kind not in "iu":
+        return None
+    inc = next((e for e in eqns if e.primitive.name == "add" and e.invars[0] is v and type(e.invars[1]) is Literal
+                and e.outvars[0] is jaxpr.outvars[k]), None)
+    if inc is None:
+        return None
+    carries = set(jaxpr.invars) - {v}
+    sliced = set()   # the elements of carries: squeeze(slice(carry))
+    for e in eqns:
+        if e.primitive.name in ("slice", "squeeze") and e.invars[0] in carries | sliced:
+            sliced.add(e.outvars[0])
+    read = [a for p in prints for a in p.invars if type(a) is not Literal]
+    if not any(a in sliced for a in read) or not all(a is v or a in sliced for a in read):
+        return None
+    if init == "literal" and v not in read:
+        return None
+    return k, inc
+
+
+def _simulate(jaxpr, eqns, consts_first, reverse_params, loop=None):
     params = [_Node("param") for _ in jaxpr.invars]
     node_of = dict(zip(jaxpr.invars, params))        # jaxpr var -> the node that produces it
     instrs = []                                       # non-parameter instructions, in instruction order
+    # A fori_loop body (``loop``: ((index position, its increment equation), how the index starts)). XLA's
+    # loop counter is the index when it starts at a literal; else the index is computed as start + counter
+    # (an add, standing where the index is first read other than by its increment), and the increment
+    # updates the counter. The loop state is the tuple (counter, start, carries...).
     # A constant result is XLA's root ``copy(constant)``; its constant is merged with the equal scalar
     # constants the program's ops read, which then wait for that copy (``jit(grad(f))`` of ``x * 2``
     # returning 2.0 runs the prints of ``x * 2`` and what follows it after the others)
@@ -336,8 +379,21 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
         copy = _Node("copy")
         copy.const_dep = True
         eqns = [e for e in eqns if e is not merged[2]]
+    extra_params, idx, counter = [], None, None
+    if loop is not None and loop[1] == "param":
+        (k, _), _ = loop
+        start, counter = _Node("param"), _Node("param")
+        idx = _Node("op")
+        idx.add_operand(start)
+        idx.add_operand(counter)
+        node_of[jaxpr.invars[k]] = idx
+        params[k] = counter
+        extra_params = [start]
     for e in eqns:
         n = _Node("print" if _unordered_print(e) else "op", e)
+        if idx is not None and e is not loop[0][1] and idx not in instrs and \
+                any(v is jaxpr.invars[loop[0][0]] for v in e.invars):
+            instrs.append(idx)
         for v in e.invars:
             if type(v) is Literal:
                 if copy is not None and tuple(v.aval.shape) == () and v.aval.dtype == merged[1] and \
@@ -349,12 +405,33 @@ def _simulate(jaxpr, eqns, consts_first, reverse_params):
                     n.const_dep = True
                 continue
             src = node_of.get(v)
+            if idx is not None and e is loop[0][1] and v is jaxpr.invars[loop[0][0]]:
+                src = counter
             if src is None:
                 return None   # a constvar: not modelled
             n.add_operand(src)
         if n.name == "op":
             node_of[e.outvars[0]] = n
         instrs.append(n)
+    if loop is not None:
+        if idx is not None:
+            # XLA moves the index's readers onto the new add one by one from the back (measured: two
+            # per-element prints of i and c[k] under vmap run c[1] then c[0])
+            idx.users.reverse()
+            idx.upos = {u: j for j, u in enumerate(idx.users)}
+        # XLA copies a loop-state element that several instructions read (its update may not overwrite it
+        # in place); the copy takes over its readers, in their order, and runs after the tuple's elements
+        for p in params + extra_params:
+            if len(p.users) >= 2:
+                c = _Node("loop_copy")
+                for u in p.users:
+                    u.operands = {(c if o is p else o): None for o in u.operands}
+                    c.upos[u] = len(c.users)
+                    c.users.append(u)
+                p.users, p.upos = [], {}
+                c.add_operand(p)
+                instrs.insert(0, c)
+        params = params[:1] + extra_params + params[1:]   # (counter, start, carries...)
     root = _Node("root")
     for v in jaxpr.outvars:
         if type(v) is not Literal and v in node_of:

@@ -157,6 +157,8 @@ def propagate(prim, avals, params, out):
         # every result of operands on an Explicit mesh is on it (replicated where no rule splits it), as JAX's
         if type(o) is not ShapedArray:
             return o
+        if rule is None and o._sharding is not None:
+            return o   # the primitive's own type (a jit's: its jaxpr's result) already says
         spec = rule(avals, params, o.shape) if rule is not None and o.shape else None
         if spec is None or len(spec) != len(o.shape):
             spec = [None] * len(o.shape)

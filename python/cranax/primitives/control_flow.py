@@ -36,7 +36,7 @@ from ..interpreters import lowering
 from ..interpreters.eval import eval_jaxpr
 from ..interpreters.partial_eval import arg_names, debug_info, trace_to_jaxpr
 from ..interpreters import partial_eval as _pe
-from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .._pytree import (equality_errors, keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten,
                        treedef_is_leaf)
 from . import ad_util as _ad_util
@@ -153,13 +153,13 @@ def _is_float(aval):
 
 # ----------------------------------------------------------------------------------------------- lowering / impl
 
-def sub_program(closed, kind="entry", carried=None):
-    """The wire form of a sub-jaxpr (a dict, nested inside its equation's params); ``kind`` and ``carried``
-    as ``lowering.lower_program`` takes them (where its unordered prints run)."""
+def sub_program(closed, kind="entry", carried=None, index_init=None):
+    """The wire form of a sub-jaxpr (a dict, nested inside its equation's params); ``kind``, ``carried`` and
+    ``index_init`` as ``lowering.lower_program`` takes them (where its unordered prints run)."""
     jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
     if isinstance(closed, ClosedJaxpr) and closed.consts:
         raise ValueError("control-flow sub-jaxprs must not have consts (pass them as operands)")
-    return lowering.lower_program(jaxpr, kind, carried)
+    return lowering.lower_program(jaxpr, kind, carried, index_init)
 
 
 class _ExeCache:
@@ -601,7 +601,12 @@ def _scan_abstract_eval(*avals, jaxpr, length, reverse, num_consts, num_carry, l
 def _scan_wire(eqn):
     p = eqn.params
     carried = range(p["num_consts"] + p["num_carry"])   # (the xs XLA slices: not inputs of the body)
-    return {"jaxpr": sub_program(p["jaxpr"], "scan", carried), "num_consts": p["num_consts"],
+    # a fori_loop's index (the first carry): XLA keeps it as its own loop counter when it starts at a
+    # literal, else computes it from the counter and the start (``print_order``)
+    init = None
+    if p["num_carry"] and len(eqn.invars) == p["num_consts"] + p["num_carry"]:
+        init = (p["num_consts"], "literal" if type(eqn.invars[p["num_consts"]]) is Literal else "param")
+    return {"jaxpr": sub_program(p["jaxpr"], "scan", carried, init), "num_consts": p["num_consts"],
             "num_carry": p["num_carry"],
             "length": p["length"], "reverse": bool(p["reverse"])}
 
