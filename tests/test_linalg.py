@@ -1437,3 +1437,38 @@ def test_linalg_on_the_gpu_device_runs_on_the_host():
     assert out.devices() == {gpus[0]}
     want = np.linalg.solve(spd, spd[..., 0:1])[..., 0] + np.linalg.cholesky(spd)[..., 0]
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-5)
+
+
+def test_det_is_jaxs_expansion_and_cofactor_gradient():
+    """JAX 0.10.2's det: the cofactor expansion for 2x2 and 3x3 (bit for bit, JAX's order of products under its
+    jit; inf entries give NaN), sign * exp(logabsdet) beyond (within the LU's last-ulp freedom), and the
+    adjugate as the derivative, finite for singular matrices (rank n-1: JAX's cofactor solve; rank < n-1:
+    zero). slogdet of a singular matrix has sign +0. Literals recorded from JAX 0.10.2 (CPU)."""
+    rng = np.random.default_rng(7)
+    want = {2: [0.08080189675092697, -0.549715518951416], 3: [-0.4401792287826538, 1.487231969833374],
+            4: [-0.198168084025383, -0.11736911535263062], 6: [-8.262539863586426, -5.325567722320557]}
+    for n in (2, 3, 4, 6):
+        a = rng.standard_normal((2, n, n)).astype(np.float32)
+        for got in (JLA.det(a), jax.jit(JLA.det)(a), jax.vmap(JLA.det)(a)):
+            if n <= 3:
+                np.testing.assert_array_equal(np.asarray(got), np.float32(want[n]))
+            else:
+                np.testing.assert_allclose(np.asarray(got), want[n], rtol=2e-6)
+        np.testing.assert_allclose(np.asarray(JLA.det(a)), np.linalg.det(a.astype(np.float64)), rtol=1e-5)
+    assert np.isnan(float(JLA.det(np.array([[np.inf, 1, 0], [1, 1, 0], [0, 0, 1]], np.float32))))
+    rank3 = np.array([[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 0, 1]], np.float32)
+    adj = [[-4.0, 4.0, 4.0, -4.0], [2.0, -2.0, -2.0, 2.0], [0.0] * 4, [0.0] * 4]
+    for f in (jax.grad(JLA.det), jax.jit(jax.grad(JLA.det)), jax.jacfwd(JLA.det), jax.jacrev(JLA.det)):
+        np.testing.assert_array_equal(np.asarray(f(rank3)), adj)
+    rank2 = np.array([[1, 2, 3, 4], [2, 4, 6, 8], [3, 6, 9, 12], [0, 1, 0, 1]], np.float32)
+    np.testing.assert_array_equal(np.asarray(jax.grad(JLA.det)(rank2)), np.zeros((4, 4)))
+    # the 3x3 singular case goes through the expansion: its gradient is the adjugate too
+    s3 = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float32)
+    np.testing.assert_array_equal(np.asarray(jax.grad(JLA.det)(s3)), [[4, 4, -4], [-2, -2, 2], [0, 0, 0]])
+    # a nonsingular matrix: the adjugate is det(a) inv(a)^T
+    jax.config.update("jax_enable_x64", True)  # restored by conftest
+    a = rng.standard_normal((5, 5))
+    np.testing.assert_allclose(np.asarray(jax.grad(JLA.det)(a)), np.linalg.det(a) * np.linalg.inv(a).T,
+                               rtol=1e-10)
+    sign, ld = JLA.slogdet(np.array([[1, 2], [2, 4]], np.float32))
+    assert float(sign) == 0 and not np.signbit(np.asarray(sign)) and float(ld) == -np.inf

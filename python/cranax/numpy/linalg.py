@@ -15,17 +15,17 @@ from ..core import get_aval
 from ..custom_derivatives import custom_jvp
 from ..primitives import linalg as _pl
 from ..lax import cond as _lax_cond
-from ._creation import arange, eye, zeros
+from ._creation import arange, eye, ones, zeros
 from ._products import matmul, outer, tensordot, vecdot
 from ._products import trace as _trace
 from .. import dtypes
 from ._promotion import _operand, _promote, _to_inexact, asarray
 from ._reductions import max, min, prod, sum
-from ._shape_ops import count_nonzero, where
+from ._shape_ops import count_nonzero, cumprod, where
 from ._shape_ops import diagonal as _diagonal
-from ._shapes import broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack, swapaxes
+from ._shapes import broadcast_to, concatenate, expand_dims, matrix_transpose, moveaxis, reshape, stack, swapaxes
 from ._ufuncs import conj, real
-from ._ufuncs import abs, isfinite, isinf, isnan, log, power, sign, sqrt
+from ._ufuncs import abs, exp, isfinite, isinf, isnan, log, power, sign, sqrt
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
@@ -190,12 +190,72 @@ def _lu_det_parts(a, lu_piv=None):
     return d, parity
 
 
-def det(a):
-    """The determinant of square ``a[..., n, n]`` (from LU). Mirrors ``jax.numpy.linalg.det``."""
+def _det_impl(a):
+    """The determinant of square ``a[..., n, n]``: ``a[..., n, n]`` → ``a.shape[:-2]``, the operand's inexact
+    dtype. As JAX's: the cofactor expansion written out for n = 2 and 3 (so a matrix holding inf gives NaN
+    there), ``sign * exp(logabsdet)`` from the LU (``slogdet``) for larger n; its derivative is
+    ``trace(adj(a) @ da)``, finite for singular ``a`` (the adjugate from the LU, zero when the rank is below
+    n - 1, as JAX's ``_cofactor_solve``). Raises ValueError unless square. Mirrors ``jax.numpy.linalg.det``."""
     (a,) = _inexact("det", a)
     _square("det", a)
-    d, parity = _lu_det_parts(a)
-    return parity * prod(d, axis=-1)
+    n = get_aval(a).shape[-1]
+    if n == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    if n == 3:
+        # JAX's order of the six products (the rounding follows it)
+        return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2] + a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0]
+                + a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1] - a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0]
+                - a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1] - a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+    return _det_lu(a)
+
+
+_det_impl.__name__ = _det_impl.__qualname__ = "det"
+# JAX's det is a jitted function (so under XLA the 3x3 expansion's products contract into multiply-adds)
+det = jit(_det_impl)
+det.__doc__ = _det_impl.__doc__
+
+
+def _det_lu_impl(a):
+    s, logdet = _slogdet_lu(a)
+    return s * exp(logdet).astype(get_aval(s).dtype)
+
+
+def _cofactor_solve(a, b):
+    """``(det(a), adj(a) @ b)`` for ``a, b[..., n, n]``, defined for singular ``a`` too. With ``a[perm] = L U``,
+    ``adj(a) b = det(a) U^-1 L^-1 b[perm]``; rank n - 1 leaves ``u_nn = 0`` (JAX's LU puts the zero pivot
+    last), so the last back-substitution step, which would divide by it, instead multiplies by the product
+    of the other pivots (``u_nn`` replaced by its inverse), and the other rows take ``det(a)`` (zero) as
+    their factor. If ``U`` is still singular the rank is below n - 1 and the adjugate is zero: both
+    operand and result are masked to zero there, so no inf/NaN enters the tangent's transpose."""
+    av = get_aval(a)
+    n = av.shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu_, piv, perm = _pl.lu(a)
+    dt = av.dtype
+    swaps = count_nonzero(piv != arange(n, dtype=np.int32), axis=-1)
+    # the partial products of the pivots, with the permutation's sign: [..., -1] is det(a), [..., -2] det(a)
+    # without u_nn
+    partial = cumprod(_diagonal(lu_, axis1=-2, axis2=-1), axis=-1) * where(swaps % 2 == 1, -1, 1).astype(dt)[..., None]
+    lu_ = lu_.at[..., -1, -1].set(1 / partial[..., -2])
+    probe = _pl.triangular_solve(lu_, ones(av.shape[:-1] + (1,), dt), left_side=True, lower=False)
+    low_rank = (~isfinite(probe)).any(axis=(-2, -1))[..., None, None]
+    x = where(low_rank, 0, b).astype(get_aval(b).dtype)
+    x = _pl.triangular_solve(lu_, _pl._permute_rows(x, perm), left_side=True, lower=True, unit_diagonal=True)
+    x = concatenate([x[..., :-1, :] * partial[..., -1, None, None], x[..., -1:, :]], axis=-2)
+    x = _pl.triangular_solve(lu_, x, left_side=True, lower=False)
+    return partial[..., -1], where(low_rank, 0, x).astype(get_aval(x).dtype)
+
+
+def _det_jvp(primals, tangents):
+    (a,), (g,) = primals, tangents
+    y, z = _cofactor_solve(a, g)
+    return y, _trace(z, axis1=-1, axis2=-2)
+
+
+_det_lu_impl.__name__ = "_det"
+_det_lu = custom_jvp(_det_lu_impl)
+_det_lu.defjvp(_det_jvp)
 
 
 def slogdet(a, *, method=None):
@@ -210,7 +270,11 @@ def slogdet(a, *, method=None):
 
 def _slogdet_from_lu(a, lu_, piv):
     d, parity = _lu_det_parts(a, (lu_, piv))
-    return parity * prod(sign(d), axis=-1), sum(log(abs(d)), axis=-1)
+    # JAX's: a zero pivot gives sign +0 and logabsdet -inf (not the product's -0 or a sum holding log 0)
+    is_zero = (d == 0).any(axis=-1)
+    dt = get_aval(d).dtype
+    s = where(is_zero, 0, parity * prod(sign(d), axis=-1)).astype(dt)
+    return s, where(is_zero, -np.inf, real(sum(log(abs(d)), axis=-1))).astype(get_aval(real(d)).dtype)
 
 
 def _slogdet_lu_impl(a):
@@ -246,6 +310,7 @@ def _slogdet_jvp(primals, tangents):
     return (s, ans), (sign_dot, ans_dot)
 
 
+_slogdet_lu_impl.__name__ = "_slogdet_lu"
 _slogdet_lu = custom_jvp(_slogdet_lu_impl)
 _slogdet_lu.defjvp(_slogdet_jvp)
 

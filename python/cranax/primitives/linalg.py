@@ -280,7 +280,7 @@ def lu(x):
     getrf returns them: ``lu`` packs the unit lower factor (diagonal not stored) and the upper factor;
     ``pivots[..., min(m, n)]`` (int32) are the row interchanges, ``permutation[..., m]`` (int32) the
     resulting order, so that ``x[permutation] == L @ U``. Mirrors ``jax.lax.linalg.lu``."""
-    return tuple(lu_p.bind(_ew._as_operand(x)))
+    return list(lu_p.bind(_ew._as_operand(x)))   # a list, as JAX's bind result
 
 
 def _lu_jvp(primals, tangents):
@@ -628,7 +628,7 @@ def hessenberg(a):
     ``v_i`` (unit first entry, not stored) below it and ``taus[..., n-1]`` their scales, ``Q = H_0 ...
     H_{n-2}`` with ``H_i = I - tau_i v_i v_i^H`` (``householder_product`` builds it). Mirrors
     ``jax.lax.linalg.hessenberg``."""
-    return tuple(hessenberg_p.bind(_ew._as_operand(a)))
+    return list(hessenberg_p.bind(_ew._as_operand(a)))
 
 
 _batching.batching_rules[hessenberg_p] = _batch_front(hessenberg_p, 2)
@@ -657,7 +657,7 @@ def tridiagonal(a, *, lower=True):
         raise NotImplementedError("tridiagonal with lower=False is not implemented in cranax")
     if _is_complex(a):
         raise NotImplementedError("tridiagonal of a complex Hermitian matrix is not implemented in cranax")
-    return tuple(tridiagonal_p.bind(a, lower=True))
+    return list(tridiagonal_p.bind(a, lower=True))
 
 
 _batching.batching_rules[tridiagonal_p] = _batch_front(tridiagonal_p, 4)
@@ -1105,7 +1105,7 @@ def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable
     if av.shape[-1] != av.shape[-2]:
         raise ValueError(f"schur requires square matrices, got shape {av.shape}")
     out = schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors))
-    return tuple(out) if compute_schur_vectors else out[0]
+    return list(out) if compute_schur_vectors else [out[0]]   # JAX's: a list, of one without the vectors
 
 
 __all__ = ["cholesky", "cholesky_p", "cholesky_update", "cholesky_update_p", "eig", "eig_p", "eigh", "eigh_p",
