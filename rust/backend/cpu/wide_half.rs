@@ -7,7 +7,8 @@
 //! Why: Cranelift has no F16C, so the inline code converts float16 with about 20 vector integer
 //! instructions per 4 lanes each way (`simd::vf16_to_f32`/`vf32_to_f16`), and holds bfloat16 in 4 i32
 //! lanes; XLA's code uses `vcvtph2ps`/`vcvtps2ph` on 8 lanes. The routine runs the chain one operation at
-//! a time over strips of `STRIP` points held in L1 (each pass one tight 8-lane loop).
+//! a time over strips of `STRIP` points held in L1 (each pass one tight 8-lane loop); `fuse` lets an
+//! operation read half arrays directly and narrow (or round) its own result, so `x * 2 + 1` is 2 passes.
 //!
 //! Bits: the inline code's, exactly. `vcvtph2ps` quiets a signalling NaN where the inline code keeps its
 //! payload (the quiet bit is put back from the input), and `vcvtps2ph` keeps a NaN's top payload bits where
@@ -833,20 +834,20 @@ mod tests {
             let fused = fuse(ops.clone());
             assert!(fused.len() < ops.len() && fused.iter().any(|o| matches!(o, HOp::Arith { post: Post::Down(Fmt::F16), .. })), "{fused:?}");
             for ops in [ops, fused] {
-            let got = u16s(&call(f, ops, Fmt::F16, &[&hb, &gb, &s16b, &s32b], 0, n));
-            let ap = |a: f32, b: f32, c: f32| match op {
-                Op::Add => a + b,
-                Op::Sub => a - b,
-                Op::Mul => a * b,
-                Op::Div => a / b,
-                Op::Fma => a.mul_add(b, c),
-            };
-            for i in 0..n {
-                let y = r16(ap(f16_bits_to_f32(h[i]), g[i], 1.5));
-                let z = f32_to_f16_bits(ap(y, 2.5, -0.75));
-                let ok = got[i] == z || (got[i] & 0x7fff > 0x7c00 && z & 0x7fff > 0x7c00);
-                assert!(ok, "{op:?} at {i}: {:#x} vs {z:#x}", got[i]);
-            }
+                let got = u16s(&call(f, ops, Fmt::F16, &[&hb, &gb, &s16b, &s32b], 0, n));
+                let ap = |a: f32, b: f32, c: f32| match op {
+                    Op::Add => a + b,
+                    Op::Sub => a - b,
+                    Op::Mul => a * b,
+                    Op::Div => a / b,
+                    Op::Fma => a.mul_add(b, c),
+                };
+                for i in 0..n {
+                    let y = r16(ap(f16_bits_to_f32(h[i]), g[i], 1.5));
+                    let z = f32_to_f16_bits(ap(y, 2.5, -0.75));
+                    let ok = got[i] == z || (got[i] & 0x7fff > 0x7c00 && z & 0x7fff > 0x7c00);
+                    assert!(ok, "{op:?} at {i}: {:#x} vs {z:#x}", got[i]);
+                }
             }
         }
     }
