@@ -500,7 +500,9 @@ def test_simd_every_bit_pattern_round_trip():
     """float16 kernels run on vector lanes; every float16 goes to float32 (payloads kept) and back exactly
     as the scalar code does."""
     x = jnp.asarray(ALL_BITS)
-    assert "; simd: OuterVec" in jax.jit(lambda a: a.astype(F32)).lower(x).compile().as_text()
+    text = jax.jit(lambda a: a.astype(F32)).lower(x).compile().as_text()
+    # (on x86-64 hosts with F16C the conversion runs as a half chain: `cpu/wide_half.rs`)
+    assert "; simd: OuterVec" in text or "; wide: half chain" in text, text
     simd, scal = _with_and_without_simd(lambda a: a.astype(F32), x)
     _same_bits(simd[0], scal[0])
     simd2, scal2 = _with_and_without_simd(lambda b: b.astype(F16), jnp.asarray(simd[0]))
@@ -539,7 +541,54 @@ def test_simd_arithmetic_odd_sizes(n):
         assert (ulps16(simd[1], np.exp(xs).astype(F16)) <= 1).all()
     if n >= 8:
         text = jax.jit(lambda a: a * 2 + 1).lower(jnp.asarray(x)).compile().as_text()
-        assert "; simd: OuterVec" in text, text
+        assert "; simd: OuterVec" in text or "; wide: half chain" in text, text
+
+
+def _host_f16c():
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return "f16c" in flags and "avx2" in flags and "fma" in flags
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_chains_match_inline_code(dt):
+    """Half-float chains run through F16C's conversions (`cpu/wide_half.rs`) where the host has them, with
+    the inline vector code's bits (`CRANAX_NO_WIDE=1`) and the scalar code's (`CRANAX_CPU_NO_SIMD=1`): every
+    bit pattern (NaN payloads, subnormals, infinities) through arithmetic, division, broadcasts, both
+    conversions, with and without a vector tail."""
+    import os
+    d = jnp.dtype(dt)
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    x = jax.lax.bitcast_convert_type(jnp.asarray(bits), d)
+    y = jax.lax.bitcast_convert_type(jnp.asarray(np.random.default_rng(3).permutation(bits)), d)
+    f32 = jnp.asarray(np.random.default_rng(4).integers(0, 1 << 32, 70001, dtype=np.uint64).astype(np.uint32).view(np.float32))
+    cases = [
+        (lambda a, b: a * 2 + 1, (x, y)),
+        (lambda a, b: a * b - b / a, (x, y)),
+        (lambda a, b: (a + b[:1]) * jnp.asarray(0.3, d), (x[:1001], y)),
+        (lambda a, b: a.astype(jnp.float32) * 3, (x, y)),
+        (lambda a: a.astype(d), (f32,)),
+        (lambda a: a.astype(d) * 2, (f32[:4099],)),
+    ]
+    for f, args in cases:
+        outs = {}
+        for env in ("", "CRANAX_NO_WIDE", "CRANAX_CPU_NO_SIMD"):
+            jax.clear_caches()
+            if env:
+                os.environ[env] = "1"
+            try:
+                g = jax.jit(lambda *a, f=f: f(*a))
+                if not env and _host_f16c() and os.environ.get("CRANAX_CPU_BLOCK_MATH", "").lower() != "off":
+                    assert "; wide: half chain" in g.lower(*args).compile().as_text()
+                outs[env] = np.asarray(g(*args))
+            finally:
+                os.environ.pop(env, None)
+        jax.clear_caches()
+        for env in ("CRANAX_NO_WIDE", "CRANAX_CPU_NO_SIMD"):
+            assert outs[""].dtype == outs[env].dtype
+            assert np.array_equal(outs[""].view(np.uint8), outs[env].view(np.uint8)), env
 
 
 def test_simd_broadcast_and_strided_inputs():

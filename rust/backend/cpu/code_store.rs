@@ -229,11 +229,12 @@ pub fn fingerprint() -> Result<String> {
         .map(|k| format!("{k}={}", std::env::var(k).unwrap_or_default()))
         .collect();
     Ok(format!(
-        "{}\n{}\n{}\nblockmath={:?}\nno_simd={}\n{}",
+        "{}\n{}\n{}\nblockmath={:?}\nhalf_chain={}\nno_simd={}\n{}",
         isa.triple(),
         isa.flags(),
         flags.join(","),
         super::blockmath::isa(),
+        super::wide_half::routine().is_some(),
         super::loop_plan::simd_disabled(),
         env.join(",")
     ))

@@ -172,6 +172,8 @@ pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<O
         // one wide operation instead of Cranelift's loop (`wide`), where no strip runs (a streamed output
         // keeps its non-temporal stores)
         let wide = if plan.is_empty() { super::wide::plan(k, &out_dtypes) } else { None };
+        // a float16/bfloat16 chain through F16C's conversions (`wide_half`), likewise
+        let half = if plan.is_empty() && wide.is_none() { super::wide_half::plan(k, &out_dtypes) } else { None };
         for partial in [false, true] {
             if partial && !want_partial {
                 continue;
@@ -210,12 +212,24 @@ pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<O
                 }
                 None => None,
             };
+            let half_ref = match &half {
+                Some(_) => {
+                    let mut sig = Signature::new(call_conv);
+                    sig.params.extend((0..5).map(|_| AbiParam::new(types::I64)));
+                    let fid = module
+                        .declare_function(super::wide_half::SYMBOL, Linkage::Import, &sig)
+                        .map_err(cg("declaring the half-chain routine"))?;
+                    Some(module.declare_func_in_func(fid, &mut ctx.func))
+                }
+                None => None,
+            };
             // Code loaded from the persistent cache needs the declarations above (same ids, same names), not
             // the function body: its CLIF is not built again.
             let loading = super::code_store::replaying();
             if !loading {
-                match (&wide, wide_ref) {
-                    (Some(w), Some(f)) => super::wide::build(&mut ctx.func, &mut fctx, w, f, module.target_config())?,
+                match (&wide, wide_ref, &half, half_ref) {
+                    (Some(w), Some(f), _, _) => super::wide::build(&mut ctx.func, &mut fctx, w, f, module.target_config())?,
+                    (_, _, Some(h), Some(f)) => super::wide_half::build(&mut ctx.func, &mut fctx, h, f, module.target_config())?,
                     _ => build_kernel(&mut ctx.func, &mut fctx, k, &out_dtypes, &imports, &routines, module.target_config(), partial)?,
                 }
             }
@@ -223,6 +237,9 @@ pub fn compile_plan(plan: &Plan, no_stream: &[bool]) -> Result<(JITModule, Vec<O
                 clif = "; machine code loaded from the persistent compilation cache (its CLIF is not rebuilt)\n".into();
             } else if let Some(w) = wide.as_ref().filter(|_| !partial) {
                 clif = format!("{}{}", w.note(), ctx.func.display());
+                ctx.set_disasm(disasm);
+            } else if let Some(h) = half.as_ref().filter(|_| !partial) {
+                clif = format!("{}{}", h.note(), ctx.func.display());
                 ctx.set_disasm(disasm);
             } else if !partial {
                 let (mode, lanes, unroll) = super::loop_plan::plan_mode(k, &out_dtypes)?;

@@ -68,6 +68,7 @@ mod threefry;
 mod validate;
 mod vmath;
 mod wide;
+mod wide_half;
 #[cfg(test)]
 mod tests;
 

@@ -43,7 +43,7 @@ pub fn new_module() -> Result<JITModule> {
 pub fn new_module_with(extra: Vec<(String, *const u8)>) -> Result<JITModule> {
     let isa = host_isa()?;
     let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    for (name, ptr) in math::all_symbols().into_iter().chain(super::blockmath::symbols()).chain(super::wide::symbols()).chain(extra) {
+    for (name, ptr) in math::all_symbols().into_iter().chain(super::blockmath::symbols()).chain(super::wide::symbols()).chain(super::wide_half::symbols()).chain(extra) {
         jb.symbol(name, ptr);
     }
     Ok(JITModule::new(jb))

@@ -1613,7 +1613,20 @@ fn simd_vs_scalar(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
         });
         assert!(same, "output {o} differs between SIMD and scalar code\n{}", exe.as_text());
     }
-    let text = exe.as_text();
+    // a half-float chain (`wide_half`) also against Cranelift's vector loop; the mode is that loop's
+    let mut text = exe.as_text();
+    if text.contains("; wide: half chain") {
+        super::wide::NO_WIDE.with(|c| c.set(true));
+        let inline = compile(p).unwrap();
+        super::wide::NO_WIDE.with(|c| c.set(false));
+        let c = inline.run(inputs).unwrap();
+        for (o, (x, y)) in a.iter().zip(&c).enumerate() {
+            let es = x.dtype().size();
+            let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
+            assert!(bad.is_none(), "output {o} differs between the half chain and the inline vector code at {bad:?}\n{text}");
+        }
+        text = inline.as_text();
+    }
     let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
     (a, mode)
 }
@@ -2195,7 +2208,20 @@ fn simd_vs_scalar_exact(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
         let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
         assert!(bad.is_none(), "output {o} differs between SIMD and scalar code at {bad:?}\n{}", exe.as_text());
     }
-    let text = exe.as_text();
+    // a half-float chain (`wide_half`) also against Cranelift's vector loop; the mode is that loop's
+    let mut text = exe.as_text();
+    if text.contains("; wide: half chain") {
+        super::wide::NO_WIDE.with(|c| c.set(true));
+        let inline = compile(p).unwrap();
+        super::wide::NO_WIDE.with(|c| c.set(false));
+        let c = inline.run(inputs).unwrap();
+        for (o, (x, y)) in a.iter().zip(&c).enumerate() {
+            let es = x.dtype().size();
+            let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
+            assert!(bad.is_none(), "output {o} differs between the half chain and the inline vector code at {bad:?}\n{text}");
+        }
+        text = inline.as_text();
+    }
     let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
     (a, mode)
 }
@@ -2991,4 +3017,54 @@ fn narrow_int_reduction_stays_scalar() {
     let out = exe.run(&[buf(&[n], &xs)]).unwrap();
     let want = xs.iter().fold(0u8, |a, &x| a.wrapping_add(x));
     assert_eq!(read::<u8>(&out[0]), vec![want]);
+}
+
+/// float16/bfloat16 chains (`x * 2 + 1`, `(a * b) + s` with a broadcast float32 scalar and a broadcast half
+/// element, `a / b`, f32 → half, half → f32) run as one call of `wide_half`'s routine where the host has
+/// F16C, with the bits of Cranelift's vector loop and of the scalar code (`simd_vs_scalar_exact` compares
+/// all three), on lengths around the strip and big enough to be split over the threads; NaN inputs included.
+#[test]
+fn half_chains_run_wide_with_inline_bits() {
+    let f = DType::F32;
+    let cvt = |dt: DType, a: usize| ins(KOp::Convert { a }, dt);
+    let c = |v: f64| ins(KOp::Const { value: Scalar::Float(v) }, f);
+    for h in [DType::F16, DType::BF16] {
+        let hbuf = |shape: &[usize], bits: &[u16]| {
+            if h == DType::F16 { buf(shape, &bits.iter().map(|&u| H(u)).collect::<Vec<_>>()) } else { buf(shape, &bits.iter().map(|&u| Bh(u)).collect::<Vec<_>>()) }
+        };
+        for &len in &[256usize, 257, 1000, 4099, 300_007] {
+            let bits = |seed: u32| -> Vec<u16> { (0..len as u32).map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 9) as u16).collect() };
+            let (x, y) = (hbuf(&[len], &bits(1)), hbuf(&[len], &bits(77)));
+            let arith = vec![cvt(f, 0), c(2.0), bin(BinaryOp::Mul, 1, 2, f), cvt(h, 3), cvt(f, 4), c(1.0), bin(BinaryOp::Add, 5, 6, f), cvt(h, 7)];
+            let p = f16_plan1(len, h, arith, h);
+            let text = compile(&p).unwrap().as_text();
+            assert_eq!(text.contains("; wide: half chain"), super::wide_half::enabled(), "{text}");
+            simd_vs_scalar_exact(&p, std::slice::from_ref(&x));
+            for out_dt in [f, h] {
+                let to = if out_dt == h { vec![cvt(f, 0), cvt(h, 1)] } else { vec![cvt(f, 0)] };
+                let p = f16_plan1(len, h, to, out_dt);
+                assert_eq!(compile(&p).unwrap().as_text().contains("; wide: half chain"), super::wide_half::enabled());
+                simd_vs_scalar_exact(&p, std::slice::from_ref(&x));
+            }
+            let xs: Vec<f32> = (0..len).map(|i| f32::from_bits((i as u32).wrapping_mul(2_654_435_761))).collect();
+            simd_vs_scalar_exact(&f16_plan1(len, f, vec![cvt(h, 0)], h), &[buf(&[len], &xs)]);
+            // %0 a, %1 b (half arrays), %2 s (f32 scalar), %3 e (a half element broadcast)
+            for (op, fma) in [(BinaryOp::Mul, false), (BinaryOp::Div, false), (BinaryOp::Sub, true)] {
+                let mut body = vec![load(0, h), load(1, h), load(2, f), load(3, h), cvt(f, 0), cvt(f, 1), bin(op, 4, 5, f), cvt(h, 6), cvt(f, 7), cvt(f, 3)];
+                body.push(if fma { ins(KOp::Fma { a: 8, b: 9, c: 2 }, f) } else { bin(BinaryOp::Add, 8, 2, f) });
+                body.push(cvt(h, 10));
+                let p = plan1(
+                    vec![Aval::new(h, vec![len]), Aval::new(h, vec![len]), Aval::new(f, vec![]), Aval::new(h, vec![3])],
+                    vec![len],
+                    vec![],
+                    vec![kin(0, h, vec![1]), kin(1, h, vec![1]), kin(2, f, vec![0]), KernelInput { slot: 3, dtype: h, strides: vec![0], offset: 2 }],
+                    body,
+                    vec![(Aval::new(h, vec![len]), 11, OutputKind::Store)],
+                );
+                let text = compile(&p).unwrap().as_text();
+                assert_eq!(text.contains("; wide: half chain"), super::wide_half::enabled(), "{text}");
+                simd_vs_scalar_exact(&p, &[x.clone(), y.clone(), buf(&[], &[-0.375f32]), hbuf(&[3], &[0x1234, 0x4321, 0xc0a0])]);
+            }
+        }
+    }
 }

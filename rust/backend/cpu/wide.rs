@@ -152,12 +152,6 @@ pub fn plan(k: &Kernel, out_dtypes: &[DType]) -> Option<WideKernel> {
     if k.body.iter().enumerate().any(|(i, x)| i != out.value && !leaf(x)) {
         return None;
     }
-    let mut row_major = vec![0isize; k.domain.len()];
-    let mut st = 1isize;
-    for d in (0..k.domain.len()).rev() {
-        row_major[d] = st;
-        st = st.checked_mul(k.domain[d] as isize)?;
-    }
     let mut operands = [Operand::Bits(0); 3];
     for (slot, &a) in operands.iter_mut().zip(&args) {
         *slot = match &k.body.get(a)?.op {
@@ -166,20 +160,7 @@ pub fn plan(k: &Kernel, out_dtypes: &[DType]) -> Option<WideKernel> {
                 Scalar::Float(v) => Operand::Bits(v.to_bits()),
                 _ => return None,
             },
-            KOp::Load { input } => {
-                let inp = k.inputs.get(*input)?;
-                if inp.dtype != dt || inp.strides.len() != k.domain.len() {
-                    return None;
-                }
-                let size1 = |d: usize| k.domain[d] == 1;
-                if (0..k.domain.len()).all(|d| size1(d) || inp.strides[d] == 0) {
-                    Operand::Element(*input, (inp.offset as i64).checked_mul(dt.size() as i64)?)
-                } else if inp.offset == 0 && (0..k.domain.len()).all(|d| size1(d) || inp.strides[d] == row_major[d]) {
-                    Operand::Array(*input)
-                } else {
-                    return None;
-                }
-            }
+            KOp::Load { input } => input_operand(k, *input, dt)?,
             _ => return None,
         };
     }
@@ -187,6 +168,29 @@ pub fn plan(k: &Kernel, out_dtypes: &[DType]) -> Option<WideKernel> {
         return None;
     }
     Some(WideKernel { op, f64: dt == DType::F64, operands, points })
+}
+
+/// How the routines read kernel input `input` (of dtype `dt`): as an array read row-major from its start
+/// (`Array`), as one broadcast element (`Element`, its byte offset), or not at all (`None`).
+pub(super) fn input_operand(k: &Kernel, input: usize, dt: DType) -> Option<Operand> {
+    let inp = k.inputs.get(input)?;
+    if inp.dtype != dt || inp.strides.len() != k.domain.len() {
+        return None;
+    }
+    let mut row_major = vec![0isize; k.domain.len()];
+    let mut st = 1isize;
+    for d in (0..k.domain.len()).rev() {
+        row_major[d] = st;
+        st = st.checked_mul(k.domain[d] as isize)?;
+    }
+    let size1 = |d: usize| k.domain[d] == 1;
+    if (0..k.domain.len()).all(|d| size1(d) || inp.strides[d] == 0) {
+        Some(Operand::Element(input, (inp.offset as i64).checked_mul(dt.size() as i64)?))
+    } else if inp.offset == 0 && (0..k.domain.len()).all(|d| size1(d) || inp.strides[d] == row_major[d]) {
+        Some(Operand::Array(input))
+    } else {
+        None
+    }
 }
 
 /// Builds the kernel function (the `KernelFn` ABI): clamps `[begin, end)` to the points and calls the
