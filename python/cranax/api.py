@@ -889,7 +889,12 @@ class JitWrapped(Wrapped):
                                        for x, s in zip(leaves, sigs)]
         if dispatch.no_execution:
             dispatch.refuse_execution(self._name)
-        outs = entry.exe.execute(bufs)
+        don = _state._local.__dict__.get("donate") if _state._made[0] else None
+        if don is not None and don[0] is self and don[1]:   # a ref-writing call's pure twin
+            outs = entry.exe.execute(bufs, _state.alias_pairs(don[1], leaves, len(entry.const_bufs),
+                                                              entry.out_tree, len(entry.out_avals)))
+        else:
+            outs = entry.exe.execute(bufs)
         avals = entry.out_avals
         res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
         return tree_unflatten(entry.out_tree, res)
@@ -1040,17 +1045,20 @@ class JitWrapped(Wrapped):
                 flat[i] = v
             call.where = where
             _state._local.pending.append((call, refs, arg_refs))
+            # each ref's value may take the program's new value for it in its own buffer (no copy after)
+            _state._local.donate = (inner, _state.donatable(list(refs) + arg_refs, list(vals) + arg_vals))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:
                 _state._local.pending.pop()
+                _state._local.donate = None
             if refs or arg_refs:   # an output (or final value) may be a ref's own buffer: copied before the
                 held = list(refs) + arg_refs   # writes land
                 if out is not None:
                     ls, tree = tree_flatten(out)
                     out = tree_unflatten(tree, _state.detach_outputs(ls, held))
                 if len(held) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
-                    finals = _state.detach_outputs(finals, held)
+                    finals = _state.detach_finals(finals, held)
             _state.write_back(arg_refs, finals[len(refs):])
             return out, finals[:len(refs)]
         return _state.plumbed_loop(plans, "plan", "jit", runner)

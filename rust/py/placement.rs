@@ -82,7 +82,7 @@ fn aval_text(v: &Value) -> String {
 }
 
 /// Runs `exe` on `args` (DeviceArrays) on the device placement picks; returns the output handles.
-pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>, alias: Vec<(usize, usize)>) -> PyResult<Bound<'py, PyList>> {
     let mut vals: Vec<(Value, Arc<Device>, bool)> = Vec::with_capacity(exe.in_avals.len());
     let mut push = |i: usize, a: Bound<'py, PyAny>| -> PyResult<()> {
         match a.cast::<DeviceArray>() {
@@ -142,13 +142,13 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
     let outs: Vec<Value> = match dev.kind {
         DeviceKind::Cpu => {
             if vals.iter().all(|(_, d, _)| d.kind == DeviceKind::Cpu) {
-                execute_cpu(py, exe, &dev, vals.into_iter().map(|(v, _, _)| v).collect())?
+                execute_cpu(py, exe, &dev, vals.into_iter().map(|(v, _, _)| v).collect(), alias)?
             } else {
                 let mut vs = Vec::with_capacity(vals.len());
                 for (v, d, _) in &vals {
                     vs.push(transfer(py, v, d, &dev)?);
                 }
-                execute_cpu(py, exe, &dev, vs)?
+                execute_cpu(py, exe, &dev, vs, Vec::new())?
             }
         }
         DeviceKind::Gpu => run_gpu(py, exe, &dev, &vals)?,
@@ -163,11 +163,11 @@ const GIL_RELEASE_WORK: usize = 1 << 20;
 /// ... unless their latest run was measured shorter than this (a while loop's work is a guess).
 const GIL_RELEASE_NS: u64 = 100_000;
 
-fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>) -> PyResult<Vec<Value>> {
+fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>, alias: Vec<(usize, usize)>) -> PyResult<Vec<Value>> {
     if exe.work > GIL_RELEASE_WORK && exe.last_run_ns().is_none_or(|n| n > GIL_RELEASE_NS) {
-        Ok(py.detach(|| exe.execute_on(dev, args))?)
+        Ok(py.detach(|| exe.execute_aliased(dev, args, alias))?)
     } else {
-        Ok(exe.execute_on(dev, args)?)
+        Ok(exe.execute_aliased(dev, args, alias)?)
     }
 }
 

@@ -99,6 +99,7 @@ class _Local(threading.local):
     def __init__(self):
         self.frames = []   # the active plumbing calls (_Call), innermost last
         self.pending = []
+        self.donate = None   # (a jit's pure twin, ``donatable``'s list) while a ref-writing call runs it
 
 
 _local = _Local()   # frames; ``pending``: the jit twins being traced (api.JitWrapped._call_with_refs)
@@ -318,6 +319,48 @@ def detach_outputs(leaves, refs):
     if not held:
         return leaves
     return [_private(x, *held) if type(x) is Array else x for x in leaves]
+
+
+def detach_finals(finals, refs):
+    """``detach_outputs`` for a call's final values, ``finals[k]`` being ``refs[k]``'s: each is copied where it
+    shares storage with another ref's buffer (a jit swapping two refs), not where it is its own ref's buffer
+    (the program wrote the new value into it: its write copies nothing)."""
+    held = [r._val if type(r._val) is Array else None for r in refs]
+    if not any(h is not None for h in held):
+        return finals
+    return [_private(x, *[h for i, h in enumerate(held) if i != k and h is not None]) if type(x) is Array else x
+            for k, x in enumerate(finals)]
+
+
+def donatable(refs, vals):
+    """``[(value, k)]``: the values fed to a jitted call for ``refs`` (``vals[k]`` for ``refs[k]``) that are
+    the ref's own private buffer (a plain CPU array, not complex): the call may write ``refs[k]``'s final
+    value straight into it (``alias_pairs``), as XLA aliases a ref's input and output buffers."""
+    out = []
+    for k, (r, v) in enumerate(zip(refs, vals)):
+        if v is r._val and type(v) is Array:
+            parts = _parts(v._buf)
+            if parts is not None and len(parts) == 1:
+                out.append((v, k))
+    return out
+
+
+def alias_pairs(donated, leaves, n_consts, out_tree, n_out):
+    """The ``(input, output)`` pairs of a ref-writing call's executable for ``donated`` (``donatable``): the
+    input holding the ref's value (after ``n_consts`` constants, one per leaf of the call's arguments) and
+    the output holding its final value (the second part of the call's ``(out, finals)`` result)."""
+    pos = {}
+    for i, x in enumerate(leaves):
+        if type(x) is Array:
+            pos[id(x)] = i
+    finals = tree_unflatten(out_tree, list(range(n_out)))[1]
+    pairs = []
+    for v, k in donated:
+        i = pos.get(id(v))
+        o = finals[k] if k < len(finals) else None
+        if i is not None and type(o) is int:
+            pairs.append((n_consts + i, o))
+    return pairs
 
 
 def _norm_idx(idx):
