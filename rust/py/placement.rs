@@ -82,7 +82,9 @@ fn aval_text(v: &Value) -> String {
 }
 
 /// Runs `exe` on `args` (DeviceArrays) on the device placement picks; returns the output handles.
-pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>, alias: Vec<(usize, usize)>) -> PyResult<Bound<'py, PyList>> {
+pub fn execute<'py>(
+    py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>, mut alias: Vec<(usize, usize)>, donate: Vec<(usize, usize)>,
+) -> PyResult<Bound<'py, PyList>> {
     let mut vals: Vec<(Value, Arc<Device>, bool)> = Vec::with_capacity(exe.in_avals.len());
     let mut push = |i: usize, a: Bound<'py, PyAny>| -> PyResult<()> {
         match a.cast::<DeviceArray>() {
@@ -91,6 +93,10 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
                 let g = d.get();
                 vals.push((g.value.clone(), g.device.clone(), committed));
                 Ok(())
+            }
+            // a deleted (donated) Array's buffer: JAX's RuntimeError
+            Err(_) if a.hasattr("_deleted_message").unwrap_or(false) => {
+                Err(pyo3::exceptions::PyRuntimeError::new_err(a.getattr("_deleted_message")?.extract::<String>()?))
             }
             Err(_) => Err(PyTypeError::new_err(format!(
                 "argument {i} is a {}, expected a DeviceArray",
@@ -132,6 +138,17 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
                 )));
             }
             _ => {}
+        }
+    }
+    // A donated argument's buffer is written into only where no other array can reach it: its storage's
+    // holders are the argument's DeviceArray and this call's copy of its value (no view, no other output
+    // sharing it, no queued program reading it). The caller deletes the argument after the call.
+    for (j, k) in donate {
+        if let Some((Value::Ready(b), d, _)) = vals.get(j) {
+            let st = &b.storage;
+            if d.kind == DeviceKind::Cpu && Arc::strong_count(st) == 2 && Arc::weak_count(st) == 0 && !st.is_borrowed() {
+                alias.push((j, k));
+            }
         }
     }
     let committed = target.is_some();
