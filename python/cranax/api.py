@@ -472,7 +472,7 @@ def _holder_for(fun, options):
 
 
 class _Entry:
-    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out", "single")
+    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out", "single", "finals_idx")
 
     def __init__(self, exe, out_tree, const_bufs, out_avals, closed):
         self.exe = exe
@@ -482,6 +482,7 @@ class _Entry:
         self.closed = closed
         self.n_out = len(out_avals)
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+        self.finals_idx = None   # a ref-writing call's pure twin: the output index of each ref's final value
 
 
 def _hashable_opt(v):
@@ -924,8 +925,10 @@ class JitWrapped(Wrapped):
             dispatch.refuse_execution(self._name)
         don = _state._local.__dict__.get("donate") if _state._made[0] else None
         if don is not None and don[0] is self and don[1]:   # a ref-writing call's pure twin
-            outs = entry.exe.execute(bufs, _state.alias_pairs(don[1], leaves, len(entry.const_bufs),
-                                                              entry.out_tree, len(entry.out_avals)))
+            fi = entry.finals_idx
+            if fi is None:   # the call returns (out, finals): where each final value's leaf lands
+                fi = entry.finals_idx = tree_unflatten(entry.out_tree, list(range(entry.n_out)))[1]
+            outs = entry.exe.execute(bufs, _state.alias_pairs(don[1], leaves, len(entry.const_bufs), fi))
         elif self._donate_argnums or self._donate_argnames:
             outs = self._execute_donating(entry, bufs, leaves, args, kwargs)
         else:
@@ -1142,7 +1145,8 @@ class JitWrapped(Wrapped):
             call.where = where
             _state._local.pending.append((call, refs, arg_refs))
             # each ref's value may take the program's new value for it in its own buffer (no copy after)
-            _state._local.donate = (inner, _state.donatable(list(refs) + arg_refs, list(vals) + arg_vals))
+            _state._local.donate = (inner, _state.donatable(list(refs) + arg_refs, list(vals) + arg_vals,
+                                                            [len(vals) + p for p in ref_pos]))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:

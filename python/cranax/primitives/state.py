@@ -332,33 +332,29 @@ def detach_finals(finals, refs):
             for k, x in enumerate(finals)]
 
 
-def donatable(refs, vals):
-    """``[(value, k)]``: the values fed to a jitted call for ``refs`` (``vals[k]`` for ``refs[k]``) that are
-    the ref's own private buffer (a plain CPU array, not complex): the call may write ``refs[k]``'s final
-    value straight into it (``alias_pairs``), as XLA aliases a ref's input and output buffers."""
+def donatable(refs, vals, arg_pos):
+    """``[(value, k, leaf)]``: the values fed to a jitted call's pure twin for ``refs`` (``vals[k]`` for
+    ``refs[k]``: the closed-over refs' values are its first leaves, the arguments' at ``arg_pos``) that are the
+    ref's own private buffer (a plain CPU array, not complex), with the leaf each should be: the call may write
+    ``refs[k]``'s final value straight into it (``alias_pairs``), as XLA aliases a ref's input and output."""
     out = []
+    n_closed = len(refs) - len(arg_pos)
     for k, (r, v) in enumerate(zip(refs, vals)):
         if v is r._val and type(v) is Array:
             parts = _parts(v._buf)
             if parts is not None and len(parts) == 1:
-                out.append((v, k))
+                out.append((v, k, k if k < n_closed else arg_pos[k - n_closed]))
     return out
 
 
-def alias_pairs(donated, leaves, n_consts, out_tree, n_out):
+def alias_pairs(donated, leaves, n_consts, finals_idx):
     """The ``(input, output)`` pairs of a ref-writing call's executable for ``donated`` (``donatable``): the
-    input holding the ref's value (after ``n_consts`` constants, one per leaf of the call's arguments) and
-    the output holding its final value (the second part of the call's ``(out, finals)`` result)."""
-    pos = {}
-    for i, x in enumerate(leaves):
-        if type(x) is Array:
-            pos[id(x)] = i
-    finals = tree_unflatten(out_tree, list(range(n_out)))[1]
+    input holding the ref's value (after ``n_consts`` constants, one per leaf of the call's arguments; checked
+    to be that value) and the output holding its final value (``finals_idx[k]``: ``None`` when not written)."""
     pairs = []
-    for v, k in donated:
-        i = pos.get(id(v))
-        o = finals[k] if k < len(finals) else None
-        if i is not None and type(o) is int:
+    for v, k, i in donated:
+        o = finals_idx[k] if k < len(finals_idx) else None
+        if i < len(leaves) and leaves[i] is v and type(o) is int:
             pairs.append((n_consts + i, o))
     return pairs
 
