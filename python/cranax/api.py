@@ -568,7 +568,7 @@ class JitWrapped(Wrapped):
         # donated arguments (JAX's donation: deleted after the call; their buffers may take outputs)
         self._donate_argnums, self._donate_argnames = _donation_of(fun, donate_argnums, donate_argnames,
                                                                    self._static_argnums, self._static_argnames)
-        # a donating jit takes the general call path (``_split`` and ``_call``'s last part), where donation is
+        # a donating jit takes the general call path (``_split``, then ``_call``'s last part: ``_execute_donating``)
         self._has_static = bool(self._static_argnums or self._static_argnames or self._donate_argnums
                                 or self._donate_argnames)
         self._inline = inline
