@@ -962,24 +962,29 @@ class JitWrapped(Wrapped):
         holds that (``Executable.execute(donate=)``), and deleted after the call; a donated array with no
         such output is kept, with JAX's warning (once per signature)."""
         n_consts = len(entry.const_bufs)
-        free = [(a.shape, a.dtype) for a in entry.out_avals]
+        free = {}   # (shape, dtype) -> the outputs of that type not yet taken, last first
+        for k in reversed(range(len(entry.out_avals))):
+            a = entry.out_avals[k]
+            free.setdefault((a.shape, a.dtype), []).append(k)
         pairs, used, unusable = [], [], []
+        seen = {}   # id of each leaf -> how many times it appears
+        for x2 in leaves:
+            seen[id(x2)] = seen.get(id(x2), 0) + 1
         for i in self._donated_leaves(args, kwargs):
             x = leaves[i]
             if type(x) is not Array:
                 continue
-            for j, x2 in enumerate(leaves):
-                if x2 is x and j != i:
-                    raise _errors.JaxRuntimeError(
-                        "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same call to "
-                        f"Execute() (flattened argument {max(i, j)}, replica 0, partition 0, first use: "
-                        f"{min(i, j)}). Toy example for this bug: `f(donate(a), a)`.")
-            key = (x.aval.shape, x.aval.dtype)
-            k = next((k for k, f in enumerate(free) if f == key), None)
-            if k is None:
+            if seen[id(x)] > 1:   # passed again beside its donation (the other position, for XLA's text)
+                j = next(j for j, x2 in enumerate(leaves) if x2 is x and j != i)
+                raise _errors.JaxRuntimeError(
+                    "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same call to "
+                    f"Execute() (flattened argument {max(i, j)}, replica 0, partition 0, first use: "
+                    f"{min(i, j)}). Toy example for this bug: `f(donate(a), a)`.")
+            ks = free.get((x.aval.shape, x.aval.dtype))
+            if not ks:
                 unusable.append(x.aval)
                 continue
-            free[k] = None
+            k = ks.pop()
             used.append(x)
             # the buffer is offered only when this Array alone holds its DeviceArray (slot, local, argument)
             b = x._buf
