@@ -3,7 +3,8 @@ and an eager read, cranax (this tree, and ``--main PATH``'s tree) vs JAX 0.10.2,
 
 Since h-ref21 a ref keeps one private buffer (JAX's in-place write: ``unsafe_buffer_pointer`` stays put):
 each write is copied into it on the device stream (``runtime/ref_buffer.rs``), and a read is copied off it.
-Before, a write rebound the ref to the call's new buffer. Times are per call, wall and process CPU, min and
+Before, a write rebound the ref to the call's new buffer. Since h-ref22 a jitted write's kernel writes the
+new value straight into the ref's buffer where it can (``Plan::write_into_inputs``): no copy after the call. Times are per call, wall and process CPU, min and
 median of 7 repeats of N calls, after warm-up, each ending with ``block_until_ready``.
 ``python benches/bench_ref_write.py [--main /work/main]`` (``JAX_PYTHON``, default /tmp/jaxvenv/bin/python).
 """

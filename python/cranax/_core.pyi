@@ -72,9 +72,12 @@ class DeviceArray:
 
 @final
 class Executable:
-    def execute(self, args: Sequence[DeviceArray]) -> list[DeviceArray]:
+    def execute(self, args: Sequence[DeviceArray], alias: Sequence[tuple[int, int]] | None = None,
+                donate: Sequence[tuple[int, int]] | None = None) -> list[DeviceArray]:
         """Dispatches a call: inline when cheap and the stream is idle, else queued (outputs pending).
-        Wrong argument count/shape/dtype raise TypeError now; execution errors surface at the wait."""
+        Wrong argument count/shape/dtype raise TypeError now; execution errors surface at the wait.
+        alias: (input, output) pairs whose output may be written into the input's buffer (a Ref's write);
+        donate: the same for donated arguments, taken where the argument alone holds its storage."""
     def as_text(self) -> str:
         """Optimized program (jaxpr text) followed by the plan and its compiled kernels."""
     def jaxpr_text(self) -> str:

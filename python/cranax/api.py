@@ -16,6 +16,7 @@ import operator
 import sys
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -471,7 +472,7 @@ def _holder_for(fun, options):
 
 
 class _Entry:
-    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out", "single")
+    __slots__ = ("exe", "out_tree", "const_bufs", "out_avals", "closed", "n_out", "single", "finals_idx")
 
     def __init__(self, exe, out_tree, const_bufs, out_avals, closed):
         self.exe = exe
@@ -481,6 +482,7 @@ class _Entry:
         self.closed = closed
         self.n_out = len(out_avals)
         self.single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+        self.finals_idx = None   # a ref-writing call's pure twin: the output index of each ref's final value
 
 
 def _hashable_opt(v):
@@ -527,16 +529,48 @@ def _statics_of(fun, static_argnums, static_argnames):
     return resolved[0], resolved[1]
 
 
+def _donation_of(fun, donate_argnums, donate_argnames, static_argnums, static_argnames):
+    """``(donate_argnums, donate_argnames)`` of ``jit(fun, ...)``, each completed from the other through
+    ``fun``'s signature where it has one (as JAX resolves them), with JAX's error when a donated argument is
+    also static."""
+    nums = (() if donate_argnums is None else
+            (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums))
+    names = (() if donate_argnames is None else
+             (donate_argnames,) if isinstance(donate_argnames, str) else tuple(donate_argnames))
+    if not nums and not names:
+        return (), ()
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind != p.KEYWORD_ONLY]
+    names = tuple(dict.fromkeys(names + tuple(positional[i] for i in nums if 0 <= i < len(positional))))
+    nums = tuple(sorted(set(nums) | {positional.index(n) for n in names if n in positional}))
+    both = set(names) & (set(static_argnames) | {positional[i] for i in static_argnums if 0 <= i < len(positional)})
+    if both:
+        raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names {both} appear in "
+                         "both static_argnames and donate_argnames")
+    both = set(nums) & set(static_argnums)
+    if both:
+        raise ValueError(f"static_argnums and donate_argnums cannot intersect. Argument numbers {both} appear in "
+                         "both static_argnums and donate_argnums")
+    return nums, names
+
+
 class JitWrapped(Wrapped):
     """The function returned by ``jit``: call it, or ``lower(*args)`` / ``trace(*args)`` it."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline,
+                 donate_argnames=None):
         self._fun = fun
-        # what the AOT stages report (``Traced.donate_argnums``); cranax does not reuse donated buffers
-        self._donate_argnums = (() if donate_argnums is None else
-                                (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums))
         self._static_argnums, self._static_argnames = _statics_of(fun, static_argnums, static_argnames)
-        self._has_static = bool(self._static_argnums or self._static_argnames)
+        # donated arguments (JAX's donation: deleted after the call; their buffers may take outputs)
+        self._donate_argnums, self._donate_argnames = _donation_of(fun, donate_argnums, donate_argnames,
+                                                                   self._static_argnums, self._static_argnames)
+        # a donating jit takes the general call path (``_split``, then ``_call``'s last part: ``_execute_donating``)
+        self._has_static = bool(self._static_argnums or self._static_argnames or self._donate_argnums
+                                or self._donate_argnames)
         self._inline = inline
         self._holder = _holder_for(fun, (self._static_argnums, self._static_argnames))
         self._cache = self._holder.execs
@@ -550,7 +584,7 @@ class JitWrapped(Wrapped):
         which cost more than the trace of the small fresh closures equinox hands them by the dozen per trace."""
         w = cls.__new__(cls)
         w._fun = fun
-        w._donate_argnums = ()
+        w._donate_argnums = w._donate_argnames = ()
         w._static_argnums, w._static_argnames = (_statics_of(fun, static_argnums, None) if static_argnums
                                                  else ((), ()))
         w._has_static = bool(w._static_argnums)
@@ -889,10 +923,85 @@ class JitWrapped(Wrapped):
                                        for x, s in zip(leaves, sigs)]
         if dispatch.no_execution:
             dispatch.refuse_execution(self._name)
-        outs = entry.exe.execute(bufs)
+        don = _state._local.__dict__.get("donate") if _state._made[0] else None
+        if don is not None and don[0] is self and don[1]:   # a ref-writing call's pure twin
+            fi = entry.finals_idx
+            if fi is None:   # the call returns (out, finals): where each final value's leaf lands
+                fi = entry.finals_idx = tree_unflatten(entry.out_tree, list(range(entry.n_out)))[1]
+            outs = entry.exe.execute(bufs, _state.alias_pairs(don[1], leaves, len(entry.const_bufs), fi))
+        elif self._donate_argnums or self._donate_argnames:
+            outs = self._execute_donating(entry, bufs, leaves, args, kwargs)
+        else:
+            outs = entry.exe.execute(bufs)
         avals = entry.out_avals
         res = [Array._from_buffer(b, av) for b, av in zip(outs, avals)]
         return tree_unflatten(entry.out_tree, res)
+
+    def _donated_leaves(self, args, kwargs):
+        """The indices, among the call's dynamic leaves, of the leaves of donated arguments."""
+        out, pos = [], 0
+        for i, a in enumerate(args):
+            if i in self._static_argnums:
+                continue
+            n = len(tree_leaves(a))
+            if i in self._donate_argnums:
+                out.extend(range(pos, pos + n))
+            pos += n
+        for k in sorted(kwargs):   # a dict's leaves come in key order
+            if k in self._static_argnames:
+                continue
+            n = len(tree_leaves(kwargs[k]))
+            if k in self._donate_argnames:
+                out.extend(range(pos, pos + n))
+            pos += n
+        return out
+
+    def _execute_donating(self, entry, bufs, leaves, args, kwargs):
+        """Runs a donating jit's executable as JAX does: each donated array is paired with the first output
+        of its shape and dtype not taken by an earlier one, written into its buffer where nothing else
+        holds that (``Executable.execute(donate=)``), and deleted after the call; a donated array with no
+        such output is kept, with JAX's warning (once per signature)."""
+        n_consts = len(entry.const_bufs)
+        free = {}   # (shape, dtype) -> the outputs of that type not yet taken, last first
+        for k in reversed(range(len(entry.out_avals))):
+            a = entry.out_avals[k]
+            free.setdefault((a.shape, a.dtype), []).append(k)
+        pairs, used, unusable = [], [], []
+        seen = {}   # id of each leaf -> how many times it appears
+        for x2 in leaves:
+            seen[id(x2)] = seen.get(id(x2), 0) + 1
+        for i in self._donated_leaves(args, kwargs):
+            x = leaves[i]
+            if type(x) is not Array:
+                continue
+            if seen[id(x)] > 1:   # passed again beside its donation (the other position, for XLA's text)
+                j = next(j for j, x2 in enumerate(leaves) if x2 is x and j != i)
+                raise _errors.JaxRuntimeError(
+                    "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same call to "
+                    f"Execute() (flattened argument {max(i, j)}, replica 0, partition 0, first use: "
+                    f"{min(i, j)}). Toy example for this bug: `f(donate(a), a)`.")
+            ks = free.get((x.aval.shape, x.aval.dtype))
+            if not ks:
+                unusable.append(x.aval)
+                continue
+            k = ks.pop()
+            used.append(x)
+            # the buffer is offered only when this Array alone holds its DeviceArray (slot, local, argument)
+            b = x._buf
+            if type(b) is _core.DeviceArray and sys.getrefcount(b) == 4:
+                pairs.append((n_consts + i, k))
+            del b
+        warned = self.__dict__.setdefault("_donation_warned", set())
+        if unusable and id(entry) not in warned:
+            warned.add(id(entry))
+            warnings.warn("Some donated buffers were not usable: "
+                          f"{', '.join(a.str_short(short_dtypes=False) for a in unusable)}.\nSee an explanation at "
+                          "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", UserWarning, stacklevel=4)
+        outs = entry.exe.execute(bufs, None, pairs) if pairs else entry.exe.execute(bufs)
+        del bufs
+        for x in used:
+            x.delete()
+        return outs
 
     def _call_checked(self, args, kwargs):
         """A call under ``jax_debug_nans``/``jax_debug_infs``: when an output holds a NaN (infinity), the
@@ -1040,17 +1149,21 @@ class JitWrapped(Wrapped):
                 flat[i] = v
             call.where = where
             _state._local.pending.append((call, refs, arg_refs))
+            # each ref's value may take the program's new value for it in its own buffer (no copy after)
+            _state._local.donate = (inner, _state.donatable(list(refs) + arg_refs, list(vals) + arg_vals,
+                                                            [len(vals) + p for p in ref_pos]))
             try:
                 out, finals = inner(tuple(vals), flat, in_tree, statics, ref_pos)
             finally:
                 _state._local.pending.pop()
+                _state._local.donate = None
             if refs or arg_refs:   # an output (or final value) may be a ref's own buffer: copied before the
                 held = list(refs) + arg_refs   # writes land
                 if out is not None:
                     ls, tree = tree_flatten(out)
                     out = tree_unflatten(tree, _state.detach_outputs(ls, held))
                 if len(held) > 1:   # (a ref's final value on its own buffer is a write that copies nothing)
-                    finals = _state.detach_outputs(finals, held)
+                    finals = _state.detach_finals(finals, held)
             _state.write_back(arg_refs, finals[len(refs):])
             return out, finals[:len(refs)]
         return _state.plumbed_loop(plans, "plan", "jit", runner)
@@ -1182,15 +1295,19 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     ``static_argnums``/``static_argnames`` mark arguments whose (hashable) values are part of the signature;
     a non-hashable static value raises ``ValueError``. Each new signature (pytree structure, leaf shapes,
     dtypes, weak types, static values) traces and compiles once; a Python ``if`` on a traced value raises
-    ``TracerBoolConversionError``. Mirrors ``jax.jit``.
+    ``TracerBoolConversionError``. ``donate_argnums``/``donate_argnames`` donate arguments as JAX does: each
+    donated array is paired with an output of its shape and dtype, which is written into its buffer where no
+    other array holds that, and deleted after the call (later use raises ``RuntimeError``); one with no such
+    output is kept, with JAX's ``UserWarning``. Mirrors ``jax.jit``.
     """
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, keep_unused=keep_unused, inline=inline,
+                             donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                             keep_unused=keep_unused, inline=inline,
                              in_shardings=in_shardings, out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
-    w = JitWrapped(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+    w = JitWrapped(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline, donate_argnames)
     if out_shardings is not None and _several_devices(out_shardings):
         return apply_out_shardings(w, out_shardings)
     return w

@@ -47,6 +47,18 @@ class _ArrayMeta(type):
 _serials = itertools.count()
 
 
+class _Deleted:
+    """The buffer of a deleted (donated) Array: any use raises JAX's ``RuntimeError``; the executable's
+    argument check raises it too (``rust/py/placement.rs``, through ``_deleted_message``)."""
+    __slots__ = ("_deleted_message",)
+
+    def __init__(self, message):
+        self._deleted_message = message
+
+    def __getattr__(self, name):
+        raise RuntimeError(self._deleted_message)
+
+
 class Array(AvalProperties, metaclass=_ArrayMeta):
     """An array on a device. ``shape``, ``dtype``, ``ndim``, ``size``, ``weak_type``; ``block_until_ready()``
     waits for pending work and returns ``self``. Mirrors ``jax.Array``."""
@@ -149,7 +161,15 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         pass
 
     def is_deleted(self):
-        return False
+        """Whether ``delete()`` (or a jit donating it) has freed this array. Mirrors ``jax.Array.is_deleted``."""
+        return type(self._buf) is _Deleted
+
+    def delete(self):
+        """Frees this array's buffer; any later use raises ``RuntimeError`` (``Array has been deleted with
+        shape=float32[3].``). Mirrors ``jax.Array.delete``; a jit's donated arguments are deleted this way."""
+        if type(self._buf) is not _Deleted:
+            self._buf = _Deleted(f"Array has been deleted with shape={self.aval.str_short(short_dtypes=False)}.")
+            self._npy = None
 
     # --- conversion to host
     def _value(self):
@@ -201,6 +221,8 @@ class Array(AvalProperties, metaclass=_ArrayMeta):
         two real buffers). Mirrors ``jax.Array.unsafe_buffer_pointer``."""
         if type(self._buf) is ComplexBuffer:
             raise TypeError("unsafe_buffer_pointer: cranax holds a complex array as two real buffers")
+        if type(self._buf) is _Deleted:
+            raise JaxRuntimeError("INVALID_ARGUMENT: UnsafeBufferPointer( called on deleted or donated buffer")
         return self._buf.buffer_pointer()
 
     def __dlpack_device__(self):
@@ -309,6 +331,8 @@ class ComplexBuffer:
 
 
 def _block(buf):
+    if type(buf) is _Deleted:
+        raise JaxRuntimeError("INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or donated buffer")
     if type(buf) is ComplexBuffer:
         _core.block(buf.re)
         _core.block(buf.im)
@@ -782,7 +806,7 @@ def block_until_ready(x):
     """Waits for every Array in the pytree ``x``; returns ``x``. Mirrors ``jax.block_until_ready``."""
     if type(x) is Array:   # one array, the common case: no tree walk (it was most of a µs-long call's wait)
         buf = x._buf
-        if type(buf) is ComplexBuffer:
+        if type(buf) is ComplexBuffer or type(buf) is _Deleted:
             _block(buf)
         else:
             _core.block(buf)

@@ -189,6 +189,79 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// Whether every read of slot `s` (of aval `aval`) is at the point the kernel writes (row-major strides
+    /// over a domain of `aval`'s shape, no offset, no gather): then an output of `aval` may overwrite `s`'s
+    /// buffer element range by element range, each point reading its own element before writing it.
+    /// True when the kernel does not read `s`.
+    pub fn reads_in_place(&self, s: usize, aval: &Aval) -> bool {
+        let mut row_major = vec![0isize; self.domain.len()];
+        let mut acc = 1isize;
+        for d in (0..self.domain.len()).rev() {
+            row_major[d] = acc;
+            match isize::try_from(self.domain[d]).ok().and_then(|n| acc.checked_mul(n)) {
+                Some(a) => acc = a,
+                None => return false,
+            }
+        }
+        self.inputs.iter().enumerate().filter(|(_, i)| i.slot == s).all(|(j, i)| {
+            i.offset == 0
+                && i.dtype == aval.dtype
+                && i.strides.len() == self.domain.len()
+                && (0..self.domain.len()).all(|d| self.domain[d] == 1 || i.strides[d] == row_major[d])
+                && !self.gathers_from(j)
+        })
+    }
+}
+
+impl Plan {
+    /// The pairs `(input, output)` where the kernel step computing program output `output` may write it
+    /// straight into input `input`'s buffer, with that step and the output's slot: the input has the
+    /// output's aval, is no program output, and no step after that one reads it; the kernel stores the
+    /// output over a domain of its shape (no reduction) and reads the input only in place
+    /// (`Kernel::reads_in_place`). What XLA's buffer assignment does for a donated input; a `jax.Ref`'s
+    /// write uses it (`backend::cpu::exec::run_into`). Sharing of storage that only shows at run time (a
+    /// view of the input still live) is the runner's to check.
+    pub fn write_into_inputs(&self) -> Vec<((usize, usize), (usize, usize))> {
+        let mut last: Vec<Option<usize>> = vec![None; self.num_inputs];
+        for (si, step) in self.steps.iter().enumerate() {
+            for s in step_io(step).0 {
+                if let Some(l) = last.get_mut(s) {
+                    *l = Some(si);
+                }
+            }
+        }
+        let mut producer: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        for (si, step) in self.steps.iter().enumerate() {
+            if let Step::Kernel(k) = step {
+                for o in &k.outputs {
+                    producer.insert(o.slot, si);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for (k_out, &o) in self.outputs.iter().enumerate() {
+            let Some(&si) = producer.get(&o) else { continue };
+            let Step::Kernel(k) = &self.steps[si] else { continue };
+            let Some(aval) = self.slots.get(o) else { continue };
+            let stored = k.outputs.iter().any(|x| x.slot == o && x.kind == OutputKind::Store);
+            if !stored || !k.reduce_axes.is_empty() || k.domain != aval.shape {
+                continue;
+            }
+            for j in 0..self.num_inputs {
+                if self.slots.get(j) == Some(aval)
+                    && !self.outputs.contains(&j)
+                    && last[j].is_none_or(|l| l <= si)
+                    && k.reads_in_place(j, aval)
+                {
+                    found.push(((j, k_out), (si, o)));
+                }
+            }
+        }
+        found
+    }
+}
+
 /// The slots a step reads and the slots it writes.
 pub fn step_io(s: &Step) -> (Vec<usize>, Vec<usize>) {
     match s {
@@ -222,20 +295,7 @@ impl Plan {
             return None;
         }
         let target = k.outputs.iter().position(|o| self.slots.get(o.slot) == Some(aval))?;
-        let mut row_major = vec![0isize; k.domain.len()];
-        let mut acc = 1isize;
-        for d in (0..k.domain.len()).rev() {
-            row_major[d] = acc;
-            acc = acc.checked_mul(isize::try_from(k.domain[d]).ok()?)?;
-        }
-        let in_place = |i: &KernelInput| {
-            i.offset == 0
-                && i.dtype == aval.dtype
-                && i.strides.len() == k.domain.len()
-                && (0..k.domain.len()).all(|d| k.domain[d] == 1 || i.strides[d] == row_major[d])
-        };
-        let reads: Vec<(usize, &KernelInput)> = k.inputs.iter().enumerate().filter(|(_, i)| i.slot == s).collect();
-        if reads.is_empty() || !reads.iter().all(|&(j, i)| in_place(i) && !k.gathers_from(j)) || self.outputs.contains(&s) {
+        if !k.inputs.iter().any(|i| i.slot == s) || !k.reads_in_place(s, aval) || self.outputs.contains(&s) {
             return None;
         }
         let read_elsewhere = self

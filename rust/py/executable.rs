@@ -18,9 +18,16 @@ impl PyExecutable {
     /// Runs on a list of DeviceArrays (ready or pending); returns the outputs at once (ready when run inline,
     /// pending when queued). Wrong argument count/avals raise TypeError now; execution errors surface at
     /// the wait.
-    fn execute<'py>(&self, py: Python<'py>, args: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    /// `alias`: `(input, output)` pairs whose output may be written straight into the input's buffer (a
+    /// `jax.Ref`'s write: the caller guarantees nothing else reads that buffer afterwards;
+    /// `Executable::execute_aliased`). `donate`: the same for donated arguments (`jit(donate_argnums=)`,
+    /// the caller deletes them), taken only where the argument's DeviceArray is its storage's one holder.
+    #[pyo3(signature = (args, alias=None, donate=None))]
+    fn execute<'py>(
+        &self, py: Python<'py>, args: &Bound<'py, PyAny>, alias: Option<Vec<(usize, usize)>>, donate: Option<Vec<(usize, usize)>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         // Placement (which device runs it, transfers, committed-device errors) lives in `placement`.
-        super::placement::execute(py, &self.exe, args)
+        super::placement::execute(py, &self.exe, args, alias.unwrap_or_default(), donate.unwrap_or_default())
     }
 
     /// The optimized program (jaxpr text) followed by the plan's kernels.

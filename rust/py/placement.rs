@@ -82,7 +82,9 @@ fn aval_text(v: &Value) -> String {
 }
 
 /// Runs `exe` on `args` (DeviceArrays) on the device placement picks; returns the output handles.
-pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+pub fn execute<'py>(
+    py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, PyAny>, mut alias: Vec<(usize, usize)>, donate: Vec<(usize, usize)>,
+) -> PyResult<Bound<'py, PyList>> {
     let mut vals: Vec<(Value, Arc<Device>, bool)> = Vec::with_capacity(exe.in_avals.len());
     let mut push = |i: usize, a: Bound<'py, PyAny>| -> PyResult<()> {
         match a.cast::<DeviceArray>() {
@@ -91,6 +93,10 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
                 let g = d.get();
                 vals.push((g.value.clone(), g.device.clone(), committed));
                 Ok(())
+            }
+            // a deleted (donated) Array's buffer: JAX's RuntimeError
+            Err(_) if a.hasattr("_deleted_message").unwrap_or(false) => {
+                Err(pyo3::exceptions::PyRuntimeError::new_err(a.getattr("_deleted_message")?.extract::<String>()?))
             }
             Err(_) => Err(PyTypeError::new_err(format!(
                 "argument {i} is a {}, expected a DeviceArray",
@@ -134,6 +140,17 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
             _ => {}
         }
     }
+    // A donated argument's buffer is written into only where no other array can reach it: its storage's
+    // holders are the argument's DeviceArray and this call's copy of its value (no view, no other output
+    // sharing it, no queued program reading it). The caller deletes the argument after the call.
+    for (j, k) in donate {
+        if let Some((Value::Ready(b), d, _)) = vals.get(j) {
+            let st = &b.storage;
+            if d.kind == DeviceKind::Cpu && Arc::strong_count(st) == 2 && Arc::weak_count(st) == 0 && !st.is_borrowed() {
+                alias.push((j, k));
+            }
+        }
+    }
     let committed = target.is_some();
     let dev = match target {
         Some((_, d)) => d,
@@ -142,13 +159,13 @@ pub fn execute<'py>(py: Python<'py>, exe: &Arc<Executable>, args: &Bound<'py, Py
     let outs: Vec<Value> = match dev.kind {
         DeviceKind::Cpu => {
             if vals.iter().all(|(_, d, _)| d.kind == DeviceKind::Cpu) {
-                execute_cpu(py, exe, &dev, vals.into_iter().map(|(v, _, _)| v).collect())?
+                execute_cpu(py, exe, &dev, vals.into_iter().map(|(v, _, _)| v).collect(), alias)?
             } else {
                 let mut vs = Vec::with_capacity(vals.len());
                 for (v, d, _) in &vals {
                     vs.push(transfer(py, v, d, &dev)?);
                 }
-                execute_cpu(py, exe, &dev, vs)?
+                execute_cpu(py, exe, &dev, vs, Vec::new())?
             }
         }
         DeviceKind::Gpu => run_gpu(py, exe, &dev, &vals)?,
@@ -163,11 +180,11 @@ const GIL_RELEASE_WORK: usize = 1 << 20;
 /// ... unless their latest run was measured shorter than this (a while loop's work is a guess).
 const GIL_RELEASE_NS: u64 = 100_000;
 
-fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>) -> PyResult<Vec<Value>> {
+fn execute_cpu(py: Python<'_>, exe: &Arc<Executable>, dev: &Arc<Device>, args: Vec<Value>, alias: Vec<(usize, usize)>) -> PyResult<Vec<Value>> {
     if exe.work > GIL_RELEASE_WORK && exe.last_run_ns().is_none_or(|n| n > GIL_RELEASE_NS) {
-        Ok(py.detach(|| exe.execute_on(dev, args))?)
+        Ok(py.detach(|| exe.execute_aliased(dev, args, alias))?)
     } else {
-        Ok(exe.execute_on(dev, args)?)
+        Ok(exe.execute_aliased(dev, args, alias)?)
     }
 }
 

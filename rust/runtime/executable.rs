@@ -109,7 +109,18 @@ impl Executable {
 
     /// `execute` on `device`'s stream: a CPU program runs on any CPU device (they share the host's memory).
     pub fn execute_on(&self, device: &Device, args: Vec<Value>) -> Result<Vec<Value>> {
+        self.execute_aliased(device, args, Vec::new())
+    }
+
+    /// `execute_on` writing output `k` into input `j`'s buffer for each `(j, k)` of `alias` the plan allows
+    /// (`CpuExecutable::run_aliased`): a `jax.Ref`'s write lands in the ref's buffer with no copy. The run is
+    /// queued after the work that may still read the old value; with several CPU devices another stream's
+    /// queued program might read it too, so there every output gets a fresh buffer (the ref's write copies).
+    pub fn execute_aliased(&self, device: &Device, args: Vec<Value>, mut alias: Vec<(usize, usize)>) -> Result<Vec<Value>> {
         self.check_args(args.iter().map(|v| v.aval()))?;
+        if crate::runtime::device::devices().len() > 1 {
+            alias.clear();
+        }
         let _launch = profiler::host_span("launch", || format!("launch {}", self.name));
         let cpu = self.cpu.clone();
         // The run is a span on the device's track (made by whichever thread runs it).
@@ -118,7 +129,7 @@ impl Executable {
         Ok(device.stream.submit(args, &self.out_avals, self.is_small(), move |bufs| {
             let _run = prof.map(|(n, d)| profiler::span("kernel", || n, || d));
             let t = std::time::Instant::now();
-            let r = cpu.run(bufs);
+            let r = if alias.is_empty() { cpu.run(bufs) } else { cpu.run_aliased(bufs, &alias) };
             // Saturates below `UNMEASURED`: a run is measured once it has run.
             last.store((t.elapsed().as_nanos() as u64).min(UNMEASURED - 1), Ordering::Relaxed);
             r

@@ -6,12 +6,19 @@
 //! `write_into` copies each new value into the buffer. Both run on the device's stream, after the work
 //! queued before them (which may still read the old value); with several CPU devices, after every CPU
 //! stream's queued work too (a program on another device's stream may read the buffer).
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::runtime::device::{devices, Device, DeviceKind};
 use crate::runtime::pending::{Pending, Value};
+
+/// Copies made since the process started (read by tests through `_core._ref_copies`): new values copied
+/// into a ref's buffer by `write_into` (none when the program wrote straight into it), and values copied off
+/// a ref's buffer by `detach`.
+pub static WRITE_COPIES: AtomicU64 = AtomicU64::new(0);
+pub static DETACH_COPIES: AtomicU64 = AtomicU64::new(0);
 
 /// Markers filled once the other CPU streams' queued work has finished (empty with one CPU device).
 fn other_streams(dev: &Device) -> Vec<Pending> {
@@ -52,6 +59,7 @@ pub fn write_into(dev: &Arc<Device>, dst: &Value, src: &Value) -> Result<Value> 
                 // SAFETY: both storages hold `n` bytes and are distinct allocations; `dst` is the ref's
                 // private storage (the caller's contract), so no reader can observe the overwrite.
                 unsafe { std::ptr::copy_nonoverlapping(s.as_ptr() as *const u8, d.as_ptr(), n) };
+                WRITE_COPIES.fetch_add(1, Ordering::Relaxed);
                 Ok(vec![d.clone()])
             }
             _ => Ok(vec![s.view(&aval)]),
@@ -76,6 +84,7 @@ pub fn detach(dev: &Arc<Device>, v: &Value, held: &[Value]) -> Result<Value> {
         if !bufs[1..].iter().any(|h| Arc::ptr_eq(&h.storage, &b.storage)) {
             return Ok(vec![b.clone()]);
         }
+        DETACH_COPIES.fetch_add(1, Ordering::Relaxed);
         Ok(vec![copy(b)?])
     });
     one_output(out)

@@ -99,6 +99,7 @@ class _Local(threading.local):
     def __init__(self):
         self.frames = []   # the active plumbing calls (_Call), innermost last
         self.pending = []
+        self.donate = None   # (a jit's pure twin, ``donatable``'s list) while a ref-writing call runs it
 
 
 _local = _Local()   # frames; ``pending``: the jit twins being traced (api.JitWrapped._call_with_refs)
@@ -318,6 +319,44 @@ def detach_outputs(leaves, refs):
     if not held:
         return leaves
     return [_private(x, *held) if type(x) is Array else x for x in leaves]
+
+
+def detach_finals(finals, refs):
+    """``detach_outputs`` for a call's final values, ``finals[k]`` being ``refs[k]``'s: each is copied where it
+    shares storage with another ref's buffer (a jit swapping two refs), not where it is its own ref's buffer
+    (the program wrote the new value into it: its write copies nothing)."""
+    held = [r._val if type(r._val) is Array else None for r in refs]
+    if not any(h is not None for h in held):
+        return finals
+    return [_private(x, *[h for i, h in enumerate(held) if i != k and h is not None]) if type(x) is Array else x
+            for k, x in enumerate(finals)]
+
+
+def donatable(refs, vals, arg_pos):
+    """``[(value, k, leaf)]``: the values fed to a jitted call's pure twin for ``refs`` (``vals[k]`` for
+    ``refs[k]``: the closed-over refs' values are its first leaves, the arguments' at ``arg_pos``) that are the
+    ref's own private buffer (a plain CPU array, not complex), with the leaf each should be: the call may write
+    ``refs[k]``'s final value straight into it (``alias_pairs``), as XLA aliases a ref's input and output."""
+    out = []
+    n_closed = len(refs) - len(arg_pos)
+    for k, (r, v) in enumerate(zip(refs, vals)):
+        if v is r._val and type(v) is Array:
+            parts = _parts(v._buf)
+            if parts is not None and len(parts) == 1:
+                out.append((v, k, k if k < n_closed else arg_pos[k - n_closed]))
+    return out
+
+
+def alias_pairs(donated, leaves, n_consts, finals_idx):
+    """The ``(input, output)`` pairs of a ref-writing call's executable for ``donated`` (``donatable``): the
+    input holding the ref's value (after ``n_consts`` constants, one per leaf of the call's arguments; checked
+    to be that value) and the output holding its final value (``finals_idx[k]``: ``None`` when not written)."""
+    pairs = []
+    for v, k, i in donated:
+        o = finals_idx[k] if k < len(finals_idx) else None
+        if i < len(leaves) and leaves[i] is v and type(o) is int:
+            pairs.append((n_consts + i, o))
+    return pairs
 
 
 def _norm_idx(idx):

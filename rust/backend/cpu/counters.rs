@@ -11,5 +11,8 @@ pub static DIRECT_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
 /// Of those, scans whose big elementwise kernel ran strip by strip (`loop_body::StripKernel`).
 pub static STRIP_LOOP_CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// Kernel outputs written straight into an input's buffer (`exec::run_into`: a `jax.Ref`'s write).
+pub static ALIASED_OUTPUTS: AtomicU64 = AtomicU64::new(0);
+
 /// Per-branch run counts: `BRANCH_RUNS[min(i, 7)]` counts runs of branch `i` of any cond.
 pub static BRANCH_RUNS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];

@@ -15,6 +15,20 @@ pub fn run(exe: &CpuExecutable, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
 /// scatter reading it last writes into it (a loop's carry from one iteration to the next, see
 /// `control::run_step`) instead of copying it.
 pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buffer>) -> Result<Vec<Buffer>> {
+    run_into(exe, inputs, &mut Vec::new())
+}
+
+/// An input buffer a kernel step writes one of its outputs into (`CpuExecutable::run_aliased`): output
+/// slot `slot` of step `step` takes over `buf`, the storage of input slot `input`.
+pub(super) struct WriteInto {
+    pub step: usize,
+    pub slot: usize,
+    pub input: usize,
+    pub buf: Buffer,
+}
+
+/// `run_owned` writing the outputs `into` names into the given input buffers instead of fresh ones.
+pub(super) fn run_into(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buffer>, into: &mut Vec<WriteInto>) -> Result<Vec<Buffer>> {
     let plan = &exe.plan;
     if inputs.len() != plan.num_inputs {
         return Err(Error::Arguments(format!("{} expects {} inputs, got {}", plan.name, plan.num_inputs, inputs.len())));
@@ -130,7 +144,10 @@ pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buff
                 outs.clear();
                 for o in &k.outputs {
                     // Kernels write every element of their outputs: no zeroing.
-                    outs.push(Buffer::uninit(&plan.slots[o.slot])?);
+                    match take_into(into, si, o.slot, slots) {
+                        Some(b) => outs.push(b),
+                        None => outs.push(Buffer::uninit(&plan.slots[o.slot])?),
+                    }
                 }
                 out_ptrs.clear();
                 out_ptrs.extend(outs.iter().map(|b| b.as_ptr()));
@@ -138,7 +155,8 @@ pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buff
                 out_bytes.extend(outs.iter().map(|b| b.storage.len()));
                 // SAFETY: the plan was validated (every address the kernel computes lies inside the
                 // buffers of the slots' avals, which the inputs were checked against), outputs are
-                // fresh buffers of the slots' avals, and the pointer arrays outlive the call.
+                // fresh buffers of the slots' avals (or an input's, `take_into`, which the kernel reads
+                // only at the point it writes), and the pointer arrays outlive the call.
                 unsafe { super::threads::run_kernel(ck, ins, out_ptrs, out_bytes) };
                 if let Some(c) = cache {
                     let _ = c.set(outs.clone());
@@ -151,6 +169,24 @@ pub fn run_owned(exe: &CpuExecutable, inputs: impl ExactSizeIterator<Item = Buff
         release(exe, si, slots);
     }
     collect_exact(plan.outputs.iter().map(|&s| slots[s].clone().ok_or_else(|| missing(s))))
+}
+
+/// The input buffer output `slot` of step `si` is written into, if the run was asked to and no live slot
+/// but the input's own shares that storage now (a view of the input, an output returning it): the step
+/// reads the input, if at all, only at the point it writes (`CpuExecutable::aliases` checked that), and
+/// no later step reads it.
+fn take_into(into: &mut Vec<WriteInto>, si: usize, slot: usize, slots: &[Option<Buffer>]) -> Option<Buffer> {
+    let at = into.iter().position(|e| e.step == si && e.slot == slot)?;
+    let e = into.swap_remove(at);
+    let shared = slots
+        .iter()
+        .enumerate()
+        .any(|(s, b)| s != e.input && b.as_ref().is_some_and(|b| std::sync::Arc::ptr_eq(&b.storage, &e.buf.storage)));
+    if shared {
+        return None;
+    }
+    super::counters::ALIASED_OUTPUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Some(e.buf)
 }
 
 /// `collect::<Result<Vec<_>>>()` with the whole capacity reserved first: that adapter reports no size, so

@@ -102,6 +102,10 @@ pub struct CpuExecutable {
     /// Per library step, its outputs' avals (empty for other steps): built once, not cloned per run (a
     /// shaped aval's clone is a malloc, and loop-heavy programs run small library steps every call).
     lib_avals: Vec<Vec<crate::ir::Aval>>,
+    /// `(input, output)` → `(step, slot)`: the kernel step that may write program output `output` into
+    /// input `input`'s buffer (`Plan::write_into_inputs`, less the steps that run another way: in a row
+    /// chain, as an epilogue, or from the constant cache). Used by `run_aliased`.
+    aliases: std::collections::HashMap<(usize, usize), (usize, usize)>,
 }
 
 /// For each step, the slots whose last read it is (program outputs are never released).
@@ -149,13 +153,13 @@ fn compile_with(plan: &Plan, chains: bool) -> Result<Arc<CpuExecutable>> {
     };
     let controls = control::compile_controls(plan)?;
     let frees = last_uses(plan);
-    let consts = plan
+    let consts: Vec<Option<std::sync::OnceLock<Vec<Buffer>>>> = plan
         .steps
         .iter()
         .map(|s| matches!(s, Step::Kernel(k) if exec::cacheable(plan, k)).then(std::sync::OnceLock::new))
         .collect();
     let epilogues = !epilogues_disabled();
-    let fused = (0..plan.steps.len())
+    let fused: Vec<Option<usize>> = (0..plan.steps.len())
         .map(|si| match &plan.steps[si] {
             Step::Library(l) if epilogues && l.epilogue && kernels.get(si + 1).is_some_and(|k| k.is_some()) => {
                 plan.epilogue_of(si).map(|(_, target)| target)
@@ -176,7 +180,15 @@ fn compile_with(plan: &Plan, chains: bool) -> Result<Arc<CpuExecutable>> {
             _ => Vec::new(),
         })
         .collect();
+    let plain = |si: usize| {
+        kernels.get(si).is_some_and(|k| k.is_some())
+            && !chains.iter().enumerate().any(|(c0, c)| c.as_ref().is_some_and(|c| c0 <= si && si < c.end))
+            && !(si > 0 && fused.get(si - 1).is_some_and(|f: &Option<usize>| f.is_some()))
+            && consts.get(si).is_some_and(|c: &Option<std::sync::OnceLock<Vec<Buffer>>>| c.is_none())
+    };
+    let aliases = plan.write_into_inputs().into_iter().filter(|&(_, (si, _))| plain(si)).collect();
     Ok(Arc::new(CpuExecutable {
+        aliases,
         plan: plan.clone(),
         kernels,
         module: Mutex::new(Some(module)),
@@ -200,6 +212,25 @@ impl CpuExecutable {
     pub fn run_owned(&self, inputs: impl ExactSizeIterator<Item = Buffer>) -> Result<Vec<Buffer>> {
         let _flush = fpenv::FlushDenormals::new();
         exec::run_owned(self, inputs)
+    }
+
+    /// `run` writing program output `k` straight into input `j`'s buffer for each `(j, k)` of `alias` the plan
+    /// allows (`aliases`; the others get fresh buffers, as `run`'s): JAX's donation, used for a `jax.Ref`'s
+    /// write. The caller promises that nothing reads an aliased input's storage after this run but the run
+    /// itself (the ref's buffer is private to it); the run checks that the storage is cranax's own, of the
+    /// right size, shared with no other input, and (at the step) with no live slot but the input's.
+    pub fn run_aliased(&self, inputs: &[Buffer], alias: &[(usize, usize)]) -> Result<Vec<Buffer>> {
+        let _flush = fpenv::FlushDenormals::new();
+        let mut into = Vec::new();
+        for &(j, k) in alias {
+            let (Some(&(step, slot)), Some(b)) = (self.aliases.get(&(j, k)), inputs.get(j)) else { continue };
+            let bytes = Buffer::byte_len(&b.aval).unwrap_or(usize::MAX);
+            let shared = inputs.iter().enumerate().any(|(i, o)| i != j && Arc::ptr_eq(&o.storage, &b.storage));
+            if b.storage.len() == bytes && !b.storage.is_borrowed() && !shared && !into.iter().any(|e: &exec::WriteInto| e.input == j || (e.step, e.slot) == (step, slot)) {
+                into.push(exec::WriteInto { step, slot, input: j, buf: b.clone() });
+            }
+        }
+        exec::run_into(self, inputs.iter().cloned(), &mut into)
     }
 
     /// The compiled entry point of plan step `step` and its full-run `end`, if that step is a kernel. For

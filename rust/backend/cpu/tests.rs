@@ -3068,3 +3068,60 @@ fn half_chains_run_wide_with_inline_bits() {
         }
     }
 }
+
+/// `x + 1` (row-major reads) or `transpose(x) + 1` over a 3x3 float32 input, one kernel.
+fn add_one_plan(transposed: bool) -> Plan {
+    let a = Aval::new(DType::F32, vec![3, 3]);
+    let strides = if transposed { vec![1, 3] } else { vec![3, 1] };
+    plan1(
+        vec![a.clone()],
+        vec![3, 3],
+        vec![],
+        vec![kin(0, DType::F32, strides)],
+        vec![load(0, DType::F32), ins(KOp::Const { value: Scalar::Float(1.0) }, DType::F32), bin(BinaryOp::Add, 0, 1, DType::F32)],
+        vec![(a, 2, OutputKind::Store)],
+    )
+}
+
+#[test]
+fn run_aliased_writes_an_in_place_output_into_its_input() {
+    let xs: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    let exe = compile(&add_one_plan(false)).unwrap();
+    let x = buf(&[3, 3], &xs);
+    let out = exe.run_aliased(std::slice::from_ref(&x), &[(0, 0)]).unwrap();
+    assert_eq!(out[0].as_ptr(), x.as_ptr());
+    assert_eq!(read::<f32>(&out[0]), (1..10).map(|i| i as f32).collect::<Vec<_>>());
+    // without the request, a fresh buffer
+    let y = buf(&[3, 3], &xs);
+    let out = exe.run(std::slice::from_ref(&y)).unwrap();
+    assert_ne!(out[0].as_ptr(), y.as_ptr());
+    assert_eq!(read::<f32>(&y), xs);
+}
+
+#[test]
+fn run_aliased_refuses_reads_at_other_points_and_shared_inputs() {
+    let xs: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    // a transposed read: the output gets a fresh buffer, the input is unchanged
+    let exe = compile(&add_one_plan(true)).unwrap();
+    let x = buf(&[3, 3], &xs);
+    let out = exe.run_aliased(std::slice::from_ref(&x), &[(0, 0)]).unwrap();
+    assert_ne!(out[0].as_ptr(), x.as_ptr());
+    assert_eq!(read::<f32>(&x), xs);
+    assert_eq!(read::<f32>(&out[0]), vec![1., 4., 7., 2., 5., 8., 3., 6., 9.]);
+    // the same storage passed as two inputs: never written
+    let a = Aval::new(DType::F32, vec![3, 3]);
+    let p = plan1(
+        vec![a.clone(), a.clone()],
+        vec![3, 3],
+        vec![],
+        vec![kin(0, DType::F32, vec![3, 1]), kin(1, DType::F32, vec![1, 3])],
+        vec![load(0, DType::F32), load(1, DType::F32), bin(BinaryOp::Add, 0, 1, DType::F32)],
+        vec![(a, 2, OutputKind::Store)],
+    );
+    let exe = compile(&p).unwrap();
+    let x = buf(&[3, 3], &xs);
+    let out = exe.run_aliased(&[x.clone(), x.clone()], &[(0, 0)]).unwrap();
+    assert_ne!(out[0].as_ptr(), x.as_ptr());
+    assert_eq!(read::<f32>(&x), xs);
+    assert_eq!(read::<f32>(&out[0]), vec![0., 4., 8., 4., 8., 12., 8., 12., 16.]);
+}
