@@ -218,3 +218,21 @@ def test_values_read_before_a_write_stay_as_read():
     inc(r)
     assert val(before).tolist() == [0., 1., 2.] and val(out).tolist() == [10., 11., 12.]
     assert val(r[...]).tolist() == [20., 21., 22.] and val(frozen).tolist() == [0., 1., 2.]
+
+
+def test_a_callback_keeps_the_value_it_was_given():
+    """A debug callback handed a ref's value (the ref's own buffer, zero-copy) and keeping it: the program's
+    later write into the ref must not change what the callback holds (JAX 0.10.2 prints
+    [[0, 1, 2, 3], [1, 2, 3, 4]] and the ref [2, 3, 4, 5])."""
+    kept = []
+    r = jax.new_ref(jnp.arange(4.0))
+
+    @jax.jit
+    def f():
+        jax.debug.callback(lambda v: kept.append(v), r[...])
+        r[...] = r[...] + 1
+
+    f()
+    f()
+    assert [np.asarray(k).tolist() for k in kept] == [[0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]]
+    assert np.asarray(r[...]).tolist() == [2.0, 3.0, 4.0, 5.0]

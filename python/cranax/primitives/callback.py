@@ -29,6 +29,7 @@ from ..interpreters import lowering
 from .._pytree import tree_leaves, tree_unflatten
 from . import control_flow as _cf
 from . import library as _lib
+from . import state as _state
 from . import structural as _st
 
 __all__ = ["pure_callback_p", "io_callback_p", "debug_callback_p", "debug_print_p", "FlatCallback", "BufferCallback",
@@ -133,6 +134,7 @@ def _register(key, host):
 
 
 def _arg(b):
+    b = _state.detach_for_host(b)   # a ref's buffer is copied: the callback may keep what it was given
     return Array._from_buffer(b, ShapedArray(tuple(b.shape), dtypes.from_short_name(b.dtype)))
 
 

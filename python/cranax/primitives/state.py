@@ -28,6 +28,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 
 import numpy as np
 
@@ -104,6 +105,7 @@ class _Local(threading.local):
 
 _local = _Local()   # frames; ``pending``: the jit twins being traced (api.JitWrapped._call_with_refs)
 _made = [False]   # whether a Ref was ever made (any_refs)
+_live = weakref.WeakSet()   # the refs alive (whose buffers a callback's argument may be: `detach_for_host`)
 _DEAD = object()   # a ref's frame once the call that made it has returned
 
 
@@ -139,6 +141,7 @@ class Ref:
         _made[0] = True
         r = object.__new__(cls)
         r._val = val
+        _live.add(r)
         # the weak type of the ref's aval, fixed when it is made: eager reads give it (JAX's ``get`` result
         # is typed by the aval, whatever the box holds after a jit wrote it)
         r._weak = type(val) is not _sj.Staged and get_aval(val).weak_type
@@ -292,6 +295,16 @@ def _private(x, *held):
         return x
     out = [b._ref_detach(hp) for b in parts]
     return Array._from_buffer(ComplexBuffer(*out) if len(out) == 2 else out[0], x.aval)
+
+
+def detach_for_host(buf):
+    """``buf`` (a core buffer handed to a host callback), copied when it is a live ref's buffer: the callback
+    may keep its argument, and a later write into the ref lands in that buffer (JAX's callback keeps the value
+    it was given)."""
+    if not _made[0] or type(buf) is not _core.DeviceArray:
+        return buf
+    hp = [p for r in list(_live) if type(r._val) is Array for p in (_parts(r._val._buf) or ())]
+    return buf._ref_detach(hp) if hp else buf
 
 
 def _store(ref, new):
