@@ -15,7 +15,7 @@
 //! Cranelift may). `CRANAX_NO_WIDE=1`, `CRANAX_CPU_BLOCK_MATH=off` (no block routines) and
 //! `CRANAX_CPU_NO_SIMD=1` turn this off.
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, FuncRef, Function, InstBuilder};
+use cranelift_codegen::ir::{types, FuncRef, Function, InstBuilder, Value};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
@@ -193,47 +193,58 @@ pub(super) fn input_operand(k: &Kernel, input: usize, dt: DType) -> Option<Opera
     }
 }
 
-/// Builds the kernel function (the `KernelFn` ABI): clamps `[begin, end)` to the points and calls the
-/// routine `fref` once on that range.
-pub fn build(func: &mut Function, fctx: &mut FunctionBuilderContext, w: &WideKernel, fref: FuncRef, frontend: TargetFrontendConfig) -> Result<()> {
+/// A kernel function (the `KernelFn` ABI: `ins`, `outs`, `begin`, `end`) that clamps `[begin, end)` to
+/// `points` and, when that range is not empty, runs `call(b, ins, outs, begin, end)` (one routine call) before
+/// returning: the frame of this file's kernels and `wide_half`'s.
+pub fn build_one_call(
+    func: &mut Function, fctx: &mut FunctionBuilderContext, points: u64, frontend: TargetFrontendConfig,
+    call: impl FnOnce(&mut FunctionBuilder, Value, Value, Value, Value),
+) -> Result<()> {
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     let p = b.block_params(entry).to_vec();
     let (ins, outs, begin, end) = (p[0], p[1], p[2], p[3]);
-    let (call, exit) = (b.create_block(), b.create_block());
-    let total = iconst(&mut b, types::I64, w.points as i64);
+    let (body, exit) = (b.create_block(), b.create_block());
+    let total = iconst(&mut b, types::I64, points as i64);
     let end = b.ins().umin(end, total);
     let go = b.ins().icmp(IntCC::UnsignedLessThan, begin, end);
-    b.ins().brif(go, call, &[], exit, &[]);
-    b.switch_to_block(call);
-    let esize = if w.f64 { 8 } else { 4 };
-    let skip = b.ins().imul_imm_s(begin, esize);
-    let mut args = vec![iconst(&mut b, types::I64, w.desc() as i64)];
-    for o in &w.operands {
-        args.push(match *o {
-            Operand::Array(j) => {
-                let base = b.ins().load(types::I64, trusted(), ins, (8 * j) as i32);
-                b.ins().iadd(base, skip)
-            }
-            Operand::Element(j, off) => {
-                let base = b.ins().load(types::I64, trusted(), ins, (8 * j) as i32);
-                b.ins().iadd_imm_s(base, off)
-            }
-            Operand::Bits(v) => iconst(&mut b, types::I64, v as i64),
-        });
-    }
-    let base = b.ins().load(types::I64, trusted(), outs, 0);
-    args.push(b.ins().iadd(base, skip));
-    args.push(b.ins().isub(end, begin));
-    b.ins().call(fref, &args);
+    b.ins().brif(go, body, &[], exit, &[]);
+    b.switch_to_block(body);
+    call(&mut b, ins, outs, begin, end);
     b.ins().jump(exit, &[]);
     b.switch_to_block(exit);
     b.ins().return_(&[]);
     b.seal_all_blocks();
     b.finalize(frontend);
     Ok(())
+}
+
+/// Builds the kernel function: calls the routine `fref` once on the clamped range.
+pub fn build(func: &mut Function, fctx: &mut FunctionBuilderContext, w: &WideKernel, fref: FuncRef, frontend: TargetFrontendConfig) -> Result<()> {
+    build_one_call(func, fctx, w.points, frontend, |b, ins, outs, begin, end| {
+        let esize = if w.f64 { 8 } else { 4 };
+        let skip = b.ins().imul_imm_s(begin, esize);
+        let mut args = vec![iconst(b, types::I64, w.desc() as i64)];
+        for o in &w.operands {
+            args.push(match *o {
+                Operand::Array(j) => {
+                    let base = b.ins().load(types::I64, trusted(), ins, (8 * j) as i32);
+                    b.ins().iadd(base, skip)
+                }
+                Operand::Element(j, off) => {
+                    let base = b.ins().load(types::I64, trusted(), ins, (8 * j) as i32);
+                    b.ins().iadd_imm_s(base, off)
+                }
+                Operand::Bits(v) => iconst(b, types::I64, v as i64),
+            });
+        }
+        let base = b.ins().load(types::I64, trusted(), outs, 0);
+        args.push(b.ins().iadd(base, skip));
+        args.push(b.ins().isub(end, begin));
+        b.ins().call(fref, &args);
+    })
 }
 
 /// The routine for this host's lanes (`blockmath::isa`), or `None`.

@@ -18,17 +18,16 @@
 //! operations are the same IEEE operations under the same MXCSR, with `wide.rs`'s one freedom (which NaN's
 //! payload an `add`/`mul` of two NaNs keeps). Hosts without F16C (and aarch64) keep the inline code;
 //! `CRANAX_NO_WIDE=1` and the other switches of `wide.rs` turn this off too.
-use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, FuncRef, Function, InstBuilder, StackSlotData, StackSlotKind};
 use cranelift_codegen::isa::TargetFrontendConfig;
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::FunctionBuilderContext;
 
 use crate::error::Result;
 use crate::ir::{BinaryOp, DType, Scalar};
 use crate::plan::{KOp, Kernel, OutputKind};
 
 use super::clif::{iconst, trusted};
-use super::wide::{Op, Operand};
+use super::wide::{build_one_call, Op, Operand};
 
 /// The symbol kernels import the routine by.
 pub const SYMBOL: &str = "cranax_wide_half";
@@ -347,36 +346,20 @@ fn fuse(mut ops: Vec<HOp>) -> Vec<HOp> {
         .collect()
 }
 
-/// Builds the kernel function (the `KernelFn` ABI): stores the program on its stack, clamps `[begin, end)`
-/// to the points and calls the routine `fref` once on that range.
+/// Builds the kernel function (`wide::build_one_call`'s frame): stores the program on its stack and calls the
+/// routine `fref` once on the clamped range.
 pub fn build(func: &mut Function, fctx: &mut FunctionBuilderContext, h: &HalfKernel, fref: FuncRef, frontend: TargetFrontendConfig) -> Result<()> {
-    let mut b = FunctionBuilder::new(func, fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let p = b.block_params(entry).to_vec();
-    let (ins, outs, begin, end) = (p[0], p[1], p[2], p[3]);
-    let (call, exit) = (b.create_block(), b.create_block());
-    let total = iconst(&mut b, types::I64, h.points as i64);
-    let end = b.ins().umin(end, total);
-    let go = b.ins().icmp(IntCC::UnsignedLessThan, begin, end);
-    b.ins().brif(go, call, &[], exit, &[]);
-    b.switch_to_block(call);
-    let words = h.encode();
-    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words.len() as u32, 3));
-    let prog = b.ins().stack_addr(types::I64, slot, 0);
-    for (i, &w) in words.iter().enumerate() {
-        let v = iconst(&mut b, types::I64, w as i64);
-        b.ins().store(trusted(), v, prog, (8 * i) as i32);
-    }
-    let n = b.ins().isub(end, begin);
-    b.ins().call(fref, &[prog, ins, outs, begin, n]);
-    b.ins().jump(exit, &[]);
-    b.switch_to_block(exit);
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize(frontend);
-    Ok(())
+    build_one_call(func, fctx, h.points, frontend, |b, ins, outs, begin, end| {
+        let words = h.encode();
+        let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8 * words.len() as u32, 3));
+        let prog = b.ins().stack_addr(types::I64, slot, 0);
+        for (i, &w) in words.iter().enumerate() {
+            let v = iconst(b, types::I64, w as i64);
+            b.ins().store(trusted(), v, prog, (8 * i) as i32);
+        }
+        let n = b.ins().isub(end, begin);
+        b.ins().call(fref, &[prog, ins, outs, begin, n]);
+    })
 }
 
 /// The routine, on x86-64 hosts with AVX2, FMA and F16C whose block-routine mode allows `wide.rs`.
