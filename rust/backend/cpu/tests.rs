@@ -1613,21 +1613,7 @@ fn simd_vs_scalar(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
         });
         assert!(same, "output {o} differs between SIMD and scalar code\n{}", exe.as_text());
     }
-    // a half-float chain (`wide_half`) also against Cranelift's vector loop; the mode is that loop's
-    let mut text = exe.as_text();
-    if text.contains("; wide: half chain") {
-        super::wide::NO_WIDE.with(|c| c.set(true));
-        let inline = compile(p).unwrap();
-        super::wide::NO_WIDE.with(|c| c.set(false));
-        let c = inline.run(inputs).unwrap();
-        for (o, (x, y)) in a.iter().zip(&c).enumerate() {
-            let es = x.dtype().size();
-            let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
-            assert!(bad.is_none(), "output {o} differs between the half chain and the inline vector code at {bad:?}\n{text}");
-        }
-        text = inline.as_text();
-    }
-    let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
+    let mode = half_chain_matches_inline(p, inputs, exe.as_text(), &a);
     (a, mode)
 }
 
@@ -2208,21 +2194,7 @@ fn simd_vs_scalar_exact(p: &Plan, inputs: &[Buffer]) -> (Vec<Buffer>, String) {
         let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
         assert!(bad.is_none(), "output {o} differs between SIMD and scalar code at {bad:?}\n{}", exe.as_text());
     }
-    // a half-float chain (`wide_half`) also against Cranelift's vector loop; the mode is that loop's
-    let mut text = exe.as_text();
-    if text.contains("; wide: half chain") {
-        super::wide::NO_WIDE.with(|c| c.set(true));
-        let inline = compile(p).unwrap();
-        super::wide::NO_WIDE.with(|c| c.set(false));
-        let c = inline.run(inputs).unwrap();
-        for (o, (x, y)) in a.iter().zip(&c).enumerate() {
-            let es = x.dtype().size();
-            let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
-            assert!(bad.is_none(), "output {o} differs between the half chain and the inline vector code at {bad:?}\n{text}");
-        }
-        text = inline.as_text();
-    }
-    let mode = text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string();
+    let mode = half_chain_matches_inline(p, inputs, exe.as_text(), &a);
     (a, mode)
 }
 
@@ -3124,4 +3096,22 @@ fn run_aliased_refuses_reads_at_other_points_and_shared_inputs() {
     assert_ne!(out[0].as_ptr(), x.as_ptr());
     assert_eq!(read::<f32>(&x), xs);
     assert_eq!(read::<f32>(&out[0]), vec![0., 4., 8., 4., 8., 12., 8., 12., 16.]);
+}
+
+/// A half-float chain (`wide_half`, `; wide: half chain` in `text`) checked bit for bit against Cranelift's
+/// vector loop for the same plan; the `; simd:` mode of the code that loop (or `text`'s) runs.
+fn half_chain_matches_inline(p: &Plan, inputs: &[Buffer], mut text: String, a: &[Buffer]) -> String {
+    if text.contains("; wide: half chain") {
+        super::wide::NO_WIDE.with(|c| c.set(true));
+        let inline = compile(p).unwrap();
+        super::wide::NO_WIDE.with(|c| c.set(false));
+        let c = inline.run(inputs).unwrap();
+        for (o, (x, y)) in a.iter().zip(&c).enumerate() {
+            let es = x.dtype().size();
+            let bad = x.as_bytes().chunks(es).zip(y.as_bytes().chunks(es)).position(|(u, v)| u != v);
+            assert!(bad.is_none(), "output {o} differs between the half chain and the inline vector code at {bad:?}\n{text}");
+        }
+        text = inline.as_text();
+    }
+    text.lines().find(|l| l.starts_with("; simd:")).unwrap_or("").to_string()
 }
