@@ -134,7 +134,6 @@ def _register(key, host):
 
 
 def _arg(b):
-    b = _state.detach_for_host(b)   # a ref's buffer is copied: the callback may keep what it was given
     return Array._from_buffer(b, ShapedArray(tuple(b.shape), dtypes.from_short_name(b.dtype)))
 
 
@@ -146,7 +145,8 @@ def _dispatch(cid, bufs, avals):
 
 def _on_arrays(host):
     """``host`` (list of Arrays -> results) called with core buffers, each wrapped as an Array first."""
-    return lambda bufs: host([_arg(b) for b in bufs])
+    # a ref's buffer is copied first: the callback may keep what it was given
+    return lambda bufs: host([_arg(b) for b in _state.detach_for_host(bufs)])
 
 
 _core._set_host_callback(_dispatch)

@@ -297,14 +297,16 @@ def _private(x, *held):
     return Array._from_buffer(ComplexBuffer(*out) if len(out) == 2 else out[0], x.aval)
 
 
-def detach_for_host(buf):
-    """``buf`` (a core buffer handed to a host callback), copied when it is a live ref's buffer: the callback
-    may keep its argument, and a later write into the ref lands in that buffer (JAX's callback keeps the value
-    it was given)."""
-    if not _made[0] or type(buf) is not _core.DeviceArray:
-        return buf
+def detach_for_host(bufs):
+    """``bufs`` (the core buffers handed to a host callback), each copied where it is a live ref's buffer: the
+    callback may keep its arguments, and a later write into the ref lands in that buffer (JAX's callback keeps
+    the value it was given)."""
+    if not _made[0]:
+        return bufs
     hp = [p for r in list(_live) if type(r._val) is Array for p in (_parts(r._val._buf) or ())]
-    return buf._ref_detach(hp) if hp else buf
+    if not hp:
+        return bufs
+    return [b._ref_detach(hp) if type(b) is _core.DeviceArray else b for b in bufs]
 
 
 def _store(ref, new):
